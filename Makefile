@@ -1,0 +1,36 @@
+# Two entry points for a fresh machine with python3 and make: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SOURCES := $(shell find stages adapters pipeline -name '*.py' -o -name '*.jsonl' -o -name 'py.typed') pyproject.toml
+
+.PHONY: demo test lint typecheck unit install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The package is installed in editable "strict" mode: harkback.stages maps to stages/ etc.
+# Strict mode links each file, so the install is redone whenever a source file changes.
+$(VENV)/.installed: $(BIN)/python $(SOURCES)
+	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(BIN)/harkback demo
+
+lint: install
+	$(BIN)/ruff check stages adapters pipeline tests benchmarks
+
+typecheck: install
+	$(BIN)/mypy -p harkback.stages -p harkback.adapters -p harkback.pipeline
+
+unit: install
+	$(BIN)/python -m pytest
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV) build *.egg-info

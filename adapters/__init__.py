@@ -1,0 +1,1 @@
+"""The outside world: session stores, the chat model, importers of foreign transcripts."""

@@ -1,0 +1,1 @@
+"""Composition: stages wired to adapters, the facade, the CLI and the agent tool."""

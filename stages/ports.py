@@ -1,0 +1,139 @@
+"""Ports: what the stages need from the outside world, as Protocols.
+
+Adapters implement these; stages receive them through :class:`Deps`. Every port
+method returns a ``returns`` container, so an I/O failure is a value, never an
+exception that escapes into a stage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol
+
+import attrs
+from returns.future import FutureResult
+
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.query import Node
+from harkback.stages.records import (
+    Conversation,
+    Message,
+    MessageHit,
+    Role,
+    Session,
+    SessionOverview,
+)
+
+
+@attrs.frozen(kw_only=True)
+class MatchQuery:
+    """What the match stage asks a store for: messages matching ``expression``, best first.
+
+    ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned.
+    """
+
+    expression: Node
+    roles: tuple[Role, ...]
+    limit: int = 50
+    since: float | None = None
+    until: float | None = None
+    hidden_sources: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class RecentQuery:
+    """What recent mode asks a store for: root sessions, newest first."""
+
+    limit: int
+    exclude_roots: tuple[str, ...] = ()
+    hidden_sources: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class IngestReport:
+    """What an ingest did: sessions added and updated, messages written."""
+
+    added: int = 0
+    updated: int = 0
+    messages: int = 0
+
+    def __add__(self, other: IngestReport) -> IngestReport:
+        return IngestReport(added=self.added + other.added, updated=self.updated + other.updated,
+                            messages=self.messages + other.messages)
+
+
+StoreResult = FutureResult
+
+
+class SessionStore(Protocol):
+    """A place where sessions and their messages are kept and searched.
+
+    Contract (tests/adapters/store_contract.py runs it against every backend):
+    ``search`` returns hits best first with higher ``score`` meaning better, honours
+    roles, time bounds (message timestamp, else the session's start) and hidden sources;
+    ``sessions``/``children`` return what exists and silently omit unknown ids;
+    ``messages`` returns messages ordered by session start, then position; ``ingest``
+    of the same session id replaces it (idempotent).
+    """
+
+    def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        """Messages matching the query, best first."""
+        ...
+
+    def sessions(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+        """The sessions with these ids (unknown ids are left out)."""
+        ...
+
+    def children(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+        """Sessions whose parent is one of ``ids``."""
+        ...
+
+    def messages(self, session_ids: Sequence[str]
+                 ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+        """All messages of these sessions, in session start order then position."""
+        ...
+
+    def recent(self, query: RecentQuery
+               ) -> FutureResult[tuple[SessionOverview, ...], StoreUnavailable]:
+        """Root sessions (no parent, or a parent not stored), newest first."""
+        ...
+
+    def ingest(self, conversations: Sequence[Conversation]
+               ) -> FutureResult[IngestReport, StoreUnavailable]:
+        """Store conversations; a session id already stored is replaced."""
+        ...
+
+
+Status = Literal["started", "completed", "failed"]
+
+
+@attrs.frozen(kw_only=True)
+class StageEvent:
+    """A stage started, completed or failed; durations are in milliseconds."""
+
+    stage: str
+    status: Status
+    duration_ms: float | None = None
+    error: str = ""
+
+
+class Observer(Protocol):
+    """Receives stage events. It cannot change results; if it raises, it is ignored."""
+
+    def __call__(self, event: StageEvent) -> None:
+        """Take one event."""
+        ...
+
+
+def null_observer(event: StageEvent) -> None:
+    """The default observer: ignores every event."""
+
+
+@attrs.frozen(kw_only=True)
+class Deps:
+    """Everything a stage may use from outside: passed in, never global."""
+
+    store: SessionStore
+    observer: Observer = null_observer
+    clock: Callable[[], float] = time.time

@@ -1,0 +1,247 @@
+"""Query language: parse any text into a safe search expression.
+
+Two modes. A plain question ("how did we fix the docker network bridge issue")
+becomes an OR of its topic words, and ranking rewards messages that cover more
+of them: nothing is required, so one missing word cannot empty the result. Text
+using FTS syntax (``OR``, ``NOT``, ``AND``, ``"phrases"``, ``prefix*``) keeps its
+meaning, with implicit AND between operands as FTS5 does. Everything else
+(punctuation, stray operators, unbalanced quotes, NUL bytes) is dropped, and
+every token is re-quoted, so :func:`to_fts5` can never produce a string that
+makes FTS5 raise.
+
+>>> to_fts5(parse_query("how did we fix the docker network?").expression)
+'("fix" OR "docker" OR "network")'
+>>> to_fts5(parse_query('"bridge network" OR dock*').expression)
+'("bridge network" OR "dock"*)'
+>>> parse_query("C++ (problem ***").advanced
+False
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import attrs
+
+from harkback.stages.text import is_cjk, is_stopword, token_matches, tokens
+
+
+@attrs.frozen
+class Term:
+    """One token; ``prefix`` matches every token that starts with it."""
+
+    text: str
+    prefix: bool = False
+
+
+@attrs.frozen
+class Phrase:
+    """Tokens that must stand next to each other, in order."""
+
+    terms: tuple[str, ...]
+
+
+@attrs.frozen
+class AllOf:
+    """Every item must match."""
+
+    items: tuple[Node, ...]
+
+
+@attrs.frozen
+class AnyOf:
+    """At least one item must match."""
+
+    items: tuple[Node, ...]
+
+
+@attrs.frozen
+class Without:
+    """``include`` must match and ``exclude`` must not."""
+
+    include: Node
+    exclude: Node
+
+
+Node = Term | Phrase | AllOf | AnyOf | Without
+Unit = Term | Phrase
+
+
+@attrs.frozen
+class ParsedQuery:
+    """A parsed query: its expression (None when nothing is searchable) and coverage units."""
+
+    expression: Node | None
+    units: tuple[Unit, ...]
+    advanced: bool
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the query holds nothing to search for."""
+        return self.expression is None
+
+
+_LEXEME = re.compile(r'"([^"]*)"|(?<!\S)(OR|AND|NOT)(?!\S)|(\S+)')
+_OPERATORS = frozenset({"OR", "AND", "NOT"})
+
+
+def _is_advanced(text: str) -> bool:
+    if re.search(r'"[^"]*\w[^"]*"', text):
+        return True
+    if re.search(r"\w\*(?!\w)", text):
+        return True
+    return re.search(r"\S\s+(OR|AND|NOT)\s+\S", text) is not None
+
+
+def _word_node(chunk: str, *, advanced: bool) -> Node | None:
+    prefix = advanced and chunk.endswith("*")
+    toks = tokens(chunk)
+    if not toks:
+        return None
+    if len(toks) == 1:
+        return _single(toks[0], prefix)
+    # "chat-send", "config.yaml" and CJK runs are kept together as a phrase.
+    return Phrase(toks)
+
+
+def _single(token: str, prefix: bool) -> Term:
+    return Term(token, prefix=prefix or (len(token) == 1 and is_cjk(token)))
+
+
+def _units(node: Node) -> list[Unit]:
+    if isinstance(node, Term | Phrase):
+        return [node]
+    if isinstance(node, Without):
+        return _units(node.include)
+    return [u for item in node.items for u in _units(item)]
+
+
+def _dedupe(units: Sequence[Unit]) -> tuple[Unit, ...]:
+    return tuple(dict.fromkeys(units))
+
+
+def _plain(text: str) -> ParsedQuery:
+    toks = [t for t in tokens(text)]
+    topical = [t for t in toks if not is_stopword(t)] or toks
+    units = _dedupe([_single(t, False) for t in topical])
+    if not units:
+        return ParsedQuery(None, (), advanced=False)
+    return ParsedQuery(AnyOf(units), units, advanced=False)
+
+
+def _advanced(text: str) -> ParsedQuery:
+    items: list[Node | str] = []
+    for quoted, operator, word in _LEXEME.findall(text):
+        if operator:
+            # An operator needs an operand on its left; a second operator replaces the first.
+            if items and isinstance(items[-1], str):
+                items[-1] = operator
+            elif items:
+                items.append(operator)
+            continue
+        raw = quoted if quoted or word == "" else word
+        node = _phrase_node(quoted) if quoted else _word_node(raw.replace('"', " "), advanced=True)
+        if node is not None:
+            items.append(node)
+    while items and isinstance(items[-1], str):
+        items.pop()
+    if not items:
+        return ParsedQuery(None, (), advanced=True)
+    expression = _parse_or(items)
+    return ParsedQuery(expression, _dedupe(_units(expression)), advanced=True)
+
+
+def _phrase_node(quoted: str) -> Node | None:
+    toks = tokens(quoted)
+    if not toks:
+        return None
+    return _single(toks[0], False) if len(toks) == 1 else Phrase(toks)
+
+
+def _split(items: Sequence[Node | str], operator: str) -> list[list[Node | str]]:
+    groups: list[list[Node | str]] = [[]]
+    for item in items:
+        if item == operator:
+            groups.append([])
+        else:
+            groups[-1].append(item)
+    return [g for g in groups if g]
+
+
+def _parse_or(items: Sequence[Node | str]) -> Node:
+    parts = [_parse_and(g) for g in _split(items, "OR")]
+    return parts[0] if len(parts) == 1 else AnyOf(tuple(parts))
+
+
+def _parse_and(items: Sequence[Node | str]) -> Node:
+    # Explicit AND and plain adjacency both mean AND, as in FTS5; NOT binds tightest,
+    # excluding its right operand from the operand just before it.
+    nodes: list[Node] = []
+    negate = False
+    for item in items:
+        if isinstance(item, str):
+            negate = item == "NOT"
+        elif negate and nodes:
+            nodes[-1] = Without(nodes[-1], item)
+            negate = False
+        else:
+            nodes.append(item)
+    return nodes[0] if len(nodes) == 1 else AllOf(tuple(nodes))
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Parse any string into a :class:`ParsedQuery`; never raises."""
+    text = text.replace("\x00", " ")
+    return _advanced(text) if _is_advanced(text) else _plain(text)
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def to_fts5(node: Node | None) -> str:
+    """Render an expression as an FTS5 MATCH string in which every token is quoted."""
+    if node is None:
+        return ""
+    if isinstance(node, Term):
+        return _quote(node.text) + ("*" if node.prefix else "")
+    if isinstance(node, Phrase):
+        return _quote(" ".join(node.terms))
+    if isinstance(node, Without):
+        return f"({to_fts5(node.include)} NOT {to_fts5(node.exclude)})"
+    joiner = " AND " if isinstance(node, AllOf) else " OR "
+    return "(" + joiner.join(to_fts5(i) for i in node.items) + ")"
+
+
+def unit_matches(unit: Unit, text_tokens: Sequence[str], token_set: frozenset[str]) -> bool:
+    """Does one coverage unit occur in a message's tokens?
+
+    >>> unit_matches(Phrase(("bridge", "network")), ["the", "bridge", "network"],
+    ...              frozenset({"the", "bridge", "network"}))
+    True
+    """
+    if isinstance(unit, Term):
+        return token_matches(unit.text, token_set, prefix=unit.prefix)
+    if not all(t in token_set for t in unit.terms):
+        return False
+    n = len(unit.terms)
+    first = unit.terms[0]
+    return any(text_tokens[i:i + n] == list(unit.terms)
+               for i, tok in enumerate(text_tokens) if tok == first)
+
+
+def evaluate(node: Node, text_tokens: Sequence[str]) -> bool:
+    """Does an expression match a message's index tokens? (the in-memory store's matcher)"""
+    token_set = frozenset(text_tokens)
+    return _eval(node, list(text_tokens), token_set)
+
+
+def _eval(node: Node, seq: list[str], token_set: frozenset[str]) -> bool:
+    if isinstance(node, Term | Phrase):
+        return unit_matches(node, seq, token_set)
+    if isinstance(node, Without):
+        return _eval(node.include, seq, token_set) and not _eval(node.exclude, seq, token_set)
+    if isinstance(node, AllOf):
+        return all(_eval(i, seq, token_set) for i in node.items)
+    return any(_eval(i, seq, token_set) for i in node.items)

@@ -1,0 +1,191 @@
+"""Immutable records that flow between the stages.
+
+Every record is a frozen ``attrs`` class; collections inside are tuples. Outside
+shapes (database rows, JSON lines) enter through the named constructors in
+:mod:`harkback.stages.ingest_format` and the adapters, never ``Record(**row)``.
+
+>>> s = Session(id="s1", source="cli", started_at=1.0)
+>>> s.is_root
+True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import attrs
+
+Role = Literal["user", "assistant", "tool", "system"]
+ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "system")
+SummaryKind = Literal["llm", "extractive", "raw", "none"]
+
+
+def _finite_or_none(_inst: object, attribute: attrs.Attribute[float | None], value: object) -> None:
+    if value is not None and (not isinstance(value, int | float) or not math.isfinite(value)):
+        raise ValueError(f"{attribute.name} must be a finite epoch time, got {value!r}")
+
+
+def _non_empty(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not value:
+        raise ValueError(f"{attribute.name} must not be empty")
+
+
+@attrs.frozen
+class ToolCall:
+    """One function call an assistant turn asked for.
+
+    >>> ToolCall(id="c1", name="bash", arguments='{"cmd": "ls"}').name
+    'bash'
+    """
+
+    id: str
+    name: str
+    arguments: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Session:
+    """One stored conversation segment; ``parent_session_id`` links it to its lineage.
+
+    >>> Session(id="child", parent_session_id="root").is_root
+    False
+    """
+
+    id: str = attrs.field(validator=_non_empty)
+    source: str = ""
+    model: str = ""
+    title: str = ""
+    started_at: float | None = attrs.field(default=None, validator=_finite_or_none)
+    ended_at: float | None = attrs.field(default=None, validator=_finite_or_none)
+    parent_session_id: str | None = None
+    end_reason: str = ""
+
+    @property
+    def is_root(self) -> bool:
+        """True when the session has no parent."""
+        return self.parent_session_id is None
+
+
+@attrs.frozen(kw_only=True)
+class Message:
+    """One turn of a session, identified by its ``position`` within the session.
+
+    >>> Message(session_id="s1", position=0, role="user", content="hi").text_for_search()
+    'hi'
+    """
+
+    session_id: str = attrs.field(validator=_non_empty)
+    position: int = attrs.field(validator=attrs.validators.ge(0))
+    role: Role = attrs.field(validator=attrs.validators.in_(ROLES))
+    content: str = ""
+    tool_name: str = ""
+    tool_call_id: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    timestamp: float | None = attrs.field(default=None, validator=_finite_or_none)
+
+    def text_for_search(self) -> str:
+        """The text the index sees: content, tool name and tool-call names and arguments."""
+        parts = [self.content]
+        if self.tool_name:
+            parts.append(self.tool_name)
+        for call in self.tool_calls:
+            parts.append(call.name)
+            parts.append(call.arguments)
+        return "\n".join(p for p in parts if p)
+
+
+@attrs.frozen
+class Conversation:
+    """A session with all of its messages, as ingested.
+
+    >>> Conversation(Session(id="s"), ()).session.id
+    's'
+    """
+
+    session: Session
+    messages: tuple[Message, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        for message in self.messages:
+            if message.session_id != self.session.id:
+                raise ValueError(
+                    f"message of session {message.session_id!r} inside session {self.session.id!r}"
+                )
+
+
+@attrs.frozen(kw_only=True)
+class MessageHit:
+    """A message that matched a query, with the store's relevance score (higher is better)."""
+
+    session_id: str
+    position: int
+    role: Role
+    content: str
+    score: float
+    timestamp: float | None = None
+    source: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Candidate:
+    """A lineage root chosen for recall, with every hit that its lineage contributed."""
+
+    root: Session
+    hits: tuple[MessageHit, ...]
+    lineage: tuple[Session, ...] = ()
+
+    @property
+    def best_score(self) -> float:
+        """The highest score among the candidate's hits."""
+        return max((h.score for h in self.hits), default=0.0)
+
+
+@attrs.frozen(kw_only=True)
+class Transcript:
+    """A candidate's conversation rendered as text and cut to a budget around the matches."""
+
+    candidate: Candidate
+    text: str
+    full_chars: int
+    truncated: bool
+
+
+@attrs.frozen(kw_only=True)
+class TokenUsage:
+    """Tokens a model call consumed."""
+
+    prompt: int = 0
+    completion: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(prompt=self.prompt + other.prompt,
+                          completion=self.completion + other.completion)
+
+
+@attrs.frozen(kw_only=True)
+class Summary:
+    """A recall of one session, and how it was made."""
+
+    text: str
+    kind: SummaryKind
+    note: str = ""
+    usage: TokenUsage = TokenUsage()
+    cited_messages: tuple[int, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Summarized:
+    """One transcript with its summary."""
+
+    transcript: Transcript
+    summary: Summary
+
+
+@attrs.frozen(kw_only=True)
+class SessionOverview:
+    """A root session as listed by recent mode."""
+
+    session: Session
+    message_count: int
+    preview: str

@@ -1,0 +1,126 @@
+"""Text kernel shared by indexing and querying: normalisation, tokens, CJK bigrams.
+
+SQLite's ``unicode61`` tokenizer keeps a run of Chinese, Japanese or Korean
+characters as one token, so ``上次怎么解决`` could never match ``怎么解决``. harkback
+therefore feeds the index its own token stream: Latin and digit words as they
+are, and every CJK run as overlapping character bigrams plus the run's last
+character alone (so that a one-character query, searched as a prefix, finds
+every occurrence). Queries go through the same function, so both sides agree.
+
+>>> tokens("修改youer服务端")
+('修改', 'youer', '服务', '务端')
+>>> index_tokens("上次怎么")
+('上次', '次怎', '怎么', '么')
+>>> tokens("ＣＯＲＳ error, Café!")
+('cors', 'error', 'cafe')
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# Han, kana, Hangul, CJK compatibility and half-width kana: scripts written without spaces.
+_CJK_RANGES = (
+    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003134f"
+)
+_TOKEN = re.compile(rf"([{_CJK_RANGES}]+)|([^\W_{_CJK_RANGES}]+)")
+_CJK_CHAR = re.compile(rf"[{_CJK_RANGES}]")
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing done down during each few for from
+further had has have having he her here hers herself him himself his how i if in into is it
+its itself just me more most my myself no nor not now of off on once only or other our ours
+ourselves out over own same she should so some such than that the their theirs them
+themselves then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself yourselves
+last time remember recall previously earlier ago did tell told again also us let lets get got
+please thanks thank know think thing things something anything way ever
+的 了 吗 呢 吧 啊 是 在 和 也 就 都 我 你 他 她 它 这 那 有 个 么
+怎么 什么 上次 如何 为什 为何 我们 你们 之前 一下 时候 の は が を に で と も た です ます
+""".split())
+
+
+def normalize(text: str) -> str:
+    """NFKC-fold (full-width to ASCII), case-fold and strip diacritics.
+
+    >>> normalize("ＡＢＣ Ünïcode")
+    'abc unicode'
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():
+        return folded
+    decomposed = unicodedata.normalize("NFD", folded)
+    # Hangul syllables decompose into jamo under NFD; recompose so they stay searchable.
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped)
+
+
+def is_cjk(text: str) -> bool:
+    """True when ``text`` contains a character of a script written without spaces.
+
+    >>> is_cjk("abc"), is_cjk("abc中")
+    (False, True)
+    """
+    return _CJK_CHAR.search(text) is not None
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+@lru_cache(maxsize=4096)
+def tokens(text: str) -> tuple[str, ...]:
+    """Query-side tokens: words, and CJK runs as bigrams (a lone character stays alone)."""
+    out: list[str] = []
+    for cjk, word in _TOKEN.findall(normalize(text)):
+        if cjk:
+            out.extend(_bigrams(cjk))
+        else:
+            out.append(word)
+    return tuple(out)
+
+
+def index_tokens(text: str) -> tuple[str, ...]:
+    """Index-side tokens: as :func:`tokens`, plus each CJK run's last character alone."""
+    out: list[str] = []
+    for cjk, word in _TOKEN.findall(normalize(text)):
+        if cjk:
+            out.extend(_bigrams(cjk))
+            if len(cjk) > 1:
+                out.append(cjk[-1])
+        else:
+            out.append(word)
+    return tuple(out)
+
+
+def index_text(text: str) -> str:
+    """The token stream the full-text index stores for ``text``, space-separated."""
+    return " ".join(index_tokens(text))
+
+
+def is_stopword(token: str) -> bool:
+    """True for English function words that carry no topic."""
+    return token in STOPWORDS
+
+
+def token_matches(query_token: str, text_tokens: frozenset[str], *, prefix: bool) -> bool:
+    """Does a query token occur among ``text_tokens`` (as a prefix when ``prefix``)?
+
+    A one-character CJK token is always a prefix match, since the index holds it only
+    at the start of a bigram or at the end of a run.
+
+    >>> token_matches("猫", frozenset({"猫咪"}), prefix=False)
+    True
+    """
+    if query_token in text_tokens:
+        return True
+    if prefix or (len(query_token) == 1 and is_cjk(query_token)):
+        return any(t.startswith(query_token) for t in text_tokens)
+    return False
