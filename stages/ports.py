@@ -14,7 +14,8 @@ from typing import Literal, Protocol
 import attrs
 from returns.future import FutureResult
 
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.chat import ChatReply, ChatRequest
+from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.query import Node
 from harkback.stages.records import (
     Conversation,
@@ -23,6 +24,7 @@ from harkback.stages.records import (
     Role,
     Session,
     SessionOverview,
+    Summary,
 )
 
 
@@ -105,6 +107,58 @@ class SessionStore(Protocol):
         ...
 
 
+class ChatModel(Protocol):
+    """A chat-completions model (any OpenAI-compatible endpoint, or a test double).
+
+    ``complete`` returns failures (HTTP errors, timeouts, unusable answers, after the
+    adapter's own retries) as :class:`ModelFailed` values. Resources such as HTTP
+    clients belong to the event loop that created them; ``aclose`` releases the ones
+    of the running loop.
+    """
+
+    @property
+    def name(self) -> str:
+        """The model's name, as sent to the endpoint (part of the summary cache key)."""
+        ...
+
+    def complete(self, request: ChatRequest) -> FutureResult[ChatReply, ModelFailed]:
+        """Ask the model once (retries included) and return its reply."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what this model holds in the running event loop."""
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class SummaryKey:
+    """What a cached model summary depends on.
+
+    ``content`` is a digest of the exact model input (transcript cut, prompt,
+    sampling settings), so any change to what the model would see is a new key.
+    """
+
+    root_session_id: str
+    content: str
+    query: str
+    model: str
+    prompt_version: str
+
+
+class SummaryCache(Protocol):
+    """Model summaries kept for reuse. A cache that cannot be written simply misses."""
+
+    def cached_summary(self, key: SummaryKey
+                       ) -> FutureResult[Summary | None, StoreUnavailable]:
+        """The summary kept under ``key``, or None."""
+        ...
+
+    def keep_summary(self, key: SummaryKey, summary: Summary
+                     ) -> FutureResult[None, StoreUnavailable]:
+        """Keep ``summary`` under ``key`` (replacing any older one)."""
+        ...
+
+
 Status = Literal["started", "completed", "failed"]
 
 
@@ -137,3 +191,5 @@ class Deps:
     store: SessionStore
     observer: Observer = null_observer
     clock: Callable[[], float] = time.time
+    model: ChatModel | None = None
+    cache: SummaryCache | None = None

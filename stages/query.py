@@ -227,7 +227,7 @@ def unit_matches(unit: Unit, text_tokens: Sequence[str], token_set: frozenset[st
         return False
     n = len(unit.terms)
     first = unit.terms[0]
-    return any(text_tokens[i:i + n] == list(unit.terms)
+    return any(tuple(text_tokens[i:i + n]) == unit.terms
                for i, tok in enumerate(text_tokens) if tok == first)
 
 

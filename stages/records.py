@@ -107,11 +107,16 @@ class Conversation:
     messages: tuple[Message, ...] = ()
 
     def __attrs_post_init__(self) -> None:
+        positions = set()
         for message in self.messages:
             if message.session_id != self.session.id:
                 raise ValueError(
                     f"message of session {message.session_id!r} inside session {self.session.id!r}"
                 )
+            if message.position in positions:
+                raise ValueError(f"two messages at position {message.position} in session "
+                                 f"{self.session.id!r}")
+            positions.add(message.position)
 
 
 @attrs.frozen(kw_only=True)
@@ -170,7 +175,7 @@ class Summary:
     text: str
     kind: SummaryKind
     note: str = ""
-    usage: TokenUsage = TokenUsage()
+    usage: TokenUsage = attrs.field(factory=TokenUsage)
     cited_messages: tuple[int, ...] = ()
 
 

@@ -7,11 +7,16 @@ runs the step and yields the next record or a :data:`RecallError`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from returns.context import RequiresContextFutureResult
-from returns.future import FutureResult
+from returns.future import Future, FutureResult
+from returns.io import IOFailure, IOResult, IOSuccess
+from returns.iterables import Fold
+from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.errors import RecallError, StoreUnavailable
 from harkback.stages.ports import Deps
@@ -19,6 +24,7 @@ from harkback.stages.ports import Deps
 In = TypeVar("In", contravariant=True)
 Out = TypeVar("Out", covariant=True)
 T = TypeVar("T")
+E = TypeVar("E")
 
 Step = RequiresContextFutureResult[T, RecallError, Deps]
 """What calling a stage returns."""
@@ -44,3 +50,34 @@ def with_store(call: Callable[[Deps], FutureResult[T, StoreUnavailable]]) -> Ste
 def pure(value: T) -> Step[T]:
     """A step that needs nothing and yields ``value``."""
     return RequiresContextFutureResult.from_value(value)
+
+
+def gather(futures: Sequence[FutureResult[T, E]]) -> FutureResult[tuple[T, ...], E]:
+    """Run ``futures`` concurrently (``asyncio.gather``); all of them, or the first failure.
+
+    Every one runs to its end even when another fails: each already carries its own
+    error as a value, so none can cancel its siblings. Nothing starts until awaited.
+
+    >>> both = gather([FutureResult.from_value(1), FutureResult.from_value(2)])
+    >>> asyncio.run(both.awaitable())
+    <IOResult: <Success: (1, 2)>>
+    """
+    async def settle() -> list[IOResult[T, E]]:
+        return list(await asyncio.gather(*(f.awaitable() for f in futures)))
+
+    def collect(outcomes: list[IOResult[T, E]]) -> IOResult[tuple[T, ...], E]:
+        start: IOResult[tuple[T, ...], E] = IOSuccess(())
+        return Fold.collect(outcomes, start)
+
+    return FutureResult.from_future(Future(settle())).bind_ioresult(collect)
+
+
+def as_result(outcome: IOResult[T, E]) -> Result[T, E]:
+    """The plain ``Result`` inside an awaited ``FutureResult``, for the edges that decide.
+
+    >>> as_result(IOSuccess(1))
+    <Success: 1>
+    """
+    if isinstance(outcome, IOFailure):
+        return Failure(unsafe_perform_io(outcome.failure()))
+    return Success(unsafe_perform_io(outcome.unwrap()))

@@ -1,0 +1,222 @@
+"""The in-memory session store: the SQLite store's contract in plain Python.
+
+For embedding harkback without a file and for tests. Matching uses the same
+query evaluator over the same index tokens as SQLite's FTS5 index, and scoring
+is BM25 computed the way FTS5's ``bm25()`` does, so rankings agree.
+
+>>> import asyncio
+>>> from harkback.stages.query import parse_query
+>>> from harkback.stages.records import Conversation, Message, Session
+>>> store = MemoryStore()
+>>> chat = Conversation(Session(id="s1"), (
+...     Message(session_id="s1", position=0, role="user", content="docker bridge down"),))
+>>> _ = asyncio.run(store.ingest([chat]).awaitable())
+>>> query = MatchQuery(expression=parse_query("bridge").expression, roles=("user",))
+>>> asyncio.run(store.search(query).map(lambda hits: [h.content for h in hits]).awaitable())
+<IOResult: <Success: ['docker bridge down']>>
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+import attrs
+from returns.future import FutureResult
+from returns.result import Result, Success
+
+from harkback.adapters.sql import preview
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import IngestReport, MatchQuery, RecentQuery
+from harkback.stages.query import Node, Phrase, Term, Unit, Without, evaluate
+from harkback.stages.records import Conversation, Message, MessageHit, Session, SessionOverview
+from harkback.stages.text import index_tokens, is_cjk
+
+T = TypeVar("T")
+
+K1 = 1.2
+B = 0.75
+
+
+@attrs.frozen
+class _Indexed:
+    """A stored message with its row id and index tokens."""
+
+    row_id: int
+    message: Message
+    tokens: tuple[str, ...]
+    counts: Counter[str]
+
+
+def _leaves(node: Node) -> list[Unit]:
+    # Every phrase of the expression, in order and with repeats, as FTS5 scores them.
+    if isinstance(node, Term | Phrase):
+        return [node]
+    if isinstance(node, Without):
+        return _leaves(node.include) + _leaves(node.exclude)
+    return [leaf for item in node.items for leaf in _leaves(item)]
+
+
+def occurrences(unit: Unit, tokens: Sequence[str], counts: Counter[str]) -> int:
+    """How often a term or phrase occurs in a message's index tokens (FTS5's phrase count).
+
+    >>> occurrences(Term("do", prefix=True), ["docker", "do", "go"], Counter(["docker", "do"]))
+    2
+    """
+    if isinstance(unit, Term):
+        if unit.prefix or (len(unit.text) == 1 and is_cjk(unit.text)):
+            return sum(n for token, n in counts.items() if token.startswith(unit.text))
+        return counts[unit.text]
+    size = len(unit.terms)
+    if any(term not in counts for term in unit.terms):
+        return 0
+    return sum(1 for i in range(len(tokens) - size + 1)
+               if tuple(tokens[i:i + size]) == unit.terms)
+
+
+def bm25(frequencies: Sequence[int], idfs: Sequence[float], length: int,
+         average_length: float) -> float:
+    """FTS5's BM25 of one message (positive: higher is better).
+
+    >>> round(bm25([1], [2.0], 10, 10.0), 3)
+    2.0
+    """
+    norm = K1 * (1 - B + B * length / average_length) if average_length else K1
+    return sum(idf * (f * (K1 + 1)) / (f + norm) for f, idf in zip(frequencies, idfs, strict=True))
+
+
+def idf(total: int, containing: int) -> float:
+    """FTS5's inverse document frequency, never below a tiny positive floor.
+
+    >>> idf(10, 9) == 1e-6
+    True
+    """
+    value = math.log((total - containing + 0.5) / (containing + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def _start_key(session: Session) -> tuple[bool, float, str]:
+    return (session.started_at is None, session.started_at or 0.0, session.id)
+
+
+def _newest_key(session: Session) -> tuple[bool, float, str]:
+    return (session.started_at is None, -(session.started_at or 0.0), session.id)
+
+
+class MemoryStore:
+    """A :class:`~harkback.stages.ports.SessionStore` held in this process's memory."""
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._sessions: dict[str, Session] = {}
+        self._messages: dict[str, tuple[_Indexed, ...]] = {}
+        self._next_row_id = 1
+
+    def _run(self, work: Callable[[], T]) -> FutureResult[T, StoreUnavailable]:
+        # Lazy like the SQLite store: nothing happens until the result is awaited.
+        async def call() -> Result[T, StoreUnavailable]:
+            return Success(work())
+        awaitable: Awaitable[Result[T, StoreUnavailable]] = call()
+        return FutureResult(awaitable)
+
+    def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        """Messages matching the query, best BM25 first."""
+        return self._run(lambda: self._search(query))
+
+    def _search(self, query: MatchQuery) -> tuple[MessageHit, ...]:
+        every = [item for items in self._messages.values() for item in items]
+        if not every:
+            return ()
+        leaves = _leaves(query.expression)
+        frequencies = {item.row_id: [occurrences(u, item.tokens, item.counts) for u in leaves]
+                       for item in every}
+        idfs = [idf(len(every), sum(1 for f in frequencies.values() if f[i]))
+                for i in range(len(leaves))]
+        average = sum(len(item.tokens) for item in every) / len(every)
+        scored: list[tuple[float, int, MessageHit]] = []
+        for item in every:
+            message = item.message
+            session = self._sessions[message.session_id]
+            if not self._admits(query, message, session):
+                continue
+            if not evaluate(query.expression, item.tokens):
+                continue
+            score = bm25(frequencies[item.row_id], idfs, len(item.tokens), average)
+            scored.append((score, item.row_id, MessageHit(
+                session_id=message.session_id, position=message.position, role=message.role,
+                content=message.content, score=score, timestamp=message.timestamp,
+                source=session.source)))
+        scored.sort(key=lambda entry: (-entry[0], entry[1]))
+        return tuple(hit for _, _, hit in scored[:max(query.limit, 0)])
+
+    @staticmethod
+    def _admits(query: MatchQuery, message: Message, session: Session) -> bool:
+        if message.role not in query.roles or session.source in query.hidden_sources:
+            return False
+        when = message.timestamp if message.timestamp is not None else session.started_at
+        if query.since is not None and (when is None or when < query.since):
+            return False
+        return query.until is None or (when is not None and when <= query.until)
+
+    def sessions(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+        """The sessions with these ids, in the order asked; unknown ids are left out."""
+        return self._run(lambda: tuple(
+            self._sessions[i] for i in dict.fromkeys(ids) if i in self._sessions))
+
+    def children(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+        """Sessions whose parent is one of ``ids``, earliest first."""
+        wanted = set(ids)
+        return self._run(lambda: tuple(sorted(
+            (s for s in self._sessions.values() if s.parent_session_id in wanted),
+            key=_start_key)))
+
+    def messages(self, session_ids: Sequence[str]
+                 ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+        """All messages of these sessions, in session start order then position."""
+        def work() -> tuple[Message, ...]:
+            found = sorted((self._sessions[i] for i in set(session_ids) if i in self._sessions),
+                           key=_start_key)
+            return tuple(item.message for session in found
+                         for item in sorted(self._messages[session.id],
+                                            key=lambda item: item.message.position))
+        return self._run(work)
+
+    def recent(self, query: RecentQuery
+               ) -> FutureResult[tuple[SessionOverview, ...], StoreUnavailable]:
+        """Root sessions (no parent, or a parent not stored), newest first."""
+        def work() -> tuple[SessionOverview, ...]:
+            roots = sorted(
+                (s for s in self._sessions.values()
+                 if (s.parent_session_id is None or s.parent_session_id not in self._sessions)
+                 and s.id not in query.exclude_roots and s.source not in query.hidden_sources),
+                key=_newest_key)
+            return tuple(self._overview(s) for s in roots[:max(query.limit, 0)])
+        return self._run(work)
+
+    def _overview(self, session: Session) -> SessionOverview:
+        items = sorted(self._messages[session.id], key=lambda item: item.message.position)
+        first = next((i.message.content for i in items if i.message.role == "user"), "")
+        return SessionOverview(session=session, message_count=len(items), preview=preview(first))
+
+    def ingest(self, conversations: Sequence[Conversation]
+               ) -> FutureResult[IngestReport, StoreUnavailable]:
+        """Store conversations all at once; a session id already stored is replaced."""
+        batch = tuple({c.session.id: c for c in conversations}.values())
+        return self._run(lambda: self._store(batch))
+
+    def _store(self, batch: Sequence[Conversation]) -> IngestReport:
+        updated = sum(1 for c in batch if c.session.id in self._sessions)
+        written = 0
+        for conversation in batch:
+            session = conversation.session
+            self._sessions[session.id] = session
+            indexed = []
+            for message in conversation.messages:
+                tokens = index_tokens(message.text_for_search())
+                indexed.append(_Indexed(self._next_row_id, message, tokens, Counter(tokens)))
+                self._next_row_id += 1
+            self._messages[session.id] = tuple(indexed)
+            written += len(indexed)
+        return IngestReport(added=len(batch) - updated, updated=updated, messages=written)

@@ -1,0 +1,330 @@
+"""SQL for the SQLite session store, built by pure functions and executed elsewhere.
+
+Every value is bound as a parameter; id lists travel as one JSON array read with
+``json_each``, so a statement's text never depends on the data and never hits
+SQLite's limit on bound variables. User text reaches ``MATCH`` only through
+:func:`harkback.stages.query.to_fts5`.
+
+>>> statement = sessions_by_id(["s1", "s2"])
+>>> statement.params
+('["s1", "s2"]',)
+>>> decode_tool_calls(encode_tool_calls((ToolCall(id="c1", name="bash", arguments="ls"),)))
+(ToolCall(id='c1', name='bash', arguments='ls'),)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
+
+import attrs
+
+from harkback.stages.ports import MatchQuery, RecentQuery
+from harkback.stages.query import to_fts5
+from harkback.stages.records import (
+    Conversation,
+    Message,
+    MessageHit,
+    Role,
+    Session,
+    SessionOverview,
+    ToolCall,
+)
+from harkback.stages.text import index_text
+
+SqlValue = str | int | float | bytes | None
+Row = Sequence[Any]
+
+SCHEMA_VERSION = 1
+"""Stored in ``PRAGMA user_version``; bump it when the schema or the indexed text changes."""
+
+APPLICATION_ID = 0x6861726B
+"""Stored in ``PRAGMA application_id`` ("hark"): marks a file as a harkback database."""
+
+PREVIEW_CHARS = 200
+
+SCHEMA: tuple[str, ...] = (
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        source TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL DEFAULT '',
+        title TEXT NOT NULL DEFAULT '',
+        started_at REAL,
+        ended_at REAL,
+        parent_session_id TEXT,
+        end_reason TEXT NOT NULL DEFAULT ''
+    )""",
+    "CREATE INDEX sessions_parent ON sessions (parent_session_id)",
+    "CREATE INDEX sessions_started ON sessions (started_at)",
+    # UNIQUE (session_id, position) is also the index that serves lookups by session_id.
+    """CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        position INTEGER NOT NULL CHECK (position >= 0),
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
+        content TEXT NOT NULL DEFAULT '',
+        tool_name TEXT NOT NULL DEFAULT '',
+        tool_call_id TEXT NOT NULL DEFAULT '',
+        tool_calls TEXT,
+        timestamp REAL,
+        UNIQUE (session_id, position)
+    )""",
+    # Contentless: the text lives in messages; the index holds index_text() of it, and
+    # rows are deleted by recomputing that same text.
+    """CREATE VIRTUAL TABLE messages_fts USING fts5(
+        body, content='', tokenize='unicode61 remove_diacritics 2'
+    )""",
+)
+
+HARKBACK_TABLES = frozenset({"sessions", "messages", "messages_fts"})
+
+_SESSION_COLUMNS = "id, source, model, title, started_at, ended_at, parent_session_id, end_reason"
+_MESSAGE_COLUMNS = ("session_id, position, role, content, tool_name, tool_call_id, tool_calls, "
+                    "timestamp")
+
+
+@attrs.frozen
+class Statement:
+    """One SQL statement and the values bound to its ``?`` placeholders."""
+
+    sql: str
+    params: tuple[SqlValue, ...] = ()
+
+
+def _json_list(values: Iterable[str]) -> str:
+    return json.dumps(list(dict.fromkeys(values)), ensure_ascii=False)
+
+
+# --- reading ------------------------------------------------------------------------------
+
+def search(query: MatchQuery) -> Statement:
+    """Messages matching ``query.expression``, best BM25 first, filtered as the query says.
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",), since=5.0)
+    >>> search(q).params
+    ('("docker")', '["user"]', '[]', 5.0, 50)
+    """
+    conditions = [
+        "messages_fts MATCH ?",
+        "m.role IN (SELECT value FROM json_each(?))",
+        "s.source NOT IN (SELECT value FROM json_each(?))",
+    ]
+    params: list[SqlValue] = [to_fts5(query.expression), _json_list(query.roles),
+                              _json_list(query.hidden_sources)]
+    if query.since is not None:
+        conditions.append("COALESCE(m.timestamp, s.started_at) >= ?")
+        params.append(query.since)
+    if query.until is not None:
+        conditions.append("COALESCE(m.timestamp, s.started_at) <= ?")
+        params.append(query.until)
+    params.append(query.limit)
+    sql = (
+        "SELECT m.session_id, m.position, m.role, m.content, m.timestamp, s.source, "
+        "bm25(messages_fts) AS rank "
+        "FROM messages_fts "
+        "JOIN messages AS m ON m.id = messages_fts.rowid "
+        "JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(conditions)} "
+        "ORDER BY rank, m.id LIMIT ?"
+    )
+    return Statement(sql, tuple(params))
+
+
+def sessions_by_id(ids: Iterable[str]) -> Statement:
+    """The sessions with these ids, in the order asked (duplicates and unknown ids dropped)."""
+    return Statement(
+        f"SELECT {', '.join('s.' + c for c in _SESSION_COLUMNS.split(', '))} "
+        "FROM json_each(?) AS j JOIN sessions AS s ON s.id = j.value ORDER BY j.key",
+        (_json_list(ids),))
+
+
+def children_of(ids: Iterable[str]) -> Statement:
+    """Sessions whose parent is one of ``ids``, earliest first (unknown start last)."""
+    return Statement(
+        f"SELECT {_SESSION_COLUMNS} FROM sessions "
+        "WHERE parent_session_id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY started_at IS NULL, started_at, id",
+        (_json_list(ids),))
+
+
+def messages_of(session_ids: Iterable[str]) -> Statement:
+    """All messages of these sessions, by session start (unknown last), then position."""
+    columns = ", ".join("m." + c for c in _MESSAGE_COLUMNS.split(", "))
+    return Statement(
+        f"SELECT {columns} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.session_id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY s.started_at IS NULL, s.started_at, m.session_id, m.position",
+        (_json_list(session_ids),))
+
+
+def recent(query: RecentQuery) -> Statement:
+    """Root sessions newest first, with their message count and first user message."""
+    # The counts and previews are computed only for the rows that survive the LIMIT.
+    return Statement(
+        f"SELECT {_SESSION_COLUMNS}, "
+        "(SELECT COUNT(*) FROM messages AS m WHERE m.session_id = r.id), "
+        "(SELECT m.content FROM messages AS m WHERE m.session_id = r.id AND m.role = 'user' "
+        " ORDER BY m.position LIMIT 1) "
+        f"FROM (SELECT {_SESSION_COLUMNS} FROM sessions AS s "
+        "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
+        "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
+        "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
+        "      ORDER BY s.started_at IS NULL, s.started_at DESC, s.id LIMIT ?) AS r "
+        "ORDER BY r.started_at IS NULL, r.started_at DESC, r.id",
+        (_json_list(query.exclude_roots), _json_list(query.hidden_sources), query.limit))
+
+
+# --- writing ------------------------------------------------------------------------------
+
+MAX_MESSAGE_ID = "SELECT COALESCE(MAX(id), 0) FROM messages"
+
+UPSERT_SESSION = (
+    f"INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET source = excluded.source, model = excluded.model, "
+    "title = excluded.title, started_at = excluded.started_at, ended_at = excluded.ended_at, "
+    "parent_session_id = excluded.parent_session_id, end_reason = excluded.end_reason"
+)
+
+INSERT_MESSAGE = f"INSERT INTO messages (id, {_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+INSERT_INDEXED = "INSERT INTO messages_fts (rowid, body) VALUES (?, ?)"
+
+DELETE_INDEXED = "INSERT INTO messages_fts (messages_fts, rowid, body) VALUES ('delete', ?, ?)"
+
+
+def existing_sessions(ids: Iterable[str]) -> Statement:
+    """The ids among ``ids`` that are already stored."""
+    return Statement("SELECT id FROM sessions WHERE id IN (SELECT value FROM json_each(?))",
+                     (_json_list(ids),))
+
+
+def stored_messages(session_ids: Iterable[str]) -> Statement:
+    """Row id and fields of every message of these sessions (to unindex them)."""
+    return Statement(
+        f"SELECT id, {_MESSAGE_COLUMNS} FROM messages "
+        "WHERE session_id IN (SELECT value FROM json_each(?))",
+        (_json_list(session_ids),))
+
+
+@attrs.frozen
+class WritePlan:
+    """The rows an ingest writes: index rows to delete, message rows and index rows to insert."""
+
+    unindex: tuple[tuple[int, str], ...]
+    messages: tuple[tuple[SqlValue, ...], ...]
+    index: tuple[tuple[int, str], ...]
+
+
+def plan_write(batch: Iterable[Conversation], stored: Iterable[tuple[int, Message]],
+               next_id: int) -> WritePlan:
+    """Plan replacing the ``stored`` messages of the batch's sessions with the batch's messages.
+
+    A message whose searchable text is unchanged keeps its row id and index row, so
+    re-ingesting a session that only grew indexes only its new messages. ``next_id``
+    must exceed every row id in use.
+
+    >>> old = Message(session_id="s", position=0, role="user", content="same")
+    >>> new = Message(session_id="s", position=1, role="user", content="added")
+    >>> plan = plan_write([Conversation(Session(id="s"), (old, new))], [(7, old)], next_id=9)
+    >>> plan.unindex, [row[0] for row in plan.messages], plan.index
+    ((), [7, 9], ((9, 'added'),))
+    """
+    previous = {(m.session_id, m.position): (row_id, m) for row_id, m in stored}
+    kept: set[int] = set()
+    rows: list[tuple[SqlValue, ...]] = []
+    index: list[tuple[int, str]] = []
+    for conversation in batch:
+        for message in conversation.messages:
+            text = message.text_for_search()
+            old = previous.get((message.session_id, message.position))
+            if old is not None and old[1].text_for_search() == text:
+                row_id = old[0]
+                kept.add(row_id)
+            else:
+                row_id = next_id
+                next_id += 1
+                index.append((row_id, index_text(text)))
+            rows.append(message_row(row_id, message))
+    unindex = tuple((row_id, index_text(m.text_for_search()))
+                    for row_id, m in previous.values() if row_id not in kept)
+    return WritePlan(unindex=unindex, messages=tuple(rows), index=tuple(index))
+
+
+def delete_messages(session_ids: Iterable[str]) -> Statement:
+    """Remove every message of these sessions."""
+    return Statement("DELETE FROM messages WHERE session_id IN (SELECT value FROM json_each(?))",
+                     (_json_list(session_ids),))
+
+
+# --- rows and records ---------------------------------------------------------------------
+
+def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:
+    """Tool calls as the Chat Completions JSON list, or None when there are none."""
+    if not calls:
+        return None
+    return json.dumps(
+        [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+         for c in calls],
+        ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
+    """The inverse of :func:`encode_tool_calls`."""
+    if not text:
+        return ()
+    return tuple(ToolCall(id=c["id"], name=c["function"]["name"],
+                          arguments=c["function"]["arguments"])
+                 for c in json.loads(text))
+
+
+def session_row(session: Session) -> tuple[SqlValue, ...]:
+    """A session as the values of :data:`UPSERT_SESSION`."""
+    return (session.id, session.source, session.model, session.title, session.started_at,
+            session.ended_at, session.parent_session_id, session.end_reason)
+
+
+def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
+    """A message as the values of :data:`INSERT_MESSAGE`."""
+    return (row_id, message.session_id, message.position, message.role, message.content,
+            message.tool_name, message.tool_call_id, encode_tool_calls(message.tool_calls),
+            message.timestamp)
+
+
+def session_from_row(row: Row) -> Session:
+    """A session from the columns ``id, source, model, title, started_at, ended_at, ...``."""
+    return Session(id=row[0], source=row[1], model=row[2], title=row[3], started_at=row[4],
+                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7])
+
+
+def message_from_row(row: Row) -> Message:
+    """A message from the columns ``session_id, position, role, content, ...``."""
+    return Message(session_id=row[0], position=row[1], role=cast(Role, row[2]), content=row[3],
+                   tool_name=row[4], tool_call_id=row[5], tool_calls=decode_tool_calls(row[6]),
+                   timestamp=row[7])
+
+
+def hit_from_row(row: Row) -> MessageHit:
+    """A hit from a :func:`search` row; the score is ``-bm25`` so that higher is better."""
+    return MessageHit(session_id=row[0], position=row[1], role=cast(Role, row[2]),
+                      content=row[3], timestamp=row[4], source=row[5], score=-row[6])
+
+
+def overview_from_row(row: Row) -> SessionOverview:
+    """An overview from a :func:`recent` row."""
+    return SessionOverview(session=session_from_row(row), message_count=row[8],
+                           preview=preview(row[9] or ""))
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """``text`` on one line, whitespace collapsed, cut to ``limit`` characters.
+
+    >>> preview("  fix\\n\\n the   bridge ")
+    'fix the bridge'
+    """
+    return _SPACE.sub(" ", text).strip()[:limit].rstrip()

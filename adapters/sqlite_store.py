@@ -1,0 +1,295 @@
+"""The SQLite session store: one database file, messages indexed by FTS5.
+
+Every statement runs on one worker thread that owns the connection, so the event
+loop never blocks on SQLite and the connection is never shared between threads.
+Failures of SQLite (a locked, missing, corrupt or foreign file) come back as
+:class:`StoreUnavailable` values.
+
+>>> import asyncio, tempfile, pathlib
+>>> from harkback.stages.records import Conversation, Message, Session
+>>> async def demo(path):
+...     with SqliteStore.open(path).unwrap() as store:
+...         chat = Conversation(Session(id="s1"),
+...                             (Message(session_id="s1", position=0, role="user", content="hi"),))
+...         return await store.ingest([chat])
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     asyncio.run(demo(pathlib.Path(tmp) / "h.db"))
+<IOResult: <Success: IngestReport(added=1, updated=0, messages=1)>>
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+from typing import Self, TypeVar
+
+from returns.future import FutureResult
+from returns.result import Failure, Result, Success
+
+from harkback.adapters import sql
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import IngestReport, MatchQuery, RecentQuery
+from harkback.stages.records import Conversation, Message, MessageHit, Session, SessionOverview
+
+T = TypeVar("T")
+
+DEFAULT_BUSY_TIMEOUT = 5.0
+"""Seconds a statement waits for another connection's lock before giving up."""
+
+CACHE_KIB = 64 * 1024
+"""The most page cache a connection may use, in KiB (allocated only as pages are read)."""
+
+_KINDS = {
+    "SQLITE_BUSY": "the database is locked by another connection",
+    "SQLITE_LOCKED": "the database is locked",
+    "SQLITE_READONLY": "the database is read-only",
+    "SQLITE_CORRUPT": "the database file is corrupt",
+    "SQLITE_NOTADB": "the file is not a SQLite database",
+    "SQLITE_FULL": "the disk is full",
+    "SQLITE_IOERR": "disk I/O error",
+    "SQLITE_CANTOPEN": "the database file cannot be opened",
+    "SQLITE_PERM": "permission denied",
+}
+
+
+def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
+    """Translate a SQLite error into a :class:`StoreUnavailable` that says what went wrong.
+
+    >>> unavailable(Path("h.db"), sqlite3.OperationalError("boom")).reason
+    'h.db: boom'
+    """
+    name = getattr(error, "sqlite_errorname", None) or ""
+    kind = _KINDS.get("_".join(name.split("_")[:2]))
+    return StoreUnavailable(f"{kind}: {path} ({error})" if kind else f"{path}: {error}")
+
+
+class SqliteStore:
+    """A :class:`~harkback.stages.ports.SessionStore` kept in a SQLite file.
+
+    Build it with :meth:`open`; close it with :meth:`close` or a ``with`` block.
+    """
+
+    def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
+                 connection: sqlite3.Connection) -> None:
+        """Wrap an open connection; use :meth:`open` instead."""
+        self.path = path
+        self.readonly = readonly
+        self._executor = executor
+        self._connection = connection
+        self._closed = False
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
+             busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Result[SqliteStore, StoreUnavailable]:
+        """Open the database at ``path``; blocks briefly, so call it before or off the loop.
+
+        Writable mode creates the file, its folders and the schema. Read-only mode never
+        creates or changes anything and fails when the file is missing or not harkback's.
+        """
+        location = Path(path).expanduser()
+        if readonly and not location.is_file():
+            return Failure(StoreUnavailable(
+                f"no harkback database at {location}; ingest sessions first"))
+        if not readonly:
+            try:
+                location.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                return Failure(StoreUnavailable(
+                    f"cannot create the folder {location.parent}: {error.strerror}"))
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
+        opened = executor.submit(_connect, location, readonly, busy_timeout).result()
+        if isinstance(opened, Failure):
+            executor.shutdown()
+            return Failure(opened.failure())
+        return Success(cls(path=location, readonly=readonly, executor=executor,
+                           connection=opened.unwrap()))
+
+    def close(self) -> None:
+        """Finish queued work and close the connection; closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
+        closing = self._executor.submit(self._connection.close)
+        self._executor.shutdown(wait=True)
+        # The connection is gone either way; a failure to close leaves nothing to undo.
+        with contextlib.suppress(sqlite3.Error):
+            closing.result()
+
+    def __enter__(self) -> Self:
+        """Use the store in a ``with`` block that closes it."""
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        """Close the store."""
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        """Use the store in an ``async with`` block that closes it."""
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        """Close the store without blocking the loop on queued work."""
+        await asyncio.to_thread(self.close)
+
+    def _run(self, work: Callable[[sqlite3.Connection], T]) -> FutureResult[T, StoreUnavailable]:
+        return FutureResult(self._call(work))
+
+    async def _call(self, work: Callable[[sqlite3.Connection], T]
+                    ) -> Result[T, StoreUnavailable]:
+        if self._closed:
+            return Failure(StoreUnavailable(f"the store at {self.path} is closed"))
+        loop = asyncio.get_running_loop()
+        try:
+            return Success(await loop.run_in_executor(self._executor, work, self._connection))
+        except sqlite3.Error as error:
+            return Failure(unavailable(self.path, error))
+
+    def run(self, work: Callable[[sqlite3.Connection], T]) -> FutureResult[T, StoreUnavailable]:
+        """Run ``work`` on the store's connection thread (for adapters sharing the file).
+
+        A ``sqlite3.Error`` raised by ``work`` comes back as :class:`StoreUnavailable`.
+        """
+        return self._run(work)
+
+    def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        """Messages matching the query, best first; ``score`` is ``-bm25``."""
+        return self._run(_fetch(sql.search(query), sql.hit_from_row))
+
+    def sessions(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+        """The sessions with these ids, in the order asked; unknown ids are left out."""
+        return self._run(_fetch(sql.sessions_by_id(ids), sql.session_from_row))
+
+    def children(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+        """Sessions whose parent is one of ``ids``, earliest first."""
+        return self._run(_fetch(sql.children_of(ids), sql.session_from_row))
+
+    def messages(self, session_ids: Sequence[str]
+                 ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+        """All messages of these sessions, in session start order then position."""
+        return self._run(_fetch(sql.messages_of(session_ids), sql.message_from_row))
+
+    def recent(self, query: RecentQuery
+               ) -> FutureResult[tuple[SessionOverview, ...], StoreUnavailable]:
+        """Root sessions (no parent, or a parent not stored), newest first."""
+        return self._run(_fetch(sql.recent(query), sql.overview_from_row))
+
+    def ingest(self, conversations: Sequence[Conversation]
+               ) -> FutureResult[IngestReport, StoreUnavailable]:
+        """Store conversations in one transaction; a session id already stored is replaced."""
+        if self.readonly:
+            return FutureResult.from_failure(StoreUnavailable(
+                f"the store at {self.path} was opened read-only; it cannot ingest"))
+        batch = tuple({c.session.id: c for c in conversations}.values())
+        return self._run(lambda connection: _write(connection, batch))
+
+
+def _fetch(statement: sql.Statement, convert: Callable[[sql.Row], T]
+           ) -> Callable[[sqlite3.Connection], tuple[T, ...]]:
+    def work(connection: sqlite3.Connection) -> tuple[T, ...]:
+        return tuple(convert(row) for row in connection.execute(statement.sql, statement.params))
+    return work
+
+
+def _write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> IngestReport:
+    if not batch:
+        return IngestReport()
+    ids = [c.session.id for c in batch]
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        existing = {row[0] for row in _execute(connection, sql.existing_sessions(ids))}
+        stored = [(row[0], sql.message_from_row(row[1:]))
+                  for row in _execute(connection, sql.stored_messages(existing))]
+        next_id: int = connection.execute(sql.MAX_MESSAGE_ID).fetchone()[0] + 1
+        plan = sql.plan_write(batch, stored, next_id)
+        connection.executemany(sql.DELETE_INDEXED, plan.unindex)
+        _execute(connection, sql.delete_messages(existing))
+        connection.executemany(sql.UPSERT_SESSION, [sql.session_row(c.session) for c in batch])
+        connection.executemany(sql.INSERT_MESSAGE, plan.messages)
+        connection.executemany(sql.INSERT_INDEXED, plan.index)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.rollback()
+        raise
+    return IngestReport(added=len(batch) - len(existing), updated=len(existing),
+                        messages=len(plan.messages))
+
+
+def _execute(connection: sqlite3.Connection, statement: sql.Statement) -> sqlite3.Cursor:
+    return connection.execute(statement.sql, statement.params)
+
+
+def _connect(path: Path, readonly: bool, busy_timeout: float
+             ) -> Result[sqlite3.Connection, StoreUnavailable]:
+    # Runs on the store's worker thread, which then owns the connection.
+    target = path.resolve().as_uri() + "?mode=ro" if readonly else str(path)
+    try:
+        connection = sqlite3.connect(target, uri=readonly, timeout=busy_timeout,
+                                     isolation_level=None)
+    except sqlite3.Error as error:
+        return Failure(unavailable(path, error))
+    try:
+        problem = _prepare(connection, path, readonly)
+    except sqlite3.Error as error:
+        problem = unavailable(path, error)
+    if problem is not None:
+        connection.close()
+        return Failure(problem)
+    return Success(connection)
+
+
+def _identity(connection: sqlite3.Connection) -> tuple[int, int]:
+    application: int = connection.execute("PRAGMA application_id").fetchone()[0]
+    version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+    return application, version
+
+
+def _is_blank(connection: sqlite3.Connection) -> bool:
+    return _identity(connection) == (0, 0) and connection.execute(
+        "SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
+
+
+def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool
+             ) -> StoreUnavailable | None:
+    # A bigger page cache roughly halves the time SQLite spends on bulk ingests.
+    connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    if readonly:
+        connection.execute("PRAGMA query_only = ON")
+    elif _is_blank(connection):
+        _create_schema(connection)
+    application, version = _identity(connection)
+    if application != sql.APPLICATION_ID:
+        return StoreUnavailable(f"{path} is not a harkback database")
+    if version != sql.SCHEMA_VERSION:
+        return StoreUnavailable(
+            f"{path} has harkback schema version {version}; this version of harkback reads "
+            f"schema version {sql.SCHEMA_VERSION}")
+    if not readonly:
+        connection.execute("PRAGMA synchronous = NORMAL")
+        if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            connection.execute("PRAGMA journal_mode = WAL")
+    return None
+
+
+def _create_schema(connection: sqlite3.Connection) -> None:
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        # Another process may have created the schema while this one waited for the lock.
+        if _is_blank(connection):
+            for statement in sql.SCHEMA:
+                connection.execute(statement)
+            connection.execute(f"PRAGMA application_id = {sql.APPLICATION_ID}")
+            connection.execute(f"PRAGMA user_version = {sql.SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.rollback()
+        raise

@@ -1,0 +1,48 @@
+"""``harkback demo``: build a store from the shipped sample corpus and ask it questions."""
+
+from __future__ import annotations
+
+import importlib.resources
+import tempfile
+from pathlib import Path
+
+from harkback.pipeline.facade import Harkback
+from harkback.pipeline.ingest import ingest_file
+
+DEMO_QUESTIONS: tuple[str, ...] = (
+    "how did we fix the docker network problem",
+    "how did we fix the CORS error on uploads",
+    "where is the postgres backup script you wrote for me",
+    "did we pick cursor or offset pagination for the events API",
+    "端口冲突是怎么解决的",
+    "上次 docker 镜像加速是怎么配置的",
+)
+
+
+def corpus_path() -> Path:
+    """The sample corpus that ships inside the package."""
+    resource = importlib.resources.files("harkback.pipeline.data") / "demo_corpus.jsonl"
+    return Path(str(resource))
+
+
+async def run_demo(db: Path | None = None) -> int:
+    """Ingest the corpus into ``db`` (a temporary file by default) and print recalls."""
+    from harkback.pipeline.cli import format_payload, open_store
+
+    with tempfile.TemporaryDirectory(prefix="harkback-demo-") as scratch:
+        path = db or Path(scratch) / "demo.db"
+        store = open_store(path, readonly=False)
+        try:
+            summary = await ingest_file(corpus_path(), store, progress=False)
+            print(f"demo store: {path}\n{summary.describe()}\n")
+            harkback = Harkback(store=store)
+            for question in DEMO_QUESTIONS:
+                response = await harkback.search(question, limit=2)
+                print("=" * 100)
+                print(f"Q: {question}\n")
+                print(format_payload(response.to_payload()) if response.ok
+                      else response.to_payload()["error"])
+                print()
+        finally:
+            store.close()
+    return 0

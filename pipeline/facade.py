@@ -1,0 +1,130 @@
+"""The facade: one object an agent or a script holds to recall past sessions.
+
+>>> import asyncio
+>>> from harkback.adapters.memory_store import MemoryStore
+>>> hb = Harkback(store=MemoryStore())
+>>> asyncio.run(hb.search("docker network")).to_payload()["count"]
+0
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from harkback.pipeline.compose import Pipeline
+from harkback.pipeline.timing import FanOut, RecordingObserver
+from harkback.stages.errors import RecallError
+from harkback.stages.ports import (
+    ChatModel,
+    Deps,
+    Observer,
+    SessionStore,
+    SummaryCache,
+    null_observer,
+)
+from harkback.stages.request import DEFAULT_HIDDEN_SOURCES, DEFAULT_ROLES, make_request
+from harkback.stages.result import BrowseResult, RecallResult
+from harkback.stages.stage import as_result
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Response:
+    """A finished recall: the outcome and each stage's duration in milliseconds."""
+
+    outcome: Result[RecallResult | BrowseResult, RecallError]
+    timings: dict[str, float] = attrs.field(factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when the recall succeeded."""
+        return isinstance(self.outcome, Success)
+
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON payload: the result with ``timings``, or ``{"success": false, "error"}``."""
+        if isinstance(self.outcome, Failure):
+            return {"success": False, "error": self.outcome.failure().message()}
+        payload = self.outcome.unwrap().to_payload()
+        payload["timings"] = {k: round(v, 3) for k, v in self.timings.items()}
+        return payload
+
+
+@attrs.frozen(kw_only=True)
+class Harkback:
+    """Recall over a store with a pipeline. Swap stages with ``attrs.evolve``."""
+
+    store: SessionStore
+    pipeline: Pipeline = Pipeline()
+    observer: Observer = null_observer
+    model: ChatModel | None = None
+    cache: SummaryCache | None = None
+
+    async def search(self, query: str, *, limit: int = 3,
+                     roles: tuple[str, ...] = DEFAULT_ROLES,
+                     current_session_id: str | None = None, since: str | float | None = None,
+                     until: str | float | None = None,
+                     hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES) -> Response:
+        """Recall sessions about ``query``; an empty query lists recent sessions."""
+        request = make_request(query, limit=limit, roles=roles,
+                               current_session_id=current_session_id, since=since, until=until,
+                               hidden_sources=hidden_sources)
+        if isinstance(request, Failure):
+            return Response(Failure(request.failure()))
+        recorder = RecordingObserver()
+        deps = Deps(store=self.store, observer=FanOut((recorder, self.observer)),
+                    model=self.model, cache=self.cache)
+        outcome = as_result(await self.pipeline.run(request.unwrap())(deps))
+        return Response(outcome, recorder.durations())
+
+    async def recent(self, *, limit: int = 10, current_session_id: str | None = None
+                     ) -> Response:
+        """List recent root sessions, newest first."""
+        return await self.search("", limit=limit, current_session_id=current_session_id)
+
+    async def aclose(self) -> None:
+        """Release what the model holds in the running loop (its HTTP client)."""
+        if self.model is not None:
+            await self.model.aclose()
+
+    def search_sync(self, query: str, **options: Any) -> Response:
+        """:meth:`search` from synchronous code, including code inside a running loop."""
+        return self.call_sync(lambda: self.search(query, **options))
+
+    def call_sync(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Run ``make()`` with :func:`run_sync` and release the model's client afterwards.
+
+        Every call runs in a loop of its own, so what the model made there (client,
+        limiter) is closed in that same loop before it ends.
+        """
+        async def once() -> T:
+            try:
+                return await make()
+            finally:
+                await self.aclose()
+
+        return run_sync(once)
+
+
+def run_sync(make: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion from synchronous code.
+
+    With no loop running in this thread it uses ``asyncio.run``; inside a running loop
+    (an agent gateway calling a sync tool handler) it runs a fresh loop on a worker
+    thread, so nothing blocks on itself and no client is bound to the caller's loop.
+    """
+    async def main() -> T:
+        return await make()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sync") as pool:
+        return pool.submit(asyncio.run, main()).result()

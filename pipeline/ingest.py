@@ -1,0 +1,91 @@
+"""Ingest a JSON-lines file of sessions into a store, reporting bad lines and going on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import attrs
+from returns.result import Failure
+
+from harkback.pipeline.progress import Progress
+from harkback.stages.errors import BadRecord, StoreUnavailable
+from harkback.stages.ingest_format import parse_line
+from harkback.stages.ports import IngestReport, SessionStore
+from harkback.stages.records import Conversation
+from harkback.stages.stage import as_result
+
+BATCH = 500
+
+
+@attrs.frozen(kw_only=True)
+class IngestSummary:
+    """What an ingest run did: the store's report and the lines that could not be read."""
+
+    report: IngestReport
+    bad_lines: tuple[BadRecord, ...] = ()
+    store_error: StoreUnavailable | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every line was stored."""
+        return not self.bad_lines and self.store_error is None
+
+    def describe(self) -> str:
+        """One line for people."""
+        r = self.report
+        text = (f"ingested {r.added + r.updated} session(s) ({r.added} added, {r.updated} "
+                f"updated), {r.messages} message(s)")
+        if self.bad_lines:
+            text += f"; {len(self.bad_lines)} line(s) failed"
+        return text
+
+
+def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
+                       ) -> Iterable[tuple[int, Conversation]]:
+    """Parse numbered lines (1-based), passing bad ones to ``on_bad``; blank lines skip."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        parsed = parse_line(line, number)
+        if isinstance(parsed, Failure):
+            on_bad(parsed.failure())
+        else:
+            yield len(line.encode("utf-8", "surrogatepass")), parsed.unwrap()
+
+
+async def ingest_file(path: Path, store: SessionStore, *,
+                      on_bad: Callable[[BadRecord], None] = lambda _: None,
+                      progress: bool | None = None) -> IngestSummary:
+    """Ingest ``path`` in batches; a failing batch stops the run with ``store_error`` set."""
+    bad: list[BadRecord] = []
+
+    def record_bad(error: BadRecord) -> None:
+        bad.append(error)
+        on_bad(error)
+
+    report = IngestReport()
+    bar = Progress(total=path.stat().st_size, label=f"ingest {path.name}", enabled=progress)
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for batch in _batches(read_conversations(handle, record_bad), bar):
+            done = as_result(await store.ingest(batch))
+            if isinstance(done, Failure):
+                bar.finish()
+                return IngestSummary(report=report, bad_lines=tuple(bad),
+                                     store_error=done.failure())
+            report = report + done.unwrap()
+    bar.finish()
+    return IngestSummary(report=report, bad_lines=tuple(bad))
+
+
+def _batches(rows: Iterable[tuple[int, Conversation]], bar: Progress
+             ) -> Iterator[list[Conversation]]:
+    batch: list[Conversation] = []
+    for size, conversation in rows:
+        batch.append(conversation)
+        bar.advance(size)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,88 @@
+"""The ``session_search`` agent tool: an OpenAI function-calling schema and its handler.
+
+>>> SESSION_SEARCH_TOOL["function"]["name"]
+'session_search'
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harkback.pipeline.facade import Harkback
+from harkback.stages.request import MAX_LIMIT
+
+_DESCRIPTION = """\
+Recall what happened in the user's past sessions with you: how a problem was fixed, \
+where a file or script was saved, which option was chosen and why. Returns, per matching \
+past session, when it happened and a summary that keeps exact commands, paths and error \
+messages.
+
+Call it when the user refers to earlier work ("like last time", "the script you wrote", \
+"how did we fix ...", "what did we decide about ..."), or before redoing something that \
+was probably done before. Do not call it for facts about the world or for the current \
+session (its own content is left out). It is history, not proof of the present state: \
+check files and systems directly before acting on what it says, and don't conclude that \
+something never happened only because this found nothing.
+
+Query tips: use the distinctive words of the topic (error text, tool, file or project \
+names); a natural question works too. Syntax for precision: "exact phrase", OR, NOT, \
+prefix*. An empty query lists recent sessions. Use a larger limit (5-10) when a topic \
+spans several sessions."""
+
+SESSION_SEARCH_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "session_search",
+        "description": _DESCRIPTION,
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string",
+                          "description": "What to recall; empty to list recent sessions."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 3,
+                          "description": "How many past sessions to return."},
+                "role_filter": {"type": "string",
+                                "description": "Comma-separated roles to search: user, "
+                                               "assistant, tool, system (default user,assistant)."},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def _error(message: str) -> str:
+    return json.dumps({"success": False, "error": message}, ensure_ascii=False)
+
+
+def _arguments(raw: str | dict[str, Any]) -> dict[str, Any] | str:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        parsed = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as error:
+        return f"tool arguments are not valid JSON: {error.msg}"
+    return parsed if isinstance(parsed, dict) else "tool arguments must be a JSON object"
+
+
+async def handle_session_search(harkback: Harkback, arguments: str | dict[str, Any], *,
+                                current_session_id: str | None = None) -> str:
+    """Run the tool for one call's arguments and return the JSON payload as text."""
+    args = _arguments(arguments)
+    if isinstance(args, str):
+        return _error(args)
+    query = args.get("query", "")
+    limit = args.get("limit", 3)
+    roles = args.get("role_filter") or "user,assistant"
+    if not isinstance(query, str):
+        return _error("query must be a string")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return _error("limit must be an integer")
+    if not isinstance(roles, str):
+        return _error("role_filter must be a comma-separated string")
+    response = await harkback.search(
+        query, limit=limit, current_session_id=current_session_id,
+        roles=tuple(r.strip() for r in roles.split(",") if r.strip()))
+    return json.dumps(response.to_payload(), ensure_ascii=False)

@@ -1,0 +1,41 @@
+"""The assemble stage: final records, with metadata from each lineage root."""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+
+import attrs
+
+from harkback.stages.flow import SummarizedSet
+from harkback.stages.records import Summarized
+from harkback.stages.result import Recall, RecallResult, when_text
+from harkback.stages.stage import Step, pure
+
+
+def to_recall(item: Summarized, tz: tzinfo | None = None) -> Recall:
+    """One summarized transcript as a :class:`Recall`."""
+    candidate = item.transcript.candidate
+    root = candidate.root
+    return Recall(
+        session_id=root.id, when=when_text(root.started_at, tz), started_at=root.started_at,
+        source=root.source, model=root.model, title=root.title,
+        summary=item.summary.text, summary_kind=item.summary.kind,
+        summary_note=item.summary.note, matched_messages=len(candidate.hits),
+        matched_sessions=tuple(dict.fromkeys(h.session_id for h in candidate.hits)),
+        lineage=tuple(s.id for s in candidate.lineage), truncated=item.transcript.truncated,
+        transcript_chars=len(item.transcript.text), usage=item.summary.usage,
+        cited_messages=item.summary.cited_messages)
+
+
+@attrs.frozen
+class Assemble:
+    """Build the :class:`RecallResult`; ``tz`` formats ``when`` (None: local time)."""
+
+    tz: tzinfo | None = None
+
+    def __call__(self, summarized: SummarizedSet) -> Step[RecallResult]:
+        """Assemble the result."""
+        return pure(RecallResult(
+            query=summarized.request.query,
+            results=tuple(to_recall(item, self.tz) for item in summarized.items),
+            sessions_searched=summarized.sessions_searched))

@@ -1,0 +1,289 @@
+"""The ingest format: one session per JSON line, read into a :class:`Conversation`.
+
+A line holds ``{"id", "source", "model", "title", "started_at", "ended_at",
+"parent_session_id", "end_reason", "messages": [...]}``; each message holds
+``{"role", "content", "timestamp", "tool_name", "tool_call_id", "tool_calls":
+[{"id", "type": "function", "function": {"name", "arguments"}}]}``.
+
+Rules: ``id`` is a non-empty string and ``role`` one of user, assistant, tool,
+system; every other field may be missing or ``null``. Times are epoch seconds or
+ISO 8601 strings (a time without an offset is UTC). ``content`` may also be a
+list of OpenAI-style parts, whose text parts are joined. Tool-call ``arguments``
+may be a string or any JSON value (kept as a JSON string). Message positions
+follow the order of the list. Unknown keys are ignored. Anything else that does
+not fit is a :class:`BadRecord` naming the field, never an exception.
+
+>>> line = ('{"id": "s1", "source": "cli", "started_at": "2026-03-03T14:15:00Z",'
+...         ' "messages": [{"role": "user", "content": "hi"}]}')
+>>> conv = parse_line(line, 1).unwrap()
+>>> conv.session.started_at, conv.messages[0].content
+(1772547300.0, 'hi')
+>>> parse_line('{"id": "s1", "messages": [{"role": "bot"}]}', 7).failure().message()
+"line 7: messages[0].role: expected one of user, assistant, tool, system, got 'bot'"
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from returns.result import Failure, Result, Success
+
+from harkback.stages.errors import BadRecord
+from harkback.stages.records import ROLES, Conversation, Message, Role, Session, ToolCall
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Invalid(Exception):
+    """Raised by the field readers below and turned into a BadRecord at the one exit point.
+
+    Private to this module: it never escapes :func:`conversation_from_json`. It keeps
+    the readers flat instead of threading a Result through two dozen fields.
+    """
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+
+
+def _kind(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _clean(text: str) -> str:
+    # JSON may carry lone surrogates ("\ud800"); they cannot be encoded as UTF-8 later.
+    if text.isascii():
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _optional_str(obj: Mapping[str, Any], key: str, where: str) -> str:
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Invalid(f"{where}{key}", f"expected a string, got {_kind(value)}")
+    return _clean(value)
+
+
+def _time(obj: Mapping[str, Any], key: str, where: str) -> float | None:
+    value = obj.get(key)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise _Invalid(f"{where}{key}",
+                       f"expected epoch seconds or an ISO 8601 string, got {_kind(value)}")
+    if isinstance(value, str):
+        return _iso_time(value, f"{where}{key}")
+    try:
+        seconds = float(value)
+    except OverflowError:
+        raise _Invalid(f"{where}{key}", "epoch seconds out of range") from None
+    if not math.isfinite(seconds):
+        raise _Invalid(f"{where}{key}", f"epoch seconds must be finite, got {value!r}")
+    return seconds
+
+
+def _iso_time(text: str, where: str) -> float:
+    try:
+        parsed = datetime.fromisoformat(text.strip())
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.timestamp()
+    except (ValueError, OverflowError):
+        raise _Invalid(where, f"not an ISO 8601 time: {text[:60]!r}") from None
+
+
+def _content(value: object, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, list):
+        texts: list[str] = []
+        for index, part in enumerate(value):
+            if isinstance(part, str):
+                texts.append(_clean(part))
+            elif isinstance(part, dict):
+                # Parts without text (images, audio) carry nothing to search.
+                texts.append(_optional_str(part, "text", f"{where}[{index}]."))
+            else:
+                raise _Invalid(f"{where}[{index}]",
+                               f"expected a string or an object, got {_kind(part)}")
+        return "\n".join(t for t in texts if t)
+    raise _Invalid(where, f"expected a string, a list of parts or null, got {_kind(value)}")
+
+
+def _arguments(value: object, where: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return _clean(value)
+    try:
+        return _clean(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    except ValueError:
+        raise _Invalid(where, "arguments hold a non-finite number") from None
+
+
+def _tool_call(value: object, where: str) -> ToolCall:
+    if not isinstance(value, dict):
+        raise _Invalid(where, f"expected an object, got {_kind(value)}")
+    function = value.get("function")
+    if function is None:
+        # Some exporters flatten the call: {"id", "name", "arguments"}.
+        function, fwhere = value, where + "."
+    elif isinstance(function, dict):
+        fwhere = where + ".function."
+    else:
+        raise _Invalid(where + ".function", f"expected an object, got {_kind(function)}")
+    return ToolCall(id=_optional_str(value, "id", where + "."),
+                    name=_optional_str(function, "name", fwhere),
+                    arguments=_arguments(function.get("arguments"), fwhere + "arguments"))
+
+
+def _message(value: object, session_id: str, position: int) -> Message:
+    where = f"messages[{position}]"
+    if not isinstance(value, dict):
+        raise _Invalid(where, f"expected an object, got {_kind(value)}")
+    role = value.get("role")
+    if role not in ROLES:
+        raise _Invalid(where + ".role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+    calls = value.get("tool_calls")
+    if calls is None:
+        calls = []
+    if not isinstance(calls, list):
+        raise _Invalid(where + ".tool_calls", f"expected a list, got {_kind(calls)}")
+    checked_role: Role = role
+    return Message(
+        session_id=session_id, position=position, role=checked_role,
+        content=_content(value.get("content"), where + ".content"),
+        tool_name=_optional_str(value, "tool_name", where + "."),
+        tool_call_id=_optional_str(value, "tool_call_id", where + "."),
+        tool_calls=tuple(_tool_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
+        timestamp=_time(value, "timestamp", where + "."),
+    )
+
+
+def _conversation(obj: object) -> Conversation:
+    if not isinstance(obj, dict):
+        raise _Invalid("session", f"expected a JSON object, got {_kind(obj)}")
+    session_id = obj.get("id")
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise _Invalid("id", f"expected a non-empty string, got {session_id!r}")
+    session_id = _clean(session_id)
+    parent = _optional_str(obj, "parent_session_id", "") or None
+    if parent == session_id:
+        raise _Invalid("parent_session_id", "a session cannot be its own parent")
+    messages = obj.get("messages")
+    if messages is None:
+        messages = []
+    if not isinstance(messages, list):
+        raise _Invalid("messages", f"expected a list, got {_kind(messages)}")
+    session = Session(
+        id=session_id,
+        source=_optional_str(obj, "source", ""),
+        model=_optional_str(obj, "model", ""),
+        title=_optional_str(obj, "title", ""),
+        started_at=_time(obj, "started_at", ""),
+        ended_at=_time(obj, "ended_at", ""),
+        parent_session_id=parent,
+        end_reason=_optional_str(obj, "end_reason", ""),
+    )
+    return Conversation(session, tuple(_message(m, session_id, i) for i, m in enumerate(messages)))
+
+
+def conversation_from_json(obj: object) -> Result[Conversation, BadRecord]:
+    """Read one decoded JSON value as a conversation, or say which field is wrong.
+
+    >>> conv = conversation_from_json({"id": "s", "messages": [{"role": "user"}]}).unwrap()
+    >>> conv.messages[0].position, conv.messages[0].content
+    (0, '')
+    >>> conversation_from_json({"id": ""}).failure().reason
+    "id: expected a non-empty string, got ''"
+    """
+    try:
+        return Success(_conversation(obj))
+    except _Invalid as error:
+        return Failure(BadRecord(str(error)))
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_line(line: str, line_number: int) -> Result[Conversation, BadRecord]:
+    """Read one line of an ingest file; a failure carries ``line_number``.
+
+    >>> parse_line('{"id": "s", "started_at": NaN}', 3).failure().message()
+    'line 3: invalid JSON: NaN is not valid JSON'
+    >>> parse_line('{"id": "s", "ended_at": "yesterday"}', 4).failure().message()
+    "line 4: ended_at: not an ISO 8601 time: 'yesterday'"
+    """
+    if not line.strip():
+        return Failure(BadRecord("empty line", line_number))
+    try:
+        decoded = json.loads(line, parse_constant=_reject_constant)
+    except ValueError as error:  # JSONDecodeError, NaN/Infinity, over-long integers
+        return Failure(BadRecord(f"invalid JSON: {error}", line_number))
+    except RecursionError:
+        return Failure(BadRecord("invalid JSON: nested too deeply", line_number))
+    return conversation_from_json(decoded).alt(
+        lambda bad: BadRecord(bad.reason, line_number))
+
+
+def parse_lines(lines: Iterable[str], *, first_line: int = 1
+                ) -> Iterator[Result[Conversation, BadRecord]]:
+    """Read the lines of an ingest file lazily, skipping blank lines; numbering starts at 1.
+
+    >>> [r.unwrap().session.id for r in parse_lines(['{"id": "a"}', "", '{"id": "b"}'])]
+    ['a', 'b']
+    """
+    for number, line in enumerate(lines, start=first_line):
+        if line.strip():
+            yield parse_line(line, number)
+
+
+def _tool_call_to_json(call: ToolCall) -> dict[str, object]:
+    return {"id": call.id, "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments}}
+
+
+def _message_to_json(message: Message) -> dict[str, object]:
+    out: dict[str, object] = {"role": message.role, "content": message.content}
+    # Empty optional fields are left out: they read back as their defaults.
+    if message.timestamp is not None:
+        out["timestamp"] = message.timestamp
+    if message.tool_name:
+        out["tool_name"] = message.tool_name
+    if message.tool_call_id:
+        out["tool_call_id"] = message.tool_call_id
+    if message.tool_calls:
+        out["tool_calls"] = [_tool_call_to_json(c) for c in message.tool_calls]
+    return out
+
+
+def conversation_to_json(conv: Conversation) -> dict[str, object]:
+    """The ingest-format object of a conversation (the inverse of :func:`conversation_from_json`).
+
+    Message positions are not written: they follow from the order of the list.
+
+    >>> conv = conversation_from_json({"id": "s", "source": "cli"}).unwrap()
+    >>> conversation_to_json(conv)["source"]
+    'cli'
+    >>> conversation_from_json(conversation_to_json(conv)).unwrap() == conv
+    True
+    """
+    session = conv.session
+    return {
+        "id": session.id, "source": session.source, "model": session.model,
+        "title": session.title, "started_at": session.started_at,
+        "ended_at": session.ended_at, "parent_session_id": session.parent_session_id,
+        "end_reason": session.end_reason,
+        "messages": [_message_to_json(m) for m in conv.messages],
+    }

@@ -1,0 +1,191 @@
+"""Render a lineage's messages as one plain-text transcript.
+
+Each message becomes a block (``[USER]: …``, ``[ASSISTANT]: …``, ``[TOOL:name]: …``);
+blocks are separated by blank lines. Besides the text, the renderer returns the
+character span of every message, so that truncation can keep the matched ones.
+
+>>> from harkback.stages.records import ToolCall
+>>> msgs = (Message(session_id="s", position=0, role="user", content="list files"),
+...         Message(session_id="s", position=1, role="assistant",
+...                 tool_calls=(ToolCall(id="c", name="bash"),)),
+...         Message(session_id="s", position=2, role="tool", tool_name="bash",
+...                 content="a.txt"))
+>>> print(render_lineage((Session(id="s"),), msgs).text)
+[USER]: list files
+<BLANKLINE>
+[ASSISTANT]: [Called: bash]
+<BLANKLINE>
+[TOOL:bash]: a.txt
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+
+from harkback.stages.records import Message, Session
+
+TOOL_OUTPUT_CHARS = 500
+"""Tool output longer than this keeps only its head and tail."""
+
+CLIP_MARKER = "...[truncated]..."
+BLOCK_SEPARATOR = "\n\n"
+
+
+@attrs.frozen
+class MessageSpan:
+    """Where one message's block sits in a rendered transcript: ``text[start:end]``."""
+
+    session_id: str
+    position: int
+    start: int
+    end: int
+
+
+@attrs.frozen
+class Rendered:
+    """A rendered transcript and the span of every message in it."""
+
+    text: str
+    spans: tuple[MessageSpan, ...] = ()
+
+    def span_of(self, session_id: str, position: int) -> MessageSpan | None:
+        """The span of one message, or None when it was not rendered.
+
+        >>> r = Rendered("[USER]: hi", (MessageSpan("s", 0, 0, 10),))
+        >>> r.span_of("s", 0).end, r.span_of("s", 1)
+        (10, None)
+        """
+        for span in self.spans:
+            if span.session_id == session_id and span.position == position:
+                return span
+        return None
+
+
+def clip_middle(text: str, limit: int = TOOL_OUTPUT_CHARS) -> str:
+    """Keep the first and last ``limit // 2`` characters of a text longer than ``limit``.
+
+    >>> clip_middle("abcdefghij", 4)
+    'ab...[truncated]...ij'
+    >>> clip_middle("short", 10)
+    'short'
+    """
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - head
+    return text[:head] + CLIP_MARKER + (text[-tail:] if tail else "")
+
+
+def render_message(message: Message, *, tool_output_chars: int = TOOL_OUTPUT_CHARS) -> str:
+    """One message as a transcript block, or ``""`` when it holds nothing to show.
+
+    >>> from harkback.stages.records import ToolCall
+    >>> render_message(Message(session_id="s", position=0, role="assistant", content="Done.",
+    ...                        tool_calls=(ToolCall(id="1", name="a"), ToolCall(id="2", name="b"))))
+    '[ASSISTANT]: Done.\\n[Called: a, b]'
+    """
+    content = message.content.strip()
+    if message.role == "tool":
+        label = f"TOOL:{message.tool_name}" if message.tool_name else "TOOL"
+        return f"[{label}]: {clip_middle(content, tool_output_chars)}" if content else ""
+    if message.role == "assistant" and message.tool_calls:
+        called = "[Called: " + ", ".join(c.name for c in message.tool_calls) + "]"
+        return f"[ASSISTANT]: {content}\n{called}" if content else f"[ASSISTANT]: {called}"
+    return f"[{message.role.upper()}]: {content}" if content else ""
+
+
+def order_lineage(root: Session, sessions: Sequence[Session]) -> tuple[Session, ...]:
+    """Root first, then the other sessions by start time (unknown start last), then id.
+
+    A session never comes before its parent, even when the clocks say otherwise.
+
+    >>> [s.id for s in order_lineage(Session(id="r"), [Session(id="b", started_at=2.0),
+    ...                                                 Session(id="a", started_at=1.0)])]
+    ['r', 'a', 'b']
+    """
+    rest = {s.id: s for s in sessions if s.id != root.id}
+    pending = sorted(rest.values(), key=_start_key)
+    placed = [root]
+    seen = {root.id}
+    while pending:
+        # The earliest session whose parent is already placed (or outside the lineage);
+        # in a parent cycle none qualifies, and the earliest goes next.
+        ready = next((s for s in pending
+                      if s.parent_session_id in seen or s.parent_session_id not in rest),
+                     pending[0])
+        pending.remove(ready)
+        placed.append(ready)
+        seen.add(ready.id)
+    return tuple(placed)
+
+
+def _start_key(session: Session) -> tuple[float, str]:
+    return (math.inf if session.started_at is None else session.started_at, session.id)
+
+
+def session_header(session: Session, parents: dict[str, Session]) -> str:
+    """The line that introduces a non-root session of a lineage.
+
+    A parent that ended by ``compression`` was continued in this session, unless the
+    session started before the parent ended (a sub-agent it delegated to earlier); any
+    other child is a delegated sub-agent.
+
+    >>> root = Session(id="r", end_reason="compression", ended_at=10.0)
+    >>> session_header(Session(id="c", parent_session_id="r", started_at=10.0), {"r": root})
+    '--- continued in session c ---'
+    >>> session_header(Session(id="k", source="cli", parent_session_id="r", started_at=5.0),
+    ...                {"r": root})
+    '--- sub-agent session k (cli) ---'
+    """
+    parent = parents.get(session.parent_session_id or "")
+    if parent is not None and _continues(parent, session):
+        return f"--- continued in session {session.id} ---"
+    source = f" ({session.source})" if session.source else ""
+    return f"--- sub-agent session {session.id}{source} ---"
+
+
+def _continues(parent: Session, child: Session) -> bool:
+    if parent.end_reason != "compression":
+        return False
+    if parent.ended_at is None or child.started_at is None:
+        return True
+    return child.started_at >= parent.ended_at
+
+
+def render_lineage(sessions: Sequence[Session], messages: Sequence[Message], *,
+                   tool_output_chars: int = TOOL_OUTPUT_CHARS) -> Rendered:
+    """Render sessions in the order given, each one's messages by position.
+
+    Every session after the first is introduced by :func:`session_header`; messages
+    with nothing to show are left out and have no span.
+    """
+    by_session: dict[str, list[Message]] = {}
+    for message in messages:
+        by_session.setdefault(message.session_id, []).append(message)
+    parents = {s.id: s for s in sessions}
+    blocks: list[str] = []
+    spans: list[MessageSpan] = []
+    offset = 0
+
+    def add(block: str) -> int:
+        nonlocal offset
+        if blocks:
+            offset += len(BLOCK_SEPARATOR)
+        start = offset
+        blocks.append(block)
+        offset += len(block)
+        return start
+
+    for index, session in enumerate(sessions):
+        if index:
+            add(session_header(session, parents))
+        for message in sorted(by_session.get(session.id, ()), key=lambda m: m.position):
+            block = render_message(message, tool_output_chars=tool_output_chars)
+            if block:
+                start = add(block)
+                spans.append(MessageSpan(message.session_id, message.position, start,
+                                         start + len(block)))
+    return Rendered(BLOCK_SEPARATOR.join(blocks), tuple(spans))

@@ -1,0 +1,134 @@
+"""What a recall returns, and its JSON-ready form.
+
+>>> when_text(1772547300.0, UTC)
+'March 03, 2026 at 02:15 PM'
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+
+import attrs
+
+from harkback.stages.records import SessionOverview, SummaryKind, TokenUsage
+
+__all__ = ["UTC", "BrowseResult", "Recall", "RecallResult", "RecentEntry", "when_text"]
+
+
+def when_text(epoch: float | None, tz: tzinfo | None = None) -> str:
+    """A readable time such as ``March 03, 2026 at 02:15 PM`` (local time unless ``tz``)."""
+    if epoch is None:
+        return "unknown time"
+    moment = datetime.fromtimestamp(epoch, tz) if tz else datetime.fromtimestamp(epoch)
+    return moment.strftime("%B %d, %Y at %I:%M %p")
+
+
+@attrs.frozen(kw_only=True)
+class Recall:
+    """One recalled session: metadata from the lineage root, and its summary."""
+
+    session_id: str
+    when: str
+    started_at: float | None
+    source: str
+    model: str
+    title: str
+    summary: str
+    summary_kind: SummaryKind
+    summary_note: str = ""
+    matched_messages: int = 0
+    matched_sessions: tuple[str, ...] = ()
+    lineage: tuple[str, ...] = ()
+    truncated: bool = False
+    transcript_chars: int = 0
+    usage: TokenUsage = attrs.field(factory=TokenUsage)
+    cited_messages: tuple[int, ...] = ()
+
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON form of this result."""
+        payload: dict[str, Any] = {
+            "session_id": self.session_id, "when": self.when, "started_at": self.started_at,
+            "source": self.source, "model": self.model, "title": self.title,
+            "summary": self.summary, "summary_kind": self.summary_kind,
+            "matched_messages": self.matched_messages,
+            "matched_sessions": list(self.matched_sessions), "lineage": list(self.lineage),
+            "truncated": self.truncated, "transcript_chars": self.transcript_chars,
+        }
+        if self.summary_note:
+            payload["summary_note"] = self.summary_note
+        if self.usage.prompt or self.usage.completion:
+            payload["usage"] = {"prompt_tokens": self.usage.prompt,
+                                "completion_tokens": self.usage.completion}
+        if self.cited_messages:
+            payload["cited_messages"] = list(self.cited_messages)
+        return payload
+
+
+@attrs.frozen(kw_only=True)
+class RecallResult:
+    """The answer to a search: recalled sessions, best first."""
+
+    query: str
+    results: tuple[Recall, ...]
+    sessions_searched: int
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Model tokens used by all summaries together."""
+        total = TokenUsage()
+        for recall in self.results:
+            total = total + recall.usage
+        return total
+
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON form: ``{"success": true, "query", "results", "count", ...}``."""
+        payload: dict[str, Any] = {
+            "success": True, "mode": "search", "query": self.query,
+            "results": [r.to_payload() for r in self.results], "count": len(self.results),
+            "sessions_searched": self.sessions_searched,
+        }
+        if not self.results:
+            payload["message"] = "No matching sessions found."
+        usage = self.usage
+        if usage.prompt or usage.completion:
+            payload["usage"] = {"prompt_tokens": usage.prompt,
+                                "completion_tokens": usage.completion}
+        return payload
+
+
+@attrs.frozen(kw_only=True)
+class RecentEntry:
+    """One session listed by recent mode."""
+
+    session_id: str
+    title: str
+    source: str
+    when: str
+    started_at: float | None
+    message_count: int
+    preview: str
+
+    @classmethod
+    def from_overview(cls, overview: SessionOverview, tz: tzinfo | None = None) -> RecentEntry:
+        """Build an entry from a store's overview row."""
+        s = overview.session
+        return cls(session_id=s.id, title=s.title, source=s.source,
+                   when=when_text(s.started_at, tz), started_at=s.started_at,
+                   message_count=overview.message_count, preview=overview.preview)
+
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON form of this entry."""
+        return attrs.asdict(self)
+
+
+@attrs.frozen(kw_only=True)
+class BrowseResult:
+    """Recent mode's answer: root sessions, newest first."""
+
+    results: tuple[RecentEntry, ...]
+
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON form: ``{"success": true, "mode": "recent", "results", "count"}``."""
+        return {"success": True, "mode": "recent", "query": "",
+                "results": [r.to_payload() for r in self.results], "count": len(self.results)}
