@@ -1,0 +1,1 @@
+"""Benchmarks for harkback: retrieval quality on LongMemEval-format data, and timing."""
