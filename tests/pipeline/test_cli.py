@@ -1,0 +1,174 @@
+"""CLI tests, each through a real subprocess and a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harkback.stages.ingest_format import conversation_to_json
+from tests.conftest import conversation
+
+
+def run(*args: str, db: Path | None = None, env: dict[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    """Run ``harkback ARGS`` in a fresh interpreter."""
+    full_env = {k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}
+    full_env.update(env or {})
+    command = [sys.executable, "-m", "harkback.pipeline.cli", *args]
+    if db is not None:
+        command += ["--db", str(db)]
+    return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=120,
+                          check=False)
+
+
+def _write_sessions(path: Path, extra_lines: tuple[str, ...] = ()) -> None:
+    sessions = [
+        conversation("docker-fix", ("user", "containers cannot resolve postgres on the bridge"),
+                     ("assistant", "run docker network create backend and attach both"),
+                     started_at=1_770_000_000.0, title="Docker DNS"),
+        conversation("cors", ("user", "CORS error from nginx on uploads"),
+                     ("assistant", "add_header needs always in the location block"),
+                     started_at=1_771_000_000.0, title="CORS"),
+        conversation("sub", ("assistant", "nginx -T shows add_header inside location"),
+                     started_at=1_771_000_100.0, source="subagent", parent="cors"),
+    ]
+    lines = [json.dumps(conversation_to_json(c)) for c in sessions]
+    path.write_text("\n".join([lines[0], *extra_lines, *lines[1:]]) + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A database ingested from a small sessions file."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    path = tmp_path / "h.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    return path
+
+
+def test_ingest_reports_bad_line_and_keeps_the_rest(tmp_path: Path) -> None:
+    """A malformed line is named by number, skipped, and the exit status says so."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source, extra_lines=('{"id": "broken", "messages": [', ))
+    path = tmp_path / "h.db"
+    done = run("ingest", str(source), db=path)
+    assert done.returncode == 1
+    assert "line 2" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "3 session(s)" in done.stdout
+    listed = json.loads(run("recent", "--json", db=path).stdout)
+    assert {r["session_id"] for r in listed["results"]} == {"docker-fix", "cors"}
+
+
+def test_ingest_twice_updates_instead_of_duplicating(tmp_path: Path) -> None:
+    """The same file ingested again updates sessions rather than adding them."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    path = tmp_path / "h.db"
+    run("ingest", str(source), db=path)
+    again = run("ingest", str(source), db=path)
+    assert "0 added, 3 updated" in again.stdout
+
+
+def test_search_json_shape(db: Path) -> None:
+    """``search --json`` prints the documented payload, with per-stage timings."""
+    done = run("search", "how did we fix the nginx CORS error", "--json", db=db)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["success"] is True
+    assert payload["results"][0]["session_id"] == "cors"
+    assert set(payload["results"][0]) >= {"session_id", "when", "source", "model", "title",
+                                          "summary", "summary_kind", "matched_messages"}
+    assert payload["count"] == len(payload["results"])
+    assert set(payload["timings"]) == {"match", "resolve", "load", "summarize", "assemble"}
+
+
+def test_search_resolves_sub_agent_hit_to_its_root(db: Path) -> None:
+    """A match only in a sub-agent session is reported as its parent session."""
+    payload = json.loads(run("search", '"nginx -T"', "--json", db=db).stdout)
+    assert [r["session_id"] for r in payload["results"]] == ["cors"]
+
+
+def test_search_leaves_out_current_session(db: Path) -> None:
+    """``--current-session`` drops that lineage, even when named by a child id."""
+    payload = json.loads(run("search", "nginx", "--current-session", "sub", "--json",
+                             db=db).stdout)
+    assert "cors" not in [r["session_id"] for r in payload["results"]]
+
+
+def test_summarizer_none_returns_ranked_sessions_without_summary(db: Path) -> None:
+    """``--summarizer none`` ranks sessions and leaves summaries empty."""
+    payload = json.loads(run("search", "docker network", "--summarizer", "none", "--json",
+                             db=db).stdout)
+    assert payload["results"][0]["session_id"] == "docker-fix"
+    assert payload["results"][0]["summary"] == ""
+    assert payload["results"][0]["summary_kind"] == "none"
+
+
+def test_human_output_is_a_table_with_summaries(db: Path) -> None:
+    """Without ``--json`` the answer is a readable table followed by each summary."""
+    done = run("search", "docker network", db=db)
+    assert done.returncode == 0
+    assert "session / title" in done.stdout
+    assert "docker network create backend" in done.stdout
+
+
+def test_hostile_query_never_fails(db: Path) -> None:
+    """FTS-breaking input returns a payload, not an error."""
+    for query in ('C++ "unclosed (problem', "foo AND", "TODO: fix", "***", "x" * 10_000):
+        done = run("search", query, "--json", db=db)
+        assert done.returncode == 0, (query, done.stderr)
+        assert json.loads(done.stdout)["success"] is True
+
+
+def test_recent_lists_roots_newest_first(db: Path) -> None:
+    """``recent`` shows root sessions only, newest first."""
+    payload = json.loads(run("recent", "--json", db=db).stdout)
+    assert [r["session_id"] for r in payload["results"]] == ["cors", "docker-fix"]
+    assert payload["results"][0]["preview"].startswith("CORS error")
+
+
+def test_missing_database_is_one_clear_line(tmp_path: Path) -> None:
+    """Searching a database that does not exist fails clearly and creates nothing."""
+    path = tmp_path / "nope.db"
+    done = run("search", "x", db=path)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "harkback:" in done.stderr
+    assert not path.exists()
+
+
+def test_bad_time_bound_is_one_clear_line(db: Path) -> None:
+    """An unreadable ``--since`` is reported, not raised."""
+    done = run("search", "x", "--since", "someday", db=db)
+    assert done.returncode == 1
+    assert "someday" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_search_does_not_write_the_database(db: Path) -> None:
+    """A search leaves the database file's bytes untouched."""
+    before = db.read_bytes()
+    run("search", "docker network", db=db)
+    assert db.read_bytes() == before
+
+
+def test_harkback_db_environment_variable_is_used(tmp_path: Path) -> None:
+    """``HARKBACK_DB`` names the database when ``--db`` is absent."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    env = {"HARKBACK_DB": str(tmp_path / "env.db")}
+    assert run("ingest", str(source), env=env).returncode == 0
+    assert (tmp_path / "env.db").exists()
+
+
+def test_demo_finds_the_stories(tmp_path: Path) -> None:
+    """The demo builds its store and answers each question with the story's session."""
+    done = run("demo", db=tmp_path / "demo.db")
+    assert done.returncode == 0, done.stderr
+    assert "docker network create lumen-backend" in done.stdout
+    assert "pgdump-rotate.sh" in done.stdout
+    assert "127.0.0.1:18080" in done.stdout

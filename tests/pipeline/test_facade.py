@@ -1,0 +1,105 @@
+"""Tests of the facade and per-stage timing over the in-memory and SQLite stores."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import attrs
+import pytest
+
+from harkback.adapters.memory_store import MemoryStore
+from harkback.adapters.sqlite_store import SqliteStore
+from harkback.pipeline.compose import STAGE_NAMES, Pipeline
+from harkback.pipeline.facade import Harkback
+from harkback.pipeline.timing import RecordingObserver
+from harkback.stages.ports import StageEvent
+from harkback.stages.summarize import RawSummarize
+from tests.conftest import conversation
+
+SESSIONS = (
+    conversation("docker", ("user", "the api container cannot resolve postgres"),
+                 ("assistant", "fixed with docker network create backend"),
+                 started_at=100.0, title="Docker DNS"),
+    conversation("cron-1", ("assistant", "nightly report: docker network ok, backup ok"),
+                 started_at=200.0, source="cron"),
+    conversation("cors", ("user", "nginx CORS header missing on uploads"),
+                 started_at=300.0, title="CORS"),
+)
+
+
+@pytest.fixture
+async def harkback() -> Harkback:
+    """A facade over an in-memory store holding three sessions."""
+    store = MemoryStore()
+    await store.ingest(SESSIONS)
+    return Harkback(store=store)
+
+
+async def test_observer_hears_each_stage_start_and_finish(harkback: Harkback) -> None:
+    """Every stage reports started then completed, with a duration."""
+    recorder = RecordingObserver()
+    await attrs.evolve(harkback, observer=recorder).search("docker network")
+    finished = [e.stage for e in recorder.events if e.status == "completed"]
+    assert finished == list(STAGE_NAMES)
+    assert all(e.duration_ms is not None and e.duration_ms >= 0
+               for e in recorder.events if e.status == "completed")
+
+
+async def test_failing_observer_cannot_break_a_recall(harkback: Harkback) -> None:
+    """An observer that raises is ignored; the recall still succeeds."""
+    def broken(event: StageEvent) -> None:
+        raise RuntimeError("observer bug")
+
+    response = await attrs.evolve(harkback, observer=broken).search("docker network")
+    assert response.ok
+    assert response.to_payload()["results"][0]["session_id"] == "docker"
+
+
+async def test_swapping_the_summarizer_changes_the_summary(harkback: Harkback) -> None:
+    """A pipeline with RawSummarize returns raw summaries."""
+    raw = attrs.evolve(harkback, pipeline=attrs.evolve(Pipeline(), summarize=RawSummarize()))
+    payload = (await raw.search("docker network")).to_payload()
+    assert payload["results"][0]["summary_kind"] == "raw"
+
+
+async def test_empty_query_browses_without_summarizing(harkback: Harkback) -> None:
+    """An empty query runs recent mode only: no match, no summarize."""
+    recorder = RecordingObserver()
+    response = await attrs.evolve(harkback, observer=recorder).search("  ")
+    assert {e.stage for e in recorder.events} == {"recent"}
+    assert [r["session_id"] for r in response.to_payload()["results"]] == [
+        "cors", "cron-1", "docker"]
+
+
+async def test_bad_request_is_a_failure_payload(harkback: Harkback) -> None:
+    """A limit out of range gives ``success: false`` with a clear message."""
+    payload = (await harkback.search("docker", limit=50)).to_payload()
+    assert payload == {"success": False,
+                       "error": "query rejected: limit must be between 1 and 10, got 50"}
+
+
+async def test_store_failure_is_a_failure_payload(tmp_path: Path) -> None:
+    """A store that cannot be read turns into ``success: false``, not an exception."""
+    store = SqliteStore.open(tmp_path / "h.db").unwrap()
+    store.close()
+    payload = (await Harkback(store=store).search("docker")).to_payload()
+    assert payload["success"] is False
+    assert "session store unavailable" in payload["error"]
+
+
+async def test_cron_noise_ranks_below_the_real_fix(harkback: Harkback) -> None:
+    """A cron report sharing the words ranks below the session that fixed the problem."""
+    payload = (await harkback.search("docker network", limit=3)).to_payload()
+    assert [r["session_id"] for r in payload["results"]][:2] == ["docker", "cron-1"]
+
+
+def test_search_sync_from_plain_code(harkback: Harkback) -> None:
+    """``search_sync`` works where no event loop is running."""
+    assert harkback.search_sync("nginx cors").to_payload()["results"][0]["session_id"] == "cors"
+
+
+async def test_search_sync_inside_a_running_loop(harkback: Harkback) -> None:
+    """``search_sync`` called from inside a running loop neither deadlocks nor fails."""
+    assert asyncio.get_running_loop().is_running()
+    assert harkback.search_sync("nginx cors").ok
