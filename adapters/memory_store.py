@@ -27,10 +27,11 @@ import attrs
 from returns.future import FutureResult
 from returns.result import Result, Success
 
+from harkback.adapters import search_plan
 from harkback.adapters.sql import preview
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.ports import IngestReport, MatchQuery, RecentQuery
-from harkback.stages.query import Node, Phrase, Term, Unit, Without, evaluate
+from harkback.stages.ports import IngestReport, MatchQuery, RecentQuery, TermStats
+from harkback.stages.query import Node, Phrase, Term, Unit, Without, evaluate, phrase_count
 from harkback.stages.records import Conversation, Message, MessageHit, Session, SessionOverview
 from harkback.stages.text import index_tokens, is_cjk
 
@@ -69,11 +70,9 @@ def occurrences(unit: Unit, tokens: Sequence[str], counts: Counter[str]) -> int:
         if unit.prefix or (len(unit.text) == 1 and is_cjk(unit.text)):
             return sum(n for token, n in counts.items() if token.startswith(unit.text))
         return counts[unit.text]
-    size = len(unit.terms)
-    if any(term not in counts for term in unit.terms):
+    if any(term not in counts for term in unit.terms[:-1]):
         return 0
-    return sum(1 for i in range(len(tokens) - size + 1)
-               if tuple(tokens[i:i + size]) == unit.terms)
+    return phrase_count(unit, tokens)
 
 
 def bm25(frequencies: Sequence[int], idfs: Sequence[float], length: int,
@@ -121,15 +120,64 @@ class MemoryStore:
         awaitable: Awaitable[Result[T, StoreUnavailable]] = call()
         return FutureResult(awaitable)
 
-    def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
-        """Messages matching the query, best BM25 first."""
-        return self._run(lambda: self._search(query))
+    def term_stats(self, terms: Sequence[str]) -> FutureResult[TermStats, StoreUnavailable]:
+        """Index statistics counted over every stored message, as FTS5 keeps them."""
+        def work() -> TermStats:
+            every = [item for items in self._messages.values() for item in items]
+            wanted = dict.fromkeys(terms)
+            counts = Counter(t for item in every for t in item.counts if t in wanted)
+            length = sum(len(item.tokens) for item in every)
+            return TermStats(documents=len(every),
+                             average_length=length / len(every) if every else 0.0,
+                             counts=tuple((t, counts[t]) for t in wanted if counts[t]))
+        return self._run(work)
 
-    def _search(self, query: MatchQuery) -> tuple[MessageHit, ...]:
+    def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        """Messages matching the query, best BM25 first, bounded as the SQLite store is."""
+        return self._run(lambda: self._bounded(query))
+
+    def _bounded(self, query: MatchQuery) -> tuple[MessageHit, ...]:
+        # The same plan as the SQLite store (adapters/search_plan.py), so results agree.
+        cap = query.max_scored
         every = [item for items in self._messages.values() for item in items]
+        if cap is None:
+            return tuple(hit for _, hit in self._scored(query, query.expression, every))
+        common = frozenset(
+            unit for unit in search_plan.selecting_units(query.expression)
+            if sum(1 for item in every if evaluate(unit, item.tokens)) > cap)
+        if not common:
+            return tuple(hit for _, hit in self._scored(query, query.expression, every))
+        hits: list[tuple[int, MessageHit]] = []
+        narrowed = search_plan.narrow(query.expression, common)
+        if narrowed is not None:
+            within = None if search_plan.is_disjunction(query.expression) else query.expression
+            hits = self._scored(query, narrowed, every, within=within)
+        taken = {row_id for row_id, _ in hits}
+        for item in sorted(every, key=lambda item: -item.row_id):
+            if len(hits) >= query.limit:
+                break
+            if item.row_id not in taken and self._matches(query, query.expression, item):
+                hits.append((item.row_id, self._hit(item, 0.0)))
+        return tuple(hit for _, hit in hits)
+
+    def _matches(self, query: MatchQuery, expression: Node, item: _Indexed) -> bool:
+        message = item.message
+        return (self._admits(query, message, self._sessions[message.session_id])
+                and evaluate(expression, item.tokens))
+
+    def _hit(self, item: _Indexed, score: float) -> MessageHit:
+        message = item.message
+        return MessageHit(session_id=message.session_id, position=message.position,
+                          role=message.role, content=message.content, score=score,
+                          timestamp=message.timestamp,
+                          source=self._sessions[message.session_id].source)
+
+    def _scored(self, query: MatchQuery, expression: Node, every: Sequence[_Indexed], *,
+                within: Node | None = None) -> list[tuple[int, MessageHit]]:
+        """Row ids and hits matching ``expression`` (and ``within``), best BM25 first."""
         if not every:
-            return ()
-        leaves = _leaves(query.expression)
+            return []
+        leaves = _leaves(expression)
         frequencies = {item.row_id: [occurrences(u, item.tokens, item.counts) for u in leaves]
                        for item in every}
         idfs = [idf(len(every), sum(1 for f in frequencies.values() if f[i]))
@@ -141,15 +189,14 @@ class MemoryStore:
             session = self._sessions[message.session_id]
             if not self._admits(query, message, session):
                 continue
-            if not evaluate(query.expression, item.tokens):
+            if not evaluate(expression, item.tokens):
+                continue
+            if within is not None and not evaluate(within, item.tokens):
                 continue
             score = bm25(frequencies[item.row_id], idfs, len(item.tokens), average)
-            scored.append((score, item.row_id, MessageHit(
-                session_id=message.session_id, position=message.position, role=message.role,
-                content=message.content, score=score, timestamp=message.timestamp,
-                source=session.source)))
+            scored.append((score, item.row_id, self._hit(item, score)))
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
-        return tuple(hit for _, _, hit in scored[:max(query.limit, 0)])
+        return [(row_id, hit) for _, row_id, hit in scored[:max(query.limit, 0)]]
 
     @staticmethod
     def _admits(query: MatchQuery, message: Message, session: Session) -> bool:

@@ -22,7 +22,7 @@ from typing import Any, cast
 import attrs
 
 from harkback.stages.ports import MatchQuery, RecentQuery
-from harkback.stages.query import to_fts5
+from harkback.stages.query import AllOf, Node, Term, Unit, to_fts5
 from harkback.stages.records import (
     Conversation,
     Message,
@@ -99,20 +99,13 @@ def _json_list(values: Iterable[str]) -> str:
 
 # --- reading ------------------------------------------------------------------------------
 
-def search(query: MatchQuery) -> Statement:
-    """Messages matching ``query.expression``, best BM25 first, filtered as the query says.
-
-    >>> from harkback.stages.query import parse_query
-    >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",), since=5.0)
-    >>> search(q).params
-    ('("docker")', '["user"]', '[]', 5.0, 50)
-    """
+def _filters(query: MatchQuery, expression: Node) -> tuple[list[str], list[SqlValue]]:
     conditions = [
         "messages_fts MATCH ?",
         "m.role IN (SELECT value FROM json_each(?))",
         "s.source NOT IN (SELECT value FROM json_each(?))",
     ]
-    params: list[SqlValue] = [to_fts5(query.expression), _json_list(query.roles),
+    params: list[SqlValue] = [to_fts5(expression), _json_list(query.roles),
                               _json_list(query.hidden_sources)]
     if query.since is not None:
         conditions.append("COALESCE(m.timestamp, s.started_at) >= ?")
@@ -120,17 +113,131 @@ def search(query: MatchQuery) -> Statement:
     if query.until is not None:
         conditions.append("COALESCE(m.timestamp, s.started_at) <= ?")
         params.append(query.until)
+    return conditions, params
+
+
+_HIT_FROM = (
+    "FROM messages_fts "
+    "JOIN messages AS m ON m.id = messages_fts.rowid "
+    "JOIN sessions AS s ON s.id = m.session_id "
+)
+
+
+def search(query: MatchQuery, *, expression: Node | None = None,
+           within: Node | None = None) -> Statement:
+    """Messages matching ``expression`` (default: the query's), best BM25 first, filtered.
+
+    ``within`` further keeps only rows that also match it; it is not scored, so its
+    common terms cost a seek per row, not a walk over their posting lists. The last
+    column is the row id.
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",), since=5.0)
+    >>> search(q).params
+    ('("docker")', '["user"]', '[]', 5.0, 50)
+    """
+    matched = query.expression if expression is None else expression
+    conditions, params = _filters(query, matched)
+    if within is not None:
+        conditions.append("messages_fts.rowid IN (SELECT rowid FROM messages_fts(?))")
+        params.append(to_fts5(AllOf((matched, within))))
     params.append(query.limit)
     sql = (
         "SELECT m.session_id, m.position, m.role, m.content, m.timestamp, s.source, "
-        "bm25(messages_fts) AS rank "
-        "FROM messages_fts "
-        "JOIN messages AS m ON m.id = messages_fts.rowid "
-        "JOIN sessions AS s ON s.id = m.session_id "
+        f"bm25(messages_fts) AS rank, m.id {_HIT_FROM}"
         f"WHERE {' AND '.join(conditions)} "
         "ORDER BY rank, m.id LIMIT ?"
     )
     return Statement(sql, tuple(params))
+
+
+def newest(query: MatchQuery, *, skip: Iterable[int], limit: int) -> Statement:
+    """The newest messages matching the query, filtered as it says, with score 0.
+
+    Nothing is scored and the index is read newest first, so the cost stays near
+    ``limit`` rows however common the terms are. Row ids in ``skip`` are left out.
+    """
+    conditions, params = _filters(query, query.expression)
+    conditions.append("m.id NOT IN (SELECT value FROM json_each(?))")
+    params += [json.dumps(list(skip)), limit]
+    return Statement(
+        "SELECT m.session_id, m.position, m.role, m.content, m.timestamp, s.source, "
+        f"0.0 AS rank, m.id {_HIT_FROM}"
+        f"WHERE {' AND '.join(conditions)} "
+        "ORDER BY messages_fts.rowid DESC LIMIT ?",
+        tuple(params))
+
+
+def count_matches(unit: Unit, cap: int) -> Statement:
+    """How many messages match ``unit``, counting no further than ``cap + 1``.
+
+    >>> from harkback.stages.query import Term
+    >>> count_matches(Term("docker"), 2000).params
+    ('"docker"', 2001)
+    """
+    return Statement(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+        (to_fts5(unit), cap + 1))
+
+
+def newest_matches(term: str, cap: int) -> Statement:
+    """How many of the newest ``cap + 1`` messages match ``term``, and the oldest row id.
+
+    Reads at most ``cap + 1`` postings, however common the term.
+
+    >>> newest_matches("bike", 2000).params
+    ('"bike"', 2001)
+    """
+    return Statement(
+        "SELECT COUNT(*), MIN(rowid) FROM (SELECT rowid FROM messages_fts "
+        "WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
+        (to_fts5(Term(term)), cap + 1))
+
+
+CREATE_VOCABULARY = ("CREATE VIRTUAL TABLE IF NOT EXISTS temp.harkback_vocab "
+                     "USING fts5vocab(main, messages_fts, row)")
+"""A per-connection view of the index's terms; ``temp``, so it works on read-only files
+and never changes the database. Run it before ``PRAGMA query_only``."""
+
+INDEX_TOTALS = "SELECT block FROM messages_fts_data WHERE id = 1"
+"""FTS5's totals record: the number of rows indexed, then the tokens of each column."""
+
+
+def term_counts(terms: Iterable[str]) -> Statement:
+    """How many messages contain each of ``terms``, read from the index's vocabulary.
+
+    >>> term_counts(["bike", "bikes"]).params
+    ('["bike", "bikes"]',)
+    """
+    return Statement("SELECT term, doc FROM temp.harkback_vocab "
+                     "WHERE term IN (SELECT value FROM json_each(?))", (_json_list(terms),))
+
+
+def decode_totals(block: bytes | None) -> tuple[int, int]:
+    """Rows and tokens indexed, from FTS5's totals record (two SQLite varints).
+
+    >>> decode_totals(bytes([0x02, 0x05])), decode_totals(bytes([0x81, 0x00, 0x07]))
+    ((2, 5), (128, 7))
+    >>> decode_totals(None)
+    (0, 0)
+    """
+    values: list[int] = []
+    data = block or b""
+    at = 0
+    while len(values) < 2 and at < len(data):
+        value = 0
+        for i in range(9):
+            byte = data[at]
+            at += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    values += [0] * (2 - len(values))
+    return values[0], values[1]
 
 
 def sessions_by_id(ids: Iterable[str]) -> Statement:
@@ -163,6 +270,8 @@ def messages_of(session_ids: Iterable[str]) -> Statement:
 def recent(query: RecentQuery) -> Statement:
     """Root sessions newest first, with their message count and first user message."""
     # The counts and previews are computed only for the rows that survive the LIMIT.
+    # SQLite sorts NULL below every value, so "started_at DESC" already puts unknown
+    # starts last, and in this form the sessions_started index serves the LIMIT.
     return Statement(
         f"SELECT {_SESSION_COLUMNS}, "
         "(SELECT COUNT(*) FROM messages AS m WHERE m.session_id = r.id), "
@@ -172,8 +281,8 @@ def recent(query: RecentQuery) -> Statement:
         "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
-        "      ORDER BY s.started_at IS NULL, s.started_at DESC, s.id LIMIT ?) AS r "
-        "ORDER BY r.started_at IS NULL, r.started_at DESC, r.id",
+        "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
+        "ORDER BY r.started_at DESC, r.id",
         (_json_list(query.exclude_roots), _json_list(query.hidden_sources), query.limit))
 
 
@@ -307,7 +416,7 @@ def message_from_row(row: Row) -> Message:
 
 
 def hit_from_row(row: Row) -> MessageHit:
-    """A hit from a :func:`search` row; the score is ``-bm25`` so that higher is better."""
+    """A hit from a :func:`search` or :func:`newest` row; score ``-bm25``, higher is better."""
     return MessageHit(session_id=row[0], position=row[1], role=cast(Role, row[2]),
                       content=row[3], timestamp=row[4], source=row[5], score=-row[6])
 

@@ -1,4 +1,4 @@
-"""The ``harkback`` command line: ingest, search, recent, demo.
+"""The ``harkback`` command line: ingest, search, recent, demo, import, sources.
 
 Errors are one clear line on stderr and a non-zero exit status, never a traceback
 (set ``HARKBACK_DEBUG=1`` to see one for an internal error).
@@ -12,22 +12,37 @@ import json
 import os
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 from returns.result import Failure
 
+from harkback.adapters.import_ledger import SourceState, SqliteImportLedger
 from harkback.adapters.sqlite_store import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db_path
 from harkback.pipeline.facade import Harkback, Response
+from harkback.pipeline.importing import (
+    describe_sources,
+    importers_for,
+    run_import,
+    source_payload,
+)
 from harkback.pipeline.ingest import ingest_file
+from harkback.pipeline.llm import (
+    LLM,
+    add_model_arguments,
+    model_settings,
+    summarizer_choice,
+    with_model,
+)
 from harkback.stages.errors import BadRecord
 from harkback.stages.flow import Loaded, SummarizedSet
+from harkback.stages.match import DEFAULT_RANKER, RANKERS
 from harkback.stages.request import MAX_LIMIT
-from harkback.stages.stage import Stage
+from harkback.stages.stage import Stage, as_result
 from harkback.stages.summarize import ExtractiveSummarize, NoSummarize, RawSummarize
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
@@ -87,8 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the caller's session id; its whole lineage is left out")
     search.add_argument("--since", default=None, help="ISO date, epoch, or 7d / 24h")
     search.add_argument("--until", default=None, help="ISO date, epoch, or 7d / 24h")
-    search.add_argument("--summarizer", choices=sorted(SUMMARIZERS), default="extractive")
+    search.add_argument("--summarizer", choices=sorted([*SUMMARIZERS, LLM]), default=None,
+                        help="default: llm when a model is configured (--model or "
+                             "HARKBACK_MODEL), else extractive")
     search.add_argument("--json", action="store_true", help="print the JSON payload only")
+    search.add_argument("--ranker", choices=sorted(RANKERS), default=DEFAULT_RANKER,
+                        help=f"how sessions are ranked (default: {DEFAULT_RANKER})")
+    add_model_arguments(search)
 
     recent = commands.add_parser("recent", help="list recent sessions")
     with_db(recent)
@@ -99,7 +119,34 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")
+    _add_import_commands(commands, with_db)
     return parser
+
+
+def _add_import_commands(commands: Any,
+                         with_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    imports = commands.add_parser(
+        "import", help="import transcripts of other agents; only what changed is read")
+    kinds = imports.add_subparsers(dest="kind", required=True, metavar="KIND")
+    wheres = {"hermes": "a Hermes state.db, or a Hermes home with profiles "
+                        "(default: $HERMES_HOME or ~/.hermes)",
+              "claude-code": "a Claude Code projects folder (default: ~/.claude/projects)",
+              "codex": "a Codex sessions folder (default: $CODEX_HOME/sessions or "
+                       "~/.codex/sessions)",
+              "jsonl": "a file in the ingest format (one session per line)"}
+    for kind, where in wheres.items():
+        sub = kinds.add_parser(kind, help=f"import {where}")
+        sub.add_argument("path", type=Path, nargs=None if kind == "jsonl" else "?",
+                         default=None, help=where)
+        with_db(sub)
+        sub.add_argument("--full", action="store_true",
+                         help="read everything again, not only what changed")
+        sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="show a progress bar (default: when stderr is a terminal)")
+        sub.add_argument("--json", action="store_true", help="print the counts as JSON")
+    sources = commands.add_parser("sources", help="list what was imported from where and when")
+    with_db(sources)
+    sources.add_argument("--json", action="store_true")
 
 
 def _db(args: argparse.Namespace) -> Path:
@@ -132,13 +179,30 @@ async def _ingest(args: argparse.Namespace) -> int:
 
 
 async def _search(args: argparse.Namespace) -> int:
-    store = open_store(_db(args), readonly=True)
-    pipeline = attrs.evolve(Pipeline(), summarize=SUMMARIZERS[args.summarizer])
+    settings = model_settings(args, os.environ)
+    choice = summarizer_choice(args.summarizer, settings)
+    if isinstance(choice, Failure):
+        raise CliError(choice.failure().reason, EXIT_USAGE)
+    name = choice.unwrap()
+    path = _db(args)
+    if name == LLM and settings is not None and path.is_file():
+        # Writable, so model summaries can be cached in the file; read-only if it must be.
+        opened = SqliteStore.open(path)
+        store = opened.unwrap() if not isinstance(opened, Failure) else open_store(
+            path, readonly=True)
+        harkback = with_model(Harkback(store=store), settings, deadline_s=args.deadline)
+    else:
+        store = open_store(path, readonly=True)
+        summarize = SUMMARIZERS.get(name, SUMMARIZERS["extractive"])
+        harkback = Harkback(store=store, pipeline=attrs.evolve(Pipeline(), summarize=summarize))
+    harkback = attrs.evolve(harkback, pipeline=attrs.evolve(harkback.pipeline,
+                                                            match=RANKERS[args.ranker]))
     try:
-        response = await Harkback(store=store, pipeline=pipeline).search(
+        response = await harkback.search(
             args.query, limit=args.limit, roles=args.role,
             current_session_id=args.current_session, since=args.since, until=args.until)
     finally:
+        await harkback.aclose()
         store.close()
     return _emit(response, as_json=args.json)
 
@@ -198,7 +262,56 @@ async def _demo(args: argparse.Namespace) -> int:
     return await run_demo(args.db)
 
 
-COMMANDS = {"ingest": _ingest, "search": _search, "recent": _recent, "demo": _demo}
+async def _import(args: argparse.Namespace) -> int:
+    bad: list[BadRecord] = []
+
+    def report_bad(error: BadRecord) -> None:
+        bad.append(error)
+        print(f"harkback: {args.path}: {error.message()} (skipped)", file=sys.stderr)
+
+    found = importers_for(args.kind, args.path, on_bad=report_bad)
+    if isinstance(found, Failure):
+        raise CliError(found.failure())
+    store = open_store(_db(args), readonly=False)
+    ledger = SqliteImportLedger(store)
+    outcomes = []
+    try:
+        for importer in found.unwrap():
+            outcomes.append(await run_import(importer, store, ledger, full=args.full,
+                                             progress=args.progress))
+    finally:
+        store.close()
+    ok = all(o.ok for o in outcomes) and not bad
+    if args.json:
+        print(json.dumps({"success": ok, "sources": [o.to_payload() for o in outcomes]},
+                         ensure_ascii=False, indent=2))
+    else:
+        print("\n".join(o.describe() for o in outcomes))
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+async def _sources(args: argparse.Namespace) -> int:
+    path = _db(args)
+    listed: tuple[SourceState, ...] = ()
+    if path.is_file():
+        store = open_store(path, readonly=True)
+        try:
+            outcome = as_result(await SqliteImportLedger(store).sources().awaitable())
+        finally:
+            store.close()
+        if isinstance(outcome, Failure):
+            raise CliError(outcome.failure().message())
+        listed = outcome.unwrap()
+    if args.json:
+        print(json.dumps({"success": True, "sources": [source_payload(s) for s in listed]},
+                         ensure_ascii=False, indent=2))
+    else:
+        print(describe_sources(listed))
+    return EXIT_OK
+
+
+COMMANDS = {"ingest": _ingest, "search": _search, "recent": _recent, "demo": _demo,
+            "import": _import, "sources": _sources}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

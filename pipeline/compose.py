@@ -15,8 +15,8 @@ import attrs
 from harkback.pipeline.timing import timed
 from harkback.stages.assemble import Assemble
 from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
+from harkback.stages.lexical import LexicalMatch
 from harkback.stages.load import Load
-from harkback.stages.match import CoverageMatch
 from harkback.stages.recent import RecentSessions
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
@@ -31,7 +31,7 @@ STAGE_NAMES = ("match", "resolve", "load", "summarize", "assemble")
 class Pipeline:
     """match → resolve → load → summarize → assemble, and recent mode for empty queries."""
 
-    match: Stage[SearchRequest, Matched] = CoverageMatch()
+    match: Stage[SearchRequest, Matched] = LexicalMatch()
     resolve: Stage[Matched, Resolved] = LineageResolve()
     load: Stage[Resolved, Loaded] = Load()
     summarize: Stage[Loaded, SummarizedSet] = ExtractiveSummarize()

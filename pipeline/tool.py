@@ -86,3 +86,14 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
         query, limit=limit, current_session_id=current_session_id,
         roles=tuple(r.strip() for r in roles.split(",") if r.strip()))
     return json.dumps(response.to_payload(), ensure_ascii=False)
+
+
+def handle_session_search_sync(harkback: Harkback, arguments: str | dict[str, Any], *,
+                               current_session_id: str | None = None) -> str:
+    """:func:`handle_session_search` for synchronous tool runners.
+
+    Works from plain code, from worker threads and from code already running inside an
+    event loop (an agent gateway calling a sync handler); see :meth:`Harkback.call_sync`.
+    """
+    return harkback.call_sync(lambda: handle_session_search(
+        harkback, arguments, current_session_id=current_session_id))

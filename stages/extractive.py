@@ -29,9 +29,10 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-from harkback.stages.query import ParsedQuery, Term, Unit, unit_matches
+from harkback.stages.query import ParsedQuery, Unit, unit_matches
 from harkback.stages.records import Summary
-from harkback.stages.text import normalize, tokens
+from harkback.stages.text import index_tokens
+from harkback.stages.truncate import unit_spans
 
 MAX_CHARS = 1200
 MAX_LINES = 12
@@ -107,7 +108,7 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
             stripped = stripped[role.end():].strip()
             if not stripped:
                 continue
-        toks = tokens(stripped)
+        toks = index_tokens(stripped)
         token_set = frozenset(toks)
         covered = frozenset(i for i, u in enumerate(units) if unit_matches(u, toks, token_set))
         lines.append(_Line(len(lines), prefix, stripped, True, covered,
@@ -115,13 +116,10 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
     return lines
 
 
-def _focus(body: str, units: Iterable[Unit]) -> int:
+def _focus(body: str, units: Sequence[Unit]) -> int:
     """Where the first query unit starts in ``body`` (0 when it cannot be placed)."""
-    folded = normalize(body)
-    if len(folded) != len(body):
-        return 0
-    found = [folded.find(u.text if isinstance(u, Term) else u.terms[0]) for u in units]
-    return min((f for f in found if f >= 0), default=0)
+    spans = unit_spans(body, units, limit=1)
+    return spans[0][0] if spans else 0
 
 
 def _clip(body: str, width: int, focus: int) -> str:

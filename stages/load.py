@@ -18,7 +18,7 @@ from harkback.stages.query import ParsedQuery
 from harkback.stages.records import Candidate, Message, MessageHit, Session, Transcript
 from harkback.stages.render import TOOL_OUTPUT_CHARS, Rendered, order_lineage, render_lineage
 from harkback.stages.stage import Step, gather, with_store
-from harkback.stages.truncate import Span, cut_around, locate_units
+from harkback.stages.truncate import Span, cut_around, focus_spans, locate_units
 
 BUDGET_CHARS = 100_000
 
@@ -65,10 +65,13 @@ def make_transcript(candidate: Candidate, lineage: Sequence[Session],
     """Render a lineage and cut it to ``budget_chars`` around the candidate's hits.
 
     When no hit can be placed in the rendered text, the lines holding query terms
-    are kept instead.
+    are kept instead. A hit message (or line) longer than half the budget is replaced
+    by the places inside it where query units occur, so the window lands on the match.
     """
     rendered = render_lineage(lineage, messages, tool_output_chars=tool_output_chars)
     spans = hit_spans(rendered, candidate.hits) or locate_units(rendered.text, parsed.units)
+    # A matched message too long to keep whole is cut around the words that matched.
+    spans = focus_spans(rendered.text, spans, parsed.units, longest=budget_chars // 2)
     text, truncated = cut_around(rendered.text, spans, budget_chars)
     return Transcript(candidate=attrs.evolve(candidate, lineage=tuple(lineage)), text=text,
                       full_chars=len(rendered.text), truncated=truncated)

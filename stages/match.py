@@ -1,11 +1,17 @@
-"""The match stage: full-text hits ranked by how much of the query each message covers.
+"""The match stage and its swappable rankers, chosen by name from :data:`RANKERS`.
 
-FTS5's default AND made natural questions return nothing; a plain OR lets one
-common word flood the top rows. The default matcher asks the store for an OR of
-the query's topic words (a few hundred rows, BM25 order), then ranks each
-message first by the share of query units it covers, then by BM25. Sources that
-produce repetitive noise (cron reports) are scaled down rather than dropped.
+A ranker is a ``match`` stage: it turns a request into message hits, best first, and
+the resolve stage keeps the first hit of each lineage, so the order of hits *is* the
+session ranking. The default is :class:`~harkback.stages.lexical.LexicalMatch`; the
+others are baselines and earlier designs kept for comparison:
 
+- ``bm25``: the store's BM25 order, one row per message, nothing re-ranked;
+- ``reference``: the reference system: every word required, an OR of them only when
+  that finds nothing;
+- ``coverage``: messages ranked by the share of query words they hold, then BM25.
+
+>>> sorted(RANKERS)
+['bm25', 'coverage', 'lexical', 'reference']
 >>> ranked = rank_by_coverage(
 ...     (_hit("a", "docker logs", 9.0), _hit("b", "docker bridge network", 1.0)),
 ...     parse_query("docker bridge network").units)
@@ -15,17 +21,20 @@ produce repetitive noise (cron reports) are scaled down rather than dropped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
+from returns.future import FutureResult
 
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
-from harkback.stages.ports import MatchQuery
-from harkback.stages.query import Unit, parse_query, unit_matches
+from harkback.stages.lexical import LexicalMatch
+from harkback.stages.ports import Deps, MatchQuery
+from harkback.stages.query import AllOf, AnyOf, Node, Term, Unit, parse_query, unit_matches
 from harkback.stages.records import MessageHit
 from harkback.stages.request import SearchRequest
-from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.text import index_tokens
+from harkback.stages.stage import Stage, Step, pure, with_store
+from harkback.stages.text import index_tokens, tokens
 
 
 def coverage(content: str, units: Sequence[Unit]) -> float:
@@ -104,6 +113,62 @@ class Bm25Match:
                            hidden_sources=request.hidden_sources)
         return with_store(lambda deps: deps.store.search(query)).map(
             lambda hits: Matched(request=request, parsed=parsed, hits=hits))
+
+
+def all_words(text: str) -> Node | None:
+    """Every word of ``text``, stopwords included, all required (FTS5's implicit AND).
+
+    >>> all_words("fix the bridge")
+    AllOf(items=(Term(text='fix', prefix=False), Term(text='the', prefix=False), \
+Term(text='bridge', prefix=False)))
+    """
+    words = tuple(Term(t) for t in dict.fromkeys(tokens(text)))
+    if not words:
+        return None
+    return words[0] if len(words) == 1 else AllOf(words)
+
+
+@attrs.frozen
+class ReferenceMatch:
+    """The reference system's search: all words required; their OR only when that is empty.
+
+    FTS syntax is kept as written. Every matching row is scored (no bound on work).
+    """
+
+    hit_limit: int = attrs.field(default=50, validator=attrs.validators.ge(1))
+
+    def __call__(self, request: SearchRequest) -> Step[Matched]:
+        """Search the store for ``request.query``."""
+        parsed = parse_query(request.query)
+        strict = parsed.expression if parsed.advanced else all_words(request.query)
+        if parsed.expression is None or strict is None:
+            return pure(Matched(request=request, parsed=parsed, hits=()))
+
+        def query(expression: Node) -> MatchQuery:
+            return MatchQuery(expression=expression, roles=request.roles, limit=self.hit_limit,
+                              since=request.since, until=request.until,
+                              hidden_sources=request.hidden_sources, max_scored=None)
+
+        def fallback(hits: tuple[MessageHit, ...], deps: Deps
+                     ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+            if hits or not isinstance(strict, AllOf):
+                return FutureResult.from_value(hits)
+            return deps.store.search(query(AnyOf(strict.items)))
+
+        return with_store(lambda deps: deps.store.search(query(strict)).bind(
+            lambda hits: fallback(hits, deps))).map(
+            lambda hits: Matched(request=request, parsed=parsed, hits=hits))
+
+
+RANKERS: Mapping[str, Stage[SearchRequest, Matched]] = {
+    "lexical": LexicalMatch(),
+    "bm25": Bm25Match(),
+    "reference": ReferenceMatch(),
+    "coverage": CoverageMatch(),
+}
+"""Match stages by name, for ``--ranker`` and ``Pipeline(match=RANKERS[name])``."""
+
+DEFAULT_RANKER = "lexical"
 
 
 def _hit(session_id: str, content: str, score: float) -> MessageHit:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 from returns.future import FutureResult
@@ -27,12 +27,28 @@ from harkback.stages.records import (
     Summary,
 )
 
+DEFAULT_MAX_SCORED = 2000
+"""How many messages a term may match before it counts as common (see MatchQuery)."""
+
+
+def _positive_or_none(_inst: object, attribute: attrs.Attribute[Any],
+                      value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{attribute.name} must be at least 1 or None, got {value}")
+
 
 @attrs.frozen(kw_only=True)
 class MatchQuery:
     """What the match stage asks a store for: messages matching ``expression``, best first.
 
     ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned.
+    ``max_scored`` bounds the work: a term or phrase found in more messages than that
+    is *common*; common ones select no rows by themselves and add nothing to the score
+    (BM25 gives them little weight anyway), so scoring never walks a huge posting list.
+    Rows found through the other (selective) parts come first, best BM25 first; when
+    fewer than ``limit`` of them match, the newest other rows matching the expression
+    fill up with score 0. With no common part, or ``max_scored=None``, the search is
+    exact.
     """
 
     expression: Node
@@ -41,6 +57,7 @@ class MatchQuery:
     since: float | None = None
     until: float | None = None
     hidden_sources: tuple[str, ...] = ()
+    max_scored: int | None = attrs.field(default=DEFAULT_MAX_SCORED, validator=_positive_or_none)
 
 
 @attrs.frozen(kw_only=True)
@@ -63,6 +80,26 @@ class IngestReport:
     def __add__(self, other: IngestReport) -> IngestReport:
         return IngestReport(added=self.added + other.added, updated=self.updated + other.updated,
                             messages=self.messages + other.messages)
+
+
+@attrs.frozen(kw_only=True)
+class TermStats:
+    """Index statistics for ranking: messages indexed, their mean length, term frequencies.
+
+    ``counts`` pairs each asked term found in the index with the number of messages that
+    contain it (terms never indexed are left out).
+
+    >>> TermStats(documents=10, average_length=4.0, counts=(("bike", 3),)).count("bike")
+    3
+    """
+
+    documents: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    average_length: float = 0.0
+    counts: tuple[tuple[str, int], ...] = ()
+
+    def count(self, term: str) -> int:
+        """How many messages contain ``term`` (0 when it is not indexed)."""
+        return dict(self.counts).get(term, 0)
 
 
 StoreResult = FutureResult
@@ -104,6 +141,13 @@ class SessionStore(Protocol):
     def ingest(self, conversations: Sequence[Conversation]
                ) -> FutureResult[IngestReport, StoreUnavailable]:
         """Store conversations; a session id already stored is replaced."""
+        ...
+
+    def term_stats(self, terms: Sequence[str]) -> FutureResult[TermStats, StoreUnavailable]:
+        """Index statistics for ``terms`` (exact index tokens, every role, no filter).
+
+        Cheap whatever the store's size: rankers call it once per query.
+        """
         ...
 
 

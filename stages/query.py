@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from harkback.stages.text import is_cjk, is_stopword, token_matches, tokens
+from harkback.stages.text import index_tokens, is_cjk, is_stopword, token_matches, tokens
 
 
 @attrs.frozen
@@ -37,9 +37,10 @@ class Term:
 
 @attrs.frozen
 class Phrase:
-    """Tokens that must stand next to each other, in order."""
+    """Tokens that must stand next to each other, in order; ``prefix`` widens the last one."""
 
     terms: tuple[str, ...]
+    prefix: bool = False
 
 
 @attrs.frozen
@@ -94,15 +95,41 @@ def _is_advanced(text: str) -> bool:
     return re.search(r"\S\s+(OR|AND|NOT)\s+\S", text) is not None
 
 
-def _word_node(chunk: str, *, advanced: bool) -> Node | None:
-    prefix = advanced and chunk.endswith("*")
-    toks = tokens(chunk)
+def phrase_tokens(text: str) -> tuple[tuple[str, ...], bool]:
+    """The tokens a phrase must match in the index, and whether the last is a prefix.
+
+    The index holds each CJK run's last character alone after the run's bigrams, so a
+    phrase that goes on past the end of a run must ask for that character too. At the
+    end of the phrase the text may go on, so the phrase ends on the run's last bigram;
+    a phrase ending on a lone CJK character matches it as a prefix (``"cors 决"*``).
+
+    >>> phrase_tokens("修改youer服务端")
+    (('修改', '改', 'youer', '服务', '务端'), False)
+    >>> phrase_tokens("cors决")
+    (('cors', '决'), True)
+    """
+    toks = tokens(text)
+    if not toks:
+        return (), False
+    indexed = list(index_tokens(text))
+    last = toks[-1]
+    if len(last) == 2 and is_cjk(last):
+        indexed.pop()
+    return tuple(indexed), len(last) == 1 and is_cjk(last)
+
+
+def _phrase(text: str, *, prefix: bool = False) -> Node | None:
+    toks, open_end = phrase_tokens(text)
     if not toks:
         return None
     if len(toks) == 1:
-        return _single(toks[0], prefix)
+        return _single(toks[0], prefix or open_end)
+    return Phrase(toks, prefix=prefix or open_end)
+
+
+def _word_node(chunk: str, *, advanced: bool) -> Node | None:
     # "chat-send", "config.yaml" and CJK runs are kept together as a phrase.
-    return Phrase(toks)
+    return _phrase(chunk, prefix=advanced and chunk.endswith("*"))
 
 
 def _single(token: str, prefix: bool) -> Term:
@@ -153,10 +180,7 @@ def _advanced(text: str) -> ParsedQuery:
 
 
 def _phrase_node(quoted: str) -> Node | None:
-    toks = tokens(quoted)
-    if not toks:
-        return None
-    return _single(toks[0], False) if len(toks) == 1 else Phrase(toks)
+    return _phrase(quoted)
 
 
 def _split(items: Sequence[Node | str], operator: str) -> list[list[Node | str]]:
@@ -207,7 +231,7 @@ def to_fts5(node: Node | None) -> str:
     if isinstance(node, Term):
         return _quote(node.text) + ("*" if node.prefix else "")
     if isinstance(node, Phrase):
-        return _quote(" ".join(node.terms))
+        return _quote(" ".join(node.terms)) + ("*" if node.prefix else "")
     if isinstance(node, Without):
         return f"({to_fts5(node.include)} NOT {to_fts5(node.exclude)})"
     joiner = " AND " if isinstance(node, AllOf) else " OR "
@@ -223,12 +247,29 @@ def unit_matches(unit: Unit, text_tokens: Sequence[str], token_set: frozenset[st
     """
     if isinstance(unit, Term):
         return token_matches(unit.text, token_set, prefix=unit.prefix)
-    if not all(t in token_set for t in unit.terms):
+    if not all(t in token_set for t in unit.terms[:-1]):
         return False
-    n = len(unit.terms)
-    first = unit.terms[0]
-    return any(tuple(text_tokens[i:i + n]) == unit.terms
-               for i, tok in enumerate(text_tokens) if tok == first)
+    if not token_matches(unit.terms[-1], token_set, prefix=unit.prefix):
+        return False
+    return phrase_count(unit, text_tokens) > 0
+
+
+def phrase_count(phrase: Phrase, text_tokens: Sequence[str]) -> int:
+    """How often ``phrase`` occurs in a message's tokens (its last term as a prefix if asked).
+
+    >>> phrase_count(Phrase(("cors", "决"), prefix=True), ["cors", "决定", "cors", "决"])
+    2
+    """
+    n = len(phrase.terms)
+    head, last = phrase.terms[:-1], phrase.terms[-1]
+    found = 0
+    for i in range(len(text_tokens) - n + 1):
+        if head and (text_tokens[i] != head[0] or tuple(text_tokens[i:i + n - 1]) != head):
+            continue
+        end = text_tokens[i + n - 1]
+        if end == last or (phrase.prefix and end.startswith(last)):
+            found += 1
+    return found
 
 
 def evaluate(node: Node, text_tokens: Sequence[str]) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+from functools import cache, lru_cache
 
 # Han, kana, Hangul, CJK compatibility and half-width kana: scripts written without spaces.
 _CJK_RANGES = (
@@ -27,8 +27,10 @@ _CJK_RANGES = (
     "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003134f"
 )
-_TOKEN = re.compile(rf"([{_CJK_RANGES}]+)|([^\W_{_CJK_RANGES}]+)")
+_RUN = re.compile(rf"[{_CJK_RANGES}]+|[^\W_{_CJK_RANGES}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK_RANGES}]")
+# On lower-cased ASCII text, the word class [^\W_] is exactly [a-z0-9].
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
@@ -51,13 +53,21 @@ def normalize(text: str) -> str:
     >>> normalize("ＡＢＣ Ünïcode")
     'abc unicode'
     """
+    if text.isascii():
+        # NFKC leaves ASCII alone and casefold() of ASCII is lower(): skip both.
+        return text.lower()
     folded = unicodedata.normalize("NFKC", text).casefold()
     if folded.isascii():
         return folded
     decomposed = unicodedata.normalize("NFD", folded)
     # Hangul syllables decompose into jamo under NFD; recompose so they stay searchable.
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", stripped)
+    return unicodedata.normalize("NFC", decomposed.translate(_combining_marks()))
+
+
+@cache
+def _combining_marks() -> dict[int, None]:
+    """A ``str.translate`` table deleting every combining mark (all lie below U+20000)."""
+    return {c: None for c in range(0x20000) if unicodedata.combining(chr(c))}
 
 
 def is_cjk(text: str) -> bool:
@@ -69,40 +79,39 @@ def is_cjk(text: str) -> bool:
     return _CJK_CHAR.search(text) is not None
 
 
-def _bigrams(run: str) -> list[str]:
-    if len(run) == 1:
-        return [run]
-    return [run[i:i + 2] for i in range(len(run) - 1)]
+def _split(text: str, *, index: bool) -> list[str]:
+    # Ingest and ranking call this on every message, so the common cases stay in C:
+    # ASCII text is one regex call; otherwise only CJK runs take the Python loop.
+    if text.isascii():
+        return _ASCII_WORD.findall(text.lower())
+    runs = _RUN.findall(normalize(text))
+    if not any(not run.isascii() and _CJK_CHAR.match(run) for run in runs):
+        return runs
+    out: list[str] = []
+    for run in runs:
+        if run.isascii() or len(run) == 1 or not _CJK_CHAR.match(run):
+            out.append(run)
+        else:
+            out.extend([run[i:i + 2] for i in range(len(run) - 1)])
+            if index:
+                out.append(run[-1])
+    return out
 
 
 @lru_cache(maxsize=4096)
 def tokens(text: str) -> tuple[str, ...]:
     """Query-side tokens: words, and CJK runs as bigrams (a lone character stays alone)."""
-    out: list[str] = []
-    for cjk, word in _TOKEN.findall(normalize(text)):
-        if cjk:
-            out.extend(_bigrams(cjk))
-        else:
-            out.append(word)
-    return tuple(out)
+    return tuple(_split(text, index=False))
 
 
 def index_tokens(text: str) -> tuple[str, ...]:
     """Index-side tokens: as :func:`tokens`, plus each CJK run's last character alone."""
-    out: list[str] = []
-    for cjk, word in _TOKEN.findall(normalize(text)):
-        if cjk:
-            out.extend(_bigrams(cjk))
-            if len(cjk) > 1:
-                out.append(cjk[-1])
-        else:
-            out.append(word)
-    return tuple(out)
+    return tuple(_split(text, index=True))
 
 
 def index_text(text: str) -> str:
     """The token stream the full-text index stores for ``text``, space-separated."""
-    return " ".join(index_tokens(text))
+    return " ".join(_split(text, index=True))
 
 
 def is_stopword(token: str) -> bool:

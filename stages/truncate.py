@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from itertools import pairwise
 
-from harkback.stages.query import Unit, unit_matches
-from harkback.stages.text import tokens
+from harkback.stages.query import Term, Unit, unit_matches
+from harkback.stages.text import index_tokens, is_cjk, normalize
 
 Span = tuple[int, int]
 """A half-open character range ``text[start:end]``."""
@@ -227,7 +227,7 @@ def locate_units(text: str, units: Sequence[Unit], *, limit: int = 64) -> tuple[
     found: list[tuple[int, int, int]] = []
     offset = 0
     for line in text.split("\n"):
-        toks = tokens(line)
+        toks = index_tokens(line)
         if toks:
             token_set = frozenset(toks)
             count = sum(unit_matches(u, toks, token_set) for u in units)
@@ -236,3 +236,76 @@ def locate_units(text: str, units: Sequence[Unit], *, limit: int = 64) -> tuple[
         offset += len(line) + 1
     found.sort()
     return tuple((start, end) for _, start, end in found[:limit])
+
+
+def _folded(text: str) -> tuple[str, list[int] | None]:
+    """``normalize(text)`` and, when its length differs, each folded character's source index."""
+    folded = normalize(text)
+    if len(folded) == len(text):
+        return folded, None
+    pieces: list[str] = []
+    where: list[int] = []
+    for index, char in enumerate(text):
+        piece = normalize(char)
+        pieces.append(piece)
+        where.extend([index] * len(piece))
+    return "".join(pieces), where
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() and not is_cjk(char)
+
+
+def unit_spans(text: str, units: Sequence[Unit], *, limit: int = 64) -> tuple[Span, ...]:
+    """Character spans of the places in ``text`` where query units occur, in text order.
+
+    A unit is placed by its first term (Latin words on word boundaries, CJK bigrams
+    anywhere); case, width and accents do not matter, and offsets refer to ``text``.
+
+    >>> from harkback.stages.query import parse_query
+    >>> text = "前面很长的一段话。后来改了 nginx 的配置，跨域问题就解决了。"
+    >>> [text[s:e] for s, e in unit_spans(text, parse_query("跨域 NGINX").units)]
+    ['nginx', '跨域']
+    """
+    folded, where = _folded(text)
+    found: set[tuple[int, int]] = set()
+    for unit in units:
+        term = unit.text if isinstance(unit, Term) else unit.terms[0]
+        open_end = unit.prefix if isinstance(unit, Term) else True
+        cjk = is_cjk(term)
+        start, taken = folded.find(term), 0
+        # The earliest ``limit`` places of each unit hold the earliest ``limit`` of all.
+        while start >= 0 and taken < limit:
+            end = start + len(term)
+            before_ok = cjk or start == 0 or not _is_word_char(folded[start - 1])
+            after_ok = cjk or open_end or end == len(folded) or not _is_word_char(folded[end])
+            if before_ok and after_ok:
+                found.add((start, end))
+                taken += 1
+            start = folded.find(term, start + 1)
+    spans = sorted(found)[:limit]
+    if where is None:
+        return tuple(spans)
+    return tuple((where[s], where[e - 1] + 1) for s, e in spans)
+
+
+def focus_spans(text: str, spans: Sequence[Span], units: Sequence[Unit], *, longest: int,
+                per_span: int = 8) -> tuple[Span, ...]:
+    """Spans no longer than ``longest``: a longer one becomes the unit places inside it.
+
+    A matched message or line longer than the budget would otherwise be kept from its
+    start, far from the words that matched. Order is kept (best span first); a long
+    span with no unit inside stays as it is.
+
+    >>> from harkback.stages.query import parse_query
+    >>> text = "x" * 50 + " docker " + "y" * 50
+    >>> focus_spans(text, [(0, len(text))], parse_query("docker").units, longest=20)
+    ((51, 57),)
+    """
+    out: list[Span] = []
+    for start, end in spans:
+        inner = unit_spans(text[start:end], units, limit=per_span) if end - start > longest else ()
+        for span in [(start + s, start + e) for s, e in inner] or [(start, end)]:
+            if span not in out:
+                out.append(span)
+    return tuple(out)

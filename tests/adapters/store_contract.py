@@ -340,6 +340,37 @@ class StoreContract:
         hits = await ok(store.search(match(query)))
         assert [h.content for h in hits] == ["上次怎么解决端口冲突"]
 
+    async def test_term_stats_count_messages_holding_each_term(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Each term is counted once per message holding it; absent terms are left out."""
+        await ok(store.ingest([
+            make_conversation("s1", ("user", "bike bike repair"), ("assistant", "the bikes")),
+            make_conversation("s2", ("tool", "bike shop"), ("user", "nothing here")),
+        ]))
+        stats = await ok(store.term_stats(["bike", "bikes", "unicycle"]))
+        assert dict(stats.counts) == {"bike": 2, "bikes": 1}
+
+    async def test_term_stats_report_size_and_mean_length(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Documents are the messages indexed; the mean length is in index tokens."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "one two three"), ("assistant", "four"), ("user", "five six"))]))
+        stats = await ok(store.term_stats([]))
+        assert (stats.documents, stats.average_length, stats.counts) == (3, 2.0, ())
+
+    async def test_term_stats_follow_a_reingest(self, store: SessionStore,
+                                               make_conversation: Make) -> None:
+        """Replacing a session replaces its counts too."""
+        await ok(store.ingest([make_conversation("s1", ("user", "kiwi"), ("user", "kiwi pie"))]))
+        await ok(store.ingest([make_conversation("s1", ("user", "mango"))]))
+        stats = await ok(store.term_stats(["kiwi", "mango"]))
+        assert (stats.documents, dict(stats.counts)) == (1, {"mango": 1})
+
+    async def test_term_stats_of_an_empty_store(self, store: SessionStore) -> None:
+        """An empty store has no documents and no counts."""
+        stats = await ok(store.term_stats(["anything"]))
+        assert (stats.documents, stats.counts) == (0, ())
+
     @pytest.mark.parametrize("query", HOSTILE_QUERIES, ids=lambda q: repr(q[:20]))
     async def test_hostile_queries_never_fail(self, store: SessionStore,
                                               make_conversation: Make, query: str) -> None:

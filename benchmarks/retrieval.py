@@ -1,0 +1,377 @@
+"""Retrieval-quality benchmark: which sessions does each ranker put first?
+
+Reads a LongMemEval-format file, ingests its sessions through the public API (a
+:class:`~harkback.adapters.sqlite_store.SqliteStore` in a temporary folder, the
+product's default), asks every question through each ranker's ``match`` stage and
+the product's ``resolve`` stage, and scores the ranked sessions with LongMemEval's
+official metrics (:mod:`benchmarks.metrics`), abstention questions left out::
+
+    .venv/bin/python -m benchmarks.retrieval \\
+        --data ../shared/data/longmemeval-dev/longmemeval_s_cleaned.json.gz --protocol both
+
+Protocols: ``per-question`` indexes only the question's own haystack (the official
+setting); ``pooled`` indexes every distinct session once and asks every question
+against the whole store. All rankers run on the same store, one after another, and
+each query's match + resolve time is its latency. "Now" for a question is its
+question date (the stages' clock), so recency weighting sees the question's time.
+
+``--from-cli`` evaluates any ingest file through the CLI instead: ``harkback ingest``
+then ``harkback search --json --summarizer none --limit 10 --ranker NAME`` per
+question. Its question file is JSON lines, one question per line::
+
+    {"id": "q1", "question": "where is the backup script?", "gold": ["s12"],
+     "type": "single-session"}
+
+``id``, ``question`` and ``gold`` (session ids that answer it) are required; ``type``
+groups the breakdown. ``python -m benchmarks.longmemeval export`` writes a LongMemEval
+file in this form (``sessions.jsonl`` for ``harkback ingest``, ``questions.jsonl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from returns.io import IOResult
+from returns.unsafe import unsafe_perform_io
+
+from benchmarks.longmemeval import Dataset, Question
+from benchmarks.metrics import KS, mean_scores, percentile, score
+from harkback.adapters.sqlite_store import SqliteStore
+from harkback.stages.errors import RecallError
+from harkback.stages.flow import Matched, Resolved
+from harkback.stages.lexical import LexicalMatch
+from harkback.stages.match import Bm25Match, CoverageMatch, ReferenceMatch
+from harkback.stages.ports import Deps, SessionStore
+from harkback.stages.records import Conversation
+from harkback.stages.request import MAX_LIMIT, SearchRequest
+from harkback.stages.resolve import LineageResolve
+from harkback.stages.stage import Stage
+
+VARIANTS: Mapping[str, Stage[SearchRequest, Matched]] = {
+    "bm25": Bm25Match(),
+    "reference": ReferenceMatch(),
+    "coverage": CoverageMatch(),
+    "lexical": LexicalMatch(),
+}
+"""Rankers the benchmark knows: the product's registry, under the same names."""
+
+DEFAULT_VARIANTS = ("bm25", "reference", "coverage", "lexical")
+INGEST_BATCH = 500
+
+
+@attrs.frozen
+class Answer:
+    """One ranker's answer to one question: ranked session ids, scores and latency."""
+
+    question: str
+    type: str
+    ranked: tuple[str, ...]
+    scores: Mapping[str, float]
+    latency_ms: float
+
+
+@attrs.frozen
+class Report:
+    """Every ranker's answers under one protocol, and what was indexed."""
+
+    protocol: str
+    answers: Mapping[str, tuple[Answer, ...]]
+    sessions: int
+    messages: int
+
+
+async def rank(store: SessionStore, match: Stage[SearchRequest, Matched], question: Question,
+               *, limit: int = MAX_LIMIT, until_asked: bool = False
+               ) -> tuple[tuple[str, ...], float]:
+    """Ranked root session ids for ``question`` through ``match`` then resolve, and the ms.
+
+    With ``until_asked`` the request only sees what existed when the question was asked
+    (``until`` = its date), as an agent asking at that moment would.
+    """
+    until = question.asked_at if until_asked else None
+    request = SearchRequest(query=question.text, limit=limit, until=until)
+    now = question.asked_at if question.asked_at is not None else time.time()
+    deps = Deps(store=store, clock=lambda: now)
+    started = time.perf_counter()
+    outcome: IOResult[Resolved, RecallError] = await match(request).bind(
+        LineageResolve())(deps).awaitable()
+    elapsed = (time.perf_counter() - started) * 1000
+    resolved = unsafe_perform_io(outcome.unwrap())  # a failed store is a broken benchmark
+    return tuple(c.root.id for c in resolved.candidates), elapsed
+
+
+async def ask_all(store: SessionStore, questions: Iterable[Question],
+                  variants: Mapping[str, Stage[SearchRequest, Matched]],
+                  answers: dict[str, list[Answer]], *, until_asked: bool = False) -> None:
+    """Ask each question of each ranker on ``store``, appending to ``answers``."""
+    for question in questions:
+        for name, match in variants.items():
+            ranked, ms = await rank(store, match, question, until_asked=until_asked)
+            answers.setdefault(name, []).append(Answer(
+                question.id, question.type, ranked, score(ranked, question.gold), ms))
+
+
+async def ingest(store: SessionStore, conversations: Sequence[Conversation]) -> int:
+    """Ingest in batches through the store's public ``ingest``; the number of messages."""
+    messages = 0
+    for start in range(0, len(conversations), INGEST_BATCH):
+        outcome = await store.ingest(conversations[start:start + INGEST_BATCH]).awaitable()
+        messages += unsafe_perform_io(outcome.unwrap()).messages
+    return messages
+
+
+def _open(path: Path) -> SqliteStore:
+    return SqliteStore.open(path).unwrap()
+
+
+async def per_question(data: Dataset, questions: Sequence[Question],
+                       variants: Mapping[str, Stage[SearchRequest, Matched]],
+                       progress: Callable[[str], None]) -> Report:
+    """Each question against a fresh store holding only its haystack."""
+    answers: dict[str, list[Answer]] = {}
+    messages = sessions = 0
+    with tempfile.TemporaryDirectory(prefix="harkback-bench-") as folder:
+        for i, question in enumerate(questions, 1):
+            path = Path(folder) / f"q{i}.db"
+            store = _open(path)
+            try:
+                haystack = data.haystack(question)
+                messages += await ingest(store, haystack)
+                sessions += len(haystack)
+                await ask_all(store, [question], variants, answers)
+            finally:
+                store.close()
+            for leftover in Path(folder).glob(f"q{i}.db*"):
+                leftover.unlink()
+            if i % 25 == 0:
+                progress(f"per-question: {i}/{len(questions)}")
+    return Report("per-question", {k: tuple(v) for k, v in answers.items()},
+                  sessions // max(len(questions), 1), messages // max(len(questions), 1))
+
+
+async def pooled(data: Dataset, questions: Sequence[Question],
+                 variants: Mapping[str, Stage[SearchRequest, Matched]],
+                 progress: Callable[[str], None], db: Path | None = None, *,
+                 until_asked: bool = False) -> Report:
+    """Every distinct session in one store; every question asked against all of it.
+
+    With ``db`` an existing store is reused as built by an earlier run (same data).
+    With ``until_asked`` each question sees only sessions dated up to its own date
+    (reported as the protocol ``pooled-until``).
+    """
+    conversations = data.pooled()
+    with tempfile.TemporaryDirectory(prefix="harkback-bench-") as folder:
+        path = db or Path(folder) / "pooled.db"
+        fresh = not path.exists()
+        store = _open(path)
+        try:
+            if fresh:
+                started = time.perf_counter()
+                messages = await ingest(store, conversations)
+                progress(f"pooled: ingested {len(conversations)} sessions, {messages} messages "
+                         f"in {time.perf_counter() - started:.0f} s")
+            else:
+                messages = sum(len(c.messages) for c in conversations)
+            answers: dict[str, list[Answer]] = {}
+            for i in range(0, len(questions), 50):
+                await ask_all(store, questions[i:i + 50], variants, answers,
+                              until_asked=until_asked)
+                progress(f"pooled: {min(i + 50, len(questions))}/{len(questions)}")
+        finally:
+            store.close()
+    return Report("pooled-until" if until_asked else "pooled",
+                  {k: tuple(v) for k, v in answers.items()}, len(conversations), messages)
+
+
+# --- tables -------------------------------------------------------------------------------
+
+def _head(metric: str) -> str:
+    return metric.replace("recall_any", "any").replace("recall_all", "all")
+
+
+METRIC_ORDER = tuple(f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg") for k in KS)
+
+
+def summary_table(report: Report) -> str:
+    """Markdown table: one row per ranker, every metric, and latency p50/p95 in ms."""
+    heads = ["ranker", *(_head(m) for m in METRIC_ORDER), "p50 ms", "p95 ms"]
+    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+    for name, answers in report.answers.items():
+        means = mean_scores(a.scores for a in answers)
+        times = [a.latency_ms for a in answers]
+        cells = [name, *(f"{means[m]:.3f}" for m in METRIC_ORDER),
+                 f"{percentile(times, 50):.1f}", f"{percentile(times, 95):.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def type_table(report: Report, metrics: Sequence[str] = ("recall_all@5", "recall_any@5")
+               ) -> str:
+    """Markdown table: one row per question type, each ranker's metrics as ``a / b``."""
+    names = list(report.answers)
+    types = sorted({a.type for answers in report.answers.values() for a in answers})
+    label = " / ".join(_head(m) for m in metrics)
+    lines = ["| type | n | " + " | ".join(f"{n} ({label})" for n in names) + " |",
+             "|" + "---|" * (len(names) + 2)]
+    for kind in types:
+        row = [kind]
+        for i, name in enumerate(names):
+            subset = [a for a in report.answers[name] if a.type == kind]
+            if i == 0:
+                row.append(str(len(subset)))
+            means = mean_scores(a.scores for a in subset)
+            row.append(" / ".join(f"{means[m]:.3f}" for m in metrics))
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def render(report: Report) -> str:
+    """The report as text: what was indexed, the summary table, the per-type table."""
+    count = len(next(iter(report.answers.values()), ()))
+    what = (f"{report.sessions} sessions, {report.messages} messages"
+            if report.protocol.startswith("pooled")
+            else f"per question about {report.sessions} sessions, {report.messages} messages")
+    return "\n".join([f"## {report.protocol}: {count} questions; {what}", "",
+                      summary_table(report), "", type_table(report), ""])
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """Every answer, for later analysis."""
+    return {"protocol": report.protocol, "sessions": report.sessions,
+            "messages": report.messages,
+            "answers": {name: [attrs.asdict(a) for a in answers]
+                        for name, answers in report.answers.items()}}
+
+
+# --- through the CLI ----------------------------------------------------------------------
+
+def read_questions(path: Path) -> tuple[Question, ...]:
+    """Questions from the ``--from-cli`` question file (JSON lines; see the module doc)."""
+    out = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            try:
+                out.append(Question(id=str(row["id"]), type=str(row.get("type", "")),
+                                    text=str(row["question"]), asked_at=None,
+                                    answer=str(row.get("answer", "")),
+                                    gold=tuple(str(g) for g in row["gold"]),
+                                    haystack=(), dates=()))
+            except KeyError as missing:
+                raise SystemExit(f"{path}:{number}: missing {missing}") from None
+    return tuple(out)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args],
+                          capture_output=True, text=True, check=False)
+
+
+def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[str],
+             progress: Callable[[str], None]) -> Report:
+    """Ingest ``sessions`` with ``harkback ingest`` and ask each question with the CLI."""
+    answers: dict[str, list[Answer]] = {}
+    with tempfile.TemporaryDirectory(prefix="harkback-bench-") as folder:
+        db = str(Path(folder) / "cli.db")
+        done = _cli("ingest", str(sessions), "--db", db, "--no-progress")
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"harkback ingest failed: {done.stderr.strip()}")
+        progress(done.stdout.strip() or done.stderr.strip())
+        for i, question in enumerate(questions, 1):
+            for name in rankers:
+                started = time.perf_counter()
+                done = _cli("search", question.text, "--db", db, "--json", "--summarizer",
+                            "none", "--limit", str(MAX_LIMIT), "--ranker", name)
+                elapsed = (time.perf_counter() - started) * 1000
+                payload = json.loads(done.stdout) if done.stdout.strip() else {}
+                if not payload.get("success"):
+                    raise SystemExit(f"harkback search failed for {question.id}: "
+                                     f"{payload.get('error') or done.stderr.strip()}")
+                ranked = tuple(r["session_id"] for r in payload["results"])
+                answers.setdefault(name, []).append(Answer(
+                    question.id, question.type, ranked, score(ranked, question.gold), elapsed))
+            if i % 25 == 0:
+                progress(f"cli: {i}/{len(questions)}")
+    return Report("cli", {k: tuple(v) for k, v in answers.items()}, 0, 0)
+
+
+# --- command ------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    """Arguments of ``python -m benchmarks.retrieval``."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.retrieval",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, help="LongMemEval JSON file (.json or .json.gz)")
+    parser.add_argument("--protocol", choices=("per-question", "pooled", "both"),
+                        default="both")
+    parser.add_argument("--until-asked", action="store_true",
+                        help="pooled: also run each question seeing only sessions up to its "
+                             "date (an agent asking then); reported as pooled-until")
+    parser.add_argument("--rankers", default=",".join(DEFAULT_VARIANTS),
+                        help=f"comma-separated, from {', '.join(VARIANTS)}")
+    parser.add_argument("--questions", type=int, default=None,
+                        help="only the first N scored questions (a quick run)")
+    parser.add_argument("--pooled-db", type=Path, default=None,
+                        help="build the pooled store here, or reuse it if it exists")
+    parser.add_argument("--json", type=Path, default=None, help="write every answer here")
+    parser.add_argument("--from-cli", action="store_true",
+                        help="evaluate --sessions/--question-file through the harkback CLI")
+    parser.add_argument("--sessions", type=Path, help="ingest file (JSON lines) for --from-cli")
+    parser.add_argument("--question-file", type=Path, help="question file for --from-cli")
+    return parser
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark and print its tables (Markdown)."""
+    args = build_parser().parse_args(argv)
+    names = [n.strip() for n in args.rankers.split(",") if n.strip()]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        raise SystemExit(f"unknown ranker(s): {', '.join(unknown)}")
+    reports: list[Report] = []
+    if args.from_cli:
+        if not (args.sessions and args.question_file):
+            raise SystemExit("--from-cli needs --sessions and --question-file")
+        questions = [q for q in read_questions(args.question_file) if q.gold]
+        reports.append(from_cli(questions[:args.questions], args.sessions, names, _progress))
+    else:
+        if args.data is None:
+            raise SystemExit("--data is required (or --from-cli)")
+        data = Dataset.load(args.data)
+        scored = data.scored()[:args.questions]
+        variants = {n: VARIANTS[n] for n in names}
+        left_out = len(data.questions) - len(data.scored())
+        _progress(f"{len(scored)} questions scored ({left_out} abstention left out)")
+        if args.protocol in ("per-question", "both"):
+            reports.append(asyncio.run(per_question(data, scored, variants, _progress)))
+        if args.protocol in ("pooled", "both"):
+            reports.append(asyncio.run(pooled(data, scored, variants, _progress,
+                                              args.pooled_db)))
+            if args.until_asked:
+                reports.append(asyncio.run(pooled(data, scored, variants, _progress,
+                                                  args.pooled_db, until_asked=True)))
+    for report in reports:
+        print(render(report))
+    if args.json:
+        args.json.write_text(json.dumps([to_json(r) for r in reports], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""Model-written recall from flags and the environment: settings, choice of summarizer, wiring.
+
+A model is configured when ``--model`` or ``HARKBACK_MODEL`` names one; then the
+summarizer is ``llm`` unless another is asked for. With no model configured the
+extractive summarizer runs and nothing touches the network.
+
+>>> parse_rate("30"), parse_rate("2/1"), parse_rate("100/3600")
+((30.0, 60.0), (2.0, 1.0), (100.0, 3600.0))
+>>> summarizer_choice(None, None).unwrap(), summarizer_choice("raw", None).unwrap()
+('extractive', 'raw')
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from harkback.adapters.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.summary_cache import SqliteSummaryCache
+from harkback.pipeline.facade import Harkback
+from harkback.stages.errors import QueryRejected
+from harkback.stages.llm_summarize import DEADLINE_S, LlmSummarize
+
+LLM = "llm"
+
+
+def parse_rate(text: str) -> tuple[float, float]:
+    """``N`` requests per minute, or ``N/SECONDS``: returns ``(requests, period)``."""
+    count, _, period = text.partition("/")
+    try:
+        rate, seconds = float(count), float(period) if period else 60.0
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"rate must be N (per minute) or N/SECONDS, got {text!r}") from None
+    if not (rate > 0 and seconds > 0):
+        raise argparse.ArgumentTypeError(f"rate and period must be positive, got {text!r}")
+    return rate, seconds
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``search`` flags for the model summarizer (the API key comes from the env only)."""
+    group = parser.add_argument_group(
+        "model summaries", "any OpenAI-compatible endpoint; HARKBACK_MODEL, OPENAI_BASE_URL "
+        "and OPENAI_API_KEY are read from the environment")
+    group.add_argument("--model", default=None,
+                       help="model name (default: $HARKBACK_MODEL); naming one turns on "
+                            "--summarizer llm unless another summarizer is asked for")
+    group.add_argument("--base-url", default=None,
+                       help="endpoint, e.g. http://127.0.0.1:8080/v1 (default: "
+                            "$OPENAI_BASE_URL, else OpenAI)")
+    group.add_argument("--max-concurrency", type=_positive_int, default=None, metavar="N",
+                       help="model calls in flight at once (default 4)")
+    group.add_argument("--rate", type=parse_rate, default=None, metavar="N[/SECONDS]",
+                       help="at most N requests per minute, or per SECONDS (default 60)")
+    group.add_argument("--strict-rate", action="store_true",
+                       help="no bursts: space requests evenly so no window exceeds --rate")
+    group.add_argument("--timeout", type=_positive_float, default=None, metavar="SECONDS",
+                       help="timeout of one model call (default 30)")
+    group.add_argument("--deadline", type=_positive_float, default=DEADLINE_S,
+                       metavar="SECONDS",
+                       help=f"time for all model summaries of one recall (default "
+                            f"{DEADLINE_S:g}); sessions not done by then get extractive ones")
+
+
+def model_settings(args: argparse.Namespace, environ: Mapping[str, str]
+                   ) -> ChatSettings | None:
+    """Settings from the flags of :func:`add_model_arguments` over the environment."""
+    rate, period = args.rate if args.rate else (None, None)
+    return ChatSettings.from_env(
+        environ, model=args.model, base_url=args.base_url,
+        max_concurrency=args.max_concurrency, timeout=args.timeout, rate=rate,
+        rate_period=period, strict_rate=args.strict_rate or None)
+
+
+def summarizer_choice(requested: str | None, settings: ChatSettings | None
+                      ) -> Result[str, QueryRejected]:
+    """The summarizer to run: as asked, else ``llm`` with a model, else ``extractive``.
+
+    >>> summarizer_choice("llm", None).failure().reason.split(":")[0]
+    'no model configured for --summarizer llm'
+    """
+    if requested is None:
+        return Success(LLM if settings is not None else "extractive")
+    if requested == LLM and settings is None:
+        return Failure(QueryRejected(
+            "no model configured for --summarizer llm: pass --model NAME or set "
+            "HARKBACK_MODEL (and OPENAI_BASE_URL for a local server)"))
+    return Success(requested)
+
+
+def with_model(harkback: Harkback, settings: ChatSettings, *,
+               deadline_s: float = DEADLINE_S) -> Harkback:
+    """``harkback`` summarising with the model of ``settings``.
+
+    The cache goes into the store's file when the store is a :class:`SqliteStore`
+    (read-only stores only read it).
+    """
+    store = harkback.store
+    cache = SqliteSummaryCache(store) if isinstance(store, SqliteStore) else harkback.cache
+    return attrs.evolve(
+        harkback, model=OpenAIChatModel(settings), cache=cache,
+        pipeline=attrs.evolve(harkback.pipeline,
+                              summarize=LlmSummarize(deadline_s=deadline_s)))

@@ -1,0 +1,465 @@
+"""The lexical ranker: sessions ranked by how well their best messages cover the query.
+
+Plain FTS5 ranks messages, and a session is only as good as its single best row: a
+long session that repeats one query word wins by volume, and a message that says
+"bikes" is missed by a question about a "bike". This ranker:
+
+1. drops stopwords and question framing ("how many", "what kind") from plain queries;
+2. widens each word to its inflections found in the index (``bike`` → ``bikes``,
+   ``biking``), asking the store for their document counts (:meth:`term_stats`), so
+   every query word gets one IDF however it is spelled;
+3. reads a bounded number of candidate messages from the store (an OR of all forms);
+4. re-scores each candidate with BM25 over query *words* (forms merged);
+5. scores each session from its best few messages (geometrically decaying weights, so
+   volume past the third hit adds nothing) plus the IDF-weighted share of the query
+   that those messages cover together; noisy sources (cron) are scaled down, and
+   recent sessions can be scaled up;
+6. returns hits grouped by session in that order, so the resolve stage's first hit
+   per lineage reproduces the session ranking.
+
+>>> stem("bikes"), stem("biking"), stem("babies"), stem("classes")
+('bike', 'bike', 'babi', 'class')
+>>> "bikes" in inflections("bike") and "biking" in inflections("bike")
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+from returns.future import FutureResult
+
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.flow import Matched
+from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
+from harkback.stages.query import (
+    AnyOf,
+    Node,
+    ParsedQuery,
+    Phrase,
+    Term,
+    Unit,
+    parse_query,
+    phrase_count,
+    unit_matches,
+)
+from harkback.stages.records import MessageHit, Role
+from harkback.stages.request import SearchRequest
+from harkback.stages.stage import Step, pure, with_store
+from harkback.stages.text import index_tokens, is_cjk
+
+QUESTION_WORDS = frozenset(
+    "many much total number currently recently lately name kind type different".split())
+"""Words that frame a question rather than name its topic; dropped when others remain."""
+
+K1 = 1.2
+B = 0.75
+"""BM25's usual parameters (also FTS5's); message-level length normalisation."""
+
+_VOWELS = frozenset("aeiou")
+
+
+def _consonant(word: str, i: int) -> bool:
+    if word[i] in _VOWELS:
+        return False
+    if word[i] == "y":
+        return i == 0 or not _consonant(word, i - 1)
+    return True
+
+
+def _measure(word: str) -> int:
+    # Porter's m: the number of vowel-consonant sequences.
+    count, after_vowel = 0, False
+    for i in range(len(word)):
+        vowel = not _consonant(word, i)
+        if after_vowel and not vowel:
+            count += 1
+        after_vowel = vowel
+    return count
+
+
+def _has_vowel(word: str) -> bool:
+    return any(not _consonant(word, i) for i in range(len(word)))
+
+
+def _ends_cvc(word: str) -> bool:
+    n = len(word)
+    return (n >= 3 and _consonant(word, n - 3) and not _consonant(word, n - 2)
+            and _consonant(word, n - 1) and word[-1] not in "wxy")
+
+
+def stem(word: str) -> str:
+    """An English inflectional stem (Porter's steps 1 and 5a: plurals, -ed, -ing, -y, -e).
+
+    Only inflections are removed, so ``conference`` and ``confer`` stay apart. Words
+    that are not plain ASCII letters are returned unchanged.
+
+    >>> [stem(w) for w in ("subscriptions", "attended", "hopping", "agreed", "status")]
+    ['subscription', 'attend', 'hop', 'agre', 'status']
+    """
+    if len(word) <= 2 or not (word.isascii() and word.isalpha()):
+        return word
+    if word.endswith("sses") or word.endswith("ies"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    suffix_removed = False
+    if word.endswith("eed"):
+        if _measure(word[:-3]) > 0:
+            word = word[:-1]
+    elif word.endswith("ed") and _has_vowel(word[:-2]):
+        word, suffix_removed = word[:-2], True
+    elif word.endswith("ing") and _has_vowel(word[:-3]):
+        word, suffix_removed = word[:-3], True
+    if suffix_removed:
+        if word.endswith(("at", "bl", "iz")):
+            word += "e"
+        elif len(word) >= 2 and word[-1] == word[-2] and _consonant(word, len(word) - 1) \
+                and word[-1] not in "lsz":
+            word = word[:-1]
+        elif _measure(word) == 1 and _ends_cvc(word):
+            word += "e"
+    if len(word) > 2 and word.endswith("y") and _has_vowel(word[:-1]):
+        word = word[:-1] + "i"
+    # Porter's step 5a: a silent final e goes, so "service" and "serviced" meet.
+    if word.endswith("e") and len(word) > 3:
+        rest = word[:-1]
+        if _measure(rest) > 1 or (_measure(rest) == 1 and not _ends_cvc(rest)):
+            word = rest
+    return word
+
+
+def inflections(word: str) -> tuple[str, ...]:
+    """``word`` and the spellings that share its stem: plural, -ed, -ing, -ies forms.
+
+    Candidates are generated and kept only when :func:`stem` agrees, so the set is
+    consistent with the stemmer by construction; the store says which exist.
+
+    >>> inflections("babies")
+    ('babies', 'babi', 'babied', 'babie', 'babiing', 'baby', 'babys', 'babyed', 'babying')
+    >>> inflections("中文")
+    ('中文',)
+    """
+    root = stem(word)
+    if root == word and not (word.isascii() and word.isalpha()):
+        return (word,)
+    bases = {root, word}
+    if root.endswith("i"):
+        bases.add(root[:-1] + "y")
+    if root.endswith("e"):
+        bases.add(root[:-1])
+    candidates = [word, root]
+    for base in sorted(bases):
+        candidates += [base, base + "s", base + "d"]
+        if not base.endswith("e"):
+            candidates += [base + "es", base + "ed", base + "e", base + "ing"]
+        if base and base[-1] not in "aeiouwxy":
+            candidates += [base + base[-1] + "ed", base + base[-1] + "ing"]
+        if base.endswith("y"):
+            candidates += [base[:-1] + "ies", base[:-1] + "ied"]
+        if base.endswith("e"):
+            candidates.append(base[:-1] + "ing")
+    return tuple(c for c in dict.fromkeys(candidates) if stem(c) == root)
+
+
+@attrs.frozen
+class RankUnit:
+    """One query word or phrase, the index tokens that count for it, and its weight."""
+
+    unit: Unit
+    forms: tuple[str, ...]
+    idf: float = 0.0
+
+
+def topic_units(parsed: ParsedQuery) -> tuple[Unit, ...]:
+    """The units that carry the query's topic: question framing left out of plain queries.
+
+    >>> [u.text for u in topic_units(parse_query("how many bikes did I repair"))]
+    ['bikes', 'repair']
+    """
+    if parsed.advanced:
+        return parsed.units
+    kept = tuple(u for u in parsed.units
+                 if not (isinstance(u, Term) and u.text in QUESTION_WORDS))
+    return kept or parsed.units
+
+
+def _expandable(unit: Unit, parsed: ParsedQuery) -> bool:
+    return (not parsed.advanced and isinstance(unit, Term) and not unit.prefix
+            and not is_cjk(unit.text))
+
+
+def plan_units(parsed: ParsedQuery) -> tuple[RankUnit, ...]:
+    """Each topic unit with the forms to look up: inflections for plain words.
+
+    >>> [u.forms for u in plan_units(parse_query("bikes"))]
+    [('bikes', 'bike', 'biked', 'biking')]
+    """
+    out = []
+    for unit in topic_units(parsed):
+        if _expandable(unit, parsed):
+            assert isinstance(unit, Term)
+            out.append(RankUnit(unit, inflections(unit.text)))
+        elif isinstance(unit, Term):
+            out.append(RankUnit(unit, (unit.text,)))
+        else:
+            out.append(RankUnit(unit, unit.terms))
+    return tuple(out)
+
+
+def idf(documents: int, containing: int) -> float:
+    """BM25's inverse document frequency in its non-negative form, ``ln(1 + (N-n+.5)/(n+.5))``.
+
+    >>> round(idf(100, 1), 3), round(idf(100, 100), 3)
+    (4.21, 0.005)
+    """
+    containing = min(max(containing, 0), documents)
+    return math.log(1 + (documents - containing + 0.5) / (containing + 0.5))
+
+
+def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, ...]:
+    """Keep the forms the index holds and give each unit its IDF.
+
+    A word's document count is the sum over its forms (at most every document); a
+    phrase counts as its rarest word, an upper bound on how often it occurs.
+    """
+    counts = dict(stats.counts)
+    out = []
+    for ru in units:
+        if isinstance(ru.unit, Phrase):
+            containing = min((counts.get(t, 0) for t in ru.forms), default=0)
+            forms = ru.forms
+        else:
+            forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) or ru.forms[:1]
+            containing = sum(counts.get(f, 0) for f in forms)
+        out.append(RankUnit(ru.unit, forms, idf(stats.documents, max(containing, 1))))
+    return tuple(out)
+
+
+def search_expression(parsed: ParsedQuery, units: Sequence[RankUnit]) -> Node | None:
+    """What the store is asked for: an OR of every form (plain), or the query as written."""
+    if parsed.advanced or parsed.expression is None:
+        return parsed.expression
+    items: list[Node] = []
+    for ru in units:
+        if isinstance(ru.unit, Term) and _expandable(ru.unit, parsed):
+            items.extend(Term(f) for f in ru.forms)
+        else:
+            items.append(ru.unit)
+    items = list(dict.fromkeys(items))
+    if not items:
+        return parsed.expression
+    return items[0] if len(items) == 1 else AnyOf(tuple(items))
+
+
+def selective(expression: Node, stats: TermStats, cap: int) -> Node | None:
+    """The OR of the terms found in at most ``cap`` messages, or None when there are none.
+
+    Only a plain OR of terms with known counts qualifies (anything else gives None).
+    Common terms add little to BM25 and select rows by the thousand, so leaving them
+    out bounds the store's work; the ranker still counts them in the rows it reads.
+
+    >>> from harkback.stages.query import to_fts5
+    >>> stats = TermStats(documents=10**6, counts=(("bike", 900), ("day", 90_000)))
+    >>> to_fts5(selective(AnyOf((Term("bike"), Term("day"))), stats, 2000))
+    '"bike"'
+    """
+    items = expression.items if isinstance(expression, AnyOf) else (expression,)
+    if not all(isinstance(i, Term) and not i.prefix and not is_cjk(i.text) for i in items):
+        return None
+    counts = dict(stats.counts)
+    kept = tuple(i for i in items if isinstance(i, Term) and 0 < counts.get(i.text, 0) <= cap)
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else AnyOf(kept)
+
+
+@attrs.frozen
+class Scored:
+    """A hit re-scored: its message score and the query units it covers."""
+
+    hit: MessageHit
+    score: float
+    covered: frozenset[int]
+
+
+def score_message(text: str, units: Sequence[RankUnit], *, average_length: float,
+                  k1: float = K1, b: float = B) -> tuple[float, frozenset[int]]:
+    """BM25 of one message over query units (forms merged), and the units it covers.
+
+    >>> us = (RankUnit(Term("bike"), ("bike", "bikes"), 2.0),)
+    >>> score_message("two bikes and a bike", us, average_length=5.0)
+    (2.75, frozenset({0}))
+    """
+    toks = index_tokens(text)
+    norm = k1 * (1 - b + b * len(toks) / average_length) if average_length > 0 else k1
+    token_set = frozenset(toks)
+    total = 0.0
+    covered = []
+    for j, ru in enumerate(units):
+        if isinstance(ru.unit, Term) and not ru.unit.prefix and not is_cjk(ru.unit.text):
+            # Most forms are absent: a set lookup rules them out before counting in C.
+            tf = sum(toks.count(f) for f in ru.forms if f in token_set)
+        else:
+            tf = _unit_count(ru.unit, toks, token_set)
+        if tf:
+            covered.append(j)
+            total += ru.idf * tf * (k1 + 1) / (tf + norm)
+    return total, frozenset(covered)
+
+
+def _unit_count(unit: Unit, toks: Sequence[str], token_set: frozenset[str]) -> int:
+    if isinstance(unit, Phrase):
+        return phrase_count(unit, toks) if unit_matches(unit, toks, token_set) else 0
+    if not unit_matches(unit, toks, token_set):
+        return 0
+    if unit.prefix or (len(unit.text) == 1 and is_cjk(unit.text)):
+        return sum(1 for t in toks if t.startswith(unit.text))
+    return toks.count(unit.text)
+
+
+@attrs.frozen(kw_only=True)
+class SessionScoring:
+    """How message scores become a session score (see :func:`rank_sessions`)."""
+
+    top_messages: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    decay: float = attrs.field(default=0.5, validator=[attrs.validators.ge(0.0),
+                                                       attrs.validators.le(1.0)])
+    coverage_weight: float = attrs.field(default=0.5, validator=attrs.validators.ge(0.0))
+    demoted_sources: tuple[str, ...] = ("cron",)
+    demotion: float = attrs.field(default=0.5, validator=attrs.validators.ge(0.0))
+    recency_weight: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
+    half_life_days: float = attrs.field(default=30.0, validator=attrs.validators.gt(0.0))
+
+
+def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
+                  scoring: SessionScoring = SessionScoring(), *, now: float | None = None
+                  ) -> tuple[tuple[str, float], ...]:
+    """Session ids with their scores, best first (ties keep first-seen order).
+
+    A session's score is the decaying sum of its best ``top_messages`` message scores,
+    relative to the best message overall, plus ``coverage_weight`` times the
+    IDF-weighted share of the query units its messages cover together (``weights``
+    are the units' IDFs). Demoted sources are scaled by ``demotion``; with a
+    ``recency_weight`` the score grows by up to that factor for the newest sessions,
+    halving every ``half_life_days`` before ``now``.
+
+    >>> s = lambda sid, score, cov: Scored(MessageHit(session_id=sid, position=0,
+    ...     role="user", content="", score=0.0), score, frozenset(cov))
+    >>> rank_sessions([s("one", 5.0, {0}), s("two", 4.0, {0}), s("two", 4.0, {1})],
+    ...               [1.0, 1.0])
+    (('two', 1.7), ('one', 1.25))
+    """
+    if not scored:
+        return ()
+    top = max(s.score for s in scored) or 1.0
+    total_weight = sum(weights) or 1.0
+    per_session: dict[str, list[Scored]] = {}
+    for s in scored:
+        per_session.setdefault(s.hit.session_id, []).append(s)
+    ranked = []
+    for session_id, items in per_session.items():
+        best = sorted((s.score for s in items), reverse=True)[:scoring.top_messages]
+        volume = sum(score * scoring.decay ** i for i, score in enumerate(best)) / top
+        covered = frozenset().union(*(s.covered for s in items))
+        coverage = sum(weights[j] for j in covered) / total_weight
+        value = volume + scoring.coverage_weight * coverage
+        if items[0].hit.source in scoring.demoted_sources:
+            value *= scoring.demotion
+        if scoring.recency_weight and now is not None:
+            value *= _recency(items, now, scoring)
+        ranked.append((session_id, round(value, 12)))
+    order = {sid: i for i, sid in enumerate(per_session)}
+    return tuple(sorted(ranked, key=lambda pair: (-pair[1], order[pair[0]])))
+
+
+def _recency(items: Sequence[Scored], now: float, scoring: SessionScoring) -> float:
+    times = [s.hit.timestamp for s in items if s.hit.timestamp is not None]
+    if not times:
+        return 1.0
+    age_days = max(now - max(times), 0.0) / 86400
+    freshness: float = 0.5 ** (age_days / scoring.half_life_days)
+    return 1.0 + scoring.recency_weight * freshness
+
+
+def order_hits(scored: Sequence[Scored], sessions: Sequence[tuple[str, float]], *,
+               per_session: int, limit: int) -> tuple[MessageHit, ...]:
+    """Hits grouped by session in ranked order, each session's best ``per_session`` first.
+
+    Each hit carries its own message score, so later stages can tell its best lines.
+    """
+    grouped: dict[str, list[Scored]] = {}
+    for s in scored:
+        grouped.setdefault(s.hit.session_id, []).append(s)
+    out: list[MessageHit] = []
+    for session_id, _ in sessions:
+        best = sorted(grouped.get(session_id, ()), key=lambda s: -s.score)[:per_session]
+        out.extend(attrs.evolve(s.hit, score=s.score) for s in best)
+        if len(out) >= limit:
+            break
+    return tuple(out[:limit])
+
+
+@attrs.frozen(kw_only=True)
+class LexicalMatch:
+    """The default matcher: inflection-aware BM25 over candidates, ranked by session.
+
+    ``scan_limit`` candidate messages are read from the store (one bounded search plus
+    one :meth:`term_stats` lookup per query); words found in more than ``max_scored``
+    messages select no rows (see :func:`selective`); ``hit_limit`` hits leave the stage, at most
+    ``hits_per_session`` per session. ``role_weights`` (pairs such as ``("user", 1.5)``)
+    scale message scores by role; a role not named keeps 1.0.
+    """
+
+    scan_limit: int = attrs.field(default=300, validator=attrs.validators.ge(1))
+    hit_limit: int = attrs.field(default=60, validator=attrs.validators.ge(1))
+    hits_per_session: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    scoring: SessionScoring = SessionScoring()
+    role_weights: tuple[tuple[Role, float], ...] = ()
+    k1: float = K1
+    b: float = B
+    max_scored: int = attrs.field(default=DEFAULT_MAX_SCORED, validator=attrs.validators.ge(1))
+
+    def __call__(self, request: SearchRequest) -> Step[Matched]:
+        """Rank sessions for ``request.query``."""
+        parsed = parse_query(request.query)
+        if parsed.expression is None:
+            return pure(Matched(request=request, parsed=parsed, hits=()))
+        planned = plan_units(parsed)
+        lookups = tuple(dict.fromkeys(f for ru in planned for f in ru.forms))
+
+        def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:
+            def search(stats: TermStats) -> FutureResult[Matched, StoreUnavailable]:
+                units = weigh_units(planned, stats)
+                expression = search_expression(parsed, units)
+                assert expression is not None
+                narrow = selective(expression, stats, self.max_scored)
+                # Counts known: search the selective terms exactly, skipping the store's
+                # own counting; otherwise the store bounds the search itself.
+                query = MatchQuery(expression=narrow or expression, roles=request.roles,
+                                   limit=self.scan_limit, since=request.since,
+                                   until=request.until, hidden_sources=request.hidden_sources,
+                                   max_scored=None if narrow else self.max_scored)
+                return store.search(query).map(
+                    lambda hits: self._rank(request, parsed, units, stats, hits, now))
+            return store.term_stats(lookups).bind(search)
+
+        return with_store(lambda deps: run(deps.store, deps.clock()))
+
+    def _rank(self, request: SearchRequest, parsed: ParsedQuery, units: Sequence[RankUnit],
+              stats: TermStats, hits: Sequence[MessageHit], now: float) -> Matched:
+        average = stats.average_length or 1.0
+        role_weights = dict(self.role_weights)
+        scored = []
+        for hit in hits:
+            value, covered = score_message(hit.content, units, average_length=average,
+                                           k1=self.k1, b=self.b)
+            value *= role_weights.get(hit.role, 1.0)
+            scored.append(Scored(hit, value, covered))
+        sessions = rank_sessions(scored, [u.idf for u in units], self.scoring, now=now)
+        ordered = order_hits(scored, sessions, per_session=self.hits_per_session,
+                             limit=self.hit_limit)
+        return Matched(request=request, parsed=parsed, hits=ordered)
+

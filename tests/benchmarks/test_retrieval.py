@@ -1,0 +1,85 @@
+"""End to end: a tiny LongMemEval-shaped file through the loader, the harness and the CLI."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import retrieval
+from benchmarks.longmemeval import Dataset, export
+
+FILLER = [
+    [{"role": "user", "content": "Can you suggest a pasta recipe with garlic?"},
+     {"role": "assistant", "content": "Try aglio e olio: garlic, olive oil, chili, parsley."}],
+    [{"role": "user", "content": "What is the capital of Australia?"},
+     {"role": "assistant", "content": "Canberra is the capital of Australia."}],
+]
+
+
+def _question(qid: str, question: str, gold: list[str], evidence: dict[str, str],
+              qtype: str = "single-session-user") -> dict[str, Any]:
+    sessions = [[{"role": "user", "content": text, "has_answer": True},
+                 {"role": "assistant", "content": "Sounds great, tell me more."}]
+                for text in evidence.values()]
+    ids = [*evidence, "filler_1", "filler_2"]
+    return {"question_id": qid, "question_type": qtype, "question": question,
+            "question_date": "2023/05/30 (Tue) 10:00", "answer": "",
+            "answer_session_ids": gold, "haystack_session_ids": ids,
+            "haystack_dates": [f"2023/05/{20 + i} (Sat) 09:00" for i in range(len(ids))],
+            "haystack_sessions": sessions + FILLER}
+
+
+@pytest.fixture
+def data_file(tmp_path: Path) -> Path:
+    """A gzip LongMemEval-format file: two scored questions and one abstention question."""
+    records = [
+        _question("q1", "Which playlist did I create on Spotify?", ["ev_spotify"],
+                  {"ev_spotify": "I created a playlist on Spotify called Summer Vibes."}),
+        _question("q2", "How many bikes do I own?", ["ev_bike_a", "ev_bike_b"],
+                  {"ev_bike_a": "I bought a new road bike last week.",
+                   "ev_bike_b": "My mountain bike needs a new chain."}, "multi-session"),
+        _question("q3_abs", "What is my cat's name?", [], {"ev_dog": "My dog is named Rex."}),
+    ]
+    path = tmp_path / "tiny.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        json.dump(records, out)
+    return path
+
+
+def test_loader_keeps_gold_evidence_and_abstention(data_file: Path) -> None:
+    """Questions carry gold ids and evidence turns; abstention questions are not scored."""
+    data = Dataset.load(data_file)
+    assert [q.id for q in data.scored()] == ["q1", "q2"]
+    assert data.questions[1].evidence == (("ev_bike_a", 0), ("ev_bike_b", 0))
+    assert len(data.pooled()) == 6  # five evidence sessions and two shared fillers, deduped
+
+
+def test_harness_scores_both_protocols(data_file: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The harness ranks the gold sessions first and prints a table per protocol."""
+    out = tmp_path / "answers.json"
+    assert retrieval.main(["--data", str(data_file), "--protocol", "both",
+                           "--rankers", "bm25,lexical", "--json", str(out)]) == 0
+    reports = json.loads(out.read_text())
+    assert [r["protocol"] for r in reports] == ["per-question", "pooled"]
+    for report in reports:
+        lexical = report["answers"]["lexical"]
+        assert [a["question"] for a in lexical] == ["q1", "q2"]
+        assert all(a["scores"]["recall_all@5"] == 1.0 for a in lexical)
+    printed = capsys.readouterr().out
+    assert "| ranker | any@1 |" in printed and "| multi-session | 1 |" in printed
+
+
+def test_harness_through_the_cli(data_file: Path, tmp_path: Path) -> None:
+    """An exported ingest file and question file are evaluated through the CLI's JSON."""
+    sessions, questions = export(Dataset.load(data_file), tmp_path / "export")
+    out = tmp_path / "cli.json"
+    assert retrieval.main(["--from-cli", "--sessions", str(sessions), "--question-file",
+                           str(questions), "--rankers", "lexical", "--json", str(out)]) == 0
+    answers = json.loads(out.read_text())[0]["answers"]["lexical"]
+    assert [a["question"] for a in answers] == ["q1", "q2"]
+    assert all(a["scores"]["recall_all@5"] == 1.0 for a in answers)

@@ -1,0 +1,91 @@
+"""``harkback search`` with model summaries, through a subprocess and a real chat server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harkback.stages.ingest_format import conversation_to_json
+from tests.support.chat_server import ChatServer, Reply
+from tests.support.corpus import QUERY, docker_session
+
+MODEL_ENV = ("HARKBACK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "HARKBACK_DB")
+
+
+def harkback(*args: str, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    """Run ``harkback ARGS`` with no model configured unless ``env`` configures one."""
+    full_env = {k: v for k, v in os.environ.items() if k not in MODEL_ENV}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args],
+                          capture_output=True, text=True, env=full_env, timeout=120,
+                          check=False)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A database holding two Docker sessions."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                              for i in range(2)))
+    path = tmp_path / "harkback.db"
+    assert harkback("ingest", str(source), "--db", str(path)).returncode == 0
+    return path
+
+
+def _kinds(done: subprocess.CompletedProcess[str]) -> list[str]:
+    assert done.returncode == 0, done.stderr
+    return [r["summary_kind"] for r in json.loads(done.stdout)["results"]]
+
+
+def test_model_flags_give_model_summaries(db: Path) -> None:
+    """--model and --base-url turn model summaries on, with the flags' limits applied."""
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "cli-model",
+                        "--base-url", server.url, "--max-concurrency", "1", "--rate", "100/1",
+                        "--timeout", "5")
+        sent = [r.body["model"] for r in server.received]
+    assert _kinds(done) == ["llm", "llm"]
+    assert sent == ["cli-model", "cli-model"]
+    assert server.peak_in_flight == 1
+
+
+def test_a_model_in_the_environment_turns_model_summaries_on(db: Path) -> None:
+    """HARKBACK_MODEL and OPENAI_BASE_URL alone are enough; a second run hits the cache."""
+    with ChatServer() as server:
+        env = {"HARKBACK_MODEL": "env-model", "OPENAI_BASE_URL": server.url}
+        first = harkback("search", QUERY, "--db", str(db), "--json", env=env)
+        second = harkback("search", QUERY, "--db", str(db), "--json", env=env)
+        calls = len(server.received)
+    assert _kinds(first) == _kinds(second) == ["llm", "llm"]
+    assert calls == 2
+
+
+def test_no_model_configured_means_extractive_without_a_request(db: Path) -> None:
+    """Without HARKBACK_MODEL or --model nothing is sent, even with a base URL set."""
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json",
+                        env={"OPENAI_BASE_URL": server.url})
+        assert server.received == []
+    assert _kinds(done) == ["extractive", "extractive"]
+
+
+def test_asking_for_llm_without_a_model_is_a_usage_error(db: Path) -> None:
+    """--summarizer llm with no model says how to configure one."""
+    done = harkback("search", QUERY, "--db", str(db), "--summarizer", "llm")
+    assert done.returncode == 2
+    assert "HARKBACK_MODEL" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_failing_endpoint_still_answers_with_extractive_summaries(db: Path) -> None:
+    """Every model call failing leaves a successful search with notes saying why."""
+    with ChatServer(lambda _r: Reply(status=500)) as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "m",
+                        "--base-url", server.url)
+    assert _kinds(done) == ["extractive", "extractive"]
+    assert all("HTTP 500" in r["summary_note"] for r in json.loads(done.stdout)["results"])

@@ -1,0 +1,119 @@
+"""``harkback import`` and ``harkback sources``, run as a user would: through a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.hermes_db import HermesFile
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def harkback(*args: str, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with ``args``; HOME and the tools' homes point nowhere unless set."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("HARKBACK_DB", "HERMES_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR")}
+    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args],
+                          capture_output=True, text=True, check=False,
+                          env={**base, **(env or {})}, timeout=120)
+
+
+def hermes_home(tmp_path: Path) -> Path:
+    """A Hermes home with a default database and one profile."""
+    home = tmp_path / "hermes-home"
+    (home / "profiles" / "work").mkdir(parents=True)
+    main = HermesFile(home / "state.db", "v30")
+    main.session("20260303_100000_aa11bb", title="Docker")
+    main.message("20260303_100000_aa11bb", "user", "the docker bridge has no DNS")
+    main.close()
+    work = HermesFile(home / "profiles" / "work" / "state.db", "v18")
+    work.session("20260304_090000_bb22cc", source="telegram", title="Invoices")
+    work.message("20260304_090000_bb22cc", "user", "export the invoices as CSV")
+    work.close()
+    return home
+
+
+def test_import_hermes_home_reads_every_profile_and_counts(tmp_path: Path) -> None:
+    """HERMES_HOME is the default; each profile database is its own source."""
+    home = hermes_home(tmp_path)
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", "--db", db, env={"HERMES_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert "hermes " + str(home / "state.db") in done.stdout
+    assert "hermes " + str(home / "profiles" / "work" / "state.db") in done.stdout
+    assert done.stdout.count("sessions: 1 added, 0 updated, 0 skipped") == 2
+    found = harkback("search", "invoices CSV", "--db", db, "--json")
+    assert json.loads(found.stdout)["results"][0]["session_id"] == "20260304_090000_bb22cc"
+
+
+def test_second_import_reports_everything_skipped_as_unchanged(tmp_path: Path) -> None:
+    """Re-running an import says what it skipped and why."""
+    home = hermes_home(tmp_path)
+    db = str(tmp_path / "h.db")
+    harkback("import", "hermes", str(home / "state.db"), "--db", db)
+    again = harkback("import", "hermes", str(home / "state.db"), "--db", db)
+    assert again.returncode == 0, again.stderr
+    assert "sessions: 0 added, 0 updated, 1 skipped (unchanged since the last import)" in (
+        again.stdout)
+
+
+def test_import_claude_code_and_codex_default_folders(tmp_path: Path) -> None:
+    """CLAUDE_CONFIG_DIR and CODEX_HOME lead to the default folders."""
+    claude = tmp_path / "claude"
+    codex = tmp_path / "codex"
+    shutil.copytree(FIXTURES / "claude-code" / "projects", claude / "projects")
+    shutil.copytree(FIXTURES / "codex" / "sessions", codex / "sessions")
+    db = str(tmp_path / "h.db")
+    env = {"CLAUDE_CONFIG_DIR": str(claude), "CODEX_HOME": str(codex)}
+    first = harkback("import", "claude-code", "--db", db, env=env)
+    second = harkback("import", "codex", "--db", db, "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    assert "sessions: 6 added" in first.stdout
+    assert "skipped: " in first.stdout and "unknown line type 'mystery-event'" in first.stdout
+    payload = json.loads(second.stdout)
+    assert payload["success"] is True
+    assert payload["sources"][0]["sessions"] == {"added": 4, "updated": 0, "skipped": 0}
+    assert payload["sources"][0]["skipped"]["internal Codex session"] == 1
+
+
+def test_import_jsonl_reports_bad_lines_and_fails(tmp_path: Path) -> None:
+    """The ingest format imports too; a bad line is named on stderr and the exit status is 1."""
+    source = tmp_path / "s.jsonl"
+    source.write_text('{"id": "j1", "messages": [{"role": "user", "content": "heron"}]}\n'
+                      "not json\n", encoding="utf-8")
+    done = harkback("import", "jsonl", str(source), "--db", str(tmp_path / "h.db"))
+    assert done.returncode == 1
+    assert "line 2: invalid JSON" in done.stderr
+    assert "sessions: 1 added" in done.stdout and "1 bad line" in done.stdout
+
+
+def test_missing_default_location_is_one_clear_line(tmp_path: Path) -> None:
+    """No transcripts where they are expected: one line on stderr, exit status 1."""
+    done = harkback("import", "codex", "--db", str(tmp_path / "h.db"),
+                    env={"CODEX_HOME": str(tmp_path / "nowhere")})
+    assert done.returncode == 1
+    assert done.stderr.strip() == (f"harkback: no codex transcripts folder at "
+                                   f"{tmp_path / 'nowhere' / 'sessions'} (pass the folder)")
+    assert "Traceback" not in done.stderr
+
+
+def test_sources_lists_what_was_imported_from_where(tmp_path: Path) -> None:
+    """``sources`` shows every imported location with its totals, as a table or JSON."""
+    home = hermes_home(tmp_path)
+    db = str(tmp_path / "h.db")
+    empty = harkback("sources", "--db", db)
+    harkback("import", "hermes", str(home), "--db", db)
+    table = harkback("sources", "--db", db)
+    listed = json.loads(harkback("sources", "--db", db, "--json").stdout)
+    assert empty.stdout.startswith("Nothing imported yet")
+    assert str(home / "profiles" / "work" / "state.db") in table.stdout
+    assert {(s["kind"], s["sessions"], s["messages"]) for s in listed["sources"]} == {
+        ("hermes", 1, 1)}
+    assert len(listed["sources"]) == 2
+    assert all(s["last_imported_at"] for s in listed["sources"])

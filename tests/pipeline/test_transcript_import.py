@@ -1,0 +1,172 @@
+"""Claude Code, Codex and ingest-format files imported and searched through the pipeline."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harkback.adapters.claude_code import ClaudeCodeImporter
+from harkback.adapters.codex import CodexImporter
+from harkback.adapters.import_ledger import MemoryImportLedger, SqliteImportLedger
+from harkback.adapters.importing import Importer
+from harkback.adapters.memory_store import MemoryStore
+from harkback.adapters.sqlite_store import SqliteStore
+from harkback.pipeline.facade import Harkback
+from harkback.pipeline.importing import ImportOutcome, JsonlImporter, run_import
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+S1 = "7f3c2a10-5b1e-4c0a-9d8e-1a2b3c4d5e6f"
+S2 = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+T1 = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+FORK = "0199a1b4-1111-7ddd-8eee-ffffffffffff"
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> Path:
+    """A copy of the Claude Code fixture projects folder."""
+    return Path(shutil.copytree(FIXTURES / "claude-code" / "projects", tmp_path / "projects"))
+
+
+@pytest.fixture
+def rollouts(tmp_path: Path) -> Path:
+    """A copy of the Codex fixture sessions folder."""
+    return Path(shutil.copytree(FIXTURES / "codex" / "sessions", tmp_path / "sessions"))
+
+
+async def run(importer: Importer, db: Path, *, full: bool = False) -> ImportOutcome:
+    """Import into the SQLite store at ``db``."""
+    with SqliteStore.open(db).unwrap() as store:
+        return await run_import(importer, store, SqliteImportLedger(store), full=full,
+                                progress=False)
+
+
+async def found(db: Path, query: str, **options: Any) -> list[str]:
+    """The session ids recalled for ``query``."""
+    with SqliteStore.open(db, readonly=True).unwrap() as store:
+        payload = (await Harkback(store=store).search(query, **options)).to_payload()
+    assert payload["success"], payload
+    return [r["session_id"] for r in payload["results"]]
+
+
+async def test_claude_code_subagent_hits_recall_the_session_that_started_it(
+        projects: Path, tmp_path: Path) -> None:
+    """A match inside a sub-agent transcript recalls its parent session."""
+    db = tmp_path / "h.db"
+    await run(ClaudeCodeImporter(projects), db)
+    assert await found(db, "refresh path untested") == [S1]
+    assert await found(db, "NATS p99 latency") == [S2]
+
+
+async def test_claude_code_project_folder_is_searchable(projects: Path, tmp_path: Path) -> None:
+    """The project folder's name finds the sessions that ran in it."""
+    db = tmp_path / "h.db"
+    await run(ClaudeCodeImporter(projects), db)
+    assert set(await found(db, "agent-bus")) == {S2}
+    assert S1 in await found(db, "youer-server")
+
+
+async def test_claude_code_chinese_question_finds_the_fix(projects: Path, tmp_path: Path) -> None:
+    """A Chinese question recalls the Chinese session that answers it."""
+    db = tmp_path / "h.db"
+    await run(ClaudeCodeImporter(projects), db)
+    assert (await found(db, "上次登录接口 token 过期是怎么修的？"))[0] == S1
+
+
+async def test_claude_code_reimport_skips_unchanged_files(projects: Path, tmp_path: Path) -> None:
+    """A second import reads nothing; a grown file updates only its own session."""
+    db = tmp_path / "h.db"
+    first = await run(ClaudeCodeImporter(projects), db)
+    again = await run(ClaudeCodeImporter(projects), db)
+    assert (first.sessions_added, first.sessions_unchanged) == (6, 0)
+    assert (again.sessions_added, again.sessions_updated, again.sessions_unchanged) == (0, 0, 6)
+    grown = projects / "-home-mei-code-agent-bus" / f"{S2}.jsonl"
+    with grown.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"type": "user", "sessionId": S2,
+                                 "timestamp": "2025-11-21T08:00:00Z",
+                                 "message": {"role": "user",
+                                             "content": "switch the bus to gRPC"}}) + "\n")
+    third = await run(ClaudeCodeImporter(projects), db)
+    assert (third.sessions_updated, third.messages_added, third.messages_updated) == (1, 1, 0)
+    assert third.sessions_unchanged == 4 + 1  # other files, and the unchanged sidechain
+    assert await found(db, "gRPC") == [S2]
+
+
+async def test_full_reimport_is_idempotent(projects: Path, tmp_path: Path) -> None:
+    """Reading everything again stores nothing new."""
+    db = tmp_path / "h.db"
+    await run(ClaudeCodeImporter(projects), db)
+    again = await run(ClaudeCodeImporter(projects), db, full=True)
+    assert (again.sessions_added, again.sessions_updated, again.messages_added) == (0, 0, 0)
+    assert again.sessions_unchanged == 6
+
+
+async def test_codex_subagent_hits_recall_the_parent_and_forks_stand_alone(
+        rollouts: Path, tmp_path: Path) -> None:
+    """A spawned sub-agent's match recalls its parent thread; a fork is its own session."""
+    db = tmp_path / "h.db"
+    outcome = await run(CodexImporter(rollouts), db)
+    assert outcome.sessions_added == 4
+    assert await found(db, "location block Access-Control-Allow-Origin") == [T1]
+    assert (await found(db, "OPTIONS handler gateway"))[0] == FORK
+    assert (await found(db, "preflight 405 limit_except"))[0] == T1
+
+
+async def test_codex_reimport_after_a_resume_reads_only_that_rollout(rollouts: Path,
+                                                                      tmp_path: Path) -> None:
+    """Codex appends to the rollout it resumes; only that file is read again."""
+    db = tmp_path / "h.db"
+    await run(CodexImporter(rollouts), db)
+    rollout = next(rollouts.glob(f"2026/03/03/rollout-*-{T1}.jsonl"))
+    with rollout.open("a", encoding="utf-8") as handle:
+        handle.write('{"timestamp": "2026-03-05T08:00:00Z", "type": "response_item", "payload":'
+                     ' {"type": "message", "role": "user", "content": [{"type": "input_text",'
+                     ' "text": "also allow PATCH through limit_except"}]}}\n')
+    again = await run(CodexImporter(rollouts), db)
+    assert (again.sessions_updated, again.messages_added, again.sessions_unchanged) == (1, 1, 3)
+
+
+async def test_import_works_on_the_in_memory_store(rollouts: Path) -> None:
+    """The importer needs only the store and ledger ports."""
+    store, ledger = MemoryStore(), MemoryImportLedger()
+    outcome = await run_import(CodexImporter(rollouts), store, ledger, progress=False)
+    again = await run_import(CodexImporter(rollouts), store, ledger, progress=False)
+    assert (outcome.sessions_added, again.sessions_unchanged) == (4, 4)
+    payload = (await Harkback(store=store).search("rotate nginx logs")).to_payload()
+    assert payload["results"][0]["session_id"] == "6f1e2d3c-4b5a-4978-8a1b-2c3d4e5f6a7b"
+
+
+async def test_jsonl_import_counts_bad_lines_and_skips_an_unchanged_file(tmp_path: Path) -> None:
+    """Bad lines are counted and reported; the same file again is skipped whole."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_text('{"id": "j1", "messages": [{"role": "user", "content": "heron"}]}\n'
+                      '{"id": "j2", "messages": [{"role": "bot"}]}\n', encoding="utf-8")
+    reported: list[str] = []
+    db = tmp_path / "h.db"
+    first = await run(JsonlImporter(source, lambda bad: reported.append(bad.message())), db)
+    again = await run(JsonlImporter(source), db)
+    assert (first.sessions_added, dict(first.left_out)) == (1, {"bad line": 1})
+    assert reported == ["line 2: messages[0].role: expected one of user, assistant, tool, "
+                        "system, got 'bot'"]
+    assert (again.sessions_added, again.sessions_unchanged) == (0, 1)
+
+
+async def test_an_unreadable_file_is_counted_and_tried_again(projects: Path,
+                                                             tmp_path: Path) -> None:
+    """A file that cannot be opened does not stop the import and is read next time."""
+    locked = projects / "-home-mei-code-agent-bus" / "agent-4e5f6a7b.jsonl"
+    content = locked.read_bytes()
+    # File modes do not stop root (CI runs as root), so point the file at one whose
+    # reads fail for everyone: reading /proc/self/mem at offset 0 raises EIO.
+    locked.unlink()
+    locked.symlink_to("/proc/self/mem")
+    db = tmp_path / "h.db"
+    first = await run(ClaudeCodeImporter(projects), db)
+    locked.unlink()
+    locked.write_bytes(content)
+    again = await run(ClaudeCodeImporter(projects), db)
+    assert any(reason.startswith("unreadable file") for reason, _ in first.left_out)
+    assert again.sessions_added == 1

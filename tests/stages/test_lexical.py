@@ -1,0 +1,184 @@
+"""Tests of the lexical ranker's pure kernels: stemming, inflections, scoring, ordering."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harkback.stages.lexical import (
+    RankUnit,
+    Scored,
+    SessionScoring,
+    idf,
+    inflections,
+    order_hits,
+    plan_units,
+    rank_sessions,
+    score_message,
+    search_expression,
+    stem,
+    topic_units,
+    weigh_units,
+)
+from harkback.stages.ports import TermStats
+from harkback.stages.query import AnyOf, Phrase, Term, parse_query, to_fts5
+from harkback.stages.records import MessageHit
+
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12)
+
+
+def _scored(session: str, score: float, covered: Iterable[int] = (0,),
+            *, source: str = "cli", position: int = 0, at: float | None = None) -> Scored:
+    hit = MessageHit(session_id=session, position=position, role="user", content="",
+                     score=0.0, source=source, timestamp=at)
+    return Scored(hit, score, frozenset(covered))
+
+
+def test_stem_merges_plural_and_tenses() -> None:
+    """Plural, past and progressive forms share one stem."""
+    assert {stem(w) for w in ("bike", "bikes", "biked", "biking")} == {"bike"}
+
+
+def test_stem_keeps_derivations_apart() -> None:
+    """Derivational suffixes are not removed (conference is not confer)."""
+    assert stem("conference") != stem("confer")
+
+
+def test_stem_leaves_non_latin_words_alone() -> None:
+    """CJK tokens and words with digits are returned unchanged."""
+    assert (stem("端口"), stem("ipv6s")) == ("端口", "ipv6s")
+
+
+@given(words)
+def test_inflections_share_the_stem_and_include_the_word(word: str) -> None:
+    """Every generated form stems like the word, and the word itself is first."""
+    forms = inflections(word)
+    assert forms[0] == word
+    assert all(stem(f) == stem(word) for f in forms)
+
+
+def test_inflections_find_the_singular_of_a_plural() -> None:
+    """A plural query word reaches its singular and -ies/-y forms."""
+    assert "baby" in inflections("babies")
+    assert "tank" in inflections("tanks")
+
+
+def test_question_framing_is_dropped_when_a_topic_remains() -> None:
+    """'how many' framing goes, the topic stays; a query of framing alone keeps it."""
+    assert [u.text for u in topic_units(parse_query("how many bikes"))] == ["bikes"]
+    assert [u.text for u in topic_units(parse_query("how many"))] == ["many"]
+
+
+def test_advanced_queries_are_not_expanded() -> None:
+    """A query in FTS syntax is searched as written, each word only as typed."""
+    parsed = parse_query('"bridge network" OR bikes')
+    units = plan_units(parsed)
+    assert [u.forms for u in units] == [("bridge", "network"), ("bikes",)]
+    assert search_expression(parsed, weigh_units(units, TermStats(documents=5))) \
+        == parsed.expression
+
+
+def test_plain_query_searches_every_indexed_form() -> None:
+    """The store is asked for an OR of the forms the index holds."""
+    parsed = parse_query("bikes repair")
+    stats = TermStats(documents=100, counts=(("bike", 4), ("bikes", 2), ("repair", 1)))
+    units = weigh_units(plan_units(parsed), stats)
+    assert to_fts5(search_expression(parsed, units)) == '("bikes" OR "bike" OR "repair")'
+
+
+def test_a_word_counts_documents_over_its_forms() -> None:
+    """A word's IDF is computed from the documents of all its forms together."""
+    units = weigh_units(plan_units(parse_query("bikes")),
+                        TermStats(documents=100, counts=(("bike", 4), ("bikes", 2))))
+    assert units[0].idf == idf(100, 6)
+
+
+@given(st.integers(1, 10_000), st.integers(0, 10_000), st.integers(0, 10_000))
+def test_idf_is_positive_and_falls_with_frequency(total: int, a: int, b: int) -> None:
+    """IDF stays positive and a rarer term never weighs less."""
+    low, high = sorted((a, b))
+    assert idf(total, high) <= idf(total, low)
+    assert idf(total, high) > 0
+
+
+def test_score_merges_forms_of_one_word() -> None:
+    """'bike' and 'bikes' in one message count as two occurrences of one unit."""
+    unit = (RankUnit(Term("bike"), ("bike", "bikes"), 1.0),)
+    both, covered = score_message("bike bikes", unit, average_length=2.0)
+    one, _ = score_message("bike other", unit, average_length=2.0)
+    assert both > one and covered == frozenset({0})
+
+
+def test_longer_message_scores_lower_for_the_same_matches() -> None:
+    """Length normalisation: the same match in a longer message weighs less."""
+    unit = (RankUnit(Term("nginx"), ("nginx",), 1.0),)
+    short, _ = score_message("nginx cors", unit, average_length=5.0)
+    long, _ = score_message("nginx " + "filler " * 40, unit, average_length=5.0)
+    assert short > long
+
+
+def test_phrase_units_count_adjacent_words_only() -> None:
+    """A phrase unit covers a message only where its words stand together."""
+    unit = (RankUnit(Phrase(("bridge", "network")), ("bridge", "network"), 1.0),)
+    assert score_message("the bridge network", unit, average_length=3.0)[1] == {0}
+    assert score_message("network of the bridge", unit, average_length=3.0)[1] == frozenset()
+
+
+@given(st.lists(st.floats(0.01, 100.0), min_size=4, max_size=30))
+def test_volume_beyond_the_top_messages_adds_nothing(scores: list[float]) -> None:
+    """A session's score depends only on its best few messages, not on how many it has."""
+    scoring = SessionScoring(top_messages=3)
+    best = sorted(scores, reverse=True)[:3]
+    full = rank_sessions([_scored("s", v) for v in scores] + [_scored("ref", 200.0)],
+                         [1.0], scoring)
+    trimmed = rank_sessions([_scored("s", v) for v in best] + [_scored("ref", 200.0)],
+                            [1.0], scoring)
+    assert dict(full)["s"] == dict(trimmed)["s"]
+
+
+def test_covering_more_of_the_query_together_wins() -> None:
+    """Two messages covering both query words beat one louder message covering one."""
+    ranked = rank_sessions([_scored("loud", 5.0, {0}), _scored("both", 3.0, {0}),
+                            _scored("both", 3.0, {1})], [1.0, 1.0])
+    assert ranked[0][0] == "both"
+
+
+def test_rare_words_weigh_more_in_coverage() -> None:
+    """Covering the rare word counts for more than covering the common one."""
+    ranked = rank_sessions([_scored("common", 1.0, {0}), _scored("rare", 1.0, {1})],
+                           [0.1, 5.0])
+    assert [sid for sid, _ in ranked] == ["rare", "common"]
+
+
+def test_demoted_source_sinks_below_an_equal_peer() -> None:
+    """A cron session with the same evidence ranks below a normal one."""
+    ranked = rank_sessions([_scored("cron", 2.0, source="cron"), _scored("cli", 2.0)], [1.0])
+    assert [sid for sid, _ in ranked] == ["cli", "cron"]
+
+
+def test_recency_lifts_the_newer_of_two_equal_sessions() -> None:
+    """With a recency weight, the newer of two equal sessions ranks first."""
+    scoring = SessionScoring(recency_weight=1.0, half_life_days=7.0)
+    ranked = rank_sessions([_scored("old", 2.0, at=0.0), _scored("new", 2.0, at=86400 * 30)],
+                           [1.0], scoring, now=86400 * 31)
+    assert [sid for sid, _ in ranked] == ["new", "old"]
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcde"), st.floats(0.0, 10.0)), max_size=40))
+def test_hits_come_grouped_in_session_order(pairs: list[tuple[str, float]]) -> None:
+    """The first hit of each session appears in the ranked session order, capped per session."""
+    scored = [_scored(sid, value, position=i) for i, (sid, value) in enumerate(pairs)]
+    sessions = rank_sessions(scored, [1.0])
+    hits = order_hits(scored, sessions, per_session=2, limit=100)
+    first_seen = list(dict.fromkeys(h.session_id for h in hits))
+    assert first_seen == [sid for sid, _ in sessions]
+    assert all(sum(1 for h in hits if h.session_id == sid) <= 2 for sid in first_seen)
+
+
+def test_any_of_is_what_a_plain_query_searches() -> None:
+    """A plain multi-word query never requires every word."""
+    parsed = parse_query("docker bridge")
+    units = weigh_units(plan_units(parsed), TermStats(documents=10))
+    assert isinstance(search_expression(parsed, units), AnyOf)

@@ -1,0 +1,182 @@
+"""A local HTTP server speaking the Chat Completions protocol, scripted per request.
+
+Tests start it on 127.0.0.1 (a free port), tell it what to do with each request
+(delay, status, ``Retry-After``, empty or reasoning-only content, malformed JSON, a
+hang) and read back what arrived and when. It runs on threads, so it keeps
+answering while the test's own event loop is blocked by a synchronous call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class Reply:
+    """What the server does with one request."""
+
+    content: str | None = "The user fixed it.\nSOURCES: 1"
+    status: int = 200
+    delay: float = 0.0
+    headers: tuple[tuple[str, str], ...] = ()
+    raw: bytes | None = None
+    hang: bool = False
+    reasoning: str | None = None
+    prompt_tokens: int = 120
+    completion_tokens: int = 12
+    finish_reason: str = "stop"
+
+
+@attrs.frozen(kw_only=True)
+class Received:
+    """One request as it arrived: its order, time (monotonic) and JSON body."""
+
+    index: int
+    at: float
+    body: dict[str, Any]
+
+    @property
+    def prompt(self) -> str:
+        """All message contents of the request, joined."""
+        return "\n".join(str(m.get("content", "")) for m in self.body.get("messages", []))
+
+
+Script = Callable[[Received], Reply]
+
+
+def replies(*scripted: Reply, then: Reply | None = None) -> Script:
+    """Answer the n-th request with the n-th reply, later ones with ``then``."""
+    rest = then or Reply()
+    return lambda received: scripted[received.index] if received.index < len(
+        scripted) else rest
+
+
+def _completion(reply: Reply, body: dict[str, Any]) -> bytes:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.reasoning is not None:
+        message["reasoning_content"] = reply.reasoning
+    return json.dumps({
+        "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
+        "model": body.get("model", "test-model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+        "usage": {"prompt_tokens": reply.prompt_tokens,
+                  "completion_tokens": reply.completion_tokens,
+                  "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+    }).encode()
+
+
+class ChatServer:
+    """The scripted server; use it as a context manager (it starts and stops itself)."""
+
+    def __init__(self, script: Script | None = None) -> None:
+        """Answer every request as ``script`` says (default: a short recap)."""
+        self.script: Script = script or (lambda _r: Reply())
+        self.received: list[Received] = []
+        self.peak_in_flight = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._started = time.monotonic()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name="chat-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL to give an OpenAI client (ends in ``/v1``)."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def times(self) -> list[float]:
+        """Arrival times of all requests, in seconds since the server started."""
+        with self._lock:
+            return [r.at - self._started for r in self.received]
+
+    def start(self) -> Self:
+        """Start serving on a thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Release hanging requests and stop serving."""
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        """Start the server."""
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        """Stop the server."""
+        self.stop()
+
+    def _arrive(self, body: dict[str, Any]) -> Received:
+        with self._lock:
+            received = Received(index=len(self.received), at=time.monotonic(), body=body)
+            self.received.append(received)
+            self._in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+            return received
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                """Keep test output quiet."""
+
+            def do_POST(self) -> None:
+                """Answer a chat completion as scripted."""
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.endswith("/chat/completions"):
+                    self._send(404, b'{"error": {"message": "not found"}}', ())
+                    return
+                received = server._arrive(body)
+                try:
+                    reply = server.script(received)
+                    if reply.hang:
+                        server._stopping.wait(60)
+                        return
+                    if reply.delay and server._stopping.wait(reply.delay):
+                        return
+                    if reply.status != 200:
+                        payload = reply.raw or json.dumps({"error": {
+                            "message": f"scripted status {reply.status}",
+                            "type": "test_error"}}).encode()
+                    else:
+                        payload = reply.raw if reply.raw is not None else _completion(
+                            reply, body)
+                    self._send(reply.status, payload, reply.headers)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout under test)
+                finally:
+                    server._leave()
+
+            def _send(self, status: int, payload: bytes,
+                      headers: tuple[tuple[str, str], ...]) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
