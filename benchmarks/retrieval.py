@@ -11,7 +11,9 @@ official metrics (:mod:`benchmarks.metrics`), abstention questions left out::
 
 Protocols: ``per-question`` indexes only the question's own haystack (the official
 setting); ``pooled`` indexes every distinct session once and asks every question
-against the whole store. All rankers run on the same store, one after another, and
+against the whole store; with ``--until-asked`` the pooled protocol runs again with
+each question seeing only sessions dated up to its own date (``pooled-until``, as an
+agent asking then would). All rankers run on the same store, one after another, and
 each query's match + resolve time is its latency. "Now" for a question is its
 question date (the stages' clock), so recency weighting sees the question's time.
 
@@ -62,10 +64,12 @@ VARIANTS: Mapping[str, Stage[SearchRequest, Matched]] = {
     "reference": ReferenceMatch(),
     "coverage": CoverageMatch(),
     "lexical": LexicalMatch(),
+    "lexical-flat": LexicalMatch(role_weights=()),
 }
-"""Rankers the benchmark knows: the product's registry, under the same names."""
+"""Rankers the benchmark knows: the product's registry under the same names, and
+``lexical-flat``, the default with every role weighed alike (an ablation)."""
 
-DEFAULT_VARIANTS = ("bm25", "reference", "coverage", "lexical")
+DEFAULT_VARIANTS = ("bm25", "reference", "coverage", "lexical", "lexical-flat")
 INGEST_BATCH = 500
 
 

@@ -172,7 +172,7 @@ async def _search_all(db: Path, kind: str, repeat: int, model_url: str | None,
                     raise SystemExit(f"{label}: {response.to_payload()}")
                 samples.append({"query": label, "round": round_, "wall_ms": wall,
                                 "count": len(response.to_payload().get("results", [])),
-                                "timings": response.timings})
+                                "timings": dict(response.timings)})
         end_to_end: list[dict[str, Any]] = []
         if model_url:
             with_model = _with_model(hb, kind, model_url)
@@ -187,7 +187,7 @@ async def _search_all(db: Path, kind: str, repeat: int, model_url: str | None,
                         kinds = [r["summary_kind"]
                                  for r in response.to_payload().get("results", [])]
                         end_to_end.append({"query": label, "round": round_, "wall_ms": wall,
-                                           "timings": response.timings, "kinds": kinds})
+                                           "timings": dict(response.timings), "kinds": kinds})
             finally:
                 await with_model.aclose()
     finally:

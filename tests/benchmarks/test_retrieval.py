@@ -83,3 +83,20 @@ def test_harness_through_the_cli(data_file: Path, tmp_path: Path) -> None:
     answers = json.loads(out.read_text())[0]["answers"]["lexical"]
     assert [a["question"] for a in answers] == ["q1", "q2"]
     assert all(a["scores"]["recall_all@5"] == 1.0 for a in answers)
+
+
+def test_until_asked_hides_sessions_from_after_the_question(tmp_path: Path) -> None:
+    """With --until-asked, a session dated after the question's date is never returned."""
+    record = _question("q1", "Which playlist did I create on Spotify?", ["ev_early"],
+                       {"ev_early": "I created a playlist on Spotify called Summer Vibes.",
+                        "ev_late": "I created a playlist on Spotify called Summer Vibes."})
+    record["haystack_dates"][1] = "2023/06/20 (Tue) 09:00"  # after the question (05/30)
+    path = tmp_path / "late.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        json.dump([record], out)
+    out_json = tmp_path / "answers.json"
+    assert retrieval.main(["--data", str(path), "--protocol", "pooled", "--until-asked",
+                           "--rankers", "lexical", "--json", str(out_json)]) == 0
+    reports = {r["protocol"]: r for r in json.loads(out_json.read_text())}
+    assert "ev_late" in reports["pooled"]["answers"]["lexical"][0]["ranked"]
+    assert "ev_late" not in reports["pooled-until"]["answers"]["lexical"][0]["ranked"]

@@ -13,11 +13,13 @@ from harkback.stages.lexical import (
     SessionScoring,
     idf,
     inflections,
+    message_tokens,
     order_hits,
     plan_units,
     rank_sessions,
     score_message,
     search_expression,
+    selective,
     stem,
     topic_units,
     weigh_units,
@@ -25,6 +27,7 @@ from harkback.stages.lexical import (
 from harkback.stages.ports import TermStats
 from harkback.stages.query import AnyOf, Phrase, Term, parse_query, to_fts5
 from harkback.stages.records import MessageHit
+from harkback.stages.text import index_tokens
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12)
 
@@ -182,3 +185,39 @@ def test_any_of_is_what_a_plain_query_searches() -> None:
     parsed = parse_query("docker bridge")
     units = weigh_units(plan_units(parsed), TermStats(documents=10))
     assert isinstance(search_expression(parsed, units), AnyOf)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_message_tokens_agree_with_the_index_on_ascii(text: str) -> None:
+    """The fast ASCII tokenizer finds exactly the index's tokens."""
+    assert tuple(message_tokens(text)) == index_tokens(text)
+
+
+@given(st.text())
+def test_message_tokens_agree_with_the_index_on_any_text(text: str) -> None:
+    """Non-ASCII text (CJK included) is tokenized as the index does."""
+    assert tuple(message_tokens(text)) == index_tokens(text)
+
+
+def test_a_word_is_common_over_all_its_forms() -> None:
+    """A word whose forms together pass the cap selects no rows, even by a rare form."""
+    parsed = parse_query("bikes service")
+    stats = TermStats(documents=10**6, counts=(("bike", 1_900), ("biking", 150),
+                                               ("service", 40)))
+    narrow = selective(parsed, weigh_units(plan_units(parsed), stats), stats, 2000)
+    assert to_fts5(narrow) == '"service"'
+
+
+def test_selective_leaves_advanced_queries_to_the_store() -> None:
+    """A query with operators is not narrowed by the ranker."""
+    parsed = parse_query("bikes AND service")
+    stats = TermStats(documents=100, counts=(("bikes", 1), ("service", 1)))
+    assert selective(parsed, weigh_units(plan_units(parsed), stats), stats, 2000) is None
+
+
+def test_only_common_words_select_nothing() -> None:
+    """When every word is common, there is no narrowed search."""
+    parsed = parse_query("day")
+    stats = TermStats(documents=10**6, counts=(("day", 90_000),))
+    assert selective(parsed, weigh_units(plan_units(parsed), stats), stats, 2000) is None
+

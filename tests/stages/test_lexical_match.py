@@ -14,7 +14,7 @@ from harkback.stages.flow import Matched
 from harkback.stages.lexical import LexicalMatch
 from harkback.stages.match import RANKERS, ReferenceMatch
 from harkback.stages.ports import Deps, SessionStore
-from harkback.stages.records import Conversation
+from harkback.stages.records import Conversation, Role
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.stage import Stage
@@ -106,3 +106,26 @@ async def test_every_registered_ranker_runs(store: SessionStore, name: str) -> N
     await _ingest(store, conversation("a", ("user", "kubernetes pod crashloop")),
                   conversation("b", ("user", "weekend plans")))
     assert await _sessions(store, "kubernetes pod", RANKERS[name]) == ["a"]
+
+
+async def test_what_the_user_said_outranks_the_same_words_from_the_assistant(
+        store: SessionStore) -> None:
+    """By default the user's own words weigh more than the same words from the assistant."""
+    await _ingest(store,
+                  conversation("told", ("assistant", "a garden kayak trip"), ("user", "ok")),
+                  conversation("said", ("user", "a garden kayak trip"), ("assistant", "ok")))
+    assert (await _sessions(store, "kayak trip"))[0] == "said"
+
+
+async def test_a_question_naming_a_time_prefers_sessions_from_then(store: SessionStore) -> None:
+    """'two weeks ago' lifts the session of two weeks before now over an older twin."""
+    day = 86400.0
+    now = 100 * day
+    said: tuple[Role, str] = ("user", "I baked a lemon tart")
+    await _ingest(store, conversation("old", said, started_at=now - 60 * day),
+                  conversation("then", said, started_at=now - 14 * day))
+    request = SearchRequest(query="what did I bake two weeks ago?", limit=10)
+    outcome = await LexicalMatch()(request).bind(LineageResolve())(
+        Deps(store=store, clock=lambda: now)).awaitable()
+    ranked = [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
+    assert ranked[0] == "then"

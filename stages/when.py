@@ -1,0 +1,87 @@
+"""Relative time in a question: "two weeks ago", "last month", "in the past three days".
+
+People place what they want to recall in time relative to now. :func:`time_window`
+reads a small set of English expressions into a window of epoch seconds, so a ranker
+can favour sessions from then; anything it does not recognise gives None (no
+weighting at all). Months are 30 days and years 365: the window is a soft hint, not
+a calendar filter.
+
+>>> DAY = 86400.0
+>>> now = 100 * DAY
+>>> [(round(a / DAY, 1), round(b / DAY, 1)) for a, b in [time_window("a week ago", now)]]
+[(89.5, 96.5)]
+>>> [(a / DAY, b / DAY) for a, b in [time_window("what did I buy in the past two weeks", now)]]
+[(86.0, 100.0)]
+>>> time_window("which museum did I visit", now) is None
+True
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+DAY = 86400.0
+_UNITS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+            "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+_COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six" \
+         r"|seven|eight|nine|ten|eleven|twelve)"
+_UNIT = r"(day|week|month|year)s?"
+_AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b")
+_PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{_COUNT}\s+)?{_UNIT}\b")
+_WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)})\b")
+_YESTERDAY = re.compile(r"\byesterday\b")
+
+
+def _count(text: str) -> int:
+    return int(text) if text.isdigit() else _NUMBERS[text]
+
+
+def time_window(question: str, now: float) -> tuple[float, float] | None:
+    """The span of time ``question`` points at, as ``(start, end)`` epoch seconds, or None.
+
+    ``N units ago`` is the moment N units before ``now``, half a unit either side;
+    ``past/last N units`` (or ``last week``) is everything from then until ``now``;
+    ``last Saturday`` is that day; ``yesterday`` the day before. The first expression
+    found wins.
+
+    >>> time_window("yesterday", 10 * DAY) == (8.5 * DAY, 9.5 * DAY)
+    True
+    """
+    text = question.lower()
+    found: list[tuple[int, tuple[float, float]]] = []
+    for match in _AGO.finditer(text):
+        unit = _UNITS[match.group(2)] * DAY
+        center = now - _count(match.group(1)) * unit
+        found.append((match.start(), (center - unit / 2, center + unit / 2)))
+    for match in _PAST.finditer(text):
+        unit = _UNITS[match.group(2)] * DAY
+        count = _count(match.group(1)) if match.group(1) else 1
+        found.append((match.start(), (now - count * unit, now)))
+    for match in _WEEKDAY.finditer(text):
+        back = (math.floor(now / DAY) + 3 - _WEEKDAYS.index(match.group(1))) % 7 or 7
+        # Epoch day 0 was a Thursday (index 3); the window is that whole day.
+        start = (math.floor(now / DAY) - back) * DAY
+        found.append((match.start(), (start, start + DAY)))
+    for match in _YESTERDAY.finditer(text):
+        found.append((match.start(), (now - 1.5 * DAY, now - 0.5 * DAY)))
+    if not found:
+        return None
+    return min(found)[1]
+
+
+def closeness(moment: float, window: tuple[float, float]) -> float:
+    """1.0 inside ``window``, falling off outside it: halved one window-width away.
+
+    >>> week = (10 * DAY, 17 * DAY)
+    >>> closeness(12 * DAY, week), closeness(24 * DAY, week), closeness(3 * DAY, week)
+    (1.0, 0.5, 0.5)
+    """
+    start, end = window
+    width = max(end - start, DAY)
+    distance = max(start - moment, moment - end, 0.0)
+    return float(0.5 ** (distance / width))

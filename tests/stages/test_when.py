@@ -1,0 +1,60 @@
+"""Tests of relative time in questions: the window read from the text, and closeness."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harkback.stages.when import DAY, closeness, time_window
+
+NOW = 1_685_474_340.0  # Tuesday 2023-05-30 19:19 UTC
+moments = st.floats(0.0, 4e9, allow_nan=False)
+
+
+def test_ago_points_at_the_moment_that_long_before_now() -> None:
+    """'two weeks ago' is a week-wide window centred fourteen days back."""
+    assert time_window("what did I plant two weeks ago?", NOW) \
+        == (NOW - 17.5 * DAY, NOW - 10.5 * DAY)
+
+
+def test_digits_and_vague_counts_are_read() -> None:
+    """'3 days ago' and 'a couple of days ago' both count days back."""
+    assert time_window("3 days ago", NOW) == (NOW - 3.5 * DAY, NOW - 2.5 * DAY)
+    assert time_window("a couple of days ago", NOW) == (NOW - 2.5 * DAY, NOW - 1.5 * DAY)
+
+
+def test_past_and_last_span_until_now() -> None:
+    """'in the past three months' and 'last week' reach from then until now."""
+    assert time_window("in the past three months", NOW) == (NOW - 90 * DAY, NOW)
+    assert time_window("what did I buy last week", NOW) == (NOW - 7 * DAY, NOW)
+
+
+def test_last_weekday_is_the_most_recent_such_day() -> None:
+    """'last Saturday' asked on a Tuesday is the whole Saturday three days before."""
+    start, end = time_window("who came to the gig last Saturday?", NOW) or (0.0, 0.0)
+    assert (start, end) == (1_685_145_600.0, 1_685_145_600.0 + DAY)  # 2023-05-27 00:00
+
+
+def test_a_question_without_time_gives_no_window() -> None:
+    """Words such as 'months' alone name no time."""
+    assert time_window("how many months have passed since I moved?", NOW) is None
+
+
+@given(st.text(max_size=80))
+def test_any_text_is_read_without_error(text: str) -> None:
+    """Whatever the question, the result is None or a window ending no later than now."""
+    window = time_window(text, NOW)
+    assert window is None or window[0] <= window[1] <= NOW
+
+
+@given(moments, moments, st.floats(DAY, 1e8))
+def test_closeness_is_one_inside_and_falls_outside(moment: float, start: float,
+                                                   width: float) -> None:
+    """Closeness is 1 inside the window and at most a half a window-width outside it."""
+    window = (start, start + width)
+    value = closeness(moment, window)
+    assert 0.0 <= value <= 1.0
+    if start <= moment <= start + width:
+        assert value == 1.0
+    if moment >= start + 2 * width or moment <= start - width:
+        assert value <= 0.5
