@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import attrs
-from returns.result import Failure, Result
+from returns.result import Result
 
 from harkback.adapters.import_ledger import SourceKey, SourceState
 from harkback.adapters.importing import (
@@ -47,10 +47,9 @@ from harkback.adapters.importing import (
     ParsedFile,
     Tally,
     clip_tool_output,
-    find_files,
     iso_epoch,
     json_lines,
-    plan_files,
+    plan_folder,
     project_note,
     with_project,
 )
@@ -103,8 +102,8 @@ class _Session:
             session_id=self.id, position=len(self.messages), role=role, content=content,
             tool_calls=calls, tool_name=tool_name, tool_call_id=tool_call_id, timestamp=when))
 
-    def see(self, line: Line) -> float | None:
-        when = iso_epoch(line.get("timestamp"))
+    def see(self, line: Line, tally: Tally) -> float | None:
+        when = iso_epoch(line.get("timestamp"), tally)
         if when is not None:
             self.times.append(when)
         self.uuids.add(_str(line.get("uuid")))
@@ -113,7 +112,7 @@ class _Session:
         return when
 
     def user(self, line: Line, tally: Tally) -> None:
-        when = self.see(line)
+        when = self.see(line, tally)
         self.last_assistant_id = ""
         if line.get("isMeta"):
             tally.add("meta message")
@@ -154,7 +153,7 @@ class _Session:
                  when=when)
 
     def assistant(self, line: Line, tally: Tally) -> None:
-        when = self.see(line)
+        when = self.see(line, tally)
         if line.get("isApiErrorMessage"):
             tally.add("API error message")
             return
@@ -287,11 +286,6 @@ class ClaudeCodeImporter:
 
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan importing the files that changed since ``state``."""
-        if not self.root.is_dir():
-            return Failure(StoreUnavailable(f"no Claude Code projects folder at {self.root}"))
-        try:
-            files = find_files(self.root, PATTERNS)
-        except OSError as error:
-            return Failure(StoreUnavailable(f"cannot list {self.root}: {error}"))
-        return plan_files(self.root, files, state, full=full,
-                          parse=lambda path: parse_file(path, self.root))
+        return plan_folder(self.root, PATTERNS, state, full=full,
+                           parse=lambda path: parse_file(path, self.root),
+                           what="Claude Code projects folder")

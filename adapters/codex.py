@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import attrs
-from returns.result import Failure, Result
+from returns.result import Result
 
 from harkback.adapters.import_ledger import SourceKey, SourceState
 from harkback.adapters.importing import (
@@ -46,10 +46,9 @@ from harkback.adapters.importing import (
     ParsedFile,
     Tally,
     clip_tool_output,
-    find_files,
     iso_epoch,
     json_lines,
-    plan_files,
+    plan_folder,
     project_note,
     with_project,
 )
@@ -159,7 +158,7 @@ class _Rollout:
     times: list[float] = attrs.field(factory=list)
 
     def line(self, line: Line) -> None:
-        when = iso_epoch(line.get("timestamp"))
+        when = iso_epoch(line.get("timestamp"), self.tally)
         if when is not None:
             self.times.append(when)
         kind, payload = line.get("type"), line.get("payload")
@@ -268,7 +267,7 @@ class _Rollout:
         cwd = _str(self.meta.get("cwd"))
         if cwd:
             messages = with_project(messages, project_note(cwd, branch))
-        started = iso_epoch(self.meta.get("timestamp"))
+        started = iso_epoch(self.meta.get("timestamp"), self.tally)
         session = Session(id=session_id, source=SOURCE, model=self.model,
                           started_at=started if started is not None else min(self.times,
                                                                               default=None),
@@ -309,10 +308,5 @@ class CodexImporter:
 
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan importing the rollouts that changed since ``state``."""
-        if not self.root.is_dir():
-            return Failure(StoreUnavailable(f"no Codex sessions folder at {self.root}"))
-        try:
-            files = find_files(self.root, PATTERNS)
-        except OSError as error:
-            return Failure(StoreUnavailable(f"cannot list {self.root}: {error}"))
-        return plan_files(self.root, files, state, full=full, parse=parse_rollout)
+        return plan_folder(self.root, PATTERNS, state, full=full,
+                           parse=parse_rollout, what="Codex sessions folder")

@@ -7,14 +7,18 @@ Hermes' own full-text tables: harkback indexes the text itself.
 **Lineage as Hermes means it.** A child session's ``parent_session_id`` means one of
 five things. Delegated sub-agent sessions (marker ``_delegate_from`` in
 ``model_config``, or source ``subagent``/``delegate``), compression continuations
-(the parent ended with ``compression``), ``tool`` sessions and any link Hermes does
-not qualify keep their parent, so resolve traces their hits to the root the user
-remembers. A ``/branch`` child (marker ``_branched_from``, or a parent that ended
-``branched``) and a fresh-reset child (``/new``, idle or daily reset: marker
-``_reset_from``, a parent that ended with a reset reason, or, for rows from before
-the markers, the parent's non-empty ``session_key``) are conversations of their own:
-their ``parent_session_id`` is not carried into harkback (``None``), which makes
-them lineage roots; the link stays in Hermes' file.
+(the parent ended with ``compression``) and any link Hermes does not qualify keep
+their parent, so resolve traces their hits to the root the user remembers. ``tool``
+sessions (third-party integrations driving Hermes) keep their source ``tool``, which
+a search hides by default (``hidden_sources``), as Hermes keeps them out of its own
+session discovery: their content is found only by a search that unhides ``tool``,
+and then traces to their parent's root like any other child. A ``/branch`` child
+(marker ``_branched_from``, or a parent that ended ``branched``) and a fresh-reset
+child (``/new``, idle or daily reset: marker ``_reset_from``, a parent that ended
+with a reset reason, or, for rows from before the markers, the parent's non-empty
+``session_key``) are conversations of their own: their ``parent_session_id`` is not
+carried into harkback (``None``), which makes them lineage roots; the link stays in
+Hermes' file.
 
 **Visibility.** ``active`` NULL counts as live. Rewound rows (``active=0,
 compacted=0``) and ``display_kind='hidden'`` rows are left out; rows archived by
@@ -29,9 +33,10 @@ as a session grows and a hit names the Hermes message it came from.
 
 **Incremental.** The import ledger keeps the highest message id read (the cursor)
 and, per session, a fingerprint of its row (and of the lineage decision). The next
-import reads every session row (they are small), the ids of sessions holding
-messages newer than the cursor, and then re-reads only the sessions that are new,
-whose row changed, or that gained messages.
+import reads, in one read transaction, every session row (they are small), the
+highest message id (the new cursor) and the ids of sessions holding messages between
+the two cursors, and then re-reads only the sessions that are new, whose row changed,
+or that gained messages.
 
 >>> decode_content('\\x00json:[{"type": "text", "text": "look"}, {"type": "image_url"}]')
 'look'
@@ -47,12 +52,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -67,6 +72,7 @@ from harkback.adapters.importing import (
     Tally,
     Units,
     clip_tool_output,
+    iso_epoch,
 )
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.records import ROLES, Conversation, Message, Session, ToolCall
@@ -188,13 +194,6 @@ def _text(value: object) -> str:
     return str(value)
 
 
-def _epoch(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    seconds = float(value)
-    return seconds if math.isfinite(seconds) else None
-
-
 # --- sessions and lineage -----------------------------------------------------------------
 
 def lineage_parent(row: Row, parent: Row | None) -> str | None:
@@ -219,12 +218,16 @@ def lineage_parent(row: Row, parent: Row | None) -> str | None:
     return parent_id
 
 
-def session_from_row(row: Row, parent: Row | None) -> Session:
-    """A harkback session from a Hermes ``sessions`` row (an empty source counts as cli)."""
+def session_from_row(row: Row, parent: Row | None, tally: Tally | None = None) -> Session:
+    """A harkback session from a Hermes ``sessions`` row (an empty source counts as cli).
+
+    Times out of range (Hermes writes epoch seconds) are unknown and counted in ``tally``.
+    """
     return Session(
         id=_text(row.get("id")), source=_text(row.get("source")) or "cli",
         model=_text(row.get("model")), title=_text(row.get("title")),
-        started_at=_epoch(row.get("started_at")), ended_at=_epoch(row.get("ended_at")),
+        started_at=iso_epoch(row.get("started_at"), tally),
+        ended_at=iso_epoch(row.get("ended_at"), tally),
         parent_session_id=lineage_parent(row, parent), end_reason=_text(row.get("end_reason")))
 
 
@@ -307,7 +310,7 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         out.append(Message(session_id=session_id, position=position, role=role,
                            content=text, tool_name=_text(row.get("tool_name")),
                            tool_call_id=_text(row.get("tool_call_id")), tool_calls=calls,
-                           timestamp=_epoch(row.get("timestamp"))))
+                           timestamp=iso_epoch(row.get("timestamp"), tally)))
     return tuple(out)
 
 
@@ -328,15 +331,26 @@ class Snapshot:
 
 def read_snapshot(connection: sqlite3.Connection, session_columns: frozenset[str],
                   cursor: int) -> Snapshot:
-    """Read the session rows and which sessions gained messages after ``cursor``."""
+    """Read the session rows and which sessions gained messages after ``cursor``.
+
+    One read transaction, and ``fresh`` bounded by ``top`` besides: a message Hermes
+    commits meanwhile is either below the new cursor with its session re-read, or
+    above it and read next time; never below it and missed.
+    """
     columns = sorted(session_columns - SKIPPED_SESSION_COLUMNS)
-    result = connection.execute(f"SELECT {_quoted(columns)} FROM sessions")
-    names = [d[0] for d in result.description]
-    sessions = tuple(dict(zip(names, row, strict=True)) for row in result)
-    fresh = frozenset(_text(r[0]) for r in connection.execute(
-        "SELECT DISTINCT session_id FROM messages WHERE id > ?", (cursor,)))
-    top = connection.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0]
-    return Snapshot(sessions, fresh, int(top or 0))
+    connection.execute("BEGIN")
+    try:
+        result = connection.execute(f"SELECT {_quoted(columns)} FROM sessions")
+        names = [d[0] for d in result.description]
+        sessions = tuple(dict(zip(names, row, strict=True)) for row in result)
+        top = int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM messages")
+                  .fetchone()[0] or 0)
+        fresh = frozenset(_text(r[0]) for r in connection.execute(
+            "SELECT DISTINCT session_id FROM messages WHERE id > ? AND id <= ?", (cursor, top)))
+    finally:
+        if connection.in_transaction:
+            connection.execute("COMMIT")
+    return Snapshot(sessions, fresh, top)
 
 
 def read_messages(connection: sqlite3.Connection, message_columns: frozenset[str],
@@ -349,6 +363,14 @@ def read_messages(connection: sqlite3.Connection, message_columns: frozenset[str
     names = [d[0] for d in result.description]
     for row in result:
         yield dict(zip(names, row, strict=True))
+
+
+class Todo(NamedTuple):
+    """A session to read: as its row describes it, its fingerprint, what its row lost."""
+
+    session: Session
+    mark: str
+    left_out: tuple[tuple[str, int], ...]
 
 
 def database_files(path: Path) -> list[Path]:
@@ -391,19 +413,20 @@ class HermesImporter:
             full = True
         rows = {_text(r.get("id")): r for r in snapshot.sessions if _text(r.get("id"))}
         marks = state.marks_by_item()
-        todo: list[tuple[Session, str]] = []
+        todo: list[Todo] = []
         for session_id, row in rows.items():
             parent = rows.get(_text(row.get("parent_session_id")))
-            session = session_from_row(row, parent)
+            tally = Tally()
+            session = session_from_row(row, parent, tally)
             mark = fingerprint(row, session)
             old = marks.get(session_id)
             if full or old is None or old.fingerprint != mark or session_id in snapshot.fresh:
-                todo.append((session, mark))
+                todo.append(Todo(session, mark, tally.items()))
         return Success(ImportPlan(total=len(todo), units=self._units(db, todo),
                                   unchanged=len(rows) - len(todo), cursor=str(snapshot.top),
                                   notes=tuple(notes)))
 
-    def _units(self, db: HermesDb, todo: Sequence[tuple[Session, str]]) -> Units:
+    def _units(self, db: HermesDb, todo: Sequence[Todo]) -> Units:
         reopens = REOPENS
         start = 0
         try:
@@ -419,7 +442,7 @@ class HermesImporter:
                     continue
                 if not db.changed_since_open():
                     yield Failure(StoreUnavailable(
-                        f"cannot read session {todo[start][0].id} of {db.path}: {problem}"))
+                        f"cannot read session {todo[start].session.id} of {db.path}: {problem}"))
                     return
                 # Hermes wrote while this unlocked read ran: read the unit again, this time
                 # through the locks of a reader that joins its WAL (or a new snapshot).
@@ -435,7 +458,7 @@ class HermesImporter:
             db.close()
 
 
-def _read_unit(db: HermesDb, todo: Sequence[tuple[Session, str]], start: int
+def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
                ) -> tuple[ImportUnit, int]:
     """Read sessions from ``todo[start]`` on until a unit is full; return it and where it ended."""
     conversations: list[Conversation] = []
@@ -444,10 +467,11 @@ def _read_unit(db: HermesDb, todo: Sequence[tuple[Session, str]], start: int
     messages = 0
     index = start
     while index < len(todo) and len(marks) < UNIT_ITEMS and messages < UNIT_MESSAGES:
-        session, mark = todo[index]
+        session, mark, session_left_out = todo[index]
         conversation, left_out = db.read(
             partial(_conversation, columns=db.message_columns, session=session))
         conversations.append(conversation)
+        tally.merge(session_left_out)
         tally.merge(left_out)
         marks.append(Mark(item=session.id, fingerprint=mark, sessions=1,
                           messages=len(conversation.messages)))

@@ -41,6 +41,7 @@ from typing import Literal, TypeVar
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.sql import APPLICATION_ID
 from harkback.stages.errors import StoreUnavailable
 
 T = TypeVar("T")
@@ -52,8 +53,6 @@ BUSY_TIMEOUT_S = 5.0
 TRIES = 3
 BACKOFF_S = 0.05
 
-HARKBACK_APPLICATION_ID = 0x6861726B
-"""harkback's own files carry this ``application_id``; they are not read as Hermes files."""
 SESSION_CORE = frozenset({"id"})
 MESSAGE_CORE = frozenset({"id", "session_id", "role"})
 
@@ -182,7 +181,7 @@ class HermesDb:
             application = connection.execute("PRAGMA application_id").fetchone()[0]
         except sqlite3.Error:
             application = 0
-        if application == HARKBACK_APPLICATION_ID:
+        if application == APPLICATION_ID:  # a harkback file: not read as a Hermes file
             connection.close()
             return Failure(StoreUnavailable(
                 f"{location} is a harkback database, not a Hermes state.db"))

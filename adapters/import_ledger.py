@@ -153,8 +153,10 @@ def _read_state(key: SourceKey) -> Callable[[sqlite3.Connection], SourceState]:
     return work
 
 
-def _write(key: SourceKey, marks: Sequence[Mark], now: float
+def _write(key: SourceKey, marks: Sequence[Mark], now: float, cursor: str | None = None
            ) -> Callable[[sqlite3.Connection], None]:
+    """Stamp the source, keep ``marks`` and set ``cursor`` (unless None), all in one
+    transaction: a crash never leaves a stamp without the cursor it belongs to."""
     def work(connection: sqlite3.Connection) -> None:
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -163,18 +165,13 @@ def _write(key: SourceKey, marks: Sequence[Mark], now: float
             connection.execute(STAMP_SOURCE, (key.location, key.kind, now, now))
             connection.executemany(KEEP_MARK, [
                 (key.location, m.item, m.fingerprint, m.sessions, m.messages) for m in marks])
+            if cursor is not None:
+                connection.execute(SET_CURSOR, (cursor, now, key.location))
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
                 connection.rollback()
             raise
-    return work
-
-
-def _advance(key: SourceKey, cursor: str, now: float) -> Callable[[sqlite3.Connection], None]:
-    def work(connection: sqlite3.Connection) -> None:
-        _write(key, (), now)(connection)
-        connection.execute(SET_CURSOR, (cursor, now, key.location))
     return work
 
 
@@ -208,8 +205,8 @@ class SqliteImportLedger:
 
     def advance(self, key: SourceKey, cursor: str, *, now: float
                 ) -> FutureResult[None, StoreUnavailable]:
-        """Remember that a whole import of ``key`` finished, up to ``cursor``."""
-        return self._writing(_advance(key, cursor, now))
+        """Remember that a whole import of ``key`` finished, up to ``cursor`` (one transaction)."""
+        return self._writing(_write(key, (), now, cursor))
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far, most recently imported first."""

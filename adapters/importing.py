@@ -20,6 +20,7 @@ reason, never fatal.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -27,11 +28,11 @@ from pathlib import Path
 from typing import Protocol
 
 import attrs
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from harkback.adapters.import_ledger import Mark, SourceKey, SourceState
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.records import Conversation, Message
+from harkback.stages.records import Conversation, Message, is_epoch
 
 TOOL_OUTPUT_LIMIT = 32_000
 """Tool output longer than this is stored as its head and tail (it is shown clipped anyway)."""
@@ -122,26 +123,41 @@ class Importer(Protocol):
         ...
 
 
-def iso_epoch(value: object) -> float | None:
-    """Epoch seconds of an ISO 8601 string or a number (None when unreadable).
+def iso_epoch(value: object, tally: Tally | None = None) -> float | None:
+    """Epoch seconds of an ISO 8601 string or a number of seconds (None when unknown).
+
+    Every importer reads times through this one helper. A time a date cannot be made
+    of (outside the years 1 to 9999: a millisecond epoch, say) is unknown too, and
+    counted in ``tally`` as ``time out of range``; the store would refuse it.
 
     >>> iso_epoch("2026-03-03T14:15:00+00:00"), iso_epoch(12.5), iso_epoch("soon")
     (1772547300.0, 12.5, None)
+    >>> tally = Tally()
+    >>> iso_epoch(1.7e12, tally), tally.items()
+    (None, (('time out of range', 1),))
     """
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        seconds = float(value)
-        return seconds if seconds == seconds and abs(seconds) < 1e11 else None
-    if not isinstance(value, str) or not value.strip():
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int too large for a float
+            seconds = math.inf
+    elif isinstance(value, str) and value.strip():
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            seconds = parsed.timestamp()
+        except (ValueError, OverflowError):
+            return None
+    else:
         return None
-    try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+    if is_epoch(seconds):
+        return seconds
+    if tally is not None:
+        tally.add("time out of range")
+    return None
 
 
 def clip_tool_output(text: str, limit: int = TOOL_OUTPUT_LIMIT) -> tuple[str, bool]:
@@ -242,6 +258,22 @@ def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
     total = sum(size for *_, size in changed)
     return Success(ImportPlan(total=total, units=_file_units(changed, parse),
                               unchanged=unchanged, notes=tuple(notes)))
+
+
+def plan_folder(root: Path, patterns: Sequence[str], state: SourceState, *, full: bool,
+                parse: Callable[[Path], ParsedFile], what: str
+                ) -> Result[ImportPlan, StoreUnavailable]:
+    """Plan importing the files under ``root`` matching ``patterns`` (see :func:`plan_files`).
+
+    ``what`` names the folder when it is missing (``Codex sessions folder``, say).
+    """
+    if not root.is_dir():
+        return Failure(StoreUnavailable(f"no {what} at {root}"))
+    try:
+        files = find_files(root, patterns)
+    except OSError as error:
+        return Failure(StoreUnavailable(f"cannot list {root}: {error}"))
+    return plan_files(root, files, state, full=full, parse=parse)
 
 
 def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[Path], ParsedFile]

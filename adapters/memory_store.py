@@ -237,7 +237,8 @@ class MemoryStore:
             roots = sorted(
                 (s for s in self._sessions.values()
                  if (s.parent_session_id is None or s.parent_session_id not in self._sessions)
-                 and s.id not in query.exclude_roots and s.source not in query.hidden_sources),
+                 and s.id not in query.exclude_roots and s.source not in query.hidden_sources
+                 and query.admits(s.started_at)),
                 key=_newest_key)
             return tuple(self._overview(s) for s in roots[:max(query.limit, 0)])
         return self._run(work)

@@ -78,8 +78,6 @@ SCHEMA: tuple[str, ...] = (
     )""",
 )
 
-HARKBACK_TABLES = frozenset({"sessions", "messages", "messages_fts"})
-
 _SESSION_COLUMNS = "id, source, model, title, started_at, ended_at, parent_session_id, end_reason"
 _MESSAGE_COLUMNS = ("session_id, position, role, content, tool_name, tool_call_id, tool_calls, "
                     "timestamp")
@@ -181,7 +179,7 @@ def count_matches(unit: Unit, cap: int) -> Statement:
 
 
 def newest_matches(term: str, cap: int) -> Statement:
-    """How many of the newest ``cap + 1`` messages match ``term``, and the oldest row id.
+    """Of the newest ``cap + 1`` messages matching ``term``: how many, lowest and highest id.
 
     Reads at most ``cap + 1`` postings, however common the term.
 
@@ -189,28 +187,31 @@ def newest_matches(term: str, cap: int) -> Statement:
     ('"bike"', 2001)
     """
     return Statement(
-        "SELECT COUNT(*), MIN(rowid) FROM (SELECT rowid FROM messages_fts "
+        "SELECT COUNT(*), MIN(rowid), MAX(rowid) FROM (SELECT rowid FROM messages_fts "
         "WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
         (to_fts5(Term(term)), cap + 1))
 
 
-CREATE_VOCABULARY = ("CREATE VIRTUAL TABLE IF NOT EXISTS temp.harkback_vocab "
-                     "USING fts5vocab(main, messages_fts, row)")
-"""A per-connection view of the index's terms; ``temp``, so it works on read-only files
-and never changes the database. Run it before ``PRAGMA query_only``."""
+def oldest_matches(term: str, cap: int) -> Statement:
+    """Of the oldest ``cap + 1`` messages matching ``term``: how many, lowest and highest id.
+
+    >>> oldest_matches("bike", 2000).params
+    ('"bike"', 2001)
+    """
+    return Statement(
+        "SELECT COUNT(*), MIN(rowid), MAX(rowid) FROM (SELECT rowid FROM messages_fts "
+        "WHERE messages_fts MATCH ? ORDER BY rowid ASC LIMIT ?)",
+        (to_fts5(Term(term)), cap + 1))
+
+
+def match_count(term: str) -> Statement:
+    """How many messages match ``term`` (walks its whole posting list)."""
+    return Statement("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?",
+                     (to_fts5(Term(term)),))
+
 
 INDEX_TOTALS = "SELECT block FROM messages_fts_data WHERE id = 1"
 """FTS5's totals record: the number of rows indexed, then the tokens of each column."""
-
-
-def term_counts(terms: Iterable[str]) -> Statement:
-    """How many messages contain each of ``terms``, read from the index's vocabulary.
-
-    >>> term_counts(["bike", "bikes"]).params
-    ('["bike", "bikes"]',)
-    """
-    return Statement("SELECT term, doc FROM temp.harkback_vocab "
-                     "WHERE term IN (SELECT value FROM json_each(?))", (_json_list(terms),))
 
 
 def decode_totals(block: bytes | None) -> tuple[int, int]:
@@ -281,9 +282,11 @@ def recent(query: RecentQuery) -> Statement:
         "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
+        "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
         "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
         "ORDER BY r.started_at DESC, r.id",
-        (_json_list(query.exclude_roots), _json_list(query.hidden_sources), query.limit))
+        (_json_list(query.exclude_roots), _json_list(query.hidden_sources),
+         query.since, query.since, query.until, query.until, query.limit))
 
 
 # --- writing ------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
 from harkback.adapters import search_plan, sql
+from harkback.adapters.hermes_db import open_mode
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import (
     DEFAULT_MAX_SCORED,
@@ -213,20 +214,34 @@ def _fetch(statement: sql.Statement, convert: Callable[[sql.Row], T]
     return work
 
 
+def _estimate_count(connection: sqlite3.Connection, term: str, documents: int) -> int:
+    """Messages holding ``term``: exact up to a few thousand, estimated above.
+
+    Counting a common term exactly walks its whole posting list (FTS5's vocabulary table
+    does the same: ~35 ms for a term in half of 1M messages). Instead its newest and its
+    oldest ``cap + 1`` matches are read. When the two overlap the term is rare enough to
+    count exactly; otherwise the stretch between them is taken to hold matches at the
+    mean density of the two ends (each over its own ids), so a word that is frequent only
+    lately (a current topic) is not mistaken for one found everywhere.
+    """
+    cap = DEFAULT_MAX_SCORED
+    newest, new_low, new_high = _execute(connection, sql.newest_matches(term, cap)).fetchone()
+    if newest <= cap:
+        return int(newest)
+    oldest, old_low, old_high = _execute(connection, sql.oldest_matches(term, cap)).fetchone()
+    if old_high >= new_low:
+        return int(_execute(connection, sql.match_count(term)).fetchone()[0])
+    density = (oldest / (old_high - old_low + 1) + newest / (new_high - new_low + 1)) / 2
+    estimate: float = oldest + newest + (new_low - old_high - 1) * density
+    return min(round(estimate), documents)
+
+
 def _term_stats(connection: sqlite3.Connection, terms: Sequence[str]) -> TermStats:
     row = connection.execute(sql.INDEX_TOTALS).fetchone()
     documents, tokens = sql.decode_totals(row[0] if row else None)
-    last_id: int = connection.execute(sql.MAX_MESSAGE_ID).fetchone()[0]
     counts = []
     for term in dict.fromkeys(t for t in terms if t):
-        found, oldest = _execute(connection, sql.newest_matches(term, DEFAULT_MAX_SCORED)
-                                 ).fetchone()
-        if found > DEFAULT_MAX_SCORED:
-            # A common term: counting it exactly walks its whole posting list (FTS5's
-            # vocabulary table does the same: ~35 ms for a term in half of 1M messages).
-            # Its newest matches span a stretch of row ids; their density there
-            # estimates its count everywhere (within a few percent on real mixes).
-            found = min(max(found, round(found * last_id / (last_id - oldest + 1))), documents)
+        found = _estimate_count(connection, term, documents)
         if found:
             counts.append((term, found))
     return TermStats(documents=documents, average_length=tokens / documents if documents else 0.0,
@@ -288,7 +303,7 @@ def _execute(connection: sqlite3.Connection, statement: sql.Statement) -> sqlite
 def _connect(path: Path, readonly: bool, busy_timeout: float
              ) -> Result[sqlite3.Connection, StoreUnavailable]:
     # Runs on the store's worker thread, which then owns the connection.
-    target = path.resolve().as_uri() + "?mode=ro" if readonly else str(path)
+    target = path.resolve().as_uri() + _read_options(path) if readonly else str(path)
     try:
         connection = sqlite3.connect(target, uri=readonly, timeout=busy_timeout,
                                      isolation_level=None)
@@ -302,6 +317,23 @@ def _connect(path: Path, readonly: bool, busy_timeout: float
         connection.close()
         return Failure(problem)
     return Success(connection)
+
+
+def _read_options(path: Path) -> str:
+    """URI options for reading ``path`` without creating or changing any file.
+
+    A plain ``mode=ro`` open of a WAL-mode file with no writer around creates its
+    ``-wal`` and ``-shm`` files, and fails in a folder the reader may not write. With
+    no ``-wal`` every commit is in the file itself, so it is read as immutable.
+    """
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+    except OSError:
+        return "?mode=ro"  # SQLite's own open reports the problem
+    wal, shm = Path(f"{path}-wal").exists(), Path(f"{path}-shm").exists()
+    return "?mode=ro&immutable=1" if open_mode(header, wal=wal, shm=shm) == "immutable" \
+        else "?mode=ro"
 
 
 def _identity(connection: sqlite3.Connection) -> tuple[int, int]:
@@ -319,7 +351,6 @@ def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool
              ) -> StoreUnavailable | None:
     # A bigger page cache roughly halves the time SQLite spends on bulk ingests.
     connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    connection.execute(sql.CREATE_VOCABULARY)
     if readonly:
         connection.execute("PRAGMA query_only = ON")
     elif _is_blank(connection):

@@ -96,10 +96,19 @@ def _lookup(params: tuple[str, ...]) -> Callable[[sqlite3.Connection], Summary |
     return work
 
 
+CACHE_BUSY_MS = 100
+"""How long a cache write waits for a lock: a busy database must not hold up a recall."""
+
+
 def _store(row: Row) -> Callable[[sqlite3.Connection], None]:
     def work(connection: sqlite3.Connection) -> None:
-        connection.execute(CREATE_TABLE)
-        connection.execute(UPSERT, row)
+        (previous,) = connection.execute("PRAGMA busy_timeout").fetchone()
+        connection.execute(f"PRAGMA busy_timeout = {CACHE_BUSY_MS}")
+        try:
+            connection.execute(CREATE_TABLE)
+            connection.execute(UPSERT, row)
+        finally:
+            connection.execute(f"PRAGMA busy_timeout = {int(previous)}")
     return work
 
 

@@ -114,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(recent)
     recent.add_argument("--limit", type=_limit, default=10)
     recent.add_argument("--current-session", default=None)
+    recent.add_argument("--since", default=None, help="sessions started since: ISO date, 7d ...")
+    recent.add_argument("--until", default=None, help="sessions started until: ISO date, 7d ...")
     recent.add_argument("--json", action="store_true")
 
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
@@ -172,6 +174,8 @@ async def _ingest(args: argparse.Namespace) -> int:
         summary = await ingest_file(args.file, store, on_bad=report_bad, progress=args.progress)
     finally:
         store.close()
+    if summary.read_error:
+        raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
     if summary.store_error is not None:
         raise CliError(f"{summary.describe()}; stopped: {summary.store_error.message()}")
     print(summary.describe())
@@ -211,7 +215,8 @@ async def _recent(args: argparse.Namespace) -> int:
     store = open_store(_db(args), readonly=True)
     try:
         response = await Harkback(store=store).recent(
-            limit=args.limit, current_session_id=args.current_session)
+            limit=args.limit, current_session_id=args.current_session, since=args.since,
+            until=args.until)
     finally:
         store.close()
     return _emit(response, as_json=args.json)
@@ -271,7 +276,7 @@ async def _import(args: argparse.Namespace) -> int:
 
     found = importers_for(args.kind, args.path, on_bad=report_bad)
     if isinstance(found, Failure):
-        raise CliError(found.failure())
+        raise CliError(found.failure().reason)
     store = open_store(_db(args), readonly=False)
     ledger = SqliteImportLedger(store)
     outcomes = []
@@ -320,6 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return asyncio.run(COMMANDS[args.command](args))
     except CliError as error:
+        if getattr(args, "json", False):
+            # --json promises a payload on stdout whatever happens
+            print(json.dumps({"success": False, "error": str(error)}, ensure_ascii=False))
         print(f"harkback: {error}", file=sys.stderr)
         return error.status
     except KeyboardInterrupt:

@@ -10,8 +10,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import attrs
@@ -35,12 +36,16 @@ from harkback.stages.stage import as_result
 T = TypeVar("T")
 
 
+def _read_only(timings: Mapping[str, float]) -> Mapping[str, float]:
+    return MappingProxyType(dict(timings))
+
+
 @attrs.frozen
 class Response:
     """A finished recall: the outcome and each stage's duration in milliseconds."""
 
     outcome: Result[RecallResult | BrowseResult, RecallError]
-    timings: dict[str, float] = attrs.field(factory=dict)
+    timings: Mapping[str, float] = attrs.field(factory=dict, converter=_read_only)
 
     @property
     def ok(self) -> bool:
@@ -83,10 +88,12 @@ class Harkback:
         outcome = as_result(await self.pipeline.run(request.unwrap())(deps))
         return Response(outcome, recorder.durations())
 
-    async def recent(self, *, limit: int = 10, current_session_id: str | None = None
+    async def recent(self, *, limit: int = 10, current_session_id: str | None = None,
+                     since: str | float | None = None, until: str | float | None = None
                      ) -> Response:
-        """List recent root sessions, newest first."""
-        return await self.search("", limit=limit, current_session_id=current_session_id)
+        """List recent root sessions, newest first (``since``/``until`` bound their start)."""
+        return await self.search("", limit=limit, current_session_id=current_session_id,
+                                 since=since, until=until)
 
     async def aclose(self) -> None:
         """Release what the model holds in the running loop (its HTTP client)."""

@@ -43,7 +43,7 @@ from harkback.adapters.importing import (
 )
 from harkback.pipeline.ingest import BATCH, read_conversations
 from harkback.pipeline.progress import Progress
-from harkback.stages.errors import BadRecord, StoreUnavailable
+from harkback.stages.errors import BadRecord, QueryRejected, StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.result import when_text
@@ -65,6 +65,18 @@ class Delta:
     messages_added: int = 0
     messages_updated: int = 0
     messages_removed: int = 0
+
+    def plus(self, other: Delta) -> Delta:
+        """The counts of both added up (``changed`` is left empty: it is per batch).
+
+        >>> Delta(sessions_added=1).plus(Delta(sessions_added=2, messages_added=3)).messages_added
+        3
+        """
+        return Delta(**{name: getattr(self, name) + getattr(other, name) for name in COUNTS})
+
+
+COUNTS = tuple(a.name for a in attrs.fields(Delta) if a.name != "changed")
+"""The names of :class:`Delta`'s counters."""
 
 
 def compare(batch: Sequence[Conversation], stored: Sequence[Session],
@@ -96,13 +108,10 @@ def compare(batch: Sequence[Conversation], stored: Sequence[Session],
         removed = sum(1 for p in old if p not in now)
         is_new = session.id not in sessions
         differs = is_new or sessions[session.id] != session or bool(added + updated + removed)
-        delta = attrs.evolve(
-            delta, sessions_added=delta.sessions_added + is_new,
-            sessions_updated=delta.sessions_updated + (differs and not is_new),
-            sessions_unchanged=delta.sessions_unchanged + (not differs),
-            messages_added=delta.messages_added + added,
-            messages_updated=delta.messages_updated + updated,
-            messages_removed=delta.messages_removed + removed)
+        delta = delta.plus(Delta(
+            sessions_added=int(is_new), sessions_updated=int(differs and not is_new),
+            sessions_unchanged=int(not differs), messages_added=added, messages_updated=updated,
+            messages_removed=removed))
         if differs:
             changed.append(conversation)
     return attrs.evolve(delta, changed=tuple(changed))
@@ -115,12 +124,7 @@ class ImportOutcome:
     """What one import did: counts, what was left out and why, notes, any error."""
 
     key: SourceKey
-    sessions_added: int = 0
-    sessions_updated: int = 0
-    sessions_unchanged: int = 0
-    messages_added: int = 0
-    messages_updated: int = 0
-    messages_removed: int = 0
+    delta: Delta = Delta()
     left_out: tuple[tuple[str, int], ...] = ()
     notes: tuple[str, ...] = ()
     error: StoreUnavailable | None = None
@@ -135,23 +139,17 @@ class ImportOutcome:
         tally = Tally()
         tally.merge(self.left_out)
         tally.merge(unit.left_out)
-        return attrs.evolve(
-            self, sessions_added=self.sessions_added + delta.sessions_added,
-            sessions_updated=self.sessions_updated + delta.sessions_updated,
-            sessions_unchanged=self.sessions_unchanged + delta.sessions_unchanged,
-            messages_added=self.messages_added + delta.messages_added,
-            messages_updated=self.messages_updated + delta.messages_updated,
-            messages_removed=self.messages_removed + delta.messages_removed,
-            left_out=tally.items())
+        return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items())
 
     def describe(self) -> str:
         """A few lines for people: counts, then what was left out, notes and errors."""
+        d = self.delta
         lines = [
             f"{self.key.kind} {self.key.location}",
-            f"  sessions: {self.sessions_added} added, {self.sessions_updated} updated, "
-            f"{self.sessions_unchanged} skipped (unchanged since the last import)",
-            f"  messages: {self.messages_added} added, {self.messages_updated} updated, "
-            f"{self.messages_removed} removed",
+            f"  sessions: {d.sessions_added} added, {d.sessions_updated} updated, "
+            f"{d.sessions_unchanged} skipped (unchanged since the last import)",
+            f"  messages: {d.messages_added} added, {d.messages_updated} updated, "
+            f"{d.messages_removed} removed",
         ]
         if self.left_out:
             lines.append("  skipped: " + ", ".join(
@@ -163,12 +161,13 @@ class ImportOutcome:
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON form of this outcome."""
+        d = self.delta
         return {
             "kind": self.key.kind, "location": self.key.location, "success": self.ok,
-            "sessions": {"added": self.sessions_added, "updated": self.sessions_updated,
-                         "skipped": self.sessions_unchanged},
-            "messages": {"added": self.messages_added, "updated": self.messages_updated,
-                         "removed": self.messages_removed},
+            "sessions": {"added": d.sessions_added, "updated": d.sessions_updated,
+                         "skipped": d.sessions_unchanged},
+            "messages": {"added": d.messages_added, "updated": d.messages_updated,
+                         "removed": d.messages_removed},
             "skipped": dict(self.left_out), "notes": list(self.notes),
             **({"error": self.error.message()} if self.error is not None else {}),
         }
@@ -196,7 +195,8 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
         if isinstance(planned, Failure):
             return attrs.evolve(outcome, error=planned.failure())
         plan = planned.unwrap()
-        outcome = attrs.evolve(outcome, sessions_unchanged=plan.unchanged, notes=plan.notes)
+        outcome = attrs.evolve(outcome, delta=Delta(sessions_unchanged=plan.unchanged),
+                               notes=plan.notes)
         bar = Progress(total=plan.total, label=f"import {key.kind}", enabled=progress,
                        stream=stream or sys.stderr)
         try:
@@ -337,28 +337,35 @@ def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Pat
 def importers_for(kind: str, path: Path | None, *,
                   on_bad: Callable[[BadRecord], None] = lambda _: None,
                   environ: Mapping[str, str] | None = None
-                  ) -> Result[tuple[Importer, ...], str]:
+                  ) -> Result[tuple[Importer, ...], StoreUnavailable | QueryRejected]:
     """The importers for ``kind`` at ``path`` (its default location when None).
 
     A Hermes home gives one importer per database: ``state.db`` and each profile's.
+    Nothing to import there is :class:`StoreUnavailable`; an unknown ``kind``,
+    :class:`QueryRejected`. Either one's ``reason`` is a line for people.
+
+    >>> importers_for("fax", None).failure()
+    QueryRejected(reason="unknown source kind 'fax'; one of hermes, claude-code, codex, jsonl")
     """
+    if kind not in KINDS:
+        return Failure(QueryRejected(f"unknown source kind {kind!r}; one of {', '.join(KINDS)}"))
     if kind == "jsonl":
         if path is None or not path.is_file():
-            return Failure(f"no such file: {path}")
+            return Failure(StoreUnavailable(f"no such file: {path}"))
         return Success((JsonlImporter(resolved(path), on_bad),))
     where = resolved(path if path is not None else default_location(kind, environ))
     if kind == "hermes":
         found = database_files(where)
         if not found:
-            return Failure(f"no Hermes state.db at {where} (pass the file or HERMES_HOME)")
+            return Failure(StoreUnavailable(
+                f"no Hermes state.db at {where} (pass the file or HERMES_HOME)"))
         return Success(tuple(HermesImporter(resolved(p)) for p in found))
     if not where.is_dir():
-        return Failure(f"no {kind} transcripts folder at {where} (pass the folder)")
+        return Failure(StoreUnavailable(
+            f"no {kind} transcripts folder at {where} (pass the folder)"))
     if kind == "claude-code":
         return Success((ClaudeCodeImporter(where),))
-    if kind == "codex":
-        return Success((CodexImporter(where),))
-    return Failure(f"unknown source kind {kind!r}; one of {', '.join(KINDS)}")
+    return Success((CodexImporter(where),))
 
 
 def describe_sources(sources: Sequence[SourceState]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -25,11 +26,12 @@ class IngestSummary:
     report: IngestReport
     bad_lines: tuple[BadRecord, ...] = ()
     store_error: StoreUnavailable | None = None
+    read_error: str = ""
 
     @property
     def ok(self) -> bool:
         """True when every line was stored."""
-        return not self.bad_lines and self.store_error is None
+        return not self.bad_lines and self.store_error is None and not self.read_error
 
     def describe(self) -> str:
         """One line for people."""
@@ -57,7 +59,11 @@ def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
 async def ingest_file(path: Path, store: SessionStore, *,
                       on_bad: Callable[[BadRecord], None] = lambda _: None,
                       progress: bool | None = None) -> IngestSummary:
-    """Ingest ``path`` in batches; a failing batch stops the run with ``store_error`` set."""
+    """Ingest ``path`` in batches; a failing batch stops the run with ``store_error`` set.
+
+    A file that cannot be read is reported in ``read_error``. Reading and parsing run on
+    a worker thread, so a large file never stalls the event loop.
+    """
     bad: list[BadRecord] = []
 
     def record_bad(error: BadRecord) -> None:
@@ -65,15 +71,21 @@ async def ingest_file(path: Path, store: SessionStore, *,
         on_bad(error)
 
     report = IngestReport()
-    bar = Progress(total=path.stat().st_size, label=f"ingest {path.name}", enabled=progress)
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for batch in _batches(read_conversations(handle, record_bad), bar):
-            done = as_result(await store.ingest(batch))
-            if isinstance(done, Failure):
-                bar.finish()
-                return IngestSummary(report=report, bad_lines=tuple(bad),
-                                     store_error=done.failure())
-            report = report + done.unwrap()
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+        bar = Progress(total=path.stat().st_size, label=f"ingest {path.name}", enabled=progress)
+        with handle:
+            batches = _batches(read_conversations(handle, record_bad), bar)
+            while batch := await asyncio.to_thread(next, batches, None):
+                done = as_result(await store.ingest(batch))
+                if isinstance(done, Failure):
+                    bar.finish()
+                    return IngestSummary(report=report, bad_lines=tuple(bad),
+                                         store_error=done.failure())
+                report = report + done.unwrap()
+    except OSError as error:
+        return IngestSummary(report=report, bad_lines=tuple(bad),
+                             read_error=f"cannot read {path}: {error.strerror or error}")
     bar.finish()
     return IngestSummary(report=report, bad_lines=tuple(bad))
 

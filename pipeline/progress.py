@@ -23,7 +23,8 @@ class Progress:
 
     total: int
     label: str
-    stream: TextIO = sys.stderr
+    # looked up per bar, not at import, so a redirected stderr is honoured
+    stream: TextIO = attrs.field(factory=lambda: sys.stderr)
     enabled: bool | None = None
     done: int = 0
     _last_draw: float = 0.0

@@ -25,7 +25,6 @@ not fit is a :class:`BadRecord` naming the field, never an exception.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -34,7 +33,7 @@ from typing import Any
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import BadRecord
-from harkback.stages.records import ROLES, Conversation, Message, Role, Session, ToolCall
+from harkback.stages.records import ROLES, Conversation, Message, Role, Session, ToolCall, is_epoch
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -85,8 +84,9 @@ def _time(obj: Mapping[str, Any], key: str, where: str) -> float | None:
         seconds = float(value)
     except OverflowError:
         raise _Invalid(f"{where}{key}", "epoch seconds out of range") from None
-    if not math.isfinite(seconds):
-        raise _Invalid(f"{where}{key}", f"epoch seconds must be finite, got {value!r}")
+    if not is_epoch(seconds):
+        raise _Invalid(f"{where}{key}", f"epoch seconds must be finite and between the years 1 "
+                       f"and 9999 (milliseconds? divide by 1000), got {value!r}")
     return seconds
 
 

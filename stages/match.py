@@ -72,7 +72,7 @@ def rank_by_coverage(hits: Sequence[MessageHit], units: Sequence[Unit], *,
 
 @attrs.frozen
 class CoverageMatch:
-    """Default matcher: OR of topic words from the store, re-ranked by query coverage.
+    """Coverage matcher: OR of topic words from the store, re-ranked by query coverage.
 
     ``hit_limit`` hits leave the stage; ``scan_limit`` rows are read from the store.
     """

@@ -62,11 +62,30 @@ class MatchQuery:
 
 @attrs.frozen(kw_only=True)
 class RecentQuery:
-    """What recent mode asks a store for: root sessions, newest first."""
+    """What recent mode asks a store for: root sessions, newest first.
+
+    ``since``/``until`` bound the session's start; a session with no start time is left
+    out when either is given.
+    """
 
     limit: int
     exclude_roots: tuple[str, ...] = ()
     hidden_sources: tuple[str, ...] = ()
+    since: float | None = None
+    until: float | None = None
+
+    def admits(self, started_at: float | None) -> bool:
+        """Does a session started at ``started_at`` fall within the time bounds?
+
+        >>> RecentQuery(limit=1, since=10.0).admits(5.0), RecentQuery(limit=1).admits(None)
+        (False, True)
+        """
+        if self.since is None and self.until is None:
+            return True
+        if started_at is None:
+            return False
+        return ((self.since is None or started_at >= self.since)
+                and (self.until is None or started_at <= self.until))
 
 
 @attrs.frozen(kw_only=True)
@@ -87,7 +106,8 @@ class TermStats:
     """Index statistics for ranking: messages indexed, their mean length, term frequencies.
 
     ``counts`` pairs each asked term found in the index with the number of messages that
-    contain it (terms never indexed are left out).
+    contain it (terms never indexed are left out). A store may estimate counts of very
+    common terms (the SQLite store counts exactly up to a cap, then extrapolates).
 
     >>> TermStats(documents=10, average_length=4.0, counts=(("bike", 3),)).count("bike")
     3
@@ -101,8 +121,6 @@ class TermStats:
         """How many messages contain ``term`` (0 when it is not indexed)."""
         return dict(self.counts).get(term, 0)
 
-
-StoreResult = FutureResult
 
 
 class SessionStore(Protocol):

@@ -27,7 +27,8 @@ class RecentSessions:
         def listing(known: dict[str, Session]) -> RecentQuery:
             root = root_of(request.current_session_id or "", known)
             return RecentQuery(limit=request.limit, exclude_roots=(root.id,) if root else (),
-                               hidden_sources=request.hidden_sources)
+                               hidden_sources=request.hidden_sources, since=request.since,
+                               until=request.until)
 
         def entries(rows: tuple[SessionOverview, ...]) -> BrowseResult:
             return BrowseResult(results=tuple(RecentEntry.from_overview(r, self.tz)

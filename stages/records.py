@@ -21,9 +21,26 @@ ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "system")
 SummaryKind = Literal["llm", "extractive", "raw", "none"]
 
 
+EARLIEST_EPOCH = -62_135_596_800.0
+"""0001-01-01T00:00:00Z: the first moment Python's datetime can show."""
+LATEST_EPOCH = 253_402_300_799.0
+"""9999-12-31T23:59:59Z: the last moment Python's datetime can show."""
+
+
+def is_epoch(value: object) -> bool:
+    """True for epoch seconds that a date can be made of (finite, years 1 to 9999).
+
+    >>> is_epoch(1_772_547_300), is_epoch(1.7e12), is_epoch(float("nan"))
+    (True, False, False)
+    """
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and EARLIEST_EPOCH <= value <= LATEST_EPOCH)
+
+
 def _finite_or_none(_inst: object, attribute: attrs.Attribute[float | None], value: object) -> None:
-    if value is not None and (not isinstance(value, int | float) or not math.isfinite(value)):
-        raise ValueError(f"{attribute.name} must be a finite epoch time, got {value!r}")
+    if value is not None and not is_epoch(value):
+        raise ValueError(f"{attribute.name} must be epoch seconds between the years 1 and 9999, "
+                         f"got {value!r}")
 
 
 def _non_empty(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:

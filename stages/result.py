@@ -17,10 +17,19 @@ __all__ = ["UTC", "BrowseResult", "Recall", "RecallResult", "RecentEntry", "when
 
 
 def when_text(epoch: float | None, tz: tzinfo | None = None) -> str:
-    """A readable time such as ``March 03, 2026 at 02:15 PM`` (local time unless ``tz``)."""
+    """A readable time such as ``March 03, 2026 at 02:15 PM`` (local time unless ``tz``).
+
+    Times the platform cannot convert read as ``unknown time`` rather than failing.
+
+    >>> when_text(None), when_text(1e20)
+    ('unknown time', 'unknown time')
+    """
     if epoch is None:
         return "unknown time"
-    moment = datetime.fromtimestamp(epoch, tz) if tz else datetime.fromtimestamp(epoch)
+    try:
+        moment = datetime.fromtimestamp(epoch, tz) if tz else datetime.fromtimestamp(epoch)
+    except (OverflowError, OSError, ValueError):
+        return "unknown time"
     return moment.strftime("%B %d, %Y at %I:%M %p")
 
 

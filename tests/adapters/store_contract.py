@@ -286,6 +286,18 @@ class StoreContract:
         listed = await ok(store.recent(RecentQuery(limit=10)))
         assert [o.session.id for o in listed] == ["new", "mid", "old", "undated"]
 
+    async def test_recent_honours_time_bounds(self, store: SessionStore,
+                                              make_conversation: Make) -> None:
+        """``since``/``until`` bound the start time; undated sessions drop out with a bound."""
+        await ok(store.ingest([
+            make_conversation("old", started_at=10.0),
+            make_conversation("mid", started_at=20.0),
+            make_conversation("new", started_at=30.0),
+            make_conversation("undated"),
+        ]))
+        listed = await ok(store.recent(RecentQuery(limit=10, since=15.0, until=25.0)))
+        assert [o.session.id for o in listed] == ["mid"]
+
     async def test_recent_treats_an_orphan_as_a_root(self, store: SessionStore,
                                                      make_conversation: Make) -> None:
         """Children are not listed, but a session whose parent is not stored is."""
@@ -365,6 +377,18 @@ class StoreContract:
         await ok(store.ingest([make_conversation("s1", ("user", "mango"))]))
         stats = await ok(store.term_stats(["kiwi", "mango"]))
         assert (stats.documents, dict(stats.counts)) == (1, {"mango": 1})
+
+    async def test_term_stats_above_the_cap_stay_close_to_the_truth(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Past a few thousand matches counts may be estimated, but a word frequent only
+        in the newest messages (a current topic) is not taken for one found everywhere."""
+        turns = [("user", "common old topic") for _ in range(6000)]
+        turns += [("user", "common kubernetes") for _ in range(2500)]
+        await ok(store.ingest([make_conversation("long", *turns)]))
+        counts = dict((await ok(store.term_stats(["common", "kubernetes", "old"]))).counts)
+        assert abs(counts["common"] - 8500) <= 85
+        assert abs(counts["kubernetes"] - 2500) <= 25
+        assert abs(counts["old"] - 6000) <= 60
 
     async def test_term_stats_of_an_empty_store(self, store: SessionStore) -> None:
         """An empty store has no documents and no counts."""

@@ -106,3 +106,15 @@ def test_a_file_without_messages_gives_no_session() -> None:
     parsed = parse_lines("s", [{"type": "summary", "summary": "x", "leafUuid": "u"}],
                          parent=None, project=True)
     assert parsed.conversations == ()
+
+
+def test_a_millisecond_timestamp_is_unknown_and_counted() -> None:
+    """A time no date can be made of is left unknown and counted, not stored."""
+    parsed = parse_lines("s1", [
+        {"type": "user", "timestamp": 1.7e12, "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "timestamp": "2026-03-03T14:15:00Z",
+         "message": {"role": "assistant", "content": "hello"}}], parent=None, project=False)
+    first, second = parsed.conversations[0].messages
+    assert (first.timestamp, second.timestamp) == (None, 1772547300.0)
+    assert parsed.conversations[0].session.started_at == 1772547300.0
+    assert dict(parsed.left_out) == {"time out of range": 1}

@@ -92,3 +92,15 @@ def test_a_rollout_without_meta_is_named_by_its_file() -> None:
                                               "content": [{"type": "input_text",
                                                            "text": "hi"}]}}])
     assert parsed.conversations[0].session.id == "from-file"
+
+
+def test_out_of_range_times_are_unknown_and_counted() -> None:
+    """A millisecond epoch in a meta or line time is left unknown and counted."""
+    parsed = parse_rollout_lines("x", [
+        {"type": "session_meta", "timestamp": 1.7e12, "payload": {"id": "t1", "timestamp": 1e20}},
+        {"type": "response_item", "timestamp": "2026-03-03T14:15:00Z",
+         "payload": {"type": "message", "role": "user",
+                     "content": [{"type": "input_text", "text": "fix it"}]}}])
+    session = parsed.conversations[0].session
+    assert (session.started_at, session.ended_at) == (1772547300.0, 1772547300.0)
+    assert dict(parsed.left_out) == {"time out of range": 2}

@@ -6,8 +6,9 @@ import json
 import os
 import sqlite3
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from returns.result import Success
@@ -18,6 +19,7 @@ from harkback.adapters.hermes import (
     decode_content,
     lineage_parent,
     messages_from_rows,
+    read_snapshot,
     tool_calls,
 )
 from harkback.adapters.hermes_db import HermesDb, retrying
@@ -269,3 +271,58 @@ def test_long_tool_output_is_clipped_with_a_marker() -> None:
     assert kept[0].content.startswith("h" * 100) and kept[0].content.endswith("TAIL")
     assert len(kept[0].content) < 33_000
     assert tally.items() == (("tool output clipped", 1),)
+
+
+class _WritesBetweenReads:
+    """A connection on which Hermes commits a message right after the first read of
+    ``messages`` (standing in for a write that lands between two statements)."""
+
+    def __init__(self, connection: sqlite3.Connection, write: Callable[[], None]) -> None:
+        self.connection, self.write, self.written = connection, write, False
+
+    def execute(self, sql: str, parameters: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        result = self.connection.execute(sql, parameters)
+        if "messages" in sql and not self.written:
+            self.written = True
+            self.write()
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.connection, name)
+
+
+def test_a_message_written_during_the_snapshot_is_never_below_the_cursor_unread(
+        tmp_path: Path) -> None:
+    """Every session with messages between the old cursor and the new one is re-read."""
+    path = _hermes(tmp_path)
+    writer = HermesFile.reopen(path, "v30")
+    try:
+        cursor = writer.connection.execute("SELECT MAX(id) FROM messages").fetchone()[0]
+        db = HermesDb.open(path).unwrap()
+        assert db.mode == "ro"
+        reader = _WritesBetweenReads(
+            db.connection, lambda: writer.message(SID, "user", "written mid-snapshot"))
+        snapshot = read_snapshot(reader, db.session_columns, cursor)  # type: ignore[arg-type]
+        db.close()
+        gained = {r[0] for r in writer.connection.execute(
+            "SELECT session_id FROM messages WHERE id > ? AND id <= ?", (cursor, snapshot.top))}
+    finally:
+        writer.close()
+    assert reader.written
+    assert gained == set(snapshot.fresh)
+
+
+def test_out_of_range_times_are_unknown_and_counted(tmp_path: Path) -> None:
+    """A millisecond message time and an absurd session time are read as unknown."""
+    path = tmp_path / "hermes" / "state.db"
+    path.parent.mkdir()
+    db = HermesFile(path, "v30")
+    db.session(SID, started_at=1e20)
+    db.message(SID, "user", "when was this", timestamp=1.7e12)
+    db.message(SID, "assistant", "just now")
+    db.close()
+    unit, = _units(path)
+    conversation, = unit.conversations
+    assert conversation.session.started_at is None
+    assert [m.timestamp is None for m in conversation.messages] == [True, False]
+    assert dict(unit.left_out)["time out of range"] == 2

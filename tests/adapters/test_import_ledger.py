@@ -99,3 +99,19 @@ async def test_a_store_made_before_the_ledger_reads_as_empty(tmp_path: Path) -> 
         tables = {r[0] for r in raw.execute("SELECT name FROM sqlite_master")}
     raw.close()
     assert "import_marks" not in tables
+
+
+async def test_advance_stamps_and_sets_the_cursor_in_one_transaction(tmp_path: Path) -> None:
+    """When setting the cursor fails, the stamp made just before it is rolled back too."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(SqliteImportLedger(store).advance(KEY, "1", now=10.0))
+    with sqlite3.connect(path) as raw:
+        raw.execute("CREATE TRIGGER no_cursor BEFORE UPDATE OF cursor ON import_sources "
+                    "BEGIN SELECT RAISE(ABORT, 'cursor refused'); END")
+    raw.close()
+    with SqliteStore.open(path).unwrap() as store:
+        ledger = SqliteImportLedger(store)
+        await failed(ledger.advance(KEY, "2", now=20.0))
+        state = await ok(ledger.state(KEY))
+    assert (state.cursor, state.last_imported_at) == ("1", 10.0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
@@ -270,3 +272,28 @@ def test_sanitized_queries_never_make_fts5_raise(text: str) -> None:
     assert to_fts5(expression)
     statement = sql.search(MatchQuery(expression=expression, roles=ROLES))
     _index().execute(statement.sql, statement.params).fetchall()
+
+
+def test_read_only_search_creates_no_side_files(tmp_path: Path) -> None:
+    """Searching a settled database read-only creates no -wal/-shm and changes nothing,
+    so it also works in a folder the reader may not write."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        asyncio.run(_ingest_one(store))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db"]
+    before = path.read_bytes()
+    script = ("import sys; from harkback.adapters.sqlite_store import SqliteStore; "
+              "from harkback.pipeline.facade import Harkback; "
+              "store = SqliteStore.open(sys.argv[1], readonly=True).unwrap(); "
+              "print(Harkback(store=store).search_sync('heron').to_payload()['count'])")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db"]
+    assert path.read_bytes() == before
+
+
+async def _ingest_one(store: SqliteStore) -> None:
+    await store.ingest([Conversation(Session(id="s"), (
+        Message(session_id="s", position=0, role="user", content="a heron at the lake"),))])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from returns.io import IOFailure, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.sqlite_store import SqliteStore
@@ -81,3 +84,26 @@ async def test_read_only_store_reads_what_a_writable_run_kept(tmp_path: Path) ->
 def _fields(key: SummaryKey) -> dict[str, str]:
     return {"root_session_id": key.root_session_id, "content": key.content,
             "query": key.query, "model": key.model, "prompt_version": key.prompt_version}
+
+
+async def test_a_locked_database_fails_the_write_quickly(tmp_path: Path) -> None:
+    """While another writer holds the lock, keeping fails as a value well before 5 s."""
+    path = tmp_path / "harkback.db"
+    with SqliteStore.open(path).unwrap() as store:
+        other = sqlite3.connect(path)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            started = time.monotonic()
+            kept = await SqliteSummaryCache(store).keep_summary(KEY, SUMMARY).awaitable()
+            elapsed = time.monotonic() - started
+        finally:
+            other.rollback()
+            other.close()
+        assert isinstance(kept, IOFailure)
+        assert elapsed < 2.5  # the store's own busy timeout is 5 s
+        # the connection's usual patience is restored for the store's other work
+        assert (await store.run(_busy_timeout).awaitable()) == IOSuccess(5000)
+
+
+def _busy_timeout(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("PRAGMA busy_timeout").fetchone()[0])

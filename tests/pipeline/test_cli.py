@@ -172,3 +172,38 @@ def test_demo_finds_the_stories(tmp_path: Path) -> None:
     assert "docker network create lumen-backend" in done.stdout
     assert "pgdump-rotate.sh" in done.stdout
     assert "127.0.0.1:18080" in done.stdout
+
+
+def test_json_failure_still_prints_a_payload(tmp_path: Path) -> None:
+    """With ``--json`` an early failure prints ``{"success": false, ...}`` on stdout."""
+    done = run("search", "x", "--json", db=tmp_path / "missing.db")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["success"] is False
+
+
+def test_out_of_range_time_is_a_bad_line_not_a_broken_database(tmp_path: Path) -> None:
+    """A millisecond epoch is refused at ingest, so later listings keep working."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_text('{"id": "ms", "started_at": 1700000000000}\n'
+                      '{"id": "ok", "started_at": 1700000000}\n', encoding="utf-8")
+    path = tmp_path / "h.db"
+    done = run("ingest", str(source), db=path)
+    assert done.returncode == 1 and "line 1" in done.stderr
+    listed = run("recent", "--json", db=path)
+    assert listed.returncode == 0
+    assert [r["session_id"] for r in json.loads(listed.stdout)["results"]] == ["ok"]
+
+
+def test_unreadable_ingest_file_is_one_clear_line(tmp_path: Path) -> None:
+    """A file whose reads fail fails in one line (modes don't stop root; /proc/self/mem does)."""
+    source = tmp_path / "sessions.jsonl"
+    source.symlink_to("/proc/self/mem")
+    done = run("ingest", str(source), db=tmp_path / "h.db")
+    assert done.returncode == 1
+    assert "cannot read" in done.stderr and "internal error" not in done.stderr
+
+
+def test_recent_since_leaves_out_older_sessions(db: Path) -> None:
+    """``recent --since`` lists only sessions started after the bound."""
+    payload = json.loads(run("recent", "--since", "1770500000", "--json", db=db).stdout)
+    assert [r["session_id"] for r in payload["results"]] == ["cors"]

@@ -103,3 +103,9 @@ async def test_search_sync_inside_a_running_loop(harkback: Harkback) -> None:
     """``search_sync`` called from inside a running loop neither deadlocks nor fails."""
     assert asyncio.get_running_loop().is_running()
     assert harkback.search_sync("nginx cors").ok
+
+
+async def test_browse_honours_since(harkback: Harkback) -> None:
+    """An empty query with ``since`` lists only sessions started after it."""
+    payload = (await harkback.search("", since=250.0)).to_payload()
+    assert [r["session_id"] for r in payload["results"]] == ["cors"]

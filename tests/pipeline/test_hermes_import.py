@@ -207,9 +207,10 @@ async def test_second_import_reads_nothing_when_nothing_changed(tmp_path: Path) 
     db = tmp_path / "h.db"
     first = await import_hermes(source, db)
     again = await import_hermes(source, db)
-    assert first.sessions_added == 8 and first.messages_added > 10
-    assert (again.sessions_added, again.sessions_updated, again.messages_added) == (0, 0, 0)
-    assert again.sessions_unchanged == 8
+    assert first.delta.sessions_added == 8 and first.delta.messages_added > 10
+    counts = again.delta
+    assert (counts.sessions_added, counts.sessions_updated, counts.messages_added) == (0, 0, 0)
+    assert again.delta.sessions_unchanged == 8
 
 
 async def test_new_messages_re_read_only_their_session(tmp_path: Path) -> None:
@@ -221,8 +222,9 @@ async def test_new_messages_re_read_only_their_session(tmp_path: Path) -> None:
     writer.message(CONT, "user", "and the toucan ingress?")
     writer.close()
     again = await import_hermes(source, db)
-    assert (again.sessions_updated, again.sessions_unchanged) == (1, 7)
-    assert (again.messages_added, again.messages_updated, again.messages_removed) == (1, 0, 0)
+    assert (again.delta.sessions_updated, again.delta.sessions_unchanged) == (1, 7)
+    counts = again.delta
+    assert (counts.messages_added, counts.messages_updated, counts.messages_removed) == (1, 0, 0)
     assert roots(await search(db, "toucan ingress")) == [ROOT]
 
 
@@ -239,7 +241,7 @@ async def test_changed_session_rows_are_re_read(tmp_path: Path) -> None:
     writer.update("sessions", CONT, rewind_count=1)
     writer.close()
     again = await import_hermes(source, db)
-    assert (again.sessions_updated, again.messages_removed) == (2, 1)
+    assert (again.delta.sessions_updated, again.delta.messages_removed) == (2, 1)
     assert roots(await search(db, "podman"))[0] == BRANCH
     assert (await search(db, "podman"))["results"][0]["title"] == "Podman after all"
     overlay = await search(db, "overlay")
@@ -252,7 +254,8 @@ async def test_full_import_reads_everything_again_but_changes_nothing(tmp_path: 
     db = tmp_path / "h.db"
     await import_hermes(source, db)
     again = await import_hermes(source, db, full=True)
-    assert (again.sessions_added, again.sessions_updated, again.sessions_unchanged) == (0, 0, 8)
+    counts = again.delta
+    assert (counts.sessions_added, counts.sessions_updated, counts.sessions_unchanged) == (0, 0, 8)
 
 
 async def test_stale_hermes_fts_does_not_matter(tmp_path: Path) -> None:
@@ -266,3 +269,20 @@ async def test_stale_hermes_fts_does_not_matter(tmp_path: Path) -> None:
     db = tmp_path / "h.db"
     await import_hermes(source, db)
     assert roots(await search(db, "flamingo")) == [ROOT]
+
+
+async def test_tool_sessions_are_hidden_unless_asked_for(tmp_path: Path) -> None:
+    """A ``tool`` child (a third-party integration) is not found by default; unhidden,
+    its hit traces to the root it hangs under."""
+    path = tmp_path / "hermes" / "state.db"
+    path.parent.mkdir()
+    hermes = HermesFile(path, "v30")
+    hermes.session(ROOT, title="Docker bridge")
+    hermes.message(ROOT, "user", "containers cannot reach each other")
+    hermes.session(CONT, source="tool", parent=ROOT)
+    hermes.message(CONT, "user", "integration asks about the marmoset endpoint")
+    hermes.close()
+    db = tmp_path / "h.db"
+    await import_hermes(path, db)
+    assert roots(await search(db, "marmoset")) == []
+    assert roots(await search(db, "marmoset", hidden_sources=())) == [ROOT]

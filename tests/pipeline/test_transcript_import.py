@@ -11,12 +11,25 @@ import pytest
 
 from harkback.adapters.claude_code import ClaudeCodeImporter
 from harkback.adapters.codex import CodexImporter
-from harkback.adapters.import_ledger import MemoryImportLedger, SqliteImportLedger
+from harkback.adapters.import_ledger import (
+    MemoryImportLedger,
+    SourceKey,
+    SourceState,
+    SqliteImportLedger,
+)
 from harkback.adapters.importing import Importer
 from harkback.adapters.memory_store import MemoryStore
 from harkback.adapters.sqlite_store import SqliteStore
 from harkback.pipeline.facade import Harkback
-from harkback.pipeline.importing import ImportOutcome, JsonlImporter, run_import
+from harkback.pipeline.importing import (
+    Delta,
+    ImportOutcome,
+    ImportUnit,
+    JsonlImporter,
+    importers_for,
+    run_import,
+)
+from harkback.stages.errors import QueryRejected, StoreUnavailable
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 S1 = "7f3c2a10-5b1e-4c0a-9d8e-1a2b3c4d5e6f"
@@ -81,8 +94,9 @@ async def test_claude_code_reimport_skips_unchanged_files(projects: Path, tmp_pa
     db = tmp_path / "h.db"
     first = await run(ClaudeCodeImporter(projects), db)
     again = await run(ClaudeCodeImporter(projects), db)
-    assert (first.sessions_added, first.sessions_unchanged) == (6, 0)
-    assert (again.sessions_added, again.sessions_updated, again.sessions_unchanged) == (0, 0, 6)
+    assert (first.delta.sessions_added, first.delta.sessions_unchanged) == (6, 0)
+    counts = again.delta
+    assert (counts.sessions_added, counts.sessions_updated, counts.sessions_unchanged) == (0, 0, 6)
     grown = projects / "-home-mei-code-agent-bus" / f"{S2}.jsonl"
     with grown.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps({"type": "user", "sessionId": S2,
@@ -90,8 +104,9 @@ async def test_claude_code_reimport_skips_unchanged_files(projects: Path, tmp_pa
                                  "message": {"role": "user",
                                              "content": "switch the bus to gRPC"}}) + "\n")
     third = await run(ClaudeCodeImporter(projects), db)
-    assert (third.sessions_updated, third.messages_added, third.messages_updated) == (1, 1, 0)
-    assert third.sessions_unchanged == 4 + 1  # other files, and the unchanged sidechain
+    counts = third.delta
+    assert (counts.sessions_updated, counts.messages_added, counts.messages_updated) == (1, 1, 0)
+    assert third.delta.sessions_unchanged == 4 + 1  # other files, and the unchanged sidechain
     assert await found(db, "gRPC") == [S2]
 
 
@@ -100,8 +115,9 @@ async def test_full_reimport_is_idempotent(projects: Path, tmp_path: Path) -> No
     db = tmp_path / "h.db"
     await run(ClaudeCodeImporter(projects), db)
     again = await run(ClaudeCodeImporter(projects), db, full=True)
-    assert (again.sessions_added, again.sessions_updated, again.messages_added) == (0, 0, 0)
-    assert again.sessions_unchanged == 6
+    counts = again.delta
+    assert (counts.sessions_added, counts.sessions_updated, counts.messages_added) == (0, 0, 0)
+    assert again.delta.sessions_unchanged == 6
 
 
 async def test_codex_subagent_hits_recall_the_parent_and_forks_stand_alone(
@@ -109,7 +125,7 @@ async def test_codex_subagent_hits_recall_the_parent_and_forks_stand_alone(
     """A spawned sub-agent's match recalls its parent thread; a fork is its own session."""
     db = tmp_path / "h.db"
     outcome = await run(CodexImporter(rollouts), db)
-    assert outcome.sessions_added == 4
+    assert outcome.delta.sessions_added == 4
     assert await found(db, "location block Access-Control-Allow-Origin") == [T1]
     assert (await found(db, "OPTIONS handler gateway"))[0] == FORK
     assert (await found(db, "preflight 405 limit_except"))[0] == T1
@@ -126,7 +142,8 @@ async def test_codex_reimport_after_a_resume_reads_only_that_rollout(rollouts: P
                      ' {"type": "message", "role": "user", "content": [{"type": "input_text",'
                      ' "text": "also allow PATCH through limit_except"}]}}\n')
     again = await run(CodexImporter(rollouts), db)
-    assert (again.sessions_updated, again.messages_added, again.sessions_unchanged) == (1, 1, 3)
+    counts = again.delta
+    assert (counts.sessions_updated, counts.messages_added, counts.sessions_unchanged) == (1, 1, 3)
 
 
 async def test_import_works_on_the_in_memory_store(rollouts: Path) -> None:
@@ -134,7 +151,7 @@ async def test_import_works_on_the_in_memory_store(rollouts: Path) -> None:
     store, ledger = MemoryStore(), MemoryImportLedger()
     outcome = await run_import(CodexImporter(rollouts), store, ledger, progress=False)
     again = await run_import(CodexImporter(rollouts), store, ledger, progress=False)
-    assert (outcome.sessions_added, again.sessions_unchanged) == (4, 4)
+    assert (outcome.delta.sessions_added, again.delta.sessions_unchanged) == (4, 4)
     payload = (await Harkback(store=store).search("rotate nginx logs")).to_payload()
     assert payload["results"][0]["session_id"] == "6f1e2d3c-4b5a-4978-8a1b-2c3d4e5f6a7b"
 
@@ -148,10 +165,10 @@ async def test_jsonl_import_counts_bad_lines_and_skips_an_unchanged_file(tmp_pat
     db = tmp_path / "h.db"
     first = await run(JsonlImporter(source, lambda bad: reported.append(bad.message())), db)
     again = await run(JsonlImporter(source), db)
-    assert (first.sessions_added, dict(first.left_out)) == (1, {"bad line": 1})
+    assert (first.delta.sessions_added, dict(first.left_out)) == (1, {"bad line": 1})
     assert reported == ["line 2: messages[0].role: expected one of user, assistant, tool, "
                         "system, got 'bot'"]
-    assert (again.sessions_added, again.sessions_unchanged) == (0, 1)
+    assert (again.delta.sessions_added, again.delta.sessions_unchanged) == (0, 1)
 
 
 async def test_an_unreadable_file_is_counted_and_tried_again(projects: Path,
@@ -169,4 +186,31 @@ async def test_an_unreadable_file_is_counted_and_tried_again(projects: Path,
     locked.write_bytes(content)
     again = await run(ClaudeCodeImporter(projects), db)
     assert any(reason.startswith("unreadable file") for reason, _ in first.left_out)
-    assert again.sessions_added == 1
+    assert again.delta.sessions_added == 1
+
+
+def test_nothing_to_import_is_an_error_record_not_text(tmp_path: Path) -> None:
+    """A missing folder is a StoreUnavailable, an unknown kind a QueryRejected."""
+    nowhere = tmp_path.resolve() / "nowhere"
+    assert importers_for("codex", nowhere).failure() == StoreUnavailable(
+        f"no codex transcripts folder at {nowhere} (pass the folder)")
+    assert isinstance(importers_for("fax", nowhere).failure(), QueryRejected)
+
+
+@pytest.mark.parametrize("importer", [ClaudeCodeImporter, CodexImporter])
+def test_a_missing_transcripts_folder_fails_the_plan(tmp_path: Path, importer: Any) -> None:
+    """Both folder importers plan alike: no folder is a StoreUnavailable naming it."""
+    missing = tmp_path / "none"
+    planned = importer(missing).plan(SourceState(key=SourceKey(kind="x", location="y")),
+                                     full=False)
+    assert f"folder at {missing}" in planned.failure().reason
+
+
+def test_an_outcome_adds_up_the_deltas_of_its_units() -> None:
+    """Counts of stored units add up; what was left out merges by reason."""
+    unit = ImportUnit(left_out=(("bad line", 1),))
+    outcome = ImportOutcome(key=SourceKey(kind="jsonl", location="f")).add(
+        Delta(sessions_added=1, messages_added=3), unit).add(
+        Delta(sessions_unchanged=2, messages_added=1), unit)
+    assert outcome.delta == Delta(sessions_added=1, sessions_unchanged=2, messages_added=4)
+    assert outcome.left_out == (("bad line", 2),)

@@ -16,7 +16,15 @@ from harkback.stages.ingest_format import (
     parse_line,
     parse_lines,
 )
-from harkback.stages.records import ROLES, Conversation, Message, Session, ToolCall
+from harkback.stages.records import (
+    EARLIEST_EPOCH,
+    LATEST_EPOCH,
+    ROLES,
+    Conversation,
+    Message,
+    Session,
+    ToolCall,
+)
 
 
 def _read(obj: object) -> Conversation:
@@ -260,7 +268,7 @@ def test_parse_lines_skips_blanks_and_numbers_from_one() -> None:
 # --- properties -----------------------------------------------------------------------
 
 _ids = st.text(min_size=1).filter(lambda s: s.strip() != "")
-_times = st.none() | st.floats(allow_nan=False, allow_infinity=False)
+_times = st.none() | st.floats(min_value=EARLIEST_EPOCH, max_value=LATEST_EPOCH)
 _tool_calls = st.builds(ToolCall, id=st.text(), name=st.text(), arguments=st.text())
 
 
@@ -331,3 +339,12 @@ def test_any_text_line_gives_a_result(line: str) -> None:
     """Whatever text a line holds, parse_line returns a result carrying its line number."""
     result = parse_line(line, 4)
     assert isinstance(result, Success) or result.failure().line == 4
+
+
+def test_out_of_range_epoch_is_a_bad_record_that_hints_at_milliseconds() -> None:
+    """A millisecond or absurd epoch is reported on its line instead of breaking later reads."""
+    for value in ("1700000000000", "99999999999999999999", "-1e11"):
+        result = parse_line('{"id": "s", "started_at": ' + value + "}", 4)
+        assert isinstance(result, Failure)
+        assert result.failure().line == 4
+        assert "milliseconds" in result.failure().reason

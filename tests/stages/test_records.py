@@ -25,7 +25,7 @@ def test_message_of_another_session_is_refused() -> None:
 
 def test_non_finite_time_is_refused() -> None:
     """Session times must be finite epoch seconds."""
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="between the years"):
         Session(id="s", started_at=math.nan)
 
 
@@ -33,3 +33,9 @@ def test_unknown_role_is_refused() -> None:
     """Only the four known roles are accepted."""
     with pytest.raises(ValueError):
         Message(session_id="s", position=0, role="robot", content="")  # type: ignore[arg-type]
+
+
+def test_millisecond_epoch_is_refused() -> None:
+    """Epoch milliseconds (a common mistake) are outside the years a date can show."""
+    with pytest.raises(ValueError, match="between the years"):
+        Session(id="s", started_at=1.7e12)
