@@ -156,6 +156,7 @@ def _db(args: argparse.Namespace) -> Path:
 
 
 def open_store(path: Path, *, readonly: bool) -> SqliteStore:
+    """Open the SQLite store at ``path`` or raise :class:`CliError` saying why not."""
     opened = SqliteStore.open(path, readonly=readonly)
     if isinstance(opened, Failure):
         raise CliError(opened.failure().message())
