@@ -149,6 +149,44 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     return Statement(sql, tuple(params))
 
 
+def ranked_search(query: MatchQuery, fetch: int, *, expression: Node | None = None,
+                  within: Node | None = None) -> Statement:
+    """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
+
+    The filters apply after that cut, so fewer than ``query.limit`` rows may survive
+    although more match. The survivors come with -1 in an extra column; one last row,
+    otherwise empty, holds there how many rows FTS5 handed over: when that is less than
+    ``fetch`` the cut dropped nothing, even when no row survived. Whenever
+    ``query.limit`` rows survive they are exactly :func:`search`'s rows: both order by
+    (bm25, row id), so the survivors are a prefix of its filtered order.
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",))
+    >>> ranked_search(q, 200).params
+    ('("docker")', 200, '["user"]', '[]', 50)
+    """
+    matched = query.expression if expression is None else expression
+    conditions, params = _filters(query, matched)
+    inner = [conditions.pop(0)]
+    inner_params: list[SqlValue] = [params.pop(0)]
+    if within is not None:
+        inner.append("rowid IN (SELECT rowid FROM messages_fts(?))")
+        inner_params.append(to_fts5(AllOf((matched, within))))
+    inner_params.append(fetch)
+    sql = (
+        "WITH best AS MATERIALIZED (SELECT rowid AS id, bm25(messages_fts) AS rank "
+        f"FROM messages_fts WHERE {' AND '.join(inner)} ORDER BY rank, rowid LIMIT ?) "
+        "SELECT * FROM (SELECT m.session_id, m.position, m.role, m.content, m.timestamp, "
+        "s.source, best.rank AS rank, m.id AS id, -1 AS fetched "
+        "FROM best JOIN messages AS m ON m.id = best.id "
+        "JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(conditions)} ORDER BY best.rank, m.id LIMIT ?) "
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, COUNT(*) FROM best "
+        "ORDER BY fetched, rank, id"
+    )
+    return Statement(sql, (*inner_params, *params, query.limit))
+
+
 def newest(query: MatchQuery, *, skip: Iterable[int], limit: int) -> Statement:
     """The newest messages matching the query, filtered as it says, with score 0.
 
