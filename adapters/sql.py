@@ -149,8 +149,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     return Statement(sql, tuple(params))
 
 
-def ranked_search(query: MatchQuery, fetch: int, *, expression: Node | None = None,
-                  within: Node | None = None) -> Statement:
+def ranked_search(query: MatchQuery, fetch: int) -> Statement:
     """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
 
     The filters apply after that cut, so fewer than ``query.limit`` rows may survive
@@ -165,17 +164,11 @@ def ranked_search(query: MatchQuery, fetch: int, *, expression: Node | None = No
     >>> ranked_search(q, 200).params
     ('("docker")', 200, '["user"]', '[]', 50)
     """
-    matched = query.expression if expression is None else expression
-    conditions, params = _filters(query, matched)
-    inner = [conditions.pop(0)]
-    inner_params: list[SqlValue] = [params.pop(0)]
-    if within is not None:
-        inner.append("rowid IN (SELECT rowid FROM messages_fts(?))")
-        inner_params.append(to_fts5(AllOf((matched, within))))
-    inner_params.append(fetch)
+    conditions, params = _filters(query, query.expression)
+    match_condition, match_param = conditions.pop(0), params.pop(0)
     sql = (
         "WITH best AS MATERIALIZED (SELECT rowid AS id, bm25(messages_fts) AS rank "
-        f"FROM messages_fts WHERE {' AND '.join(inner)} ORDER BY rank, rowid LIMIT ?) "
+        f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?) "
         "SELECT * FROM (SELECT m.session_id, m.position, m.role, m.content, m.timestamp, "
         "s.source, best.rank AS rank, m.id AS id, -1 AS fetched "
         "FROM best JOIN messages AS m ON m.id = best.id "
@@ -184,7 +177,7 @@ def ranked_search(query: MatchQuery, fetch: int, *, expression: Node | None = No
         "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, COUNT(*) FROM best "
         "ORDER BY fetched, rank, id"
     )
-    return Statement(sql, (*inner_params, *params, query.limit))
+    return Statement(sql, (match_param, fetch, *params, query.limit))
 
 
 def newest(query: MatchQuery, *, skip: Iterable[int], limit: int) -> Statement:

@@ -5,7 +5,9 @@ A subclass lives in a module that defines a ``store`` fixture yielding a fresh, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -13,6 +15,8 @@ from returns.future import FutureResult
 from returns.io import IOFailure, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
+from harkback.adapters.memory_store import MemoryStore
+from harkback.adapters.sqlite_store import SqliteStore
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import MatchQuery, RecentQuery, SessionStore
 from harkback.stages.query import parse_query
@@ -39,6 +43,20 @@ HOSTILE_QUERIES = (
      "KeyError: 'user_id' -- see https://example.com/a?b=c&d=e {\"k\": [1, 2]} ") * 80,
     " ".join(f"word{i}-{i * 7}.x" for i in range(2000))[:10_000],
 )
+
+
+def twin_stores(corpus: Sequence[Conversation], folder: Path
+                ) -> Iterator[tuple[MemoryStore, SqliteStore]]:
+    """A memory store and a SQLite store (in ``folder``) holding the same ``corpus``."""
+    memory = MemoryStore()
+    sqlite = SqliteStore.open(folder / "h.db").unwrap()
+
+    async def fill() -> None:
+        await ok(memory.ingest(corpus))
+        await ok(sqlite.ingest(corpus))
+    asyncio.run(fill())
+    yield memory, sqlite
+    sqlite.close()
 
 
 async def ok(future: FutureResult[T, StoreUnavailable]) -> T:

@@ -17,7 +17,7 @@ from harkback.stages.ports import MatchQuery, SessionStore
 from harkback.stages.query import evaluate, parse_query
 from harkback.stages.records import ROLES, MessageHit
 from harkback.stages.text import index_tokens
-from tests.adapters.store_contract import match, ok
+from tests.adapters.store_contract import match, ok, twin_stores
 from tests.conftest import conversation
 
 # "error" is in every message, "config" in most, "bridge" and "dns" in few.
@@ -134,15 +134,7 @@ WORDS = ("error", "config", "bridge", "dns", "docker", "server", "network", "gon
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryStore, SqliteStore]]:
     """A memory store and a SQLite store holding :data:`CORPUS`."""
-    memory = MemoryStore()
-    sqlite = SqliteStore.open(tmp_path_factory.mktemp("bounded") / "h.db").unwrap()
-
-    async def fill() -> None:
-        await ok(memory.ingest(CORPUS))
-        await ok(sqlite.ingest(CORPUS))
-    asyncio.run(fill())
-    yield memory, sqlite
-    sqlite.close()
+    yield from twin_stores(CORPUS, tmp_path_factory.mktemp("bounded"))
 
 
 def _every_row() -> list[tuple[tuple[str, int], tuple[str, ...]]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +14,7 @@ from harkback.adapters.sqlite_store import SqliteStore
 from harkback.stages.ports import MatchQuery
 from harkback.stages.query import parse_query
 from harkback.stages.records import ROLES, Conversation, Message, MessageHit, Session, ToolCall
-from tests.adapters.store_contract import StoreContract, ok
+from tests.adapters.store_contract import StoreContract, ok, twin_stores
 from tests.conftest import conversation
 
 
@@ -54,16 +53,7 @@ WORDS = ("docker", "bridge", "network", "nginx", "cors", "header", "api", "backu
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MemoryStore, SqliteStore]]:
     """A memory store and a SQLite store holding the same corpus."""
-    memory = MemoryStore()
-    path: Path = tmp_path_factory.mktemp("twins") / "h.db"
-    sqlite = SqliteStore.open(path).unwrap()
-
-    async def fill() -> None:
-        await ok(memory.ingest(CORPUS))
-        await ok(sqlite.ingest(CORPUS))
-    asyncio.run(fill())
-    yield memory, sqlite
-    sqlite.close()
+    yield from twin_stores(CORPUS, tmp_path_factory.mktemp("twins"))
 
 
 def _both(twins: tuple[MemoryStore, SqliteStore], query: MatchQuery
