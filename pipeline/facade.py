@@ -24,9 +24,11 @@ from harkback.stages.errors import RecallError
 from harkback.stages.ports import (
     ChatModel,
     Deps,
+    Embedder,
     Observer,
     SessionStore,
     SummaryCache,
+    VectorStore,
     null_observer,
 )
 from harkback.stages.request import DEFAULT_HIDDEN_SOURCES, DEFAULT_ROLES, make_request
@@ -63,13 +65,19 @@ class Response:
 
 @attrs.frozen(kw_only=True)
 class Harkback:
-    """Recall over a store with a pipeline. Swap stages with ``attrs.evolve``."""
+    """Recall over a store with a pipeline. Swap stages with ``attrs.evolve``.
+
+    ``embedder`` and ``vectors`` feed the ``hybrid`` ranker's dense side (the SQLite and
+    memory stores are vector stores too); without them every ranker is lexical.
+    """
 
     store: SessionStore
     pipeline: Pipeline = Pipeline()
     observer: Observer = null_observer
     model: ChatModel | None = None
     cache: SummaryCache | None = None
+    embedder: Embedder | None = None
+    vectors: VectorStore | None = None
 
     async def search(self, query: str, *, limit: int = 3,
                      roles: tuple[str, ...] = DEFAULT_ROLES,
@@ -84,7 +92,8 @@ class Harkback:
             return Response(Failure(request.failure()))
         recorder = RecordingObserver()
         deps = Deps(store=self.store, observer=FanOut((recorder, self.observer)),
-                    model=self.model, cache=self.cache)
+                    model=self.model, cache=self.cache, embedder=self.embedder,
+                    vectors=self.vectors)
         outcome = as_result(await self.pipeline.run(request.unwrap())(deps))
         return Response(outcome, recorder.durations())
 
@@ -96,9 +105,11 @@ class Harkback:
                                  since=since, until=until)
 
     async def aclose(self) -> None:
-        """Release what the model holds in the running loop (its HTTP client)."""
+        """Release what the model and embedder hold in the running loop (HTTP clients)."""
         if self.model is not None:
             await self.model.aclose()
+        if self.embedder is not None:
+            await self.embedder.aclose()
 
     def search_sync(self, query: str, **options: Any) -> Response:
         """:meth:`search` from synchronous code, including code inside a running loop."""

@@ -8,10 +8,12 @@ others are baselines and earlier designs kept for comparison:
 - ``bm25``: the store's BM25 order, one row per message, nothing re-ranked;
 - ``reference``: the reference system: every word required, an OR of them only when
   that finds nothing;
-- ``coverage``: messages ranked by the share of query words they hold, then BM25.
+- ``coverage``: messages ranked by the share of query words they hold, then BM25;
+- ``hybrid``: the lexical ranking fused with a dense one (needs an embedder and stored
+  vectors; without them it is the lexical ranking).
 
 >>> sorted(RANKERS)
-['bm25', 'coverage', 'lexical', 'reference']
+['bm25', 'coverage', 'hybrid', 'lexical', 'reference']
 >>> ranked = rank_by_coverage(
 ...     (_hit("a", "docker logs", 9.0), _hit("b", "docker bridge network", 1.0)),
 ...     parse_query("docker bridge network").units)
@@ -28,6 +30,7 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
+from harkback.stages.hybrid import HybridMatch
 from harkback.stages.lexical import LexicalMatch
 from harkback.stages.ports import Deps, MatchQuery
 from harkback.stages.query import AllOf, AnyOf, Node, Term, Unit, parse_query, unit_matches
@@ -165,6 +168,7 @@ RANKERS: Mapping[str, Stage[SearchRequest, Matched]] = {
     "bm25": Bm25Match(),
     "reference": ReferenceMatch(),
     "coverage": CoverageMatch(),
+    "hybrid": HybridMatch(),
 }
 """Match stages by name, for ``--ranker`` and ``Pipeline(match=RANKERS[name])``."""
 

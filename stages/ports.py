@@ -169,6 +169,91 @@ class SessionStore(Protocol):
         ...
 
 
+Vector = tuple[float, ...]
+"""A dense embedding, unit length (cosine similarity is the dot product)."""
+
+EmbedKind = Literal["query", "passage"]
+"""What a text is to the embedder: a question, or stored text to be found (some models,
+such as E5, prefix the two differently)."""
+
+
+@attrs.frozen(kw_only=True)
+class MessageKey:
+    """One stored message: its session and position."""
+
+    session_id: str
+    position: int
+
+
+@attrs.frozen(kw_only=True)
+class NearestQuery:
+    """What the dense ranker asks a vector store for: the messages nearest ``vector``.
+
+    Only vectors made by ``model`` are compared. Filters as in :class:`MatchQuery`; hits
+    come best first with ``score`` = cosine similarity.
+    """
+
+    vector: Vector
+    model: str
+    roles: tuple[Role, ...]
+    limit: int = attrs.field(default=100, validator=attrs.validators.ge(1))
+    since: float | None = None
+    until: float | None = None
+    hidden_sources: tuple[str, ...] = ()
+
+
+class Embedder(Protocol):
+    """A text embedding model (an OpenAI-compatible ``/v1/embeddings`` endpoint, or a
+    model run in-process). Failures after the adapter's own retries are
+    :class:`ModelFailed` values; ``embed`` returns one unit-length vector per text, in order.
+    """
+
+    @property
+    def name(self) -> str:
+        """The model's name; vectors are stored and compared per name."""
+        ...
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind
+              ) -> FutureResult[tuple[Vector, ...], ModelFailed]:
+        """Embed ``texts`` (one vector each, same order)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what this embedder holds in the running event loop."""
+        ...
+
+
+class VectorStore(Protocol):
+    """Dense vectors of stored messages, kept per embedding model.
+
+    Contract: a session replaced by ingest loses its vectors; ``unembedded`` lists the
+    messages of ``roles`` with non-empty content and no vector of ``model``, in stored
+    order; ``nearest`` compares only vectors of the query's model.
+    """
+
+    def unembedded(self, model: str, roles: tuple[Role, ...], limit: int
+                   ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+        """Up to ``limit`` messages still without a vector of ``model``."""
+        ...
+
+    def keep_vectors(self, model: str, vectors: Sequence[tuple[MessageKey, Vector]]
+                     ) -> FutureResult[int, StoreUnavailable]:
+        """Store vectors (replacing older ones of the same model); returns how many were kept.
+
+        A key whose message no longer exists is skipped.
+        """
+        ...
+
+    def nearest(self, query: NearestQuery
+                ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        """Messages whose vectors are nearest the query's, best first."""
+        ...
+
+    def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """How many messages have a vector of ``model``."""
+        ...
+
+
 class ChatModel(Protocol):
     """A chat-completions model (any OpenAI-compatible endpoint, or a test double).
 
@@ -255,3 +340,5 @@ class Deps:
     clock: Callable[[], float] = time.time
     model: ChatModel | None = None
     cache: SummaryCache | None = None
+    embedder: Embedder | None = None
+    vectors: VectorStore | None = None

@@ -1,14 +1,21 @@
-"""A local HTTP server speaking the Chat Completions protocol, scripted per request.
+"""A local HTTP server speaking the Chat Completions and Embeddings protocols, scripted
+per request.
 
 Tests start it on 127.0.0.1 (a free port), tell it what to do with each request
 (delay, status, ``Retry-After``, empty or reasoning-only content, malformed JSON, a
-hang) and read back what arrived and when. It runs on threads, so it keeps
-answering while the test's own event loop is blocked by a synchronous call.
+hang, edited embedding data) and read back what arrived and when. It runs on threads,
+so it keeps answering while the test's own event loop is blocked by a synchronous call.
+
+``POST /v1/embeddings`` answers with :func:`word_vector` of each input: a hashed bag of
+words, so texts sharing words get similar vectors while the server sets no value a test
+could simply read back.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -18,10 +25,31 @@ from typing import Any, Self
 
 import attrs
 
+EmbeddingData = list[dict[str, Any]]
+"""The ``data`` items of an embeddings answer: ``{"object", "index", "embedding"}``."""
+
+WORD_DIMENSIONS = 64
+
+
+def word_vector(text: str) -> list[float]:
+    """Counts of ``text``'s lower-cased words, each hashed to one of 64 dimensions.
+
+    Not normalised: the client must do that. A text without words is all zeros.
+    """
+    values = [0.0] * WORD_DIMENSIONS
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        values[int.from_bytes(digest[:4], "big") % WORD_DIMENSIONS] += 1.0
+    return values
+
 
 @attrs.frozen(kw_only=True)
 class Reply:
-    """What the server does with one request."""
+    """What the server does with one request.
+
+    ``edit_data`` rewrites an embeddings answer's ``data`` items before they are sent
+    (drop one, shorten a vector, reorder them...).
+    """
 
     content: str | None = "The user fixed it.\nSOURCES: 1"
     status: int = 200
@@ -33,6 +61,7 @@ class Reply:
     prompt_tokens: int = 120
     completion_tokens: int = 12
     finish_reason: str = "stop"
+    edit_data: Callable[[EmbeddingData], EmbeddingData] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -47,6 +76,12 @@ class Received:
     def prompt(self) -> str:
         """All message contents of the request, joined."""
         return "\n".join(str(m.get("content", "")) for m in self.body.get("messages", []))
+
+    @property
+    def inputs(self) -> list[str]:
+        """The texts of an embeddings request."""
+        given = self.body.get("input", [])
+        return [given] if isinstance(given, str) else [str(text) for text in given]
 
 
 Script = Callable[[Received], Reply]
@@ -70,6 +105,18 @@ def _completion(reply: Reply, body: dict[str, Any]) -> bytes:
         "usage": {"prompt_tokens": reply.prompt_tokens,
                   "completion_tokens": reply.completion_tokens,
                   "total_tokens": reply.prompt_tokens + reply.completion_tokens},
+    }).encode()
+
+
+def _embeddings(reply: Reply, received: Received) -> bytes:
+    data: EmbeddingData = [{"object": "embedding", "index": i, "embedding": word_vector(text)}
+                           for i, text in enumerate(received.inputs)]
+    if reply.edit_data is not None:
+        data = reply.edit_data(data)
+    words = sum(len(text.split()) for text in received.inputs)
+    return json.dumps({
+        "object": "list", "data": data, "model": received.body.get("model", "test-embedder"),
+        "usage": {"prompt_tokens": words, "total_tokens": words},
     }).encode()
 
 
@@ -142,10 +189,11 @@ class ChatServer:
                 """Keep test output quiet."""
 
             def do_POST(self) -> None:
-                """Answer a chat completion as scripted."""
+                """Answer a chat completion or an embeddings request as scripted."""
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                if not self.path.endswith("/chat/completions"):
+                embedding = self.path.endswith("/embeddings")
+                if not (embedding or self.path.endswith("/chat/completions")):
                     self._send(404, b'{"error": {"message": "not found"}}', ())
                     return
                 received = server._arrive(body)
@@ -160,9 +208,12 @@ class ChatServer:
                         payload = reply.raw or json.dumps({"error": {
                             "message": f"scripted status {reply.status}",
                             "type": "test_error"}}).encode()
+                    elif reply.raw is not None:
+                        payload = reply.raw
+                    elif embedding:
+                        payload = _embeddings(reply, received)
                     else:
-                        payload = reply.raw if reply.raw is not None else _completion(
-                            reply, body)
+                        payload = _completion(reply, body)
                     self._send(reply.status, payload, reply.headers)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout under test)

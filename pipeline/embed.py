@@ -1,0 +1,113 @@
+"""Give stored messages their dense vectors: the work behind ``harkback embed``.
+
+Messages without a vector of the embedder's model are read in batches, embedded and
+kept, until none is left. A failing embedder or store stops the run with what was done
+so far kept: the next run goes on from there, and ranking never waits for it (sessions
+without vectors are still found by words).
+
+>>> import asyncio
+>>> from harkback.adapters.memory_store import MemoryStore
+>>> asyncio.run(embed_missing(MemoryStore(), _Nothing())).describe()
+'embedded 0 message(s) with nothing'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+from returns.future import FutureResult
+from returns.result import Failure
+
+from harkback.pipeline.progress import Progress
+from harkback.stages.embedding import EMBED_ROLES, passage_text
+from harkback.stages.errors import ModelFailed, StoreUnavailable
+from harkback.stages.ports import Embedder, EmbedKind, MessageKey, Vector, VectorStore
+from harkback.stages.records import Message, Role
+from harkback.stages.stage import as_result
+
+BATCH = 64
+"""Messages per embedder call and per write."""
+
+
+@attrs.frozen(kw_only=True)
+class EmbedSummary:
+    """What an embedding run did; ``error`` says why it stopped early, if it did."""
+
+    model: str
+    embedded: int = 0
+    remaining: int | None = None
+    error: ModelFailed | StoreUnavailable | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when every eligible message now has a vector."""
+        return self.error is None
+
+    def describe(self) -> str:
+        """One line for people."""
+        text = f"embedded {self.embedded} message(s) with {self.model}"
+        if self.error is not None:
+            text += f"; stopped: {self.error.message()} (run it again to go on)"
+        return text
+
+
+async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
+                        roles: tuple[Role, ...] = EMBED_ROLES, batch: int = BATCH,
+                        progress: bool | None = None) -> EmbedSummary:
+    """Embed every message of ``roles`` that has no vector of ``embedder.name`` yet."""
+    model = embedder.name
+    # The bar's total grows batch by batch: counting what is left up front costs a scan.
+    bar = Progress(total=batch, label=f"embed with {model}", enabled=progress)
+    done = 0
+    try:
+        while True:
+            pending = as_result(await vectors.unembedded(model, roles, batch).awaitable())
+            if isinstance(pending, Failure):
+                return EmbedSummary(model=model, embedded=done, error=pending.failure())
+            if not pending.unwrap():
+                return EmbedSummary(model=model, embedded=done, remaining=0)
+            kept = as_result(await _embed_batch(vectors, embedder, pending.unwrap()).awaitable())
+            if isinstance(kept, Failure):
+                return EmbedSummary(model=model, embedded=done, error=kept.failure())
+            if kept.unwrap() == 0:
+                # Nothing could be kept (the messages vanished meanwhile): stop, don't spin.
+                return EmbedSummary(model=model, embedded=done)
+            done += kept.unwrap()
+            bar.total = done + batch
+            bar.advance(kept.unwrap())
+    finally:
+        bar.finish()
+
+
+def _embed_batch(vectors: VectorStore, embedder: Embedder, messages: Sequence[Message]
+                 ) -> FutureResult[int, ModelFailed | StoreUnavailable]:
+    texted = [(m, text) for m in messages if (text := passage_text(m)) is not None]
+    keys = [MessageKey(session_id=m.session_id, position=m.position) for m, _ in texted]
+
+    def keep(found: tuple[Vector, ...]) -> FutureResult[int, ModelFailed | StoreUnavailable]:
+        if len(found) != len(keys):
+            return FutureResult.from_failure(ModelFailed(
+                f"the embedder returned {len(found)} vectors for {len(keys)} texts"))
+        return vectors.keep_vectors(embedder.name, list(zip(keys, found, strict=True))).alt(
+            _either)
+
+    return embedder.embed([t for _, t in texted], "passage").alt(_either).bind(keep)
+
+
+def _either(error: ModelFailed | StoreUnavailable) -> ModelFailed | StoreUnavailable:
+    return error
+
+
+@attrs.frozen
+class _Nothing:
+    """An embedder with no model, for the example above."""
+
+    name: str = "nothing"
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind
+              ) -> FutureResult[tuple[Vector, ...], ModelFailed]:
+        return FutureResult.from_value(tuple((1.0,) for _ in texts))
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,144 @@
+"""The hybrid ranker: the lexical ranking fused with a dense (embedding) ranking.
+
+Words miss what meaning finds: "Where did I complete my Bachelor's degree?" shares no
+topic word with "I finished my undergrad in CS at UCLA". The dense side embeds the
+question (:class:`~harkback.stages.ports.Embedder`) and asks the vector store for the
+messages nearest to it; both sides rank *sessions* (a session's place is that of its
+first hit) and reciprocal rank fusion merges the two orders: a session scores
+``1 / (k + lexical rank) + dense_weight / (k + dense rank)``, a side that did not find it
+adding nothing.
+
+Dense ranking is an extra: with no embedder or vector store in :class:`Deps`, no vectors
+stored, or an embedder or store that fails, the result is the lexical ranking unchanged,
+never an error.
+
+>>> h = lambda sid, score=1.0: MessageHit(session_id=sid, position=0, role="user",
+...                                      content="", score=score)
+>>> fused = fuse_sessions((h("a"), h("b"), h("c")), (h("c"), h("d")), k=60)
+>>> [x.session_id for x in fused]
+['c', 'a', 'b', 'd']
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import attrs
+from returns.context import RequiresContextFutureResult
+from returns.future import FutureResult
+from returns.io import IOResult, IOSuccess
+from returns.result import Result, Success
+
+from harkback.stages.errors import RecallError
+from harkback.stages.flow import Matched
+from harkback.stages.lexical import LexicalMatch
+from harkback.stages.ports import Deps, NearestQuery
+from harkback.stages.records import MessageHit
+from harkback.stages.request import SearchRequest
+from harkback.stages.stage import Step, as_result
+
+RRF_K = 60.0
+"""Reciprocal rank fusion's usual constant: how flat the fused curve is over ranks."""
+
+
+def session_order(hits: Sequence[MessageHit]) -> dict[str, int]:
+    """Each session's rank (from 1) by the first of its hits in ``hits``.
+
+    >>> h = lambda sid: MessageHit(session_id=sid, position=0, role="user", content="",
+    ...                            score=0.0)
+    >>> session_order((h("a"), h("a"), h("b")))
+    {'a': 1, 'b': 2}
+    """
+    order: dict[str, int] = {}
+    for hit in hits:
+        order.setdefault(hit.session_id, len(order) + 1)
+    return order
+
+
+def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit], *,
+                  k: float = RRF_K, dense_weight: float = 1.0, per_session: int = 3,
+                  limit: int = 60) -> tuple[MessageHit, ...]:
+    """Hits grouped by session in fused order (reciprocal rank fusion of the two sides).
+
+    Each session keeps its lexical hits first (they show where the words are), then
+    its nearest dense hits, ``per_session`` at most. Ties keep the lexical order, then
+    the dense order.
+    """
+    lexical_rank = session_order(lexical)
+    dense_rank = session_order(dense)
+    sessions = list(lexical_rank) + [s for s in dense_rank if s not in lexical_rank]
+
+    def fused(session_id: str) -> float:
+        score = 0.0
+        if session_id in lexical_rank:
+            score += 1.0 / (k + lexical_rank[session_id])
+        if session_id in dense_rank:
+            score += dense_weight / (k + dense_rank[session_id])
+        return score
+
+    ranked = sorted(sessions, key=lambda s: -fused(s))  # stable: ties keep lexical order
+    grouped: dict[str, list[MessageHit]] = {}
+    for hit in (*lexical, *dense):
+        kept = grouped.setdefault(hit.session_id, [])
+        if len(kept) < per_session and all(h.position != hit.position for h in kept):
+            kept.append(hit)
+    out: list[MessageHit] = []
+    for session_id in ranked:
+        out.extend(grouped[session_id])
+        if len(out) >= limit:
+            break
+    return tuple(out[:limit])
+
+
+@attrs.frozen(kw_only=True)
+class HybridMatch:
+    """Lexical and dense rankings fused by session (see the module docstring).
+
+    ``dense_limit`` messages are read from the vector store; ``dense_weight`` scales
+    the dense side's share of the fusion (0 gives the lexical order).
+    """
+
+    lexical: LexicalMatch = LexicalMatch()
+    dense_limit: int = attrs.field(default=200, validator=attrs.validators.ge(1))
+    dense_weight: float = attrs.field(default=1.0, validator=attrs.validators.ge(0.0))
+    k: float = attrs.field(default=RRF_K, validator=attrs.validators.gt(0.0))
+
+    def __call__(self, request: SearchRequest) -> Step[Matched]:
+        """Rank sessions for ``request.query`` by both sides at once."""
+        lexical_step = self.lexical(request)
+
+        def run(deps: Deps) -> FutureResult[Matched, RecallError]:
+            async def both() -> Result[Matched, RecallError]:
+                words, meaning = await asyncio.gather(
+                    lexical_step(deps).awaitable(), self._dense(request, deps))
+                outcome = as_result(words)
+                if not meaning or not isinstance(outcome, Success):
+                    return outcome
+                matched = outcome.unwrap()
+                hits = fuse_sessions(matched.hits, meaning, k=self.k,
+                                     dense_weight=self.dense_weight,
+                                     per_session=self.lexical.hits_per_session,
+                                     limit=self.lexical.hit_limit)
+                return Success(attrs.evolve(matched, hits=hits))
+            return FutureResult(both())
+
+        return RequiresContextFutureResult(run)
+
+    async def _dense(self, request: SearchRequest, deps: Deps) -> tuple[MessageHit, ...]:
+        # Any failure on this side leaves the lexical ranking alone: dense is an extra.
+        embedder, vectors = deps.embedder, deps.vectors
+        if embedder is None or vectors is None or not request.query.strip():
+            return ()
+        embedded = await embedder.embed((request.query,), "query").awaitable()
+        if not isinstance(embedded, IOSuccess):
+            return ()
+        vectors_found = as_result(embedded).unwrap()
+        if len(vectors_found) != 1:
+            return ()
+        query = NearestQuery(vector=vectors_found[0], model=embedder.name, roles=request.roles,
+                             limit=self.dense_limit, since=request.since, until=request.until,
+                             hidden_sources=request.hidden_sources)
+        found: IOResult[tuple[MessageHit, ...], object] = (
+            await vectors.nearest(query).awaitable())
+        return as_result(found).value_or(())

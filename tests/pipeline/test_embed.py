@@ -1,0 +1,110 @@
+"""``embed_missing``: the resumable work behind ``harkback embed`` and ingest with an embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import attrs
+import pytest
+from returns.future import FutureResult
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.sqlite_store import SqliteStore
+from harkback.pipeline.embed import embed_missing
+from harkback.stages.errors import ModelFailed
+from harkback.stages.ports import EmbedKind, Vector
+from tests.conftest import conversation
+from tests.support.embedding import ConceptEmbedder
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    """A SQLite file with 10 sessions of 3 user and 3 assistant turns each."""
+    opened = SqliteStore.open(tmp_path / "h.db").unwrap()
+    yield opened
+    opened.close()
+
+
+async def _fill(store: SqliteStore, sessions: int = 10) -> None:
+    batch = [conversation(f"s{i}", *[(role, f"{role} turn {j} of session {i}")
+                                     for j in range(3) for role in ("user", "assistant")])
+             for i in range(sessions)]
+    unsafe_perform_io((await store.ingest(batch).awaitable()).unwrap())
+
+
+async def _count(store: SqliteStore, model: str = "concepts") -> int:
+    return unsafe_perform_io((await store.vector_count(model).awaitable()).unwrap())
+
+
+@attrs.define
+class _DiesAfter:
+    """Embeds ``calls`` batches, then fails: an endpoint that went away mid-run."""
+
+    calls: int
+    name: str = "concepts"
+    inner: ConceptEmbedder = attrs.field(factory=ConceptEmbedder)
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind
+              ) -> FutureResult[tuple[Vector, ...], ModelFailed]:
+        if self.calls == 0:
+            return FutureResult.from_failure(ModelFailed("connection refused"))
+        self.calls -= 1
+        return self.inner.embed(texts, kind)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_every_user_turn_gets_a_vector_once(store: SqliteStore) -> None:
+    await _fill(store)
+    first = await embed_missing(store, ConceptEmbedder(), progress=False)
+    assert (first.ok, first.embedded) == (True, 30)
+    assert await _count(store) == 30
+    again = await embed_missing(store, ConceptEmbedder(), progress=False)
+    assert (again.ok, again.embedded) == (True, 0)
+
+
+async def test_a_run_that_fails_keeps_its_work_and_the_next_goes_on(store: SqliteStore) -> None:
+    await _fill(store)
+    broken = await embed_missing(store, _DiesAfter(calls=2), batch=8, progress=False)
+    assert not broken.ok and broken.embedded == 16
+    assert "connection refused" in broken.describe()
+    assert await _count(store) == 16
+    resumed = await embed_missing(store, ConceptEmbedder(), batch=8, progress=False)
+    assert (resumed.ok, resumed.embedded) == (True, 14)
+    assert await _count(store) == 30
+
+
+async def test_other_roles_on_request(store: SqliteStore) -> None:
+    await _fill(store, sessions=2)
+    done = await embed_missing(store, ConceptEmbedder(), roles=("user", "assistant"),
+                               progress=False)
+    assert done.embedded == 12
+
+
+async def test_a_changed_message_is_embedded_again_alone(store: SqliteStore) -> None:
+    await _fill(store, sessions=2)
+    await embed_missing(store, ConceptEmbedder(), progress=False)
+    changed = conversation("s0", *[(role, f"{role} turn {j} of session 0")
+                                   for j in range(3) for role in ("user", "assistant")][:-2],
+                           ("user", "a brand new question"), ("assistant", "an answer"))
+    unsafe_perform_io((await store.ingest([changed]).awaitable()).unwrap())
+    counting = ConceptEmbedder()
+    again = await embed_missing(store, counting, progress=False)
+    assert again.embedded == 1
+    assert counting.calls == [("passage", 1)]
+
+
+@attrs.define
+class _Short(ConceptEmbedder):
+    def embed(self, texts: Sequence[str], kind: EmbedKind
+              ) -> FutureResult[tuple[Vector, ...], ModelFailed]:
+        return super().embed(texts[1:], kind)
+
+
+async def test_an_embedder_answering_too_few_vectors_stops_the_run(store: SqliteStore) -> None:
+    await _fill(store, sessions=1)
+    done = await embed_missing(store, _Short(), progress=False)
+    assert not done.ok and "2 vectors for 3 texts" in done.describe()
+    assert await _count(store) == 0

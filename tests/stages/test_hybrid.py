@@ -1,0 +1,140 @@
+"""The hybrid ranker: reciprocal rank fusion, and its fallbacks to the lexical ranking."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from returns.future import FutureResult
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.memory_store import MemoryStore
+from harkback.adapters.sqlite_store import SqliteStore
+from harkback.pipeline.embed import embed_missing
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.flow import Matched
+from harkback.stages.hybrid import HybridMatch, fuse_sessions, session_order
+from harkback.stages.lexical import LexicalMatch
+from harkback.stages.ports import Deps, NearestQuery
+from harkback.stages.records import MessageHit
+from harkback.stages.request import SearchRequest
+from tests.conftest import conversation
+from tests.support.embedding import ConceptEmbedder
+
+
+def _hit(session_id: str, position: int = 0, score: float = 1.0) -> MessageHit:
+    return MessageHit(session_id=session_id, position=position, role="user", content="",
+                      score=score)
+
+
+def test_a_session_both_sides_found_beats_one_side_alone() -> None:
+    lexical = (_hit("a"), _hit("b"))
+    dense = (_hit("b"), _hit("c"))
+    assert [h.session_id for h in fuse_sessions(lexical, dense)] == ["b", "a", "c"]
+
+
+def test_sessions_found_only_by_meaning_join_the_ranking() -> None:
+    fused = fuse_sessions((_hit("a"),), (_hit("x"), _hit("y")))
+    assert {h.session_id for h in fused} == {"a", "x", "y"}
+
+
+def test_each_session_keeps_few_hits_and_no_duplicate_lines() -> None:
+    lexical = (_hit("a", 0), _hit("a", 1))
+    dense = (_hit("a", 1), _hit("a", 2), _hit("a", 3))
+    fused = fuse_sessions(lexical, dense, per_session=3)
+    assert [h.position for h in fused] == [0, 1, 2]
+
+
+sessions = st.lists(st.sampled_from("abcdefgh"), max_size=12)
+
+
+@given(sessions, sessions)
+def test_no_dense_weight_keeps_the_lexical_order(lexical: list[str], dense: list[str]) -> None:
+    fused = fuse_sessions([_hit(s, i) for i, s in enumerate(lexical)],
+                          [_hit(s, 100 + i) for i, s in enumerate(dense)], dense_weight=0.0,
+                          limit=1000)
+    order = list(session_order(fused))
+    assert order[:len(set(lexical))] == list(session_order([_hit(s) for s in lexical]))
+
+
+@given(sessions, sessions)
+def test_fusion_is_symmetric_in_what_it_returns(lexical: list[str], dense: list[str]) -> None:
+    fused = fuse_sessions([_hit(s) for s in lexical], [_hit(s) for s in dense], limit=1000)
+    assert set(session_order(fused)) == set(lexical) | set(dense)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path
+                ) -> AsyncIterator[MemoryStore | SqliteStore]:
+    """A store of each kind holding three sessions, their user turns embedded."""
+    made: MemoryStore | SqliteStore = (
+        MemoryStore() if request.param == "memory"
+        else SqliteStore.open(tmp_path / "h.db").unwrap())
+    conversations = (
+        conversation("school", ("user", "I finished my undergrad in computer science at UCLA"),
+                     ("assistant", "Congratulations on graduating!")),
+        conversation("pets", ("user", "our new puppy keeps chewing the couch")),
+        conversation("words", ("user", "where did you say I should complete the form?")),
+    )
+    unsafe_perform_io((await made.ingest(conversations).awaitable()).unwrap())
+    summary = await embed_missing(made, ConceptEmbedder(), progress=False)
+    assert summary.ok and summary.embedded == 3
+    yield made
+    if isinstance(made, SqliteStore):
+        made.close()
+
+
+QUESTION = "where did I complete my bachelor degree?"
+
+
+async def _ranked(match: HybridMatch | LexicalMatch, deps: Deps) -> list[str]:
+    outcome = await match(SearchRequest(query=QUESTION, limit=10))(deps).awaitable()
+    matched: Matched = unsafe_perform_io(outcome.unwrap())
+    return list(session_order(matched.hits))
+
+
+async def test_meaning_finds_the_session_words_miss(store: MemoryStore | SqliteStore) -> None:
+    lexical = await _ranked(LexicalMatch(), Deps(store=store))
+    assert "school" not in lexical  # shares no topic word with the question
+    hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=ConceptEmbedder(),
+                                               vectors=store))
+    # Found by meaning alone, it ranks among the first two (the other one both sides find).
+    assert "school" in hybrid[:2]
+
+
+async def test_without_an_embedder_hybrid_is_lexical(store: MemoryStore | SqliteStore) -> None:
+    assert (await _ranked(HybridMatch(), Deps(store=store))
+            == await _ranked(LexicalMatch(), Deps(store=store)))
+
+
+async def test_a_failing_embedder_falls_back_to_lexical(store: MemoryStore | SqliteStore
+                                                        ) -> None:
+    down = ConceptEmbedder(fail=True)
+    hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=down, vectors=store))
+    assert hybrid == await _ranked(LexicalMatch(), Deps(store=store))
+    assert down.calls == [("query", 1)]
+
+
+@attrs.frozen
+class _BrokenVectors:
+    def nearest(self, query: NearestQuery
+                ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        return FutureResult.from_failure(StoreUnavailable("disk gone"))
+
+
+async def test_a_failing_vector_store_falls_back_to_lexical(store: MemoryStore | SqliteStore
+                                                            ) -> None:
+    deps = Deps(store=store, embedder=ConceptEmbedder(), vectors=_BrokenVectors())  # type: ignore[arg-type]
+    assert await _ranked(HybridMatch(), deps) == await _ranked(LexicalMatch(),
+                                                               Deps(store=store))
+
+
+async def test_vectors_of_another_model_are_not_compared(store: MemoryStore | SqliteStore
+                                                         ) -> None:
+    other = ConceptEmbedder(name="another-model")
+    hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=other, vectors=store))
+    assert hybrid == await _ranked(LexicalMatch(), Deps(store=store))
