@@ -14,7 +14,8 @@ from harkback.stages.ingest_format import conversation_to_json
 from tests.support.chat_server import ChatServer, Reply
 from tests.support.corpus import QUERY, docker_session
 
-MODEL_ENV = ("HARKBACK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "HARKBACK_DB")
+MODEL_ENV = ("HARKBACK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "HARKBACK_DB",
+             "HARKBACK_EMBEDDER", "HARKBACK_EMBEDDER_API_KEY")
 
 
 def harkback(*args: str, env: dict[str, str] | None = None

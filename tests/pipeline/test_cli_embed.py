@@ -1,0 +1,106 @@
+"""``--embedder`` and ``harkback embed`` through a subprocess and a real embeddings server."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from harkback.stages.ingest_format import conversation_to_json
+from tests.pipeline.test_cli_llm import harkback
+from tests.support.chat_server import ChatServer, Reply, replies
+from tests.support.corpus import QUERY, docker_session
+
+
+@pytest.fixture
+def sessions(tmp_path: Path) -> Path:
+    """An ingest file of three Docker sessions (two user turns each)."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                              for i in range(3)))
+    return source
+
+
+def _vectors(db: Path) -> int:
+    with sqlite3.connect(db) as connection:
+        return int(connection.execute("SELECT COUNT(*) FROM message_vectors").fetchone()[0])
+
+
+def test_ingest_with_an_embedder_stores_vectors_of_user_turns(sessions: Path,
+                                                              tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    with ChatServer() as server:
+        done = harkback("ingest", str(sessions), "--db", str(db),
+                        "--embedder", f"openai:words@{server.url}")
+        sent = [text for r in server.received for text in r.inputs]
+    assert done.returncode == 0, done.stderr
+    assert "embedded 6 message(s) with words" in done.stdout
+    assert len(sent) == 6 and all("docker network create" not in t for t in sent)
+    assert _vectors(db) == 6
+
+
+def test_search_with_an_embedder_ranks_hybrid_and_embeds_the_question(sessions: Path,
+                                                                      tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    with ChatServer() as server:
+        spec = f"openai:words@{server.url}"
+        assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
+                        spec).returncode == 0
+        before = len(server.received)
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
+                        env={"HARKBACK_EMBEDDER": spec})
+        asked = [r.inputs for r in server.received[before:]]
+    assert done.returncode == 0, done.stderr
+    assert asked == [[QUERY]]
+    assert json.loads(done.stdout)["count"] == 3
+
+
+def test_search_goes_on_by_words_when_the_embedder_is_down(sessions: Path,
+                                                            tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    with ChatServer(replies(then=Reply(status=500))) as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
+                        "--embedder", f"openai:words@{server.url}#batch=8")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["count"] == 3
+
+
+def test_embed_stops_clearly_when_the_endpoint_fails_and_resumes_later(sessions: Path,
+                                                                        tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    with ChatServer(replies(then=Reply(status=500))) as server:
+        failed = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
+    assert failed.returncode == 1
+    assert "stopped" in failed.stdout and "run it again" in failed.stdout
+    assert "Traceback" not in failed.stderr
+    assert _vectors(db) == 0
+    with ChatServer() as server:
+        done = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}",
+                        "--json")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert (payload["success"], payload["embedded"], payload["model"]) == (True, 6, "words")
+    assert _vectors(db) == 6
+
+
+def test_embed_without_a_model_or_with_a_bad_spec_is_a_usage_error(sessions: Path,
+                                                                   tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    missing = harkback("embed", "--db", str(db))
+    assert missing.returncode == 2 and "--embedder" in missing.stderr
+    bad = harkback("search", QUERY, "--db", str(db), "--embedder", "word2vec")
+    assert bad.returncode == 2 and "word2vec" in bad.stderr
+    assert "Traceback" not in missing.stderr + bad.stderr
+
+
+def test_embed_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "none.db"
+    with ChatServer() as server:
+        done = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
+    assert done.returncode == 1 and "no database" in done.stderr
+    assert not db.exists()
