@@ -8,6 +8,11 @@ first hit) and reciprocal rank fusion merges the two orders: a session scores
 ``1 / (k + lexical rank) + dense_weight / (k + dense rank)``, a side that did not find it
 adding nothing.
 
+The defaults (k = 60, equal weights, 200 dense messages) are the textbook fusion; on
+LongMemEval it lifts recall_all@5 from 0.886 to 0.916 on one person's history, and lowers
+it on a store pooled from hundreds of people (benchmarks/README.md), where an embedding
+cannot tell whose history a session is.
+
 Dense ranking is an extra: with no embedder or vector store in :class:`Deps`, no vectors
 stored, or an embedder or store that fails, the result is the lexical ranking unchanged,
 never an error.
