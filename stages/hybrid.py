@@ -135,6 +135,10 @@ class HybridMatch:
         embedder, vectors = deps.embedder, deps.vectors
         if embedder is None or vectors is None or not request.query.strip():
             return ()
+        # No vectors of this model (nothing embedded yet): don't pay for a query embedding.
+        stored = await vectors.vector_count(embedder.name).awaitable()
+        if as_result(stored).value_or(0) == 0:
+            return ()
         embedded = await embedder.embed((request.query,), "query").awaitable()
         if not isinstance(embedded, IOSuccess):
             return ()

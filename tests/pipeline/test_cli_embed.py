@@ -60,12 +60,28 @@ def test_search_with_an_embedder_ranks_hybrid_and_embeds_the_question(sessions: 
 def test_search_goes_on_by_words_when_the_embedder_is_down(sessions: Path,
                                                             tmp_path: Path) -> None:
     db = tmp_path / "h.db"
-    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    with ChatServer() as server:
+        assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
+                        f"openai:words@{server.url}").returncode == 0
     with ChatServer(replies(then=Reply(status=500))) as server:
         done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
                         "--embedder", f"openai:words@{server.url}#batch=8")
+        tried = [r.inputs for r in server.received]
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["count"] == 3
+    assert tried and all(inputs == [QUERY] for inputs in tried)
+
+
+def test_search_with_nothing_embedded_sends_no_request(sessions: Path, tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
+                        "--embedder", f"openai:words@{server.url}")
+        sent = len(server.received)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["count"] == 3
+    assert sent == 0
 
 
 def test_embed_stops_clearly_when_the_endpoint_fails_and_resumes_later(sessions: Path,

@@ -121,6 +121,9 @@ async def test_a_failing_embedder_falls_back_to_lexical(store: MemoryStore | Sql
 
 @attrs.frozen
 class _BrokenVectors:
+    def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        return FutureResult.from_value(1)
+
     def nearest(self, query: NearestQuery
                 ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
         return FutureResult.from_failure(StoreUnavailable("disk gone"))
@@ -138,3 +141,11 @@ async def test_vectors_of_another_model_are_not_compared(store: MemoryStore | Sq
     other = ConceptEmbedder(name="another-model")
     hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=other, vectors=store))
     assert hybrid == await _ranked(LexicalMatch(), Deps(store=store))
+
+
+async def test_no_stored_vectors_means_no_query_embedding(store: MemoryStore | SqliteStore
+                                                          ) -> None:
+    unused = ConceptEmbedder(name="never-stored")
+    hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=unused, vectors=store))
+    assert hybrid == await _ranked(LexicalMatch(), Deps(store=store))
+    assert unused.calls == []
