@@ -192,7 +192,12 @@ class OpenAIEmbedder:
         if not texts:
             return Success(())
         prefix = self.query_prefix if kind == "query" else self.passage_prefix
-        client = self._clients.get()
+        try:
+            client = self._clients.get()
+        # A base URL the HTTP library rejects raises its own error type at construction.
+        except Exception as error:
+            return Failure(ModelFailed(f"cannot reach {self.base_url or 'the OpenAI API'}: "
+                                       f"{error}"))
         starts = range(0, len(texts), self.batch_size)
         vectors: list[Vector] = []
         for number, start in enumerate(starts, 1):
@@ -389,7 +394,11 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
         return _bad_spec(spec, "BASE_URL must start with http:// or https://")
     if base_url is not None:
         base_url = base_url.strip()
-        if not urllib.parse.urlsplit(base_url).netloc:
+        try:
+            host = urllib.parse.urlsplit(base_url).netloc
+        except ValueError as error:  # e.g. an unclosed IPv6 bracket
+            return _bad_spec(spec, f"BASE_URL {base_url!r} is not a URL ({error})")
+        if not host:
             return _bad_spec(spec, f"BASE_URL {base_url!r} names no host")
     settings: dict[str, Any] = {}
     for option in filter(None, (part.strip() for part in options.split(","))):
@@ -397,7 +406,7 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
         if option == "e5":
             settings["query_prefix"], settings["passage_prefix"] = E5_PREFIXES
         elif name == "batch" and equals:
-            if not (value.isdigit() and int(value) >= 1):
+            if not (re.fullmatch(r"[0-9]+", value) and int(value) >= 1):
                 return _bad_spec(spec, f"batch={value} is not a whole number of at least 1")
             settings["batch_size"] = int(value)
         else:

@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(ingest)
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
-    _add_embedder_argument(ingest, "then embed the new messages with this model")
+    _add_embedder_argument(ingest, "then embed every message still without a vector")
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
@@ -191,7 +191,7 @@ def _add_import_commands(commands: Any,
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show a progress bar (default: when stderr is a terminal)")
         sub.add_argument("--json", action="store_true", help="print the counts as JSON")
-        _add_embedder_argument(sub, "then embed the new messages with this model")
+        _add_embedder_argument(sub, "then embed every message still without a vector")
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)
     sources.add_argument("--json", action="store_true")

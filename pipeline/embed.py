@@ -36,7 +36,6 @@ class EmbedSummary:
 
     model: str
     embedded: int = 0
-    remaining: int | None = None
     error: ModelFailed | StoreUnavailable | None = None
 
     @property
@@ -66,13 +65,14 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
             if isinstance(pending, Failure):
                 return EmbedSummary(model=model, embedded=done, error=pending.failure())
             if not pending.unwrap():
-                return EmbedSummary(model=model, embedded=done, remaining=0)
+                return EmbedSummary(model=model, embedded=done)
             kept = as_result(await _embed_batch(vectors, embedder, pending.unwrap()).awaitable())
             if isinstance(kept, Failure):
                 return EmbedSummary(model=model, embedded=done, error=kept.failure())
             if kept.unwrap() == 0:
-                # Nothing could be kept (the messages vanished meanwhile): stop, don't spin.
-                return EmbedSummary(model=model, embedded=done)
+                # Nothing could be kept (the messages changed meanwhile): stop, don't spin.
+                return EmbedSummary(model=model, embedded=done, error=StoreUnavailable(
+                    "the messages to embed changed while they were embedded"))
             done += kept.unwrap()
             bar.total = done + batch
             bar.advance(kept.unwrap())

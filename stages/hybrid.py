@@ -39,6 +39,7 @@ from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched
 from harkback.stages.lexical import LexicalMatch
 from harkback.stages.ports import Deps, NearestQuery
+from harkback.stages.query import parse_query
 from harkback.stages.records import MessageHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, as_result
@@ -101,13 +102,17 @@ class HybridMatch:
     """Lexical and dense rankings fused by session (see the module docstring).
 
     ``dense_limit`` messages are read from the vector store; ``dense_weight`` scales
-    the dense side's share of the fusion (0 gives the lexical order).
+    the dense side's share of the fusion (0 gives the lexical order); messages less
+    similar than ``min_similarity`` (cosine) are not taken. A query written with search
+    syntax (``NOT``, ``"phrase"``, ``OR``, ``prefix*``) means exactly what it says, so
+    it is ranked by words alone.
     """
 
     lexical: LexicalMatch = LexicalMatch()
     dense_limit: int = attrs.field(default=200, validator=attrs.validators.ge(1))
     dense_weight: float = attrs.field(default=1.0, validator=attrs.validators.ge(0.0))
     k: float = attrs.field(default=RRF_K, validator=attrs.validators.gt(0.0))
+    min_similarity: float = 0.0
 
     def __call__(self, request: SearchRequest) -> Step[Matched]:
         """Rank sessions for ``request.query`` by both sides at once."""
@@ -131,9 +136,18 @@ class HybridMatch:
         return RequiresContextFutureResult(run)
 
     async def _dense(self, request: SearchRequest, deps: Deps) -> tuple[MessageHit, ...]:
-        # Any failure on this side leaves the lexical ranking alone: dense is an extra.
+        # Any failure on this side leaves the lexical ranking alone: dense is an extra,
+        # and an adapter's bug must not cost the user the results words already found.
+        try:
+            found = await self._nearest(request, deps)
+        except Exception:
+            return ()
+        return tuple(h for h in found if h.score > self.min_similarity)
+
+    async def _nearest(self, request: SearchRequest, deps: Deps) -> tuple[MessageHit, ...]:
         embedder, vectors = deps.embedder, deps.vectors
-        if embedder is None or vectors is None or not request.query.strip():
+        if (embedder is None or vectors is None or not request.query.strip()
+                or parse_query(request.query).advanced):
             return ()
         # No vectors of this model (nothing embedded yet): don't pay for a query embedding.
         stored = await vectors.vector_count(embedder.name).awaitable()

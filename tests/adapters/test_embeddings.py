@@ -240,6 +240,8 @@ def test_model_names_may_hold_colons_and_a_leading_at() -> None:
     ("openai:m@http:///v1", "names no host"),
     ("openai:m#fast", "unknown option 'fast'"),
     ("openai:m#batch=0", "batch=0 is not a whole number"),
+    ("openai:m#batch=²", "is not a whole number"),
+    ("openai:m@http://[::1/v1", "is not a URL"),
 ])
 def test_a_bad_spec_says_what_is_wrong(spec: str, why: str) -> None:
     """Each malformed spec is a ModelFailed naming the problem, not an exception."""
@@ -324,3 +326,11 @@ print(sorted(m for m in ("torch", "sentence_transformers", "numpy") if m in sys.
                           check=False, timeout=60)
     assert (done.stdout.strip(), done.stderr) == ("[]", "")
 
+
+
+async def test_a_base_url_the_http_library_rejects_is_a_model_failure() -> None:
+    """A bad $OPENAI_BASE_URL surfaces when the client is made: a value, not an exception."""
+    embedder = embedder_from_spec("openai:m", environ={"OPENAI_BASE_URL": "http://[::1"})
+    outcome = await embedder.unwrap().embed(["x"], "query").awaitable()
+    assert isinstance(outcome, IOFailure)
+    assert "cannot reach" in unsafe_perform_io(outcome.failure()).message()

@@ -149,3 +149,40 @@ async def test_no_stored_vectors_means_no_query_embedding(store: MemoryStore | S
     hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=unused, vectors=store))
     assert hybrid == await _ranked(LexicalMatch(), Deps(store=store))
     assert unused.calls == []
+
+
+@pytest.mark.parametrize("query", ["couch NOT puppy", '"form where"', "undergrad OR puppy"])
+async def test_search_syntax_is_ranked_by_words_alone(store: MemoryStore | SqliteStore,
+                                                      query: str) -> None:
+    request = SearchRequest(query=query, limit=10)
+    embedder = ConceptEmbedder()
+    words = await LexicalMatch()(request)(Deps(store=store)).awaitable()
+    both = await HybridMatch()(request)(Deps(store=store, embedder=embedder,
+                                             vectors=store)).awaitable()
+    assert unsafe_perform_io(both.unwrap()).hits == unsafe_perform_io(words.unwrap()).hits
+    assert embedder.calls == []
+
+
+async def test_dissimilar_messages_do_not_join(store: MemoryStore | SqliteStore) -> None:
+    deps = Deps(store=store, embedder=ConceptEmbedder(), vectors=store)
+    everything = await _ranked(HybridMatch(min_similarity=-1.0), deps)
+    similar = await _ranked(HybridMatch(), deps)
+    assert "pets" in everything and "pets" not in similar  # cosine 0 with the question
+
+
+@attrs.frozen
+class _Raising:
+    name: str = "concepts"
+
+    def embed(self, texts: object, kind: object) -> object:
+        raise RuntimeError("a bug in an adapter")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_an_adapter_that_raises_still_leaves_the_lexical_ranking(
+        store: MemoryStore | SqliteStore) -> None:
+    deps = Deps(store=store, embedder=_Raising(), vectors=store)  # type: ignore[arg-type]
+    assert await _ranked(HybridMatch(), deps) == await _ranked(LexicalMatch(),
+                                                               Deps(store=store))
