@@ -5,10 +5,8 @@ kept, until none is left. A failing embedder or store stops the run with what wa
 so far kept: the next run goes on from there, and ranking never waits for it (sessions
 without vectors are still found by words).
 
->>> import asyncio
->>> from harkback.adapters.memory_store import MemoryStore
->>> asyncio.run(embed_missing(MemoryStore(), _Nothing())).describe()
-'embedded 0 message(s) with nothing'
+>>> EmbedSummary(model="all-MiniLM-L6-v2", embedded=64).describe()
+'embedded 64 message(s) with all-MiniLM-L6-v2'
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from returns.result import Failure
 from harkback.pipeline.progress import Progress
 from harkback.stages.embedding import EMBED_ROLES, passage_text
 from harkback.stages.errors import ModelFailed, StoreUnavailable
-from harkback.stages.ports import Embedder, EmbedKind, MessageKey, Vector, VectorStore
+from harkback.stages.ports import Embedder, MessageKey, Vector, VectorStore
 from harkback.stages.records import Message, Role
 from harkback.stages.stage import as_result
 
@@ -98,16 +96,3 @@ def _embed_batch(vectors: VectorStore, embedder: Embedder, messages: Sequence[Me
 def _either(error: ModelFailed | StoreUnavailable) -> ModelFailed | StoreUnavailable:
     return error
 
-
-@attrs.frozen
-class _Nothing:
-    """An embedder with no model, for the example above."""
-
-    name: str = "nothing"
-
-    def embed(self, texts: Sequence[str], kind: EmbedKind
-              ) -> FutureResult[tuple[Vector, ...], ModelFailed]:
-        return FutureResult.from_value(tuple((1.0,) for _ in texts))
-
-    async def aclose(self) -> None:
-        return None
