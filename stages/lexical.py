@@ -29,7 +29,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 import attrs
@@ -320,6 +320,9 @@ class Scored:
 
 # ASCII letters and digits lower-cased, every other ASCII character a space.
 _ASCII_FOLD = {c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)}
+# The same fold on bytes: ranking tokenizes every candidate, and on ASCII text
+# ``bytes.translate`` with a 256-byte table is the cheapest pass there is.
+_ASCII_FOLD_BYTES = bytes(ord(_ASCII_FOLD.get(c, " ")) for c in range(256))
 
 
 def message_tokens(text: str) -> Sequence[str]:
@@ -344,29 +347,81 @@ def _plain(unit: Unit) -> bool:
     return isinstance(unit, Term) and not unit.prefix and not is_cjk(unit.text)
 
 
+MessageScorer = Callable[[str], tuple[float, frozenset[int]]]
+
+
+def message_scorer(units: Sequence[RankUnit], *, average_length: float,
+                   k1: float = K1, b: float = B) -> MessageScorer:
+    """A function giving a message's BM25 over ``units`` (forms merged) and the units it covers.
+
+    What depends only on the query (which units are plain words, which unit each form
+    counts for) is worked out once here, not once per candidate message. When every
+    unit is a plain word, an ASCII message is counted on its bytes: only the forms it
+    holds are counted, found by one set intersection, and no set of its tokens is built.
+
+    >>> score = message_scorer((RankUnit(Term("bike"), ("bike", "bikes"), 2.0),),
+    ...                        average_length=5.0)
+    >>> score("two bikes and a bike"), score("a car")
+    ((2.75, frozenset({0})), (0.0, frozenset()))
+    """
+    plain = [_plain(ru.unit) for ru in units]
+    owners: dict[bytes, list[int]] = {}
+    for j, ru in enumerate(units):
+        for form in dict.fromkeys(ru.forms):
+            if form.isascii():
+                owners.setdefault(form.encode("ascii"), []).append(j)
+    ascii_forms = frozenset(owners)
+
+    def norm(length: int) -> float:
+        return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1
+
+    def total(counts: Mapping[int, int], length: int) -> tuple[float, frozenset[int]]:
+        n = norm(length)
+        # Summed in unit order, so the score is the same float on every path.
+        score = 0.0
+        for j, tf in sorted(counts.items()):
+            score += units[j].idf * tf * (k1 + 1) / (tf + n)
+        return score, frozenset(counts)
+
+    def bytes_path(text: str) -> tuple[float, frozenset[int]]:
+        toks = text.encode("ascii").translate(_ASCII_FOLD_BYTES).split()
+        counts: dict[int, int] = {}
+        for form in ascii_forms.intersection(toks):
+            tf = toks.count(form)
+            for j in owners[form]:
+                counts[j] = counts.get(j, 0) + tf
+        return total(counts, len(toks))
+
+    def token_path(text: str) -> tuple[float, frozenset[int]]:
+        toks = message_tokens(text)
+        token_set = frozenset(toks)
+        counts: dict[int, int] = {}
+        for j, ru in enumerate(units):
+            if plain[j]:
+                # Most forms are absent: a set lookup rules them out before counting in C.
+                tf = sum(toks.count(f) for f in ru.forms if f in token_set)
+            else:
+                tf = _unit_count(ru.unit, toks, token_set)
+            if tf:
+                counts[j] = tf
+        return total(counts, len(toks))
+
+    if all(plain):
+        return lambda text: bytes_path(text) if text.isascii() else token_path(text)
+    return token_path
+
+
 def score_message(text: str, units: Sequence[RankUnit], *, average_length: float,
                   k1: float = K1, b: float = B) -> tuple[float, frozenset[int]]:
     """BM25 of one message over query units (forms merged), and the units it covers.
+
+    To score many messages for one query, build :func:`message_scorer` once.
 
     >>> us = (RankUnit(Term("bike"), ("bike", "bikes"), 2.0),)
     >>> score_message("two bikes and a bike", us, average_length=5.0)
     (2.75, frozenset({0}))
     """
-    toks = message_tokens(text)
-    norm = k1 * (1 - b + b * len(toks) / average_length) if average_length > 0 else k1
-    token_set = frozenset(toks)
-    total = 0.0
-    covered = []
-    for j, ru in enumerate(units):
-        if _plain(ru.unit):
-            # Most forms are absent: a set lookup rules them out before counting in C.
-            tf = sum(toks.count(f) for f in ru.forms if f in token_set)
-        else:
-            tf = _unit_count(ru.unit, toks, token_set)
-        if tf:
-            covered.append(j)
-            total += ru.idf * tf * (k1 + 1) / (tf + norm)
-    return total, frozenset(covered)
+    return message_scorer(units, average_length=average_length, k1=k1, b=b)(text)
 
 
 def _unit_count(unit: Unit, toks: Sequence[str], token_set: frozenset[str]) -> int:
@@ -564,10 +619,10 @@ class LexicalMatch:
               window: tuple[float, float] | None = None) -> Matched:
         average = stats.average_length or 1.0
         role_weights = dict(self.role_weights)
+        score = message_scorer(units, average_length=average, k1=self.k1, b=self.b)
         scored = []
         for hit in hits:
-            value, covered = score_message(hit.content, units, average_length=average,
-                                           k1=self.k1, b=self.b)
+            value, covered = score(hit.content)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
         sessions = rank_sessions(scored, [u.idf for u in units], self.scoring, now=now)

@@ -31,6 +31,7 @@ _RUN = re.compile(rf"[{_CJK_RANGES}]+|[^\W_{_CJK_RANGES}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK_RANGES}]")
 # On lower-cased ASCII text, the word class [^\W_] is exactly [a-z0-9].
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
@@ -60,8 +61,12 @@ def normalize(text: str) -> str:
     if folded.isascii():
         return folded
     decomposed = unicodedata.normalize("NFD", folded)
+    # Marks are never ASCII, and translating with a large table costs a lookup per
+    # character: only the non-ASCII runs go through it (most of a text is ASCII).
+    marks = _combining_marks()
+    stripped = _NON_ASCII.sub(lambda run: run.group().translate(marks), decomposed)
     # Hangul syllables decompose into jamo under NFD; recompose so they stay searchable.
-    return unicodedata.normalize("NFC", decomposed.translate(_combining_marks()))
+    return unicodedata.normalize("NFC", stripped)
 
 
 @cache
@@ -84,8 +89,10 @@ def _split(text: str, *, index: bool) -> list[str]:
     # ASCII text is one regex call; otherwise only CJK runs take the Python loop.
     if text.isascii():
         return _ASCII_WORD.findall(text.lower())
-    runs = _RUN.findall(normalize(text))
-    if not any(not run.isascii() and _CJK_CHAR.match(run) for run in runs):
+    folded = normalize(text)
+    runs = _RUN.findall(folded)
+    # Every CJK character lies in a CJK run, so one search in C says whether any run is one.
+    if _CJK_CHAR.search(folded) is None:
         return runs
     out: list[str] = []
     for run in runs:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,6 +14,7 @@ from harkback.stages.lexical import (
     SessionScoring,
     idf,
     inflections,
+    message_scorer,
     message_tokens,
     order_hits,
     plan_units,
@@ -221,3 +223,22 @@ def test_only_common_words_select_nothing() -> None:
     stats = TermStats(documents=10**6, counts=(("day", 90_000),))
     assert selective(parsed, weigh_units(plan_units(parsed), stats), stats, 2000) is None
 
+
+
+_UNITS = (RankUnit(Term("bike"), ("bike", "bikes", "biked"), 1.3),
+          RankUnit(Term("docker"), ("docker",), 0.7),
+          RankUnit(Term("cafe"), ("cafe",), 2.0))
+_pieces = st.one_of(st.sampled_from(["bike", "Bikes", "BIKED", "docker!", "café", "cafe", "x1"]),
+                    st.text(alphabet=st.characters(max_codepoint=0x24F), max_size=6))
+
+
+@given(st.lists(_pieces, max_size=40).map(" ".join), st.floats(1.0, 50.0))
+def test_scorer_is_bm25_over_the_index_tokens(text: str, average: float) -> None:
+    """Both counting paths (bytes for ASCII, tokens otherwise) give BM25 over index tokens."""
+    toks = index_tokens(text)
+    norm = 1.2 * (1 - 0.75 + 0.75 * len(toks) / average)
+    counts = {j: sum(toks.count(f) for f in ru.forms) for j, ru in enumerate(_UNITS)}
+    expected = sum(_UNITS[j].idf * tf * 2.2 / (tf + norm) for j, tf in counts.items() if tf)
+    score, covered = message_scorer(_UNITS, average_length=average, k1=1.2, b=0.75)(text)
+    assert covered == {j for j, tf in counts.items() if tf}
+    assert score == pytest.approx(expected)
