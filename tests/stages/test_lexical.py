@@ -24,6 +24,7 @@ from harkback.stages.lexical import (
     selective,
     stem,
     topic_units,
+    weigh_by_recency,
     weigh_units,
 )
 from harkback.stages.ports import TermStats
@@ -163,12 +164,26 @@ def test_demoted_source_sinks_below_an_equal_peer() -> None:
     assert [sid for sid, _ in ranked] == ["cli", "cron"]
 
 
+_DAY = 86400.0
+
+
 def test_recency_lifts_the_newer_of_two_equal_sessions() -> None:
     """With a recency weight, the newer of two equal sessions ranks first."""
     scoring = SessionScoring(recency_weight=1.0, half_life_days=7.0)
-    ranked = rank_sessions([_scored("old", 2.0, at=0.0), _scored("new", 2.0, at=86400 * 30)],
-                           [1.0], scoring, now=86400 * 31)
+    ranked = weigh_by_recency((("old", 2.0), ("new", 2.0)), {"old": 0.0, "new": 30 * _DAY},
+                              31 * _DAY, scoring)
     assert [sid for sid, _ in ranked] == ["new", "old"]
+
+
+def test_sessions_after_now_get_no_recency_lift() -> None:
+    """A session dated days after now is not lifted; one a few hours after (skew) is."""
+    scoring = SessionScoring(recency_weight=1.0, half_life_days=7.0)
+    times = {"before": 9 * _DAY, "later": 20 * _DAY, "skewed": 10.2 * _DAY}
+    ranked = dict(weigh_by_recency((("before", 1.0), ("later", 1.0), ("skewed", 1.0)), times,
+                                   10 * _DAY, scoring))
+    assert ranked["later"] == 1.0
+    assert ranked["skewed"] == 2.0
+    assert 1.0 < ranked["before"] < 2.0
 
 
 @given(st.lists(st.tuples(st.sampled_from("abcde"), st.floats(0.0, 10.0)), max_size=40))
