@@ -11,7 +11,8 @@ adding nothing.
 The defaults (k = 60, equal weights, 200 dense messages) are the textbook fusion; on
 LongMemEval it lifts recall_all@5 from 0.886 to 0.916 on one person's history, and lowers
 it on a store pooled from hundreds of people (benchmarks/README.md), where an embedding
-cannot tell whose history a session is.
+cannot tell whose history a session is. The dense neighbours are lifted by recency as
+the lexical side's sessions are (:func:`~harkback.stages.lexical.recency_factor`).
 
 Dense ranking is an extra: with no embedder or vector store in :class:`Deps`, no vectors
 stored, or an embedder or store that fails, the result is the lexical ranking unchanged,
@@ -37,7 +38,7 @@ from returns.result import Result, Success
 
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched
-from harkback.stages.lexical import LexicalMatch
+from harkback.stages.lexical import LexicalMatch, recency_factor, session_times
 from harkback.stages.ports import Deps, NearestQuery
 from harkback.stages.query import parse_query
 from harkback.stages.records import MessageHit
@@ -140,9 +141,27 @@ class HybridMatch:
         # and an adapter's bug must not cost the user the results words already found.
         try:
             found = await self._nearest(request, deps)
+            similar = tuple(h for h in found if h.score > self.min_similarity)
+            return await self._recent_first(similar, deps)
         except Exception:
             return ()
-        return tuple(h for h in found if h.score > self.min_similarity)
+
+    async def _recent_first(self, hits: tuple[MessageHit, ...], deps: Deps
+                            ) -> tuple[MessageHit, ...]:
+        # The lexical side lifts recent sessions; without the same lift here, fusion
+        # would hand back the rank recency gave (a dense neighbour from years ago ranks
+        # as high as yesterday's). Similarity times the lexical side's recency factor.
+        scoring = self.lexical.scoring
+        if not hits or not scoring.recency_weight:
+            return hits
+        ids = tuple(dict.fromkeys(h.session_id for h in hits))
+        found = as_result(await deps.store.sessions(ids).awaitable())
+        if not isinstance(found, Success):
+            return hits
+        times = session_times(hits, found.unwrap())
+        now = deps.clock()
+        return tuple(sorted(hits, key=lambda h: -h.score * recency_factor(
+            times.get(h.session_id), now, scoring)))
 
     async def _nearest(self, request: SearchRequest, deps: Deps) -> tuple[MessageHit, ...]:
         embedder, vectors = deps.embedder, deps.vectors

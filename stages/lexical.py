@@ -514,19 +514,28 @@ def weigh_by_recency(sessions: Sequence[tuple[str, float]], times: Mapping[str, 
     ...                  30 * day, SessionScoring(recency_weight=1.0, half_life_days=1.0))
     (('new', 2.25), ('undated', 2.0))
     """
-    def factor(session_id: str) -> float:
-        moment = times.get(session_id)
-        if moment is None:
-            return 1.0
-        age_days = (now - moment) / 86400
-        if age_days < -FUTURE_SLACK_DAYS:
-            # Dated after now: nothing the asker has lived through yet (a clock set
-            # back, a store replayed as of a past date), so it gets no lift.
-            return 1.0
-        freshness: float = 0.5 ** (max(age_days, 0.0) / scoring.half_life_days)
-        return 1.0 + scoring.recency_weight * freshness
+    return _rescaled(sessions, lambda sid: recency_factor(times.get(sid), now, scoring))
 
-    return _rescaled(sessions, factor)
+
+def recency_factor(moment: float | None, now: float, scoring: SessionScoring) -> float:
+    """How much a session from ``moment`` is lifted at ``now``: from 1 up to 1 + weight.
+
+    >>> scoring = SessionScoring(recency_weight=1.0, half_life_days=90.0)
+    >>> day = 86400.0
+    >>> [recency_factor(now - age * day, now, scoring) for now in [1e9] for age in (0, 90)]
+    [2.0, 1.5]
+    >>> recency_factor(1e9 + 5 * day, 1e9, scoring), recency_factor(None, 1e9, scoring)
+    (1.0, 1.0)
+    """
+    if moment is None or not scoring.recency_weight:
+        return 1.0
+    age_days = (now - moment) / 86400
+    if age_days < -FUTURE_SLACK_DAYS:
+        # Dated after now: nothing the asker has lived through yet (a clock set
+        # back, a store replayed as of a past date), so it gets no lift.
+        return 1.0
+    freshness: float = 0.5 ** (max(age_days, 0.0) / scoring.half_life_days)
+    return 1.0 + scoring.recency_weight * freshness
 
 
 def _rescaled(sessions: Sequence[tuple[str, float]], factor: Callable[[str], float]

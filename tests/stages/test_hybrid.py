@@ -18,7 +18,7 @@ from harkback.pipeline.embed import embed_missing
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
 from harkback.stages.hybrid import HybridMatch, fuse_sessions, session_order
-from harkback.stages.lexical import LexicalMatch
+from harkback.stages.lexical import LexicalMatch, SessionScoring
 from harkback.stages.ports import Deps, NearestQuery
 from harkback.stages.records import MessageHit
 from harkback.stages.request import SearchRequest
@@ -186,3 +186,26 @@ async def test_an_adapter_that_raises_still_leaves_the_lexical_ranking(
     deps = Deps(store=store, embedder=_Raising(), vectors=store)  # type: ignore[arg-type]
     assert await _ranked(HybridMatch(), deps) == await _ranked(LexicalMatch(),
                                                                Deps(store=store))
+
+
+async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Path) -> None:
+    """Of two sessions found by meaning alone, a recent near one beats an old nearer one."""
+    day = 86400.0
+    now = 1_000 * day
+    store = SqliteStore.open(tmp_path / "r.db").unwrap()
+    conversations = (
+        conversation("old", ("user", "college bachelor degree"), started_at=now - 700 * day),
+        conversation("new", ("user", "undergrad lake"), started_at=now - 1 * day))
+    unsafe_perform_io((await store.ingest(conversations).awaitable()).unwrap())
+    assert (await embed_missing(store, ConceptEmbedder(), progress=False)).embedded == 2
+    request = SearchRequest(query="university", limit=10)  # no word of either session
+
+    async def order(match: HybridMatch) -> list[str]:
+        deps = Deps(store=store, embedder=ConceptEmbedder(), vectors=store, clock=lambda: now)
+        outcome = await match(request)(deps).awaitable()
+        return list(session_order(unsafe_perform_io(outcome.unwrap()).hits))
+
+    timeless = HybridMatch(lexical=LexicalMatch(scoring=SessionScoring(recency_weight=0.0)))
+    assert await order(timeless) == ["old", "new"]  # nearer in meaning
+    assert await order(HybridMatch()) == ["new", "old"]
+    store.close()
