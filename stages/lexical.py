@@ -52,7 +52,7 @@ from harkback.stages.query import (
 from harkback.stages.records import MessageHit, Role, Session
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.text import index_tokens, is_cjk
+from harkback.stages.text import ascii_words, index_tokens, is_cjk
 from harkback.stages.when import closeness, time_window
 
 QUESTION_WORDS = frozenset(
@@ -356,8 +356,9 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
 
     What depends only on the query (which units are plain words, which unit each form
     counts for) is worked out once here, not once per candidate message. When every
-    unit is a plain word, an ASCII message is counted on its bytes: only the forms it
-    holds are counted, found by one set intersection, and no set of its tokens is built.
+    unit is a plain word, a message whose words are all ASCII (:func:`ascii_words`) is
+    counted on its bytes: only the forms it holds are counted, found by one set
+    intersection, and no set of its tokens is built.
 
     >>> score = message_scorer((RankUnit(Term("bike"), ("bike", "bikes"), 2.0),),
     ...                        average_length=5.0)
@@ -383,8 +384,8 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
             score += units[j].idf * tf * (k1 + 1) / (tf + n)
         return score, frozenset(counts)
 
-    def bytes_path(text: str) -> tuple[float, frozenset[int]]:
-        toks = text.encode("ascii").translate(_ASCII_FOLD_BYTES).split()
+    def bytes_path(raw: bytes) -> tuple[float, frozenset[int]]:
+        toks = raw.translate(_ASCII_FOLD_BYTES).split()
         counts: dict[int, int] = {}
         for form in ascii_forms.intersection(toks):
             tf = toks.count(form)
@@ -406,9 +407,13 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
                 counts[j] = tf
         return total(counts, len(toks))
 
-    if all(plain):
-        return lambda text: bytes_path(text) if text.isascii() else token_path(text)
-    return token_path
+    def score(text: str) -> tuple[float, frozenset[int]]:
+        if text.isascii():
+            return bytes_path(text.encode("ascii"))
+        folded = ascii_words(text)
+        return token_path(text) if folded is None else bytes_path(folded)
+
+    return score if all(plain) else token_path
 
 
 def score_message(text: str, units: Sequence[RankUnit], *, average_length: float,

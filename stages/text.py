@@ -32,6 +32,7 @@ _CJK_CHAR = re.compile(rf"[{_CJK_RANGES}]")
 # On lower-cased ASCII text, the word class [^\W_] is exactly [a-z0-9].
 _ASCII_WORD = re.compile(r"[a-z0-9]+")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
 
 STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
@@ -67,6 +68,23 @@ def normalize(text: str) -> str:
     stripped = _NON_ASCII.sub(lambda run: run.group().translate(marks), decomposed)
     # Hangul syllables decompose into jamo under NFD; recompose so they stay searchable.
     return unicodedata.normalize("NFC", stripped)
+
+
+def ascii_words(text: str) -> bytes | None:
+    """``text`` normalized to ASCII bytes when all its words are ASCII after folding, else None.
+
+    Most non-ASCII text is English with curly quotes, dashes or emoji: those separators
+    become ``?``, which no token holds, so the words of the result (runs of ``[a-z0-9]``)
+    are exactly :func:`index_tokens` of ``text``, and a caller can count them on bytes.
+
+    >>> ascii_words("It’s “Café” 🙂"), ascii_words("привет"), ascii_words("上次")
+    (b'it?s ?cafe? ?', None, None)
+    """
+    folded = normalize(text)
+    # Only the non-ASCII runs can hold a non-ASCII word character (CJK ones included).
+    if _NON_ASCII_WORD.search("".join(_NON_ASCII.findall(folded))) is not None:
+        return None
+    return folded.encode("ascii", "replace")
 
 
 @cache

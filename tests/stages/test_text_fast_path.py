@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harkback.stages.text import index_text, index_tokens, normalize, tokens
+from harkback.stages.text import ascii_words, index_text, index_tokens, normalize, tokens
 
 _CJK = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -81,3 +81,15 @@ def test_every_combining_mark_lies_below_the_table_limit() -> None:
     """The deletion table of combining marks covers all of Unicode."""
     beyond = [c for c in range(0x20000, 0x110000) if unicodedata.combining(chr(c))]
     assert beyond == []
+
+
+@settings(max_examples=600)
+@given(texts)
+def test_ascii_words_hold_exactly_the_index_tokens(text: str) -> None:
+    """When ascii_words gives bytes, their alphanumeric runs are the index's tokens."""
+    folded = ascii_words(text)
+    if folded is not None:
+        assert tuple(re.findall(rb"[a-z0-9]+", folded)) == tuple(
+            t.encode("ascii") for t in index_tokens(text))
+    else:
+        assert any(not t.isascii() for t in index_tokens(text))
