@@ -209,3 +209,31 @@ async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Pat
     assert await order(timeless) == ["old", "new"]  # nearer in meaning
     assert await order(HybridMatch()) == ["new", "old"]
     store.close()
+
+
+@attrs.frozen
+class _NoSessions:
+    """A store whose session lookup fails; every other call goes to the real store."""
+
+    inner: SqliteStore
+
+    def sessions(self, ids: object) -> FutureResult[tuple[object, ...], StoreUnavailable]:
+        return FutureResult.from_failure(StoreUnavailable("sessions table locked"))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+async def test_without_session_times_dense_keeps_its_similarity_order(tmp_path: Path) -> None:
+    """A failed time lookup costs the dense side its recency lift, never the result."""
+    store = SqliteStore.open(tmp_path / "t.db").unwrap()
+    conversations = (
+        conversation("near", ("user", "college bachelor degree"), started_at=0.0),
+        conversation("far", ("user", "undergrad lake"), started_at=86400.0 * 999))
+    unsafe_perform_io((await store.ingest(conversations).awaitable()).unwrap())
+    await embed_missing(store, ConceptEmbedder(), progress=False)
+    deps = Deps(store=_NoSessions(store), embedder=ConceptEmbedder(),  # type: ignore[arg-type]
+                vectors=store, clock=lambda: 86400.0 * 1000)
+    outcome = await HybridMatch()(SearchRequest(query="university", limit=10))(deps).awaitable()
+    assert list(session_order(unsafe_perform_io(outcome.unwrap()).hits)) == ["near", "far"]
+    store.close()
