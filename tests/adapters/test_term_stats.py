@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from harkback.adapters.memory_store import MemoryStore
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.sqlite_store import SqliteStore, _estimate_count
 from tests.adapters.store_contract import ok
 from tests.conftest import conversation
 
@@ -37,3 +38,40 @@ async def test_sqlite_and_memory_stats_agree(tmp_path: Path) -> None:
     assert from_sqlite.documents == from_memory.documents
     assert from_sqlite.average_length == from_memory.average_length
     assert dict(from_sqlite.counts) == dict(from_memory.counts)
+
+
+async def _count_with_small_limits(path: Path, term: str) -> tuple[int, int]:
+    # The limits are lowered so that a few hundred messages exercise the estimate.
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        def counts(connection: sqlite3.Connection) -> tuple[int, int]:
+            estimated = _estimate_count(connection, term, 1200, exact_up_to=100, sample=32)
+            exact = _estimate_count(connection, term, 1200, exact_up_to=2000)
+            return estimated, exact
+        return await ok(store.run(counts))
+
+
+async def test_common_terms_are_estimated_from_both_ends_of_their_postings(
+        tmp_path: Path) -> None:
+    """Past the exact limit a count is estimated; an even spread comes out close."""
+    path = tmp_path / "h.db"
+    chats = [conversation(f"s{i}", ("user", f"note {i} " + ("alpha" if i % 2 else "beta")))
+             for i in range(1200)]
+    with SqliteStore.open(path).unwrap() as writer:
+        await ok(writer.ingest(chats))
+    estimated, exact = await _count_with_small_limits(path, "alpha")
+    assert exact == 600
+    assert 540 <= estimated <= 660
+
+
+async def test_a_term_frequent_only_lately_is_not_estimated_as_everywhere(
+        tmp_path: Path) -> None:
+    """The ends are read separately, so a recent burst does not set the density throughout."""
+    path = tmp_path / "h.db"
+    chats = [conversation(f"s{i}", ("user", f"note {i}" + (" burst" if i >= 1000 or i % 100 == 0
+                                                            else "")))
+             for i in range(1200)]
+    with SqliteStore.open(path).unwrap() as writer:
+        await ok(writer.ingest(chats))
+    estimated, exact = await _count_with_small_limits(path, "burst")
+    assert exact == 210
+    assert 101 <= estimated <= 420  # one end's density alone would say 1,200
