@@ -163,11 +163,12 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
     """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
 
     The filters apply after that cut, so fewer than ``query.limit`` rows may survive
-    although more match. The survivors come with -1 in an extra column; one last row,
-    otherwise empty, holds there how many rows FTS5 handed over: when that is less than
-    ``fetch`` the cut dropped nothing, even when no row survived. Whenever
-    ``query.limit`` rows survive they are exactly :func:`search`'s rows: both order by
-    (bm25, row id), so the survivors are a prefix of its filtered order.
+    although more match. The survivors come with -1 in an extra column, then their place
+    (from 1) in FTS5's order; one last row, otherwise empty, holds in the first extra
+    column how many rows FTS5 handed over: when that is less than ``fetch`` the cut
+    dropped nothing, even when no row survived. Whenever ``query.limit`` rows survive
+    they are exactly :func:`search`'s rows: both order by (bm25, row id), so the
+    survivors are a prefix of its filtered order.
 
     >>> from harkback.stages.query import parse_query
     >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",))
@@ -177,15 +178,16 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
     conditions, params = _filters(query, query.expression)
     match_condition, match_param = conditions.pop(0), params.pop(0)
     sql = (
-        "WITH best AS MATERIALIZED (SELECT rowid AS id, bm25(messages_fts) AS rank "
-        f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?) "
+        "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
+        "AS place FROM (SELECT rowid AS id, bm25(messages_fts) AS rank "
+        f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)) "
         "SELECT * FROM (SELECT m.session_id, m.position, m.role, m.content, m.timestamp, "
-        "s.source, best.rank AS rank, m.id AS id, -1 AS fetched "
+        "s.source, best.rank AS rank, m.id AS id, -1 AS fetched, best.place AS place "
         "FROM best JOIN messages AS m ON m.id = best.id "
         "JOIN sessions AS s ON s.id = m.session_id "
         f"WHERE {' AND '.join(conditions)} ORDER BY best.rank, m.id LIMIT ?) "
-        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, COUNT(*) FROM best "
-        "ORDER BY fetched, rank, id"
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, COUNT(*), NULL "
+        "FROM best ORDER BY fetched, rank, id"
     )
     return Statement(sql, (match_param, fetch, *params, query.limit))
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -68,7 +69,12 @@ DEFAULT_BUSY_TIMEOUT = 5.0
 
 RANKED_FETCH_FACTOR = 4
 RANKED_FETCH_MIN = 200
-"""A search first joins FTS5's best ``max(factor * limit, min)`` rows, then filters them."""
+RANKED_FETCH_MARGIN = 1.5
+"""A search first joins FTS5's best ``max(factor * limit, min)`` rows, then filters them;
+once a search with the same filters has shown how many ranked rows one survivor takes,
+``margin`` times that many per row asked (at most ``factor`` times the default)."""
+
+_FilterKey = tuple[tuple[Role, ...], tuple[str, ...]]
 
 CACHE_KIB = 64 * 1024
 """The most page cache a connection may use, in KiB (allocated only as pages are read)."""
@@ -128,6 +134,7 @@ class SqliteStore:
         self._matrices: dict[str, _Matrix] = {}
         self._starts: dict[tuple[str, tuple[Role, ...]], _Start] = {}
         self._writes = 0
+        self._reach: dict[_FilterKey, float] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
@@ -219,7 +226,7 @@ class SqliteStore:
         says; every statement runs in one trip to the connection's thread.
         """
         return self._run(lambda connection: tuple(
-            sql.hit_from_row(row) for row in _search_rows(connection, query)))
+            sql.hit_from_row(row) for row in _search_rows(connection, query, self._reach)))
 
     def term_stats(self, terms: Sequence[str]) -> FutureResult[TermStats, StoreUnavailable]:
         """Index statistics from FTS5's own records: its totals row and its vocabulary."""
@@ -547,10 +554,11 @@ def _term_stats(connection: sqlite3.Connection, terms: Sequence[str]) -> TermSta
                      counts=tuple(counts))
 
 
-def _search_rows(connection: sqlite3.Connection, query: MatchQuery) -> list[sql.Row]:
+def _search_rows(connection: sqlite3.Connection, query: MatchQuery,
+                 reach: dict[_FilterKey, float]) -> list[sql.Row]:
     cap = query.max_scored
     if cap is None:
-        return _best_rows(connection, query)
+        return _best_rows(connection, query, reach)
     common = frozenset(
         unit for unit in search_plan.selecting_units(query.expression)
         if _execute(connection, sql.count_matches(unit, cap)).fetchone()[0] > cap)
@@ -572,14 +580,31 @@ def _search_rows(connection: sqlite3.Connection, query: MatchQuery) -> list[sql.
     return rows
 
 
-def _best_rows(connection: sqlite3.Connection, query: MatchQuery) -> list[sql.Row]:
+def _best_rows(connection: sqlite3.Connection, query: MatchQuery,
+               reach: dict[_FilterKey, float]) -> list[sql.Row]:
     # Ranking inside FTS5 and joining only its best rows saves a third of a search
     # matching thousands of rows; the filters then apply to those rows only, so when
-    # too few survive a cut that may have dropped some, the full statement decides.
-    fetch = max(RANKED_FETCH_FACTOR * query.limit, RANKED_FETCH_MIN)
-    *rows, last = _execute(connection, sql.ranked_search(query, fetch)).fetchall()
-    if len(rows) >= query.limit or last[8] < fetch:
-        return [row[:8] for row in rows]
+    # too few survive a cut that may have dropped some, a larger cut, then the full
+    # statement, decides. Joining costs ~8 us a row, so the cut is sized by how many
+    # ranked rows the last search with the same filters needed per surviving row.
+    key = None if query.since is not None or query.until is not None else (
+        query.roles, query.hidden_sources)  # a time bound's survivors vary per query
+    default = max(RANKED_FETCH_FACTOR * query.limit, RANKED_FETCH_MIN)
+    needed = reach.get(key) if key is not None else None
+    first = default if needed is None else min(
+        max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
+        RANKED_FETCH_FACTOR * default)
+    for fetch in dict.fromkeys((first, max(first, default))):
+        *rows, last = _execute(connection, sql.ranked_search(query, fetch)).fetchall()
+        enough = len(rows) >= query.limit
+        if key is not None and (enough or last[8] == fetch):
+            # With enough survivors the last one's place says how deep the cut had to
+            # go; with too few, ``fetch`` per survivor is a lower bound.
+            seen = rows[-1][9] / len(rows) if enough else fetch / max(len(rows), 1)
+            before = reach.get(key)
+            reach[key] = seen if before is None else max(seen, (before + seen) / 2)
+        if enough or last[8] < fetch:
+            return [row[:8] for row in rows]
     return _execute(connection, sql.search(query)).fetchall()
 
 

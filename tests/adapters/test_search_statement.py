@@ -127,3 +127,49 @@ def test_a_common_term_with_a_narrow_role_falls_back(path: Path,
     assert len(hits) == query.limit
     assert {h.role for h in hits} == {"system"}
     assert bounded == hits
+
+
+@settings(max_examples=40, deadline=None)
+@given(sequence=st.lists(queries(), min_size=2, max_size=6))
+def test_searches_in_a_row_each_equal_the_full_statement(
+        path: Path, connection: sqlite3.Connection, sequence: list[MatchQuery]) -> None:
+    """What one search teaches the store about the next one's cut never changes its hits."""
+    store = SqliteStore.open(path, readonly=True).unwrap()
+    try:
+        for query in sequence:
+            hits = asyncio.run(ok(store.search(query)))
+            full = [sql.hit_from_row(row) for row in _rows(connection, sql.search(query))]
+            assert list(hits) == full
+    finally:
+        store.close()
+
+
+def _fetch_sizes(store: SqliteStore, query: MatchQuery, times: int) -> list[int]:
+    seen: list[str] = []
+
+    async def run() -> None:
+        await ok(store.run(lambda connection: connection.set_trace_callback(seen.append)))
+        for _ in range(times):
+            await ok(store.search(query))
+    asyncio.run(run())
+    # The ranked statement's first LIMIT is the cut: "... ORDER BY rank, rowid LIMIT n))".
+    return [int(s.split("ORDER BY rank, rowid LIMIT ")[1].split(")")[0])
+            for s in seen if "ROW_NUMBER()" in s]
+
+
+def test_the_cut_shrinks_when_the_filters_drop_nothing(path: Path) -> None:
+    """Every role asked and no source hidden: the second search joins fewer ranked rows."""
+    query = match("error", roles=ROLES, limit=60, max_scored=None)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        sizes = _fetch_sizes(store, query, 2)
+    assert sizes[0] == 240  # the default, four times the limit
+    assert sizes[1] < sizes[0]
+
+
+def test_the_cut_grows_when_the_filters_drop_most_rows(path: Path) -> None:
+    """One role in four asked: after a search that fell short, the next cut goes deeper."""
+    query = match("error", roles=("system",), limit=60, max_scored=None)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        sizes = _fetch_sizes(store, query, 2)
+    assert sizes[0] == 240
+    assert sizes[-1] > 240
