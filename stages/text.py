@@ -81,8 +81,10 @@ def ascii_words(text: str) -> bytes | None:
     (b'it?s ?cafe? ?', None, None)
     """
     folded = normalize(text)
-    # Only the non-ASCII runs can hold a non-ASCII word character (CJK ones included).
-    if _NON_ASCII_WORD.search("".join(_NON_ASCII.findall(folded))) is not None:
+    # Only the non-ASCII runs can hold a non-ASCII word character, and a character of
+    # the CJK ranges is a token even where Unicode has not assigned it yet.
+    runs = "".join(_NON_ASCII.findall(folded))
+    if _NON_ASCII_WORD.search(runs) is not None or _CJK_CHAR.search(runs) is not None:
         return None
     return folded.encode("ascii", "replace")
 

@@ -93,3 +93,9 @@ def test_ascii_words_hold_exactly_the_index_tokens(text: str) -> None:
             t.encode("ascii") for t in index_tokens(text))
     else:
         assert any(not t.isascii() for t in index_tokens(text))
+
+
+def test_an_unassigned_cjk_code_point_is_a_token_not_a_separator() -> None:
+    """U+2FA1E lies in the CJK ranges but is unassigned (not a word character to ``re``)."""
+    assert index_tokens("a\U0002fa1e") == ("a", "\U0002fa1e")
+    assert ascii_words("a\U0002fa1e") is None
