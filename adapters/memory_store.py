@@ -197,7 +197,7 @@ class MemoryStore:
         message = item.message
         return MessageHit(session_id=message.session_id, position=message.position,
                           role=message.role, content=message.content, score=score,
-                          timestamp=message.timestamp,
+                          timestamp=_when(message, self._sessions[message.session_id]),
                           source=self._sessions[message.session_id].source)
 
     def _scored(self, query: MatchQuery, expression: Node, every: Sequence[_Indexed], *,
@@ -230,7 +230,7 @@ class MemoryStore:
     def _admits(query: MatchQuery | NearestQuery, message: Message, session: Session) -> bool:
         if message.role not in query.roles or session.source in query.hidden_sources:
             return False
-        when = message.timestamp if message.timestamp is not None else session.started_at
+        when = _when(message, session)
         if query.since is not None and (when is None or when < query.since):
             return False
         return query.until is None or (when is not None and when <= query.until)
@@ -398,3 +398,8 @@ class MemoryStore:
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model``."""
         return self._run(lambda: len(self._vectors.get(model, {})))
+
+
+def _when(message: Message, session: Session) -> float | None:
+    """When a message was written: its own stamp, else its session's start."""
+    return message.timestamp if message.timestamp is not None else session.started_at

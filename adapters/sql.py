@@ -102,19 +102,23 @@ def _json_list(values: Iterable[str]) -> str:
 
 # --- reading ------------------------------------------------------------------------------
 
+WRITTEN = "COALESCE(m.timestamp, s.started_at)"
+"""When a message (``m``) was written: its own stamp, else its session's (``s``) start."""
+
+
 def _row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlValue]]:
-    # Roles, hidden sources and time bounds over ``m`` (messages) joined to ``s`` (sessions):
-    # a message is timed by its own stamp, else by its session's start.
+    # Roles, hidden sources and time bounds (WRITTEN) over ``m`` (messages) joined to
+    # ``s`` (sessions).
     conditions = [
         "m.role IN (SELECT value FROM json_each(?))",
         "s.source NOT IN (SELECT value FROM json_each(?))",
     ]
     params: list[SqlValue] = [_json_list(query.roles), _json_list(query.hidden_sources)]
     if query.since is not None:
-        conditions.append("COALESCE(m.timestamp, s.started_at) >= ?")
+        conditions.append(f"{WRITTEN} >= ?")
         params.append(query.since)
     if query.until is not None:
-        conditions.append("COALESCE(m.timestamp, s.started_at) <= ?")
+        conditions.append(f"{WRITTEN} <= ?")
         params.append(query.until)
     return conditions, params
 
@@ -151,7 +155,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
         params.append(to_fts5(AllOf((matched, within))))
     params.append(query.limit)
     sql = (
-        "SELECT m.session_id, m.position, m.role, m.content, m.timestamp, s.source, "
+        f"SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, s.source, "
         f"bm25(messages_fts) AS rank, m.id {_HIT_FROM}"
         f"WHERE {' AND '.join(conditions)} "
         "ORDER BY rank, m.id LIMIT ?"
@@ -181,7 +185,7 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
         "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
         "AS place FROM (SELECT rowid AS id, bm25(messages_fts) AS rank "
         f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)) "
-        "SELECT * FROM (SELECT m.session_id, m.position, m.role, m.content, m.timestamp, "
+        f"SELECT * FROM (SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, "
         "s.source, best.rank AS rank, m.id AS id, -1 AS fetched, best.place AS place "
         "FROM best JOIN messages AS m ON m.id = best.id "
         "JOIN sessions AS s ON s.id = m.session_id "
@@ -202,7 +206,7 @@ def newest(query: MatchQuery, *, skip: Iterable[int], limit: int) -> Statement:
     conditions.append("m.id NOT IN (SELECT value FROM json_each(?))")
     params += [json.dumps(list(skip)), limit]
     return Statement(
-        "SELECT m.session_id, m.position, m.role, m.content, m.timestamp, s.source, "
+        f"SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, s.source, "
         f"0.0 AS rank, m.id {_HIT_FROM}"
         f"WHERE {' AND '.join(conditions)} "
         "ORDER BY messages_fts.rowid DESC LIMIT ?",
@@ -558,7 +562,7 @@ def vector_hits(row_ids: Sequence[int], query: NearestQuery, limit: int) -> Stat
     """
     conditions, params = _row_filters(query)
     return Statement(
-        "SELECT m.session_id, m.position, m.role, m.content, m.timestamp, s.source, j.key "
+        f"SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, s.source, j.key "
         "FROM json_each(?) AS j JOIN messages AS m ON m.id = j.value "
         "JOIN sessions AS s ON s.id = m.session_id "
         f"WHERE {' AND '.join(conditions)} ORDER BY j.key LIMIT ?",

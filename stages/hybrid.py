@@ -142,24 +142,19 @@ class HybridMatch:
         try:
             found = await self._nearest(request, deps)
             similar = tuple(h for h in found if h.score > self.min_similarity)
-            return await self._recent_first(similar, deps)
+            return self._recent_first(similar, deps.clock())
         except Exception:
             return ()
 
-    async def _recent_first(self, hits: tuple[MessageHit, ...], deps: Deps
-                            ) -> tuple[MessageHit, ...]:
+    def _recent_first(self, hits: tuple[MessageHit, ...], now: float
+                      ) -> tuple[MessageHit, ...]:
         # The lexical side lifts recent sessions; without the same lift here, fusion
         # would hand back the rank recency gave (a dense neighbour from years ago ranks
         # as high as yesterday's). Similarity times the lexical side's recency factor.
         scoring = self.lexical.scoring
-        if not hits or not scoring.recency_weight:
+        if not scoring.recency_weight:
             return hits
-        ids = tuple(dict.fromkeys(h.session_id for h in hits))
-        found = as_result(await deps.store.sessions(ids).awaitable())
-        if not isinstance(found, Success):
-            return hits
-        times = session_times(hits, found.unwrap())
-        now = deps.clock()
+        times = session_times(hits)
         return tuple(sorted(hits, key=lambda h: -h.score * recency_factor(
             times.get(h.session_id), now, scoring)))
 

@@ -49,7 +49,7 @@ from harkback.stages.query import (
     phrase_count,
     unit_matches,
 )
-from harkback.stages.records import MessageHit, Role, Session
+from harkback.stages.records import MessageHit, Role
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.text import ascii_words, index_tokens, is_cjk
@@ -587,16 +587,20 @@ def weigh_by_time(sessions: Sequence[tuple[str, float]], times: Mapping[str, flo
     return _rescaled(sessions, factor)
 
 
-def session_times(hits: Sequence[MessageHit], sessions: Sequence[Session]
-                  ) -> dict[str, float]:
-    """When each session happened: its newest timed hit, else the session's start."""
-    out = {s.id: s.started_at for s in sessions if s.started_at is not None}
-    stamped: dict[str, float] = {}
+def session_times(hits: Sequence[MessageHit]) -> dict[str, float]:
+    """When each session happened: the newest time among its hits (a hit's time is its
+    message's stamp, else its session's start; :class:`MessageHit`).
+
+    >>> h = lambda sid, t: MessageHit(session_id=sid, position=0, role="user", content="",
+    ...                               score=0.0, timestamp=t)
+    >>> session_times((h("a", 5.0), h("a", 9.0), h("b", None)))
+    {'a': 9.0}
+    """
+    times: dict[str, float] = {}
     for hit in hits:
         if hit.timestamp is not None:
-            stamped[hit.session_id] = max(hit.timestamp,
-                                          stamped.get(hit.session_id, hit.timestamp))
-    return out | stamped
+            times[hit.session_id] = max(hit.timestamp, times.get(hit.session_id, hit.timestamp))
+    return times
 
 
 @attrs.frozen(kw_only=True)
@@ -610,9 +614,10 @@ class LexicalMatch:
     default :data:`ROLE_WEIGHTS`) scale message scores by role; a role not named keeps
     1.0, and ``role_weights=()`` weighs every role alike. When the question names a
     time relative to now (:func:`~harkback.stages.when.time_window`), sessions from
-    then are lifted by up to ``time_weight`` (one more store call, for those questions
-    only; 0 turns it off); a ``scoring.recency_weight`` lifts recent sessions
-    (:func:`weigh_by_recency`, the same store call for every question).
+    then are lifted by up to ``time_weight`` (0 turns it off); a
+    ``scoring.recency_weight`` lifts recent sessions (:func:`weigh_by_recency`). Both
+    read a session's time from its hits (:func:`session_times`), so neither asks the
+    store again.
     """
 
     scan_limit: int = attrs.field(default=300, validator=attrs.validators.ge(1))
@@ -647,28 +652,14 @@ class LexicalMatch:
                                    limit=self.scan_limit, since=request.since,
                                    until=request.until, hidden_sources=request.hidden_sources,
                                    max_scored=None if narrow else self.max_scored)
-                return store.search(query).bind(
-                    lambda hits: self._dated(store, hits, window)).map(
-                    lambda found: self._rank(request, parsed, units, stats, found[0], now,
-                                             found[1], window))
+                return store.search(query).map(
+                    lambda hits: self._rank(request, parsed, units, stats, hits, now, window))
             return store.term_stats(lookups).bind(search)
 
         return with_store(lambda deps: run(deps.store, deps.clock()))
 
-    def _dated(self, store: SessionStore, hits: tuple[MessageHit, ...],
-               window: tuple[float, float] | None
-               ) -> FutureResult[tuple[tuple[MessageHit, ...], Mapping[str, float]],
-                                 StoreUnavailable]:
-        # Only a question that names a time, or a ranker weighing recency, asks the
-        # store when its sessions happened.
-        if (window is None and not self.scoring.recency_weight) or not hits:
-            return FutureResult.from_value((hits, {}))
-        ids = tuple(dict.fromkeys(h.session_id for h in hits))
-        return store.sessions(ids).map(lambda sessions: (hits, session_times(hits, sessions)))
-
     def _rank(self, request: SearchRequest, parsed: ParsedQuery, units: Sequence[RankUnit],
               stats: TermStats, hits: Sequence[MessageHit], now: float,
-              times: Mapping[str, float] | None = None,
               window: tuple[float, float] | None = None) -> Matched:
         average = stats.average_length or 1.0
         role_weights = dict(self.role_weights)
@@ -679,6 +670,7 @@ class LexicalMatch:
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
         sessions = rank_sessions(scored, [u.idf for u in units], self.scoring)
+        times = session_times(hits) if self.scoring.recency_weight or window else {}
         if self.scoring.recency_weight and times:
             sessions = weigh_by_recency(sessions, times, now, self.scoring)
         if window is not None and times:

@@ -138,7 +138,11 @@ class Conversation:
 
 @attrs.frozen(kw_only=True)
 class MessageHit:
-    """A message that matched a query, with the store's relevance score (higher is better)."""
+    """A message that matched a query, with the store's relevance score (higher is better).
+
+    ``timestamp`` is when the message was written: its own stamp, else its session's
+    start (the time the stores' ``since``/``until`` filters read), None when neither is known.
+    """
 
     session_id: str
     position: int

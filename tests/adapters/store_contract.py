@@ -93,8 +93,20 @@ class StoreContract:
             source="cli", started_at=50.0)]))
         hits = await ok(store.search(match("bridge")))
         assert [(h.session_id, h.position, h.role, h.content, h.source, h.timestamp)
-                for h in hits] == [("s1", 0, "user", "the docker bridge is down", "cli", None)]
+                for h in hits] == [("s1", 0, "user", "the docker bridge is down", "cli", 50.0)]
         assert hits[0].score > 0
+
+    async def test_hits_are_timed_by_their_own_stamp_else_their_session_start(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A hit's timestamp is what the time filters read: the message's, else the session's."""
+        await ok(store.ingest([
+            make_conversation("old", ("user", "kiwi untimed"), ("user", "kiwi late"),
+                              started_at=100.0, timestamps=(None, 300.0)),
+            make_conversation("undated", ("user", "kiwi undated")),
+        ]))
+        hits = await ok(store.search(match("kiwi")))
+        assert sorted((h.content, h.timestamp or 0.0) for h in hits) == [
+            ("kiwi late", 300.0), ("kiwi undated", 0.0), ("kiwi untimed", 100.0)]
 
     async def test_search_of_an_empty_store_finds_nothing(self, store: SessionStore) -> None:
         """Searching before any ingest succeeds with no hits."""

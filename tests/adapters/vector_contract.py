@@ -79,8 +79,8 @@ class VectorContract:
                                           (key("s1", 2), between(0, 1, 0.8))]))
         hits = await ok(store.nearest(near(axis(0))))
         assert [(h.content, h.role, h.source, h.timestamp) for h in hits] == [
-            ("same", "user", "cli", 7.0), ("close", "user", "cli", None),
-            ("far", "user", "cli", None)]
+            ("same", "user", "cli", 7.0), ("close", "user", "cli", 5.0),
+            ("far", "user", "cli", 5.0)]
         assert [h.score for h in hits] == pytest.approx([1.0, 0.8, 0.0], abs=1e-6)
 
     async def test_scores_are_cosines_whatever_the_lengths(self, store: Store,

@@ -224,8 +224,8 @@ class _NoSessions:
         return getattr(self.inner, name)
 
 
-async def test_without_session_times_dense_keeps_its_similarity_order(tmp_path: Path) -> None:
-    """A failed time lookup costs the dense side its recency lift, never the result."""
+async def test_dense_hits_carry_their_session_time_for_the_recency_lift(tmp_path: Path) -> None:
+    """The lift reads the times the hits carry; it needs no session lookup."""
     store = SqliteStore.open(tmp_path / "t.db").unwrap()
     conversations = (
         conversation("near", ("user", "college bachelor degree"), started_at=0.0),
@@ -235,5 +235,5 @@ async def test_without_session_times_dense_keeps_its_similarity_order(tmp_path: 
     deps = Deps(store=_NoSessions(store), embedder=ConceptEmbedder(),  # type: ignore[arg-type]
                 vectors=store, clock=lambda: 86400.0 * 1000)
     outcome = await HybridMatch()(SearchRequest(query="university", limit=10))(deps).awaitable()
-    assert list(session_order(unsafe_perform_io(outcome.unwrap()).hits)) == ["near", "far"]
+    assert list(session_order(unsafe_perform_io(outcome.unwrap()).hits)) == ["far", "near"]
     store.close()
