@@ -594,6 +594,7 @@ def _best_rows(connection: sqlite3.Connection, query: MatchQuery,
     first = default if needed is None else min(
         max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
         RANKED_FETCH_FACTOR * default)
+    # The learned cut first; when it was below the default and fell short, the default.
     for fetch in dict.fromkeys((first, max(first, default))):
         *rows, last = _execute(connection, sql.ranked_search(query, fetch)).fetchall()
         enough = len(rows) >= query.limit
