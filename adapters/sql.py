@@ -251,12 +251,6 @@ def oldest_matches(term: str, cap: int) -> Statement:
         (to_fts5(Term(term)), cap + 1))
 
 
-def match_count(term: str) -> Statement:
-    """How many messages match ``term`` (walks its whole posting list)."""
-    return Statement("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH ?",
-                     (to_fts5(Term(term)),))
-
-
 INDEX_TOTALS = "SELECT block FROM messages_fts_data WHERE id = 1"
 """FTS5's totals record: the number of rows indexed, then the tokens of each column."""
 

@@ -75,6 +75,13 @@ async def failed(future: FutureResult[Any, StoreUnavailable]) -> StoreUnavailabl
     return error
 
 
+def _kiwis(make: Make) -> list[Conversation]:
+    """A session started at 100 whose second message is stamped 300, and an undated one."""
+    return [make("old", ("user", "kiwi untimed"), ("user", "kiwi late"), started_at=100.0,
+                 timestamps=(None, 300.0)),
+            make("undated", ("user", "kiwi undated"))]
+
+
 def match(text: str, *, roles: tuple[Role, ...] = ROLES, **fields: Any) -> MatchQuery:
     """A match query for ``text`` as the parser reads it."""
     expression = parse_query(text).expression
@@ -99,11 +106,7 @@ class StoreContract:
     async def test_hits_are_timed_by_their_own_stamp_else_their_session_start(
             self, store: SessionStore, make_conversation: Make) -> None:
         """A hit's timestamp is what the time filters read: the message's, else the session's."""
-        await ok(store.ingest([
-            make_conversation("old", ("user", "kiwi untimed"), ("user", "kiwi late"),
-                              started_at=100.0, timestamps=(None, 300.0)),
-            make_conversation("undated", ("user", "kiwi undated")),
-        ]))
+        await ok(store.ingest(_kiwis(make_conversation)))
         hits = await ok(store.search(match("kiwi")))
         assert sorted((h.content, h.timestamp or 0.0) for h in hits) == [
             ("kiwi late", 300.0), ("kiwi undated", 0.0), ("kiwi untimed", 100.0)]
@@ -161,23 +164,15 @@ class StoreContract:
     async def test_since_uses_message_time_else_session_start(
             self, store: SessionStore, make_conversation: Make) -> None:
         """``since`` keeps messages at or after it, timed by their own stamp or their session's."""
-        await ok(store.ingest([
-            make_conversation("old", ("user", "kiwi untimed"), ("user", "kiwi late"),
-                              started_at=100.0, timestamps=(None, 300.0)),
-            make_conversation("new", ("user", "kiwi fresh"), started_at=250.0),
-            make_conversation("undated", ("user", "kiwi undated")),
-        ]))
+        await ok(store.ingest([*_kiwis(make_conversation),
+                               make_conversation("new", ("user", "kiwi fresh"), started_at=250.0)]))
         hits = await ok(store.search(match("kiwi", since=250.0)))
         assert sorted(h.content for h in hits) == ["kiwi fresh", "kiwi late"]
 
     async def test_until_uses_message_time_else_session_start(
             self, store: SessionStore, make_conversation: Make) -> None:
         """``until`` keeps messages at or before it; undated messages fall outside any bound."""
-        await ok(store.ingest([
-            make_conversation("old", ("user", "kiwi untimed"), ("user", "kiwi late"),
-                              started_at=100.0, timestamps=(None, 300.0)),
-            make_conversation("undated", ("user", "kiwi undated")),
-        ]))
+        await ok(store.ingest(_kiwis(make_conversation)))
         hits = await ok(store.search(match("kiwi", until=100.0)))
         assert [h.content for h in hits] == ["kiwi untimed"]
 
