@@ -83,6 +83,9 @@ SCHEMA: tuple[str, ...] = (
     )""",
 )
 
+MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
+"""Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
+
 _SESSION_COLUMNS = "id, source, model, title, started_at, ended_at, parent_session_id, end_reason"
 _MESSAGE_COLUMNS = ("session_id, position, role, content, tool_name, tool_call_id, tool_calls, "
                     "timestamp")

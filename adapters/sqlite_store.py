@@ -263,6 +263,23 @@ class SqliteStore:
             return _write(connection, batch)
         return self._run(work)
 
+    def merge_index(self) -> FutureResult[None, StoreUnavailable]:
+        """Merge the full-text index into one segment (one statement, one transaction).
+
+        Every write adds a segment; FTS5 merges some as it goes, but a store built by many
+        imports keeps several, and a search reads each one. On the pooled LongMemEval store
+        (110,000 messages) the merge took 2 s and made searches 6-7 % faster; a million
+        messages took 17 s. It rewrites the whole index: run it after large imports, not
+        after each one. Searches find the same rows before and after.
+        """
+        if self.readonly:
+            return FutureResult.from_failure(StoreUnavailable(
+                f"the store at {self.path} was opened read-only; it cannot merge its index"))
+
+        def work(connection: sqlite3.Connection) -> None:
+            connection.execute(sql.MERGE_INDEX)  # one statement: its own transaction
+        return self._run(work)
+
     # --- dense vectors (the VectorStore port) ---------------------------------------------
     #
     # A vector belongs to a message's row id (messages.id). An ingest keeps the row id of a

@@ -1,0 +1,50 @@
+"""``harkback optimize``: merges the index of an existing database, and only that."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from harkback.stages.ingest_format import conversation_to_json
+from tests.pipeline.test_cli_llm import harkback
+from tests.support.corpus import QUERY, docker_session
+
+
+def _segments_pages(path: Path) -> int:
+    with sqlite3.connect(path) as connection:
+        return int(connection.execute("SELECT COUNT(*) FROM messages_fts_data").fetchone()[0])
+
+
+def test_optimize_merges_and_searches_find_the_same(tmp_path: Path) -> None:
+    """Three ingests leave three segments; optimize merges them; the answer is unchanged."""
+    db = tmp_path / "h.db"
+    for i in range(3):
+        source = tmp_path / f"s{i}.jsonl"
+        source.write_text(json.dumps(conversation_to_json(docker_session(i))) + "\n")
+        assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
+
+    def search() -> list[str]:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none")
+        assert done.returncode == 0, done.stderr
+        return [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+    before, pages = search(), _segments_pages(db)
+    done = harkback("optimize", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert f"merged the full-text index of {db}" in done.stdout
+    assert _segments_pages(db) < pages
+    assert search() == before
+
+    as_json = harkback("optimize", "--db", str(db), "--json")
+    assert json.loads(as_json.stdout)["success"] is True
+
+
+def test_optimize_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
+    """No file: a clear error, exit 1, and no database made."""
+    path = tmp_path / "nowhere" / "h.db"
+    done = harkback("optimize", "--db", str(path))
+    assert done.returncode == 1
+    assert f"no database at {path}" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not path.parent.exists()
