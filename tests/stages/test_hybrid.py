@@ -188,6 +188,11 @@ async def test_an_adapter_that_raises_still_leaves_the_lexical_ranking(
                                                                Deps(store=store))
 
 
+# Barely related to "university" (cosine 0.3): the least near candidate, the floor of the
+# similarity scale the recency lift multiplies.
+FAINT = "degree " + " ".join(f"noise{i}" for i in range(10))
+
+
 async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Path) -> None:
     """Of two sessions found by meaning alone, a recent near one beats an old nearer one."""
     day = 86400.0
@@ -195,9 +200,10 @@ async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Pat
     store = SqliteStore.open(tmp_path / "r.db").unwrap()
     conversations = (
         conversation("old", ("user", "college bachelor degree"), started_at=now - 700 * day),
-        conversation("new", ("user", "undergrad lake"), started_at=now - 1 * day))
+        conversation("new", ("user", "undergrad lake"), started_at=now - 1 * day),
+        conversation("faint", ("user", FAINT), started_at=now - 900 * day))
     unsafe_perform_io((await store.ingest(conversations).awaitable()).unwrap())
-    assert (await embed_missing(store, ConceptEmbedder(), progress=False)).embedded == 2
+    assert (await embed_missing(store, ConceptEmbedder(), progress=False)).embedded == 3
     request = SearchRequest(query="university", limit=10)  # no word of either session
 
     async def order(match: HybridMatch) -> list[str]:
@@ -206,9 +212,30 @@ async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Pat
         return list(session_order(unsafe_perform_io(outcome.unwrap()).hits))
 
     timeless = HybridMatch(lexical=LexicalMatch(scoring=SessionScoring(recency_weight=0.0)))
-    assert await order(timeless) == ["old", "new"]  # nearer in meaning
-    assert await order(HybridMatch()) == ["new", "old"]
+    assert await order(timeless) == ["old", "new", "faint"]  # nearer in meaning
+    assert await order(HybridMatch()) == ["new", "old", "faint"]
     store.close()
+
+
+async def test_the_recency_lift_does_not_depend_on_the_model_s_cosine_range() -> None:
+    """The same neighbours with cosines squeezed into 0.8-0.9 (as e5's are) get the same
+    lifted order as with cosines spread over 0-1: the lift reads relative similarity."""
+    day = 86400.0
+    now = 1_000 * day
+    ages = {"a": 600, "b": 1, "c": 30, "d": 2, "e": 300}
+    cosines = {"a": 0.95, "b": 0.70, "c": 0.60, "d": 0.20, "e": 0.10}
+
+    def hits(squeeze: bool) -> tuple[MessageHit, ...]:
+        return tuple(MessageHit(session_id=s, position=0, role="user", content="",
+                                score=0.8 + 0.1 * c if squeeze else c,
+                                timestamp=now - ages[s] * day)
+                     for s, c in cosines.items())
+
+    match = HybridMatch()
+    spread = [h.session_id for h in match._recent_first(hits(False), now)]
+    squeezed = [h.session_id for h in match._recent_first(hits(True), now)]
+    assert squeezed == spread
+    assert spread[:3] == ["b", "c", "a"]  # a 0.95 from two years ago drops to third
 
 
 @attrs.frozen
@@ -229,11 +256,13 @@ async def test_dense_hits_carry_their_session_time_for_the_recency_lift(tmp_path
     store = SqliteStore.open(tmp_path / "t.db").unwrap()
     conversations = (
         conversation("near", ("user", "college bachelor degree"), started_at=0.0),
-        conversation("far", ("user", "undergrad lake"), started_at=86400.0 * 999))
+        conversation("far", ("user", "undergrad lake"), started_at=86400.0 * 999),
+        conversation("faint", ("user", FAINT), started_at=0.0))
     unsafe_perform_io((await store.ingest(conversations).awaitable()).unwrap())
     await embed_missing(store, ConceptEmbedder(), progress=False)
     deps = Deps(store=_NoSessions(store), embedder=ConceptEmbedder(),  # type: ignore[arg-type]
                 vectors=store, clock=lambda: 86400.0 * 1000)
     outcome = await HybridMatch()(SearchRequest(query="university", limit=10))(deps).awaitable()
-    assert list(session_order(unsafe_perform_io(outcome.unwrap()).hits)) == ["far", "near"]
+    assert list(session_order(unsafe_perform_io(outcome.unwrap()).hits)) == ["far", "near",
+                                                                             "faint"]
     store.close()
