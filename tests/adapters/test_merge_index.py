@@ -25,7 +25,8 @@ def _batch(number: int) -> list[Conversation]:
             for i in range(10)]
 
 
-def _pages(path: Path) -> int:
+def index_pages(path: Path) -> int:
+    """How many pages the store's full-text index holds (fewer once merged)."""
     with sqlite3.connect(path) as connection:
         return int(connection.execute("SELECT COUNT(*) FROM messages_fts_data").fetchone()[0])
 
@@ -46,12 +47,12 @@ async def test_merging_keeps_every_hit_and_shrinks_the_index(tmp_path: Path) -> 
         for number in range(30):
             await ok(store.ingest(_batch(number)))
         before = await _hits(store)
-        pages = _pages(path)
+        pages = index_pages(path)
         await ok(store.merge_index())
         after = await _hits(store)
     assert all(before), "every query should find something"
     assert after == before
-    assert _pages(path) < pages
+    assert index_pages(path) < pages
     with sqlite3.connect(path) as connection:
         connection.execute("INSERT INTO messages_fts(messages_fts, rank) "
                            "VALUES('integrity-check', 0)")

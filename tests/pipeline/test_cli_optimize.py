@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 from harkback.stages.ingest_format import conversation_to_json
+from tests.adapters.test_merge_index import index_pages
 from tests.pipeline.test_cli_llm import harkback
 from tests.support.corpus import QUERY, docker_session
-
-
-def _segments_pages(path: Path) -> int:
-    with sqlite3.connect(path) as connection:
-        return int(connection.execute("SELECT COUNT(*) FROM messages_fts_data").fetchone()[0])
 
 
 def test_optimize_merges_and_searches_find_the_same(tmp_path: Path) -> None:
@@ -29,11 +24,11 @@ def test_optimize_merges_and_searches_find_the_same(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         return [r["session_id"] for r in json.loads(done.stdout)["results"]]
 
-    before, pages = search(), _segments_pages(db)
+    before, pages = search(), index_pages(db)
     done = harkback("optimize", "--db", str(db))
     assert done.returncode == 0, done.stderr
     assert f"merged the full-text index of {db}" in done.stdout
-    assert _segments_pages(db) < pages
+    assert index_pages(db) < pages
     assert search() == before
 
     as_json = harkback("optimize", "--db", str(db), "--json")
