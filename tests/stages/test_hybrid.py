@@ -194,7 +194,8 @@ FAINT = "degree " + " ".join(f"noise{i}" for i in range(10))
 
 
 async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Path) -> None:
-    """Of two sessions found by meaning alone, a recent near one beats an old nearer one."""
+    """Of two sessions found by meaning alone, a recent near one beats an old nearer one
+    (a third, faintly related session is the least near candidate, the scale's floor)."""
     day = 86400.0
     now = 1_000 * day
     store = SqliteStore.open(tmp_path / "r.db").unwrap()
@@ -204,7 +205,7 @@ async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Pat
         conversation("faint", ("user", FAINT), started_at=now - 900 * day))
     unsafe_perform_io((await store.ingest(conversations).awaitable()).unwrap())
     assert (await embed_missing(store, ConceptEmbedder(), progress=False)).embedded == 3
-    request = SearchRequest(query="university", limit=10)  # no word of either session
+    request = SearchRequest(query="university", limit=10)  # no word of any session
 
     async def order(match: HybridMatch) -> list[str]:
         deps = Deps(store=store, embedder=ConceptEmbedder(), vectors=store, clock=lambda: now)
