@@ -4,7 +4,9 @@ Plain FTS5 ranks messages, and a session is only as good as its single best row:
 long session that repeats one query word wins by volume, and a message that says
 "bikes" is missed by a question about a "bike". This ranker:
 
-1. drops stopwords and question framing ("how many", "what kind") from plain queries;
+1. drops stopwords, question framing ("how many", "what kind") and the words of a time
+   the question names ("two weeks ago", "how many months": :func:`~harkback.stages.when.time_words`)
+   from plain queries;
 2. widens each word to its inflections found in the index (``bike`` → ``bikes``,
    ``biking``), asking the store for their document counts (:meth:`term_stats`), so
    every query word gets one IDF however it is spelled;
@@ -53,7 +55,7 @@ from harkback.stages.records import MessageHit, Role
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.text import ascii_words, index_tokens, is_cjk
-from harkback.stages.when import closeness, time_window
+from harkback.stages.when import closeness, time_window, time_words
 
 QUESTION_WORDS = frozenset(
     "many much total number currently recently lately name kind type different".split())
@@ -195,16 +197,24 @@ class RankUnit:
     idf: float = 0.0
 
 
-def topic_units(parsed: ParsedQuery) -> tuple[Unit, ...]:
+def topic_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
+                ) -> tuple[Unit, ...]:
     """The units that carry the query's topic: question framing left out of plain queries.
+
+    :data:`QUESTION_WORDS` and the words in ``framing`` (for the ranker, the query's
+    :func:`~harkback.stages.when.time_words`) go when a topic word remains.
 
     >>> [u.text for u in topic_units(parse_query("how many bikes did I repair"))]
     ['bikes', 'repair']
+    >>> [u.text for u in topic_units(parse_query("what did I bake two weeks ago"),
+    ...                              frozenset({"two", "weeks", "ago"}))]
+    ['bake']
     """
     if parsed.advanced:
         return parsed.units
+    dropped = QUESTION_WORDS | framing
     kept = tuple(u for u in parsed.units
-                 if not (isinstance(u, Term) and u.text in QUESTION_WORDS))
+                 if not (isinstance(u, Term) and u.text in dropped))
     return kept or parsed.units
 
 
@@ -213,14 +223,16 @@ def _expandable(unit: Unit, parsed: ParsedQuery) -> bool:
             and not is_cjk(unit.text))
 
 
-def plan_units(parsed: ParsedQuery) -> tuple[RankUnit, ...]:
-    """Each topic unit with the forms to look up: inflections for plain words.
+def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
+               ) -> tuple[RankUnit, ...]:
+    """Each topic unit (:func:`topic_units`) with the forms to look up: inflections for
+    plain words.
 
     >>> [u.forms for u in plan_units(parse_query("bikes"))]
     [('bikes', 'bike', 'biked', 'biking')]
     """
     out = []
-    for unit in topic_units(parsed):
+    for unit in topic_units(parsed, framing):
         if _expandable(unit, parsed):
             assert isinstance(unit, Term)
             out.append(RankUnit(unit, inflections(unit.text)))
@@ -635,7 +647,8 @@ class LexicalMatch:
         parsed = parse_query(request.query)
         if parsed.expression is None:
             return pure(Matched(request=request, parsed=parsed, hits=()))
-        planned = plan_units(parsed)
+        # The question's time ("two weeks ago") is weighed by its window, not its words.
+        planned = plan_units(parsed, time_words(request.query))
         lookups = tuple(dict.fromkeys(f for ru in planned for f in ru.forms))
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:

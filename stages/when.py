@@ -35,6 +35,9 @@ _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b")
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{_COUNT}\s+)?{_UNIT}\b")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)})\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
+# "How many days/weeks/... (have passed)": the unit the answer is counted in.
+_DURATION = re.compile(rf"\bhow\s+many\s+{_UNIT}\b")
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _count(text: str) -> int:
@@ -72,6 +75,29 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     if not found:
         return None
     return min(found)[1]
+
+
+def time_words(question: str) -> frozenset[str]:
+    """The words that place ``question`` in time rather than name what it is about.
+
+    They are the words of every expression :func:`time_window` reads ("two weeks ago",
+    "in the past month", "last Saturday", "yesterday") and the unit a duration question
+    counts in ("how many months ..."). A session that says "weeks" is no nearer to "two
+    weeks ago" than one that does not; the window, not the words, says when.
+
+    >>> sorted(time_words("What did I bake in the past two weeks?"))
+    ['past', 'two', 'weeks']
+    >>> sorted(time_words("How many months have passed since I moved?"))
+    ['how', 'many', 'months']
+    >>> time_words("which museum did I visit")
+    frozenset()
+    """
+    text = question.lower()
+    found: set[str] = set()
+    for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DURATION):
+        for match in pattern.finditer(text):
+            found.update(_WORD.findall(match.group(0)))
+    return frozenset(found)
 
 
 def closeness(moment: float, window: tuple[float, float]) -> float:

@@ -31,6 +31,7 @@ from harkback.stages.ports import TermStats
 from harkback.stages.query import AnyOf, Phrase, Term, parse_query, to_fts5
 from harkback.stages.records import MessageHit
 from harkback.stages.text import index_tokens
+from harkback.stages.when import time_words
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12)
 
@@ -75,6 +76,16 @@ def test_question_framing_is_dropped_when_a_topic_remains() -> None:
     """'how many' framing goes, the topic stays; a query of framing alone keeps it."""
     assert [u.text for u in topic_units(parse_query("how many bikes"))] == ["bikes"]
     assert [u.text for u in topic_units(parse_query("how many"))] == ["many"]
+
+
+def test_time_words_leave_only_the_topic_to_search() -> None:
+    """The words of a question's time go from the plan; a time alone is kept."""
+    def planned(query: str) -> list[str]:
+        return [u.unit.text for u in plan_units(parse_query(query), time_words(query))
+                if isinstance(u.unit, Term)]
+    assert planned("what did I bake in the past two weeks?") == ["bake"]
+    assert planned("how many days did the hike take") == ["hike", "take"]
+    assert planned("two weeks ago") == ["two", "weeks"]  # "ago" is a stopword
 
 
 def test_advanced_queries_are_not_expanded() -> None:

@@ -129,3 +129,19 @@ async def test_a_question_naming_a_time_prefers_sessions_from_then(store: Sessio
         Deps(store=store, clock=lambda: now)).awaitable()
     ranked = [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
     assert ranked[0] == "then"
+
+
+async def test_the_words_of_a_time_are_not_searched_for(store: SessionStore) -> None:
+    """'two weeks ago' is weighed by its window: a session that only says those words
+    is not a match for what was baked then."""
+    day = 86400.0
+    now = 100 * day
+    await _ingest(store,
+                  conversation("baked", ("user", "I baked a lemon tart"),
+                               started_at=now - 14 * day),
+                  conversation("weeks", ("user", "two weeks ago, and weeks before that, ago"),
+                               started_at=now - 14 * day))
+    request = SearchRequest(query="what did I bake two weeks ago?", limit=10)
+    outcome = await LexicalMatch()(request).bind(LineageResolve())(
+        Deps(store=store, clock=lambda: now)).awaitable()
+    assert [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates] == ["baked"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harkback.stages.when import DAY, closeness, time_window
+from harkback.stages.when import DAY, closeness, time_window, time_words
 
 NOW = 1_685_474_340.0  # Tuesday 2023-05-30 19:19 UTC
 moments = st.floats(0.0, 4e9, allow_nan=False)
@@ -45,6 +45,23 @@ def test_any_text_is_read_without_error(text: str) -> None:
     """Whatever the question, the result is None or a window ending no later than now."""
     window = time_window(text, NOW)
     assert window is None or window[0] <= window[1] <= NOW
+
+
+def test_time_words_are_the_words_of_each_time_read() -> None:
+    """Every expression's words count, and so does a duration question's unit."""
+    assert time_words("last Saturday, or was it yesterday?") \
+        == {"last", "saturday", "yesterday"}
+    assert time_words("how many weeks have passed since I moved") == {"how", "many", "weeks"}
+    assert time_words("the last time I moved") == frozenset()
+
+
+@given(st.text(max_size=80))
+def test_a_window_is_always_named_by_some_words(text: str) -> None:
+    """Whatever the question, a time it is read to name has words, all of them in it."""
+    found = time_words(text)
+    assert all(word in text.lower() for word in found)
+    if time_window(text, NOW) is not None:
+        assert found
 
 
 @given(moments, moments, st.floats(DAY, 1e8))
