@@ -5,11 +5,12 @@ long session that repeats one query word wins by volume, and a message that says
 "bikes" is missed by a question about a "bike". This ranker:
 
 1. drops stopwords, question framing ("how many", "what kind") and the words of a time
-   the question names ("two weeks ago", "how many months": :func:`~harkback.stages.when.time_words`)
-   from plain queries;
+   the question names ("two weeks ago", "how many months";
+   :func:`~harkback.stages.when.time_words`) from plain queries;
 2. widens each word to its inflections found in the index (``bike`` → ``bikes``,
-   ``biking``), asking the store for their document counts (:meth:`term_stats`), so
-   every query word gets one IDF however it is spelled;
+   ``biking``; an irregular verb's other forms, ``buy`` → ``bought``), asking the store
+   for their document counts (:meth:`term_stats`), so every query word gets one IDF
+   however it is spelled;
 3. reads a bounded number of candidate messages from the store: an OR of the forms of
    the words found in at most ``max_scored`` messages (all forms counted together);
 4. re-scores each candidate with BM25 over query *words* (forms merged), the user's own
@@ -39,6 +40,7 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
+from harkback.stages.irregular import irregular_forms
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
 from harkback.stages.query import (
     AnyOf,
@@ -159,12 +161,31 @@ def inflections(word: str) -> tuple[str, ...]:
     """``word`` and the spellings that share its stem: plural, -ed, -ing, -ies forms.
 
     Candidates are generated and kept only when :func:`stem` agrees, so the set is
-    consistent with the stemmer by construction; the store says which exist.
+    consistent with the stemmer by construction; the store says which exist. A form of
+    an irregular verb (:func:`~harkback.stages.irregular.irregular_forms`) also reaches
+    the verb's other forms and the regular inflections of its base ("bought" → "buy",
+    "buys", "buying").
 
     >>> inflections("babies")
     ('babies', 'babi', 'babied', 'babie', 'babiing', 'baby', 'babys', 'babyed', 'babying')
     >>> inflections("中文")
     ('中文',)
+    >>> inflections("rode")
+    ('rode', 'ride', 'rides', 'rided', 'riding', 'ridden')
+    """
+    irregular = irregular_forms(word)
+    if not irregular:
+        return regular_inflections(word)
+    base, *past = irregular
+    forms = [word, *regular_inflections(base), *past]
+    return tuple(dict.fromkeys(forms))
+
+
+def regular_inflections(word: str) -> tuple[str, ...]:
+    """``word`` and the spellings :func:`stem` joins to it (no irregular forms).
+
+    >>> regular_inflections("bike")
+    ('bike', 'bikes', 'biked', 'biking')
     """
     root = stem(word)
     if root == word and not (word.isascii() and word.isalpha()):

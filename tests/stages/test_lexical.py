@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harkback.stages.irregular import irregular_forms
 from harkback.stages.lexical import (
     RankUnit,
     Scored,
@@ -19,6 +20,7 @@ from harkback.stages.lexical import (
     order_hits,
     plan_units,
     rank_sessions,
+    regular_inflections,
     score_message,
     search_expression,
     selective,
@@ -60,10 +62,24 @@ def test_stem_leaves_non_latin_words_alone() -> None:
 
 @given(words)
 def test_inflections_share_the_stem_and_include_the_word(word: str) -> None:
-    """Every generated form stems like the word, and the word itself is first."""
-    forms = inflections(word)
+    """Every regular form stems like the word, and the word itself is first."""
+    forms = regular_inflections(word)
     assert forms[0] == word
     assert all(stem(f) == stem(word) for f in forms)
+
+
+@given(words)
+def test_inflections_are_the_regular_ones_for_a_regular_word(word: str) -> None:
+    """Only a form of an irregular verb is widened past its own stem."""
+    if not irregular_forms(word):
+        assert inflections(word) == regular_inflections(word)
+
+
+def test_an_irregular_past_reaches_its_base_and_back() -> None:
+    """'bought' reaches 'buy' and 'buying'; 'buy' reaches 'bought'."""
+    assert {"buy", "buys", "buying"} <= set(inflections("bought"))
+    assert "bought" in inflections("buy")
+    assert inflections("went")[0] == "went"
 
 
 def test_inflections_find_the_singular_of_a_plural() -> None:

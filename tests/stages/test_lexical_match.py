@@ -145,3 +145,10 @@ async def test_the_words_of_a_time_are_not_searched_for(store: SessionStore) -> 
     outcome = await LexicalMatch()(request).bind(LineageResolve())(
         Deps(store=store, clock=lambda: now)).awaitable()
     assert [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates] == ["baked"]
+
+
+async def test_an_irregular_past_answers_a_question_in_the_present(store: SessionStore) -> None:
+    """'what did I buy' finds the session that says 'bought'."""
+    await _ingest(store, conversation("gold", ("user", "I bought a kayak last spring")),
+                  conversation("noise", ("user", "kayak club")))
+    assert (await _sessions(store, "what did I buy for the kayak"))[0] == "gold"
