@@ -10,10 +10,10 @@ adding nothing.
 
 The defaults are k = 10, equal weights and 200 dense messages. The textbook k = 60 is
 made for lists of hundreds; the lexical side ranks a few dozen sessions, and a smaller k
-keeps the top of each list on top. On LongMemEval it lifts recall_all@5 from 0.886
-(lexical) to 0.928 with multilingual-e5-small and 0.924 with MiniLM on one person's
-history, and lowers it on a store pooled from hundreds of people (0.511 to 0.485 and
-0.397), where an embedding cannot tell whose history a session is (benchmarks/README.md).
+keeps the top of each list on top. On LongMemEval it lifts recall_all@5 from 0.907
+(lexical) to 0.932 with multilingual-e5-small on one person's history, and lowers it on a
+store pooled from hundreds of people (0.519 to 0.473), where an embedding cannot tell
+whose history a session is (benchmarks/README.md).
 The dense neighbours are lifted by recency as the lexical side's sessions are
 (:func:`~harkback.stages.lexical.recency_factor`), on their relative similarity.
 
