@@ -19,7 +19,8 @@ question date (the stages' clock), so recency weighting sees the question's time
 
 ``--from-cli`` evaluates any ingest file through the CLI instead: ``harkback ingest``
 then ``harkback search --json --summarizer none --limit 10 --ranker NAME`` per
-question. Its question file is JSON lines, one question per line::
+question (both with ``--embedder SPEC`` when given). Its question file is JSON lines,
+one question per line::
 
     {"id": "q1", "question": "where is the backup script?", "gold": ["s12"],
      "type": "single-session"}
@@ -305,12 +306,17 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[str],
-             progress: Callable[[str], None]) -> Report:
-    """Ingest ``sessions`` with ``harkback ingest`` and ask each question with the CLI."""
+             progress: Callable[[str], None], embedder: str | None = None) -> Report:
+    """Ingest ``sessions`` with ``harkback ingest`` and ask each question with the CLI.
+
+    With an ``embedder`` spec both commands get ``--embedder``: ingest embeds the sessions
+    and a ``hybrid`` search embeds the question (without it, hybrid ranks by words).
+    """
     answers: dict[str, list[Answer]] = {}
+    model = ("--embedder", embedder) if embedder else ()
     with tempfile.TemporaryDirectory(prefix="harkback-bench-") as folder:
         db = str(Path(folder) / "cli.db")
-        done = _cli("ingest", str(sessions), "--db", db, "--no-progress")
+        done = _cli("ingest", str(sessions), "--db", db, "--no-progress", *model)
         if done.returncode not in (0, 1):
             raise SystemExit(f"harkback ingest failed: {done.stderr.strip()}")
         progress(done.stdout.strip() or done.stderr.strip())
@@ -318,7 +324,7 @@ def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[st
             for name in rankers:
                 started = time.perf_counter()
                 done = _cli("search", question.text, "--db", db, "--json", "--summarizer",
-                            "none", "--limit", str(MAX_LIMIT), "--ranker", name)
+                            "none", "--limit", str(MAX_LIMIT), "--ranker", name, *model)
                 elapsed = (time.perf_counter() - started) * 1000
                 payload = json.loads(done.stdout) if done.stdout.strip() else {}
                 if not payload.get("success"):
@@ -384,12 +390,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         raise SystemExit(f"unknown ranker(s): {', '.join(unknown)}")
+    if "hybrid" in names and not args.embedder:
+        raise SystemExit("the hybrid ranker needs --embedder")
     reports: list[Report] = []
     if args.from_cli:
         if not (args.sessions and args.question_file):
             raise SystemExit("--from-cli needs --sessions and --question-file")
         questions = [q for q in read_questions(args.question_file) if q.gold]
-        reports.append(from_cli(questions[:args.questions], args.sessions, names, _progress))
+        reports.append(from_cli(questions[:args.questions], args.sessions, names, _progress,
+                                args.embedder))
     else:
         if args.data is None:
             raise SystemExit("--data is required (or --from-cli)")
@@ -397,8 +406,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         scored = data.scored()[:args.questions]
         variants = {n: VARIANTS[n] for n in names}
         embedder = _embedder(args.embedder, args.vector_cache)
-        if "hybrid" in variants and embedder is None:
-            raise SystemExit("the hybrid ranker needs --embedder")
         left_out = len(data.questions) - len(data.scored())
         _progress(f"{len(scored)} questions scored ({left_out} abstention left out)")
         if args.protocol in ("per-question", "both"):

@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks import retrieval
 from benchmarks.longmemeval import Dataset, export
+from tests.support.chat_server import ChatServer
 
 FILLER = [
     [{"role": "user", "content": "Can you suggest a pasta recipe with garlic?"},
@@ -100,3 +101,28 @@ def test_until_asked_hides_sessions_from_after_the_question(tmp_path: Path) -> N
     reports = {r["protocol"]: r for r in json.loads(out_json.read_text())}
     assert "ev_late" in reports["pooled"]["answers"]["lexical"][0]["ranked"]
     assert "ev_late" not in reports["pooled-until"]["answers"]["lexical"][0]["ranked"]
+
+
+def test_harness_through_the_cli_hands_on_the_embedder(data_file: Path, tmp_path: Path) -> None:
+    """With --embedder, the CLI's ingest embeds the sessions and its hybrid search each
+    question, against a real embeddings server."""
+    sessions, questions = export(Dataset.load(data_file), tmp_path / "export")
+    out = tmp_path / "cli.json"
+    with ChatServer() as server:
+        assert retrieval.main(["--from-cli", "--sessions", str(sessions), "--question-file",
+                               str(questions), "--rankers", "hybrid", "--embedder",
+                               f"openai:words@{server.url}", "--json", str(out)]) == 0
+        sent = [text for request in server.received for text in request.inputs]
+    assert "I created a playlist on Spotify called Summer Vibes." in sent
+    assert "Which playlist did I create on Spotify?" in sent
+    answers = json.loads(out.read_text())[0]["answers"]["hybrid"]
+    assert all(a["scores"]["recall_all@5"] == 1.0 for a in answers)
+
+
+def test_hybrid_without_an_embedder_is_refused(data_file: Path) -> None:
+    """Asking for hybrid with no --embedder stops with a message, on either path."""
+    with pytest.raises(SystemExit, match="needs --embedder"):
+        retrieval.main(["--data", str(data_file), "--rankers", "hybrid"])
+    with pytest.raises(SystemExit, match="needs --embedder"):
+        retrieval.main(["--from-cli", "--sessions", "s", "--question-file", "q",
+                        "--rankers", "hybrid"])
