@@ -51,7 +51,6 @@ import math
 import os
 import re
 import threading
-import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -62,7 +61,14 @@ import openai
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.openai_chat import Attempt, PerLoop, fetch_json, new_client, with_retries
+from harkback.adapters.openai_chat import (
+    Attempt,
+    PerLoop,
+    base_url_problem,
+    fetch_json,
+    new_client,
+    with_retries,
+)
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import Embedder, EmbedKind, Vector
 
@@ -438,12 +444,9 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
         return _bad_spec(spec, "BASE_URL must start with http:// or https://")
     if base_url is not None:
         base_url = base_url.strip()
-        try:
-            host = urllib.parse.urlsplit(base_url).netloc
-        except ValueError as error:  # e.g. an unclosed IPv6 bracket
-            return _bad_spec(spec, f"BASE_URL {base_url!r} is not a URL ({error})")
-        if not host:
-            return _bad_spec(spec, f"BASE_URL {base_url!r} names no host")
+        problem = base_url_problem(base_url)
+        if problem:
+            return _bad_spec(spec, f"BASE_URL {base_url!r} {problem}")
     settings: dict[str, Any] = {}
     for option in filter(None, (part.strip() for part in options.split(","))):
         name, equals, value = option.partition("=")

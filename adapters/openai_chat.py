@@ -29,6 +29,7 @@ import random
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from email.utils import parsedate_to_datetime
 from functools import partial
@@ -253,6 +254,33 @@ class PerLoop(Generic[T]):
         await self._close(made)
 
 
+def base_url_problem(base_url: str) -> str | None:
+    """What is wrong with an endpoint URL, in words, or None when the SDK can use it.
+
+    The HTTP library raises its own error type for such URLs only when the client is
+    made; checking first turns them into a clear message (and no retries).
+
+    >>> base_url_problem("http://127.0.0.1:8080/v1") is None
+    True
+    >>> base_url_problem("127.0.0.1:8080/v1")
+    'must start with http:// or https://'
+    >>> base_url_problem("http://[::1")
+    'is not a URL (Invalid IPv6 URL)'
+    >>> base_url_problem("http://host:port/v1")
+    "is not a URL (Port could not be cast to integer value as 'port')"
+    """
+    if not re.match(r"https?://", base_url, re.IGNORECASE):
+        return "must start with http:// or https://"
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        parts.port  # noqa: B018 -- reading it checks the port
+    except ValueError as error:  # an unclosed IPv6 bracket, a port that is not a number
+        return f"is not a URL ({error})"
+    if not parts.hostname:
+        return "names no host"
+    return None
+
+
 def new_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
     """An SDK client with the SDK's own retries off: :func:`with_retries` decides instead."""
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, max_retries=0,
@@ -362,8 +390,11 @@ class OpenAIChatModel:
         return FutureResult(self._complete(request))
 
     async def _complete(self, request: ChatRequest) -> Result[ChatReply, ModelFailed]:
-        bound = self._bound.get()
         s = self.settings
+        problem = s.base_url and base_url_problem(s.base_url)
+        if problem:
+            return Failure(ModelFailed(f"base URL {s.base_url!r} {problem} (model {s.model})"))
+        bound = self._bound.get()
         return await with_retries(partial(self._attempt, bound, request), model=s.model,
                                   max_attempts=s.max_attempts, backoff=s.backoff,
                                   max_retry_after=s.max_retry_after)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.openai_chat import ChatSettings, OpenAIChatModel, base_url_problem
 from harkback.adapters.sqlite_store import SqliteStore
 from harkback.adapters.summary_cache import SqliteSummaryCache
 from harkback.pipeline.facade import Harkback
@@ -61,6 +61,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _base_url(text: str) -> str:
+    problem = base_url_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+    return text
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``search`` flags for the model summarizer (the API key comes from the env only)."""
     group = parser.add_argument_group(
@@ -69,7 +76,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--model", default=None,
                        help="model name (default: $HARKBACK_MODEL); naming one turns on "
                             "--summarizer llm unless another summarizer is asked for")
-    group.add_argument("--base-url", default=None,
+    group.add_argument("--base-url", type=_base_url, default=None,
                        help="endpoint, e.g. http://127.0.0.1:8080/v1 (default: "
                             "$OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--max-concurrency", type=_positive_int, default=None, metavar="N",

@@ -141,6 +141,15 @@ async def test_an_unreachable_endpoint_is_a_clear_failure() -> None:
     assert f"cannot reach {url}" in result.failure().reason
 
 
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:port/v1", "127.0.0.1:8080/v1"])
+async def test_a_base_url_the_sdk_cannot_use_is_a_failure_value(url: str) -> None:
+    """An unusable endpoint URL fails the call as a value naming it, not as an exception."""
+    model = OpenAIChatModel(ChatSettings(model="m", base_url=url, backoff=0.01))
+    result = await _complete(model)
+    assert f"base URL {url!r}" in result.failure().reason
+    assert model.bound_loops == 0  # refused before any client was made
+
+
 async def test_concurrency_is_bounded() -> None:
     """With max_concurrency 2, the server never sees more than two requests at once."""
     with ChatServer(lambda _r: Reply(delay=0.3)) as server:
