@@ -647,7 +647,8 @@ class LexicalMatch:
     default :data:`ROLE_WEIGHTS`) scale message scores by role; a role not named keeps
     1.0, and ``role_weights=()`` weighs every role alike. When the question names a
     time relative to now (:func:`~harkback.stages.when.time_window`), sessions from
-    then are lifted by up to ``time_weight`` (0 turns it off); a
+    then are lifted by up to ``time_weight`` (0 turns it off; the time's words are not
+    searched for either way, :func:`~harkback.stages.when.time_words`); a
     ``scoring.recency_weight`` lifts recent sessions (:func:`weigh_by_recency`). Both
     read a session's time from its hits (:func:`session_times`), so neither asks the
     store again.
