@@ -52,6 +52,14 @@ def test_each_session_keeps_few_hits_and_no_duplicate_lines() -> None:
 sessions = st.lists(st.sampled_from("abcdefgh"), max_size=12)
 
 
+def test_words_weigh_more_than_meaning_by_default() -> None:
+    """A session second by words alone outranks one first by meaning alone."""
+    fused = fuse_sessions([_hit("first-word", 100), _hit("second-word", 101)],
+                          [_hit("first-meaning", 200)])
+    order = [h.session_id for h in fused]
+    assert order.index("second-word") < order.index("first-meaning")
+
+
 @given(sessions, sessions)
 def test_no_dense_weight_keeps_the_lexical_order(lexical: list[str], dense: list[str]) -> None:
     fused = fuse_sessions([_hit(s, i) for i, s in enumerate(lexical)],
