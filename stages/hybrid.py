@@ -57,8 +57,9 @@ DENSE_WEIGHT = 0.75
 
 On LongMemEval's developer split, 0.75 against equal weights: per question recall_all@5
 0.937 against 0.932 (e5) and 0.924 against 0.920 (MiniLM), pooled 0.485 against 0.473 and
-0.439 against 0.388 (benchmarks/README.md): never worse, and meaning, which cannot tell
-whose history a session is, weighs a little less than words in a store shared by many."""
+0.439 against 0.388 (benchmarks/README.md): never worse at recall_all@5 (e5's all@3 is
+two questions lower), and meaning, which cannot tell whose history a session is, weighs
+a little less than words in a store shared by many."""
 
 
 def session_order(hits: Sequence[MessageHit]) -> dict[str, int]:
