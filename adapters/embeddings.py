@@ -67,6 +67,7 @@ from harkback.adapters.openai_chat import (
     base_url_problem,
     fetch_json,
     new_client,
+    unusable_base_url,
     with_retries,
 )
 from harkback.stages.errors import ModelFailed
@@ -206,12 +207,12 @@ class OpenAIEmbedder:
         if not texts:
             return Success(())
         prefix = self.query_prefix if kind == "query" else self.passage_prefix
-        try:
-            client = self._clients.get()
-        # A base URL the HTTP library rejects raises its own error type at construction.
-        except Exception as error:
-            return Failure(ModelFailed(f"cannot reach {self.base_url or 'the OpenAI API'}: "
-                                       f"{error}"))
+        # The HTTP library would reject such a URL with its own error type, and only
+        # when the client is made ($OPENAI_BASE_URL is not checked by the spec parser).
+        unusable = unusable_base_url(self.base_url, self.model)
+        if unusable is not None:
+            return Failure(unusable)
+        client = self._clients.get()
         starts = range(0, len(texts), self.batch_size)
         vectors: list[Vector] = []
         for number, start in enumerate(starts, 1):

@@ -281,6 +281,19 @@ def base_url_problem(base_url: str) -> str | None:
     return None
 
 
+def unusable_base_url(base_url: str | None, model: str) -> ModelFailed | None:
+    """The failure of every call to ``model`` at ``base_url`` when the SDK cannot use it
+    (:func:`base_url_problem`), else None; no base URL means the OpenAI API.
+
+    >>> unusable_base_url("http://[::1", "m").reason
+    "base URL 'http://[::1' is not a URL (Invalid IPv6 URL) (model m)"
+    >>> unusable_base_url(None, "m") is None
+    True
+    """
+    problem = base_url and base_url_problem(base_url)
+    return ModelFailed(f"base URL {base_url!r} {problem} (model {model})") if problem else None
+
+
 def new_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
     """An SDK client with the SDK's own retries off: :func:`with_retries` decides instead."""
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, max_retries=0,
@@ -391,9 +404,9 @@ class OpenAIChatModel:
 
     async def _complete(self, request: ChatRequest) -> Result[ChatReply, ModelFailed]:
         s = self.settings
-        problem = s.base_url and base_url_problem(s.base_url)
-        if problem:
-            return Failure(ModelFailed(f"base URL {s.base_url!r} {problem} (model {s.model})"))
+        unusable = unusable_base_url(s.base_url, s.model)
+        if unusable is not None:
+            return Failure(unusable)
         bound = self._bound.get()
         return await with_retries(partial(self._attempt, bound, request), model=s.model,
                                   max_attempts=s.max_attempts, backoff=s.backoff,

