@@ -3,9 +3,9 @@
 For every question of a LongMemEval file and every session holding evidence turns
 (``has_answer``), the transcript goes through the product's own path: the match
 stage finds the question's hits in the question's haystack, the load stage's kernel
-(:func:`~harkback.stages.load.make_transcript`: render, then cut to 100,000
+(:func:`~harkback.stages.load.load.make_transcript`: render, then cut to 100,000
 characters around the hits) builds the transcript, and the model summarizer's
-kernel (:func:`~harkback.stages.llm_summarize.prepare`) cuts it to each token
+kernel (:func:`~harkback.stages.summarize.model.prepare`) cuts it to each token
 budget and builds the request. A turn counts as kept when its whole rendered block
 is in the text the model would see. The reference row is the reference system's
 setting: one window of 100,000 characters around the first match.
@@ -32,23 +32,23 @@ from returns.io import IOResult
 from returns.unsafe import unsafe_perform_io
 
 from benchmarks.longmemeval import Dataset, Question
-from harkback.adapters.memory_store import MemoryStore
+from harkback.adapters.stores.memory import MemoryStore
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched
-from harkback.stages.llm_summarize import (
+from harkback.stages.load.load import BUDGET_CHARS, hit_spans, make_transcript
+from harkback.stages.load.render import render_lineage, render_message
+from harkback.stages.match.rankers import CoverageMatch
+from harkback.stages.ports import Deps
+from harkback.stages.query import ParsedQuery
+from harkback.stages.records import Candidate, Conversation, Message
+from harkback.stages.request import SearchRequest
+from harkback.stages.summarize.model import (
     TRANSCRIPT_TOKENS,
     build_request,
     estimate_tokens,
     prepare,
     request_tokens,
 )
-from harkback.stages.load import BUDGET_CHARS, hit_spans, make_transcript
-from harkback.stages.match import CoverageMatch
-from harkback.stages.ports import Deps
-from harkback.stages.query import ParsedQuery
-from harkback.stages.records import Candidate, Conversation, Message
-from harkback.stages.render import render_lineage, render_message
-from harkback.stages.request import SearchRequest
 
 BUDGETS = (250, 500, 750, 1000, 1500, 2000, 3000, 4000)
 REFERENCE_CHARS = 100_000

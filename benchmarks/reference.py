@@ -7,7 +7,7 @@ the first hit of each lineage stands for it; the whole conversation is loaded an
 cut to one 100,000-character window around that hit. The no-model summary is the
 first 500 characters; with a model, the whole window is sent.
 
-The match stage is :class:`~harkback.stages.match.ReferenceMatch` (the ranking
+The match stage is :class:`~harkback.stages.match.rankers.ReferenceMatch` (the ranking
 comparison uses it too); this module adds the rest of the reference pipeline.
 
 >>> type(reference_pipeline().match).__name__
@@ -20,11 +20,11 @@ import attrs
 
 from harkback.pipeline.compose import Pipeline
 from harkback.stages.flow import Matched, Resolved
-from harkback.stages.load import Load
-from harkback.stages.match import ReferenceMatch
+from harkback.stages.load.load import Load
+from harkback.stages.match.rankers import ReferenceMatch
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.stage import Step
-from harkback.stages.summarize import RawSummarize
+from harkback.stages.summarize.plain import RawSummarize
 
 WINDOW_CHARS = 100_000
 

@@ -1,7 +1,7 @@
 """Retrieval-quality benchmark: which sessions does each ranker put first?
 
 Reads a LongMemEval-format file, ingests its sessions through the public API (a
-:class:`~harkback.adapters.sqlite_store.SqliteStore` in a temporary folder, the
+:class:`~harkback.adapters.stores.sqlite.SqliteStore` in a temporary folder, the
 product's default), asks every question through each ranker's ``match`` stage and
 the product's ``resolve`` stage, and scores the ranked sessions with LongMemEval's
 official metrics (:mod:`benchmarks.metrics`), abstention questions left out::
@@ -51,14 +51,14 @@ from returns.unsafe import unsafe_perform_io
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import KS, mean_scores, percentile, score
 from benchmarks.vector_cache import CachedEmbedder
-from harkback.adapters.embeddings import embedder_from_spec
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.models.embeddings import embedder_from_spec
+from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.embed import embed_missing
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched, Resolved
-from harkback.stages.hybrid import HybridMatch
-from harkback.stages.lexical import LexicalMatch
-from harkback.stages.match import Bm25Match, CoverageMatch, ReferenceMatch
+from harkback.stages.match.hybrid import HybridMatch
+from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.rankers import Bm25Match, CoverageMatch, ReferenceMatch
 from harkback.stages.ports import Deps, Embedder, SessionStore
 from harkback.stages.records import Conversation
 from harkback.stages.request import MAX_LIMIT, SearchRequest

@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 
 from benchmarks.generate import RARE_WORD, batches, generate, parse_size
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import STAGE_NAMES, Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.stages.records import Conversation
@@ -144,8 +144,8 @@ def _pipeline(kind: str) -> Pipeline:
 def _with_model(hb: Harkback, kind: str, url: str) -> Harkback:
     """``hb`` summarising with a model at ``url`` (no summary cache: every call waits)."""
     # The model summarizer lives in its own issue; this is the hook that wires it.
-    from harkback.adapters.openai_chat import ChatSettings, OpenAIChatModel
-    from harkback.stages.llm_summarize import LlmSummarize
+    from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+    from harkback.stages.summarize.model import LlmSummarize
 
     settings = ChatSettings(model="bench-model", base_url=url, api_key="none",
                             max_attempts=1, timeout=30.0, rate=1000.0, rate_period=1.0)

@@ -20,9 +20,9 @@ from typing import Any
 import attrs
 from returns.result import Failure
 
-from harkback.adapters.embeddings import embedder_from_spec
-from harkback.adapters.import_ledger import SourceState, SqliteImportLedger
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.models.embeddings import embedder_from_spec
+from harkback.adapters.stores.import_ledger import SourceState, SqliteImportLedger
+from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db_path
 from harkback.pipeline.embed import EmbedSummary, embed_missing
@@ -44,11 +44,11 @@ from harkback.pipeline.llm import (
 from harkback.stages.embedding import EMBED_ROLES
 from harkback.stages.errors import BadRecord
 from harkback.stages.flow import Loaded, SummarizedSet
-from harkback.stages.match import DEFAULT_RANKER, RANKERS
+from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
 from harkback.stages.ports import Embedder
 from harkback.stages.request import MAX_LIMIT
 from harkback.stages.stage import Stage, as_result
-from harkback.stages.summarize import ExtractiveSummarize, NoSummarize, RawSummarize
+from harkback.stages.summarize.plain import ExtractiveSummarize, NoSummarize, RawSummarize
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 

@@ -2,7 +2,7 @@
 
 Swap one stage with ``attrs.evolve``:
 
->>> from harkback.stages.summarize import RawSummarize
+>>> from harkback.stages.summarize.plain import RawSummarize
 >>> p = attrs.evolve(Pipeline(), summarize=RawSummarize(chars=300))
 >>> type(p.summarize).__name__
 'RawSummarize'
@@ -15,14 +15,14 @@ import attrs
 from harkback.pipeline.timing import timed
 from harkback.stages.assemble import Assemble
 from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
-from harkback.stages.lexical import LexicalMatch
-from harkback.stages.load import Load
+from harkback.stages.load.load import Load
+from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.recent import RecentSessions
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import Stage, Step
-from harkback.stages.summarize import ExtractiveSummarize
+from harkback.stages.summarize.plain import ExtractiveSummarize
 
 STAGE_NAMES = ("match", "resolve", "load", "summarize", "assemble")
 

@@ -1,7 +1,7 @@
 """The facade: one object an agent or a script holds to recall past sessions.
 
 >>> import asyncio
->>> from harkback.adapters.memory_store import MemoryStore
+>>> from harkback.adapters.stores.memory import MemoryStore
 >>> hb = Harkback(store=MemoryStore())
 >>> asyncio.run(hb.search("docker network")).to_payload()["count"]
 0

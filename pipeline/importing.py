@@ -1,6 +1,6 @@
 """Import transcripts of other agents into a harkback store, incrementally.
 
-:func:`run_import` drives one :class:`~harkback.adapters.importing.Importer`: it asks
+:func:`run_import` drives one :class:`~harkback.adapters.sources.importing.Importer`: it asks
 the import ledger what was imported before, lets the importer plan what changed
 (on a thread of its own: importers do blocking file and SQLite I/O), then for each
 unit compares the conversations with what the store holds, stores the new and
@@ -27,11 +27,10 @@ from typing import Any, TextIO
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.claude_code import ClaudeCodeImporter
-from harkback.adapters.codex import CodexImporter
-from harkback.adapters.hermes import HermesImporter, database_files
-from harkback.adapters.import_ledger import ImportLedger, Mark, SourceKey, SourceState
-from harkback.adapters.importing import (
+from harkback.adapters.sources.claude_code import ClaudeCodeImporter
+from harkback.adapters.sources.codex import CodexImporter
+from harkback.adapters.sources.hermes import HermesImporter, database_files
+from harkback.adapters.sources.importing import (
     Importer,
     ImportPlan,
     ImportUnit,
@@ -41,6 +40,7 @@ from harkback.adapters.importing import (
     no_units,
     resolved,
 )
+from harkback.adapters.stores.import_ledger import ImportLedger, Mark, SourceKey, SourceState
 from harkback.pipeline.ingest import BATCH, read_conversations
 from harkback.pipeline.progress import Progress
 from harkback.stages.errors import BadRecord, QueryRejected, StoreUnavailable

@@ -18,12 +18,12 @@ from collections.abc import Mapping
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.openai_chat import ChatSettings, OpenAIChatModel, base_url_problem
-from harkback.adapters.sqlite_store import SqliteStore
-from harkback.adapters.summary_cache import SqliteSummaryCache
+from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel, base_url_problem
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.pipeline.facade import Harkback
 from harkback.stages.errors import QueryRejected
-from harkback.stages.llm_summarize import DEADLINE_S, LlmSummarize
+from harkback.stages.summarize.model import DEADLINE_S, LlmSummarize
 
 LLM = "llm"
 

@@ -126,7 +126,7 @@ class TermStats:
 class SessionStore(Protocol):
     """A place where sessions and their messages are kept and searched.
 
-    Contract (tests/adapters/store_contract.py runs it against every backend):
+    Contract (tests/adapters/stores/store_contract.py runs it against every backend):
     ``search`` returns hits best first with higher ``score`` meaning better, honours
     roles, time bounds (message timestamp, else the session's start) and hidden sources;
     ``sessions``/``children`` return what exists and silently omit unknown ids;

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from harkback.stages.text import index_tokens, is_cjk, is_stopword, token_matches, tokens
+from harkback.stages.text.tokens import index_tokens, is_cjk, is_stopword, token_matches, tokens
 
 
 @attrs.frozen

@@ -16,7 +16,7 @@ from benchmarks.generate import (
     to_json_line,
 )
 from harkback.stages.records import Conversation
-from harkback.stages.text import index_tokens, is_cjk
+from harkback.stages.text.tokens import index_tokens, is_cjk
 
 SIZE = 4000
 

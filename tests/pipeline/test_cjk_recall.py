@@ -9,11 +9,11 @@ from typing import Any
 import attrs
 import pytest
 
-from harkback.adapters.memory_store import MemoryStore
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback
-from harkback.stages.load import Load
+from harkback.stages.load.load import Load
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
 

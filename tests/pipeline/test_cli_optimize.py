@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from harkback.stages.ingest_format import conversation_to_json
-from tests.adapters.test_merge_index import index_pages
+from tests.adapters.stores.test_merge_index import index_pages
 from tests.pipeline.test_cli_llm import harkback
 from tests.support.corpus import QUERY, docker_session
 

@@ -10,7 +10,7 @@ import pytest
 from returns.future import FutureResult
 from returns.unsafe import unsafe_perform_io
 
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.embed import embed_missing
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import EmbedKind, Vector

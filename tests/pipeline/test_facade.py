@@ -8,13 +8,13 @@ from pathlib import Path
 import attrs
 import pytest
 
-from harkback.adapters.memory_store import MemoryStore
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import STAGE_NAMES, Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.timing import RecordingObserver
 from harkback.stages.ports import StageEvent
-from harkback.stages.summarize import RawSummarize
+from harkback.stages.summarize.plain import RawSummarize
 from tests.conftest import conversation
 
 SESSIONS = (

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from harkback.adapters.hermes import HermesImporter
-from harkback.adapters.import_ledger import SqliteImportLedger
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.sources.hermes import HermesImporter
+from harkback.adapters.stores.import_ledger import SqliteImportLedger
+from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.importing import ImportOutcome, run_import
-from tests.adapters.store_contract import ok
+from tests.adapters.stores.store_contract import ok
 from tests.support.hermes_db import HermesFile, multimodal
 
 ROOT, CONT, DELEGATE = "20260303_100000_aa11bb", "20260303_110000_cc22dd", "20260303_103000_ee33ff"

@@ -11,15 +11,15 @@ from typing import Any
 
 import attrs
 
-from harkback.adapters.memory_store import MemoryStore
-from harkback.adapters.openai_chat import ChatSettings, OpenAIChatModel
-from harkback.adapters.sqlite_store import SqliteStore
-from harkback.adapters.summary_cache import SqliteSummaryCache
+from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.tool import handle_session_search_sync
-from harkback.stages.llm_summarize import NOT_ADDRESSED, LlmSummarize
 from harkback.stages.ports import SessionStore, SummaryCache
+from harkback.stages.summarize.model import NOT_ADDRESSED, LlmSummarize
 from tests.support.chat_server import ChatServer, Reply
 from tests.support.corpus import QUERY, docker_session, docker_store
 

@@ -17,11 +17,11 @@ import pytest
 from returns.io import IOFailure
 from returns.unsafe import unsafe_perform_io
 
-from harkback.adapters.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.stages.chat import ChatRequest
-from harkback.stages.llm_summarize import LlmSummarize
+from harkback.stages.summarize.model import LlmSummarize
 from tests.support.corpus import QUERY, docker_store
 
 ROOT = Path(__file__).resolve().parents[2]

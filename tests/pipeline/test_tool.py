@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harkback.adapters.memory_store import MemoryStore
+from harkback.adapters.stores.memory import MemoryStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.tool import SESSION_SEARCH_TOOL, handle_session_search
 from tests.conftest import conversation

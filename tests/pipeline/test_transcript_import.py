@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from harkback.adapters.claude_code import ClaudeCodeImporter
-from harkback.adapters.codex import CodexImporter
-from harkback.adapters.import_ledger import (
+from harkback.adapters.sources.claude_code import ClaudeCodeImporter
+from harkback.adapters.sources.codex import CodexImporter
+from harkback.adapters.sources.importing import Importer
+from harkback.adapters.stores.import_ledger import (
     MemoryImportLedger,
     SourceKey,
     SourceState,
     SqliteImportLedger,
 )
-from harkback.adapters.importing import Importer
-from harkback.adapters.memory_store import MemoryStore
-from harkback.adapters.sqlite_store import SqliteStore
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.importing import (
     Delta,

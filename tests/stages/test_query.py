@@ -15,7 +15,7 @@ from harkback.stages.query import (
     parse_query,
     to_fts5,
 )
-from harkback.stages.text import index_tokens
+from harkback.stages.text.tokens import index_tokens
 
 
 def test_plain_question_becomes_or_of_topic_words() -> None:

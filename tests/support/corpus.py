@@ -6,7 +6,7 @@ server can tell which session a prompt is about.
 
 from __future__ import annotations
 
-from harkback.adapters.memory_store import MemoryStore
+from harkback.adapters.stores.memory import MemoryStore
 from harkback.stages.records import Conversation, Message, Session
 
 QUERY = "docker bridge network"

@@ -1,0 +1,1 @@
+"""Models behind the ports: the OpenAI-compatible chat model and the embedders."""

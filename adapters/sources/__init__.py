@@ -1,0 +1,1 @@
+"""Importers of other agents' transcripts: Hermes, Claude Code, Codex."""

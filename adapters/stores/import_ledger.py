@@ -1,0 +1,269 @@
+"""The import ledger: what was imported from which source, when, and up to where.
+
+Importers of foreign transcripts (Hermes ``state.db``, Claude Code and Codex files,
+ingest files) read only what changed since their last run. The ledger remembers, per
+source location, a ``cursor`` (for Hermes: the highest message id read) and a
+:class:`Mark` per item (a file, or a Hermes session) holding the item's fingerprint
+when it was last imported.
+
+The SQLite ledger keeps two tables in the session store's own file and runs on the
+store's connection thread (like the summary cache). The tables are made on the first
+write, so a database made before the ledger existed needs no migration; reading a
+file that has none yields an empty ledger. Marks are kept only after the
+conversations they describe were stored, so a run that stops half-way redoes the
+rest next time and never skips anything.
+
+>>> import asyncio
+>>> ledger = MemoryImportLedger()
+>>> key = SourceKey(kind="codex", location="/home/me/.codex/sessions")
+>>> _ = asyncio.run(ledger.keep(key, (Mark(item="a.jsonl", fingerprint="10:5",
+...                                         sessions=1, messages=4),), now=100.0).awaitable())
+>>> from returns.unsafe import unsafe_perform_io
+>>> state = unsafe_perform_io(asyncio.run(ledger.state(key).awaitable()).unwrap())
+>>> state.marks_by_item()["a.jsonl"].fingerprint, state.messages
+('10:5', 4)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+import attrs
+from returns.future import FutureResult
+
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.errors import StoreUnavailable
+
+
+@attrs.frozen
+class SourceKey:
+    """A source: its kind (``hermes``, ``claude-code``, ``codex``, ``jsonl``) and location."""
+
+    kind: str
+    location: str
+
+
+@attrs.frozen(kw_only=True)
+class Mark:
+    """What one item of a source (a file, a session) looked like when it was imported."""
+
+    item: str
+    fingerprint: str
+    sessions: int = 0
+    messages: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class SourceState:
+    """What the ledger remembers of one source (empty when it was never imported)."""
+
+    key: SourceKey
+    first_imported_at: float | None = None
+    last_imported_at: float | None = None
+    cursor: str = ""
+    marks: tuple[Mark, ...] = ()
+    sessions: int = 0
+    messages: int = 0
+
+    def marks_by_item(self) -> dict[str, Mark]:
+        """The marks, by item."""
+        return {mark.item: mark for mark in self.marks}
+
+
+class ImportLedger(Protocol):
+    """Where importers keep what they imported. Every method returns a container."""
+
+    def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
+        """What is remembered of ``key`` (with its marks)."""
+        ...
+
+    def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
+             ) -> FutureResult[None, StoreUnavailable]:
+        """Remember ``marks`` (replacing older marks of the same items); stamp the source."""
+        ...
+
+    def advance(self, key: SourceKey, cursor: str, *, now: float
+                ) -> FutureResult[None, StoreUnavailable]:
+        """Remember that a whole import of ``key`` finished, up to ``cursor``."""
+        ...
+
+    def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
+        """Every source imported so far (without marks), most recently imported first."""
+        ...
+
+
+SCHEMA: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS import_sources (
+        location TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        first_imported_at REAL NOT NULL,
+        last_imported_at REAL NOT NULL,
+        cursor TEXT NOT NULL DEFAULT ''
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS import_marks (
+        location TEXT NOT NULL,
+        item TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        sessions INTEGER NOT NULL DEFAULT 0,
+        messages INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (location, item)
+    ) WITHOUT ROWID""",
+)
+
+STAMP_SOURCE = (
+    "INSERT INTO import_sources (location, kind, first_imported_at, last_imported_at) "
+    "VALUES (?, ?, ?, ?) ON CONFLICT (location) DO UPDATE SET kind = excluded.kind, "
+    "last_imported_at = excluded.last_imported_at")
+KEEP_MARK = ("INSERT OR REPLACE INTO import_marks (location, item, fingerprint, sessions, "
+             "messages) VALUES (?, ?, ?, ?, ?)")
+SET_CURSOR = "UPDATE import_sources SET cursor = ?, last_imported_at = ? WHERE location = ?"
+SELECT_SOURCE = ("SELECT kind, first_imported_at, last_imported_at, cursor FROM import_sources "
+                 "WHERE location = ?")
+SELECT_MARKS = ("SELECT item, fingerprint, sessions, messages FROM import_marks "
+                "WHERE location = ?")
+SELECT_SOURCES = (
+    "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
+    "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0) "
+    "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location "
+    "GROUP BY s.location ORDER BY s.last_imported_at DESC, s.location")
+
+
+def _missing_table(error: sqlite3.OperationalError) -> bool:
+    return "no such table" in str(error)
+
+
+def _read_state(key: SourceKey) -> Callable[[sqlite3.Connection], SourceState]:
+    def work(connection: sqlite3.Connection) -> SourceState:
+        try:
+            row = connection.execute(SELECT_SOURCE, (key.location,)).fetchone()
+            marks = tuple(Mark(item=r[0], fingerprint=r[1], sessions=r[2], messages=r[3])
+                          for r in connection.execute(SELECT_MARKS, (key.location,)))
+        except sqlite3.OperationalError as error:
+            if _missing_table(error):
+                return SourceState(key=key)  # nothing was ever imported into this file
+            raise
+        if row is None:
+            return SourceState(key=key, marks=marks)
+        return SourceState(key=key, first_imported_at=row[1], last_imported_at=row[2],
+                           cursor=row[3], marks=marks,
+                           sessions=sum(m.sessions for m in marks),
+                           messages=sum(m.messages for m in marks))
+    return work
+
+
+def _write(key: SourceKey, marks: Sequence[Mark], now: float, cursor: str | None = None
+           ) -> Callable[[sqlite3.Connection], None]:
+    """Stamp the source, keep ``marks`` and set ``cursor`` (unless None), all in one
+    transaction: a crash never leaves a stamp without the cursor it belongs to."""
+    def work(connection: sqlite3.Connection) -> None:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in SCHEMA:
+                connection.execute(statement)
+            connection.execute(STAMP_SOURCE, (key.location, key.kind, now, now))
+            connection.executemany(KEEP_MARK, [
+                (key.location, m.item, m.fingerprint, m.sessions, m.messages) for m in marks])
+            if cursor is not None:
+                connection.execute(SET_CURSOR, (cursor, now, key.location))
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.rollback()
+            raise
+    return work
+
+
+def _read_sources(connection: sqlite3.Connection) -> tuple[SourceState, ...]:
+    try:
+        rows = connection.execute(SELECT_SOURCES).fetchall()
+    except sqlite3.OperationalError as error:
+        if _missing_table(error):
+            return ()
+        raise
+    return tuple(SourceState(key=SourceKey(kind=r[1], location=r[0]), first_imported_at=r[2],
+                             last_imported_at=r[3], cursor=r[4], sessions=r[5], messages=r[6])
+                 for r in rows)
+
+
+class SqliteImportLedger:
+    """An :class:`ImportLedger` in the session store's SQLite file, on its connection thread."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        """Share ``store``'s connection (and its read-only mode)."""
+        self.store = store
+
+    def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
+        """What is remembered of ``key`` (with its marks)."""
+        return self.store.run(_read_state(key))
+
+    def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
+             ) -> FutureResult[None, StoreUnavailable]:
+        """Remember ``marks`` and stamp the source, in one transaction."""
+        return self._writing(_write(key, tuple(marks), now))
+
+    def advance(self, key: SourceKey, cursor: str, *, now: float
+                ) -> FutureResult[None, StoreUnavailable]:
+        """Remember that a whole import of ``key`` finished, up to ``cursor`` (one transaction)."""
+        return self._writing(_write(key, (), now, cursor))
+
+    def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
+        """Every source imported so far, most recently imported first."""
+        return self.store.run(_read_sources)
+
+    def _writing(self, work: Callable[[sqlite3.Connection], None]
+                 ) -> FutureResult[None, StoreUnavailable]:
+        if self.store.readonly:
+            return FutureResult.from_failure(StoreUnavailable(
+                f"the store at {self.store.path} was opened read-only; it cannot import"))
+        return self.store.run(work)
+
+
+@attrs.define
+class MemoryImportLedger:
+    """An :class:`ImportLedger` in this process's memory (for the in-memory store, tests)."""
+
+    stamps: dict[str, tuple[SourceKey, float, float, str]] = attrs.field(factory=dict)
+    marks: dict[str, dict[str, Mark]] = attrs.field(factory=dict)
+
+    def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
+        """What is remembered of ``key`` (with its marks)."""
+        return FutureResult.from_value(self._state(key.location, key, with_marks=True))
+
+    def _state(self, location: str, key: SourceKey, *, with_marks: bool) -> SourceState:
+        marks: Mapping[str, Mark] = self.marks.get(location, {})
+        stamp = self.stamps.get(location)
+        if stamp is None:
+            return SourceState(key=key, marks=tuple(marks.values()) if with_marks else ())
+        stamped, first, last, cursor = stamp
+        return SourceState(key=stamped, first_imported_at=first, last_imported_at=last,
+                           cursor=cursor, marks=tuple(marks.values()) if with_marks else (),
+                           sessions=sum(m.sessions for m in marks.values()),
+                           messages=sum(m.messages for m in marks.values()))
+
+    def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
+             ) -> FutureResult[None, StoreUnavailable]:
+        """Remember ``marks`` and stamp the source."""
+        self._stamp(key, now)
+        self.marks.setdefault(key.location, {}).update({m.item: m for m in marks})
+        return FutureResult.from_value(None)
+
+    def advance(self, key: SourceKey, cursor: str, *, now: float
+                ) -> FutureResult[None, StoreUnavailable]:
+        """Remember that a whole import of ``key`` finished, up to ``cursor``."""
+        _, first, _, _ = self._stamp(key, now)
+        self.stamps[key.location] = (key, first, now, cursor)
+        return FutureResult.from_value(None)
+
+    def _stamp(self, key: SourceKey, now: float) -> tuple[SourceKey, float, float, str]:
+        _, first, _, cursor = self.stamps.get(key.location, (key, now, now, ""))
+        self.stamps[key.location] = (key, first, now, cursor)
+        return self.stamps[key.location]
+
+    def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
+        """Every source imported so far, most recently imported first."""
+        found = [self._state(location, stamp[0], with_marks=False)
+                 for location, stamp in self.stamps.items()]
+        found.sort(key=lambda s: (-(s.last_imported_at or 0.0), s.key.location))
+        return FutureResult.from_value(tuple(found))

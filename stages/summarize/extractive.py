@@ -1,0 +1,253 @@
+"""Query-focused extractive summaries: no model, deterministic, grounded.
+
+The summary is made of transcript lines, never new words: first the lines that
+together cover the most query units, then the lines next to them that carry
+details worth recalling (commands, file paths, URLs, error messages), then the
+opening user request, then details a little further off, then further matching
+lines, all within a length bound.
+Lines keep their role prefix and transcript order; ``…`` marks skipped lines.
+When no line covers the query, the summary says so instead of guessing.
+
+>>> from harkback.stages.query import parse_query
+>>> text = ("[USER]: containers cannot reach each other on the docker bridge\\n\\n"
+...         "[ASSISTANT]: Fixed it with a user-defined network:\\n"
+...         "$ docker network create app-net\\n\\n"
+...         "[USER]: thanks, unrelated: what is for lunch?")
+>>> print(extractive_summary(text, parse_query("docker bridge network")).text)
+[USER]: containers cannot reach each other on the docker bridge
+[ASSISTANT]: Fixed it with a user-defined network:
+[ASSISTANT]: $ docker network create app-net
+>>> print(extractive_summary(text, parse_query("kubernetes ingress")).text)
+This session does not appear to address the query.
+[USER]: containers cannot reach each other on the docker bridge
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from harkback.stages.load.truncate import unit_spans
+from harkback.stages.query import ParsedQuery, Unit, unit_matches
+from harkback.stages.records import Summary
+from harkback.stages.text.tokens import index_tokens
+
+MAX_CHARS = 1200
+MAX_LINES = 12
+LINE_WIDTH = 160
+NEAR = 3
+"""Details this close to a covering line are kept before anything else is added."""
+REACH = 8
+"""Details up to this far from a covering line are kept when room is left."""
+
+GAP = "…"
+NO_MATCH = "This session does not appear to address the query."
+
+_ROLE = re.compile(r"\[(?:USER|ASSISTANT|SYSTEM|TOOL(?::[^\]\n]*)?)\]: ?")
+_MARKER = re.compile(r"\.\.\.\[[^\]]*\]\.\.\.|--- .* ---")
+
+_TOOLS = ("docker|docker-compose|kubectl|git|npm|npx|yarn|pnpm|pip3?|python3?|curl|wget|ssh|"
+          "scp|rsync|sudo|apt|apt-get|brew|systemctl|journalctl|nginx|cargo|psql|sqlite3|grep|"
+          "sed|awk|chmod|chown|crontab|pytest|terraform|helm|gcloud|aws|make|uv|poetry")
+# A tool name counts only at the start of a line: in prose ("the nginx proxy") it is no command.
+_COMMAND = re.compile(rf"(?:^|\s)\$ \S|`[^`\n]+`|^(?:sudo +)?(?:{_TOOLS}) +-{{0,2}}[a-z]")
+_EXTENSIONS = ("py|js|ts|tsx|jsx|json|ya?ml|toml|conf|cfg|ini|sh|bash|md|txt|env|sql|go|rs|"
+               "java|rb|php|html|css|lock|log|service|csv|xml")
+_PATH = re.compile(rf"(?<![\w/])(?:~|\.{{1,2}})?/[\w.-]+/[\w./-]*"
+                   rf"|\b[\w-]+(?:/[\w.-]+)*\.(?:{_EXTENSIONS})\b|\b(?:Dockerfile|Makefile)\b")
+_URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
+_ERROR = re.compile(
+    r"(?i:error|exception|\btraceback\b|\bfail(?:ed|s|ure|ing)?\b|\bdenied\b"
+    r"|\brefused\b|\btimed out\b|\btimeout\b|\bfatal\b|\bpanic\b|\bnot found\b)"
+    r"|\bE(?:CONNREFUSED|CONNRESET|ACCES|NOENT|PERM|ADDRINUSE|TIMEDOUT)\b")
+
+
+def carries_detail(line: str) -> bool:
+    """Does a line hold a command, a file path, a URL or an error message?
+
+    >>> [carries_detail(s) for s in ("run `make test`", "edit /etc/nginx/nginx.conf",
+    ...  "see https://example.org", "ECONNREFUSED on 5432", "sounds good to me")]
+    [True, True, True, True, False]
+    """
+    return any(p.search(line) for p in (_COMMAND, _PATH, _URL, _ERROR))
+
+
+@attrs.frozen
+class _Line:
+    """A non-empty transcript line, split into its block's role prefix and its text."""
+
+    index: int
+    prefix: str
+    body: str
+    pickable: bool
+    covered: frozenset[int]
+    detail: bool
+
+    @property
+    def spoken(self) -> bool:
+        return self.prefix in ("[USER]: ", "[ASSISTANT]: ")
+
+
+def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
+    lines: list[_Line] = []
+    prefix = ""
+    for raw in text.split("\n"):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if _MARKER.fullmatch(stripped):
+            # Cut markers and session headers end a block and are never picked.
+            prefix = ""
+            lines.append(_Line(len(lines), "", stripped, False, frozenset(), False))
+            continue
+        role = _ROLE.match(stripped)
+        if role:
+            prefix = role.group(0).rstrip() + " "
+            stripped = stripped[role.end():].strip()
+            if not stripped:
+                continue
+        toks = index_tokens(stripped)
+        token_set = frozenset(toks)
+        covered = frozenset(i for i, u in enumerate(units) if unit_matches(u, toks, token_set))
+        lines.append(_Line(len(lines), prefix, stripped, True, covered,
+                           carries_detail(stripped)))
+    return lines
+
+
+def _focus(body: str, units: Sequence[Unit]) -> int:
+    """Where the first query unit starts in ``body`` (0 when it cannot be placed)."""
+    spans = unit_spans(body, units, limit=1)
+    return spans[0][0] if spans else 0
+
+
+def _clip(body: str, width: int, focus: int) -> str:
+    """Shorten ``body`` to ``width`` characters, keeping ``focus`` in view."""
+    if len(body) <= width:
+        return body
+    if focus < width * 2 // 3:
+        return body[:width - 1] + GAP
+    start = focus - width // 3
+    if start + width - 1 >= len(body):
+        return GAP + body[len(body) - width + 1:]
+    return GAP + body[start:start + width - 2] + GAP
+
+
+def _show(line: _Line, units: Sequence[Unit], width: int) -> str:
+    room = max(width - len(line.prefix), 12)
+    focus = _focus(line.body, [units[i] for i in sorted(line.covered)])
+    return line.prefix + _clip(line.body, room, focus)
+
+
+@attrs.define
+class _Picker:
+    """Collects picks while the output stays within ``max_chars`` and ``max_lines``."""
+
+    lines: Sequence[_Line]
+    units: Sequence[Unit]
+    width: int
+    max_chars: int
+    max_lines: int
+    picked: dict[int, str] = attrs.field(factory=dict)
+
+    def render(self, picks: dict[int, str]) -> str:
+        out: list[str] = []
+        previous: int | None = None
+        for index in sorted(picks):
+            if previous is not None and index > previous + 1:
+                out.append(GAP)
+            out.append(picks[index])
+            previous = index
+        return "\n".join(out)
+
+    def add(self, line: _Line) -> bool:
+        if line.index in self.picked or not line.pickable:
+            return False
+        if len(self.picked) >= self.max_lines:
+            return False
+        shown = _show(line, self.units, self.width)
+        if not self.picked:
+            # The first pick always goes in, cut to fit if the bound is very tight.
+            shown = _fit(shown, self.max_chars)
+        trial = {**self.picked, line.index: shown}
+        if len(self.render(trial)) > self.max_chars:
+            return False
+        self.picked[line.index] = trial[line.index]
+        return True
+
+
+def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
+    """Greedy set cover: repeatedly take the line adding the most uncovered units."""
+    covered: set[int] = set()
+    chosen: list[_Line] = []
+    pool = list(matching)
+    while pool:
+        best = max(pool, key=lambda ln: (len(ln.covered - covered), len(ln.covered),
+                                         ln.spoken, ln.detail, -ln.index))
+        pool.remove(best)
+        if not best.covered - covered:
+            break
+        if picker.add(best):
+            covered |= best.covered
+            chosen.append(best)
+    return chosen
+
+
+def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int
+                  ) -> list[_Line]:
+    """Detail lines within ``reach`` of an anchor, nearest first, following before preceding.
+
+    The search stops at a cut marker or session header: what lies beyond is not nearby.
+    """
+    found: dict[int, tuple[int, bool]] = {}
+    for anchor in anchors:
+        for direction in (1, -1):
+            for step in range(1, reach + 1):
+                index = anchor.index + direction * step
+                if not 0 <= index < len(lines) or not lines[index].pickable:
+                    break
+                if lines[index].detail:
+                    found[index] = min(found.get(index, (step, direction < 0)),
+                                       (step, direction < 0))
+    return [lines[i] for i in sorted(found, key=lambda i: (*found[i], i))]
+
+
+def _opening(lines: Sequence[_Line]) -> _Line | None:
+    return next((ln for ln in lines if ln.pickable and ln.prefix == "[USER]: "), None)
+
+
+def _fit(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[:max(max_chars - 1, 0)] + GAP
+
+
+def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
+                       max_chars: int = MAX_CHARS, max_lines: int = MAX_LINES,
+                       width: int = LINE_WIDTH) -> Summary:
+    """Summarise a transcript by picking its lines that answer ``parsed``.
+
+    At most ``max_lines`` lines are picked (``…`` separators not counted) and the text
+    never exceeds ``max_chars``; each line is cut to ``width`` around its match.
+    """
+    units = parsed.units
+    lines = _lines(transcript_text, units)
+    width = max(min(width, max_chars), 1)
+    picker = _Picker(lines, units, width, max_chars, max(max_lines, 1))
+    matching = [ln for ln in lines if ln.covered]
+    opening = _opening(lines)
+    if not matching:
+        head = NO_MATCH if units else ""
+        shown = _show(opening, units, width) if opening is not None else ""
+        text = "\n".join(part for part in (head, shown) if part)
+        note = "no line of the session matches the query" if units else "empty query"
+        return Summary(text=_fit(text, max_chars), kind="extractive", note=note)
+    chosen = _cover(picker, matching)
+    for line in _details_near(lines, chosen, NEAR):
+        picker.add(line)
+    if opening is not None:
+        picker.add(opening)
+    for line in _details_near(lines, chosen, REACH):
+        picker.add(line)
+    for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.index)):
+        picker.add(line)
+    return Summary(text=_fit(picker.render(picker.picked), max_chars), kind="extractive")

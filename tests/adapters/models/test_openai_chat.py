@@ -1,0 +1,233 @@
+"""The OpenAI-compatible chat model against a real local HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from returns.io import IOFailure, IOResult
+from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.stages.chat import ChatReply, ChatRequest
+from harkback.stages.errors import ModelFailed
+from harkback.stages.records import TokenUsage
+from tests.support.chat_server import ChatServer, Reply, replies
+
+REQUEST = ChatRequest(messages=(("system", "Recap."), ("user", "hi")), max_tokens=50)
+
+
+@pytest.fixture
+def server() -> Iterator[ChatServer]:
+    """A chat server answering every request with a short recap."""
+    with ChatServer() as running:
+        yield running
+
+
+def _model(server: ChatServer, **settings: Any) -> OpenAIChatModel:
+    options: dict[str, Any] = {"backoff": 0.05, "timeout": 5.0, **settings}
+    return OpenAIChatModel(ChatSettings(model="test-model", base_url=server.url, **options))
+
+
+def _settle(outcome: IOResult[ChatReply, ModelFailed]) -> Result[ChatReply, ModelFailed]:
+    if isinstance(outcome, IOFailure):
+        return Failure(unsafe_perform_io(outcome.failure()))
+    return Success(unsafe_perform_io(outcome.unwrap()))
+
+
+async def _complete(model: OpenAIChatModel, request: ChatRequest = REQUEST
+                    ) -> Result[ChatReply, ModelFailed]:
+    try:
+        return _settle(await model.complete(request).awaitable())
+    finally:
+        await model.aclose()
+
+
+async def test_a_reply_carries_text_usage_and_the_request_sent(server: ChatServer) -> None:
+    """The reply's text and token counts come from the server; the request is as built."""
+    reply = (await _complete(_model(server))).unwrap()
+    assert reply.text == "The user fixed it.\nSOURCES: 1"
+    assert reply.usage == TokenUsage(prompt=120, completion=12)
+    body = server.received[0].body
+    assert (body["model"], body["temperature"], body["max_tokens"]) == ("test-model", 0.1, 50)
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+
+
+async def test_429_waits_as_retry_after_asks_then_succeeds() -> None:
+    """A 429 with Retry-After: 1 is retried about one second later."""
+    script = replies(Reply(status=429, headers=(("Retry-After", "1"),)))
+    with ChatServer(script) as server:
+        result = await _complete(_model(server))
+        first, second = server.times()
+    assert result.unwrap().text
+    assert 0.9 <= second - first < 2.5
+
+
+async def test_retry_after_is_capped(server: ChatServer) -> None:
+    """A server asking for an hour's wait is retried after the cap instead."""
+    script = replies(Reply(status=503, headers=(("Retry-After", "3600"),)))
+    with ChatServer(script) as slow:
+        started = time.monotonic()
+        result = await _complete(_model(slow, max_retry_after=0.2))
+    assert result.unwrap().text
+    assert time.monotonic() - started < 2.0
+
+
+async def test_server_errors_are_retried_three_times_then_reported() -> None:
+    """500 and 503 are retried; after three attempts the failure names the status."""
+    with ChatServer(lambda r: Reply(status=500 if r.index % 2 else 503)) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 3
+    error = result.failure()
+    assert "HTTP 503" in error.reason and "3 attempts" in error.reason
+
+
+async def test_client_errors_are_not_retried() -> None:
+    """A 400 fails at once: asking again cannot help."""
+    with ChatServer(lambda _r: Reply(status=400)) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 1
+    assert "HTTP 400" in result.failure().reason
+
+
+async def test_an_empty_answer_counts_as_a_failed_attempt() -> None:
+    """Empty content is retried and succeeds on the next attempt."""
+    with ChatServer(replies(Reply(content=""))) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert (count, result.unwrap().text) == (2, "The user fixed it.\nSOURCES: 1")
+
+
+async def test_a_reasoning_only_answer_fails_with_that_reason() -> None:
+    """Reasoning without content, every time, is a failure that says so."""
+    with ChatServer(lambda _r: Reply(content="<think>let me see", reasoning="hm")) as server:
+        result = await _complete(_model(server))
+    assert "reasoning only" in result.failure().reason
+
+
+async def test_malformed_json_is_retried() -> None:
+    """A body that is not JSON counts as a failed attempt, not a crash."""
+    with ChatServer(replies(Reply(raw=b'{"choices": ['), Reply(raw=b"<html>"))) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert (count, bool(result.unwrap().text)) == (3, True)
+
+
+async def test_a_hanging_server_times_out_each_attempt() -> None:
+    """A server that never answers costs about the per-call timeout per attempt."""
+    with ChatServer(lambda _r: Reply(hang=True)) as server:
+        started = time.monotonic()
+        result = await _complete(_model(server, timeout=0.3, max_attempts=2))
+        elapsed = time.monotonic() - started
+    assert "no answer within 0.3 s" in result.failure().reason
+    assert 0.5 <= elapsed < 2.5
+
+
+async def test_an_unreachable_endpoint_is_a_clear_failure() -> None:
+    """Nothing listening: the failure names the address."""
+    with ChatServer() as server:
+        url = server.url
+    model = OpenAIChatModel(ChatSettings(model="m", base_url=url, backoff=0.01, timeout=2.0))
+    result = await _complete(model)
+    assert f"cannot reach {url}" in result.failure().reason
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:port/v1", "127.0.0.1:8080/v1"])
+async def test_a_base_url_the_sdk_cannot_use_is_a_failure_value(url: str) -> None:
+    """An unusable endpoint URL fails the call as a value naming it, not as an exception."""
+    model = OpenAIChatModel(ChatSettings(model="m", base_url=url, backoff=0.01))
+    result = await _complete(model)
+    assert f"base URL {url!r}" in result.failure().reason
+    assert model.bound_loops == 0  # refused before any client was made
+
+
+async def test_concurrency_is_bounded() -> None:
+    """With max_concurrency 2, the server never sees more than two requests at once."""
+    with ChatServer(lambda _r: Reply(delay=0.3)) as server:
+        model = _model(server, max_concurrency=2)
+        await asyncio.gather(*(model.complete(REQUEST).awaitable() for _ in range(6)))
+        await model.aclose()
+        peak = server.peak_in_flight
+    assert peak == 2
+
+
+async def test_strict_rate_never_puts_more_than_rate_requests_in_a_window() -> None:
+    """Strict windows: 4 per second means no 0.9 s window holds a fifth request."""
+    with ChatServer() as server:
+        model = _model(server, rate=4, rate_period=1.0, strict_rate=True, max_concurrency=10)
+        await asyncio.gather(*(model.complete(REQUEST).awaitable() for _ in range(9)))
+        await model.aclose()
+        times = server.times()
+    busiest = max(sum(1 for t in times if start <= t < start + 0.9) for start in times)
+    assert len(times) == 9
+    assert busiest <= 4
+    assert times[-1] - times[0] >= 1.8
+
+
+async def test_bursty_rate_lets_a_burst_through_then_holds_the_rate() -> None:
+    """Leaky bucket: 4 per second lets 4 go at once, the rest follow at the rate."""
+    with ChatServer() as server:
+        model = _model(server, rate=4, rate_period=1.0, max_concurrency=10)
+        await asyncio.gather(*(model.complete(REQUEST).awaitable() for _ in range(8)))
+        await model.aclose()
+        times = sorted(server.times())
+    assert times[3] - times[0] < 0.5
+    assert times[-1] - times[0] >= 0.9
+
+
+def test_each_event_loop_gets_its_own_client() -> None:
+    """Two threads with their own loops use the model at once; nothing is left bound."""
+    with ChatServer(lambda _r: Reply(delay=0.3)) as server:
+        model = _model(server)
+        bound: list[int] = []
+        outcomes: list[bool] = []
+
+        async def use() -> None:
+            done = asyncio.ensure_future(model.complete(REQUEST).awaitable())
+            await asyncio.sleep(0.1)
+            bound.append(model.bound_loops)
+            outcomes.append(isinstance(_settle(await done), Success))
+            await model.aclose()
+
+        threads = [threading.Thread(target=asyncio.run, args=(use(),)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+    assert outcomes == [True, True]
+    assert max(bound) == 2
+    assert model.bound_loops == 0
+
+
+def test_settings_come_from_the_environment_and_flags_win() -> None:
+    """HARKBACK_MODEL names the model; explicit values override the environment."""
+    env = {"HARKBACK_MODEL": "env-model", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+    settings = ChatSettings.from_env(env, model="flag-model", timeout=None, rate=10.0)
+    assert settings is not None
+    assert (settings.model, settings.base_url, settings.rate) == (
+        "flag-model", "http://127.0.0.1:1/v1", 10.0)
+
+
+def test_a_loop_that_ended_without_aclose_is_let_go() -> None:
+    """A loop that ended without aclose is released the next time the model is used."""
+    with ChatServer() as server:
+        model = _model(server)
+
+        async def use() -> weakref.ref[asyncio.AbstractEventLoop]:
+            await model.complete(REQUEST).awaitable()
+            return weakref.ref(asyncio.get_running_loop())
+
+        first = asyncio.run(use())
+        second = asyncio.run(use())
+        gc.collect()
+    assert first() is None
+    assert second() is not None

@@ -1,0 +1,120 @@
+"""Tests of the Claude Code transcript reader, on hand-written fixture files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harkback.adapters.sources.claude_code import parse_file, parse_lines
+from harkback.stages.records import Conversation
+
+PROJECTS = Path(__file__).parents[2] / "fixtures" / "claude-code" / "projects"
+YOUER = PROJECTS / "-home-mei-code-youer-server"
+BUS = PROJECTS / "-home-mei-code-agent-bus"
+S1 = "7f3c2a10-5b1e-4c0a-9d8e-1a2b3c4d5e6f"
+S2 = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+
+
+def _only(path: Path) -> Conversation:
+    parsed = parse_file(path, PROJECTS)
+    assert len(parsed.conversations) == 1, parsed
+    return parsed.conversations[0]
+
+
+def test_a_session_file_becomes_one_conversation_named_by_its_summary() -> None:
+    """The file's stem is the session id; the summary of its own leaf is the title."""
+    conversation = _only(YOUER / f"{S1}.jsonl")
+    session = conversation.session
+    assert (session.id, session.source, session.title) == (
+        S1, "claude-code", "Fix youer login token check")
+    assert session.model == "claude-sonnet-4-5-20250929"
+    assert session.parent_session_id is None
+    assert session.started_at is not None and session.ended_at is not None
+    assert session.started_at < session.ended_at
+
+
+def test_the_project_folder_is_added_under_the_first_request() -> None:
+    """The cwd and git branch become a line of the first user message."""
+    first = _only(YOUER / f"{S1}.jsonl").messages[0]
+    assert first.role == "user"
+    assert first.content.endswith(
+        "\n\n[project: /home/mei/code/youer-server, git branch: fix-login]")
+
+
+def test_reply_blocks_of_one_message_id_are_merged() -> None:
+    """Text and tool use written as separate lines of one reply become one message."""
+    messages = _only(YOUER / f"{S1}.jsonl").messages
+    reply = messages[1]
+    assert reply.role == "assistant"
+    assert reply.content == "先看一下登录接口的实现。"
+    assert [c.name for c in reply.tool_calls] == ["Bash"]
+    assert '"grep -rn verify_token app/"' in reply.tool_calls[0].arguments
+
+
+def test_tool_results_carry_the_name_of_their_call() -> None:
+    """A tool_result block becomes a tool message named after the tool_use it answers."""
+    tools = [m for m in _only(YOUER / f"{S1}.jsonl").messages if m.role == "tool"]
+    assert [(m.tool_name, m.tool_call_id) for m in tools] == [("Bash", "toolu_01"),
+                                                              ("Task", "toolu_02")]
+    assert "agentId: a1b2c3d" in tools[1].content
+
+
+def test_scaffolding_and_unknown_lines_are_counted_not_imported() -> None:
+    """Meta, compaction summaries, thinking, bookkeeping and unknown lines are only counted."""
+    parsed = parse_file(YOUER / f"{S1}.jsonl", PROJECTS)
+    left_out = dict(parsed.left_out)
+    assert left_out == {"file-history-snapshot line": 1, "meta message": 1,
+                        "thinking block": 1, "system line": 1, "compaction summary": 1,
+                        "queue-operation line": 1, "unknown line type 'mystery-event'": 1,
+                        "unreadable line": 1}
+    contents = " ".join(m.content for m in parsed.conversations[0].messages)
+    assert "continued from a previous conversation" not in contents
+    assert "/clear" not in contents
+
+
+def test_a_subagent_file_is_a_child_of_its_session() -> None:
+    """``<session>/subagents/agent-<id>.jsonl`` is session ``<session>/agent-<id>``."""
+    session = _only(YOUER / S1 / "subagents" / "agent-a1b2c3d.jsonl").session
+    assert (session.id, session.parent_session_id) == (f"{S1}/agent-a1b2c3d", S1)
+
+
+def test_compaction_agent_files_are_left_out() -> None:
+    """Claude Code's own compaction runs are not conversations."""
+    parsed = parse_file(YOUER / S1 / "subagents" / "agent-acompact-9f8e7d.jsonl", PROJECTS)
+    assert parsed.conversations == ()
+    assert parsed.left_out == (("compaction agent transcript", 1),)
+
+
+def test_older_layouts_link_agents_and_inline_sidechains_to_the_session() -> None:
+    """An agent file beside the session, and sidechain lines inside it, are its children."""
+    agent = _only(BUS / "agent-4e5f6a7b.jsonl").session
+    assert (agent.id, agent.parent_session_id) == (f"{S2}/agent-4e5f6a7b", S2)
+    parsed = parse_file(BUS / f"{S2}.jsonl", PROJECTS)
+    by_id = {c.session.id: c for c in parsed.conversations}
+    assert set(by_id) == {S2, f"{S2}/agent-sidechain"}
+    assert by_id[f"{S2}/agent-sidechain"].session.parent_session_id == S2
+    assert "NATS" in by_id[f"{S2}/agent-sidechain"].messages[1].content
+
+
+def test_a_custom_title_wins() -> None:
+    """A ``custom-title`` line names the session."""
+    conversation = _only(YOUER / "0b9e8d7c-6a5f-4e3d-8c2b-1a0f9e8d7c6b.jsonl")
+    assert conversation.session.title == "登录日志 JSON 化"
+
+
+def test_a_file_without_messages_gives_no_session() -> None:
+    """Only summary lines (an old Claude Code habit) make no conversation."""
+    parsed = parse_lines("s", [{"type": "summary", "summary": "x", "leafUuid": "u"}],
+                         parent=None, project=True)
+    assert parsed.conversations == ()
+
+
+def test_a_millisecond_timestamp_is_unknown_and_counted() -> None:
+    """A time no date can be made of is left unknown and counted, not stored."""
+    parsed = parse_lines("s1", [
+        {"type": "user", "timestamp": 1.7e12, "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "timestamp": "2026-03-03T14:15:00Z",
+         "message": {"role": "assistant", "content": "hello"}}], parent=None, project=False)
+    first, second = parsed.conversations[0].messages
+    assert (first.timestamp, second.timestamp) == (None, 1772547300.0)
+    assert parsed.conversations[0].session.started_at == 1772547300.0
+    assert dict(parsed.left_out) == {"time out of range": 1}

@@ -1,0 +1,431 @@
+"""The SessionStore contract: every backend's test module subclasses :class:`StoreContract`.
+
+A subclass lives in a module that defines a ``store`` fixture yielding a fresh, empty store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from returns.future import FutureResult
+from returns.io import IOFailure, IOSuccess
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import MatchQuery, RecentQuery, SessionStore
+from harkback.stages.query import parse_query
+from harkback.stages.records import ROLES, Conversation, Message, Role, Session, ToolCall
+
+T = TypeVar("T")
+Make = Callable[..., Conversation]
+
+HOSTILE_QUERIES = (
+    "C++",
+    '"unclosed',
+    "foo AND",
+    "NUL\x00byte",
+    "\x00",
+    "chat-send",
+    "TODO: fix",
+    "(problem",
+    "***",
+    "OR AND NOT",
+    'say "" twice ""',
+    "prefix* * -x ^y",
+    "端口 AND 冲突 NOT",
+    ("Traceback (most recent call last): File \"/srv/app/main.py\", line 42, in handle "
+     "KeyError: 'user_id' -- see https://example.com/a?b=c&d=e {\"k\": [1, 2]} ") * 80,
+    " ".join(f"word{i}-{i * 7}.x" for i in range(2000))[:10_000],
+)
+
+
+def twin_stores(corpus: Sequence[Conversation], folder: Path
+                ) -> Iterator[tuple[MemoryStore, SqliteStore]]:
+    """A memory store and a SQLite store (in ``folder``) holding the same ``corpus``."""
+    memory = MemoryStore()
+    sqlite = SqliteStore.open(folder / "h.db").unwrap()
+
+    async def fill() -> None:
+        await ok(memory.ingest(corpus))
+        await ok(sqlite.ingest(corpus))
+    asyncio.run(fill())
+    yield memory, sqlite
+    sqlite.close()
+
+
+async def ok(future: FutureResult[T, StoreUnavailable]) -> T:
+    """The value a store call succeeded with (the test fails on a StoreUnavailable)."""
+    outcome = await future.awaitable()
+    assert isinstance(outcome, IOSuccess), outcome
+    value: T = unsafe_perform_io(outcome.unwrap())
+    return value
+
+
+async def failed(future: FutureResult[Any, StoreUnavailable]) -> StoreUnavailable:
+    """The StoreUnavailable a store call failed with (the test fails on success)."""
+    outcome = await future.awaitable()
+    assert isinstance(outcome, IOFailure), outcome
+    error: StoreUnavailable = unsafe_perform_io(outcome.failure())
+    return error
+
+
+def _kiwis(make: Make) -> list[Conversation]:
+    """A session started at 100 whose second message is stamped 300, and an undated one."""
+    return [make("old", ("user", "kiwi untimed"), ("user", "kiwi late"), started_at=100.0,
+                 timestamps=(None, 300.0)),
+            make("undated", ("user", "kiwi undated"))]
+
+
+def match(text: str, *, roles: tuple[Role, ...] = ROLES, **fields: Any) -> MatchQuery:
+    """A match query for ``text`` as the parser reads it."""
+    expression = parse_query(text).expression
+    assert expression is not None
+    return MatchQuery(expression=expression, roles=roles, **fields)
+
+
+class StoreContract:
+    """What every SessionStore promises."""
+
+    async def test_search_finds_an_ingested_message(self, store: SessionStore,
+                                                    make_conversation: Make) -> None:
+        """A message is found by a word it contains, with its fields and a positive score."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "the docker bridge is down"), ("assistant", "restart the daemon"),
+            source="cli", started_at=50.0)]))
+        hits = await ok(store.search(match("bridge")))
+        assert [(h.session_id, h.position, h.role, h.content, h.source, h.timestamp)
+                for h in hits] == [("s1", 0, "user", "the docker bridge is down", "cli", 50.0)]
+        assert hits[0].score > 0
+
+    async def test_hits_are_timed_by_their_own_stamp_else_their_session_start(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A hit's timestamp is what the time filters read: the message's, else the session's."""
+        await ok(store.ingest(_kiwis(make_conversation)))
+        hits = await ok(store.search(match("kiwi")))
+        assert sorted((h.content, h.timestamp or 0.0) for h in hits) == [
+            ("kiwi late", 300.0), ("kiwi undated", 0.0), ("kiwi untimed", 100.0)]
+
+    async def test_search_of_an_empty_store_finds_nothing(self, store: SessionStore) -> None:
+        """Searching before any ingest succeeds with no hits."""
+        assert await ok(store.search(match("anything"))) == ()
+
+    async def test_rare_term_ranks_above_common_ones(self, store: SessionStore,
+                                                     make_conversation: Make) -> None:
+        """A message holding the rare query term outranks those holding only the common one."""
+        turns = [("user", f"docker compose restart number {i}") for i in range(6)]
+        turns.insert(3, ("user", "docker bridge restart"))
+        await ok(store.ingest([make_conversation("s1", *turns)]))
+        hits = await ok(store.search(match("docker bridge")))
+        assert hits[0].content == "docker bridge restart"
+        assert hits[0].score > hits[1].score
+
+    async def test_plain_question_matches_partial_coverage(self, store: SessionStore,
+                                                           make_conversation: Make) -> None:
+        """A plain question finds messages that hold only some of its words."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "docker network trouble"), ("user", "the bridge is fine"),
+            ("user", "nothing relevant"))]))
+        hits = await ok(store.search(match("how did we fix the docker bridge issue")))
+        assert sorted(h.position for h in hits) == [0, 1]
+
+    async def test_more_matched_terms_rank_higher(self, store: SessionStore,
+                                                  make_conversation: Make) -> None:
+        """Covering more of the query's terms gives a higher score."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "nginx said nothing"), ("user", "nginx cors header missing"),
+            ("user", "cors again"))]))
+        hits = await ok(store.search(match("nginx cors header")))
+        assert hits[0].position == 1
+
+    async def test_role_filter(self, store: SessionStore, make_conversation: Make) -> None:
+        """Only messages of the asked roles are returned."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "cors error again"), ("assistant", "cors fixed in nginx"),
+            ("tool", "cors header dump"))]))
+        hits = await ok(store.search(match("cors", roles=("assistant", "tool"))))
+        assert sorted(h.role for h in hits) == ["assistant", "tool"]
+
+    async def test_hidden_sources_are_left_out(self, store: SessionStore,
+                                               make_conversation: Make) -> None:
+        """Sessions from hidden sources never appear in search results."""
+        await ok(store.ingest([
+            make_conversation("mine", ("user", "backup failed"), source="cli"),
+            make_conversation("cron", ("user", "backup failed"), source="cron"),
+        ]))
+        hits = await ok(store.search(match("backup", hidden_sources=("cron", "tool"))))
+        assert [h.session_id for h in hits] == ["mine"]
+
+    async def test_since_uses_message_time_else_session_start(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """``since`` keeps messages at or after it, timed by their own stamp or their session's."""
+        await ok(store.ingest([*_kiwis(make_conversation),
+                               make_conversation("new", ("user", "kiwi fresh"), started_at=250.0)]))
+        hits = await ok(store.search(match("kiwi", since=250.0)))
+        assert sorted(h.content for h in hits) == ["kiwi fresh", "kiwi late"]
+
+    async def test_until_uses_message_time_else_session_start(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """``until`` keeps messages at or before it; undated messages fall outside any bound."""
+        await ok(store.ingest(_kiwis(make_conversation)))
+        hits = await ok(store.search(match("kiwi", until=100.0)))
+        assert [h.content for h in hits] == ["kiwi untimed"]
+
+    async def test_search_honours_the_limit(self, store: SessionStore,
+                                            make_conversation: Make) -> None:
+        """No more than ``limit`` hits come back."""
+        await ok(store.ingest([make_conversation(
+            "s1", *[("user", f"lemon {i}") for i in range(10)])]))
+        assert len(await ok(store.search(match("lemon", limit=4)))) == 4
+
+    async def test_ingest_reports_what_it_added(self, store: SessionStore,
+                                                make_conversation: Make) -> None:
+        """A first ingest counts new sessions and their messages."""
+        report = await ok(store.ingest([
+            make_conversation("a", ("user", "one"), ("assistant", "two")),
+            make_conversation("b", ("user", "three")),
+        ]))
+        assert (report.added, report.updated, report.messages) == (2, 0, 3)
+
+    async def test_empty_ingest_does_nothing(self, store: SessionStore) -> None:
+        """Ingesting no conversations reports zeros and stores nothing."""
+        report = await ok(store.ingest([]))
+        assert (report.added, report.updated, report.messages) == (0, 0, 0)
+        assert await ok(store.recent(RecentQuery(limit=5))) == ()
+
+    async def test_reingest_replaces_the_session(self, store: SessionStore,
+                                                 make_conversation: Make) -> None:
+        """Ingesting a stored id again replaces its row and all of its messages."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "alpha first"), ("user", "alpha second"), title="old")]))
+        report = await ok(store.ingest([make_conversation(
+            "s1", ("user", "gamma only"), title="new")]))
+        assert (report.added, report.updated, report.messages) == (0, 1, 1)
+        assert await ok(store.search(match("alpha"))) == ()
+        assert [h.content for h in await ok(store.search(match("gamma")))] == ["gamma only"]
+        assert [m.content for m in await ok(store.messages(["s1"]))] == ["gamma only"]
+        assert [s.title for s in await ok(store.sessions(["s1"]))] == ["new"]
+
+    async def test_reingest_of_a_grown_session_finds_old_and_new(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Re-ingesting a session that gained and changed messages indexes it as it now is."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "walrus first"), ("assistant", "narwhal draft"))]))
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "walrus first"), ("assistant", "narwhal final"),
+            ("user", "walrus later"))]))
+        assert sorted(h.position for h in await ok(store.search(match("walrus")))) == [0, 2]
+        assert [h.content for h in await ok(store.search(match("narwhal")))] == ["narwhal final"]
+        assert await ok(store.search(match("draft"))) == ()
+
+    async def test_same_session_twice_is_stored_once(self, store: SessionStore,
+                                                     make_conversation: Make) -> None:
+        """Ingesting an identical conversation twice leaves one copy of each message."""
+        chat = make_conversation("s1", ("user", "walrus"), ("assistant", "walrus too"))
+        await ok(store.ingest([chat]))
+        await ok(store.ingest([chat]))
+        assert len(await ok(store.search(match("walrus")))) == 2
+        assert len(await ok(store.messages(["s1"]))) == 2
+
+    async def test_repeated_id_in_one_batch_keeps_the_last(self, store: SessionStore,
+                                                          make_conversation: Make) -> None:
+        """When one batch holds a session id twice, the later conversation is stored."""
+        report = await ok(store.ingest([make_conversation("s1", ("user", "first draft")),
+                                        make_conversation("s1", ("user", "final draft"))]))
+        assert (report.added, report.updated, report.messages) == (1, 0, 1)
+        assert [m.content for m in await ok(store.messages(["s1"]))] == ["final draft"]
+
+    async def test_sessions_keep_the_requested_order(self, store: SessionStore,
+                                                     make_conversation: Make) -> None:
+        """``sessions`` returns known ids in the order asked, once each, unknown ones left out."""
+        await ok(store.ingest([make_conversation(i, started_at=float(n))
+                               for n, i in enumerate(["a", "b", "c"])]))
+        found = await ok(store.sessions(["c", "nope", "a", "c"]))
+        assert [s.id for s in found] == ["c", "a"]
+
+    async def test_sessions_round_trip_every_field(self, store: SessionStore) -> None:
+        """A stored session comes back equal to what was ingested."""
+        session = Session(id="s1", source="cli", model="gpt-x", title="Fix CORS",
+                          started_at=1.5, ended_at=9.25, parent_session_id="p",
+                          end_reason="compressed")
+        await ok(store.ingest([Conversation(session)]))
+        assert await ok(store.sessions(["s1"])) == (session,)
+
+    async def test_children_earliest_first(self, store: SessionStore,
+                                           make_conversation: Make) -> None:
+        """``children`` returns direct children by start time, undated last."""
+        await ok(store.ingest([
+            make_conversation("root", started_at=1.0),
+            make_conversation("late", parent="root", started_at=20.0),
+            make_conversation("undated", parent="root"),
+            make_conversation("early", parent="root", started_at=10.0),
+            make_conversation("grandchild", parent="early", started_at=11.0),
+        ]))
+        assert [s.id for s in await ok(store.children(["root"]))] == ["early", "late", "undated"]
+
+    async def test_messages_by_session_start_then_position(self, store: SessionStore) -> None:
+        """``messages`` orders by session start (not by the ids asked), then by position."""
+        def chat(sid: str, start: float) -> Conversation:
+            return Conversation(Session(id=sid, started_at=start), (
+                Message(session_id=sid, position=1, role="assistant", content=f"{sid} b"),
+                Message(session_id=sid, position=0, role="user", content=f"{sid} a")))
+        await ok(store.ingest([chat("late", 200.0), chat("early", 100.0)]))
+        found = await ok(store.messages(["late", "early", "unknown"]))
+        assert [m.content for m in found] == ["early a", "early b", "late a", "late b"]
+
+    async def test_tool_calls_round_trip(self, store: SessionStore) -> None:
+        """Messages with tool calls and tool results come back equal to what was ingested."""
+        calls = (ToolCall(id="c1", name="bash", arguments='{"cmd": "ls -la /srv"}'),
+                 ToolCall(id="c2", name="read_file", arguments='{"path": "端口.txt"}'))
+        messages = (
+            Message(session_id="s1", position=0, role="assistant", tool_calls=calls,
+                    timestamp=10.5),
+            Message(session_id="s1", position=1, role="tool", content="total 0\n\x00end",
+                    tool_name="bash", tool_call_id="c1"),
+        )
+        await ok(store.ingest([Conversation(Session(id="s1"), messages)]))
+        assert await ok(store.messages(["s1"])) == messages
+
+    async def test_tool_call_arguments_are_searchable(self, store: SessionStore) -> None:
+        """A word only present in a tool call's arguments finds the message."""
+        call = ToolCall(id="c1", name="bash", arguments='{"cmd": "kubectl get pods"}')
+        await ok(store.ingest([Conversation(Session(id="s1"), (
+            Message(session_id="s1", position=0, role="assistant", tool_calls=(call,)),))]))
+        hits = await ok(store.search(match("kubectl")))
+        assert [(h.session_id, h.position) for h in hits] == [("s1", 0)]
+
+    async def test_recent_lists_roots_newest_first(self, store: SessionStore,
+                                                   make_conversation: Make) -> None:
+        """Recent sessions come newest first, undated ones last."""
+        await ok(store.ingest([
+            make_conversation("mid", started_at=20.0),
+            make_conversation("undated"),
+            make_conversation("new", started_at=30.0),
+            make_conversation("old", started_at=10.0),
+        ]))
+        listed = await ok(store.recent(RecentQuery(limit=10)))
+        assert [o.session.id for o in listed] == ["new", "mid", "old", "undated"]
+
+    async def test_recent_honours_time_bounds(self, store: SessionStore,
+                                              make_conversation: Make) -> None:
+        """``since``/``until`` bound the start time; undated sessions drop out with a bound."""
+        await ok(store.ingest([
+            make_conversation("old", started_at=10.0),
+            make_conversation("mid", started_at=20.0),
+            make_conversation("new", started_at=30.0),
+            make_conversation("undated"),
+        ]))
+        listed = await ok(store.recent(RecentQuery(limit=10, since=15.0, until=25.0)))
+        assert [o.session.id for o in listed] == ["mid"]
+
+    async def test_recent_treats_an_orphan_as_a_root(self, store: SessionStore,
+                                                     make_conversation: Make) -> None:
+        """Children are not listed, but a session whose parent is not stored is."""
+        await ok(store.ingest([
+            make_conversation("root", started_at=1.0),
+            make_conversation("child", parent="root", started_at=2.0),
+            make_conversation("orphan", parent="gone", started_at=3.0),
+        ]))
+        listed = await ok(store.recent(RecentQuery(limit=10)))
+        assert [o.session.id for o in listed] == ["orphan", "root"]
+
+    async def test_recent_excludes_roots_and_hidden_sources(self, store: SessionStore,
+                                                           make_conversation: Make) -> None:
+        """``exclude_roots`` and ``hidden_sources`` remove sessions from the list."""
+        await ok(store.ingest([
+            make_conversation("current", started_at=3.0),
+            make_conversation("cron", source="cron", started_at=2.0),
+            make_conversation("kept", started_at=1.0),
+        ]))
+        listed = await ok(store.recent(RecentQuery(limit=10, exclude_roots=("current",),
+                                                   hidden_sources=("cron",))))
+        assert [o.session.id for o in listed] == ["kept"]
+
+    async def test_recent_honours_the_limit(self, store: SessionStore,
+                                            make_conversation: Make) -> None:
+        """No more than ``limit`` sessions are listed, the newest ones."""
+        await ok(store.ingest([make_conversation(f"s{i}", started_at=float(i))
+                               for i in range(6)]))
+        listed = await ok(store.recent(RecentQuery(limit=2)))
+        assert [o.session.id for o in listed] == ["s5", "s4"]
+
+    async def test_recent_counts_messages_and_previews_first_user_turn(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """The overview counts the session's messages and previews its first user message."""
+        long_text = "  please\n\n  fix   the\tbridge " + "x" * 300
+        await ok(store.ingest([
+            make_conversation("s1", ("system", "you are helpful"), ("user", long_text),
+                              ("user", "second question"), started_at=1.0),
+            make_conversation("silent", ("assistant", "nobody asked"), started_at=0.5),
+        ]))
+        listed = {o.session.id: o for o in await ok(store.recent(RecentQuery(limit=5)))}
+        assert listed["s1"].message_count == 3
+        assert listed["s1"].preview == ("please fix the bridge " + "x" * 300)[:200]
+        assert (listed["silent"].message_count, listed["silent"].preview) == (1, "")
+
+    @pytest.mark.parametrize("query", ["端口冲突", "冲突"])
+    async def test_cjk_words_inside_a_run_are_found(self, store: SessionStore,
+                                                    make_conversation: Make, query: str) -> None:
+        """Chinese text is found by a word that sits inside a longer run of characters."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "上次怎么解决端口冲突"), ("user", "今天天气很好"))]))
+        hits = await ok(store.search(match(query)))
+        assert [h.content for h in hits] == ["上次怎么解决端口冲突"]
+
+    async def test_term_stats_count_messages_holding_each_term(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Each term is counted once per message holding it; absent terms are left out."""
+        await ok(store.ingest([
+            make_conversation("s1", ("user", "bike bike repair"), ("assistant", "the bikes")),
+            make_conversation("s2", ("tool", "bike shop"), ("user", "nothing here")),
+        ]))
+        stats = await ok(store.term_stats(["bike", "bikes", "unicycle"]))
+        assert dict(stats.counts) == {"bike": 2, "bikes": 1}
+
+    async def test_term_stats_report_size_and_mean_length(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Documents are the messages indexed; the mean length is in index tokens."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "one two three"), ("assistant", "four"), ("user", "five six"))]))
+        stats = await ok(store.term_stats([]))
+        assert (stats.documents, stats.average_length, stats.counts) == (3, 2.0, ())
+
+    async def test_term_stats_follow_a_reingest(self, store: SessionStore,
+                                               make_conversation: Make) -> None:
+        """Replacing a session replaces its counts too."""
+        await ok(store.ingest([make_conversation("s1", ("user", "kiwi"), ("user", "kiwi pie"))]))
+        await ok(store.ingest([make_conversation("s1", ("user", "mango"))]))
+        stats = await ok(store.term_stats(["kiwi", "mango"]))
+        assert (stats.documents, dict(stats.counts)) == (1, {"mango": 1})
+
+    async def test_term_stats_above_the_cap_stay_close_to_the_truth(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Past a few thousand matches counts may be estimated, but a word frequent only
+        in the newest messages (a current topic) is not taken for one found everywhere."""
+        turns = [("user", "common old topic") for _ in range(6000)]
+        turns += [("user", "common kubernetes") for _ in range(2500)]
+        await ok(store.ingest([make_conversation("long", *turns)]))
+        counts = dict((await ok(store.term_stats(["common", "kubernetes", "old"]))).counts)
+        assert abs(counts["common"] - 8500) <= 85
+        assert abs(counts["kubernetes"] - 2500) <= 25
+        assert abs(counts["old"] - 6000) <= 60
+
+    async def test_term_stats_of_an_empty_store(self, store: SessionStore) -> None:
+        """An empty store has no documents and no counts."""
+        stats = await ok(store.term_stats(["anything"]))
+        assert (stats.documents, stats.counts) == (0, ())
+
+    @pytest.mark.parametrize("query", HOSTILE_QUERIES, ids=lambda q: repr(q[:20]))
+    async def test_hostile_queries_never_fail(self, store: SessionStore,
+                                              make_conversation: Make, query: str) -> None:
+        """Whatever the text, a parsed query searches without error."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "C++ chat-send TODO fix the problem with word1-7.x"))]))
+        expression = parse_query(query).expression
+        if expression is not None:
+            await ok(store.search(MatchQuery(expression=expression, roles=ROLES)))

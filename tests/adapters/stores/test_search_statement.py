@@ -1,0 +1,175 @@
+"""The ranked search statement (FTS5 ranks, then filters) against the full one it stands in for."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harkback.adapters.stores import sql
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.ports import MatchQuery
+from harkback.stages.records import ROLES, Conversation, Role
+from tests.adapters.stores.store_contract import match, ok
+from tests.conftest import conversation
+
+WORDS = ("error", "docker", "bridge", "dns", "config", "cache", "deploy", "kernel")
+SOURCES = ("cli", "web", "cron")
+
+
+def _corpus() -> list[Conversation]:
+    # "error" is in nearly every message, so a query for it matches more rows than the
+    # ranked statement fetches; repeated texts give equal scores, ordered by row id.
+    pick = random.Random(7)
+    sessions = []
+    for i in range(80):
+        turns: list[tuple[Role, str]] = []
+        for j in range(4):
+            role = ROLES[(i + j) % len(ROLES)]
+            text = ("error docker" if j == 3 else
+                    " ".join(pick.choices(WORDS, weights=(9, 3, 2, 1, 3, 2, 1, 1), k=6)))
+            turns.append((role, text))
+        sessions.append(conversation(
+            f"s{i}", *turns, started_at=float(i), source=SOURCES[i % len(SOURCES)],
+            timestamps=[None if (i + j) % 5 == 0 else i + j / 10 for j in range(4)]))
+    return sessions
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store file holding :func:`_corpus`."""
+    path = tmp_path_factory.mktemp("ranked") / "h.db"
+    store = SqliteStore.open(path).unwrap()
+    asyncio.run(ok(store.ingest(_corpus())))
+    store.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def connection(path: Path) -> Iterator[sqlite3.Connection]:
+    """A plain connection to the store file, for running statements directly."""
+    connection = sqlite3.connect(path)
+    yield connection
+    connection.close()
+
+
+@st.composite
+def queries(draw: st.DrawFn) -> MatchQuery:
+    """Disjunctions of corpus words with any filters and limit."""
+    words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True))
+    since = draw(st.none() | st.floats(0, 80))
+    until = draw(st.none() | st.floats(0, 80))
+    return match(" OR ".join(words),
+                 roles=tuple(draw(st.sets(st.sampled_from(ROLES), min_size=1))),
+                 hidden_sources=tuple(draw(st.sets(st.sampled_from(SOURCES), max_size=2))),
+                 since=since, until=until, limit=draw(st.integers(1, 80)), max_scored=None)
+
+
+def _rows(connection: sqlite3.Connection, statement: sql.Statement) -> list[tuple[Any, ...]]:
+    return [tuple(row) for row in connection.execute(statement.sql, statement.params)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(query=queries(), fetch=st.integers(1, 400))
+def test_ranked_rows_are_the_full_rows_when_enough_survive(
+        connection: sqlite3.Connection, query: MatchQuery, fetch: int) -> None:
+    """The ranked rows lead the full ones; all of them with ``limit`` survivors or nothing cut."""
+    *rows, last = _rows(connection, sql.ranked_search(query, fetch))
+    ranked = [row[:8] for row in rows]
+    full = _rows(connection, sql.search(query))
+    assert ranked == full[:len(ranked)]
+    if len(ranked) >= query.limit or last[8] < fetch:
+        assert ranked == full
+
+
+def test_a_small_fetch_can_leave_too_few_survivors(connection: sqlite3.Connection) -> None:
+    """Filters applied after the cut can drop rows the full statement keeps."""
+    query = match("error", roles=("tool",), limit=20, max_scored=None)
+    *ranked, last = _rows(connection, sql.ranked_search(query, 20))
+    assert len(ranked) < query.limit
+    assert last[8] == 20
+    assert len(_rows(connection, sql.search(query))) == query.limit
+
+
+@settings(max_examples=100, deadline=None)
+@given(query=queries())
+def test_store_search_equals_the_full_statement(
+        path: Path, connection: sqlite3.Connection, query: MatchQuery) -> None:
+    """Through the store, ranked first or fallen back, a search gives the full statement's hits."""
+    store = SqliteStore.open(path, readonly=True).unwrap()
+    try:
+        hits = asyncio.run(ok(store.search(query)))
+    finally:
+        store.close()
+    full = [sql.hit_from_row(row) for row in _rows(connection, sql.search(query))]
+    assert list(hits) == full
+
+
+def test_a_common_term_with_a_narrow_role_falls_back(path: Path,
+                                                     connection: sqlite3.Connection) -> None:
+    """When the over-fetch holds too few rows of the asked role, the store still fills the limit."""
+    query = match("error", roles=("system",), limit=60, max_scored=None)
+    assert len(_rows(connection, sql.ranked_search(query, 240))) - 1 < query.limit
+    store = SqliteStore.open(path, readonly=True).unwrap()
+    try:
+        hits = asyncio.run(ok(store.search(query)))
+        bounded = asyncio.run(ok(store.search(attrs.evolve(query, max_scored=1000))))
+    finally:
+        store.close()
+    assert len(hits) == query.limit
+    assert {h.role for h in hits} == {"system"}
+    assert bounded == hits
+
+
+@settings(max_examples=40, deadline=None)
+@given(sequence=st.lists(queries(), min_size=2, max_size=6))
+def test_searches_in_a_row_each_equal_the_full_statement(
+        path: Path, connection: sqlite3.Connection, sequence: list[MatchQuery]) -> None:
+    """What one search teaches the store about the next one's cut never changes its hits."""
+    store = SqliteStore.open(path, readonly=True).unwrap()
+    try:
+        for query in sequence:
+            hits = asyncio.run(ok(store.search(query)))
+            full = [sql.hit_from_row(row) for row in _rows(connection, sql.search(query))]
+            assert list(hits) == full
+    finally:
+        store.close()
+
+
+def _fetch_sizes(store: SqliteStore, query: MatchQuery, times: int) -> list[int]:
+    seen: list[str] = []
+
+    async def run() -> None:
+        await ok(store.run(lambda connection: connection.set_trace_callback(seen.append)))
+        for _ in range(times):
+            await ok(store.search(query))
+    asyncio.run(run())
+    # The ranked statement's first LIMIT is the cut: "... ORDER BY rank, rowid LIMIT n))".
+    return [int(s.split("ORDER BY rank, rowid LIMIT ")[1].split(")")[0])
+            for s in seen if "ROW_NUMBER()" in s]
+
+
+def test_the_cut_shrinks_when_the_filters_drop_nothing(path: Path) -> None:
+    """Every role asked and no source hidden: the second search joins fewer ranked rows."""
+    query = match("error", roles=ROLES, limit=60, max_scored=None)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        sizes = _fetch_sizes(store, query, 2)
+    assert sizes[0] == 240  # the default, four times the limit
+    assert sizes[1] < sizes[0]
+
+
+def test_the_cut_grows_when_the_filters_drop_most_rows(path: Path) -> None:
+    """One role in four asked: after a search that fell short, the next cut goes deeper."""
+    query = match("error", roles=("system",), limit=60, max_scored=None)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        sizes = _fetch_sizes(store, query, 2)
+    assert sizes[0] == 240
+    assert sizes[-1] > 240

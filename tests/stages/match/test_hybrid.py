@@ -1,0 +1,277 @@
+"""The hybrid ranker: reciprocal rank fusion, and its fallbacks to the lexical ranking."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import attrs
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from returns.future import FutureResult
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.pipeline.embed import embed_missing
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.flow import Matched
+from harkback.stages.match.hybrid import HybridMatch, fuse_sessions, session_order
+from harkback.stages.match.lexical import LexicalMatch, SessionScoring
+from harkback.stages.ports import Deps, NearestQuery
+from harkback.stages.records import MessageHit
+from harkback.stages.request import SearchRequest
+from tests.conftest import conversation
+from tests.support.embedding import ConceptEmbedder
+
+
+def _hit(session_id: str, position: int = 0, score: float = 1.0) -> MessageHit:
+    return MessageHit(session_id=session_id, position=position, role="user", content="",
+                      score=score)
+
+
+def test_a_session_both_sides_found_beats_one_side_alone() -> None:
+    lexical = (_hit("a"), _hit("b"))
+    dense = (_hit("b"), _hit("c"))
+    assert [h.session_id for h in fuse_sessions(lexical, dense)] == ["b", "a", "c"]
+
+
+def test_sessions_found_only_by_meaning_join_the_ranking() -> None:
+    fused = fuse_sessions((_hit("a"),), (_hit("x"), _hit("y")))
+    assert {h.session_id for h in fused} == {"a", "x", "y"}
+
+
+def test_each_session_keeps_few_hits_and_no_duplicate_lines() -> None:
+    lexical = (_hit("a", 0), _hit("a", 1))
+    dense = (_hit("a", 1), _hit("a", 2), _hit("a", 3))
+    fused = fuse_sessions(lexical, dense, per_session=3)
+    assert [h.position for h in fused] == [0, 1, 2]
+
+
+sessions = st.lists(st.sampled_from("abcdefgh"), max_size=12)
+
+
+def test_words_weigh_more_than_meaning_by_default() -> None:
+    """A session second by words alone outranks one first by meaning alone."""
+    fused = fuse_sessions([_hit("first-word", 100), _hit("second-word", 101)],
+                          [_hit("first-meaning", 200)])
+    order = [h.session_id for h in fused]
+    assert order.index("second-word") < order.index("first-meaning")
+
+
+@given(sessions, sessions)
+def test_no_dense_weight_keeps_the_lexical_order(lexical: list[str], dense: list[str]) -> None:
+    fused = fuse_sessions([_hit(s, i) for i, s in enumerate(lexical)],
+                          [_hit(s, 100 + i) for i, s in enumerate(dense)], dense_weight=0.0,
+                          limit=1000)
+    order = list(session_order(fused))
+    assert order[:len(set(lexical))] == list(session_order([_hit(s) for s in lexical]))
+
+
+@given(sessions, sessions)
+def test_fusion_is_symmetric_in_what_it_returns(lexical: list[str], dense: list[str]) -> None:
+    fused = fuse_sessions([_hit(s) for s in lexical], [_hit(s) for s in dense], limit=1000)
+    assert set(session_order(fused)) == set(lexical) | set(dense)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path
+                ) -> AsyncIterator[MemoryStore | SqliteStore]:
+    """A store of each kind holding three sessions, their user turns embedded."""
+    made: MemoryStore | SqliteStore = (
+        MemoryStore() if request.param == "memory"
+        else SqliteStore.open(tmp_path / "h.db").unwrap())
+    conversations = (
+        conversation("school", ("user", "I finished my undergrad in computer science at UCLA"),
+                     ("assistant", "Congratulations on graduating!")),
+        conversation("pets", ("user", "our new puppy keeps chewing the couch")),
+        conversation("words", ("user", "where did you say I should complete the form?")),
+    )
+    unsafe_perform_io((await made.ingest(conversations).awaitable()).unwrap())
+    summary = await embed_missing(made, ConceptEmbedder(), progress=False)
+    assert summary.ok and summary.embedded == 3
+    yield made
+    if isinstance(made, SqliteStore):
+        made.close()
+
+
+QUESTION = "where did I complete my bachelor degree?"
+
+
+async def _ranked(match: HybridMatch | LexicalMatch, deps: Deps) -> list[str]:
+    outcome = await match(SearchRequest(query=QUESTION, limit=10))(deps).awaitable()
+    matched: Matched = unsafe_perform_io(outcome.unwrap())
+    return list(session_order(matched.hits))
+
+
+async def test_meaning_finds_the_session_words_miss(store: MemoryStore | SqliteStore) -> None:
+    lexical = await _ranked(LexicalMatch(), Deps(store=store))
+    assert "school" not in lexical  # shares no topic word with the question
+    hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=ConceptEmbedder(),
+                                               vectors=store))
+    # Found by meaning alone, it ranks among the first two (the other one both sides find).
+    assert "school" in hybrid[:2]
+
+
+async def test_without_an_embedder_hybrid_is_lexical(store: MemoryStore | SqliteStore) -> None:
+    assert (await _ranked(HybridMatch(), Deps(store=store))
+            == await _ranked(LexicalMatch(), Deps(store=store)))
+
+
+async def test_a_failing_embedder_falls_back_to_lexical(store: MemoryStore | SqliteStore
+                                                        ) -> None:
+    down = ConceptEmbedder(fail=True)
+    hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=down, vectors=store))
+    assert hybrid == await _ranked(LexicalMatch(), Deps(store=store))
+    assert down.calls == [("query", 1)]
+
+
+@attrs.frozen
+class _BrokenVectors:
+    def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        return FutureResult.from_value(1)
+
+    def nearest(self, query: NearestQuery
+                ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        return FutureResult.from_failure(StoreUnavailable("disk gone"))
+
+
+async def test_a_failing_vector_store_falls_back_to_lexical(store: MemoryStore | SqliteStore
+                                                            ) -> None:
+    deps = Deps(store=store, embedder=ConceptEmbedder(), vectors=_BrokenVectors())  # type: ignore[arg-type]
+    assert await _ranked(HybridMatch(), deps) == await _ranked(LexicalMatch(),
+                                                               Deps(store=store))
+
+
+async def test_vectors_of_another_model_are_not_compared(store: MemoryStore | SqliteStore
+                                                         ) -> None:
+    other = ConceptEmbedder(name="another-model")
+    hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=other, vectors=store))
+    assert hybrid == await _ranked(LexicalMatch(), Deps(store=store))
+
+
+async def test_no_stored_vectors_means_no_query_embedding(store: MemoryStore | SqliteStore
+                                                          ) -> None:
+    unused = ConceptEmbedder(name="never-stored")
+    hybrid = await _ranked(HybridMatch(), Deps(store=store, embedder=unused, vectors=store))
+    assert hybrid == await _ranked(LexicalMatch(), Deps(store=store))
+    assert unused.calls == []
+
+
+@pytest.mark.parametrize("query", ["couch NOT puppy", '"form where"', "undergrad OR puppy"])
+async def test_search_syntax_is_ranked_by_words_alone(store: MemoryStore | SqliteStore,
+                                                      query: str) -> None:
+    request = SearchRequest(query=query, limit=10)
+    embedder = ConceptEmbedder()
+    words = await LexicalMatch()(request)(Deps(store=store)).awaitable()
+    both = await HybridMatch()(request)(Deps(store=store, embedder=embedder,
+                                             vectors=store)).awaitable()
+    assert unsafe_perform_io(both.unwrap()).hits == unsafe_perform_io(words.unwrap()).hits
+    assert embedder.calls == []
+
+
+async def test_dissimilar_messages_do_not_join(store: MemoryStore | SqliteStore) -> None:
+    deps = Deps(store=store, embedder=ConceptEmbedder(), vectors=store)
+    everything = await _ranked(HybridMatch(min_similarity=-1.0), deps)
+    similar = await _ranked(HybridMatch(), deps)
+    assert "pets" in everything and "pets" not in similar  # cosine 0 with the question
+
+
+@attrs.frozen
+class _Raising:
+    name: str = "concepts"
+
+    def embed(self, texts: object, kind: object) -> object:
+        raise RuntimeError("a bug in an adapter")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_an_adapter_that_raises_still_leaves_the_lexical_ranking(
+        store: MemoryStore | SqliteStore) -> None:
+    deps = Deps(store=store, embedder=_Raising(), vectors=store)  # type: ignore[arg-type]
+    assert await _ranked(HybridMatch(), deps) == await _ranked(LexicalMatch(),
+                                                               Deps(store=store))
+
+
+# Barely related to "university" (cosine 0.3): the least near candidate, the floor of the
+# similarity scale the recency lift multiplies.
+FAINT = "degree " + " ".join(f"noise{i}" for i in range(10))
+
+
+async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Path) -> None:
+    """Of two sessions found by meaning alone, a recent near one beats an old nearer one
+    (a third, faintly related session is the least near candidate, the scale's floor)."""
+    day = 86400.0
+    now = 1_000 * day
+    store = SqliteStore.open(tmp_path / "r.db").unwrap()
+    conversations = (
+        conversation("old", ("user", "college bachelor degree"), started_at=now - 700 * day),
+        conversation("new", ("user", "undergrad lake"), started_at=now - 1 * day),
+        conversation("faint", ("user", FAINT), started_at=now - 900 * day))
+    unsafe_perform_io((await store.ingest(conversations).awaitable()).unwrap())
+    assert (await embed_missing(store, ConceptEmbedder(), progress=False)).embedded == 3
+    request = SearchRequest(query="university", limit=10)  # no word of any session
+
+    async def order(match: HybridMatch) -> list[str]:
+        deps = Deps(store=store, embedder=ConceptEmbedder(), vectors=store, clock=lambda: now)
+        outcome = await match(request)(deps).awaitable()
+        return list(session_order(unsafe_perform_io(outcome.unwrap()).hits))
+
+    timeless = HybridMatch(lexical=LexicalMatch(scoring=SessionScoring(recency_weight=0.0)))
+    assert await order(timeless) == ["old", "new", "faint"]  # nearer in meaning
+    assert await order(HybridMatch()) == ["new", "old", "faint"]
+    store.close()
+
+
+async def test_the_recency_lift_does_not_depend_on_the_model_s_cosine_range() -> None:
+    """The same neighbours with cosines squeezed into 0.8-0.9 (as e5's are) get the same
+    lifted order as with cosines spread over 0-1: the lift reads relative similarity."""
+    day = 86400.0
+    now = 1_000 * day
+    ages = {"a": 600, "b": 1, "c": 30, "d": 2, "e": 300}
+    cosines = {"a": 0.95, "b": 0.70, "c": 0.60, "d": 0.20, "e": 0.10}
+
+    def hits(squeeze: bool) -> tuple[MessageHit, ...]:
+        return tuple(MessageHit(session_id=s, position=0, role="user", content="",
+                                score=0.8 + 0.1 * c if squeeze else c,
+                                timestamp=now - ages[s] * day)
+                     for s, c in cosines.items())
+
+    match = HybridMatch()
+    spread = [h.session_id for h in match._recent_first(hits(False), now)]
+    squeezed = [h.session_id for h in match._recent_first(hits(True), now)]
+    assert squeezed == spread
+    assert spread[:3] == ["b", "c", "a"]  # a 0.95 from two years ago drops to third
+
+
+@attrs.frozen
+class _NoSessions:
+    """A store whose session lookup fails; every other call goes to the real store."""
+
+    inner: SqliteStore
+
+    def sessions(self, ids: object) -> FutureResult[tuple[object, ...], StoreUnavailable]:
+        return FutureResult.from_failure(StoreUnavailable("sessions table locked"))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+async def test_dense_hits_carry_their_session_time_for_the_recency_lift(tmp_path: Path) -> None:
+    """The lift reads the times the hits carry; it needs no session lookup."""
+    store = SqliteStore.open(tmp_path / "t.db").unwrap()
+    conversations = (
+        conversation("near", ("user", "college bachelor degree"), started_at=0.0),
+        conversation("far", ("user", "undergrad lake"), started_at=86400.0 * 999),
+        conversation("faint", ("user", FAINT), started_at=0.0))
+    unsafe_perform_io((await store.ingest(conversations).awaitable()).unwrap())
+    await embed_missing(store, ConceptEmbedder(), progress=False)
+    deps = Deps(store=_NoSessions(store), embedder=ConceptEmbedder(),  # type: ignore[arg-type]
+                vectors=store, clock=lambda: 86400.0 * 1000)
+    outcome = await HybridMatch()(SearchRequest(query="university", limit=10))(deps).awaitable()
+    assert list(session_order(unsafe_perform_io(outcome.unwrap()).hits)) == ["far", "near",
+                                                                             "faint"]
+    store.close()

@@ -1,0 +1,154 @@
+"""The lexical ranker and the baselines as match stages, against both stores."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.flow import Matched
+from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.rankers import RANKERS, ReferenceMatch
+from harkback.stages.ports import Deps, SessionStore
+from harkback.stages.records import Conversation, Role
+from harkback.stages.request import SearchRequest
+from harkback.stages.resolve import LineageResolve
+from harkback.stages.stage import Stage
+from tests.conftest import conversation
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    """An empty store of each kind."""
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    sqlite = SqliteStore.open(tmp_path / "h.db").unwrap()
+    yield sqlite
+    sqlite.close()
+
+
+async def _ingest(store: SessionStore, *conversations: Conversation) -> None:
+    unsafe_perform_io((await store.ingest(conversations).awaitable()).unwrap())
+
+
+LEXICAL = LexicalMatch()
+
+
+async def _sessions(store: SessionStore, query: str,
+                    match: Stage[SearchRequest, Matched] = LEXICAL) -> list[str]:
+    request = SearchRequest(query=query, limit=10)
+    outcome = await match(request).bind(LineageResolve())(Deps(store=store)).awaitable()
+    return [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
+
+
+async def test_inflected_evidence_is_found(store: SessionStore) -> None:
+    """A question about 'bikes' finds the session that says 'bike' and 'serviced'."""
+    await _ingest(store,
+                  conversation("gold", ("user", "I got my road bike serviced at the shop")),
+                  conversation("other", ("user", "the service desk was closed today")),
+                  conversation("noise", ("user", "tell me about sourdough bread")))
+    assert (await _sessions(store, "how many bikes did I service"))[0] == "gold"
+
+
+async def test_covering_session_beats_a_repetitive_one(store: SessionStore) -> None:
+    """A session covering the whole query outranks one repeating a single query word."""
+    loud = conversation("loud", *[("user", f"docker container restart {i}") for i in range(12)])
+    right = conversation("right", ("user", "the docker bridge network lost dns"),
+                         ("assistant", "recreate the bridge network"))
+    await _ingest(store, loud, right)
+    assert (await _sessions(store, "docker bridge network dns"))[0] == "right"
+
+
+async def test_cron_sessions_are_demoted(store: SessionStore) -> None:
+    """With the same text, a cron session ranks below a normal one."""
+    await _ingest(store, conversation("cron", ("user", "backup failed on disk"), source="cron"),
+                  conversation("cli", ("user", "backup failed on disk"), source="cli"))
+    assert await _sessions(store, "backup failed") == ["cli", "cron"]
+
+
+async def test_hits_follow_the_session_ranking(store: SessionStore) -> None:
+    """The match stage's hits come grouped by session, best session first."""
+    await _ingest(store, conversation("a", ("user", "nginx cors header"), ("user", "cors again")),
+                  conversation("b", ("user", "nginx restart")))
+    outcome = await LexicalMatch()(SearchRequest(query="nginx cors header"))(
+        Deps(store=store)).awaitable()
+    hits = unsafe_perform_io(outcome.unwrap()).hits
+    assert [h.session_id for h in hits] == ["a", "a", "b"]
+
+
+async def test_stopword_only_query_matches_nothing_safely(store: SessionStore) -> None:
+    """A query of punctuation finds nothing and raises nothing."""
+    await _ingest(store, conversation("a", ("user", "hello")))
+    assert await _sessions(store, "?!* ((") == []
+
+
+async def test_reference_requires_every_word_first(store: SessionStore) -> None:
+    """The reference ranker returns only all-word matches when there are any."""
+    await _ingest(store, conversation("all", ("user", "fix the bridge")),
+                  conversation("some", ("user", "bridge bridge bridge")))
+    assert await _sessions(store, "fix the bridge", ReferenceMatch()) == ["all"]
+
+
+async def test_reference_falls_back_to_any_word(store: SessionStore) -> None:
+    """When no message holds every word, the reference ranker tries any word."""
+    await _ingest(store, conversation("some", ("user", "the bridge is down")))
+    assert await _sessions(store, "fix the bridge", ReferenceMatch()) == ["some"]
+
+
+@pytest.mark.parametrize("name", sorted(RANKERS))
+async def test_every_registered_ranker_runs(store: SessionStore, name: str) -> None:
+    """Each ranker in the registry finds the one matching session."""
+    await _ingest(store, conversation("a", ("user", "kubernetes pod crashloop")),
+                  conversation("b", ("user", "weekend plans")))
+    assert await _sessions(store, "kubernetes pod", RANKERS[name]) == ["a"]
+
+
+async def test_what_the_user_said_outranks_the_same_words_from_the_assistant(
+        store: SessionStore) -> None:
+    """By default the user's own words weigh more than the same words from the assistant."""
+    await _ingest(store,
+                  conversation("told", ("assistant", "a garden kayak trip"), ("user", "ok")),
+                  conversation("said", ("user", "a garden kayak trip"), ("assistant", "ok")))
+    assert (await _sessions(store, "kayak trip"))[0] == "said"
+
+
+async def test_a_question_naming_a_time_prefers_sessions_from_then(store: SessionStore) -> None:
+    """'two weeks ago' lifts the session of two weeks before now over an older twin."""
+    day = 86400.0
+    now = 100 * day
+    said: tuple[Role, str] = ("user", "I baked a lemon tart")
+    await _ingest(store, conversation("old", said, started_at=now - 60 * day),
+                  conversation("then", said, started_at=now - 14 * day))
+    request = SearchRequest(query="what did I bake two weeks ago?", limit=10)
+    outcome = await LexicalMatch()(request).bind(LineageResolve())(
+        Deps(store=store, clock=lambda: now)).awaitable()
+    ranked = [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
+    assert ranked[0] == "then"
+
+
+async def test_the_words_of_a_time_are_not_searched_for(store: SessionStore) -> None:
+    """'two weeks ago' is weighed by its window: a session that only says those words
+    is not a match for what was baked then."""
+    day = 86400.0
+    now = 100 * day
+    await _ingest(store,
+                  conversation("baked", ("user", "I baked a lemon tart"),
+                               started_at=now - 14 * day),
+                  conversation("weeks", ("user", "two weeks ago, and weeks before that, ago"),
+                               started_at=now - 14 * day))
+    request = SearchRequest(query="what did I bake two weeks ago?", limit=10)
+    outcome = await LexicalMatch()(request).bind(LineageResolve())(
+        Deps(store=store, clock=lambda: now)).awaitable()
+    assert [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates] == ["baked"]
+
+
+async def test_an_irregular_past_answers_a_question_in_the_present(store: SessionStore) -> None:
+    """'what did I buy' finds the session that says 'bought'."""
+    await _ingest(store, conversation("gold", ("user", "I bought a kayak last spring")),
+                  conversation("noise", ("user", "kayak club")))
+    assert (await _sessions(store, "what did I buy for the kayak"))[0] == "gold"

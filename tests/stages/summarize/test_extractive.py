@@ -1,0 +1,208 @@
+"""Tests of the query-focused extractive summary kernel."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harkback.stages.query import parse_query
+from harkback.stages.summarize.extractive import GAP, NO_MATCH, carries_detail, extractive_summary
+
+CORS = """[USER]: The frontend keeps failing with a CORS error when calling the API.
+
+[ASSISTANT]: Let me check the response headers.
+[Called: bash]
+
+[TOOL:bash]: HTTP/2 200
+server: nginx/1.24
+
+[USER]: We added flask-cors last week.
+
+[ASSISTANT]: Found it: `proxy_hide_header Access-Control-Allow-Origin;` in /etc/nginx/api.conf.
+Remove that line and reload:
+$ sudo systemctl reload nginx
+
+[USER]: Done, the CORS error is gone. Thanks!
+
+[USER]: By the way, what should we have for lunch?
+
+[ASSISTANT]: Pizza sounds good to me."""
+
+ROLE = re.compile(r"^\[(?:USER|ASSISTANT|SYSTEM|TOOL(?::[^\]]*)?)\]: ")
+
+
+def _summary(query: str, text: str = CORS, **bounds: int) -> str:
+    return extractive_summary(text, parse_query(query), **bounds).text
+
+
+def test_kind_is_extractive() -> None:
+    """The kernel labels its summaries as extractive."""
+    assert extractive_summary(CORS, parse_query("cors")).kind == "extractive"
+
+
+def test_lines_covering_the_query_are_picked() -> None:
+    """A line holding the query's words appears in the summary."""
+    assert "[USER]: Done, the CORS error is gone. Thanks!" in _summary("cors gone")
+
+
+def test_unrelated_lines_are_left_out() -> None:
+    """Lines that neither match nor carry details stay out."""
+    assert "lunch" not in _summary("cors error")
+
+
+def test_lines_are_picked_to_cover_different_query_words() -> None:
+    """With a tight line bound, lines covering different words beat repeats of one."""
+    text = ("[USER]: docker docker docker\n\n[USER]: docker again\n\n"
+            "[USER]: the bridge was down")
+    summary = _summary("docker bridge", text, max_lines=2)
+    assert "bridge was down" in summary
+    assert summary.count("docker") == 3
+
+
+def test_details_next_to_a_match_are_kept() -> None:
+    """Commands and paths right after a matching line come along with it."""
+    summary = _summary("proxy_hide_header")
+    assert "[ASSISTANT]: $ sudo systemctl reload nginx" in summary
+
+
+def test_continuation_lines_carry_their_role() -> None:
+    """A picked line from inside a block is shown with its block's role prefix."""
+    lines = _summary("reload nginx").splitlines()
+    assert "[ASSISTANT]: $ sudo systemctl reload nginx" in lines
+
+
+def test_lines_keep_transcript_order() -> None:
+    """Picked lines come out in the order of the transcript, not of their score."""
+    lines = [ln for ln in _summary("cors").splitlines() if ln != GAP]
+    positions = [CORS.index(ROLE.sub("", ln)) for ln in lines]
+    assert positions == sorted(positions)
+
+
+def test_gap_marks_skipped_lines_only() -> None:
+    """An ellipsis line sits between non-adjacent picks and never between adjacent ones."""
+    text = "[USER]: alpha one\n[USER]: alpha two\n[USER]: filler\n[USER]: alpha three"
+    assert _summary("alpha", text).splitlines() == [
+        "[USER]: alpha one", "[USER]: alpha two", GAP, "[USER]: alpha three"]
+
+
+def test_long_lines_are_cut_around_the_match() -> None:
+    """A line wider than the width is cut, keeping the matching word in view."""
+    text = "[USER]: " + "words " * 100 + "kubernetes ingress broke " + "tail " * 100
+    line = _summary("ingress", text, width=80)
+    assert len(line) <= 80
+    assert "ingress" in line and line.endswith(GAP)
+
+
+def test_tight_bound_still_shows_the_best_line() -> None:
+    """A bound smaller than any line still yields the best line, cut to fit."""
+    text = "[USER]: " + "long words here " * 20 + "and the docker bridge failed"
+    summary = _summary("docker bridge", text, max_chars=15)
+    assert summary.startswith("[USER]: ") and len(summary) == 15
+
+
+def test_no_match_says_so_and_shows_the_opening_request() -> None:
+    """A session that does not cover the query says so plainly instead of guessing."""
+    summary = extractive_summary(CORS, parse_query("kubernetes helm chart"))
+    assert summary.text.splitlines() == [
+        NO_MATCH, "[USER]: The frontend keeps failing with a CORS error when calling the API."]
+    assert summary.note
+
+
+def test_empty_query_shows_the_opening_request_only() -> None:
+    """With nothing to look for, the summary is the opening request, without a verdict."""
+    text = extractive_summary(CORS, parse_query("the of")).text
+    assert NO_MATCH not in text
+    assert text.startswith("[USER]: The frontend")
+
+
+def test_cjk_query_finds_cjk_lines() -> None:
+    """A Chinese query picks the Chinese line that holds it."""
+    text = "[USER]: 服务器的端口配置错了\n\n[ASSISTANT]: 改成8080就好了\n\n[USER]: 谢谢"
+    assert _summary("端口配置", text).splitlines()[0] == "[USER]: 服务器的端口配置错了"
+
+
+def test_phrase_query_needs_adjacent_words() -> None:
+    """A quoted phrase matches only where its words stand together."""
+    text = "[ASSISTANT]: network of the bridge\n\n[USER]: the bridge network is down"
+    assert _summary('"bridge network" OR nothing', text) == "[USER]: the bridge network is down"
+
+
+def test_markers_and_headers_are_never_picked() -> None:
+    """Cut markers and session headers are structure, not content."""
+    text = ("[USER]: docker broke\n\n...[120 characters omitted]...\n\n"
+            "--- continued in session docker-2 ---\n\n[ASSISTANT]: docker fixed")
+    summary = _summary("docker", text)
+    assert "omitted" not in summary and "continued" not in summary
+
+
+def test_detail_search_stops_at_a_cut() -> None:
+    """A command on the far side of a cut marker is not treated as a neighbour."""
+    text = "[USER]: docker broke\n...[50 characters omitted]...\n$ rm -rf /tmp/x"
+    assert "rm -rf" not in _summary("docker", text)
+
+
+def test_detail_detection() -> None:
+    """Commands, paths, URLs and errors count as details; plain prose does not."""
+    assert carries_detail("$ docker ps -a")
+    assert carries_detail("docker network create app-net")
+    assert carries_detail("saved it to ~/scripts/backup.sh")
+    assert carries_detail("docs at https://example.org/x")
+    assert carries_detail("TypeError: cannot read property")
+    assert carries_detail("connect ECONNREFUSED 127.0.0.1:5432")
+    assert not carries_detail("I suspect the nginx proxy config is wrong")
+    assert not carries_detail("Pizza sounds good to me.")
+
+
+WORDS = ["docker", "bridge", "error", "$ ls -la", "/etc/hosts", "the", "fix", "我们", "网络",
+         "…", "x" * 90]
+
+
+ROLES = ["[USER]: ", "[ASSISTANT]: ", "[TOOL:bash]: "]
+
+
+def _line(seed: int) -> str:
+    """One transcript line built from a number: a role or none, then a few words."""
+    seed, role = divmod(seed, len(ROLES) + 1)
+    seed, count = divmod(seed, 6)
+    words = []
+    for _ in range(count + 1):
+        seed, word = divmod(seed, len(WORDS))
+        words.append(WORDS[word])
+    if role == len(ROLES):
+        return "\n" + " ".join(words)
+    return "\n\n" + ROLES[role] + " ".join(words)
+
+
+def _transcripts() -> st.SearchStrategy[str]:
+    # Built from plain integers: far cheaper for hypothesis than many nested draws.
+    return st.lists(st.integers(0, 10**12), max_size=60).map(
+        lambda seeds: "".join(_line(s) for s in seeds).lstrip("\n"))
+
+
+QUERIES = st.sampled_from(["docker bridge", "fix error", "网络", '"bridge docker"', "nothing",
+                           "the"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_transcripts(), QUERIES, st.integers(1, 1500), st.integers(1, 15), st.integers(1, 200))
+def test_summary_respects_its_bounds(text: str, query: str, max_chars: int, max_lines: int,
+                                     width: int) -> None:
+    """The summary never exceeds max_chars, nor max_lines picked lines."""
+    summary = extractive_summary(text, parse_query(query), max_chars=max_chars,
+                                 max_lines=max_lines, width=width).text
+    assert len(summary) <= max_chars
+    assert len([ln for ln in summary.splitlines() if ln != GAP]) <= max(max_lines, 2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_transcripts(), QUERIES)
+def test_summary_is_made_of_transcript_text(text: str, query: str) -> None:
+    """Every summary line, minus role prefix and cut marks, is text of the transcript."""
+    summary = extractive_summary(text, parse_query(query)).text
+    for line in summary.splitlines():
+        if line in (GAP, NO_MATCH):
+            continue
+        body = ROLE.sub("", line).strip(GAP)
+        assert body in text

@@ -1,0 +1,101 @@
+"""The fast tokenizer gives exactly what the first, simple one gave (the index depends on it)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harkback.stages.text.tokens import ascii_words, index_text, index_tokens, normalize, tokens
+
+_CJK = (
+    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003134f"
+)
+_OLD_TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+
+
+def old_normalize(text: str) -> str:
+    """The first implementation of normalize (schema version 1 indexed with it)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():
+        return folded
+    decomposed = unicodedata.normalize("NFD", folded)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", stripped)
+
+
+def _old_bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def old_split(text: str, *, index: bool) -> tuple[str, ...]:
+    """The first implementation of tokens (index=False) and index_tokens (index=True)."""
+    out: list[str] = []
+    for cjk, word in _OLD_TOKEN.findall(old_normalize(text)):
+        if cjk:
+            out.extend(_old_bigrams(cjk))
+            if index and len(cjk) > 1:
+                out.append(cjk[-1])
+        else:
+            out.append(word)
+    return tuple(out)
+
+
+# Text mixing ASCII, Latin with accents, CJK, Hangul, full-width forms, combining marks,
+# punctuation, underscores and emoji, in runs, so that every branch of the tokenizer is hit.
+_ALPHABET = st.sampled_from(
+    list("abcXYZ019 _-.,!\n\t\"'*") + list("éÜñçßİıſﬁ") + list("上次怎么解决修改服务端的")
+    + list("ひらカタ한국어") + list("ＡＢＣ１２３ｶﾅ")
+    + ["\u0301", "\u0308", "\u200b", "🙂", "Ⅻ", "²"])
+texts = st.one_of(st.text(), st.lists(_ALPHABET, max_size=80).map("".join))
+
+
+@settings(max_examples=600)
+@given(texts)
+def test_index_tokens_match_the_first_implementation(text: str) -> None:
+    """index_tokens and index_text are unchanged on any text."""
+    expected = old_split(text, index=True)
+    assert index_tokens(text) == expected
+    assert index_text(text) == " ".join(expected)
+
+
+@settings(max_examples=600)
+@given(texts)
+def test_query_tokens_match_the_first_implementation(text: str) -> None:
+    """tokens is unchanged on any text."""
+    assert tokens(text) == old_split(text, index=False)
+
+
+@settings(max_examples=300)
+@given(texts)
+def test_normalize_matches_the_first_implementation(text: str) -> None:
+    """normalize is unchanged on any text."""
+    assert normalize(text) == old_normalize(text)
+
+
+def test_every_combining_mark_lies_below_the_table_limit() -> None:
+    """The deletion table of combining marks covers all of Unicode."""
+    beyond = [c for c in range(0x20000, 0x110000) if unicodedata.combining(chr(c))]
+    assert beyond == []
+
+
+@settings(max_examples=600)
+@given(texts)
+def test_ascii_words_hold_exactly_the_index_tokens(text: str) -> None:
+    """When ascii_words gives bytes, their alphanumeric runs are the index's tokens."""
+    folded = ascii_words(text)
+    if folded is not None:
+        assert tuple(re.findall(rb"[a-z0-9]+", folded)) == tuple(
+            t.encode("ascii") for t in index_tokens(text))
+    else:
+        assert any(not t.isascii() for t in index_tokens(text))
+
+
+def test_an_unassigned_cjk_code_point_is_a_token_not_a_separator() -> None:
+    """U+2FA1E lies in the CJK ranges but is unassigned (not a word character to ``re``)."""
+    assert index_tokens("a\U0002fa1e") == ("a", "\U0002fa1e")
+    assert ascii_words("a\U0002fa1e") is None
