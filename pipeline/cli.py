@@ -1,7 +1,8 @@
-"""The ``harkback`` command line: ingest, search, recent, demo, import, sources, embed.
+"""The ``harkback`` command line: parse the arguments, run the command, map failures.
 
 Errors are one clear line on stderr and a non-zero exit status, never a traceback
-(set ``HARKBACK_DEBUG=1`` to see one for an internal error).
+(set ``HARKBACK_DEBUG=1`` to see one for an internal error). The commands themselves
+are in :mod:`harkback.pipeline.commands`.
 """
 
 from __future__ import annotations
@@ -11,60 +12,16 @@ import asyncio
 import json
 import os
 import sys
-import textwrap
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
-from returns.result import Failure
-
-from harkback.adapters.models.embeddings import embedder_from_spec
-from harkback.adapters.stores.import_ledger import SourceState, SqliteImportLedger
-from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.pipeline.compose import Pipeline
-from harkback.pipeline.config import default_db_path
-from harkback.pipeline.embed import EmbedSummary, embed_missing
-from harkback.pipeline.facade import Harkback, Response
-from harkback.pipeline.importing import (
-    describe_sources,
-    importers_for,
-    run_import,
-    source_payload,
-)
-from harkback.pipeline.ingest import ingest_file
-from harkback.pipeline.llm import (
-    LLM,
-    add_model_arguments,
-    model_settings,
-    summarizer_choice,
-    with_model,
-)
+from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
+from harkback.pipeline.model_flags import add_model_arguments
 from harkback.stages.embedding import EMBED_ROLES
-from harkback.stages.errors import BadRecord
-from harkback.stages.flow import Loaded, SummarizedSet
 from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
-from harkback.stages.ports import Embedder
 from harkback.stages.request import MAX_LIMIT
-from harkback.stages.stage import Stage, as_result
-from harkback.stages.summarize.plain import ExtractiveSummarize, NoSummarize, RawSummarize
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
-
-SUMMARIZERS: dict[str, Stage[Loaded, SummarizedSet]] = {
-    "extractive": ExtractiveSummarize(),
-    "raw": RawSummarize(),
-    "none": NoSummarize(),
-}
-
-
-class CliError(Exception):
-    """A failure to report as one line, with the exit status to use."""
-
-    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
-        super().__init__(message)
-        self.status = status
+from harkback.stages.summarize.summarizers import SUMMARIZERS
 
 
 def _limit(text: str) -> int:
@@ -108,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the caller's session id; its whole lineage is left out")
     search.add_argument("--since", default=None, help="ISO date, epoch, or 7d / 24h")
     search.add_argument("--until", default=None, help="ISO date, epoch, or 7d / 24h")
-    search.add_argument("--summarizer", choices=sorted([*SUMMARIZERS, LLM]), default=None,
+    search.add_argument("--summarizer", choices=sorted(SUMMARIZERS), default=None,
                         help="default: llm when a model is configured (--model or "
                              "HARKBACK_MODEL), else extractive")
     search.add_argument("--json", action="store_true", help="print the JSON payload only")
@@ -157,27 +114,6 @@ def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
              "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
 
 
-def _embedder(args: argparse.Namespace) -> Embedder | None:
-    spec = args.embedder or os.environ.get("HARKBACK_EMBEDDER") or ""
-    if not spec.strip():
-        return None
-    made = embedder_from_spec(spec)
-    if isinstance(made, Failure):
-        raise CliError(made.failure().message(), EXIT_USAGE)
-    return made.unwrap()
-
-
-async def _embed_after(store: SqliteStore, embedder: Embedder | None,
-                       progress: bool | None) -> EmbedSummary | None:
-    """Embed what an ingest or import added, when an embedder is configured."""
-    if embedder is None:
-        return None
-    try:
-        return await embed_missing(store, embedder, progress=progress)
-    finally:
-        await embedder.aclose()
-
-
 def _add_import_commands(commands: Any,
                          with_db: Callable[[argparse.ArgumentParser], None]) -> None:
     imports = commands.add_parser(
@@ -203,239 +139,6 @@ def _add_import_commands(commands: Any,
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)
     sources.add_argument("--json", action="store_true")
-
-
-def _db(args: argparse.Namespace) -> Path:
-    return Path(args.db) if args.db else default_db_path()
-
-
-def open_store(path: Path, *, readonly: bool) -> SqliteStore:
-    """Open the SQLite store at ``path`` or raise :class:`CliError` saying why not."""
-    opened = SqliteStore.open(path, readonly=readonly)
-    if isinstance(opened, Failure):
-        raise CliError(opened.failure().message())
-    return opened.unwrap()
-
-
-async def _ingest(args: argparse.Namespace) -> int:
-    if not args.file.is_file():
-        raise CliError(f"no such file: {args.file}")
-    embedder = _embedder(args)
-    store = open_store(_db(args), readonly=False)
-
-    def report_bad(error: BadRecord) -> None:
-        print(f"harkback: {args.file}: {error.message()} (skipped)", file=sys.stderr)
-
-    try:
-        summary = await ingest_file(args.file, store, on_bad=report_bad, progress=args.progress)
-        if summary.read_error:
-            raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
-        if summary.store_error is not None:
-            raise CliError(f"{summary.describe()}; stopped: {summary.store_error.message()}")
-        embedded = await _embed_after(store, embedder, args.progress)
-    finally:
-        store.close()
-    print(summary.describe())
-    if embedded is not None:
-        print(embedded.describe())
-    return EXIT_OK if summary.ok and (embedded is None or embedded.ok) else EXIT_FAILED
-
-
-async def _search(args: argparse.Namespace) -> int:
-    settings = model_settings(args, os.environ)
-    choice = summarizer_choice(args.summarizer, settings)
-    if isinstance(choice, Failure):
-        raise CliError(choice.failure().reason, EXIT_USAGE)
-    name = choice.unwrap()
-    embedder = _embedder(args)
-    path = _db(args)
-    if name == LLM and settings is not None and path.is_file():
-        # Writable, so model summaries can be cached in the file; read-only if it must be.
-        opened = SqliteStore.open(path)
-        store = opened.unwrap() if not isinstance(opened, Failure) else open_store(
-            path, readonly=True)
-        harkback = with_model(Harkback(store=store), settings, deadline_s=args.deadline)
-    else:
-        store = open_store(path, readonly=True)
-        summarize = SUMMARIZERS.get(name, SUMMARIZERS["extractive"])
-        harkback = Harkback(store=store, pipeline=attrs.evolve(Pipeline(), summarize=summarize))
-    ranker = args.ranker or ("hybrid" if embedder is not None else DEFAULT_RANKER)
-    harkback = attrs.evolve(harkback, embedder=embedder,
-                            vectors=store if embedder is not None else None,
-                            pipeline=attrs.evolve(harkback.pipeline, match=RANKERS[ranker]))
-    try:
-        response = await harkback.search(
-            args.query, limit=args.limit, roles=args.role,
-            current_session_id=args.current_session, since=args.since, until=args.until)
-    finally:
-        await harkback.aclose()
-        store.close()
-    return _emit(response, as_json=args.json)
-
-
-async def _recent(args: argparse.Namespace) -> int:
-    store = open_store(_db(args), readonly=True)
-    try:
-        response = await Harkback(store=store).recent(
-            limit=args.limit, current_session_id=args.current_session, since=args.since,
-            until=args.until)
-    finally:
-        store.close()
-    return _emit(response, as_json=args.json)
-
-
-def _emit(response: Response, *, as_json: bool) -> int:
-    payload = response.to_payload()
-    if as_json:
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-        return EXIT_OK if payload["success"] else EXIT_FAILED
-    if not payload["success"]:
-        raise CliError(payload["error"])
-    print(format_payload(payload))
-    return EXIT_OK
-
-
-def format_payload(payload: dict[str, Any]) -> str:
-    """Human output for a search or recent payload: a table, then each summary."""
-    rows = payload["results"]
-    if not rows:
-        return str(payload.get("message", "No sessions found."))
-    if payload["mode"] == "recent":
-        header = f"{'#':>2}  {'when':<30} {'source':<10} {'msgs':>5}  title / first request"
-        lines = [header, "-" * len(header)]
-        for i, r in enumerate(rows, 1):
-            lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
-                         f"{r['message_count']:>5}  {r['title'] or '(untitled)'}")
-            lines.append(f"{'':>4}{r['session_id']}: {r['preview'][:90]}")
-        return "\n".join(lines)
-    header = f"{'#':>2}  {'when':<30} {'source':<10} {'hits':>4}  session / title"
-    lines = [f'{payload["count"]} of {payload["sessions_searched"]} matching session(s) '
-             f'for "{payload["query"]}"', "", header, "-" * len(header)]
-    for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
-                     f"{r['matched_messages']:>4}  {r['session_id']}  {r['title']}")
-    for i, r in enumerate(rows, 1):
-        lines += ["", f"[{i}] {r['title'] or r['session_id']} ({r['summary_kind']} summary)"]
-        if r.get("summary_note"):
-            lines.append(f"    note: {r['summary_note']}")
-        for para in r["summary"].splitlines():
-            lines.append(textwrap.fill(para, width=100, initial_indent="    ",
-                                       subsequent_indent="      ") if para else "")
-    return "\n".join(lines)
-
-
-async def _demo(args: argparse.Namespace) -> int:
-    from harkback.pipeline.demo import run_demo
-    return await run_demo(args.db)
-
-
-async def _import(args: argparse.Namespace) -> int:
-    bad: list[BadRecord] = []
-
-    def report_bad(error: BadRecord) -> None:
-        bad.append(error)
-        print(f"harkback: {args.path}: {error.message()} (skipped)", file=sys.stderr)
-
-    found = importers_for(args.kind, args.path, on_bad=report_bad)
-    if isinstance(found, Failure):
-        raise CliError(found.failure().reason)
-    embedder = _embedder(args)
-    store = open_store(_db(args), readonly=False)
-    ledger = SqliteImportLedger(store)
-    outcomes = []
-    try:
-        for importer in found.unwrap():
-            outcomes.append(await run_import(importer, store, ledger, full=args.full,
-                                             progress=args.progress))
-        embedded = await _embed_after(store, embedder, args.progress)
-    finally:
-        store.close()
-    ok = all(o.ok for o in outcomes) and not bad and (embedded is None or embedded.ok)
-    if args.json:
-        payload: dict[str, Any] = {"success": ok,
-                                   "sources": [o.to_payload() for o in outcomes]}
-        if embedded is not None:
-            payload["embedding"] = _embed_payload(embedded)
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
-        print("\n".join(o.describe() for o in outcomes))
-        if embedded is not None:
-            print(embedded.describe())
-    return EXIT_OK if ok else EXIT_FAILED
-
-
-def _embed_payload(summary: EmbedSummary) -> dict[str, Any]:
-    return {"model": summary.model, "embedded": summary.embedded, "complete": summary.ok,
-            "error": summary.error.message() if summary.error is not None else None}
-
-
-async def _embed(args: argparse.Namespace) -> int:
-    embedder = _embedder(args)
-    if embedder is None:
-        raise CliError("embed needs an embedding model: --embedder SPEC or HARKBACK_EMBEDDER",
-                       EXIT_USAGE)
-    path = _db(args)
-    if not path.is_file():
-        raise CliError(f"no database at {path}: ingest or import sessions first")
-    store = open_store(path, readonly=False)
-    try:
-        summary = await embed_missing(store, embedder, roles=args.role, progress=args.progress)
-    finally:
-        await embedder.aclose()
-        store.close()
-    if args.json:
-        print(json.dumps({"success": summary.ok, **_embed_payload(summary)},
-                         ensure_ascii=False, indent=2))
-    else:
-        print(summary.describe())
-    return EXIT_OK if summary.ok else EXIT_FAILED
-
-
-async def _optimize(args: argparse.Namespace) -> int:
-    path = _db(args)
-    if not path.is_file():
-        raise CliError(f"no database at {path}: ingest or import sessions first")
-    if not args.json:
-        print(f"merging the full-text index of {path} (a million messages take about 20 s)...",
-              file=sys.stderr, flush=True)
-    store = open_store(path, readonly=False)
-    started = time.monotonic()
-    try:
-        outcome = as_result(await store.merge_index().awaitable())
-    finally:
-        store.close()
-    if isinstance(outcome, Failure):
-        raise CliError(outcome.failure().message())
-    seconds = round(time.monotonic() - started, 1)
-    if args.json:
-        print(json.dumps({"success": True, "db": str(path), "seconds": seconds}))
-    else:
-        print(f"merged the full-text index of {path} in {seconds} s")
-    return EXIT_OK
-
-
-async def _sources(args: argparse.Namespace) -> int:
-    path = _db(args)
-    listed: tuple[SourceState, ...] = ()
-    if path.is_file():
-        store = open_store(path, readonly=True)
-        try:
-            outcome = as_result(await SqliteImportLedger(store).sources().awaitable())
-        finally:
-            store.close()
-        if isinstance(outcome, Failure):
-            raise CliError(outcome.failure().message())
-        listed = outcome.unwrap()
-    if args.json:
-        print(json.dumps({"success": True, "sources": [source_payload(s) for s in listed]},
-                         ensure_ascii=False, indent=2))
-    else:
-        print(describe_sources(listed))
-    return EXIT_OK
-
-
-COMMANDS = {"ingest": _ingest, "search": _search, "recent": _recent, "demo": _demo,
-            "import": _import, "sources": _sources, "embed": _embed, "optimize": _optimize}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import importlib.resources
+import sys
 import tempfile
 from pathlib import Path
 
+from returns.result import Failure
+
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.ingest import ingest_file
+from harkback.pipeline.output import format_payload
+from harkback.pipeline.wiring import open_store
 
 DEMO_QUESTIONS: tuple[str, ...] = (
     "how did we fix the docker network problem",
@@ -27,11 +32,13 @@ def corpus_path() -> Path:
 
 async def run_demo(db: Path | None = None) -> int:
     """Ingest the corpus into ``db`` (a temporary file by default) and print recalls."""
-    from harkback.pipeline.cli import format_payload, open_store
-
     with tempfile.TemporaryDirectory(prefix="harkback-demo-") as scratch:
         path = db or Path(scratch) / "demo.db"
-        store = open_store(path, readonly=False)
+        opened = open_store(path)
+        if isinstance(opened, Failure):
+            print(f"harkback: {opened.failure().message()}", file=sys.stderr)
+            return 1
+        store = opened.unwrap()
         try:
             summary = await ingest_file(corpus_path(), store, progress=False)
             print(f"demo store: {path}\n{summary.describe()}\n")

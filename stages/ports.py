@@ -168,6 +168,10 @@ class SessionStore(Protocol):
         """
         ...
 
+    def close(self) -> None:
+        """Release what the store holds (a connection, a pool); closing twice is harmless."""
+        ...
+
 
 Vector = tuple[float, ...]
 """A dense embedding, unit length (cosine similarity is the dot product)."""

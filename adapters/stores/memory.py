@@ -148,6 +148,9 @@ class MemoryStore:
         awaitable: Awaitable[Result[T, StoreUnavailable]] = call()
         return FutureResult(awaitable)
 
+    def close(self) -> None:
+        """Nothing to release: the sessions stay until the store is garbage."""
+
     def term_stats(self, terms: Sequence[str]) -> FutureResult[TermStats, StoreUnavailable]:
         """Index statistics counted over every stored message, as FTS5 keeps them."""
         def work() -> TermStats:

@@ -1,13 +1,11 @@
-"""Model-written recall from flags and the environment: settings, choice of summarizer, wiring.
+"""The command line's model flags, read over the environment into chat settings.
 
 A model is configured when ``--model`` or ``HARKBACK_MODEL`` names one; then the
-summarizer is ``llm`` unless another is asked for. With no model configured the
-extractive summarizer runs and nothing touches the network.
+summarizer is ``llm`` unless another is asked for (:mod:`harkback.pipeline.wiring`).
+With no model configured the extractive summarizer runs and nothing touches the network.
 
 >>> parse_rate("30"), parse_rate("2/1"), parse_rate("100/3600")
 ((30.0, 60.0), (2.0, 1.0), (100.0, 3600.0))
->>> summarizer_choice(None, None).unwrap(), summarizer_choice("raw", None).unwrap()
-('extractive', 'raw')
 """
 
 from __future__ import annotations
@@ -15,17 +13,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
-import attrs
-from returns.result import Failure, Result, Success
-
-from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel, base_url_problem
-from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.adapters.stores.summary_cache import SqliteSummaryCache
-from harkback.pipeline.facade import Harkback
-from harkback.stages.errors import QueryRejected
-from harkback.stages.summarize.model import DEADLINE_S, LlmSummarize
-
-LLM = "llm"
+from harkback.adapters.models.openai_chat import ChatSettings, base_url_problem
+from harkback.stages.summarize.model import DEADLINE_S
 
 
 def parse_rate(text: str) -> tuple[float, float]:
@@ -101,34 +90,3 @@ def model_settings(args: argparse.Namespace, environ: Mapping[str, str]
         environ, model=args.model, base_url=args.base_url,
         max_concurrency=args.max_concurrency, timeout=args.timeout, rate=rate,
         rate_period=period, strict_rate=args.strict_rate or None)
-
-
-def summarizer_choice(requested: str | None, settings: ChatSettings | None
-                      ) -> Result[str, QueryRejected]:
-    """The summarizer to run: as asked, else ``llm`` with a model, else ``extractive``.
-
-    >>> summarizer_choice("llm", None).failure().reason.split(":")[0]
-    'no model configured for --summarizer llm'
-    """
-    if requested is None:
-        return Success(LLM if settings is not None else "extractive")
-    if requested == LLM and settings is None:
-        return Failure(QueryRejected(
-            "no model configured for --summarizer llm: pass --model NAME or set "
-            "HARKBACK_MODEL (and OPENAI_BASE_URL for a local server)"))
-    return Success(requested)
-
-
-def with_model(harkback: Harkback, settings: ChatSettings, *,
-               deadline_s: float = DEADLINE_S) -> Harkback:
-    """``harkback`` summarising with the model of ``settings``.
-
-    The cache goes into the store's file when the store is a :class:`SqliteStore`
-    (read-only stores only read it).
-    """
-    store = harkback.store
-    cache = SqliteSummaryCache(store) if isinstance(store, SqliteStore) else harkback.cache
-    return attrs.evolve(
-        harkback, model=OpenAIChatModel(settings), cache=cache,
-        pipeline=attrs.evolve(harkback.pipeline,
-                              summarize=LlmSummarize(deadline_s=deadline_s)))

@@ -1,0 +1,281 @@
+"""What each ``harkback`` command does, given its parsed arguments: call, then print.
+
+Every command opens its store through :mod:`harkback.pipeline.wiring` and sees it only
+through the ports; a failure is a :class:`CliError` with the exit status to use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from returns.result import Failure, Result
+
+from harkback.pipeline import wiring
+from harkback.pipeline.config import default_db_path
+from harkback.pipeline.embed import EmbedSummary, embed_missing
+from harkback.pipeline.facade import Harkback, Response
+from harkback.pipeline.importing import (
+    describe_sources,
+    importers_for,
+    run_import,
+    source_payload,
+)
+from harkback.pipeline.ingest import ingest_file
+from harkback.pipeline.model_flags import model_settings
+from harkback.pipeline.output import format_payload, print_json
+from harkback.stages.errors import BadRecord, QueryRejected
+from harkback.stages.ports import Embedder, SessionStore
+from harkback.stages.stage import as_result
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+
+T = TypeVar("T")
+
+
+class CliError(Exception):
+    """A failure to report as one line, with the exit status to use."""
+
+    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _db(args: argparse.Namespace) -> str:
+    return os.fspath(args.db) if args.db else os.fspath(default_db_path())
+
+
+def _needs_file(target: str) -> None:
+    if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
+        raise CliError(f"no database at {target}: ingest or import sessions first")
+
+
+def _unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
+    if isinstance(result, Failure):
+        error = result.failure()
+        usage = isinstance(error, QueryRejected)
+        raise CliError(error.reason if usage else error.message(),
+                       EXIT_USAGE if usage else status)
+    return result.unwrap()
+
+
+def open_store(target: str, *, readonly: bool) -> SessionStore:
+    """Open the store ``target`` names or raise :class:`CliError` saying why not."""
+    return _unwrap(wiring.open_store(target, readonly=readonly))
+
+
+def _embedder(args: argparse.Namespace) -> Embedder | None:
+    return _unwrap(wiring.embedder_for(args.embedder or os.environ.get("HARKBACK_EMBEDDER")))
+
+
+async def _embed_after(store: SessionStore, embedder: Embedder | None,
+                       progress: bool | None) -> EmbedSummary | None:
+    """Embed what an ingest or import added, when an embedder is configured."""
+    if embedder is None:
+        return None
+    try:
+        vectors = wiring.vectors_of(store)
+        if vectors is None:
+            raise CliError("this store keeps no vectors; leave out --embedder")
+        return await embed_missing(vectors, embedder, progress=progress)
+    finally:
+        await embedder.aclose()
+
+
+async def ingest(args: argparse.Namespace) -> int:
+    """``harkback ingest FILE``: store the sessions of a JSON-lines file."""
+    if not args.file.is_file():
+        raise CliError(f"no such file: {args.file}")
+    embedder = _embedder(args)
+    store = open_store(_db(args), readonly=False)
+
+    def report_bad(error: BadRecord) -> None:
+        print(f"harkback: {args.file}: {error.message()} (skipped)", file=sys.stderr)
+
+    try:
+        summary = await ingest_file(args.file, store, on_bad=report_bad, progress=args.progress)
+        if summary.read_error:
+            raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
+        if summary.store_error is not None:
+            raise CliError(f"{summary.describe()}; stopped: {summary.store_error.message()}")
+        embedded = await _embed_after(store, embedder, args.progress)
+    finally:
+        store.close()
+    print(summary.describe())
+    if embedded is not None:
+        print(embedded.describe())
+    return EXIT_OK if summary.ok and (embedded is None or embedded.ok) else EXIT_FAILED
+
+
+async def search(args: argparse.Namespace) -> int:
+    """``harkback search QUERY``: recall the sessions about a question."""
+    settings = wiring.RecallSettings(
+        db=_db(args), ranker=args.ranker, summarizer=args.summarizer,
+        chat=model_settings(args, os.environ), deadline_s=args.deadline,
+        embedder=args.embedder or os.environ.get("HARKBACK_EMBEDDER"))
+    _unwrap(wiring.pipeline_for(settings))  # usage errors before the store is opened
+    store = _unwrap(wiring.open_for_recall(settings))
+    try:
+        harkback = _unwrap(wiring.recall(settings, store))
+        try:
+            response = await harkback.search(
+                args.query, limit=args.limit, roles=args.role,
+                current_session_id=args.current_session, since=args.since, until=args.until)
+        finally:
+            await harkback.aclose()
+    finally:
+        store.close()
+    return _emit(response, as_json=args.json)
+
+
+async def recent(args: argparse.Namespace) -> int:
+    """``harkback recent``: list recent sessions, newest first."""
+    store = open_store(_db(args), readonly=True)
+    try:
+        response = await Harkback(store=store).recent(
+            limit=args.limit, current_session_id=args.current_session, since=args.since,
+            until=args.until)
+    finally:
+        store.close()
+    return _emit(response, as_json=args.json)
+
+
+def _emit(response: Response, *, as_json: bool) -> int:
+    payload = response.to_payload()
+    if as_json:
+        print_json(payload)
+        return EXIT_OK if payload["success"] else EXIT_FAILED
+    if not payload["success"]:
+        raise CliError(payload["error"])
+    print(format_payload(payload))
+    return EXIT_OK
+
+
+async def demo(args: argparse.Namespace) -> int:
+    """``harkback demo``: build a sample store and ask it questions."""
+    from harkback.pipeline.demo import run_demo
+    return await run_demo(args.db)
+
+
+async def import_history(args: argparse.Namespace) -> int:
+    """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
+    bad: list[BadRecord] = []
+
+    def report_bad(error: BadRecord) -> None:
+        bad.append(error)
+        print(f"harkback: {args.path}: {error.message()} (skipped)", file=sys.stderr)
+
+    found = importers_for(args.kind, args.path, on_bad=report_bad)
+    if isinstance(found, Failure):
+        raise CliError(found.failure().reason)
+    embedder = _embedder(args)
+    store = open_store(_db(args), readonly=False)
+    outcomes = []
+    try:
+        ledger = wiring.ledger_of(store)
+        if ledger is None:
+            raise CliError("this store does not remember imports; import into a SQLite file")
+        for importer in found.unwrap():
+            outcomes.append(await run_import(importer, store, ledger, full=args.full,
+                                             progress=args.progress))
+        embedded = await _embed_after(store, embedder, args.progress)
+    finally:
+        store.close()
+    ok = all(o.ok for o in outcomes) and not bad and (embedded is None or embedded.ok)
+    if args.json:
+        payload: dict[str, Any] = {"success": ok,
+                                   "sources": [o.to_payload() for o in outcomes]}
+        if embedded is not None:
+            payload["embedding"] = _embed_payload(embedded)
+        print_json(payload)
+    else:
+        print("\n".join(o.describe() for o in outcomes))
+        if embedded is not None:
+            print(embedded.describe())
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def _embed_payload(summary: EmbedSummary) -> dict[str, Any]:
+    return {"model": summary.model, "embedded": summary.embedded, "complete": summary.ok,
+            "error": summary.error.message() if summary.error is not None else None}
+
+
+async def embed(args: argparse.Namespace) -> int:
+    """``harkback embed``: give stored messages their vectors (resumable)."""
+    embedder = _embedder(args)
+    if embedder is None:
+        raise CliError("embed needs an embedding model: --embedder SPEC or HARKBACK_EMBEDDER",
+                       EXIT_USAGE)
+    target = _db(args)
+    try:
+        _needs_file(target)
+        store = open_store(target, readonly=False)
+    except CliError:
+        await embedder.aclose()
+        raise
+    try:
+        vectors = wiring.vectors_of(store)
+        if vectors is None:
+            raise CliError(f"the store at {target} keeps no vectors")
+        summary = await embed_missing(vectors, embedder, roles=args.role,
+                                      progress=args.progress)
+    finally:
+        await embedder.aclose()
+        store.close()
+    if args.json:
+        print_json({"success": summary.ok, **_embed_payload(summary)})
+    else:
+        print(summary.describe())
+    return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+async def optimize(args: argparse.Namespace) -> int:
+    """``harkback optimize``: merge the full-text index after large imports."""
+    target = _db(args)
+    _needs_file(target)
+    if not args.json:
+        print(f"merging the full-text index of {target} (a million messages take about "
+              "20 s)...", file=sys.stderr, flush=True)
+    store = open_store(target, readonly=False)
+    started = time.monotonic()
+    try:
+        outcome = as_result(await wiring.merge_index(store).awaitable())
+    finally:
+        store.close()
+    _unwrap(outcome)
+    seconds = round(time.monotonic() - started, 1)
+    if args.json:
+        print_json({"success": True, "db": target, "seconds": seconds})
+    else:
+        print(f"merged the full-text index of {target} in {seconds} s")
+    return EXIT_OK
+
+
+async def sources(args: argparse.Namespace) -> int:
+    """``harkback sources``: what was imported from where, and when."""
+    target = _db(args)
+    listed: tuple[Any, ...] = ()
+    if wiring.store_kind(target) != "sqlite" or Path(target).is_file():
+        store = open_store(target, readonly=True)
+        try:
+            ledger = wiring.ledger_of(store)
+            if ledger is not None:
+                listed = _unwrap(as_result(await ledger.sources().awaitable()))
+        finally:
+            store.close()
+    if args.json:
+        print_json({"success": True, "sources": [source_payload(s) for s in listed]})
+    else:
+        print(describe_sources(listed))
+    return EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
+    "ingest": ingest, "search": search, "recent": recent, "demo": demo,
+    "import": import_history, "sources": sources, "embed": embed, "optimize": optimize}
+"""Each command's coroutine by name."""

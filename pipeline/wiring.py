@@ -1,0 +1,222 @@
+"""The one place where settings become ready parts: a store, a pipeline, a model, a facade.
+
+The store is chosen by the ``--db`` value (:func:`store_kind`): a path is a SQLite file,
+``:memory:`` the in-memory store, a ``postgresql://`` URL a PostgreSQL server. Rankers
+and summarizers are chosen by name from the registries that live beside their stages
+(:data:`~harkback.stages.match.rankers.RANKERS`,
+:data:`~harkback.stages.summarize.summarizers.SUMMARIZERS`). Commands parse, call this
+module, and print; nothing past here names a concrete store.
+
+>>> store_kind(":memory:"), store_kind("postgresql://me@db/harkback"), store_kind("x.db")
+('memory', 'postgresql', 'sqlite')
+>>> pipeline_for(RecallSettings(ranker="bm25")).map(lambda p: type(p.match).__name__)
+<Success: Bm25Match>
+>>> pipeline_for(RecallSettings(summarizer="llm")).failure().reason.split(":")[0]
+'no model configured for --summarizer llm'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import attrs
+from returns.future import FutureResult
+from returns.result import Failure, Result, Success
+
+from harkback.adapters.models.embeddings import embedder_from_spec
+from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.stores.import_ledger import ImportLedger, SqliteImportLedger
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.summary_cache import SqliteSummaryCache
+from harkback.pipeline.compose import Pipeline
+from harkback.pipeline.config import default_db_path
+from harkback.pipeline.facade import Harkback
+from harkback.stages.errors import QueryRejected, StoreUnavailable
+from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
+from harkback.stages.ports import Embedder, SessionStore, SummaryCache, VectorStore
+from harkback.stages.summarize.model import DEADLINE_S, LlmSummarize
+from harkback.stages.summarize.summarizers import (
+    DEFAULT_SUMMARIZER,
+    MODEL_SUMMARIZER,
+    SUMMARIZERS,
+)
+
+MEMORY = ":memory:"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+StoreOpener = Callable[[str, bool], Result[SessionStore, StoreUnavailable]]
+"""Opens a store from a ``--db`` value, read-only when the flag says so."""
+
+
+def store_kind(target: str | os.PathLike[str]) -> str:
+    """Which kind of store a ``--db`` value names: ``sqlite``, ``memory`` or ``postgresql``."""
+    text = os.fspath(target)
+    if text == MEMORY:
+        return "memory"
+    if text.startswith(POSTGRES_SCHEMES):
+        return "postgresql"
+    return "sqlite"
+
+
+def _open_sqlite(target: str, readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+    return SqliteStore.open(target, readonly=readonly).map(_as_store)
+
+
+def _open_memory(_target: str, _readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+    return Success(MemoryStore())
+
+
+def _open_postgres(target: str, _readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+    scheme = target.split("://", 1)[0]
+    return Failure(StoreUnavailable(
+        f"{scheme}:// stores are not supported by this version of harkback; "
+        "use a SQLite file path"))
+
+
+def _as_store(store: SqliteStore) -> SessionStore:
+    return store
+
+
+STORES: Mapping[str, StoreOpener] = {
+    "sqlite": _open_sqlite,
+    "memory": _open_memory,
+    "postgresql": _open_postgres,
+}
+"""Store openers by kind (:func:`store_kind`)."""
+
+
+def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool = False
+               ) -> Result[SessionStore, StoreUnavailable]:
+    """Open the store a ``--db`` value names (default: ``$HARKBACK_DB`` or the data dir).
+
+    A SQLite file is created when missing unless ``readonly``; read-only never creates
+    or changes anything.
+
+    >>> open_store(":memory:").map(lambda s: type(s).__name__)
+    <Success: MemoryStore>
+    """
+    text = os.fspath(target) if target is not None else os.fspath(default_db_path())
+    return STORES[store_kind(text)](text, readonly)
+
+
+def summary_cache_of(store: SessionStore) -> SummaryCache | None:
+    """Where model summaries of ``store``'s sessions are kept, if it can keep them."""
+    return SqliteSummaryCache(store) if isinstance(store, SqliteStore) else None
+
+
+def vectors_of(store: SessionStore) -> VectorStore | None:
+    """``store`` as a store of message vectors, if it keeps them."""
+    return store if isinstance(store, SqliteStore | MemoryStore) else None
+
+
+def ledger_of(store: SessionStore) -> ImportLedger | None:
+    """Where imports into ``store`` are remembered, if it can remember them."""
+    return SqliteImportLedger(store) if isinstance(store, SqliteStore) else None
+
+
+def merge_index(store: SessionStore) -> FutureResult[None, StoreUnavailable]:
+    """Merge ``store``'s full-text index into one piece (nothing to do for most stores)."""
+    if isinstance(store, SqliteStore):
+        return store.merge_index()
+    return FutureResult.from_value(None)
+
+
+@attrs.frozen(kw_only=True)
+class RecallSettings:
+    """What one recall is wired from: names and specs as a person gives them.
+
+    ``ranker`` None means ``hybrid`` with an embedder, else the lexical default;
+    ``summarizer`` None means ``llm`` with a model configured, else extractive.
+    """
+
+    db: str | None = None
+    ranker: str | None = None
+    summarizer: str | None = None
+    chat: ChatSettings | None = None
+    embedder: str | None = None
+    deadline_s: float = DEADLINE_S
+
+    @property
+    def summarizer_name(self) -> str:
+        """The summarizer that will run."""
+        if self.summarizer is not None:
+            return self.summarizer
+        return MODEL_SUMMARIZER if self.chat is not None else DEFAULT_SUMMARIZER
+
+    @property
+    def writes_summaries(self) -> bool:
+        """True when the recall keeps model summaries in the store (so opens it writable)."""
+        return self.summarizer_name == MODEL_SUMMARIZER and self.chat is not None
+
+
+def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:
+    """The pipeline with the ranker and summarizer ``settings`` name."""
+    has_embedder = bool((settings.embedder or "").strip())
+    ranker = settings.ranker or ("hybrid" if has_embedder else DEFAULT_RANKER)
+    if ranker not in RANKERS:
+        return Failure(QueryRejected(f"unknown ranker {ranker!r}; one of {sorted(RANKERS)}"))
+    name = settings.summarizer_name
+    if name not in SUMMARIZERS:
+        return Failure(QueryRejected(
+            f"unknown summarizer {name!r}; one of {sorted(SUMMARIZERS)}"))
+    if name == MODEL_SUMMARIZER and settings.chat is None:
+        return Failure(QueryRejected(
+            "no model configured for --summarizer llm: pass --model NAME or set "
+            "HARKBACK_MODEL (and OPENAI_BASE_URL for a local server)"))
+    summarize = (LlmSummarize(deadline_s=settings.deadline_s) if name == MODEL_SUMMARIZER
+                 else SUMMARIZERS[name])
+    return Success(Pipeline(match=RANKERS[ranker], summarize=summarize))
+
+
+def embedder_for(spec: str | None) -> Result[Embedder | None, QueryRejected]:
+    """The embedder a spec names (None for none); a spec that cannot work is rejected."""
+    if not (spec or "").strip():
+        return Success(None)
+    assert spec is not None
+    made = embedder_from_spec(spec)
+    if isinstance(made, Failure):
+        return Failure(QueryRejected(made.failure().message()))
+    return Success(made.unwrap())
+
+
+def with_model(harkback: Harkback, settings: ChatSettings, *,
+               deadline_s: float = DEADLINE_S) -> Harkback:
+    """``harkback`` summarising with the model of ``settings``, caching where the store can."""
+    cache = summary_cache_of(harkback.store) or harkback.cache
+    return attrs.evolve(
+        harkback, model=OpenAIChatModel(settings), cache=cache,
+        pipeline=attrs.evolve(harkback.pipeline, summarize=LlmSummarize(deadline_s=deadline_s)))
+
+
+def open_for_recall(settings: RecallSettings) -> Result[SessionStore, StoreUnavailable]:
+    """The store of ``settings``, writable only when model summaries will be cached in it.
+
+    A store that cannot be opened writable (a read-only file) is opened read-only: the
+    recall still runs, and its summaries are not kept.
+    """
+    target = settings.db if settings.db is not None else os.fspath(default_db_path())
+    if settings.writes_summaries and (store_kind(target) != "sqlite" or Path(target).is_file()):
+        writable = open_store(target)
+        if isinstance(writable, Success):
+            return writable
+    return open_store(target, readonly=True)
+
+
+def recall(settings: RecallSettings, store: SessionStore
+           ) -> Result[Harkback, QueryRejected]:
+    """A facade over ``store`` wired as ``settings`` say (model, embedder, stages)."""
+    return pipeline_for(settings).bind(
+        lambda pipeline: embedder_for(settings.embedder).map(
+            lambda embedder: _facade(settings, store, pipeline, embedder)))
+
+
+def _facade(settings: RecallSettings, store: SessionStore, pipeline: Pipeline,
+            embedder: Embedder | None) -> Harkback:
+    harkback = Harkback(store=store, pipeline=pipeline, embedder=embedder,
+                        vectors=vectors_of(store) if embedder is not None else None)
+    if settings.chat is not None and settings.summarizer_name == MODEL_SUMMARIZER:
+        harkback = with_model(harkback, settings.chat, deadline_s=settings.deadline_s)
+    return harkback

@@ -1,0 +1,58 @@
+"""The public API: the names of ``harkback.pipeline.__all__``, loaded lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import version
+
+import harkback.pipeline as api
+
+PUBLIC = {
+    "BadRecord", "BrowseResult", "ChatModel", "ChatSettings", "Conversation",
+    "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "Deps", "Embedder", "Harkback", "Loaded",
+    "Matched", "Message", "MessageHit", "ModelFailed", "Observer", "Pipeline",
+    "QueryRejected", "RANKERS", "Recall", "RecallError", "RecallResult", "RecallSettings",
+    "RecentEntry", "RecordingObserver", "Resolved", "Response", "STORES", "SUMMARIZERS",
+    "SearchRequest", "Session", "SessionStore", "Stage", "StageEvent", "Step",
+    "StoreUnavailable", "SummarizedSet", "SummaryCache", "VectorStore", "__version__",
+    "open_store", "recall", "run_sync", "store_kind", "with_model",
+}
+
+
+def test_public_names_are_pinned() -> None:
+    """Adding or removing a public name is a decision: this list changes with it."""
+    assert set(api.__all__) == PUBLIC
+
+
+def test_every_public_name_resolves() -> None:
+    """Each name of ``__all__`` loads from its home module, and ``dir`` lists them."""
+    for name in api.__all__:
+        assert getattr(api, name) is not None, name
+    assert set(dir(api)) >= PUBLIC
+
+
+def test_unknown_name_is_an_attribute_error() -> None:
+    """A name outside the API fails as attribute access does anywhere else."""
+    try:
+        api.NoSuchThing  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as error:
+        assert "NoSuchThing" in str(error)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    """``__version__`` is the installed distribution's version."""
+    assert api.__version__ == version("harkback")
+
+
+def test_importing_the_api_loads_no_heavy_module() -> None:
+    """``import harkback.pipeline`` loads no model client or array library until asked."""
+    script = ("import sys, harkback.pipeline\n"
+              "print(sorted(m for m in ('openai', 'numpy', 'httpx', 'sqlite3') "
+              "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
+
