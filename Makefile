@@ -37,6 +37,7 @@ lint: install
 
 typecheck: install
 	$(BIN)/mypy -p harkback.stages -p harkback.adapters -p harkback.pipeline
+	$(BIN)/mypy tests benchmarks
 
 unit: install $(VENV)/.test-models
 	$(BIN)/python -m pytest

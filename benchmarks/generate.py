@@ -186,7 +186,7 @@ class _Random:
         self._english = ENGLISH.stream(random.Random(self.rng.getrandbits(64)))
         self._chinese = CHINESE.stream(random.Random(self.rng.getrandbits(64)), 1 << 12)
 
-    def int(self, low: int, high: int) -> int:
+    def between(self, low: int, high: int) -> int:
         """A whole number from ``low`` to ``high`` inclusive."""
         return low + int(self.random() * (high - low + 1))
 
@@ -238,19 +238,19 @@ class _Writer:
 
 
 def _sentence(rng: _Random, low: int, high: int) -> str:
-    words = rng.words(rng.int(low, high))
+    words = rng.words(rng.between(low, high))
     text = " ".join(words)
     return text[0].upper() + text[1:] + rng.choice(".....?!:")
 
 
 def _prose(rng: _Random, low: int, high: int) -> str:
-    return " ".join(_sentence(rng, 5, 18) for _ in range(rng.int(low, high)))
+    return " ".join(_sentence(rng, 5, 18) for _ in range(rng.between(low, high)))
 
 
 def _chinese(rng: _Random, low: int, high: int, *, mixed: float = 0.15) -> str:
     parts: list[str] = []
-    for _ in range(rng.int(low, high)):
-        words = rng.zh(rng.int(4, 12))
+    for _ in range(rng.between(low, high)):
+        words = rng.zh(rng.between(4, 12))
         for i in range(len(words)):
             roll = rng.random()
             if roll < mixed:
@@ -262,27 +262,27 @@ def _chinese(rng: _Random, low: int, high: int, *, mixed: float = 0.15) -> str:
 
 
 def _identifier(rng: _Random) -> str:
-    return "_".join(rng.words(rng.int(1, 3)))
+    return "_".join(rng.words(rng.between(1, 3)))
 
 
 def _path(rng: _Random) -> str:
-    folders = "/".join(rng.words(rng.int(1, 3)))
+    folders = "/".join(rng.words(rng.between(1, 3)))
     return f"/srv/{folders}/{_identifier(rng)}.{rng.choice(('py', 'ts', 'yaml', 'conf', 'md'))}"
 
 
 def _log(rng: _Random, lines: int) -> str:
     out = []
-    stamp = rng.int(0, 86_000)
+    stamp = rng.between(0, 86_000)
     for _ in range(lines):
-        stamp += rng.int(0, 30)
+        stamp += rng.between(0, 30)
         level = rng.weighted(("INFO", "DEBUG", "WARN", "ERROR"), (70, 15, 10, 5))
         hh, mm, ss = stamp // 3600 % 24, stamp // 60 % 60, stamp % 60
         detail = (f"{PHRASE[0]} {PHRASE[1]} to {rng.choice(ENGLISH.words[:400])}:"
-                  f"{rng.int(1024, 9999)}" if level == "ERROR" and rng.random() < 0.3
-                  else " ".join(rng.words(rng.int(3, 10))))
-        out.append(f"2026-03-{rng.int(1, 28):02}T{hh:02}:{mm:02}:{ss:02}Z {level} "
+                  f"{rng.between(1024, 9999)}" if level == "ERROR" and rng.random() < 0.3
+                  else " ".join(rng.words(rng.between(3, 10))))
+        out.append(f"2026-03-{rng.between(1, 28):02}T{hh:02}:{mm:02}:{ss:02}Z {level} "
                    f"{_identifier(rng)} request_id={rng.getrandbits(32):08x} "
-                   f"latency_ms={rng.int(1, 900)} {detail}")
+                   f"latency_ms={rng.between(1, 900)} {detail}")
     return "\n".join(out)
 
 
@@ -291,7 +291,7 @@ def _code(rng: _Random, lines: int) -> str:
     while len(out) < lines:
         out.append(f"def {_identifier(rng)}({_identifier(rng)}, {_identifier(rng)}):")
         out.append(f'    """{_sentence(rng, 4, 10)}"""')
-        for _ in range(rng.int(1, 6)):
+        for _ in range(rng.between(1, 6)):
             out.append(f"    {_identifier(rng)} = {_identifier(rng)}({_identifier(rng)})")
         out.append(f"    return {_identifier(rng)}")
         out.append("")
@@ -299,7 +299,8 @@ def _code(rng: _Random, lines: int) -> str:
 
 
 def _listing(rng: _Random, lines: int) -> str:
-    return "\n".join(f"-rw-r--r-- 1 dev dev {rng.int(10, 99999):>6} Mar {rng.int(1, 28):>2} "
+    return "\n".join(f"-rw-r--r-- 1 dev dev {rng.between(10, 99999):>6} "
+                     f"Mar {rng.between(1, 28):>2} "
                      f"{_identifier(rng)}.{rng.choice(('py', 'json', 'log', 'md'))}"
                      for _ in range(lines))
 
@@ -317,26 +318,26 @@ def _tool_cycle(w: _Writer) -> None:
     name = rng.choice(TOOLS)
     if name == "bash":
         command = f"{rng.choice(('docker', 'git', 'npm', 'pytest', 'kubectl', 'curl'))} " \
-                  f"{' '.join(rng.words(rng.int(1, 4)))}"
+                  f"{' '.join(rng.words(rng.between(1, 4)))}"
         call_id = w.call(name, {"command": command})
-        output = _log(rng, rng.int(3, 40)) if rng.random() < 0.6 else _listing(
-            rng, rng.int(3, 30))
+        output = _log(rng, rng.between(3, 40)) if rng.random() < 0.6 else _listing(
+            rng, rng.between(3, 30))
     elif name == "read_file":
         call_id = w.call(name, {"path": _path(rng)})
-        output = _code(rng, rng.int(8, 90))
+        output = _code(rng, rng.between(8, 90))
     elif name == "write_file":
         path = _path(rng)
-        call_id = w.call(name, {"path": path, "content": _code(rng, rng.int(4, 30))})
-        output = f"wrote {rng.int(100, 9000)} bytes to {path}"
+        call_id = w.call(name, {"path": path, "content": _code(rng, rng.between(4, 30))})
+        output = f"wrote {rng.between(100, 9000)} bytes to {path}"
     elif name == "web_search":
-        call_id = w.call(name, {"query": " ".join(rng.words(rng.int(2, 6)))})
+        call_id = w.call(name, {"query": " ".join(rng.words(rng.between(2, 6)))})
         output = "\n".join(f"{i + 1}. https://docs.example.org/{_identifier(rng)} - "
-                           f"{_sentence(rng, 8, 20)}" for i in range(rng.int(3, 8)))
+                           f"{_sentence(rng, 8, 20)}" for i in range(rng.between(3, 8)))
     elif name == "run_tests":
         call_id = w.call(name, {"target": "tests/"})
-        output = _tests(rng, rng.int(5, 60))
+        output = _tests(rng, rng.between(5, 60))
     else:
-        call_id = w.call(name, {"path": _path(rng), "diff": _code(rng, rng.int(3, 12))})
+        call_id = w.call(name, {"path": _path(rng), "diff": _code(rng, rng.between(3, 12))})
         output = "patch applied"
     w.add("tool", output, tool_name=name, tool_call_id=call_id)
 
@@ -349,7 +350,7 @@ def _interactive(w: _Writer, *, chinese: bool, turns: int) -> None:
         else:
             ask = _prose(rng, 1, 3)
             if rng.random() < 0.2:
-                ask += "\n" + _log(rng, rng.int(1, 4))
+                ask += "\n" + _log(rng, rng.between(1, 4))
             elif rng.random() < 0.1:
                 ask += " " + _chinese(rng, 1, 1, mixed=0.3)
             w.add("user", ask)
@@ -360,7 +361,7 @@ def _interactive(w: _Writer, *, chinese: bool, turns: int) -> None:
         else:
             answer = _prose(rng, 1, 6)
             if rng.random() < 0.25:
-                answer += f"\n\n```python\n{_code(rng, rng.int(4, 20))}\n```"
+                answer += f"\n\n```python\n{_code(rng, rng.between(4, 20))}\n```"
             if rng.random() < 0.2:
                 answer += f"\nSaved to {_path(rng)}."
         w.add("assistant", answer)
@@ -370,16 +371,16 @@ def _cron(w: _Writer) -> None:
     rng = w.rng
     w.add("user", "Run the daily health report for the backup job and post a summary.")
     call_id = w.call("bash", {"command": "backup-report --daily"})
-    w.add("tool", _log(rng, rng.int(4, 12)), tool_name="bash", tool_call_id=call_id)
-    w.add("assistant", CRON_REPORT.format(pct=rng.int(40, 95), snap=rng.getrandbits(24),
-                                          n=rng.int(10, 5000)))
+    w.add("tool", _log(rng, rng.between(4, 12)), tool_name="bash", tool_call_id=call_id)
+    w.add("assistant", CRON_REPORT.format(pct=rng.between(40, 95), snap=rng.getrandbits(24),
+                                          n=rng.between(10, 5000)))
 
 
 def _session(rng: _Random, index: int | str, when: float, *, source: str, chinese: bool,
              parent: str | None = None) -> tuple[Session, _Writer]:
     sid = str(index) if parent is None else f"{parent}-{index}"
     title = (_chinese(rng, 1, 1, mixed=0.0)[:12] if chinese
-             else " ".join(rng.words(rng.int(2, 6))))
+             else " ".join(rng.words(rng.between(2, 6))))
     session = Session(id=sid, source=source, model=rng.choice(("gpt-5", "claude-4", "qwen3")),
                       title=title, started_at=round(when, 3), parent_session_id=parent)
     return session, _Writer(rng, sid, when)
@@ -406,7 +407,7 @@ def _lineage(rng: _Random, index: str, when: float) -> Iterator[Conversation]:
     if rng.random() < 0.12:
         # A delegated sub-agent starts while its parent is still running.
         child, cw = _session(rng, 1, w.clock, source=source, chinese=chinese, parent=session.id)
-        _interactive(cw, chinese=chinese, turns=rng.int(1, 4))
+        _interactive(cw, chinese=chinese, turns=rng.between(1, 4))
         children.append(_finish(child, cw))
     compressed = rng.random() < 0.06
     root = _finish(session, w, "compression" if compressed else "")
@@ -414,7 +415,7 @@ def _lineage(rng: _Random, index: str, when: float) -> Iterator[Conversation]:
         child, cw = _session(rng, 2, w.clock + 1.0, source=source, chinese=chinese,
                              parent=session.id)
         cw.add("system", "Summary of the earlier conversation: " + _prose(rng, 2, 4))
-        _interactive(cw, chinese=chinese, turns=rng.int(2, 8))
+        _interactive(cw, chinese=chinese, turns=rng.between(2, 8))
         children.append(_finish(child, cw))
     yield root
     yield from children

@@ -9,7 +9,7 @@ FILLER = "We talked about the weather and what to cook tonight, at some length. 
 
 
 def _dataset() -> Dataset:
-    turns = []
+    turns: list[dict[str, object]] = []
     for i in range(40):
         turns.append({"role": "user", "content": f"Question {i}: {FILLER}"})
         turns.append({"role": "assistant", "content": f"Answer {i}: {FILLER}"})

@@ -53,9 +53,10 @@ def local_model_url() -> Iterator[str]:
             child.wait()
 
 
-def _model(url: str, **settings: float) -> OpenAIChatModel:
+def _model(url: str, *, timeout: float = 30.0, max_attempts: int = 3) -> OpenAIChatModel:
     return OpenAIChatModel(ChatSettings(model="smollm2-135m", base_url=url, max_concurrency=1,
-                                        backoff=0.1, **settings))
+                                        backoff=0.1, timeout=timeout,
+                                        max_attempts=max_attempts))
 
 
 async def test_a_recall_is_summarised_by_the_local_model(local_model_url: str) -> None:

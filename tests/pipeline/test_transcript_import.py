@@ -11,7 +11,7 @@ import pytest
 
 from harkback.adapters.sources.claude_code import ClaudeCodeImporter
 from harkback.adapters.sources.codex import CodexImporter
-from harkback.adapters.sources.importing import Importer
+from harkback.adapters.sources.importing import Importer, ImportUnit
 from harkback.adapters.stores.import_ledger import (
     MemoryImportLedger,
     SourceKey,
@@ -24,7 +24,6 @@ from harkback.pipeline.facade import Harkback
 from harkback.pipeline.importing import (
     Delta,
     ImportOutcome,
-    ImportUnit,
     JsonlImporter,
     importers_for,
     run_import,

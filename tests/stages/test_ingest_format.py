@@ -30,19 +30,22 @@ from harkback.stages.records import (
 def _read(obj: object) -> Conversation:
     result = conversation_from_json(obj)
     assert isinstance(result, Success), result
-    return result.unwrap()
+    conversation: Conversation = result.unwrap()
+    return conversation
 
 
 def _reason(obj: object) -> str:
     result = conversation_from_json(obj)
     assert isinstance(result, Failure), result
-    return result.failure().reason
+    reason: str = result.failure().reason
+    return reason
 
 
 def _line_failure(line: str, number: int = 5) -> BadRecord:
     result = parse_line(line, number)
     assert isinstance(result, Failure), result
-    return result.failure()
+    error: BadRecord = result.failure()
+    return error
 
 
 def test_reads_every_session_field() -> None:

@@ -277,7 +277,7 @@ class _WritesBetweenReads:
     """A connection on which Hermes commits a message right after the first read of
     ``messages`` (standing in for a write that lands between two statements)."""
 
-    def __init__(self, connection: sqlite3.Connection, write: Callable[[], None]) -> None:
+    def __init__(self, connection: sqlite3.Connection, write: Callable[[], object]) -> None:
         self.connection, self.write, self.written = connection, write, False
 
     def execute(self, sql: str, parameters: tuple[object, ...] = ()) -> sqlite3.Cursor:

@@ -16,7 +16,7 @@ from harkback.stages.flow import Loaded, Resolved
 from harkback.stages.load.load import Load
 from harkback.stages.load.render import CLIP_MARKER
 from harkback.stages.load.truncate import EARLIER, LATER
-from harkback.stages.ports import Deps, IngestReport, MatchQuery, RecentQuery
+from harkback.stages.ports import Deps, IngestReport, MatchQuery, RecentQuery, TermStats
 from harkback.stages.query import parse_query
 from harkback.stages.records import (
     Candidate,
@@ -211,6 +211,12 @@ class _BrokenStore:
     def ingest(self, conversations: Sequence[Conversation]
                ) -> FutureResult[IngestReport, StoreUnavailable]:
         return self._fail()
+
+    def term_stats(self, terms: Sequence[str]) -> FutureResult[TermStats, StoreUnavailable]:
+        return self._fail()
+
+    def close(self) -> None:
+        """Nothing to release."""
 
 
 async def test_store_failure_is_a_value() -> None:
