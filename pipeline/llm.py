@@ -18,7 +18,8 @@ from collections.abc import Mapping
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel, base_url_problem
+from harkback.adapters.models.base_url import base_url_problem
+from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.pipeline.facade import Harkback

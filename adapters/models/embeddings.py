@@ -5,7 +5,7 @@ Both implement :class:`~harkback.stages.ports.Embedder`: one unit-length vector 
 in the texts' order; failures are :class:`ModelFailed` values, never exceptions.
 
 :class:`OpenAIEmbedder` sends the texts in batches with the chat adapter's policy (see
-:mod:`harkback.adapters.models.openai_chat`: a client per event loop, the SDK's retries off and
+:mod:`harkback.adapters.models.openai_client`: a client per event loop, the SDK's retries off and
 harkback's own honouring ``Retry-After``, a timeout per request) and checks every answer:
 one vector per text, one dimension, finite numbers, none all zeros.
 
@@ -61,15 +61,10 @@ import openai
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.models.openai_chat import (
-    Attempt,
-    PerLoop,
-    base_url_problem,
-    fetch_json,
-    new_client,
-    unusable_base_url,
-    with_retries,
-)
+from harkback.adapters.models.base_url import base_url_problem, unusable_base_url
+from harkback.adapters.models.openai_client import fetch_json, new_client
+from harkback.adapters.models.per_loop import PerLoop
+from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import Embedder, EmbedKind, Vector
 
