@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 from returns.result import Failure
 
-from harkback.adapters.models.embeddings import embedder_from_spec
+from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.stores.import_ledger import SourceState, SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
