@@ -51,7 +51,7 @@ from returns.unsafe import unsafe_perform_io
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import KS, mean_scores, percentile, score
 from benchmarks.vector_cache import CachedEmbedder
-from harkback.adapters.models.embeddings import embedder_from_spec
+from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.embed import embed_missing
 from harkback.stages.errors import RecallError

@@ -121,7 +121,7 @@ def fill(data_path: Path, folder: Path, embedder: Embedder, *, batch: int = 256)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Fill a cache folder ahead of a benchmark run."""
-    from harkback.adapters.models.embeddings import embedder_from_spec
+    from harkback.adapters.models.embedder_spec import embedder_from_spec
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.vector_cache")
     parser.add_argument("--data", type=Path, required=True)

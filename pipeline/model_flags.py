@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
-from harkback.adapters.models.openai_chat import ChatSettings, base_url_problem
+from harkback.adapters.models.base_url import base_url_problem
+from harkback.adapters.models.openai_chat import ChatSettings
 from harkback.stages.summarize.model import DEADLINE_S
 
 

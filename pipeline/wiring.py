@@ -25,7 +25,7 @@ import attrs
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.models.embeddings import embedder_from_spec
+from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
 from harkback.adapters.stores.import_ledger import ImportLedger, SqliteImportLedger
 from harkback.adapters.stores.memory import MemoryStore

@@ -3,7 +3,7 @@
 Words in one group of :data:`CONCEPTS` land on the same dimension, every other word on a
 hashed one, so "undergrad" and "bachelor's degree" are near while sharing no word. It
 stands in for a real model where the stage's logic, not the model, is under test (the
-real adapters are tested in tests/adapters/models/test_embeddings.py).
+real adapters are tested in tests/adapters/models/).
 """
 
 from __future__ import annotations

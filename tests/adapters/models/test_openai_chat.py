@@ -7,7 +7,6 @@ import gc
 import threading
 import time
 import weakref
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,13 +21,6 @@ from harkback.stages.records import TokenUsage
 from tests.support.chat_server import ChatServer, Reply, replies
 
 REQUEST = ChatRequest(messages=(("system", "Recap."), ("user", "hi")), max_tokens=50)
-
-
-@pytest.fixture
-def server() -> Iterator[ChatServer]:
-    """A chat server answering every request with a short recap."""
-    with ChatServer() as running:
-        yield running
 
 
 def _model(server: ChatServer, **settings: Any) -> OpenAIChatModel:

@@ -1,0 +1,83 @@
+"""The ``openai`` SDK client every OpenAI-compatible adapter uses, and one request with it.
+
+:func:`new_client` makes a client with the SDK's own retries off (harkback's policy is in
+:mod:`harkback.adapters.models.retries`); :func:`fetch_json` runs one request within a
+timeout and turns what the SDK and its HTTP library raise into an
+:class:`~harkback.adapters.models.retries.Attempt` (retried or not, waiting what
+``Retry-After`` asks), or reads the body's JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+
+import httpx2
+import openai
+
+from harkback.adapters.models.retries import RETRYABLE_STATUS, Attempt, retry_after
+
+NO_KEY = "no-key"
+"""Sent when no API key is configured: local servers ignore it, others answer 401."""
+
+
+def new_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
+    """An SDK client with the SDK's own retries off: harkback's
+    :func:`~harkback.adapters.models.retries.with_retries` decides instead."""
+    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, max_retries=0,
+                              timeout=timeout)
+
+
+async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
+                     where: str) -> object | Attempt:
+    """Run one request (``send`` returns the raw body) within ``timeout``; read its JSON.
+
+    What goes wrong is an :class:`~harkback.adapters.models.retries.Attempt` saying
+    whether to try again: timeouts, HTTP errors (retried as
+    :data:`~harkback.adapters.models.retries.RETRYABLE_STATUS` says, waiting what
+    ``Retry-After`` asks), no connection to ``where``, a body that is not JSON.
+    """
+    try:
+        async with asyncio.timeout(timeout):
+            body = await send()
+    except (TimeoutError, openai.APITimeoutError, httpx2.TimeoutException):
+        return Attempt(f"no answer within {timeout:g} s", retry=True)
+    except openai.APIStatusError as error:
+        return _status_problem(error)
+    except openai.APIConnectionError as error:
+        cause = error.__cause__ or error
+        return Attempt(f"cannot reach {where}: {cause}", retry=True)
+    except openai.APIError as error:
+        return Attempt(f"unreadable answer from {where}: {error.message}", retry=True)
+    except httpx2.HTTPError as error:
+        return Attempt(f"HTTP error talking to {where}: {error}", retry=True)
+    try:
+        data: object = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return Attempt(f"the answer is not valid JSON ({error})", retry=True)
+    return data
+
+
+def _status_problem(error: openai.APIStatusError) -> Attempt:
+    status = error.status_code
+    detail = _error_detail(error)
+    retry = status in RETRYABLE_STATUS or status >= 500
+    hint = ""
+    if status in (401, 403):
+        hint = " (check OPENAI_API_KEY)"
+    elif status == 404:
+        hint = " (check the model name and OPENAI_BASE_URL)"
+    wait = retry_after(dict(error.response.headers)) if retry else None
+    return Attempt(f"HTTP {status}{': ' + detail if detail else ''}{hint}", retry=retry,
+                   wait=wait)
+
+
+def _error_detail(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+        if isinstance(message, str):
+            return message[:200]
+    return ""

@@ -1,0 +1,149 @@
+"""The embedder over any OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+:class:`OpenAIEmbedder` implements :class:`~harkback.stages.ports.Embedder`: it sends the
+texts in batches with the chat model's policy (a client per event loop, the SDK's retries
+off and harkback's own honouring ``Retry-After``, a timeout per request: see
+:mod:`harkback.adapters.models.openai_client` and :mod:`harkback.adapters.models.retries`)
+and checks every answer: one vector per text, one dimension, finite numbers, none all
+zeros. Failures are :class:`~harkback.stages.errors.ModelFailed` values, never exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+import attrs
+import openai
+from returns.future import FutureResult
+from returns.result import Failure, Success
+
+from harkback.adapters.models.base_url import unusable_base_url
+from harkback.adapters.models.openai_client import fetch_json, new_client
+from harkback.adapters.models.per_loop import PerLoop
+from harkback.adapters.models.retries import Attempt, with_retries
+from harkback.adapters.models.vectors import Vectors, embedded, unit_vectors
+from harkback.stages.errors import ModelFailed
+from harkback.stages.ports import EmbedKind, Vector
+
+
+def vectors_from_json(data: object, expected: int) -> tuple[Vector, ...] | Attempt:
+    """Read an embeddings response body: its ``data`` items in ``index`` order, unit length.
+
+    A body that is JSON but not a usable answer is a failed attempt not worth repeating
+    (the same texts get the same answer).
+
+    >>> body = {"data": [{"index": 1, "embedding": [0, 2]}, {"index": 0, "embedding": [5, 0]}]}
+    >>> vectors_from_json(body, 2)
+    ((1.0, 0.0), (0.0, 1.0))
+    >>> vectors_from_json(body, 3)
+    Attempt(reason='2 vector(s) for 3 text(s)', retry=False, wait=None)
+    """
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return Attempt("the answer holds no 'data' list", retry=False)
+    if len(items) != expected:
+        return Attempt(f"{len(items)} vector(s) for {expected} text(s)", retry=False)
+    placed: dict[int, object] = {}
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            return Attempt(f"item {position} of the answer is not an object", retry=False)
+        index = item.get("index", position)
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < expected:
+            placed.setdefault(index, item.get("embedding"))
+    if len(placed) != expected:
+        return Attempt(f"the answer's indices are not 0 to {expected - 1}, each once",
+                       retry=False)
+    vectors = unit_vectors([placed[i] for i in range(expected)], expected)
+    return Attempt(vectors, retry=False) if isinstance(vectors, str) else vectors
+
+
+async def _close_client(client: openai.AsyncOpenAI) -> None:
+    await client.close()
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class OpenAIEmbedder:
+    """An :class:`~harkback.stages.ports.Embedder` over an OpenAI-compatible endpoint.
+
+    Texts go ``batch_size`` to a request, one request at a time, each with ``timeout``
+    seconds and up to ``max_attempts`` attempts (as
+    :class:`~harkback.adapters.models.openai_chat.ChatSettings` describes). ``query_prefix`` and
+    ``passage_prefix`` are put before every text of that kind. Safe to share between
+    event loops: each gets its own client, released by :meth:`aclose` in that loop.
+    """
+
+    model: str = attrs.field(validator=attrs.validators.min_len(1))
+    base_url: str | None = None
+    api_key: str | None = attrs.field(default=None, repr=False)
+    batch_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
+    timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
+    max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    backoff: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
+    max_retry_after: float = attrs.field(default=20.0, validator=attrs.validators.ge(0))
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    _clients: PerLoop[openai.AsyncOpenAI] = attrs.field(init=False, repr=False)
+
+    @_clients.default
+    def _per_loop(self) -> PerLoop[openai.AsyncOpenAI]:
+        return PerLoop(partial(new_client, self.base_url, self.api_key, self.timeout),
+                       close=_close_client)
+
+    @property
+    def name(self) -> str:
+        """The model's name as sent to the endpoint."""
+        return self.model
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind
+              ) -> FutureResult[tuple[Vector, ...], ModelFailed]:
+        """Embed ``texts`` batch by batch; no texts make no request."""
+        return embedded(texts, kind, self._embed)
+
+    async def aclose(self) -> None:
+        """Close the client of the running loop (if it made one)."""
+        await self._clients.release()
+
+    async def _embed(self, texts: tuple[str, ...], kind: EmbedKind) -> Vectors:
+        prefix = self.query_prefix if kind == "query" else self.passage_prefix
+        # The HTTP library would reject such a URL with its own error type, and only
+        # when the client is made ($OPENAI_BASE_URL is not checked by the spec parser).
+        unusable = unusable_base_url(self.base_url, self.model)
+        if unusable is not None:
+            return Failure(unusable)
+        client = self._clients.get()
+        starts = range(0, len(texts), self.batch_size)
+        vectors: list[Vector] = []
+        for number, start in enumerate(starts, 1):
+            batch = [prefix + text for text in texts[start:start + self.batch_size]]
+            outcome = await with_retries(
+                partial(self._attempt, client, batch), model=self.model,
+                max_attempts=self.max_attempts, backoff=self.backoff,
+                max_retry_after=self.max_retry_after)
+            if isinstance(outcome, Failure):
+                if len(starts) == 1:
+                    return outcome
+                return Failure(ModelFailed(
+                    f"batch {number} of {len(starts)}: {outcome.failure().reason}"))
+            vectors.extend(outcome.unwrap())
+        dimensions = sorted({len(vector) for vector in vectors})
+        if len(dimensions) > 1:
+            return Failure(ModelFailed(
+                f"batches came back in mixed dimensions ({', '.join(map(str, dimensions))}) "
+                f"(model {self.model})"))
+        return Success(tuple(vectors))
+
+    async def _attempt(self, client: openai.AsyncOpenAI, batch: list[str]
+                       ) -> tuple[Vector, ...] | Attempt:
+        async def send() -> bytes:
+            # "float": the SDK would ask for base64, which not every local server speaks.
+            raw = await client.embeddings.with_raw_response.create(
+                model=self.model, input=batch, encoding_format="float", timeout=self.timeout)
+            body: bytes = raw.content
+            return body
+
+        data = await fetch_json(send, timeout=self.timeout,
+                                where=self.base_url or "the OpenAI API")
+        if isinstance(data, Attempt):
+            return data
+        return vectors_from_json(data, len(batch))
