@@ -27,8 +27,8 @@ from typing import Any, TextIO
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.sources.claude_code import ClaudeCodeImporter
-from harkback.adapters.sources.codex import CodexImporter
+from harkback.adapters.sources.claude_code import CLAUDE_CODE
+from harkback.adapters.sources.codex import CODEX
 from harkback.adapters.sources.hermes import HermesImporter, database_files
 from harkback.adapters.sources.importing import (
     Importer,
@@ -40,6 +40,7 @@ from harkback.adapters.sources.importing import (
     no_units,
     resolved,
 )
+from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import ImportLedger, Mark, SourceKey, SourceState
 from harkback.pipeline.ingest import BATCH, read_conversations
 from harkback.pipeline.progress import Progress
@@ -364,8 +365,8 @@ def importers_for(kind: str, path: Path | None, *,
         return Failure(StoreUnavailable(
             f"no {kind} transcripts folder at {where} (pass the folder)"))
     if kind == "claude-code":
-        return Success((ClaudeCodeImporter(where),))
-    return Success((CodexImporter(where),))
+        return Success((TranscriptImporter(CLAUDE_CODE, where),))
+    return Success((TranscriptImporter(CODEX, where),))
 
 
 def describe_sources(sources: Sequence[SourceState]) -> str:

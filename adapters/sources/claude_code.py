@@ -21,9 +21,11 @@ The project folder (``cwd`` and git branch) becomes a line under the session's f
 user request, ``[project: /home/me/code/app, git branch: main]``: search covers
 message text, so that is where a plain search for the project name finds it.
 
-Re-import is incremental: a file whose size and mtime did not change since the last
-import is not read again; a changed file is read whole and its sessions replaced
-(the store re-indexes only messages whose text changed).
+:data:`CLAUDE_CODE` is this format for
+:class:`~harkback.adapters.sources.transcripts.TranscriptImporter`. Re-import is
+incremental: a file whose size and mtime did not change since the last import is not
+read again; a changed file is read whole and its sessions replaced (the store
+re-indexes only messages whose text changed).
 
 >>> parsed = parse_lines("s1", [{"type": "user", "sessionId": "s1", "cwd": "/w/app",
 ...     "timestamp": "2026-03-03T14:15:00Z", "message": {"role": "user", "content": "hi"}},
@@ -35,40 +37,21 @@ import is not read again; a changed file is read whole and its sessions replaced
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Iterable
+from pathlib import PurePath
 
 import attrs
-from returns.result import Result
 
-from harkback.adapters.sources.importing import (
-    ImportPlan,
-    ParsedFile,
-    Tally,
-    clip_tool_output,
-    iso_epoch,
-    json_lines,
-    plan_folder,
-    project_note,
-    with_project,
-)
-from harkback.adapters.stores.import_ledger import SourceKey, SourceState
-from harkback.stages.errors import StoreUnavailable
-from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
+from harkback.adapters.sources import transcripts
+from harkback.adapters.sources.importing import Tally
+from harkback.adapters.sources.transcripts import Line, ParsedFile, Transcript, text_of
+from harkback.stages.records import ToolCall
 
-KIND = "claude-code"
 SOURCE = "claude-code"
-PATTERNS = ("*/*.jsonl", "*/*/subagents/*.jsonl")
 IGNORED_TYPES = frozenset({"system", "file-history-snapshot", "queue-operation", "progress",
                            "attachment", "last-prompt", "permission-mode", "agent-name",
                            "pr-link", "tag"})
 SYNTHETIC_MODEL = "<synthetic>"
-
-Line = Mapping[str, object]
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _block_text(content: object) -> str:
@@ -76,39 +59,23 @@ def _block_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_str(b.get("text")) for b in content
+        return "\n".join(text_of(b.get("text")) for b in content
                          if isinstance(b, dict) and b.get("type") == "text" and b.get("text"))
     return ""
 
 
 @attrs.define
-class _Session:
-    """One session being read: its messages so far and what names it."""
+class _Session(Transcript):
+    """One session being read, and what its lines say beyond its turns."""
 
-    id: str
-    parent: str | None
-    messages: list[Message] = attrs.field(factory=list)
-    tools: dict[str, str] = attrs.field(factory=dict)
-    times: list[float] = attrs.field(factory=list)
     uuids: set[str] = attrs.field(factory=set)
-    cwd: str = ""
-    branch: str = ""
-    model: str = ""
     last_assistant_id: str = ""
 
-    def add(self, role: Role, content: str = "", *, calls: tuple[ToolCall, ...] = (),
-            tool_name: str = "", tool_call_id: str = "", when: float | None = None) -> None:
-        self.messages.append(Message(
-            session_id=self.id, position=len(self.messages), role=role, content=content,
-            tool_calls=calls, tool_name=tool_name, tool_call_id=tool_call_id, timestamp=when))
-
     def see(self, line: Line, tally: Tally) -> float | None:
-        when = iso_epoch(line.get("timestamp"), tally)
-        if when is not None:
-            self.times.append(when)
-        self.uuids.add(_str(line.get("uuid")))
-        self.cwd = self.cwd or _str(line.get("cwd"))
-        self.branch = self.branch or _str(line.get("gitBranch"))
+        when = self.time(line.get("timestamp"), tally)
+        self.uuids.add(text_of(line.get("uuid")))
+        self.cwd = self.cwd or text_of(line.get("cwd"))
+        self.branch = self.branch or text_of(line.get("gitBranch"))
         return when
 
     def user(self, line: Line, tally: Tally) -> None:
@@ -129,9 +96,11 @@ class _Session:
             for block in content:
                 kind = block.get("type") if isinstance(block, dict) else None
                 if kind == "text" and isinstance(block, dict):
-                    texts.append(_str(block.get("text")))
+                    texts.append(text_of(block.get("text")))
                 elif kind == "tool_result" and isinstance(block, dict):
-                    self.tool_result(block, when, tally)
+                    self.tool_result(text_of(block.get("tool_use_id")),
+                                     _block_text(block.get("content")), when, tally,
+                                     empty="empty tool result")
                 else:
                     tally.add(f"{kind or 'unknown'} block")
         text = "\n".join(t for t in texts if t)
@@ -139,18 +108,6 @@ class _Session:
             self.add("user", text, when=when)
         elif not isinstance(content, list):
             tally.add("empty message")
-
-    def tool_result(self, block: Mapping[str, object], when: float | None, tally: Tally
-                    ) -> None:
-        call_id = _str(block.get("tool_use_id"))
-        text, clipped = clip_tool_output(_block_text(block.get("content")))
-        if clipped:
-            tally.add("tool output clipped")
-        if not text.strip():
-            tally.add("empty tool result")
-            return
-        self.add("tool", text, tool_name=self.tools.get(call_id, ""), tool_call_id=call_id,
-                 when=when)
 
     def assistant(self, line: Line, tally: Tally) -> None:
         when = self.see(line, tally)
@@ -161,7 +118,7 @@ class _Session:
         if not isinstance(message, dict):
             tally.add("assistant line without a message")
             return
-        model = _str(message.get("model"))
+        model = text_of(message.get("model"))
         if model and model != SYNTHETIC_MODEL:
             self.model = model
         content = message.get("content")
@@ -172,36 +129,22 @@ class _Session:
             if not isinstance(block, dict):
                 tally.add("unknown block")
             elif kind == "text":
-                texts.append(_str(block.get("text")))
+                texts.append(text_of(block.get("text")))
             elif kind == "tool_use":
-                call_id, name = _str(block.get("id")), _str(block.get("name"))
-                self.tools[call_id] = name
-                calls.append(ToolCall(id=call_id, name=name, arguments=json.dumps(
-                    block.get("input"), ensure_ascii=False)))
+                calls.append(self.tool_call(text_of(block.get("id")), text_of(block.get("name")),
+                                            json.dumps(block.get("input"), ensure_ascii=False)))
             else:
                 tally.add(f"{kind or 'unknown'} block")
         text = "\n".join(t for t in texts if t)
         if not text.strip() and not calls:
             return
         # Claude Code writes one line per content block of a reply; they share message.id.
-        reply_id = _str(message.get("id"))
-        last = self.messages[-1] if self.messages else None
-        if reply_id and reply_id == self.last_assistant_id and last is not None:
-            merged = "\n".join(t for t in (last.content, text) if t)
-            self.messages[-1] = attrs.evolve(last, content=merged,
-                                             tool_calls=last.tool_calls + tuple(calls))
+        reply_id = text_of(message.get("id"))
+        if reply_id and reply_id == self.last_assistant_id and self.turns:
+            self.extend(text, tuple(calls))
             return
         self.add("assistant", text, calls=tuple(calls), when=when)
         self.last_assistant_id = reply_id
-
-    def conversation(self, title: str, *, project: bool) -> Conversation:
-        messages = tuple(self.messages)
-        if project and self.cwd:
-            messages = with_project(messages, project_note(self.cwd, self.branch))
-        session = Session(id=self.id, source=SOURCE, model=self.model, title=title,
-                          started_at=min(self.times, default=None),
-                          ended_at=max(self.times, default=None), parent_session_id=self.parent)
-        return Conversation(session, messages)
 
 
 def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
@@ -219,7 +162,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
     def target(line: Line) -> _Session:
         sid, owner = session_id, parent
         if main and line.get("isSidechain"):
-            agent = _str(line.get("agentId")) or "sidechain"
+            agent = text_of(line.get("agentId")) or "sidechain"
             sid, owner = f"{session_id}/agent-{agent}", session_id
         if sid not in sessions:
             sessions[sid] = _Session(sid, owner)
@@ -232,9 +175,9 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         elif kind == "assistant":
             target(line).assistant(line, tally)
         elif kind == "summary":
-            summaries.append((_str(line.get("leafUuid")), _str(line.get("summary"))))
+            summaries.append((text_of(line.get("leafUuid")), text_of(line.get("summary"))))
         elif kind == "custom-title":
-            titles.append(_str(line.get("customTitle")) or _str(line.get("title")))
+            titles.append(text_of(line.get("customTitle")) or text_of(line.get("title")))
         elif isinstance(kind, str) and kind in IGNORED_TYPES:
             tally.add(f"{kind} line")
         else:
@@ -244,48 +187,39 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
     named = [t for t in titles if t] or [s for leaf, s in summaries if s and leaf in uuids]
     conversations = []
     for sid, session in sessions.items():
-        if not session.messages:
+        if not session.turns:
             tally.add("session without messages")
             continue
         title = named[-1] if named and sid == session_id else ""
-        conversations.append(session.conversation(title, project=project and sid == session_id))
+        conversations.append(session.conversation(source=SOURCE, title=title,
+                                                  project=project and sid == session_id))
     return ParsedFile(conversations=tuple(conversations), left_out=tally.items())
 
 
-def parse_file(path: Path, root: Path) -> ParsedFile:
-    """Read one transcript file found under ``root`` (the ``projects`` folder)."""
-    parts = path.relative_to(root).parts
-    tally = Tally()
-    stem = path.stem
+def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally) -> ParsedFile:
+    """Read one transcript file at ``relative`` under the ``projects`` folder.
+
+    Its place names its session: ``<project>/<session>.jsonl``,
+    ``<project>/<session>/subagents/agent-<id>.jsonl``, or (older) an agent file
+    beside the session, whose lines name the session.
+    """
+    parts, stem = relative.parts, relative.stem
     if stem.startswith("agent-acompact"):
         tally.add("compaction agent transcript")
         return ParsedFile(left_out=tally.items())
-    lines = [line for _, line in json_lines(path, tally)]
+    lines = list(lines)
     if len(parts) == 4 and parts[2] == "subagents":
         return parse_lines(f"{parts[1]}/{stem}", lines, parent=parts[1], project=False,
                            main=False, tally=tally)
     if stem.startswith("agent-"):
-        # Older layout: the agent's file beside the session; its lines name the session.
-        owner = next((_str(line.get("sessionId")) for line in lines if line.get("sessionId")),
-                     "")
+        owner = next((text_of(line.get("sessionId")) for line in lines
+                      if line.get("sessionId")), "")
         return parse_lines(f"{owner}/{stem}" if owner else stem, lines, parent=owner or None,
                            project=False, main=False, tally=tally)
     return parse_lines(stem, lines, parent=None, project=True, tally=tally)
 
 
-@attrs.frozen
-class ClaudeCodeImporter:
-    """Imports every transcript under a Claude Code ``projects`` folder."""
-
-    root: Path
-
-    @property
-    def key(self) -> SourceKey:
-        """The source: kind ``claude-code`` and the folder's resolved path."""
-        return SourceKey(kind=KIND, location=str(self.root))
-
-    def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
-        """Plan importing the files that changed since ``state``."""
-        return plan_folder(self.root, PATTERNS, state, full=full,
-                           parse=lambda path: parse_file(path, self.root),
-                           what="Claude Code projects folder")
+CLAUDE_CODE = transcripts.TranscriptFormat(
+    kind=SOURCE, what="Claude Code projects folder",
+    patterns=("*/*.jsonl", "*/*/subagents/*.jsonl"), read=read_file)
+"""Claude Code's ``projects`` folder."""

@@ -18,7 +18,9 @@ Codex injects as user turns (``<environment_context>``, ``<user_instructions>``,
 (``source: {"subagent": {"thread_spawn": {"parent_thread_id"}}}``) is linked to its
 parent; a fork (``forked_from_id``) is a conversation of its own; Codex's internal
 compaction and memory sessions are left out. The working folder becomes a line under
-the first user request, as for Claude Code. Re-import skips unchanged files.
+the first user request, as for Claude Code. :data:`CODEX` is the format
+:class:`~harkback.adapters.sources.transcripts.TranscriptImporter` reads; re-import
+skips unchanged files.
 
 >>> parsed = parse_rollout_lines("x", [
 ...     {"type": "session_meta", "payload": {"id": "t1", "cwd": "/w/api"}},
@@ -35,29 +37,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
+from pathlib import PurePath
 
 import attrs
-from returns.result import Result
 
-from harkback.adapters.sources.importing import (
-    ImportPlan,
-    ParsedFile,
-    Tally,
-    clip_tool_output,
-    iso_epoch,
-    json_lines,
-    plan_folder,
-    project_note,
-    with_project,
-)
-from harkback.adapters.stores.import_ledger import SourceKey, SourceState
-from harkback.stages.errors import StoreUnavailable
-from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
+from harkback.adapters.sources import transcripts
+from harkback.adapters.sources.importing import Tally, iso_epoch
+from harkback.adapters.sources.transcripts import Line, ParsedFile, Transcript, text_of
+from harkback.stages.records import Conversation
 
-KIND = "codex"
 SOURCE = "codex"
-PATTERNS = ("**/rollout-*.jsonl",)
 RESPONSE_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output",
                             "custom_tool_call", "custom_tool_call_output", "local_shell_call",
                             "web_search_call", "tool_search_call", "tool_search_output",
@@ -67,19 +56,13 @@ INSTRUCTION_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENT
 INTERNAL_SUBAGENTS = frozenset({"compact", "memory_consolidation"})
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
-Line = Mapping[str, object]
-
-
-def _str(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
 
 def _parts_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(_str(p.get("text")) for p in content
+    return "\n".join(text_of(p.get("text")) for p in content
                      if isinstance(p, dict) and p.get("type") in ("input_text", "output_text",
                                                                     "text") and p.get("text"))
 
@@ -128,39 +111,20 @@ def parent_of(meta: Mapping[str, object]) -> tuple[str | None, bool]:
             return None, sub in INTERNAL_SUBAGENTS
         if isinstance(sub, dict):
             spawn = sub.get("thread_spawn")
-            if isinstance(spawn, dict) and _str(spawn.get("parent_thread_id")):
-                return _str(spawn.get("parent_thread_id")), False
+            if isinstance(spawn, dict) and text_of(spawn.get("parent_thread_id")):
+                return text_of(spawn.get("parent_thread_id")), False
     return None, False
 
 
-@attrs.frozen
-class _Turn:
-    """A message read before the session id is known."""
-
-    role: Role
-    text: str
-    calls: tuple[ToolCall, ...]
-    tool_name: str
-    call_id: str
-    when: float | None
-
-
 @attrs.define
-class _Rollout:
-    """A rollout being read."""
+class _Rollout(Transcript):
+    """A rollout being read; its ``id`` is the file's until a meta line names it."""
 
-    fallback_id: str
-    tally: Tally
+    tally: Tally = attrs.field(factory=Tally)
     meta: dict[str, object] = attrs.field(factory=dict)
-    model: str = ""
-    turns: list[_Turn] = attrs.field(factory=list)
-    tools: dict[str, str] = attrs.field(factory=dict)
-    times: list[float] = attrs.field(factory=list)
 
     def line(self, line: Line) -> None:
-        when = iso_epoch(line.get("timestamp"), self.tally)
-        if when is not None:
-            self.times.append(when)
+        when = self.time(line.get("timestamp"), self.tally)
         kind, payload = line.get("type"), line.get("payload")
         if "payload" not in line:
             self.legacy(line, when)
@@ -171,7 +135,7 @@ class _Rollout:
         elif kind == "response_item":
             self.item(payload, when)
         elif kind == "turn_context":
-            self.model = _str(payload.get("model")) or self.model
+            self.model = text_of(payload.get("model")) or self.model
             self.tally.add("turn_context line")
         elif kind == "compacted":
             self.tally.add("compaction summary")
@@ -186,50 +150,37 @@ class _Rollout:
             self.tally.add("state record")
         elif isinstance(kind, str) and kind in RESPONSE_TYPES:
             self.item(line, when)
-        elif kind is None and _str(line.get("id")) and not self.meta:
+        elif kind is None and text_of(line.get("id")) and not self.meta:
             self.meta = dict(line)
         else:
             self.tally.add(f"unknown line type {kind!r}")
 
-    def add(self, role: Role, text: str = "", calls: tuple[ToolCall, ...] = (), *,
-            tool_name: str = "", call_id: str = "", when: float | None) -> None:
-        if role == "assistant" and calls and self.turns and self.turns[-1].role == "assistant":
-            # Calls right after a reply belong to it: "[ASSISTANT]: text / [Called: ...]".
-            self.turns[-1] = attrs.evolve(self.turns[-1], calls=self.turns[-1].calls + calls)
-            return
-        self.turns.append(_Turn(role, text, calls, tool_name, call_id, when))
-
     def call(self, call_id: str, name: str, arguments: str, when: float | None) -> None:
-        self.tools[call_id] = name
-        self.add("assistant", "", (ToolCall(id=call_id, name=name, arguments=arguments),),
-                 when=when)
-
-    def result(self, call_id: str, output: object, when: float | None) -> None:
-        text, clipped = clip_tool_output(output_text(output))
-        if clipped:
-            self.tally.add("tool output clipped")
-        if not text.strip():
-            self.tally.add("empty tool output")
-            return
-        self.add("tool", text, tool_name=self.tools.get(call_id, ""), call_id=call_id,
-                 when=when)
+        call = self.tool_call(call_id, name, arguments)
+        if self.turns and self.turns[-1].role == "assistant":
+            # Calls right after a reply belong to it: "[ASSISTANT]: text / [Called: ...]".
+            self.extend("", (call,))
+        else:
+            self.add("assistant", calls=(call,), when=when)
 
     def item(self, item: Mapping[str, object], when: float | None) -> None:
-        kind = _str(item.get("type"))
-        call_id = _str(item.get("call_id")) or _str(item.get("id"))
+        kind = text_of(item.get("type"))
+        call_id = text_of(item.get("call_id")) or text_of(item.get("id"))
         if kind == "message":
             self.message(item, when)
         elif kind == "function_call":
-            self.call(call_id, _str(item.get("name")), _json_text(item.get("arguments", "")),
-                      when)
+            self.call(call_id, text_of(item.get("name")),
+                      _json_text(item.get("arguments", "")), when)
         elif kind == "custom_tool_call":
-            self.call(call_id, _str(item.get("name")), _json_text(item.get("input", "")), when)
+            self.call(call_id, text_of(item.get("name")), _json_text(item.get("input", "")),
+                      when)
         elif kind == "local_shell_call":
             self.call(call_id, "local_shell", _json_text(item.get("action")), when)
         elif kind == "web_search_call":
             self.call(call_id, "web_search", _json_text(item.get("action")), when)
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            self.result(call_id, item.get("output"), when)
+            self.tool_result(call_id, output_text(item.get("output")), when, self.tally,
+                             empty="empty tool output")
         elif kind == "reasoning":
             self.tally.add("reasoning")
         elif kind in ("compaction", "compaction_summary"):
@@ -238,7 +189,7 @@ class _Rollout:
             self.tally.add(f"{kind or 'unknown'} response item")
 
     def message(self, item: Mapping[str, object], when: float | None) -> None:
-        role = _str(item.get("role"))
+        role = text_of(item.get("role"))
         text = _parts_text(item.get("content"))
         if role not in ("user", "assistant"):
             self.tally.add(f"{role or 'unknown'} message")
@@ -249,64 +200,41 @@ class _Rollout:
         else:
             self.add("user" if role == "user" else "assistant", text, when=when)
 
-    def conversation(self) -> Conversation | None:
-        session_id = _str(self.meta.get("id")) or self.fallback_id
+    def finish(self) -> Conversation | None:
+        """The rollout's conversation, named and linked by its meta line (None: left out)."""
+        self.id = text_of(self.meta.get("id")) or self.id
         parent, internal = parent_of(self.meta)
         if internal:
             self.tally.add("internal Codex session")
             return None
-        messages = tuple(Message(session_id=session_id, position=i, role=t.role, content=t.text,
-                                 tool_calls=t.calls, tool_name=t.tool_name,
-                                 tool_call_id=t.call_id, timestamp=t.when)
-                         for i, t in enumerate(self.turns))
-        if not messages:
+        if not self.turns:
             self.tally.add("session without messages")
             return None
         git = self.meta.get("git")
-        branch = _str(git.get("branch")) if isinstance(git, dict) else ""
-        cwd = _str(self.meta.get("cwd"))
-        if cwd:
-            messages = with_project(messages, project_note(cwd, branch))
+        self.branch = text_of(git.get("branch")) if isinstance(git, dict) else ""
+        self.cwd = text_of(self.meta.get("cwd"))
+        self.parent = parent if parent != self.id else None
         started = iso_epoch(self.meta.get("timestamp"), self.tally)
-        session = Session(id=session_id, source=SOURCE, model=self.model,
-                          started_at=started if started is not None else min(self.times,
-                                                                              default=None),
-                          ended_at=max(self.times, default=None),
-                          parent_session_id=parent if parent != session_id else None)
-        return Conversation(session, messages)
+        return self.conversation(source=SOURCE, started=started)
 
 
 def parse_rollout_lines(fallback_id: str, lines: Iterable[Line], tally: Tally | None = None
                         ) -> ParsedFile:
     """Read a rollout's lines; ``fallback_id`` names the session when no meta line does."""
-    rollout = _Rollout(fallback_id, tally if tally is not None else Tally())
+    rollout = _Rollout(fallback_id, tally=tally if tally is not None else Tally())
     for line in lines:
         rollout.line(line)
-    conversation = rollout.conversation()
+    conversation = rollout.finish()
     return ParsedFile(conversations=(conversation,) if conversation else (),
                       left_out=rollout.tally.items())
 
 
-def parse_rollout(path: Path) -> ParsedFile:
+def read_rollout(relative: PurePath, lines: Iterable[Line], tally: Tally) -> ParsedFile:
     """Read one rollout file (its session id falls back to the uuid in its name)."""
-    found = _UUID.findall(path.stem)
-    tally = Tally()
-    return parse_rollout_lines(found[-1] if found else path.stem,
-                               (line for _, line in json_lines(path, tally)), tally)
+    found = _UUID.findall(relative.stem)
+    return parse_rollout_lines(found[-1] if found else relative.stem, lines, tally)
 
 
-@attrs.frozen
-class CodexImporter:
-    """Imports every rollout under a Codex ``sessions`` folder."""
-
-    root: Path
-
-    @property
-    def key(self) -> SourceKey:
-        """The source: kind ``codex`` and the folder's resolved path."""
-        return SourceKey(kind=KIND, location=str(self.root))
-
-    def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
-        """Plan importing the rollouts that changed since ``state``."""
-        return plan_folder(self.root, PATTERNS, state, full=full,
-                           parse=parse_rollout, what="Codex sessions folder")
+CODEX = transcripts.TranscriptFormat(kind=SOURCE, what="Codex sessions folder",
+                                     patterns=("**/rollout-*.jsonl",), read=read_rollout)
+"""Codex's ``sessions`` folder."""

@@ -7,7 +7,8 @@ transcripts) and turns what changed since the last import into
 lazily; the caller stores each unit's conversations and then keeps its marks in the
 :mod:`import ledger <harkback.adapters.stores.import_ledger>`. Whatever an importer leaves
 out (rewound rows, unknown line types, unreadable lines ...) is counted with a
-reason, never fatal.
+reason, never fatal. What folders of JSON-lines transcripts share besides is in
+:mod:`~harkback.adapters.sources.transcripts`.
 
 >>> tally = Tally()
 >>> tally.add("unknown line type 'x'"); tally.add("unknown line type 'x'")
@@ -19,20 +20,19 @@ reason, never fatal.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 import attrs
-from returns.result import Failure, Result, Success
+from returns.result import Result
 
 from harkback.adapters.stores.import_ledger import Mark, SourceKey, SourceState
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.records import Conversation, Message, is_epoch
+from harkback.stages.records import Conversation, is_epoch
 
 TOOL_OUTPUT_LIMIT = 32_000
 """Tool output longer than this is stored as its head and tail (it is shown clipped anyway)."""
@@ -172,145 +172,10 @@ def clip_tool_output(text: str, limit: int = TOOL_OUTPUT_LIMIT) -> tuple[str, bo
     return text[:half] + TOOL_CLIP_MARKER.format(len(text) - 2 * half) + text[-half:], True
 
 
-def project_note(cwd: str, branch: str = "") -> str:
-    """The line that makes a session's project folder searchable.
-
-    >>> project_note("/home/me/code/youer-server", "main")
-    '[project: /home/me/code/youer-server, git branch: main]'
-    """
-    extra = f", git branch: {branch}" if branch else ""
-    return f"[project: {cwd}{extra}]"
-
-
-def with_project(messages: Sequence[Message], note: str) -> tuple[Message, ...]:
-    """``messages`` with ``note`` added as the last line of the first user message.
-
-    Search covers message text only, and a plain search covers user and assistant
-    messages, so the project folder goes where a default search sees it: under the
-    request that opened the session (a session without one is left as it is).
-    """
-    for index, message in enumerate(messages):
-        if note and message.role == "user":
-            content = f"{message.content}\n\n{note}" if message.content else note
-            return (*messages[:index], attrs.evolve(message, content=content),
-                    *messages[index + 1:])
-    return tuple(messages)
-
-
 def file_fingerprint(path: Path) -> str:
     """Size and modification time of a file: it changes whenever the file is rewritten."""
     stat = path.stat()
     return f"{stat.st_size}:{stat.st_mtime_ns}"
-
-
-def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
-    """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
-
-    Blank lines are skipped; a line that is not a JSON object (a torn last line of a
-    file being written, say) is counted as ``unreadable line``.
-    """
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except (ValueError, RecursionError):
-                tally.add("unreadable line")
-                continue
-            if isinstance(value, dict):
-                yield number, value
-            else:
-                tally.add("unreadable line")
-
-
-@attrs.frozen(kw_only=True)
-class ParsedFile:
-    """The conversations read from one transcript file, and what was left out of it."""
-
-    conversations: tuple[Conversation, ...] = ()
-    left_out: tuple[tuple[str, int], ...] = ()
-
-
-def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
-               full: bool, parse: Callable[[Path], ParsedFile],
-               notes: Sequence[str] = ()) -> Result[ImportPlan, StoreUnavailable]:
-    """Plan importing every file of ``files`` whose size or mtime changed since ``state``.
-
-    Each file is an item of the ledger (keyed by its path under ``root``); a file that
-    cannot be read is counted and left unmarked, so the next import tries it again.
-    """
-    marks = state.marks_by_item()
-    changed: list[tuple[Path, str, str, int]] = []
-    unchanged = 0
-    for path in files:
-        item = path.relative_to(root).as_posix()
-        try:
-            stat = path.stat()
-        except OSError:
-            continue  # vanished between listing and now
-        fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
-        old = marks.get(item)
-        if not full and old is not None and old.fingerprint == fingerprint:
-            unchanged += old.sessions
-            continue
-        changed.append((path, item, fingerprint, size))
-    total = sum(size for *_, size in changed)
-    return Success(ImportPlan(total=total, units=_file_units(changed, parse),
-                              unchanged=unchanged, notes=tuple(notes)))
-
-
-def plan_folder(root: Path, patterns: Sequence[str], state: SourceState, *, full: bool,
-                parse: Callable[[Path], ParsedFile], what: str
-                ) -> Result[ImportPlan, StoreUnavailable]:
-    """Plan importing the files under ``root`` matching ``patterns`` (see :func:`plan_files`).
-
-    ``what`` names the folder when it is missing (``Codex sessions folder``, say).
-    """
-    if not root.is_dir():
-        return Failure(StoreUnavailable(f"no {what} at {root}"))
-    try:
-        files = find_files(root, patterns)
-    except OSError as error:
-        return Failure(StoreUnavailable(f"cannot list {root}: {error}"))
-    return plan_files(root, files, state, full=full, parse=parse)
-
-
-def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[Path], ParsedFile]
-                ) -> Units:
-    conversations: list[Conversation] = []
-    marks: list[Mark] = []
-    tally = Tally()
-    work = 0
-    for path, item, fingerprint, size in changed:
-        try:
-            parsed = parse(path)
-        except OSError as error:
-            tally.add(f"unreadable file ({error.strerror or error})")
-            work += size
-            continue
-        conversations.extend(parsed.conversations)
-        tally.merge(parsed.left_out)
-        marks.append(Mark(item=item, fingerprint=fingerprint,
-                          sessions=len(parsed.conversations),
-                          messages=sum(len(c.messages) for c in parsed.conversations)))
-        work += size
-        if (sum(len(c.messages) for c in conversations) >= UNIT_MESSAGES
-                or len(marks) >= UNIT_ITEMS):
-            yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
-                                     left_out=tally.items(), work=work))
-            conversations, marks, tally, work = [], [], Tally(), 0
-    if marks or tally.counts or work:
-        yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
-                                 left_out=tally.items(), work=work))
-
-
-def find_files(root: Path, patterns: Sequence[str]) -> list[Path]:
-    """Files under ``root`` matching any of the glob ``patterns``, sorted, no duplicates."""
-    found: set[Path] = set()
-    for pattern in patterns:
-        found.update(p for p in root.glob(pattern) if p.is_file())
-    return sorted(found)
 
 
 def resolved(path: Path) -> Path:

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from harkback.adapters.sources.claude_code import ClaudeCodeImporter
-from harkback.adapters.sources.codex import CodexImporter
+from harkback.adapters.sources.claude_code import CLAUDE_CODE
+from harkback.adapters.sources.codex import CODEX
 from harkback.adapters.sources.importing import Importer, ImportUnit
+from harkback.adapters.sources.transcripts import TranscriptFormat, TranscriptImporter
 from harkback.adapters.stores.import_ledger import (
     MemoryImportLedger,
     SourceKey,
@@ -68,7 +69,7 @@ async def test_claude_code_subagent_hits_recall_the_session_that_started_it(
         projects: Path, tmp_path: Path) -> None:
     """A match inside a sub-agent transcript recalls its parent session."""
     db = tmp_path / "h.db"
-    await run(ClaudeCodeImporter(projects), db)
+    await run(TranscriptImporter(CLAUDE_CODE, projects), db)
     assert await found(db, "refresh path untested") == [S1]
     assert await found(db, "NATS p99 latency") == [S2]
 
@@ -76,7 +77,7 @@ async def test_claude_code_subagent_hits_recall_the_session_that_started_it(
 async def test_claude_code_project_folder_is_searchable(projects: Path, tmp_path: Path) -> None:
     """The project folder's name finds the sessions that ran in it."""
     db = tmp_path / "h.db"
-    await run(ClaudeCodeImporter(projects), db)
+    await run(TranscriptImporter(CLAUDE_CODE, projects), db)
     assert set(await found(db, "agent-bus")) == {S2}
     assert S1 in await found(db, "youer-server")
 
@@ -84,15 +85,15 @@ async def test_claude_code_project_folder_is_searchable(projects: Path, tmp_path
 async def test_claude_code_chinese_question_finds_the_fix(projects: Path, tmp_path: Path) -> None:
     """A Chinese question recalls the Chinese session that answers it."""
     db = tmp_path / "h.db"
-    await run(ClaudeCodeImporter(projects), db)
+    await run(TranscriptImporter(CLAUDE_CODE, projects), db)
     assert (await found(db, "上次登录接口 token 过期是怎么修的？"))[0] == S1
 
 
 async def test_claude_code_reimport_skips_unchanged_files(projects: Path, tmp_path: Path) -> None:
     """A second import reads nothing; a grown file updates only its own session."""
     db = tmp_path / "h.db"
-    first = await run(ClaudeCodeImporter(projects), db)
-    again = await run(ClaudeCodeImporter(projects), db)
+    first = await run(TranscriptImporter(CLAUDE_CODE, projects), db)
+    again = await run(TranscriptImporter(CLAUDE_CODE, projects), db)
     assert (first.delta.sessions_added, first.delta.sessions_unchanged) == (6, 0)
     counts = again.delta
     assert (counts.sessions_added, counts.sessions_updated, counts.sessions_unchanged) == (0, 0, 6)
@@ -102,7 +103,7 @@ async def test_claude_code_reimport_skips_unchanged_files(projects: Path, tmp_pa
                                  "timestamp": "2025-11-21T08:00:00Z",
                                  "message": {"role": "user",
                                              "content": "switch the bus to gRPC"}}) + "\n")
-    third = await run(ClaudeCodeImporter(projects), db)
+    third = await run(TranscriptImporter(CLAUDE_CODE, projects), db)
     counts = third.delta
     assert (counts.sessions_updated, counts.messages_added, counts.messages_updated) == (1, 1, 0)
     assert third.delta.sessions_unchanged == 4 + 1  # other files, and the unchanged sidechain
@@ -112,8 +113,8 @@ async def test_claude_code_reimport_skips_unchanged_files(projects: Path, tmp_pa
 async def test_full_reimport_is_idempotent(projects: Path, tmp_path: Path) -> None:
     """Reading everything again stores nothing new."""
     db = tmp_path / "h.db"
-    await run(ClaudeCodeImporter(projects), db)
-    again = await run(ClaudeCodeImporter(projects), db, full=True)
+    await run(TranscriptImporter(CLAUDE_CODE, projects), db)
+    again = await run(TranscriptImporter(CLAUDE_CODE, projects), db, full=True)
     counts = again.delta
     assert (counts.sessions_added, counts.sessions_updated, counts.messages_added) == (0, 0, 0)
     assert again.delta.sessions_unchanged == 6
@@ -123,7 +124,7 @@ async def test_codex_subagent_hits_recall_the_parent_and_forks_stand_alone(
         rollouts: Path, tmp_path: Path) -> None:
     """A spawned sub-agent's match recalls its parent thread; a fork is its own session."""
     db = tmp_path / "h.db"
-    outcome = await run(CodexImporter(rollouts), db)
+    outcome = await run(TranscriptImporter(CODEX, rollouts), db)
     assert outcome.delta.sessions_added == 4
     assert await found(db, "location block Access-Control-Allow-Origin") == [T1]
     assert (await found(db, "OPTIONS handler gateway"))[0] == FORK
@@ -134,13 +135,13 @@ async def test_codex_reimport_after_a_resume_reads_only_that_rollout(rollouts: P
                                                                       tmp_path: Path) -> None:
     """Codex appends to the rollout it resumes; only that file is read again."""
     db = tmp_path / "h.db"
-    await run(CodexImporter(rollouts), db)
+    await run(TranscriptImporter(CODEX, rollouts), db)
     rollout = next(rollouts.glob(f"2026/03/03/rollout-*-{T1}.jsonl"))
     with rollout.open("a", encoding="utf-8") as handle:
         handle.write('{"timestamp": "2026-03-05T08:00:00Z", "type": "response_item", "payload":'
                      ' {"type": "message", "role": "user", "content": [{"type": "input_text",'
                      ' "text": "also allow PATCH through limit_except"}]}}\n')
-    again = await run(CodexImporter(rollouts), db)
+    again = await run(TranscriptImporter(CODEX, rollouts), db)
     counts = again.delta
     assert (counts.sessions_updated, counts.messages_added, counts.sessions_unchanged) == (1, 1, 3)
 
@@ -148,8 +149,8 @@ async def test_codex_reimport_after_a_resume_reads_only_that_rollout(rollouts: P
 async def test_import_works_on_the_in_memory_store(rollouts: Path) -> None:
     """The importer needs only the store and ledger ports."""
     store, ledger = MemoryStore(), MemoryImportLedger()
-    outcome = await run_import(CodexImporter(rollouts), store, ledger, progress=False)
-    again = await run_import(CodexImporter(rollouts), store, ledger, progress=False)
+    outcome = await run_import(TranscriptImporter(CODEX, rollouts), store, ledger, progress=False)
+    again = await run_import(TranscriptImporter(CODEX, rollouts), store, ledger, progress=False)
     assert (outcome.delta.sessions_added, again.delta.sessions_unchanged) == (4, 4)
     payload = (await Harkback(store=store).search("rotate nginx logs")).to_payload()
     assert payload["results"][0]["session_id"] == "6f1e2d3c-4b5a-4978-8a1b-2c3d4e5f6a7b"
@@ -180,10 +181,10 @@ async def test_an_unreadable_file_is_counted_and_tried_again(projects: Path,
     locked.unlink()
     locked.symlink_to("/proc/self/mem")
     db = tmp_path / "h.db"
-    first = await run(ClaudeCodeImporter(projects), db)
+    first = await run(TranscriptImporter(CLAUDE_CODE, projects), db)
     locked.unlink()
     locked.write_bytes(content)
-    again = await run(ClaudeCodeImporter(projects), db)
+    again = await run(TranscriptImporter(CLAUDE_CODE, projects), db)
     assert any(reason.startswith("unreadable file") for reason, _ in first.left_out)
     assert again.delta.sessions_added == 1
 
@@ -196,12 +197,13 @@ def test_nothing_to_import_is_an_error_record_not_text(tmp_path: Path) -> None:
     assert isinstance(importers_for("fax", nowhere).failure(), QueryRejected)
 
 
-@pytest.mark.parametrize("importer", [ClaudeCodeImporter, CodexImporter])
-def test_a_missing_transcripts_folder_fails_the_plan(tmp_path: Path, importer: Any) -> None:
+@pytest.mark.parametrize("form", [CLAUDE_CODE, CODEX], ids=lambda form: form.kind)
+def test_a_missing_transcripts_folder_fails_the_plan(tmp_path: Path,
+                                                     form: TranscriptFormat) -> None:
     """Both folder importers plan alike: no folder is a StoreUnavailable naming it."""
     missing = tmp_path / "none"
-    planned = importer(missing).plan(SourceState(key=SourceKey(kind="x", location="y")),
-                                     full=False)
+    planned = TranscriptImporter(form, missing).plan(
+        SourceState(key=SourceKey(kind="x", location="y")), full=False)
     assert f"folder at {missing}" in planned.failure().reason
 
 

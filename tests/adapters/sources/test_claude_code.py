@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harkback.adapters.sources.claude_code import parse_file, parse_lines
+from harkback.adapters.sources.claude_code import CLAUDE_CODE, parse_lines
+from harkback.adapters.sources.transcripts import parse_file
 from harkback.stages.records import Conversation
 
 PROJECTS = Path(__file__).parents[2] / "fixtures" / "claude-code" / "projects"
@@ -15,7 +16,7 @@ S2 = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
 
 
 def _only(path: Path) -> Conversation:
-    parsed = parse_file(path, PROJECTS)
+    parsed = parse_file(CLAUDE_CODE, path, PROJECTS)
     assert len(parsed.conversations) == 1, parsed
     return parsed.conversations[0]
 
@@ -60,7 +61,7 @@ def test_tool_results_carry_the_name_of_their_call() -> None:
 
 def test_scaffolding_and_unknown_lines_are_counted_not_imported() -> None:
     """Meta, compaction summaries, thinking, bookkeeping and unknown lines are only counted."""
-    parsed = parse_file(YOUER / f"{S1}.jsonl", PROJECTS)
+    parsed = parse_file(CLAUDE_CODE, YOUER / f"{S1}.jsonl", PROJECTS)
     left_out = dict(parsed.left_out)
     assert left_out == {"file-history-snapshot line": 1, "meta message": 1,
                         "thinking block": 1, "system line": 1, "compaction summary": 1,
@@ -79,7 +80,8 @@ def test_a_subagent_file_is_a_child_of_its_session() -> None:
 
 def test_compaction_agent_files_are_left_out() -> None:
     """Claude Code's own compaction runs are not conversations."""
-    parsed = parse_file(YOUER / S1 / "subagents" / "agent-acompact-9f8e7d.jsonl", PROJECTS)
+    parsed = parse_file(CLAUDE_CODE, YOUER / S1 / "subagents" / "agent-acompact-9f8e7d.jsonl",
+                        PROJECTS)
     assert parsed.conversations == ()
     assert parsed.left_out == (("compaction agent transcript", 1),)
 
@@ -88,7 +90,7 @@ def test_older_layouts_link_agents_and_inline_sidechains_to_the_session() -> Non
     """An agent file beside the session, and sidechain lines inside it, are its children."""
     agent = _only(BUS / "agent-4e5f6a7b.jsonl").session
     assert (agent.id, agent.parent_session_id) == (f"{S2}/agent-4e5f6a7b", S2)
-    parsed = parse_file(BUS / f"{S2}.jsonl", PROJECTS)
+    parsed = parse_file(CLAUDE_CODE, BUS / f"{S2}.jsonl", PROJECTS)
     by_id = {c.session.id: c for c in parsed.conversations}
     assert set(by_id) == {S2, f"{S2}/agent-sidechain"}
     assert by_id[f"{S2}/agent-sidechain"].session.parent_session_id == S2

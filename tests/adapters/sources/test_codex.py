@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harkback.adapters.sources.codex import output_text, parse_rollout, parse_rollout_lines
+from harkback.adapters.sources.codex import CODEX, output_text, parse_rollout_lines
+from harkback.adapters.sources.transcripts import parse_file
 from harkback.stages.records import Conversation
 
 SESSIONS = Path(__file__).parents[2] / "fixtures" / "codex" / "sessions"
@@ -13,7 +14,7 @@ MAIN = SESSIONS / "2026/03/03" / f"rollout-2026-03-03T09-30-00-{T1}.jsonl"
 
 
 def _only(path: Path) -> Conversation:
-    parsed = parse_rollout(path)
+    parsed = parse_file(CODEX, path, SESSIONS)
     assert len(parsed.conversations) == 1, parsed
     return parsed.conversations[0]
 
@@ -42,7 +43,7 @@ def test_messages_and_tool_calls_come_in_order() -> None:
 
 def test_injected_and_repeated_lines_are_counted_not_imported() -> None:
     """Environment context, reasoning, events, compaction and unknown lines are counted."""
-    left_out = dict(parse_rollout(MAIN).left_out)
+    left_out = dict(parse_file(CODEX, MAIN, SESSIONS).left_out)
     assert left_out == {"injected instructions": 1, "event_msg line": 2, "turn_context line": 1,
                         "reasoning": 1, "compaction summary": 1,
                         "unknown line type 'world_state'": 1, "unreadable line": 1}
@@ -58,7 +59,8 @@ def test_a_spawned_subagent_is_a_child_of_its_parent_thread() -> None:
 
 def test_internal_compaction_sessions_are_left_out() -> None:
     """A ``subagent: compact`` rollout is Codex's own bookkeeping."""
-    parsed = parse_rollout(next(SESSIONS.glob("2026/03/03/rollout-*-0199a1b3-*.jsonl")))
+    parsed = parse_file(CODEX, next(SESSIONS.glob("2026/03/03/rollout-*-0199a1b3-*.jsonl")),
+                        SESSIONS)
     assert parsed.conversations == ()
     assert ("internal Codex session", 1) in parsed.left_out
 

@@ -13,16 +13,14 @@ from typing import Any
 import pytest
 from returns.result import Success
 
-from harkback.adapters.sources.hermes import (
-    HermesImporter,
-    database_files,
+from harkback.adapters.sources.hermes import HermesImporter, database_files, read_snapshot
+from harkback.adapters.sources.hermes_db import HermesDb, retrying
+from harkback.adapters.sources.hermes_rows import (
     decode_content,
     lineage_parent,
     messages_from_rows,
-    read_snapshot,
     tool_calls,
 )
-from harkback.adapters.sources.hermes_db import HermesDb, retrying
 from harkback.adapters.sources.importing import ImportUnit, Tally
 from harkback.adapters.stores.import_ledger import SourceKey, SourceState
 from harkback.adapters.stores.sqlite import SqliteStore

@@ -1,0 +1,278 @@
+"""Hermes rows as harkback records: sessions, their lineage, and visible messages.
+
+**Lineage as Hermes means it.** A child session's ``parent_session_id`` means one of
+five things. Delegated sub-agent sessions (marker ``_delegate_from`` in
+``model_config``, or source ``subagent``/``delegate``), compression continuations
+(the parent ended with ``compression``) and any link Hermes does not qualify keep
+their parent, so resolve traces their hits to the root the user remembers. ``tool``
+sessions (third-party integrations driving Hermes) keep their source ``tool``, which
+a search hides by default (``hidden_sources``), as Hermes keeps them out of its own
+session discovery: their content is found only by a search that unhides ``tool``,
+and then traces to their parent's root like any other child. A ``/branch`` child
+(marker ``_branched_from``, or a parent that ended ``branched``) and a fresh-reset
+child (``/new``, idle or daily reset: marker ``_reset_from``, a parent that ended
+with a reset reason, or, for rows from before the markers, the parent's non-empty
+``session_key``) are conversations of their own: their ``parent_session_id`` is not
+carried into harkback (``None``), which makes them lineage roots; the link stays in
+Hermes' file.
+
+**Visibility.** ``active`` NULL counts as live. Rewound rows (``active=0,
+compacted=0``) and ``display_kind='hidden'`` rows are left out; rows archived by
+in-place compaction (``active=0, compacted=1``) are kept and searchable. Compaction
+summaries (``_compressed_summary=1``, or text starting ``[CONTEXT COMPACTION`` or
+``[CONTEXT SUMMARY]:``) are left out: they restate history that is imported anyway
+and would otherwise match in its place. Background review prompts of old builds and
+the reply after each are left out too, and ``<memory-context>`` blocks are removed,
+as Hermes does on replay. Multimodal content (``\\x00json:`` + a JSON list of parts)
+keeps its text parts. Message positions are Hermes message ids, so they stay stable
+as a session grows and a hit names the Hermes message it came from.
+
+>>> decode_content('\\x00json:[{"type": "text", "text": "look"}, {"type": "image_url"}]')
+'look'
+>>> lineage_parent({"id": "c", "parent_session_id": "p", "model_config": None},
+...                {"id": "p", "end_reason": "compression"})
+'p'
+>>> lineage_parent({"id": "c", "parent_session_id": "p", "model_config": None},
+...                {"id": "p", "end_reason": "new_session"}) is None
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+
+from harkback.adapters.sources.importing import Tally, clip_tool_output, iso_epoch
+from harkback.stages.records import ROLES, Message, Session, ToolCall
+
+Row = Mapping[str, object]
+"""A row of a Hermes table, by column name."""
+
+SENTINEL = "\x00json:"
+RESET_REASONS = frozenset({"session_reset", "session_switch", "idle", "daily", "suspended",
+                           "resume_pending_expired", "new_session"})
+DELEGATE_SOURCES = frozenset({"subagent", "delegate"})
+COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
+REVIEW_PREFIX = "Review the conversation above"
+
+_MEMORY_CONTEXT = re.compile(r"<memory-context>.*?</memory-context>\s*", re.DOTALL)
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+
+
+# --- content ------------------------------------------------------------------------------
+
+def _texts(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for part in value:
+            yield from _texts(part)
+    elif isinstance(value, dict):
+        text = value.get("text")
+        if isinstance(text, str) and value.get("type", "text") in _TEXT_PARTS:
+            yield text
+        elif "content" in value:
+            yield from _texts(value["content"])
+
+
+def decode_content(raw: object) -> str | None:
+    """The text of a ``messages.content`` value; None when multimodal JSON is unreadable.
+
+    >>> decode_content("plain"), decode_content(None), decode_content("\\x00json:{oops")
+    ('plain', '', None)
+    """
+    if raw is None:
+        return ""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    if not isinstance(raw, str):
+        return str(raw)
+    if not raw.startswith(SENTINEL):
+        return raw
+    try:
+        value = json.loads(raw[len(SENTINEL):])
+    except (ValueError, RecursionError):
+        return None
+    return "\n".join(t for t in _texts(value) if t)
+
+
+def _json(value: object) -> object:
+    """Decode a JSON TEXT column, once more if it was stored double-encoded."""
+    for _ in range(2):
+        if not isinstance(value, str | bytes):
+            return value
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+    return value
+
+
+def markers(model_config: object) -> frozenset[str]:
+    """The lineage markers (``_branched_from``, ``_delegate_from``, ``_reset_from``) set.
+
+    >>> sorted(markers('{"temperature": 0.2, "_delegate_from": "p"}'))
+    ['_delegate_from']
+    """
+    decoded = _json(model_config)
+    if not isinstance(decoded, dict):
+        return frozenset()
+    return frozenset(k for k in ("_branched_from", "_delegate_from", "_reset_from")
+                     if decoded.get(k))
+
+
+def tool_calls(raw: object) -> tuple[ToolCall, ...] | None:
+    """Tool calls from a ``tool_calls`` JSON column (None when unreadable).
+
+    >>> tool_calls('[{"id": "c1", "function": {"name": "bash", "arguments": {"cmd": "ls"}}}]')
+    (ToolCall(id='c1', name='bash', arguments='{"cmd": "ls"}'),)
+    """
+    if raw is None or raw == "":
+        return ()
+    decoded = _json(raw)
+    if not isinstance(decoded, list):
+        return None
+    calls = []
+    for call in decoded:
+        if not isinstance(call, dict):
+            return None
+        nested = call.get("function")
+        # Some rows hold the flat shape {"id", "name", "arguments"}.
+        function: dict[str, object] = nested if isinstance(nested, dict) else call
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = "" if arguments is None else json.dumps(arguments, ensure_ascii=False)
+        calls.append(ToolCall(id=column_text(call.get("id")),
+                              name=column_text(function.get("name")), arguments=arguments))
+    return tuple(calls)
+
+
+def column_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+# --- sessions and lineage -----------------------------------------------------------------
+
+def lineage_parent(row: Row, parent: Row | None) -> str | None:
+    """The parent harkback keeps for a Hermes session row (None: its own conversation)."""
+    parent_id = column_text(row.get("parent_session_id")) or None
+    if parent_id is None or parent_id == column_text(row.get("id")):
+        return None
+    found = markers(row.get("model_config"))
+    if "_delegate_from" in found or column_text(row.get("source")) in DELEGATE_SOURCES:
+        return parent_id
+    if found & {"_branched_from", "_reset_from"}:
+        return None
+    if parent is None:
+        return parent_id  # parent not in the file: resolve ends the walk here anyway
+    reason = column_text(parent.get("end_reason"))
+    if reason == "branched" or reason in RESET_REASONS:
+        return None
+    key = column_text(row.get("session_key"))
+    if key and key == column_text(parent.get("session_key")) and reason not in ("compression",
+                                                                           "compressed"):
+        return None  # a reset child from before the markers: same chat lane, fresh start
+    return parent_id
+
+
+def session_from_row(row: Row, parent: Row | None, tally: Tally | None = None) -> Session:
+    """A harkback session from a Hermes ``sessions`` row (an empty source counts as cli).
+
+    Times out of range (Hermes writes epoch seconds) are unknown and counted in ``tally``.
+    """
+    return Session(
+        id=column_text(row.get("id")), source=column_text(row.get("source")) or "cli",
+        model=column_text(row.get("model")), title=column_text(row.get("title")),
+        started_at=iso_epoch(row.get("started_at"), tally),
+        ended_at=iso_epoch(row.get("ended_at"), tally),
+        parent_session_id=lineage_parent(row, parent),
+        end_reason=column_text(row.get("end_reason")))
+
+
+def fingerprint(row: Row, session: Session) -> str:
+    """A digest of a session row and of how it was read (its lineage decision included)."""
+    items = sorted((k, repr(v)) for k, v in row.items())
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update(json.dumps([items, session.parent_session_id], ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+# --- messages -----------------------------------------------------------------------------
+
+def _hidden(row: Row) -> str | None:
+    """Why a row is not history: rewound or hidden (live and archived rows give None)."""
+    active = row.get("active")
+    if active is not None and active == 0 and row.get("compacted") != 1:
+        return "rewound message"
+    if column_text(row.get("display_kind")) == "hidden":
+        return "hidden message"
+    return None
+
+
+def _is_compaction_summary(row: Row, text: str) -> bool:
+    return row.get("_compressed_summary") == 1 or text.lstrip().startswith(COMPACTION_PREFIXES)
+
+
+def _is_review_prompt(text: str) -> bool:
+    head = text.lstrip()
+    return head.startswith(REVIEW_PREFIX) and ("skill" in head or "memory" in head)
+
+
+def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
+                       ) -> tuple[Message, ...]:
+    """The visible messages of one session's rows (in id order); the rest is counted."""
+    out: list[Message] = []
+    after_review = False
+    for row in rows:
+        reason = _hidden(row)
+        if reason is not None:
+            tally.add(reason)
+            continue
+        role = column_text(row.get("role"))
+        if role not in ROLES:
+            tally.add(f"message with role {role!r}")
+            continue
+        text = decode_content(row.get("content"))
+        if text is None:
+            tally.add("unreadable multimodal content")
+            text = ""
+        if _is_compaction_summary(row, text):
+            tally.add("compaction summary")
+            continue
+        if role == "user" and _is_review_prompt(text):
+            tally.add("background review prompt or reply")
+            after_review = True
+            continue
+        if after_review and role == "assistant":
+            tally.add("background review prompt or reply")
+            after_review = False
+            continue
+        after_review = False
+        if role in ("user", "assistant") and "<memory-context>" in text:
+            text = _MEMORY_CONTEXT.sub("", text)
+        calls = tool_calls(row.get("tool_calls"))
+        if calls is None:
+            tally.add("unreadable tool_calls")
+            calls = ()
+        if not text.strip() and not calls:
+            tally.add("empty message")
+            continue
+        if role == "tool":
+            text, clipped = clip_tool_output(text)
+            if clipped:
+                tally.add("tool output clipped")
+        position = row.get("id")
+        if not isinstance(position, int) or position < 0:
+            tally.add("message without an id")
+            continue
+        out.append(Message(session_id=session_id, position=position, role=role,
+                           content=text, tool_name=column_text(row.get("tool_name")),
+                           tool_call_id=column_text(row.get("tool_call_id")), tool_calls=calls,
+                           timestamp=iso_epoch(row.get("timestamp"), tally)))
+    return tuple(out)

@@ -1,0 +1,301 @@
+"""The importer base for line-oriented transcripts: folders of JSON-lines session files.
+
+Claude Code and Codex (and any format like them) write one JSON-lines file per
+session under a folder. What they share is here: :class:`TranscriptImporter` finds
+the files, re-reads only those whose size or mtime changed since the last import
+(each file is an item of the import ledger, keyed by its path under the folder) and
+reads their lines, counting an unreadable one instead of failing; :class:`Transcript`
+gathers one session's turns as a format reads them and makes the conversation, with
+its project line and the parent a sub-agent is linked to. A :class:`TranscriptFormat`
+supplies only what differs: where its files live and how its lines become messages,
+session metadata and links.
+
+>>> t = Transcript("s1", cwd="/w/app")
+>>> t.add("user", "hi")
+>>> t.conversation(source="demo").messages[0].content
+'hi\\n\\n[project: /w/app]'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
+from pathlib import Path, PurePath
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from harkback.adapters.sources import importing
+from harkback.adapters.sources.importing import ImportPlan, ImportUnit, Tally, Units, iso_epoch
+from harkback.adapters.stores.import_ledger import Mark, SourceKey, SourceState
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
+
+Line = Mapping[str, object]
+"""One JSON object of a transcript file."""
+
+
+def text_of(value: object) -> str:
+    """``value`` when it is a string, else ``""`` (transcript fields may hold anything)."""
+    return value if isinstance(value, str) else ""
+
+
+# --- one session being read ---------------------------------------------------------------
+
+@attrs.frozen
+class Turn:
+    """A message as read, before its session id and position are final."""
+
+    role: Role
+    content: str = ""
+    calls: tuple[ToolCall, ...] = ()
+    tool_name: str = ""
+    call_id: str = ""
+    when: float | None = None
+
+
+@attrs.define
+class Transcript:
+    """One session being read: its turns so far and what names it.
+
+    ``id`` and ``parent`` may change while reading (a format that learns them from a
+    metadata line sets them before :meth:`conversation`).
+    """
+
+    id: str
+    parent: str | None = None
+    turns: list[Turn] = attrs.field(factory=list)
+    tools: dict[str, str] = attrs.field(factory=dict)
+    times: list[float] = attrs.field(factory=list)
+    cwd: str = ""
+    branch: str = ""
+    model: str = ""
+
+    def time(self, value: object, tally: Tally) -> float | None:
+        """The epoch of a line's time (see :func:`iso_epoch`), kept for the session's span."""
+        when = iso_epoch(value, tally)
+        if when is not None:
+            self.times.append(when)
+        return when
+
+    def add(self, role: Role, content: str = "", *, calls: tuple[ToolCall, ...] = (),
+            tool_name: str = "", tool_call_id: str = "", when: float | None = None) -> None:
+        """Add a turn."""
+        self.turns.append(Turn(role, content, calls, tool_name, tool_call_id, when))
+
+    def extend(self, content: str, calls: tuple[ToolCall, ...]) -> None:
+        """Add ``content`` (as a line) and ``calls`` to the last turn, which must exist."""
+        last = self.turns[-1]
+        merged = "\n".join(t for t in (last.content, content) if t)
+        self.turns[-1] = attrs.evolve(last, content=merged, calls=last.calls + calls)
+
+    def tool_call(self, call_id: str, name: str, arguments: str) -> ToolCall:
+        """A tool call, its name kept so that its result can be named after it."""
+        self.tools[call_id] = name
+        return ToolCall(id=call_id, name=name, arguments=arguments)
+
+    def tool_result(self, call_id: str, output: str, when: float | None, tally: Tally, *,
+                    empty: str) -> None:
+        """Add a tool's output (clipped when long); empty output is counted as ``empty``."""
+        text, clipped = importing.clip_tool_output(output)
+        if clipped:
+            tally.add("tool output clipped")
+        if not text.strip():
+            tally.add(empty)
+            return
+        self.add("tool", text, tool_name=self.tools.get(call_id, ""), tool_call_id=call_id,
+                 when=when)
+
+    def conversation(self, *, source: str, title: str = "", started: float | None = None,
+                     project: bool = True) -> Conversation:
+        """The session read; ``project`` adds its folder under its first request.
+
+        It starts at ``started`` when given, else at the earliest time read.
+        """
+        messages = tuple(Message(session_id=self.id, position=i, role=t.role, content=t.content,
+                                 tool_calls=t.calls, tool_name=t.tool_name,
+                                 tool_call_id=t.call_id, timestamp=t.when)
+                         for i, t in enumerate(self.turns))
+        if project and self.cwd:
+            messages = with_project(messages, project_note(self.cwd, self.branch))
+        session = Session(id=self.id, source=source, model=self.model, title=title,
+                          started_at=started if started is not None else min(self.times,
+                                                                              default=None),
+                          ended_at=max(self.times, default=None), parent_session_id=self.parent)
+        return Conversation(session, messages)
+
+
+def project_note(cwd: str, branch: str = "") -> str:
+    """The line that makes a session's project folder searchable.
+
+    >>> project_note("/home/me/code/youer-server", "main")
+    '[project: /home/me/code/youer-server, git branch: main]'
+    """
+    extra = f", git branch: {branch}" if branch else ""
+    return f"[project: {cwd}{extra}]"
+
+
+def with_project(messages: Sequence[Message], note: str) -> tuple[Message, ...]:
+    """``messages`` with ``note`` added as the last line of the first user message.
+
+    Search covers message text only, and a plain search covers user and assistant
+    messages, so the project folder goes where a default search sees it: under the
+    request that opened the session (a session without one is left as it is).
+    """
+    for index, message in enumerate(messages):
+        if note and message.role == "user":
+            content = f"{message.content}\n\n{note}" if message.content else note
+            return (*messages[:index], attrs.evolve(message, content=content),
+                    *messages[index + 1:])
+    return tuple(messages)
+
+
+# --- one file -----------------------------------------------------------------------------
+
+@attrs.frozen(kw_only=True)
+class ParsedFile:
+    """The conversations read from one transcript file, and what was left out of it."""
+
+    conversations: tuple[Conversation, ...] = ()
+    left_out: tuple[tuple[str, int], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class TranscriptFormat:
+    """What one kind of line-oriented transcript folder is, and how to read its files.
+
+    ``read`` gets a file's path under the folder (its layout may name the session and
+    its parent), its lines (read lazily) and the tally to count what it leaves out in.
+    """
+
+    kind: str
+    """The ledger's kind of source, and the source of every session read."""
+    what: str
+    """What the folder is, for a person (``Codex sessions folder``)."""
+    patterns: tuple[str, ...]
+    """Globs of the transcript files under the folder."""
+    read: Callable[[PurePath, Iterable[Line], Tally], ParsedFile]
+    """Reads one file: its path under the folder, its lines, the tally of what is left out."""
+
+
+def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
+    """Read one transcript file of format ``form`` found under ``root``."""
+    tally = Tally()
+    return form.read(path.relative_to(root), (line for _, line in json_lines(path, tally)),
+                     tally)
+
+
+def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
+    """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
+
+    Blank lines are skipped; a line that is not a JSON object (a torn last line of a
+    file being written, say) is counted as ``unreadable line``.
+    """
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except (ValueError, RecursionError):
+                tally.add("unreadable line")
+                continue
+            if isinstance(value, dict):
+                yield number, value
+            else:
+                tally.add("unreadable line")
+
+
+# --- the folder ---------------------------------------------------------------------------
+
+@attrs.frozen
+class TranscriptImporter:
+    """Imports every transcript file of ``form`` under the folder ``root``."""
+
+    form: TranscriptFormat
+    root: Path
+
+    @property
+    def key(self) -> SourceKey:
+        """The source: the format's kind and the folder's resolved path."""
+        return SourceKey(kind=self.form.kind, location=str(self.root))
+
+    def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
+        """Plan importing the files that changed since ``state`` (all when ``full``).
+
+        No folder, or one that cannot be listed, is a :class:`StoreUnavailable`.
+        """
+        if not self.root.is_dir():
+            return Failure(StoreUnavailable(f"no {self.form.what} at {self.root}"))
+        try:
+            files = find_files(self.root, self.form.patterns)
+        except OSError as error:
+            return Failure(StoreUnavailable(f"cannot list {self.root}: {error}"))
+        return plan_files(self.root, files, state, full=full,
+                          parse=partial(parse_file, self.form, root=self.root))
+
+
+def find_files(root: Path, patterns: Sequence[str]) -> list[Path]:
+    """Files under ``root`` matching any of the glob ``patterns``, sorted, no duplicates."""
+    found: set[Path] = set()
+    for pattern in patterns:
+        found.update(p for p in root.glob(pattern) if p.is_file())
+    return sorted(found)
+
+
+def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
+               full: bool, parse: Callable[[Path], ParsedFile]
+               ) -> Result[ImportPlan, StoreUnavailable]:
+    """Plan importing every file of ``files`` whose size or mtime changed since ``state``.
+
+    Each file is an item of the ledger (keyed by its path under ``root``); a file that
+    cannot be read is counted and left unmarked, so the next import tries it again.
+    """
+    marks = state.marks_by_item()
+    changed: list[tuple[Path, str, str, int]] = []
+    unchanged = 0
+    for path in files:
+        item = path.relative_to(root).as_posix()
+        try:
+            stat = path.stat()
+        except OSError:
+            continue  # vanished between listing and now
+        fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
+        old = marks.get(item)
+        if not full and old is not None and old.fingerprint == fingerprint:
+            unchanged += old.sessions
+            continue
+        changed.append((path, item, fingerprint, size))
+    total = sum(size for *_, size in changed)
+    return Success(ImportPlan(total=total, units=_file_units(changed, parse),
+                              unchanged=unchanged))
+
+
+def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[Path], ParsedFile]
+                ) -> Units:
+    conversations: list[Conversation] = []
+    marks: list[Mark] = []
+    tally = Tally()
+    work = 0
+    for path, item, fingerprint, size in changed:
+        try:
+            parsed = parse(path)
+        except OSError as error:
+            tally.add(f"unreadable file ({error.strerror or error})")
+            work += size
+            continue
+        conversations.extend(parsed.conversations)
+        tally.merge(parsed.left_out)
+        marks.append(Mark(item=item, fingerprint=fingerprint,
+                          sessions=len(parsed.conversations),
+                          messages=sum(len(c.messages) for c in parsed.conversations)))
+        work += size
+        if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
+                or len(marks) >= importing.UNIT_ITEMS):
+            yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
+                                     left_out=tally.items(), work=work))
+            conversations, marks, tally, work = [], [], Tally(), 0
+    if marks or tally.counts or work:
+        yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
+                                 left_out=tally.items(), work=work))
