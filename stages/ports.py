@@ -167,17 +167,18 @@ class SessionStore(Protocol):
 Vector = tuple[float, ...]
 """A dense embedding, unit length (cosine similarity is the dot product)."""
 
-EmbedKind = Literal["query", "passage"]
-"""What a text is to the embedder: a question, or stored text to be found (some models,
-such as E5, prefix the two differently)."""
-
 
 @attrs.frozen(kw_only=True)
 class MessageKey:
-    """One stored message: its session and position."""
+    """One stored message, as a vector store keys its vector: its session and position."""
 
     session_id: str
     position: int
+
+
+EmbedKind = Literal["query", "passage"]
+"""What a text is to the embedder: a question, or stored text to be found (some models,
+such as E5, prefix the two differently)."""
 
 
 @attrs.frozen(kw_only=True)
