@@ -6,40 +6,38 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import attrs
 
 
 @attrs.frozen
-class QueryRejected:
+class _Reasoned:
+    """An expected failure of a recall: why, and a one-line description for people."""
+
+    reason: str
+    label: ClassVar[str]
+
+    def __init_subclass__(cls, *, label: str, **kwargs: Any) -> None:
+        # Each kind names itself in its class statement; the record itself is shared.
+        super().__init_subclass__(**kwargs)
+        cls.label = label
+
+    def message(self) -> str:
+        """A one-line description for people."""
+        return f"{self.label}: {self.reason}"
+
+
+class QueryRejected(_Reasoned, label="query rejected"):
     """The request cannot be run as given (bad limit, bad time bound, ...)."""
 
-    reason: str
 
-    def message(self) -> str:
-        """A one-line description for people."""
-        return f"query rejected: {self.reason}"
-
-
-@attrs.frozen
-class StoreUnavailable:
+class StoreUnavailable(_Reasoned, label="session store unavailable"):
     """The session store could not be read or written (missing, locked, corrupt)."""
 
-    reason: str
 
-    def message(self) -> str:
-        """A one-line description for people."""
-        return f"session store unavailable: {self.reason}"
-
-
-@attrs.frozen
-class ModelFailed:
+class ModelFailed(_Reasoned, label="model failed"):
     """A model call failed after its retries (timeout, HTTP error, unusable answer)."""
-
-    reason: str
-
-    def message(self) -> str:
-        """A one-line description for people."""
-        return f"model failed: {self.reason}"
 
 
 @attrs.frozen

@@ -27,13 +27,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import BadRecord
 from harkback.stages.records import ROLES, Conversation, Message, Role, Session, ToolCall, is_epoch
+from harkback.stages.when import iso_seconds
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -92,10 +92,7 @@ def _time(obj: Mapping[str, Any], key: str, where: str) -> float | None:
 
 def _iso_time(text: str, where: str) -> float:
     try:
-        parsed = datetime.fromisoformat(text.strip())
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        return parsed.timestamp()
+        return iso_seconds(text.strip())
     except (ValueError, OverflowError):
         raise _Invalid(where, f"not an ISO 8601 time: {text[:60]!r}") from None
 

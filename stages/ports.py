@@ -14,18 +14,10 @@ from typing import Any, Literal, Protocol
 import attrs
 from returns.future import FutureResult
 
+from harkback.stages import records
 from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.query import Node
-from harkback.stages.records import (
-    Conversation,
-    Message,
-    MessageHit,
-    Role,
-    Session,
-    SessionOverview,
-    Summary,
-)
 
 DEFAULT_MAX_SCORED = 2000
 """How many messages a term may match before it counts as common (see MatchQuery)."""
@@ -52,7 +44,7 @@ class MatchQuery:
     """
 
     expression: Node
-    roles: tuple[Role, ...]
+    roles: tuple[records.Role, ...]
     limit: int = 50
     since: float | None = None
     until: float | None = None
@@ -134,29 +126,32 @@ class SessionStore(Protocol):
     of the same session id replaces it (idempotent).
     """
 
-    def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+    def search(self, query: MatchQuery
+               ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
         """Messages matching the query, best first."""
         ...
 
-    def sessions(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+    def sessions(self, ids: Sequence[str]
+                 ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids (unknown ids are left out)."""
         ...
 
-    def children(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+    def children(self, ids: Sequence[str]
+                 ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``."""
         ...
 
     def messages(self, session_ids: Sequence[str]
-                 ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+                 ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
         """All messages of these sessions, in session start order then position."""
         ...
 
     def recent(self, query: RecentQuery
-               ) -> FutureResult[tuple[SessionOverview, ...], StoreUnavailable]:
+               ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
         """Root sessions (no parent, or a parent not stored), newest first."""
         ...
 
-    def ingest(self, conversations: Sequence[Conversation]
+    def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[IngestReport, StoreUnavailable]:
         """Store conversations; a session id already stored is replaced."""
         ...
@@ -176,17 +171,18 @@ class SessionStore(Protocol):
 Vector = tuple[float, ...]
 """A dense embedding, unit length (cosine similarity is the dot product)."""
 
-EmbedKind = Literal["query", "passage"]
-"""What a text is to the embedder: a question, or stored text to be found (some models,
-such as E5, prefix the two differently)."""
-
 
 @attrs.frozen(kw_only=True)
 class MessageKey:
-    """One stored message: its session and position."""
+    """One stored message, as a vector store keys its vector: its session and position."""
 
     session_id: str
     position: int
+
+
+EmbedKind = Literal["query", "passage"]
+"""What a text is to the embedder: a question, or stored text to be found (some models,
+such as E5, prefix the two differently)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -199,7 +195,7 @@ class NearestQuery:
 
     vector: Vector
     model: str
-    roles: tuple[Role, ...]
+    roles: tuple[records.Role, ...]
     limit: int = attrs.field(default=100, validator=attrs.validators.ge(1))
     since: float | None = None
     until: float | None = None
@@ -235,8 +231,8 @@ class VectorStore(Protocol):
     order; ``nearest`` compares only vectors of the query's model.
     """
 
-    def unembedded(self, model: str, roles: tuple[Role, ...], limit: int
-                   ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+                   ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
         """Up to ``limit`` messages still without a vector of ``model``."""
         ...
 
@@ -249,7 +245,7 @@ class VectorStore(Protocol):
         ...
 
     def nearest(self, query: NearestQuery
-                ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
         """Messages whose vectors are nearest the query's, best first."""
         ...
 
@@ -300,11 +296,11 @@ class SummaryCache(Protocol):
     """Model summaries kept for reuse. A cache that cannot be written simply misses."""
 
     def cached_summary(self, key: SummaryKey
-                       ) -> FutureResult[Summary | None, StoreUnavailable]:
+                       ) -> FutureResult[records.Summary | None, StoreUnavailable]:
         """The summary kept under ``key``, or None."""
         ...
 
-    def keep_summary(self, key: SummaryKey, summary: Summary
+    def keep_summary(self, key: SummaryKey, summary: records.Summary
                      ) -> FutureResult[None, StoreUnavailable]:
         """Keep ``summary`` under ``key`` (replacing any older one)."""
         ...

@@ -1,30 +1,23 @@
-"""What a caller asks for: a search request, parsed time bounds.
+"""What a caller asks for: a search request, validated from what the caller typed.
 
 >>> SearchRequest(query="docker network").limit
 3
->>> parse_time_bound("2026-03-01").unwrap()
+>>> make_request("docker", since="2026-03-01").unwrap().since
 1772323200.0
->>> parse_time_bound("7d", now=1_000_000.0).unwrap()
-395200.0
 """
 
 from __future__ import annotations
-
-import re
-from datetime import UTC, datetime
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import QueryRejected
 from harkback.stages.records import ROLES, Role
+from harkback.stages.when import parse_time_bound
 
 MAX_LIMIT = 10
 DEFAULT_HIDDEN_SOURCES: tuple[str, ...] = ("tool", "kanban")
 DEFAULT_ROLES: tuple[Role, ...] = ("user", "assistant")
-
-_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def _roles_valid(_inst: object, _attr: object, roles: tuple[str, ...]) -> None:
@@ -50,31 +43,6 @@ class SearchRequest:
     def is_browse(self) -> bool:
         """An empty query lists recent sessions instead of searching."""
         return not self.query.strip()
-
-
-def parse_time_bound(text: str, *, now: float | None = None) -> Result[float, QueryRejected]:
-    """Parse ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds or ``7d``/``24h``.
-
-    Relative bounds count back from ``now``. Naive ISO times are taken as UTC.
-    """
-    text = text.strip()
-    rel = _RELATIVE.match(text)
-    if rel:
-        base = datetime.now(UTC).timestamp() if now is None else now
-        return Success(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()])
-    try:
-        return Success(float(text))
-    except ValueError:
-        pass
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return Failure(QueryRejected(
-            f"cannot read time bound {text!r}: use an ISO date (2026-03-01), epoch seconds, "
-            "or a relative span such as 7d or 24h"))
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return Success(parsed.timestamp())
 
 
 def make_request(query: str, *, limit: int = 3, roles: tuple[str, ...] = DEFAULT_ROLES,

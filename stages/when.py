@@ -1,11 +1,17 @@
-"""Relative time in a question: "two weeks ago", "last month", "in the past three days".
+"""Times people write, read as epoch seconds: time bounds, and the times in a question.
 
-People place what they want to recall in time relative to now. :func:`time_window`
-reads a small set of English expressions into a window of epoch seconds, so a ranker
-can favour sessions from then; anything it does not recognise gives None (no
-weighting at all). Months are 30 days and years 365: the window is a soft hint, not
-a calendar filter.
+A caller bounds a search by ``--since``/``--until`` values (:func:`parse_time_bound`:
+an ISO time, epoch seconds, or a span back from now such as ``7d``). A question places
+what it wants to recall relative to now: :func:`time_window` reads a small set of
+English expressions ("two weeks ago", "last month", "in the past three days") into a
+window of epoch seconds, so a ranker can favour sessions from then; anything it does
+not recognise gives None (no weighting at all). Months are 30 days and years 365: the
+window is a soft hint, not a calendar filter.
 
+>>> parse_time_bound("2026-03-01").unwrap()
+1772323200.0
+>>> parse_time_bound("7d", now=1_000_000.0).unwrap()
+395200.0
 >>> DAY = 86400.0
 >>> now = 100 * DAY
 >>> [(round(a / DAY, 1), round(b / DAY, 1)) for a, b in [time_window("a week ago", now)]]
@@ -20,6 +26,11 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import UTC, datetime
+
+from returns.result import Failure, Result, Success
+
+from harkback.stages.errors import QueryRejected
 
 DAY = 86400.0
 _UNITS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
@@ -38,6 +49,46 @@ _YESTERDAY = re.compile(r"\byesterday\b")
 # "How many days/weeks/... (have passed)": the unit the answer is counted in.
 _DURATION = re.compile(rf"\bhow\s+many\s+{_UNIT}\b")
 _WORD = re.compile(r"[a-z0-9]+")
+
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_time_bound(text: str, *, now: float | None = None) -> Result[float, QueryRejected]:
+    """Parse ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds or ``7d``/``24h``.
+
+    Relative bounds count back from ``now``. Naive ISO times are taken as UTC.
+    """
+    text = text.strip()
+    rel = _RELATIVE.match(text)
+    if rel:
+        base = datetime.now(UTC).timestamp() if now is None else now
+        return Success(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()])
+    try:
+        return Success(float(text))
+    except ValueError:
+        pass
+    try:
+        return Success(iso_seconds(text.replace("Z", "+00:00")))
+    except ValueError:
+        return Failure(QueryRejected(
+            f"cannot read time bound {text!r}: use an ISO date (2026-03-01), epoch seconds, "
+            "or a relative span such as 7d or 24h"))
+
+
+def iso_seconds(text: str) -> float:
+    """The epoch seconds of an ISO 8601 time; a time without an offset is UTC.
+
+    Raises ``ValueError`` when ``text`` is not ISO 8601 (``OverflowError`` when its time
+    has no epoch seconds); callers turn that into their own error value.
+
+    >>> iso_seconds("1970-01-02"), iso_seconds("1970-01-01T02:00:00+02:00")
+    (86400.0, 0.0)
+    """
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
 
 
 def _count(text: str) -> int:

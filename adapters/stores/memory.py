@@ -32,6 +32,7 @@ from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.sql import preview, query_vector_problem, unit_vector, vector_problem
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.match.score import K1, B
 from harkback.stages.ports import (
     IngestReport,
     MatchQuery,
@@ -53,9 +54,6 @@ from harkback.stages.records import (
 from harkback.stages.text.tokens import index_tokens, is_cjk
 
 T = TypeVar("T")
-
-K1 = 1.2
-B = 0.75
 
 
 @attrs.frozen

@@ -15,7 +15,7 @@ smaller k keeps the top of each list on top. On LongMemEval it lifts recall_all@
 it on a store pooled from hundreds of people (0.519 to 0.485), where an embedding cannot
 tell whose history a session is (benchmarks/README.md).
 The dense neighbours are lifted by recency as the lexical side's sessions are
-(:func:`~harkback.stages.match.lexical.recency_factor`), on their relative similarity.
+(:func:`~harkback.stages.match.sessions.recency_factor`), on their relative similarity.
 
 Dense ranking is an extra: with no embedder or vector store in :class:`Deps`, no vectors
 stored, or an embedder or store that fails, the result is the lexical ranking unchanged,
@@ -41,7 +41,8 @@ from returns.result import Result, Success
 
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched
-from harkback.stages.match.lexical import LexicalMatch, recency_factor, session_times
+from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.sessions import recency_factor, session_times
 from harkback.stages.ports import Deps, NearestQuery
 from harkback.stages.query import parse_query
 from harkback.stages.records import MessageHit

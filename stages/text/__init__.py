@@ -1,2 +1,2 @@
 """Text shared by indexing and querying: tokens and CJK bigrams (``tokens``), English
-irregular verbs (``irregular``)."""
+inflectional stems (``stem``), English irregular verbs (``irregular``)."""

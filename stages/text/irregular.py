@@ -1,7 +1,7 @@
 """English irregular verbs: the forms that share no stem with their base.
 
 A question asks "what did I *buy*"; the session says "I *bought*". Suffix stemming
-(:func:`~harkback.stages.match.lexical.stem`) joins "bike" and "biked", never "buy" and
+(:func:`~harkback.stages.text.stem.stem`) joins "bike" and "biked", never "buy" and
 "bought", so the common irregular verbs are listed here, each base with its past
 forms. Verbs whose past form is also a common word of another meaning ("left", "rose",
 "led", "shot", "sat", "bent", "meant") are left out: widening "how many pages do I have

@@ -1,27 +1,10 @@
-"""Tests of request validation and time bounds."""
+"""Tests of request validation."""
 
 from __future__ import annotations
 
-from returns.result import Failure, Success
+from returns.result import Failure
 
-from harkback.stages.request import make_request, parse_time_bound
-
-
-def test_relative_bound_counts_back_from_now() -> None:
-    """``24h`` is a day before ``now``."""
-    assert parse_time_bound("24h", now=100_000.0) == Success(100_000.0 - 86_400)
-
-
-def test_naive_iso_date_is_utc() -> None:
-    """A date without a zone is read as UTC midnight."""
-    assert parse_time_bound("1970-01-02") == Success(86_400.0)
-
-
-def test_unreadable_bound_is_rejected_with_guidance() -> None:
-    """A bound that is neither a date nor a span says what would work."""
-    result = parse_time_bound("last tuesday")
-    assert isinstance(result, Failure)
-    assert "7d" in result.failure().reason
+from harkback.stages.request import make_request
 
 
 def test_limit_out_of_range_is_rejected() -> None:

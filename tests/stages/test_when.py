@@ -1,11 +1,12 @@
-"""Tests of relative time in questions: the window read from the text, and closeness."""
+"""Tests of times people write: time bounds, the window a question names, closeness."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+from returns.result import Failure, Success
 
-from harkback.stages.when import DAY, closeness, time_window, time_words
+from harkback.stages.when import DAY, closeness, parse_time_bound, time_window, time_words
 
 NOW = 1_685_474_340.0  # Tuesday 2023-05-30 19:19 UTC
 moments = st.floats(0.0, 4e9, allow_nan=False)
@@ -75,3 +76,20 @@ def test_closeness_is_one_inside_and_falls_outside(moment: float, start: float,
         assert value == 1.0
     if moment >= start + 2 * width or moment <= start - width:
         assert value <= 0.5
+
+
+def test_relative_bound_counts_back_from_now() -> None:
+    """``24h`` is a day before ``now``."""
+    assert parse_time_bound("24h", now=100_000.0) == Success(100_000.0 - 86_400)
+
+
+def test_naive_iso_date_is_utc() -> None:
+    """A date without a zone is read as UTC midnight."""
+    assert parse_time_bound("1970-01-02") == Success(86_400.0)
+
+
+def test_unreadable_bound_is_rejected_with_guidance() -> None:
+    """A bound that is neither a date nor a span says what would work."""
+    result = parse_time_bound("last tuesday")
+    assert isinstance(result, Failure)
+    assert "7d" in result.failure().reason

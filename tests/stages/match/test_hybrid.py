@@ -18,7 +18,8 @@ from harkback.pipeline.embed import embed_missing
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
 from harkback.stages.match.hybrid import HybridMatch, fuse_sessions, session_order
-from harkback.stages.match.lexical import LexicalMatch, SessionScoring
+from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.sessions import SessionScoring
 from harkback.stages.ports import Deps, NearestQuery
 from harkback.stages.records import MessageHit
 from harkback.stages.request import SearchRequest

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harkback.stages.match.lexical import stem
 from harkback.stages.text.irregular import IRREGULAR_VERBS, irregular_forms
+from harkback.stages.text.stem import stem
 from harkback.stages.text.tokens import is_stopword
 
 

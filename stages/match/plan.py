@@ -1,0 +1,142 @@
+"""Query planning: which words of a question to rank by, their forms, their weights.
+
+A plain question loses its framing ("how many", the words of a time it names), each
+remaining word is widened to its inflections (:func:`~harkback.stages.text.stem.inflections`),
+the store's document counts give each word one IDF however it is spelled, and the
+store is asked for an OR of the forms, or only of the rarer words' forms
+(:func:`selective`). A query in FTS syntax is searched as written.
+
+>>> from harkback.stages.query import parse_query
+>>> [u.forms for u in plan_units(parse_query("how many bikes"))]
+[('bikes', 'bike', 'biked', 'biking')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harkback.stages.match.score import RankUnit, idf
+from harkback.stages.ports import TermStats
+from harkback.stages.query import AnyOf, Node, ParsedQuery, Phrase, Term, Unit
+from harkback.stages.text.stem import inflections
+from harkback.stages.text.tokens import is_cjk
+
+QUESTION_WORDS = frozenset(
+    "many much total number currently recently lately name kind type different".split())
+"""Words that frame a question rather than name its topic; dropped when others remain."""
+
+
+def topic_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
+                ) -> tuple[Unit, ...]:
+    """The units that carry the query's topic: question framing left out of plain queries.
+
+    :data:`QUESTION_WORDS` and the words in ``framing`` (for the ranker, the query's
+    :func:`~harkback.stages.when.time_words`) go when a topic word remains.
+
+    >>> from harkback.stages.query import parse_query
+    >>> [u.text for u in topic_units(parse_query("how many bikes did I repair"))]
+    ['bikes', 'repair']
+    >>> [u.text for u in topic_units(parse_query("what did I bake two weeks ago"),
+    ...                              frozenset({"two", "weeks", "ago"}))]
+    ['bake']
+    """
+    if parsed.advanced:
+        return parsed.units
+    dropped = QUESTION_WORDS | framing
+    kept = tuple(u for u in parsed.units
+                 if not (isinstance(u, Term) and u.text in dropped))
+    return kept or parsed.units
+
+
+def _expandable(unit: Unit, parsed: ParsedQuery) -> bool:
+    return (not parsed.advanced and isinstance(unit, Term) and not unit.prefix
+            and not is_cjk(unit.text))
+
+
+def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
+               ) -> tuple[RankUnit, ...]:
+    """Each topic unit (:func:`topic_units`) with the forms to look up: inflections for
+    plain words.
+
+    >>> from harkback.stages.query import parse_query
+    >>> [u.forms for u in plan_units(parse_query("bikes"))]
+    [('bikes', 'bike', 'biked', 'biking')]
+    """
+    out = []
+    for unit in topic_units(parsed, framing):
+        if _expandable(unit, parsed):
+            assert isinstance(unit, Term)
+            out.append(RankUnit(unit, inflections(unit.text)))
+        elif isinstance(unit, Term):
+            out.append(RankUnit(unit, (unit.text,)))
+        else:
+            out.append(RankUnit(unit, unit.terms))
+    return tuple(out)
+
+
+def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, ...]:
+    """Keep the forms the index holds and give each unit its IDF.
+
+    A word's document count is the sum over its forms (at most every document); a
+    phrase counts as its rarest word, an upper bound on how often it occurs.
+    """
+    counts = dict(stats.counts)
+    out = []
+    for ru in units:
+        if isinstance(ru.unit, Phrase):
+            containing = min((counts.get(t, 0) for t in ru.forms), default=0)
+            forms = ru.forms
+        else:
+            forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) or ru.forms[:1]
+            containing = sum(counts.get(f, 0) for f in forms)
+        out.append(RankUnit(ru.unit, forms, idf(stats.documents, max(containing, 1))))
+    return tuple(out)
+
+
+def search_expression(parsed: ParsedQuery, units: Sequence[RankUnit]) -> Node | None:
+    """What the store is asked for: an OR of every form (plain), or the query as written."""
+    if parsed.advanced or parsed.expression is None:
+        return parsed.expression
+    items: list[Node] = []
+    for ru in units:
+        if isinstance(ru.unit, Term) and _expandable(ru.unit, parsed):
+            items.extend(Term(f) for f in ru.forms)
+        else:
+            items.append(ru.unit)
+    items = list(dict.fromkeys(items))
+    if not items:
+        return parsed.expression
+    return items[0] if len(items) == 1 else AnyOf(tuple(items))
+
+
+def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
+              cap: int) -> Node | None:
+    """The OR of the forms of every word found in at most ``cap`` messages, or None.
+
+    A word is counted over all its forms together, as its IDF is (:func:`weigh_units`):
+    a common word selects no rows even when one rare spelling of it would. Only plain
+    queries of whole words qualify (anything else gives None). Common words add little
+    to BM25 and select rows by the thousand, so leaving them out bounds the store's
+    work; the ranker still counts them in the rows it reads.
+
+    >>> from harkback.stages.query import parse_query, to_fts5
+    >>> stats = TermStats(documents=10**6, counts=(("bike", 900), ("bikes", 300),
+    ...                                           ("day", 1_500), ("days", 900)))
+    >>> parsed = parse_query("bikes day")
+    >>> to_fts5(selective(parsed, weigh_units(plan_units(parsed), stats), stats, 2000))
+    '("bikes" OR "bike")'
+    """
+    if parsed.advanced:
+        return None
+    counts = dict(stats.counts)
+    kept: list[Node] = []
+    for ru in units:
+        if not (isinstance(ru.unit, Term) and _expandable(ru.unit, parsed)):
+            return None
+        found = [f for f in ru.forms if counts.get(f, 0) > 0]
+        if found and sum(counts[f] for f in found) <= cap:
+            kept.extend(Term(f) for f in found)
+    kept = list(dict.fromkeys(kept))
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else AnyOf(tuple(kept))

@@ -1,0 +1,189 @@
+"""Session ranking: message scores become session scores, lifted by recency and time.
+
+A session is scored from its best few messages plus the share of the query they cover
+together (:func:`rank_sessions`); recent sessions can be lifted (:func:`weigh_by_recency`),
+and so can the sessions from a time the question names (:func:`weigh_by_time`). The
+hits then leave grouped by session in that order (:func:`order_hits`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from harkback.stages.match.score import Scored
+from harkback.stages.records import MessageHit
+from harkback.stages.when import closeness
+
+TIME_WEIGHT = 1.0
+"""How much a question's own time ("two weeks ago", "last month") may lift a session.
+
+A session inside the window :func:`~harkback.stages.when.time_window` reads from the
+question scores up to twice as much, less the further it lies outside. Weights from
+0.25 to 2 scored alike on the dev data (within 0.004), all a little above none.
+"""
+
+
+RECENCY_WEIGHT = 1.0
+HALF_LIFE_DAYS = 90.0
+"""How much recency lifts a session: up to 2x for today's, 1.5x at 90 days, fading.
+
+People mostly ask about recent work, and the same words recur across months of
+sessions. On LongMemEval's developer split (gold sessions a median 5.5 days before the
+question) weights 0.5/1/2/4 with half-lives 7/30/90 days gave pooled recall_all@5
+0.45-0.52 (0.42 without) and per-question 0.865-0.886 (0.886 without); a gentle lift
+with a long half-life kept the per-question ranking whole (benchmarks/README.md).
+"""
+
+FUTURE_SLACK_DAYS = 1.0
+"""How far after "now" a session may be dated and still count as fresh (clock skew)."""
+
+
+@attrs.frozen(kw_only=True)
+class SessionScoring:
+    """How message scores become a session score (see :func:`rank_sessions`)."""
+
+    top_messages: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    decay: float = attrs.field(default=0.5, validator=[attrs.validators.ge(0.0),
+                                                       attrs.validators.le(1.0)])
+    coverage_weight: float = attrs.field(default=0.5, validator=attrs.validators.ge(0.0))
+    demoted_sources: tuple[str, ...] = ("cron",)
+    demotion: float = attrs.field(default=0.5, validator=attrs.validators.ge(0.0))
+    recency_weight: float = attrs.field(default=RECENCY_WEIGHT, validator=attrs.validators.ge(0.0))
+    half_life_days: float = attrs.field(default=HALF_LIFE_DAYS, validator=attrs.validators.gt(0.0))
+
+
+def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
+                  scoring: SessionScoring = SessionScoring()
+                  ) -> tuple[tuple[str, float], ...]:
+    """Session ids with their scores, best first (ties keep first-seen order).
+
+    A session's score is the decaying sum of its best ``top_messages`` message scores,
+    relative to the best message overall, plus ``coverage_weight`` times the
+    IDF-weighted share of the query units its messages cover together (``weights``
+    are the units' IDFs). Demoted sources are scaled by ``demotion``. Recency is
+    weighed afterwards, from the sessions' times (:func:`weigh_by_recency`).
+
+    >>> s = lambda sid, score, cov: Scored(MessageHit(session_id=sid, position=0,
+    ...     role="user", content="", score=0.0), score, frozenset(cov))
+    >>> rank_sessions([s("one", 5.0, {0}), s("two", 4.0, {0}), s("two", 4.0, {1})],
+    ...               [1.0, 1.0])
+    (('two', 1.7), ('one', 1.25))
+    """
+    if not scored:
+        return ()
+    top = max(s.score for s in scored) or 1.0
+    total_weight = sum(weights) or 1.0
+    per_session: dict[str, list[Scored]] = {}
+    for s in scored:
+        per_session.setdefault(s.hit.session_id, []).append(s)
+    ranked = []
+    for session_id, items in per_session.items():
+        best = sorted((s.score for s in items), reverse=True)[:scoring.top_messages]
+        volume = sum(score * scoring.decay ** i for i, score in enumerate(best)) / top
+        covered = frozenset().union(*(s.covered for s in items))
+        coverage = sum(weights[j] for j in covered) / total_weight
+        value = volume + scoring.coverage_weight * coverage
+        if items[0].hit.source in scoring.demoted_sources:
+            value *= scoring.demotion
+        ranked.append((session_id, round(value, 12)))
+    order = {sid: i for i, sid in enumerate(per_session)}
+    return tuple(sorted(ranked, key=lambda pair: (-pair[1], order[pair[0]])))
+
+
+def weigh_by_recency(sessions: Sequence[tuple[str, float]], times: Mapping[str, float],
+                     now: float, scoring: SessionScoring) -> tuple[tuple[str, float], ...]:
+    """Sessions re-scored by how recent they are, best first (ties keep the given order).
+
+    A session's score grows by up to ``recency_weight`` times itself, the lift halving
+    every ``half_life_days`` before ``now``. A session of unknown time, or dated more
+    than :data:`FUTURE_SLACK_DAYS` after ``now``, keeps its score.
+
+    >>> day = 86400.0
+    >>> weigh_by_recency((("undated", 2.0), ("new", 1.5)), {"new": 29 * day},
+    ...                  30 * day, SessionScoring(recency_weight=1.0, half_life_days=1.0))
+    (('new', 2.25), ('undated', 2.0))
+    """
+    return _rescaled(sessions, lambda sid: recency_factor(times.get(sid), now, scoring))
+
+
+def recency_factor(moment: float | None, now: float, scoring: SessionScoring) -> float:
+    """How much a session from ``moment`` is lifted at ``now``: from 1 up to 1 + weight.
+
+    >>> scoring = SessionScoring(recency_weight=1.0, half_life_days=90.0)
+    >>> day = 86400.0
+    >>> [recency_factor(now - age * day, now, scoring) for now in [1e9] for age in (0, 90)]
+    [2.0, 1.5]
+    >>> recency_factor(1e9 + 5 * day, 1e9, scoring), recency_factor(None, 1e9, scoring)
+    (1.0, 1.0)
+    """
+    if moment is None or not scoring.recency_weight:
+        return 1.0
+    age_days = (now - moment) / 86400
+    if age_days < -FUTURE_SLACK_DAYS:
+        # Dated after now: nothing the asker has lived through yet (a clock set
+        # back, a store replayed as of a past date), so it gets no lift.
+        return 1.0
+    freshness: float = 0.5 ** (max(age_days, 0.0) / scoring.half_life_days)
+    return 1.0 + scoring.recency_weight * freshness
+
+
+def _rescaled(sessions: Sequence[tuple[str, float]], factor: Callable[[str], float]
+              ) -> tuple[tuple[str, float], ...]:
+    # Each score times its session's factor, best first, ties in the given order.
+    rescored = [(sid, round(score * factor(sid), 12)) for sid, score in sessions]
+    order = {sid: i for i, (sid, _) in enumerate(sessions)}
+    return tuple(sorted(rescored, key=lambda pair: (-pair[1], order[pair[0]])))
+
+
+def order_hits(scored: Sequence[Scored], sessions: Sequence[tuple[str, float]], *,
+               per_session: int, limit: int) -> tuple[MessageHit, ...]:
+    """Hits grouped by session in ranked order, each session's best ``per_session`` first.
+
+    Each hit carries its own message score, so later stages can tell its best lines.
+    """
+    grouped: dict[str, list[Scored]] = {}
+    for s in scored:
+        grouped.setdefault(s.hit.session_id, []).append(s)
+    out: list[MessageHit] = []
+    for session_id, _ in sessions:
+        best = sorted(grouped.get(session_id, ()), key=lambda s: -s.score)[:per_session]
+        out.extend(attrs.evolve(s.hit, score=s.score) for s in best)
+        if len(out) >= limit:
+            break
+    return tuple(out[:limit])
+
+
+def weigh_by_time(sessions: Sequence[tuple[str, float]], times: Mapping[str, float],
+                  window: tuple[float, float], weight: float) -> tuple[tuple[str, float], ...]:
+    """Sessions re-scored by how close their time is to ``window``, best first.
+
+    Each score grows by up to ``weight`` times itself (:func:`~harkback.stages.when.closeness`);
+    a session of unknown time keeps its score. Ties keep the given order.
+
+    >>> weigh_by_time((("old", 1.0), ("then", 0.9)), {"old": 0.0, "then": 5e6},
+    ...               (4e6, 6e6), 0.5)
+    (('then', 1.35), ('old', 1.125))
+    """
+    def factor(session_id: str) -> float:
+        moment = times.get(session_id)
+        return 1.0 if moment is None else 1.0 + weight * closeness(moment, window)
+
+    return _rescaled(sessions, factor)
+
+
+def session_times(hits: Sequence[MessageHit]) -> dict[str, float]:
+    """When each session happened: the newest time among its hits (a hit's time is its
+    message's stamp, else its session's start; :class:`MessageHit`).
+
+    >>> h = lambda sid, t: MessageHit(session_id=sid, position=0, role="user", content="",
+    ...                               score=0.0, timestamp=t)
+    >>> session_times((h("a", 5.0), h("a", 9.0), h("b", None)))
+    {'a': 9.0}
+    """
+    times: dict[str, float] = {}
+    for hit in hits:
+        if hit.timestamp is not None:
+            times[hit.session_id] = max(hit.timestamp, times.get(hit.session_id, hit.timestamp))
+    return times

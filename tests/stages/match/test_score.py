@@ -1,0 +1,73 @@
+"""Tests of message scoring: IDF, BM25 over query units, and the fast tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harkback.stages.match.score import RankUnit, idf, message_scorer, message_tokens, score_message
+from harkback.stages.query import Phrase, Term
+from harkback.stages.text.tokens import index_tokens
+
+
+@given(st.integers(1, 10_000), st.integers(0, 10_000), st.integers(0, 10_000))
+def test_idf_is_positive_and_falls_with_frequency(total: int, a: int, b: int) -> None:
+    """IDF stays positive and a rarer term never weighs less."""
+    low, high = sorted((a, b))
+    assert idf(total, high) <= idf(total, low)
+    assert idf(total, high) > 0
+
+
+def test_score_merges_forms_of_one_word() -> None:
+    """'bike' and 'bikes' in one message count as two occurrences of one unit."""
+    unit = (RankUnit(Term("bike"), ("bike", "bikes"), 1.0),)
+    both, covered = score_message("bike bikes", unit, average_length=2.0)
+    one, _ = score_message("bike other", unit, average_length=2.0)
+    assert both > one and covered == frozenset({0})
+
+
+def test_longer_message_scores_lower_for_the_same_matches() -> None:
+    """Length normalisation: the same match in a longer message weighs less."""
+    unit = (RankUnit(Term("nginx"), ("nginx",), 1.0),)
+    short, _ = score_message("nginx cors", unit, average_length=5.0)
+    long, _ = score_message("nginx " + "filler " * 40, unit, average_length=5.0)
+    assert short > long
+
+
+def test_phrase_units_count_adjacent_words_only() -> None:
+    """A phrase unit covers a message only where its words stand together."""
+    unit = (RankUnit(Phrase(("bridge", "network")), ("bridge", "network"), 1.0),)
+    assert score_message("the bridge network", unit, average_length=3.0)[1] == {0}
+    assert score_message("network of the bridge", unit, average_length=3.0)[1] == frozenset()
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_message_tokens_agree_with_the_index_on_ascii(text: str) -> None:
+    """The fast ASCII tokenizer finds exactly the index's tokens."""
+    assert tuple(message_tokens(text)) == index_tokens(text)
+
+
+@given(st.text())
+def test_message_tokens_agree_with_the_index_on_any_text(text: str) -> None:
+    """Non-ASCII text (CJK included) is tokenized as the index does."""
+    assert tuple(message_tokens(text)) == index_tokens(text)
+
+
+_UNITS = (RankUnit(Term("bike"), ("bike", "bikes", "biked"), 1.3),
+          RankUnit(Term("docker"), ("docker",), 0.7),
+          RankUnit(Term("cafe"), ("cafe",), 2.0))
+_pieces = st.one_of(st.sampled_from(["bike", "Bikes", "BIKED", "docker!", "café", "cafe", "x1"]),
+                    st.text(alphabet=st.characters(max_codepoint=0x24F), max_size=6))
+
+
+@given(st.lists(_pieces, max_size=40).map(" ".join), st.floats(1.0, 50.0))
+def test_scorer_is_bm25_over_the_index_tokens(text: str, average: float) -> None:
+    """Both counting paths (bytes for ASCII, tokens otherwise) give BM25 over index tokens."""
+    toks = index_tokens(text)
+    norm = 1.2 * (1 - 0.75 + 0.75 * len(toks) / average)
+    counts = {j: sum(toks.count(f) for f in ru.forms) for j, ru in enumerate(_UNITS)}
+    expected = sum(_UNITS[j].idf * tf * 2.2 / (tf + norm) for j, tf in counts.items() if tf)
+    score, covered = message_scorer(_UNITS, average_length=average, k1=1.2, b=0.75)(text)
+    assert covered == {j for j, tf in counts.items() if tf}
+    assert score == pytest.approx(expected)

@@ -1,0 +1,54 @@
+"""Tests of English inflectional stemming: stems, and the inflections that share them."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harkback.stages.text.irregular import irregular_forms
+from harkback.stages.text.stem import inflections, regular_inflections, stem
+
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12)
+
+
+def test_stem_merges_plural_and_tenses() -> None:
+    """Plural, past and progressive forms share one stem."""
+    assert {stem(w) for w in ("bike", "bikes", "biked", "biking")} == {"bike"}
+
+
+def test_stem_keeps_derivations_apart() -> None:
+    """Derivational suffixes are not removed (conference is not confer)."""
+    assert stem("conference") != stem("confer")
+
+
+def test_stem_leaves_non_latin_words_alone() -> None:
+    """CJK tokens and words with digits are returned unchanged."""
+    assert (stem("端口"), stem("ipv6s")) == ("端口", "ipv6s")
+
+
+@given(words)
+def test_inflections_share_the_stem_and_include_the_word(word: str) -> None:
+    """Every regular form stems like the word, and the word itself is first."""
+    forms = regular_inflections(word)
+    assert forms[0] == word
+    assert all(stem(f) == stem(word) for f in forms)
+
+
+@given(words)
+def test_inflections_are_the_regular_ones_for_a_regular_word(word: str) -> None:
+    """Only a form of an irregular verb is widened past its own stem."""
+    if not irregular_forms(word):
+        assert inflections(word) == regular_inflections(word)
+
+
+def test_an_irregular_past_reaches_its_base_and_back() -> None:
+    """'bought' reaches 'buy' and 'buying'; 'buy' reaches 'bought'."""
+    assert {"buy", "buys", "buying"} <= set(inflections("bought"))
+    assert "bought" in inflections("buy")
+    assert inflections("went")[0] == "went"
+
+
+def test_inflections_find_the_singular_of_a_plural() -> None:
+    """A plural query word reaches its singular and -ies/-y forms."""
+    assert "baby" in inflections("babies")
+    assert "tank" in inflections("tanks")
