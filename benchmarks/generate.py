@@ -445,22 +445,6 @@ def generate(messages: int, seed: int = 0, *, prefix: str = "s", start: float = 
             yield conversation
 
 
-def batches(conversations: Iterator[Conversation], size: int) -> Iterator[list[Conversation]]:
-    """Group a stream into lists of at most ``size`` conversations.
-
-    >>> [len(b) for b in batches(generate(30, seed=2), 2)][:1]
-    [2]
-    """
-    batch: list[Conversation] = []
-    for conversation in conversations:
-        batch.append(conversation)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def to_json_line(conversation: Conversation) -> str:
     """A conversation in the ``harkback ingest`` JSON-lines format."""
     s = conversation.session

@@ -32,10 +32,11 @@ from typing import Any
 
 import attrs
 
-from benchmarks.generate import RARE_WORD, batches, generate, parse_size
+from benchmarks.generate import RARE_WORD, generate, parse_size
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import STAGE_NAMES, Pipeline
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.ingest import chunked
 from harkback.stages.records import Conversation
 
 QUERY_MIX: tuple[tuple[str, str], ...] = (
@@ -107,7 +108,7 @@ def build_store(path: Path, messages: int, *, seed: int = SEED,
     async def run() -> Build:
         store = SqliteStore.open(path).unwrap()
         try:
-            count, spent = await _timed_ingest(store, batches(generate(messages, seed), BATCH))
+            count, spent = await _timed_ingest(store, chunked(generate(messages, seed), BATCH))
             # New sessions that arrive one at a time, after the history (ids do not collide).
             later = generate(extra, seed + 1, prefix="n", start=time.time())
             more, more_spent = await _timed_ingest(store, ([c] for c in later))

@@ -55,87 +55,39 @@ if TYPE_CHECKING:
     from harkback.stages.stage import Stage, Step
     from harkback.stages.summarize.summarizers import DEFAULT_SUMMARIZER, SUMMARIZERS
 
-_HOMES: dict[str, str] = {
-    # the facade and the pipeline
-    "Harkback": "harkback.pipeline.facade", "Response": "harkback.pipeline.facade",
-    "run_sync": "harkback.pipeline.facade", "Pipeline": "harkback.pipeline.compose",
-    "RecordingObserver": "harkback.pipeline.timing",
+_HOMES: dict[str, tuple[str, ...]] = {
+    # the facade, the pipeline and its timing
+    "harkback.pipeline.facade": ("Harkback", "Response", "run_sync"),
+    "harkback.pipeline.compose": ("Pipeline",),
+    "harkback.pipeline.timing": ("RecordingObserver",),
     # wiring: stores by location, stages by name, a model
-    "open_store": "harkback.pipeline.wiring", "store_kind": "harkback.pipeline.wiring",
-    "STORES": "harkback.pipeline.wiring", "RecallSettings": "harkback.pipeline.wiring",
-    "recall": "harkback.pipeline.wiring", "with_model": "harkback.pipeline.wiring",
-    "ChatSettings": "harkback.adapters.models.openai_chat",
-    "RANKERS": "harkback.stages.match.rankers", "DEFAULT_RANKER": "harkback.stages.match.rankers",
-    "SUMMARIZERS": "harkback.stages.summarize.summarizers",
-    "DEFAULT_SUMMARIZER": "harkback.stages.summarize.summarizers",
-    # what a stage is, and what flows between stages
-    "Stage": "harkback.stages.stage", "Step": "harkback.stages.stage",
-    "Deps": "harkback.stages.ports", "StageEvent": "harkback.stages.ports",
-    "Observer": "harkback.stages.ports",
-    "SearchRequest": "harkback.stages.request",
-    "Matched": "harkback.stages.flow", "Resolved": "harkback.stages.flow",
-    "Loaded": "harkback.stages.flow", "SummarizedSet": "harkback.stages.flow",
-    "RecallResult": "harkback.stages.result", "Recall": "harkback.stages.result",
-    "BrowseResult": "harkback.stages.result", "RecentEntry": "harkback.stages.result",
-    # the ports adapters implement
-    "SessionStore": "harkback.stages.ports", "VectorStore": "harkback.stages.ports",
-    "Embedder": "harkback.stages.ports", "ChatModel": "harkback.stages.ports",
-    "SummaryCache": "harkback.stages.ports",
-    # records
-    "Conversation": "harkback.stages.records", "Session": "harkback.stages.records",
-    "Message": "harkback.stages.records", "MessageHit": "harkback.stages.records",
+    "harkback.pipeline.wiring": ("open_store", "store_kind", "STORES", "RecallSettings",
+                                 "recall", "with_model"),
+    "harkback.adapters.models.openai_chat": ("ChatSettings",),
+    "harkback.stages.match.rankers": ("RANKERS", "DEFAULT_RANKER"),
+    "harkback.stages.summarize.summarizers": ("SUMMARIZERS", "DEFAULT_SUMMARIZER"),
+    # what a stage is, what flows between stages, the ports adapters implement
+    "harkback.stages.stage": ("Stage", "Step"),
+    "harkback.stages.request": ("SearchRequest",),
+    "harkback.stages.flow": ("Matched", "Resolved", "Loaded", "SummarizedSet"),
+    "harkback.stages.result": ("RecallResult", "Recall", "BrowseResult", "RecentEntry"),
+    "harkback.stages.ports": ("Deps", "StageEvent", "Observer", "SessionStore", "VectorStore",
+                              "Embedder", "ChatModel", "SummaryCache"),
+    "harkback.stages.records": ("Conversation", "Session", "Message", "MessageHit"),
     # errors, as values
-    "QueryRejected": "harkback.stages.errors", "StoreUnavailable": "harkback.stages.errors",
-    "ModelFailed": "harkback.stages.errors", "BadRecord": "harkback.stages.errors",
-    "RecallError": "harkback.stages.errors",
+    "harkback.stages.errors": ("QueryRejected", "StoreUnavailable", "ModelFailed", "BadRecord",
+                               "RecallError"),
 }
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
-    "DEFAULT_RANKER",
-    "DEFAULT_SUMMARIZER",
-    "RANKERS",
-    "STORES",
-    "SUMMARIZERS",
-    "BadRecord",
-    "BrowseResult",
-    "ChatModel",
-    "ChatSettings",
-    "Conversation",
-    "Deps",
-    "Embedder",
-    "Harkback",
-    "Loaded",
-    "Matched",
-    "Message",
-    "MessageHit",
-    "ModelFailed",
-    "Observer",
-    "Pipeline",
-    "QueryRejected",
-    "Recall",
-    "RecallError",
-    "RecallResult",
-    "RecallSettings",
-    "RecentEntry",
-    "RecordingObserver",
-    "Resolved",
-    "Response",
-    "SearchRequest",
-    "Session",
-    "SessionStore",
-    "Stage",
-    "StageEvent",
-    "Step",
-    "StoreUnavailable",
-    "SummarizedSet",
-    "SummaryCache",
-    "VectorStore",
-    "__version__",
-    "open_store",
-    "recall",
-    "run_sync",
-    "store_kind",
-    "with_model",
+    "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "RANKERS", "STORES", "SUMMARIZERS", "BadRecord",
+    "BrowseResult", "ChatModel", "ChatSettings", "Conversation", "Deps", "Embedder", "Harkback",
+    "Loaded", "Matched", "Message", "MessageHit", "ModelFailed", "Observer", "Pipeline",
+    "QueryRejected", "Recall", "RecallError", "RecallResult", "RecallSettings", "RecentEntry",
+    "RecordingObserver", "Resolved", "Response", "SearchRequest", "Session", "SessionStore",
+    "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet", "SummaryCache",
+    "VectorStore", "__version__", "open_store", "recall", "run_sync", "store_kind", "with_model",
 ]
 """The public names; a test pins them."""
 
@@ -147,7 +99,7 @@ except PackageNotFoundError:  # run from a source tree that was never installed
 
 def __getattr__(name: str) -> Any:
     """Import a public name from its home module on first use."""
-    home = _HOMES.get(name)
+    home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module 'harkback.pipeline' has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)

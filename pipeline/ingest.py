@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import attrs
 from returns.result import Failure
@@ -17,6 +18,8 @@ from harkback.stages.records import Conversation
 from harkback.stages.stage import as_result
 
 BATCH = 500
+
+T = TypeVar("T")
 
 
 @attrs.frozen(kw_only=True)
@@ -90,14 +93,27 @@ async def ingest_file(path: Path, store: SessionStore, *,
     return IngestSummary(report=report, bad_lines=tuple(bad))
 
 
-def _batches(rows: Iterable[tuple[int, Conversation]], bar: Progress
-             ) -> Iterator[list[Conversation]]:
-    batch: list[Conversation] = []
-    for size, conversation in rows:
-        batch.append(conversation)
-        bar.advance(size)
-        if len(batch) >= BATCH:
+def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last one shorter), read lazily.
+
+    >>> list(chunked(range(5), 2))
+    [[0, 1], [2, 3], [4]]
+    """
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
             yield batch
             batch = []
     if batch:
         yield batch
+
+
+def _batches(rows: Iterable[tuple[int, Conversation]], bar: Progress
+             ) -> Iterator[list[Conversation]]:
+    def advancing() -> Iterator[Conversation]:
+        for size, conversation in rows:
+            bar.advance(size)
+            yield conversation
+
+    return chunked(advancing(), BATCH)

@@ -24,30 +24,32 @@ class Matched:
 
 
 @attrs.frozen(kw_only=True)
-class Resolved:
+class Found:
+    """What every stage after resolve passes on: the request, its parse, and how many
+    distinct sessions (lineage roots) the match stage found."""
+
+    request: SearchRequest
+    parsed: ParsedQuery
+    sessions_searched: int = attrs.field(validator=attrs.validators.ge(0))
+
+
+@attrs.frozen(kw_only=True)
+class Resolved(Found):
     """The resolve stage's output: one candidate per lineage root, best first."""
 
-    request: SearchRequest
-    parsed: ParsedQuery
     candidates: tuple[Candidate, ...]
-    sessions_searched: int
 
 
 @attrs.frozen(kw_only=True)
-class Loaded:
-    """The load stage's output: each candidate's transcript, cut to budget."""
+class Loaded(Found):
+    """The load stage's output: each candidate's transcript, cut to its budget around
+    the matches."""
 
-    request: SearchRequest
-    parsed: ParsedQuery
     transcripts: tuple[Transcript, ...]
-    sessions_searched: int
 
 
 @attrs.frozen(kw_only=True)
-class SummarizedSet:
+class SummarizedSet(Found):
     """The summarize stage's output: each transcript with its summary."""
 
-    request: SearchRequest
-    parsed: ParsedQuery
     items: tuple[Summarized, ...]
-    sessions_searched: int
