@@ -29,7 +29,8 @@ from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores import search_plan
-from harkback.adapters.stores.sql import preview, query_vector_problem, unit_vector, vector_problem
+from harkback.adapters.stores.sql.rows import preview
+from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import (
