@@ -36,17 +36,15 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.stores.sql import APPLICATION_ID
+from harkback.adapters.sqlite_files import APPLICATION_ID, Mode, open_mode
 from harkback.stages.errors import StoreUnavailable
 
 T = TypeVar("T")
-
-Mode = Literal["ro", "immutable"]
 
 MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 5.0
@@ -55,14 +53,6 @@ BACKOFF_S = 0.05
 
 SESSION_CORE = frozenset({"id"})
 MESSAGE_CORE = frozenset({"id", "session_id", "role"})
-
-
-def open_mode(header: bytes, *, wal: bool, shm: bool) -> Mode:
-    """How to open a file with this 100-byte header and these side files (see the module)."""
-    in_wal_mode = len(header) >= 20 and header[18] == 2
-    if not in_wal_mode or (wal and shm):
-        return "ro"
-    return "immutable"
 
 
 def is_transient(error: sqlite3.Error) -> bool:

@@ -5,6 +5,7 @@ query evaluator over the same index tokens as SQLite's FTS5 index, and scoring
 is BM25 computed the way FTS5's ``bm25()`` does, so rankings agree.
 
 >>> import asyncio
+>>> from harkback.stages.ports import MatchQuery
 >>> from harkback.stages.query import parse_query
 >>> from harkback.stages.records import Conversation, Message, Session
 >>> store = MemoryStore()
@@ -24,70 +25,20 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-import attrs
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores import search_plan
-from harkback.adapters.stores.sql import preview, query_vector_problem, unit_vector, vector_problem
+from harkback.adapters.stores.memory_match import Indexed, admits, occurrences, units_of, written_at
+from harkback.adapters.stores.sql.rows import preview
+from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
+from harkback.stages import ports, records
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.match.score import K1, B
-from harkback.stages.ports import (
-    IngestReport,
-    MatchQuery,
-    MessageKey,
-    NearestQuery,
-    RecentQuery,
-    TermStats,
-    Vector,
-)
-from harkback.stages.query import Node, Phrase, Term, Unit, Without, evaluate, phrase_count
-from harkback.stages.records import (
-    Conversation,
-    Message,
-    MessageHit,
-    Role,
-    Session,
-    SessionOverview,
-)
-from harkback.stages.text.tokens import index_tokens, is_cjk
+from harkback.stages.query import Node, evaluate
 
 T = TypeVar("T")
-
-
-@attrs.frozen
-class _Indexed:
-    """A stored message with its row id and index tokens."""
-
-    row_id: int
-    message: Message
-    tokens: tuple[str, ...]
-    counts: Counter[str]
-
-
-def _leaves(node: Node) -> list[Unit]:
-    # Every phrase of the expression, in order and with repeats, as FTS5 scores them.
-    if isinstance(node, Term | Phrase):
-        return [node]
-    if isinstance(node, Without):
-        return _leaves(node.include) + _leaves(node.exclude)
-    return [leaf for item in node.items for leaf in _leaves(item)]
-
-
-def occurrences(unit: Unit, tokens: Sequence[str], counts: Counter[str]) -> int:
-    """How often a term or phrase occurs in a message's index tokens (FTS5's phrase count).
-
-    >>> occurrences(Term("do", prefix=True), ["docker", "do", "go"], Counter(["docker", "do"]))
-    2
-    """
-    if isinstance(unit, Term):
-        if unit.prefix or (len(unit.text) == 1 and is_cjk(unit.text)):
-            return sum(n for token, n in counts.items() if token.startswith(unit.text))
-        return counts[unit.text]
-    if any(term not in counts for term in unit.terms[:-1]):
-        return 0
-    return phrase_count(unit, tokens)
 
 
 def bm25(frequencies: Sequence[int], idfs: Sequence[float], length: int,
@@ -111,11 +62,11 @@ def idf(total: int, containing: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def _start_key(session: Session) -> tuple[bool, float, str]:
+def _start_key(session: records.Session) -> tuple[bool, float, str]:
     return (session.started_at is None, session.started_at or 0.0, session.id)
 
 
-def _newest_key(session: Session) -> tuple[bool, float, str]:
+def _newest_key(session: records.Session) -> tuple[bool, float, str]:
     return (session.started_at is None, -(session.started_at or 0.0), session.id)
 
 
@@ -125,15 +76,15 @@ class MemoryStore:
 
     def __init__(self) -> None:
         """Start empty."""
-        self._sessions: dict[str, Session] = {}
-        self._messages: dict[str, tuple[_Indexed, ...]] = {}
+        self._sessions: dict[str, records.Session] = {}
+        self._messages: dict[str, tuple[Indexed, ...]] = {}
         self._next_row_id = 1
         # Vectors by model, then by (session id, position); an ingest drops those of
         # messages that vanished or whose content changed.
-        self._vectors: dict[str, dict[tuple[str, int], Vector]] = {}
+        self._vectors: dict[str, dict[tuple[str, int], ports.Vector]] = {}
         self._ingests = 0
-        self._order: list[_Indexed] | None = None
-        self._starts: dict[tuple[str, tuple[Role, ...]], tuple[int, int]] = {}
+        self._order: list[Indexed] | None = None
+        self._starts: dict[tuple[str, tuple[records.Role, ...]], tuple[int, int]] = {}
 
     def _run(self, work: Callable[[], T]) -> FutureResult[T, StoreUnavailable]:
         return self._run_checked(lambda: Success(work()))
@@ -149,23 +100,24 @@ class MemoryStore:
     def close(self) -> None:
         """Nothing to release: the sessions stay until the store is garbage."""
 
-    def term_stats(self, terms: Sequence[str]) -> FutureResult[TermStats, StoreUnavailable]:
+    def term_stats(self, terms: Sequence[str]) -> FutureResult[ports.TermStats, StoreUnavailable]:
         """Index statistics counted over every stored message, as FTS5 keeps them."""
-        def work() -> TermStats:
+        def work() -> ports.TermStats:
             every = [item for items in self._messages.values() for item in items]
             wanted = dict.fromkeys(terms)
             counts = Counter(t for item in every for t in item.counts if t in wanted)
             length = sum(len(item.tokens) for item in every)
-            return TermStats(documents=len(every),
-                             average_length=length / len(every) if every else 0.0,
-                             counts=tuple((t, counts[t]) for t in wanted if counts[t]))
+            return ports.TermStats(documents=len(every),
+                                   average_length=length / len(every) if every else 0.0,
+                                   counts=tuple((t, counts[t]) for t in wanted if counts[t]))
         return self._run(work)
 
-    def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+    def search(self, query: ports.MatchQuery
+               ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
         """Messages matching the query, best BM25 first, bounded as the SQLite store is."""
         return self._run(lambda: self._bounded(query))
 
-    def _bounded(self, query: MatchQuery) -> tuple[MessageHit, ...]:
+    def _bounded(self, query: ports.MatchQuery) -> tuple[records.MessageHit, ...]:
         # The same plan as the SQLite store (adapters/stores/search_plan.py), so results agree.
         cap = query.max_scored
         every = [item for items in self._messages.values() for item in items]
@@ -176,7 +128,7 @@ class MemoryStore:
             if sum(1 for item in every if evaluate(unit, item.tokens)) > cap)
         if not common:
             return tuple(hit for _, hit in self._scored(query, query.expression, every))
-        hits: list[tuple[int, MessageHit]] = []
+        hits: list[tuple[int, records.MessageHit]] = []
         narrowed = search_plan.narrow(query.expression, common)
         if narrowed is not None:
             within = None if search_plan.is_disjunction(query.expression) else query.expression
@@ -189,34 +141,34 @@ class MemoryStore:
                 hits.append((item.row_id, self._hit(item, 0.0)))
         return tuple(hit for _, hit in hits)
 
-    def _matches(self, query: MatchQuery, expression: Node, item: _Indexed) -> bool:
+    def _matches(self, query: ports.MatchQuery, expression: Node, item: Indexed) -> bool:
         message = item.message
-        return (self._admits(query, message, self._sessions[message.session_id])
+        return (admits(query, message, self._sessions[message.session_id])
                 and evaluate(expression, item.tokens))
 
-    def _hit(self, item: _Indexed, score: float) -> MessageHit:
+    def _hit(self, item: Indexed, score: float) -> records.MessageHit:
         message = item.message
-        return MessageHit(session_id=message.session_id, position=message.position,
-                          role=message.role, content=message.content, score=score,
-                          timestamp=_when(message, self._sessions[message.session_id]),
-                          source=self._sessions[message.session_id].source)
+        session = self._sessions[message.session_id]
+        return records.MessageHit(session_id=message.session_id, position=message.position,
+                                  role=message.role, content=message.content, score=score,
+                                  timestamp=written_at(message, session), source=session.source)
 
-    def _scored(self, query: MatchQuery, expression: Node, every: Sequence[_Indexed], *,
-                within: Node | None = None) -> list[tuple[int, MessageHit]]:
+    def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed], *,
+                within: Node | None = None) -> list[tuple[int, records.MessageHit]]:
         """Row ids and hits matching ``expression`` (and ``within``), best BM25 first."""
         if not every:
             return []
-        leaves = _leaves(expression)
+        leaves = units_of(expression)
         frequencies = {item.row_id: [occurrences(u, item.tokens, item.counts) for u in leaves]
                        for item in every}
         idfs = [idf(len(every), sum(1 for f in frequencies.values() if f[i]))
                 for i in range(len(leaves))]
         average = sum(len(item.tokens) for item in every) / len(every)
-        scored: list[tuple[float, int, MessageHit]] = []
+        scored: list[tuple[float, int, records.MessageHit]] = []
         for item in every:
             message = item.message
             session = self._sessions[message.session_id]
-            if not self._admits(query, message, session):
+            if not admits(query, message, session):
                 continue
             if not evaluate(expression, item.tokens):
                 continue
@@ -227,21 +179,14 @@ class MemoryStore:
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
         return [(row_id, hit) for _, row_id, hit in scored[:max(query.limit, 0)]]
 
-    @staticmethod
-    def _admits(query: MatchQuery | NearestQuery, message: Message, session: Session) -> bool:
-        if message.role not in query.roles or session.source in query.hidden_sources:
-            return False
-        when = _when(message, session)
-        if query.since is not None and (when is None or when < query.since):
-            return False
-        return query.until is None or (when is not None and when <= query.until)
-
-    def sessions(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+    def sessions(self, ids: Sequence[str]
+                 ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids, in the order asked; unknown ids are left out."""
         return self._run(lambda: tuple(
             self._sessions[i] for i in dict.fromkeys(ids) if i in self._sessions))
 
-    def children(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+    def children(self, ids: Sequence[str]
+                 ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``, earliest first."""
         wanted = set(ids)
         return self._run(lambda: tuple(sorted(
@@ -249,9 +194,9 @@ class MemoryStore:
             key=_start_key)))
 
     def messages(self, session_ids: Sequence[str]
-                 ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+                 ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
         """All messages of these sessions, in session start order then position."""
-        def work() -> tuple[Message, ...]:
+        def work() -> tuple[records.Message, ...]:
             found = sorted((self._sessions[i] for i in set(session_ids) if i in self._sessions),
                            key=_start_key)
             return tuple(item.message for session in found
@@ -259,10 +204,10 @@ class MemoryStore:
                                             key=lambda item: item.message.position))
         return self._run(work)
 
-    def recent(self, query: RecentQuery
-               ) -> FutureResult[tuple[SessionOverview, ...], StoreUnavailable]:
+    def recent(self, query: ports.RecentQuery
+               ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
         """Root sessions (no parent, or a parent not stored), newest first."""
-        def work() -> tuple[SessionOverview, ...]:
+        def work() -> tuple[records.SessionOverview, ...]:
             roots = sorted(
                 (s for s in self._sessions.values()
                  if (s.parent_session_id is None or s.parent_session_id not in self._sessions)
@@ -272,18 +217,19 @@ class MemoryStore:
             return tuple(self._overview(s) for s in roots[:max(query.limit, 0)])
         return self._run(work)
 
-    def _overview(self, session: Session) -> SessionOverview:
+    def _overview(self, session: records.Session) -> records.SessionOverview:
         items = sorted(self._messages[session.id], key=lambda item: item.message.position)
         first = next((i.message.content for i in items if i.message.role == "user"), "")
-        return SessionOverview(session=session, message_count=len(items), preview=preview(first))
+        return records.SessionOverview(session=session, message_count=len(items),
+                                       preview=preview(first))
 
-    def ingest(self, conversations: Sequence[Conversation]
-               ) -> FutureResult[IngestReport, StoreUnavailable]:
+    def ingest(self, conversations: Sequence[records.Conversation]
+               ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
         """Store conversations all at once; a session id already stored is replaced."""
         batch = tuple({c.session.id: c for c in conversations}.values())
         return self._run(lambda: self._store(batch))
 
-    def _store(self, batch: Sequence[Conversation]) -> IngestReport:
+    def _store(self, batch: Sequence[records.Conversation]) -> ports.IngestReport:
         updated = sum(1 for c in batch if c.session.id in self._sessions)
         written = 0
         self._ingests += 1
@@ -294,14 +240,13 @@ class MemoryStore:
             self._sessions[session.id] = session
             indexed = []
             for message in conversation.messages:
-                tokens = index_tokens(message.text_for_search())
-                indexed.append(_Indexed(self._next_row_id, message, tokens, Counter(tokens)))
+                indexed.append(Indexed.of(self._next_row_id, message))
                 self._next_row_id += 1
             self._messages[session.id] = tuple(indexed)
             written += len(indexed)
-        return IngestReport(added=len(batch) - updated, updated=updated, messages=written)
+        return ports.IngestReport(added=len(batch) - updated, updated=updated, messages=written)
 
-    def _drop_stale_vectors(self, conversation: Conversation) -> None:
+    def _drop_stale_vectors(self, conversation: records.Conversation) -> None:
         # A vector describes its message's content: it goes when the message does or
         # when the content changes (as the SQLite store's triggers do).
         session_id = conversation.session.id
@@ -313,20 +258,20 @@ class MemoryStore:
             for key in stale:
                 kept.pop(key, None)
 
-    def _stored_order(self) -> list[_Indexed]:
+    def _stored_order(self) -> list[Indexed]:
         if self._order is None:
             self._order = sorted((item for items in self._messages.values() for item in items),
                                  key=lambda item: item.row_id)
         return self._order
 
-    def unembedded(self, model: str, roles: tuple[Role, ...], limit: int
-                   ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+                   ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
         """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
         ``model``, in stored (ingest) order."""
         return self._run(lambda: self._unembedded(model, roles, limit))
 
-    def _unembedded(self, model: str, roles: tuple[Role, ...], limit: int
-                    ) -> tuple[Message, ...]:
+    def _unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+                    ) -> tuple[records.Message, ...]:
         if limit < 1:
             return ()
         order = self._stored_order()
@@ -334,7 +279,7 @@ class MemoryStore:
         # Messages before ``start`` had a vector or were not eligible at the last call;
         # only an ingest can change that (see the SQLite store).
         ingests, start = self._starts.get((model, roles), (-1, 0))
-        found: list[Message] = []
+        found: list[records.Message] = []
         first = len(order)
         for index in range(start if ingests == self._ingests else 0, len(order)):
             message = order[index].message
@@ -347,7 +292,7 @@ class MemoryStore:
         self._starts[(model, roles)] = (self._ingests, first)
         return tuple(found)
 
-    def keep_vectors(self, model: str, vectors: Sequence[tuple[MessageKey, Vector]]
+    def keep_vectors(self, model: str, vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
                      ) -> FutureResult[int, StoreUnavailable]:
         """Store vectors of ``model`` (replacing older ones), scaled to unit length; returns
         how many were kept. Keys of messages not stored are skipped; vectors of another
@@ -371,11 +316,11 @@ class MemoryStore:
             return Success(len(latest))
         return self._run_checked(work)
 
-    def nearest(self, query: NearestQuery
-                ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+    def nearest(self, query: ports.NearestQuery
+                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
         """Messages whose vectors of ``query.model`` are nearest the query's, best first
         (ties in stored order); ``score`` is the cosine similarity."""
-        def work() -> Result[tuple[MessageHit, ...], StoreUnavailable]:
+        def work() -> Result[tuple[records.MessageHit, ...], StoreUnavailable]:
             kept = self._vectors.get(query.model, {})
             if not kept:
                 return Success(())
@@ -383,12 +328,12 @@ class MemoryStore:
             if problem is not None:
                 return Failure(StoreUnavailable(problem))
             target = unit_vector(query.vector)
-            scored: list[tuple[float, int, MessageHit]] = []
+            scored: list[tuple[float, int, records.MessageHit]] = []
             for item in self._stored_order():
                 message = item.message
                 vector = kept.get((message.session_id, message.position))
-                if vector is None or not self._admits(query, message,
-                                                      self._sessions[message.session_id]):
+                if vector is None or not admits(query, message,
+                                                self._sessions[message.session_id]):
                     continue
                 score = sum(map(operator.mul, vector, target))
                 scored.append((score, item.row_id, self._hit(item, score)))
@@ -399,8 +344,3 @@ class MemoryStore:
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model``."""
         return self._run(lambda: len(self._vectors.get(model, {})))
-
-
-def _when(message: Message, session: Session) -> float | None:
-    """When a message was written: its own stamp, else its session's start."""
-    return message.timestamp if message.timestamp is not None else session.started_at

@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harkback.adapters.stores import sql
+from harkback.adapters.stores.sql import fulltext
+from harkback.adapters.stores.sql.rows import hit_from_row
+from harkback.adapters.stores.sql.statement import Statement
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
 from harkback.stages.records import ROLES, Conversation, Role
@@ -73,7 +75,7 @@ def queries(draw: st.DrawFn) -> MatchQuery:
                  since=since, until=until, limit=draw(st.integers(1, 80)), max_scored=None)
 
 
-def _rows(connection: sqlite3.Connection, statement: sql.Statement) -> list[tuple[Any, ...]]:
+def _rows(connection: sqlite3.Connection, statement: Statement) -> list[tuple[Any, ...]]:
     return [tuple(row) for row in connection.execute(statement.sql, statement.params)]
 
 
@@ -82,9 +84,9 @@ def _rows(connection: sqlite3.Connection, statement: sql.Statement) -> list[tupl
 def test_ranked_rows_are_the_full_rows_when_enough_survive(
         connection: sqlite3.Connection, query: MatchQuery, fetch: int) -> None:
     """The ranked rows lead the full ones; all of them with ``limit`` survivors or nothing cut."""
-    *rows, last = _rows(connection, sql.ranked_search(query, fetch))
+    *rows, last = _rows(connection, fulltext.ranked_search(query, fetch))
     ranked = [row[:8] for row in rows]
-    full = _rows(connection, sql.search(query))
+    full = _rows(connection, fulltext.search(query))
     assert ranked == full[:len(ranked)]
     if len(ranked) >= query.limit or last[8] < fetch:
         assert ranked == full
@@ -93,10 +95,10 @@ def test_ranked_rows_are_the_full_rows_when_enough_survive(
 def test_a_small_fetch_can_leave_too_few_survivors(connection: sqlite3.Connection) -> None:
     """Filters applied after the cut can drop rows the full statement keeps."""
     query = match("error", roles=("tool",), limit=20, max_scored=None)
-    *ranked, last = _rows(connection, sql.ranked_search(query, 20))
+    *ranked, last = _rows(connection, fulltext.ranked_search(query, 20))
     assert len(ranked) < query.limit
     assert last[8] == 20
-    assert len(_rows(connection, sql.search(query))) == query.limit
+    assert len(_rows(connection, fulltext.search(query))) == query.limit
 
 
 @settings(max_examples=100, deadline=None)
@@ -109,7 +111,7 @@ def test_store_search_equals_the_full_statement(
         hits = asyncio.run(ok(store.search(query)))
     finally:
         store.close()
-    full = [sql.hit_from_row(row) for row in _rows(connection, sql.search(query))]
+    full = [hit_from_row(row) for row in _rows(connection, fulltext.search(query))]
     assert list(hits) == full
 
 
@@ -117,7 +119,7 @@ def test_a_common_term_with_a_narrow_role_falls_back(path: Path,
                                                      connection: sqlite3.Connection) -> None:
     """When the over-fetch holds too few rows of the asked role, the store still fills the limit."""
     query = match("error", roles=("system",), limit=60, max_scored=None)
-    assert len(_rows(connection, sql.ranked_search(query, 240))) - 1 < query.limit
+    assert len(_rows(connection, fulltext.ranked_search(query, 240))) - 1 < query.limit
     store = SqliteStore.open(path, readonly=True).unwrap()
     try:
         hits = asyncio.run(ok(store.search(query)))
@@ -138,7 +140,7 @@ def test_searches_in_a_row_each_equal_the_full_statement(
     try:
         for query in sequence:
             hits = asyncio.run(ok(store.search(query)))
-            full = [sql.hit_from_row(row) for row in _rows(connection, sql.search(query))]
+            full = [hit_from_row(row) for row in _rows(connection, fulltext.search(query))]
             assert list(hits) == full
     finally:
         store.close()

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harkback.adapters.stores import sql
+from harkback.adapters.stores.sql import fulltext, schema, writes
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import parse_query, to_fts5
@@ -60,7 +60,7 @@ def test_writable_open_creates_folders_and_uses_wal(tmp_path: Path) -> None:
     SqliteStore.open(path).unwrap().close()
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == sql.SCHEMA_VERSION
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
     raw.close()
 
 
@@ -168,10 +168,10 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
     SqliteStore.open(path).unwrap().close()
     with sqlite3.connect(path) as raw:
-        raw.execute(f"PRAGMA user_version = {sql.SCHEMA_VERSION + 1}")
+        raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
     raw.close()
     error = SqliteStore.open(path).failure()
-    assert f"schema version {sql.SCHEMA_VERSION + 1}" in error.reason
+    assert f"schema version {schema.SCHEMA_VERSION + 1}" in error.reason
 
 
 async def test_a_corrupt_file_fails_as_a_value(tmp_path: Path, make_conversation: Make) -> None:
@@ -225,7 +225,7 @@ def test_a_changed_message_is_reindexed_under_a_new_row() -> None:
     """Planning a re-ingest unindexes a changed message's old text and indexes the new one."""
     old = Message(session_id="s", position=0, role="user", content="old words")
     new = Message(session_id="s", position=0, role="user", content="new words")
-    plan = sql.plan_write([Conversation(Session(id="s"), (new,))], [(3, old)], next_id=5)
+    plan = writes.plan_write([Conversation(Session(id="s"), (new,))], [(3, old)], next_id=5)
     assert (plan.unindex, plan.index) == (((3, "old words"),), ((5, "new words"),))
     assert [row[0] for row in plan.messages] == [5]
 
@@ -247,13 +247,13 @@ async def test_ingest_leaves_the_event_loop_free(tmp_path: Path, make_conversati
 @cache
 def _index() -> sqlite3.Connection:
     connection = sqlite3.connect(":memory:", isolation_level=None)
-    for statement in sql.SCHEMA:
+    for statement in schema.SCHEMA:
         connection.execute(statement)
     connection.execute("INSERT INTO sessions (id) VALUES ('s')")
     for row_id, text in enumerate(["C++ chat-send fix", "端口冲突 bridge", "dock* OR \"x\""], 1):
         connection.execute("INSERT INTO messages (id, session_id, position, role, content) "
                            "VALUES (?, 's', ?, 'user', ?)", (row_id, row_id, text))
-        connection.execute(sql.INSERT_INDEXED, (row_id, text))
+        connection.execute(writes.INSERT_INDEXED, (row_id, text))
     return connection
 
 
@@ -270,7 +270,7 @@ def test_sanitized_queries_never_make_fts5_raise(text: str) -> None:
     if expression is None:
         return
     assert to_fts5(expression)
-    statement = sql.search(MatchQuery(expression=expression, roles=ROLES))
+    statement = fulltext.search(MatchQuery(expression=expression, roles=ROLES))
     _index().execute(statement.sql, statement.params).fetchall()
 
 

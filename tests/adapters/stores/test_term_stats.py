@@ -6,7 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from harkback.adapters.stores.memory import MemoryStore
-from harkback.adapters.stores.sqlite import SqliteStore, _estimate_count
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sqlite_search import estimate_count
 from tests.adapters.stores.store_contract import ok
 from tests.conftest import conversation
 
@@ -44,8 +45,8 @@ async def _count_with_small_limits(path: Path, term: str) -> tuple[int, int]:
     # The limits are lowered so that a few hundred messages exercise the estimate.
     with SqliteStore.open(path, readonly=True).unwrap() as store:
         def counts(connection: sqlite3.Connection) -> tuple[int, int]:
-            estimated = _estimate_count(connection, term, 1200, exact_up_to=100, sample=32)
-            exact = _estimate_count(connection, term, 1200, exact_up_to=2000)
+            estimated = estimate_count(connection, term, 1200, exact_up_to=100, sample=32)
+            exact = estimate_count(connection, term, 1200, exact_up_to=2000)
             return estimated, exact
         return await ok(store.run(counts))
 

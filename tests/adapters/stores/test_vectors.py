@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from harkback.adapters.stores import sql
 from harkback.adapters.stores.memory import MemoryStore
-from harkback.adapters.stores.sqlite import NUMPY_MISSING, SqliteStore
+from harkback.adapters.stores.sql import schema
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sqlite_vectors import NUMPY_MISSING
 from harkback.stages.ports import NearestQuery
 from harkback.stages.records import Conversation, Message, MessageHit, Role, Session
 from tests.adapters.stores.store_contract import Make, failed, ok, twin_stores
@@ -113,7 +114,7 @@ async def _old_file(path: Path, make_conversation: Make) -> None:
     # The same objects as a file made from the version 1 schema alone.
     reference = path.with_name("reference.db")
     with sqlite3.connect(reference) as made:
-        for statement in sql.SCHEMA:
+        for statement in schema.SCHEMA:
             made.execute(statement)
     made.close()
     assert _schema_names(path) == _schema_names(reference)
@@ -148,9 +149,9 @@ async def test_writable_open_adds_vector_tables_to_an_old_file(
         assert await ok(writer.vector_count("m")) == 0
         await embed_all(writer, "m", ("user",), batch=1, vector=axis(1))
         await ok(writer.keep_vectors("m", [(key("s1", 3), axis(0))]))
-    assert set(sql.VECTOR_OBJECTS) <= _schema_names(path)
+    assert set(schema.VECTOR_OBJECTS) <= _schema_names(path)
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == sql.SCHEMA_VERSION == 1
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 1
     raw.close()
     before = _file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:

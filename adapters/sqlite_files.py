@@ -1,0 +1,48 @@
+"""SQLite files as both the store and the Hermes reader meet them: read-only opening, ids.
+
+Reading a file that may belong to another program must create and change nothing: a
+plain ``mode=ro`` open of a WAL-mode file whose ``-wal`` file is absent *creates* its
+``-wal`` and ``-shm`` files (and fails in a folder the reader may not write). With no
+``-wal`` every commit is in the main file, so it is read as ``immutable`` instead.
+
+>>> wal_header = b"SQLite format 3\\x00" + bytes(2) + bytes([2, 2])
+>>> open_mode(wal_header, wal=False, shm=False), open_mode(wal_header, wal=True, shm=True)
+('immutable', 'ro')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+Mode = Literal["ro", "immutable"]
+
+APPLICATION_ID = 0x6861726B
+"""Stored in ``PRAGMA application_id`` ("hark"): marks a file as a harkback database."""
+
+
+def open_mode(header: bytes, *, wal: bool, shm: bool) -> Mode:
+    """How to open a file with this 100-byte header and these side files (see the module)."""
+    in_wal_mode = len(header) >= 20 and header[18] == 2
+    if not in_wal_mode or (wal and shm):
+        return "ro"
+    return "immutable"
+
+
+def read_only_uri(path: Path) -> str:
+    """The ``file:`` URI that reads ``path`` without creating or changing any file.
+
+    >>> read_only_uri(Path("/no/such/h.db"))
+    'file:///no/such/h.db?mode=ro'
+    """
+    # Path.as_uri() quotes what a hand-built URI would break on (``?``, ``#`` in a path).
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(100)
+    except OSError:
+        options = "?mode=ro"  # SQLite's own open reports the problem
+    else:
+        wal, shm = Path(f"{path}-wal").exists(), Path(f"{path}-shm").exists()
+        options = ("?mode=ro&immutable=1" if open_mode(header, wal=wal, shm=shm) == "immutable"
+                   else "?mode=ro")
+    return path.resolve().as_uri() + options

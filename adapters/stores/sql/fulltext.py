@@ -1,0 +1,195 @@
+"""Full-text search statements: ranked, bounded and newest-first searches, term statistics.
+
+Only :func:`harkback.stages.query.to_fts5` turns a query into ``MATCH`` text.
+
+>>> from harkback.stages.query import parse_query
+>>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",))
+>>> search(q).sql.startswith("SELECT m.session_id")
+True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from harkback.adapters.stores.sql.statement import SqlValue, Statement, json_list
+from harkback.stages.ports import MatchQuery, NearestQuery
+from harkback.stages.query import AllOf, Node, Term, Unit, to_fts5
+
+MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
+"""Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
+
+WRITTEN = "COALESCE(m.timestamp, s.started_at)"
+"""When a message (``m``) was written: its own stamp, else its session's (``s``) start."""
+
+
+def row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlValue]]:
+    """The conditions of the query's roles, hidden sources and time bounds (:data:`WRITTEN`),
+    over ``m`` (messages) joined to ``s`` (sessions), and their values.
+
+    >>> row_filters(NearestQuery(vector=(1.0,), model="m", roles=("user",), since=2.0))[1]
+    ['["user"]', '[]', 2.0]
+    """
+    conditions = [
+        "m.role IN (SELECT value FROM json_each(?))",
+        "s.source NOT IN (SELECT value FROM json_each(?))",
+    ]
+    params: list[SqlValue] = [json_list(query.roles), json_list(query.hidden_sources)]
+    if query.since is not None:
+        conditions.append(f"{WRITTEN} >= ?")
+        params.append(query.since)
+    if query.until is not None:
+        conditions.append(f"{WRITTEN} <= ?")
+        params.append(query.until)
+    return conditions, params
+
+
+def _filters(query: MatchQuery, expression: Node) -> tuple[list[str], list[SqlValue]]:
+    conditions, params = row_filters(query)
+    return ["messages_fts MATCH ?", *conditions], [to_fts5(expression), *params]
+
+
+_HIT_FROM = (
+    "FROM messages_fts "
+    "JOIN messages AS m ON m.id = messages_fts.rowid "
+    "JOIN sessions AS s ON s.id = m.session_id "
+)
+
+
+def search(query: MatchQuery, *, expression: Node | None = None,
+           within: Node | None = None) -> Statement:
+    """Messages matching ``expression`` (default: the query's), best BM25 first, filtered.
+
+    ``within`` further keeps only rows that also match it; it is not scored, so its
+    common terms cost a seek per row, not a walk over their posting lists. The last
+    column is the row id.
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",), since=5.0)
+    >>> search(q).params
+    ('("docker")', '["user"]', '[]', 5.0, 50)
+    """
+    matched = query.expression if expression is None else expression
+    conditions, params = _filters(query, matched)
+    if within is not None:
+        conditions.append("messages_fts.rowid IN (SELECT rowid FROM messages_fts(?))")
+        params.append(to_fts5(AllOf((matched, within))))
+    params.append(query.limit)
+    sql = (
+        f"SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, s.source, "
+        f"bm25(messages_fts) AS rank, m.id {_HIT_FROM}"
+        f"WHERE {' AND '.join(conditions)} "
+        "ORDER BY rank, m.id LIMIT ?"
+    )
+    return Statement(sql, tuple(params))
+
+
+def ranked_search(query: MatchQuery, fetch: int) -> Statement:
+    """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
+
+    The filters apply after that cut, so fewer than ``query.limit`` rows may survive
+    although more match. The survivors come with -1 in an extra column, then their place
+    (from 1) in FTS5's order; one last row, otherwise empty, holds in the first extra
+    column how many rows FTS5 handed over: when that is less than ``fetch`` the cut
+    dropped nothing, even when no row survived. Whenever ``query.limit`` rows survive
+    they are exactly :func:`search`'s rows: both order by (bm25, row id), so the
+    survivors are a prefix of its filtered order.
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",))
+    >>> ranked_search(q, 200).params
+    ('("docker")', 200, '["user"]', '[]', 50)
+    """
+    conditions, params = _filters(query, query.expression)
+    match_condition, match_param = conditions.pop(0), params.pop(0)
+    sql = (
+        "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
+        "AS place FROM (SELECT rowid AS id, bm25(messages_fts) AS rank "
+        f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)) "
+        f"SELECT * FROM (SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, "
+        "s.source, best.rank AS rank, m.id AS id, -1 AS fetched, best.place AS place "
+        "FROM best JOIN messages AS m ON m.id = best.id "
+        "JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(conditions)} ORDER BY best.rank, m.id LIMIT ?) "
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, COUNT(*), NULL "
+        "FROM best ORDER BY fetched, rank, id"
+    )
+    return Statement(sql, (match_param, fetch, *params, query.limit))
+
+
+def newest(query: MatchQuery, *, skip: Iterable[int], limit: int) -> Statement:
+    """The newest messages matching the query, filtered as it says, with score 0.
+
+    Nothing is scored and the index is read newest first, so the cost stays near
+    ``limit`` rows however common the terms are. Row ids in ``skip`` are left out.
+    """
+    conditions, params = _filters(query, query.expression)
+    conditions.append("m.id NOT IN (SELECT value FROM json_each(?))")
+    params += [json.dumps(list(skip)), limit]
+    return Statement(
+        f"SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, s.source, "
+        f"0.0 AS rank, m.id {_HIT_FROM}"
+        f"WHERE {' AND '.join(conditions)} "
+        "ORDER BY messages_fts.rowid DESC LIMIT ?",
+        tuple(params))
+
+
+def count_matches(unit: Unit, cap: int) -> Statement:
+    """How many messages match ``unit``, counting no further than ``cap + 1``.
+
+    >>> from harkback.stages.query import Term
+    >>> count_matches(Term("docker"), 2000).params
+    ('"docker"', 2001)
+    """
+    return Statement(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+        (to_fts5(unit), cap + 1))
+
+
+def end_matches(term: str, cap: int, *, newest: bool) -> Statement:
+    """Of the newest (or the oldest) ``cap + 1`` messages matching ``term``: how many,
+    lowest and highest id.
+
+    Reads at most ``cap + 1`` postings, however common the term.
+
+    >>> end_matches("bike", 2000, newest=True).params
+    ('"bike"', 2001)
+    >>> "ORDER BY rowid ASC" in end_matches("bike", 2000, newest=False).sql
+    True
+    """
+    return Statement(
+        "SELECT COUNT(*), MIN(rowid), MAX(rowid) FROM (SELECT rowid FROM messages_fts "
+        f"WHERE messages_fts MATCH ? ORDER BY rowid {'DESC' if newest else 'ASC'} LIMIT ?)",
+        (to_fts5(Term(term)), cap + 1))
+
+
+INDEX_TOTALS = "SELECT block FROM messages_fts_data WHERE id = 1"
+"""FTS5's totals record: the number of rows indexed, then the tokens of each column."""
+
+
+def decode_totals(block: bytes | None) -> tuple[int, int]:
+    """Rows and tokens indexed, from FTS5's totals record (two SQLite varints).
+
+    >>> decode_totals(bytes([0x02, 0x05])), decode_totals(bytes([0x81, 0x00, 0x07]))
+    ((2, 5), (128, 7))
+    >>> decode_totals(None)
+    (0, 0)
+    """
+    values: list[int] = []
+    data = block or b""
+    at = 0
+    while len(values) < 2 and at < len(data):
+        value = 0
+        for i in range(9):
+            byte = data[at]
+            at += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        values.append(value)
+    values += [0] * (2 - len(values))
+    return values[0], values[1]

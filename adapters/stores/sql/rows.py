@@ -1,0 +1,142 @@
+"""Sessions and messages in SQL rows: the statements that read them, and rows turned into
+records and records into rows.
+
+>>> statement = sessions_by_id(["s1", "s2"])
+>>> statement.params
+('["s1", "s2"]',)
+>>> decode_tool_calls(encode_tool_calls((ToolCall(id="c1", name="bash", arguments="ls"),)))
+(ToolCall(id='c1', name='bash', arguments='ls'),)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import cast
+
+from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
+from harkback.adapters.stores.sql.statement import Row, SqlValue, Statement, json_list
+from harkback.stages.ports import RecentQuery
+from harkback.stages.records import Message, MessageHit, Role, Session, SessionOverview, ToolCall
+
+PREVIEW_CHARS = 200
+"""How much of a session's first user message :func:`preview` keeps."""
+
+
+def sessions_by_id(ids: Iterable[str]) -> Statement:
+    """The sessions with these ids, in the order asked (duplicates and unknown ids dropped)."""
+    return Statement(
+        f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS.split(', '))} "
+        "FROM json_each(?) AS j JOIN sessions AS s ON s.id = j.value ORDER BY j.key",
+        (json_list(ids),))
+
+
+def children_of(ids: Iterable[str]) -> Statement:
+    """Sessions whose parent is one of ``ids``, earliest first (unknown start last)."""
+    return Statement(
+        f"SELECT {SESSION_COLUMNS} FROM sessions "
+        "WHERE parent_session_id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY started_at IS NULL, started_at, id",
+        (json_list(ids),))
+
+
+def messages_of(session_ids: Iterable[str]) -> Statement:
+    """All messages of these sessions, by session start (unknown last), then position."""
+    columns = ", ".join("m." + c for c in MESSAGE_COLUMNS.split(", "))
+    return Statement(
+        f"SELECT {columns} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.session_id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY s.started_at IS NULL, s.started_at, m.session_id, m.position",
+        (json_list(session_ids),))
+
+
+def recent(query: RecentQuery) -> Statement:
+    """Root sessions newest first, with their message count and first user message."""
+    # The counts and previews are computed only for the rows that survive the LIMIT.
+    # SQLite sorts NULL below every value, so "started_at DESC" already puts unknown
+    # starts last, and in this form the sessions_started index serves the LIMIT.
+    return Statement(
+        f"SELECT {SESSION_COLUMNS}, "
+        "(SELECT COUNT(*) FROM messages AS m WHERE m.session_id = r.id), "
+        "(SELECT m.content FROM messages AS m WHERE m.session_id = r.id AND m.role = 'user' "
+        " ORDER BY m.position LIMIT 1) "
+        f"FROM (SELECT {SESSION_COLUMNS} FROM sessions AS s "
+        "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
+        "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
+        "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
+        "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
+        "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
+        "ORDER BY r.started_at DESC, r.id",
+        (json_list(query.exclude_roots), json_list(query.hidden_sources),
+         query.since, query.since, query.until, query.until, query.limit))
+
+
+def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:
+    """Tool calls as the Chat Completions JSON list, or None when there are none."""
+    if not calls:
+        return None
+    return json.dumps(
+        [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+         for c in calls],
+        ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
+    """The inverse of :func:`encode_tool_calls`."""
+    if not text:
+        return ()
+    return tuple(ToolCall(id=c["id"], name=c["function"]["name"],
+                          arguments=c["function"]["arguments"])
+                 for c in json.loads(text))
+
+
+def session_row(session: Session) -> tuple[SqlValue, ...]:
+    """A session as the values of :data:`~harkback.adapters.stores.sql.writes.UPSERT_SESSION`."""
+    return (session.id, session.source, session.model, session.title, session.started_at,
+            session.ended_at, session.parent_session_id, session.end_reason)
+
+
+def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
+    """A message as the values of :data:`~harkback.adapters.stores.sql.writes.UPSERT_MESSAGE`."""
+    return (row_id, message.session_id, message.position, message.role, message.content,
+            message.tool_name, message.tool_call_id, encode_tool_calls(message.tool_calls),
+            message.timestamp)
+
+
+def session_from_row(row: Row) -> Session:
+    """A session from the columns ``id, source, model, title, started_at, ended_at, ...``."""
+    return Session(id=row[0], source=row[1], model=row[2], title=row[3], started_at=row[4],
+                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7])
+
+
+def message_from_row(row: Row) -> Message:
+    """A message from the columns ``session_id, position, role, content, ...``."""
+    return Message(session_id=row[0], position=row[1], role=cast(Role, row[2]), content=row[3],
+                   tool_name=row[4], tool_call_id=row[5], tool_calls=decode_tool_calls(row[6]),
+                   timestamp=row[7])
+
+
+def hit_from_row(row: Row) -> MessageHit:
+    """A hit from a :func:`~harkback.adapters.stores.sql.fulltext.search` or
+    :func:`~harkback.adapters.stores.sql.fulltext.newest` row; score ``-bm25``, higher is better."""
+    return MessageHit(session_id=row[0], position=row[1], role=cast(Role, row[2]),
+                      content=row[3], timestamp=row[4], source=row[5], score=-row[6])
+
+
+def overview_from_row(row: Row) -> SessionOverview:
+    """An overview from a :func:`recent` row."""
+    return SessionOverview(session=session_from_row(row), message_count=row[8],
+                           preview=preview(row[9] or ""))
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """``text`` on one line, whitespace collapsed, cut to ``limit`` characters.
+
+    >>> preview("  fix\\n\\n the   bridge ")
+    'fix the bridge'
+    """
+    return _SPACE.sub(" ", text).strip()[:limit].rstrip()

@@ -1,0 +1,135 @@
+"""Full-text search in the SQLite store: bounded and ranked searches, term statistics.
+
+A search runs as :class:`~harkback.stages.ports.MatchQuery` bounds it: with
+``max_scored`` set, terms matching more rows than that are found first
+(:mod:`~harkback.adapters.stores.search_plan` narrows the query around them); otherwise
+FTS5 ranks first and only its best rows are joined and filtered (:func:`best_rows`).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Sequence
+
+from harkback.adapters.stores import search_plan
+from harkback.adapters.stores.sql import fulltext
+from harkback.adapters.stores.sql.statement import Row
+from harkback.adapters.stores.sqlite_connection import execute
+from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
+from harkback.stages.query import Term
+from harkback.stages.records import Role
+
+RANKED_FETCH_FACTOR = 4
+RANKED_FETCH_MIN = 200
+RANKED_FETCH_MARGIN = 1.5
+"""A search first joins FTS5's best ``max(factor * limit, min)`` rows, then filters them;
+once a search with the same filters has shown how many ranked rows one survivor takes,
+``margin`` times that many per row asked (at most ``factor`` times the default)."""
+
+FilterKey = tuple[tuple[Role, ...], tuple[str, ...]]
+"""A search's roles and hidden sources: what :func:`best_rows` learns its cut for."""
+
+EXACT_COUNT_LIMIT = 4 * DEFAULT_MAX_SCORED
+END_SAMPLE = 256
+"""``term_stats`` counts a term exactly up to the limit (a bounded COUNT reads postings
+at ~50 ns each) and estimates it above from its ``END_SAMPLE`` newest and oldest matches
+(within about 5 % for 99 % of the question words of the pooled LongMemEval store)."""
+
+
+def estimate_count(connection: sqlite3.Connection, term: str, documents: int, *,
+                   exact_up_to: int = EXACT_COUNT_LIMIT, sample: int = END_SAMPLE) -> int:
+    """Messages holding ``term``: exact up to ``exact_up_to``, estimated above.
+
+    Counting a common term exactly walks its whole posting list (FTS5's vocabulary table
+    does the same: ~35 ms for a term in half of 1M messages), so the count stops at
+    ``exact_up_to + 1``. Past it, the newest and the oldest ``sample`` matches are read
+    and the stretch between them is taken to hold matches at the mean density of the two
+    ends (each over its own ids), so a word that is frequent only lately (a current
+    topic) is not mistaken for one found everywhere.
+    """
+    counted: int = execute(
+        connection, fulltext.count_matches(Term(term), exact_up_to)).fetchone()[0]
+    if counted <= exact_up_to:
+        return counted
+    newest, new_low, new_high = execute(
+        connection, fulltext.end_matches(term, sample, newest=True)).fetchone()
+    oldest, old_low, old_high = execute(
+        connection, fulltext.end_matches(term, sample, newest=False)).fetchone()
+    density = (oldest / (old_high - old_low + 1) + newest / (new_high - new_low + 1)) / 2
+    estimate: float = oldest + newest + max(new_low - old_high - 1, 0) * density
+    # The count just passed the exact limit, so the estimate is at least past it too.
+    return min(max(round(estimate), exact_up_to + 1), documents)
+
+
+def term_stats(connection: sqlite3.Connection, terms: Sequence[str]) -> TermStats:
+    """Index statistics from FTS5's own records: its totals row and its vocabulary."""
+    row = connection.execute(fulltext.INDEX_TOTALS).fetchone()
+    documents, tokens = fulltext.decode_totals(row[0] if row else None)
+    counts = []
+    for term in dict.fromkeys(t for t in terms if t):
+        found = estimate_count(connection, term, documents)
+        if found:
+            counts.append((term, found))
+    return TermStats(documents=documents, average_length=tokens / documents if documents else 0.0,
+                     counts=tuple(counts))
+
+
+def search_rows(connection: sqlite3.Connection, query: MatchQuery,
+                reach: dict[FilterKey, float]) -> list[Row]:
+    """The rows of the messages matching ``query``, best first, bounded by its ``max_scored``.
+
+    ``reach`` holds what :func:`best_rows` learnt from earlier searches; it is updated.
+    """
+    cap = query.max_scored
+    if cap is None:
+        return best_rows(connection, query, reach)
+    common = frozenset(
+        unit for unit in search_plan.selecting_units(query.expression)
+        if execute(connection, fulltext.count_matches(unit, cap)).fetchone()[0] > cap)
+    if not common:
+        # Every term matches at most ``cap`` rows: joining them all is cheaper than
+        # ranking inside FTS5 first (measured on the 1M store; benchmarks/README.md).
+        return execute(connection, fulltext.search(query)).fetchall()
+    rows: list[Row] = []
+    narrowed = search_plan.narrow(query.expression, common)
+    if narrowed is not None:
+        within = None if search_plan.is_disjunction(query.expression) else query.expression
+        rows = execute(connection, fulltext.search(query, expression=narrowed,
+                                                   within=within)).fetchall()
+    if len(rows) < query.limit:
+        # An AND of common terms that rarely meet would walk their posting lists to the
+        # start (~30 ms at 1M messages), so the fill asks only for the newest matches.
+        rows += execute(connection, fulltext.newest(query, skip=[row[7] for row in rows],
+                                                    limit=query.limit - len(rows))).fetchall()
+    return rows
+
+
+def best_rows(connection: sqlite3.Connection, query: MatchQuery,
+              reach: dict[FilterKey, float]) -> list[Row]:
+    """The rows of the messages matching ``query``, best first, when every row is scored."""
+    # Ranking inside FTS5 and joining only its best rows saves a third of a search
+    # matching thousands of rows; the filters then apply to those rows only, so when
+    # too few survive a cut that may have dropped some, a larger cut, then the full
+    # statement, decides. Joining costs ~8 us a row, so the cut is sized by how many
+    # ranked rows the last search with the same filters needed per surviving row.
+    key = None if query.since is not None or query.until is not None else (
+        query.roles, query.hidden_sources)  # a time bound's survivors vary per query
+    default = max(RANKED_FETCH_FACTOR * query.limit, RANKED_FETCH_MIN)
+    needed = reach.get(key) if key is not None else None
+    first = default if needed is None else min(
+        max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
+        RANKED_FETCH_FACTOR * default)
+    # The learned cut first; when it was below the default and fell short, the default.
+    for fetch in dict.fromkeys((first, max(first, default))):
+        *rows, last = execute(connection, fulltext.ranked_search(query, fetch)).fetchall()
+        enough = len(rows) >= query.limit
+        if key is not None and (enough or last[8] == fetch):
+            # With enough survivors the last one's place says how deep the cut had to
+            # go; with too few, ``fetch`` per survivor is a lower bound.
+            seen = rows[-1][9] / len(rows) if enough else fetch / max(len(rows), 1)
+            before = reach.get(key)
+            reach[key] = seen if before is None else max(seen, (before + seen) / 2)
+        if enough or last[8] < fetch:
+            return [row[:8] for row in rows]
+    return execute(connection, fulltext.search(query)).fetchall()

@@ -1,0 +1,46 @@
+"""Ingest in the SQLite store: one transaction that replaces whole sessions.
+
+The plan (:func:`~harkback.adapters.stores.sql.writes.plan_write`) keeps the row id and
+the index row of every message whose searchable text is unchanged, so re-ingesting a
+session that only grew indexes only its new messages, and its old messages keep their
+vectors.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from harkback.adapters.stores.sql import writes
+from harkback.adapters.stores.sql.rows import message_from_row, session_row
+from harkback.adapters.stores.sqlite_connection import execute
+from harkback.stages.ports import IngestReport
+from harkback.stages.records import Conversation
+
+
+def write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> IngestReport:
+    """Store ``batch`` (one conversation per session id) in one transaction."""
+    if not batch:
+        return IngestReport()
+    ids = [c.session.id for c in batch]
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        existing = {row[0] for row in execute(connection, writes.existing_sessions(ids))}
+        stored = [(row[0], message_from_row(row[1:]))
+                  for row in execute(connection, writes.stored_messages(existing))]
+        next_id: int = connection.execute(writes.MAX_MESSAGE_ID).fetchone()[0] + 1
+        plan = writes.plan_write(batch, stored, next_id)
+        connection.executemany(writes.DELETE_INDEXED, plan.unindex)
+        # Only rows not kept are deleted; kept ones are updated in place, so their vectors
+        # stay (the schema's triggers drop the vectors of deleted and changed rows).
+        execute(connection, writes.delete_message_rows(plan.dropped))
+        connection.executemany(writes.UPSERT_SESSION, [session_row(c.session) for c in batch])
+        connection.executemany(writes.UPSERT_MESSAGE, plan.messages)
+        connection.executemany(writes.INSERT_INDEXED, plan.index)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.rollback()
+        raise
+    return IngestReport(added=len(batch) - len(existing), updated=len(existing),
+                        messages=len(plan.messages))
