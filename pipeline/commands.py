@@ -79,7 +79,7 @@ async def _embed_after(store: SessionStore, embedder: Embedder | None,
     if embedder is None:
         return None
     try:
-        vectors = wiring.vectors_of(store)
+        vectors = store.vector_store()
         if vectors is None:
             raise CliError("this store keeps no vectors; leave out --embedder")
         return await embed_missing(vectors, embedder, progress=progress)
@@ -177,7 +177,7 @@ async def import_history(args: argparse.Namespace) -> int:
     store = open_store(_db(args), readonly=False)
     outcomes = []
     try:
-        ledger = wiring.ledger_of(store)
+        ledger = store.import_ledger()
         if ledger is None:
             raise CliError("this store does not remember imports; import into a SQLite file")
         for importer in found.unwrap():
@@ -219,7 +219,7 @@ async def embed(args: argparse.Namespace) -> int:
         await embedder.aclose()
         raise
     try:
-        vectors = wiring.vectors_of(store)
+        vectors = store.vector_store()
         if vectors is None:
             raise CliError(f"the store at {target} keeps no vectors")
         summary = await embed_missing(vectors, embedder, roles=args.role,
@@ -244,7 +244,7 @@ async def optimize(args: argparse.Namespace) -> int:
     store = open_store(target, readonly=False)
     started = time.monotonic()
     try:
-        outcome = as_result(await wiring.merge_index(store).awaitable())
+        outcome = as_result(await store.optimize().awaitable())
     finally:
         store.close()
     _unwrap(outcome)
@@ -263,7 +263,7 @@ async def sources(args: argparse.Namespace) -> int:
     if wiring.store_kind(target) != "sqlite" or Path(target).is_file():
         store = open_store(target, readonly=True)
         try:
-            ledger = wiring.ledger_of(store)
+            ledger = store.import_ledger()
             if ledger is not None:
                 listed = _unwrap(as_result(await ledger.sources().awaitable()))
         finally:

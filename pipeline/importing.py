@@ -41,10 +41,10 @@ from harkback.adapters.sources.importing import (
     resolved,
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
-from harkback.adapters.stores.import_ledger import ImportLedger, Mark, SourceKey, SourceState
 from harkback.pipeline.ingest import BATCH, read_conversations
 from harkback.pipeline.progress import Progress
 from harkback.stages.errors import BadRecord, QueryRejected, StoreUnavailable
+from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.result import when_text

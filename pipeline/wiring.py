@@ -22,21 +22,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import attrs
-from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
-from harkback.adapters.stores.import_ledger import ImportLedger, SqliteImportLedger
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db_path
 from harkback.pipeline.facade import Harkback
 from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
-from harkback.stages.ports import Embedder, SessionStore, SummaryCache, VectorStore
+from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.summarize.model import DEADLINE_S, LlmSummarize
 from harkback.stages.summarize.summarizers import (
     DEFAULT_SUMMARIZER,
@@ -102,28 +99,6 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
     return STORES[store_kind(text)](text, readonly)
 
 
-def summary_cache_of(store: SessionStore) -> SummaryCache | None:
-    """Where model summaries of ``store``'s sessions are kept, if it can keep them."""
-    return SqliteSummaryCache(store) if isinstance(store, SqliteStore) else None
-
-
-def vectors_of(store: SessionStore) -> VectorStore | None:
-    """``store`` as a store of message vectors, if it keeps them."""
-    return store if isinstance(store, SqliteStore | MemoryStore) else None
-
-
-def ledger_of(store: SessionStore) -> ImportLedger | None:
-    """Where imports into ``store`` are remembered, if it can remember them."""
-    return SqliteImportLedger(store) if isinstance(store, SqliteStore) else None
-
-
-def merge_index(store: SessionStore) -> FutureResult[None, StoreUnavailable]:
-    """Merge ``store``'s full-text index into one piece (nothing to do for most stores)."""
-    if isinstance(store, SqliteStore):
-        return store.merge_index()
-    return FutureResult.from_value(None)
-
-
 @attrs.frozen(kw_only=True)
 class RecallSettings:
     """What one recall is wired from: names and specs as a person gives them.
@@ -185,7 +160,7 @@ def embedder_for(spec: str | None) -> Result[Embedder | None, QueryRejected]:
 def with_model(harkback: Harkback, settings: ChatSettings, *,
                deadline_s: float = DEADLINE_S) -> Harkback:
     """``harkback`` summarising with the model of ``settings``, caching where the store can."""
-    cache = summary_cache_of(harkback.store) or harkback.cache
+    cache = harkback.store.summary_cache() or harkback.cache
     return attrs.evolve(
         harkback, model=OpenAIChatModel(settings), cache=cache,
         pipeline=attrs.evolve(harkback.pipeline, summarize=LlmSummarize(deadline_s=deadline_s)))
@@ -216,7 +191,7 @@ def recall(settings: RecallSettings, store: SessionStore
 def _facade(settings: RecallSettings, store: SessionStore, pipeline: Pipeline,
             embedder: Embedder | None) -> Harkback:
     harkback = Harkback(store=store, pipeline=pipeline, embedder=embedder,
-                        vectors=vectors_of(store) if embedder is not None else None)
+                        vectors=store.vector_store() if embedder is not None else None)
     if settings.chat is not None and settings.summarizer_name == MODEL_SUMMARIZER:
         harkback = with_model(harkback, settings.chat, deadline_s=settings.deadline_s)
     return harkback

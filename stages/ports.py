@@ -17,6 +17,7 @@ from returns.future import FutureResult
 from harkback.stages import records
 from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed, StoreUnavailable
+from harkback.stages.imports import ImportLedger
 from harkback.stages.query import Node
 
 DEFAULT_MAX_SCORED = 2000
@@ -165,6 +166,27 @@ class SessionStore(Protocol):
 
     def close(self) -> None:
         """Release what the store holds (a connection, a pool); closing twice is harmless."""
+        ...
+
+    # Capabilities beyond sessions: each store says what it can do, so nothing downstream
+    # needs to know which store it holds.
+
+    def vector_store(self) -> VectorStore | None:
+        """This store as a keeper of message vectors (for the hybrid ranker), or None."""
+        ...
+
+    def summary_cache(self) -> SummaryCache | None:
+        """Where model summaries of this store's sessions are kept, or None."""
+        ...
+
+    def import_ledger(self) -> ImportLedger | None:
+        """Where imports into this store are remembered (so re-runs read only what
+        changed), or None."""
+        ...
+
+    def optimize(self) -> FutureResult[None, StoreUnavailable]:
+        """Make searches faster after large writes (SQLite merges its full-text index);
+        a store with nothing to do succeeds at once."""
         ...
 
 

@@ -37,8 +37,8 @@ from harkback.adapters.sources.hermes_rows import (
     session_from_row,
 )
 from harkback.adapters.sources.importing import ImportPlan, ImportUnit, Tally, Units
-from harkback.adapters.stores.import_ledger import Mark, SourceKey, SourceState
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Session
 
 KIND = "hermes"

@@ -30,8 +30,8 @@ from typing import Protocol
 import attrs
 from returns.result import Result
 
-from harkback.adapters.stores.import_ledger import Mark, SourceKey, SourceState
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, is_epoch
 
 TOOL_OUTPUT_LIMIT = 32_000

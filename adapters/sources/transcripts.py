@@ -28,8 +28,8 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources import importing
 from harkback.adapters.sources.importing import ImportPlan, ImportUnit, Tally, Units, iso_epoch
-from harkback.adapters.stores.import_ledger import Mark, SourceKey, SourceState
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
 
 Line = Mapping[str, object]

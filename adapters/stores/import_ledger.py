@@ -28,71 +28,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import attrs
 from returns.future import FutureResult
 
-from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.imports import Mark, SourceKey, SourceState
 
-
-@attrs.frozen
-class SourceKey:
-    """A source: its kind (``hermes``, ``claude-code``, ``codex``, ``jsonl``) and location."""
-
-    kind: str
-    location: str
-
-
-@attrs.frozen(kw_only=True)
-class Mark:
-    """What one item of a source (a file, a session) looked like when it was imported."""
-
-    item: str
-    fingerprint: str
-    sessions: int = 0
-    messages: int = 0
-
-
-@attrs.frozen(kw_only=True)
-class SourceState:
-    """What the ledger remembers of one source (empty when it was never imported)."""
-
-    key: SourceKey
-    first_imported_at: float | None = None
-    last_imported_at: float | None = None
-    cursor: str = ""
-    marks: tuple[Mark, ...] = ()
-    sessions: int = 0
-    messages: int = 0
-
-    def marks_by_item(self) -> dict[str, Mark]:
-        """The marks, by item."""
-        return {mark.item: mark for mark in self.marks}
-
-
-class ImportLedger(Protocol):
-    """Where importers keep what they imported. Every method returns a container."""
-
-    def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
-        """What is remembered of ``key`` (with its marks)."""
-        ...
-
-    def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
-             ) -> FutureResult[None, StoreUnavailable]:
-        """Remember ``marks`` (replacing older marks of the same items); stamp the source."""
-        ...
-
-    def advance(self, key: SourceKey, cursor: str, *, now: float
-                ) -> FutureResult[None, StoreUnavailable]:
-        """Remember that a whole import of ``key`` finished, up to ``cursor``."""
-        ...
-
-    def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
-        """Every source imported so far (without marks), most recently imported first."""
-        ...
-
+if TYPE_CHECKING:
+    from harkback.adapters.stores.sqlite import SqliteStore
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS import_sources (

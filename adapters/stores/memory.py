@@ -29,9 +29,11 @@ from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores import search_plan
+from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.adapters.stores.memory_match import Indexed, admits, occurrences, units_of, written_at
 from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
+from harkback.adapters.stores.summary_cache import MemorySummaryCache
 from harkback.stages import ports, records
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
@@ -85,6 +87,8 @@ class MemoryStore:
         self._ingests = 0
         self._order: list[Indexed] | None = None
         self._starts: dict[tuple[str, tuple[records.Role, ...]], tuple[int, int]] = {}
+        self._cache = MemorySummaryCache()
+        self._ledger = MemoryImportLedger()
 
     def _run(self, work: Callable[[], T]) -> FutureResult[T, StoreUnavailable]:
         return self._run_checked(lambda: Success(work()))
@@ -99,6 +103,22 @@ class MemoryStore:
 
     def close(self) -> None:
         """Nothing to release: the sessions stay until the store is garbage."""
+
+    def vector_store(self) -> MemoryStore:
+        """This store: it keeps vectors beside the messages."""
+        return self
+
+    def summary_cache(self) -> MemorySummaryCache:
+        """A cache that lives as long as this store."""
+        return self._cache
+
+    def import_ledger(self) -> MemoryImportLedger:
+        """A ledger that lives as long as this store."""
+        return self._ledger
+
+    def optimize(self) -> FutureResult[None, StoreUnavailable]:
+        """Nothing to optimise in memory."""
+        return FutureResult.from_value(None)
 
     def term_stats(self, terms: Sequence[str]) -> FutureResult[ports.TermStats, StoreUnavailable]:
         """Index statistics counted over every stored message, as FTS5 keeps them."""

@@ -39,11 +39,13 @@ from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores import sqlite_search, sqlite_vectors
+from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, unavailable
 from harkback.adapters.stores.sqlite_writes import write
+from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.stages import ports, records
 from harkback.stages.errors import StoreUnavailable
 
@@ -219,6 +221,24 @@ class SqliteStore:
         def work(connection: sqlite3.Connection) -> None:
             connection.execute(fulltext.MERGE_INDEX)  # one statement: its own transaction
         return self._run(work)
+
+    # --- capabilities (the SessionStore port) ----------------------------------------------
+
+    def vector_store(self) -> Self:
+        """This store: vectors live in the same file."""
+        return self
+
+    def summary_cache(self) -> SqliteSummaryCache:
+        """A cache in this file (read-only stores only read it)."""
+        return SqliteSummaryCache(self)
+
+    def import_ledger(self) -> SqliteImportLedger:
+        """A ledger in this file, on this store's connection thread."""
+        return SqliteImportLedger(self)
+
+    def optimize(self) -> FutureResult[None, StoreUnavailable]:
+        """:meth:`merge_index`."""
+        return self.merge_index()
 
     # --- dense vectors (the VectorStore port; see sqlite_vectors for how they are kept) ----
 

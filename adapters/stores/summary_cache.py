@@ -23,14 +23,17 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
 from returns.future import FutureResult
 
-from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SummaryKey
 from harkback.stages.records import Summary, TokenUsage
+
+if TYPE_CHECKING:
+    from harkback.adapters.stores.sqlite import SqliteStore
 
 CREATE_TABLE = """CREATE TABLE IF NOT EXISTS summary_cache (
     root_session_id TEXT NOT NULL,

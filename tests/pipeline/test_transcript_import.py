@@ -13,12 +13,7 @@ from harkback.adapters.sources.claude_code import CLAUDE_CODE
 from harkback.adapters.sources.codex import CODEX
 from harkback.adapters.sources.importing import Importer, ImportUnit
 from harkback.adapters.sources.transcripts import TranscriptFormat, TranscriptImporter
-from harkback.adapters.stores.import_ledger import (
-    MemoryImportLedger,
-    SourceKey,
-    SourceState,
-    SqliteImportLedger,
-)
+from harkback.adapters.stores.import_ledger import MemoryImportLedger, SqliteImportLedger
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
@@ -30,6 +25,7 @@ from harkback.pipeline.importing import (
     run_import,
 )
 from harkback.stages.errors import QueryRejected, StoreUnavailable
+from harkback.stages.imports import SourceKey, SourceState
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 S1 = "7f3c2a10-5b1e-4c0a-9d8e-1a2b3c4d5e6f"

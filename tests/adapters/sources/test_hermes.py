@@ -22,8 +22,8 @@ from harkback.adapters.sources.hermes_rows import (
     tool_calls,
 )
 from harkback.adapters.sources.importing import ImportUnit, Tally
-from harkback.adapters.stores.import_ledger import SourceKey, SourceState
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.imports import SourceKey, SourceState
 from tests.support.hermes_db import HermesFile, multimodal
 
 SID = "20260303_100000_aa11bb"

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import pytest
 from returns.future import FutureResult
 from returns.io import IOFailure, IOSuccess
@@ -18,9 +19,18 @@ from returns.unsafe import unsafe_perform_io
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.ports import MatchQuery, RecentQuery, SessionStore
+from harkback.stages.imports import Mark, SourceKey
+from harkback.stages.ports import MatchQuery, RecentQuery, SessionStore, SummaryKey
 from harkback.stages.query import parse_query
-from harkback.stages.records import ROLES, Conversation, Message, Role, Session, ToolCall
+from harkback.stages.records import (
+    ROLES,
+    Conversation,
+    Message,
+    Role,
+    Session,
+    Summary,
+    ToolCall,
+)
 
 T = TypeVar("T")
 Make = Callable[..., Conversation]
@@ -429,3 +439,47 @@ class StoreContract:
         expression = parse_query(query).expression
         if expression is not None:
             await ok(store.search(MatchQuery(expression=expression, roles=ROLES)))
+
+    async def test_its_vectors_are_those_of_its_own_messages(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """The store's vector capability sees the messages the store holds."""
+        await ok(store.ingest([make_conversation("s1", ("user", "alpha"), ("assistant", "b"))]))
+        vectors = store.vector_store()
+        assert vectors is not None
+        pending = await ok(vectors.unembedded("m", ("user",), 10))
+        assert [(m.session_id, m.position, m.content) for m in pending] == [("s1", 0, "alpha")]
+
+    async def test_its_summary_cache_gives_back_what_it_kept(self, store: SessionStore) -> None:
+        """A summary kept in the store's cache is found again by the same key only."""
+        cache = store.summary_cache()
+        assert cache is not None
+        key = SummaryKey(root_session_id="s1", content="c", query="docker", model="m",
+                         prompt_version="v")
+        await ok(cache.keep_summary(key, Summary(text="Rebuilt the bridge.", kind="llm")))
+        kept = await ok(cache.cached_summary(key))
+        assert kept is not None and kept.text == "Rebuilt the bridge."
+        assert await ok(cache.cached_summary(attrs.evolve(key, query="cors"))) is None
+
+    async def test_its_import_ledger_remembers_a_source(self, store: SessionStore) -> None:
+        """Marks kept in the store's ledger come back with the source's state."""
+        ledger = store.import_ledger()
+        assert ledger is not None
+        key = SourceKey(kind="codex", location="/x")
+        await ok(ledger.keep(key, (Mark(item="a.jsonl", fingerprint="1:2", sessions=1,
+                                        messages=3),), now=10.0))
+        state = await ok(ledger.state(key))
+        assert (state.marks_by_item()["a.jsonl"].fingerprint, state.messages) == ("1:2", 3)
+        assert [s.key for s in await ok(ledger.sources())] == [key]
+
+    async def test_optimize_keeps_every_search_result(self, store: SessionStore,
+                                                      make_conversation: Make) -> None:
+        """After optimize the same query finds the same messages in the same order."""
+        for i in range(3):  # several writes, so an index has pieces to merge
+            await ok(store.ingest([make_conversation(
+                f"s{i}", ("user", f"docker bridge {i}"), ("assistant", "docker restart"))]))
+        before = await ok(store.search(match("docker")))
+        await ok(store.optimize())
+        after = await ok(store.search(match("docker")))
+        assert [(h.session_id, h.position) for h in after] == [
+            (h.session_id, h.position) for h in before]
+        assert len(after) == 6

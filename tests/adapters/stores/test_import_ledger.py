@@ -8,14 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harkback.adapters.stores.import_ledger import (
-    ImportLedger,
-    Mark,
-    MemoryImportLedger,
-    SourceKey,
-    SqliteImportLedger,
-)
+from harkback.adapters.stores.import_ledger import MemoryImportLedger, SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.imports import ImportLedger, Mark, SourceKey
 from tests.adapters.stores.store_contract import failed, ok
 
 KEY = SourceKey(kind="hermes", location="/home/me/.hermes/state.db")

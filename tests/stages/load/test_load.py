@@ -218,6 +218,18 @@ class _BrokenStore:
     def close(self) -> None:
         """Nothing to release."""
 
+    def vector_store(self) -> None:
+        return None
+
+    def summary_cache(self) -> None:
+        return None
+
+    def import_ledger(self) -> None:
+        return None
+
+    def optimize(self) -> FutureResult[None, StoreUnavailable]:
+        return self._fail()
+
 
 async def test_store_failure_is_a_value() -> None:
     """A failing store makes the stage fail with StoreUnavailable, not raise."""
