@@ -59,6 +59,7 @@ from harkback.stages.flow import Matched, Resolved
 from harkback.stages.match.hybrid import HybridMatch
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.rankers import Bm25Match, CoverageMatch, ReferenceMatch
+from harkback.stages.match.sessions import SessionScoring
 from harkback.stages.ports import Deps, Embedder, SessionStore
 from harkback.stages.records import Conversation
 from harkback.stages.request import MAX_LIMIT, SearchRequest
@@ -72,9 +73,11 @@ VARIANTS: Mapping[str, Stage[SearchRequest, Matched]] = {
     "lexical": LexicalMatch(),
     "lexical-flat": LexicalMatch(role_weights=()),
     "hybrid": HybridMatch(),
+    "lexical-2x": LexicalMatch(scoring=SessionScoring(recency_weight=1.0)),
 }
 """Rankers the benchmark knows: the product's registry under the same names, and
-``lexical-flat``, the default with every role weighed alike (an ablation). ``hybrid``
+``lexical-flat``, the default with every role weighed alike, and ``lexical-2x``, recency
+lifting a session up to twice (the first default; now 2 %, a tie-break) (ablations). ``hybrid``
 needs ``--embedder``; the store's messages are embedded after each ingest (not timed)."""
 
 DEFAULT_VARIANTS = ("bm25", "reference", "coverage", "lexical", "lexical-flat")

@@ -20,7 +20,7 @@ from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
 from harkback.pipeline.model_flags import add_model_arguments
 from harkback.stages.embedding import EMBED_ROLES
 from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
-from harkback.stages.request import MAX_LIMIT
+from harkback.stages.request import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.summarize.summarizers import SUMMARIZERS
 
 
@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
     with_db(search)
-    search.add_argument("--limit", type=_limit, default=3)
+    search.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT)
     search.add_argument("--role", type=_roles, default=("user", "assistant"),
                         help="comma-separated roles to search (default: user,assistant)")
     search.add_argument("--current-session", default=None,

@@ -31,7 +31,12 @@ from harkback.stages.ports import (
     VectorStore,
     null_observer,
 )
-from harkback.stages.request import DEFAULT_HIDDEN_SOURCES, DEFAULT_ROLES, make_request
+from harkback.stages.request import (
+    DEFAULT_HIDDEN_SOURCES,
+    DEFAULT_LIMIT,
+    DEFAULT_ROLES,
+    make_request,
+)
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import as_result
 
@@ -79,7 +84,7 @@ class Harkback:
     embedder: Embedder | None = None
     vectors: VectorStore | None = None
 
-    async def search(self, query: str, *, limit: int = 3,
+    async def search(self, query: str, *, limit: int = DEFAULT_LIMIT,
                      roles: tuple[str, ...] = DEFAULT_ROLES,
                      current_session_id: str | None = None, since: str | float | None = None,
                      until: str | float | None = None,

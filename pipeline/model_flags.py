@@ -70,7 +70,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                        help="endpoint, e.g. http://127.0.0.1:8080/v1 (default: "
                             "$OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--max-concurrency", type=_positive_int, default=None, metavar="N",
-                       help="model calls in flight at once (default 4)")
+                       help="model calls in flight at once (default 5)")
     group.add_argument("--rate", type=parse_rate, default=None, metavar="N[/SECONDS]",
                        help="at most N requests per minute, or per SECONDS (default 60)")
     group.add_argument("--strict-rate", action="store_true",

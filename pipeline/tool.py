@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from harkback.pipeline.facade import Harkback
-from harkback.stages.request import MAX_LIMIT
+from harkback.stages.request import DEFAULT_LIMIT, MAX_LIMIT
 
 _DESCRIPTION = """\
 Recall what happened in the user's past sessions with you: how a problem was fixed, \
@@ -40,7 +40,8 @@ SESSION_SEARCH_TOOL: dict[str, Any] = {
             "properties": {
                 "query": {"type": "string",
                           "description": "What to recall; empty to list recent sessions."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 3,
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                          "default": DEFAULT_LIMIT,
                           "description": "How many past sessions to return."},
                 "role_filter": {"type": "string",
                                 "description": "Comma-separated roles to search: user, "
@@ -74,7 +75,7 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     if isinstance(args, str):
         return _error(args)
     query = args.get("query", "")
-    limit = args.get("limit", 3)
+    limit = args.get("limit", DEFAULT_LIMIT)
     roles = args.get("role_filter") or "user,assistant"
     if not isinstance(query, str):
         return _error("query must be a string")

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from harkback.stages.text.framing import without_framing
 from harkback.stages.text.tokens import index_tokens, is_cjk, is_stopword, token_matches, tokens
 
 
@@ -81,6 +82,24 @@ class ParsedQuery:
     def is_empty(self) -> bool:
         """True when the query holds nothing to search for."""
         return self.expression is None
+
+
+# English contractions and possessives: the part after the apostrophe is never a topic
+# ("sister's", "runners'", "I've", "don't"), and "n't" goes with its apostrophe.
+_CONTRACTION = re.compile(r"(?<=[^\W\d_])(?:n['’]t|['’](?:s|d|m|re|ve|ll)?)(?![^\W_])",
+                          re.IGNORECASE)
+_IRREGULAR_NEGATIONS = {"can't": "can", "won't": "will", "shan't": "shall"}
+
+
+def without_contractions(text: str) -> str:
+    """``text`` with the contraction and possessive endings of its words taken off.
+
+    >>> without_contractions("How did we fix the runners' cache keys? My sister's car won't start")
+    'How did we fix the runners cache keys? My sister car will start'
+    """
+    for negation, plain in _IRREGULAR_NEGATIONS.items():
+        text = re.sub(rf"\b{negation[:-2]}['’]t\b", plain, text, flags=re.IGNORECASE)
+    return _CONTRACTION.sub("", text)
 
 
 _LEXEME = re.compile(r'"([^"]*)"|(?<!\S)(OR|AND|NOT)(?!\S)|(\S+)')
@@ -149,7 +168,9 @@ def _dedupe(units: Sequence[Unit]) -> tuple[Unit, ...]:
 
 
 def _plain(text: str) -> ParsedQuery:
-    toks = [t for t in tokens(text)]
+    text = without_contractions(text)
+    # CJK framing (上次, 怎么, どうやって, 어떻게) glues to topic words: out before bigrams.
+    toks = list(tokens(text if text.isascii() else without_framing(text)))
     topical = [t for t in toks if not is_stopword(t)] or toks
     units = _dedupe([_single(t, False) for t in topical])
     if not units:

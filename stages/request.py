@@ -16,6 +16,9 @@ from harkback.stages.records import ROLES, Role
 from harkback.stages.when import parse_time_bound
 
 MAX_LIMIT = 10
+
+DEFAULT_LIMIT = 3
+"""Sessions a recall returns unless asked for more (the CLI, the facade, the agent tool)."""
 DEFAULT_HIDDEN_SOURCES: tuple[str, ...] = ("tool", "kanban")
 DEFAULT_ROLES: tuple[Role, ...] = ("user", "assistant")
 
@@ -31,7 +34,7 @@ class SearchRequest:
     """One recall request. Build it with :func:`make_request` to get errors as values."""
 
     query: str
-    limit: int = attrs.field(default=3, validator=[attrs.validators.ge(1),
+    limit: int = attrs.field(default=DEFAULT_LIMIT, validator=[attrs.validators.ge(1),
                                                    attrs.validators.le(MAX_LIMIT)])
     roles: tuple[Role, ...] = attrs.field(default=DEFAULT_ROLES, validator=_roles_valid)
     current_session_id: str | None = None
@@ -45,7 +48,7 @@ class SearchRequest:
         return not self.query.strip()
 
 
-def make_request(query: str, *, limit: int = 3, roles: tuple[str, ...] = DEFAULT_ROLES,
+def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ...] = DEFAULT_ROLES,
                  current_session_id: str | None = None, since: str | float | None = None,
                  until: str | float | None = None,
                  hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,

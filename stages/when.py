@@ -20,6 +20,8 @@ window is a soft hint, not a calendar filter.
 [(86.0, 100.0)]
 >>> time_window("which museum did I visit", now) is None
 True
+>>> [(a / DAY, b / DAY) for a, b in [time_window("上周 nginx 超时怎么处理的", now)]]
+[(93.0, 100.0)]
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from datetime import UTC, datetime
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import QueryRejected
+from harkback.stages.text.tokens import tokens
 
 DAY = 86400.0
 _UNITS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
@@ -49,6 +52,20 @@ _YESTERDAY = re.compile(r"\byesterday\b")
 # "How many days/weeks/... (have passed)": the unit the answer is counted in.
 _DURATION = re.compile(rf"\bhow\s+many\s+{_UNIT}\b")
 _WORD = re.compile(r"[a-z0-9]+")
+
+# The same expressions in Chinese, Japanese and Korean ("上周", "先週", "지난주": last
+# week; "3天前", "3日前", "3일 전": three days ago). Each maps to a unit of days.
+_CJK_PAST = (
+    (re.compile(r"上周|上星期|上个星期|上個星期|先週|지난\s?주"), 7.0),
+    (re.compile(r"上个月|上個月|上月|先月|지난\s?달"), 30.0),
+    (re.compile(r"去年|昨年|작년"), 365.0),
+)
+_CJK_AGO = (
+    (re.compile(r"(\d{1,3})\s*(?:天|日)前|(\d{1,3})\s*일\s*전"), 1.0),
+    (re.compile(r"(\d{1,3})\s*(?:周|週|个星期|個星期|週間)前|(\d{1,3})\s*주\s*전"), 7.0),
+    (re.compile(r"(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前|(\d{1,3})\s*(?:개월|달)\s*전"), 30.0),
+)
+_CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -123,9 +140,24 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
         found.append((match.start(), (start, start + DAY)))
     for match in _YESTERDAY.finditer(text):
         found.append((match.start(), (now - 1.5 * DAY, now - 0.5 * DAY)))
+    found += _cjk_windows(text, now)
     if not found:
         return None
     return min(found)[1]
+
+
+def _cjk_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+    found = []
+    for pattern, days in _CJK_PAST:
+        for match in pattern.finditer(text):
+            found.append((match.start(), (now - days * DAY, now)))
+    for pattern, days in _CJK_AGO:
+        for match in pattern.finditer(text):
+            center = now - int(match.group(1) or match.group(2)) * days * DAY
+            found.append((match.start(), (center - days * DAY / 2, center + days * DAY / 2)))
+    for match in _CJK_YESTERDAY.finditer(text):
+        found.append((match.start(), (now - 1.5 * DAY, now - 0.5 * DAY)))
+    return found
 
 
 def time_words(question: str) -> frozenset[str]:
@@ -148,6 +180,10 @@ def time_words(question: str) -> frozenset[str]:
     for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DURATION):
         for match in pattern.finditer(text):
             found.update(_WORD.findall(match.group(0)))
+    cjk = [p for p, _ in _CJK_PAST] + [p for p, _ in _CJK_AGO] + [_CJK_YESTERDAY]
+    for pattern in cjk:
+        for match in pattern.finditer(text):
+            found.update(tokens(match.group(0)))
     return frozenset(found)
 
 

@@ -70,7 +70,9 @@ class ChatSettings:
     max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
     backoff: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
     max_retry_after: float = attrs.field(default=20.0, validator=attrs.validators.ge(0))
-    max_concurrency: int = attrs.field(default=4, validator=attrs.validators.ge(1))
+    # At least a recall's default limit (3) and the limit agents are told to use for a
+    # broad topic (5): one recall is one round of calls, not two.
+    max_concurrency: int = attrs.field(default=5, validator=attrs.validators.ge(1))
     rate: float = attrs.field(default=60.0, validator=_positive)
     rate_period: float = attrs.field(default=60.0, validator=_positive)
     strict_rate: bool = False

@@ -20,8 +20,8 @@ long session that repeats one query word wins by volume, and a message that says
    :data:`~harkback.stages.match.score.ROLE_WEIGHTS`);
 5. scores each session from its best few messages (geometrically decaying weights, so
    volume past the third hit adds nothing) plus the IDF-weighted share of the query
-   that those messages cover together; noisy sources (cron) are scaled down, recent
-   sessions can be scaled up, and a question that names a time ("two weeks ago")
+   that those messages cover together; noisy sources (cron) are scaled down, recency
+   breaks near-ties (within 2 %), and a question that names a time ("two weeks ago")
    lifts the sessions from then (:mod:`~harkback.stages.match.sessions`,
    :data:`~harkback.stages.match.sessions.TIME_WEIGHT`);
 6. returns hits grouped by session in that order, so the resolve stage's first hit

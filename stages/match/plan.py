@@ -8,7 +8,7 @@ store is asked for an OR of the forms, or only of the rarer words' forms
 
 >>> from harkback.stages.query import parse_query
 >>> [u.forms for u in plan_units(parse_query("how many bikes"))]
-[('bikes', 'bike', 'biked', 'biking')]
+[('bikes', 'biked', 'bike', 'biking')]
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
 
     >>> from harkback.stages.query import parse_query
     >>> [u.forms for u in plan_units(parse_query("bikes"))]
-    [('bikes', 'bike', 'biked', 'biking')]
+    [('bikes', 'biked', 'bike', 'biking')]
     """
     out = []
     for unit in topic_units(parsed, framing):

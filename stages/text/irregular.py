@@ -1,4 +1,4 @@
-"""English irregular verbs: the forms that share no stem with their base.
+"""English irregular verbs and plurals: the forms that share no stem with their base.
 
 A question asks "what did I *buy*"; the session says "I *bought*". Suffix stemming
 (:func:`~harkback.stages.text.stem.stem`) joins "bike" and "biked", never "buy" and
@@ -6,7 +6,8 @@ A question asks "what did I *buy*"; the session says "I *bought*". Suffix stemmi
 forms. Verbs whose past form is also a common word of another meaning ("left", "rose",
 "led", "shot", "sat", "bent", "meant") are left out: widening "how many pages do I have
 left" to "leave" would find what it does not mean. Stopwords ("did", "got", "told")
-are never searched for, so they are not listed either.
+are never searched for, so they are not listed either. Plurals that no suffix rule
+reaches ("children", "people", "analyses") are listed the same way, singular first.
 
 >>> irregular_forms("bought")
 ('buy', 'bought')
@@ -33,18 +34,34 @@ steal stole stolen | hang hung | dig dug | become became | forgive forgave forgi
 spin spun | swing swung | deal dealt
 """
 
-IRREGULAR_VERBS: dict[str, tuple[str, ...]] = {
-    form: tuple(group.split())
-    for group in _VERBS.replace("\n", "|").split("|") if group.strip()
-    for form in group.split()
-}
+_NOUNS = """
+child children | man men | woman women | person people | mouse mice | foot feet
+tooth teeth | goose geese | leaf leaves | knife knives | wife wives | half halves
+shelf shelves | wolf wolves | thief thieves | loaf loaves | criterion criteria
+phenomenon phenomena | analysis analyses | index indices | matrix matrices
+vertex vertices | appendix appendices | cactus cacti | fungus fungi | nucleus nuclei
+radius radii | hypothesis hypotheses | thesis theses | crisis crises | axis axes
+"""
+
+
+def _table(text: str) -> dict[str, tuple[str, ...]]:
+    return {form: tuple(group.split())
+            for group in text.replace("\n", "|").split("|") if group.strip()
+            for form in group.split()}
+
+
+IRREGULAR_VERBS: dict[str, tuple[str, ...]] = _table(_VERBS)
+"""Each form of an irregular verb, to the verb's forms (base first)."""
+
+IRREGULAR_NOUNS: dict[str, tuple[str, ...]] = _table(_NOUNS)
+"""Each form of an irregular noun, to its singular and plural."""
 """Each form of an irregular verb, mapped to all of its forms (the base first)."""
 
 
 def irregular_forms(word: str) -> tuple[str, ...]:
-    """The forms of the irregular verb ``word`` is a form of (the base first), or ().
+    """The forms of the irregular verb or noun ``word`` is a form of (the base first), or ().
 
-    >>> irregular_forms("went")
-    ('go', 'went', 'gone')
+    >>> irregular_forms("went"), irregular_forms("children")
+    (('go', 'went', 'gone'), ('child', 'children'))
     """
-    return IRREGULAR_VERBS.get(word, ())
+    return IRREGULAR_VERBS.get(word) or IRREGULAR_NOUNS.get(word, ())

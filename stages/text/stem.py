@@ -1,90 +1,72 @@
-"""English inflectional stemming: a word's stem, and the spellings that share it.
+"""English stemming: a word's Snowball stem, and the spellings of it a question reaches.
 
 Query words are widened to their inflections (``bike`` → ``bikes``, ``biking``) so a
-question about a "bike" finds a message about "bikes". Only inflections are removed
-(Porter's steps 1 and 5a), never derivations.
+question about a "bike" finds a message about "bikes". Which spellings are one word is
+decided by the Snowball English stemmer (Porter2, from the maintained
+``snowballstemmer`` package), the same stemmer for every store, since the widening
+happens on the query side before any store is asked. Candidate spellings come only
+from inflecting the query word (plural, -ed, -ing), so "news" stays apart from "new"
+and "conference" from "confer"; irregular forms ("ran", "children") come from a table.
 
 >>> [stem(w) for w in ("repairs", "repaired", "repairing")]
 ['repair', 'repair', 'repair']
 >>> "bought" in inflections("buy") and "buying" in inflections("bought")
 True
+>>> "new" in inflections("news"), "child" in inflections("children")
+(False, True)
 """
 
 from __future__ import annotations
 
+import threading
+from functools import lru_cache
+
+import snowballstemmer
+
 from harkback.stages.text.irregular import irregular_forms
 
-_VOWELS = frozenset("aeiou")
+_LOCAL = threading.local()
 
 
-def _consonant(word: str, i: int) -> bool:
-    if word[i] in _VOWELS:
-        return False
-    if word[i] == "y":
-        return i == 0 or not _consonant(word, i - 1)
-    return True
+def _stemmer() -> snowballstemmer.stemmer:
+    # A Snowball stemmer keeps state while it works: one per thread.
+    made = getattr(_LOCAL, "stemmer", None)
+    if made is None:
+        made = _LOCAL.stemmer = snowballstemmer.stemmer("english")
+    return made
 
 
-def _measure(word: str) -> int:
-    # Porter's m: the number of vowel-consonant sequences.
-    count, after_vowel = 0, False
-    for i in range(len(word)):
-        vowel = not _consonant(word, i)
-        if after_vowel and not vowel:
-            count += 1
-        after_vowel = vowel
-    return count
-
-
-def _has_vowel(word: str) -> bool:
-    return any(not _consonant(word, i) for i in range(len(word)))
-
-
-def _ends_cvc(word: str) -> bool:
-    n = len(word)
-    return (n >= 3 and _consonant(word, n - 3) and not _consonant(word, n - 2)
-            and _consonant(word, n - 1) and word[-1] not in "wxy")
-
-
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """An English inflectional stem (Porter's steps 1 and 5a: plurals, -ed, -ing, -y, -e).
+    """The Snowball English stem of a lower-case word; other words are returned unchanged.
 
-    Only inflections are removed, so ``conference`` and ``confer`` stay apart. Words
-    that are not plain ASCII letters are returned unchanged.
-
-    >>> [stem(w) for w in ("subscriptions", "attended", "hopping", "agreed", "status")]
-    ['subscription', 'attend', 'hop', 'agre', 'status']
+    >>> [stem(w) for w in ("subscriptions", "attended", "hopping", "babies", "status")]
+    ['subscript', 'attend', 'hop', 'babi', 'status']
+    >>> stem("端口"), stem("ipv6s")
+    ('端口', 'ipv6s')
     """
     if len(word) <= 2 or not (word.isascii() and word.isalpha()):
         return word
-    if word.endswith("sses") or word.endswith("ies"):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    suffix_removed = False
-    if word.endswith("eed"):
-        if _measure(word[:-3]) > 0:
-            word = word[:-1]
-    elif word.endswith("ed") and _has_vowel(word[:-2]):
-        word, suffix_removed = word[:-2], True
-    elif word.endswith("ing") and _has_vowel(word[:-3]):
-        word, suffix_removed = word[:-3], True
-    if suffix_removed:
-        if word.endswith(("at", "bl", "iz")):
-            word += "e"
-        elif len(word) >= 2 and word[-1] == word[-2] and _consonant(word, len(word) - 1) \
-                and word[-1] not in "lsz":
-            word = word[:-1]
-        elif _measure(word) == 1 and _ends_cvc(word):
-            word += "e"
-    if len(word) > 2 and word.endswith("y") and _has_vowel(word[:-1]):
-        word = word[:-1] + "i"
-    # Porter's step 5a: a silent final e goes, so "service" and "serviced" meet.
-    if word.endswith("e") and len(word) > 3:
-        rest = word[:-1]
-        if _measure(rest) > 1 or (_measure(rest) == 1 and not _ends_cvc(rest)):
-            word = rest
-    return word
+    stemmed: str = _stemmer().stemWord(word)
+    return stemmed
+
+
+def _bases(word: str) -> set[str]:
+    """The spellings ``word`` may be an inflection of: itself with a plural, past or
+    progressive ending taken off (a doubled consonant undone, a silent e or a y put back)."""
+    bases = {word}
+    for ending in ("s", "es", "ed", "d", "ing"):
+        if word.endswith(ending) and len(word) - len(ending) >= 2:
+            bare = word[:-len(ending)]
+            bases.add(bare)
+            if ending in ("ed", "ing") and not bare.endswith("e"):
+                bases.add(bare + "e")  # "biking" is "bike"
+            if ending in ("ed", "ing") and len(bare) >= 3 and bare[-1] == bare[-2]:
+                bases.add(bare[:-1])  # "hopping" is "hop"
+    for ending in ("ies", "ied"):
+        if word.endswith(ending) and len(word) > 4:
+            bases.add(word[:-3] + "y")
+    return bases
 
 
 def inflections(word: str) -> tuple[str, ...]:
@@ -97,7 +79,7 @@ def inflections(word: str) -> tuple[str, ...]:
     "buys", "buying").
 
     >>> inflections("babies")
-    ('babies', 'babi', 'babied', 'babie', 'babiing', 'baby', 'babys', 'babyed', 'babying')
+    ('babies', 'babi', 'babis', 'babied', 'babie', 'babiing', 'baby', 'babys', 'babyed', 'babying')
     >>> inflections("中文")
     ('中文',)
     >>> inflections("rode")
@@ -117,16 +99,11 @@ def regular_inflections(word: str) -> tuple[str, ...]:
     >>> regular_inflections("bike")
     ('bike', 'bikes', 'biked', 'biking')
     """
-    root = stem(word)
-    if root == word and not (word.isascii() and word.isalpha()):
+    if not (word.isascii() and word.isalpha()):
         return (word,)
-    bases = {root, word}
-    if root.endswith("i"):
-        bases.add(root[:-1] + "y")
-    if root.endswith("e"):
-        bases.add(root[:-1])
-    candidates = [word, root]
-    for base in sorted(bases):
+    root = stem(word)
+    candidates = [word]
+    for base in sorted(_bases(word)):
         candidates += [base, base + "s", base + "d"]
         if not base.endswith("e"):
             candidates += [base + "es", base + "ed", base + "e", base + "ing"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -68,7 +69,7 @@ def test_nul_byte_is_treated_as_space() -> None:
 
 def test_cjk_question_uses_bigrams_and_single_character_prefix() -> None:
     """A Chinese query becomes bigram units; one character alone is a prefix term."""
-    assert Term("解决") in parse_query("怎么解决端口冲突").units
+    assert Term("端口") in parse_query("怎么解决端口冲突").units
     assert parse_query("猫").units == (Term("猫", prefix=True),)
 
 
@@ -86,3 +87,14 @@ def test_parse_never_raises_and_quotes_every_token(text: str) -> None:
     rendered = to_fts5(parse_query(text).expression)
     assert rendered.count('"') % 2 == 0
     assert "\x00" not in rendered
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("how did we fix the runners' cache keys?", ["fix", "runners", "cache", "keys"]),
+    ("where's my sister's car? I've checked, it won't start", ["sister", "car", "checked",
+                                                              "start"]),
+    ("we'd said you'll re-run it, they're done, I'm sure", ["said", "re", "run", "sure"]),
+])
+def test_contraction_fragments_are_never_units(question: str, expected: list[str]) -> None:
+    """Possessive and contraction endings ('s, 't, 've, 'll, 'd, 'm, 're) make no unit."""
+    assert [getattr(u, "text", None) for u in parse_query(question).units] == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
@@ -93,3 +94,26 @@ def test_unreadable_bound_is_rejected_with_guidance() -> None:
     result = parse_time_bound("last tuesday")
     assert isinstance(result, Failure)
     assert "7d" in result.failure().reason
+
+
+@pytest.mark.parametrize(("question", "days"), [
+    ("上周 nginx 超时怎么处理的", (93.0, 100.0)),
+    ("先週のDockerの件", (93.0, 100.0)),
+    ("지난주 CORS 에러", (93.0, 100.0)),
+    ("上个月的部署", (70.0, 100.0)),
+    ("3天前的部署", (96.5, 97.5)),
+    ("2일 전에 뭐 했지", (97.5, 98.5)),
+    ("昨日のビルド", (98.5, 99.5)),
+])
+def test_chinese_japanese_and_korean_times_select_their_window(
+        question: str, days: tuple[float, float]) -> None:
+    """上周, 先週, 지난주 and their kin read as the windows their English words do."""
+    window = time_window(question, 100 * DAY)
+    assert window is not None
+    assert (window[0] / DAY, window[1] / DAY) == days
+
+
+def test_cjk_time_words_are_not_searched_for() -> None:
+    """The bigrams of a CJK time expression are time words, as "last week"'s words are."""
+    assert {"上周"} <= time_words("上周 nginx 超时")
+    assert {"지난", "난주"} <= time_words("지난주 CORS 에러")

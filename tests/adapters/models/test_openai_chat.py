@@ -18,6 +18,7 @@ from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
 from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed
 from harkback.stages.records import TokenUsage
+from harkback.stages.request import DEFAULT_LIMIT
 from tests.support.chat_server import ChatServer, Reply, replies
 
 REQUEST = ChatRequest(messages=(("system", "Recap."), ("user", "hi")), max_tokens=50)
@@ -223,3 +224,8 @@ def test_a_loop_that_ended_without_aclose_is_let_go() -> None:
         gc.collect()
     assert first() is None
     assert second() is not None
+
+
+def test_one_recall_is_one_round_of_model_calls_by_default() -> None:
+    """The default concurrency covers a default recall: every session's call at once."""
+    assert ChatSettings(model="m").max_concurrency >= DEFAULT_LIMIT

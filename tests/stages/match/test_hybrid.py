@@ -99,6 +99,9 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path
 
 QUESTION = "where did I complete my bachelor degree?"
 
+STRONG_RECENCY = HybridMatch(lexical=LexicalMatch(scoring=SessionScoring(recency_weight=1.0)))
+"""Recency as strong as the first default (up to 2x), to test how the lift is applied."""
+
 
 async def _ranked(match: HybridMatch | LexicalMatch, deps: Deps) -> list[str]:
     outcome = await match(SearchRequest(query=QUESTION, limit=10))(deps).awaitable()
@@ -223,7 +226,9 @@ async def test_dense_neighbours_are_lifted_by_recency_as_words_are(tmp_path: Pat
 
     timeless = HybridMatch(lexical=LexicalMatch(scoring=SessionScoring(recency_weight=0.0)))
     assert await order(timeless) == ["old", "new", "faint"]  # nearer in meaning
-    assert await order(HybridMatch()) == ["new", "old", "faint"]
+    # The mechanism, with a lift strong enough to reorder (the default only breaks ties).
+    assert await order(STRONG_RECENCY) == ["new", "old", "faint"]
+    assert await order(HybridMatch()) == ["old", "new", "faint"]  # 2 %: meaning stands
     store.close()
 
 
@@ -241,7 +246,7 @@ async def test_the_recency_lift_does_not_depend_on_the_model_s_cosine_range() ->
                                 timestamp=now - ages[s] * day)
                      for s, c in cosines.items())
 
-    match = HybridMatch()
+    match = STRONG_RECENCY
     spread = [h.session_id for h in match._recent_first(hits(False), now)]
     squeezed = [h.session_id for h in match._recent_first(hits(True), now)]
     assert squeezed == spread
@@ -272,7 +277,7 @@ async def test_dense_hits_carry_their_session_time_for_the_recency_lift(tmp_path
     await embed_missing(store, ConceptEmbedder(), progress=False)
     deps = Deps(store=_NoSessions(store), embedder=ConceptEmbedder(),  # type: ignore[arg-type]
                 vectors=store, clock=lambda: 86400.0 * 1000)
-    outcome = await HybridMatch()(SearchRequest(query="university", limit=10))(deps).awaitable()
+    outcome = await STRONG_RECENCY(SearchRequest(query="university", limit=10))(deps).awaitable()
     assert list(session_order(unsafe_perform_io(outcome.unwrap()).hits)) == ["far", "near",
                                                                              "faint"]
     store.close()

@@ -16,9 +16,19 @@ def test_stem_merges_plural_and_tenses() -> None:
     assert {stem(w) for w in ("bike", "bikes", "biked", "biking")} == {"bike"}
 
 
-def test_stem_keeps_derivations_apart() -> None:
-    """Derivational suffixes are not removed (conference is not confer)."""
-    assert stem("conference") != stem("confer")
+def test_inflections_keep_derivations_apart() -> None:
+    """A word reaches its inflections, not its derivations (conference is not confer),
+    though Snowball gives both one stem."""
+    assert stem("conference") == stem("confer")
+    assert "confer" not in inflections("conference")
+    assert "conferences" in inflections("conference")
+
+
+def test_a_plural_that_ends_in_s_is_not_its_shorter_word() -> None:
+    """'news' is not 'new', but 'children' is 'child' and 'ran' is 'run'."""
+    assert "new" not in inflections("news")
+    assert "child" in inflections("children")
+    assert "run" in inflections("ran")
 
 
 def test_stem_leaves_non_latin_words_alone() -> None:

@@ -1,0 +1,55 @@
+"""Tests of CJK question framing: the words that ask go, the words that name stay."""
+
+from __future__ import annotations
+
+import pytest
+
+from harkback.stages.query import parse_query
+from harkback.stages.text.framing import CHINESE, JAPANESE, KOREAN, without_framing
+from harkback.stages.text.tokens import tokens
+
+
+def units(question: str) -> list[str]:
+    return [str(getattr(u, "text", u)) for u in parse_query(question).units]
+
+
+@pytest.mark.parametrize(("question", "topic"), [
+    ("上次 nginx 超时是怎么处理的？", ["nginx", "超时"]),
+    ("端口冲突是怎么解决的", ["端口", "口冲", "冲突"]),
+    ("之前用了什么方案修复 CORS 问题", ["修复", "cors"]),
+    ("前回のDockerのネットワークの問題はどうやって解決した？",
+     ["docker", "ネッ", "ット", "トワ", "ワー", "ーク"]),
+    ("지난번 CORS 에러 어떻게 해결했지?", ["cors", "에러"]),
+    ("쿠버네티스 OOM으로 죽었던 문제를 어떻게 처리했지?",
+     ["쿠버", "버네", "네티", "티스", "oom", "죽었", "었던"]),
+])
+def test_a_question_keeps_only_its_topic(question: str, topic: list[str]) -> None:
+    """Framing words and the bigrams they would glue to the topic are gone."""
+    assert units(question) == topic
+
+
+@pytest.mark.parametrize("word", sorted(set(CHINESE + JAPANESE)))
+def test_every_listed_chinese_or_japanese_word_is_framing(word: str) -> None:
+    """Each listed word, standing between two topic words, leaves only them."""
+    assert tokens(without_framing(f"端口{word}冲突")) == ("端口", "冲突")
+
+
+@pytest.mark.parametrize("stem", KOREAN)
+def test_every_listed_korean_stem_goes_with_its_endings(stem: str) -> None:
+    """A Korean word that starts with a framing stem goes whole, endings and all."""
+    assert tokens(without_framing(f"포트 {stem}했지 충돌")) == ("포트", "충돌")
+
+
+def test_a_korean_particle_leaves_a_longer_word_only() -> None:
+    """에러를 is 에러; 속도 keeps its last syllable, which is part of the word."""
+    assert tokens(without_framing("에러를 속도")) == ("에러", "속도")
+
+
+def test_a_particle_inside_a_hiragana_word_stays() -> None:
+    """Japanese particles go after kanji, katakana or Latin, never inside kana words."""
+    assert "もの" in "".join(tokens(without_framing("ものの")))
+
+
+def test_english_text_is_left_alone() -> None:
+    """Framing is a CJK matter: English goes through untouched but for case."""
+    assert without_framing("How did we fix Docker") == "how did we fix docker"
