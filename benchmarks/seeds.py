@@ -1,0 +1,127 @@
+"""Seed-scenario benchmark: the regression suite's questions, rates per language and ranker.
+
+Ingests the seed corpus (``tests/fixtures/seeds``, :mod:`tests.support.seeds`) dated
+relative to now into a SQLite file in a temporary folder, asks every question through the
+public API with each ranker (the default pipeline with its match stage swapped, no
+summary) and prints, per question group: the number of questions, the top-1 rate (an
+answer session first), the in-top-3 rate (every answer session in the first three) and
+the pass rate the suite asserts (one answer: top-1; several: all in the top 3)::
+
+    .venv/bin/python -m benchmarks.seeds                  # bm25 and lexical
+    .venv/bin/python -m benchmarks.seeds --rankers lexical --failures
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+
+from harkback.pipeline import RANKERS, SUMMARIZERS, Harkback, Pipeline, SessionStore, open_store
+from tests.support.seeds import LANGUAGES, Corpus, Question, ask, conversations, load_corpus
+
+
+@attrs.frozen
+class Outcome:
+    """How one ranker answered one question."""
+
+    question: Question
+    ranked: tuple[str, ...]
+
+    @property
+    def top1(self) -> bool:
+        """An answer session came first."""
+        return bool(self.ranked) and self.ranked[0] in self.question.answers
+
+    @property
+    def top3(self) -> bool:
+        """Every answer session is in the first three."""
+        return set(self.question.answers) <= set(self.ranked[:3])
+
+    @property
+    def passed(self) -> bool:
+        """What the regression suite asserts."""
+        return self.question.passed(self.ranked)
+
+
+def rate(hits: int, total: int) -> str:
+    """A share as a percentage with its counts.
+
+    >>> rate(3, 4), rate(0, 0)
+    ('75.0 % (3/4)', '-')
+    """
+    return f"{100 * hits / total:.1f} % ({hits}/{total})" if total else "-"
+
+
+def table(ranker: str, outcomes: Sequence[Outcome]) -> str:
+    """A markdown table of one ranker's rates per question group, and over all.
+
+    >>> q = Question(id="q", language="en", text="?", answers=("a",))
+    >>> print(table("x", [Outcome(q, ("a", "b")), Outcome(q, ("b", "a"))]).splitlines()[2])
+    | en | 2 | 50.0 % (1/2) | 100.0 % (2/2) | 50.0 % (1/2) |
+    """
+    lines = [f"| {ranker} | questions | top-1 | in top-3 | pass |", "|---|---|---|---|---|"]
+    groups = [(lang, [o for o in outcomes if o.question.language == lang]) for lang in LANGUAGES]
+    for label, group in [*groups, ("all", list(outcomes))]:
+        if not group:
+            continue
+        n = len(group)
+        lines.append(f"| {label} | {n} | {rate(sum(o.top1 for o in group), n)} | "
+                     f"{rate(sum(o.top3 for o in group), n)} | "
+                     f"{rate(sum(o.passed for o in group), n)} |")
+    return "\n".join(lines)
+
+
+async def run(store: SessionStore, corpus: Corpus, ranker: str) -> list[Outcome]:
+    """Every question of ``corpus`` through the default pipeline with ``ranker``."""
+    pipeline = attrs.evolve(Pipeline(), match=RANKERS[ranker], summarize=SUMMARIZERS["none"])
+    harkback = Harkback(store=store, pipeline=pipeline)
+    return [Outcome(q, await ask(harkback, q)) for q in corpus.questions]
+
+
+async def main_async(rankers: Sequence[str], failures: bool, folder: Path) -> None:
+    """Ingest the corpus into ``folder`` and print a table per ranker."""
+    corpus = load_corpus()
+    store = open_store(folder / "seeds.db").unwrap()
+    try:
+        (await store.ingest(conversations(corpus, now=time.time())).awaitable()).unwrap()
+        for ranker in rankers:
+            outcomes = await run(store, corpus, ranker)
+            print(table(ranker, outcomes), end="\n\n")
+            if failures:
+                for o in outcomes:
+                    if not o.passed:
+                        print(f"  {o.question.id}: wanted {', '.join(o.question.answers)}; "
+                              f"got {', '.join(o.ranked[:3]) or 'nothing'}")
+                print()
+    finally:
+        store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line and print the tables."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.seeds", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rankers", default="bm25,lexical",
+                        help=f"comma-separated, from {', '.join(sorted(RANKERS))}")
+    parser.add_argument("--failures", action="store_true",
+                        help="list the questions each ranker gets wrong")
+    args = parser.parse_args(argv)
+    rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
+    unknown = [r for r in rankers if r not in RANKERS]
+    if unknown or not rankers:
+        parser.error(f"unknown ranker(s) {', '.join(unknown) or '(none)'}; "
+                     f"choose from {', '.join(sorted(RANKERS))}")
+    with tempfile.TemporaryDirectory(prefix="harkback-seeds-") as folder:
+        asyncio.run(main_async(rankers, args.failures, Path(folder)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""The seed-scenario corpus: realistic agent sessions and the questions people ask about them.
+
+The corpus lives in ``tests/fixtures/seeds/*.json`` (one file per language, plus
+``mixed.json`` for CJK questions with Latin terms and ``noise.json`` for cron jobs). Each
+file holds ``{"sessions": [...], "questions": [...]}``. A session is the README's ingest
+format with three changes, so that recency is live whatever day the tests run:
+
+- ``age_days`` (how many days before "now" it started) replaces ``started_at``;
+  ``ages`` (a list) makes one copy per age, ids suffixed ``-0``, ``-1``, ... (a cron job);
+- ``parent`` is ``parent_session_id``;
+- each message is a short list: ``["user" | "assistant", text]``, ``["call", tool,
+  command]`` (an assistant turn calling ``tool`` with ``{"command": command}``) or
+  ``["tool", tool, output]`` (the answer to the last call).
+
+Messages are one minute apart. A question is ``{"id", "q", "answers", "current"}``:
+``answers`` are the lineage roots a recall must return (one: it must come first; several:
+all in the first three), ``current`` the session the question is asked from, whose
+lineage must not come back. Its language is its file's name.
+
+>>> corpus = load_corpus()
+>>> by_id = {c.session.id: c for c in conversations(corpus, now=1_800_000_000.0)}
+>>> session = by_id["en-ci-cache"].session
+>>> (1_800_000_000.0 - session.started_at) / 86400, session.source
+(35.0, 'codex')
+>>> by_id["cron-health-0"].session.source, by_id["en-migration-child"].session.parent_session_id
+('cron', 'en-migration')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from harkback.pipeline import Harkback
+from harkback.stages.ingest_format import conversation_from_json
+from harkback.stages.records import Conversation
+
+SEEDS = Path(__file__).resolve().parent.parent / "fixtures" / "seeds"
+"""Where the corpus files are."""
+
+LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
+"""The question groups, in report order (a file's name is its group)."""
+
+DAY = 86_400.0
+STEP = 60.0
+"""Seconds between two messages of a session."""
+
+
+@attrs.frozen(kw_only=True)
+class Question:
+    """One question as a person asks it, and the sessions that answer it."""
+
+    id: str
+    language: str
+    text: str
+    answers: tuple[str, ...]
+    current: str | None = None
+
+    def passed(self, ranked: Sequence[str]) -> bool:
+        """One answer must come first; several must all be in the first three.
+
+        >>> q = Question(id="q", language="en", text="?", answers=("a", "b"))
+        >>> q.passed(["b", "x", "a"]), q.passed(["a", "x", "y", "b"])
+        (True, False)
+        """
+        if len(self.answers) == 1:
+            return bool(ranked) and ranked[0] == self.answers[0]
+        return set(self.answers) <= set(ranked[:3])
+
+
+@attrs.frozen(kw_only=True)
+class Corpus:
+    """The raw sessions (undated) and the questions of every corpus file."""
+
+    sessions: tuple[Mapping[str, Any], ...]
+    questions: tuple[Question, ...]
+
+
+def load_corpus(directory: Path = SEEDS) -> Corpus:
+    """Read every ``*.json`` file of ``directory``."""
+    sessions: list[Mapping[str, Any]] = []
+    questions: list[Question] = []
+    for path in sorted(directory.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        sessions.extend(data["sessions"])
+        questions.extend(
+            Question(id=q["id"], language=path.stem, text=q["q"], answers=tuple(q["answers"]),
+                     current=q.get("current"))
+            for q in data["questions"])
+    return Corpus(sessions=tuple(sessions), questions=tuple(questions))
+
+
+def conversations(corpus: Corpus, *, now: float) -> list[Conversation]:
+    """The corpus's sessions as conversations dated relative to ``now``."""
+    return [conversation_from_json(obj).unwrap()
+            for raw in corpus.sessions for obj in _dated(raw, now)]
+
+
+def _dated(raw: Mapping[str, Any], now: float) -> Iterable[dict[str, Any]]:
+    # One ingest-format object per age (a cron job runs on several days).
+    if "ages" in raw:
+        for index, age in enumerate(raw["ages"]):
+            yield _ingest_object(raw, f"{raw['id']}-{index}", now - age * DAY)
+    else:
+        yield _ingest_object(raw, raw["id"], now - raw["age_days"] * DAY)
+
+
+def _ingest_object(raw: Mapping[str, Any], session_id: str, start: float) -> dict[str, Any]:
+    messages = [_message(item, position, start + position * STEP)
+                for position, item in enumerate(raw["messages"])]
+    return {"id": session_id, "source": raw.get("source", "cli"), "title": raw.get("title", ""),
+            "model": raw.get("model", ""), "started_at": start,
+            "ended_at": start + max(len(messages) - 1, 0) * STEP,
+            "parent_session_id": raw.get("parent"), "end_reason": raw.get("end_reason", ""),
+            "messages": messages}
+
+
+def _message(item: Sequence[str], position: int, when: float) -> dict[str, Any]:
+    kind = item[0]
+    call_id = f"call-{position}"
+    if kind == "call":
+        _, tool, command = item
+        return {"role": "assistant", "content": "", "timestamp": when,
+                "tool_calls": [{"id": call_id, "type": "function",
+                                "function": {"name": tool, "arguments": {"command": command}}}]}
+    if kind == "tool":
+        _, tool, output = item
+        # Answers the call just before it.
+        return {"role": "tool", "tool_name": tool, "tool_call_id": f"call-{position - 1}",
+                "content": output, "timestamp": when}
+    if kind not in ("user", "assistant"):
+        raise ValueError(f"unknown message kind {kind!r}")
+    return {"role": kind, "content": item[1], "timestamp": when}
+
+
+async def ask(harkback: Harkback, question: Question, *, limit: int = 5) -> tuple[str, ...]:
+    """The session ids recalled for ``question``, best first, asked from its ``current``."""
+    payload = (await harkback.search(question.text, limit=limit,
+                                     current_session_id=question.current)).to_payload()
+    if not payload["success"]:
+        raise AssertionError(f"{question.id}: {payload['error']}")
+    return tuple(result["session_id"] for result in payload["results"])
