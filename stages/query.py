@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from harkback.stages.text.framing import without_framing
+from harkback.stages.text.framing import is_framing_bigram, without_framing
 from harkback.stages.text.tokens import index_tokens, is_cjk, is_stopword, token_matches, tokens
 
 
@@ -106,11 +106,18 @@ _LEXEME = re.compile(r'"([^"]*)"|(?<!\S)(OR|AND|NOT)(?!\S)|(\S+)')
 _OPERATORS = frozenset({"OR", "AND", "NOT"})
 
 
+_QUESTION = re.compile(r"^\s*(?:how|what|where|when|why|which|who|whom|whose|did|do|does|"
+                       r"can|could|is|are|was|were|have|has)\b|\?\s*$", re.IGNORECASE)
+
+
 def _is_advanced(text: str) -> bool:
     if re.search(r'"[^"]*\w[^"]*"', text):
         return True
     if re.search(r"\w\*(?!\w)", text):
         return True
+    if _QUESTION.search(text):
+        # A question in words: "NOT NULL" or "OR" in it are words, not operators.
+        return False
     return re.search(r"\S\s+(OR|AND|NOT)\s+\S", text) is not None
 
 
@@ -171,7 +178,7 @@ def _plain(text: str) -> ParsedQuery:
     text = without_contractions(text)
     # CJK framing (上次, 怎么, どうやって, 어떻게) glues to topic words: out before bigrams.
     toks = list(tokens(text if text.isascii() else without_framing(text)))
-    topical = [t for t in toks if not is_stopword(t)] or toks
+    topical = [t for t in toks if not (is_stopword(t) or is_framing_bigram(t))] or toks
     units = _dedupe([_single(t, False) for t in topical])
     if not units:
         return ParsedQuery(None, (), advanced=False)

@@ -13,6 +13,7 @@ store is asked for an OR of the forms, or only of the rarer words' forms
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from harkback.stages.match.score import RankUnit, idf
@@ -63,15 +64,58 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
     [('bikes', 'biked', 'bike', 'biking')]
     """
     out = []
-    for unit in topic_units(parsed, framing):
+    topic = topic_units(parsed, framing)
+    for unit, share in zip(topic, bigram_shares(topic), strict=True):
         if _expandable(unit, parsed):
             assert isinstance(unit, Term)
             out.append(RankUnit(unit, inflections(unit.text)))
         elif isinstance(unit, Term):
-            out.append(RankUnit(unit, (unit.text,)))
+            out.append(RankUnit(unit, (unit.text,), share=share))
         else:
             out.append(RankUnit(unit, unit.terms))
     return tuple(out)
+
+
+_KATAKANA_OR_HANGUL = re.compile(r"^[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f\uac00-\ud7af]+$")
+
+
+def bigram_shares(units: Sequence[Unit]) -> tuple[float, ...]:
+    """How much of a word each unit is: CJK bigrams of one run share their word's weight.
+
+    A CJK run of n characters is searched as n-1 overlapping bigrams; counted as n-1
+    words, "ネットワーク" (network) would weigh five times "docker" beside it. A katakana
+    or Hangul run is one word (a loanword; Korean is written with spaces), so its
+    bigrams share one weight. A run of Chinese characters holds words of about two
+    characters, so its n-1 bigrams weigh (n+1)/2 words together.
+
+    >>> bigram_shares((Term("docker"), Term("ネッ"), Term("ット"), Term("トワ"), Term("ワー")))
+    (1.0, 0.25, 0.25, 0.25, 0.25)
+    >>> bigram_shares((Term("死锁"),)), bigram_shares((Term("订单"), Term("单表"), Term("表死")))
+    ((1.0,), (0.667, 0.667, 0.667))
+    """
+    shares = [1.0] * len(units)
+    start = 0
+    while start < len(units):
+        end = start + 1
+        while end < len(units) and _continues(units[end - 1], units[end]):
+            end += 1
+        n = end - start
+        if n > 1:
+            text = "".join(_text(u) for u in units[start:end])
+            share = 1 / n if _KATAKANA_OR_HANGUL.match(text) else (n + 1) / (2 * n)
+            shares[start:end] = [round(share, 3)] * n
+        start = end
+    return tuple(shares)
+
+
+def _text(unit: Unit) -> str:
+    return unit.text if isinstance(unit, Term) else ""
+
+
+def _continues(left: Unit, right: Unit) -> bool:
+    # Two bigrams of one run overlap by a character: "ネッ" then "ット".
+    a, b = _text(left), _text(right)
+    return len(a) == 2 and len(b) == 2 and is_cjk(a) and is_cjk(b) and a[1] == b[0]
 
 
 def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, ...]:
@@ -89,7 +133,10 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
         else:
             forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) or ru.forms[:1]
             containing = sum(counts.get(f, 0) for f in forms)
-        out.append(RankUnit(ru.unit, forms, idf(stats.documents, max(containing, 1))))
+        # A unit found nowhere cannot tell sessions apart; weighed, it would only dilute
+        # the share of the query every session covers (a CJK bigram across two words).
+        weight = idf(stats.documents, containing) * ru.share if containing else 0.0
+        out.append(RankUnit(ru.unit, forms, weight, ru.share))
     return tuple(out)
 
 

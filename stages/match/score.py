@@ -54,6 +54,9 @@ class RankUnit:
     unit: Unit
     forms: tuple[str, ...]
     idf: float = 0.0
+    share: float = 1.0
+    """The part of a word this unit is: 1 for a word or phrase, less for one bigram of a
+    CJK word (:func:`~harkback.stages.match.plan.bigram_shares`)."""
 
 
 @attrs.frozen

@@ -23,19 +23,19 @@ from functools import lru_cache
 from harkback.stages.text.tokens import normalize
 
 CHINESE = """
-上次 上回 之前 以前 当时 當時 那次 那个 這個 这个 那個 怎么样 怎麼樣 怎么 怎麼 怎样 怎樣 如何
-什么 什麼 为什么 為什麼 哪个 哪個 哪里 哪裡 哪些 解决 解決 处理 處理 问题 問題 方案 方法 办法
-辦法 用了 用的 用什么 有没有 有沒有 是不是 一下 我们 我們 你们 你們 记得 記得 时候 時候 一次
-的 了 吗 嗎 呢 吧 是 啊
+上次 上回 之前 以前 最后 最後 后来 後來 当时 當時 那次 那个 這個 这个 那個 怎么样 怎麼樣
+怎么 怎麼 怎样 怎樣 如何 什么 什麼 为什么 為什麼 哪个 哪個 哪里 哪裡 哪些 解决 解決 处理
+處理 问题 問題 方案 方法 办法 辦法 用了 用的 用什么 有没有 有沒有 是不是 一下 我们 我們
+你们 你們 记得 記得 时候 時候 一次 的 了 吗 嗎 呢 吧 是 啊
 """.split()
 """Chinese framing: when (上次), how (怎么), what (什么), solve/handle (解决, 处理),
 problem/approach (问题, 方案), and the particles 的 了 吗 呢 吧 是 啊 (simplified and
 traditional)."""
 
 JAPANESE = """
-前回 この前 以前 あの時 どうやって どうやった どうした どうすれば どう 何を なに 何 どの どこ
-いつ 解決 対応 問題 方法 しました した して します でした ですか ますか だっけ けど ました
-教えて 覚えて
+前回 この前 以前 最後 結局 あの時 どうやって どうやった どうした どうすれば どう 何を なに
+何 どの どこ いつ 解決 対応 問題 方法 しました した して します でした ですか ますか
+だっけ けど ました 教えて 覚えて
 """.split()
 """Japanese framing: last time (前回), how (どうやって), what (何), solve (解決), problem
 (問題), approach (方法), and verb endings (した, でした, ですか, だっけ)."""
@@ -45,8 +45,8 @@ JAPANESE_PARTICLES = "のはがをにでともへか"
 ("Dockerの", "問題は"), never inside a hiragana word."""
 
 KOREAN = """
-지난번 지난 저번 이전 예전 그때 어떻게 어떡 어떤 뭐 무엇 무슨 어디 언제 왜 해결 처리 문제 방법
-했지 했어 했나 했었 했던 우리 그거 이거 기억
+지난번 지난 저번 이전 예전 그때 마지막 결국 어떻게 어떡 어떤 뭐 무엇 무슨 어디 언제 왜
+해결 처리 문제 방법 했지 했어 했나 했었 했던 우리 그거 이거 기억
 """.split()
 """Korean framing word stems (a word that starts with one goes whole): last time
 (지난번), how (어떻게), what (뭐), solve/handle (해결, 처리), problem (문제), approach
@@ -57,7 +57,17 @@ KOREAN_PARTICLES = ("에서", "으로", "에게", "하고", "이랑", "을", "�
 """Korean particles, taken off the end of a word at least two syllables longer than the
 particle (에러를 → 에러, never 속도 → 속)."""
 
+KOREAN_VERB_ENDINGS = tuple("""
+해서 아서 어서 워서 꿔서 와서 봐서 했던 었던 았던 였던 했지 었지 았지 였지
+했어 었어 했나 는데 니까 려고 하던 됐던 했는 었는
+""".split())
+"""Korean verb endings: a word of three syllables or more ending in one is a verb form
+(바꿔서 "by changing", 죽었던 "that died"), which frames; the topic is in the nouns."""
+
 _HANGUL_WORD = re.compile(r"[가-힣]+")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+_KATAKANA = re.compile(r"[\u30a0-\u30ff\u31f0-\u31ff]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A particle glued to a Latin word or a number ("OOM으로", "CORS를", "3번을").
 _GLUED_PARTICLE = re.compile(
     "(?<=[a-z0-9])(?:" + "|".join(KOREAN_PARTICLES) + ")(?![가-힣])")
@@ -85,8 +95,26 @@ def without_framing(text: str) -> str:
     return particle.sub(" ", folded)
 
 
+def is_framing_bigram(token: str) -> bool:
+    """True for a Japanese bigram that names nothing: one with hiragana in it (endings,
+    particles: "とき", "きの"), or one across a katakana-kanji boundary
+    ("ク言").
+
+    >>> words = ("翻訳", "とき", "のフ", "フォ", "ク言", "言語", "端口")
+    >>> [t for t in words if is_framing_bigram(t)]
+    ['とき', 'のフ', 'ク言']
+    """
+    if len(token) != 2:
+        return False
+    if _HIRAGANA.search(token):
+        return True
+    return bool(_KATAKANA.search(token) and _HAN.search(token))
+
+
 def _korean_word(word: str, framing: re.Pattern[str]) -> str:
     if framing.match(word):
+        return " "
+    if len(word) >= 3 and word.endswith(KOREAN_VERB_ENDINGS):
         return " "
     for ending in KOREAN_PARTICLES:
         if word.endswith(ending) and len(word) - len(ending) >= 2:

@@ -98,3 +98,11 @@ def test_parse_never_raises_and_quotes_every_token(text: str) -> None:
 def test_contraction_fragments_are_never_units(question: str, expected: list[str]) -> None:
     """Possessive and contraction endings ('s, 't, 've, 'll, 'd, 'm, 're) make no unit."""
     assert [getattr(u, "text", None) for u in parse_query(question).units] == expected
+
+
+def test_operators_in_a_question_are_words() -> None:
+    """A question asked in words keeps its capitals as words: no operator, nothing required."""
+    parsed = parse_query("how did we add the NOT NULL currency column to orders?")
+    assert not parsed.advanced
+    assert Term("null") in parsed.units and Term("currency") in parsed.units
+    assert parse_query("docker NOT compose").advanced
