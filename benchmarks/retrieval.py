@@ -14,8 +14,12 @@ setting); ``pooled`` indexes every distinct session once and asks every question
 against the whole store; with ``--until-asked`` the pooled protocol runs again with
 each question seeing only sessions dated up to its own date (``pooled-until``, as an
 agent asking then would). All rankers run on the same store, one after another, and
-each query's match + resolve time is its latency. "Now" for a question is its
-question date (the stages' clock), so recency weighting sees the question's time.
+each query's match + resolve time is its latency.
+
+Clocks (``--clock``, :mod:`benchmarks.clocks`): every protocol is reported "as
+published" (one fixed today, ``--today``, for every question: the sessions are years
+old) and "asked today" (the stages' clock at each question's date, as if its sessions
+were shifted so the question date is now), each ranker's recall_all@5 difference last.
 
 ``--from-cli`` evaluates any ingest file through the CLI instead: ``harkback ingest``
 then ``harkback search --json --summarizer none --limit 10 --ranker NAME`` per
@@ -26,8 +30,10 @@ one question per line::
      "type": "single-session"}
 
 ``id``, ``question`` and ``gold`` (session ids that answer it) are required; ``type``
-groups the breakdown. ``python -m benchmarks.longmemeval export`` writes a LongMemEval
-file in this form (``sessions.jsonl`` for ``harkback ingest``, ``questions.jsonl``).
+groups the breakdown. Its questions carry no date, so it runs as published only, each
+search given ``--as-of`` the run's today. ``python -m benchmarks.longmemeval export``
+writes a LongMemEval file in this form (``sessions.jsonl`` for ``harkback ingest``,
+``questions.jsonl``).
 """
 
 from __future__ import annotations
@@ -41,15 +47,23 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
-import attrs
 from returns.io import IOResult
 from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
+from benchmarks.clocks import ASKED, CLOCK_CHOICES, Clock, clocks_for, read_today
 from benchmarks.longmemeval import Dataset, Question
-from benchmarks.metrics import KS, mean_scores, percentile, score
+from benchmarks.metrics import score
+from benchmarks.retrieval_report import (
+    Answer,
+    Answers,
+    Report,
+    compare_clocks,
+    render,
+    reports_by_clock,
+    to_json,
+)
 from benchmarks.vector_cache import CachedEmbedder
 from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.stores.sqlite import SqliteStore
@@ -84,38 +98,19 @@ DEFAULT_VARIANTS = ("bm25", "reference", "coverage", "lexical", "lexical-flat")
 INGEST_BATCH = 500
 
 
-@attrs.frozen
-class Answer:
-    """One ranker's answer to one question: ranked session ids, scores and latency."""
-
-    question: str
-    type: str
-    ranked: tuple[str, ...]
-    scores: Mapping[str, float]
-    latency_ms: float
-
-
-@attrs.frozen
-class Report:
-    """Every ranker's answers under one protocol, and what was indexed."""
-
-    protocol: str
-    answers: Mapping[str, tuple[Answer, ...]]
-    sessions: int
-    messages: int
-
-
 async def rank(store: SessionStore, match: Stage[SearchRequest, Matched], question: Question,
                *, limit: int = MAX_LIMIT, until_asked: bool = False,
-               embedder: Embedder | None = None) -> tuple[tuple[str, ...], float]:
+               embedder: Embedder | None = None, clock: Clock = ASKED
+               ) -> tuple[tuple[str, ...], float]:
     """Ranked root session ids for ``question`` through ``match`` then resolve, and the ms.
 
-    With ``until_asked`` the request only sees what existed when the question was asked
-    (``until`` = its date), as an agent asking at that moment would.
+    The stages' clock reads ``clock.now(question)``. With ``until_asked`` the request
+    only sees what existed when the question was asked (``until`` = its date), as an
+    agent asking at that moment would.
     """
     until = question.asked_at if until_asked else None
     request = SearchRequest(query=question.text, limit=limit, until=until)
-    now = question.asked_at if question.asked_at is not None else time.time()
+    now = clock.now(question)
     vectors = store if embedder is not None and isinstance(store, SqliteStore) else None
     deps = Deps(store=store, clock=lambda: now, embedder=embedder, vectors=vectors)
     started = time.perf_counter()
@@ -128,15 +123,16 @@ async def rank(store: SessionStore, match: Stage[SearchRequest, Matched], questi
 
 async def ask_all(store: SessionStore, questions: Iterable[Question],
                   variants: Mapping[str, Stage[SearchRequest, Matched]],
-                  answers: dict[str, list[Answer]], *, until_asked: bool = False,
-                  embedder: Embedder | None = None) -> None:
-    """Ask each question of each ranker on ``store``, appending to ``answers``."""
+                  answers: Answers, *, clocks: Sequence[Clock] = (ASKED,),
+                  until_asked: bool = False, embedder: Embedder | None = None) -> None:
+    """Ask each question of each ranker under each clock on ``store``, into ``answers``."""
     for question in questions:
-        for name, match in variants.items():
-            ranked, ms = await rank(store, match, question, until_asked=until_asked,
-                                    embedder=embedder)
-            answers.setdefault(name, []).append(Answer(
-                question.id, question.type, ranked, score(ranked, question.gold), ms))
+        for clock in clocks:
+            for name, match in variants.items():
+                ranked, ms = await rank(store, match, question, until_asked=until_asked,
+                                        embedder=embedder, clock=clock)
+                answers.setdefault(clock, {}).setdefault(name, []).append(Answer(
+                    question.id, question.type, ranked, score(ranked, question.gold), ms))
 
 
 async def ingest(store: SqliteStore, conversations: Sequence[Conversation],
@@ -162,10 +158,10 @@ def _open(path: Path) -> SqliteStore:
 
 async def per_question(data: Dataset, questions: Sequence[Question],
                        variants: Mapping[str, Stage[SearchRequest, Matched]],
-                       progress: Callable[[str], None],
-                       embedder: Embedder | None = None) -> Report:
-    """Each question against a fresh store holding only its haystack."""
-    answers: dict[str, list[Answer]] = {}
+                       progress: Callable[[str], None], embedder: Embedder | None = None,
+                       clocks: Sequence[Clock] = (ASKED,)) -> tuple[Report, ...]:
+    """Each question against a fresh store holding only its haystack; a report per clock."""
+    answers: Answers = {}
     messages = sessions = 0
     with tempfile.TemporaryDirectory(prefix="harkback-bench-") as folder:
         for i, question in enumerate(questions, 1):
@@ -175,22 +171,25 @@ async def per_question(data: Dataset, questions: Sequence[Question],
                 haystack = data.haystack(question)
                 messages += await ingest(store, haystack, embedder)
                 sessions += len(haystack)
-                await ask_all(store, [question], variants, answers, embedder=embedder)
+                await ask_all(store, [question], variants, answers, clocks=clocks,
+                              embedder=embedder)
             finally:
                 store.close()
             for leftover in Path(folder).glob(f"q{i}.db*"):
                 leftover.unlink()
             if i % 25 == 0:
                 progress(f"per-question: {i}/{len(questions)}")
-    return Report("per-question", {k: tuple(v) for k, v in answers.items()},
-                  sessions // max(len(questions), 1), messages // max(len(questions), 1))
+    return reports_by_clock("per-question", clocks, answers, sessions // max(len(questions), 1),
+                    messages // max(len(questions), 1))
 
 
 async def pooled(data: Dataset, questions: Sequence[Question],
                  variants: Mapping[str, Stage[SearchRequest, Matched]],
                  progress: Callable[[str], None], db: Path | None = None, *,
-                 until_asked: bool = False, embedder: Embedder | None = None) -> Report:
-    """Every distinct session in one store; every question asked against all of it.
+                 until_asked: bool = False, embedder: Embedder | None = None,
+                 clocks: Sequence[Clock] = (ASKED,)) -> tuple[Report, ...]:
+    """Every distinct session in one store; every question asked against all of it, under
+    each clock (a report per clock).
 
     With ``db`` an existing store is reused as built by an earlier run (same data).
     With ``until_asked`` each question sees only sessions dated up to its own date
@@ -211,75 +210,15 @@ async def pooled(data: Dataset, questions: Sequence[Question],
                 messages = sum(len(c.messages) for c in conversations)
                 if embedder is not None:
                     await embed_missing(store, embedder, progress=False)
-            answers: dict[str, list[Answer]] = {}
+            answers: Answers = {}
             for i in range(0, len(questions), 50):
-                await ask_all(store, questions[i:i + 50], variants, answers,
+                await ask_all(store, questions[i:i + 50], variants, answers, clocks=clocks,
                               until_asked=until_asked, embedder=embedder)
                 progress(f"pooled: {min(i + 50, len(questions))}/{len(questions)}")
         finally:
             store.close()
-    return Report("pooled-until" if until_asked else "pooled",
-                  {k: tuple(v) for k, v in answers.items()}, len(conversations), messages)
-
-
-# --- tables -------------------------------------------------------------------------------
-
-def _head(metric: str) -> str:
-    return metric.replace("recall_any", "any").replace("recall_all", "all")
-
-
-METRIC_ORDER = tuple(f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg") for k in KS)
-
-
-def summary_table(report: Report) -> str:
-    """Markdown table: one row per ranker, every metric, and latency p50/p95 in ms."""
-    heads = ["ranker", *(_head(m) for m in METRIC_ORDER), "p50 ms", "p95 ms"]
-    lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
-    for name, answers in report.answers.items():
-        means = mean_scores(a.scores for a in answers)
-        times = [a.latency_ms for a in answers]
-        cells = [name, *(f"{means[m]:.3f}" for m in METRIC_ORDER),
-                 f"{percentile(times, 50):.1f}", f"{percentile(times, 95):.1f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def type_table(report: Report, metrics: Sequence[str] = ("recall_all@5", "recall_any@5")
-               ) -> str:
-    """Markdown table: one row per question type, each ranker's metrics as ``a / b``."""
-    names = list(report.answers)
-    types = sorted({a.type for answers in report.answers.values() for a in answers})
-    label = " / ".join(_head(m) for m in metrics)
-    lines = ["| type | n | " + " | ".join(f"{n} ({label})" for n in names) + " |",
-             "|" + "---|" * (len(names) + 2)]
-    for kind in types:
-        row = [kind]
-        for i, name in enumerate(names):
-            subset = [a for a in report.answers[name] if a.type == kind]
-            if i == 0:
-                row.append(str(len(subset)))
-            means = mean_scores(a.scores for a in subset)
-            row.append(" / ".join(f"{means[m]:.3f}" for m in metrics))
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines)
-
-
-def render(report: Report) -> str:
-    """The report as text: what was indexed, the summary table, the per-type table."""
-    count = len(next(iter(report.answers.values()), ()))
-    what = (f"{report.sessions} sessions, {report.messages} messages"
-            if report.protocol.startswith("pooled")
-            else f"per question about {report.sessions} sessions, {report.messages} messages")
-    return "\n".join([f"## {report.protocol}: {count} questions; {what}", "",
-                      summary_table(report), "", type_table(report), ""])
-
-
-def to_json(report: Report) -> dict[str, Any]:
-    """Every answer, for later analysis."""
-    return {"protocol": report.protocol, "sessions": report.sessions,
-            "messages": report.messages,
-            "answers": {name: [attrs.asdict(a) for a in answers]
-                        for name, answers in report.answers.items()}}
+    return reports_by_clock("pooled-until" if until_asked else "pooled", clocks, answers,
+                    len(conversations), messages)
 
 
 # --- through the CLI ----------------------------------------------------------------------
@@ -309,8 +248,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[str],
-             progress: Callable[[str], None], embedder: str | None = None) -> Report:
-    """Ingest ``sessions`` with ``harkback ingest`` and ask each question with the CLI.
+             progress: Callable[[str], None], embedder: str | None = None, *,
+             today: float) -> Report:
+    """Ingest ``sessions`` with ``harkback ingest`` and ask each question with the CLI,
+    as published: every search ``--as-of`` ``today``.
 
     With an ``embedder`` spec both commands get ``--embedder``: ingest embeds the sessions
     and a ``hybrid`` search embeds the question (without it, hybrid ranks by words).
@@ -327,7 +268,8 @@ def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[st
             for name in rankers:
                 started = time.perf_counter()
                 done = _cli("search", question.text, "--db", db, "--json", "--summarizer",
-                            "none", "--limit", str(MAX_LIMIT), "--ranker", name, *model)
+                            "none", "--limit", str(MAX_LIMIT), "--ranker", name,
+                            "--as-of", repr(today), *model)
                 elapsed = (time.perf_counter() - started) * 1000
                 payload = json.loads(done.stdout) if done.stdout.strip() else {}
                 if not payload.get("success"):
@@ -338,7 +280,8 @@ def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[st
                     question.id, question.type, ranked, score(ranked, question.gold), elapsed))
             if i % 25 == 0:
                 progress(f"cli: {i}/{len(questions)}")
-    return Report("cli", {k: tuple(v) for k, v in answers.items()}, 0, 0)
+    return Report("cli", Clock("published", today),
+                  {k: tuple(v) for k, v in answers.items()}, 0, 0)
 
 
 # --- command ------------------------------------------------------------------------------
@@ -353,6 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--until-asked", action="store_true",
                         help="pooled: also run each question seeing only sessions up to its "
                              "date (an agent asking then); reported as pooled-until")
+    parser.add_argument("--clock", choices=CLOCK_CHOICES, default="both",
+                        help="as published (one fixed today), asked today (each question "
+                             "at its own date), or both (default)")
+    parser.add_argument("--today", default=None, metavar="ISO",
+                        help="the 'today' of the as-published clock (default: the wall "
+                             "clock at the start of the run)")
     parser.add_argument("--rankers", default=",".join(DEFAULT_VARIANTS),
                         help=f"comma-separated, from {', '.join(VARIANTS)}")
     parser.add_argument("--questions", type=int, default=None,
@@ -395,13 +344,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"unknown ranker(s): {', '.join(unknown)}")
     if "hybrid" in names and not args.embedder:
         raise SystemExit("the hybrid ranker needs --embedder")
+    today = read_today(args.today)
+    clocks = clocks_for(args.clock, today)
     reports: list[Report] = []
     if args.from_cli:
         if not (args.sessions and args.question_file):
             raise SystemExit("--from-cli needs --sessions and --question-file")
         questions = [q for q in read_questions(args.question_file) if q.gold]
         reports.append(from_cli(questions[:args.questions], args.sessions, names, _progress,
-                                args.embedder))
+                                args.embedder, today=today))
     else:
         if args.data is None:
             raise SystemExit("--data is required (or --from-cli)")
@@ -412,17 +363,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         left_out = len(data.questions) - len(data.scored())
         _progress(f"{len(scored)} questions scored ({left_out} abstention left out)")
         if args.protocol in ("per-question", "both"):
-            reports.append(asyncio.run(per_question(data, scored, variants, _progress,
-                                                    embedder)))
+            reports += asyncio.run(per_question(data, scored, variants, _progress, embedder,
+                                                clocks))
         if args.protocol in ("pooled", "both"):
-            reports.append(asyncio.run(pooled(data, scored, variants, _progress,
-                                              args.pooled_db, embedder=embedder)))
+            reports += asyncio.run(pooled(data, scored, variants, _progress, args.pooled_db,
+                                          embedder=embedder, clocks=clocks))
             if args.until_asked:
-                reports.append(asyncio.run(pooled(data, scored, variants, _progress,
-                                                  args.pooled_db, until_asked=True,
-                                                  embedder=embedder)))
+                reports += asyncio.run(pooled(data, scored, variants, _progress,
+                                              args.pooled_db, until_asked=True,
+                                              embedder=embedder, clocks=clocks))
     for report in reports:
         print(render(report))
+    print(compare_clocks(reports))
     if args.json:
         args.json.write_text(json.dumps([to_json(r) for r in reports], indent=1))
     return 0

@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the caller's session id; its whole lineage is left out")
     search.add_argument("--since", default=None, help="ISO date, epoch, or 7d / 24h")
     search.add_argument("--until", default=None, help="ISO date, epoch, or 7d / 24h")
+    search.add_argument("--as-of", default=None, metavar="WHEN",
+                        help="ask as if at WHEN (ISO date, epoch, or 30d back): recency, "
+                             "'two weeks ago' and relative --since/--until count from it")
     search.add_argument("--summarizer", choices=sorted(SUMMARIZERS), default=None,
                         help="default: llm when a model is configured (--model or "
                              "HARKBACK_MODEL), else extractive")

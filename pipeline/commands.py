@@ -32,6 +32,7 @@ from harkback.pipeline.output import format_payload, print_json
 from harkback.stages.errors import BadRecord, QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.stage import as_result
+from harkback.stages.when import parse_as_of
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 
@@ -114,6 +115,7 @@ async def ingest(args: argparse.Namespace) -> int:
 
 async def search(args: argparse.Namespace) -> int:
     """``harkback search QUERY``: recall the sessions about a question."""
+    as_of = None if args.as_of is None else _unwrap(parse_as_of(args.as_of))
     settings = wiring.RecallSettings(
         db=_db(args), ranker=args.ranker, summarizer=args.summarizer,
         chat=model_settings(args, os.environ), deadline_s=args.deadline,
@@ -125,7 +127,8 @@ async def search(args: argparse.Namespace) -> int:
         try:
             response = await harkback.search(
                 args.query, limit=args.limit, roles=args.role,
-                current_session_id=args.current_session, since=args.since, until=args.until)
+                current_session_id=args.current_session, since=args.since, until=args.until,
+                as_of=as_of)
         finally:
             await harkback.aclose()
     finally:

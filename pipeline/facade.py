@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
@@ -39,8 +40,14 @@ from harkback.stages.request import (
 )
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import as_result
+from harkback.stages.when import parse_as_of
 
 T = TypeVar("T")
+
+
+def _stopped_at(moment: float) -> Callable[[], float]:
+    """A clock that always reads ``moment``."""
+    return lambda: moment
 
 
 def _read_only(timings: Mapping[str, float]) -> Mapping[str, float]:
@@ -49,10 +56,12 @@ def _read_only(timings: Mapping[str, float]) -> Mapping[str, float]:
 
 @attrs.frozen
 class Response:
-    """A finished recall: the outcome and each stage's duration in milliseconds."""
+    """A finished recall: the outcome, each stage's duration in milliseconds, and the
+    moment it was asked as of (None: the wall clock)."""
 
     outcome: Result[RecallResult | BrowseResult, RecallError]
     timings: Mapping[str, float] = attrs.field(factory=dict, converter=_read_only)
+    as_of: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -60,10 +69,13 @@ class Response:
         return isinstance(self.outcome, Success)
 
     def to_payload(self) -> dict[str, Any]:
-        """The JSON payload: the result with ``timings``, or ``{"success": false, "error"}``."""
+        """The JSON payload: the result with ``timings`` (and ``as_of`` when one was
+        given), or ``{"success": false, "error"}``."""
         if isinstance(self.outcome, Failure):
             return {"success": False, "error": self.outcome.failure().message()}
         payload = self.outcome.unwrap().to_payload()
+        if self.as_of is not None:
+            payload["as_of"] = self.as_of
         payload["timings"] = {k: round(v, 3) for k, v in self.timings.items()}
         return payload
 
@@ -88,26 +100,40 @@ class Harkback:
                      roles: tuple[str, ...] = DEFAULT_ROLES,
                      current_session_id: str | None = None, since: str | float | None = None,
                      until: str | float | None = None,
-                     hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES) -> Response:
-        """Recall sessions about ``query``; an empty query lists recent sessions."""
+                     hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,
+                     as_of: str | float | None = None) -> Response:
+        """Recall sessions about ``query``; an empty query lists recent sessions.
+
+        ``as_of`` (ISO time, epoch seconds, or ``30d`` back from now) asks the question as
+        if then: the ranker's "now", the question's time words ("two weeks ago") and
+        relative ``since``/``until`` count from it. It hides nothing; bound with ``until``.
+        """
+        moment: float | None = None
+        if as_of is not None:
+            parsed = parse_as_of(as_of)
+            if isinstance(parsed, Failure):
+                return Response(Failure(parsed.failure()))
+            moment = parsed.unwrap()
         request = make_request(query, limit=limit, roles=roles,
                                current_session_id=current_session_id, since=since, until=until,
-                               hidden_sources=hidden_sources)
+                               hidden_sources=hidden_sources, now=moment)
         if isinstance(request, Failure):
-            return Response(Failure(request.failure()))
+            return Response(Failure(request.failure()), as_of=moment)
         recorder = RecordingObserver()
         deps = Deps(store=self.store, observer=FanOut((recorder, self.observer)),
+                    clock=time.time if moment is None else _stopped_at(moment),
                     model=self.model, cache=self.cache, embedder=self.embedder,
                     vectors=self.vectors)
         outcome = as_result(await self.pipeline.run(request.unwrap())(deps))
-        return Response(outcome, recorder.durations())
+        return Response(outcome, recorder.durations(), as_of=moment)
 
     async def recent(self, *, limit: int = 10, current_session_id: str | None = None,
-                     since: str | float | None = None, until: str | float | None = None
-                     ) -> Response:
-        """List recent root sessions, newest first (``since``/``until`` bound their start)."""
+                     since: str | float | None = None, until: str | float | None = None,
+                     as_of: str | float | None = None) -> Response:
+        """List recent root sessions, newest first (``since``/``until`` bound their start;
+        relative ones count back from ``as_of`` when given)."""
         return await self.search("", limit=limit, current_session_id=current_session_id,
-                                 since=since, until=until)
+                                 since=since, until=until, as_of=as_of)
 
     async def aclose(self) -> None:
         """Release what the model and embedder hold in the running loop (HTTP clients)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -24,8 +25,12 @@ def format_payload(payload: dict[str, Any]) -> str:
     if payload["mode"] == "recent":
         return _recent_table(rows)
     header = f"{'#':>2}  {'when':<30} {'source':<10} {'hits':>4}  session / title"
+    asked = ""
+    if payload.get("as_of") is not None:
+        moment = datetime.fromtimestamp(payload["as_of"], UTC)
+        asked = f" as of {moment.isoformat(timespec='seconds').replace('+00:00', 'Z')}"
     lines = [f'{payload["count"]} of {payload["sessions_searched"]} matching session(s) '
-             f'for "{payload["query"]}"', "", header, "-" * len(header)]
+             f'for "{payload["query"]}"{asked}', "", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
         lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
                      f"{r['matched_messages']:>4}  {r['session_id']}  {r['title']}")

@@ -1,11 +1,12 @@
 """Times people write, read as epoch seconds: time bounds, and the times in a question.
 
 A caller bounds a search by ``--since``/``--until`` values (:func:`parse_time_bound`:
-an ISO time, epoch seconds, or a span back from now such as ``7d``). A question places
-what it wants to recall relative to now: :func:`time_window` reads a small set of
-English expressions ("two weeks ago", "last month", "in the past three days") into a
-window of epoch seconds, so a ranker can favour sessions from then; anything it does
-not recognise gives None (no weighting at all). Months are 30 days and years 365: the
+an ISO time, epoch seconds, or a span back from now such as ``7d``), and may set "now"
+itself (``--as-of``, :func:`parse_as_of`). A question places what it wants to recall
+relative to now: :func:`time_window` reads a small set of English expressions ("two
+weeks ago", "last month", "in the past three days") into a window of epoch seconds, so a
+ranker can favour sessions from then; anything it does not recognise gives None (no
+weighting at all). Months are 30 days and years 365: the
 window is a soft hint, not a calendar filter.
 
 >>> parse_time_bound("2026-03-01").unwrap()
@@ -67,14 +68,18 @@ _CJK_AGO = (
 )
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 
+# The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
+_EARLIEST, _LATEST = 0.0, 253402300800.0
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
-def parse_time_bound(text: str, *, now: float | None = None) -> Result[float, QueryRejected]:
+def parse_time_bound(text: str, *, now: float | None = None, what: str = "time bound"
+                     ) -> Result[float, QueryRejected]:
     """Parse ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds or ``7d``/``24h``.
 
-    Relative bounds count back from ``now``. Naive ISO times are taken as UTC.
+    Relative bounds count back from ``now``. Naive ISO times are taken as UTC. ``what``
+    names the value in the error.
     """
     text = text.strip()
     rel = _RELATIVE.match(text)
@@ -89,8 +94,32 @@ def parse_time_bound(text: str, *, now: float | None = None) -> Result[float, Qu
         return Success(iso_seconds(text.replace("Z", "+00:00")))
     except ValueError:
         return Failure(QueryRejected(
-            f"cannot read time bound {text!r}: use an ISO date (2026-03-01), epoch seconds, "
+            f"cannot read {what} {text!r}: use an ISO date (2026-03-01), epoch seconds, "
             "or a relative span such as 7d or 24h"))
+
+
+def parse_as_of(value: str | float) -> Result[float, QueryRejected]:
+    """The moment a question is taken to be asked: as :func:`parse_time_bound`, and finite.
+
+    Its time words ("two weeks ago") and relative bounds (``--since 7d``) count back from
+    this moment instead of the wall clock.
+
+    >>> parse_as_of("2026-03-01").unwrap(), parse_as_of(86400).unwrap()
+    (1772323200.0, 86400.0)
+    >>> parse_as_of("someday").failure().reason[:30]
+    "cannot read as-of time 'someda"
+    """
+    if isinstance(value, str):
+        parsed = parse_time_bound(value, what="as-of time")
+        if isinstance(parsed, Failure):
+            return parsed
+        moment = parsed.unwrap()
+    else:
+        moment = float(value)
+    if not math.isfinite(moment) or not _EARLIEST <= moment < _LATEST:
+        return Failure(QueryRejected(f"as-of time {value!r} is not a moment a session can "
+                                     "have: use an ISO date (2026-03-01) or epoch seconds"))
+    return Success(moment)
 
 
 def iso_seconds(text: str) -> float:

@@ -66,13 +66,52 @@ def test_harness_scores_both_protocols(data_file: Path, tmp_path: Path,
     assert retrieval.main(["--data", str(data_file), "--protocol", "both",
                            "--rankers", "bm25,lexical", "--json", str(out)]) == 0
     reports = json.loads(out.read_text())
-    assert [r["protocol"] for r in reports] == ["per-question", "pooled"]
+    assert [(r["protocol"], r["clock"]) for r in reports] == [
+        ("per-question", "published"), ("per-question", "asked"),
+        ("pooled", "published"), ("pooled", "asked")]
     for report in reports:
         lexical = report["answers"]["lexical"]
         assert [a["question"] for a in lexical] == ["q1", "q2"]
         assert all(a["scores"]["recall_all@5"] == 1.0 for a in lexical)
     printed = capsys.readouterr().out
     assert "| ranker | any@1 |" in printed and "| multi-session | 1 |" in printed
+    assert printed.count("## per-question, as published (today ") == 1
+    assert printed.count("## pooled, asked today") == 1
+    assert "- pooled, lexical: recall_all@5 as published 1.000, asked today 1.000, " \
+           "difference +0.000" in printed
+
+
+def test_the_two_clocks_read_time_words_from_different_days(tmp_path: Path) -> None:
+    """"Two weeks ago" is two weeks before the question's date when asked today, and two
+    weeks before --today as published: each clock puts a different session first."""
+    record = _question("q1", "Which playlist did I create on Spotify two weeks ago?",
+                       ["ev_early"],
+                       {"ev_early": "I created a playlist on Spotify called Summer Vibes.",
+                        "ev_late": "I created a playlist on Spotify called Summer Vibes."})
+    record["haystack_dates"][:2] = ["2023/05/16 (Tue) 10:00", "2023/05/28 (Sun) 10:00"]
+    path = tmp_path / "weeks.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        json.dump([record], out)
+    out_json = tmp_path / "answers.json"
+    assert retrieval.main(["--data", str(path), "--protocol", "per-question", "--rankers",
+                           "lexical", "--today", "2023-06-11T10:00", "--json",
+                           str(out_json)]) == 0
+    firsts = {r["clock"]: (r["answers"]["lexical"][0]["ranked"][0], r["today"])
+              for r in json.loads(out_json.read_text())}
+    assert firsts == {"published": ("ev_late", 1686477600.0), "asked": ("ev_early", 1686477600.0)}
+
+
+def test_one_clock_runs_alone_and_a_bad_today_is_refused(data_file: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """--clock published runs only that clock (no comparison); --today must be a time."""
+    out = tmp_path / "answers.json"
+    assert retrieval.main(["--data", str(data_file), "--protocol", "pooled", "--clock",
+                           "published", "--rankers", "bm25", "--json", str(out)]) == 0
+    assert [r["clock"] for r in json.loads(out.read_text())] == ["published"]
+    assert "as published vs asked today" not in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--today: cannot read as-of time 'soon'"):
+        retrieval.main(["--data", str(data_file), "--today", "soon"])
 
 
 def test_harness_through_the_cli(data_file: Path, tmp_path: Path) -> None:

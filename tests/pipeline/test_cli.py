@@ -207,3 +207,61 @@ def test_recent_since_leaves_out_older_sessions(db: Path) -> None:
     """``recent --since`` lists only sessions started after the bound."""
     payload = json.loads(run("recent", "--since", "1770500000", "--json", db=db).stdout)
     assert [r["session_id"] for r in payload["results"]] == ["cors"]
+
+
+DAY = 86400.0
+DEPLOYED = 1_770_000_000.0  # 2026-02-02; the second deploy is 30 days later
+
+
+@pytest.fixture
+def deploys(tmp_path: Path) -> Path:
+    """Two equally topical sessions a month apart: only the clock tells them apart."""
+    sessions = [
+        conversation("billing-deploy", ("user", "deploy the billing service to staging"),
+                     ("assistant", "deployed billing to staging with helm upgrade"),
+                     started_at=DEPLOYED),
+        conversation("search-deploy", ("user", "deploy the search service to staging"),
+                     ("assistant", "deployed search to staging with helm upgrade"),
+                     started_at=DEPLOYED + 30 * DAY),
+    ]
+    source = tmp_path / "deploys.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(c)) + "\n" for c in sessions),
+                      encoding="utf-8")
+    path = tmp_path / "deploys.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    return path
+
+
+def test_as_of_reads_two_weeks_ago_from_then(deploys: Path) -> None:
+    """``--as-of`` moves "two weeks ago": two weeks after each deploy, that one ranks first,
+    and the payload records the clock used."""
+    question = "which service did I deploy two weeks ago"
+    firsts = {}
+    for as_of in (str(DEPLOYED + 14 * DAY), "2026-03-18"):
+        done = run("search", question, "--as-of", as_of, "--summarizer", "none", "--json",
+                   db=deploys)
+        assert done.returncode == 0, done.stderr
+        payload = json.loads(done.stdout)
+        firsts[as_of] = (payload["results"][0]["session_id"], payload["as_of"])
+    assert firsts == {str(DEPLOYED + 14 * DAY): ("billing-deploy", DEPLOYED + 14 * DAY),
+                      "2026-03-18": ("search-deploy", 1_773_792_000.0)}
+    plain = json.loads(run("search", question, "--json", db=deploys).stdout)
+    assert "as_of" not in plain
+
+
+def test_as_of_counts_relative_bounds_from_then(deploys: Path) -> None:
+    """``--since 7d`` with ``--as-of`` is the week before that moment, not before today."""
+    done = run("search", "deploy staging", "--as-of", str(DEPLOYED + 33 * DAY), "--since",
+               "7d", "--summarizer", "none", "--json", db=deploys)
+    assert [r["session_id"] for r in json.loads(done.stdout)["results"]] == ["search-deploy"]
+
+
+def test_unreadable_as_of_is_a_usage_error(deploys: Path) -> None:
+    """A bad ``--as-of`` exits 2 with one line, and ``--json`` still prints a payload."""
+    for value in ("someday", "nan", "1e20"):
+        done = run("search", "deploy", "--as-of", value, db=deploys)
+        assert done.returncode == 2, (value, done.stderr)
+        assert done.stderr.count("\n") == 1 and "as-of time" in done.stderr
+        done = run("search", "deploy", "--as-of", value, "--json", db=deploys)
+        assert done.returncode == 2
+        assert json.loads(done.stdout)["success"] is False

@@ -109,3 +109,37 @@ async def test_browse_honours_since(harkback: Harkback) -> None:
     """An empty query with ``since`` lists only sessions started after it."""
     payload = (await harkback.search("", since=250.0)).to_payload()
     assert [r["session_id"] for r in payload["results"]] == ["cors"]
+
+
+async def test_as_of_sets_the_clock_of_one_call(tmp_path: Path) -> None:
+    """``as_of`` reads "a week ago" from then, on a real SQLite store; the next call
+    without it is back on the wall clock."""
+    day = 86400.0
+    store = SqliteStore.open(tmp_path / "h.db").unwrap()
+    try:
+        await store.ingest((
+            conversation("march", ("user", "rotate the backup keys"),
+                         started_at=1_772_323_200.0),  # 2026-03-01
+            conversation("april", ("user", "rotate the backup keys"),
+                         started_at=1_772_323_200.0 + 31 * day),
+        ))
+        hb = Harkback(store=store)
+        question = "when did I rotate the backup keys a week ago"
+        then = await hb.search(question, as_of="2026-03-08")
+        later = await hb.search(question, as_of=1_772_323_200.0 + 38 * day)
+        assert then.to_payload()["results"][0]["session_id"] == "march"
+        assert later.to_payload()["results"][0]["session_id"] == "april"
+        assert then.as_of == 1_772_928_000.0
+        assert (await hb.search(question)).as_of is None
+        listed = await hb.recent(as_of="2026-03-08", since="30d")
+        assert [r["session_id"] for r in listed.to_payload()["results"]] == ["april", "march"]
+    finally:
+        store.close()
+
+
+async def test_bad_as_of_is_a_rejected_query(harkback: Harkback) -> None:
+    """An unreadable or impossible ``as_of`` is a failure value, never an exception."""
+    for value in ("someday", float("inf"), -5.0):
+        response = await harkback.search("docker", as_of=value)
+        assert not response.ok
+        assert "as-of time" in response.to_payload()["error"]
