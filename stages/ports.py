@@ -132,6 +132,18 @@ class SessionStore(Protocol):
         """Messages matching the query, best first."""
         ...
 
+    def search_titles(self, query: MatchQuery
+                      ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
+        """Sessions whose title or source matches the query's expression, best first.
+
+        Tokenised as messages are (CJK bigrams too); ``since``/``until`` bound the
+        session's start (an undated session falls outside any bound), hidden sources
+        are left out, at most ``limit`` come back; roles and ``max_scored`` do not apply
+        (a title is one short row per session). A store that cannot search titles (a
+        file opened read-only from before titles were indexed) finds none.
+        """
+        ...
+
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids (unknown ids are left out)."""
