@@ -138,9 +138,10 @@ class SessionStore(Protocol):
 
         Tokenised as messages are (CJK bigrams too); ``since``/``until`` bound the
         session's start (an undated session falls outside any bound), hidden sources
-        are left out, at most ``limit`` come back; roles and ``max_scored`` do not apply
-        (a title is one short row per session). A store that cannot search titles (a
-        file opened read-only from before titles were indexed) finds none.
+        are left out, at most ``limit`` come back; roles do not apply. A term or phrase
+        found in more than ``max_scored`` titles selects none (there is no fill with
+        newest ones, unlike :meth:`search`). A store that cannot search titles (a file
+        opened read-only from before titles were indexed) finds none.
         """
         ...
 

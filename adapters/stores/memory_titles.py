@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
 from harkback.stages.ports import MatchQuery, RecentQuery
-from harkback.stages.query import evaluate
+from harkback.stages.query import Node, evaluate
 from harkback.stages.records import Session, TitleHit
 from harkback.stages.text.tokens import index_tokens
 
@@ -27,12 +28,26 @@ def search_titles(sessions: Iterable[Session], query: MatchQuery) -> tuple[Title
     """Sessions whose title or source matches, best BM25 first, then newest, then by id.
 
     Hidden sources are left out and ``since``/``until`` bound the session's start (as
-    :meth:`~harkback.stages.ports.RecentQuery.admits` reads it); roles do not apply.
+    :meth:`~harkback.stages.ports.RecentQuery.admits` reads it); roles do not apply; a unit
+    in more than ``max_scored`` titles selects none.
     """
     indexed = [(s, index_tokens(s.text_for_search())) for s in sessions]
     if not indexed:
         return ()
-    leaves = units_of(query.expression)
+    # Units in more than max_scored titles select none, as in the SQLite store.
+    cap = query.max_scored
+    common = frozenset() if cap is None else frozenset(
+        unit for unit in search_plan.selecting_units(query.expression)
+        if sum(1 for _, toks in indexed if evaluate(unit, toks)) > cap)
+    expression: Node = query.expression
+    within: Node | None = None
+    if common:
+        narrowed = search_plan.narrow(query.expression, common)
+        if narrowed is None:
+            return ()
+        expression = narrowed
+        within = None if search_plan.is_disjunction(query.expression) else query.expression
+    leaves = units_of(expression)
     frequencies = [[occurrences(u, toks, Counter(toks)) for u in leaves] for _, toks in indexed]
     idfs = [idf(len(indexed), sum(1 for f in frequencies if f[i])) for i in range(len(leaves))]
     average = sum(len(toks) for _, toks in indexed) / len(indexed)
@@ -43,7 +58,7 @@ def search_titles(sessions: Iterable[Session], query: MatchQuery) -> tuple[Title
                  score=bm25(counts, idfs, len(toks), average))
         for (session, toks), counts in zip(indexed, frequencies, strict=True)
         if session.source not in query.hidden_sources and bounds.admits(session.started_at)
-        and evaluate(query.expression, toks)]
+        and evaluate(expression, toks) and (within is None or evaluate(within, toks))]
     found.sort(key=lambda hit: (-hit.score, hit.started_at is None, -(hit.started_at or 0.0),
                                 hit.session_id))
     return tuple(found[:max(query.limit, 0)])

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import attrs
 
 from harkback.stages.match.score import MessageScorer, Scored
-from harkback.stages.ports import MatchQuery
+from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery
 from harkback.stages.query import Node
 from harkback.stages.records import MessageHit, TitleHit
 
@@ -46,15 +46,18 @@ a word every title holds finds no more than this many.
 
 
 def title_query(query: MatchQuery, expression: Node) -> MatchQuery:
-    """The title search for a message search: the whole ``expression`` (titles are one
-    short row a session, so no word needs leaving out), the same filters.
+    """The title search for a message search: the whole ``expression`` with the same
+    filters; a word in more than :data:`~harkback.stages.ports.DEFAULT_MAX_SCORED` titles
+    (a source most sessions share) selects none, as with messages.
 
     >>> from harkback.stages.query import Term
-    >>> q = title_query(MatchQuery(expression=Term("a"), roles=("user",), since=5.0), Term("b"))
+    >>> q = title_query(MatchQuery(expression=Term("a"), roles=("user",), since=5.0,
+    ...                            max_scored=None), Term("b"))
     >>> q.expression, q.since, q.limit, q.max_scored
-    (Term(text='b', prefix=False), 5.0, 50, None)
+    (Term(text='b', prefix=False), 5.0, 50, 2000)
     """
-    return attrs.evolve(query, expression=expression, limit=TITLE_LIMIT, max_scored=None)
+    return attrs.evolve(query, expression=expression, limit=TITLE_LIMIT,
+                        max_scored=DEFAULT_MAX_SCORED)
 
 
 def title_evidence(titles: Sequence[TitleHit], score: MessageScorer, weight: float

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harkback.adapters.stores.sql.statement import Statement, json_list
+from harkback.adapters.stores.sql.statement import SqlValue, Statement, json_list
 from harkback.stages.ports import MatchQuery
-from harkback.stages.query import to_fts5
+from harkback.stages.query import AllOf, Node, Unit, to_fts5
 
 _OF_SESSIONS = "session_id IN (SELECT value FROM json_each(?))"
 
@@ -55,20 +55,37 @@ def index(session_ids: Iterable[str]) -> Statement:
         (json_list(session_ids),))
 
 
-def search(query: MatchQuery) -> Statement:
-    """Sessions whose title or source matches, best BM25 first (then newest, then id).
+def search(query: MatchQuery, *, expression: Node | None = None,
+           within: Node | None = None) -> Statement:
+    """Sessions whose title or source matches ``expression`` (default: the query's), best
+    BM25 first (then newest, then id); ``within`` further keeps only rows that also match it.
 
     Hidden sources are left out and ``since``/``until`` bound the session's start; roles
     do not apply to a title.
     """
+    matched = query.expression if expression is None else expression
+    also = ""
+    params: list[SqlValue] = [to_fts5(matched)]
+    if within is not None:
+        also = "AND session_titles_fts.rowid IN (SELECT rowid FROM session_titles_fts(?)) "
+        params.append(to_fts5(AllOf((matched, within))))
+    params += [json_list(query.hidden_sources), query.since, query.since, query.until,
+               query.until, query.limit]
     return Statement(
         "SELECT s.id, s.title, s.source, s.started_at, bm25(session_titles_fts) AS rank "
         "FROM session_titles_fts "
         "JOIN session_titles AS t ON t.id = session_titles_fts.rowid "
         "JOIN sessions AS s ON s.id = t.session_id "
-        "WHERE session_titles_fts MATCH ? "
+        f"WHERE session_titles_fts MATCH ? {also}"
         "AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
         "ORDER BY rank, s.started_at DESC, s.id LIMIT ?",
-        (to_fts5(query.expression), json_list(query.hidden_sources), query.since, query.since,
-         query.until, query.until, query.limit))
+        tuple(params))
+
+
+def count_matches(unit: Unit, cap: int) -> Statement:
+    """How many sessions' titles match ``unit``, counting no further than ``cap + 1``."""
+    return Statement(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM session_titles_fts "
+        "WHERE session_titles_fts MATCH ? LIMIT ?)",
+        (to_fts5(unit), cap + 1))

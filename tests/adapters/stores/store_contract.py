@@ -493,6 +493,23 @@ class StoreContract:
         assert await found(limit=2) == ["new", "cron"]
         assert sorted(await found()) == ["cron", "mid", "new", "old", "undated"]
 
+    async def test_a_word_in_too_many_titles_selects_none(self, store: SessionStore,
+                                                          make_conversation: Make) -> None:
+        """A word found in more than ``max_scored`` titles (a source most sessions share)
+        selects no session by itself; the rarer words still do, and an AND still holds."""
+        await ok(store.ingest([
+            *[make_conversation(f"s{i}", title=f"chore {i}", source="codex") for i in range(4)],
+            make_conversation("deploy", title="deploy plan", source="codex"),
+            make_conversation("other", title="deploy notes", source="cli")]))
+
+        async def found(text: str, cap: int | None) -> list[str]:
+            hits = await ok(store.search_titles(match(text, max_scored=cap)))
+            return sorted(h.session_id for h in hits)
+        assert await found("codex", 3) == []
+        assert await found("codex deploy", 3) == ["deploy", "other"]
+        assert await found("codex AND deploy", 3) == ["deploy"]
+        assert len(await found("codex", None)) == 5
+
     async def test_reingest_replaces_the_title(self, store: SessionStore,
                                                make_conversation: Make) -> None:
         """Ingesting a session again with a new title finds it by the new title only."""
