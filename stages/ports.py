@@ -132,6 +132,19 @@ class SessionStore(Protocol):
         """Messages matching the query, best first."""
         ...
 
+    def search_titles(self, query: MatchQuery
+                      ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
+        """Sessions whose title or source matches the query's expression, best first.
+
+        Tokenised as messages are (CJK bigrams too); ``since``/``until`` bound the
+        session's start (an undated session falls outside any bound), hidden sources
+        are left out, at most ``limit`` come back; roles do not apply. A term or phrase
+        found in more than ``max_scored`` titles selects none (there is no fill with
+        newest ones, unlike :meth:`search`). A store that cannot search titles (a file
+        opened read-only from before titles were indexed) finds none.
+        """
+        ...
+
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids (unknown ids are left out)."""

@@ -83,6 +83,14 @@ class Session:
         """True when the session has no parent."""
         return self.parent_session_id is None
 
+    def text_for_search(self) -> str:
+        """The text the title index sees: the title, then the source.
+
+        >>> Session(id="s", source="codex", title="CORS fix").text_for_search()
+        'CORS fix\\ncodex'
+        """
+        return "\n".join(p for p in (self.title, self.source) if p)
+
 
 @attrs.frozen(kw_only=True)
 class Message:
@@ -151,6 +159,22 @@ class MessageHit:
     score: float
     timestamp: float | None = None
     source: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class TitleHit:
+    """A session whose title or source matched a query, with the store's relevance score
+    (higher is better) and the session's start (the time the stores' filters read).
+
+    >>> TitleHit(session_id="s1", title="CORS fix for the API", source="cli", score=2.0).title
+    'CORS fix for the API'
+    """
+
+    session_id: str
+    title: str
+    source: str = ""
+    score: float
+    started_at: float | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -139,9 +139,10 @@ def project_note(cwd: str, branch: str = "") -> str:
 def with_project(messages: Sequence[Message], note: str) -> tuple[Message, ...]:
     """``messages`` with ``note`` added as the last line of the first user message.
 
-    Search covers message text only, and a plain search covers user and assistant
-    messages, so the project folder goes where a default search sees it: under the
-    request that opened the session (a session without one is left as it is).
+    Search covers message text, titles and sources (not the folder), and a plain search
+    covers user and assistant messages, so the project folder goes where a default search
+    sees it: under the request that opened the session (a session without one is left as
+    it is).
     """
     for index, message in enumerate(messages):
         if note and message.role == "user":

@@ -19,7 +19,6 @@ is BM25 computed the way FTS5's ``bm25()`` does, so rankings agree.
 
 from __future__ import annotations
 
-import math
 import operator
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -30,38 +29,25 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
-from harkback.adapters.stores.memory_match import Indexed, admits, occurrences, units_of, written_at
+from harkback.adapters.stores.memory_match import (
+    Indexed,
+    admits,
+    bm25,
+    idf,
+    occurrences,
+    units_of,
+    written_at,
+)
+from harkback.adapters.stores.memory_titles import search_titles
 from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
 from harkback.stages import ports, records
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.match.score import K1, B
 from harkback.stages.query import Node, evaluate
 
 T = TypeVar("T")
-
-
-def bm25(frequencies: Sequence[int], idfs: Sequence[float], length: int,
-         average_length: float) -> float:
-    """FTS5's BM25 of one message (positive: higher is better).
-
-    >>> round(bm25([1], [2.0], 10, 10.0), 3)
-    2.0
-    """
-    norm = K1 * (1 - B + B * length / average_length) if average_length else K1
-    return sum(idf * (f * (K1 + 1)) / (f + norm) for f, idf in zip(frequencies, idfs, strict=True))
-
-
-def idf(total: int, containing: int) -> float:
-    """FTS5's inverse document frequency, never below a tiny positive floor.
-
-    >>> idf(10, 9) == 1e-6
-    True
-    """
-    value = math.log((total - containing + 0.5) / (containing + 0.5))
-    return value if value > 0 else 1e-6
 
 
 def _start_key(session: records.Session) -> tuple[bool, float, str]:
@@ -136,6 +122,11 @@ class MemoryStore:
                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
         """Messages matching the query, best BM25 first, bounded as the SQLite store is."""
         return self._run(lambda: self._bounded(query))
+
+    def search_titles(self, query: ports.MatchQuery
+                      ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
+        """Sessions whose title or source matches, best BM25 first, as the SQLite store's."""
+        return self._run(lambda: search_titles(self._sessions.values(), query))
 
     def _bounded(self, query: ports.MatchQuery) -> tuple[records.MessageHit, ...]:
         # The same plan as the SQLite store (adapters/stores/search_plan.py), so results agree.

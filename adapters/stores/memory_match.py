@@ -1,6 +1,6 @@
 """The in-memory store's matching kernel: each message's index tokens, how often a term or
-phrase occurs in them (the phrase counts FTS5's ``bm25()`` scores), which messages a
-query's filters admit.
+phrase occurs in them (the phrase counts FTS5's ``bm25()`` scores), that score itself,
+which messages a query's filters admit.
 
 >>> from harkback.stages.query import parse_query
 >>> item = Indexed.of(1, Message(session_id="s", position=0, role="user",
@@ -12,11 +12,13 @@ query's filters admit.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
 import attrs
 
+from harkback.stages.match.score import K1, B
 from harkback.stages.ports import MatchQuery, NearestQuery
 from harkback.stages.query import Node, Phrase, Term, Unit, Without, phrase_count
 from harkback.stages.records import Message, Session
@@ -89,3 +91,24 @@ def admits(query: MatchQuery | NearestQuery, message: Message, session: Session)
     if query.since is not None and (when is None or when < query.since):
         return False
     return query.until is None or (when is not None and when <= query.until)
+
+
+def bm25(frequencies: Sequence[int], idfs: Sequence[float], length: int,
+         average_length: float) -> float:
+    """FTS5's BM25 of one message (positive: higher is better).
+
+    >>> round(bm25([1], [2.0], 10, 10.0), 3)
+    2.0
+    """
+    norm = K1 * (1 - B + B * length / average_length) if average_length else K1
+    return sum(idf * (f * (K1 + 1)) / (f + norm) for f, idf in zip(frequencies, idfs, strict=True))
+
+
+def idf(total: int, containing: int) -> float:
+    """FTS5's inverse document frequency, never below a tiny positive floor.
+
+    >>> idf(10, 9) == 1e-6
+    True
+    """
+    value = math.log((total - containing + 0.5) / (containing + 0.5))
+    return value if value > 0 else 1e-6

@@ -6,7 +6,8 @@ Failures of SQLite (a locked, missing, corrupt or foreign file) come back as
 :class:`StoreUnavailable` values.
 The work itself lives beside it: opening and preparing the file in
 :mod:`~harkback.adapters.stores.sqlite_connection`, searching in
-:mod:`~harkback.adapters.stores.sqlite_search`, vectors in
+:mod:`~harkback.adapters.stores.sqlite_search` (titles in
+:mod:`~harkback.adapters.stores.sqlite_titles`), vectors in
 :mod:`~harkback.adapters.stores.sqlite_vectors`, ingests in
 :mod:`~harkback.adapters.stores.sqlite_writes`, over the statements of
 :mod:`~harkback.adapters.stores.sql`.
@@ -38,7 +39,7 @@ from typing import Self, TypeVar
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.stores import sqlite_search, sqlite_vectors
+from harkback.adapters.stores import sqlite_search, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.statement import Row, Statement
@@ -166,6 +167,12 @@ class SqliteStore:
         return self._run(lambda connection: tuple(
             rows.hit_from_row(row)
             for row in sqlite_search.search_rows(connection, query, self._reach)))
+
+    def search_titles(self, query: ports.MatchQuery
+                      ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
+        """Sessions whose title or source matches, best first; ``score`` is ``-bm25`` over
+        the title index. A file opened read-only from before that index existed has none."""
+        return self._run(lambda connection: sqlite_titles.search(connection, query))
 
     def term_stats(self, terms: Sequence[str]
                    ) -> FutureResult[ports.TermStats, StoreUnavailable]:

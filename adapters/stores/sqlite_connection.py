@@ -1,9 +1,10 @@
 """The SQLite store's connection: opening a file, preparing its schema, running statements.
 
 A writable open creates the file's schema when the file is blank and adds the vector
-tables when they are missing; a read-only open creates and changes nothing (see
-:func:`harkback.adapters.sqlite_files.read_only_uri`). Either refuses a file that is not
-harkback's, or of another schema version.
+tables and the title index when they are missing
+(:func:`~harkback.adapters.stores.sqlite_titles.prepare`); a read-only open creates and
+changes nothing (see :func:`harkback.adapters.sqlite_files.read_only_uri`). Either refuses
+a file that is not harkback's, or of another schema version.
 
 >>> connection = connect(Path(":memory:"), readonly=False, busy_timeout=1.0).unwrap()
 >>> execute(connection, Statement("PRAGMA user_version")).fetchone(), has_vector_schema(connection)
@@ -20,6 +21,7 @@ from pathlib import Path
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri
+from harkback.adapters.stores import sqlite_titles
 from harkback.adapters.stores.sql import schema
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.stages.errors import StoreUnavailable
@@ -111,6 +113,7 @@ def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool
             connection.execute("PRAGMA journal_mode = WAL")
         if not has_vector_schema(connection):
             _add_vector_schema(connection)
+        sqlite_titles.prepare(connection)
     return None
 
 

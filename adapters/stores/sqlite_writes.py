@@ -1,4 +1,5 @@
-"""Ingest in the SQLite store: one transaction that replaces whole sessions.
+"""Ingest in the SQLite store: one transaction that replaces whole sessions (their
+messages, their index rows and their titles' index rows).
 
 The plan (:func:`~harkback.adapters.stores.sql.writes.plan_write`) keeps the row id and
 the index row of every message whose searchable text is unchanged, so re-ingesting a
@@ -11,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from harkback.adapters.stores import sqlite_titles
 from harkback.adapters.stores.sql import writes
 from harkback.adapters.stores.sql.rows import message_from_row, session_row
 from harkback.adapters.stores.sqlite_connection import execute
@@ -35,6 +37,7 @@ def write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> Inge
         # stay (the schema's triggers drop the vectors of deleted and changed rows).
         execute(connection, writes.delete_message_rows(plan.dropped))
         connection.executemany(writes.UPSERT_SESSION, [session_row(c.session) for c in batch])
+        sqlite_titles.replace(connection, [c.session for c in batch])
         connection.executemany(writes.UPSERT_MESSAGE, plan.messages)
         connection.executemany(writes.INSERT_INDEXED, plan.index)
         connection.execute("COMMIT")

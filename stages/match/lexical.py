@@ -27,6 +27,9 @@ long session that repeats one query word wins by volume, and a message that says
 6. returns hits grouped by session in that order, so the resolve stage's first hit
    per lineage reproduces the session ranking.
 
+Sessions whose title matches the question count it as one more user message
+(:mod:`~harkback.stages.match.titles`), and come back even when no message matches.
+
 >>> from harkback.stages.text.stem import inflections, stem
 >>> stem("bikes"), stem("biking"), stem("babies"), stem("classes")
 ('bike', 'bike', 'babi', 'class')
@@ -54,9 +57,10 @@ from harkback.stages.match.sessions import (
     weigh_by_recency,
     weigh_by_time,
 )
+from harkback.stages.match.titles import title_evidence, title_query
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
 from harkback.stages.query import ParsedQuery, parse_query
-from harkback.stages.records import MessageHit, Role
+from harkback.stages.records import MessageHit, Role, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.when import time_window, time_words
@@ -115,15 +119,17 @@ class LexicalMatch:
                                    limit=self.scan_limit, since=request.since,
                                    until=request.until, hidden_sources=request.hidden_sources,
                                    max_scored=None if narrow else self.max_scored)
-                return store.search(query).map(
-                    lambda hits: self._rank(request, parsed, units, stats, hits, now, window))
+                return store.search(query).bind(lambda hits: store.search_titles(
+                    title_query(query, expression)).map(lambda titles: self._rank(
+                        request, parsed, units, stats, hits, now, window, titles)))
             return store.term_stats(lookups).bind(search)
 
         return with_store(lambda deps: run(deps.store, deps.clock()))
 
     def _rank(self, request: SearchRequest, parsed: ParsedQuery, units: Sequence[RankUnit],
               stats: TermStats, hits: Sequence[MessageHit], now: float,
-              window: tuple[float, float] | None = None) -> Matched:
+              window: tuple[float, float] | None = None,
+              titles: Sequence[TitleHit] = ()) -> Matched:
         average = stats.average_length or 1.0
         role_weights = dict(self.role_weights)
         score = message_scorer(units, average_length=average, k1=self.k1, b=self.b)
@@ -132,8 +138,10 @@ class LexicalMatch:
             value, covered = score(hit.content)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
+        scored += title_evidence(titles, score, role_weights.get("user", 1.0))
         sessions = rank_sessions(scored, [u.idf for u in units], self.scoring)
-        times = session_times(hits) if self.scoring.recency_weight or window else {}
+        times = (session_times([s.hit for s in scored])
+                 if self.scoring.recency_weight or window else {})
         if self.scoring.recency_weight and times:
             sessions = weigh_by_recency(sessions, times, now, self.scoring)
         if window is not None and times:

@@ -1,12 +1,15 @@
-"""The SQLite store's tables: the schema of a new file and the vector tables added later.
+"""The SQLite store's tables: the schema of a new file and the vector and title tables
+added later.
 
 A file is harkback's when its ``application_id`` is
 :data:`~harkback.adapters.sqlite_files.APPLICATION_ID`; its ``user_version`` is
-:data:`SCHEMA_VERSION`. Tables that came after version 1 (the vector tables) are created
+:data:`SCHEMA_VERSION`. Tables that came after version 1 (vectors, titles) are created
 ``IF NOT EXISTS`` by any writer that finds them missing, so the version did not move.
 
 >>> import re
 >>> sorted(re.findall(r"IF NOT EXISTS (\\w+)", " ".join(VECTOR_SCHEMA))) == sorted(VECTOR_OBJECTS)
+True
+>>> sorted(re.findall(r"IF NOT EXISTS (\\w+)", " ".join(TITLE_SCHEMA))) == sorted(TITLE_OBJECTS)
 True
 """
 
@@ -117,3 +120,32 @@ VECTOR_OBJECTS = ("vector_models", "message_vectors", "message_vectors_message",
 VECTOR_OBJECT_COUNT = (
     "SELECT COUNT(*) FROM sqlite_master WHERE name IN (SELECT value FROM json_each(?))")
 """How many of the names bound (as a JSON list) exist in the schema."""
+
+TITLE_SCHEMA: tuple[str, ...] = (
+    # One row per session: the index text of its title and source (index_text(), kept so
+    # the contentless index below can delete it whatever the tokenizer later becomes).
+    # Its own integer key, because a sessions row's implicit rowid may change on VACUUM.
+    """CREATE TABLE IF NOT EXISTS session_titles (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL UNIQUE,
+        body TEXT NOT NULL
+    )""",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS session_titles_fts USING fts5(
+        body, content='', tokenize='unicode61 remove_diacritics 2'
+    )""",
+    # A writer that knows nothing of titles (an older harkback) may change a title: its
+    # stale index row goes, and the next writable open indexes the session again.
+    """CREATE TRIGGER IF NOT EXISTS session_titles_stale
+    AFTER UPDATE OF title, source ON sessions
+    WHEN old.title IS NOT new.title OR old.source IS NOT new.source
+    BEGIN
+        INSERT INTO session_titles_fts (session_titles_fts, rowid, body)
+            SELECT 'delete', id, body FROM session_titles WHERE session_id = old.id;
+        DELETE FROM session_titles WHERE session_id = old.id;
+    END""",
+)
+"""The title index, added to any writable database that lacks it (``IF NOT EXISTS``, as
+:data:`VECTOR_SCHEMA`), then filled for the sessions it misses."""
+
+TITLE_OBJECTS = ("session_titles", "session_titles_fts", "session_titles_stale")
+"""The names :data:`TITLE_SCHEMA` creates."""

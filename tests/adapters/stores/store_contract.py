@@ -440,6 +440,101 @@ class StoreContract:
         if expression is not None:
             await ok(store.search(MatchQuery(expression=expression, roles=ROLES)))
 
+    async def test_titles_are_found_by_their_words_best_first(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A session is found by words of its title, the title holding more of them first;
+        titles are searched apart from messages."""
+        await ok(store.ingest([
+            make_conversation("both", ("user", "hello"), title="CORS fix for the API",
+                              started_at=1.0),
+            make_conversation("one", ("user", "hello"), title="API keys rotated",
+                              started_at=2.0),
+            make_conversation("body", ("user", "the CORS API broke"), title="lunch plans"),
+        ]))
+        hits = await ok(store.search_titles(match("CORS API")))
+        assert [(h.session_id, h.title, h.source, h.started_at) for h in hits] == [
+            ("both", "CORS fix for the API", "cli", 1.0), ("one", "API keys rotated", "cli", 2.0)]
+        assert hits[0].score > hits[1].score > 0
+
+    async def test_a_session_is_found_by_its_source(self, store: SessionStore,
+                                                    make_conversation: Make) -> None:
+        """The source a session was imported from is searchable like its title."""
+        await ok(store.ingest([make_conversation("a", title="deploy", source="claude-code"),
+                               make_conversation("b", title="deploy", source="codex")]))
+        assert [h.session_id for h in await ok(store.search_titles(match("claude")))] == ["a"]
+
+    @pytest.mark.parametrize("query", ["端口冲突", "冲突", "ポート"])
+    async def test_cjk_titles_are_found_by_a_word_inside_them(
+            self, store: SessionStore, make_conversation: Make, query: str) -> None:
+        """A CJK title is indexed as its messages are: a word inside a run finds it."""
+        await ok(store.ingest([make_conversation("zh", title="修复端口冲突的问题"),
+                               make_conversation("ja", title="ポート競合を直した"),
+                               make_conversation("other", title="今天天气很好")]))
+        found = [h.session_id for h in await ok(store.search_titles(match(query)))]
+        assert found == (["ja"] if query == "ポート" else ["zh"])
+
+    async def test_title_search_honours_time_hidden_sources_and_limit(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """``since``/``until`` bound the session's start (undated sessions fall outside),
+        hidden sources are left out, no more than ``limit`` come back."""
+        await ok(store.ingest([
+            make_conversation("old", title="kiwi", started_at=100.0),
+            make_conversation("mid", title="kiwi", started_at=200.0),
+            make_conversation("new", title="kiwi", started_at=300.0),
+            make_conversation("undated", title="kiwi"),
+            make_conversation("cron", title="kiwi", source="cron", started_at=200.0),
+        ]))
+
+        async def found(**fields: Any) -> list[str]:
+            return [h.session_id for h in await ok(store.search_titles(match("kiwi", **fields)))]
+        assert await found(since=150.0, until=250.0) == ["cron", "mid"]  # a tie: by id
+        assert await found(since=150.0, hidden_sources=("cron",)) == ["new", "mid"]
+        assert await found(until=150.0) == ["old"]
+        assert await found(limit=2) == ["new", "cron"]
+        assert sorted(await found()) == ["cron", "mid", "new", "old", "undated"]
+
+    async def test_a_word_in_too_many_titles_selects_none(self, store: SessionStore,
+                                                          make_conversation: Make) -> None:
+        """A word found in more than ``max_scored`` titles (a source most sessions share)
+        selects no session by itself; the rarer words still do, and an AND still holds."""
+        await ok(store.ingest([
+            *[make_conversation(f"s{i}", title=f"chore {i}", source="codex") for i in range(4)],
+            make_conversation("deploy", title="deploy plan", source="codex"),
+            make_conversation("other", title="deploy notes", source="cli")]))
+
+        async def found(text: str, cap: int | None) -> list[str]:
+            hits = await ok(store.search_titles(match(text, max_scored=cap)))
+            return sorted(h.session_id for h in hits)
+        assert await found("codex", 3) == []
+        assert await found("codex deploy", 3) == ["deploy", "other"]
+        assert await found("codex AND deploy", 3) == ["deploy"]
+        assert len(await found("codex", None)) == 5
+
+    async def test_reingest_replaces_the_title(self, store: SessionStore,
+                                               make_conversation: Make) -> None:
+        """Ingesting a session again with a new title finds it by the new title only."""
+        await ok(store.ingest([make_conversation("s1", ("user", "x"), title="walrus plans")]))
+        await ok(store.ingest([make_conversation("s1", ("user", "x"), title="narwhal plans")]))
+        await ok(store.ingest([make_conversation("s1", ("user", "x"), title="narwhal plans")]))
+        assert await ok(store.search_titles(match("walrus"))) == ()
+        assert [h.title for h in await ok(store.search_titles(match("plans")))] == [
+            "narwhal plans"]
+
+    async def test_title_search_of_an_empty_store_finds_nothing(self,
+                                                                store: SessionStore) -> None:
+        """Searching titles before any ingest succeeds with no hits."""
+        assert await ok(store.search_titles(match("anything"))) == ()
+
+    @pytest.mark.parametrize("query", HOSTILE_QUERIES, ids=lambda q: repr(q[:20]))
+    async def test_hostile_queries_never_fail_on_titles(
+            self, store: SessionStore, make_conversation: Make, query: str) -> None:
+        """Whatever the text, a parsed query searches titles without error."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "x"), title="C++ chat-send TODO fix the problem with word1-7.x")]))
+        expression = parse_query(query).expression
+        if expression is not None:
+            await ok(store.search_titles(MatchQuery(expression=expression, roles=ROLES)))
+
     async def test_its_vectors_are_those_of_its_own_messages(
             self, store: SessionStore, make_conversation: Make) -> None:
         """The store's vector capability sees the messages the store holds."""

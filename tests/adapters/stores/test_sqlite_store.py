@@ -175,11 +175,20 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 async def test_a_corrupt_file_fails_as_a_value(tmp_path: Path, make_conversation: Make) -> None:
-    """Garbage over the pages of a database makes a search fail as a StoreUnavailable."""
+    """Garbage over the pages of a database's messages makes a search fail as a
+    StoreUnavailable (the schema, which spans more than the first page, stays readable)."""
     path = tmp_path / "h.db"
     await _filled(path, make_conversation)
+    with sqlite3.connect(path) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = raw.execute("PRAGMA page_size").fetchone()[0]
+        pages = [row[0] for row in raw.execute(
+            "SELECT rootpage FROM sqlite_master "
+            "WHERE name IN ('messages', 'messages_fts_data', 'messages_fts_idx')")]
+    raw.close()
     data = bytearray(path.read_bytes())
-    data[4096:] = b"\xa5" * (len(data) - 4096)
+    for page in pages:
+        data[(page - 1) * size:page * size] = b"\xa5" * size
     path.write_bytes(bytes(data))
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
         error = await failed(reader.search(match("bridge")))

@@ -20,6 +20,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_vectors import NUMPY_MISSING
 from harkback.stages.ports import NearestQuery
 from harkback.stages.records import Conversation, Message, MessageHit, Role, Session
+from tests.adapters.stores.old_files import file_state, old_file, schema_names
 from tests.adapters.stores.store_contract import Make, failed, ok, twin_stores
 from tests.adapters.stores.vector_contract import (
     Store,
@@ -64,22 +65,6 @@ class TestVectorStores(VectorContract):
 
 # --- SQLite only -------------------------------------------------------------------------
 
-FileState = tuple[list[str], bytes, int]
-
-
-def _file_state(path: Path) -> FileState:
-    """The files next to ``path``, its bytes and its modification time."""
-    return sorted(p.name for p in path.parent.iterdir()), path.read_bytes(), \
-        path.stat().st_mtime_ns
-
-
-def _schema_names(path: Path) -> set[str]:
-    with sqlite3.connect(path) as raw:
-        names = {row[0] for row in raw.execute("SELECT name FROM sqlite_master")}
-    raw.close()
-    return names
-
-
 def _raw(path: Path) -> sqlite3.Connection:
     """Another connection to the file, as another process (or an older harkback) has."""
     return sqlite3.connect(path, isolation_level=None)
@@ -97,28 +82,10 @@ def _raw_count(path: Path, model: str) -> int:
 
 
 async def _old_file(path: Path, make_conversation: Make) -> None:
-    """A database as harkback wrote it before vectors existed: schema version 1, and no
-    vector tables or triggers."""
-    with SqliteStore.open(path).unwrap() as writer:
-        await ok(writer.ingest([make_conversation(
-            "s1", ("user", "docker bridge down"), ("assistant", "restart it"), ("user", " "),
-            ("user", "thanks"), started_at=1.0)]))
-    raw = _raw(path)
-    try:
-        for trigger in ("message_vectors_message_removed", "message_vectors_message_changed"):
-            raw.execute(f"DROP TRIGGER {trigger}")
-        raw.execute("DROP TABLE message_vectors")
-        raw.execute("DROP TABLE vector_models")
-    finally:
-        raw.close()
-    # The same objects as a file made from the version 1 schema alone.
-    reference = path.with_name("reference.db")
-    with sqlite3.connect(reference) as made:
-        for statement in schema.SCHEMA:
-            made.execute(statement)
-    made.close()
-    assert _schema_names(path) == _schema_names(reference)
-    reference.unlink()
+    """A database as harkback wrote it before vectors existed (:func:`old_file`)."""
+    await old_file(path, [make_conversation(
+        "s1", ("user", "docker bridge down"), ("assistant", "restart it"), ("user", " "),
+        ("user", "thanks"), started_at=1.0)])
 
 
 async def test_readonly_old_file_has_no_vectors_and_is_not_written(
@@ -128,15 +95,15 @@ async def test_readonly_old_file_has_no_vectors_and_is_not_written(
     nothing (no byte, no modification time, no side file)."""
     path = tmp_path / "h.db"
     await _old_file(path, make_conversation)
-    before = _file_state(path)
+    before = file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
         assert await ok(reader.nearest(near(axis(0)))) == ()
         assert await ok(reader.vector_count("m")) == 0
         assert places(await ok(reader.unembedded("m", ("user",), 10))) == [("s1", 0), ("s1", 3)]
         error = await failed(reader.keep_vectors("m", [(key("s1", 0), axis(0))]))
         assert "read-only" in error.reason
-    assert _file_state(path) == before
-    assert "message_vectors" not in _schema_names(path)
+    assert file_state(path) == before
+    assert "message_vectors" not in schema_names(path)
 
 
 async def test_writable_open_adds_vector_tables_to_an_old_file(
@@ -149,17 +116,17 @@ async def test_writable_open_adds_vector_tables_to_an_old_file(
         assert await ok(writer.vector_count("m")) == 0
         await embed_all(writer, "m", ("user",), batch=1, vector=axis(1))
         await ok(writer.keep_vectors("m", [(key("s1", 3), axis(0))]))
-    assert set(schema.VECTOR_OBJECTS) <= _schema_names(path)
+    assert set(schema.VECTOR_OBJECTS) <= schema_names(path)
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 1
     raw.close()
-    before = _file_state(path)
+    before = file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
         hits = await ok(reader.nearest(near(axis(0))))
         assert [h.content for h in hits] == ["thanks", "docker bridge down"]
         assert await ok(reader.vector_count("m")) == 2
         assert await ok(reader.unembedded("m", ("user",), 10)) == ()
-    assert _file_state(path) == before
+    assert file_state(path) == before
 
 
 async def test_vectors_are_stored_as_little_endian_float32(tmp_path: Path,

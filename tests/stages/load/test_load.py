@@ -25,6 +25,7 @@ from harkback.stages.records import (
     MessageHit,
     Session,
     SessionOverview,
+    TitleHit,
 )
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step
@@ -192,6 +193,10 @@ class _BrokenStore:
         return FutureResult.from_failure(StoreUnavailable("database is locked"))
 
     def search(self, query: MatchQuery) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        return self._fail()
+
+    def search_titles(self, query: MatchQuery
+                      ) -> FutureResult[tuple[TitleHit, ...], StoreUnavailable]:
         return self._fail()
 
     def sessions(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:

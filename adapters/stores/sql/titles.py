@@ -1,0 +1,91 @@
+"""Title search statements: a session's title and source in their own full-text index.
+
+Messages and titles live in separate indexes: one title among a session's hundreds of
+messages would weigh nothing in the messages' BM25, and their statistics (document count,
+mean length) would mix two kinds of text.
+
+>>> from harkback.stages.query import parse_query
+>>> q = MatchQuery(expression=parse_query("cors api").expression, roles=("user",), since=5.0)
+>>> search(q).params
+('("cors" OR "api")', '[]', 5.0, 5.0, None, None, 50)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from harkback.adapters.stores.sql.statement import SqlValue, Statement, json_list
+from harkback.stages.ports import MatchQuery
+from harkback.stages.query import AllOf, Node, Unit, to_fts5
+
+_OF_SESSIONS = "session_id IN (SELECT value FROM json_each(?))"
+
+INSERT_TITLE = "INSERT INTO session_titles (session_id, body) VALUES (?, ?)"
+"""One session's index text (:func:`~harkback.stages.text.tokens.index_text` of
+:meth:`~harkback.stages.records.Session.text_for_search`)."""
+
+COUNTS = "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM session_titles)"
+"""Sessions stored and sessions whose title is indexed: when they differ, some are missing."""
+
+MISSING = ("SELECT id, title, source FROM sessions "
+           "WHERE id NOT IN (SELECT session_id FROM session_titles)")
+"""The sessions whose title is not indexed (written before the index existed, or by a
+writer that does not know it)."""
+
+
+def unindex(session_ids: Iterable[str]) -> Statement:
+    """Take these sessions' rows out of the full-text index (their text is kept beside it)."""
+    return Statement(
+        "INSERT INTO session_titles_fts (session_titles_fts, rowid, body) "
+        f"SELECT 'delete', id, body FROM session_titles WHERE {_OF_SESSIONS}",
+        (json_list(session_ids),))
+
+
+def forget(session_ids: Iterable[str]) -> Statement:
+    """Delete these sessions' title rows (after :func:`unindex`)."""
+    return Statement(f"DELETE FROM session_titles WHERE {_OF_SESSIONS}",
+                     (json_list(session_ids),))
+
+
+def index(session_ids: Iterable[str]) -> Statement:
+    """Put these sessions' title rows into the full-text index."""
+    return Statement(
+        "INSERT INTO session_titles_fts (rowid, body) "
+        f"SELECT id, body FROM session_titles WHERE {_OF_SESSIONS}",
+        (json_list(session_ids),))
+
+
+def search(query: MatchQuery, *, expression: Node | None = None,
+           within: Node | None = None) -> Statement:
+    """Sessions whose title or source matches ``expression`` (default: the query's), best
+    BM25 first (then newest, then id); ``within`` further keeps only rows that also match it.
+
+    Hidden sources are left out and ``since``/``until`` bound the session's start; roles
+    do not apply to a title.
+    """
+    matched = query.expression if expression is None else expression
+    also = ""
+    params: list[SqlValue] = [to_fts5(matched)]
+    if within is not None:
+        also = "AND session_titles_fts.rowid IN (SELECT rowid FROM session_titles_fts(?)) "
+        params.append(to_fts5(AllOf((matched, within))))
+    params += [json_list(query.hidden_sources), query.since, query.since, query.until,
+               query.until, query.limit]
+    return Statement(
+        "SELECT s.id, s.title, s.source, s.started_at, bm25(session_titles_fts) AS rank "
+        "FROM session_titles_fts "
+        "JOIN session_titles AS t ON t.id = session_titles_fts.rowid "
+        "JOIN sessions AS s ON s.id = t.session_id "
+        f"WHERE session_titles_fts MATCH ? {also}"
+        "AND s.source NOT IN (SELECT value FROM json_each(?)) "
+        "AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
+        "ORDER BY rank, s.started_at DESC, s.id LIMIT ?",
+        tuple(params))
+
+
+def count_matches(unit: Unit, cap: int) -> Statement:
+    """How many sessions' titles match ``unit``, counting no further than ``cap + 1``."""
+    return Statement(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM session_titles_fts "
+        "WHERE session_titles_fts MATCH ? LIMIT ?)",
+        (to_fts5(unit), cap + 1))

@@ -1,0 +1,104 @@
+"""Titles in the SQLite store: the title index kept beside the sessions, and searched.
+
+A writable open adds the index to a file made before it existed and fills it for every
+session it misses (:func:`prepare`); each ingest replaces its sessions' rows in the same
+transaction (:func:`replace`). A read-only open of such a file changes nothing: its title
+search finds no sessions (:func:`search`).
+
+>>> import sqlite3
+>>> from harkback.adapters.stores.sql import schema
+>>> connection = sqlite3.connect(":memory:", isolation_level=None)
+>>> for statement in schema.SCHEMA:
+...     _ = connection.execute(statement)
+>>> _ = connection.execute("INSERT INTO sessions (id, title) VALUES ('s1', 'CORS fix')")
+>>> has_title_schema(connection), prepare(connection), has_title_schema(connection)
+(False, 1, True)
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from harkback.adapters.stores import search_plan
+from harkback.adapters.stores.sql import schema, titles
+from harkback.adapters.stores.sql.statement import Statement
+from harkback.stages.ports import MatchQuery
+from harkback.stages.records import Session, TitleHit
+from harkback.stages.text.tokens import index_text
+
+
+def has_title_schema(connection: sqlite3.Connection) -> bool:
+    """Whether the file has every table and trigger of the title index."""
+    found: int = connection.execute(schema.VECTOR_OBJECT_COUNT,
+                                    (json.dumps(schema.TITLE_OBJECTS),)).fetchone()[0]
+    return found == len(schema.TITLE_OBJECTS)
+
+
+def prepare(connection: sqlite3.Connection) -> int:
+    """Create the title index when missing and index the sessions it misses, in one
+    transaction; returns how many were indexed. Only for a writable connection.
+
+    Counting both tables first keeps an open of an up-to-date file at two counts.
+    """
+    if has_title_schema(connection):
+        stored, indexed = connection.execute(titles.COUNTS).fetchone()
+        if stored == indexed:
+            return 0
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in schema.TITLE_SCHEMA:
+            connection.execute(statement)
+        missing = [Session(id=row[0], title=row[1], source=row[2])
+                   for row in connection.execute(titles.MISSING)]
+        replace(connection, missing)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.rollback()
+        raise
+    return len(missing)
+
+
+def replace(connection: sqlite3.Connection, sessions: Sequence[Session]) -> None:
+    """Index these sessions' titles, replacing what was indexed for them (inside the
+    caller's transaction)."""
+    if not sessions:
+        return
+    ids = [s.id for s in sessions]
+    for statement in (titles.unindex(ids), titles.forget(ids)):
+        _execute(connection, statement)
+    connection.executemany(titles.INSERT_TITLE,
+                           [(s.id, index_text(s.text_for_search())) for s in sessions])
+    _execute(connection, titles.index(ids))
+
+
+def search(connection: sqlite3.Connection, query: MatchQuery) -> tuple[TitleHit, ...]:
+    """Sessions whose title or source matches, best first; ``score`` is ``-bm25``.
+
+    A term or phrase found in more than ``query.max_scored`` titles selects none (BM25
+    would score every one of them: 25 ms for a source shared by 10,000 sessions); the
+    rest select, and the whole expression filters (:mod:`search_plan`). A file without
+    the index (opened read-only, made before it existed) has none.
+    """
+    if not has_title_schema(connection):
+        return ()
+    cap = query.max_scored
+    common = frozenset() if cap is None else frozenset(
+        unit for unit in search_plan.selecting_units(query.expression)
+        if _execute(connection, titles.count_matches(unit, cap)).fetchone()[0] > cap)
+    statement = titles.search(query)
+    if common:
+        narrowed = search_plan.narrow(query.expression, common)
+        if narrowed is None:
+            return ()
+        within = None if search_plan.is_disjunction(query.expression) else query.expression
+        statement = titles.search(query, expression=narrowed, within=within)
+    return tuple(TitleHit(session_id=row[0], title=row[1], source=row[2], started_at=row[3],
+                          score=-row[4])
+                 for row in _execute(connection, statement))
+
+
+def _execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:
+    return connection.execute(statement.sql, statement.params)

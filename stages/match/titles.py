@@ -1,0 +1,83 @@
+"""Titles as evidence: a session whose title answers the question ranks as if one of its
+user messages said the title.
+
+A title ("CORS fix for the API") is what the session was about, in a few words; a
+question that shares them ("CORS API") should find it as surely as a message saying
+them. The store finds the sessions whose title or source matches the question
+(:meth:`~harkback.stages.ports.SessionStore.search_titles`); each becomes one more
+scored hit (:func:`title_evidence`):
+
+- the title is scored as a user message would be: BM25 over the question's units with
+  the messages' statistics (:func:`~harkback.stages.match.score.message_scorer`), times
+  the user's role weight, so it counts in the session's best messages and its coverage;
+- the source ("claude-code", "codex", "telegram") only covers the units it names: it
+  says where the session happened, not what it was about, and it is shared by every
+  session from there, so it adds to coverage, never to a session's message scores;
+- the hit points at the session's first message (position 0), so the load stage cuts
+  the transcript around the request that opened it, and a session found only by its
+  title still comes back.
+
+>>> from harkback.stages.match.score import RankUnit, message_scorer
+>>> from harkback.stages.query import Term
+>>> units = (RankUnit(Term("cors"), ("cors",), 3.0), RankUnit(Term("codex"), ("codex",), 2.0))
+>>> found = TitleHit(session_id="s", title="CORS fix", source="codex", score=1.0)
+>>> [(s.hit.position, round(s.score, 2), sorted(s.covered))
+...  for s in title_evidence((found,), message_scorer(units, average_length=10.0), 1.5)]
+[(0, 6.69, [0, 1])]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from harkback.stages.match.score import MessageScorer, Scored
+from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery
+from harkback.stages.query import Node
+from harkback.stages.records import MessageHit, TitleHit
+
+TITLE_LIMIT = 50
+"""How many sessions the title search may bring in, best first.
+
+Enough to cover the sessions a question can rank (the match stage hands on a few dozen);
+a word every title holds finds no more than this many.
+"""
+
+
+def title_query(query: MatchQuery, expression: Node) -> MatchQuery:
+    """The title search for a message search: the whole ``expression`` with the same
+    filters; a word in more than :data:`~harkback.stages.ports.DEFAULT_MAX_SCORED` titles
+    (a source most sessions share) selects none, as with messages.
+
+    >>> from harkback.stages.query import Term
+    >>> q = title_query(MatchQuery(expression=Term("a"), roles=("user",), since=5.0,
+    ...                            max_scored=None), Term("b"))
+    >>> q.expression, q.since, q.limit, q.max_scored
+    (Term(text='b', prefix=False), 5.0, 50, 2000)
+    """
+    return attrs.evolve(query, expression=expression, limit=TITLE_LIMIT,
+                        max_scored=DEFAULT_MAX_SCORED)
+
+
+def title_evidence(titles: Sequence[TitleHit], score: MessageScorer, weight: float
+                   ) -> tuple[Scored, ...]:
+    """Each title as a scored hit on its session's first message (see the module).
+
+    The title scores like a message (times ``weight``, the user's role weight) and covers
+    the units it holds; the source covers the units it names and scores nothing. A
+    session whose title and source cover no unit (the store matched a form the ranker
+    does not count) adds nothing.
+    """
+    out = []
+    for title in titles:
+        value, covered = score(title.title) if title.title else (0.0, frozenset[int]())
+        named = score(title.source)[1] if title.source else frozenset[int]()
+        if not covered | named:
+            continue
+        value *= weight
+        hit = MessageHit(session_id=title.session_id, position=0, role="user",
+                         content=title.title, score=value, timestamp=title.started_at,
+                         source=title.source)
+        out.append(Scored(hit, value, covered | named))
+    return tuple(out)

@@ -1,0 +1,56 @@
+"""Titles through the CLI, on a real SQLite file: a new one, and one made before titles
+were indexed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from harkback.stages.ingest_format import conversation_to_json
+from harkback.stages.records import Conversation
+from tests.adapters.stores.old_files import file_state, old_file
+from tests.conftest import conversation
+from tests.pipeline.test_cli import run
+
+SESSIONS = (
+    conversation("titled", ("user", "the browser blocks the upload from the frontend"),
+                 ("assistant", "nginx needs add_header with always in that location"),
+                 title="CORS fix for the API", started_at=1_770_000_000.0),
+    conversation("gateway", ("user", "the api gateway rejects the api key"),
+                 ("assistant", "rotate the api key in the gateway console"),
+                 started_at=1_771_000_000.0),
+)
+
+
+def _write(path: Path, *chats: Conversation) -> Path:
+    path.write_text("".join(json.dumps(conversation_to_json(c)) + "\n" for c in chats),
+                    encoding="utf-8")
+    return path
+
+
+def _found(db: Path, query: str) -> list[str]:
+    done = run("search", query, "--json", "--summarizer", "none", db=db)
+    assert done.returncode == 0, done.stderr
+    return [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+
+def test_a_title_finds_its_session(tmp_path: Path) -> None:
+    """An ingested session is found first by words only its title holds."""
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_write(tmp_path / "s.jsonl", *SESSIONS)), db=db).returncode == 0
+    assert _found(db, "CORS API")[0] == "titled"
+
+
+def test_an_old_file_is_searched_without_titles_until_a_writer_indexes_them(
+        tmp_path: Path) -> None:
+    """Searching a file made before titles were indexed works and writes nothing; the next
+    ingest indexes the titles already stored, and the title then finds its session."""
+    db = tmp_path / "h.db"
+    asyncio.run(old_file(db, SESSIONS))
+    before = file_state(db)
+    assert _found(db, "CORS API")[0] == "gateway"
+    assert file_state(db) == before
+    later = conversation("lunch", ("user", "where should we go for lunch"))
+    assert run("ingest", str(_write(tmp_path / "more.jsonl", later)), db=db).returncode == 0
+    assert _found(db, "CORS API")[0] == "titled"
