@@ -133,9 +133,12 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
         else:
             forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) or ru.forms[:1]
             containing = sum(counts.get(f, 0) for f in forms)
-        # A unit found nowhere cannot tell sessions apart; weighed, it would only dilute
-        # the share of the query every session covers (a CJK bigram across two words).
-        weight = idf(stats.documents, containing) * ru.share if containing else 0.0
+        # A bigram of a longer CJK run found in no message is most likely one across two
+        # words ("表死" in 订单表死锁); weighed, it would only dilute the share of the
+        # query every session covers. A whole word found nowhere keeps its weight: a
+        # session's title may hold it (titles are not counted in ``stats``).
+        absent = not containing and ru.share < 1.0
+        weight = 0.0 if absent else idf(stats.documents, max(containing, 1)) * ru.share
         out.append(RankUnit(ru.unit, forms, weight, ru.share))
     return tuple(out)
 
