@@ -111,7 +111,7 @@ async def rank(store: SessionStore, match: Stage[SearchRequest, Matched], questi
     until = question.asked_at if until_asked else None
     request = SearchRequest(query=question.text, limit=limit, until=until)
     now = clock.now(question)
-    vectors = store if embedder is not None and isinstance(store, SqliteStore) else None
+    vectors = store.vector_store() if embedder is not None else None
     deps = Deps(store=store, clock=lambda: now, embedder=embedder, vectors=vectors)
     started = time.perf_counter()
     outcome: IOResult[Resolved, RecallError] = await match(request).bind(

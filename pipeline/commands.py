@@ -79,12 +79,14 @@ async def _embed_after(store: SessionStore, embedder: Embedder | None,
     """Embed what an ingest or import added, when an embedder is configured."""
     if embedder is None:
         return None
-    try:
-        vectors = store.vector_store()
-        if vectors is None:
-            raise CliError("this store keeps no vectors; leave out --embedder")
-        return await embed_missing(vectors, embedder, progress=progress)
-    finally:
+    vectors = store.vector_store()
+    if vectors is None:
+        raise CliError("this store keeps no vectors; leave out --embedder")
+    return await embed_missing(vectors, embedder, progress=progress)
+
+
+async def _release(embedder: Embedder | None) -> None:
+    if embedder is not None:
         await embedder.aclose()
 
 
@@ -93,20 +95,25 @@ async def ingest(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise CliError(f"no such file: {args.file}")
     embedder = _embedder(args)
-    store = open_store(_db(args), readonly=False)
 
     def report_bad(error: BadRecord) -> None:
         print(f"harkback: {args.file}: {error.message()} (skipped)", file=sys.stderr)
 
     try:
-        summary = await ingest_file(args.file, store, on_bad=report_bad, progress=args.progress)
-        if summary.read_error:
-            raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
-        if summary.store_error is not None:
-            raise CliError(f"{summary.describe()}; stopped: {summary.store_error.message()}")
-        embedded = await _embed_after(store, embedder, args.progress)
+        store = open_store(_db(args), readonly=False)
+        try:
+            summary = await ingest_file(args.file, store, on_bad=report_bad,
+                                        progress=args.progress)
+            if summary.read_error:
+                raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
+            if summary.store_error is not None:
+                raise CliError(f"{summary.describe()}; stopped: "
+                               f"{summary.store_error.message()}")
+            embedded = await _embed_after(store, embedder, args.progress)
+        finally:
+            store.close()
     finally:
-        store.close()
+        await _release(embedder)
     print(summary.describe())
     if embedded is not None:
         print(embedded.describe())
@@ -177,18 +184,21 @@ async def import_history(args: argparse.Namespace) -> int:
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
     embedder = _embedder(args)
-    store = open_store(_db(args), readonly=False)
     outcomes = []
     try:
-        ledger = store.import_ledger()
-        if ledger is None:
-            raise CliError("this store does not remember imports; import into a SQLite file")
-        for importer in found.unwrap():
-            outcomes.append(await run_import(importer, store, ledger, full=args.full,
-                                             progress=args.progress))
-        embedded = await _embed_after(store, embedder, args.progress)
+        store = open_store(_db(args), readonly=False)
+        try:
+            ledger = store.import_ledger()
+            if ledger is None:
+                raise CliError("this store does not remember imports; import into a file")
+            for importer in found.unwrap():
+                outcomes.append(await run_import(importer, store, ledger, full=args.full,
+                                                 progress=args.progress))
+            embedded = await _embed_after(store, embedder, args.progress)
+        finally:
+            store.close()
     finally:
-        store.close()
+        await _release(embedder)
     ok = all(o.ok for o in outcomes) and not bad and (embedded is None or embedded.ok)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
@@ -218,18 +228,16 @@ async def embed(args: argparse.Namespace) -> int:
     try:
         _needs_file(target)
         store = open_store(target, readonly=False)
-    except CliError:
-        await embedder.aclose()
-        raise
-    try:
-        vectors = store.vector_store()
-        if vectors is None:
-            raise CliError(f"the store at {target} keeps no vectors")
-        summary = await embed_missing(vectors, embedder, roles=args.role,
-                                      progress=args.progress)
+        try:
+            vectors = store.vector_store()
+            if vectors is None:
+                raise CliError(f"the store at {target} keeps no vectors")
+            summary = await embed_missing(vectors, embedder, roles=args.role,
+                                          progress=args.progress)
+        finally:
+            store.close()
     finally:
-        await embedder.aclose()
-        store.close()
+        await _release(embedder)
     if args.json:
         print_json({"success": summary.ok, **_embed_payload(summary)})
     else:

@@ -178,6 +178,8 @@ def _plain(text: str) -> ParsedQuery:
     text = without_contractions(text)
     # CJK framing (上次, 怎么, どうやって, 어떻게) glues to topic words: out before bigrams.
     toks = list(tokens(text if text.isascii() else without_framing(text)))
+    # A question of framing alone ("上次怎么解决的？") still searches its own words.
+    toks = toks or list(tokens(text))
     topical = [t for t in toks if not (is_stopword(t) or is_framing_bigram(t))] or toks
     units = _dedupe([_single(t, False) for t in topical])
     if not units:

@@ -126,6 +126,10 @@ def _start_key(session: Session) -> tuple[float, str]:
     return (math.inf if session.started_at is None else session.started_at, session.id)
 
 
+TITLE_LABEL = "[TITLE]:"
+"""How the root session's title opens its transcript."""
+
+
 def session_header(session: Session, parents: dict[str, Session]) -> str:
     """The line that introduces a non-root session of a lineage.
 
@@ -182,6 +186,10 @@ def render_lineage(sessions: Sequence[Session], messages: Sequence[Message], *,
     for index, session in enumerate(sessions):
         if index:
             add(session_header(session, parents))
+        elif session.title.strip():
+            # The title is searched like a message (a session may be found by it alone),
+            # so the transcript a summary is made from holds it too.
+            add(f"{TITLE_LABEL} {session.title.strip()}")
         for message in sorted(by_session.get(session.id, ()), key=lambda m: m.position):
             block = render_message(message, tool_output_chars=tool_output_chars)
             if block:

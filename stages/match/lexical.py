@@ -119,12 +119,23 @@ class LexicalMatch:
                                    limit=self.scan_limit, since=request.since,
                                    until=request.until, hidden_sources=request.hidden_sources,
                                    max_scored=None if narrow else self.max_scored)
-                return store.search(query).bind(lambda hits: store.search_titles(
-                    title_query(query, expression)).map(lambda titles: self._rank(
-                        request, parsed, units, stats, hits, now, window, titles)))
+                return store.search(query).bind(lambda hits: self._titles(
+                    store, request, parsed, title_query(query, expression, self.max_scored)
+                ).map(lambda titles: self._rank(
+                    request, parsed, units, stats, hits, now, window, titles)))
             return store.term_stats(lookups).bind(search)
 
         return with_store(lambda deps: run(deps.store, deps.clock()))
+
+    @staticmethod
+    def _titles(store: SessionStore, request: SearchRequest, parsed: ParsedQuery,
+                query: MatchQuery) -> FutureResult[tuple[TitleHit, ...], StoreUnavailable]:
+        # A title counts as a user message, so it is evidence only when user messages are
+        # searched; and a query in FTS syntax means exactly what it says of the messages
+        # (a title cannot honour its NOT).
+        if parsed.advanced or "user" not in request.roles:
+            return FutureResult.from_value(())
+        return store.search_titles(query)
 
     def _rank(self, request: SearchRequest, parsed: ParsedQuery, units: Sequence[RankUnit],
               stats: TermStats, hits: Sequence[MessageHit], now: float,

@@ -45,10 +45,11 @@ a word every title holds finds no more than this many.
 """
 
 
-def title_query(query: MatchQuery, expression: Node) -> MatchQuery:
+def title_query(query: MatchQuery, expression: Node, max_scored: int = DEFAULT_MAX_SCORED
+                ) -> MatchQuery:
     """The title search for a message search: the whole ``expression`` with the same
-    filters; a word in more than :data:`~harkback.stages.ports.DEFAULT_MAX_SCORED` titles
-    (a source most sessions share) selects none, as with messages.
+    filters; a word in more than ``max_scored`` titles (a source most sessions share)
+    selects none, as with messages.
 
     >>> from harkback.stages.query import Term
     >>> q = title_query(MatchQuery(expression=Term("a"), roles=("user",), since=5.0,
@@ -56,8 +57,7 @@ def title_query(query: MatchQuery, expression: Node) -> MatchQuery:
     >>> q.expression, q.since, q.limit, q.max_scored
     (Term(text='b', prefix=False), 5.0, 50, 2000)
     """
-    return attrs.evolve(query, expression=expression, limit=TITLE_LIMIT,
-                        max_scored=DEFAULT_MAX_SCORED)
+    return attrs.evolve(query, expression=expression, limit=TITLE_LIMIT, max_scored=max_scored)
 
 
 def title_evidence(titles: Sequence[TitleHit], score: MessageScorer, weight: float

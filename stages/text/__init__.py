@@ -1,2 +1,3 @@
 """Text shared by indexing and querying: tokens and CJK bigrams (``tokens``), English
-inflectional stems (``stem``), English irregular verbs (``irregular``)."""
+stems and inflections (``stem``), irregular verbs and plurals (``irregular``), and the
+framing of Chinese, Japanese and Korean questions (``framing``)."""

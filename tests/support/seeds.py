@@ -52,7 +52,8 @@ STEP = 60.0
 
 @attrs.frozen(kw_only=True)
 class Question:
-    """One question as a person asks it, and the sessions that answer it."""
+    """One question as a person asks it, and the sessions that answer it: the one answer
+    must come first, several must all be in the top three (:meth:`passed`)."""
 
     id: str
     language: str
@@ -61,12 +62,17 @@ class Question:
     current: str | None = None
 
     def passed(self, ranked: Sequence[str]) -> bool:
-        """One answer must come first; several must all be in the first three.
+        """One answer must come first; several must all be in the first three; the
+        session the question is asked from never comes back.
 
         >>> q = Question(id="q", language="en", text="?", answers=("a", "b"))
         >>> q.passed(["b", "x", "a"]), q.passed(["a", "x", "y", "b"])
         (True, False)
+        >>> attrs.evolve(q, answers=("a",), current="live").passed(["a", "live"])
+        False
         """
+        if self.current is not None and self.current in ranked:
+            return False
         if len(self.answers) == 1:
             return bool(ranked) and ranked[0] == self.answers[0]
         return set(self.answers) <= set(ranked[:3])

@@ -108,8 +108,8 @@ async def test_title_matches_honour_hidden_sources_and_time() -> None:
 
 
 async def test_a_title_only_session_is_loaded_and_summarized() -> None:
-    """The whole pipeline recalls a session found only by its title: its transcript holds
-    its first request and its summary is not empty."""
+    """The whole pipeline recalls a session found only by its title: its transcript opens
+    with the title, so its summary addresses the question instead of disowning it."""
     store = await _store(conversation("titled", *QUIET, title="CORS fix for the API",
                                       started_at=NOW - 40 * DAY),
                          conversation("lunch", ("user", "lunch"), started_at=NOW))
@@ -120,4 +120,21 @@ async def test_a_title_only_session_is_loaded_and_summarized() -> None:
     assert [r.session_id for r in result.results] == ["titled"]
     recall = result.results[0]
     assert recall.title == "CORS fix for the API"
-    assert "browser blocks the upload" in recall.summary or "add_header" in recall.summary
+    assert "CORS fix for the API" in recall.summary
+    assert recall.summary_note == ""
+    assert "does not appear to address" not in recall.summary
+
+
+async def test_a_title_is_no_evidence_for_a_query_in_search_syntax() -> None:
+    """``docker NOT network`` means messages without "network": a title saying "Docker"
+    does not bring back a session whose messages say "docker network"."""
+    store = await _store(conversation("titled", ("user", "the docker network is down"),
+                                      title="Docker fix", started_at=NOW - DAY))
+    assert _order(await _matched(store, "docker NOT network")) == []
+
+
+async def test_a_title_counts_only_where_user_messages_are_searched() -> None:
+    """A title stands for a user message: a search of tool output alone ignores it."""
+    store = await _store(conversation("titled", *QUIET, title="CORS fix", started_at=NOW))
+    assert _order(await _matched(store, "cors", roles=("tool",))) == []
+    assert _order(await _matched(store, "cors")) == ["titled"]

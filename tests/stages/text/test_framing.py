@@ -64,3 +64,9 @@ def test_japanese_units_are_the_words_that_name() -> None:
     """Hiragana endings and script-crossing bigrams make no unit; kanji and katakana do."""
     question = "翻訳がないときの言語はどう設定した"
     assert [getattr(u, "text", "") for u in parse_query(question).units] == ["翻訳", "言語", "設定"]
+
+
+def test_a_question_of_framing_alone_still_searches_its_words() -> None:
+    """Nothing but framing ("上次怎么解决的？"): its own bigrams are searched, not nothing."""
+    assert parse_query("上次怎么解决的？").units
+    assert parse_query("지난번 문제 어떻게 해결했지?").units
