@@ -7,15 +7,8 @@ from hypothesis import strategies as st
 
 from harkback.stages.query import parse_query
 from harkback.stages.records import Candidate, MessageHit, Session
+from harkback.stages.rerank import prompt
 from harkback.stages.rerank.model import Judged, describe_fallback, merge
-from harkback.stages.rerank.prompt import (
-    best_passages,
-    build_request,
-    labels_for,
-    ranking_key,
-    read_ranking,
-    session_block,
-)
 
 
 def _hit(content: str, score: float, sid: str = "secret-id-123") -> MessageHit:
@@ -31,62 +24,62 @@ def test_the_best_scored_passages_are_shown_first_and_the_weak_ones_left_out() -
     candidate = _candidate("a", _hit("weak nginx mention", 0.1), _hit("", 9.0),
                            _hit("strong nginx timeout fix", 3.0),
                            _hit("strong nginx timeout fix", 2.9), _hit("middle nginx", 1.0))
-    shown = best_passages(candidate, parse_query("nginx timeout"), passages=2, chars=200)
+    shown = prompt.best_passages(candidate, parse_query("nginx timeout"), passages=2, chars=200)
     assert shown == ("strong nginx timeout fix", "middle nginx")
 
 
 def test_a_long_passage_is_cut_around_the_matching_words() -> None:
     """The words that matched survive the cut even deep inside a long message."""
     text = "filler words " * 100 + "the proxy_read_timeout was raised " + "tail " * 100
-    (shown,) = best_passages(_candidate("a", _hit(text, 1.0)), parse_query("proxy_read_timeout"),
-                             passages=1, chars=120)
+    (shown,) = prompt.best_passages(_candidate("a", _hit(text, 1.0)),
+                                    parse_query("proxy_read_timeout"), passages=1, chars=120)
     assert "proxy_read_timeout" in shown
     assert len(shown) <= 120
 
 
 def test_the_prompt_shows_local_labels_never_session_ids() -> None:
-    """The model sees S1, S2 and the titles; the store's ids stay out of the prompt."""
+    """The model sees S1, S2 and the titles; the store's ids stay out of the sent."""
     candidates = [Candidate(root=Session(id=f"secret-id-{i}", title=f"proxy {i}"),
                             hits=(_hit(text, 1.0, f"secret-id-{i}"),))
                   for i, text in enumerate(("nginx", "nginx again"))]
-    blocks = [session_block(label, c, best_passages(c, parse_query("nginx"), passages=2,
-                                                    chars=100))
-              for label, c in zip(labels_for(2), candidates, strict=True)]
-    request = build_request("nginx", blocks, max_tokens=40, temperature=0.0)
-    prompt = "\n".join(content for _role, content in request.messages)
-    assert "[S1] title: proxy 0\n- nginx\n" in prompt
-    assert "[S2] title: proxy 1\n- nginx again\n" in prompt
-    assert "secret-id" not in prompt
-    opening = prompt.index("<<<SESSIONS ")
-    closing = prompt.index("\nSESSIONS ", opening)
-    assert opening < prompt.index("- nginx again") < closing
+    blocks = [prompt.session_block(label, c, prompt.best_passages(
+                  c, parse_query("nginx"), passages=2, chars=100))
+              for label, c in zip(prompt.labels_for(2), candidates, strict=True)]
+    request = prompt.build_request("nginx", blocks, max_tokens=40, temperature=0.0)
+    sent = "\n".join(content for _role, content in request.messages)
+    assert "[S1] title: proxy 0\n- nginx\n" in sent
+    assert "[S2] title: proxy 1\n- nginx again\n" in sent
+    assert "secret-id" not in sent
+    opening = sent.index("<<<SESSIONS ")
+    closing = sent.index("\nSESSIONS ", opening)
+    assert opening < sent.index("- nginx again") < closing
     assert request.max_tokens == 40
 
 
 def test_the_answer_keeps_shown_labels_in_the_models_order_each_once() -> None:
     """Unknown labels are ignored, repeats counted once, the last RELEVANT line wins."""
-    labels = labels_for(4)
-    assert read_ranking("RELEVANT: S3, S1", labels=labels) == ("S3", "S1")
-    assert read_ranking("**Relevant:** s4, S12, S4, S2", labels=labels) == ("S4", "S2")
-    assert read_ranking("RELEVANT: S1\nwait\nRELEVANT: S2", labels=labels) == ("S2",)
-    assert read_ranking("S2 then S1", labels=labels) == ("S2", "S1")
+    labels = prompt.labels_for(4)
+    assert prompt.read_ranking("RELEVANT: S3, S1", labels=labels) == ("S3", "S1")
+    assert prompt.read_ranking("**Relevant:** s4, S12, S4, S2", labels=labels) == ("S4", "S2")
+    assert prompt.read_ranking("RELEVANT: S1\nwait\nRELEVANT: S2", labels=labels) == ("S2",)
+    assert prompt.read_ranking("S2 then S1", labels=labels) == ("S2", "S1")
 
 
 def test_unusable_answers_are_none_and_an_explicit_none_is_empty() -> None:
     """Garbage and only-unknown labels give None (keep the lexical order); 'none' drops all."""
-    labels = labels_for(3)
-    assert read_ranking("", labels=labels) is None
-    assert read_ranking("The sessions are about Docker.", labels=labels) is None
-    assert read_ranking("RELEVANT: S7, S0", labels=labels) is None
-    assert read_ranking("RELEVANT: none", labels=labels) == ()
-    assert read_ranking("RELEVANT: None.", labels=labels) == ()
+    labels = prompt.labels_for(3)
+    assert prompt.read_ranking("", labels=labels) is None
+    assert prompt.read_ranking("The sessions are about Docker.", labels=labels) is None
+    assert prompt.read_ranking("RELEVANT: S7, S0", labels=labels) is None
+    assert prompt.read_ranking("RELEVANT: none", labels=labels) == ()
+    assert prompt.read_ranking("RELEVANT: None.", labels=labels) == ()
 
 
 @given(st.text(max_size=200), st.integers(min_value=1, max_value=12))
 def test_a_ranking_only_ever_holds_shown_labels_once(answer: str, count: int) -> None:
     """Whatever the model says, the ranking is a subset of the shown labels, no repeats."""
-    labels = labels_for(count)
-    ranking = read_ranking(answer, labels=labels)
+    labels = prompt.labels_for(count)
+    ranking = prompt.read_ranking(answer, labels=labels)
     if ranking is not None:
         assert set(ranking) <= set(labels)
         assert len(ranking) == len(set(ranking))
@@ -107,9 +100,9 @@ def test_the_note_names_the_reasons_once() -> None:
 
 def test_the_cache_key_has_its_own_prompt_version_and_follows_the_input() -> None:
     """A different prompt is a different key, and no key is a summary's key."""
-    one = build_request("nginx", ["[S1] title: a"], max_tokens=40, temperature=0.0)
-    two = build_request("nginx", ["[S1] title: b"], max_tokens=40, temperature=0.0)
-    first, second = (ranking_key("r", "Nginx  timeout", r, "m") for r in (one, two))
+    one = prompt.build_request("nginx", ["[S1] title: a"], max_tokens=40, temperature=0.0)
+    two = prompt.build_request("nginx", ["[S1] title: b"], max_tokens=40, temperature=0.0)
+    first, second = (prompt.ranking_key("r", "Nginx  timeout", r, "m") for r in (one, two))
     assert first.prompt_version.startswith("rerank")
     assert first.content != second.content
     assert first.query == "nginx timeout"
