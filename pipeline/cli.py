@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--summarizer", choices=sorted(SUMMARIZERS), default=None,
                         help="default: llm when a model is configured (--model or "
                              "HARKBACK_MODEL), else extractive")
+    search.add_argument("--rerank", action="store_true",
+                        help="let the model (--model) reorder and drop a shortlist of 20 "
+                             "sessions before the limit is taken; off by default")
     search.add_argument("--json", action="store_true", help="print the JSON payload only")
     search.add_argument("--ranker", choices=sorted(RANKERS), default=None,
                         help=f"how sessions are ranked (default: hybrid with an embedder, "

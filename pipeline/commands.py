@@ -125,7 +125,7 @@ async def search(args: argparse.Namespace) -> int:
     as_of = None if args.as_of is None else _unwrap(parse_as_of(args.as_of))
     settings = wiring.RecallSettings(
         db=_db(args), ranker=args.ranker, summarizer=args.summarizer,
-        chat=model_settings(args, os.environ), deadline_s=args.deadline,
+        chat=model_settings(args, os.environ), deadline_s=args.deadline, rerank=args.rerank,
         embedder=args.embedder or os.environ.get("HARKBACK_EMBEDDER"))
     _unwrap(wiring.pipeline_for(settings))  # usage errors before the store is opened
     store = _unwrap(wiring.open_for_recall(settings))

@@ -1,4 +1,4 @@
-"""The pipeline: five swappable stages composed once.
+"""The pipeline: five swappable stages composed once, and an optional rerank.
 
 Swap one stage with ``attrs.evolve``:
 
@@ -6,9 +6,16 @@ Swap one stage with ``attrs.evolve``:
 >>> p = attrs.evolve(Pipeline(), summarize=RawSummarize(chars=300))
 >>> type(p.summarize).__name__
 'RawSummarize'
+
+The rerank stage sits between resolve and load. The default, :class:`KeepOrder`, passes
+``Resolved`` through and is not timed (``timings`` names the five stages); a
+:class:`ModelRerank` (``attrs.evolve(p, rerank=ModelRerank())``) makes resolve keep its
+``shortlist`` and is timed as ``rerank``.
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import attrs
 
@@ -19,12 +26,25 @@ from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.recent import RecentSessions
 from harkback.stages.request import SearchRequest
+from harkback.stages.rerank.model import KeepOrder
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import Stage, Step
 from harkback.stages.summarize.plain import ExtractiveSummarize
 
 STAGE_NAMES = ("match", "resolve", "load", "summarize", "assemble")
+RERANK = "rerank"
+"""The timing name of a rerank stage that does something."""
+
+
+class Rerank(Stage[Resolved, Resolved], Protocol):
+    """A rerank stage: chooses ``request.limit`` of the ``shortlist`` candidates that
+    resolve keeps for it (a shortlist of 0 asks for nothing more than the limit)."""
+
+    @property
+    def shortlist(self) -> int:
+        """How many candidates resolve should keep for this stage (0: the limit)."""
+        ...
 
 
 @attrs.frozen(kw_only=True)
@@ -33,15 +53,27 @@ class Pipeline:
 
     match: Stage[SearchRequest, Matched] = LexicalMatch()
     resolve: Stage[Matched, Resolved] = LineageResolve()
+    rerank: Rerank = KeepOrder()
     load: Stage[Resolved, Loaded] = Load()
     summarize: Stage[Loaded, SummarizedSet] = ExtractiveSummarize()
     assemble: Stage[SummarizedSet, RecallResult] = Assemble()
     recent: Stage[SearchRequest, BrowseResult] = RecentSessions()
 
+    @property
+    def reranks(self) -> bool:
+        """True when the rerank stage does something (it is then run and timed)."""
+        return not isinstance(self.rerank, KeepOrder)
+
     def search(self, request: SearchRequest) -> Step[RecallResult]:
-        """Run the five stages, each timed, on a non-empty query."""
-        return (timed("match", self.match)(request)
-                .bind(timed("resolve", self.resolve))
+        """Run the five stages (and a rerank when set), each timed, on a non-empty query."""
+        if not self.reranks:
+            resolved = timed("match", self.match)(request).bind(timed("resolve", self.resolve))
+        else:
+            wide = attrs.evolve(request, shortlist=max(request.limit, self.rerank.shortlist))
+            resolved = (timed("match", self.match)(wide)
+                        .bind(timed("resolve", self.resolve))
+                        .bind(timed(RERANK, self.rerank)))
+        return (resolved
                 .bind(timed("load", self.load))
                 .bind(timed("summarize", self.summarize))
                 .bind(timed("assemble", self.assemble)))

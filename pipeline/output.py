@@ -30,7 +30,12 @@ def format_payload(payload: dict[str, Any]) -> str:
         moment = datetime.fromtimestamp(payload["as_of"], UTC)
         asked = f" as of {moment.isoformat(timespec='seconds').replace('+00:00', 'Z')}"
     lines = [f'{payload["count"]} of {payload["sessions_searched"]} matching session(s) '
-             f'for "{payload["query"]}"{asked}', "", header, "-" * len(header)]
+             f'for "{payload["query"]}"{asked}']
+    if payload.get("rerank"):
+        lines.append(f"reranked by the model: {payload['rerank']['kept']} kept of "
+                     f"{payload['rerank']['shown']} shown")
+    lines += [f"note: {note}" for note in payload.get("notes", ())]
+    lines += ["", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
         lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
                      f"{r['matched_messages']:>4}  {r['session_id']}  {r['title']}")

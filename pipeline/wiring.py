@@ -13,6 +13,8 @@ module, and print; nothing past here names a concrete store.
 <Success: Bm25Match>
 >>> pipeline_for(RecallSettings(summarizer="llm")).failure().reason.split(":")[0]
 'no model configured for --summarizer llm'
+>>> pipeline_for(RecallSettings(rerank=True)).failure().reason.split(":")[0]
+'no model configured for --rerank'
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from harkback.pipeline.facade import Harkback
 from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
 from harkback.stages.ports import Embedder, SessionStore
+from harkback.stages.rerank.model import ModelRerank
 from harkback.stages.summarize.model import DEADLINE_S, LlmSummarize
 from harkback.stages.summarize.summarizers import (
     DEFAULT_SUMMARIZER,
@@ -104,7 +107,8 @@ class RecallSettings:
     """What one recall is wired from: names and specs as a person gives them.
 
     ``ranker`` None means ``hybrid`` with an embedder, else the lexical default;
-    ``summarizer`` None means ``llm`` with a model configured, else extractive.
+    ``summarizer`` None means ``llm`` with a model configured, else extractive;
+    ``rerank`` asks the model to rerank a shortlist (off unless asked; needs a model).
     """
 
     db: str | None = None
@@ -113,6 +117,7 @@ class RecallSettings:
     chat: ChatSettings | None = None
     embedder: str | None = None
     deadline_s: float = DEADLINE_S
+    rerank: bool = False
 
     @property
     def summarizer_name(self) -> str:
@@ -122,9 +127,16 @@ class RecallSettings:
         return MODEL_SUMMARIZER if self.chat is not None else DEFAULT_SUMMARIZER
 
     @property
+    def uses_model(self) -> bool:
+        """True when the recall calls the chat model (to summarise or to rerank)."""
+        return self.chat is not None and (self.summarizer_name == MODEL_SUMMARIZER
+                                          or self.rerank)
+
+    @property
     def writes_summaries(self) -> bool:
-        """True when the recall keeps model summaries in the store (so opens it writable)."""
-        return self.summarizer_name == MODEL_SUMMARIZER and self.chat is not None
+        """True when the recall keeps model answers (summaries, rerank choices) in the
+        store's summary cache (so opens it writable)."""
+        return self.uses_model
 
 
 def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:
@@ -141,9 +153,15 @@ def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:
         return Failure(QueryRejected(
             "no model configured for --summarizer llm: pass --model NAME or set "
             "HARKBACK_MODEL (and OPENAI_BASE_URL for a local server)"))
+    if settings.rerank and settings.chat is None:
+        return Failure(QueryRejected(
+            "no model configured for --rerank: pass --model NAME or set "
+            "HARKBACK_MODEL (and OPENAI_BASE_URL for a local server)"))
     summarize = (LlmSummarize(deadline_s=settings.deadline_s) if name == MODEL_SUMMARIZER
                  else SUMMARIZERS[name])
-    return Success(Pipeline(match=RANKERS[ranker], summarize=summarize))
+    pipeline = Pipeline(match=RANKERS[ranker], summarize=summarize)
+    return Success(attrs.evolve(pipeline, rerank=ModelRerank()) if settings.rerank
+                   else pipeline)
 
 
 def embedder_for(spec: str | None) -> Result[Embedder | None, QueryRejected]:
@@ -194,4 +212,8 @@ def _facade(settings: RecallSettings, store: SessionStore, pipeline: Pipeline,
                         vectors=store.vector_store() if embedder is not None else None)
     if settings.chat is not None and settings.summarizer_name == MODEL_SUMMARIZER:
         harkback = with_model(harkback, settings.chat, deadline_s=settings.deadline_s)
+    elif settings.chat is not None and settings.rerank:
+        # A model for the rerank only: the summarizer stays the one asked for.
+        harkback = attrs.evolve(harkback, model=OpenAIChatModel(settings.chat),
+                                cache=store.summary_cache() or harkback.cache)
     return harkback

@@ -38,4 +38,4 @@ class Assemble:
         return pure(RecallResult(
             query=summarized.request.query,
             results=tuple(to_recall(item, self.tz) for item in summarized.items),
-            sessions_searched=summarized.sessions_searched))
+            sessions_searched=summarized.sessions_searched, rerank=summarized.rerank))

@@ -2,7 +2,8 @@
 
 Each stage takes one of these and returns the next inside a
 ``RequiresContextFutureResult[..., RecallError, Deps]``:
-``SearchRequest → Matched → Resolved → Loaded → Summarized → RecallResult``.
+``SearchRequest → Matched → Resolved → Loaded → Summarized → RecallResult``; the
+optional rerank stage takes a ``Resolved`` and returns one.
 """
 
 from __future__ import annotations
@@ -10,7 +11,13 @@ from __future__ import annotations
 import attrs
 
 from harkback.stages.query import ParsedQuery
-from harkback.stages.records import Candidate, MessageHit, Summarized, Transcript
+from harkback.stages.records import (
+    Candidate,
+    MessageHit,
+    RerankReport,
+    Summarized,
+    Transcript,
+)
 from harkback.stages.request import SearchRequest
 
 
@@ -25,12 +32,14 @@ class Matched:
 
 @attrs.frozen(kw_only=True)
 class Found:
-    """What every stage after resolve passes on: the request, its parse, and how many
-    distinct sessions (lineage roots) the match stage found."""
+    """What every stage after resolve passes on: the request, its parse, how many
+    distinct sessions (lineage roots) the match stage found, and what a rerank stage
+    did (None when none ran)."""
 
     request: SearchRequest
     parsed: ParsedQuery
     sessions_searched: int = attrs.field(validator=attrs.validators.ge(0))
+    rerank: RerankReport | None = None
 
 
 @attrs.frozen(kw_only=True)

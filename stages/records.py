@@ -225,6 +225,25 @@ class Summary:
 
 
 @attrs.frozen(kw_only=True)
+class RerankReport:
+    """What a rerank stage did: candidates shown, kept, model calls and their cost.
+
+    ``note`` says why the lexical order stands for some or all candidates (empty when
+    the model's judgement was used throughout).
+
+    >>> RerankReport(shown=20, kept=4, calls=4).cached_calls
+    0
+    """
+
+    shown: int = attrs.field(validator=attrs.validators.ge(0))
+    kept: int = attrs.field(validator=attrs.validators.ge(0))
+    calls: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    cached_calls: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    usage: TokenUsage = attrs.field(factory=TokenUsage)
+    note: str = ""
+
+
+@attrs.frozen(kw_only=True)
 class Summarized:
     """One transcript with its summary."""
 

@@ -16,6 +16,8 @@ from harkback.stages.records import ROLES, Role
 from harkback.stages.when import parse_time_bound
 
 MAX_LIMIT = 10
+MAX_SHORTLIST = 50
+"""The most candidates resolve keeps for a rerank stage to choose from."""
 
 DEFAULT_LIMIT = 3
 """Sessions a recall returns unless asked for more (the CLI, the facade, the agent tool)."""
@@ -31,7 +33,11 @@ def _roles_valid(_inst: object, _attr: object, roles: tuple[str, ...]) -> None:
 
 @attrs.frozen(kw_only=True)
 class SearchRequest:
-    """One recall request. Build it with :func:`make_request` to get errors as values."""
+    """One recall request. Build it with :func:`make_request` to get errors as values.
+
+    ``shortlist`` is how many candidates resolve keeps when a later stage (rerank) will
+    choose ``limit`` among them; 0 keeps ``limit``. The pipeline sets it, not the caller.
+    """
 
     query: str
     limit: int = attrs.field(default=DEFAULT_LIMIT, validator=[attrs.validators.ge(1),
@@ -41,6 +47,8 @@ class SearchRequest:
     since: float | None = None
     until: float | None = None
     hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES
+    shortlist: int = attrs.field(default=0, validator=[attrs.validators.ge(0),
+                                                       attrs.validators.le(MAX_SHORTLIST)])
 
     @property
     def is_browse(self) -> bool:

@@ -42,7 +42,8 @@ def group_by_root(hits: Sequence[MessageHit], known: Mapping[str, Session], *,
 class LineageResolve:
     """Trace hits to their lineage roots; keep the best ``request.limit`` of them.
 
-    ``max_candidates`` caps the limit whatever the request says.
+    ``max_candidates`` caps the limit whatever the request says; a request's
+    ``shortlist`` (set for a rerank stage) keeps that many when it is more.
     """
 
     max_candidates: int = attrs.field(default=MAX_LIMIT, validator=attrs.validators.ge(1))
@@ -59,7 +60,7 @@ class LineageResolve:
             candidates = group_by_root(
                 matched.hits, known, exclude_root=current.id if current else None,
                 hidden_sources=request.hidden_sources)
-            limit = min(request.limit, self.max_candidates)
+            limit = max(min(request.limit, self.max_candidates), request.shortlist)
             return Resolved(request=request, parsed=matched.parsed,
                             candidates=candidates[:limit], sessions_searched=len(candidates))
 

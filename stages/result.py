@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from harkback.stages.records import SessionOverview, SummaryKind, TokenUsage
+from harkback.stages.records import RerankReport, SessionOverview, SummaryKind, TokenUsage
 
 __all__ = ["UTC", "BrowseResult", "Recall", "RecallResult", "RecentEntry", "when_text"]
 
@@ -76,15 +76,16 @@ class Recall:
 
 @attrs.frozen(kw_only=True)
 class RecallResult:
-    """The answer to a search: recalled sessions, best first."""
+    """The answer to a search: recalled sessions, best first, and what a rerank did."""
 
     query: str
     results: tuple[Recall, ...]
     sessions_searched: int
+    rerank: RerankReport | None = None
 
     @property
     def usage(self) -> TokenUsage:
-        """Model tokens used by all summaries together."""
+        """Model tokens used by all summaries together (a rerank's are in its report)."""
         total = TokenUsage()
         for recall in self.results:
             total = total + recall.usage
@@ -103,7 +104,22 @@ class RecallResult:
         if usage.prompt or usage.completion:
             payload["usage"] = {"prompt_tokens": usage.prompt,
                                 "completion_tokens": usage.completion}
+        if self.rerank is not None:
+            payload["rerank"] = rerank_payload(self.rerank)
+            if self.rerank.note:
+                payload["notes"] = [self.rerank.note]
         return payload
+
+
+def rerank_payload(report: RerankReport) -> dict[str, Any]:
+    """The JSON form of a rerank report.
+
+    >>> rerank_payload(RerankReport(shown=20, kept=3, calls=4))["kept"]
+    3
+    """
+    return {"shown": report.shown, "kept": report.kept, "calls": report.calls,
+            "cached_calls": report.cached_calls, "prompt_tokens": report.usage.prompt,
+            "completion_tokens": report.usage.completion}
 
 
 @attrs.frozen(kw_only=True)

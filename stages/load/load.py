@@ -111,4 +111,5 @@ class Load:
         return gather([self.load_one(store, c, resolved.parsed) for c in resolved.candidates]
                       ).map(lambda transcripts: Loaded(
                           request=resolved.request, parsed=resolved.parsed,
-                          transcripts=transcripts, sessions_searched=resolved.sessions_searched))
+                          transcripts=transcripts, sessions_searched=resolved.sessions_searched,
+                          rerank=resolved.rerank))

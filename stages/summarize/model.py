@@ -328,7 +328,8 @@ class LlmSummarize:
             *(self._summarize(t, loaded, deps, deadline) for t in loaded.transcripts))
         return Success(SummarizedSet(request=loaded.request, parsed=loaded.parsed,
                                      items=tuple(items),
-                                     sessions_searched=loaded.sessions_searched))
+                                     sessions_searched=loaded.sessions_searched,
+                                     rerank=loaded.rerank))
 
     def fallback(self, transcript: Transcript, parsed: ParsedQuery, why: str) -> Summary:
         """The extractive summary of ``transcript``, with a note saying why no model summary."""

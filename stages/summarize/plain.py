@@ -52,7 +52,8 @@ def summarize_each(loaded: Loaded, one: PerTranscript, *,
         paired = [step.map(_pair(t)) for t, step in zip(loaded.transcripts, steps, strict=True)]
         return gather(paired).map(
             lambda items: SummarizedSet(request=loaded.request, parsed=loaded.parsed,
-                                        items=items, sessions_searched=loaded.sessions_searched))
+                                        items=items, sessions_searched=loaded.sessions_searched,
+                                        rerank=loaded.rerank))
 
     return RequiresContextFutureResult(run)
 
