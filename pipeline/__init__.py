@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     )
     from harkback.stages.records import Conversation, Message, MessageHit, Session
     from harkback.stages.request import SearchRequest
+    from harkback.stages.rerank.model import ModelRerank
     from harkback.stages.result import BrowseResult, Recall, RecallResult, RecentEntry
     from harkback.stages.stage import Stage, Step
     from harkback.stages.summarize.summarizers import DEFAULT_SUMMARIZER, SUMMARIZERS
@@ -66,6 +67,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "harkback.adapters.models.openai_chat": ("ChatSettings",),
     "harkback.stages.match.rankers": ("RANKERS", "DEFAULT_RANKER"),
     "harkback.stages.summarize.summarizers": ("SUMMARIZERS", "DEFAULT_SUMMARIZER"),
+    "harkback.stages.rerank.model": ("ModelRerank",),
     # what a stage is, what flows between stages, the ports adapters implement
     "harkback.stages.stage": ("Stage", "Step"),
     "harkback.stages.request": ("SearchRequest",),
@@ -83,11 +85,12 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
     "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "RANKERS", "STORES", "SUMMARIZERS", "BadRecord",
     "BrowseResult", "ChatModel", "ChatSettings", "Conversation", "Deps", "Embedder", "Harkback",
-    "Loaded", "Matched", "Message", "MessageHit", "ModelFailed", "Observer", "Pipeline",
-    "QueryRejected", "Recall", "RecallError", "RecallResult", "RecallSettings", "RecentEntry",
-    "RecordingObserver", "Resolved", "Response", "SearchRequest", "Session", "SessionStore",
-    "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet", "SummaryCache",
-    "VectorStore", "__version__", "open_store", "recall", "run_sync", "store_kind", "with_model",
+    "Loaded", "Matched", "Message", "MessageHit", "ModelFailed", "ModelRerank", "Observer",
+    "Pipeline", "QueryRejected", "Recall", "RecallError", "RecallResult", "RecallSettings",
+    "RecentEntry", "RecordingObserver", "Resolved", "Response", "SearchRequest", "Session",
+    "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",
+    "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
+    "store_kind", "with_model",
 ]
 """The public names; a test pins them."""
 

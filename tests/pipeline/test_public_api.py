@@ -9,14 +9,14 @@ from importlib.metadata import version
 import harkback.pipeline as api
 
 PUBLIC = {
-    "BadRecord", "BrowseResult", "ChatModel", "ChatSettings", "Conversation",
-    "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "Deps", "Embedder", "Harkback", "Loaded",
-    "Matched", "Message", "MessageHit", "ModelFailed", "Observer", "Pipeline",
-    "QueryRejected", "RANKERS", "Recall", "RecallError", "RecallResult", "RecallSettings",
-    "RecentEntry", "RecordingObserver", "Resolved", "Response", "STORES", "SUMMARIZERS",
-    "SearchRequest", "Session", "SessionStore", "Stage", "StageEvent", "Step",
-    "StoreUnavailable", "SummarizedSet", "SummaryCache", "VectorStore", "__version__",
-    "open_store", "recall", "run_sync", "store_kind", "with_model",
+    "BadRecord", "BrowseResult", "ChatModel", "ChatSettings", "Conversation", "DEFAULT_RANKER",
+    "DEFAULT_SUMMARIZER", "Deps", "Embedder", "Harkback", "Loaded", "Matched", "Message",
+    "MessageHit", "ModelFailed", "ModelRerank", "Observer", "Pipeline", "QueryRejected",
+    "RANKERS", "Recall", "RecallError", "RecallResult", "RecallSettings", "RecentEntry",
+    "RecordingObserver", "Resolved", "Response", "STORES", "SUMMARIZERS", "SearchRequest",
+    "Session", "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",
+    "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
+    "store_kind", "with_model",
 }
 
 
