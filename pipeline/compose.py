@@ -18,13 +18,17 @@ from __future__ import annotations
 from typing import Protocol
 
 import attrs
+from returns.context import RequiresContextFutureResult
+from returns.future import FutureResult
 
 from harkback.pipeline.timing import timed
 from harkback.stages.assemble import Assemble
+from harkback.stages.errors import RecallError
 from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
 from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
-from harkback.stages.recent import RecentSessions
+from harkback.stages.ports import Deps
+from harkback.stages.recent import RecentSessions, browse_window
 from harkback.stages.request import SearchRequest
 from harkback.stages.rerank.model import KeepOrder
 from harkback.stages.resolve import LineageResolve
@@ -83,10 +87,17 @@ class Pipeline:
         return timed("recent", self.recent)(request)
 
     def run(self, request: SearchRequest) -> Step[RecallResult | BrowseResult]:
-        """Search, or browse when the query is empty."""
+        """Search, or browse when the query is empty or names only a time."""
         if request.is_browse:
             return self.browse(request).map(_widen_browse)
-        return self.search(request).map(_widen_recall)
+
+        def choose(deps: Deps) -> FutureResult[RecallResult | BrowseResult, RecallError]:
+            listing = browse_window(request, deps.clock())
+            if listing is not None:
+                return self.browse(listing).map(_widen_browse)(deps)
+            return self.search(request).map(_widen_recall)(deps)
+
+        return RequiresContextFutureResult(choose)
 
 
 def _widen_browse(result: BrowseResult) -> RecallResult | BrowseResult:

@@ -174,13 +174,22 @@ def _dedupe(units: Sequence[Unit]) -> tuple[Unit, ...]:
     return tuple(dict.fromkeys(units))
 
 
-def _plain(text: str) -> ParsedQuery:
+def topic_tokens(text: str) -> tuple[str, ...]:
+    """The tokens of a plain question that name something: no stopwords, no contraction
+    endings, no CJK framing. Empty for a question of framing alone.
+
+    >>> topic_tokens("How did we fix the runners' cache?"), topic_tokens("上次怎么解决的？")
+    (('fix', 'runners', 'cache'), ())
+    """
     text = without_contractions(text)
     # CJK framing (上次, 怎么, どうやって, 어떻게) glues to topic words: out before bigrams.
-    toks = list(tokens(text if text.isascii() else without_framing(text)))
+    toks = tokens(text if text.isascii() else without_framing(text))
+    return tuple(t for t in toks if not (is_stopword(t) or is_framing_bigram(t)))
+
+
+def _plain(text: str) -> ParsedQuery:
     # A question of framing alone ("上次怎么解决的？") still searches its own words.
-    toks = toks or list(tokens(text))
-    topical = [t for t in toks if not (is_stopword(t) or is_framing_bigram(t))] or toks
+    topical = list(topic_tokens(text)) or list(tokens(without_contractions(text)))
     units = _dedupe([_single(t, False) for t in topical])
     if not units:
         return ParsedQuery(None, (), advanced=False)

@@ -1,4 +1,8 @@
-"""Recent mode: an empty query lists recent root sessions; no summarizer runs."""
+"""Recent mode: an empty query lists recent root sessions; no summarizer runs.
+
+A question that names only a time ("what did I do last week?", "上周做了什么") has no
+topic to search for: it lists the sessions of that time (:func:`browse_window`).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,36 @@ from datetime import tzinfo
 import attrs
 
 from harkback.stages.lineage import load_ancestry, root_of
+from harkback.stages.match.plan import QUESTION_WORDS
 from harkback.stages.ports import RecentQuery
+from harkback.stages.query import parse_query, topic_tokens
 from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Step, with_store
+from harkback.stages.when import time_window, time_words
+
+
+def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
+    """``request`` as a listing of the time its question names, when it names nothing else.
+
+    >>> day = 86400.0
+    >>> listed = browse_window(SearchRequest(query="what did I do last week?"), 100 * day)
+    >>> listed.query, listed.since / day, listed.until / day
+    ('', 93.0, 100.0)
+    >>> browse_window(SearchRequest(query="how did we fix nginx last week"), 100 * day)
+    """
+    if parse_query(request.query).advanced:
+        return None
+    framing = time_words(request.query) | QUESTION_WORDS
+    if any(t not in framing for t in topic_tokens(request.query)):
+        return None
+    window = time_window(request.query, now)
+    if window is None:
+        return None
+    since = max(window[0], request.since) if request.since is not None else window[0]
+    until = min(window[1], request.until) if request.until is not None else window[1]
+    return attrs.evolve(request, query="", since=since, until=until)
 
 
 @attrs.frozen

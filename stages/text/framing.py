@@ -23,10 +23,11 @@ from functools import lru_cache
 from harkback.stages.text.tokens import normalize
 
 CHINESE = """
-怎么办 怎麼辦 上次 上回 之前 以前 最后 最後 后来 後來 当时 當時 那次 那个 這個 这个 那個
-怎么样 怎麼樣 怎么 怎麼 怎样 怎樣 如何 什么 什麼 为什么 為什麼 哪个 哪個 哪里 哪裡 哪些
-解决 解決 处理 處理 问题 問題 方案 方法 办法 辦法 用了 用的 用什么 有没有 有沒有 是不是
-一下 我们 我們 你们 你們 记得 記得 时候 時候 一次 的 了 吗 嗎 呢 吧 是 啊
+做了 干了 做过 幹了 怎么办 怎麼辦 上次 上回 之前 以前 最后 最後 后来 後來 当时 當時 那次
+那个 這個 这个 那個 怎么样 怎麼樣 怎么 怎麼 怎样 怎樣 如何 什么 什麼 为什么 為什麼 哪个
+哪個 哪里 哪裡 哪些 解决 解決 处理 處理 问题 問題 方案 方法 办法 辦法 用了 用的 用什么
+有没有 有沒有 是不是 一下 我们 我們 你们 你們 记得 記得 时候 時候 一次 的 了 吗 嗎 呢 吧
+是 啊
 """.split()
 """Chinese framing: when (上次), how (怎么), what (什么), solve/handle (解决, 处理),
 problem/approach (问题, 方案), and the particles 的 了 吗 呢 吧 是 啊 (simplified and

@@ -143,3 +143,29 @@ async def test_bad_as_of_is_a_rejected_query(harkback: Harkback) -> None:
         response = await harkback.search("docker", as_of=value)
         assert not response.ok
         assert "as-of time" in response.to_payload()["error"]
+
+
+@pytest.mark.parametrize("question", ["what did I do last week?", "上周做了什么？",
+                                      "先週何をした？", "지난주에 뭐 했지?"])
+async def test_a_question_of_a_time_alone_lists_that_time(question: str) -> None:
+    """With no topic, "what did I do last week?" lists last week's sessions, newest first,
+    instead of searching for the word "week"."""
+    day = 86400.0
+    now = 1_000 * day
+    store = MemoryStore()
+    await store.ingest([
+        conversation("week", ("user", "rotate the api key"), started_at=now - 3 * day),
+        conversation("older", ("user", "plan the week ahead"), started_at=now - 20 * day),
+        conversation("today", ("user", "lunch"), started_at=now - 0.1 * day)]).awaitable()
+    payload = (await Harkback(store=store).search(question, as_of=now, limit=10)).to_payload()
+    assert payload["mode"] == "recent"
+    assert [r["session_id"] for r in payload["results"]] == ["today", "week"]
+
+
+async def test_a_time_with_a_topic_still_searches() -> None:
+    """"how did we rotate the key last week" names a topic: it is searched, not listed."""
+    store = MemoryStore()
+    await store.ingest([conversation("k", ("user", "rotate the api key"))]).awaitable()
+    payload = (await Harkback(store=store).search("how did we rotate the key last week")
+               ).to_payload()
+    assert payload["mode"] == "search"
