@@ -9,6 +9,8 @@ saying what went wrong, which the server sends as a tool error.
 'limit must be an integer'
 >>> check_arguments(TOOLS["read_session"], {}).failure()
 'missing argument: id'
+>>> check_arguments(TOOLS["recent_sessions"], {"since": [7]}).failure()
+'since must be a string or a number'
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ PAGE_LIMIT = 50
 """Messages ``read_session`` returns per page unless asked for another size."""
 MAX_PAGE = 200
 
+_TIME = ["string", "number"]
 _WHEN = "ISO date, epoch seconds, or a span back from now such as 7d or 24h"
 
 
@@ -60,8 +63,8 @@ _SEARCH = ToolSpec(
     {"query": {"type": "string", "description": "What to recall; empty lists recent sessions."},
      "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
                "default": DEFAULT_LIMIT, "description": "How many sessions to return."},
-     "since": {"type": "string", "description": f"Only messages from then on: {_WHEN}."},
-     "until": {"type": "string", "description": f"Only messages up to then: {_WHEN}."},
+     "since": {"type": _TIME, "description": f"Only messages from then on: {_WHEN}."},
+     "until": {"type": _TIME, "description": f"Only messages up to then: {_WHEN}."},
      "role": {"type": "string", "default": "user,assistant",
               "description": "Comma-separated roles to search: user, assistant, tool, system."},
      "summarizer": {"type": "string", "enum": sorted(set(SUMMARIZERS) - {MODEL_SUMMARIZER}),
@@ -75,8 +78,8 @@ _RECENT = ToolSpec(
     "List the user's most recent past sessions (root sessions, newest first) with their ids, "
     "titles, message counts and a preview.",
     {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
-     "since": {"type": "string", "description": f"Sessions started since: {_WHEN}."},
-     "until": {"type": "string", "description": f"Sessions started until: {_WHEN}."}})
+     "since": {"type": _TIME, "description": f"Sessions started since: {_WHEN}."},
+     "until": {"type": _TIME, "description": f"Sessions started until: {_WHEN}."}})
 
 _READ = ToolSpec(
     "read_session",
@@ -96,11 +99,15 @@ TOOLS: Mapping[str, ToolSpec] = {t.name: t for t in (_SEARCH, _RECENT, _READ)}
 """The tools by name, in the order they are listed."""
 
 
-def _kind_error(name: str, kind: str, value: object) -> str | None:
-    if kind == "integer" and (not isinstance(value, int) or isinstance(value, bool)):
-        return f"{name} must be an integer"
-    if kind == "string" and not isinstance(value, str):
-        return f"{name} must be a string"
+_KINDS: Mapping[str, tuple[str, tuple[type, ...]]] = {
+    "string": ("a string", (str,)), "integer": ("an integer", (int,)),
+    "number": ("a number", (int, float))}
+
+
+def _kind_error(name: str, kind: str | list[str], value: object) -> str | None:
+    kinds = [kind] if isinstance(kind, str) else kind
+    if isinstance(value, bool) or not any(isinstance(value, _KINDS[k][1]) for k in kinds):
+        return f"{name} must be {' or '.join(_KINDS[k][0] for k in kinds)}"
     return None
 
 

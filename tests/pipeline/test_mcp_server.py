@@ -104,6 +104,7 @@ async def test_each_tool_answers_from_the_store(db: Path) -> None:
         found = await _ok(session, "session_search",
                           {"query": "docker network", "summarizer": "none", "limit": 2})
         recent = await _ok(session, "recent_sessions", {"limit": 2})
+        since = await _ok(session, "recent_sessions", {"since": 1_771_000_000})
         first = await _ok(session, "read_session", {"id": "nginx-long", "limit": 3})
         second = await _ok(session, "read_session",
                            {"id": "nginx-long", "offset": first["next_offset"], "limit": 5})
@@ -113,6 +114,8 @@ async def test_each_tool_answers_from_the_store(db: Path) -> None:
     assert [r["session_id"] for r in found["results"]] == ["docker-fix"]
     assert found["results"][0]["summary_kind"] == "none"
     assert [r["session_id"] for r in recent["results"]] == ["cors", "nginx-long"]
+    assert [r["session_id"] for r in since["results"]] == ["cors", "nginx-long"]
+    assert since["count"] == 2
     stored = await _stored_messages(db, "nginx-long")
     assert [m["content"] for m in first["messages"] + second["messages"]] == stored
     assert (first["next_offset"], second["next_offset"]) == (3, None)
@@ -162,6 +165,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("session_search", {"query": "x", "since": "soonish"}, "cannot read"),
     ("session_search", {"query": "x", "summarizer": "llm"}, "summarizer must be one of"),
     ("recent_sessions", {"colour": "red"}, "unknown argument: colour"),
+    ("recent_sessions", {"since": [1]}, "since must be a string or a number"),
     ("no_such_tool", {}, "unknown tool 'no_such_tool'"),
 ]
 """Calls that must fail: the tool, its arguments, and what the one line says."""
