@@ -105,6 +105,11 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(optimize)
     optimize.add_argument("--json", action="store_true")
 
+    mcp = commands.add_parser(
+        "mcp", help="serve session_search, recent_sessions and read_session to agents over "
+                    "MCP on stdio (pip install 'harkback[mcp]')")
+    with_db(mcp)
+
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")

@@ -172,6 +172,20 @@ async def demo(args: argparse.Namespace) -> int:
     return await run_demo(args.db)
 
 
+MCP_EXTRA = "the MCP server needs the mcp extra: pip install 'harkback[mcp]'"
+
+
+async def mcp(args: argparse.Namespace) -> int:
+    """``harkback mcp``: serve the recall tools over MCP on stdio (the SDK loads only here)."""
+    try:
+        import mcp  # noqa: F401  (only to learn whether the extra is installed)
+    except ImportError:
+        raise CliError(MCP_EXTRA) from None
+    from harkback.pipeline.mcp_server import serve
+    await serve(_db(args))
+    return EXIT_OK
+
+
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
     bad: list[BadRecord] = []
@@ -288,5 +302,6 @@ async def sources(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
-    "import": import_history, "sources": sources, "embed": embed, "optimize": optimize}
+    "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
+    "mcp": mcp}
 """Each command's coroutine by name."""

@@ -1,0 +1,101 @@
+"""``harkback mcp``: the tools of :mod:`harkback.pipeline.mcp_tools` as an MCP server on stdio.
+
+Built on the official ``mcp`` SDK (the ``mcp`` extra), which only this module imports;
+the ``mcp`` command imports this module only once it knows the SDK is there. A result is
+the command's JSON payload, as text and as structured content; a failure is a tool error
+(``isError``) whose text is the one line the command would print.
+
+The store is opened read-only once, at the first call that needs it, and kept for the
+server's life: a missing database is a tool error, not a failed start, and the next call
+tries again. SQLite's read-only connection sees what later imports commit.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import mcp.types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from returns.result import Failure, Result, Success
+
+from harkback.pipeline import wiring
+from harkback.pipeline.mcp_tools import TOOLS, call_tool
+from harkback.stages.ports import SessionStore
+
+_INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search finds sessions "
+                 "about a question, recent_sessions lists the latest, read_session pages "
+                 "through one session's messages by id.")
+
+
+class LazyStore:
+    """The store of ``db``, opened read-only at first use and kept until :meth:`close`."""
+
+    def __init__(self, db: str) -> None:
+        self.db = db
+        self._store: SessionStore | None = None
+
+    def get(self) -> Result[SessionStore, str]:
+        """The open store, or why it cannot be opened (tried again next time)."""
+        if self._store is None:
+            opened = wiring.open_store(self.db, readonly=True)
+            if isinstance(opened, Failure):
+                return Failure(opened.failure().message())
+            self._store = opened.unwrap()
+        return Success(self._store)
+
+    def close(self) -> None:
+        """Close the store if it was opened."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None
+          ) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structured_content=structured, is_error=error)
+
+
+def _version() -> str:
+    try:
+        return version("harkback")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0"
+
+
+def build_server(store: LazyStore) -> Server[Any]:
+    """The MCP server answering ``tools/list`` and ``tools/call`` over ``store``."""
+
+    async def list_tools(_ctx: ServerRequestContext[Any],
+                         _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=spec.name, description=spec.description,
+                       input_schema=spec.input_schema) for spec in TOOLS.values()])
+
+    async def call(_ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+                   ) -> types.CallToolResult:
+        opened = store.get()
+        if isinstance(opened, Failure):
+            return _text(opened.failure(), error=True)
+        outcome = await call_tool(opened.unwrap(), params.name, params.arguments)
+        if isinstance(outcome, Failure):
+            return _text(outcome.failure(), error=True)
+        payload = outcome.unwrap()
+        return _text(json.dumps(payload, ensure_ascii=False), error=False, structured=payload)
+
+    return Server("harkback", version=_version(), instructions=_INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call)
+
+
+async def serve(db: str) -> None:
+    """Serve the tools over stdin and stdout until the client closes the connection."""
+    store = LazyStore(db)
+    server = build_server(store)
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        store.close()

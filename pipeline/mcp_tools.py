@@ -1,0 +1,238 @@
+"""The MCP server's tools without the SDK: their schemas, argument checks and handlers.
+
+``harkback mcp`` (:mod:`harkback.pipeline.mcp_server`) only relays these over stdio, so
+everything here runs, and is tested, without the ``mcp`` package. A handler returns the
+JSON payload of the matching command (``search --json``, ``recent --json``) or one line
+saying what went wrong, which the server sends as a tool error.
+
+>>> check_arguments(TOOLS["recent_sessions"], {"limit": "5"}).failure()
+'limit must be an integer'
+>>> check_arguments(TOOLS["read_session"], {}).failure()
+'missing argument: id'
+>>> check_arguments(TOOLS["recent_sessions"], {"since": [7]}).failure()
+'since must be a string or a number'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from harkback.pipeline import wiring
+from harkback.pipeline.facade import Harkback, Response
+from harkback.stages.ports import SessionStore
+from harkback.stages.request import DEFAULT_LIMIT, MAX_LIMIT
+from harkback.stages.result import when_text
+from harkback.stages.stage import as_result
+from harkback.stages.summarize.summarizers import DEFAULT_SUMMARIZER, MODEL_SUMMARIZER, SUMMARIZERS
+
+PAGE_LIMIT = 50
+"""Messages ``read_session`` returns per page unless asked for another size."""
+MAX_PAGE = 200
+
+_TIME = ["string", "number"]
+_WHEN = "ISO date, epoch seconds, or a span back from now such as 7d or 24h"
+
+
+@attrs.frozen
+class ToolSpec:
+    """One tool as listed to clients: its name, what it is for, its input schema."""
+
+    name: str
+    description: str
+    properties: Mapping[str, Mapping[str, Any]]
+    required: tuple[str, ...] = ()
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the tool's arguments."""
+        return {"type": "object", "properties": {k: dict(v) for k, v in self.properties.items()},
+                "required": list(self.required), "additionalProperties": False}
+
+
+_SEARCH = ToolSpec(
+    "session_search",
+    "Recall the user's past agent sessions about a question: how a problem was fixed, "
+    "where a file was saved, what was decided and why. Returns, per matching session, when "
+    "it happened, its id and a summary keeping exact commands, paths and errors. Use the "
+    "distinctive words of the topic; \"exact phrase\", OR, NOT and prefix* work. History, "
+    "not proof of the present state. Open a result with read_session.",
+    {"query": {"type": "string", "description": "What to recall; empty lists recent sessions."},
+     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+               "default": DEFAULT_LIMIT, "description": "How many sessions to return."},
+     "since": {"type": _TIME, "description": f"Only messages from then on: {_WHEN}."},
+     "until": {"type": _TIME, "description": f"Only messages up to then: {_WHEN}."},
+     "role": {"type": "string", "default": "user,assistant",
+              "description": "Comma-separated roles to search: user, assistant, tool, system."},
+     "summarizer": {"type": "string", "enum": sorted(set(SUMMARIZERS) - {MODEL_SUMMARIZER}),
+                    "default": DEFAULT_SUMMARIZER,
+                    "description": "extractive: the passages that matter; raw: the transcript "
+                                   "excerpt; none: metadata only (fastest)."}},
+    ("query",))
+
+_RECENT = ToolSpec(
+    "recent_sessions",
+    "List the user's most recent past sessions (root sessions, newest first) with their ids, "
+    "titles, message counts and a preview.",
+    {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
+     "since": {"type": _TIME, "description": f"Sessions started since: {_WHEN}."},
+     "until": {"type": _TIME, "description": f"Sessions started until: {_WHEN}."}})
+
+_READ = ToolSpec(
+    "read_session",
+    "Read one past session's messages by session id, a page at a time: from an offset, or "
+    "around a message (its position, as search results cite them). The reply's next_offset "
+    "is the offset of the next page, null at the end.",
+    {"id": {"type": "string", "description": "The session id (session_id of a result)."},
+     "around": {"type": "integer", "minimum": 0,
+                "description": "Centre the page on the message at this position."},
+     "offset": {"type": "integer", "minimum": 0, "default": 0,
+                "description": "Index of the first message of the page (next_offset)."},
+     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": PAGE_LIMIT,
+               "description": "Messages per page."}},
+    ("id",))
+
+TOOLS: Mapping[str, ToolSpec] = {t.name: t for t in (_SEARCH, _RECENT, _READ)}
+"""The tools by name, in the order they are listed."""
+
+
+_KINDS: Mapping[str, tuple[str, tuple[type, ...]]] = {
+    "string": ("a string", (str,)), "integer": ("an integer", (int,)),
+    "number": ("a number", (int, float))}
+
+
+def _kind_error(name: str, kind: str | list[str], value: object) -> str | None:
+    kinds = [kind] if isinstance(kind, str) else kind
+    if isinstance(value, bool) or not any(isinstance(value, _KINDS[k][1]) for k in kinds):
+        return f"{name} must be {' or '.join(_KINDS[k][0] for k in kinds)}"
+    return None
+
+
+def _check(name: str, schema: Mapping[str, Any], value: object) -> str | None:
+    wrong = _kind_error(name, schema["type"], value)
+    if wrong is not None:
+        return wrong
+    if "enum" in schema and value not in schema["enum"]:
+        return f"{name} must be one of {', '.join(schema['enum'])}, got {value!r}"
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if isinstance(value, int) and ((low is not None and value < low)
+                                   or (high is not None and value > high)):
+        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+        return f"{name} must be {bounds}, got {value}"
+    return None
+
+
+def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None
+                    ) -> Result[dict[str, Any], str]:
+    """The arguments checked against the tool's schema, defaults filled in, or why not.
+
+    >>> check_arguments(TOOLS["session_search"], {"query": "x", "limit": 0}).failure()
+    'limit must be between 1 and 10, got 0'
+    >>> check_arguments(TOOLS["recent_sessions"], {"colour": 1}).failure()
+    'unknown argument: colour (recent_sessions takes limit, since, until)'
+    """
+    given = dict(arguments or {})
+    unknown = sorted(set(given) - set(spec.properties))
+    if unknown:
+        return Failure(f"unknown argument: {', '.join(unknown)} "
+                       f"({spec.name} takes {', '.join(spec.properties)})")
+    missing = [name for name in spec.required if given.get(name) is None]
+    if missing:
+        return Failure(f"missing argument: {', '.join(missing)}")
+    checked: dict[str, Any] = {}
+    for name, schema in spec.properties.items():
+        value = given.get(name)
+        if value is None:
+            checked[name] = schema.get("default")
+            continue
+        wrong = _check(name, schema, value)
+        if wrong is not None:
+            return Failure(wrong)
+        checked[name] = value
+    return Success(checked)
+
+
+def _payload(response: Response) -> Result[dict[str, Any], str]:
+    payload = response.to_payload()
+    return Success(payload) if payload["success"] else Failure(str(payload["error"]))
+
+
+async def session_search(store: SessionStore, args: Mapping[str, Any]
+                         ) -> Result[dict[str, Any], str]:
+    """The ``harkback search --json`` payload for checked ``args``."""
+    settings = wiring.RecallSettings(summarizer=args["summarizer"])
+    wired = wiring.recall(settings, store)
+    if isinstance(wired, Failure):
+        return Failure(wired.failure().message())
+    roles = tuple(r.strip() for r in args["role"].split(",") if r.strip())
+    response = await wired.unwrap().search(args["query"], limit=args["limit"], roles=roles,
+                                           since=args["since"], until=args["until"])
+    return _payload(response)
+
+
+async def recent_sessions(store: SessionStore, args: Mapping[str, Any]
+                          ) -> Result[dict[str, Any], str]:
+    """The ``harkback recent --json`` payload for checked ``args``."""
+    return _payload(await Harkback(store=store).recent(
+        limit=args["limit"], since=args["since"], until=args["until"]))
+
+
+# read_session's reading, kept apart: the facade's read-back (Harkback.read_session, with
+# `harkback show`) is to replace this function; the tool's arguments and errors stay.
+async def read_session_page(store: SessionStore, session_id: str, *, around: int | None,
+                            offset: int | None, limit: int) -> Result[dict[str, Any], str]:
+    """One page of a session's messages, from ``offset`` or centred on ``around``."""
+    if around is not None and offset:
+        return Failure("give around or offset, not both")
+    found = as_result(await store.sessions([session_id]).awaitable())
+    if isinstance(found, Failure):
+        return Failure(found.failure().message())
+    if not found.unwrap():
+        return Failure(f"no session with id {session_id!r}")
+    session = found.unwrap()[0]
+    loaded = as_result(await store.messages([session_id]).awaitable())
+    if isinstance(loaded, Failure):
+        return Failure(loaded.failure().message())
+    messages = [m for m in loaded.unwrap() if m.session_id == session_id]
+    start = offset or 0
+    if around is not None:
+        index = next((i for i, m in enumerate(messages) if m.position == around), None)
+        if index is None:
+            return Failure(f"session {session_id!r} has no message at position {around}")
+        start = max(0, index - limit // 2)
+    if start and start >= len(messages):
+        return Failure(f"offset {start} is past the end of session {session_id!r} "
+                       f"({len(messages)} messages)")
+    page = messages[start:start + limit]
+    end = start + len(page)
+    return Success({
+        "success": True, "mode": "read",
+        "session": {"session_id": session.id, "title": session.title, "source": session.source,
+                    "model": session.model, "when": when_text(session.started_at),
+                    "started_at": session.started_at,
+                    "parent_session_id": session.parent_session_id},
+        "messages": [{"position": m.position, "role": m.role, "content": m.content,
+                      "timestamp": m.timestamp, "tool_name": m.tool_name} for m in page],
+        "offset": start, "count": len(page), "total": len(messages),
+        "next_offset": end if end < len(messages) else None})
+
+
+async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any] | None
+                    ) -> Result[dict[str, Any], str]:
+    """Check ``arguments`` for the tool ``name`` and run it on ``store``."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        return Failure(f"unknown tool {name!r}; one of {', '.join(TOOLS)}")
+    checked = check_arguments(spec, arguments)
+    if isinstance(checked, Failure):
+        return Failure(checked.failure())
+    args = checked.unwrap()
+    if name == "session_search":
+        return await session_search(store, args)
+    if name == "recent_sessions":
+        return await recent_sessions(store, args)
+    return await read_session_page(store, args["id"], around=args["around"],
+                                   offset=args["offset"], limit=args["limit"])

@@ -1,0 +1,223 @@
+"""``harkback mcp`` end to end: the SDK's own client starts the server as a subprocess over
+stdio, lists the tools, calls each one and checks the answers against a real SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.records import Conversation, Role
+from harkback.stages.stage import as_result
+from tests.conftest import conversation
+
+LONG_TURNS = 7
+
+
+def _sessions() -> list[Conversation]:
+    long_turns: list[tuple[Role, str]] = [
+        ("user" if i % 2 == 0 else "assistant", f"step {i} of the nginx reload")
+        for i in range(LONG_TURNS)]
+    return [
+        conversation("docker-fix", ("user", "containers cannot resolve postgres on the bridge"),
+                     ("assistant", "run docker network create backend and attach both"),
+                     started_at=1_770_000_000.0, title="Docker DNS"),
+        conversation("nginx-long", *long_turns,
+                     started_at=1_771_000_000.0, title="nginx reload"),
+        conversation("cors", ("user", "CORS error from nginx on uploads"),
+                     ("assistant", "add_header needs always in the location block"),
+                     started_at=1_772_000_000.0, title="CORS"),
+    ]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A SQLite store holding three sessions, closed again before the server opens it."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        asyncio.run(_ingest(store))
+    return path
+
+
+async def _ingest(store: SqliteStore) -> None:
+    await store.ingest(_sessions()).awaitable()
+
+
+def _environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("HARKBACK_DB", "HARKBACK_MODEL")}
+
+
+@asynccontextmanager
+async def connected(db: Path) -> AsyncIterator[ClientSession]:
+    """A client session with ``harkback mcp --db DB`` started as a subprocess."""
+    server = StdioServerParameters(
+        command=sys.executable, args=["-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        env=_environment())
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def _text(result: CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def _ok(session: ClientSession, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, _text(result)
+    payload: dict[str, Any] = json.loads(_text(result))
+    assert result.structured_content == payload
+    return payload
+
+
+async def _error(session: ClientSession, tool: str, arguments: dict[str, Any]) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, _text(result)
+    return _text(result)
+
+
+async def test_lists_the_three_tools_with_their_schemas(db: Path) -> None:
+    async with connected(db) as session:
+        listed = await session.list_tools()
+    tools = {tool.name: tool for tool in listed.tools}
+    assert list(tools) == ["session_search", "recent_sessions", "read_session"]
+    assert tools["session_search"].input_schema["required"] == ["query"]
+    assert tools["read_session"].input_schema["required"] == ["id"]
+
+
+async def test_each_tool_answers_from_the_store(db: Path) -> None:
+    async with connected(db) as session:
+        found = await _ok(session, "session_search",
+                          {"query": "docker network", "summarizer": "none", "limit": 2})
+        recent = await _ok(session, "recent_sessions", {"limit": 2})
+        since = await _ok(session, "recent_sessions", {"since": 1_771_000_000})
+        first = await _ok(session, "read_session", {"id": "nginx-long", "limit": 3})
+        second = await _ok(session, "read_session",
+                           {"id": "nginx-long", "offset": first["next_offset"], "limit": 5})
+        around = await _ok(session, "read_session", {"id": "nginx-long", "around": 5,
+                                                     "limit": 3})
+    assert found["mode"] == "search"
+    assert [r["session_id"] for r in found["results"]] == ["docker-fix"]
+    assert found["results"][0]["summary_kind"] == "none"
+    assert [r["session_id"] for r in recent["results"]] == ["cors", "nginx-long"]
+    assert [r["session_id"] for r in since["results"]] == ["cors", "nginx-long"]
+    assert since["count"] == 2
+    stored = await _stored_messages(db, "nginx-long")
+    assert [m["content"] for m in first["messages"] + second["messages"]] == stored
+    assert (first["next_offset"], second["next_offset"]) == (3, None)
+    assert second["total"] == LONG_TURNS
+    assert [m["position"] for m in around["messages"]] == [4, 5, 6]
+    assert first["session"]["title"] == "nginx reload"
+
+
+async def _stored_messages(db: Path, session_id: str) -> list[str]:
+    with SqliteStore.open(db, readonly=True).unwrap() as store:
+        messages = as_result(await store.messages([session_id]).awaitable()).unwrap()
+    return [m.content for m in messages]
+
+
+async def test_search_payload_is_the_command_lines(db: Path) -> None:
+    """The tool's payload is ``harkback search --json``'s, timings aside."""
+    async with connected(db) as session:
+        payload = await _ok(session, "session_search",
+                            {"query": "nginx", "summarizer": "extractive", "limit": 3})
+    done = subprocess.run(
+        [sys.executable, "-m", "harkback.pipeline.cli", "search", "nginx", "--json",
+         "--summarizer", "extractive", "--limit", "3", "--db", str(db)],
+        capture_output=True, text=True, env=_environment(), timeout=120, check=True)
+    command = json.loads(done.stdout)
+    for answer in (payload, command):
+        answer.pop("timings")
+    assert payload == command
+    assert payload["count"] == 2
+
+
+BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("read_session", {"id": "no-such"}, "no session with id 'no-such'"),
+    ("read_session", {"id": "nginx-long", "offset": 7},
+     "offset 7 is past the end of session 'nginx-long' (7 messages)"),
+    ("read_session", {"id": "nginx-long", "offset": -1}, "offset must be at least 0, got -1"),
+    ("read_session", {"id": "nginx-long", "offset": "3"}, "offset must be an integer"),
+    ("read_session", {"id": "nginx-long", "around": 99},
+     "session 'nginx-long' has no message at position 99"),
+    ("read_session", {"id": "nginx-long", "around": 2, "offset": 3},
+     "give around or offset, not both"),
+    ("read_session", {}, "missing argument: id"),
+    ("session_search", {"query": 42}, "query must be a string"),
+    ("session_search", {"query": "x", "limit": True}, "limit must be an integer"),
+    ("session_search", {"query": "x", "limit": 11}, "limit must be between 1 and 10, got 11"),
+    ("session_search", {"query": "x", "role": "robot"},
+     "unknown role(s) robot; choose from user, assistant, tool, system"),
+    ("session_search", {"query": "x", "since": "soonish"}, "cannot read"),
+    ("session_search", {"query": "x", "summarizer": "llm"}, "summarizer must be one of"),
+    ("recent_sessions", {"colour": "red"}, "unknown argument: colour"),
+    ("recent_sessions", {"since": [1]}, "since must be a string or a number"),
+    ("no_such_tool", {}, "unknown tool 'no_such_tool'"),
+]
+"""Calls that must fail: the tool, its arguments, and what the one line says."""
+
+
+async def test_bad_calls_are_one_line_tool_errors(db: Path) -> None:
+    """Each bad call is a tool error of one line, and the server answers the next call
+    (one server for all of them: starting one takes seconds)."""
+    async with connected(db) as session:
+        answers = [await _error(session, tool, arguments) for tool, arguments, _ in BAD_CALLS]
+        still = await _ok(session, "recent_sessions", {"limit": 1})
+    for (tool, arguments, reason), message in zip(BAD_CALLS, answers, strict=True):
+        assert reason in message, (tool, arguments, message)
+        assert "\n" not in message, message
+    assert still["count"] == 1
+
+
+async def test_a_missing_store_is_a_tool_error_and_the_server_lives_on(tmp_path: Path) -> None:
+    db = tmp_path / "later.db"
+    async with connected(db) as session:
+        message = await _error(session, "recent_sessions", {})
+        assert not db.exists()  # read-only: asking created nothing
+        with SqliteStore.open(db).unwrap() as store:
+            await _ingest(store)
+        later = await _ok(session, "recent_sessions", {})
+    assert str(db) in message and "\n" not in message
+    assert later["count"] == 3
+
+
+def _cli_without_mcp(*args: str) -> subprocess.CompletedProcess[str]:
+    """``harkback ARGS`` in an interpreter where ``import mcp`` fails, as without the extra."""
+    code = ("import sys; sys.modules['mcp'] = None; "
+            "from harkback.pipeline.cli import main; sys.exit(main(sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=_environment(), timeout=120, check=False)
+
+
+def test_without_the_extra_one_line_names_it(db: Path) -> None:
+    done = _cli_without_mcp("mcp", "--db", str(db))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "harkback: the MCP server needs the mcp extra: pip install 'harkback[mcp]'"]
+
+
+def test_other_commands_never_import_the_sdk(db: Path) -> None:
+    code = ("import sys; from harkback.pipeline.cli import main; "
+            "status = main(['recent', '--json', '--db', sys.argv[1]]); "
+            "print([m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')]); "
+            "sys.exit(status)")
+    done = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True,
+                          text=True, env=_environment(), timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert _cli_without_mcp("recent", "--db", str(db)).returncode == 0
