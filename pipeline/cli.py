@@ -2,7 +2,8 @@
 
 Errors are one clear line on stderr and a non-zero exit status, never a traceback
 (set ``HARKBACK_DEBUG=1`` to see one for an internal error). The commands themselves
-are in :mod:`harkback.pipeline.commands`.
+are in :mod:`harkback.pipeline.commands`, imported only once the arguments are read: ``--help``,
+``--version`` and a usage error load no command, store or model code.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
 from harkback.pipeline.model_flags import add_model_arguments
 from harkback.stages.embedding import EMBED_ROLES
 from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
@@ -38,10 +38,24 @@ def _roles(text: str) -> tuple[str, ...]:
     return tuple(r.strip() for r in text.split(",") if r.strip())
 
 
+class _Version(argparse.Action):
+    """``--version``: reads the package metadata only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from harkback.pipeline import __version__
+        print(f"{parser.prog} {__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
         prog="harkback", description="Recall what happened in past agent sessions.")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_db(sub: argparse.ArgumentParser) -> None:
@@ -150,6 +164,8 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
+    # Imported once the arguments are read: the commands bring the stores and wiring.
+    from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
     try:
         return asyncio.run(COMMANDS[args.command](args))
     except CliError as error:

@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Mapping
 
 from harkback.adapters.models.base_url import base_url_problem
-from harkback.adapters.models.openai_chat import ChatSettings
+from harkback.adapters.models.chat_settings import ChatSettings
 from harkback.stages.summarize.model import DEADLINE_S
 
 
