@@ -28,7 +28,6 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.models.chat_settings import ChatSettings
-from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db_path
@@ -173,6 +172,8 @@ def embedder_for(spec: str | None) -> Result[Embedder | None, QueryRejected]:
     if not (spec or "").strip():
         return Success(None)
     assert spec is not None
+    # Imported here: a recall without an embedder need not load the embedder adapters.
+    from harkback.adapters.models.embedder_spec import embedder_from_spec
     made = embedder_from_spec(spec)
     if isinstance(made, Failure):
         return Failure(QueryRejected(made.failure().message()))
