@@ -14,11 +14,11 @@ the command line) stays fast until a part is needed.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harkback.adapters.models.openai_chat import ChatSettings
+    __version__: str
+    from harkback.adapters.models.chat_settings import ChatSettings
     from harkback.pipeline.compose import Pipeline
     from harkback.pipeline.facade import Harkback, Response, run_sync
     from harkback.pipeline.timing import RecordingObserver
@@ -64,7 +64,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # wiring: stores by location, stages by name, a model
     "harkback.pipeline.wiring": ("open_store", "store_kind", "STORES", "RecallSettings",
                                  "recall", "with_model"),
-    "harkback.adapters.models.openai_chat": ("ChatSettings",),
+    "harkback.adapters.models.chat_settings": ("ChatSettings",),
     "harkback.stages.match.rankers": ("RANKERS", "DEFAULT_RANKER"),
     "harkback.stages.summarize.summarizers": ("SUMMARIZERS", "DEFAULT_SUMMARIZER"),
     "harkback.stages.rerank.model": ("ModelRerank",),
@@ -94,14 +94,22 @@ __all__ = [
 ]
 """The public names; a test pins them."""
 
-try:
-    __version__ = version("harkback")
-except PackageNotFoundError:  # run from a source tree that was never installed
-    __version__ = "0+unknown"
+
+def _version() -> str:
+    # importlib.metadata takes tens of milliseconds to import: read only when asked.
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("harkback")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
 
 
 def __getattr__(name: str) -> Any:
     """Import a public name from its home module on first use."""
+    if name == "__version__":
+        value: Any = _version()
+        globals()[name] = value
+        return value
     home = _HOME_OF.get(name)
     if home is None:
         raise AttributeError(f"module 'harkback.pipeline' has no attribute {name!r}")

@@ -2,26 +2,23 @@
 
 Errors are one clear line on stderr and a non-zero exit status, never a traceback
 (set ``HARKBACK_DEBUG=1`` to see one for an internal error). The commands themselves
-are in :mod:`harkback.pipeline.commands`.
+are in :mod:`harkback.pipeline.commands`, imported only once the arguments are read: ``--help``,
+``--version`` and a usage error load no command, store or model code.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import importlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
 from harkback.pipeline.model_flags import add_model_arguments
-from harkback.stages.embedding import EMBED_ROLES
-from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
-from harkback.stages.request import DEFAULT_LIMIT, MAX_LIMIT
-from harkback.stages.summarize.summarizers import SUMMARIZERS
+from harkback.stages.defaults import DEFAULT_LIMIT, DEFAULT_RANKER, EMBED_ROLES, MAX_LIMIT
 
 
 def _limit(text: str) -> int:
@@ -34,14 +31,48 @@ def _limit(text: str) -> int:
     return value
 
 
+class _Names:
+    """The names of a registry, as argparse ``choices``; the registry loads when they are
+    first read (a ``--ranker`` given, a subcommand's help), not to print ``--help``.
+    An option with these choices names a ``metavar``: without one argparse reads the
+    choices while building the parser."""
+
+    def __init__(self, module: str, registry: str) -> None:
+        self._where = (module, registry)
+
+    def _names(self) -> list[str]:
+        module, registry = self._where
+        return sorted(getattr(importlib.import_module(module), registry))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+
 def _roles(text: str) -> tuple[str, ...]:
     return tuple(r.strip() for r in text.split(",") if r.strip())
+
+
+class _Version(argparse.Action):
+    """``--version``: reads the package metadata only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from harkback.pipeline import __version__
+        print(f"{parser.prog} {__version__}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
         prog="harkback", description="Recall what happened in past agent sessions.")
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_db(sub: argparse.ArgumentParser) -> None:
@@ -68,16 +99,18 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--as-of", default=None, metavar="WHEN",
                         help="ask as if at WHEN (ISO date, epoch, or 30d back): recency, "
                              "'two weeks ago' and relative --since/--until count from it")
-    search.add_argument("--summarizer", choices=sorted(SUMMARIZERS), default=None,
-                        help="default: llm when a model is configured (--model or "
-                             "HARKBACK_MODEL), else extractive")
+    search.add_argument("--summarizer", default=None, metavar="NAME",
+                        choices=_Names("harkback.stages.summarize.summarizers", "SUMMARIZERS"),
+                        help="%(choices)s; default: llm when a model is configured (--model "
+                             "or HARKBACK_MODEL), else extractive")
     search.add_argument("--rerank", action="store_true",
                         help="let the model (--model) reorder and drop a shortlist of 20 "
                              "sessions before the limit is taken; off by default")
     search.add_argument("--json", action="store_true", help="print the JSON payload only")
-    search.add_argument("--ranker", choices=sorted(RANKERS), default=None,
-                        help=f"how sessions are ranked (default: hybrid with an embedder, "
-                             f"else {DEFAULT_RANKER})")
+    search.add_argument("--ranker", default=None, metavar="NAME",
+                        choices=_Names("harkback.stages.match.rankers", "RANKERS"),
+                        help=f"how sessions are ranked: %(choices)s (default: hybrid with an "
+                             f"embedder, else {DEFAULT_RANKER})")
     _add_embedder_argument(search, "embed the question with this model for the hybrid ranker")
     add_model_arguments(search)
 
@@ -155,6 +188,10 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     args = build_parser().parse_args(argv)
+    # Imported once the arguments are read: the commands bring the stores and wiring.
+    import asyncio
+
+    from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
     try:
         return asyncio.run(COMMANDS[args.command](args))
     except CliError as error:

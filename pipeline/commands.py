@@ -1,7 +1,9 @@
 """What each ``harkback`` command does, given its parsed arguments: call, then print.
 
 Every command opens its store through :mod:`harkback.pipeline.wiring` and sees it only
-through the ports; a failure is a :class:`CliError` with the exit status to use.
+through the ports; a failure is a :class:`CliError` with the exit status to use. What only
+one command needs (the importers, the ingest reader) is imported inside it, so a search
+starts without them.
 """
 
 from __future__ import annotations
@@ -20,13 +22,6 @@ from harkback.pipeline import wiring
 from harkback.pipeline.config import default_db_path
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.facade import Harkback, Response
-from harkback.pipeline.importing import (
-    describe_sources,
-    importers_for,
-    run_import,
-    source_payload,
-)
-from harkback.pipeline.ingest import ingest_file
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_payload, print_json
 from harkback.stages.errors import BadRecord, QueryRejected
@@ -92,6 +87,8 @@ async def _release(embedder: Embedder | None) -> None:
 
 async def ingest(args: argparse.Namespace) -> int:
     """``harkback ingest FILE``: store the sessions of a JSON-lines file."""
+    from harkback.pipeline.ingest import ingest_file
+
     if not args.file.is_file():
         raise CliError(f"no such file: {args.file}")
     embedder = _embedder(args)
@@ -188,6 +185,8 @@ async def mcp(args: argparse.Namespace) -> int:
 
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
+    from harkback.pipeline.importing import importers_for, run_import
+
     bad: list[BadRecord] = []
 
     def report_bad(error: BadRecord) -> None:
@@ -283,6 +282,8 @@ async def optimize(args: argparse.Namespace) -> int:
 
 async def sources(args: argparse.Namespace) -> int:
     """``harkback sources``: what was imported from where, and when."""
+    from harkback.pipeline.importing import describe_sources, source_payload
+
     target = _db(args)
     listed: tuple[Any, ...] = ()
     if wiring.store_kind(target) != "sqlite" or Path(target).is_file():

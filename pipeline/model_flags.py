@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from harkback.adapters.models.base_url import base_url_problem
-from harkback.adapters.models.openai_chat import ChatSettings
-from harkback.stages.summarize.model import DEADLINE_S
+from harkback.stages.defaults import DEADLINE_S
+
+if TYPE_CHECKING:
+    from harkback.adapters.models.chat_settings import ChatSettings
 
 
 def parse_rate(text: str) -> tuple[float, float]:
@@ -52,6 +54,8 @@ def _positive_int(text: str) -> int:
 
 
 def _base_url(text: str) -> str:
+    from harkback.adapters.models.base_url import base_url_problem  # only when given
+
     problem = base_url_problem(text)
     if problem:
         raise argparse.ArgumentTypeError(f"{text!r} {problem}")
@@ -86,6 +90,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 def model_settings(args: argparse.Namespace, environ: Mapping[str, str]
                    ) -> ChatSettings | None:
     """Settings from the flags of :func:`add_model_arguments` over the environment."""
+    # Imported here: building the parser (``--help``) need not load the settings' record.
+    from harkback.adapters.models.chat_settings import ChatSettings
+
     rate, period = args.rate if args.rate else (None, None)
     return ChatSettings.from_env(
         environ, model=args.model, base_url=args.base_url,

@@ -22,13 +22,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.models.embedder_spec import embedder_from_spec
-from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
-from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.models.chat_settings import ChatSettings
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db_path
@@ -43,6 +42,9 @@ from harkback.stages.summarize.summarizers import (
     MODEL_SUMMARIZER,
     SUMMARIZERS,
 )
+
+if TYPE_CHECKING:
+    from harkback.adapters.models.openai_chat import OpenAIChatModel
 
 MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -66,6 +68,7 @@ def _open_sqlite(target: str, readonly: bool) -> Result[SessionStore, StoreUnava
 
 
 def _open_memory(_target: str, _readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+    from harkback.adapters.stores.memory import MemoryStore  # tests and demos only
     return Success(MemoryStore())
 
 
@@ -169,6 +172,8 @@ def embedder_for(spec: str | None) -> Result[Embedder | None, QueryRejected]:
     if not (spec or "").strip():
         return Success(None)
     assert spec is not None
+    # Imported here: a recall without an embedder need not load the embedder adapters.
+    from harkback.adapters.models.embedder_spec import embedder_from_spec
     made = embedder_from_spec(spec)
     if isinstance(made, Failure):
         return Failure(QueryRejected(made.failure().message()))
@@ -180,7 +185,7 @@ def with_model(harkback: Harkback, settings: ChatSettings, *,
     """``harkback`` summarising with the model of ``settings``, caching where the store can."""
     cache = harkback.store.summary_cache() or harkback.cache
     return attrs.evolve(
-        harkback, model=OpenAIChatModel(settings), cache=cache,
+        harkback, model=_chat_model(settings), cache=cache,
         pipeline=attrs.evolve(harkback.pipeline, summarize=LlmSummarize(deadline_s=deadline_s)))
 
 
@@ -214,6 +219,13 @@ def _facade(settings: RecallSettings, store: SessionStore, pipeline: Pipeline,
         harkback = with_model(harkback, settings.chat, deadline_s=settings.deadline_s)
     elif settings.chat is not None and settings.rerank:
         # A model for the rerank only: the summarizer stays the one asked for.
-        harkback = attrs.evolve(harkback, model=OpenAIChatModel(settings.chat),
+        harkback = attrs.evolve(harkback, model=_chat_model(settings.chat),
                                 cache=store.summary_cache() or harkback.cache)
     return harkback
+
+
+def _chat_model(settings: ChatSettings) -> OpenAIChatModel:
+    # Imported here: the ``openai`` SDK takes about a second to load, and a recall
+    # without a model (or ``--help``) must not pay for it.
+    from harkback.adapters.models.openai_chat import OpenAIChatModel
+    return OpenAIChatModel(settings)

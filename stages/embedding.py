@@ -14,10 +14,8 @@ True
 
 from __future__ import annotations
 
-from harkback.stages.records import Message, Role
-
-EMBED_ROLES: tuple[Role, ...] = ("user",)
-"""The roles whose messages get a vector unless asked otherwise."""
+from harkback.stages.defaults import EMBED_ROLES as EMBED_ROLES
+from harkback.stages.records import Message
 
 BLANK = " \t\r\n"
 """What counts as blank around a message (stores test the same set with SQL's trim)."""

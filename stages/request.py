@@ -11,16 +11,15 @@ from __future__ import annotations
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.stages.defaults import DEFAULT_LIMIT as DEFAULT_LIMIT
+from harkback.stages.defaults import MAX_LIMIT as MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.records import ROLES, Role
 from harkback.stages.when import parse_time_bound
 
-MAX_LIMIT = 10
 MAX_SHORTLIST = 50
 """The most candidates resolve keeps for a rerank stage to choose from."""
 
-DEFAULT_LIMIT = 3
-"""Sessions a recall returns unless asked for more (the CLI, the facade, the agent tool)."""
 DEFAULT_HIDDEN_SOURCES: tuple[str, ...] = ("tool", "kanban")
 DEFAULT_ROLES: tuple[Role, ...] = ("user", "assistant")
 

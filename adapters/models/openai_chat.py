@@ -15,20 +15,16 @@ that made them: they are made on first use in each running loop and released by
 agent's loop and synchronous callers that run their own loops without sharing anything
 between loops.
 
->>> settings = ChatSettings.from_env({"HARKBACK_MODEL": "gpt-4o-mini", "OPENAI_API_KEY": "k"})
->>> settings.model, settings.base_url, settings.max_attempts
-('gpt-4o-mini', None, 3)
->>> ChatSettings.from_env({}) is None
-True
+Its settings are :class:`~harkback.adapters.models.chat_settings.ChatSettings` (importable
+from here too).
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 import openai
@@ -37,73 +33,13 @@ from returns.future import FutureResult
 from returns.result import Failure, Result
 
 from harkback.adapters.models.base_url import unusable_base_url
+from harkback.adapters.models.chat_settings import ChatSettings
 from harkback.adapters.models.openai_client import fetch_json, new_client
 from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed
 from harkback.stages.records import TokenUsage
-
-TokenField = Literal["max_tokens", "max_completion_tokens"]
-"""The request field that carries the token limit."""
-
-
-def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
-    if not value > 0:
-        raise ValueError(f"{attribute.name} must be positive, got {value!r}")
-
-
-@attrs.frozen(kw_only=True)
-class ChatSettings:
-    """Where the model is and how to treat it.
-
-    ``rate`` requests per ``rate_period`` seconds: with ``strict_rate`` no burst is
-    allowed and requests are spaced ``rate_period / rate`` apart, so no window of
-    ``rate_period`` seconds ever holds more than ``rate`` requests; without it the
-    ``aiolimiter`` leaky bucket lets up to ``rate`` go at once after a quiet spell.
-    """
-
-    model: str = attrs.field(validator=attrs.validators.min_len(1))
-    base_url: str | None = None
-    api_key: str | None = attrs.field(default=None, repr=False)
-    timeout: float = attrs.field(default=30.0, validator=_positive)
-    max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
-    backoff: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
-    max_retry_after: float = attrs.field(default=20.0, validator=attrs.validators.ge(0))
-    # At least a recall's default limit (3) and the limit agents are told to use for a
-    # broad topic (5): one recall is one round of calls, not two.
-    max_concurrency: int = attrs.field(default=5, validator=attrs.validators.ge(1))
-    rate: float = attrs.field(default=60.0, validator=_positive)
-    rate_period: float = attrs.field(default=60.0, validator=_positive)
-    strict_rate: bool = False
-    token_field: TokenField = "max_tokens"
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str], **overrides: Any) -> ChatSettings | None:
-        """Settings from ``HARKBACK_MODEL``, ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``.
-
-        ``overrides`` (flags, config) win over the environment; None values are
-        ignored. Returns None when no model is named anywhere: no model is configured.
-        """
-        given = {k: v for k, v in overrides.items() if v is not None}
-        model = given.pop("model", None) or environ.get("HARKBACK_MODEL", "").strip()
-        if not model:
-            return None
-        base_url = given.pop("base_url", None) or environ.get("OPENAI_BASE_URL") or None
-        api_key = given.pop("api_key", None) or environ.get("OPENAI_API_KEY") or None
-        return cls(model=model, base_url=base_url, api_key=api_key, **given)
-
-    def limiter(self) -> AsyncLimiter:
-        """A new rate limiter for these settings (make it inside the loop that uses it).
-
-        >>> ChatSettings(model="m", rate=30, rate_period=60, strict_rate=True).limiter().max_rate
-        1
-        """
-        if self.strict_rate:
-            # aiolimiter's documented way to forbid bursts: one entry per interval.
-            return AsyncLimiter(1, self.rate_period / self.rate)
-        return AsyncLimiter(self.rate, self.rate_period)
-
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
@@ -235,3 +171,6 @@ class OpenAIChatModel:
 
     def _where(self) -> str:
         return self.settings.base_url or "the OpenAI API"
+
+
+__all__ = ["ChatSettings", "OpenAIChatModel", "reply_from_json"]

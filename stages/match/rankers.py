@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 from returns.future import FutureResult
 
+from harkback.stages.defaults import DEFAULT_RANKER as DEFAULT_RANKER
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
 from harkback.stages.match.hybrid import HybridMatch
@@ -171,8 +172,6 @@ RANKERS: Mapping[str, Stage[SearchRequest, Matched]] = {
     "hybrid": HybridMatch(),
 }
 """Match stages by name, for ``--ranker`` and ``Pipeline(match=RANKERS[name])``."""
-
-DEFAULT_RANKER = "lexical"
 
 
 def _hit(session_id: str, content: str, score: float) -> MessageHit:

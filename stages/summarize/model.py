@@ -37,6 +37,7 @@ from returns.result import Result, Success
 from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.chat import ChatRequest
+from harkback.stages.defaults import DEADLINE_S as DEADLINE_S
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Loaded, SummarizedSet
 from harkback.stages.load.truncate import Span, cut_around, locate_units
@@ -55,8 +56,6 @@ TRANSCRIPT_TOKENS = 1000
 
 MAX_OUTPUT_TOKENS = 400
 TEMPERATURE = 0.1
-DEADLINE_S = 60.0
-"""Default time for all model summaries of one recall together."""
 
 NOT_RELEVANT = "NOT_RELEVANT"
 NOT_ADDRESSED = "This session does not address the query."
