@@ -88,12 +88,14 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
     "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "RANKERS", "STORES", "SUMMARIZERS", "BadRecord",
     "BrowseResult", "ChatModel", "ChatSettings", "Conversation", "Deps", "Embedder", "Harkback",
-    "Loaded", "Matched", "Message", "MessageHit", "ModelFailed", "ModelRerank", "NotFound",
-    "Observer", "Pipeline", "QueryRejected", "Recall", "RecallError", "RecallResult",
-    "RecallSettings", "RecentEntry", "RecordingObserver", "Resolved", "Response", "SearchRequest",
-    "Session", "SessionPage", "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable",
-    "SummarizedSet", "SummaryCache", "VectorStore", "__version__", "open_store", "recall",
-    "run_sync", "store_kind", "with_model",
+    "Loaded", "Matched", "Message", "MessageHit", "ModelFailed", "ModelRerank",
+    "NotFound", "Observer",
+    "Pipeline", "QueryRejected", "Recall", "RecallError", "RecallResult", "RecallSettings",
+    "RecentEntry", "RecordingObserver", "Resolved", "Response", "SearchRequest", "Session",
+    "SessionPage",
+    "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",
+    "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
+    "store_kind", "with_model",
 ]
 """The public names; a test pins them."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harkback.pipeline import Harkback, open_store
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import run
@@ -146,3 +148,21 @@ def test_search_ids_lead_to_the_matched_messages(db: Path) -> None:
         page = show(db, session, "--around", found, "--limit", "3")
         (message,) = [m for m in page["messages"] if m["id"] == found]
         assert {"keycloak", "OOMKilled"} & set(message["content"].split())
+
+
+def test_the_facade_reads_the_same_page_by_position(db: Path) -> None:
+    """``Harkback.read_session`` (what the MCP server calls) takes a bare position too."""
+    store = open_store(str(db), readonly=True).unwrap()
+    try:
+        read = asyncio.run(Harkback(store=store).read_session("deploy", around=NEEDLE, limit=5))
+    finally:
+        store.close()
+    assert read.unwrap().to_payload() == show(db, "deploy", "--around", f"deploy:{NEEDLE}",
+                                              "--limit", "5")
+
+
+def test_search_text_output_names_the_matched_ids(db: Path) -> None:
+    """The human search output lists the matched ids under each result."""
+    done = run("search", "keycloak realm", db=db)
+    assert done.returncode == 0, done.stderr
+    assert f"matched: deploy:{NEEDLE}" in done.stdout

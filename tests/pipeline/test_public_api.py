@@ -11,12 +11,13 @@ import harkback.pipeline as api
 PUBLIC = {
     "BadRecord", "BrowseResult", "ChatModel", "ChatSettings", "Conversation", "DEFAULT_RANKER",
     "DEFAULT_SUMMARIZER", "Deps", "Embedder", "Harkback", "Loaded", "Matched", "Message",
-    "MessageHit", "ModelFailed", "ModelRerank", "NotFound", "Observer", "Pipeline", "QueryRejected",
+    "MessageHit", "ModelFailed", "ModelRerank", "Observer", "Pipeline", "QueryRejected",
     "RANKERS", "Recall", "RecallError", "RecallResult", "RecallSettings", "RecentEntry",
     "RecordingObserver", "Resolved", "Response", "STORES", "SUMMARIZERS", "SearchRequest",
-    "Session", "SessionPage", "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable",
-    "SummarizedSet", "SummaryCache", "VectorStore", "__version__", "open_store", "recall",
-    "run_sync", "store_kind", "with_model",
+    "Session", "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",
+    "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
+    "store_kind", "with_model",
+    "NotFound", "SessionPage",
 }
 
 
