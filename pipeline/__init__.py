@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from harkback.stages.errors import (
         BadRecord,
         ModelFailed,
+        NotFound,
         QueryRejected,
         RecallError,
         StoreUnavailable,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
         SummaryCache,
         VectorStore,
     )
+    from harkback.stages.read_back import SessionPage
     from harkback.stages.records import Conversation, Message, MessageHit, Session
     from harkback.stages.request import SearchRequest
     from harkback.stages.rerank.model import ModelRerank
@@ -71,6 +73,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     # what a stage is, what flows between stages, the ports adapters implement
     "harkback.stages.stage": ("Stage", "Step"),
     "harkback.stages.request": ("SearchRequest",),
+    "harkback.stages.read_back": ("SessionPage",),
     "harkback.stages.flow": ("Matched", "Resolved", "Loaded", "SummarizedSet"),
     "harkback.stages.result": ("RecallResult", "Recall", "BrowseResult", "RecentEntry"),
     "harkback.stages.ports": ("Deps", "StageEvent", "Observer", "SessionStore", "VectorStore",
@@ -78,16 +81,18 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "harkback.stages.records": ("Conversation", "Session", "Message", "MessageHit"),
     # errors, as values
     "harkback.stages.errors": ("QueryRejected", "StoreUnavailable", "ModelFailed", "BadRecord",
-                               "RecallError"),
+                               "NotFound", "RecallError"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "RANKERS", "STORES", "SUMMARIZERS", "BadRecord",
     "BrowseResult", "ChatModel", "ChatSettings", "Conversation", "Deps", "Embedder", "Harkback",
-    "Loaded", "Matched", "Message", "MessageHit", "ModelFailed", "ModelRerank", "Observer",
+    "Loaded", "Matched", "Message", "MessageHit", "ModelFailed", "ModelRerank",
+    "NotFound", "Observer",
     "Pipeline", "QueryRejected", "Recall", "RecallError", "RecallResult", "RecallSettings",
     "RecentEntry", "RecordingObserver", "Resolved", "Response", "SearchRequest", "Session",
+    "SessionPage",
     "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",
     "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
     "store_kind", "with_model",

@@ -18,17 +18,32 @@ from pathlib import Path
 from typing import Any
 
 from harkback.pipeline.model_flags import add_model_arguments
-from harkback.stages.defaults import DEFAULT_LIMIT, DEFAULT_RANKER, EMBED_ROLES, MAX_LIMIT
+from harkback.stages.defaults import (
+    DEFAULT_LIMIT, DEFAULT_RANKER, EMBED_ROLES, MAX_LIMIT, MAX_PAGE_LIMIT, PAGE_LIMIT,
+)
 
 
-def _limit(text: str) -> int:
+def _whole(text: str, low: int, high: int | None = None) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= MAX_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_LIMIT}, got {value}")
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"{low} or more"
+        raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
     return value
+
+
+def _limit(text: str) -> int:
+    return _whole(text, 1, MAX_LIMIT)
+
+
+def _page_size(text: str) -> int:
+    return _whole(text, 1, MAX_PAGE_LIMIT)
+
+
+def _offset(text: str) -> int:
+    return _whole(text, 0)
 
 
 class _Names:
@@ -121,6 +136,20 @@ def build_parser() -> argparse.ArgumentParser:
     recent.add_argument("--since", default=None, help="sessions started since: ISO date, 7d ...")
     recent.add_argument("--until", default=None, help="sessions started until: ISO date, 7d ...")
     recent.add_argument("--json", action="store_true")
+
+    show = commands.add_parser(
+        "show", help="print a page of one session's transcript, with message ids")
+    show.add_argument("session_id", metavar="SESSION_ID")
+    with_db(show)
+    where = show.add_mutually_exclusive_group()
+    where.add_argument("--around", metavar="MESSAGE_ID", default=None,
+                       help="centre the page on this message (SESSION_ID:POSITION, as search "
+                            "results carry it, or a position)")
+    where.add_argument("--offset", type=_offset, default=None,
+                       help="start the page at this message index (0 is the first)")
+    show.add_argument("--limit", type=_page_size, default=PAGE_LIMIT,
+                      help=f"messages per page (default {PAGE_LIMIT}, at most {MAX_PAGE_LIMIT})")
+    show.add_argument("--json", action="store_true", help="print the JSON payload only")
 
     embed = commands.add_parser(
         "embed", help="give stored messages their vectors for the hybrid ranker (resumable)")

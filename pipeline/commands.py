@@ -23,7 +23,7 @@ from harkback.pipeline.config import default_db_path
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
-from harkback.pipeline.output import format_payload, print_json
+from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.stages.errors import BadRecord, QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.stage import as_result
@@ -150,6 +150,24 @@ async def recent(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return _emit(response, as_json=args.json)
+
+
+async def show(args: argparse.Namespace) -> int:
+    """``harkback show SESSION_ID``: a page of one session's transcript, with message ids."""
+    target = _db(args)
+    _needs_file(target)
+    store = open_store(target, readonly=True)
+    try:
+        read = await Harkback(store=store).read_session(
+            args.session_id, around=args.around, offset=args.offset, limit=args.limit)
+    finally:
+        store.close()
+    payload = _unwrap(read).to_payload()
+    if args.json:
+        print_json(payload)
+    else:
+        print(format_page(payload))
+    return EXIT_OK
 
 
 def _emit(response: Response, *, as_json: bool) -> int:
@@ -304,5 +322,5 @@ async def sources(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp}
+    "mcp": mcp, "show": show}
 """Each command's coroutine by name."""

@@ -32,6 +32,8 @@ from harkback.stages.ports import (
     VectorStore,
     null_observer,
 )
+from harkback.stages.defaults import PAGE_LIMIT
+from harkback.stages.read_back import PageRequest, ReadError, SessionPage, read_page
 from harkback.stages.request import (
     DEFAULT_HIDDEN_SOURCES,
     DEFAULT_LIMIT,
@@ -134,6 +136,16 @@ class Harkback:
         relative ones count back from ``as_of`` when given)."""
         return await self.search("", limit=limit, current_session_id=current_session_id,
                                  since=since, until=until, as_of=as_of)
+
+    async def read_session(self, session_id: str, *, around: str | int | None = None,
+                           offset: int | None = None, limit: int = PAGE_LIMIT
+                           ) -> Result[SessionPage, ReadError]:
+        """A page of one session's transcript: centred on the message ``around`` names
+        (``SESSION_ID:POSITION`` as search results carry it, or a position), or from
+        ``offset``; ``page.next_offset`` continues it. Reads only."""
+        return await read_page(self.store, PageRequest(
+            session_id=session_id, around=None if around is None else str(around),
+            offset=offset, limit=limit))
 
     async def aclose(self) -> None:
         """Release what the model and embedder hold in the running loop (HTTP clients)."""

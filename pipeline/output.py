@@ -43,6 +43,10 @@ def format_payload(payload: dict[str, Any]) -> str:
         lines += ["", f"[{i}] {r['title'] or r['session_id']} ({r['summary_kind']} summary)"]
         if r.get("summary_note"):
             lines.append(f"    note: {r['summary_note']}")
+        if r.get("matched_message_ids"):
+            ids = r["matched_message_ids"]
+            lines.append(f"    matched: {', '.join(ids[:5])}" + (" ..." if len(ids) > 5 else "")
+                         + "  (harkback show SESSION_ID --around ID)")
         for para in r["summary"].splitlines():
             lines.append(textwrap.fill(para, width=100, initial_indent="    ",
                                        subsequent_indent="      ") if para else "")
@@ -56,4 +60,39 @@ def _recent_table(rows: list[dict[str, Any]]) -> str:
         lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
                      f"{r['message_count']:>5}  {r['title'] or '(untitled)'}")
         lines.append(f"{'':>4}{r['session_id']}: {r['preview'][:90]}")
+    return "\n".join(lines)
+
+
+def format_page(payload: dict[str, Any]) -> str:
+    """Human output for a ``show`` payload: the session and its lineage, then each message
+    under its id, role and time.
+
+    >>> print(format_page({"session": {"session_id": "s", "title": "", "source": "cli",
+    ...     "when": "unknown time", "message_count": 0}, "lineage": {"parent": None,
+    ...     "children": []}, "offset": 0, "next_offset": None, "messages": []}))
+    session s  (untitled)  cli, unknown time, 0 messages
+    no messages
+    """
+    s, lineage = payload["session"], payload["lineage"]
+    lines = [f"session {s['session_id']}  {s['title'] or '(untitled)'}  {s['source']}, "
+             f"{s['when']}, {s['message_count']} messages"]
+    parent = lineage["parent"]
+    if parent is not None:
+        known = (parent["title"] or "(untitled)") if parent["stored"] else "(not stored)"
+        lines.append(f"parent: {parent['session_id']}  {known}")
+    for child in lineage["children"]:
+        lines.append(f"child: {child['session_id']}  {child['title'] or '(untitled)'}  "
+                     f"{child['source']}, {child['when']}")
+    messages = payload["messages"]
+    if not messages:
+        lines.append("no messages")
+        return "\n".join(lines)
+    more = payload["next_offset"]
+    lines.append(f"messages {payload['offset']}-{payload['offset'] + len(messages) - 1} of "
+                 f"{s['message_count']}" + (f" (next page: --offset {more})" if more else ""))
+    for m in messages:
+        tool = f" {m['tool_name']}" if m.get("tool_name") else ""
+        lines += ["", f"[{m['id']}] {m['role']}{tool}, {m['when']}"]
+        lines += [f"    {line}" for line in m["content"].splitlines()]
+        lines += [f"    -> {c['name']}({c['arguments']})" for c in m.get("tool_calls", ())]
     return "\n".join(lines)

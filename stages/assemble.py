@@ -7,6 +7,7 @@ from datetime import tzinfo
 import attrs
 
 from harkback.stages.flow import SummarizedSet
+from harkback.stages.read_back import message_id
 from harkback.stages.records import Summarized
 from harkback.stages.result import Recall, RecallResult, when_text
 from harkback.stages.stage import Step, pure
@@ -21,6 +22,8 @@ def to_recall(item: Summarized, tz: tzinfo | None = None) -> Recall:
         source=root.source, model=root.model, title=root.title,
         summary=item.summary.text, summary_kind=item.summary.kind,
         summary_note=item.summary.note, matched_messages=len(candidate.hits),
+        matched_message_ids=tuple(dict.fromkeys(message_id(h.session_id, h.position)
+                                                for h in candidate.hits)),
         matched_sessions=tuple(dict.fromkeys(h.session_id for h in candidate.hits)),
         lineage=tuple(s.id for s in candidate.lineage), truncated=item.transcript.truncated,
         transcript_chars=len(item.transcript.text), usage=item.summary.usage,

@@ -31,3 +31,9 @@ DEFAULT_RANKER = "lexical"
 
 DEADLINE_S = 60.0
 """Default time for all model summaries of one recall together."""
+
+PAGE_LIMIT = 20
+"""Messages per page of ``harkback show`` unless asked otherwise."""
+
+MAX_PAGE_LIMIT = 200
+"""The largest page: a long tool output times 200 is already a lot to print."""

@@ -40,6 +40,10 @@ class ModelFailed(_Reasoned, label="model failed"):
     """A model call failed after its retries (timeout, HTTP error, unusable answer)."""
 
 
+class NotFound(_Reasoned, label="not found"):
+    """What was asked for is not stored (an unknown session, a page past the end)."""
+
+
 @attrs.frozen
 class BadRecord:
     """An outside record (a JSON line, a row) that does not describe a valid session."""

@@ -35,7 +35,11 @@ def when_text(epoch: float | None, tz: tzinfo | None = None) -> str:
 
 @attrs.frozen(kw_only=True)
 class Recall:
-    """One recalled session: metadata from the lineage root, and its summary."""
+    """One recalled session: metadata from the lineage root, and its summary.
+
+    ``matched_message_ids`` are the matched messages as ``SESSION_ID:POSITION``, best
+    first: the ids ``harkback show SESSION_ID --around ID`` opens.
+    """
 
     session_id: str
     when: str
@@ -47,6 +51,7 @@ class Recall:
     summary_kind: SummaryKind
     summary_note: str = ""
     matched_messages: int = 0
+    matched_message_ids: tuple[str, ...] = ()
     matched_sessions: tuple[str, ...] = ()
     lineage: tuple[str, ...] = ()
     truncated: bool = False
@@ -61,6 +66,7 @@ class Recall:
             "source": self.source, "model": self.model, "title": self.title,
             "summary": self.summary, "summary_kind": self.summary_kind,
             "matched_messages": self.matched_messages,
+            "matched_message_ids": list(self.matched_message_ids),
             "matched_sessions": list(self.matched_sessions), "lineage": list(self.lineage),
             "truncated": self.truncated, "transcript_chars": self.transcript_chars,
         }

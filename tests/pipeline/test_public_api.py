@@ -17,6 +17,7 @@ PUBLIC = {
     "Session", "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",
     "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
     "store_kind", "with_model",
+    "NotFound", "SessionPage",
 }
 
 

@@ -1,0 +1,227 @@
+"""Read-back: one page of a stored session's transcript, found by message id.
+
+A message's id is ``SESSION_ID:POSITION``: its session, a colon, and its position in that
+session. Search results carry these ids (``matched_message_ids``); a hit can lie in a
+sub-agent or continuation session of the result's lineage, so the id names its session.
+``--around`` also takes a bare position of the session being shown.
+
+>>> message_id("cors", 3)
+'cors:3'
+>>> parse_message_id("cors:3", "cors"), parse_message_id("7", "cors")
+(<Success: 3>, <Success: 7>)
+>>> page_bounds(total=100, limit=20, around_index=50)
+(40, 60)
+>>> page_bounds(total=100, limit=20, around_index=95)
+(80, 100)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import tzinfo
+from typing import Any
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from harkback.stages.errors import NotFound, QueryRejected, StoreUnavailable
+from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
+from harkback.stages.ports import SessionStore
+from harkback.stages.records import Message, Session
+from harkback.stages.result import when_text
+from harkback.stages.stage import as_result
+
+
+ReadError = QueryRejected | NotFound | StoreUnavailable
+"""Everything reading a page can fail with: a bad request (usage), nothing there, the store."""
+
+
+def message_id(session_id: str, position: int) -> str:
+    """The id of the message at ``position`` of ``session_id``."""
+    return f"{session_id}:{position}"
+
+
+def parse_message_id(text: str, session_id: str) -> Result[int, QueryRejected]:
+    """The position that ``text`` (``SESSION:POSITION`` or ``POSITION``) names in ``session_id``.
+
+    The position is after the last colon, so session ids may hold colons themselves.
+
+    >>> parse_message_id("a:b:2", "a:b")
+    <Success: 2>
+    >>> parse_message_id("other:2", "cors").failure().reason
+    "message id 'other:2' is of session 'other', not 'cors' (show that session)"
+    >>> parse_message_id("x", "cors").failure().reason
+    "message id 'x' is not SESSION_ID:POSITION or POSITION"
+    """
+    head, colon, tail = text.strip().rpartition(":")
+    if not (tail.isascii() and tail.isdigit()):
+        return Failure(QueryRejected(f"message id {text!r} is not SESSION_ID:POSITION or "
+                                     "POSITION"))
+    if colon and head != session_id:
+        return Failure(QueryRejected(f"message id {text!r} is of session {head!r}, not "
+                                     f"{session_id!r} (show that session)"))
+    return Success(int(tail))
+
+
+def page_bounds(*, total: int, limit: int, offset: int = 0,
+                around_index: int | None = None) -> tuple[int, int]:
+    """The ``[start, stop)`` indices of a page: from ``offset``, or centred on
+    ``around_index`` (shifted to stay full near either end of the session).
+
+    >>> page_bounds(total=100, limit=20, around_index=3)
+    (0, 20)
+    >>> page_bounds(total=5, limit=20, around_index=4), page_bounds(total=5, limit=2, offset=4)
+    ((0, 5), (4, 5))
+    """
+    start = offset
+    if around_index is not None:
+        start = max(0, min(around_index - limit // 2, total - limit))
+    return start, min(total, start + limit)
+
+
+@attrs.frozen(kw_only=True)
+class PageRequest:
+    """Which page of which session: centred on a message id, or from an offset."""
+
+    session_id: str
+    around: str | None = None
+    offset: int | None = None
+    limit: int = PAGE_LIMIT
+
+
+def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
+    """A request that can be read (the position ``around`` names, if any), or why not.
+
+    >>> check_request(PageRequest(session_id="s", limit=0)).failure().reason
+    'page size must be between 1 and 200, got 0'
+    >>> check_request(PageRequest(session_id="s", around="s:4"))
+    <Success: 4>
+    """
+    if not request.session_id:
+        return Failure(QueryRejected("a session id is needed"))
+    if not 1 <= request.limit <= MAX_PAGE_LIMIT:
+        return Failure(QueryRejected(f"page size must be between 1 and {MAX_PAGE_LIMIT}, "
+                                     f"got {request.limit}"))
+    if request.offset is not None and request.offset < 0:
+        return Failure(QueryRejected(f"offset must be 0 or more, got {request.offset}"))
+    if request.around is None:
+        return Success(None)
+    if request.offset is not None:
+        return Failure(QueryRejected("give a message to centre on or an offset, not both"))
+    return parse_message_id(request.around, request.session_id)
+
+
+def cut_page(request: PageRequest, around: int | None, messages: Sequence[Message]
+             ) -> Result[tuple[int, tuple[Message, ...]], QueryRejected | NotFound]:
+    """The page's first index and its messages, from all of a session's messages in order.
+
+    An offset at or past the end of a session with messages is :class:`NotFound`; an
+    empty session reads as one empty page.
+    """
+    total = len(messages)
+    around_index = None
+    if around is not None:
+        indices = [i for i, m in enumerate(messages) if m.position == around]
+        if not indices:
+            return Failure(QueryRejected(f"session {request.session_id!r} has no message "
+                                         f"{message_id(request.session_id, around)!r}"))
+        around_index = indices[0]
+    offset = request.offset or 0
+    if total and offset >= total:
+        return Failure(NotFound(f"offset {offset} is past the end of session "
+                                f"{request.session_id!r} ({total} messages)"))
+    start, stop = page_bounds(total=total, limit=request.limit, offset=offset,
+                              around_index=around_index)
+    return Success((start, tuple(messages[start:stop])))
+
+
+@attrs.frozen(kw_only=True)
+class SessionPage:
+    """A page of one session's transcript, with its lineage (parent and children).
+
+    ``parent_id`` is the parent the session names (None for a root); ``parent`` is
+    that session when it is stored.
+    """
+
+    session: Session
+    parent_id: str | None
+    parent: Session | None
+    children: tuple[Session, ...]
+    messages: tuple[Message, ...]
+    offset: int
+    limit: int
+    total: int
+
+    @property
+    def next_offset(self) -> int | None:
+        """Where the next page starts, or None when this page reaches the end."""
+        stop = self.offset + len(self.messages)
+        return stop if stop < self.total else None
+
+    def to_payload(self, tz: tzinfo | None = None) -> dict[str, Any]:
+        """The JSON form: ``{"success": true, "mode": "show", "session", "lineage",
+        "messages", "offset", "limit", "total", "next_offset"}`` (``tz`` formats ``when``)."""
+        s = self.session
+        parent = None
+        if self.parent_id is not None:
+            parent = {"session_id": self.parent_id, "stored": self.parent is not None,
+                      "title": self.parent.title if self.parent else ""}
+        return {
+            "success": True, "mode": "show",
+            "session": {"session_id": s.id, "title": s.title, "source": s.source,
+                        "model": s.model, "when": when_text(s.started_at, tz),
+                        "started_at": s.started_at, "ended_at": s.ended_at,
+                        "message_count": self.total},
+            "lineage": {"parent": parent,
+                        "children": [{"session_id": c.id, "title": c.title, "source": c.source,
+                                      "when": when_text(c.started_at, tz),
+                                      "started_at": c.started_at} for c in self.children]},
+            "offset": self.offset, "limit": self.limit, "total": self.total,
+            "next_offset": self.next_offset,
+            "messages": [_message_payload(m, tz) for m in self.messages],
+        }
+
+
+def _message_payload(message: Message, tz: tzinfo | None) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "id": message_id(message.session_id, message.position), "position": message.position,
+        "role": message.role, "when": when_text(message.timestamp, tz),
+        "timestamp": message.timestamp, "content": message.content}
+    if message.tool_name:
+        payload["tool_name"] = message.tool_name
+    if message.tool_calls:
+        payload["tool_calls"] = [{"name": c.name, "arguments": c.arguments}
+                                 for c in message.tool_calls]
+    return payload
+
+
+async def read_page(store: SessionStore, request: PageRequest
+                    ) -> Result[SessionPage, ReadError]:
+    """Read one page of ``request.session_id`` from ``store`` (reads only, writes nothing)."""
+    checked = check_request(request)
+    if isinstance(checked, Failure):
+        return Failure(checked.failure())
+    found = as_result(await store.sessions((request.session_id,)).awaitable())
+    if isinstance(found, Failure):
+        return Failure(found.failure())
+    if not found.unwrap():
+        return Failure(NotFound(f"no session with id {request.session_id!r}"))
+    session = found.unwrap()[0]
+    messages = as_result(await store.messages((session.id,)).awaitable())
+    children = as_result(await store.children((session.id,)).awaitable())
+    parents: Result[tuple[Session, ...], StoreUnavailable] = Success(())
+    if session.parent_session_id is not None:
+        parents = as_result(await store.sessions((session.parent_session_id,)).awaitable())
+    for outcome in (messages, children, parents):
+        if isinstance(outcome, Failure):
+            return Failure(outcome.failure())
+    cut = cut_page(request, checked.unwrap(), messages.unwrap())
+    if isinstance(cut, Failure):
+        return Failure(cut.failure())
+    start, page = cut.unwrap()
+    # a session naming itself as parent is no child of its own
+    kids = tuple(c for c in children.unwrap() if c.id != session.id)
+    return Success(SessionPage(
+        session=session, parent_id=session.parent_session_id,
+        parent=next(iter(parents.unwrap()), None), children=kids,
+        messages=page, offset=start, limit=request.limit, total=len(messages.unwrap())))

@@ -1,0 +1,114 @@
+"""Read-back paging: which messages a page holds, and the requests it refuses."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from returns.result import Failure, Success
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.stages.errors import NotFound, QueryRejected
+from harkback.stages.read_back import (
+    MAX_PAGE_LIMIT,
+    PageRequest,
+    SessionPage,
+    check_request,
+    cut_page,
+    page_bounds,
+    read_page,
+)
+from harkback.stages.records import Message, Session
+from tests.conftest import conversation
+
+
+@pytest.mark.parametrize("total", [0, 1, 7, 20, 21, 100])
+@pytest.mark.parametrize("limit", [1, 2, 5, 20])
+def test_a_page_around_a_message_holds_it_and_is_full_when_it_can_be(total: int,
+                                                                     limit: int) -> None:
+    """Centred anywhere, the page contains its message, stays in bounds, and is as long
+    as the session allows."""
+    for index in range(total):
+        start, stop = page_bounds(total=total, limit=limit, around_index=index)
+        assert 0 <= start <= index < stop <= total
+        assert stop - start == min(limit, total)
+
+
+def test_a_page_around_a_message_in_the_middle_is_centred() -> None:
+    """Away from the ends, as many messages come before the centre as the half page."""
+    assert page_bounds(total=100, limit=21, around_index=50) == (40, 61)
+
+
+def test_pages_by_offset_cover_the_session_once() -> None:
+    """Following next_offset from 0 visits every message exactly once, in order."""
+    messages = conversation("s", *[("user", f"m{i}") for i in range(23)]).messages
+    seen: list[int] = []
+    offset: int | None = 0
+    while offset is not None:
+        start, page = cut_page(PageRequest(session_id="s", offset=offset, limit=5), None,
+                               messages).unwrap()
+        seen += [m.position for m in page]
+        offset = SessionPage(session=Session(id="s"), parent_id=None, parent=None,
+                             children=(), messages=page, offset=start, limit=5,
+                             total=len(messages)).next_offset
+    assert seen == list(range(23))
+
+
+def test_around_finds_a_position_not_equal_to_its_index() -> None:
+    """Positions with gaps: the page centres on the message at that position."""
+    messages = tuple(Message(session_id="s", position=p, role="user", content=str(p))
+                     for p in (0, 5, 9, 40, 41))
+    start, page = cut_page(PageRequest(session_id="s", around="s:40", limit=3), 40,
+                           messages).unwrap()
+    assert (start, [m.position for m in page]) == (2, [9, 40, 41])
+
+
+def test_an_offset_past_the_end_is_not_found_but_an_empty_session_is_an_empty_page() -> None:
+    """Past the end is a failure naming the size; an empty session reads as one empty page."""
+    messages = conversation("s", ("user", "a"), ("assistant", "b")).messages
+    past = cut_page(PageRequest(session_id="s", offset=2), None, messages)
+    assert isinstance(past, Failure) and isinstance(past.failure(), NotFound)
+    assert "(2 messages)" in past.failure().reason
+    assert cut_page(PageRequest(session_id="s", offset=0), None, ()) == Success((0, ()))
+
+
+def test_a_position_the_session_lacks_is_a_usage_error() -> None:
+    """``--around`` naming no message of the session is rejected, not an empty page."""
+    messages = conversation("s", ("user", "a")).messages
+    missing = cut_page(PageRequest(session_id="s", around="s:3"), 3, messages)
+    assert isinstance(missing, Failure) and isinstance(missing.failure(), QueryRejected)
+
+
+@pytest.mark.parametrize("request_", [
+    PageRequest(session_id="s", limit=MAX_PAGE_LIMIT + 1),
+    PageRequest(session_id="s", offset=-1),
+    PageRequest(session_id="s", around="s:1", offset=0),
+    PageRequest(session_id="s", around="s:-1"),
+    PageRequest(session_id="s", around="t:1"),
+    PageRequest(session_id="", around="1"),
+])
+def test_bad_requests_are_rejected_before_the_store_is_read(request_: PageRequest) -> None:
+    """Each malformed request is a QueryRejected (exit status 2 on the command line)."""
+    checked = check_request(request_)
+    assert isinstance(checked, Failure) and isinstance(checked.failure(), QueryRejected)
+
+
+def test_read_page_lists_the_lineage_and_an_unstored_parent() -> None:
+    """The page names its stored parent, and its children; a parent not stored is named
+    but marked so."""
+    store = MemoryStore()
+    asyncio.run(store.ingest((
+        conversation("root", ("user", "hi"), title="Root"),
+        conversation("mid", ("user", "a"), ("assistant", "b"), parent="root"),
+        conversation("leaf", ("assistant", "c"), parent="mid"),
+        conversation("orphan", ("user", "d"), parent="gone"),
+    )).awaitable())
+    page = asyncio.run(read_page(store, PageRequest(session_id="mid"))).unwrap()
+    lineage = page.to_payload()["lineage"]
+    assert lineage["parent"] == {"session_id": "root", "stored": True, "title": "Root"}
+    assert [c["session_id"] for c in lineage["children"]] == ["leaf"]
+    orphan = asyncio.run(read_page(store, PageRequest(session_id="orphan"))).unwrap()
+    assert orphan.to_payload()["lineage"]["parent"] == {"session_id": "gone", "stored": False,
+                                                        "title": ""}
+    unknown = asyncio.run(read_page(store, PageRequest(session_id="nope")))
+    assert isinstance(unknown, Failure) and isinstance(unknown.failure(), NotFound)
