@@ -19,7 +19,12 @@ from typing import Any
 
 from harkback.pipeline.model_flags import add_model_arguments
 from harkback.stages.defaults import (
-    DEFAULT_LIMIT, DEFAULT_RANKER, EMBED_ROLES, MAX_LIMIT, MAX_PAGE_LIMIT, PAGE_LIMIT,
+    DEFAULT_LIMIT,
+    DEFAULT_RANKER,
+    EMBED_ROLES,
+    MAX_LIMIT,
+    MAX_PAGE_LIMIT,
+    PAGE_LIMIT,
 )
 
 

@@ -21,6 +21,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.timing import FanOut, RecordingObserver
+from harkback.stages.defaults import PAGE_LIMIT
 from harkback.stages.errors import RecallError
 from harkback.stages.ports import (
     ChatModel,
@@ -32,7 +33,6 @@ from harkback.stages.ports import (
     VectorStore,
     null_observer,
 )
-from harkback.stages.defaults import PAGE_LIMIT
 from harkback.stages.read_back import PageRequest, ReadError, SessionPage, read_page
 from harkback.stages.request import (
     DEFAULT_HIDDEN_SOURCES,

@@ -25,8 +25,6 @@ from harkback.pipeline import wiring
 from harkback.pipeline.facade import Harkback, Response
 from harkback.stages.ports import SessionStore
 from harkback.stages.request import DEFAULT_LIMIT, MAX_LIMIT
-from harkback.stages.result import when_text
-from harkback.stages.stage import as_result
 from harkback.stages.summarize.summarizers import DEFAULT_SUMMARIZER, MODEL_SUMMARIZER, SUMMARIZERS
 
 PAGE_LIMIT = 50
@@ -180,44 +178,17 @@ async def recent_sessions(store: SessionStore, args: Mapping[str, Any]
         limit=args["limit"], since=args["since"], until=args["until"]))
 
 
-# read_session's reading, kept apart: the facade's read-back (Harkback.read_session, with
-# `harkback show`) is to replace this function; the tool's arguments and errors stay.
 async def read_session_page(store: SessionStore, session_id: str, *, around: int | None,
                             offset: int | None, limit: int) -> Result[dict[str, Any], str]:
-    """One page of a session's messages, from ``offset`` or centred on ``around``."""
-    if around is not None and offset:
-        return Failure("give around or offset, not both")
-    found = as_result(await store.sessions([session_id]).awaitable())
-    if isinstance(found, Failure):
-        return Failure(found.failure().message())
-    if not found.unwrap():
-        return Failure(f"no session with id {session_id!r}")
-    session = found.unwrap()[0]
-    loaded = as_result(await store.messages([session_id]).awaitable())
-    if isinstance(loaded, Failure):
-        return Failure(loaded.failure().message())
-    messages = [m for m in loaded.unwrap() if m.session_id == session_id]
-    start = offset or 0
-    if around is not None:
-        index = next((i for i, m in enumerate(messages) if m.position == around), None)
-        if index is None:
-            return Failure(f"session {session_id!r} has no message at position {around}")
-        start = max(0, index - limit // 2)
-    if start and start >= len(messages):
-        return Failure(f"offset {start} is past the end of session {session_id!r} "
-                       f"({len(messages)} messages)")
-    page = messages[start:start + limit]
-    end = start + len(page)
-    return Success({
-        "success": True, "mode": "read",
-        "session": {"session_id": session.id, "title": session.title, "source": session.source,
-                    "model": session.model, "when": when_text(session.started_at),
-                    "started_at": session.started_at,
-                    "parent_session_id": session.parent_session_id},
-        "messages": [{"position": m.position, "role": m.role, "content": m.content,
-                      "timestamp": m.timestamp, "tool_name": m.tool_name} for m in page],
-        "offset": start, "count": len(page), "total": len(messages),
-        "next_offset": end if end < len(messages) else None})
+    """The ``harkback show --json`` payload: a page of a session's messages, from
+    ``offset`` or centred on the message at position ``around``."""
+    # The tool's offset defaults to 0; beside ``around`` a 0 means "not given".
+    start = offset if around is None else (offset or None)
+    page = await Harkback(store=store).read_session(session_id, around=around, offset=start,
+                                                    limit=limit)
+    if isinstance(page, Failure):
+        return Failure(page.failure().message())
+    return Success(page.unwrap().to_payload())
 
 
 async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any] | None

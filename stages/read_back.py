@@ -24,13 +24,12 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.stages.errors import NotFound, QueryRejected, StoreUnavailable
 from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
+from harkback.stages.errors import NotFound, QueryRejected, StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Message, Session
 from harkback.stages.result import when_text
 from harkback.stages.stage import as_result
-
 
 ReadError = QueryRejected | NotFound | StoreUnavailable
 """Everything reading a page can fail with: a bad request (usage), nothing there, the store."""

@@ -8,9 +8,9 @@ import pytest
 from returns.result import Failure, Success
 
 from harkback.adapters.stores.memory import MemoryStore
+from harkback.stages.defaults import MAX_PAGE_LIMIT
 from harkback.stages.errors import NotFound, QueryRejected
 from harkback.stages.read_back import (
-    MAX_PAGE_LIMIT,
     PageRequest,
     SessionPage,
     check_request,
