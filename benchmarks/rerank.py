@@ -33,7 +33,8 @@ from benchmarks.clocks import ASKED
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import mean_scores, score
 from benchmarks.retrieval import _open, ingest
-from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.adapters.models.openai_chat import OpenAIChatModel
 from harkback.stages.flow import Resolved
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import ChatModel, Deps, SessionStore

@@ -68,6 +68,7 @@ from benchmarks.vector_cache import CachedEmbedder
 from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.embed import embed_missing
+from harkback.stages.defaults import MAX_LIMIT
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched, Resolved
 from harkback.stages.match.hybrid import HybridMatch
@@ -76,7 +77,7 @@ from harkback.stages.match.rankers import Bm25Match, CoverageMatch, ReferenceMat
 from harkback.stages.match.sessions import SessionScoring
 from harkback.stages.ports import Deps, Embedder, SessionStore
 from harkback.stages.records import Conversation
-from harkback.stages.request import MAX_LIMIT, SearchRequest
+from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.stage import Stage
 

@@ -145,7 +145,8 @@ def _pipeline(kind: str) -> Pipeline:
 def _with_model(hb: Harkback, kind: str, url: str) -> Harkback:
     """``hb`` summarising with a model at ``url`` (no summary cache: every call waits)."""
     # The model summarizer lives in its own issue; this is the hook that wires it.
-    from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+    from harkback.adapters.models.chat_settings import ChatSettings
+    from harkback.adapters.models.openai_chat import OpenAIChatModel
     from harkback.stages.summarize.model import LlmSummarize
 
     settings = ChatSettings(model="bench-model", base_url=url, api_key="none",

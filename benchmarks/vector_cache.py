@@ -28,7 +28,8 @@ from returns.future import FutureResult
 from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
-from harkback.stages.embedding import EMBED_ROLES, passage_text
+from harkback.stages.defaults import EMBED_ROLES
+from harkback.stages.embedding import passage_text
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import Embedder, EmbedKind, Vector
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         store_kind,
         with_model,
     )
+    from harkback.stages.defaults import DEFAULT_RANKER
     from harkback.stages.errors import (
         BadRecord,
         ModelFailed,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
         StoreUnavailable,
     )
     from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
-    from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
+    from harkback.stages.match.rankers import RANKERS
     from harkback.stages.ports import (
         ChatModel,
         Deps,
@@ -67,7 +68,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "harkback.pipeline.wiring": ("open_store", "store_kind", "STORES", "RecallSettings",
                                  "recall", "with_model"),
     "harkback.adapters.models.chat_settings": ("ChatSettings",),
-    "harkback.stages.match.rankers": ("RANKERS", "DEFAULT_RANKER"),
+    "harkback.stages.match.rankers": ("RANKERS",),
+    "harkback.stages.defaults": ("DEFAULT_RANKER",),
     "harkback.stages.summarize.summarizers": ("SUMMARIZERS", "DEFAULT_SUMMARIZER"),
     "harkback.stages.rerank.model": ("ModelRerank",),
     # what a stage is, what flows between stages, the ports adapters implement

@@ -18,7 +18,8 @@ from returns.future import FutureResult
 from returns.result import Failure
 
 from harkback.pipeline.progress import Progress
-from harkback.stages.embedding import EMBED_ROLES, passage_text
+from harkback.stages.defaults import EMBED_ROLES
+from harkback.stages.embedding import passage_text
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.ports import Embedder, MessageKey, Vector, VectorStore
 from harkback.stages.records import Message, Role

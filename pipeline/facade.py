@@ -21,7 +21,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.timing import FanOut, RecordingObserver
-from harkback.stages.defaults import PAGE_LIMIT
+from harkback.stages.defaults import DEFAULT_LIMIT, PAGE_LIMIT
 from harkback.stages.errors import RecallError
 from harkback.stages.ports import (
     ChatModel,
@@ -34,12 +34,7 @@ from harkback.stages.ports import (
     null_observer,
 )
 from harkback.stages.read_back import PageRequest, ReadError, SessionPage, read_page
-from harkback.stages.request import (
-    DEFAULT_HIDDEN_SOURCES,
-    DEFAULT_LIMIT,
-    DEFAULT_ROLES,
-    make_request,
-)
+from harkback.stages.request import DEFAULT_HIDDEN_SOURCES, DEFAULT_ROLES, make_request
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import as_result
 from harkback.stages.when import parse_as_of

@@ -23,8 +23,8 @@ from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
 from harkback.pipeline.facade import Harkback, Response
+from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.ports import SessionStore
-from harkback.stages.request import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.summarize.summarizers import DEFAULT_SUMMARIZER, MODEL_SUMMARIZER, SUMMARIZERS
 
 PAGE_LIMIT = 50

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from harkback.pipeline.facade import Harkback
-from harkback.stages.request import DEFAULT_LIMIT, MAX_LIMIT
+from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 
 _DESCRIPTION = """\
 Recall what happened in the user's past sessions with you: how a problem was fixed, \

@@ -32,11 +32,12 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db_path
 from harkback.pipeline.facade import Harkback
+from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
 from harkback.stages.errors import QueryRejected, StoreUnavailable
-from harkback.stages.match.rankers import DEFAULT_RANKER, RANKERS
+from harkback.stages.match.rankers import RANKERS
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.rerank.model import ModelRerank
-from harkback.stages.summarize.model import DEADLINE_S, LlmSummarize
+from harkback.stages.summarize.model import LlmSummarize
 from harkback.stages.summarize.summarizers import (
     DEFAULT_SUMMARIZER,
     MODEL_SUMMARIZER,

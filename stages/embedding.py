@@ -14,7 +14,6 @@ True
 
 from __future__ import annotations
 
-from harkback.stages.defaults import EMBED_ROLES as EMBED_ROLES
 from harkback.stages.records import Message
 
 BLANK = " \t\r\n"

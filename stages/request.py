@@ -11,8 +11,7 @@ from __future__ import annotations
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.stages.defaults import DEFAULT_LIMIT as DEFAULT_LIMIT
-from harkback.stages.defaults import MAX_LIMIT as MAX_LIMIT
+from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.records import ROLES, Role
 from harkback.stages.when import parse_time_bound

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from harkback.stages.defaults import MAX_LIMIT
 from harkback.stages.flow import Matched, Resolved
 from harkback.stages.lineage import load_ancestry, root_of
 from harkback.stages.records import Candidate, MessageHit, Session
-from harkback.stages.request import MAX_LIMIT
 from harkback.stages.stage import Step, with_store
 
 

@@ -15,8 +15,7 @@ that made them: they are made on first use in each running loop and released by
 agent's loop and synchronous callers that run their own loops without sharing anything
 between loops.
 
-Its settings are :class:`~harkback.adapters.models.chat_settings.ChatSettings` (importable
-from here too).
+Its settings are :class:`~harkback.adapters.models.chat_settings.ChatSettings`.
 """
 
 from __future__ import annotations
@@ -173,4 +172,3 @@ class OpenAIChatModel:
         return self.settings.base_url or "the OpenAI API"
 
 
-__all__ = ["ChatSettings", "OpenAIChatModel", "reply_from_json"]

@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 import attrs
 from returns.future import FutureResult
 
-from harkback.stages.defaults import DEFAULT_RANKER as DEFAULT_RANKER
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
 from harkback.stages.match.hybrid import HybridMatch

@@ -37,7 +37,7 @@ from returns.result import Result, Success
 from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.chat import ChatRequest
-from harkback.stages.defaults import DEADLINE_S as DEADLINE_S
+from harkback.stages.defaults import DEADLINE_S
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Loaded, SummarizedSet
 from harkback.stages.load.truncate import Span, cut_around, locate_units

@@ -11,7 +11,8 @@ from typing import Any
 
 import attrs
 
-from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.adapters.models.openai_chat import OpenAIChatModel
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache

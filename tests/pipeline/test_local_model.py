@@ -17,7 +17,8 @@ import pytest
 from returns.io import IOFailure
 from returns.unsafe import unsafe_perform_io
 
-from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.adapters.models.openai_chat import OpenAIChatModel
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.stages.chat import ChatRequest

@@ -12,7 +12,8 @@ from typing import Any
 import attrs
 import pytest
 
-from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.adapters.models.openai_chat import OpenAIChatModel
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.pipeline.compose import STAGE_NAMES, Pipeline

@@ -14,11 +14,12 @@ from returns.io import IOFailure, IOResult
 from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
-from harkback.adapters.models.openai_chat import ChatSettings, OpenAIChatModel
+from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.adapters.models.openai_chat import OpenAIChatModel
 from harkback.stages.chat import ChatReply, ChatRequest
+from harkback.stages.defaults import DEFAULT_LIMIT
 from harkback.stages.errors import ModelFailed
 from harkback.stages.records import TokenUsage
-from harkback.stages.request import DEFAULT_LIMIT
 from tests.support.chat_server import ChatServer, Reply, replies
 
 REQUEST = ChatRequest(messages=(("system", "Recap."), ("user", "hi")), max_tokens=50)
