@@ -68,7 +68,7 @@ class OpenAIEmbedder:
 
     Texts go ``batch_size`` to a request, one request at a time, each with ``timeout``
     seconds and up to ``max_attempts`` attempts (as
-    :class:`~harkback.adapters.models.openai_chat.ChatSettings` describes). ``query_prefix`` and
+    :class:`~harkback.adapters.models.chat_settings.ChatSettings` describes). ``query_prefix`` and
     ``passage_prefix`` are put before every text of that kind. Safe to share between
     event loops: each gets its own client, released by :meth:`aclose` in that loop.
     """
