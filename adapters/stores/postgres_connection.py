@@ -1,0 +1,140 @@
+"""The PostgreSQL store's connections: checking a URL, a first connection that checks (and
+for a writable open of an empty database creates) the schema, the pool, and errors
+turned into one line each.
+
+Nothing here prints a password: messages name the server by :func:`where`.
+
+>>> where("postgresql://me:secret@db.example:5433/harkback")
+'postgresql://me@db.example:5433/harkback'
+>>> where("postgresql:///harkback?host=/tmp/pg")
+'postgresql:///harkback?host=/tmp/pg'
+"""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import conninfo, sql
+from psycopg_pool import ConnectionPool, PoolTimeout
+from returns.result import Failure, Result, Success
+
+from harkback.adapters.stores import postgres_schema as schema
+from harkback.stages.errors import StoreUnavailable
+
+CONNECT_TIMEOUT_S = 10
+"""How long opening a connection may take before the server counts as unreachable."""
+
+POOL_SIZE = 4
+"""Connections the store may hold at once (one per concurrent statement)."""
+
+READ_ONLY = "-c default_transaction_read_only=on"
+"""Session option of a read-only store: the server itself refuses every write."""
+
+
+def where(url: str) -> str:
+    """The URL without its password (for messages); the text as given when unparsable."""
+    try:
+        parts = conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        return url.split("@")[-1] if "@" in url else url
+    user = str(parts.get("user", ""))
+    host = str(parts.get("host", ""))
+    port = f":{parts['port']}" if "port" in parts else ""
+    database = str(parts.get("dbname", ""))
+    if host.startswith("/"):
+        return f"postgresql://{user + '@' if user else ''}/{database}?host={host}"
+    return f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
+
+
+def first_line(error: BaseException) -> str:
+    """An error's message on one line (libpq's messages carry a detail line or two)."""
+    text = " ".join(str(error).split("\n")[0].split()) or type(error).__name__
+    return text.removeprefix("connection failed: ")
+
+
+def unavailable(url: str, error: BaseException) -> StoreUnavailable:
+    """A database error as one line naming the server.
+
+    >>> unavailable("postgresql:///h", PoolTimeout("couldn't get a connection")).reason
+    "cannot reach the PostgreSQL server of postgresql:///h: couldn't get a connection"
+    """
+    if isinstance(error, PoolTimeout | psycopg.OperationalError):
+        return StoreUnavailable(
+            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}")
+    return StoreUnavailable(f"{where(url)}: {first_line(error)}")
+
+
+def check_url(url: str) -> StoreUnavailable | None:
+    """Why ``url`` is not a usable connection URL, or None.
+
+    >>> check_url("postgresql://host:notaport/db").reason.startswith("not a PostgreSQL URL")
+    True
+    """
+    try:
+        parts = conninfo.conninfo_to_dict(url)
+        port = str(parts.get("port", "5432"))
+        if not all(p.isdigit() for p in port.split(",")):
+            raise psycopg.ProgrammingError(f"invalid port {port!r}")
+    except psycopg.Error as error:
+        return StoreUnavailable(f"not a PostgreSQL URL: {where(url)} ({first_line(error)})")
+    return None
+
+
+def _kwargs(readonly: bool) -> dict[str, str | int]:
+    settings: dict[str, str | int] = {"connect_timeout": CONNECT_TIMEOUT_S}
+    if readonly:
+        settings["options"] = READ_ONLY
+    return settings
+
+
+def prepare(url: str, readonly: bool) -> Result[None, StoreUnavailable]:
+    """Connect once and check the database is a harkback store this version reads.
+
+    A writable open of an empty database creates the schema (one transaction); a
+    read-only one, or a database holding other tables, changes nothing.
+    """
+    problem = check_url(url)
+    if problem is not None:
+        return Failure(problem)
+    try:
+        with psycopg.connect(conninfo.make_conninfo(url, **_kwargs(readonly))) as connection:
+            return _check(connection, url, readonly)
+    except psycopg.Error as error:
+        return Failure(unavailable(url, error))
+
+
+def _check(connection: psycopg.Connection[tuple[object, ...]], url: str, readonly: bool
+           ) -> Result[None, StoreUnavailable]:
+    with connection.transaction():
+        if not readonly:
+            # Two first opens of one empty database: one creates, the other then sees it.
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
+        if not _scalar(connection, schema.HAS_SCHEMA):
+            if readonly:
+                return Failure(StoreUnavailable(
+                    f"{where(url)} holds no harkback store; create it with "
+                    f"`harkback ingest --db URL` (or `harkback migrate --db URL`)"))
+            if int(str(_scalar(connection, schema.OTHER_TABLES))):
+                return Failure(StoreUnavailable(
+                    f"{where(url)} holds tables that are not harkback's; harkback writes "
+                    "only to an empty database or its own"))
+            for statement in (*schema.SCHEMA, *schema.FIRST_ROWS):
+                connection.execute(sql.SQL(statement))
+        found = int(str(_scalar(connection, schema.VERSION)))
+    problem = schema.version_problem(found, where(url))
+    return Success(None) if problem is None else Failure(StoreUnavailable(problem))
+
+
+def _scalar(connection: psycopg.Connection[tuple[object, ...]], statement: str) -> object:
+    row = connection.execute(sql.SQL(statement)).fetchone()
+    return None if row is None else row[0]
+
+
+def pool(url: str, readonly: bool) -> ConnectionPool:
+    """An open pool of up to :data:`POOL_SIZE` connections; a connection that died while
+    idle (a restarted server) is replaced before use."""
+    opened: ConnectionPool = ConnectionPool(
+        url, min_size=1, max_size=POOL_SIZE, kwargs=_kwargs(readonly), open=False,
+        timeout=CONNECT_TIMEOUT_S, check=ConnectionPool.check_connection,
+        name="harkback")
+    opened.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+    return opened

@@ -1,0 +1,130 @@
+"""Reading sessions back from the PostgreSQL store: by id, children, messages, recent roots,
+and title search.
+
+Orders match the SQLite store's: ids compare byte by byte (``COLLATE "C"``, whatever the
+database's locale) and an unknown start sorts last. Title search scores each candidate
+with FTS5's BM25 over the titles alone, as the in-memory store does
+(:mod:`~harkback.adapters.stores.memory_titles`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from harkback.adapters.stores import search_plan
+from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
+from harkback.adapters.stores.postgres_search import count, totals
+from harkback.adapters.stores.postgres_text import storable, tsquery
+from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, SESSION_COLUMNS, read_text
+from harkback.adapters.stores.sql.rows import message_from_row, preview, session_from_row
+from harkback.stages.ports import MatchQuery, RecentQuery
+from harkback.stages.query import AllOf, Node, evaluate
+from harkback.stages.records import Message, Session, SessionOverview, TitleHit
+from harkback.stages.text.tokens import index_tokens
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+_S_COLUMNS = ", ".join(f"s.{c}" for c in SESSION_COLUMNS.split(", "))
+_M_COLUMNS = ", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
+_STARTED = "s.started_at IS NULL, s.started_at"
+
+
+def _ids(ids: Sequence[str]) -> list[str]:
+    return [storable(i) for i in dict.fromkeys(ids)]
+
+
+def sessions(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
+    """The sessions with these ids, in the order asked; unknown ids are left out."""
+    rows = connection.execute(
+        f"SELECT {_S_COLUMNS} FROM unnest(%s::text[]) WITH ORDINALITY AS j(id, place) "
+        "JOIN sessions AS s ON s.id = j.id ORDER BY j.place", (_ids(ids),)).fetchall()
+    return tuple(session_from_row(read_text(row)) for row in rows)
+
+
+def children(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
+    """Sessions whose parent is one of ``ids``, earliest first (unknown start last)."""
+    rows = connection.execute(
+        f"SELECT {_S_COLUMNS} FROM sessions AS s WHERE s.parent_session_id = ANY(%s::text[]) "
+        f'ORDER BY {_STARTED}, s.id COLLATE "C"', (_ids(ids),)).fetchall()
+    return tuple(session_from_row(read_text(row)) for row in rows)
+
+
+def messages(connection: Connection, session_ids: Sequence[str]) -> tuple[Message, ...]:
+    """All messages of these sessions, by session start (unknown last), then position."""
+    rows = connection.execute(
+        f"SELECT {_M_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f'WHERE m.session_id = ANY(%s::text[]) ORDER BY {_STARTED}, m.session_id COLLATE "C", '
+        "m.position", (_ids(session_ids),)).fetchall()
+    return tuple(message_from_row(read_text(row)) for row in rows)
+
+
+def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview, ...]:
+    """Root sessions (no parent, or a parent not stored) newest first, unknown start last,
+    with their message count and first user message."""
+    order = 'started_at DESC NULLS LAST, id COLLATE "C"'
+    rows = connection.execute(
+        f"SELECT r.*, (SELECT count(*) FROM messages AS m WHERE m.session_id = r.id), "
+        "(SELECT m.content FROM messages AS m WHERE m.session_id = r.id AND m.role = 'user' "
+        " ORDER BY m.position LIMIT 1) "
+        f"FROM (SELECT {_S_COLUMNS} FROM sessions AS s "
+        "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
+        "        AND s.id <> ALL(%s::text[]) AND s.source <> ALL(%s::text[]) "
+        "        AND (%s::float8 IS NULL OR s.started_at >= %s) "
+        "        AND (%s::float8 IS NULL OR s.started_at <= %s) "
+        f"      ORDER BY s.{order.replace(', id', ', s.id')} LIMIT %s) AS r ORDER BY r.{order}",
+        (_ids(query.exclude_roots), _ids(query.hidden_sources), query.since, query.since,
+         query.until, query.until, max(query.limit, 0))).fetchall()
+    return tuple(SessionOverview(session=session_from_row(read_text(row[:8])),
+                                 message_count=int(row[8]),
+                                 preview=preview(read_text((row[9] or "",))[0]))
+                 for row in rows)
+
+
+def search_titles(connection: Connection, query: MatchQuery) -> tuple[TitleHit, ...]:
+    """Sessions whose title or source matches, best BM25 first, then newest, then by id;
+    a unit in more than ``max_scored`` titles selects none."""
+    cap = query.max_scored
+    counts = {unit: count(connection, "sessions", unit, cap)
+              for unit in search_plan.selecting_units(query.expression)}
+    common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
+    expression: Node | None = query.expression
+    within: Node | None = None
+    if common:
+        expression = search_plan.narrow(query.expression, common)
+        within = None if search_plan.is_disjunction(query.expression) else query.expression
+    _, _, documents, tokens = totals(connection)
+    if expression is None or not documents:
+        return ()
+    leaves = units_of(expression)
+    selecting = set(search_plan.selecting_units(expression))
+    idfs = [idf(documents, counts[u] if u in counts else count(connection, "sessions", u, None))
+            if u in selecting else 0.0 for u in leaves]
+    conditions = ["s.tokens @@ %s::tsquery", "s.source <> ALL(%s::text[])"]
+    params: list[Any] = [tsquery(expression if within is None else AllOf((expression, within))),
+                         _ids(query.hidden_sources)]
+    for bound, operator in ((query.since, ">="), (query.until, "<=")):
+        if bound is not None:
+            conditions.append(f"s.started_at {operator} %s")
+            params.append(bound)
+    rows = connection.execute(
+        f"SELECT {_S_COLUMNS} FROM sessions AS s WHERE {' AND '.join(conditions)}",
+        params).fetchall()
+    found = []
+    for row in rows:
+        session = session_from_row(read_text(row))
+        text_tokens = index_tokens(session.text_for_search())
+        if not evaluate(expression, text_tokens) or (
+                within is not None and not evaluate(within, text_tokens)):
+            continue
+        frequencies = Counter(text_tokens)
+        score = bm25([occurrences(u, text_tokens, frequencies) for u in leaves], idfs,
+                     len(text_tokens), tokens / documents)
+        found.append(TitleHit(session_id=session.id, title=session.title, source=session.source,
+                              started_at=session.started_at, score=score))
+    found.sort(key=lambda h: (-h.score, h.started_at is None, -(h.started_at or 0.0),
+                              h.session_id))
+    return tuple(found[:max(query.limit, 0)])

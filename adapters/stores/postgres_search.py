@@ -1,0 +1,180 @@
+"""Full-text search in the PostgreSQL store: bounded searches scored with FTS5's BM25, and
+term statistics, so both stores rank one corpus alike.
+
+The GIN index finds the candidates (``tokens @@ tsquery``) and the filters run in SQL;
+each candidate is then scored in this process exactly as FTS5's ``bm25()`` scores it
+(:mod:`~harkback.adapters.stores.memory_match`): term frequencies over the message's own
+index tokens, inverse document frequencies over the whole index, lengths from the totals
+every ingest keeps. ``max_scored`` bounds the work as in the SQLite store
+(:mod:`~harkback.adapters.stores.search_plan`): a unit found in more messages than that
+selects and scores nothing, and the newest other matches fill up with score 0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, cast
+
+import psycopg
+
+from harkback.adapters.stores import search_plan
+from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
+from harkback.adapters.stores.postgres_text import lexeme, restore, storable, tsquery
+from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
+from harkback.adapters.stores.sql.rows import message_from_row
+from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, NearestQuery, TermStats
+from harkback.stages.query import AllOf, Node, Unit, evaluate
+from harkback.stages.records import MessageHit
+from harkback.stages.text.tokens import index_tokens
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+EXACT_COUNT_LIMIT = 4 * DEFAULT_MAX_SCORED
+END_SAMPLE = 256
+"""As the SQLite store: counts are exact up to the limit, estimated above from the
+``END_SAMPLE`` newest and oldest matches (the same estimate, over the same row ids)."""
+
+WRITTEN = "COALESCE(m.timestamp, s.started_at)"
+
+HIT_COLUMNS = (", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
+               + f", {WRITTEN}, s.source, m.id")
+"""A candidate's columns: the message's, when it was written, its source, its row id."""
+
+TOTALS = "SELECT messages, message_tokens, sessions, session_tokens FROM index_totals"
+
+
+def row_filters(query: MatchQuery | NearestQuery) -> tuple[str, list[Any]]:
+    """The query's roles, hidden sources and time bounds over ``m`` joined to ``s``.
+
+    >>> row_filters(NearestQuery(vector=(1.0,), model="m", roles=("user",), since=2.0))[1]
+    [['user'], [], 2.0]
+    """
+    conditions = ["m.role = ANY(%s::text[])", "s.source <> ALL(%s::text[])"]
+    params: list[Any] = [list(query.roles), [storable(s) for s in query.hidden_sources]]
+    if query.since is not None:
+        conditions.append(f"{WRITTEN} >= %s")
+        params.append(query.since)
+    if query.until is not None:
+        conditions.append(f"{WRITTEN} <= %s")
+        params.append(query.until)
+    return " AND ".join(conditions), params
+
+
+def totals(connection: Connection) -> tuple[int, int, int, int]:
+    """Messages, their tokens, sessions, their title tokens: the index's sizes."""
+    row = connection.execute(TOTALS).fetchone()
+    return cast(tuple[int, int, int, int], tuple(int(v) for v in row) if row else (0, 0, 0, 0))
+
+
+def count(connection: Connection, table: str, unit: Unit, cap: int | None) -> int:
+    """Rows of ``table`` (``messages`` or ``sessions``) matching ``unit``, counting no
+    further than ``cap + 1`` (None: every one)."""
+    limit = "" if cap is None else f" LIMIT {int(cap) + 1}"
+    row = connection.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {table} "
+        f"WHERE tokens @@ %s::tsquery{limit}) AS found", (tsquery(unit),)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def hit(row: Sequence[Any], score: float) -> MessageHit:
+    """A hit from a row of :data:`HIT_COLUMNS`."""
+    message = message_from_row(read_text(row[:8]))
+    return MessageHit(session_id=message.session_id, position=message.position,
+                      role=message.role, content=message.content, score=score,
+                      timestamp=row[8], source=restore(row[9]))
+
+
+def search(connection: Connection, query: MatchQuery) -> tuple[MessageHit, ...]:
+    """Messages matching ``query``, best BM25 first, bounded by its ``max_scored``."""
+    cap = query.max_scored
+    selecting = search_plan.selecting_units(query.expression)
+    counts = {unit: count(connection, "messages", unit, cap) for unit in selecting}
+    common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
+    if not common:
+        return tuple(h for _, h in _scored(connection, query, query.expression, None, counts))
+    found: list[tuple[int, MessageHit]] = []
+    narrowed = search_plan.narrow(query.expression, common)
+    if narrowed is not None:
+        within = None if search_plan.is_disjunction(query.expression) else query.expression
+        found = _scored(connection, query, narrowed, within, counts)
+    if len(found) < query.limit:
+        found += _newest(connection, query, [row_id for row_id, _ in found],
+                         query.limit - len(found))
+    return tuple(h for _, h in found)
+
+
+def _scored(connection: Connection, query: MatchQuery, expression: Node, within: Node | None,
+            counts: dict[Unit, int]) -> list[tuple[int, MessageHit]]:
+    """Row ids and hits matching ``expression`` (and ``within``), best BM25 first."""
+    documents, tokens, _, _ = totals(connection)
+    if not documents:
+        return []
+    leaves = units_of(expression)
+    selecting = set(search_plan.selecting_units(expression))
+    # An excluded unit never occurs in a row that matches, so its weight never counts.
+    idfs = [idf(documents, counts[u] if u in counts else count(connection, "messages", u, None))
+            if u in selecting else 0.0 for u in leaves]
+    average = tokens / documents
+    conditions, params = row_filters(query)
+    matched = tsquery(expression if within is None else AllOf((expression, within)))
+    rows = connection.execute(
+        f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE m.tokens @@ %s::tsquery AND {conditions}",
+        [matched, *params]).fetchall()
+    scored: list[tuple[float, int, Sequence[Any]]] = []
+    for row in rows:
+        message = message_from_row(read_text(row[:8]))
+        text_tokens = index_tokens(message.text_for_search())
+        # The index may cut very long words and positions: the full tokens decide.
+        if not evaluate(expression, text_tokens) or (
+                within is not None and not evaluate(within, text_tokens)):
+            continue
+        frequencies = Counter(text_tokens)
+        score = bm25([occurrences(u, text_tokens, frequencies) for u in leaves], idfs,
+                     len(text_tokens), average)
+        scored.append((score, int(row[10]), row))
+    scored.sort(key=lambda entry: (-entry[0], entry[1]))
+    return [(row_id, hit(row, score)) for score, row_id, row in scored[:max(query.limit, 0)]]
+
+
+def _newest(connection: Connection, query: MatchQuery, skip: list[int], limit: int
+            ) -> list[tuple[int, MessageHit]]:
+    """The newest messages matching the whole query (unscored), but those in ``skip``."""
+    conditions, params = row_filters(query)
+    rows = connection.execute(
+        f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE m.tokens @@ %s::tsquery AND {conditions} "
+        "AND m.id <> ALL(%s::bigint[]) ORDER BY m.id DESC LIMIT %s",
+        [tsquery(query.expression), *params, skip, limit]).fetchall()
+    return [(int(row[10]), hit(row, 0.0)) for row in rows]
+
+
+def term_stats(connection: Connection, terms: Sequence[str]) -> TermStats:
+    """Index statistics: the totals every ingest keeps, and each term's message count."""
+    documents, tokens, _, _ = totals(connection)
+    found = []
+    for term in dict.fromkeys(t for t in terms if t):
+        number = _estimate(connection, term, documents)
+        if number:
+            found.append((term, number))
+    return TermStats(documents=documents, average_length=tokens / documents if documents else 0.0,
+                     counts=tuple(found))
+
+
+def _estimate(connection: Connection, term: str, documents: int) -> int:
+    exact = lexeme(term)
+    row = connection.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM messages WHERE tokens @@ %s::tsquery LIMIT %s) AS f",
+        (exact, EXACT_COUNT_LIMIT + 1)).fetchone()
+    counted = int(row[0]) if row else 0
+    if counted <= EXACT_COUNT_LIMIT:
+        return counted
+    ends = [connection.execute(
+        "SELECT count(*), min(id), max(id) FROM (SELECT id FROM messages "
+        f"WHERE tokens @@ %s::tsquery ORDER BY id {order} LIMIT %s) AS f",
+        (exact, END_SAMPLE + 1)).fetchone() for order in ("DESC", "ASC")]
+    newest, oldest = (tuple(int(v) for v in end) if end else (0, 0, 0) for end in ends)
+    return search_plan.extrapolate(newest, oldest, documents=documents,
+                                   exact_up_to=EXACT_COUNT_LIMIT)
+

@@ -1,0 +1,111 @@
+"""Text as the PostgreSQL store keeps it: harkback's tokens in a ``tsvector``, queries as a
+``tsquery``, and text with NUL characters made storable.
+
+The full-text column holds exactly the tokens the SQLite store gives FTS5
+(:func:`~harkback.stages.text.tokens.index_tokens`: normalised words, CJK bigrams and a
+run's last character), written as a ``tsvector`` literal with their positions, so the
+``simple`` configuration's matching (no stemming, no stopwords) sees the same words. A
+query's expression becomes the matching ``tsquery``: ``&``, ``|``, ``!``, ``<->`` for
+phrases and ``:*`` for prefixes (the query parser already makes a lone CJK character one).
+
+>>> tsvector_literal(("docker", "bridge", "docker"))
+"'docker':1,3 'bridge':2"
+>>> from harkback.stages.query import parse_query
+>>> tsquery(parse_query('"bridge network" OR dock* NOT swarm').expression)
+"('bridge' <-> 'network' | ('dock':* & !'swarm'))"
+>>> restore(storable("a\\x00b\\ufffe")) == "a\\x00b\\ufffe"
+True
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from harkback.stages.query import AllOf, Node, Phrase, Term, Without
+
+MAX_POSITION = 16383
+"""The last position a ``tsvector`` records; later words are kept at it."""
+
+MAX_POSITIONS = 256
+"""A ``tsvector`` keeps at most this many positions of one word."""
+
+MAX_LEXEME_CHARS = 500
+"""Longer tokens are cut to this many characters (a lexeme holds at most 2046 bytes) in
+the index and in queries alike; the store checks candidates against the full tokens."""
+
+MAX_VECTOR_BYTES = 900_000
+"""A ``tsvector`` holds at most 1 MiB; a message whose distinct words pass this budget
+keeps the words that fit (searchable), the rest are not indexed."""
+
+
+def lexeme(token: str) -> str:
+    """``token`` quoted as a ``tsvector``/``tsquery`` lexeme (cut to :data:`MAX_LEXEME_CHARS`).
+
+    >>> lexeme("it's")
+    "'it''s'"
+    """
+    cut = token[:MAX_LEXEME_CHARS]
+    return "'" + cut.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(tokens: Sequence[str]) -> str:
+    """The ``tsvector`` of a message's index tokens, positions counted from 1."""
+    positions: dict[str, list[int]] = {}
+    for place, token in enumerate(tokens, 1):
+        kept = positions.setdefault(token[:MAX_LEXEME_CHARS], [])
+        if len(kept) < MAX_POSITIONS:
+            kept.append(min(place, MAX_POSITION))
+    parts: list[str] = []
+    size = 0
+    for word, places in positions.items():
+        entry = f"{lexeme(word)}:{','.join(map(str, dict.fromkeys(places)))}"
+        size += len(word.encode()) + 2 * len(places) + 8
+        if size > MAX_VECTOR_BYTES:
+            break
+        parts.append(entry)
+    return " ".join(parts)
+
+
+def tsquery(node: Node) -> str:
+    """``node`` as ``tsquery`` text (every lexeme quoted, so no input can break it)."""
+    if isinstance(node, Term):
+        return lexeme(node.text) + (":*" if node.prefix else "")
+    if isinstance(node, Phrase):
+        words = [lexeme(t) for t in node.terms]
+        if node.prefix:
+            words[-1] += ":*"
+        return " <-> ".join(words)
+    if isinstance(node, Without):
+        return f"({tsquery(node.include)} & !{_grouped(node.exclude)})"
+    joiner = " & " if isinstance(node, AllOf) else " | "
+    return "(" + joiner.join(tsquery(item) for item in node.items) + ")"
+
+
+def _grouped(node: Node) -> str:
+    text = tsquery(node)
+    return f"({text})" if isinstance(node, Phrase) else text
+
+
+_MARK = "\ufffe"
+_ESCAPED = re.compile(f"{_MARK}([01])")
+
+
+def storable(text: str) -> str:
+    """``text`` without NUL characters (PostgreSQL's text cannot hold them), reversibly:
+    NUL becomes U+FFFE then ``0``, and U+FFFE itself becomes U+FFFE then ``1``."""
+    if "\x00" not in text and _MARK not in text:
+        return text
+    return text.replace(_MARK, _MARK + "1").replace("\x00", _MARK + "0")
+
+
+def restore(text: str) -> str:
+    """The inverse of :func:`storable`."""
+    if _MARK not in text:
+        return text
+    return _ESCAPED.sub(lambda found: "\x00" if found.group(1) == "0" else _MARK, text)
+
+
+def maybe(text: str | None) -> str | None:
+    """:func:`storable` of ``text``, None staying None."""
+    return None if text is None else storable(text)
