@@ -96,8 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_db(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--db", type=Path, default=None,
-                         help="database file (default: $HARKBACK_DB or the user data dir)")
+        sub.add_argument("--db", default=None,
+                         help="database file or postgresql:// URL (default: $HARKBACK_DB "
+                              "or the user data dir)")
 
     ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file")
     ingest.add_argument("file", type=Path)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from returns.result import Failure, Result
 
 from harkback.pipeline import wiring
-from harkback.pipeline.config import default_db_path
+from harkback.pipeline.config import default_db
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
@@ -43,7 +43,7 @@ class CliError(Exception):
 
 
 def _db(args: argparse.Namespace) -> str:
-    return os.fspath(args.db) if args.db else os.fspath(default_db_path())
+    return os.fspath(args.db) if args.db else default_db()
 
 
 def _needs_file(target: str) -> None:

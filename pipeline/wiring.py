@@ -30,7 +30,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.models.chat_settings import ChatSettings
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
-from harkback.pipeline.config import default_db_path
+from harkback.pipeline.config import default_db
 from harkback.pipeline.facade import Harkback
 from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
 from harkback.stages.errors import QueryRejected, StoreUnavailable
@@ -73,14 +73,19 @@ def _open_memory(_target: str, _readonly: bool) -> Result[SessionStore, StoreUna
     return Success(MemoryStore())
 
 
-def _open_postgres(target: str, _readonly: bool) -> Result[SessionStore, StoreUnavailable]:
-    scheme = target.split("://", 1)[0]
-    return Failure(StoreUnavailable(
-        f"{scheme}:// stores are not supported by this version of harkback; "
-        "use a SQLite file path"))
+POSTGRES_EXTRA = "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"
 
 
-def _as_store(store: SqliteStore) -> SessionStore:
+def _open_postgres(target: str, readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+    # Imported here: psycopg is an optional extra, and a SQLite user must not load it.
+    try:
+        from harkback.adapters.stores.postgres import PostgresStore
+    except ImportError:
+        return Failure(StoreUnavailable(POSTGRES_EXTRA))
+    return PostgresStore.open(target, readonly=readonly).map(_as_store)
+
+
+def _as_store(store: SessionStore) -> SessionStore:
     return store
 
 
@@ -96,13 +101,13 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
                ) -> Result[SessionStore, StoreUnavailable]:
     """Open the store a ``--db`` value names (default: ``$HARKBACK_DB`` or the data dir).
 
-    A SQLite file is created when missing unless ``readonly``; read-only never creates
-    or changes anything.
+    A SQLite file is created when missing unless ``readonly``, and so is the schema of an
+    empty PostgreSQL database; read-only never creates or changes anything.
 
     >>> open_store(":memory:").map(lambda s: type(s).__name__)
     <Success: MemoryStore>
     """
-    text = os.fspath(target) if target is not None else os.fspath(default_db_path())
+    text = os.fspath(target) if target is not None else default_db()
     return STORES[store_kind(text)](text, readonly)
 
 
@@ -196,7 +201,7 @@ def open_for_recall(settings: RecallSettings) -> Result[SessionStore, StoreUnava
     A store that cannot be opened writable (a read-only file) is opened read-only: the
     recall still runs, and its summaries are not kept.
     """
-    target = settings.db if settings.db is not None else os.fspath(default_db_path())
+    target = settings.db if settings.db is not None else default_db()
     if settings.writes_summaries and (store_kind(target) != "sqlite" or Path(target).is_file()):
         writable = open_store(target)
         if isinstance(writable, Success):

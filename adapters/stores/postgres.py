@@ -64,18 +64,21 @@ class PostgresStore:
         self._closed = False
 
     @classmethod
-    def open(cls, url: str, *, readonly: bool = False) -> Result[PostgresStore, StoreUnavailable]:
+    def open(cls, url: str, *, readonly: bool = False,
+             timeout: float = postgres_connection.CONNECT_TIMEOUT_S
+             ) -> Result[PostgresStore, StoreUnavailable]:
         """Connect to the database at ``url``; blocks briefly, so call it off the loop.
 
         Writable mode creates the schema in an empty database. Read-only mode never writes
         (the server enforces it) and fails on a database that holds no harkback store;
-        either refuses a database holding other tables, or a newer schema.
+        either refuses a database holding other tables, or a newer schema. A statement
+        waits at most ``timeout`` seconds for a connection (a server gone fails then).
         """
         prepared = postgres_connection.prepare(url, readonly)
         if isinstance(prepared, Failure):
             return Failure(prepared.failure())
         try:
-            pool = postgres_connection.pool(url, readonly)
+            pool = postgres_connection.pool(url, readonly, timeout)
         except (psycopg.Error, PoolTimeout) as error:
             return Failure(postgres_connection.unavailable(url, error))
         executor = ThreadPoolExecutor(max_workers=postgres_connection.POOL_SIZE,

@@ -129,12 +129,12 @@ def _scalar(connection: psycopg.Connection[tuple[object, ...]], statement: str) 
     return None if row is None else row[0]
 
 
-def pool(url: str, readonly: bool) -> ConnectionPool:
+def pool(url: str, readonly: bool, timeout: float = CONNECT_TIMEOUT_S) -> ConnectionPool:
     """An open pool of up to :data:`POOL_SIZE` connections; a connection that died while
-    idle (a restarted server) is replaced before use."""
+    idle (a restarted server) is replaced before use, and a statement waits at most
+    ``timeout`` seconds for a connection."""
     opened: ConnectionPool = ConnectionPool(
         url, min_size=1, max_size=POOL_SIZE, kwargs=_kwargs(readonly), open=False,
-        timeout=CONNECT_TIMEOUT_S, check=ConnectionPool.check_connection,
-        name="harkback")
-    opened.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+        timeout=timeout, check=ConnectionPool.check_connection, name="harkback")
+    opened.open(wait=True, timeout=timeout)
     return opened

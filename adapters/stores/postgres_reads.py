@@ -18,7 +18,7 @@ import psycopg
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
 from harkback.adapters.stores.postgres_search import count, totals
-from harkback.adapters.stores.postgres_text import storable, tsquery
+from harkback.adapters.stores.postgres_text import matching, storable
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, SESSION_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row, preview, session_from_row
 from harkback.stages.ports import MatchQuery, RecentQuery
@@ -103,9 +103,10 @@ def search_titles(connection: Connection, query: MatchQuery) -> tuple[TitleHit, 
     selecting = set(search_plan.selecting_units(expression))
     idfs = [idf(documents, counts[u] if u in counts else count(connection, "sessions", u, None))
             if u in selecting else 0.0 for u in leaves]
-    conditions = ["s.tokens @@ %s::tsquery", "s.source <> ALL(%s::text[])"]
-    params: list[Any] = [tsquery(expression if within is None else AllOf((expression, within))),
-                         _ids(query.hidden_sources)]
+    matched, values = matching(
+        "s", expression if within is None else AllOf((expression, within)))
+    conditions = [matched, "s.source <> ALL(%s::text[])"]
+    params: list[Any] = [*values, _ids(query.hidden_sources)]
     for bound, operator in ((query.since, ">="), (query.until, "<=")):
         if bound is not None:
             conditions.append(f"s.started_at {operator} %s")

@@ -20,7 +20,7 @@ import psycopg
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
-from harkback.adapters.stores.postgres_text import lexeme, restore, storable, tsquery
+from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, NearestQuery, TermStats
@@ -71,9 +71,10 @@ def count(connection: Connection, table: str, unit: Unit, cap: int | None) -> in
     """Rows of ``table`` (``messages`` or ``sessions``) matching ``unit``, counting no
     further than ``cap + 1`` (None: every one)."""
     limit = "" if cap is None else f" LIMIT {int(cap) + 1}"
+    condition, values = matching(table, unit)
     row = connection.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {table} "
-        f"WHERE tokens @@ %s::tsquery{limit}) AS found", (tsquery(unit),)).fetchone()
+        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {condition}{limit}) AS found",
+        values).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -117,11 +118,11 @@ def _scored(connection: Connection, query: MatchQuery, expression: Node, within:
             if u in selecting else 0.0 for u in leaves]
     average = tokens / documents
     conditions, params = row_filters(query)
-    matched = tsquery(expression if within is None else AllOf((expression, within)))
+    matched, values = matching(
+        "m", expression if within is None else AllOf((expression, within)))
     rows = connection.execute(
         f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
-        f"WHERE m.tokens @@ %s::tsquery AND {conditions}",
-        [matched, *params]).fetchall()
+        f"WHERE {matched} AND {conditions}", [*values, *params]).fetchall()
     scored: list[tuple[float, int, Sequence[Any]]] = []
     for row in rows:
         message = message_from_row(read_text(row[:8]))
@@ -142,11 +143,12 @@ def _newest(connection: Connection, query: MatchQuery, skip: list[int], limit: i
             ) -> list[tuple[int, MessageHit]]:
     """The newest messages matching the whole query (unscored), but those in ``skip``."""
     conditions, params = row_filters(query)
+    matched, values = matching("m", query.expression)
     rows = connection.execute(
         f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
-        f"WHERE m.tokens @@ %s::tsquery AND {conditions} "
+        f"WHERE {matched} AND {conditions} "
         "AND m.id <> ALL(%s::bigint[]) ORDER BY m.id DESC LIMIT %s",
-        [tsquery(query.expression), *params, skip, limit]).fetchall()
+        [*values, *params, skip, limit]).fetchall()
     return [(int(row[10]), hit(row, 0.0)) for row in rows]
 
 

@@ -12,7 +12,7 @@ phrases and ``:*`` for prefixes (the query parser already makes a lone CJK chara
 "'docker':1,3 'bridge':2"
 >>> from harkback.stages.query import parse_query
 >>> tsquery(parse_query('"bridge network" OR dock* NOT swarm').expression)
-"('bridge' <-> 'network' | ('dock':* & !'swarm'))"
+"('bridge' <-> 'network' | ('dock':* & !('swarm')))"
 >>> restore(storable("a\\x00b\\ufffe")) == "a\\x00b\\ufffe"
 True
 """
@@ -67,24 +67,59 @@ def tsvector_literal(tokens: Sequence[str]) -> str:
     return " ".join(parts)
 
 
-def tsquery(node: Node) -> str:
-    """``node`` as ``tsquery`` text (every lexeme quoted, so no input can break it)."""
+def tsquery(node: Node, *, loose: bool = False) -> str:
+    """``node`` as ``tsquery`` text (every lexeme quoted, so no input can break it).
+
+    ``loose`` asks for a query matching at least every row ``node`` matches without
+    reading positions (a phrase is its words, an exclusion is dropped), for messages
+    longer than a ``tsvector`` keeps positions of.
+
+    >>> from harkback.stages.query import parse_query
+    >>> tsquery(parse_query('"closing phrase" NOT x').expression, loose=True)
+    "'closing' & 'phrase'"
+    """
     if isinstance(node, Term):
         return lexeme(node.text) + (":*" if node.prefix else "")
     if isinstance(node, Phrase):
         words = [lexeme(t) for t in node.terms]
         if node.prefix:
             words[-1] += ":*"
-        return " <-> ".join(words)
+        return (" & " if loose else " <-> ").join(words)
     if isinstance(node, Without):
-        return f"({tsquery(node.include)} & !{_grouped(node.exclude)})"
+        if loose:
+            return tsquery(node.include, loose=True)
+        return f"({tsquery(node.include)} & !({tsquery(node.exclude)}))"
     joiner = " & " if isinstance(node, AllOf) else " | "
-    return "(" + joiner.join(tsquery(item) for item in node.items) + ")"
+    return "(" + joiner.join(tsquery(item, loose=loose) for item in node.items) + ")"
 
 
-def _grouped(node: Node) -> str:
-    text = tsquery(node)
-    return f"({text})" if isinstance(node, Phrase) else text
+def reads_positions(node: Node) -> bool:
+    """Whether matching ``node`` needs word positions (it holds a phrase or an exclusion).
+
+    >>> from harkback.stages.query import parse_query
+    >>> reads_positions(parse_query("bridge network").expression)
+    False
+    """
+    if isinstance(node, Term):
+        return False
+    if isinstance(node, Phrase | Without):
+        return True
+    return any(reads_positions(item) for item in node.items)
+
+
+def matching(alias: str, node: Node) -> tuple[str, list[str]]:
+    """The SQL condition (and its values) that a row of ``alias`` matches ``node``: its
+    ``tsvector``, or for a row longer than :data:`MAX_POSITION` tokens, the loose query
+    (the caller checks such rows against their full tokens).
+
+    >>> matching("m", Term("docker"))
+    ('m.tokens @@ %s::tsquery', ["'docker'"])
+    """
+    exact = f"{alias}.tokens @@ %s::tsquery"
+    if not reads_positions(node):
+        return exact, [tsquery(node)]
+    return (f"({exact} OR ({alias}.length > {MAX_POSITION} AND {alias}.tokens @@ %s::tsquery))",
+            [tsquery(node), tsquery(node, loose=True)])
 
 
 _MARK = "\ufffe"
