@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import attrs
@@ -44,8 +45,8 @@ def test_every_question_ranks_the_same_top_five(twins: tuple[Harkback, Harkback]
     sqlite, postgres = twins
     differ = []
     for question in CORPUS.questions:
-        on_sqlite = run_sync(lambda q=question: ask(sqlite, q))
-        on_postgres = run_sync(lambda q=question: ask(postgres, q))
+        on_sqlite = run_sync(partial(ask, sqlite, question))
+        on_postgres = run_sync(partial(ask, postgres, question))
         assert on_sqlite, question.id
         if on_sqlite != on_postgres:
             differ.append((question.id, on_sqlite, on_postgres))
