@@ -93,8 +93,13 @@ class PostgresServer:
                 self.process.wait()
 
 
-def start_server() -> PostgresServer:
-    """Initialise and start a server in a new temporary folder (see the module)."""
+FAST = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+"""Settings of a test server: its data is thrown away, so it need not survive a crash."""
+
+
+def start_server(*, durable: bool = False) -> PostgresServer:
+    """Initialise and start a server in a new temporary folder (see the module); a
+    ``durable`` one keeps PostgreSQL's crash-safe defaults (for benchmarks)."""
     binaries = server_binaries()
     if binaries is None:
         raise RuntimeError(INSTALL_HINT)
@@ -112,8 +117,7 @@ def start_server() -> PostgresServer:
     log = open(folder / "server.log", "wb")  # noqa: SIM115 - kept open while it runs
     process = subprocess.Popen(
         [*prefix, str(binaries / "postgres"), "-D", str(data), "-k", str(folder / "socket"),
-         "-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
-         "-c", "full_page_writes=off", "-c", "max_connections=60"],
+         "-c", "listen_addresses=", "-c", "max_connections=60", *(() if durable else FAST)],
         stdout=log, stderr=subprocess.STDOUT)
     server = PostgresServer(folder=folder, process=process)
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -130,9 +134,9 @@ def start_server() -> PostgresServer:
             time.sleep(0.1)
 
 
-def running_server() -> Iterator[PostgresServer]:
+def running_server(*, durable: bool = False) -> Iterator[PostgresServer]:
     """A started server, stopped and removed when the iteration ends."""
-    server = start_server()
+    server = start_server(durable=durable)
     try:
         yield server
     finally:
