@@ -17,7 +17,7 @@ import psycopg
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
-from harkback.adapters.stores.postgres_search import count, totals
+from harkback.adapters.stores.postgres_search import census
 from harkback.adapters.stores.postgres_text import matching, storable
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, SESSION_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row, preview, session_from_row
@@ -88,21 +88,19 @@ def search_titles(connection: Connection, query: MatchQuery) -> tuple[TitleHit, 
     """Sessions whose title or source matches, best BM25 first, then newest, then by id;
     a unit in more than ``max_scored`` titles selects none."""
     cap = query.max_scored
-    counts = {unit: count(connection, "sessions", unit, cap)
-              for unit in search_plan.selecting_units(query.expression)}
+    (_, _, documents, tokens), counts = census(
+        connection, "sessions", search_plan.selecting_units(query.expression), cap)
     common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
     expression: Node | None = query.expression
     within: Node | None = None
     if common:
         expression = search_plan.narrow(query.expression, common)
         within = None if search_plan.is_disjunction(query.expression) else query.expression
-    _, _, documents, tokens = totals(connection)
     if expression is None or not documents:
         return ()
     leaves = units_of(expression)
     selecting = set(search_plan.selecting_units(expression))
-    idfs = [idf(documents, counts[u] if u in counts else count(connection, "sessions", u, None))
-            if u in selecting else 0.0 for u in leaves]
+    idfs = [idf(documents, counts[u]) if u in selecting else 0.0 for u in leaves]
     matched, values = matching(
         "s", expression if within is None else AllOf((expression, within)))
     conditions = [matched, "s.source <> ALL(%s::text[])"]

@@ -24,7 +24,7 @@ from harkback.adapters.stores.postgres_text import lexeme, matching, restore, st
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, NearestQuery, TermStats
-from harkback.stages.query import AllOf, Node, Unit, evaluate
+from harkback.stages.query import AllOf, Node, Term, Unit, evaluate
 from harkback.stages.records import MessageHit
 from harkback.stages.text.tokens import index_tokens
 
@@ -61,21 +61,29 @@ def row_filters(query: MatchQuery | NearestQuery) -> tuple[str, list[Any]]:
     return " AND ".join(conditions), params
 
 
-def totals(connection: Connection) -> tuple[int, int, int, int]:
-    """Messages, their tokens, sessions, their title tokens: the index's sizes."""
-    row = connection.execute(TOTALS).fetchone()
-    return cast(tuple[int, int, int, int], tuple(int(v) for v in row) if row else (0, 0, 0, 0))
+Sizes = tuple[int, int, int, int]
+"""Messages, their tokens, sessions, their title tokens: the index's sizes."""
 
 
-def count(connection: Connection, table: str, unit: Unit, cap: int | None) -> int:
-    """Rows of ``table`` (``messages`` or ``sessions``) matching ``unit``, counting no
-    further than ``cap + 1`` (None: every one)."""
+def census(connection: Connection, table: str, units: Sequence[Unit], cap: int | None
+           ) -> tuple[Sizes, dict[Unit, int]]:
+    """The index's sizes, and how many rows of ``table`` (``messages`` or ``sessions``)
+    match each unit, counting no further than ``cap + 1`` (None: every one), in one
+    statement (one trip to the server however many units)."""
     limit = "" if cap is None else f" LIMIT {int(cap) + 1}"
-    condition, values = matching(table, unit)
-    row = connection.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {condition}{limit}) AS found",
-        values).fetchone()
-    return int(row[0]) if row else 0
+    columns: list[str] = []
+    values: list[str] = []
+    for unit in units:
+        condition, params = matching(table, unit)
+        columns.append(f", (SELECT count(*) FROM (SELECT 1 FROM {table} "
+                       f"WHERE {condition}{limit}) AS found)")
+        values += params
+    row = connection.execute(f"{TOTALS.replace(' FROM', ''.join(columns) + ' FROM')}",
+                             values).fetchone()
+    if row is None:
+        return (0, 0, 0, 0), {}
+    sizes = cast(Sizes, tuple(int(v) for v in row[:4]))
+    return sizes, {unit: int(n) for unit, n in zip(units, row[4:], strict=True)}
 
 
 def hit(row: Sequence[Any], score: float) -> MessageHit:
@@ -89,16 +97,17 @@ def hit(row: Sequence[Any], score: float) -> MessageHit:
 def search(connection: Connection, query: MatchQuery) -> tuple[MessageHit, ...]:
     """Messages matching ``query``, best BM25 first, bounded by its ``max_scored``."""
     cap = query.max_scored
-    selecting = search_plan.selecting_units(query.expression)
-    counts = {unit: count(connection, "messages", unit, cap) for unit in selecting}
+    sizes, counts = census(connection, "messages", search_plan.selecting_units(query.expression),
+                           cap)
     common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
     if not common:
-        return tuple(h for _, h in _scored(connection, query, query.expression, None, counts))
+        return tuple(h for _, h in _scored(connection, query, query.expression, None,
+                                           sizes, counts))
     found: list[tuple[int, MessageHit]] = []
     narrowed = search_plan.narrow(query.expression, common)
     if narrowed is not None:
         within = None if search_plan.is_disjunction(query.expression) else query.expression
-        found = _scored(connection, query, narrowed, within, counts)
+        found = _scored(connection, query, narrowed, within, sizes, counts)
     if len(found) < query.limit:
         found += _newest(connection, query, [row_id for row_id, _ in found],
                          query.limit - len(found))
@@ -106,16 +115,18 @@ def search(connection: Connection, query: MatchQuery) -> tuple[MessageHit, ...]:
 
 
 def _scored(connection: Connection, query: MatchQuery, expression: Node, within: Node | None,
-            counts: dict[Unit, int]) -> list[tuple[int, MessageHit]]:
-    """Row ids and hits matching ``expression`` (and ``within``), best BM25 first."""
-    documents, tokens, _, _ = totals(connection)
+            sizes: Sizes, counts: dict[Unit, int]) -> list[tuple[int, MessageHit]]:
+    """Row ids and hits matching ``expression`` (and ``within``), best BM25 first.
+
+    ``counts`` holds the exact count of every unit ``expression`` selects by (the units of
+    a narrowed expression are the query's units that were not common)."""
+    documents, tokens, _, _ = sizes
     if not documents:
         return []
     leaves = units_of(expression)
     selecting = set(search_plan.selecting_units(expression))
     # An excluded unit never occurs in a row that matches, so its weight never counts.
-    idfs = [idf(documents, counts[u] if u in counts else count(connection, "messages", u, None))
-            if u in selecting else 0.0 for u in leaves]
+    idfs = [idf(documents, counts[u]) if u in selecting else 0.0 for u in leaves]
     average = tokens / documents
     conditions, params = row_filters(query)
     matched, values = matching(
@@ -153,30 +164,28 @@ def _newest(connection: Connection, query: MatchQuery, skip: list[int], limit: i
 
 
 def term_stats(connection: Connection, terms: Sequence[str]) -> TermStats:
-    """Index statistics: the totals every ingest keeps, and each term's message count."""
-    documents, tokens, _, _ = totals(connection)
-    found = []
-    for term in dict.fromkeys(t for t in terms if t):
-        number = _estimate(connection, term, documents)
-        if number:
-            found.append((term, number))
+    """Index statistics: the totals every ingest keeps, and each term's message count (two
+    statements at most, however many terms)."""
+    wanted = list(dict.fromkeys(t for t in terms if t))
+    (documents, tokens, _, _), counted = census(
+        connection, "messages", [Term(t) for t in wanted], EXACT_COUNT_LIMIT)
+    numbers = {t: counted[Term(t)] for t in wanted}
+    common = [t for t, n in numbers.items() if n > EXACT_COUNT_LIMIT]
+    if common:
+        numbers.update(_estimates(connection, common, documents))
     return TermStats(documents=documents, average_length=tokens / documents if documents else 0.0,
-                     counts=tuple(found))
+                     counts=tuple((t, n) for t, n in numbers.items() if n))
 
 
-def _estimate(connection: Connection, term: str, documents: int) -> int:
-    exact = lexeme(term)
-    row = connection.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM messages WHERE tokens @@ %s::tsquery LIMIT %s) AS f",
-        (exact, EXACT_COUNT_LIMIT + 1)).fetchone()
-    counted = int(row[0]) if row else 0
-    if counted <= EXACT_COUNT_LIMIT:
-        return counted
-    ends = [connection.execute(
-        "SELECT count(*), min(id), max(id) FROM (SELECT id FROM messages "
-        f"WHERE tokens @@ %s::tsquery ORDER BY id {order} LIMIT %s) AS f",
-        (exact, END_SAMPLE + 1)).fetchone() for order in ("DESC", "ASC")]
-    newest, oldest = (tuple(int(v) for v in end) if end else (0, 0, 0) for end in ends)
-    return search_plan.extrapolate(newest, oldest, documents=documents,
-                                   exact_up_to=EXACT_COUNT_LIMIT)
-
+def _estimates(connection: Connection, terms: Sequence[str], documents: int) -> dict[str, int]:
+    """Counts of terms found past the exact limit, from their newest and oldest matches."""
+    columns = ", ".join(
+        f"(SELECT ARRAY[count(*), min(id), max(id)] FROM (SELECT id FROM messages "
+        f"WHERE tokens @@ %s::tsquery ORDER BY id {order} LIMIT {END_SAMPLE + 1}) AS f)"
+        for _ in terms for order in ("DESC", "ASC"))
+    row = connection.execute(f"SELECT {columns}",
+                             [lexeme(t) for t in terms for _ in (0, 1)]).fetchone()
+    assert row is not None
+    return {term: search_plan.extrapolate(row[2 * i], row[2 * i + 1], documents=documents,
+                                          exact_up_to=EXACT_COUNT_LIMIT)
+            for i, term in enumerate(terms)}
