@@ -62,6 +62,7 @@ class PostgresStore:
         self._pool = pool
         self._executor = executor
         self._closed = False
+        self._memo = postgres_search.CountMemo()
 
     @classmethod
     def open(cls, url: str, *, readonly: bool = False,
@@ -145,17 +146,19 @@ class PostgresStore:
     def search(self, query: ports.MatchQuery
                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
         """Messages matching the query, best first; ``score`` is FTS5's BM25 (as SQLite's)."""
-        return self.run(lambda connection: postgres_search.search(connection, query))
+        return self.run(lambda connection: postgres_search.search(connection, query, self._memo))
 
     def search_titles(self, query: ports.MatchQuery
                       ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
         """Sessions whose title or source matches, best first (BM25 over titles)."""
-        return self.run(lambda connection: postgres_reads.search_titles(connection, query))
+        return self.run(lambda connection: postgres_reads.search_titles(connection, query,
+                                                                      self._memo))
 
     def term_stats(self, terms: Sequence[str]
                    ) -> FutureResult[ports.TermStats, StoreUnavailable]:
         """Index statistics: kept totals, and counts exact up to a cap, estimated above."""
-        return self.run(lambda connection: postgres_search.term_stats(connection, terms))
+        return self.run(lambda connection: postgres_search.term_stats(connection, terms,
+                                                                     self._memo))
 
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:

@@ -17,7 +17,7 @@ import psycopg
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
-from harkback.adapters.stores.postgres_search import census
+from harkback.adapters.stores.postgres_search import CountMemo, census
 from harkback.adapters.stores.postgres_text import matching, storable
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, SESSION_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row, preview, session_from_row
@@ -84,12 +84,13 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
                  for row in rows)
 
 
-def search_titles(connection: Connection, query: MatchQuery) -> tuple[TitleHit, ...]:
+def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | None = None
+                  ) -> tuple[TitleHit, ...]:
     """Sessions whose title or source matches, best BM25 first, then newest, then by id;
     a unit in more than ``max_scored`` titles selects none."""
     cap = query.max_scored
     (_, _, documents, tokens), counts = census(
-        connection, "sessions", search_plan.selecting_units(query.expression), cap)
+        connection, "sessions", search_plan.selecting_units(query.expression), cap, memo)
     common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
     expression: Node | None = query.expression
     within: Node | None = None

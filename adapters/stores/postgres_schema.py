@@ -54,13 +54,15 @@ SCHEMA: tuple[str, ...] = (
         UNIQUE (session_id, position)
     )""",
     "CREATE INDEX messages_tokens ON messages USING GIN (tokens) WITH (fastupdate = on)",
-    # What BM25 needs of the whole index, kept by every ingest (one row).
+    # What BM25 needs of the whole index, kept by every ingest (one row); ``generation``
+    # moves with every ingest, so counts remembered by a reader know when they went stale.
     """CREATE TABLE index_totals (
         singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
         messages BIGINT NOT NULL DEFAULT 0,
         message_tokens BIGINT NOT NULL DEFAULT 0,
         sessions BIGINT NOT NULL DEFAULT 0,
-        session_tokens BIGINT NOT NULL DEFAULT 0
+        session_tokens BIGINT NOT NULL DEFAULT 0,
+        generation BIGINT NOT NULL DEFAULT 0
     )""",
     "CREATE TABLE vector_models (id SERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
     "dimensions INTEGER NOT NULL CHECK (dimensions > 0))",

@@ -12,6 +12,7 @@ selects and scores nothing, and the newest other matches fill up with score 0.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, cast
@@ -20,7 +21,7 @@ import psycopg
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
-from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable
+from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, NearestQuery, TermStats
@@ -41,7 +42,8 @@ HIT_COLUMNS = (", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
                + f", {WRITTEN}, s.source, m.id")
 """A candidate's columns: the message's, when it was written, its source, its row id."""
 
-TOTALS = "SELECT messages, message_tokens, sessions, session_tokens FROM index_totals"
+TOTALS = ("SELECT messages, message_tokens, sessions, session_tokens, generation "
+          "FROM index_totals")
 
 
 def row_filters(query: MatchQuery | NearestQuery) -> tuple[str, list[Any]]:
@@ -65,11 +67,66 @@ Sizes = tuple[int, int, int, int]
 """Messages, their tokens, sessions, their title tokens: the index's sizes."""
 
 
-def census(connection: Connection, table: str, units: Sequence[Unit], cap: int | None
-           ) -> tuple[Sizes, dict[Unit, int]]:
+class CountMemo:
+    """Unit counts a store has seen, valid while the index's generation stays the same.
+
+    A ranker asks for its words' counts (:func:`term_stats`), then searches by them: the
+    search's counts come from here instead of a second walk over the index. Every ingest
+    moves the generation, whichever machine wrote, so a stale count is never used.
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._lock = threading.Lock()
+        self.generation: int | None = None
+        self._counts: dict[tuple[str, str], tuple[int, bool]] = {}
+
+    def known(self, table: str, unit: Unit, cap: int | None) -> int | None:
+        """The count of ``unit`` as :func:`census` reports it under ``cap``, if known."""
+        with self._lock:
+            found = self._counts.get((table, tsquery(unit)))
+        if found is None:
+            return None
+        number, exact = found
+        if exact:
+            return number if cap is None else min(number, cap + 1)
+        return cap + 1 if cap is not None and number > cap else None
+
+    def keep(self, generation: int, table: str, counted: dict[Unit, int], cap: int | None
+             ) -> bool:
+        """Remember counts made at ``generation``; False when it moved (all else forgotten)."""
+        with self._lock:
+            moved = generation != self.generation
+            if moved:
+                self._counts.clear()
+                self.generation = generation
+            for unit, number in counted.items():
+                self._counts[(table, tsquery(unit))] = (number,
+                                                       cap is None or number <= cap)
+            return not moved
+
+
+def census(connection: Connection, table: str, units: Sequence[Unit], cap: int | None,
+           memo: CountMemo | None = None) -> tuple[Sizes, dict[Unit, int]]:
     """The index's sizes, and how many rows of ``table`` (``messages`` or ``sessions``)
     match each unit, counting no further than ``cap + 1`` (None: every one), in one
-    statement (one trip to the server however many units)."""
+    statement however many units; counts ``memo`` holds for the current generation are
+    not counted again."""
+    remembered = {} if memo is None else {
+        u: n for u in units if (n := memo.known(table, u, cap)) is not None}
+    sizes, generation, counted = _count(connection, table,
+                                        [u for u in units if u not in remembered], cap)
+    if memo is not None and not memo.keep(generation, table, counted, cap) and remembered:
+        # Written to since those were counted: count them again.
+        sizes, generation, again = _count(connection, table, list(remembered), cap)
+        memo.keep(generation, table, again, cap)
+        remembered = again
+    return sizes, {unit: counted[unit] if unit in counted else remembered[unit]
+                   for unit in units}
+
+
+def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int | None
+           ) -> tuple[Sizes, int, dict[Unit, int]]:
     limit = "" if cap is None else f" LIMIT {int(cap) + 1}"
     columns: list[str] = []
     values: list[str] = []
@@ -81,9 +138,9 @@ def census(connection: Connection, table: str, units: Sequence[Unit], cap: int |
     row = connection.execute(f"{TOTALS.replace(' FROM', ''.join(columns) + ' FROM')}",
                              values).fetchone()
     if row is None:
-        return (0, 0, 0, 0), {}
+        return (0, 0, 0, 0), 0, dict.fromkeys(units, 0)
     sizes = cast(Sizes, tuple(int(v) for v in row[:4]))
-    return sizes, {unit: int(n) for unit, n in zip(units, row[4:], strict=True)}
+    return sizes, int(row[4]), {unit: int(n) for unit, n in zip(units, row[5:], strict=True)}
 
 
 def hit(row: Sequence[Any], score: float) -> MessageHit:
@@ -94,11 +151,12 @@ def hit(row: Sequence[Any], score: float) -> MessageHit:
                       timestamp=row[8], source=restore(row[9]))
 
 
-def search(connection: Connection, query: MatchQuery) -> tuple[MessageHit, ...]:
+def search(connection: Connection, query: MatchQuery, memo: CountMemo | None = None
+           ) -> tuple[MessageHit, ...]:
     """Messages matching ``query``, best BM25 first, bounded by its ``max_scored``."""
     cap = query.max_scored
     sizes, counts = census(connection, "messages", search_plan.selecting_units(query.expression),
-                           cap)
+                           cap, memo)
     common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
     if not common:
         return tuple(h for _, h in _scored(connection, query, query.expression, None,
@@ -163,12 +221,13 @@ def _newest(connection: Connection, query: MatchQuery, skip: list[int], limit: i
     return [(int(row[10]), hit(row, 0.0)) for row in rows]
 
 
-def term_stats(connection: Connection, terms: Sequence[str]) -> TermStats:
+def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | None = None
+               ) -> TermStats:
     """Index statistics: the totals every ingest keeps, and each term's message count (two
     statements at most, however many terms)."""
     wanted = list(dict.fromkeys(t for t in terms if t))
     (documents, tokens, _, _), counted = census(
-        connection, "messages", [Term(t) for t in wanted], EXACT_COUNT_LIMIT)
+        connection, "messages", [Term(t) for t in wanted], EXACT_COUNT_LIMIT, memo)
     numbers = {t: counted[Term(t)] for t in wanted}
     common = [t for t, n in numbers.items() if n > EXACT_COUNT_LIMIT]
     if common:

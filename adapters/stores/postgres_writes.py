@@ -46,7 +46,7 @@ _COPY_MESSAGES = f"COPY messages (id, {MESSAGE_COLUMNS}, tokens, length) FROM ST
 
 _TOTALS = ("UPDATE index_totals SET messages = messages + %s, "
            "message_tokens = message_tokens + %s, sessions = sessions + %s, "
-           "session_tokens = session_tokens + %s")
+           "session_tokens = session_tokens + %s, generation = generation + 1")
 
 
 def stored_text(values: Iterable[SqlValue]) -> tuple[SqlValue, ...]:

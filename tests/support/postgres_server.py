@@ -154,7 +154,7 @@ def emptied(url: str) -> None:
         connection.execute(sql.SQL("TRUNCATE {} RESTART IDENTITY").format(
             sql.SQL(", ").join(sql.Identifier(t) for t in TABLES)))
         connection.execute("UPDATE index_totals SET messages = 0, message_tokens = 0, "
-                           "sessions = 0, session_tokens = 0")
+                           "sessions = 0, session_tokens = 0, generation = generation + 1")
 
 
 @pytest.fixture(scope="session")

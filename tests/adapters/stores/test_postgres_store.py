@@ -126,3 +126,18 @@ async def test_huge_words_and_long_messages_are_stored_and_found(
         assert [h.position for h in await ok(store.search(match(blob)))] == [0]
         assert [h.position for h in await ok(store.search(match('"closing phrase"')))] == [1]
         assert (await ok(store.messages(["s1"])))[1].content == long_text
+
+
+async def test_counts_follow_another_machines_writes(url: str, make_conversation: Make) -> None:
+    """Counts a store remembers are forgotten when any writer changes the index."""
+    with PostgresStore.open(url).unwrap() as reader, PostgresStore.open(url).unwrap() as other:
+        await ok(reader.ingest([make_conversation("s1", ("user", "kiwi pie"))]))
+        assert dict((await ok(reader.term_stats(["kiwi"]))).counts) == {"kiwi": 1}
+        assert len(await ok(reader.search(match("kiwi", max_scored=1)))) == 1
+        await ok(other.ingest([make_conversation("s2", ("user", "kiwi tart"),
+                                                 ("user", "kiwi jam"))]))
+        assert dict((await ok(reader.term_stats(["kiwi"]))).counts) == {"kiwi": 3}
+        # Now common (3 > 1): nothing is scored, the newest matches fill with score 0.
+        hits = await ok(reader.search(match("kiwi", max_scored=1)))
+        assert [(h.content, h.score) for h in hits] == [
+            ("kiwi jam", 0.0), ("kiwi tart", 0.0), ("kiwi pie", 0.0)]
