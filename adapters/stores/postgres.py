@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import psycopg
@@ -37,6 +36,7 @@ from harkback.adapters.stores import (
     postgres_vectors,
     postgres_writes,
 )
+from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records
@@ -46,7 +46,7 @@ T = TypeVar("T")
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 
-class PostgresStore:
+class PostgresStore(Closing):
     """A :class:`~harkback.stages.ports.SessionStore` and
     :class:`~harkback.stages.ports.VectorStore` in a PostgreSQL database.
 
@@ -94,24 +94,6 @@ class PostgresStore:
         self._executor.shutdown(wait=True)
         with contextlib.suppress(psycopg.Error, PoolTimeout):
             self._pool.close()
-
-    def __enter__(self) -> Self:
-        """Use the store in a ``with`` block that closes it."""
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        """Close the store."""
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        """Use the store in an ``async with`` block that closes it."""
-        return self
-
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        trace: TracebackType | None) -> None:
-        """Close the store without blocking the loop on queued work."""
-        await asyncio.to_thread(self.close)
 
     def run(self, work: Callable[[Connection], T]) -> FutureResult[T, StoreUnavailable]:
         """Run ``work`` with a pooled connection on the store's threads, in a transaction
@@ -190,18 +172,6 @@ class PostgresStore:
 
     # --- capabilities ----------------------------------------------------------------------
 
-    def vector_store(self) -> Self:
-        """This store: vectors live in the same database."""
-        return self
-
-    def summary_cache(self) -> PostgresSummaryCache:
-        """A cache in this database (a read-only store only reads it)."""
-        return PostgresSummaryCache(self)
-
-    def import_ledger(self) -> PostgresImportLedger:
-        """A ledger in this database."""
-        return PostgresImportLedger(self)
-
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Refresh the planner's statistics and the visibility map (``VACUUM ANALYZE``), so
         counts and searches use the index well after large writes."""
@@ -217,6 +187,18 @@ class PostgresStore:
             finally:
                 connection.autocommit = False
         return self.run(work)
+
+    def summary_cache(self) -> PostgresSummaryCache:
+        """A cache in this database (a read-only store only reads it)."""
+        return PostgresSummaryCache(self)
+
+    def import_ledger(self) -> PostgresImportLedger:
+        """A ledger in this database."""
+        return PostgresImportLedger(self)
+
+    def vector_store(self) -> Self:
+        """This store: vectors live in the same database."""
+        return self
 
     # --- dense vectors (the VectorStore port) -------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from returns.future import FutureResult
 
+from harkback.adapters.stores.import_ledger import source_state
 from harkback.adapters.stores.summary_cache import key_params, summary_from_row, summary_row
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
@@ -94,12 +95,7 @@ class PostgresImportLedger:
                           for r in connection.execute(
                               "SELECT item, fingerprint, sessions, messages FROM import_marks "
                               "WHERE location = %s", (key.location,)))
-            if row is None:
-                return SourceState(key=key, marks=marks)
-            return SourceState(key=key, first_imported_at=row[1], last_imported_at=row[2],
-                               cursor=row[3], marks=marks,
-                               sessions=sum(m.sessions for m in marks),
-                               messages=sum(m.messages for m in marks))
+            return source_state(key, row, marks)
         return self.store.run(work)
 
     def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float

@@ -9,22 +9,20 @@ with FTS5's BM25 over the titles alone, as the in-memory store does
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
 from harkback.adapters.stores import search_plan
-from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
-from harkback.adapters.stores.postgres_search import CountMemo, census
+from harkback.adapters.stores.memory_match import idf, units_of
+from harkback.adapters.stores.postgres_search import CountMemo, census, fit
 from harkback.adapters.stores.postgres_text import matching, storable
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, SESSION_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row, preview, session_from_row
 from harkback.stages.ports import MatchQuery, RecentQuery
-from harkback.stages.query import AllOf, Node, evaluate
+from harkback.stages.query import AllOf, Node
 from harkback.stages.records import Message, Session, SessionOverview, TitleHit
-from harkback.stages.text.tokens import index_tokens
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
@@ -116,13 +114,10 @@ def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | N
     found = []
     for row in rows:
         session = session_from_row(read_text(row))
-        text_tokens = index_tokens(session.text_for_search())
-        if not evaluate(expression, text_tokens) or (
-                within is not None and not evaluate(within, text_tokens)):
+        score = fit(session.text_for_search(), expression, within, leaves, idfs,
+                    tokens / documents)
+        if score is None:
             continue
-        frequencies = Counter(text_tokens)
-        score = bm25([occurrences(u, text_tokens, frequencies) for u in leaves], idfs,
-                     len(text_tokens), tokens / documents)
         found.append(TitleHit(session_id=session.id, title=session.title, source=session.source,
                               started_at=session.started_at, score=score))
     found.sort(key=lambda h: (-h.score, h.started_at is None, -(h.started_at or 0.0),

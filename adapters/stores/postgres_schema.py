@@ -8,51 +8,50 @@ holding other tables and no ``harkback_schema`` is someone else's and is never w
 1
 >>> all(statement.startswith("CREATE") for statement in SCHEMA)
 True
+>>> [s.split("(")[0].split()[-1] for s in SCHEMA if s.startswith("CREATE TABLE")] == list(TABLES)
+True
 """
 
 from __future__ import annotations
 
+from harkback.adapters.stores import import_ledger, summary_cache
+from harkback.adapters.stores.sql import schema as sqlite_schema
+
 SCHEMA_VERSION = 1
 """The version this harkback reads and writes; bump it when a table or the indexed text
 changes."""
+
+
+def _from_sqlite(statement: str, extra: str = "") -> str:
+    """A table of the SQLite store in PostgreSQL's words, with ``extra`` columns added.
+
+    >>> _from_sqlite("CREATE TABLE t (id INTEGER PRIMARY KEY, at REAL) WITHOUT ROWID", "x INT")
+    'CREATE TABLE t (id BIGINT PRIMARY KEY, at DOUBLE PRECISION, x INT)'
+    """
+    body = statement.replace("WITHOUT ROWID", "").rstrip().removesuffix(")").rstrip()
+    body = body.replace("id INTEGER PRIMARY KEY", "id BIGINT PRIMARY KEY").replace(
+        " REAL", " DOUBLE PRECISION")
+    return f"{body}, {extra})" if extra else f"{body})"
+
+
+def _sqlite_table(name: str) -> str:
+    return next(s for s in sqlite_schema.SCHEMA if s.startswith(f"CREATE TABLE {name} "))
+
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE harkback_schema (
         singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
         version INTEGER NOT NULL
     )""",
-    # ``tokens``/``length``: the title and source as the title index sees them.
-    """CREATE TABLE sessions (
-        id TEXT PRIMARY KEY,
-        source TEXT NOT NULL DEFAULT '',
-        model TEXT NOT NULL DEFAULT '',
-        title TEXT NOT NULL DEFAULT '',
-        started_at DOUBLE PRECISION,
-        ended_at DOUBLE PRECISION,
-        parent_session_id TEXT,
-        end_reason TEXT NOT NULL DEFAULT '',
-        tokens TSVECTOR NOT NULL,
-        length INTEGER NOT NULL
-    )""",
+    # The SQLite store's tables, plus ``tokens``/``length``: the text as its index sees it
+    # (a session's title and source, a message's searchable text) and its token count.
+    _from_sqlite(_sqlite_table("sessions"), "tokens TSVECTOR NOT NULL, length INTEGER NOT NULL"),
     "CREATE INDEX sessions_parent ON sessions (parent_session_id)",
     "CREATE INDEX sessions_started ON sessions (started_at)",
     "CREATE INDEX sessions_tokens ON sessions USING GIN (tokens)",
+    _from_sqlite(_sqlite_table("messages"), "tokens TSVECTOR NOT NULL, length INTEGER NOT NULL"),
     # ``id`` is given by the ingest in write order, as SQLite's row id is: ties in score
     # go to the older row in both stores, and the newest rows come first in the fill.
-    """CREATE TABLE messages (
-        id BIGINT PRIMARY KEY,
-        session_id TEXT NOT NULL,
-        position INTEGER NOT NULL CHECK (position >= 0),
-        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
-        content TEXT NOT NULL DEFAULT '',
-        tool_name TEXT NOT NULL DEFAULT '',
-        tool_call_id TEXT NOT NULL DEFAULT '',
-        tool_calls TEXT,
-        timestamp DOUBLE PRECISION,
-        tokens TSVECTOR NOT NULL,
-        length INTEGER NOT NULL,
-        UNIQUE (session_id, position)
-    )""",
     "CREATE INDEX messages_tokens ON messages USING GIN (tokens) WITH (fastupdate = on)",
     # What BM25 needs of the whole index, kept by every ingest (one row); ``generation``
     # moves with every ingest, so counts remembered by a reader know when they went stale.
@@ -73,36 +72,8 @@ SCHEMA: tuple[str, ...] = (
         PRIMARY KEY (model_id, message_id)
     )""",
     "CREATE INDEX message_vectors_message ON message_vectors (message_id)",
-    """CREATE TABLE summary_cache (
-        root_session_id TEXT NOT NULL,
-        content TEXT NOT NULL,
-        query TEXT NOT NULL,
-        model TEXT NOT NULL,
-        prompt_version TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        text TEXT NOT NULL,
-        note TEXT NOT NULL,
-        cited TEXT NOT NULL,
-        prompt_tokens INTEGER NOT NULL,
-        completion_tokens INTEGER NOT NULL,
-        created_at DOUBLE PRECISION NOT NULL,
-        PRIMARY KEY (root_session_id, content, query, model, prompt_version)
-    )""",
-    """CREATE TABLE import_sources (
-        location TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        first_imported_at DOUBLE PRECISION NOT NULL,
-        last_imported_at DOUBLE PRECISION NOT NULL,
-        cursor TEXT NOT NULL DEFAULT ''
-    )""",
-    """CREATE TABLE import_marks (
-        location TEXT NOT NULL,
-        item TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        sessions INTEGER NOT NULL DEFAULT 0,
-        messages INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (location, item)
-    )""",
+    _from_sqlite(summary_cache.CREATE_TABLE),
+    *(_from_sqlite(statement) for statement in import_ledger.SCHEMA),
 )
 
 TABLES = ("harkback_schema", "sessions", "messages", "index_totals", "vector_models",

@@ -52,15 +52,13 @@ def row_filters(query: MatchQuery | NearestQuery) -> tuple[str, list[Any]]:
     >>> row_filters(NearestQuery(vector=(1.0,), model="m", roles=("user",), since=2.0))[1]
     [['user'], [], 2.0]
     """
-    conditions = ["m.role = ANY(%s::text[])", "s.source <> ALL(%s::text[])"]
-    params: list[Any] = [list(query.roles), [storable(s) for s in query.hidden_sources]]
-    if query.since is not None:
-        conditions.append(f"{WRITTEN} >= %s")
-        params.append(query.since)
-    if query.until is not None:
-        conditions.append(f"{WRITTEN} <= %s")
-        params.append(query.until)
-    return " AND ".join(conditions), params
+    bounds = [(f"{WRITTEN} {operator} %s", bound)
+              for operator, bound in ((">=", query.since), ("<=", query.until))
+              if bound is not None]
+    return (" AND ".join(["m.role = ANY(%s::text[])", "s.source <> ALL(%s::text[])",
+                          *(condition for condition, _ in bounds)]),
+            [list(query.roles), [storable(s) for s in query.hidden_sources],
+             *(bound for _, bound in bounds)])
 
 
 Sizes = tuple[int, int, int, int]
@@ -194,18 +192,31 @@ def _scored(connection: Connection, query: MatchQuery, expression: Node, within:
         f"WHERE {matched} AND {conditions}", [*values, *params]).fetchall()
     scored: list[tuple[float, int, Sequence[Any]]] = []
     for row in rows:
-        message = message_from_row(read_text(row[:8]))
-        text_tokens = index_tokens(message.text_for_search())
-        # The index may cut very long words and positions: the full tokens decide.
-        if not evaluate(expression, text_tokens) or (
-                within is not None and not evaluate(within, text_tokens)):
-            continue
-        frequencies = Counter(text_tokens)
-        score = bm25([occurrences(u, text_tokens, frequencies) for u in leaves], idfs,
-                     len(text_tokens), average)
-        scored.append((score, int(row[10]), row))
+        score = fit(message_from_row(read_text(row[:8])).text_for_search(), expression,
+                    within, leaves, idfs, average)
+        if score is not None:
+            scored.append((score, int(row[10]), row))
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
     return [(row_id, hit(row, score)) for score, row_id, row in scored[:max(query.limit, 0)]]
+
+
+def fit(text: str, expression: Node, within: Node | None, leaves: Sequence[Unit],
+        idfs: Sequence[float], average: float) -> float | None:
+    """FTS5's BM25 of ``text`` for the ``leaves`` of ``expression``; None when ``text``
+    matches ``expression`` (and ``within``) not at all.
+
+    The index may cut very long words and positions: a candidate it found is checked
+    against its full tokens here.
+
+    >>> fit("docker bridge", Term("docker"), None, [Term("docker")], [2.0], 2.0)
+    2.0
+    """
+    tokens = index_tokens(text)
+    if not evaluate(expression, tokens) or (within is not None and not evaluate(within, tokens)):
+        return None
+    frequencies = Counter(tokens)
+    return bm25([occurrences(u, tokens, frequencies) for u in leaves], idfs, len(tokens),
+                average)
 
 
 def _newest(connection: Connection, query: MatchQuery, skip: list[int], limit: int
