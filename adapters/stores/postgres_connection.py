@@ -132,9 +132,14 @@ def _scalar(connection: psycopg.Connection[tuple[object, ...]], statement: str) 
 def pool(url: str, readonly: bool, timeout: float = CONNECT_TIMEOUT_S) -> ConnectionPool:
     """An open pool of up to :data:`POOL_SIZE` connections; a connection that died while
     idle (a restarted server) is replaced before use, and a statement waits at most
-    ``timeout`` seconds for a connection."""
+    ``timeout`` seconds for a connection.
+
+    Statements are never prepared: a prepared full-text search soon runs a generic plan
+    that cannot see how rare its words are, and scans the whole table (seconds, where the
+    index takes milliseconds)."""
     opened: ConnectionPool = ConnectionPool(
-        url, min_size=1, max_size=POOL_SIZE, kwargs=_kwargs(readonly), open=False,
+        url, min_size=1, max_size=POOL_SIZE,
+        kwargs={**_kwargs(readonly), "prepare_threshold": None}, open=False,
         timeout=timeout, check=ConnectionPool.check_connection, name="harkback")
     opened.open(wait=True, timeout=timeout)
     return opened
