@@ -19,6 +19,7 @@ session metadata and links.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path, PurePath
@@ -34,6 +35,9 @@ from harkback.stages.records import Conversation, Message, Role, Session, ToolCa
 
 Line = Mapping[str, object]
 """One JSON object of a transcript file."""
+
+TORN = "incomplete last line (read again next time)"
+"""What a last line still being written is counted as; its file is not marked as read."""
 
 
 def text_of(value: object) -> str:
@@ -190,8 +194,9 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
 def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
     """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
 
-    Blank lines are skipped; a line that is not a JSON object (a torn last line of a
-    file being written, say) is counted as ``unreadable line``.
+    Blank lines are skipped; a line that is not a JSON object is counted as
+    ``unreadable line``, or as :data:`TORN` when it is the last and lacks its newline
+    (an agent is still writing it).
     """
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
@@ -200,7 +205,7 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
             try:
                 value = json.loads(line)
             except (ValueError, RecursionError):
-                tally.add("unreadable line")
+                tally.add(TORN if not line.endswith("\n") else "unreadable line")
                 continue
             if isinstance(value, dict):
                 yield number, value
@@ -238,7 +243,12 @@ class TranscriptImporter:
 
 
 def find_files(root: Path, patterns: Sequence[str]) -> list[Path]:
-    """Files under ``root`` matching any of the glob ``patterns``, sorted, no duplicates."""
+    """Files under ``root`` matching any of the glob ``patterns``, sorted, no duplicates.
+
+    An unreadable ``root`` raises ``OSError`` (a glob would quietly find nothing in it).
+    """
+    with os.scandir(root):
+        pass
     found: set[Path] = set()
     for pattern in patterns:
         found.update(p for p in root.glob(pattern) if p.is_file())
@@ -251,13 +261,17 @@ def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
     """Plan importing every file of ``files`` whose size or mtime changed since ``state``.
 
     Each file is an item of the ledger (keyed by its path under ``root``); a file that
-    cannot be read is counted and left unmarked, so the next import tries it again.
+    cannot be read is counted and left unmarked, so the next import tries it again. A
+    marked file is ``gone`` only when it no longer exists: one that cannot be seen (in
+    a folder that became unreadable) is left as it was, with a note.
     """
     marks = state.marks_by_item()
     changed: list[tuple[Path, str, str, int]] = []
     unchanged = 0
+    seen: set[str] = set()
     for path in files:
         item = path.relative_to(root).as_posix()
+        seen.add(item)
         try:
             stat = path.stat()
         except OSError:
@@ -268,9 +282,29 @@ def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
             unchanged += old.sessions
             continue
         changed.append((path, item, fingerprint, size))
+    gone, hidden = missing_files(root, (item for item in marks if item not in seen))
+    notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
+             "their sessions were kept",) if hidden else ()
     total = sum(size for *_, size in changed)
     return Success(ImportPlan(total=total, units=_file_units(changed, parse),
-                              unchanged=unchanged))
+                              unchanged=unchanged, gone=gone, notes=notes))
+
+
+def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], int]:
+    """Which of ``items`` (paths under ``root``) no longer exist, and how many cannot be
+    told (a folder on the way cannot be read)."""
+    gone: list[str] = []
+    hidden = 0
+    for item in items:
+        try:
+            (root / item).stat()
+        except FileNotFoundError:
+            gone.append(item)
+            continue
+        except OSError:
+            pass
+        hidden += 1  # present but not found by the listing: its folder cannot be read
+    return tuple(gone), hidden
 
 
 def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[Path], ParsedFile]
@@ -288,9 +322,11 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[
             continue
         conversations.extend(parsed.conversations)
         tally.merge(parsed.left_out)
-        marks.append(Mark(item=item, fingerprint=fingerprint,
-                          sessions=len(parsed.conversations),
-                          messages=sum(len(c.messages) for c in parsed.conversations)))
+        torn = any(reason == TORN for reason, _ in parsed.left_out)
+        marks.append(Mark(item=item, fingerprint=f"incomplete:{fingerprint}" if torn
+                          else fingerprint, sessions=len(parsed.conversations),
+                          messages=sum(len(c.messages) for c in parsed.conversations),
+                          session_ids=tuple(c.session.id for c in parsed.conversations)))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS):
