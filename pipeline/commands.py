@@ -319,8 +319,14 @@ async def sources(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def sync(args: argparse.Namespace) -> int:
+    """``harkback sync``: every agent history on this machine (see pipeline/sync.py)."""
+    from harkback.pipeline.sync_command import run_sync
+    return await run_sync(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show}
+    "mcp": mcp, "show": show, "sync": sync}
 """Each command's coroutine by name."""
