@@ -109,7 +109,7 @@ def _report(outcome: ImportOutcome, removed: int, seconds: float,
                         status="failed" if problem else "synced", new=d.sessions_added,
                         updated=d.sessions_updated, unchanged=d.sessions_unchanged,
                         removed=removed, seconds=seconds, left_out=outcome.left_out,
-                        notes=outcome.notes, error=problem.message() if problem else "")
+                        notes=outcome.notes, error=problem.reason if problem else "")
 
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,
@@ -203,7 +203,8 @@ def describe(reports: Sequence[SourceReport], *, dry_run: bool = False) -> str:
                 f"{count} {reason}" for reason, count in r.left_out))
         lines += [f"{r.kind}: note: {note}" for note in r.notes]
         if r.error:
-            lines.append(f"{r.kind}: failed: {r.error}")
+            lines.append(f"{r.kind}: failed: {r.error} (fix that, or name another location "
+                         f"with --{r.kind})")
     lines.append(found_line(reports))
     return "\n".join(lines)
 

@@ -1,7 +1,8 @@
 """``harkback sync --watch``: keep the store current while the agents write.
 
 After the first sync, :func:`watch` waits on the sources' folders with ``watchfiles``
-(the ``watch`` extra, imported here only), gathers changes for a short quiet spell
+(the ``watch`` extra, imported here only), syncs once more as soon as the watcher is in
+place (catching what changed in between, then says ``watching``), gathers changes for a short quiet spell
 (``step_ms``, at most ``debounce_ms``), and re-syncs only the sources a change
 belongs to: a ``.jsonl`` file under a transcripts folder, or a Hermes ``state.db``
 or its ``-wal`` (not its ``-shm``, which readers, harkback included, touch). Ctrl-C
@@ -38,6 +39,8 @@ DEBOUNCE_MS = 400
 """Changes are gathered for at most this long before a re-sync."""
 STEP_MS = 50
 """... and yielded once the sources were quiet for this long."""
+READY_MS = 200
+"""How often the watcher wakes when nothing changes (its first wake: it is in place)."""
 
 
 def watched_folder(importer: Importer) -> Path:
@@ -99,18 +102,27 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    print(f"watching {', '.join(str(f) for f in folders)} (Ctrl-C to stop)",
-          file=sys.stderr, flush=True)
+    ready = False
     try:
-        async for changes in watchfiles.awatch(*folders, stop_event=stop, watch_filter=None,
-                                               debounce=debounce_ms, step=step_ms):
-            for importer in touched(importers, changes):
+        async for changes in watchfiles.awatch(
+                *folders, stop_event=stop, watch_filter=None, debounce=debounce_ms,
+                step=step_ms, rust_timeout=READY_MS, yield_on_timeout=True,
+                ignore_permission_denied=True):
+            if not ready:
+                # The watcher is in place now: catch what changed since the first sync.
+                ready, due = True, importers
+                print(f"watching {', '.join(str(f) for f in folders)} (Ctrl-C to stop)",
+                      file=sys.stderr, flush=True)
+            else:
+                due = touched(importers, changes)
+            for importer in due:
                 report = await until_stopped(sync_one(importer, store, ledger, progress=False),
                                              stop)
                 if report is None:
                     break
-                print(json.dumps(report.to_payload(), ensure_ascii=False) if as_json
-                      else change_line(report), flush=True)
+                if report.new or report.updated or report.removed or report.error:
+                    print(json.dumps(report.to_payload(), ensure_ascii=False) if as_json
+                          else change_line(report), flush=True)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

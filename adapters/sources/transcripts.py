@@ -237,7 +237,8 @@ class TranscriptImporter:
         try:
             files = find_files(self.root, self.form.patterns)
         except OSError as error:
-            return Failure(StoreUnavailable(f"cannot list {self.root}: {error}"))
+            return Failure(StoreUnavailable(f"cannot list {self.root}: "
+                                            f"{error.strerror or error}"))
         return plan_files(self.root, files, state, full=full,
                           parse=partial(parse_file, self.form, root=self.root))
 

@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -99,8 +99,8 @@ def test_a_flag_overrides_a_location_and_naming_nothing_fails(
 class _Opens:
     """Records every file opened under ``root`` while ``active`` (an audit hook)."""
 
-    root: str | None = None
-    seen: list[str] = []
+    root: ClassVar[str | None] = None
+    seen: ClassVar[list[str]] = []
 
     @classmethod
     def hook(cls, event: str, args: tuple[Any, ...]) -> None:
@@ -273,3 +273,14 @@ def test_the_table_has_a_row_per_source(home: Path, tmp_path: Path,
                                 "seconds", "location"]
     assert [line.split()[0] for line in lines[2:5]] == ["hermes", "claude-code", "codex"]
     assert lines[-1] == "found: hermes, claude-code, codex"
+
+
+def test_watch_without_watchfiles_names_the_extra(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Without the watch extra, --watch fails with one line naming the install command."""
+    monkeypatch.setitem(sys.modules, "watchfiles", None)  # as if it were not installed
+    assert main(["sync", "--db", str(tmp_path / "h.db"), "--watch"]) == 1
+    assert capsys.readouterr().err == (
+        "harkback: sync --watch needs watchfiles: pip install 'harkback[watch]'\n")
+    assert not (tmp_path / "h.db").exists()
