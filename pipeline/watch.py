@@ -2,9 +2,9 @@
 
 After the first sync, :func:`watch` waits on the sources' folders with ``watchfiles``
 (the ``watch`` extra, imported here only), syncs once more as soon as the watcher is in
-place (catching what changed in between, then says ``watching``), gathers changes for a short quiet spell
-(``step_ms``, at most ``debounce_ms``), and re-syncs only the sources a change
-belongs to: a ``.jsonl`` file under a transcripts folder, or a Hermes ``state.db``
+place (catching what changed in between; then it says ``watching``), gathers changes
+for a short quiet spell (``step_ms``, at most ``debounce_ms``), and re-syncs only the
+sources a change belongs to: a ``.jsonl`` file under a transcripts folder, or a Hermes ``state.db``
 or its ``-wal`` (not its ``-shm``, which readers, harkback included, touch). Ctrl-C
 (SIGINT) or SIGTERM stops it between syncs, or cancels the one running: marks are
 kept only after their sessions are stored, so nothing is skipped next time.

@@ -57,7 +57,8 @@ def home(tmp_path: Path) -> Iterator[Path]:
 
 def _report(payload: dict[str, Any], kind: str) -> dict[str, Any]:
     (report,) = [s for s in payload["sources"] if s["kind"] == kind]
-    return report
+    found: dict[str, Any] = report
+    return found
 
 
 def test_an_unreadable_folder_fails_its_source_only(home: Path, tmp_path: Path) -> None:
