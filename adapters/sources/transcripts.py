@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path, PurePath
@@ -243,23 +244,44 @@ class TranscriptImporter:
                           parse=partial(parse_file, self.form, root=self.root))
 
 
-def find_files(root: Path, patterns: Sequence[str]) -> list[Path]:
-    """Files under ``root`` matching any of the glob ``patterns``, sorted, no duplicates.
+def find_files(root: Path, patterns: Sequence[str]) -> list[str]:
+    """Files under ``root`` matching any of the glob ``patterns``, as sorted paths under
+    it (``/``-separated).
 
-    An unreadable ``root`` raises ``OSError`` (a glob would quietly find nothing in it).
+    One walk of the tree, matched against the patterns at once, with no ``Path`` made per
+    file (``pathlib``'s glob walks it per pattern and stats every name: several times
+    slower on a sync of an unchanged folder). An unreadable ``root`` raises ``OSError``
+    (a glob would find nothing in it); unreadable folders below it are passed over.
+
+    >>> glob_pattern(("**/rollout-*.jsonl",)).fullmatch("2026/03/rollout-1.jsonl") is not None
+    True
     """
     with os.scandir(root):
         pass
-    found: set[Path] = set()
-    for pattern in patterns:
-        found.update(p for p in root.glob(pattern) if p.is_file())
+    wanted = glob_pattern(patterns)
+    found: list[str] = []
+    for folder, _, names in os.walk(root):
+        prefix = os.path.relpath(folder, root)
+        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
+        found.extend(prefix + name for name in names if wanted.fullmatch(prefix + name))
     return sorted(found)
 
 
-def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
+def glob_pattern(patterns: Sequence[str]) -> re.Pattern[str]:
+    """One expression matching a relative path (``/``-separated) that any glob matches:
+    ``*`` and ``?`` within a name, ``**/`` any number of folders."""
+    def one(pattern: str) -> str:
+        parts = re.split(r"(\*\*/|\*|\?)", pattern)
+        table = {"**/": "(?:[^/]+/)*", "*": "[^/]*", "?": "[^/]"}
+        return "".join(table.get(part, re.escape(part)) for part in parts)
+    return re.compile("|".join(f"(?:{one(p)})" for p in patterns))
+
+
+def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                full: bool, parse: Callable[[Path], ParsedFile]
                ) -> Result[ImportPlan, StoreUnavailable]:
-    """Plan importing every file of ``files`` whose size or mtime changed since ``state``.
+    """Plan importing every file of ``files`` (paths under ``root``, ``/``-separated)
+    whose size or mtime changed since ``state``.
 
     Each file is an item of the ledger (keyed by its path under ``root``); a file that
     cannot be read is counted and left unmarked, so the next import tries it again. A
@@ -270,11 +292,11 @@ def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
     changed: list[tuple[Path, str, str, int]] = []
     unchanged = 0
     seen: set[str] = set()
-    for path in files:
-        item = path.relative_to(root).as_posix()
+    base = str(root)
+    for item in files:
         seen.add(item)
         try:
-            stat = path.stat()
+            stat = os.stat(os.path.join(base, item))
         except OSError:
             continue  # vanished between listing and now
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
@@ -282,7 +304,7 @@ def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
         if not full and old is not None and old.fingerprint == fingerprint:
             unchanged += old.sessions
             continue
-        changed.append((path, item, fingerprint, size))
+        changed.append((root / item, item, fingerprint, size))
     gone, hidden = missing_files(root, (item for item in marks if item not in seen))
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
