@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import attrs
 from returns.future import FutureResult
 
+from harkback.adapters.stores.sqlite_connection import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 
@@ -130,8 +131,7 @@ def _write(key: SourceKey, marks: Sequence[Mark], now: float, cursor: str | None
     """Stamp the source, keep ``marks`` and set ``cursor`` (unless None), all in one
     transaction: a crash never leaves a stamp without the cursor it belongs to."""
     def work(connection: sqlite3.Connection) -> None:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(connection):
             for statement in SCHEMA:
                 connection.execute(statement)
             connection.execute(STAMP_SOURCE, (key.location, key.kind, now, now))
@@ -142,28 +142,17 @@ def _write(key: SourceKey, marks: Sequence[Mark], now: float, cursor: str | None
                 (key.location, m.item, session_id) for m in marks for session_id in m.session_ids])
             if cursor is not None:
                 connection.execute(SET_CURSOR, (cursor, now, key.location))
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.rollback()
-            raise
     return work
 
 
 def _forget(key: SourceKey, items: Sequence[str]) -> Callable[[sqlite3.Connection], None]:
     def work(connection: sqlite3.Connection) -> None:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        pairs = [(key.location, item) for item in items]
+        with immediate(connection):
             for statement in SCHEMA:
                 connection.execute(statement)
-            pairs = [(key.location, item) for item in items]
             connection.executemany(FORGET_MARK, pairs)
             connection.executemany(FORGET_SESSIONS, pairs)
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.rollback()
-            raise
     return work
 
 

@@ -20,7 +20,7 @@ from harkback.adapters.stores import sqlite_titles
 from harkback.adapters.stores.sql import titles, writes
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.statement import Statement, json_list
-from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_connection import execute, immediate
 from harkback.stages.text.tokens import index_text
 
 _OF_IDS = "IN (SELECT value FROM json_each(?))"
@@ -31,27 +31,22 @@ def remove(connection: sqlite3.Connection, ids: Sequence[str]) -> int:
     """Remove the stored sessions among ``ids``; returns how many there were."""
     if not ids:
         return 0
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(connection):
         found = sorted({row[0] for row in execute(connection, writes.existing_sessions(ids))})
-        if found:
-            stored = [(row[0], message_from_row(row[1:]))
-                      for row in execute(connection, writes.stored_messages(found))]
-            connection.executemany(writes.DELETE_INDEXED, [
-                (row_id, index_text(message.text_for_search())) for row_id, message in stored])
-            execute(connection, writes.delete_message_rows(row_id for row_id, _ in stored))
-            if sqlite_titles.has_title_schema(connection):
-                execute(connection, titles.unindex(found))
-                execute(connection, titles.forget(found))
-            execute(connection, Statement(f"DELETE FROM sessions WHERE id {_OF_IDS}",
-                                          (json_list(found),)))
-            if connection.execute(HAS_SUMMARY_CACHE).fetchone() is not None:
-                execute(connection, Statement(
-                    f"DELETE FROM summary_cache WHERE root_session_id {_OF_IDS}",
-                    (json_list(found),)))
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.rollback()
-        raise
+        if not found:
+            return 0
+        stored = [(row[0], message_from_row(row[1:]))
+                  for row in execute(connection, writes.stored_messages(found))]
+        connection.executemany(writes.DELETE_INDEXED, [
+            (row_id, index_text(message.text_for_search())) for row_id, message in stored])
+        execute(connection, writes.delete_message_rows(row_id for row_id, _ in stored))
+        if sqlite_titles.has_title_schema(connection):
+            execute(connection, titles.unindex(found))
+            execute(connection, titles.forget(found))
+        execute(connection, Statement(f"DELETE FROM sessions WHERE id {_OF_IDS}",
+                                      (json_list(found),)))
+        if connection.execute(HAS_SUMMARY_CACHE).fetchone() is not None:
+            execute(connection, Statement(
+                f"DELETE FROM summary_cache WHERE root_session_id {_OF_IDS}",
+                (json_list(found),)))
     return len(found)
