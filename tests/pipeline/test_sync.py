@@ -23,9 +23,7 @@ from tests.pipeline.sync_home import (
     ARCHIVED,
     CLAUDE_FILE,
     CLAUDE_SESSION,
-    CONTINUED,
     ENV_HOMES,
-    HIDDEN,
     VISIBLE,
     claude_line,
     found_ids,
@@ -156,6 +154,7 @@ def test_hermes_hidden_and_archived_sessions_stay_out(
     (hermes,) = [s for s in payload["sources"] if s["kind"] == "hermes"]
     assert hermes["left_out"] == {"hidden session": 1, "archived session": 2}
     assert found_ids(db, "quokka") == [] and found_ids(db, "wombat") == []
+    assert found_ids(db, "wombat", hidden_sources=()) == []  # not stored at all
     writer = HermesFile.reopen(home / ".hermes" / "state.db", "v30")
     writer.update("sessions", VISIBLE, archived=1)
     writer.close()
@@ -165,7 +164,6 @@ def test_hermes_hidden_and_archived_sessions_stay_out(
     assert counts(with_archived, "hermes")["new"] == 3
     assert found_ids(db, "wombat") == [ARCHIVED] and found_ids(db, "quokka") == []
     assert found_ids(db, "pelican") == [VISIBLE]
-    assert HIDDEN not in found_ids(db, "status report") and CONTINUED
 
 
 def test_a_session_deleted_from_hermes_is_removed(
@@ -273,6 +271,16 @@ def test_the_table_has_a_row_per_source(home: Path, tmp_path: Path,
                                 "seconds", "location"]
     assert [line.split()[0] for line in lines[2:5]] == ["hermes", "claude-code", "codex"]
     assert lines[-1] == "found: hermes, claude-code, codex"
+    assert capsys.readouterr().err == ""  # no progress bar when stdout is not a terminal
+
+
+def test_progress_bars_when_asked(home: Path, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """--progress draws a bar per source that has work, on stderr."""
+    assert main(["sync", "--db", str(tmp_path / "h.db"), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert all(f"import {kind} [" in err and "100%" in err
+               for kind in ("hermes", "claude-code", "codex"))
 
 
 def test_watch_without_watchfiles_names_the_extra(
