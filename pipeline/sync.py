@@ -25,7 +25,12 @@ from returns.result import Failure, Result
 
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
-from harkback.pipeline.importing import ImportOutcome, importers_for, run_import
+from harkback.pipeline.importing import (
+    ImportOutcome,
+    default_location,
+    importers_for,
+    run_import,
+)
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
@@ -37,11 +42,12 @@ SOURCES = ("hermes", "claude-code", "codex")
 
 @attrs.frozen(kw_only=True)
 class Located:
-    """One kind of source: where it was looked for, and its importers (none: not found)."""
+    """One kind of source: where it was looked for, its importers, or why none was found."""
 
     kind: str
     where: str
     importers: tuple[Importer, ...] = ()
+    problem: str = ""
     given: bool = False
     """Named by a flag: then not finding it is a failure, not a fact."""
 
@@ -58,9 +64,10 @@ def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
     found = []
     for kind in SOURCES:
         path = paths.get(kind)
+        where = str(path if path is not None else default_location(kind, environ))
         importers = importers_for(kind, path, environ=environ)
         if isinstance(importers, Failure):
-            found.append(Located(kind=kind, where=importers.failure().reason,
+            found.append(Located(kind=kind, where=where, problem=importers.failure().reason,
                                  given=path is not None))
             continue
         kept = tuple(attrs.evolve(i, archived=archived) if isinstance(i, HermesImporter) else i
@@ -127,7 +134,7 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
         if not place.importers:
             reports.append(SourceReport(kind=place.kind, location=place.where,
                                         status="failed" if place.given else "not found",
-                                        error=place.where if place.given else ""))
+                                        error=place.problem if place.given else ""))
             continue
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
@@ -193,7 +200,7 @@ def describe(reports: Sequence[SourceReport], *, dry_run: bool = False) -> str:
     for r in reports:
         if r.status == "not found":
             lines.append(f"{r.kind:<12} {'-':>6} {'-':>6} {'-':>8} {'-':>8} {'-':>8} {'-':>8}"
-                         f"  not found ({r.location})")
+                         f"  not found at {r.location}")
             continue
         lines.append(f"{r.kind:<12} {r.found:>6} {r.new:>6} {r.updated:>8} {r.removed:>8} "
                      f"{r.unchanged:>8} {r.seconds:>8.2f}  {r.location}")

@@ -25,8 +25,9 @@ def located_sources(args: argparse.Namespace) -> tuple[Located, ...]:
     located = locate({"hermes": args.hermes, "claude-code": args.claude_code,
                       "codex": args.codex}, archived=args.archived)
     if not any(place.importers or place.given for place in located):
-        raise CliError("no agent history found: " + "; ".join(p.where for p in located)
-                       + " (name one with --hermes, --claude-code or --codex)")
+        raise CliError("no agent history found (looked in " + ", ".join(
+            f"{p.where} for {p.kind}" for p in located) + "); name one with --hermes, "
+            "--claude-code or --codex")
     return located
 
 

@@ -222,12 +222,14 @@ def test_missing_sources_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert main(["sync", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "found: codex; not found: hermes, claude-code" in out
-    assert f"not found (no Hermes state.db at {home / '.hermes'}" in out
+    assert f"not found at {home / '.hermes'}\n" in out
     os.rename(home / ".codex", tmp_path / ".codex")
     empty = tmp_path / "empty.db"
     assert main(["sync", "--db", str(empty)]) == 1
     error = capsys.readouterr().err
-    assert error.startswith("harkback: no agent history found: ") and error.count("\n") == 1
+    assert error.startswith("harkback: no agent history found (looked in ")
+    assert error.endswith("; name one with --hermes, --claude-code or --codex\n")
+    assert error.count("\n") == 1
     assert str(home / ".codex" / "sessions") in error and not empty.exists()
 
 
