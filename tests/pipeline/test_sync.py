@@ -17,6 +17,7 @@ from harkback.adapters.sources.transcripts import TORN
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.cli import main
 from harkback.pipeline.sync import locate
+from harkback.pipeline.watch import touched
 from harkback.stages.imports import SourceKey
 from tests.adapters.stores.store_contract import ok
 from tests.pipeline.sync_home import (
@@ -294,3 +295,18 @@ def test_watch_without_watchfiles_names_the_extra(
     assert capsys.readouterr().err == (
         "harkback: sync --watch needs watchfiles: pip install 'harkback[watch]'\n")
     assert not (tmp_path / "h.db").exists()
+
+
+def test_watch_re_syncs_only_the_source_a_change_belongs_to(tmp_path: Path) -> None:
+    """A transcript under a folder touches that folder's source; other files touch none."""
+    make_home(tmp_path)
+    located = locate({"hermes": tmp_path / ".hermes",
+                      "claude-code": tmp_path / ".claude" / "projects",
+                      "codex": tmp_path / ".codex" / "sessions"})
+    importers = [i for place in located for i in place.importers]
+    claude = str(tmp_path / ".claude" / "projects" / CLAUDE_FILE)
+    assert [i.key.kind for i in touched(importers, [(1, claude)])] == ["claude-code"]
+    assert [i.key.kind for i in touched(importers, [
+        (2, str(tmp_path / ".hermes" / "state.db-wal")),
+        (2, str(tmp_path / ".codex" / "sessions" / "notes.txt"))])] == ["hermes"]
+    assert touched(importers, [(2, str(tmp_path / ".hermes" / "state.db-shm"))]) == []
