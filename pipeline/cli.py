@@ -239,6 +239,9 @@ def _add_import_commands(commands: Any,
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show a progress bar (default: when stderr is a terminal)")
         sub.add_argument("--json", action="store_true", help="print the counts as JSON")
+        if kind == "hermes":
+            sub.add_argument("--archived", action="store_true",
+                             help="also import sessions archived in Hermes (hidden ones never)")
         _add_embedder_argument(sub, "then embed every message still without a vector")
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 from returns.result import Failure, Result
 
 from harkback.pipeline import wiring
@@ -203,6 +204,7 @@ async def mcp(args: argparse.Namespace) -> int:
 
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
+    from harkback.adapters.sources.hermes import HermesImporter
     from harkback.pipeline.importing import importers_for, run_import
 
     bad: list[BadRecord] = []
@@ -223,6 +225,8 @@ async def import_history(args: argparse.Namespace) -> int:
             if ledger is None:
                 raise CliError("this store does not remember imports; import into a file")
             for importer in found.unwrap():
+                if isinstance(importer, HermesImporter) and args.archived:
+                    importer = attrs.evolve(importer, archived=True)
                 outcomes.append(await run_import(importer, store, ledger, full=args.full,
                                                  progress=args.progress))
             embedded = await _embed_after(store, embedder, args.progress)

@@ -310,3 +310,19 @@ def test_watch_re_syncs_only_the_source_a_change_belongs_to(tmp_path: Path) -> N
         (2, str(tmp_path / ".hermes" / "state.db-wal")),
         (2, str(tmp_path / ".codex" / "sessions" / "notes.txt"))])] == ["hermes"]
     assert touched(importers, [(2, str(tmp_path / ".hermes" / "state.db-shm"))]) == []
+
+
+def test_import_hermes_honours_the_same_flags(home: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``harkback import hermes`` leaves hidden and archived sessions out too; --archived
+    brings the archived ones in (never the hidden one)."""
+    db = tmp_path / "h.db"
+    hermes = str(home / ".hermes")
+    assert main(["import", "hermes", hermes, "--db", str(db), "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)["sources"]
+    assert (report["sessions"]["added"], report["skipped"]) == (
+        1, {"hidden session": 1, "archived session": 2})
+    assert main(["import", "hermes", hermes, "--db", str(db), "--archived", "--json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)["sources"]
+    assert (report["sessions"]["added"], report["skipped"]) == (2, {"hidden session": 1})
+    assert found_ids(db, "wombat") == [ARCHIVED] and found_ids(db, "quokka") == []
