@@ -301,7 +301,9 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
             continue  # vanished between listing and now
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
         old = marks.get(item)
-        if not full and old is not None and old.fingerprint == fingerprint:
+        # A mark kept before marks named their sessions is read once more, to learn them.
+        if (not full and old is not None and old.fingerprint == fingerprint
+                and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
         changed.append((root / item, item, fingerprint, size))

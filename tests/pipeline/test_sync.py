@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
@@ -326,3 +327,19 @@ def test_import_hermes_honours_the_same_flags(home: Path, tmp_path: Path,
     (report,) = json.loads(capsys.readouterr().out)["sources"]
     assert (report["sessions"]["added"], report["skipped"]) == (2, {"hidden session": 1})
     assert found_ids(db, "wombat") == [ARCHIVED] and found_ids(db, "quokka") == []
+
+
+def test_files_imported_before_marks_named_their_sessions_are_read_once_more(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """After an import by a harkback whose ledger kept no session ids, one sync reads the
+    files again to learn them, so a file deleted later still takes its sessions along."""
+    db = tmp_path / "h.db"
+    sync(capsys, db)
+    with sqlite3.connect(db) as raw:
+        raw.execute("DROP TABLE import_mark_sessions")  # as an older ledger has it
+    raw.close()
+    assert counts(sync(capsys, db)[1], "claude-code")["skipped"] > 0  # read, found unchanged
+    main_file = home / ".claude" / "projects" / CLAUDE_FILE
+    main_file.unlink()
+    shutil.rmtree(main_file.with_suffix(""))
+    assert counts(sync(capsys, db)[1], "claude-code")["removed"] == 2
