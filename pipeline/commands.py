@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 from returns.result import Failure, Result
 
 from harkback.pipeline import wiring
@@ -203,6 +204,7 @@ async def mcp(args: argparse.Namespace) -> int:
 
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
+    from harkback.adapters.sources.hermes import HermesImporter
     from harkback.pipeline.importing import importers_for, run_import
 
     bad: list[BadRecord] = []
@@ -223,6 +225,8 @@ async def import_history(args: argparse.Namespace) -> int:
             if ledger is None:
                 raise CliError("this store does not remember imports; import into a file")
             for importer in found.unwrap():
+                if isinstance(importer, HermesImporter) and args.archived:
+                    importer = attrs.evolve(importer, archived=True)
                 outcomes.append(await run_import(importer, store, ledger, full=args.full,
                                                  progress=args.progress))
             embedded = await _embed_after(store, embedder, args.progress)
@@ -319,8 +323,14 @@ async def sources(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def sync(args: argparse.Namespace) -> int:
+    """``harkback sync``: every agent history on this machine (see pipeline/sync.py)."""
+    from harkback.pipeline.sync_command import run_sync
+    return await run_sync(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show}
+    "mcp": mcp, "show": show, "sync": sync}
 """Each command's coroutine by name."""

@@ -129,6 +129,8 @@ class ImportOutcome:
     left_out: tuple[tuple[str, int], ...] = ()
     notes: tuple[str, ...] = ()
     error: StoreUnavailable | None = None
+    gone: tuple[str, ...] = ()
+    """Items of the ledger no longer at the source (see ``ImportPlan.gone``)."""
 
     @property
     def ok(self) -> bool:
@@ -179,10 +181,11 @@ class ImportOutcome:
 async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                      full: bool = False, progress: bool | None = None,
                      clock: Callable[[], float] = time.time,
-                     stream: TextIO | None = None) -> ImportOutcome:
+                     stream: TextIO | None = None, dry_run: bool = False) -> ImportOutcome:
     """Import what changed in ``importer``'s source into ``store``; never raises for I/O.
 
-    ``full`` reads everything again (the store still rewrites only what differs).
+    ``full`` reads everything again (the store still rewrites only what differs);
+    ``dry_run`` reads and compares but writes nothing, to the store or the ledger.
     """
     key = importer.key
     outcome = ImportOutcome(key=key)
@@ -197,16 +200,17 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
             return attrs.evolve(outcome, error=planned.failure())
         plan = planned.unwrap()
         outcome = attrs.evolve(outcome, delta=Delta(sessions_unchanged=plan.unchanged),
-                               notes=plan.notes)
+                               notes=plan.notes, gone=plan.gone)
         bar = Progress(total=plan.total, label=f"import {key.kind}", enabled=progress,
                        stream=stream or sys.stderr)
         try:
-            outcome = await _store_units(plan, worker, store, ledger, outcome, bar, clock)
+            outcome = await _store_units(plan, worker, store, None if dry_run else ledger,
+                                         outcome, bar, clock)
         finally:
             bar.finish()
             # The importer's generator closes its files and connections on its own thread.
             await loop.run_in_executor(worker, plan.units.close)
-    if outcome.error is None:
+    if outcome.error is None and not dry_run:
         cursor = plan.cursor if plan.cursor is not None else state.cursor
         done = as_result(await ledger.advance(key, cursor, now=clock()).awaitable())
         if isinstance(done, Failure):
@@ -215,7 +219,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
 
 
 async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: SessionStore,
-                       ledger: ImportLedger, outcome: ImportOutcome, bar: Progress,
+                       ledger: ImportLedger | None, outcome: ImportOutcome, bar: Progress,
                        clock: Callable[[], float]) -> ImportOutcome:
     loop = asyncio.get_running_loop()
     while True:
@@ -232,9 +236,10 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         bar.advance(unit.work)
 
 
-async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedger,
+async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedger | None,
                       key: SourceKey, clock: Callable[[], float]
                       ) -> Result[Delta, StoreUnavailable]:
+    """Store what of ``unit`` differs, then keep its marks (no ledger: compare only)."""
     ids = [c.session.id for c in unit.conversations]
     sessions = as_result(await store.sessions(ids).awaitable())
     if isinstance(sessions, Failure):
@@ -243,6 +248,8 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     if isinstance(messages, Failure):
         return Failure(messages.failure())
     delta = compare(unit.conversations, sessions.unwrap(), messages.unwrap())
+    if ledger is None:
+        return Success(delta)
     if delta.changed:
         written = as_result(await store.ingest(delta.changed).awaitable())
         if isinstance(written, Failure):

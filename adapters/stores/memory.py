@@ -102,6 +102,28 @@ class MemoryStore:
         """A ledger that lives as long as this store."""
         return self._ledger
 
+    def session_remover(self) -> MemoryStore:
+        """This store: it removes whole sessions (:meth:`remove_sessions`)."""
+        return self
+
+    def remove_sessions(self, ids: Sequence[str]) -> FutureResult[int, StoreUnavailable]:
+        """Remove these sessions with their messages, vectors and cached summaries."""
+        def work() -> int:
+            found = [i for i in dict.fromkeys(ids) if i in self._sessions]
+            for session_id in found:
+                del self._sessions[session_id]
+                gone = {(session_id, item.message.position)
+                        for item in self._messages.pop(session_id, ())}
+                for kept in self._vectors.values():
+                    for key in gone:
+                        kept.pop(key, None)
+            if found:
+                self._ingests += 1  # what unembedded() remembered is stale
+                self._order = None
+                self._cache.forget(found)
+            return len(found)
+        return self._run(work)
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Nothing to optimise in memory."""
         return FutureResult.from_value(None)
