@@ -14,16 +14,13 @@ once per combination and kept) and applied in one ``re.sub`` pass.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 
 import attrs
 
 from harkback.stages.records import Conversation, Message, Session
-from harkback.stages.redact.rules import PLACEHOLDER, RULES, TOKENS
-
-_NAMED = re.compile(r"\(\?P<(\w+)>|\(\?P=(\w+)\)|\(\?\((\w+)\)")
+from harkback.stages.redact.rules import GATES, PLACEHOLDER, RULES, TOKENS
 
 
 @attrs.frozen
@@ -63,29 +60,21 @@ class SecretCounts:
 
 NO_SECRETS = SecretCounts()
 
-_TRIGGERS = tuple((bit, rule.triggers) for bit, rule in enumerate(RULES))
+_COMPILED = tuple(re.compile(rule.pattern, re.ASCII) for rule in RULES)
 
 
-def _renamed(pattern: str, index: int) -> str:
-    """``pattern`` with every group name prefixed by its rule's, so rules can be joined."""
-    def rename(match: re.Match[str]) -> str:
-        group, backref, conditional = match.groups()
-        if group:
-            return f"(?P<r{index}{group}>"
-        if backref:
-            return f"(?P=r{index}{backref})"
-        return f"(?(r{index}{conditional})"
-    return _NAMED.sub(rename, pattern)
+def _gated() -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
+    """Each gate with the triggers (and rule indexes) it guards; a trigger no gate holds
+    is its own gate."""
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for index, rule in enumerate(RULES):
+        for trigger in rule.triggers:
+            gate = next((g for g in GATES if g in trigger), trigger)
+            groups.setdefault(gate, []).append((trigger, index))
+    return tuple((gate, tuple(members)) for gate, members in groups.items())
 
 
-@functools.lru_cache(maxsize=256)
-def _combined(mask: int) -> re.Pattern[str]:
-    """One pattern of the rules whose bits are set in ``mask``, in table order."""
-    parts = [f"(?P<r{i}>{_renamed(rule.pattern, i)})"
-             for i, rule in enumerate(RULES) if mask >> i & 1]
-    return re.compile("|".join(parts), re.ASCII)
-
-
+_GATED = _gated()
 _TOKEN_SHAPES = tuple((rule.kind, re.compile(rule.pattern, re.ASCII)) for rule in TOKENS)
 
 
@@ -130,25 +119,25 @@ _CODE_VALUE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[0-9]{1,7}|None|null|
 """Bare values that are code or nothing: ``self.password``, ``5``, ``None``, ``****``."""
 
 
-def _is_secret_value(value: str, text: str, match: re.Match[str], index: int) -> bool:
+def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
     """Whether the value of an assignment is worth redacting (not code, not a reference)."""
     if value[:1] in "$%{<*" or _CODE_VALUE.fullmatch(value):
         return False
     if token_kind(value):
         return True
-    key = match.group(f"r{index}k")
+    key = match.group("k")
     end = match.end()
     if end < len(text) and text[end] in "(.[":
         return False  # password=getpass(...): a call or an attribute, so code
-    separator = match.group(f"r{index}pre")[len(key):]
-    bare = match.group(f"r{index}q") is None
+    separator = match.group("pre")[len(key):]
+    bare = match.group("q") is None
     if value.isidentifier() and bare and (
             (" " in separator and "=" in separator) or key.lower().strip("_-") in value.lower()):
         return False  # password = pw, token=access_token: a variable
     name = key.lower()
     if name.startswith("passw") or name == "passphrase":
         return True
-    if separator == "=" and _is_env_name(text, match.start(f"r{index}k"), key):
+    if separator == "=" and _is_env_name(text, match.start("k"), key):
         return True
     return (len(value) >= 8 and not any(c.isspace() for c in value)
             and (len(value) >= 20 or any(c.isdigit() for c in value)))
@@ -163,46 +152,62 @@ def _is_env_name(text: str, start: int, key: str) -> bool:
     return name.replace("_", "").isalnum() and name.upper() == name
 
 
+def _places(lowered: str) -> list[tuple[int, int]]:
+    """Where a trigger stands, with its rule's index, in order (rules in table order)."""
+    places = []
+    for gate, members in _GATED:
+        if gate not in lowered:
+            continue
+        for trigger, index in members:
+            at = lowered.find(trigger)
+            while at >= 0:
+                places.append((at, index))
+                at = lowered.find(trigger, at + 1)
+    places.sort()
+    return places
+
+
 def redact(text: str) -> tuple[str, SecretCounts]:
     """``text`` with every secret replaced by its placeholder, and the counts by kind."""
-    if not text:
-        return text, NO_SECRETS
-    lowered = text.lower()
-    mask = 0
-    for bit, triggers in _TRIGGERS:
-        for trigger in triggers:
-            if trigger in lowered:
-                mask |= 1 << bit
-                break
-    if not mask:
+    places = _places(text.lower()) if text else []
+    if not places:
         return text, NO_SECRETS
     found: dict[str, int] = {}
-
-    def replace(match: re.Match[str]) -> str:
-        name = match.lastgroup or ""
-        index = int(name[1:])
-        rule = RULES[index]
-        start, end = match.span()
-        pre = match.group(f"r{index}pre") if "(?P<pre>" in rule.pattern else None
-        post = match.group(f"r{index}post") if "(?P<post>" in rule.pattern else None
-        secret_start = start + len(pre or "")
-        secret_end = end - len(post or "")
-        kind = rule.kind
-        if kind == "assignment":
-            value = text[secret_start:secret_end]
-            if not _is_secret_value(value, text, match, index):
-                return match.group(0)
-            key = match.group(f"r{index}k")
-            kind = assignment_kind(key, text[:match.start(f"r{index}k")], value)
-        elif kind == "bearer-token":
-            kind = token_kind(text[secret_start:secret_end]) or kind
+    pieces: list[str] = []
+    done = 0
+    for at, index in places:
+        if at < done:
+            continue
+        match = _COMPILED[index].match(text, at)
+        if match is None:
+            continue
+        replacement = _replacement(match, RULES[index].kind, text)
+        if replacement is None:
+            continue
+        kind, new = replacement
         found[kind] = found.get(kind, 0) + 1
-        return (pre or "") + PLACEHOLDER.format(kind=kind) + (post or "")
-
-    redacted = _combined(mask).sub(replace, text)
+        pieces.append(text[done:at])
+        pieces.append(new)
+        done = match.end()
     if not found:
         return text, NO_SECRETS
-    return redacted, SecretCounts(tuple(sorted(found.items())))
+    pieces.append(text[done:])
+    return "".join(pieces), SecretCounts(tuple(sorted(found.items())))
+
+
+def _replacement(match: re.Match[str], kind: str, text: str) -> tuple[str, str] | None:
+    """The kind and the text that replace ``match``, or None when it is no secret."""
+    groups = match.groupdict()
+    pre, post = groups.get("pre") or "", groups.get("post") or ""
+    value = text[match.start() + len(pre):match.end() - len(post)]
+    if kind == "assignment":
+        if not _is_secret_value(value, text, match):
+            return None
+        key_start = match.start("k")
+        kind = assignment_kind(match.group("k"), text[:key_start], value)
+    elif kind == "bearer-token":
+        kind = token_kind(value) or kind
+    return kind, pre + PLACEHOLDER.format(kind=kind) + post
 
 
 def redact_session(session: Session) -> tuple[Session, SecretCounts]:
