@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -43,10 +43,12 @@ from harkback.adapters.sources.importing import (
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.pipeline.ingest import BATCH, read_conversations
 from harkback.pipeline.progress import Progress
+from harkback.pipeline.redacting import Redacted
 from harkback.stages.errors import BadRecord, QueryRejected, StoreUnavailable
 from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts
 from harkback.stages.result import when_text
 from harkback.stages.stage import as_result
 
@@ -129,18 +131,20 @@ class ImportOutcome:
     left_out: tuple[tuple[str, int], ...] = ()
     notes: tuple[str, ...] = ()
     error: StoreUnavailable | None = None
+    secrets: SecretCounts = NO_SECRETS
 
     @property
     def ok(self) -> bool:
         """True when the import ran to its end."""
         return self.error is None
 
-    def add(self, delta: Delta, unit: ImportUnit) -> ImportOutcome:
-        """This outcome with one more stored unit counted."""
+    def add(self, delta: Delta, unit: ImportUnit, found: SecretCounts = NO_SECRETS) -> Self:
+        """This outcome with one more stored unit (and the secrets redacted in it) counted."""
         tally = Tally()
         tally.merge(self.left_out)
         tally.merge(unit.left_out)
-        return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items())
+        return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items(),
+                            secrets=self.secrets + found)
 
     def describe(self) -> str:
         """A few lines for people: counts, then what was left out, notes and errors."""
@@ -155,6 +159,7 @@ class ImportOutcome:
         if self.left_out:
             lines.append("  skipped: " + ", ".join(
                 f"{count} {reason}" for reason, count in self.left_out))
+        lines += [f"  secrets: {self.secrets.describe()}"] if self.secrets.by_kind else []
         lines += [f"  note: {note}" for note in self.notes]
         if self.error is not None:
             lines.append(f"  stopped: {self.error.message()}")
@@ -170,6 +175,7 @@ class ImportOutcome:
             "messages": {"added": d.messages_added, "updated": d.messages_updated,
                          "removed": d.messages_removed},
             "skipped": dict(self.left_out), "notes": list(self.notes),
+            "secrets_redacted": dict(self.secrets.by_kind),
             **({"error": self.error.message()} if self.error is not None else {}),
         }
 
@@ -179,10 +185,11 @@ class ImportOutcome:
 async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                      full: bool = False, progress: bool | None = None,
                      clock: Callable[[], float] = time.time,
-                     stream: TextIO | None = None) -> ImportOutcome:
+                     stream: TextIO | None = None, redact: bool = True) -> ImportOutcome:
     """Import what changed in ``importer``'s source into ``store``; never raises for I/O.
 
-    ``full`` reads everything again (the store still rewrites only what differs).
+    ``full`` reads everything again (the store still rewrites only what differs);
+    secrets are redacted before anything is compared or stored, unless ``redact`` is False.
     """
     key = importer.key
     outcome = ImportOutcome(key=key)
@@ -201,7 +208,8 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
         bar = Progress(total=plan.total, label=f"import {key.kind}", enabled=progress,
                        stream=stream or sys.stderr)
         try:
-            outcome = await _store_units(plan, worker, store, ledger, outcome, bar, clock)
+            outcome = await _store_units(plan, worker, store, ledger, outcome, bar, clock,
+                                         Redacted(enabled=redact))
         finally:
             bar.finish()
             # The importer's generator closes its files and connections on its own thread.
@@ -216,7 +224,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
 
 async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: SessionStore,
                        ledger: ImportLedger, outcome: ImportOutcome, bar: Progress,
-                       clock: Callable[[], float]) -> ImportOutcome:
+                       clock: Callable[[], float], redacting: Redacted) -> ImportOutcome:
     loop = asyncio.get_running_loop()
     while True:
         step = await loop.run_in_executor(worker, next, plan.units, None)
@@ -225,10 +233,12 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         if isinstance(step, Failure):
             return attrs.evolve(outcome, error=step.failure())
         unit = step.unwrap()
-        stored = await _store_unit(unit, store, ledger, outcome.key, clock)
+        clean = await loop.run_in_executor(worker, redacting.batch, unit.conversations)
+        stored = await _store_unit(attrs.evolve(unit, conversations=clean[0]), store, ledger,
+                                   outcome.key, clock)
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
-        outcome = outcome.add(stored.unwrap(), unit)
+        outcome = outcome.add(stored.unwrap(), unit, clean[1](stored.unwrap().changed))
         bar.advance(unit.work)
 
 

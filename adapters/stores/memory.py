@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+import attrs
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
@@ -42,7 +43,7 @@ from harkback.adapters.stores.memory_titles import search_titles
 from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
-from harkback.stages import ports, records
+from harkback.stages import ports, records, rewrite
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.query import Node, evaluate
@@ -101,6 +102,32 @@ class MemoryStore:
     def import_ledger(self) -> MemoryImportLedger:
         """A ledger that lives as long as this store."""
         return self._ledger
+
+    def text_rewriter(self) -> MemoryStore:
+        """This store: its texts are rewritten in place (:meth:`rewrite_texts`)."""
+        return self
+
+    def rewrite_texts(self, edit: rewrite.Edit, *, dry_run: bool = False
+                      ) -> FutureResult[rewrite.RewriteReport, StoreUnavailable]:
+        """Apply ``edit`` to every title, message and cached summary (see
+        :mod:`harkback.stages.rewrite`); changed sessions are stored again as by ingest."""
+        def work() -> rewrite.RewriteReport:
+            report, changed = rewrite.RewriteReport(), []
+            for session in list(self._sessions.values()):
+                old = records.Conversation(session, tuple(
+                    i.message for i in self._messages.get(session.id, ())))
+                new, counts = rewrite.rewrite_conversation(old, edit)
+                report = rewrite.added(report, counts)
+                if new is not old:
+                    changed.append(new)
+            stale = [key for key, kept in self._cache.entries.items()
+                     if any(edit(text) != text for text in (kept.text, kept.note, key.query))]
+            if not dry_run:
+                self._store(changed)
+                for key in stale:
+                    del self._cache.entries[key]
+            return attrs.evolve(report, summaries_dropped=len(stale))
+        return self._run(work)
 
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Nothing to optimise in memory."""

@@ -56,8 +56,8 @@ TOKENS: tuple[Rule, ...] = (
          ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-")),
     Rule("slack-token", _L + r"xox[abposr]-[A-Za-z0-9-]{10,}", ("xox",)),
     Rule("stripe-key", _L + r"(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|"
-         r"whsec_[A-Za-z0-9]{20,})", tuple(f"{a}_{b}_" for a in ("sk", "rk", "pk")
-                                           for b in ("live", "test")) + ("whsec_",)),
+         r"whsec_[A-Za-z0-9]{20,})", ("sk_live_", "sk_test_", "rk_live_", "rk_test_",
+                                      "pk_live_", "pk_test_", "whsec_")),
     Rule("google-api-key", _L + r"AIza[0-9A-Za-z_-]{35}" + r"(?![A-Za-z0-9_-])", ("aiza",)),
     Rule("google-oauth-token", _L + r"(?:ya29\.[0-9A-Za-z_-]{20,}|GOCSPX-[0-9A-Za-z_-]{20,})",
          ("ya29.", "gocspx-")),
