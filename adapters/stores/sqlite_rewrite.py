@@ -55,12 +55,12 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
         if changed and not dry_run:
             write(connection, changed)
     stale = _stale_summaries(connection, edit)
-    if not dry_run:
-        connection.executemany(_DROP_SUMMARY, stale)
-        if report.sessions or stale:
-            connection.execute(fulltext.MERGE_INDEX)
-            connection.execute(_MERGE_TITLES)
-            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if not dry_run and (report.sessions or stale):
+        if stale:
+            connection.executemany(_DROP_SUMMARY, stale)
+        connection.execute(fulltext.MERGE_INDEX)
+        connection.execute(_MERGE_TITLES)
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
                                  titles=report.titles, summaries_dropped=len(stale))
 
