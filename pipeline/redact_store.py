@@ -38,7 +38,7 @@ class Counting:
 def describe(target: str, report: RewriteReport, counts: SecretCounts, *, dry_run: bool) -> str:
     """A line for people.
 
-    >>> describe("h.db", RewriteReport(sessions=1, messages=2), NO_SECRETS, dry_run=True)[:45]
+    >>> describe("h.db", RewriteReport(sessions=1, messages=2), NO_SECRETS, dry_run=True)[:46]
     'h.db: no secrets found; would change 2 message'
     """
     verb = "would change" if dry_run else "changed"

