@@ -304,6 +304,8 @@ async def redact(args: argparse.Namespace) -> int:
     from harkback.pipeline.redact_store import run_redact
     target = _db(args)
     _needs_file(target)
+    if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
+        raise CliError(f"{target} is read-only; make it writable or use --dry-run")
     return await run_redact(open_store(target, readonly=args.dry_run), target,
                             dry_run=args.dry_run, as_json=args.json)
 

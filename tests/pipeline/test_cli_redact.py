@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from pathlib import Path
 
 from harkback.stages.ingest_format import conversation_to_json
@@ -69,12 +70,27 @@ def test_import_redacts_and_reports_per_source(tmp_path: Path) -> None:
     assert again["sources"][0]["sessions"]["skipped"] == 1
 
 
-def test_redact_of_a_missing_or_foreign_file_fails_in_one_line(tmp_path: Path) -> None:
-    """No database, or a file that is not harkback's: one line, nothing written."""
+def test_redact_of_a_missing_foreign_or_read_only_file_fails_in_one_line(tmp_path: Path
+                                                                       ) -> None:
+    """No database, another program's SQLite file, a file that is no database, a file
+    without write permission: one line each, nothing written."""
     missing = run("redact", db=tmp_path / "none.db")
     assert missing.returncode == 1 and "no database" in missing.stderr
-    foreign = tmp_path / "other.db"
-    foreign.write_bytes(b"not a database at all" * 100)
-    done = run("redact", db=foreign)
-    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
-    assert foreign.read_bytes() == b"not a database at all" * 100
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+        connection.execute("INSERT INTO notes VALUES ('password=hunter2')")
+    connection.close()
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    kept = tmp_path / "kept.db"
+    assert run("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
+               db=kept).returncode == 0
+    kept.chmod(0o444)
+    for path, why in ((other, "not a harkback database"), (garbage, "not a"),
+                      (kept, "read-only")):
+        before = hashlib.sha256(path.read_bytes()).hexdigest()
+        done = run("redact", db=path)
+        assert done.returncode == 1 and why in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before
