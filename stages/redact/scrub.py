@@ -127,10 +127,10 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
         return True
     key = match.group("k")
     end = match.end()
-    if end < len(text) and text[end] in "(.[":
+    bare = match.group("q") is None
+    if bare and end < len(text) and text[end] in "(.[":
         return False  # password=getpass(...): a call or an attribute, so code
     separator = match.group("pre")[len(key):]
-    bare = match.group("q") is None
     if value.isidentifier() and bare and (
             (" " in separator and "=" in separator) or key.lower().strip("_-") in value.lower()):
         return False  # password = pw, token=access_token: a variable

@@ -11,5 +11,5 @@ def test_prints_plain_and_redacted_rows(capsys: pytest.CaptureFixture[str]) -> N
     """Both modes ingest the corpus; only the redacting one finds the planted keys."""
     assert main(["--size", "500", "--runs", "1"]) == 0
     rows = [line.split("|") for line in capsys.readouterr().out.splitlines()[2:]]
-    assert [row[1].strip() for row in rows] == ["plain", "redacted"]
-    assert int(rows[0][4]) == 0 and int(rows[1][4]) >= 1
+    assert [row[1].strip() for row in rows] == ["plain", "redacted", "redaction alone"]
+    assert int(rows[0][4]) == 0 and int(rows[1][4]) == int(rows[2][4]) >= 1

@@ -84,6 +84,8 @@ CAUGHT: tuple[tuple[str, str], ...] = (
      '{"username": "ada", "password": "[secret:password]"}'),
     ("  PASSWORD: s3cr3t!", "  PASSWORD: [secret:password]"),
     ('db_password = "Tr0ub4dor&3"', 'db_password = "[secret:password]"'),
+    ("conn.login(password='pa55word'.encode())",
+     "conn.login(password='[secret:password]'.encode())"),
     ('{\\"passwd\\": \\"letmein99\\"}', '{\\"passwd\\": \\"[secret:password]\\"}'),
     ("mysql --user=root --password=Zx9!pq2w -h db",
      "mysql --user=root --password=[secret:password] -h db"),
