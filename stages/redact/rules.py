@@ -1,7 +1,7 @@
 """The secret shapes redaction looks for: one :class:`Rule` per shape, in a table.
 
-A rule is a regular expression and the substrings (*triggers*) it starts with, in
-lowercase: redaction finds the triggers with plain substring scans and tries the
+A rule is a regular expression and the substrings (*triggers*) it starts with, exact
+or in lowercase: redaction finds the triggers with plain substring scans and tries the
 expression only where one stands (a match must begin at a trigger), so most messages,
 which hold no trigger at all, cost a few scans and no regular expression. Group names a rule may
 use: ``pre`` and ``post`` (kept around the secret), ``k`` (the key name of an
@@ -10,7 +10,7 @@ but ``pre`` and ``post`` becomes the placeholder. A key-shaped string is a secre
 whatever it says: vendors' documented example keys are caught too.
 
 >>> RULES[0].kind, RULES[0].triggers
-('private-key', ('-----begin',))
+('private-key', ('-----BEGIN',))
 """
 
 from __future__ import annotations
@@ -32,11 +32,13 @@ _R = r"(?![A-Za-z0-9_])"
 @attrs.frozen
 class Rule:
     """One secret shape: its ``kind`` (the placeholder's name), its ``pattern``, and the
-    lowercase substrings a match starts with (see the module)."""
+    substrings a match starts with (see the module): as they are written when ``exact``
+    (the pattern is case-sensitive), else in lowercase."""
 
     kind: str
     pattern: str
     triggers: tuple[str, ...]
+    exact: bool = False
 
 
 _AWS_PREFIXES = ("AKIA", "ASIA")
@@ -49,7 +51,7 @@ TOKENS: tuple[Rule, ...] = (
     # ordinary hyphenated words (branch names, CSS classes) that start with "sk-".
     Rule("openai-key", _L + r"sk-(?!ant-)(?=[A-Za-z_-]*[0-9])[A-Za-z0-9_-]{20,}", ("sk-",)),
     Rule("aws-access-key", _L + "(?:" + "|".join(_AWS_PREFIXES) + r")[A-Z0-9]{16}" + _R,
-         tuple(p.lower() for p in _AWS_PREFIXES)),
+         _AWS_PREFIXES),
     Rule("github-token", _L + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
          ("ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_")),
     Rule("gitlab-token", _L + r"gl(?:pat|dt)-[A-Za-z0-9_-]{20,}", ("glpat-", "gldt-")),
@@ -57,10 +59,11 @@ TOKENS: tuple[Rule, ...] = (
     Rule("stripe-key", _L + r"(?:(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}|"
          r"whsec_[A-Za-z0-9]{20,})", ("sk_live_", "sk_test_", "rk_live_", "rk_test_",
                                       "pk_live_", "pk_test_", "whsec_")),
-    Rule("google-api-key", _L + r"AIza[0-9A-Za-z_-]{35}" + r"(?![A-Za-z0-9_-])", ("aiza",)),
-    Rule("jwt", _L + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", ("eyj",)),
+    Rule("google-api-key", _L + r"AIza[0-9A-Za-z_-]{35}" + r"(?![A-Za-z0-9_-])", ("AIza",)),
+    Rule("jwt", _L + r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", ("eyJ",)),
 )
 """Tokens recognised by their own shape, wherever they stand."""
+TOKENS = tuple(attrs.evolve(rule, exact=True) for rule in TOKENS)
 
 _KEY_NAMES = ("api", "access", "secret", "private", "auth", "signing", "encryption", "master",
               "client", "account", "license", "app", "service")
@@ -84,7 +87,7 @@ RULES: tuple[Rule, ...] = (
     Rule("private-key", r"-----BEGIN[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
          r"(?:(?:(?!-----BEGIN)[\s\S]){0,20000}?-----END[A-Z0-9 ]{0,30}PRIVATE KEY(?: BLOCK)?-----"
          r"|(?:(?:\r?\n|\\n)+(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: [^\n\\]*))*)",
-         ("-----begin",)),
+         ("-----BEGIN",), exact=True),
     *TOKENS,
     Rule("slack-webhook", r"(?P<pre>https://hooks\.slack\.com/(?:services|workflows|triggers)/)"
          r"[A-Za-z0-9/_-]{8,}", ("https://hooks.slack.com/",)),
@@ -107,4 +110,4 @@ GATES: tuple[str, ...] = ("-", "_live_", "_test_", "gh", "://", "pass", "key")
 """Substrings looked for before the triggers that hold them: a text without ``gh`` is not
 searched for ``ghp_``, ``gho_``, ... one by one. Every scan reads the whole text, short
 needles slowest, but a single character is found by ``memchr``, almost for free: ``-``
-guards ``sk-``, ``glpat-`` and ``-----begin``, and many texts have none."""
+guards ``sk-``, ``glpat-`` and ``-----BEGIN``, and many texts have none."""

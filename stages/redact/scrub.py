@@ -1,9 +1,10 @@
 """Replace secrets by typed placeholders: one pass over a text, counts by kind.
 
-:func:`redact` lowercases the text once and looks for each rule's triggers (plain
-substring scans); when none is there (most messages) the text comes back as it was.
-Otherwise the rules whose triggers are present are joined into one alternation (compiled
-once per combination and kept) and applied in one ``re.sub`` pass.
+:func:`redact` looks for every rule's triggers with plain substring scans (in the text
+lowercased once, for the rules that ignore case); when none is there (most messages) the
+text comes back as it was. Otherwise each place a trigger stands is tried once, left to
+right, with the rule anchored there (so no regular expression ever scans the whole text);
+a match replaces its span, and places inside a replaced span are skipped.
 
 >>> text, counts = redact('db = "postgres://app:hunter2@db.internal:5432/prod"')
 >>> text, counts.by_kind
@@ -63,15 +64,15 @@ NO_SECRETS = SecretCounts()
 _COMPILED = tuple(re.compile(rule.pattern, re.ASCII) for rule in RULES)
 
 
-def _gated() -> tuple[tuple[str, tuple[tuple[str, int], ...]], ...]:
-    """Each gate with the triggers (and rule indexes) it guards; a trigger no gate holds
-    is its own gate."""
-    groups: dict[str, list[tuple[str, int]]] = {}
+def _gated() -> tuple[tuple[str, bool, tuple[tuple[str, int], ...]], ...]:
+    """Each gate, whether it is looked for in the text as it is (else in lowercase), and
+    the triggers (and rule indexes) it guards; a trigger no gate holds is its own gate."""
+    groups: dict[tuple[str, bool], list[tuple[str, int]]] = {}
     for index, rule in enumerate(RULES):
         for trigger in rule.triggers:
             gate = next((g for g in GATES if g in trigger), trigger)
-            groups.setdefault(gate, []).append((trigger, index))
-    return tuple((gate, tuple(members)) for gate, members in groups.items())
+            groups.setdefault((gate, rule.exact), []).append((trigger, index))
+    return tuple((gate, exact, tuple(members)) for (gate, exact), members in groups.items())
 
 
 _GATED = _gated()
@@ -152,24 +153,30 @@ def _is_env_name(text: str, start: int, key: str) -> bool:
     return name.replace("_", "").isalnum() and name.upper() == name
 
 
-def _places(lowered: str) -> list[tuple[int, int]]:
-    """Where a trigger stands, with its rule's index, in order (rules in table order)."""
+def _places(text: str) -> list[tuple[int, int]]:
+    """Where a trigger stands, with its rule's index, in order (rules in table order).
+
+    Exact triggers are looked for in ``text`` itself: an upper-case needle such as
+    ``AKIA`` is found much faster there (its letters are rare, so the search skips ahead)
+    than its lowercase form in lowercased text."""
+    lowered = text.lower()
     places = []
-    for gate, members in _GATED:
-        if gate not in lowered:
+    for gate, exact, members in _GATED:
+        haystack = text if exact else lowered
+        if gate not in haystack:
             continue
         for trigger, index in members:
-            at = lowered.find(trigger)
+            at = haystack.find(trigger)
             while at >= 0:
                 places.append((at, index))
-                at = lowered.find(trigger, at + 1)
+                at = haystack.find(trigger, at + 1)
     places.sort()
     return places
 
 
 def redact(text: str) -> tuple[str, SecretCounts]:
     """``text`` with every secret replaced by its placeholder, and the counts by kind."""
-    places = _places(text.lower()) if text else []
+    places = _places(text) if text else []
     if not places:
         return text, NO_SECRETS
     found: dict[str, int] = {}
