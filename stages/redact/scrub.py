@@ -16,11 +16,12 @@ a match replaces its span, and places inside a replaced span are skipped.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Sequence
 
 import attrs
 
-from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.records import Conversation
 from harkback.stages.redact.rules import GATES, PLACEHOLDER, RULES, TOKENS
 
 
@@ -64,18 +65,24 @@ NO_SECRETS = SecretCounts()
 _COMPILED = tuple(re.compile(rule.pattern, re.ASCII) for rule in RULES)
 
 
-def _gated() -> tuple[tuple[str, bool, tuple[tuple[str, int], ...]], ...]:
-    """Each gate, whether it is looked for in the text as it is (else in lowercase), and
-    the triggers (and rule indexes) it guards; a trigger no gate holds is its own gate."""
-    groups: dict[tuple[str, bool], list[tuple[str, int]]] = {}
+Gate = tuple[str, tuple[tuple[str, int], ...]]
+"""A substring, and the triggers (with their rules' indexes) looked for where it is."""
+
+
+def _gated(exact: bool) -> tuple[Gate, ...]:
+    """Each gate of the rules that are ``exact`` (or not) with the triggers it guards; a
+    trigger no gate holds is its own gate."""
+    groups: dict[str, list[tuple[str, int]]] = {}
     for index, rule in enumerate(RULES):
-        for trigger in rule.triggers:
-            gate = next((g for g in GATES if g in trigger), trigger)
-            groups.setdefault((gate, rule.exact), []).append((trigger, index))
-    return tuple((gate, exact, tuple(members)) for (gate, exact), members in groups.items())
+        if rule.exact == exact:
+            for trigger in rule.triggers:
+                gate = next((g for g in GATES if g in trigger), trigger)
+                groups.setdefault(gate, []).append((trigger, index))
+    return tuple((gate, tuple(members)) for gate, members in groups.items())
 
 
-_GATED = _gated()
+_EXACT_GATES = _gated(exact=True)
+_LOWER_GATES = _gated(exact=False)
 _TOKEN_SHAPES = tuple((rule.kind, re.compile(rule.pattern, re.ASCII)) for rule in TOKENS)
 
 
@@ -153,18 +160,25 @@ def _is_env_name(text: str, start: int, key: str) -> bool:
     return name.replace("_", "").isalnum() and name.upper() == name
 
 
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _lowered(text: str) -> str:
+    """``text`` in lowercase, each character still at its place (``"İ".lower()`` is two
+    characters long: such a text is lowercased in its ASCII letters only)."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.translate(_ASCII_LOWER)
+
+
 def _places(text: str) -> list[tuple[int, int]]:
     """Where a trigger stands, with its rule's index, in order (rules in table order).
 
-    Exact triggers are looked for in ``text`` itself: an upper-case needle such as
-    ``AKIA`` is found much faster there (its letters are rare, so the search skips ahead)
-    than its lowercase form in lowercased text."""
-    lowered = text.lower()
+    Exact triggers are looked for in ``text`` itself, the others in its lowercase."""
+    lowered = _lowered(text)
+    open_gates = ([(text, members) for gate, members in _EXACT_GATES if gate in text]
+                  + [(lowered, members) for gate, members in _LOWER_GATES if gate in lowered])
     places = []
-    for gate, exact, members in _GATED:
-        haystack = text if exact else lowered
-        if gate not in haystack:
-            continue
+    for haystack, members in open_gates:
         for trigger, index in members:
             at = haystack.find(trigger)
             while at >= 0:
@@ -177,8 +191,11 @@ def _places(text: str) -> list[tuple[int, int]]:
 def redact(text: str) -> tuple[str, SecretCounts]:
     """``text`` with every secret replaced by its placeholder, and the counts by kind."""
     places = _places(text) if text else []
-    if not places:
-        return text, NO_SECRETS
+    return _replaced(text, places) if places else (text, NO_SECRETS)
+
+
+def _replaced(text: str, places: list[tuple[int, int]]) -> tuple[str, SecretCounts]:
+    """``text`` with the secrets that start at ``places`` replaced, in one pass."""
     found: dict[str, int] = {}
     pieces: list[str] = []
     done = 0
@@ -217,47 +234,40 @@ def _replacement(match: re.Match[str], kind: str, text: str) -> tuple[str, str] 
     return kind, pre + PLACEHOLDER.format(kind=kind) + post
 
 
-def redact_session(session: Session) -> tuple[Session, SecretCounts]:
-    """``session`` with its title redacted."""
-    title, counts = redact(session.title)
-    return (session if not counts.by_kind else attrs.evolve(session, title=title)), counts
-
-
-def redact_message(message: Message) -> tuple[Message, SecretCounts]:
-    """``message`` with its content and tool-call arguments redacted."""
-    content, counts = redact(message.content)
-    calls = message.tool_calls
-    if calls:
-        new_calls = []
-        for call in calls:
-            arguments, more = redact(call.arguments)
-            counts += more
-            new_calls.append(call if not more.by_kind else attrs.evolve(call, arguments=arguments))
-        calls = tuple(new_calls)
-    if not counts.by_kind:
-        return message, NO_SECRETS
-    return attrs.evolve(message, content=content, tool_calls=calls), counts
-
-
 def redact_conversation(conversation: Conversation) -> tuple[Conversation, SecretCounts]:
-    """``conversation`` with its title, contents and tool-call arguments redacted.
+    """``conversation`` with its title, contents and tool-call arguments redacted (the
+    same object when it holds no secret).
 
     >>> from harkback.stages.records import Message, Session
     >>> said = Message(session_id="s", position=0, role="user", content="token: ghp_" + "x" * 36)
     >>> redact_conversation(Conversation(Session(id="s"), (said,)))[0].messages[0].content
     'token: [secret:github-token]'
     """
-    session, counts = redact_session(conversation.session)
-    messages = []
-    changed = bool(counts.by_kind)
+    session = conversation.session
+    texts = [session.title]
     for message in conversation.messages:
-        clean, more = redact_message(message)
-        if more.by_kind:
-            counts += more
-            changed = True
-        messages.append(clean)
-    if not changed:
+        texts.append(message.content)
+        texts.extend(call.arguments for call in message.tool_calls)
+    clean, counts = list(texts), NO_SECRETS
+    for which, text in enumerate(texts):
+        if text:
+            places = _places(text)
+            if places:
+                clean[which], found = _replaced(text, places)
+                counts += found
+    if not counts.by_kind:
         return conversation, NO_SECRETS
+    given = iter(clean)
+    title = next(given)
+    messages = []
+    for message in conversation.messages:
+        content = next(given)
+        calls = tuple(call if (arguments := next(given)) == call.arguments
+                      else attrs.evolve(call, arguments=arguments) for call in message.tool_calls)
+        messages.append(message if content == message.content and calls == message.tool_calls
+                        else attrs.evolve(message, content=content, tool_calls=calls))
+    if title != session.title:
+        session = attrs.evolve(session, title=title)
     return Conversation(session, tuple(messages)), counts
 
 
