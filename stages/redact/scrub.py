@@ -65,23 +65,25 @@ NO_SECRETS = SecretCounts()
 _COMPILED = tuple(re.compile(rule.pattern, re.ASCII) for rule in RULES)
 
 
-Gate = tuple[str, tuple[tuple[str, int], ...]]
-"""A substring, and the triggers (with their rules' indexes) looked for where it is."""
+Members = tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
+"""Triggers, each with the rules (index, lead) that start at it."""
 
 
-def _gated(exact: bool) -> tuple[Gate, ...]:
+def _gated(exact: bool) -> tuple[tuple[str, Members], ...]:
     """Each gate of the rules that are ``exact`` (or not) with the triggers it guards; a
     trigger no gate holds is its own gate."""
-    groups: dict[str, list[tuple[str, int]]] = {}
+    groups: dict[str, dict[str, list[tuple[int, int]]]] = {}
     for index, rule in enumerate(RULES):
         if rule.exact == exact:
             for trigger in rule.triggers:
-                gate = next((g for g in GATES if g in trigger), trigger)
-                groups.setdefault(gate, []).append((trigger, index))
-    return tuple((gate, tuple(members)) for gate, members in groups.items())
+                gate = next((g for g in GATES if re.search(g, trigger)), trigger)
+                groups.setdefault(gate, {}).setdefault(trigger, []).append((index, rule.lead))
+    return tuple((gate, tuple((t, tuple(rules)) for t, rules in members.items()))
+                 for gate, members in groups.items())
 
 
-_EXACT_GATES = _gated(exact=True)
+_EXACT_GATES = tuple((g, m) for g, m in _gated(exact=True) if "(" not in g)
+_PATTERN_GATES = tuple((re.compile(g).search, m) for g, m in _gated(exact=True) if "(" in g)
 _LOWER_GATES = _gated(exact=False)
 _TOKEN_SHAPES = tuple((rule.kind, re.compile(rule.pattern, re.ASCII)) for rule in TOKENS)
 
@@ -171,18 +173,22 @@ def _lowered(text: str) -> str:
 
 
 def _places(text: str) -> list[tuple[int, int]]:
-    """Where a trigger stands, with its rule's index, in order (rules in table order).
+    """Where a rule may match, with its index, in order (rules in table order at a place).
 
-    Exact triggers are looked for in ``text`` itself, the others in its lowercase."""
+    Exact triggers are looked for in ``text`` itself, the others in its lowercase. The
+    gates are tried in one comprehension each: Python's own steps per gate cost about as
+    much as the scan of a short text, so only the open gates get a loop."""
     lowered = _lowered(text)
     open_gates = ([(text, members) for gate, members in _EXACT_GATES if gate in text]
+                  + [(text, members) for found, members in _PATTERN_GATES if found(text)]
                   + [(lowered, members) for gate, members in _LOWER_GATES if gate in lowered])
-    places = []
+    places: list[tuple[int, int]] = []
     for haystack, members in open_gates:
-        for trigger, index in members:
+        for trigger, rules in members:
             at = haystack.find(trigger)
             while at >= 0:
-                places.append((at, index))
+                for index, lead in rules:
+                    places.append((at - lead, index))
                 at = haystack.find(trigger, at + 1)
     places.sort()
     return places

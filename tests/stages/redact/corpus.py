@@ -59,7 +59,7 @@ CAUGHT: tuple[tuple[str, str], ...] = (
     ("stripe.api_key = 'sk_live_" + B62[:24] + "'", "stripe.api_key = '[secret:stripe-key]'"),
     ("rk_live_" + B62 + " restricted", "[secret:stripe-key] restricted"),
     ("publishable pk_test_" + B62[:24], "publishable [secret:stripe-key]"),
-    ("webhook secret whsec_" + B62, "webhook secret [secret:stripe-key]"),
+    ("STRIPE_WEBHOOK_SECRET=whsec_" + B62, "STRIPE_WEBHOOK_SECRET=[secret:secret]"),
     ("https://maps.googleapis.com/maps/api/js?key=AIzaSyA" + B62,
      "https://maps.googleapis.com/maps/api/js?key=[secret:google-api-key]"),
     ("//registry.npmjs.org/:_authToken=npm_" + B62 + "abcd",
