@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
     _add_embedder_argument(ingest, "then embed every message still without a vector")
+    _add_keep_secrets(ingest)
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
@@ -182,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where to build the demo database (default: a temporary folder)")
     _add_import_commands(commands, with_db)
     _add_sync_command(commands, with_db)
+    _add_redact_command(commands, with_db)
     return parser
 
 
@@ -218,6 +220,23 @@ def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
              "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
 
 
+def _add_keep_secrets(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--keep-secrets", action="store_true",
+                     help="store secrets as they are (by default keys, tokens and passwords "
+                          "become placeholders such as [secret:aws-access-key])")
+
+
+def _add_redact_command(commands: Any,
+                        with_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    redact = commands.add_parser(
+        "redact", help="replace the secrets of a store built before by placeholders "
+                       "(messages, titles, the index, cached summaries)")
+    with_db(redact)
+    redact.add_argument("--dry-run", action="store_true",
+                        help="count what would be redacted; change nothing")
+    redact.add_argument("--json", action="store_true", help="print the counts as JSON")
+
+
 def _add_import_commands(commands: Any,
                          with_db: Callable[[argparse.ArgumentParser], None]) -> None:
     imports = commands.add_parser(
@@ -243,6 +262,7 @@ def _add_import_commands(commands: Any,
             sub.add_argument("--archived", action="store_true",
                              help="also import sessions archived in Hermes (hidden ones never)")
         _add_embedder_argument(sub, "then embed every message still without a vector")
+        _add_keep_secrets(sub)
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)
     sources.add_argument("--json", action="store_true")

@@ -101,7 +101,7 @@ async def ingest(args: argparse.Namespace) -> int:
         store = open_store(_db(args), readonly=False)
         try:
             summary = await ingest_file(args.file, store, on_bad=report_bad,
-                                        progress=args.progress)
+                                        progress=args.progress, redact=not args.keep_secrets)
             if summary.read_error:
                 raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
             if summary.store_error is not None:
@@ -228,7 +228,8 @@ async def import_history(args: argparse.Namespace) -> int:
                 if isinstance(importer, HermesImporter) and args.archived:
                     importer = attrs.evolve(importer, archived=True)
                 outcomes.append(await run_import(importer, store, ledger, full=args.full,
-                                                 progress=args.progress))
+                                                 progress=args.progress,
+                                                 redact=not args.keep_secrets))
             embedded = await _embed_after(store, embedder, args.progress)
         finally:
             store.close()
@@ -302,9 +303,20 @@ async def optimize(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def redact(args: argparse.Namespace) -> int:
+    """``harkback redact``: redact the secrets of a store built before (see redact_store)."""
+    from harkback.pipeline.redact_store import run_redact
+    target = _db(args)
+    _needs_file(target)
+    if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
+        raise CliError(f"{target} is read-only; make it writable or use --dry-run")
+    return await run_redact(open_store(target, readonly=args.dry_run), target,
+                            dry_run=args.dry_run, as_json=args.json)
+
+
 async def sources(args: argparse.Namespace) -> int:
     """``harkback sources``: what was imported from where, and when."""
-    from harkback.pipeline.importing import describe_sources, source_payload
+    from harkback.pipeline.sources_report import describe_sources, source_payload
 
     target = _db(args)
     listed: tuple[Any, ...] = ()
@@ -332,5 +344,5 @@ async def sync(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show, "sync": sync}
+    "mcp": mcp, "show": show, "sync": sync, "redact": redact}
 """Each command's coroutine by name."""

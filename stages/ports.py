@@ -20,6 +20,7 @@ from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.imports import ImportLedger
 from harkback.stages.query import Node
 from harkback.stages.removal import SessionRemover
+from harkback.stages.rewrite import TextRewriter
 
 DEFAULT_MAX_SCORED = 2000
 """How many messages a term may match before it counts as common (see MatchQuery)."""
@@ -200,6 +201,10 @@ class SessionStore(Protocol):
 
     def session_remover(self) -> SessionRemover | None:
         """This store as a remover of whole sessions (``harkback sync``), or None."""
+        ...
+
+    def text_rewriter(self) -> TextRewriter | None:
+        """This store's texts rewritten in place (``harkback redact``), or None."""
         ...
 
     def optimize(self) -> FutureResult[None, StoreUnavailable]:

@@ -235,6 +235,9 @@ class _BrokenStore:
     def session_remover(self) -> None:
         return None
 
+    def text_rewriter(self) -> None:
+        return None
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         return self._fail()
 
