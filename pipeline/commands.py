@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 from returns.result import Failure, Result
 
 from harkback.pipeline import wiring
@@ -100,7 +101,7 @@ async def ingest(args: argparse.Namespace) -> int:
         store = open_store(_db(args), readonly=False)
         try:
             summary = await ingest_file(args.file, store, on_bad=report_bad,
-                                        progress=args.progress)
+                                        progress=args.progress, redact=not args.keep_secrets)
             if summary.read_error:
                 raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
             if summary.store_error is not None:
@@ -203,6 +204,7 @@ async def mcp(args: argparse.Namespace) -> int:
 
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
+    from harkback.adapters.sources.hermes import HermesImporter
     from harkback.pipeline.importing import importers_for, run_import
 
     bad: list[BadRecord] = []
@@ -223,8 +225,11 @@ async def import_history(args: argparse.Namespace) -> int:
             if ledger is None:
                 raise CliError("this store does not remember imports; import into a file")
             for importer in found.unwrap():
+                if isinstance(importer, HermesImporter) and args.archived:
+                    importer = attrs.evolve(importer, archived=True)
                 outcomes.append(await run_import(importer, store, ledger, full=args.full,
-                                                 progress=args.progress))
+                                                 progress=args.progress,
+                                                 redact=not args.keep_secrets))
             embedded = await _embed_after(store, embedder, args.progress)
         finally:
             store.close()
@@ -301,9 +306,20 @@ async def optimize(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def redact(args: argparse.Namespace) -> int:
+    """``harkback redact``: redact the secrets of a store built before (see redact_store)."""
+    from harkback.pipeline.redact_store import run_redact
+    target = _db(args)
+    _needs_file(target)
+    if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
+        raise CliError(f"{target} is read-only; make it writable or use --dry-run")
+    return await run_redact(open_store(target, readonly=args.dry_run), target,
+                            dry_run=args.dry_run, as_json=args.json)
+
+
 async def sources(args: argparse.Namespace) -> int:
     """``harkback sources``: what was imported from where, and when."""
-    from harkback.pipeline.importing import describe_sources, source_payload
+    from harkback.pipeline.sources_report import describe_sources, source_payload
 
     target = _db(args)
     listed: tuple[Any, ...] = ()
@@ -322,8 +338,14 @@ async def sources(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def sync(args: argparse.Namespace) -> int:
+    """``harkback sync``: every agent history on this machine (see pipeline/sync.py)."""
+    from harkback.pipeline.sync_command import run_sync
+    return await run_sync(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show}
+    "mcp": mcp, "show": show, "sync": sync, "redact": redact}
 """Each command's coroutine by name."""

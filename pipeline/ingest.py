@@ -11,10 +11,12 @@ import attrs
 from returns.result import Failure
 
 from harkback.pipeline.progress import Progress
+from harkback.pipeline.redacting import Redacted
 from harkback.stages.errors import BadRecord, StoreUnavailable
 from harkback.stages.ingest_format import parse_line
 from harkback.stages.ports import IngestReport, SessionStore
 from harkback.stages.records import Conversation
+from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts
 from harkback.stages.stage import as_result
 
 BATCH = 500
@@ -30,6 +32,7 @@ class IngestSummary:
     bad_lines: tuple[BadRecord, ...] = ()
     store_error: StoreUnavailable | None = None
     read_error: str = ""
+    secrets: SecretCounts = NO_SECRETS
 
     @property
     def ok(self) -> bool:
@@ -43,6 +46,8 @@ class IngestSummary:
                 f"updated), {r.messages} message(s)")
         if self.bad_lines:
             text += f"; {len(self.bad_lines)} line(s) failed"
+        if self.secrets.by_kind:
+            text += f"; {self.secrets.describe()}"
         return text
 
 
@@ -61,11 +66,12 @@ def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
 
 async def ingest_file(path: Path, store: SessionStore, *,
                       on_bad: Callable[[BadRecord], None] = lambda _: None,
-                      progress: bool | None = None) -> IngestSummary:
+                      progress: bool | None = None, redact: bool = True) -> IngestSummary:
     """Ingest ``path`` in batches; a failing batch stops the run with ``store_error`` set.
 
-    A file that cannot be read is reported in ``read_error``. Reading and parsing run on
-    a worker thread, so a large file never stalls the event loop.
+    A file that cannot be read is reported in ``read_error``. Reading, parsing and
+    redacting secrets (unless ``redact`` is False) run on a worker thread, so a large
+    file never stalls the event loop.
     """
     bad: list[BadRecord] = []
 
@@ -74,23 +80,24 @@ async def ingest_file(path: Path, store: SessionStore, *,
         on_bad(error)
 
     report = IngestReport()
+    found = Redacted(enabled=redact)
     try:
         handle = path.open(encoding="utf-8", errors="replace")
         bar = Progress(total=path.stat().st_size, label=f"ingest {path.name}", enabled=progress)
         with handle:
-            batches = _batches(read_conversations(handle, record_bad), bar)
+            batches = _batches(found.each(read_conversations(handle, record_bad)), bar)
             while batch := await asyncio.to_thread(next, batches, None):
                 done = as_result(await store.ingest(batch))
                 if isinstance(done, Failure):
                     bar.finish()
                     return IngestSummary(report=report, bad_lines=tuple(bad),
-                                         store_error=done.failure())
+                                         store_error=done.failure(), secrets=found.counts)
                 report = report + done.unwrap()
     except OSError as error:
-        return IngestSummary(report=report, bad_lines=tuple(bad),
+        return IngestSummary(report=report, bad_lines=tuple(bad), secrets=found.counts,
                              read_error=f"cannot read {path}: {error.strerror or error}")
     bar.finish()
-    return IngestSummary(report=report, bad_lines=tuple(bad))
+    return IngestSummary(report=report, bad_lines=tuple(bad), secrets=found.counts)
 
 
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:

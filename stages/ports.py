@@ -19,6 +19,8 @@ from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.imports import ImportLedger
 from harkback.stages.query import Node
+from harkback.stages.removal import SessionRemover
+from harkback.stages.rewrite import TextRewriter
 
 DEFAULT_MAX_SCORED = 2000
 """How many messages a term may match before it counts as common (see MatchQuery)."""
@@ -195,6 +197,14 @@ class SessionStore(Protocol):
     def import_ledger(self) -> ImportLedger | None:
         """Where imports into this store are remembered (so re-runs read only what
         changed), or None."""
+        ...
+
+    def session_remover(self) -> SessionRemover | None:
+        """This store as a remover of whole sessions (``harkback sync``), or None."""
+        ...
+
+    def text_rewriter(self) -> TextRewriter | None:
+        """This store's texts rewritten in place (``harkback redact``), or None."""
         ...
 
     def optimize(self) -> FutureResult[None, StoreUnavailable]:

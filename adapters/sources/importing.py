@@ -97,7 +97,8 @@ class ImportPlan:
     ``cursor`` is kept in the ledger once every unit is stored (None keeps the old
     one); ``unchanged`` counts sessions skipped because nothing changed since the last
     import; ``notes`` are things a person should know (read one by one, not counted).
-    A failing unit ends the iteration.
+    ``gone`` names the marked items no longer at the source (or no longer to be
+    imported), whose sessions a sync removes. A failing unit ends the iteration.
     """
 
     total: int
@@ -105,6 +106,7 @@ class ImportPlan:
     unchanged: int = 0
     cursor: str | None = None
     notes: tuple[str, ...] = ()
+    gone: tuple[str, ...] = ()
 
 
 class Importer(Protocol):

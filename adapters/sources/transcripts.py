@@ -19,6 +19,8 @@ session metadata and links.
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path, PurePath
@@ -34,6 +36,9 @@ from harkback.stages.records import Conversation, Message, Role, Session, ToolCa
 
 Line = Mapping[str, object]
 """One JSON object of a transcript file."""
+
+TORN = "incomplete last line (read again next time)"
+"""What a last line still being written is counted as; its file is not marked as read."""
 
 
 def text_of(value: object) -> str:
@@ -190,8 +195,9 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
 def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
     """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
 
-    Blank lines are skipped; a line that is not a JSON object (a torn last line of a
-    file being written, say) is counted as ``unreadable line``.
+    Blank lines are skipped; a line that is not a JSON object is counted as
+    ``unreadable line``, or as :data:`TORN` when it is the last and lacks its newline
+    (an agent is still writing it).
     """
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
@@ -200,7 +206,7 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
             try:
                 value = json.loads(line)
             except (ValueError, RecursionError):
-                tally.add("unreadable line")
+                tally.add(TORN if not line.endswith("\n") else "unreadable line")
                 continue
             if isinstance(value, dict):
                 yield number, value
@@ -232,45 +238,98 @@ class TranscriptImporter:
         try:
             files = find_files(self.root, self.form.patterns)
         except OSError as error:
-            return Failure(StoreUnavailable(f"cannot list {self.root}: {error}"))
+            return Failure(StoreUnavailable(f"cannot list {self.root}: "
+                                            f"{error.strerror or error}"))
         return plan_files(self.root, files, state, full=full,
                           parse=partial(parse_file, self.form, root=self.root))
 
 
-def find_files(root: Path, patterns: Sequence[str]) -> list[Path]:
-    """Files under ``root`` matching any of the glob ``patterns``, sorted, no duplicates."""
-    found: set[Path] = set()
-    for pattern in patterns:
-        found.update(p for p in root.glob(pattern) if p.is_file())
+def find_files(root: Path, patterns: Sequence[str]) -> list[str]:
+    """Files under ``root`` matching any of the glob ``patterns``, as sorted paths under
+    it (``/``-separated).
+
+    One walk of the tree, matched against the patterns at once, with no ``Path`` made per
+    file (``pathlib``'s glob walks it per pattern and stats every name: several times
+    slower on a sync of an unchanged folder). An unreadable ``root`` raises ``OSError``
+    (a glob would find nothing in it); unreadable folders below it are passed over.
+
+    >>> glob_pattern(("**/rollout-*.jsonl",)).fullmatch("2026/03/rollout-1.jsonl") is not None
+    True
+    """
+    with os.scandir(root):
+        pass
+    wanted = glob_pattern(patterns)
+    found: list[str] = []
+    for folder, _, names in os.walk(root):
+        prefix = os.path.relpath(folder, root)
+        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
+        found.extend(prefix + name for name in names if wanted.fullmatch(prefix + name))
     return sorted(found)
 
 
-def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
+def glob_pattern(patterns: Sequence[str]) -> re.Pattern[str]:
+    """One expression matching a relative path (``/``-separated) that any glob matches:
+    ``*`` and ``?`` within a name, ``**/`` any number of folders."""
+    def one(pattern: str) -> str:
+        parts = re.split(r"(\*\*/|\*|\?)", pattern)
+        table = {"**/": "(?:[^/]+/)*", "*": "[^/]*", "?": "[^/]"}
+        return "".join(table.get(part, re.escape(part)) for part in parts)
+    return re.compile("|".join(f"(?:{one(p)})" for p in patterns))
+
+
+def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                full: bool, parse: Callable[[Path], ParsedFile]
                ) -> Result[ImportPlan, StoreUnavailable]:
-    """Plan importing every file of ``files`` whose size or mtime changed since ``state``.
+    """Plan importing every file of ``files`` (paths under ``root``, ``/``-separated)
+    whose size or mtime changed since ``state``.
 
     Each file is an item of the ledger (keyed by its path under ``root``); a file that
-    cannot be read is counted and left unmarked, so the next import tries it again.
+    cannot be read is counted and left unmarked, so the next import tries it again. A
+    marked file is ``gone`` only when it no longer exists: one that cannot be seen (in
+    a folder that became unreadable) is left as it was, with a note.
     """
     marks = state.marks_by_item()
     changed: list[tuple[Path, str, str, int]] = []
     unchanged = 0
-    for path in files:
-        item = path.relative_to(root).as_posix()
+    seen: set[str] = set()
+    base = str(root)
+    for item in files:
+        seen.add(item)
         try:
-            stat = path.stat()
+            stat = os.stat(os.path.join(base, item))
         except OSError:
             continue  # vanished between listing and now
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
         old = marks.get(item)
-        if not full and old is not None and old.fingerprint == fingerprint:
+        # A mark kept before marks named their sessions is read once more, to learn them.
+        if (not full and old is not None and old.fingerprint == fingerprint
+                and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
-        changed.append((path, item, fingerprint, size))
+        changed.append((root / item, item, fingerprint, size))
+    gone, hidden = missing_files(root, (item for item in marks if item not in seen))
+    notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
+             "their sessions were kept",) if hidden else ()
     total = sum(size for *_, size in changed)
     return Success(ImportPlan(total=total, units=_file_units(changed, parse),
-                              unchanged=unchanged))
+                              unchanged=unchanged, gone=gone, notes=notes))
+
+
+def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], int]:
+    """Which of ``items`` (paths under ``root``) no longer exist, and how many cannot be
+    told (a folder on the way cannot be read)."""
+    gone: list[str] = []
+    hidden = 0
+    for item in items:
+        try:
+            (root / item).stat()
+        except FileNotFoundError:
+            gone.append(item)
+            continue
+        except OSError:
+            pass
+        hidden += 1  # present but not found by the listing: its folder cannot be read
+    return tuple(gone), hidden
 
 
 def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[Path], ParsedFile]
@@ -288,9 +347,11 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[
             continue
         conversations.extend(parsed.conversations)
         tally.merge(parsed.left_out)
-        marks.append(Mark(item=item, fingerprint=fingerprint,
-                          sessions=len(parsed.conversations),
-                          messages=sum(len(c.messages) for c in parsed.conversations)))
+        torn = any(reason == TORN for reason, _ in parsed.left_out)
+        marks.append(Mark(item=item, fingerprint=f"incomplete:{fingerprint}" if torn
+                          else fingerprint, sessions=len(parsed.conversations),
+                          messages=sum(len(c.messages) for c in parsed.conversations),
+                          session_ids=tuple(c.session.id for c in parsed.conversations)))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS):

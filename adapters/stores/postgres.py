@@ -10,7 +10,8 @@ the schema check in :mod:`~harkback.adapters.stores.postgres_connection` (tables
 :mod:`~harkback.adapters.stores.postgres_reads`, ingests in
 :mod:`~harkback.adapters.stores.postgres_writes`, vectors in
 :mod:`~harkback.adapters.stores.postgres_vectors`, the summary cache and import ledger in
-:mod:`~harkback.adapters.stores.postgres_extras`.
+:mod:`~harkback.adapters.stores.postgres_extras`, removals and rewrites in
+:mod:`~harkback.adapters.stores.postgres_removal`.
 
 >>> PostgresStore.open("postgresql://host:port/db").failure().reason.split(" (")[0]
 'not a PostgreSQL URL: postgresql://host:port/db'
@@ -32,6 +33,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.stores import (
     postgres_connection,
     postgres_reads,
+    postgres_removal,
     postgres_search,
     postgres_vectors,
     postgres_writes,
@@ -39,7 +41,7 @@ from harkback.adapters.stores import (
 from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
-from harkback.stages import ports, records
+from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 
 T = TypeVar("T")
@@ -187,6 +189,31 @@ class PostgresStore(Closing):
             finally:
                 connection.autocommit = False
         return self.run(work)
+
+    def session_remover(self) -> Self:
+        """This store: it removes whole sessions (:meth:`remove_sessions`)."""
+        return self
+
+    def remove_sessions(self, ids: Sequence[str]) -> FutureResult[int, StoreUnavailable]:
+        """Remove these sessions with everything kept for them, in one transaction;
+        returns how many were stored."""
+        if self.readonly:
+            return self._refused("remove sessions")
+        wanted = tuple(ids)
+        return self.run(lambda connection: postgres_removal.remove(connection, wanted))
+
+    def text_rewriter(self) -> Self:
+        """This store: its texts are rewritten in place (:meth:`rewrite_texts`)."""
+        return self
+
+    def rewrite_texts(self, edit: rewrite.Edit, *, dry_run: bool = False
+                      ) -> FutureResult[rewrite.RewriteReport, StoreUnavailable]:
+        """Apply ``edit`` to every title, message and cached summary, in place (see
+        :mod:`~harkback.adapters.stores.postgres_removal`); a read-only store only counts."""
+        if self.readonly and not dry_run:
+            return self._refused("be rewritten")
+        return self.run(lambda connection: postgres_removal.rewrite_all(
+            connection, edit, dry_run=dry_run))
 
     def summary_cache(self) -> PostgresSummaryCache:
         """A cache in this database (a read-only store only reads it)."""

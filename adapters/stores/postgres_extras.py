@@ -44,6 +44,11 @@ _MARK = ("INSERT INTO import_marks (location, item, fingerprint, sessions, messa
          "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (location, item) DO UPDATE SET "
          "fingerprint = excluded.fingerprint, sessions = excluded.sessions, "
          "messages = excluded.messages")
+_FORGET_SESSIONS = ("DELETE FROM import_mark_sessions WHERE location = %s "
+                    "AND item = ANY(%s::text[])")
+_KEEP_SESSIONS = ("INSERT INTO import_mark_sessions (location, item, session_id) "
+                  "SELECT %s, item, session_id FROM unnest(%s::text[], %s::text[]) "
+                  "AS k(item, session_id) ON CONFLICT DO NOTHING")
 _SOURCES = (
     "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
     "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0) "
@@ -91,7 +96,13 @@ class PostgresImportLedger:
             row = connection.execute(
                 "SELECT kind, first_imported_at, last_imported_at, cursor FROM import_sources "
                 "WHERE location = %s", (key.location,)).fetchone()
-            marks = tuple(Mark(item=r[0], fingerprint=r[1], sessions=r[2], messages=r[3])
+            ids: dict[str, list[str]] = {}
+            for item, session_id in connection.execute(
+                    "SELECT item, session_id FROM import_mark_sessions WHERE location = %s "
+                    'ORDER BY item, session_id COLLATE "C"', (key.location,)):
+                ids.setdefault(item, []).append(session_id)
+            marks = tuple(Mark(item=r[0], fingerprint=r[1], sessions=r[2], messages=r[3],
+                               session_ids=tuple(ids.get(r[0], ())))
                           for r in connection.execute(
                               "SELECT item, fingerprint, sessions, messages FROM import_marks "
                               "WHERE location = %s", (key.location,)))
@@ -108,6 +119,20 @@ class PostgresImportLedger:
         """Remember that a whole import of ``key`` finished, up to ``cursor``."""
         return self._writing(key, (), now, cursor)
 
+    def forget(self, key: SourceKey, items: Sequence[str]
+               ) -> FutureResult[None, StoreUnavailable]:
+        """Drop the marks of ``items`` (and their session ids), in one transaction."""
+        if self.store.readonly:
+            return self._refused()
+        wanted = list(dict.fromkeys(items))
+
+        def work(connection: Connection) -> None:
+            with connection.transaction():
+                connection.execute("DELETE FROM import_marks WHERE location = %s "
+                                   "AND item = ANY(%s::text[])", (key.location, wanted))
+                connection.execute(_FORGET_SESSIONS, (key.location, wanted))
+        return self.store.run(work)
+
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far, most recently imported first."""
         def work(connection: Connection) -> tuple[SourceState, ...]:
@@ -121,8 +146,8 @@ class PostgresImportLedger:
     def _writing(self, key: SourceKey, marks: tuple[Mark, ...], now: float,
                  cursor: str | None) -> FutureResult[None, StoreUnavailable]:
         if self.store.readonly:
-            return FutureResult.from_failure(StoreUnavailable(
-                f"the store at {self.store.where} was opened read-only; it cannot import"))
+            return self._refused()
+        pairs = [(m.item, session_id) for m in marks for session_id in m.session_ids]
 
         def work(connection: Connection) -> None:
             with connection.transaction():
@@ -130,9 +155,19 @@ class PostgresImportLedger:
                 with connection.cursor() as cursor_:
                     cursor_.executemany(_MARK, [(key.location, m.item, m.fingerprint,
                                                  m.sessions, m.messages) for m in marks])
+                if marks:
+                    connection.execute(_FORGET_SESSIONS, (key.location,
+                                                          [m.item for m in marks]))
+                if pairs:
+                    connection.execute(_KEEP_SESSIONS, (key.location, [p[0] for p in pairs],
+                                                        [p[1] for p in pairs]))
                 if cursor is not None:
                     connection.execute(
                         "UPDATE import_sources SET cursor = %s, last_imported_at = %s "
                         "WHERE location = %s", (cursor, now, key.location))
         return self.store.run(work)
 
+
+    def _refused(self) -> FutureResult[None, StoreUnavailable]:
+        return FutureResult.from_failure(StoreUnavailable(
+            f"the store at {self.store.where} was opened read-only; it cannot import"))

@@ -77,7 +77,8 @@ SCHEMA: tuple[str, ...] = (
 )
 
 TABLES = ("harkback_schema", "sessions", "messages", "index_totals", "vector_models",
-          "message_vectors", "summary_cache", "import_sources", "import_marks")
+          "message_vectors", "summary_cache", "import_sources", "import_marks",
+          "import_mark_sessions")
 """Every table :data:`SCHEMA` creates."""
 
 FIRST_ROWS: tuple[str, ...] = (

@@ -45,9 +45,11 @@ from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, unavailable
+from harkback.adapters.stores.sqlite_removal import remove
+from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_writes import write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
-from harkback.stages import ports, records
+from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 
 T = TypeVar("T")
@@ -224,6 +226,32 @@ class SqliteStore(Closing):
     def import_ledger(self) -> SqliteImportLedger:
         """A ledger in this file, on this store's connection thread."""
         return SqliteImportLedger(self)
+
+    def session_remover(self) -> Self:
+        """This store: it removes whole sessions (:meth:`remove_sessions`)."""
+        return self
+
+    def remove_sessions(self, ids: Sequence[str]) -> FutureResult[int, StoreUnavailable]:
+        """Remove these sessions with everything kept for them, in one transaction;
+        returns how many were stored (see :mod:`sqlite_removal`)."""
+        if self.readonly:
+            return FutureResult.from_failure(StoreUnavailable(
+                f"the store at {self.path} was opened read-only; it cannot remove sessions"))
+        wanted = tuple(dict.fromkeys(ids))
+        return self.run(lambda connection: remove(connection, wanted))
+
+    def text_rewriter(self) -> Self:
+        """This store: its texts are rewritten in place (:meth:`rewrite_texts`)."""
+        return self
+
+    def rewrite_texts(self, edit: rewrite.Edit, *, dry_run: bool = False
+                      ) -> FutureResult[rewrite.RewriteReport, StoreUnavailable]:
+        """Apply ``edit`` to every title, message and cached summary, in place (see
+        :mod:`~harkback.adapters.stores.sqlite_rewrite`); a read-only store only counts."""
+        if self.readonly and not dry_run:
+            return FutureResult.from_failure(StoreUnavailable(
+                f"the store at {self.path} was opened read-only; it cannot be rewritten"))
+        return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run))
 
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """:meth:`merge_index`."""

@@ -14,8 +14,10 @@ a file that is not harkback's, or of another schema version.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from returns.result import Failure, Result, Success
@@ -54,6 +56,20 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     name = getattr(error, "sqlite_errorname", None) or ""
     kind = _KINDS.get("_".join(name.split("_")[:2]))
     return StoreUnavailable(f"{kind}: {path} ({error})" if kind else f"{path}: {error}")
+
+
+@contextlib.contextmanager
+def immediate(connection: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (``BEGIN IMMEDIATE``): committed at the end of the block,
+    rolled back when anything escapes it."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.rollback()
+        raise
 
 
 def execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:

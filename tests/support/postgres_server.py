@@ -25,6 +25,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from harkback.adapters.stores import postgres_schema as schema
+
 INSTALL_HINT = ("PostgreSQL's server (initdb, postgres) is needed by these tests and was not "
                 "found on PATH, via pg_config or in /usr/lib/postgresql/*/bin: install it "
                 "(Debian/Ubuntu: apt-get install postgresql; macOS: brew install postgresql)")
@@ -144,8 +146,8 @@ def running_server(*, durable: bool = False) -> Iterator[PostgresServer]:
         shutil.rmtree(server.folder, ignore_errors=True)
 
 
-TABLES = ("message_vectors", "vector_models", "messages", "sessions", "summary_cache",
-          "import_marks", "import_sources")
+TABLES = tuple(t for t in schema.TABLES if t not in ("harkback_schema", "index_totals"))
+"""The tables holding data (the schema's version and the totals row stay)."""
 
 
 def emptied(url: str) -> None:
