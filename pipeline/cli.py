@@ -75,6 +75,20 @@ def _roles(text: str) -> tuple[str, ...]:
     return tuple(r.strip() for r in text.split(",") if r.strip())
 
 
+_WHEN = "2026-11-01, 7d, 24h, yesterday, last week, 3 days ago, epoch seconds"
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
+    """``--source`` (repeatable or a comma list): only sessions of those sources."""
+    sub.add_argument("--source", action="extend", type=_names, default=None, metavar="NAME",
+                     help=f"only {what} from this source (codex, claude-code, hermes, ...); "
+                          "repeat it or give a comma list")
+
+
 class _Version(argparse.Action):
     """``--version``: reads the package metadata only when asked."""
 
@@ -114,11 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="comma-separated roles to search (default: user,assistant)")
     search.add_argument("--current-session", default=None,
                         help="the caller's session id; its whole lineage is left out")
-    search.add_argument("--since", default=None, help="ISO date, epoch, or 7d / 24h")
-    search.add_argument("--until", default=None, help="ISO date, epoch, or 7d / 24h")
+    search.add_argument("--since", default=None, metavar="WHEN", help=f"only messages from "
+                        f"WHEN on: {_WHEN}")
+    search.add_argument("--until", default=None, metavar="WHEN",
+                        help=f"only messages up to WHEN: {_WHEN}")
     search.add_argument("--as-of", default=None, metavar="WHEN",
                         help="ask as if at WHEN (ISO date, epoch, or 30d back): recency, "
                              "'two weeks ago' and relative --since/--until count from it")
+    _add_filters(search, "search sessions")
     search.add_argument("--summarizer", default=None, metavar="NAME",
                         choices=_Names("harkback.stages.summarize.summarizers", "SUMMARIZERS"),
                         help="%(choices)s; default: llm when a model is configured (--model "
@@ -138,8 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(recent)
     recent.add_argument("--limit", type=_limit, default=10)
     recent.add_argument("--current-session", default=None)
-    recent.add_argument("--since", default=None, help="sessions started since: ISO date, 7d ...")
-    recent.add_argument("--until", default=None, help="sessions started until: ISO date, 7d ...")
+    recent.add_argument("--since", default=None, metavar="WHEN",
+                        help=f"sessions started since WHEN: {_WHEN}")
+    recent.add_argument("--until", default=None, metavar="WHEN",
+                        help=f"sessions started until WHEN: {_WHEN}")
+    _add_filters(recent, "list sessions")
     recent.add_argument("--json", action="store_true")
 
     show = commands.add_parser(

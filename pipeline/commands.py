@@ -27,7 +27,7 @@ from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.stages.errors import BadRecord, QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.stage import as_result
-from harkback.stages.when import parse_as_of
+from harkback.stages.when import parse_as_of, parse_time_bound
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
 
@@ -117,8 +117,18 @@ async def ingest(args: argparse.Namespace) -> int:
     return EXIT_OK if summary.ok and (embedded is None or embedded.ok) else EXIT_FAILED
 
 
+def _check_times(args: argparse.Namespace) -> None:
+    """An unreadable ``--since``/``--until`` is a usage error (exit 2), found before the
+    store is opened."""
+    for flag in ("since", "until"):
+        value = getattr(args, flag)
+        if value is not None:
+            _unwrap(parse_time_bound(value, now=0.0, what=f"--{flag}"), EXIT_USAGE)
+
+
 async def search(args: argparse.Namespace) -> int:
     """``harkback search QUERY``: recall the sessions about a question."""
+    _check_times(args)
     as_of = None if args.as_of is None else _unwrap(parse_as_of(args.as_of))
     settings = wiring.RecallSettings(
         db=_db(args), ranker=args.ranker, summarizer=args.summarizer,
@@ -132,7 +142,7 @@ async def search(args: argparse.Namespace) -> int:
             response = await harkback.search(
                 args.query, limit=args.limit, roles=args.role,
                 current_session_id=args.current_session, since=args.since, until=args.until,
-                as_of=as_of)
+                as_of=as_of, sources=tuple(args.source or ()))
         finally:
             await harkback.aclose()
     finally:
@@ -142,11 +152,12 @@ async def search(args: argparse.Namespace) -> int:
 
 async def recent(args: argparse.Namespace) -> int:
     """``harkback recent``: list recent sessions, newest first."""
+    _check_times(args)
     store = open_store(_db(args), readonly=True)
     try:
         response = await Harkback(store=store).recent(
             limit=args.limit, current_session_id=args.current_session, since=args.since,
-            until=args.until)
+            until=args.until, sources=tuple(args.source or ()))
     finally:
         store.close()
     return _emit(response, as_json=args.json)

@@ -34,7 +34,10 @@ def _positive_or_none(_inst: object, attribute: attrs.Attribute[Any],
 class MatchQuery:
     """What the match stage asks a store for: messages matching ``expression``, best first.
 
-    ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned.
+    ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned;
+    ``sources``, when given, are the only sources whose sessions are returned.
+    ``excluded`` (a query's ``NOT`` parts) leaves out every session holding a message of
+    ``roles`` that matches it, wherever in the session and whenever written.
     ``max_scored`` bounds the work: a term or phrase found in more messages than that
     is *common*; common ones select no rows by themselves and add nothing to the score
     (BM25 gives them little weight anyway), so scoring never walks a huge posting list.
@@ -51,6 +54,8 @@ class MatchQuery:
     until: float | None = None
     hidden_sources: tuple[str, ...] = ()
     max_scored: int | None = attrs.field(default=DEFAULT_MAX_SCORED, validator=_positive_or_none)
+    sources: tuple[str, ...] = ()
+    excluded: Node | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -58,7 +63,7 @@ class RecentQuery:
     """What recent mode asks a store for: root sessions, newest first.
 
     ``since``/``until`` bound the session's start; a session with no start time is left
-    out when either is given.
+    out when either is given. ``sources``, when given, are the only sources listed.
     """
 
     limit: int
@@ -66,6 +71,7 @@ class RecentQuery:
     hidden_sources: tuple[str, ...] = ()
     since: float | None = None
     until: float | None = None
+    sources: tuple[str, ...] = ()
 
     def admits(self, started_at: float | None) -> bool:
         """Does a session started at ``started_at`` fall within the time bounds?
@@ -79,6 +85,19 @@ class RecentQuery:
             return False
         return ((self.since is None or started_at >= self.since)
                 and (self.until is None or started_at <= self.until))
+
+
+def in_scope(query: MatchQuery | RecentQuery | NearestQuery, source: str) -> bool:
+    """Does a session of ``source`` pass the query's source filters (hidden, only)?
+
+    >>> in_scope(RecentQuery(limit=1, sources=("codex",)), "hermes")
+    False
+    >>> in_scope(RecentQuery(limit=1, hidden_sources=("cron",)), "codex")
+    True
+    """
+    if source in query.hidden_sources:
+        return False
+    return not query.sources or source in query.sources
 
 
 @attrs.frozen(kw_only=True)
@@ -121,7 +140,8 @@ class SessionStore(Protocol):
 
     Contract (tests/adapters/stores/store_contract.py runs it against every backend):
     ``search`` returns hits best first with higher ``score`` meaning better, honours
-    roles, time bounds (message timestamp, else the session's start) and hidden sources;
+    roles, time bounds (message timestamp, else the session's start), hidden sources,
+    the sources asked for and the sessions ``excluded`` leaves out (filter_contract.py);
     ``sessions``/``children`` return what exists and silently omit unknown ids;
     ``messages`` returns messages ordered by session start, then position; ``ingest``
     of the same session id replaces it (idempotent).
@@ -235,6 +255,7 @@ class NearestQuery:
     since: float | None = None
     until: float | None = None
     hidden_sources: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
 
 
 class Embedder(Protocol):

@@ -26,3 +26,12 @@ def conversation(session_id: str, *turns: tuple[Role, str], started_at: float | 
 def make_conversation() -> Callable[..., Conversation]:
     """Builds a conversation: ``make_conversation("s1", ("user", "hi"), started_at=1.0)``."""
     return conversation
+
+
+@pytest.fixture(autouse=True)
+def no_user_config(tmp_path_factory: pytest.TempPathFactory,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test, and every command it starts, reads no config file of the machine's user:
+    the config folder is an empty one of the test's own."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+    monkeypatch.delenv("HARKBACK_CONFIG", raising=False)

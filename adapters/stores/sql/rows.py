@@ -66,10 +66,12 @@ def recent(query: RecentQuery) -> Statement:
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
+        "        AND (? = '[]' OR s.source IN (SELECT value FROM json_each(?))) "
         "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
         "ORDER BY r.started_at DESC, r.id",
         (json_list(query.exclude_roots), json_list(query.hidden_sources),
-         query.since, query.since, query.until, query.until, query.limit))
+         query.since, query.since, query.until, query.until, json_list(query.sources),
+         json_list(query.sources), query.limit))
 
 
 def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:
