@@ -143,9 +143,9 @@ def test_missing_database_is_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_bad_time_bound_is_one_clear_line(db: Path) -> None:
-    """An unreadable ``--since`` is reported, not raised."""
+    """An unreadable ``--since`` is reported, not raised: a usage error (exit 2)."""
     done = run("search", "x", "--since", "someday", db=db)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "someday" in done.stderr and "Traceback" not in done.stderr
 
 
