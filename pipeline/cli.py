@@ -123,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
     with_db(search)
-    search.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT)
+    search.add_argument("--limit", type=_limit, default=None,
+                        help=f"sessions to return (default: limit in the config file, else "
+                             f"{DEFAULT_LIMIT})")
     search.add_argument("--role", type=_roles, default=("user", "assistant"),
                         help="comma-separated roles to search (default: user,assistant)")
     search.add_argument("--current-session", default=None,
@@ -197,6 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "MCP on stdio (pip install 'harkback[mcp]')")
     with_db(mcp)
 
+    config = commands.add_parser(
+        "config", help="show each setting's effective value and where it came from "
+                       "(flag, environment, config file, default)")
+    config.add_argument("--json", action="store_true", help="print the JSON payload only")
+
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")
@@ -245,8 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported once the arguments are read: the commands bring the stores and wiring.
     import asyncio
 
-    from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
+    from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError, settings_of
     try:
+        settings_of(args)  # a config file that cannot be used stops every command first
         return asyncio.run(COMMANDS[args.command](args))
     except CliError as error:
         if getattr(args, "json", False):

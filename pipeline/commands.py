@@ -19,11 +19,11 @@ from typing import Any, TypeVar
 from returns.result import Failure, Result
 
 from harkback.pipeline import wiring
-from harkback.pipeline.config import default_db_path
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
+from harkback.pipeline.settings import Settings, effective, flags_of
 from harkback.stages.errors import BadRecord, QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.stage import as_result
@@ -42,8 +42,21 @@ class CliError(Exception):
         self.status = status
 
 
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The command's effective settings (flags > environment > config file > defaults),
+    read once; a config file that cannot be used is a usage error."""
+    found: Settings | None = getattr(args, "effective_settings", None)
+    if found is None:
+        made = effective(flags_of(args), os.environ)
+        if isinstance(made, Failure):
+            raise CliError(made.failure(), EXIT_USAGE)
+        found = made.unwrap()
+        args.effective_settings = found
+    return found
+
+
 def _db(args: argparse.Namespace) -> str:
-    return os.fspath(args.db) if args.db else os.fspath(default_db_path())
+    return settings_of(args).db
 
 
 def _needs_file(target: str) -> None:
@@ -66,7 +79,7 @@ def open_store(target: str, *, readonly: bool) -> SessionStore:
 
 
 def _embedder(args: argparse.Namespace) -> Embedder | None:
-    return _unwrap(wiring.embedder_for(args.embedder or os.environ.get("HARKBACK_EMBEDDER")))
+    return _unwrap(wiring.embedder_for(settings_of(args).embedder))
 
 
 async def _embed_after(store: SessionStore, embedder: Embedder | None,
@@ -130,17 +143,18 @@ async def search(args: argparse.Namespace) -> int:
     """``harkback search QUERY``: recall the sessions about a question."""
     _check_times(args)
     as_of = None if args.as_of is None else _unwrap(parse_as_of(args.as_of))
+    chosen = settings_of(args)
     settings = wiring.RecallSettings(
-        db=_db(args), ranker=args.ranker, summarizer=args.summarizer,
-        chat=model_settings(args, os.environ), deadline_s=args.deadline, rerank=args.rerank,
-        embedder=args.embedder or os.environ.get("HARKBACK_EMBEDDER"))
+        db=chosen.db, ranker=args.ranker, summarizer=args.summarizer,
+        chat=model_settings(args, chosen.model_environment()), deadline_s=args.deadline,
+        rerank=args.rerank, embedder=chosen.embedder)
     _unwrap(wiring.pipeline_for(settings))  # usage errors before the store is opened
     store = _unwrap(wiring.open_for_recall(settings))
     try:
         harkback = _unwrap(wiring.recall(settings, store))
         try:
             response = await harkback.search(
-                args.query, limit=args.limit, roles=args.role,
+                args.query, limit=chosen.limit, roles=args.role,
                 current_session_id=args.current_session, since=args.since, until=args.until,
                 as_of=as_of, sources=tuple(args.source or ()))
         finally:
@@ -209,6 +223,16 @@ async def mcp(args: argparse.Namespace) -> int:
         raise CliError(MCP_EXTRA) from None
     from harkback.pipeline.mcp_server import serve
     await serve(_db(args))
+    return EXIT_OK
+
+
+async def config(args: argparse.Namespace) -> int:
+    """``harkback config``: each setting's effective value and where it came from."""
+    chosen = settings_of(args)
+    if args.json:
+        print_json(chosen.to_payload())
+    else:
+        print(chosen.describe())
     return EXIT_OK
 
 
@@ -333,5 +357,5 @@ async def sources(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show}
+    "mcp": mcp, "show": show, "config": config}
 """Each command's coroutine by name."""
