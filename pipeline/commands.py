@@ -222,7 +222,7 @@ async def mcp(args: argparse.Namespace) -> int:
     except ImportError:
         raise CliError(MCP_EXTRA) from None
     from harkback.pipeline.mcp_server import serve
-    await serve(_db(args))
+    await serve(settings_of(args))
     return EXIT_OK
 
 
