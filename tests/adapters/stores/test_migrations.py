@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,7 +46,7 @@ def _session_columns(path: Path) -> list[str]:
     return names
 
 
-async def _everything(store: SqliteStore) -> tuple[object, ...]:
+async def _everything(store: SqliteStore) -> tuple[Any, ...]:
     """What a reader sees of :data:`CORPUS`: sessions, messages, children, recent, hits."""
     return (await ok(store.sessions(["root", "child"])),
             await ok(store.messages(["root", "child"])),
