@@ -96,7 +96,7 @@ def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
 def session_row(session: Session) -> tuple[SqlValue, ...]:
     """A session as the values of :data:`~harkback.adapters.stores.sql.writes.UPSERT_SESSION`."""
     return (session.id, session.source, session.model, session.title, session.started_at,
-            session.ended_at, session.parent_session_id, session.end_reason)
+            session.ended_at, session.parent_session_id, session.end_reason, session.project)
 
 
 def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
@@ -109,7 +109,8 @@ def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
 def session_from_row(row: Row) -> Session:
     """A session from the columns ``id, source, model, title, started_at, ended_at, ...``."""
     return Session(id=row[0], source=row[1], model=row[2], title=row[3], started_at=row[4],
-                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7])
+                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7],
+                   project=row[8])
 
 
 def message_from_row(row: Row) -> Message:
@@ -128,8 +129,8 @@ def hit_from_row(row: Row) -> MessageHit:
 
 def overview_from_row(row: Row) -> SessionOverview:
     """An overview from a :func:`recent` row."""
-    return SessionOverview(session=session_from_row(row), message_count=row[8],
-                           preview=preview(row[9] or ""))
+    return SessionOverview(session=session_from_row(row), message_count=row[9],
+                           preview=preview(row[10] or ""))
 
 
 _SPACE = re.compile(r"\s+")
