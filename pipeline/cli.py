@@ -83,10 +83,13 @@ def _names(text: str) -> list[str]:
 
 
 def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
-    """``--source`` (repeatable or a comma list): only sessions of those sources."""
+    """``--source`` and ``--project`` (each repeatable or a comma list)."""
     sub.add_argument("--source", action="extend", type=_names, default=None, metavar="NAME",
                      help=f"only {what} from this source (codex, claude-code, hermes, ...); "
                           "repeat it or give a comma list")
+    sub.add_argument("--project", action="extend", type=_names, default=None, metavar="NAME",
+                     help=f"only {what} that worked in this project folder (its path or its "
+                          "name); repeat it or give a comma list")
 
 
 class _Version(argparse.Action):

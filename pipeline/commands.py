@@ -156,7 +156,8 @@ async def search(args: argparse.Namespace) -> int:
             response = await harkback.search(
                 args.query, limit=chosen.limit, roles=args.role,
                 current_session_id=args.current_session, since=args.since, until=args.until,
-                as_of=as_of, sources=tuple(args.source or ()))
+                as_of=as_of, sources=tuple(args.source or ()),
+                projects=tuple(args.project or ()))
         finally:
             await harkback.aclose()
     finally:
@@ -171,7 +172,8 @@ async def recent(args: argparse.Namespace) -> int:
     try:
         response = await Harkback(store=store).recent(
             limit=args.limit, current_session_id=args.current_session, since=args.since,
-            until=args.until, sources=tuple(args.source or ()))
+            until=args.until, sources=tuple(args.source or ()),
+            projects=tuple(args.project or ()))
     finally:
         store.close()
     return _emit(response, as_json=args.json)

@@ -37,6 +37,9 @@ _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d 
          "words: yesterday, last week, 3 days ago")
 _SOURCE = {"type": "string", "description": "Only sessions of these sources, comma-separated "
                                             "(codex, claude-code, hermes, ...)."}
+_PROJECT = {"type": "string", "description": "Only sessions that worked in these project "
+                                              "folders (a path or a folder name), "
+                                              "comma-separated."}
 _CURRENT = {"type": "string", "description": "Your own session's id: its whole lineage is "
                                              "left out of the results."}
 
@@ -73,6 +76,7 @@ _SEARCH = ToolSpec(
      "role": {"type": "string", "default": "user,assistant",
               "description": "Comma-separated roles to search: user, assistant, tool, system."},
      "source": _SOURCE,
+     "project": _PROJECT,
      "current_session": _CURRENT,
      "summarizer": {"type": "string", "enum": sorted(SUMMARIZERS),
                     "description": "extractive: the passages that matter; raw: the transcript "
@@ -89,6 +93,7 @@ _RECENT = ToolSpec(
      "since": {"type": _TIME, "description": f"Sessions started since: {_WHEN}."},
      "until": {"type": _TIME, "description": f"Sessions started until: {_WHEN}."},
      "source": _SOURCE,
+     "project": _PROJECT,
      "current_session": _CURRENT})
 
 _READ = ToolSpec(
@@ -142,7 +147,8 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None
     >>> check_arguments(TOOLS["session_search"], {"query": "x", "limit": 0}).failure()
     'limit must be between 1 and 10, got 0'
     >>> check_arguments(TOOLS["recent_sessions"], {"colour": 1}).failure()
-    'unknown argument: colour (recent_sessions takes limit, since, until, source, current_session)'
+    'unknown argument: colour (recent_sessions takes limit, since, until, source, project, \
+current_session)'
     """
     given = dict(arguments or {})
     unknown = sorted(set(given) - set(spec.properties))
@@ -200,7 +206,7 @@ async def session_search(store: SessionStore, args: Mapping[str, Any],
         response = await harkback.search(
             args["query"], limit=limit, roles=_names(args["role"]), since=args["since"],
             until=args["until"], sources=_names(args["source"]),
-            current_session_id=args["current_session"])
+            projects=_names(args["project"]), current_session_id=args["current_session"])
     finally:
         await harkback.aclose()
     return _payload(response)
@@ -211,7 +217,8 @@ async def recent_sessions(store: SessionStore, args: Mapping[str, Any]
     """The ``harkback recent --json`` payload for checked ``args``."""
     return _payload(await Harkback(store=store).recent(
         limit=args["limit"], since=args["since"], until=args["until"],
-        sources=_names(args["source"]), current_session_id=args["current_session"]))
+        sources=_names(args["source"]), projects=_names(args["project"]),
+        current_session_id=args["current_session"]))
 
 
 async def read_session_page(store: SessionStore, session_id: str, *, around: int | None,

@@ -35,7 +35,8 @@ class MatchQuery:
     """What the match stage asks a store for: messages matching ``expression``, best first.
 
     ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned;
-    ``sources``, when given, are the only sources whose sessions are returned.
+    ``sources`` and ``projects``, when given, are the only ones whose sessions are returned
+    (:func:`~harkback.stages.scope.in_scope`).
     ``excluded`` (a query's ``NOT`` parts) leaves out every session holding a message of
     ``roles`` that matches it, wherever in the session and whenever written.
     ``max_scored`` bounds the work: a term or phrase found in more messages than that
@@ -55,6 +56,7 @@ class MatchQuery:
     hidden_sources: tuple[str, ...] = ()
     max_scored: int | None = attrs.field(default=DEFAULT_MAX_SCORED, validator=_positive_or_none)
     sources: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
     excluded: Node | None = None
 
 
@@ -63,7 +65,7 @@ class RecentQuery:
     """What recent mode asks a store for: root sessions, newest first.
 
     ``since``/``until`` bound the session's start; a session with no start time is left
-    out when either is given. ``sources``, when given, are the only sources listed.
+    out when either is given. ``sources`` and ``projects`` as in :class:`MatchQuery`.
     """
 
     limit: int
@@ -72,6 +74,7 @@ class RecentQuery:
     since: float | None = None
     until: float | None = None
     sources: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
 
     def admits(self, started_at: float | None) -> bool:
         """Does a session started at ``started_at`` fall within the time bounds?
@@ -85,19 +88,6 @@ class RecentQuery:
             return False
         return ((self.since is None or started_at >= self.since)
                 and (self.until is None or started_at <= self.until))
-
-
-def in_scope(query: MatchQuery | RecentQuery | NearestQuery, source: str) -> bool:
-    """Does a session of ``source`` pass the query's source filters (hidden, only)?
-
-    >>> in_scope(RecentQuery(limit=1, sources=("codex",)), "hermes")
-    False
-    >>> in_scope(RecentQuery(limit=1, hidden_sources=("cron",)), "codex")
-    True
-    """
-    if source in query.hidden_sources:
-        return False
-    return not query.sources or source in query.sources
 
 
 @attrs.frozen(kw_only=True)
@@ -141,7 +131,8 @@ class SessionStore(Protocol):
     Contract (tests/adapters/stores/store_contract.py runs it against every backend):
     ``search`` returns hits best first with higher ``score`` meaning better, honours
     roles, time bounds (message timestamp, else the session's start), hidden sources,
-    the sources asked for and the sessions ``excluded`` leaves out (filter_contract.py);
+    the sources and projects asked for and the sessions ``excluded`` leaves out
+    (filter_contract.py);
     ``sessions``/``children`` return what exists and silently omit unknown ids;
     ``messages`` returns messages ordered by session start, then position; ``ingest``
     of the same session id replaces it (idempotent).
@@ -256,6 +247,7 @@ class NearestQuery:
     until: float | None = None
     hidden_sources: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
 
 
 class Embedder(Protocol):

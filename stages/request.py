@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 from returns.result import Failure, Result, Success
 
@@ -35,8 +37,8 @@ class SearchRequest:
 
     ``shortlist`` is how many candidates resolve keeps when a later stage (rerank) will
     choose ``limit`` among them; 0 keeps ``limit``. The pipeline sets it, not the caller.
-    ``sources``, when given, are the only sources searched (``hidden_sources`` still
-    hides).
+    ``sources`` and ``projects``, when given, are the only ones searched
+    (``hidden_sources`` still hides; a project is named by its folder's path or name).
     """
 
     query: str
@@ -50,6 +52,7 @@ class SearchRequest:
     shortlist: int = attrs.field(default=0, validator=[attrs.validators.ge(0),
                                                        attrs.validators.le(MAX_SHORTLIST)])
     sources: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
 
     @property
     def is_browse(self) -> bool:
@@ -61,8 +64,8 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
                  current_session_id: str | None = None, since: str | float | None = None,
                  until: str | float | None = None,
                  hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,
-                 now: float | None = None, sources: tuple[str, ...] = ()
-                 ) -> Result[SearchRequest, QueryRejected]:
+                 now: float | None = None, sources: tuple[str, ...] = (),
+                 projects: tuple[str, ...] = ()) -> Result[SearchRequest, QueryRejected]:
     """Validate caller input into a :class:`SearchRequest`, or say what is wrong.
 
     >>> make_request("x", limit=99).failure().reason
@@ -91,4 +94,8 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         roles=tuple(r for r in ROLES if r in roles),
         current_session_id=current_session_id or None,
         since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),
-        sources=tuple(dict.fromkeys(s.strip() for s in sources if s.strip()))))
+        sources=_names(sources), projects=_names(p.rstrip("/") for p in projects)))
+
+
+def _names(given: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.strip() for n in given if n.strip()))

@@ -46,6 +46,7 @@ from harkback.stages import ports, records
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.query import Node, evaluate
+from harkback.stages.scope import in_scope
 
 T = TypeVar("T")
 
@@ -235,7 +236,7 @@ class MemoryStore:
             roots = sorted(
                 (s for s in self._sessions.values()
                  if (s.parent_session_id is None or s.parent_session_id not in self._sessions)
-                 and s.id not in query.exclude_roots and ports.in_scope(query, s.source)
+                 and s.id not in query.exclude_roots and in_scope(query, s.source, s.project)
                  and query.admits(s.started_at)),
                 key=_newest_key)
             return tuple(self._overview(s) for s in roots[:max(query.limit, 0)])

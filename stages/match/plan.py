@@ -242,4 +242,4 @@ def store_query(request: SearchRequest, expression: Node, *, limit: int,
     return MatchQuery(expression=kept, excluded=excluded, roles=request.roles, limit=limit,
                       since=request.since, until=request.until,
                       hidden_sources=request.hidden_sources, sources=request.sources,
-                      max_scored=max_scored)
+                      projects=request.projects, max_scored=max_scored)

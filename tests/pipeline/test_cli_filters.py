@@ -1,4 +1,5 @@
-"""The search and recent filters through the command line: --source, NOT, time words."""
+"""The search and recent filters through the command line: --source, --project, NOT, time
+words."""
 
 from __future__ import annotations
 
@@ -22,13 +23,13 @@ def db(tmp_path: Path) -> Path:
     sessions = [
         conversation("codex-new", ("user", "kernel panic after the upgrade"),
                      ("assistant", "boot the previous kernel"), source="codex",
-                     started_at=NOW - 0.5 * DAY),
+                     started_at=NOW - 0.5 * DAY, project="/home/me/src/infra"),
         conversation("hermes-mid", ("user", "kernel panic on the nas"),
                      ("assistant", "the zfs module was missing; rebuild with dkms"),
-                     source="hermes", started_at=NOW - 5 * DAY),
+                     source="hermes", started_at=NOW - 5 * DAY, project="/srv/nas"),
         conversation("claude-old", ("user", "kernel panic in the vm"),
                      ("assistant", "raise the vm memory"), source="claude-code",
-                     started_at=NOW - 20 * DAY),
+                     started_at=NOW - 20 * DAY, project="/home/me/src/infra"),
     ]
     source = tmp_path / "sessions.jsonl"
     source.write_text("\n".join(json.dumps(conversation_to_json(c)) for c in sessions) + "\n",
@@ -59,6 +60,16 @@ def test_search_source_keeps_only_those_sources(db: Path) -> None:
 def test_recent_source_keeps_only_those_sources(db: Path) -> None:
     """``recent --source`` lists the sessions of that source only."""
     assert _ids("recent", "--source", "codex,hermes", db=db) == ["codex-new", "hermes-mid"]
+
+
+def test_project_keeps_only_sessions_of_that_folder(db: Path) -> None:
+    """``--project`` takes a folder's name or path, with ``--source`` or alone."""
+    assert sorted(_ids("search", "kernel panic", "--limit", "5", "--project", "infra",
+                       db=db)) == ["claude-old", "codex-new"]
+    assert _ids("search", "kernel panic", "--project", "infra", "--source", "claude-code",
+                db=db) == ["claude-old"]
+    assert _ids("recent", "--project", "/srv/nas,elsewhere", db=db) == ["hermes-mid"]
+    assert _ids("recent", "--project", "src", db=db) == []
 
 
 def test_not_drops_the_whole_session(db: Path) -> None:

@@ -36,7 +36,7 @@ def _sessions() -> list[Conversation]:
                      ("assistant", "run docker network create backend and attach both"),
                      started_at=1_770_000_000.0, title="Docker DNS"),
         conversation("nginx-long", *long_turns,
-                     started_at=1_771_000_000.0, title="nginx reload"),
+                     started_at=1_771_000_000.0, title="nginx reload", project="/srv/web"),
         conversation("cors", ("user", "CORS error from nginx on uploads"),
                      ("assistant", "add_header needs always in the location block"),
                      started_at=1_772_000_000.0, title="CORS", source="codex"),
@@ -191,8 +191,9 @@ async def test_bad_calls_are_one_line_tool_errors(db: Path) -> None:
     assert still["count"] == 1
 
 
-async def test_search_filters_by_source_and_leaves_out_the_callers_session(db: Path) -> None:
-    """``source`` keeps those sources' sessions; ``current_session`` drops the caller's."""
+async def test_filters_by_source_and_project_and_leaves_out_the_callers_session(db: Path) -> None:
+    """``source`` and ``project`` keep those sessions; ``current_session`` drops the
+    caller's."""
     async with connected(db) as session:
         codex = await _ok(session, "session_search",
                           {"query": "nginx", "source": "codex", "summarizer": "none"})
@@ -200,10 +201,15 @@ async def test_search_filters_by_source_and_leaves_out_the_callers_session(db: P
                            {"query": "nginx", "current_session": "cors", "summarizer": "none"})
         listed = await _ok(session, "recent_sessions", {"source": "cli,hermes"})
         mine_left_out = await _ok(session, "recent_sessions", {"current_session": "cors"})
+        web = await _ok(session, "session_search",
+                        {"query": "nginx", "project": "web", "summarizer": "none"})
+        listed_web = await _ok(session, "recent_sessions", {"project": "/srv/web"})
     assert [r["session_id"] for r in codex["results"]] == ["cors"]
     assert [r["session_id"] for r in others["results"]] == ["nginx-long"]
     assert [r["session_id"] for r in listed["results"]] == ["nginx-long", "docker-fix"]
     assert "cors" not in [r["session_id"] for r in mine_left_out["results"]]
+    assert [r["session_id"] for r in web["results"]] == ["nginx-long"]
+    assert [r["session_id"] for r in listed_web["results"]] == ["nginx-long"]
 
 
 async def test_the_server_uses_the_command_lines_settings(db: Path, tmp_path: Path) -> None:

@@ -16,7 +16,14 @@ from collections.abc import Iterable, Sequence
 from typing import cast
 
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
-from harkback.adapters.stores.sql.statement import Row, SqlValue, Statement, json_list
+from harkback.adapters.stores.sql.statement import (
+    SCOPE,
+    Row,
+    SqlValue,
+    Statement,
+    json_list,
+    scope,
+)
 from harkback.stages.ports import RecentQuery
 from harkback.stages.records import Message, MessageHit, Role, Session, SessionOverview, ToolCall
 
@@ -66,12 +73,12 @@ def recent(query: RecentQuery) -> Statement:
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
-        "        AND (? = '[]' OR s.source IN (SELECT value FROM json_each(?))) "
+        f"        AND {SCOPE} "
         "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
         "ORDER BY r.started_at DESC, r.id",
         (json_list(query.exclude_roots), json_list(query.hidden_sources),
-         query.since, query.since, query.until, query.until, json_list(query.sources),
-         json_list(query.sources), query.limit))
+         query.since, query.since, query.until, query.until,
+         *scope(query.sources, query.projects), query.limit))
 
 
 def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:

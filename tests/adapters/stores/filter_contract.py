@@ -1,4 +1,5 @@
-"""The store contract's filters: only some sources, and sessions a ``NOT`` excludes.
+"""The store contract's filters: only some sources or projects, and sessions a ``NOT``
+excludes.
 
 Every backend's test class subclasses :class:`FilterContract` beside
 :class:`~tests.adapters.stores.store_contract.StoreContract`.
@@ -20,7 +21,41 @@ def _excluding(text: str, excluded: str, **fields: Any) -> MatchQuery:
 
 
 class FilterContract:
-    """What every SessionStore promises of ``sources`` and ``excluded``."""
+    """What every SessionStore promises of ``sources``, ``projects`` and ``excluded``."""
+
+    async def _projects(self, store: SessionStore, make: Make) -> None:
+        await ok(store.ingest([
+            make("api", ("user", "lint errors again"), project="/home/me/src/api",
+                 started_at=3.0),
+            make("web", ("user", "lint errors in css"), project="/home/me/src/web/",
+                 started_at=2.0, title="lint setup"),
+            make("old", ("user", "lint errors of old"), project="/home/me/src/old-api",
+                 started_at=1.0, title="lint history"),
+            make("none", ("user", "lint errors anywhere"), title="lint notes"),
+        ]))
+
+    async def test_projects_match_by_path_or_folder_name(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A project is asked for by its path or its last folder's name, never a part of it;
+        search, recent and the title search agree."""
+        await self._projects(store, make_conversation)
+        hits = await ok(store.search(match("lint", projects=("api", "/home/me/src/web"))))
+        assert sorted(h.session_id for h in hits) == ["api", "web"]
+        listed = await ok(store.recent(RecentQuery(limit=5, projects=("web",))))
+        assert [o.session.id for o in listed] == ["web"]
+        titles = await ok(store.search_titles(match("lint", projects=("old-api",))))
+        assert [t.session_id for t in titles] == ["old"]
+
+    async def test_sources_and_projects_together(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Both filters apply at once: a session must pass each."""
+        await ok(store.ingest([
+            make_conversation("a", ("user", "tern"), source="codex", project="/p/x"),
+            make_conversation("b", ("user", "tern"), source="hermes", project="/p/x"),
+            make_conversation("c", ("user", "tern"), source="codex", project="/p/y"),
+        ]))
+        hits = await ok(store.search(match("tern", sources=("codex",), projects=("x",))))
+        assert [h.session_id for h in hits] == ["a"]
 
     async def test_search_keeps_only_the_sources_asked_for(
             self, store: SessionStore, make_conversation: Make) -> None:
