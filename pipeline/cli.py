@@ -122,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
     _add_embedder_argument(ingest, "then embed every message still without a vector")
+    ingest.add_argument("--json", action="store_true", help="print the counts as JSON")
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")

@@ -12,9 +12,9 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from returns.result import Failure, Result
 
@@ -30,6 +30,10 @@ from harkback.stages.stage import as_result
 from harkback.stages.when import parse_as_of, parse_time_bound
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+
+if TYPE_CHECKING:
+    from harkback.adapters.sources.importing import Importer
+    from harkback.pipeline.importing import ImportOutcome
 
 T = TypeVar("T")
 
@@ -99,35 +103,59 @@ async def _release(embedder: Embedder | None) -> None:
 
 
 async def ingest(args: argparse.Namespace) -> int:
-    """``harkback ingest FILE``: store the sessions of a JSON-lines file."""
-    from harkback.pipeline.ingest import ingest_file
+    """``harkback ingest FILE``: store the sessions of a JSON-lines file (``import jsonl``'s
+    path, reading the whole file)."""
+    from harkback.adapters.sources.importing import resolved
+    from harkback.pipeline.ingest import JsonlImporter
 
     if not args.file.is_file():
         raise CliError(f"no such file: {args.file}")
-    embedder = _embedder(args)
+    bad: list[BadRecord] = []
 
     def report_bad(error: BadRecord) -> None:
+        bad.append(error)
         print(f"harkback: {args.file}: {error.message()} (skipped)", file=sys.stderr)
 
+    (outcome,), embedded = await _import(
+        args, (JsonlImporter(resolved(args.file), report_bad),), full=True)
+    ok = outcome.ok and not bad and (embedded is None or embedded.ok)
+    if args.json:
+        payload = {**outcome.to_payload(), "success": ok}
+        if embedded is not None:
+            payload["embedding"] = _embed_payload(embedded)
+        print_json(payload)
+        return EXIT_OK if ok else EXIT_FAILED
+    if outcome.error is not None:
+        raise CliError(f"{outcome.line()}; stopped: {outcome.error.message()}")
+    print(outcome.line())
+    if embedded is not None:
+        print(embedded.describe())
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, full: bool
+                  ) -> tuple[list[ImportOutcome], EmbedSummary | None]:
+    """Run ``importers`` into the store of ``args`` (``ingest`` and ``import`` alike), then
+    embed what they added when an embedder is configured."""
+    from harkback.adapters.stores.import_ledger import MemoryImportLedger
+    from harkback.pipeline.importing import run_import
+
+    embedder = _embedder(args)
+    outcomes = []
     try:
         store = open_store(_db(args), readonly=False)
         try:
-            summary = await ingest_file(args.file, store, on_bad=report_bad,
-                                        progress=args.progress)
-            if summary.read_error:
-                raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
-            if summary.store_error is not None:
-                raise CliError(f"{summary.describe()}; stopped: "
-                               f"{summary.store_error.message()}")
+            # A store that keeps no ledger still imports; what was read is not remembered.
+            ledger = store.import_ledger() or MemoryImportLedger()
+            for importer in importers:
+                outcomes.append(await run_import(importer, store, ledger, full=full,
+                                                 progress=args.progress))
             embedded = await _embed_after(store, embedder, args.progress)
         finally:
             store.close()
     finally:
         await _release(embedder)
-    print(summary.describe())
-    if embedded is not None:
-        print(embedded.describe())
-    return EXIT_OK if summary.ok and (embedded is None or embedded.ok) else EXIT_FAILED
+    return outcomes, embedded
 
 
 def _check_times(args: argparse.Namespace) -> None:
@@ -240,7 +268,7 @@ async def config(args: argparse.Namespace) -> int:
 
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
-    from harkback.pipeline.importing import importers_for, run_import
+    from harkback.pipeline.importing import importers_for
 
     bad: list[BadRecord] = []
 
@@ -251,22 +279,7 @@ async def import_history(args: argparse.Namespace) -> int:
     found = importers_for(args.kind, args.path, on_bad=report_bad)
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
-    embedder = _embedder(args)
-    outcomes = []
-    try:
-        store = open_store(_db(args), readonly=False)
-        try:
-            ledger = store.import_ledger()
-            if ledger is None:
-                raise CliError("this store does not remember imports; import into a file")
-            for importer in found.unwrap():
-                outcomes.append(await run_import(importer, store, ledger, full=args.full,
-                                                 progress=args.progress))
-            embedded = await _embed_after(store, embedder, args.progress)
-        finally:
-            store.close()
-    finally:
-        await _release(embedder)
+    outcomes, embedded = await _import(args, found.unwrap(), full=args.full)
     ok = all(o.ok for o in outcomes) and not bad and (embedded is None or embedded.ok)
     if args.json:
         payload: dict[str, Any] = {"success": ok,

@@ -72,7 +72,7 @@ def test_ingest_twice_updates_instead_of_duplicating(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
     run("ingest", str(source), db=path)
     again = run("ingest", str(source), db=path)
-    assert "0 added, 3 updated" in again.stdout
+    assert "ingested 3 session(s) (0 added, 0 updated, 3 unchanged)" in again.stdout
 
 
 def test_search_json_shape(db: Path) -> None:
