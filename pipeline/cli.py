@@ -208,6 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "(flag, environment, config file, default)")
     config.add_argument("--json", action="store_true", help="print the JSON payload only")
 
+    completion = commands.add_parser(
+        "completion", help="print a shell completion script: eval \"$(harkback completion "
+                           "bash)\" in ~/.bashrc, or zsh in ~/.zshrc")
+    completion.add_argument("shell", choices=("bash", "zsh"))
+
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")

@@ -266,6 +266,14 @@ async def config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def completion(args: argparse.Namespace) -> int:
+    """``harkback completion bash|zsh``: the shell's completion script, from the parser."""
+    from harkback.pipeline.cli import build_parser
+    from harkback.pipeline.completion import script
+    print(script(args.shell, build_parser()), end="")
+    return EXIT_OK
+
+
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
     from harkback.pipeline.importing import importers_for
@@ -372,5 +380,5 @@ async def sources(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show, "config": config}
+    "mcp": mcp, "show": show, "config": config, "completion": completion}
 """Each command's coroutine by name."""
