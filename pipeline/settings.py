@@ -73,56 +73,38 @@ class Setting:
     origin: str
 
 
-@attrs.frozen
+@attrs.frozen(kw_only=True)
 class Settings:
-    """The effective value of every key of :data:`KEYS`, with its origin."""
+    """The effective value of every key of :data:`KEYS`, with its origin (``origins``).
 
-    values: Mapping[str, Setting]
+    ``model``, ``base_url``, ``api_key`` and ``embedder`` are None when not set;
+    ``limit`` is how many sessions a search returns; ``redact`` whether secrets are
+    replaced by placeholders at ingest and import.
+    """
+
+    chosen_db: str | None
+    model: str | None
+    base_url: str | None
+    api_key: str | None = attrs.field(repr=False)
+    embedder: str | None
+    limit: int
+    redact: bool
+    origins: Mapping[str, str]
     file: Path
     file_found: bool
 
     def origin(self, name: str) -> str:
         """Where the value of ``name`` came from."""
-        return self.values[name].origin
+        return self.origins[name]
 
     @property
     def db(self) -> str:
-        """The database: a file path, ``:memory:`` or a server URL."""
-        value = self.values["db"].value
-        if value is None:
+        """The database: a file path, ``:memory:`` or a server URL (the user data
+        folder's ``harkback.db`` when none is set)."""
+        if self.chosen_db is None:
             from harkback.pipeline.config import default_db_path  # only when none is given
             return os.fspath(default_db_path({}))
-        return str(value)
-
-    @property
-    def model(self) -> str | None:
-        """The chat model's name, or None (no model configured)."""
-        return self.values["model"].value  # type: ignore[no-any-return]
-
-    @property
-    def base_url(self) -> str | None:
-        """The model's endpoint, or None (OpenAI)."""
-        return self.values["base_url"].value  # type: ignore[no-any-return]
-
-    @property
-    def api_key(self) -> str | None:
-        """The endpoint's API key, or None."""
-        return self.values["api_key"].value  # type: ignore[no-any-return]
-
-    @property
-    def embedder(self) -> str | None:
-        """The embedder spec, or None."""
-        return self.values["embedder"].value  # type: ignore[no-any-return]
-
-    @property
-    def limit(self) -> int:
-        """How many sessions a search returns."""
-        return int(self.values["limit"].value)
-
-    @property
-    def redact(self) -> bool:
-        """Whether secrets are replaced by placeholders at ingest and import."""
-        return bool(self.values["redact"].value)
+        return self.chosen_db
 
     def model_environment(self) -> dict[str, str]:
         """The model's settings as the environment variables model adapters read."""
@@ -145,7 +127,7 @@ class Settings:
         return "\n".join(lines)
 
     def _shown(self, key: Key) -> Any:
-        value = self.db if key.name == "db" else self.values[key.name].value
+        value = getattr(self, key.name)
         return "********" if key.secret and value else value
 
 
@@ -189,7 +171,9 @@ def effective(flags: Mapping[str, Any], environ: Mapping[str, str], *,
         if isinstance(chosen, Failure):
             return Failure(chosen.failure())
         values[key.name] = chosen.unwrap()
-    return Success(Settings(values=values, file=path, file_found=in_file is not None))
+    named = {("chosen_db" if name == "db" else name): v.value for name, v in values.items()}
+    return Success(Settings(**named, origins={name: v.origin for name, v in values.items()},
+                            file=path, file_found=in_file is not None))
 
 
 def _choose(key: Key, flag: Any, environ: Mapping[str, str],

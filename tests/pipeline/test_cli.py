@@ -6,11 +6,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from harkback.stages.ingest_format import conversation_to_json
+from harkback.stages.records import Conversation
 from tests.conftest import conversation
 
 
@@ -24,6 +26,17 @@ def run(*args: str, db: Path | None = None, env: dict[str, str] | None = None
         command += ["--db", str(db)]
     return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=120,
                           check=False)
+
+
+def ingested(folder: Path, sessions: Sequence[Conversation]) -> Path:
+    """``folder/h.db`` after ``harkback ingest`` of ``sessions``, written as JSON lines."""
+    source = folder / "sessions.jsonl"
+    source.write_text("\n".join(json.dumps(conversation_to_json(c)) for c in sessions) + "\n",
+                      encoding="utf-8")
+    path = folder / "h.db"
+    done = run("ingest", str(source), db=path)
+    assert done.returncode == 0, done.stderr
+    return path
 
 
 def _write_sessions(path: Path, extra_lines: tuple[str, ...] = ()) -> None:

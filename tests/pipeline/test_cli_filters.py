@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
-from tests.pipeline.test_cli import run
+from tests.pipeline.test_cli import ingested, run
 
 DAY = 86400.0
 NOW = time.time()
@@ -31,12 +30,7 @@ def db(tmp_path: Path) -> Path:
                      ("assistant", "raise the vm memory"), source="claude-code",
                      started_at=NOW - 20 * DAY, project="/home/me/src/infra"),
     ]
-    source = tmp_path / "sessions.jsonl"
-    source.write_text("\n".join(json.dumps(conversation_to_json(c)) for c in sessions) + "\n",
-                      encoding="utf-8")
-    path = tmp_path / "h.db"
-    assert run("ingest", str(source), db=path).returncode == 0
-    return path
+    return ingested(tmp_path, sessions)
 
 
 def _ids(*args: str, db: Path) -> list[str]:

@@ -10,9 +10,8 @@ import pytest
 
 from harkback.pipeline.settings import KEYS, config_path, effective
 from harkback.stages.defaults import DEFAULT_LIMIT
-from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
-from tests.pipeline.test_cli import run
+from tests.pipeline.test_cli import ingested, run
 
 
 def _file(folder: Path, text: str) -> Path:
@@ -87,14 +86,8 @@ def test_a_bad_environment_value_names_the_variable() -> None:
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     """A store of five sessions about the same thing."""
-    lines = [json.dumps(conversation_to_json(conversation(
-        f"s{i}", ("user", f"mango chutney batch {i}"), started_at=1000.0 + i)))
-        for i in range(5)]
-    source = tmp_path / "sessions.jsonl"
-    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    path = tmp_path / "store.db"
-    assert run("ingest", str(source), db=path).returncode == 0
-    return path
+    return ingested(tmp_path, [conversation(f"s{i}", ("user", f"mango chutney batch {i}"),
+                                            started_at=1000.0 + i) for i in range(5)])
 
 
 def test_the_command_line_uses_the_file(tmp_path: Path, store: Path) -> None:
