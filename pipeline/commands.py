@@ -83,7 +83,8 @@ def open_store(target: str, *, readonly: bool) -> SessionStore:
 
 
 def _embedder(args: argparse.Namespace) -> Embedder | None:
-    return _unwrap(wiring.embedder_for(settings_of(args).embedder))
+    chosen = settings_of(args)
+    return _unwrap(wiring.embedder_for(chosen.embedder, chosen.model_environment(os.environ)))
 
 
 async def _embed_after(store: SessionStore, embedder: Embedder | None,
@@ -175,7 +176,8 @@ async def search(args: argparse.Namespace) -> int:
     settings = wiring.RecallSettings(
         db=chosen.db, ranker=args.ranker, summarizer=args.summarizer,
         chat=model_settings(args, chosen.model_environment()), deadline_s=args.deadline,
-        rerank=args.rerank, embedder=chosen.embedder)
+        rerank=args.rerank, embedder=chosen.embedder,
+        environ=chosen.model_environment(os.environ))
     _unwrap(wiring.pipeline_for(settings))  # usage errors before the store is opened
     store = _unwrap(wiring.open_for_recall(settings))
     try:

@@ -15,6 +15,7 @@ saying what went wrong, which the server sends as a tool error.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -190,7 +191,8 @@ def recall_settings(settings: Settings | None, summarizer: str | None
 
     return wiring.RecallSettings(
         db=settings.db, summarizer=summarizer, embedder=settings.embedder,
-        chat=ChatSettings.from_env(settings.model_environment()))
+        chat=ChatSettings.from_env(settings.model_environment()),
+        environ=settings.model_environment(os.environ))
 
 
 async def session_search(store: SessionStore, args: Mapping[str, Any],

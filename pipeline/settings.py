@@ -106,11 +106,12 @@ class Settings:
             return os.fspath(default_db_path({}))
         return self.chosen_db
 
-    def model_environment(self) -> dict[str, str]:
-        """The model's settings as the environment variables model adapters read."""
+    def model_environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The model's settings as the environment variables model adapters read, over
+        ``base`` (for the embedder, which reads ``$OPENAI_BASE_URL`` and more)."""
         named = {"HARKBACK_MODEL": self.model, "OPENAI_BASE_URL": self.base_url,
                  "OPENAI_API_KEY": self.api_key}
-        return {name: value for name, value in named.items() if value}
+        return {**(base or {}), **{name: value for name, value in named.items() if value}}
 
     def to_payload(self) -> dict[str, Any]:
         """``harkback config --json``: each key's value (secrets masked) and origin."""

@@ -12,6 +12,7 @@ from harkback.pipeline.settings import KEYS, config_path, effective
 from harkback.stages.defaults import DEFAULT_LIMIT
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
+from tests.support.chat_server import ChatServer
 
 
 def _file(folder: Path, text: str) -> Path:
@@ -142,3 +143,16 @@ def test_a_named_file_that_is_missing_is_a_usage_error(tmp_path: Path) -> None:
     done = run("recent", env={"HARKBACK_CONFIG": str(tmp_path / "none.toml")})
     assert done.returncode == 2
     assert "does not exist: create it or unset HARKBACK_CONFIG" in done.stderr
+
+
+def test_the_files_endpoint_serves_the_embedder_too(tmp_path: Path, store: Path) -> None:
+    """An ``openai:MODEL`` embedder is asked at the file's base_url, as it would be at
+    $OPENAI_BASE_URL: ``embed`` with everything from the file reaches that server."""
+    with ChatServer() as server:
+        config = _file(tmp_path, f'db = "{store.name}"\nembedder = "openai:words"\n'
+                                 f'base_url = "{server.url}"\napi_key = "k"\n')
+        done = run("embed", "--json", env={"HARKBACK_CONFIG": str(config)})
+        embedded = [text for r in server.received for text in r.inputs]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["embedded"] == 5
+    assert sorted(embedded) == [f"mango chutney batch {i}" for i in range(5)]
