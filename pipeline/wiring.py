@@ -112,7 +112,9 @@ class RecallSettings:
 
     ``ranker`` None means ``hybrid`` with an embedder, else the lexical default;
     ``summarizer`` None means ``llm`` with a model configured, else extractive;
-    ``rerank`` asks the model to rerank a shortlist (off unless asked; needs a model).
+    ``rerank`` asks the model to rerank a shortlist (off unless asked; needs a model);
+    ``environ`` is what the embedder spec reads (``$OPENAI_BASE_URL``...; default: the
+    process's environment).
     """
 
     db: str | None = None
@@ -122,6 +124,7 @@ class RecallSettings:
     embedder: str | None = None
     deadline_s: float = DEADLINE_S
     rerank: bool = False
+    environ: Mapping[str, str] | None = None
 
     @property
     def summarizer_name(self) -> str:
@@ -168,14 +171,17 @@ def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:
                    else pipeline)
 
 
-def embedder_for(spec: str | None) -> Result[Embedder | None, QueryRejected]:
-    """The embedder a spec names (None for none); a spec that cannot work is rejected."""
+def embedder_for(spec: str | None, environ: Mapping[str, str] | None = None
+                 ) -> Result[Embedder | None, QueryRejected]:
+    """The embedder a spec names (None for none); a spec that cannot work is rejected.
+
+    ``environ`` gives ``$OPENAI_BASE_URL`` and the API keys (default: the process's)."""
     if not (spec or "").strip():
         return Success(None)
     assert spec is not None
     # Imported here: a recall without an embedder need not load the embedder adapters.
     from harkback.adapters.models.embedder_spec import embedder_from_spec
-    made = embedder_from_spec(spec)
+    made = embedder_from_spec(spec, environ=environ)
     if isinstance(made, Failure):
         return Failure(QueryRejected(made.failure().message()))
     return Success(made.unwrap())
@@ -208,7 +214,7 @@ def recall(settings: RecallSettings, store: SessionStore
            ) -> Result[Harkback, QueryRejected]:
     """A facade over ``store`` wired as ``settings`` say (model, embedder, stages)."""
     return pipeline_for(settings).bind(
-        lambda pipeline: embedder_for(settings.embedder).map(
+        lambda pipeline: embedder_for(settings.embedder, settings.environ).map(
             lambda embedder: _facade(settings, store, pipeline, embedder)))
 
 

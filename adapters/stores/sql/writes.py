@@ -20,10 +20,9 @@ from harkback.stages.text.tokens import index_text
 MAX_MESSAGE_ID = "SELECT COALESCE(MAX(id), 0) FROM messages"
 
 UPSERT_SESSION = (
-    f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (id) DO UPDATE SET source = excluded.source, model = excluded.model, "
-    "title = excluded.title, started_at = excluded.started_at, ended_at = excluded.ended_at, "
-    "parent_session_id = excluded.parent_session_id, end_reason = excluded.end_reason"
+    f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in SESSION_COLUMNS.split(", ")[1:])
 )
 
 # A message kept by a re-ingest is updated in place, not deleted and inserted again: the

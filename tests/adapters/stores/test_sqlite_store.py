@@ -19,6 +19,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import parse_query, to_fts5
 from harkback.stages.records import ROLES, Conversation, Message, Session
+from tests.adapters.stores.filter_contract import FilterContract
 from tests.adapters.stores.removal_contract import RemovalContract
 from tests.adapters.stores.store_contract import StoreContract, failed, match, ok
 
@@ -32,7 +33,7 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
         yield opened
 
 
-class TestSqliteStore(StoreContract, RemovalContract):
+class TestSqliteStore(StoreContract, RemovalContract, FilterContract):
     """The SessionStore contract, run against SQLite."""
 
 
