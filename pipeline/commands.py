@@ -298,6 +298,19 @@ async def optimize(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def migrate(args: argparse.Namespace) -> int:
+    """``harkback migrate``: bring a store to this harkback's schema version."""
+    target = _db(args)
+    _needs_file(target)
+    migrated = _unwrap(wiring.migrate_store(target))
+    if args.json:
+        print_json({"success": True, "db": target, "from": migrated.before,
+                    "to": migrated.after, "applied": list(migrated.applied)})
+    else:
+        print(migrated.describe(target))
+    return EXIT_OK
+
+
 async def sources(args: argparse.Namespace) -> int:
     """``harkback sources``: what was imported from where, and when."""
     from harkback.pipeline.importing import describe_sources, source_payload
@@ -322,5 +335,5 @@ async def sources(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show}
+    "mcp": mcp, "show": show, "migrate": migrate}
 """Each command's coroutine by name."""

@@ -13,7 +13,7 @@ newer schema version.
 >>> execute(connection, Statement("PRAGMA user_version")).fetchone(), has_vector_schema(connection)
 ((2,), True)
 >>> opened.schema
-Migrated(before=0, after=2)
+Migrated(before=0, after=2, applied=())
 >>> connection.close()
 """
 
