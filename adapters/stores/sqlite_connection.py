@@ -40,14 +40,6 @@ DEFAULT_BUSY_TIMEOUT = 5.0
 CACHE_KIB = 64 * 1024
 """The most page cache a connection may use, in KiB (allocated only as pages are read)."""
 
-READ_MAP_BYTES = 1 << 30
-"""How much of the file a read-only connection maps into memory instead of reading it page
-by page: a new ``harkback search`` process starts with an empty page cache, and mapped
-pages already in the OS cache cost no system call (its match stage took a fifth less on
-the 100k-message scale store). Address space only; nothing is read until used. No
-harkback writer shrinks the file (the mapped pages stay valid); only read-only
-connections map it."""
-
 _KINDS = {
     "SQLITE_BUSY": "the database is locked by another connection",
     "SQLITE_LOCKED": "the database is locked",
@@ -109,7 +101,6 @@ def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool) -> Migr
     # A bigger page cache roughly halves the time SQLite spends on bulk ingests.
     connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     if readonly:
-        connection.execute(f"PRAGMA mmap_size = {READ_MAP_BYTES}")
         found = read_forward(connection, str(path))
         connection.execute("PRAGMA query_only = ON")
         return found
