@@ -199,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(optimize)
     optimize.add_argument("--json", action="store_true")
 
+    migrate = commands.add_parser(
+        "migrate", help="bring a store made by an older harkback to this version's schema "
+                        "(a writable open does it too; running it again does nothing)")
+    with_db(migrate)
+    migrate.add_argument("--json", action="store_true")
+
     mcp = commands.add_parser(
         "mcp", help="serve session_search, recent_sessions and read_session to agents over "
                     "MCP on stdio (pip install 'harkback[mcp]')")

@@ -37,7 +37,7 @@ from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
-from harkback.pipeline.upkeep_commands import embed, optimize, redact, sources
+from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources
 from harkback.stages.errors import BadRecord
 from harkback.stages.when import parse_as_of, parse_time_bound
 
@@ -261,5 +261,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = 
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
     "mcp": mcp, "show": show, "sync": sync, "redact": redact, "config": config,
-    "completion": completion}
+    "completion": completion, "migrate": migrate}
 """Each command's coroutine by name."""

@@ -1,4 +1,5 @@
-"""The commands that look after a store: ``embed``, ``optimize``, ``redact``, ``sources``.
+"""The commands that look after a store: ``embed``, ``optimize``, ``migrate``, ``redact``,
+``sources``.
 
 Each opens the store through :mod:`harkback.pipeline.wiring`, does its one job and prints
 a line or JSON; failures are :class:`~harkback.pipeline.command_kit.CliError`.
@@ -77,6 +78,19 @@ async def optimize(args: argparse.Namespace) -> int:
         print_json({"success": True, "db": target, "seconds": seconds})
     else:
         print(f"merged the full-text index of {target} in {seconds} s")
+    return EXIT_OK
+
+
+async def migrate(args: argparse.Namespace) -> int:
+    """``harkback migrate``: bring a store to this harkback's schema version."""
+    target = db_of(args)
+    needs_file(target)
+    migrated = unwrap(wiring.migrate_store(target))
+    if args.json:
+        print_json({"success": True, "db": target, "from": migrated.before,
+                    "to": migrated.after, "applied": list(migrated.applied)})
+    else:
+        print(migrated.describe(target))
     return EXIT_OK
 
 

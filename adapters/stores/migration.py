@@ -39,19 +39,25 @@ class Migration:
 
 @attrs.frozen
 class Migrated:
-    """What an open found and left: the store's schema version before and after."""
+    """What an open found and left: the store's schema version before and after, and what
+    each step applied did (its ``about``)."""
 
     before: int
     after: int
+    applied: tuple[str, ...] = ()
 
-    @property
-    def changed(self) -> bool:
-        """Whether any step ran.
+    def describe(self, where: str) -> str:
+        """One line for ``harkback migrate``.
 
-        >>> Migrated(1, 2).changed, Migrated(2, 2).changed
-        (True, False)
+        >>> print(Migrated(1, 2, ("add a column",)).describe("h.db"))
+        h.db: schema version 1 -> 2 (add a column)
+        >>> print(Migrated(2, 2).describe("h.db"))
+        h.db: schema version 2, up to date
         """
-        return self.before != self.after
+        if self.before == self.after:
+            return f"{where}: schema version {self.after}, up to date"
+        steps = f" ({'; '.join(self.applied)})" if self.applied else ""
+        return f"{where}: schema version {self.before} -> {self.after}{steps}"
 
 
 def latest(steps: Sequence[Migration]) -> int:

@@ -13,7 +13,7 @@ newer schema version.
 >>> execute(connection, Statement("PRAGMA user_version")).fetchone(), has_vector_schema(connection)
 ((2,), True)
 >>> opened.schema
-Migrated(before=0, after=2)
+Migrated(before=0, after=2, applied=())
 >>> connection.close()
 """
 
@@ -31,7 +31,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.sqlite_files import read_only_uri
 from harkback.adapters.stores import sqlite_titles
 from harkback.adapters.stores.migration import Migrated
-from harkback.adapters.stores.sql import schema
+from harkback.adapters.stores.sql import fulltext, schema
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.adapters.stores.sqlite_migrations import SchemaProblem, bring_forward, read_forward
 from harkback.stages.errors import StoreUnavailable
@@ -127,7 +127,15 @@ def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool) -> Migr
     if not has_vector_schema(connection):
         _add_vector_schema(connection)
     sqlite_titles.prepare(connection)
+    _gather_index_writes(connection)
     return found
+
+
+def _gather_index_writes(connection: sqlite3.Connection) -> None:
+    # Kept in the index's own config table: set once per file, one read on later opens.
+    setting = connection.execute(fulltext.PENDING_SETTING).fetchone()
+    if setting is None or setting[0] != fulltext.PENDING_BYTES:
+        connection.execute(fulltext.SET_PENDING, (fulltext.PENDING_BYTES,))
 
 
 def has_vector_schema(connection: sqlite3.Connection) -> bool:

@@ -8,7 +8,7 @@ read-only open runs :func:`read_forward` instead, which writes nothing to the fi
 
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
 >>> bring_forward(connection, "h.db"), bring_forward(connection, "h.db")
-(Migrated(before=0, after=2), Migrated(before=2, after=2))
+(Migrated(before=0, after=2, applied=()), Migrated(before=2, after=2, applied=()))
 """
 
 from __future__ import annotations
@@ -78,7 +78,8 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
             for statement in schema.SCHEMA:
                 connection.execute(statement)
             connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        for step in pending(MIGRATIONS, max(before, FIRST_VERSION)):
+        steps = pending(MIGRATIONS, max(before, FIRST_VERSION))
+        for step in steps:
             for statement in step.statements:
                 connection.execute(statement)
         connection.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
@@ -87,7 +88,8 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
         if connection.in_transaction:
             connection.rollback()
         raise
-    return Migrated(before, schema.SCHEMA_VERSION)
+    return Migrated(before, schema.SCHEMA_VERSION,
+                    tuple(step.about for step in steps) if before else ())
 
 
 def read_forward(connection: sqlite3.Connection, where: str) -> Migrated:

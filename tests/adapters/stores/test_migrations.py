@@ -64,7 +64,8 @@ async def test_a_writable_open_migrates_a_version_1_file_keeping_every_row(
     old_file(old, CORPUS)
     assert (_version(old), "project" in _session_columns(old)) == (1, False)
     with SqliteStore.open(old).unwrap() as store:
-        assert store.schema == Migrated(1, 2)
+        assert store.schema == Migrated(1, 2, ("sessions.project: the folder a session "
+                                               "worked in",))
         migrated = await _everything(store)
     with SqliteStore.open(fresh).unwrap() as store:
         await ok(store.ingest(CORPUS))
