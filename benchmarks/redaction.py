@@ -22,7 +22,8 @@ from pathlib import Path
 
 from benchmarks.generate import generate, parse_size, to_json_line
 from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.pipeline.ingest import ingest_file, read_conversations
+from harkback.pipeline.importing import ingest_file
+from harkback.pipeline.ingest import read_conversations
 from harkback.stages.redact.scrub import redact_all
 
 TARGET = 0.15

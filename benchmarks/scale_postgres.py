@@ -73,7 +73,7 @@ async def measure(url: str, size: int, *, seed: int, repeat: int) -> dict[str, A
     """Build the store of ``size`` messages at ``url`` and time ingest and the query mix."""
     store = PostgresStore.open(url).unwrap()
     try:
-        count, spent = await _timed_ingest(store, chunked(generate(size, seed), BATCH))
+        count, spent, cpu = await _timed_ingest(store, chunked(generate(size, seed), BATCH))
         started = time.perf_counter()
         (await store.optimize().awaitable()).unwrap()
         optimize_s = time.perf_counter() - started
@@ -93,7 +93,8 @@ async def measure(url: str, size: int, *, seed: int, repeat: int) -> dict[str, A
                                   if stage in s["timings"]], 0.5) for stage in STAGES}
     totals = [sum(s["timings"].values()) for s in samples if "match" in s["timings"]]
     matches = [s["timings"]["match"] for s in samples if "match" in s["timings"]]
-    return {"messages": count, "bulk_rate": count / spent, "optimize_s": optimize_s,
+    return {"messages": count, "bulk_rate": count / spent, "client_cpu": cpu / spent,
+            "optimize_s": optimize_s,
             "match_p50": _percentile(matches, 0.5), "match_p95": _percentile(matches, 0.95),
             "stages_p50": _percentile(totals, 0.5), "stages_p95": _percentile(totals, 0.95),
             "stage_p50": stages,
@@ -103,7 +104,8 @@ async def measure(url: str, size: int, *, seed: int, repeat: int) -> dict[str, A
                                for label, query in QUERY_MIX if query}}
 
 
-COLUMNS = (("ingest msg/s", "bulk_rate", "{:,.0f}"), ("optimize s", "optimize_s", "{:.1f}"),
+COLUMNS = (("ingest msg/s", "bulk_rate", "{:,.0f}"), ("client CPU share", "client_cpu", "{:.0%}"),
+           ("optimize s", "optimize_s", "{:.1f}"),
            ("match p50 ms", "match_p50", "{:.1f}"), ("match p95", "match_p95", "{:.1f}"),
            ("five stages p50 ms", "stages_p50", "{:.1f}"), ("p95", "stages_p95", "{:.1f}"))
 """The main table's columns: heading, field, format."""

@@ -75,6 +75,23 @@ def _roles(text: str) -> tuple[str, ...]:
     return tuple(r.strip() for r in text.split(",") if r.strip())
 
 
+_WHEN = "2026-11-01, 7d, 24h, yesterday, last week, 3 days ago, epoch seconds"
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
+    """``--source`` and ``--project`` (each repeatable or a comma list)."""
+    sub.add_argument("--source", action="extend", type=_names, default=None, metavar="NAME",
+                     help=f"only {what} from this source (codex, claude-code, hermes, ...); "
+                          "repeat it or give a comma list")
+    sub.add_argument("--project", action="extend", type=_names, default=None, metavar="NAME",
+                     help=f"only {what} that worked in this project folder (its path or its "
+                          "name); repeat it or give a comma list")
+
+
 class _Version(argparse.Action):
     """``--version``: reads the package metadata only when asked."""
 
@@ -107,20 +124,26 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show a progress bar (default: when stderr is a terminal)")
     _add_embedder_argument(ingest, "then embed every message still without a vector")
     _add_keep_secrets(ingest)
+    ingest.add_argument("--json", action="store_true", help="print the counts as JSON")
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
     with_db(search)
-    search.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT)
+    search.add_argument("--limit", type=_limit, default=None,
+                        help=f"sessions to return (default: limit in the config file, else "
+                             f"{DEFAULT_LIMIT})")
     search.add_argument("--role", type=_roles, default=("user", "assistant"),
                         help="comma-separated roles to search (default: user,assistant)")
     search.add_argument("--current-session", default=None,
                         help="the caller's session id; its whole lineage is left out")
-    search.add_argument("--since", default=None, help="ISO date, epoch, or 7d / 24h")
-    search.add_argument("--until", default=None, help="ISO date, epoch, or 7d / 24h")
+    search.add_argument("--since", default=None, metavar="WHEN", help=f"only messages from "
+                        f"WHEN on: {_WHEN}")
+    search.add_argument("--until", default=None, metavar="WHEN",
+                        help=f"only messages up to WHEN: {_WHEN}")
     search.add_argument("--as-of", default=None, metavar="WHEN",
                         help="ask as if at WHEN (ISO date, epoch, or 30d back): recency, "
                              "'two weeks ago' and relative --since/--until count from it")
+    _add_filters(search, "search sessions")
     search.add_argument("--summarizer", default=None, metavar="NAME",
                         choices=_Names("harkback.stages.summarize.summarizers", "SUMMARIZERS"),
                         help="%(choices)s; default: llm when a model is configured (--model "
@@ -140,8 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(recent)
     recent.add_argument("--limit", type=_limit, default=10)
     recent.add_argument("--current-session", default=None)
-    recent.add_argument("--since", default=None, help="sessions started since: ISO date, 7d ...")
-    recent.add_argument("--until", default=None, help="sessions started until: ISO date, 7d ...")
+    recent.add_argument("--since", default=None, metavar="WHEN",
+                        help=f"sessions started since WHEN: {_WHEN}")
+    recent.add_argument("--until", default=None, metavar="WHEN",
+                        help=f"sessions started until WHEN: {_WHEN}")
+    _add_filters(recent, "list sessions")
     recent.add_argument("--json", action="store_true")
 
     show = commands.add_parser(
@@ -174,10 +200,26 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(optimize)
     optimize.add_argument("--json", action="store_true")
 
+    migrate = commands.add_parser(
+        "migrate", help="bring a store made by an older harkback to this version's schema "
+                        "(a writable open does it too; running it again does nothing)")
+    with_db(migrate)
+    migrate.add_argument("--json", action="store_true")
+
     mcp = commands.add_parser(
         "mcp", help="serve session_search, recent_sessions and read_session to agents over "
                     "MCP on stdio (pip install 'harkback[mcp]')")
     with_db(mcp)
+
+    config = commands.add_parser(
+        "config", help="show each setting's effective value and where it came from "
+                       "(flag, environment, config file, default)")
+    config.add_argument("--json", action="store_true", help="print the JSON payload only")
+
+    completion = commands.add_parser(
+        "completion", help="print a shell completion script: eval \"$(harkback completion "
+                           "bash)\" in ~/.bashrc, or zsh in ~/.zshrc")
+    completion.add_argument("shell", choices=("bash", "zsh"))
 
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
     demo.add_argument("--db", type=Path, default=None,
@@ -275,8 +317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported once the arguments are read: the commands bring the stores and wiring.
     import asyncio
 
-    from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
+    from harkback.pipeline.command_kit import EXIT_INTERNAL, CliError, settings_of
+    from harkback.pipeline.commands import COMMANDS
     try:
+        settings_of(args)  # a config file that cannot be used stops every command first
         return asyncio.run(COMMANDS[args.command](args))
     except CliError as error:
         if getattr(args, "json", False):

@@ -35,17 +35,15 @@ from harkback.adapters.sources.importing import (
     ImportPlan,
     ImportUnit,
     Tally,
-    Units,
-    file_fingerprint,
-    no_units,
     resolved,
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
-from harkback.pipeline.ingest import BATCH, read_conversations
+from harkback.adapters.stores.import_ledger import MemoryImportLedger
+from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
 from harkback.pipeline.redacting import Redacted
 from harkback.stages.errors import BadRecord, QueryRejected, StoreUnavailable
-from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
+from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts
@@ -166,6 +164,21 @@ class ImportOutcome:
             lines.append(f"  stopped: {self.error.message()}")
         return "\n".join(lines)
 
+    def line(self) -> str:
+        """One line for people, as ``harkback ingest`` prints it.
+
+        >>> ImportOutcome(key=SourceKey(kind="jsonl", location="f"), delta=Delta(
+        ...     sessions_added=2, sessions_unchanged=1, messages_added=5)).line()
+        'ingested 3 session(s) (2 added, 0 updated, 1 unchanged), 5 message(s) written'
+        """
+        d = self.delta
+        read = d.sessions_added + d.sessions_updated + d.sessions_unchanged
+        text = (f"ingested {read} session(s) ({d.sessions_added} added, {d.sessions_updated} "
+                f"updated, {d.sessions_unchanged} unchanged), "
+                f"{d.messages_added + d.messages_updated} message(s) written")
+        bad = dict(self.left_out).get("bad line", 0)
+        return text + (f"; {bad} line(s) failed" if bad else "")
+
     def to_payload(self) -> dict[str, Any]:
         """The JSON form of this outcome."""
         d = self.delta
@@ -269,66 +282,20 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     return Success(delta)
 
 
-# --- the ingest format as a source --------------------------------------------------------
+# --- the ingest format ------------------------------------------------------------------
 
-@attrs.frozen
-class JsonlImporter:
-    """An ingest-format file (one session per JSON line) as an import source.
+async def ingest_file(path: Path, store: SessionStore, *,
+                      on_bad: Callable[[BadRecord], None] = lambda _: None,
+                      progress: bool | None = None, redact: bool = True) -> ImportOutcome:
+    """Store every session of an ingest-format file: ``harkback ingest`` and ``import jsonl``
+    are this one path (the import's, read in full: the store rewrites only what differs).
 
-    A file whose size and mtime did not change since its last import is skipped;
-    otherwise it is read whole (the store rewrites only what differs). Bad lines are
-    counted and passed to ``on_bad``.
+    The file is remembered in the store's import ledger (a store without one gets a
+    ledger that lives for this call), so ``harkback sources`` lists it.
     """
-
-    path: Path
-    on_bad: Callable[[BadRecord], None] = lambda _: None
-
-    @property
-    def key(self) -> SourceKey:
-        """The source: kind ``jsonl`` and the file's resolved path."""
-        return SourceKey(kind="jsonl", location=str(self.path))
-
-    def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
-        """Plan reading the file, unless it is unchanged since ``state``."""
-        try:
-            fingerprint = file_fingerprint(self.path)
-            size = self.path.stat().st_size
-        except OSError as error:
-            return Failure(StoreUnavailable(
-                f"cannot read {self.path}: {error.strerror or error}"))
-        old = state.marks_by_item().get(self.path.name)
-        if not full and old is not None and old.fingerprint == fingerprint:
-            return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))
-        return Success(ImportPlan(total=size, units=self._units(fingerprint)))
-
-    def _units(self, fingerprint: str) -> Units:
-        tally = Tally()
-        sessions = messages = 0
-
-        def bad(error: BadRecord) -> None:
-            tally.add("bad line")
-            self.on_bad(error)
-
-        batch: list[Conversation] = []
-        work = 0
-        try:
-            with self.path.open(encoding="utf-8", errors="replace") as handle:
-                for size, conversation in read_conversations(handle, bad):
-                    batch.append(conversation)
-                    work += size
-                    sessions += 1
-                    messages += len(conversation.messages)
-                    if len(batch) >= BATCH:
-                        yield Success(ImportUnit(conversations=tuple(batch),
-                                                 left_out=tally.items(), work=work))
-                        batch, work, tally = [], 0, Tally()
-        except OSError as error:
-            yield Failure(StoreUnavailable(f"cannot read {self.path}: {error}"))
-            return
-        mark = Mark(item=self.path.name, fingerprint=fingerprint, sessions=sessions,
-                    messages=messages)
-        yield Success(ImportUnit(conversations=tuple(batch), marks=(mark,),
-                                 left_out=tally.items(), work=work))
+    ledger = store.import_ledger() or MemoryImportLedger()
+    return await run_import(JsonlImporter(resolved(path), on_bad), store, ledger, full=True,
+                            progress=progress, redact=redact)
 
 
 # --- where sources live ---------------------------------------------------------------------

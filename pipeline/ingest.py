@@ -1,54 +1,33 @@
-"""Ingest a JSON-lines file of sessions into a store, reporting bad lines and going on."""
+"""The ingest format (one session per JSON line) as a source: its lines read, bad ones
+reported and skipped, and :class:`JsonlImporter` for the import machinery, which
+``harkback ingest`` and ``import jsonl`` both run
+(:func:`~harkback.pipeline.importing.ingest_file`)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 import attrs
-from returns.result import Failure
+from returns.result import Failure, Result, Success
 
-from harkback.pipeline.progress import Progress
-from harkback.pipeline.redacting import Redacted
+from harkback.adapters.sources.importing import (
+    ImportPlan,
+    ImportUnit,
+    Tally,
+    Units,
+    file_fingerprint,
+    no_units,
+)
 from harkback.stages.errors import BadRecord, StoreUnavailable
+from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.ingest_format import parse_line
-from harkback.stages.ports import IngestReport, SessionStore
 from harkback.stages.records import Conversation
-from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts
-from harkback.stages.stage import as_result
 
 BATCH = 500
 
 T = TypeVar("T")
-
-
-@attrs.frozen(kw_only=True)
-class IngestSummary:
-    """What an ingest run did: the store's report and the lines that could not be read."""
-
-    report: IngestReport
-    bad_lines: tuple[BadRecord, ...] = ()
-    store_error: StoreUnavailable | None = None
-    read_error: str = ""
-    secrets: SecretCounts = NO_SECRETS
-
-    @property
-    def ok(self) -> bool:
-        """True when every line was stored."""
-        return not self.bad_lines and self.store_error is None and not self.read_error
-
-    def describe(self) -> str:
-        """One line for people."""
-        r = self.report
-        text = (f"ingested {r.added + r.updated} session(s) ({r.added} added, {r.updated} "
-                f"updated), {r.messages} message(s)")
-        if self.bad_lines:
-            text += f"; {len(self.bad_lines)} line(s) failed"
-        if self.secrets.by_kind:
-            text += f"; {self.secrets.describe()}"
-        return text
 
 
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
@@ -62,42 +41,6 @@ def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
             on_bad(parsed.failure())
         else:
             yield len(line.encode("utf-8", "surrogatepass")), parsed.unwrap()
-
-
-async def ingest_file(path: Path, store: SessionStore, *,
-                      on_bad: Callable[[BadRecord], None] = lambda _: None,
-                      progress: bool | None = None, redact: bool = True) -> IngestSummary:
-    """Ingest ``path`` in batches; a failing batch stops the run with ``store_error`` set.
-
-    A file that cannot be read is reported in ``read_error``. Reading, parsing and
-    redacting secrets (unless ``redact`` is False) run on a worker thread, so a large
-    file never stalls the event loop.
-    """
-    bad: list[BadRecord] = []
-
-    def record_bad(error: BadRecord) -> None:
-        bad.append(error)
-        on_bad(error)
-
-    report = IngestReport()
-    found = Redacted(enabled=redact)
-    try:
-        handle = path.open(encoding="utf-8", errors="replace")
-        bar = Progress(total=path.stat().st_size, label=f"ingest {path.name}", enabled=progress)
-        with handle:
-            batches = _batches(found.each(read_conversations(handle, record_bad)), bar)
-            while batch := await asyncio.to_thread(next, batches, None):
-                done = as_result(await store.ingest(batch))
-                if isinstance(done, Failure):
-                    bar.finish()
-                    return IngestSummary(report=report, bad_lines=tuple(bad),
-                                         store_error=done.failure(), secrets=found.counts)
-                report = report + done.unwrap()
-    except OSError as error:
-        return IngestSummary(report=report, bad_lines=tuple(bad), secrets=found.counts,
-                             read_error=f"cannot read {path}: {error.strerror or error}")
-    bar.finish()
-    return IngestSummary(report=report, bad_lines=tuple(bad), secrets=found.counts)
 
 
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -116,11 +59,63 @@ def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
-def _batches(rows: Iterable[tuple[int, Conversation]], bar: Progress
-             ) -> Iterator[list[Conversation]]:
-    def advancing() -> Iterator[Conversation]:
-        for size, conversation in rows:
-            bar.advance(size)
-            yield conversation
+@attrs.frozen
+class JsonlImporter:
+    """An ingest-format file (one session per JSON line) as an import source.
 
-    return chunked(advancing(), BATCH)
+    A file whose size and mtime did not change since its last import is skipped;
+    otherwise it is read whole (the store rewrites only what differs). Bad lines are
+    counted and passed to ``on_bad``.
+    """
+
+    path: Path
+    on_bad: Callable[[BadRecord], None] = lambda _: None
+
+    @property
+    def key(self) -> SourceKey:
+        """The source: kind ``jsonl`` and the file's resolved path."""
+        return SourceKey(kind="jsonl", location=str(self.path))
+
+    def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
+        """Plan reading the file, unless it is unchanged since ``state``."""
+        try:
+            fingerprint = file_fingerprint(self.path)
+            size = self.path.stat().st_size
+        except OSError as error:
+            return Failure(StoreUnavailable(
+                f"cannot read {self.path}: {error.strerror or error}"))
+        old = state.marks_by_item().get(self.path.name)
+        if not full and old is not None and old.fingerprint == fingerprint:
+            return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))
+        return Success(ImportPlan(total=size, units=self._units(fingerprint)))
+
+    def _units(self, fingerprint: str) -> Units:
+        tally = Tally()
+        sessions = messages = 0
+
+        def bad(error: BadRecord) -> None:
+            tally.add("bad line")
+            self.on_bad(error)
+
+        batch: list[Conversation] = []
+        work = 0
+        try:
+            with self.path.open(encoding="utf-8", errors="replace") as handle:
+                for size, conversation in read_conversations(handle, bad):
+                    batch.append(conversation)
+                    work += size
+                    sessions += 1
+                    messages += len(conversation.messages)
+                    if len(batch) >= BATCH:
+                        yield Success(ImportUnit(conversations=tuple(batch),
+                                                 left_out=tally.items(), work=work))
+                        batch, work, tally = [], 0, Tally()
+        except OSError as error:
+            yield Failure(StoreUnavailable(f"cannot read {self.path}: {error}"))
+            return
+        mark = Mark(item=self.path.name, fingerprint=fingerprint, sessions=sessions,
+                    messages=messages)
+        yield Success(ImportUnit(conversations=tuple(batch), marks=(mark,),
+                                 left_out=tally.items(), work=work))
+
+

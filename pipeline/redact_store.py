@@ -59,7 +59,7 @@ def payload(target: str, report: RewriteReport, counts: SecretCounts, *, dry_run
 
 async def run_redact(store: SessionStore, target: str, *, dry_run: bool, as_json: bool) -> int:
     """Redact ``store`` (closing it), print the counts; 0 on success, 1 otherwise."""
-    from harkback.pipeline.commands import CliError
+    from harkback.pipeline.command_kit import CliError
     try:
         rewriter = store.text_rewriter()
         if rewriter is None:

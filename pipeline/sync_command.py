@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from harkback.pipeline import wiring
-from harkback.pipeline.commands import EXIT_FAILED, EXIT_OK, CliError, _db, open_store
+from harkback.pipeline.command_kit import EXIT_FAILED, EXIT_OK, CliError, db_of, open_store
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
 from harkback.stages.ports import SessionStore
@@ -39,7 +39,7 @@ def progress_wanted(args: argparse.Namespace) -> bool:
 
 
 def _store_for(args: argparse.Namespace) -> SessionStore:
-    target = _db(args)
+    target = db_of(args)
     if args.dry_run:
         if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
             return open_store(":memory:", readonly=False)  # nothing stored yet: all is new

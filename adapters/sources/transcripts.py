@@ -116,7 +116,8 @@ class Transcript:
                      project: bool = True) -> Conversation:
         """The session read; ``project`` adds its folder under its first request.
 
-        It starts at ``started`` when given, else at the earliest time read.
+        The folder is the session's ``project`` either way (a sub-agent works where its
+        parent does). It starts at ``started`` when given, else at the earliest time read.
         """
         messages = tuple(Message(session_id=self.id, position=i, role=t.role, content=t.content,
                                  tool_calls=t.calls, tool_name=t.tool_name,
@@ -127,7 +128,8 @@ class Transcript:
         session = Session(id=self.id, source=source, model=self.model, title=title,
                           started_at=started if started is not None else min(self.times,
                                                                               default=None),
-                          ended_at=max(self.times, default=None), parent_session_id=self.parent)
+                          ended_at=max(self.times, default=None), parent_session_id=self.parent,
+                          project=self.cwd)
         return Conversation(session, messages)
 
 

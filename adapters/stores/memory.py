@@ -45,6 +45,7 @@ from harkback.adapters.stores.summary_cache import MemorySummaryCache
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.query import Node, evaluate
+from harkback.stages.scope import in_scope
 
 T = TypeVar("T")
 
@@ -179,25 +180,37 @@ class MemoryStore(MemoryVectors):
         # The same plan as the SQLite store (adapters/stores/search_plan.py), so results agree.
         cap = query.max_scored
         every = [item for items in self._messages.values() for item in items]
+        barred = self._excluded(query, every)
         if cap is None:
-            return tuple(hit for _, hit in self._scored(query, query.expression, every))
+            return tuple(hit for _, hit in self._scored(query, query.expression, every, barred))
         common = frozenset(
             unit for unit in search_plan.selecting_units(query.expression)
             if sum(1 for item in every if evaluate(unit, item.tokens)) > cap)
         if not common:
-            return tuple(hit for _, hit in self._scored(query, query.expression, every))
+            return tuple(hit for _, hit in self._scored(query, query.expression, every, barred))
         hits: list[tuple[int, records.MessageHit]] = []
         narrowed = search_plan.narrow(query.expression, common)
         if narrowed is not None:
             within = None if search_plan.is_disjunction(query.expression) else query.expression
-            hits = self._scored(query, narrowed, every, within=within)
+            hits = self._scored(query, narrowed, every, barred, within=within)
         taken = {row_id for row_id, _ in hits}
         for item in sorted(every, key=lambda item: -item.row_id):
             if len(hits) >= query.limit:
                 break
-            if item.row_id not in taken and self._matches(query, query.expression, item):
+            if (item.row_id not in taken and item.message.session_id not in barred
+                    and self._matches(query, query.expression, item)):
                 hits.append((item.row_id, self._hit(item, 0.0)))
         return tuple(hit for _, hit in hits)
+
+    @staticmethod
+    def _excluded(query: ports.MatchQuery, every: Sequence[Indexed]) -> frozenset[str]:
+        """The sessions the query's ``excluded`` part leaves out (a message of its roles
+        matches it, whenever written)."""
+        if query.excluded is None:
+            return frozenset()
+        return frozenset(item.message.session_id for item in every
+                         if item.message.role in query.roles
+                         and evaluate(query.excluded, item.tokens))
 
     def _matches(self, query: ports.MatchQuery, expression: Node, item: Indexed) -> bool:
         message = item.message
@@ -211,8 +224,9 @@ class MemoryStore(MemoryVectors):
                                   role=message.role, content=message.content, score=score,
                                   timestamp=written_at(message, session), source=session.source)
 
-    def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed], *,
-                within: Node | None = None) -> list[tuple[int, records.MessageHit]]:
+    def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed],
+                barred: frozenset[str], *, within: Node | None = None
+                ) -> list[tuple[int, records.MessageHit]]:
         """Row ids and hits matching ``expression`` (and ``within``), best BM25 first."""
         if not every:
             return []
@@ -226,7 +240,7 @@ class MemoryStore(MemoryVectors):
         for item in every:
             message = item.message
             session = self._sessions[message.session_id]
-            if not admits(query, message, session):
+            if message.session_id in barred or not admits(query, message, session):
                 continue
             if not evaluate(expression, item.tokens):
                 continue
@@ -269,7 +283,7 @@ class MemoryStore(MemoryVectors):
             roots = sorted(
                 (s for s in self._sessions.values()
                  if (s.parent_session_id is None or s.parent_session_id not in self._sessions)
-                 and s.id not in query.exclude_roots and s.source not in query.hidden_sources
+                 and s.id not in query.exclude_roots and in_scope(query, s.source, s.project)
                  and query.admits(s.started_at)),
                 key=_newest_key)
             return tuple(self._overview(s) for s in roots[:max(query.limit, 0)])

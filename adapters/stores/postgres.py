@@ -39,6 +39,7 @@ from harkback.adapters.stores import (
     postgres_writes,
 )
 from harkback.adapters.stores.closing import Closing
+from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
@@ -56,9 +57,11 @@ class PostgresStore(Closing):
     """
 
     def __init__(self, *, url: str, readonly: bool, pool: ConnectionPool,
-                 executor: ThreadPoolExecutor) -> None:
+                 executor: ThreadPoolExecutor, schema: Migrated) -> None:
         """Wrap an open pool; use :meth:`open` instead."""
         self.url = url
+        self.schema = schema
+        """The database's schema version when opened, and now (see :meth:`open`)."""
         self.where = postgres_connection.where(url)
         self.readonly = readonly
         self._pool = pool
@@ -72,9 +75,10 @@ class PostgresStore(Closing):
              ) -> Result[PostgresStore, StoreUnavailable]:
         """Connect to the database at ``url``; blocks briefly, so call it off the loop.
 
-        Writable mode creates the schema in an empty database. Read-only mode never writes
-        (the server enforces it) and fails on a database that holds no harkback store;
-        either refuses a database holding other tables, or a newer schema. A statement
+        Writable mode creates the schema in an empty database and migrates one of an older
+        schema version (:attr:`schema` says from which). Read-only mode never writes (the
+        server enforces it) and fails on a database that holds no harkback store or an
+        older one; either refuses a database holding other tables, or a newer schema. A statement
         waits at most ``timeout`` seconds for a connection (a server gone fails then).
         """
         prepared = postgres_connection.prepare(url, readonly)
@@ -86,7 +90,8 @@ class PostgresStore(Closing):
             return Failure(postgres_connection.unavailable(url, error))
         executor = ThreadPoolExecutor(max_workers=postgres_connection.POOL_SIZE,
                                       thread_name_prefix="harkback-postgres")
-        return Success(cls(url=url, readonly=readonly, pool=pool, executor=executor))
+        return Success(cls(url=url, readonly=readonly, pool=pool, executor=executor,
+                           schema=prepared.unwrap()))
 
     def close(self) -> None:
         """Finish queued work and close the pool; closing twice is harmless."""

@@ -13,11 +13,12 @@ Nothing here prints a password: messages name the server by :func:`where`.
 from __future__ import annotations
 
 import psycopg
-from psycopg import conninfo, sql
+from psycopg import conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.stores import postgres_schema as schema
+from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.postgres_migrations import SchemaProblem, bring_forward
 from harkback.stages.errors import StoreUnavailable
 
 CONNECT_TIMEOUT_S = 10
@@ -86,47 +87,24 @@ def _kwargs(readonly: bool) -> dict[str, str | int]:
     return settings
 
 
-def prepare(url: str, readonly: bool) -> Result[None, StoreUnavailable]:
-    """Connect once and check the database is a harkback store this version reads.
+def prepare(url: str, readonly: bool) -> Result[Migrated, StoreUnavailable]:
+    """Connect once, check the database is a harkback store this version reads, and bring
+    it to this version (:mod:`~harkback.adapters.stores.postgres_migrations`).
 
-    A writable open of an empty database creates the schema (one transaction); a
-    read-only one, or a database holding other tables, changes nothing.
+    A writable open of an empty database creates the schema, and one of an older version
+    migrates it (one transaction); a read-only one, or a database holding other tables,
+    changes nothing.
     """
     problem = check_url(url)
     if problem is not None:
         return Failure(problem)
     try:
         with psycopg.connect(conninfo.make_conninfo(url, **_kwargs(readonly))) as connection:
-            return _check(connection, url, readonly)
+            return Success(bring_forward(connection, where(url), readonly=readonly))
+    except SchemaProblem as refused:
+        return Failure(StoreUnavailable(str(refused)))
     except psycopg.Error as error:
         return Failure(unavailable(url, error))
-
-
-def _check(connection: psycopg.Connection[tuple[object, ...]], url: str, readonly: bool
-           ) -> Result[None, StoreUnavailable]:
-    with connection.transaction():
-        if not readonly:
-            # Two first opens of one empty database: one creates, the other then sees it.
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
-        if not _scalar(connection, schema.HAS_SCHEMA):
-            if readonly:
-                return Failure(StoreUnavailable(
-                    f"{where(url)} holds no harkback store; create it with "
-                    f"`harkback ingest --db URL` (or `harkback migrate --db URL`)"))
-            if int(str(_scalar(connection, schema.OTHER_TABLES))):
-                return Failure(StoreUnavailable(
-                    f"{where(url)} holds tables that are not harkback's; harkback writes "
-                    "only to an empty database or its own"))
-            for statement in (*schema.SCHEMA, *schema.FIRST_ROWS):
-                connection.execute(sql.SQL(statement))
-        found = int(str(_scalar(connection, schema.VERSION)))
-    problem = schema.version_problem(found, where(url))
-    return Success(None) if problem is None else Failure(StoreUnavailable(problem))
-
-
-def _scalar(connection: psycopg.Connection[tuple[object, ...]], statement: str) -> object:
-    row = connection.execute(sql.SQL(statement)).fetchone()
-    return None if row is None else row[0]
 
 
 def pool(url: str, readonly: bool, timeout: float = CONNECT_TIMEOUT_S) -> ConnectionPool:

@@ -16,9 +16,14 @@ import psycopg
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.memory_match import idf, units_of
-from harkback.adapters.stores.postgres_search import CountMemo, census, fit
+from harkback.adapters.stores.postgres_search import CountMemo, census, fit, scope_filters
 from harkback.adapters.stores.postgres_text import matching, storable
-from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, SESSION_COLUMNS, read_text
+from harkback.adapters.stores.postgres_writes import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    SESSION_FIELDS,
+    read_text,
+)
 from harkback.adapters.stores.sql.rows import message_from_row, preview, session_from_row
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import AllOf, Node
@@ -64,21 +69,23 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
     """Root sessions (no parent, or a parent not stored) newest first, unknown start last,
     with their message count and first user message."""
     order = 'started_at DESC NULLS LAST, id COLLATE "C"'
+    scope, scoped = scope_filters(query)
     rows = connection.execute(
         f"SELECT r.*, (SELECT count(*) FROM messages AS m WHERE m.session_id = r.id), "
         "(SELECT m.content FROM messages AS m WHERE m.session_id = r.id AND m.role = 'user' "
         " ORDER BY m.position LIMIT 1) "
         f"FROM (SELECT {_S_COLUMNS} FROM sessions AS s "
         "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
-        "        AND s.id <> ALL(%s::text[]) AND s.source <> ALL(%s::text[]) "
+        f"        AND s.id <> ALL(%s::text[]) AND {' AND '.join(scope)} "
         "        AND (%s::float8 IS NULL OR s.started_at >= %s) "
         "        AND (%s::float8 IS NULL OR s.started_at <= %s) "
         f"      ORDER BY s.{order.replace(', id', ', s.id')} LIMIT %s) AS r ORDER BY r.{order}",
-        (_ids(query.exclude_roots), _ids(query.hidden_sources), query.since, query.since,
+        (_ids(query.exclude_roots), *scoped, query.since, query.since,
          query.until, query.until, max(query.limit, 0))).fetchall()
-    return tuple(SessionOverview(session=session_from_row(read_text(row[:8])),
-                                 message_count=int(row[8]),
-                                 preview=preview(read_text((row[9] or "",))[0]))
+    width = len(SESSION_FIELDS)
+    return tuple(SessionOverview(session=session_from_row(read_text(row[:width])),
+                                 message_count=int(row[width]),
+                                 preview=preview(read_text((row[width + 1] or "",))[0]))
                  for row in rows)
 
 
@@ -102,8 +109,9 @@ def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | N
     idfs = [idf(documents, counts[u]) if u in selecting else 0.0 for u in leaves]
     matched, values = matching(
         "s", expression if within is None else AllOf((expression, within)))
-    conditions = [matched, "s.source <> ALL(%s::text[])"]
-    params: list[Any] = [*values, _ids(query.hidden_sources)]
+    scope, scoped = scope_filters(query)
+    conditions = [matched, *scope]
+    params: list[Any] = [*values, *scoped]
     for bound, operator in ((query.since, ">="), (query.until, "<=")):
         if bound is not None:
             conditions.append(f"s.started_at {operator} %s")

@@ -1,14 +1,16 @@
 """The PostgreSQL store's tables, and what an open checks before it trusts a database.
 
 A database is harkback's when it holds the ``harkback_schema`` table; its one row names the
-schema version. A writable open of an empty database creates every table; a database
-holding other tables and no ``harkback_schema`` is someone else's and is never written to.
+schema version. :data:`SCHEMA` is the first layout (version 1, never edited once shipped);
+:mod:`~harkback.adapters.stores.postgres_migrations` holds the steps from it to this
+harkback's version. A writable open of an empty database creates version 1 and applies
+every step; a database holding other tables and no ``harkback_schema`` is someone else's
+and is never written to.
 
->>> SCHEMA_VERSION
-1
 >>> all(statement.startswith("CREATE") for statement in SCHEMA)
 True
->>> [s.split("(")[0].split()[-1] for s in SCHEMA if s.startswith("CREATE TABLE")] == list(TABLES)
+>>> [s.split("(")[0].split()[-1] for s in SCHEMA if s.startswith("CREATE TABLE")] == list(
+...     TABLES[:len(FIRST_TABLES)])
 True
 """
 
@@ -17,15 +19,11 @@ from __future__ import annotations
 from harkback.adapters.stores import import_ledger, summary_cache
 from harkback.adapters.stores.sql import schema as sqlite_schema
 
-SCHEMA_VERSION = 1
-"""The version this harkback reads and writes; bump it when a table or the indexed text
-changes."""
 
-
-def _from_sqlite(statement: str, extra: str = "") -> str:
+def from_sqlite(statement: str, extra: str = "") -> str:
     """A table of the SQLite store in PostgreSQL's words, with ``extra`` columns added.
 
-    >>> _from_sqlite("CREATE TABLE t (id INTEGER PRIMARY KEY, at REAL) WITHOUT ROWID", "x INT")
+    >>> from_sqlite("CREATE TABLE t (id INTEGER PRIMARY KEY, at REAL) WITHOUT ROWID", "x INT")
     'CREATE TABLE t (id BIGINT PRIMARY KEY, at DOUBLE PRECISION, x INT)'
     """
     body = statement.replace("WITHOUT ROWID", "").rstrip().removesuffix(")").rstrip()
@@ -38,6 +36,11 @@ def _sqlite_table(name: str) -> str:
     return next(s for s in sqlite_schema.SCHEMA if s.startswith(f"CREATE TABLE {name} "))
 
 
+def ledger_table(name: str) -> str:
+    """The SQLite ledger's statement creating table ``name``."""
+    return next(s for s in import_ledger.SCHEMA if s.split("(")[0].split()[-1] == name)
+
+
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE harkback_schema (
         singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
@@ -45,11 +48,11 @@ SCHEMA: tuple[str, ...] = (
     )""",
     # The SQLite store's tables, plus ``tokens``/``length``: the text as its index sees it
     # (a session's title and source, a message's searchable text) and its token count.
-    _from_sqlite(_sqlite_table("sessions"), "tokens TSVECTOR NOT NULL, length INTEGER NOT NULL"),
+    from_sqlite(_sqlite_table("sessions"), "tokens TSVECTOR NOT NULL, length INTEGER NOT NULL"),
     "CREATE INDEX sessions_parent ON sessions (parent_session_id)",
     "CREATE INDEX sessions_started ON sessions (started_at)",
     "CREATE INDEX sessions_tokens ON sessions USING GIN (tokens)",
-    _from_sqlite(_sqlite_table("messages"), "tokens TSVECTOR NOT NULL, length INTEGER NOT NULL"),
+    from_sqlite(_sqlite_table("messages"), "tokens TSVECTOR NOT NULL, length INTEGER NOT NULL"),
     # ``id`` is given by the ingest in write order, as SQLite's row id is: ties in score
     # go to the older row in both stores, and the newest rows come first in the fill.
     "CREATE INDEX messages_tokens ON messages USING GIN (tokens) WITH (fastupdate = on)",
@@ -72,17 +75,20 @@ SCHEMA: tuple[str, ...] = (
         PRIMARY KEY (model_id, message_id)
     )""",
     "CREATE INDEX message_vectors_message ON message_vectors (message_id)",
-    _from_sqlite(summary_cache.CREATE_TABLE),
-    *(_from_sqlite(statement) for statement in import_ledger.SCHEMA),
+    from_sqlite(summary_cache.CREATE_TABLE),
+    *(from_sqlite(ledger_table(name)) for name in ("import_sources", "import_marks")),
 )
+"""Version 1: the tables of the first PostgreSQL store."""
 
-TABLES = ("harkback_schema", "sessions", "messages", "index_totals", "vector_models",
-          "message_vectors", "summary_cache", "import_sources", "import_marks",
-          "import_mark_sessions")
-"""Every table :data:`SCHEMA` creates."""
+FIRST_TABLES = ("harkback_schema", "sessions", "messages", "index_totals", "vector_models",
+                "message_vectors", "summary_cache", "import_sources", "import_marks")
+"""The tables :data:`SCHEMA` creates."""
+
+TABLES = (*FIRST_TABLES, "import_mark_sessions")
+"""Every table of the current version."""
 
 FIRST_ROWS: tuple[str, ...] = (
-    f"INSERT INTO harkback_schema (version) VALUES ({SCHEMA_VERSION})",
+    "INSERT INTO harkback_schema (version) VALUES (1)",
     "INSERT INTO index_totals DEFAULT VALUES",
 )
 
@@ -92,22 +98,8 @@ never wait), so row ids grow in write order and the totals stay exact."""
 
 HAS_SCHEMA = "SELECT to_regclass('harkback_schema') IS NOT NULL"
 VERSION = "SELECT version FROM harkback_schema"
+SET_VERSION = "UPDATE harkback_schema SET version = %s"
 OTHER_TABLES = (
     "SELECT count(*) FROM pg_catalog.pg_tables "
     "WHERE schemaname = ANY (current_schemas(false))")
 """Tables visible on the search path: an empty database has none."""
-
-
-def version_problem(found: int, where: str) -> str | None:
-    """Why a database of schema version ``found`` cannot be used, or None.
-
-    >>> version_problem(2, "db").split(";")[0]
-    'db has harkback schema version 2, newer than this harkback knows (1)'
-    """
-    if found == SCHEMA_VERSION:
-        return None
-    if found > SCHEMA_VERSION:
-        return (f"{where} has harkback schema version {found}, newer than this harkback "
-                f"knows ({SCHEMA_VERSION}); upgrade harkback to use it")
-    return (f"{where} has harkback schema version {found}; this harkback reads version "
-            f"{SCHEMA_VERSION}")

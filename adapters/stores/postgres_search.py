@@ -24,7 +24,13 @@ from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_
 from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
-from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, NearestQuery, TermStats
+from harkback.stages.ports import (
+    DEFAULT_MAX_SCORED,
+    MatchQuery,
+    NearestQuery,
+    RecentQuery,
+    TermStats,
+)
 from harkback.stages.query import AllOf, Node, Term, Unit, evaluate
 from harkback.stages.records import MessageHit
 from harkback.stages.text.tokens import index_tokens
@@ -46,8 +52,29 @@ TOTALS = ("SELECT messages, message_tokens, sessions, session_tokens, generation
           "FROM index_totals")
 
 
+def scope_filters(query: MatchQuery | NearestQuery | RecentQuery) -> tuple[list[str], list[Any]]:
+    """The query's hidden sources, and the sources and projects asked for, over ``s``
+    (:func:`~harkback.stages.scope.in_scope` in SQL).
+
+    >>> scope_filters(RecentQuery(limit=1, projects=("api/",)))[1]
+    [[], ['api']]
+    """
+    conditions, params = ["s.source <> ALL(%s::text[])"], [[storable(s) for s in
+                                                            query.hidden_sources]]
+    if query.sources:
+        conditions.append("s.source = ANY(%s::text[])")
+        params.append([storable(s) for s in query.sources])
+    if query.projects:
+        conditions.append("EXISTS (SELECT 1 FROM unnest(%s::text[]) AS p(folder) "
+                          "WHERE rtrim(s.project, '/') = p.folder "
+                          "OR right(rtrim(s.project, '/'), length(p.folder) + 1) "
+                          "= '/' || p.folder)")
+        params.append([storable(p.rstrip("/")) for p in query.projects if p.rstrip("/")])
+    return conditions, params
+
+
 def row_filters(query: MatchQuery | NearestQuery) -> tuple[str, list[Any]]:
-    """The query's roles, hidden sources and time bounds over ``m`` joined to ``s``.
+    """The query's roles, sources, projects and time bounds over ``m`` joined to ``s``.
 
     >>> row_filters(NearestQuery(vector=(1.0,), model="m", roles=("user",), since=2.0))[1]
     [['user'], [], 2.0]
@@ -55,10 +82,28 @@ def row_filters(query: MatchQuery | NearestQuery) -> tuple[str, list[Any]]:
     bounds = [(f"{WRITTEN} {operator} %s", bound)
               for operator, bound in ((">=", query.since), ("<=", query.until))
               if bound is not None]
-    return (" AND ".join(["m.role = ANY(%s::text[])", "s.source <> ALL(%s::text[])",
+    scope, scoped = scope_filters(query)
+    return (" AND ".join(["m.role = ANY(%s::text[])", *scope,
                           *(condition for condition, _ in bounds)]),
-            [list(query.roles), [storable(s) for s in query.hidden_sources],
-             *(bound for _, bound in bounds)])
+            [list(query.roles), *scoped, *(bound for _, bound in bounds)])
+
+
+def match_filters(query: MatchQuery) -> tuple[str, list[Any]]:
+    """:func:`row_filters`, and no session that a message of the searched roles matching
+    ``query.excluded`` is in, whenever it was written.
+
+    >>> match_filters(MatchQuery(expression=Term("a"), excluded=Term("b")))[1][-2:]
+    ["'b'", ['user', 'assistant']]
+    """
+    conditions, params = row_filters(query)
+    if query.excluded is None:
+        return conditions, params
+    # Only the positions a tsvector keeps are read (no check of very long messages' full
+    # tokens, as a match gets): a phrase past the 16,383rd word does not exclude.
+    return (f"{conditions} AND NOT EXISTS (SELECT 1 FROM messages AS x "
+            "WHERE x.session_id = m.session_id AND x.tokens @@ %s::tsquery "
+            "AND x.role = ANY(%s::text[]))",
+            [*params, tsquery(query.excluded), list(query.roles)])
 
 
 Sizes = tuple[int, int, int, int]
@@ -184,7 +229,7 @@ def _scored(connection: Connection, query: MatchQuery, expression: Node, within:
     # An excluded unit never occurs in a row that matches, so its weight never counts.
     idfs = [idf(documents, counts[u]) if u in selecting else 0.0 for u in leaves]
     average = tokens / documents
-    conditions, params = row_filters(query)
+    conditions, params = match_filters(query)
     matched, values = matching(
         "m", expression if within is None else AllOf((expression, within)))
     rows = connection.execute(
@@ -222,7 +267,7 @@ def fit(text: str, expression: Node, within: Node | None, leaves: Sequence[Unit]
 def _newest(connection: Connection, query: MatchQuery, skip: list[int], limit: int
             ) -> list[tuple[int, MessageHit]]:
     """The newest messages matching the whole query (unscored), but those in ``skip``."""
-    conditions, params = row_filters(query)
+    conditions, params = match_filters(query)
     matched, values = matching("m", query.expression)
     rows = connection.execute(
         f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "

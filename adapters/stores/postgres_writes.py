@@ -31,12 +31,12 @@ MESSAGE_FIELDS = ("session_id", "position", "role", "content", "tool_name", "too
 MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
 
 SESSION_FIELDS = ("id", "source", "model", "title", "started_at", "ended_at",
-                  "parent_session_id", "end_reason")
+                  "parent_session_id", "end_reason", "project")
 SESSION_COLUMNS = ", ".join(SESSION_FIELDS)
 
 _UPSERT_SESSION = (
     f"INSERT INTO sessions ({SESSION_COLUMNS}, tokens, length) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s) ON CONFLICT (id) DO UPDATE SET "
+    f"VALUES ({'%s, ' * len(SESSION_FIELDS)}%s::tsvector, %s) ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in (*SESSION_FIELDS[1:], "tokens", "length")))
 
 _UPDATE_MESSAGE = (
@@ -89,7 +89,8 @@ def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport
                 (*stored_text(session_row(s)), tsvector_literal(t), len(t))
                 for s, t in zip(sessions, titles, strict=True)])
         new_tokens = _write_messages(connection, plan.messages, dict(plan.index),
-                                     {row_id: m for row_id, m in stored})
+                                     {row_id: m for row_id, m in stored},
+                                     [m for c in batch for m in c.messages])
         connection.execute(_TOTALS, (
             len(plan.index) - len(dropped), new_tokens - sum(r[0] for r in dropped),
             len(batch) - len(old_titles),
@@ -99,8 +100,10 @@ def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport
 
 
 def _write_messages(connection: Connection, rows: Sequence[tuple[SqlValue, ...]],
-                    index: dict[int, str], stored: dict[int, Message]) -> int:
-    """Update kept rows in place, copy new ones in; returns the new rows' token count."""
+                    index: dict[int, str], stored: dict[int, Message],
+                    messages: Sequence[Message]) -> int:
+    """Update kept rows in place, copy new ones in (``messages`` are the rows' messages, in
+    order); returns the new rows' token count."""
     kept = [row for row in rows if row[0] not in index]
     # A vector describes its message's content: it goes when the content changes.
     changed = [row[0] for row in kept if isinstance(row[0], int)
@@ -114,11 +117,10 @@ def _write_messages(connection: Connection, rows: Sequence[tuple[SqlValue, ...]]
                                                  for row in kept])
     total = 0
     with connection.cursor() as cursor, cursor.copy(_COPY_MESSAGES) as copy:
-        for row in rows:
-            text = index.get(row[0]) if isinstance(row[0], int) else None
-            if text is None:
+        for row, message in zip(rows, messages, strict=True):
+            if row[0] not in index:
                 continue
-            tokens = text.split()
+            tokens = index_tokens(message.text_for_search())
             total += len(tokens)
             copy.write_row((*stored_text(row), tsvector_literal(tokens), len(tokens)))
     return total

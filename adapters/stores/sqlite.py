@@ -41,7 +41,9 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.stores import sqlite_search, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
+from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import fulltext, rows
+from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, unavailable
@@ -63,7 +65,7 @@ class SqliteStore(Closing):
     """
 
     def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
-                 connection: sqlite3.Connection) -> None:
+                 connection: sqlite3.Connection, schema: Migrated | None = None) -> None:
         """Wrap an open connection; use :meth:`open` instead."""
         self.path = path
         self.readonly = readonly
@@ -75,14 +77,18 @@ class SqliteStore(Closing):
         self._starts: dict[tuple[str, tuple[records.Role, ...]], sqlite_vectors.Start] = {}
         self._writes = 0
         self._reach: dict[sqlite_search.FilterKey, float] = {}
+        self.schema = schema or Migrated(SCHEMA_VERSION, SCHEMA_VERSION)
+        """The file's schema version when opened, and now (see :meth:`open`)."""
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
              busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
-        Writable mode creates the file, its folders and the schema. Read-only mode never
-        creates or changes anything and fails when the file is missing or not harkback's.
+        Writable mode creates the file, its folders and the schema, and migrates a file of
+        an older schema version (:attr:`schema` says from which). Read-only mode never
+        creates or changes anything, reads an older file as it is, and fails when the file
+        is missing or not harkback's. A file newer than this harkback fails either way.
         """
         location = Path(path).expanduser()
         if readonly and not location.is_file():
@@ -100,7 +106,7 @@ class SqliteStore(Closing):
             executor.shutdown()
             return Failure(opened.failure())
         return Success(cls(path=location, readonly=readonly, executor=executor,
-                           connection=opened.unwrap()))
+                           connection=opened.unwrap().connection, schema=opened.unwrap().schema))
 
     def close(self) -> None:
         """Finish queued work and close the connection; closing twice is harmless."""

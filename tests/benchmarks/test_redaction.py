@@ -13,4 +13,6 @@ def test_prints_plain_and_redacted_rows(capsys: pytest.CaptureFixture[str]) -> N
     rows = [line.split("|") for line in capsys.readouterr().out.splitlines()[2:5]]
     assert [row[1].strip() for row in rows] == ["plain", "redacted", "redaction alone"]
     assert int(rows[0][5]) == 0 and int(rows[1][5]) == int(rows[2][5]) >= 1
-    assert all(float(row[2]) > 0 and float(row[3]) >= 0 for row in rows)
+    # Ingest takes measurable time; the redaction alone of 500 messages may print 0.00.
+    assert float(rows[0][2]) > 0 and float(rows[1][2]) > 0
+    assert all(float(row[2]) >= 0 and float(row[3]) >= 0 for row in rows)

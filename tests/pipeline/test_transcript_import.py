@@ -20,10 +20,10 @@ from harkback.pipeline.facade import Harkback
 from harkback.pipeline.importing import (
     Delta,
     ImportOutcome,
-    JsonlImporter,
     importers_for,
     run_import,
 )
+from harkback.pipeline.ingest import JsonlImporter
 from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.imports import SourceKey, SourceState
 

@@ -262,9 +262,20 @@ class StoreContract:
         """A stored session comes back equal to what was ingested."""
         session = Session(id="s1", source="cli", model="gpt-x", title="Fix CORS",
                           started_at=1.5, ended_at=9.25, parent_session_id="p",
-                          end_reason="compressed")
+                          end_reason="compressed", project="/home/me/code/api")
         await ok(store.ingest([Conversation(session)]))
         assert await ok(store.sessions(["s1"])) == (session,)
+
+    async def test_a_session_s_project_is_replaced_and_listed(self, store: SessionStore) -> None:
+        """Re-ingesting a session replaces its project (empty too), and recent lists it."""
+        await ok(store.ingest([Conversation(Session(id="s1", project="/w/old", started_at=1.0)),
+                               Conversation(Session(id="s2", started_at=2.0))]))
+        await ok(store.ingest([Conversation(Session(id="s1", project="/w/new", started_at=1.0)),
+                               Conversation(Session(id="s2", project="", started_at=2.0))]))
+        assert [s.project for s in await ok(store.sessions(["s1", "s2"]))] == ["/w/new", ""]
+        listed = await ok(store.recent(RecentQuery(limit=5)))
+        assert [(o.session.id, o.session.project) for o in listed] == [("s2", ""),
+                                                                       ("s1", "/w/new")]
 
     async def test_children_earliest_first(self, store: SessionStore,
                                            make_conversation: Make) -> None:

@@ -12,6 +12,7 @@ from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.records import Conversation, Message, Session
+from tests.adapters.stores.filter_contract import FilterContract
 from tests.adapters.stores.removal_contract import RemovalContract
 from tests.adapters.stores.store_contract import StoreContract, ok
 from tests.adapters.stores.vector_contract import Store, VectorContract, axis, key, places
@@ -40,8 +41,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     yield from fresh_store(request.param, request, tmp_path)
 
 
-class TestSessionStores(StoreContract, RemovalContract):
-    """The SessionStore contract (with session removal), run against every store."""
+class TestSessionStores(StoreContract, RemovalContract, FilterContract):
+    """The SessionStore contract (with session removal and filters), run against every store."""
 
 
 class TestVectorStores(VectorContract):
