@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import psycopg
 
-from harkback.adapters.stores import search_plan
+from harkback.adapters.stores import postgres_scoring, search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
 from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
@@ -232,17 +232,44 @@ def _scored(connection: Connection, query: MatchQuery, expression: Node, within:
     conditions, params = match_filters(query)
     matched, values = matching(
         "m", expression if within is None else AllOf((expression, within)))
+    words = postgres_scoring.query_words([*leaves, *(units_of(within) if within else ())])
     rows = connection.execute(
-        f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
-        f"WHERE {matched} AND {conditions}", [*values, *params]).fetchall()
-    scored: list[tuple[float, int, Sequence[Any]]] = []
-    for row in rows:
+        f"SELECT m.id, m.length, w.stored, w.longest, w.lexemes, w.places "
+        f"FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f"{postgres_scoring.LEXEMES} WHERE {matched} AND {conditions}",
+        [words, words, *values, *params]).fetchall()
+    scored: list[tuple[float, int]] = []
+    unsure: list[int] = []
+    for row_id, length, stored, longest, lexemes, places in rows:
+        if not postgres_scoring.complete(length, stored, longest):
+            unsure.append(row_id)
+            continue
+        score = fit_tokens(postgres_scoring.sparse_tokens(length, lexemes, places), expression,
+                           within, leaves, idfs, average)
+        if score is not None:
+            scored.append((score, row_id))
+    kept: dict[int, Sequence[Any]] = {}
+    for row in _rows_by_id(connection, unsure):
+        # The index cut this message (very long, or huge words): its own tokens decide.
         score = fit(message_from_row(read_text(row[:8])).text_for_search(), expression,
                     within, leaves, idfs, average)
         if score is not None:
-            scored.append((score, int(row[10]), row))
+            scored.append((score, int(row[10])))
+            kept[int(row[10])] = row
     scored.sort(key=lambda entry: (-entry[0], entry[1]))
-    return [(row_id, hit(row, score)) for score, row_id, row in scored[:max(query.limit, 0)]]
+    best = scored[:max(query.limit, 0)]
+    kept.update((int(row[10]), row) for row in _rows_by_id(
+        connection, [row_id for _, row_id in best if row_id not in kept]))
+    return [(row_id, hit(kept[row_id], score)) for score, row_id in best]
+
+
+def _rows_by_id(connection: Connection, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """The :data:`HIT_COLUMNS` of these messages (any order)."""
+    if not ids:
+        return []
+    return connection.execute(
+        f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.id = ANY(%s::bigint[])", (list(ids),)).fetchall()
 
 
 def fit(text: str, expression: Node, within: Node | None, leaves: Sequence[Unit],
@@ -256,7 +283,12 @@ def fit(text: str, expression: Node, within: Node | None, leaves: Sequence[Unit]
     >>> fit("docker bridge", Term("docker"), None, [Term("docker")], [2.0], 2.0)
     2.0
     """
-    tokens = index_tokens(text)
+    return fit_tokens(index_tokens(text), expression, within, leaves, idfs, average)
+
+
+def fit_tokens(tokens: Sequence[str], expression: Node, within: Node | None,
+               leaves: Sequence[Unit], idfs: Sequence[float], average: float) -> float | None:
+    """:func:`fit` of a message's index tokens."""
     if not evaluate(expression, tokens) or (within is not None and not evaluate(within, tokens)):
         return None
     frequencies = Counter(tokens)

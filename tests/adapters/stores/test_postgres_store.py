@@ -141,3 +141,31 @@ async def test_counts_follow_another_machines_writes(url: str, make_conversation
         hits = await ok(reader.search(match("kiwi", max_scored=1)))
         assert [(h.content, h.score) for h in hits] == [
             ("kiwi jam", 0.0), ("kiwi tart", 0.0), ("kiwi pie", 0.0)]
+
+
+SCORED = (
+    ("s1", "docker bridge docker network, the docker daemon restarted"),
+    ("s2", "bridge network bridge dns; it's the bridge again"),
+    ("s3", "上次 决定 用 docker 部署 上次 的 网络 问题"),
+    ("s4", "dockerfile docking dock docker-compose up"),
+    ("s5", " ".join(["kiwi"] * 300) + " docker network"),  # a lexeme past 256 positions
+    ("s6", " ".join(f"w{i}" for i in range(17_000)) + " docker network bridge"),
+)
+
+
+@pytest.mark.parametrize("text", ["docker", "docker network", '"bridge dns"', "dock*",
+                                  '"the docker"', "上次", "网络 OR bridge", "docker NOT dns",
+                                  "kiwi docker", "it's"])
+async def test_scores_equal_the_in_memory_stores(url: str, make_conversation: Make,
+                                                 text: str) -> None:
+    """Scored from the query words' places in each vector (or, for a message the vector
+    cut, from its own text), every hit's score equals the in-memory store's."""
+    from harkback.adapters.stores.memory import MemoryStore
+    chats = [make_conversation(sid, ("user", body)) for sid, body in SCORED]
+    memory = MemoryStore()
+    await ok(memory.ingest(chats))
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest(chats))
+        found = [(h.session_id, round(h.score, 9)) for h in await ok(store.search(match(text)))]
+    expected = [(h.session_id, round(h.score, 9)) for h in await ok(memory.search(match(text)))]
+    assert found == expected and found
