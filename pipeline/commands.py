@@ -24,6 +24,7 @@ from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
+from harkback.pipeline.terminal import visible
 from harkback.stages.errors import BadRecord, QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.stage import as_result
@@ -60,9 +61,9 @@ def _unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
     return result.unwrap()
 
 
-def open_store(target: str, *, readonly: bool) -> SessionStore:
+def open_store(target: str, *, readonly: bool, create: bool = False) -> SessionStore:
     """Open the store ``target`` names or raise :class:`CliError` saying why not."""
-    return _unwrap(wiring.open_store(target, readonly=readonly))
+    return _unwrap(wiring.open_store(target, readonly=readonly, create=create))
 
 
 def _embedder(args: argparse.Namespace) -> Embedder | None:
@@ -94,10 +95,10 @@ async def ingest(args: argparse.Namespace) -> int:
     embedder = _embedder(args)
 
     def report_bad(error: BadRecord) -> None:
-        print(f"harkback: {args.file}: {error.message()} (skipped)", file=sys.stderr)
+        print(visible(f"harkback: {args.file}: {error.message()} (skipped)"), file=sys.stderr)
 
     try:
-        store = open_store(_db(args), readonly=False)
+        store = open_store(_db(args), readonly=False, create=args.create)
         try:
             summary = await ingest_file(args.file, store, on_bad=report_bad,
                                         progress=args.progress)
@@ -209,7 +210,7 @@ async def import_history(args: argparse.Namespace) -> int:
 
     def report_bad(error: BadRecord) -> None:
         bad.append(error)
-        print(f"harkback: {args.path}: {error.message()} (skipped)", file=sys.stderr)
+        print(visible(f"harkback: {args.path}: {error.message()} (skipped)"), file=sys.stderr)
 
     found = importers_for(args.kind, args.path, on_bad=report_bad)
     if isinstance(found, Failure):
@@ -217,7 +218,7 @@ async def import_history(args: argparse.Namespace) -> int:
     embedder = _embedder(args)
     outcomes = []
     try:
-        store = open_store(_db(args), readonly=False)
+        store = open_store(_db(args), readonly=False, create=args.create)
         try:
             ledger = store.import_ledger()
             if ledger is None:
@@ -319,8 +320,30 @@ async def sources(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+async def stats(args: argparse.Namespace) -> int:
+    """``harkback stats``: how much the store holds (read-only)."""
+    from harkback.pipeline.stats import format_stats
+
+    target = _db(args)
+    _needs_file(target)
+    store = open_store(target, readonly=True)
+    try:
+        reading = store.stats()
+        if reading is None:
+            raise CliError(f"the store at {target} cannot count what it holds")
+        counted = as_result(await reading.awaitable())
+    finally:
+        store.close()
+    payload = {"success": True, "db": target, **_unwrap(counted).to_payload()}
+    if args.json:
+        print_json(payload)
+    else:
+        print(format_stats(target, payload))
+    return EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show}
+    "mcp": mcp, "show": show, "stats": stats}
 """Each command's coroutine by name."""

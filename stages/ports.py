@@ -19,6 +19,7 @@ from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.imports import ImportLedger
 from harkback.stages.query import Node
+from harkback.stages.stats import StoreStats
 
 DEFAULT_MAX_SCORED = 2000
 """How many messages a term may match before it counts as common (see MatchQuery)."""
@@ -200,6 +201,10 @@ class SessionStore(Protocol):
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Make searches faster after large writes (SQLite merges its full-text index);
         a store with nothing to do succeeds at once."""
+        ...
+
+    def stats(self) -> FutureResult[StoreStats, StoreUnavailable] | None:
+        """How much this store holds (``harkback stats``), or None when it cannot count."""
         ...
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri
-from harkback.adapters.stores import sqlite_titles
+from harkback.adapters.stores import sqlite_adopt, sqlite_titles
 from harkback.adapters.stores.sql import schema
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.stages.errors import StoreUnavailable
@@ -61,15 +61,26 @@ def execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cur
     return connection.execute(statement.sql, statement.params)
 
 
-def connect(path: Path, readonly: bool, busy_timeout: float
+def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = False
             ) -> Result[sqlite3.Connection, StoreUnavailable]:
-    """A connection to ``path``, prepared for the store (see the module), or why not."""
+    """A connection to ``path``, prepared for the store (see the module), or why not.
+
+    A writable open first checks an existing file without writing it
+    (:func:`~harkback.adapters.stores.sqlite_adopt.refusal`; ``create`` lets it adopt an
+    empty file of any name); a failed open removes the side files it made.
+    """
     # Runs on the store's worker thread, which then owns the connection.
+    if not readonly:
+        refused = sqlite_adopt.refusal(path, create=create)
+        if refused is not None:
+            return Failure(refused)
+    before = sqlite_adopt.present_side_files(path)
     target = read_only_uri(path) if readonly else str(path)
     try:
         connection = sqlite3.connect(target, uri=readonly, timeout=busy_timeout,
                                      isolation_level=None)
     except sqlite3.Error as error:
+        sqlite_adopt.remove_new_side_files(path, before)
         return Failure(unavailable(path, error))
     try:
         problem = _prepare(connection, path, readonly)
@@ -77,6 +88,7 @@ def connect(path: Path, readonly: bool, busy_timeout: float
         problem = unavailable(path, error)
     if problem is not None:
         connection.close()
+        sqlite_adopt.remove_new_side_files(path, before)
         return Failure(problem)
     return Success(connection)
 

@@ -232,6 +232,9 @@ class _BrokenStore:
     def import_ledger(self) -> None:
         return None
 
+    def stats(self) -> None:
+        return None
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         return self._fail()
 
