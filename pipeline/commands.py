@@ -322,16 +322,13 @@ async def sources(args: argparse.Namespace) -> int:
 
 async def stats(args: argparse.Namespace) -> int:
     """``harkback stats``: how much the store holds (read-only)."""
-    from harkback.pipeline.stats import format_stats
+    from harkback.pipeline.stats import count_store, format_stats
 
     target = _db(args)
     _needs_file(target)
     store = open_store(target, readonly=True)
     try:
-        reading = store.stats()
-        if reading is None:
-            raise CliError(f"the store at {target} cannot count what it holds")
-        counted = as_result(await reading.awaitable())
+        counted = await count_store(store)
     finally:
         store.close()
     payload = {"success": True, "db": target, **_unwrap(counted).to_payload()}

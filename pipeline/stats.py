@@ -19,6 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from returns.result import Failure, Result
+
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import SessionStore
+from harkback.stages.stage import as_result
+from harkback.stages.stats import StoreStats
+
 
 def _size(count: int | None) -> str:
     if count is None:
@@ -47,3 +54,11 @@ def format_stats(target: str, payload: dict[str, Any]) -> str:
         lines += [f"{s['source'][:12]:<12} {s['sessions']:>8}  {s['messages']:>8}"
                   for s in payload["sources"]]
     return "\n".join(lines)
+
+
+async def count_store(store: SessionStore) -> Result[StoreStats, StoreUnavailable]:
+    """What ``store`` holds, or why it cannot say."""
+    reading = store.stats()
+    if reading is None:
+        return Failure(StoreUnavailable("this store cannot count what it holds"))
+    return as_result(await reading.awaitable())

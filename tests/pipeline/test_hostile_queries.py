@@ -19,14 +19,15 @@ from harkback.pipeline import Harkback
 from harkback.pipeline.terminal import json_text
 from tests.conftest import conversation
 
-SESSIONS = (
-    conversation("docker", ("user", "containers cannot resolve postgres on the docker bridge"),
-                 ("assistant", "run docker network create backend; NOT NULL was fine"),
-                 started_at=1_770_000_000.0, title="Docker DNS"),
-    conversation("cors", ("user", "CORS error from nginx on uploads, 上次怎么解决的"),
-                 ("assistant", "add_header needs always; \x1b[2J cleared it"),
-                 started_at=1_771_000_000.0, title="CORS"),
-)
+TURNS = {
+    "docker": ("containers cannot resolve postgres on the docker bridge",
+               "run docker network create backend; NOT NULL was fine"),
+    "cors": ("CORS error from nginx on uploads, 上次怎么解决的",
+             "add_header needs always; \x1b[2J cleared it"),
+}
+SESSIONS = tuple(conversation(name, ("user", asked), ("assistant", answered),
+                              started_at=1_770_000_000.0 + 1_000 * i, title=name.upper())
+                 for i, (name, (asked, answered)) in enumerate(TURNS.items()))
 
 
 @pytest.fixture(scope="module")
