@@ -11,7 +11,8 @@ then operator soups of FTS words, quotes, brackets, stars, store words and chara
 every Unicode category (surrogates, NUL, controls, right-to-left marks), a few of them
 repeated to 100,000 characters. Printed as a table: exceptions (what the CLI reports as
 exit 70), replies that are not JSON, failed payloads, the median and the slowest query
-beside the target, and the shape of the slowest one.
+beside the target, the worst median of three more runs of the five slowest (a shared
+machine stalls now and then: what the query itself costs), and the shape of the slowest.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ from harkback.pipeline.terminal import json_text
 
 TARGET_S = 1.0
 """The issue's target for the slowest query."""
+
+RETIMED = 5
+"""How many of the slowest in-process queries are timed again."""
 
 SEED = 20
 LONGEST = 100_000
@@ -92,14 +96,16 @@ class Tally:
     slowest: str
 
     timed: bool = True
+    retimed: float | None = None
 
     def row(self) -> str:
         """This tally as a Markdown table row (the target only where it applies)."""
         worst = max(self.seconds, default=0.0)
         target = f"≤ {TARGET_S:.1f}" if self.timed else "-"
+        again = "-" if self.retimed is None else f"{self.retimed:.3f}"
         return (f"| {self.part} | {self.queries} | {self.exceptions} | {self.not_json} | "
                 f"{self.failed} | {statistics.median(self.seconds or (0.0,)):.4f} | "
-                f"{worst:.3f} | {target} |")
+                f"{worst:.3f} | {again} | {target} |")
 
 
 def _shape(query: str) -> str:
@@ -129,11 +135,22 @@ async def _in_process(db: Path, queries: Sequence[str]) -> Tally:
             seconds.append(time.perf_counter() - started)
             if seconds[-1] >= max(seconds):
                 slowest = _shape(query)
+        # A shared machine stalls now and then: the slowest few are timed again, three
+        # times each, and the worst median says what the query itself costs.
+        worst = sorted(range(len(queries)), key=seconds.__getitem__)[-RETIMED:]
+        medians = []
+        for i in worst:
+            runs = []
+            for _ in range(3):
+                started = time.perf_counter()
+                await hb.search(queries[i])
+                runs.append(time.perf_counter() - started)
+            medians.append(statistics.median(runs))
     finally:
         await hb.aclose()
         store.close()
     return Tally("in process", len(queries), exceptions, not_json, failed, tuple(seconds),
-                 slowest)
+                 slowest, retimed=max(medians, default=0.0))
 
 
 def _argument(query: str) -> str:
@@ -178,7 +195,8 @@ def through_cli(db: Path, queries: Sequence[str]) -> Tally:
 def table(tallies: Sequence[Tally]) -> str:
     """The Markdown table of every part, then the slowest query of each."""
     lines = ["| part | queries | exceptions / exit 70 | not JSON | failed | median (s) | "
-             "slowest (s) | target |", "|---|---|---|---|---|---|---|---|"]
+             "slowest (s) | slowest 5 re-timed (s) | target |",
+             "|---|---|---|---|---|---|---|---|---|"]
     lines += [t.row() for t in tallies]
     lines += [f"slowest {t.part}: {t.slowest}" for t in tallies]
     return "\n".join(lines)
