@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from harkback.pipeline.cli_edges import (
+    Parser,
+    UsageError,
+    internal_error_json,
+    reader_gone,
+    report_usage,
+)
 from harkback.pipeline.model_flags import add_model_arguments
+from harkback.pipeline.terminal import VisibleWriter, json_text, visible
 from harkback.stages.defaults import (
     DEFAULT_LIMIT,
     DEFAULT_RANKER,
@@ -107,7 +114,7 @@ class _Version(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="harkback", description="Recall what happened in past agent sessions.")
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -120,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file")
     ingest.add_argument("file", type=Path)
     with_db(ingest)
+    _add_create_argument(ingest)
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
     _add_embedder_argument(ingest, "then embed every message still without a vector")
@@ -206,6 +214,12 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(migrate)
     migrate.add_argument("--json", action="store_true")
 
+    stats = commands.add_parser(
+        "stats", help="count the sessions, messages, sources, vectors and cached summaries "
+                      "of the store")
+    with_db(stats)
+    stats.add_argument("--json", action="store_true", help="print the counts as JSON")
+
     mcp = commands.add_parser(
         "mcp", help="serve session_search, recent_sessions and read_session to agents over "
                     "MCP on stdio (pip install 'harkback[mcp]')")
@@ -255,6 +269,12 @@ def _add_sync_command(commands: Any,
     sync.add_argument("--json", action="store_true", help="print the counts as JSON")
 
 
+def _add_create_argument(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--create", action="store_true",
+                     help="make an existing empty file a new store even when its name does "
+                          "not end in .db, .sqlite or .sqlite3")
+
+
 def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
     sub.add_argument(
         "--embedder", default=None, metavar="SPEC",
@@ -296,6 +316,7 @@ def _add_import_commands(commands: Any,
         sub.add_argument("path", type=Path, nargs=None if kind == "jsonl" else "?",
                          default=None, help=where)
         with_db(sub)
+        _add_create_argument(sub)
         sub.add_argument("--full", action="store_true",
                          help="read everything again, not only what changed")
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -313,30 +334,54 @@ def _add_import_commands(commands: Any,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a reader that went away is noticed here, not at exit
+    except BrokenPipeError:
+        return reader_gone()
+    return status
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as usage:
+        return report_usage(usage, argv)
     # Imported once the arguments are read: the commands bring the stores and wiring.
     import asyncio
 
     from harkback.pipeline.command_kit import EXIT_INTERNAL, CliError, settings_of
     from harkback.pipeline.commands import COMMANDS
+    stdout = sys.stdout
+    if not getattr(args, "json", False) and args.command != "mcp":
+        # Human output shows stored escape sequences instead of obeying them; the MCP
+        # server speaks JSON-RPC on stdout.
+        sys.stdout = VisibleWriter(stdout)
     try:
         settings_of(args)  # a config file that cannot be used stops every command first
         return asyncio.run(COMMANDS[args.command](args))
     except CliError as error:
         if getattr(args, "json", False):
             # --json promises a payload on stdout whatever happens
-            print(json.dumps({"success": False, "error": str(error)}, ensure_ascii=False))
-        print(f"harkback: {error}", file=sys.stderr)
+            print(json_text({"success": False, "error": str(error)}))
+        print(f"harkback: {visible(str(error))}", file=sys.stderr)
         return error.status
     except KeyboardInterrupt:
         print("harkback: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
         if os.environ.get("HARKBACK_DEBUG"):
             raise
-        print(f"harkback: internal error: {type(error).__name__}: {error} "
-              "(set HARKBACK_DEBUG=1 for details)", file=sys.stderr)
+        description = f"{type(error).__name__}: {error}"
+        internal_error_json(argv, description)
+        print(f"harkback: internal error: {visible(description)} (set HARKBACK_DEBUG=1 "
+              "for details)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":

@@ -66,9 +66,10 @@ def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
     return result.unwrap()
 
 
-def open_store(target: str, *, readonly: bool) -> SessionStore:
-    """Open the store ``target`` names or raise :class:`CliError` saying why not."""
-    return unwrap(wiring.open_store(target, readonly=readonly))
+def open_store(target: str, *, readonly: bool, create: bool = False) -> SessionStore:
+    """Open the store ``target`` names or raise :class:`CliError` saying why not
+    (``create``: adopt an existing empty file whatever its name)."""
+    return unwrap(wiring.open_store(target, readonly=readonly, create=create))
 
 
 def embedder_of(args: argparse.Namespace) -> Embedder | None:

@@ -37,7 +37,8 @@ from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
-from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources
+from harkback.pipeline.terminal import visible
+from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
 from harkback.stages.errors import BadRecord
 from harkback.stages.when import parse_as_of, parse_time_bound
 
@@ -57,7 +58,8 @@ async def ingest(args: argparse.Namespace) -> int:
 
     def report_bad(error: BadRecord) -> None:
         bad.append(error)
-        print(f"harkback: {args.file}: {error.message()} (skipped)", file=sys.stderr)
+        print(visible(f"harkback: {args.file}: {error.message()} (skipped)"),
+              file=sys.stderr)
 
     (outcome,), embedded = await _import(
         args, (JsonlImporter(resolved(args.file), report_bad),), full=True)
@@ -86,7 +88,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     embedder = embedder_of(args)
     outcomes = []
     try:
-        store = open_store(db_of(args), readonly=False)
+        store = open_store(db_of(args), readonly=False, create=args.create)
         try:
             # A store that keeps no ledger still imports; what was read is not remembered.
             ledger = store.import_ledger() or MemoryImportLedger()
@@ -228,7 +230,8 @@ async def import_history(args: argparse.Namespace) -> int:
 
     def report_bad(error: BadRecord) -> None:
         bad.append(error)
-        print(f"harkback: {args.path}: {error.message()} (skipped)", file=sys.stderr)
+        print(visible(f"harkback: {args.path}: {error.message()} (skipped)"),
+              file=sys.stderr)
 
     found = importers_for(args.kind, args.path, on_bad=report_bad)
     if isinstance(found, Failure):
@@ -261,5 +264,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = 
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
     "mcp": mcp, "show": show, "sync": sync, "redact": redact, "config": config,
-    "completion": completion, "migrate": migrate}
+    "completion": completion, "migrate": migrate, "stats": stats}
 """Each command's coroutine by name."""

@@ -177,7 +177,8 @@ class ImportOutcome:
                 f"updated, {d.sessions_unchanged} unchanged), "
                 f"{d.messages_added + d.messages_updated} message(s) written")
         bad = dict(self.left_out).get("bad line", 0)
-        return text + (f"; {bad} line(s) failed" if bad else "")
+        text += f"; {bad} line(s) failed" if bad else ""
+        return text + (f"; {self.secrets.describe()}" if self.secrets.by_kind else "")
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON form of this outcome."""

@@ -44,6 +44,7 @@ from harkback.adapters.stores.postgres_extras import PostgresImportLedger, Postg
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.stats import StoreStats
 
 T = TypeVar("T")
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -219,6 +220,10 @@ class PostgresStore(Closing):
             return self._refused("be rewritten")
         return self.run(lambda connection: postgres_removal.rewrite_all(
             connection, edit, dry_run=dry_run))
+
+    def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
+        """What the database holds (``harkback stats``)."""
+        return self.run(postgres_reads.stats)
 
     def summary_cache(self) -> PostgresSummaryCache:
         """A cache in this database (a read-only store only reads it)."""

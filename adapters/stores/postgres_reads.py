@@ -14,10 +14,10 @@ from typing import Any
 
 import psycopg
 
-from harkback.adapters.stores import search_plan
+from harkback.adapters.stores import search_plan, sqlite_stats
 from harkback.adapters.stores.memory_match import idf, units_of
 from harkback.adapters.stores.postgres_search import CountMemo, census, fit, scope_filters
-from harkback.adapters.stores.postgres_text import matching, storable
+from harkback.adapters.stores.postgres_text import matching, restore, storable
 from harkback.adapters.stores.postgres_writes import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -28,6 +28,7 @@ from harkback.adapters.stores.sql.rows import message_from_row, preview, session
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import AllOf, Node
 from harkback.stages.records import Message, Session, SessionOverview, TitleHit
+from harkback.stages.stats import SourceCount, StoreStats, by_source
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
@@ -131,3 +132,26 @@ def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | N
     found.sort(key=lambda h: (-h.score, h.started_at is None, -(h.started_at or 0.0),
                               h.session_id))
     return tuple(found[:max(query.limit, 0)])
+
+
+def stats(connection: Connection) -> StoreStats:
+    """What the database holds (the SQLite store's counts, in one transaction); its size on
+    disk is the database's (``pg_database_size``)."""
+    with connection.transaction():
+        rows = connection.execute(sqlite_stats.SESSIONS_BY_SOURCE).fetchall()
+        messages: dict[Any, Any] = dict(
+            connection.execute(sqlite_stats.MESSAGES_BY_SOURCE).fetchall())
+        vectors = tuple((str(name), int(n))
+                        for name, n in connection.execute(sqlite_stats.VECTORS_BY_MODEL))
+        found = connection.execute(
+            "SELECT (SELECT count(*) FROM summary_cache), (SELECT version FROM harkback_schema), "
+            "pg_database_size(current_database())").fetchone()
+    assert found is not None
+    sources = by_source(SourceCount(restore(str(source)), int(n), int(messages.get(source, 0)))
+                        for source, n, _low, _high in rows)
+    starts = [r[2] for r in rows if r[2] is not None] + [r[3] for r in rows if r[3] is not None]
+    return StoreStats(sessions=sum(s.sessions for s in sources),
+                      messages=sum(s.messages for s in sources), sources=sources,
+                      oldest=min(starts, default=None), newest=max(starts, default=None),
+                      bytes_on_disk=int(found[2]), vectors=vectors,
+                      cached_summaries=int(found[0]), schema_version=int(found[1]))

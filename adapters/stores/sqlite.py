@@ -38,7 +38,7 @@ from typing import Self, TypeVar
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.stores import sqlite_search, sqlite_titles, sqlite_vectors
+from harkback.adapters.stores import sqlite_search, sqlite_stats, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.migration import Migrated
@@ -53,6 +53,7 @@ from harkback.adapters.stores.sqlite_writes import write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.stats import StoreStats
 
 T = TypeVar("T")
 
@@ -82,13 +83,16 @@ class SqliteStore(Closing):
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
-             busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Result[SqliteStore, StoreUnavailable]:
+             busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = False
+             ) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
         Writable mode creates the file, its folders and the schema, and migrates a file of
         an older schema version (:attr:`schema` says from which). Read-only mode never
         creates or changes anything, reads an older file as it is, and fails when the file
         is missing or not harkback's. A file newer than this harkback fails either way.
+        An empty file is adopted only when its name ends in .db, .sqlite or .sqlite3, or
+        ``create`` is given; a file that is not harkback's is refused, unwritten.
         """
         location = Path(path).expanduser()
         if readonly and not location.is_file():
@@ -101,7 +105,8 @@ class SqliteStore(Closing):
                 return Failure(StoreUnavailable(
                     f"cannot create the folder {location.parent}: {error.strerror}"))
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
-        opened = executor.submit(connect, location, readonly, busy_timeout).result()
+        opened = executor.submit(connect, location, readonly, busy_timeout,
+                                 create=create).result()
         if isinstance(opened, Failure):
             executor.shutdown()
             return Failure(opened.failure())
@@ -258,6 +263,10 @@ class SqliteStore(Closing):
             return FutureResult.from_failure(StoreUnavailable(
                 f"the store at {self.path} was opened read-only; it cannot be rewritten"))
         return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run))
+
+    def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
+        """What the file holds (:func:`~harkback.adapters.stores.sqlite_stats.read_stats`)."""
+        return self._run(lambda connection: sqlite_stats.read_stats(connection, self.path))
 
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """:meth:`merge_index`."""

@@ -83,3 +83,14 @@ def test_redact_takes_a_secret_out_of_the_tables_files(
     assert "3 secret(s) redacted" in done.stdout
     assert _search(url, AWS) == []
     assert AWS.encode() not in _table_bytes(postgres_server, url)
+
+
+def test_stats_of_a_server_database(url: str, tmp_path: Path) -> None:
+    """``harkback stats --db postgresql://…`` counts what the database holds."""
+    ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
+    assert ingested.returncode == 0, ingested.stderr
+    done = harkback("stats", "--db", url, "--json")
+    assert done.returncode == 0, done.stderr
+    counted = json.loads(done.stdout)
+    assert (counted["sessions"], counted["messages"], counted["schema_version"]) == (1, 2, "2")
+    assert counted["bytes_on_disk"] > 0
