@@ -24,7 +24,6 @@ from harkback.adapters.stores.postgres_schema import WRITE_LOCK
 from harkback.adapters.stores.postgres_text import restore, storable
 from harkback.adapters.stores.postgres_writes import write
 from harkback.stages import rewrite
-from harkback.stages.records import Conversation, Message
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
@@ -73,16 +72,9 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
             'SELECT id FROM sessions ORDER BY id COLLATE "C"')]
         for start in range(0, len(ids), CHUNK):
             chunk = ids[start:start + CHUNK]
-            by_session: dict[str, list[Message]] = {}
-            for message in messages(connection, chunk):
-                by_session.setdefault(message.session_id, []).append(message)
-            changed: list[Conversation] = []
-            for session in sessions(connection, chunk):
-                old = Conversation(session, tuple(by_session.get(session.id, ())))
-                new, counts = rewrite.rewrite_conversation(old, edit)
-                report = rewrite.added(report, counts)
-                if new is not old:
-                    changed.append(new)
+            changed, counts = rewrite.rewrite_sessions(sessions(connection, chunk),
+                                                       messages(connection, chunk), edit)
+            report = rewrite.added(report, counts)
             if changed and not dry_run:
                 write(connection, changed)
         stale = [tuple(row[:5]) for row in connection.execute(
