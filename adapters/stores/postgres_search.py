@@ -92,8 +92,9 @@ def match_filters(query: MatchQuery) -> tuple[str, list[Any]]:
     """:func:`row_filters`, and no session that a message of the searched roles matching
     ``query.excluded`` is in, whenever it was written.
 
-    >>> match_filters(MatchQuery(expression=Term("a"), excluded=Term("b")))[1][-2:]
-    ["'b'", ['user', 'assistant']]
+    >>> match_filters(MatchQuery(expression=Term("a"), roles=("user",),
+    ...                          excluded=Term("b")))[1][-2:]
+    ["'b'", ['user']]
     """
     conditions, params = row_filters(query)
     if query.excluded is None:
