@@ -13,6 +13,7 @@ facade's timings, the same code path users take. A third pass runs the model
 summarizer against a local Chat Completions server that answers after a fixed
 delay, so the time spent outside the model shows. It prints a table, and writes
 ``scale.json`` and ``scale.png`` (latency against store size, per stage) to ``--out``.
+The PostgreSQL store's figures come from :mod:`benchmarks.scale_postgres`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import STAGE_NAMES, Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.ingest import chunked
+from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation
 
 QUERY_MIX: tuple[tuple[str, str], ...] = (
@@ -97,7 +99,7 @@ def _remove(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-async def _timed_ingest(store: SqliteStore, groups: Iterator[list[Conversation]]
+async def _timed_ingest(store: SessionStore, groups: Iterator[list[Conversation]]
                         ) -> tuple[int, float, float]:
     # Only the store's work is timed, not generating the sessions; while it runs the
     # loop's thread waits, so the process's CPU time is the store's.

@@ -112,6 +112,13 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class DbValue(str):
+    """A ``--db`` value as written: a file path (completed as one) or a server URL (which a
+    ``Path`` would fold)."""
+
+    names_a_file = True
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = Parser(
@@ -120,8 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_db(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--db", type=Path, default=None,
-                         help="database file (default: $HARKBACK_DB or the user data dir)")
+        sub.add_argument("--db", type=DbValue, default=None,
+                         help="database file or postgresql:// URL (default: $HARKBACK_DB "
+                              "or the user data dir)")
 
     ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file")
     ingest.add_argument("file", type=Path)

@@ -73,6 +73,12 @@ def _choices(action: argparse.Action) -> tuple[str, ...]:
     return tuple(str(c) for c in action.choices) if action.choices is not None else ()
 
 
+def names_a_file(action: argparse.Action) -> bool:
+    """Whether the action's value is completed as a file: a ``Path``, or a type that says
+    so (``--db``, a path or a server URL kept as written)."""
+    return action.type is Path or bool(getattr(action.type, "names_a_file", False))
+
+
 def command_tree(parser: argparse.ArgumentParser, name: str = "harkback",
                  help: str = "") -> Command:
     """The commands, options and choices of ``parser``, as the scripts need them."""
@@ -89,11 +95,11 @@ def command_tree(parser: argparse.ArgumentParser, name: str = "harkback",
             options.append(Option(
                 names=tuple(action.option_strings),
                 help=_short(action.help).strip(" .,") or action.dest.replace("_", " "),
-                takes_value=action.nargs != 0, files=action.type is Path,
+                takes_value=action.nargs != 0, files=names_a_file(action),
                 choices=_choices(action),
                 repeats=isinstance(action, argparse._AppendAction | argparse._ExtendAction)))
         elif not files and not choices:
-            files, choices = action.type is Path, _choices(action)
+            files, choices = names_a_file(action), _choices(action)
             positional_help = _short(action.help) or action.dest
     return Command(name=name, help=_short(help), options=tuple(options),
                    commands=tuple(commands), positional_files=files,

@@ -63,9 +63,11 @@ async def optimize(args: argparse.Namespace) -> int:
     """``harkback optimize``: merge the full-text index after large imports."""
     target = db_of(args)
     needs_file(target)
+    sqlite = wiring.store_kind(target) == "sqlite"
+    work = "merging the full-text index" if sqlite else "vacuuming and analysing"
     if not args.json:
-        print(f"merging the full-text index of {target} (a million messages take about "
-              "20 s)...", file=sys.stderr, flush=True)
+        print(f"{work} of {target} (a million messages take about 20 s)...",
+              file=sys.stderr, flush=True)
     store = open_store(target, readonly=False)
     started = time.monotonic()
     try:
@@ -77,7 +79,8 @@ async def optimize(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"success": True, "db": target, "seconds": seconds})
     else:
-        print(f"merged the full-text index of {target} in {seconds} s")
+        print(f"{'merged the full-text index' if sqlite else 'vacuumed and analysed'} "
+              f"of {target} in {seconds} s")
     return EXIT_OK
 
 

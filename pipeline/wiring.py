@@ -31,7 +31,7 @@ from harkback.adapters.models.chat_settings import ChatSettings
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
-from harkback.pipeline.config import default_db_path
+from harkback.pipeline.config import default_db
 from harkback.pipeline.facade import Harkback
 from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
 from harkback.stages.errors import QueryRejected, StoreUnavailable
@@ -74,14 +74,19 @@ def _open_memory(_target: str, _readonly: bool) -> Result[SessionStore, StoreUna
     return Success(MemoryStore())
 
 
-def _open_postgres(target: str, _readonly: bool) -> Result[SessionStore, StoreUnavailable]:
-    scheme = target.split("://", 1)[0]
-    return Failure(StoreUnavailable(
-        f"{scheme}:// stores are not supported by this version of harkback; "
-        "use a SQLite file path"))
+POSTGRES_EXTRA = "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"
 
 
-def _as_store(store: SqliteStore) -> SessionStore:
+def _open_postgres(target: str, readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+    # Imported here: psycopg is an optional extra, and a SQLite user must not load it.
+    try:
+        from harkback.adapters.stores.postgres import PostgresStore
+    except ImportError:
+        return Failure(StoreUnavailable(POSTGRES_EXTRA))
+    return PostgresStore.open(target, readonly=readonly).map(_as_store)
+
+
+def _as_store(store: SessionStore) -> SessionStore:
     return store
 
 
@@ -97,14 +102,15 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
                create: bool = False) -> Result[SessionStore, StoreUnavailable]:
     """Open the store a ``--db`` value names (default: ``$HARKBACK_DB`` or the data dir).
 
-    A SQLite file is created when missing unless ``readonly``; read-only never creates
-    or changes anything. An existing empty file becomes a store only when named like a
-    database (.db, .sqlite, .sqlite3) or with ``create``.
+    A SQLite file is created when missing unless ``readonly``, and so is the schema of an
+    empty PostgreSQL database; read-only never creates or changes anything. An existing
+    empty file becomes a store only when named like a database (.db, .sqlite, .sqlite3)
+    or with ``create``.
 
     >>> open_store(":memory:").map(lambda s: type(s).__name__)
     <Success: MemoryStore>
     """
-    text = os.fspath(target) if target is not None else os.fspath(default_db_path())
+    text = os.fspath(target) if target is not None else default_db()
     if create and not readonly and store_kind(text) == "sqlite":
         return SqliteStore.open(text, create=True).map(_as_store)
     return STORES[store_kind(text)](text, readonly)
@@ -122,8 +128,15 @@ def _migrate_memory(_target: str) -> Result[Migrated, StoreUnavailable]:
 
 
 def _migrate_postgres(target: str) -> Result[Migrated, StoreUnavailable]:
-    # Unsupported for now: the opener's own line says so.
-    return Failure(_open_postgres(target, False).failure())
+    try:
+        from harkback.adapters.stores.postgres import PostgresStore
+    except ImportError:
+        return Failure(StoreUnavailable(POSTGRES_EXTRA))
+
+    def found(store: PostgresStore) -> Migrated:
+        store.close()
+        return store.schema
+    return PostgresStore.open(target).map(found)  # a writable open migrates
 
 
 MIGRATORS: Mapping[str, Callable[[str], Result[Migrated, StoreUnavailable]]] = {
@@ -236,7 +249,7 @@ def open_for_recall(settings: RecallSettings) -> Result[SessionStore, StoreUnava
     A store that cannot be opened writable (a read-only file) is opened read-only: the
     recall still runs, and its summaries are not kept.
     """
-    target = settings.db if settings.db is not None else os.fspath(default_db_path())
+    target = settings.db if settings.db is not None else default_db()
     if settings.writes_summaries and (store_kind(target) != "sqlite" or Path(target).is_file()):
         writable = open_store(target)
         if isinstance(writable, Success):

@@ -18,14 +18,14 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import attrs
 from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.records import Conversation, Message
+from harkback.stages.records import Conversation, Message, Session
 
 Edit = Callable[[str], str]
 """A text function: returns its argument unchanged (the same text) when it has nothing to do."""
@@ -74,6 +74,31 @@ def rewrite_conversation(conversation: Conversation, edit: Edit
         return conversation, RewriteReport()
     report = RewriteReport(sessions=1, messages=changed, titles=int(title != session.title))
     return Conversation(attrs.evolve(session, title=title), messages), report
+
+
+def rewrite_sessions(sessions: Iterable[Session], messages: Iterable[Message], edit: Edit
+                     ) -> tuple[list[Conversation], RewriteReport]:
+    """The conversations of ``sessions`` (with their ``messages``, in order) that ``edit``
+    changes, rewritten, and what changed in all.
+
+    >>> from harkback.stages.records import Session
+    >>> changed, report = rewrite_sessions([Session(id="s", title="hi"), Session(id="t")], [
+    ...     Message(session_id="s", position=0, role="user", content="a")], str.upper)
+    >>> [c.session.title for c in changed], report.titles, report.messages
+    (['HI'], 1, 1)
+    """
+    by_session: dict[str, list[Message]] = {}
+    for message in messages:
+        by_session.setdefault(message.session_id, []).append(message)
+    changed: list[Conversation] = []
+    report = RewriteReport()
+    for session in sessions:
+        old = Conversation(session, tuple(by_session.get(session.id, ())))
+        new, counts = rewrite_conversation(old, edit)
+        report = added(report, counts)
+        if new is not old:
+            changed.append(new)
+    return changed, report
 
 
 def added(a: RewriteReport, b: RewriteReport) -> RewriteReport:

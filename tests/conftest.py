@@ -8,6 +8,9 @@ import pytest
 
 from harkback.stages.records import Conversation, Message, Role, Session
 
+# The throwaway PostgreSQL server (postgres_server, postgres_database fixtures).
+pytest_plugins = ["tests.support.postgres_server"]
+
 
 def conversation(session_id: str, *turns: tuple[Role, str], started_at: float | None = None,
                  source: str = "cli", parent: str | None = None, title: str = "",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from returns.future import FutureResult
@@ -105,13 +105,19 @@ def _read_state(key: SourceKey) -> Callable[[sqlite3.Connection], SourceState]:
         ids = _mark_sessions(connection, key.location)
         marks = tuple(Mark(item=r[0], fingerprint=r[1], sessions=r[2], messages=r[3],
                            session_ids=tuple(ids.get(r[0], ()))) for r in rows)
-        if row is None:
-            return SourceState(key=key, marks=marks)
-        return SourceState(key=key, first_imported_at=row[1], last_imported_at=row[2],
-                           cursor=row[3], marks=marks,
-                           sessions=sum(m.sessions for m in marks),
-                           messages=sum(m.messages for m in marks))
+        return source_state(key, row, marks)
     return work
+
+
+def source_state(key: SourceKey, row: Sequence[Any] | None, marks: tuple[Mark, ...]
+                 ) -> SourceState:
+    """A source's state from its ``import_sources`` row (``kind, first, last, cursor``;
+    None when never stamped) and its marks."""
+    if row is None:
+        return SourceState(key=key, marks=marks)
+    return SourceState(key=key, first_imported_at=row[1], last_imported_at=row[2],
+                       cursor=row[3], marks=marks, sessions=sum(m.sessions for m in marks),
+                       messages=sum(m.messages for m in marks))
 
 
 def _mark_sessions(connection: sqlite3.Connection, location: str) -> dict[str, list[str]]:

@@ -18,7 +18,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Sequence, Set
 
 from harkback.stages.query import AllOf, AnyOf, Node, Phrase, Term, Unit, Without
 
@@ -69,3 +69,25 @@ def is_disjunction(node: Node) -> bool:
     if isinstance(node, AnyOf):
         return all(is_disjunction(item) for item in node.items)
     return False
+
+
+def extrapolate(newest: Sequence[int], oldest: Sequence[int], *, documents: int,
+                exact_up_to: int) -> int:
+    """Messages holding a term counted past ``exact_up_to``, from its two ends.
+
+    ``newest`` and ``oldest`` are (matches, lowest row id, highest row id) of the newest
+    and the oldest few matches; the stretch between them is taken to hold matches at
+    the mean density of the two ends (each over its own ids), so a word frequent only
+    lately (a current topic) is not mistaken for one found everywhere.
+
+    >>> extrapolate((10, 91, 100), (10, 1, 10), documents=100, exact_up_to=5)
+    100
+    >>> extrapolate((10, 191, 200), (10, 1, 100), documents=1000, exact_up_to=5)
+    70
+    """
+    new_count, new_low, new_high = newest
+    old_count, old_low, old_high = oldest
+    density = (old_count / (old_high - old_low + 1) + new_count / (new_high - new_low + 1)) / 2
+    estimate = old_count + new_count + max(new_low - old_high - 1, 0) * density
+    # The count just passed the exact limit, so the estimate is at least past it too.
+    return min(max(round(estimate), exact_up_to + 1), documents)

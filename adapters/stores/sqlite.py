@@ -33,13 +33,13 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import TracebackType
 from typing import Self, TypeVar
 
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores import sqlite_search, sqlite_stats, sqlite_titles, sqlite_vectors
+from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import fulltext, rows
@@ -58,7 +58,7 @@ from harkback.stages.stats import StoreStats
 T = TypeVar("T")
 
 
-class SqliteStore:
+class SqliteStore(Closing):
     """A :class:`~harkback.stages.ports.SessionStore` and
     :class:`~harkback.stages.ports.VectorStore` kept in a SQLite file.
 
@@ -124,24 +124,6 @@ class SqliteStore:
         # The connection is gone either way; a failure to close leaves nothing to undo.
         with contextlib.suppress(sqlite3.Error):
             closing.result()
-
-    def __enter__(self) -> Self:
-        """Use the store in a ``with`` block that closes it."""
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        """Close the store."""
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        """Use the store in an ``async with`` block that closes it."""
-        return self
-
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        trace: TracebackType | None) -> None:
-        """Close the store without blocking the loop on queued work."""
-        await asyncio.to_thread(self.close)
 
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> FutureResult[T, StoreUnavailable]:
         return FutureResult(self._call(work))

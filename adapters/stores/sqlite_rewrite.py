@@ -17,7 +17,6 @@ from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.adapters.stores.sqlite_writes import write
 from harkback.stages import rewrite
-from harkback.stages.records import Conversation, Message
 
 _MERGE_TITLES = "INSERT INTO session_titles_fts(session_titles_fts) VALUES('optimize')"
 
@@ -41,17 +40,10 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
         chunk = ids[start:start + CHUNK]
         sessions = [rows.session_from_row(r) for r in execute(connection,
                                                               rows.sessions_by_id(chunk))]
-        messages: dict[str, list[Message]] = {}
-        for r in execute(connection, rows.messages_of(chunk)):
-            message = rows.message_from_row(r)
-            messages.setdefault(message.session_id, []).append(message)
-        changed: list[Conversation] = []
-        for session in sessions:
-            old = Conversation(session, tuple(messages.get(session.id, ())))
-            new, counts = rewrite.rewrite_conversation(old, edit)
-            report = rewrite.added(report, counts)
-            if new is not old:
-                changed.append(new)
+        changed, counts = rewrite.rewrite_sessions(sessions, (
+            rows.message_from_row(r) for r in execute(connection, rows.messages_of(chunk))),
+            edit)
+        report = rewrite.added(report, counts)
         if changed and not dry_run:
             write(connection, changed)
     stale = _stale_summaries(connection, edit)

@@ -52,14 +52,10 @@ def estimate_count(connection: sqlite3.Connection, term: str, documents: int, *,
         connection, fulltext.count_matches(Term(term), exact_up_to)).fetchone()[0]
     if counted <= exact_up_to:
         return counted
-    newest, new_low, new_high = execute(
-        connection, fulltext.end_matches(term, sample, newest=True)).fetchone()
-    oldest, old_low, old_high = execute(
-        connection, fulltext.end_matches(term, sample, newest=False)).fetchone()
-    density = (oldest / (old_high - old_low + 1) + newest / (new_high - new_low + 1)) / 2
-    estimate: float = oldest + newest + max(new_low - old_high - 1, 0) * density
-    # The count just passed the exact limit, so the estimate is at least past it too.
-    return min(max(round(estimate), exact_up_to + 1), documents)
+    return search_plan.extrapolate(
+        execute(connection, fulltext.end_matches(term, sample, newest=True)).fetchone(),
+        execute(connection, fulltext.end_matches(term, sample, newest=False)).fetchone(),
+        documents=documents, exact_up_to=exact_up_to)
 
 
 def term_stats(connection: sqlite3.Connection, terms: Sequence[str]) -> TermStats:

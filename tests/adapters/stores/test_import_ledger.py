@@ -1,4 +1,4 @@
-"""The import ledger's contract, against the SQLite and in-memory ledgers."""
+"""The import ledger's contract, against the SQLite, PostgreSQL and in-memory ledgers."""
 
 from __future__ import annotations
 
@@ -9,19 +9,28 @@ from pathlib import Path
 import pytest
 
 from harkback.adapters.stores.import_ledger import MemoryImportLedger, SqliteImportLedger
+from harkback.adapters.stores.postgres import PostgresStore
+from harkback.adapters.stores.postgres_extras import PostgresImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.imports import ImportLedger, Mark, SourceKey
 from tests.adapters.stores.store_contract import failed, ok
+from tests.support.postgres_server import emptied
 
 KEY = SourceKey(kind="hermes", location="/home/me/.hermes/state.db")
 OTHER = SourceKey(kind="codex", location="/home/me/.codex/sessions")
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "postgres", "memory"])
 def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ImportLedger]:
     """A fresh ledger of each kind."""
     if request.param == "memory":
         yield MemoryImportLedger()
+        return
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres_database")
+        with PostgresStore.open(url).unwrap() as opened:
+            emptied(url)
+            yield PostgresImportLedger(opened)
         return
     with SqliteStore.open(tmp_path / "h.db").unwrap() as store:
         yield SqliteImportLedger(store)

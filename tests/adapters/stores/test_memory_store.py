@@ -1,4 +1,5 @@
-"""Tests of the in-memory store: the shared contract, and agreement with SQLite's ranking."""
+"""Tests of the in-memory store: agreement with SQLite's ranking (the shared contract runs in
+test_store_contract.py)."""
 
 from __future__ import annotations
 
@@ -14,21 +15,8 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
 from harkback.stages.query import parse_query
 from harkback.stages.records import ROLES, Conversation, Message, MessageHit, Session, ToolCall
-from tests.adapters.stores.filter_contract import FilterContract
-from tests.adapters.stores.removal_contract import RemovalContract
-from tests.adapters.stores.store_contract import StoreContract, ok, twin_stores
+from tests.adapters.stores.store_contract import ok, twin_stores
 from tests.conftest import conversation
-
-
-@pytest.fixture
-def store() -> MemoryStore:
-    """A fresh, empty in-memory store."""
-    return MemoryStore()
-
-
-class TestMemoryStore(StoreContract, RemovalContract, FilterContract):
-    """The SessionStore contract, run against the in-memory store."""
-
 
 CORPUS = (
     conversation("docker", ("user", "the docker bridge network is down again"),

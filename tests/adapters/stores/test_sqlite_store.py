@@ -1,4 +1,5 @@
-"""Tests of the SQLite store: the shared contract, plus what only a real file can show."""
+"""Tests of the SQLite store: what only a real file can show (the shared contract runs in
+test_store_contract.py)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import parse_query, to_fts5
 from harkback.stages.records import ROLES, Conversation, Message, Session
-from tests.adapters.stores.filter_contract import FilterContract
-from tests.adapters.stores.removal_contract import RemovalContract
-from tests.adapters.stores.store_contract import StoreContract, failed, match, ok
+from tests.adapters.stores.store_contract import failed, match, ok
 
 Make = Callable[..., Conversation]
 
@@ -31,10 +30,6 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
     """A fresh store in a new database file."""
     with SqliteStore.open(tmp_path / "harkback.db").unwrap() as opened:
         yield opened
-
-
-class TestSqliteStore(StoreContract, RemovalContract, FilterContract):
-    """The SessionStore contract, run against SQLite."""
 
 
 def _snapshot(path: Path) -> tuple[bytes, int]:

@@ -19,12 +19,10 @@ from harkback.adapters.stores.sql import schema
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_vectors import NUMPY_MISSING
 from harkback.stages.ports import NearestQuery
-from harkback.stages.records import Conversation, Message, MessageHit, Role, Session
+from harkback.stages.records import Conversation, MessageHit, Role
 from tests.adapters.stores.old_files import file_state, old_file, schema_names
 from tests.adapters.stores.store_contract import Make, failed, ok, twin_stores
 from tests.adapters.stores.vector_contract import (
-    Store,
-    VectorContract,
     axis,
     between,
     embed_all,
@@ -33,35 +31,6 @@ from tests.adapters.stores.vector_contract import (
     places,
 )
 from tests.conftest import conversation
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """A fresh, empty store of each kind (the SQLite one in a new file)."""
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    with SqliteStore.open(tmp_path / "harkback.db").unwrap() as opened:
-        yield opened
-
-
-class TestVectorStores(VectorContract):
-    """The VectorStore contract, run against the memory store and the SQLite store."""
-
-    async def test_new_content_behind_the_same_search_text_drops_the_vector(
-            self, store: Store) -> None:
-        """Content that changes while the indexed text stays the same (content and tool name
-        are indexed together) still loses its vector: the vector describes the content."""
-        def chat(message: Message) -> Conversation:
-            return Conversation(Session(id="s1"), (message,))
-        await ok(store.ingest([chat(Message(session_id="s1", position=0, role="tool",
-                                            content="ls\nbash"))]))
-        await ok(store.keep_vectors("m", [(key("s1", 0), axis(0))]))
-        await ok(store.ingest([chat(Message(session_id="s1", position=0, role="tool",
-                                            content="ls", tool_name="bash"))]))
-        assert await ok(store.vector_count("m")) == 0
-        assert places(await ok(store.unembedded("m", ("tool",), 5))) == [("s1", 0)]
-
 
 # --- SQLite only -------------------------------------------------------------------------
 

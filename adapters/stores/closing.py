@@ -1,0 +1,44 @@
+"""What every store that holds a resource shares: ``with`` and ``async with`` blocks that
+close it.
+
+>>> class Door(Closing):
+...     shut = False
+...     def close(self) -> None:
+...         self.shut = True
+>>> with Door() as door:
+...     pass
+>>> door.shut
+True
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import Self
+
+
+class Closing:
+    """A store usable in a ``with`` or ``async with`` block that calls :meth:`close`."""
+
+    def close(self) -> None:
+        """Release what the store holds; closing twice is harmless."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        """Use the store in a ``with`` block that closes it."""
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        """Close the store."""
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        """Use the store in an ``async with`` block that closes it."""
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        """Close the store without blocking the loop on queued work."""
+        await asyncio.to_thread(self.close)

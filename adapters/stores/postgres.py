@@ -1,0 +1,273 @@
+"""The PostgreSQL session store: one database shared by many machines, readers and writers.
+
+Statements run on a small thread pool over a :class:`psycopg_pool.ConnectionPool`, so the
+event loop never blocks on the server. Every failure of the server (unreachable, gone
+mid-statement, refusing a write) comes back as one :class:`StoreUnavailable` line; a
+transaction that fails is rolled back whole. The work lives beside it: connections and
+the schema check in :mod:`~harkback.adapters.stores.postgres_connection` (tables in
+:mod:`~harkback.adapters.stores.postgres_schema`), search and term statistics in
+:mod:`~harkback.adapters.stores.postgres_search`, reads and titles in
+:mod:`~harkback.adapters.stores.postgres_reads`, ingests in
+:mod:`~harkback.adapters.stores.postgres_writes`, vectors in
+:mod:`~harkback.adapters.stores.postgres_vectors`, the summary cache and import ledger in
+:mod:`~harkback.adapters.stores.postgres_extras`, removals and rewrites in
+:mod:`~harkback.adapters.stores.postgres_removal`.
+
+>>> PostgresStore.open("postgresql://host:port/db").failure().reason.split(" (")[0]
+'not a PostgreSQL URL: postgresql://host:port/db'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Self, TypeVar
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+from returns.future import FutureResult
+from returns.result import Failure, Result, Success
+
+from harkback.adapters.stores import (
+    postgres_connection,
+    postgres_reads,
+    postgres_removal,
+    postgres_search,
+    postgres_vectors,
+    postgres_writes,
+)
+from harkback.adapters.stores.closing import Closing
+from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
+from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
+from harkback.stages import ports, records, rewrite
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.stats import StoreStats
+
+T = TypeVar("T")
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+
+class PostgresStore(Closing):
+    """A :class:`~harkback.stages.ports.SessionStore` and
+    :class:`~harkback.stages.ports.VectorStore` in a PostgreSQL database.
+
+    Build it with :meth:`open`; close it with :meth:`close` or a ``with`` block.
+    """
+
+    def __init__(self, *, url: str, readonly: bool, pool: ConnectionPool,
+                 executor: ThreadPoolExecutor, schema: Migrated) -> None:
+        """Wrap an open pool; use :meth:`open` instead."""
+        self.url = url
+        self.schema = schema
+        """The database's schema version when opened, and now (see :meth:`open`)."""
+        self.where = postgres_connection.where(url)
+        self.readonly = readonly
+        self._pool = pool
+        self._executor = executor
+        self._closed = False
+        self._memo = postgres_search.CountMemo()
+
+    @classmethod
+    def open(cls, url: str, *, readonly: bool = False,
+             timeout: float = postgres_connection.CONNECT_TIMEOUT_S
+             ) -> Result[PostgresStore, StoreUnavailable]:
+        """Connect to the database at ``url``; blocks briefly, so call it off the loop.
+
+        Writable mode creates the schema in an empty database and migrates one of an older
+        schema version (:attr:`schema` says from which). Read-only mode never writes (the
+        server enforces it) and fails on a database that holds no harkback store or an
+        older one; either refuses a database holding other tables, or a newer schema. A statement
+        waits at most ``timeout`` seconds for a connection (a server gone fails then).
+        """
+        prepared = postgres_connection.prepare(url, readonly)
+        if isinstance(prepared, Failure):
+            return Failure(prepared.failure())
+        try:
+            pool = postgres_connection.pool(url, readonly, timeout)
+        except (psycopg.Error, PoolTimeout) as error:
+            return Failure(postgres_connection.unavailable(url, error))
+        executor = ThreadPoolExecutor(max_workers=postgres_connection.POOL_SIZE,
+                                      thread_name_prefix="harkback-postgres")
+        return Success(cls(url=url, readonly=readonly, pool=pool, executor=executor,
+                           schema=prepared.unwrap()))
+
+    def close(self) -> None:
+        """Finish queued work and close the pool; closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
+        self._executor.shutdown(wait=True)
+        with contextlib.suppress(psycopg.Error, PoolTimeout):
+            self._pool.close()
+
+    def run(self, work: Callable[[Connection], T]) -> FutureResult[T, StoreUnavailable]:
+        """Run ``work`` with a pooled connection on the store's threads, in a transaction
+        committed when it returns and rolled back when it raises; a database error comes
+        back as :class:`StoreUnavailable`."""
+        return FutureResult(self._call(work))
+
+    async def _call(self, work: Callable[[Connection], T]) -> Result[T, StoreUnavailable]:
+        if self._closed:
+            return Failure(StoreUnavailable(f"the store at {self.where} is closed"))
+        loop = asyncio.get_running_loop()
+        try:
+            return Success(await loop.run_in_executor(self._executor, self._with_connection,
+                                                      work))
+        except (psycopg.Error, PoolTimeout) as error:
+            return Failure(postgres_connection.unavailable(self.url, error))
+
+    def _with_connection(self, work: Callable[[Connection], T]) -> T:
+        with self._pool.connection() as connection:
+            return work(connection)
+
+    def _run_checked(self, work: Callable[[Connection], Result[T, StoreUnavailable]]
+                     ) -> FutureResult[T, StoreUnavailable]:
+        return self.run(work).bind_result(lambda outcome: outcome)
+
+    def _refused(self, what: str) -> FutureResult[Any, StoreUnavailable]:
+        return FutureResult.from_failure(StoreUnavailable(
+            f"the store at {self.where} was opened read-only; it cannot {what}"))
+
+    # --- the SessionStore port ---------------------------------------------------------------
+
+    def search(self, query: ports.MatchQuery
+               ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
+        """Messages matching the query, best first; ``score`` is FTS5's BM25 (as SQLite's)."""
+        return self.run(lambda connection: postgres_search.search(connection, query, self._memo))
+
+    def search_titles(self, query: ports.MatchQuery
+                      ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
+        """Sessions whose title or source matches, best first (BM25 over titles)."""
+        return self.run(lambda connection: postgres_reads.search_titles(connection, query,
+                                                                      self._memo))
+
+    def term_stats(self, terms: Sequence[str]
+                   ) -> FutureResult[ports.TermStats, StoreUnavailable]:
+        """Index statistics: kept totals, and counts exact up to a cap, estimated above."""
+        return self.run(lambda connection: postgres_search.term_stats(connection, terms,
+                                                                     self._memo))
+
+    def sessions(self, ids: Sequence[str]
+                 ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
+        """The sessions with these ids, in the order asked; unknown ids are left out."""
+        return self.run(lambda connection: postgres_reads.sessions(connection, ids))
+
+    def children(self, ids: Sequence[str]
+                 ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
+        """Sessions whose parent is one of ``ids``, earliest first."""
+        return self.run(lambda connection: postgres_reads.children(connection, ids))
+
+    def messages(self, session_ids: Sequence[str]
+                 ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
+        """All messages of these sessions, in session start order then position."""
+        return self.run(lambda connection: postgres_reads.messages(connection, session_ids))
+
+    def recent(self, query: ports.RecentQuery
+               ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
+        """Root sessions (no parent, or a parent not stored), newest first."""
+        return self.run(lambda connection: postgres_reads.recent(connection, query))
+
+    def ingest(self, conversations: Sequence[records.Conversation]
+               ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
+        """Store conversations in one transaction; a session id already stored is replaced."""
+        if self.readonly:
+            return self._refused("ingest")
+        batch = tuple({c.session.id: c for c in conversations}.values())
+        return self.run(lambda connection: postgres_writes.write(connection, batch))
+
+    # --- capabilities ----------------------------------------------------------------------
+
+    def optimize(self) -> FutureResult[None, StoreUnavailable]:
+        """Refresh the planner's statistics and the visibility map (``VACUUM ANALYZE``), so
+        counts and searches use the index well after large writes."""
+        if self.readonly:
+            return self._refused("optimize")
+
+        def work(connection: Connection) -> None:
+            connection.commit()  # VACUUM runs outside a transaction
+            connection.autocommit = True
+            try:
+                for table in ("messages", "sessions", "message_vectors"):
+                    connection.execute(f"VACUUM ANALYZE {table}")
+            finally:
+                connection.autocommit = False
+        return self.run(work)
+
+    def session_remover(self) -> Self:
+        """This store: it removes whole sessions (:meth:`remove_sessions`)."""
+        return self
+
+    def remove_sessions(self, ids: Sequence[str]) -> FutureResult[int, StoreUnavailable]:
+        """Remove these sessions with everything kept for them, in one transaction;
+        returns how many were stored."""
+        if self.readonly:
+            return self._refused("remove sessions")
+        wanted = tuple(ids)
+        return self.run(lambda connection: postgres_removal.remove(connection, wanted))
+
+    def text_rewriter(self) -> Self:
+        """This store: its texts are rewritten in place (:meth:`rewrite_texts`)."""
+        return self
+
+    def rewrite_texts(self, edit: rewrite.Edit, *, dry_run: bool = False
+                      ) -> FutureResult[rewrite.RewriteReport, StoreUnavailable]:
+        """Apply ``edit`` to every title, message and cached summary, in place (see
+        :mod:`~harkback.adapters.stores.postgres_removal`); a read-only store only counts."""
+        if self.readonly and not dry_run:
+            return self._refused("be rewritten")
+        return self.run(lambda connection: postgres_removal.rewrite_all(
+            connection, edit, dry_run=dry_run))
+
+    def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
+        """What the database holds (``harkback stats``)."""
+        return self.run(postgres_reads.stats)
+
+    def summary_cache(self) -> PostgresSummaryCache:
+        """A cache in this database (a read-only store only reads it)."""
+        return PostgresSummaryCache(self)
+
+    def import_ledger(self) -> PostgresImportLedger:
+        """A ledger in this database."""
+        return PostgresImportLedger(self)
+
+    def vector_store(self) -> Self:
+        """This store: vectors live in the same database."""
+        return self
+
+    # --- dense vectors (the VectorStore port) -------------------------------------------------
+
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+                   ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
+        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
+        ``model``, in stored order."""
+        return self.run(lambda connection: postgres_vectors.unembedded(
+            connection, model, roles, limit))
+
+    def keep_vectors(self, model: str,
+                     vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
+                     ) -> FutureResult[int, StoreUnavailable]:
+        """Store vectors of ``model`` (replacing older ones) at unit length, in one
+        transaction; keys of messages not stored are skipped, and vectors unlike the
+        model's stored ones (or each other), or not finite, fail the whole batch."""
+        if self.readonly:
+            return self._refused("keep vectors")
+        pairs = tuple(vectors)
+        problem = vector_problem(model, [vector for _, vector in pairs])
+        if problem is not None:
+            return FutureResult.from_failure(StoreUnavailable(problem))
+        latest = {(key.session_id, key.position): unit_vector(vector) for key, vector in pairs}
+        return self._run_checked(lambda connection: postgres_vectors.keep(
+            connection, model, latest))
+
+    def nearest(self, query: ports.NearestQuery
+                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
+        """Messages whose vectors of ``query.model`` are nearest, best first; ``score`` is
+        the cosine similarity."""
+        return self._run_checked(lambda connection: postgres_vectors.nearest(connection, query))
+
+    def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """How many messages have a vector of ``model``."""
+        return self.run(lambda connection: postgres_vectors.vector_count(connection, model))

@@ -1,0 +1,99 @@
+"""The PostgreSQL store's schema versions: the forward steps from its first layout, in order,
+and bringing a database to this harkback's version (the pattern of
+:mod:`~harkback.adapters.stores.migration`, as the SQLite store follows it).
+
+Version 1 is :data:`~harkback.adapters.stores.postgres_schema.SCHEMA`. A new database is
+made at version 1 and brought forward by these same steps, so a new database and a
+migrated one cannot differ. The version lives in the ``harkback_schema`` row and changes in
+the same transaction as the steps (PostgreSQL's DDL is transactional), under the store's
+write lock: a kill at any point leaves the database at its old version or its new one, and
+writers wait for a migration rather than write beside it. A read-only connection cannot
+create even temporary views, so no step has a read view: a read-only open of an older
+database asks for ``harkback migrate``.
+
+To change the schema, add a step at the end; never edit one that shipped.
+
+>>> from harkback.adapters.stores.migration import check_order
+>>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
+(True, 2)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from harkback.adapters.stores import postgres_schema as schema
+from harkback.adapters.stores.migration import (
+    FIRST_VERSION,
+    Migrated,
+    Migration,
+    latest,
+    needs_migrate,
+    pending,
+    too_new,
+)
+
+Connection = psycopg.Connection[Any]
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        version=2,
+        about="sessions.project: the folder a session worked in; import_mark_sessions: the "
+              "sessions read from each imported item",
+        # A column with a constant default rewrites no row: instant at any size.
+        statements=("ALTER TABLE sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''",
+                    schema.from_sqlite(schema.ledger_table("import_mark_sessions"))),
+    ),
+)
+"""Every step, oldest first; step *n* leads to version *n + 1*."""
+
+SCHEMA_VERSION = latest(MIGRATIONS)
+"""The version this harkback reads and writes."""
+
+
+class SchemaProblem(Exception):
+    """A database this harkback must not use as it is; the message is the line to show
+    (raised inside the opening transaction, so nothing it began is kept)."""
+
+
+def _scalar(connection: Connection, statement: str) -> Any:
+    row = connection.execute(sql.SQL(statement)).fetchone()
+    return None if row is None else row[0]
+
+
+def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migrated:
+    """Check the database at ``connection`` and, when writable, make its first schema or
+    migrate it, in one transaction (see the module)."""
+    with connection.transaction():
+        if not readonly:
+            # Two first opens of one empty database: one creates, the other then sees it.
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
+        if not _scalar(connection, schema.HAS_SCHEMA):
+            if readonly:
+                raise SchemaProblem(
+                    f"{where} holds no harkback store; create it with "
+                    "`harkback ingest --db URL` (or `harkback migrate --db URL`)")
+            if int(_scalar(connection, schema.OTHER_TABLES)):
+                raise SchemaProblem(f"{where} holds tables that are not harkback's; harkback "
+                                    "writes only to an empty database or its own")
+            for statement in (*schema.SCHEMA, *schema.FIRST_ROWS):
+                connection.execute(sql.SQL(statement))
+            before = 0
+        else:
+            before = int(_scalar(connection, schema.VERSION))
+        found = max(before, FIRST_VERSION)
+        if found > SCHEMA_VERSION:
+            raise SchemaProblem(too_new(where, found, SCHEMA_VERSION))
+        steps = pending(MIGRATIONS, found)
+        if steps and readonly:
+            raise SchemaProblem(needs_migrate(where, found, SCHEMA_VERSION))
+        for step in steps:
+            for statement in step.statements:
+                connection.execute(sql.SQL(statement))
+        if steps:
+            connection.execute(schema.SET_VERSION, (SCHEMA_VERSION,))
+    return Migrated(before, SCHEMA_VERSION,
+                    tuple(step.about for step in steps) if before else ())

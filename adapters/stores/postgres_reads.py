@@ -1,0 +1,157 @@
+"""Reading sessions back from the PostgreSQL store: by id, children, messages, recent roots,
+and title search.
+
+Orders match the SQLite store's: ids compare byte by byte (``COLLATE "C"``, whatever the
+database's locale) and an unknown start sorts last. Title search scores each candidate
+with FTS5's BM25 over the titles alone, as the in-memory store does
+(:mod:`~harkback.adapters.stores.memory_titles`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from harkback.adapters.stores import search_plan, sqlite_stats
+from harkback.adapters.stores.memory_match import idf, units_of
+from harkback.adapters.stores.postgres_search import CountMemo, census, fit, scope_filters
+from harkback.adapters.stores.postgres_text import matching, restore, storable
+from harkback.adapters.stores.postgres_writes import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    SESSION_FIELDS,
+    read_text,
+)
+from harkback.adapters.stores.sql.rows import message_from_row, preview, session_from_row
+from harkback.stages.ports import MatchQuery, RecentQuery
+from harkback.stages.query import AllOf, Node
+from harkback.stages.records import Message, Session, SessionOverview, TitleHit
+from harkback.stages.stats import SourceCount, StoreStats, by_source
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+_S_COLUMNS = ", ".join(f"s.{c}" for c in SESSION_COLUMNS.split(", "))
+_M_COLUMNS = ", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
+_STARTED = "s.started_at IS NULL, s.started_at"
+
+
+def _ids(ids: Sequence[str]) -> list[str]:
+    return [storable(i) for i in dict.fromkeys(ids)]
+
+
+def sessions(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
+    """The sessions with these ids, in the order asked; unknown ids are left out."""
+    rows = connection.execute(
+        f"SELECT {_S_COLUMNS} FROM unnest(%s::text[]) WITH ORDINALITY AS j(id, place) "
+        "JOIN sessions AS s ON s.id = j.id ORDER BY j.place", (_ids(ids),)).fetchall()
+    return tuple(session_from_row(read_text(row)) for row in rows)
+
+
+def children(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
+    """Sessions whose parent is one of ``ids``, earliest first (unknown start last)."""
+    rows = connection.execute(
+        f"SELECT {_S_COLUMNS} FROM sessions AS s WHERE s.parent_session_id = ANY(%s::text[]) "
+        f'ORDER BY {_STARTED}, s.id COLLATE "C"', (_ids(ids),)).fetchall()
+    return tuple(session_from_row(read_text(row)) for row in rows)
+
+
+def messages(connection: Connection, session_ids: Sequence[str]) -> tuple[Message, ...]:
+    """All messages of these sessions, by session start (unknown last), then position."""
+    rows = connection.execute(
+        f"SELECT {_M_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f'WHERE m.session_id = ANY(%s::text[]) ORDER BY {_STARTED}, m.session_id COLLATE "C", '
+        "m.position", (_ids(session_ids),)).fetchall()
+    return tuple(message_from_row(read_text(row)) for row in rows)
+
+
+def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview, ...]:
+    """Root sessions (no parent, or a parent not stored) newest first, unknown start last,
+    with their message count and first user message."""
+    order = 'started_at DESC NULLS LAST, id COLLATE "C"'
+    scope, scoped = scope_filters(query)
+    rows = connection.execute(
+        f"SELECT r.*, (SELECT count(*) FROM messages AS m WHERE m.session_id = r.id), "
+        "(SELECT m.content FROM messages AS m WHERE m.session_id = r.id AND m.role = 'user' "
+        " ORDER BY m.position LIMIT 1) "
+        f"FROM (SELECT {_S_COLUMNS} FROM sessions AS s "
+        "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
+        f"        AND s.id <> ALL(%s::text[]) AND {' AND '.join(scope)} "
+        "        AND (%s::float8 IS NULL OR s.started_at >= %s) "
+        "        AND (%s::float8 IS NULL OR s.started_at <= %s) "
+        f"      ORDER BY s.{order.replace(', id', ', s.id')} LIMIT %s) AS r ORDER BY r.{order}",
+        (_ids(query.exclude_roots), *scoped, query.since, query.since,
+         query.until, query.until, max(query.limit, 0))).fetchall()
+    width = len(SESSION_FIELDS)
+    return tuple(SessionOverview(session=session_from_row(read_text(row[:width])),
+                                 message_count=int(row[width]),
+                                 preview=preview(read_text((row[width + 1] or "",))[0]))
+                 for row in rows)
+
+
+def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | None = None
+                  ) -> tuple[TitleHit, ...]:
+    """Sessions whose title or source matches, best BM25 first, then newest, then by id;
+    a unit in more than ``max_scored`` titles selects none."""
+    cap = query.max_scored
+    (_, _, documents, tokens), counts = census(
+        connection, "sessions", search_plan.selecting_units(query.expression), cap, memo)
+    common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
+    expression: Node | None = query.expression
+    within: Node | None = None
+    if common:
+        expression = search_plan.narrow(query.expression, common)
+        within = None if search_plan.is_disjunction(query.expression) else query.expression
+    if expression is None or not documents:
+        return ()
+    leaves = units_of(expression)
+    selecting = set(search_plan.selecting_units(expression))
+    idfs = [idf(documents, counts[u]) if u in selecting else 0.0 for u in leaves]
+    matched, values = matching(
+        "s", expression if within is None else AllOf((expression, within)))
+    scope, scoped = scope_filters(query)
+    conditions = [matched, *scope]
+    params: list[Any] = [*values, *scoped]
+    for bound, operator in ((query.since, ">="), (query.until, "<=")):
+        if bound is not None:
+            conditions.append(f"s.started_at {operator} %s")
+            params.append(bound)
+    rows = connection.execute(
+        f"SELECT {_S_COLUMNS} FROM sessions AS s WHERE {' AND '.join(conditions)}",
+        params).fetchall()
+    found = []
+    for row in rows:
+        session = session_from_row(read_text(row))
+        score = fit(session.text_for_search(), expression, within, leaves, idfs,
+                    tokens / documents)
+        if score is None:
+            continue
+        found.append(TitleHit(session_id=session.id, title=session.title, source=session.source,
+                              started_at=session.started_at, score=score))
+    found.sort(key=lambda h: (-h.score, h.started_at is None, -(h.started_at or 0.0),
+                              h.session_id))
+    return tuple(found[:max(query.limit, 0)])
+
+
+def stats(connection: Connection) -> StoreStats:
+    """What the database holds (the SQLite store's counts, in one transaction); its size on
+    disk is the database's (``pg_database_size``)."""
+    with connection.transaction():
+        rows = connection.execute(sqlite_stats.SESSIONS_BY_SOURCE).fetchall()
+        messages: dict[Any, Any] = dict(
+            connection.execute(sqlite_stats.MESSAGES_BY_SOURCE).fetchall())
+        vectors = tuple((str(name), int(n))
+                        for name, n in connection.execute(sqlite_stats.VECTORS_BY_MODEL))
+        found = connection.execute(
+            "SELECT (SELECT count(*) FROM summary_cache), (SELECT version FROM harkback_schema), "
+            "pg_database_size(current_database())").fetchone()
+    assert found is not None
+    sources = by_source(SourceCount(restore(str(source)), int(n), int(messages.get(source, 0)))
+                        for source, n, _low, _high in rows)
+    starts = [r[2] for r in rows if r[2] is not None] + [r[3] for r in rows if r[3] is not None]
+    return StoreStats(sessions=sum(s.sessions for s in sources),
+                      messages=sum(s.messages for s in sources), sources=sources,
+                      oldest=min(starts, default=None), newest=max(starts, default=None),
+                      bytes_on_disk=int(found[2]), vectors=vectors,
+                      cached_summaries=int(found[0]), schema_version=int(found[1]))

@@ -1,0 +1,100 @@
+"""Removing whole sessions from the PostgreSQL store, and rewriting its texts in place: the
+``session_remover`` and ``text_rewriter`` capabilities.
+
+Both run in one transaction under the store's write lock, so the totals BM25 reads stay
+exact and readers see all of a change or none of it. A removal deletes the sessions'
+messages (their vectors follow by the foreign key), their rows and the summaries cached
+for them as roots. A rewrite reads sessions a chunk at a time, rewrites them
+(:mod:`harkback.stages.rewrite`) and stores the changed ones again through the ingest's
+own write, so the index follows and the vectors of changed messages go; cached summaries
+whose text, note or query the function changes are deleted. Then ``VACUUM FULL`` rewrites
+the tables it touched, so the old text is gone from their files (the write-ahead log,
+backups and replicas hold it until they turn over: the server's business, not the store's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from harkback.adapters.stores.postgres_reads import messages, sessions
+from harkback.adapters.stores.postgres_schema import WRITE_LOCK
+from harkback.adapters.stores.postgres_text import restore, storable
+from harkback.adapters.stores.postgres_writes import write
+from harkback.stages import rewrite
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+CHUNK = 200
+"""Sessions read and rewritten at a time."""
+
+_SUMMARY_KEY = "root_session_id, content, query, model, prompt_version"
+
+
+def remove(connection: Connection, ids: Sequence[str]) -> int:
+    """Remove the stored sessions among ``ids``; returns how many there were."""
+    if not ids:
+        return 0
+    wanted = [storable(i) for i in dict.fromkeys(ids)]
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        gone = connection.execute(
+            "DELETE FROM sessions WHERE id = ANY(%s::text[]) RETURNING id, length",
+            (wanted,)).fetchall()
+        if not gone:
+            return 0
+        found = [row[0] for row in gone]
+        row = connection.execute(
+            "WITH gone AS (DELETE FROM messages WHERE session_id = ANY(%s::text[]) "
+            "RETURNING length) SELECT count(*), COALESCE(sum(length), 0) FROM gone",
+            (found,)).fetchone()
+        assert row is not None
+        connection.execute("DELETE FROM summary_cache WHERE root_session_id = ANY(%s::text[])",
+                           (found,))
+        connection.execute(
+            "UPDATE index_totals SET messages = messages - %s, "
+            "message_tokens = message_tokens - %s, sessions = sessions - %s, "
+            "session_tokens = session_tokens - %s, generation = generation + 1",
+            (row[0], row[1], len(gone), sum(r[1] for r in gone)))
+    return len(gone)
+
+
+def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
+                ) -> rewrite.RewriteReport:
+    """Rewrite every session and cached summary (see the module); a dry run only counts."""
+    report = rewrite.RewriteReport()
+    with connection.transaction():
+        if not dry_run:
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        ids = [restore(row[0]) for row in connection.execute(
+            'SELECT id FROM sessions ORDER BY id COLLATE "C"')]
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start:start + CHUNK]
+            changed, counts = rewrite.rewrite_sessions(sessions(connection, chunk),
+                                                       messages(connection, chunk), edit)
+            report = rewrite.added(report, counts)
+            if changed and not dry_run:
+                write(connection, changed)
+        stale = [tuple(row[:5]) for row in connection.execute(
+            f"SELECT {_SUMMARY_KEY}, text, note FROM summary_cache")
+            if any(edit(str(text)) != text for text in (row[2], row[5], row[6]))]
+        if stale and not dry_run:
+            with connection.cursor() as cursor:
+                cursor.executemany(f"DELETE FROM summary_cache WHERE ({_SUMMARY_KEY}) = "
+                                   "(%s, %s, %s, %s, %s)", stale)
+    if not dry_run and (report.sessions or stale):
+        _compact(connection)
+    return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
+                                 titles=report.titles, summaries_dropped=len(stale))
+
+
+def _compact(connection: Connection) -> None:
+    """Rewrite the tables a rewrite touched, leaving no old row version in their files."""
+    connection.autocommit = True  # VACUUM runs outside a transaction
+    try:
+        for table in ("messages", "sessions", "summary_cache"):
+            connection.execute(f"VACUUM (FULL, ANALYZE) {table}")
+    finally:
+        connection.autocommit = False

@@ -1,0 +1,105 @@
+"""The PostgreSQL store's tables, and what an open checks before it trusts a database.
+
+A database is harkback's when it holds the ``harkback_schema`` table; its one row names the
+schema version. :data:`SCHEMA` is the first layout (version 1, never edited once shipped);
+:mod:`~harkback.adapters.stores.postgres_migrations` holds the steps from it to this
+harkback's version. A writable open of an empty database creates version 1 and applies
+every step; a database holding other tables and no ``harkback_schema`` is someone else's
+and is never written to.
+
+>>> all(statement.startswith("CREATE") for statement in SCHEMA)
+True
+>>> [s.split("(")[0].split()[-1] for s in SCHEMA if s.startswith("CREATE TABLE")] == list(
+...     TABLES[:len(FIRST_TABLES)])
+True
+"""
+
+from __future__ import annotations
+
+from harkback.adapters.stores import import_ledger, summary_cache
+from harkback.adapters.stores.sql import schema as sqlite_schema
+
+
+def from_sqlite(statement: str, extra: str = "") -> str:
+    """A table of the SQLite store in PostgreSQL's words, with ``extra`` columns added.
+
+    >>> from_sqlite("CREATE TABLE t (id INTEGER PRIMARY KEY, at REAL) WITHOUT ROWID", "x INT")
+    'CREATE TABLE t (id BIGINT PRIMARY KEY, at DOUBLE PRECISION, x INT)'
+    """
+    body = statement.replace("WITHOUT ROWID", "").rstrip().removesuffix(")").rstrip()
+    body = body.replace("id INTEGER PRIMARY KEY", "id BIGINT PRIMARY KEY").replace(
+        " REAL", " DOUBLE PRECISION")
+    return f"{body}, {extra})" if extra else f"{body})"
+
+
+def _sqlite_table(name: str) -> str:
+    return next(s for s in sqlite_schema.SCHEMA if s.startswith(f"CREATE TABLE {name} "))
+
+
+def ledger_table(name: str) -> str:
+    """The SQLite ledger's statement creating table ``name``."""
+    return next(s for s in import_ledger.SCHEMA if s.split("(")[0].split()[-1] == name)
+
+
+SCHEMA: tuple[str, ...] = (
+    """CREATE TABLE harkback_schema (
+        singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
+        version INTEGER NOT NULL
+    )""",
+    # The SQLite store's tables, plus ``tokens``/``length``: the text as its index sees it
+    # (a session's title and source, a message's searchable text) and its token count.
+    from_sqlite(_sqlite_table("sessions"), "tokens TSVECTOR NOT NULL, length INTEGER NOT NULL"),
+    "CREATE INDEX sessions_parent ON sessions (parent_session_id)",
+    "CREATE INDEX sessions_started ON sessions (started_at)",
+    "CREATE INDEX sessions_tokens ON sessions USING GIN (tokens)",
+    from_sqlite(_sqlite_table("messages"), "tokens TSVECTOR NOT NULL, length INTEGER NOT NULL"),
+    # ``id`` is given by the ingest in write order, as SQLite's row id is: ties in score
+    # go to the older row in both stores, and the newest rows come first in the fill.
+    "CREATE INDEX messages_tokens ON messages USING GIN (tokens) WITH (fastupdate = on)",
+    # What BM25 needs of the whole index, kept by every ingest (one row); ``generation``
+    # moves with every ingest, so counts remembered by a reader know when they went stale.
+    """CREATE TABLE index_totals (
+        singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
+        messages BIGINT NOT NULL DEFAULT 0,
+        message_tokens BIGINT NOT NULL DEFAULT 0,
+        sessions BIGINT NOT NULL DEFAULT 0,
+        session_tokens BIGINT NOT NULL DEFAULT 0,
+        generation BIGINT NOT NULL DEFAULT 0
+    )""",
+    "CREATE TABLE vector_models (id SERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
+    "dimensions INTEGER NOT NULL CHECK (dimensions > 0))",
+    """CREATE TABLE message_vectors (
+        model_id INTEGER NOT NULL REFERENCES vector_models (id) ON DELETE CASCADE,
+        message_id BIGINT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+        vector REAL[] NOT NULL,
+        PRIMARY KEY (model_id, message_id)
+    )""",
+    "CREATE INDEX message_vectors_message ON message_vectors (message_id)",
+    from_sqlite(summary_cache.CREATE_TABLE),
+    *(from_sqlite(ledger_table(name)) for name in ("import_sources", "import_marks")),
+)
+"""Version 1: the tables of the first PostgreSQL store."""
+
+FIRST_TABLES = ("harkback_schema", "sessions", "messages", "index_totals", "vector_models",
+                "message_vectors", "summary_cache", "import_sources", "import_marks")
+"""The tables :data:`SCHEMA` creates."""
+
+TABLES = (*FIRST_TABLES, "import_mark_sessions")
+"""Every table of the current version."""
+
+FIRST_ROWS: tuple[str, ...] = (
+    "INSERT INTO harkback_schema (version) VALUES (1)",
+    "INSERT INTO index_totals DEFAULT VALUES",
+)
+
+WRITE_LOCK = 0x6861726B  # "hark"
+"""The advisory lock every ingest holds for its transaction: writers take turns (readers
+never wait), so row ids grow in write order and the totals stay exact."""
+
+HAS_SCHEMA = "SELECT to_regclass('harkback_schema') IS NOT NULL"
+VERSION = "SELECT version FROM harkback_schema"
+SET_VERSION = "UPDATE harkback_schema SET version = %s"
+OTHER_TABLES = (
+    "SELECT count(*) FROM pg_catalog.pg_tables "
+    "WHERE schemaname = ANY (current_schemas(false))")
+"""Tables visible on the search path: an empty database has none."""

@@ -1,0 +1,339 @@
+"""Full-text search in the PostgreSQL store: bounded searches scored with FTS5's BM25, and
+term statistics, so both stores rank one corpus alike.
+
+The GIN index finds the candidates (``tokens @@ tsquery``) and the filters run in SQL;
+each candidate is then scored in this process exactly as FTS5's ``bm25()`` scores it
+(:mod:`~harkback.adapters.stores.memory_match`): term frequencies over the message's own
+index tokens, inverse document frequencies over the whole index, lengths from the totals
+every ingest keeps. ``max_scored`` bounds the work as in the SQLite store
+(:mod:`~harkback.adapters.stores.search_plan`): a unit found in more messages than that
+selects and scores nothing, and the newest other matches fill up with score 0.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, cast
+
+import psycopg
+
+from harkback.adapters.stores import postgres_scoring, search_plan
+from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
+from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
+from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
+from harkback.adapters.stores.sql.rows import message_from_row
+from harkback.stages.ports import (
+    DEFAULT_MAX_SCORED,
+    MatchQuery,
+    NearestQuery,
+    RecentQuery,
+    TermStats,
+)
+from harkback.stages.query import AllOf, Node, Term, Unit, evaluate
+from harkback.stages.records import MessageHit
+from harkback.stages.text.tokens import index_tokens
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+EXACT_COUNT_LIMIT = 4 * DEFAULT_MAX_SCORED
+END_SAMPLE = 256
+"""As the SQLite store: counts are exact up to the limit, estimated above from the
+``END_SAMPLE`` newest and oldest matches (the same estimate, over the same row ids)."""
+
+WRITTEN = "COALESCE(m.timestamp, s.started_at)"
+
+HIT_COLUMNS = (", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
+               + f", {WRITTEN}, s.source, m.id")
+"""A candidate's columns: the message's, when it was written, its source, its row id."""
+
+TOTALS = ("SELECT messages, message_tokens, sessions, session_tokens, generation "
+          "FROM index_totals")
+
+
+def scope_filters(query: MatchQuery | NearestQuery | RecentQuery) -> tuple[list[str], list[Any]]:
+    """The query's hidden sources, and the sources and projects asked for, over ``s``
+    (:func:`~harkback.stages.scope.in_scope` in SQL).
+
+    >>> scope_filters(RecentQuery(limit=1, projects=("api/",)))[1]
+    [[], ['api']]
+    """
+    conditions, params = ["s.source <> ALL(%s::text[])"], [[storable(s) for s in
+                                                            query.hidden_sources]]
+    if query.sources:
+        conditions.append("s.source = ANY(%s::text[])")
+        params.append([storable(s) for s in query.sources])
+    if query.projects:
+        conditions.append("EXISTS (SELECT 1 FROM unnest(%s::text[]) AS p(folder) "
+                          "WHERE rtrim(s.project, '/') = p.folder "
+                          "OR right(rtrim(s.project, '/'), length(p.folder) + 1) "
+                          "= '/' || p.folder)")
+        params.append([storable(p.rstrip("/")) for p in query.projects if p.rstrip("/")])
+    return conditions, params
+
+
+def row_filters(query: MatchQuery | NearestQuery) -> tuple[str, list[Any]]:
+    """The query's roles, sources, projects and time bounds over ``m`` joined to ``s``.
+
+    >>> row_filters(NearestQuery(vector=(1.0,), model="m", roles=("user",), since=2.0))[1]
+    [['user'], [], 2.0]
+    """
+    bounds = [(f"{WRITTEN} {operator} %s", bound)
+              for operator, bound in ((">=", query.since), ("<=", query.until))
+              if bound is not None]
+    scope, scoped = scope_filters(query)
+    return (" AND ".join(["m.role = ANY(%s::text[])", *scope,
+                          *(condition for condition, _ in bounds)]),
+            [list(query.roles), *scoped, *(bound for _, bound in bounds)])
+
+
+def match_filters(query: MatchQuery) -> tuple[str, list[Any]]:
+    """:func:`row_filters`, and no session that a message of the searched roles matching
+    ``query.excluded`` is in, whenever it was written.
+
+    >>> match_filters(MatchQuery(expression=Term("a"), roles=("user",),
+    ...                          excluded=Term("b")))[1][-2:]
+    ["'b'", ['user']]
+    """
+    conditions, params = row_filters(query)
+    if query.excluded is None:
+        return conditions, params
+    # Only the positions a tsvector keeps are read (no check of very long messages' full
+    # tokens, as a match gets): a phrase past the 16,383rd word does not exclude.
+    return (f"{conditions} AND NOT EXISTS (SELECT 1 FROM messages AS x "
+            "WHERE x.session_id = m.session_id AND x.tokens @@ %s::tsquery "
+            "AND x.role = ANY(%s::text[]))",
+            [*params, tsquery(query.excluded), list(query.roles)])
+
+
+Sizes = tuple[int, int, int, int]
+"""Messages, their tokens, sessions, their title tokens: the index's sizes."""
+
+
+class CountMemo:
+    """Unit counts a store has seen, valid while the index's generation stays the same.
+
+    A ranker asks for its words' counts (:func:`term_stats`), then searches by them: the
+    search's counts come from here instead of a second walk over the index. Every ingest
+    moves the generation, whichever machine wrote, so a stale count is never used.
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._lock = threading.Lock()
+        self.generation: int | None = None
+        self._counts: dict[tuple[str, str], tuple[int, bool]] = {}
+
+    def known(self, table: str, unit: Unit, cap: int | None) -> int | None:
+        """The count of ``unit`` as :func:`census` reports it under ``cap``, if known."""
+        with self._lock:
+            found = self._counts.get((table, tsquery(unit)))
+        if found is None:
+            return None
+        number, exact = found
+        if exact:
+            return number if cap is None else min(number, cap + 1)
+        return cap + 1 if cap is not None and number > cap else None
+
+    def keep(self, generation: int, table: str, counted: dict[Unit, int], cap: int | None
+             ) -> bool:
+        """Remember counts made at ``generation``; False when it moved (all else forgotten)."""
+        with self._lock:
+            moved = generation != self.generation
+            if moved:
+                self._counts.clear()
+                self.generation = generation
+            for unit, number in counted.items():
+                self._counts[(table, tsquery(unit))] = (number,
+                                                       cap is None or number <= cap)
+            return not moved
+
+
+def census(connection: Connection, table: str, units: Sequence[Unit], cap: int | None,
+           memo: CountMemo | None = None) -> tuple[Sizes, dict[Unit, int]]:
+    """The index's sizes, and how many rows of ``table`` (``messages`` or ``sessions``)
+    match each unit, counting no further than ``cap + 1`` (None: every one), in one
+    statement however many units; counts ``memo`` holds for the current generation are
+    not counted again."""
+    remembered = {} if memo is None else {
+        u: n for u in units if (n := memo.known(table, u, cap)) is not None}
+    sizes, generation, counted = _count(connection, table,
+                                        [u for u in units if u not in remembered], cap)
+    if memo is not None and not memo.keep(generation, table, counted, cap) and remembered:
+        # Written to since those were counted: count them again.
+        sizes, generation, again = _count(connection, table, list(remembered), cap)
+        memo.keep(generation, table, again, cap)
+        remembered = again
+    return sizes, {unit: counted[unit] if unit in counted else remembered[unit]
+                   for unit in units}
+
+
+def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int | None
+           ) -> tuple[Sizes, int, dict[Unit, int]]:
+    limit = "" if cap is None else f" LIMIT {int(cap) + 1}"
+    columns: list[str] = []
+    values: list[str] = []
+    for unit in units:
+        condition, params = matching(table, unit)
+        columns.append(f", (SELECT count(*) FROM (SELECT 1 FROM {table} "
+                       f"WHERE {condition}{limit}) AS found)")
+        values += params
+    row = connection.execute(f"{TOTALS.replace(' FROM', ''.join(columns) + ' FROM')}",
+                             values).fetchone()
+    if row is None:
+        return (0, 0, 0, 0), 0, dict.fromkeys(units, 0)
+    sizes = cast(Sizes, tuple(int(v) for v in row[:4]))
+    return sizes, int(row[4]), {unit: int(n) for unit, n in zip(units, row[5:], strict=True)}
+
+
+def hit(row: Sequence[Any], score: float) -> MessageHit:
+    """A hit from a row of :data:`HIT_COLUMNS`."""
+    message = message_from_row(read_text(row[:8]))
+    return MessageHit(session_id=message.session_id, position=message.position,
+                      role=message.role, content=message.content, score=score,
+                      timestamp=row[8], source=restore(row[9]))
+
+
+def search(connection: Connection, query: MatchQuery, memo: CountMemo | None = None
+           ) -> tuple[MessageHit, ...]:
+    """Messages matching ``query``, best BM25 first, bounded by its ``max_scored``."""
+    cap = query.max_scored
+    sizes, counts = census(connection, "messages", search_plan.selecting_units(query.expression),
+                           cap, memo)
+    common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
+    if not common:
+        return tuple(h for _, h in _scored(connection, query, query.expression, None,
+                                           sizes, counts))
+    found: list[tuple[int, MessageHit]] = []
+    narrowed = search_plan.narrow(query.expression, common)
+    if narrowed is not None:
+        within = None if search_plan.is_disjunction(query.expression) else query.expression
+        found = _scored(connection, query, narrowed, within, sizes, counts)
+    if len(found) < query.limit:
+        found += _newest(connection, query, [row_id for row_id, _ in found],
+                         query.limit - len(found))
+    return tuple(h for _, h in found)
+
+
+def _scored(connection: Connection, query: MatchQuery, expression: Node, within: Node | None,
+            sizes: Sizes, counts: dict[Unit, int]) -> list[tuple[int, MessageHit]]:
+    """Row ids and hits matching ``expression`` (and ``within``), best BM25 first.
+
+    ``counts`` holds the exact count of every unit ``expression`` selects by (the units of
+    a narrowed expression are the query's units that were not common)."""
+    documents, tokens, _, _ = sizes
+    if not documents:
+        return []
+    leaves = units_of(expression)
+    selecting = set(search_plan.selecting_units(expression))
+    # An excluded unit never occurs in a row that matches, so its weight never counts.
+    idfs = [idf(documents, counts[u]) if u in selecting else 0.0 for u in leaves]
+    average = tokens / documents
+    conditions, params = match_filters(query)
+    matched, values = matching(
+        "m", expression if within is None else AllOf((expression, within)))
+    words = postgres_scoring.query_words([*leaves, *(units_of(within) if within else ())])
+    rows = connection.execute(
+        f"SELECT m.id, m.length, w.stored, w.longest, w.lexemes, w.places "
+        f"FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f"{postgres_scoring.LEXEMES} WHERE {matched} AND {conditions}",
+        [words, words, *values, *params]).fetchall()
+    scored: list[tuple[float, int]] = []
+    unsure: list[int] = []
+    for row_id, length, stored, longest, lexemes, places in rows:
+        if not postgres_scoring.complete(length, stored, longest):
+            unsure.append(row_id)
+            continue
+        score = fit_tokens(postgres_scoring.sparse_tokens(length, lexemes, places), expression,
+                           within, leaves, idfs, average)
+        if score is not None:
+            scored.append((score, row_id))
+    kept: dict[int, Sequence[Any]] = {}
+    for row in _rows_by_id(connection, unsure):
+        # The index cut this message (very long, or huge words): its own tokens decide.
+        score = fit(message_from_row(read_text(row[:8])).text_for_search(), expression,
+                    within, leaves, idfs, average)
+        if score is not None:
+            scored.append((score, int(row[10])))
+            kept[int(row[10])] = row
+    scored.sort(key=lambda entry: (-entry[0], entry[1]))
+    best = scored[:max(query.limit, 0)]
+    kept.update((int(row[10]), row) for row in _rows_by_id(
+        connection, [row_id for _, row_id in best if row_id not in kept]))
+    return [(row_id, hit(kept[row_id], score)) for score, row_id in best]
+
+
+def _rows_by_id(connection: Connection, ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """The :data:`HIT_COLUMNS` of these messages (any order)."""
+    if not ids:
+        return []
+    return connection.execute(
+        f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.id = ANY(%s::bigint[])", (list(ids),)).fetchall()
+
+
+def fit(text: str, expression: Node, within: Node | None, leaves: Sequence[Unit],
+        idfs: Sequence[float], average: float) -> float | None:
+    """FTS5's BM25 of ``text`` for the ``leaves`` of ``expression``; None when ``text``
+    matches ``expression`` (and ``within``) not at all.
+
+    The index may cut very long words and positions: a candidate it found is checked
+    against its full tokens here.
+
+    >>> fit("docker bridge", Term("docker"), None, [Term("docker")], [2.0], 2.0)
+    2.0
+    """
+    return fit_tokens(index_tokens(text), expression, within, leaves, idfs, average)
+
+
+def fit_tokens(tokens: Sequence[str], expression: Node, within: Node | None,
+               leaves: Sequence[Unit], idfs: Sequence[float], average: float) -> float | None:
+    """:func:`fit` of a message's index tokens."""
+    if not evaluate(expression, tokens) or (within is not None and not evaluate(within, tokens)):
+        return None
+    frequencies = Counter(tokens)
+    return bm25([occurrences(u, tokens, frequencies) for u in leaves], idfs, len(tokens),
+                average)
+
+
+def _newest(connection: Connection, query: MatchQuery, skip: list[int], limit: int
+            ) -> list[tuple[int, MessageHit]]:
+    """The newest messages matching the whole query (unscored), but those in ``skip``."""
+    conditions, params = match_filters(query)
+    matched, values = matching("m", query.expression)
+    rows = connection.execute(
+        f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE {matched} AND {conditions} "
+        "AND m.id <> ALL(%s::bigint[]) ORDER BY m.id DESC LIMIT %s",
+        [*values, *params, skip, limit]).fetchall()
+    return [(int(row[10]), hit(row, 0.0)) for row in rows]
+
+
+def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | None = None
+               ) -> TermStats:
+    """Index statistics: the totals every ingest keeps, and each term's message count (two
+    statements at most, however many terms)."""
+    wanted = list(dict.fromkeys(t for t in terms if t))
+    (documents, tokens, _, _), counted = census(
+        connection, "messages", [Term(t) for t in wanted], EXACT_COUNT_LIMIT, memo)
+    numbers = {t: counted[Term(t)] for t in wanted}
+    common = [t for t, n in numbers.items() if n > EXACT_COUNT_LIMIT]
+    if common:
+        numbers.update(_estimates(connection, common, documents))
+    return TermStats(documents=documents, average_length=tokens / documents if documents else 0.0,
+                     counts=tuple((t, n) for t, n in numbers.items() if n))
+
+
+def _estimates(connection: Connection, terms: Sequence[str], documents: int) -> dict[str, int]:
+    """Counts of terms found past the exact limit, from their newest and oldest matches."""
+    columns = ", ".join(
+        f"(SELECT ARRAY[count(*), min(id), max(id)] FROM (SELECT id FROM messages "
+        f"WHERE tokens @@ %s::tsquery ORDER BY id {order} LIMIT {END_SAMPLE + 1}) AS f)"
+        for _ in terms for order in ("DESC", "ASC"))
+    row = connection.execute(f"SELECT {columns}",
+                             [lexeme(t) for t in terms for _ in (0, 1)]).fetchone()
+    assert row is not None
+    return {term: search_plan.extrapolate(row[2 * i], row[2 * i + 1], documents=documents,
+                                          exact_up_to=EXACT_COUNT_LIMIT)
+            for i, term in enumerate(terms)}

@@ -1,0 +1,119 @@
+"""Dense vectors in the PostgreSQL store: a ``REAL[]`` column per message and model, scored
+in this process (cosine = dot product of unit vectors; numpy when installed).
+
+A vector goes with its message (``ON DELETE CASCADE``) and when the message's content
+changes (the ingest deletes it). The checks are the SQLite store's
+(:func:`~harkback.adapters.stores.sql.vectors.vector_problem`).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from returns.result import Failure, Result, Success
+
+from harkback.adapters.stores.postgres_search import HIT_COLUMNS, hit, row_filters
+from harkback.adapters.stores.postgres_text import storable
+from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
+from harkback.adapters.stores.sql.rows import message_from_row
+from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
+from harkback.stages.embedding import BLANK
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import NearestQuery, Vector
+from harkback.stages.records import Message, MessageHit, Role
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+_MODEL = "SELECT id, dimensions, (SELECT count(*) FROM message_vectors AS v " \
+         "WHERE v.model_id = vector_models.id) FROM vector_models WHERE name = %s"
+
+
+def unembedded(connection: Connection, model: str, roles: tuple[Role, ...], limit: int
+               ) -> tuple[Message, ...]:
+    """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
+    ``model``, in row id (ingest) order."""
+    if limit < 1:
+        return ()
+    columns = ", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
+    rows = connection.execute(
+        f"SELECT {columns} FROM messages AS m WHERE m.role = ANY(%s::text[]) "
+        "AND btrim(m.content, %s) <> '' AND NOT EXISTS (SELECT 1 FROM message_vectors AS v "
+        "JOIN vector_models AS vm ON vm.id = v.model_id "
+        "WHERE v.message_id = m.id AND vm.name = %s) ORDER BY m.id LIMIT %s",
+        (list(roles), BLANK, model, limit)).fetchall()
+    return tuple(message_from_row(read_text(row)) for row in rows)
+
+
+def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vector]
+         ) -> Result[int, StoreUnavailable]:
+    """Store ``latest`` (unit vectors by (session id, position)) in one transaction; how
+    many were kept (keys of messages not stored are skipped)."""
+    if not latest:
+        return Success(0)
+    keys = list(latest)
+    dimensions = len(latest[keys[0]])
+    with connection.transaction():
+        connection.execute(
+            "INSERT INTO vector_models (name, dimensions) VALUES (%s, %s) "
+            "ON CONFLICT (name) DO NOTHING", (model, dimensions))
+        row = connection.execute(_MODEL + " FOR UPDATE", (model,)).fetchone()
+        assert row is not None
+        model_id, stored, count = int(row[0]), int(row[1]), int(row[2])
+        if stored != dimensions:
+            if count:
+                problem = vector_problem(model, [latest[keys[0]]], stored)
+                return Failure(StoreUnavailable(problem or "vector length mismatch"))
+            connection.execute("UPDATE vector_models SET dimensions = %s WHERE id = %s",
+                               (dimensions, model_id))
+        found = connection.execute(
+            "SELECT k.place, m.id FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY "
+            "AS k(session_id, position, place) JOIN messages AS m "
+            "ON m.session_id = k.session_id AND m.position = k.position",
+            ([storable(s) for s, _ in keys], [p for _, p in keys])).fetchall()
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO message_vectors (model_id, message_id, vector) VALUES (%s, %s, %s) "
+                "ON CONFLICT (model_id, message_id) DO UPDATE SET vector = excluded.vector",
+                [(model_id, message_id, list(latest[keys[place - 1]]))
+                 for place, message_id in found])
+    return Success(len(found))
+
+
+def nearest(connection: Connection, query: NearestQuery
+            ) -> Result[tuple[MessageHit, ...], StoreUnavailable]:
+    """Messages whose vectors of ``query.model`` are nearest, best first (ties in row id
+    order); every admitted vector is read and scored here."""
+    row = connection.execute(_MODEL, (query.model,)).fetchone()
+    if row is None or not int(row[2]):
+        return Success(())
+    problem = query_vector_problem(query, int(row[1]))
+    if problem is not None:
+        return Failure(StoreUnavailable(problem))
+    conditions, params = row_filters(query)
+    rows = connection.execute(
+        "SELECT v.message_id, v.vector FROM message_vectors AS v "
+        "JOIN messages AS m ON m.id = v.message_id JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE v.model_id = %s AND {conditions}",
+        [int(row[0]), *params]).fetchall()
+    target = unit_vector(query.vector)
+    scored = sorted(((-_dot(vector, target), int(message_id)) for message_id, vector in rows))
+    best = scored[:query.limit]
+    if not best:
+        return Success(())
+    found = {int(r[10]): r for r in connection.execute(
+        f"SELECT {HIT_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        "WHERE m.id = ANY(%s::bigint[])", ([i for _, i in best],)).fetchall()}
+    return Success(tuple(hit(found[i], -negative) for negative, i in best if i in found))
+
+
+def _dot(vector: Sequence[float], target: Sequence[float]) -> float:
+    return float(sum(map(operator.mul, vector, target)))
+
+
+def vector_count(connection: Connection, model: str) -> int:
+    """How many messages have a vector of ``model``."""
+    row = connection.execute(_MODEL, (model,)).fetchone()
+    return 0 if row is None else int(row[2])

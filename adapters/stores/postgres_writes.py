@@ -1,0 +1,127 @@
+"""Ingest in the PostgreSQL store: one transaction per batch that replaces whole sessions.
+
+The batch runs under the store's advisory write lock (writers take turns; readers see the
+batch all at once or not at all, never half a session). Re-ingesting a session is an
+upsert keyed by its id, so two machines importing the same history end with one copy.
+The plan is the SQLite store's (:func:`~harkback.adapters.stores.sql.writes.plan_write`):
+a message whose searchable text is unchanged keeps its row id (and its vectors, unless
+its content changed); new rows arrive by ``COPY``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+
+from harkback.adapters.stores.postgres_schema import WRITE_LOCK
+from harkback.adapters.stores.postgres_text import restore, storable, tsvector_literal
+from harkback.adapters.stores.sql.rows import message_from_row, session_row
+from harkback.adapters.stores.sql.statement import SqlValue
+from harkback.adapters.stores.sql.writes import plan_write
+from harkback.stages.ports import IngestReport
+from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.text.tokens import index_tokens
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+MESSAGE_FIELDS = ("session_id", "position", "role", "content", "tool_name", "tool_call_id",
+                  "tool_calls", "timestamp")
+MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
+
+SESSION_FIELDS = ("id", "source", "model", "title", "started_at", "ended_at",
+                  "parent_session_id", "end_reason", "project")
+SESSION_COLUMNS = ", ".join(SESSION_FIELDS)
+
+_UPSERT_SESSION = (
+    f"INSERT INTO sessions ({SESSION_COLUMNS}, tokens, length) "
+    f"VALUES ({'%s, ' * len(SESSION_FIELDS)}%s::tsvector, %s) ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in (*SESSION_FIELDS[1:], "tokens", "length")))
+
+_UPDATE_MESSAGE = (
+    "UPDATE messages SET " + ", ".join(f"{c} = %s" for c in MESSAGE_FIELDS) + " WHERE id = %s")
+
+_COPY_MESSAGES = f"COPY messages (id, {MESSAGE_COLUMNS}, tokens, length) FROM STDIN"
+
+_TOTALS = ("UPDATE index_totals SET messages = messages + %s, "
+           "message_tokens = message_tokens + %s, sessions = sessions + %s, "
+           "session_tokens = session_tokens + %s, generation = generation + 1")
+
+
+def stored_text(values: Iterable[SqlValue]) -> tuple[SqlValue, ...]:
+    """Row values with every text made storable (see :func:`storable`)."""
+    return tuple(storable(v) if isinstance(v, str) else v for v in values)
+
+
+def read_text(values: Iterable[Any]) -> tuple[Any, ...]:
+    """Row values with every text as it was given (the inverse of :func:`stored_text`)."""
+    return tuple(restore(v) if isinstance(v, str) else v for v in values)
+
+
+def title_tokens(session: Session) -> tuple[str, ...]:
+    """The tokens of a session's title and source, as the title index sees them."""
+    return index_tokens(session.text_for_search())
+
+
+def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport:
+    """Store ``batch`` (one conversation per session id) in one transaction."""
+    if not batch:
+        return IngestReport()
+    ids = [storable(c.session.id) for c in batch]
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        old_titles: dict[str, int] = dict(connection.execute(
+            "SELECT id, length FROM sessions WHERE id = ANY(%s::text[])", (ids,)).fetchall())
+        stored = [(row[0], message_from_row(read_text(row[1:]))) for row in connection.execute(
+            f"SELECT id, {MESSAGE_COLUMNS} FROM messages WHERE session_id = ANY(%s::text[])",
+            (list(old_titles),))]
+        next_id = connection.execute(
+            "SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]  # type: ignore[index]
+        plan = plan_write(batch, stored, next_id)
+        dropped = connection.execute(
+            "DELETE FROM messages WHERE id = ANY(%s::bigint[]) RETURNING length",
+            (list(plan.dropped),)).fetchall()
+        sessions = [c.session for c in batch]
+        titles = [title_tokens(s) for s in sessions]
+        with connection.cursor() as cursor:
+            cursor.executemany(_UPSERT_SESSION, [
+                (*stored_text(session_row(s)), tsvector_literal(t), len(t))
+                for s, t in zip(sessions, titles, strict=True)])
+        new_tokens = _write_messages(connection, plan.messages, dict(plan.index),
+                                     {row_id: m for row_id, m in stored},
+                                     [m for c in batch for m in c.messages])
+        connection.execute(_TOTALS, (
+            len(plan.index) - len(dropped), new_tokens - sum(r[0] for r in dropped),
+            len(batch) - len(old_titles),
+            sum(map(len, titles)) - sum(old_titles.values())))
+    return IngestReport(added=len(batch) - len(old_titles), updated=len(old_titles),
+                        messages=len(plan.messages))
+
+
+def _write_messages(connection: Connection, rows: Sequence[tuple[SqlValue, ...]],
+                    index: dict[int, str], stored: dict[int, Message],
+                    messages: Sequence[Message]) -> int:
+    """Update kept rows in place, copy new ones in (``messages`` are the rows' messages, in
+    order); returns the new rows' token count."""
+    kept = [row for row in rows if row[0] not in index]
+    # A vector describes its message's content: it goes when the content changes.
+    changed = [row[0] for row in kept if isinstance(row[0], int)
+               and stored[row[0]].content != row[4]]
+    if changed:
+        connection.execute("DELETE FROM message_vectors WHERE message_id = ANY(%s::bigint[])",
+                           (changed,))
+    if kept:
+        with connection.cursor() as cursor:
+            cursor.executemany(_UPDATE_MESSAGE, [(*stored_text(row[1:]), row[0])
+                                                 for row in kept])
+    total = 0
+    with connection.cursor() as cursor, cursor.copy(_COPY_MESSAGES) as copy:
+        for row, message in zip(rows, messages, strict=True):
+            if row[0] not in index:
+                continue
+            tokens = index_tokens(message.text_for_search())
+            total += len(tokens)
+            copy.write_row((*stored_text(row), tsvector_literal(tokens), len(tokens)))
+    return total
+

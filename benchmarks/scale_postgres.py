@@ -1,0 +1,170 @@
+"""Speed at scale on PostgreSQL: the scale benchmark's corpus and query mix, against the
+PostgreSQL store.
+
+    .venv/bin/python -m benchmarks.scale_postgres --sizes 100k,1m [--url postgresql://...]
+
+For each size it creates a fresh database (on ``--url``'s server, or on a throwaway local
+server with PostgreSQL's crash-safe defaults, started like the tests' one), ingests the
+generated corpus (:mod:`benchmarks.generate`) in batches of 500 sessions (each one
+transaction, messages by ``COPY``), runs ``optimize`` (``VACUUM ANALYZE``), then asks the
+query mix of :mod:`benchmarks.scale` through the default pipeline in this process, every
+stage timed through the facade. It prints a table beside the targets of issue 21.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from benchmarks.generate import generate, parse_size
+from benchmarks.scale import (
+    BATCH,
+    QUERY_MIX,
+    SEED,
+    STAGES,
+    _label,
+    _percentile,
+    _timed_ingest,
+    _vs,
+)
+from harkback.adapters.stores.postgres import PostgresStore
+from harkback.pipeline.compose import Pipeline
+from harkback.pipeline.facade import Harkback
+from harkback.pipeline.ingest import chunked
+
+TARGETS = {"bulk": 20_000.0, "match_p50": 50.0, "stages_p50": 80.0}
+"""Issue 21's targets at 1M messages: ingest msg/s, match and five-stage p50 ms."""
+
+_databases = itertools.count()
+
+
+@contextmanager
+def server(url: str | None) -> Iterator[str]:
+    """The URL of a server's maintenance database: ``url``'s, or a throwaway local one."""
+    if url is not None:
+        yield url
+        return
+    from tests.support.postgres_server import running_server
+    for started in running_server(durable=True):
+        yield started.url()
+
+
+def fresh_database(url: str, size: int) -> str:
+    """A new, empty database on ``url``'s server (an older one of that name is dropped)."""
+    name = f"harkback_scale_{_label(size).lower()}_{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+        connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    parts = psycopg.conninfo.conninfo_to_dict(url)
+    parts["dbname"] = name
+    return psycopg.conninfo.make_conninfo(**parts)  # type: ignore[arg-type]
+
+
+async def measure(url: str, size: int, *, seed: int, repeat: int) -> dict[str, Any]:
+    """Build the store of ``size`` messages at ``url`` and time ingest and the query mix."""
+    store = PostgresStore.open(url).unwrap()
+    try:
+        count, spent, cpu = await _timed_ingest(store, chunked(generate(size, seed), BATCH))
+        started = time.perf_counter()
+        (await store.optimize().awaitable()).unwrap()
+        optimize_s = time.perf_counter() - started
+        harkback = Harkback(store=store, pipeline=Pipeline())
+        for _, query in QUERY_MIX:  # warm-up: first touch of the pages
+            await harkback.search(query)
+        samples: list[dict[str, Any]] = []
+        for _round in range(repeat):
+            for label, query in QUERY_MIX:
+                response = await harkback.search(query)
+                if not response.ok:
+                    raise SystemExit(f"{label}: {response.to_payload()}")
+                samples.append({"query": label, "timings": dict(response.timings)})
+    finally:
+        await asyncio.to_thread(store.close)
+    stages = {stage: _percentile([s["timings"][stage] for s in samples
+                                  if stage in s["timings"]], 0.5) for stage in STAGES}
+    totals = [sum(s["timings"].values()) for s in samples if "match" in s["timings"]]
+    matches = [s["timings"]["match"] for s in samples if "match" in s["timings"]]
+    return {"messages": count, "bulk_rate": count / spent, "client_cpu": cpu / spent,
+            "optimize_s": optimize_s,
+            "match_p50": _percentile(matches, 0.5), "match_p95": _percentile(matches, 0.95),
+            "stages_p50": _percentile(totals, 0.5), "stages_p95": _percentile(totals, 0.95),
+            "stage_p50": stages,
+            "match_by_query": {label: _percentile([s["timings"]["match"] for s in samples
+                                                   if s["query"] == label
+                                                   and "match" in s["timings"]], 0.5)
+                               for label, query in QUERY_MIX if query}}
+
+
+COLUMNS = (("ingest msg/s", "bulk_rate", "{:,.0f}"), ("client CPU share", "client_cpu", "{:.0%}"),
+           ("optimize s", "optimize_s", "{:.1f}"),
+           ("match p50 ms", "match_p50", "{:.1f}"), ("match p95", "match_p95", "{:.1f}"),
+           ("five stages p50 ms", "stages_p50", "{:.1f}"), ("p95", "stages_p95", "{:.1f}"))
+"""The main table's columns: heading, field, format."""
+
+
+def render(rows: Sequence[dict[str, Any]]) -> str:
+    """The tables printed at the end of a run."""
+    lines = ["| messages | " + " | ".join(head for head, _, _ in COLUMNS) + " |",
+             "|---:" * (len(COLUMNS) + 1) + "|"]
+    lines += ["| " + " | ".join([_label(r["messages"]),
+                                 *(form.format(r[field]) for _, field, form in COLUMNS)]) + " |"
+              for r in rows]
+    last = rows[-1]
+    lines += ["", f"Match stage by query at {_label(last['messages'])}, median ms:", "",
+              "| query | match |", "|---|---:|"]
+    lines += [f"| {label} | {ms:.1f} |" for label, ms in last["match_by_query"].items()]
+    lines += ["", f"Targets (issue 21, at 1M) against {_label(last['messages'])}:", "",
+              "| target | measured | verdict |", "|---|---:|---|"]
+    lines += [f"| {name} | {last[field]:,.1f} | "
+              f"{_vs(last[field], TARGETS[key], higher_is_better=key == 'bulk')} |"
+              for name, field, key in (("ingest ≥ 20,000 msg/s", "bulk_rate", "bulk"),
+                                       ("match p50 ≤ 50 ms", "match_p50", "match_p50"),
+                                       ("five stages p50 ≤ 80 ms", "stages_p50", "stages_p50"))]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build, measure and print the table."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scale_postgres",
+                                     description=__doc__)
+    parser.add_argument("--sizes", default="100k", help="comma-separated message counts")
+    parser.add_argument("--url", default=None,
+                        help="a server's maintenance database (default: a throwaway server)")
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of the query mix")
+    parser.add_argument("--keep", action="store_true", help="keep the databases built")
+    args = parser.parse_args(argv)
+    rows = []
+    with server(args.url) as maintenance:
+        for size in [parse_size(s) for s in args.sizes.split(",")]:
+            database = fresh_database(maintenance, size)
+            print(f"building {_label(size)} in {database.split('dbname=')[-1]} ...", flush=True)
+            rows.append(asyncio.run(measure(database, size, seed=args.seed,
+                                            repeat=args.repeat)))
+            print(f"  ingest {rows[-1]['bulk_rate']:,.0f} msg/s, match p50 "
+                  f"{rows[-1]['match_p50']:.1f} ms; load {os.getloadavg()[0]:.2f}", flush=True)
+            if not args.keep:
+                _drop(maintenance, database)
+    print()
+    print(render(rows))
+    return 0
+
+
+def _drop(maintenance: str, database: str) -> None:
+    name = psycopg.conninfo.conninfo_to_dict(database)["dbname"]
+    with psycopg.connect(maintenance, autocommit=True) as connection:
+        connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(
+            sql.Identifier(str(name))))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""Schema versions of the PostgreSQL store: a version-1 database is migrated by a writable
+open (or ``harkback migrate``) with its rows intact and ends like a new one; a read-only
+open asks for the migration and writes nothing."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import psycopg
+import pytest
+
+from harkback.adapters.stores import postgres_schema as schema
+from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.postgres import PostgresStore
+from harkback.adapters.stores.postgres_migrations import MIGRATIONS, SCHEMA_VERSION
+from harkback.stages.ports import RecentQuery
+from tests.adapters.stores.store_contract import match, ok
+from tests.adapters.stores.test_migrations import CORPUS
+from tests.pipeline.test_import_cli import harkback
+from tests.support.postgres_server import PostgresServer
+
+_names = itertools.count()
+ABOUT = MIGRATIONS[0].about
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database."""
+    return postgres_server.create_database(f"migrate_{next(_names)}")
+
+
+def _layout(url: str) -> tuple[Any, ...]:
+    """Every column (table, name, type, null, default) and index of the database."""
+    with psycopg.connect(url) as connection:
+        columns = sorted(connection.execute(
+            "SELECT table_name, column_name, data_type, is_nullable, column_default "
+            "FROM information_schema.columns WHERE table_schema = 'public'").fetchall())
+        indexes = sorted(connection.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'").fetchall())
+        version = connection.execute(schema.VERSION).fetchone()
+    return columns, indexes, version
+
+
+def _version_1(url: str) -> None:
+    """Make the database at ``url`` what the first PostgreSQL store made: its DDL alone."""
+    with psycopg.connect(url) as connection:
+        for statement in (*schema.SCHEMA, *schema.FIRST_ROWS):
+            connection.execute(statement)
+
+
+def _back_to_version_1(url: str) -> None:
+    """Undo step 2 on a database of version 2 (rows stay): what a version-1 store held."""
+    with psycopg.connect(url) as connection:
+        connection.execute("ALTER TABLE sessions DROP COLUMN project")
+        connection.execute("DROP TABLE import_mark_sessions")
+        connection.execute("UPDATE harkback_schema SET version = 1")
+
+
+async def _everything(store: PostgresStore) -> tuple[Any, ...]:
+    return (await ok(store.sessions(["root", "child"])),
+            await ok(store.messages(["root", "child"])),
+            await ok(store.recent(RecentQuery(limit=5))),
+            [(h.session_id, h.position) for h in await ok(store.search(match("bridge")))])
+
+
+def test_a_migrated_version_1_database_is_laid_out_as_a_new_one(
+        url: str, postgres_server: PostgresServer) -> None:
+    """Version 1's DDL, opened writable: the steps run once, and every column, default and
+    index equals a database made new."""
+    _version_1(url)
+    with PostgresStore.open(url).unwrap() as store:
+        assert store.schema == Migrated(1, SCHEMA_VERSION, (ABOUT,))
+    with PostgresStore.open(url).unwrap() as store:
+        assert store.schema == Migrated(SCHEMA_VERSION, SCHEMA_VERSION)
+    fresh = postgres_server.create_database(f"migrate_{next(_names)}")
+    with PostgresStore.open(fresh).unwrap() as store:
+        assert store.schema == Migrated(0, SCHEMA_VERSION)
+    assert _layout(url) == _layout(fresh)
+    assert _layout(url)[2] == (SCHEMA_VERSION,)
+
+
+async def test_rows_of_version_1_read_back_after_the_migration(url: str) -> None:
+    """Every session, message, overview and hit reads back as stored; new writes carry a
+    project."""
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest(CORPUS))
+        expected = await _everything(store)
+    _back_to_version_1(url)
+    with PostgresStore.open(url).unwrap() as store:
+        assert store.schema.before == 1
+        assert await _everything(store) == expected
+
+
+def test_a_read_only_open_of_version_1_asks_for_migrate(url: str) -> None:
+    """One line naming ``harkback migrate``; the database stays at version 1."""
+    _version_1(url)
+    refused = PostgresStore.open(url, readonly=True)
+    assert "run `harkback migrate --db" in refused.failure().reason
+    assert _layout(url)[2] == (1,)
+
+
+def test_harkback_migrate_on_a_server(url: str) -> None:
+    """``harkback migrate --db postgresql://…``: 1 -> 2 once, then up to date."""
+    _version_1(url)
+    done = harkback("migrate", "--db", url)
+    assert done.returncode == 0, done.stderr
+    assert "schema version 1 -> 2 (sessions.project" in done.stdout
+    again = harkback("migrate", "--db", url, "--json")
+    assert again.returncode == 0, again.stderr
+    payload = json.loads(again.stdout)
+    assert (payload["from"], payload["to"], payload["applied"]) == (2, 2, [])

@@ -1,0 +1,171 @@
+"""Tests of the PostgreSQL store beyond the shared contract: what only a real server shows
+(a server that goes away, a transaction cut short, several writers, read-only sessions)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from harkback.adapters.stores.postgres import PostgresStore
+from harkback.stages.records import Conversation
+from tests.adapters.stores.store_contract import failed, match, ok
+from tests.support.postgres_server import PostgresServer, running_server
+
+Make = Callable[..., Conversation]
+_names = itertools.count()
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database on the shared server."""
+    return postgres_server.create_database(f"store_{next(_names)}")
+
+
+@pytest.fixture
+def own_server() -> Iterator[PostgresServer]:
+    """A server of this test's own, which it may stop."""
+    yield from running_server()
+
+
+def _scalar(url: str, statement: str) -> Any:
+    with psycopg.connect(url) as connection:
+        row = connection.execute(statement).fetchone()
+        return None if row is None else row[0]
+
+
+async def test_a_server_gone_fails_each_call_as_one_value(own_server: PostgresServer,
+                                                          make_conversation: Make) -> None:
+    """Once the server stops, searching and ingesting fail with one line naming it; no
+    exception escapes."""
+    url = own_server.create_database("gone")
+    with PostgresStore.open(url, timeout=1.0).unwrap() as store:
+        await ok(store.ingest([make_conversation("s1", ("user", "kiwi pie"))]))
+        own_server.stop()
+        for call in (store.search(match("kiwi")),
+                     store.ingest([make_conversation("s2", ("user", "mango"))])):
+            error = await failed(call)
+            assert error.reason.startswith("cannot reach the PostgreSQL server of postgresql://")
+
+
+async def test_an_ingest_cut_short_writes_nothing(url: str, make_conversation: Make) -> None:
+    """An ingest whose connection dies mid-transaction (its sessions and messages already
+    sent) leaves the store as it was: no half session, totals unchanged."""
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([make_conversation("s1", ("user", "kiwi pie"))]))
+        with psycopg.connect(url) as blocker:
+            # Holding the totals row makes the ingest wait at its very last statement.
+            blocker.execute("SELECT * FROM index_totals FOR UPDATE")
+            ingest = asyncio.ensure_future(store.ingest([
+                make_conversation("s1", ("user", "kiwi tart")),
+                make_conversation("s2", *[("user", f"mango {i}") for i in range(50)])
+            ]).awaitable())
+            pid = await _waiting_backend(url)
+            blocker.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            blocker.rollback()
+            outcome = await ingest
+        assert "terminat" in str(outcome).lower() or "server" in str(outcome).lower()
+        assert [h.content for h in await ok(store.search(match("kiwi")))] == ["kiwi pie"]
+        assert await ok(store.search(match("mango"))) == ()
+        stats = await ok(store.term_stats(["kiwi"]))
+        assert (stats.documents, stats.average_length) == (1, 2.0)
+
+
+async def _waiting_backend(url: str) -> int:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        pid = _scalar(url, "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                           "AND query LIKE 'UPDATE index_totals%'")
+        if pid is not None:
+            return int(pid)
+        await asyncio.sleep(0.05)
+    raise AssertionError("the ingest never reached its last statement")
+
+
+async def test_two_writers_of_the_same_history_end_with_one_copy(
+        url: str, make_conversation: Make) -> None:
+    """Two stores (two machines) ingesting the same sessions at once keep one copy."""
+    batch = [make_conversation(f"s{i}", *[("user", f"heron {i} {j}") for j in range(20)],
+                               started_at=float(i)) for i in range(30)]
+    with PostgresStore.open(url).unwrap() as first, PostgresStore.open(url).unwrap() as second:
+        reports = await asyncio.gather(*(store.ingest(batch[k:k + 10]).awaitable()
+                                         for k in (0, 10, 20) for store in (first, second)))
+        assert all("Success" in repr(r) for r in reports)
+        assert _scalar(url, "SELECT count(*) FROM messages") == 600
+        stats = await ok(first.term_stats(["heron"]))
+        assert (stats.documents, dict(stats.counts)) == (600, {"heron": 600})
+
+
+async def test_a_read_only_store_cannot_write_even_by_hand(url: str,
+                                                           make_conversation: Make) -> None:
+    """A read-only open refuses ingests, and the server itself refuses any write it runs."""
+    with PostgresStore.open(url).unwrap() as writer:
+        await ok(writer.ingest([make_conversation("s1", ("user", "kiwi"))]))
+    with PostgresStore.open(url, readonly=True).unwrap() as reader:
+        assert "read-only" in (await failed(reader.ingest([]))).reason
+        error = await failed(reader.run(
+            lambda connection: connection.execute("DELETE FROM messages")))
+        assert "read-only transaction" in error.reason
+        assert len(await ok(reader.search(match("kiwi")))) == 1
+
+
+async def test_huge_words_and_long_messages_are_stored_and_found(
+        url: str, make_conversation: Make) -> None:
+    """Words longer than a lexeme may be, and messages longer than a tsvector's positions,
+    are kept whole and found by their words (the full tokens decide every match)."""
+    blob = "q" * 5000
+    long_text = " ".join(f"w{i}" for i in range(20_000)) + " closing phrase here"
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([make_conversation("s1", ("tool", f"hash {blob}"),
+                                                 ("tool", long_text))]))
+        assert [h.position for h in await ok(store.search(match(blob)))] == [0]
+        assert [h.position for h in await ok(store.search(match('"closing phrase"')))] == [1]
+        assert (await ok(store.messages(["s1"])))[1].content == long_text
+
+
+async def test_counts_follow_another_machines_writes(url: str, make_conversation: Make) -> None:
+    """Counts a store remembers are forgotten when any writer changes the index."""
+    with PostgresStore.open(url).unwrap() as reader, PostgresStore.open(url).unwrap() as other:
+        await ok(reader.ingest([make_conversation("s1", ("user", "kiwi pie"))]))
+        assert dict((await ok(reader.term_stats(["kiwi"]))).counts) == {"kiwi": 1}
+        assert len(await ok(reader.search(match("kiwi", max_scored=1)))) == 1
+        await ok(other.ingest([make_conversation("s2", ("user", "kiwi tart"),
+                                                 ("user", "kiwi jam"))]))
+        assert dict((await ok(reader.term_stats(["kiwi"]))).counts) == {"kiwi": 3}
+        # Now common (3 > 1): nothing is scored, the newest matches fill with score 0.
+        hits = await ok(reader.search(match("kiwi", max_scored=1)))
+        assert [(h.content, h.score) for h in hits] == [
+            ("kiwi jam", 0.0), ("kiwi tart", 0.0), ("kiwi pie", 0.0)]
+
+
+SCORED = (
+    ("s1", "docker bridge docker network, the docker daemon restarted"),
+    ("s2", "bridge network bridge dns; it's the bridge again"),
+    ("s3", "上次 决定 用 docker 部署 上次 的 网络 问题"),
+    ("s4", "dockerfile docking dock docker-compose up"),
+    ("s5", " ".join(["kiwi"] * 300) + " docker network"),  # a lexeme past 256 positions
+    ("s6", " ".join(f"w{i}" for i in range(17_000)) + " docker network bridge"),
+)
+
+
+@pytest.mark.parametrize("text", ["docker", "docker network", '"bridge dns"', "dock*",
+                                  '"the docker"', "上次", "网络 OR bridge", "docker NOT dns",
+                                  "kiwi docker", "it's"])
+async def test_scores_equal_the_in_memory_stores(url: str, make_conversation: Make,
+                                                 text: str) -> None:
+    """Scored from the query words' places in each vector (or, for a message the vector
+    cut, from its own text), every hit's score equals the in-memory store's."""
+    from harkback.adapters.stores.memory import MemoryStore
+    chats = [make_conversation(sid, ("user", body)) for sid, body in SCORED]
+    memory = MemoryStore()
+    await ok(memory.ingest(chats))
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest(chats))
+        found = [(h.session_id, round(h.score, 9)) for h in await ok(store.search(match(text)))]
+    expected = [(h.session_id, round(h.score, 9)) for h in await ok(memory.search(match(text)))]
+    assert found == expected and found

@@ -1,0 +1,63 @@
+"""The store contracts (SessionStore and VectorStore) as one suite, run against every store:
+in memory, a SQLite file, and a real PostgreSQL server (tests/support/postgres_server.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.postgres import PostgresStore
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.records import Conversation, Message, Session
+from tests.adapters.stores.filter_contract import FilterContract
+from tests.adapters.stores.removal_contract import RemovalContract
+from tests.adapters.stores.store_contract import StoreContract, ok
+from tests.adapters.stores.vector_contract import Store, VectorContract, axis, key, places
+from tests.support.postgres_server import emptied
+
+STORES = ("memory", "sqlite", "postgres")
+
+
+def fresh_store(kind: str, request: pytest.FixtureRequest, folder: Path) -> Iterator[Store]:
+    """A fresh, empty store of ``kind`` (a new SQLite file; the test database emptied)."""
+    if kind == "memory":
+        yield MemoryStore()
+    elif kind == "sqlite":
+        with SqliteStore.open(folder / "harkback.db").unwrap() as opened:
+            yield opened
+    else:
+        url = request.getfixturevalue("postgres_database")
+        with PostgresStore.open(url).unwrap() as store:
+            emptied(url)
+            yield store
+
+
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh, empty store of each kind."""
+    yield from fresh_store(request.param, request, tmp_path)
+
+
+class TestSessionStores(StoreContract, RemovalContract, FilterContract):
+    """The SessionStore contract (with session removal and filters), run against every store."""
+
+
+class TestVectorStores(VectorContract):
+    """The VectorStore contract, run against every store."""
+
+    async def test_new_content_behind_the_same_search_text_drops_the_vector(
+            self, store: Store) -> None:
+        """Content that changes while the indexed text stays the same (content and tool name
+        are indexed together) still loses its vector: the vector describes the content."""
+        def chat(message: Message) -> Conversation:
+            return Conversation(Session(id="s1"), (message,))
+        await ok(store.ingest([chat(Message(session_id="s1", position=0, role="tool",
+                                            content="ls\nbash"))]))
+        await ok(store.keep_vectors("m", [(key("s1", 0), axis(0))]))
+        await ok(store.ingest([chat(Message(session_id="s1", position=0, role="tool",
+                                            content="ls", tool_name="bash"))]))
+        assert await ok(store.vector_count("m")) == 0
+        assert places(await ok(store.unembedded("m", ("tool",), 5))) == [("s1", 0)]

@@ -1,0 +1,136 @@
+"""The CLI against a real PostgreSQL server (``--db postgresql:///DB?host=SOCKETDIR``): the
+commands end to end, and every bad connection as one line, exit 1, nothing written."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.pipeline.test_cli import _write_sessions
+from tests.pipeline.test_import_cli import FIXTURES, harkback
+from tests.support.postgres_server import PostgresServer
+
+_names = itertools.count()
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database."""
+    return postgres_server.create_database(f"cli_{next(_names)}")
+
+
+def _tables(url: str) -> list[str]:
+    with psycopg.connect(url) as connection:
+        return sorted(r[0] for r in connection.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))
+
+
+def _one_line_failure(done: object, *expected: str) -> None:
+    assert getattr(done, "returncode", None) == 1, done
+    lines = str(getattr(done, "stderr", "")).strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("harkback: ") and "internal error" not in lines[0], lines
+    assert "Traceback" not in lines[0]
+    for part in expected:
+        assert part in lines[0], lines[0]
+
+
+def test_ingest_import_search_recent_and_show(url: str, tmp_path: Path) -> None:
+    """Every command a user runs works on a PostgreSQL store as on a file."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    codex = tmp_path / "codex"
+    shutil.copytree(FIXTURES / "codex" / "sessions", codex / "sessions")
+    ingested = harkback("ingest", str(source), "--db", url)
+    assert ingested.returncode == 0, ingested.stderr
+    assert "3 added" in ingested.stdout
+    imported = harkback("import", "codex", "--db", url, "--json",
+                        env={"CODEX_HOME": str(codex)})
+    assert imported.returncode == 0, imported.stderr
+    assert json.loads(imported.stdout)["sources"][0]["sessions"]["added"] == 4
+    again = harkback("import", "codex", "--db", url, "--json", env={"CODEX_HOME": str(codex)})
+    assert json.loads(again.stdout)["sources"][0]["sessions"]["added"] == 0
+    found = harkback("search", "docker network bridge", "--db", url, "--json")
+    assert found.returncode == 0, found.stderr
+    results = json.loads(found.stdout)["results"]
+    assert results[0]["session_id"] == "docker-fix"
+    listed = harkback("recent", "--db", url, "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "cors" in listed.stdout and "docker-fix" in listed.stdout
+    shown = harkback("show", "docker-fix", "--db", url)
+    assert shown.returncode == 0, shown.stderr
+    assert "run docker network create backend" in shown.stdout
+    sources = harkback("sources", "--db", url, "--json")
+    assert json.loads(sources.stdout)["sources"][0]["kind"] == "codex"
+    optimized = harkback("optimize", "--db", url)
+    assert optimized.returncode == 0, optimized.stderr
+    assert "vacuumed and analysed of postgresql://harkback@/" in optimized.stdout
+
+
+def test_a_url_that_is_not_one_is_refused(tmp_path: Path) -> None:
+    """A malformed URL is named (without a password) and nothing is tried."""
+    done = harkback("search", "x", "--db", "postgresql://me:secret@host:notaport/db")
+    _one_line_failure(done, "not a PostgreSQL URL", "postgresql://me@host")
+    assert "secret" not in done.stderr
+
+
+def test_a_refused_connection_is_one_line(postgres_server: PostgresServer) -> None:
+    """No server listening: one line naming where it looked."""
+    done = harkback("recent", "--db", "postgresql://me:pw@127.0.0.1:1/harkback")
+    _one_line_failure(done, "cannot reach the PostgreSQL server of postgresql://me@127.0.0.1:1")
+    assert "pw" not in done.stderr.replace("postgresql", "")
+
+
+def test_wrong_credentials_and_a_missing_database_are_one_line(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """The server's refusal (an unknown role, an unknown database) comes back as its reason."""
+    folder = postgres_server.socket_dir
+    done = harkback("recent", "--db", f"postgresql://intruder@/postgres?host={folder}")
+    _one_line_failure(done, 'role "intruder" does not exist')
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    done = harkback("ingest", str(source), "--db",
+                    f"postgresql://harkback@/no_such_db?host={folder}")
+    _one_line_failure(done, 'database "no_such_db" does not exist')
+
+
+def test_a_database_without_the_schema_is_never_written(url: str, tmp_path: Path) -> None:
+    """Read-only commands on an empty database offer to create the store and create
+    nothing; a database holding someone else's tables is refused even for writing."""
+    done = harkback("search", "docker", "--db", url)
+    _one_line_failure(done, "holds no harkback store", "harkback ingest --db URL")
+    assert _tables(url) == []
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    done = harkback("ingest", str(source), "--db", url)
+    _one_line_failure(done, "holds tables that are not harkback's")
+    assert _tables(url) == ["customers"]
+
+
+def test_a_newer_schema_is_refused(url: str, tmp_path: Path) -> None:
+    """A store written by a newer harkback is refused with what to do."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    with psycopg.connect(url) as connection:
+        connection.execute("UPDATE harkback_schema SET version = 99")
+    for command in (("recent",), ("ingest", str(source))):
+        done = harkback(*command, "--db", url)
+        _one_line_failure(done, "harkback schema version 99, newer than this harkback knows")
+
+
+def test_without_psycopg_the_extra_is_named(url: str, tmp_path: Path) -> None:
+    """An install without the postgres extra says how to get it, in one line."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    # A module named psycopg that fails to import stands in for a missing package.
+    (blocker / "psycopg.py").write_text("raise ImportError('No module named psycopg')\n")
+    done = harkback("recent", "--db", url, env={"PYTHONPATH": str(blocker)})
+    _one_line_failure(done, "pip install 'harkback[postgres]'")

@@ -1,0 +1,96 @@
+"""``harkback sync`` and ``harkback redact`` against a real PostgreSQL server: a deleted
+transcript's sessions leave the database, and a redacted secret leaves the tables' files."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.pipeline.sync_home import CLAUDE_FILE, make_home
+from tests.pipeline.test_cli_redact import AWS, _sessions
+from tests.pipeline.test_import_cli import harkback
+from tests.support.postgres_server import PostgresServer
+
+_names = itertools.count()
+TABLES = ("messages", "sessions", "summary_cache")
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database."""
+    return postgres_server.create_database(f"upkeep_{next(_names)}")
+
+
+def _search(url: str, query: str) -> list[str]:
+    done = harkback("search", query, "--db", url, "--json", "--summarizer", "none")
+    assert done.returncode == 0, done.stderr
+    return [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+
+def test_sync_removes_the_sessions_of_a_deleted_transcript(url: str, tmp_path: Path) -> None:
+    """A session and its sub-agent's go with their file; the others stay."""
+    home = make_home(tmp_path / "home")
+    env = {"HOME": str(home)}
+    first = harkback("sync", "--db", url, "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    assert _search(url, "refresh path untested") != []
+    main_file = home / ".claude" / "projects" / CLAUDE_FILE
+    main_file.unlink()
+    shutil.rmtree(main_file.with_suffix(""))
+    second = harkback("sync", "--db", url, "--json", env=env)
+    assert second.returncode == 0, second.stderr
+    (claude,) = [s for s in json.loads(second.stdout)["sources"] if s["kind"] == "claude-code"]
+    assert claude["sessions"]["removed"] == 2
+    assert _search(url, "refresh path untested") == []
+    assert _search(url, "NATS p99 latency") == ["5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"]
+
+
+def _table_bytes(server: PostgresServer, url: str) -> bytes:
+    """The bytes of every file of the store's tables (with their TOAST tables and indexes),
+    after a checkpoint wrote them out."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CHECKPOINT")
+        paths = [r[0] for r in connection.execute(
+            "SELECT pg_relation_filepath(c.oid) FROM pg_class AS c "
+            "WHERE c.oid = ANY(%s::regclass[]) OR c.oid IN (SELECT reltoastrelid FROM pg_class "
+            "WHERE oid = ANY(%s::regclass[])) OR c.oid IN (SELECT indexrelid FROM pg_index "
+            "WHERE indrelid = ANY(%s::regclass[]))", [list(TABLES)] * 3) if r[0]]
+    data = server.folder / "data"
+    return b"".join(path.read_bytes() for p in paths
+                    for path in sorted(data.glob(f"{p}*")) if path.is_file())
+
+
+def test_redact_takes_a_secret_out_of_the_tables_files(
+        url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """After ``redact`` no search finds the secret and no table file holds it; a dry run
+    writes nothing."""
+    ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
+                        "--db", url)
+    assert ingested.returncode == 0, ingested.stderr
+    assert _search(url, AWS) == ["s1"]
+    assert AWS.encode() in _table_bytes(postgres_server, url)
+    dry = harkback("redact", "--dry-run", "--json", "--db", url)
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["secrets_redacted"] == {"aws-access-key": 2, "password": 1}
+    assert _search(url, AWS) == ["s1"]
+    done = harkback("redact", "--db", url)
+    assert done.returncode == 0, done.stderr
+    assert "3 secret(s) redacted" in done.stdout
+    assert _search(url, AWS) == []
+    assert AWS.encode() not in _table_bytes(postgres_server, url)
+
+
+def test_stats_of_a_server_database(url: str, tmp_path: Path) -> None:
+    """``harkback stats --db postgresql://…`` counts what the database holds."""
+    ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
+    assert ingested.returncode == 0, ingested.stderr
+    done = harkback("stats", "--db", url, "--json")
+    assert done.returncode == 0, done.stderr
+    counted = json.loads(done.stdout)
+    assert (counted["sessions"], counted["messages"], counted["schema_version"]) == (1, 2, "2")
+    assert counted["bytes_on_disk"] > 0

@@ -1,0 +1,174 @@
+"""A throwaway PostgreSQL server for the tests: ``initdb`` into a temporary folder, then
+``postgres`` listening on a Unix socket in that folder only (no TCP port), stopped after.
+
+The binaries are found on ``PATH``, through ``pg_config --bindir``, or in
+``/usr/lib/postgresql/*/bin``. PostgreSQL refuses to run as root, so under root (as in CI)
+the server runs as ``nobody``, owning the folder. A machine without the server fails the
+tests that need it with how to install it; they never skip.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+import psycopg
+import pytest
+from psycopg import sql
+
+from harkback.adapters.stores import postgres_schema as schema
+
+INSTALL_HINT = ("PostgreSQL's server (initdb, postgres) is needed by these tests and was not "
+                "found on PATH, via pg_config or in /usr/lib/postgresql/*/bin: install it "
+                "(Debian/Ubuntu: apt-get install postgresql; macOS: brew install postgresql)")
+USER = "harkback"
+START_TIMEOUT_S = 60.0
+
+
+def server_binaries() -> Path | None:
+    """The folder holding ``initdb`` and ``postgres``, or None when there is none."""
+    candidates: list[Path] = []
+    found = shutil.which("postgres")
+    if found:
+        candidates.append(Path(found).parent)
+    if shutil.which("pg_config"):
+        done = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True,
+                              check=False)
+        if done.returncode == 0 and done.stdout.strip():
+            candidates.append(Path(done.stdout.strip()))
+    candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)]
+    for folder in candidates:
+        if (folder / "initdb").is_file() and (folder / "postgres").is_file():
+            return folder
+    return None
+
+
+def _as_server_user() -> tuple[list[str], int | None, int | None]:
+    """The command prefix that drops root (and the uid/gid), or nothing when not root."""
+    if os.geteuid() != 0:
+        return [], None, None
+    nobody = pwd.getpwnam("nobody")
+    prefix = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
+              "--clear-groups"]
+    return prefix, nobody.pw_uid, nobody.pw_gid
+
+
+@attrs.frozen
+class PostgresServer:
+    """A running server; :meth:`url` names a database on it."""
+
+    folder: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def socket_dir(self) -> Path:
+        """The folder holding the server's Unix socket."""
+        return self.folder / "socket"
+
+    def url(self, database: str = "postgres") -> str:
+        """A connection URL for ``database`` over the socket."""
+        return f"postgresql://{USER}@/{database}?host={self.socket_dir}"
+
+    def create_database(self, name: str) -> str:
+        """Create an empty database ``name`` and return its URL."""
+        with psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return self.url(name)
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown) and wait for it."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+FAST = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+"""Settings of a test server: its data is thrown away, so it need not survive a crash."""
+
+
+def start_server(*, durable: bool = False) -> PostgresServer:
+    """Initialise and start a server in a new temporary folder (see the module); a
+    ``durable`` one keeps PostgreSQL's crash-safe defaults (for benchmarks)."""
+    binaries = server_binaries()
+    if binaries is None:
+        raise RuntimeError(INSTALL_HINT)
+    prefix, uid, gid = _as_server_user()
+    # Under /tmp, not pytest's root-only folder: the server's user must reach it.
+    folder = Path(tempfile.mkdtemp(prefix="harkback-pg-"))
+    (folder / "socket").mkdir()
+    if uid is not None and gid is not None:
+        for path in (folder, folder / "socket"):
+            os.chown(path, uid, gid)
+    data = folder / "data"
+    subprocess.run([*prefix, str(binaries / "initdb"), "-D", str(data), "-U", USER,
+                    "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"],
+                   check=True, capture_output=True)
+    log = open(folder / "server.log", "wb")  # noqa: SIM115 - kept open while it runs
+    process = subprocess.Popen(
+        [*prefix, str(binaries / "postgres"), "-D", str(data), "-k", str(folder / "socket"),
+         "-c", "listen_addresses=", "-c", "max_connections=60", *(() if durable else FAST)],
+        stdout=log, stderr=subprocess.STDOUT)
+    server = PostgresServer(folder=folder, process=process)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        try:
+            psycopg.connect(server.url(), connect_timeout=2).close()
+            return server
+        except psycopg.OperationalError as error:
+            if process.poll() is not None or time.monotonic() > deadline:
+                server.stop()
+                raise RuntimeError(
+                    "the test PostgreSQL server did not start: "
+                    + (folder / "server.log").read_text(errors="replace")[-500:]) from error
+            time.sleep(0.1)
+
+
+def running_server(*, durable: bool = False) -> Iterator[PostgresServer]:
+    """A started server, stopped and removed when the iteration ends."""
+    server = start_server(durable=durable)
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
+
+
+TABLES = tuple(t for t in schema.TABLES if t not in ("harkback_schema", "index_totals"))
+"""The tables holding data (the schema's version and the totals row stay)."""
+
+
+def emptied(url: str) -> None:
+    """Empty every harkback table of the database at ``url`` (its schema stays)."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(sql.SQL("TRUNCATE {} RESTART IDENTITY").format(
+            sql.SQL(", ").join(sql.Identifier(t) for t in TABLES)))
+        connection.execute("UPDATE index_totals SET messages = 0, message_tokens = 0, "
+                           "sessions = 0, session_tokens = 0, generation = generation + 1")
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the whole test run; a machine without one fails the test
+    with how to install it (never a skip)."""
+    if server_binaries() is None:
+        pytest.fail(INSTALL_HINT)
+    yield from running_server()
+
+
+@pytest.fixture(scope="session")
+def postgres_database(postgres_server: PostgresServer) -> str:
+    """The URL of one database shared by the store tests (each empties it first)."""
+    return postgres_server.create_database("harkback_tests")
