@@ -1,8 +1,9 @@
 """A throwaway PostgreSQL server for the tests: ``initdb`` into a temporary folder, then
 ``postgres`` listening on a Unix socket in that folder only (no TCP port), stopped after.
 
-The binaries are found on ``PATH``, through ``pg_config --bindir``, or in
-``/usr/lib/postgresql/*/bin``. PostgreSQL refuses to run as root, so under root (as in CI)
+The binaries are found on ``PATH``, through ``pg_config --bindir``, in
+``/usr/lib/postgresql/*/bin``, or else in the ``pgserver`` wheel (a PostgreSQL build that
+the test command installs), so a machine with only Python gets a server too. PostgreSQL refuses to run as root, so under root (as in CI)
 the server runs as ``nobody``, owning the folder. A machine without the server fails the
 tests that need it with how to install it; they never skip.
 """
@@ -10,6 +11,7 @@ tests that need it with how to install it; they never skip.
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import pwd
 import shutil
@@ -28,7 +30,8 @@ from psycopg import sql
 from harkback.adapters.stores import postgres_schema as schema
 
 INSTALL_HINT = ("PostgreSQL's server (initdb, postgres) is needed by these tests and was not "
-                "found on PATH, via pg_config or in /usr/lib/postgresql/*/bin: install it "
+                "found on PATH, via pg_config, in /usr/lib/postgresql/*/bin or in the pgserver "
+                "package (pip install -e '.[dev]' brings it): install one "
                 "(Debian/Ubuntu: apt-get install postgresql; macOS: brew install postgresql)")
 USER = "harkback"
 START_TIMEOUT_S = 60.0
@@ -46,6 +49,11 @@ def server_binaries() -> Path | None:
         if done.returncode == 0 and done.stdout.strip():
             candidates.append(Path(done.stdout.strip()))
     candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)]
+    # Last, the build inside the pgserver wheel (the dev extra): its binaries only, never its
+    # Python code, which would manage a server of its own.
+    wheel = importlib.util.find_spec("pgserver")
+    if wheel is not None and wheel.submodule_search_locations:
+        candidates += [Path(p) / "pginstall" / "bin" for p in wheel.submodule_search_locations]
     for folder in candidates:
         if (folder / "initdb").is_file() and (folder / "postgres").is_file():
             return folder
