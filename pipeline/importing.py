@@ -41,7 +41,8 @@ from harkback.adapters.sources.importing import (
     resolved,
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
-from harkback.pipeline.ingest import BATCH, read_conversations
+from harkback.pipeline.batching import Budget, batched
+from harkback.pipeline.ingest import read_conversations
 from harkback.pipeline.progress import Progress
 from harkback.stages.errors import BadRecord, QueryRejected, StoreUnavailable
 from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
@@ -225,7 +226,9 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         if isinstance(step, Failure):
             return attrs.evolve(outcome, error=step.failure())
         unit = step.unwrap()
+        started = time.monotonic()
         stored = await _store_unit(unit, store, ledger, outcome.key, clock)
+        plan.took(time.monotonic() - started)
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
         outcome = outcome.add(stored.unwrap(), unit)
@@ -283,9 +286,11 @@ class JsonlImporter:
         old = state.marks_by_item().get(self.path.name)
         if not full and old is not None and old.fingerprint == fingerprint:
             return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))
-        return Success(ImportPlan(total=size, units=self._units(fingerprint)))
+        budget = Budget()
+        return Success(ImportPlan(total=size, units=self._units(fingerprint, budget),
+                                  took=budget.took))
 
-    def _units(self, fingerprint: str) -> Units:
+    def _units(self, fingerprint: str, budget: Budget) -> Units:
         tally = Tally()
         sessions = messages = 0
 
@@ -293,26 +298,26 @@ class JsonlImporter:
             tally.add("bad line")
             self.on_bad(error)
 
-        batch: list[Conversation] = []
-        work = 0
         try:
             with self.path.open(encoding="utf-8", errors="replace") as handle:
-                for size, conversation in read_conversations(handle, bad):
-                    batch.append(conversation)
-                    work += size
-                    sessions += 1
-                    messages += len(conversation.messages)
-                    if len(batch) >= BATCH:
-                        yield Success(ImportUnit(conversations=tuple(batch),
-                                                 left_out=tally.items(), work=work))
-                        batch, work, tally = [], 0, Tally()
+                sized = ((size, (size, c)) for size, c in read_conversations(handle, bad))
+                for batch in batched(sized, budget):
+                    yield Success(self._unit(batch, tally))
+                    sessions += len(batch)
+                    messages += sum(len(c.messages) for _, c in batch)
+                    tally = Tally()
         except OSError as error:
             yield Failure(StoreUnavailable(f"cannot read {self.path}: {error}"))
             return
+        # The file's mark is kept once all of it is stored.
         mark = Mark(item=self.path.name, fingerprint=fingerprint, sessions=sessions,
                     messages=messages)
-        yield Success(ImportUnit(conversations=tuple(batch), marks=(mark,),
-                                 left_out=tally.items(), work=work))
+        yield Success(ImportUnit(marks=(mark,), left_out=tally.items()))
+
+    @staticmethod
+    def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally) -> ImportUnit:
+        return ImportUnit(conversations=tuple(c for _, c in batch), left_out=tally.items(),
+                          work=sum(size for size, _ in batch))
 
 
 # --- where sources live ---------------------------------------------------------------------

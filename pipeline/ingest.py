@@ -1,8 +1,14 @@
-"""Ingest a JSON-lines file of sessions into a store, reporting bad lines and going on."""
+"""Ingest a JSON-lines file of sessions into a store, reporting bad lines and going on.
+
+Sessions are stored in batches cut by count, bytes and time (see
+:mod:`~harkback.pipeline.batching`), each its own transaction, so a large file commits in
+steps and other writers get their turn between them.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -10,14 +16,13 @@ from typing import TypeVar
 import attrs
 from returns.result import Failure
 
+from harkback.pipeline.batching import Budget, batched
 from harkback.pipeline.progress import Progress
 from harkback.stages.errors import BadRecord, StoreUnavailable
 from harkback.stages.ingest_format import parse_line
 from harkback.stages.ports import IngestReport, SessionStore
 from harkback.stages.records import Conversation
 from harkback.stages.stage import as_result
-
-BATCH = 500
 
 T = TypeVar("T")
 
@@ -78,9 +83,12 @@ async def ingest_file(path: Path, store: SessionStore, *,
         handle = path.open(encoding="utf-8", errors="replace")
         bar = Progress(total=path.stat().st_size, label=f"ingest {path.name}", enabled=progress)
         with handle:
-            batches = _batches(read_conversations(handle, record_bad), bar)
+            budget = Budget()
+            batches = batched(_advancing(read_conversations(handle, record_bad), bar), budget)
             while batch := await asyncio.to_thread(next, batches, None):
+                started = time.monotonic()
                 done = as_result(await store.ingest(batch))
+                budget.took(time.monotonic() - started)
                 if isinstance(done, Failure):
                     bar.finish()
                     return IngestSummary(report=report, bad_lines=tuple(bad),
@@ -109,11 +117,8 @@ def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
-def _batches(rows: Iterable[tuple[int, Conversation]], bar: Progress
-             ) -> Iterator[list[Conversation]]:
-    def advancing() -> Iterator[Conversation]:
-        for size, conversation in rows:
-            bar.advance(size)
-            yield conversation
-
-    return chunked(advancing(), BATCH)
+def _advancing(rows: Iterable[tuple[int, Conversation]], bar: Progress
+               ) -> Iterator[tuple[int, Conversation]]:
+    for size, conversation in rows:
+        bar.advance(size)
+        yield size, conversation

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -43,7 +43,11 @@ UNIT_MESSAGES = 2_000
 """An import unit (one store transaction) holds about this many messages at most."""
 
 UNIT_ITEMS = 100
-"""... and at most this many files or sessions."""
+"""... and at most this many files or sessions ..."""
+
+UNIT_BYTES = 8 * 1024 * 1024
+"""... and at most about this many bytes of input: one transaction never holds the write
+lock for long, whatever the size of the files."""
 
 
 @attrs.define
@@ -97,7 +101,8 @@ class ImportPlan:
     ``cursor`` is kept in the ledger once every unit is stored (None keeps the old
     one); ``unchanged`` counts sessions skipped because nothing changed since the last
     import; ``notes`` are things a person should know (read one by one, not counted).
-    A failing unit ends the iteration.
+    A failing unit ends the iteration. ``took`` hears how many seconds each unit's write
+    held the store (an importer may size its next units by it).
     """
 
     total: int
@@ -105,6 +110,7 @@ class ImportPlan:
     unchanged: int = 0
     cursor: str | None = None
     notes: tuple[str, ...] = ()
+    took: Callable[[float], None] = lambda _seconds: None
 
 
 class Importer(Protocol):

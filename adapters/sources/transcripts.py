@@ -293,7 +293,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[
                           messages=sum(len(c.messages) for c in parsed.conversations)))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
-                or len(marks) >= importing.UNIT_ITEMS):
+                or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
             yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
                                      left_out=tally.items(), work=work))
             conversations, marks, tally, work = [], [], Tally(), 0

@@ -47,6 +47,7 @@ from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, unavailable
 from harkback.adapters.stores.sqlite_writes import write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
+from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
 from harkback.stages import ports, records
 from harkback.stages.errors import StoreUnavailable
 
@@ -61,10 +62,11 @@ class SqliteStore:
     """
 
     def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
-                 connection: sqlite3.Connection) -> None:
+                 connection: sqlite3.Connection, patience: Patience) -> None:
         """Wrap an open connection; use :meth:`open` instead."""
         self.path = path
         self.readonly = readonly
+        self.patience = patience
         self._executor = executor
         self._connection = connection
         self._closed = False
@@ -76,11 +78,16 @@ class SqliteStore:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
-             busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Result[SqliteStore, StoreUnavailable]:
+             busy_timeout: float = DEFAULT_BUSY_TIMEOUT, write_patience: float | None = None
+             ) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
         Writable mode creates the file, its folders and the schema. Read-only mode never
         creates or changes anything and fails when the file is missing or not harkback's.
+        A statement waits ``busy_timeout`` seconds for another connection's lock; a write
+        that still finds the file locked tries again (see
+        :mod:`~harkback.adapters.stores.write_turns`) for ``write_patience`` seconds in all
+        (default: 12 busy timeouts, a minute).
         """
         location = Path(path).expanduser()
         if readonly and not location.is_file():
@@ -97,8 +104,10 @@ class SqliteStore:
         if isinstance(opened, Failure):
             executor.shutdown()
             return Failure(opened.failure())
+        patience = Patience(total_s=write_patience if write_patience is not None
+                            else TURNS * busy_timeout)
         return Success(cls(path=location, readonly=readonly, executor=executor,
-                           connection=opened.unwrap()))
+                           connection=opened.unwrap(), patience=patience))
 
     def close(self) -> None:
         """Finish queued work and close the connection; closing twice is harmless."""
@@ -147,15 +156,22 @@ class SqliteStore:
                      ) -> FutureResult[T, StoreUnavailable]:
         return self._run(work).bind_result(_same)
 
-    def run(self, work: Callable[[sqlite3.Connection], T]) -> FutureResult[T, StoreUnavailable]:
+    def run(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False
+            ) -> FutureResult[T, StoreUnavailable]:
         """Run ``work`` on the store's connection thread (for adapters sharing the file).
 
         A ``sqlite3.Error`` raised by ``work`` comes back as :class:`StoreUnavailable`.
+        A ``write`` (one whole transaction that rolls itself back on failure) is tried
+        again while another connection holds the lock, as the store's own writes are.
         """
         def counted(connection: sqlite3.Connection) -> T:
             self._writes += 1  # it may write: forget what unembedded() knew
             return work(connection)
-        return self._run(counted)
+        return self._run(self._patiently(counted) if write else counted)
+
+    def _patiently(self, work: Callable[[sqlite3.Connection], T]
+                   ) -> Callable[[sqlite3.Connection], T]:
+        return patiently(work, self.patience)
 
     def search(self, query: ports.MatchQuery
                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
@@ -210,7 +226,7 @@ class SqliteStore:
         def work(connection: sqlite3.Connection) -> ports.IngestReport:
             self._writes += 1
             return write(connection, batch)
-        return self._run(work)
+        return self._run(self._patiently(work))
 
     def merge_index(self) -> FutureResult[None, StoreUnavailable]:
         """Merge the full-text index into one segment (one statement, one transaction).
@@ -227,7 +243,7 @@ class SqliteStore:
 
         def work(connection: sqlite3.Connection) -> None:
             connection.execute(fulltext.MERGE_INDEX)  # one statement: its own transaction
-        return self._run(work)
+        return self._run(self._patiently(work))
 
     # --- capabilities (the SessionStore port) ----------------------------------------------
 
@@ -280,8 +296,8 @@ class SqliteStore:
             return FutureResult.from_failure(StoreUnavailable(problem))
         latest = {(key.session_id, key.position): unit_vector(vector)
                   for key, vector in pairs}
-        return self._run_checked(
-            lambda connection: sqlite_vectors.keep(connection, model, latest))
+        return self._run_checked(self._patiently(
+            lambda connection: sqlite_vectors.keep(connection, model, latest)))
 
     def nearest(self, query: ports.NearestQuery
                 ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
