@@ -88,10 +88,16 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest or import "
+                 "skipped damaged input (each piece named on stderr, every one with "
+                 "--verbose, and in --json)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
-        prog="harkback", description="Recall what happened in past agent sessions.")
+        prog="harkback", description="Recall what happened in past agent sessions.",
+        epilog=EXIT_STATUSES)
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -99,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--db", type=Path, default=None,
                          help="database file (default: $HARKBACK_DB or the user data dir)")
 
-    ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file")
+    ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file",
+                                 epilog=EXIT_STATUSES)
     ingest.add_argument("file", type=Path)
     with_db(ingest)
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -204,7 +211,7 @@ def _add_import_commands(commands: Any,
                        "~/.codex/sessions)",
               "jsonl": "a file in the ingest format (one session per line)"}
     for kind, where in wheres.items():
-        sub = kinds.add_parser(kind, help=f"import {where}")
+        sub = kinds.add_parser(kind, help=f"import {where}", epilog=EXIT_STATUSES)
         sub.add_argument("path", type=Path, nargs=None if kind == "jsonl" else "?",
                          default=None, help=where)
         with_db(sub)
@@ -213,6 +220,8 @@ def _add_import_commands(commands: Any,
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show a progress bar (default: when stderr is a terminal)")
         sub.add_argument("--json", action="store_true", help="print the counts as JSON")
+        sub.add_argument("--verbose", action="store_true",
+                         help="name every damaged line skipped (file:line and why) on stderr")
         _add_embedder_argument(sub, "then embed every message still without a vector")
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)

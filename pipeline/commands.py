@@ -12,9 +12,9 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from returns.result import Failure, Result
 
@@ -29,7 +29,14 @@ from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.stage import as_result
 from harkback.stages.when import parse_as_of
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+if TYPE_CHECKING:
+    from harkback.pipeline.importing import ImportOutcome
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 2, 3, 70
+"""EXIT_SKIPPED: an ingest or import ran to its end but left damaged input out (named)."""
+
+NAMED_SKIPS = 10
+"""Without --verbose, an import names this many damaged lines on stderr, then counts."""
 
 T = TypeVar("T")
 
@@ -114,7 +121,9 @@ async def ingest(args: argparse.Namespace) -> int:
     print(summary.describe())
     if embedded is not None:
         print(embedded.describe())
-    return EXIT_OK if summary.ok and (embedded is None or embedded.ok) else EXIT_FAILED
+    if embedded is not None and not embedded.ok:
+        return EXIT_FAILED
+    return EXIT_OK if summary.ok else EXIT_SKIPPED
 
 
 async def search(args: argparse.Namespace) -> int:
@@ -205,13 +214,7 @@ async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
     from harkback.pipeline.importing import importers_for, run_import
 
-    bad: list[BadRecord] = []
-
-    def report_bad(error: BadRecord) -> None:
-        bad.append(error)
-        print(f"harkback: {args.path}: {error.message()} (skipped)", file=sys.stderr)
-
-    found = importers_for(args.kind, args.path, on_bad=report_bad)
+    found = importers_for(args.kind, args.path)
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
     embedder = _embedder(args)
@@ -230,7 +233,9 @@ async def import_history(args: argparse.Namespace) -> int:
             store.close()
     finally:
         await _release(embedder)
-    ok = all(o.ok for o in outcomes) and not bad and (embedded is None or embedded.ok)
+    ok = all(o.ok for o in outcomes) and (embedded is None or embedded.ok)
+    skips = sum(o.skips for o in outcomes)
+    _name_skips(outcomes, verbose=args.verbose)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}
@@ -241,7 +246,19 @@ async def import_history(args: argparse.Namespace) -> int:
         print("\n".join(o.describe() for o in outcomes))
         if embedded is not None:
             print(embedded.describe())
-    return EXIT_OK if ok else EXIT_FAILED
+    return EXIT_FAILED if not ok else EXIT_SKIPPED if skips else EXIT_OK
+
+
+def _name_skips(outcomes: Sequence[ImportOutcome], *, verbose: bool) -> None:
+    """Name damaged input on stderr: all of it with --verbose, else the first few."""
+    named = [skip for o in outcomes for skip in o.skipped]
+    shown = named if verbose else named[:NAMED_SKIPS]
+    for skip in shown:
+        print(f"harkback: {skip.describe()} (skipped)", file=sys.stderr)
+    rest = sum(o.skips for o in outcomes) - len(shown)
+    if rest > 0:
+        more = "" if verbose else " (--verbose names them)"
+        print(f"harkback: {rest} more damaged line(s) skipped{more}", file=sys.stderr)
 
 
 def _embed_payload(summary: EmbedSummary) -> dict[str, Any]:

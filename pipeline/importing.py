@@ -34,18 +34,14 @@ from harkback.adapters.sources.importing import (
     Importer,
     ImportPlan,
     ImportUnit,
+    Skip,
     Tally,
-    Units,
-    file_fingerprint,
-    no_units,
     resolved,
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
-from harkback.pipeline.batching import Budget, batched
-from harkback.pipeline.ingest import read_conversations
 from harkback.pipeline.progress import Progress
-from harkback.stages.errors import BadRecord, QueryRejected, StoreUnavailable
-from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
+from harkback.stages.errors import QueryRejected, StoreUnavailable
+from harkback.stages.imports import ImportLedger, SourceKey, SourceState
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.result import when_text
@@ -128,6 +124,8 @@ class ImportOutcome:
     key: SourceKey
     delta: Delta = Delta()
     left_out: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    skips: int = 0
     notes: tuple[str, ...] = ()
     error: StoreUnavailable | None = None
 
@@ -138,10 +136,12 @@ class ImportOutcome:
 
     def add(self, delta: Delta, unit: ImportUnit) -> ImportOutcome:
         """This outcome with one more stored unit counted."""
-        tally = Tally()
+        tally = Tally(named=list(self.skipped), skips=self.skips)
         tally.merge(self.left_out)
         tally.merge(unit.left_out)
-        return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items())
+        tally.merge_skips(unit.skipped, unit.skips)
+        return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items(),
+                            skipped=tuple(tally.named), skips=tally.skips)
 
     def describe(self) -> str:
         """A few lines for people: counts, then what was left out, notes and errors."""
@@ -170,7 +170,10 @@ class ImportOutcome:
                          "skipped": d.sessions_unchanged},
             "messages": {"added": d.messages_added, "updated": d.messages_updated,
                          "removed": d.messages_removed},
-            "skipped": dict(self.left_out), "notes": list(self.notes),
+            "skipped": dict(self.left_out),
+            "skipped_lines": [{"file": k.file, "line": k.line, "reason": k.reason}
+                              for k in self.skipped],
+            "skipped_lines_total": self.skips, "notes": list(self.notes),
             **({"error": self.error.message()} if self.error is not None else {}),
         }
 
@@ -256,70 +259,6 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     return Success(delta)
 
 
-# --- the ingest format as a source --------------------------------------------------------
-
-@attrs.frozen
-class JsonlImporter:
-    """An ingest-format file (one session per JSON line) as an import source.
-
-    A file whose size and mtime did not change since its last import is skipped;
-    otherwise it is read whole (the store rewrites only what differs). Bad lines are
-    counted and passed to ``on_bad``.
-    """
-
-    path: Path
-    on_bad: Callable[[BadRecord], None] = lambda _: None
-
-    @property
-    def key(self) -> SourceKey:
-        """The source: kind ``jsonl`` and the file's resolved path."""
-        return SourceKey(kind="jsonl", location=str(self.path))
-
-    def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
-        """Plan reading the file, unless it is unchanged since ``state``."""
-        try:
-            fingerprint = file_fingerprint(self.path)
-            size = self.path.stat().st_size
-        except OSError as error:
-            return Failure(StoreUnavailable(
-                f"cannot read {self.path}: {error.strerror or error}"))
-        old = state.marks_by_item().get(self.path.name)
-        if not full and old is not None and old.fingerprint == fingerprint:
-            return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))
-        budget = Budget()
-        return Success(ImportPlan(total=size, units=self._units(fingerprint, budget),
-                                  took=budget.took))
-
-    def _units(self, fingerprint: str, budget: Budget) -> Units:
-        tally = Tally()
-        sessions = messages = 0
-
-        def bad(error: BadRecord) -> None:
-            tally.add("bad line")
-            self.on_bad(error)
-
-        try:
-            with self.path.open(encoding="utf-8", errors="replace") as handle:
-                sized = ((size, (size, c)) for size, c in read_conversations(handle, bad))
-                for batch in batched(sized, budget):
-                    yield Success(self._unit(batch, tally))
-                    sessions += len(batch)
-                    messages += sum(len(c.messages) for _, c in batch)
-                    tally = Tally()
-        except OSError as error:
-            yield Failure(StoreUnavailable(f"cannot read {self.path}: {error}"))
-            return
-        # The file's mark is kept once all of it is stored.
-        mark = Mark(item=self.path.name, fingerprint=fingerprint, sessions=sessions,
-                    messages=messages)
-        yield Success(ImportUnit(marks=(mark,), left_out=tally.items()))
-
-    @staticmethod
-    def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally) -> ImportUnit:
-        return ImportUnit(conversations=tuple(c for _, c in batch), left_out=tally.items(),
-                          work=sum(size for size, _ in batch))
-
-
 # --- where sources live ---------------------------------------------------------------------
 
 def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Path:
@@ -341,7 +280,6 @@ def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Pat
 
 
 def importers_for(kind: str, path: Path | None, *,
-                  on_bad: Callable[[BadRecord], None] = lambda _: None,
                   environ: Mapping[str, str] | None = None
                   ) -> Result[tuple[Importer, ...], StoreUnavailable | QueryRejected]:
     """The importers for ``kind`` at ``path`` (its default location when None).
@@ -358,7 +296,8 @@ def importers_for(kind: str, path: Path | None, *,
     if kind == "jsonl":
         if path is None or not path.is_file():
             return Failure(StoreUnavailable(f"no such file: {path}"))
-        return Success((JsonlImporter(resolved(path), on_bad),))
+        from harkback.pipeline.jsonl_source import JsonlImporter
+        return Success((JsonlImporter(resolved(path)),))
     where = resolved(path if path is not None else default_location(kind, environ))
     if kind == "hermes":
         found = database_files(where)

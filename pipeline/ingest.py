@@ -19,7 +19,7 @@ from returns.result import Failure
 from harkback.pipeline.batching import Budget, batched
 from harkback.pipeline.progress import Progress
 from harkback.stages.errors import BadRecord, StoreUnavailable
-from harkback.stages.ingest_format import parse_line
+from harkback.stages.ingest_format import read_line
 from harkback.stages.ports import IngestReport, SessionStore
 from harkback.stages.records import Conversation
 from harkback.stages.stage import as_result
@@ -38,7 +38,7 @@ class IngestSummary:
 
     @property
     def ok(self) -> bool:
-        """True when every line was stored."""
+        """True when every line was stored whole."""
         return not self.bad_lines and self.store_error is None and not self.read_error
 
     def describe(self) -> str:
@@ -47,21 +47,41 @@ class IngestSummary:
         text = (f"ingested {r.added + r.updated} session(s) ({r.added} added, {r.updated} "
                 f"updated), {r.messages} message(s)")
         if self.bad_lines:
-            text += f"; {len(self.bad_lines)} line(s) failed"
+            text += f"; skipped {len(self.bad_lines)} damaged line(s) or field(s)"
         return text
 
 
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
                        ) -> Iterable[tuple[int, Conversation]]:
-    """Parse numbered lines (1-based), passing bad ones to ``on_bad``; blank lines skip."""
+    """Parse numbered lines (1-based) with their sizes in bytes; blank lines skip.
+
+    What cannot be read is passed to ``on_bad``: a line that is no session; a message
+    dropped or a time ignored in a session kept (see
+    :func:`~harkback.stages.ingest_format.read_line`); a session id seen on an earlier
+    line (the last copy is kept, as the store keeps it).
+
+    >>> bad = []
+    >>> rows = list(read_conversations(['{"id": "a"}', '{"id": "a"}'], bad.append))
+    >>> len(rows), bad[0].message()
+    (2, "line 2: duplicate session id 'a' (also on line 1; the last copy is kept)")
+    """
+    seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        parsed = parse_line(line, number)
+        parsed = read_line(line, number)
         if isinstance(parsed, Failure):
             on_bad(parsed.failure())
-        else:
-            yield len(line.encode("utf-8", "surrogatepass")), parsed.unwrap()
+            continue
+        read = parsed.unwrap()
+        for dropped in read.dropped:
+            on_bad(dropped)
+        session_id = read.conversation.session.id
+        if session_id in seen:
+            on_bad(BadRecord(f"duplicate session id {session_id!r} (also on line "
+                             f"{seen[session_id]}; the last copy is kept)", number))
+        seen[session_id] = number
+        yield len(line.encode("utf-8", "surrogatepass")), read.conversation
 
 
 async def ingest_file(path: Path, store: SessionStore, *,

@@ -116,7 +116,7 @@ class _Session(Transcript):
             return
         message = line.get("message")
         if not isinstance(message, dict):
-            tally.add("assistant line without a message")
+            tally.skip("assistant line without a message")
             return
         model = text_of(message.get("model"))
         if model and model != SYNTHETIC_MODEL:
@@ -168,7 +168,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             sessions[sid] = _Session(sid, owner)
         return sessions[sid]
 
-    for line in lines:
+    for line in transcripts.located(lines, tally):
         kind = line.get("type")
         if kind == "user":
             target(line).user(line, tally)

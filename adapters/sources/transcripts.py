@@ -19,6 +19,7 @@ session metadata and links.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path, PurePath
@@ -27,13 +28,75 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources import importing
-from harkback.adapters.sources.importing import ImportPlan, ImportUnit, Tally, Units, iso_epoch
+from harkback.adapters.sources.importing import (
+    ImportPlan,
+    ImportUnit,
+    Skip,
+    Tally,
+    Units,
+    iso_epoch,
+)
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
 
 Line = Mapping[str, object]
 """One JSON object of a transcript file."""
+
+LINE_NUMBER = "\x00line"
+"""The key under which :func:`parse_file` gives each line its number in the file (no
+transcript writes a key starting with NUL), read back by :func:`located`."""
+
+
+def located(lines: Iterable[Line], tally: Tally) -> Iterator[Line]:
+    """``lines``, telling ``tally`` the number of each as it is read, so that what a format
+    skips while reading a line is named ``file:line`` (lines read twice stay right).
+
+    >>> tally = Tally(file="t.jsonl")
+    >>> for line in located([{LINE_NUMBER: 4}], tally):
+    ...     tally.skip("odd")
+    >>> tally.named[0].describe(), tally.line
+    ('t.jsonl:4: odd', None)
+    """
+    for line in lines:
+        number = line.get(LINE_NUMBER)
+        tally.line = number if isinstance(number, int) else None
+        yield line
+    tally.line = None
+
+
+EARLIEST_TIME = 1_577_836_800.0
+"""2020-01-01 UTC: no agent transcript of a format read here is older, so an earlier time is
+damage (a stray number read as 1970, say), not history."""
+
+FUTURE_SLACK_S = 86_400.0
+"""A time more than a day past the clock is damage too (clock skew stays well inside)."""
+
+
+def plausible_time(value: object, tally: Tally, *, now: float | None = None) -> float | None:
+    """The epoch of a transcript line's ISO 8601 time, or None; a time of the wrong type,
+    unreadable, or outside 2020 .. tomorrow is ignored and named in ``tally`` (see
+    :meth:`Tally.skip`), so one damaged line never moves its session's span.
+
+    >>> tally = Tally()
+    >>> plausible_time("2026-03-03T14:15:00Z", tally), plausible_time(12345, tally)
+    (1772547300.0, None)
+    >>> plausible_time("1970-01-01T03:25:45Z", tally), tally.skips
+    (None, 2)
+    """
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        tally.skip("time ignored", f"{str(value)[:40]!r} is not an ISO 8601 string")
+        return None
+    when = iso_epoch(value)
+    latest = (time.time() if now is None else now) + FUTURE_SLACK_S
+    if when is None:
+        tally.skip("time ignored", f"{value[:40]!r} is not an ISO 8601 time")
+    elif not EARLIEST_TIME <= when <= latest:
+        tally.skip("time ignored", f"{value[:40]!r} is before 2020 or in the future")
+        return None
+    return when
 
 
 def text_of(value: object) -> str:
@@ -73,8 +136,9 @@ class Transcript:
     model: str = ""
 
     def time(self, value: object, tally: Tally) -> float | None:
-        """The epoch of a line's time (see :func:`iso_epoch`), kept for the session's span."""
-        when = iso_epoch(value, tally)
+        """The epoch of a line's time (see :func:`plausible_time`), kept for the session's
+        span."""
+        when = plausible_time(value, tally)
         if when is not None:
             self.times.append(when)
         return when
@@ -156,10 +220,13 @@ def with_project(messages: Sequence[Message], note: str) -> tuple[Message, ...]:
 
 @attrs.frozen(kw_only=True)
 class ParsedFile:
-    """The conversations read from one transcript file, and what was left out of it."""
+    """The conversations read from one transcript file, and what was left out of it
+    (``skipped``: the damaged lines, named; ``skips`` of them in all)."""
 
     conversations: tuple[Conversation, ...] = ()
     left_out: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    skips: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -183,29 +250,33 @@ class TranscriptFormat:
 def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
     """Read one transcript file of format ``form`` found under ``root``."""
     tally = Tally()
-    return form.read(path.relative_to(root), (line for _, line in json_lines(path, tally)),
-                     tally)
+    numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
+    parsed = form.read(path.relative_to(root), numbered, tally)
+    return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
 
 
 def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
     """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
 
     Blank lines are skipped; a line that is not a JSON object (a torn last line of a
-    file being written, say) is counted as ``unreadable line``.
+    file being written, say) is skipped as ``unreadable line``. While a line is read,
+    ``tally`` knows where it is, so what its reader skips is named ``file:line``.
     """
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
+            tally.at(str(path), number)
             try:
                 value = json.loads(line)
             except (ValueError, RecursionError):
-                tally.add("unreadable line")
+                tally.skip("unreadable line", "not JSON")
                 continue
             if isinstance(value, dict):
                 yield number, value
             else:
-                tally.add("unreadable line")
+                tally.skip("unreadable line", "not a JSON object")
+    tally.at(str(path))
 
 
 # --- the folder ---------------------------------------------------------------------------
@@ -283,20 +354,27 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[
         try:
             parsed = parse(path)
         except OSError as error:
-            tally.add(f"unreadable file ({error.strerror or error})")
+            tally.at(str(path))
+            tally.skip("unreadable file", str(error.strerror or error))
             work += size
             continue
         conversations.extend(parsed.conversations)
         tally.merge(parsed.left_out)
+        tally.merge_skips(parsed.skipped, parsed.skips)
         marks.append(Mark(item=item, fingerprint=fingerprint,
                           sessions=len(parsed.conversations),
                           messages=sum(len(c.messages) for c in parsed.conversations)))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
-            yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
-                                     left_out=tally.items(), work=work))
+            yield Success(_unit(conversations, marks, tally, work))
             conversations, marks, tally, work = [], [], Tally(), 0
     if marks or tally.counts or work:
-        yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
-                                 left_out=tally.items(), work=work))
+        yield Success(_unit(conversations, marks, tally, work))
+
+
+def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
+          work: int) -> ImportUnit:
+    return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
+                      left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
+                      work=work)
