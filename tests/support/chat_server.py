@@ -3,8 +3,9 @@ per request.
 
 Tests start it on 127.0.0.1 (a free port), tell it what to do with each request
 (delay, status, ``Retry-After``, empty or reasoning-only content, malformed JSON, a
-hang, a reset connection, edited embedding data) and read back what arrived and when. It runs on threads,
-so it keeps answering while the test's own event loop is blocked by a synchronous call.
+hang, a reset connection, edited embedding data) and read back what arrived and when. It
+runs on threads, so it keeps answering while the test's own event loop is blocked by a
+synchronous call.
 
 ``POST /v1/embeddings`` answers with :func:`word_vector` of each input: a hashed bag of
 words, so texts sharing words get similar vectors while the server sets no value a test
