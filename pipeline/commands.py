@@ -236,6 +236,10 @@ async def import_history(args: argparse.Namespace) -> int:
     ok = all(o.ok for o in outcomes) and (embedded is None or embedded.ok)
     skips = sum(o.skips for o in outcomes)
     _name_skips(outcomes, verbose=args.verbose)
+    for outcome in outcomes:
+        if outcome.error is not None:
+            print(f"harkback: import of {outcome.key.location} stopped: "
+                  f"{outcome.error.message()}", file=sys.stderr)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}
