@@ -8,13 +8,16 @@ import time
 from pathlib import Path
 
 import pytest
+from returns.io import IOFailure, IOResult, IOSuccess
 
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.write_turns import Patience, busy_error, patiently
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey
-from harkback.stages.ports import MessageKey
+from harkback.stages.ports import IngestReport, MessageKey
 from harkback.stages.records import Message
-from tests.adapters.stores.store_contract import failed, ok
+from harkback.stages.stage import as_result
+from tests.adapters.stores.store_contract import ok
 from tests.conftest import conversation
 
 
@@ -32,19 +35,28 @@ def _hold_lock(path: Path, seconds: float) -> threading.Thread:
     return thread
 
 
-async def test_an_ingest_waits_for_a_long_transaction_past_its_busy_timeout(
-        tmp_path: Path) -> None:
-    """A lock held for 1.5 s outlasts the 0.2 s busy timeout; the ingest still lands."""
-    path = tmp_path / "h.db"
+async def _ingest_while_locked(path: Path, *, busy: float, patience: float, hold: float
+                               ) -> tuple[IOResult[IngestReport, StoreUnavailable], float,
+                                          tuple[Message, ...]]:
+    """Ingest one session while another connection holds the lock for ``hold`` seconds:
+    the outcome, the seconds it took, and what is stored afterwards."""
     SqliteStore.open(path).unwrap().close()
-    with SqliteStore.open(path, busy_timeout=0.2, write_patience=10.0).unwrap() as store:
-        holder = _hold_lock(path, 1.5)
+    with SqliteStore.open(path, busy_timeout=busy, write_patience=patience).unwrap() as store:
+        holder = _hold_lock(path, hold)
         started = time.monotonic()
-        report = await ok(store.ingest([conversation("s1", ("user", "docker bridge"))]))
+        outcome = await store.ingest([conversation("s1", ("user", "docker bridge"))])
         waited = time.monotonic() - started
         holder.join()
         stored = await ok(store.messages(["s1"]))
-    assert report.added == 1
+    return outcome, waited, stored
+
+
+async def test_an_ingest_waits_for_a_long_transaction_past_its_busy_timeout(
+        tmp_path: Path) -> None:
+    """A lock held for 1.5 s outlasts the 0.2 s busy timeout; the ingest still lands."""
+    outcome, waited, stored = await _ingest_while_locked(tmp_path / "h.db", busy=0.2,
+                                                         patience=10.0, hold=1.5)
+    assert outcome.map(lambda report: report.added) == IOSuccess(1)
     assert waited >= 1.0
     assert [m.content for m in stored] == ["docker bridge"]
 
@@ -71,16 +83,11 @@ async def test_the_ledger_and_vectors_wait_their_turn_too(tmp_path: Path) -> Non
 
 async def test_patience_runs_out_and_the_lock_is_reported(tmp_path: Path) -> None:
     """A lock held longer than the writer's patience fails the write as a value, in time."""
-    path = tmp_path / "h.db"
-    SqliteStore.open(path).unwrap().close()
-    with SqliteStore.open(path, busy_timeout=0.1, write_patience=0.6).unwrap() as store:
-        holder = _hold_lock(path, 2.0)
-        started = time.monotonic()
-        error = await failed(store.ingest([conversation("s1", ("user", "x"))]))
-        waited = time.monotonic() - started
-        holder.join()
-        assert await ok(store.messages(["s1"])) == ()
-    assert "locked" in error.reason
+    outcome, waited, stored = await _ingest_while_locked(tmp_path / "h.db", busy=0.1,
+                                                         patience=0.6, hold=2.0)
+    assert isinstance(outcome, IOFailure)
+    assert "locked" in as_result(outcome).failure().reason
+    assert stored == ()
     assert 0.5 <= waited < 1.8
 
 
