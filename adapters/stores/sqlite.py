@@ -39,8 +39,10 @@ from typing import Self, TypeVar
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.sqlite_files import read_only_uri
 from harkback.adapters.stores import sqlite_search, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
+from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
@@ -62,11 +64,15 @@ class SqliteStore:
     """
 
     def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
-                 connection: sqlite3.Connection, patience: Patience) -> None:
+                 connection: sqlite3.Connection, patience: Patience,
+                 watch: ReadWatch | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+                 ) -> None:
         """Wrap an open connection; use :meth:`open` instead."""
         self.path = path
         self.readonly = readonly
         self.patience = patience
+        self._watch = watch or ReadWatch.of(path, immutable=False)
+        self._busy_timeout = busy_timeout
         self._executor = executor
         self._connection = connection
         self._closed = False
@@ -100,6 +106,9 @@ class SqliteStore:
                 return Failure(StoreUnavailable(
                     f"cannot create the folder {location.parent}: {error.strerror}"))
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
+        # Looked at before connecting: a writer appearing in between only costs a reopen.
+        watch = ReadWatch.of(location, immutable=readonly and location.is_file()
+                             and "immutable=1" in read_only_uri(location))
         opened = executor.submit(connect, location, readonly, busy_timeout).result()
         if isinstance(opened, Failure):
             executor.shutdown()
@@ -107,14 +116,16 @@ class SqliteStore:
         patience = Patience(total_s=write_patience if write_patience is not None
                             else TURNS * busy_timeout)
         return Success(cls(path=location, readonly=readonly, executor=executor,
-                           connection=opened.unwrap(), patience=patience))
+                           connection=opened.unwrap(), patience=patience, watch=watch,
+                           busy_timeout=busy_timeout))
 
     def close(self) -> None:
         """Finish queued work and close the connection; closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
-        closing = self._executor.submit(self._connection.close)
+        # Read on the thread: a queued reopen may still replace the connection.
+        closing = self._executor.submit(lambda: self._connection.close())
         self._executor.shutdown(wait=True)
         self._matrices.clear()
         # The connection is gone either way; a failure to close leaves nothing to undo.
@@ -148,9 +159,30 @@ class SqliteStore:
             return Failure(StoreUnavailable(f"the store at {self.path} is closed"))
         loop = asyncio.get_running_loop()
         try:
-            return Success(await loop.run_in_executor(self._executor, work, self._connection))
+            return Success(await loop.run_in_executor(self._executor, self._watched, work))
         except sqlite3.Error as error:
             return Failure(unavailable(self.path, error))
+
+    def _watched(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        # On the connection's thread. See read_watch: an immutable connection is opened
+        # again once a writer moved the file, and a corruption error then is tried again.
+        if self._watch.moved():
+            self._reopen()
+        try:
+            return work(self._connection)
+        except sqlite3.DatabaseError as error:
+            if not (self._watch.immutable and is_corrupt(error)):
+                raise
+            self._reopen()
+            return work(self._connection)
+
+    def _reopen(self) -> None:
+        watch = ReadWatch.of(self.path, immutable="immutable=1" in read_only_uri(self.path))
+        connection = connect(self.path, True, self._busy_timeout).alt(_raise).unwrap()
+        with contextlib.suppress(sqlite3.Error):
+            self._connection.close()
+        self._connection, self._watch = connection, watch
+        self._matrices.clear()
 
     def _run_checked(self, work: Callable[[sqlite3.Connection], Result[T, StoreUnavailable]]
                      ) -> FutureResult[T, StoreUnavailable]:
@@ -318,6 +350,10 @@ class SqliteStore:
 
 def _same(value: Result[T, StoreUnavailable]) -> Result[T, StoreUnavailable]:
     return value
+
+
+def _raise(problem: StoreUnavailable) -> StoreUnavailable:
+    raise sqlite3.OperationalError(problem.message())
 
 
 def _fetch(statement: Statement, convert: Callable[[Row], T]
