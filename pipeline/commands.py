@@ -11,137 +11,123 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable, Coroutine, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from returns.result import Failure, Result
+import attrs
+from returns.result import Failure
 
 from harkback.pipeline import wiring
-from harkback.pipeline.config import default_db_path
-from harkback.pipeline.embed import EmbedSummary, embed_missing
+from harkback.pipeline.command_kit import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    db_of,
+    embed_after,
+    embed_payload,
+    embedder_of,
+    finished,
+    name_skips,
+    needs_file,
+    open_store,
+    release,
+    settings_of,
+    unwrap,
+)
+from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
-from harkback.stages.errors import BadRecord, QueryRejected
-from harkback.stages.ports import Embedder, SessionStore
-from harkback.stages.stage import as_result
-from harkback.stages.when import parse_as_of
+from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources
+from harkback.stages.when import parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
+    from harkback.adapters.sources.importing import Importer
     from harkback.pipeline.importing import ImportOutcome
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 2, 3, 70
-"""EXIT_SKIPPED: an ingest or import ran to its end but left damaged input out (named)."""
-
-NAMED_SKIPS = 10
-"""Without --verbose, an import names this many damaged lines on stderr, then counts."""
-
-T = TypeVar("T")
-
-
-class CliError(Exception):
-    """A failure to report as one line, with the exit status to use."""
-
-    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def _db(args: argparse.Namespace) -> str:
-    return os.fspath(args.db) if args.db else os.fspath(default_db_path())
-
-
-def _needs_file(target: str) -> None:
-    if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
-        raise CliError(f"no database at {target}: ingest or import sessions first")
-
-
-def _unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
-    if isinstance(result, Failure):
-        error = result.failure()
-        usage = isinstance(error, QueryRejected)
-        raise CliError(error.reason if usage else error.message(),
-                       EXIT_USAGE if usage else status)
-    return result.unwrap()
-
-
-def open_store(target: str, *, readonly: bool) -> SessionStore:
-    """Open the store ``target`` names or raise :class:`CliError` saying why not."""
-    return _unwrap(wiring.open_store(target, readonly=readonly))
-
-
-def _embedder(args: argparse.Namespace) -> Embedder | None:
-    return _unwrap(wiring.embedder_for(args.embedder or os.environ.get("HARKBACK_EMBEDDER")))
-
-
-async def _embed_after(store: SessionStore, embedder: Embedder | None,
-                       progress: bool | None) -> EmbedSummary | None:
-    """Embed what an ingest or import added, when an embedder is configured."""
-    if embedder is None:
-        return None
-    vectors = store.vector_store()
-    if vectors is None:
-        raise CliError("this store keeps no vectors; leave out --embedder")
-    return await embed_missing(vectors, embedder, progress=progress)
-
-
-async def _release(embedder: Embedder | None) -> None:
-    if embedder is not None:
-        await embedder.aclose()
 
 
 async def ingest(args: argparse.Namespace) -> int:
-    """``harkback ingest FILE``: store the sessions of a JSON-lines file."""
-    from harkback.pipeline.ingest import ingest_file
+    """``harkback ingest FILE``: store the sessions of a JSON-lines file (``import jsonl``'s
+    path, reading the whole file)."""
+    from harkback.adapters.sources.importing import resolved
+    from harkback.pipeline.ingest import JsonlImporter
 
     if not args.file.is_file():
         raise CliError(f"no such file: {args.file}")
-    embedder = _embedder(args)
+    (outcome,), embedded = await _import(args, (JsonlImporter(resolved(args.file)),),
+                                         full=True)
+    ok = outcome.ok and (embedded is None or embedded.ok)
+    name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
+    if args.json:
+        payload = {**outcome.to_payload(), "success": ok}
+        if embedded is not None:
+            payload["embedding"] = embed_payload(embedded)
+        print_json(payload)
+        return finished(ok, outcome.skips)
+    if outcome.error is not None:
+        raise CliError(f"{outcome.line()}; stopped: {outcome.error.message()}")
+    print(outcome.line())
+    if embedded is not None:
+        print(embedded.describe())
+    return finished(ok, outcome.skips)
 
-    def report_bad(error: BadRecord) -> None:
-        print(f"harkback: {args.file}: {error.message()} (skipped)", file=sys.stderr)
 
+async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, full: bool
+                  ) -> tuple[list[ImportOutcome], EmbedSummary | None]:
+    """Run ``importers`` into the store of ``args`` (``ingest`` and ``import`` alike), then
+    embed what they added when an embedder is configured."""
+    from harkback.adapters.stores.import_ledger import MemoryImportLedger
+    from harkback.pipeline.importing import run_import
+
+    embedder = embedder_of(args)
+    outcomes = []
     try:
-        store = open_store(_db(args), readonly=False)
+        store = open_store(db_of(args), readonly=False)
         try:
-            summary = await ingest_file(args.file, store, on_bad=report_bad,
-                                        progress=args.progress)
-            if summary.read_error:
-                raise CliError(f"{summary.describe()}; stopped: {summary.read_error}")
-            if summary.store_error is not None:
-                raise CliError(f"{summary.describe()}; stopped: "
-                               f"{summary.store_error.message()}")
-            embedded = await _embed_after(store, embedder, args.progress)
+            # A store that keeps no ledger still imports; what was read is not remembered.
+            ledger = store.import_ledger() or MemoryImportLedger()
+            for importer in importers:
+                outcomes.append(await run_import(importer, store, ledger, full=full,
+                                                 progress=args.progress,
+                                                 redact=not args.keep_secrets))
+            embedded = await embed_after(store, embedder, args.progress)
         finally:
             store.close()
     finally:
-        await _release(embedder)
-    print(summary.describe())
-    if embedded is not None:
-        print(embedded.describe())
-    if embedded is not None and not embedded.ok:
-        return EXIT_FAILED
-    return EXIT_OK if summary.ok else EXIT_SKIPPED
+        await release(embedder)
+    return outcomes, embedded
+
+
+def _check_times(args: argparse.Namespace) -> None:
+    """An unreadable ``--since``/``--until`` is a usage error (exit 2), found before the
+    store is opened."""
+    for flag in ("since", "until"):
+        value = getattr(args, flag)
+        if value is not None:
+            unwrap(parse_time_bound(value, now=0.0, what=f"--{flag}"), EXIT_USAGE)
 
 
 async def search(args: argparse.Namespace) -> int:
     """``harkback search QUERY``: recall the sessions about a question."""
-    as_of = None if args.as_of is None else _unwrap(parse_as_of(args.as_of))
+    _check_times(args)
+    as_of = None if args.as_of is None else unwrap(parse_as_of(args.as_of))
+    chosen = settings_of(args)
     settings = wiring.RecallSettings(
-        db=_db(args), ranker=args.ranker, summarizer=args.summarizer,
-        chat=model_settings(args, os.environ), deadline_s=args.deadline, rerank=args.rerank,
-        embedder=args.embedder or os.environ.get("HARKBACK_EMBEDDER"))
-    _unwrap(wiring.pipeline_for(settings))  # usage errors before the store is opened
-    store = _unwrap(wiring.open_for_recall(settings))
+        db=chosen.db, ranker=args.ranker, summarizer=args.summarizer,
+        chat=model_settings(args, chosen.model_environment()), deadline_s=args.deadline,
+        rerank=args.rerank, embedder=chosen.embedder,
+        environ=chosen.model_environment(os.environ))
+    unwrap(wiring.pipeline_for(settings))  # usage errors before the store is opened
+    store = unwrap(wiring.open_for_recall(settings))
     try:
-        harkback = _unwrap(wiring.recall(settings, store))
+        harkback = unwrap(wiring.recall(settings, store))
         try:
             response = await harkback.search(
-                args.query, limit=args.limit, roles=args.role,
+                args.query, limit=chosen.limit, roles=args.role,
                 current_session_id=args.current_session, since=args.since, until=args.until,
-                as_of=as_of)
+                as_of=as_of, sources=tuple(args.source or ()),
+                projects=tuple(args.project or ()))
         finally:
             await harkback.aclose()
     finally:
@@ -151,11 +137,13 @@ async def search(args: argparse.Namespace) -> int:
 
 async def recent(args: argparse.Namespace) -> int:
     """``harkback recent``: list recent sessions, newest first."""
-    store = open_store(_db(args), readonly=True)
+    _check_times(args)
+    store = open_store(db_of(args), readonly=True)
     try:
         response = await Harkback(store=store).recent(
             limit=args.limit, current_session_id=args.current_session, since=args.since,
-            until=args.until)
+            until=args.until, sources=tuple(args.source or ()),
+            projects=tuple(args.project or ()))
     finally:
         store.close()
     return _emit(response, as_json=args.json)
@@ -163,15 +151,15 @@ async def recent(args: argparse.Namespace) -> int:
 
 async def show(args: argparse.Namespace) -> int:
     """``harkback show SESSION_ID``: a page of one session's transcript, with message ids."""
-    target = _db(args)
-    _needs_file(target)
+    target = db_of(args)
+    needs_file(target)
     store = open_store(target, readonly=True)
     try:
         read = await Harkback(store=store).read_session(
             args.session_id, around=args.around, offset=args.offset, limit=args.limit)
     finally:
         store.close()
-    payload = _unwrap(read).to_payload()
+    payload = unwrap(read).to_payload()
     if args.json:
         print_json(payload)
     else:
@@ -206,36 +194,43 @@ async def mcp(args: argparse.Namespace) -> int:
     except ImportError:
         raise CliError(MCP_EXTRA) from None
     from harkback.pipeline.mcp_server import serve
-    await serve(_db(args))
+    await serve(settings_of(args))
+    return EXIT_OK
+
+
+async def config(args: argparse.Namespace) -> int:
+    """``harkback config``: each setting's effective value and where it came from."""
+    chosen = settings_of(args)
+    if args.json:
+        print_json(chosen.to_payload())
+    else:
+        print(chosen.describe())
+    return EXIT_OK
+
+
+async def completion(args: argparse.Namespace) -> int:
+    """``harkback completion bash|zsh``: the shell's completion script, from the parser."""
+    from harkback.pipeline.cli import build_parser
+    from harkback.pipeline.completion import script
+    print(script(args.shell, build_parser()), end="")
     return EXIT_OK
 
 
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
-    from harkback.pipeline.importing import importers_for, run_import
+    from harkback.adapters.sources.hermes import HermesImporter
+    from harkback.pipeline.importing import importers_for
 
     found = importers_for(args.kind, args.path)
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
-    embedder = _embedder(args)
-    outcomes = []
-    try:
-        store = open_store(_db(args), readonly=False)
-        try:
-            ledger = store.import_ledger()
-            if ledger is None:
-                raise CliError("this store does not remember imports; import into a file")
-            for importer in found.unwrap():
-                outcomes.append(await run_import(importer, store, ledger, full=args.full,
-                                                 progress=args.progress))
-            embedded = await _embed_after(store, embedder, args.progress)
-        finally:
-            store.close()
-    finally:
-        await _release(embedder)
+    importers = [attrs.evolve(i, archived=True)
+                 if isinstance(i, HermesImporter) and args.archived else i
+                 for i in found.unwrap()]
+    outcomes, embedded = await _import(args, importers, full=args.full)
     ok = all(o.ok for o in outcomes) and (embedded is None or embedded.ok)
-    skips = sum(o.skips for o in outcomes)
-    _name_skips(outcomes, verbose=args.verbose)
+    name_skips([k for o in outcomes for k in o.skipped], sum(o.skips for o in outcomes),
+               verbose=args.verbose)
     for outcome in outcomes:
         if outcome.error is not None:
             print(f"harkback: import of {outcome.key.location} stopped: "
@@ -244,104 +239,24 @@ async def import_history(args: argparse.Namespace) -> int:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}
         if embedded is not None:
-            payload["embedding"] = _embed_payload(embedded)
+            payload["embedding"] = embed_payload(embedded)
         print_json(payload)
     else:
         print("\n".join(o.describe() for o in outcomes))
         if embedded is not None:
             print(embedded.describe())
-    return EXIT_FAILED if not ok else EXIT_SKIPPED if skips else EXIT_OK
+    return finished(ok, sum(o.skips for o in outcomes))
 
 
-def _name_skips(outcomes: Sequence[ImportOutcome], *, verbose: bool) -> None:
-    """Name damaged input on stderr: all of it with --verbose, else the first few."""
-    named = [skip for o in outcomes for skip in o.skipped]
-    shown = named if verbose else named[:NAMED_SKIPS]
-    for skip in shown:
-        print(f"harkback: {skip.describe()} (skipped)", file=sys.stderr)
-    rest = sum(o.skips for o in outcomes) - len(shown)
-    if rest > 0:
-        more = "" if verbose else " (--verbose names them)"
-        print(f"harkback: {rest} more damaged line(s) skipped{more}", file=sys.stderr)
-
-
-def _embed_payload(summary: EmbedSummary) -> dict[str, Any]:
-    return {"model": summary.model, "embedded": summary.embedded, "complete": summary.ok,
-            "error": summary.error.message() if summary.error is not None else None}
-
-
-async def embed(args: argparse.Namespace) -> int:
-    """``harkback embed``: give stored messages their vectors (resumable)."""
-    embedder = _embedder(args)
-    if embedder is None:
-        raise CliError("embed needs an embedding model: --embedder SPEC or HARKBACK_EMBEDDER",
-                       EXIT_USAGE)
-    target = _db(args)
-    try:
-        _needs_file(target)
-        store = open_store(target, readonly=False)
-        try:
-            vectors = store.vector_store()
-            if vectors is None:
-                raise CliError(f"the store at {target} keeps no vectors")
-            summary = await embed_missing(vectors, embedder, roles=args.role,
-                                          progress=args.progress)
-        finally:
-            store.close()
-    finally:
-        await _release(embedder)
-    if args.json:
-        print_json({"success": summary.ok, **_embed_payload(summary)})
-    else:
-        print(summary.describe())
-    return EXIT_OK if summary.ok else EXIT_FAILED
-
-
-async def optimize(args: argparse.Namespace) -> int:
-    """``harkback optimize``: merge the full-text index after large imports."""
-    target = _db(args)
-    _needs_file(target)
-    if not args.json:
-        print(f"merging the full-text index of {target} (a million messages take about "
-              "20 s)...", file=sys.stderr, flush=True)
-    store = open_store(target, readonly=False)
-    started = time.monotonic()
-    try:
-        outcome = as_result(await store.optimize().awaitable())
-    finally:
-        store.close()
-    _unwrap(outcome)
-    seconds = round(time.monotonic() - started, 1)
-    if args.json:
-        print_json({"success": True, "db": target, "seconds": seconds})
-    else:
-        print(f"merged the full-text index of {target} in {seconds} s")
-    return EXIT_OK
-
-
-async def sources(args: argparse.Namespace) -> int:
-    """``harkback sources``: what was imported from where, and when."""
-    from harkback.pipeline.importing import describe_sources, source_payload
-
-    target = _db(args)
-    listed: tuple[Any, ...] = ()
-    if wiring.store_kind(target) != "sqlite" or Path(target).is_file():
-        store = open_store(target, readonly=True)
-        try:
-            ledger = store.import_ledger()
-            if ledger is not None:
-                listed = _unwrap(as_result(await ledger.sources().awaitable()))
-        finally:
-            store.close()
-    if args.json:
-        print_json({"success": True, "sources": [source_payload(s) for s in listed]})
-    else:
-        print(describe_sources(listed))
-    return EXIT_OK
+async def sync(args: argparse.Namespace) -> int:
+    """``harkback sync``: every agent history on this machine (see pipeline/sync.py)."""
+    from harkback.pipeline.sync_command import run_sync
+    return await run_sync(args)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show}
+    "mcp": mcp, "show": show, "sync": sync, "redact": redact, "config": config,
+    "completion": completion, "migrate": migrate}
 """Each command's coroutine by name."""

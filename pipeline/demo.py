@@ -10,7 +10,7 @@ from pathlib import Path
 from returns.result import Failure
 
 from harkback.pipeline.facade import Harkback
-from harkback.pipeline.ingest import ingest_file
+from harkback.pipeline.importing import ingest_file
 from harkback.pipeline.output import format_payload
 from harkback.pipeline.wiring import open_store
 
@@ -41,7 +41,7 @@ async def run_demo(db: Path | None = None) -> int:
         store = opened.unwrap()
         try:
             summary = await ingest_file(corpus_path(), store, progress=False)
-            print(f"demo store: {path}\n{summary.describe()}\n")
+            print(f"demo store: {path}\n{summary.line()}\n")
             harkback = Harkback(store=store)
             for question in DEMO_QUESTIONS:
                 response = await harkback.search(question, limit=2)

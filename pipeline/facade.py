@@ -98,12 +98,15 @@ class Harkback:
                      current_session_id: str | None = None, since: str | float | None = None,
                      until: str | float | None = None,
                      hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,
-                     as_of: str | float | None = None) -> Response:
+                     as_of: str | float | None = None, sources: tuple[str, ...] = (),
+                     projects: tuple[str, ...] = ()) -> Response:
         """Recall sessions about ``query``; an empty query lists recent sessions.
 
         ``as_of`` (ISO time, epoch seconds, or ``30d`` back from now) asks the question as
         if then: the ranker's "now", the question's time words ("two weeks ago") and
         relative ``since``/``until`` count from it. It hides nothing; bound with ``until``.
+        ``sources`` (``codex``, ``hermes``...) and ``projects`` (a folder's path or name),
+        when given, are the only ones searched.
         """
         moment: float | None = None
         if as_of is not None:
@@ -113,7 +116,8 @@ class Harkback:
             moment = parsed.unwrap()
         request = make_request(query, limit=limit, roles=roles,
                                current_session_id=current_session_id, since=since, until=until,
-                               hidden_sources=hidden_sources, now=moment)
+                               hidden_sources=hidden_sources, now=moment, sources=sources,
+                               projects=projects)
         if isinstance(request, Failure):
             return Response(Failure(request.failure()), as_of=moment)
         recorder = RecordingObserver()
@@ -126,11 +130,14 @@ class Harkback:
 
     async def recent(self, *, limit: int = 10, current_session_id: str | None = None,
                      since: str | float | None = None, until: str | float | None = None,
-                     as_of: str | float | None = None) -> Response:
+                     as_of: str | float | None = None, sources: tuple[str, ...] = (),
+                     projects: tuple[str, ...] = ()) -> Response:
         """List recent root sessions, newest first (``since``/``until`` bound their start;
-        relative ones count back from ``as_of`` when given)."""
+        relative ones count back from ``as_of`` when given; only ``sources`` and
+        ``projects`` when given)."""
         return await self.search("", limit=limit, current_session_id=current_session_id,
-                                 since=since, until=until, as_of=as_of)
+                                 since=since, until=until, as_of=as_of, sources=sources,
+                                 projects=projects)
 
     async def read_session(self, session_id: str, *, around: str | int | None = None,
                            offset: int | None = None, limit: int = PAGE_LIMIT

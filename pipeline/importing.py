@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Self, TextIO
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -39,12 +39,15 @@ from harkback.adapters.sources.importing import (
     resolved,
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
+from harkback.adapters.stores.import_ledger import MemoryImportLedger
+from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
+from harkback.pipeline.redacting import Redacted
 from harkback.stages.errors import QueryRejected, StoreUnavailable
-from harkback.stages.imports import ImportLedger, SourceKey, SourceState
+from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
-from harkback.stages.result import when_text
+from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts
 from harkback.stages.stage import as_result
 
 KINDS = ("hermes", "claude-code", "codex", "jsonl")
@@ -128,20 +131,24 @@ class ImportOutcome:
     skips: int = 0
     notes: tuple[str, ...] = ()
     error: StoreUnavailable | None = None
+    gone: tuple[str, ...] = ()
+    """Items of the ledger no longer at the source (see ``ImportPlan.gone``)."""
+    secrets: SecretCounts = NO_SECRETS
 
     @property
     def ok(self) -> bool:
         """True when the import ran to its end."""
         return self.error is None
 
-    def add(self, delta: Delta, unit: ImportUnit) -> ImportOutcome:
-        """This outcome with one more stored unit counted."""
+    def add(self, delta: Delta, unit: ImportUnit, found: SecretCounts = NO_SECRETS) -> Self:
+        """This outcome with one more stored unit (and the secrets redacted in it) counted."""
         tally = Tally(named=list(self.skipped), skips=self.skips)
         tally.merge(self.left_out)
         tally.merge(unit.left_out)
         tally.merge_skips(unit.skipped, unit.skips)
         return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items(),
-                            skipped=tuple(tally.named), skips=tally.skips)
+                            skipped=tuple(tally.named), skips=tally.skips,
+                            secrets=self.secrets + found)
 
     def describe(self) -> str:
         """A few lines for people: counts, then what was left out, notes and errors."""
@@ -156,10 +163,26 @@ class ImportOutcome:
         if self.left_out:
             lines.append("  skipped: " + ", ".join(
                 f"{count} {reason}" for reason, count in self.left_out))
+        lines += [f"  secrets: {self.secrets.describe()}"] if self.secrets.by_kind else []
         lines += [f"  note: {note}" for note in self.notes]
         if self.error is not None:
             lines.append(f"  stopped: {self.error.message()}")
         return "\n".join(lines)
+
+    def line(self) -> str:
+        """One line for people, as ``harkback ingest`` prints it.
+
+        >>> ImportOutcome(key=SourceKey(kind="jsonl", location="f"), delta=Delta(
+        ...     sessions_added=2, sessions_unchanged=1, messages_added=5)).line()
+        'ingested 3 session(s) (2 added, 0 updated, 1 unchanged), 5 message(s) written'
+        """
+        d = self.delta
+        read = d.sessions_added + d.sessions_updated + d.sessions_unchanged
+        text = (f"ingested {read} session(s) ({d.sessions_added} added, {d.sessions_updated} "
+                f"updated, {d.sessions_unchanged} unchanged), "
+                f"{d.messages_added + d.messages_updated} message(s) written")
+        text += f"; skipped {self.skips} damaged line(s) or field(s)" if self.skips else ""
+        return text + (f"; {self.secrets.describe()}" if self.secrets.by_kind else "")
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON form of this outcome."""
@@ -171,9 +194,9 @@ class ImportOutcome:
             "messages": {"added": d.messages_added, "updated": d.messages_updated,
                          "removed": d.messages_removed},
             "skipped": dict(self.left_out),
-            "skipped_lines": [{"file": k.file, "line": k.line, "reason": k.reason}
-                              for k in self.skipped],
+            "skipped_lines": [k.to_payload() for k in self.skipped],
             "skipped_lines_total": self.skips, "notes": list(self.notes),
+            "secrets_redacted": dict(self.secrets.by_kind),
             **({"error": self.error.message()} if self.error is not None else {}),
         }
 
@@ -183,10 +206,13 @@ class ImportOutcome:
 async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                      full: bool = False, progress: bool | None = None,
                      clock: Callable[[], float] = time.time,
-                     stream: TextIO | None = None) -> ImportOutcome:
+                     stream: TextIO | None = None, dry_run: bool = False,
+                     redact: bool = True) -> ImportOutcome:
     """Import what changed in ``importer``'s source into ``store``; never raises for I/O.
 
-    ``full`` reads everything again (the store still rewrites only what differs).
+    ``full`` reads everything again (the store still rewrites only what differs);
+    ``dry_run`` reads and compares but writes nothing, to the store or the ledger;
+    secrets are redacted before anything is compared or stored, unless ``redact`` is False.
     """
     key = importer.key
     outcome = ImportOutcome(key=key)
@@ -201,16 +227,17 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
             return attrs.evolve(outcome, error=planned.failure())
         plan = planned.unwrap()
         outcome = attrs.evolve(outcome, delta=Delta(sessions_unchanged=plan.unchanged),
-                               notes=plan.notes)
+                               notes=plan.notes, gone=plan.gone)
         bar = Progress(total=plan.total, label=f"import {key.kind}", enabled=progress,
                        stream=stream or sys.stderr)
         try:
-            outcome = await _store_units(plan, worker, store, ledger, outcome, bar, clock)
+            outcome = await _store_units(plan, worker, store, None if dry_run else ledger,
+                                         outcome, bar, clock, Redacted(enabled=redact))
         finally:
             bar.finish()
             # The importer's generator closes its files and connections on its own thread.
             await loop.run_in_executor(worker, plan.units.close)
-    if outcome.error is None:
+    if outcome.error is None and not dry_run:
         cursor = plan.cursor if plan.cursor is not None else state.cursor
         done = as_result(await ledger.advance(key, cursor, now=clock()).awaitable())
         if isinstance(done, Failure):
@@ -219,8 +246,8 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
 
 
 async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: SessionStore,
-                       ledger: ImportLedger, outcome: ImportOutcome, bar: Progress,
-                       clock: Callable[[], float]) -> ImportOutcome:
+                       ledger: ImportLedger | None, outcome: ImportOutcome, bar: Progress,
+                       clock: Callable[[], float], redacting: Redacted) -> ImportOutcome:
     loop = asyncio.get_running_loop()
     while True:
         step = await loop.run_in_executor(worker, next, plan.units, None)
@@ -229,18 +256,21 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         if isinstance(step, Failure):
             return attrs.evolve(outcome, error=step.failure())
         unit = step.unwrap()
+        clean = await loop.run_in_executor(worker, redacting.batch, unit.conversations)
         started = time.monotonic()
-        stored = await _store_unit(unit, store, ledger, outcome.key, clock)
+        stored = await _store_unit(attrs.evolve(unit, conversations=clean[0]), store, ledger,
+                                   outcome.key, clock)
         plan.took(time.monotonic() - started)
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
-        outcome = outcome.add(stored.unwrap(), unit)
+        outcome = outcome.add(stored.unwrap(), unit, clean[1](stored.unwrap().changed))
         bar.advance(unit.work)
 
 
-async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedger,
+async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedger | None,
                       key: SourceKey, clock: Callable[[], float]
                       ) -> Result[Delta, StoreUnavailable]:
+    """Store what of ``unit`` differs, then keep its marks (no ledger: compare only)."""
     ids = [c.session.id for c in unit.conversations]
     sessions = as_result(await store.sessions(ids).awaitable())
     if isinstance(sessions, Failure):
@@ -249,6 +279,8 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     if isinstance(messages, Failure):
         return Failure(messages.failure())
     delta = compare(unit.conversations, sessions.unwrap(), messages.unwrap())
+    if ledger is None:
+        return Success(delta)
     if delta.changed:
         written = as_result(await store.ingest(delta.changed).awaitable())
         if isinstance(written, Failure):
@@ -257,6 +289,21 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     if isinstance(kept, Failure):
         return Failure(kept.failure())
     return Success(delta)
+
+
+# --- the ingest format ------------------------------------------------------------------
+
+async def ingest_file(path: Path, store: SessionStore, *, progress: bool | None = None,
+                      redact: bool = True) -> ImportOutcome:
+    """Store every session of an ingest-format file: ``harkback ingest`` and ``import jsonl``
+    are this one path (the import's, read in full: the store rewrites only what differs).
+
+    The file is remembered in the store's import ledger (a store without one gets a
+    ledger that lives for this call), so ``harkback sources`` lists it.
+    """
+    ledger = store.import_ledger() or MemoryImportLedger()
+    return await run_import(JsonlImporter(resolved(path)), store, ledger, full=True,
+                            progress=progress, redact=redact)
 
 
 # --- where sources live ---------------------------------------------------------------------
@@ -296,7 +343,6 @@ def importers_for(kind: str, path: Path | None, *,
     if kind == "jsonl":
         if path is None or not path.is_file():
             return Failure(StoreUnavailable(f"no such file: {path}"))
-        from harkback.pipeline.jsonl_source import JsonlImporter
         return Success((JsonlImporter(resolved(path)),))
     where = resolved(path if path is not None else default_location(kind, environ))
     if kind == "hermes":
@@ -311,24 +357,3 @@ def importers_for(kind: str, path: Path | None, *,
     if kind == "claude-code":
         return Success((TranscriptImporter(CLAUDE_CODE, where),))
     return Success((TranscriptImporter(CODEX, where),))
-
-
-def describe_sources(sources: Sequence[SourceState]) -> str:
-    """A table of imported sources for ``harkback sources``."""
-    if not sources:
-        return "Nothing imported yet (see `harkback import --help`)."
-    header = f"{'kind':<12} {'last import':<30} {'sessions':>8} {'messages':>9}  location"
-    lines = [header, "-" * len(header)]
-    for s in sources:
-        lines.append(f"{s.key.kind:<12} {when_text(s.last_imported_at):<30} {s.sessions:>8} "
-                     f"{s.messages:>9}  {s.key.location}")
-    return "\n".join(lines)
-
-
-def source_payload(source: SourceState) -> dict[str, Any]:
-    """The JSON form of one imported source."""
-    return {"kind": source.key.kind, "location": source.key.location,
-            "first_imported_at": source.first_imported_at,
-            "last_imported_at": source.last_imported_at,
-            "last_import": when_text(source.last_imported_at),
-            "sessions": source.sessions, "messages": source.messages}

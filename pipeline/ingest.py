@@ -1,4 +1,7 @@
-"""Ingest a JSON-lines file of sessions into a store, reporting bad lines and going on.
+"""The ingest format (one session per JSON line) as a source: its lines read, what cannot be
+read whole named ``file:line`` and skipped, and :class:`JsonlImporter` for the import
+machinery, which ``harkback ingest`` and ``import jsonl`` both run
+(:func:`~harkback.pipeline.importing.ingest_file`).
 
 Sessions are stored in batches cut by count, bytes and time (see
 :mod:`~harkback.pipeline.batching`), each its own transaction, so a large file commits in
@@ -7,48 +10,28 @@ steps and other writers get their turn between them.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import attrs
-from returns.result import Failure
+from returns.result import Failure, Result, Success
 
+from harkback.adapters.sources.importing import (
+    ImportPlan,
+    ImportUnit,
+    Tally,
+    Units,
+    file_fingerprint,
+    no_units,
+)
 from harkback.pipeline.batching import Budget, batched
-from harkback.pipeline.progress import Progress
 from harkback.stages.errors import BadRecord, StoreUnavailable
+from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.ingest_format import read_line
-from harkback.stages.ports import IngestReport, SessionStore
 from harkback.stages.records import Conversation
-from harkback.stages.stage import as_result
 
 T = TypeVar("T")
-
-
-@attrs.frozen(kw_only=True)
-class IngestSummary:
-    """What an ingest run did: the store's report and the lines that could not be read."""
-
-    report: IngestReport
-    bad_lines: tuple[BadRecord, ...] = ()
-    store_error: StoreUnavailable | None = None
-    read_error: str = ""
-
-    @property
-    def ok(self) -> bool:
-        """True when every line was stored whole."""
-        return not self.bad_lines and self.store_error is None and not self.read_error
-
-    def describe(self) -> str:
-        """One line for people."""
-        r = self.report
-        text = (f"ingested {r.added + r.updated} session(s) ({r.added} added, {r.updated} "
-                f"updated), {r.messages} message(s)")
-        if self.bad_lines:
-            text += f"; skipped {len(self.bad_lines)} damaged line(s) or field(s)"
-        return text
 
 
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
@@ -84,43 +67,6 @@ def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
         yield len(line.encode("utf-8", "surrogatepass")), read.conversation
 
 
-async def ingest_file(path: Path, store: SessionStore, *,
-                      on_bad: Callable[[BadRecord], None] = lambda _: None,
-                      progress: bool | None = None) -> IngestSummary:
-    """Ingest ``path`` in batches; a failing batch stops the run with ``store_error`` set.
-
-    A file that cannot be read is reported in ``read_error``. Reading and parsing run on
-    a worker thread, so a large file never stalls the event loop.
-    """
-    bad: list[BadRecord] = []
-
-    def record_bad(error: BadRecord) -> None:
-        bad.append(error)
-        on_bad(error)
-
-    report = IngestReport()
-    try:
-        handle = path.open(encoding="utf-8", errors="replace")
-        bar = Progress(total=path.stat().st_size, label=f"ingest {path.name}", enabled=progress)
-        with handle:
-            budget = Budget()
-            batches = batched(_advancing(read_conversations(handle, record_bad), bar), budget)
-            while batch := await asyncio.to_thread(next, batches, None):
-                started = time.monotonic()
-                done = as_result(await store.ingest(batch))
-                budget.took(time.monotonic() - started)
-                if isinstance(done, Failure):
-                    bar.finish()
-                    return IngestSummary(report=report, bad_lines=tuple(bad),
-                                         store_error=done.failure())
-                report = report + done.unwrap()
-    except OSError as error:
-        return IngestSummary(report=report, bad_lines=tuple(bad),
-                             read_error=f"cannot read {path}: {error.strerror or error}")
-    bar.finish()
-    return IngestSummary(report=report, bad_lines=tuple(bad))
-
-
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """``items`` in lists of ``size`` (the last one shorter), read lazily.
 
@@ -137,8 +83,80 @@ def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
-def _advancing(rows: Iterable[tuple[int, Conversation]], bar: Progress
-               ) -> Iterator[tuple[int, Conversation]]:
-    for size, conversation in rows:
-        bar.advance(size)
-        yield size, conversation
+@attrs.frozen
+class JsonlImporter:
+    """An ingest-format file (one session per JSON line) as an import source.
+
+    A file whose size and mtime did not change since its last import is skipped;
+    otherwise it is read whole (the store rewrites only what differs). Bad lines, dropped
+    messages, ignored times and repeated session ids are counted and named (see
+    :func:`read_conversations`).
+    """
+
+    path: Path
+
+    @property
+    def key(self) -> SourceKey:
+        """The source: kind ``jsonl`` and the file's resolved path."""
+        return SourceKey(kind="jsonl", location=str(self.path))
+
+    def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
+        """Plan reading the file, unless it is unchanged since ``state``."""
+        try:
+            fingerprint = file_fingerprint(self.path)
+            size = self.path.stat().st_size
+        except OSError as error:
+            return Failure(StoreUnavailable(
+                f"cannot read {self.path}: {error.strerror or error}"))
+        old = state.marks_by_item().get(self.path.name)
+        if not full and old is not None and old.fingerprint == fingerprint:
+            return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))
+        budget = Budget()
+        return Success(ImportPlan(total=size, units=self._units(fingerprint, budget),
+                                  took=budget.took))
+
+    def _units(self, fingerprint: str, budget: Budget) -> Units:
+        tally = Tally()
+        sessions = messages = 0
+
+        def bad(error: BadRecord) -> None:
+            tally.at(str(self.path), error.line)
+            tally.skip(*_damage(error))
+
+        try:
+            with self.path.open(encoding="utf-8", errors="replace") as handle:
+                sized = ((size, (size, c)) for size, c in read_conversations(handle, bad))
+                for batch in batched(sized, budget):
+                    yield Success(self._unit(batch, tally))
+                    sessions += len(batch)
+                    messages += sum(len(c.messages) for _, c in batch)
+                    tally = Tally()
+        except OSError as error:
+            yield Failure(StoreUnavailable(f"cannot read {self.path}: {error}"))
+            return
+        # The file's mark is kept once all of it is stored.
+        mark = Mark(item=self.path.name, fingerprint=fingerprint, sessions=sessions,
+                    messages=messages)
+        yield Success(ImportUnit(marks=(mark,), left_out=tally.items(),
+                                 skipped=tuple(tally.named), skips=tally.skips))
+
+    @staticmethod
+    def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally) -> ImportUnit:
+        return ImportUnit(conversations=tuple(c for _, c in batch), left_out=tally.items(),
+                          skipped=tuple(tally.named), skips=tally.skips,
+                          work=sum(size for size, _ in batch))
+
+
+def _damage(error: BadRecord) -> tuple[str, str]:
+    """What kind of damage a bad record of the ingest format is (to count it by), and what
+    is left of its reason to say.
+
+    >>> _damage(BadRecord("messages[2].role: expected ... (message dropped)", 4))
+    ('message dropped', 'messages[2].role: expected ...')
+    """
+    for kind in ("message dropped", "time ignored"):
+        if error.reason.endswith(f" ({kind})"):
+            return kind, error.reason.removesuffix(f" ({kind})")
+    if error.reason.startswith("duplicate session id"):
+        return "duplicate session id", error.reason.removeprefix("duplicate session id ")
+    return "bad line", error.reason

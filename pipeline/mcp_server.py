@@ -23,6 +23,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
 from harkback.pipeline.mcp_tools import TOOLS, call_tool
+from harkback.pipeline.settings import Settings
 from harkback.stages.ports import SessionStore
 
 _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search finds sessions "
@@ -66,8 +67,9 @@ def _version() -> str:
         return "0"
 
 
-def build_server(store: LazyStore) -> Server[Any]:
-    """The MCP server answering ``tools/list`` and ``tools/call`` over ``store``."""
+def build_server(store: LazyStore, settings: Settings | None = None) -> Server[Any]:
+    """The MCP server answering ``tools/list`` and ``tools/call`` over ``store``, searching
+    with the model and embedder of ``settings`` (the command line's)."""
 
     async def list_tools(_ctx: ServerRequestContext[Any],
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -80,7 +82,7 @@ def build_server(store: LazyStore) -> Server[Any]:
         opened = store.get()
         if isinstance(opened, Failure):
             return _text(opened.failure(), error=True)
-        outcome = await call_tool(opened.unwrap(), params.name, params.arguments)
+        outcome = await call_tool(opened.unwrap(), params.name, params.arguments, settings)
         if isinstance(outcome, Failure):
             return _text(outcome.failure(), error=True)
         payload = outcome.unwrap()
@@ -90,10 +92,11 @@ def build_server(store: LazyStore) -> Server[Any]:
                   on_list_tools=list_tools, on_call_tool=call)
 
 
-async def serve(db: str) -> None:
-    """Serve the tools over stdin and stdout until the client closes the connection."""
-    store = LazyStore(db)
-    server = build_server(store)
+async def serve(settings: Settings) -> None:
+    """Serve the tools over stdin and stdout until the client closes the connection, with
+    the command line's effective settings (db, model, embedder, limit)."""
+    store = LazyStore(settings.db)
+    server = build_server(store, settings)
     try:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())

@@ -15,6 +15,7 @@ saying what went wrong, which the server sends as a tool error.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,16 +24,25 @@ from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
 from harkback.pipeline.facade import Harkback, Response
+from harkback.pipeline.settings import Settings
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.ports import SessionStore
-from harkback.stages.summarize.summarizers import DEFAULT_SUMMARIZER, MODEL_SUMMARIZER, SUMMARIZERS
+from harkback.stages.summarize.summarizers import SUMMARIZERS
 
 PAGE_LIMIT = 50
 """Messages ``read_session`` returns per page unless asked for another size."""
 MAX_PAGE = 200
 
 _TIME = ["string", "number"]
-_WHEN = "ISO date, epoch seconds, or a span back from now such as 7d or 24h"
+_WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
+         "words: yesterday, last week, 3 days ago")
+_SOURCE = {"type": "string", "description": "Only sessions of these sources, comma-separated "
+                                            "(codex, claude-code, hermes, ...)."}
+_PROJECT = {"type": "string", "description": "Only sessions that worked in these project "
+                                              "folders (a path or a folder name), "
+                                              "comma-separated."}
+_CURRENT = {"type": "string", "description": "Your own session's id: its whole lineage is "
+                                             "left out of the results."}
 
 
 @attrs.frozen
@@ -60,15 +70,20 @@ _SEARCH = ToolSpec(
     "not proof of the present state. Open a result with read_session.",
     {"query": {"type": "string", "description": "What to recall; empty lists recent sessions."},
      "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-               "default": DEFAULT_LIMIT, "description": "How many sessions to return."},
+               "description": f"How many sessions to return (default: limit in the config "
+                              f"file, else {DEFAULT_LIMIT})."},
      "since": {"type": _TIME, "description": f"Only messages from then on: {_WHEN}."},
      "until": {"type": _TIME, "description": f"Only messages up to then: {_WHEN}."},
      "role": {"type": "string", "default": "user,assistant",
               "description": "Comma-separated roles to search: user, assistant, tool, system."},
-     "summarizer": {"type": "string", "enum": sorted(set(SUMMARIZERS) - {MODEL_SUMMARIZER}),
-                    "default": DEFAULT_SUMMARIZER,
+     "source": _SOURCE,
+     "project": _PROJECT,
+     "current_session": _CURRENT,
+     "summarizer": {"type": "string", "enum": sorted(SUMMARIZERS),
                     "description": "extractive: the passages that matter; raw: the transcript "
-                                   "excerpt; none: metadata only (fastest)."}},
+                                   "excerpt; none: metadata only (fastest); llm: a model's "
+                                   "summary. Default: llm when a model is configured, else "
+                                   "extractive."}},
     ("query",))
 
 _RECENT = ToolSpec(
@@ -77,7 +92,10 @@ _RECENT = ToolSpec(
     "titles, message counts and a preview.",
     {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
      "since": {"type": _TIME, "description": f"Sessions started since: {_WHEN}."},
-     "until": {"type": _TIME, "description": f"Sessions started until: {_WHEN}."}})
+     "until": {"type": _TIME, "description": f"Sessions started until: {_WHEN}."},
+     "source": _SOURCE,
+     "project": _PROJECT,
+     "current_session": _CURRENT})
 
 _READ = ToolSpec(
     "read_session",
@@ -130,7 +148,8 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None
     >>> check_arguments(TOOLS["session_search"], {"query": "x", "limit": 0}).failure()
     'limit must be between 1 and 10, got 0'
     >>> check_arguments(TOOLS["recent_sessions"], {"colour": 1}).failure()
-    'unknown argument: colour (recent_sessions takes limit, since, until)'
+    'unknown argument: colour (recent_sessions takes limit, since, until, source, project, \
+current_session)'
     """
     given = dict(arguments or {})
     unknown = sorted(set(given) - set(spec.properties))
@@ -158,16 +177,40 @@ def _payload(response: Response) -> Result[dict[str, Any], str]:
     return Success(payload) if payload["success"] else Failure(str(payload["error"]))
 
 
-async def session_search(store: SessionStore, args: Mapping[str, Any]
-                         ) -> Result[dict[str, Any], str]:
-    """The ``harkback search --json`` payload for checked ``args``."""
-    settings = wiring.RecallSettings(summarizer=args["summarizer"])
-    wired = wiring.recall(settings, store)
+def _names(text: str | None) -> tuple[str, ...]:
+    return tuple(n.strip() for n in (text or "").split(",") if n.strip())
+
+
+def recall_settings(settings: Settings | None, summarizer: str | None
+                    ) -> wiring.RecallSettings:
+    """What a search is wired from: the model and embedder the command line would use
+    (config file, environment), or none without ``settings``."""
+    if settings is None:
+        return wiring.RecallSettings(summarizer=summarizer)
+    from harkback.adapters.models.chat_settings import ChatSettings  # only for a search
+
+    return wiring.RecallSettings(
+        db=settings.db, summarizer=summarizer, embedder=settings.embedder,
+        chat=ChatSettings.from_env(settings.model_environment()),
+        environ=settings.model_environment(os.environ))
+
+
+async def session_search(store: SessionStore, args: Mapping[str, Any],
+                         settings: Settings | None = None) -> Result[dict[str, Any], str]:
+    """The ``harkback search --json`` payload for checked ``args``, wired by ``settings``
+    (the command line's effective settings) when given."""
+    wired = wiring.recall(recall_settings(settings, args["summarizer"]), store)
     if isinstance(wired, Failure):
         return Failure(wired.failure().message())
-    roles = tuple(r.strip() for r in args["role"].split(",") if r.strip())
-    response = await wired.unwrap().search(args["query"], limit=args["limit"], roles=roles,
-                                           since=args["since"], until=args["until"])
+    harkback = wired.unwrap()
+    limit = args["limit"] or (settings.limit if settings is not None else DEFAULT_LIMIT)
+    try:
+        response = await harkback.search(
+            args["query"], limit=limit, roles=_names(args["role"]), since=args["since"],
+            until=args["until"], sources=_names(args["source"]),
+            projects=_names(args["project"]), current_session_id=args["current_session"])
+    finally:
+        await harkback.aclose()
     return _payload(response)
 
 
@@ -175,7 +218,9 @@ async def recent_sessions(store: SessionStore, args: Mapping[str, Any]
                           ) -> Result[dict[str, Any], str]:
     """The ``harkback recent --json`` payload for checked ``args``."""
     return _payload(await Harkback(store=store).recent(
-        limit=args["limit"], since=args["since"], until=args["until"]))
+        limit=args["limit"], since=args["since"], until=args["until"],
+        sources=_names(args["source"]), projects=_names(args["project"]),
+        current_session_id=args["current_session"]))
 
 
 async def read_session_page(store: SessionStore, session_id: str, *, around: int | None,
@@ -191,9 +236,10 @@ async def read_session_page(store: SessionStore, session_id: str, *, around: int
     return Success(page.unwrap().to_payload())
 
 
-async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any] | None
-                    ) -> Result[dict[str, Any], str]:
-    """Check ``arguments`` for the tool ``name`` and run it on ``store``."""
+async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any] | None,
+                    settings: Settings | None = None) -> Result[dict[str, Any], str]:
+    """Check ``arguments`` for the tool ``name`` and run it on ``store`` (searches wired
+    by ``settings``, see :func:`session_search`)."""
     spec = TOOLS.get(name)
     if spec is None:
         return Failure(f"unknown tool {name!r}; one of {', '.join(TOOLS)}")
@@ -202,7 +248,7 @@ async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any]
         return Failure(checked.failure())
     args = checked.unwrap()
     if name == "session_search":
-        return await session_search(store, args)
+        return await session_search(store, args, settings)
     if name == "recent_sessions":
         return await recent_sessions(store, args)
     return await read_session_page(store, args["id"], around=args["around"],

@@ -28,6 +28,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db_path
@@ -106,13 +107,45 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
     return STORES[store_kind(text)](text, readonly)
 
 
+def _migrate_sqlite(target: str) -> Result[Migrated, StoreUnavailable]:
+    def found(store: SqliteStore) -> Migrated:
+        store.close()
+        return store.schema
+    return SqliteStore.open(target).map(found)  # a writable open migrates
+
+
+def _migrate_memory(_target: str) -> Result[Migrated, StoreUnavailable]:
+    return Failure(StoreUnavailable("the in-memory store keeps no schema: nothing to migrate"))
+
+
+def _migrate_postgres(target: str) -> Result[Migrated, StoreUnavailable]:
+    # Unsupported for now: the opener's own line says so.
+    return Failure(_open_postgres(target, False).failure())
+
+
+MIGRATORS: Mapping[str, Callable[[str], Result[Migrated, StoreUnavailable]]] = {
+    "sqlite": _migrate_sqlite,
+    "memory": _migrate_memory,
+    "postgresql": _migrate_postgres,
+}
+"""Schema migrations by store kind: each brings the store to this harkback's version."""
+
+
+def migrate_store(target: str) -> Result[Migrated, StoreUnavailable]:
+    """Apply the pending schema migrations of the store ``target`` names (``harkback
+    migrate``); running it again finds nothing to do."""
+    return MIGRATORS[store_kind(target)](target)
+
+
 @attrs.frozen(kw_only=True)
 class RecallSettings:
     """What one recall is wired from: names and specs as a person gives them.
 
     ``ranker`` None means ``hybrid`` with an embedder, else the lexical default;
     ``summarizer`` None means ``llm`` with a model configured, else extractive;
-    ``rerank`` asks the model to rerank a shortlist (off unless asked; needs a model).
+    ``rerank`` asks the model to rerank a shortlist (off unless asked; needs a model);
+    ``environ`` is what the embedder spec reads (``$OPENAI_BASE_URL``...; default: the
+    process's environment).
     """
 
     db: str | None = None
@@ -122,6 +155,7 @@ class RecallSettings:
     embedder: str | None = None
     deadline_s: float = DEADLINE_S
     rerank: bool = False
+    environ: Mapping[str, str] | None = None
 
     @property
     def summarizer_name(self) -> str:
@@ -168,14 +202,17 @@ def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:
                    else pipeline)
 
 
-def embedder_for(spec: str | None) -> Result[Embedder | None, QueryRejected]:
-    """The embedder a spec names (None for none); a spec that cannot work is rejected."""
+def embedder_for(spec: str | None, environ: Mapping[str, str] | None = None
+                 ) -> Result[Embedder | None, QueryRejected]:
+    """The embedder a spec names (None for none); a spec that cannot work is rejected.
+
+    ``environ`` gives ``$OPENAI_BASE_URL`` and the API keys (default: the process's)."""
     if not (spec or "").strip():
         return Success(None)
     assert spec is not None
     # Imported here: a recall without an embedder need not load the embedder adapters.
     from harkback.adapters.models.embedder_spec import embedder_from_spec
-    made = embedder_from_spec(spec)
+    made = embedder_from_spec(spec, environ=environ)
     if isinstance(made, Failure):
         return Failure(QueryRejected(made.failure().message()))
     return Success(made.unwrap())
@@ -208,7 +245,7 @@ def recall(settings: RecallSettings, store: SessionStore
            ) -> Result[Harkback, QueryRejected]:
     """A facade over ``store`` wired as ``settings`` say (model, embedder, stages)."""
     return pipeline_for(settings).bind(
-        lambda pipeline: embedder_for(settings.embedder).map(
+        lambda pipeline: embedder_for(settings.embedder, settings.environ).map(
             lambda embedder: _facade(settings, store, pipeline, embedder)))
 
 

@@ -32,12 +32,17 @@ class SourceKey:
 
 @attrs.frozen(kw_only=True)
 class Mark:
-    """What one item of a source (a file, a session) looked like when it was imported."""
+    """What one item of a source (a file, a session) looked like when it was imported.
+
+    ``session_ids`` are the sessions read from it, so that a sync can remove them once
+    the item is gone from its source (marks kept before they were recorded have none).
+    """
 
     item: str
     fingerprint: str
     sessions: int = 0
     messages: int = 0
+    session_ids: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -72,6 +77,11 @@ class ImportLedger(Protocol):
     def advance(self, key: SourceKey, cursor: str, *, now: float
                 ) -> FutureResult[None, StoreUnavailable]:
         """Remember that a whole import of ``key`` finished, up to ``cursor``."""
+        ...
+
+    def forget(self, key: SourceKey, items: Sequence[str]
+               ) -> FutureResult[None, StoreUnavailable]:
+        """Drop the marks of ``items`` (gone from the source); unknown items are ignored."""
         ...
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:

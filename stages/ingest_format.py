@@ -1,7 +1,7 @@
 """The ingest format: one session per JSON line, read into a :class:`Conversation`.
 
 A line holds ``{"id", "source", "model", "title", "started_at", "ended_at",
-"parent_session_id", "end_reason", "messages": [...]}``; each message holds
+"parent_session_id", "end_reason", "project", "messages": [...]}``; each message holds
 ``{"role", "content", "timestamp", "tool_name", "tool_call_id", "tool_calls":
 [{"id", "type": "function", "function": {"name", "arguments"}}]}``.
 
@@ -210,6 +210,7 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
         ended_at=_or_noted(notes, lambda: _time(obj, "ended_at", ""), None, "time ignored"),
         parent_session_id=parent,
         end_reason=_optional_str(obj, "end_reason", ""),
+        project=_optional_str(obj, "project", ""),
     )
     kept: list[Message] = []
     for index, value in enumerate(messages):
@@ -344,5 +345,6 @@ def conversation_to_json(conv: Conversation) -> dict[str, object]:
         "title": session.title, "started_at": session.started_at,
         "ended_at": session.ended_at, "parent_session_id": session.parent_session_id,
         "end_reason": session.end_reason,
+        "project": session.project,
         "messages": [_message_to_json(m) for m in conv.messages],
     }

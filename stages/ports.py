@@ -19,6 +19,8 @@ from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.imports import ImportLedger
 from harkback.stages.query import Node
+from harkback.stages.removal import SessionRemover
+from harkback.stages.rewrite import TextRewriter
 
 DEFAULT_MAX_SCORED = 2000
 """How many messages a term may match before it counts as common (see MatchQuery)."""
@@ -34,7 +36,10 @@ def _positive_or_none(_inst: object, attribute: attrs.Attribute[Any],
 class MatchQuery:
     """What the match stage asks a store for: messages matching ``expression``, best first.
 
-    ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned.
+    ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned;
+    ``sources`` and ``projects``, when given, are the only ones whose sessions are returned
+    (:func:`~harkback.stages.scope.in_scope`). ``excluded`` (a query's ``NOT`` parts)
+    leaves out every session holding a message of ``roles`` that matches it, anywhere.
     ``max_scored`` bounds the work: a term or phrase found in more messages than that
     is *common*; common ones select no rows by themselves and add nothing to the score
     (BM25 gives them little weight anyway), so scoring never walks a huge posting list.
@@ -51,6 +56,9 @@ class MatchQuery:
     until: float | None = None
     hidden_sources: tuple[str, ...] = ()
     max_scored: int | None = attrs.field(default=DEFAULT_MAX_SCORED, validator=_positive_or_none)
+    sources: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
+    excluded: Node | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -58,7 +66,7 @@ class RecentQuery:
     """What recent mode asks a store for: root sessions, newest first.
 
     ``since``/``until`` bound the session's start; a session with no start time is left
-    out when either is given.
+    out when either is given. ``sources`` and ``projects`` as in :class:`MatchQuery`.
     """
 
     limit: int
@@ -66,6 +74,8 @@ class RecentQuery:
     hidden_sources: tuple[str, ...] = ()
     since: float | None = None
     until: float | None = None
+    sources: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
 
     def admits(self, started_at: float | None) -> bool:
         """Does a session started at ``started_at`` fall within the time bounds?
@@ -115,13 +125,14 @@ class TermStats:
         return dict(self.counts).get(term, 0)
 
 
-
 class SessionStore(Protocol):
     """A place where sessions and their messages are kept and searched.
 
     Contract (tests/adapters/stores/store_contract.py runs it against every backend):
     ``search`` returns hits best first with higher ``score`` meaning better, honours
-    roles, time bounds (message timestamp, else the session's start) and hidden sources;
+    roles, time bounds (message timestamp, else the session's start), hidden sources,
+    the sources and projects asked for and the sessions ``excluded`` leaves out
+    (filter_contract.py);
     ``sessions``/``children`` return what exists and silently omit unknown ids;
     ``messages`` returns messages ordered by session start, then position; ``ingest``
     of the same session id replaces it (idempotent).
@@ -197,6 +208,14 @@ class SessionStore(Protocol):
         changed), or None."""
         ...
 
+    def session_remover(self) -> SessionRemover | None:
+        """This store as a remover of whole sessions (``harkback sync``), or None."""
+        ...
+
+    def text_rewriter(self) -> TextRewriter | None:
+        """This store's texts rewritten in place (``harkback redact``), or None."""
+        ...
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Make searches faster after large writes (SQLite merges its full-text index);
         a store with nothing to do succeeds at once."""
@@ -235,6 +254,8 @@ class NearestQuery:
     since: float | None = None
     until: float | None = None
     hidden_sources: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
 
 
 class Embedder(Protocol):

@@ -168,7 +168,8 @@ class SessionPage:
         return {
             "success": True, "mode": "show",
             "session": {"session_id": s.id, "title": s.title, "source": s.source,
-                        "model": s.model, "when": when_text(s.started_at, tz),
+                        "model": s.model, "project": s.project,
+                        "when": when_text(s.started_at, tz),
                         "started_at": s.started_at, "ended_at": s.ended_at,
                         "message_count": self.total},
             "lineage": {"parent": parent,

@@ -57,7 +57,8 @@ class RecentSessions:
             root = root_of(request.current_session_id or "", known)
             return RecentQuery(limit=request.limit, exclude_roots=(root.id,) if root else (),
                                hidden_sources=request.hidden_sources, since=request.since,
-                               until=request.until)
+                               until=request.until, sources=request.sources,
+                               projects=request.projects)
 
         def entries(rows: tuple[SessionOverview, ...]) -> BrowseResult:
             return BrowseResult(results=tuple(RecentEntry.from_overview(r, self.tz)

@@ -65,6 +65,9 @@ class ToolCall:
 class Session:
     """One stored conversation segment; ``parent_session_id`` links it to its lineage.
 
+    ``project`` is the folder the session worked in when its source says so (a Claude
+    Code or Codex working directory), else empty.
+
     >>> Session(id="child", parent_session_id="root").is_root
     False
     """
@@ -77,6 +80,7 @@ class Session:
     ended_at: float | None = attrs.field(default=None, validator=_finite_or_none)
     parent_session_id: str | None = None
     end_reason: str = ""
+    project: str = ""
 
     @property
     def is_root(self) -> bool:

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 from returns.result import Failure, Result, Success
 
@@ -35,6 +37,8 @@ class SearchRequest:
 
     ``shortlist`` is how many candidates resolve keeps when a later stage (rerank) will
     choose ``limit`` among them; 0 keeps ``limit``. The pipeline sets it, not the caller.
+    ``sources`` and ``projects``, when given, are the only ones searched
+    (``hidden_sources`` still hides; a project is named by its folder's path or name).
     """
 
     query: str
@@ -47,6 +51,8 @@ class SearchRequest:
     hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES
     shortlist: int = attrs.field(default=0, validator=[attrs.validators.ge(0),
                                                        attrs.validators.le(MAX_SHORTLIST)])
+    sources: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
 
     @property
     def is_browse(self) -> bool:
@@ -58,7 +64,8 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
                  current_session_id: str | None = None, since: str | float | None = None,
                  until: str | float | None = None,
                  hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,
-                 now: float | None = None) -> Result[SearchRequest, QueryRejected]:
+                 now: float | None = None, sources: tuple[str, ...] = (),
+                 projects: tuple[str, ...] = ()) -> Result[SearchRequest, QueryRejected]:
     """Validate caller input into a :class:`SearchRequest`, or say what is wrong.
 
     >>> make_request("x", limit=99).failure().reason
@@ -72,11 +79,11 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
             f"unknown role(s) {', '.join(bad_roles) or '(none given)'}; choose from "
             + ", ".join(ROLES)))
     bounds: list[float | None] = []
-    for bound in (since, until):
+    for name, bound in (("since", since), ("until", until)):
         if bound is None or isinstance(bound, float | int):
             bounds.append(None if bound is None else float(bound))
             continue
-        parsed = parse_time_bound(bound, now=now)
+        parsed = parse_time_bound(bound, now=now, what=name)
         if isinstance(parsed, Failure):
             return Failure(parsed.failure())
         bounds.append(parsed.unwrap())
@@ -86,4 +93,9 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         query=query.replace("\x00", " "), limit=limit,
         roles=tuple(r for r in ROLES if r in roles),
         current_session_id=current_session_id or None,
-        since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources)))
+        since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),
+        sources=_names(sources), projects=_names(p.rstrip("/") for p in projects)))
+
+
+def _names(given: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(n.strip() for n in given if n.strip()))

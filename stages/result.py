@@ -48,6 +48,7 @@ class Recall:
     model: str
     title: str
     summary: str
+    project: str = ""
     summary_kind: SummaryKind
     summary_note: str = ""
     matched_messages: int = 0
@@ -64,7 +65,7 @@ class Recall:
         payload: dict[str, Any] = {
             "session_id": self.session_id, "when": self.when, "started_at": self.started_at,
             "source": self.source, "model": self.model, "title": self.title,
-            "summary": self.summary, "summary_kind": self.summary_kind,
+            "project": self.project, "summary": self.summary, "summary_kind": self.summary_kind,
             "matched_messages": self.matched_messages,
             "matched_message_ids": list(self.matched_message_ids),
             "matched_sessions": list(self.matched_sessions), "lineage": list(self.lineage),
@@ -139,6 +140,7 @@ class RecentEntry:
     started_at: float | None
     message_count: int
     preview: str
+    project: str = ""
 
     @classmethod
     def from_overview(cls, overview: SessionOverview, tz: tzinfo | None = None) -> RecentEntry:
@@ -146,7 +148,8 @@ class RecentEntry:
         s = overview.session
         return cls(session_id=s.id, title=s.title, source=s.source,
                    when=when_text(s.started_at, tz), started_at=s.started_at,
-                   message_count=overview.message_count, preview=overview.preview)
+                   message_count=overview.message_count, preview=overview.preview,
+                   project=s.project)
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON form of this entry."""

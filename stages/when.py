@@ -74,28 +74,75 @@ _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+ACCEPTED_TIMES = ("a date (2026-11-01), an ISO time (2026-11-01T14:00:00+02:00), epoch "
+                  "seconds, a span back from now (7d, 24h), or words: now, today, yesterday, "
+                  "last week, last month, last year, 3 days ago, 2 weeks ago")
+"""The forms :func:`parse_time_bound` reads, as its error lists them."""
+
+_SPOKEN_AGO = re.compile(rf"^{_COUNT}\s+{_UNIT}\s+ago$")
+_SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{_COUNT}\s+)?{_UNIT}$")
+
+
+def spoken_time(text: str, now: float) -> float | None:
+    """The moment a few English words name, counted back from ``now``; None if not read.
+
+    ``today`` and ``yesterday`` are the start of that day (UTC, as naive ISO dates are
+    read); ``last week`` and ``3 days ago`` are that long before ``now`` (a month is 30
+    days, a year 365).
+
+    >>> DAY = 86400.0
+    >>> [spoken_time(t, 10.5 * DAY) / DAY for t in ("today", "yesterday", "2 days ago")]
+    [10.0, 9.0, 8.5]
+    >>> spoken_time("last week", 10 * DAY) / DAY, spoken_time("a month ago", 40 * DAY) / DAY
+    (3.0, 10.0)
+    >>> spoken_time("whenever", 0.0) is None
+    True
+    """
+    words = " ".join(text.lower().split())
+    today = math.floor(now / DAY) * DAY
+    fixed = {"now": now, "today": today, "yesterday": today - DAY}
+    if words in fixed:
+        return fixed[words]
+    ago = _SPOKEN_AGO.match(words)
+    if ago:
+        return now - _count(ago.group(1)) * _UNITS[ago.group(2)] * DAY
+    last = _SPOKEN_LAST.match(words)
+    if last:
+        count = _count(last.group(1)) if last.group(1) else 1
+        return now - count * _UNITS[last.group(2)] * DAY
+    return None
+
+
 def parse_time_bound(text: str, *, now: float | None = None, what: str = "time bound"
                      ) -> Result[float, QueryRejected]:
-    """Parse ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds or ``7d``/``24h``.
+    """Parse a written time: ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds,
+    ``7d``/``24h``, or words (:func:`spoken_time`: ``yesterday``, ``last week``,
+    ``3 days ago``).
 
     Relative bounds count back from ``now``. Naive ISO times are taken as UTC. ``what``
-    names the value in the error.
+    names the value in the error, which lists :data:`ACCEPTED_TIMES`.
+
+    >>> parse_time_bound("3 days ago", now=10 * DAY).unwrap() / DAY
+    7.0
+    >>> parse_time_bound("someday", what="--since").failure().reason[:31]
+    "cannot read --since 'someday': "
     """
     text = text.strip()
+    base = datetime.now(UTC).timestamp() if now is None else now
     rel = _RELATIVE.match(text)
     if rel:
-        base = datetime.now(UTC).timestamp() if now is None else now
         return Success(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()])
     try:
         return Success(float(text))
     except ValueError:
         pass
+    spoken = spoken_time(text, base)
+    if spoken is not None:
+        return Success(spoken)
     try:
         return Success(iso_seconds(text.replace("Z", "+00:00")))
-    except ValueError:
-        return Failure(QueryRejected(
-            f"cannot read {what} {text!r}: use an ISO date (2026-03-01), epoch seconds, "
-            "or a relative span such as 7d or 24h"))
+    except (ValueError, OverflowError):
+        return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
 
 
 def parse_as_of(value: str | float) -> Result[float, QueryRejected]:

@@ -11,14 +11,14 @@ from harkback.stages.records import Conversation, Message, Role, Session
 
 def conversation(session_id: str, *turns: tuple[Role, str], started_at: float | None = None,
                  source: str = "cli", parent: str | None = None, title: str = "",
-                 timestamps: Sequence[float | None] = ()) -> Conversation:
+                 timestamps: Sequence[float | None] = (), project: str = "") -> Conversation:
     """A conversation whose turns get positions 0, 1, ... and the given timestamps."""
     times = list(timestamps) + [None] * (len(turns) - len(timestamps))
     messages = tuple(Message(session_id=session_id, position=i, role=role, content=content,
                              timestamp=times[i])
                      for i, (role, content) in enumerate(turns))
     session = Session(id=session_id, source=source, title=title, started_at=started_at,
-                      parent_session_id=parent)
+                      parent_session_id=parent, project=project)
     return Conversation(session, messages)
 
 
@@ -26,3 +26,12 @@ def conversation(session_id: str, *turns: tuple[Role, str], started_at: float | 
 def make_conversation() -> Callable[..., Conversation]:
     """Builds a conversation: ``make_conversation("s1", ("user", "hi"), started_at=1.0)``."""
     return conversation
+
+
+@pytest.fixture(autouse=True)
+def no_user_config(tmp_path_factory: pytest.TempPathFactory,
+                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test, and every command it starts, reads no config file of the machine's user:
+    the config folder is an empty one of the test's own."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
+    monkeypatch.delenv("HARKBACK_CONFIG", raising=False)

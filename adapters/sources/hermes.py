@@ -11,7 +11,15 @@ and, per session, a fingerprint of its row (and of the lineage decision). The ne
 import reads, in one read transaction, every session row (they are small), the
 highest message id (the new cursor) and the ids of sessions holding messages between
 the two cursors, and then re-reads only the sessions that are new, whose row changed,
-or that gained messages.
+or that gained messages. Before any of that, it compares the size and mtime of the
+database and its ``-wal`` file with those of the last import (kept as the mark
+:data:`STAMP_ITEM`): an unchanged file is not opened at all.
+
+**Hidden and archived sessions.** Hermes' session list leaves out sessions flagged
+``hidden`` (Bot Mode) and, by default, ``archived``; so does the import (archived
+ones are read with ``archived=True``), and every session whose lineage passes through
+one. A session flagged after it was imported is in the plan's ``gone``, like one
+deleted from the file, so a sync removes it; un-flagged, it is read again.
 
 >>> [p.name for p in database_files(Path("/nowhere"))]
 []
@@ -46,6 +54,10 @@ REOPENS = 3
 """How often an import reopens a file that Hermes wrote while it was read without locks."""
 SKIPPED_SESSION_COLUMNS = frozenset({"system_prompt"})
 """Columns never read: large, and meaningless for recall."""
+
+STAMP_ITEM = "(state.db file stamp)"
+"""The ledger item holding the file's size and mtime at the last import (not a session id:
+Hermes ids hold no spaces)."""
 
 MESSAGE_COLUMNS = ("id", "role", "content", "tool_name", "tool_call_id", "tool_calls",
                    "timestamp", "active", "compacted", "display_kind", "_compressed_summary")
@@ -117,11 +129,41 @@ def database_files(path: Path) -> list[Path]:
     return found + sorted(p for p in path.glob("profiles/*/state.db") if p.is_file())
 
 
+def file_stamp(path: Path) -> str:
+    """Size and mtime of ``path`` and of its ``-wal`` file: any commit changes one of them."""
+    parts = []
+    for file in (path, Path(f"{path}-wal")):
+        try:
+            stat = file.stat()
+        except FileNotFoundError:
+            parts.append("-")
+            continue
+        parts.append(f"{stat.st_size}:{stat.st_mtime_ns}")
+    return "/".join(parts)
+
+
+def flag_reason(row: dict[str, object], *, archived: bool) -> str | None:
+    """Why Hermes' own list leaves a session row out: ``hidden``, ``archived`` or None.
+
+    >>> flag_reason({"hidden": 1, "archived": 0}, archived=False)
+    'hidden session'
+    >>> flag_reason({"archived": 1}, archived=True) is None
+    True
+    """
+    if row.get("hidden") == 1:
+        return "hidden session"
+    if row.get("archived") == 1 and not archived:
+        return "archived session"
+    return None
+
+
 @attrs.frozen
 class HermesImporter:
-    """Imports one Hermes ``state.db`` (see the module for what is read and how)."""
+    """Imports one Hermes ``state.db`` (see the module for what is read and how);
+    ``archived`` sessions too when asked."""
 
     path: Path
+    archived: bool = False
 
     @property
     def key(self) -> SourceKey:
@@ -130,6 +172,16 @@ class HermesImporter:
 
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan importing the sessions that are new or changed since ``state``."""
+        try:
+            stamp = f"{file_stamp(self.path)} archived={int(self.archived)}"
+        except OSError as error:
+            return Failure(StoreUnavailable(f"cannot read {self.path}: "
+                                            f"{error.strerror or error}"))
+        marks = state.marks_by_item()
+        old_stamp = marks.pop(STAMP_ITEM, None)
+        if not full and old_stamp is not None and old_stamp.fingerprint == stamp:
+            return Success(ImportPlan(total=0, units=importing.no_units(),
+                                      unchanged=sum(m.sessions for m in marks.values())))
         opened = HermesDb.open(self.path)
         if isinstance(opened, Failure):
             return Failure(opened.failure())
@@ -147,23 +199,47 @@ class HermesImporter:
                          "every session was read again")
             full = True
         rows = {column_text(r.get("id")): r for r in snapshot.sessions if column_text(r.get("id"))}
-        marks = state.marks_by_item()
-        todo: list[Todo] = []
+        read: dict[str, Todo] = {}
         for session_id, row in rows.items():
-            parent = rows.get(column_text(row.get("parent_session_id")))
             tally = Tally()
-            session = session_from_row(row, parent, tally)
-            mark = fingerprint(row, session)
-            old = marks.get(session_id)
-            if full or old is None or old.fingerprint != mark or session_id in snapshot.fresh:
-                todo.append(Todo(session, mark, tally.items()))
-        return Success(ImportPlan(total=len(todo), units=self._units(db, todo),
-                                  unchanged=len(rows) - len(todo), cursor=str(snapshot.top),
-                                  notes=tuple(notes)))
+            session = session_from_row(row, rows.get(column_text(row.get("parent_session_id"))),
+                                       tally)
+            read[session_id] = Todo(session, fingerprint(row, session), tally.items())
+        flagged = self._flagged(rows, read)
+        todo = [t for session_id, t in read.items() if session_id not in flagged and (
+            full or session_id in snapshot.fresh or session_id not in marks
+            or marks[session_id].fingerprint != t.mark)]
+        gone = tuple(item for item in marks if item not in rows or item in flagged)
+        left_out = Tally()
+        for reason in flagged.values():
+            left_out.add(reason)
+        final = ImportUnit(marks=(Mark(item=STAMP_ITEM, fingerprint=stamp),),
+                           left_out=left_out.items())
+        return Success(ImportPlan(total=len(todo), units=self._units(db, todo, final),
+                                  unchanged=len(rows) - len(todo) - len(flagged),
+                                  cursor=str(snapshot.top), notes=tuple(notes), gone=gone))
 
-    def _units(self, db: HermesDb, todo: Sequence[Todo]) -> Units:
+    def _flagged(self, rows: dict[str, dict[str, object]], read: dict[str, Todo]
+                 ) -> dict[str, str]:
+        """The sessions left out as Hermes' list leaves them out, with why: flagged
+        themselves, or a lineage (parents as harkback keeps them) through a flagged one."""
+        reasons: dict[str, str] = {}
+        for session_id in rows:
+            seen: set[str] = set()
+            step: str | None = session_id
+            while step is not None and step in rows and step not in seen:
+                seen.add(step)
+                why = flag_reason(rows[step], archived=self.archived)
+                if why is not None:
+                    reasons[session_id] = why
+                    break
+                step = read[step].session.parent_session_id
+        return reasons
+
+    def _units(self, db: HermesDb, todo: Sequence[Todo], final: ImportUnit) -> Units:
         reopens = REOPENS
         start = 0
+        last: ImportUnit | None = final
         try:
             while start < len(todo):
                 try:
@@ -172,8 +248,10 @@ class HermesImporter:
                 except sqlite3.Error as error:
                     unit, end, problem = None, start, error
                 if unit is not None and not db.changed_since_open():
-                    yield Success(unit)
                     start = end
+                    if start >= len(todo):  # the last unit carries the file's stamp
+                        unit, last = _joined(unit, last), None
+                    yield Success(unit)
                     continue
                 if not db.changed_since_open():
                     yield Failure(StoreUnavailable(
@@ -189,8 +267,21 @@ class HermesImporter:
                                                         "was read; run the import again"))
                     return
                 db, reopens = reopened.unwrap(), reopens - 1
+            if last is not None:
+                yield Success(last)
         finally:
             db.close()
+
+
+def _joined(unit: ImportUnit, more: ImportUnit | None) -> ImportUnit:
+    if more is None:
+        return unit
+    tally = Tally()
+    tally.merge(unit.left_out)
+    tally.merge(more.left_out)
+    return attrs.evolve(unit, conversations=unit.conversations + more.conversations,
+                        marks=unit.marks + more.marks, left_out=tally.items(),
+                        work=unit.work + more.work)
 
 
 def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
@@ -210,7 +301,7 @@ def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
         tally.merge(session_left_out)
         tally.merge(left_out)
         marks.append(Mark(item=session.id, fingerprint=mark, sessions=1,
-                          messages=len(conversation.messages)))
+                          messages=len(conversation.messages), session_ids=(session.id,)))
         messages += len(conversation.messages)
         size += sum(len(m.content) + sum(len(c.arguments) for c in m.tool_calls)
                     for m in conversation.messages)  # characters: near enough to bytes

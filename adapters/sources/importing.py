@@ -71,6 +71,14 @@ class Skip:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
         return f"{where}: {self.reason}"
 
+    def to_payload(self) -> dict[str, object]:
+        """The JSON form (``skipped_lines`` of an import's or a sync's report).
+
+        >>> Skip("a.jsonl", 7, "bad line").to_payload()
+        {'file': 'a.jsonl', 'line': 7, 'reason': 'bad line'}
+        """
+        return {"file": self.file, "line": self.line, "reason": self.reason}
+
 
 @attrs.define
 class Tally:
@@ -148,8 +156,10 @@ class ImportPlan:
     ``cursor`` is kept in the ledger once every unit is stored (None keeps the old
     one); ``unchanged`` counts sessions skipped because nothing changed since the last
     import; ``notes`` are things a person should know (read one by one, not counted).
-    A failing unit ends the iteration. ``took`` hears how many seconds each unit's write
-    held the store (an importer may size its next units by it).
+    ``gone`` names the marked items no longer at the source (or no longer to be
+    imported), whose sessions a sync removes. A failing unit ends the iteration.
+    ``took`` hears how many seconds each unit's write held the store (an importer may
+    size its next units by it).
     """
 
     total: int
@@ -157,6 +167,7 @@ class ImportPlan:
     unchanged: int = 0
     cursor: str | None = None
     notes: tuple[str, ...] = ()
+    gone: tuple[str, ...] = ()
     took: Callable[[float], None] = lambda _seconds: None
 
 

@@ -4,7 +4,8 @@ Claude Code and Codex (and any format like them) write one JSON-lines file per
 session under a folder. What they share is here: :class:`TranscriptImporter` finds
 the files, re-reads only those whose size or mtime changed since the last import
 (each file is an item of the import ledger, keyed by its path under the folder) and
-reads their lines, counting an unreadable one instead of failing; :class:`Transcript`
+reads their lines (:mod:`~harkback.adapters.sources.transcript_lines`), naming an unreadable
+one instead of failing; :class:`Transcript`
 gathers one session's turns as a format reads them and makes the conversation, with
 its project line and the parent a sub-agent is linked to. A :class:`TranscriptFormat`
 supplies only what differs: where its files live and how its lines become messages,
@@ -18,9 +19,9 @@ session metadata and links.
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path, PurePath
 
@@ -34,69 +35,17 @@ from harkback.adapters.sources.importing import (
     Skip,
     Tally,
     Units,
-    iso_epoch,
+)
+from harkback.adapters.sources.transcript_lines import (
+    LINE_NUMBER,
+    TORN,
+    Line,
+    json_lines,
+    plausible_time,
 )
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
-
-Line = Mapping[str, object]
-"""One JSON object of a transcript file."""
-
-LINE_NUMBER = "\x00line"
-"""The key under which :func:`parse_file` gives each line its number in the file (no
-transcript writes a key starting with NUL), read back by :func:`located`."""
-
-
-def located(lines: Iterable[Line], tally: Tally) -> Iterator[Line]:
-    """``lines``, telling ``tally`` the number of each as it is read, so that what a format
-    skips while reading a line is named ``file:line`` (lines read twice stay right).
-
-    >>> tally = Tally(file="t.jsonl")
-    >>> for line in located([{LINE_NUMBER: 4}], tally):
-    ...     tally.skip("odd")
-    >>> tally.named[0].describe(), tally.line
-    ('t.jsonl:4: odd', None)
-    """
-    for line in lines:
-        number = line.get(LINE_NUMBER)
-        tally.line = number if isinstance(number, int) else None
-        yield line
-    tally.line = None
-
-
-EARLIEST_TIME = 1_577_836_800.0
-"""2020-01-01 UTC: no agent transcript of a format read here is older, so an earlier time is
-damage (a stray number read as 1970, say), not history."""
-
-FUTURE_SLACK_S = 86_400.0
-"""A time more than a day past the clock is damage too (clock skew stays well inside)."""
-
-
-def plausible_time(value: object, tally: Tally, *, now: float | None = None) -> float | None:
-    """The epoch of a transcript line's ISO 8601 time, or None; a time of the wrong type,
-    unreadable, or outside 2020 .. tomorrow is ignored and named in ``tally`` (see
-    :meth:`Tally.skip`), so one damaged line never moves its session's span.
-
-    >>> tally = Tally()
-    >>> plausible_time("2026-03-03T14:15:00Z", tally), plausible_time(12345, tally)
-    (1772547300.0, None)
-    >>> plausible_time("1970-01-01T03:25:45Z", tally), tally.skips
-    (None, 2)
-    """
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        tally.skip("time ignored", f"{str(value)[:40]!r} is not an ISO 8601 string")
-        return None
-    when = iso_epoch(value)
-    latest = (time.time() if now is None else now) + FUTURE_SLACK_S
-    if when is None:
-        tally.skip("time ignored", f"{value[:40]!r} is not an ISO 8601 time")
-    elif not EARLIEST_TIME <= when <= latest:
-        tally.skip("time ignored", f"{value[:40]!r} is before 2020 or in the future")
-        return None
-    return when
 
 
 def text_of(value: object) -> str:
@@ -175,7 +124,8 @@ class Transcript:
                      project: bool = True) -> Conversation:
         """The session read; ``project`` adds its folder under its first request.
 
-        It starts at ``started`` when given, else at the earliest time read.
+        The folder is the session's ``project`` either way (a sub-agent works where its
+        parent does). It starts at ``started`` when given, else at the earliest time read.
         """
         messages = tuple(Message(session_id=self.id, position=i, role=t.role, content=t.content,
                                  tool_calls=t.calls, tool_name=t.tool_name,
@@ -186,7 +136,8 @@ class Transcript:
         session = Session(id=self.id, source=source, model=self.model, title=title,
                           started_at=started if started is not None else min(self.times,
                                                                               default=None),
-                          ended_at=max(self.times, default=None), parent_session_id=self.parent)
+                          ended_at=max(self.times, default=None), parent_session_id=self.parent,
+                          project=self.cwd)
         return Conversation(session, messages)
 
 
@@ -255,30 +206,6 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
     return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
 
 
-def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
-    """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
-
-    Blank lines are skipped; a line that is not a JSON object (a torn last line of a
-    file being written, say) is skipped as ``unreadable line``. While a line is read,
-    ``tally`` knows where it is, so what its reader skips is named ``file:line``.
-    """
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            tally.at(str(path), number)
-            try:
-                value = json.loads(line)
-            except (ValueError, RecursionError):
-                tally.skip("unreadable line", "not JSON")
-                continue
-            if isinstance(value, dict):
-                yield number, value
-            else:
-                tally.skip("unreadable line", "not a JSON object")
-    tally.at(str(path))
-
-
 # --- the folder ---------------------------------------------------------------------------
 
 @attrs.frozen
@@ -303,45 +230,98 @@ class TranscriptImporter:
         try:
             files = find_files(self.root, self.form.patterns)
         except OSError as error:
-            return Failure(StoreUnavailable(f"cannot list {self.root}: {error}"))
+            return Failure(StoreUnavailable(f"cannot list {self.root}: "
+                                            f"{error.strerror or error}"))
         return plan_files(self.root, files, state, full=full,
                           parse=partial(parse_file, self.form, root=self.root))
 
 
-def find_files(root: Path, patterns: Sequence[str]) -> list[Path]:
-    """Files under ``root`` matching any of the glob ``patterns``, sorted, no duplicates."""
-    found: set[Path] = set()
-    for pattern in patterns:
-        found.update(p for p in root.glob(pattern) if p.is_file())
+def find_files(root: Path, patterns: Sequence[str]) -> list[str]:
+    """Files under ``root`` matching any of the glob ``patterns``, as sorted paths under
+    it (``/``-separated).
+
+    One walk of the tree, matched against the patterns at once, with no ``Path`` made per
+    file (``pathlib``'s glob walks it per pattern and stats every name: several times
+    slower on a sync of an unchanged folder). An unreadable ``root`` raises ``OSError``
+    (a glob would find nothing in it); unreadable folders below it are passed over.
+
+    >>> glob_pattern(("**/rollout-*.jsonl",)).fullmatch("2026/03/rollout-1.jsonl") is not None
+    True
+    """
+    with os.scandir(root):
+        pass
+    wanted = glob_pattern(patterns)
+    found: list[str] = []
+    for folder, _, names in os.walk(root):
+        prefix = os.path.relpath(folder, root)
+        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
+        found.extend(prefix + name for name in names if wanted.fullmatch(prefix + name))
     return sorted(found)
 
 
-def plan_files(root: Path, files: Sequence[Path], state: SourceState, *,
+def glob_pattern(patterns: Sequence[str]) -> re.Pattern[str]:
+    """One expression matching a relative path (``/``-separated) that any glob matches:
+    ``*`` and ``?`` within a name, ``**/`` any number of folders."""
+    def one(pattern: str) -> str:
+        parts = re.split(r"(\*\*/|\*|\?)", pattern)
+        table = {"**/": "(?:[^/]+/)*", "*": "[^/]*", "?": "[^/]"}
+        return "".join(table.get(part, re.escape(part)) for part in parts)
+    return re.compile("|".join(f"(?:{one(p)})" for p in patterns))
+
+
+def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                full: bool, parse: Callable[[Path], ParsedFile]
                ) -> Result[ImportPlan, StoreUnavailable]:
-    """Plan importing every file of ``files`` whose size or mtime changed since ``state``.
+    """Plan importing every file of ``files`` (paths under ``root``, ``/``-separated)
+    whose size or mtime changed since ``state``.
 
     Each file is an item of the ledger (keyed by its path under ``root``); a file that
-    cannot be read is counted and left unmarked, so the next import tries it again.
+    cannot be read is counted and left unmarked, so the next import tries it again. A
+    marked file is ``gone`` only when it no longer exists: one that cannot be seen (in
+    a folder that became unreadable) is left as it was, with a note.
     """
     marks = state.marks_by_item()
     changed: list[tuple[Path, str, str, int]] = []
     unchanged = 0
-    for path in files:
-        item = path.relative_to(root).as_posix()
+    seen: set[str] = set()
+    base = str(root)
+    for item in files:
+        seen.add(item)
         try:
-            stat = path.stat()
+            stat = os.stat(os.path.join(base, item))
         except OSError:
             continue  # vanished between listing and now
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
         old = marks.get(item)
-        if not full and old is not None and old.fingerprint == fingerprint:
+        # A mark kept before marks named their sessions is read once more, to learn them.
+        if (not full and old is not None and old.fingerprint == fingerprint
+                and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
-        changed.append((path, item, fingerprint, size))
+        changed.append((root / item, item, fingerprint, size))
+    gone, hidden = missing_files(root, (item for item in marks if item not in seen))
+    notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
+             "their sessions were kept",) if hidden else ()
     total = sum(size for *_, size in changed)
     return Success(ImportPlan(total=total, units=_file_units(changed, parse),
-                              unchanged=unchanged))
+                              unchanged=unchanged, gone=gone, notes=notes))
+
+
+def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], int]:
+    """Which of ``items`` (paths under ``root``) no longer exist, and how many cannot be
+    told (a folder on the way cannot be read)."""
+    gone: list[str] = []
+    hidden = 0
+    for item in items:
+        try:
+            (root / item).stat()
+        except FileNotFoundError:
+            gone.append(item)
+            continue
+        except OSError:
+            pass
+        hidden += 1  # present but not found by the listing: its folder cannot be read
+    return tuple(gone), hidden
 
 
 def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[Path], ParsedFile]
@@ -361,9 +341,11 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[
         conversations.extend(parsed.conversations)
         tally.merge(parsed.left_out)
         tally.merge_skips(parsed.skipped, parsed.skips)
-        marks.append(Mark(item=item, fingerprint=fingerprint,
-                          sessions=len(parsed.conversations),
-                          messages=sum(len(c.messages) for c in parsed.conversations)))
+        torn = any(reason == TORN for reason, _ in parsed.left_out)
+        marks.append(Mark(item=item, fingerprint=f"incomplete:{fingerprint}" if torn
+                          else fingerprint, sessions=len(parsed.conversations),
+                          messages=sum(len(c.messages) for c in parsed.conversations),
+                          session_ids=tuple(c.session.id for c in parsed.conversations)))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import attrs
 from returns.future import FutureResult
 
+from harkback.adapters.stores.sqlite_connection import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 
@@ -55,6 +56,14 @@ SCHEMA: tuple[str, ...] = (
         messages INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (location, item)
     ) WITHOUT ROWID""",
+    # The sessions read from each item, so a sync can remove them when the item is gone.
+    # A table of its own: files whose ledger predates it gain it on their next write.
+    """CREATE TABLE IF NOT EXISTS import_mark_sessions (
+        location TEXT NOT NULL,
+        item TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        PRIMARY KEY (location, item, session_id)
+    ) WITHOUT ROWID""",
 )
 
 STAMP_SOURCE = (
@@ -63,6 +72,11 @@ STAMP_SOURCE = (
     "last_imported_at = excluded.last_imported_at")
 KEEP_MARK = ("INSERT OR REPLACE INTO import_marks (location, item, fingerprint, sessions, "
              "messages) VALUES (?, ?, ?, ?, ?)")
+FORGET_SESSIONS = "DELETE FROM import_mark_sessions WHERE location = ? AND item = ?"
+KEEP_SESSION = ("INSERT OR IGNORE INTO import_mark_sessions (location, item, session_id) "
+                "VALUES (?, ?, ?)")
+FORGET_MARK = "DELETE FROM import_marks WHERE location = ? AND item = ?"
+SELECT_MARK_SESSIONS = "SELECT item, session_id FROM import_mark_sessions WHERE location = ?"
 SET_CURSOR = "UPDATE import_sources SET cursor = ?, last_imported_at = ? WHERE location = ?"
 SELECT_SOURCE = ("SELECT kind, first_imported_at, last_imported_at, cursor FROM import_sources "
                  "WHERE location = ?")
@@ -83,12 +97,14 @@ def _read_state(key: SourceKey) -> Callable[[sqlite3.Connection], SourceState]:
     def work(connection: sqlite3.Connection) -> SourceState:
         try:
             row = connection.execute(SELECT_SOURCE, (key.location,)).fetchone()
-            marks = tuple(Mark(item=r[0], fingerprint=r[1], sessions=r[2], messages=r[3])
-                          for r in connection.execute(SELECT_MARKS, (key.location,)))
+            rows = connection.execute(SELECT_MARKS, (key.location,)).fetchall()
         except sqlite3.OperationalError as error:
             if _missing_table(error):
                 return SourceState(key=key)  # nothing was ever imported into this file
             raise
+        ids = _mark_sessions(connection, key.location)
+        marks = tuple(Mark(item=r[0], fingerprint=r[1], sessions=r[2], messages=r[3],
+                           session_ids=tuple(ids.get(r[0], ()))) for r in rows)
         if row is None:
             return SourceState(key=key, marks=marks)
         return SourceState(key=key, first_imported_at=row[1], last_imported_at=row[2],
@@ -98,25 +114,45 @@ def _read_state(key: SourceKey) -> Callable[[sqlite3.Connection], SourceState]:
     return work
 
 
+def _mark_sessions(connection: sqlite3.Connection, location: str) -> dict[str, list[str]]:
+    """The session ids of each item of ``location`` (none in a ledger older than them)."""
+    ids: dict[str, list[str]] = {}
+    try:
+        for item, session_id in connection.execute(SELECT_MARK_SESSIONS, (location,)):
+            ids.setdefault(item, []).append(session_id)
+    except sqlite3.OperationalError as error:
+        if not _missing_table(error):
+            raise
+    return ids
+
+
 def _write(key: SourceKey, marks: Sequence[Mark], now: float, cursor: str | None = None
            ) -> Callable[[sqlite3.Connection], None]:
     """Stamp the source, keep ``marks`` and set ``cursor`` (unless None), all in one
     transaction: a crash never leaves a stamp without the cursor it belongs to."""
     def work(connection: sqlite3.Connection) -> None:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        with immediate(connection):
             for statement in SCHEMA:
                 connection.execute(statement)
             connection.execute(STAMP_SOURCE, (key.location, key.kind, now, now))
             connection.executemany(KEEP_MARK, [
                 (key.location, m.item, m.fingerprint, m.sessions, m.messages) for m in marks])
+            connection.executemany(FORGET_SESSIONS, [(key.location, m.item) for m in marks])
+            connection.executemany(KEEP_SESSION, [
+                (key.location, m.item, session_id) for m in marks for session_id in m.session_ids])
             if cursor is not None:
                 connection.execute(SET_CURSOR, (cursor, now, key.location))
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.rollback()
-            raise
+    return work
+
+
+def _forget(key: SourceKey, items: Sequence[str]) -> Callable[[sqlite3.Connection], None]:
+    def work(connection: sqlite3.Connection) -> None:
+        pairs = [(key.location, item) for item in items]
+        with immediate(connection):
+            for statement in SCHEMA:
+                connection.execute(statement)
+            connection.executemany(FORGET_MARK, pairs)
+            connection.executemany(FORGET_SESSIONS, pairs)
     return work
 
 
@@ -152,6 +188,11 @@ class SqliteImportLedger:
                 ) -> FutureResult[None, StoreUnavailable]:
         """Remember that a whole import of ``key`` finished, up to ``cursor`` (one transaction)."""
         return self._writing(_write(key, (), now, cursor))
+
+    def forget(self, key: SourceKey, items: Sequence[str]
+               ) -> FutureResult[None, StoreUnavailable]:
+        """Drop the marks of ``items`` (and their session ids), in one transaction."""
+        return self._writing(_forget(key, tuple(items)))
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far, most recently imported first."""
@@ -199,6 +240,14 @@ class MemoryImportLedger:
         """Remember that a whole import of ``key`` finished, up to ``cursor``."""
         _, first, _, _ = self._stamp(key, now)
         self.stamps[key.location] = (key, first, now, cursor)
+        return FutureResult.from_value(None)
+
+    def forget(self, key: SourceKey, items: Sequence[str]
+               ) -> FutureResult[None, StoreUnavailable]:
+        """Drop the marks of ``items``."""
+        kept = self.marks.get(key.location, {})
+        for item in items:
+            kept.pop(item, None)
         return FutureResult.from_value(None)
 
     def _stamp(self, key: SourceKey, now: float) -> tuple[SourceKey, float, float, str]:

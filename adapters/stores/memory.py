@@ -19,13 +19,13 @@ is BM25 computed the way FTS5's ``bm25()`` does, so rankings agree.
 
 from __future__ import annotations
 
-import operator
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+import attrs
 from returns.future import FutureResult
-from returns.result import Failure, Result, Success
+from returns.result import Result, Success
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
@@ -39,13 +39,13 @@ from harkback.adapters.stores.memory_match import (
     written_at,
 )
 from harkback.adapters.stores.memory_titles import search_titles
+from harkback.adapters.stores.memory_vectors import MemoryVectors
 from harkback.adapters.stores.sql.rows import preview
-from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
-from harkback.stages import ports, records
-from harkback.stages.embedding import BLANK
+from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.query import Node, evaluate
+from harkback.stages.scope import in_scope
 
 T = TypeVar("T")
 
@@ -58,7 +58,7 @@ def _newest_key(session: records.Session) -> tuple[bool, float, str]:
     return (session.started_at is None, -(session.started_at or 0.0), session.id)
 
 
-class MemoryStore:
+class MemoryStore(MemoryVectors):
     """A :class:`~harkback.stages.ports.SessionStore` and
     :class:`~harkback.stages.ports.VectorStore` held in this process's memory."""
 
@@ -102,6 +102,54 @@ class MemoryStore:
         """A ledger that lives as long as this store."""
         return self._ledger
 
+    def session_remover(self) -> MemoryStore:
+        """This store: it removes whole sessions (:meth:`remove_sessions`)."""
+        return self
+
+    def remove_sessions(self, ids: Sequence[str]) -> FutureResult[int, StoreUnavailable]:
+        """Remove these sessions with their messages, vectors and cached summaries."""
+        def work() -> int:
+            found = [i for i in dict.fromkeys(ids) if i in self._sessions]
+            for session_id in found:
+                del self._sessions[session_id]
+                gone = {(session_id, item.message.position)
+                        for item in self._messages.pop(session_id, ())}
+                for kept in self._vectors.values():
+                    for key in gone:
+                        kept.pop(key, None)
+            if found:
+                self._ingests += 1  # what unembedded() remembered is stale
+                self._order = None
+                self._cache.forget(found)
+            return len(found)
+        return self._run(work)
+
+    def text_rewriter(self) -> MemoryStore:
+        """This store: its texts are rewritten in place (:meth:`rewrite_texts`)."""
+        return self
+
+    def rewrite_texts(self, edit: rewrite.Edit, *, dry_run: bool = False
+                      ) -> FutureResult[rewrite.RewriteReport, StoreUnavailable]:
+        """Apply ``edit`` to every title, message and cached summary (see
+        :mod:`harkback.stages.rewrite`); changed sessions are stored again as by ingest."""
+        def work() -> rewrite.RewriteReport:
+            report, changed = rewrite.RewriteReport(), []
+            for session in list(self._sessions.values()):
+                old = records.Conversation(session, tuple(
+                    i.message for i in self._messages.get(session.id, ())))
+                new, counts = rewrite.rewrite_conversation(old, edit)
+                report = rewrite.added(report, counts)
+                if new is not old:
+                    changed.append(new)
+            stale = [key for key, kept in self._cache.entries.items()
+                     if any(edit(text) != text for text in (kept.text, kept.note, key.query))]
+            if not dry_run:
+                self._store(changed)
+                for key in stale:
+                    del self._cache.entries[key]
+            return attrs.evolve(report, summaries_dropped=len(stale))
+        return self._run(work)
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Nothing to optimise in memory."""
         return FutureResult.from_value(None)
@@ -132,25 +180,37 @@ class MemoryStore:
         # The same plan as the SQLite store (adapters/stores/search_plan.py), so results agree.
         cap = query.max_scored
         every = [item for items in self._messages.values() for item in items]
+        barred = self._excluded(query, every)
         if cap is None:
-            return tuple(hit for _, hit in self._scored(query, query.expression, every))
+            return tuple(hit for _, hit in self._scored(query, query.expression, every, barred))
         common = frozenset(
             unit for unit in search_plan.selecting_units(query.expression)
             if sum(1 for item in every if evaluate(unit, item.tokens)) > cap)
         if not common:
-            return tuple(hit for _, hit in self._scored(query, query.expression, every))
+            return tuple(hit for _, hit in self._scored(query, query.expression, every, barred))
         hits: list[tuple[int, records.MessageHit]] = []
         narrowed = search_plan.narrow(query.expression, common)
         if narrowed is not None:
             within = None if search_plan.is_disjunction(query.expression) else query.expression
-            hits = self._scored(query, narrowed, every, within=within)
+            hits = self._scored(query, narrowed, every, barred, within=within)
         taken = {row_id for row_id, _ in hits}
         for item in sorted(every, key=lambda item: -item.row_id):
             if len(hits) >= query.limit:
                 break
-            if item.row_id not in taken and self._matches(query, query.expression, item):
+            if (item.row_id not in taken and item.message.session_id not in barred
+                    and self._matches(query, query.expression, item)):
                 hits.append((item.row_id, self._hit(item, 0.0)))
         return tuple(hit for _, hit in hits)
+
+    @staticmethod
+    def _excluded(query: ports.MatchQuery, every: Sequence[Indexed]) -> frozenset[str]:
+        """The sessions the query's ``excluded`` part leaves out (a message of its roles
+        matches it, whenever written)."""
+        if query.excluded is None:
+            return frozenset()
+        return frozenset(item.message.session_id for item in every
+                         if item.message.role in query.roles
+                         and evaluate(query.excluded, item.tokens))
 
     def _matches(self, query: ports.MatchQuery, expression: Node, item: Indexed) -> bool:
         message = item.message
@@ -164,8 +224,9 @@ class MemoryStore:
                                   role=message.role, content=message.content, score=score,
                                   timestamp=written_at(message, session), source=session.source)
 
-    def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed], *,
-                within: Node | None = None) -> list[tuple[int, records.MessageHit]]:
+    def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed],
+                barred: frozenset[str], *, within: Node | None = None
+                ) -> list[tuple[int, records.MessageHit]]:
         """Row ids and hits matching ``expression`` (and ``within``), best BM25 first."""
         if not every:
             return []
@@ -179,7 +240,7 @@ class MemoryStore:
         for item in every:
             message = item.message
             session = self._sessions[message.session_id]
-            if not admits(query, message, session):
+            if message.session_id in barred or not admits(query, message, session):
                 continue
             if not evaluate(expression, item.tokens):
                 continue
@@ -222,7 +283,7 @@ class MemoryStore:
             roots = sorted(
                 (s for s in self._sessions.values()
                  if (s.parent_session_id is None or s.parent_session_id not in self._sessions)
-                 and s.id not in query.exclude_roots and s.source not in query.hidden_sources
+                 and s.id not in query.exclude_roots and in_scope(query, s.source, s.project)
                  and query.admits(s.started_at)),
                 key=_newest_key)
             return tuple(self._overview(s) for s in roots[:max(query.limit, 0)])
@@ -274,84 +335,3 @@ class MemoryStore:
             self._order = sorted((item for items in self._messages.values() for item in items),
                                  key=lambda item: item.row_id)
         return self._order
-
-    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
-                   ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
-        ``model``, in stored (ingest) order."""
-        return self._run(lambda: self._unembedded(model, roles, limit))
-
-    def _unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
-                    ) -> tuple[records.Message, ...]:
-        if limit < 1:
-            return ()
-        order = self._stored_order()
-        have = self._vectors.get(model, {})
-        # Messages before ``start`` had a vector or were not eligible at the last call;
-        # only an ingest can change that (see the SQLite store).
-        ingests, start = self._starts.get((model, roles), (-1, 0))
-        found: list[records.Message] = []
-        first = len(order)
-        for index in range(start if ingests == self._ingests else 0, len(order)):
-            message = order[index].message
-            if (message.role in roles and message.content.strip(BLANK)
-                    and (message.session_id, message.position) not in have):
-                first = min(first, index)
-                found.append(message)
-                if len(found) >= limit:
-                    break
-        self._starts[(model, roles)] = (self._ingests, first)
-        return tuple(found)
-
-    def keep_vectors(self, model: str, vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
-                     ) -> FutureResult[int, StoreUnavailable]:
-        """Store vectors of ``model`` (replacing older ones), scaled to unit length; returns
-        how many were kept. Keys of messages not stored are skipped; vectors of another
-        length than the model's stored ones fail the whole batch."""
-        pairs = tuple(vectors)
-
-        def work() -> Result[int, StoreUnavailable]:
-            kept = self._vectors.get(model, {})
-            stored = len(next(iter(kept.values()))) if kept else None
-            problem = vector_problem(model, [vector for _, vector in pairs], stored)
-            if problem is not None:
-                return Failure(StoreUnavailable(problem))
-            sessions = {key.session_id for key, _ in pairs}
-            present = {(item.message.session_id, item.message.position)
-                       for session_id in sessions for item in self._messages.get(session_id, ())}
-            latest = {(key.session_id, key.position): unit_vector(vector)
-                      for key, vector in pairs
-                      if (key.session_id, key.position) in present}
-            if latest:
-                self._vectors.setdefault(model, {}).update(latest)
-            return Success(len(latest))
-        return self._run_checked(work)
-
-    def nearest(self, query: ports.NearestQuery
-                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
-        """Messages whose vectors of ``query.model`` are nearest the query's, best first
-        (ties in stored order); ``score`` is the cosine similarity."""
-        def work() -> Result[tuple[records.MessageHit, ...], StoreUnavailable]:
-            kept = self._vectors.get(query.model, {})
-            if not kept:
-                return Success(())
-            problem = query_vector_problem(query, len(next(iter(kept.values()))))
-            if problem is not None:
-                return Failure(StoreUnavailable(problem))
-            target = unit_vector(query.vector)
-            scored: list[tuple[float, int, records.MessageHit]] = []
-            for item in self._stored_order():
-                message = item.message
-                vector = kept.get((message.session_id, message.position))
-                if vector is None or not admits(query, message,
-                                                self._sessions[message.session_id]):
-                    continue
-                score = sum(map(operator.mul, vector, target))
-                scored.append((score, item.row_id, self._hit(item, score)))
-            scored.sort(key=lambda entry: (-entry[0], entry[1]))
-            return Success(tuple(hit for _, _, hit in scored[:query.limit]))
-        return self._run_checked(work)
-
-    def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
-        """How many messages have a vector of ``model``."""
-        return self._run(lambda: len(self._vectors.get(model, {})))

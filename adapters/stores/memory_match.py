@@ -22,6 +22,7 @@ from harkback.stages.match.score import K1, B
 from harkback.stages.ports import MatchQuery, NearestQuery
 from harkback.stages.query import Node, Phrase, Term, Unit, Without, phrase_count
 from harkback.stages.records import Message, Session
+from harkback.stages.scope import in_scope
 from harkback.stages.text.tokens import index_tokens, is_cjk
 
 
@@ -76,7 +77,7 @@ def written_at(message: Message, session: Session) -> float | None:
 
 
 def admits(query: MatchQuery | NearestQuery, message: Message, session: Session) -> bool:
-    """Whether the query's roles, hidden sources and time bounds let ``message`` through.
+    """Whether the query's roles, sources and time bounds let ``message`` through.
 
     >>> query = MatchQuery(expression=Term("x"), roles=("user",), since=5.0)
     >>> message = Message(session_id="s", position=0, role="user", content="x")
@@ -85,7 +86,7 @@ def admits(query: MatchQuery | NearestQuery, message: Message, session: Session)
     >>> admits(query, message, Session(id="s", started_at=4.0))
     False
     """
-    if message.role not in query.roles or session.source in query.hidden_sources:
+    if message.role not in query.roles or not in_scope(query, session.source, session.project):
         return False
     when = written_at(message, session)
     if query.since is not None and (when is None or when < query.since):

@@ -21,6 +21,7 @@ from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import Node, evaluate
 from harkback.stages.records import Session, TitleHit
+from harkback.stages.scope import in_scope
 from harkback.stages.text.tokens import index_tokens
 
 
@@ -57,7 +58,7 @@ def search_titles(sessions: Iterable[Session], query: MatchQuery) -> tuple[Title
                  started_at=session.started_at,
                  score=bm25(counts, idfs, len(toks), average))
         for (session, toks), counts in zip(indexed, frequencies, strict=True)
-        if session.source not in query.hidden_sources and bounds.admits(session.started_at)
+        if in_scope(query, session.source, session.project) and bounds.admits(session.started_at)
         and evaluate(expression, toks) and (within is None or evaluate(within, toks))]
     found.sort(key=lambda hit: (-hit.score, hit.started_at is None, -(hit.started_at or 0.0),
                                 hit.session_id))

@@ -42,15 +42,19 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.sqlite_files import read_only_uri
 from harkback.adapters.stores import sqlite_search, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
+from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt
 from harkback.adapters.stores.sql import fulltext, rows
+from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, unavailable
+from harkback.adapters.stores.sqlite_removal import remove
+from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_writes import write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
-from harkback.stages import ports, records
+from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 
 T = TypeVar("T")
@@ -65,8 +69,8 @@ class SqliteStore:
 
     def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
                  connection: sqlite3.Connection, patience: Patience,
-                 watch: ReadWatch | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
-                 ) -> None:
+                 watch: ReadWatch | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+                 schema: Migrated | None = None) -> None:
         """Wrap an open connection; use :meth:`open` instead."""
         self.path = path
         self.readonly = readonly
@@ -81,6 +85,8 @@ class SqliteStore:
         self._starts: dict[tuple[str, tuple[records.Role, ...]], sqlite_vectors.Start] = {}
         self._writes = 0
         self._reach: dict[sqlite_search.FilterKey, float] = {}
+        self.schema = schema or Migrated(SCHEMA_VERSION, SCHEMA_VERSION)
+        """The file's schema version when opened, and now (see :meth:`open`)."""
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
@@ -88,8 +94,10 @@ class SqliteStore:
              ) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
-        Writable mode creates the file, its folders and the schema. Read-only mode never
-        creates or changes anything and fails when the file is missing or not harkback's.
+        Writable mode creates the file, its folders and the schema, and migrates a file of
+        an older schema version (:attr:`schema` says from which). Read-only mode never
+        creates or changes anything, reads an older file as it is, and fails when the file
+        is missing or not harkback's. A file newer than this harkback fails either way.
         A statement waits ``busy_timeout`` seconds for another connection's lock; a write
         that still finds the file locked tries again (see
         :mod:`~harkback.adapters.stores.write_turns`) for ``write_patience`` seconds in all
@@ -116,8 +124,9 @@ class SqliteStore:
         patience = Patience(total_s=write_patience if write_patience is not None
                             else TURNS * busy_timeout)
         return Success(cls(path=location, readonly=readonly, executor=executor,
-                           connection=opened.unwrap(), patience=patience, watch=watch,
-                           busy_timeout=busy_timeout))
+                           connection=opened.unwrap().connection, patience=patience,
+                           watch=watch, busy_timeout=busy_timeout,
+                           schema=opened.unwrap().schema))
 
     def close(self) -> None:
         """Finish queued work and close the connection; closing twice is harmless."""
@@ -178,7 +187,7 @@ class SqliteStore:
 
     def _reopen(self) -> None:
         watch = ReadWatch.of(self.path, immutable="immutable=1" in read_only_uri(self.path))
-        connection = connect(self.path, True, self._busy_timeout).alt(_raise).unwrap()
+        connection = connect(self.path, True, self._busy_timeout).alt(_raise).unwrap().connection
         with contextlib.suppress(sqlite3.Error):
             self._connection.close()
         self._connection, self._watch = connection, watch
@@ -290,6 +299,32 @@ class SqliteStore:
     def import_ledger(self) -> SqliteImportLedger:
         """A ledger in this file, on this store's connection thread."""
         return SqliteImportLedger(self)
+
+    def session_remover(self) -> Self:
+        """This store: it removes whole sessions (:meth:`remove_sessions`)."""
+        return self
+
+    def remove_sessions(self, ids: Sequence[str]) -> FutureResult[int, StoreUnavailable]:
+        """Remove these sessions with everything kept for them, in one transaction;
+        returns how many were stored (see :mod:`sqlite_removal`)."""
+        if self.readonly:
+            return FutureResult.from_failure(StoreUnavailable(
+                f"the store at {self.path} was opened read-only; it cannot remove sessions"))
+        wanted = tuple(dict.fromkeys(ids))
+        return self.run(lambda connection: remove(connection, wanted), write=True)
+
+    def text_rewriter(self) -> Self:
+        """This store: its texts are rewritten in place (:meth:`rewrite_texts`)."""
+        return self
+
+    def rewrite_texts(self, edit: rewrite.Edit, *, dry_run: bool = False
+                      ) -> FutureResult[rewrite.RewriteReport, StoreUnavailable]:
+        """Apply ``edit`` to every title, message and cached summary, in place (see
+        :mod:`~harkback.adapters.stores.sqlite_rewrite`); a read-only store only counts."""
+        if self.readonly and not dry_run:
+            return FutureResult.from_failure(StoreUnavailable(
+                f"the store at {self.path} was opened read-only; it cannot be rewritten"))
+        return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run))
 
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """:meth:`merge_index`."""

@@ -1,30 +1,40 @@
 """The SQLite store's connection: opening a file, preparing its schema, running statements.
 
-A writable open creates the file's schema when the file is blank and adds the vector
-tables and the title index when they are missing
+A writable open creates the file's schema when the file is blank, migrates an older
+harkback file to this version (:mod:`~harkback.adapters.stores.sqlite_migrations`) and adds
+the vector tables and the title index when they are missing
 (:func:`~harkback.adapters.stores.sqlite_titles.prepare`); a read-only open creates and
-changes nothing (see :func:`harkback.adapters.sqlite_files.read_only_uri`). Either refuses
-a file that is not harkback's, or of another schema version.
+changes nothing (see :func:`harkback.adapters.sqlite_files.read_only_uri`) and reads an
+older file through views in memory. Either refuses a file that is not harkback's, or of a
+newer schema version.
 
->>> connection = connect(Path(":memory:"), readonly=False, busy_timeout=1.0).unwrap()
+>>> opened = connect(Path(":memory:"), readonly=False, busy_timeout=1.0).unwrap()
+>>> connection = opened.connection
 >>> execute(connection, Statement("PRAGMA user_version")).fetchone(), has_vector_schema(connection)
-((1,), True)
+((2,), True)
+>>> opened.schema
+Migrated(before=0, after=2, applied=())
 >>> connection.close()
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri
+from harkback.adapters.sqlite_files import read_only_uri
 from harkback.adapters.stores import sqlite_titles
-from harkback.adapters.stores.sql import schema
+from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.sql import fulltext, schema
 from harkback.adapters.stores.sql.statement import Statement
+from harkback.adapters.stores.sqlite_migrations import SchemaProblem, bring_forward, read_forward
 from harkback.stages.errors import StoreUnavailable
 
 DEFAULT_BUSY_TIMEOUT = 5.0
@@ -61,13 +71,35 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     return StoreUnavailable(f"{kind}: {path} ({error})" if kind else f"{path}: {error}")
 
 
+@contextlib.contextmanager
+def immediate(connection: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (``BEGIN IMMEDIATE``): committed at the end of the block,
+    rolled back when anything escapes it."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.rollback()
+        raise
+
+
 def execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:
     """Run ``statement`` with its values bound."""
     return connection.execute(statement.sql, statement.params)
 
 
+@attrs.frozen
+class Opened:
+    """An open connection, and the schema versions its file had before and after opening."""
+
+    connection: sqlite3.Connection
+    schema: Migrated
+
+
 def connect(path: Path, readonly: bool, busy_timeout: float
-            ) -> Result[sqlite3.Connection, StoreUnavailable]:
+            ) -> Result[Opened, StoreUnavailable]:
     """A connection to ``path``, prepared for the store (see the module), or why not."""
     # Runs on the store's worker thread, which then owns the connection.
     target = read_only_uri(path) if readonly else str(path)
@@ -77,51 +109,40 @@ def connect(path: Path, readonly: bool, busy_timeout: float
     except sqlite3.Error as error:
         return Failure(unavailable(path, error))
     try:
-        problem = _prepare(connection, path, readonly)
+        return Success(Opened(connection, _prepare(connection, path, readonly)))
+    except SchemaProblem as problem:
+        failure = StoreUnavailable(str(problem))
     except sqlite3.Error as error:
-        problem = unavailable(path, error)
-    if problem is not None:
-        connection.close()
-        return Failure(problem)
-    return Success(connection)
+        failure = unavailable(path, error)
+    connection.close()
+    return Failure(failure)
 
 
-def _identity(connection: sqlite3.Connection) -> tuple[int, int]:
-    application: int = connection.execute("PRAGMA application_id").fetchone()[0]
-    version: int = connection.execute("PRAGMA user_version").fetchone()[0]
-    return application, version
-
-
-def _is_blank(connection: sqlite3.Connection) -> bool:
-    return _identity(connection) == (0, 0) and connection.execute(
-        "SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0
-
-
-def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool
-             ) -> StoreUnavailable | None:
+def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool) -> Migrated:
     # A bigger page cache roughly halves the time SQLite spends on bulk ingests.
     connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     if readonly:
+        found = read_forward(connection, str(path))
         connection.execute("PRAGMA query_only = ON")
-    elif _is_blank(connection):
-        _create_schema(connection)
-    application, version = _identity(connection)
-    if application != APPLICATION_ID:
-        return StoreUnavailable(f"{path} is not a harkback database")
-    if version != schema.SCHEMA_VERSION:
-        return StoreUnavailable(
-            f"{path} has harkback schema version {version}; this version of harkback reads "
-            f"schema version {schema.SCHEMA_VERSION}")
-    if not readonly:
-        if pages := os.environ.get(MAX_PAGES_ENV, "").strip():
-            connection.execute(f"PRAGMA max_page_count = {int(pages)}")
-        connection.execute("PRAGMA synchronous = NORMAL")
-        if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            connection.execute("PRAGMA journal_mode = WAL")
-        if not has_vector_schema(connection):
-            _add_vector_schema(connection)
-        sqlite_titles.prepare(connection)
-    return None
+        return found
+    found = bring_forward(connection, str(path))
+    if pages := os.environ.get(MAX_PAGES_ENV, "").strip():
+        connection.execute(f"PRAGMA max_page_count = {int(pages)}")
+    connection.execute("PRAGMA synchronous = NORMAL")
+    if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        connection.execute("PRAGMA journal_mode = WAL")
+    if not has_vector_schema(connection):
+        _add_vector_schema(connection)
+    sqlite_titles.prepare(connection)
+    _gather_index_writes(connection)
+    return found
+
+
+def _gather_index_writes(connection: sqlite3.Connection) -> None:
+    # Kept in the index's own config table: set once per file, one read on later opens.
+    setting = connection.execute(fulltext.PENDING_SETTING).fetchone()
+    if setting is None or setting[0] != fulltext.PENDING_BYTES:
+        connection.execute(fulltext.SET_PENDING, (fulltext.PENDING_BYTES,))
 
 
 def has_vector_schema(connection: sqlite3.Connection) -> bool:
@@ -132,29 +153,13 @@ def has_vector_schema(connection: sqlite3.Connection) -> bool:
 
 
 def _add_vector_schema(connection: sqlite3.Connection) -> None:
-    # Files of schema version 1 made before vectors existed gain the tables here; the
-    # version stays, so older harkback versions keep opening the file (and the triggers
-    # keep the vectors right when they write).
+    # Files of schema version 1 made before vectors existed gain the tables here (older
+    # harkback versions of the same schema version keep opening the file, and the
+    # triggers keep the vectors right when they write).
     connection.execute("BEGIN IMMEDIATE")
     try:
         for statement in schema.VECTOR_SCHEMA:
             connection.execute(statement)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.rollback()
-        raise
-
-
-def _create_schema(connection: sqlite3.Connection) -> None:
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        # Another process may have created the schema while this one waited for the lock.
-        if _is_blank(connection):
-            for statement in schema.SCHEMA:
-                connection.execute(statement)
-            connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            connection.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:

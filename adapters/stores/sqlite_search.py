@@ -113,8 +113,10 @@ def best_rows(connection: sqlite3.Connection, query: MatchQuery,
     # too few survive a cut that may have dropped some, a larger cut, then the full
     # statement, decides. Joining costs ~8 us a row, so the cut is sized by how many
     # ranked rows the last search with the same filters needed per surviving row.
-    key = None if query.since is not None or query.until is not None else (
-        query.roles, query.hidden_sources)  # a time bound's survivors vary per query
+    # A time bound's or a filter's survivors vary per query: nothing to learn from them.
+    varies = (query.since is not None or query.until is not None or bool(query.sources)
+              or query.excluded is not None)
+    key = None if varies else (query.roles, query.hidden_sources)
     default = max(RANKED_FETCH_FACTOR * query.limit, RANKED_FETCH_MIN)
     needed = reach.get(key) if key is not None else None
     first = default if needed is None else min(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -151,3 +151,8 @@ class MemorySummaryCache:
         """Keep ``summary`` under ``key``."""
         self.entries[key] = summary
         return FutureResult.from_value(None)
+
+    def forget(self, root_ids: Sequence[str]) -> None:
+        """Drop the summaries of these roots (their sessions were removed)."""
+        gone = set(root_ids)
+        self.entries = {k: v for k, v in self.entries.items() if k.root_session_id not in gone}

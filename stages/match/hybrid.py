@@ -211,7 +211,8 @@ class HybridMatch:
             return ()
         query = NearestQuery(vector=vectors_found[0], model=embedder.name, roles=request.roles,
                              limit=self.dense_limit, since=request.since, until=request.until,
-                             hidden_sources=request.hidden_sources)
+                             hidden_sources=request.hidden_sources, sources=request.sources,
+                             projects=request.projects)
         found: IOResult[tuple[MessageHit, ...], object] = (
             await vectors.nearest(query).awaitable())
         return as_result(found).value_or(())

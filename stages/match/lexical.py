@@ -46,7 +46,13 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
-from harkback.stages.match.plan import plan_units, search_expression, selective, weigh_units
+from harkback.stages.match.plan import (
+    plan_units,
+    search_expression,
+    selective,
+    store_query,
+    weigh_units,
+)
 from harkback.stages.match.score import K1, ROLE_WEIGHTS, B, RankUnit, Scored, message_scorer
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
@@ -115,10 +121,8 @@ class LexicalMatch:
                 narrow = selective(parsed, units, stats, self.max_scored)
                 # Counts known: search the selective terms exactly, skipping the store's
                 # own counting; otherwise the store bounds the search itself.
-                query = MatchQuery(expression=narrow or expression, roles=request.roles,
-                                   limit=self.scan_limit, since=request.since,
-                                   until=request.until, hidden_sources=request.hidden_sources,
-                                   max_scored=None if narrow else self.max_scored)
+                query = store_query(request, narrow or expression, limit=self.scan_limit,
+                                    max_scored=None if narrow else self.max_scored)
                 return store.search(query).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).map(lambda titles: self._rank(

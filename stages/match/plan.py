@@ -17,8 +17,9 @@ import re
 from collections.abc import Sequence
 
 from harkback.stages.match.score import RankUnit, idf
-from harkback.stages.ports import TermStats
-from harkback.stages.query import AnyOf, Node, ParsedQuery, Phrase, Term, Unit
+from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
+from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit, Without
+from harkback.stages.request import SearchRequest
 from harkback.stages.text.stem import inflections
 from harkback.stages.text.tokens import is_cjk
 
@@ -190,3 +191,55 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
     if not kept:
         return None
     return kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
+
+
+def split_exclusions(node: Node) -> tuple[Node, Node | None]:
+    """``node`` with every ``NOT`` taken out, and what its ``NOT`` parts excluded (one OR).
+
+    ``NOT term`` leaves out whole sessions holding the term, not only the messages that
+    hold it beside the rest (:attr:`~harkback.stages.ports.MatchQuery.excluded`), so
+    the store is asked for the rest and, apart, for what to exclude.
+
+    >>> from harkback.stages.query import parse_query, to_fts5
+    >>> kept, excluded = split_exclusions(parse_query("docker NOT swarm NOT k8s").expression)
+    >>> to_fts5(kept), to_fts5(excluded)
+    ('"docker"', '("swarm" OR "k8s")')
+    >>> split_exclusions(Term("docker"))
+    (Term(text='docker', prefix=False), None)
+    """
+    excluded: list[Node] = []
+
+    def kept(part: Node) -> Node:
+        if isinstance(part, Without):
+            rest = kept(part.include)
+            excluded.append(part.exclude)
+            return rest
+        if isinstance(part, AllOf):
+            return AllOf(tuple(kept(item) for item in part.items))
+        if isinstance(part, AnyOf):
+            return AnyOf(tuple(kept(item) for item in part.items))
+        return part
+
+    rest = kept(node)
+    unique = tuple(dict.fromkeys(excluded))
+    if not unique:
+        return rest, None
+    return rest, unique[0] if len(unique) == 1 else AnyOf(unique)
+
+
+def store_query(request: SearchRequest, expression: Node, *, limit: int,
+                max_scored: int | None = DEFAULT_MAX_SCORED) -> MatchQuery:
+    """What a ranker asks the store for ``expression``: the request's filters, its
+    ``NOT`` parts as sessions to exclude (:func:`split_exclusions`).
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = store_query(SearchRequest(query="x", sources=("codex",)),
+    ...                 parse_query("a NOT b").expression, limit=5)
+    >>> q.expression, q.excluded, q.sources
+    (Term(text='a', prefix=False), Term(text='b', prefix=False), ('codex',))
+    """
+    kept, excluded = split_exclusions(expression)
+    return MatchQuery(expression=kept, excluded=excluded, roles=request.roles, limit=limit,
+                      since=request.since, until=request.until,
+                      hidden_sources=request.hidden_sources, sources=request.sources,
+                      projects=request.projects, max_scored=max_scored)

@@ -32,6 +32,7 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
 from harkback.stages.match.hybrid import HybridMatch
 from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.plan import store_query
 from harkback.stages.ports import Deps, MatchQuery
 from harkback.stages.query import AllOf, AnyOf, Node, Term, Unit, parse_query, unit_matches
 from harkback.stages.records import MessageHit
@@ -89,9 +90,8 @@ class CoverageMatch:
         parsed = parse_query(request.query)
         if parsed.expression is None:
             return pure(Matched(request=request, parsed=parsed, hits=()))
-        query = MatchQuery(expression=parsed.expression, roles=request.roles,
-                           limit=max(self.scan_limit, self.hit_limit), since=request.since,
-                           until=request.until, hidden_sources=request.hidden_sources)
+        query = store_query(request, parsed.expression,
+                            limit=max(self.scan_limit, self.hit_limit))
 
         def ranked(hits: tuple[MessageHit, ...]) -> Matched:
             best = rank_by_coverage(hits, parsed.units, demoted_sources=self.demoted_sources)
@@ -111,9 +111,7 @@ class Bm25Match:
         parsed = parse_query(request.query)
         if parsed.expression is None:
             return pure(Matched(request=request, parsed=parsed, hits=()))
-        query = MatchQuery(expression=parsed.expression, roles=request.roles,
-                           limit=self.hit_limit, since=request.since, until=request.until,
-                           hidden_sources=request.hidden_sources)
+        query = store_query(request, parsed.expression, limit=self.hit_limit)
         return with_store(lambda deps: deps.store.search(query)).map(
             lambda hits: Matched(request=request, parsed=parsed, hits=hits))
 
@@ -148,9 +146,7 @@ class ReferenceMatch:
             return pure(Matched(request=request, parsed=parsed, hits=()))
 
         def query(expression: Node) -> MatchQuery:
-            return MatchQuery(expression=expression, roles=request.roles, limit=self.hit_limit,
-                              since=request.since, until=request.until,
-                              hidden_sources=request.hidden_sources, max_scored=None)
+            return store_query(request, expression, limit=self.hit_limit, max_scored=None)
 
         def fallback(hits: tuple[MessageHit, ...], deps: Deps
                      ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:

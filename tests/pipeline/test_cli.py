@@ -6,11 +6,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from harkback.stages.ingest_format import conversation_to_json
+from harkback.stages.records import Conversation
 from tests.conftest import conversation
 
 
@@ -24,6 +26,17 @@ def run(*args: str, db: Path | None = None, env: dict[str, str] | None = None
         command += ["--db", str(db)]
     return subprocess.run(command, capture_output=True, text=True, env=full_env, timeout=120,
                           check=False)
+
+
+def ingested(folder: Path, sessions: Sequence[Conversation]) -> Path:
+    """``folder/h.db`` after ``harkback ingest`` of ``sessions``, written as JSON lines."""
+    source = folder / "sessions.jsonl"
+    source.write_text("\n".join(json.dumps(conversation_to_json(c)) for c in sessions) + "\n",
+                      encoding="utf-8")
+    path = folder / "h.db"
+    done = run("ingest", str(source), db=path)
+    assert done.returncode == 0, done.stderr
+    return path
 
 
 def _write_sessions(path: Path, extra_lines: tuple[str, ...] = ()) -> None:
@@ -72,7 +85,7 @@ def test_ingest_twice_updates_instead_of_duplicating(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
     run("ingest", str(source), db=path)
     again = run("ingest", str(source), db=path)
-    assert "0 added, 3 updated" in again.stdout
+    assert "ingested 3 session(s) (0 added, 0 updated, 3 unchanged)" in again.stdout
 
 
 def test_search_json_shape(db: Path) -> None:
@@ -143,9 +156,9 @@ def test_missing_database_is_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_bad_time_bound_is_one_clear_line(db: Path) -> None:
-    """An unreadable ``--since`` is reported, not raised."""
+    """An unreadable ``--since`` is reported, not raised: a usage error (exit 2)."""
     done = run("search", "x", "--since", "someday", db=db)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "someday" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -189,8 +202,8 @@ def test_out_of_range_time_is_ignored_not_a_broken_database(tmp_path: Path) -> N
                       '{"id": "ok", "started_at": 1700000000}\n', encoding="utf-8")
     path = tmp_path / "h.db"
     done = run("ingest", str(source), db=path)
-    assert done.returncode == 3 and "line 1: started_at" in done.stderr
-    assert "(time ignored)" in done.stderr
+    assert done.returncode == 3
+    assert f"{source.resolve()}:1: time ignored: started_at" in done.stderr
     listed = run("recent", "--json", db=path)
     assert listed.returncode == 0
     results = json.loads(listed.stdout)["results"]

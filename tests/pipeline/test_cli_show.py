@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 
 from harkback.pipeline import Harkback, open_store
-from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
-from tests.pipeline.test_cli import run
+from tests.pipeline.test_cli import ingested, run
 
 TURNS = 45
 NEEDLE = 31
@@ -39,12 +38,7 @@ def db(tmp_path: Path) -> Path:
                      started_at=1_771_000_500.0, source="subagent", parent="deploy"),
         conversation("other", ("user", "rename the css classes"), started_at=1_772_000_000.0),
     ]
-    source = tmp_path / "sessions.jsonl"
-    source.write_text("\n".join(json.dumps(conversation_to_json(c)) for c in sessions) + "\n",
-                      encoding="utf-8")
-    path = tmp_path / "h.db"
-    assert run("ingest", str(source), db=path).returncode == 0
-    return path
+    return ingested(tmp_path, sessions)
 
 
 def show(db: Path, *args: str) -> dict[str, Any]:

@@ -3,7 +3,6 @@ were indexed."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -47,7 +46,7 @@ def test_an_old_file_is_searched_without_titles_until_a_writer_indexes_them(
     """Searching a file made before titles were indexed works and writes nothing; the next
     ingest indexes the titles already stored, and the title then finds its session."""
     db = tmp_path / "h.db"
-    asyncio.run(old_file(db, SESSIONS))
+    old_file(db, SESSIONS)
     before = file_state(db)
     assert _found(db, "CORS API")[0] == "gateway"
     assert file_state(db) == before

@@ -99,7 +99,7 @@ def test_jsonl_reports_a_duplicate_id_and_keeps_a_session_with_a_bad_time(
 
 
 def test_ingest_exits_three_and_help_documents_the_status() -> None:
-    """``--help`` of the program, ingest and import names status 3."""
-    for args in ([], ["ingest"], ["import", "jsonl"]):
+    """``--help`` of the program, ingest, import and sync names status 3."""
+    for args in ([], ["ingest"], ["import", "jsonl"], ["sync"]):
         text = " ".join(harkback(*args, "--help").stdout.split())
-        assert "3 done, but ingest or import skipped damaged input" in text, args
+        assert "3 done, but ingest, import or sync skipped damaged input" in text, args

@@ -22,6 +22,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.records import Conversation, Role
 from harkback.stages.stage import as_result
 from tests.conftest import conversation
+from tests.support.chat_server import ChatServer
 
 LONG_TURNS = 7
 
@@ -35,10 +36,10 @@ def _sessions() -> list[Conversation]:
                      ("assistant", "run docker network create backend and attach both"),
                      started_at=1_770_000_000.0, title="Docker DNS"),
         conversation("nginx-long", *long_turns,
-                     started_at=1_771_000_000.0, title="nginx reload"),
+                     started_at=1_771_000_000.0, title="nginx reload", project="/srv/web"),
         conversation("cors", ("user", "CORS error from nginx on uploads"),
                      ("assistant", "add_header needs always in the location block"),
-                     started_at=1_772_000_000.0, title="CORS"),
+                     started_at=1_772_000_000.0, title="CORS", source="codex"),
     ]
 
 
@@ -56,15 +57,19 @@ async def _ingest(store: SqliteStore) -> None:
 
 
 def _environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("HARKBACK_DB", "HARKBACK_MODEL")}
+    return {k: v for k, v in os.environ.items()
+            if k not in ("HARKBACK_DB", "HARKBACK_MODEL", "HARKBACK_EMBEDDER", "OPENAI_BASE_URL")}
 
 
 @asynccontextmanager
-async def connected(db: Path) -> AsyncIterator[ClientSession]:
-    """A client session with ``harkback mcp --db DB`` started as a subprocess."""
+async def connected(db: Path | None, env: dict[str, str] | None = None
+                    ) -> AsyncIterator[ClientSession]:
+    """A client session with ``harkback mcp --db DB`` started as a subprocess (no
+    ``--db`` when ``db`` is None), ``env`` added to its environment."""
+    flags = ["--db", str(db)] if db is not None else []
     server = StdioServerParameters(
-        command=sys.executable, args=["-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
-        env=_environment())
+        command=sys.executable, args=["-m", "harkback.pipeline.cli", "mcp", *flags],
+        env={**_environment(), **(env or {})})
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -163,7 +168,10 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("session_search", {"query": "x", "role": "robot"},
      "unknown role(s) robot; choose from user, assistant, tool, system"),
     ("session_search", {"query": "x", "since": "soonish"}, "cannot read"),
-    ("session_search", {"query": "x", "summarizer": "llm"}, "summarizer must be one of"),
+    ("session_search", {"query": "x", "summarizer": "llm"}, "no model configured"),
+    ("session_search", {"query": "x", "summarizer": "fancy"}, "summarizer must be one of"),
+    ("session_search", {"query": "x", "source": ["codex"]}, "source must be a string"),
+    ("session_search", {"query": "x", "since": "the other day"}, "3 days ago"),
     ("recent_sessions", {"colour": "red"}, "unknown argument: colour"),
     ("recent_sessions", {"since": [1]}, "since must be a string or a number"),
     ("no_such_tool", {}, "unknown tool 'no_such_tool'"),
@@ -181,6 +189,44 @@ async def test_bad_calls_are_one_line_tool_errors(db: Path) -> None:
         assert reason in message, (tool, arguments, message)
         assert "\n" not in message, message
     assert still["count"] == 1
+
+
+async def test_filters_by_source_and_project_and_leaves_out_the_callers_session(db: Path) -> None:
+    """``source`` and ``project`` keep those sessions; ``current_session`` drops the
+    caller's."""
+    async with connected(db) as session:
+        codex = await _ok(session, "session_search",
+                          {"query": "nginx", "source": "codex", "summarizer": "none"})
+        others = await _ok(session, "session_search",
+                           {"query": "nginx", "current_session": "cors", "summarizer": "none"})
+        listed = await _ok(session, "recent_sessions", {"source": "cli,hermes"})
+        mine_left_out = await _ok(session, "recent_sessions", {"current_session": "cors"})
+        web = await _ok(session, "session_search",
+                        {"query": "nginx", "project": "web", "summarizer": "none"})
+        listed_web = await _ok(session, "recent_sessions", {"project": "/srv/web"})
+    assert [r["session_id"] for r in codex["results"]] == ["cors"]
+    assert [r["session_id"] for r in others["results"]] == ["nginx-long"]
+    assert [r["session_id"] for r in listed["results"]] == ["nginx-long", "docker-fix"]
+    assert "cors" not in [r["session_id"] for r in mine_left_out["results"]]
+    assert [r["session_id"] for r in web["results"]] == ["nginx-long"]
+    assert [r["session_id"] for r in listed_web["results"]] == ["nginx-long"]
+
+
+async def test_the_server_uses_the_command_lines_settings(db: Path, tmp_path: Path) -> None:
+    """With no --db, the config file's db, limit and model are the server's: the
+    default summarizer is then the model's, asked at the file's base_url."""
+    config = tmp_path / "config.toml"
+    with ChatServer() as chat:
+        config.write_text(f'db = "{db.name}"\nlimit = 1\nmodel = "file-model"\n'
+                          f'base_url = "{chat.url}"\n', encoding="utf-8")
+        async with connected(None, env={"HARKBACK_CONFIG": str(config)}) as session:
+            found = await _ok(session, "session_search", {"query": "nginx"})
+            wider = await _ok(session, "session_search", {"query": "nginx", "limit": 2,
+                                                          "summarizer": "none"})
+        asked = [r.body["model"] for r in chat.received]
+    assert found["count"] == 1 and wider["count"] == 2
+    assert found["results"][0]["summary_kind"] == "llm"
+    assert asked == ["file-model"]
 
 
 async def test_a_missing_store_is_a_tool_error_and_the_server_lives_on(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from harkback.pipeline.importing import (
     importers_for,
     run_import,
 )
-from harkback.pipeline.jsonl_source import JsonlImporter
+from harkback.pipeline.ingest import JsonlImporter
 from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.imports import SourceKey, SourceState
 

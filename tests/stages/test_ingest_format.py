@@ -52,10 +52,10 @@ def test_reads_every_session_field() -> None:
     """All documented session keys land in the Session record."""
     conv = _read({"id": "s1", "source": "telegram", "model": "m", "title": "T",
                   "started_at": 100, "ended_at": 200.5, "parent_session_id": "p",
-                  "end_reason": "compression"})
+                  "end_reason": "compression", "project": "/home/me/code/api"})
     assert conv.session == Session(id="s1", source="telegram", model="m", title="T",
                                    started_at=100.0, ended_at=200.5, parent_session_id="p",
-                                   end_reason="compression")
+                                   end_reason="compression", project="/home/me/code/api")
 
 
 def test_missing_optional_fields_take_defaults() -> None:
@@ -197,6 +197,7 @@ def test_messages_must_be_a_list() -> None:
 def test_wrong_string_field_type_is_rejected() -> None:
     """A title that is a list is a bad record."""
     assert _reason({"id": "s", "title": ["a"]}) == "title: expected a string, got a list"
+    assert _reason({"id": "s", "project": 3}) == "project: expected a string, got a number"
 
 
 def test_tool_call_must_be_an_object() -> None:
@@ -281,7 +282,8 @@ def _conversations(draw: st.DrawFn) -> Conversation:
     parent = draw(st.none() | _ids.filter(lambda p: p != session_id))
     session = Session(id=session_id, source=draw(st.text()), model=draw(st.text()),
                       title=draw(st.text()), started_at=draw(_times), ended_at=draw(_times),
-                      parent_session_id=parent, end_reason=draw(st.text()))
+                      parent_session_id=parent, end_reason=draw(st.text()),
+                      project=draw(st.text()))
     count = draw(st.integers(min_value=0, max_value=6))
     messages = tuple(
         Message(session_id=session_id, position=i, role=draw(st.sampled_from(ROLES)),

@@ -13,19 +13,28 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from harkback.adapters.stores.sql.statement import SqlValue, Statement, json_list
+from harkback.adapters.stores.sql.statement import SCOPE, SqlValue, Statement, json_list, scope
 from harkback.stages.ports import MatchQuery, NearestQuery
 from harkback.stages.query import AllOf, Node, Term, Unit, to_fts5
 
 MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
 """Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
 
+PENDING_BYTES = 32 * 1024 * 1024
+"""FTS5's ``hashsize``: how much new index data a transaction gathers in memory before it
+writes a segment. At FTS5's default (1 MiB) a bulk ingest writes, then merges again, a
+dozen small segments per transaction; gathering the whole batch took a third off the
+index's share of a 100k-message ingest (memory grows only as data comes)."""
+
+PENDING_SETTING = "SELECT v FROM messages_fts_config WHERE k = 'hashsize'"
+SET_PENDING = "INSERT INTO messages_fts (messages_fts, rank) VALUES ('hashsize', ?)"
+
 WRITTEN = "COALESCE(m.timestamp, s.started_at)"
 """When a message (``m``) was written: its own stamp, else its session's (``s``) start."""
 
 
 def row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlValue]]:
-    """The conditions of the query's roles, hidden sources and time bounds (:data:`WRITTEN`),
+    """The conditions of the query's roles, sources, projects and time bounds (:data:`WRITTEN`),
     over ``m`` (messages) joined to ``s`` (sessions), and their values.
 
     >>> row_filters(NearestQuery(vector=(1.0,), model="m", roles=("user",), since=2.0))[1]
@@ -36,6 +45,9 @@ def row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlVa
         "s.source NOT IN (SELECT value FROM json_each(?))",
     ]
     params: list[SqlValue] = [json_list(query.roles), json_list(query.hidden_sources)]
+    if query.sources or query.projects:
+        conditions.append(SCOPE)
+        params += scope(query.sources, query.projects)
     if query.since is not None:
         conditions.append(f"{WRITTEN} >= ?")
         params.append(query.since)
@@ -47,7 +59,18 @@ def row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlVa
 
 def _filters(query: MatchQuery, expression: Node) -> tuple[list[str], list[SqlValue]]:
     conditions, params = row_filters(query)
+    if query.excluded is not None:
+        conditions.append(EXCLUDED_SESSIONS)
+        params += [to_fts5(query.excluded), json_list(query.roles)]
     return ["messages_fts MATCH ?", *conditions], [to_fts5(expression), *params]
+
+
+EXCLUDED_SESSIONS = (
+    "m.session_id NOT IN (SELECT x.session_id FROM messages AS x "
+    "WHERE x.id IN (SELECT rowid FROM messages_fts(?)) "
+    "AND x.role IN (SELECT value FROM json_each(?)))")
+"""A query's ``excluded`` part: no message of a session holding a message (of the searched
+roles) that matches it, whenever that message was written."""
 
 
 _HIT_FROM = (

@@ -16,7 +16,14 @@ from collections.abc import Iterable, Sequence
 from typing import cast
 
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
-from harkback.adapters.stores.sql.statement import Row, SqlValue, Statement, json_list
+from harkback.adapters.stores.sql.statement import (
+    SCOPE,
+    Row,
+    SqlValue,
+    Statement,
+    json_list,
+    scope,
+)
 from harkback.stages.ports import RecentQuery
 from harkback.stages.records import Message, MessageHit, Role, Session, SessionOverview, ToolCall
 
@@ -66,10 +73,12 @@ def recent(query: RecentQuery) -> Statement:
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
+        f"        AND {SCOPE} "
         "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
         "ORDER BY r.started_at DESC, r.id",
         (json_list(query.exclude_roots), json_list(query.hidden_sources),
-         query.since, query.since, query.until, query.until, query.limit))
+         query.since, query.since, query.until, query.until,
+         *scope(query.sources, query.projects), query.limit))
 
 
 def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:
@@ -94,7 +103,7 @@ def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
 def session_row(session: Session) -> tuple[SqlValue, ...]:
     """A session as the values of :data:`~harkback.adapters.stores.sql.writes.UPSERT_SESSION`."""
     return (session.id, session.source, session.model, session.title, session.started_at,
-            session.ended_at, session.parent_session_id, session.end_reason)
+            session.ended_at, session.parent_session_id, session.end_reason, session.project)
 
 
 def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
@@ -107,7 +116,8 @@ def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
 def session_from_row(row: Row) -> Session:
     """A session from the columns ``id, source, model, title, started_at, ended_at, ...``."""
     return Session(id=row[0], source=row[1], model=row[2], title=row[3], started_at=row[4],
-                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7])
+                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7],
+                   project=row[8])
 
 
 def message_from_row(row: Row) -> Message:
@@ -126,8 +136,8 @@ def hit_from_row(row: Row) -> MessageHit:
 
 def overview_from_row(row: Row) -> SessionOverview:
     """An overview from a :func:`recent` row."""
-    return SessionOverview(session=session_from_row(row), message_count=row[8],
-                           preview=preview(row[9] or ""))
+    return SessionOverview(session=session_from_row(row), message_count=row[9],
+                           preview=preview(row[10] or ""))
 
 
 _SPACE = re.compile(r"\s+")

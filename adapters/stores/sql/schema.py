@@ -1,10 +1,12 @@
-"""The SQLite store's tables: the schema of a new file and the vector and title tables
+"""The SQLite store's tables: the first schema (version 1) and the vector and title tables
 added later.
 
 A file is harkback's when its ``application_id`` is
-:data:`~harkback.adapters.sqlite_files.APPLICATION_ID`; its ``user_version`` is
-:data:`SCHEMA_VERSION`. Tables that came after version 1 (vectors, titles) are created
-``IF NOT EXISTS`` by any writer that finds them missing, so the version did not move.
+:data:`~harkback.adapters.sqlite_files.APPLICATION_ID`; its ``user_version`` is its schema
+version, brought to :data:`SCHEMA_VERSION` by the steps of
+:mod:`~harkback.adapters.stores.sql.migrations`. Tables that came after version 1 without
+a version step (vectors, titles) are created ``IF NOT EXISTS`` by any writer that finds
+them missing.
 
 >>> import re
 >>> sorted(re.findall(r"IF NOT EXISTS (\\w+)", " ".join(VECTOR_SCHEMA))) == sorted(VECTOR_OBJECTS)
@@ -15,8 +17,12 @@ True
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
-"""Stored in ``PRAGMA user_version``; bump it when the schema or the indexed text changes."""
+from harkback.adapters.stores.migration import latest
+from harkback.adapters.stores.sql.migrations import MIGRATIONS
+
+SCHEMA_VERSION = latest(MIGRATIONS)
+"""The version this harkback writes (``PRAGMA user_version``); a migration step moves it,
+and so must a change to the indexed text."""
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE sessions (
@@ -51,10 +57,12 @@ SCHEMA: tuple[str, ...] = (
     )""",
 )
 
-SESSION_COLUMNS = "id, source, model, title, started_at, ended_at, parent_session_id, end_reason"
+SESSION_COLUMNS = ("id, source, model, title, started_at, ended_at, parent_session_id, "
+                   "end_reason, project")
 MESSAGE_COLUMNS = ("session_id, position, role, content, tool_name, tool_call_id, tool_calls, "
                    "timestamp")
-"""The columns of ``sessions`` and ``messages`` (but the row id) in the order rows carry them."""
+"""The columns of ``sessions`` and ``messages`` (but the row id) in the order rows carry them,
+at :data:`SCHEMA_VERSION`."""
 
 VECTOR_SCHEMA: tuple[str, ...] = (
     # One row per embedding model. The triggers below keep ``vectors`` (so counting is one

@@ -7,14 +7,14 @@ mean length) would mix two kinds of text.
 >>> from harkback.stages.query import parse_query
 >>> q = MatchQuery(expression=parse_query("cors api").expression, roles=("user",), since=5.0)
 >>> search(q).params
-('("cors" OR "api")', '[]', 5.0, 5.0, None, None, 50)
+('("cors" OR "api")', '[]', '[]', '[]', '[]', '[]', 5.0, 5.0, None, None, 50)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harkback.adapters.stores.sql.statement import SqlValue, Statement, json_list
+from harkback.adapters.stores.sql.statement import SCOPE, SqlValue, Statement, json_list, scope
 from harkback.stages.ports import MatchQuery
 from harkback.stages.query import AllOf, Node, Unit, to_fts5
 
@@ -60,8 +60,8 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     """Sessions whose title or source matches ``expression`` (default: the query's), best
     BM25 first (then newest, then id); ``within`` further keeps only rows that also match it.
 
-    Hidden sources are left out and ``since``/``until`` bound the session's start; roles
-    do not apply to a title.
+    Hidden sources are left out, only ``sources`` and ``projects`` kept when given, and
+    ``since``/``until`` bound the session's start; roles do not apply to a title.
     """
     matched = query.expression if expression is None else expression
     also = ""
@@ -69,8 +69,8 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     if within is not None:
         also = "AND session_titles_fts.rowid IN (SELECT rowid FROM session_titles_fts(?)) "
         params.append(to_fts5(AllOf((matched, within))))
-    params += [json_list(query.hidden_sources), query.since, query.since, query.until,
-               query.until, query.limit]
+    params += [json_list(query.hidden_sources), *scope(query.sources, query.projects),
+               query.since, query.since, query.until, query.until, query.limit]
     return Statement(
         "SELECT s.id, s.title, s.source, s.started_at, bm25(session_titles_fts) AS rank "
         "FROM session_titles_fts "
@@ -78,6 +78,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
         "JOIN sessions AS s ON s.id = t.session_id "
         f"WHERE session_titles_fts MATCH ? {also}"
         "AND s.source NOT IN (SELECT value FROM json_each(?)) "
+        f"AND {SCOPE} "
         "AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
         "ORDER BY rank, s.started_at DESC, s.id LIMIT ?",
         tuple(params))

@@ -174,8 +174,11 @@ async def test_bursty_rate_lets_a_burst_through_then_holds_the_rate() -> None:
         await asyncio.gather(*(model.complete(REQUEST).awaitable() for _ in range(8)))
         await model.aclose()
         times = sorted(server.times())
-    assert times[3] - times[0] < 0.5
+    # The burst is measured against the held part, not against a fixed time, so a busy
+    # machine that slows every request alike cannot fail it: the four held requests are
+    # spaced by the limiter (0.25 s each), the first four only by the server's own work.
     assert times[-1] - times[0] >= 0.9
+    assert times[3] - times[0] < (times[-1] - times[3]) / 2
 
 
 def test_each_event_loop_gets_its_own_client() -> None:

@@ -41,6 +41,14 @@ def test_the_project_folder_is_added_under_the_first_request() -> None:
         "\n\n[project: /home/mei/code/youer-server, git branch: fix-login]")
 
 
+def test_the_project_folder_is_the_session_s_project_and_its_sub_agents() -> None:
+    """The cwd is kept as the session's project too, and as its sub-agent's (no line)."""
+    assert _only(YOUER / f"{S1}.jsonl").session.project == "/home/mei/code/youer-server"
+    agent = _only(YOUER / S1 / "subagents" / "agent-a1b2c3d.jsonl")
+    assert agent.session.project == "/home/mei/code/youer-server"
+    assert not any("[project:" in m.content for m in agent.messages)
+
+
 def test_reply_blocks_of_one_message_id_are_merged() -> None:
     """Text and tool use written as separate lines of one reply become one message."""
     messages = _only(YOUER / f"{S1}.jsonl").messages

@@ -25,6 +25,7 @@ def test_a_rollout_becomes_a_conversation_with_its_meta() -> None:
     assert (session.id, session.source, session.model) == (T1, "codex", "gpt-5-codex")
     assert session.parent_session_id is None
     assert session.started_at == 1772530200.0
+    assert session.project == "/home/mei/code/api-gateway"
 
 
 def test_messages_and_tool_calls_come_in_order() -> None:

@@ -6,12 +6,19 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from harkback.adapters.sqlite_files import APPLICATION_ID
 from harkback.adapters.stores.sql import schema
-from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sql.rows import encode_tool_calls
 from harkback.stages.records import Conversation
-from tests.adapters.stores.store_contract import ok
+from harkback.stages.text.tokens import index_text
 
 FileState = tuple[list[str], bytes, int]
+
+V1_SESSION = ("INSERT INTO sessions (id, source, model, title, started_at, ended_at, "
+              "parent_session_id, end_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+V1_MESSAGE = ("INSERT INTO messages (session_id, position, role, content, tool_name, "
+              "tool_call_id, tool_calls, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+V1_INDEXED = "INSERT INTO messages_fts (rowid, body) VALUES (?, ?)"
 
 
 def file_state(path: Path) -> FileState:
@@ -28,26 +35,27 @@ def schema_names(path: Path) -> set[str]:
     return names
 
 
-async def old_file(path: Path, conversations: Sequence[Conversation]) -> None:
-    """A database holding ``conversations`` as harkback wrote it before vectors and titles
-    were indexed: schema version 1, and no vector or title tables or triggers."""
-    with SqliteStore.open(path).unwrap() as writer:
-        await ok(writer.ingest(conversations))
+def old_file(path: Path, conversations: Sequence[Conversation]) -> None:
+    """A database holding ``conversations`` as the first harkback wrote it: schema version 1
+    (its DDL, :data:`~harkback.adapters.stores.sql.schema.SCHEMA`, and its insert
+    statements, here), in WAL mode, with no vector or title tables and no ``project``."""
     raw = sqlite3.connect(path, isolation_level=None)
     try:
-        for trigger in ("message_vectors_message_removed", "message_vectors_message_changed",
-                        "session_titles_stale"):
-            raw.execute(f"DROP TRIGGER {trigger}")
-        for table in ("message_vectors", "vector_models", "session_titles_fts",
-                      "session_titles"):
-            raw.execute(f"DROP TABLE {table}")
+        raw.execute("PRAGMA journal_mode = WAL")
+        raw.execute("BEGIN")
+        for statement in schema.SCHEMA:
+            raw.execute(statement)
+        raw.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        raw.execute("PRAGMA user_version = 1")
+        for conversation in conversations:
+            s = conversation.session
+            raw.execute(V1_SESSION, (s.id, s.source, s.model, s.title, s.started_at,
+                                     s.ended_at, s.parent_session_id, s.end_reason))
+            for m in conversation.messages:
+                row_id = raw.execute(V1_MESSAGE, (
+                    m.session_id, m.position, m.role, m.content, m.tool_name, m.tool_call_id,
+                    encode_tool_calls(m.tool_calls), m.timestamp)).lastrowid
+                raw.execute(V1_INDEXED, (row_id, index_text(m.text_for_search())))
+        raw.execute("COMMIT")
     finally:
         raw.close()
-    # The same objects as a file made from the version 1 schema alone.
-    reference = path.with_name("reference.db")
-    with sqlite3.connect(reference) as made:
-        for statement in schema.SCHEMA:
-            made.execute(statement)
-    made.close()
-    assert schema_names(path) == schema_names(reference)
-    reference.unlink()

@@ -20,7 +20,7 @@ from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey
-from harkback.stages.ports import MatchQuery, RecentQuery, SessionStore, SummaryKey
+from harkback.stages.ports import MatchQuery, MessageKey, RecentQuery, SessionStore, SummaryKey
 from harkback.stages.query import parse_query
 from harkback.stages.records import (
     ROLES,
@@ -262,9 +262,20 @@ class StoreContract:
         """A stored session comes back equal to what was ingested."""
         session = Session(id="s1", source="cli", model="gpt-x", title="Fix CORS",
                           started_at=1.5, ended_at=9.25, parent_session_id="p",
-                          end_reason="compressed")
+                          end_reason="compressed", project="/home/me/code/api")
         await ok(store.ingest([Conversation(session)]))
         assert await ok(store.sessions(["s1"])) == (session,)
+
+    async def test_a_session_s_project_is_replaced_and_listed(self, store: SessionStore) -> None:
+        """Re-ingesting a session replaces its project (empty too), and recent lists it."""
+        await ok(store.ingest([Conversation(Session(id="s1", project="/w/old", started_at=1.0)),
+                               Conversation(Session(id="s2", started_at=2.0))]))
+        await ok(store.ingest([Conversation(Session(id="s1", project="/w/new", started_at=1.0)),
+                               Conversation(Session(id="s2", project="", started_at=2.0))]))
+        assert [s.project for s in await ok(store.sessions(["s1", "s2"]))] == ["/w/new", ""]
+        listed = await ok(store.recent(RecentQuery(limit=5)))
+        assert [(o.session.id, o.session.project) for o in listed] == [("s2", ""),
+                                                                       ("s1", "/w/new")]
 
     async def test_children_earliest_first(self, store: SessionStore,
                                            make_conversation: Make) -> None:
@@ -578,3 +589,43 @@ class StoreContract:
         assert [(h.session_id, h.position) for h in after] == [
             (h.session_id, h.position) for h in before]
         assert len(after) == 6
+
+    async def test_rewrite_replaces_texts_everywhere_and_drops_what_it_touched(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Titles, contents and tool arguments are rewritten and searched as rewritten; the
+        vectors of changed messages and the summaries holding the text go; a dry run only
+        counts."""
+        secret = "AKIAIOSFODNN7EXAMPLE"
+        chat = make_conversation("s1", ("user", f"key {secret} kiwi"), ("assistant", "plain"),
+                                 title=f"rotate {secret}")
+        calls = (ToolCall(id="c", name="bash", arguments=f"echo {secret}"),)
+        chat = Conversation(chat.session, (chat.messages[0], attrs.evolve(
+            chat.messages[1], tool_calls=calls)))
+        await ok(store.ingest([chat, make_conversation("s2", ("user", "nothing here"))]))
+        vectors, cache = store.vector_store(), store.summary_cache()
+        rewriter = store.text_rewriter()
+        assert vectors is not None and cache is not None and rewriter is not None
+        await ok(vectors.keep_vectors("m", [(MessageKey(session_id=s, position=0), (1.0, 0.0))
+                                            for s in ("s1", "s2")]))
+        key = SummaryKey(root_session_id="s1", content="c", query="q", model="m",
+                         prompt_version="v")
+        await ok(cache.keep_summary(key, Summary(text=f"Used {secret}.", kind="llm")))
+
+        def edit(text: str) -> str:
+            return text.replace(secret, "[gone]")
+        dry = await ok(rewriter.rewrite_texts(edit, dry_run=True))
+        assert (dry.sessions, dry.messages, dry.titles, dry.summaries_dropped) == (1, 2, 1, 1)
+        assert {h.session_id for h in await ok(store.search(match(secret)))} == {"s1"}
+        done = await ok(rewriter.rewrite_texts(edit))
+        assert done == dry
+        assert await ok(store.search(match(secret))) == ()
+        assert await ok(store.search_titles(match(secret))) == ()
+        assert {h.session_id for h in await ok(store.search(match("gone kiwi")))} == {"s1"}
+        (session,) = await ok(store.sessions(["s1"]))
+        stored = await ok(store.messages(["s1"]))
+        assert session.title == "rotate [gone]"
+        assert stored[1].tool_calls[0].arguments == "echo [gone]"
+        assert await ok(vectors.vector_count("m")) == 1  # s2's vector stays
+        assert await ok(cache.cached_summary(key)) is None
+        again = await ok(rewriter.rewrite_texts(edit))
+        assert (again.sessions, again.summaries_dropped) == (0, 0)

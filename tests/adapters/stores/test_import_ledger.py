@@ -110,3 +110,41 @@ async def test_advance_stamps_and_sets_the_cursor_in_one_transaction(tmp_path: P
         await failed(ledger.advance(KEY, "2", now=20.0))
         state = await ok(ledger.state(KEY))
     assert (state.cursor, state.last_imported_at) == ("1", 10.0)
+
+
+async def test_marks_keep_their_session_ids(ledger: ImportLedger) -> None:
+    """The sessions read from an item come back with its mark, replaced with it."""
+    await ok(ledger.keep(KEY, [Mark(item="f", fingerprint="1", session_ids=("a", "b"))],
+                         now=1.0))
+    await ok(ledger.keep(KEY, [Mark(item="f", fingerprint="2", session_ids=("b", "c"))],
+                         now=2.0))
+    state = await ok(ledger.state(KEY))
+    assert sorted(state.marks_by_item()["f"].session_ids) == ["b", "c"]
+
+
+async def test_forget_drops_only_the_items_named(ledger: ImportLedger) -> None:
+    """Forgotten items lose their marks; other items and other sources keep theirs."""
+    await ok(ledger.keep(KEY, [Mark(item="a", fingerprint="1", session_ids=("a",)),
+                               Mark(item="b", fingerprint="1", session_ids=("b",))], now=1.0))
+    await ok(ledger.keep(OTHER, [Mark(item="a", fingerprint="1")], now=1.0))
+    await ok(ledger.forget(KEY, ["a", "unknown"]))
+    assert [m.item for m in (await ok(ledger.state(KEY))).marks] == ["b"]
+    assert [m.item for m in (await ok(ledger.state(OTHER))).marks] == ["a"]
+
+
+async def test_a_ledger_from_before_session_ids_reads_its_marks(tmp_path: Path) -> None:
+    """Marks kept by a ledger without the session-id table are read, with no ids."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(SqliteImportLedger(store).keep(KEY, [Mark(item="s", fingerprint="1",
+                                                           session_ids=("s",))], now=1.0))
+    with sqlite3.connect(path) as raw:
+        raw.execute("DROP TABLE import_mark_sessions")
+    raw.close()
+    with SqliteStore.open(path).unwrap() as store:
+        ledger = SqliteImportLedger(store)
+        assert [(m.item, m.session_ids) for m in (await ok(ledger.state(KEY))).marks] == [
+            ("s", ())]
+        await ok(ledger.keep(KEY, [Mark(item="s", fingerprint="2", session_ids=("s",))],
+                             now=2.0))
+        assert (await ok(ledger.state(KEY))).marks[0].session_ids == ("s",)

@@ -14,6 +14,8 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
 from harkback.stages.query import parse_query
 from harkback.stages.records import ROLES, Conversation, Message, MessageHit, Session, ToolCall
+from tests.adapters.stores.filter_contract import FilterContract
+from tests.adapters.stores.removal_contract import RemovalContract
 from tests.adapters.stores.store_contract import StoreContract, ok, twin_stores
 from tests.conftest import conversation
 
@@ -24,7 +26,7 @@ def store() -> MemoryStore:
     return MemoryStore()
 
 
-class TestMemoryStore(StoreContract):
+class TestMemoryStore(StoreContract, RemovalContract, FilterContract):
     """The SessionStore contract, run against the in-memory store."""
 
 

@@ -19,6 +19,8 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import parse_query, to_fts5
 from harkback.stages.records import ROLES, Conversation, Message, Session
+from tests.adapters.stores.filter_contract import FilterContract
+from tests.adapters.stores.removal_contract import RemovalContract
 from tests.adapters.stores.store_contract import StoreContract, failed, match, ok
 
 Make = Callable[..., Conversation]
@@ -31,7 +33,7 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
         yield opened
 
 
-class TestSqliteStore(StoreContract):
+class TestSqliteStore(StoreContract, RemovalContract, FilterContract):
     """The SessionStore contract, run against SQLite."""
 
 
@@ -306,3 +308,15 @@ def test_read_only_search_creates_no_side_files(tmp_path: Path) -> None:
 async def _ingest_one(store: SqliteStore) -> None:
     await store.ingest([Conversation(Session(id="s"), (
         Message(session_id="s", position=0, role="user", content="a heron at the lake"),))])
+
+
+async def test_a_read_only_store_refuses_to_remove(tmp_path: Path, make_conversation: Make
+                                                   ) -> None:
+    """Removing through a read-only store fails as a value and leaves the file as it was."""
+    path = tmp_path / "h.db"
+    await _filled(path, make_conversation)
+    before = _snapshot(path)
+    with SqliteStore.open(path, readonly=True).unwrap() as reader:
+        error = await failed(reader.remove_sessions(["s1"]))
+    assert "read-only" in error.reason
+    assert _snapshot(path) == before

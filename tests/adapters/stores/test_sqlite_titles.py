@@ -12,8 +12,8 @@ from tests.adapters.stores.old_files import file_state, old_file, schema_names
 from tests.adapters.stores.store_contract import Make, match, ok
 
 
-async def _old(path: Path, make_conversation: Make) -> None:
-    await old_file(path, [
+def _old(path: Path, make_conversation: Make) -> None:
+    old_file(path, [
         make_conversation("cors", ("user", "the browser blocks it"), title="CORS fix for the API",
                           started_at=1.0),
         make_conversation("other", ("user", "cors again"), title="lunch", started_at=2.0)])
@@ -25,7 +25,7 @@ async def test_readonly_old_file_finds_no_titles_and_is_not_written(
     still searches messages, and writes nothing (no byte, no modification time, no side
     file)."""
     path = tmp_path / "h.db"
-    await _old(path, make_conversation)
+    _old(path, make_conversation)
     before = file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
         assert await ok(reader.search_titles(match("CORS API"))) == ()
@@ -39,7 +39,7 @@ async def test_writable_open_indexes_the_titles_of_an_old_file(
     """Opening an old file writable adds the title index and fills it, keeping the schema
     version; a later read-only open finds the titles without writing."""
     path = tmp_path / "h.db"
-    await _old(path, make_conversation)
+    _old(path, make_conversation)
     SqliteStore.open(path).unwrap().close()
     assert set(schema.TITLE_OBJECTS) <= schema_names(path)
     with sqlite3.connect(path) as raw:

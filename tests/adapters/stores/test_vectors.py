@@ -81,9 +81,9 @@ def _raw_count(path: Path, model: str) -> int:
     return found
 
 
-async def _old_file(path: Path, make_conversation: Make) -> None:
+def _old_file(path: Path, make_conversation: Make) -> None:
     """A database as harkback wrote it before vectors existed (:func:`old_file`)."""
-    await old_file(path, [make_conversation(
+    old_file(path, [make_conversation(
         "s1", ("user", "docker bridge down"), ("assistant", "restart it"), ("user", " "),
         ("user", "thanks"), started_at=1.0)])
 
@@ -94,7 +94,7 @@ async def test_readonly_old_file_has_no_vectors_and_is_not_written(
     lists every eligible message as unembedded, refuses to keep vectors, and writes
     nothing (no byte, no modification time, no side file)."""
     path = tmp_path / "h.db"
-    await _old_file(path, make_conversation)
+    _old_file(path, make_conversation)
     before = file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
         assert await ok(reader.nearest(near(axis(0)))) == ()
@@ -111,14 +111,14 @@ async def test_writable_open_adds_vector_tables_to_an_old_file(
     """Opening an old file writable adds the vector tables and keeps its schema version and
     its messages; a later read-only open then ranks by vectors without writing."""
     path = tmp_path / "h.db"
-    await _old_file(path, make_conversation)
+    _old_file(path, make_conversation)
     with SqliteStore.open(path).unwrap() as writer:
         assert await ok(writer.vector_count("m")) == 0
         await embed_all(writer, "m", ("user",), batch=1, vector=axis(1))
         await ok(writer.keep_vectors("m", [(key("s1", 3), axis(0))]))
     assert set(schema.VECTOR_OBJECTS) <= schema_names(path)
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 1
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 2
     raw.close()
     before = file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:

@@ -232,6 +232,12 @@ class _BrokenStore:
     def import_ledger(self) -> None:
         return None
 
+    def session_remover(self) -> None:
+        return None
+
+    def text_rewriter(self) -> None:
+        return None
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         return self._fail()
 

@@ -1,0 +1,104 @@
+"""Schema versions of a store and the forward steps between them, whatever the database.
+
+A store keeps one ordered tuple of :class:`Migration` steps (SQLite's is
+:data:`harkback.adapters.stores.sql.migrations.MIGRATIONS`): the first layout a store ever
+wrote is version 1 and step *n* leads from version *n* to *n + 1*. Opening a store reads its
+version, then applies :func:`pending` steps (a writable open, or ``harkback migrate``),
+reads through the steps' read views (a read-only open), or refuses a version newer than
+:func:`latest` with :func:`too_new`'s line.
+
+>>> steps = (Migration(2, "add a column", ("ALTER TABLE t ADD COLUMN c",)),)
+>>> latest(steps), [m.version for m in pending(steps, 1)], pending(steps, 2)
+(2, [2], ())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+FIRST_VERSION = 1
+"""The version of a store's original layout, written before versions moved."""
+
+
+@attrs.frozen
+class Migration:
+    """One forward step: the statements that lead to ``version`` from the version before.
+
+    ``read_view`` makes a read-only connection see a store of the version before as if
+    it were of ``version``, creating nothing in the store (SQLite: ``TEMP`` views);
+    None when that cannot be done, so a read-only open asks for ``harkback migrate``.
+    """
+
+    version: int
+    about: str
+    statements: tuple[str, ...]
+    read_view: tuple[str, ...] | None = None
+
+
+@attrs.frozen
+class Migrated:
+    """What an open found and left: the store's schema version before and after, and what
+    each step applied did (its ``about``)."""
+
+    before: int
+    after: int
+    applied: tuple[str, ...] = ()
+
+    def describe(self, where: str) -> str:
+        """One line for ``harkback migrate``.
+
+        >>> print(Migrated(1, 2, ("add a column",)).describe("h.db"))
+        h.db: schema version 1 -> 2 (add a column)
+        >>> print(Migrated(2, 2).describe("h.db"))
+        h.db: schema version 2, up to date
+        """
+        if self.before == self.after:
+            return f"{where}: schema version {self.after}, up to date"
+        steps = f" ({'; '.join(self.applied)})" if self.applied else ""
+        return f"{where}: schema version {self.before} -> {self.after}{steps}"
+
+
+def latest(steps: Sequence[Migration]) -> int:
+    """The version the steps lead to (the first version when there are none)."""
+    return steps[-1].version if steps else FIRST_VERSION
+
+
+def check_order(steps: Sequence[Migration]) -> None:
+    """Raise ValueError unless the steps lead from version 1 one version at a time.
+
+    >>> check_order((Migration(3, "skips 2", ()),))
+    Traceback (most recent call last):
+    ...
+    ValueError: migration 1 leads to version 3, expected 2
+    """
+    for index, step in enumerate(steps):
+        if step.version != FIRST_VERSION + index + 1:
+            raise ValueError(f"migration {index + 1} leads to version {step.version}, "
+                             f"expected {FIRST_VERSION + index + 1}")
+
+
+def pending(steps: Sequence[Migration], found: int) -> tuple[Migration, ...]:
+    """The steps a store of version ``found`` still needs, in order."""
+    return tuple(step for step in steps if step.version > found)
+
+
+def too_new(where: str, found: int, known: int) -> str:
+    """The line that refuses a store newer than this harkback.
+
+    >>> too_new("h.db", 3, 2)
+    'h.db has harkback schema version 3, newer than this harkback knows (2): upgrade harkback'
+    """
+    return (f"{where} has harkback schema version {found}, newer than this harkback knows "
+            f"({known}): upgrade harkback")
+
+
+def needs_migrate(where: str, found: int, known: int) -> str:
+    """The line that asks for ``harkback migrate`` when a read-only open cannot read.
+
+    >>> needs_migrate("h.db", 1, 2)
+    'h.db has harkback schema version 1; run `harkback migrate --db h.db` to bring it to 2'
+    """
+    return (f"{where} has harkback schema version {found}; run `harkback migrate --db "
+            f"{where}` to bring it to {known}")

@@ -1,0 +1,77 @@
+"""Rewriting the SQLite store's texts in place (the ``text_rewriter`` capability).
+
+Sessions are read a chunk at a time, rewritten (:mod:`harkback.stages.rewrite`) and the
+changed ones written again through the ingest's own write, so the full-text and title
+indexes follow and the schema's triggers drop the vectors of changed messages. Cached
+summaries whose text, note or query the function changes are deleted. Then nothing of
+the old text may linger in the file: ``secure_delete`` zeroes freed pages, the full-text
+index is merged (its old segments still hold the old tokens) and the write-ahead log is
+checkpointed and truncated.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from harkback.adapters.stores.sql import fulltext, rows
+from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_writes import write
+from harkback.stages import rewrite
+from harkback.stages.records import Conversation, Message
+
+_MERGE_TITLES = "INSERT INTO session_titles_fts(session_titles_fts) VALUES('optimize')"
+
+CHUNK = 200
+"""Sessions read and rewritten at a time."""
+
+_SUMMARIES = ("SELECT root_session_id, content, query, model, prompt_version, text, note "
+              "FROM summary_cache")
+_DROP_SUMMARY = ("DELETE FROM summary_cache WHERE (root_session_id, content, query, model, "
+                 "prompt_version) = (?, ?, ?, ?, ?)")
+
+
+def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: bool
+                ) -> rewrite.RewriteReport:
+    """Rewrite every session and cached summary in ``connection`` (see the module)."""
+    report = rewrite.RewriteReport()
+    if not dry_run:
+        connection.execute("PRAGMA secure_delete = ON")
+    ids = [row[0] for row in connection.execute("SELECT id FROM sessions ORDER BY id")]
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start:start + CHUNK]
+        sessions = [rows.session_from_row(r) for r in execute(connection,
+                                                              rows.sessions_by_id(chunk))]
+        messages: dict[str, list[Message]] = {}
+        for r in execute(connection, rows.messages_of(chunk)):
+            message = rows.message_from_row(r)
+            messages.setdefault(message.session_id, []).append(message)
+        changed: list[Conversation] = []
+        for session in sessions:
+            old = Conversation(session, tuple(messages.get(session.id, ())))
+            new, counts = rewrite.rewrite_conversation(old, edit)
+            report = rewrite.added(report, counts)
+            if new is not old:
+                changed.append(new)
+        if changed and not dry_run:
+            write(connection, changed)
+    stale = _stale_summaries(connection, edit)
+    if not dry_run and (report.sessions or stale):
+        if stale:
+            connection.executemany(_DROP_SUMMARY, stale)
+        connection.execute(fulltext.MERGE_INDEX)
+        connection.execute(_MERGE_TITLES)
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
+                                 titles=report.titles, summaries_dropped=len(stale))
+
+
+def _stale_summaries(connection: sqlite3.Connection, edit: rewrite.Edit
+                     ) -> list[tuple[str, ...]]:
+    try:
+        found = connection.execute(_SUMMARIES).fetchall()
+    except sqlite3.OperationalError as error:
+        if "no such table" in str(error):
+            return []  # nothing was ever cached in this file
+        raise
+    return [tuple(row[:5]) for row in found
+            if any(edit(str(text)) != text for text in (row[2], row[5], row[6]))]

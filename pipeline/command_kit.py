@@ -1,0 +1,128 @@
+"""What every ``harkback`` command shares: exit statuses, the one-line error, settings, stores.
+
+A command fails by raising :class:`CliError` with the status to use; the entry point
+(:mod:`harkback.pipeline.cli`) prints its one line.
+
+>>> CliError("no database at x.db").status == EXIT_FAILED
+True
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from returns.result import Failure, Result
+
+from harkback.pipeline import wiring
+from harkback.pipeline.embed import EmbedSummary, embed_missing
+from harkback.pipeline.settings import Settings, effective, flags_of
+from harkback.stages.errors import QueryRejected
+from harkback.stages.ports import Embedder, SessionStore
+
+if TYPE_CHECKING:
+    from harkback.adapters.sources.importing import Skip
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 2, 3, 70
+"""EXIT_SKIPPED: an ingest, import or sync ran to its end but left damaged input out
+(named on stderr and in --json)."""
+
+NAMED_SKIPS = 10
+"""Without --verbose, this many damaged lines are named on stderr, the rest counted."""
+
+T = TypeVar("T")
+
+
+class CliError(Exception):
+    """A failure to report as one line, with the exit status to use."""
+
+    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The command's effective settings (flags > environment > config file > defaults),
+    read once; a config file that cannot be used is a usage error."""
+    found: Settings | None = getattr(args, "effective_settings", None)
+    if found is None:
+        made = effective(flags_of(args), os.environ)
+        if isinstance(made, Failure):
+            raise CliError(made.failure(), EXIT_USAGE)
+        found = made.unwrap()
+        args.effective_settings = found
+    return found
+
+
+def db_of(args: argparse.Namespace) -> str:
+    return settings_of(args).db
+
+
+def needs_file(target: str) -> None:
+    if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
+        raise CliError(f"no database at {target}: ingest or import sessions first")
+
+
+def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
+    if isinstance(result, Failure):
+        error = result.failure()
+        usage = isinstance(error, QueryRejected)
+        raise CliError(error.reason if usage else error.message(),
+                       EXIT_USAGE if usage else status)
+    return result.unwrap()
+
+
+def open_store(target: str, *, readonly: bool) -> SessionStore:
+    """Open the store ``target`` names or raise :class:`CliError` saying why not."""
+    return unwrap(wiring.open_store(target, readonly=readonly))
+
+
+def embedder_of(args: argparse.Namespace) -> Embedder | None:
+    chosen = settings_of(args)
+    return unwrap(wiring.embedder_for(chosen.embedder, chosen.model_environment(os.environ)))
+
+
+async def embed_after(store: SessionStore, embedder: Embedder | None,
+                       progress: bool | None) -> EmbedSummary | None:
+    """Embed what an ingest or import added, when an embedder is configured."""
+    if embedder is None:
+        return None
+    vectors = store.vector_store()
+    if vectors is None:
+        raise CliError("this store keeps no vectors; leave out --embedder")
+    return await embed_missing(vectors, embedder, progress=progress)
+
+
+async def release(embedder: Embedder | None) -> None:
+    if embedder is not None:
+        await embedder.aclose()
+
+
+def embed_payload(summary: EmbedSummary) -> dict[str, Any]:
+    return {"model": summary.model, "embedded": summary.embedded, "complete": summary.ok,
+            "error": summary.error.message() if summary.error is not None else None}
+
+
+def name_skips(named: Sequence[Skip], total: int, *, verbose: bool) -> None:
+    """Name damaged input on stderr (``total`` pieces, ``named`` of them known by place):
+    all of it with --verbose, else the first :data:`NAMED_SKIPS`, then a count."""
+    shown = named if verbose else named[:NAMED_SKIPS]
+    for skip in shown:
+        print(f"harkback: {skip.describe()} (skipped)", file=sys.stderr)
+    rest = total - len(shown)
+    if rest > 0:
+        more = "" if verbose else " (--verbose names them)"
+        print(f"harkback: {rest} more damaged line(s) skipped{more}", file=sys.stderr)
+
+
+def finished(ok: bool, skips: int) -> int:
+    """The exit status of an ingest, import or sync: failed, done with skips, or done.
+
+    >>> finished(True, 0), finished(True, 2), finished(False, 2)
+    (0, 3, 1)
+    """
+    return EXIT_FAILED if not ok else EXIT_SKIPPED if skips else EXIT_OK

@@ -1,0 +1,34 @@
+"""What ``harkback sources`` prints: the imported sources as a table or as JSON.
+
+>>> print(describe_sources(()))
+Nothing imported yet (see `harkback import --help`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harkback.stages.imports import SourceState
+from harkback.stages.result import when_text
+
+
+def describe_sources(sources: Sequence[SourceState]) -> str:
+    """A table of imported sources for ``harkback sources``."""
+    if not sources:
+        return "Nothing imported yet (see `harkback import --help`)."
+    header = f"{'kind':<12} {'last import':<30} {'sessions':>8} {'messages':>9}  location"
+    lines = [header, "-" * len(header)]
+    for s in sources:
+        lines.append(f"{s.key.kind:<12} {when_text(s.last_imported_at):<30} {s.sessions:>8} "
+                     f"{s.messages:>9}  {s.key.location}")
+    return "\n".join(lines)
+
+
+def source_payload(source: SourceState) -> dict[str, Any]:
+    """The JSON form of one imported source."""
+    return {"kind": source.key.kind, "location": source.key.location,
+            "first_imported_at": source.first_imported_at,
+            "last_imported_at": source.last_imported_at,
+            "last_import": when_text(source.last_imported_at),
+            "sessions": source.sessions, "messages": source.messages}

@@ -1,0 +1,244 @@
+"""``harkback sync``: every agent history on the machine into the store, only what changed.
+
+:func:`locate` finds each supported source at its default location (Hermes'
+``state.db`` under ``$HERMES_HOME`` or ``~/.hermes``, Claude Code's projects under
+``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, Codex's sessions under ``$CODEX_HOME`` or
+``~/.codex``) or where a flag says. :func:`sync` imports each one through
+:func:`~harkback.pipeline.importing.run_import` (the import ledger makes an unchanged
+source cost a ``stat`` per file) and then **removes** from the store the sessions whose
+file or row is gone from the source, or that Hermes now hides or archives: the store
+mirrors what the agents still hold. Sources are only read, never written.
+
+>>> SourceReport(kind="codex", location="/x", status="not found").found
+0
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from returns.result import Failure, Result
+
+from harkback.adapters.sources.hermes import HermesImporter
+from harkback.adapters.sources.importing import Importer, Skip
+from harkback.pipeline.importing import (
+    ImportOutcome,
+    default_location,
+    importers_for,
+    run_import,
+)
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.imports import ImportLedger, SourceKey
+from harkback.stages.ports import SessionStore
+from harkback.stages.stage import as_result
+
+SOURCES = ("hermes", "claude-code", "codex")
+"""The kinds ``sync`` looks for, in the order it reports them."""
+
+
+@attrs.frozen(kw_only=True)
+class Located:
+    """One kind of source: where it was looked for, its importers, or why none was found."""
+
+    kind: str
+    where: str
+    importers: tuple[Importer, ...] = ()
+    problem: str = ""
+    given: bool = False
+    """Named by a flag: then not finding it is a failure, not a fact."""
+
+
+def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
+           environ: Mapping[str, str] | None = None) -> tuple[Located, ...]:
+    """Each kind of :data:`SOURCES` at ``paths[kind]``, else at its default location.
+
+    >>> [(l.kind, l.importers) for l in locate({}, environ={"HOME": "/nowhere",
+    ...     "HERMES_HOME": "/nowhere/h", "CLAUDE_CONFIG_DIR": "/nowhere/c",
+    ...     "CODEX_HOME": "/nowhere/x"})][0]
+    ('hermes', ())
+    """
+    found = []
+    for kind in SOURCES:
+        path = paths.get(kind)
+        where = str(path if path is not None else default_location(kind, environ))
+        importers = importers_for(kind, path, environ=environ)
+        if isinstance(importers, Failure):
+            found.append(Located(kind=kind, where=where, problem=importers.failure().reason,
+                                 given=path is not None))
+            continue
+        kept = tuple(attrs.evolve(i, archived=archived) if isinstance(i, HermesImporter) else i
+                     for i in importers.unwrap())
+        found.append(Located(kind=kind, where=", ".join(i.key.location for i in kept),
+                             importers=kept, given=path is not None))
+    return tuple(found)
+
+
+@attrs.frozen(kw_only=True)
+class SourceReport:
+    """What a sync did with one source (one database or folder)."""
+
+    kind: str
+    location: str
+    status: str
+    """``synced``, ``failed`` or ``not found``."""
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+    left_out: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    """Damaged input named where it was (``skips`` pieces in all), as an import names it."""
+    skips: int = 0
+    notes: tuple[str, ...] = ()
+    error: str = ""
+
+    @property
+    def found(self) -> int:
+        """Sessions the source holds now (as imported)."""
+        return self.new + self.updated + self.unchanged
+
+    def to_payload(self) -> dict[str, Any]:
+        """The JSON form of this report."""
+        return {"kind": self.kind, "location": self.location, "status": self.status,
+                "sessions": {"found": self.found, "new": self.new, "updated": self.updated,
+                             "removed": self.removed, "skipped": self.unchanged},
+                "seconds": round(self.seconds, 3), "left_out": dict(self.left_out),
+                "skipped_lines": [k.to_payload() for k in self.skipped],
+                "skipped_lines_total": self.skips,
+                "notes": list(self.notes), **({"error": self.error} if self.error else {})}
+
+
+def _report(outcome: ImportOutcome, removed: int, seconds: float,
+            error: StoreUnavailable | None) -> SourceReport:
+    d = outcome.delta
+    problem = error or outcome.error
+    return SourceReport(kind=outcome.key.kind, location=outcome.key.location,
+                        status="failed" if problem else "synced", new=d.sessions_added,
+                        updated=d.sessions_updated, unchanged=d.sessions_unchanged,
+                        removed=removed, seconds=seconds, left_out=outcome.left_out,
+                        skipped=outcome.skipped, skips=outcome.skips, notes=outcome.notes,
+                        error=problem.reason if problem else "")
+
+
+async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,
+               progress: bool | None = None, clock: Callable[[], float] = time.time
+               ) -> tuple[SourceReport, ...]:
+    """Import what changed in each located source and remove what is gone from it.
+
+    ``dry_run`` reads and compares, and counts what would be removed, writing nothing.
+    """
+    ledger = store.import_ledger()
+    if ledger is None:
+        raise ValueError("sync needs a store that remembers imports")
+    reports = []
+    for place in located:
+        if not place.importers:
+            reports.append(SourceReport(kind=place.kind, location=place.where,
+                                        status="failed" if place.given else "not found",
+                                        error=place.problem if place.given else ""))
+            continue
+        for importer in place.importers:
+            reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
+                                          progress=progress, clock=clock))
+    return tuple(reports)
+
+
+async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
+                   dry_run: bool = False, progress: bool | None = None,
+                   clock: Callable[[], float] = time.time) -> SourceReport:
+    """Sync one importer's source (see :func:`sync`)."""
+    started = time.perf_counter()
+    outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
+                               dry_run=dry_run)
+    removed, error = 0, None
+    if outcome.ok and outcome.gone:
+        result = await remove_gone(importer.key, outcome.gone, store, ledger, dry_run=dry_run)
+        if isinstance(result, Failure):
+            error = result.failure()
+        else:
+            removed = result.unwrap()
+    return _report(outcome, removed, time.perf_counter() - started, error)
+
+
+async def remove_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
+                      ledger: ImportLedger, *, dry_run: bool = False
+                      ) -> Result[int, StoreUnavailable]:
+    """Remove the sessions read from the ``gone`` items of ``key`` (but those another item
+    of the source still holds), then forget the items; returns how many were stored.
+
+    Sessions go before their marks: a run stopped between the two removes nothing twice
+    and forgets the items next time.
+    """
+    remembered = as_result(await ledger.state(key).awaitable())
+    if isinstance(remembered, Failure):
+        return Failure(remembered.failure())
+    marks = remembered.unwrap().marks_by_item()
+    leaving = set(gone)
+    held = {i for item, mark in marks.items() if item not in leaving for i in mark.session_ids}
+    # A Hermes item is its session's id (marks kept before ids were recorded have none).
+    ids = [i for item in gone if item in marks
+           for i in (marks[item].session_ids or ((item,) if key.kind == "hermes" else ()))
+           if i not in held]
+    if dry_run:
+        return as_result(await store.sessions(ids).awaitable()).map(len)
+    remover = store.session_remover()
+    if remover is None:
+        return Failure(StoreUnavailable("this store cannot remove sessions"))
+    removed = as_result(await remover.remove_sessions(ids).awaitable())
+    if isinstance(removed, Failure):
+        return removed
+    forgotten = as_result(await ledger.forget(key, tuple(gone)).awaitable())
+    return forgotten.map(lambda _: removed.unwrap())
+
+
+# --- what is printed ------------------------------------------------------------------------
+
+def describe(reports: Sequence[SourceReport], *, dry_run: bool = False) -> str:
+    """The table ``harkback sync`` prints: one row per source, then what was found where."""
+    header = (f"{'source':<12} {'found':>6} {'new':>6} {'updated':>8} {'removed':>8} "
+              f"{'skipped':>8} {'seconds':>8}  location")
+    lines = [("dry run: nothing was written\n" if dry_run else "") + header, "-" * len(header)]
+    for r in reports:
+        if r.status == "not found":
+            lines.append(f"{r.kind:<12} {'-':>6} {'-':>6} {'-':>8} {'-':>8} {'-':>8} {'-':>8}"
+                         f"  not found at {r.location}")
+            continue
+        lines.append(f"{r.kind:<12} {r.found:>6} {r.new:>6} {r.updated:>8} {r.removed:>8} "
+                     f"{r.unchanged:>8} {r.seconds:>8.2f}  {r.location}")
+    for r in reports:
+        if r.left_out:
+            lines.append(f"{r.kind}: left out " + ", ".join(
+                f"{count} {reason}" for reason, count in r.left_out))
+        lines += [f"{r.kind}: note: {note}" for note in r.notes]
+        if r.error:
+            lines.append(f"{r.kind}: failed: {r.error} (fix that, or name another location "
+                         f"with --{r.kind})")
+    lines.append(found_line(reports))
+    return "\n".join(lines)
+
+
+def found_line(reports: Sequence[SourceReport]) -> str:
+    """Which kinds of source were found and which were not.
+
+    >>> found_line([SourceReport(kind="codex", location="/x", status="synced"),
+    ...             SourceReport(kind="hermes", location="no db", status="not found")])
+    'found: codex; not found: hermes'
+    """
+    found = list(dict.fromkeys(r.kind for r in reports if r.status != "not found"))
+    missing = [r.kind for r in reports if r.status == "not found"]
+    return (f"found: {', '.join(found) or 'none'}"
+            + (f"; not found: {', '.join(missing)}" if missing else ""))
+
+
+def payload(reports: Sequence[SourceReport], *, dry_run: bool = False) -> dict[str, Any]:
+    """The JSON ``harkback sync --json`` prints."""
+    found = [r for r in reports if r.status != "not found"]
+    return {"success": bool(found) and all(r.status == "synced" for r in found),
+            "dry_run": dry_run, "sources": [r.to_payload() for r in reports],
+            "found": list(dict.fromkeys(r.kind for r in found)),
+            "not_found": [r.kind for r in reports if r.status == "not found"]}

@@ -1,0 +1,92 @@
+"""The ``harkback sync`` command: find the sources, open the store, sync, print.
+
+Kept apart from :mod:`~harkback.pipeline.commands` (which calls it) so the importers
+load only when ``sync`` runs. ``--watch`` goes on in :mod:`~harkback.pipeline.watch`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harkback.pipeline import wiring
+from harkback.pipeline.command_kit import (
+    EXIT_OK,
+    CliError,
+    db_of,
+    finished,
+    name_skips,
+    open_store,
+)
+from harkback.pipeline.output import print_json
+from harkback.pipeline.sync import Located, describe, locate, payload, sync
+from harkback.stages.ports import SessionStore
+
+WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
+
+
+def located_sources(args: argparse.Namespace) -> tuple[Located, ...]:
+    """The sources the flags and the defaults name; none found at all is a :class:`CliError`."""
+    located = locate({"hermes": args.hermes, "claude-code": args.claude_code,
+                      "codex": args.codex}, archived=args.archived)
+    if not any(place.importers or place.given for place in located):
+        raise CliError("no agent history found (looked in " + ", ".join(
+            f"{p.where} for {p.kind}" for p in located) + "); name one with --hermes, "
+            "--claude-code or --codex")
+    return located
+
+
+def progress_wanted(args: argparse.Namespace) -> bool:
+    """``--progress``/``--no-progress``, else a bar only when stdout and stderr are terminals."""
+    if args.progress is not None:
+        return bool(args.progress)
+    return sys.stdout.isatty() and sys.stderr.isatty()
+
+
+def _store_for(args: argparse.Namespace) -> SessionStore:
+    target = db_of(args)
+    if args.dry_run:
+        if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
+            return open_store(":memory:", readonly=False)  # nothing stored yet: all is new
+        return open_store(target, readonly=True)
+    return open_store(target, readonly=False)
+
+
+async def run_sync(args: argparse.Namespace) -> int:
+    """``harkback sync``: import what changed in every source; remove what is gone. Damaged
+    input is named as an import names it, and makes the status 3 (done with skips)."""
+    located = located_sources(args)
+    if args.watch:
+        try:
+            import watchfiles  # noqa: F401  (only to learn whether the extra is installed)
+        except ImportError:
+            raise CliError(WATCH_EXTRA) from None
+        if args.dry_run:
+            raise CliError("--watch writes as the sources change; leave out --dry-run", 2)
+    store = _store_for(args)
+    try:
+        if store.import_ledger() is None:
+            raise CliError("this store does not remember imports; sync into a file")
+        reports = await sync(located, store, dry_run=args.dry_run,
+                             progress=progress_wanted(args))
+        skips = sum(r.skips for r in reports)
+        name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
+        shown = payload(reports, dry_run=args.dry_run)
+        if args.json:
+            print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
+        else:
+            print(describe(reports, dry_run=args.dry_run), flush=True)
+        if args.watch:
+            from harkback.pipeline.watch import watch
+            await watch(located, store, as_json=args.json)
+            return EXIT_OK
+    finally:
+        store.close()
+    return finished(bool(shown["success"]), skips)
+
+
+def _one_line(shown: dict[str, object]) -> str:
+    return json.dumps(shown, ensure_ascii=False)
+

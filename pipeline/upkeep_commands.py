@@ -1,0 +1,126 @@
+"""The commands that look after a store: ``embed``, ``optimize``, ``migrate``, ``redact``,
+``sources``.
+
+Each opens the store through :mod:`harkback.pipeline.wiring`, does its one job and prints
+a line or JSON; failures are :class:`~harkback.pipeline.command_kit.CliError`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harkback.pipeline import wiring
+from harkback.pipeline.command_kit import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    db_of,
+    embed_payload,
+    embedder_of,
+    needs_file,
+    open_store,
+    release,
+    unwrap,
+)
+from harkback.pipeline.embed import embed_missing
+from harkback.pipeline.output import print_json
+from harkback.stages.stage import as_result
+
+
+async def embed(args: argparse.Namespace) -> int:
+    """``harkback embed``: give stored messages their vectors (resumable)."""
+    embedder = embedder_of(args)
+    if embedder is None:
+        raise CliError("embed needs an embedding model: --embedder SPEC or HARKBACK_EMBEDDER",
+                       EXIT_USAGE)
+    target = db_of(args)
+    try:
+        needs_file(target)
+        store = open_store(target, readonly=False)
+        try:
+            vectors = store.vector_store()
+            if vectors is None:
+                raise CliError(f"the store at {target} keeps no vectors")
+            summary = await embed_missing(vectors, embedder, roles=args.role,
+                                          progress=args.progress)
+        finally:
+            store.close()
+    finally:
+        await release(embedder)
+    if args.json:
+        print_json({"success": summary.ok, **embed_payload(summary)})
+    else:
+        print(summary.describe())
+    return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+async def optimize(args: argparse.Namespace) -> int:
+    """``harkback optimize``: merge the full-text index after large imports."""
+    target = db_of(args)
+    needs_file(target)
+    if not args.json:
+        print(f"merging the full-text index of {target} (a million messages take about "
+              "20 s)...", file=sys.stderr, flush=True)
+    store = open_store(target, readonly=False)
+    started = time.monotonic()
+    try:
+        outcome = as_result(await store.optimize().awaitable())
+    finally:
+        store.close()
+    unwrap(outcome)
+    seconds = round(time.monotonic() - started, 1)
+    if args.json:
+        print_json({"success": True, "db": target, "seconds": seconds})
+    else:
+        print(f"merged the full-text index of {target} in {seconds} s")
+    return EXIT_OK
+
+
+async def migrate(args: argparse.Namespace) -> int:
+    """``harkback migrate``: bring a store to this harkback's schema version."""
+    target = db_of(args)
+    needs_file(target)
+    migrated = unwrap(wiring.migrate_store(target))
+    if args.json:
+        print_json({"success": True, "db": target, "from": migrated.before,
+                    "to": migrated.after, "applied": list(migrated.applied)})
+    else:
+        print(migrated.describe(target))
+    return EXIT_OK
+
+
+async def redact(args: argparse.Namespace) -> int:
+    """``harkback redact``: redact the secrets of a store built before (see redact_store)."""
+    from harkback.pipeline.redact_store import run_redact
+    target = db_of(args)
+    needs_file(target)
+    if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
+        raise CliError(f"{target} is read-only; make it writable or use --dry-run")
+    return await run_redact(open_store(target, readonly=args.dry_run), target,
+                            dry_run=args.dry_run, as_json=args.json)
+
+
+async def sources(args: argparse.Namespace) -> int:
+    """``harkback sources``: what was imported from where, and when."""
+    from harkback.pipeline.sources_report import describe_sources, source_payload
+
+    target = db_of(args)
+    listed: tuple[Any, ...] = ()
+    if wiring.store_kind(target) != "sqlite" or Path(target).is_file():
+        store = open_store(target, readonly=True)
+        try:
+            ledger = store.import_ledger()
+            if ledger is not None:
+                listed = unwrap(as_result(await ledger.sources().awaitable()))
+        finally:
+            store.close()
+    if args.json:
+        print_json({"success": True, "sources": [source_payload(s) for s in listed]})
+    else:
+        print(describe_sources(listed))
+    return EXIT_OK

@@ -1,0 +1,134 @@
+"""The store contract's filters: only some sources or projects, and sessions a ``NOT``
+excludes.
+
+Every backend's test class subclasses :class:`FilterContract` beside
+:class:`~tests.adapters.stores.store_contract.StoreContract`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harkback.stages.ports import MatchQuery, RecentQuery, SessionStore
+from harkback.stages.query import Term, parse_query
+from tests.adapters.stores.store_contract import Make, match, ok
+
+
+def _excluding(text: str, excluded: str, **fields: Any) -> MatchQuery:
+    found = parse_query(excluded).expression
+    assert found is not None
+    return match(text, excluded=found, **fields)
+
+
+class FilterContract:
+    """What every SessionStore promises of ``sources``, ``projects`` and ``excluded``."""
+
+    async def _projects(self, store: SessionStore, make: Make) -> None:
+        await ok(store.ingest([
+            make("api", ("user", "lint errors again"), project="/home/me/src/api",
+                 started_at=3.0),
+            make("web", ("user", "lint errors in css"), project="/home/me/src/web/",
+                 started_at=2.0, title="lint setup"),
+            make("old", ("user", "lint errors of old"), project="/home/me/src/old-api",
+                 started_at=1.0, title="lint history"),
+            make("none", ("user", "lint errors anywhere"), title="lint notes"),
+        ]))
+
+    async def test_projects_match_by_path_or_folder_name(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A project is asked for by its path or its last folder's name, never a part of it;
+        search, recent and the title search agree."""
+        await self._projects(store, make_conversation)
+        hits = await ok(store.search(match("lint", projects=("api", "/home/me/src/web"))))
+        assert sorted(h.session_id for h in hits) == ["api", "web"]
+        listed = await ok(store.recent(RecentQuery(limit=5, projects=("web",))))
+        assert [o.session.id for o in listed] == ["web"]
+        titles = await ok(store.search_titles(match("lint", projects=("old-api",))))
+        assert [t.session_id for t in titles] == ["old"]
+
+    async def test_sources_and_projects_together(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Both filters apply at once: a session must pass each."""
+        await ok(store.ingest([
+            make_conversation("a", ("user", "tern"), source="codex", project="/p/x"),
+            make_conversation("b", ("user", "tern"), source="hermes", project="/p/x"),
+            make_conversation("c", ("user", "tern"), source="codex", project="/p/y"),
+        ]))
+        hits = await ok(store.search(match("tern", sources=("codex",), projects=("x",))))
+        assert [h.session_id for h in hits] == ["a"]
+
+    async def test_search_keeps_only_the_sources_asked_for(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """With ``sources`` given, hits come from sessions of those sources only."""
+        await ok(store.ingest([
+            make_conversation("c", ("user", "gravel bike fitting"), source="codex"),
+            make_conversation("h", ("user", "gravel bike tyres"), source="hermes"),
+            make_conversation("k", ("user", "gravel bike chain"), source="claude-code"),
+        ]))
+        hits = await ok(store.search(match("gravel", sources=("codex", "claude-code"))))
+        assert sorted(h.session_id for h in hits) == ["c", "k"]
+        assert len(await ok(store.search(match("gravel")))) == 3
+
+    async def test_recent_keeps_only_the_sources_asked_for(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """``recent`` with ``sources`` lists sessions of those sources only, newest first."""
+        await ok(store.ingest([
+            make_conversation("c1", ("user", "a"), source="codex", started_at=1.0),
+            make_conversation("h", ("user", "b"), source="hermes", started_at=2.0),
+            make_conversation("c2", ("user", "c"), source="codex", started_at=3.0),
+        ]))
+        listed = await ok(store.recent(RecentQuery(limit=5, sources=("codex",))))
+        assert [o.session.id for o in listed] == ["c2", "c1"]
+
+    async def test_titles_keep_only_the_sources_asked_for(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """The title search honours ``sources`` as the message search does."""
+        await ok(store.ingest([
+            make_conversation("c", ("user", "x"), title="Marmalade recipe", source="codex"),
+            make_conversation("h", ("user", "y"), title="Marmalade jars", source="hermes"),
+        ]))
+        hits = await ok(store.search_titles(match("marmalade", sources=("hermes",))))
+        assert [h.session_id for h in hits] == ["h"]
+
+    async def test_excluded_term_drops_the_whole_session(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A session holding the excluded term anywhere loses every hit, not only the
+        message that holds it; other sessions keep theirs."""
+        await ok(store.ingest([
+            make_conversation("swarm", ("user", "docker overlay network broken"),
+                              ("assistant", "rejoin the swarm manager")),
+            make_conversation("plain", ("user", "docker bridge network broken")),
+        ]))
+        hits = await ok(store.search(_excluding("docker network", "swarm")))
+        assert {h.session_id for h in hits} == {"plain"}
+
+    async def test_excluded_term_counts_in_the_searched_roles_only(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A term only a tool output holds does not exclude a search of user messages."""
+        await ok(store.ingest([make_conversation(
+            "s", ("user", "docker network broken"), ("tool", "swarm status dump"))]))
+        hits = await ok(store.search(_excluding("docker", "swarm", roles=("user",))))
+        assert [h.session_id for h in hits] == ["s"]
+        assert await ok(store.search(_excluding("docker", "swarm"))) == ()
+
+    async def test_excluded_term_ignores_the_time_bounds(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A session excluded by a message written before ``since`` is still excluded."""
+        await ok(store.ingest([make_conversation(
+            "s", ("user", "swarm first"), ("user", "docker later"), started_at=10.0,
+            timestamps=(10.0, 500.0))]))
+        assert await ok(store.search(_excluding("docker", "swarm", since=100.0))) == ()
+        hits = await ok(store.search(match("docker", since=100.0)))
+        assert [h.session_id for h in hits] == ["s"]
+
+    async def test_excluded_term_holds_when_common_terms_fill_up(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """The newest-rows fill of a bounded search leaves excluded sessions out too."""
+        await ok(store.ingest([
+            make_conversation(f"s{i}", ("user", f"common word {i}"),
+                              *([("user", "rare swarm")] if i % 2 else []))
+            for i in range(6)]))
+        query = MatchQuery(expression=Term("common"), roles=("user",), limit=10,
+                           max_scored=2, excluded=Term("swarm"))
+        hits = await ok(store.search(query))
+        assert sorted(h.session_id for h in hits) == ["s0", "s2", "s4"]

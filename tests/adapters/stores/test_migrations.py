@@ -1,0 +1,157 @@
+"""Schema versions of the SQLite store: a file written by the first harkback (version 1) is
+migrated by a writable open with its data intact, read as it is by a read-only open, and a
+file newer than this harkback is refused without being written."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.sql import schema
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.ports import RecentQuery
+from harkback.stages.records import Conversation, Message, Session, ToolCall
+from tests.adapters.stores.old_files import file_state, old_file
+from tests.adapters.stores.store_contract import match, ok
+
+CORPUS = (
+    Conversation(Session(id="root", source="cli", model="m1", title="Docker bridge",
+                         started_at=10.0, ended_at=20.0, end_reason="done"), (
+        Message(session_id="root", position=0, role="user", content="the docker bridge is down",
+                timestamp=11.0),
+        Message(session_id="root", position=1, role="assistant", content="restart it",
+                tool_calls=(ToolCall(id="c1", name="bash", arguments='{"cmd": "systemctl"}'),)),
+        Message(session_id="root", position=2, role="tool", content="ok", tool_name="bash",
+                tool_call_id="c1"))),
+    Conversation(Session(id="child", source="cli", started_at=30.0, parent_session_id="root"), (
+        Message(session_id="child", position=0, role="user", content="bridge again, 端口冲突"),)),
+)
+
+
+def _version(path: Path) -> int:
+    with sqlite3.connect(path) as raw:
+        version: int = raw.execute("PRAGMA user_version").fetchone()[0]
+    raw.close()
+    return version
+
+
+def _session_columns(path: Path) -> list[str]:
+    with sqlite3.connect(path) as raw:
+        names = [row[1] for row in raw.execute("PRAGMA table_info(sessions)")]
+    raw.close()
+    return names
+
+
+async def _everything(store: SqliteStore) -> tuple[Any, ...]:
+    """What a reader sees of :data:`CORPUS`: sessions, messages, children, recent, hits."""
+    return (await ok(store.sessions(["root", "child"])),
+            await ok(store.messages(["root", "child"])),
+            await ok(store.children(["root"])),
+            await ok(store.recent(RecentQuery(limit=5))),
+            [(h.session_id, h.position) for h in await ok(store.search(match("bridge")))],
+            [(h.session_id, h.position) for h in await ok(store.search(match("端口")))])
+
+
+async def test_a_writable_open_migrates_a_version_1_file_keeping_every_row(
+        tmp_path: Path) -> None:
+    """A file made by the version-1 DDL and inserts gains ``sessions.project`` and version 2;
+    every session, message, hit and overview reads back as the same corpus stored fresh."""
+    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
+    old_file(old, CORPUS)
+    assert (_version(old), "project" in _session_columns(old)) == (1, False)
+    with SqliteStore.open(old).unwrap() as store:
+        assert store.schema == Migrated(1, 2, ("sessions.project: the folder a session "
+                                               "worked in",))
+        migrated = await _everything(store)
+    with SqliteStore.open(fresh).unwrap() as store:
+        await ok(store.ingest(CORPUS))
+        expected = await _everything(store)
+    assert migrated == expected
+    assert migrated[0] == tuple(c.session for c in CORPUS)
+    assert sorted(migrated[4]) == [("child", 0), ("root", 0)]
+    assert (_version(old), "project" in _session_columns(old)) == (2, True)
+    with sqlite3.connect(old) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        raw.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES('integrity-check', 0)")
+    raw.close()
+
+
+async def test_a_migrated_file_takes_projects_and_opens_again_unchanged(tmp_path: Path) -> None:
+    """After the migration an ingest keeps a project; the next open finds version 2 and
+    migrates nothing."""
+    path = tmp_path / "h.db"
+    old_file(path, CORPUS)
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest([Conversation(Session(id="new", project="/w/api"))]))
+    with SqliteStore.open(path).unwrap() as store:
+        assert store.schema == Migrated(2, 2)
+        found = await ok(store.sessions(["new", "root"]))
+    assert [s.project for s in found] == ["/w/api", ""]
+
+
+async def test_a_read_only_open_reads_a_version_1_file_without_writing(tmp_path: Path) -> None:
+    """Read-only, an old file is read through views in memory: the same answers as after
+    a migration, projects empty, and not a byte, time stamp or side file changes."""
+    path = tmp_path / "h.db"
+    old_file(path, CORPUS)
+    before = file_state(path)
+    with SqliteStore.open(path, readonly=True).unwrap() as reader:
+        assert reader.schema == Migrated(1, 1)
+        seen = await _everything(reader)
+    assert file_state(path) == before
+    assert _version(path) == 1
+    with SqliteStore.open(path).unwrap() as writer:
+        assert seen == await _everything(writer)
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+def test_a_newer_schema_is_refused_in_one_line_and_not_written(tmp_path: Path,
+                                                              readonly: bool) -> None:
+    """A file from a later harkback: one line that says so, and the file is untouched."""
+    path = tmp_path / "h.db"
+    SqliteStore.open(path).unwrap().close()
+    with sqlite3.connect(path) as raw:
+        raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
+    raw.close()
+    before = file_state(path)
+    error = SqliteStore.open(path, readonly=readonly).failure()
+    assert error.reason == (f"{path} has harkback schema version {schema.SCHEMA_VERSION + 1}, "
+                            f"newer than this harkback knows ({schema.SCHEMA_VERSION}): "
+                            "upgrade harkback")
+    assert file_state(path) == before
+
+
+def test_a_foreign_database_is_neither_migrated_nor_written(tmp_path: Path) -> None:
+    """Another program's SQLite file (no harkback id) is refused as it is."""
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as raw:
+        raw.execute("CREATE TABLE sessions (id TEXT)")
+        raw.execute("PRAGMA user_version = 1")
+    raw.close()
+    before = file_state(path)
+    for readonly in (False, True):
+        error = SqliteStore.open(path, readonly=readonly).failure()
+        assert error.reason == f"{path} is not a harkback database"
+    assert file_state(path) == before
+
+
+def test_a_new_file_is_made_by_the_same_steps_as_a_migrated_one(tmp_path: Path) -> None:
+    """A fresh file and a migrated version-1 file have the same tables, columns and
+    version (one path from version 1, so they cannot drift)."""
+    old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
+    old_file(old, ())
+    SqliteStore.open(old).unwrap().close()
+    SqliteStore.open(fresh).unwrap().close()
+
+    def layout(path: Path) -> tuple[object, ...]:
+        with sqlite3.connect(path) as raw:
+            objects = sorted(raw.execute("SELECT type, name, tbl_name FROM sqlite_master"))
+            columns = {table: [tuple(row) for row in raw.execute(f"PRAGMA table_info({table})")]
+                       for table in ("sessions", "messages")}
+        raw.close()
+        return objects, columns, _version(path)
+    assert layout(old) == layout(fresh)

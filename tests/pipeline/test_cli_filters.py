@@ -1,0 +1,102 @@
+"""The search and recent filters through the command line: --source, --project, NOT, time
+words."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested, run
+
+DAY = 86400.0
+NOW = time.time()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """Sessions of three sources, started 0.5, 5 and 20 days ago."""
+    sessions = [
+        conversation("codex-new", ("user", "kernel panic after the upgrade"),
+                     ("assistant", "boot the previous kernel"), source="codex",
+                     started_at=NOW - 0.5 * DAY, project="/home/me/src/infra"),
+        conversation("hermes-mid", ("user", "kernel panic on the nas"),
+                     ("assistant", "the zfs module was missing; rebuild with dkms"),
+                     source="hermes", started_at=NOW - 5 * DAY, project="/srv/nas"),
+        conversation("claude-old", ("user", "kernel panic in the vm"),
+                     ("assistant", "raise the vm memory"), source="claude-code",
+                     started_at=NOW - 20 * DAY, project="/home/me/src/infra"),
+    ]
+    return ingested(tmp_path, sessions)
+
+
+def _ids(*args: str, db: Path) -> list[str]:
+    done = run(*args, "--json", db=db)
+    assert done.returncode == 0, done.stderr
+    return [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+
+def test_search_source_keeps_only_those_sources(db: Path) -> None:
+    """``--source`` repeated or as a comma list keeps the sessions of those sources."""
+    assert _ids("search", "kernel panic", "--limit", "5", "--source", "hermes",
+                db=db) == ["hermes-mid"]
+    both = _ids("search", "kernel panic", "--limit", "5", "--source", "codex,claude-code",
+                db=db)
+    assert sorted(both) == ["claude-old", "codex-new"]
+    again = _ids("search", "kernel panic", "--limit", "5", "--source", "codex",
+                 "--source", "claude-code", db=db)
+    assert sorted(again) == sorted(both)
+
+
+def test_recent_source_keeps_only_those_sources(db: Path) -> None:
+    """``recent --source`` lists the sessions of that source only."""
+    assert _ids("recent", "--source", "codex,hermes", db=db) == ["codex-new", "hermes-mid"]
+
+
+def test_project_keeps_only_sessions_of_that_folder(db: Path) -> None:
+    """``--project`` takes a folder's name or path, with ``--source`` or alone."""
+    assert sorted(_ids("search", "kernel panic", "--limit", "5", "--project", "infra",
+                       db=db)) == ["claude-old", "codex-new"]
+    assert _ids("search", "kernel panic", "--project", "infra", "--source", "claude-code",
+                db=db) == ["claude-old"]
+    assert _ids("recent", "--project", "/srv/nas,elsewhere", db=db) == ["hermes-mid"]
+    assert _ids("recent", "--project", "src", db=db) == []
+
+
+def test_not_drops_the_whole_session(db: Path) -> None:
+    """``NOT zfs`` drops the session whose answer says zfs, though its question matches."""
+    found = _ids("search", "kernel NOT zfs", "--limit", "5", db=db)
+    assert "hermes-mid" not in found
+    assert sorted(found) == ["claude-old", "codex-new"]
+
+
+@pytest.mark.parametrize(("when", "expected"), [
+    ("yesterday", ["codex-new"]),
+    ("last week", ["codex-new", "hermes-mid"]),
+    ("10 days ago", ["codex-new", "hermes-mid"]),
+    ("last month", ["codex-new", "hermes-mid", "claude-old"]),
+])
+def test_since_reads_words(db: Path, when: str, expected: list[str]) -> None:
+    """``--since`` takes the words people use for a time."""
+    assert _ids("recent", "--since", when, db=db) == expected
+
+
+def test_until_reads_words_and_dates(db: Path) -> None:
+    """``--until`` takes words and dates too."""
+    assert _ids("search", "kernel panic", "--limit", "5", "--until", "2 weeks ago",
+                db=db) == ["claude-old"]
+    assert _ids("recent", "--until", "2000-01-01", db=db) == []
+
+
+@pytest.mark.parametrize("command", ["search", "recent"])
+def test_unreadable_since_is_a_usage_error(db: Path, command: str) -> None:
+    """A time no form reads: one line listing the forms, exit 2."""
+    args = (command, "kernel") if command == "search" else (command,)
+    done = run(*args, "--since", "the other day", db=db)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "cannot read --since 'the other day'" in done.stderr
+    assert "yesterday" in done.stderr and "2026-11-01" in done.stderr

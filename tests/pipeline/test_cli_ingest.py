@@ -1,0 +1,67 @@
+"""``harkback ingest``: its JSON report, and the one JSON-lines path it shares with
+``import jsonl``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.pipeline.test_cli import _write_sessions, run
+
+
+def test_ingest_json_reports_the_counts(tmp_path: Path) -> None:
+    """``ingest --json`` prints the import's payload; nothing else goes to stdout."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["success"] is True
+    assert (payload["kind"], payload["location"]) == ("jsonl", str(source.resolve()))
+    assert payload["sessions"] == {"added": 3, "updated": 0, "skipped": 0}
+    assert payload["messages"] == {"added": 5, "updated": 0, "removed": 0}
+
+
+def test_ingest_json_with_a_bad_line_is_done_with_skips_and_keeps_the_rest(
+        tmp_path: Path) -> None:
+    """A bad line: the import's path names it (file:line, stderr and JSON), the good sessions
+    are stored, and the status is 3 (done, but damaged input was skipped)."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source, extra_lines=('{"id": "broken", "messages": [',))
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 3, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["success"] is True
+    assert payload["skipped"] == {"bad line": 1}
+    [named] = payload["skipped_lines"]
+    assert (named["file"], named["line"]) == (str(source.resolve()), 2)
+    assert named["reason"].startswith("bad line: invalid JSON")
+    assert payload["skipped_lines_total"] == 1
+    assert payload["sessions"]["added"] == 3
+    assert f"{source.resolve()}:2: bad line: invalid JSON" in done.stderr
+
+
+def test_ingest_json_of_an_unreadable_file(tmp_path: Path) -> None:
+    """A file whose reads fail: a JSON payload with the reason, exit 1."""
+    source = tmp_path / "sessions.jsonl"
+    source.symlink_to("/proc/self/mem")
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 1
+    payload = json.loads(done.stdout)
+    assert payload["success"] is False and "cannot read" in payload["error"]
+
+
+def test_ingest_and_import_jsonl_are_one_path(tmp_path: Path) -> None:
+    """What ``ingest`` read, ``import jsonl`` knows it read (one ledger, one importer); an
+    ingest again rereads the file and rewrites nothing."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    db = tmp_path / "h.db"
+    assert run("ingest", str(source), db=db).returncode == 0
+    listed = json.loads(run("sources", "--json", db=db).stdout)["sources"]
+    assert [(s["kind"], s["location"]) for s in listed] == [("jsonl", str(source.resolve()))]
+    imported = json.loads(run("import", "jsonl", str(source), "--json", db=db).stdout)
+    assert imported["sources"][0]["sessions"] == {"added": 0, "updated": 0, "skipped": 3}
+    again = json.loads(run("ingest", str(source), "--json", db=db).stdout)
+    assert again["sessions"] == {"added": 0, "updated": 0, "skipped": 3}
+    assert again["messages"] == {"added": 0, "updated": 0, "removed": 0}

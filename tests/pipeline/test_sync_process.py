@@ -1,0 +1,128 @@
+"""``harkback sync`` run as a command: unreadable folders, and ``--watch`` end to end.
+
+File permissions bind only a process without the capability to override them: as
+root, the command runs under ``setpriv`` with ``CAP_DAC_OVERRIDE`` and
+``CAP_DAC_READ_SEARCH`` dropped, so a folder made unreadable really is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.pipeline.sync_home import (
+    CLAUDE_FILE,
+    CLAUDE_SESSION,
+    DONE_WITH_SKIPS,
+    claude_line,
+    found_ids,
+    make_home,
+)
+
+BOUND = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 \
+    else []
+
+
+def command(home: Path, db: Path, *flags: str) -> list[str]:
+    """The ``harkback sync`` command line for ``home`` and ``db``."""
+    return [*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "sync", "--db", str(db),
+            *flags]
+
+
+def environment(home: Path) -> dict[str, str]:
+    """A clean environment whose HOME is ``home``."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+            "PYTHONUNBUFFERED": "1"}
+
+
+def run(home: Path, db: Path, *flags: str) -> tuple[int, dict[str, Any], str]:
+    """Run ``harkback sync --json``; its status, payload and stderr."""
+    done = subprocess.run(command(home, db, "--json", *flags), env=environment(home),
+                          capture_output=True, text=True, timeout=120, check=False)
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[Path]:
+    """A home with every agent's history; any folder a test locks is unlocked after."""
+    made = make_home(tmp_path / "home")
+    yield made
+    for folder in made.rglob("*"):
+        if folder.is_dir():
+            folder.chmod(0o755)
+    made.joinpath(".claude", "projects").chmod(0o755)
+
+
+def _report(payload: dict[str, Any], kind: str) -> dict[str, Any]:
+    (report,) = [s for s in payload["sources"] if s["kind"] == kind]
+    found: dict[str, Any] = report
+    return found
+
+
+def test_an_unreadable_folder_fails_its_source_only(home: Path, tmp_path: Path) -> None:
+    """The folder is named as unreadable; the other sources are synced; exit status 1."""
+    projects = home / ".claude" / "projects"
+    projects.chmod(0)
+    status, payload, _ = run(home, tmp_path / "h.db")
+    claude = _report(payload, "claude-code")
+    assert (status, payload["success"], claude["status"]) == (1, False, "failed")
+    assert claude["error"] == f"cannot list {projects}: Permission denied"
+    assert _report(payload, "codex")["status"] == "synced"
+    assert _report(payload, "hermes")["sessions"]["new"] == 1
+
+
+def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path: Path
+                                                            ) -> None:
+    """Files that cannot be seen any more are not taken for deleted: nothing is removed."""
+    db = tmp_path / "h.db"
+    assert run(home, db)[0] == DONE_WITH_SKIPS
+    project = (home / ".claude" / "projects" / CLAUDE_FILE).parent
+    project.chmod(0)
+    status, payload, _ = run(home, db)
+    claude = _report(payload, "claude-code")
+    assert (status, claude["sessions"]["removed"]) == (0, 0)
+    assert any("cannot be seen" in note for note in claude["notes"])
+    project.chmod(0o755)
+    assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
+
+
+def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_path: Path
+                                                                 ) -> None:
+    """An appended Claude Code message is searchable within 2 s; SIGINT ends the watch with
+    status 0 and no traceback."""
+    db = tmp_path / "h.db"
+    watcher = subprocess.Popen(command(home, db, "--watch"), env=environment(home),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert watcher.stderr is not None
+        line = watcher.stderr.readline()  # printed once the first sync is done
+        while line.endswith("(skipped)\n"):  # the fixtures' damaged lines, named first
+            line = watcher.stderr.readline()
+        assert line.startswith("watching "), line
+        path = home / ".claude" / "projects" / CLAUDE_FILE
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(claude_line(CLAUDE_SESSION, "the axolotl gateway times out", "u-new"))
+        appended = time.monotonic()
+        while not found_ids(db, "axolotl") and time.monotonic() - appended < 10:
+            time.sleep(0.05)
+        waited = time.monotonic() - appended
+        assert found_ids(db, "axolotl") == [CLAUDE_SESSION]
+        assert waited < 2.0, f"picked up after {waited:.2f} s"
+        watcher.send_signal(signal.SIGINT)
+        out, err = watcher.communicate(timeout=30)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+    assert watcher.returncode == 0, err
+    assert "Traceback" not in err and err.rstrip().endswith("stopped watching")
+    assert "claude-code: 0 new, 1 updated, 0 removed" in out
