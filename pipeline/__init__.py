@@ -41,13 +41,12 @@ if TYPE_CHECKING:
     )
     from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
     from harkback.stages.match.rankers import RANKERS
+    from harkback.stages.observe import Observer, StageEvent
     from harkback.stages.ports import (
         ChatModel,
         Deps,
         Embedder,
-        Observer,
         SessionStore,
-        StageEvent,
         SummaryCache,
         VectorStore,
     )
@@ -78,8 +77,9 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "harkback.stages.read_back": ("SessionPage",),
     "harkback.stages.flow": ("Matched", "Resolved", "Loaded", "SummarizedSet"),
     "harkback.stages.result": ("RecallResult", "Recall", "BrowseResult", "RecentEntry"),
-    "harkback.stages.ports": ("Deps", "StageEvent", "Observer", "SessionStore", "VectorStore",
-                              "Embedder", "ChatModel", "SummaryCache"),
+    "harkback.stages.ports": ("Deps", "SessionStore", "VectorStore", "Embedder", "ChatModel",
+                              "SummaryCache"),
+    "harkback.stages.observe": ("StageEvent", "Observer"),
     "harkback.stages.records": ("Conversation", "Session", "Message", "MessageHit"),
     # errors, as values
     "harkback.stages.errors": ("QueryRejected", "StoreUnavailable", "ModelFailed", "BadRecord",

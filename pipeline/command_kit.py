@@ -21,6 +21,7 @@ from returns.result import Failure, Result
 from harkback.pipeline import wiring
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.settings import Settings, effective, flags_of
+from harkback.pipeline.terminal import visible
 from harkback.stages.errors import QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
 
@@ -76,9 +77,10 @@ def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
     return result.unwrap()
 
 
-def open_store(target: str, *, readonly: bool) -> SessionStore:
-    """Open the store ``target`` names or raise :class:`CliError` saying why not."""
-    return unwrap(wiring.open_store(target, readonly=readonly))
+def open_store(target: str, *, readonly: bool, create: bool = False) -> SessionStore:
+    """Open the store ``target`` names or raise :class:`CliError` saying why not
+    (``create``: adopt an existing empty file whatever its name)."""
+    return unwrap(wiring.open_store(target, readonly=readonly, create=create))
 
 
 def embedder_of(args: argparse.Namespace) -> Embedder | None:
@@ -112,7 +114,8 @@ def name_skips(named: Sequence[Skip], total: int, *, verbose: bool) -> None:
     all of it with --verbose, else the first :data:`NAMED_SKIPS`, then a count."""
     shown = named if verbose else named[:NAMED_SKIPS]
     for skip in shown:
-        print(f"harkback: {skip.describe()} (skipped)", file=sys.stderr)
+        # stderr is not made safe as human stdout is: a damaged line may hold escapes
+        print(visible(f"harkback: {skip.describe()} (skipped)"), file=sys.stderr)
     rest = total - len(shown)
     if rest > 0:
         more = "" if verbose else " (--verbose names them)"

@@ -39,7 +39,7 @@ from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
-from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources
+from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
 from harkback.stages.when import parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     embedder = embedder_of(args)
     outcomes = []
     try:
-        store = open_store(db_of(args), readonly=False)
+        store = open_store(db_of(args), readonly=False, create=args.create)
         try:
             # A store that keeps no ledger still imports; what was read is not remembered.
             ledger = store.import_ledger() or MemoryImportLedger()
@@ -258,5 +258,5 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = 
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
     "mcp": mcp, "show": show, "sync": sync, "redact": redact, "config": config,
-    "completion": completion, "migrate": migrate}
+    "completion": completion, "migrate": migrate, "stats": stats}
 """Each command's coroutine by name."""

@@ -23,15 +23,14 @@ from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.timing import FanOut, RecordingObserver
 from harkback.stages.defaults import DEFAULT_LIMIT, PAGE_LIMIT
 from harkback.stages.errors import RecallError
+from harkback.stages.observe import Observer, null_observer
 from harkback.stages.ports import (
     ChatModel,
     Deps,
     Embedder,
-    Observer,
     SessionStore,
     SummaryCache,
     VectorStore,
-    null_observer,
 )
 from harkback.stages.read_back import PageRequest, ReadError, SessionPage, read_page
 from harkback.stages.request import DEFAULT_HIDDEN_SOURCES, DEFAULT_ROLES, make_request

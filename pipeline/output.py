@@ -6,15 +6,17 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 from datetime import UTC, datetime
 from typing import Any
 
+from harkback.pipeline.terminal import json_text
+
 
 def print_json(payload: dict[str, Any]) -> None:
-    """Print ``payload`` as indented JSON, non-ASCII text kept readable."""
-    print(json.dumps(payload, ensure_ascii=False, indent=2))
+    """Print ``payload`` as indented JSON, non-ASCII text kept readable (control characters
+    and lone surrogates escaped: :func:`~harkback.pipeline.terminal.json_text`)."""
+    print(json_text(payload, indent=2))
 
 
 def format_payload(payload: dict[str, Any]) -> str:

@@ -21,7 +21,8 @@ from returns.future import FutureResult
 from returns.result import Failure, Result
 
 from harkback.stages.errors import RecallError
-from harkback.stages.ports import Deps, Observer, StageEvent
+from harkback.stages.observe import Observer, StageEvent
+from harkback.stages.ports import Deps
 from harkback.stages.stage import Stage, Step, as_result
 
 In = TypeVar("In")

@@ -1,5 +1,5 @@
 """The commands that look after a store: ``embed``, ``optimize``, ``migrate``, ``redact``,
-``sources``.
+``sources``, ``stats``.
 
 Each opens the store through :mod:`harkback.pipeline.wiring`, does its one job and prints
 a line or JSON; failures are :class:`~harkback.pipeline.command_kit.CliError`.
@@ -123,4 +123,23 @@ async def sources(args: argparse.Namespace) -> int:
         print_json({"success": True, "sources": [source_payload(s) for s in listed]})
     else:
         print(describe_sources(listed))
+    return EXIT_OK
+
+
+async def stats(args: argparse.Namespace) -> int:
+    """``harkback stats``: how much the store holds (read-only)."""
+    from harkback.pipeline.stats import count_store, format_stats
+
+    target = db_of(args)
+    needs_file(target)
+    store = open_store(target, readonly=True)
+    try:
+        counted = await count_store(store)
+    finally:
+        store.close()
+    payload = {"success": True, "db": target, **unwrap(counted).to_payload()}
+    if args.json:
+        print_json(payload)
+    else:
+        print(format_stats(target, payload))
     return EXIT_OK

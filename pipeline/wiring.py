@@ -93,17 +93,20 @@ STORES: Mapping[str, StoreOpener] = {
 """Store openers by kind (:func:`store_kind`)."""
 
 
-def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool = False
-               ) -> Result[SessionStore, StoreUnavailable]:
+def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool = False,
+               create: bool = False) -> Result[SessionStore, StoreUnavailable]:
     """Open the store a ``--db`` value names (default: ``$HARKBACK_DB`` or the data dir).
 
     A SQLite file is created when missing unless ``readonly``; read-only never creates
-    or changes anything.
+    or changes anything. An existing empty file becomes a store only when named like a
+    database (.db, .sqlite, .sqlite3) or with ``create``.
 
     >>> open_store(":memory:").map(lambda s: type(s).__name__)
     <Success: MemoryStore>
     """
     text = os.fspath(target) if target is not None else os.fspath(default_db_path())
+    if create and not readonly and store_kind(text) == "sqlite":
+        return SqliteStore.open(text, create=True).map(_as_store)
     return STORES[store_kind(text)](text, readonly)
 
 

@@ -18,9 +18,11 @@ from harkback.stages import records
 from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.imports import ImportLedger
+from harkback.stages.observe import Observer, null_observer
 from harkback.stages.query import Node
 from harkback.stages.removal import SessionRemover
 from harkback.stages.rewrite import TextRewriter
+from harkback.stages.stats import StoreStats
 
 DEFAULT_MAX_SCORED = 2000
 """How many messages a term may match before it counts as common (see MatchQuery)."""
@@ -221,6 +223,10 @@ class SessionStore(Protocol):
         a store with nothing to do succeeds at once."""
         ...
 
+    def stats(self) -> FutureResult[StoreStats, StoreUnavailable] | None:
+        """How much this store holds (``harkback stats``), or None when it cannot count."""
+        ...
+
 
 Vector = tuple[float, ...]
 """A dense embedding, unit length (cosine similarity is the dot product)."""
@@ -360,31 +366,6 @@ class SummaryCache(Protocol):
                      ) -> FutureResult[None, StoreUnavailable]:
         """Keep ``summary`` under ``key`` (replacing any older one)."""
         ...
-
-
-Status = Literal["started", "completed", "failed"]
-
-
-@attrs.frozen(kw_only=True)
-class StageEvent:
-    """A stage started, completed or failed; durations are in milliseconds."""
-
-    stage: str
-    status: Status
-    duration_ms: float | None = None
-    error: str = ""
-
-
-class Observer(Protocol):
-    """Receives stage events. It cannot change results; if it raises, it is ignored."""
-
-    def __call__(self, event: StageEvent) -> None:
-        """Take one event."""
-        ...
-
-
-def null_observer(event: StageEvent) -> None:
-    """The default observer: ignores every event."""
 
 
 @attrs.frozen(kw_only=True)

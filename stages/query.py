@@ -9,18 +9,29 @@ meaning, with implicit AND between operands as FTS5 does. Everything else
 every token is re-quoted, so :func:`to_fts5` can never produce a string that
 makes FTS5 raise.
 
+Any query costs time linear in its length, and little past the limits: only the first
+:data:`MAX_QUERY_CHARS` characters are read; operators past the first
+:data:`MAX_OPERATORS` are left out (their operands stay, as terms AND-ed with their
+neighbours); repeated terms are searched once; a phrase keeps its first
+:data:`MAX_PHRASE_TERMS` tokens; at most :data:`MAX_UNITS` distinct terms and phrases are
+searched. A chain of ``NOT`` is one exclusion of all its operands, so the expression
+never nests deeper than four levels.
+
 >>> to_fts5(parse_query("how did we fix the docker network?").expression)
 '("fix" OR "docker" OR "network")'
 >>> to_fts5(parse_query('"bridge network" OR dock*').expression)
 '("bridge network" OR "dock"*)'
 >>> parse_query("C++ (problem ***").advanced
 False
+>>> to_fts5(parse_query("docker NOT swarm NOT swarm NOT k8s").expression)
+'("docker" NOT ("swarm" OR "k8s"))'
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import attrs
 
@@ -102,6 +113,19 @@ def without_contractions(text: str) -> str:
     return _CONTRACTION.sub("", text)
 
 
+MAX_QUERY_CHARS = 10_000
+"""Characters of a query that are read; the rest is ignored."""
+
+MAX_OPERATORS = 32
+"""``OR``, ``AND`` and ``NOT`` past this many are left out (their operands stay, as terms
+AND-ed with their neighbours)."""
+
+MAX_UNITS = 64
+"""Distinct terms and phrases searched for; later ones are ignored."""
+
+MAX_PHRASE_TERMS = 16
+"""Tokens of a phrase (or a hyphenated word) kept; the phrase matches as its first ones."""
+
 _LEXEME = re.compile(r'"([^"]*)"|(?<!\S)(OR|AND|NOT)(?!\S)|(\S+)')
 _OPERATORS = frozenset({"OR", "AND", "NOT"})
 
@@ -110,8 +134,13 @@ _QUESTION = re.compile(r"^\s*(?:how|what|where|when|why|which|who|whom|whose|did
                        r"can|could|is|are|was|were|have|has)\b|\?\s*$", re.IGNORECASE)
 
 
+_WORDISH = re.compile(r"\w")
+
+
 def _is_advanced(text: str) -> bool:
-    if re.search(r'"[^"]*\w[^"]*"', text):
+    # Any two consecutive quotes around a word; a regex over the text would backtrack
+    # quadratically on a long unclosed quote.
+    if any(_WORDISH.search(between) for between in text.split('"')[1:-1]):
         return True
     if re.search(r"\w\*(?!\w)", text):
         return True
@@ -148,6 +177,8 @@ def _phrase(text: str, *, prefix: bool = False) -> Node | None:
     toks, open_end = phrase_tokens(text)
     if not toks:
         return None
+    if len(toks) > MAX_PHRASE_TERMS:
+        toks, open_end = toks[:MAX_PHRASE_TERMS], False
     if len(toks) == 1:
         return _single(toks[0], prefix or open_end)
     return Phrase(toks, prefix=prefix or open_end)
@@ -190,7 +221,7 @@ def topic_tokens(text: str) -> tuple[str, ...]:
 def _plain(text: str) -> ParsedQuery:
     # A question of framing alone ("上次怎么解决的？") still searches its own words.
     topical = list(topic_tokens(text)) or list(tokens(without_contractions(text)))
-    units = _dedupe([_single(t, False) for t in topical])
+    units = _dedupe([_single(t, False) for t in topical])[:MAX_UNITS]
     if not units:
         return ParsedQuery(None, (), advanced=False)
     return ParsedQuery(AnyOf(units), units, advanced=False)
@@ -198,18 +229,26 @@ def _plain(text: str) -> ParsedQuery:
 
 def _advanced(text: str) -> ParsedQuery:
     items: list[Node | str] = []
+    operators = 0
+    seen: set[Node] = set()
     for quoted, operator, word in _LEXEME.findall(text):
         if operator:
+            operators += 1
             # An operator needs an operand on its left; a second operator replaces the first.
+            # Past the limit an operator is left out: its operands are plain terms.
+            if operators > MAX_OPERATORS:
+                continue
             if items and isinstance(items[-1], str):
                 items[-1] = operator
             elif items:
                 items.append(operator)
             continue
-        raw = quoted if quoted or word == "" else word
+        raw = quoted or word
         node = _phrase_node(quoted) if quoted else _word_node(raw.replace('"', " "), advanced=True)
-        if node is not None:
-            items.append(node)
+        if node is None or (len(seen) >= MAX_UNITS and node not in seen):
+            continue
+        seen.add(node)
+        items.append(node)
     while items and isinstance(items[-1], str):
         items.pop()
     if not items:
@@ -232,30 +271,43 @@ def _split(items: Sequence[Node | str], operator: str) -> list[list[Node | str]]
     return [g for g in groups if g]
 
 
+def _either(nodes: Sequence[Node], kind: type[AllOf] | type[AnyOf]) -> Node:
+    distinct = tuple(dict.fromkeys(nodes))
+    return distinct[0] if len(distinct) == 1 else kind(distinct)
+
+
 def _parse_or(items: Sequence[Node | str]) -> Node:
-    parts = [_parse_and(g) for g in _split(items, "OR")]
-    return parts[0] if len(parts) == 1 else AnyOf(tuple(parts))
+    return _either([_parse_and(g) for g in _split(items, "OR")], AnyOf)
 
 
 def _parse_and(items: Sequence[Node | str]) -> Node:
     # Explicit AND and plain adjacency both mean AND, as in FTS5; NOT binds tightest,
-    # excluding its right operand from the operand just before it.
+    # excluding its right operand from the operand just before it. A chain of NOTs is
+    # one exclusion of any of its operands: "a NOT b NOT c" is "a NOT (b OR c)".
     nodes: list[Node] = []
     negate = False
     for item in items:
         if isinstance(item, str):
             negate = item == "NOT"
         elif negate and nodes:
-            nodes[-1] = Without(nodes[-1], item)
+            last = nodes[-1]
+            if isinstance(last, Without):
+                excluded = last.exclude.items if isinstance(last.exclude, AnyOf) else (
+                    last.exclude,)
+                nodes[-1] = Without(last.include, _either((*excluded, item), AnyOf))
+            else:
+                nodes[-1] = Without(last, item)
             negate = False
         else:
             nodes.append(item)
-    return nodes[0] if len(nodes) == 1 else AllOf(tuple(nodes))
+    return _either(nodes, AllOf)
 
 
+@lru_cache(maxsize=32)
 def parse_query(text: str) -> ParsedQuery:
-    """Parse any string into a :class:`ParsedQuery`; never raises."""
-    text = text.replace("\x00", " ")
+    """Parse any string into a :class:`ParsedQuery`; never raises (the stages of one search
+    parse its query more than once: the last few are remembered)."""
+    text = text[:MAX_QUERY_CHARS].replace("\x00", " ")
     return _advanced(text) if _is_advanced(text) else _plain(text)
 
 

@@ -15,6 +15,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
+from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.records import ROLES, Role
 from harkback.stages.when import parse_time_bound
 
@@ -90,7 +91,8 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
         return Failure(QueryRejected("since is later than until"))
     return Success(SearchRequest(
-        query=query.replace("\x00", " "), limit=limit,
+        # Only the first MAX_QUERY_CHARS characters are read, by every stage.
+        query=query[:MAX_QUERY_CHARS].replace("\x00", " "), limit=limit,
         roles=tuple(r for r in ROLES if r in roles),
         current_session_id=current_session_id or None,
         since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),

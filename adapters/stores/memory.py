@@ -46,6 +46,7 @@ from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.query import Node, evaluate
 from harkback.stages.scope import in_scope
+from harkback.stages.stats import StoreStats, count_sessions
 
 T = TypeVar("T")
 
@@ -153,6 +154,18 @@ class MemoryStore(MemoryVectors):
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Nothing to optimise in memory."""
         return FutureResult.from_value(None)
+
+    def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
+        """What the store holds; nothing on disk and no schema version."""
+        def work() -> StoreStats:
+            sessions, messages, sources, oldest, newest = count_sessions(
+                self._sessions.values(), {k: len(v) for k, v in self._messages.items()})
+            return StoreStats(sessions=sessions, messages=messages, sources=sources,
+                              oldest=oldest, newest=newest, bytes_on_disk=None,
+                              vectors=tuple(sorted((m, len(v)) for m, v in self._vectors.items()
+                                                   if v)),
+                              cached_summaries=len(self._cache.entries), schema_version=None)
+        return self._run(work)
 
     def term_stats(self, terms: Sequence[str]) -> FutureResult[ports.TermStats, StoreUnavailable]:
         """Index statistics counted over every stored message, as FTS5 keeps them."""

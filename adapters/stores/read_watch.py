@@ -22,6 +22,10 @@ import sqlite3
 from pathlib import Path
 
 import attrs
+from returns.result import Failure
+
+from harkback.adapters.sqlite_files import read_only_uri
+from harkback.adapters.stores.sqlite_connection import connect
 
 State = tuple[bool, int, int]
 """Whether a ``-wal`` exists, and the main file's size and modification time."""
@@ -49,9 +53,26 @@ class ReadWatch:
         """Start watching ``path`` (only an immutable connection needs it)."""
         return cls(path, immutable, file_state(path) if immutable else (False, 0, 0))
 
+    @classmethod
+    def opening(cls, path: Path, *, readonly: bool) -> ReadWatch:
+        """Watch ``path`` as a store opening it now will connect (looked at before
+        connecting: a writer appearing in between only costs a reopen)."""
+        return cls.of(path, immutable=readonly and path.is_file()
+                      and "immutable=1" in read_only_uri(path))
+
     def moved(self) -> bool:
         """Whether the connection must be opened again before the next call."""
         return self.immutable and file_state(self.path) != self.seen
+
+
+def reopened(path: Path, busy_timeout: float) -> tuple[sqlite3.Connection, ReadWatch]:
+    """A new read-only connection to ``path`` and its watch; ``sqlite3.OperationalError``
+    when it cannot be opened (raised on the store's thread, reported as the call's error)."""
+    watch = ReadWatch.opening(path, readonly=True)
+    opened = connect(path, True, busy_timeout)
+    if isinstance(opened, Failure):
+        raise sqlite3.OperationalError(opened.failure().message())
+    return opened.unwrap().connection, watch
 
 
 def is_corrupt(error: sqlite3.Error) -> bool:

@@ -39,11 +39,10 @@ from typing import Self, TypeVar
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.sqlite_files import read_only_uri
-from harkback.adapters.stores import sqlite_search, sqlite_titles, sqlite_vectors
+from harkback.adapters.stores import sqlite_search, sqlite_stats, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.migration import Migrated
-from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt
+from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt, reopened
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sql.statement import Row, Statement
@@ -56,6 +55,7 @@ from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.stats import StoreStats
 
 T = TypeVar("T")
 
@@ -90,7 +90,8 @@ class SqliteStore:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
-             busy_timeout: float = DEFAULT_BUSY_TIMEOUT, write_patience: float | None = None
+             busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = False,
+             write_patience: float | None = None
              ) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
@@ -98,6 +99,8 @@ class SqliteStore:
         an older schema version (:attr:`schema` says from which). Read-only mode never
         creates or changes anything, reads an older file as it is, and fails when the file
         is missing or not harkback's. A file newer than this harkback fails either way.
+        An empty file is adopted only when its name ends in .db, .sqlite or .sqlite3, or
+        ``create`` is given; a file that is not harkback's is refused, unwritten.
         A statement waits ``busy_timeout`` seconds for another connection's lock; a write
         that still finds the file locked tries again (see
         :mod:`~harkback.adapters.stores.write_turns`) for ``write_patience`` seconds in all
@@ -114,10 +117,9 @@ class SqliteStore:
                 return Failure(StoreUnavailable(
                     f"cannot create the folder {location.parent}: {error.strerror}"))
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
-        # Looked at before connecting: a writer appearing in between only costs a reopen.
-        watch = ReadWatch.of(location, immutable=readonly and location.is_file()
-                             and "immutable=1" in read_only_uri(location))
-        opened = executor.submit(connect, location, readonly, busy_timeout).result()
+        watch = ReadWatch.opening(location, readonly=readonly)
+        opened = executor.submit(connect, location, readonly, busy_timeout,
+                                 create=create).result()
         if isinstance(opened, Failure):
             executor.shutdown()
             return Failure(opened.failure())
@@ -186,8 +188,7 @@ class SqliteStore:
             return work(self._connection)
 
     def _reopen(self) -> None:
-        watch = ReadWatch.of(self.path, immutable="immutable=1" in read_only_uri(self.path))
-        connection = connect(self.path, True, self._busy_timeout).alt(_raise).unwrap().connection
+        connection, watch = reopened(self.path, self._busy_timeout)
         with contextlib.suppress(sqlite3.Error):
             self._connection.close()
         self._connection, self._watch = connection, watch
@@ -326,6 +327,10 @@ class SqliteStore:
                 f"the store at {self.path} was opened read-only; it cannot be rewritten"))
         return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run))
 
+    def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
+        """What the file holds (:func:`~harkback.adapters.stores.sqlite_stats.read_stats`)."""
+        return self._run(lambda connection: sqlite_stats.read_stats(connection, self.path))
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """:meth:`merge_index`."""
         return self.merge_index()
@@ -385,10 +390,6 @@ class SqliteStore:
 
 def _same(value: Result[T, StoreUnavailable]) -> Result[T, StoreUnavailable]:
     return value
-
-
-def _raise(problem: StoreUnavailable) -> StoreUnavailable:
-    raise sqlite3.OperationalError(problem.message())
 
 
 def _fetch(statement: Statement, convert: Callable[[Row], T]

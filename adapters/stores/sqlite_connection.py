@@ -30,7 +30,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sqlite_files import read_only_uri
-from harkback.adapters.stores import sqlite_titles
+from harkback.adapters.stores import sqlite_adopt, sqlite_titles
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import fulltext, schema
 from harkback.adapters.stores.sql.statement import Statement
@@ -98,15 +98,26 @@ class Opened:
     schema: Migrated
 
 
-def connect(path: Path, readonly: bool, busy_timeout: float
+def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = False
             ) -> Result[Opened, StoreUnavailable]:
-    """A connection to ``path``, prepared for the store (see the module), or why not."""
+    """A connection to ``path``, prepared for the store (see the module), or why not.
+
+    A writable open first checks an existing file without writing it
+    (:func:`~harkback.adapters.stores.sqlite_adopt.refusal`; ``create`` lets it adopt an
+    empty file of any name); a failed open removes the side files it made.
+    """
     # Runs on the store's worker thread, which then owns the connection.
+    if not readonly:
+        refused = sqlite_adopt.refusal(path, create=create)
+        if refused is not None:
+            return Failure(refused)
+    before = sqlite_adopt.present_side_files(path)
     target = read_only_uri(path) if readonly else str(path)
     try:
         connection = sqlite3.connect(target, uri=readonly, timeout=busy_timeout,
                                      isolation_level=None)
     except sqlite3.Error as error:
+        sqlite_adopt.remove_new_side_files(path, before)
         return Failure(unavailable(path, error))
     try:
         return Success(Opened(connection, _prepare(connection, path, readonly)))
@@ -115,6 +126,7 @@ def connect(path: Path, readonly: bool, busy_timeout: float
     except sqlite3.Error as error:
         failure = unavailable(path, error)
     connection.close()
+    sqlite_adopt.remove_new_side_files(path, before)
     return Failure(failure)
 
 

@@ -91,9 +91,10 @@ def patiently(work: Callable[[sqlite3.Connection], T], patience: Patience, *,
             except sqlite3.OperationalError as error:
                 if not is_busy(error):
                     raise
-                pause = patience.pause(attempt, draw())
-                if clock() + pause >= deadline:
+                left = deadline - clock()
+                if left <= 0:
                     raise
-                sleep(pause)
+                # The last pause is cut to the deadline: the writer uses all its patience.
+                sleep(min(patience.pause(attempt, draw()), left))
                 attempt += 1
     return run

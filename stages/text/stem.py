@@ -36,6 +36,11 @@ def _stemmer() -> snowballstemmer.stemmer:
     return made
 
 
+LONGEST_WORD = 40
+"""Longer tokens are not words (hashes, base64, runs of a letter): neither stemmed nor
+inflected, which would cost time growing with the square of their length."""
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The Snowball English stem of a lower-case word; other words are returned unchanged.
@@ -45,7 +50,7 @@ def stem(word: str) -> str:
     >>> stem("端口"), stem("ipv6s")
     ('端口', 'ipv6s')
     """
-    if len(word) <= 2 or not (word.isascii() and word.isalpha()):
+    if not 2 < len(word) <= LONGEST_WORD or not (word.isascii() and word.isalpha()):
         return word
     stemmed: str = _stemmer().stemWord(word)
     return stemmed
@@ -99,7 +104,7 @@ def regular_inflections(word: str) -> tuple[str, ...]:
     >>> regular_inflections("bike")
     ('bike', 'bikes', 'biked', 'biking')
     """
-    if not (word.isascii() and word.isalpha()):
+    if len(word) > LONGEST_WORD or not (word.isascii() and word.isalpha()):
         return (word,)
     root = stem(word)
     candidates = [word]

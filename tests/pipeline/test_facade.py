@@ -13,7 +13,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import STAGE_NAMES, Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.timing import RecordingObserver
-from harkback.stages.ports import StageEvent
+from harkback.stages.observe import StageEvent
 from harkback.stages.summarize.plain import RawSummarize
 from tests.conftest import conversation
 

@@ -629,3 +629,34 @@ class StoreContract:
         assert await ok(cache.cached_summary(key)) is None
         again = await ok(rewriter.rewrite_texts(edit))
         assert (again.sessions, again.summaries_dropped) == (0, 0)
+
+    async def test_stats_count_what_the_store_holds(self, store: SessionStore,
+                                                    make_conversation: Make) -> None:
+        """Sessions and messages in all and per source (most sessions first), the span of
+        start times, vectors per model and cached summaries; empty, all zero."""
+        reading = store.stats()
+        assert reading is not None
+        empty = await ok(reading)
+        assert (empty.sessions, empty.messages, empty.sources, empty.oldest) == (0, 0, (), None)
+        await ok(store.ingest([
+            make_conversation("a", ("user", "x"), ("assistant", "y"), started_at=300.0),
+            make_conversation("b", ("user", "x"), started_at=100.0, source="cron"),
+            make_conversation("c", ("user", "x"), ("user", "z"), ("assistant", "w"),
+                              source="cron"),
+            make_conversation("a", ("user", "replaced"), started_at=200.0)]))
+        vectors = store.vector_store()
+        cache = store.summary_cache()
+        assert vectors is not None and cache is not None
+        await ok(vectors.keep_vectors("m1", [(MessageKey(session_id="b", position=0), (1.0, 0.0))]))
+        await ok(cache.keep_summary(SummaryKey(root_session_id="a", content="c", query="q",
+                                               model="m", prompt_version="v"),
+                                    Summary(text="s", kind="llm")))
+        reading = store.stats()
+        assert reading is not None
+        counted = await ok(reading)
+        assert (counted.sessions, counted.messages) == (3, 5)
+        assert [(s.source, s.sessions, s.messages) for s in counted.sources] == [
+            ("cron", 2, 4), ("cli", 1, 1)]
+        assert (counted.oldest, counted.newest) == (100.0, 200.0)
+        assert counted.vectors == (("m1", 1),)
+        assert counted.cached_summaries == 1

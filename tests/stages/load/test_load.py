@@ -238,6 +238,9 @@ class _BrokenStore:
     def text_rewriter(self) -> None:
         return None
 
+    def stats(self) -> None:
+        return None
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         return self._fail()
 

@@ -1,0 +1,101 @@
+"""Which files a writable open may use, checked before SQLite touches them, and the side
+files a failed open leaves, taken away.
+
+A writable SQLite open of a file that is not harkback's could write it (a checkpoint of
+another program's ``-wal``, harkback's schema in an empty file) and leaves ``-wal`` and
+``-shm`` files beside a read-only one. So, before a writable open, an existing file is
+checked without writing: it must be writable, and be harkback's, or be empty (no bytes,
+or a SQLite file with no tables) with a name that says it is a database (:data:`SUFFIXES`)
+or a caller that asked to create a store there.
+
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as folder:
+...     notes = Path(folder) / "notes.txt"
+...     _ = notes.write_bytes(b"")
+...     refusal(notes, create=False).reason.endswith("pass --create to make it a harkback store")
+...     refusal(notes, create=True) is None, refusal(Path(folder) / "new.txt", create=False)
+True
+(True, None)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri
+from harkback.stages.errors import StoreUnavailable
+
+SUFFIXES = (".db", ".sqlite", ".sqlite3")
+"""Names of empty files a writable open adopts as a new store without being asked."""
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
+    """Why a writable open must not use ``path`` (None: it may; a missing file is created).
+
+    Reads the file read-only (:func:`~harkback.adapters.sqlite_files.read_only_uri`), so a
+    refused file is never written. A harkback file of another schema version passes: the
+    open itself says what to do about it.
+    """
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return StoreUnavailable(f"the database file cannot be opened: {path} ({error.strerror})")
+    if not os.access(path, os.W_OK):
+        return StoreUnavailable(f"the database is read-only: {path}")
+    if size == 0:
+        return _adoptable(path, create)
+    try:
+        connection = sqlite3.connect(read_only_uri(path), uri=True)
+        try:
+            application: int = connection.execute("PRAGMA application_id").fetchone()[0]
+            version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+            tables: int = connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        if getattr(error, "sqlite_errorname", "").startswith("SQLITE_NOTADB"):
+            return StoreUnavailable(f"the file is not a SQLite database: {path}")
+        return StoreUnavailable(f"{path} cannot be read as a database ({error})")
+    if application == APPLICATION_ID:
+        return None
+    if (application, version, tables) == (0, 0, 0):
+        return _adoptable(path, create)
+    return StoreUnavailable(f"{path} is not a harkback database")
+
+
+def _adoptable(path: Path, create: bool) -> StoreUnavailable | None:
+    if create or path.suffix.lower() in SUFFIXES:
+        return None
+    return StoreUnavailable(
+        f"{path} is an empty file not named like a database ({', '.join(SUFFIXES)}): "
+        "pass --create to make it a harkback store")
+
+
+def present_side_files(path: Path) -> frozenset[str]:
+    """Which of ``path``'s side files exist now."""
+    return frozenset(s for s in SIDE_FILES if Path(f"{path}{s}").exists())
+
+
+def remove_new_side_files(path: Path, before: frozenset[str]) -> None:
+    """Remove the side files a failed open created (absent in ``before``), when they hold
+    nothing: an empty ``-wal`` or ``-journal``, and the ``-shm`` once no ``-wal`` is left.
+
+    Files that were there before belong to whoever made them, and a ``-wal`` with bytes
+    in it may hold another connection's commits: those stay.
+    """
+    for suffix in ("-journal", "-wal", "-shm"):
+        side = Path(f"{path}{suffix}")
+        if suffix in before or not side.exists():
+            continue
+        if suffix == "-shm" and Path(f"{path}-wal").exists():
+            continue
+        with contextlib.suppress(OSError):
+            if suffix == "-shm" or side.stat().st_size == 0:
+                side.unlink()

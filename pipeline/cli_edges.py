@@ -1,0 +1,100 @@
+"""The command line's edges: usage errors (as JSON too when ``--json`` is asked for) and a
+reader that stops reading (``harkback recent | head -1``).
+
+Light on purpose: the CLI imports it before it knows the command, so it loads nothing
+but the standard library.
+
+>>> wants_json(["search", "docker", "--json"]), wants_json(["search", "--", "--json"])
+(True, False)
+>>> dash_hint(["search", "-docker"])
+"a query that begins with '-' goes after '--': harkback search -- -docker"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from harkback.pipeline.terminal import json_text, visible
+
+EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 128 + 13
+"""What a shell reports for a program ended by SIGPIPE: the reader went away."""
+
+
+class UsageError(Exception):
+    """A command line argparse could not read, with the parser that said so."""
+
+    def __init__(self, message: str, parser: argparse.ArgumentParser) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are raised, for :func:`report_usage` to print
+    (argparse's own prints and exits before the command line's ``--json`` is known)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise :class:`UsageError` instead of printing and exiting."""
+        raise UsageError(message, self)
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for ``--json`` (before any ``--``)."""
+    for arg in argv:
+        if arg == "--":
+            return False
+        if arg == "--json":
+            return True
+    return False
+
+
+def dash_hint(argv: Sequence[str]) -> str | None:
+    """A hint when a search's query looks like an option (it begins with ``-``)."""
+    if not argv or argv[0] != "search" or "--" in argv:
+        return None
+    known = {"--json", "--rerank", "-h", "--help"}
+    suspects = [a for a in argv[1:] if a.startswith("-") and len(a) > 1
+                and not a.startswith("--") and a not in known]
+    if not suspects:
+        return None
+    return ("a query that begins with '-' goes after '--': harkback search -- "
+            f"{shlex.quote(suspects[0])}")
+
+
+def report_usage(error: UsageError, argv: Sequence[str]) -> int:
+    """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
+    stdout when ``--json`` was asked for; the exit status."""
+    message = str(error)
+    hint = dash_hint(argv)
+    if hint:
+        message = f"{message} ({hint})"
+    if wants_json(argv):
+        print(json_text({"success": False, "error": message, "usage": True}))
+    sys.stderr.write(error.parser.format_usage())
+    print(f"{error.parser.prog}: error: {visible(message)}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def internal_error_json(argv: Sequence[str], description: str) -> None:
+    """Keep ``--json``'s promise of a payload on stdout when a bug ends the command."""
+    if wants_json(argv):
+        print(json_text({"success": False, "error": f"internal error: {description}"}))
+
+
+def reader_gone() -> int:
+    """The reader of stdout closed it: end quietly with the shell's SIGPIPE status.
+
+    Python flushes stdout once more on exit; pointing it at the null device keeps that
+    flush from failing again (the recipe of Python's ``signal`` documentation).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout is not a file descriptor (captured): nothing more will be flushed
+    return EXIT_BROKEN_PIPE

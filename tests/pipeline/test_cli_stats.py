@@ -1,0 +1,57 @@
+"""``harkback stats``, run as a user would: through a subprocess, on a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from harkback.stages.ingest_format import conversation_to_json
+from tests.conftest import conversation
+
+
+def harkback(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``harkback ARGS`` in a fresh interpreter."""
+    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_stats_counts_an_ingested_store(tmp_path: Path) -> None:
+    """Totals, sources most first, the time span and the file's size, as JSON and a table;
+    the store is only read."""
+    source = tmp_path / "sessions.jsonl"
+    chats = [conversation(f"c{i}", ("user", "docker"), ("assistant", "bridge"),
+                          started_at=1_770_000_000.0 + i, source="cron" if i else "cli")
+             for i in range(3)]
+    source.write_text("".join(json.dumps(conversation_to_json(c)) + "\n" for c in chats),
+                      encoding="utf-8")
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
+    before = db.read_bytes()
+    done = harkback("stats", "--db", str(db), "--json")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert (payload["sessions"], payload["messages"]) == (3, 6)
+    assert payload["sources"] == [{"source": "cron", "sessions": 2, "messages": 4},
+                                  {"source": "cli", "sessions": 1, "messages": 2}]
+    assert (payload["oldest"], payload["newest"]) == ("2026-02-02T02:40:00Z",
+                                                      "2026-02-02T02:40:02Z")
+    assert payload["bytes_on_disk"] >= len(before)
+    assert (payload["vectors"], payload["cached_summaries"]) == ({}, 0)
+    assert payload["schema_version"] == "1"
+    table = harkback("stats", "--db", str(db)).stdout.splitlines()
+    assert table[1] == "sessions   3, from 2026-02-02T02:40:00Z to 2026-02-02T02:40:02Z"
+    assert table[-2:] == ["cron                2         4", "cli                 1         2"]
+    assert db.read_bytes() == before
+
+
+def test_stats_of_a_missing_store_is_one_line(tmp_path: Path) -> None:
+    """No file there: exit 1, one line (and a JSON failure with --json); nothing created."""
+    db = tmp_path / "none.db"
+    done = harkback("stats", "--db", str(db))
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"harkback: no database at {db}: ingest or import sessions first"
+    as_json = harkback("stats", "--db", str(db), "--json")
+    assert json.loads(as_json.stdout)["success"] is False
+    assert not db.exists()
