@@ -2,9 +2,10 @@
 
 >>> import sqlite3
 >>> from harkback.adapters.stores.sqlite_connection import connect
->>> connection = connect(Path(":memory:"), readonly=False, busy_timeout=1.0).unwrap()
->>> read_stats(connection, Path(":memory:")).schema_version
-1
+>>> from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
+>>> opened = connect(Path(":memory:"), readonly=False, busy_timeout=1.0).unwrap()
+>>> read_stats(opened.connection, Path(":memory:")).schema_version == SCHEMA_VERSION
+True
 """
 
 from __future__ import annotations
