@@ -39,6 +39,7 @@ from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
+from harkback.pipeline.terminal import visible
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
 from harkback.stages.when import parse_as_of, parse_time_bound
 
@@ -233,8 +234,8 @@ async def import_history(args: argparse.Namespace) -> int:
                verbose=args.verbose)
     for outcome in outcomes:
         if outcome.error is not None:
-            print(f"harkback: import of {outcome.key.location} stopped: "
-                  f"{outcome.error.message()}", file=sys.stderr)
+            print(visible(f"harkback: import of {outcome.key.location} stopped: "
+                          f"{outcome.error.message()}"), file=sys.stderr)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}
