@@ -23,6 +23,7 @@ from harkback.pipeline.cli_edges import (
     reader_gone,
     report_usage,
 )
+from harkback.pipeline.cli_sync import EXIT_STATUSES, add_sync_command, add_verbose
 from harkback.pipeline.model_flags import add_model_arguments
 from harkback.pipeline.terminal import VisibleWriter, json_text, visible
 from harkback.stages.defaults import (
@@ -122,7 +123,8 @@ class DbValue(str):
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = Parser(
-        prog="harkback", description="Recall what happened in past agent sessions.")
+        prog="harkback", description="Recall what happened in past agent sessions.",
+        epilog=EXIT_STATUSES)
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -131,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="database file or postgresql:// URL (default: $HARKBACK_DB "
                               "or the user data dir)")
 
-    ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file")
+    ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file",
+                                 epilog=EXIT_STATUSES)
     ingest.add_argument("file", type=Path)
     with_db(ingest)
     _add_create_argument(ingest)
@@ -140,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_embedder_argument(ingest, "then embed every message still without a vector")
     _add_keep_secrets(ingest)
     ingest.add_argument("--json", action="store_true", help="print the counts as JSON")
+    add_verbose(ingest)
 
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query")
@@ -246,34 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--db", type=Path, default=None,
                       help="where to build the demo database (default: a temporary folder)")
     _add_import_commands(commands, with_db)
-    _add_sync_command(commands, with_db)
+    add_sync_command(commands, with_db)
     _add_redact_command(commands, with_db)
     return parser
-
-
-def _add_sync_command(commands: Any,
-                      with_db: Callable[[argparse.ArgumentParser], None]) -> None:
-    sync = commands.add_parser(
-        "sync", help="import every agent history found on this machine (Hermes, Claude Code, "
-                     "Codex); only what changed is read, what was deleted is removed")
-    with_db(sync)
-    for flag, where in (("--hermes", "a Hermes state.db or home (default: $HERMES_HOME or "
-                                     "~/.hermes)"),
-                        ("--claude-code", "a Claude Code projects folder (default: "
-                                          "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)"),
-                        ("--codex", "a Codex sessions folder (default: $CODEX_HOME/sessions "
-                                    "or ~/.codex/sessions)")):
-        sync.add_argument(flag, type=Path, default=None, metavar="PATH", help=where)
-    sync.add_argument("--archived", action="store_true",
-                      help="also import sessions archived in Hermes (hidden ones never)")
-    sync.add_argument("--dry-run", action="store_true",
-                      help="read the sources and say what would change; write nothing")
-    sync.add_argument("--watch", action="store_true",
-                      help="then keep the store current as the agents write, until Ctrl-C "
-                           "(pip install 'harkback[watch]')")
-    sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                      help="show progress bars (default: when stdout is a terminal)")
-    sync.add_argument("--json", action="store_true", help="print the counts as JSON")
 
 
 def _add_create_argument(sub: argparse.ArgumentParser) -> None:
@@ -319,7 +298,7 @@ def _add_import_commands(commands: Any,
                        "~/.codex/sessions)",
               "jsonl": "a file in the ingest format (one session per line)"}
     for kind, where in wheres.items():
-        sub = kinds.add_parser(kind, help=f"import {where}")
+        sub = kinds.add_parser(kind, help=f"import {where}", epilog=EXIT_STATUSES)
         sub.add_argument("path", type=Path, nargs=None if kind == "jsonl" else "?",
                          default=None, help=where)
         with_db(sub)
@@ -329,6 +308,7 @@ def _add_import_commands(commands: Any,
         sub.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="show a progress bar (default: when stderr is a terminal)")
         sub.add_argument("--json", action="store_true", help="print the counts as JSON")
+        add_verbose(sub)
         if kind == "hermes":
             sub.add_argument("--archived", action="store_true",
                              help="also import sessions archived in Hermes (hidden ones never)")

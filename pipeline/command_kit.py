@@ -11,18 +11,29 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from returns.result import Failure, Result
 
 from harkback.pipeline import wiring
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.settings import Settings, effective, flags_of
+from harkback.pipeline.terminal import visible
 from harkback.stages.errors import QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 70
+if TYPE_CHECKING:
+    from harkback.adapters.sources.importing import Skip
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 2, 3, 70
+"""EXIT_SKIPPED: an ingest, import or sync ran to its end but left damaged input out
+(named on stderr and in --json)."""
+
+NAMED_SKIPS = 10
+"""Without --verbose, this many damaged lines are named on stderr, the rest counted."""
 
 T = TypeVar("T")
 
@@ -96,3 +107,25 @@ async def release(embedder: Embedder | None) -> None:
 def embed_payload(summary: EmbedSummary) -> dict[str, Any]:
     return {"model": summary.model, "embedded": summary.embedded, "complete": summary.ok,
             "error": summary.error.message() if summary.error is not None else None}
+
+
+def name_skips(named: Sequence[Skip], total: int, *, verbose: bool) -> None:
+    """Name damaged input on stderr (``total`` pieces, ``named`` of them known by place):
+    all of it with --verbose, else the first :data:`NAMED_SKIPS`, then a count."""
+    shown = named if verbose else named[:NAMED_SKIPS]
+    for skip in shown:
+        # stderr is not made safe as human stdout is: a damaged line may hold escapes
+        print(visible(f"harkback: {skip.describe()} (skipped)"), file=sys.stderr)
+    rest = total - len(shown)
+    if rest > 0:
+        more = "" if verbose else " (--verbose names them)"
+        print(f"harkback: {rest} more damaged line(s) skipped{more}", file=sys.stderr)
+
+
+def finished(ok: bool, skips: int) -> int:
+    """The exit status of an ingest, import or sync: failed, done with skips, or done.
+
+    >>> finished(True, 0), finished(True, 2), finished(False, 2)
+    (0, 3, 1)
+    """
+    return EXIT_FAILED if not ok else EXIT_SKIPPED if skips else EXIT_OK

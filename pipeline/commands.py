@@ -27,6 +27,8 @@ from harkback.pipeline.command_kit import (
     embed_after,
     embed_payload,
     embedder_of,
+    finished,
+    name_skips,
     needs_file,
     open_store,
     release,
@@ -39,12 +41,12 @@ from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import visible
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
-from harkback.stages.errors import BadRecord
 from harkback.stages.when import parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Importer
     from harkback.pipeline.importing import ImportOutcome
+
 
 async def ingest(args: argparse.Namespace) -> int:
     """``harkback ingest FILE``: store the sessions of a JSON-lines file (``import jsonl``'s
@@ -54,28 +56,22 @@ async def ingest(args: argparse.Namespace) -> int:
 
     if not args.file.is_file():
         raise CliError(f"no such file: {args.file}")
-    bad: list[BadRecord] = []
-
-    def report_bad(error: BadRecord) -> None:
-        bad.append(error)
-        print(visible(f"harkback: {args.file}: {error.message()} (skipped)"),
-              file=sys.stderr)
-
-    (outcome,), embedded = await _import(
-        args, (JsonlImporter(resolved(args.file), report_bad),), full=True)
-    ok = outcome.ok and not bad and (embedded is None or embedded.ok)
+    (outcome,), embedded = await _import(args, (JsonlImporter(resolved(args.file)),),
+                                         full=True)
+    ok = outcome.ok and (embedded is None or embedded.ok)
+    name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
     if args.json:
         payload = {**outcome.to_payload(), "success": ok}
         if embedded is not None:
             payload["embedding"] = embed_payload(embedded)
         print_json(payload)
-        return EXIT_OK if ok else EXIT_FAILED
+        return finished(ok, outcome.skips)
     if outcome.error is not None:
         raise CliError(f"{outcome.line()}; stopped: {outcome.error.message()}")
     print(outcome.line())
     if embedded is not None:
         print(embedded.describe())
-    return EXIT_OK if ok else EXIT_FAILED
+    return finished(ok, outcome.skips)
 
 
 async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, full: bool
@@ -226,21 +222,20 @@ async def import_history(args: argparse.Namespace) -> int:
     from harkback.adapters.sources.hermes import HermesImporter
     from harkback.pipeline.importing import importers_for
 
-    bad: list[BadRecord] = []
-
-    def report_bad(error: BadRecord) -> None:
-        bad.append(error)
-        print(visible(f"harkback: {args.path}: {error.message()} (skipped)"),
-              file=sys.stderr)
-
-    found = importers_for(args.kind, args.path, on_bad=report_bad)
+    found = importers_for(args.kind, args.path)
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
     importers = [attrs.evolve(i, archived=True)
                  if isinstance(i, HermesImporter) and args.archived else i
                  for i in found.unwrap()]
     outcomes, embedded = await _import(args, importers, full=args.full)
-    ok = all(o.ok for o in outcomes) and not bad and (embedded is None or embedded.ok)
+    ok = all(o.ok for o in outcomes) and (embedded is None or embedded.ok)
+    name_skips([k for o in outcomes for k in o.skipped], sum(o.skips for o in outcomes),
+               verbose=args.verbose)
+    for outcome in outcomes:
+        if outcome.error is not None:
+            print(visible(f"harkback: import of {outcome.key.location} stopped: "
+                          f"{outcome.error.message()}"), file=sys.stderr)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}
@@ -251,7 +246,7 @@ async def import_history(args: argparse.Namespace) -> int:
         print("\n".join(o.describe() for o in outcomes))
         if embedded is not None:
             print(embedded.describe())
-    return EXIT_OK if ok else EXIT_FAILED
+    return finished(ok, sum(o.skips for o in outcomes))
 
 
 async def sync(args: argparse.Namespace) -> int:

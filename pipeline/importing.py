@@ -34,6 +34,7 @@ from harkback.adapters.sources.importing import (
     Importer,
     ImportPlan,
     ImportUnit,
+    Skip,
     Tally,
     resolved,
 )
@@ -42,7 +43,7 @@ from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
 from harkback.pipeline.redacting import Redacted
-from harkback.stages.errors import BadRecord, QueryRejected, StoreUnavailable
+from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
@@ -126,6 +127,8 @@ class ImportOutcome:
     key: SourceKey
     delta: Delta = Delta()
     left_out: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    skips: int = 0
     notes: tuple[str, ...] = ()
     error: StoreUnavailable | None = None
     gone: tuple[str, ...] = ()
@@ -139,10 +142,12 @@ class ImportOutcome:
 
     def add(self, delta: Delta, unit: ImportUnit, found: SecretCounts = NO_SECRETS) -> Self:
         """This outcome with one more stored unit (and the secrets redacted in it) counted."""
-        tally = Tally()
+        tally = Tally(named=list(self.skipped), skips=self.skips)
         tally.merge(self.left_out)
         tally.merge(unit.left_out)
+        tally.merge_skips(unit.skipped, unit.skips)
         return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items(),
+                            skipped=tuple(tally.named), skips=tally.skips,
                             secrets=self.secrets + found)
 
     def describe(self) -> str:
@@ -176,8 +181,7 @@ class ImportOutcome:
         text = (f"ingested {read} session(s) ({d.sessions_added} added, {d.sessions_updated} "
                 f"updated, {d.sessions_unchanged} unchanged), "
                 f"{d.messages_added + d.messages_updated} message(s) written")
-        bad = dict(self.left_out).get("bad line", 0)
-        text += f"; {bad} line(s) failed" if bad else ""
+        text += f"; skipped {self.skips} damaged line(s) or field(s)" if self.skips else ""
         return text + (f"; {self.secrets.describe()}" if self.secrets.by_kind else "")
 
     def to_payload(self) -> dict[str, Any]:
@@ -189,7 +193,9 @@ class ImportOutcome:
                          "skipped": d.sessions_unchanged},
             "messages": {"added": d.messages_added, "updated": d.messages_updated,
                          "removed": d.messages_removed},
-            "skipped": dict(self.left_out), "notes": list(self.notes),
+            "skipped": dict(self.left_out),
+            "skipped_lines": [k.to_payload() for k in self.skipped],
+            "skipped_lines_total": self.skips, "notes": list(self.notes),
             "secrets_redacted": dict(self.secrets.by_kind),
             **({"error": self.error.message()} if self.error is not None else {}),
         }
@@ -251,8 +257,10 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
             return attrs.evolve(outcome, error=step.failure())
         unit = step.unwrap()
         clean = await loop.run_in_executor(worker, redacting.batch, unit.conversations)
+        started = time.monotonic()
         stored = await _store_unit(attrs.evolve(unit, conversations=clean[0]), store, ledger,
                                    outcome.key, clock)
+        plan.took(time.monotonic() - started)
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
         outcome = outcome.add(stored.unwrap(), unit, clean[1](stored.unwrap().changed))
@@ -285,9 +293,8 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
 
 # --- the ingest format ------------------------------------------------------------------
 
-async def ingest_file(path: Path, store: SessionStore, *,
-                      on_bad: Callable[[BadRecord], None] = lambda _: None,
-                      progress: bool | None = None, redact: bool = True) -> ImportOutcome:
+async def ingest_file(path: Path, store: SessionStore, *, progress: bool | None = None,
+                      redact: bool = True) -> ImportOutcome:
     """Store every session of an ingest-format file: ``harkback ingest`` and ``import jsonl``
     are this one path (the import's, read in full: the store rewrites only what differs).
 
@@ -295,7 +302,7 @@ async def ingest_file(path: Path, store: SessionStore, *,
     ledger that lives for this call), so ``harkback sources`` lists it.
     """
     ledger = store.import_ledger() or MemoryImportLedger()
-    return await run_import(JsonlImporter(resolved(path), on_bad), store, ledger, full=True,
+    return await run_import(JsonlImporter(resolved(path)), store, ledger, full=True,
                             progress=progress, redact=redact)
 
 
@@ -320,7 +327,6 @@ def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Pat
 
 
 def importers_for(kind: str, path: Path | None, *,
-                  on_bad: Callable[[BadRecord], None] = lambda _: None,
                   environ: Mapping[str, str] | None = None
                   ) -> Result[tuple[Importer, ...], StoreUnavailable | QueryRejected]:
     """The importers for ``kind`` at ``path`` (its default location when None).
@@ -337,7 +343,7 @@ def importers_for(kind: str, path: Path | None, *,
     if kind == "jsonl":
         if path is None or not path.is_file():
             return Failure(StoreUnavailable(f"no such file: {path}"))
-        return Success((JsonlImporter(resolved(path), on_bad),))
+        return Success((JsonlImporter(resolved(path)),))
     where = resolved(path if path is not None else default_location(kind, environ))
     if kind == "hermes":
         found = database_files(where)

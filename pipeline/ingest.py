@@ -1,11 +1,16 @@
-"""The ingest format (one session per JSON line) as a source: its lines read, bad ones
-reported and skipped, and :class:`JsonlImporter` for the import machinery, which
-``harkback ingest`` and ``import jsonl`` both run
-(:func:`~harkback.pipeline.importing.ingest_file`)."""
+"""The ingest format (one session per JSON line) as a source: its lines read, what cannot be
+read whole named ``file:line`` and skipped, and :class:`JsonlImporter` for the import
+machinery, which ``harkback ingest`` and ``import jsonl`` both run
+(:func:`~harkback.pipeline.importing.ingest_file`).
+
+Sessions are stored in batches cut by count, bytes and time (see
+:mod:`~harkback.pipeline.batching`), each its own transaction, so a large file commits in
+steps and other writers get their turn between them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,27 +25,46 @@ from harkback.adapters.sources.importing import (
     file_fingerprint,
     no_units,
 )
+from harkback.pipeline.batching import Budget, batched
 from harkback.stages.errors import BadRecord, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
-from harkback.stages.ingest_format import parse_line
+from harkback.stages.ingest_format import read_line
 from harkback.stages.records import Conversation
-
-BATCH = 500
 
 T = TypeVar("T")
 
 
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
                        ) -> Iterable[tuple[int, Conversation]]:
-    """Parse numbered lines (1-based), passing bad ones to ``on_bad``; blank lines skip."""
+    """Parse numbered lines (1-based) with their sizes in bytes; blank lines skip.
+
+    What cannot be read is passed to ``on_bad``: a line that is no session; a message
+    dropped or a time ignored in a session kept (see
+    :func:`~harkback.stages.ingest_format.read_line`); a session id seen on an earlier
+    line (the last copy is kept, as the store keeps it).
+
+    >>> bad = []
+    >>> rows = list(read_conversations(['{"id": "a"}', '{"id": "a"}'], bad.append))
+    >>> len(rows), bad[0].message()
+    (2, "line 2: duplicate session id 'a' (also on line 1; the last copy is kept)")
+    """
+    seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        parsed = parse_line(line, number)
+        parsed = read_line(line, number)
         if isinstance(parsed, Failure):
             on_bad(parsed.failure())
-        else:
-            yield len(line.encode("utf-8", "surrogatepass")), parsed.unwrap()
+            continue
+        read = parsed.unwrap()
+        for dropped in read.dropped:
+            on_bad(dropped)
+        session_id = read.conversation.session.id
+        if session_id in seen:
+            on_bad(BadRecord(f"duplicate session id {session_id!r} (also on line "
+                             f"{seen[session_id]}; the last copy is kept)", number))
+        seen[session_id] = number
+        yield len(line.encode("utf-8", "surrogatepass")), read.conversation
 
 
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -64,12 +88,12 @@ class JsonlImporter:
     """An ingest-format file (one session per JSON line) as an import source.
 
     A file whose size and mtime did not change since its last import is skipped;
-    otherwise it is read whole (the store rewrites only what differs). Bad lines are
-    counted and passed to ``on_bad``.
+    otherwise it is read whole (the store rewrites only what differs). Bad lines, dropped
+    messages, ignored times and repeated session ids are counted and named (see
+    :func:`read_conversations`).
     """
 
     path: Path
-    on_bad: Callable[[BadRecord], None] = lambda _: None
 
     @property
     def key(self) -> SourceKey:
@@ -87,35 +111,52 @@ class JsonlImporter:
         old = state.marks_by_item().get(self.path.name)
         if not full and old is not None and old.fingerprint == fingerprint:
             return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))
-        return Success(ImportPlan(total=size, units=self._units(fingerprint)))
+        budget = Budget()
+        return Success(ImportPlan(total=size, units=self._units(fingerprint, budget),
+                                  took=budget.took))
 
-    def _units(self, fingerprint: str) -> Units:
+    def _units(self, fingerprint: str, budget: Budget) -> Units:
         tally = Tally()
         sessions = messages = 0
 
         def bad(error: BadRecord) -> None:
-            tally.add("bad line")
-            self.on_bad(error)
+            tally.at(str(self.path), error.line)
+            tally.skip(*_damage(error))
 
-        batch: list[Conversation] = []
-        work = 0
         try:
             with self.path.open(encoding="utf-8", errors="replace") as handle:
-                for size, conversation in read_conversations(handle, bad):
-                    batch.append(conversation)
-                    work += size
-                    sessions += 1
-                    messages += len(conversation.messages)
-                    if len(batch) >= BATCH:
-                        yield Success(ImportUnit(conversations=tuple(batch),
-                                                 left_out=tally.items(), work=work))
-                        batch, work, tally = [], 0, Tally()
+                sized = ((size, (size, c)) for size, c in read_conversations(handle, bad))
+                for batch in batched(sized, budget):
+                    yield Success(self._unit(batch, tally))
+                    sessions += len(batch)
+                    messages += sum(len(c.messages) for _, c in batch)
+                    tally = Tally()
         except OSError as error:
             yield Failure(StoreUnavailable(f"cannot read {self.path}: {error}"))
             return
+        # The file's mark is kept once all of it is stored.
         mark = Mark(item=self.path.name, fingerprint=fingerprint, sessions=sessions,
                     messages=messages)
-        yield Success(ImportUnit(conversations=tuple(batch), marks=(mark,),
-                                 left_out=tally.items(), work=work))
+        yield Success(ImportUnit(marks=(mark,), left_out=tally.items(),
+                                 skipped=tuple(tally.named), skips=tally.skips))
+
+    @staticmethod
+    def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally) -> ImportUnit:
+        return ImportUnit(conversations=tuple(c for _, c in batch), left_out=tally.items(),
+                          skipped=tuple(tally.named), skips=tally.skips,
+                          work=sum(size for size, _ in batch))
 
 
+def _damage(error: BadRecord) -> tuple[str, str]:
+    """What kind of damage a bad record of the ingest format is (to count it by), and what
+    is left of its reason to say.
+
+    >>> _damage(BadRecord("messages[2].role: expected ... (message dropped)", 4))
+    ('message dropped', 'messages[2].role: expected ...')
+    """
+    for kind in ("message dropped", "time ignored"):
+        if error.reason.endswith(f" ({kind})"):
+            return kind, error.reason.removesuffix(f" ({kind})")
+    if error.reason.startswith("duplicate session id"):
+        return "duplicate session id", error.reason.removeprefix("duplicate session id ")
+    return "bad line", error.reason

@@ -24,7 +24,7 @@ import attrs
 from returns.result import Failure, Result
 
 from harkback.adapters.sources.hermes import HermesImporter
-from harkback.adapters.sources.importing import Importer
+from harkback.adapters.sources.importing import Importer, Skip
 from harkback.pipeline.importing import (
     ImportOutcome,
     default_location,
@@ -91,6 +91,9 @@ class SourceReport:
     removed: int = 0
     seconds: float = 0.0
     left_out: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    """Damaged input named where it was (``skips`` pieces in all), as an import names it."""
+    skips: int = 0
     notes: tuple[str, ...] = ()
     error: str = ""
 
@@ -105,6 +108,8 @@ class SourceReport:
                 "sessions": {"found": self.found, "new": self.new, "updated": self.updated,
                              "removed": self.removed, "skipped": self.unchanged},
                 "seconds": round(self.seconds, 3), "left_out": dict(self.left_out),
+                "skipped_lines": [k.to_payload() for k in self.skipped],
+                "skipped_lines_total": self.skips,
                 "notes": list(self.notes), **({"error": self.error} if self.error else {})}
 
 
@@ -116,7 +121,8 @@ def _report(outcome: ImportOutcome, removed: int, seconds: float,
                         status="failed" if problem else "synced", new=d.sessions_added,
                         updated=d.sessions_updated, unchanged=d.sessions_unchanged,
                         removed=removed, seconds=seconds, left_out=outcome.left_out,
-                        notes=outcome.notes, error=problem.reason if problem else "")
+                        skipped=outcome.skipped, skips=outcome.skips, notes=outcome.notes,
+                        error=problem.reason if problem else "")
 
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,

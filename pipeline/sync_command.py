@@ -12,7 +12,14 @@ import sys
 from pathlib import Path
 
 from harkback.pipeline import wiring
-from harkback.pipeline.command_kit import EXIT_FAILED, EXIT_OK, CliError, db_of, open_store
+from harkback.pipeline.command_kit import (
+    EXIT_OK,
+    CliError,
+    db_of,
+    finished,
+    name_skips,
+    open_store,
+)
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
 from harkback.stages.ports import SessionStore
@@ -48,7 +55,8 @@ def _store_for(args: argparse.Namespace) -> SessionStore:
 
 
 async def run_sync(args: argparse.Namespace) -> int:
-    """``harkback sync``: import what changed in every source; remove what is gone."""
+    """``harkback sync``: import what changed in every source; remove what is gone. Damaged
+    input is named as an import names it, and makes the status 3 (done with skips)."""
     located = located_sources(args)
     if args.watch:
         try:
@@ -63,6 +71,8 @@ async def run_sync(args: argparse.Namespace) -> int:
             raise CliError("this store does not remember imports; sync into a file")
         reports = await sync(located, store, dry_run=args.dry_run,
                              progress=progress_wanted(args))
+        skips = sum(r.skips for r in reports)
+        name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         shown = payload(reports, dry_run=args.dry_run)
         if args.json:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
@@ -74,7 +84,7 @@ async def run_sync(args: argparse.Namespace) -> int:
             return EXIT_OK
     finally:
         store.close()
-    return EXIT_OK if shown["success"] else EXIT_FAILED
+    return finished(bool(shown["success"]), skips)
 
 
 def _one_line(shown: dict[str, object]) -> str:

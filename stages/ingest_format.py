@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
+from typing import Any, TypeVar
 
+import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import BadRecord
@@ -36,6 +38,11 @@ from harkback.stages.records import ROLES, Conversation, Message, Role, Session,
 from harkback.stages.when import iso_seconds
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+T = TypeVar("T")
+
+Notes = list[str] | None
+"""Where a lenient read notes what it dropped; None reads strictly (the first problem fails)."""
 
 
 class _Invalid(Exception):
@@ -144,7 +151,18 @@ def _tool_call(value: object, where: str) -> ToolCall:
                     arguments=_arguments(function.get("arguments"), fwhere + "arguments"))
 
 
-def _message(value: object, session_id: str, position: int) -> Message:
+def _or_noted(notes: Notes, read: Callable[[], T], default: T, outcome: str) -> T:
+    """``read()``; when it finds a problem and ``notes`` is a list, note it and use ``default``."""
+    if notes is None:
+        return read()
+    try:
+        return read()
+    except _Invalid as error:
+        notes.append(f"{error} ({outcome})")
+        return default
+
+
+def _message(value: object, session_id: str, position: int, notes: Notes = None) -> Message:
     where = f"messages[{position}]"
     if not isinstance(value, dict):
         raise _Invalid(where, f"expected an object, got {_kind(value)}")
@@ -163,11 +181,12 @@ def _message(value: object, session_id: str, position: int) -> Message:
         tool_name=_optional_str(value, "tool_name", where + "."),
         tool_call_id=_optional_str(value, "tool_call_id", where + "."),
         tool_calls=tuple(_tool_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
-        timestamp=_time(value, "timestamp", where + "."),
+        timestamp=_or_noted(notes, lambda: _time(value, "timestamp", where + "."), None,
+                            "time ignored"),
     )
 
 
-def _conversation(obj: object) -> Conversation:
+def _conversation(obj: object, notes: Notes = None) -> Conversation:
     if not isinstance(obj, dict):
         raise _Invalid("session", f"expected a JSON object, got {_kind(obj)}")
     session_id = obj.get("id")
@@ -187,13 +206,19 @@ def _conversation(obj: object) -> Conversation:
         source=_optional_str(obj, "source", ""),
         model=_optional_str(obj, "model", ""),
         title=_optional_str(obj, "title", ""),
-        started_at=_time(obj, "started_at", ""),
-        ended_at=_time(obj, "ended_at", ""),
+        started_at=_or_noted(notes, lambda: _time(obj, "started_at", ""), None, "time ignored"),
+        ended_at=_or_noted(notes, lambda: _time(obj, "ended_at", ""), None, "time ignored"),
         parent_session_id=parent,
         end_reason=_optional_str(obj, "end_reason", ""),
         project=_optional_str(obj, "project", ""),
     )
-    return Conversation(session, tuple(_message(m, session_id, i) for i, m in enumerate(messages)))
+    kept: list[Message] = []
+    for index, value in enumerate(messages):
+        message = _or_noted(notes, partial(_message, value, session_id, index, notes), None,
+                            "message dropped")
+        if message is not None:
+            kept.append(message)
+    return Conversation(session, tuple(kept))
 
 
 def conversation_from_json(obj: object) -> Result[Conversation, BadRecord]:
@@ -223,16 +248,53 @@ def parse_line(line: str, line_number: int) -> Result[Conversation, BadRecord]:
     >>> parse_line('{"id": "s", "ended_at": "yesterday"}', 4).failure().message()
     "line 4: ended_at: not an ISO 8601 time: 'yesterday'"
     """
+    return _decode(line, line_number).bind(conversation_from_json).alt(
+        lambda bad: BadRecord(bad.reason, line_number))
+
+
+@attrs.frozen
+class ReadLine:
+    """A line read leniently: its conversation, and what was dropped or ignored in it."""
+
+    conversation: Conversation
+    dropped: tuple[BadRecord, ...] = ()
+
+
+def read_line(line: str, line_number: int) -> Result[ReadLine, BadRecord]:
+    """Read one line of an ingest file as :func:`parse_line` does, but a bad message is
+    dropped and a bad time ignored, each noted, instead of failing the whole session.
+
+    Positions stay those of the line's list, so a dropped message leaves a gap.
+
+    >>> read = read_line('{"id": "s", "messages": [{"role": "bot"}, {"role": "user",'
+    ...                  ' "timestamp": 12e99}]}', 5).unwrap()
+    >>> [(m.position, m.timestamp) for m in read.conversation.messages]
+    [(1, None)]
+    >>> [bad.message() for bad in read.dropped]  # doctest: +NORMALIZE_WHITESPACE
+    ["line 5: messages[0].role: expected one of user, assistant, tool, system, got 'bot'
+      (message dropped)", 'line 5: messages[1].timestamp: epoch seconds must be finite and
+      between the years 1 and 9999 (milliseconds? divide by 1000), got 1.2e+100 (time ignored)']
+    """
+    decoded = _decode(line, line_number)
+    if isinstance(decoded, Failure):
+        return decoded
+    notes: list[str] = []
+    try:
+        conversation = _conversation(decoded.unwrap(), notes)
+    except _Invalid as error:
+        return Failure(BadRecord(str(error), line_number))
+    return Success(ReadLine(conversation, tuple(BadRecord(note, line_number) for note in notes)))
+
+
+def _decode(line: str, line_number: int) -> Result[Any, BadRecord]:
     if not line.strip():
         return Failure(BadRecord("empty line", line_number))
     try:
-        decoded = json.loads(line, parse_constant=_reject_constant)
+        return Success(json.loads(line, parse_constant=_reject_constant))
     except ValueError as error:  # JSONDecodeError, NaN/Infinity, over-long integers
         return Failure(BadRecord(f"invalid JSON: {error}", line_number))
     except RecursionError:
         return Failure(BadRecord("invalid JSON: nested too deeply", line_number))
-    return conversation_from_json(decoded).alt(
-        lambda bad: BadRecord(bad.reason, line_number))
 
 
 def parse_lines(lines: Iterable[str], *, first_line: int = 1

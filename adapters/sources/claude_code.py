@@ -42,9 +42,10 @@ from pathlib import PurePath
 
 import attrs
 
-from harkback.adapters.sources import transcripts
+from harkback.adapters.sources import transcript_lines, transcripts
 from harkback.adapters.sources.importing import Tally
-from harkback.adapters.sources.transcripts import Line, ParsedFile, Transcript, text_of
+from harkback.adapters.sources.transcript_lines import Line
+from harkback.adapters.sources.transcripts import ParsedFile, Transcript, text_of
 from harkback.stages.records import ToolCall
 
 SOURCE = "claude-code"
@@ -116,7 +117,7 @@ class _Session(Transcript):
             return
         message = line.get("message")
         if not isinstance(message, dict):
-            tally.add("assistant line without a message")
+            tally.skip("assistant line without a message")
             return
         model = text_of(message.get("model"))
         if model and model != SYNTHETIC_MODEL:
@@ -168,7 +169,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             sessions[sid] = _Session(sid, owner)
         return sessions[sid]
 
-    for line in lines:
+    for line in transcript_lines.located(lines, tally):
         kind = line.get("type")
         if kind == "user":
             target(line).user(line, tally)

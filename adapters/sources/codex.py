@@ -41,9 +41,10 @@ from pathlib import PurePath
 
 import attrs
 
-from harkback.adapters.sources import transcripts
-from harkback.adapters.sources.importing import Tally, iso_epoch
-from harkback.adapters.sources.transcripts import Line, ParsedFile, Transcript, text_of
+from harkback.adapters.sources import transcript_lines, transcripts
+from harkback.adapters.sources.importing import Tally
+from harkback.adapters.sources.transcript_lines import Line
+from harkback.adapters.sources.transcripts import ParsedFile, Transcript, text_of
 from harkback.stages.records import Conversation
 
 SOURCE = "codex"
@@ -129,7 +130,7 @@ class _Rollout(Transcript):
         if "payload" not in line:
             self.legacy(line, when)
         elif not isinstance(payload, dict):
-            self.tally.add("unreadable line")
+            self.tally.skip("unreadable line", "its payload is not an object")
         elif kind == "session_meta":
             self.meta = self.meta or dict(payload)
         elif kind == "response_item":
@@ -214,7 +215,7 @@ class _Rollout(Transcript):
         self.branch = text_of(git.get("branch")) if isinstance(git, dict) else ""
         self.cwd = text_of(self.meta.get("cwd"))
         self.parent = parent if parent != self.id else None
-        started = iso_epoch(self.meta.get("timestamp"), self.tally)
+        started = transcript_lines.plausible_time(self.meta.get("timestamp"), self.tally)
         return self.conversation(source=SOURCE, started=started)
 
 
@@ -222,7 +223,7 @@ def parse_rollout_lines(fallback_id: str, lines: Iterable[Line], tally: Tally | 
                         ) -> ParsedFile:
     """Read a rollout's lines; ``fallback_id`` names the session when no meta line does."""
     rollout = _Rollout(fallback_id, tally=tally if tally is not None else Tally())
-    for line in lines:
+    for line in transcript_lines.located(lines, rollout.tally):
         rollout.line(line)
     conversation = rollout.finish()
     return ParsedFile(conversations=(conversation,) if conversation else (),

@@ -290,10 +290,10 @@ def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     tally = Tally()
-    messages = 0
+    messages = size = 0
     index = start
     while (index < len(todo) and len(marks) < importing.UNIT_ITEMS
-           and messages < importing.UNIT_MESSAGES):
+           and messages < importing.UNIT_MESSAGES and size < importing.UNIT_BYTES):
         session, mark, session_left_out = todo[index]
         conversation, left_out = db.read(
             partial(_conversation, columns=db.message_columns, session=session))
@@ -303,6 +303,8 @@ def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
         marks.append(Mark(item=session.id, fingerprint=mark, sessions=1,
                           messages=len(conversation.messages), session_ids=(session.id,)))
         messages += len(conversation.messages)
+        size += sum(len(m.content) + sum(len(c.arguments) for c in m.tool_calls)
+                    for m in conversation.messages)  # characters: near enough to bytes
         index += 1
     return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
                       left_out=tally.items(), work=len(marks)), index

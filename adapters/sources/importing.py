@@ -7,13 +7,17 @@ transcripts) and turns what changed since the last import into
 lazily; the caller stores each unit's conversations and then keeps its marks in the
 :mod:`import ledger <harkback.adapters.stores.import_ledger>`. Whatever an importer leaves
 out (rewound rows, unknown line types, unreadable lines ...) is counted with a
-reason, never fatal. What folders of JSON-lines transcripts share besides is in
-:mod:`~harkback.adapters.sources.transcripts`.
+reason, never fatal; damaged input (an unreadable line, a time that cannot be right) is
+also named where it was, file and line (:meth:`Tally.skip`). What folders of JSON-lines
+transcripts share besides is in :mod:`~harkback.adapters.sources.transcripts`.
 
 >>> tally = Tally()
 >>> tally.add("unknown line type 'x'"); tally.add("unknown line type 'x'")
 >>> tally.items()
 (("unknown line type 'x'", 2),)
+>>> tally.at("a.jsonl", 7); tally.skip("unreadable line", "invalid JSON")
+>>> [skip.describe() for skip in tally.named]
+['a.jsonl:7: unreadable line: invalid JSON']
 >>> iso_epoch("2026-03-03T14:15:00.000Z")
 1772547300.0
 """
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -43,24 +47,76 @@ UNIT_MESSAGES = 2_000
 """An import unit (one store transaction) holds about this many messages at most."""
 
 UNIT_ITEMS = 100
-"""... and at most this many files or sessions."""
+"""... and at most this many files or sessions ..."""
+
+UNIT_BYTES = 8 * 1024 * 1024
+"""... and at most about this many bytes of input: one transaction never holds the write
+lock for long, whatever the size of the files."""
+
+
+MAX_NAMED = 1_000
+"""Damaged pieces of input named one by one (per tally, and per import); more are counted."""
+
+
+@attrs.frozen
+class Skip:
+    """One piece of damaged input left out or ignored: where it was (file, line) and why."""
+
+    file: str
+    line: int | None
+    reason: str
+
+    def describe(self) -> str:
+        """``file:line: reason`` (``file: reason`` when no line is known)."""
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.reason}"
+
+    def to_payload(self) -> dict[str, object]:
+        """The JSON form (``skipped_lines`` of an import's or a sync's report).
+
+        >>> Skip("a.jsonl", 7, "bad line").to_payload()
+        {'file': 'a.jsonl', 'line': 7, 'reason': 'bad line'}
+        """
+        return {"file": self.file, "line": self.line, "reason": self.reason}
 
 
 @attrs.define
 class Tally:
-    """Counts of things left out of an import, by reason (in first-seen order)."""
+    """Counts of things left out of an import, by reason (in first-seen order), and the
+    damaged input among them named where it was (see :meth:`skip`)."""
 
     counts: dict[str, int] = attrs.field(factory=dict)
+    named: list[Skip] = attrs.field(factory=list)
+    skips: int = 0
+    file: str = ""
+    line: int | None = None
 
     def add(self, reason: str, count: int = 1) -> None:
         """Count ``count`` more of ``reason``."""
         if count:
             self.counts[reason] = self.counts.get(reason, 0) + count
 
+    def at(self, file: str, line: int | None = None) -> None:
+        """Say where reading is now: what is skipped next is named there."""
+        self.file, self.line = file, line
+
+    def skip(self, kind: str, detail: str = "") -> None:
+        """Count damaged input of ``kind`` and name it where reading is (see :meth:`at`)."""
+        self.add(kind)
+        self.skips += 1
+        if len(self.named) < MAX_NAMED:
+            self.named.append(Skip(self.file, self.line, f"{kind}: {detail}" if detail
+                                   else kind))
+
     def merge(self, pairs: Iterable[tuple[str, int]]) -> None:
         """Add every ``(reason, count)`` of ``pairs``."""
         for reason, count in pairs:
             self.add(reason, count)
+
+    def merge_skips(self, named: Iterable[Skip], skips: int) -> None:
+        """Take ``skips`` damaged pieces of another tally, ``named`` of them by name."""
+        self.skips += skips
+        self.named.extend(list(named)[:max(0, MAX_NAMED - len(self.named))])
 
     def items(self) -> tuple[tuple[str, int], ...]:
         """The counts as ``(reason, count)`` pairs."""
@@ -71,13 +127,16 @@ class Tally:
 class ImportUnit:
     """A piece of an import: conversations to store, then the marks to keep once stored.
 
-    ``left_out`` counts what was not imported, by reason; ``work`` is this unit's share
-    of :attr:`ImportPlan.total` (for a progress bar).
+    ``left_out`` counts what was not imported, by reason; ``skipped`` names the damaged
+    input among it (``skips`` of them, more than named when there were many); ``work``
+    is this unit's share of :attr:`ImportPlan.total` (for a progress bar).
     """
 
     conversations: tuple[Conversation, ...] = ()
     marks: tuple[Mark, ...] = ()
     left_out: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    skips: int = 0
     work: int = 0
 
 
@@ -99,6 +158,8 @@ class ImportPlan:
     import; ``notes`` are things a person should know (read one by one, not counted).
     ``gone`` names the marked items no longer at the source (or no longer to be
     imported), whose sessions a sync removes. A failing unit ends the iteration.
+    ``took`` hears how many seconds each unit's write held the store (an importer may
+    size its next units by it).
     """
 
     total: int
@@ -107,6 +168,7 @@ class ImportPlan:
     cursor: str | None = None
     notes: tuple[str, ...] = ()
     gone: tuple[str, ...] = ()
+    took: Callable[[float], None] = lambda _seconds: None
 
 
 class Importer(Protocol):

@@ -4,7 +4,8 @@ Claude Code and Codex (and any format like them) write one JSON-lines file per
 session under a folder. What they share is here: :class:`TranscriptImporter` finds
 the files, re-reads only those whose size or mtime changed since the last import
 (each file is an item of the import ledger, keyed by its path under the folder) and
-reads their lines, counting an unreadable one instead of failing; :class:`Transcript`
+reads their lines (:mod:`~harkback.adapters.sources.transcript_lines`), naming an unreadable
+one instead of failing; :class:`Transcript`
 gathers one session's turns as a format reads them and makes the conversation, with
 its project line and the parent a sub-agent is linked to. A :class:`TranscriptFormat`
 supplies only what differs: where its files live and how its lines become messages,
@@ -18,10 +19,9 @@ session metadata and links.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path, PurePath
 
@@ -29,16 +29,23 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources import importing
-from harkback.adapters.sources.importing import ImportPlan, ImportUnit, Tally, Units, iso_epoch
+from harkback.adapters.sources.importing import (
+    ImportPlan,
+    ImportUnit,
+    Skip,
+    Tally,
+    Units,
+)
+from harkback.adapters.sources.transcript_lines import (
+    LINE_NUMBER,
+    TORN,
+    Line,
+    json_lines,
+    plausible_time,
+)
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
-
-Line = Mapping[str, object]
-"""One JSON object of a transcript file."""
-
-TORN = "incomplete last line (read again next time)"
-"""What a last line still being written is counted as; its file is not marked as read."""
 
 
 def text_of(value: object) -> str:
@@ -78,8 +85,9 @@ class Transcript:
     model: str = ""
 
     def time(self, value: object, tally: Tally) -> float | None:
-        """The epoch of a line's time (see :func:`iso_epoch`), kept for the session's span."""
-        when = iso_epoch(value, tally)
+        """The epoch of a line's time (see :func:`plausible_time`), kept for the session's
+        span."""
+        when = plausible_time(value, tally)
         if when is not None:
             self.times.append(when)
         return when
@@ -163,10 +171,13 @@ def with_project(messages: Sequence[Message], note: str) -> tuple[Message, ...]:
 
 @attrs.frozen(kw_only=True)
 class ParsedFile:
-    """The conversations read from one transcript file, and what was left out of it."""
+    """The conversations read from one transcript file, and what was left out of it
+    (``skipped``: the damaged lines, named; ``skips`` of them in all)."""
 
     conversations: tuple[Conversation, ...] = ()
     left_out: tuple[tuple[str, int], ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    skips: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -190,30 +201,9 @@ class TranscriptFormat:
 def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
     """Read one transcript file of format ``form`` found under ``root``."""
     tally = Tally()
-    return form.read(path.relative_to(root), (line for _, line in json_lines(path, tally)),
-                     tally)
-
-
-def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
-    """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
-
-    Blank lines are skipped; a line that is not a JSON object is counted as
-    ``unreadable line``, or as :data:`TORN` when it is the last and lacks its newline
-    (an agent is still writing it).
-    """
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except (ValueError, RecursionError):
-                tally.add(TORN if not line.endswith("\n") else "unreadable line")
-                continue
-            if isinstance(value, dict):
-                yield number, value
-            else:
-                tally.add("unreadable line")
+    numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
+    parsed = form.read(path.relative_to(root), numbered, tally)
+    return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
 
 
 # --- the folder ---------------------------------------------------------------------------
@@ -344,11 +334,13 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[
         try:
             parsed = parse(path)
         except OSError as error:
-            tally.add(f"unreadable file ({error.strerror or error})")
+            tally.at(str(path))
+            tally.skip("unreadable file", str(error.strerror or error))
             work += size
             continue
         conversations.extend(parsed.conversations)
         tally.merge(parsed.left_out)
+        tally.merge_skips(parsed.skipped, parsed.skips)
         torn = any(reason == TORN for reason, _ in parsed.left_out)
         marks.append(Mark(item=item, fingerprint=f"incomplete:{fingerprint}" if torn
                           else fingerprint, sessions=len(parsed.conversations),
@@ -356,10 +348,15 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[
                           session_ids=tuple(c.session.id for c in parsed.conversations)))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
-                or len(marks) >= importing.UNIT_ITEMS):
-            yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
-                                     left_out=tally.items(), work=work))
+                or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
+            yield Success(_unit(conversations, marks, tally, work))
             conversations, marks, tally, work = [], [], Tally(), 0
     if marks or tally.counts or work:
-        yield Success(ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
-                                 left_out=tally.items(), work=work))
+        yield Success(_unit(conversations, marks, tally, work))
+
+
+def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
+          work: int) -> ImportUnit:
+    return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
+                      left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
+                      work=work)

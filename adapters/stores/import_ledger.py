@@ -209,7 +209,7 @@ class SqliteImportLedger:
         if self.store.readonly:
             return FutureResult.from_failure(StoreUnavailable(
                 f"the store at {self.store.path} was opened read-only; it cannot import"))
-        return self.store.run(work)
+        return self.store.run(work, write=True)
 
 
 @attrs.define

@@ -42,6 +42,7 @@ from harkback.adapters.stores import sqlite_search, sqlite_stats, sqlite_titles,
 from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt, reopened
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sql.statement import Row, Statement
@@ -51,6 +52,7 @@ from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_writes import write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
+from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
@@ -66,10 +68,15 @@ class SqliteStore(Closing):
     """
 
     def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
-                 connection: sqlite3.Connection, schema: Migrated | None = None) -> None:
+                 connection: sqlite3.Connection, patience: Patience,
+                 watch: ReadWatch | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+                 schema: Migrated | None = None) -> None:
         """Wrap an open connection; use :meth:`open` instead."""
         self.path = path
         self.readonly = readonly
+        self.patience = patience
+        self._watch = watch or ReadWatch.of(path, immutable=False)
+        self._busy_timeout = busy_timeout
         self._executor = executor
         self._connection = connection
         self._closed = False
@@ -83,7 +90,8 @@ class SqliteStore(Closing):
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
-             busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = False
+             busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = False,
+             write_patience: float | None = None
              ) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
@@ -93,6 +101,10 @@ class SqliteStore(Closing):
         is missing or not harkback's. A file newer than this harkback fails either way.
         An empty file is adopted only when its name ends in .db, .sqlite or .sqlite3, or
         ``create`` is given; a file that is not harkback's is refused, unwritten.
+        A statement waits ``busy_timeout`` seconds for another connection's lock; a write
+        that still finds the file locked tries again (see
+        :mod:`~harkback.adapters.stores.write_turns`) for ``write_patience`` seconds in all
+        (default: 12 busy timeouts, a minute).
         """
         location = Path(path).expanduser()
         if readonly and not location.is_file():
@@ -105,20 +117,26 @@ class SqliteStore(Closing):
                 return Failure(StoreUnavailable(
                     f"cannot create the folder {location.parent}: {error.strerror}"))
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
+        watch = ReadWatch.opening(location, readonly=readonly)
         opened = executor.submit(connect, location, readonly, busy_timeout,
                                  create=create).result()
         if isinstance(opened, Failure):
             executor.shutdown()
             return Failure(opened.failure())
+        patience = Patience(total_s=write_patience if write_patience is not None
+                            else TURNS * busy_timeout)
         return Success(cls(path=location, readonly=readonly, executor=executor,
-                           connection=opened.unwrap().connection, schema=opened.unwrap().schema))
+                           connection=opened.unwrap().connection, patience=patience,
+                           watch=watch, busy_timeout=busy_timeout,
+                           schema=opened.unwrap().schema))
 
     def close(self) -> None:
         """Finish queued work and close the connection; closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
-        closing = self._executor.submit(self._connection.close)
+        # Read on the thread: a queued reopen may still replace the connection.
+        closing = self._executor.submit(lambda: self._connection.close())
         self._executor.shutdown(wait=True)
         self._matrices.clear()
         # The connection is gone either way; a failure to close leaves nothing to undo.
@@ -134,23 +152,50 @@ class SqliteStore(Closing):
             return Failure(StoreUnavailable(f"the store at {self.path} is closed"))
         loop = asyncio.get_running_loop()
         try:
-            return Success(await loop.run_in_executor(self._executor, work, self._connection))
+            return Success(await loop.run_in_executor(self._executor, self._watched, work))
         except sqlite3.Error as error:
             return Failure(unavailable(self.path, error))
+
+    def _watched(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        # On the connection's thread. See read_watch: an immutable connection is opened
+        # again once a writer moved the file, and a corruption error then is tried again.
+        if self._watch.moved():
+            self._reopen()
+        try:
+            return work(self._connection)
+        except sqlite3.DatabaseError as error:
+            if not (self._watch.immutable and is_corrupt(error)):
+                raise
+            self._reopen()
+            return work(self._connection)
+
+    def _reopen(self) -> None:
+        connection, watch = reopened(self.path, self._busy_timeout)
+        with contextlib.suppress(sqlite3.Error):
+            self._connection.close()
+        self._connection, self._watch = connection, watch
+        self._matrices.clear()
 
     def _run_checked(self, work: Callable[[sqlite3.Connection], Result[T, StoreUnavailable]]
                      ) -> FutureResult[T, StoreUnavailable]:
         return self._run(work).bind_result(_same)
 
-    def run(self, work: Callable[[sqlite3.Connection], T]) -> FutureResult[T, StoreUnavailable]:
+    def run(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False
+            ) -> FutureResult[T, StoreUnavailable]:
         """Run ``work`` on the store's connection thread (for adapters sharing the file).
 
         A ``sqlite3.Error`` raised by ``work`` comes back as :class:`StoreUnavailable`.
+        A ``write`` (one whole transaction that rolls itself back on failure) is tried
+        again while another connection holds the lock, as the store's own writes are.
         """
         def counted(connection: sqlite3.Connection) -> T:
             self._writes += 1  # it may write: forget what unembedded() knew
             return work(connection)
-        return self._run(counted)
+        return self._run(self._patiently(counted) if write else counted)
+
+    def _patiently(self, work: Callable[[sqlite3.Connection], T]
+                   ) -> Callable[[sqlite3.Connection], T]:
+        return patiently(work, self.patience)
 
     def search(self, query: ports.MatchQuery
                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
@@ -205,7 +250,7 @@ class SqliteStore(Closing):
         def work(connection: sqlite3.Connection) -> ports.IngestReport:
             self._writes += 1
             return write(connection, batch)
-        return self._run(work)
+        return self._run(self._patiently(work))
 
     def merge_index(self) -> FutureResult[None, StoreUnavailable]:
         """Merge the full-text index into one segment (one statement, one transaction).
@@ -222,7 +267,7 @@ class SqliteStore(Closing):
 
         def work(connection: sqlite3.Connection) -> None:
             connection.execute(fulltext.MERGE_INDEX)  # one statement: its own transaction
-        return self._run(work)
+        return self._run(self._patiently(work))
 
     # --- capabilities (the SessionStore port) ----------------------------------------------
 
@@ -249,7 +294,7 @@ class SqliteStore(Closing):
             return FutureResult.from_failure(StoreUnavailable(
                 f"the store at {self.path} was opened read-only; it cannot remove sessions"))
         wanted = tuple(dict.fromkeys(ids))
-        return self.run(lambda connection: remove(connection, wanted))
+        return self.run(lambda connection: remove(connection, wanted), write=True)
 
     def text_rewriter(self) -> Self:
         """This store: its texts are rewritten in place (:meth:`rewrite_texts`)."""
@@ -305,8 +350,8 @@ class SqliteStore(Closing):
             return FutureResult.from_failure(StoreUnavailable(problem))
         latest = {(key.session_id, key.position): unit_vector(vector)
                   for key, vector in pairs}
-        return self._run_checked(
-            lambda connection: sqlite_vectors.keep(connection, model, latest))
+        return self._run_checked(self._patiently(
+            lambda connection: sqlite_vectors.keep(connection, model, latest)))
 
     def nearest(self, query: ports.NearestQuery
                 ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,10 @@ from harkback.stages.errors import StoreUnavailable
 
 DEFAULT_BUSY_TIMEOUT = 5.0
 """Seconds a statement waits for another connection's lock before giving up."""
+
+MAX_PAGES_ENV = "HARKBACK_TEST_MAX_PAGE_COUNT"
+"""A test hook: when set, a writable connection may grow the file to this many pages only,
+as a full disk would stop it (the fault suite uses it where it cannot mount a small disk)."""
 
 CACHE_KIB = 64 * 1024
 """The most page cache a connection may use, in KiB (allocated only as pages are read)."""
@@ -133,6 +138,8 @@ def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool) -> Migr
         connection.execute("PRAGMA query_only = ON")
         return found
     found = bring_forward(connection, str(path))
+    if pages := os.environ.get(MAX_PAGES_ENV, "").strip():
+        connection.execute(f"PRAGMA max_page_count = {int(pages)}")
     connection.execute("PRAGMA synchronous = NORMAL")
     if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         connection.execute("PRAGMA journal_mode = WAL")

@@ -23,6 +23,13 @@ VISIBLE, HIDDEN, ARCHIVED, CONTINUED = "h_visible", "h_hidden", "h_archived", "h
 CLAUDE_SESSION = "7f3c2a10-5b1e-4c0a-9d8e-1a2b3c4d5e6f"
 CLAUDE_FILE = f"-home-mei-code-youer-server/{CLAUDE_SESSION}.jsonl"
 ENV_HOMES = ("HERMES_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
+DONE_WITH_SKIPS = 3
+"""The status of a sync that reads the fixtures' transcripts: a Claude Code and a Codex line
+in them are damaged (cut short), so each is named and skipped."""
+DAMAGED = {"claude-code": (f".claude/projects/{CLAUDE_FILE}", 16),
+           "codex": (".codex/sessions/2026/03/03/rollout-2026-03-03T09-30-00-"
+                     "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl", 15)}
+"""Where those damaged lines are: the file under the home folder, and the line."""
 
 
 def make_home(home: Path) -> Path:

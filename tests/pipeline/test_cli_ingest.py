@@ -22,17 +22,23 @@ def test_ingest_json_reports_the_counts(tmp_path: Path) -> None:
     assert payload["messages"] == {"added": 5, "updated": 0, "removed": 0}
 
 
-def test_ingest_json_with_a_bad_line_is_a_failure_that_keeps_the_rest(tmp_path: Path) -> None:
-    """A bad line: success false, the line counted, the good sessions stored, exit 1."""
+def test_ingest_json_with_a_bad_line_is_done_with_skips_and_keeps_the_rest(
+        tmp_path: Path) -> None:
+    """A bad line: the import's path names it (file:line, stderr and JSON), the good sessions
+    are stored, and the status is 3 (done, but damaged input was skipped)."""
     source = tmp_path / "sessions.jsonl"
     _write_sessions(source, extra_lines=('{"id": "broken", "messages": [',))
     done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
-    assert done.returncode == 1
+    assert done.returncode == 3, done.stderr
     payload = json.loads(done.stdout)
-    assert payload["success"] is False
+    assert payload["success"] is True
     assert payload["skipped"] == {"bad line": 1}
+    [named] = payload["skipped_lines"]
+    assert (named["file"], named["line"]) == (str(source.resolve()), 2)
+    assert named["reason"].startswith("bad line: invalid JSON")
+    assert payload["skipped_lines_total"] == 1
     assert payload["sessions"]["added"] == 3
-    assert "line 2" in done.stderr
+    assert f"{source.resolve()}:2: bad line: invalid JSON" in done.stderr
 
 
 def test_ingest_json_of_an_unreadable_file(tmp_path: Path) -> None:

@@ -64,7 +64,8 @@ def test_second_import_reports_everything_skipped_as_unchanged(tmp_path: Path) -
 
 
 def test_import_claude_code_and_codex_default_folders(tmp_path: Path) -> None:
-    """CLAUDE_CONFIG_DIR and CODEX_HOME lead to the default folders."""
+    """CLAUDE_CONFIG_DIR and CODEX_HOME lead to the default folders; the fixture's torn
+    line is named file:line and makes the exit status 3 (done with skips)."""
     claude = tmp_path / "claude"
     codex = tmp_path / "codex"
     shutil.copytree(FIXTURES / "claude-code" / "projects", claude / "projects")
@@ -73,23 +74,30 @@ def test_import_claude_code_and_codex_default_folders(tmp_path: Path) -> None:
     env = {"CLAUDE_CONFIG_DIR": str(claude), "CODEX_HOME": str(codex)}
     first = harkback("import", "claude-code", "--db", db, env=env)
     second = harkback("import", "codex", "--db", db, "--json", env=env)
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 3, first.stderr
+    torn = claude / "projects" / "-home-mei-code-youer-server" / (
+        "7f3c2a10-5b1e-4c0a-9d8e-1a2b3c4d5e6f.jsonl")
+    assert first.stderr == f"harkback: {torn}:16: unreadable line: not JSON (skipped)\n"
+    assert second.returncode == 3, second.stderr
     assert "sessions: 6 added" in first.stdout
     assert "skipped: " in first.stdout and "unknown line type 'mystery-event'" in first.stdout
     payload = json.loads(second.stdout)
     assert payload["success"] is True
     assert payload["sources"][0]["sessions"] == {"added": 4, "updated": 0, "skipped": 0}
     assert payload["sources"][0]["skipped"]["internal Codex session"] == 1
+    [torn_codex] = payload["sources"][0]["skipped_lines"]
+    assert (torn_codex["line"], torn_codex["reason"]) == (15, "unreadable line: not JSON")
+    assert torn_codex["file"].endswith("0c1d2e3f4a5b.jsonl")
 
 
 def test_import_jsonl_reports_bad_lines_and_fails(tmp_path: Path) -> None:
-    """The ingest format imports too; a bad line is named on stderr and the exit status is 1."""
+    """The ingest format imports too; a bad line is named on stderr and the exit status is 3."""
     source = tmp_path / "s.jsonl"
     source.write_text('{"id": "j1", "messages": [{"role": "user", "content": "heron"}]}\n'
                       "not json\n", encoding="utf-8")
     done = harkback("import", "jsonl", str(source), "--db", str(tmp_path / "h.db"))
-    assert done.returncode == 1
-    assert "line 2: invalid JSON" in done.stderr
+    assert done.returncode == 3
+    assert f"{source}:2: bad line: invalid JSON" in done.stderr
     assert "sessions: 1 added" in done.stdout and "1 bad line" in done.stdout
 
 

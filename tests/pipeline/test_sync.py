@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import pytest
 
 from harkback.adapters.sources.importing import file_fingerprint
-from harkback.adapters.sources.transcripts import TORN
+from harkback.adapters.sources.transcript_lines import TORN
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.cli import main
 from harkback.pipeline.sync import locate
@@ -25,6 +25,8 @@ from tests.pipeline.sync_home import (
     ARCHIVED,
     CLAUDE_FILE,
     CLAUDE_SESSION,
+    DAMAGED,
+    DONE_WITH_SKIPS,
     ENV_HOMES,
     VISIBLE,
     claude_line,
@@ -63,13 +65,38 @@ def test_every_source_at_its_default_location_is_imported(
     db = tmp_path / "h.db"
     status, payload = sync(capsys, db)
     assert (status, payload["found"], payload["not_found"]) == (
-        0, ["hermes", "claude-code", "codex"], [])
+        DONE_WITH_SKIPS, ["hermes", "claude-code", "codex"], [])
     assert counts(payload, "hermes")["new"] == 1
     assert counts(payload, "claude-code")["new"] > 0 and counts(payload, "codex")["new"] > 0
     assert found_ids(db, "pelican") == [VISIBLE]
     assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
     assert found_ids(db, "location block Access-Control-Allow-Origin")[0] == (
         "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b")
+
+
+def test_damaged_lines_are_named_as_an_import_names_them(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each damaged transcript line is named file:line on stderr and in ``skipped_lines``,
+    and the status is 3; once the files are repaired, a sync exits 0 with none named."""
+    db = tmp_path / "h.db"
+    status = main(["sync", "--db", str(db), "--json"])
+    printed = capsys.readouterr()
+    payload = json.loads(printed.out)
+    assert (status, payload["success"]) == (DONE_WITH_SKIPS, True)
+    for kind, (file, line) in DAMAGED.items():
+        (report,) = [s for s in payload["sources"] if s["kind"] == kind]
+        assert report["skipped_lines"] == [{"file": str(home / file), "line": line,
+                                            "reason": "unreadable line: not JSON"}]
+        assert report["skipped_lines_total"] == 1
+    assert printed.err.splitlines() == [
+        f"harkback: {home / file}:{line}: unreadable line: not JSON (skipped)"
+        for file, line in DAMAGED.values()]
+    for file, line in DAMAGED.values():
+        kept = (home / file).read_text(encoding="utf-8").splitlines(keepends=True)
+        (home / file).write_text("".join(kept[:line - 1] + kept[line:]), encoding="utf-8")
+    status, payload = sync(capsys, db)
+    assert status == 0
+    assert [s["skipped_lines"] for s in payload["sources"]] == [[], [], []]
 
 
 def test_the_agents_own_variables_move_their_defaults(tmp_path: Path) -> None:
@@ -89,7 +116,7 @@ def test_a_flag_overrides_a_location_and_naming_nothing_fails(
     moved = home / "elsewhere"
     (home / ".claude" / "projects").rename(moved)
     status, payload = sync(capsys, tmp_path / "h.db", "--claude-code", str(moved))
-    assert status == 0 and counts(payload, "claude-code")["new"] > 0
+    assert status == DONE_WITH_SKIPS and counts(payload, "claude-code")["new"] > 0
     status, payload = sync(capsys, tmp_path / "h.db", "--codex", str(home / "nope"))
     (codex,) = [s for s in payload["sources"] if s["kind"] == "codex"]
     assert (status, codex["status"]) == (1, "failed")
@@ -221,7 +248,7 @@ def test_missing_sources_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     for folder in (".hermes", ".claude"):
         os.rename(home / folder, tmp_path / folder)
     db = tmp_path / "h.db"
-    assert main(["sync", "--db", str(db)]) == 0
+    assert main(["sync", "--db", str(db)]) == DONE_WITH_SKIPS
     out = capsys.readouterr().out
     assert "found: codex; not found: hermes, claude-code" in out
     assert f"not found at {home / '.hermes'}\n" in out
@@ -255,7 +282,8 @@ def test_a_dry_run_writes_nothing(home: Path, tmp_path: Path,
     """A dry run counts what would change without creating or changing the store."""
     db = tmp_path / "h.db"
     status, payload = sync(capsys, db, "--dry-run")
-    assert (status, payload["dry_run"], counts(payload, "hermes")["new"]) == (0, True, 1)
+    assert (status, payload["dry_run"], counts(payload, "hermes")["new"]) == (
+        DONE_WITH_SKIPS, True, 1)
     assert not db.exists()
     sync(capsys, db)
     (home / ".claude" / "projects" / CLAUDE_FILE).unlink()
@@ -269,19 +297,21 @@ def test_a_dry_run_writes_nothing(home: Path, tmp_path: Path,
 def test_the_table_has_a_row_per_source(home: Path, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     """Without --json, a table: found, new, updated, removed, skipped, seconds."""
-    assert main(["sync", "--db", str(tmp_path / "h.db")]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    assert main(["sync", "--db", str(tmp_path / "h.db")]) == DONE_WITH_SKIPS
+    printed = capsys.readouterr()
+    lines = printed.out.splitlines()
     assert lines[0].split() == ["source", "found", "new", "updated", "removed", "skipped",
                                 "seconds", "location"]
     assert [line.split()[0] for line in lines[2:5]] == ["hermes", "claude-code", "codex"]
     assert lines[-1] == "found: hermes, claude-code, codex"
-    assert capsys.readouterr().err == ""  # no progress bar when stdout is not a terminal
+    # no progress bar when stdout is not a terminal: stderr only names the damaged lines
+    assert [line.endswith("(skipped)") for line in printed.err.splitlines()] == [True, True]
 
 
 def test_progress_bars_when_asked(home: Path, tmp_path: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     """--progress draws a bar per source that has work, on stderr."""
-    assert main(["sync", "--db", str(tmp_path / "h.db"), "--progress"]) == 0
+    assert main(["sync", "--db", str(tmp_path / "h.db"), "--progress"]) == DONE_WITH_SKIPS
     err = capsys.readouterr().err
     assert all(f"import {kind} [" in err and "100%" in err
                for kind in ("hermes", "claude-code", "codex"))

@@ -19,7 +19,14 @@ from typing import Any
 
 import pytest
 
-from tests.pipeline.sync_home import CLAUDE_FILE, CLAUDE_SESSION, claude_line, found_ids, make_home
+from tests.pipeline.sync_home import (
+    CLAUDE_FILE,
+    CLAUDE_SESSION,
+    DONE_WITH_SKIPS,
+    claude_line,
+    found_ids,
+    make_home,
+)
 
 BOUND = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 \
     else []
@@ -77,7 +84,7 @@ def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path
                                                             ) -> None:
     """Files that cannot be seen any more are not taken for deleted: nothing is removed."""
     db = tmp_path / "h.db"
-    assert run(home, db)[0] == 0
+    assert run(home, db)[0] == DONE_WITH_SKIPS
     project = (home / ".claude" / "projects" / CLAUDE_FILE).parent
     project.chmod(0)
     status, payload, _ = run(home, db)
@@ -98,6 +105,8 @@ def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_
     try:
         assert watcher.stderr is not None
         line = watcher.stderr.readline()  # printed once the first sync is done
+        while line.endswith("(skipped)\n"):  # the fixtures' damaged lines, named first
+            line = watcher.stderr.readline()
         assert line.startswith("watching "), line
         path = home / ".claude" / "projects" / CLAUDE_FILE
         with path.open("a", encoding="utf-8") as handle:

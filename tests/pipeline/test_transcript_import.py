@@ -152,19 +152,24 @@ async def test_import_works_on_the_in_memory_store(rollouts: Path) -> None:
     assert payload["results"][0]["session_id"] == "6f1e2d3c-4b5a-4978-8a1b-2c3d4e5f6a7b"
 
 
-async def test_jsonl_import_counts_bad_lines_and_skips_an_unchanged_file(tmp_path: Path) -> None:
-    """Bad lines are counted and reported; the same file again is skipped whole."""
+async def test_jsonl_import_names_bad_lines_and_skips_an_unchanged_file(tmp_path: Path) -> None:
+    """A bad line and a bad message are counted and named file:line; the bad message's
+    session is kept; the same file again is skipped whole."""
     source = tmp_path / "sessions.jsonl"
     source.write_text('{"id": "j1", "messages": [{"role": "user", "content": "heron"}]}\n'
-                      '{"id": "j2", "messages": [{"role": "bot"}]}\n', encoding="utf-8")
-    reported: list[str] = []
+                      '{"id": "j2", "messages": [{"role": "bot"}, {"role": "user"}]}\n'
+                      '{"id": 3}\n', encoding="utf-8")
     db = tmp_path / "h.db"
-    first = await run(JsonlImporter(source, lambda bad: reported.append(bad.message())), db)
+    first = await run(JsonlImporter(source), db)
     again = await run(JsonlImporter(source), db)
-    assert (first.delta.sessions_added, dict(first.left_out)) == (1, {"bad line": 1})
-    assert reported == ["line 2: messages[0].role: expected one of user, assistant, tool, "
-                        "system, got 'bot'"]
-    assert (again.delta.sessions_added, again.delta.sessions_unchanged) == (0, 1)
+    assert (first.delta.sessions_added, first.delta.messages_added) == (2, 2)
+    assert dict(first.left_out) == {"message dropped": 1, "bad line": 1}
+    assert [skip.describe() for skip in first.skipped] == [
+        f"{source}:2: message dropped: messages[0].role: expected one of user, assistant, "
+        "tool, system, got 'bot'",
+        f"{source}:3: bad line: id: expected a non-empty string, got 3"]
+    assert first.skips == 2
+    assert (again.delta.sessions_added, again.delta.sessions_unchanged) == (0, 2)
 
 
 async def test_an_unreadable_file_is_counted_and_tried_again(projects: Path,

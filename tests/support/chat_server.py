@@ -3,8 +3,9 @@ per request.
 
 Tests start it on 127.0.0.1 (a free port), tell it what to do with each request
 (delay, status, ``Retry-After``, empty or reasoning-only content, malformed JSON, a
-hang, edited embedding data) and read back what arrived and when. It runs on threads,
-so it keeps answering while the test's own event loop is blocked by a synchronous call.
+hang, a reset connection, edited embedding data) and read back what arrived and when. It
+runs on threads, so it keeps answering while the test's own event loop is blocked by a
+synchronous call.
 
 ``POST /v1/embeddings`` answers with :func:`word_vector` of each input: a hashed bag of
 words, so texts sharing words get similar vectors while the server sets no value a test
@@ -16,6 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -57,6 +60,7 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     raw: bytes | None = None
     hang: bool = False
+    reset: bool = False
     reasoning: str | None = None
     prompt_tokens: int = 120
     completion_tokens: int = 12
@@ -201,6 +205,13 @@ class ChatServer:
                     reply = server.script(received)
                     if reply.hang:
                         server._stopping.wait(60)
+                        return
+                    if reply.reset:
+                        # Linger 0: closing sends a TCP reset instead of an orderly end.
+                        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                                   struct.pack("ii", 1, 0))
+                        self.connection.close()
+                        self.close_connection = True
                         return
                     if reply.delay and server._stopping.wait(reply.delay):
                         return

@@ -3,8 +3,9 @@
 
 The binaries are found on ``PATH``, through ``pg_config --bindir``, in
 ``/usr/lib/postgresql/*/bin``, or else in the ``pgserver`` wheel (a PostgreSQL build that
-the test command installs), so a machine with only Python gets a server too. PostgreSQL refuses to run as root, so under root (as in CI)
-the server runs as ``nobody``, owning the folder. A machine without the server fails the
+the test command installs), so a machine with only Python gets a server too. PostgreSQL
+refuses to run as root, so under root (as in CI) the server runs as ``nobody``, owning the
+folder. A machine without the server fails the
 tests that need it with how to install it; they never skip.
 """
 

@@ -127,4 +127,4 @@ def test_a_millisecond_timestamp_is_unknown_and_counted() -> None:
     first, second = parsed.conversations[0].messages
     assert (first.timestamp, second.timestamp) == (None, 1772547300.0)
     assert parsed.conversations[0].session.started_at == 1772547300.0
-    assert dict(parsed.left_out) == {"time out of range": 1}
+    assert dict(parsed.left_out) == {"time ignored": 1}

@@ -106,4 +106,4 @@ def test_out_of_range_times_are_unknown_and_counted() -> None:
                      "content": [{"type": "input_text", "text": "fix it"}]}}])
     session = parsed.conversations[0].session
     assert (session.started_at, session.ended_at) == (1772547300.0, 1772547300.0)
-    assert dict(parsed.left_out) == {"time out of range": 2}
+    assert dict(parsed.left_out) == {"time ignored": 2}

@@ -1,0 +1,112 @@
+"""Reading the lines of a JSON-lines transcript: numbered, damaged ones named, times checked.
+
+:func:`json_lines` reads a file's JSON objects and names what is not one (``file:line``);
+:func:`located` keeps a :class:`~harkback.adapters.sources.importing.Tally` told which line
+a format is reading, so what it skips there is named too; :func:`plausible_time` reads a
+line's time and ignores one that cannot be right, so one damaged line never moves a
+session.
+
+>>> tally = Tally(file="t.jsonl")
+>>> plausible_time("2026-03-03T14:15:00Z", tally)
+1772547300.0
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+from harkback.adapters.sources.importing import Tally, iso_epoch
+
+Line = Mapping[str, object]
+"""One JSON object of a transcript file."""
+
+TORN = "incomplete last line (read again next time)"
+"""What a last line still being written is counted as; its file is not marked as read."""
+
+
+LINE_NUMBER = "\x00line"
+"""The key under which :func:`parse_file` gives each line its number in the file (no
+transcript writes a key starting with NUL), read back by :func:`located`."""
+
+
+def located(lines: Iterable[Line], tally: Tally) -> Iterator[Line]:
+    """``lines``, telling ``tally`` the number of each as it is read, so that what a format
+    skips while reading a line is named ``file:line`` (lines read twice stay right).
+
+    >>> tally = Tally(file="t.jsonl")
+    >>> for line in located([{LINE_NUMBER: 4}], tally):
+    ...     tally.skip("odd")
+    >>> tally.named[0].describe(), tally.line
+    ('t.jsonl:4: odd', None)
+    """
+    for line in lines:
+        number = line.get(LINE_NUMBER)
+        tally.line = number if isinstance(number, int) else None
+        yield line
+    tally.line = None
+
+
+EARLIEST_TIME = 1_577_836_800.0
+"""2020-01-01 UTC: no agent transcript of a format read here is older, so an earlier time is
+damage (a stray number read as 1970, say), not history."""
+
+FUTURE_SLACK_S = 86_400.0
+"""A time more than a day past the clock is damage too (clock skew stays well inside)."""
+
+
+def plausible_time(value: object, tally: Tally, *, now: float | None = None) -> float | None:
+    """The epoch of a transcript line's ISO 8601 time, or None; a time of the wrong type,
+    unreadable, or outside 2020 .. tomorrow is ignored and named in ``tally`` (see
+    :meth:`Tally.skip`), so one damaged line never moves its session's span.
+
+    >>> tally = Tally()
+    >>> plausible_time("2026-03-03T14:15:00Z", tally), plausible_time(12345, tally)
+    (1772547300.0, None)
+    >>> plausible_time("1970-01-01T03:25:45Z", tally), tally.skips
+    (None, 2)
+    """
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        tally.skip("time ignored", f"{str(value)[:40]!r} is not an ISO 8601 string")
+        return None
+    when = iso_epoch(value)
+    latest = (time.time() if now is None else now) + FUTURE_SLACK_S
+    if when is None:
+        tally.skip("time ignored", f"{value[:40]!r} is not an ISO 8601 time")
+    elif not EARLIEST_TIME <= when <= latest:
+        tally.skip("time ignored", f"{value[:40]!r} is before 2020 or in the future")
+        return None
+    return when
+
+
+def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
+    """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
+
+    Blank lines are skipped; a line that is not a JSON object is skipped as
+    ``unreadable line``, or counted as :data:`TORN` when it is the last and lacks its
+    newline (an agent is still writing it: not damage, it is read again next time).
+    While a line is read, ``tally`` knows where it is, so what its reader skips is
+    named ``file:line``.
+    """
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            tally.at(str(path), number)
+            try:
+                value = json.loads(line)
+            except (ValueError, RecursionError):
+                if line.endswith("\n"):
+                    tally.skip("unreadable line", "not JSON")
+                else:
+                    tally.add(TORN)
+                continue
+            if isinstance(value, dict):
+                yield number, value
+            else:
+                tally.skip("unreadable line", "not a JSON object")
+    tally.at(str(path))

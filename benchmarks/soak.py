@@ -1,0 +1,221 @@
+"""Soak: searchers and writers share one store for a while; nothing fails, nothing is lost.
+
+    .venv/bin/python -m benchmarks.soak [--size 100k] [--seconds 120] [--searchers 8]
+        [--writers 2] [--db PATH] [--import-mb 100]
+
+Builds a store of ``--size`` messages with :mod:`benchmarks.generate` (``--db PATH``
+reuses one already there), then starts ``--searchers`` search processes and ``--writers``
+writer processes, each with a connection of its own, for ``--seconds``. A searcher runs
+the query mix of :mod:`benchmarks.scale` through :class:`~harkback.pipeline.facade.Harkback`
+(no model) as fast as it can; a writer ingests batches of 1 to 20 new sessions of 10
+messages. Afterwards every session a writer was told was stored is looked for. The table
+gives failed calls, lost sessions, searches and writes, and search p50/p95 beside the
+target (p95 ≤ 100 ms). ``--import-mb`` then runs :mod:`benchmarks.shared_writers` at that
+size (a large import raced by 20 one-session ingests; 0 skips it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from returns.result import Failure
+
+from benchmarks.generate import parse_size
+from benchmarks.metrics import percentile
+from benchmarks.scale import QUERY_MIX, build_store
+from benchmarks.shared_writers import run_shared
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.pipeline.facade import Harkback
+from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.stage import as_result
+
+TARGET_P95_MS = 100.0
+"""The issue's target for search p95 during the soak."""
+
+QUERIES = tuple(query for _, query in QUERY_MIX if query)
+
+
+# --- the worker processes -------------------------------------------------------------------
+
+async def _search(db: Path, seconds: float, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    times: list[float] = []
+    failures: list[str] = []
+    with SqliteStore.open(db, readonly=True).unwrap() as store:
+        hb = Harkback(store=store)
+        until = time.monotonic() + seconds  # from when this process is ready
+        while not times or time.monotonic() < until:
+            started = time.perf_counter()
+            try:
+                payload = (await hb.search(rng.choice(QUERIES), limit=5)).to_payload()
+            except Exception as error:  # a crash of the call is a failed call, not the end
+                payload = {"success": False, "error": repr(error)}
+            times.append(time.perf_counter() - started)
+            if not payload["success"]:
+                failures.append(str(payload.get("error")))
+    return {"times": times, "failures": failures}
+
+
+def _session(worker: int, number: int) -> Conversation:
+    sid = f"soak-{worker}-{number}"
+    messages = tuple(Message(session_id=sid, position=i, role="user" if i % 2 == 0
+                             else "assistant",
+                             content=f"soak writer {worker} note {number} step {i} docker "
+                                     f"bridge error config server")
+                     for i in range(10))
+    return Conversation(Session(id=sid, source="soak", started_at=time.time()), messages)
+
+
+async def _write(db: Path, seconds: float, worker: int) -> dict[str, Any]:
+    rng = random.Random(worker)
+    stored: list[str] = []
+    failures: list[str] = []
+    number = 0
+    with SqliteStore.open(db).unwrap() as store:
+        until = time.monotonic() + seconds
+        while number == 0 or time.monotonic() < until:
+            batch = [_session(worker, number + i) for i in range(rng.randint(1, 20))]
+            number += len(batch)
+            outcome = as_result(await store.ingest(batch))
+            if isinstance(outcome, Failure):
+                failures.append(outcome.failure().message())
+            else:
+                stored.extend(c.session.id for c in batch)
+            await asyncio.sleep(rng.uniform(0.0, 0.2))
+    return {"stored": stored, "failures": failures}
+
+
+def worker(argv: Sequence[str]) -> int:
+    """One searcher or writer process; prints what it saw as one JSON line."""
+    parser = argparse.ArgumentParser(prog="benchmarks.soak worker")
+    parser.add_argument("role", choices=("search", "write"))
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--index", type=int, default=0)
+    args = parser.parse_args(argv)
+    work = (_search(args.db, args.seconds, args.index) if args.role == "search"
+            else _write(args.db, args.seconds, args.index))
+    print(json.dumps(asyncio.run(work)))
+    return 0
+
+
+# --- the run --------------------------------------------------------------------------------
+
+@attrs.frozen(kw_only=True)
+class Soak:
+    """What one soak run measured."""
+
+    messages: int
+    seconds: float
+    searchers: int
+    writers: int
+    searches: int
+    writes: int
+    failed_calls: int
+    lost_sessions: int
+    p50_ms: float
+    p95_ms: float
+    errors: tuple[str, ...] = ()
+
+    def table(self) -> str:
+        """The figures as a Markdown table."""
+        verdict = "met" if self.p95_ms <= TARGET_P95_MS else "missed"
+        rows = [("store", f"{self.messages:,} messages"),
+                ("processes", f"{self.searchers} searchers, {self.writers} writers, "
+                              f"{self.seconds:g} s"),
+                ("searches", f"{self.searches:,}"), ("sessions written", f"{self.writes:,}"),
+                ("failed calls", str(self.failed_calls)),
+                ("lost sessions", str(self.lost_sessions)),
+                ("search p50", f"{self.p50_ms:.1f} ms"),
+                ("search p95", f"{self.p95_ms:.1f} ms (target ≤ {TARGET_P95_MS:.0f} ms: "
+                               f"{verdict})")]
+        return "\n".join(["| soak | |", "|---|---|",
+                          *(f"| {name} | {value} |" for name, value in rows)])
+
+
+def run_soak(db: Path, *, seconds: float, searchers: int, writers: int) -> Soak:
+    """Run the searchers and writers against ``db`` for ``seconds`` and check the result."""
+    root = Path(__file__).resolve().parent.parent
+    argv = [sys.executable, "-m", "benchmarks.soak", "worker"]
+    processes = [subprocess.Popen([*argv, "search", "--db", str(db), "--seconds", str(seconds),
+                                   "--index", str(i)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, cwd=root)
+                 for i in range(searchers)]
+    processes += [subprocess.Popen([*argv, "write", "--db", str(db), "--seconds", str(seconds),
+                                    "--index", str(i)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, cwd=root)
+                  for i in range(writers)]
+    seen: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for process in processes:
+        out, err = process.communicate(timeout=seconds + 600)
+        if process.returncode != 0:
+            errors.append(err.strip()[-500:])
+            seen.append({})
+        else:
+            seen.append(json.loads(out.strip().splitlines()[-1]))
+    searched, written = seen[:searchers], seen[searchers:]
+    times = sorted(t * 1000 for s in searched for t in s.get("times", []))
+    stored = {sid for w in written for sid in w.get("stored", [])}
+    failures = [f for s in seen for f in s.get("failures", [])]
+    with sqlite3.connect(db) as raw:
+        found = {row[0] for row in raw.execute("SELECT id FROM sessions WHERE source = 'soak'")}
+        messages = raw.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    raw.close()
+    return Soak(messages=messages, seconds=seconds, searchers=searchers, writers=writers,
+                searches=len(times), writes=len(stored),
+                failed_calls=len(failures) + len(errors), lost_sessions=len(stored - found),
+                p50_ms=percentile(times, 50), p95_ms=percentile(times, 95),
+                errors=tuple(errors + failures[:5]))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build or reuse the store, soak it, print the table (and the shared-writers one)."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["worker"]:
+        return worker(given[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--size", type=parse_size, default=100_000)
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--searchers", type=int, default=8)
+    parser.add_argument("--writers", type=int, default=2)
+    parser.add_argument("--db", type=Path, default=None, help="reuse (or build) this store")
+    parser.add_argument("--import-mb", type=float, default=100.0,
+                        help="then a large import raced by 20 ingests (0: skip)")
+    args = parser.parse_args(given)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = args.db or Path(tmp) / "soak.db"
+        if not db.is_file():
+            build_store(db, args.size, incremental=0)
+        soak = run_soak(db, seconds=args.seconds, searchers=args.searchers,
+                        writers=args.writers)
+        print(soak.table())
+        for error in soak.errors:
+            print(f"error: {error}")
+        ok = soak.failed_calls == 0 and soak.lost_sessions == 0
+        if args.import_mb > 0:
+            folder = Path(tmp) / "shared"
+            folder.mkdir()
+            shared = asyncio.run(run_shared(folder, args.import_mb))
+            print()
+            print(shared.table())
+            for error in shared.ingest_errors:
+                print(f"error: {error}")
+            ok = ok and shared.ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

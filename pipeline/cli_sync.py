@@ -1,0 +1,52 @@
+"""The arguments of ``harkback sync``, and what ingest, import and sync share on the command
+line: ``--verbose`` and the exit statuses they end with (3: done, with damaged input
+skipped and named).
+
+Light like :mod:`~harkback.pipeline.cli`, which builds its parser from it before it knows
+the command: it loads nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest, import "
+                 "or sync skipped damaged input (each piece named on stderr, every one with "
+                 "--verbose, and in --json)")
+
+
+def add_verbose(sub: argparse.ArgumentParser) -> None:
+    """Add ``--verbose``: every damaged line skipped is named, not only the first ten."""
+    sub.add_argument("--verbose", action="store_true",
+                     help="name every damaged line skipped (file:line and why) on stderr")
+
+
+def add_sync_command(commands: Any,
+                     with_db: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add ``harkback sync`` to ``commands`` (``with_db`` adds the store's flag)."""
+    sync = commands.add_parser(
+        "sync", help="import every agent history found on this machine (Hermes, Claude Code, "
+                     "Codex); only what changed is read, what was deleted is removed",
+        epilog=EXIT_STATUSES)
+    with_db(sync)
+    for flag, where in (("--hermes", "a Hermes state.db or home (default: $HERMES_HOME or "
+                                     "~/.hermes)"),
+                        ("--claude-code", "a Claude Code projects folder (default: "
+                                          "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)"),
+                        ("--codex", "a Codex sessions folder (default: $CODEX_HOME/sessions "
+                                    "or ~/.codex/sessions)")):
+        sync.add_argument(flag, type=Path, default=None, metavar="PATH", help=where)
+    sync.add_argument("--archived", action="store_true",
+                      help="also import sessions archived in Hermes (hidden ones never)")
+    sync.add_argument("--dry-run", action="store_true",
+                      help="read the sources and say what would change; write nothing")
+    sync.add_argument("--watch", action="store_true",
+                      help="then keep the store current as the agents write, until Ctrl-C "
+                           "(pip install 'harkback[watch]')")
+    sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                      help="show progress bars (default: when stdout is a terminal)")
+    sync.add_argument("--json", action="store_true", help="print the counts as JSON")
+    add_verbose(sync)

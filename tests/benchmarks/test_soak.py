@@ -1,0 +1,33 @@
+"""The soak benchmark at a tiny size: searchers and writers share a store, nothing is lost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.soak import Soak, main
+
+
+def test_a_short_soak_fails_nothing_and_loses_nothing(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Two searchers and two writers for 3 s on a 2k-message store; the table says so."""
+    status = main(["--size", "2k", "--seconds", "3", "--searchers", "2", "--writers", "2",
+                   "--db", str(tmp_path / "soak.db"), "--import-mb", "0"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    rows = dict(line.strip("|").split("|")[:2] for line in out.splitlines()
+                if line.startswith("| ") and "---" not in line)
+    rows = {name.strip(): value.strip() for name, value in rows.items()}
+    assert rows["failed calls"] == "0"
+    assert rows["lost sessions"] == "0"
+    assert int(rows["searches"].replace(",", "")) > 0
+    assert int(rows["sessions written"].replace(",", "")) > 0
+    assert float(rows["search p50"].split()[0]) > 0
+
+
+def test_the_table_says_whether_the_target_was_met() -> None:
+    """p95 beside the 100 ms target, met or missed."""
+    soak = Soak(messages=10, seconds=1, searchers=1, writers=1, searches=5, writes=2,
+                failed_calls=0, lost_sessions=0, p50_ms=20.0, p95_ms=150.0)
+    assert "| search p95 | 150.0 ms (target ≤ 100 ms: missed) |" in soak.table()

@@ -1,0 +1,89 @@
+"""A full disk: one clear error line, and every session committed before it stays.
+
+The disk is a small tmpfs mounted for the test (the suite runs as root); where mounting is
+not allowed, SQLite's ``max_page_count`` (set through a test hook) stands in, and a second
+test always uses that hook.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harkback.adapters.stores.sqlite_connection import MAX_PAGES_ENV
+
+DISK = "4m"
+PAGES = 400
+"""With 4 KiB pages, a 1.6 MB store: the hook's stand-in for the small disk."""
+
+
+def _write(path: Path, prefix: str, count: int) -> None:
+    rng = random.Random(prefix)
+    words = [f"w{n}" for n in range(3000)]
+    with path.open("w", encoding="utf-8") as handle:
+        for index in range(count):
+            handle.write(json.dumps({"id": f"{prefix}{index}", "messages": [
+                {"role": "user", "content": " ".join(rng.choices(words, k=300))}
+                for _ in range(6)]}) + "\n")
+
+
+def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args],
+                          capture_output=True, text=True, check=False, timeout=300,
+                          env={**os.environ, **env})
+
+
+@pytest.fixture(params=["tmpfs", "max_page_count"])
+def small_disk(request: pytest.FixtureRequest, tmp_path: Path
+               ) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A folder on a small disk, and the environment that makes it small."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    if request.param == "tmpfs":
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK}", "tmpfs",
+                                  str(folder)], capture_output=True, check=False)
+        if mounted.returncode == 0:
+            try:
+                yield folder, {}
+            finally:
+                subprocess.run(["umount", str(folder)], check=True)
+            return
+    yield folder, {MAX_PAGES_ENV: str(PAGES)}
+
+
+@pytest.mark.parametrize("command", ["ingest", "import"])
+def test_a_full_disk_is_one_line_and_loses_no_committed_session(
+        small_disk: tuple[Path, dict[str, str]], tmp_path: Path, command: str) -> None:
+    """A store that fills its disk mid-ingest: status 1, one line naming the full disk;
+    the sessions of the earlier ingest, and every batch reported, are still there."""
+    folder, env = small_disk
+    db = folder / "h.db"
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    _write(first, "a", 20)
+    _write(second, "b", 600)  # far more than the disk holds
+    assert _run("ingest", str(first), "--db", str(db), env=env).returncode == 0
+    args = (["ingest", str(second)] if command == "ingest"
+            else ["import", "jsonl", str(second)])
+    done = _run(*args, "--db", str(db), "--no-progress", env=env)
+    assert done.returncode == 1, done.stdout
+    [line] = done.stderr.splitlines()
+    assert line.startswith("harkback: ") and "the disk is full" in line
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        ids = {row[0] for row in raw.execute("SELECT id FROM sessions")}
+    raw.close()
+    assert {f"a{i}" for i in range(20)} <= ids
+    if command == "ingest":  # the line says what was committed before the disk filled
+        reported = re.search(r"ingested (\d+) session", line)
+        assert reported is not None
+        assert len(ids) - 20 == int(reported.group(1))

@@ -1,0 +1,105 @@
+"""Importers say what they skipped: file:line and why, an exit status of 3, and a damaged
+time or message never moves or drops its session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.pipeline.test_import_cli import harkback
+
+NOW = "2026-03-03T14:15:00.000Z"
+
+
+def _line(kind: str, text: str, when: object, uuid: str) -> str:
+    return json.dumps({"type": kind, "sessionId": "c1", "uuid": uuid, "timestamp": when,
+                       "cwd": "/w/app", "message": {"role": kind, "content": text}})
+
+
+def _transcript(folder: Path, *lines: str) -> Path:
+    path = folder / "projects" / "-w-app" / "c1.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_numeric_timestamp_never_moves_a_claude_code_session(tmp_path: Path) -> None:
+    """``"timestamp": 12345`` on one line is ignored and named; the session keeps its time
+    and still shows in ``recent --since``."""
+    path = _transcript(tmp_path, _line("user", "rotate the heron logs", NOW, "u1"),
+                       _line("assistant", "rotated", 12345, "u2"),
+                       _line("user", "thanks", "1970-01-01T03:25:45Z", "u3"))
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "claude-code", str(tmp_path / "projects"), "--db", db, "--json")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == [
+        f"harkback: {path}:2: time ignored: '12345' is not an ISO 8601 string (skipped)",
+        f"harkback: {path}:3: time ignored: '1970-01-01T03:25:45Z' is before 2020 or in "
+        "the future (skipped)"]
+    source = json.loads(done.stdout)["sources"][0]
+    assert source["skipped_lines_total"] == 2
+    assert [(s["line"], s["file"]) for s in source["skipped_lines"]] == [
+        (2, str(path)), (3, str(path))]
+    assert source["messages"]["added"] == 3  # the messages stay, without their times
+    recent = json.loads(harkback("recent", "--since", "2026-03-01", "--json", "--db", db).stdout)
+    [result] = recent["results"]
+    assert result["session_id"] == "c1"
+    assert result["started_at"] == 1772547300.0  # 2026-03-03T14:15:00Z
+
+
+def test_verbose_names_every_skipped_line_and_the_default_names_ten(tmp_path: Path) -> None:
+    """Twelve torn lines: ten named and a count without --verbose, all twelve with it."""
+    _transcript(tmp_path, _line("user", "heron", NOW, "u1"), *(["{torn"] * 12))
+    db = str(tmp_path / "h.db")
+    quiet = harkback("import", "claude-code", str(tmp_path / "projects"), "--db", db)
+    loud = harkback("import", "claude-code", str(tmp_path / "projects"), "--db", db,
+                    "--full", "--verbose")
+    assert quiet.returncode == loud.returncode == 3
+    assert quiet.stderr.count("unreadable line: not JSON (skipped)") == 10
+    assert quiet.stderr.splitlines()[-1] == (
+        "harkback: 2 more damaged line(s) skipped (--verbose names them)")
+    named = [line for line in loud.stderr.splitlines() if line.endswith("(skipped)")]
+    assert [line.split(".jsonl:")[1].split(":")[0] for line in named] == [
+        str(n) for n in range(2, 14)]
+
+
+def test_a_clean_import_exits_zero(tmp_path: Path) -> None:
+    """Nothing damaged, nothing named: status 0 and empty skipped_lines."""
+    _transcript(tmp_path, _line("user", "heron", NOW, "u1"))
+    done = harkback("import", "claude-code", str(tmp_path / "projects"), "--json",
+                    "--db", str(tmp_path / "h.db"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["sources"][0]["skipped_lines"] == []
+
+
+def test_jsonl_reports_a_duplicate_id_and_keeps_a_session_with_a_bad_time(
+        tmp_path: Path) -> None:
+    """A session id seen twice is named (the last copy kept); one bad message time loses
+    the time, not the session; a bad message loses itself only."""
+    source = tmp_path / "s.jsonl"
+    source.write_text("\n".join(json.dumps(line) for line in [
+        {"id": "a", "messages": [{"role": "user", "content": "first copy"}]},
+        {"id": "b", "started_at": 1_772_000_000, "messages": [
+            {"role": "user", "content": "heron", "timestamp": "soon"},
+            {"role": "robot", "content": "lost"},
+            {"role": "assistant", "content": "kept", "timestamp": 1_772_000_100}]},
+        {"id": "a", "messages": [{"role": "user", "content": "second copy"}]}]) + "\n",
+        encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "jsonl", str(source), "--db", db, "--json")
+    assert done.returncode == 3, done.stderr
+    named = json.loads(done.stdout)["sources"][0]["skipped_lines"]
+    assert [(s["line"], s["reason"].split(":")[0]) for s in named] == [
+        (2, "time ignored"), (2, "message dropped"), (3, "duplicate session id")]
+    assert "'a' (also on line 1; the last copy is kept)" in named[2]["reason"]
+    shown = json.loads(harkback("show", "b", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == ["heron", "kept"]
+    shown = json.loads(harkback("show", "a", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == ["second copy"]
+
+
+def test_ingest_exits_three_and_help_documents_the_status() -> None:
+    """``--help`` of the program, ingest, import and sync names status 3."""
+    for args in ([], ["ingest"], ["import", "jsonl"], ["sync"]):
+        text = " ".join(harkback(*args, "--help").stdout.split())
+        assert "3 done, but ingest, import or sync skipped damaged input" in text, args
