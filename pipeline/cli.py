@@ -23,7 +23,12 @@ from harkback.pipeline.cli_edges import (
     reader_gone,
     report_usage,
 )
-from harkback.pipeline.cli_sync import EXIT_STATUSES, add_sync_command, add_verbose
+from harkback.pipeline.cli_sync import (
+    EXIT_STATUSES,
+    add_keep_secrets,
+    add_sync_command,
+    add_verbose,
+)
 from harkback.pipeline.model_flags import add_model_arguments
 from harkback.pipeline.terminal import VisibleWriter, json_text, visible
 from harkback.stages.defaults import (
@@ -141,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
     _add_embedder_argument(ingest, "then embed every message still without a vector")
-    _add_keep_secrets(ingest)
+    add_keep_secrets(ingest)
     ingest.add_argument("--json", action="store_true", help="print the counts as JSON")
     add_verbose(ingest)
 
@@ -269,12 +274,6 @@ def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
              "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
 
 
-def _add_keep_secrets(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--keep-secrets", action="store_true",
-                     help="store secrets as they are (by default keys, tokens and passwords "
-                          "become placeholders such as [secret:aws-access-key])")
-
-
 def _add_redact_command(commands: Any,
                         with_db: Callable[[argparse.ArgumentParser], None]) -> None:
     redact = commands.add_parser(
@@ -313,7 +312,7 @@ def _add_import_commands(commands: Any,
             sub.add_argument("--archived", action="store_true",
                              help="also import sessions archived in Hermes (hidden ones never)")
         _add_embedder_argument(sub, "then embed every message still without a vector")
-        _add_keep_secrets(sub)
+        add_keep_secrets(sub)
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)
     sources.add_argument("--json", action="store_true")

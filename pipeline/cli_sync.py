@@ -18,6 +18,13 @@ EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but inge
                  "--verbose, and in --json)")
 
 
+def add_keep_secrets(sub: argparse.ArgumentParser) -> None:
+    """Add ``--keep-secrets``: store text as it is (the ``redact`` setting turned off)."""
+    sub.add_argument("--keep-secrets", action="store_true",
+                     help="store secrets as they are (by default keys, tokens and passwords "
+                          "become placeholders such as [secret:aws-access-key])")
+
+
 def add_verbose(sub: argparse.ArgumentParser) -> None:
     """Add ``--verbose``: every damaged line skipped is named, not only the first ten."""
     sub.add_argument("--verbose", action="store_true",
@@ -50,3 +57,4 @@ def add_sync_command(commands: Any,
                       help="show progress bars (default: when stdout is a terminal)")
     sync.add_argument("--json", action="store_true", help="print the counts as JSON")
     add_verbose(sync)
+    add_keep_secrets(sync)

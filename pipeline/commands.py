@@ -91,7 +91,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
             for importer in importers:
                 outcomes.append(await run_import(importer, store, ledger, full=full,
                                                  progress=args.progress,
-                                                 redact=not args.keep_secrets))
+                                                 redact=settings_of(args).redact))
             embedded = await embed_after(store, embedder, args.progress)
         finally:
             store.close()

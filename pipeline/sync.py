@@ -126,11 +126,12 @@ def _report(outcome: ImportOutcome, removed: int, seconds: float,
 
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,
-               progress: bool | None = None, clock: Callable[[], float] = time.time
-               ) -> tuple[SourceReport, ...]:
+               progress: bool | None = None, clock: Callable[[], float] = time.time,
+               redact: bool = True) -> tuple[SourceReport, ...]:
     """Import what changed in each located source and remove what is gone from it.
 
-    ``dry_run`` reads and compares, and counts what would be removed, writing nothing.
+    ``dry_run`` reads and compares, and counts what would be removed, writing nothing;
+    secrets are redacted as by every import unless ``redact`` is False.
     """
     ledger = store.import_ledger()
     if ledger is None:
@@ -144,17 +145,18 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
             continue
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
-                                          progress=progress, clock=clock))
+                                          progress=progress, clock=clock, redact=redact))
     return tuple(reports)
 
 
 async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                    dry_run: bool = False, progress: bool | None = None,
-                   clock: Callable[[], float] = time.time) -> SourceReport:
+                   clock: Callable[[], float] = time.time, redact: bool = True
+                   ) -> SourceReport:
     """Sync one importer's source (see :func:`sync`)."""
     started = time.perf_counter()
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
-                               dry_run=dry_run)
+                               dry_run=dry_run, redact=redact)
     removed, error = 0, None
     if outcome.ok and outcome.gone:
         result = await remove_gone(importer.key, outcome.gone, store, ledger, dry_run=dry_run)

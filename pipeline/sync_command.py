@@ -19,6 +19,7 @@ from harkback.pipeline.command_kit import (
     finished,
     name_skips,
     open_store,
+    settings_of,
 )
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
@@ -70,6 +71,7 @@ async def run_sync(args: argparse.Namespace) -> int:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
         reports = await sync(located, store, dry_run=args.dry_run,
+                             redact=settings_of(args).redact,
                              progress=progress_wanted(args))
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
@@ -80,7 +82,8 @@ async def run_sync(args: argparse.Namespace) -> int:
             print(describe(reports, dry_run=args.dry_run), flush=True)
         if args.watch:
             from harkback.pipeline.watch import watch
-            await watch(located, store, as_json=args.json)
+            await watch(located, store, as_json=args.json,
+                        redact=settings_of(args).redact)
             return EXIT_OK
     finally:
         store.close()

@@ -90,7 +90,8 @@ async def until_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
 
 
 async def watch(located: Sequence[Located], store: SessionStore, *, as_json: bool = False,
-                debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS) -> None:
+                debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
+                redact: bool = True) -> None:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done)."""
     import watchfiles
 
@@ -117,7 +118,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
             else:
                 due = touched(importers, changes)
             for importer in due:
-                report = await until_stopped(sync_one(importer, store, ledger, progress=False),
+                report = await until_stopped(sync_one(importer, store, ledger, progress=False,
+                                                      redact=redact),
                                              stop)
                 if report is None:
                     break

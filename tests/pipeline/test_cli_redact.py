@@ -94,3 +94,32 @@ def test_redact_of_a_missing_foreign_or_read_only_file_fails_in_one_line(tmp_pat
         assert done.returncode == 1 and why in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
         assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+def test_the_config_file_can_turn_redaction_off_and_a_flag_wins(tmp_path: Path) -> None:
+    """``redact = false`` in the config file keeps secrets at ingest and at sync, as
+    ``--keep-secrets`` does; the file's value is where ``config`` says it came from."""
+    settings = tmp_path / "config.toml"
+    settings.write_text("redact = false\n", encoding="utf-8")
+    env = {"HARKBACK_CONFIG": str(settings)}
+    assert json.loads(run("config", "--json", env=env).stdout)["settings"]["redact"] == {
+        "value": False, "from": f"file {settings} line 1"}
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_sessions(tmp_path / "in.jsonl")), db=db, env=env).returncode == 0
+    assert AWS.encode() in db.read_bytes()
+    projects = tmp_path / "home" / ".claude" / "projects" / "-w-app"
+    projects.mkdir(parents=True)
+    (projects / "c0ffee00-0000-4000-8000-000000000001.jsonl").write_text(json.dumps({
+        "type": "user", "sessionId": "c0ffee00-0000-4000-8000-000000000001",
+        "timestamp": "2026-11-30T10:00:00Z", "cwd": "/w/app",
+        "message": {"role": "user", "content": f"the token is {AWS}"}}) + "\n",
+        encoding="utf-8")
+    synced = tmp_path / "s.db"
+    home = {"HOME": str(tmp_path / "home")}
+    done = run("sync", "--claude-code", str(projects.parent), db=synced, env={**env, **home})
+    assert done.returncode == 0, done.stderr
+    assert AWS.encode() in synced.read_bytes()
+    redacting = tmp_path / "r.db"
+    done = run("sync", "--claude-code", str(projects.parent), db=redacting, env=home)
+    assert done.returncode == 0, done.stderr
+    assert AWS.encode() not in redacting.read_bytes()
