@@ -188,7 +188,10 @@ def _choose(key: Key, flag: Any, environ: Mapping[str, str],
         read = _from_text(key, written)
         if isinstance(read, Failure):
             return Failure(f"${key.variable}: {read.failure()}")
-        return Success(Setting(read.unwrap(), f"environment {key.variable}"))
+        value = read.unwrap()
+        if key.name == "db" and value != ":memory:" and "://" not in value:
+            value = os.fspath(Path(value).expanduser())  # as a shell would, for every check
+        return Success(Setting(value, f"environment {key.variable}"))
     if in_file is not None and key.name in in_file:
         value, line = in_file[key.name]
         if key.name == "db" and value != ":memory:" and "://" not in value:

@@ -81,10 +81,14 @@ async def run_sync(args: argparse.Namespace) -> int:
         else:
             print(describe(reports, dry_run=args.dry_run), flush=True)
         if args.watch:
+            if not shown["success"] or not any(p.importers for p in located):
+                # Nothing to watch, or a source named by flag is not there: say so, as
+                # plain sync does, rather than watch nothing until Ctrl-C.
+                return finished(False, skips)
             from harkback.pipeline.watch import watch
             await watch(located, store, as_json=args.json,
                         redact=settings_of(args).redact)
-            return EXIT_OK
+            return EXIT_OK  # stopped by Ctrl-C, cleanly; skips were named as they came
     finally:
         store.close()
     return finished(bool(shown["success"]), skips)

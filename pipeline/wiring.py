@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
@@ -246,15 +245,28 @@ def with_model(harkback: Harkback, settings: ChatSettings, *,
 def open_for_recall(settings: RecallSettings) -> Result[SessionStore, StoreUnavailable]:
     """The store of ``settings``, writable only when model summaries will be cached in it.
 
-    A store that cannot be opened writable (a read-only file) is opened read-only: the
-    recall still runs, and its summaries are not kept.
+    It is opened read-only first, so a search never creates, migrates or adopts anything:
+    a store of an older schema is read as it is (``harkback migrate`` brings it forward)
+    and a missing one is an error. A store that cannot be opened writable (a read-only
+    file) stays read-only: the recall still runs, and its summaries are not kept.
     """
     target = settings.db if settings.db is not None else default_db()
-    if settings.writes_summaries and (store_kind(target) != "sqlite" or Path(target).is_file()):
-        writable = open_store(target)
-        if isinstance(writable, Success):
-            return writable
-    return open_store(target, readonly=True)
+    reading = open_store(target, readonly=True)
+    if not settings.writes_summaries or isinstance(reading, Failure):
+        return reading
+    if _older(reading.unwrap()):
+        return reading
+    reading.unwrap().close()
+    writable = open_store(target)
+    return writable if isinstance(writable, Success) else open_store(target, readonly=True)
+
+
+def _older(store: SessionStore) -> bool:
+    # Read-only, an older SQLite file is read through views as it is; a writable open would
+    # migrate it, which is for `harkback migrate` or an import, never for a search.
+    from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
+    schema = getattr(store, "schema", None)
+    return isinstance(schema, Migrated) and schema.after < SCHEMA_VERSION
 
 
 def recall(settings: RecallSettings, store: SessionStore

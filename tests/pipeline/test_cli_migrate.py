@@ -47,7 +47,8 @@ def test_migrate_brings_an_old_file_forward_once(tmp_path: Path) -> None:
 
 
 def test_search_of_an_old_file_reads_it_without_migrating(tmp_path: Path) -> None:
-    """A search opens read-only: an old file is searched as it is, and stays version 1."""
+    """A search opens read-only: an old file is searched as it is, and stays version 1,
+    also when a model is named (whose summaries would otherwise be cached in the file)."""
     db = tmp_path / "h.db"
     old_file(db, [DOCKER])
     before = file_state(db)
@@ -55,6 +56,12 @@ def test_search_of_an_old_file_reads_it_without_migrating(tmp_path: Path) -> Non
                            db=db).stdout)
     assert [(r["session_id"], r["project"]) for r in found["results"]] == [("docker", "")]
     assert file_state(db) == before
+    # No server answers at this address: the recall falls back to extractive summaries.
+    modelled = run("search", "docker bridge", "--json", "--model", "m", "--base-url",
+                   "http://127.0.0.1:9/v1", "--deadline", "2", db=db)
+    assert [r["session_id"] for r in json.loads(modelled.stdout)["results"]] == ["docker"]
+    assert file_state(db) == before
+    assert _version(db) == 1
 
 
 def test_migrate_refuses_what_it_cannot_migrate(tmp_path: Path) -> None:

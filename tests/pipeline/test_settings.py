@@ -10,6 +10,7 @@ import pytest
 
 from harkback.pipeline.settings import KEYS, config_path, effective
 from harkback.stages.defaults import DEFAULT_LIMIT
+from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
 from tests.support.chat_server import ChatServer
@@ -156,3 +157,21 @@ def test_the_files_endpoint_serves_the_embedder_too(tmp_path: Path, store: Path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["embedded"] == 5
     assert sorted(embedded) == [f"mango chutney batch {i}" for i in range(5)]
+
+
+def test_a_home_relative_db_in_the_environment_is_the_file_every_command_sees(
+        tmp_path: Path) -> None:
+    """``HARKBACK_DB=~/h.db`` (as an MCP client's env block sets it) names the same file
+    for the commands that check it exists first (stats, show) as for ingest."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "HARKBACK_DB": "~/h.db"}
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(conversation_to_json(
+        conversation("s1", ("user", "docker bridge dns")))) + "\n", encoding="utf-8")
+    assert run("ingest", str(source), env=env).returncode == 0
+    assert (home / "h.db").is_file()
+    stats = run("stats", "--json", env=env)
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["sessions"] == 1
+    assert run("show", "s1", env=env).returncode == 0

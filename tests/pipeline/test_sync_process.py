@@ -126,3 +126,16 @@ def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_
     assert watcher.returncode == 0, err
     assert "Traceback" not in err and err.rstrip().endswith("stopped watching")
     assert "claude-code: 0 new, 1 updated, 0 removed" in out
+
+
+def test_watch_with_a_named_source_missing_fails_at_once(tmp_path: Path) -> None:
+    """A flag naming no source is exit 1 for ``sync``; with ``--watch`` too, rather than
+    watching nothing until Ctrl-C."""
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    done = subprocess.run(command(empty, tmp_path / "w.db", "--watch", "--hermes",
+                                  str(tmp_path / "missing")),
+                          env=environment(empty), capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "watching" not in done.stderr
