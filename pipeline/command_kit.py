@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from returns.result import Failure, Result
 
 from harkback.pipeline import wiring
+from harkback.pipeline.cli_edges import EXIT_USAGE as EXIT_USAGE  # its one home (cold path)
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.settings import Settings, effective, flags_of
 from harkback.pipeline.terminal import visible
@@ -28,7 +29,7 @@ from harkback.stages.ports import Embedder, SessionStore
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Skip
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 2, 3, 70
+EXIT_OK, EXIT_FAILED, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 3, 70
 """EXIT_SKIPPED: an ingest, import or sync ran to its end but left damaged input out
 (named on stderr and in --json)."""
 
