@@ -96,6 +96,9 @@ class SourceReport:
     skips: int = 0
     notes: tuple[str, ...] = ()
     error: str = ""
+    located: bool = True
+    """False when nothing was found where this source was looked for (a location a flag
+    named and that holds no history is ``failed`` and not located)."""
 
     @property
     def found(self) -> int:
@@ -141,7 +144,8 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
         if not place.importers:
             reports.append(SourceReport(kind=place.kind, location=place.where,
                                         status="failed" if place.given else "not found",
-                                        error=place.problem if place.given else ""))
+                                        error=place.problem if place.given else "",
+                                        located=False))
             continue
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
@@ -228,19 +232,20 @@ def found_line(reports: Sequence[SourceReport]) -> str:
     """Which kinds of source were found and which were not.
 
     >>> found_line([SourceReport(kind="codex", location="/x", status="synced"),
-    ...             SourceReport(kind="hermes", location="no db", status="not found")])
+    ...             SourceReport(kind="hermes", location="no db", status="not found",
+    ...                          located=False)])
     'found: codex; not found: hermes'
     """
-    found = list(dict.fromkeys(r.kind for r in reports if r.status != "not found"))
-    missing = [r.kind for r in reports if r.status == "not found"]
+    found = list(dict.fromkeys(r.kind for r in reports if r.located))
+    missing = list(dict.fromkeys(r.kind for r in reports if not r.located))
     return (f"found: {', '.join(found) or 'none'}"
             + (f"; not found: {', '.join(missing)}" if missing else ""))
 
 
 def payload(reports: Sequence[SourceReport], *, dry_run: bool = False) -> dict[str, Any]:
     """The JSON ``harkback sync --json`` prints."""
-    found = [r for r in reports if r.status != "not found"]
-    return {"success": bool(found) and all(r.status == "synced" for r in found),
+    looked_for = [r for r in reports if r.status != "not found"]
+    return {"success": bool(looked_for) and all(r.status == "synced" for r in looked_for),
             "dry_run": dry_run, "sources": [r.to_payload() for r in reports],
-            "found": list(dict.fromkeys(r.kind for r in found)),
-            "not_found": [r.kind for r in reports if r.status == "not found"]}
+            "found": list(dict.fromkeys(r.kind for r in reports if r.located)),
+            "not_found": list(dict.fromkeys(r.kind for r in reports if not r.located))}

@@ -121,6 +121,10 @@ def test_a_flag_overrides_a_location_and_naming_nothing_fails(
     (codex,) = [s for s in payload["sources"] if s["kind"] == "codex"]
     assert (status, codex["status"]) == (1, "failed")
     assert str(home / "nope") in codex["error"]
+    assert "codex" in payload["not_found"] and "codex" not in payload["found"]
+    assert main(["sync", "--db", str(tmp_path / "h.db"), "--codex", str(home / "nope")]) == 1
+    found, _, missing = capsys.readouterr().out.splitlines()[-1].partition("; not found: ")
+    assert "codex" in missing.split(", ") and "codex" not in found
 
 
 class _Opens:
