@@ -54,7 +54,7 @@ def add_sync_command(commands: Any,
                       help="then keep the store current as the agents write, until Ctrl-C "
                            "(pip install 'harkback[watch]')")
     sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                      help="show progress bars (default: when stdout is a terminal)")
+                      help="show progress bars (default: when stdout and stderr are terminals)")
     sync.add_argument("--json", action="store_true", help="print the counts as JSON")
     add_verbose(sync)
     add_keep_secrets(sync)
