@@ -529,7 +529,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     results_path.write_text(json.dumps({"machine": facts, "rows": rows}, indent=1))
     print()
     print(render_tables(rows))
-    plot(rows, args.out / "scale.png")
+    try:
+        plot(rows, args.out / "scale.png")
+    except ModuleNotFoundError as error:  # matplotlib is the optional `bench` extra
+        print(f"\nwrote {results_path}; no plot ({error.name} is not installed: "
+              "pip install -e '.[bench]')")
+        return 0
     print(f"\nwrote {results_path} and {args.out / 'scale.png'}")
     return 0
 
