@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from benchmarks.cold_search import cold_samples, cold_stats
@@ -10,7 +11,8 @@ from benchmarks.scale import QUERY_MIX, build_store
 
 def test_each_question_runs_in_its_own_process_and_reports_its_stages(tmp_path: Path) -> None:
     """Two questions, one round: two samples with the five stages' timings from the
-    command's own payload, and a wall time that includes starting the process."""
+    command's own payload, a wall time that includes starting the process, and the
+    process's CPU time, which no more than every core can spend in that wall time."""
     db = tmp_path / "s.db"
     build = build_store(db, 300, incremental=20)
     assert build.messages == 300 and build.bulk_cpu_seconds > 0
@@ -19,5 +21,7 @@ def test_each_question_runs_in_its_own_process_and_reports_its_stages(tmp_path: 
     for sample in samples:
         assert set(sample["timings"]) == {"match", "resolve", "load", "summarize", "assemble"}
         assert sample["wall_ms"] > sum(sample["timings"].values())
+        assert 0 < sample["cpu_ms"] <= sample["wall_ms"] * (os.cpu_count() or 1)
     stats = cold_stats(samples)
     assert stats["match"]["p50"] <= stats["all stages"]["p50"] <= stats["wall"]["p50"]
+    assert stats["process CPU"]["p50"] > 0
