@@ -147,6 +147,11 @@ class ChatServer:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}/v1"
 
+    @property
+    def started(self) -> float:
+        """When the server was made (``time.monotonic()``), the zero of :meth:`times`."""
+        return self._started
+
     def times(self) -> list[float]:
         """Arrival times of all requests, in seconds since the server started."""
         with self._lock:
