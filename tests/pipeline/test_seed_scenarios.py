@@ -31,15 +31,7 @@ import attrs
 import pytest
 
 from harkback.pipeline import SUMMARIZERS, Harkback, Pipeline, open_store, run_sync
-from tests.support.seeds import (
-    LANGUAGES,
-    SEED_SETS,
-    Corpus,
-    Question,
-    ask,
-    conversations,
-    load_corpus,
-)
+from tests.support.seeds import LANGUAGES, SEED_SETS, Question, ask, conversations, load_corpus
 
 CORPORA = {name: load_corpus(folder) for name, folder in SEED_SETS.items()}
 CORPUS = CORPORA["tuned"]
@@ -121,7 +113,7 @@ def test_overall_rate_holds_and_is_reported(stores: dict[str, Harkback], seed_se
 def test_corpus_keeps_its_scenarios(name: str) -> None:
     """Enough questions per language, every answer a stored lineage root, weeks old, each
     with recent sessions (at most 3 days old) beside it."""
-    corpus: Corpus = CORPORA[name]
+    corpus = CORPORA[name]
     counts = Counter(q.language for q in corpus.questions)
     assert all(counts[lang] >= n for lang, n in MINIMUM_QUESTIONS[name].items()), counts
     sessions = {s["id"]: s for s in corpus.sessions}
