@@ -5,8 +5,9 @@
 Written without spaces, such words also glue to the topic ("超时是" makes the bigram
 "时是"), so they are taken out of the question's text before it is cut into bigrams,
 leaving the topic words whole. Each language has its list below; Korean, written with
-spaces, drops a framing word with its endings (해결했지, 문제를) and the particle at the end
-of a longer word (에러를 → 에러). English framing is the stopword list of
+spaces, drops a framing word with its endings (해결했지, 문제를), the particle at the end
+of a longer word (에러를 → 에러) and a verb's ending, keeping a noun made a verb
+(배포했던 → 배포; a verb's own stem, 바꿨었지, goes whole). English framing is the stopword list of
 :mod:`~harkback.stages.text.tokens`.
 
 A one-character particle (的, 了, 是 ...) frames only at a word's edge: beside a framing
@@ -21,6 +22,8 @@ listed in :data:`CHINESE_WORDS` and kept whole.
 ['处理器', '目的']
 >>> without_framing("지난번 CORS 에러를 어떻게 해결했지?")
 '  cors 에러    ?'
+>>> without_framing("배포했던 서버 바꿨었지")
+'배포 서버  '
 """
 
 from __future__ import annotations
