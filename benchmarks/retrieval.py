@@ -53,6 +53,7 @@ from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
 from benchmarks.clocks import ASKED, CLOCK_CHOICES, Clock, clocks_for, read_today
+from benchmarks.halves import HALVES, half, halves_table
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import score
 from benchmarks.retrieval_report import (
@@ -307,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"comma-separated, from {', '.join(VARIANTS)}")
     parser.add_argument("--questions", type=int, default=None,
                         help="only the first N scored questions (a quick run)")
+    parser.add_argument("--half", choices=HALVES, default=None,
+                        help="only the questions of one half (benchmarks/halves.py): tune "
+                             "on A, check on B")
     parser.add_argument("--pooled-db", type=Path, default=None,
                         help="build the pooled store here, or reuse it if it exists")
     parser.add_argument("--json", type=Path, default=None, help="write every answer here")
@@ -358,7 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.data is None:
             raise SystemExit("--data is required (or --from-cli)")
         data = Dataset.load(args.data)
-        scored = data.scored()[:args.questions]
+        scored = [q for q in data.scored()
+                  if args.half is None or half(q.id) == args.half][:args.questions]
         variants = {n: VARIANTS[n] for n in names}
         embedder = _embedder(args.embedder, args.vector_cache)
         left_out = len(data.questions) - len(data.scored())
@@ -376,6 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for report in reports:
         print(render(report))
     print(compare_clocks(reports))
+    print(halves_table(reports))
     if args.json:
         args.json.write_text(json.dumps([to_json(r) for r in reports], indent=1))
     return 0

@@ -9,6 +9,7 @@ the pass rate the suite asserts (one answer: top-1; several: all in the top 3)::
 
     .venv/bin/python -m benchmarks.seeds                  # bm25 and lexical
     .venv/bin/python -m benchmarks.seeds --rankers lexical --failures
+    .venv/bin/python -m benchmarks.seeds --set heldout   # the held-out set
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ from pathlib import Path
 import attrs
 
 from harkback.pipeline import RANKERS, SUMMARIZERS, Harkback, Pipeline, SessionStore, open_store
-from tests.support.seeds import LANGUAGES, Corpus, Question, ask, conversations, load_corpus
+from tests.support.seeds import (
+    LANGUAGES,
+    SEED_SETS,
+    Corpus,
+    Question,
+    ask,
+    conversations,
+    load_corpus,
+)
 
 
 @attrs.frozen
@@ -85,9 +94,10 @@ async def run(store: SessionStore, corpus: Corpus, ranker: str) -> list[Outcome]
     return [Outcome(q, await ask(harkback, q)) for q in corpus.questions]
 
 
-async def main_async(rankers: Sequence[str], failures: bool, folder: Path) -> None:
-    """Ingest the corpus into ``folder`` and print a table per ranker."""
-    corpus = load_corpus()
+async def main_async(rankers: Sequence[str], failures: bool, folder: Path,
+                     seed_set: str = "tuned") -> None:
+    """Ingest the corpus of ``seed_set`` into ``folder`` and print a table per ranker."""
+    corpus = load_corpus(SEED_SETS[seed_set])
     store = open_store(folder / "seeds.db").unwrap()
     try:
         (await store.ingest(conversations(corpus, now=time.time())).awaitable()).unwrap()
@@ -112,6 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"comma-separated, from {', '.join(sorted(RANKERS))}")
     parser.add_argument("--failures", action="store_true",
                         help="list the questions each ranker gets wrong")
+    parser.add_argument("--set", dest="seed_set", choices=sorted(SEED_SETS), default="tuned",
+                        help="which corpus: the suite's (tuned while watching it) or the "
+                             "held-out one (default: tuned)")
     args = parser.parse_args(argv)
     rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
     unknown = [r for r in rankers if r not in RANKERS]
@@ -119,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown ranker(s) {', '.join(unknown) or '(none)'}; "
                      f"choose from {', '.join(sorted(RANKERS))}")
     with tempfile.TemporaryDirectory(prefix="harkback-seeds-") as folder:
-        asyncio.run(main_async(rankers, args.failures, Path(folder)))
+        asyncio.run(main_async(rankers, args.failures, Path(folder), args.seed_set))
     return 0
 
 

@@ -234,7 +234,8 @@ class MemoryStore(MemoryVectors):
         message = item.message
         session = self._sessions[message.session_id]
         return records.MessageHit(session_id=message.session_id, position=message.position,
-                                  role=message.role, content=message.content, score=score,
+                                  role=message.role, content=message.text_for_search(),
+                                  score=score,
                                   timestamp=written_at(message, session), source=session.source)
 
     def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed],

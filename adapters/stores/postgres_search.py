@@ -191,7 +191,7 @@ def hit(row: Sequence[Any], score: float) -> MessageHit:
     """A hit from a row of :data:`HIT_COLUMNS`."""
     message = message_from_row(read_text(row[:8]))
     return MessageHit(session_id=message.session_id, position=message.position,
-                      role=message.role, content=message.content, score=score,
+                      role=message.role, content=message.text_for_search(), score=score,
                       timestamp=row[8], source=restore(row[9]))
 
 

@@ -5,20 +5,33 @@
 Written without spaces, such words also glue to the topic ("超时是" makes the bigram
 "时是"), so they are taken out of the question's text before it is cut into bigrams,
 leaving the topic words whole. Each language has its list below; Korean, written with
-spaces, drops a framing word with its endings (해결했지, 문제를) and the particle at the end
-of a longer word (에러를 → 에러). English framing is the stopword list of
+spaces, drops a framing word with its endings (해결했지, 문제를), the particle at the end
+of a longer word (에러를 → 에러) and a verb's ending, keeping a noun made a verb
+(배포했던 → 배포; a verb's own stem, 바꿨었지, goes whole). English framing is the stopword list of
 :mod:`~harkback.stages.text.tokens`.
+
+A one-character particle (的, 了, 是 ...) frames only at a word's edge: beside a framing
+word, a space, a Latin word or punctuation ("超时是怎么" drops 是, "怎么处理的？" drops 的);
+between two topic characters it may be part of a word and stays. Words that hold a
+framing word or particle as a part (目的 "purpose", 了解, 处理器 "processor") are
+listed in :data:`CHINESE_WORDS` and kept whole.
 
 >>> without_framing("上次 nginx 超时是怎么处理的？")
 '  nginx 超时    ?'
+>>> without_framing("处理器的目的").split()
+['处理器', '目的']
 >>> without_framing("지난번 CORS 에러를 어떻게 해결했지?")
 '  cors 에러    ?'
+>>> without_framing("배포했던 서버 바꿨었지")
+'배포 서버  '
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+import attrs
 
 from harkback.stages.text.tokens import normalize
 
@@ -31,7 +44,12 @@ CHINESE = """
 """.split()
 """Chinese framing: when (上次), how (怎么), what (什么), solve/handle (解决, 处理),
 problem/approach (问题, 方案), and the particles 的 了 吗 呢 吧 是 啊 (simplified and
-traditional)."""
+traditional; a one-character particle frames at a word's edge only)."""
+
+CHINESE_WORDS = """
+目的 了解 處理器 处理器 處理機 处理机 是非
+""".split()
+"""Words that hold a framing word or particle as a part: never cut (处理器 is not 处理 器)."""
 
 JAPANESE = """
 前回 この前 以前 最後 結局 あの時 どうやって どうやった どうした どうすれば どう 何を なに
@@ -63,37 +81,69 @@ KOREAN_VERB_ENDINGS = tuple("""
 했어 었어 했나 는데 니까 려고 하던 됐던 했는 었는
 """.split())
 """Korean verb endings: a word of three syllables or more ending in one is a verb form
-(바꿔서 "by changing", 죽었던 "that died"), which frames; the topic is in the nouns."""
+(바꿔서 "by changing", 죽었던 "that died"), which frames; the topic is in the nouns. What
+is left before the ending, less a light verb (했, 해, 하, 됐, 되), is kept when it is two
+syllables or more: a noun made a verb (배포했던 "that deployed" is 배포 "deploy";
+마이그레이션해서 is 마이그레이션)."""
+
+KOREAN_LIGHT_VERBS = ("했", "해", "하", "됐", "되", "했었")
+"""The syllables that make a noun a verb (하다, 되다), taken off with a verb ending."""
 
 _HANGUL_WORD = re.compile(r"[가-힣]+")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _KATAKANA = re.compile(r"[\u30a0-\u30ff\u31f0-\u31ff]")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN = re.compile(f"[{_HAN_RANGES}]")
 # A particle glued to a Latin word or a number ("OOM으로", "CORS를", "3번을").
 _GLUED_PARTICLE = re.compile(
     "(?<=[a-z0-9])(?:" + "|".join(KOREAN_PARTICLES) + ")(?![가-힣])")
 
 
+@attrs.frozen
+class _Patterns:
+    words: re.Pattern[str]
+    chars: re.Pattern[str]
+    kept: frozenset[str]
+    particle: re.Pattern[str]
+    korean: re.Pattern[str]
+
+
 @lru_cache(maxsize=1)
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def _patterns() -> _Patterns:
     # Built from the normalised lists: the query text is normalised the same way
     # (NFKC, case-fold, marks stripped: ど becomes と), so both sides agree.
-    phrases = sorted({normalize(p) for p in CHINESE + JAPANESE}, key=len, reverse=True)
-    cjk = re.compile("|".join(re.escape(p) for p in phrases))
+    listed = {normalize(p) for p in CHINESE + JAPANESE}
+    kept = frozenset(normalize(w) for w in CHINESE_WORDS)
+    # A listed word, or a word holding one (kept whole): longest first, so 处理器 wins over 处理.
+    words = sorted(kept | {p for p in listed if len(p) > 1}, key=len, reverse=True)
+    single = "".join(sorted(p for p in listed if len(p) == 1))
+    # A one-character particle beside a non-Han character (a space left by a framing word,
+    # Latin, kana, punctuation) or the text's edge; a kept word is matched first and stays.
+    edge = (rf"(?<![{_HAN_RANGES}])[{single}]|[{single}](?![{_HAN_RANGES}])")
+    chars = re.compile("|".join([*(re.escape(w) for w in sorted(kept, key=len, reverse=True)),
+                                 edge]))
     particles = "".join(sorted({normalize(p) for p in JAPANESE_PARTICLES}))
     particle = re.compile(rf"(?<=[^\s\u3040-\u309f])[{re.escape(particles)}]")
     korean = re.compile("^(?:" + "|".join(re.escape(normalize(p)) for p in KOREAN) + ")")
-    return cjk, particle, korean
+    return _Patterns(words=re.compile("|".join(re.escape(w) for w in words)), chars=chars,
+                     kept=kept, particle=particle, korean=korean)
 
 
 def without_framing(text: str) -> str:
     """``text`` normalised, with the framing of CJK questions replaced by spaces."""
-    cjk, particle, korean = _patterns()
+    p = _patterns()
     folded = normalize(text)
     folded = _GLUED_PARTICLE.sub("", folded)
-    folded = _HANGUL_WORD.sub(lambda word: _korean_word(word.group(), korean), folded)
-    folded = cjk.sub(" ", folded)
-    return particle.sub(" ", folded)
+    folded = _HANGUL_WORD.sub(lambda word: _korean_word(word.group(), p.korean), folded)
+
+    def cut(match: re.Match[str]) -> str:
+        # A kept word stands apart: its ends are word edges too (处理器的 drops 的).
+        return f" {match.group()} " if match.group() in p.kept else " "
+
+    # Framing words first, so the particles beside them are then at an edge.
+    folded = p.words.sub(cut, folded)
+    folded = p.chars.sub(lambda m: m.group() if m.group() in p.kept else " ", folded)
+    return p.particle.sub(" ", folded)
 
 
 def is_framing_bigram(token: str) -> bool:
@@ -116,8 +166,23 @@ def _korean_word(word: str, framing: re.Pattern[str]) -> str:
     if framing.match(word):
         return " "
     if len(word) >= 3 and word.endswith(KOREAN_VERB_ENDINGS):
-        return " "
+        stem = word[:-2]
+        for light in sorted(KOREAN_LIGHT_VERBS, key=len, reverse=True):
+            if stem.endswith(light):
+                stem = stem[:-len(light)]
+                break
+        if stem and _past_tense(stem[-1]):
+            # 바꿨었지 leaves 바꿨, a verb in the past (a final ㅆ), never a noun.
+            stem = stem[:-1]
+        # 죽었던 leaves 죽 (a verb's own stem): it frames. 배포했던 leaves 배포, a noun.
+        return stem if len(stem) >= 2 else " "
     for ending in KOREAN_PARTICLES:
         if word.endswith(ending) and len(word) - len(ending) >= 2:
             return word[:-len(ending)]
     return word
+
+
+def _past_tense(syllable: str) -> bool:
+    # A Hangul syllable whose final consonant is ㅆ (했, 었, 꿨, 졌): a past-tense verb form.
+    code = ord(syllable) - 0xAC00
+    return 0 <= code < 11172 and code % 28 == 20

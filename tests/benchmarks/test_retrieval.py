@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from benchmarks import retrieval
+from benchmarks.halves import half
 from benchmarks.longmemeval import Dataset, export
 from tests.support.chat_server import ChatServer
 
@@ -165,3 +166,29 @@ def test_hybrid_without_an_embedder_is_refused(data_file: Path) -> None:
     with pytest.raises(SystemExit, match="needs --embedder"):
         retrieval.main(["--from-cli", "--sessions", "s", "--question-file", "q",
                         "--rankers", "hybrid"])
+
+
+def test_half_runs_one_half_and_the_table_splits_by_half(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--half keeps the questions of that half only (by the id's hash, the same every
+    run); every run ends with recall per half and over all."""
+    assert (half("q1"), half("q3")) == ("A", "B")
+    records = [_question(qid, "Which playlist did I create on Spotify?", [f"ev_{qid}"],
+                         {f"ev_{qid}": "I created a playlist on Spotify called Summer Vibes."})
+               for qid in ("q1", "q3")]
+    path = tmp_path / "halves.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as out:
+        json.dump(records, out)
+    answers = tmp_path / "answers.json"
+    assert retrieval.main(["--data", str(path), "--protocol", "per-question", "--clock",
+                           "published", "--rankers", "lexical", "--half", "B", "--json",
+                           str(answers)]) == 0
+    (report,) = json.loads(answers.read_text())
+    assert [a["question"] for a in report["answers"]["lexical"]] == ["q3"]
+    assert retrieval.main(["--data", str(path), "--protocol", "per-question", "--clock",
+                           "published", "--rankers", "lexical"]) == 0
+    printed = capsys.readouterr().out
+    assert "| per-question | published | lexical | - | 1.000 / 1.000 (1) | " \
+           "1.000 / 1.000 (1) |" in printed
+    assert "| per-question | published | lexical | 1.000 / 1.000 (1) | 1.000 / 1.000 (1) | " \
+           "1.000 / 1.000 (2) |" in printed

@@ -35,3 +35,10 @@ def test_unknown_ranker_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--rankers", "bm99"])
     assert exit_info.value.code == 2
     assert "bm99" in capsys.readouterr().err
+
+
+def test_the_held_out_set_runs_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """--set heldout asks the held-out corpus's questions (36, not the suite's 74)."""
+    assert main(["--rankers", "lexical", "--set", "heldout"]) == 0
+    (total,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| all")]
+    assert total.split(" | ")[1] == "36"

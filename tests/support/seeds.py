@@ -41,6 +41,12 @@ from harkback.stages.records import Conversation
 
 SEEDS = Path(__file__).resolve().parent.parent / "fixtures" / "seeds"
 """Where the corpus files are."""
+HELDOUT = SEEDS.parent / "seeds-heldout"
+"""A second corpus in the same format, written without looking at the ranking's word lists
+and measured once before any change (so it says how the ranking does on questions it was
+not tuned on)."""
+SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT}
+"""The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
 """The question groups, in report order (a file's name is its group)."""

@@ -32,6 +32,17 @@ SET_PENDING = "INSERT INTO messages_fts (messages_fts, rank) VALUES ('hashsize',
 WRITTEN = "COALESCE(m.timestamp, s.started_at)"
 """When a message (``m``) was written: its own stamp, else its session's (``s``) start."""
 
+SEARCHED = (
+    "CASE WHEN m.tool_calls IS NULL AND m.tool_name = '' THEN m.content ELSE "
+    "(SELECT group_concat(part, char(10)) FROM (SELECT m.content AS part "
+    "UNION ALL SELECT m.tool_name UNION ALL "
+    "SELECT json_extract(value, '$.function.name') || char(10) "
+    "|| json_extract(value, '$.function.arguments') FROM json_each(m.tool_calls)) "
+    "WHERE part <> '') END")
+"""A hit's text: what the index holds of its message (``m``), content, tool name and
+tool calls (:meth:`~harkback.stages.records.Message.text_for_search`), so a ranker that
+re-scores hits sees the words that matched (a command run through a tool call)."""
+
 
 def row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlValue]]:
     """The conditions of the query's roles, sources, projects and time bounds (:data:`WRITTEN`),
@@ -100,7 +111,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
         params.append(to_fts5(AllOf((matched, within))))
     params.append(query.limit)
     sql = (
-        f"SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, s.source, "
+        f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
         f"bm25(messages_fts) AS rank, m.id {_HIT_FROM}"
         f"WHERE {' AND '.join(conditions)} "
         "ORDER BY rank, m.id LIMIT ?"
@@ -130,7 +141,7 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
         "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
         "AS place FROM (SELECT rowid AS id, bm25(messages_fts) AS rank "
         f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)) "
-        f"SELECT * FROM (SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, "
+        f"SELECT * FROM (SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, "
         "s.source, best.rank AS rank, m.id AS id, -1 AS fetched, best.place AS place "
         "FROM best JOIN messages AS m ON m.id = best.id "
         "JOIN sessions AS s ON s.id = m.session_id "
@@ -151,7 +162,7 @@ def newest(query: MatchQuery, *, skip: Iterable[int], limit: int) -> Statement:
     conditions.append("m.id NOT IN (SELECT value FROM json_each(?))")
     params += [json.dumps(list(skip)), limit]
     return Statement(
-        f"SELECT m.session_id, m.position, m.role, m.content, {WRITTEN}, s.source, "
+        f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
         f"0.0 AS rank, m.id {_HIT_FROM}"
         f"WHERE {' AND '.join(conditions)} "
         "ORDER BY messages_fts.rowid DESC LIMIT ?",

@@ -320,6 +320,23 @@ class StoreContract:
         hits = await ok(store.search(match("kubectl")))
         assert [(h.session_id, h.position) for h in hits] == [("s1", 0)]
 
+    async def test_a_hit_holds_the_text_that_matched(self, store: SessionStore) -> None:
+        """A hit's text is what the index holds of its message (content, tool name, calls),
+        so a ranker re-scoring hits sees the word that selected it."""
+        call = ToolCall(id="c1", name="bash", arguments='{"command": "npx playwright test"}')
+        await ok(store.ingest([Conversation(Session(id="s1"), (
+            Message(session_id="s1", position=0, role="assistant", content="running the suite",
+                    tool_calls=(call,)),
+            Message(session_id="s1", position=1, role="tool", content="80 passed",
+                    tool_name="playwright_runner"),
+            Message(session_id="s1", position=2, role="user", content="playwright is green"),
+        ))]))
+        hits = sorted(await ok(store.search(match("playwright"))), key=lambda h: h.position)
+        assert [h.content.split("\n") for h in hits] == [
+            ["running the suite", "bash", '{"command": "npx playwright test"}'],
+            ["80 passed", "playwright_runner"],
+            ["playwright is green"]]
+
     async def test_recent_lists_roots_newest_first(self, store: SessionStore,
                                                    make_conversation: Make) -> None:
         """Recent sessions come newest first, undated ones last."""

@@ -28,10 +28,34 @@ def test_a_question_keeps_only_its_topic(question: str, topic: list[str]) -> Non
     assert units(question) == topic
 
 
-@pytest.mark.parametrize("word", sorted(set(CHINESE + JAPANESE)))
+@pytest.mark.parametrize("word", sorted(w for w in set(CHINESE + JAPANESE) if len(w) > 1))
 def test_every_listed_chinese_or_japanese_word_is_framing(word: str) -> None:
     """Each listed word, standing between two topic words, leaves only them."""
     assert tokens(without_framing(f"端口{word}冲突")) == ("端口", "冲突")
+
+
+@pytest.mark.parametrize("particle", sorted(w for w in set(CHINESE + JAPANESE) if len(w) == 1))
+def test_a_one_character_particle_frames_at_a_word_edge(particle: str) -> None:
+    """Beside a framing word, punctuation or the end, a particle goes; between two topic
+    characters it may be part of a word (目的, 了解) and the bigrams stay."""
+    assert tokens(without_framing(f"端口{particle}怎么冲突")) == ("端口", "冲突")
+    assert tokens(without_framing(f"端口冲突{particle}？")) == ("端口", "口冲", "冲突")
+    assert tokens(without_framing(f"端{particle}口")) == (f"端{particle}", f"{particle}口")
+
+
+@pytest.mark.parametrize(("question", "word"), [
+    ("这个脚本的目的是什么？", "目的"),
+    ("上次处理器占用太高是怎么解决的", "处理器"),
+    ("我想了解一下之前的方案", "了解"),
+])
+def test_a_word_holding_a_framing_part_stays_whole(question: str, word: str) -> None:
+    """目的 keeps its 的, 处理器 its 处理, 了解 its 了."""
+    assert word in without_framing(question).split()
+
+
+def test_a_listed_word_is_a_word_edge() -> None:
+    """处理器的目的: 的 between two whole words is a particle and goes."""
+    assert tokens(without_framing("处理器的目的")) == ("处理", "理器", "目的")
 
 
 @pytest.mark.parametrize("stem", KOREAN)
@@ -58,6 +82,21 @@ def test_english_text_is_left_alone() -> None:
 def test_a_korean_verb_form_frames_and_a_noun_stays() -> None:
     """바꿔서 ("by changing") and 죽었던 ("that died") go; 설정 and 문서 are topic."""
     assert tokens(without_framing("nginx 설정 바꿔서 죽었던 문서")) == ("nginx", "설정", "문서")
+
+
+@pytest.mark.parametrize(("word", "noun"), [
+    ("배포했던", "배포"), ("복구했지", "복구"), ("설치했는데", "설치"),
+    ("마이그레이션해서", "마이그레이션"), ("재시작했어", "재시작"), ("연결됐던", "연결"),
+])
+def test_a_noun_made_a_verb_keeps_the_noun(word: str, noun: str) -> None:
+    """A noun with 하다/되다 and a verb ending (배포했던 "that deployed") is the noun."""
+    assert without_framing(word).split() == [noun]
+
+
+@pytest.mark.parametrize("word", ["바꿨었지", "죽었던", "바꿔서", "했는데"])
+def test_a_verb_of_its_own_with_an_ending_goes(word: str) -> None:
+    """A verb's own stem (바꾸, 죽, 고치) with an ending leaves nothing to search for."""
+    assert without_framing(f"nginx {word}").split() == ["nginx"]
 
 
 def test_japanese_units_are_the_words_that_name() -> None:
