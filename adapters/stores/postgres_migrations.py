@@ -15,7 +15,7 @@ To change the schema, add a step at the end; never edit one that shipped.
 
 >>> from harkback.adapters.stores.migration import check_order
 >>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
-(True, 2)
+(True, 3)
 """
 
 from __future__ import annotations
