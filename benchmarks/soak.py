@@ -12,6 +12,9 @@ messages. Afterwards every session a writer was told was stored is looked for. T
 gives failed calls, lost sessions, searches and writes, and search p50/p95 beside the
 target (p95 ≤ 100 ms). ``--import-mb`` then runs :mod:`benchmarks.shared_writers` at that
 size (a large import raced by 20 one-session ingests; 0 skips it).
+
+``--db postgresql://...`` soaks a PostgreSQL store instead (an empty database is filled
+with the generated corpus first; the large import, SQLite's, is skipped).
 """
 
 from __future__ import annotations
@@ -32,12 +35,15 @@ from typing import Any
 import attrs
 from returns.result import Failure
 
-from benchmarks.generate import parse_size
+from benchmarks.generate import generate, parse_size
 from benchmarks.metrics import percentile
-from benchmarks.scale import QUERY_MIX, build_store
+from benchmarks.scale import BATCH, QUERY_MIX, build_store
 from benchmarks.shared_writers import run_shared
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.ingest import chunked
+from harkback.pipeline.wiring import store_kind
+from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.stage import as_result
 
@@ -47,13 +53,33 @@ TARGET_P95_MS = 100.0
 QUERIES = tuple(query for _, query in QUERY_MIX if query)
 
 
+def is_url(db: str) -> bool:
+    """Whether ``db`` names a PostgreSQL server rather than a SQLite file."""
+    return store_kind(db) == "postgresql"
+
+
+def open_store(db: str, *, readonly: bool = False) -> SessionStore:
+    """The store at ``db`` (a SQLite path or a ``postgresql://`` URL), opened or the run ends."""
+    if is_url(db):
+        from harkback.adapters.stores.postgres import PostgresStore
+        return PostgresStore.open(db, readonly=readonly).unwrap()
+    return SqliteStore.open(Path(db), readonly=readonly).unwrap()
+
+
+def _close(store: SessionStore) -> None:
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()
+
+
 # --- the worker processes -------------------------------------------------------------------
 
-async def _search(db: Path, seconds: float, seed: int) -> dict[str, Any]:
+async def _search(db: str, seconds: float, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     times: list[float] = []
     failures: list[str] = []
-    with SqliteStore.open(db, readonly=True).unwrap() as store:
+    store = open_store(db, readonly=True)
+    try:
         hb = Harkback(store=store)
         until = time.monotonic() + seconds  # from when this process is ready
         while not times or time.monotonic() < until:
@@ -65,6 +91,8 @@ async def _search(db: Path, seconds: float, seed: int) -> dict[str, Any]:
             times.append(time.perf_counter() - started)
             if not payload["success"]:
                 failures.append(str(payload.get("error")))
+    finally:
+        await asyncio.to_thread(_close, store)
     return {"times": times, "failures": failures}
 
 
@@ -78,12 +106,13 @@ def _session(worker: int, number: int) -> Conversation:
     return Conversation(Session(id=sid, source="soak", started_at=time.time()), messages)
 
 
-async def _write(db: Path, seconds: float, worker: int) -> dict[str, Any]:
+async def _write(db: str, seconds: float, worker: int) -> dict[str, Any]:
     rng = random.Random(worker)
     stored: list[str] = []
     failures: list[str] = []
     number = 0
-    with SqliteStore.open(db).unwrap() as store:
+    store = open_store(db)
+    try:
         until = time.monotonic() + seconds
         while number == 0 or time.monotonic() < until:
             batch = [_session(worker, number + i) for i in range(rng.randint(1, 20))]
@@ -94,6 +123,8 @@ async def _write(db: Path, seconds: float, worker: int) -> dict[str, Any]:
             else:
                 stored.extend(c.session.id for c in batch)
             await asyncio.sleep(rng.uniform(0.0, 0.2))
+    finally:
+        await asyncio.to_thread(_close, store)
     return {"stored": stored, "failures": failures}
 
 
@@ -101,7 +132,7 @@ def worker(argv: Sequence[str]) -> int:
     """One searcher or writer process; prints what it saw as one JSON line."""
     parser = argparse.ArgumentParser(prog="benchmarks.soak worker")
     parser.add_argument("role", choices=("search", "write"))
-    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--db", required=True)
     parser.add_argument("--seconds", type=float, required=True)
     parser.add_argument("--index", type=int, default=0)
     args = parser.parse_args(argv)
@@ -145,7 +176,7 @@ class Soak:
                           *(f"| {name} | {value} |" for name, value in rows)])
 
 
-def run_soak(db: Path, *, seconds: float, searchers: int, writers: int) -> Soak:
+def run_soak(db: str, *, seconds: float, searchers: int, writers: int) -> Soak:
     """Run the searchers and writers against ``db`` for ``seconds`` and check the result."""
     root = Path(__file__).resolve().parent.parent
     argv = [sys.executable, "-m", "benchmarks.soak", "worker"]
@@ -170,15 +201,42 @@ def run_soak(db: Path, *, seconds: float, searchers: int, writers: int) -> Soak:
     times = sorted(t * 1000 for s in searched for t in s.get("times", []))
     stored = {sid for w in written for sid in w.get("stored", [])}
     failures = [f for s in seen for f in s.get("failures", [])]
-    with sqlite3.connect(db) as raw:
-        found = {row[0] for row in raw.execute("SELECT id FROM sessions WHERE source = 'soak'")}
-        messages = raw.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-    raw.close()
+    found, messages = _soaked(db)
     return Soak(messages=messages, seconds=seconds, searchers=searchers, writers=writers,
                 searches=len(times), writes=len(stored),
                 failed_calls=len(failures) + len(errors), lost_sessions=len(stored - found),
                 p50_ms=percentile(times, 50), p95_ms=percentile(times, 95),
                 errors=tuple(errors + failures[:5]))
+
+
+def _soaked(db: str) -> tuple[set[str], int]:
+    """The ids of the soak's sessions in the store at ``db``, and its message count."""
+    sessions = "SELECT id FROM sessions WHERE source = 'soak'"
+    if is_url(db):
+        import psycopg
+        with psycopg.connect(db) as connection:
+            found = {str(row[0]) for row in connection.execute(sessions)}
+            count = connection.execute("SELECT COUNT(*) FROM messages").fetchone()
+        return found, int(count[0]) if count else 0
+    with sqlite3.connect(db) as raw:
+        found = {row[0] for row in raw.execute(sessions)}
+        messages = raw.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    raw.close()
+    return found, messages
+
+
+def fill_postgres(url: str, size: int) -> None:
+    """Ingest the generated corpus of ``size`` messages into the store at ``url`` when it
+    holds no message yet."""
+    async def run() -> None:
+        store = open_store(url)  # makes the schema of an empty database
+        try:
+            if _soaked(url)[1] == 0:
+                for group in chunked(generate(size, 0), BATCH):
+                    (await store.ingest(group)).unwrap()
+        finally:
+            await asyncio.to_thread(_close, store)
+    asyncio.run(run())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -191,21 +249,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--searchers", type=int, default=8)
     parser.add_argument("--writers", type=int, default=2)
-    parser.add_argument("--db", type=Path, default=None, help="reuse (or build) this store")
+    parser.add_argument("--db", default=None,
+                        help="reuse (or build) this store: a SQLite path or a postgresql:// URL")
     parser.add_argument("--import-mb", type=float, default=100.0,
                         help="then a large import raced by 20 ingests (0: skip)")
     args = parser.parse_args(given)
     with tempfile.TemporaryDirectory() as tmp:
-        db = args.db or Path(tmp) / "soak.db"
-        if not db.is_file():
-            build_store(db, args.size, incremental=0)
+        db = args.db or str(Path(tmp) / "soak.db")
+        if is_url(db):
+            fill_postgres(db, args.size)
+        elif not Path(db).is_file():
+            build_store(Path(db), args.size, incremental=0)
         soak = run_soak(db, seconds=args.seconds, searchers=args.searchers,
                         writers=args.writers)
         print(soak.table())
         for error in soak.errors:
             print(f"error: {error}")
         ok = soak.failed_calls == 0 and soak.lost_sessions == 0
-        if args.import_mb > 0:
+        if args.import_mb > 0 and is_url(db):
+            print("\n(the large import of benchmarks.shared_writers is SQLite's: skipped)")
+        elif args.import_mb > 0:
             folder = Path(tmp) / "shared"
             folder.mkdir()
             shared = asyncio.run(run_shared(folder, args.import_mb))

@@ -115,8 +115,10 @@ class CountMemo:
     """Unit counts a store has seen, valid while the index's generation stays the same.
 
     A ranker asks for its words' counts (:func:`term_stats`), then searches by them: the
-    search's counts come from here instead of a second walk over the index. Every ingest
-    moves the generation, whichever machine wrote, so a stale count is never used.
+    search's counts come from here instead of a second walk over the index; so do the
+    estimates of words past the exact limit (two index walks each, a large share of a
+    search at a million messages). Every ingest moves the generation, whichever machine
+    wrote, so a stale count or estimate is never used.
     """
 
     def __init__(self) -> None:
@@ -124,6 +126,7 @@ class CountMemo:
         self._lock = threading.Lock()
         self.generation: int | None = None
         self._counts: dict[tuple[str, str], tuple[int, bool]] = {}
+        self._estimates: dict[str, int] = {}
 
     def known(self, table: str, unit: Unit, cap: int | None) -> int | None:
         """The count of ``unit`` as :func:`census` reports it under ``cap``, if known."""
@@ -143,11 +146,24 @@ class CountMemo:
             moved = generation != self.generation
             if moved:
                 self._counts.clear()
+                self._estimates.clear()
                 self.generation = generation
             for unit, number in counted.items():
                 self._counts[(table, tsquery(unit))] = (number,
                                                        cap is None or number <= cap)
             return not moved
+
+
+    def estimated(self, terms: Sequence[str]) -> dict[str, int]:
+        """The estimates (:func:`_estimates`) known for ``terms`` at the current generation."""
+        with self._lock:
+            return {t: self._estimates[t] for t in terms if t in self._estimates}
+
+    def keep_estimates(self, generation: int, estimates: dict[str, int]) -> None:
+        """Remember estimates made at ``generation`` if it is still the current one."""
+        with self._lock:
+            if generation == self.generation:
+                self._estimates.update(estimates)
 
 
 def census(connection: Connection, table: str, units: Sequence[Unit], cap: int | None,
@@ -319,21 +335,29 @@ def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | N
         connection, "messages", [Term(t) for t in wanted], EXACT_COUNT_LIMIT, memo)
     numbers = {t: counted[Term(t)] for t in wanted}
     common = [t for t, n in numbers.items() if n > EXACT_COUNT_LIMIT]
-    if common:
-        numbers.update(_estimates(connection, common, documents))
+    known = {} if memo is None else memo.estimated(common)
+    numbers.update(known)
+    if missing := [t for t in common if t not in known]:
+        generation, estimates = _estimates(connection, missing, documents)
+        numbers.update(estimates)
+        if memo is not None:
+            memo.keep_estimates(generation, estimates)
     return TermStats(documents=documents, average_length=tokens / documents if documents else 0.0,
                      counts=tuple((t, n) for t, n in numbers.items() if n))
 
 
-def _estimates(connection: Connection, terms: Sequence[str], documents: int) -> dict[str, int]:
-    """Counts of terms found past the exact limit, from their newest and oldest matches."""
+def _estimates(connection: Connection, terms: Sequence[str], documents: int
+               ) -> tuple[int, dict[str, int]]:
+    """Counts of terms found past the exact limit, from their newest and oldest matches,
+    and the index generation they were made at."""
     columns = ", ".join(
         f"(SELECT ARRAY[count(*), min(id), max(id)] FROM (SELECT id FROM messages "
         f"WHERE tokens @@ %s::tsquery ORDER BY id {order} LIMIT {END_SAMPLE + 1}) AS f)"
         for _ in terms for order in ("DESC", "ASC"))
-    row = connection.execute(f"SELECT {columns}",
+    row = connection.execute(f"SELECT {columns}, (SELECT generation FROM index_totals)",
                              [lexeme(t) for t in terms for _ in (0, 1)]).fetchone()
     assert row is not None
-    return {term: search_plan.extrapolate(row[2 * i], row[2 * i + 1], documents=documents,
-                                          exact_up_to=EXACT_COUNT_LIMIT)
-            for i, term in enumerate(terms)}
+    return int(row[-1]), {
+        term: search_plan.extrapolate(row[2 * i], row[2 * i + 1], documents=documents,
+                                      exact_up_to=EXACT_COUNT_LIMIT)
+        for i, term in enumerate(terms)}

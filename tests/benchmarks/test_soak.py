@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.soak import Soak, main
+from tests.support.postgres_server import PostgresServer
 
 
 def test_a_short_soak_fails_nothing_and_loses_nothing(tmp_path: Path,
@@ -31,3 +32,21 @@ def test_the_table_says_whether_the_target_was_met() -> None:
     soak = Soak(messages=10, seconds=1, searchers=1, writers=1, searches=5, writes=2,
                 failed_calls=0, lost_sessions=0, p50_ms=20.0, p95_ms=150.0)
     assert "| search p95 | 150.0 ms (target ≤ 100 ms: missed) |" in soak.table()
+
+
+def test_a_short_soak_of_a_postgresql_store(postgres_server: PostgresServer,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The same soak against the test server: a new, empty database is filled first, then
+    two searchers and two writers lose nothing; the SQLite-only large import is skipped."""
+    url = postgres_server.create_database("harkback_soak")
+    status = main(["--size", "2k", "--seconds", "3", "--searchers", "2", "--writers", "2",
+                   "--db", url])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    rows = {name.strip(): value.strip() for name, value in
+            (line.strip("|").split("|")[:2] for line in out.splitlines()
+             if line.startswith("| ") and "---" not in line)}
+    assert int(rows["store"].split()[0].replace(",", "")) >= 2000
+    assert rows["failed calls"] == "0" and rows["lost sessions"] == "0"
+    assert int(rows["sessions written"].replace(",", "")) > 0
+    assert "skipped" in out

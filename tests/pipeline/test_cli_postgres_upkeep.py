@@ -11,6 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
 from tests.pipeline.sync_home import CLAUDE_FILE, DONE_WITH_SKIPS, make_home
 from tests.pipeline.test_cli_redact import AWS, _sessions
 from tests.pipeline.test_import_cli import harkback
@@ -92,5 +93,6 @@ def test_stats_of_a_server_database(url: str, tmp_path: Path) -> None:
     done = harkback("stats", "--db", url, "--json")
     assert done.returncode == 0, done.stderr
     counted = json.loads(done.stdout)
-    assert (counted["sessions"], counted["messages"], counted["schema_version"]) == (1, 2, "2")
+    assert (counted["sessions"], counted["messages"], counted["schema_version"]) == (
+        1, 2, str(SCHEMA_VERSION))
     assert counted["bytes_on_disk"] > 0

@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from harkback.adapters.stores import postgres_search
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
@@ -169,3 +170,18 @@ async def test_scores_equal_the_in_memory_stores(url: str, make_conversation: Ma
         found = [(h.session_id, round(h.score, 9)) for h in await ok(store.search(match(text)))]
     expected = [(h.session_id, round(h.score, 9)) for h in await ok(memory.search(match(text)))]
     assert found == expected and found
+
+
+async def test_estimates_follow_another_machines_writes(
+        url: str, make_conversation: Make, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A word past the exact limit is estimated; the estimate a store remembers is made
+    again once any writer changes the index."""
+    monkeypatch.setattr(postgres_search, "EXACT_COUNT_LIMIT", 2)
+    with PostgresStore.open(url).unwrap() as reader, PostgresStore.open(url).unwrap() as other:
+        await ok(reader.ingest([make_conversation("s1", *[("user", f"kiwi {i}")
+                                                          for i in range(4)])]))
+        first = dict((await ok(reader.term_stats(["kiwi"]))).counts)["kiwi"]
+        assert first == dict((await ok(reader.term_stats(["kiwi"]))).counts)["kiwi"] > 2
+        await ok(other.ingest([make_conversation("s2", *[("user", f"kiwi {i}")
+                                                         for i in range(40)])]))
+        assert dict((await ok(reader.term_stats(["kiwi"]))).counts)["kiwi"] > first
