@@ -36,6 +36,7 @@ from benchmarks.scale import (
     _timed_ingest,
     _vs,
 )
+from harkback.adapters.stores import postgres_statistics
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback
@@ -104,6 +105,37 @@ async def measure(url: str, size: int, *, seed: int, repeat: int) -> dict[str, A
                                for label, query in QUERY_MIX if query}}
 
 
+async def first_asks(url: str, rounds: int) -> dict[str, tuple[float, float]]:
+    """Median match ms of each query of the mix asked first in a fresh store (as a new
+    ``harkback search`` process asks it): counting every word, then trusting the planner's
+    statistics for words far past the count limit, alternating, ``rounds`` times each."""
+    times: dict[str, tuple[list[float], list[float]]] = {
+        label: ([], []) for label, query in QUERY_MIX if query}
+    for _round in range(rounds):
+        for label, query in QUERY_MIX:
+            for trust in ((False, True) if query else ()):
+                postgres_statistics.TRUST_STATISTICS = trust
+                store = PostgresStore.open(url).unwrap()
+                try:
+                    response = await Harkback(store=store, pipeline=Pipeline()).search(query)
+                finally:
+                    await asyncio.to_thread(store.close)
+                if not response.ok:
+                    raise SystemExit(f"{label}: {response.to_payload()}")
+                times[label][trust].append(dict(response.timings)["match"])
+    postgres_statistics.TRUST_STATISTICS = True
+    return {label: (_percentile(exact, 0.5), _percentile(trusted, 0.5))
+            for label, (exact, trusted) in times.items()}
+
+
+def render_first(asks: dict[str, tuple[float, float]]) -> str:
+    """The first-ask table."""
+    return "\n".join(["First ask in a fresh store, match median ms:", "",
+                      "| query | counted | statistics trusted | ratio |", "|---|---:|---:|---:|",
+                      *(f"| {label} | {exact:.1f} | {trusted:.1f} | {trusted / exact:.2f} |"
+                        for label, (exact, trusted) in asks.items())])
+
+
 COLUMNS = (("ingest msg/s", "bulk_rate", "{:,.0f}"), ("client CPU share", "client_cpu", "{:.0%}"),
            ("optimize s", "optimize_s", "{:.1f}"),
            ("match p50 ms", "match_p50", "{:.1f}"), ("match p95", "match_p95", "{:.1f}"),
@@ -142,7 +174,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--repeat", type=int, default=5, help="rounds of the query mix")
     parser.add_argument("--keep", action="store_true", help="keep the databases built")
+    parser.add_argument("--first-asks", type=int, default=0, metavar="ROUNDS",
+                        help="also time each query asked first in a fresh store")
+    parser.add_argument("--database", default=None,
+                        help="only time first asks on this existing store (a URL)")
     args = parser.parse_args(argv)
+    if args.database is not None:
+        print(render_first(asyncio.run(first_asks(args.database, max(args.first_asks, 1)))))
+        print(f"\nload {os.getloadavg()[0]:.2f}")
+        return 0
     rows = []
     with server(args.url) as maintenance:
         for size in [parse_size(s) for s in args.sizes.split(",")]:
@@ -150,12 +190,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"building {_label(size)} in {database.split('dbname=')[-1]} ...", flush=True)
             rows.append(asyncio.run(measure(database, size, seed=args.seed,
                                             repeat=args.repeat)))
+            if args.first_asks:
+                rows[-1]["first_asks"] = asyncio.run(first_asks(database, args.first_asks))
             print(f"  ingest {rows[-1]['bulk_rate']:,.0f} msg/s, match p50 "
                   f"{rows[-1]['match_p50']:.1f} ms; load {os.getloadavg()[0]:.2f}", flush=True)
             if not args.keep:
                 _drop(maintenance, database)
     print()
     print(render(rows))
+    if "first_asks" in rows[-1]:
+        print()
+        print(render_first(rows[-1]["first_asks"]))
     return 0
 
 

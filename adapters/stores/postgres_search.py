@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import psycopg
 
-from harkback.adapters.stores import postgres_scoring, search_plan
+from harkback.adapters.stores import postgres_scoring, postgres_statistics, search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
 from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
@@ -171,11 +171,17 @@ def census(connection: Connection, table: str, units: Sequence[Unit], cap: int |
     """The index's sizes, and how many rows of ``table`` (``messages`` or ``sessions``)
     match each unit, counting no further than ``cap + 1`` (None: every one), in one
     statement however many units; counts ``memo`` holds for the current generation are
-    not counted again."""
+    not counted again, nor words the statistics put far past ``cap``
+    (:mod:`~harkback.adapters.stores.postgres_statistics`)."""
     remembered = {} if memo is None else {
         u: n for u in units if (n := memo.known(table, u, cap)) is not None}
-    sizes, generation, counted = _count(connection, table,
-                                        [u for u in units if u not in remembered], cap)
+    plain = {u.text: u for u in units if isinstance(u, Term) and not u.prefix
+             and u not in remembered}
+    past = [] if table != "messages" or cap is None else [
+        plain[w] for w in postgres_statistics.far_above(connection, list(plain), cap)]
+    sizes, generation, counted = _count(
+        connection, table, [u for u in units if u not in remembered and u not in past], cap)
+    counted.update((unit, cap + 1) for unit in past if cap is not None)
     if memo is not None and not memo.keep(generation, table, counted, cap) and remembered:
         # Written to since those were counted: count them again.
         sizes, generation, again = _count(connection, table, list(remembered), cap)
@@ -339,17 +345,27 @@ def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | N
     numbers.update(known)
     if missing := [t for t in common if t not in known]:
         generation, estimates = _estimates(connection, missing, documents)
+        if doubtful := [t for t, n in estimates.items() if n <= EXACT_COUNT_LIMIT]:
+            # Both ends say fewer than the limit (rows removed since the statistics were
+            # made, or a word bunched in the middle): the exact count decides, as for a
+            # word under it (one past the limit is also what raising the estimate gives).
+            _, generation, exact = _count(connection, "messages", [Term(t) for t in doubtful],
+                                          EXACT_COUNT_LIMIT)
+            estimates.update((t, exact[Term(t)]) for t in doubtful)
+            if memo is not None:
+                memo.keep(generation, "messages", exact, EXACT_COUNT_LIMIT)
         numbers.update(estimates)
         if memo is not None:
-            memo.keep_estimates(generation, estimates)
+            memo.keep_estimates(generation, {t: n for t, n in estimates.items()
+                                             if n > EXACT_COUNT_LIMIT})
     return TermStats(documents=documents, average_length=tokens / documents if documents else 0.0,
                      counts=tuple((t, n) for t, n in numbers.items() if n))
 
 
 def _estimates(connection: Connection, terms: Sequence[str], documents: int
                ) -> tuple[int, dict[str, int]]:
-    """Counts of terms found past the exact limit, from their newest and oldest matches,
-    and the index generation they were made at."""
+    """Counts of terms found past the exact limit, from their newest and oldest matches
+    (not raised to the limit), and the index generation they were made at."""
     columns = ", ".join(
         f"(SELECT ARRAY[count(*), min(id), max(id)] FROM (SELECT id FROM messages "
         f"WHERE tokens @@ %s::tsquery ORDER BY id {order} LIMIT {END_SAMPLE + 1}) AS f)"
@@ -357,7 +373,9 @@ def _estimates(connection: Connection, terms: Sequence[str], documents: int
     row = connection.execute(f"SELECT {columns}, (SELECT generation FROM index_totals)",
                              [lexeme(t) for t in terms for _ in (0, 1)]).fetchone()
     assert row is not None
+    # Newest matches that stop short of the sample are all there are (found when the
+    # statistics, not a count, put a word past the limit).
     return int(row[-1]), {
-        term: search_plan.extrapolate(row[2 * i], row[2 * i + 1], documents=documents,
-                                      exact_up_to=EXACT_COUNT_LIMIT)
+        term: int(row[2 * i][0]) if row[2 * i][0] <= END_SAMPLE else search_plan.extrapolate(
+            row[2 * i], row[2 * i + 1], documents=documents, exact_up_to=0)
         for i, term in enumerate(terms)}
