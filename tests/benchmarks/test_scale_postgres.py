@@ -18,3 +18,21 @@ def test_builds_searches_and_prints_the_targets(postgres_server: PostgresServer,
                                              for c in row.split("|")[2:-1])
     assert rate > 0 and match_p50 > 0 and 0 < share <= 100
     assert "| ingest ≥ 20,000 msg/s |" in out and "| question |" in out
+
+
+def test_times_first_asks_of_an_existing_store(postgres_server: PostgresServer,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """With ``--keep`` and ``--first-asks``, the run also prints each query's first ask in
+    a fresh store, counted and with the statistics trusted; ``--database`` times a store
+    already built, and nothing else."""
+    assert main(["--sizes", "2k", "--url", postgres_server.url(), "--repeat", "1",
+                 "--first-asks", "1", "--keep"]) == 0
+    out = capsys.readouterr().out
+    first = out.split("First ask in a fresh store")[1]
+    assert [line.split("|")[1].strip() for line in first.splitlines()[4:10]] == [
+        "rare word", "common words", "question", "phrase", "prefix", "chinese"]
+    name = out.split("building 2k in ")[1].split()[0]
+    assert main(["--database", postgres_server.url(name), "--first-asks", "1"]) == 0
+    again = capsys.readouterr().out
+    assert again.startswith("First ask in a fresh store") and "| phrase |" in again
+    assert "ingest" not in again
