@@ -9,6 +9,11 @@ generated corpus (:mod:`benchmarks.generate`) in batches of 500 sessions (each o
 transaction, messages by ``COPY``), runs ``optimize`` (``VACUUM ANALYZE``), then asks the
 query mix of :mod:`benchmarks.scale` through the default pipeline in this process, every
 stage timed through the facade. It prints a table beside the targets of issue 21.
+
+``--first-asks N`` also times each query asked first in a fresh store (as a new
+``harkback search`` process asks it), counting every word and trusting the planner's
+statistics, alternating; with ``--database URL`` it times only that, on a store built
+before (``--keep``).
 """
 
 from __future__ import annotations
