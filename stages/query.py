@@ -14,8 +14,8 @@ Any query costs time linear in its length, and little past the limits: only the 
 :data:`MAX_OPERATORS` are left out (their operands stay, as terms AND-ed with their
 neighbours); repeated terms are searched once; a phrase keeps its first
 :data:`MAX_PHRASE_TERMS` tokens; at most :data:`MAX_UNITS` distinct terms and phrases are
-searched, and at most :data:`MAX_PREFIXES` written ``prefix*`` widened. A chain of ``NOT`` is one exclusion of all its operands, so the expression
-never nests deeper than four levels.
+searched, and at most :data:`MAX_PREFIXES` written ``prefix*`` widened. A chain of ``NOT``
+is one exclusion of all its operands, so the expression never nests deeper than four levels.
 
 >>> to_fts5(parse_query("how did we fix the docker network?").expression)
 '("fix" OR "docker" OR "network")'
