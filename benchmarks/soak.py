@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -56,6 +57,7 @@ async def _search(db: Path, seconds: float, seed: int) -> dict[str, Any]:
     with SqliteStore.open(db, readonly=True).unwrap() as store:
         hb = Harkback(store=store)
         until = time.monotonic() + seconds  # from when this process is ready
+        cpu = time.process_time()
         while not times or time.monotonic() < until:
             started = time.perf_counter()
             try:
@@ -65,7 +67,8 @@ async def _search(db: Path, seconds: float, seed: int) -> dict[str, Any]:
             times.append(time.perf_counter() - started)
             if not payload["success"]:
                 failures.append(str(payload.get("error")))
-    return {"times": times, "failures": failures}
+        cpu = time.process_time() - cpu
+    return {"times": times, "failures": failures, "cpu": cpu}
 
 
 def _session(worker: int, number: int) -> Conversation:
@@ -127,6 +130,11 @@ class Soak:
     lost_sessions: int
     p50_ms: float
     p95_ms: float
+    cpu_ms: float = 0.0
+    """The searchers' CPU time (all their threads) per search: the rest of a search's wall
+    time is waiting, for a core or for the store."""
+    load: tuple[float, float] = (0.0, 0.0)
+    """The machine's 1-minute load average as the run started and as it ended."""
     errors: tuple[str, ...] = ()
 
     def table(self) -> str:
@@ -139,6 +147,8 @@ class Soak:
                 ("failed calls", str(self.failed_calls)),
                 ("lost sessions", str(self.lost_sessions)),
                 ("search p50", f"{self.p50_ms:.1f} ms"),
+                ("search CPU (mean)", f"{self.cpu_ms:.1f} ms"),
+                ("load average", f"{self.load[0]:.1f} at the start, {self.load[1]:.1f} at the end"),
                 ("search p95", f"{self.p95_ms:.1f} ms (target ≤ {TARGET_P95_MS:.0f} ms: "
                                f"{verdict})")]
         return "\n".join(["| soak | |", "|---|---|",
@@ -148,6 +158,7 @@ class Soak:
 def run_soak(db: Path, *, seconds: float, searchers: int, writers: int) -> Soak:
     """Run the searchers and writers against ``db`` for ``seconds`` and check the result."""
     root = Path(__file__).resolve().parent.parent
+    load_before = os.getloadavg()[0]
     argv = [sys.executable, "-m", "benchmarks.soak", "worker"]
     processes = [subprocess.Popen([*argv, "search", "--db", str(db), "--seconds", str(seconds),
                                    "--index", str(i)], stdout=subprocess.PIPE,
@@ -166,6 +177,7 @@ def run_soak(db: Path, *, seconds: float, searchers: int, writers: int) -> Soak:
             seen.append({})
         else:
             seen.append(json.loads(out.strip().splitlines()[-1]))
+    load = (load_before, os.getloadavg()[0])
     searched, written = seen[:searchers], seen[searchers:]
     times = sorted(t * 1000 for s in searched for t in s.get("times", []))
     stored = {sid for w in written for sid in w.get("stored", [])}
@@ -178,7 +190,8 @@ def run_soak(db: Path, *, seconds: float, searchers: int, writers: int) -> Soak:
                 searches=len(times), writes=len(stored),
                 failed_calls=len(failures) + len(errors), lost_sessions=len(stored - found),
                 p50_ms=percentile(times, 50), p95_ms=percentile(times, 95),
-                errors=tuple(errors + failures[:5]))
+                cpu_ms=1000 * sum(s.get("cpu", 0.0) for s in searched) / max(len(times), 1),
+                load=load, errors=tuple(errors + failures[:5]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
