@@ -88,6 +88,7 @@ async def _write(db: Path, seconds: float, worker: int) -> dict[str, Any]:
     number = 0
     with SqliteStore.open(db).unwrap() as store:
         until = time.monotonic() + seconds
+        cpu = time.process_time()
         while number == 0 or time.monotonic() < until:
             batch = [_session(worker, number + i) for i in range(rng.randint(1, 20))]
             number += len(batch)
@@ -97,7 +98,8 @@ async def _write(db: Path, seconds: float, worker: int) -> dict[str, Any]:
             else:
                 stored.extend(c.session.id for c in batch)
             await asyncio.sleep(rng.uniform(0.0, 0.2))
-    return {"stored": stored, "failures": failures}
+        cpu = time.process_time() - cpu
+    return {"stored": stored, "failures": failures, "cpu": cpu}
 
 
 def worker(argv: Sequence[str]) -> int:
@@ -133,6 +135,8 @@ class Soak:
     cpu_ms: float = 0.0
     """The searchers' CPU time (all their threads) per search: the rest of a search's wall
     time is waiting, for a core or for the store."""
+    writer_cores: float = 0.0
+    """The writers' CPU time over the run's length: how many cores they kept busy."""
     load: tuple[float, float] = (0.0, 0.0)
     """The machine's 1-minute load average as the run started and as it ended."""
     errors: tuple[str, ...] = ()
@@ -148,6 +152,7 @@ class Soak:
                 ("lost sessions", str(self.lost_sessions)),
                 ("search p50", f"{self.p50_ms:.1f} ms"),
                 ("search CPU (mean)", f"{self.cpu_ms:.1f} ms"),
+                ("writers' CPU", f"{self.writer_cores:.2f} cores"),
                 ("load average", f"{self.load[0]:.1f} at the start, {self.load[1]:.1f} at the end"),
                 ("search p95", f"{self.p95_ms:.1f} ms (target ≤ {TARGET_P95_MS:.0f} ms: "
                                f"{verdict})")]
@@ -191,6 +196,7 @@ def run_soak(db: Path, *, seconds: float, searchers: int, writers: int) -> Soak:
                 failed_calls=len(failures) + len(errors), lost_sessions=len(stored - found),
                 p50_ms=percentile(times, 50), p95_ms=percentile(times, 95),
                 cpu_ms=1000 * sum(s.get("cpu", 0.0) for s in searched) / max(len(times), 1),
+                writer_cores=sum(w.get("cpu", 0.0) for w in written) / seconds,
                 load=load, errors=tuple(errors + failures[:5]))
 
 
