@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import json
 import os
 import random
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -62,25 +63,25 @@ def _character(rng: random.Random) -> str:
                            rng.randrange(0x20, 0x7F), rng.randrange(0x4E00, 0x9FFF))))
 
 
-def generate(count: int, seed: int = SEED) -> list[str]:
+def generate(count: int, seed: int = SEED) -> Iterator[str]:
     """The issue's queries, then seeded operator soups (one in 50 repeated to 100,000
-    characters), ``count`` in all.
+    characters), ``count`` in all, made one at a time: 100,000 of them hold 200 million
+    characters, so they are never all kept.
 
-    >>> qs = generate(200)
-    >>> len(qs), qs == generate(200), max(len(q) for q in qs) == LONGEST
+    >>> qs = list(generate(200))
+    >>> len(qs), qs == list(generate(200)), max(len(q) for q in qs) == LONGEST
     (200, True, True)
     """
     rng = random.Random(seed)
-    queries = list(ISSUE_QUERIES[:count])
-    while len(queries) < count:
+    yield from ISSUE_QUERIES[:count]
+    for _ in range(count - min(count, len(ISSUE_QUERIES))):
         parts = [rng.choice(_PIECES) if rng.random() < 0.6 else
                  "".join(_character(rng) for _ in range(rng.randint(1, 8)))
                  for _ in range(rng.randint(1, 24))]
         soup = rng.choice((" ", "", "  ")).join(parts)
         if rng.random() < 0.02:
             soup = (soup * (LONGEST // max(len(soup), 1) + 1))[:LONGEST]
-        queries.append(soup)
-    return queries
+        yield soup
 
 
 @attrs.frozen
@@ -112,15 +113,15 @@ def _shape(query: str) -> str:
     return f"{len(query)} chars: {query[:40]!r}"
 
 
-async def _in_process(db: Path, queries: Sequence[str]) -> Tally:
+async def _in_process(db: Path, queries: Iterable[str]) -> Tally:
     settings = wiring.RecallSettings(db=str(db), summarizer="none")
     store = wiring.open_store(db, readonly=True).unwrap()
     hb = wiring.recall(settings, store).unwrap()
     exceptions = not_json = failed = 0
     seconds: list[float] = []
-    slowest = ""
+    worst: list[tuple[float, int, str]] = []  # a heap of the slowest few, fastest on top
     try:
-        for query in queries:
+        for number, query in enumerate(queries):
             started = time.perf_counter()
             try:
                 payload = (await hb.search(query)).to_payload()
@@ -133,23 +134,25 @@ async def _in_process(db: Path, queries: Sequence[str]) -> Tally:
                 except (UnicodeError, ValueError):
                     not_json += 1
             seconds.append(time.perf_counter() - started)
-            if seconds[-1] >= max(seconds):
-                slowest = _shape(query)
+            if len(worst) < RETIMED:
+                heapq.heappush(worst, (seconds[-1], number, query))
+            elif seconds[-1] > worst[0][0]:
+                heapq.heapreplace(worst, (seconds[-1], number, query))
         # A shared machine stalls now and then: the slowest few are timed again, three
         # times each, and the worst median says what the query itself costs.
-        worst = sorted(range(len(queries)), key=seconds.__getitem__)[-RETIMED:]
         medians = []
-        for i in worst:
+        for _, _, query in worst:
             runs = []
             for _ in range(3):
                 started = time.perf_counter()
-                await hb.search(queries[i])
+                await hb.search(query)
                 runs.append(time.perf_counter() - started)
             medians.append(statistics.median(runs))
     finally:
         await hb.aclose()
         store.close()
-    return Tally("in process", len(queries), exceptions, not_json, failed, tuple(seconds),
+    slowest = _shape(max(worst)[2]) if worst else ""
+    return Tally("in process", len(seconds), exceptions, not_json, failed, tuple(seconds),
                  slowest, retimed=max(medians, default=0.0))
 
 
@@ -214,16 +217,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the store: reused when it exists, else built there")
     parser.add_argument("--seed", type=int, default=SEED)
     args = parser.parse_args(argv)
-    queries = generate(args.queries, args.seed)
+    # The CLI part takes the issue's queries and an even spread of the rest, kept as the
+    # in-process part goes by.
+    step = max(1, args.queries // max(args.cli, 1))
+    picked: list[str] = []
+
+    def kept(queries: Iterable[str]) -> Iterator[str]:
+        for number, query in enumerate(queries):
+            if len(picked) < args.cli and (number < len(ISSUE_QUERIES)
+                                           or (number - len(ISSUE_QUERIES)) % step == 0):
+                picked.append(query)
+            yield query
+
     with tempfile.TemporaryDirectory() as scratch:
         db = args.db or Path(scratch, "fuzz.db")
         if not db.exists():
             print(f"building {args.size} messages at {db} ...", file=sys.stderr, flush=True)
             build_store(db, parse_size(args.size), incremental=0)
-        tallies = [asyncio.run(_in_process(db, queries))]
-        # The CLI part takes the issue's queries and an even spread of the rest.
-        step = max(1, len(queries) // max(args.cli, 1))
-        picked = (list(ISSUE_QUERIES) + queries[len(ISSUE_QUERIES)::step])[:args.cli]
+        tallies = [asyncio.run(_in_process(db, kept(generate(args.queries, args.seed))))]
         tallies.append(through_cli(db, picked))
     print(f"machine: {machine()}")
     print(f"seed {args.seed}; store of {args.size} messages")

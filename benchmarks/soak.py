@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -82,6 +83,7 @@ async def _search(db: str, seconds: float, seed: int) -> dict[str, Any]:
     try:
         hb = Harkback(store=store)
         until = time.monotonic() + seconds  # from when this process is ready
+        cpu = time.process_time()
         while not times or time.monotonic() < until:
             started = time.perf_counter()
             try:
@@ -91,9 +93,10 @@ async def _search(db: str, seconds: float, seed: int) -> dict[str, Any]:
             times.append(time.perf_counter() - started)
             if not payload["success"]:
                 failures.append(str(payload.get("error")))
+        cpu = time.process_time() - cpu
     finally:
         await asyncio.to_thread(_close, store)
-    return {"times": times, "failures": failures}
+    return {"times": times, "failures": failures, "cpu": cpu}
 
 
 def _session(worker: int, number: int) -> Conversation:
@@ -114,6 +117,7 @@ async def _write(db: str, seconds: float, worker: int) -> dict[str, Any]:
     store = open_store(db)
     try:
         until = time.monotonic() + seconds
+        cpu = time.process_time()
         while number == 0 or time.monotonic() < until:
             batch = [_session(worker, number + i) for i in range(rng.randint(1, 20))]
             number += len(batch)
@@ -123,9 +127,10 @@ async def _write(db: str, seconds: float, worker: int) -> dict[str, Any]:
             else:
                 stored.extend(c.session.id for c in batch)
             await asyncio.sleep(rng.uniform(0.0, 0.2))
+        cpu = time.process_time() - cpu
     finally:
         await asyncio.to_thread(_close, store)
-    return {"stored": stored, "failures": failures}
+    return {"stored": stored, "failures": failures, "cpu": cpu}
 
 
 def worker(argv: Sequence[str]) -> int:
@@ -158,6 +163,13 @@ class Soak:
     lost_sessions: int
     p50_ms: float
     p95_ms: float
+    cpu_ms: float = 0.0
+    """The searchers' CPU time (all their threads) per search: the rest of a search's wall
+    time is waiting, for a core or for the store."""
+    writer_cores: float = 0.0
+    """The writers' CPU time over the run's length: how many cores they kept busy."""
+    load: tuple[float, float] = (0.0, 0.0)
+    """The machine's 1-minute load average as the run started and as it ended."""
     errors: tuple[str, ...] = ()
 
     def table(self) -> str:
@@ -170,6 +182,9 @@ class Soak:
                 ("failed calls", str(self.failed_calls)),
                 ("lost sessions", str(self.lost_sessions)),
                 ("search p50", f"{self.p50_ms:.1f} ms"),
+                ("search CPU (mean)", f"{self.cpu_ms:.1f} ms"),
+                ("writers' CPU", f"{self.writer_cores:.2f} cores"),
+                ("load average", f"{self.load[0]:.1f} at the start, {self.load[1]:.1f} at the end"),
                 ("search p95", f"{self.p95_ms:.1f} ms (target ≤ {TARGET_P95_MS:.0f} ms: "
                                f"{verdict})")]
         return "\n".join(["| soak | |", "|---|---|",
@@ -179,6 +194,7 @@ class Soak:
 def run_soak(db: str, *, seconds: float, searchers: int, writers: int) -> Soak:
     """Run the searchers and writers against ``db`` for ``seconds`` and check the result."""
     root = Path(__file__).resolve().parent.parent
+    load_before = os.getloadavg()[0]
     argv = [sys.executable, "-m", "benchmarks.soak", "worker"]
     processes = [subprocess.Popen([*argv, "search", "--db", str(db), "--seconds", str(seconds),
                                    "--index", str(i)], stdout=subprocess.PIPE,
@@ -197,6 +213,7 @@ def run_soak(db: str, *, seconds: float, searchers: int, writers: int) -> Soak:
             seen.append({})
         else:
             seen.append(json.loads(out.strip().splitlines()[-1]))
+    load = (load_before, os.getloadavg()[0])
     searched, written = seen[:searchers], seen[searchers:]
     times = sorted(t * 1000 for s in searched for t in s.get("times", []))
     stored = {sid for w in written for sid in w.get("stored", [])}
@@ -206,7 +223,9 @@ def run_soak(db: str, *, seconds: float, searchers: int, writers: int) -> Soak:
                 searches=len(times), writes=len(stored),
                 failed_calls=len(failures) + len(errors), lost_sessions=len(stored - found),
                 p50_ms=percentile(times, 50), p95_ms=percentile(times, 95),
-                errors=tuple(errors + failures[:5]))
+                cpu_ms=1000 * sum(s.get("cpu", 0.0) for s in searched) / max(len(times), 1),
+                writer_cores=sum(w.get("cpu", 0.0) for w in written) / seconds,
+                load=load, errors=tuple(errors + failures[:5]))
 
 
 def _soaked(db: str) -> tuple[set[str], int]:

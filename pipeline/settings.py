@@ -216,7 +216,7 @@ def _from_text(key: Key, text: str) -> Result[Any, str]:
             return _checked(key, int(text))
         except ValueError:
             return Failure(f"{key.name} must be a whole number, got {text!r}")
-    return Success(text)
+    return _checked(key, text)
 
 
 def _checked(key: Key, value: Any) -> Result[Any, str]:
@@ -231,6 +231,14 @@ def _checked(key: Key, value: Any) -> Result[Any, str]:
         return Failure(f"limit must be between 1 and {MAX_LIMIT}, got {value}")
     if key.kind is str and not value.strip():
         return Failure(f"{key.name} is empty; give a value or leave the key out")
+    if key.name == "base_url":
+        # As the --base-url flag checks it: the SDK's own error would come only at the
+        # first model call.
+        from harkback.adapters.models.base_url import base_url_problem  # only when set
+
+        problem = base_url_problem(value.strip())
+        if problem:
+            return Failure(f"base_url {value.strip()!r} {problem}")
     return Success(value.strip() if isinstance(value, str) else value)
 
 

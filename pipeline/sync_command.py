@@ -13,7 +13,6 @@ from pathlib import Path
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
-    EXIT_OK,
     CliError,
     db_of,
     finished,
@@ -86,9 +85,11 @@ async def run_sync(args: argparse.Namespace) -> int:
                 # plain sync does, rather than watch nothing until Ctrl-C.
                 return finished(False, skips)
             from harkback.pipeline.watch import watch
-            await watch(located, store, as_json=args.json,
-                        redact=settings_of(args).redact)
-            return EXIT_OK  # stopped by Ctrl-C, cleanly; skips were named as they came
+            skips += await watch(located, store, as_json=args.json,
+                                 redact=settings_of(args).redact)
+            # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
+            # status "done with skips" as they do for sync.
+            return finished(True, skips)
     finally:
         store.close()
     return finished(bool(shown["success"]), skips)

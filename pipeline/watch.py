@@ -91,8 +91,9 @@ async def until_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
 
 async def watch(located: Sequence[Located], store: SessionStore, *, as_json: bool = False,
                 debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
-                redact: bool = True) -> None:
-    """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done)."""
+                redact: bool = True) -> int:
+    """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
+    how many damaged lines the re-syncs skipped."""
     import watchfiles
 
     ledger = store.import_ledger()
@@ -105,6 +106,7 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     ready = False
+    skips = 0
     try:
         async for changes in watchfiles.awatch(
                 *folders, stop_event=stop, watch_filter=None, debounce=debounce_ms,
@@ -123,6 +125,7 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                                              stop)
                 if report is None:
                     break
+                skips += report.skips
                 if report.new or report.updated or report.removed or report.error:
                     print(json.dumps(report.to_payload(), ensure_ascii=False) if as_json
                           else change_line(report), flush=True)
@@ -130,3 +133,4 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     print("stopped watching", file=sys.stderr, flush=True)
+    return skips

@@ -14,8 +14,8 @@ Any query costs time linear in its length, and little past the limits: only the 
 :data:`MAX_OPERATORS` are left out (their operands stay, as terms AND-ed with their
 neighbours); repeated terms are searched once; a phrase keeps its first
 :data:`MAX_PHRASE_TERMS` tokens; at most :data:`MAX_UNITS` distinct terms and phrases are
-searched. A chain of ``NOT`` is one exclusion of all its operands, so the expression
-never nests deeper than four levels.
+searched, and at most :data:`MAX_PREFIXES` written ``prefix*`` widened. A chain of ``NOT``
+is one exclusion of all its operands, so the expression never nests deeper than four levels.
 
 >>> to_fts5(parse_query("how did we fix the docker network?").expression)
 '("fix" OR "docker" OR "network")'
@@ -123,6 +123,11 @@ AND-ed with their neighbours)."""
 MAX_UNITS = 64
 """Distinct terms and phrases searched for; later ones are ignored."""
 
+MAX_PREFIXES = 4
+"""Distinct ``word*`` prefixes widened; later ones match as the whole word. FTS5 reads
+every token a prefix starts with, at each use: a short one (``co*``) costs 20-50 ms in a
+100k-message store."""
+
 MAX_PHRASE_TERMS = 16
 """Tokens of a phrase (or a hyphenated word) kept; the phrase matches as its first ones."""
 
@@ -220,8 +225,9 @@ def topic_tokens(text: str) -> tuple[str, ...]:
 
 def _plain(text: str) -> ParsedQuery:
     # A question of framing alone ("上次怎么解决的？") still searches its own words.
-    topical = list(topic_tokens(text)) or list(tokens(without_contractions(text)))
-    units = _dedupe([_single(t, False) for t in topical])[:MAX_UNITS]
+    topical = topic_tokens(text) or tokens(without_contractions(text))
+    # Repeated words are dropped as strings, before a record is made for each.
+    units = tuple(_single(t, False) for t in list(dict.fromkeys(topical))[:MAX_UNITS])
     if not units:
         return ParsedQuery(None, (), advanced=False)
     return ParsedQuery(AnyOf(units), units, advanced=False)
@@ -229,8 +235,9 @@ def _plain(text: str) -> ParsedQuery:
 
 def _advanced(text: str) -> ParsedQuery:
     items: list[Node | str] = []
-    operators = 0
+    operators = prefixes = 0
     seen: set[Node] = set()
+    made: dict[tuple[str, str], Node | None] = {}  # a repeated word is tokenized once
     for quoted, operator, word in _LEXEME.findall(text):
         if operator:
             operators += 1
@@ -243,8 +250,12 @@ def _advanced(text: str) -> ParsedQuery:
             elif items:
                 items.append(operator)
             continue
-        raw = quoted or word
-        node = _phrase_node(quoted) if quoted else _word_node(raw.replace('"', " "), advanced=True)
+        if (quoted, word) not in made:
+            widen = prefixes < MAX_PREFIXES
+            made[quoted, word] = (_phrase_node(quoted) if quoted else
+                                  _word_node(word.replace('"', " "), advanced=widen))
+            prefixes += widen and word.endswith("*") and _widened(made[quoted, word])
+        node = made[quoted, word]
         if node is None or (len(seen) >= MAX_UNITS and node not in seen):
             continue
         seen.add(node)
@@ -255,6 +266,10 @@ def _advanced(text: str) -> ParsedQuery:
         return ParsedQuery(None, (), advanced=True)
     expression = _parse_or(items)
     return ParsedQuery(expression, _dedupe(_units(expression)), advanced=True)
+
+
+def _widened(node: Node | None) -> bool:
+    return isinstance(node, Term | Phrase) and node.prefix
 
 
 def _phrase_node(quoted: str) -> Node | None:

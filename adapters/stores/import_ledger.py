@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from returns.future import FutureResult
 
-from harkback.adapters.stores.sqlite_connection import immediate
+from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 

@@ -307,7 +307,8 @@ class SqliteStore(Closing):
         if self.readonly and not dry_run:
             return FutureResult.from_failure(StoreUnavailable(
                 f"the store at {self.path} was opened read-only; it cannot be rewritten"))
-        return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run))
+        return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run,
+                                                       patience=self.patience))
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the file holds (:func:`~harkback.adapters.stores.sqlite_stats.read_stats`)."""

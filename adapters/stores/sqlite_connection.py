@@ -19,11 +19,9 @@ Migrated(before=0, after=2, applied=())
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -35,6 +33,7 @@ from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import fulltext, schema
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.adapters.stores.sqlite_migrations import SchemaProblem, bring_forward, read_forward
+from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
 
 DEFAULT_BUSY_TIMEOUT = 5.0
@@ -69,20 +68,6 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     name = getattr(error, "sqlite_errorname", None) or ""
     kind = _KINDS.get("_".join(name.split("_")[:2]))
     return StoreUnavailable(f"{kind}: {path} ({error})" if kind else f"{path}: {error}")
-
-
-@contextlib.contextmanager
-def immediate(connection: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction (``BEGIN IMMEDIATE``): committed at the end of the block,
-    rolled back when anything escapes it."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.rollback()
-        raise
 
 
 def execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:
@@ -168,12 +153,6 @@ def _add_vector_schema(connection: sqlite3.Connection) -> None:
     # Files of schema version 1 made before vectors existed gain the tables here (older
     # harkback versions of the same schema version keep opening the file, and the
     # triggers keep the vectors right when they write).
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(connection):
         for statement in schema.VECTOR_SCHEMA:
             connection.execute(statement)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.rollback()
-        raise

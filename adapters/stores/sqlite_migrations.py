@@ -25,6 +25,7 @@ from harkback.adapters.stores.migration import (
 )
 from harkback.adapters.stores.sql import schema
 from harkback.adapters.stores.sql.migrations import MIGRATIONS
+from harkback.adapters.stores.sqlite_transaction import immediate
 
 
 class SchemaProblem(Exception):
@@ -70,8 +71,7 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
         return Migrated(schema.SCHEMA_VERSION, schema.SCHEMA_VERSION)
     if not is_blank(connection):
         _checked(connection, where)  # a foreign file is refused before it is even locked
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(connection):
         # Another process may have made or migrated the file while this one waited.
         before = 0 if is_blank(connection) else _checked(connection, where)
         if before == 0:
@@ -83,11 +83,6 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
             for statement in step.statements:
                 connection.execute(statement)
         connection.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.rollback()
-        raise
     return Migrated(before, schema.SCHEMA_VERSION,
                     tuple(step.about for step in steps) if before else ())
 

@@ -11,11 +11,15 @@ checkpointed and truncated.
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from collections.abc import Callable
 
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.adapters.stores.sqlite_writes import write
+from harkback.adapters.stores.write_turns import Patience, patiently
 from harkback.stages import rewrite
 
 _MERGE_TITLES = "INSERT INTO session_titles_fts(session_titles_fts) VALUES('optimize')"
@@ -29,9 +33,16 @@ _DROP_SUMMARY = ("DELETE FROM summary_cache WHERE (root_session_id, content, que
                  "prompt_version) = (?, ?, ?, ?, ?)")
 
 
-def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: bool
-                ) -> rewrite.RewriteReport:
-    """Rewrite every session and cached summary in ``connection`` (see the module)."""
+def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: bool,
+                patience: Patience | None = None) -> rewrite.RewriteReport:
+    """Rewrite every session and cached summary in ``connection`` (see the module).
+
+    Each write waits its turn while another connection holds the lock, for ``patience``
+    (:mod:`~harkback.adapters.stores.write_turns`), as the store's other writes do.
+    """
+    def step(work: Callable[[sqlite3.Connection], object]) -> None:
+        (work if patience is None else patiently(work, patience))(connection)
+
     report = rewrite.RewriteReport()
     if not dry_run:
         connection.execute("PRAGMA secure_delete = ON")
@@ -45,16 +56,21 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
             edit)
         report = rewrite.added(report, counts)
         if changed and not dry_run:
-            write(connection, changed)
+            step(functools.partial(write, batch=changed))
     stale = _stale_summaries(connection, edit)
     if not dry_run and (report.sessions or stale):
         if stale:
-            connection.executemany(_DROP_SUMMARY, stale)
-        connection.execute(fulltext.MERGE_INDEX)
-        connection.execute(_MERGE_TITLES)
+            step(lambda c: _drop(c, stale))
+        step(lambda c: c.execute(fulltext.MERGE_INDEX))
+        step(lambda c: c.execute(_MERGE_TITLES))
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
                                  titles=report.titles, summaries_dropped=len(stale))
+
+
+def _drop(connection: sqlite3.Connection, stale: list[tuple[str, ...]]) -> None:
+    with immediate(connection):
+        connection.executemany(_DROP_SUMMARY, stale)
 
 
 def _stale_summaries(connection: sqlite3.Connection, edit: rewrite.Edit

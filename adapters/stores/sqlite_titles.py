@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.sql import schema, titles
 from harkback.adapters.stores.sql.statement import Statement
+from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.ports import MatchQuery
 from harkback.stages.records import Session, TitleHit
 from harkback.stages.text.tokens import index_text
@@ -46,18 +47,12 @@ def prepare(connection: sqlite3.Connection) -> int:
         stored, indexed = connection.execute(titles.COUNTS).fetchone()
         if stored == indexed:
             return 0
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(connection):
         for statement in schema.TITLE_SCHEMA:
             connection.execute(statement)
         missing = [Session(id=row[0], title=row[1], source=row[2])
                    for row in connection.execute(titles.MISSING)]
         replace(connection, missing)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.rollback()
-        raise
     return len(missing)
 
 

@@ -23,6 +23,7 @@ from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sql.writes import MAX_MESSAGE_ID
 from harkback.adapters.stores.sqlite_connection import execute, has_vector_schema
 from harkback.adapters.stores.sqlite_search import RANKED_FETCH_FACTOR, RANKED_FETCH_MIN
+from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import NearestQuery, Vector
 from harkback.stages.records import Message, MessageHit, Role
@@ -166,8 +167,7 @@ def keep(connection: sqlite3.Connection, model: str,
         return Success(0)
     keys = list(latest)
     dimensions = len(latest[keys[0]])
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(connection):
         row = connection.execute(vector_sql.VECTOR_MODEL, (model,)).fetchone()
         if row is None:
             model_id = connection.execute(vector_sql.ADD_VECTOR_MODEL,
@@ -184,11 +184,6 @@ def keep(connection: sqlite3.Connection, model: str,
         connection.executemany(vector_sql.UPSERT_VECTOR, [
             (model_id, message_id, vector_sql.encode_vector(latest[keys[index]]))
             for index, message_id in found])
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.rollback()
-        raise
     return Success(len(found))
 
 

@@ -16,6 +16,7 @@ from harkback.adapters.stores import sqlite_titles
 from harkback.adapters.stores.sql import writes
 from harkback.adapters.stores.sql.rows import message_from_row, session_row
 from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.ports import IngestReport
 from harkback.stages.records import Conversation
 
@@ -25,8 +26,7 @@ def write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> Inge
     if not batch:
         return IngestReport()
     ids = [c.session.id for c in batch]
-    connection.execute("BEGIN IMMEDIATE")
-    try:
+    with immediate(connection):
         existing = {row[0] for row in execute(connection, writes.existing_sessions(ids))}
         stored = [(row[0], message_from_row(row[1:]))
                   for row in execute(connection, writes.stored_messages(existing))]
@@ -40,10 +40,5 @@ def write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> Inge
         sqlite_titles.replace(connection, [c.session for c in batch])
         connection.executemany(writes.UPSERT_MESSAGE, plan.messages)
         connection.executemany(writes.INSERT_INDEXED, plan.index)
-        connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:
-            connection.rollback()
-        raise
     return IngestReport(added=len(batch) - len(existing), updated=len(existing),
                         messages=len(plan.messages))

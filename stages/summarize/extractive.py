@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from harkback.stages.load.truncate import unit_spans
-from harkback.stages.query import ParsedQuery, Unit, unit_matches
+from harkback.stages.query import ParsedQuery, Term, Unit, unit_matches
 from harkback.stages.records import Summary
 from harkback.stages.text.tokens import index_tokens
 
@@ -83,7 +83,10 @@ class _Line:
     body: str
     pickable: bool
     covered: frozenset[int]
-    detail: bool
+    detail: bool | None
+    """Does it carry a detail (:func:`carries_detail`)? None until asked: only covering
+    lines and their neighbours are (four regular expressions per line were half of a
+    summary's time)."""
 
     @property
     def spoken(self) -> bool:
@@ -93,6 +96,9 @@ class _Line:
 def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
     lines: list[_Line] = []
     prefix = ""
+    # Every token of an ASCII line is a piece of the line in lower case, so a line that
+    # holds no unit's first token as a piece covers nothing: it is not tokenized.
+    heads = tuple({u.text if isinstance(u, Term) else u.terms[0] for u in units})
     for raw in text.split("\n"):
         stripped = raw.strip()
         if not stripped:
@@ -108,11 +114,15 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
             stripped = stripped[role.end():].strip()
             if not stripped:
                 continue
-        toks = index_tokens(stripped)
-        token_set = frozenset(toks)
-        covered = frozenset(i for i, u in enumerate(units) if unit_matches(u, toks, token_set))
+        covered: frozenset[int] = frozenset()
+        low = stripped.lower() if stripped.isascii() else None
+        if low is None or any(h in low for h in heads):
+            toks = index_tokens(stripped)
+            token_set = frozenset(toks)
+            covered = frozenset(i for i, u in enumerate(units)
+                                if unit_matches(u, toks, token_set))
         lines.append(_Line(len(lines), prefix, stripped, True, covered,
-                           carries_detail(stripped)))
+                           carries_detail(stripped) if covered else None))
     return lines
 
 
@@ -201,13 +211,18 @@ def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int
     The search stops at a cut marker or session header: what lies beyond is not nearby.
     """
     found: dict[int, tuple[int, bool]] = {}
+    detail: dict[int, bool] = {}
     for anchor in anchors:
         for direction in (1, -1):
             for step in range(1, reach + 1):
                 index = anchor.index + direction * step
                 if not 0 <= index < len(lines) or not lines[index].pickable:
                     break
-                if lines[index].detail:
+                if index not in detail:
+                    line = lines[index]
+                    detail[index] = (carries_detail(line.body) if line.detail is None
+                                     else line.detail)
+                if detail[index]:
                     found[index] = min(found.get(index, (step, direction < 0)),
                                        (step, direction < 0))
     return [lines[i] for i in sorted(found, key=lambda i: (*found[i], i))]

@@ -92,15 +92,6 @@ def test_a_base_url_flag_that_is_no_url_is_a_usage_error(db: Path) -> None:
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
 
 
-def test_a_base_url_in_the_environment_that_is_no_url_gives_extractive_summaries(
-        db: Path) -> None:
-    """$OPENAI_BASE_URL unusable: the search still answers, each note says what is wrong."""
-    done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "m",
-                    env={"OPENAI_BASE_URL": "http://[::1"})
-    assert _kinds(done) == ["extractive", "extractive"]
-    assert all("is not a URL" in r["summary_note"] for r in json.loads(done.stdout)["results"])
-
-
 def test_a_failing_endpoint_still_answers_with_extractive_summaries(db: Path) -> None:
     """Every model call failing leaves a successful search with notes saying why."""
     with ChatServer(lambda _r: Reply(status=500)) as server:

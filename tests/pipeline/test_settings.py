@@ -69,6 +69,8 @@ def test_config_folder_follows_xdg(tmp_path: Path) -> None:
     ('limit = 99\n', "line 1: limit must be between 1 and 10"),
     ('redact = "no"\n', "line 1: redact must be true or false"),
     ('\n[model]\nname = "x"\n', "line 2: model must be a string"),
+    ('base_url = "127.0.0.1:8080/v1"\n', "line 1: base_url '127.0.0.1:8080/v1' must start "
+                                         "with http:// or https://"),
 ])
 def test_a_bad_file_is_one_line_naming_file_and_line(tmp_path: Path, text: str,
                                                       expected: str) -> None:
@@ -83,6 +85,27 @@ def test_a_bad_environment_value_names_the_variable() -> None:
     """HARKBACK_LIMIT that is not a number is named, with what it must be."""
     reason = effective({}, {"HARKBACK_LIMIT": "lots"}, path=Path("/nonexistent")).failure()
     assert reason == "$HARKBACK_LIMIT: limit must be a whole number, got 'lots'"
+
+
+@pytest.mark.parametrize("where", ["file", "environment"])
+def test_a_bad_base_url_is_a_usage_error_as_the_flag_is(tmp_path: Path, where: str) -> None:
+    """From the config file or $OPENAI_BASE_URL, an endpoint the model client cannot use
+    stops ``search --json`` with exit 2 and one JSON line naming where it came from, as
+    ``--base-url`` does; no traceback, no silent fall-back to extractive summaries."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "mango chutney"))])
+    env = ({"HARKBACK_CONFIG": str(_file(tmp_path, 'base_url = "http://[::1"\n'))}
+           if where == "file" else {"OPENAI_BASE_URL": "http://[::1"})
+    done = run("search", "mango", "--json", "--model", "m", db=db,
+               env={"XDG_CONFIG_HOME": str(tmp_path / "none"), **env})
+    assert done.returncode == 2, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply["success"] is False
+    assert "base_url 'http://[::1' is not a URL" in reply["error"]
+    assert ("line 1" if where == "file" else "$OPENAI_BASE_URL") in reply["error"]
+    assert "Traceback" not in done.stderr
+    flag = run("search", "mango", "--json", "--model", "m", "--base-url", "http://[::1",
+               db=db, env={"XDG_CONFIG_HOME": str(tmp_path / "none")})
+    assert flag.returncode == 2 and "is not a URL" in json.loads(flag.stdout)["error"]
 
 
 @pytest.fixture

@@ -97,8 +97,9 @@ def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path
 
 def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_path: Path
                                                                  ) -> None:
-    """An appended Claude Code message is searchable within 2 s; SIGINT ends the watch with
-    status 0 and no traceback."""
+    """An appended Claude Code message is searchable within 2 s; SIGINT ends the watch
+    with no traceback, and status 3 (done with skips) as sync's: the fixtures hold damaged
+    lines."""
     db = tmp_path / "h.db"
     watcher = subprocess.Popen(command(home, db, "--watch"), env=environment(home),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -123,7 +124,7 @@ def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_
         if watcher.poll() is None:
             watcher.kill()
             watcher.communicate()
-    assert watcher.returncode == 0, err
+    assert watcher.returncode == DONE_WITH_SKIPS, err
     assert "Traceback" not in err and err.rstrip().endswith("stopped watching")
     assert "claude-code: 0 new, 1 updated, 0 removed" in out
 

@@ -7,6 +7,7 @@ import time
 from harkback.stages.query import (
     MAX_OPERATORS,
     MAX_PHRASE_TERMS,
+    MAX_PREFIXES,
     MAX_QUERY_CHARS,
     MAX_UNITS,
     AllOf,
@@ -72,6 +73,17 @@ def test_distinct_units_are_capped_in_both_modes() -> None:
     assert len(plain.units) == MAX_UNITS
     assert advanced.advanced and len(advanced.units) == MAX_UNITS
     assert plain.units[0] == Term("word0")
+
+
+def test_prefixes_past_the_limit_match_whole_words() -> None:
+    """The first MAX_PREFIXES distinct ``word*`` are widened (a repeat counts once); the
+    later ones match as the word itself, so a soup of ``a* b* c* …`` cannot make FTS5
+    read the whole vocabulary dozens of times."""
+    letters = "abcdefghij"
+    parsed = parse_query("a* " + " ".join(f"{c}*" for c in letters))
+    assert parsed.units == (*(Term(c, prefix=True) for c in letters[:MAX_PREFIXES]),
+                            *(Term(c) for c in letters[MAX_PREFIXES:]))
+    assert to_fts5(parse_query("dock* OR net*").expression) == '("dock"* OR "net"*)'
 
 
 def test_a_long_phrase_keeps_its_first_terms() -> None:

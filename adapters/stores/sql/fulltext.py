@@ -95,9 +95,8 @@ def search(query: MatchQuery, *, expression: Node | None = None,
            within: Node | None = None) -> Statement:
     """Messages matching ``expression`` (default: the query's), best BM25 first, filtered.
 
-    ``within`` further keeps only rows that also match it; it is not scored, so its
-    common terms cost a seek per row, not a walk over their posting lists. The last
-    column is the row id.
+    ``within`` further keeps only rows that also match it; it is not scored, and FTS5
+    finds the rows matching both once. The last column is the row id.
 
     >>> from harkback.stages.query import parse_query
     >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",), since=5.0)
@@ -107,7 +106,11 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     matched = query.expression if expression is None else expression
     conditions, params = _filters(query, matched)
     if within is not None:
-        conditions.append("messages_fts.rowid IN (SELECT rowid FROM messages_fts(?))")
+        # The unary ``+`` keeps SQLite from handing each row id of the list back to FTS5
+        # as a rowid constraint: FTS5 would set up the whole MATCH again per row (~0.3 ms
+        # with a prefix term, 10 ms with a one-letter prefix, ×1000s of rows). Matching
+        # ``expression`` once and checking each row against the list gives the same rows.
+        conditions.append("+messages_fts.rowid IN (SELECT rowid FROM messages_fts(?))")
         params.append(to_fts5(AllOf((matched, within))))
     params.append(query.limit)
     sql = (

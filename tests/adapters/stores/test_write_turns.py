@@ -81,6 +81,20 @@ async def test_the_ledger_and_vectors_wait_their_turn_too(tmp_path: Path) -> Non
     assert state.sessions == 1
 
 
+async def test_a_rewrite_waits_its_turn_too(tmp_path: Path) -> None:
+    """``harkback redact``'s rewrite of a store waits for another connection's lock past
+    its busy timeout, as an ingest does, and then changes the text."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path, busy_timeout=0.1, write_patience=10.0).unwrap() as store:
+        await ok(store.ingest([conversation("s1", ("user", "the key is kiwi"))]))
+        holder = _hold_lock(path, 0.8)
+        report = await ok(store.rewrite_texts(lambda text: text.replace("kiwi", "[secret]")))
+        holder.join()
+        stored = await ok(store.messages(["s1"]))
+    assert (report.sessions, report.messages) == (1, 1)
+    assert [m.content for m in stored] == ["the key is [secret]"]
+
+
 async def test_patience_runs_out_and_the_lock_is_reported(tmp_path: Path) -> None:
     """A lock held longer than the writer's patience fails the write as a value, in time."""
     outcome, waited, stored = await _ingest_while_locked(tmp_path / "h.db", busy=0.1,
