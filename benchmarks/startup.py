@@ -17,7 +17,6 @@ does; an editable install under that variable compiles every harkback module on 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.cold_search import user_environment
 from benchmarks.generate import parse_size
 from benchmarks.scale import QUERY_MIX, build_store, machine
 
@@ -50,12 +50,7 @@ def commands(db: Path) -> list[tuple[str, list[str]]]:
 
 def time_once(argv: Sequence[str]) -> float:
     """Seconds from spawning ``argv`` to its exit; a failing command stops the benchmark."""
-    # No model or embedder from the caller's environment; and bytecode is cached, as an
-    # installed package's is (pip compiles it): PYTHONDONTWRITEBYTECODE would make every
-    # run compile harkback's sources again (see the module's documentation).
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HARKBACK_MODEL", "HARKBACK_EMBEDDER", "HARKBACK_DB",
-                        "PYTHONDONTWRITEBYTECODE")}
+    env = user_environment()  # no model from the caller's settings; bytecode cached
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     spent = time.perf_counter() - started

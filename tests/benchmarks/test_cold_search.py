@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from benchmarks.cold_search import cold_samples, cold_stats
+from benchmarks.cold_search import cold_samples, cold_stats, user_environment
 from benchmarks.scale import QUERY_MIX, build_store
 
 
@@ -25,3 +25,11 @@ def test_each_question_runs_in_its_own_process_and_reports_its_stages(tmp_path: 
     stats = cold_stats(samples)
     assert stats["match"]["p50"] <= stats["all stages"]["p50"] <= stats["wall"]["p50"]
     assert stats["process CPU"]["p50"] > 0
+
+
+def test_new_processes_get_a_users_environment() -> None:
+    """The child processes keep the caller's environment but not its model or store
+    settings, and cache bytecode as an installed package does."""
+    given = {"PATH": "/usr/bin", "HOME": "/home/x", "PYTHONDONTWRITEBYTECODE": "1",
+             "HARKBACK_MODEL": "m", "HARKBACK_EMBEDDER": "e", "HARKBACK_DB": "d.db"}
+    assert user_environment(given) == {"PATH": "/usr/bin", "HOME": "/home/x"}
