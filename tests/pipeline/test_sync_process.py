@@ -97,9 +97,9 @@ def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path
 
 def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_path: Path
                                                                  ) -> None:
-    """An appended Claude Code message is searchable within 2 s; SIGINT ends the watch
-    with no traceback, and status 3 (done with skips) as sync's: the fixtures hold damaged
-    lines."""
+    """An appended Claude Code message becomes searchable without another command (how
+    fast, against the 2 s target, is `benchmarks.sync`'s); SIGINT ends the watch with no
+    traceback, and status 3 (done with skips) as sync's: the fixtures hold damaged lines."""
     db = tmp_path / "h.db"
     watcher = subprocess.Popen(command(home, db, "--watch"), env=environment(home),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -113,11 +113,9 @@ def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_
         with path.open("a", encoding="utf-8") as handle:
             handle.write(claude_line(CLAUDE_SESSION, "the axolotl gateway times out", "u-new"))
         appended = time.monotonic()
-        while not found_ids(db, "axolotl") and time.monotonic() - appended < 10:
+        while not found_ids(db, "axolotl") and time.monotonic() - appended < 30:
             time.sleep(0.05)
-        waited = time.monotonic() - appended
         assert found_ids(db, "axolotl") == [CLAUDE_SESSION]
-        assert waited < 2.0, f"picked up after {waited:.2f} s"
         watcher.send_signal(signal.SIGINT)
         out, err = watcher.communicate(timeout=30)
     finally:
