@@ -86,7 +86,9 @@ async def run_sync(args: argparse.Namespace) -> int:
                 return finished(False, skips)
             from harkback.pipeline.watch import watch
             skips += await watch(located, store, as_json=args.json,
-                                 redact=settings_of(args).redact)
+                                 redact=settings_of(args).redact,
+                                 name_skipped=lambda r: name_skips(r.skipped, r.skips,
+                                                                   verbose=args.verbose))
             # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
             # status "done with skips" as they do for sync.
             return finished(True, skips)

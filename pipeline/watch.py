@@ -24,7 +24,7 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -91,9 +91,11 @@ async def until_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
 
 async def watch(located: Sequence[Located], store: SessionStore, *, as_json: bool = False,
                 debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
-                redact: bool = True) -> int:
+                redact: bool = True,
+                name_skipped: Callable[[SourceReport], None] | None = None) -> int:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
-    how many damaged lines the re-syncs skipped."""
+    how many damaged lines the re-syncs skipped. ``name_skipped`` is given each re-sync's
+    report that skipped any, as it comes (the command names them on stderr)."""
     import watchfiles
 
     ledger = store.import_ledger()
@@ -126,6 +128,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 if report is None:
                     break
                 skips += report.skips
+                if report.skips and name_skipped is not None:
+                    name_skipped(report)
                 if report.new or report.updated or report.removed or report.error:
                     print(json.dumps(report.to_payload(), ensure_ascii=False) if as_json
                           else change_line(report), flush=True)

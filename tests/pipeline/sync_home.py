@@ -51,6 +51,13 @@ def make_home(home: Path) -> Path:
     return home
 
 
+def repair(home: Path) -> None:
+    """Take the damaged lines (:data:`DAMAGED`) out of the fixtures' transcripts."""
+    for file, line in DAMAGED.values():
+        kept = (home / file).read_text(encoding="utf-8").splitlines(keepends=True)
+        (home / file).write_text("".join(kept[:line - 1] + kept[line:]), encoding="utf-8")
+
+
 def source_files(home: Path) -> dict[str, tuple[str, int]]:
     """Every file under the agents' folders: its digest and mtime, by path."""
     found = {}

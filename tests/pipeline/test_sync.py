@@ -32,6 +32,7 @@ from tests.pipeline.sync_home import (
     claude_line,
     found_ids,
     make_home,
+    repair,
     source_files,
 )
 from tests.support.hermes_db import HermesFile
@@ -91,9 +92,7 @@ def test_damaged_lines_are_named_as_an_import_names_them(
     assert printed.err.splitlines() == [
         f"harkback: {home / file}:{line}: unreadable line: not JSON (skipped)"
         for file, line in DAMAGED.values()]
-    for file, line in DAMAGED.values():
-        kept = (home / file).read_text(encoding="utf-8").splitlines(keepends=True)
-        (home / file).write_text("".join(kept[:line - 1] + kept[line:]), encoding="utf-8")
+    repair(home)
     status, payload = sync(capsys, db)
     assert status == 0
     assert [s["skipped_lines"] for s in payload["sources"]] == [[], [], []]

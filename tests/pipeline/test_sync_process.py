@@ -26,6 +26,7 @@ from tests.pipeline.sync_home import (
     claude_line,
     found_ids,
     make_home,
+    repair,
 )
 
 BOUND = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 \
@@ -125,6 +126,38 @@ def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_
     assert watcher.returncode == DONE_WITH_SKIPS, err
     assert "Traceback" not in err and err.rstrip().endswith("stopped watching")
     assert "claude-code: 0 new, 1 updated, 0 removed" in out
+
+
+def test_watch_names_what_a_re_sync_skipped_and_ends_with_3(home: Path, tmp_path: Path
+                                                             ) -> None:
+    """From a clean first sync, a damaged line appended while watching is named file:line
+    as the re-sync meets it, the lines after it are still read, and Ctrl-C ends the watch
+    with 3 (done with skips), as sync would."""
+    repair(home)
+    db = tmp_path / "h.db"
+    watcher = subprocess.Popen(command(home, db, "--watch"), env=environment(home),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    path = home / ".claude" / "projects" / CLAUDE_FILE
+    try:
+        assert watcher.stderr is not None
+        line = watcher.stderr.readline()
+        assert line.startswith("watching "), line  # the repaired first sync skipped nothing
+        damaged = len(path.read_text(encoding="utf-8").splitlines()) + 1
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write('{"type": "user", "sessionId": \n')
+            handle.write(claude_line(CLAUDE_SESSION, "the capybara cache is stale", "u-cap"))
+        appended = time.monotonic()
+        while not found_ids(db, "capybara") and time.monotonic() - appended < 30:
+            time.sleep(0.05)
+        assert found_ids(db, "capybara") == [CLAUDE_SESSION]
+        watcher.send_signal(signal.SIGINT)
+        _, err = watcher.communicate(timeout=30)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+    assert f"harkback: {path}:{damaged}: unreadable line: not JSON (skipped)\n" in err
+    assert watcher.returncode == DONE_WITH_SKIPS, err
 
 
 def test_watch_with_a_named_source_missing_fails_at_once(tmp_path: Path) -> None:
