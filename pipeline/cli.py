@@ -334,11 +334,7 @@ def _run(argv: list[str]) -> int:
         args = build_parser().parse_args(argv)
     except UsageError as usage:
         return report_usage(usage, argv)
-    # Imported once the arguments are read: the commands bring the stores and wiring.
-    import asyncio
-
-    from harkback.pipeline.command_kit import EXIT_INTERNAL, CliError, settings_of
-    from harkback.pipeline.commands import COMMANDS
+    from harkback.pipeline.command_basics import EXIT_INTERNAL, CliError, settings_of
     stdout = sys.stdout
     if not getattr(args, "json", False) and args.command != "mcp":
         # Human output shows stored escape sequences instead of obeying them; the MCP
@@ -346,7 +342,7 @@ def _run(argv: list[str]) -> int:
         sys.stdout = VisibleWriter(stdout)
     try:
         settings_of(args)  # a config file that cannot be used stops every command first
-        return asyncio.run(COMMANDS[args.command](args))
+        return _dispatch(args)
     except CliError as error:
         if getattr(args, "json", False):
             # --json promises a payload on stdout whatever happens
@@ -368,6 +364,18 @@ def _run(argv: list[str]) -> int:
         return EXIT_INTERNAL
     finally:
         sys.stdout = stdout
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    # Imported once the arguments are read: the commands bring the stores and wiring,
+    # which config and completion (run at every shell start) do without.
+    from harkback.pipeline.setup_commands import SETUP_COMMANDS
+    if args.command in SETUP_COMMANDS:
+        return SETUP_COMMANDS[args.command](args)
+    import asyncio
+
+    from harkback.pipeline.commands import COMMANDS
+    return asyncio.run(COMMANDS[args.command](args))
 
 
 if __name__ == "__main__":

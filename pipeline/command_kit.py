@@ -20,8 +20,15 @@ from returns.result import Failure, Result
 
 from harkback.pipeline import wiring
 from harkback.pipeline.cli_edges import EXIT_USAGE as EXIT_USAGE  # its one home (cold path)
+from harkback.pipeline.command_basics import (  # the light part, re-exported for commands
+    EXIT_FAILED as EXIT_FAILED,
+)
+from harkback.pipeline.command_basics import EXIT_INTERNAL as EXIT_INTERNAL
+from harkback.pipeline.command_basics import EXIT_OK as EXIT_OK
+from harkback.pipeline.command_basics import EXIT_SKIPPED as EXIT_SKIPPED
+from harkback.pipeline.command_basics import CliError as CliError
+from harkback.pipeline.command_basics import settings_of as settings_of
 from harkback.pipeline.embed import EmbedSummary, embed_missing
-from harkback.pipeline.settings import Settings, effective, flags_of
 from harkback.pipeline.terminal import visible
 from harkback.stages.errors import QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
@@ -29,35 +36,10 @@ from harkback.stages.ports import Embedder, SessionStore
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Skip
 
-EXIT_OK, EXIT_FAILED, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 3, 70
-"""EXIT_SKIPPED: an ingest, import or sync ran to its end but left damaged input out
-(named on stderr and in --json)."""
-
 NAMED_SKIPS = 10
 """Without --verbose, this many damaged lines are named on stderr, the rest counted."""
 
 T = TypeVar("T")
-
-
-class CliError(Exception):
-    """A failure to report as one line, with the exit status to use."""
-
-    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def settings_of(args: argparse.Namespace) -> Settings:
-    """The command's effective settings (flags > environment > config file > defaults),
-    read once; a config file that cannot be used is a usage error."""
-    found: Settings | None = getattr(args, "effective_settings", None)
-    if found is None:
-        made = effective(flags_of(args), os.environ)
-        if isinstance(made, Failure):
-            raise CliError(made.failure(), EXIT_USAGE)
-        found = made.unwrap()
-        args.effective_settings = found
-    return found
 
 
 def db_of(args: argparse.Namespace) -> str:

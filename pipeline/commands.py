@@ -199,24 +199,6 @@ async def mcp(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def config(args: argparse.Namespace) -> int:
-    """``harkback config``: each setting's effective value and where it came from."""
-    chosen = settings_of(args)
-    if args.json:
-        print_json(chosen.to_payload())
-    else:
-        print(chosen.describe())
-    return EXIT_OK
-
-
-async def completion(args: argparse.Namespace) -> int:
-    """``harkback completion bash|zsh``: the shell's completion script, from the parser."""
-    from harkback.pipeline.cli import build_parser
-    from harkback.pipeline.completion import script
-    print(script(args.shell, build_parser()), end="")
-    return EXIT_OK
-
-
 async def import_history(args: argparse.Namespace) -> int:
     """``harkback import KIND [PATH]``: import another agent's transcripts incrementally."""
     from harkback.adapters.sources.hermes import HermesImporter
@@ -258,6 +240,8 @@ async def sync(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show, "sync": sync, "redact": redact, "config": config,
-    "completion": completion, "migrate": migrate, "stats": stats}
+    "mcp": mcp, "show": show, "sync": sync, "redact": redact, "migrate": migrate,
+    "stats": stats}
+"""The commands that open a store or run stages (``config`` and ``completion`` are in
+:mod:`~harkback.pipeline.setup_commands`)."""
 """Each command's coroutine by name."""

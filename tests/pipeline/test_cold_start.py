@@ -39,11 +39,12 @@ print(json.dumps({"status": status, "stdout": out.getvalue(),
 """
 
 
-def probe(*args: str) -> dict[str, object]:
-    """Run ``harkback ARGS`` in a fresh interpreter; its status, output and heavy modules."""
+def probe(*args: str, watched: tuple[str, ...] = HEAVY) -> dict[str, object]:
+    """Run ``harkback ARGS`` in a fresh interpreter; its status, output and which of the
+    ``watched`` modules (the heavy ones by default) it loaded."""
     # No model or embedder from the caller's environment: the cold path is the one tested.
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARKBACK_")}
-    done = subprocess.run([sys.executable, "-c", _PROBE, *args], input=json.dumps(HEAVY),
+    done = subprocess.run([sys.executable, "-c", _PROBE, *args], input=json.dumps(watched),
                           capture_output=True, text=True, env=env, timeout=120, check=True)
     result: dict[str, object] = json.loads(done.stdout)
     return result
@@ -85,6 +86,16 @@ def test_help_and_version_load_no_heavy_module(args: tuple[str, ...]) -> None:
     seen = probe(*args)
     assert seen["status"] == 0
     assert "harkback" in str(seen["stdout"])
+    assert seen["loaded"] == []
+
+
+@pytest.mark.parametrize("args", [("config",), ("completion", "bash")])
+def test_setup_commands_load_no_store_and_no_stage(args: tuple[str, ...]) -> None:
+    """``config`` and ``completion`` (made at every shell start) print their text without
+    importing the other commands, the stores or the wiring."""
+    seen = probe(*args, watched=("harkback.pipeline.commands", "harkback.pipeline.wiring",
+                                 "harkback.adapters.stores.sqlite", *HEAVY))
+    assert seen["status"] == 0 and str(seen["stdout"]).strip()
     assert seen["loaded"] == []
 
 

@@ -1,0 +1,45 @@
+"""What every ``harkback`` command needs before its own work: the exit statuses, the
+one-line failure and the effective settings.
+
+Light on purpose (the standard library, ``returns`` and the settings): the entry point
+imports it for every command, and ``config`` and ``completion`` need nothing more, so
+``eval "$(harkback completion bash)"`` in a shell's start-up file stays quick.
+
+>>> CliError("no database at x.db").status == EXIT_FAILED
+True
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from returns.result import Failure
+
+from harkback.pipeline.cli_edges import EXIT_USAGE
+from harkback.pipeline.settings import Settings, effective, flags_of
+
+EXIT_OK, EXIT_FAILED, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 3, 70
+"""EXIT_SKIPPED: an ingest, import or sync ran to its end but left damaged input out
+(named on stderr and in --json)."""
+
+
+class CliError(Exception):
+    """A failure to report as one line, with the exit status to use."""
+
+    def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The command's effective settings (flags > environment > config file > defaults),
+    read once; a config file that cannot be used is a usage error."""
+    found: Settings | None = getattr(args, "effective_settings", None)
+    if found is None:
+        made = effective(flags_of(args), os.environ)
+        if isinstance(made, Failure):
+            raise CliError(made.failure(), EXIT_USAGE)
+        found = made.unwrap()
+        args.effective_settings = found
+    return found
