@@ -7,6 +7,7 @@ root, the command runs under ``setpriv`` with ``CAP_DAC_OVERRIDE`` and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -96,15 +97,45 @@ def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path
     assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
 
 
+@contextlib.contextmanager
+def watching(home: Path, db: Path) -> Iterator[subprocess.Popen[str]]:
+    """``harkback sync --watch`` running on ``home``; killed on the way out if still running."""
+    watcher = subprocess.Popen(command(home, db, "--watch"), env=environment(home),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield watcher
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+
+
+def stop_once_found(watcher: subprocess.Popen[str], db: Path, word: str) -> tuple[str, str]:
+    """Wait (up to 30 s) until ``word`` is found in the appended Claude Code session, then
+    Ctrl-C the watcher (killed if it does not end); its stdout and stderr."""
+    appended = time.monotonic()
+    while (watcher.poll() is None and not found_ids(db, word)
+           and time.monotonic() - appended < 30):
+        time.sleep(0.05)
+    found = found_ids(db, word)
+    if watcher.poll() is None:
+        watcher.send_signal(signal.SIGINT)
+    try:
+        out, err = watcher.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        watcher.kill()
+        out, err = watcher.communicate()
+    assert found == [CLAUDE_SESSION], err
+    return out, err
+
+
 def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_path: Path
                                                                  ) -> None:
     """An appended Claude Code message becomes searchable without another command (how
     fast, against the 2 s target, is `benchmarks.sync`'s); SIGINT ends the watch with no
     traceback, and status 3 (done with skips) as sync's: the fixtures hold damaged lines."""
     db = tmp_path / "h.db"
-    watcher = subprocess.Popen(command(home, db, "--watch"), env=environment(home),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with watching(home, db) as watcher:
         assert watcher.stderr is not None
         line = watcher.stderr.readline()  # printed once the first sync is done
         while line.endswith("(skipped)\n"):  # the fixtures' damaged lines, named first
@@ -113,16 +144,7 @@ def test_watch_picks_up_an_appended_message_and_stops_on_ctrl_c(home: Path, tmp_
         path = home / ".claude" / "projects" / CLAUDE_FILE
         with path.open("a", encoding="utf-8") as handle:
             handle.write(claude_line(CLAUDE_SESSION, "the axolotl gateway times out", "u-new"))
-        appended = time.monotonic()
-        while not found_ids(db, "axolotl") and time.monotonic() - appended < 30:
-            time.sleep(0.05)
-        assert found_ids(db, "axolotl") == [CLAUDE_SESSION]
-        watcher.send_signal(signal.SIGINT)
-        out, err = watcher.communicate(timeout=30)
-    finally:
-        if watcher.poll() is None:
-            watcher.kill()
-            watcher.communicate()
+        out, err = stop_once_found(watcher, db, "axolotl")
     assert watcher.returncode == DONE_WITH_SKIPS, err
     assert "Traceback" not in err and err.rstrip().endswith("stopped watching")
     assert "claude-code: 0 new, 1 updated, 0 removed" in out
@@ -135,10 +157,8 @@ def test_watch_names_what_a_re_sync_skipped_and_ends_with_3(home: Path, tmp_path
     with 3 (done with skips), as sync would."""
     repair(home)
     db = tmp_path / "h.db"
-    watcher = subprocess.Popen(command(home, db, "--watch"), env=environment(home),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     path = home / ".claude" / "projects" / CLAUDE_FILE
-    try:
+    with watching(home, db) as watcher:
         assert watcher.stderr is not None
         line = watcher.stderr.readline()
         assert line.startswith("watching "), line  # the repaired first sync skipped nothing
@@ -146,16 +166,7 @@ def test_watch_names_what_a_re_sync_skipped_and_ends_with_3(home: Path, tmp_path
         with path.open("a", encoding="utf-8") as handle:
             handle.write('{"type": "user", "sessionId": \n')
             handle.write(claude_line(CLAUDE_SESSION, "the capybara cache is stale", "u-cap"))
-        appended = time.monotonic()
-        while not found_ids(db, "capybara") and time.monotonic() - appended < 30:
-            time.sleep(0.05)
-        assert found_ids(db, "capybara") == [CLAUDE_SESSION]
-        watcher.send_signal(signal.SIGINT)
-        _, err = watcher.communicate(timeout=30)
-    finally:
-        if watcher.poll() is None:
-            watcher.kill()
-            watcher.communicate()
+        _, err = stop_once_found(watcher, db, "capybara")
     assert f"harkback: {path}:{damaged}: unreadable line: not JSON (skipped)\n" in err
     assert watcher.returncode == DONE_WITH_SKIPS, err
 
