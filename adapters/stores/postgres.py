@@ -41,6 +41,7 @@ from harkback.adapters.stores import (
 from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
+from harkback.adapters.stores.postgres_memo import CountMemo
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
@@ -68,7 +69,7 @@ class PostgresStore(Closing):
         self._pool = pool
         self._executor = executor
         self._closed = False
-        self._memo = postgres_search.CountMemo()
+        self._memo = CountMemo()
 
     @classmethod
     def open(cls, url: str, *, readonly: bool = False,

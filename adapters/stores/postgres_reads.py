@@ -16,7 +16,8 @@ import psycopg
 
 from harkback.adapters.stores import search_plan, sqlite_stats
 from harkback.adapters.stores.memory_match import idf, units_of
-from harkback.adapters.stores.postgres_search import CountMemo, census, fit, scope_filters
+from harkback.adapters.stores.postgres_memo import CountMemo
+from harkback.adapters.stores.postgres_search import census, fit, scope_filters
 from harkback.adapters.stores.postgres_text import matching, restore, storable
 from harkback.adapters.stores.postgres_writes import (
     MESSAGE_COLUMNS,

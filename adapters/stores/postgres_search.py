@@ -12,7 +12,6 @@ selects and scores nothing, and the newest other matches fill up with score 0.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, cast
@@ -21,6 +20,7 @@ import psycopg
 
 from harkback.adapters.stores import postgres_scoring, postgres_statistics, search_plan
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
+from harkback.adapters.stores.postgres_memo import CountMemo
 from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
@@ -111,68 +111,13 @@ Sizes = tuple[int, int, int, int]
 """Messages, their tokens, sessions, their title tokens: the index's sizes."""
 
 
-class CountMemo:
-    """Unit counts a store has seen, valid while the index's generation stays the same.
-
-    A ranker asks for its words' counts (:func:`term_stats`), then searches by them: the
-    search's counts come from here instead of a second walk over the index; so do the
-    estimates of words past the exact limit (two index walks each, a large share of a
-    search at a million messages). Every ingest moves the generation, whichever machine
-    wrote, so a stale count or estimate is never used.
-    """
-
-    def __init__(self) -> None:
-        """Start empty."""
-        self._lock = threading.Lock()
-        self.generation: int | None = None
-        self._counts: dict[tuple[str, str], tuple[int, bool]] = {}
-        self._estimates: dict[str, int] = {}
-
-    def known(self, table: str, unit: Unit, cap: int | None) -> int | None:
-        """The count of ``unit`` as :func:`census` reports it under ``cap``, if known."""
-        with self._lock:
-            found = self._counts.get((table, tsquery(unit)))
-        if found is None:
-            return None
-        number, exact = found
-        if exact:
-            return number if cap is None else min(number, cap + 1)
-        return cap + 1 if cap is not None and number > cap else None
-
-    def keep(self, generation: int, table: str, counted: dict[Unit, int], cap: int | None
-             ) -> bool:
-        """Remember counts made at ``generation``; False when it moved (all else forgotten)."""
-        with self._lock:
-            moved = generation != self.generation
-            if moved:
-                self._counts.clear()
-                self._estimates.clear()
-                self.generation = generation
-            for unit, number in counted.items():
-                self._counts[(table, tsquery(unit))] = (number,
-                                                       cap is None or number <= cap)
-            return not moved
-
-
-    def estimated(self, terms: Sequence[str]) -> dict[str, int]:
-        """The estimates (:func:`_estimates`) known for ``terms`` at the current generation."""
-        with self._lock:
-            return {t: self._estimates[t] for t in terms if t in self._estimates}
-
-    def keep_estimates(self, generation: int, estimates: dict[str, int]) -> None:
-        """Remember estimates made at ``generation`` if it is still the current one."""
-        with self._lock:
-            if generation == self.generation:
-                self._estimates.update(estimates)
-
-
 def census(connection: Connection, table: str, units: Sequence[Unit], cap: int | None,
            memo: CountMemo | None = None) -> tuple[Sizes, dict[Unit, int]]:
     """The index's sizes, and how many rows of ``table`` (``messages`` or ``sessions``)
     match each unit, counting no further than ``cap + 1`` (None: every one), in one
-    statement however many units; counts ``memo`` holds for the current generation are
-    not counted again, nor words the statistics put far past ``cap``
-    (:mod:`~harkback.adapters.stores.postgres_statistics`)."""
+    statement however many units; counts ``memo`` still holds
+    (:mod:`~harkback.adapters.stores.postgres_memo`) are not counted again, nor words the
+    statistics put far past ``cap`` (:mod:`~harkback.adapters.stores.postgres_statistics`)."""
     remembered = {} if memo is None else {
         u: n for u in units if (n := memo.known(table, u, cap)) is not None}
     plain = {u.text: u for u in units if isinstance(u, Term) and not u.prefix
@@ -182,11 +127,12 @@ def census(connection: Connection, table: str, units: Sequence[Unit], cap: int |
     sizes, generation, counted = _count(
         connection, table, [u for u in units if u not in remembered and u not in past], cap)
     counted.update((unit, cap + 1) for unit in past if cap is not None)
-    if memo is not None and not memo.keep(generation, table, counted, cap) and remembered:
-        # Written to since those were counted: count them again.
-        sizes, generation, again = _count(connection, table, list(remembered), cap)
-        memo.keep(generation, table, again, cap)
-        remembered = again
+    # Written to since those were counted (keep says so): count again what the memo forgot.
+    if (memo is not None and not memo.keep(generation, sizes[0], table, counted, cap)
+            and (stale := [u for u in remembered if memo.known(table, u, cap) is None])):
+        sizes, generation, again = _count(connection, table, stale, cap)
+        memo.keep(generation, sizes[0], table, again, cap)
+        remembered.update(again)
     return sizes, {unit: counted[unit] if unit in counted else remembered[unit]
                    for unit in units}
 
@@ -349,11 +295,11 @@ def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | N
             # Both ends say fewer than the limit (rows removed since the statistics were
             # made, or a word bunched in the middle): the exact count decides, as for a
             # word under it (one past the limit is also what raising the estimate gives).
-            _, generation, exact = _count(connection, "messages", [Term(t) for t in doubtful],
-                                          EXACT_COUNT_LIMIT)
+            sizes, generation, exact = _count(connection, "messages",
+                                              [Term(t) for t in doubtful], EXACT_COUNT_LIMIT)
             estimates.update((t, exact[Term(t)]) for t in doubtful)
             if memo is not None:
-                memo.keep(generation, "messages", exact, EXACT_COUNT_LIMIT)
+                memo.keep(generation, sizes[0], "messages", exact, EXACT_COUNT_LIMIT)
         numbers.update(estimates)
         if memo is not None:
             memo.keep_estimates(generation, {t: n for t, n in estimates.items()

@@ -185,3 +185,30 @@ async def test_estimates_follow_another_machines_writes(
         await ok(other.ingest([make_conversation("s2", *[("user", f"kiwi {i}")
                                                          for i in range(40)])]))
         assert dict((await ok(reader.term_stats(["kiwi"]))).counts)["kiwi"] > first
+
+
+async def test_estimates_outlive_another_machines_small_ingests(
+        url: str, make_conversation: Make, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While ingests grow the store by at most 1 %, an estimate is not made again (it was
+    one already); exact counts are. Past 1 %, the estimate is made again."""
+    monkeypatch.setattr(postgres_search, "EXACT_COUNT_LIMIT", 2)
+    made: list[list[str]] = []
+    estimates = postgres_search._estimates
+
+    def spied(connection: Any, terms: list[str], documents: int) -> Any:
+        made.append(list(terms))
+        return estimates(connection, terms, documents)
+
+    monkeypatch.setattr(postgres_search, "_estimates", spied)
+    with PostgresStore.open(url).unwrap() as reader, PostgresStore.open(url).unwrap() as other:
+        await ok(reader.ingest([make_conversation("s1", *[("user", f"kiwi {i}")
+                                                          for i in range(200)])]))
+        asked = ["kiwi", "plum"]
+        assert dict((await ok(reader.term_stats(asked))).counts) == {"kiwi": 200}
+        await ok(other.ingest([make_conversation("s2", ("user", "kiwi plum"))]))
+        assert dict((await ok(reader.term_stats(asked))).counts) == {"kiwi": 200, "plum": 1}
+        assert made == [["kiwi"]]
+        await ok(other.ingest([make_conversation("s3", *[("user", f"kiwi plum {i}")
+                                                         for i in range(2)])]))
+        assert dict((await ok(reader.term_stats(asked))).counts) == {"kiwi": 203, "plum": 3}
+        assert made == [["kiwi"], ["kiwi", "plum"]]  # plum now past the limit too
