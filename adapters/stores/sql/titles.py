@@ -84,6 +84,49 @@ def search(query: MatchQuery, *, expression: Node | None = None,
         tuple(params))
 
 
+def ranked_search(query: MatchQuery, fetch: int, *, expression: Node | None = None,
+                  within: Node | None = None) -> Statement:
+    """Like :func:`search`, but only the titles ranked among FTS5's best ``fetch`` (and
+    every title tied with the last of them) are joined to their sessions and filtered.
+
+    Scoring every match reads only the index; joining each to its session reads a page
+    of ``sessions`` per title (2,000 pages for a question at 1M messages, most of a new
+    process's title search). The rows come with -1 in an extra column; one last row,
+    otherwise empty, holds in it how many matching titles the cut left out. A title left
+    out ranks below every one kept (ties are kept whole), so whenever ``query.limit``
+    rows survive, or none was left out, they are exactly :func:`search`'s rows.
+
+    >>> from harkback.stages.query import parse_query
+    >>> ranked_search(MatchQuery(expression=parse_query("cors").expression), 200).params[:2]
+    ('("cors")', 199)
+    """
+    matched = query.expression if expression is None else expression
+    also = ""
+    params: list[SqlValue] = [to_fts5(matched)]
+    if within is not None:
+        also = "AND session_titles_fts.rowid IN (SELECT rowid FROM session_titles_fts(?)) "
+        params.append(to_fts5(AllOf((matched, within))))
+    params += [fetch - 1, json_list(query.hidden_sources), *scope(query.sources, query.projects),
+               query.since, query.since, query.until, query.until, query.limit]
+    return Statement(
+        "WITH found AS MATERIALIZED (SELECT rowid AS id, bm25(session_titles_fts) AS rank "
+        f"FROM session_titles_fts WHERE session_titles_fts MATCH ? {also}), "
+        "best AS MATERIALIZED (SELECT id, rank FROM found WHERE rank <= COALESCE("
+        "(SELECT rank FROM found ORDER BY rank LIMIT 1 OFFSET ?), 9e999)) "
+        "SELECT * FROM (SELECT s.id, s.title, s.source, s.started_at, best.rank AS rank, "
+        "-1 AS left_out FROM best "
+        "JOIN session_titles AS t ON t.id = best.id "
+        "JOIN sessions AS s ON s.id = t.session_id "
+        "WHERE s.source NOT IN (SELECT value FROM json_each(?)) "
+        f"AND {SCOPE} "
+        "AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
+        "ORDER BY best.rank, s.started_at DESC, s.id LIMIT ?) "
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, "
+        "(SELECT COUNT(*) FROM found) - (SELECT COUNT(*) FROM best) "
+        "ORDER BY left_out, rank, started_at DESC, id",
+        tuple(params))
+
+
 def count_matches(unit: Unit, cap: int) -> Statement:
     """How many sessions' titles match ``unit``, counting no further than ``cap + 1``."""
     return Statement(
