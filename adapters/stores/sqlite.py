@@ -70,10 +70,11 @@ class SqliteStore(Closing):
     def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
                  connection: sqlite3.Connection, patience: Patience,
                  watch: ReadWatch | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-                 schema: Migrated | None = None) -> None:
+                 schema: Migrated | None = None, mapped: bool = False) -> None:
         """Wrap an open connection; use :meth:`open` instead."""
         self.path = path
         self.readonly = readonly
+        self.mapped = mapped
         self.patience = patience
         self._watch = watch or ReadWatch.of(path, immutable=False)
         self._busy_timeout = busy_timeout
@@ -91,7 +92,7 @@ class SqliteStore(Closing):
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
              busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = False,
-             write_patience: float | None = None
+             write_patience: float | None = None, mapped: bool = False
              ) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
@@ -105,6 +106,9 @@ class SqliteStore(Closing):
         that still finds the file locked tries again (see
         :mod:`~harkback.adapters.stores.write_turns`) for ``write_patience`` seconds in all
         (default: 12 busy timeouts, a minute).
+        A ``mapped`` read-only store reads the file through a memory map: quicker for a
+        process that searches once (its page cache starts empty), but every page it ever
+        read counts in the process's resident size, so not for a long-lived one.
         """
         location = Path(path).expanduser()
         if readonly and not location.is_file():
@@ -118,8 +122,9 @@ class SqliteStore(Closing):
                     f"cannot create the folder {location.parent}: {error.strerror}"))
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
         watch = ReadWatch.opening(location, readonly=readonly)
+        mapped = mapped and readonly
         opened = executor.submit(connect, location, readonly, busy_timeout,
-                                 create=create).result()
+                                 create=create, mapped=mapped).result()
         if isinstance(opened, Failure):
             executor.shutdown()
             return Failure(opened.failure())
@@ -128,7 +133,7 @@ class SqliteStore(Closing):
         return Success(cls(path=location, readonly=readonly, executor=executor,
                            connection=opened.unwrap().connection, patience=patience,
                            watch=watch, busy_timeout=busy_timeout,
-                           schema=opened.unwrap().schema))
+                           schema=opened.unwrap().schema, mapped=mapped))
 
     def close(self) -> None:
         """Finish queued work and close the connection; closing twice is harmless."""
@@ -170,7 +175,7 @@ class SqliteStore(Closing):
             return work(self._connection)
 
     def _reopen(self) -> None:
-        connection, watch = reopened(self.path, self._busy_timeout)
+        connection, watch = reopened(self.path, self._busy_timeout, mapped=self.mapped)
         with contextlib.suppress(sqlite3.Error):
             self._connection.close()
         self._connection, self._watch = connection, watch
