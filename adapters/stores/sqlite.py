@@ -50,7 +50,7 @@ from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, unavailable
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
-from harkback.adapters.stores.sqlite_writes import write
+from harkback.adapters.stores.sqlite_writes import merge_pending, write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
 from harkback.stages import ports, records, rewrite
@@ -85,6 +85,7 @@ class SqliteStore(Closing):
         self._matrices: dict[str, sqlite_vectors.Matrix] = {}
         self._starts: dict[tuple[str, tuple[records.Role, ...]], sqlite_vectors.Start] = {}
         self._writes = 0
+        self._bulk = False  # an ingest of BULK_ROWS messages or more: merge when closing
         self._reach: dict[sqlite_search.FilterKey, float] = {}
         self.schema = schema or Migrated(SCHEMA_VERSION, SCHEMA_VERSION)
         """The file's schema version when opened, and now (see :meth:`open`)."""
@@ -140,6 +141,12 @@ class SqliteStore(Closing):
         if self._closed:
             return
         self._closed = True
+        if self._bulk:
+            # Searches after a bulk load read fewer segments; a failure (the file locked
+            # by another writer) leaves the merging to later writes, as FTS5 would.
+            merging = self._executor.submit(lambda: merge_pending(self._connection))
+            with contextlib.suppress(sqlite3.Error):
+                merging.result()
         # Read on the thread: a queued reopen may still replace the connection.
         closing = self._executor.submit(lambda: self._connection.close())
         self._executor.shutdown(wait=True)
@@ -254,7 +261,9 @@ class SqliteStore(Closing):
 
         def work(connection: sqlite3.Connection) -> ports.IngestReport:
             self._writes += 1
-            return write(connection, batch)
+            report = write(connection, batch)
+            self._bulk = self._bulk or report.messages >= fulltext.BULK_ROWS
+            return report
         return self._run(self._patiently(work))
 
     def merge_index(self) -> FutureResult[None, StoreUnavailable]:
