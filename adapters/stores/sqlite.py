@@ -85,7 +85,7 @@ class SqliteStore(Closing):
         self._matrices: dict[str, sqlite_vectors.Matrix] = {}
         self._starts: dict[tuple[str, tuple[records.Role, ...]], sqlite_vectors.Start] = {}
         self._writes = 0
-        self._bulk = False  # an ingest of BULK_ROWS messages or more: merge when closing
+        self._written = 0  # messages ingested; BULK_ROWS or more: merge when closing
         self._reach: dict[sqlite_search.FilterKey, float] = {}
         self.schema = schema or Migrated(SCHEMA_VERSION, SCHEMA_VERSION)
         """The file's schema version when opened, and now (see :meth:`open`)."""
@@ -141,7 +141,7 @@ class SqliteStore(Closing):
         if self._closed:
             return
         self._closed = True
-        if self._bulk:
+        if self._written >= fulltext.BULK_ROWS:
             # Searches after a bulk load read fewer segments; a failure (the file locked
             # by another writer) leaves the merging to later writes, as FTS5 would.
             merging = self._executor.submit(lambda: merge_pending(self._connection))
@@ -262,7 +262,7 @@ class SqliteStore(Closing):
         def work(connection: sqlite3.Connection) -> ports.IngestReport:
             self._writes += 1
             report = write(connection, batch)
-            self._bulk = self._bulk or report.messages >= fulltext.BULK_ROWS
+            self._written += report.messages
             return report
         return self._run(self._patiently(work))
 

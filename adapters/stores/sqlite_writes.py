@@ -52,7 +52,7 @@ def merge_pending(connection: sqlite3.Connection) -> None:
 
     FTS5 merges segments a little at each write and leaves the rest for later writes:
     after a bulk load of 1M messages, 24 segments that every term lookup reads one by
-    one. Finishing that work once, when a store that loaded a bulk batch closes, costs
+    one. Finishing that work once, when a store that wrote many messages closes, costs
     ~1 CPU second after the 1M load and leaves 5 segments; doing it after every large
     batch cost 12 % of a 100k load (benchmarks/README.md, "Speed at scale").
     """

@@ -35,8 +35,8 @@ INDEX_STRUCTURE = "SELECT block FROM messages_fts_data WHERE id = 10"
 nothing to do."""
 
 BULK_ROWS = 1000
-"""A store that wrote at least this many messages in one ingest finishes FTS5's pending
-merges when it closes."""
+"""A store that ingested at least this many messages (in one call or many) finishes
+FTS5's pending merges when it closes."""
 
 PENDING_SETTING = "SELECT v FROM messages_fts_config WHERE k = 'hashsize'"
 SET_PENDING = "INSERT INTO messages_fts (messages_fts, rank) VALUES ('hashsize', ?)"
