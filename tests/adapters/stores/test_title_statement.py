@@ -21,6 +21,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
 from harkback.stages.query import parse_query
 from harkback.stages.records import Conversation
+from tests.adapters.stores.statement_files import plain_connection, store_file
 from tests.adapters.stores.store_contract import match, ok
 from tests.conftest import conversation
 
@@ -41,21 +42,12 @@ def _corpus() -> list[Conversation]:
 
 
 @pytest.fixture(scope="module")
-def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store file holding :func:`_corpus`."""
-    path = tmp_path_factory.mktemp("titles") / "h.db"
-    store = SqliteStore.open(path).unwrap()
-    asyncio.run(ok(store.ingest(_corpus())))
-    store.close()
-    return path
-
-
-@pytest.fixture(scope="module")
-def connection(path: Path) -> Iterator[sqlite3.Connection]:
-    """A plain connection to the store file, for running statements directly."""
-    connection = sqlite3.connect(path)
-    yield connection
-    connection.close()
+def stored(tmp_path_factory: pytest.TempPathFactory
+           ) -> Iterator[tuple[Path, sqlite3.Connection]]:
+    """A store file holding :func:`_corpus`, and a plain connection to it."""
+    path = store_file(tmp_path_factory, "titles", _corpus())
+    for connection in plain_connection(path):
+        yield path, connection
 
 
 @st.composite
@@ -74,9 +66,11 @@ def _rows(connection: sqlite3.Connection, statement: Statement) -> list[tuple[An
 @settings(max_examples=150, deadline=None)
 @given(query=queries(), fetch=st.integers(1, 200), within=st.booleans())
 def test_ranked_rows_are_the_full_rows_when_enough_survive(
-        connection: sqlite3.Connection, query: MatchQuery, fetch: int, within: bool) -> None:
+        stored: tuple[Path, sqlite3.Connection], query: MatchQuery, fetch: int,
+        within: bool) -> None:
     """The ranked rows lead the full ones; all of them with ``limit`` survivors or nothing
     left out."""
+    _, connection = stored
     also = parse_query("error").expression if within else None
     *rows, last = _rows(connection, titles.ranked_search(query, fetch, within=also))
     ranked = [row[:5] for row in rows]
@@ -86,8 +80,10 @@ def test_ranked_rows_are_the_full_rows_when_enough_survive(
         assert ranked == full
 
 
-def test_a_cut_inside_a_tie_keeps_the_whole_tie(connection: sqlite3.Connection) -> None:
+def test_a_cut_inside_a_tie_keeps_the_whole_tie(
+        stored: tuple[Path, sqlite3.Connection]) -> None:
     """Cut at one title, every title scored as high joins, ordered by start time."""
+    _, connection = stored
     query = match("kernel OR dns", limit=100, max_scored=None)
     full = _rows(connection, titles.search(query))
     tied = [row for row in full if row[4] == full[0][4]]
@@ -100,10 +96,11 @@ def test_a_cut_inside_a_tie_keeps_the_whole_tie(connection: sqlite3.Connection) 
 @settings(max_examples=60, deadline=None)
 @given(query=queries(), since=st.none() | st.floats(0, 40))
 def test_store_title_search_equals_the_full_statement(
-        path: Path, connection: sqlite3.Connection, query: MatchQuery,
+        stored: tuple[Path, sqlite3.Connection], query: MatchQuery,
         since: float | None) -> None:
     """Through the store, ranked first or fallen back, a title search gives the full
     statement's sessions in its order."""
+    path, connection = stored
     query = attrs.evolve(query, since=since)
     store = SqliteStore.open(path, readonly=True).unwrap()
     try:
