@@ -120,7 +120,7 @@ async def search(args: argparse.Namespace) -> int:
         rerank=args.rerank, embedder=chosen.embedder,
         environ=chosen.model_environment(os.environ))
     unwrap(wiring.pipeline_for(settings))  # usage errors before the store is opened
-    store = unwrap(wiring.open_for_recall(settings))
+    store = unwrap(wiring.open_for_recall(settings, once=True))  # one search, then exit
     try:
         harkback = unwrap(wiring.recall(settings, store))
         try:

@@ -98,13 +98,15 @@ STORES: Mapping[str, StoreOpener] = {
 
 
 def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool = False,
-               create: bool = False) -> Result[SessionStore, StoreUnavailable]:
+               create: bool = False, once: bool = False
+               ) -> Result[SessionStore, StoreUnavailable]:
     """Open the store a ``--db`` value names (default: ``$HARKBACK_DB`` or the data dir).
 
     A SQLite file is created when missing unless ``readonly``, and so is the schema of an
     empty PostgreSQL database; read-only never creates or changes anything. An existing
     empty file becomes a store only when named like a database (.db, .sqlite, .sqlite3)
-    or with ``create``.
+    or with ``create``. ``once`` says the process reads the store for one command and
+    ends: a read-only SQLite file is then memory-mapped (``SqliteStore.open``'s ``mapped``).
 
     >>> open_store(":memory:").map(lambda s: type(s).__name__)
     <Success: MemoryStore>
@@ -112,6 +114,8 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
     text = os.fspath(target) if target is not None else default_db()
     if create and not readonly and store_kind(text) == "sqlite":
         return SqliteStore.open(text, create=True).map(_as_store)
+    if once and readonly and store_kind(text) == "sqlite":
+        return SqliteStore.open(text, readonly=True, mapped=True).map(_as_store)
     return STORES[store_kind(text)](text, readonly)
 
 
@@ -242,23 +246,26 @@ def with_model(harkback: Harkback, settings: ChatSettings, *,
         pipeline=attrs.evolve(harkback.pipeline, summarize=LlmSummarize(deadline_s=deadline_s)))
 
 
-def open_for_recall(settings: RecallSettings) -> Result[SessionStore, StoreUnavailable]:
+def open_for_recall(settings: RecallSettings, *, once: bool = False
+                    ) -> Result[SessionStore, StoreUnavailable]:
     """The store of ``settings``, writable only when model summaries will be cached in it.
 
     It is opened read-only first, so a search never creates, migrates or adopts anything:
     a store of an older schema is read as it is (``harkback migrate`` brings it forward)
     and a missing one is an error. A store that cannot be opened writable (a read-only
     file) stays read-only: the recall still runs, and its summaries are not kept.
+    ``once``: see :func:`open_store`.
     """
     target = settings.db if settings.db is not None else default_db()
-    reading = open_store(target, readonly=True)
+    reading = open_store(target, readonly=True, once=once)
     if not settings.writes_summaries or isinstance(reading, Failure):
         return reading
     if _older(reading.unwrap()):
         return reading
     reading.unwrap().close()
     writable = open_store(target)
-    return writable if isinstance(writable, Success) else open_store(target, readonly=True)
+    return (writable if isinstance(writable, Success)
+            else open_store(target, readonly=True, once=once))
 
 
 def _older(store: SessionStore) -> bool:

@@ -65,11 +65,13 @@ class ReadWatch:
         return self.immutable and file_state(self.path) != self.seen
 
 
-def reopened(path: Path, busy_timeout: float) -> tuple[sqlite3.Connection, ReadWatch]:
-    """A new read-only connection to ``path`` and its watch; ``sqlite3.OperationalError``
-    when it cannot be opened (raised on the store's thread, reported as the call's error)."""
+def reopened(path: Path, busy_timeout: float, *, mapped: bool = False
+             ) -> tuple[sqlite3.Connection, ReadWatch]:
+    """A new read-only connection to ``path`` (``mapped`` as the store's) and its watch;
+    ``sqlite3.OperationalError`` when it cannot be opened (raised on the store's thread,
+    reported as the call's error)."""
     watch = ReadWatch.opening(path, readonly=True)
-    opened = connect(path, True, busy_timeout)
+    opened = connect(path, True, busy_timeout, mapped=mapped)
     if isinstance(opened, Failure):
         raise sqlite3.OperationalError(opened.failure().message())
     return opened.unwrap().connection, watch

@@ -50,7 +50,7 @@ from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, unavailable
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
-from harkback.adapters.stores.sqlite_writes import write
+from harkback.adapters.stores.sqlite_writes import merge_pending, write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
 from harkback.stages import ports, records, rewrite
@@ -70,10 +70,11 @@ class SqliteStore(Closing):
     def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
                  connection: sqlite3.Connection, patience: Patience,
                  watch: ReadWatch | None = None, busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-                 schema: Migrated | None = None) -> None:
+                 schema: Migrated | None = None, mapped: bool = False) -> None:
         """Wrap an open connection; use :meth:`open` instead."""
         self.path = path
         self.readonly = readonly
+        self.mapped = mapped
         self.patience = patience
         self._watch = watch or ReadWatch.of(path, immutable=False)
         self._busy_timeout = busy_timeout
@@ -84,6 +85,7 @@ class SqliteStore(Closing):
         self._matrices: dict[str, sqlite_vectors.Matrix] = {}
         self._starts: dict[tuple[str, tuple[records.Role, ...]], sqlite_vectors.Start] = {}
         self._writes = 0
+        self._written = 0  # messages ingested; BULK_ROWS or more: merge when closing
         self._reach: dict[sqlite_search.FilterKey, float] = {}
         self.schema = schema or Migrated(SCHEMA_VERSION, SCHEMA_VERSION)
         """The file's schema version when opened, and now (see :meth:`open`)."""
@@ -91,7 +93,7 @@ class SqliteStore(Closing):
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
              busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = False,
-             write_patience: float | None = None
+             write_patience: float | None = None, mapped: bool = False
              ) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
@@ -105,6 +107,9 @@ class SqliteStore(Closing):
         that still finds the file locked tries again (see
         :mod:`~harkback.adapters.stores.write_turns`) for ``write_patience`` seconds in all
         (default: 12 busy timeouts, a minute).
+        A ``mapped`` read-only store reads the file through a memory map: quicker for a
+        process that searches once (its page cache starts empty), but every page it ever
+        read counts in the process's resident size, so not for a long-lived one.
         """
         location = Path(path).expanduser()
         if readonly and not location.is_file():
@@ -118,8 +123,9 @@ class SqliteStore(Closing):
                     f"cannot create the folder {location.parent}: {error.strerror}"))
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
         watch = ReadWatch.opening(location, readonly=readonly)
+        mapped = mapped and readonly
         opened = executor.submit(connect, location, readonly, busy_timeout,
-                                 create=create).result()
+                                 create=create, mapped=mapped).result()
         if isinstance(opened, Failure):
             executor.shutdown()
             return Failure(opened.failure())
@@ -128,13 +134,19 @@ class SqliteStore(Closing):
         return Success(cls(path=location, readonly=readonly, executor=executor,
                            connection=opened.unwrap().connection, patience=patience,
                            watch=watch, busy_timeout=busy_timeout,
-                           schema=opened.unwrap().schema))
+                           schema=opened.unwrap().schema, mapped=mapped))
 
     def close(self) -> None:
         """Finish queued work and close the connection; closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
+        if self._written >= fulltext.BULK_ROWS:
+            # Searches after a bulk load read fewer segments; a failure (the file locked
+            # by another writer) leaves the merging to later writes, as FTS5 would.
+            merging = self._executor.submit(lambda: merge_pending(self._connection))
+            with contextlib.suppress(sqlite3.Error):
+                merging.result()
         # Read on the thread: a queued reopen may still replace the connection.
         closing = self._executor.submit(lambda: self._connection.close())
         self._executor.shutdown(wait=True)
@@ -170,7 +182,7 @@ class SqliteStore(Closing):
             return work(self._connection)
 
     def _reopen(self) -> None:
-        connection, watch = reopened(self.path, self._busy_timeout)
+        connection, watch = reopened(self.path, self._busy_timeout, mapped=self.mapped)
         with contextlib.suppress(sqlite3.Error):
             self._connection.close()
         self._connection, self._watch = connection, watch
@@ -249,7 +261,9 @@ class SqliteStore(Closing):
 
         def work(connection: sqlite3.Connection) -> ports.IngestReport:
             self._writes += 1
-            return write(connection, batch)
+            report = write(connection, batch)
+            self._written += report.messages
+            return report
         return self._run(self._patiently(work))
 
     def merge_index(self) -> FutureResult[None, StoreUnavailable]:

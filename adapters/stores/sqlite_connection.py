@@ -46,6 +46,10 @@ as a full disk would stop it (the fault suite uses it where it cannot mount a sm
 CACHE_KIB = 64 * 1024
 """The most page cache a connection may use, in KiB (allocated only as pages are read)."""
 
+MAP_BYTES = 1 << 40
+"""How much of the file a ``mapped`` read-only connection maps (SQLite caps it at its
+build's limit, 2 GiB here; the rest is read as usual)."""
+
 _KINDS = {
     "SQLITE_BUSY": "the database is locked by another connection",
     "SQLITE_LOCKED": "the database is locked",
@@ -83,13 +87,14 @@ class Opened:
     schema: Migrated
 
 
-def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = False
-            ) -> Result[Opened, StoreUnavailable]:
+def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = False,
+            mapped: bool = False) -> Result[Opened, StoreUnavailable]:
     """A connection to ``path``, prepared for the store (see the module), or why not.
 
     A writable open first checks an existing file without writing it
     (:func:`~harkback.adapters.stores.sqlite_adopt.refusal`; ``create`` lets it adopt an
-    empty file of any name); a failed open removes the side files it made.
+    empty file of any name); a failed open removes the side files it made. A ``mapped``
+    read-only connection reads the file through a memory map (:data:`MAP_BYTES`).
     """
     # Runs on the store's worker thread, which then owns the connection.
     if not readonly:
@@ -105,7 +110,7 @@ def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = F
         sqlite_adopt.remove_new_side_files(path, before)
         return Failure(unavailable(path, error))
     try:
-        return Success(Opened(connection, _prepare(connection, path, readonly)))
+        return Success(Opened(connection, _prepare(connection, path, readonly, mapped)))
     except SchemaProblem as problem:
         failure = StoreUnavailable(str(problem))
     except sqlite3.Error as error:
@@ -115,12 +120,19 @@ def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = F
     return Failure(failure)
 
 
-def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool) -> Migrated:
+def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool,
+             mapped: bool = False) -> Migrated:
     # A bigger page cache roughly halves the time SQLite spends on bulk ingests.
     connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     if readonly:
         found = read_forward(connection, str(path))
         connection.execute("PRAGMA query_only = ON")
+        if mapped:
+            # A new process's first search reads thousands of pages, each copied into a
+            # page cache it must first allocate; mapped, they are used in place. Every
+            # mapped page read stays in the process's resident size, so only a process
+            # that searches once maps (benchmarks/README.md, "Speed at scale").
+            connection.execute(f"PRAGMA mmap_size = {MAP_BYTES}")
         return found
     found = bring_forward(connection, str(path))
     if pages := os.environ.get(MAX_PAGES_ENV, "").strip():

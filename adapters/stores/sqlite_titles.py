@@ -18,16 +18,21 @@ search finds no sessions (:func:`search`).
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Sequence
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.sql import schema, titles
-from harkback.adapters.stores.sql.statement import Statement
+from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.ports import MatchQuery
 from harkback.stages.records import Session, TitleHit
 from harkback.stages.text.tokens import index_text
+
+RANKED_FETCH_SHARE = 1.5
+"""A title search joins FTS5's best ``share × limit`` titles (and every title tied with
+the last of them) to their sessions, then filters them (see :func:`search`)."""
 
 
 def has_title_schema(connection: sqlite3.Connection) -> bool:
@@ -74,8 +79,10 @@ def search(connection: sqlite3.Connection, query: MatchQuery) -> tuple[TitleHit,
 
     A term or phrase found in more than ``query.max_scored`` titles selects none (BM25
     would score every one of them: 25 ms for a source shared by 10,000 sessions); the
-    rest select, and the whole expression filters (:mod:`search_plan`). A file without
-    the index (opened read-only, made before it existed) has none.
+    rest select, and the whole expression filters (:mod:`search_plan`). Only the best
+    ranked titles are joined to their sessions
+    (:func:`~harkback.adapters.stores.sql.titles.ranked_search`). A file without the index
+    (opened read-only, made before it existed) has none.
     """
     if not has_title_schema(connection):
         return ()
@@ -83,16 +90,30 @@ def search(connection: sqlite3.Connection, query: MatchQuery) -> tuple[TitleHit,
     common = frozenset() if cap is None else frozenset(
         unit for unit in search_plan.selecting_units(query.expression)
         if _execute(connection, titles.count_matches(unit, cap)).fetchone()[0] > cap)
-    statement = titles.search(query)
+    expression, within = query.expression, None
     if common:
         narrowed = search_plan.narrow(query.expression, common)
         if narrowed is None:
             return ()
+        expression = narrowed
         within = None if search_plan.is_disjunction(query.expression) else query.expression
-        statement = titles.search(query, expression=narrowed, within=within)
+    # FTS5 ranks every match first and only the best are joined to their sessions (a
+    # page of ``sessions`` each); when the filters leave too few of them, the full
+    # statement decides. Scoped or time-bounded searches drop too many to try.
+    rows: list[Row] = []
+    left_out = 1
+    if not (query.sources or query.projects or query.since is not None
+            or query.until is not None):
+        fetch = math.ceil(RANKED_FETCH_SHARE * query.limit)
+        *rows, last = _execute(connection, titles.ranked_search(
+            query, fetch, expression=expression, within=within)).fetchall()
+        left_out = last[5]
+    if len(rows) < query.limit and left_out > 0:
+        rows = _execute(connection, titles.search(
+            query, expression=expression, within=within)).fetchall()
     return tuple(TitleHit(session_id=row[0], title=row[1], source=row[2], started_at=row[3],
                           score=-row[4])
-                 for row in _execute(connection, statement))
+                 for row in rows)
 
 
 def _execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:

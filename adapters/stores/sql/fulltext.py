@@ -26,6 +26,18 @@ writes a segment. At FTS5's default (1 MiB) a bulk ingest writes, then merges ag
 dozen small segments per transaction; gathering the whole batch took a third off the
 index's share of a 100k-message ingest (memory grows only as data comes)."""
 
+MERGE_STEP = "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', 2000)"
+"""One step of FTS5's own merging (about 2,000 pages written), on levels holding enough
+segments to merge (``usermerge``, 4) or finishing a merge begun earlier."""
+
+INDEX_STRUCTURE = "SELECT block FROM messages_fts_data WHERE id = 10"
+"""FTS5's structure record (its segments and levels): unchanged by a merge step that found
+nothing to do."""
+
+BULK_ROWS = 1000
+"""A store that ingested at least this many messages (in one call or many) finishes
+FTS5's pending merges when it closes."""
+
 PENDING_SETTING = "SELECT v FROM messages_fts_config WHERE k = 'hashsize'"
 SET_PENDING = "INSERT INTO messages_fts (messages_fts, rank) VALUES ('hashsize', ?)"
 

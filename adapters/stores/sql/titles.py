@@ -55,6 +55,28 @@ def index(session_ids: Iterable[str]) -> Statement:
         (json_list(session_ids),))
 
 
+_SESSION_FILTERS = (
+    "s.source NOT IN (SELECT value FROM json_each(?)) "
+    f"AND {SCOPE} "
+    "AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) ")
+"""A title's session (``s``): not of a hidden source, in scope, started within the bounds."""
+
+
+def _matching(query: MatchQuery, expression: Node | None, within: Node | None
+              ) -> tuple[str, list[SqlValue]]:
+    # The MATCH value, and the condition (with its value) that ``within`` adds.
+    matched = query.expression if expression is None else expression
+    if within is None:
+        return "", [to_fts5(matched)]
+    return ("AND session_titles_fts.rowid IN (SELECT rowid FROM session_titles_fts(?)) ",
+            [to_fts5(matched), to_fts5(AllOf((matched, within)))])
+
+
+def _filter_values(query: MatchQuery) -> list[SqlValue]:
+    return [json_list(query.hidden_sources), *scope(query.sources, query.projects),
+            query.since, query.since, query.until, query.until]
+
+
 def search(query: MatchQuery, *, expression: Node | None = None,
            within: Node | None = None) -> Statement:
     """Sessions whose title or source matches ``expression`` (default: the query's), best
@@ -63,25 +85,50 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     Hidden sources are left out, only ``sources`` and ``projects`` kept when given, and
     ``since``/``until`` bound the session's start; roles do not apply to a title.
     """
-    matched = query.expression if expression is None else expression
-    also = ""
-    params: list[SqlValue] = [to_fts5(matched)]
-    if within is not None:
-        also = "AND session_titles_fts.rowid IN (SELECT rowid FROM session_titles_fts(?)) "
-        params.append(to_fts5(AllOf((matched, within))))
-    params += [json_list(query.hidden_sources), *scope(query.sources, query.projects),
-               query.since, query.since, query.until, query.until, query.limit]
+    also, params = _matching(query, expression, within)
     return Statement(
         "SELECT s.id, s.title, s.source, s.started_at, bm25(session_titles_fts) AS rank "
         "FROM session_titles_fts "
         "JOIN session_titles AS t ON t.id = session_titles_fts.rowid "
         "JOIN sessions AS s ON s.id = t.session_id "
-        f"WHERE session_titles_fts MATCH ? {also}"
-        "AND s.source NOT IN (SELECT value FROM json_each(?)) "
-        f"AND {SCOPE} "
-        "AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
+        f"WHERE session_titles_fts MATCH ? {also}AND {_SESSION_FILTERS}"
         "ORDER BY rank, s.started_at DESC, s.id LIMIT ?",
-        tuple(params))
+        (*params, *_filter_values(query), query.limit))
+
+
+def ranked_search(query: MatchQuery, fetch: int, *, expression: Node | None = None,
+                  within: Node | None = None) -> Statement:
+    """Like :func:`search`, but only the titles ranked among FTS5's best ``fetch`` (and
+    every title tied with the last of them) are joined to their sessions and filtered.
+
+    Scoring every match reads only the index; joining each to its session reads a page
+    of ``sessions`` per title (2,000 pages for a question at 1M messages, most of a new
+    process's title search). The rows come with -1 in an extra column; one last row,
+    otherwise empty, holds in it how many matching titles the cut left out. A title left
+    out ranks below every one kept (ties are kept whole), so whenever ``query.limit``
+    rows survive, or none was left out, they are exactly :func:`search`'s rows.
+
+    >>> from harkback.stages.query import parse_query
+    >>> query = MatchQuery(expression=parse_query("cors").expression, roles=("user",))
+    >>> ranked_search(query, 200).params[:2]
+    ('("cors")', 199)
+    """
+    also, params = _matching(query, expression, within)
+    return Statement(
+        "WITH found AS MATERIALIZED (SELECT rowid AS id, bm25(session_titles_fts) AS rank "
+        f"FROM session_titles_fts WHERE session_titles_fts MATCH ? {also}), "
+        "best AS MATERIALIZED (SELECT id, rank FROM found WHERE rank <= COALESCE("
+        "(SELECT rank FROM found ORDER BY rank LIMIT 1 OFFSET ?), 9e999)) "
+        "SELECT * FROM (SELECT s.id, s.title, s.source, s.started_at, best.rank AS rank, "
+        "-1 AS left_out FROM best "
+        "JOIN session_titles AS t ON t.id = best.id "
+        "JOIN sessions AS s ON s.id = t.session_id "
+        f"WHERE {_SESSION_FILTERS}"
+        "ORDER BY best.rank, s.started_at DESC, s.id LIMIT ?) "
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, "
+        "(SELECT COUNT(*) FROM found) - (SELECT COUNT(*) FROM best) "
+        "ORDER BY left_out, rank, started_at DESC, id",
+        (*params, fetch - 1, *_filter_values(query), query.limit))
 
 
 def count_matches(unit: Unit, cap: int) -> Statement:

@@ -20,6 +20,7 @@ from harkback.adapters.stores.sql.statement import Statement
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
 from harkback.stages.records import ROLES, Conversation, Role
+from tests.adapters.stores.statement_files import plain_connection, store_file
 from tests.adapters.stores.store_contract import match, ok
 from tests.conftest import conversation
 
@@ -48,19 +49,13 @@ def _corpus() -> list[Conversation]:
 @pytest.fixture(scope="module")
 def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store file holding :func:`_corpus`."""
-    path = tmp_path_factory.mktemp("ranked") / "h.db"
-    store = SqliteStore.open(path).unwrap()
-    asyncio.run(ok(store.ingest(_corpus())))
-    store.close()
-    return path
+    return store_file(tmp_path_factory, "ranked", _corpus())
 
 
 @pytest.fixture(scope="module")
 def connection(path: Path) -> Iterator[sqlite3.Connection]:
     """A plain connection to the store file, for running statements directly."""
-    connection = sqlite3.connect(path)
-    yield connection
-    connection.close()
+    yield from plain_connection(path)
 
 
 @st.composite
