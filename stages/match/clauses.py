@@ -113,6 +113,8 @@ def fuse(whole: Sequence[tuple[str, float]], parts: Sequence[Sequence[tuple[str,
     >>> whole = (("a", 3.0), ("b", 2.0), ("c", 1.0), ("d", 0.5))
     >>> [sid for sid, _ in fuse(whole, [(("d", 1.0),), (("b", 1.0),)])]
     ['a', 'b', 'd', 'c']
+    >>> fuse((), [(("d", 1.0),)])
+    ()
     """
     fused = {sid: 1 / (k + place) for place, (sid, _) in enumerate(whole, 1)}
     for ranking in parts:
@@ -120,6 +122,7 @@ def fuse(whole: Sequence[tuple[str, float]], parts: Sequence[Sequence[tuple[str,
             if sid in fused:
                 fused[sid] += weight / (k + place)
     order = {sid: i for i, (sid, _) in enumerate(whole)}
+    first = whole[0][0] if whole else None
     ranked = sorted(((sid, round(v, 12)) for sid, v in fused.items()),
-                    key=lambda pair: (pair[0] != whole[0][0], -pair[1], order[pair[0]]))
+                    key=lambda pair: (pair[0] != first, -pair[1], order[pair[0]]))
     return tuple(ranked)
