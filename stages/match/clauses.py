@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 
 from harkback.stages.match.score import RankUnit
-from harkback.stages.query import Phrase, Term, topic_tokens
+from harkback.stages.query import MAX_QUERY_CHARS, Phrase, Term, topic_tokens
 
 _CONNECTIVE = re.compile(
     r"[,;:]|\b(?:or|and|between|versus|vs|compared\s+(?:to|with)|instead\s+of"
@@ -52,7 +52,8 @@ MAX_CLAUSES = 4
 
 
 def split_clauses(text: str) -> tuple[str, ...]:
-    """The parts of a question between its connectives, quoted names kept whole.
+    """The parts of a question between its connectives, quoted names kept whole (of
+    the characters a query reads, :data:`~harkback.stages.query.MAX_QUERY_CHARS`).
 
     >>> split_clauses("How many days passed between the day I X and the day I Y?")
     ('How many days passed', 'the day I X', 'the day I Y?')
@@ -61,6 +62,7 @@ def split_clauses(text: str) -> tuple[str, ...]:
     >>> split_clauses("docker network bridge")
     ('docker network bridge',)
     """
+    text = text[:MAX_QUERY_CHARS]
     shielded = _QUOTED.sub(lambda m: "\0" * len(m.group()), text)
     parts, start, subordinate = [], 0, False
     for found in _CONNECTIVE.finditer(shielded):

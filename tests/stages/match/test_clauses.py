@@ -101,3 +101,12 @@ async def test_a_question_about_one_thing_ranks_as_before(store: SessionStore) -
     question = "Why does my kitten Mochi sleep all day?"
     assert (await _top(store, LexicalMatch(clause_weight=CLAUSE_WEIGHT), question, 10)
             == await _top(store, LexicalMatch(), question, 10))
+
+
+async def test_a_huge_question_full_of_connectives_still_ranks(store: SessionStore) -> None:
+    """10,000 words in clauses joined by "and", "or" and commas: too many clauses to rank
+    one by one, so it ranks as one bag of words, without an error."""
+    question = ", or ".join(f"the kitten and note{i}" for i in range(2001))
+    assert len(question.split()) >= 10_000
+    top = await _top(store, LexicalMatch(clause_weight=CLAUSE_WEIGHT), question, 10)
+    assert top and top == await _top(store, LexicalMatch(), question, 10)
