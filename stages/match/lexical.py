@@ -39,13 +39,19 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
+from harkback.stages.match.clauses import (
+    CLAUSE_K,
+    clause_units,
+    fuse,
+    split_clauses,
+)
 from harkback.stages.match.plan import (
     plan_units,
     search_expression,
@@ -89,7 +95,9 @@ class LexicalMatch:
     ``scoring.recency_weight`` lifts recent sessions
     (:func:`~harkback.stages.match.sessions.weigh_by_recency`). Both read a session's
     time from its hits (:func:`~harkback.stages.match.sessions.session_times`), so
-    neither asks the store again.
+    neither asks the store again. A ``clause_weight`` above 0 (off by default) also ranks
+    each clause of a question about several events on its own and fuses the rankings
+    (:mod:`~harkback.stages.match.clauses`, rank constant ``clause_k``).
     """
 
     scan_limit: int = attrs.field(default=300, validator=attrs.validators.ge(1))
@@ -101,6 +109,8 @@ class LexicalMatch:
     b: float = B
     max_scored: int = attrs.field(default=DEFAULT_MAX_SCORED, validator=attrs.validators.ge(1))
     time_weight: float = attrs.field(default=TIME_WEIGHT, validator=attrs.validators.ge(0.0))
+    clause_weight: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
+    clause_k: float = attrs.field(default=CLAUSE_K, validator=attrs.validators.gt(0.0))
 
     def __call__(self, request: SearchRequest) -> Step[Matched]:
         """Rank sessions for ``request.query``."""
@@ -154,13 +164,38 @@ class LexicalMatch:
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
         scored += title_evidence(titles, score, role_weights.get("user", 1.0))
-        sessions = rank_sessions(scored, [u.idf for u in units], self.scoring)
         times = (session_times([s.hit for s in scored])
                  if self.scoring.recency_weight or window else {})
-        if self.scoring.recency_weight and times:
-            sessions = weigh_by_recency(sessions, times, now, self.scoring)
-        if window is not None and times:
-            sessions = weigh_by_time(sessions, times, window, self.time_weight)
+
+        def lift(ranked: Sequence[tuple[str, float]]) -> Sequence[tuple[str, float]]:
+            if self.scoring.recency_weight and times:
+                ranked = weigh_by_recency(ranked, times, now, self.scoring)
+            if window is not None and times:
+                ranked = weigh_by_time(ranked, times, window, self.time_weight)
+            return ranked
+
+        sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring))
+        if self.clause_weight and not parsed.advanced:
+            sessions = self._decomposed(request.query, units, scored, sessions, average,
+                                        role_weights, lift)
         ordered = order_hits(scored, sessions, per_session=self.hits_per_session,
                              limit=self.hit_limit)
         return Matched(request=request, parsed=parsed, hits=ordered)
+
+    def _decomposed(self, query: str, units: Sequence[RankUnit], scored: Sequence[Scored],
+                    sessions: Sequence[tuple[str, float]], average: float,
+                    role_weights: Mapping[Role, float],
+                    lift: Callable[[Sequence[tuple[str, float]]], Sequence[tuple[str, float]]]
+                    ) -> Sequence[tuple[str, float]]:
+        # Each clause's units alone rank the candidates as the whole question's do
+        # (same scoring, recency and time), and the rankings are fused.
+        groups = clause_units(split_clauses(query), units)
+        rankings = []
+        for group in groups:
+            score = message_scorer([units[j] for j in sorted(group)], average_length=average,
+                                   k1=self.k1, b=self.b)
+            part = [Scored(s.hit, score(s.hit.content)[0] * role_weights.get(s.hit.role, 1.0),
+                           s.covered & group) for s in scored if s.covered & group]
+            weights = [u.idf if j in group else 0.0 for j, u in enumerate(units)]
+            rankings.append(lift(rank_sessions(part, weights, self.scoring)))
+        return fuse(sessions, rankings, self.clause_weight, self.clause_k) if groups else sessions

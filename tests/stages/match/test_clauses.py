@@ -1,0 +1,112 @@
+"""Query decomposition: questions cut at their connectives, each event ranked on its own."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.match.clauses import CLAUSE_WEIGHT, clause_units, fuse, split_clauses
+from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.score import RankUnit
+from harkback.stages.ports import Deps, SessionStore
+from harkback.stages.query import Term
+from harkback.stages.request import SearchRequest
+from harkback.stages.resolve import LineageResolve
+from tests.conftest import conversation
+
+
+@pytest.mark.parametrize(("question", "clauses"), [
+    ("How many days passed between the day I adopted my kitten and the day I bought the "
+     "new couch?", ("How many days passed", "the day I adopted my kitten",
+                    "the day I bought the new couch?")),
+    ("Which did I start first, 'War and Peace' or 'Emma'?",
+     ("Which did I start first", "'War and Peace'", "'Emma'?")),
+    ("How many days before I moved out did I sell the piano?",
+     ("How many days", "I moved out", "sell the piano?")),
+    ("What did I do about the flaky login test?", ("What did I do about the flaky login test?",)),
+    ("上次 nginx 超时是怎么处理的？", ("上次 nginx 超时是怎么处理的？",)),
+])
+def test_questions_are_cut_at_their_connectives(question: str, clauses: tuple[str, ...]) -> None:
+    """Events joined by between/and, or, before ... did I come apart; names in quotes,
+    a question without connectives and a Chinese question stay whole."""
+    assert split_clauses(question) == clauses
+
+
+def test_a_clause_without_its_own_words_is_not_ranked_alone() -> None:
+    """Clauses holding the same weighed words, or none, leave nothing to decompose."""
+    units = [RankUnit(Term("piano"), ("piano",), 2.0), RankUnit(Term("sell"), ("sell",), 0.0)]
+    assert clause_units(("sell the piano", "the piano", "I sell"), units) == ()
+
+
+def test_fusion_keeps_the_whole_question_s_best_first() -> None:
+    """A clause lifts its own best session, never above the whole question's best."""
+    whole = (("both", 9.0), ("a", 5.0), ("b", 4.0), ("c", 3.0), ("d", 2.0), ("e", 1.0))
+    fused = [sid for sid, _ in fuse(whole, [(("e", 1.0), ("both", 0.5))], CLAUSE_WEIGHT)]
+    assert fused[0] == "both" and fused.index("e") < 5
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    """A store where one event's sessions crowd the other's out of a bag-of-words ranking."""
+    if request.param == "memory":
+        chosen: SessionStore = MemoryStore()
+    else:
+        chosen = SqliteStore.open(tmp_path / "h.db").unwrap()
+    said = [
+        ("adopted", "Today I adopted my kitten Mochi from the shelter"),
+        ("litter", "The day passed with Mochi my kitten in the litter box, every day"),
+        ("vet", "My kitten Mochi had her first vet day, the day passed so fast"),
+        ("toys", "Which toys should I get for my kitten Mochi? She plays all day, every day"),
+        ("food", "Mochi the kitten refuses wet food some days, what do I do"),
+        ("sleep", "My kitten Mochi sleeps all day, is that normal for a kitten"),
+        ("couch", "I bought a new couch for the living room"),
+        ("stain", "How do I get a coffee stain out of a fabric couch"),
+        ("move", "Movers scratched our couch and a table when we moved"),
+        ("sofa", "Is a leather couch or a fabric couch better with pets"),
+        ("shoes", "I bought new running shoes"),
+        *((f"seeds{i}", f"notes on bed {i}, I bought new seeds") for i in range(30)),
+    ]
+    conversations = [conversation(sid, ("user", text)) for sid, text in said]
+    unsafe_perform_io((await chosen.ingest(conversations).awaitable()).unwrap())
+    yield chosen
+    if isinstance(chosen, SqliteStore):
+        chosen.close()
+
+
+async def _top(store: SessionStore, match: LexicalMatch, question: str, n: int) -> list[str]:
+    outcome = await match(SearchRequest(query=question, limit=10)).bind(LineageResolve())(
+        Deps(store=store)).awaitable()
+    return [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates][:n]
+
+
+QUESTION = ("How many days passed between the day I adopted my kitten Mochi and the day I "
+            "bought the new couch?")
+
+
+async def test_each_event_gets_a_session_in_the_top_five(store: SessionStore) -> None:
+    """Ranked as one bag of words, the kitten's look-alikes push the couch out of the top
+    five; with each clause ranked on its own too, both events' sessions are in it."""
+    assert "couch" not in await _top(store, LexicalMatch(), QUESTION, 5)
+    top = await _top(store, LexicalMatch(clause_weight=CLAUSE_WEIGHT), QUESTION, 5)
+    assert {"adopted", "couch"} <= set(top)
+
+
+async def test_a_question_about_one_thing_ranks_as_before(store: SessionStore) -> None:
+    """Without connectives there is nothing to fuse: the ranking is the plain one."""
+    question = "Why does my kitten Mochi sleep all day?"
+    assert (await _top(store, LexicalMatch(clause_weight=CLAUSE_WEIGHT), question, 10)
+            == await _top(store, LexicalMatch(), question, 10))
+
+
+async def test_a_huge_question_full_of_connectives_still_ranks(store: SessionStore) -> None:
+    """10,000 words in clauses joined by "and", "or" and commas: too many clauses to rank
+    one by one, so it ranks as one bag of words, without an error."""
+    question = ", or ".join(f"the kitten and note{i}" for i in range(2001))
+    assert len(question.split()) >= 10_000
+    top = await _top(store, LexicalMatch(clause_weight=CLAUSE_WEIGHT), question, 10)
+    assert top and top == await _top(store, LexicalMatch(), question, 10)
