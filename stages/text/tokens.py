@@ -29,8 +29,12 @@ _CJK_RANGES = (
 )
 _RUN = re.compile(rf"[{_CJK_RANGES}]+|[^\W_{_CJK_RANGES}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK_RANGES}]")
+_CJK_RUN = re.compile(rf"[{_CJK_RANGES}]+")
+_OTHER_WORD = re.compile(rf"[^\W_{_CJK_RANGES}]+")
 # On lower-cased ASCII text, the word class [^\W_] is exactly [a-z0-9].
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
+ASCII_FOLD = {c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)}
+"""A ``str.translate`` table for ASCII text: letters and digits lower-cased, every other
+character a space, so that ``split()`` then gives the index's tokens."""
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
 
@@ -80,7 +84,10 @@ def ascii_words(text: str) -> bytes | None:
     >>> ascii_words("It’s “Café” 🙂"), ascii_words("привет"), ascii_words("上次")
     (b'it?s ?cafe? ?', None, None)
     """
-    folded = normalize(text)
+    return _ascii_folded(normalize(text))
+
+
+def _ascii_folded(folded: str) -> bytes | None:
     # Only the non-ASCII runs can hold a non-ASCII word character, and a character of
     # the CJK ranges is a token even where Unicode has not assigned it yet.
     runs = "".join(_NON_ASCII.findall(folded))
@@ -120,12 +127,84 @@ def is_cjk(text: str) -> bool:
     return _CJK_CHAR.search(text) is not None
 
 
+def word_stream(text: str) -> bytes | Folded:
+    """``text`` normalized once, to be tokenized as the index does: ASCII bytes whose
+    runs of ``[a-z0-9]``, once lower-cased, are its tokens when every word is ASCII
+    (ASCII text as it is, else :func:`ascii_words`), else the :class:`Folded` text.
+
+    Ranking reads every candidate message this way: asking :func:`ascii_words` and then
+    :func:`index_tokens` normalized a CJK message twice.
+
+    >>> word_stream("It’s"), word_stream("上次ok").tokens()
+    (b'it?s', ['上次', '次', 'ok'])
+    """
+    if text.isascii():
+        return text.encode("ascii")
+    folded = normalize(text)
+    stream = _ascii_folded(folded)
+    return stream if stream is not None else Folded(folded)
+
+
+class Folded(str):
+    """Normalized text (:func:`normalize`) holding a word that is not ASCII.
+
+    Its index tokens are its words that are not CJK, each a token, and for each run of
+    CJK characters one token per character (the run's bigrams and its last character):
+    :meth:`words` and :meth:`cjk_chars` give their count without listing them, and a
+    CJK bigram's count is how often the text holds it.
+
+    >>> f = Folded("修改docker配置 ok")
+    >>> f.tokens(), f.words(), f.cjk_chars(), f.bigram_count("配置")
+    (['修改', '改', 'docker', '配置', '置', 'ok'], ['docker', 'ok'], 4, 1)
+    """
+
+    __slots__ = ()
+
+    def tokens(self) -> list[str]:
+        """The index tokens (as :func:`index_tokens`)."""
+        return _split_folded(self, index=True)
+
+    def words(self) -> list[str]:
+        """The tokens that are not CJK."""
+        return _OTHER_WORD.findall(self)
+
+    def cjk_chars(self) -> int:
+        """How many CJK characters the text holds: as many tokens as its CJK runs give."""
+        return len(self) - len(_CJK_RUN.sub("", self))
+
+    def bigram_count(self, bigram: str) -> int:
+        """How many tokens are ``bigram``, two CJK characters (overlapping: 哈哈 is twice
+        in 哈哈哈)."""
+        if bigram[0] != bigram[1]:
+            return self.count(bigram)  # occurrences of two different characters never overlap
+        found, at = 0, self.find(bigram)
+        while at >= 0:
+            found += 1
+            at = self.find(bigram, at + 1)
+        return found
+
+
+def is_bigram(token: str) -> bool:
+    """Is ``token`` two CJK characters, a token only of a CJK run?
+
+    >>> is_bigram("配置"), is_bigram("配"), is_bigram("ok")
+    (True, False, False)
+    """
+    return len(token) == 2 and _CJK_CHAR.fullmatch(token[0]) is not None and (
+        _CJK_CHAR.fullmatch(token[1]) is not None)
+
+
 def _split(text: str, *, index: bool) -> list[str]:
     # Ingest and ranking call this on every message, so the common cases stay in C:
     # ASCII text is one regex call; otherwise only CJK runs take the Python loop.
     if text.isascii():
-        return _ASCII_WORD.findall(text.lower())
-    folded = normalize(text)
+        # Lower-cased, every character but [a-z0-9] a space: one translate and a split,
+        # about four times faster than the regex.
+        return text.translate(ASCII_FOLD).split()
+    return _split_folded(normalize(text), index=index)
+
+
+def _split_folded(folded: str, *, index: bool) -> list[str]:
     runs = _RUN.findall(folded)
     # Every CJK character lies in a CJK run, so one search in C says whether any run is one.
     if _CJK_CHAR.search(folded) is None:
