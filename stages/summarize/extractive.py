@@ -27,13 +27,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 import attrs
 
 from harkback.stages.load.truncate import unit_spans
 from harkback.stages.query import ParsedQuery, Term, Unit, unit_matches
 from harkback.stages.records import Summary
-from harkback.stages.text.tokens import index_tokens, is_cjk
+from harkback.stages.text.tokens import ASCII_FOLD, index_tokens, is_cjk
 
 MAX_CHARS = 1200
 MAX_LINES = 12
@@ -75,15 +76,17 @@ def carries_detail(line: str) -> bool:
     [True, True, True, True, False]
     """
     # Each pattern runs only where a string it cannot match without is found (a pattern
-    # tried at every position of a line cost ~14 us a line, most of a summary's time).
-    if (("$ " in line or "`" in line) and _COMMAND.search(line)) or _COMMAND.match(line):
-        return True
-    if ("/" in line or "file" in line or _DOT_EXTENSION.search(line)) and _PATH.search(line):
+    # tried at every position of a line cost ~14 us a line, most of a summary's time),
+    # the cheapest first: any one that matches decides.
+    held = _error_words(line)
+    if held is True or (held is None and _ERROR.search(line) is not None):
         return True
     if ("http" in line or "www." in line) and _URL.search(line):
         return True
-    held = _error_words(line)
-    return held is not False and (held is True or _ERROR.search(line) is not None)
+    if (("$ " in line or "`" in line) and _COMMAND.search(line)) or _COMMAND.match(line):
+        return True
+    return bool(("/" in line or "file" in line or _DOT_EXTENSION.search(line))
+                and _PATH.search(line))
 
 
 _ERROR_WORDS = ("traceback", "fail", "denied", "refused", "timed out",
@@ -107,11 +110,15 @@ def _error_words(line: str) -> bool | None:
     return False
 
 
-@attrs.frozen
-class _Line:
-    """A non-empty transcript line, split into its block's role prefix and its text."""
+class _Line(NamedTuple):
+    """A non-empty transcript line, split into its block's role prefix and its text.
 
-    index: int
+    A tuple rather than a frozen ``attrs`` class: every line of every transcript is one,
+    and a tuple is made in a third of the time.
+    """
+
+    number: int
+    """Its place among the non-empty lines (a gap between two picks is shown as …)."""
     prefix: str
     body: str
     pickable: bool
@@ -182,10 +189,11 @@ def _coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
             others.append((i, unit))
 
     def covers(line: str) -> frozenset[int]:
-        toks = index_tokens(line)
-        token_set = frozenset(toks)
-        found = [i for word in token_set.intersection(words) for i in words[word]]
-        found += [i for i, unit in others if unit_matches(unit, toks, token_set)]
+        toks = line.translate(ASCII_FOLD).split() if line.isascii() else index_tokens(line)
+        found = [i for word in words.keys() & toks for i in words[word]]
+        if others:
+            token_set = frozenset(toks)
+            found += [i for i, unit in others if unit_matches(unit, toks, token_set)]
         return frozenset(found)
     return covers
 
@@ -236,7 +244,7 @@ class _Picker:
         return "\n".join(out)
 
     def add(self, line: _Line) -> bool:
-        if line.index in self.picked or not line.pickable:
+        if line.number in self.picked or not line.pickable:
             return False
         if len(self.picked) >= self.max_lines:
             return False
@@ -244,10 +252,10 @@ class _Picker:
         if not self.picked:
             # The first pick always goes in, cut to fit if the bound is very tight.
             shown = _fit(shown, self.max_chars)
-        trial = {**self.picked, line.index: shown}
+        trial = {**self.picked, line.number: shown}
         if len(self.render(trial)) > self.max_chars:
             return False
-        self.picked[line.index] = trial[line.index]
+        self.picked[line.number] = trial[line.number]
         return True
 
 
@@ -258,7 +266,7 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
     pool = list(matching)
     while pool:
         best = max(pool, key=lambda ln: (len(ln.covered - covered), len(ln.covered),
-                                         ln.spoken, ln.detail, -ln.index))
+                                         ln.spoken, ln.detail, -ln.number))
         pool.remove(best)
         if not best.covered - covered:
             break
@@ -279,7 +287,7 @@ def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int
     for anchor in anchors:
         for direction in (1, -1):
             for step in range(1, reach + 1):
-                index = anchor.index + direction * step
+                index = anchor.number + direction * step
                 if not 0 <= index < len(lines) or not lines[index].pickable:
                     break
                 if index not in detail:
@@ -327,6 +335,6 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
         picker.add(opening)
     for line in _details_near(lines, chosen, REACH):
         picker.add(line)
-    for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.index)):
+    for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.number)):
         picker.add(line)
     return Summary(text=_fit(picker.render(picker.picked), max_chars), kind="extractive")
