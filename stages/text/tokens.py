@@ -36,6 +36,10 @@ ASCII_FOLD = {c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)
 """A ``str.translate`` table for ASCII text: letters and digits lower-cased, every other
 character a space, so that ``split()`` then gives the index's tokens."""
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+MARKLESS = "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+"""Han ideographs and Hangul syllables: no combining mark among them (a test checks)."""
+# The runs that may hold a combining mark: neither ASCII nor of MARKLESS.
+_MAY_HOLD_MARKS = re.compile(rf"[^\x00-\x7f{MARKLESS}]+")
 _NON_ASCII_WORD = re.compile(r"[^\W\x00-\x7f]")
 
 STOPWORDS = frozenset("""
@@ -66,10 +70,11 @@ def normalize(text: str) -> str:
     if folded.isascii():
         return folded
     decomposed = unicodedata.normalize("NFD", folded)
-    # Marks are never ASCII, and translating with a large table costs a lookup per
-    # character: only the non-ASCII runs go through it (most of a text is ASCII).
+    # Marks are never ASCII, nor Han or Hangul, and translating with a large table costs
+    # a lookup per character: only the other runs go through it (most of a text is ASCII,
+    # or Chinese or Korean).
     marks = _combining_marks()
-    stripped = _NON_ASCII.sub(lambda run: run.group().translate(marks), decomposed)
+    stripped = _MAY_HOLD_MARKS.sub(lambda run: run.group().translate(marks), decomposed)
     # Hangul syllables decompose into jamo under NFD; recompose so they stay searchable.
     return unicodedata.normalize("NFC", stripped)
 
@@ -141,6 +146,8 @@ def word_stream(text: str) -> bytes | Folded:
     if text.isascii():
         return text.encode("ascii")
     folded = normalize(text)
+    if _CJK_CHAR.search(folded) is not None:
+        return Folded(folded)  # a CJK character is a word: no need to look further
     stream = _ascii_folded(folded)
     return stream if stream is not None else Folded(folded)
 

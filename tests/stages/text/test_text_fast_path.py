@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harkback.stages.text.tokens import (
+    MARKLESS,
     ascii_words,
     index_text,
     index_tokens,
@@ -132,3 +133,11 @@ def test_a_repeated_character_bigram_counts_overlapping_occurrences() -> None:
     stream = word_stream("哈哈哈 ok")
     assert not isinstance(stream, bytes)
     assert stream.bigram_count("哈哈") == 2 == index_tokens("哈哈哈 ok").count("哈哈")
+
+
+def test_no_combining_mark_is_markless() -> None:
+    """normalize skips the Han and Hangul runs when it deletes combining marks: none is one."""
+    ranges = re.findall(r"(.)-(.)", MARKLESS)
+    assert len(ranges) == 3
+    assert not [c for low, high in ranges for c in range(ord(low), ord(high) + 1)
+                if unicodedata.combining(chr(c))]
