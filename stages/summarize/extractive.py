@@ -24,6 +24,7 @@ This session does not appear to address the query.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
@@ -240,6 +241,10 @@ class _Picker:
     max_chars: int
     max_lines: int
     picked: dict[int, str] = attrs.field(factory=dict)
+    order: list[int] = attrs.field(factory=list)
+    """The picked lines' numbers, ascending."""
+    length: int = 0
+    """How long :meth:`render` of the picks is."""
 
     def render(self, picks: dict[int, str]) -> str:
         out: list[str] = []
@@ -251,6 +256,31 @@ class _Picker:
             previous = index
         return "\n".join(out)
 
+    def length_with(self, number: int, shown: str) -> int:
+        """How long the rendered picks would be with ``shown`` picked as line ``number``,
+        counted from the neighbours it gets, not rendered again: the picks and the gaps
+        are lines joined by newlines.
+
+        >>> p = _Picker((), (), 80, 100, 5, {2: "b", 5: "c"}, [2, 5])
+        >>> p.length = len(p.render(p.picked))
+        >>> p.length_with(3, "xy") == len(p.render({2: "b", 3: "xy", 5: "c"}))
+        True
+        """
+        if not self.order:
+            return len(shown)
+        at = bisect.bisect_left(self.order, number)
+        before = self.order[at - 1] if at else None
+        after = self.order[at] if at < len(self.order) else None
+        gap = len(GAP) + 1
+        grown = self.length + len(shown) + 1
+        if before is not None and after is not None and after > before + 1:
+            grown -= gap  # the gap between the two is split by the new line
+        if before is not None and number > before + 1:
+            grown += gap
+        if after is not None and after > number + 1:
+            grown += gap
+        return grown
+
     def add(self, line: _Line) -> bool:
         if line.number in self.picked or not line.pickable:
             return False
@@ -260,10 +290,12 @@ class _Picker:
         if not self.picked:
             # The first pick always goes in, cut to fit if the bound is very tight.
             shown = _fit(shown, self.max_chars)
-        trial = {**self.picked, line.number: shown}
-        if len(self.render(trial)) > self.max_chars:
+        length = self.length_with(line.number, shown)
+        if length > self.max_chars:
             return False
-        self.picked[line.number] = trial[line.number]
+        self.picked[line.number] = shown
+        bisect.insort(self.order, line.number)
+        self.length = length
         return True
 
 

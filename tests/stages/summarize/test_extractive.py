@@ -15,6 +15,7 @@ from harkback.stages.summarize.extractive import (
     _URL,
     GAP,
     NO_MATCH,
+    _Picker,
     carries_detail,
     extractive_summary,
 )
@@ -231,3 +232,18 @@ def test_carries_detail_is_any_of_its_four_patterns(line: str) -> None:
     """The cheap look-ups before each pattern never change what it says of a line."""
     assert carries_detail(line) == any(
         p.search(line) for p in (_COMMAND, _PATH, _URL, _ERROR))
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.text(max_size=5)), max_size=15))
+def test_the_picker_counts_the_rendered_length_without_rendering(
+        picks: list[tuple[int, str]]) -> None:
+    """Each pick's length, counted from its neighbours, is the length of the render."""
+    picker = _Picker((), (), 80, 10_000, 100)
+    for number, shown in picks:
+        if number in picker.picked:
+            continue
+        expected = len(picker.render({**picker.picked, number: shown}))
+        assert picker.length_with(number, shown) == expected
+        picker.picked[number] = shown
+        picker.order = sorted(picker.picked)
+        picker.length = expected
