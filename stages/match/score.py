@@ -115,10 +115,11 @@ MessageScorer = Callable[[str], tuple[float, frozenset[int]]]
 
 @attrs.frozen
 class _Needles:
-    """What to look for in a message's tokens joined by single spaces, for the units
-    that are not counted as whole tokens: ``(unit, needle, whole)``, the needle counted
-    where it starts a token (a prefix, or a phrase's words in a row), ``whole`` when it
-    must end one too."""
+    """What to look for in a message's tokens joined by single spaces, for the units not
+    counted as whole tokens: ``(unit's index, needle)`` pairs. A needle starts with a
+    space, so it is found where a token starts (a prefix, or a phrase's words in a row),
+    and ends with one when its last word must end a token too; ``raw`` holds the needles
+    for ASCII bytes (None: it cannot occur there)."""
 
     text: tuple[tuple[int, str], ...]
     raw: tuple[tuple[int, bytes | None], ...]
@@ -179,8 +180,8 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     words = frozenset(form for form in owners if not is_cjk(form))
     needles = _needles(units)
     # Counted from a folded CJK text without listing its tokens: whole words and bigrams.
-    by_runs = needles is not None and not needles.text and len(bigrams) + len(words) == len(
-        owners)
+    by_runs = (needles is not None and not needles.text
+               and len(bigrams) + len(words) == len(owners))
 
     def norm(length: int) -> float:
         return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1

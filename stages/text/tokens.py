@@ -31,7 +31,7 @@ _RUN = re.compile(rf"[{_CJK_RANGES}]+|[^\W_{_CJK_RANGES}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK_RANGES}]")
 _CJK_RUN = re.compile(rf"[{_CJK_RANGES}]+")
 _OTHER_WORD = re.compile(rf"[^\W_{_CJK_RANGES}]+")
-# On lower-cased ASCII text, the word class [^\W_] is exactly [a-z0-9].
+# On ASCII text the index's words are the runs of [^\W_], that is [a-zA-Z0-9], lower-cased.
 ASCII_FOLD = {c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)}
 """A ``str.translate`` table for ASCII text: letters and digits lower-cased, every other
 character a space, so that ``split()`` then gives the index's tokens."""
@@ -203,11 +203,9 @@ def is_bigram(token: str) -> bool:
 
 def _split(text: str, *, index: bool) -> list[str]:
     # Ingest and ranking call this on every message, so the common cases stay in C:
-    # ASCII text is one regex call; otherwise only CJK runs take the Python loop.
+    # ASCII text is one translate and a split; otherwise only CJK runs take the Python loop.
     if text.isascii():
-        # Lower-cased, every character but [a-z0-9] a space: one translate and a split,
-        # about four times faster than the regex.
-        return text.translate(ASCII_FOLD).split()
+        return text.translate(ASCII_FOLD).split()  # about four times faster than a regex
     return _split_folded(normalize(text), index=index)
 
 
