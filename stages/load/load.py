@@ -18,31 +18,42 @@ from harkback.stages.load.truncate import Span, cut_around, focus_spans, locate_
 from harkback.stages.ports import SessionStore
 from harkback.stages.query import ParsedQuery
 from harkback.stages.records import Candidate, Message, MessageHit, Session, Transcript
-from harkback.stages.stage import Step, gather, with_store
+from harkback.stages.stage import Step, with_store
 
 BUDGET_CHARS = 100_000
 
 
-def fetch_lineage(store: SessionStore, root: Session
-                  ) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
-    """The root and all of its descendants, root first, then by start time.
+def fetch_lineages(store: SessionStore, roots: Sequence[Session]
+                   ) -> FutureResult[tuple[tuple[Session, ...], ...], StoreUnavailable]:
+    """Each root with all of its descendants, root first, then by start time.
 
-    Asks the store for one generation of children at a time; a session seen before
-    is not asked about again, so a parent cycle cannot loop.
+    Asks the store for one generation of children at a time, of every lineage at once
+    (one call a generation, not one per lineage); within a lineage a session seen
+    before is not asked about again, so a parent cycle cannot loop.
     """
-    def grow(found: dict[str, Session], frontier: tuple[str, ...]
-             ) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
-        if not frontier:
-            return FutureResult.from_value(order_lineage(root, tuple(found.values())))
+    def grow(found: tuple[dict[str, Session], ...], frontiers: tuple[tuple[str, ...], ...]
+             ) -> FutureResult[tuple[tuple[Session, ...], ...], StoreUnavailable]:
+        asked = tuple(dict.fromkeys(sid for frontier in frontiers for sid in frontier))
+        if not asked:
+            return FutureResult.from_value(tuple(
+                order_lineage(root, tuple(known.values())) for root, known in zip(
+                    roots, found, strict=True)))
 
         def add(children: tuple[Session, ...]
-                ) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
-            new = {c.id: c for c in children if c.id not in found}
-            return grow({**found, **new}, tuple(new))
+                ) -> FutureResult[tuple[tuple[Session, ...], ...], StoreUnavailable]:
+            grown: list[dict[str, Session]] = []
+            nexts: list[tuple[str, ...]] = []
+            for known, frontier in zip(found, frontiers, strict=True):
+                parents = frozenset(frontier)
+                new = {c.id: c for c in children
+                       if c.parent_session_id in parents and c.id not in known}
+                grown.append({**known, **new})
+                nexts.append(tuple(new))
+            return grow(tuple(grown), tuple(nexts))
 
-        return store.children(frontier).bind(add)
+        return store.children(asked).bind(add)
 
-    return grow({root.id: root}, (root.id,))
+    return grow(tuple({root.id: root} for root in roots), tuple((root.id,) for root in roots))
 
 
 def hit_spans(rendered: Rendered, hits: Sequence[MessageHit]) -> tuple[Span, ...]:
@@ -82,7 +93,8 @@ class Load:
     """Load each candidate's lineage as a transcript of at most ``budget_chars``.
 
     Tool output longer than ``tool_output_chars`` keeps only its head and tail.
-    Candidates load concurrently; a store failure fails the stage.
+    Candidates load together (a store call per generation of children, one for all
+    messages); a store failure fails the stage.
     """
 
     budget_chars: int = attrs.field(default=BUDGET_CHARS, validator=attrs.validators.ge(1))
@@ -93,23 +105,30 @@ class Load:
         """Load every candidate of ``resolved``, keeping their order."""
         return with_store(lambda deps: self.load_all(deps.store, resolved))
 
-    def load_one(self, store: SessionStore, candidate: Candidate, parsed: ParsedQuery
-                 ) -> FutureResult[Transcript, StoreUnavailable]:
-        """Fetch one candidate's lineage and messages and build its transcript."""
-        def build(lineage: tuple[Session, ...]
-                  ) -> FutureResult[Transcript, StoreUnavailable]:
-            return store.messages([s.id for s in lineage]).map(
-                lambda messages: make_transcript(
-                    candidate, lineage, messages, parsed, budget_chars=self.budget_chars,
-                    tool_output_chars=self.tool_output_chars))
-
-        return fetch_lineage(store, candidate.root).bind(build)
-
     def load_all(self, store: SessionStore, resolved: Resolved
                  ) -> FutureResult[Loaded, StoreUnavailable]:
-        """Load all candidates concurrently."""
-        return gather([self.load_one(store, c, resolved.parsed) for c in resolved.candidates]
-                      ).map(lambda transcripts: Loaded(
-                          request=resolved.request, parsed=resolved.parsed,
-                          transcripts=transcripts, sessions_searched=resolved.sessions_searched,
-                          rerank=resolved.rerank))
+        """Load all candidates: their lineages a generation at a time, then every
+        lineage's messages in one call (see :func:`fetch_lineages`)."""
+        candidates = resolved.candidates
+
+        def build(lineages: tuple[tuple[Session, ...], ...]
+                  ) -> FutureResult[tuple[Transcript, ...], StoreUnavailable]:
+            if not candidates:
+                return FutureResult.from_value(())
+            wanted = tuple(dict.fromkeys(s.id for lineage in lineages for s in lineage))
+            return store.messages(wanted).map(lambda messages: tuple(
+                make_transcript(candidate, lineage, _of(lineage, messages), resolved.parsed,
+                                budget_chars=self.budget_chars,
+                                tool_output_chars=self.tool_output_chars)
+                for candidate, lineage in zip(candidates, lineages, strict=True)))
+
+        return fetch_lineages(store, [c.root for c in candidates]).bind(build).map(
+            lambda transcripts: Loaded(
+                request=resolved.request, parsed=resolved.parsed, transcripts=transcripts,
+                sessions_searched=resolved.sessions_searched, rerank=resolved.rerank))
+
+
+def _of(lineage: Sequence[Session], messages: Sequence[Message]) -> tuple[Message, ...]:
+    """The messages of ``lineage``'s sessions, in the order given."""
+    ids = frozenset(s.id for s in lineage)
+    return tuple(m for m in messages if m.session_id in ids)

@@ -20,7 +20,14 @@ import attrs
 
 from harkback.stages.query import Phrase, Term, Unit, phrase_count, unit_matches
 from harkback.stages.records import MessageHit, Role
-from harkback.stages.text.tokens import ascii_words, index_tokens, is_cjk
+from harkback.stages.text.tokens import (
+    ASCII_FOLD,
+    Folded,
+    index_tokens,
+    is_bigram,
+    is_cjk,
+    word_stream,
+)
 
 K1 = 1.2
 B = 0.75
@@ -68,11 +75,9 @@ class Scored:
     covered: frozenset[int]
 
 
-# ASCII letters and digits lower-cased, every other ASCII character a space.
-_ASCII_FOLD = {c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)}
-# The same fold on bytes: ranking tokenizes every candidate, and on ASCII text
-# ``bytes.translate`` with a 256-byte table is the cheapest pass there is.
-_ASCII_FOLD_BYTES = bytes(ord(_ASCII_FOLD.get(c, " ")) for c in range(256))
+# The same fold as the tokenizer's on bytes: ranking tokenizes every candidate, and on
+# ASCII text ``bytes.translate`` with a 256-byte table is the cheapest pass there is.
+_ASCII_FOLD_BYTES = bytes(ord(ASCII_FOLD.get(c, " ")) for c in range(256))
 
 
 def message_tokens(text: str) -> Sequence[str]:
@@ -87,17 +92,65 @@ def message_tokens(text: str) -> Sequence[str]:
     ['fixed', 'the', 'cors', 'error', '2x', 'then', 're', 'tried']
     """
     if text.isascii():
-        return text.translate(_ASCII_FOLD).split()
+        return text.translate(ASCII_FOLD).split()
     return index_tokens(text)
 
 
 @lru_cache(maxsize=1024)
 def _plain(unit: Unit) -> bool:
-    # A whole word (not a prefix, not CJK) counts as exact tokens; anything else is matched.
-    return isinstance(unit, Term) and not unit.prefix and not is_cjk(unit.text)
+    # A whole word counts as exact tokens (a CJK bigram too: the index holds it as one
+    # token); a prefix, or one CJK character (a prefix in the index), is matched.
+    return isinstance(unit, Term) and not unit.prefix and not (
+        len(unit.text) == 1 and is_cjk(unit.text))
+
+
+def _counted_forms(unit: RankUnit) -> tuple[str, ...]:
+    # A CJK bigram is its own only form (the planner gives it no other).
+    text = unit.unit.text if isinstance(unit.unit, Term) else ""
+    return (text,) if is_cjk(text) else unit.forms
 
 
 MessageScorer = Callable[[str], tuple[float, frozenset[int]]]
+
+
+@attrs.frozen
+class _Needles:
+    """What to look for in a message's tokens joined by single spaces, for the units not
+    counted as whole tokens: ``(unit's index, needle)`` pairs. A needle starts with a
+    space, so it is found where a token starts (a prefix, or a phrase's words in a row),
+    and ends with one when its last word must end a token too; ``raw`` holds the needles
+    for ASCII bytes (None: it cannot occur there)."""
+
+    text: tuple[tuple[int, str], ...]
+    raw: tuple[tuple[int, bytes | None], ...]
+
+
+def _needles(units: Sequence[RankUnit]) -> _Needles | None:
+    text: list[tuple[int, str]] = []
+    for j, ru in enumerate(units):
+        unit = ru.unit
+        if _plain(unit):
+            continue
+        words = (unit.text,) if isinstance(unit, Term) else unit.terms
+        if not words or any(not w or w != w.strip() or " " in w for w in words):
+            return None  # no such token: counted the slow way
+        # A prefix (a CJK character is one) counts tokens starting with it; a phrase its
+        # words in a row, the last one whole unless the phrase is a prefix.
+        whole = isinstance(unit, Phrase) and not unit.prefix
+        text.append((j, " " + " ".join(words) + (" " if whole else "")))
+    raw = tuple((j, needle.encode("ascii") if needle.isascii() else None)
+                for j, needle in text)
+    return _Needles(tuple(text), raw)
+
+
+def _occurrences(joined: str | bytes, needle: str | bytes) -> int:
+    # Overlapping occurrences: "a a" is twice in "a a a", as the token loop counts it.
+    found = 0
+    at = joined.find(needle)  # type: ignore[arg-type]
+    while at >= 0:
+        found += 1
+        at = joined.find(needle, at + 1)  # type: ignore[arg-type]
+    return found
 
 
 def message_scorer(units: Sequence[RankUnit], *, average_length: float,
@@ -105,23 +158,30 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     """A function giving a message's BM25 over ``units`` (forms merged) and the units it covers.
 
     What depends only on the query (which units are plain words, which unit each form
-    counts for) is worked out once here, not once per candidate message. When every
-    unit is a plain word, a message whose words are all ASCII (:func:`ascii_words`) is
-    counted on its bytes: only the forms it holds are counted, found by one set
-    intersection, and no set of its tokens is built.
+    counts for) is worked out once here, not once per candidate message. A message is
+    normalized once (:func:`~harkback.stages.text.tokens.word_stream`); when its words
+    are all ASCII it is counted on its bytes. Whole words are counted among the forms a
+    message holds (one set intersection); prefixes and phrases in its tokens joined by
+    spaces (``str.count``, ``str.find``), not token by token.
 
     >>> score = message_scorer((RankUnit(Term("bike"), ("bike", "bikes"), 2.0),),
     ...                        average_length=5.0)
     >>> score("two bikes and a bike"), score("a car")
     ((2.75, frozenset({0})), (0.0, frozenset()))
     """
-    plain = [_plain(ru.unit) for ru in units]
-    owners: dict[bytes, list[int]] = {}
+    owners: dict[str, list[int]] = {}
     for j, ru in enumerate(units):
-        for form in dict.fromkeys(ru.forms):
-            if form.isascii():
-                owners.setdefault(form.encode("ascii"), []).append(j)
-    ascii_forms = frozenset(owners)
+        if _plain(ru.unit):
+            for form in dict.fromkeys(_counted_forms(ru)):
+                owners.setdefault(form, []).append(j)
+    raw_owners = {form.encode("ascii"): js for form, js in owners.items() if form.isascii()}
+    forms, raw_forms = frozenset(owners), frozenset(raw_owners)
+    bigrams = {form: js for form, js in owners.items() if is_bigram(form)}
+    words = frozenset(form for form in owners if not is_cjk(form))
+    needles = _needles(units)
+    # Counted from a folded CJK text without listing its tokens: whole words and bigrams.
+    by_runs = (needles is not None and not needles.text
+               and len(bigrams) + len(words) == len(owners))
 
     def norm(length: int) -> float:
         return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1
@@ -134,36 +194,66 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
             score += units[j].idf * tf * (k1 + 1) / (tf + n)
         return score, frozenset(counts)
 
-    def bytes_path(raw: bytes) -> tuple[float, frozenset[int]]:
+    def raw_path(raw: bytes, found: _Needles | None) -> tuple[float, frozenset[int]]:
         toks = raw.translate(_ASCII_FOLD_BYTES).split()
         counts: dict[int, int] = {}
-        for form in ascii_forms.intersection(toks):
+        for form in raw_forms.intersection(toks):
+            tf = toks.count(form)
+            for j in raw_owners[form]:
+                counts[j] = counts.get(j, 0) + tf
+        if found is not None and found.raw:
+            joined = b" " + b" ".join(toks) + b" "
+            for j, needle in found.raw:
+                if needle is not None and (tf := _occurrences(joined, needle)):
+                    counts[j] = tf
+        return total(counts, len(toks))
+
+    def text_path(toks: Sequence[str], found: _Needles | None) -> tuple[float, frozenset[int]]:
+        counts: dict[int, int] = {}
+        for form in forms.intersection(toks):
             tf = toks.count(form)
             for j in owners[form]:
                 counts[j] = counts.get(j, 0) + tf
+        if found is not None and found.text:
+            joined = " " + " ".join(toks) + " "
+            for j, needle in found.text:
+                if tf := _occurrences(joined, needle):
+                    counts[j] = tf
         return total(counts, len(toks))
+
+    def run_path(folded: Folded) -> tuple[float, frozenset[int]]:
+        others = folded.words()
+        counts: dict[int, int] = {}
+        for form in words.intersection(others):
+            tf = others.count(form)
+            for j in owners[form]:
+                counts[j] = counts.get(j, 0) + tf
+        for form, js in bigrams.items():
+            if tf := folded.bigram_count(form):
+                for j in js:
+                    counts[j] = counts.get(j, 0) + tf
+        return total(counts, len(others) + folded.cjk_chars())
+
+    def score(text: str) -> tuple[float, frozenset[int]]:
+        stream = word_stream(text)
+        if isinstance(stream, bytes):
+            return raw_path(stream, needles)
+        return run_path(stream) if by_runs else text_path(stream.tokens(), needles)
 
     def token_path(text: str) -> tuple[float, frozenset[int]]:
         toks = message_tokens(text)
         token_set = frozenset(toks)
         counts: dict[int, int] = {}
         for j, ru in enumerate(units):
-            if plain[j]:
-                # Most forms are absent: a set lookup rules them out before counting in C.
-                tf = sum(toks.count(f) for f in ru.forms if f in token_set)
+            if _plain(ru.unit):
+                tf = sum(toks.count(f) for f in _counted_forms(ru) if f in token_set)
             else:
                 tf = _unit_count(ru.unit, toks, token_set)
             if tf:
                 counts[j] = tf
         return total(counts, len(toks))
 
-    def score(text: str) -> tuple[float, frozenset[int]]:
-        if text.isascii():
-            return bytes_path(text.encode("ascii"))
-        folded = ascii_words(text)
-        return token_path(text) if folded is None else bytes_path(folded)
-
-    return score if all(plain) else token_path
+    return score if needles is not None else token_path
 
 
 def score_message(text: str, units: Sequence[RankUnit], *, average_length: float,

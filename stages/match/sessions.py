@@ -87,9 +87,15 @@ def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
         per_session.setdefault(s.hit.session_id, []).append(s)
     ranked = []
     for session_id, items in per_session.items():
-        best = sorted((s.score for s in items), reverse=True)[:scoring.top_messages]
-        volume = sum(score * scoring.decay ** i for i, score in enumerate(best)) / top
-        covered = frozenset().union(*(s.covered for s in items))
+        if len(items) == 1:
+            # Most sessions have one hit: the same sums, without sorting one number.
+            only = items[0]
+            volume = (0 + only.score * scoring.decay ** 0) / top
+            covered = frozenset().union(only.covered)
+        else:
+            best = sorted((s.score for s in items), reverse=True)[:scoring.top_messages]
+            volume = sum(score * scoring.decay ** i for i, score in enumerate(best)) / top
+            covered = frozenset().union(*(s.covered for s in items))
         coverage = sum(weights[j] for j in covered) / total_weight
         value = volume + scoring.coverage_weight * coverage
         if items[0].hit.source in scoring.demoted_sources:

@@ -24,15 +24,18 @@ This session does not appear to address the query.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from typing import NamedTuple
 
 import attrs
 
 from harkback.stages.load.truncate import unit_spans
 from harkback.stages.query import ParsedQuery, Term, Unit, unit_matches
 from harkback.stages.records import Summary
-from harkback.stages.text.tokens import index_tokens
+from harkback.stages.text.tokens import ASCII_FOLD, index_tokens, is_cjk
 
 MAX_CHARS = 1200
 MAX_LINES = 12
@@ -47,6 +50,7 @@ NO_MATCH = "This session does not appear to address the query."
 
 _ROLE = re.compile(r"\[(?:USER|ASSISTANT|SYSTEM|TOOL(?::[^\]\n]*)?)\]: ?")
 _MARKER = re.compile(r"\.\.\.\[[^\]]*\]\.\.\.|--- .* ---")
+_MARKER_STARTS = ".-"
 
 _TOOLS = ("docker|docker-compose|kubectl|git|npm|npx|yarn|pnpm|pip3?|python3?|curl|wget|ssh|"
           "scp|rsync|sudo|apt|apt-get|brew|systemctl|journalctl|nginx|cargo|psql|sqlite3|grep|"
@@ -57,6 +61,7 @@ _EXTENSIONS = ("py|js|ts|tsx|jsx|json|ya?ml|toml|conf|cfg|ini|sh|bash|md|txt|env
                "java|rb|php|html|css|lock|log|service|csv|xml")
 _PATH = re.compile(rf"(?<![\w/])(?:~|\.{{1,2}})?/[\w.-]+/[\w./-]*"
                    rf"|\b[\w-]+(?:/[\w.-]+)*\.(?:{_EXTENSIONS})\b|\b(?:Dockerfile|Makefile)\b")
+_DOT_EXTENSION = re.compile(rf"\.(?:{_EXTENSIONS})")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 _ERROR = re.compile(
     r"(?i:error|exception|\btraceback\b|\bfail(?:ed|s|ure|ing)?\b|\bdenied\b"
@@ -71,14 +76,54 @@ def carries_detail(line: str) -> bool:
     ...  "see https://example.org", "ECONNREFUSED on 5432", "sounds good to me")]
     [True, True, True, True, False]
     """
-    return any(p.search(line) for p in (_COMMAND, _PATH, _URL, _ERROR))
+    # Each pattern runs only where a string it cannot match without is found (a pattern
+    # tried at every position of a line cost ~14 us a line, most of a summary's time),
+    # the cheapest first: any one that matches decides.
+    held = _error_words(line)
+    if held is True or (held is None and _ERROR.search(line) is not None):
+        return True
+    if ("http" in line or "www." in line) and _URL.search(line):
+        return True
+    if (("$ " in line or "`" in line) and _COMMAND.search(line)) or _COMMAND.match(line):
+        return True
+    return bool(("/" in line or "file" in line or _DOT_EXTENSION.search(line))
+                and _PATH.search(line))
 
 
-@attrs.frozen
-class _Line:
-    """A non-empty transcript line, split into its block's role prefix and its text."""
+_ERROR_WORDS = ("traceback", "fail", "denied", "refused", "timed out",
+                "timeout", "fatal", "panic", "not found")
+_ERROR_CODES = ("ECONNREFUSED", "ECONNRESET", "EACCES", "ENOENT", "EPERM", "EADDRINUSE",
+                "ETIMEDOUT")
 
-    index: int
+
+def _error_words(line: str) -> bool | None:
+    # On ASCII text the case-insensitive words are pieces of the lower-cased line (beyond
+    # ASCII, case folds pair letters such as "ſ" and "s": there the pattern decides).
+    # "error" and "exception" count anywhere; the other words only as whole words, which
+    # the pattern checks (None: it must be asked).
+    if not line.isascii():
+        return None
+    low = line.lower()
+    if "error" in low or "exception" in low:
+        return True
+    for word in _ERROR_WORDS:
+        if word in low:
+            return None
+    for code in _ERROR_CODES:
+        if code in line:
+            return None
+    return False
+
+
+class _Line(NamedTuple):
+    """A non-empty transcript line, split into its block's role prefix and its text.
+
+    A tuple rather than a frozen ``attrs`` class: every line of every transcript is one,
+    and a tuple is made in a third of the time.
+    """
+
+    number: int
+    """Its place among the non-empty lines (a gap between two picks is shown as …)."""
     prefix: str
     body: str
     pickable: bool
@@ -98,32 +143,68 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
     prefix = ""
     # Every token of an ASCII line is a piece of the line in lower case, so a line that
     # holds no unit's first token as a piece covers nothing: it is not tokenized.
-    heads = tuple({u.text if isinstance(u, Term) else u.terms[0] for u in units})
+    heads = _heads(units)
+    covers = _coverage(units)
+    nothing: frozenset[int] = frozenset()
     for raw in text.split("\n"):
         stripped = raw.strip()
         if not stripped:
             continue
-        if _MARKER.fullmatch(stripped):
+        # Both patterns need their first character: most lines are ruled out without them.
+        first = stripped[0]
+        if first in _MARKER_STARTS and _MARKER.fullmatch(stripped):
             # Cut markers and session headers end a block and are never picked.
             prefix = ""
-            lines.append(_Line(len(lines), "", stripped, False, frozenset(), False))
+            lines.append(_Line(len(lines), "", stripped, False, nothing, False))
             continue
-        role = _ROLE.match(stripped)
+        role = _ROLE.match(stripped) if first == "[" else None
         if role:
             prefix = role.group(0).rstrip() + " "
             stripped = stripped[role.end():].strip()
             if not stripped:
                 continue
-        covered: frozenset[int] = frozenset()
-        low = stripped.lower() if stripped.isascii() else None
-        if low is None or any(h in low for h in heads):
-            toks = index_tokens(stripped)
-            token_set = frozenset(toks)
-            covered = frozenset(i for i, u in enumerate(units)
-                                if unit_matches(u, toks, token_set))
+        covered = nothing
+        if not stripped.isascii():
+            covered = covers(stripped)
+        else:
+            low = stripped.lower()
+            for head in heads:  # a loop of ``in`` beats one regex of the heads fourfold
+                if head in low:
+                    covered = covers(stripped)
+                    break
         lines.append(_Line(len(lines), prefix, stripped, True, covered,
                            carries_detail(stripped) if covered else None))
     return lines
+
+
+@lru_cache(maxsize=64)
+def _heads(units: Sequence[Unit]) -> tuple[str, ...]:
+    """The units' first tokens that an ASCII line can hold (the ASCII ones)."""
+    heads = {u.text if isinstance(u, Term) else u.terms[0] for u in units}
+    return tuple(sorted(h for h in heads if h.isascii()))
+
+
+@lru_cache(maxsize=64)
+def _coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
+    """The units a line covers (:func:`unit_matches` over its index tokens): a whole word
+    is looked up in the line's tokens at once, the rest one by one."""
+    words: dict[str, list[int]] = {}
+    others: list[tuple[int, Unit]] = []
+    for i, unit in enumerate(units):
+        if isinstance(unit, Term) and not unit.prefix and not (
+                len(unit.text) == 1 and is_cjk(unit.text)):
+            words.setdefault(unit.text, []).append(i)
+        else:
+            others.append((i, unit))
+
+    def covers(line: str) -> frozenset[int]:
+        toks = line.translate(ASCII_FOLD).split() if line.isascii() else index_tokens(line)
+        found = [i for word in words.keys() & toks for i in words[word]]
+        if others:
+            token_set = frozenset(toks)
+            found += [i for i, unit in others if unit_matches(unit, toks, token_set)]
+        return frozenset(found)
+    return covers
 
 
 def _focus(body: str, units: Sequence[Unit]) -> int:
@@ -160,6 +241,10 @@ class _Picker:
     max_chars: int
     max_lines: int
     picked: dict[int, str] = attrs.field(factory=dict)
+    order: list[int] = attrs.field(factory=list)
+    """The picked lines' numbers, ascending."""
+    length: int = 0
+    """How long :meth:`render` of the picks is."""
 
     def render(self, picks: dict[int, str]) -> str:
         out: list[str] = []
@@ -171,8 +256,33 @@ class _Picker:
             previous = index
         return "\n".join(out)
 
+    def length_with(self, number: int, shown: str) -> int:
+        """How long the rendered picks would be with ``shown`` picked as line ``number``,
+        counted from the neighbours it gets, not rendered again: the picks and the gaps
+        are lines joined by newlines.
+
+        >>> p = _Picker((), (), 80, 100, 5, {2: "b", 5: "c"}, [2, 5])
+        >>> p.length = len(p.render(p.picked))
+        >>> p.length_with(3, "xy") == len(p.render({2: "b", 3: "xy", 5: "c"}))
+        True
+        """
+        if not self.order:
+            return len(shown)
+        at = bisect.bisect_left(self.order, number)
+        before = self.order[at - 1] if at else None
+        after = self.order[at] if at < len(self.order) else None
+        gap = len(GAP) + 1
+        grown = self.length + len(shown) + 1
+        if before is not None and after is not None and after > before + 1:
+            grown -= gap  # the gap between the two is split by the new line
+        if before is not None and number > before + 1:
+            grown += gap
+        if after is not None and after > number + 1:
+            grown += gap
+        return grown
+
     def add(self, line: _Line) -> bool:
-        if line.index in self.picked or not line.pickable:
+        if line.number in self.picked or not line.pickable:
             return False
         if len(self.picked) >= self.max_lines:
             return False
@@ -180,10 +290,12 @@ class _Picker:
         if not self.picked:
             # The first pick always goes in, cut to fit if the bound is very tight.
             shown = _fit(shown, self.max_chars)
-        trial = {**self.picked, line.index: shown}
-        if len(self.render(trial)) > self.max_chars:
+        length = self.length_with(line.number, shown)
+        if length > self.max_chars:
             return False
-        self.picked[line.index] = trial[line.index]
+        self.picked[line.number] = shown
+        bisect.insort(self.order, line.number)
+        self.length = length
         return True
 
 
@@ -194,7 +306,7 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
     pool = list(matching)
     while pool:
         best = max(pool, key=lambda ln: (len(ln.covered - covered), len(ln.covered),
-                                         ln.spoken, ln.detail, -ln.index))
+                                         ln.spoken, ln.detail, -ln.number))
         pool.remove(best)
         if not best.covered - covered:
             break
@@ -215,7 +327,7 @@ def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int
     for anchor in anchors:
         for direction in (1, -1):
             for step in range(1, reach + 1):
-                index = anchor.index + direction * step
+                index = anchor.number + direction * step
                 if not 0 <= index < len(lines) or not lines[index].pickable:
                     break
                 if index not in detail:
@@ -263,6 +375,6 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
         picker.add(opening)
     for line in _details_near(lines, chosen, REACH):
         picker.add(line)
-    for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.index)):
+    for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.number)):
         picker.add(line)
     return Summary(text=_fit(picker.render(picker.picked), max_chars), kind="extractive")

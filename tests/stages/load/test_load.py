@@ -252,3 +252,44 @@ async def test_store_failure_is_a_value() -> None:
     assert isinstance(outcome, IOFailure)
     error: RecallError = unsafe_perform_io(outcome.failure())
     assert error == StoreUnavailable("database is locked")
+
+
+class _CountingStore:
+    """A memory store that counts the calls the load stage makes."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.calls: list[str] = []
+
+    def children(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+        self.calls.append("children")
+        return self.store.children(ids)
+
+    def messages(self, session_ids: Sequence[str]
+                 ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+        self.calls.append("messages")
+        return self.store.messages(session_ids)
+
+
+async def test_lineages_load_together_as_each_alone() -> None:
+    """Candidates of different depths load in one call per generation and one for every
+    message, and each transcript is the one it gets loaded alone."""
+    other = Session(id="other", started_at=50.0)
+    side = Session(id="side", parent_session_id="other", started_at=60.0)
+    store = await _store(_chat(ROOT, ("user", "root talk")), _chat(CONT, ("user", "cont talk")),
+                         _chat(SUB, ("assistant", "sub talk")), _chat(GRAND, ("user", "grand")),
+                         _chat(other, ("user", "other talk")), _chat(side, ("user", "side talk")),
+                         _chat(Session(id="alone", started_at=1.0), ("user", "alone talk")))
+    candidates = (Candidate(root=other, hits=(_hit("side", 0),)),
+                  Candidate(root=ROOT, hits=(_hit("grand", 0),)),
+                  Candidate(root=Session(id="alone", started_at=1.0), hits=(_hit("alone", 0),)))
+    counting = _CountingStore(store)
+    together = await _run(Load()(_resolved("talk", *candidates)), counting)
+    # root -> cont -> grand is three generations deep, and the fourth finds none.
+    assert counting.calls == ["children"] * 3 + ["messages"]
+    for candidate, transcript in zip(candidates, together.transcripts, strict=True):
+        alone = await _run(Load()(_resolved("talk", candidate)), store)
+        assert transcript == alone.transcripts[0]
+    assert "side talk" in together.transcripts[0].text
+    assert "grand" in together.transcripts[1].text
+    assert "root talk" not in together.transcripts[0].text

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from harkback.stages.match.score import RankUnit, idf, message_scorer, message_tokens, score_message
 from harkback.stages.query import Phrase, Term
-from harkback.stages.text.tokens import index_tokens
+from harkback.stages.text.tokens import index_tokens, is_cjk
 
 
 @given(st.integers(1, 10_000), st.integers(0, 10_000), st.integers(0, 10_000))
@@ -71,3 +71,55 @@ def test_scorer_is_bm25_over_the_index_tokens(text: str, average: float) -> None
     score, covered = message_scorer(_UNITS, average_length=average, k1=1.2, b=0.75)(text)
     assert covered == {j for j, tf in counts.items() if tf}
     assert score == pytest.approx(expected)
+
+
+def _reference(units: tuple[RankUnit, ...], text: str, average: float) -> tuple[float, set[int]]:
+    """BM25 counted token by token, as the ranker first did: a whole word's forms, a
+    prefix's tokens, a phrase's runs of tokens (its last word a prefix when asked)."""
+    toks = index_tokens(text)
+    counts: dict[int, int] = {}
+    for j, ru in enumerate(units):
+        unit = ru.unit
+        if isinstance(unit, Term) and (unit.prefix or (len(unit.text) == 1 and is_cjk(unit.text))):
+            tf = sum(1 for t in toks if t.startswith(unit.text))
+        elif isinstance(unit, Term):
+            tf = sum(toks.count(f) for f in (ru.forms if not is_cjk(unit.text) else (unit.text,)))
+        else:
+            n, words = len(unit.terms), unit.terms
+            tf = sum(1 for i in range(len(toks) - n + 1)
+                     if toks[i:i + n - 1] == words[:-1] and (
+                         toks[i + n - 1] == words[-1]
+                         or (unit.prefix and toks[i + n - 1].startswith(words[-1]))))
+        if tf:
+            counts[j] = tf
+    norm = 1.2 * (1 - 0.75 + 0.75 * len(toks) / average)
+    return (sum(units[j].idf * tf * 2.2 / (tf + norm) for j, tf in sorted(counts.items())),
+            set(counts))
+
+
+_MIXED = (RankUnit(Term("bike"), ("bike", "bikes"), 1.3),
+          RankUnit(Term("dock", prefix=True), ("dock",), 0.9),
+          RankUnit(Phrase(("bridge", "network")), ("bridge", "network"), 1.1),
+          RankUnit(Phrase(("a", "a")), ("a",), 0.2),
+          RankUnit(Phrase(("cors", "决"), prefix=True), ("cors", "决"), 0.8),
+          RankUnit(Term("数据"), ("数据",), 1.7),
+          RankUnit(Term("哈哈"), ("哈哈",), 0.6),
+          RankUnit(Term("库"), ("库",), 0.4))
+_WORDS_AND_BIGRAMS = (_MIXED[0], _MIXED[5], _MIXED[6])
+_mixed_pieces = st.one_of(
+    st.sampled_from(["bike", "Bikes", "docker", "Dock", "bridge network", "a a a", "cors 决定",
+                     "数据库", "哈哈哈", "库", "ＤＯＣＫ", "café", "x_1", "上次怎么", "!", "🙂"]),
+    st.text(alphabet=st.characters(max_codepoint=0x24F), max_size=6))
+
+
+@pytest.mark.parametrize("units", [_MIXED, _WORDS_AND_BIGRAMS, _UNITS],
+                         ids=["mixed", "bigrams", "words"])
+@given(text=st.lists(_mixed_pieces, max_size=40).map(" ".join), average=st.floats(1.0, 50.0))
+def test_scorer_counts_as_the_token_loop_did(units: tuple[RankUnit, ...], text: str,
+                                             average: float) -> None:
+    """Prefixes and phrases counted on joined tokens, CJK bigrams on the folded text,
+    give the very score of counting token by token (the same float)."""
+    score, covered = message_scorer(units, average_length=average, k1=1.2, b=0.75)(text)
+    expected, expected_covered = _reference(units, text, average)
+    assert covered == expected_covered
+    assert score == expected

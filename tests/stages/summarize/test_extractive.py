@@ -8,7 +8,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harkback.stages.query import parse_query
-from harkback.stages.summarize.extractive import GAP, NO_MATCH, carries_detail, extractive_summary
+from harkback.stages.summarize.extractive import (
+    _COMMAND,
+    _ERROR,
+    _PATH,
+    _URL,
+    GAP,
+    NO_MATCH,
+    _Picker,
+    carries_detail,
+    extractive_summary,
+)
 
 CORS = """[USER]: The frontend keeps failing with a CORS error when calling the API.
 
@@ -206,3 +216,34 @@ def test_summary_is_made_of_transcript_text(text: str, query: str) -> None:
             continue
         body = ROLE.sub("", line).strip(GAP)
         assert body in text
+
+
+_DETAIL_PIECES = st.one_of(
+    st.sampled_from(["$ ls", "`make`", "docker run -d", "sudo apt install", "/etc/x/y", "a.py",
+                     "Dockerfile", "https://x.org", "www.a.b", "ERROR", "Traceback", "failed",
+                     "faİl", "ſ", "timed out", "Not Found", "ECONNREFUSED", "terrorist", "K",
+                     "EPERMS", "fails.", "refused!", "timeouts", "panic:", "…", "ok"]),
+    st.text(max_size=8))
+
+
+@settings(max_examples=500)
+@given(st.lists(_DETAIL_PIECES, max_size=12).map(" ".join))
+def test_carries_detail_is_any_of_its_four_patterns(line: str) -> None:
+    """The cheap look-ups before each pattern never change what it says of a line."""
+    assert carries_detail(line) == any(
+        p.search(line) for p in (_COMMAND, _PATH, _URL, _ERROR))
+
+
+@given(st.lists(st.tuples(st.integers(0, 30), st.text(max_size=5)), max_size=15))
+def test_the_picker_counts_the_rendered_length_without_rendering(
+        picks: list[tuple[int, str]]) -> None:
+    """Each pick's length, counted from its neighbours, is the length of the render."""
+    picker = _Picker((), (), 80, 10_000, 100)
+    for number, shown in picks:
+        if number in picker.picked:
+            continue
+        expected = len(picker.render({**picker.picked, number: shown}))
+        assert picker.length_with(number, shown) == expected
+        picker.picked[number] = shown
+        picker.order = sorted(picker.picked)
+        picker.length = expected

@@ -8,7 +8,16 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harkback.stages.text.tokens import ascii_words, index_text, index_tokens, normalize, tokens
+from harkback.stages.text.tokens import (
+    MARKLESS,
+    ascii_words,
+    index_text,
+    index_tokens,
+    is_bigram,
+    normalize,
+    tokens,
+    word_stream,
+)
 
 _CJK = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
@@ -99,3 +108,36 @@ def test_an_unassigned_cjk_code_point_is_a_token_not_a_separator() -> None:
     """U+2FA1E lies in the CJK ranges but is unassigned (not a word character to ``re``)."""
     assert index_tokens("a\U0002fa1e") == ("a", "\U0002fa1e")
     assert ascii_words("a\U0002fa1e") is None
+
+
+@settings(max_examples=600)
+@given(texts)
+def test_word_stream_holds_exactly_the_index_tokens(text: str) -> None:
+    """word_stream's bytes or folded text give the index's tokens, and a folded text's
+    counts (its other words, its CJK characters, its bigrams) are those of the tokens."""
+    expected = index_tokens(text)
+    stream = word_stream(text)
+    if isinstance(stream, bytes):
+        assert tuple(re.findall(rb"[a-z0-9]+", stream.lower())) == tuple(
+            t.encode("ascii") for t in expected)
+        return
+    assert tuple(stream.tokens()) == expected
+    assert len(stream.words()) + stream.cjk_chars() == len(expected)
+    assert stream.words() == [t for t in expected if not re.search(rf"[{_CJK}]", t)]
+    for bigram in {t for t in expected if is_bigram(t)} | {"上次", "哈哈"}:
+        assert stream.bigram_count(bigram) == expected.count(bigram)
+
+
+def test_a_repeated_character_bigram_counts_overlapping_occurrences() -> None:
+    """哈哈哈 is tokenized 哈哈, 哈哈, 哈: the bigram twice."""
+    stream = word_stream("哈哈哈 ok")
+    assert not isinstance(stream, bytes)
+    assert stream.bigram_count("哈哈") == 2 == index_tokens("哈哈哈 ok").count("哈哈")
+
+
+def test_no_combining_mark_is_markless() -> None:
+    """normalize skips the Han and Hangul runs when it deletes combining marks: none is one."""
+    ranges = re.findall(r"(.)-(.)", MARKLESS)
+    assert len(ranges) == 3
+    assert not [c for low, high in ranges for c in range(ord(low), ord(high) + 1)
+                if unicodedata.combining(chr(c))]

@@ -1,0 +1,25 @@
+"""The search CPU benchmark at a tiny size: a table of the mix, every stage timed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.search_cpu import main
+from benchmarks.soak import QUERIES
+
+
+def test_a_tiny_store_gives_a_row_per_query_and_the_mean(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    """A 2k-message store built on the way, one round: every query's CPU is above zero,
+    and the stages add up to no more than the whole search."""
+    assert main(["--db", str(tmp_path / "cpu.db"), "--size", "2k", "--rounds", "1"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    rows = {cells[0]: [float(c) for c in cells[1:]] for line in lines[1:]
+            if (cells := [c.strip() for c in line.strip("|").split("|")])[0] != "---"}
+    assert set(rows) == {*QUERIES, "mean"}
+    for name, (total, *stages) in rows.items():
+        assert total > 0, name
+        assert 0 < sum(stages) <= total + 0.5, name
