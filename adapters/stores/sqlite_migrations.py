@@ -75,7 +75,9 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
         # Another process may have made or migrated the file while this one waited.
         before = 0 if is_blank(connection) else _checked(connection, where)
         if before == 0:
-            for statement in schema.SCHEMA:
+            # Vectors and titles too, in this one transaction: a kill between two steps
+            # must not leave a new file with only some of its tables.
+            for statement in (*schema.SCHEMA, *schema.VECTOR_SCHEMA, *schema.TITLE_SCHEMA):
                 connection.execute(statement)
             connection.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         steps = pending(MIGRATIONS, max(before, FIRST_VERSION))

@@ -155,3 +155,15 @@ def test_a_new_file_is_made_by_the_same_steps_as_a_migrated_one(tmp_path: Path) 
         raw.close()
         return objects, columns, _version(path)
     assert layout(old) == layout(fresh)
+
+
+def test_a_blank_file_gets_every_table_in_one_transaction(tmp_path: Path) -> None:
+    """The schema step alone (no later step of an open) makes the vector and title tables
+    too: a kill after its one commit leaves a whole store, never one missing its vectors."""
+    from harkback.adapters.stores.sqlite_migrations import bring_forward
+    path = tmp_path / "new.db"
+    with sqlite3.connect(path, isolation_level=None) as raw:
+        assert bring_forward(raw, str(path)).before == 0
+        made = {name for (name,) in raw.execute("SELECT name FROM sqlite_master")}
+    raw.close()
+    assert made >= {*schema.VECTOR_OBJECTS, *schema.TITLE_OBJECTS, "sessions", "messages"}
