@@ -26,6 +26,7 @@ from harkback.stages.text.tokens import (
     index_tokens,
     is_bigram,
     is_cjk,
+    overlapping_count,
     word_stream,
 )
 
@@ -143,16 +144,6 @@ def _needles(units: Sequence[RankUnit]) -> _Needles | None:
     return _Needles(tuple(text), raw)
 
 
-def _occurrences(joined: str | bytes, needle: str | bytes) -> int:
-    # Overlapping occurrences: "a a" is twice in "a a a", as the token loop counts it.
-    found = 0
-    at = joined.find(needle)  # type: ignore[arg-type]
-    while at >= 0:
-        found += 1
-        at = joined.find(needle, at + 1)  # type: ignore[arg-type]
-    return found
-
-
 def message_scorer(units: Sequence[RankUnit], *, average_length: float,
                    k1: float = K1, b: float = B) -> MessageScorer:
     """A function giving a message's BM25 over ``units`` (forms merged) and the units it covers.
@@ -204,7 +195,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         if found is not None and found.raw:
             joined = b" " + b" ".join(toks) + b" "
             for j, needle in found.raw:
-                if needle is not None and (tf := _occurrences(joined, needle)):
+                if needle is not None and (tf := overlapping_count(joined, needle)):
                     counts[j] = tf
         return total(counts, len(toks))
 
@@ -217,7 +208,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         if found is not None and found.text:
             joined = " " + " ".join(toks) + " "
             for j, needle in found.text:
-                if tf := _occurrences(joined, needle):
+                if tf := overlapping_count(joined, needle):
                     counts[j] = tf
         return total(counts, len(toks))
 

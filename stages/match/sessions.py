@@ -89,9 +89,7 @@ def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
     for session_id, items in per_session.items():
         if len(items) == 1:
             # Most sessions have one hit: the same sums, without sorting one number.
-            only = items[0]
-            volume = (0 + only.score * scoring.decay ** 0) / top
-            covered = frozenset().union(only.covered)
+            volume, covered = items[0].score / top, items[0].covered
         else:
             best = sorted((s.score for s in items), reverse=True)[:scoring.top_messages]
             volume = sum(score * scoring.decay ** i for i, score in enumerate(best)) / top

@@ -184,11 +184,21 @@ class Folded(str):
         in 哈哈哈)."""
         if bigram[0] != bigram[1]:
             return self.count(bigram)  # occurrences of two different characters never overlap
-        found, at = 0, self.find(bigram)
-        while at >= 0:
-            found += 1
-            at = self.find(bigram, at + 1)
-        return found
+        return overlapping_count(self, bigram)
+
+
+def overlapping_count(text: str | bytes, needle: str | bytes) -> int:
+    """How often ``needle`` occurs in ``text``, overlaps counted (``str.count`` skips them).
+
+    >>> overlapping_count("a a a", "a a"), "a a a".count("a a")
+    (2, 1)
+    """
+    found = 0
+    at = text.find(needle)  # type: ignore[arg-type]
+    while at >= 0:
+        found += 1
+        at = text.find(needle, at + 1)  # type: ignore[arg-type]
+    return found
 
 
 def is_bigram(token: str) -> bool:
