@@ -15,7 +15,7 @@ To change the schema, add a step at the end; never edit one that shipped.
 
 >>> from harkback.adapters.stores.migration import check_order
 >>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
-(True, 3)
+(True, 4)
 """
 
 from __future__ import annotations
@@ -56,6 +56,28 @@ MIGRATIONS: tuple[Migration, ...] = (
         # 3,000 rows per million, and a search for a rare word joins every session by hash.
         statements=tuple(f"ALTER TABLE {table} ALTER COLUMN tokens SET STATISTICS 1000"
                          for table in ("messages", "sessions")),
+    ),
+    Migration(
+        version=4,
+        about="index_totals.rewrites: moves when message rows are deleted or their words "
+              "change, so a reader can bring its counts forward by the rows appended since",
+        # Triggers, not the store's own writes, move it: a removal by any means (an older
+        # writer, psql) is seen. A DELETE that deletes nothing (every ingest runs one)
+        # leaves it alone; the UPDATE of kept rows never names these columns.
+        statements=(
+            "ALTER TABLE index_totals ADD COLUMN rewrites BIGINT NOT NULL DEFAULT 0",
+            "CREATE FUNCTION harkback_rewritten() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "BEGIN UPDATE index_totals SET rewrites = rewrites + 1; RETURN NULL; END $$",
+            "CREATE FUNCTION harkback_deleted() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "BEGIN IF EXISTS (SELECT 1 FROM gone) THEN "
+            "UPDATE index_totals SET rewrites = rewrites + 1; END IF; RETURN NULL; END $$",
+            "CREATE TRIGGER messages_deleted AFTER DELETE ON messages "
+            "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION harkback_deleted()",
+            "CREATE TRIGGER messages_rewritten AFTER UPDATE OF id, tokens, length "
+            "ON messages FOR EACH STATEMENT EXECUTE FUNCTION harkback_rewritten()",
+            "CREATE TRIGGER messages_truncated AFTER TRUNCATE ON messages "
+            "FOR EACH STATEMENT EXECUTE FUNCTION harkback_rewritten()",
+        ),
     ),
 )
 """Every step, oldest first; step *n* leads to version *n + 1*."""
