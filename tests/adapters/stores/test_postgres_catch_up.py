@@ -110,6 +110,26 @@ async def test_a_removal_or_a_rewrite_makes_counts_again(url: str, make_conversa
     assert caught == []
 
 
+async def test_ids_used_again_after_a_removal_are_not_taken_for_appends(
+        url: str, make_conversation: Make, caught: list[int]) -> None:
+    """A removal of the newest session frees its ids, and the next ingest takes them
+    again: the total and the rows past the id seen are as before, so only the count of
+    deletions tells that the rows changed. So for words edited by hand (no row deleted)."""
+    with PostgresStore.open(url).unwrap() as reader, PostgresStore.open(url).unwrap() as other:
+        await ok(other.ingest([make_conversation("s1", ("user", "kiwi")),
+                               make_conversation("s2", ("user", "kiwi"), ("user", "kiwi"))]))
+        assert await _reader_counts(reader, ("kiwi", "plum")) == {"kiwi": 3, "plum": 0}
+        await ok(other.remove_sessions(["s2"]))
+        await ok(other.ingest([make_conversation("s3", ("user", "plum"), ("user", "plum"))]))
+        assert await _reader_counts(reader, ("kiwi", "plum")) == {"kiwi": 1, "plum": 2}
+        with psycopg.connect(url) as connection:
+            connection.execute("UPDATE messages SET tokens = %s::tsvector WHERE tokens @@ "
+                               "'kiwi'::tsquery", (tsvector_literal(["fig"]),))
+            connection.execute("UPDATE index_totals SET generation = generation + 1")
+        assert await _reader_counts(reader, ("kiwi", "plum")) == {"kiwi": 0, "plum": 2}
+    assert caught == []
+
+
 def _insert(connection: psycopg.Connection[Any], row_id: int, text: str) -> None:
     tokens = index_tokens(text)
     connection.execute(
