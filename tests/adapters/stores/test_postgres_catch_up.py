@@ -165,6 +165,10 @@ async def test_a_lower_id_committed_after_a_higher_one_is_counted(
     assert caught == [1, 0]  # B's row brought forward; after A's, counted again
 
 
+def _replacing(old: str, new: str) -> Callable[[str], str]:
+    return lambda text: text.replace(old, new)
+
+
 def _session(rng: random.Random, name: str, length: int) -> list[tuple[Role, str]]:
     return [("user", " ".join(rng.sample(WORDS, rng.randint(1, 3)))) for _ in range(length)]
 
@@ -197,7 +201,7 @@ async def test_counts_equal_a_full_recount_after_random_writes(
                 del stored[name]
             elif kind == "rewrite":
                 old, new = rng.sample(WORDS, 2)
-                await ok(writer.rewrite_texts(lambda text, o=old, n=new: text.replace(o, n)))
+                await ok(writer.rewrite_texts(_replacing(old, new)))
                 stored = {s: [(r, t.replace(old, new)) for r, t in turns]
                           for s, turns in stored.items()}
             else:
