@@ -57,33 +57,44 @@ def with_columns(columns: Sequence[str]) -> str:
                             + " FROM index_totals")
 
 
+def walk(behind: dict[Unit, tuple[int, Snapshot]]) -> tuple[str, list[str]]:
+    """A column (and its values) that walks the rows past the lowest id of ``behind``'s
+    snapshots once: an array of the rows past each id seen (in order of the ids), then of
+    each unit's new matches (in the order of ``behind``)."""
+    tops = sorted({made.top for _, made in behind.values()})
+    filters = [f"count(*) FILTER (WHERE id > {int(top)})" for top in tops]
+    values: list[str] = []
+    for unit, (_, made) in behind.items():
+        condition, params = matching("messages", unit)
+        filters.append(f"count(*) FILTER (WHERE id > {int(made.top)} AND {condition})")
+        values += params
+    # The id range is the only condition: the tsvector tests are filters, never the index.
+    return (f"(SELECT ARRAY[{', '.join(filters)}] FROM messages WHERE id > {int(tops[0])})",
+            values)
+
+
+def brought_forward(found: Sequence[Any], now: Snapshot,
+                    behind: dict[Unit, tuple[int, Snapshot]]) -> dict[Unit, int]:
+    """The exact count at ``now`` of each unit of ``behind`` that only appends have passed
+    since its count was made, from the array :func:`walk` made at ``now``."""
+    tops = sorted({made.top for _, made in behind.values()})
+    appended = dict(zip(tops, (int(n) for n in found[:len(tops)]), strict=True))
+    counts: dict[Unit, int] = {}
+    for (unit, (number, made)), new in zip(behind.items(), found[len(tops):], strict=True):
+        grown = now.appended_since(made)
+        # Rows past the id seen fewer than the total grew: one came in below it.
+        if grown is not None and grown == appended[made.top]:
+            counts[unit] = number + int(new)
+    return counts
+
+
 def catch_up(connection: Connection, behind: dict[Unit, tuple[int, Snapshot]]
              ) -> tuple[Sizes, Snapshot, dict[Unit, int]]:
     """The sizes and snapshot now, and the exact count now of each unit of ``behind``
     (its count and the snapshot it was made at) that only appends have passed since; the
     others are left out."""
-    tops = sorted({made.top for _, made in behind.values()})
-    units = list(behind)
-    filters = [f"count(*) FILTER (WHERE id > {int(top)})" for top in tops]
-    values: list[str] = []
-    for unit in units:
-        condition, params = matching("messages", unit)
-        filters.append(f"count(*) FILTER (WHERE id > {int(behind[unit][1].top)} "
-                       f"AND {condition})")
-        values += params
-    # The subquery keeps the planner on the id range: the tsvector tests are filters only.
-    walk = (f"(SELECT ARRAY[{', '.join(filters)}] FROM messages "
-            f"WHERE id > {int(tops[0])})")
-    row = connection.execute(with_columns([walk]), values).fetchone()
+    column, values = walk(behind)
+    row = connection.execute(with_columns([column]), values).fetchone()
     sizes, now = read_snapshot(row)
     assert row is not None
-    found = [int(n) for n in row[SNAPSHOT_COLUMNS]]
-    appended = dict(zip(tops, found[:len(tops)], strict=True))
-    counts: dict[Unit, int] = {}
-    for unit, new in zip(units, found[len(tops):], strict=True):
-        number, made = behind[unit]
-        grown = now.appended_since(made)
-        # Rows past the id seen fewer than the total grew: one came in below it.
-        if grown is not None and grown == appended[made.top]:
-            counts[unit] = number + new
-    return sizes, now, counts
+    return sizes, now, brought_forward(row[SNAPSHOT_COLUMNS], now, behind)

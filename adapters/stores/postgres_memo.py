@@ -13,8 +13,8 @@ only the rows past the highest id it saw (:mod:`~harkback.adapters.stores.postgr
 otherwise it is forgotten and counted again. What is only approximate already (a word
 known to be past the limit, an estimate of how far) is kept while ingests alone have grown
 the message total by at most :data:`GROWTH_TOLERANCE` since it was made: on a shared
-server, writers move the generation several times a second. A total that shrank (a
-removal) forgets that too.
+server, writers move the generation several times a second. A deletion or rewrite forgets
+that too.
 
 >>> from harkback.stages.query import Term
 >>> memo = CountMemo()
@@ -135,7 +135,9 @@ class CountMemo:
         :meth:`behind` for what is still remembered)."""
         with self._lock:
             moved = snapshot.generation != self.generation
-            if moved:
+            # A statement of another thread that began before the last one kept: what
+            # it counted is behind already; what is kept stays.
+            if self.now is None or snapshot.generation > self.now.generation:
                 self._advance(snapshot)
             for unit, number in counted.items():
                 self._counts[(table, tsquery(unit))] = (number, cap is None or number <= cap,
@@ -143,8 +145,10 @@ class CountMemo:
             return not moved
 
     def _advance(self, snapshot: Snapshot) -> None:
-        grown = self._base is not None and (
-            self._base <= snapshot.messages <= self._base * (1 + GROWTH_TOLERANCE))
+        # Rows deleted or rewritten (the total may be the same) can make a common word rare.
+        grown = (self._base is not None and self.now is not None
+                 and self.now.rewrites == snapshot.rewrites
+                 and self._base <= snapshot.messages <= self._base * (1 + GROWTH_TOLERANCE))
         if not grown:
             self._estimates.clear()
             self._base = snapshot.messages

@@ -118,33 +118,45 @@ def census(connection: Connection, table: str, units: Sequence[Unit], cap: int |
     statistics put far past ``cap`` (:mod:`~harkback.adapters.stores.postgres_statistics`)."""
     remembered = {} if memo is None else {
         u: n for u in units if (n := memo.known(table, u, cap)) is not None}
+    # Exact counts made before the last write the memo saw: brought forward in the same
+    # statement, if only appends passed them.
+    behind = {} if memo is None else memo.behind(table, [u for u in units
+                                                         if u not in remembered])
     plain = {u.text: u for u in units if isinstance(u, Term) and not u.prefix
-             and u not in remembered}
+             and u not in remembered and u not in behind}
     past = [] if table != "messages" or cap is None else [
         plain[w] for w in postgres_statistics.far_above(connection, list(plain), cap)]
-    sizes, snapshot, counted = _count(
-        connection, table, [u for u in units if u not in remembered and u not in past], cap)
+    sizes, snapshot, counted, caught = _count(
+        connection, table, [u for u in units if u not in remembered and u not in behind
+                            and u not in past], cap, behind)
     counted.update((unit, cap + 1) for unit in past if cap is not None)
-    # Written to since those were counted (keep says so): bring forward what only appends
-    # passed, count again what the memo forgot.
-    if (memo is not None and not memo.keep(snapshot, table, counted, cap)
-            and (stale := [u for u in remembered if memo.known(table, u, cap) is None])):
-        if behind := memo.behind(table, stale):
-            sizes, snapshot, caught = postgres_catch_up.catch_up(connection, behind)
-            memo.keep(snapshot, table, caught, None)
-            remembered.update((u, n if cap is None else min(n, cap + 1))
-                              for u, n in caught.items())
-            stale = [u for u in stale if u not in caught]
-        if stale:
-            sizes, snapshot, again = _count(connection, table, stale, cap)
-            memo.keep(snapshot, table, again, cap)
-            remembered.update(again)
+    if memo is None:
+        return sizes, counted
+    again = [u for u in behind if u not in caught]
+    moved = not memo.keep(snapshot, table, counted, cap)
+    memo.keep(snapshot, table, caught, None)
+    # Written to since the remembered ones were counted (keep says so): bring forward
+    # what only appends passed, count again what the memo forgot.
+    if moved and (stale := [u for u in remembered if memo.known(table, u, cap) is None]):
+        if later := memo.behind(table, stale):
+            sizes, snapshot, more = postgres_catch_up.catch_up(connection, later)
+            memo.keep(snapshot, table, more, None)
+            caught.update(more)
+        again += [u for u in stale if u not in caught]
+    remembered.update((u, n if cap is None else min(n, cap + 1)) for u, n in caught.items())
+    if again:
+        sizes, snapshot, recounted, _ = _count(connection, table, again, cap)
+        memo.keep(snapshot, table, recounted, cap)
+        remembered.update(recounted)
     return sizes, {unit: counted[unit] if unit in counted else remembered[unit]
                    for unit in units}
 
 
-def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int | None
-           ) -> tuple[Sizes, Snapshot, dict[Unit, int]]:
+def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int | None,
+           behind: dict[Unit, tuple[int, Snapshot]] | None = None
+           ) -> tuple[Sizes, Snapshot, dict[Unit, int], dict[Unit, int]]:
+    """Sizes, snapshot, each unit's count (no further than ``cap + 1``), and the counts of
+    ``behind`` brought forward (:mod:`~harkback.adapters.stores.postgres_catch_up`)."""
     limit = "" if cap is None else f" LIMIT {int(cap) + 1}"
     columns: list[str] = []
     values: list[str] = []
@@ -153,12 +165,18 @@ def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int |
         columns.append(f"(SELECT count(*) FROM (SELECT 1 FROM {table} "
                        f"WHERE {condition}{limit}) AS found)")
         values += params
+    if behind:
+        column, params = postgres_catch_up.walk(behind)
+        columns.append(column)
+        values += params
     row = connection.execute(postgres_catch_up.with_columns(columns), values).fetchone()
     sizes, snapshot = postgres_catch_up.read_snapshot(row)
     if row is None:
-        return sizes, snapshot, dict.fromkeys(units, 0)
+        return sizes, snapshot, dict.fromkeys(units, 0), {}
+    found = row[postgres_catch_up.SNAPSHOT_COLUMNS:]
+    caught = postgres_catch_up.brought_forward(found[-1], snapshot, behind) if behind else {}
     return sizes, snapshot, {unit: int(n) for unit, n in zip(
-        units, row[postgres_catch_up.SNAPSHOT_COLUMNS:], strict=True)}
+        units, found[:len(units)], strict=True)}, caught
 
 
 def hit(row: Sequence[Any], score: float) -> MessageHit:
@@ -301,8 +319,8 @@ def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | N
             # Both ends say fewer than the limit (rows removed since the statistics were
             # made, or a word bunched in the middle): the exact count decides, as for a
             # word under it (one past the limit is also what raising the estimate gives).
-            _, snapshot, exact = _count(connection, "messages", [Term(t) for t in doubtful],
-                                        EXACT_COUNT_LIMIT)
+            _, snapshot, exact, _ = _count(connection, "messages",
+                                           [Term(t) for t in doubtful], EXACT_COUNT_LIMIT)
             generation = snapshot.generation
             estimates.update((t, exact[Term(t)]) for t in doubtful)
             if memo is not None:

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from harkback.adapters.stores import postgres_catch_up, postgres_search
+from harkback.adapters.stores import postgres_catch_up, postgres_search, postgres_statistics
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.postgres_text import lexeme, tsvector_literal
 from harkback.stages.records import Conversation, Role
@@ -68,9 +68,10 @@ async def test_counts_after_ingests_are_brought_forward_not_made_again(
     counted: list[list[str]] = []
     real = postgres_search._count
 
-    def spied(connection: Any, table: str, units: Any, cap: Any) -> Any:
-        counted.append([u.text for u in units])
-        return real(connection, table, units, cap)
+    def spied(connection: Any, table: str, units: Any, cap: Any, behind: Any = None) -> Any:
+        if units:
+            counted.append([u.text for u in units])
+        return real(connection, table, units, cap, behind)
 
     monkeypatch.setattr(postgres_search, "_count", spied)
     with PostgresStore.open(url).unwrap() as reader, PostgresStore.open(url).unwrap() as other:
@@ -175,11 +176,15 @@ def _session(rng: random.Random, name: str, length: int) -> list[tuple[Role, str
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_counts_equal_a_full_recount_after_random_writes(
-        url: str, make_conversation: Make, caught: list[int], seed: int) -> None:
+        url: str, make_conversation: Make, caught: list[int], seed: int,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Two other machines ingest new sessions, ingest old ones again (a message more, or
     one changed), remove and rewrite, in a random order; after each write the reader's
     remembered counts (exact and capped) equal a count over the whole table, and its
     scores a fresh store's."""
+    # The planner's statistics may be older than a rewrite: a fresh store would take a
+    # word they put far past the cap for common while it is not (by design, an estimate).
+    monkeypatch.setattr(postgres_statistics, "TRUST_STATISTICS", False)
     rng = random.Random(seed)
     stored: dict[str, list[tuple[Role, str]]] = {}
     with (PostgresStore.open(url).unwrap() as reader,

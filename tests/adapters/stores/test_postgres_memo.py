@@ -57,11 +57,15 @@ def test_a_count_brought_forward_is_known_again_and_exact_past_the_cap() -> None
     assert memo.behind("messages", [RARE]) == {}
 
 
-def test_a_deletion_or_rewrite_forgets_exact_counts() -> None:
+def test_a_deletion_or_rewrite_forgets_everything() -> None:
+    """Even with the total as before (a message changed: deleted, written again), a
+    common word may have become rare."""
     memo = _memo()
-    memo.keep(_later(2, 10_050, rewrites=6), "messages", {}, CAP)
+    memo.keep(_later(2, 10_000, rewrites=6), "messages", {}, CAP)
     assert memo.behind("messages", [RARE]) == {}
     assert memo.known("messages", RARE, CAP) is None
+    assert memo.known("messages", COMMON, CAP) is None
+    assert memo.estimated(["error"]) == {}
 
 
 def test_too_many_rows_added_forget_exact_counts() -> None:
@@ -98,11 +102,13 @@ def test_a_shrinking_store_forgets_everything() -> None:
     assert memo.estimated(["error"]) == {}
 
 
-def test_an_older_snapshot_than_the_last_catches_nothing_up() -> None:
-    """A statement that saw less than the memo's latest (two threads) forgets instead."""
+def test_an_older_snapshot_than_the_last_forgets_nothing() -> None:
+    """A statement that saw less than the memo's latest (another thread's, begun before)
+    leaves the later counts as they are; what it counted is behind at once."""
     memo = _memo(_later(5, 10_100))
-    memo.keep(_later(4, 10_050), "messages", {}, CAP)
-    assert memo.behind("messages", [RARE]) == {}
+    assert not memo.keep(_later(4, 10_050), "messages", {COMMON: 3}, CAP)
+    assert memo.known("messages", RARE, CAP) == 7
+    assert memo.behind("messages", [COMMON]) == {COMMON: (3, _later(4, 10_050))}
 
 
 def test_estimates_of_an_older_generation_are_not_taken() -> None:
