@@ -115,6 +115,8 @@ class CountMemo:
         """The exact counts of ``units`` made before :attr:`now` that only appends have
         passed since (as far as :attr:`now` tells), with the snapshot each was made at."""
         found: dict[Unit, tuple[int, Snapshot]] = {}
+        if table != "messages":  # sessions are keyed by name, not in write order
+            return found
         with self._lock:
             for unit in units:
                 entry = self._counts.get((table, tsquery(unit)))
@@ -153,7 +155,6 @@ class CountMemo:
             self._estimates.clear()
             self._base = snapshot.messages
         self.now = snapshot
-        # Only message counts can catch up: sessions are keyed by name, not in write order.
         self._counts = {key: entry for key, entry in self._counts.items()
                         if (grown and not entry[1])
                         or (entry[1] and key[0] == "messages" and self._can_catch_up(entry[2]))}

@@ -83,6 +83,8 @@ def test_title_counts_never_catch_up() -> None:
     memo.keep(_later(2, 10_001), "sessions", {}, None)
     assert memo.behind("sessions", [RARE]) == {}
     assert memo.known("sessions", RARE, None) is None
+    memo.keep(FIRST, "sessions", {COMMON: 3}, None)  # a statement begun before
+    assert memo.behind("sessions", [COMMON]) == {}
 
 
 def test_growth_past_the_tolerance_since_the_first_entry_forgets_approximations() -> None:
