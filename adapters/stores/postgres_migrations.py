@@ -62,21 +62,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         about="index_totals.rewrites: moves when message rows are deleted or their words "
               "change, so a reader can bring its counts forward by the rows appended since",
         # Triggers, not the store's own writes, move it: a removal by any means (an older
-        # writer, psql) is seen. A DELETE that deletes nothing (every ingest runs one)
-        # leaves it alone; the UPDATE of kept rows never names these columns.
+        # writer, psql) is seen. Once per statement, whatever it deleted (no copy of the
+        # rows is kept for it), so the ingest runs its DELETE only when it drops rows; its
+        # UPDATE of kept rows never names these columns.
         statements=(
             "ALTER TABLE index_totals ADD COLUMN rewrites BIGINT NOT NULL DEFAULT 0",
             "CREATE FUNCTION harkback_rewritten() RETURNS trigger LANGUAGE plpgsql AS $$ "
             "BEGIN UPDATE index_totals SET rewrites = rewrites + 1; RETURN NULL; END $$",
-            "CREATE FUNCTION harkback_deleted() RETURNS trigger LANGUAGE plpgsql AS $$ "
-            "BEGIN IF EXISTS (SELECT 1 FROM gone) THEN "
-            "UPDATE index_totals SET rewrites = rewrites + 1; END IF; RETURN NULL; END $$",
-            "CREATE TRIGGER messages_deleted AFTER DELETE ON messages "
-            "REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION harkback_deleted()",
-            "CREATE TRIGGER messages_rewritten AFTER UPDATE OF id, tokens, length "
-            "ON messages FOR EACH STATEMENT EXECUTE FUNCTION harkback_rewritten()",
-            "CREATE TRIGGER messages_truncated AFTER TRUNCATE ON messages "
-            "FOR EACH STATEMENT EXECUTE FUNCTION harkback_rewritten()",
+            *(f"CREATE TRIGGER messages_{name} AFTER {event} ON messages FOR EACH STATEMENT "
+              "EXECUTE FUNCTION harkback_rewritten()"
+              for name, event in (("deleted", "DELETE"), ("truncated", "TRUNCATE"),
+                                  ("rewritten", "UPDATE OF id, tokens, length"))),
         ),
     ),
 )

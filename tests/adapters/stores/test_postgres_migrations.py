@@ -62,7 +62,7 @@ def _back_to_version_1(url: str) -> None:
     with psycopg.connect(url) as connection:
         for trigger in ("messages_deleted", "messages_rewritten", "messages_truncated"):
             connection.execute(f"DROP TRIGGER {trigger} ON messages")
-        connection.execute("DROP FUNCTION harkback_deleted, harkback_rewritten")
+        connection.execute("DROP FUNCTION harkback_rewritten")
         connection.execute("ALTER TABLE index_totals DROP COLUMN rewrites")
         for table in ("messages", "sessions"):
             connection.execute(f"ALTER TABLE {table} ALTER COLUMN tokens SET STATISTICS -1")
