@@ -15,7 +15,7 @@ To change the schema, add a step at the end; never edit one that shipped.
 
 >>> from harkback.adapters.stores.migration import check_order
 >>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
-(True, 3)
+(True, 4)
 """
 
 from __future__ import annotations
@@ -56,6 +56,24 @@ MIGRATIONS: tuple[Migration, ...] = (
         # 3,000 rows per million, and a search for a rare word joins every session by hash.
         statements=tuple(f"ALTER TABLE {table} ALTER COLUMN tokens SET STATISTICS 1000"
                          for table in ("messages", "sessions")),
+    ),
+    Migration(
+        version=4,
+        about="index_totals.rewrites: moves when message rows are deleted or their words "
+              "change, so a reader can bring its counts forward by the rows appended since",
+        # Triggers, not the store's own writes, move it: a removal by any means (an older
+        # writer, psql) is seen. Once per statement, whatever it deleted (no copy of the
+        # rows is kept for it), so the ingest runs its DELETE only when it drops rows; its
+        # UPDATE of kept rows never names these columns.
+        statements=(
+            "ALTER TABLE index_totals ADD COLUMN rewrites BIGINT NOT NULL DEFAULT 0",
+            "CREATE FUNCTION harkback_rewritten() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            "BEGIN UPDATE index_totals SET rewrites = rewrites + 1; RETURN NULL; END $$",
+            *(f"CREATE TRIGGER messages_{name} AFTER {event} ON messages FOR EACH STATEMENT "
+              "EXECUTE FUNCTION harkback_rewritten()"
+              for name, event in (("deleted", "DELETE"), ("truncated", "TRUNCATE"),
+                                  ("rewritten", "UPDATE OF id, tokens, length"))),
+        ),
     ),
 )
 """Every step, oldest first; step *n* leads to version *n + 1*."""

@@ -14,13 +14,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 
-from harkback.adapters.stores import postgres_scoring, postgres_statistics, search_plan
+from harkback.adapters.stores import (
+    postgres_catch_up,
+    postgres_scoring,
+    postgres_statistics,
+    search_plan,
+)
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
-from harkback.adapters.stores.postgres_memo import CountMemo
+from harkback.adapters.stores.postgres_catch_up import Sizes
+from harkback.adapters.stores.postgres_memo import CountMemo, Snapshot
 from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
@@ -47,10 +53,6 @@ WRITTEN = "COALESCE(m.timestamp, s.started_at)"
 HIT_COLUMNS = (", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
                + f", {WRITTEN}, s.source, m.id")
 """A candidate's columns: the message's, when it was written, its source, its row id."""
-
-TOTALS = ("SELECT messages, message_tokens, sessions, session_tokens, generation "
-          "FROM index_totals")
-
 
 def scope_filters(query: MatchQuery | NearestQuery | RecentQuery) -> tuple[list[str], list[Any]]:
     """The query's hidden sources, and the sources and projects asked for, over ``s``
@@ -107,10 +109,6 @@ def match_filters(query: MatchQuery) -> tuple[str, list[Any]]:
             [*params, tsquery(query.excluded), list(query.roles)])
 
 
-Sizes = tuple[int, int, int, int]
-"""Messages, their tokens, sessions, their title tokens: the index's sizes."""
-
-
 def census(connection: Connection, table: str, units: Sequence[Unit], cap: int | None,
            memo: CountMemo | None = None) -> tuple[Sizes, dict[Unit, int]]:
     """The index's sizes, and how many rows of ``table`` (``messages`` or ``sessions``)
@@ -120,39 +118,65 @@ def census(connection: Connection, table: str, units: Sequence[Unit], cap: int |
     statistics put far past ``cap`` (:mod:`~harkback.adapters.stores.postgres_statistics`)."""
     remembered = {} if memo is None else {
         u: n for u in units if (n := memo.known(table, u, cap)) is not None}
+    # Exact counts made before the last write the memo saw: brought forward in the same
+    # statement, if only appends passed them.
+    behind = {} if memo is None else memo.behind(table, [u for u in units
+                                                         if u not in remembered])
     plain = {u.text: u for u in units if isinstance(u, Term) and not u.prefix
-             and u not in remembered}
+             and u not in remembered and u not in behind}
     past = [] if table != "messages" or cap is None else [
         plain[w] for w in postgres_statistics.far_above(connection, list(plain), cap)]
-    sizes, generation, counted = _count(
-        connection, table, [u for u in units if u not in remembered and u not in past], cap)
+    sizes, snapshot, counted, caught = _count(
+        connection, table, [u for u in units if u not in remembered and u not in behind
+                            and u not in past], cap, behind)
     counted.update((unit, cap + 1) for unit in past if cap is not None)
-    # Written to since those were counted (keep says so): count again what the memo forgot.
-    if (memo is not None and not memo.keep(generation, sizes[0], table, counted, cap)
-            and (stale := [u for u in remembered if memo.known(table, u, cap) is None])):
-        sizes, generation, again = _count(connection, table, stale, cap)
-        memo.keep(generation, sizes[0], table, again, cap)
-        remembered.update(again)
+    if memo is None:
+        return sizes, counted
+    again = [u for u in behind if u not in caught]
+    moved = not memo.keep(snapshot, table, counted, cap)
+    memo.keep(snapshot, table, caught, None)
+    # Written to since the remembered ones were counted (keep says so): bring forward
+    # what only appends passed, count again what the memo forgot.
+    if moved and (stale := [u for u in remembered if memo.known(table, u, cap) is None]):
+        if later := memo.behind(table, stale):
+            sizes, snapshot, more = postgres_catch_up.catch_up(connection, later)
+            memo.keep(snapshot, table, more, None)
+            caught.update(more)
+        again += [u for u in stale if u not in caught]
+    remembered.update((u, n if cap is None else min(n, cap + 1)) for u, n in caught.items())
+    if again:
+        sizes, snapshot, recounted, _ = _count(connection, table, again, cap)
+        memo.keep(snapshot, table, recounted, cap)
+        remembered.update(recounted)
     return sizes, {unit: counted[unit] if unit in counted else remembered[unit]
                    for unit in units}
 
 
-def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int | None
-           ) -> tuple[Sizes, int, dict[Unit, int]]:
+def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int | None,
+           behind: dict[Unit, tuple[int, Snapshot]] | None = None
+           ) -> tuple[Sizes, Snapshot, dict[Unit, int], dict[Unit, int]]:
+    """Sizes, snapshot, each unit's count (no further than ``cap + 1``), and the counts of
+    ``behind`` brought forward (:mod:`~harkback.adapters.stores.postgres_catch_up`)."""
     limit = "" if cap is None else f" LIMIT {int(cap) + 1}"
     columns: list[str] = []
     values: list[str] = []
     for unit in units:
         condition, params = matching(table, unit)
-        columns.append(f", (SELECT count(*) FROM (SELECT 1 FROM {table} "
+        columns.append(f"(SELECT count(*) FROM (SELECT 1 FROM {table} "
                        f"WHERE {condition}{limit}) AS found)")
         values += params
-    row = connection.execute(f"{TOTALS.replace(' FROM', ''.join(columns) + ' FROM')}",
-                             values).fetchone()
+    if behind:
+        column, params = postgres_catch_up.walk(behind)
+        columns.append(column)
+        values += params
+    row = connection.execute(postgres_catch_up.with_columns(columns), values).fetchone()
+    sizes, snapshot = postgres_catch_up.read_snapshot(row)
     if row is None:
-        return (0, 0, 0, 0), 0, dict.fromkeys(units, 0)
-    sizes = cast(Sizes, tuple(int(v) for v in row[:4]))
-    return sizes, int(row[4]), {unit: int(n) for unit, n in zip(units, row[5:], strict=True)}
+        return sizes, snapshot, dict.fromkeys(units, 0), {}
+    found = row[postgres_catch_up.SNAPSHOT_COLUMNS:]
+    caught = postgres_catch_up.brought_forward(found[-1], snapshot, behind) if behind else {}
+    return sizes, snapshot, {unit: int(n) for unit, n in zip(
+        units, found[:len(units)], strict=True)}, caught
 
 
 def hit(row: Sequence[Any], score: float) -> MessageHit:
@@ -295,11 +319,12 @@ def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | N
             # Both ends say fewer than the limit (rows removed since the statistics were
             # made, or a word bunched in the middle): the exact count decides, as for a
             # word under it (one past the limit is also what raising the estimate gives).
-            sizes, generation, exact = _count(connection, "messages",
-                                              [Term(t) for t in doubtful], EXACT_COUNT_LIMIT)
+            _, snapshot, exact, _ = _count(connection, "messages",
+                                           [Term(t) for t in doubtful], EXACT_COUNT_LIMIT)
+            generation = snapshot.generation
             estimates.update((t, exact[Term(t)]) for t in doubtful)
             if memo is not None:
-                memo.keep(generation, sizes[0], "messages", exact, EXACT_COUNT_LIMIT)
+                memo.keep(snapshot, "messages", exact, EXACT_COUNT_LIMIT)
         numbers.update(estimates)
         if memo is not None:
             memo.keep_estimates(generation, {t: n for t, n in estimates.items()

@@ -79,9 +79,10 @@ def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport
         next_id = connection.execute(
             "SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]  # type: ignore[index]
         plan = plan_write(batch, stored, next_id)
+        # Only when there is a row to drop: any DELETE tells readers that rows went.
         dropped = connection.execute(
             "DELETE FROM messages WHERE id = ANY(%s::bigint[]) RETURNING length",
-            (list(plan.dropped),)).fetchall()
+            (list(plan.dropped),)).fetchall() if plan.dropped else []
         sessions = [c.session for c in batch]
         titles = [title_tokens(s) for s in sessions]
         with connection.cursor() as cursor:

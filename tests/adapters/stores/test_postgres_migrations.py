@@ -44,7 +44,10 @@ def _layout(url: str) -> tuple[Any, ...]:
             "SELECT attrelid::regclass::text, attname, attstattarget FROM pg_attribute "
             "WHERE attname = 'tokens' AND attrelid::regclass::text IN ('messages', 'sessions')"
         ).fetchall())
-    return columns, indexes, version, statistics
+        triggers = sorted(connection.execute(
+            "SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal"
+        ).fetchall())
+    return columns, indexes, version, statistics, triggers
 
 
 def _version_1(url: str) -> None:
@@ -55,8 +58,12 @@ def _version_1(url: str) -> None:
 
 
 def _back_to_version_1(url: str) -> None:
-    """Undo steps 2 and 3 (rows stay): what a version-1 store held."""
+    """Undo steps 2 to 4 (rows stay): what a version-1 store held."""
     with psycopg.connect(url) as connection:
+        for trigger in ("messages_deleted", "messages_rewritten", "messages_truncated"):
+            connection.execute(f"DROP TRIGGER {trigger} ON messages")
+        connection.execute("DROP FUNCTION harkback_rewritten")
+        connection.execute("ALTER TABLE index_totals DROP COLUMN rewrites")
         for table in ("messages", "sessions"):
             connection.execute(f"ALTER TABLE {table} ALTER COLUMN tokens SET STATISTICS -1")
         connection.execute("ALTER TABLE sessions DROP COLUMN project")
@@ -85,6 +92,8 @@ def test_a_migrated_version_1_database_is_laid_out_as_a_new_one(
         assert store.schema == Migrated(0, SCHEMA_VERSION)
     assert _layout(url) == _layout(fresh)
     assert _layout(url)[2] == (SCHEMA_VERSION,)
+    assert [name for name, _ in _layout(url)[4]] == [
+        "messages_deleted", "messages_rewritten", "messages_truncated"]
 
 
 async def test_rows_of_version_1_read_back_after_the_migration(url: str) -> None:

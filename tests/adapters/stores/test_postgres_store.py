@@ -63,7 +63,9 @@ async def test_an_ingest_cut_short_writes_nothing(url: str, make_conversation: M
             # Holding the totals row makes the ingest wait at its very last statement.
             blocker.execute("SELECT * FROM index_totals FOR UPDATE")
             ingest = asyncio.ensure_future(store.ingest([
-                make_conversation("s1", ("user", "kiwi tart")),
+                # A message added, none changed: no row is deleted, so nothing (the
+                # trigger that counts deletions) touches the totals before the last step.
+                make_conversation("s1", ("user", "kiwi pie"), ("user", "kiwi tart")),
                 make_conversation("s2", *[("user", f"mango {i}") for i in range(50)])
             ]).awaitable())
             pid = await _waiting_backend(url)
