@@ -374,8 +374,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return SETUP_COMMANDS[args.command](args)
     import asyncio
 
-    from harkback.pipeline.commands import COMMANDS
-    return asyncio.run(COMMANDS[args.command](args))
+    from harkback.pipeline.collector import paused_for
+    with paused_for(args.command):  # a one-shot search skips the garbage collector
+        from harkback.pipeline.commands import COMMANDS
+        return asyncio.run(COMMANDS[args.command](args))
 
 
 if __name__ == "__main__":
