@@ -1,11 +1,12 @@
 """Python's cyclic garbage collector, paused while a one-shot command runs.
 
 A new ``harkback search`` process builds some 40,000 objects as it imports the stores
-and stages, and the collector scans them again and again while the command runs: about
-10 ms of a search process's CPU, 2-3 ms of it inside the match stage (a generation-1
-collection landing there). A process that searches once and exits has no use for it:
-what cycles it leaves are freed at exit. Long-running commands (the MCP server, watch,
-ingest and import) keep it.
+and stages, and the collector scans them again and again while the command runs: ~80
+collections (a generation-1 one of 2-3 ms inside the match stage for the question and
+the phrase of the benchmark mix), ~6 ms of the process's CPU net of the ~300 more pages
+it touches without them (benchmarks/README.md, "Speed at scale"). A process that
+searches once and exits has no use for it: what cycles it leaves are freed at exit.
+Other commands (the MCP server, watch, ingest, import) keep it.
 
 >>> import gc
 >>> with paused_for("search"):
