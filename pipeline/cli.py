@@ -29,6 +29,7 @@ from harkback.pipeline.cli_sync import (
     add_sync_command,
     add_verbose,
 )
+from harkback.pipeline.collector import paused_for
 from harkback.pipeline.model_flags import add_model_arguments
 from harkback.pipeline.terminal import VisibleWriter, json_text, visible
 from harkback.stages.defaults import (
@@ -322,7 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        status = _run(argv)
+        with paused_for(argv[0] if argv else ""):  # a search process skips the collector
+            status = _run(argv)
         sys.stdout.flush()  # a reader that went away is noticed here, not at exit
     except BrokenPipeError:
         return reader_gone()

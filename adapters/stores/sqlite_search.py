@@ -17,7 +17,7 @@ from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
-from harkback.stages.query import Term
+from harkback.stages.query import Phrase, Term
 from harkback.stages.records import Role
 
 RANKED_FETCH_FACTOR = 4
@@ -80,6 +80,8 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
     cap = query.max_scored
     if cap is None:
         return best_rows(connection, query, reach)
+    if isinstance(query.expression, Term | Phrase) and query.expression.prefix:
+        return _prefix_rows(connection, query, query.expression, cap)
     common = frozenset(
         unit for unit in search_plan.selecting_units(query.expression)
         if execute(connection, fulltext.count_matches(unit, cap)).fetchone()[0] > cap)
@@ -97,6 +99,25 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
         # An AND of common terms that rarely meet would walk their posting lists to the
         # start (~30 ms at 1M messages), so the fill asks only for the newest matches.
         rows += execute(connection, fulltext.newest(query, skip=[row[7] for row in rows],
+                                                    limit=query.limit - len(rows))).fetchall()
+    return rows
+
+
+def _prefix_rows(connection: sqlite3.Connection, query: MatchQuery, prefix: Term | Phrase,
+                 cap: int) -> list[Row]:
+    # A query that is one prefix ("dock*"): FTS5 sets up a prefix by merging the posting
+    # lists of every token it covers (~10 ms for "dock*" at 1M messages, whatever the
+    # LIMIT), so it is set up once: the newest cap + 1 ids both count the matches and
+    # hold the first rows of the newest-first fill, which reads further (setting the
+    # prefix up again) only when too few of them pass the filters. The rows are those
+    # of the general path: every match scored when there are at most ``cap``, else
+    # the newest matches that pass the filters.
+    ids = [row[0] for row in execute(connection, fulltext.newest_ids(prefix, cap))]
+    if len(ids) <= cap:
+        return execute(connection, fulltext.search(query)).fetchall()
+    rows = execute(connection, fulltext.newest_among(query, ids, query.limit)).fetchall()
+    if len(rows) < query.limit:
+        rows += execute(connection, fulltext.newest(query, skip=(), below=ids[-1],
                                                     limit=query.limit - len(rows))).fetchall()
     return rows
 

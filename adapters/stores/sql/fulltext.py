@@ -11,7 +11,7 @@ True
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from harkback.adapters.stores.sql.statement import SCOPE, SqlValue, Statement, json_list, scope
 from harkback.stages.ports import MatchQuery, NearestQuery
@@ -167,20 +167,64 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
     return Statement(sql, (match_param, fetch, *params, query.limit))
 
 
-def newest(query: MatchQuery, *, skip: Iterable[int], limit: int) -> Statement:
+def newest(query: MatchQuery, *, skip: Iterable[int], limit: int,
+           below: int | None = None) -> Statement:
     """The newest messages matching the query, filtered as it says, with score 0.
 
     Nothing is scored and the index is read newest first, so the cost stays near
-    ``limit`` rows however common the terms are. Row ids in ``skip`` are left out.
+    ``limit`` rows however common the terms are. Row ids in ``skip`` are left out, and
+    with ``below``, every row id from it up.
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("dock*").expression, roles=("user",))
+    >>> newest(q, skip=(), limit=5, below=90).params
+    ('"dock"*', '["user"]', '[]', '[]', 90, 5)
     """
     conditions, params = _filters(query, query.expression)
     conditions.append("m.id NOT IN (SELECT value FROM json_each(?))")
-    params += [json.dumps(list(skip)), limit]
+    params.append(json.dumps(list(skip)))
+    if below is not None:
+        conditions.append("messages_fts.rowid < ?")
+        params.append(below)
+    params.append(limit)
     return Statement(
         f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
         f"0.0 AS rank, m.id {_HIT_FROM}"
         f"WHERE {' AND '.join(conditions)} "
         "ORDER BY messages_fts.rowid DESC LIMIT ?",
+        tuple(params))
+
+
+def newest_ids(unit: Unit, cap: int) -> Statement:
+    """The row ids of the newest ``cap + 1`` messages matching ``unit``, newest first:
+    how many match up to ``cap + 1`` (as :func:`count_matches`), and which.
+
+    >>> from harkback.stages.query import Term
+    >>> newest_ids(Term("dock", prefix=True), 2000).params
+    ('"dock"*', 2001)
+    """
+    return Statement(
+        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+        (to_fts5(unit), cap + 1))
+
+
+def newest_among(query: MatchQuery, ids: Sequence[int], limit: int) -> Statement:
+    """:func:`newest` among the messages with these ids, all known to match the query:
+    the same rows whenever ``limit`` of them pass the filters, with no ``MATCH`` to set
+    up again.
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("dock*").expression, roles=("user",))
+    >>> newest_among(q, [9, 7], 5).params
+    ('[9, 7]', '["user"]', '[]', 5)
+    """
+    conditions, params = _filters(query, query.expression)
+    conditions[0], params[0] = "m.id IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
+    params.append(limit)
+    return Statement(
+        f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
+        "0.0 AS rank, m.id FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(conditions)} ORDER BY m.id DESC LIMIT ?",
         tuple(params))
 
 
