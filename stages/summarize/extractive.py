@@ -231,6 +231,12 @@ def _show(line: _Line, units: Sequence[Unit], width: int) -> str:
     return line.prefix + _clip(line.body, room, focus)
 
 
+def _shown_length(line: _Line, width: int) -> int:
+    """``len(_show(line, units, width))`` without placing the match: :func:`_clip` keeps
+    as many characters as the room, wherever its focus."""
+    return len(line.prefix) + min(len(line.body), max(width - len(line.prefix), 12))
+
+
 @attrs.define
 class _Picker:
     """Collects picks while the output stays within ``max_chars`` and ``max_lines``."""
@@ -256,23 +262,23 @@ class _Picker:
             previous = index
         return "\n".join(out)
 
-    def length_with(self, number: int, shown: str) -> int:
-        """How long the rendered picks would be with ``shown`` picked as line ``number``,
-        counted from the neighbours it gets, not rendered again: the picks and the gaps
-        are lines joined by newlines.
+    def length_with(self, number: int, size: int) -> int:
+        """How long the rendered picks would be with a line of ``size`` characters picked
+        as line ``number``, counted from the neighbours it gets, not rendered again: the
+        picks and the gaps are lines joined by newlines.
 
         >>> p = _Picker((), (), 80, 100, 5, {2: "b", 5: "c"}, [2, 5])
         >>> p.length = len(p.render(p.picked))
-        >>> p.length_with(3, "xy") == len(p.render({2: "b", 3: "xy", 5: "c"}))
+        >>> p.length_with(3, len("xy")) == len(p.render({2: "b", 3: "xy", 5: "c"}))
         True
         """
         if not self.order:
-            return len(shown)
+            return size
         at = bisect.bisect_left(self.order, number)
         before = self.order[at - 1] if at else None
         after = self.order[at] if at < len(self.order) else None
         gap = len(GAP) + 1
-        grown = self.length + len(shown) + 1
+        grown = self.length + size + 1
         if before is not None and after is not None and after > before + 1:
             grown -= gap  # the gap between the two is split by the new line
         if before is not None and number > before + 1:
@@ -286,11 +292,15 @@ class _Picker:
             return False
         if len(self.picked) >= self.max_lines:
             return False
+        # Most lines tried do not fit: their length is known before placing the match.
+        if self.picked and self.length_with(
+                line.number, _shown_length(line, self.width)) > self.max_chars:
+            return False
         shown = _show(line, self.units, self.width)
         if not self.picked:
             # The first pick always goes in, cut to fit if the bound is very tight.
             shown = _fit(shown, self.max_chars)
-        length = self.length_with(line.number, shown)
+        length = self.length_with(line.number, len(shown))
         if length > self.max_chars:
             return False
         self.picked[line.number] = shown
