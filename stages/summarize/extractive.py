@@ -140,14 +140,18 @@ class _Line(NamedTuple):
 
 def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
     lines: list[_Line] = []
+    append, make = lines.append, tuple.__new__  # a _Line without its Python __new__
     prefix = ""
     # Every token of an ASCII line is a piece of the line in lower case, so a line that
-    # holds no unit's first token as a piece covers nothing: it is not tokenized.
+    # holds no unit's first token as a piece covers nothing: it is not tokenized. A head
+    # that an ASCII text does not hold at all is not looked for line by line.
     heads = _heads(units)
+    if heads and text.isascii():
+        low_text = text.lower()
+        heads = tuple(head for head in heads if head in low_text)
     covers = _coverage(units)
     nothing: frozenset[int] = frozenset()
-    for raw in text.split("\n"):
-        stripped = raw.strip()
+    for stripped in map(str.strip, text.split("\n")):
         if not stripped:
             continue
         # Both patterns need their first character: most lines are ruled out without them.
@@ -155,26 +159,31 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
         if first in _MARKER_STARTS and _MARKER.fullmatch(stripped):
             # Cut markers and session headers end a block and are never picked.
             prefix = ""
-            lines.append(_Line(len(lines), "", stripped, False, nothing, False))
+            append(make(_Line, (len(lines), "", stripped, False, nothing, False)))
             continue
-        role = _ROLE.match(stripped) if first == "[" else None
-        if role:
-            prefix = role.group(0).rstrip() + " "
+        if first == "[" and (role := _ROLE.match(stripped)):
+            prefix = _prefix(role.group(0))
             stripped = stripped[role.end():].strip()
             if not stripped:
                 continue
         covered = nothing
         if not stripped.isascii():
             covered = covers(stripped)
-        else:
+        elif heads:
             low = stripped.lower()
             for head in heads:  # a loop of ``in`` beats one regex of the heads fourfold
                 if head in low:
                     covered = covers(stripped)
                     break
-        lines.append(_Line(len(lines), prefix, stripped, True, covered,
-                           carries_detail(stripped) if covered else None))
+        append(make(_Line, (len(lines), prefix, stripped, True, covered,
+                            carries_detail(stripped) if covered else None)))
     return lines
+
+
+@lru_cache(maxsize=256)
+def _prefix(role: str) -> str:
+    """A block's role prefix as shown, from the text the role pattern matched."""
+    return role.rstrip() + " "
 
 
 @lru_cache(maxsize=64)
@@ -313,11 +322,13 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
     """Greedy set cover: repeatedly take the line adding the most uncovered units."""
     covered: set[int] = set()
     chosen: list[_Line] = []
-    pool = list(matching)
+    # A line ranks by the units it would add, then by what does not change as lines are
+    # chosen (worked out once per line, not once per line and round).
+    pool = [(ln, (len(ln.covered), ln.spoken, ln.detail, -ln.number)) for ln in matching]
     while pool:
-        best = max(pool, key=lambda ln: (len(ln.covered - covered), len(ln.covered),
-                                         ln.spoken, ln.detail, -ln.number))
-        pool.remove(best)
+        entry = max(pool, key=lambda e: (len(e[0].covered - covered), e[1]))
+        pool.remove(entry)
+        best = entry[0]
         if not best.covered - covered:
             break
         if picker.add(best):
