@@ -168,6 +168,9 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     raw_owners = {form.encode("ascii"): js for form, js in owners.items() if form.isascii()}
     forms, raw_forms = frozenset(owners), frozenset(raw_owners)
     bigrams = {form: js for form, js in owners.items() if is_bigram(form)}
+    # Folded.bigram_count inlined (a call per bigram and candidate): two different
+    # characters never overlap, so ``str.count`` counts them.
+    bigram_counts = tuple((form, js, form[0] != form[1]) for form, js in bigrams.items())
     words = frozenset(form for form in owners if not is_cjk(form))
     needles = _needles(units)
     # Counted from a folded CJK text without listing its tokens: whole words and bigrams.
@@ -219,8 +222,8 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
             tf = others.count(form)
             for j in owners[form]:
                 counts[j] = counts.get(j, 0) + tf
-        for form, js in bigrams.items():
-            if tf := folded.bigram_count(form):
+        for form, js, distinct in bigram_counts:
+            if tf := (folded.count(form) if distinct else overlapping_count(folded, form)):
                 for j in js:
                     counts[j] = counts.get(j, 0) + tf
         return total(counts, len(others) + folded.cjk_chars())
