@@ -181,8 +181,7 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
 
 
 @lru_cache(maxsize=256)
-def _prefix(role: str) -> str:
-    """A block's role prefix as shown, from the text the role pattern matched."""
+def _prefix(role: str) -> str:  # a block's role prefix as shown, from the role pattern's match
     return role.rstrip() + " "
 
 
@@ -241,8 +240,7 @@ def _show(line: _Line, units: Sequence[Unit], width: int) -> str:
 
 
 def _shown_length(line: _Line, width: int) -> int:
-    """``len(_show(line, units, width))`` without placing the match: :func:`_clip` keeps
-    as many characters as the room, wherever its focus."""
+    """``len(_show(line, units, width))`` unshown: :func:`_clip` keeps the room's length."""
     return len(line.prefix) + min(len(line.body), max(width - len(line.prefix), 12))
 
 
@@ -322,8 +320,7 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
     """Greedy set cover: repeatedly take the line adding the most uncovered units."""
     covered: set[int] = set()
     chosen: list[_Line] = []
-    # A line ranks by the units it would add, then by what does not change as lines are
-    # chosen (worked out once per line, not once per line and round).
+    # A line ranks by the units it would add, then by what stays as lines are chosen.
     pool = [(ln, (len(ln.covered), ln.spoken, ln.detail, -ln.number)) for ln in matching]
     while pool:
         entry = max(pool, key=lambda e: (len(e[0].covered - covered), e[1]))
@@ -337,14 +334,15 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
     return chosen
 
 
-def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int
-                  ) -> list[_Line]:
+def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int,
+                  detail: dict[int, bool] | None = None) -> list[_Line]:
     """Detail lines within ``reach`` of an anchor, nearest first, following before preceding.
 
     The search stops at a cut marker or session header: what lies beyond is not nearby.
+    ``detail`` keeps whether each line looked at carries a detail, for the next call.
     """
     found: dict[int, tuple[int, bool]] = {}
-    detail: dict[int, bool] = {}
+    detail = {} if detail is None else detail
     for anchor in anchors:
         for direction in (1, -1):
             for step in range(1, reach + 1):
@@ -390,11 +388,12 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
         note = "no line of the session matches the query" if units else "empty query"
         return Summary(text=_fit(text, max_chars), kind="extractive", note=note)
     chosen = _cover(picker, matching)
-    for line in _details_near(lines, chosen, NEAR):
+    known: dict[int, bool] = {}
+    for line in _details_near(lines, chosen, NEAR, known):
         picker.add(line)
     if opening is not None:
         picker.add(opening)
-    for line in _details_near(lines, chosen, REACH):
+    for line in _details_near(lines, chosen, REACH, known):
         picker.add(line)
     for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.number)):
         picker.add(line)
