@@ -180,12 +180,18 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     def norm(length: int) -> float:
         return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1
 
+    idfs = [u.idf for u in units]
+    k1_plus_1 = k1 + 1
+    nothing: frozenset[int] = frozenset()
+
     def total(counts: Mapping[int, int], length: int) -> tuple[float, frozenset[int]]:
+        if not counts:
+            return 0.0, nothing  # most candidates cover one unit or none: no sort then
         n = norm(length)
         # Summed in unit order, so the score is the same float on every path.
         score = 0.0
-        for j, tf in sorted(counts.items()):
-            score += units[j].idf * tf * (k1 + 1) / (tf + n)
+        for j, tf in sorted(counts.items()) if len(counts) > 1 else counts.items():
+            score += idfs[j] * tf * k1_plus_1 / (tf + n)
         return score, frozenset(counts)
 
     def raw_path(raw: bytes, found: _Needles | None) -> tuple[float, frozenset[int]]:
