@@ -26,29 +26,27 @@ from harkback.stages.when import closeness
 
 def plain_rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
                         scoring: SessionScoring) -> tuple[tuple[str, float], ...]:
-    """rank_sessions before: every coverage summed, ties ordered by a first-seen index."""
+    """rank_sessions written plainly: each session's hits gathered by a scan, every
+    coverage summed, ties ordered by where the session was first seen."""
     if not scored:
         return ()
     top = max(s.score for s in scored) or 1.0
     total_weight = sum(weights) or 1.0
-    per_session: dict[str, list[Scored]] = {}
-    for s in scored:
-        per_session.setdefault(s.hit.session_id, []).append(s)
-    ranked = []
-    for session_id, items in per_session.items():
-        if len(items) == 1:
-            volume, covered = items[0].score / top, items[0].covered
-        else:
-            best = sorted((s.score for s in items), reverse=True)[:scoring.top_messages]
-            volume = sum(score * scoring.decay ** i for i, score in enumerate(best)) / top
-            covered = frozenset().union(*(s.covered for s in items))
-        coverage = sum(weights[j] for j in covered) / total_weight
-        value = volume + scoring.coverage_weight * coverage
-        if items[0].hit.source in scoring.demoted_sources:
-            value *= scoring.demotion
-        ranked.append((session_id, round(value, 12)))
-    order = {sid: i for i, sid in enumerate(per_session)}
-    return tuple(sorted(ranked, key=lambda pair: (-pair[1], order[pair[0]])))
+    first_seen = list(dict.fromkeys(s.hit.session_id for s in scored))
+
+    def value(session_id: str) -> float:
+        mine = [s for s in scored if s.hit.session_id == session_id]
+        ranked = sorted((s.score for s in mine), reverse=True)[:scoring.top_messages]
+        volume = sum(v * scoring.decay ** i for i, v in enumerate(ranked)) / top
+        units = frozenset().union(*(s.covered for s in mine))
+        share = sum(weights[j] for j in units) / total_weight
+        total = volume + scoring.coverage_weight * share
+        demoted = mine[0].hit.source in scoring.demoted_sources
+        return round(total * scoring.demotion if demoted else total, 12)
+
+    values = {sid: value(sid) for sid in first_seen}
+    return tuple((sid, values[sid]) for sid in sorted(
+        first_seen, key=lambda sid: (-values[sid], first_seen.index(sid))))
 
 
 def plain_rescaled(sessions: Sequence[tuple[str, float]], factor: Callable[[str], float]
@@ -61,14 +59,13 @@ def plain_rescaled(sessions: Sequence[tuple[str, float]], factor: Callable[[str]
 
 def plain_order_hits(scored: Sequence[Scored], sessions: Sequence[tuple[str, float]], *,
                      per_session: int, limit: int) -> tuple[MessageHit, ...]:
-    """order_hits before: each hit re-scored with ``attrs.evolve``."""
-    grouped: dict[str, list[Scored]] = {}
-    for s in scored:
-        grouped.setdefault(s.hit.session_id, []).append(s)
+    """order_hits written plainly: a scan per session, each hit re-scored with
+    ``attrs.evolve``."""
     out: list[MessageHit] = []
     for session_id, _ in sessions:
-        best = sorted(grouped.get(session_id, ()), key=lambda s: -s.score)[:per_session]
-        out.extend(attrs.evolve(s.hit, score=s.score) for s in best)
+        mine = sorted((s for s in scored if s.hit.session_id == session_id),
+                      key=lambda s: -s.score)
+        out += [attrs.evolve(s.hit, score=s.score) for s in mine[:per_session]]
         if len(out) >= limit:
             break
     return tuple(out[:limit])
