@@ -9,17 +9,29 @@ then ``--rounds`` times, and prints each query's CPU time per search (every thre
 process: the store's thread too) and each stage's part of it. On two shared cores eight
 soak searchers queue, so the soak's p95 follows this figure (benchmarks/README.md).
 
-To compare two versions of the code, run it under each, one after the other and back again
-(an older commit's packages extracted with ``git archive`` and put first on ``PYTHONPATH``).
+To compare two versions of the code, ``--against NAME`` runs another copy of the package,
+importable as ``NAME``, in the same process: query by query, this code's search and the
+other's alternate (which goes first swaps every round), each on its own connection, and the
+table gives both CPU figures and their ratio. Runs of separate processes one after the
+other differ by up to a third on this shared machine (17 to 24 ms of CPU a search for the
+same code, runs of a second each); alternating in one process cancels most of that. An
+older commit as ``harkback_old``::
+
+    git archive COMMIT stages adapters pipeline | tar -x -C /tmp/old/harkback_old
+    touch /tmp/old/harkback_old/__init__.py
+    find /tmp/old -name '*.py' -exec sed -i -E 's/\bharkback\\./harkback_old./g' {} +
+    PYTHONPATH=/tmp/old .venv/bin/python -m benchmarks.search_cpu --db PATH --against harkback_old
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -81,6 +93,47 @@ async def measure(db: Path, rounds: int, queries: Sequence[str] = QUERIES) -> li
             for q in queries]
 
 
+async def measure_paired(db: Path, rounds: int, other: str,
+                         queries: Sequence[str] = QUERIES) -> list[tuple[str, float, float]]:
+    """Each query's CPU per search under the package ``other`` and under this one, in ms,
+    alternating search by search after one warm-up round of each."""
+    store_module = importlib.import_module(f"{other}.adapters.stores.sqlite")
+    facade_module = importlib.import_module(f"{other}.pipeline.facade")
+    other_store = store_module.SqliteStore.open(db, readonly=True).unwrap()
+    sides: dict[str, tuple[Any, Any]] = {
+        "other": (facade_module.Harkback, other_store),
+        "this": (Harkback, SqliteStore.open(db, readonly=True).unwrap())}
+    spent = {side: dict.fromkeys(queries, 0.0) for side in sides}
+    try:
+        for make, store in sides.values():
+            for query in queries:
+                await make(store=store).search(query, limit=LIMIT)
+        for round_ in range(rounds):
+            order = ("other", "this") if round_ % 2 == 0 else ("this", "other")
+            for query in queries:
+                for side in order:
+                    make, store = sides[side]
+                    started = time.process_time()
+                    await make(store=store).search(query, limit=LIMIT)
+                    spent[side][query] += time.process_time() - started
+    finally:
+        for _, store in sides.values():
+            await asyncio.to_thread(store.close)
+    return [(q, 1000 * spent["other"][q] / rounds, 1000 * spent["this"][q] / rounds)
+            for q in queries]
+
+
+def paired_table(results: Sequence[tuple[str, float, float]], other: str) -> str:
+    """The paired figures as a Markdown table, with the mean of the mix last."""
+    count = max(len(results), 1)
+    before = sum(r[1] for r in results) / count
+    after = sum(r[2] for r in results) / count
+    return "\n".join([
+        f"| query | {other} ms | this ms | this / {other} |", "|---|---|---|---|",
+        *(f"| {q} | {b:.1f} | {a:.1f} | ×{a / b if b else 0.0:.2f} |" for q, b, a in results),
+        f"| mean | {before:.1f} | {after:.1f} | ×{after / before if before else 0.0:.2f} |"])
+
+
 def table(results: Sequence[QueryCpu]) -> str:
     """The figures as a Markdown table, with the mean of the mix last."""
     def row(name: str, total: float, stages: Sequence[float]) -> str:
@@ -101,10 +154,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--size", type=parse_size, default=100_000,
                         help="messages of the store built when --db is missing")
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--against", default=None, metavar="NAME",
+                        help="another copy of the package, importable as NAME: "
+                             "alternate its searches with this code's (see above)")
     args = parser.parse_args(argv)
     if not args.db.is_file():
         build_store(args.db, args.size, incremental=0)
-    print(table(asyncio.run(measure(args.db, max(args.rounds, 1)))))
+    rounds = max(args.rounds, 1)
+    if args.against:
+        print(paired_table(asyncio.run(measure_paired(args.db, rounds, args.against)),
+                           args.against))
+    else:
+        print(table(asyncio.run(measure(args.db, rounds))))
     return 0
 
 

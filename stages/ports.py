@@ -48,7 +48,9 @@ class MatchQuery:
     Rows found through the other (selective) parts come first, best BM25 first; when
     fewer than ``limit`` of them match, the newest other rows matching the expression
     fill up with score 0. With no common part, or ``max_scored=None``, the search is
-    exact.
+    exact. ``known_counts`` may carry what this store's :meth:`~SessionStore.term_stats`
+    said of some terms, so that a store telling common terms apart need not count them
+    again (a hint: the answer is the same without it).
     """
 
     expression: Node
@@ -61,6 +63,7 @@ class MatchQuery:
     sources: tuple[str, ...] = ()
     projects: tuple[str, ...] = ()
     excluded: Node | None = None
+    known_counts: tuple[tuple[str, int], ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
-from harkback.stages.query import Phrase, Term
+from harkback.stages.query import Phrase, Term, Unit
 from harkback.stages.records import Role
 
 RANKED_FETCH_FACTOR = 4
@@ -82,9 +82,10 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
         return best_rows(connection, query, reach)
     if isinstance(query.expression, Term | Phrase) and query.expression.prefix:
         return _prefix_rows(connection, query, query.expression, cap)
+    known = dict(query.known_counts)
     common = frozenset(
         unit for unit in search_plan.selecting_units(query.expression)
-        if execute(connection, fulltext.count_matches(unit, cap)).fetchone()[0] > cap)
+        if is_common(connection, unit, cap, known))
     if not common:
         # Every term matches at most ``cap`` rows: joining them all is cheaper than
         # ranking inside FTS5 first (measured on the 1M store; benchmarks/README.md).
@@ -120,6 +121,22 @@ def _prefix_rows(connection: sqlite3.Connection, query: MatchQuery, prefix: Term
         rows += execute(connection, fulltext.newest(query, skip=(), below=ids[-1],
                                                     limit=query.limit - len(rows))).fetchall()
     return rows
+
+
+def is_common(connection: sqlite3.Connection, unit: Unit, cap: int,
+              known: Mapping[str, int]) -> bool:
+    """Whether more than ``cap`` messages match ``unit``; a plain term's count is taken
+    from ``known`` (:func:`term_stats`'s) when it decides, else counted up to ``cap + 1``.
+
+    :func:`term_stats` counts exactly up to :data:`EXACT_COUNT_LIMIT` and estimates only
+    past it, so a known count decides whenever it is exact or ``cap`` is within the limit.
+    """
+    if isinstance(unit, Term) and not unit.prefix:
+        count = known.get(unit.text)
+        if count is not None and (count <= EXACT_COUNT_LIMIT or cap <= EXACT_COUNT_LIMIT):
+            return count > cap
+    found: int = execute(connection, fulltext.count_matches(unit, cap)).fetchone()[0]
+    return found > cap
 
 
 def best_rows(connection: sqlite3.Connection, query: MatchQuery,

@@ -130,9 +130,11 @@ class LexicalMatch:
                 assert expression is not None
                 narrow = selective(parsed, units, stats, self.max_scored)
                 # Counts known: search the selective terms exactly, skipping the store's
-                # own counting; otherwise the store bounds the search itself.
+                # own counting; otherwise the store bounds the search itself, told the
+                # counts it gave so that it need not count those terms again.
                 query = store_query(request, narrow or expression, limit=self.scan_limit,
-                                    max_scored=None if narrow else self.max_scored)
+                                    max_scored=None if narrow else self.max_scored,
+                                    known_counts=() if narrow else stats.counts)
                 return store.search(query).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).map(lambda titles: self._rank(

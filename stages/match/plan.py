@@ -228,7 +228,8 @@ def split_exclusions(node: Node) -> tuple[Node, Node | None]:
 
 
 def store_query(request: SearchRequest, expression: Node, *, limit: int,
-                max_scored: int | None = DEFAULT_MAX_SCORED) -> MatchQuery:
+                max_scored: int | None = DEFAULT_MAX_SCORED,
+                known_counts: tuple[tuple[str, int], ...] = ()) -> MatchQuery:
     """What a ranker asks the store for ``expression``: the request's filters, its
     ``NOT`` parts as sessions to exclude (:func:`split_exclusions`).
 
@@ -242,4 +243,5 @@ def store_query(request: SearchRequest, expression: Node, *, limit: int,
     return MatchQuery(expression=kept, excluded=excluded, roles=request.roles, limit=limit,
                       since=request.since, until=request.until,
                       hidden_sources=request.hidden_sources, sources=request.sources,
-                      projects=request.projects, max_scored=max_scored)
+                      projects=request.projects, max_scored=max_scored,
+                      known_counts=known_counts)

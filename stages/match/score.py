@@ -168,6 +168,9 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     raw_owners = {form.encode("ascii"): js for form, js in owners.items() if form.isascii()}
     forms, raw_forms = frozenset(owners), frozenset(raw_owners)
     bigrams = {form: js for form, js in owners.items() if is_bigram(form)}
+    # Folded.bigram_count inlined (a call per bigram and candidate): two different
+    # characters never overlap, so ``str.count`` counts them.
+    bigram_counts = tuple((form, js, form[0] != form[1]) for form, js in bigrams.items())
     words = frozenset(form for form in owners if not is_cjk(form))
     needles = _needles(units)
     # Counted from a folded CJK text without listing its tokens: whole words and bigrams.
@@ -177,12 +180,18 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     def norm(length: int) -> float:
         return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1
 
+    idfs = [u.idf for u in units]
+    k1_plus_1 = k1 + 1
+    nothing: frozenset[int] = frozenset()
+
     def total(counts: Mapping[int, int], length: int) -> tuple[float, frozenset[int]]:
+        if not counts:
+            return 0.0, nothing  # most candidates cover one unit or none: no sort then
         n = norm(length)
         # Summed in unit order, so the score is the same float on every path.
         score = 0.0
-        for j, tf in sorted(counts.items()):
-            score += units[j].idf * tf * (k1 + 1) / (tf + n)
+        for j, tf in sorted(counts.items()) if len(counts) > 1 else counts.items():
+            score += idfs[j] * tf * k1_plus_1 / (tf + n)
         return score, frozenset(counts)
 
     def raw_path(raw: bytes, found: _Needles | None) -> tuple[float, frozenset[int]]:
@@ -219,8 +228,8 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
             tf = others.count(form)
             for j in owners[form]:
                 counts[j] = counts.get(j, 0) + tf
-        for form, js in bigrams.items():
-            if tf := folded.bigram_count(form):
+        for form, js, distinct in bigram_counts:
+            if tf := (folded.count(form) if distinct else overlapping_count(folded, form)):
                 for j in js:
                     counts[j] = counts.get(j, 0) + tf
         return total(counts, len(others) + folded.cjk_chars())

@@ -57,7 +57,9 @@ def title_query(query: MatchQuery, expression: Node, max_scored: int = DEFAULT_M
     >>> q.expression, q.since, q.limit, q.max_scored
     (Term(text='b', prefix=False), 5.0, 50, 2000)
     """
-    return attrs.evolve(query, expression=expression, limit=TITLE_LIMIT, max_scored=max_scored)
+    # Counts of messages say nothing of titles.
+    return attrs.evolve(query, expression=expression, limit=TITLE_LIMIT, max_scored=max_scored,
+                        known_counts=())
 
 
 def title_evidence(titles: Sequence[TitleHit], score: MessageScorer, weight: float

@@ -140,14 +140,18 @@ class _Line(NamedTuple):
 
 def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
     lines: list[_Line] = []
+    append, make = lines.append, tuple.__new__  # a _Line without its Python __new__
     prefix = ""
     # Every token of an ASCII line is a piece of the line in lower case, so a line that
-    # holds no unit's first token as a piece covers nothing: it is not tokenized.
+    # holds no unit's first token as a piece covers nothing: it is not tokenized. A head
+    # that an ASCII text does not hold at all is not looked for line by line.
     heads = _heads(units)
+    if heads and text.isascii():
+        low_text = text.lower()
+        heads = tuple(head for head in heads if head in low_text)
     covers = _coverage(units)
     nothing: frozenset[int] = frozenset()
-    for raw in text.split("\n"):
-        stripped = raw.strip()
+    for stripped in map(str.strip, text.split("\n")):
         if not stripped:
             continue
         # Both patterns need their first character: most lines are ruled out without them.
@@ -155,26 +159,30 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
         if first in _MARKER_STARTS and _MARKER.fullmatch(stripped):
             # Cut markers and session headers end a block and are never picked.
             prefix = ""
-            lines.append(_Line(len(lines), "", stripped, False, nothing, False))
+            append(make(_Line, (len(lines), "", stripped, False, nothing, False)))
             continue
-        role = _ROLE.match(stripped) if first == "[" else None
-        if role:
-            prefix = role.group(0).rstrip() + " "
+        if first == "[" and (role := _ROLE.match(stripped)):
+            prefix = _prefix(role.group(0))
             stripped = stripped[role.end():].strip()
             if not stripped:
                 continue
         covered = nothing
         if not stripped.isascii():
             covered = covers(stripped)
-        else:
+        elif heads:
             low = stripped.lower()
             for head in heads:  # a loop of ``in`` beats one regex of the heads fourfold
                 if head in low:
                     covered = covers(stripped)
                     break
-        lines.append(_Line(len(lines), prefix, stripped, True, covered,
-                           carries_detail(stripped) if covered else None))
+        append(make(_Line, (len(lines), prefix, stripped, True, covered,
+                            carries_detail(stripped) if covered else None)))
     return lines
+
+
+@lru_cache(maxsize=256)
+def _prefix(role: str) -> str:  # a block's role prefix as shown, from the role pattern's match
+    return role.rstrip() + " "
 
 
 @lru_cache(maxsize=64)
@@ -231,6 +239,11 @@ def _show(line: _Line, units: Sequence[Unit], width: int) -> str:
     return line.prefix + _clip(line.body, room, focus)
 
 
+def _shown_length(line: _Line, width: int) -> int:
+    """``len(_show(line, units, width))`` unshown: :func:`_clip` keeps the room's length."""
+    return len(line.prefix) + min(len(line.body), max(width - len(line.prefix), 12))
+
+
 @attrs.define
 class _Picker:
     """Collects picks while the output stays within ``max_chars`` and ``max_lines``."""
@@ -256,23 +269,23 @@ class _Picker:
             previous = index
         return "\n".join(out)
 
-    def length_with(self, number: int, shown: str) -> int:
-        """How long the rendered picks would be with ``shown`` picked as line ``number``,
-        counted from the neighbours it gets, not rendered again: the picks and the gaps
-        are lines joined by newlines.
+    def length_with(self, number: int, size: int) -> int:
+        """How long the rendered picks would be with a line of ``size`` characters picked
+        as line ``number``, counted from the neighbours it gets, not rendered again: the
+        picks and the gaps are lines joined by newlines.
 
         >>> p = _Picker((), (), 80, 100, 5, {2: "b", 5: "c"}, [2, 5])
         >>> p.length = len(p.render(p.picked))
-        >>> p.length_with(3, "xy") == len(p.render({2: "b", 3: "xy", 5: "c"}))
+        >>> p.length_with(3, len("xy")) == len(p.render({2: "b", 3: "xy", 5: "c"}))
         True
         """
         if not self.order:
-            return len(shown)
+            return size
         at = bisect.bisect_left(self.order, number)
         before = self.order[at - 1] if at else None
         after = self.order[at] if at < len(self.order) else None
         gap = len(GAP) + 1
-        grown = self.length + len(shown) + 1
+        grown = self.length + size + 1
         if before is not None and after is not None and after > before + 1:
             grown -= gap  # the gap between the two is split by the new line
         if before is not None and number > before + 1:
@@ -286,11 +299,15 @@ class _Picker:
             return False
         if len(self.picked) >= self.max_lines:
             return False
+        # Most lines tried do not fit: their length is known before placing the match.
+        if self.picked and self.length_with(
+                line.number, _shown_length(line, self.width)) > self.max_chars:
+            return False
         shown = _show(line, self.units, self.width)
         if not self.picked:
             # The first pick always goes in, cut to fit if the bound is very tight.
             shown = _fit(shown, self.max_chars)
-        length = self.length_with(line.number, shown)
+        length = self.length_with(line.number, len(shown))
         if length > self.max_chars:
             return False
         self.picked[line.number] = shown
@@ -303,11 +320,12 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
     """Greedy set cover: repeatedly take the line adding the most uncovered units."""
     covered: set[int] = set()
     chosen: list[_Line] = []
-    pool = list(matching)
+    # A line ranks by the units it would add, then by what stays as lines are chosen.
+    pool = [(ln, (len(ln.covered), ln.spoken, ln.detail, -ln.number)) for ln in matching]
     while pool:
-        best = max(pool, key=lambda ln: (len(ln.covered - covered), len(ln.covered),
-                                         ln.spoken, ln.detail, -ln.number))
-        pool.remove(best)
+        entry = max(pool, key=lambda e: (len(e[0].covered - covered), e[1]))
+        pool.remove(entry)
+        best = entry[0]
         if not best.covered - covered:
             break
         if picker.add(best):
@@ -316,14 +334,15 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
     return chosen
 
 
-def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int
-                  ) -> list[_Line]:
+def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int,
+                  detail: dict[int, bool] | None = None) -> list[_Line]:
     """Detail lines within ``reach`` of an anchor, nearest first, following before preceding.
 
     The search stops at a cut marker or session header: what lies beyond is not nearby.
+    ``detail`` keeps whether each line looked at carries a detail, for the next call.
     """
     found: dict[int, tuple[int, bool]] = {}
-    detail: dict[int, bool] = {}
+    detail = {} if detail is None else detail
     for anchor in anchors:
         for direction in (1, -1):
             for step in range(1, reach + 1):
@@ -369,11 +388,12 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
         note = "no line of the session matches the query" if units else "empty query"
         return Summary(text=_fit(text, max_chars), kind="extractive", note=note)
     chosen = _cover(picker, matching)
-    for line in _details_near(lines, chosen, NEAR):
+    known: dict[int, bool] = {}
+    for line in _details_near(lines, chosen, NEAR, known):
         picker.add(line)
     if opening is not None:
         picker.add(opening)
-    for line in _details_near(lines, chosen, REACH):
+    for line in _details_near(lines, chosen, REACH, known):
         picker.add(line)
     for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.number)):
         picker.add(line)

@@ -23,3 +23,18 @@ def test_a_tiny_store_gives_a_row_per_query_and_the_mean(tmp_path: Path,
     for name, (total, *stages) in rows.items():
         assert total > 0, name
         assert 0 < sum(stages) <= total + 0.5, name
+
+
+def test_a_copy_of_the_package_runs_alternating_with_this_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--against`` (here the package itself) gives both figures of every query and
+    their ratio, each above zero."""
+    assert main(["--db", str(tmp_path / "cpu.db"), "--size", "2k", "--rounds", "2",
+                 "--against", "harkback"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    rows = {cells[0]: cells[1:] for line in lines[1:]
+            if (cells := [c.strip() for c in line.strip("|").split("|")])[0] != "---"}
+    assert set(rows) == {*QUERIES, "mean"}
+    for name, (other, this, ratio) in rows.items():
+        assert float(other) > 0 and float(this) > 0, name
+        assert ratio.startswith("×") and float(ratio[1:]) > 0, name

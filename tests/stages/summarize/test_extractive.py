@@ -15,7 +15,10 @@ from harkback.stages.summarize.extractive import (
     _URL,
     GAP,
     NO_MATCH,
+    _Line,
     _Picker,
+    _show,
+    _shown_length,
     carries_detail,
     extractive_summary,
 )
@@ -243,7 +246,20 @@ def test_the_picker_counts_the_rendered_length_without_rendering(
         if number in picker.picked:
             continue
         expected = len(picker.render({**picker.picked, number: shown}))
-        assert picker.length_with(number, shown) == expected
+        assert picker.length_with(number, len(shown)) == expected
         picker.picked[number] = shown
         picker.order = sorted(picker.picked)
         picker.length = expected
+
+
+@settings(max_examples=500)
+@given(prefix=st.sampled_from(["", "[USER]: ", "[TOOL:a_long_tool_name_here]: "]),
+       body=st.text(min_size=1, max_size=300), width=st.integers(1, 200),
+       query=st.sampled_from(["docker", "bridge network", "x*", '"a b"', "上次 修改"]))
+def test_a_shown_line_is_as_long_as_foretold(prefix: str, body: str, width: int,
+                                             query: str) -> None:
+    """A line's shown length is known before its match is placed (the picker refuses a
+    line too long for the room left without showing it)."""
+    units = parse_query(query).units
+    line = _Line(0, prefix, body, True, frozenset(range(len(units))), None)
+    assert len(_show(line, units, width)) == _shown_length(line, width)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harkback.stages.text.tokens import (
+    _PLAIN,
     MARKLESS,
     ascii_words,
     index_text,
@@ -59,7 +60,8 @@ def old_split(text: str, *, index: bool) -> tuple[str, ...]:
 _ALPHABET = st.sampled_from(
     list("abcXYZ019 _-.,!\n\t\"'*") + list("éÜñçßİıſﬁ") + list("上次怎么解决修改服务端的")
     + list("ひらカタ한국어") + list("ＡＢＣ１２３ｶﾅ")
-    + ["\u0301", "\u0308", "\u200b", "🙂", "Ⅻ", "²"])
+    + ["\u0301", "\u0308", "\u200b", "🙂", "Ⅻ", "²"]
+    + list("。、「」’“—…\u3029\u302a\u3030\u3099"))
 texts = st.one_of(st.text(), st.lists(_ALPHABET, max_size=80).map("".join))
 
 
@@ -136,8 +138,49 @@ def test_a_repeated_character_bigram_counts_overlapping_occurrences() -> None:
 
 
 def test_no_combining_mark_is_markless() -> None:
-    """normalize skips the Han and Hangul runs when it deletes combining marks: none is one."""
+    """normalize skips punctuation, Han and Hangul runs when it deletes combining marks:
+    none is one."""
     ranges = re.findall(r"(.)-(.)", MARKLESS)
-    assert len(ranges) == 3
+    assert len(ranges) == 6
     assert not [c for low, high in ranges for c in range(ord(low), ord(high) + 1)
                 if unicodedata.combining(chr(c))]
+
+
+def _plain_characters() -> list[str]:
+    spans = re.findall(r"(.)-(.)", _PLAIN)
+    assert len(spans) == 7
+    return [chr(c) for low, high in spans for c in range(ord(low), ord(high) + 1)]
+
+
+def test_each_plain_character_normalizes_alone_as_before() -> None:
+    """On a plain character the shortcut gives what the three Unicode passes give, and none
+    is a combining mark."""
+    plain = _plain_characters()
+    assert [c for c in plain if normalize(c) != old_normalize(c)] == []
+    assert [c for c in plain if unicodedata.combining(c)] == []
+
+
+def test_no_two_plain_characters_compose() -> None:
+    """No canonical composition takes two plain characters (so a plain text normalizes
+    character by character)."""
+    plain = frozenset(_plain_characters())
+    pairs = [(chr(c), parts) for c in range(0x30000)
+             if (parts := unicodedata.decomposition(chr(c)).split())
+             and not parts[0].startswith("<") and len(parts) == 2]
+    assert [c for c, (a, b) in pairs if chr(int(a, 16)) in plain and chr(int(b, 16)) in plain] == []
+
+
+_PLAIN_ALPHABET = st.sampled_from(
+    list("abcXYZ019 _-.,!?\n") + list("，？！：；（）ＡＢＣａｂｃ１２３、。《》「」【】")
+    + list("上次怎么解决数据库连接超时的问题") + list("한국어가각")
+    + ["\u0301", "\u11a8", "\u3000", "é"])
+
+
+@settings(max_examples=600)
+@given(st.lists(_PLAIN_ALPHABET, max_size=60).map("".join))
+def test_mostly_plain_text_normalizes_and_tokenizes_as_before(text: str) -> None:
+    """Chinese and Korean text with full-width punctuation, with now and then a character
+    that is not plain (a mark, a trailing jamo, an ideographic space), as the first
+    implementation."""
+    assert normalize(text) == old_normalize(text)
+    assert index_tokens(text) == old_split(text, index=True)
