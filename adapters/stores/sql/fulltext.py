@@ -219,6 +219,7 @@ def newest_among(query: MatchQuery, ids: Sequence[int], limit: int) -> Statement
     ('[9, 7]', '["user"]', '[]', 5)
     """
     conditions, params = _filters(query, query.expression)
+    # _filters puts the MATCH and its text first: the ids, known to match, stand in for it.
     conditions[0], params[0] = "m.id IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
     params.append(limit)
     return Statement(
