@@ -19,7 +19,6 @@ from returns.result import Failure
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
-    EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     CliError,
@@ -169,13 +168,14 @@ async def show(args: argparse.Namespace) -> int:
 
 
 def _emit(response: Response, *, as_json: bool) -> int:
+    # A failure is one line (and the payload under --json, printed by the entry point); a
+    # request rejected as asked (a role, a window ending before it starts) is a usage error.
+    unwrap(response.outcome)
     payload = response.to_payload()
     if as_json:
         print_json(payload)
-        return EXIT_OK if payload["success"] else EXIT_FAILED
-    if not payload["success"]:
-        raise CliError(payload["error"])
-    print(format_payload(payload))
+    else:
+        print(format_payload(payload))
     return EXIT_OK
 
 

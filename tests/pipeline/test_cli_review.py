@@ -1,0 +1,41 @@
+"""What a new user met trying the command line with hostile input, each through a real
+subprocess and a real SQLite file: the exit statuses, messages and payloads the README
+promises."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested, run
+
+USAGE = 2
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A store holding one session."""
+    return ingested(tmp_path, [conversation("s1", ("user", "the docker bridge drops packets"),
+                                            started_at=1_780_000_000.0)])
+
+
+@pytest.mark.parametrize("flags", [
+    ("search", "docker", "--role", "wizard"),
+    ("search", "docker", "--since", "2026-03-01", "--until", "2026-01-01"),
+    ("recent", "--since", "2026-03-01", "--until", "2026-01-01"),
+])
+def test_a_request_the_store_cannot_answer_as_asked_is_a_usage_error(
+        db: Path, flags: tuple[str, ...]) -> None:
+    """An unknown role or a window that ends before it starts: exit 2, one line on stderr,
+    and with --json the failure payload (as for an unreadable --since)."""
+    plain = run(*flags, db=db)
+    assert plain.returncode == USAGE, plain.stderr
+    (line,) = plain.stderr.splitlines()
+    assert "wizard" in line or "since is later than until" in line
+    as_json = run(*flags, "--json", db=db)
+    assert as_json.returncode == USAGE, as_json.stderr
+    assert json.loads(as_json.stdout) == {"success": False,
+                                          "error": line.removeprefix("harkback: ")}
