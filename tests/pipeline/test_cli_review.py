@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
+from tests.support.hermes_db import HermesFile
 
 USAGE = 2
 
@@ -39,3 +40,21 @@ def test_a_request_the_store_cannot_answer_as_asked_is_a_usage_error(
     assert as_json.returncode == USAGE, as_json.stderr
     assert json.loads(as_json.stdout) == {"success": False,
                                           "error": line.removeprefix("harkback: ")}
+
+
+def test_a_session_found_by_its_title_points_at_a_message_it_has(tmp_path: Path) -> None:
+    """Hermes numbers messages by their row ids, so a session's first message need not be
+    at position 0; the id a title match gives must still open with ``show --around``."""
+    hermes = HermesFile(tmp_path / "state.db", "v30")
+    hermes.session("20260303_100000_aa11bb", title="Postgres vacuum")
+    hermes.message("20260303_100000_aa11bb", "user", "the nightly job is slow again")
+    hermes.message("20260303_100000_aa11bb", "assistant", "raise the cost limit")
+    hermes.close()
+    db = tmp_path / "h.db"
+    assert run("import", "hermes", str(tmp_path / "state.db"), db=db).returncode == 0
+    found = run("search", "postgres vacuum", "--json", db=db)
+    (result,) = json.loads(found.stdout)["results"]
+    first = result["matched_message_ids"][0]
+    shown = run("show", result["session_id"], "--around", first, "--json", db=db)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["messages"][0]["content"] == "the nightly job is slow again"
