@@ -124,7 +124,8 @@ class JsonlImporter:
             tally.skip(*_damage(error))
 
         try:
-            with self.path.open(encoding="utf-8", errors="replace") as handle:
+            # utf-8-sig: a byte order mark (Windows editors) is not part of the first line
+            with self.path.open(encoding="utf-8-sig", errors="replace") as handle:
                 sized = ((size, (size, c)) for size, c in read_conversations(handle, bad))
                 for batch in batched(sized, budget):
                     yield Success(self._unit(batch, tally))

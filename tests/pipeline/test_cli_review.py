@@ -58,3 +58,14 @@ def test_a_session_found_by_its_title_points_at_a_message_it_has(tmp_path: Path)
     shown = run("show", result["session_id"], "--around", first, "--json", db=db)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["messages"][0]["content"] == "the nightly job is slow again"
+
+
+def test_a_file_that_opens_with_a_byte_order_mark_loses_no_session(tmp_path: Path) -> None:
+    """Editors on Windows save UTF-8 with a BOM; the first session is read, not skipped."""
+    source = tmp_path / "sessions.jsonl"
+    lines = [json.dumps({"id": f"s{i}", "messages": [{"role": "user", "content": "docker"}]})
+             for i in range(2)]
+    source.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode() + b"\n")
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["sessions"]["added"] == 2
