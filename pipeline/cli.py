@@ -352,6 +352,8 @@ def _run(argv: list[str]) -> int:
         print(f"harkback: {visible(str(error))}", file=sys.stderr)
         return error.status
     except KeyboardInterrupt:
+        if getattr(args, "json", False):
+            print(json_text({"success": False, "error": "interrupted"}))
         print("harkback: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

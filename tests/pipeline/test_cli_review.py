@@ -5,6 +5,10 @@ promises."""
 from __future__ import annotations
 
 import json
+import signal
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,3 +73,24 @@ def test_a_file_that_opens_with_a_byte_order_mark_loses_no_session(tmp_path: Pat
     done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["sessions"]["added"] == 2
+
+
+def test_ctrl_c_under_json_still_prints_a_payload(db: Path) -> None:
+    """SIGINT while a search waits for a model that never answers: exit 130, one line on
+    stderr, and --json's failure payload on stdout."""
+    with socket.socket() as endpoint:
+        endpoint.bind(("127.0.0.1", 0))
+        endpoint.listen()
+        port = endpoint.getsockname()[1]
+        search = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "search", "docker", "--json",
+             "--db", str(db), "--model", "m", "--base-url", f"http://127.0.0.1:{port}/v1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        endpoint.settimeout(60)
+        connection, _ = endpoint.accept()  # the summary's call: in flight, never answered
+        with connection:
+            search.send_signal(signal.SIGINT)
+            out, err = search.communicate(timeout=60)
+    assert search.returncode == 130, err
+    assert err == "harkback: interrupted\n"
+    assert json.loads(out) == {"success": False, "error": "interrupted"}
