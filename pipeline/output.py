@@ -19,6 +19,10 @@ def print_json(payload: dict[str, Any]) -> None:
     print(json_text(payload, indent=2))
 
 
+SOURCE_WIDTH = len("claude-code")
+"""The source column: the longest source name harkback's importers write, whole."""
+
+
 def format_payload(payload: dict[str, Any]) -> str:
     """Human output for a search or recent payload: a table, then each summary."""
     rows = payload["results"]
@@ -26,7 +30,7 @@ def format_payload(payload: dict[str, Any]) -> str:
         return str(payload.get("message", "No sessions found."))
     if payload["mode"] == "recent":
         return _recent_table(rows)
-    header = f"{'#':>2}  {'when':<30} {'source':<10} {'hits':>4}  session / title"
+    header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'hits':>4}  session / title"
     asked = ""
     if payload.get("as_of") is not None:
         moment = datetime.fromtimestamp(payload["as_of"], UTC)
@@ -39,7 +43,7 @@ def format_payload(payload: dict[str, Any]) -> str:
     lines += [f"note: {note}" for note in payload.get("notes", ())]
     lines += ["", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
+        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:SOURCE_WIDTH]:<{SOURCE_WIDTH}} "
                      f"{r['matched_messages']:>4}  {r['session_id']}  {r['title']}")
     for i, r in enumerate(rows, 1):
         lines += ["", f"[{i}] {r['title'] or r['session_id']} ({r['summary_kind']} summary)"]
@@ -56,10 +60,10 @@ def format_payload(payload: dict[str, Any]) -> str:
 
 
 def _recent_table(rows: list[dict[str, Any]]) -> str:
-    header = f"{'#':>2}  {'when':<30} {'source':<10} {'msgs':>5}  title / first request"
+    header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'msgs':>5}  title / first request"
     lines = [header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
+        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:SOURCE_WIDTH]:<{SOURCE_WIDTH}} "
                      f"{r['message_count']:>5}  {r['title'] or '(untitled)'}")
         lines.append(f"{'':>4}{r['session_id']}: {r['preview'][:90]}")
     return "\n".join(lines)

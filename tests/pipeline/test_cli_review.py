@@ -94,3 +94,15 @@ def test_ctrl_c_under_json_still_prints_a_payload(db: Path) -> None:
     assert search.returncode == 130, err
     assert err == "harkback: interrupted\n"
     assert json.loads(out) == {"success": False, "error": "interrupted"}
+
+
+def test_tables_show_the_claude_code_source_whole(tmp_path: Path) -> None:
+    """The source column fits the longest source the importers write ('claude-code', the
+    name --source takes); it was cut to 'claude-cod'."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge drops packets"),
+                                          source="claude-code", started_at=1_780_000_000.0)])
+    for flags in (("recent",), ("search", "docker")):
+        shown = run(*flags, db=db)
+        assert shown.returncode == 0, shown.stderr
+        (row,) = [line for line in shown.stdout.splitlines() if line.startswith(" 1  ")]
+        assert row.split()[7] == "claude-code"  # after "#" and the six words of "when"
