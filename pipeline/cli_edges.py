@@ -70,7 +70,8 @@ def report_usage(error: UsageError, argv: Sequence[str]) -> int:
     """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
     stdout when ``--json`` was asked for; the exit status."""
     message = str(error)
-    hint = dash_hint(argv)
+    # "argument --timeout: ..." is about an option's value (-1), not a query
+    hint = None if message.startswith("argument ") else dash_hint(argv)
     if hint:
         message = f"{message} ({hint})"
     if wants_json(argv):

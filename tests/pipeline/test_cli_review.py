@@ -106,3 +106,13 @@ def test_tables_show_the_claude_code_source_whole(tmp_path: Path) -> None:
         assert shown.returncode == 0, shown.stderr
         (row,) = [line for line in shown.stdout.splitlines() if line.startswith(" 1  ")]
         assert row.split()[7] == "claude-code"  # after "#" and the six words of "when"
+
+
+def test_a_bad_option_value_gets_no_hint_about_queries(db: Path) -> None:
+    """'--timeout -1' is a bad value of --timeout, not a query beginning with '-': the
+    error names the option and says nothing of '--'."""
+    done = run("search", "docker", "--timeout", "-1", "--json", db=db)
+    assert done.returncode == USAGE
+    assert json.loads(done.stdout)["error"] == "argument --timeout: must be positive, got -1"
+    hinted = run("search", "-x", db=db)  # the hint stays where it helps
+    assert "goes after '--': harkback search -- -x" in hinted.stderr
