@@ -293,7 +293,8 @@ def _add_import_commands(commands: Any,
     kinds = imports.add_subparsers(dest="kind", required=True, metavar="KIND")
     wheres = {"hermes": "a Hermes state.db, or a Hermes home with profiles "
                         "(default: $HERMES_HOME or ~/.hermes)",
-              "claude-code": "a Claude Code projects folder (default: ~/.claude/projects)",
+              "claude-code": "a Claude Code projects folder (default: "
+                             "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)",
               "codex": "a Codex sessions folder (default: $CODEX_HOME/sessions or "
                        "~/.codex/sessions)",
               "jsonl": "a file in the ingest format (one session per line)"}

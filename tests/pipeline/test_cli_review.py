@@ -116,3 +116,19 @@ def test_a_bad_option_value_gets_no_hint_about_queries(db: Path) -> None:
     assert json.loads(done.stdout)["error"] == "argument --timeout: must be positive, got -1"
     hinted = run("search", "-x", db=db)  # the hint stays where it helps
     assert "goes after '--': harkback search -- -x" in hinted.stderr
+
+
+def test_import_claude_code_help_names_the_folder_it_reads(tmp_path: Path) -> None:
+    """Without a folder, ``import claude-code`` reads $CLAUDE_CONFIG_DIR/projects when the
+    variable is set (as sync does); its help and the README said only ~/.claude/projects."""
+    projects = tmp_path / "claude" / "projects" / "-home-me-app"
+    projects.mkdir(parents=True)
+    (projects / "11111111-1111-4111-8111-111111111111.jsonl").write_text(json.dumps(
+        {"type": "user", "sessionId": "11111111-1111-4111-8111-111111111111",
+         "timestamp": "2026-03-03T14:15:00Z",
+         "message": {"role": "user", "content": "docker"}}) + "\n", encoding="utf-8")
+    done = run("import", "claude-code", "--json", db=tmp_path / "h.db",
+               env={"CLAUDE_CONFIG_DIR": str(tmp_path / "claude")})
+    assert json.loads(done.stdout)["sources"][0]["sessions"]["added"] == 1
+    helped = " ".join(run("import", "claude-code", "--help").stdout.split())
+    assert "(default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)" in helped
