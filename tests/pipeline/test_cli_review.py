@@ -18,6 +18,7 @@ from tests.pipeline.test_cli import ingested, run
 from tests.support.hermes_db import HermesFile
 
 USAGE = 2
+README = Path(__file__).parents[2] / "README.md"
 
 
 @pytest.fixture
@@ -132,3 +133,18 @@ def test_import_claude_code_help_names_the_folder_it_reads(tmp_path: Path) -> No
     assert json.loads(done.stdout)["sources"][0]["sessions"]["added"] == 1
     helped = " ".join(run("import", "claude-code", "--help").stdout.split())
     assert "(default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)" in helped
+
+
+def test_the_readme_ingest_example_ingests_once_on_one_line(tmp_path: Path) -> None:
+    """The README shows its example session wrapped over lines; copied as shown that is
+    seven bad lines, so the README says to put it on one line, and then it ingests whole."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Ingest format"):]
+    assert "(wrapped here: in a file each session is one line)" in " ".join(section.split())
+    example = section.split("```json\n", 1)[1].split("```", 1)[0]
+    source = tmp_path / "example.jsonl"
+    source.write_text(" ".join(example.split("\n")).strip() + "\n", encoding="utf-8")
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["sessions"]["added"], report["messages"]["added"]) == (1, 3)
