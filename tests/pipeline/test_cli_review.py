@@ -148,3 +148,21 @@ def test_the_readme_ingest_example_ingests_once_on_one_line(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert (report["sessions"]["added"], report["messages"]["added"]) == (1, 3)
+
+
+@pytest.mark.parametrize("command", [("search", "docker"), ("recent",), ("stats",),
+                                     ("show", "s1"), ("ingest", "IN"), ("optimize",)])
+def test_a_folder_given_as_db_is_named_a_folder(tmp_path: Path, command: tuple[str, ...]
+                                                ) -> None:
+    """--db naming a folder: one line that says so and names a file to use instead (it
+    said "no harkback database ...; ingest sessions first", or "disk I/O error")."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": []}) + "\n", encoding="utf-8")
+    folder = tmp_path / "stores"
+    folder.mkdir()
+    done = run(*[str(source) if a == "IN" else a for a in command], db=folder)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.endswith(f"{folder} is a folder, not a database file: name a file in it, "
+                         f"such as {folder / 'harkback.db'}")
+    assert list(folder.iterdir()) == []
