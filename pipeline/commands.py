@@ -59,14 +59,18 @@ async def ingest(args: argparse.Namespace) -> int:
                                          full=True)
     ok = outcome.ok and (embedded is None or embedded.ok)
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
+    stopped = (None if outcome.error is None
+               else f"{outcome.line()}; stopped: {outcome.error.message()}")
     if args.json:
         payload = {**outcome.to_payload(), "success": ok}
         if embedded is not None:
             payload["embedding"] = embed_payload(embedded)
         print_json(payload)
+        if stopped is not None:  # the one line every failure gives, --json or not
+            print(visible(f"harkback: {stopped}"), file=sys.stderr)
         return finished(ok, outcome.skips)
-    if outcome.error is not None:
-        raise CliError(f"{outcome.line()}; stopped: {outcome.error.message()}")
+    if stopped is not None:
+        raise CliError(stopped)
     print(outcome.line())
     if embedded is not None:
         print(embedded.describe())

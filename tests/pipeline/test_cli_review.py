@@ -166,3 +166,15 @@ def test_a_folder_given_as_db_is_named_a_folder(tmp_path: Path, command: tuple[s
     assert line.endswith(f"{folder} is a folder, not a database file: name a file in it, "
                          f"such as {folder / 'harkback.db'}")
     assert list(folder.iterdir()) == []
+
+
+def test_a_failed_ingest_under_json_still_says_why_on_stderr(tmp_path: Path) -> None:
+    """A file that fails while read (/proc/self/mem: an I/O error at offset 0): exit 1,
+    the payload on stdout and one line on stderr, as ``import`` and every other failure
+    give it (``ingest --json`` left stderr empty)."""
+    done = run("ingest", "/proc/self/mem", "--json", db=tmp_path / "h.db")
+    assert done.returncode == 1
+    payload = json.loads(done.stdout)
+    assert payload["success"] is False
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("harkback: ") and payload["error"] in line
