@@ -66,10 +66,10 @@ async def optimize(args: argparse.Namespace) -> int:
     needs_file(target)
     sqlite = wiring.store_kind(target) == "sqlite"
     work = "merging the full-text index" if sqlite else "vacuuming and analysing"
+    store = open_store(target, readonly=False)  # a refusal is then the only line
     if not args.json:
         print(f"{work} of {shown_db(target)} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
-    store = open_store(target, readonly=False)
     started = time.monotonic()
     try:
         outcome = as_result(await store.optimize().awaitable())

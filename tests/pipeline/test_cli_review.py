@@ -178,3 +178,15 @@ def test_a_failed_ingest_under_json_still_says_why_on_stderr(tmp_path: Path) -> 
     assert payload["success"] is False
     (line,) = done.stderr.splitlines()
     assert line.startswith("harkback: ") and payload["error"] in line
+
+
+def test_optimize_of_a_file_it_refuses_says_only_why(tmp_path: Path) -> None:
+    """A text file as --db: the one line of the refusal, not first a line announcing that
+    its index is being merged; the file is left as it was."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n", encoding="utf-8")
+    done = run("optimize", db=notes)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert "not a SQLite database" in line
+    assert notes.read_text(encoding="utf-8") == "my notes\n"
