@@ -78,17 +78,25 @@ def format_page(payload: dict[str, Any]) -> str:
     ...     "children": []}, "offset": 0, "next_offset": None, "messages": []}))
     session s  (untitled)  cli, unknown time, 0 messages
     no messages
+
+    A session ingested without a source shows none (not a stray comma):
+
+    >>> print(format_page({"session": {"session_id": "s", "title": "t", "source": "",
+    ...     "when": "unknown time", "message_count": 0}, "lineage": {"parent": None,
+    ...     "children": []}, "offset": 0, "next_offset": None, "messages": []}))
+    session s  t  unknown time, 0 messages
+    no messages
     """
     s, lineage = payload["session"], payload["lineage"]
-    lines = [f"session {s['session_id']}  {s['title'] or '(untitled)'}  {s['source']}, "
-             f"{s['when']}, {s['message_count']} messages"]
+    lines = [f"session {s['session_id']}  {s['title'] or '(untitled)'}  "
+             f"{_from(s['source'], s['when'])}, {s['message_count']} messages"]
     parent = lineage["parent"]
     if parent is not None:
         known = (parent["title"] or "(untitled)") if parent["stored"] else "(not stored)"
         lines.append(f"parent: {parent['session_id']}  {known}")
     for child in lineage["children"]:
         lines.append(f"child: {child['session_id']}  {child['title'] or '(untitled)'}  "
-                     f"{child['source']}, {child['when']}")
+                     f"{_from(child['source'], child['when'])}")
     messages = payload["messages"]
     if not messages:
         lines.append("no messages")
@@ -102,3 +110,8 @@ def format_page(payload: dict[str, Any]) -> str:
         lines += [f"    {line}" for line in m["content"].splitlines()]
         lines += [f"    -> {c['name']}({c['arguments']})" for c in m.get("tool_calls", ())]
     return "\n".join(lines)
+
+
+def _from(source: str, when: str) -> str:
+    """``source, when``; only ``when`` for a session stored without a source."""
+    return f"{source}, {when}" if source else when
