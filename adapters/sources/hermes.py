@@ -45,7 +45,7 @@ from harkback.adapters.sources.hermes_rows import (
     session_from_row,
 )
 from harkback.adapters.sources.importing import ImportPlan, ImportUnit, Tally, Units
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Session
 
@@ -175,7 +175,7 @@ class HermesImporter:
         try:
             stamp = f"{file_stamp(self.path)} archived={int(self.archived)}"
         except OSError as error:
-            return Failure(StoreUnavailable(f"cannot read {self.path}: "
+            return Failure(SourceUnreadable(f"cannot read {self.path}: "
                                             f"{error.strerror or error}"))
         marks = state.marks_by_item()
         old_stamp = marks.pop(STAMP_ITEM, None)
@@ -191,7 +191,7 @@ class HermesImporter:
             snapshot = db.read(lambda c: read_snapshot(c, db.session_columns, cursor))
         except sqlite3.Error as error:
             db.close()
-            return Failure(StoreUnavailable(f"cannot read the Hermes database {db.path}: "
+            return Failure(SourceUnreadable(f"cannot read the Hermes database {db.path}: "
                                             f"{error}"))
         notes = list(db.notes)
         if snapshot.top < cursor:
@@ -254,7 +254,7 @@ class HermesImporter:
                     yield Success(unit)
                     continue
                 if not db.changed_since_open():
-                    yield Failure(StoreUnavailable(
+                    yield Failure(SourceUnreadable(
                         f"cannot read session {todo[start].session.id} of {db.path}: {problem}"))
                     return
                 # Hermes wrote while this unlocked read ran: read the unit again, this time
@@ -263,7 +263,7 @@ class HermesImporter:
                 reopened = HermesDb.open(self.path)
                 if isinstance(reopened, Failure) or reopens == 0:
                     yield Failure(reopened.failure() if isinstance(reopened, Failure)
-                                  else StoreUnavailable(f"{db.path} kept changing while it "
+                                  else SourceUnreadable(f"{db.path} kept changing while it "
                                                         "was read; run the import again"))
                     return
                 db, reopens = reopened.unwrap(), reopens - 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,22 @@ def test_optimize_of_a_file_it_refuses_says_only_why(tmp_path: Path) -> None:
     (line,) = done.stderr.splitlines()
     assert "not a SQLite database" in line
     assert notes.read_text(encoding="utf-8") == "my notes\n"
+
+
+def test_an_unreadable_source_is_not_blamed_on_the_store(tmp_path: Path) -> None:
+    """A file given to import that is not what it should be is named as the source that
+    failed; the store is fine (it said "session store unavailable: ... is not a Hermes
+    state.db")."""
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE notes (text TEXT)")
+    connection.close()
+    before = other.read_bytes()
+    done = run("import", "hermes", str(other), db=tmp_path / "h.db")
+    assert done.returncode == 1
+    assert "session store unavailable" not in done.stderr
+    assert f"source unreadable: {other} is not a Hermes state.db" in done.stderr
+    read = run("ingest", "/proc/self/mem", db=tmp_path / "h.db")
+    assert "session store unavailable" not in read.stderr
+    assert "source unreadable: cannot read /proc/" in read.stderr
+    assert other.read_bytes() == before
