@@ -210,3 +210,14 @@ def test_an_unreadable_source_is_not_blamed_on_the_store(tmp_path: Path) -> None
     assert "session store unavailable" not in read.stderr
     assert "source unreadable: cannot read /proc/" in read.stderr
     assert other.read_bytes() == before
+
+
+def test_a_session_id_beginning_with_a_dash_gets_the_hint_too(tmp_path: Path) -> None:
+    """Ingested ids may begin with '-': ``show -x`` is a usage error that says how to
+    write it (as search says for a query), and that way works."""
+    db = ingested(tmp_path, [conversation("-x", ("user", "docker"))])
+    done = run("show", "-x", db=db)
+    assert done.returncode == USAGE
+    assert "a SESSION_ID that begins with '-' goes after '--': harkback show -- -x" \
+        in done.stderr
+    assert run("show", "--db", str(db), "--", "-x").returncode == 0
