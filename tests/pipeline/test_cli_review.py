@@ -221,3 +221,29 @@ def test_a_session_id_beginning_with_a_dash_gets_the_hint_too(tmp_path: Path) ->
     assert "a SESSION_ID that begins with '-' goes after '--': harkback show -- -x" \
         in done.stderr
     assert run("show", "--db", str(db), "--", "-x").returncode == 0
+
+
+def test_a_hermes_import_names_the_damage_it_skipped(tmp_path: Path) -> None:
+    """A message of a role Hermes never writes is dropped, unreadable tool calls are left
+    out: damaged input, so named (file and message) and exit 3, as for the other sources
+    (it was counted only, exit 0)."""
+    state = tmp_path / "state.db"
+    hermes = HermesFile(state, "v30")
+    hermes.session("20260303_100000_aa11bb", title="Docker")
+    hermes.message("20260303_100000_aa11bb", "user", "the docker bridge has no DNS")
+    odd = hermes.message("20260303_100000_aa11bb", "wizard", "a role Hermes never writes")
+    broken = hermes.message("20260303_100000_aa11bb", "assistant", "let me look",
+                            tool_calls="{not json")
+    hermes.close()
+    done = run("import", "hermes", str(state), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 3, done.stderr
+    (source,) = json.loads(done.stdout)["sources"]
+    assert source["skipped_lines_total"] == 2
+    named = [f"{s['file']}: {s['reason']}" for s in source["skipped_lines"]]
+    assert named == [
+        f"{state}: message with role 'wizard': message {odd} of session "
+        "20260303_100000_aa11bb dropped",
+        f"{state}: unreadable tool_calls: message {broken} of session "
+        "20260303_100000_aa11bb kept without its tool calls"]
+    assert [line.removeprefix("harkback: ").removesuffix(" (skipped)")
+            for line in done.stderr.splitlines()] == named
