@@ -186,14 +186,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     recent = commands.add_parser("recent", help="list recent sessions")
     with_db(recent)
-    recent.add_argument("--limit", type=_limit, default=10)
-    recent.add_argument("--current-session", default=None)
+    recent.add_argument("--limit", type=_limit, default=10,
+                        help="sessions to list (default 10, at most 10)")
+    recent.add_argument("--current-session", default=None,
+                        help="the caller's session id; its whole lineage is left out")
     recent.add_argument("--since", default=None, metavar="WHEN",
                         help=f"sessions started since WHEN: {_WHEN}")
     recent.add_argument("--until", default=None, metavar="WHEN",
                         help=f"sessions started until WHEN: {_WHEN}")
     _add_filters(recent, "list sessions")
-    recent.add_argument("--json", action="store_true")
+    recent.add_argument("--json", action="store_true", help="print the JSON payload only")
 
     show = commands.add_parser(
         "show", help="print a page of one session's transcript, with message ids")
@@ -223,13 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
         "optimize", help="merge the full-text index into one piece: faster searches after "
                          "large imports (rewrites the index)")
     with_db(optimize)
-    optimize.add_argument("--json", action="store_true")
+    optimize.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
     migrate = commands.add_parser(
         "migrate", help="bring a store made by an older harkback to this version's schema "
                         "(a writable open does it too; running it again does nothing)")
     with_db(migrate)
-    migrate.add_argument("--json", action="store_true")
+    migrate.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
     stats = commands.add_parser(
         "stats", help="count the sessions, messages, sources, vectors and cached summaries "
@@ -293,7 +295,8 @@ def _add_import_commands(commands: Any,
     kinds = imports.add_subparsers(dest="kind", required=True, metavar="KIND")
     wheres = {"hermes": "a Hermes state.db, or a Hermes home with profiles "
                         "(default: $HERMES_HOME or ~/.hermes)",
-              "claude-code": "a Claude Code projects folder (default: ~/.claude/projects)",
+              "claude-code": "a Claude Code projects folder (default: "
+                             "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)",
               "codex": "a Codex sessions folder (default: $CODEX_HOME/sessions or "
                        "~/.codex/sessions)",
               "jsonl": "a file in the ingest format (one session per line)"}
@@ -316,7 +319,7 @@ def _add_import_commands(commands: Any,
         add_keep_secrets(sub)
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)
-    sources.add_argument("--json", action="store_true")
+    sources.add_argument("--json", action="store_true", help="print the list as JSON")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -352,6 +355,8 @@ def _run(argv: list[str]) -> int:
         print(f"harkback: {visible(str(error))}", file=sys.stderr)
         return error.status
     except KeyboardInterrupt:
+        if getattr(args, "json", False):
+            print(json_text({"success": False, "error": "interrupted"}))
         print("harkback: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:

@@ -53,16 +53,21 @@ def wants_json(argv: Sequence[str]) -> bool:
     return False
 
 
+_DASHED = {"search": "a query", "show": "a SESSION_ID"}
+"""The commands whose argument may begin with ``-``, and what it is called."""
+
+
 def dash_hint(argv: Sequence[str]) -> str | None:
-    """A hint when a search's query looks like an option (it begins with ``-``)."""
-    if not argv or argv[0] != "search" or "--" in argv:
+    """A hint when a search's query or a session id to show looks like an option (it
+    begins with ``-``)."""
+    if not argv or argv[0] not in _DASHED or "--" in argv:
         return None
     known = {"--json", "--rerank", "-h", "--help"}
     suspects = [a for a in argv[1:] if a.startswith("-") and len(a) > 1
                 and not a.startswith("--") and a not in known]
     if not suspects:
         return None
-    return ("a query that begins with '-' goes after '--': harkback search -- "
+    return (f"{_DASHED[argv[0]]} that begins with '-' goes after '--': harkback {argv[0]} -- "
             f"{shlex.quote(suspects[0])}")
 
 
@@ -70,7 +75,8 @@ def report_usage(error: UsageError, argv: Sequence[str]) -> int:
     """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
     stdout when ``--json`` was asked for; the exit status."""
     message = str(error)
-    hint = dash_hint(argv)
+    # "argument --timeout: ..." is about an option's value (-1), not a query
+    hint = None if message.startswith("argument ") else dash_hint(argv)
     if hint:
         message = f"{message} ({hint})"
     if wants_json(argv):

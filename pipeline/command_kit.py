@@ -47,6 +47,9 @@ def db_of(args: argparse.Namespace) -> str:
 
 
 def needs_file(target: str) -> None:
+    folder = wiring.folder_named(target)
+    if folder is not None:
+        raise CliError(folder)
     if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
         raise CliError(f"no database at {target}: ingest or import sessions first")
 

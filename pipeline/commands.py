@@ -19,7 +19,6 @@ from returns.result import Failure
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
-    EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     CliError,
@@ -60,14 +59,18 @@ async def ingest(args: argparse.Namespace) -> int:
                                          full=True)
     ok = outcome.ok and (embedded is None or embedded.ok)
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
+    stopped = (None if outcome.error is None
+               else f"{outcome.line()}; stopped: {outcome.error.message()}")
     if args.json:
         payload = {**outcome.to_payload(), "success": ok}
         if embedded is not None:
             payload["embedding"] = embed_payload(embedded)
         print_json(payload)
+        if stopped is not None:  # the one line every failure gives, --json or not
+            print(visible(f"harkback: {stopped}"), file=sys.stderr)
         return finished(ok, outcome.skips)
-    if outcome.error is not None:
-        raise CliError(f"{outcome.line()}; stopped: {outcome.error.message()}")
+    if stopped is not None:
+        raise CliError(stopped)
     print(outcome.line())
     if embedded is not None:
         print(embedded.describe())
@@ -169,13 +172,14 @@ async def show(args: argparse.Namespace) -> int:
 
 
 def _emit(response: Response, *, as_json: bool) -> int:
+    # A failure is one line (and the payload under --json, printed by the entry point); a
+    # request rejected as asked (a role, a window ending before it starts) is a usage error.
+    unwrap(response.outcome)
     payload = response.to_payload()
     if as_json:
         print_json(payload)
-        return EXIT_OK if payload["success"] else EXIT_FAILED
-    if not payload["success"]:
-        raise CliError(payload["error"])
-    print(format_payload(payload))
+    else:
+        print(format_payload(payload))
     return EXIT_OK
 
 

@@ -43,7 +43,7 @@ from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
 from harkback.pipeline.redacting import Redacted
-from harkback.stages.errors import QueryRejected, StoreUnavailable
+from harkback.stages.errors import QueryRejected, SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
@@ -342,17 +342,17 @@ def importers_for(kind: str, path: Path | None, *,
         return Failure(QueryRejected(f"unknown source kind {kind!r}; one of {', '.join(KINDS)}"))
     if kind == "jsonl":
         if path is None or not path.is_file():
-            return Failure(StoreUnavailable(f"no such file: {path}"))
+            return Failure(SourceUnreadable(f"no such file: {path}"))
         return Success((JsonlImporter(resolved(path)),))
     where = resolved(path if path is not None else default_location(kind, environ))
     if kind == "hermes":
         found = database_files(where)
         if not found:
-            return Failure(StoreUnavailable(
+            return Failure(SourceUnreadable(
                 f"no Hermes state.db at {where} (pass the file or HERMES_HOME)"))
         return Success(tuple(HermesImporter(resolved(p)) for p in found))
     if not where.is_dir():
-        return Failure(StoreUnavailable(
+        return Failure(SourceUnreadable(
             f"no {kind} transcripts folder at {where} (pass the folder)"))
     if kind == "claude-code":
         return Success((TranscriptImporter(CLAUDE_CODE, where),))

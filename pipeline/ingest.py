@@ -26,7 +26,7 @@ from harkback.adapters.sources.importing import (
     no_units,
 )
 from harkback.pipeline.batching import Budget, batched
-from harkback.stages.errors import BadRecord, StoreUnavailable
+from harkback.stages.errors import BadRecord, SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.ingest_format import read_line
 from harkback.stages.records import Conversation
@@ -106,7 +106,7 @@ class JsonlImporter:
             fingerprint = file_fingerprint(self.path)
             size = self.path.stat().st_size
         except OSError as error:
-            return Failure(StoreUnavailable(
+            return Failure(SourceUnreadable(
                 f"cannot read {self.path}: {error.strerror or error}"))
         old = state.marks_by_item().get(self.path.name)
         if not full and old is not None and old.fingerprint == fingerprint:
@@ -124,7 +124,8 @@ class JsonlImporter:
             tally.skip(*_damage(error))
 
         try:
-            with self.path.open(encoding="utf-8", errors="replace") as handle:
+            # utf-8-sig: a byte order mark (Windows editors) is not part of the first line
+            with self.path.open(encoding="utf-8-sig", errors="replace") as handle:
                 sized = ((size, (size, c)) for size, c in read_conversations(handle, bad))
                 for batch in batched(sized, budget):
                     yield Success(self._unit(batch, tally))
@@ -132,7 +133,7 @@ class JsonlImporter:
                     messages += sum(len(c.messages) for _, c in batch)
                     tally = Tally()
         except OSError as error:
-            yield Failure(StoreUnavailable(f"cannot read {self.path}: {error}"))
+            yield Failure(SourceUnreadable(f"cannot read {self.path}: {error}"))
             return
         # The file's mark is kept once all of it is stored.
         mark = Mark(item=self.path.name, fingerprint=fingerprint, sessions=sessions,

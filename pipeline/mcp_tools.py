@@ -100,11 +100,12 @@ _RECENT = ToolSpec(
 _READ = ToolSpec(
     "read_session",
     "Read one past session's messages by session id, a page at a time: from an offset, or "
-    "around a message (its position, as search results cite them). The reply's next_offset "
-    "is the offset of the next page, null at the end.",
+    "around a message (its id as search results cite it in matched_message_ids, or its "
+    "position). The reply's next_offset is the offset of the next page, null at the end.",
     {"id": {"type": "string", "description": "The session id (session_id of a result)."},
-     "around": {"type": "integer", "minimum": 0,
-                "description": "Centre the page on the message at this position."},
+     "around": {"type": ["string", "integer"], "minimum": 0,
+                "description": "Centre the page on this message: SESSION_ID:POSITION (as "
+                               "matched_message_ids cite it) or a position."},
      "offset": {"type": "integer", "minimum": 0, "default": 0,
                 "description": "Index of the first message of the page (next_offset)."},
      "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": PAGE_LIMIT,
@@ -223,10 +224,10 @@ async def recent_sessions(store: SessionStore, args: Mapping[str, Any]
         current_session_id=args["current_session"]))
 
 
-async def read_session_page(store: SessionStore, session_id: str, *, around: int | None,
+async def read_session_page(store: SessionStore, session_id: str, *, around: str | int | None,
                             offset: int | None, limit: int) -> Result[dict[str, Any], str]:
     """The ``harkback show --json`` payload: a page of a session's messages, from
-    ``offset`` or centred on the message at position ``around``."""
+    ``offset`` or centred on the message ``around`` names (an id or a position)."""
     # The tool's offset defaults to 0; beside ``around`` a 0 means "not given".
     start = offset if around is None else (offset or None)
     page = await Harkback(store=store).read_session(session_id, around=around, offset=start,

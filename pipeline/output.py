@@ -19,6 +19,10 @@ def print_json(payload: dict[str, Any]) -> None:
     print(json_text(payload, indent=2))
 
 
+SOURCE_WIDTH = len("claude-code")
+"""The source column: the longest source name harkback's importers write, whole."""
+
+
 def format_payload(payload: dict[str, Any]) -> str:
     """Human output for a search or recent payload: a table, then each summary."""
     rows = payload["results"]
@@ -26,7 +30,7 @@ def format_payload(payload: dict[str, Any]) -> str:
         return str(payload.get("message", "No sessions found."))
     if payload["mode"] == "recent":
         return _recent_table(rows)
-    header = f"{'#':>2}  {'when':<30} {'source':<10} {'hits':>4}  session / title"
+    header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'hits':>4}  session / title"
     asked = ""
     if payload.get("as_of") is not None:
         moment = datetime.fromtimestamp(payload["as_of"], UTC)
@@ -39,7 +43,7 @@ def format_payload(payload: dict[str, Any]) -> str:
     lines += [f"note: {note}" for note in payload.get("notes", ())]
     lines += ["", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
+        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:SOURCE_WIDTH]:<{SOURCE_WIDTH}} "
                      f"{r['matched_messages']:>4}  {r['session_id']}  {r['title']}")
     for i, r in enumerate(rows, 1):
         lines += ["", f"[{i}] {r['title'] or r['session_id']} ({r['summary_kind']} summary)"]
@@ -56,10 +60,10 @@ def format_payload(payload: dict[str, Any]) -> str:
 
 
 def _recent_table(rows: list[dict[str, Any]]) -> str:
-    header = f"{'#':>2}  {'when':<30} {'source':<10} {'msgs':>5}  title / first request"
+    header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'msgs':>5}  title / first request"
     lines = [header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:10]:<10} "
+        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:SOURCE_WIDTH]:<{SOURCE_WIDTH}} "
                      f"{r['message_count']:>5}  {r['title'] or '(untitled)'}")
         lines.append(f"{'':>4}{r['session_id']}: {r['preview'][:90]}")
     return "\n".join(lines)
@@ -74,17 +78,25 @@ def format_page(payload: dict[str, Any]) -> str:
     ...     "children": []}, "offset": 0, "next_offset": None, "messages": []}))
     session s  (untitled)  cli, unknown time, 0 messages
     no messages
+
+    A session ingested without a source shows none (not a stray comma):
+
+    >>> print(format_page({"session": {"session_id": "s", "title": "t", "source": "",
+    ...     "when": "unknown time", "message_count": 0}, "lineage": {"parent": None,
+    ...     "children": []}, "offset": 0, "next_offset": None, "messages": []}))
+    session s  t  unknown time, 0 messages
+    no messages
     """
     s, lineage = payload["session"], payload["lineage"]
-    lines = [f"session {s['session_id']}  {s['title'] or '(untitled)'}  {s['source']}, "
-             f"{s['when']}, {s['message_count']} messages"]
+    lines = [f"session {s['session_id']}  {s['title'] or '(untitled)'}  "
+             f"{_from(s['source'], s['when'])}, {s['message_count']} messages"]
     parent = lineage["parent"]
     if parent is not None:
         known = (parent["title"] or "(untitled)") if parent["stored"] else "(not stored)"
         lines.append(f"parent: {parent['session_id']}  {known}")
     for child in lineage["children"]:
         lines.append(f"child: {child['session_id']}  {child['title'] or '(untitled)'}  "
-                     f"{child['source']}, {child['when']}")
+                     f"{_from(child['source'], child['when'])}")
     messages = payload["messages"]
     if not messages:
         lines.append("no messages")
@@ -98,3 +110,8 @@ def format_page(payload: dict[str, Any]) -> str:
         lines += [f"    {line}" for line in m["content"].splitlines()]
         lines += [f"    -> {c['name']}({c['arguments']})" for c in m.get("tool_calls", ())]
     return "\n".join(lines)
+
+
+def _from(source: str, when: str) -> str:
+    """``source, when``; only ``when`` for a session stored without a source."""
+    return f"{source}, {when}" if source else when

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.pipeline.db_names import MASK, shown_db
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 
 CONFIG_VARIABLE = "HARKBACK_CONFIG"
@@ -129,7 +130,9 @@ class Settings:
 
     def _shown(self, key: Key) -> Any:
         value = getattr(self, key.name)
-        return "********" if key.secret and value else value
+        if key.name == "db":
+            return shown_db(value)  # a server URL's password
+        return MASK if key.secret and value else value
 
 
 def _text(value: Any) -> str:

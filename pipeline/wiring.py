@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
@@ -97,6 +98,18 @@ STORES: Mapping[str, StoreOpener] = {
 """Store openers by kind (:func:`store_kind`)."""
 
 
+def folder_named(target: str) -> str | None:
+    """Why a ``--db`` path that names a folder cannot be a store (None: it does not).
+
+    >>> folder_named(".")
+    '. is a folder, not a database file: name a file in it, such as harkback.db'
+    """
+    if store_kind(target) != "sqlite" or not Path(target).expanduser().is_dir():
+        return None
+    return (f"{target} is a folder, not a database file: name a file in it, such as "
+            f"{Path(target) / 'harkback.db'}")
+
+
 def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool = False,
                create: bool = False, once: bool = False
                ) -> Result[SessionStore, StoreUnavailable]:
@@ -112,6 +125,9 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
     <Success: MemoryStore>
     """
     text = os.fspath(target) if target is not None else default_db()
+    folder = folder_named(text)
+    if folder is not None:
+        return Failure(StoreUnavailable(folder))
     if create and not readonly and store_kind(text) == "sqlite":
         return SqliteStore.open(text, create=True).map(_as_store)
     if once and readonly and store_kind(text) == "sqlite":

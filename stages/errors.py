@@ -36,6 +36,16 @@ class StoreUnavailable(_Reasoned, label="session store unavailable"):
     """The session store could not be read or written (missing, locked, corrupt)."""
 
 
+class SourceUnreadable(StoreUnavailable, label="source unreadable"):
+    """What an import reads (another agent's history, an ingest file) could not be read:
+    missing, damaged, not what it should be. A :class:`StoreUnavailable` to every caller,
+    but named for what failed: the store itself is fine.
+
+    >>> SourceUnreadable("x.db is not a Hermes state.db").message()
+    'source unreadable: x.db is not a Hermes state.db'
+    """
+
+
 class ModelFailed(_Reasoned, label="model failed"):
     """A model call failed after its retries (timeout, HTTP error, unusable answer)."""
 

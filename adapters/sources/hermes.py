@@ -45,7 +45,7 @@ from harkback.adapters.sources.hermes_rows import (
     session_from_row,
 )
 from harkback.adapters.sources.importing import ImportPlan, ImportUnit, Tally, Units
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Session
 
@@ -117,7 +117,7 @@ class Todo(NamedTuple):
 
     session: Session
     mark: str
-    left_out: tuple[tuple[str, int], ...]
+    left_out: Tally
 
 
 def database_files(path: Path) -> list[Path]:
@@ -175,7 +175,7 @@ class HermesImporter:
         try:
             stamp = f"{file_stamp(self.path)} archived={int(self.archived)}"
         except OSError as error:
-            return Failure(StoreUnavailable(f"cannot read {self.path}: "
+            return Failure(SourceUnreadable(f"cannot read {self.path}: "
                                             f"{error.strerror or error}"))
         marks = state.marks_by_item()
         old_stamp = marks.pop(STAMP_ITEM, None)
@@ -191,7 +191,7 @@ class HermesImporter:
             snapshot = db.read(lambda c: read_snapshot(c, db.session_columns, cursor))
         except sqlite3.Error as error:
             db.close()
-            return Failure(StoreUnavailable(f"cannot read the Hermes database {db.path}: "
+            return Failure(SourceUnreadable(f"cannot read the Hermes database {db.path}: "
                                             f"{error}"))
         notes = list(db.notes)
         if snapshot.top < cursor:
@@ -201,10 +201,10 @@ class HermesImporter:
         rows = {column_text(r.get("id")): r for r in snapshot.sessions if column_text(r.get("id"))}
         read: dict[str, Todo] = {}
         for session_id, row in rows.items():
-            tally = Tally()
+            tally = Tally(file=str(db.path))
             session = session_from_row(row, rows.get(column_text(row.get("parent_session_id"))),
                                        tally)
-            read[session_id] = Todo(session, fingerprint(row, session), tally.items())
+            read[session_id] = Todo(session, fingerprint(row, session), tally)
         flagged = self._flagged(rows, read)
         todo = [t for session_id, t in read.items() if session_id not in flagged and (
             full or session_id in snapshot.fresh or session_id not in marks
@@ -254,7 +254,7 @@ class HermesImporter:
                     yield Success(unit)
                     continue
                 if not db.changed_since_open():
-                    yield Failure(StoreUnavailable(
+                    yield Failure(SourceUnreadable(
                         f"cannot read session {todo[start].session.id} of {db.path}: {problem}"))
                     return
                 # Hermes wrote while this unlocked read ran: read the unit again, this time
@@ -263,7 +263,7 @@ class HermesImporter:
                 reopened = HermesDb.open(self.path)
                 if isinstance(reopened, Failure) or reopens == 0:
                     yield Failure(reopened.failure() if isinstance(reopened, Failure)
-                                  else StoreUnavailable(f"{db.path} kept changing while it "
+                                  else SourceUnreadable(f"{db.path} kept changing while it "
                                                         "was read; run the import again"))
                     return
                 db, reopens = reopened.unwrap(), reopens - 1
@@ -281,6 +281,7 @@ def _joined(unit: ImportUnit, more: ImportUnit | None) -> ImportUnit:
     tally.merge(more.left_out)
     return attrs.evolve(unit, conversations=unit.conversations + more.conversations,
                         marks=unit.marks + more.marks, left_out=tally.items(),
+                        skipped=unit.skipped + more.skipped, skips=unit.skips + more.skips,
                         work=unit.work + more.work)
 
 
@@ -296,10 +297,12 @@ def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
            and messages < importing.UNIT_MESSAGES and size < importing.UNIT_BYTES):
         session, mark, session_left_out = todo[index]
         conversation, left_out = db.read(
-            partial(_conversation, columns=db.message_columns, session=session))
+            partial(_conversation, columns=db.message_columns, session=session,
+                    file=str(db.path)))
         conversations.append(conversation)
-        tally.merge(session_left_out)
-        tally.merge(left_out)
+        for counted in (session_left_out, left_out):  # damaged input is named, not only counted
+            tally.merge(counted.items())
+            tally.merge_skips(counted.named, counted.skips)
         marks.append(Mark(item=session.id, fingerprint=mark, sessions=1,
                           messages=len(conversation.messages), session_ids=(session.id,)))
         messages += len(conversation.messages)
@@ -307,13 +310,14 @@ def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
                     for m in conversation.messages)  # characters: near enough to bytes
         index += 1
     return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
-                      left_out=tally.items(), work=len(marks)), index
+                      left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
+                      work=len(marks)), index
 
 
-def _conversation(connection: sqlite3.Connection, columns: frozenset[str], session: Session
-                  ) -> tuple[Conversation, tuple[tuple[str, int], ...]]:
+def _conversation(connection: sqlite3.Connection, columns: frozenset[str], session: Session,
+                  file: str) -> tuple[Conversation, Tally]:
     # A fresh tally per attempt, so a retried read does not count twice.
-    tally = Tally()
+    tally = Tally(file=file)
     messages = messages_from_rows(session.id, read_messages(connection, columns, session.id),
                                   tally)
-    return Conversation(session, messages), tally.items()
+    return Conversation(session, messages), tally

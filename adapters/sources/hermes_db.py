@@ -42,7 +42,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, Mode, open_mode
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 
 T = TypeVar("T")
 
@@ -130,16 +130,16 @@ class HermesDb:
         """Open ``path`` read-only (see the module for how); never creates a file."""
         location = Path(os.path.expanduser(path)).resolve()
         if not location.is_file():
-            return Failure(StoreUnavailable(f"no Hermes database at {location}"))
+            return Failure(SourceUnreadable(f"no Hermes database at {location}"))
         try:
             stamp = FileStamp.of(location)
             with location.open("rb") as handle:
                 header = handle.read(100)
         except OSError as error:
-            return Failure(StoreUnavailable(
+            return Failure(SourceUnreadable(
                 f"cannot read {location}: {error.strerror or error}"))
         if not header.startswith(MAGIC):
-            return Failure(StoreUnavailable(f"{location} is not a SQLite database"))
+            return Failure(SourceUnreadable(f"{location} is not a SQLite database"))
         wal = Path(f"{location}-wal").exists()
         shm = Path(f"{location}-shm").exists()
         mode = open_mode(header, wal=wal, shm=shm)
@@ -165,7 +165,7 @@ class HermesDb:
         try:
             connection, sessions, messages = retrying(connect)
         except sqlite3.Error as error:
-            return Failure(StoreUnavailable(f"cannot read the Hermes database {location}: "
+            return Failure(SourceUnreadable(f"cannot read the Hermes database {location}: "
                                             f"{error}"))
         try:
             application = connection.execute("PRAGMA application_id").fetchone()[0]
@@ -173,14 +173,14 @@ class HermesDb:
             application = 0
         if application == APPLICATION_ID:  # a harkback file: not read as a Hermes file
             connection.close()
-            return Failure(StoreUnavailable(
+            return Failure(SourceUnreadable(
                 f"{location} is a harkback database, not a Hermes state.db"))
         missing = sorted((SESSION_CORE - sessions) | (MESSAGE_CORE - messages))
         if not sessions or not messages or missing:
             connection.close()
             what = ("no sessions and messages tables" if not sessions or not messages
                     else f"missing columns {', '.join(missing)}")
-            return Failure(StoreUnavailable(f"{location} is not a Hermes state.db ({what})"))
+            return Failure(SourceUnreadable(f"{location} is not a Hermes state.db ({what})"))
         return Success(cls(path=location, mode=mode, connection=connection, stamp=stamp,
                            session_columns=sessions, message_columns=messages, notes=notes))
 

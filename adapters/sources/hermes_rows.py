@@ -236,7 +236,8 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
             continue
         role = column_text(row.get("role"))
         if role not in ROLES:
-            tally.add(f"message with role {role!r}")
+            tally.skip(f"message with role {role!r}",
+                       f"message {row.get('id')} of session {session_id} dropped")
             continue
         text = decode_content(row.get("content"))
         if text is None:
@@ -258,7 +259,9 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
             text = _MEMORY_CONTEXT.sub("", text)
         calls = tool_calls(row.get("tool_calls"))
         if calls is None:
-            tally.add("unreadable tool_calls")
+            tally.skip("unreadable tool_calls",
+                       f"message {row.get('id')} of session {session_id} kept without its "
+                       "tool calls")
             calls = ()
         if not text.strip() and not calls:
             tally.add("empty message")

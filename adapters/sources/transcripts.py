@@ -43,7 +43,7 @@ from harkback.adapters.sources.transcript_lines import (
     json_lines,
     plausible_time,
 )
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
 
@@ -226,11 +226,11 @@ class TranscriptImporter:
         No folder, or one that cannot be listed, is a :class:`StoreUnavailable`.
         """
         if not self.root.is_dir():
-            return Failure(StoreUnavailable(f"no {self.form.what} at {self.root}"))
+            return Failure(SourceUnreadable(f"no {self.form.what} at {self.root}"))
         try:
             files = find_files(self.root, self.form.patterns)
         except OSError as error:
-            return Failure(StoreUnavailable(f"cannot list {self.root}: "
+            return Failure(SourceUnreadable(f"cannot list {self.root}: "
                                             f"{error.strerror or error}"))
         return plan_files(self.root, files, state, full=full,
                           parse=partial(parse_file, self.form, root=self.root))

@@ -207,7 +207,8 @@ class SqliteStore(Closing):
 
     def _patiently(self, work: Callable[[sqlite3.Connection], T]
                    ) -> Callable[[sqlite3.Connection], T]:
-        return patiently(work, self.patience)
+        # Closing (an interrupted command) ends the wait for another writer's lock.
+        return patiently(work, self.patience, stop=lambda: self._closed)
 
     def search(self, query: ports.MatchQuery
                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:

@@ -75,9 +75,11 @@ def is_busy(error: sqlite3.Error) -> bool:
 def patiently(work: Callable[[sqlite3.Connection], T], patience: Patience, *,
               clock: Callable[[], float] = time.monotonic,
               sleep: Callable[[float], None] = time.sleep,
-              draw: Callable[[], float] = random.random
+              draw: Callable[[], float] = random.random,
+              stop: Callable[[], bool] = lambda: False
               ) -> Callable[[sqlite3.Connection], T]:
-    """``work`` tried again while the file is busy, until ``patience`` runs out.
+    """``work`` tried again while the file is busy, until ``patience`` runs out or
+    ``stop()`` says the writer is no longer wanted (its store is closing: Ctrl-C).
 
     ``work`` must be one whole transaction that rolls itself back when it fails (every
     write of the store is), so trying it again is safe.
@@ -92,7 +94,7 @@ def patiently(work: Callable[[sqlite3.Connection], T], patience: Patience, *,
                 if not is_busy(error):
                     raise
                 left = deadline - clock()
-                if left <= 0:
+                if left <= 0 or stop():
                     raise
                 # The last pause is cut to the deadline: the writer uses all its patience.
                 sleep(min(patience.pause(attempt, draw()), left))

@@ -69,6 +69,25 @@ def hit_spans(rendered: Rendered, hits: Sequence[MessageHit]) -> tuple[Span, ...
     return tuple(spans)
 
 
+def placed(hits: Sequence[MessageHit], messages: Sequence[Message]) -> tuple[MessageHit, ...]:
+    """``hits`` with a hit at position 0 of a session that has no message there moved to
+    that session's first message: a title match points at position 0, and not every
+    source numbers a session's messages from 0 (Hermes numbers them by row id).
+
+    >>> m = lambda p: Message(session_id="s", position=p, role="user", content="x")
+    >>> title = MessageHit(session_id="s", position=0, role="user", content="", score=1.0)
+    >>> [h.position for h in placed((title,), (m(9), m(7)))]
+    [7]
+    """
+    first: dict[str, int] = {}
+    for message in messages:
+        first[message.session_id] = min(message.position,
+                                        first.get(message.session_id, message.position))
+    return tuple(attrs.evolve(hit, position=first[hit.session_id])
+                 if hit.position == 0 and first.get(hit.session_id, 0) > 0 else hit
+                 for hit in hits)
+
+
 def make_transcript(candidate: Candidate, lineage: Sequence[Session],
                     messages: Sequence[Message], parsed: ParsedQuery, *,
                     budget_chars: int = BUDGET_CHARS,
@@ -79,6 +98,7 @@ def make_transcript(candidate: Candidate, lineage: Sequence[Session],
     are kept instead. A hit message (or line) longer than half the budget is replaced
     by the places inside it where query units occur, so the window lands on the match.
     """
+    candidate = attrs.evolve(candidate, hits=placed(candidate.hits, messages))
     rendered = render_lineage(lineage, messages, tool_output_chars=tool_output_chars)
     spans = hit_spans(rendered, candidate.hits) or locate_units(rendered.text, parsed.units)
     # A matched message too long to keep whole is cut around the words that matched.

@@ -24,7 +24,7 @@ from harkback.pipeline.importing import (
     run_import,
 )
 from harkback.pipeline.ingest import JsonlImporter
-from harkback.stages.errors import QueryRejected, StoreUnavailable
+from harkback.stages.errors import QueryRejected, SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import SourceKey, SourceState
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -191,9 +191,12 @@ async def test_an_unreadable_file_is_counted_and_tried_again(projects: Path,
 
 
 def test_nothing_to_import_is_an_error_record_not_text(tmp_path: Path) -> None:
-    """A missing folder is a StoreUnavailable, an unknown kind a QueryRejected."""
+    """A missing folder is a SourceUnreadable (a StoreUnavailable to callers), an unknown
+    kind a QueryRejected."""
     nowhere = tmp_path.resolve() / "nowhere"
-    assert importers_for("codex", nowhere).failure() == StoreUnavailable(
+    missing = importers_for("codex", nowhere).failure()
+    assert isinstance(missing, StoreUnavailable)
+    assert missing == SourceUnreadable(
         f"no codex transcripts folder at {nowhere} (pass the folder)")
     assert isinstance(importers_for("fax", nowhere).failure(), QueryRejected)
 

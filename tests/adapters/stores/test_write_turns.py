@@ -139,3 +139,17 @@ def test_pauses_grow_are_jittered_and_stop_at_the_patience() -> None:
     assert max(pauses) == 1.0
     assert sum(pauses) == pytest.approx(3.0)
     assert pauses[-1] < 1.0
+
+
+def test_a_writer_stops_waiting_once_told_to() -> None:
+    """``stop()`` (the store closing: an interrupted command) ends the retries at once
+    with the busy error, patience left or not."""
+    tries: list[int] = []
+
+    def work(_connection: sqlite3.Connection) -> None:
+        tries.append(1)
+        raise busy_error()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        patiently(work, Patience(total_s=60.0), sleep=lambda _s: None,
+                  stop=lambda: len(tries) >= 2)(sqlite3.connect(":memory:"))
+    assert len(tries) == 2

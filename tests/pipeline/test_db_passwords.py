@@ -1,0 +1,68 @@
+"""No command prints the password of a PostgreSQL ``--db`` URL: the commands that name the
+store (``config``, ``stats``, ``optimize``, ``migrate``, ``redact``) show it masked, as the
+errors already do, on stdout, stderr and in ``--json`` (run through a subprocess against a
+real server, whose trust login ignores the password)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harkback.pipeline.db_names import MASK
+from tests.support.postgres_server import USER, PostgresServer
+
+SECRET = "s3cret-pw"
+_names = itertools.count()
+
+
+def harkback(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``harkback ARGS`` in a fresh interpreter."""
+    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args],
+                          capture_output=True, text=True, timeout=120, check=False, env=env)
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer, tmp_path: Path) -> str:
+    """A harkback database on the server, named by a URL that carries a password."""
+    plain = postgres_server.create_database(f"passwords_{next(_names)}")
+    sessions = tmp_path / "in.jsonl"
+    sessions.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "the docker bridge drops packets"}]}) + "\n",
+        encoding="utf-8")
+    assert harkback("ingest", str(sessions), "--db", plain).returncode == 0
+    return plain.replace(f"//{USER}@", f"//{USER}:{SECRET}@")
+
+
+@pytest.mark.parametrize("command", [("stats",), ("optimize",), ("migrate",),
+                                     ("redact", "--dry-run")])
+def test_upkeep_commands_mask_the_password(url: str, command: tuple[str, ...]) -> None:
+    """The store is named with the password masked, in the table and in --json."""
+    for as_json in ((), ("--json",)):
+        done = harkback(*command, "--db", url, *as_json)
+        assert done.returncode == 0, done.stderr
+        assert SECRET not in done.stdout + done.stderr
+        assert f"{USER}:{MASK}@" in done.stdout + done.stderr
+
+
+def test_config_masks_the_password_of_harkback_db(url: str) -> None:
+    """``harkback config`` shows $HARKBACK_DB without its password, also as JSON."""
+    env = {k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}
+    env["HARKBACK_DB"] = url
+    table = harkback("config", env=env)
+    payload = harkback("config", "--json", env=env)
+    assert table.returncode == payload.returncode == 0, table.stderr
+    assert SECRET not in table.stdout + payload.stdout
+    assert json.loads(payload.stdout)["settings"]["db"]["value"] == url.replace(SECRET, MASK)
+
+
+def test_a_refused_optimize_does_not_print_the_password() -> None:
+    """The line announcing the work comes before the connection fails: masked too."""
+    done = harkback("optimize", "--db", f"postgresql://me:{SECRET}@127.0.0.1:1/h")
+    assert done.returncode == 1
+    assert SECRET not in done.stdout + done.stderr
