@@ -36,6 +36,7 @@ from harkback.adapters.sources.importing import (
     Tally,
     Units,
 )
+from harkback.adapters.sources.session_owners import SessionOwners
 from harkback.adapters.sources.transcript_lines import (
     LINE_NUMBER,
     TORN,
@@ -303,7 +304,8 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
     total = sum(size for *_, size in changed)
-    return Success(ImportPlan(total=total, units=_file_units(changed, parse),
+    owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
+    return Success(ImportPlan(total=total, units=_file_units(changed, parse, owners),
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
@@ -324,8 +326,8 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
     return tuple(gone), hidden
 
 
-def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[Path], ParsedFile]
-                ) -> Units:
+def _file_units(changed: Sequence[tuple[Path, str, str, int]],
+                parse: Callable[[Path], ParsedFile], owners: SessionOwners) -> Units:
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     tally = Tally()
@@ -338,14 +340,16 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]], parse: Callable[[
             tally.skip("unreadable file", str(error.strerror or error))
             work += size
             continue
-        conversations.extend(parsed.conversations)
         tally.merge(parsed.left_out)
         tally.merge_skips(parsed.skipped, parsed.skips)
+        tally.at(str(path))
+        read = owners.claim(item, parsed.conversations, tally)
+        conversations.extend(read)
         torn = any(reason == TORN for reason, _ in parsed.left_out)
         marks.append(Mark(item=item, fingerprint=f"incomplete:{fingerprint}" if torn
                           else fingerprint, sessions=len(parsed.conversations),
                           messages=sum(len(c.messages) for c in parsed.conversations),
-                          session_ids=tuple(c.session.id for c in parsed.conversations)))
+                          session_ids=tuple(c.session.id for c in read)))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
