@@ -168,19 +168,20 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
 
 
 def newest(query: MatchQuery, *, skip: Iterable[int], limit: int,
-           below: int | None = None) -> Statement:
+           below: int | None = None, expression: Node | None = None) -> Statement:
     """The newest messages matching the query, filtered as it says, with score 0.
 
     Nothing is scored and the index is read newest first, so the cost stays near
     ``limit`` rows however common the terms are. Row ids in ``skip`` are left out, and
-    with ``below``, every row id from it up.
+    with ``below``, every row id from it up. ``expression`` stands in for the query's
+    when it matches the same rows.
 
     >>> from harkback.stages.query import parse_query
     >>> q = MatchQuery(expression=parse_query("dock*").expression, roles=("user",))
     >>> newest(q, skip=(), limit=5, below=90).params
     ('"dock"*', '["user"]', '[]', '[]', 90, 5)
     """
-    conditions, params = _filters(query, query.expression)
+    conditions, params = _filters(query, query.expression if expression is None else expression)
     conditions.append("m.id NOT IN (SELECT value FROM json_each(?))")
     params.append(json.dumps(list(skip)))
     if below is not None:
@@ -195,7 +196,7 @@ def newest(query: MatchQuery, *, skip: Iterable[int], limit: int,
         tuple(params))
 
 
-def newest_ids(unit: Unit, cap: int) -> Statement:
+def newest_ids(unit: Node, cap: int) -> Statement:
     """The row ids of the newest ``cap + 1`` messages matching ``unit``, newest first:
     how many match up to ``cap + 1`` (as :func:`count_matches`), and which.
 
@@ -274,16 +275,26 @@ def decode_totals(block: bytes | None) -> tuple[int, int]:
     data = block or b""
     at = 0
     while len(values) < 2 and at < len(data):
-        value = 0
-        for i in range(9):
-            byte = data[at]
-            at += 1
-            if i == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
+        value, at = read_varint(data, at)
         values.append(value)
     values += [0] * (2 - len(values))
     return values[0], values[1]
+
+
+def read_varint(data: bytes, at: int) -> tuple[int, int]:
+    """The SQLite varint at ``at`` in ``data`` (seven bits a byte, high first; a ninth
+    byte gives all eight), and where the next value starts.
+
+    >>> read_varint(bytes([0x81, 0x00, 0x07]), 0), read_varint(bytes([0x05]), 0)
+    ((128, 2), (5, 1))
+    """
+    value = 0
+    for i in range(9):
+        byte = data[at]
+        at += 1
+        if i == 8:
+            return (value << 8) | byte, at
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value, at
