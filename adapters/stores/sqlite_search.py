@@ -17,7 +17,7 @@ from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
-from harkback.stages.query import Phrase, Term, Unit
+from harkback.stages.query import Node, Phrase, Term, Unit
 from harkback.stages.records import Role
 
 RANKED_FETCH_FACTOR = 4
@@ -83,24 +83,29 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
     if isinstance(query.expression, Term | Phrase) and query.expression.prefix:
         return _prefix_rows(connection, query, query.expression, cap)
     known = dict(query.known_counts)
+    # Statements that only filter match prefixes as the OR of their words (see
+    # _prefix_rows); one listing per prefix.
+    spelled: dict[Unit, Node] = {}
     common = frozenset(
         unit for unit in search_plan.selecting_units(query.expression)
-        if is_common(connection, unit, cap, known))
+        if is_common(connection, unit, cap, known, spelled))
     if not common:
         # Every term matches at most ``cap`` rows: joining them all is cheaper than
         # ranking inside FTS5 first (measured on the 1M store; benchmarks/README.md).
         return execute(connection, fulltext.search(query)).fetchall()
     rows: list[Row] = []
+    unscored = sqlite_vocabulary.spelled_tree(connection, query.expression, spelled)
     narrowed = search_plan.narrow(query.expression, common)
     if narrowed is not None:
-        within = None if search_plan.is_disjunction(query.expression) else query.expression
+        within = None if search_plan.is_disjunction(query.expression) else unscored
         rows = execute(connection, fulltext.search(query, expression=narrowed,
                                                    within=within)).fetchall()
     if len(rows) < query.limit:
         # An AND of common terms that rarely meet would walk their posting lists to the
         # start (~30 ms at 1M messages), so the fill asks only for the newest matches.
         rows += execute(connection, fulltext.newest(query, skip=[row[7] for row in rows],
-                                                    limit=query.limit - len(rows))).fetchall()
+                                                    limit=query.limit - len(rows),
+                                                    expression=unscored)).fetchall()
     return rows
 
 
@@ -127,9 +132,10 @@ def _prefix_rows(connection: sqlite3.Connection, query: MatchQuery, prefix: Term
 
 
 def is_common(connection: sqlite3.Connection, unit: Unit, cap: int,
-              known: Mapping[str, int]) -> bool:
+              known: Mapping[str, int], spelled: dict[Unit, Node] | None = None) -> bool:
     """Whether more than ``cap`` messages match ``unit``; a plain term's count is taken
-    from ``known`` (:func:`term_stats`'s) when it decides, else counted up to ``cap + 1``.
+    from ``known`` (:func:`term_stats`'s) when it decides, else counted up to ``cap + 1``
+    (a prefix as the OR of its words, :mod:`sqlite_vocabulary`, kept in ``spelled``).
 
     :func:`term_stats` counts exactly up to :data:`EXACT_COUNT_LIMIT` and estimates only
     past it, so a known count decides whenever it is exact or ``cap`` is within the limit.
@@ -138,7 +144,8 @@ def is_common(connection: sqlite3.Connection, unit: Unit, cap: int,
         count = known.get(unit.text)
         if count is not None and (count <= EXACT_COUNT_LIMIT or cap <= EXACT_COUNT_LIMIT):
             return count > cap
-    found: int = execute(connection, fulltext.count_matches(unit, cap)).fetchone()[0]
+    counted = sqlite_vocabulary.spelled_tree(connection, unit, spelled)
+    found: int = execute(connection, fulltext.count_matches(counted, cap)).fetchone()[0]
     return found > cap
 
 

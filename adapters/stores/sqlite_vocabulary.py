@@ -29,7 +29,7 @@ import re
 import sqlite3
 
 from harkback.adapters.stores.sql.fulltext import read_varint
-from harkback.stages.query import AnyOf, Node, Term, Unit
+from harkback.stages.query import AnyOf, Node, Phrase, Term, Unit, Without
 
 MAX_WORDS = 2000
 """At most this many words replace a prefix (an OR of 2,543 words, "z*" at 1M, still took
@@ -73,6 +73,27 @@ def spelled_out(connection: sqlite3.Connection, unit: Unit) -> Node:
     if not words:
         return unit
     return AnyOf(tuple(Term(word) for word in words))
+
+
+def spelled_tree(connection: sqlite3.Connection, node: Node,
+                 memo: dict[Unit, Node] | None = None) -> Node:
+    """``node`` with each prefix term in it :func:`spelled_out` (once per term in
+    ``memo``): it matches the same rows, for statements that do not score them.
+
+    >>> from harkback.stages.query import parse_query, to_fts5
+    >>> fts = _fts_file(["docker build", "dockerd up", "nginx"])
+    >>> to_fts5(spelled_tree(fts, parse_query("dock* AND NOT ngi*").expression))
+    '(("docker" OR "dockerd") NOT ("nginx"))'
+    """
+    memo = {} if memo is None else memo
+    if isinstance(node, Term | Phrase):
+        if node not in memo:
+            memo[node] = spelled_out(connection, node)
+        return memo[node]
+    if isinstance(node, Without):
+        return Without(spelled_tree(connection, node.include, memo),
+                       spelled_tree(connection, node.exclude, memo))
+    return type(node)(tuple(spelled_tree(connection, item, memo) for item in node.items))
 
 
 def words_under(connection: sqlite3.Connection, prefix: str, *, max_words: int = MAX_WORDS,

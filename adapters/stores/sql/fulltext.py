@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from harkback.adapters.stores.sql.statement import SCOPE, SqlValue, Statement, json_list, scope
 from harkback.stages.ports import MatchQuery, NearestQuery
-from harkback.stages.query import AllOf, Node, Term, Unit, to_fts5
+from harkback.stages.query import AllOf, Node, Term, to_fts5
 
 MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
 """Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
@@ -230,7 +230,7 @@ def newest_among(query: MatchQuery, ids: Sequence[int], limit: int) -> Statement
         tuple(params))
 
 
-def count_matches(unit: Unit, cap: int) -> Statement:
+def count_matches(unit: Node, cap: int) -> Statement:
     """How many messages match ``unit``, counting no further than ``cap + 1``.
 
     >>> from harkback.stages.query import Term
