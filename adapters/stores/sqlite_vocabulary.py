@@ -24,9 +24,11 @@ Term(text='zz', prefix=True)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
 
 from harkback.adapters.stores.sql.fulltext import read_varint
 from harkback.stages.query import AnyOf, Node, Phrase, Term, Unit, Without
@@ -109,18 +111,22 @@ def words_under(connection: sqlite3.Connection, prefix: str, *, max_words: int =
     low = _MAIN_INDEX + prefix.encode()
     high = low[:-1] + bytes([low[-1] + 1])
     try:
-        leaves = []
-        for segment, first, last in _segments(connection):
-            found = connection.execute(_FIRST_LEAF, (segment, low)).fetchone()
-            start, key = (found[0] >> 1, found[1]) if found else (first, b"")
-            pages = [start, *(row[0] >> 1 for row in connection.execute(
-                _NEXT_LEAVES, (segment, key, high)))]
-            leaves += [(segment << _SEGMENT_SHIFT) + page for page in dict.fromkeys(pages)
-                       if first <= page <= last]
-            if len(leaves) > max_leaves:
-                return None
+        with _one_version(connection):
+            leaves = []
+            for segment, first, last in _segments(connection):
+                found = connection.execute(_FIRST_LEAF, (segment, low)).fetchone()
+                start, key = (found[0] >> 1, found[1]) if found else (first, b"")
+                pages = [start, *(row[0] >> 1 for row in connection.execute(
+                    _NEXT_LEAVES, (segment, key, high)))]
+                leaves += [(segment << _SEGMENT_SHIFT) + page
+                           for page in dict.fromkeys(pages) if first <= page <= last]
+                if len(leaves) > max_leaves:
+                    return None
+            blocks = [row[0] for row in connection.execute(_LEAVES, (json.dumps(leaves),))]
+        if len(blocks) != len(leaves):
+            raise _Unexpected  # a leaf the structure names is not there
         words: set[str] = set()
-        for (block,) in connection.execute(_LEAVES, (json.dumps(leaves),)):
+        for block in blocks:
             words.update(word[len(_MAIN_INDEX):].decode()
                          for word in leaf_words(block) if word.startswith(low))
             if len(words) > max_words:
@@ -130,6 +136,21 @@ def words_under(connection: sqlite3.Connection, prefix: str, *, max_words: int =
     if not all(word.isalnum() for word in words):
         return None  # a word FTS5's quoting might not give back as itself
     return tuple(sorted(words))
+
+
+@contextlib.contextmanager
+def _one_version(connection: sqlite3.Connection) -> Iterator[None]:
+    # The structure record, the b-tree and the leaves must be read from one version of
+    # the index: a writer's merge in between would move words to a segment not listed.
+    if connection.in_transaction:
+        yield
+        return
+    connection.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if connection.in_transaction:
+            connection.execute("COMMIT")
 
 
 def _segments(connection: sqlite3.Connection) -> list[tuple[int, int, int]]:

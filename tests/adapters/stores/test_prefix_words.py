@@ -130,8 +130,8 @@ def test_words_outside_plain_ascii_make_the_listing_give_up(index: sqlite3.Conne
 
 
 def test_a_record_of_another_format_is_not_read() -> None:
-    """A structure record of a later FTS5 (or none) lists nothing; leaves that do not
-    parse raise inside and list nothing either."""
+    """A structure record of a later FTS5, a leaf it names that is not there: nothing is
+    listed (and the read transaction is over); leaves that do not parse raise inside."""
     connection = sqlite3.connect(":memory:", isolation_level=None)
     connection.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(body, content='')")
     connection.execute("INSERT INTO messages_fts (body) VALUES ('docker')")
@@ -142,5 +142,10 @@ def test_a_record_of_another_format_is_not_read() -> None:
     assert sqlite_vocabulary.words_under(connection, "dock") is None
     connection.execute("UPDATE messages_fts_data SET block = ? WHERE id = 10", (block + b"\x01",))
     assert sqlite_vocabulary.words_under(connection, "dock") is None
+    connection.execute("UPDATE messages_fts_data SET block = ? WHERE id = 10", (block,))
+    assert sqlite_vocabulary.words_under(connection, "dock") == ("docker",)
+    connection.execute("DELETE FROM messages_fts_data WHERE id > 10")  # a leaf gone
+    assert sqlite_vocabulary.words_under(connection, "dock") is None
+    assert not connection.in_transaction
     with pytest.raises(sqlite_vocabulary._Unexpected):
         sqlite_vocabulary.leaf_words(bytes([0, 0, 0, 9, 0x05]) + b"0do" + b"\x04" + b"\x04")
