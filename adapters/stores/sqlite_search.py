@@ -92,14 +92,14 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
     if not common:
         # Every term matches at most ``cap`` rows: joining them all is cheaper than
         # ranking inside FTS5 first (measured on the 1M store; benchmarks/README.md).
-        return execute(connection, fulltext.search(query)).fetchall()
+        return execute(connection, fulltext.search(query, per_session=True)).fetchall()
     rows: list[Row] = []
     unscored = sqlite_vocabulary.spelled_tree(connection, query.expression, spelled)
     narrowed = search_plan.narrow(query.expression, common)
     if narrowed is not None:
         within = None if search_plan.is_disjunction(query.expression) else unscored
-        rows = execute(connection, fulltext.search(query, expression=narrowed,
-                                                   within=within)).fetchall()
+        rows = execute(connection, fulltext.search(query, expression=narrowed, within=within,
+                                                   per_session=True)).fetchall()
     if len(rows) < query.limit:
         # An AND of common terms that rarely meet would walk their posting lists to the
         # start (~30 ms at 1M messages), so the fill asks only for the newest matches.
@@ -122,7 +122,7 @@ def _prefix_rows(connection: sqlite3.Connection, query: MatchQuery, prefix: Term
     words = sqlite_vocabulary.spelled_out(connection, prefix)
     ids = [row[0] for row in execute(connection, fulltext.newest_ids(words, cap))]
     if len(ids) <= cap:
-        return execute(connection, fulltext.search(query)).fetchall()
+        return execute(connection, fulltext.search(query, per_session=True)).fetchall()
     rows = execute(connection, fulltext.newest_among(query, ids, query.limit)).fetchall()
     if len(rows) < query.limit:
         rows += execute(connection, fulltext.newest(query, skip=(), below=ids[-1],
