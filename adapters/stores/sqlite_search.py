@@ -37,6 +37,25 @@ at ~50 ns each) and estimates it above from its ``END_SAMPLE`` newest and oldest
 (within about 5 % for 99 % of the question words of the pooled LongMemEval store)."""
 
 
+PER_SESSION_ABOVE = EXACT_COUNT_LIMIT
+"""A ``NOT`` part matching more messages than this is asked of each checked row's session
+(:data:`~harkback.adapters.stores.sql.fulltext.EXCLUDED_PER_SESSION`) by the statements
+that check few rows; below it the set of its sessions is built once (reading at most
+this many rows, ~12 ms)."""
+
+
+def many_excluded(connection: sqlite3.Connection, query: MatchQuery,
+                  spelled: dict[Unit, Node] | None = None, *,
+                  above: int = PER_SESSION_ABOVE) -> bool:
+    """Whether ``query``'s ``NOT`` part matches more than ``above`` messages (counted no
+    further, a prefix as its words)."""
+    if query.excluded is None:
+        return False
+    counted = sqlite_vocabulary.spelled_tree(connection, query.excluded, spelled)
+    found: int = execute(connection, fulltext.count_matches(counted, above)).fetchone()[0]
+    return found > above
+
+
 def estimate_count(connection: sqlite3.Connection, term: str, documents: int, *,
                    exact_up_to: int = EXACT_COUNT_LIMIT, sample: int = END_SAMPLE) -> int:
     """Messages holding ``term``: exact up to ``exact_up_to``, estimated above.
@@ -89,23 +108,25 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
     common = frozenset(
         unit for unit in search_plan.selecting_units(query.expression)
         if is_common(connection, unit, cap, known, spelled))
+    per_session = many_excluded(connection, query, spelled)
     if not common:
         # Every term matches at most ``cap`` rows: joining them all is cheaper than
         # ranking inside FTS5 first (measured on the 1M store; benchmarks/README.md).
-        return execute(connection, fulltext.search(query, per_session=True)).fetchall()
+        return execute(connection, fulltext.search(query, per_session=per_session)).fetchall()
     rows: list[Row] = []
     unscored = sqlite_vocabulary.spelled_tree(connection, query.expression, spelled)
     narrowed = search_plan.narrow(query.expression, common)
     if narrowed is not None:
         within = None if search_plan.is_disjunction(query.expression) else unscored
         rows = execute(connection, fulltext.search(query, expression=narrowed, within=within,
-                                                   per_session=True)).fetchall()
+                                                   per_session=per_session)).fetchall()
     if len(rows) < query.limit:
         # An AND of common terms that rarely meet would walk their posting lists to the
         # start (~30 ms at 1M messages), so the fill asks only for the newest matches.
         rows += execute(connection, fulltext.newest(query, skip=[row[7] for row in rows],
                                                     limit=query.limit - len(rows),
-                                                    expression=unscored)).fetchall()
+                                                    expression=unscored,
+                                                    per_session=per_session)).fetchall()
     return rows
 
 
@@ -120,14 +141,17 @@ def _prefix_rows(connection: sqlite3.Connection, query: MatchQuery, prefix: Term
     # the filters. The rows are those of the general path: every match scored when
     # there are at most ``cap``, else the newest matches that pass the filters.
     words = sqlite_vocabulary.spelled_out(connection, prefix)
+    per_session = many_excluded(connection, query)
     ids = [row[0] for row in execute(connection, fulltext.newest_ids(words, cap))]
     if len(ids) <= cap:
-        return execute(connection, fulltext.search(query, per_session=True)).fetchall()
-    rows = execute(connection, fulltext.newest_among(query, ids, query.limit)).fetchall()
+        return execute(connection, fulltext.search(query, per_session=per_session)).fetchall()
+    rows = execute(connection, fulltext.newest_among(query, ids, query.limit,
+                                                     per_session=per_session)).fetchall()
     if len(rows) < query.limit:
         rows += execute(connection, fulltext.newest(query, skip=(), below=ids[-1],
                                                     limit=query.limit - len(rows),
-                                                    expression=words)).fetchall()
+                                                    expression=words,
+                                                    per_session=per_session)).fetchall()
     return rows
 
 
@@ -167,8 +191,10 @@ def best_rows(connection: sqlite3.Connection, query: MatchQuery,
         max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
         RANKED_FETCH_FACTOR * default)
     # The learned cut first; when it was below the default and fell short, the default.
+    per_session = many_excluded(connection, query)
     for fetch in dict.fromkeys((first, max(first, default))):
-        *rows, last = execute(connection, fulltext.ranked_search(query, fetch)).fetchall()
+        *rows, last = execute(connection, fulltext.ranked_search(
+            query, fetch, per_session=per_session)).fetchall()
         enough = len(rows) >= query.limit
         if key is not None and (enough or last[8] == fetch):
             # With enough survivors the last one's place says how deep the cut had to

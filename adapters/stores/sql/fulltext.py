@@ -102,10 +102,10 @@ EXCLUDED_PER_SESSION = (
     "AND x.role IN (SELECT value FROM json_each(?)))")
 """:data:`EXCLUDED_SESSIONS` asked of each row's session: the same rows. The set form reads
 the row of every message matching the ``NOT`` part (~300 ms for "error" at 1M, however
-few rows are asked for); this one lists only their ids and reads the messages of the
-sessions it is asked about, so it is the cheaper one wherever few rows are checked (the
-newest-first statements, FTS5's best rows, a bounded search: "serv* NOT error" 0.7 s ->
-0.15 s) and the dearer one for a scored statement over every row of common words."""
+few rows are checked); this one lists only their ids and reads the index entries of
+each checked row's session (~10 us a row), so it is the cheaper one when the ``NOT``
+part is common and few rows are checked (the store decides:
+:func:`~harkback.adapters.stores.sqlite_search.many_excluded`)."""
 
 
 _HIT_FROM = (
@@ -148,7 +148,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     return Statement(sql, tuple(params))
 
 
-def ranked_search(query: MatchQuery, fetch: int) -> Statement:
+def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -> Statement:
     """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
 
     The filters apply after that cut, so fewer than ``query.limit`` rows may survive
@@ -164,7 +164,7 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
     >>> ranked_search(q, 200).params
     ('("docker")', 200, '["user"]', '[]', 50)
     """
-    conditions, params = _filters(query, query.expression, per_session=True)
+    conditions, params = _filters(query, query.expression, per_session=per_session)
     match_condition, match_param = conditions.pop(0), params.pop(0)
     sql = (
         "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
@@ -181,14 +181,14 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
     return Statement(sql, (match_param, fetch, *params, query.limit))
 
 
-def newest(query: MatchQuery, *, skip: Iterable[int], limit: int,
-           below: int | None = None, expression: Node | None = None) -> Statement:
+def newest(query: MatchQuery, *, skip: Iterable[int], limit: int, below: int | None = None,
+           expression: Node | None = None, per_session: bool = False) -> Statement:
     """The newest messages matching the query, filtered as it says, with score 0.
 
     Nothing is scored and the index is read newest first, so the cost stays near
     ``limit`` rows however common the terms are. Row ids in ``skip`` are left out, and
     with ``below``, every row id from it up. ``expression`` stands in for the query's
-    when it matches the same rows.
+    when it matches the same rows; ``per_session`` as in :func:`search`.
 
     >>> from harkback.stages.query import parse_query
     >>> q = MatchQuery(expression=parse_query("dock*").expression, roles=("user",))
@@ -196,7 +196,7 @@ def newest(query: MatchQuery, *, skip: Iterable[int], limit: int,
     ('"dock"*', '["user"]', '[]', '[]', 90, 5)
     """
     conditions, params = _filters(query, query.expression if expression is None else expression,
-                                  per_session=True)
+                                  per_session=per_session)
     conditions.append("m.id NOT IN (SELECT value FROM json_each(?))")
     params.append(json.dumps(list(skip)))
     if below is not None:
@@ -224,7 +224,8 @@ def newest_ids(unit: Node, cap: int) -> Statement:
         (to_fts5(unit), cap + 1))
 
 
-def newest_among(query: MatchQuery, ids: Sequence[int], limit: int) -> Statement:
+def newest_among(query: MatchQuery, ids: Sequence[int], limit: int, *,
+                 per_session: bool = False) -> Statement:
     """:func:`newest` among the messages with these ids, all known to match the query:
     the same rows whenever ``limit`` of them pass the filters, with no ``MATCH`` to set
     up again.
@@ -234,7 +235,7 @@ def newest_among(query: MatchQuery, ids: Sequence[int], limit: int) -> Statement
     >>> newest_among(q, [9, 7], 5).params
     ('[9, 7]', '["user"]', '[]', 5)
     """
-    conditions, params = _filters(query, query.expression, per_session=True)
+    conditions, params = _filters(query, query.expression, per_session=per_session)
     # _filters puts the MATCH and its text first: the ids, known to match, stand in for it.
     conditions[0], params[0] = "m.id IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
     params.append(limit)

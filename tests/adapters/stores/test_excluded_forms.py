@@ -9,10 +9,12 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harkback.adapters.stores import sqlite_search
 from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.stages.ports import MatchQuery
@@ -65,9 +67,10 @@ def test_both_forms_keep_the_same_rows(connection: sqlite3.Connection, word: str
                        limit=limit)
     ids = [row[0] for row in connection.execute(fulltext.newest_ids(expression, 500).sql,
                                                 fulltext.newest_ids(expression, 500).params)]
-    statements = (fulltext.search(query, per_session=True), fulltext.ranked_search(query, 30),
-                  fulltext.newest(query, skip=(), limit=limit),
-                  fulltext.newest_among(query, ids, limit))
+    statements = (fulltext.search(query, per_session=True),
+                  fulltext.ranked_search(query, 30, per_session=True),
+                  fulltext.newest(query, skip=(), limit=limit, per_session=True),
+                  fulltext.newest_among(query, ids, limit, per_session=True))
     for statement in statements:
         per_session, as_set = _both(connection, statement)
         assert per_session == as_set
@@ -82,3 +85,17 @@ def test_the_corpus_has_sessions_to_exclude_and_to_keep(connection: sqlite3.Conn
     found = {row[0] for row in _rows(connection, fulltext.newest(everything, skip=(),
                                                                  limit=1000))}
     assert kept and kept < found
+
+
+def test_a_not_part_is_asked_per_session_only_when_it_matches_many(
+        connection: sqlite3.Connection) -> None:
+    """The store's choice: by how many messages the ``NOT`` part matches, counted up to
+    the bound; a query without one never asks."""
+    query = MatchQuery(expression=Term("docker"), excluded=Term("swarm"), roles=ROLES)
+    matching = connection.execute(
+        "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'swarm'").fetchone()[0]
+    assert matching > 1
+    assert sqlite_search.many_excluded(connection, query, above=matching - 1)
+    assert not sqlite_search.many_excluded(connection, query, above=matching)
+    assert not sqlite_search.many_excluded(connection, attrs.evolve(query, excluded=None),
+                                           above=0)
