@@ -12,12 +12,12 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-from harkback.adapters.stores import search_plan
+from harkback.adapters.stores import search_plan, sqlite_vocabulary
 from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
-from harkback.stages.query import Phrase, Term, Unit
+from harkback.stages.query import Node, Phrase, Term, Unit
 from harkback.stages.records import Role
 
 RANKED_FETCH_FACTOR = 4
@@ -35,6 +35,25 @@ END_SAMPLE = 256
 """``term_stats`` counts a term exactly up to the limit (a bounded COUNT reads postings
 at ~50 ns each) and estimates it above from its ``END_SAMPLE`` newest and oldest matches
 (within about 5 % for 99 % of the question words of the pooled LongMemEval store)."""
+
+
+PER_SESSION_ABOVE = EXACT_COUNT_LIMIT
+"""A ``NOT`` part matching more messages than this is asked of each checked row's session
+(:data:`~harkback.adapters.stores.sql.fulltext.EXCLUDED_PER_SESSION`) by the statements
+that check few rows; below it the set of its sessions is built once (reading at most
+this many rows, ~12 ms)."""
+
+
+def many_excluded(connection: sqlite3.Connection, query: MatchQuery,
+                  spelled: dict[Unit, Node] | None = None, *,
+                  above: int = PER_SESSION_ABOVE) -> bool:
+    """Whether ``query``'s ``NOT`` part matches more than ``above`` messages (counted no
+    further, a prefix as its words)."""
+    if query.excluded is None:
+        return False
+    counted = sqlite_vocabulary.spelled_tree(connection, query.excluded, spelled)
+    found: int = execute(connection, fulltext.count_matches(counted, above)).fetchone()[0]
+    return found > above
 
 
 def estimate_count(connection: sqlite3.Connection, term: str, documents: int, *,
@@ -83,24 +102,31 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
     if isinstance(query.expression, Term | Phrase) and query.expression.prefix:
         return _prefix_rows(connection, query, query.expression, cap)
     known = dict(query.known_counts)
+    # Statements that only filter match prefixes as the OR of their words (see
+    # _prefix_rows); one listing per prefix.
+    spelled: dict[Unit, Node] = {}
     common = frozenset(
         unit for unit in search_plan.selecting_units(query.expression)
-        if is_common(connection, unit, cap, known))
+        if is_common(connection, unit, cap, known, spelled))
+    per_session = many_excluded(connection, query, spelled)
     if not common:
         # Every term matches at most ``cap`` rows: joining them all is cheaper than
         # ranking inside FTS5 first (measured on the 1M store; benchmarks/README.md).
-        return execute(connection, fulltext.search(query)).fetchall()
+        return execute(connection, fulltext.search(query, per_session=per_session)).fetchall()
     rows: list[Row] = []
+    unscored = sqlite_vocabulary.spelled_tree(connection, query.expression, spelled)
     narrowed = search_plan.narrow(query.expression, common)
     if narrowed is not None:
-        within = None if search_plan.is_disjunction(query.expression) else query.expression
-        rows = execute(connection, fulltext.search(query, expression=narrowed,
-                                                   within=within)).fetchall()
+        within = None if search_plan.is_disjunction(query.expression) else unscored
+        rows = execute(connection, fulltext.search(query, expression=narrowed, within=within,
+                                                   per_session=per_session)).fetchall()
     if len(rows) < query.limit:
         # An AND of common terms that rarely meet would walk their posting lists to the
         # start (~30 ms at 1M messages), so the fill asks only for the newest matches.
         rows += execute(connection, fulltext.newest(query, skip=[row[7] for row in rows],
-                                                    limit=query.limit - len(rows))).fetchall()
+                                                    limit=query.limit - len(rows),
+                                                    expression=unscored,
+                                                    per_session=per_session)).fetchall()
     return rows
 
 
@@ -108,25 +134,32 @@ def _prefix_rows(connection: sqlite3.Connection, query: MatchQuery, prefix: Term
                  cap: int) -> list[Row]:
     # A query that is one prefix ("dock*"): FTS5 sets up a prefix by merging the posting
     # lists of every token it covers (~10 ms for "dock*" at 1M messages, whatever the
-    # LIMIT), so it is set up once: the newest cap + 1 ids both count the matches and
-    # hold the first rows of the newest-first fill, which reads further (setting the
-    # prefix up again) only when too few of them pass the filters. The rows are those
-    # of the general path: every match scored when there are at most ``cap``, else
-    # the newest matches that pass the filters.
-    ids = [row[0] for row in execute(connection, fulltext.newest_ids(prefix, cap))]
+    # LIMIT), so the unscored statements match the OR of those tokens instead, listed
+    # from the index (sqlite_vocabulary; the same rows, read newest first only as far as
+    # asked: ~2 ms). The newest cap + 1 ids both count the matches and hold the first
+    # rows of the newest-first fill, which reads further only when too few of them pass
+    # the filters. The rows are those of the general path: every match scored when
+    # there are at most ``cap``, else the newest matches that pass the filters.
+    words = sqlite_vocabulary.spelled_out(connection, prefix)
+    per_session = many_excluded(connection, query)
+    ids = [row[0] for row in execute(connection, fulltext.newest_ids(words, cap))]
     if len(ids) <= cap:
-        return execute(connection, fulltext.search(query)).fetchall()
-    rows = execute(connection, fulltext.newest_among(query, ids, query.limit)).fetchall()
+        return execute(connection, fulltext.search(query, per_session=per_session)).fetchall()
+    rows = execute(connection, fulltext.newest_among(query, ids, query.limit,
+                                                     per_session=per_session)).fetchall()
     if len(rows) < query.limit:
         rows += execute(connection, fulltext.newest(query, skip=(), below=ids[-1],
-                                                    limit=query.limit - len(rows))).fetchall()
+                                                    limit=query.limit - len(rows),
+                                                    expression=words,
+                                                    per_session=per_session)).fetchall()
     return rows
 
 
 def is_common(connection: sqlite3.Connection, unit: Unit, cap: int,
-              known: Mapping[str, int]) -> bool:
+              known: Mapping[str, int], spelled: dict[Unit, Node] | None = None) -> bool:
     """Whether more than ``cap`` messages match ``unit``; a plain term's count is taken
-    from ``known`` (:func:`term_stats`'s) when it decides, else counted up to ``cap + 1``.
+    from ``known`` (:func:`term_stats`'s) when it decides, else counted up to ``cap + 1``
+    (a prefix as the OR of its words, :mod:`sqlite_vocabulary`, kept in ``spelled``).
 
     :func:`term_stats` counts exactly up to :data:`EXACT_COUNT_LIMIT` and estimates only
     past it, so a known count decides whenever it is exact or ``cap`` is within the limit.
@@ -135,7 +168,8 @@ def is_common(connection: sqlite3.Connection, unit: Unit, cap: int,
         count = known.get(unit.text)
         if count is not None and (count <= EXACT_COUNT_LIMIT or cap <= EXACT_COUNT_LIMIT):
             return count > cap
-    found: int = execute(connection, fulltext.count_matches(unit, cap)).fetchone()[0]
+    counted = sqlite_vocabulary.spelled_tree(connection, unit, spelled)
+    found: int = execute(connection, fulltext.count_matches(counted, cap)).fetchone()[0]
     return found > cap
 
 
@@ -157,8 +191,10 @@ def best_rows(connection: sqlite3.Connection, query: MatchQuery,
         max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
         RANKED_FETCH_FACTOR * default)
     # The learned cut first; when it was below the default and fell short, the default.
+    per_session = many_excluded(connection, query)
     for fetch in dict.fromkeys((first, max(first, default))):
-        *rows, last = execute(connection, fulltext.ranked_search(query, fetch)).fetchall()
+        *rows, last = execute(connection, fulltext.ranked_search(
+            query, fetch, per_session=per_session)).fetchall()
         enough = len(rows) >= query.limit
         if key is not None and (enough or last[8] == fetch):
             # With enough survivors the last one's place says how deep the cut had to

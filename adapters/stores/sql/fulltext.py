@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 from harkback.adapters.stores.sql.statement import SCOPE, SqlValue, Statement, json_list, scope
 from harkback.stages.ports import MatchQuery, NearestQuery
-from harkback.stages.query import AllOf, Node, Term, Unit, to_fts5
+from harkback.stages.query import AllOf, Node, Term, to_fts5
 
 MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
 """Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
@@ -80,10 +80,11 @@ def row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlVa
     return conditions, params
 
 
-def _filters(query: MatchQuery, expression: Node) -> tuple[list[str], list[SqlValue]]:
+def _filters(query: MatchQuery, expression: Node, *, per_session: bool = False
+             ) -> tuple[list[str], list[SqlValue]]:
     conditions, params = row_filters(query)
     if query.excluded is not None:
-        conditions.append(EXCLUDED_SESSIONS)
+        conditions.append(EXCLUDED_PER_SESSION if per_session else EXCLUDED_SESSIONS)
         params += [to_fts5(query.excluded), json_list(query.roles)]
     return ["messages_fts MATCH ?", *conditions], [to_fts5(expression), *params]
 
@@ -95,6 +96,17 @@ EXCLUDED_SESSIONS = (
 """A query's ``excluded`` part: no message of a session holding a message (of the searched
 roles) that matches it, whenever that message was written."""
 
+EXCLUDED_PER_SESSION = (
+    "NOT EXISTS (SELECT 1 FROM messages AS x WHERE x.session_id = m.session_id "
+    "AND x.id IN (SELECT rowid FROM messages_fts(?)) "
+    "AND x.role IN (SELECT value FROM json_each(?)))")
+""":data:`EXCLUDED_SESSIONS` asked of each row's session: the same rows. The set form reads
+the row of every message matching the ``NOT`` part (~300 ms for "error" at 1M, however
+few rows are checked); this one lists only their ids and reads the index entries of
+each checked row's session (~10 us a row), so it is the cheaper one when the ``NOT``
+part is common and few rows are checked (the store decides:
+:func:`~harkback.adapters.stores.sqlite_search.many_excluded`)."""
+
 
 _HIT_FROM = (
     "FROM messages_fts "
@@ -104,11 +116,13 @@ _HIT_FROM = (
 
 
 def search(query: MatchQuery, *, expression: Node | None = None,
-           within: Node | None = None) -> Statement:
+           within: Node | None = None, per_session: bool = False) -> Statement:
     """Messages matching ``expression`` (default: the query's), best BM25 first, filtered.
 
     ``within`` further keeps only rows that also match it; it is not scored, and FTS5
-    finds the rows matching both once. The last column is the row id.
+    finds the rows matching both once. ``per_session`` checks the ``NOT`` part row by
+    row (:data:`EXCLUDED_PER_SESSION`), for searches that match few rows. The last
+    column is the row id.
 
     >>> from harkback.stages.query import parse_query
     >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",), since=5.0)
@@ -116,7 +130,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     ('("docker")', '["user"]', '[]', 5.0, 50)
     """
     matched = query.expression if expression is None else expression
-    conditions, params = _filters(query, matched)
+    conditions, params = _filters(query, matched, per_session=per_session)
     if within is not None:
         # The unary ``+`` keeps SQLite from handing each row id of the list back to FTS5
         # as a rowid constraint: FTS5 would set up the whole MATCH again per row (~0.3 ms
@@ -134,7 +148,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     return Statement(sql, tuple(params))
 
 
-def ranked_search(query: MatchQuery, fetch: int) -> Statement:
+def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -> Statement:
     """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
 
     The filters apply after that cut, so fewer than ``query.limit`` rows may survive
@@ -150,7 +164,7 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
     >>> ranked_search(q, 200).params
     ('("docker")', 200, '["user"]', '[]', 50)
     """
-    conditions, params = _filters(query, query.expression)
+    conditions, params = _filters(query, query.expression, per_session=per_session)
     match_condition, match_param = conditions.pop(0), params.pop(0)
     sql = (
         "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
@@ -167,20 +181,22 @@ def ranked_search(query: MatchQuery, fetch: int) -> Statement:
     return Statement(sql, (match_param, fetch, *params, query.limit))
 
 
-def newest(query: MatchQuery, *, skip: Iterable[int], limit: int,
-           below: int | None = None) -> Statement:
+def newest(query: MatchQuery, *, skip: Iterable[int], limit: int, below: int | None = None,
+           expression: Node | None = None, per_session: bool = False) -> Statement:
     """The newest messages matching the query, filtered as it says, with score 0.
 
     Nothing is scored and the index is read newest first, so the cost stays near
     ``limit`` rows however common the terms are. Row ids in ``skip`` are left out, and
-    with ``below``, every row id from it up.
+    with ``below``, every row id from it up. ``expression`` stands in for the query's
+    when it matches the same rows; ``per_session`` as in :func:`search`.
 
     >>> from harkback.stages.query import parse_query
     >>> q = MatchQuery(expression=parse_query("dock*").expression, roles=("user",))
     >>> newest(q, skip=(), limit=5, below=90).params
     ('"dock"*', '["user"]', '[]', '[]', 90, 5)
     """
-    conditions, params = _filters(query, query.expression)
+    conditions, params = _filters(query, query.expression if expression is None else expression,
+                                  per_session=per_session)
     conditions.append("m.id NOT IN (SELECT value FROM json_each(?))")
     params.append(json.dumps(list(skip)))
     if below is not None:
@@ -195,7 +211,7 @@ def newest(query: MatchQuery, *, skip: Iterable[int], limit: int,
         tuple(params))
 
 
-def newest_ids(unit: Unit, cap: int) -> Statement:
+def newest_ids(unit: Node, cap: int) -> Statement:
     """The row ids of the newest ``cap + 1`` messages matching ``unit``, newest first:
     how many match up to ``cap + 1`` (as :func:`count_matches`), and which.
 
@@ -208,7 +224,8 @@ def newest_ids(unit: Unit, cap: int) -> Statement:
         (to_fts5(unit), cap + 1))
 
 
-def newest_among(query: MatchQuery, ids: Sequence[int], limit: int) -> Statement:
+def newest_among(query: MatchQuery, ids: Sequence[int], limit: int, *,
+                 per_session: bool = False) -> Statement:
     """:func:`newest` among the messages with these ids, all known to match the query:
     the same rows whenever ``limit`` of them pass the filters, with no ``MATCH`` to set
     up again.
@@ -218,7 +235,7 @@ def newest_among(query: MatchQuery, ids: Sequence[int], limit: int) -> Statement
     >>> newest_among(q, [9, 7], 5).params
     ('[9, 7]', '["user"]', '[]', 5)
     """
-    conditions, params = _filters(query, query.expression)
+    conditions, params = _filters(query, query.expression, per_session=per_session)
     # _filters puts the MATCH and its text first: the ids, known to match, stand in for it.
     conditions[0], params[0] = "m.id IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
     params.append(limit)
@@ -229,7 +246,7 @@ def newest_among(query: MatchQuery, ids: Sequence[int], limit: int) -> Statement
         tuple(params))
 
 
-def count_matches(unit: Unit, cap: int) -> Statement:
+def count_matches(unit: Node, cap: int) -> Statement:
     """How many messages match ``unit``, counting no further than ``cap + 1``.
 
     >>> from harkback.stages.query import Term
@@ -274,16 +291,26 @@ def decode_totals(block: bytes | None) -> tuple[int, int]:
     data = block or b""
     at = 0
     while len(values) < 2 and at < len(data):
-        value = 0
-        for i in range(9):
-            byte = data[at]
-            at += 1
-            if i == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
+        value, at = read_varint(data, at)
         values.append(value)
     values += [0] * (2 - len(values))
     return values[0], values[1]
+
+
+def read_varint(data: bytes, at: int) -> tuple[int, int]:
+    """The SQLite varint at ``at`` in ``data`` (seven bits a byte, high first; a ninth
+    byte gives all eight), and where the next value starts.
+
+    >>> read_varint(bytes([0x81, 0x00, 0x07]), 0), read_varint(bytes([0x05]), 0)
+    ((128, 2), (5, 1))
+    """
+    value = 0
+    for i in range(9):
+        byte = data[at]
+        at += 1
+        if i == 8:
+            return (value << 8) | byte, at
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value, at
