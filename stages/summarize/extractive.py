@@ -26,16 +26,16 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
 import attrs
 
 from harkback.stages.load.truncate import unit_spans
-from harkback.stages.query import ParsedQuery, Term, Unit, unit_matches
+from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summary
-from harkback.stages.text.tokens import ASCII_FOLD, index_tokens, is_cjk
+from harkback.stages.summarize.coverage import line_coverage, line_heads
 
 MAX_CHARS = 1200
 MAX_LINES = 12
@@ -145,11 +145,11 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
     # Every token of an ASCII line is a piece of the line in lower case, so a line that
     # holds no unit's first token as a piece covers nothing: it is not tokenized. A head
     # that an ASCII text does not hold at all is not looked for line by line.
-    heads = _heads(units)
+    heads = line_heads(units)
     if heads and text.isascii():
         low_text = text.lower()
         heads = tuple(head for head in heads if head in low_text)
-    covers = _coverage(units)
+    covers = line_coverage(units)
     nothing: frozenset[int] = frozenset()
     for stripped in map(str.strip, text.split("\n")):
         if not stripped:
@@ -183,36 +183,6 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
 @lru_cache(maxsize=256)
 def _prefix(role: str) -> str:  # a block's role prefix as shown, from the role pattern's match
     return role.rstrip() + " "
-
-
-@lru_cache(maxsize=64)
-def _heads(units: Sequence[Unit]) -> tuple[str, ...]:
-    """The units' first tokens that an ASCII line can hold (the ASCII ones)."""
-    heads = {u.text if isinstance(u, Term) else u.terms[0] for u in units}
-    return tuple(sorted(h for h in heads if h.isascii()))
-
-
-@lru_cache(maxsize=64)
-def _coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
-    """The units a line covers (:func:`unit_matches` over its index tokens): a whole word
-    is looked up in the line's tokens at once, the rest one by one."""
-    words: dict[str, list[int]] = {}
-    others: list[tuple[int, Unit]] = []
-    for i, unit in enumerate(units):
-        if isinstance(unit, Term) and not unit.prefix and not (
-                len(unit.text) == 1 and is_cjk(unit.text)):
-            words.setdefault(unit.text, []).append(i)
-        else:
-            others.append((i, unit))
-
-    def covers(line: str) -> frozenset[int]:
-        toks = line.translate(ASCII_FOLD).split() if line.isascii() else index_tokens(line)
-        found = [i for word in words.keys() & toks for i in words[word]]
-        if others:
-            token_set = frozenset(toks)
-            found += [i for i, unit in others if unit_matches(unit, toks, token_set)]
-        return frozenset(found)
-    return covers
 
 
 def _focus(body: str, units: Sequence[Unit]) -> int:
