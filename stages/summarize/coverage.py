@@ -17,10 +17,10 @@ from harkback.stages.query import Term, Unit, unit_matches
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
     Folded,
+    folded_words,
     index_tokens,
     is_bigram,
     is_cjk,
-    normalize,
 )
 
 
@@ -58,7 +58,7 @@ def line_coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
         if line.isascii():
             toks = line.translate(ASCII_FOLD).split()
         elif not others:
-            folded = Folded(normalize(line))
+            folded = Folded(folded_words(line))
             found = [i for word, js in bigrams if word in folded for i in js]
             if plain:
                 found += [i for word in plain.keys() & folded.words() for i in plain[word]]
