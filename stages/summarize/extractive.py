@@ -128,10 +128,6 @@ class _Line(NamedTuple):
     body: str
     pickable: bool
     covered: frozenset[int]
-    detail: bool | None
-    """Does it carry a detail (:func:`carries_detail`)? None until asked: only covering
-    lines and their neighbours are (four regular expressions per line were half of a
-    summary's time)."""
 
     @property
     def spoken(self) -> bool:
@@ -159,7 +155,7 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
         if first in _MARKER_STARTS and _MARKER.fullmatch(stripped):
             # Cut markers and session headers end a block and are never picked.
             prefix = ""
-            append(make(_Line, (len(lines), "", stripped, False, nothing, False)))
+            append(make(_Line, (len(lines), "", stripped, False, nothing)))
             continue
         if first == "[" and (role := _ROLE.match(stripped)):
             prefix = _prefix(role.group(0))
@@ -175,8 +171,7 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
                 if head in low:
                     covered = covers(stripped)
                     break
-        append(make(_Line, (len(lines), prefix, stripped, True, covered,
-                            carries_detail(stripped) if covered else None)))
+        append(make(_Line, (len(lines), prefix, stripped, True, covered)))
     return lines
 
 
@@ -286,18 +281,39 @@ class _Picker:
         return True
 
 
-def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
+class _Details(dict[int, bool]):
+    """Whether each line asked about carries a detail (:func:`carries_detail`), asked once.
+
+    Only the lines a choice turns on are asked: the summary's four regular expressions
+    on every covering line were a third of its time, and most never decided anything.
+    """
+
+    def __init__(self, lines: Sequence[_Line]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def __missing__(self, number: int) -> bool:
+        found = self[number] = carries_detail(self.lines[number].body)
+        return found
+
+
+def _cover(picker: _Picker, matching: Sequence[_Line], detail: _Details) -> list[_Line]:
     """Greedy set cover: repeatedly take the line adding the most uncovered units."""
     covered: set[int] = set()
     chosen: list[_Line] = []
-    # A line ranks by the units it would add, then by what stays as lines are chosen.
-    pool = [(ln, (len(ln.covered), ln.spoken, ln.detail, -ln.number)) for ln in matching]
+    pool = list(matching)
     while pool:
-        entry = max(pool, key=lambda e: (len(e[0].covered - covered), e[1]))
-        pool.remove(entry)
-        best = entry[0]
-        if not best.covered - covered:
+        # A line ranks by the units it would add, the units it holds, being spoken, then
+        # by carrying a detail and coming first: a detail is asked only of the lines tied
+        # on the rest (the line numbers differ, so exactly one line is best).
+        keys = [(len(ln.covered - covered), len(ln.covered), ln.spoken) for ln in pool]
+        top = max(keys)
+        if not top[0]:
             break
+        tied = [ln for ln, key in zip(pool, keys, strict=True) if key == top]
+        best = tied[0] if len(tied) == 1 else max(
+            tied, key=lambda ln: (detail[ln.number], -ln.number))
+        pool.remove(best)
         if picker.add(best):
             covered |= best.covered
             chosen.append(best)
@@ -305,28 +321,36 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
 
 
 def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int,
-                  detail: dict[int, bool] | None = None) -> list[_Line]:
+                  detail: _Details) -> list[_Line]:
     """Detail lines within ``reach`` of an anchor, nearest first, following before preceding.
 
     The search stops at a cut marker or session header: what lies beyond is not nearby.
-    ``detail`` keeps whether each line looked at carries a detail, for the next call.
     """
     found: dict[int, tuple[int, bool]] = {}
-    detail = {} if detail is None else detail
     for anchor in anchors:
         for direction in (1, -1):
             for step in range(1, reach + 1):
                 index = anchor.number + direction * step
                 if not 0 <= index < len(lines) or not lines[index].pickable:
                     break
-                if index not in detail:
-                    line = lines[index]
-                    detail[index] = (carries_detail(line.body) if line.detail is None
-                                     else line.detail)
                 if detail[index]:
                     found[index] = min(found.get(index, (step, direction < 0)),
                                        (step, direction < 0))
     return [lines[i] for i in sorted(found, key=lambda i: (*found[i], i))]
+
+
+def _fill(picker: _Picker, matching: Sequence[_Line], detail: _Details) -> None:
+    """The other matching lines while room is left: those covering more units first, then
+    those carrying a detail, then in transcript order (details asked group by group, and
+    not once the picker holds ``max_lines``: it refuses every line then)."""
+    groups: dict[int, list[_Line]] = {}
+    for line in matching:
+        groups.setdefault(len(line.covered), []).append(line)
+    for size in sorted(groups, reverse=True):
+        for line in sorted(groups[size], key=lambda ln: (not detail[ln.number], ln.number)):
+            if len(picker.picked) >= picker.max_lines:
+                return
+            picker.add(line)
 
 
 def _opening(lines: Sequence[_Line]) -> _Line | None:
@@ -357,14 +381,13 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
         text = "\n".join(part for part in (head, shown) if part)
         note = "no line of the session matches the query" if units else "empty query"
         return Summary(text=_fit(text, max_chars), kind="extractive", note=note)
-    chosen = _cover(picker, matching)
-    known: dict[int, bool] = {}
-    for line in _details_near(lines, chosen, NEAR, known):
+    detail = _Details(lines)
+    chosen = _cover(picker, matching, detail)
+    for line in _details_near(lines, chosen, NEAR, detail):
         picker.add(line)
     if opening is not None:
         picker.add(opening)
-    for line in _details_near(lines, chosen, REACH, known):
+    for line in _details_near(lines, chosen, REACH, detail):
         picker.add(line)
-    for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.number)):
-        picker.add(line)
+    _fill(picker, matching, detail)
     return Summary(text=_fit(picker.render(picker.picked), max_chars), kind="extractive")
