@@ -19,21 +19,21 @@ from harkback.pipeline.timing import RecordingObserver
 from harkback.stages.errors import RecallError
 from harkback.stages.observe import StageEvent
 from harkback.stages.ports import Deps
+from harkback.stages.records import Role
 from harkback.stages.request import SearchRequest, make_request
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import as_result
 from tests.conftest import conversation
 
-SESSIONS = (
-    conversation("docker", ("user", "the api container cannot resolve postgres"),
-                 ("assistant", "fixed with docker network create backend"),
-                 started_at=100.0, title="Docker DNS"),
-    conversation("child", ("assistant", "the docker bridge network needed a restart"),
-                 started_at=150.0, parent="docker"),
-    conversation("cors", ("user", "nginx CORS header missing on uploads; docker logs"),
-                 started_at=300.0, title="CORS"),
-    conversation("db", ("user", "数据库连接超时 after the docker upgrade"), started_at=400.0),
+_TURNS: tuple[tuple[str, str | None, tuple[tuple[Role, str], ...]], ...] = (
+    ("docker", None, (("user", "the api container cannot resolve postgres"),
+                      ("assistant", "fixed with docker network create backend"))),
+    ("child", "docker", (("assistant", "the docker bridge network needed a restart"),)),
+    ("cors", None, (("user", "nginx CORS header missing on uploads; docker logs"),)),
+    ("db", None, (("user", "数据库连接超时 after the docker upgrade"),)),
 )
+SESSIONS = tuple(conversation(sid, *turns, started_at=100.0 * (i + 1), parent=parent)
+                 for i, (sid, parent, turns) in enumerate(_TURNS))
 QUERIES = ("docker network", "数据库连接", '"docker bridge"', "dock*", "nginx OR postgres")
 
 
