@@ -4,7 +4,8 @@ The SQLite store keeps its connection on a thread of its own and each of a searc
 to eight store calls was a trip there and back; the whole search run on that thread makes
 them in place (:mod:`harkback.adapters.stores.own_thread`): ~6 % less CPU a search. A
 search with a model, a summary cache, an embedder or vectors stays on the caller's event
-loop, where their clients were made.
+loop, where their clients were made. The stages (a swapped one too) and the observer then
+run on the store's thread; another call to the store waits for the search to finish.
 
 >>> import asyncio
 >>> from harkback.adapters.stores.memory import MemoryStore
