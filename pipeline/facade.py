@@ -20,6 +20,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline.compose import Pipeline
+from harkback.pipeline.own_thread import on_store_thread
 from harkback.pipeline.timing import FanOut, RecordingObserver
 from harkback.stages.defaults import DEFAULT_LIMIT, PAGE_LIMIT
 from harkback.stages.errors import RecallError
@@ -124,8 +125,12 @@ class Harkback:
                     clock=time.time if moment is None else _stopped_at(moment),
                     model=self.model, cache=self.cache, embedder=self.embedder,
                     vectors=self.vectors)
-        outcome = as_result(await self.pipeline.run(request.unwrap())(deps))
-        return Response(outcome, recorder.durations(), as_of=moment)
+        step = self.pipeline.run(request.unwrap())
+        # Without a model (or cache, embedder, vectors) the whole search can run on the
+        # store's own thread, its store calls made in place there (pipeline/own_thread.py).
+        alone = all(part is None for part in (self.model, self.cache, self.embedder, self.vectors))
+        outcome = await on_store_thread(self.store, lambda: step(deps).awaitable(), alone=alone)
+        return Response(as_result(outcome), recorder.durations(), as_of=moment)
 
     async def recent(self, *, limit: int = 10, current_session_id: str | None = None,
                      since: str | float | None = None, until: str | float | None = None,

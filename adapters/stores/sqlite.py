@@ -30,11 +30,12 @@ import asyncio
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Self, TypeVar
 
+from returns.functions import identity
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
@@ -42,12 +43,17 @@ from harkback.adapters.stores import sqlite_search, sqlite_stats, sqlite_titles,
 from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.own_thread import OwnThread
 from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt, reopened
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
-from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
-from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, unavailable
+from harkback.adapters.stores.sqlite_connection import (
+    DEFAULT_BUSY_TIMEOUT,
+    connect,
+    fetch,
+    unavailable,
+)
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_writes import merge_pending, write
@@ -79,6 +85,7 @@ class SqliteStore(Closing):
         self._watch = watch or ReadWatch.of(path, immutable=False)
         self._busy_timeout = busy_timeout
         self._executor = executor
+        self._own = OwnThread.of(executor)
         self._connection = connection
         self._closed = False
         # Touched only on the connection's thread, like the connection itself.
@@ -147,6 +154,7 @@ class SqliteStore(Closing):
             merging = self._executor.submit(lambda: merge_pending(self._connection))
             with contextlib.suppress(sqlite3.Error):
                 merging.result()
+        self._own.close()
         # Read on the thread: a queued reopen may still replace the connection.
         closing = self._executor.submit(lambda: self._connection.close())
         self._executor.shutdown(wait=True)
@@ -162,11 +170,18 @@ class SqliteStore(Closing):
                     ) -> Result[T, StoreUnavailable]:
         if self._closed:
             return Failure(StoreUnavailable(f"the store at {self.path} is closed"))
-        loop = asyncio.get_running_loop()
         try:
+            if self._own.here():  # in a search run on this thread: no trip to make
+                return Success(self._watched(work))
+            loop = asyncio.get_running_loop()
             return Success(await loop.run_in_executor(self._executor, self._watched, work))
         except sqlite3.Error as error:
             return Failure(unavailable(self.path, error))
+
+    async def on_own_thread(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Await ``make()`` in an event loop on the connection's thread: a whole search can
+        run there, its store calls in place (:mod:`~harkback.adapters.stores.own_thread`)."""
+        return await self._own.run(make)
 
     def _watched(self, work: Callable[[sqlite3.Connection], T]) -> T:
         # On the connection's thread. See read_watch: an immutable connection is opened
@@ -190,7 +205,7 @@ class SqliteStore(Closing):
 
     def _run_checked(self, work: Callable[[sqlite3.Connection], Result[T, StoreUnavailable]]
                      ) -> FutureResult[T, StoreUnavailable]:
-        return self._run(work).bind_result(_same)
+        return self._run(work).bind_result(identity)
 
     def run(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False
             ) -> FutureResult[T, StoreUnavailable]:
@@ -235,22 +250,22 @@ class SqliteStore(Closing):
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids, in the order asked; unknown ids are left out."""
-        return self._run(_fetch(rows.sessions_by_id(ids), rows.session_from_row))
+        return self._run(fetch(rows.sessions_by_id(ids), rows.session_from_row))
 
     def children(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``, earliest first."""
-        return self._run(_fetch(rows.children_of(ids), rows.session_from_row))
+        return self._run(fetch(rows.children_of(ids), rows.session_from_row))
 
     def messages(self, session_ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
         """All messages of these sessions, in session start order then position."""
-        return self._run(_fetch(rows.messages_of(session_ids), rows.message_from_row))
+        return self._run(fetch(rows.messages_of(session_ids), rows.message_from_row))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
         """Root sessions (no parent, or a parent not stored), newest first."""
-        return self._run(_fetch(rows.recent(query), rows.overview_from_row))
+        return self._run(fetch(rows.recent(query), rows.overview_from_row))
 
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
@@ -384,14 +399,3 @@ class SqliteStore(Closing):
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model`` (one row lookup)."""
         return self._run(lambda connection: sqlite_vectors.vector_count(connection, model))
-
-
-def _same(value: Result[T, StoreUnavailable]) -> Result[T, StoreUnavailable]:
-    return value
-
-
-def _fetch(statement: Statement, convert: Callable[[Row], T]
-           ) -> Callable[[sqlite3.Connection], tuple[T, ...]]:
-    def work(connection: sqlite3.Connection) -> tuple[T, ...]:
-        return tuple(convert(row) for row in connection.execute(statement.sql, statement.params))
-    return work

@@ -22,7 +22,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -31,10 +33,12 @@ from harkback.adapters.sqlite_files import read_only_uri
 from harkback.adapters.stores import sqlite_adopt, sqlite_titles
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import fulltext, schema
-from harkback.adapters.stores.sql.statement import Statement
+from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sqlite_migrations import SchemaProblem, bring_forward, read_forward
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
+
+T = TypeVar("T")
 
 DEFAULT_BUSY_TIMEOUT = 5.0
 """Seconds a statement waits for another connection's lock before giving up."""
@@ -77,6 +81,14 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
 def execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:
     """Run ``statement`` with its values bound."""
     return connection.execute(statement.sql, statement.params)
+
+
+def fetch(statement: Statement, convert: Callable[[Row], T]
+              ) -> Callable[[sqlite3.Connection], tuple[T, ...]]:
+    """Work for a store's thread: ``statement``'s rows, each made a record by ``convert``."""
+    def work(connection: sqlite3.Connection) -> tuple[T, ...]:
+        return tuple(convert(row) for row in connection.execute(statement.sql, statement.params))
+    return work
 
 
 @attrs.frozen

@@ -26,16 +26,16 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
 import attrs
 
 from harkback.stages.load.truncate import unit_spans
-from harkback.stages.query import ParsedQuery, Term, Unit, unit_matches
+from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summary
-from harkback.stages.text.tokens import ASCII_FOLD, index_tokens, is_cjk
+from harkback.stages.summarize.coverage import line_coverage, line_heads
 
 MAX_CHARS = 1200
 MAX_LINES = 12
@@ -128,10 +128,6 @@ class _Line(NamedTuple):
     body: str
     pickable: bool
     covered: frozenset[int]
-    detail: bool | None
-    """Does it carry a detail (:func:`carries_detail`)? None until asked: only covering
-    lines and their neighbours are (four regular expressions per line were half of a
-    summary's time)."""
 
     @property
     def spoken(self) -> bool:
@@ -145,11 +141,11 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
     # Every token of an ASCII line is a piece of the line in lower case, so a line that
     # holds no unit's first token as a piece covers nothing: it is not tokenized. A head
     # that an ASCII text does not hold at all is not looked for line by line.
-    heads = _heads(units)
+    heads = line_heads(units)
     if heads and text.isascii():
         low_text = text.lower()
         heads = tuple(head for head in heads if head in low_text)
-    covers = _coverage(units)
+    covers = line_coverage(units)
     nothing: frozenset[int] = frozenset()
     for stripped in map(str.strip, text.split("\n")):
         if not stripped:
@@ -159,7 +155,7 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
         if first in _MARKER_STARTS and _MARKER.fullmatch(stripped):
             # Cut markers and session headers end a block and are never picked.
             prefix = ""
-            append(make(_Line, (len(lines), "", stripped, False, nothing, False)))
+            append(make(_Line, (len(lines), "", stripped, False, nothing)))
             continue
         if first == "[" and (role := _ROLE.match(stripped)):
             prefix = _prefix(role.group(0))
@@ -175,44 +171,13 @@ def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
                 if head in low:
                     covered = covers(stripped)
                     break
-        append(make(_Line, (len(lines), prefix, stripped, True, covered,
-                            carries_detail(stripped) if covered else None)))
+        append(make(_Line, (len(lines), prefix, stripped, True, covered)))
     return lines
 
 
 @lru_cache(maxsize=256)
 def _prefix(role: str) -> str:  # a block's role prefix as shown, from the role pattern's match
     return role.rstrip() + " "
-
-
-@lru_cache(maxsize=64)
-def _heads(units: Sequence[Unit]) -> tuple[str, ...]:
-    """The units' first tokens that an ASCII line can hold (the ASCII ones)."""
-    heads = {u.text if isinstance(u, Term) else u.terms[0] for u in units}
-    return tuple(sorted(h for h in heads if h.isascii()))
-
-
-@lru_cache(maxsize=64)
-def _coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
-    """The units a line covers (:func:`unit_matches` over its index tokens): a whole word
-    is looked up in the line's tokens at once, the rest one by one."""
-    words: dict[str, list[int]] = {}
-    others: list[tuple[int, Unit]] = []
-    for i, unit in enumerate(units):
-        if isinstance(unit, Term) and not unit.prefix and not (
-                len(unit.text) == 1 and is_cjk(unit.text)):
-            words.setdefault(unit.text, []).append(i)
-        else:
-            others.append((i, unit))
-
-    def covers(line: str) -> frozenset[int]:
-        toks = line.translate(ASCII_FOLD).split() if line.isascii() else index_tokens(line)
-        found = [i for word in words.keys() & toks for i in words[word]]
-        if others:
-            token_set = frozenset(toks)
-            found += [i for i, unit in others if unit_matches(unit, toks, token_set)]
-        return frozenset(found)
-    return covers
 
 
 def _focus(body: str, units: Sequence[Unit]) -> int:
@@ -316,18 +281,39 @@ class _Picker:
         return True
 
 
-def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
+class _Details(dict[int, bool]):
+    """Whether each line asked about carries a detail (:func:`carries_detail`), asked once.
+
+    Only the lines a choice turns on are asked: the summary's four regular expressions
+    on every covering line were a third of its time, and most never decided anything.
+    """
+
+    def __init__(self, lines: Sequence[_Line]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def __missing__(self, number: int) -> bool:
+        found = self[number] = carries_detail(self.lines[number].body)
+        return found
+
+
+def _cover(picker: _Picker, matching: Sequence[_Line], detail: _Details) -> list[_Line]:
     """Greedy set cover: repeatedly take the line adding the most uncovered units."""
     covered: set[int] = set()
     chosen: list[_Line] = []
-    # A line ranks by the units it would add, then by what stays as lines are chosen.
-    pool = [(ln, (len(ln.covered), ln.spoken, ln.detail, -ln.number)) for ln in matching]
+    pool = list(matching)
     while pool:
-        entry = max(pool, key=lambda e: (len(e[0].covered - covered), e[1]))
-        pool.remove(entry)
-        best = entry[0]
-        if not best.covered - covered:
+        # A line ranks by the units it would add, the units it holds, being spoken, then
+        # by carrying a detail and coming first: a detail is asked only of the lines tied
+        # on the rest (the line numbers differ, so exactly one line is best).
+        keys = [(len(ln.covered - covered), len(ln.covered), ln.spoken) for ln in pool]
+        top = max(keys)
+        if not top[0]:
             break
+        tied = [ln for ln, key in zip(pool, keys, strict=True) if key == top]
+        best = tied[0] if len(tied) == 1 else max(
+            tied, key=lambda ln: (detail[ln.number], -ln.number))
+        pool.remove(best)
         if picker.add(best):
             covered |= best.covered
             chosen.append(best)
@@ -335,28 +321,36 @@ def _cover(picker: _Picker, matching: Sequence[_Line]) -> list[_Line]:
 
 
 def _details_near(lines: Sequence[_Line], anchors: Iterable[_Line], reach: int,
-                  detail: dict[int, bool] | None = None) -> list[_Line]:
+                  detail: _Details) -> list[_Line]:
     """Detail lines within ``reach`` of an anchor, nearest first, following before preceding.
 
     The search stops at a cut marker or session header: what lies beyond is not nearby.
-    ``detail`` keeps whether each line looked at carries a detail, for the next call.
     """
     found: dict[int, tuple[int, bool]] = {}
-    detail = {} if detail is None else detail
     for anchor in anchors:
         for direction in (1, -1):
             for step in range(1, reach + 1):
                 index = anchor.number + direction * step
                 if not 0 <= index < len(lines) or not lines[index].pickable:
                     break
-                if index not in detail:
-                    line = lines[index]
-                    detail[index] = (carries_detail(line.body) if line.detail is None
-                                     else line.detail)
                 if detail[index]:
                     found[index] = min(found.get(index, (step, direction < 0)),
                                        (step, direction < 0))
     return [lines[i] for i in sorted(found, key=lambda i: (*found[i], i))]
+
+
+def _fill(picker: _Picker, matching: Sequence[_Line], detail: _Details) -> None:
+    """The other matching lines while room is left: those covering more units first, then
+    those carrying a detail, then in transcript order (details asked group by group, and
+    not once the picker holds ``max_lines``: it refuses every line then)."""
+    groups: dict[int, list[_Line]] = {}
+    for line in matching:
+        groups.setdefault(len(line.covered), []).append(line)
+    for size in sorted(groups, reverse=True):
+        for line in sorted(groups[size], key=lambda ln: (not detail[ln.number], ln.number)):
+            if len(picker.picked) >= picker.max_lines:
+                return
+            picker.add(line)
 
 
 def _opening(lines: Sequence[_Line]) -> _Line | None:
@@ -387,14 +381,13 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
         text = "\n".join(part for part in (head, shown) if part)
         note = "no line of the session matches the query" if units else "empty query"
         return Summary(text=_fit(text, max_chars), kind="extractive", note=note)
-    chosen = _cover(picker, matching)
-    known: dict[int, bool] = {}
-    for line in _details_near(lines, chosen, NEAR, known):
+    detail = _Details(lines)
+    chosen = _cover(picker, matching, detail)
+    for line in _details_near(lines, chosen, NEAR, detail):
         picker.add(line)
     if opening is not None:
         picker.add(opening)
-    for line in _details_near(lines, chosen, REACH, known):
+    for line in _details_near(lines, chosen, REACH, detail):
         picker.add(line)
-    for line in sorted(matching, key=lambda ln: (-len(ln.covered), not ln.detail, ln.number)):
-        picker.add(line)
+    _fill(picker, matching, detail)
     return Summary(text=_fit(picker.render(picker.picked), max_chars), kind="extractive")

@@ -101,6 +101,25 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFC", stripped)
 
 
+_FULL_WIDTH_WORD = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]+")
+"""The full-width forms that NFKC makes word characters: digits and Latin letters."""
+
+
+def folded_words(text: str) -> str:
+    """:func:`normalize` but for full-width punctuation, which may stay as it is: the same
+    words (a separator either way), for what only counts words.
+
+    Chinese text is full of ！，？ and narrowing each run in Python cost a third of a
+    candidate message's normalizing when ranking.
+
+    >>> folded_words("修改ＣＯＲＳ配置！"), normalize("修改ＣＯＲＳ配置！")
+    ('修改cors配置！', '修改cors配置!')
+    """
+    if _NOT_PLAIN.search(text) is None and not text.isascii():
+        return _FULL_WIDTH_WORD.sub(_narrowed, text).lower()
+    return normalize(text)
+
+
 def ascii_words(text: str) -> bytes | None:
     """``text`` normalized to ASCII bytes when all its words are ASCII after folding, else None.
 
@@ -160,14 +179,15 @@ def word_stream(text: str) -> bytes | Folded:
     (ASCII text as it is, else :func:`ascii_words`), else the :class:`Folded` text.
 
     Ranking reads every candidate message this way: asking :func:`ascii_words` and then
-    :func:`index_tokens` normalized a CJK message twice.
+    :func:`index_tokens` normalized a CJK message twice. The text is normalized as
+    :func:`folded_words` does (full-width punctuation may stay): only its words count.
 
     >>> word_stream("It’s"), word_stream("上次ok").tokens()
     (b'it?s', ['上次', '次', 'ok'])
     """
     if text.isascii():
         return text.encode("ascii")
-    folded = normalize(text)
+    folded = folded_words(text)
     if _CJK_RUN.search(folded) is not None:
         return Folded(folded)  # a CJK character is a word: no need to look further
     stream = _ascii_folded(folded)

@@ -261,5 +261,5 @@ def test_a_shown_line_is_as_long_as_foretold(prefix: str, body: str, width: int,
     """A line's shown length is known before its match is placed (the picker refuses a
     line too long for the room left without showing it)."""
     units = parse_query(query).units
-    line = _Line(0, prefix, body, True, frozenset(range(len(units))), None)
+    line = _Line(0, prefix, body, True, frozenset(range(len(units))))
     assert len(_show(line, units, width)) == _shown_length(line, width)

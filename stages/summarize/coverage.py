@@ -1,0 +1,73 @@
+"""Which query units a transcript line covers, for the extractive summary.
+
+>>> from harkback.stages.query import parse_query
+>>> covers = line_coverage(parse_query("docker 数据库").units)
+>>> sorted(covers("Docker: 数据库 down")), sorted(covers("数据 only")), sorted(covers("nothing"))
+([0, 1, 2], [1], [])
+>>> line_heads(parse_query("docker 数据库").units)
+('docker',)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+from harkback.stages.query import Term, Unit, unit_matches
+from harkback.stages.text.tokens import (
+    ASCII_FOLD,
+    Folded,
+    folded_words,
+    index_tokens,
+    is_bigram,
+    is_cjk,
+)
+
+
+@lru_cache(maxsize=64)
+def line_heads(units: Sequence[Unit]) -> tuple[str, ...]:
+    """The units' first tokens that an ASCII line can hold (the ASCII ones)."""
+    heads = {u.text if isinstance(u, Term) else u.terms[0] for u in units}
+    return tuple(sorted(h for h in heads if h.isascii()))
+
+
+@lru_cache(maxsize=64)
+def line_coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
+    """The units a line covers (:func:`unit_matches` over its index tokens): a whole word
+    is looked up in the line's tokens at once, the rest one by one.
+
+    A line that is not ASCII and holds only whole words of the query is not tokenized:
+    a CJK bigram is one of its tokens exactly when its normalized text holds the two
+    characters in a row (they are then in one CJK run), and its other tokens are the
+    words of that text (:class:`~harkback.stages.text.tokens.Folded`). Listing every
+    bigram of a CJK line cost ~15 us a line, a third of a Chinese question's summary.
+    """
+    words: dict[str, list[int]] = {}
+    others: list[tuple[int, Unit]] = []
+    for i, unit in enumerate(units):
+        if isinstance(unit, Term) and not unit.prefix and not (
+                len(unit.text) == 1 and is_cjk(unit.text)):
+            words.setdefault(unit.text, []).append(i)
+        else:
+            others.append((i, unit))
+    bigrams = tuple((word, tuple(js)) for word, js in words.items() if is_bigram(word))
+    plain = {word: js for word, js in words.items() if not is_bigram(word)}
+
+    def covers(line: str) -> frozenset[int]:
+        toks: Sequence[str]
+        if line.isascii():
+            toks = line.translate(ASCII_FOLD).split()
+        elif not others:
+            folded = Folded(folded_words(line))
+            found = [i for word, js in bigrams if word in folded for i in js]
+            if plain:
+                found += [i for word in plain.keys() & folded.words() for i in plain[word]]
+            return frozenset(found)
+        else:
+            toks = index_tokens(line)
+        found = [i for word in words.keys() & toks for i in words[word]]
+        if others:
+            token_set = frozenset(toks)
+            found += [i for i, unit in others if unit_matches(unit, toks, token_set)]
+        return frozenset(found)
+    return covers
