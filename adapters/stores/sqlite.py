@@ -222,8 +222,7 @@ class SqliteStore(Closing):
 
     def _patiently(self, work: Callable[[sqlite3.Connection], T]
                    ) -> Callable[[sqlite3.Connection], T]:
-        # Closing (an interrupted command) ends the wait for another writer's lock.
-        return patiently(work, self.patience, stop=lambda: self._closed)
+        return patiently(work, self.patience, stop=lambda: self._closed)  # Ctrl-C: no wait
 
     def search(self, query: ports.MatchQuery
                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
