@@ -126,6 +126,8 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     7.0
     >>> parse_time_bound("someday", what="--since").failure().reason[:31]
     "cannot read --since 'someday': "
+    >>> parse_time_bound("99999999999999", what="--since").failure().reason[:44]
+    "--since '99999999999999' is not a moment a s"
     """
     text = text.strip()
     base = datetime.now(UTC).timestamp() if now is None else now
@@ -133,9 +135,15 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     if rel:
         return Success(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()])
     try:
-        return Success(float(text))
+        epoch = float(text)
     except ValueError:
         pass
+    else:
+        # "nan", "1e400" and year-3-million epochs would filter every session out unseen.
+        if math.isfinite(epoch) and _EARLIEST <= epoch < _LATEST:
+            return Success(epoch)
+        return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have: "
+                                     f"use {ACCEPTED_TIMES}"))
     spoken = spoken_time(text, base)
     if spoken is not None:
         return Success(spoken)

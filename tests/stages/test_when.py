@@ -96,6 +96,20 @@ def test_unreadable_bound_is_rejected_with_guidance() -> None:
     assert "7d" in result.failure().reason
 
 
+@pytest.mark.parametrize("epoch", ["nan", "inf", "-inf", "1e400", "99999999999999",
+                                   "253402300800"])
+def test_an_epoch_no_session_can_have_is_rejected(epoch: str) -> None:
+    """Epoch seconds must fall in years 1970-9999: past them a bound filters every
+    session out, or none, without a word."""
+    result = parse_time_bound(epoch, what="--since")
+    assert isinstance(result, Failure)
+    assert result.failure().reason.startswith(f"--since {epoch!r} is not a moment")
+
+
+def test_an_epoch_in_range_is_read_as_it_is() -> None:
+    assert parse_time_bound("1780000000.5") == Success(1_780_000_000.5)
+
+
 @pytest.mark.parametrize(("question", "days"), [
     ("上周 nginx 超时怎么处理的", (93.0, 100.0)),
     ("先週のDockerの件", (93.0, 100.0)),
