@@ -26,6 +26,9 @@ from harkback.stages.ports import SessionStore
 from harkback.stages.stage import as_result
 from harkback.stages.stats import StoreStats
 
+NO_SOURCE = "(none)"
+"""How the table names sessions stored without a source (``""`` in the JSON)."""
+
 
 def _size(count: int | None) -> str:
     if count is None:
@@ -50,9 +53,13 @@ def format_stats(target: str, payload: dict[str, Any]) -> str:
              f"vectors    {vectors}",
              f"summaries  {payload['cached_summaries']} cached"]
     if payload["sources"]:
-        lines += ["", f"{'source':<12} {'sessions':>8}  {'messages':>8}"]
-        lines += [f"{s['source'][:12]:<12} {s['sessions']:>8}  {s['messages']:>8}"
-                  for s in payload["sources"]]
+        # Whole names (a cut one is not what --source takes); sessions stored without a
+        # source get a visible name rather than a blank.
+        names = [s["source"] or NO_SOURCE for s in payload["sources"]]
+        width = max(12, *(len(name) for name in names))
+        lines += ["", f"{'source':<{width}} {'sessions':>8}  {'messages':>8}"]
+        lines += [f"{name:<{width}} {s['sessions']:>8}  {s['messages']:>8}"
+                  for name, s in zip(names, payload["sources"], strict=True)]
     return "\n".join(lines)
 
 

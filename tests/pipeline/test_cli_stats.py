@@ -56,3 +56,20 @@ def test_stats_of_a_missing_store_is_one_line(tmp_path: Path) -> None:
     as_json = harkback("stats", "--db", str(db), "--json")
     assert json.loads(as_json.stdout)["success"] is False
     assert not db.exists()
+
+
+def test_the_source_table_names_every_source_whole(tmp_path: Path) -> None:
+    """A session stored without a source is counted under a visible name, and a long
+    source name is not cut (the name is what --source takes)."""
+    long_name = "nightly-report-builder"
+    chats = [conversation("a", ("user", "docker"), source=""),
+             conversation("b", ("user", "bridge"), source=long_name)]
+    source = tmp_path / "sessions.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(c)) + "\n" for c in chats),
+                      encoding="utf-8")
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
+    table = harkback("stats", "--db", str(db)).stdout.splitlines()
+    rows = [line.split() for line in table[table.index(next(
+        line for line in table if line.startswith("source "))) + 1:]]
+    assert sorted(rows) == [["(none)", "1", "1"], [long_name, "1", "1"]]
