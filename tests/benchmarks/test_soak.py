@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.soak import Soak, main
+from benchmarks.soak import QUERIES, Soak, main
 from tests.support.postgres_server import PostgresServer
 
 
@@ -25,6 +25,11 @@ def test_a_short_soak_fails_nothing_and_loses_nothing(tmp_path: Path,
     assert int(rows["searches"].replace(",", "")) > 0
     assert int(rows["sessions written"].replace(",", "")) > 0
     assert float(rows["search p50"].split()[0]) > 0
+    per_query = [line.strip("|").split("|") for line in out.splitlines()
+                 if line.startswith("| ") and line.count("|") == 5 and "---" not in line][1:]
+    assert {cells[0].strip() for cells in per_query} <= set(QUERIES)
+    assert (sum(int(cells[1].replace(",", "")) for cells in per_query)
+            == int(rows["searches"].replace(",", "")))
 
 
 def test_the_table_says_whether_the_target_was_met() -> None:
