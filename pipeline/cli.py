@@ -255,8 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     completion.add_argument("shell", choices=("bash", "zsh"))
 
     demo = commands.add_parser("demo", help="build a sample store and ask it questions")
-    demo.add_argument("--db", type=Path, default=None,
-                      help="where to build the demo database (default: a temporary folder)")
+    demo.add_argument("--db", default=None,
+                      help="where to build the demo database (default: a temporary folder); "
+                           "a database holding sessions of your own is refused")
     _add_import_commands(commands, with_db)
     add_sync_command(commands, with_db)
     _add_redact_command(commands, with_db)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.resources
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -13,6 +14,8 @@ from harkback.pipeline.facade import Harkback
 from harkback.pipeline.importing import ingest_file
 from harkback.pipeline.output import format_payload
 from harkback.pipeline.wiring import open_store
+from harkback.stages.ports import SessionStore
+from harkback.stages.stage import as_result
 
 DEMO_QUESTIONS: tuple[str, ...] = (
     "how did we fix the docker network problem",
@@ -30,8 +33,56 @@ def corpus_path() -> Path:
     return Path(str(resource))
 
 
-async def run_demo(db: Path | None = None) -> int:
-    """Ingest the corpus into ``db`` (a temporary file by default) and print recalls."""
+def corpus_ids() -> frozenset[str]:
+    """The session ids of the sample corpus."""
+    with corpus_path().open(encoding="utf-8") as lines:
+        return frozenset(str(json.loads(line)["id"]) for line in lines if line.strip())
+
+
+async def others_at(db: str) -> int:
+    """:func:`others_in` of the store at ``db``, opened read-only (so nothing is migrated or
+    created before the demo knows it may write there); 0 when it cannot be opened so: the
+    demo's own open then says why."""
+    opened = open_store(db, readonly=True)
+    if isinstance(opened, Failure):
+        return 0
+    store = opened.unwrap()
+    try:
+        return await others_in(store)
+    finally:
+        store.close()
+
+
+async def others_in(store: SessionStore) -> int:
+    """How many of ``store``'s sessions are not the demo's: a store of someone's own
+    sessions is no place for the sample ones (they would turn up in every later search).
+
+    >>> import asyncio
+    >>> from harkback.adapters.stores.memory import MemoryStore
+    >>> asyncio.run(others_in(MemoryStore()))
+    0
+    """
+    stats = store.stats()
+    if stats is None:
+        return 0
+    counted = as_result(await stats)
+    total = counted.unwrap().sessions if not isinstance(counted, Failure) else 0
+    if total == 0:
+        return 0
+    found = as_result(await store.sessions(sorted(corpus_ids())))
+    return total - (len(found.unwrap()) if not isinstance(found, Failure) else 0)
+
+
+async def run_demo(db: str | Path | None = None) -> int:
+    """Ingest the corpus into ``db`` (a temporary file by default) and print recalls.
+    A ``db`` that already holds sessions of its own is refused (exit 2), not written."""
+    if db is not None:
+        others = await others_at(str(db))
+        if others:
+            print(f"harkback: {db} already holds {others:,} session(s) that are not the "
+                  "demo's, and the demo adds its sample sessions to the database it is "
+                  "given; give --db a new path, or none (a temporary one)", file=sys.stderr)
+            return 2
     with tempfile.TemporaryDirectory(prefix="harkback-demo-") as scratch:
         path = db or Path(scratch) / "demo.db"
         opened = open_store(path)

@@ -187,6 +187,25 @@ def test_demo_finds_the_stories(tmp_path: Path) -> None:
     assert "127.0.0.1:18080" in done.stdout
 
 
+def test_demo_refuses_a_store_of_ones_own_sessions(db: Path) -> None:
+    """``demo --db`` on a store that holds other sessions would mix the sample ones into
+    every later search: refused as a usage error, the file untouched."""
+    before = db.read_bytes()
+    done = run("demo", db=db)
+    assert done.returncode == 2, done.stdout
+    assert "3 session(s) that are not the demo's" in done.stderr
+    assert done.stderr.count("\n") == 1 and not done.stdout
+    assert db.read_bytes() == before
+
+
+def test_demo_runs_again_on_its_own_store(tmp_path: Path) -> None:
+    """A store holding only the demo's sessions is the demo's: a second run answers."""
+    assert run("demo", db=tmp_path / "demo.db").returncode == 0
+    again = run("demo", db=tmp_path / "demo.db")
+    assert again.returncode == 0, again.stderr
+    assert "pgdump-rotate.sh" in again.stdout
+
+
 def test_json_failure_still_prints_a_payload(tmp_path: Path) -> None:
     """With ``--json`` an early failure prints ``{"success": false, ...}`` on stdout."""
     done = run("search", "x", "--json", db=tmp_path / "missing.db")
