@@ -1,17 +1,20 @@
 """Soak: searchers and writers share one store for a while; nothing fails, nothing is lost.
 
     .venv/bin/python -m benchmarks.soak [--size 100k] [--seconds 120] [--searchers 8]
-        [--writers 2] [--db PATH] [--import-mb 100]
+        [--writers 2] [--writer-pace SESSIONS_PER_S] [--db PATH] [--import-mb 100]
 
 Builds a store of ``--size`` messages with :mod:`benchmarks.generate` (``--db PATH``
 reuses one already there), then starts ``--searchers`` search processes and ``--writers``
 writer processes, each with a connection of its own, for ``--seconds``. A searcher runs
 the query mix of :mod:`benchmarks.scale` through :class:`~harkback.pipeline.facade.Harkback`
 (no model) as fast as it can; a writer ingests batches of 1 to 20 new sessions of 10
-messages. Afterwards every session a writer was told was stored is looked for. The table
-gives failed calls, lost sessions, searches and writes, and search p50/p95 beside the
-target (p95 ≤ 100 ms). ``--import-mb`` then runs :mod:`benchmarks.shared_writers` at that
-size (a large import raced by 20 one-session ingests; 0 skips it).
+messages with pauses of up to 0.2 s (~80 sessions a second each: the store about triples
+in 120 s), or with ``--writer-pace N`` one session at a time, N a second (an agent's hook
+storing finished sessions writes far less than the default). Afterwards every session a
+writer was told was stored is looked for. The table gives failed calls, lost sessions,
+searches and writes, and search p50/p95 beside the target (p95 ≤ 100 ms), then each
+query's p50/p95. ``--import-mb`` then runs :mod:`benchmarks.shared_writers` at that size
+(a large import raced by 20 one-session ingests; 0 skips it).
 
 ``--db postgresql://...`` soaks a PostgreSQL store instead (an empty database is filled
 with the generated corpus first; the large import, SQLite's, is skipped).
@@ -111,7 +114,7 @@ def _session(worker: int, number: int) -> Conversation:
     return Conversation(Session(id=sid, source="soak", started_at=time.time()), messages)
 
 
-async def _write(db: str, seconds: float, worker: int) -> dict[str, Any]:
+async def _write(db: str, seconds: float, worker: int, pace: float = 0.0) -> dict[str, Any]:
     rng = random.Random(worker)
     stored: list[str] = []
     failures: list[str] = []
@@ -121,14 +124,17 @@ async def _write(db: str, seconds: float, worker: int) -> dict[str, Any]:
         until = time.monotonic() + seconds
         cpu = time.process_time()
         while number == 0 or time.monotonic() < until:
-            batch = [_session(worker, number + i) for i in range(rng.randint(1, 20))]
+            started = time.monotonic()
+            size = 1 if pace else rng.randint(1, 20)
+            batch = [_session(worker, number + i) for i in range(size)]
             number += len(batch)
             outcome = as_result(await store.ingest(batch))
             if isinstance(outcome, Failure):
                 failures.append(outcome.failure().message())
             else:
                 stored.extend(c.session.id for c in batch)
-            await asyncio.sleep(rng.uniform(0.0, 0.2))
+            await asyncio.sleep(max(0.0, 1.0 / pace - (time.monotonic() - started)) if pace
+                                else rng.uniform(0.0, 0.2))
         cpu = time.process_time() - cpu
     finally:
         await asyncio.to_thread(_close, store)
@@ -142,9 +148,10 @@ def worker(argv: Sequence[str]) -> int:
     parser.add_argument("--db", required=True)
     parser.add_argument("--seconds", type=float, required=True)
     parser.add_argument("--index", type=int, default=0)
+    parser.add_argument("--pace", type=float, default=0.0)
     args = parser.parse_args(argv)
     work = (_search(args.db, args.seconds, args.index) if args.role == "search"
-            else _write(args.db, args.seconds, args.index))
+            else _write(args.db, args.seconds, args.index, args.pace))
     print(json.dumps(asyncio.run(work)))
     return 0
 
@@ -161,6 +168,8 @@ class Soak:
     writers: int
     searches: int
     writes: int
+    writer_pace: float = 0.0
+    """Sessions a second per writer (0: the default batches, as fast as they go)."""
     failed_calls: int
     lost_sessions: int
     p50_ms: float
@@ -181,7 +190,9 @@ class Soak:
         """The figures as a Markdown table."""
         verdict = "met" if self.p95_ms <= TARGET_P95_MS else "missed"
         rows = [("store", f"{self.messages:,} messages"),
-                ("processes", f"{self.searchers} searchers, {self.writers} writers, "
+                ("processes", f"{self.searchers} searchers, {self.writers} writers"
+                              + (f" ({self.writer_pace:g} session/s each)" if self.writer_pace
+                                 else "") + ", "
                               f"{self.seconds:g} s"),
                 ("searches", f"{self.searches:,}"), ("sessions written", f"{self.writes:,}"),
                 ("failed calls", str(self.failed_calls)),
@@ -200,7 +211,8 @@ class Soak:
         return "\n".join(lines)
 
 
-def run_soak(db: str, *, seconds: float, searchers: int, writers: int) -> Soak:
+def run_soak(db: str, *, seconds: float, searchers: int, writers: int,
+             writer_pace: float = 0.0) -> Soak:
     """Run the searchers and writers against ``db`` for ``seconds`` and check the result."""
     root = Path(__file__).resolve().parent.parent
     load_before = os.getloadavg()[0]
@@ -210,7 +222,8 @@ def run_soak(db: str, *, seconds: float, searchers: int, writers: int) -> Soak:
                                   stderr=subprocess.PIPE, text=True, cwd=root)
                  for i in range(searchers)]
     processes += [subprocess.Popen([*argv, "write", "--db", str(db), "--seconds", str(seconds),
-                                    "--index", str(i)], stdout=subprocess.PIPE,
+                                    "--index", str(i), "--pace", str(writer_pace)],
+                                   stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, cwd=root)
                   for i in range(writers)]
     seen: list[dict[str, Any]] = []
@@ -235,7 +248,7 @@ def run_soak(db: str, *, seconds: float, searchers: int, writers: int) -> Soak:
     failures = [f for s in seen for f in s.get("failures", [])]
     found, messages = _soaked(db)
     return Soak(messages=messages, seconds=seconds, searchers=searchers, writers=writers,
-                searches=len(times), writes=len(stored),
+                searches=len(times), writes=len(stored), writer_pace=writer_pace,
                 failed_calls=len(failures) + len(errors), lost_sessions=len(stored - found),
                 p50_ms=percentile(times, 50), p95_ms=percentile(times, 95),
                 cpu_ms=1000 * sum(s.get("cpu", 0.0) for s in searched) / max(len(times), 1),
@@ -283,6 +296,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--searchers", type=int, default=8)
     parser.add_argument("--writers", type=int, default=2)
+    parser.add_argument("--writer-pace", type=float, default=0.0,
+                        help="sessions a second per writer, one at a time (default: batches of "
+                             "1-20 with pauses of up to 0.2 s, as fast as that goes)")
     parser.add_argument("--db", default=None,
                         help="reuse (or build) this store: a SQLite path or a postgresql:// URL")
     parser.add_argument("--import-mb", type=float, default=100.0,
@@ -295,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif not Path(db).is_file():
             build_store(Path(db), args.size, incremental=0)
         soak = run_soak(db, seconds=args.seconds, searchers=args.searchers,
-                        writers=args.writers)
+                        writers=args.writers, writer_pace=args.writer_pace)
         print(soak.table())
         for error in soak.errors:
             print(f"error: {error}")

@@ -32,6 +32,19 @@ def test_a_short_soak_fails_nothing_and_loses_nothing(tmp_path: Path,
             == int(rows["searches"].replace(",", "")))
 
 
+def test_a_paced_writer_writes_one_session_at_a_time(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``--writer-pace 4`` for 3 s: about a dozen sessions (the default batches write
+    hundreds in that time), all found, and the table names the pace."""
+    status = main(["--size", "2k", "--seconds", "3", "--searchers", "1", "--writers", "1",
+                   "--writer-pace", "4", "--db", str(tmp_path / "soak.db"), "--import-mb", "0"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "1 writers (4 session/s each)" in out
+    written = next(line for line in out.splitlines() if line.startswith("| sessions written"))
+    assert 1 <= int(written.split("|")[2].replace(",", "")) <= 14
+
+
 def test_the_table_says_whether_the_target_was_met() -> None:
     """p95 beside the 100 ms target, met or missed."""
     soak = Soak(messages=10, seconds=1, searchers=1, writers=1, searches=5, writes=2,
