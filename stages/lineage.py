@@ -1,17 +1,18 @@
 """Lineage: walk ``parent_session_id`` links to the session a user remembers.
 
 Delegated sub-agents and compression continuations are children of the session
-that started them. The walk is cycle-safe, and a parent that is not stored ends
-it (the last stored session is the root).
+that started them. A parent that is not stored ends the walk (the last stored session
+is the root). The walk is cycle-safe: sessions a damaged store links in a loop all
+resolve to one root, the loop's earliest session, so the loop comes back once.
 
 >>> chain = {s.id: s for s in (Session(id="a"), Session(id="b", parent_session_id="a"),
 ...                            Session(id="c", parent_session_id="b"))}
 >>> root_of("c", chain).id
 'a'
->>> loop = {s.id: s for s in (Session(id="x", parent_session_id="y"),
-...                           Session(id="y", parent_session_id="x"))}
->>> root_of("x", loop).id
-'y'
+>>> loop = {s.id: s for s in (Session(id="x", parent_session_id="y", started_at=2.0),
+...                           Session(id="y", parent_session_id="x", started_at=1.0))}
+>>> root_of("x", loop).id, root_of("y", loop).id
+('y', 'y')
 """
 
 from __future__ import annotations
@@ -32,14 +33,24 @@ def root_of(session_id: str, known: Mapping[str, Session]) -> Session | None:
     current = known.get(session_id)
     if current is None:
         return None
-    seen = {current.id}
+    path = [current]
     while current.parent_session_id is not None:
         parent = known.get(current.parent_session_id)
-        if parent is None or parent.id in seen:
+        if parent is None:
             break
-        seen.add(parent.id)
+        if any(parent.id == walked.id for walked in path):
+            # Whichever member the walk starts from, the loop must name one root, or a
+            # lineage would come back once per member hit.
+            start = next(i for i, walked in enumerate(path) if walked.id == parent.id)
+            return min(path[start:], key=_loop_order)
+        path.append(parent)
         current = parent
     return current
+
+
+def _loop_order(session: Session) -> tuple[bool, float, str]:
+    """Earliest first; sessions without a start time after those with one, then by id."""
+    return (session.started_at is None, session.started_at or 0.0, session.id)
 
 
 def load_ancestry(store: SessionStore, ids: Iterable[str], *,

@@ -35,6 +35,24 @@ def test_missing_parent_ends_the_walk() -> None:
     assert root is not None and root.id == "orphan"
 
 
+LOOP = {s.id: s for s in (
+    Session(id="late", parent_session_id="early", started_at=300.0),
+    Session(id="early", parent_session_id="mid", started_at=100.0),
+    Session(id="mid", parent_session_id="late", started_at=200.0),
+    Session(id="hanger", parent_session_id="mid", started_at=400.0),
+)}
+
+
+def test_a_loop_of_parents_names_one_root_from_any_member() -> None:
+    """A damaged store's parent loop (and a child hanging off it) resolves to the loop's
+    earliest session whichever member a hit is in, so the lineage comes back once."""
+    roots = {i: root_of(i, LOOP) for i in LOOP}
+    assert {i: r.id if r else None for i, r in roots.items()} == dict.fromkeys(LOOP, "early")
+    candidates = group_by_root([_hit("late"), _hit("hanger"), _hit("mid")], LOOP,
+                               exclude_root=None, hidden_sources=())
+    assert [(c.root.id, len(c.hits)) for c in candidates] == [("early", 3)]
+
+
 def test_unknown_session_has_no_root() -> None:
     """An id that is not stored resolves to nothing."""
     assert root_of("nope", SESSIONS) is None
