@@ -121,14 +121,15 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
     if not common:
         # Every term matches at most ``cap`` rows: joining them all is cheaper than
         # ranking inside FTS5 first, unless one of them matches many (RANK_FIRST_FROM).
-        if _ranks_first(query.expression, counts):
+        if _ranks_first(query.expression, counts, _first_cut(query, reach)):
             return best_rows(connection, query, reach, per_session=per_session)
         return execute(connection, fulltext.search(query, per_session=per_session)).fetchall()
     rows: list[Row] = []
     unscored = sqlite_vocabulary.spelled_tree(connection, query.expression, spelled)
     narrowed = search_plan.narrow(query.expression, common)
     if narrowed is not None:
-        if search_plan.is_disjunction(query.expression) and _ranks_first(narrowed, counts):
+        if (search_plan.is_disjunction(query.expression)
+                and _ranks_first(narrowed, counts, _first_cut(query, reach))):
             rows = best_rows(connection, attrs.evolve(query, expression=narrowed), reach,
                              per_session=per_session)
         else:
@@ -195,15 +196,35 @@ def unit_count(connection: sqlite3.Connection, unit: Unit, cap: int,
     return found
 
 
-def _ranks_first(node: Node, counts: Mapping[Unit, int]) -> bool:
-    # An OR of words matches at least as many rows as its most frequent word. Phrases and
+def _ranks_first(node: Node, counts: Mapping[Unit, int], cut: int) -> bool:
+    # An OR of words matches at least as many rows as its most frequent word; ranking
+    # first pays only when that is well above the cut it would join. Phrases and
     # prefixes keep the full join: an error message's words meet mostly in tool output,
     # which the default roles filter out after the cut (and anything but an OR may
     # match far fewer rows than its parts).
     units = search_plan.selecting_units(node)
     return (search_plan.is_disjunction(node)
             and all(isinstance(u, Term) and not u.prefix for u in units)
-            and max((counts.get(u, 0) for u in units), default=0) >= RANK_FIRST_FROM)
+            and max((counts.get(u, 0) for u in units), default=0) >= max(RANK_FIRST_FROM, cut))
+
+
+def _filter_key(query: MatchQuery) -> FilterKey | None:
+    # A time bound's or a filter's survivors vary per query: nothing to learn from them.
+    varies = (query.since is not None or query.until is not None or bool(query.sources)
+              or query.excluded is not None)
+    return None if varies else (query.roles, query.hidden_sources)
+
+
+def _first_cut(query: MatchQuery, reach: Mapping[FilterKey, float]) -> int:
+    """How many of FTS5's best rows :func:`best_rows` joins first for ``query``: as many
+    per row asked as the last search with its filters needed (``RANKED_FETCH_MARGIN``
+    times that), else ``RANKED_FETCH_FACTOR`` times the limit."""
+    key = _filter_key(query)
+    default = max(RANKED_FETCH_FACTOR * query.limit, RANKED_FETCH_MIN)
+    needed = reach.get(key) if key is not None else None
+    return default if needed is None else min(
+        max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
+        RANKED_FETCH_FACTOR * default)
 
 
 def best_rows(connection: sqlite3.Connection, query: MatchQuery,
@@ -215,15 +236,9 @@ def best_rows(connection: sqlite3.Connection, query: MatchQuery,
     # too few survive a cut that may have dropped some, a larger cut, then the full
     # statement, decides. Joining costs ~8 us a row, so the cut is sized by how many
     # ranked rows the last search with the same filters needed per surviving row.
-    # A time bound's or a filter's survivors vary per query: nothing to learn from them.
-    varies = (query.since is not None or query.until is not None or bool(query.sources)
-              or query.excluded is not None)
-    key = None if varies else (query.roles, query.hidden_sources)
+    key = _filter_key(query)
     default = max(RANKED_FETCH_FACTOR * query.limit, RANKED_FETCH_MIN)
-    needed = reach.get(key) if key is not None else None
-    first = default if needed is None else min(
-        max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
-        RANKED_FETCH_FACTOR * default)
+    first = _first_cut(query, reach)
     # The learned cut first; when it was below the default and fell short, the default.
     if per_session is None:
         per_session = many_excluded(connection, query)
