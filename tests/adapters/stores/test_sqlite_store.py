@@ -315,3 +315,33 @@ async def test_a_read_only_store_refuses_to_remove(tmp_path: Path, make_conversa
         error = await failed(reader.remove_sessions(["s1"]))
     assert "read-only" in error.reason
     assert _snapshot(path) == before
+
+
+async def test_a_read_only_search_reads_one_snapshot(tmp_path: Path,
+                                                     make_conversation: Make) -> None:
+    """On the store's thread, a read-only store's calls see the file as the search found it,
+    though another connection commits meanwhile; the next search sees the commit."""
+    path = tmp_path / "h.db"
+    await _filled(path, make_conversation)
+    with SqliteStore.open(path).unwrap() as writer, \
+            SqliteStore.open(path, readonly=True).unwrap() as reader:
+        async def search() -> tuple[int, int]:
+            before = len(await ok(reader.sessions(["s1", "s2"])))
+            await ok(writer.ingest([make_conversation("s2", ("user", "later"), started_at=2.0)]))
+            return before, len(await ok(reader.sessions(["s1", "s2"])))
+        assert await reader.on_own_thread(search) == (1, 1)
+        assert len(await ok(reader.sessions(["s1", "s2"]))) == 2
+
+
+async def test_a_search_that_raises_ends_its_snapshot(tmp_path: Path,
+                                                      make_conversation: Make) -> None:
+    """The read transaction ends with the search, however it ends."""
+    path = tmp_path / "h.db"
+    await _filled(path, make_conversation)
+    with SqliteStore.open(path, readonly=True).unwrap() as reader:
+        async def search() -> None:
+            await ok(reader.sessions(["s1"]))
+            raise ValueError("a stage's bug")
+        with pytest.raises(ValueError, match="a stage's bug"):
+            await reader.on_own_thread(search)
+        assert await ok(reader.run(lambda connection: connection.in_transaction)) is False
