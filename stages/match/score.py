@@ -23,6 +23,7 @@ from harkback.stages.query import Phrase, Term, Unit, phrase_count, unit_matches
 from harkback.stages.records import MessageHit, Role
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
+    ASCII_FOLD_BYTES,
     Folded,
     index_tokens,
     is_bigram,
@@ -78,9 +79,6 @@ class Scored:
     covered: frozenset[int]
 
 
-# The same fold as the tokenizer's on bytes: ranking tokenizes every candidate, and on
-# ASCII text ``bytes.translate`` with a 256-byte table is the cheapest pass there is.
-_ASCII_FOLD_BYTES = bytes(ord(ASCII_FOLD.get(c, " ")) for c in range(256))
 
 
 def message_tokens(text: str) -> Sequence[str]:
@@ -201,7 +199,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         return score, frozenset(counts)
 
     def raw_path(raw: bytes, found: _Needles | None) -> tuple[float, frozenset[int]]:
-        toks = raw.translate(_ASCII_FOLD_BYTES).split()
+        toks = raw.translate(ASCII_FOLD_BYTES).split()
         counts: dict[int, int] = {}
         for form in raw_forms.intersection(toks):
             tf = toks.count(form)
@@ -233,7 +231,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         return total(counts, len(others) + folded.cjk_chars())
 
     def plain_path(raw: bytes, cjk_chars: int) -> tuple[float, frozenset[int]]:
-        others = raw.translate(_ASCII_FOLD_BYTES).split()
+        others = raw.translate(ASCII_FOLD_BYTES).split()
         counts = _words_and_bigrams(raw, others, raw_words, raw_owners, raw_bigrams)
         return total(counts, len(others) + cjk_chars)
 

@@ -84,7 +84,8 @@ def _has_error(line: str) -> bool:
     for word, pattern in _WORD_RES:
         if word in low and pattern.search(line) is not None:
             return True
-    return any(code in line for code in _ERROR_CODES) and _CODE_RE.search(line) is not None
+    return ("E" in line and any(code in line for code in _ERROR_CODES)
+            and _CODE_RE.search(line) is not None)
 
 
 def _has_path(line: str) -> bool:

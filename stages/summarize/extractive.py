@@ -240,21 +240,28 @@ def _cover(picker: _Picker, matching: Sequence[_Line], detail: _Details) -> list
     covered: set[int] = set()
     chosen: list[_Line] = []
     pool = list(matching)
+    fixed = [(len(ln.covered), ln.spoken) for ln in pool]
+    keys: list[tuple[int, int, bool]] = []
     while pool:
         # A line ranks by the units it would add, the units it holds, being spoken, then
         # by carrying a detail and coming first: a detail is asked only of the lines tied
-        # on the rest (the line numbers differ, so exactly one line is best).
-        keys = [(len(ln.covered - covered), len(ln.covered), ln.spoken) for ln in pool]
+        # on the rest (the line numbers differ, so exactly one line is best). The keys
+        # change only when a pick adds units (the picker refuses most lines once full).
+        if not keys:
+            keys = [(len(ln.covered - covered), size, spoken)
+                    for ln, (size, spoken) in zip(pool, fixed, strict=True)]
         top = max(keys)
         if not top[0]:
             break
-        tied = [ln for ln, key in zip(pool, keys, strict=True) if key == top]
-        best = tied[0] if len(tied) == 1 else max(
-            tied, key=lambda ln: (detail[ln.number], -ln.number))
-        pool.remove(best)
+        tied = [i for i, key in enumerate(keys) if key == top]
+        at = tied[0] if len(tied) == 1 else max(
+            tied, key=lambda i: (detail[pool[i].number], -pool[i].number))
+        best = pool.pop(at)
+        del fixed[at], keys[at]
         if picker.add(best):
             covered |= best.covered
             chosen.append(best)
+            keys = []
     return chosen
 
 

@@ -36,6 +36,10 @@ _OTHER_WORD = re.compile(rf"[^\W_{_CJK_RANGES}]+")
 ASCII_FOLD = {c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)}
 """A ``str.translate`` table for ASCII text: letters and digits lower-cased, every other
 character a space, so that ``split()`` then gives the index's tokens."""
+ASCII_FOLD_BYTES = bytes(ord(ASCII_FOLD.get(c, " ")) for c in range(256))
+""":data:`ASCII_FOLD` for ``bytes.translate`` (bytes beyond ASCII become spaces): on ASCII
+text, encoded, it is the cheapest pass there is, and ranking and the summary fold every
+candidate and every line that may cover the query."""
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 MARKLESS = ("\u2000-\u206f\u3000-\u3029\u3030-\u303f"
             "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af")
