@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
+from typing import AnyStr
 
 import attrs
 
@@ -22,11 +23,13 @@ from harkback.stages.query import Phrase, Term, Unit, phrase_count, unit_matches
 from harkback.stages.records import MessageHit, Role
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
+    ASCII_FOLD_BYTES,
     Folded,
     index_tokens,
     is_bigram,
     is_cjk,
     overlapping_count,
+    plain_cjk,
     word_stream,
 )
 
@@ -76,9 +79,6 @@ class Scored:
     covered: frozenset[int]
 
 
-# The same fold as the tokenizer's on bytes: ranking tokenizes every candidate, and on
-# ASCII text ``bytes.translate`` with a 256-byte table is the cheapest pass there is.
-_ASCII_FOLD_BYTES = bytes(ord(ASCII_FOLD.get(c, " ")) for c in range(256))
 
 
 def message_tokens(text: str) -> Sequence[str]:
@@ -176,6 +176,10 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     # Counted from a folded CJK text without listing its tokens: whole words and bigrams.
     by_runs = (needles is not None and not needles.text
                and len(bigrams) + len(words) == len(owners))
+    # The same counts on a plain CJK text's UTF-8 (:func:`plain_cjk`): a word beyond ASCII
+    # is not among its words, so only the ASCII ones are looked for.
+    raw_words = frozenset(form.encode("ascii") for form in words if form.isascii())
+    raw_bigrams = tuple((form.encode(), js, distinct) for form, js, distinct in bigram_counts)
 
     def norm(length: int) -> float:
         return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1
@@ -195,7 +199,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         return score, frozenset(counts)
 
     def raw_path(raw: bytes, found: _Needles | None) -> tuple[float, frozenset[int]]:
-        toks = raw.translate(_ASCII_FOLD_BYTES).split()
+        toks = raw.translate(ASCII_FOLD_BYTES).split()
         counts: dict[int, int] = {}
         for form in raw_forms.intersection(toks):
             tf = toks.count(form)
@@ -223,18 +227,17 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
 
     def run_path(folded: Folded) -> tuple[float, frozenset[int]]:
         others = folded.words()
-        counts: dict[int, int] = {}
-        for form in words.intersection(others):
-            tf = others.count(form)
-            for j in owners[form]:
-                counts[j] = counts.get(j, 0) + tf
-        for form, js, distinct in bigram_counts:
-            if tf := (folded.count(form) if distinct else overlapping_count(folded, form)):
-                for j in js:
-                    counts[j] = counts.get(j, 0) + tf
+        counts = _words_and_bigrams(folded, others, words, owners, bigram_counts)
         return total(counts, len(others) + folded.cjk_chars())
 
+    def plain_path(raw: bytes, cjk_chars: int) -> tuple[float, frozenset[int]]:
+        others = raw.translate(ASCII_FOLD_BYTES).split()
+        counts = _words_and_bigrams(raw, others, raw_words, raw_owners, raw_bigrams)
+        return total(counts, len(others) + cjk_chars)
+
     def score(text: str) -> tuple[float, frozenset[int]]:
+        if by_runs and not text.isascii() and (plain := plain_cjk(text)) is not None:
+            return plain_path(*plain)
         stream = word_stream(text)
         if isinstance(stream, bytes):
             return raw_path(stream, needles)
@@ -254,6 +257,24 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         return total(counts, len(toks))
 
     return score if needles is not None else token_path
+
+
+def _words_and_bigrams(text: AnyStr, others: list[AnyStr], wanted: frozenset[AnyStr],
+                       owners: Mapping[AnyStr, list[int]],
+                       bigrams: Sequence[tuple[AnyStr, list[int], bool]]) -> dict[int, int]:
+    """Each unit's count in a CJK text: the ``wanted`` words among its ``others`` (the
+    words not CJK), then each bigram's occurrences (overlapping ones when its two
+    characters are the same); the units a form counts for are its ``owners``."""
+    counts: dict[int, int] = {}
+    for form in wanted.intersection(others):
+        tf = others.count(form)
+        for j in owners[form]:
+            counts[j] = counts.get(j, 0) + tf
+    for form, js, distinct in bigrams:
+        if tf := (text.count(form) if distinct else overlapping_count(text, form)):
+            for j in js:
+                counts[j] = counts.get(j, 0) + tf
+    return counts
 
 
 def score_message(text: str, units: Sequence[RankUnit], *, average_length: float,

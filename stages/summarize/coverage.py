@@ -16,6 +16,7 @@ from functools import lru_cache
 from harkback.stages.query import Term, Unit, unit_matches
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
+    ASCII_FOLD_BYTES,
     Folded,
     folded_words,
     index_tokens,
@@ -52,10 +53,17 @@ def line_coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
             others.append((i, unit))
     bigrams = tuple((word, tuple(js)) for word, js in words.items() if is_bigram(word))
     plain = {word: js for word, js in words.items() if not is_bigram(word)}
+    # An ASCII line's tokens are its folded bytes' words: only the ASCII words can be one.
+    raw_words = {word.encode(): js for word, js in words.items() if word.isascii()}
+    raw_set = frozenset(raw_words)
 
     def covers(line: str) -> frozenset[int]:
         toks: Sequence[str]
         if line.isascii():
+            if not others:
+                raw = line.encode().translate(ASCII_FOLD_BYTES).split()
+                return frozenset([i for word in raw_set.intersection(raw)
+                                  for i in raw_words[word]])
             toks = line.translate(ASCII_FOLD).split()
         elif not others:
             folded = Folded(folded_words(line))

@@ -36,6 +36,7 @@ from harkback.stages.load.truncate import unit_spans
 from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summary
 from harkback.stages.summarize.coverage import line_coverage, line_heads
+from harkback.stages.summarize.details import carries_detail
 
 MAX_CHARS = 1200
 MAX_LINES = 12
@@ -51,69 +52,6 @@ NO_MATCH = "This session does not appear to address the query."
 _ROLE = re.compile(r"\[(?:USER|ASSISTANT|SYSTEM|TOOL(?::[^\]\n]*)?)\]: ?")
 _MARKER = re.compile(r"\.\.\.\[[^\]]*\]\.\.\.|--- .* ---")
 _MARKER_STARTS = ".-"
-
-_TOOLS = ("docker|docker-compose|kubectl|git|npm|npx|yarn|pnpm|pip3?|python3?|curl|wget|ssh|"
-          "scp|rsync|sudo|apt|apt-get|brew|systemctl|journalctl|nginx|cargo|psql|sqlite3|grep|"
-          "sed|awk|chmod|chown|crontab|pytest|terraform|helm|gcloud|aws|make|uv|poetry")
-# A tool name counts only at the start of a line: in prose ("the nginx proxy") it is no command.
-_COMMAND = re.compile(rf"(?:^|\s)\$ \S|`[^`\n]+`|^(?:sudo +)?(?:{_TOOLS}) +-{{0,2}}[a-z]")
-_EXTENSIONS = ("py|js|ts|tsx|jsx|json|ya?ml|toml|conf|cfg|ini|sh|bash|md|txt|env|sql|go|rs|"
-               "java|rb|php|html|css|lock|log|service|csv|xml")
-_PATH = re.compile(rf"(?<![\w/])(?:~|\.{{1,2}})?/[\w.-]+/[\w./-]*"
-                   rf"|\b[\w-]+(?:/[\w.-]+)*\.(?:{_EXTENSIONS})\b|\b(?:Dockerfile|Makefile)\b")
-_DOT_EXTENSION = re.compile(rf"\.(?:{_EXTENSIONS})")
-_URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
-_ERROR = re.compile(
-    r"(?i:error|exception|\btraceback\b|\bfail(?:ed|s|ure|ing)?\b|\bdenied\b"
-    r"|\brefused\b|\btimed out\b|\btimeout\b|\bfatal\b|\bpanic\b|\bnot found\b)"
-    r"|\bE(?:CONNREFUSED|CONNRESET|ACCES|NOENT|PERM|ADDRINUSE|TIMEDOUT)\b")
-
-
-def carries_detail(line: str) -> bool:
-    """Does a line hold a command, a file path, a URL or an error message?
-
-    >>> [carries_detail(s) for s in ("run `make test`", "edit /etc/nginx/nginx.conf",
-    ...  "see https://example.org", "ECONNREFUSED on 5432", "sounds good to me")]
-    [True, True, True, True, False]
-    """
-    # Each pattern runs only where a string it cannot match without is found (a pattern
-    # tried at every position of a line cost ~14 us a line, most of a summary's time),
-    # the cheapest first: any one that matches decides.
-    held = _error_words(line)
-    if held is True or (held is None and _ERROR.search(line) is not None):
-        return True
-    if ("http" in line or "www." in line) and _URL.search(line):
-        return True
-    if (("$ " in line or "`" in line) and _COMMAND.search(line)) or _COMMAND.match(line):
-        return True
-    return bool(("/" in line or "file" in line or _DOT_EXTENSION.search(line))
-                and _PATH.search(line))
-
-
-_ERROR_WORDS = ("traceback", "fail", "denied", "refused", "timed out",
-                "timeout", "fatal", "panic", "not found")
-_ERROR_CODES = ("ECONNREFUSED", "ECONNRESET", "EACCES", "ENOENT", "EPERM", "EADDRINUSE",
-                "ETIMEDOUT")
-
-
-def _error_words(line: str) -> bool | None:
-    # On ASCII text the case-insensitive words are pieces of the lower-cased line (beyond
-    # ASCII, case folds pair letters such as "ſ" and "s": there the pattern decides).
-    # "error" and "exception" count anywhere; the other words only as whole words, which
-    # the pattern checks (None: it must be asked).
-    if not line.isascii():
-        return None
-    low = line.lower()
-    if "error" in low or "exception" in low:
-        return True
-    for word in _ERROR_WORDS:
-        if word in low:
-            return None
-    for code in _ERROR_CODES:
-        if code in line:
-            return None
-    return False
-
 
 class _Line(NamedTuple):
     """A non-empty transcript line, split into its block's role prefix and its text.
@@ -302,21 +240,28 @@ def _cover(picker: _Picker, matching: Sequence[_Line], detail: _Details) -> list
     covered: set[int] = set()
     chosen: list[_Line] = []
     pool = list(matching)
+    fixed = [(len(ln.covered), ln.spoken) for ln in pool]
+    keys: list[tuple[int, int, bool]] = []
     while pool:
         # A line ranks by the units it would add, the units it holds, being spoken, then
         # by carrying a detail and coming first: a detail is asked only of the lines tied
-        # on the rest (the line numbers differ, so exactly one line is best).
-        keys = [(len(ln.covered - covered), len(ln.covered), ln.spoken) for ln in pool]
+        # on the rest (the line numbers differ, so exactly one line is best). The keys
+        # change only when a pick adds units (the picker refuses most lines once full).
+        if not keys:
+            keys = [(len(ln.covered - covered), size, spoken)
+                    for ln, (size, spoken) in zip(pool, fixed, strict=True)]
         top = max(keys)
         if not top[0]:
             break
-        tied = [ln for ln, key in zip(pool, keys, strict=True) if key == top]
-        best = tied[0] if len(tied) == 1 else max(
-            tied, key=lambda ln: (detail[ln.number], -ln.number))
-        pool.remove(best)
+        tied = [i for i, key in enumerate(keys) if key == top]
+        at = tied[0] if len(tied) == 1 else max(
+            tied, key=lambda i: (detail[pool[i].number], -pool[i].number))
+        best = pool.pop(at)
+        del fixed[at], keys[at]
         if picker.add(best):
             covered |= best.covered
             chosen.append(best)
+            keys = []
     return chosen
 
 

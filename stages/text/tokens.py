@@ -36,6 +36,10 @@ _OTHER_WORD = re.compile(rf"[^\W_{_CJK_RANGES}]+")
 ASCII_FOLD = {c: chr(c).lower() if chr(c).isalnum() else " " for c in range(128)}
 """A ``str.translate`` table for ASCII text: letters and digits lower-cased, every other
 character a space, so that ``split()`` then gives the index's tokens."""
+ASCII_FOLD_BYTES = bytes(ord(ASCII_FOLD.get(c, " ")) for c in range(256))
+""":data:`ASCII_FOLD` for ``bytes.translate`` (bytes beyond ASCII become spaces): on ASCII
+text, encoded, it is the cheapest pass there is, and ranking and the summary fold every
+candidate and every line that may cover the query."""
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 MARKLESS = ("\u2000-\u206f\u3000-\u3029\u3030-\u303f"
             "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af")
@@ -192,6 +196,36 @@ def word_stream(text: str) -> bytes | Folded:
         return Folded(folded)  # a CJK character is a word: no need to look further
     stream = _ascii_folded(folded)
     return stream if stream is not None else Folded(folded)
+
+
+def plain_cjk(text: str) -> tuple[bytes, int] | None:
+    """``text`` as UTF-8 and its count of CJK characters, when it holds one and folding it
+    (:func:`folded_words`) would only lower-case its ASCII letters; else None.
+
+    That is text of :data:`_PLAIN` characters but full-width letters and digits: most
+    Chinese and Korean messages. Every character beyond ASCII then takes three bytes, and
+    only CJK punctuation (U+3001-U+3011) opens with ``e3 80``, only full-width punctuation
+    with ``ef``, so the count needs no pass in Python or over a class of the CJK ranges;
+    the bytes, translated as ASCII text is (non-ASCII bytes become spaces), give the
+    text's other words, and hold a bigram's UTF-8 as often as the text holds the bigram.
+    Ranking reads every candidate so.
+
+    >>> raw, cjk = plain_cjk("修改Docker配置，好！")
+    >>> raw.decode(), cjk, plain_cjk("ＣＯＲＳ配置"), plain_cjk("ok。")
+    ('修改Docker配置，好！', 5, None, None)
+    """
+    if _NOT_PLAIN.search(text) is not None:
+        return None
+    raw = text.encode()
+    wide = raw.count(b"\xef")
+    if wide and _FULL_WIDTH_WORD_UTF8.search(raw) is not None:
+        return None  # NFKC makes a full-width letter or digit ASCII
+    cjk = (len(raw) - len(text)) // 2 - raw.count(b"\xe3\x80") - wide
+    return (raw, cjk) if cjk else None
+
+
+_FULL_WIDTH_WORD_UTF8 = re.compile(rb"\xef\xbc[\x90-\x99\xa1-\xba]|\xef\xbd[\x81-\x9a]")
+""":data:`_FULL_WIDTH_WORD` in UTF-8: U+FF10-U+FF19, U+FF21-U+FF3A, U+FF41-U+FF5A."""
 
 
 class Folded(str):

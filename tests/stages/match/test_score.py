@@ -123,3 +123,21 @@ def test_scorer_counts_as_the_token_loop_did(units: tuple[RankUnit, ...], text: 
     expected, expected_covered = _reference(units, text, average)
     assert covered == expected_covered
     assert score == expected
+
+
+_plain_pieces = st.sampled_from(["bike", "Bikes", "数据库", "哈哈哈", "库", "上次怎么", "。", "、",
+                                 "【", "x_1", "BIKE", "数", "据", "哈", "！", "ＤＯＣＫ", "한국어",
+                                 "1", " ", "é", "🙂", "，", "？", "Ｂｉｋｅ"])
+
+
+@pytest.mark.parametrize("units", [_WORDS_AND_BIGRAMS, _UNITS, (_MIXED[5], _MIXED[6])],
+                         ids=["words-and-bigrams", "words", "bigrams"])
+@given(text=st.lists(_plain_pieces, max_size=30).map("".join), average=st.floats(1.0, 50.0))
+def test_plain_cjk_text_scores_as_the_token_loop_did(units: tuple[RankUnit, ...], text: str,
+                                                     average: float) -> None:
+    """Chinese and Korean text counted on its UTF-8 (most of a Chinese question's
+    candidates) gives the very score of counting token by token."""
+    score, covered = message_scorer(units, average_length=average, k1=1.2, b=0.75)(text)
+    expected, expected_covered = _reference(units, text, average)
+    assert covered == expected_covered
+    assert score == expected

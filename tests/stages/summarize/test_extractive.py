@@ -9,17 +9,12 @@ from hypothesis import strategies as st
 
 from harkback.stages.query import parse_query
 from harkback.stages.summarize.extractive import (
-    _COMMAND,
-    _ERROR,
-    _PATH,
-    _URL,
     GAP,
     NO_MATCH,
     _Line,
     _Picker,
     _show,
     _shown_length,
-    carries_detail,
     extractive_summary,
 )
 
@@ -156,18 +151,6 @@ def test_detail_search_stops_at_a_cut() -> None:
     assert "rm -rf" not in _summary("docker", text)
 
 
-def test_detail_detection() -> None:
-    """Commands, paths, URLs and errors count as details; plain prose does not."""
-    assert carries_detail("$ docker ps -a")
-    assert carries_detail("docker network create app-net")
-    assert carries_detail("saved it to ~/scripts/backup.sh")
-    assert carries_detail("docs at https://example.org/x")
-    assert carries_detail("TypeError: cannot read property")
-    assert carries_detail("connect ECONNREFUSED 127.0.0.1:5432")
-    assert not carries_detail("I suspect the nginx proxy config is wrong")
-    assert not carries_detail("Pizza sounds good to me.")
-
-
 WORDS = ["docker", "bridge", "error", "$ ls -la", "/etc/hosts", "the", "fix", "我们", "网络",
          "…", "x" * 90]
 
@@ -219,22 +202,6 @@ def test_summary_is_made_of_transcript_text(text: str, query: str) -> None:
             continue
         body = ROLE.sub("", line).strip(GAP)
         assert body in text
-
-
-_DETAIL_PIECES = st.one_of(
-    st.sampled_from(["$ ls", "`make`", "docker run -d", "sudo apt install", "/etc/x/y", "a.py",
-                     "Dockerfile", "https://x.org", "www.a.b", "ERROR", "Traceback", "failed",
-                     "faİl", "ſ", "timed out", "Not Found", "ECONNREFUSED", "terrorist", "K",
-                     "EPERMS", "fails.", "refused!", "timeouts", "panic:", "…", "ok"]),
-    st.text(max_size=8))
-
-
-@settings(max_examples=500)
-@given(st.lists(_DETAIL_PIECES, max_size=12).map(" ".join))
-def test_carries_detail_is_any_of_its_four_patterns(line: str) -> None:
-    """The cheap look-ups before each pattern never change what it says of a line."""
-    assert carries_detail(line) == any(
-        p.search(line) for p in (_COMMAND, _PATH, _URL, _ERROR))
 
 
 @given(st.lists(st.tuples(st.integers(0, 30), st.text(max_size=5)), max_size=15))

@@ -24,6 +24,7 @@ from harkback.stages.summarize.plain import (
     ExtractiveSummarize,
     NoSummarize,
     RawSummarize,
+    summarize_all,
     summarize_each,
 )
 
@@ -168,3 +169,15 @@ def test_bad_configuration_is_rejected() -> None:
         ExtractiveSummarize(max_lines=0)
     with pytest.raises(ValueError):
         RawSummarize(chars=-1)
+
+
+async def test_a_summarizer_that_cannot_fail_keeps_order_and_carries_the_set() -> None:
+    """summarize_all pairs each transcript with its summary, in order, and carries the
+    request, the parsed query and the count searched through."""
+    loaded = _loaded("q", *[_transcript(str(i), f"t{i}") for i in range(4)])
+    done = await _run(summarize_all(loaded, lambda t: Summary(text=t.text.upper(),
+                                                               kind="raw")))
+    assert [(i.transcript.candidate.root.id, i.summary.text) for i in done.items] == [
+        ("0", "T0"), ("1", "T1"), ("2", "T2"), ("3", "T3")]
+    assert (done.request, done.parsed, done.sessions_searched) == (
+        loaded.request, loaded.parsed, 7)

@@ -9,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harkback.stages.text.tokens import (
+    _FULL_WIDTH_WORD,
+    _FULL_WIDTH_WORD_UTF8,
     _PLAIN,
     MARKLESS,
     ascii_words,
@@ -16,6 +18,8 @@ from harkback.stages.text.tokens import (
     index_tokens,
     is_bigram,
     normalize,
+    overlapping_count,
+    plain_cjk,
     tokens,
     word_stream,
 )
@@ -184,3 +188,34 @@ def test_mostly_plain_text_normalizes_and_tokenizes_as_before(text: str) -> None
     implementation."""
     assert normalize(text) == old_normalize(text)
     assert index_tokens(text) == old_split(text, index=True)
+
+
+_plain = st.lists(st.sampled_from([
+    "数据库", "哈哈", "上次", "。", "、", "【", "Ab_1", "한국", "！", "ＤＯＣＫ", "，", "＿",
+    "ｚ９", "é", " ", "\u3000", "\u3400", "\u9fff", "\uac00", "\ud7a3"]), max_size=20).map("".join)
+
+
+@settings(max_examples=600)
+@given(_plain | texts)
+def test_plain_cjk_counts_what_the_folded_text_holds(text: str) -> None:
+    """A plain CJK text's bytes give the folded text's other words, its CJK characters
+    and each bigram's count, and only CJK text is plain."""
+    plain = plain_cjk(text)
+    stream = word_stream(text)
+    if plain is None:
+        return
+    raw, cjk = plain
+    assert not isinstance(stream, bytes)
+    assert raw.decode().lower() == stream
+    assert cjk == stream.cjk_chars() > 0
+    assert re.findall(rb"[a-z0-9]+", raw.lower()) == [w.encode() for w in stream.words()]
+    for bigram in {t for t in index_tokens(text) if is_bigram(t)} | {"数据", "哈哈"}:
+        assert overlapping_count(raw, bigram.encode()) == stream.bigram_count(bigram)
+
+
+def test_full_width_words_are_found_in_utf8_as_in_text() -> None:
+    """The UTF-8 pattern finds exactly the full-width letters and digits."""
+    for code in range(0xFF00, 0xFFFF):
+        char = chr(code)
+        assert (_FULL_WIDTH_WORD_UTF8.search(char.encode()) is not None) == (
+            _FULL_WIDTH_WORD.search(char) is not None)
