@@ -17,7 +17,7 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.records import ROLES, Role
-from harkback.stages.when import parse_time_bound
+from harkback.stages.when import epoch_bound, parse_time_bound
 
 MAX_SHORTLIST = 50
 """The most candidates resolve keeps for a rerank stage to choose from."""
@@ -81,10 +81,11 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
             + ", ".join(ROLES)))
     bounds: list[float | None] = []
     for name, bound in (("since", since), ("until", until)):
-        if bound is None or isinstance(bound, float | int):
-            bounds.append(None if bound is None else float(bound))
+        if bound is None:
+            bounds.append(None)
             continue
-        parsed = parse_time_bound(bound, now=now, what=name)
+        parsed = (parse_time_bound(bound, now=now, what=name) if isinstance(bound, str)
+                  else epoch_bound(bound, what=name))
         if isinstance(parsed, Failure):
             return Failure(parsed.failure())
         bounds.append(parsed.unwrap())

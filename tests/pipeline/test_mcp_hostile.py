@@ -1,0 +1,33 @@
+"""``harkback mcp`` under hostile calls and a store that goes away, through the SDK's own
+client and a real SQLite store: each is a tool error of one line, and the server answers
+the next call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.pipeline.test_mcp_server import _error, _ok, connected, db
+
+__all__ = ["db"]  # the store fixture, shared with the server's own tests
+
+NO_MOMENT = "is not a moment a session can have"
+
+
+async def test_numeric_times_past_any_date_are_tool_errors(db: Path) -> None:
+    """Epoch seconds as JSON numbers are held to years 1970-9999 as the command line holds
+    them: 10**400 raised OverflowError inside the server (a protocol error, a traceback on
+    its stderr), and 1e300 or -5 filtered every session out without a word."""
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("session_search", {"query": "nginx", "since": 10 ** 400}),
+        ("recent_sessions", {"until": 10 ** 400}),
+        ("session_search", {"query": "nginx", "since": 1e300}),
+        ("recent_sessions", {"until": -5})]
+    async with connected(db) as session:
+        answers = [await _error(session, tool, arguments) for tool, arguments in calls]
+        still = await _ok(session, "recent_sessions", {"since": 1_700_000_000})
+    for (_, arguments), message in zip(calls, answers, strict=True):
+        (name,) = set(arguments) - {"query"}
+        assert message.startswith(f"query rejected: {name} ") and NO_MOMENT in message, message
+        assert "\n" not in message
+    assert still["count"] == 3
