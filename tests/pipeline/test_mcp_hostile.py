@@ -31,3 +31,19 @@ async def test_numeric_times_past_any_date_are_tool_errors(db: Path) -> None:
         assert message.startswith(f"query rejected: {name} ") and NO_MOMENT in message, message
         assert "\n" not in message
     assert still["count"] == 3
+
+
+async def test_a_store_deleted_under_the_server_is_one_line_until_it_is_back(
+        db: Path, tmp_path: Path) -> None:
+    """The line names the kind of failure once (it said "session store unavailable" twice),
+    and a store put back at the path is read."""
+    kept = db.read_bytes()
+    async with connected(db) as session:
+        await _ok(session, "recent_sessions", {})
+        db.unlink()
+        message = await _error(session, "recent_sessions", {})
+        db.write_bytes(kept)
+        back = await _ok(session, "recent_sessions", {})
+    assert message.count("session store unavailable") == 1, message
+    assert str(db) in message and "\n" not in message
+    assert back["count"] == 3
