@@ -4,10 +4,16 @@ the next call."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
-from tests.pipeline.test_mcp_server import _error, _ok, connected, db
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.pipeline.test_mcp_server import _environment, _error, _ok, connected, db
+from tests.pipeline.test_sync_process import BOUND
 
 __all__ = ["db"]  # the store fixture, shared with the server's own tests
 
@@ -47,3 +53,28 @@ async def test_a_store_deleted_under_the_server_is_one_line_until_it_is_back(
     assert message.count("session store unavailable") == 1, message
     assert str(db) in message and "\n" not in message
     assert back["count"] == 3
+
+
+async def test_a_store_in_a_folder_that_cannot_be_entered_is_a_tool_error(
+        db: Path, tmp_path: Path) -> None:
+    """Opening it raised PermissionError (Path.is_file() does there), which the SDK sent as
+    a protocol error; as root the server runs without the capabilities that ignore file
+    modes (as test_sync_process does)."""
+    folder = db.parent
+    server = StdioServerParameters(
+        command=BOUND[0] if BOUND else sys.executable,
+        args=[*BOUND[1:], *([sys.executable] if BOUND else []), "-m", "harkback.pipeline.cli",
+              "mcp", "--db", str(db)],
+        env=_environment())
+    os.chmod(folder, 0)
+    try:
+        async with stdio_client(server) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            message = await _error(session, "recent_sessions", {})
+            os.chmod(folder, 0o755)
+            later = await _ok(session, "recent_sessions", {})
+    finally:
+        os.chmod(folder, 0o755)
+    assert message == f"{db}: Permission denied"
+    assert later["count"] == 3
