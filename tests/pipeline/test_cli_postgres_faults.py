@@ -10,6 +10,7 @@ import itertools
 import psycopg
 import pytest
 
+from harkback.adapters.stores.postgres_connection import where
 from tests.pipeline.test_import_cli import harkback
 from tests.support.postgres_server import PostgresServer
 
@@ -37,3 +38,19 @@ def test_a_read_only_command_on_a_database_of_other_tables_says_so(
     with psycopg.connect(url) as connection:
         assert connection.execute("SELECT count(*) FROM pg_tables WHERE schemaname = "
                                   "'public'").fetchone() == (1,)
+
+
+def test_a_url_psycopg_cannot_parse_never_shows_its_password() -> None:
+    """A password in the query of an unparsable URL was printed as given."""
+    for url in ("postgresql:///h?password=hunter2&sslmod=x",
+                "postgresql://me:hunter2@db.example/h?Password=hunter2&sslmod=x"):
+        done = harkback("search", "x", "--db", url)
+        assert done.returncode == 1
+        assert "hunter2" not in done.stderr and "not a PostgreSQL URL" in done.stderr
+
+
+def test_a_socket_url_is_named_with_its_port() -> None:
+    """The port picks the socket's file: without it, the `harkback migrate --db ...` a
+    message suggests reaches another server (or none)."""
+    assert where("postgresql://me:pw@/h?host=/run/pg&port=5433") == \
+        "postgresql://me@/h?host=/run/pg&port=5433"
