@@ -14,6 +14,7 @@ Nothing here prints a password: messages name the server by :func:`where`.
 
 from __future__ import annotations
 
+import logging
 import re
 
 import psycopg
@@ -29,6 +30,11 @@ CONNECT_TIMEOUT_S = 10
 """How long opening a connection may take before the server counts as unreachable."""
 
 _PASSWORD = re.compile(r"(\bpassword=)[^&#]*", re.IGNORECASE)
+
+# The pool logs each connection it drops or cannot open as a warning, which Python prints on
+# stderr when logging is not set up (a command line): beside the one line the store's error
+# becomes. An application that sets up logging still receives them.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 POOL_SIZE = 4
 """Connections the store may hold at once (one per concurrent statement)."""
