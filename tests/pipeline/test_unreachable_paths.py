@@ -77,3 +77,24 @@ def test_sync_with_a_home_folder_that_cannot_be_entered_fails_that_source_only(
     assert reports["hermes"]["error"] == f"cannot read {home / '.hermes'}: Permission denied"
     assert [reports[k]["status"] for k in ("claude-code", "codex")] == ["synced", "synced"]
     assert "internal error" not in err
+
+
+@pytest.mark.parametrize("kind", ["hermes", "claude-code", "codex"])
+def test_a_symlink_loop_given_as_the_source_is_one_line(tmp_path: Path, kind: str) -> None:
+    """Path.resolve() raised RuntimeError on a loop (internal error, exit 70): ``import``
+    names the path and why, and ``sync`` fails only that source."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    loop = str(tmp_path / "a")
+    done = harkback("import", kind, loop, "--db", str(tmp_path / "h.db"))
+    assert (done.returncode, done.stderr) == (
+        FAILED, f"harkback: {loop}: Too many levels of symbolic links\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    synced = subprocess.run(
+        [sys.executable, "-m", "harkback.pipeline.cli", "sync", f"--{kind}", loop, "--db",
+         str(tmp_path / "h.db"), "--json"], capture_output=True, text=True, timeout=120,
+        check=False, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)})
+    (report,) = [r for r in json.loads(synced.stdout)["sources"] if r["kind"] == kind]
+    assert (synced.returncode, report["status"]) == (FAILED, "failed"), synced.stderr
+    assert report["error"] == f"cannot read {loop}: Too many levels of symbolic links"
