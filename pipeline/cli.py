@@ -382,8 +382,16 @@ def _dispatch(args: argparse.Namespace) -> int:
         return SETUP_COMMANDS[args.command](args)
     import asyncio
 
+    from harkback.pipeline.command_basics import CliError
     from harkback.pipeline.commands import COMMANDS
-    return asyncio.run(COMMANDS[args.command](args))
+    try:
+        return asyncio.run(COMMANDS[args.command](args))
+    except OSError as error:
+        if error.filename is None:
+            raise
+        # A path that cannot be used (under a folder that cannot be entered, Python's
+        # is_file() raises): the user's to fix, so one line, not an internal error.
+        raise CliError(f"{error.filename}: {error.strerror or error}") from error
 
 
 if __name__ == "__main__":

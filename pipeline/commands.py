@@ -50,13 +50,12 @@ if TYPE_CHECKING:
 async def ingest(args: argparse.Namespace) -> int:
     """``harkback ingest FILE``: store the sessions of a JSON-lines file (``import jsonl``'s
     path, reading the whole file)."""
-    from harkback.adapters.sources.importing import resolved
-    from harkback.pipeline.ingest import JsonlImporter
+    from harkback.pipeline.importing import importers_for
 
-    if not args.file.is_file():
-        raise CliError(f"no such file: {args.file}")
-    (outcome,), embedded = await _import(args, (JsonlImporter(resolved(args.file)),),
-                                         full=True)
+    found = importers_for("jsonl", args.file)
+    if isinstance(found, Failure):
+        raise CliError(found.failure().reason)
+    (outcome,), embedded = await _import(args, found.unwrap(), full=True)
     ok = outcome.ok and (embedded is None or embedded.ok)
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
     stopped = (None if outcome.error is None

@@ -342,7 +342,9 @@ def importers_for(kind: str, path: Path | None, *,
         return Failure(QueryRejected(f"unknown source kind {kind!r}; one of {', '.join(KINDS)}"))
     if kind == "jsonl":
         if path is None or not path.is_file():
-            return Failure(SourceUnreadable(f"no such file: {path}"))
+            return Failure(SourceUnreadable(
+                f"not a regular file: {path} (a file is read, not a folder or a pipe)"
+                if path is not None and path.exists() else f"no such file: {path}"))
         return Success((JsonlImporter(resolved(path)),))
     where = resolved(path if path is not None else default_location(kind, environ))
     if kind == "hermes":

@@ -41,7 +41,10 @@ class LazyStore:
     def get(self) -> Result[SessionStore, str]:
         """The open store, or why it cannot be opened (tried again next time)."""
         if self._store is None:
-            opened = wiring.open_store(self.db, readonly=True)
+            try:
+                opened = wiring.open_store(self.db, readonly=True)
+            except OSError as error:  # in a folder that cannot be entered: is_file() raises
+                return Failure(f"{error.filename or self.db}: {error.strerror or error}")
             if isinstance(opened, Failure):
                 return Failure(opened.failure().message())
             self._store = opened.unwrap()

@@ -65,7 +65,12 @@ def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
     for kind in SOURCES:
         path = paths.get(kind)
         where = str(path if path is not None else default_location(kind, environ))
-        importers = importers_for(kind, path, environ=environ)
+        try:
+            importers = importers_for(kind, path, environ=environ)
+        except OSError as error:  # a folder on the way cannot be entered: failed, not absent
+            found.append(Located(kind=kind, where=where, given=True,
+                                 problem=f"cannot read {where}: {error.strerror or error}"))
+            continue
         if isinstance(importers, Failure):
             found.append(Located(kind=kind, where=where, problem=importers.failure().reason,
                                  given=path is not None))

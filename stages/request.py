@@ -17,11 +17,13 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.records import ROLES, Role
-from harkback.stages.when import parse_time_bound
+from harkback.stages.when import epoch_bound, parse_time_bound
 
 MAX_SHORTLIST = 50
 """The most candidates resolve keeps for a rerank stage to choose from."""
 
+MAX_NAMES = 100
+"""Sources, and projects, a request may name."""
 DEFAULT_HIDDEN_SOURCES: tuple[str, ...] = ("tool", "kanban")
 DEFAULT_ROLES: tuple[Role, ...] = ("user", "assistant")
 
@@ -81,22 +83,29 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
             + ", ".join(ROLES)))
     bounds: list[float | None] = []
     for name, bound in (("since", since), ("until", until)):
-        if bound is None or isinstance(bound, float | int):
-            bounds.append(None if bound is None else float(bound))
+        if bound is None:
+            bounds.append(None)
             continue
-        parsed = parse_time_bound(bound, now=now, what=name)
+        parsed = (parse_time_bound(bound, now=now, what=name) if isinstance(bound, str)
+                  else epoch_bound(bound, what=name))
         if isinstance(parsed, Failure):
             return Failure(parsed.failure())
         bounds.append(parsed.unwrap())
     if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
         return Failure(QueryRejected("since is later than until"))
+    kept = _names(sources), _names(p.rstrip("/") for p in projects)
+    for what, names in zip(("sources", "projects"), kept, strict=True):
+        # Each project name is compared with every session: thousands of them (an agent's
+        # comma list) kept a search busy for minutes.
+        if len(names) > MAX_NAMES:
+            return Failure(QueryRejected(f"at most {MAX_NAMES} {what}, got {len(names)}"))
     return Success(SearchRequest(
         # Only the first MAX_QUERY_CHARS characters are read, by every stage.
         query=query[:MAX_QUERY_CHARS].replace("\x00", " "), limit=limit,
         roles=tuple(r for r in ROLES if r in roles),
         current_session_id=current_session_id or None,
         since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),
-        sources=_names(sources), projects=_names(p.rstrip("/") for p in projects)))
+        sources=kept[0], projects=kept[1]))
 
 
 def _names(given: Iterable[str]) -> tuple[str, ...]:

@@ -153,6 +153,29 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
 
 
+def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, QueryRejected]:
+    """Epoch seconds given as a number (by the library or the MCP server, where the
+    command line passes text), held to the moments a session can have, as
+    :func:`parse_time_bound` holds a written number.
+
+    >>> epoch_bound(86400).unwrap()
+    86400.0
+    >>> epoch_bound(10 ** 400, what="since").failure().reason[:44]
+    'since (a number past any date) is not a mome'
+    """
+    try:
+        moment = float(value)
+    except OverflowError:  # an int past a float's range: 10 ** 400
+        moment = math.inf
+    if math.isfinite(moment) and _EARLIEST <= moment < _LATEST:
+        return Success(moment)
+    # repr() of a huge int is pages long, and past 4,300 digits raises.
+    shown = (repr(value) if isinstance(value, float) or abs(value) < 10 ** 30
+             else "(a number past any date)")
+    return Failure(QueryRejected(f"{what} {shown} is not a moment a session can have: "
+                                 f"use {ACCEPTED_TIMES}"))
+
+
 def parse_as_of(value: str | float) -> Result[float, QueryRejected]:
     """The moment a question is taken to be asked: as :func:`parse_time_bound`, and finite.
 
@@ -164,13 +187,12 @@ def parse_as_of(value: str | float) -> Result[float, QueryRejected]:
     >>> parse_as_of("someday").failure().reason[:30]
     "cannot read as-of time 'someda"
     """
-    if isinstance(value, str):
-        parsed = parse_time_bound(value, what="as-of time")
-        if isinstance(parsed, Failure):
-            return parsed
-        moment = parsed.unwrap()
-    else:
-        moment = float(value)
+    if not isinstance(value, str):
+        return epoch_bound(value, what="as-of time")
+    parsed = parse_time_bound(value, what="as-of time")
+    if isinstance(parsed, Failure):
+        return parsed
+    moment = parsed.unwrap()
     if not math.isfinite(moment) or not _EARLIEST <= moment < _LATEST:
         return Failure(QueryRejected(f"as-of time {value!r} is not a moment a session can "
                                      "have: use an ISO date (2026-03-01) or epoch seconds"))

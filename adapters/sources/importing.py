@@ -24,6 +24,7 @@ transcripts share besides is in :mod:`~harkback.adapters.sources.transcripts`.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 from collections.abc import Callable, Generator, Iterable
@@ -243,5 +244,9 @@ def file_fingerprint(path: Path) -> str:
 
 
 def resolved(path: Path) -> Path:
-    """``path`` with ``~`` expanded, made absolute and free of symlinks."""
-    return Path(os.path.expanduser(path)).resolve()
+    """``path`` with ``~`` expanded, made absolute and free of symlinks; a symlink loop is
+    ``OSError`` (``ELOOP``), as the other ways a path cannot be used are."""
+    try:
+        return Path(os.path.expanduser(path)).resolve()
+    except RuntimeError as loop:  # how Python before 3.13 reports a loop
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from loop

@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TextIO
 
 from harkback.adapters.sources.importing import Tally, iso_epoch
 
@@ -24,6 +25,10 @@ Line = Mapping[str, object]
 """One JSON object of a transcript file."""
 
 TORN = "incomplete last line (read again next time)"
+
+MAX_LINE_CHARS = 64 * 1024 * 1024
+"""The longest line read: a longer one is skipped and named, never held whole (a 300 MB line
+took 2.5 GB of memory to store as one message)."""
 """What a last line still being written is counted as; its file is not marked as read."""
 
 
@@ -83,17 +88,36 @@ def plausible_time(value: object, tally: Tally, *, now: float | None = None) -> 
     return when
 
 
+def _rest_of_line(handle: TextIO) -> bool:
+    """Read past the rest of an over-long line, a piece at a time; whether it ended (a
+    newline) rather than the file."""
+    while piece := handle.readline(MAX_LINE_CHARS):
+        if piece.endswith("\n"):
+            return True
+    return False
+
+
 def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
     """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
 
     Blank lines are skipped; a line that is not a JSON object is skipped as
     ``unreadable line``, or counted as :data:`TORN` when it is the last and lacks its
-    newline (an agent is still writing it: not damage, it is read again next time).
+    newline (an agent is still writing it: not damage, it is read again next time). A line
+    longer than :data:`MAX_LINE_CHARS` is passed over in pieces, the same way.
     While a line is read, ``tally`` knows where it is, so what its reader skips is
     named ``file:line``.
     """
     with path.open(encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
+        number = 0
+        while line := handle.readline(MAX_LINE_CHARS):
+            number += 1
+            if len(line) == MAX_LINE_CHARS and not line.endswith("\n"):
+                tally.at(str(path), number)
+                if _rest_of_line(handle):
+                    tally.skip("unreadable line", f"longer than {MAX_LINE_CHARS:,} characters")
+                else:
+                    tally.add(TORN)
+                continue
             if not line.strip():
                 continue
             tally.at(str(path), number)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path, PurePath
+from stat import S_ISREG
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -292,6 +293,8 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
             stat = os.stat(os.path.join(base, item))
         except OSError:
             continue  # vanished between listing and now
+        if not S_ISREG(stat.st_mode):
+            continue  # a named pipe or a device: opening one can wait for ever
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
         old = marks.get(item)
         # A mark kept before marks named their sessions is read once more, to learn them.

@@ -6,11 +6,16 @@ Nothing here prints a password: messages name the server by :func:`where`.
 
 >>> where("postgresql://me:secret@db.example:5433/harkback")
 'postgresql://me@db.example:5433/harkback'
->>> where("postgresql:///harkback?host=/tmp/pg")
-'postgresql:///harkback?host=/tmp/pg'
+>>> where("postgresql:///harkback?host=/tmp/pg&port=5433")
+'postgresql:///harkback?host=/tmp/pg&port=5433'
+>>> where("postgresql:///harkback?password=secret&sslmod=x")  # unparsable: shown masked
+'postgresql:///harkback?password=********&sslmod=x'
 """
 
 from __future__ import annotations
+
+import logging
+import re
 
 import psycopg
 from psycopg import conninfo
@@ -24,6 +29,13 @@ from harkback.stages.errors import StoreUnavailable
 CONNECT_TIMEOUT_S = 10
 """How long opening a connection may take before the server counts as unreachable."""
 
+_PASSWORD = re.compile(r"(\bpassword=)[^&#]*", re.IGNORECASE)
+
+# The pool logs each connection it drops or cannot open as a warning, which Python prints on
+# stderr when logging is not set up (a command line): beside the one line the store's error
+# becomes. An application that sets up logging still receives them.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+
 POOL_SIZE = 4
 """Connections the store may hold at once (one per concurrent statement)."""
 
@@ -36,13 +48,19 @@ def where(url: str) -> str:
     try:
         parts = conninfo.conninfo_to_dict(url)
     except psycopg.Error:
-        return url.split("@")[-1] if "@" in url else url
+        # Both the user part and the query may hold a password.
+        scheme, found, rest = url.partition("://") if "://" in url else ("", "", url)
+        masked = _PASSWORD.sub(r"\1********", rest.rpartition("@")[2])
+        return f"{scheme}{found}{masked}"
     user = str(parts.get("user", ""))
     host = str(parts.get("host", ""))
     port = f":{parts['port']}" if "port" in parts else ""
     database = str(parts.get("dbname", ""))
     if host.startswith("/"):
-        return f"postgresql://{user + '@' if user else ''}/{database}?host={host}"
+        # The port names the socket's file: a message's `harkback migrate --db ...` needs it.
+        socket_port = f"&port={parts['port']}" if "port" in parts else ""
+        return (f"postgresql://{user + '@' if user else ''}/{database}?host={host}"
+                f"{socket_port}")
     return f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
 
 

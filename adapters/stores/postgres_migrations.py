@@ -100,13 +100,15 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
             # Two first opens of one empty database: one creates, the other then sees it.
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
         if not _scalar(connection, schema.HAS_SCHEMA):
+            # Looked at first, read-only too: offering to create a store where a writable
+            # open would refuse to sends the user round in a circle.
+            if int(_scalar(connection, schema.OTHER_TABLES)):
+                raise SchemaProblem(f"{where} holds tables that are not harkback's; harkback "
+                                    "writes only to an empty database or its own")
             if readonly:
                 raise SchemaProblem(
                     f"{where} holds no harkback store; create it with "
                     "`harkback ingest --db URL` (or `harkback migrate --db URL`)")
-            if int(_scalar(connection, schema.OTHER_TABLES)):
-                raise SchemaProblem(f"{where} holds tables that are not harkback's; harkback "
-                                    "writes only to an empty database or its own")
             for statement in (*schema.SCHEMA, *schema.FIRST_ROWS):
                 connection.execute(sql.SQL(statement))
             before = 0

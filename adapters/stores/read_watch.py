@@ -73,7 +73,7 @@ def reopened(path: Path, busy_timeout: float, *, mapped: bool = False
     watch = ReadWatch.opening(path, readonly=True)
     opened = connect(path, True, busy_timeout, mapped=mapped)
     if isinstance(opened, Failure):
-        raise sqlite3.OperationalError(opened.failure().message())
+        raise sqlite3.OperationalError(opened.failure().reason)  # the caller names the kind
     return opened.unwrap().connection, watch
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from tests.pipeline.test_cli import _write_sessions, run
@@ -65,3 +66,17 @@ def test_ingest_and_import_jsonl_are_one_path(tmp_path: Path) -> None:
     again = json.loads(run("ingest", str(source), "--json", db=db).stdout)
     assert again["sessions"] == {"added": 0, "updated": 0, "skipped": 3}
     assert again["messages"] == {"added": 0, "updated": 0, "removed": 0}
+
+
+def test_ingest_of_a_folder_or_a_pipe_says_what_it_is(tmp_path: Path) -> None:
+    """``ingest <(cat f)`` or a folder: not a regular file, exit 1; the path exists, so
+    "no such file" (as was said) sent users looking for a typo."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for given in (tmp_path, pipe):
+        for command in (("ingest", str(given)), ("import", "jsonl", str(given))):
+            done = run(*command, db=tmp_path / "h.db")
+            assert (done.returncode, done.stderr) == (1, f"harkback: not a regular file: {given} "
+                                                      "(a file is read, not a folder or a pipe)\n")
+    assert run("ingest", str(tmp_path / "none"), db=tmp_path / "h.db").stderr == \
+        f"harkback: no such file: {tmp_path / 'none'}\n"

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +191,33 @@ async def test_an_unreadable_file_is_counted_and_tried_again(projects: Path,
     again = await run(TranscriptImporter(CLAUDE_CODE, projects), db)
     assert any(reason.startswith("unreadable file") for reason, _ in first.left_out)
     assert again.delta.sessions_added == 1
+
+
+def _import_json(kind: str, folder: Path, db: Path) -> dict[str, Any]:
+    """``harkback import KIND FOLDER --json``'s one source report (at most 60 s)."""
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "import", kind,
+                           str(folder), "--db", str(db), "--json"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    (report,) = json.loads(done.stdout)["sources"]
+    found: dict[str, Any] = report
+    return found
+
+
+@pytest.mark.parametrize("kind", ["claude-code", "codex"])
+def test_a_named_pipe_among_the_transcripts_is_passed_over(
+        projects: Path, rollouts: Path, tmp_path: Path, kind: str) -> None:
+    """A FIFO named like a transcript is not opened (opening one waits for a writer that
+    never comes: the import hung); the real files are imported as without it."""
+    folder = projects if kind == "claude-code" else rollouts
+    pipe = folder / ("-home-mei-code-agent-bus/11111111-2222-3333-4444-555555555555.jsonl"
+                     if kind == "claude-code" else "2026/03/04/rollout-2026-03-04T11-00-00-"
+                     "0199a1b4-1111-7ddd-8eee-fffffffffff0.jsonl")
+    os.mkfifo(pipe)
+    with_pipe = _import_json(kind, folder, tmp_path / "h.db")
+    pipe.unlink()
+    without = _import_json(kind, folder, tmp_path / "plain.db")
+    assert with_pipe["sessions"] == without["sessions"]
+    assert with_pipe["sessions"]["added"] > 0
 
 
 def test_nothing_to_import_is_an_error_record_not_text(tmp_path: Path) -> None:

@@ -28,3 +28,13 @@ def test_since_after_until_is_rejected() -> None:
 def test_empty_query_is_browse() -> None:
     """Whitespace-only queries browse recent sessions."""
     assert make_request("   ").unwrap().is_browse
+
+
+def test_more_than_a_hundred_sources_or_projects_are_refused() -> None:
+    """Each project name is compared with every session: an agent's list of thousands kept
+    a search busy for minutes (30 s for 3,000 names on a 100k-message store). Repeats and
+    blanks do not count."""
+    many = tuple(f"p{i}" for i in range(101))
+    assert make_request("x", projects=many).failure().reason == "at most 100 projects, got 101"
+    assert make_request("", sources=many).failure().reason == "at most 100 sources, got 101"
+    assert make_request("x", sources=many[:100] * 2 + ("", " ")).unwrap().sources == many[:100]

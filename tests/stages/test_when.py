@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
-from harkback.stages.when import DAY, closeness, parse_time_bound, time_window, time_words
+from harkback.stages.request import make_request
+from harkback.stages.when import (
+    DAY,
+    closeness,
+    parse_as_of,
+    parse_time_bound,
+    time_window,
+    time_words,
+)
 
 NOW = 1_685_474_340.0  # Tuesday 2023-05-30 19:19 UTC
 moments = st.floats(0.0, 4e9, allow_nan=False)
@@ -131,3 +139,13 @@ def test_cjk_time_words_are_not_searched_for() -> None:
     """The bigrams of a CJK time expression are time words, as "last week"'s words are."""
     assert {"上周"} <= time_words("上周 nginx 超时")
     assert {"지난", "난주"} <= time_words("지난주 CORS 에러")
+
+
+@pytest.mark.parametrize("epoch", [10 ** 400, -(10 ** 400), 1e300, -5, float("nan")])
+def test_a_number_no_session_can_have_is_rejected_as_text_is(epoch: float) -> None:
+    """A bound given as a number (library, MCP) is held to the range a written one is; an
+    int past a float's range raised OverflowError."""
+    for result in (make_request("x", since=epoch), make_request("x", until=epoch),
+                   parse_as_of(epoch)):
+        assert isinstance(result, Failure)
+        assert "is not a moment a session can have" in result.failure().reason

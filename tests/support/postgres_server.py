@@ -121,14 +121,26 @@ def start_server(*, durable: bool = False) -> PostgresServer:
     if uid is not None and gid is not None:
         for path in (folder, folder / "socket"):
             os.chown(path, uid, gid)
-    data = folder / "data"
-    subprocess.run([*prefix, str(binaries / "initdb"), "-D", str(data), "-U", USER,
+    subprocess.run([*prefix, str(binaries / "initdb"), "-D", str(folder / "data"), "-U", USER,
                     "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"],
                    check=True, capture_output=True)
-    log = open(folder / "server.log", "wb")  # noqa: SIM115 - kept open while it runs
+    return _launched(folder, binaries, durable=durable)
+
+
+def restarted(server: PostgresServer) -> PostgresServer:
+    """``server``, stopped, started again on its folder: what it had committed is there."""
+    binaries = server_binaries()
+    assert binaries is not None and server.process.poll() is not None
+    return _launched(server.folder, binaries, durable=False)
+
+
+def _launched(folder: Path, binaries: Path, *, durable: bool) -> PostgresServer:
+    prefix = _as_server_user()[0]
+    log = open(folder / "server.log", "ab")  # noqa: SIM115 - kept open while it runs
     process = subprocess.Popen(
-        [*prefix, str(binaries / "postgres"), "-D", str(data), "-k", str(folder / "socket"),
-         "-c", "listen_addresses=", "-c", "max_connections=60", *(() if durable else FAST)],
+        [*prefix, str(binaries / "postgres"), "-D", str(folder / "data"), "-k",
+         str(folder / "socket"), "-c", "listen_addresses=", "-c", "max_connections=60",
+         *(() if durable else FAST)],
         stdout=log, stderr=subprocess.STDOUT)
     server = PostgresServer(folder=folder, process=process)
     deadline = time.monotonic() + START_TIMEOUT_S

@@ -1,0 +1,46 @@
+"""Reading a JSON-lines transcript: an over-long line is passed over in pieces and named,
+never held whole (a 300 MB Claude Code line took 2.5 GB of memory to import)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harkback.adapters.sources import transcript_lines
+from harkback.adapters.sources.importing import Tally
+from harkback.adapters.sources.transcript_lines import TORN, json_lines
+
+CAP = 100
+
+
+@pytest.fixture(autouse=True)
+def small_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines of more than CAP characters count as over-long here."""
+    monkeypatch.setattr(transcript_lines, "MAX_LINE_CHARS", CAP)
+
+
+def test_an_over_long_line_is_named_and_the_next_lines_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    long = '{"text": "' + "x" * (3 * CAP + 7) + '"}'
+    path.write_text(f'{{"n": 1}}\n{long}\n{{"n": 3}}\n', encoding="utf-8")
+    tally = Tally()
+    assert [number for number, _ in json_lines(path, tally)] == [1, 3]
+    assert [(k.line, k.reason) for k in tally.named] == [
+        (2, f"unreadable line: longer than {CAP:,} characters")]
+
+
+def test_an_over_long_last_line_without_its_newline_is_torn(tmp_path: Path) -> None:
+    """Still being written: counted, not named, and read again next time."""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"n": 1}\n' + "y" * (2 * CAP), encoding="utf-8")
+    tally = Tally()
+    assert [number for number, _ in json_lines(path, tally)] == [1]
+    assert tally.named == [] and tally.counts == {TORN: 1}
+
+
+def test_a_line_of_exactly_the_cap_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    line = '{"t": "' + "z" * (CAP - 10) + '"}'
+    path.write_text(line.ljust(CAP - 1) + "\n", encoding="utf-8")
+    assert [number for number, _ in json_lines(path, Tally())] == [1]

@@ -1,0 +1,126 @@
+"""The CLI against PostgreSQL when things go wrong, as a new user met them: a database of
+another program's read, a URL that cannot be parsed, a socket on another port, and the
+server stopped in the middle of an ingest (one line; nothing half-written; a retry
+completes)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from harkback.adapters.stores.postgres_connection import where
+from tests.pipeline.test_import_cli import harkback
+from tests.support.postgres_server import PostgresServer, restarted, start_server
+
+_names = itertools.count()
+SESSIONS, TURNS = 3_000, 40
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database."""
+    return postgres_server.create_database(f"faults_{next(_names)}")
+
+
+@pytest.mark.parametrize("command", [("search", "docker"), ("recent",), ("stats",),
+                                     ("show", "s1")])
+def test_a_read_only_command_on_a_database_of_other_tables_says_so(
+        url: str, command: tuple[str, ...]) -> None:
+    """It offered to create a store there (`harkback ingest --db URL`), which ingest then
+    refuses: the line says what is there instead, and nothing is written."""
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    done = harkback(*command, "--db", url)
+    assert done.returncode == 1
+    assert done.stderr.endswith("holds tables that are not harkback's; harkback writes only "
+                                "to an empty database or its own\n"), done.stderr
+    with psycopg.connect(url) as connection:
+        assert connection.execute("SELECT count(*) FROM pg_tables WHERE schemaname = "
+                                  "'public'").fetchone() == (1,)
+
+
+def test_a_url_psycopg_cannot_parse_never_shows_its_password() -> None:
+    """A password in the query of an unparsable URL was printed as given."""
+    for url in ("postgresql:///h?password=hunter2&sslmod=x",
+                "postgresql://me:hunter2@db.example/h?Password=hunter2&sslmod=x"):
+        done = harkback("search", "x", "--db", url)
+        assert done.returncode == 1
+        assert "hunter2" not in done.stderr and "not a PostgreSQL URL" in done.stderr
+
+
+def test_a_socket_url_is_named_with_its_port() -> None:
+    """The port picks the socket's file: without it, the `harkback migrate --db ...` a
+    message suggests reaches another server (or none)."""
+    assert where("postgresql://me:pw@/h?host=/run/pg&port=5433") == \
+        "postgresql://me@/h?host=/run/pg&port=5433"
+
+
+def _write_many(path: Path) -> None:
+    words = "docker bridge nginx cors postgres backup deploy pod yaml timeout".split()
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(SESSIONS):
+            turns = [{"role": ("user", "assistant")[t % 2],
+                      "content": " ".join(words[(i + t + k) % 10] for k in range(30))}
+                     for t in range(TURNS)]
+            out.write(json.dumps({"id": f"m{i}", "started_at": 1_772_000_000 + i,
+                                  "messages": turns}) + "\n")
+
+
+def _counts(url: str) -> tuple[int, int, int]:
+    """Sessions, messages, and sessions holding other than every one of their turns."""
+    with psycopg.connect(url) as connection:
+        row = connection.execute(
+            "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages), "
+            "(SELECT count(*) FROM sessions s WHERE (SELECT count(*) FROM messages m "
+            f"WHERE m.session_id = s.id) <> {TURNS})").fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def _some_stored(url: str) -> bool:
+    """Whether the ingest's first batch is in (its tables may not exist yet)."""
+    try:
+        with psycopg.connect(url) as connection:
+            return connection.execute("SELECT EXISTS (SELECT FROM sessions)").fetchone() == (
+                True,)
+    except psycopg.errors.UndefinedTable:
+        return False
+
+
+def test_a_server_stopped_mid_ingest_is_one_line_and_a_retry_completes(tmp_path: Path) -> None:
+    """The pool's own warnings (a dropped connection, a failed reconnect) printed on stderr
+    beside the one line; what was committed is whole sessions, and a retry stores all."""
+    source = tmp_path / "many.jsonl"
+    _write_many(source)
+    server = start_server()
+    try:
+        url = server.create_database("mid_ingest")
+        ingest = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "ingest", str(source), "--db", url,
+             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not _some_stored(url) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        server.stop()
+        out, err = ingest.communicate(timeout=120)
+        assert ingest.returncode == 1, err
+        assert json.loads(out)["success"] is False
+        (line,) = err.splitlines()
+        assert line.startswith("harkback: ingested ") and "cannot reach the PostgreSQL" in line
+        server = restarted(server)
+        sessions, messages, partial = _counts(url)
+        assert (partial, messages) == (0, sessions * TURNS) and 0 < sessions < SESSIONS
+        again = harkback("ingest", str(source), "--db", url)
+        assert again.returncode == 0, again.stderr
+        assert _counts(url) == (SESSIONS, SESSIONS * TURNS, 0)
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)

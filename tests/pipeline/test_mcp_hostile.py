@@ -1,0 +1,80 @@
+"""``harkback mcp`` under hostile calls and a store that goes away, through the SDK's own
+client and a real SQLite store: each is a tool error of one line, and the server answers
+the next call."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.pipeline.test_mcp_server import _environment, _error, _ok, connected, db
+from tests.pipeline.test_sync_process import BOUND
+
+__all__ = ["db"]  # the store fixture, shared with the server's own tests
+
+NO_MOMENT = "is not a moment a session can have"
+
+
+async def test_numeric_times_past_any_date_are_tool_errors(db: Path) -> None:
+    """Epoch seconds as JSON numbers are held to years 1970-9999 as the command line holds
+    them: 10**400 raised OverflowError inside the server (a protocol error, a traceback on
+    its stderr), and 1e300 or -5 filtered every session out without a word."""
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("session_search", {"query": "nginx", "since": 10 ** 400}),
+        ("recent_sessions", {"until": 10 ** 400}),
+        ("session_search", {"query": "nginx", "since": 1e300}),
+        ("recent_sessions", {"until": -5})]
+    async with connected(db) as session:
+        answers = [await _error(session, tool, arguments) for tool, arguments in calls]
+        still = await _ok(session, "recent_sessions", {"since": 1_700_000_000})
+    for (_, arguments), message in zip(calls, answers, strict=True):
+        (name,) = set(arguments) - {"query"}
+        assert message.startswith(f"query rejected: {name} ") and NO_MOMENT in message, message
+        assert "\n" not in message
+    assert still["count"] == 3
+
+
+async def test_a_store_deleted_under_the_server_is_one_line_until_it_is_back(
+        db: Path, tmp_path: Path) -> None:
+    """The line names the kind of failure once (it said "session store unavailable" twice),
+    and a store put back at the path is read."""
+    kept = db.read_bytes()
+    async with connected(db) as session:
+        await _ok(session, "recent_sessions", {})
+        db.unlink()
+        message = await _error(session, "recent_sessions", {})
+        db.write_bytes(kept)
+        back = await _ok(session, "recent_sessions", {})
+    assert message.count("session store unavailable") == 1, message
+    assert str(db) in message and "\n" not in message
+    assert back["count"] == 3
+
+
+async def test_a_store_in_a_folder_that_cannot_be_entered_is_a_tool_error(
+        db: Path, tmp_path: Path) -> None:
+    """Opening it raised PermissionError (Path.is_file() does there), which the SDK sent as
+    a protocol error; as root the server runs without the capabilities that ignore file
+    modes (as test_sync_process does)."""
+    folder = db.parent
+    server = StdioServerParameters(
+        command=BOUND[0] if BOUND else sys.executable,
+        args=[*BOUND[1:], *([sys.executable] if BOUND else []), "-m", "harkback.pipeline.cli",
+              "mcp", "--db", str(db)],
+        env=_environment())
+    os.chmod(folder, 0)
+    try:
+        async with stdio_client(server) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            message = await _error(session, "recent_sessions", {})
+            os.chmod(folder, 0o755)
+            later = await _ok(session, "recent_sessions", {})
+    finally:
+        os.chmod(folder, 0o755)
+    assert message == f"{db}: Permission denied"
+    assert later["count"] == 3

@@ -1,0 +1,100 @@
+"""Paths under a folder that cannot be entered: Python's ``Path.is_file()`` raises
+``PermissionError`` there (it does not answer False), which ended commands as internal
+errors (exit 70). As in ``test_sync_process``, under root the command runs with
+``CAP_DAC_OVERRIDE`` and ``CAP_DAC_READ_SEARCH`` dropped, so the folder really is closed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import conversation
+from tests.pipeline.sync_home import make_home
+from tests.pipeline.test_cli import ingested
+from tests.pipeline.test_sync_process import BOUND, run
+
+FAILED = 1
+
+
+def harkback(*args: str) -> subprocess.CompletedProcess[str]:
+    """``harkback ARGS`` without the capabilities that ignore file permissions."""
+    env = {k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}
+    return subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", *args],
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+@pytest.fixture
+def closed(tmp_path: Path) -> Iterator[Path]:
+    """A folder holding a store, a JSON-lines file and a Hermes file, then closed (mode 0)."""
+    folder = tmp_path / "closed"
+    folder.mkdir()
+    source = ingested(folder, [conversation("s1", ("user", "the docker bridge drops"))])
+    (folder / "state.db").write_bytes(source.read_bytes())
+    folder.chmod(0)
+    yield folder
+    folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", [
+    ("ingest", "{closed}/sessions.jsonl", "--db", "{tmp}/new.db"),
+    ("import", "jsonl", "{closed}/sessions.jsonl", "--db", "{tmp}/new.db"),
+    ("import", "hermes", "{closed}/state.db", "--db", "{tmp}/new.db"),
+    ("search", "docker", "--db", "{closed}/h.db"),
+    ("stats", "--db", "{closed}/h.db"),
+])
+def test_a_path_in_a_closed_folder_is_one_line_naming_it(
+        closed: Path, tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Exit 1 and one line naming the path and why, as JSON too; no internal error."""
+    args = [part.format(closed=closed, tmp=tmp_path) for part in command]
+    named = next(a for a in args if a.startswith(str(closed)))
+    done = harkback(*args)
+    assert (done.returncode, done.stderr) == (FAILED, f"harkback: {named}: Permission denied\n")
+    as_json = harkback(*args, "--json")
+    assert as_json.returncode == FAILED, as_json.stderr
+    assert json.loads(as_json.stdout) == {"success": False,
+                                          "error": f"{named}: Permission denied"}
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_sync_with_a_home_folder_that_cannot_be_entered_fails_that_source_only(
+        tmp_path: Path) -> None:
+    """``~/.hermes`` closed: Hermes failed and named, the other sources synced, exit 1."""
+    home = make_home(tmp_path / "home")
+    (home / ".hermes").chmod(0)
+    try:
+        status, payload, err = run(home, tmp_path / "h.db")
+    finally:
+        (home / ".hermes").chmod(0o755)
+    reports = {r["kind"]: r for r in payload["sources"]}
+    assert (status, payload["success"]) == (FAILED, False), err
+    assert reports["hermes"]["status"] == "failed"
+    assert reports["hermes"]["error"] == f"cannot read {home / '.hermes'}: Permission denied"
+    assert [reports[k]["status"] for k in ("claude-code", "codex")] == ["synced", "synced"]
+    assert "internal error" not in err
+
+
+@pytest.mark.parametrize("kind", ["hermes", "claude-code", "codex"])
+def test_a_symlink_loop_given_as_the_source_is_one_line(tmp_path: Path, kind: str) -> None:
+    """Path.resolve() raised RuntimeError on a loop (internal error, exit 70): ``import``
+    names the path and why, and ``sync`` fails only that source."""
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    loop = str(tmp_path / "a")
+    done = harkback("import", kind, loop, "--db", str(tmp_path / "h.db"))
+    assert (done.returncode, done.stderr) == (
+        FAILED, f"harkback: {loop}: Too many levels of symbolic links\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    synced = subprocess.run(
+        [sys.executable, "-m", "harkback.pipeline.cli", "sync", f"--{kind}", loop, "--db",
+         str(tmp_path / "h.db"), "--json"], capture_output=True, text=True, timeout=120,
+        check=False, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)})
+    (report,) = [r for r in json.loads(synced.stdout)["sources"] if r["kind"] == kind]
+    assert (synced.returncode, report["status"]) == (FAILED, "failed"), synced.stderr
+    assert report["error"] == f"cannot read {loop}: Too many levels of symbolic links"
