@@ -79,8 +79,6 @@ class Scored:
     covered: frozenset[int]
 
 
-
-
 def message_tokens(text: str) -> Sequence[str]:
     """The index tokens of a message (as :func:`index_tokens`), faster for ASCII text.
 
