@@ -25,11 +25,11 @@ Line = Mapping[str, object]
 """One JSON object of a transcript file."""
 
 TORN = "incomplete last line (read again next time)"
+"""What a last line still being written is counted as; its file is not marked as read."""
 
 MAX_LINE_CHARS = 64 * 1024 * 1024
 """The longest line read: a longer one is skipped and named, never held whole (a 300 MB line
 took 2.5 GB of memory to store as one message)."""
-"""What a last line still being written is counted as; its file is not marked as read."""
 
 
 LINE_NUMBER = "\x00line"
