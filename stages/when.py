@@ -113,6 +113,11 @@ def spoken_time(text: str, now: float) -> float | None:
     return None
 
 
+def _possible(moment: float) -> bool:
+    """Whether ``moment`` (epoch seconds) lies in the years a session can have, 1970-9999."""
+    return math.isfinite(moment) and _EARLIEST <= moment < _LATEST
+
+
 def parse_time_bound(text: str, *, now: float | None = None, what: str = "time bound"
                      ) -> Result[float, QueryRejected]:
     """Parse a written time: ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds,
@@ -140,7 +145,7 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         pass
     else:
         # "nan", "1e400" and year-3-million epochs would filter every session out unseen.
-        if math.isfinite(epoch) and _EARLIEST <= epoch < _LATEST:
+        if _possible(epoch):
             return Success(epoch)
         return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have: "
                                      f"use {ACCEPTED_TIMES}"))
@@ -167,7 +172,7 @@ def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, Quer
         moment = float(value)
     except OverflowError:  # an int past a float's range: 10 ** 400
         moment = math.inf
-    if math.isfinite(moment) and _EARLIEST <= moment < _LATEST:
+    if _possible(moment):
         return Success(moment)
     # repr() of a huge int is pages long, and past 4,300 digits raises.
     shown = (repr(value) if isinstance(value, float) or abs(value) < 10 ** 30
@@ -193,7 +198,7 @@ def parse_as_of(value: str | float) -> Result[float, QueryRejected]:
     if isinstance(parsed, Failure):
         return parsed
     moment = parsed.unwrap()
-    if not math.isfinite(moment) or not _EARLIEST <= moment < _LATEST:
+    if not _possible(moment):
         return Failure(QueryRejected(f"as-of time {value!r} is not a moment a session can "
                                      "have: use an ISO date (2026-03-01) or epoch seconds"))
     return Success(moment)
