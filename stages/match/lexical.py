@@ -14,7 +14,9 @@ long session that repeats one query word wins by volume, and a message that says
    for their document counts (:meth:`term_stats`), so every query word gets one IDF
    however it is spelled;
 3. reads a bounded number of candidate messages from the store: an OR of the forms of
-   the words found in at most ``max_scored`` messages (all forms counted together);
+   the words found in at most ``max_scored`` messages (all forms counted together); when
+   those find fewer than it reads, messages holding two of the other (common) words
+   together fill the rest (:func:`~harkback.stages.match.plan.common_pairs`);
 4. re-scores each candidate with BM25 over query *words* (forms merged), the user's own
    messages weighted up (:mod:`~harkback.stages.match.score`,
    :data:`~harkback.stages.match.score.ROLE_WEIGHTS`);
@@ -53,6 +55,7 @@ from harkback.stages.match.clauses import (
     split_clauses,
 )
 from harkback.stages.match.plan import (
+    common_pairs,
     plan_units,
     search_expression,
     selective,
@@ -76,6 +79,18 @@ from harkback.stages.records import MessageHit, Role, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.when import time_window, time_words
+
+
+def joined(first: Sequence[MessageHit], then: Sequence[MessageHit]) -> tuple[MessageHit, ...]:
+    """``first``, then the hits of ``then`` that are not in it (the same message).
+
+    >>> hit = lambda sid, pos: MessageHit(session_id=sid, position=pos, role="user",
+    ...                                   content="", score=0.0)
+    >>> [(h.session_id, h.position) for h in joined([hit("a", 0)], [hit("a", 0), hit("a", 1)])]
+    [('a', 0), ('a', 1)]
+    """
+    seen = {(h.session_id, h.position) for h in first}
+    return (*first, *(h for h in then if (h.session_id, h.position) not in seen))
 
 
 @attrs.frozen(kw_only=True)
@@ -135,7 +150,20 @@ class LexicalMatch:
                 query = store_query(request, narrow or expression, limit=self.scan_limit,
                                     max_scored=None if narrow else self.max_scored,
                                     known_counts=() if narrow else stats.counts)
-                return store.search(query).bind(lambda hits: self._titles(
+                pairs = common_pairs(parsed, units, stats, self.max_scored) if narrow else None
+
+                def fill(hits: Sequence[MessageHit]
+                         ) -> FutureResult[Sequence[MessageHit], StoreUnavailable]:
+                    # The rarer words found fewer rows than the ranker reads: the rest are
+                    # messages holding two of the common words (newest first, as the
+                    # store fills a bounded search), not an incidental word's rows alone.
+                    if pairs is None or len(hits) >= self.scan_limit:
+                        return FutureResult.from_value(hits)
+                    more = store_query(request, pairs, limit=self.scan_limit - len(hits),
+                                       max_scored=self.max_scored, known_counts=stats.counts)
+                    return store.search(more).map(lambda extra: joined(hits, extra))
+
+                return store.search(query).bind(fill).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).map(lambda titles: self._rank(
                     request, parsed, units, stats, hits, now, window, titles)))

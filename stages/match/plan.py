@@ -193,6 +193,50 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
     return kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
 
 
+PAIRED_WORDS = 6
+"""How many of a question's common words :func:`common_pairs` pairs (the rarest first)."""
+
+
+def common_pairs(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
+                 cap: int) -> Node | None:
+    """An OR of every two of the words :func:`selective` leaves out as common, or None.
+
+    In a large store the words that name a topic ("restore", "postgres", "backups") can
+    each be in thousands of messages, and only an incidental word of the question
+    ("take") stays selective; its rows alone would decide which sessions are ranked.
+    A message holding two of the common words together is far rarer than either word
+    and much more likely on topic, so the ranker fills the rest of its candidates from
+    these (:class:`~harkback.stages.match.lexical.LexicalMatch`). Two bigrams of one CJK
+    run are no pair (they stand together in any text holding the word); only the
+    :data:`PAIRED_WORDS` rarest common words are paired. None for fewer than two common
+    words and for queries that are not plain words.
+
+    >>> from harkback.stages.query import parse_query, to_fts5
+    >>> stats = TermStats(documents=10**5, counts=(("take", 70), ("restore", 2500),
+    ...                                           ("postgres", 3600), ("backup", 4000)))
+    >>> parsed = parse_query("take restore postgres backups")
+    >>> to_fts5(common_pairs(parsed, weigh_units(plan_units(parsed), stats), stats, 2000))
+    '(("restore" AND "postgres") OR ("restore" AND "backup") OR ("postgres" AND "backup"))'
+    """
+    if parsed.advanced:
+        return None
+    counts = dict(stats.counts)
+    common: list[tuple[RankUnit, Node]] = []
+    for ru in units:
+        if not isinstance(ru.unit, Term) or ru.unit.prefix:
+            return None
+        terms = tuple(Term(f) for f in ru.forms if counts.get(f, 0) > 0)
+        if terms and sum(counts[t.text] for t in terms) > cap:
+            common.append((ru, terms[0] if len(terms) == 1 else AnyOf(terms)))
+    rarest = sorted(common, key=lambda c: -c[0].idf)[:PAIRED_WORDS]
+    kept = [c for c in common if c in rarest]  # in the question's order
+    pairs = tuple(AllOf((a, b)) for i, (left, a) in enumerate(kept)
+                  for right, b in kept[i + 1:] if not _continues(left.unit, right.unit))
+    if not pairs:
+        return None
+    return pairs[0] if len(pairs) == 1 else AnyOf(pairs)
+
+
 def split_exclusions(node: Node) -> tuple[Node, Node | None]:
     """``node`` with every ``NOT`` taken out, and what its ``NOT`` parts excluded (one OR).
 

@@ -152,3 +152,21 @@ async def test_an_irregular_past_answers_a_question_in_the_present(store: Sessio
     await _ingest(store, conversation("gold", ("user", "I bought a kayak last spring")),
                   conversation("noise", ("user", "kayak club")))
     assert (await _sessions(store, "what did I buy for the kayak"))[0] == "gold"
+
+
+async def test_common_topic_words_found_together_are_read_beside_a_rare_word(
+        store: SessionStore) -> None:
+    """In a store where every topic word is common, an incidental rare word of the question
+    ("take") does not decide alone which messages are read: messages holding two of the
+    common words together are read too, so the session about them is found."""
+    common = [conversation(f"{word}-{i}", ("user", f"{word} {filler}"), started_at=1_000.0 + i)
+              for word in ("postgres", "restore", "backups")
+              for i, filler in enumerate(("upgraded", "checked", "listed", "noted"))]
+    gold = conversation("gold", ("user", "the postgres backups run nightly"),
+                        ("assistant", "pg_restore can restore one table of the postgres dump"),
+                        started_at=10.0)
+    rare = conversation("rare", ("user", "take the dog out"), started_at=2_000.0)
+    await _ingest(store, gold, rare, *common)
+    match = LexicalMatch(max_scored=3)  # four messages a word: each topic word is common
+    ranked = await _sessions(store, "how do we take and restore the postgres backups?", match)
+    assert ranked[0] == "gold"
