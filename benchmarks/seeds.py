@@ -10,12 +10,17 @@ the pass rate the suite asserts (one answer: top-1; several: all in the top 3)::
     .venv/bin/python -m benchmarks.seeds                  # bm25 and lexical
     .venv/bin/python -m benchmarks.seeds --rankers lexical --failures
     .venv/bin/python -m benchmarks.seeds --set heldout   # the held-out set
+    .venv/bin/python -m benchmarks.seeds --background /tmp/base100k.db
+
+``--background DB`` asks the questions of a copy of that store with the corpus added, as
+in a large store where the question's topic words are common (the DB is not written).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sys
 import tempfile
 import time
@@ -95,9 +100,12 @@ async def run(store: SessionStore, corpus: Corpus, ranker: str) -> list[Outcome]
 
 
 async def main_async(rankers: Sequence[str], failures: bool, folder: Path,
-                     seed_set: str = "tuned") -> None:
-    """Ingest the corpus of ``seed_set`` into ``folder`` and print a table per ranker."""
+                     seed_set: str = "tuned", background: Path | None = None) -> None:
+    """Ingest the corpus of ``seed_set`` into ``folder`` (into a copy of ``background`` when
+    given) and print a table per ranker."""
     corpus = load_corpus(SEED_SETS[seed_set])
+    if background is not None:
+        shutil.copyfile(background, folder / "seeds.db")
     store = open_store(folder / "seeds.db").unwrap()
     try:
         (await store.ingest(conversations(corpus, now=time.time())).awaitable()).unwrap()
@@ -125,14 +133,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", dest="seed_set", choices=sorted(SEED_SETS), default="tuned",
                         help="which corpus: the suite's (tuned while watching it) or the "
                              "held-out one (default: tuned)")
+    parser.add_argument("--background", type=Path, default=None, metavar="DB",
+                        help="a harkback SQLite store to add the corpus to (a copy of it): "
+                             "the questions asked among its sessions")
     args = parser.parse_args(argv)
+    if args.background is not None and not args.background.is_file():
+        parser.error(f"no store at {args.background}")
     rankers = [r.strip() for r in args.rankers.split(",") if r.strip()]
     unknown = [r for r in rankers if r not in RANKERS]
     if unknown or not rankers:
         parser.error(f"unknown ranker(s) {', '.join(unknown) or '(none)'}; "
                      f"choose from {', '.join(sorted(RANKERS))}")
     with tempfile.TemporaryDirectory(prefix="harkback-seeds-") as folder:
-        asyncio.run(main_async(rankers, args.failures, Path(folder), args.seed_set))
+        asyncio.run(main_async(rankers, args.failures, Path(folder), args.seed_set,
+                               args.background))
     return 0
 
 
