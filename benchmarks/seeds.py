@@ -10,6 +10,7 @@ the pass rate the suite asserts (one answer: top-1; several: all in the top 3)::
     .venv/bin/python -m benchmarks.seeds                  # bm25 and lexical
     .venv/bin/python -m benchmarks.seeds --rankers lexical --failures
     .venv/bin/python -m benchmarks.seeds --set heldout   # the held-out set
+    .venv/bin/python -m benchmarks.seeds --set heldout2  # the second held-out set
     .venv/bin/python -m benchmarks.seeds --background /tmp/base100k.db
 
 ``--background DB`` asks the questions of a copy of that store with the corpus added, as
@@ -131,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--failures", action="store_true",
                         help="list the questions each ranker gets wrong")
     parser.add_argument("--set", dest="seed_set", choices=sorted(SEED_SETS), default="tuned",
-                        help="which corpus: the suite's (tuned while watching it) or the "
-                             "held-out one (default: tuned)")
+                        help="which corpus: the suite's (tuned while watching it) or a "
+                             "held-out one, heldout or heldout2 (default: tuned)")
     parser.add_argument("--background", type=Path, default=None, metavar="DB",
                         help="a harkback SQLite store to add the corpus to (a copy of it): "
                              "the questions asked among its sessions")

@@ -14,10 +14,13 @@ three. Questions the current ranking gets wrong are listed in :data:`KNOWN_WRONG
 marked ``xfail(strict=True)``: a fix makes them pass, which fails the suite until they
 leave the list. ``python -m benchmarks.seeds`` prints the rates per language and ranker.
 
-Two corpora run under the same rules: the suite's own ("tuned", written while the ranking
-was tuned on it) and a held-out one (``tests/fixtures/seeds-heldout``, new sessions and
+Three corpora run under the same rules: the suite's own ("tuned", written while the ranking
+was tuned on it), a held-out one (``tests/fixtures/seeds-heldout``, new sessions and
 questions written without looking at the ranking's word lists, measured once before any
-change: lexical 35/36, bm25 34/36).
+change: lexical 35/36, bm25 34/36) and a second held-out one
+(``tests/fixtures/seeds-heldout2``: abbreviations, synonyms, identifiers, typos, keyword
+queries, questions in one language about a session in another; first measured at lexical
+45/53, bm25 45/53).
 """
 
 from __future__ import annotations
@@ -41,12 +44,22 @@ KNOWN_WRONG: tuple[str, ...] = (
     # "nginx 설정" (nginx config): the English and Chinese nginx sessions changed nginx's
     # config too and hold "nginx" in their titles; both Korean ones are not in the top 3.
     "ko-nginx-both",
+    # heldout2, as first measured, each with its cause:
+    "h2-en-no-cache-flag",  # --no-cache loses its stopword "no"; "need" is not a stopword
+    "h2-en-prod-db-restore",  # prod/db not widened to production/database; decoys hold them as is
+    "h2-en-postgress-events",  # typo "postgress" matches nothing; a decoy's short user line wins
+    "h2-ja-deadlock-fix",  # "ん" left from したんだっけ weighs as much as デッドロック
+    "h2-ja-ci-slow",  # 遅すぎた/速く lose their kanji; "CI" alone is left, plus a stray "ん"
+    "h2-mixed-zh-repo-clone",  # no shared word: repo/clone vs 仓库/克隆 (cross-script synonyms)
+    "h2-mixed-ja-no-cache",  # "で" after a space is kept as "て"; "no" of --no-cache dropped
+    "h2-mixed-ja-gunicorn",  # タイムアウト is not "timeout"; a decoy says "gunicorn" more
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
-Question ids are unique across both corpora."""
+Question ids are unique across all corpora."""
 
 MINIMUM_QUESTIONS = {"tuned": {"en": 25, "zh": 10, "ja": 10, "ko": 10, "mixed": 5},
-                     "heldout": {"en": 12, "zh": 6, "ja": 6, "ko": 6, "mixed": 2}}
+                     "heldout": {"en": 12, "zh": 6, "ja": 6, "ko": 6, "mixed": 2},
+                     "heldout2": {"en": 16, "zh": 6, "ja": 6, "ko": 6, "mixed": 6}}
 
 
 @pytest.fixture(scope="module", params=sorted(CORPORA))

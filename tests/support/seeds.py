@@ -45,7 +45,11 @@ HELDOUT = SEEDS.parent / "seeds-heldout"
 """A second corpus in the same format, written without looking at the ranking's word lists
 and measured once before any change (so it says how the ranking does on questions it was
 not tuned on)."""
-SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT}
+HELDOUT2 = SEEDS.parent / "seeds-heldout2"
+"""A third corpus, written the same way as :data:`HELDOUT` and aimed at how people really
+ask: abbreviations and synonyms, other word forms, identifiers, short keyword queries,
+typos, and questions in one language about a session held in another."""
+SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
