@@ -70,6 +70,7 @@ from harkback.stages.match.sessions import (
     rank_sessions,
     session_times,
     weigh_by_recency,
+    weigh_by_script,
     weigh_by_time,
 )
 from harkback.stages.match.titles import title_evidence, title_query
@@ -78,6 +79,7 @@ from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
+from harkback.stages.text.scripts import cjk_script, written_in
 from harkback.stages.when import time_window, time_words
 
 
@@ -196,8 +198,13 @@ class LexicalMatch:
         scored += title_evidence(titles, score, role_weights.get("user", 1.0))
         times = (session_times([s.hit for s in scored])
                  if self.scoring.recency_weight or window else {})
+        script = cjk_script(request.query) if self.scoring.script_weight else None
+        in_script = ({s.hit.session_id for s in scored if written_in(s.hit.content, script)}
+                     if script else set())
 
         def lift(ranked: Sequence[tuple[str, float]]) -> Sequence[tuple[str, float]]:
+            if in_script:
+                ranked = weigh_by_script(ranked, in_script, self.scoring.script_weight)
             if self.scoring.recency_weight and times:
                 ranked = weigh_by_recency(ranked, times, now, self.scoring)
             if window is not None and times:

@@ -1,7 +1,9 @@
 """Query planning: which words of a question to rank by, their forms, their weights.
 
 A plain question loses its framing ("how many", the words of a time it names), each
-remaining word is widened to its inflections (:func:`~harkback.stages.text.stem.inflections`),
+remaining word is widened to its inflections (:func:`~harkback.stages.text.stem.inflections`)
+and, for a developer's short form, to what it stands for
+(:func:`~harkback.stages.text.abbreviations.expansions`),
 the store's document counts give each word one IDF however it is spelled, and the
 store is asked for an OR of the forms, or only of the rarer words' forms
 (:func:`selective`). A query in FTS syntax is searched as written.
@@ -20,6 +22,7 @@ from harkback.stages.match.score import RankUnit, idf
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit, Without
 from harkback.stages.request import SearchRequest
+from harkback.stages.text.abbreviations import expansions
 from harkback.stages.text.stem import inflections
 from harkback.stages.text.tokens import is_cjk
 
@@ -69,7 +72,10 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
     for unit, share in zip(topic, bigram_shares(topic), strict=True):
         if _expandable(unit, parsed):
             assert isinstance(unit, Term)
-            out.append(RankUnit(unit, inflections(unit.text)))
+            # "prod db" is also "production database": one word, every spelling.
+            forms = (unit.text, *expansions(unit.text))
+            out.append(RankUnit(unit, tuple(dict.fromkeys(f for w in forms
+                                                          for f in inflections(w)))))
         elif isinstance(unit, Term):
             out.append(RankUnit(unit, (unit.text,), share=share))
         else:

@@ -145,15 +145,17 @@ def without_framing(text: str) -> str:
     return p.particle.sub(" ", folded)
 
 
-def is_framing_bigram(token: str) -> bool:
-    """True for a Japanese bigram that names nothing: one with hiragana in it (endings,
-    particles: "とき", "きの"), or one across a katakana-kanji boundary
-    ("ク言").
+def is_framing_token(token: str) -> bool:
+    """True for a Japanese token that names nothing: one hiragana character left between
+    framing words (the ん of したんだっけ), a bigram with hiragana in it (endings,
+    particles: "とき", "きの"), or one across a katakana-kanji boundary ("ク言").
 
-    >>> words = ("翻訳", "とき", "のフ", "フォ", "ク言", "言語", "端口")
-    >>> [t for t in words if is_framing_bigram(t)]
-    ['とき', 'のフ', 'ク言']
+    >>> words = ("翻訳", "とき", "のフ", "フォ", "ク言", "言語", "端口", "ん", "遅")
+    >>> [t for t in words if is_framing_token(t)]
+    ['とき', 'のフ', 'ク言', 'ん']
     """
+    if len(token) == 1:
+        return bool(_HIRAGANA.match(token))
     if len(token) != 2:
         return False
     if _HIRAGANA.search(token):

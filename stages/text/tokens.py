@@ -59,7 +59,7 @@ ourselves out over own same she should so some such than that the their theirs t
 themselves then there these they this those through to too under until up very was we were
 what when where which while who whom why will with would you your yours yourself yourselves
 last time remember recall previously earlier ago did tell told again also us let lets get got
-please thanks thank know think thing things something anything way ever
+please thanks thank know think thing things something anything way ever need needs needed
 的 了 吗 呢 吧 啊 是 在 和 也 就 都 我 你 他 她 它 这 那 有 个 么
 怎么 什么 上次 如何 为什 为何 我们 你们 之前 一下 时候 の は が を に で と も た です ます
 """.split())
@@ -328,8 +328,18 @@ def index_text(text: str) -> str:
 
 
 def is_stopword(token: str) -> bool:
-    """True for English function words that carry no topic."""
-    return token in STOPWORDS
+    """True for function words that carry no topic (:data:`STOPWORDS`, normalised as
+    tokens are: "で" is searched as "て", so the list's で must be too).
+
+    >>> is_stopword("the"), is_stopword(tokens("で")[0]), is_stopword("docker")
+    (True, True, False)
+    """
+    return token in _normalized_stopwords()
+
+
+@cache
+def _normalized_stopwords() -> frozenset[str]:
+    return frozenset(normalize(word) for word in STOPWORDS)
 
 
 def token_matches(query_token: str, text_tokens: frozenset[str], *, prefix: bool) -> bool:

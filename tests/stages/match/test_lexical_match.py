@@ -170,3 +170,34 @@ async def test_common_topic_words_found_together_are_read_beside_a_rare_word(
     match = LexicalMatch(max_scored=3)  # four messages a word: each topic word is common
     ranked = await _sessions(store, "how do we take and restore the postgres backups?", match)
     assert ranked[0] == "gold"
+
+
+async def test_a_question_in_japanese_prefers_the_japanese_session_of_a_near_tie(
+        store: SessionStore) -> None:
+    """Two sessions match a Japanese question alike (by the tool's name); the one held in
+    Japanese comes first, whichever is newer."""
+    await _ingest(store,
+                  conversation("en", ("user", "certbot renew failed once again"),
+                               started_at=2_000.0),
+                  conversation("ja", ("user", "certbot renew エラー"), started_at=1_000.0))
+    assert (await _sessions(store, "certbot renew でどう直した？"))[0] == "ja"
+    # An English question lifts nothing: the newer English session wins the tie.
+    assert (await _sessions(store, "how did we fix certbot renew?"))[0] == "en"
+
+
+async def test_a_flag_is_searched_as_written(store: SessionStore) -> None:
+    """'--no-cache' is the phrase "no cache", not the loose word "cache"."""
+    await _ingest(store,
+                  conversation("flag", ("user", "the image was stale, rebuild with --no-cache")),
+                  conversation("loose", ("user", "the build cache is huge, prune the cache"),
+                               started_at=5_000.0))
+    assert (await _sessions(store, "what was --no-cache for?"))[0] == "flag"
+
+
+async def test_a_short_form_finds_what_it_stands_for(store: SessionStore) -> None:
+    """'prod db' finds the session that says 'production database'."""
+    await _ingest(store,
+                  conversation("long", ("user", "restore the production database from backup")),
+                  conversation("other", ("user", "restore my photos from the backup drive")))
+    assert (await _sessions(store, "how did we restore the prod db?"))[0] == "long"
+

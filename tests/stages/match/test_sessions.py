@@ -13,6 +13,7 @@ from harkback.stages.match.sessions import (
     order_hits,
     rank_sessions,
     weigh_by_recency,
+    weigh_by_script,
 )
 from harkback.stages.records import MessageHit
 
@@ -48,6 +49,26 @@ def test_rare_words_weigh_more_in_coverage() -> None:
     ranked = rank_sessions([_scored("common", 1.0, {0}), _scored("rare", 1.0, {1})],
                            [0.1, 5.0])
     assert [sid for sid, _ in ranked] == ["rare", "common"]
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcd"), st.floats(0.01, 10.0),
+                          st.sets(st.integers(0, 2), min_size=1)), min_size=1, max_size=12),
+       st.floats(0.1, 20.0))
+def test_a_word_no_candidate_holds_changes_no_score(
+        hits: list[tuple[str, float, set[int]]], absent_weight: float) -> None:
+    """A query word in none of the candidates (a typo, another language's word) leaves every
+    session's score as it is without the word: it cannot tell one session from another."""
+    scored = [_scored(session, score, covered) for session, score, covered in hits]
+    weights = [1.0, 2.5, 0.7]
+    assert (rank_sessions(scored, [*weights, absent_weight])
+            == rank_sessions(scored, weights))
+
+
+def test_a_session_in_the_question_s_writing_wins_a_near_tie_only() -> None:
+    """The lift for a session held in the question's language breaks near-ties; a session
+    ahead by more than it stays ahead."""
+    assert weigh_by_script((("en", 1.0), ("ja", 0.99)), {"ja"}, 0.05)[0][0] == "ja"
+    assert weigh_by_script((("en", 1.0), ("ja", 0.9)), {"ja"}, 0.05)[0][0] == "en"
 
 
 def test_demoted_source_sinks_below_an_equal_peer() -> None:

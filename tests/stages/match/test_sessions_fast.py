@@ -27,11 +27,13 @@ from harkback.stages.when import closeness
 def plain_rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
                         scoring: SessionScoring) -> tuple[tuple[str, float], ...]:
     """rank_sessions written plainly: each session's hits gathered by a scan, every
-    coverage summed, ties ordered by where the session was first seen."""
+    coverage summed (a share of the units some candidate holds), ties ordered by where the
+    session was first seen."""
     if not scored:
         return ()
     top = max(s.score for s in scored) or 1.0
-    total_weight = sum(weights) or 1.0
+    found = {j for s in scored for j in s.covered}  # only what some candidate holds
+    total_weight = sum(weights[j] for j in found) or 1.0
     first_seen = list(dict.fromkeys(s.hit.session_id for s in scored))
 
     def value(session_id: str) -> float:
