@@ -199,8 +199,11 @@ class LexicalMatch:
         times = (session_times([s.hit for s in scored])
                  if self.scoring.recency_weight or window else {})
         script = cjk_script(request.query) if self.scoring.script_weight else None
-        in_script = ({s.hit.session_id for s in scored if written_in(s.hit.content, script)}
-                     if script else set())
+        in_script: set[str] = set()
+        if script is not None:
+            for s in scored:
+                if s.hit.session_id not in in_script and written_in(s.hit.content, script):
+                    in_script.add(s.hit.session_id)
 
         def lift(ranked: Sequence[tuple[str, float]]) -> Sequence[tuple[str, float]]:
             if in_script:
