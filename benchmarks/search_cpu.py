@@ -1,6 +1,6 @@
 """CPU per search, by query and stage, in one long-lived process: a soak searcher's work alone.
 
-    .venv/bin/python -m benchmarks.search_cpu --db PATH [--size 100k] [--rounds 10]
+    .venv/bin/python -m benchmarks.search_cpu --db PATH [--size 100k] [--rounds 10] [--commits]
 
 Opens the SQLite store at ``--db`` read-only (built from :mod:`benchmarks.generate` first when
 the file is missing, as :mod:`benchmarks.soak` builds it), runs the soak's query mix through
@@ -8,6 +8,15 @@ the file is missing, as :mod:`benchmarks.soak` builds it), runs the soak's query
 then ``--rounds`` times, and prints each query's CPU time per search (every thread of the
 process: the store's thread too) and each stage's part of it. On two shared cores eight
 soak searchers queue, so the soak's p95 follows this figure (benchmarks/README.md).
+
+``--commits`` has another connection commit before every search (it sets the file's
+``user_version`` to the value it has: nothing in the store changes). In the soak the writers
+commit ~13 times a second, and a connection that sees another one's commit when its read
+transaction starts drops its whole page cache (SQLite's pager, in WAL mode), so each search
+there reads every page it needs again (~3 us of CPU a page here, 1,000-1,500 pages for the
+heaviest queries: a fifth of a search's CPU); without ``--commits`` the pages stay cached
+from one search to the next. Don't run two at once on one file: their commits wait on each
+other.
 
 To compare two versions of the code, ``--against NAME`` runs another copy of the package,
 importable as ``NAME``, in the same process: query by query, this code's search and the
@@ -27,9 +36,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
+import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +84,41 @@ class QueryCpu:
     stage_ms: tuple[float, ...]
 
 
-async def measure(db: Path, rounds: int, queries: Sequence[str] = QUERIES) -> list[QueryCpu]:
-    """CPU per search of each query over ``rounds`` rounds, after one warm-up round."""
+@contextlib.contextmanager
+def committer(db: Path, enabled: bool) -> Iterator[Callable[[], None]]:
+    """A function that commits to ``db`` from a connection of its own, leaving the store as
+    it was (its ``user_version`` set to its value), or does nothing when not ``enabled``.
+
+    Entered before the stores open, so that they find the ``-wal`` it keeps and open as a
+    reader beside a writer (not ``immutable``), as in the soak.
+    """
+    if not enabled:
+        yield lambda: None
+        return
+    connection = sqlite3.connect(db, isolation_level=None)
+    try:
+        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        commit = f"PRAGMA user_version = {version}"
+
+        def bump() -> None:
+            connection.execute(commit)
+
+        bump()
+        yield bump
+    finally:
+        connection.close()
+
+
+async def measure(db: Path, rounds: int, queries: Sequence[str] = QUERIES, *,
+                  commits: bool = False) -> list[QueryCpu]:
+    """CPU per search of each query over ``rounds`` rounds, after one warm-up round;
+    with ``commits``, each search follows another connection's commit (see the module)."""
+    with committer(db, commits) as commit:
+        return await _measure(db, rounds, queries, commit)
+
+
+async def _measure(db: Path, rounds: int, queries: Sequence[str],
+                   commit: Callable[[], None]) -> list[QueryCpu]:
     store = SqliteStore.open(db, readonly=True).unwrap()
     try:
         for query in queries:
@@ -83,6 +127,7 @@ async def measure(db: Path, rounds: int, queries: Sequence[str] = QUERIES) -> li
         totals = dict.fromkeys(queries, 0.0)
         for _ in range(rounds):
             for query in queries:
+                commit()
                 started = time.process_time()
                 await Harkback(store=store, observer=clocks[query]).search(query, limit=LIMIT)
                 totals[query] += time.process_time() - started
@@ -94,9 +139,17 @@ async def measure(db: Path, rounds: int, queries: Sequence[str] = QUERIES) -> li
 
 
 async def measure_paired(db: Path, rounds: int, other: str,
-                         queries: Sequence[str] = QUERIES) -> list[tuple[str, float, float]]:
+                         queries: Sequence[str] = QUERIES, *, commits: bool = False
+                         ) -> list[tuple[str, float, float]]:
     """Each query's CPU per search under the package ``other`` and under this one, in ms,
-    alternating search by search after one warm-up round of each."""
+    alternating search by search after one warm-up round of each; with ``commits``, each
+    search follows another connection's commit (see the module)."""
+    with committer(db, commits) as commit:
+        return await _measure_paired(db, rounds, other, queries, commit)
+
+
+async def _measure_paired(db: Path, rounds: int, other: str, queries: Sequence[str],
+                          commit: Callable[[], None]) -> list[tuple[str, float, float]]:
     store_module = importlib.import_module(f"{other}.adapters.stores.sqlite")
     facade_module = importlib.import_module(f"{other}.pipeline.facade")
     other_store = store_module.SqliteStore.open(db, readonly=True).unwrap()
@@ -113,6 +166,7 @@ async def measure_paired(db: Path, rounds: int, other: str,
             for query in queries:
                 for side in order:
                     make, store = sides[side]
+                    commit()
                     started = time.process_time()
                     await make(store=store).search(query, limit=LIMIT)
                     spent[side][query] += time.process_time() - started
@@ -157,15 +211,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--against", default=None, metavar="NAME",
                         help="another copy of the package, importable as NAME: "
                              "alternate its searches with this code's (see above)")
+    parser.add_argument("--commits", action="store_true",
+                        help="another connection commits before every search, as the soak's "
+                             "writers do (the store is left as it was; see above)")
     args = parser.parse_args(argv)
     if not args.db.is_file():
         build_store(args.db, args.size, incremental=0)
     rounds = max(args.rounds, 1)
     if args.against:
-        print(paired_table(asyncio.run(measure_paired(args.db, rounds, args.against)),
+        print(paired_table(asyncio.run(measure_paired(args.db, rounds, args.against,
+                                                      commits=args.commits)),
                            args.against))
     else:
-        print(table(asyncio.run(measure(args.db, rounds))))
+        print(table(asyncio.run(measure(args.db, rounds, commits=args.commits))))
     return 0
 
 

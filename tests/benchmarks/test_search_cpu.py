@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from benchmarks.search_cpu import main
+from benchmarks.search_cpu import committer, main
 from benchmarks.soak import QUERIES
 
 
@@ -38,3 +39,31 @@ def test_a_copy_of_the_package_runs_alternating_with_this_one(
     for name, (other, this, ratio) in rows.items():
         assert float(other) > 0 and float(this) > 0, name
         assert ratio.startswith("×") and float(ratio[1:]) > 0, name
+
+
+def test_commits_are_seen_by_a_reader_and_change_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--commits``: each commit is one another connection sees (its ``data_version``
+    moves: SQLite then drops its page cache), the store keeps its schema version and its
+    messages, and the table comes out as without it."""
+    db = tmp_path / "cpu.db"
+    assert main(["--db", str(db), "--size", "2k", "--rounds", "1", "--commits"]) == 0
+    assert "| mean |" in capsys.readouterr().out
+    reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    try:
+        state = ("SELECT (SELECT COUNT(*) FROM messages), "
+                 "(SELECT user_version FROM pragma_user_version)")
+        before = reader.execute(state).fetchone()
+        seen = [reader.execute("PRAGMA data_version").fetchone()[0]]
+        with committer(db, enabled=True) as commit:
+            seen.append(reader.execute("PRAGMA data_version").fetchone()[0])
+            commit()
+            seen.append(reader.execute("PRAGMA data_version").fetchone()[0])
+        with committer(db, enabled=False) as nothing:
+            nothing()
+            seen.append(reader.execute("PRAGMA data_version").fetchone()[0])
+        assert reader.execute(state).fetchone() == before
+    finally:
+        reader.close()
+    assert seen[0] != seen[1] != seen[2]  # entering commits once, then each call once
+    assert seen[3] == seen[2]
