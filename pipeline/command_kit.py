@@ -32,6 +32,7 @@ from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.terminal import visible
 from harkback.stages.errors import QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
+from harkback.stages.stage import as_result
 
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Skip
@@ -67,6 +68,16 @@ def open_store(target: str, *, readonly: bool, create: bool = False) -> SessionS
     """Open the store ``target`` names or raise :class:`CliError` saying why not
     (``create``: adopt an existing empty file whatever its name)."""
     return unwrap(wiring.open_store(target, readonly=readonly, create=create))
+
+
+async def holds_nothing(store: SessionStore) -> bool:
+    """True when ``store`` can count its sessions and holds none (a store a failed
+    import created, to take away again: :func:`~harkback.pipeline.wiring.discard_new`)."""
+    counting = store.stats()
+    if counting is None:
+        return False
+    counted = as_result(await counting.awaitable())
+    return counted.map(lambda stats: stats.sessions == 0).value_or(False)
 
 
 def embedder_of(args: argparse.Namespace) -> Embedder | None:

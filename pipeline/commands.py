@@ -27,6 +27,7 @@ from harkback.pipeline.command_kit import (
     embed_payload,
     embedder_of,
     finished,
+    holds_nothing,
     name_skips,
     needs_file,
     open_store,
@@ -85,6 +86,8 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
 
     embedder = embedder_of(args)
     outcomes = []
+    new = wiring.new_file(db_of(args))
+    unused = False
     try:
         store = open_store(db_of(args), readonly=False, create=args.create)
         try:
@@ -95,8 +98,13 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
                                                  progress=args.progress,
                                                  redact=settings_of(args).redact))
             embedded = await embed_after(store, embedder, args.progress)
+            # A source that could not be read leaves no store behind that was not there.
+            unused = (new is not None and not all(o.ok for o in outcomes)
+                      and await holds_nothing(store))
         finally:
             store.close()
+            if unused and new is not None:
+                wiring.discard_new(new)
     finally:
         await release(embedder)
     return outcomes, embedded

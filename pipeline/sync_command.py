@@ -16,6 +16,7 @@ from harkback.pipeline.command_kit import (
     CliError,
     db_of,
     finished,
+    holds_nothing,
     name_skips,
     open_store,
     settings_of,
@@ -65,7 +66,9 @@ async def run_sync(args: argparse.Namespace) -> int:
             raise CliError(WATCH_EXTRA) from None
         if args.dry_run:
             raise CliError("--watch writes as the sources change; leave out --dry-run", 2)
+    new = None if args.dry_run else wiring.new_file(db_of(args))
     store = _store_for(args)
+    unused = False
     try:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
@@ -75,6 +78,8 @@ async def run_sync(args: argparse.Namespace) -> int:
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         shown = payload(reports, dry_run=args.dry_run)
+        # A failed sync into a store it created, storing nothing, leaves no store behind.
+        unused = new is not None and not shown["success"] and await holds_nothing(store)
         if args.json:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:
@@ -94,6 +99,8 @@ async def run_sync(args: argparse.Namespace) -> int:
             return finished(True, skips)
     finally:
         store.close()
+        if unused and new is not None:
+            wiring.discard_new(new)
     return finished(bool(shown["success"]), skips)
 
 

@@ -78,6 +78,14 @@ def _adoptable(path: Path, create: bool) -> StoreUnavailable | None:
         "pass --create to make it a harkback store")
 
 
+def remove_store(path: Path) -> None:
+    """Remove the closed store file ``path`` and its side files: a store this process
+    created and left empty (an import that failed before storing anything)."""
+    for name in (path, *(Path(f"{path}{suffix}") for suffix in SIDE_FILES)):
+        with contextlib.suppress(FileNotFoundError):
+            name.unlink()
+
+
 def present_side_files(path: Path) -> frozenset[str]:
     """Which of ``path``'s side files exist now."""
     return frozenset(s for s in SIDE_FILES if Path(f"{path}{s}").exists())

@@ -125,3 +125,26 @@ def test_sources_lists_what_was_imported_from_where(tmp_path: Path) -> None:
         ("hermes", 1, 1)}
     assert len(listed["sources"]) == 2
     assert all(s["last_imported_at"] for s in listed["sources"])
+
+
+def test_a_failed_import_leaves_no_store_that_was_not_there(tmp_path: Path) -> None:
+    """A Hermes file that cannot be read stops the import and the store it would have
+    created is not left behind; a store that was there before stays."""
+    bad = tmp_path / "state.db"
+    bad.write_bytes(b"not a database at all, " * 100)
+    fresh = tmp_path / "fresh.db"
+    done = harkback("import", "hermes", str(bad), "--db", str(fresh))
+    assert done.returncode == 1 and "is not a SQLite database" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.db"]
+    synced = harkback("sync", "--hermes", str(bad), "--db", str(fresh),
+                      env={"HOME": str(tmp_path / "home")})
+    assert synced.returncode == 1, synced.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.db"]
+    kept = tmp_path / "kept.db"
+    source = tmp_path / "one.jsonl"
+    source.write_text('{"id": "k1", "messages": [{"role": "user", "content": "heron"}]}\n',
+                      encoding="utf-8")
+    assert harkback("ingest", str(source), "--db", str(kept)).returncode == 0
+    assert harkback("import", "hermes", str(bad), "--db", str(kept)).returncode == 1
+    found = harkback("search", "heron", "--db", str(kept), "--json")
+    assert json.loads(found.stdout)["results"][0]["session_id"] == "k1"
