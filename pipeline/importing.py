@@ -36,6 +36,7 @@ from harkback.adapters.sources.importing import (
     ImportUnit,
     Skip,
     Tally,
+    counted,
     resolved,
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
@@ -161,8 +162,7 @@ class ImportOutcome:
             f"{d.messages_removed} removed",
         ]
         if self.left_out:
-            lines.append("  skipped: " + ", ".join(
-                f"{count} {reason}" for reason, count in self.left_out))
+            lines.append(f"  skipped: {counted(self.left_out)}")
         lines += [f"  secrets: {self.secrets.describe()}"] if self.secrets.by_kind else []
         lines += [f"  note: {note}" for note in self.notes]
         if self.error is not None:

@@ -124,6 +124,17 @@ class Tally:
         return tuple(self.counts.items())
 
 
+def counted(left_out: Iterable[tuple[str, int]]) -> str:
+    """What was left out, for people: each reason with its count after it (a reason is a
+    phrase of any shape, ``unknown line type 'x'``, ``tool output clipped``, so no plural
+    is guessed: "2 archived session" read wrong).
+
+    >>> counted([("archived session", 2), ("unknown line type 'x'", 1)])
+    "archived session (2), unknown line type 'x' (1)"
+    """
+    return ", ".join(f"{reason} ({count})" for reason, count in left_out)
+
+
 @attrs.frozen(kw_only=True)
 class ImportUnit:
     """A piece of an import: conversations to store, then the marks to keep once stored.

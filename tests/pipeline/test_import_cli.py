@@ -98,7 +98,7 @@ def test_import_jsonl_reports_bad_lines_and_fails(tmp_path: Path) -> None:
     done = harkback("import", "jsonl", str(source), "--db", str(tmp_path / "h.db"))
     assert done.returncode == 3
     assert f"{source}:2: bad line: invalid JSON" in done.stderr
-    assert "sessions: 1 added" in done.stdout and "1 bad line" in done.stdout
+    assert "sessions: 1 added" in done.stdout and "skipped: bad line (1)" in done.stdout
 
 
 def test_missing_default_location_is_one_clear_line(tmp_path: Path) -> None:
@@ -148,3 +148,16 @@ def test_a_failed_import_leaves_no_store_that_was_not_there(tmp_path: Path) -> N
     assert harkback("import", "hermes", str(bad), "--db", str(kept)).returncode == 1
     found = harkback("search", "heron", "--db", str(kept), "--json")
     assert json.loads(found.stdout)["results"][0]["session_id"] == "k1"
+
+
+def test_what_was_left_out_is_counted_without_a_wrong_plural(tmp_path: Path) -> None:
+    """Two archived Hermes sessions are counted as such, not as '2 archived session'."""
+    db = HermesFile(tmp_path / "state.db", "v30")
+    for n in (1, 2):
+        db.session(f"20260303_10000{n}_aa11bb", title="Old", archived=1)
+        db.message(f"20260303_10000{n}_aa11bb", "user", "an archived question")
+    db.close()
+    done = harkback("import", "hermes", str(tmp_path / "state.db"),
+                    "--db", str(tmp_path / "h.db"))
+    assert done.returncode == 0, done.stderr
+    assert "  skipped: archived session (2)" in done.stdout.splitlines()
