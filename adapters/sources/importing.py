@@ -254,6 +254,16 @@ def file_fingerprint(path: Path) -> str:
     return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
+def path_text(path: str | os.PathLike[str]) -> str:
+    """``path`` as text a store can keep: a byte of a file name that is not UTF-8 (Python
+    holds it as a lone surrogate, which no store can encode) as ``\\xNN``.
+
+    >>> path_text(os.fsdecode(b"/tmp/caf\\xe9.jsonl"))
+    '/tmp/caf\\\\xe9.jsonl'
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def resolved(path: Path) -> Path:
     """``path`` with ``~`` expanded, made absolute and free of symlinks; a symlink loop is
     ``OSError`` (``ELOOP``), as the other ways a path cannot be used are."""

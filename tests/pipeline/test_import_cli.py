@@ -161,3 +161,30 @@ def test_what_was_left_out_is_counted_without_a_wrong_plural(tmp_path: Path) -> 
                     "--db", str(tmp_path / "h.db"))
     assert done.returncode == 0, done.stderr
     assert "  skipped: archived session (2)" in done.stdout.splitlines()
+
+
+def test_file_names_that_are_not_utf8_import_and_are_remembered(tmp_path: Path) -> None:
+    """A file or folder name of bytes that are not UTF-8 imports (every kind) and, named
+    with ``\\xNN``, is remembered: the second run finds it unchanged."""
+    folder = tmp_path / os.fsdecode(b"caf\xe9")
+    claude = folder / "projects"
+    shutil.copytree(FIXTURES / "claude-code" / "projects", claude)
+    os.rename(claude / "-home-mei-code-agent-bus", claude / os.fsdecode(b"-home-\xff"))
+    hermes = HermesFile(folder / os.fsdecode(b"state\xfe.db"), "v30")
+    hermes.session("20260303_100000_aa11bb", title="Docker")
+    hermes.message("20260303_100000_aa11bb", "user", "the docker bridge has no DNS")
+    hermes.close()
+    jsonl = folder / os.fsdecode(b"s\xe9ances.jsonl")
+    jsonl.write_text('{"id": "j1", "messages": [{"role": "user", "content": "heron"}]}\n',
+                     encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    runs = [("claude-code", str(claude)), ("hermes", str(hermes.path)), ("jsonl", str(jsonl))]
+    for kind, where in runs:
+        done = harkback("import", kind, where, "--db", db)
+        assert done.returncode in (0, 3), done.stderr
+    for kind, where in runs:
+        again = harkback("import", kind, where, "--db", db, "--json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["sources"][0]["sessions"]["added"] == 0
+    listed = json.loads(harkback("sources", "--db", db, "--json").stdout)["sources"]
+    assert str(tmp_path / "caf\\xe9" / "s\\xe9ances.jsonl") in [s["location"] for s in listed]
