@@ -270,7 +270,8 @@ def embedder_for(spec: str | None, environ: Mapping[str, str] | None = None
     from harkback.adapters.models.embedder_spec import embedder_from_spec
     made = embedder_from_spec(spec, environ=environ)
     if isinstance(made, Failure):
-        return Failure(QueryRejected(made.failure().message()))
+        # A spec that cannot work is a usage error, not a model that failed.
+        return Failure(QueryRejected(made.failure().reason))
     return Success(made.unwrap())
 
 

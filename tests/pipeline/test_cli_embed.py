@@ -114,6 +114,16 @@ def test_embed_without_a_model_or_with_a_bad_spec_is_a_usage_error(sessions: Pat
     assert "Traceback" not in missing.stderr + bad.stderr
 
 
+def test_a_spec_that_cannot_work_is_not_called_a_model_failure(sessions: Path,
+                                                               tmp_path: Path) -> None:
+    """Nothing failed yet: the line says what is wrong with the spec, and only that."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    bad = harkback("search", QUERY, "--db", str(db), "--embedder", "word2vec")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("harkback: embedder spec 'word2vec' not understood: give ")
+
+
 def test_embed_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
     db = tmp_path / "none.db"
     with ChatServer() as server:
