@@ -114,6 +114,9 @@ async def sources(args: argparse.Namespace) -> int:
     from harkback.pipeline.sources_report import describe_sources, source_payload
 
     target = db_of(args)
+    folder = wiring.folder_named(target)
+    if folder is not None:  # not "nothing imported yet": no store can be there
+        raise CliError(folder)
     listed: tuple[Any, ...] = ()
     if wiring.store_kind(target) != "sqlite" or Path(target).is_file():
         store = open_store(target, readonly=True)

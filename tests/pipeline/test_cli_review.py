@@ -155,7 +155,10 @@ def test_the_readme_ingest_example_ingests_once_on_one_line(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("command", [("search", "docker"), ("recent",), ("stats",),
-                                     ("show", "s1"), ("ingest", "IN"), ("optimize",)])
+                                     ("show", "s1"), ("ingest", "IN"), ("optimize",),
+                                     ("sources",), ("migrate",), ("redact",),
+                                     ("embed", "--embedder", "openai:e@http://127.0.0.1:9/v1"),
+                                     ("import", "jsonl", "IN"), ("demo",)])
 def test_a_folder_given_as_db_is_named_a_folder(tmp_path: Path, command: tuple[str, ...]
                                                 ) -> None:
     """--db naming a folder: one line that says so and names a file to use instead (it
