@@ -76,6 +76,8 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     """
     if not 1 <= limit <= MAX_LIMIT:
         return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, got {limit}"))
+    roles, sources, projects, hidden_sources = (
+        _listed(roles), _listed(sources), _listed(projects), _listed(hidden_sources))
     bad_roles = [r for r in roles if r not in ROLES]
     if bad_roles or not roles:
         return Failure(QueryRejected(
@@ -106,6 +108,19 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         current_session_id=current_session_id or None,
         since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),
         sources=kept[0], projects=kept[1]))
+
+
+def _listed(given: Iterable[str]) -> tuple[str, ...]:
+    """Names given as a tuple, or as one comma list as the command line takes them: a
+    plain string is iterable too, and ``sources="codex"`` read letter by letter found
+    nothing without a word.
+
+    >>> _listed("user, assistant"), _listed(("cli",))
+    (('user', 'assistant'), ('cli',))
+    """
+    if isinstance(given, str):
+        return tuple(name.strip() for name in given.split(",") if name.strip())
+    return tuple(given)
 
 
 def _names(given: Iterable[str]) -> tuple[str, ...]:
