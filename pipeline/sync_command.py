@@ -48,6 +48,9 @@ def progress_wanted(args: argparse.Namespace) -> bool:
 
 def _store_for(args: argparse.Namespace) -> SessionStore:
     target = db_of(args)
+    folder = wiring.folder_named(target)
+    if folder is not None:  # no store can be there, dry run or not
+        raise CliError(folder)
     if args.dry_run:
         if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
             return open_store(":memory:", readonly=False)  # nothing stored yet: all is new

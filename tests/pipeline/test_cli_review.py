@@ -158,7 +158,8 @@ def test_the_readme_ingest_example_ingests_once_on_one_line(tmp_path: Path) -> N
                                      ("show", "s1"), ("ingest", "IN"), ("optimize",),
                                      ("sources",), ("migrate",), ("redact",),
                                      ("embed", "--embedder", "openai:e@http://127.0.0.1:9/v1"),
-                                     ("import", "jsonl", "IN"), ("demo",)])
+                                     ("import", "jsonl", "IN"), ("demo",),
+                                     ("sync", "--dry-run", "--codex", "DIR")])
 def test_a_folder_given_as_db_is_named_a_folder(tmp_path: Path, command: tuple[str, ...]
                                                 ) -> None:
     """--db naming a folder: one line that says so and names a file to use instead (it
@@ -167,7 +168,8 @@ def test_a_folder_given_as_db_is_named_a_folder(tmp_path: Path, command: tuple[s
     source.write_text(json.dumps({"id": "s1", "messages": []}) + "\n", encoding="utf-8")
     folder = tmp_path / "stores"
     folder.mkdir()
-    done = run(*[str(source) if a == "IN" else a for a in command], db=folder)
+    named = {"IN": str(source), "DIR": str(tmp_path)}
+    done = run(*[named.get(a, a) for a in command], db=folder)
     assert done.returncode == 1
     (line,) = done.stderr.splitlines()
     assert line.endswith(f"{folder} is a folder, not a database file: name a file in it, "
