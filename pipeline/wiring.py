@@ -147,7 +147,7 @@ def new_file(target: str) -> Path | None:
     if store_kind(target) != "sqlite":
         return None
     path = Path(target).expanduser()
-    return None if path.exists() else path
+    return None if os.path.lexists(path) else path  # a symlink, even dangling, is not ours
 
 
 def discard_new(path: Path) -> None:

@@ -140,6 +140,11 @@ def test_a_failed_import_leaves_no_store_that_was_not_there(tmp_path: Path) -> N
                       env={"HOME": str(tmp_path / "home")})
     assert synced.returncode == 1, synced.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.db"]
+    link = tmp_path / "link.db"  # a symlink, even dangling, is the user's: it stays
+    link.symlink_to(tmp_path / "elsewhere" / "h.db")
+    (tmp_path / "elsewhere").mkdir()
+    assert harkback("import", "hermes", str(bad), "--db", str(link)).returncode == 1
+    assert link.is_symlink()
     kept = tmp_path / "kept.db"
     source = tmp_path / "one.jsonl"
     source.write_text('{"id": "k1", "messages": [{"role": "user", "content": "heron"}]}\n',
