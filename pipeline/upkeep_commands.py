@@ -69,10 +69,10 @@ async def optimize(args: argparse.Namespace) -> int:
     target = db_of(args)
     needs_file(target)
     sqlite = wiring.store_kind(target) == "sqlite"
-    work = "merging the full-text index" if sqlite else "vacuuming and analysing"
+    work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
     store = open_store(target, readonly=False)  # a refusal is then the only line
     if not args.json:
-        print(f"{work} of {shown_db(target)} (a million messages take about 20 s)...",
+        print(f"{work} {shown_db(target)} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
     started = time.monotonic()
     try:
@@ -84,8 +84,8 @@ async def optimize(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"success": True, "db": shown_db(target), "seconds": seconds})
     else:
-        print(f"{'merged the full-text index' if sqlite else 'vacuumed and analysed'} "
-              f"of {shown_db(target)} in {seconds} s")
+        print(f"{'merged the full-text index of' if sqlite else 'vacuumed and analysed'} "
+              f"{shown_db(target)} in {seconds} s")
     return EXIT_OK
 
 
