@@ -152,7 +152,7 @@ def new_file(target: str) -> Path | None:
 
 def discard_new(path: Path) -> None:
     """Remove the store file :func:`new_file` named and this process created, once closed
-    and holding no session, with its side files."""
+    and holding no session (unless another process has it open meanwhile)."""
     remove_store(path)
 
 
