@@ -101,6 +101,13 @@ async def release(embedder: Embedder | None) -> None:
         await embedder.aclose()
 
 
+def name_stopped(embedded: EmbedSummary | None) -> None:
+    """Name an embedding that stopped in one line on stderr, as every failure is (the
+    report on stdout, or the ``--json`` payload, says it too)."""
+    if embedded is not None and not embedded.ok:
+        print(visible(f"harkback: {embedded.describe()}"), file=sys.stderr)
+
+
 def embed_payload(summary: EmbedSummary) -> dict[str, Any]:
     return {"model": summary.model, "embedded": summary.embedded, "complete": summary.ok,
             "error": summary.error.message() if summary.error is not None else None}

@@ -29,6 +29,7 @@ from harkback.pipeline.command_kit import (
     finished,
     holds_nothing,
     name_skips,
+    name_stopped,
     needs_file,
     open_store,
     release,
@@ -59,6 +60,7 @@ async def ingest(args: argparse.Namespace) -> int:
     (outcome,), embedded = await _import(args, found.unwrap(), full=True)
     ok = outcome.ok and (embedded is None or embedded.ok)
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
+    name_stopped(embedded)
     stopped = (None if outcome.error is None
                else f"{outcome.line()}; stopped: {outcome.error.message()}")
     if args.json:
@@ -229,6 +231,7 @@ async def import_history(args: argparse.Namespace) -> int:
         if outcome.error is not None:
             print(visible(f"harkback: import of {outcome.key.location} stopped: "
                           f"{outcome.error.message()}"), file=sys.stderr)
+    name_stopped(embedded)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}

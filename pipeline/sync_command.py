@@ -23,6 +23,7 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
+from harkback.pipeline.terminal import visible
 from harkback.stages.ports import SessionStore
 
 WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
@@ -87,6 +88,10 @@ async def run_sync(args: argparse.Namespace) -> int:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:
             print(describe(reports, dry_run=args.dry_run), flush=True)
+        for failed in (r for r in reports if r.status == "failed"):
+            # Every failure is also one line on stderr (the table or payload says it too).
+            print(visible(f"harkback: sync of {failed.kind} at {failed.location} failed: "
+                          f"{failed.error}"), file=sys.stderr)
         if args.watch:
             if not shown["success"] or not any(p.importers for p in located):
                 # Nothing to watch, or a source named by flag is not there: say so, as

@@ -22,6 +22,7 @@ from harkback.pipeline.command_kit import (
     db_of,
     embed_payload,
     embedder_of,
+    name_stopped,
     needs_file,
     open_store,
     release,
@@ -57,6 +58,7 @@ async def embed(args: argparse.Namespace) -> int:
             store.close()
     finally:
         await release(embedder)
+    name_stopped(summary)
     if args.json:
         print_json({"success": summary.ok, **embed_payload(summary)})
     else:

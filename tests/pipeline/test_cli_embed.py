@@ -175,3 +175,17 @@ def test_embed_of_an_unknown_role_is_a_usage_error(sessions: Path, tmp_path: Pat
     assert json.loads(done.stdout) == {
         "success": False,
         "error": "unknown role(s) robot; choose from user, assistant, tool, system"}
+
+
+@pytest.mark.parametrize("command", [("embed", "--json"), ("embed",), ("ingest", "IN", "--json")])
+def test_an_embedding_that_stops_is_one_line_on_stderr(sessions: Path, tmp_path: Path,
+                                                       command: tuple[str, ...]) -> None:
+    """Exit 1 with nothing on stderr: every failure is named there, --json or not."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    with ChatServer(replies(then=Reply(status=500))) as server:
+        failed = harkback(*[str(sessions) if a == "IN" else a for a in command],
+                          "--db", str(db), "--embedder", f"openai:words@{server.url}")
+    assert failed.returncode == 1
+    (line,) = failed.stderr.splitlines()
+    assert line.startswith("harkback: embedded 0 message(s) with words; stopped: model failed")
