@@ -100,8 +100,8 @@ def _names(text: str) -> list[str]:
 def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
     """``--source`` and ``--project`` (each repeatable or a comma list)."""
     sub.add_argument("--source", action="extend", type=_names, default=None, metavar="NAME",
-                     help=f"only {what} from this source (codex, claude-code, hermes, ...); "
-                          "repeat it or give a comma list")
+                     help=f"only {what} from this source (codex, claude-code, a Hermes "
+                          "platform: cli, telegram, ...); repeat it or give a comma list")
     sub.add_argument("--project", action="extend", type=_names, default=None, metavar="NAME",
                      help=f"only {what} that worked in this project folder (its path or its "
                           "name); repeat it or give a comma list")

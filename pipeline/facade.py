@@ -107,7 +107,7 @@ class Harkback:
         relative ``since``/``until`` count from it. It hides nothing; bound with ``until``.
         ``sources`` (``codex``, ``hermes``...) and ``projects`` (a folder's path or name),
         when given, are the only ones searched; these and ``roles`` are tuples of names or
-        one comma list (``"codex,hermes"``).
+        one comma list (``"codex,telegram"``).
         """
         moment: float | None = None
         if as_of is not None:
