@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from harkback.pipeline import cli_edges
 from harkback.pipeline.cli_edges import (
     Parser,
     UsageError,
@@ -31,7 +32,7 @@ from harkback.pipeline.cli_sync import (
 )
 from harkback.pipeline.collector import paused_for
 from harkback.pipeline.model_flags import add_model_arguments
-from harkback.pipeline.terminal import VisibleWriter, json_text, visible
+from harkback.pipeline.terminal import json_text, visible
 from harkback.stages.defaults import (
     DEFAULT_LIMIT,
     DEFAULT_RANKER,
@@ -99,8 +100,8 @@ def _names(text: str) -> list[str]:
 def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
     """``--source`` and ``--project`` (each repeatable or a comma list)."""
     sub.add_argument("--source", action="extend", type=_names, default=None, metavar="NAME",
-                     help=f"only {what} from this source (codex, claude-code, hermes, ...); "
-                          "repeat it or give a comma list")
+                     help=f"only {what} from this source (codex, claude-code, a Hermes "
+                          "platform: cli, telegram, ...); repeat it or give a comma list")
     sub.add_argument("--project", action="extend", type=_names, default=None, metavar="NAME",
                      help=f"only {what} that worked in this project folder (its path or its "
                           "name); repeat it or give a comma list")
@@ -326,12 +327,15 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    cli_edges.open_stdout()
     try:
         with paused_for(argv[0] if argv else ""):  # a search process skips the collector
             status = _run(argv)
         sys.stdout.flush()  # a reader that went away is noticed here, not at exit
     except BrokenPipeError:
         return reader_gone()
+    except (OSError, cli_edges.OutputLost) as error:  # a full disk under redirected output
+        return cli_edges.output_lost(error)
     return status
 
 
@@ -342,25 +346,23 @@ def _run(argv: list[str]) -> int:
         return report_usage(usage, argv)
     from harkback.pipeline.command_basics import EXIT_INTERNAL, CliError, settings_of
     stdout = sys.stdout
-    if not getattr(args, "json", False) and args.command != "mcp":
-        # Human output shows stored escape sequences instead of obeying them; the MCP
-        # server speaks JSON-RPC on stdout.
-        sys.stdout = VisibleWriter(stdout)
+    sys.stdout = cli_edges.command_stdout(stdout, args.command, getattr(args, "json", False))
     try:
         settings_of(args)  # a config file that cannot be used stops every command first
         return _dispatch(args)
     except CliError as error:
+        # The line first: it is said even when stdout then cannot be written.
+        print(f"harkback: {visible(str(error))}", file=sys.stderr)
         if getattr(args, "json", False):
             # --json promises a payload on stdout whatever happens
             print(json_text({"success": False, "error": str(error)}))
-        print(f"harkback: {visible(str(error))}", file=sys.stderr)
         return error.status
     except KeyboardInterrupt:
         if getattr(args, "json", False):
             print(json_text({"success": False, "error": "interrupted"}))
         print("harkback: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except (BrokenPipeError, cli_edges.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
         if os.environ.get("HARKBACK_DEBUG"):

@@ -13,17 +13,21 @@ but the standard library.
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import shlex
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TextIO, TypeVar, cast
 
-from harkback.pipeline.terminal import json_text, visible
+from harkback.pipeline.terminal import VisibleWriter, json_text, visible
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 128 + 13
 """What a shell reports for a program ended by SIGPIPE: the reader went away."""
+
+
+T = TypeVar("T")
 
 
 class UsageError(Exception):
@@ -90,6 +94,80 @@ def internal_error_json(argv: Sequence[str], description: str) -> None:
     """Keep ``--json``'s promise of a payload on stdout when a bug ends the command."""
     if wants_json(argv):
         print(json_text({"success": False, "error": f"internal error: {description}"}))
+
+
+class OutputLost(Exception):
+    """Standard output cannot be written (a full disk, an I/O error): not a bug of ours, and
+    no payload can be printed either."""
+
+
+class GuardedWriter(io.TextIOBase):
+    """Standard output whose write errors are :class:`OutputLost` (a reader that went away
+    stays ``BrokenPipeError``): one line on stderr, not an internal error whose ``--json``
+    payload fails again."""
+
+    def __init__(self, target: TextIO) -> None:
+        """Write through to ``target``."""
+        super().__init__()
+        self._target = target
+
+    def write(self, text: str) -> int:
+        """Write ``text``."""
+        return self._guarded(lambda: self._target.write(text))
+
+    def flush(self) -> None:
+        """Flush the target."""
+        self._guarded(self._target.flush)
+
+    def fileno(self) -> int:
+        """The target's file descriptor."""
+        return self._target.fileno()
+
+    def isatty(self) -> bool:
+        """Whether the target is a terminal."""
+        return self._target.isatty()
+
+    def writable(self) -> bool:
+        """Always: it writes."""
+        return True
+
+    @staticmethod
+    def _guarded(work: Callable[[], T]) -> T:
+        try:
+            return work()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise OutputLost(f"cannot write to standard output: {error.strerror or error}"
+                             ) from error
+
+
+def open_stdout() -> None:
+    """A process started with standard output closed (``>&-``) still does its work; what
+    it prints goes nowhere."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process)
+
+
+def command_stdout(stdout: TextIO, command: str, as_json: bool) -> TextIO:
+    """Standard output as a command writes it: its write errors are :class:`OutputLost`,
+    and human output shows stored escape sequences instead of obeying them. The MCP server
+    speaks JSON-RPC on it as it is."""
+    if command == "mcp":
+        return stdout
+    guarded = cast(TextIO, GuardedWriter(stdout))  # the part of TextIO print needs
+    return guarded if as_json else cast(TextIO, VisibleWriter(guarded))
+
+
+def output_lost(error: BaseException) -> int:
+    """Standard output failed (:class:`OutputLost`, or the last flush): say so in one line
+    on stderr; nothing more is written to it, at exit either. The status of a failure."""
+    from harkback.pipeline.command_basics import EXIT_FAILED  # it imports this module
+    message = str(error) if isinstance(error, OutputLost) else (
+        f"cannot write to standard output: {getattr(error, 'strerror', None) or error}")
+    print(f"harkback: {message}", file=sys.stderr)
+    reader_gone()  # stdout to the null device: the flush at exit must not fail again
+    return EXIT_FAILED
 
 
 def reader_gone() -> int:

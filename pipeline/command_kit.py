@@ -32,6 +32,7 @@ from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.terminal import visible
 from harkback.stages.errors import QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
+from harkback.stages.stage import as_result
 
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Skip
@@ -69,6 +70,16 @@ def open_store(target: str, *, readonly: bool, create: bool = False) -> SessionS
     return unwrap(wiring.open_store(target, readonly=readonly, create=create))
 
 
+async def holds_nothing(store: SessionStore) -> bool:
+    """True when ``store`` can count its sessions and holds none (a store a failed
+    import created, to take away again: :func:`~harkback.pipeline.wiring.discard_new`)."""
+    counting = store.stats()
+    if counting is None:
+        return False
+    counted = as_result(await counting.awaitable())
+    return counted.map(lambda stats: stats.sessions == 0).value_or(False)
+
+
 def embedder_of(args: argparse.Namespace) -> Embedder | None:
     chosen = settings_of(args)
     return unwrap(wiring.embedder_for(chosen.embedder, chosen.model_environment(os.environ)))
@@ -88,6 +99,13 @@ async def embed_after(store: SessionStore, embedder: Embedder | None,
 async def release(embedder: Embedder | None) -> None:
     if embedder is not None:
         await embedder.aclose()
+
+
+def name_stopped(embedded: EmbedSummary | None) -> None:
+    """Name an embedding that stopped in one line on stderr, as every failure is (the
+    report on stdout, or the ``--json`` payload, says it too)."""
+    if embedded is not None and not embedded.ok:
+        print(visible(f"harkback: {embedded.describe()}"), file=sys.stderr)
 
 
 def embed_payload(summary: EmbedSummary) -> dict[str, Any]:

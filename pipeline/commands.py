@@ -27,7 +27,9 @@ from harkback.pipeline.command_kit import (
     embed_payload,
     embedder_of,
     finished,
+    holds_nothing,
     name_skips,
+    name_stopped,
     needs_file,
     open_store,
     release,
@@ -58,6 +60,7 @@ async def ingest(args: argparse.Namespace) -> int:
     (outcome,), embedded = await _import(args, found.unwrap(), full=True)
     ok = outcome.ok and (embedded is None or embedded.ok)
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
+    name_stopped(embedded)
     stopped = (None if outcome.error is None
                else f"{outcome.line()}; stopped: {outcome.error.message()}")
     if args.json:
@@ -85,6 +88,8 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
 
     embedder = embedder_of(args)
     outcomes = []
+    new = wiring.new_file(db_of(args))
+    unused = False
     try:
         store = open_store(db_of(args), readonly=False, create=args.create)
         try:
@@ -95,8 +100,13 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
                                                  progress=args.progress,
                                                  redact=settings_of(args).redact))
             embedded = await embed_after(store, embedder, args.progress)
+            # A source that could not be read leaves no store behind that was not there.
+            unused = (new is not None and not all(o.ok for o in outcomes)
+                      and await holds_nothing(store))
         finally:
             store.close()
+            if unused and new is not None:
+                wiring.discard_new(new)
     finally:
         await release(embedder)
     return outcomes, embedded
@@ -221,6 +231,7 @@ async def import_history(args: argparse.Namespace) -> int:
         if outcome.error is not None:
             print(visible(f"harkback: import of {outcome.key.location} stopped: "
                           f"{outcome.error.message()}"), file=sys.stderr)
+    name_stopped(embedded)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}

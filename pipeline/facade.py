@@ -106,7 +106,8 @@ class Harkback:
         if then: the ranker's "now", the question's time words ("two weeks ago") and
         relative ``since``/``until`` count from it. It hides nothing; bound with ``until``.
         ``sources`` (``codex``, ``hermes``...) and ``projects`` (a folder's path or name),
-        when given, are the only ones searched.
+        when given, are the only ones searched; these and ``roles`` are tuples of names or
+        one comma list (``"codex,telegram"``).
         """
         moment: float | None = None
         if as_of is not None:

@@ -36,6 +36,7 @@ from harkback.adapters.sources.importing import (
     ImportUnit,
     Skip,
     Tally,
+    counted,
     resolved,
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
@@ -161,8 +162,7 @@ class ImportOutcome:
             f"{d.messages_removed} removed",
         ]
         if self.left_out:
-            lines.append("  skipped: " + ", ".join(
-                f"{count} {reason}" for reason, count in self.left_out))
+            lines.append(f"  skipped: {counted(self.left_out)}")
         lines += [f"  secrets: {self.secrets.describe()}"] if self.secrets.by_kind else []
         lines += [f"  note: {note}" for note in self.notes]
         if self.error is not None:
@@ -341,6 +341,10 @@ def importers_for(kind: str, path: Path | None, *,
     if kind not in KINDS:
         return Failure(QueryRejected(f"unknown source kind {kind!r}; one of {', '.join(KINDS)}"))
     if kind == "jsonl":
+        if path is not None and str(path) == "-" and not path.exists():
+            # What is read is remembered by its path (``harkback sources``): no pipes.
+            return Failure(SourceUnreadable(
+                "standard input is not read: save the sessions to a file and name it"))
         if path is None or not path.is_file():
             return Failure(SourceUnreadable(
                 f"not a regular file: {path} (a file is read, not a folder or a pipe)"

@@ -24,6 +24,7 @@ from harkback.adapters.sources.importing import (
     Units,
     file_fingerprint,
     no_units,
+    path_text,
 )
 from harkback.pipeline.batching import Budget, batched
 from harkback.stages.errors import BadRecord, SourceUnreadable, StoreUnavailable
@@ -98,7 +99,7 @@ class JsonlImporter:
     @property
     def key(self) -> SourceKey:
         """The source: kind ``jsonl`` and the file's resolved path."""
-        return SourceKey(kind="jsonl", location=str(self.path))
+        return SourceKey(kind="jsonl", location=path_text(self.path))
 
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan reading the file, unless it is unchanged since ``state``."""
@@ -108,7 +109,7 @@ class JsonlImporter:
         except OSError as error:
             return Failure(SourceUnreadable(
                 f"cannot read {self.path}: {error.strerror or error}"))
-        old = state.marks_by_item().get(self.path.name)
+        old = state.marks_by_item().get(path_text(self.path.name))
         if not full and old is not None and old.fingerprint == fingerprint:
             return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))
         budget = Budget()
@@ -136,7 +137,7 @@ class JsonlImporter:
             yield Failure(SourceUnreadable(f"cannot read {self.path}: {error}"))
             return
         # The file's mark is kept once all of it is stored.
-        mark = Mark(item=self.path.name, fingerprint=fingerprint, sessions=sessions,
+        mark = Mark(item=path_text(self.path.name), fingerprint=fingerprint, sessions=sessions,
                     messages=messages)
         yield Success(ImportUnit(marks=(mark,), left_out=tally.items(),
                                  skipped=tuple(tally.named), skips=tally.skips))

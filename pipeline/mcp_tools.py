@@ -37,7 +37,8 @@ _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
          "words: yesterday, last week, 3 days ago")
 _SOURCE = {"type": "string", "description": "Only sessions of these sources, comma-separated "
-                                            "(codex, claude-code, hermes, ...)."}
+                                            "(codex, claude-code, or a Hermes session's "
+                                            "platform: cli, telegram, ...)."}
 _PROJECT = {"type": "string", "description": "Only sessions that worked in these project "
                                               "folders (a path or a folder name), "
                                               "comma-separated."}

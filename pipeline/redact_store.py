@@ -43,7 +43,8 @@ def describe(target: str, report: RewriteReport, counts: SecretCounts, *, dry_ru
     """
     verb = "would change" if dry_run else "changed"
     drop = "drop" if dry_run else "dropped"
-    return (f"{target}: {counts.describe()}; {verb} {report.messages} message(s) and "
+    found = counts.describe("found" if dry_run else "redacted")
+    return (f"{target}: {found}; {verb} {report.messages} message(s) and "
             f"{report.titles} title(s) in {report.sessions} session(s), {drop} "
             f"{report.summaries_dropped} cached summary(ies)")
 

@@ -264,7 +264,12 @@ def read_config(path: Path, *, must_exist: bool = False
             return Failure(f"config file {path} (named by ${CONFIG_VARIABLE}) does not exist: "
                            f"create it or unset {CONFIG_VARIABLE}")
         return Success(None)
-    except (OSError, UnicodeDecodeError) as error:
+    except IsADirectoryError:  # no permission to fix: a file must be named
+        return Failure(f"config file {path} is a folder: point ${CONFIG_VARIABLE} at a file "
+                       f"such as {path / 'config.toml'}")
+    except UnicodeDecodeError:
+        return Failure(f"config file {path} is not UTF-8 text: save it as UTF-8")
+    except OSError as error:
         reason = getattr(error, "strerror", None) or error
         return Failure(f"cannot read config file {path}: {reason}; fix its permissions or "
                        f"point ${CONFIG_VARIABLE} elsewhere")

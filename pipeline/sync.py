@@ -24,7 +24,7 @@ import attrs
 from returns.result import Failure, Result
 
 from harkback.adapters.sources.hermes import HermesImporter
-from harkback.adapters.sources.importing import Importer, Skip
+from harkback.adapters.sources.importing import Importer, Skip, counted
 from harkback.pipeline.importing import (
     ImportOutcome,
     default_location,
@@ -223,8 +223,7 @@ def describe(reports: Sequence[SourceReport], *, dry_run: bool = False) -> str:
                      f"{r.unchanged:>8} {r.seconds:>8.2f}  {r.location}")
     for r in reports:
         if r.left_out:
-            lines.append(f"{r.kind}: left out " + ", ".join(
-                f"{count} {reason}" for reason, count in r.left_out))
+            lines.append(f"{r.kind}: left out {counted(r.left_out)}")
         lines += [f"{r.kind}: note: {note}" for note in r.notes]
         if r.error:
             lines.append(f"{r.kind}: failed: {r.error} (fix that, or name another location "

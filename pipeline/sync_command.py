@@ -16,12 +16,14 @@ from harkback.pipeline.command_kit import (
     CliError,
     db_of,
     finished,
+    holds_nothing,
     name_skips,
     open_store,
     settings_of,
 )
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
+from harkback.pipeline.terminal import visible
 from harkback.stages.ports import SessionStore
 
 WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
@@ -47,6 +49,9 @@ def progress_wanted(args: argparse.Namespace) -> bool:
 
 def _store_for(args: argparse.Namespace) -> SessionStore:
     target = db_of(args)
+    folder = wiring.folder_named(target)
+    if folder is not None:  # no store can be there, dry run or not
+        raise CliError(folder)
     if args.dry_run:
         if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
             return open_store(":memory:", readonly=False)  # nothing stored yet: all is new
@@ -65,7 +70,9 @@ async def run_sync(args: argparse.Namespace) -> int:
             raise CliError(WATCH_EXTRA) from None
         if args.dry_run:
             raise CliError("--watch writes as the sources change; leave out --dry-run", 2)
+    new = None if args.dry_run else wiring.new_file(db_of(args))
     store = _store_for(args)
+    unused = False
     try:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
@@ -75,10 +82,16 @@ async def run_sync(args: argparse.Namespace) -> int:
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         shown = payload(reports, dry_run=args.dry_run)
+        # A failed sync into a store it created, storing nothing, leaves no store behind.
+        unused = new is not None and not shown["success"] and await holds_nothing(store)
         if args.json:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:
             print(describe(reports, dry_run=args.dry_run), flush=True)
+        for failed in (r for r in reports if r.status == "failed"):
+            # Every failure is also one line on stderr (the table or payload says it too).
+            print(visible(f"harkback: sync of {failed.kind} at {failed.location} failed: "
+                          f"{failed.error}"), file=sys.stderr)
         if args.watch:
             if not shown["success"] or not any(p.importers for p in located):
                 # Nothing to watch, or a source named by flag is not there: say so, as
@@ -94,6 +107,8 @@ async def run_sync(args: argparse.Namespace) -> int:
             return finished(True, skips)
     finally:
         store.close()
+        if unused and new is not None:
+            wiring.discard_new(new)
     return finished(bool(shown["success"]), skips)
 
 

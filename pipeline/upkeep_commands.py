@@ -22,6 +22,7 @@ from harkback.pipeline.command_kit import (
     db_of,
     embed_payload,
     embedder_of,
+    name_stopped,
     needs_file,
     open_store,
     release,
@@ -30,11 +31,15 @@ from harkback.pipeline.command_kit import (
 from harkback.pipeline.db_names import shown_db
 from harkback.pipeline.embed import embed_missing
 from harkback.pipeline.output import print_json
+from harkback.stages.request import role_problem
 from harkback.stages.stage import as_result
 
 
 async def embed(args: argparse.Namespace) -> int:
     """``harkback embed``: give stored messages their vectors (resumable)."""
+    problem = role_problem(args.role)  # as search refuses it: nothing to embed is no success
+    if problem is not None:
+        raise CliError(problem, EXIT_USAGE)
     embedder = embedder_of(args)
     if embedder is None:
         raise CliError("embed needs an embedding model: --embedder SPEC or HARKBACK_EMBEDDER",
@@ -53,6 +58,7 @@ async def embed(args: argparse.Namespace) -> int:
             store.close()
     finally:
         await release(embedder)
+    name_stopped(summary)
     if args.json:
         print_json({"success": summary.ok, **embed_payload(summary)})
     else:
@@ -65,10 +71,10 @@ async def optimize(args: argparse.Namespace) -> int:
     target = db_of(args)
     needs_file(target)
     sqlite = wiring.store_kind(target) == "sqlite"
-    work = "merging the full-text index" if sqlite else "vacuuming and analysing"
+    work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
     store = open_store(target, readonly=False)  # a refusal is then the only line
     if not args.json:
-        print(f"{work} of {shown_db(target)} (a million messages take about 20 s)...",
+        print(f"{work} {shown_db(target)} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
     started = time.monotonic()
     try:
@@ -80,8 +86,8 @@ async def optimize(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"success": True, "db": shown_db(target), "seconds": seconds})
     else:
-        print(f"{'merged the full-text index' if sqlite else 'vacuumed and analysed'} "
-              f"of {shown_db(target)} in {seconds} s")
+        print(f"{'merged the full-text index of' if sqlite else 'vacuumed and analysed'} "
+              f"{shown_db(target)} in {seconds} s")
     return EXIT_OK
 
 
@@ -114,6 +120,9 @@ async def sources(args: argparse.Namespace) -> int:
     from harkback.pipeline.sources_report import describe_sources, source_payload
 
     target = db_of(args)
+    folder = wiring.folder_named(target)
+    if folder is not None:  # not "nothing imported yet": no store can be there
+        raise CliError(folder)
     listed: tuple[Any, ...] = ()
     if wiring.store_kind(target) != "sqlite" or Path(target).is_file():
         store = open_store(target, readonly=True)

@@ -30,6 +30,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.models.chat_settings import ChatSettings
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sqlite_adopt import remove_store
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db
 from harkback.pipeline.facade import Harkback
@@ -133,6 +134,26 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
     if once and readonly and store_kind(text) == "sqlite":
         return SqliteStore.open(text, readonly=True, mapped=True).map(_as_store)
     return STORES[store_kind(text)](text, readonly)
+
+
+def new_file(target: str) -> Path | None:
+    """The SQLite file a writable open of ``target`` would create (None: it exists, or
+    ``target`` is no file): a command that fails storing nothing hands it to
+    :func:`discard_new`, so a failed import leaves no store that was not there.
+
+    >>> new_file(":memory:") is None, new_file("/no/such/folder/h.db")
+    (True, PosixPath('/no/such/folder/h.db'))
+    """
+    if store_kind(target) != "sqlite":
+        return None
+    path = Path(target).expanduser()
+    return None if os.path.lexists(path) else path  # a symlink, even dangling, is not ours
+
+
+def discard_new(path: Path) -> None:
+    """Remove the store file :func:`new_file` named and this process created, once closed
+    and holding no session (unless another process has it open meanwhile)."""
+    remove_store(path)
 
 
 def _migrate_sqlite(target: str) -> Result[Migrated, StoreUnavailable]:
@@ -249,7 +270,8 @@ def embedder_for(spec: str | None, environ: Mapping[str, str] | None = None
     from harkback.adapters.models.embedder_spec import embedder_from_spec
     made = embedder_from_spec(spec, environ=environ)
     if isinstance(made, Failure):
-        return Failure(QueryRejected(made.failure().message()))
+        # A spec that cannot work is a usage error, not a model that failed.
+        return Failure(QueryRejected(made.failure().reason))
     return Success(made.unwrap())
 
 

@@ -5,8 +5,8 @@ A line holds ``{"id", "source", "model", "title", "started_at", "ended_at",
 ``{"role", "content", "timestamp", "tool_name", "tool_call_id", "tool_calls":
 [{"id", "type": "function", "function": {"name", "arguments"}}]}``.
 
-Rules: ``id`` is a non-empty string and ``role`` one of user, assistant, tool,
-system; every other field may be missing or ``null``. Times are epoch seconds or
+Rules: ``id`` is a non-empty string (without NUL) and ``role`` one of user, assistant,
+tool, system; every other field may be missing or ``null``. Times are epoch seconds or
 ISO 8601 strings (a time without an offset is UTC). ``content`` may also be a
 list of OpenAI-style parts, whose text parts are joined. Tool-call ``arguments``
 may be a string or any JSON value (kept as a JSON string). Message positions
@@ -194,6 +194,11 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
         raise _Invalid("id", f"expected a non-empty string, got {session_id!r}")
     session_id = _clean(session_id)
     parent = _optional_str(obj, "parent_session_id", "") or None
+    for key, value in (("id", session_id), ("parent_session_id", parent)):
+        # Stores look ids up through JSON lists, which SQLite ends at a NUL: such a session
+        # could be stored once and never read, replaced or removed again.
+        if value is not None and "\x00" in value:
+            raise _Invalid(key, "a session id cannot hold a NUL character")
     if parent == session_id:
         raise _Invalid("parent_session_id", "a session cannot be its own parent")
     messages = obj.get("messages")

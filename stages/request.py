@@ -76,11 +76,11 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     """
     if not 1 <= limit <= MAX_LIMIT:
         return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, got {limit}"))
-    bad_roles = [r for r in roles if r not in ROLES]
-    if bad_roles or not roles:
-        return Failure(QueryRejected(
-            f"unknown role(s) {', '.join(bad_roles) or '(none given)'}; choose from "
-            + ", ".join(ROLES)))
+    roles, sources, projects, hidden_sources = (
+        _listed(roles), _listed(sources), _listed(projects), _listed(hidden_sources))
+    problem = role_problem(roles)
+    if problem is not None:
+        return Failure(QueryRejected(problem))
     bounds: list[float | None] = []
     for name, bound in (("since", since), ("until", until)):
         if bound is None:
@@ -106,6 +106,33 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         current_session_id=current_session_id or None,
         since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),
         sources=kept[0], projects=kept[1]))
+
+
+def role_problem(roles: Iterable[str]) -> str | None:
+    """What is wrong with a choice of roles to search or embed (None: nothing).
+
+    >>> role_problem(("user", "robot"))
+    'unknown role(s) robot; choose from user, assistant, tool, system'
+    """
+    chosen = tuple(roles)
+    bad = [r for r in chosen if r not in ROLES]
+    if bad or not chosen:
+        return (f"unknown role(s) {', '.join(bad) or '(none given)'}; choose from "
+                + ", ".join(ROLES))
+    return None
+
+
+def _listed(given: Iterable[str]) -> tuple[str, ...]:
+    """Names given as a tuple, or as one comma list as the command line takes them: a
+    plain string is iterable too, and ``sources="codex"`` read letter by letter found
+    nothing without a word.
+
+    >>> _listed("user, assistant"), _listed(("cli",))
+    (('user', 'assistant'), ('cli',))
+    """
+    if isinstance(given, str):
+        return tuple(name.strip() for name in given.split(",") if name.strip())
+    return tuple(given)
 
 
 def _names(given: Iterable[str]) -> tuple[str, ...]:

@@ -44,7 +44,13 @@ from harkback.adapters.sources.hermes_rows import (
     messages_from_rows,
     session_from_row,
 )
-from harkback.adapters.sources.importing import ImportPlan, ImportUnit, Tally, Units
+from harkback.adapters.sources.importing import (
+    ImportPlan,
+    ImportUnit,
+    Tally,
+    Units,
+    path_text,
+)
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Session
@@ -168,7 +174,7 @@ class HermesImporter:
     @property
     def key(self) -> SourceKey:
         """The source: kind ``hermes`` and the database's resolved path."""
-        return SourceKey(kind=KIND, location=str(self.path))
+        return SourceKey(kind=KIND, location=path_text(self.path))
 
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan importing the sessions that are new or changed since ``state``."""

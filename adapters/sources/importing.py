@@ -124,6 +124,17 @@ class Tally:
         return tuple(self.counts.items())
 
 
+def counted(left_out: Iterable[tuple[str, int]]) -> str:
+    """What was left out, for people: each reason with its count after it (a reason is a
+    phrase of any shape, ``unknown line type 'x'``, ``tool output clipped``, so no plural
+    is guessed: "2 archived session" read wrong).
+
+    >>> counted([("archived session", 2), ("unknown line type 'x'", 1)])
+    "archived session (2), unknown line type 'x' (1)"
+    """
+    return ", ".join(f"{reason} ({count})" for reason, count in left_out)
+
+
 @attrs.frozen(kw_only=True)
 class ImportUnit:
     """A piece of an import: conversations to store, then the marks to keep once stored.
@@ -241,6 +252,16 @@ def file_fingerprint(path: Path) -> str:
     """Size and modification time of a file: it changes whenever the file is rewritten."""
     stat = path.stat()
     return f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def path_text(path: str | os.PathLike[str]) -> str:
+    """``path`` as text a store can keep: a byte of a file name that is not UTF-8 (Python
+    holds it as a lone surrogate, which no store can encode) as ``\\xNN``.
+
+    >>> path_text(os.fsdecode(b"/tmp/caf\\xe9.jsonl"))
+    '/tmp/caf\\\\xe9.jsonl'
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def resolved(path: Path) -> Path:

@@ -36,6 +36,7 @@ from harkback.adapters.sources.importing import (
     Skip,
     Tally,
     Units,
+    path_text,
 )
 from harkback.adapters.sources.session_owners import SessionOwners
 from harkback.adapters.sources.transcript_lines import (
@@ -204,7 +205,8 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
     """Read one transcript file of format ``form`` found under ``root``."""
     tally = Tally()
     numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
-    parsed = form.read(path.relative_to(root), numbered, tally)
+    # Session ids are made of file names: as text a store can keep.
+    parsed = form.read(PurePath(path_text(path.relative_to(root))), numbered, tally)
     return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
 
 
@@ -220,7 +222,7 @@ class TranscriptImporter:
     @property
     def key(self) -> SourceKey:
         """The source: the format's kind and the folder's resolved path."""
-        return SourceKey(kind=self.form.kind, location=str(self.root))
+        return SourceKey(kind=self.form.kind, location=path_text(self.root))
 
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan importing the files that changed since ``state`` (all when ``full``).
@@ -287,10 +289,11 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     unchanged = 0
     seen: set[str] = set()
     base = str(root)
-    for item in files:
+    for name in files:
+        item = path_text(name)  # the ledger's key for the file: text a store can keep
         seen.add(item)
         try:
-            stat = os.stat(os.path.join(base, item))
+            stat = os.stat(os.path.join(base, name))
         except OSError:
             continue  # vanished between listing and now
         if not S_ISREG(stat.st_mode):
@@ -302,7 +305,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                 and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
-        changed.append((root / item, item, fingerprint, size))
+        changed.append((root / name, item, fingerprint, size))
     gone, hidden = missing_files(root, (item for item in marks if item not in seen))
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()

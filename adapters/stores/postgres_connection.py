@@ -94,8 +94,24 @@ def check_url(url: str) -> StoreUnavailable | None:
         if not all(p.isdigit() for p in port.split(",")):
             raise psycopg.ProgrammingError(f"invalid port {port!r}")
     except psycopg.Error as error:
-        return StoreUnavailable(f"not a PostgreSQL URL: {where(url)} ({first_line(error)})")
+        return StoreUnavailable(
+            f"not a PostgreSQL URL: {where(url)} ({_unquoted(first_line(error), url)})")
     return None
+
+
+def _unquoted(detail: str, url: str) -> str:
+    """libpq's complaint about ``url`` without the password it may quote ("unexpected
+    spaces found in "pa ss"").
+
+    >>> _unquoted('spaces found in "pa ss"', "postgresql://me:pa ss@h/db")
+    'spaces found in "********"'
+    """
+    rest = url.partition("://")[2]
+    secrets = [rest.rpartition("@")[0].partition(":")[2] if "@" in rest else "",
+               *(m.group(0).partition("=")[2] for m in _PASSWORD.finditer(rest))]
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        detail = detail.replace(secret, "********")
+    return detail
 
 
 def _kwargs(readonly: bool) -> dict[str, str | int]:

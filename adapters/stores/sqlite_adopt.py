@@ -78,6 +78,21 @@ def _adoptable(path: Path, create: bool) -> StoreUnavailable | None:
         "pass --create to make it a harkback store")
 
 
+def remove_store(path: Path) -> bool:
+    """Remove the closed store file ``path``: a store this process created and left empty
+    (an import that failed before storing anything). Whether it was removed.
+
+    A ``-wal`` or ``-shm`` beside it means another connection has it open (the last one to
+    close a WAL file takes both away): another process started on the same new path, and
+    the file is left to it.
+    """
+    if present_side_files(path):
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    return True
+
+
 def present_side_files(path: Path) -> frozenset[str]:
     """Which of ``path``'s side files exist now."""
     return frozenset(s for s in SIDE_FILES if Path(f"{path}{s}").exists())

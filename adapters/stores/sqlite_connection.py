@@ -58,6 +58,8 @@ _KINDS = {
     "SQLITE_BUSY": "the database is locked by another connection",
     "SQLITE_LOCKED": "the database is locked",
     "SQLITE_READONLY": "the database is read-only",
+    # The file may be writable: SQLite must also create its -wal and -shm files beside it.
+    "SQLITE_READONLY_DIRECTORY": "the database's folder is read-only",
     "SQLITE_CORRUPT": "the database file is corrupt",
     "SQLITE_NOTADB": "the file is not a SQLite database",
     "SQLITE_FULL": "the disk is full",
@@ -74,7 +76,7 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     'h.db: boom'
     """
     name = getattr(error, "sqlite_errorname", None) or ""
-    kind = _KINDS.get("_".join(name.split("_")[:2]))
+    kind = _KINDS.get(name) or _KINDS.get("_".join(name.split("_")[:2]))
     return StoreUnavailable(f"{kind}: {path} ({error})" if kind else f"{path}: {error}")
 
 

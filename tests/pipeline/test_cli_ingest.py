@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.pipeline.test_cli import _write_sessions, run
@@ -80,3 +82,32 @@ def test_ingest_of_a_folder_or_a_pipe_says_what_it_is(tmp_path: Path) -> None:
                                                       "(a file is read, not a folder or a pipe)\n")
     assert run("ingest", str(tmp_path / "none"), db=tmp_path / "h.db").stderr == \
         f"harkback: no such file: {tmp_path / 'none'}\n"
+
+
+def test_a_session_id_holding_a_nul_is_a_bad_line_and_a_second_ingest_works(
+        tmp_path: Path) -> None:
+    """An id with a NUL was stored, then could not be replaced: ingesting the file again
+    stopped on "UNIQUE constraint failed" (SQLite's JSON lists end at the NUL)."""
+    source = tmp_path / "nul.jsonl"
+    source.write_text(
+        json.dumps({"id": "a\u0000b", "messages": [{"role": "user", "content": "heron"}]})
+        + "\n" + json.dumps({"id": "ok", "messages": [{"role": "user", "content": "egret"}]})
+        + "\n", encoding="utf-8")
+    db = tmp_path / "h.db"
+    first = run("ingest", str(source), "--json", db=db)
+    again = run("ingest", str(source), "--json", db=db)
+    assert (first.returncode, again.returncode) == (3, 3), again.stderr
+    assert f"{source}:1: bad line: id: a session id cannot hold a NUL character" in (
+        again.stderr)
+    assert json.loads(again.stdout)["sessions"] == {"added": 0, "updated": 0, "skipped": 1}
+
+
+def test_a_dash_for_standard_input_says_a_file_is_needed(tmp_path: Path) -> None:
+    """``cat s.jsonl | harkback ingest -`` said "no such file: -"."""
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "ingest", "-",
+                           "--db", str(tmp_path / "h.db")], input="{}\n", cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1
+    assert done.stderr == ("harkback: standard input is not read: save the sessions to a "
+                           "file and name it\n")
+    assert not (tmp_path / "h.db").exists()

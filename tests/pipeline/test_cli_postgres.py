@@ -70,7 +70,7 @@ def test_ingest_import_search_recent_and_show(url: str, tmp_path: Path) -> None:
     assert json.loads(sources.stdout)["sources"][0]["kind"] == "codex"
     optimized = harkback("optimize", "--db", url)
     assert optimized.returncode == 0, optimized.stderr
-    assert "vacuumed and analysed of postgresql://harkback@/" in optimized.stdout
+    assert "vacuumed and analysed postgresql://harkback@/" in optimized.stdout
 
 
 def test_a_url_that_is_not_one_is_refused(tmp_path: Path) -> None:

@@ -59,6 +59,18 @@ def test_keep_secrets_stores_them_and_redact_takes_them_out(tmp_path: Path) -> N
     assert (again["secrets_redacted"], again["messages"]) == ({}, 0)
 
 
+def test_a_dry_run_says_it_found_the_secrets_not_that_it_redacted_them(tmp_path: Path
+                                                                       ) -> None:
+    """The dry run's line said "3 secret(s) redacted" over a file it left as it was."""
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
+               db=db).returncode == 0
+    dry = run("redact", "--dry-run", db=db)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith(f"{db}: 3 secret(s) found (aws-access-key 2, password 1); "
+                                 "would change 1 message(s)")
+
+
 def test_import_redacts_and_reports_per_source(tmp_path: Path) -> None:
     """``import jsonl`` redacts as ingest does, and counts only sessions it stored."""
     db = tmp_path / "h.db"

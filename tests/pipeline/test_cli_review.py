@@ -155,7 +155,11 @@ def test_the_readme_ingest_example_ingests_once_on_one_line(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("command", [("search", "docker"), ("recent",), ("stats",),
-                                     ("show", "s1"), ("ingest", "IN"), ("optimize",)])
+                                     ("show", "s1"), ("ingest", "IN"), ("optimize",),
+                                     ("sources",), ("migrate",), ("redact",),
+                                     ("embed", "--embedder", "openai:e@http://127.0.0.1:9/v1"),
+                                     ("import", "jsonl", "IN"), ("demo",),
+                                     ("sync", "--dry-run", "--codex", "DIR")])
 def test_a_folder_given_as_db_is_named_a_folder(tmp_path: Path, command: tuple[str, ...]
                                                 ) -> None:
     """--db naming a folder: one line that says so and names a file to use instead (it
@@ -164,7 +168,8 @@ def test_a_folder_given_as_db_is_named_a_folder(tmp_path: Path, command: tuple[s
     source.write_text(json.dumps({"id": "s1", "messages": []}) + "\n", encoding="utf-8")
     folder = tmp_path / "stores"
     folder.mkdir()
-    done = run(*[str(source) if a == "IN" else a for a in command], db=folder)
+    named = {"IN": str(source), "DIR": str(tmp_path)}
+    done = run(*[named.get(a, a) for a in command], db=folder)
     assert done.returncode == 1
     (line,) = done.stderr.splitlines()
     assert line.endswith(f"{folder} is a folder, not a database file: name a file in it, "
@@ -250,3 +255,35 @@ def test_a_hermes_import_names_the_damage_it_skipped(tmp_path: Path) -> None:
         "20260303_100000_aa11bb kept without its tool calls"]
     assert [line.removeprefix("harkback: ").removesuffix(" (skipped)")
             for line in done.stderr.splitlines()] == named
+
+
+@pytest.mark.parametrize("flags", [("search", "docker", "--json"), ("stats",),
+                                   ("search", "docker", "--db", "/nonexistent/h.db", "--json")])
+def test_standard_output_on_a_full_disk_is_one_line_and_status_1(db: Path,
+                                                                  flags: tuple[str, ...]
+                                                                  ) -> None:
+    """Output to /dev/full was an internal error (exit 70) or a traceback (the --json
+    payload of that error failed again); a command's own failure is still said first."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *flags,
+                               *(() if "--db" in flags else ("--db", str(db)))],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+                              check=False)
+    assert done.returncode == 1
+    lost = "harkback: cannot write to standard output: No space left on device\n"
+    assert done.stderr.endswith(lost) and "Traceback" not in done.stderr
+    assert done.stderr == lost or "no harkback database" in done.stderr.splitlines()[0]
+
+
+def test_an_ingest_with_standard_output_closed_still_stores(tmp_path: Path) -> None:
+    """Started with stdout closed (``>&-``): an internal error before anything was read."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "heron"}]}) + "\n", encoding="utf-8")
+    db = tmp_path / "h.db"
+    done = subprocess.run(
+        ["sh", "-c", '"$0" -m harkback.pipeline.cli ingest "$1" --db "$2" >&-',
+         sys.executable, str(source), str(db)],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(run("stats", "--json", db=db).stdout)["sessions"] == 1

@@ -66,3 +66,14 @@ def test_a_refused_optimize_does_not_print_the_password() -> None:
     done = harkback("optimize", "--db", f"postgresql://me:{SECRET}@127.0.0.1:1/h")
     assert done.returncode == 1
     assert SECRET not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("url", ["postgresql://me:pa ss@db.example/h",
+                                 "postgresql://db.example/h?password=pa ss"])
+def test_a_url_libpq_cannot_parse_keeps_its_password_out_of_the_error(url: str) -> None:
+    """libpq quotes the piece it cannot read ('unexpected spaces found in "pa ss"'): the
+    line said the password aloud, on stderr and in --json."""
+    done = harkback("stats", "--db", url, "--json")
+    assert done.returncode == 1
+    assert "pa ss" not in done.stdout + done.stderr
+    assert "unexpected spaces found in" in json.loads(done.stdout)["error"]

@@ -16,6 +16,7 @@ import pytest
 
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
+from tests.pipeline.test_sync_process import BOUND
 
 SIDE = ("-wal", "-shm", "-journal")
 
@@ -175,3 +176,25 @@ def test_a_read_only_store_fails_without_side_files(tmp_path: Path, inputs: Path
         assert side_files(db) == []
     finally:
         subprocess.run(["chattr", "-i", str(db)], check=True)
+
+
+
+def test_a_store_in_a_folder_that_cannot_be_written_names_the_folder(
+        tmp_path: Path, inputs: Path) -> None:
+    """The file itself is writable, its folder is not: the line blamed the file ("the
+    database is read-only"), which a chmod of the file cannot fix. (As root, without the
+    capability to override permissions: ``BOUND``.)"""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    db = folder / "h.db"
+    assert harkback("ingest", str(inputs / "sessions.jsonl"), "--db", str(db)).returncode == 0
+    folder.chmod(0o555)
+    try:
+        done = subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                               str(inputs / "sessions.jsonl"), "--db", str(db)],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 1
+        assert f"the database's folder is read-only: {db}" in done.stderr
+        assert sorted(p.name for p in folder.iterdir()) == ["h.db"]
+    finally:
+        folder.chmod(0o755)

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import re
+from pathlib import Path
 
 from harkback.pipeline.cli import build_parser
+
+README = Path(__file__).parents[2] / "README.md"
 
 
 def _commands(parser: argparse.ArgumentParser, prefix: str = "harkback"
@@ -23,3 +27,15 @@ def test_every_option_has_a_help_text() -> None:
             for name, parser in _commands(build_parser()) for action in parser._actions
             if action.option_strings and action.help is None]
     assert bare == []
+
+
+def test_the_source_filter_offers_no_name_that_matches_nothing() -> None:
+    """``--source hermes`` found nothing: a Hermes session keeps its platform (cli,
+    telegram, ...) as its source; the help, the MCP tool and the README offered it."""
+    from harkback.pipeline.mcp_tools import _SOURCE
+    offered = [str(action.help) for _, parser in _commands(build_parser())
+               for action in parser._actions if "--source" in action.option_strings]
+    offered += [_SOURCE["description"], README.read_text(encoding="utf-8")]
+    assert len(offered) == 4
+    dead = re.compile(r"`hermes`,|codex,hermes|claude-code, hermes")
+    assert [text for text in offered if dead.search(text)] == []

@@ -98,7 +98,7 @@ def test_import_jsonl_reports_bad_lines_and_fails(tmp_path: Path) -> None:
     done = harkback("import", "jsonl", str(source), "--db", str(tmp_path / "h.db"))
     assert done.returncode == 3
     assert f"{source}:2: bad line: invalid JSON" in done.stderr
-    assert "sessions: 1 added" in done.stdout and "1 bad line" in done.stdout
+    assert "sessions: 1 added" in done.stdout and "skipped: bad line (1)" in done.stdout
 
 
 def test_missing_default_location_is_one_clear_line(tmp_path: Path) -> None:
@@ -125,3 +125,71 @@ def test_sources_lists_what_was_imported_from_where(tmp_path: Path) -> None:
         ("hermes", 1, 1)}
     assert len(listed["sources"]) == 2
     assert all(s["last_imported_at"] for s in listed["sources"])
+
+
+def test_a_failed_import_leaves_no_store_that_was_not_there(tmp_path: Path) -> None:
+    """A Hermes file that cannot be read stops the import and the store it would have
+    created is not left behind; a store that was there before stays."""
+    bad = tmp_path / "state.db"
+    bad.write_bytes(b"not a database at all, " * 100)
+    fresh = tmp_path / "fresh.db"
+    done = harkback("import", "hermes", str(bad), "--db", str(fresh))
+    assert done.returncode == 1 and "is not a SQLite database" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.db"]
+    synced = harkback("sync", "--hermes", str(bad), "--db", str(fresh),
+                      env={"HOME": str(tmp_path / "home")})
+    assert synced.returncode == 1, synced.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.db"]
+    link = tmp_path / "link.db"  # a symlink, even dangling, is the user's: it stays
+    link.symlink_to(tmp_path / "elsewhere" / "h.db")
+    (tmp_path / "elsewhere").mkdir()
+    assert harkback("import", "hermes", str(bad), "--db", str(link)).returncode == 1
+    assert link.is_symlink()
+    kept = tmp_path / "kept.db"
+    source = tmp_path / "one.jsonl"
+    source.write_text('{"id": "k1", "messages": [{"role": "user", "content": "heron"}]}\n',
+                      encoding="utf-8")
+    assert harkback("ingest", str(source), "--db", str(kept)).returncode == 0
+    assert harkback("import", "hermes", str(bad), "--db", str(kept)).returncode == 1
+    found = harkback("search", "heron", "--db", str(kept), "--json")
+    assert json.loads(found.stdout)["results"][0]["session_id"] == "k1"
+
+
+def test_what_was_left_out_is_counted_without_a_wrong_plural(tmp_path: Path) -> None:
+    """Two archived Hermes sessions are counted as such, not as '2 archived session'."""
+    db = HermesFile(tmp_path / "state.db", "v30")
+    for n in (1, 2):
+        db.session(f"20260303_10000{n}_aa11bb", title="Old", archived=1)
+        db.message(f"20260303_10000{n}_aa11bb", "user", "an archived question")
+    db.close()
+    done = harkback("import", "hermes", str(tmp_path / "state.db"),
+                    "--db", str(tmp_path / "h.db"))
+    assert done.returncode == 0, done.stderr
+    assert "  skipped: archived session (2)" in done.stdout.splitlines()
+
+
+def test_file_names_that_are_not_utf8_import_and_are_remembered(tmp_path: Path) -> None:
+    """A file or folder name of bytes that are not UTF-8 imports (every kind) and, named
+    with ``\\xNN``, is remembered: the second run finds it unchanged."""
+    folder = tmp_path / os.fsdecode(b"caf\xe9")
+    claude = folder / "projects"
+    shutil.copytree(FIXTURES / "claude-code" / "projects", claude)
+    os.rename(claude / "-home-mei-code-agent-bus", claude / os.fsdecode(b"-home-\xff"))
+    hermes = HermesFile(folder / os.fsdecode(b"state\xfe.db"), "v30")
+    hermes.session("20260303_100000_aa11bb", title="Docker")
+    hermes.message("20260303_100000_aa11bb", "user", "the docker bridge has no DNS")
+    hermes.close()
+    jsonl = folder / os.fsdecode(b"s\xe9ances.jsonl")
+    jsonl.write_text('{"id": "j1", "messages": [{"role": "user", "content": "heron"}]}\n',
+                     encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    runs = [("claude-code", str(claude)), ("hermes", str(hermes.path)), ("jsonl", str(jsonl))]
+    for kind, where in runs:
+        done = harkback("import", kind, where, "--db", db)
+        assert done.returncode in (0, 3), done.stderr
+    for kind, where in runs:
+        again = harkback("import", kind, where, "--db", db, "--json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["sources"][0]["sessions"]["added"] == 0
+    listed = json.loads(harkback("sources", "--db", db, "--json").stdout)["sources"]
+    assert str(tmp_path / "caf\\xe9" / "s\\xe9ances.jsonl") in [s["location"] for s in listed]

@@ -81,6 +81,18 @@ def test_a_bad_file_is_one_line_naming_file_and_line(tmp_path: Path, text: str,
     assert "\n" not in reason
 
 
+def test_a_folder_or_a_file_not_utf8_gets_its_own_fix_not_a_permissions_one(
+        tmp_path: Path) -> None:
+    """Both said "fix its permissions", which cannot help either."""
+    folder = effective({}, {}, path=tmp_path).failure()
+    assert folder == (f"config file {tmp_path} is a folder: point $HARKBACK_CONFIG at a file "
+                      f"such as {tmp_path / 'config.toml'}")
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b'model = "caf\xe9"\n')
+    assert effective({}, {}, path=latin).failure() == (
+        f"config file {latin} is not UTF-8 text: save it as UTF-8")
+
+
 def test_a_bad_environment_value_names_the_variable() -> None:
     """HARKBACK_LIMIT that is not a number is named, with what it must be."""
     reason = effective({}, {"HARKBACK_LIMIT": "lots"}, path=Path("/nonexistent")).failure()

@@ -82,6 +82,17 @@ def test_an_unreadable_folder_fails_its_source_only(home: Path, tmp_path: Path) 
     assert _report(payload, "hermes")["sessions"]["new"] == 1
 
 
+def test_a_source_that_failed_is_one_line_on_stderr(home: Path, tmp_path: Path) -> None:
+    """Exit 1 with nothing on stderr: the failure was only in the table or the payload."""
+    projects = home / ".claude" / "projects"
+    projects.chmod(0)
+    status, _, stderr = run(home, tmp_path / "h.db")
+    assert status == 1
+    failed = [line for line in stderr.splitlines() if not line.endswith("(skipped)")]
+    assert failed == [f"harkback: sync of claude-code at {projects} failed: cannot list "
+                      f"{projects}: Permission denied"]
+
+
 def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path: Path
                                                             ) -> None:
     """Files that cannot be seen any more are not taken for deleted: nothing is removed."""

@@ -271,7 +271,7 @@ def test_parse_lines_skips_blanks_and_numbers_from_one() -> None:
 
 # --- properties -----------------------------------------------------------------------
 
-_ids = st.text(min_size=1).filter(lambda s: s.strip() != "")
+_ids = st.text(min_size=1).filter(lambda s: s.strip() != "" and "\x00" not in s)
 _times = st.none() | st.floats(min_value=EARLIEST_EPOCH, max_value=LATEST_EPOCH)
 _tool_calls = st.builds(ToolCall, id=st.text(), name=st.text(), arguments=st.text())
 

@@ -38,3 +38,12 @@ def test_more_than_a_hundred_sources_or_projects_are_refused() -> None:
     assert make_request("x", projects=many).failure().reason == "at most 100 projects, got 101"
     assert make_request("", sources=many).failure().reason == "at most 100 sources, got 101"
     assert make_request("x", sources=many[:100] * 2 + ("", " ")).unwrap().sources == many[:100]
+
+
+def test_a_string_where_names_go_is_a_comma_list_not_its_letters() -> None:
+    """``sources="codex"`` was read letter by letter (sources c, o, d, e, x): every search
+    found nothing, and ``roles="user"`` was refused as roles u, s, e, r."""
+    request = make_request("x", sources="codex", projects="api, web",  # type: ignore[arg-type]
+                           roles="user").unwrap()  # type: ignore[arg-type]
+    assert (request.sources, request.projects, request.roles) == (
+        ("codex",), ("api", "web"), ("user",))

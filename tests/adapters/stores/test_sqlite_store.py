@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from harkback.adapters.stores.sql import fulltext, schema, writes
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sqlite_adopt import remove_store
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import parse_query, to_fts5
 from harkback.stages.records import ROLES, Conversation, Message, Session
@@ -345,3 +346,18 @@ async def test_a_search_that_raises_ends_its_snapshot(tmp_path: Path,
         with pytest.raises(ValueError, match="a stage's bug"):
             await reader.on_own_thread(search)
         assert await ok(reader.run(lambda connection: connection.in_transaction)) is False
+
+
+def test_an_empty_new_store_another_connection_holds_open_is_not_removed(tmp_path: Path
+                                                                         ) -> None:
+    """A failed import takes away the store it created, but not one another process has
+    opened meanwhile (its -wal and -shm are there): that process would write into a file
+    no longer in the folder."""
+    path = tmp_path / "new.db"
+    SqliteStore.open(path).unwrap().close()
+    other = SqliteStore.open(path).unwrap()
+    try:
+        assert not remove_store(path) and path.exists()
+    finally:
+        other.close()
+    assert remove_store(path) and not path.exists()
