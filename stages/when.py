@@ -113,6 +113,10 @@ def spoken_time(text: str, now: float) -> float | None:
     return None
 
 
+_YEAR = re.compile(r"[12][0-9]{3}")
+"""A written number that is a year (1000-2999), not epoch seconds."""
+
+
 def _possible(moment: float) -> bool:
     """Whether ``moment`` (epoch seconds) lies in the years a session can have, 1970-9999."""
     return math.isfinite(moment) and _EARLIEST <= moment < _LATEST
@@ -133,12 +137,18 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     "cannot read --since 'someday': "
     >>> parse_time_bound("99999999999999", what="--since").failure().reason[:44]
     "--since '99999999999999' is not a moment a s"
+    >>> parse_time_bound("2026", what="--since").failure().reason
+    "--since '2026' reads as a year: write 2026-01-01 for its first day (or epoch seconds)"
     """
     text = text.strip()
     base = datetime.now(UTC).timestamp() if now is None else now
     rel = _RELATIVE.match(text)
     if rel:
         return Success(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()])
+    if _YEAR.fullmatch(text):
+        # Epoch second 2026 is ten past midnight, 1 January 1970: nobody means it.
+        return Failure(QueryRejected(f"{what} {text!r} reads as a year: write {text}-01-01 "
+                                     f"for its first day (or epoch seconds)"))
     try:
         epoch = float(text)
     except ValueError:

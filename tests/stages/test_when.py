@@ -114,6 +114,16 @@ def test_an_epoch_no_session_can_have_is_rejected(epoch: str) -> None:
     assert result.failure().reason.startswith(f"--since {epoch!r} is not a moment")
 
 
+@pytest.mark.parametrize("year", ["1999", "2026", "2100"])
+def test_a_bare_year_is_refused_with_the_date_to_write(year: str) -> None:
+    """'--since 2026' would be epoch second 2026 (1970) and keep everything: it is refused,
+    naming the date to write instead; a small number ('0', from the start) still reads."""
+    result = parse_time_bound(year, what="--since")
+    assert isinstance(result, Failure)
+    assert f"write {year}-01-01" in result.failure().reason
+    assert parse_time_bound("0") == Success(0.0)
+
+
 def test_an_epoch_in_range_is_read_as_it_is() -> None:
     assert parse_time_bound("1780000000.5") == Success(1_780_000_000.5)
 
