@@ -48,6 +48,26 @@ def root_of(session_id: str, known: Mapping[str, Session]) -> Session | None:
     return current
 
 
+def descends_from(session_id: str, ancestor_id: str, known: Mapping[str, Session]) -> bool:
+    """Whether ``session_id``'s chain of parents reaches ``ancestor_id``, stored or not (a
+    live session's sub-agents are stored before the session itself).
+
+    >>> known = {"sub": Session(id="sub", parent_session_id="live")}
+    >>> descends_from("sub", "live", known), descends_from("sub", "other", known)
+    (True, False)
+    """
+    seen: set[str] = set()
+    current = known.get(session_id)
+    while current is not None and current.parent_session_id is not None:
+        if current.parent_session_id == ancestor_id:
+            return True
+        if current.parent_session_id in seen or len(seen) > MAX_DEPTH:
+            return False
+        seen.add(current.parent_session_id)
+        current = known.get(current.parent_session_id)
+    return False
+
+
 def _loop_order(session: Session) -> tuple[bool, float, str]:
     """Earliest first; sessions without a start time after those with one, then by id."""
     return (session.started_at is None, session.started_at or 0.0, session.id)

@@ -17,7 +17,7 @@ from harkback.stages.query import parse_query, topic_tokens
 from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
-from harkback.stages.stage import Step, with_store
+from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.when import time_window, time_words
 
 
@@ -53,9 +53,17 @@ class RecentSessions:
         """Browse recent sessions."""
         current = (request.current_session_id,) if request.current_session_id else ()
 
-        def listing(known: dict[str, Session]) -> RecentQuery:
+        def mine(known: dict[str, Session]) -> Step[tuple[str, ...]]:
             root = root_of(request.current_session_id or "", known)
-            return RecentQuery(limit=request.limit, exclude_roots=(root.id,) if root else (),
+            if root is not None or not current:
+                return pure((root.id,) if root else ())
+            # The caller's session is not stored yet, but its sub-agents may be: stored
+            # without their parent, each is a root of its own.
+            return with_store(lambda deps: deps.store.children(current).map(
+                lambda children: tuple(c.id for c in children)))
+
+        def listing(excluded: tuple[str, ...]) -> RecentQuery:
+            return RecentQuery(limit=request.limit, exclude_roots=excluded,
                                hidden_sources=request.hidden_sources, since=request.since,
                                until=request.until, sources=request.sources,
                                projects=request.projects)
@@ -65,6 +73,7 @@ class RecentSessions:
                                               for r in rows))
 
         return (with_store(lambda deps: load_ancestry(deps.store, current))
+                .bind(mine)
                 .map(listing)
                 .bind(lambda query: with_store(lambda deps: deps.store.recent(query)))
                 .map(entries))

@@ -15,16 +15,18 @@ import attrs
 
 from harkback.stages.defaults import MAX_LIMIT
 from harkback.stages.flow import Matched, Resolved
-from harkback.stages.lineage import load_ancestry, root_of
+from harkback.stages.lineage import descends_from, load_ancestry, root_of
 from harkback.stages.records import Candidate, MessageHit, Session
 from harkback.stages.stage import Step, with_store
 
 
 def group_by_root(hits: Sequence[MessageHit], known: Mapping[str, Session], *,
-                  exclude_root: str | None, hidden_sources: Sequence[str]
-                  ) -> tuple[Candidate, ...]:
+                  exclude_root: str | None, hidden_sources: Sequence[str],
+                  exclude_descendants_of: str | None = None) -> tuple[Candidate, ...]:
     """Group hits under their lineage root, roots in order of their best hit.
 
+    Hits in ``exclude_root``'s lineage are left out, and so are those in sessions descending
+    from ``exclude_descendants_of`` (the caller's session, which may not be stored yet).
     Stable and idempotent: the order of roots follows the order of ``hits``.
     """
     grouped: dict[str, list[MessageHit]] = {}
@@ -32,6 +34,9 @@ def group_by_root(hits: Sequence[MessageHit], known: Mapping[str, Session], *,
     for hit in hits:
         root = root_of(hit.session_id, known)
         if root is None or root.id == exclude_root or root.source in hidden_sources:
+            continue
+        if exclude_descendants_of and descends_from(hit.session_id, exclude_descendants_of,
+                                                    known):
             continue
         grouped.setdefault(root.id, []).append(hit)
         roots[root.id] = root
@@ -59,7 +64,8 @@ class LineageResolve:
             current = root_of(request.current_session_id or "", known)
             candidates = group_by_root(
                 matched.hits, known, exclude_root=current.id if current else None,
-                hidden_sources=request.hidden_sources)
+                hidden_sources=request.hidden_sources,
+                exclude_descendants_of=request.current_session_id)
             limit = max(min(request.limit, self.max_candidates), request.shortlist)
             return Resolved(request=request, parsed=matched.parsed,
                             candidates=candidates[:limit], sessions_searched=len(candidates))

@@ -169,3 +169,18 @@ async def test_a_time_with_a_topic_still_searches() -> None:
     payload = (await Harkback(store=store).search("how did we rotate the key last week")
                ).to_payload()
     assert payload["mode"] == "search"
+
+
+@pytest.mark.parametrize("query", ["nginx timeout", ""])
+async def test_a_live_session_s_stored_sub_agents_are_not_recalled(query: str) -> None:
+    """An agent asks from a session not stored yet whose sub-agent already is: the sub-agent
+    is part of the asking session, so neither a search nor the recent list offers it."""
+    store = MemoryStore()
+    await store.ingest([
+        conversation("sub", ("user", "raise the nginx timeout"), parent="live",
+                     started_at=2_000.0),
+        conversation("other", ("user", "the nginx timeout was raised last month"),
+                     started_at=1_000.0)]).awaitable()
+    harkback = Harkback(store=store)
+    payload = (await harkback.search(query, current_session_id="live")).to_payload()
+    assert [r["session_id"] for r in payload["results"]] == ["other"]
