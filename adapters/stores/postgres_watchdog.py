@@ -101,13 +101,12 @@ class Watchdog:
         :class:`Unanswered`."""
         watch = _Watch(connection=connection, started=monotonic(), limit=limit)
         with self._changed:
+            # Not woken: it looks every tick, and nothing is due before `patience`.
             self._watched.append(watch)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="harkback-pg-watchdog",
                                                 daemon=True)
                 self._thread.start()
-            if len(self._watched) == 1:
-                self._changed.notify()  # it sleeps while nothing is watched
         try:
             yield
         except psycopg.Error as error:
@@ -132,7 +131,7 @@ class Watchdog:
             with self._changed:
                 # Looked at before waiting too: a close() may come before the first wait.
                 if not self._closed:
-                    self._changed.wait(self._tick if self._watched else None)
+                    self._changed.wait(self._tick)
                 if self._closed:
                     return
                 now = monotonic()
