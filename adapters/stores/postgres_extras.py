@@ -60,7 +60,7 @@ class PostgresSummaryCache:
     """A :class:`~harkback.stages.ports.SummaryCache` in the store's database."""
 
     def __init__(self, store: PostgresStore) -> None:
-        """Use ``store``'s pool (and its read-only mode)."""
+        """Use ``store``'s connections (and its read-only mode)."""
         self.store = store
 
     def cached_summary(self, key: SummaryKey) -> FutureResult[Summary | None, StoreUnavailable]:
@@ -88,7 +88,7 @@ class PostgresImportLedger:
     """An :class:`~harkback.stages.imports.ImportLedger` in the store's database."""
 
     def __init__(self, store: PostgresStore) -> None:
-        """Use ``store``'s pool (and its read-only mode)."""
+        """Use ``store``'s connections (and its read-only mode)."""
         self.store = store
 
     def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
