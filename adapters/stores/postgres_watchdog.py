@@ -1,5 +1,6 @@
 """How long the PostgreSQL store waits for its server: a watchdog over the statements in
-flight.
+flight (the time each has waited for the server; what this process does between
+statements does not count).
 
 Nothing else bounds that wait. A stopped server's kernel still accepts connections and
 acknowledges what is sent, so TCP keepalives and ``tcp_user_timeout`` see nothing wrong
@@ -17,6 +18,7 @@ to cancel the statement, and the connection is cut if even that goes unanswered.
 >>> class Held:  # what the watchdog uses of a psycopg connection
 ...     class pgconn:
 ...         socket = ours.fileno()
+...         transaction_status = ACTIVE
 ...     def cancel_safe(self, *, timeout: float = 30.0) -> None:
 ...         pass
 >>> watchdog = Watchdog(answers=lambda timeout: False, patience=0.1)
@@ -38,11 +40,18 @@ from typing import Protocol
 
 import attrs
 import psycopg
+from psycopg.pq import TransactionStatus
+
+ACTIVE = TransactionStatus.ACTIVE
+"""libpq's state of a connection whose statement is sent and not yet answered."""
 
 
 class _PgConn(Protocol):
     @property
     def socket(self) -> int: ...
+
+    @property
+    def transaction_status(self) -> int: ...
 
 
 class Watched(Protocol):
@@ -68,10 +77,21 @@ class Overran(Unanswered):
 @attrs.define
 class _Watch:
     connection: Watched
-    started: float
     limit: float | None
+    waiting_since: float | None = None
+    """When the watchdog first saw the connection waiting for its server, this time."""
     why: str | None = None
     cancelled: float | None = None
+
+    def waited(self, now: float) -> float:
+        """How long the connection has been waiting for its server, as last seen at ``now``:
+        what this process does between statements (scoring rows, say) does not count."""
+        if self.connection.pgconn.transaction_status != ACTIVE:
+            self.waiting_since = None
+            return 0.0
+        if self.waiting_since is None:
+            self.waiting_since = now
+        return now - self.waiting_since
 
     def given_up(self) -> Unanswered:
         """Why the watchdog gave up on this statement, as the error to raise."""
@@ -99,7 +119,7 @@ class Watchdog:
         """Run the block's statements on ``connection`` under watch: a psycopg error of a
         statement given up on (cut, or cancelled past ``limit`` seconds) comes out as
         :class:`Unanswered`."""
-        watch = _Watch(connection=connection, started=monotonic(), limit=limit)
+        watch = _Watch(connection=connection, limit=limit)
         with self._changed:
             # Not woken: it looks every tick, and nothing is due before `patience`.
             self._watched.append(watch)
@@ -135,9 +155,10 @@ class Watchdog:
                 if self._closed:
                     return
                 now = monotonic()
-                self._end_overdue(now)
+                waited = {id(w): w.waited(now) for w in self._watched}
+                self._end_overdue(now, waited)
                 silent = [w for w in self._watched
-                          if w.why is None and now - w.started >= self.patience]
+                          if w.why is None and waited[id(w)] >= self.patience]
                 if not silent or now < self._next_check:
                     continue
             # Outside the lock: the check takes up to `patience`, and statements end meanwhile.
@@ -153,14 +174,14 @@ class Watchdog:
                         watch.why = why
                         _cut(watch.connection)
 
-    def _end_overdue(self, now: float) -> None:
+    def _end_overdue(self, now: float, waited: dict[int, float]) -> None:
         """Cancel the statements past their limit; cut those whose cancel went unheard."""
         for watch in self._watched:
             if watch.cancelled is not None and now - watch.cancelled >= self.patience:
                 watch.cancelled = float("inf")
                 _cut(watch.connection)
             elif (watch.why is None and watch.limit is not None
-                  and now - watch.started >= watch.limit):
+                  and waited[id(watch)] >= watch.limit):
                 watch.why = f"a statement ran longer than {watch.limit:g} s and was cancelled"
                 watch.cancelled = now
                 # Under the lock, so the cancel cannot reach the connection's next work.

@@ -166,3 +166,18 @@ async def test_the_urls_own_options_stay_beside_the_stores(server: PostgresServe
                              "default_transaction_read_only")]
     with PostgresStore.open(url, readonly=True).unwrap() as store:
         assert await ok(store.run(shown)) == ["4321ms", "10min", "on"]
+
+
+async def test_time_spent_here_between_statements_is_not_the_servers(
+        server: PostgresServer) -> None:
+    """A read's limit counts the time its statements wait for the server: work of this
+    process between them (scoring rows, say) longer than the limit, and longer than the
+    wait before the server is checked, is not given up on."""
+    url = _urls(server, "socket", "connect_timeout=2")
+
+    def slow(connection: psycopg.Connection[tuple[Any, ...]]) -> int:
+        connection.execute("SELECT 1")
+        time.sleep(4)
+        return int(connection.execute("SELECT 2").fetchone()[0])  # type: ignore[index]
+    with PostgresStore.open(url, environ={"HARKBACK_PG_READ_TIMEOUT": "1"}).unwrap() as store:
+        assert await ok(store.run(slow)) == 2
