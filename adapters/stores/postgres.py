@@ -1,10 +1,13 @@
 """The PostgreSQL session store: one database shared by many machines, readers and writers.
 
-Statements run on a small thread pool over a :class:`psycopg_pool.ConnectionPool`, so the
-event loop never blocks on the server. Every failure of the server (unreachable, gone
-mid-statement, refusing a write) comes back as one :class:`StoreUnavailable` line; a
-transaction that fails is rolled back whole. The work lives beside it: connections and
-the schema check in :mod:`~harkback.adapters.stores.postgres_connection` (tables in
+Statements run on a small thread pool, each thread with its connection
+(:mod:`~harkback.adapters.stores.postgres_per_thread`), so the event loop never blocks on
+the server, and every wait is bounded
+(:mod:`~harkback.adapters.stores.postgres_watchdog`). Every failure of the server
+(unreachable, frozen, gone mid-statement, refusing a write) comes back as one
+:class:`StoreUnavailable` line; a transaction that fails is rolled back whole. The work
+lives beside it: connections, bounds and the schema check in
+:mod:`~harkback.adapters.stores.postgres_connection` (tables in
 :mod:`~harkback.adapters.stores.postgres_schema`), search and term statistics in
 :mod:`~harkback.adapters.stores.postgres_search`, reads and titles in
 :mod:`~harkback.adapters.stores.postgres_reads`, ingests in
@@ -20,13 +23,13 @@ the schema check in :mod:`~harkback.adapters.stores.postgres_connection` (tables
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self, TypeVar
 
+import attrs
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
@@ -42,6 +45,8 @@ from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
 from harkback.adapters.stores.postgres_memo import CountMemo
+from harkback.adapters.stores.postgres_per_thread import PerThread
+from harkback.adapters.stores.postgres_watchdog import Unanswered, Watchdog
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
@@ -58,75 +63,94 @@ class PostgresStore(Closing):
     Build it with :meth:`open`; close it with :meth:`close` or a ``with`` block.
     """
 
-    def __init__(self, *, url: str, readonly: bool, pool: ConnectionPool,
-                 executor: ThreadPoolExecutor, schema: Migrated) -> None:
-        """Wrap an open pool; use :meth:`open` instead."""
+    def __init__(self, *, url: str, readonly: bool, connections: PerThread,
+                 watchdog: Watchdog, bounds: postgres_connection.Bounds,
+                 schema: Migrated) -> None:
+        """Wrap checked connections; use :meth:`open` instead."""
         self.url = url
         self.schema = schema
         """The database's schema version when opened, and now (see :meth:`open`)."""
         self.where = postgres_connection.where(url)
         self.readonly = readonly
-        self._pool = pool
-        self._executor = executor
+        self.bounds = bounds
+        self._connections = connections
+        self._watchdog = watchdog
+        self._executor = ThreadPoolExecutor(max_workers=postgres_connection.POOL_SIZE,
+                                            thread_name_prefix="harkback-postgres")
         self._closed = False
         self._memo = CountMemo()
 
     @classmethod
-    def open(cls, url: str, *, readonly: bool = False,
-             timeout: float = postgres_connection.CONNECT_TIMEOUT_S
+    def open(cls, url: str, *, readonly: bool = False, timeout: float | None = None,
+             environ: Mapping[str, str] | None = None
              ) -> Result[PostgresStore, StoreUnavailable]:
         """Connect to the database at ``url``; blocks briefly, so call it off the loop.
 
         Writable mode creates the schema in an empty database and migrates one of an older
         schema version (:attr:`schema` says from which). Read-only mode never writes (the
         server enforces it) and fails on a database that holds no harkback store or an
-        older one; either refuses a database holding other tables, or a newer schema. A statement
-        waits at most ``timeout`` seconds for a connection (a server gone fails then).
+        older one; either refuses a database holding other tables, or a newer schema.
+
+        How long it waits (:class:`~harkback.adapters.stores.postgres_connection.Bounds`)
+        comes from the URL's ``connect_timeout`` and ``environ`` (default: the process's);
+        ``timeout``, when given, replaces the connect bound: how long a statement waits
+        for a server that does not answer before the server is checked.
         """
-        prepared = postgres_connection.prepare(url, readonly)
+        problem = postgres_connection.check_url(url)
+        if problem is not None:
+            return Failure(problem)
+        settings = os.environ if environ is None else environ
+        found = postgres_connection.Bounds.of(url, settings)
+        if isinstance(found, Failure):
+            return Failure(found.failure())
+        bounds = found.unwrap()
+        if timeout is not None:
+            bounds = attrs.evolve(bounds, connect=timeout)
+        watchdog = Watchdog(lambda within: postgres_connection.answers(url, within),
+                            patience=bounds.connect or float("inf"))
+        prepared = postgres_connection.prepare(url, readonly, settings, watchdog)
         if isinstance(prepared, Failure):
+            watchdog.close()
             return Failure(prepared.failure())
-        try:
-            pool = postgres_connection.pool(url, readonly, timeout)
-        except (psycopg.Error, PoolTimeout) as error:
-            return Failure(postgres_connection.unavailable(url, error))
-        executor = ThreadPoolExecutor(max_workers=postgres_connection.POOL_SIZE,
-                                      thread_name_prefix="harkback-postgres")
-        return Success(cls(url=url, readonly=readonly, pool=pool, executor=executor,
-                           schema=prepared.unwrap()))
+        connections = PerThread(postgres_connection.connector(url, readonly, settings),
+                                watchdog)
+        return Success(cls(url=url, readonly=readonly, connections=connections,
+                           watchdog=watchdog, bounds=bounds, schema=prepared.unwrap()))
 
     def close(self) -> None:
-        """Finish queued work and close the pool; closing twice is harmless."""
+        """Finish queued work and close the connections; closing twice is harmless."""
         if self._closed:
             return
         self._closed = True
         self._executor.shutdown(wait=True)
-        with contextlib.suppress(psycopg.Error, PoolTimeout):
-            self._pool.close()
+        self._connections.close()
+        self._watchdog.close()
 
-    def run(self, work: Callable[[Connection], T]) -> FutureResult[T, StoreUnavailable]:
-        """Run ``work`` with a pooled connection on the store's threads, in a transaction
+    def run(self, work: Callable[[Connection], T], *, long: bool = False
+            ) -> FutureResult[T, StoreUnavailable]:
+        """Run ``work`` with the store's connection on one of its threads, in a transaction
         committed when it returns and rolled back when it raises; a database error comes
-        back as :class:`StoreUnavailable`."""
-        return FutureResult(self._call(work))
+        back as :class:`StoreUnavailable`. Its statements may run for ``bounds.read``
+        seconds, or ``bounds.write`` when ``long`` (a write or upkeep)."""
+        return FutureResult(self._call(work, long))
 
-    async def _call(self, work: Callable[[Connection], T]) -> Result[T, StoreUnavailable]:
+    async def _call(self, work: Callable[[Connection], T], long: bool
+                    ) -> Result[T, StoreUnavailable]:
         if self._closed:
             return Failure(StoreUnavailable(f"the store at {self.where} is closed"))
         loop = asyncio.get_running_loop()
         try:
-            return Success(await loop.run_in_executor(self._executor, self._with_connection,
-                                                      work))
-        except (psycopg.Error, PoolTimeout) as error:
-            return Failure(postgres_connection.unavailable(self.url, error))
+            return Success(await loop.run_in_executor(
+                self._executor, self._connections.run, work,
+                self.bounds.write if long else self.bounds.read))
+        except (psycopg.Error, Unanswered) as error:
+            return Failure(postgres_connection.unavailable(
+                self.url, error, limit=postgres_connection.WRITE_TIMEOUT_ENV if long
+                else postgres_connection.READ_TIMEOUT_ENV))
 
-    def _with_connection(self, work: Callable[[Connection], T]) -> T:
-        with self._pool.connection() as connection:
-            return work(connection)
-
-    def _run_checked(self, work: Callable[[Connection], Result[T, StoreUnavailable]]
-                     ) -> FutureResult[T, StoreUnavailable]:
-        return self.run(work).bind_result(lambda outcome: outcome)
+    def _run_checked(self, work: Callable[[Connection], Result[T, StoreUnavailable]], *,
+                     long: bool = False) -> FutureResult[T, StoreUnavailable]:
+        return self.run(work, long=long).bind_result(lambda outcome: outcome)
 
     def _refused(self, what: str) -> FutureResult[Any, StoreUnavailable]:
         return FutureResult.from_failure(StoreUnavailable(
@@ -177,7 +201,8 @@ class PostgresStore(Closing):
         if self.readonly:
             return self._refused("ingest")
         batch = tuple({c.session.id: c for c in conversations}.values())
-        return self.run(lambda connection: postgres_writes.write(connection, batch))
+        return self.run(lambda connection: postgres_writes.write(connection, batch),
+                        long=True)
 
     # --- capabilities ----------------------------------------------------------------------
 
@@ -195,7 +220,7 @@ class PostgresStore(Closing):
                     connection.execute(f"VACUUM ANALYZE {table}")
             finally:
                 connection.autocommit = False
-        return self.run(work)
+        return self.run(work, long=True)
 
     def session_remover(self) -> Self:
         """This store: it removes whole sessions (:meth:`remove_sessions`)."""
@@ -207,7 +232,8 @@ class PostgresStore(Closing):
         if self.readonly:
             return self._refused("remove sessions")
         wanted = tuple(ids)
-        return self.run(lambda connection: postgres_removal.remove(connection, wanted))
+        return self.run(lambda connection: postgres_removal.remove(connection, wanted),
+                        long=True)
 
     def text_rewriter(self) -> Self:
         """This store: its texts are rewritten in place (:meth:`rewrite_texts`)."""
@@ -220,11 +246,11 @@ class PostgresStore(Closing):
         if self.readonly and not dry_run:
             return self._refused("be rewritten")
         return self.run(lambda connection: postgres_removal.rewrite_all(
-            connection, edit, dry_run=dry_run))
+            connection, edit, dry_run=dry_run), long=True)
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the database holds (``harkback stats``)."""
-        return self.run(postgres_reads.stats)
+        return self.run(postgres_reads.stats, long=True)
 
     def summary_cache(self) -> PostgresSummaryCache:
         """A cache in this database (a read-only store only reads it)."""
@@ -245,7 +271,7 @@ class PostgresStore(Closing):
         """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
         ``model``, in stored order."""
         return self.run(lambda connection: postgres_vectors.unembedded(
-            connection, model, roles, limit))
+            connection, model, roles, limit), long=True)
 
     def keep_vectors(self, model: str,
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
@@ -261,7 +287,7 @@ class PostgresStore(Closing):
             return FutureResult.from_failure(StoreUnavailable(problem))
         latest = {(key.session_id, key.position): unit_vector(vector) for key, vector in pairs}
         return self._run_checked(lambda connection: postgres_vectors.keep(
-            connection, model, latest))
+            connection, model, latest), long=True)
 
     def nearest(self, query: ports.NearestQuery
                 ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:

@@ -1,6 +1,6 @@
 """The PostgreSQL store's connections: checking a URL, a first connection that checks (and
-for a writable open of an empty database creates) the schema, the pool, and errors
-turned into one line each.
+for a writable open of an empty database creates) the schema, how long each wait may take
+(:class:`Bounds`), and errors turned into one line each.
 
 Nothing here prints a password: messages name the server by :func:`where`.
 
@@ -14,33 +14,44 @@ Nothing here prints a password: messages name the server by :func:`where`.
 
 from __future__ import annotations
 
-import logging
 import re
+from collections.abc import Callable, Mapping
+from typing import Any
 
+import attrs
 import psycopg
 from psycopg import conninfo
-from psycopg_pool import ConnectionPool, PoolTimeout
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_migrations import SchemaProblem, bring_forward
+from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
 from harkback.stages.errors import StoreUnavailable
 
 CONNECT_TIMEOUT_S = 10
-"""How long opening a connection may take before the server counts as unreachable."""
+"""How long opening a connection may take before the server counts as unreachable, unless
+the URL (``?connect_timeout=N``) or ``$PGCONNECT_TIMEOUT`` says otherwise."""
+
+READ_TIMEOUT_ENV = "HARKBACK_PG_READ_TIMEOUT"
+READ_TIMEOUT_S = 60.0
+"""How long the statements of a search, ``recent`` or ``show`` may run (0: no limit)."""
+
+WRITE_TIMEOUT_ENV = "HARKBACK_PG_WRITE_TIMEOUT"
+"""How long a write or upkeep may run (ingest's batches, optimize, redact, sync's removals,
+stats); no limit by default: their time grows with the store."""
 
 _PASSWORD = re.compile(r"(\bpassword=)[^&#]*", re.IGNORECASE)
-
-# The pool logs each connection it drops or cannot open as a warning, which Python prints on
-# stderr when logging is not set up (a command line): beside the one line the store's error
-# becomes. An application that sets up logging still receives them.
-logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 POOL_SIZE = 4
 """Connections the store may hold at once (one per concurrent statement)."""
 
 READ_ONLY = "-c default_transaction_read_only=on"
 """Session option of a read-only store: the server itself refuses every write."""
+
+IDLE_IN_TRANSACTION = "-c idle_in_transaction_session_timeout=600s"
+"""Session option of every store: a transaction left idle for 10 minutes (its client frozen
+or cut off) is ended by the server, so the write lock it holds does not stop every other
+writer for good. harkback never leaves one idle for more than moments."""
 
 
 def where(url: str) -> str:
@@ -70,13 +81,17 @@ def first_line(error: BaseException) -> str:
     return text.removeprefix("connection failed: ")
 
 
-def unavailable(url: str, error: BaseException) -> StoreUnavailable:
-    """A database error as one line naming the server.
+def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
+                ) -> StoreUnavailable:
+    """A database error as one line naming the server (and the ``limit`` a statement
+    cancelled for running too long ran into).
 
-    >>> unavailable("postgresql:///h", PoolTimeout("couldn't get a connection")).reason
-    "cannot reach the PostgreSQL server of postgresql:///h: couldn't get a connection"
+    >>> unavailable("postgresql:///h", Unanswered("no answer for 10 s")).reason
+    'cannot reach the PostgreSQL server of postgresql:///h: no answer for 10 s'
     """
-    if isinstance(error, PoolTimeout | psycopg.OperationalError):
+    if isinstance(error, Overran):
+        return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
+    if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}")
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
@@ -114,16 +129,97 @@ def _unquoted(detail: str, url: str) -> str:
     return detail
 
 
-def _kwargs(readonly: bool) -> dict[str, str | int]:
-    settings: dict[str, str | int] = {"connect_timeout": CONNECT_TIMEOUT_S}
+def _seconds(text: str, variable: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{variable} is not a number of seconds: {text!r}")
+    return value
+
+
+@attrs.frozen
+class Bounds:
+    """How long the store waits for its server, in seconds (None: no limit).
+
+    ``connect``: opening a connection, and how long a statement may go unanswered before
+    the server is checked (then a new connection must open within it, or the statement
+    fails, see :mod:`~harkback.adapters.stores.postgres_watchdog`); ``read``: a statement
+    of a search, ``recent`` or ``show``; ``write``: a write or upkeep.
+
+    >>> Bounds.of("postgresql:///h?connect_timeout=3", {"HARKBACK_PG_WRITE_TIMEOUT": "900"})
+    <Success: Bounds(connect=3.0, read=60.0, write=900.0)>
+    >>> Bounds.of("postgresql:///h", {"PGCONNECT_TIMEOUT": "0", "HARKBACK_PG_READ_TIMEOUT": "0"})
+    <Success: Bounds(connect=None, read=None, write=None)>
+    >>> Bounds.of("postgresql:///h", {"HARKBACK_PG_READ_TIMEOUT": "1m"}).failure().reason
+    "HARKBACK_PG_READ_TIMEOUT is not a number of seconds: '1m'"
+    """
+
+    connect: float | None
+    read: float | None
+    write: float | None
+
+    @classmethod
+    def of(cls, url: str, environ: Mapping[str, str]) -> Result[Bounds, StoreUnavailable]:
+        """The bounds a URL and an environment set (see the constants), or which value is
+        not a number of seconds."""
+        given = conninfo.conninfo_to_dict(url).get("connect_timeout")
+        text = str(given) if given is not None else environ.get("PGCONNECT_TIMEOUT", "")
+        read = environ.get(READ_TIMEOUT_ENV, "").strip()
+        write = environ.get(WRITE_TIMEOUT_ENV, "").strip()
+        try:
+            connect = _seconds(text, "connect_timeout") if text.strip() else CONNECT_TIMEOUT_S
+            return Success(cls(
+                # libpq waits without end for 0, and takes 1 as 2.
+                connect=max(2.0, connect) if connect > 0 else None,
+                read=(_seconds(read, READ_TIMEOUT_ENV) or None) if read else READ_TIMEOUT_S,
+                write=(_seconds(write, WRITE_TIMEOUT_ENV) or None) if write else None))
+        except ValueError as wrong:
+            return Failure(StoreUnavailable(str(wrong)))
+
+
+def _settings(url: str, readonly: bool, environ: Mapping[str, str]) -> dict[str, Any]:
+    """libpq settings added to the URL's: its own options (or ``$PGOPTIONS``, which libpq
+    would read only when none are given) come first."""
+    parts = conninfo.conninfo_to_dict(url)
+    options = [str(parts.get("options") or environ.get("PGOPTIONS", "")), IDLE_IN_TRANSACTION]
     if readonly:
-        settings["options"] = READ_ONLY
+        options.append(READ_ONLY)
+    settings: dict[str, Any] = {"options": " ".join(o for o in options if o)}
+    if "connect_timeout" not in parts and not environ.get("PGCONNECT_TIMEOUT", "").strip():
+        settings["connect_timeout"] = CONNECT_TIMEOUT_S
     return settings
 
 
-def prepare(url: str, readonly: bool) -> Result[Migrated, StoreUnavailable]:
+def connector(url: str, readonly: bool, environ: Mapping[str, str]
+              ) -> Callable[[], psycopg.Connection[tuple[Any, ...]]]:
+    """A function opening a new connection of the store (see :func:`_settings`).
+
+    Statements are never prepared: a prepared full-text search soon runs a generic plan
+    that cannot see how rare its words are, and scans the whole table (seconds, where the
+    index takes milliseconds)."""
+    target = conninfo.make_conninfo(url, **_settings(url, readonly, environ))
+    return lambda: psycopg.connect(target, prepare_threshold=None)
+
+
+def answers(url: str, timeout: float) -> bool:
+    """Whether the server at ``url`` accepts a new connection within ``timeout`` seconds,
+    or refuses it with a reason of its own (too many clients, a login refused): either way
+    it is running and reachable."""
+    try:
+        psycopg.connect(conninfo.make_conninfo(url, connect_timeout=max(2, round(timeout)))
+                        ).close()
+    except psycopg.Error as error:
+        return getattr(error, "sqlstate", None) is not None
+    return True
+
+
+def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watchdog
+            ) -> Result[Migrated, StoreUnavailable]:
     """Connect once, check the database is a harkback store this version reads, and bring
-    it to this version (:mod:`~harkback.adapters.stores.postgres_migrations`).
+    it to this version (:mod:`~harkback.adapters.stores.postgres_migrations`), its
+    statements under ``watchdog``.
 
     A writable open of an empty database creates the schema, and one of an older version
     migrates it (one transaction); a read-only one, or a database holding other tables,
@@ -133,25 +229,10 @@ def prepare(url: str, readonly: bool) -> Result[Migrated, StoreUnavailable]:
     if problem is not None:
         return Failure(problem)
     try:
-        with psycopg.connect(conninfo.make_conninfo(url, **_kwargs(readonly))) as connection:
+        with connector(url, readonly, environ)() as connection, \
+                watchdog.watching(connection, None):
             return Success(bring_forward(connection, where(url), readonly=readonly))
     except SchemaProblem as refused:
         return Failure(StoreUnavailable(str(refused)))
-    except psycopg.Error as error:
+    except (psycopg.Error, Unanswered) as error:
         return Failure(unavailable(url, error))
-
-
-def pool(url: str, readonly: bool, timeout: float = CONNECT_TIMEOUT_S) -> ConnectionPool:
-    """An open pool of up to :data:`POOL_SIZE` connections; a connection that died while
-    idle (a restarted server) is replaced before use, and a statement waits at most
-    ``timeout`` seconds for a connection.
-
-    Statements are never prepared: a prepared full-text search soon runs a generic plan
-    that cannot see how rare its words are, and scans the whole table (seconds, where the
-    index takes milliseconds)."""
-    opened: ConnectionPool = ConnectionPool(
-        url, min_size=1, max_size=POOL_SIZE,
-        kwargs={**_kwargs(readonly), "prepare_threshold": None}, open=False,
-        timeout=timeout, check=ConnectionPool.check_connection, name="harkback")
-    opened.open(wait=True, timeout=timeout)
-    return opened

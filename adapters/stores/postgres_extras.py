@@ -60,7 +60,7 @@ class PostgresSummaryCache:
     """A :class:`~harkback.stages.ports.SummaryCache` in the store's database."""
 
     def __init__(self, store: PostgresStore) -> None:
-        """Use ``store``'s pool (and its read-only mode)."""
+        """Use ``store``'s connections (and its read-only mode)."""
         self.store = store
 
     def cached_summary(self, key: SummaryKey) -> FutureResult[Summary | None, StoreUnavailable]:
@@ -76,7 +76,8 @@ class PostgresSummaryCache:
         if self.store.readonly:
             return FutureResult.from_value(None)
         row = summary_row(key, summary, time.time())
-        return self.store.run(lambda connection: _execute(connection, _KEEP_SUMMARY, row))
+        return self.store.run(lambda connection: _execute(connection, _KEEP_SUMMARY, row),
+                              long=True)
 
 
 def _execute(connection: Connection, statement: str, params: Sequence[Any]) -> None:
@@ -87,7 +88,7 @@ class PostgresImportLedger:
     """An :class:`~harkback.stages.imports.ImportLedger` in the store's database."""
 
     def __init__(self, store: PostgresStore) -> None:
-        """Use ``store``'s pool (and its read-only mode)."""
+        """Use ``store``'s connections (and its read-only mode)."""
         self.store = store
 
     def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
@@ -131,7 +132,7 @@ class PostgresImportLedger:
                 connection.execute("DELETE FROM import_marks WHERE location = %s "
                                    "AND item = ANY(%s::text[])", (key.location, wanted))
                 connection.execute(_FORGET_SESSIONS, (key.location, wanted))
-        return self.store.run(work)
+        return self.store.run(work, long=True)
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far, most recently imported first."""
@@ -165,7 +166,7 @@ class PostgresImportLedger:
                     connection.execute(
                         "UPDATE import_sources SET cursor = %s, last_imported_at = %s "
                         "WHERE location = %s", (cursor, now, key.location))
-        return self.store.run(work)
+        return self.store.run(work, long=True)
 
 
     def _refused(self) -> FutureResult[None, StoreUnavailable]:

@@ -1,7 +1,7 @@
 """The CLI against PostgreSQL when things go wrong, as a new user met them: a database of
 another program's read, a URL that cannot be parsed, a socket on another port, and the
-server stopped in the middle of an ingest (one line; nothing half-written; a retry
-completes)."""
+server stopped or frozen in the middle of an ingest or a search (one line, within a bound;
+nothing half-written; a retry completes)."""
 
 from __future__ import annotations
 
@@ -116,6 +116,95 @@ def test_a_server_stopped_mid_ingest_is_one_line_and_a_retry_completes(tmp_path:
         (line,) = err.splitlines()
         assert line.startswith("harkback: ingested ") and "cannot reach the PostgreSQL" in line
         server = restarted(server)
+        sessions, messages, partial = _counts(url)
+        assert (partial, messages) == (0, sessions * TURNS) and 0 < sessions < SESSIONS
+        again = harkback("ingest", str(source), "--db", url)
+        assert again.returncode == 0, again.stderr
+        assert _counts(url) == (SESSIONS, SESSIONS * TURNS, 0)
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
+
+
+BOUND_S = 20.0
+"""A generous bound on an answer due after ~4 s (connect_timeout=2: 2 s unanswered, 2 s for
+a new connection); the old code waited for good."""
+
+
+def _waiting_for_a_lock(url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with psycopg.connect(url, autocommit=True) as connection:
+            if connection.execute("SELECT EXISTS (SELECT FROM pg_stat_activity WHERE "
+                                  "wait_event_type = 'Lock')").fetchone() == (True,):
+                return
+        time.sleep(0.05)
+    raise AssertionError("no statement came to wait for the lock")
+
+
+def _ended(process: subprocess.Popen[str]) -> tuple[float, str]:
+    """How long ``process`` took to end from now (killed past the bound), and its stderr."""
+    started = time.monotonic()
+    try:
+        _, err = process.communicate(timeout=BOUND_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"still waiting after {BOUND_S} s") from None
+    return time.monotonic() - started, err
+
+
+def test_a_search_whose_server_freezes_is_one_line_within_its_bound(tmp_path: Path) -> None:
+    """The server's processes stopped while a search waits on it: one line, exit 1, in
+    seconds; it waited for good."""
+    server = start_server()
+    try:
+        url = server.create_database("frozen_search") + "&connect_timeout=2"
+        source = tmp_path / "few.jsonl"
+        source.write_text(json.dumps({"id": "s1", "messages": [
+            {"role": "user", "content": "docker bridge"}]}) + "\n", encoding="utf-8")
+        assert harkback("ingest", str(source), "--db", url).returncode == 0
+        with psycopg.connect(url) as blocker:
+            blocker.execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+            search = subprocess.Popen(
+                [sys.executable, "-m", "harkback.pipeline.cli", "search", "docker", "--db",
+                 url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _waiting_for_a_lock(url)
+            with server.frozen():
+                took, err = _ended(search)
+        assert search.returncode == 1
+        (line,) = err.splitlines()
+        assert line.startswith("harkback: session store unavailable: cannot reach the "
+                               "PostgreSQL server of postgresql://harkback@/frozen_search"), line
+        assert "no answer for 2 s, nor to a new connection within 2 s" in line
+        assert took < BOUND_S
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
+
+
+def test_a_server_frozen_mid_ingest_is_one_line_and_leaves_whole_sessions(
+        tmp_path: Path) -> None:
+    """Frozen between two batches or inside one: one line within the bound; once the server
+    goes on, what it committed is whole sessions (the batch cut short is rolled back), and a
+    retry stores all."""
+    source = tmp_path / "many.jsonl"
+    _write_many(source)
+    server = start_server()
+    try:
+        url = server.create_database("frozen_ingest") + "&connect_timeout=2"
+        ingest = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "ingest", str(source), "--db", url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not _some_stored(url) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with server.frozen():
+            took, err = _ended(ingest)
+        assert ingest.returncode == 1, err
+        (line,) = err.splitlines()
+        assert line.startswith("harkback: ingested ") and "no answer for 2 s" in line, line
+        assert took < BOUND_S
         sessions, messages, partial = _counts(url)
         assert (partial, messages) == (0, sessions * TURNS) and 0 < sessions < SESSIONS
         again = harkback("ingest", str(source), "--db", url)

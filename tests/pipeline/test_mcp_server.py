@@ -62,7 +62,7 @@ def _environment() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def connected(db: Path | None, env: dict[str, str] | None = None
+async def connected(db: Path | str | None, env: dict[str, str] | None = None
                     ) -> AsyncIterator[ClientSession]:
     """A client session with ``harkback mcp --db DB`` started as a subprocess (no
     ``--db`` when ``db`` is None), ``env`` added to its environment."""

@@ -1,5 +1,6 @@
 """A throwaway PostgreSQL server for the tests: ``initdb`` into a temporary folder, then
-``postgres`` listening on a Unix socket in that folder only (no TCP port), stopped after.
+``postgres`` listening on a Unix socket in that folder only (no TCP port unless asked
+for: then 127.0.0.1 too, on a free port), stopped after.
 
 The binaries are found on ``PATH``, through ``pg_config --bindir``, in
 ``/usr/lib/postgresql/*/bin``, or else in the ``pgserver`` wheel (a PostgreSQL build that
@@ -11,12 +12,14 @@ tests that need it with how to install it; they never skip.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
 import os
 import pwd
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -77,6 +80,8 @@ class PostgresServer:
 
     folder: Path
     process: subprocess.Popen[bytes]
+    port: int = 5432
+    """The server's port: on 127.0.0.1 when it listens there, and in its socket's name."""
 
     @property
     def socket_dir(self) -> Path:
@@ -85,7 +90,39 @@ class PostgresServer:
 
     def url(self, database: str = "postgres") -> str:
         """A connection URL for ``database`` over the socket."""
-        return f"postgresql://{USER}@/{database}?host={self.socket_dir}"
+        port = "" if self.port == 5432 else f"&port={self.port}"
+        return f"postgresql://{USER}@/{database}?host={self.socket_dir}{port}"
+
+    def tcp_url(self, database: str = "postgres") -> str:
+        """A connection URL for ``database`` over TCP (a server started with ``tcp``)."""
+        return f"postgresql://{USER}@127.0.0.1:{self.port}/{database}"
+
+    def processes(self) -> list[int]:
+        """The ids of the server's processes: the postmaster, then its children."""
+        children = []
+        for entry in Path("/proc").iterdir():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                # The parent's id is the second field after the command's closing ")".
+                if entry.name.isdigit() and int((entry / "stat").read_text().rpartition(
+                        ")")[2].split()[1]) == self.process.pid:
+                    children.append(int(entry.name))
+        return [self.process.pid, *children]
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The server's processes stopped (SIGSTOP) for the block, as a hung machine or a
+        network that drops every packet looks to a client; continued however it ends."""
+        stopped: list[int] = []
+        try:
+            for pid in self.processes():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
+            yield
+        finally:
+            for pid in stopped:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
 
     def create_database(self, name: str) -> str:
         """Create an empty database ``name`` and return its URL."""
@@ -108,9 +145,10 @@ FAST = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writ
 """Settings of a test server: its data is thrown away, so it need not survive a crash."""
 
 
-def start_server(*, durable: bool = False) -> PostgresServer:
+def start_server(*, durable: bool = False, tcp: bool = False) -> PostgresServer:
     """Initialise and start a server in a new temporary folder (see the module); a
-    ``durable`` one keeps PostgreSQL's crash-safe defaults (for benchmarks)."""
+    ``durable`` one keeps PostgreSQL's crash-safe defaults (for benchmarks), a ``tcp`` one
+    listens on 127.0.0.1 too."""
     binaries = server_binaries()
     if binaries is None:
         raise RuntimeError(INSTALL_HINT)
@@ -124,25 +162,35 @@ def start_server(*, durable: bool = False) -> PostgresServer:
     subprocess.run([*prefix, str(binaries / "initdb"), "-D", str(folder / "data"), "-U", USER,
                     "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"],
                    check=True, capture_output=True)
-    return _launched(folder, binaries, durable=durable)
+    return _launched(folder, binaries, durable=durable, port=_free_port() if tcp else None)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def restarted(server: PostgresServer) -> PostgresServer:
     """``server``, stopped, started again on its folder: what it had committed is there."""
     binaries = server_binaries()
     assert binaries is not None and server.process.poll() is not None
-    return _launched(server.folder, binaries, durable=False)
+    return _launched(server.folder, binaries, durable=False,
+                     port=None if server.port == 5432 else server.port)
 
 
-def _launched(folder: Path, binaries: Path, *, durable: bool) -> PostgresServer:
+def _launched(folder: Path, binaries: Path, *, durable: bool, port: int | None
+              ) -> PostgresServer:
     prefix = _as_server_user()[0]
     log = open(folder / "server.log", "ab")  # noqa: SIM115 - kept open while it runs
+    listen = ("-c", "listen_addresses=") if port is None else (
+        "-c", "listen_addresses=127.0.0.1", "-p", str(port))
     process = subprocess.Popen(
         [*prefix, str(binaries / "postgres"), "-D", str(folder / "data"), "-k",
-         str(folder / "socket"), "-c", "listen_addresses=", "-c", "max_connections=60",
+         str(folder / "socket"), *listen, "-c", "max_connections=60",
          *(() if durable else FAST)],
         stdout=log, stderr=subprocess.STDOUT)
-    server = PostgresServer(folder=folder, process=process)
+    server = PostgresServer(folder=folder, process=process, port=port or 5432)
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         try:
@@ -157,9 +205,9 @@ def _launched(folder: Path, binaries: Path, *, durable: bool) -> PostgresServer:
             time.sleep(0.1)
 
 
-def running_server(*, durable: bool = False) -> Iterator[PostgresServer]:
+def running_server(*, durable: bool = False, tcp: bool = False) -> Iterator[PostgresServer]:
     """A started server, stopped and removed when the iteration ends."""
-    server = start_server(durable=durable)
+    server = start_server(durable=durable, tcp=tcp)
     try:
         yield server
     finally:

@@ -1,0 +1,84 @@
+"""The PostgreSQL store's connections: one for each of the store's threads, made when the
+thread first needs it, checked before each use (one that died while idle, as a restarted
+server's do, is replaced), every wait bounded by the store's watchdog.
+
+The store runs its statements on a few threads, each holding one connection at a time, so a
+shared pool would only add its own waits: a pool that cannot connect keeps retrying in the
+background while the statement waits out the pool's timeout. Here a refused connection
+fails the statement that asked for it, as fast as the refusal comes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+
+from harkback.adapters.stores.postgres_watchdog import Watchdog
+
+T = TypeVar("T")
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+
+class PerThread:
+    """Runs work in a transaction on the calling thread's connection (see the module)."""
+
+    def __init__(self, connect: Callable[[], Connection], watchdog: Watchdog) -> None:
+        """``connect`` opens a new connection (bounded by its ``connect_timeout``)."""
+        self._connect = connect
+        self._watchdog = watchdog
+        self._local = threading.local()
+        self._made: list[Connection] = []
+        self._lock = threading.Lock()
+
+    def run(self, work: Callable[[Connection], T], limit: float | None) -> T:
+        """``work`` in a transaction, committed when it returns and rolled back when it
+        raises; its statements are given up on past ``limit`` seconds (None: only when the
+        server stops answering)."""
+        connection = self._ready()
+        with self._watchdog.watching(connection, limit):
+            try:
+                result = work(connection)
+            except BaseException:
+                if not connection.closed:
+                    with contextlib.suppress(psycopg.Error):
+                        connection.rollback()
+                raise
+            connection.commit()
+        return result
+
+    def close(self) -> None:
+        """Close every connection made (once no work runs on them)."""
+        with self._lock:
+            made, self._made = self._made, []
+        for connection in made:
+            with contextlib.suppress(psycopg.Error):
+                connection.close()
+
+    def _ready(self) -> Connection:
+        held: Connection | None = getattr(self._local, "connection", None)
+        if held is not None and not held.closed:
+            try:
+                with self._watchdog.watching(held, None):
+                    _check(held)
+                return held
+            except psycopg.OperationalError:
+                held.close()  # it died while idle: a new one takes its place
+        made = self._connect()
+        with self._lock:
+            self._made = [c for c in self._made if not c.closed] + [made]
+        self._local.connection = made
+        return made
+
+
+def _check(connection: Connection) -> None:
+    """One round trip (an empty statement, outside any transaction)."""
+    connection.autocommit = True
+    try:
+        connection.execute("")
+    finally:
+        with contextlib.suppress(psycopg.Error):
+            connection.autocommit = False

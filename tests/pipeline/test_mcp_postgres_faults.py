@@ -1,0 +1,69 @@
+"""``harkback mcp`` over PostgreSQL when the server goes away between two calls (the SDK's
+own client, the server a subprocess): stopped, the next call's error comes at once;
+frozen, within a bound. The server is continued whatever the test's outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from harkback.adapters.stores.postgres import PostgresStore
+from tests.adapters.stores.store_contract import ok
+from tests.conftest import conversation
+from tests.pipeline.test_mcp_server import _text, connected
+from tests.support.postgres_server import PostgresServer, start_server
+
+SEARCH = {"query": "docker", "summarizer": "none"}
+BOUND_S = 20.0
+"""A generous bound on an error due after ~4 s when frozen (connect_timeout=2)."""
+
+
+@pytest.fixture
+def server() -> Iterator[PostgresServer]:
+    """A server of the test's own, which it stops or freezes."""
+    started = start_server()
+    yield started
+    started.stop()
+    shutil.rmtree(started.folder, ignore_errors=True)
+
+
+async def _stored(server: PostgresServer) -> str:
+    url = server.create_database("mcp") + "&connect_timeout=2"
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([conversation("s1", ("user", "docker bridge network"))]))
+    return url
+
+
+async def test_a_stopped_server_is_the_next_calls_error_at_once(server: PostgresServer) -> None:
+    """The pool waited out its 10 s timeout before the error; the refusal is immediate."""
+    async with connected(await _stored(server)) as session:
+        first = await session.call_tool("session_search", SEARCH)
+        assert not first.is_error, _text(first)
+        server.stop()
+        started = time.monotonic()
+        second = await asyncio.wait_for(session.call_tool("session_search", SEARCH), BOUND_S)
+        took = time.monotonic() - started
+    assert second.is_error and "cannot reach the PostgreSQL server" in _text(second)
+    assert took < 3.0
+
+
+async def test_a_frozen_server_is_the_next_calls_error_within_its_bound(
+        server: PostgresServer) -> None:
+    """The call waited for good on a frozen server; now one error within the bound, and
+    once the server goes on, calls work again."""
+    async with connected(await _stored(server)) as session:
+        first = await session.call_tool("session_search", SEARCH)
+        assert not first.is_error, _text(first)
+        with server.frozen():
+            started = time.monotonic()
+            second = await asyncio.wait_for(session.call_tool("session_search", SEARCH),
+                                            BOUND_S)
+            took = time.monotonic() - started
+        third = await session.call_tool("session_search", SEARCH)
+    assert second.is_error and "no answer for 2 s" in _text(second), _text(second)
+    assert took < BOUND_S
+    assert not third.is_error, _text(third)
