@@ -36,6 +36,7 @@ from functools import lru_cache
 import attrs
 
 from harkback.stages.text.framing import is_framing_token, without_framing
+from harkback.stages.text.identifiers import code_words
 from harkback.stages.text.tokens import index_tokens, is_cjk, is_stopword, token_matches, tokens
 
 
@@ -223,34 +224,15 @@ def topic_tokens(text: str) -> tuple[str, ...]:
     return tuple(t for t in toks if not (is_stopword(t) or is_framing_token(t)))
 
 
-_JOINED = re.compile(r"(?<![\w-])-{0,2}[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)+")
-"""A word joined by hyphens, underscores or dots."""
-
-_CODE_LIKE = re.compile(r"^-|[_.0-9]")
-"""What makes a joined word a flag, an identifier, a version or a file name (``--no-cache``,
-``DATABASE_URL``, ``3.12``, ``daemon.json``) rather than an English compound ("front-end")."""
-
-
-def joined_phrases(text: str) -> tuple[Phrase, ...]:
-    """The flags, identifiers, versions and file names of ``text`` as phrases of their
-    parts, stopwords kept: the index splits them the same way, and "--no-cache" searched
-    as its loose words would be "cache" alone.
-
-    >>> [p.terms for p in joined_phrases("why --no-cache? DATABASE_URL, Python 3.12, re-run")]
-    [('no', 'cache'), ('database', 'url'), ('3', '12')]
-    """
-    found = (tuple(tokens(m.group())[:MAX_PHRASE_TERMS]) for m in _JOINED.finditer(text)
-             if _CODE_LIKE.search(m.group()))
-    return tuple(dict.fromkeys(Phrase(terms) for terms in found if len(terms) > 1))
-
-
 def _plain(text: str) -> ParsedQuery:
     # A question of framing alone ("上次怎么解决的？") still searches its own words.
     topical = topic_tokens(text) or tokens(without_contractions(text))
     # Repeated words are dropped as strings, before a record is made for each.
     words: tuple[Unit, ...] = tuple(
         _single(t, False) for t in list(dict.fromkeys(topical))[:MAX_UNITS])
-    units = (words + joined_phrases(text))[:MAX_UNITS] if words else ()
+    # A flag or an identifier ("--no-cache") is also the phrase of its parts.
+    joined = tuple(Phrase(t) for t in code_words(text, max_tokens=MAX_PHRASE_TERMS))
+    units = (words + joined)[:MAX_UNITS] if words else ()
     if not units:
         return ParsedQuery(None, (), advanced=False)
     return ParsedQuery(AnyOf(units), units, advanced=False)
