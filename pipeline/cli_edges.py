@@ -13,14 +13,13 @@ but the standard library.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO, TypeVar, cast
 
-from harkback.pipeline.terminal import VisibleWriter, json_text, visible
+from harkback.pipeline.terminal import VisibleWriter, WrappedStream, json_text, visible
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 128 + 13
@@ -101,15 +100,10 @@ class OutputLost(Exception):
     no payload can be printed either."""
 
 
-class GuardedWriter(io.TextIOBase):
+class GuardedWriter(WrappedStream):
     """Standard output whose write errors are :class:`OutputLost` (a reader that went away
     stays ``BrokenPipeError``): one line on stderr, not an internal error whose ``--json``
     payload fails again."""
-
-    def __init__(self, target: TextIO) -> None:
-        """Write through to ``target``."""
-        super().__init__()
-        self._target = target
 
     def write(self, text: str) -> int:
         """Write ``text``."""
@@ -118,18 +112,6 @@ class GuardedWriter(io.TextIOBase):
     def flush(self) -> None:
         """Flush the target."""
         self._guarded(self._target.flush)
-
-    def fileno(self) -> int:
-        """The target's file descriptor."""
-        return self._target.fileno()
-
-    def isatty(self) -> bool:
-        """Whether the target is a terminal."""
-        return self._target.isatty()
-
-    def writable(self) -> bool:
-        """Always: it writes."""
-        return True
 
     @staticmethod
     def _guarded(work: Callable[[], T]) -> T:

@@ -50,8 +50,8 @@ def json_text(payload: Any, *, indent: int | None = None) -> str:
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
-class VisibleWriter(io.TextIOBase):
-    """A text stream that writes to ``target`` with :func:`visible` applied."""
+class WrappedStream(io.TextIOBase):
+    """A text stream writing through to ``target``, for a subclass to change ``write``."""
 
     def __init__(self, target: TextIO) -> None:
         """Write through to ``target``."""
@@ -59,9 +59,8 @@ class VisibleWriter(io.TextIOBase):
         self._target = target
 
     def write(self, text: str) -> int:
-        """Write ``text``, its control characters made visible."""
-        self._target.write(visible(text))
-        return len(text)
+        """Write ``text``."""
+        return self._target.write(text)
 
     def flush(self) -> None:
         """Flush the target."""
@@ -78,3 +77,12 @@ class VisibleWriter(io.TextIOBase):
     def writable(self) -> bool:
         """Always: it writes."""
         return True
+
+
+class VisibleWriter(WrappedStream):
+    """A text stream that writes to ``target`` with :func:`visible` applied."""
+
+    def write(self, text: str) -> int:
+        """Write ``text``, its control characters made visible."""
+        self._target.write(visible(text))
+        return len(text)

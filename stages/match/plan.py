@@ -190,13 +190,20 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
     for ru in units:
         if not (isinstance(ru.unit, Term) and _expandable(ru.unit, parsed)):
             return None
-        found = [f for f in ru.forms if counts.get(f, 0) > 0]
-        if found and sum(counts[f] for f in found) <= cap:
+        found, total = _found(ru, counts)
+        if found and total <= cap:
             kept.extend(Term(f) for f in found)
     kept = list(dict.fromkeys(kept))
     if not kept:
         return None
     return kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
+
+
+def _found(unit: RankUnit, counts: dict[str, int]) -> tuple[tuple[str, ...], int]:
+    # A word's forms the index holds, and the messages holding any of them: one count
+    # decides whether the word is common, however it is spelled.
+    found = tuple(f for f in unit.forms if counts.get(f, 0) > 0)
+    return found, sum(counts[f] for f in found)
 
 
 PAIRED_WORDS = 6
@@ -231,8 +238,9 @@ def common_pairs(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStat
     for ru in units:
         if not isinstance(ru.unit, Term) or ru.unit.prefix:
             return None
-        terms = tuple(Term(f) for f in ru.forms if counts.get(f, 0) > 0)
-        if terms and sum(counts[t.text] for t in terms) > cap:
+        found, total = _found(ru, counts)
+        if found and total > cap:
+            terms = tuple(Term(f) for f in found)
             common.append((ru, terms[0] if len(terms) == 1 else AnyOf(terms)))
     rarest = sorted(common, key=lambda c: -c[0].idf)[:PAIRED_WORDS]
     kept = [c for c in common if c in rarest]  # in the question's order
