@@ -1,6 +1,6 @@
 """The PostgreSQL store's connections: one for each of the store's threads, made when the
-thread first needs it, checked before each use (one that died while idle, as a restarted
-server's do, is replaced), every wait bounded by the store's watchdog.
+thread first needs it, checked before it is used after being idle (one that died meanwhile,
+as a restarted server's do, is replaced), every wait bounded by the store's watchdog.
 
 The store runs its statements on a few threads, each holding one connection at a time, so a
 shared pool would only add its own waits: a pool that cannot connect keeps retrying in the
@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
+from time import monotonic
 from typing import Any, TypeVar
 
 import psycopg
@@ -20,6 +21,10 @@ import psycopg
 from harkback.adapters.stores.postgres_watchdog import Watchdog
 
 T = TypeVar("T")
+
+CHECK_AFTER_IDLE_S = 5.0
+"""A connection idle this long is checked (one round trip) before it is used again: a
+server restarted meanwhile has closed it."""
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 
@@ -48,6 +53,7 @@ class PerThread:
                         connection.rollback()
                 raise
             connection.commit()
+        self._local.used = monotonic()
         return result
 
     def close(self) -> None:
@@ -61,6 +67,10 @@ class PerThread:
     def _ready(self) -> Connection:
         held: Connection | None = getattr(self._local, "connection", None)
         if held is not None and not held.closed:
+            if monotonic() - getattr(self._local, "used", 0.0) < CHECK_AFTER_IDLE_S:
+                # Answered a moment ago: a check would cost a round trip on every call,
+                # a search's dozen of them over a network.
+                return held
             try:
                 with self._watchdog.watching(held, None):
                     _check(held)
