@@ -6,8 +6,8 @@ each with what it abbreviates, and the ranker searches a short form's expansions
 forms of the same word (one IDF for all of them). Only the short form widens: a
 question about "production" does not look for "prod", which also stands inside file
 names and flags (``prod-anon.dump``) meaning something narrower. Two names of one thing
-(postgres, postgresql) widen both ways. Short forms with another common meaning ("ts"
-is also a timestamp, "min" a minimum) are left out.
+(postgres, postgresql) widen both ways. Short forms with another common meaning are left
+out: "ts" is also a timestamp, "tf" TensorFlow, "var" the ``/var`` of a path.
 
 >>> expansions("prod"), expansions("postgresql"), expansions("docker")
 (('production',), ('postgres',), ())
@@ -24,9 +24,9 @@ auth authentication authorization | config configuration | configs configuration
 env environment | envs environments | perm permission | perms permissions
 dep dependency | deps dependencies | dir directory | dirs directories
 pkg package | pkgs packages | param parameter | params parameters
-arg argument | args arguments | var variable | vars variables | impl implementation
+arg argument | args arguments | impl implementation
 msg message | msgs messages | req request | reqs requests | resp response
-infra infrastructure | gh github | tf terraform
+infra infrastructure | gh github
 """
 
 _SAME_THING = """
@@ -36,6 +36,7 @@ postgres postgresql | mongo mongodb | kube kubernetes
 
 @cache
 def short_forms() -> dict[str, tuple[str, ...]]:
+    """Every listed short form, and each name of one thing, with what it stands for."""
     table: dict[str, tuple[str, ...]] = {}
     for group in _groups(_SHORT_FORMS):
         short, *long = group
