@@ -116,14 +116,19 @@ def test_a_server_stopped_mid_ingest_is_one_line_and_a_retry_completes(tmp_path:
         (line,) = err.splitlines()
         assert line.startswith("harkback: ingested ") and "cannot reach the PostgreSQL" in line
         server = restarted(server)
-        sessions, messages, partial = _counts(url)
-        assert (partial, messages) == (0, sessions * TURNS) and 0 < sessions < SESSIONS
-        again = harkback("ingest", str(source), "--db", url)
-        assert again.returncode == 0, again.stderr
-        assert _counts(url) == (SESSIONS, SESSIONS * TURNS, 0)
+        _whole_sessions_then_all(url, source)
     finally:
         server.stop()
         shutil.rmtree(server.folder, ignore_errors=True)
+
+
+def _whole_sessions_then_all(url: str, source: Path) -> None:
+    """An interrupted ingest stored some sessions, each whole; ingesting again stores all."""
+    sessions, messages, partial = _counts(url)
+    assert (partial, messages) == (0, sessions * TURNS) and 0 < sessions < SESSIONS
+    again = harkback("ingest", str(source), "--db", url)
+    assert again.returncode == 0, again.stderr
+    assert _counts(url) == (SESSIONS, SESSIONS * TURNS, 0)
 
 
 BOUND_S = 20.0
@@ -205,11 +210,7 @@ def test_a_server_frozen_mid_ingest_is_one_line_and_leaves_whole_sessions(
         (line,) = err.splitlines()
         assert line.startswith("harkback: ingested ") and "no answer for 2 s" in line, line
         assert took < BOUND_S
-        sessions, messages, partial = _counts(url)
-        assert (partial, messages) == (0, sessions * TURNS) and 0 < sessions < SESSIONS
-        again = harkback("ingest", str(source), "--db", url)
-        assert again.returncode == 0, again.stderr
-        assert _counts(url) == (SESSIONS, SESSIONS * TURNS, 0)
+        _whole_sessions_then_all(url, source)
     finally:
         server.stop()
         shutil.rmtree(server.folder, ignore_errors=True)
