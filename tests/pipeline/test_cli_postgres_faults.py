@@ -208,7 +208,9 @@ def test_a_server_frozen_mid_ingest_is_one_line_and_leaves_whole_sessions(
             took, err = _ended(ingest)
         assert ingest.returncode == 1, err
         (line,) = err.splitlines()
-        assert line.startswith("harkback: ingested ") and "no answer for 2 s" in line, line
+        # Which wait sees the freeze first (a statement's, or a new connection's on another
+        # of the store's threads) decides the reason given after this.
+        assert line.startswith("harkback: ingested ") and "cannot reach the PostgreSQL" in line
         assert took < BOUND_S
         _whole_sessions_then_all(url, source)
     finally:

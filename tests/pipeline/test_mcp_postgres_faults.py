@@ -64,6 +64,7 @@ async def test_a_frozen_server_is_the_next_calls_error_within_its_bound(
                                             BOUND_S)
             took = time.monotonic() - started
         third = await session.call_tool("session_search", SEARCH)
-    assert second.is_error and "no answer for 2 s" in _text(second), _text(second)
+    # A statement's wait or a new connection's (another store thread) may see it first.
+    assert second.is_error and "cannot reach the PostgreSQL" in _text(second), _text(second)
     assert took < BOUND_S
     assert not third.is_error, _text(third)
