@@ -18,7 +18,12 @@ import pytest
 
 from harkback.adapters.stores.postgres_connection import where
 from tests.pipeline.test_import_cli import harkback
-from tests.support.postgres_server import PostgresServer, restarted, start_server
+from tests.support.postgres_server import (
+    PostgresServer,
+    restarted,
+    start_server,
+    waits_for_a_lock,
+)
 
 _names = itertools.count()
 SESSIONS, TURNS = 3_000, 40
@@ -139,10 +144,8 @@ a new connection); the old code waited for good."""
 def _waiting_for_a_lock(url: str) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        with psycopg.connect(url, autocommit=True) as connection:
-            if connection.execute("SELECT EXISTS (SELECT FROM pg_stat_activity WHERE "
-                                  "wait_event_type = 'Lock')").fetchone() == (True,):
-                return
+        if waits_for_a_lock(url):
+            return
         time.sleep(0.05)
     raise AssertionError("no statement came to wait for the lock")
 

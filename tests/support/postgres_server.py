@@ -228,6 +228,13 @@ def emptied(url: str) -> None:
                            "sessions = 0, session_tokens = 0, generation = generation + 1")
 
 
+def waits_for_a_lock(url: str) -> bool:
+    """Whether a statement of some connection to ``url``'s server waits for a lock now."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        return connection.execute("SELECT EXISTS (SELECT FROM pg_stat_activity WHERE "
+                                  "wait_event_type = 'Lock')").fetchone() == (True,)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """A PostgreSQL server for the whole test run; a machine without one fails the test

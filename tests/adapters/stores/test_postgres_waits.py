@@ -22,7 +22,12 @@ from harkback.adapters.stores.postgres import PostgresStore
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
 from tests.conftest import conversation
-from tests.support.postgres_server import PostgresServer, running_server, start_server
+from tests.support.postgres_server import (
+    PostgresServer,
+    running_server,
+    start_server,
+    waits_for_a_lock,
+)
 
 _names = itertools.count()
 BOUND_S = 20.0
@@ -51,10 +56,8 @@ async def _waiting(url: str) -> None:
     """Until a statement of another connection waits for a lock."""
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        with psycopg.connect(url, autocommit=True) as connection:
-            if connection.execute("SELECT EXISTS (SELECT FROM pg_stat_activity WHERE "
-                                  "wait_event_type = 'Lock')").fetchone() == (True,):
-                return
+        if waits_for_a_lock(url):
+            return
         await asyncio.sleep(0.05)
     raise AssertionError("no statement came to wait for the lock")
 
