@@ -135,7 +135,7 @@ class LexicalMatch:
         if parsed.expression is None:
             return pure(Matched(request=request, parsed=parsed, hits=()))
         # The question's time ("two weeks ago") is weighed by its window, not its words.
-        planned = plan_units(parsed, time_words(request.query))
+        planned = plan_units(parsed, time_words(request.query), script=cjk_script(request.query))
         lookups = tuple(dict.fromkeys(f for ru in planned for f in ru.forms))
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:

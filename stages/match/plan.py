@@ -1,9 +1,11 @@
 """Query planning: which words of a question to rank by, their forms, their weights.
 
 A plain question loses its framing ("how many", the words of a time it names), each
-remaining word is widened to its inflections (:func:`~harkback.stages.text.stem.inflections`)
-and, for a developer's short form, to what it stands for
-(:func:`~harkback.stages.text.abbreviations.expansions`),
+remaining word is widened to its inflections (:func:`~harkback.stages.text.stem.inflections`),
+for a developer's short form to what it stands for
+(:func:`~harkback.stages.text.abbreviations.expansions`), and across languages to the
+English name of a Chinese, Japanese or Korean word, or the reverse
+(:mod:`~harkback.stages.text.glossary`),
 the store's document counts give each word one IDF however it is spelled, and the
 store is asked for an OR of the forms, or only of the rarer words' forms
 (:func:`selective`). A query in FTS syntax is searched as written.
@@ -23,8 +25,10 @@ from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit, Without
 from harkback.stages.request import SearchRequest
 from harkback.stages.text.abbreviations import expansions
+from harkback.stages.text.glossary import named_spans, native_words
+from harkback.stages.text.scripts import Script
 from harkback.stages.text.stem import inflections
-from harkback.stages.text.tokens import is_cjk
+from harkback.stages.text.tokens import is_bigram, is_cjk
 
 QUESTION_WORDS = frozenset(
     "many much total number currently recently lately name kind type different".split())
@@ -58,14 +62,26 @@ def _expandable(unit: Unit, parsed: ParsedQuery) -> bool:
             and not is_cjk(unit.text))
 
 
-def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
-               ) -> tuple[RankUnit, ...]:
-    """Each topic unit (:func:`topic_units`) with the forms to look up: inflections for
-    plain words.
+FOREIGN_SHARE = 0.5
+"""The weight of a word's name in another language (:mod:`~harkback.stages.text.glossary`)
+against the word as the question writes it: a session on the topic in the question's own
+language stays ahead of one on a like topic in another."""
+
+
+def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
+               script: Script | None = None) -> tuple[RankUnit, ...]:
+    """Each topic unit (:func:`topic_units`) with the forms to look up (inflections for
+    plain words), then each listed word's name in the other language as a unit of its own
+    at :data:`FOREIGN_SHARE`: the English name of a Chinese, Japanese or Korean word, and,
+    for a question written in ``script`` (:func:`~harkback.stages.text.scripts.cjk_script`
+    of its text), that language's words for its English words
+    (:mod:`~harkback.stages.text.glossary`).
 
     >>> from harkback.stages.query import parse_query
     >>> [u.forms for u in plan_units(parse_query("bikes"))]
     [('bikes', 'biked', 'bike', 'biking')]
+    >>> [(u.forms[:2], u.share) for u in plan_units(parse_query("超时"))]
+    [(('超时',), 1.0), (('timeout', 'timeouts'), 0.5)]
     """
     out = []
     topic = topic_units(parsed, framing)
@@ -80,7 +96,56 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset()
             out.append(RankUnit(unit, (unit.text,), share=share))
         else:
             out.append(RankUnit(unit, unit.terms))
+    if not parsed.advanced:
+        out += _foreign_units(topic, out, script)
     return tuple(out)
+
+
+def _foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
+                   script: Script | None) -> list[RankUnit]:
+    # Each listed word's names, weighed as what the word weighs in the question (the share
+    # of the bigrams that spell it, or 1 for an English word); an English name at
+    # FOREIGN_SHARE of that, the words of the question's own language in full.
+    weighed: dict[tuple[str, ...], float] = {}
+    for start, end, names in _english_names(topic):
+        share = FOREIGN_SHARE * sum(ru.share for ru in planned[start:end])
+        weighed[names] = max(weighed.get(names, 0.0), share)
+    if script is not None:
+        for ru in planned:
+            if isinstance(ru.unit, Term) and not is_cjk(ru.unit.text):
+                # An English word of a CJK question, by every spelling the plan gave it.
+                native = tuple(w for f in ru.forms for w in native_words(f, script))
+                weighed[native] = max(weighed.get(native, 0.0), ru.share)
+    held = {f for ru in planned for f in ru.forms}
+    out = []
+    for group, share in weighed.items():
+        forms = tuple(dict.fromkeys(f for w in group for f in (
+            (w,) if is_cjk(w) else inflections(w)) if f not in held))
+        if forms:
+            held.update(forms)
+            out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3)))
+    return out
+
+
+def _english_names(units: Sequence[Unit]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """The English names of the listed words the CJK bigrams spell, each with the units
+    ``(start, end)`` of the bigrams wholly inside it.
+
+    A run of bigrams spells one stretch of text ("数据" "据库" "库连" … for 数据库连接…);
+    its listed words are found in that text.
+
+    >>> _english_names((Term("数据"), Term("据库"), Term("库连"), Term("连接")))
+    [(0, 2, ('database', 'db')), (3, 4, ('connection',))]
+    """
+    found = []
+    for start, end in _runs(units):
+        if not is_bigram(_text(units[start])):
+            continue
+        text = _text(units[start]) + "".join(_text(u)[1] for u in units[start + 1:end])
+        # The word at characters [begin, finish) holds the bigrams starting begin..finish-2.
+        found += [(start + begin, start + finish - 1, names)
+                  for begin, finish, names in named_spans(text)]
+    return found
 
 
 _KATAKANA_OR_HANGUL = re.compile(r"^[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f\uac00-\ud7af]+$")
@@ -101,18 +166,27 @@ def bigram_shares(units: Sequence[Unit]) -> tuple[float, ...]:
     ((1.0,), (0.667, 0.667, 0.667))
     """
     shares = [1.0] * len(units)
-    start = 0
-    while start < len(units):
-        end = start + 1
-        while end < len(units) and _continues(units[end - 1], units[end]):
-            end += 1
+    for start, end in _runs(units):
         n = end - start
         if n > 1:
             text = "".join(_text(u) for u in units[start:end])
             share = 1 / n if _KATAKANA_OR_HANGUL.match(text) else (n + 1) / (2 * n)
             shares[start:end] = [round(share, 3)] * n
-        start = end
     return tuple(shares)
+
+
+def _runs(units: Sequence[Unit]) -> list[tuple[int, int]]:
+    """The units as stretches ``(start, end)``: a run of overlapping CJK bigrams is one,
+    every other unit one on its own."""
+    runs = []
+    start = 0
+    while start < len(units):
+        end = start + 1
+        while end < len(units) and _continues(units[end - 1], units[end]):
+            end += 1
+        runs.append((start, end))
+        start = end
+    return runs
 
 
 def _text(unit: Unit) -> str:

@@ -103,12 +103,6 @@ def _plain(unit: Unit) -> bool:
         len(unit.text) == 1 and is_cjk(unit.text))
 
 
-def _counted_forms(unit: RankUnit) -> tuple[str, ...]:
-    # A CJK bigram is its own only form (the planner gives it no other).
-    text = unit.unit.text if isinstance(unit.unit, Term) else ""
-    return (text,) if is_cjk(text) else unit.forms
-
-
 MessageScorer = Callable[[str], tuple[float, frozenset[int]]]
 
 
@@ -161,7 +155,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     owners: dict[str, list[int]] = {}
     for j, ru in enumerate(units):
         if _plain(ru.unit):
-            for form in dict.fromkeys(_counted_forms(ru)):
+            for form in dict.fromkeys(ru.forms):
                 owners.setdefault(form, []).append(j)
     raw_owners = {form.encode("ascii"): js for form, js in owners.items() if form.isascii()}
     forms, raw_forms = frozenset(owners), frozenset(raw_owners)
@@ -247,7 +241,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         counts: dict[int, int] = {}
         for j, ru in enumerate(units):
             if _plain(ru.unit):
-                tf = sum(toks.count(f) for f in _counted_forms(ru) if f in token_set)
+                tf = sum(toks.count(f) for f in ru.forms if f in token_set)
             else:
                 tf = _unit_count(ru.unit, toks, token_set)
             if tf:

@@ -201,3 +201,43 @@ async def test_a_short_form_finds_what_it_stands_for(store: SessionStore) -> Non
                   conversation("other", ("user", "restore my photos from the backup drive")))
     assert (await _sessions(store, "how did we restore the prod db?"))[0] == "long"
 
+
+
+async def test_a_chinese_question_finds_the_english_session_it_names(store: SessionStore) -> None:
+    """数据库 连接 超时 are 'database', 'connection', 'timeout': the English session that
+    fixed them comes first, above a Chinese session that shares only the question's
+    framing and one word."""
+    await _ingest(store,
+                  conversation("gold", ("user", "the api keeps failing with database "
+                                        "connection timeout under load"),
+                               ("assistant", "raised the pool size and the connect timeout")),
+                  conversation("zh", ("user", "上次构建失败了，数据在哪里看？")),
+                  conversation("other", ("user", "the cron backup job filled the disk")))
+    ranked = await _sessions(store, "上次数据库连接超时是怎么解决的？")
+    assert ranked[0] == "gold"
+
+
+async def test_english_words_in_a_korean_question_find_the_korean_words(
+        store: SessionStore) -> None:
+    """'deploy' and 'rollback' in a Korean question also look for 배포 and 롤백."""
+    await _ingest(store,
+                  conversation("gold", ("user", "어제 배포 후 에러가 나서 롤백했어요")),
+                  conversation("other", ("user", "로그인 화면 디자인을 바꿨어요")))
+    assert (await _sessions(store, "지난번 deploy rollback 어떻게 했지?"))[0] == "gold"
+
+
+async def test_a_session_in_the_question_s_language_stays_ahead_of_an_english_look_alike(
+        store: SessionStore) -> None:
+    """A Japanese question about a Japanese session: an English session on a like topic,
+    matched only through the English name of ネットワーク, does not pass it (the name
+    weighs half of the word as the question writes it)."""
+    await _ingest(store,
+                  conversation("ja", ("user", "docker のネットワークで redis に繋がらない"),
+                               ("assistant", "同じネットワークに入れて解決しました"),
+                               started_at=1_000.0),
+                  conversation("en", ("user", "docker network: the api can't reach the db"),
+                               ("assistant", "put both on one user-defined network; the "
+                                "default bridge network has no dns"),
+                               started_at=2_000.0))
+    ranked = await _sessions(store, "前回のDockerのネットワークの問題はどうやって解決した？")
+    assert ranked[0] == "ja"

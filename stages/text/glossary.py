@@ -1,0 +1,162 @@
+"""Developers' words across languages: what a Chinese, Japanese or Korean word names in English.
+
+A developer asks in Chinese "上次数据库连接超时怎么解决的", about a session whose commands,
+logs and explanations said "database connection timeout". The two share no written form,
+so the common words of software work are listed here with their English names, and the
+ranker searches a CJK word's English names as more forms of it (as it does a short form's
+expansions, :mod:`~harkback.stages.text.abbreviations`). The other way round, an English
+word in a CJK question ("repo 太大、clone 很慢") also looks for the words of the question's
+language, when that word is one index token (two characters: 仓库, 克隆, 배포, 設定).
+Only concrete terms are listed: generic words (问题, 解决, 方法, 前回) would join everything.
+
+>>> english_names("超时"), native_words("clone", "zh")
+(('timeout',), ('克隆',))
+>>> [(start, end, names) for start, end, names in named_spans("数据库连接超时")]
+[(0, 3, ('database', 'db')), (3, 5, ('connection',)), (5, 7, ('timeout',))]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+
+from harkback.stages.text.scripts import Script
+
+# English names : Chinese | Japanese | Korean (words separated by spaces).
+_GLOSSARY = """
+timeout: 超时 | タイムアウト | 타임아웃
+database db: 数据库 | データベース | 데이터베이스
+connection: 连接 | 接続 コネクション | 연결 커넥션
+deploy deployment: 部署 | デプロイ | 배포 디플로이
+container: 容器 | コンテナ | 컨테이너
+image: 镜像 | イメージ | 이미지
+repository repo: 仓库 代码库 | リポジトリ | 저장소 레포
+clone: 克隆 | クローン | 클론
+branch: 分支 | ブランチ | 브랜치
+merge: 合并 | マージ | 병합 머지
+commit: 提交 | コミット | 커밋
+log logs: 日志 | ログ | 로그
+error: 报错 错误 | エラー | 에러 오류
+exception: 异常 | 例外 | 예외
+certificate cert: 证书 | 証明書 | 인증서
+permission permissions: 权限 | 権限 パーミッション | 권한
+config configuration: 配置 | 設定 コンフィグ | 설정
+environment env: 环境 | 環境 | 환경
+variable: 变量 | 変数 | 변수
+port: 端口 | ポート | 포트
+memory: 内存 | メモリ | 메모리
+leak: 泄漏 泄露 | リーク | 누수
+cache: 缓存 | キャッシュ | 캐시
+index: 索引 | インデックス | 인덱스
+query: 查询 | クエリ | 쿼리
+migration migrate: 迁移 | マイグレーション 移行 | 마이그레이션
+backup: 备份 | バックアップ | 백업
+restore: 恢复 还原 | リストア 復元 | 복원 복구
+rollback: 回滚 | ロールバック | 롤백
+proxy: 代理 | プロキシ | 프록시
+balancer: 负载均衡 | ロードバランサ ロードバランサー | 로드밸런서
+cron: 定时任务 | 定期実行 | 크론
+queue: 队列 | キュー | 대기열
+deadlock: 死锁 | デッドロック | 데드락 교착
+disk: 磁盘 硬盘 | ディスク | 디스크
+network: 网络 | ネットワーク | 네트워크
+firewall: 防火墙 | ファイアウォール | 방화벽
+domain: 域名 | ドメイン | 도메인
+build: 构建 编译 | ビルド | 빌드
+compile: 编译 | コンパイル | 컴파일
+test tests: 测试 | テスト | 테스트
+dependency dependencies: 依赖 | 依存 | 의존성
+install: 安装 | インストール | 설치
+upgrade: 升级 | アップグレード | 업그레이드
+package: 软件包 | パッケージ | 패키지
+server: 服务器 | サーバー サーバ | 서버
+cluster: 集群 | クラスタ クラスター | 클러스터
+node: 节点 | ノード | 노드
+thread: 线程 | スレッド | 스레드
+process: 进程 | プロセス | 프로세스
+concurrency concurrent: 并发 | 並行 並列 | 동시성
+async: 异步 | 非同期 | 비동기
+request: 请求 | リクエスト | 요청
+response: 响应 | レスポンス | 응답
+retry: 重试 | リトライ 再試行 | 재시도
+script: 脚本 | スクリプト | 스크립트
+function: 函数 | 関数 | 함수
+module: 模块 | モジュール | 모듈
+plugin: 插件 | プラグイン | 플러그인
+version: 版本 | バージョン | 버전
+directory folder: 目录 文件夹 | ディレクトリ フォルダ | 디렉토리 폴더
+path: 路径 | パス | 경로
+command: 命令 | コマンド | 명령어
+password: 密码 | パスワード | 비밀번호
+token: 令牌 | トークン | 토큰
+key: 密钥 | 秘密鍵 | 비밀키
+authentication auth login: 认证 登录 | 認証 ログイン | 인증 로그인
+encoding: 编码 乱码 | 文字化け エンコーディング | 인코딩
+timezone: 时区 | タイムゾーン | 타임존 시간대
+upload: 上传 | アップロード | 업로드
+download: 下载 | ダウンロード | 다운로드
+frontend: 前端 | フロントエンド | 프론트엔드
+backend: 后端 | バックエンド | 백엔드
+browser: 浏览器 | ブラウザ | 브라우저
+webhook: 回调 | ウェブフック | 웹훅
+schedule scheduler: 调度 | スケジューラ | 스케줄러
+crash: 崩溃 | クラッシュ | 크래시
+slow: 很慢 变慢 | 低速 | 느린 느려
+"""
+
+
+LANGUAGES: tuple[Script, ...] = ("zh", "ja", "ko")
+"""The table's columns after the English names, in order."""
+
+
+@cache
+def _table() -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, Script], tuple[str, ...]]]:
+    # Built once: each CJK word with its English names, each English name with its
+    # one-token (two-character) words per language.
+    to_english: dict[str, tuple[str, ...]] = {}
+    to_native: dict[tuple[str, Script], tuple[str, ...]] = {}
+    for line in _GLOSSARY.strip().splitlines():
+        head, _, rest = line.partition(":")
+        names = tuple(head.split())
+        for language, words in zip(LANGUAGES, rest.split("|"), strict=True):
+            for word in words.split():
+                to_english[word] = tuple(dict.fromkeys((*to_english.get(word, ()), *names)))
+                if len(word) == 2:
+                    for name in names:
+                        key = (name, language)
+                        to_native[key] = tuple(dict.fromkeys((*to_native.get(key, ()), word)))
+    return to_english, to_native
+
+
+def english_names(word: str) -> tuple[str, ...]:
+    """The English names of a listed CJK word, or () when it is not listed."""
+    return _table()[0].get(word, ())
+
+
+def native_words(name: str, script: Script) -> tuple[str, ...]:
+    """The listed one-token (two-character) words of ``script`` for an English ``name``.
+
+    >>> native_words("deploy", "ko"), native_words("database", "zh")
+    (('배포',), ())
+    """
+    return _table()[1].get((name, script), ())
+
+
+def named_spans(run: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+    """The listed words in a run of CJK text, longest first where two overlap, left to
+    right, as ``(start, end, English names)``.
+
+    >>> list(named_spans("把镜像推到仓库"))
+    [(1, 3, ('image',)), (5, 7, ('repository', 'repo'))]
+    """
+    longest = max((len(w) for w in _table()[0]), default=0)
+    at = 0
+    while at < len(run):
+        for size in range(min(longest, len(run) - at), 1, -1):
+            piece = run[at:at + size]
+            if names := english_names(piece):
+                yield at, at + size, names
+                at += size
+                break
+        else:
+            at += 1

@@ -1,0 +1,57 @@
+"""The cross-language glossary: a table the ranker can search by."""
+
+from __future__ import annotations
+
+from harkback.stages.match.plan import plan_units
+from harkback.stages.query import Term, parse_query
+from harkback.stages.text.framing import is_framing_token
+from harkback.stages.text.glossary import LANGUAGES, _table, english_names, named_spans
+from harkback.stages.text.scripts import cjk_script
+from harkback.stages.text.tokens import is_stopword, tokens
+
+
+def test_every_english_name_is_one_searchable_token() -> None:
+    """A stopword or a two-token name could never be found as one form."""
+    names = {n for ns in _table()[0].values() for n in ns}
+    assert names and [n for n in names if tokens(n) != (n,) or is_stopword(n)] == []
+
+
+def test_every_listed_word_is_written_in_its_column_s_language() -> None:
+    """Chinese words are Han only, Korean ones Hangul; a Japanese word holds kana or is
+    kanji; none is shorter than a bigram (a single character is a prefix in the index)."""
+    by_language = {(name, language): words for (name, language), words in _table()[1].items()}
+    wrong = [(w, language) for (_, language), words in by_language.items() for w in words
+             if cjk_script(w) != language and not (language == "ja" and cjk_script(w) == "zh")]
+    short = [w for w in _table()[0] if len(w) < 2]
+    assert set(LANGUAGES) == {"zh", "ja", "ko"} and wrong == [] and short == []
+
+
+def test_no_listed_word_is_framing() -> None:
+    """A word the planner drops as framing (問題-like, or hiragana bigrams) is never asked."""
+    assert [w for w in _table()[0] if len(w) == 2 and (is_framing_token(w) or is_stopword(w))] == []
+
+
+def test_the_longest_listed_word_wins_where_two_overlap() -> None:
+    """数据库 is 'database', not the shorter words inside it."""
+    assert [names for _, _, names in named_spans("查数据库日志")] == [
+        english_names("数据库"), english_names("日志")]
+
+
+def test_a_cjk_question_s_words_are_also_searched_by_their_english_names() -> None:
+    """The English names come as units of their own, weighed below the words as written."""
+    units = plan_units(parse_query("数据库超时"))
+    english = {u.unit.text: u.share for u in units if isinstance(u.unit, Term)
+               and u.unit.text.isascii()}
+    written = sum(u.share for u in units if not (isinstance(u.unit, Term)
+                                                 and u.unit.text.isascii()))
+    assert set(english) == {"database", "timeout"}
+    assert sum(english.values()) < written
+
+
+def test_english_words_widen_to_the_question_s_language_only() -> None:
+    """'clone' in a Chinese question also looks for 克隆; in an English one, for nothing."""
+    def forms(query: str) -> set[str]:
+        return {f for u in plan_units(parse_query(query), script=cjk_script(query))
+                for f in u.forms}
+    assert "克隆" in forms("clone 很慢") and "클론" not in forms("clone 很慢")
+    assert not any(not f.isascii() for f in forms("the clone was slow"))
