@@ -61,6 +61,7 @@ from harkback.stages.match.plan import (
     selective,
     store_query,
     weigh_units,
+    with_names,
 )
 from harkback.stages.match.score import K1, ROLE_WEIGHTS, B, RankUnit, Scored, message_scorer
 from harkback.stages.match.sessions import (
@@ -220,7 +221,7 @@ class LexicalMatch:
                                         role_weights, lift)
         ordered = order_hits(scored, sessions, per_session=self.hits_per_session,
                              limit=self.hit_limit)
-        return Matched(request=request, parsed=parsed, hits=ordered)
+        return Matched(request=request, parsed=with_names(parsed, units), hits=ordered)
 
     def _decomposed(self, query: str, units: Sequence[RankUnit], scored: Sequence[Scored],
                     sessions: Sequence[tuple[str, float]], average: float,

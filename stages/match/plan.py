@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import attrs
+
 from harkback.stages.match.score import RankUnit, idf
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit, Without
@@ -125,6 +127,20 @@ def _foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
             held.update(forms)
             out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3)))
     return out
+
+
+def with_names(parsed: ParsedQuery, units: Sequence[RankUnit]) -> ParsedQuery:
+    """``parsed`` with the words :func:`plan_units` added in another language as units too,
+    so the stages after matching find them in a transcript (where to cut it, which lines
+    a summary shows): a Chinese question's answer may say only "timeout".
+
+    >>> from harkback.stages.query import parse_query
+    >>> parsed = parse_query("超时")
+    >>> with_names(parsed, plan_units(parsed)).units
+    (Term(text='超时', prefix=False), Term(text='timeout', prefix=False))
+    """
+    added = tuple(dict.fromkeys(ru.unit for ru in units if ru.unit not in parsed.units))
+    return attrs.evolve(parsed, units=parsed.units + added) if added else parsed
 
 
 def _english_names(units: Sequence[Unit]) -> list[tuple[int, int, tuple[str, ...]]]:

@@ -136,3 +136,13 @@ async def test_window_and_summary_land_on_a_match_deep_in_a_long_message(
 async def test_english_next_to_cjk_is_unaffected(store: SessionStore) -> None:
     """An English question still finds the English session first."""
     assert await first(store, "docker bridge network") == "en"
+
+
+async def test_a_chinese_question_recalls_and_summarises_an_english_session(
+        store: SessionStore) -> None:
+    """网络 is "network": the English session comes back, and its summary quotes the
+    line that says so rather than calling the session off topic."""
+    result = (await recall(store, "网络坏了是怎么修好的？"))["results"][0]
+    assert result["session_id"] == "en"
+    assert "user-defined network" in result["summary"]
+    assert "does not appear" not in result["summary"]
