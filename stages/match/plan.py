@@ -130,16 +130,20 @@ def _foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
 
 
 def with_names(parsed: ParsedQuery, units: Sequence[RankUnit]) -> ParsedQuery:
-    """``parsed`` with the words :func:`plan_units` added in another language as units too,
-    so the stages after matching find them in a transcript (where to cut it, which lines
-    a summary shows): a Chinese question's answer may say only "timeout".
+    """``parsed`` with every other spelling the ranker searched its words by as units too
+    (the inflections and expansions the store holds, :func:`weigh_units`, and the words
+    :func:`plan_units` added in another language), so the stages after matching find
+    them in a transcript: where to cut it, which lines a summary shows. "how many bikes"
+    was answered by "my bike was serviced"; a Chinese question by an English "timeout".
 
     >>> from harkback.stages.query import parse_query
     >>> parsed = parse_query("超时")
-    >>> with_names(parsed, plan_units(parsed)).units
-    (Term(text='超时', prefix=False), Term(text='timeout', prefix=False))
+    >>> [u.text for u in with_names(parsed, plan_units(parsed)).units[:3]]
+    ['超时', 'timeout', 'timeouts']
     """
-    added = tuple(dict.fromkeys(ru.unit for ru in units if ru.unit not in parsed.units))
+    added = tuple(dict.fromkeys(
+        unit for ru in units if isinstance(ru.unit, Term) and not ru.unit.prefix
+        for unit in (ru.unit, *(Term(f) for f in ru.forms)) if unit not in parsed.units))
     return attrs.evolve(parsed, units=parsed.units + added) if added else parsed
 
 

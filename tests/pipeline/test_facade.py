@@ -184,3 +184,23 @@ async def test_a_live_session_s_stored_sub_agents_are_not_recalled(query: str) -
     harkback = Harkback(store=store)
     payload = (await harkback.search(query, current_session_id="live")).to_payload()
     assert [r["session_id"] for r in payload["results"]] == ["other"]
+
+
+async def test_a_session_found_by_other_forms_of_the_words_is_summarised_by_them(
+        tmp_path: Path) -> None:
+    """'bikes' and 'service' found "bike" and "serviced": the summary quotes that line and
+    does not call the session off topic."""
+    store = SqliteStore.open(tmp_path / "h.db").unwrap()
+    try:
+        await store.ingest((
+            conversation("bike", ("user", "I got my road bike serviced at the shop"),
+                         ("assistant", "a tune-up each season keeps the chain healthy")),
+            conversation("db", ("user", "restore the production database"))))
+        payload = (await Harkback(store=store).search("how many bikes did I service")
+                   ).to_payload()
+        result = payload["results"][0]
+        assert result["session_id"] == "bike"
+        assert "bike serviced" in result["summary"]
+        assert "does not appear" not in result["summary"]
+    finally:
+        store.close()
