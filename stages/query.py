@@ -89,6 +89,10 @@ class ParsedQuery:
     expression: Node | None
     units: tuple[Unit, ...]
     advanced: bool
+    spellings: tuple[tuple[str, ...], ...] = ()
+    """Other whole words that count as each unit (by place; none past the end): the
+    inflections and expansions the ranker searched a word by, so the stages after it
+    find "bike" for "bikes" in a transcript."""
 
     @property
     def is_empty(self) -> bool:

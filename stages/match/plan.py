@@ -130,21 +130,26 @@ def _foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
 
 
 def with_names(parsed: ParsedQuery, units: Sequence[RankUnit]) -> ParsedQuery:
-    """``parsed`` with every other spelling the ranker searched its words by as units too
-    (the inflections and expansions the store holds, :func:`weigh_units`, and the words
-    :func:`plan_units` added in another language), so the stages after matching find
-    them in a transcript: where to cut it, which lines a summary shows. "how many bikes"
-    was answered by "my bike was serviced"; a Chinese question by an English "timeout".
+    """``parsed`` as the stages after matching need it to find what the ranker found in a
+    transcript (where to cut it, which lines a summary shows): the words :func:`plan_units`
+    added in another language as units of their own, and each word's other spellings the
+    store holds (:func:`weigh_units`) as its :attr:`~ParsedQuery.spellings`. "how many
+    bikes" was answered by "my bike was serviced"; a Chinese question by a "timeout".
 
     >>> from harkback.stages.query import parse_query
     >>> parsed = parse_query("超时")
-    >>> [u.text for u in with_names(parsed, plan_units(parsed)).units[:3]]
-    ['超时', 'timeout', 'timeouts']
+    >>> widened = with_names(parsed, plan_units(parsed))
+    >>> [u.text for u in widened.units], widened.spellings[1][:1]
+    (['超时', 'timeout'], ('timeouts',))
     """
-    added = tuple(dict.fromkeys(
-        unit for ru in units if isinstance(ru.unit, Term) and not ru.unit.prefix
-        for unit in (ru.unit, *(Term(f) for f in ru.forms)) if unit not in parsed.units))
-    return attrs.evolve(parsed, units=parsed.units + added) if added else parsed
+    forms = {ru.unit: ru.forms for ru in units if isinstance(ru.unit, Term) and not ru.unit.prefix}
+    every = parsed.units + tuple(dict.fromkeys(ru.unit for ru in units
+                                               if ru.unit not in parsed.units))
+    spellings = tuple(tuple(f for f in forms.get(u, ()) if f != u.text)
+                      if isinstance(u, Term) else () for u in every)
+    if every == parsed.units and not any(spellings):
+        return parsed
+    return attrs.evolve(parsed, units=every, spellings=spellings)
 
 
 def _english_names(units: Sequence[Unit]) -> list[tuple[int, int, tuple[str, ...]]]:

@@ -6,6 +6,8 @@
 ([0, 1, 2], [1], [])
 >>> line_heads(parse_query("docker 数据库").units)
 ('docker',)
+>>> sorted(line_coverage(parse_query("bikes").units, (("bike",),))("my bike is fixed"))
+[0]
 """
 
 from __future__ import annotations
@@ -26,16 +28,21 @@ from harkback.stages.text.tokens import (
 
 
 @lru_cache(maxsize=64)
-def line_heads(units: Sequence[Unit]) -> tuple[str, ...]:
-    """The units' first tokens that an ASCII line can hold (the ASCII ones)."""
+def line_heads(units: Sequence[Unit], spellings: Sequence[Sequence[str]] = ()
+               ) -> tuple[str, ...]:
+    """The units' first tokens that an ASCII line can hold (the ASCII ones), their other
+    spellings too."""
     heads = {u.text if isinstance(u, Term) else u.terms[0] for u in units}
+    heads.update(f for forms in spellings for f in forms)
     return tuple(sorted(h for h in heads if h.isascii()))
 
 
 @lru_cache(maxsize=64)
-def line_coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
+def line_coverage(units: Sequence[Unit], spellings: Sequence[Sequence[str]] = ()
+                  ) -> Callable[[str], frozenset[int]]:
     """The units a line covers (:func:`unit_matches` over its index tokens): a whole word
-    is looked up in the line's tokens at once, the rest one by one.
+    is looked up in the line's tokens at once (as any of its ``spellings``, by the unit's
+    place: :attr:`~harkback.stages.query.ParsedQuery.spellings`), the rest one by one.
 
     A line that is not ASCII and holds only whole words of the query is not tokenized:
     a CJK bigram is one of its tokens exactly when its normalized text holds the two
@@ -51,6 +58,10 @@ def line_coverage(units: Sequence[Unit]) -> Callable[[str], frozenset[int]]:
             words.setdefault(unit.text, []).append(i)
         else:
             others.append((i, unit))
+    for i, forms in enumerate(spellings):
+        for form in forms:
+            if form not in words or i not in words[form]:
+                words.setdefault(form, []).append(i)
     bigrams = tuple((word, tuple(js)) for word, js in words.items() if is_bigram(word))
     plain = {word: js for word, js in words.items() if not is_bigram(word)}
     # An ASCII line's tokens are its folded bytes' words: only the ASCII words can be one.

@@ -72,18 +72,19 @@ class _Line(NamedTuple):
         return self.prefix in ("[USER]: ", "[ASSISTANT]: ")
 
 
-def _lines(text: str, units: Sequence[Unit]) -> list[_Line]:
+def _lines(text: str, units: Sequence[Unit], spellings: Sequence[Sequence[str]] = ()
+           ) -> list[_Line]:
     lines: list[_Line] = []
     append, make = lines.append, tuple.__new__  # a _Line without its Python __new__
     prefix = ""
     # Every token of an ASCII line is a piece of the line in lower case, so a line that
     # holds no unit's first token as a piece covers nothing: it is not tokenized. A head
     # that an ASCII text does not hold at all is not looked for line by line.
-    heads = line_heads(units)
+    heads = line_heads(units, spellings)
     if heads and text.isascii():
         low_text = text.lower()
         heads = tuple(head for head in heads if head in low_text)
-    covers = line_coverage(units)
+    covers = line_coverage(units, spellings)
     nothing: frozenset[int] = frozenset()
     for stripped in map(str.strip, text.split("\n")):
         if not stripped:
@@ -315,7 +316,7 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
     never exceeds ``max_chars``; each line is cut to ``width`` around its match.
     """
     units = parsed.units
-    lines = _lines(transcript_text, units)
+    lines = _lines(transcript_text, units, parsed.spellings)
     width = max(min(width, max_chars), 1)
     picker = _Picker(lines, units, width, max_chars, max(max_lines, 1))
     matching = [ln for ln in lines if ln.covered]
