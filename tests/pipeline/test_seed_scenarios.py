@@ -14,13 +14,17 @@ three. Questions the current ranking gets wrong are listed in :data:`KNOWN_WRONG
 marked ``xfail(strict=True)``: a fix makes them pass, which fails the suite until they
 leave the list. ``python -m benchmarks.seeds`` prints the rates per language and ranker.
 
-Three corpora run under the same rules: the suite's own ("tuned", written while the ranking
+Four corpora run under the same rules: the suite's own ("tuned", written while the ranking
 was tuned on it), a held-out one (``tests/fixtures/seeds-heldout``, new sessions and
 questions written without looking at the ranking's word lists, measured once before any
-change: lexical 35/36, bm25 34/36) and a second held-out one
+change: lexical 35/36, bm25 34/36), a second held-out one
 (``tests/fixtures/seeds-heldout2``: abbreviations, synonyms, identifiers, typos, keyword
 queries, questions in one language about a session in another; first measured at lexical
-45/53, bm25 45/53).
+45/53, bm25 45/53) and a third (``tests/fixtures/seeds-crosslang``, written blind to the
+ranking: Chinese, Japanese and Korean questions in a native developer's words, 超时,
+キャッシュ, 저장소, about sessions held in English, English questions about CJK sessions, and
+four controls whose answer is in the question's language beside an English look-alike;
+first measured at lexical 10/35, bm25 9/35, the controls all passing).
 """
 
 from __future__ import annotations
@@ -48,13 +52,40 @@ KNOWN_WRONG: tuple[str, ...] = (
     # (repo/clone against 仓库/克隆 and タイムアウト against "timeout" pass through the
     # glossary, stages/text/glossary.py.)
     "h2-ja-ci-slow",
+    # crosslang: a question's topic words in one script, the answer's in another; what the
+    # two share is generic words or one product name, which decoys hold too. The glossary
+    # (stages/text/glossary.py) joins many of the topic words, at half weight, but the
+    # question's own generic words (急に, 直した, 怎么弄) still favour sessions in its language:
+    "x-zh-migration-rollback",  # 数据库/迁移/回滚 vs migration/rollback: nothing shared
+    "x-zh-cert-renew",  # 证书/续期 vs certificate/renew; two Chinese 证书 sessions win
+    "x-zh-memory-leak",  # 内存泄漏 vs memory leak: "node", 内存 shared; a recent 内存 one wins
+    "x-zh-merge-conflict",  # 合并/分支/冲突 vs merge/branch/conflicts: nothing shared
+    "x-zh-log-permission",  # 权限/日志 vs permission/log: no word shared
+    "x-ja-deadlock",  # デッドロック vs deadlock: a Japanese table-lock session wins
+    "x-ja-build-cache",  # ビルド/キャッシュ vs build/cache: a generic-word session wins
+    "x-ja-container-dns",  # コンテナ/名前解決 vs container/resolve: a コンテナ session wins
+    "x-ja-port-in-use",  # ポート/使用中 vs port/in use: a recent 開発サーバー session wins
+    "x-ja-restore",  # バックアップ/復元 vs backup/restore: the バックアップ cron job is above
+    "x-ja-healthcheck",  # ロードバランサー/ヘルスチェック vs load balancer/health check
+    "x-ko-dep-conflict",  # 의존성/설치 vs dependency/install: nothing shared
+    "x-ko-config-not-applied",  # 설정/파드/반영 vs config/pods: nothing shared
+    "x-ko-java-heap",  # 자바/메모리/힙 vs Java/memory/heap: Hangul shares no form
+    "x-ko-firewall",  # 방화벽/접속 vs ufw/ssh; only 서버 (a user line) is shared
+    "x-ko-secret-history",  # 깃/저장소/기록 vs git/repo/history: a 저장소 session wins
+    "x-ko-queue-pileup",  # 큐/작업 vs queue/tasks: nothing shared
+    "x-ko-django-upgrade",  # 장고/테스트 vs Django/tests: a recent 테스트 session wins
+    "x-mixed-en-kafka-backlog",  # backlog/consumers vs 积压/消费者: an English queue backlog wins
+    "x-mixed-en-nightly-backup",  # backups/failing vs 백업/실패: an English backup session wins
+    "x-mixed-en-ws-ingress",  # disconnects/setting vs 断开/注解: a recent "fix websocket" wins
+    "x-mixed-ko-rate-limit",  # rate limit/retry vs 호출 제한/재시도: 외부 API session wins
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
 
 MINIMUM_QUESTIONS = {"tuned": {"en": 25, "zh": 10, "ja": 10, "ko": 10, "mixed": 5},
                      "heldout": {"en": 12, "zh": 6, "ja": 6, "ko": 6, "mixed": 2},
-                     "heldout2": {"en": 16, "zh": 6, "ja": 6, "ko": 6, "mixed": 6}}
+                     "heldout2": {"en": 16, "zh": 6, "ja": 6, "ko": 6, "mixed": 6},
+                     "crosslang": {"zh": 10, "ja": 9, "ko": 9, "mixed": 7}}
 
 
 @pytest.fixture(scope="module", params=sorted(CORPORA))

@@ -49,7 +49,12 @@ HELDOUT2 = SEEDS.parent / "seeds-heldout2"
 """A third corpus, written the same way as :data:`HELDOUT` and aimed at how people really
 ask: abbreviations and synonyms, other word forms, identifiers, short keyword queries,
 typos, and questions in one language about a session held in another."""
-SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2}
+CROSSLANG = SEEDS.parent / "seeds-crosslang"
+"""A fourth corpus, written the same way and from the users' side: questions in one language
+about sessions held in another (a Chinese, Japanese or Korean question in the words a
+native developer uses, 超时, キャッシュ, 저장소, about a session held in English, and back),
+with controls whose answer is in the question's language beside an English look-alike."""
+SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
