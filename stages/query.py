@@ -1,13 +1,12 @@
 """Query language: parse any text into a safe search expression.
 
-Two modes. A plain question ("how did we fix the docker network bridge issue")
-becomes an OR of its topic words, and ranking rewards messages that cover more
-of them: nothing is required, so one missing word cannot empty the result. Text
-using FTS syntax (``OR``, ``NOT``, ``AND``, ``"phrases"``, ``prefix*``) keeps its
-meaning, with implicit AND between operands as FTS5 does. Everything else
-(punctuation, stray operators, unbalanced quotes, NUL bytes) is dropped, and
-every token is re-quoted, so :func:`to_fts5` can never produce a string that
-makes FTS5 raise.
+Two modes. A plain question ("how did we fix the docker network bridge issue") becomes
+an OR of its topic words, and ranking rewards messages that cover more of them: nothing
+is required, so one missing word cannot empty the result. Text using FTS syntax (``OR``,
+``NOT``, ``AND``, ``"phrases"``, ``prefix*``) keeps its meaning, with implicit AND between
+operands as FTS5 does. Everything else (punctuation, stray operators, unbalanced quotes,
+NUL bytes) is dropped, and every token is re-quoted, so :func:`to_fts5` can never produce
+a string that makes FTS5 raise.
 
 Any query costs time linear in its length, and little past the limits: only the first
 :data:`MAX_QUERY_CHARS` characters are read; operators past the first
@@ -90,9 +89,7 @@ class ParsedQuery:
     units: tuple[Unit, ...]
     advanced: bool
     spellings: tuple[tuple[str, ...], ...] = ()
-    """Other whole words that count as each unit (by place; none past the end): the
-    inflections and expansions the ranker searched a word by, so the stages after it
-    find "bike" for "bikes" in a transcript."""
+    """Other words that count as each unit, by place: "bike" for "bikes" (none past the end)."""
 
     @property
     def is_empty(self) -> bool:

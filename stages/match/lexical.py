@@ -48,6 +48,7 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
+from harkback.stages.match.across import with_names
 from harkback.stages.match.clauses import (
     CLAUSE_K,
     clause_units,
@@ -61,7 +62,6 @@ from harkback.stages.match.plan import (
     selective,
     store_query,
     weigh_units,
-    with_names,
 )
 from harkback.stages.match.score import K1, ROLE_WEIGHTS, B, RankUnit, Scored, message_scorer
 from harkback.stages.match.sessions import (

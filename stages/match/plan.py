@@ -20,17 +20,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import attrs
-
+from harkback.stages.match.across import foreign_units
+from harkback.stages.match.runs import bigram_runs, continues, unit_text
 from harkback.stages.match.score import RankUnit, idf
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit, Without
 from harkback.stages.request import SearchRequest
 from harkback.stages.text.abbreviations import expansions
-from harkback.stages.text.glossary import named_spans, native_words
 from harkback.stages.text.scripts import Script
 from harkback.stages.text.stem import inflections
-from harkback.stages.text.tokens import is_bigram, is_cjk
+from harkback.stages.text.tokens import is_cjk
 
 QUESTION_WORDS = frozenset(
     "many much total number currently recently lately name kind type different".split())
@@ -64,20 +63,12 @@ def _expandable(unit: Unit, parsed: ParsedQuery) -> bool:
             and not is_cjk(unit.text))
 
 
-FOREIGN_SHARE = 0.5
-"""The weight of a word's name in another language (:mod:`~harkback.stages.text.glossary`)
-against the word as the question writes it: a session on the topic in the question's own
-language stays ahead of one on a like topic in another."""
-
-
 def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
                script: Script | None = None) -> tuple[RankUnit, ...]:
     """Each topic unit (:func:`topic_units`) with the forms to look up (inflections for
-    plain words), then each listed word's name in the other language as a unit of its own
-    at :data:`FOREIGN_SHARE`: the English name of a Chinese, Japanese or Korean word, and,
-    for a question written in ``script`` (:func:`~harkback.stages.text.scripts.cjk_script`
-    of its text), that language's words for its English words
-    (:mod:`~harkback.stages.text.glossary`).
+    plain words), then the names of its listed words in another language as units of
+    their own (:func:`~harkback.stages.match.across.foreign_units`; ``script`` is the
+    :func:`~harkback.stages.text.scripts.cjk_script` of the question's text).
 
     >>> from harkback.stages.query import parse_query
     >>> [u.forms for u in plan_units(parse_query("bikes"))]
@@ -99,78 +90,8 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
         else:
             out.append(RankUnit(unit, unit.terms))
     if not parsed.advanced:
-        out += _foreign_units(topic, out, script)
+        out += foreign_units(topic, out, script)
     return tuple(out)
-
-
-def _foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
-                   script: Script | None) -> list[RankUnit]:
-    # Each listed word's names, weighed as what the word weighs in the question (the share
-    # of the bigrams that spell it, or 1 for an English word); an English name at
-    # FOREIGN_SHARE of that, the words of the question's own language in full.
-    weighed: dict[tuple[str, ...], float] = {}
-    for start, end, names in _english_names(topic):
-        share = FOREIGN_SHARE * sum(ru.share for ru in planned[start:end])
-        weighed[names] = max(weighed.get(names, 0.0), share)
-    if script is not None:
-        for ru in planned:
-            if isinstance(ru.unit, Term) and not is_cjk(ru.unit.text):
-                # An English word of a CJK question, by every spelling the plan gave it.
-                native = tuple(w for f in ru.forms for w in native_words(f, script))
-                weighed[native] = max(weighed.get(native, 0.0), ru.share)
-    held = {f for ru in planned for f in ru.forms}
-    out = []
-    for group, share in weighed.items():
-        forms = tuple(dict.fromkeys(f for w in group for f in (
-            (w,) if is_cjk(w) else inflections(w)) if f not in held))
-        if forms:
-            held.update(forms)
-            out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3)))
-    return out
-
-
-def with_names(parsed: ParsedQuery, units: Sequence[RankUnit]) -> ParsedQuery:
-    """``parsed`` as the stages after matching need it to find what the ranker found in a
-    transcript (where to cut it, which lines a summary shows): the words :func:`plan_units`
-    added in another language as units of their own, and each word's other spellings the
-    store holds (:func:`weigh_units`) as its :attr:`~ParsedQuery.spellings`. "how many
-    bikes" was answered by "my bike was serviced"; a Chinese question by a "timeout".
-
-    >>> from harkback.stages.query import parse_query
-    >>> parsed = parse_query("超时")
-    >>> widened = with_names(parsed, plan_units(parsed))
-    >>> [u.text for u in widened.units], widened.spellings[1][:1]
-    (['超时', 'timeout'], ('timeouts',))
-    """
-    forms = {ru.unit: ru.forms for ru in units if isinstance(ru.unit, Term) and not ru.unit.prefix}
-    every = parsed.units + tuple(dict.fromkeys(ru.unit for ru in units
-                                               if ru.unit not in parsed.units))
-    spellings = tuple(tuple(f for f in forms.get(u, ()) if f != u.text)
-                      if isinstance(u, Term) else () for u in every)
-    if every == parsed.units and not any(spellings):
-        return parsed
-    return attrs.evolve(parsed, units=every, spellings=spellings)
-
-
-def _english_names(units: Sequence[Unit]) -> list[tuple[int, int, tuple[str, ...]]]:
-    """The English names of the listed words the CJK bigrams spell, each with the units
-    ``(start, end)`` of the bigrams wholly inside it.
-
-    A run of bigrams spells one stretch of text ("数据" "据库" "库连" … for 数据库连接…);
-    its listed words are found in that text.
-
-    >>> _english_names((Term("数据"), Term("据库"), Term("库连"), Term("连接")))
-    [(0, 2, ('database', 'db')), (3, 4, ('connection',))]
-    """
-    found = []
-    for start, end in _runs(units):
-        if not is_bigram(_text(units[start])):
-            continue
-        text = _text(units[start]) + "".join(_text(u)[1] for u in units[start + 1:end])
-        # The word at characters [begin, finish) holds the bigrams starting begin..finish-2.
-        found += [(start + begin, start + finish - 1, names)
-                  for begin, finish, names in named_spans(text)]
-    return found
 
 
 _KATAKANA_OR_HANGUL = re.compile(r"^[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f\uac00-\ud7af]+$")
@@ -191,37 +112,15 @@ def bigram_shares(units: Sequence[Unit]) -> tuple[float, ...]:
     ((1.0,), (0.667, 0.667, 0.667))
     """
     shares = [1.0] * len(units)
-    for start, end in _runs(units):
+    for start, end in bigram_runs(units):
         n = end - start
         if n > 1:
-            text = "".join(_text(u) for u in units[start:end])
+            text = "".join(unit_text(u) for u in units[start:end])
             share = 1 / n if _KATAKANA_OR_HANGUL.match(text) else (n + 1) / (2 * n)
             shares[start:end] = [round(share, 3)] * n
     return tuple(shares)
 
 
-def _runs(units: Sequence[Unit]) -> list[tuple[int, int]]:
-    """The units as stretches ``(start, end)``: a run of overlapping CJK bigrams is one,
-    every other unit one on its own."""
-    runs = []
-    start = 0
-    while start < len(units):
-        end = start + 1
-        while end < len(units) and _continues(units[end - 1], units[end]):
-            end += 1
-        runs.append((start, end))
-        start = end
-    return runs
-
-
-def _text(unit: Unit) -> str:
-    return unit.text if isinstance(unit, Term) else ""
-
-
-def _continues(left: Unit, right: Unit) -> bool:
-    # Two bigrams of one run overlap by a character: "ネッ" then "ット".
-    a, b = _text(left), _text(right)
-    return len(a) == 2 and len(b) == 2 and is_cjk(a) and is_cjk(b) and a[1] == b[0]
 
 
 def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, ...]:
@@ -344,7 +243,7 @@ def common_pairs(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStat
     rarest = sorted(common, key=lambda c: -c[0].idf)[:PAIRED_WORDS]
     kept = [c for c in common if c in rarest]  # in the question's order
     pairs = tuple(AllOf((a, b)) for i, (left, a) in enumerate(kept)
-                  for right, b in kept[i + 1:] if not _continues(left.unit, right.unit))
+                  for right, b in kept[i + 1:] if not continues(left.unit, right.unit))
     if not pairs:
         return None
     return pairs[0] if len(pairs) == 1 else AnyOf(pairs)

@@ -1,0 +1,109 @@
+"""Across languages: the names a question's words have in another language, as units of
+their own, and what the stages after matching need to find them.
+
+A developer asks in Chinese about a session held in English ("数据库连接超时": "database
+connection timeout"), or writes English words in a Chinese question ("repo 太大"). The
+planner (:func:`~harkback.stages.match.plan.plan_units`) adds the listed words' names
+(:mod:`~harkback.stages.text.glossary`) as units: an English name weighs
+:data:`FOREIGN_SHARE` of the word as the question writes it, the question's own language's
+word in full. :func:`with_names` hands them, and every other spelling the ranker searched
+a word by, on to load and summarize.
+
+>>> from harkback.stages.query import parse_query
+>>> [(u.forms[:2], u.share) for u in foreign_units(parse_query("超时").units,
+...                                                 (RankUnit(Term("超时"), ("超时",)),), None)]
+[(('timeout', 'timeouts'), 0.5)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from harkback.stages.match.runs import bigram_runs, run_text, unit_text
+from harkback.stages.match.score import RankUnit
+from harkback.stages.query import ParsedQuery, Term, Unit
+from harkback.stages.text.glossary import named_spans, native_words
+from harkback.stages.text.scripts import Script
+from harkback.stages.text.stem import inflections
+from harkback.stages.text.tokens import is_bigram, is_cjk
+
+FOREIGN_SHARE = 0.5
+"""The weight of a word's English name (:mod:`~harkback.stages.text.glossary`) against the
+word as the question writes it: a session on the topic in the question's own language
+stays ahead of one on a like topic in English."""
+
+
+def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
+                  script: Script | None) -> list[RankUnit]:
+    """The units to add for ``topic`` (planned as ``planned``, in the same order) in a
+    question written in ``script``: English names of its listed CJK words, and that
+    language's words for its English words, none spelled like a planned form."""
+    # Each listed word's names, weighed as what the word weighs in the question (the share
+    # of the bigrams that spell it, or 1 for an English word); an English name at
+    # FOREIGN_SHARE of that, the words of the question's own language in full.
+    weighed: dict[tuple[str, ...], float] = {}
+    for start, end, names in english_names(topic):
+        share = FOREIGN_SHARE * sum(ru.share for ru in planned[start:end])
+        weighed[names] = max(weighed.get(names, 0.0), share)
+    if script is not None:
+        for ru in planned:
+            if isinstance(ru.unit, Term) and not is_cjk(ru.unit.text):
+                # An English word of a CJK question, by every spelling the plan gave it.
+                native = tuple(w for f in ru.forms for w in native_words(f, script))
+                weighed[native] = max(weighed.get(native, 0.0), ru.share)
+    held = {f for ru in planned for f in ru.forms}
+    out = []
+    for group, share in weighed.items():
+        forms = tuple(dict.fromkeys(f for w in group for f in (
+            (w,) if is_cjk(w) else inflections(w)) if f not in held))
+        if forms:
+            held.update(forms)
+            out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3)))
+    return out
+
+
+def with_names(parsed: ParsedQuery, units: Sequence[RankUnit]) -> ParsedQuery:
+    """``parsed`` as the stages after matching need it to find what the ranker found in a
+    transcript (where to cut it, which lines a summary shows): the words :func:`plan_units`
+    added in another language as units of their own, and each word's other spellings the
+    store holds (:func:`weigh_units`) as its :attr:`~ParsedQuery.spellings`. "how many
+    bikes" was answered by "my bike was serviced"; a Chinese question by a "timeout".
+
+    >>> from harkback.stages.match.plan import plan_units
+    >>> from harkback.stages.query import parse_query
+    >>> parsed = parse_query("超时")
+    >>> widened = with_names(parsed, plan_units(parsed))
+    >>> [u.text for u in widened.units], widened.spellings[1][:1]
+    (['超时', 'timeout'], ('timeouts',))
+    """
+    forms = {ru.unit: ru.forms for ru in units if isinstance(ru.unit, Term) and not ru.unit.prefix}
+    every = parsed.units + tuple(dict.fromkeys(ru.unit for ru in units
+                                               if ru.unit not in parsed.units))
+    spellings = tuple(tuple(f for f in forms.get(u, ()) if f != u.text)
+                      if isinstance(u, Term) else () for u in every)
+    if every == parsed.units and not any(spellings):
+        return parsed
+    return attrs.evolve(parsed, units=every, spellings=spellings)
+
+
+def english_names(units: Sequence[Unit]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """The English names of the listed words the CJK bigrams spell, each with the units
+    ``(start, end)`` of the bigrams wholly inside it.
+
+    A run of bigrams spells one stretch of text ("数据" "据库" "库连" … for 数据库连接…);
+    its listed words are found in that text.
+
+    >>> english_names((Term("数据"), Term("据库"), Term("库连"), Term("连接")))
+    [(0, 2, ('database', 'db')), (3, 4, ('connection',))]
+    """
+    found = []
+    for start, end in bigram_runs(units):
+        if not is_bigram(unit_text(units[start])):
+            continue
+        text = run_text(units[start:end])
+        # The word at characters [begin, finish) holds the bigrams starting begin..finish-2.
+        found += [(start + begin, start + finish - 1, names)
+                  for begin, finish, names in named_spans(text)]
+    return found
