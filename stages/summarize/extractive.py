@@ -33,7 +33,7 @@ from typing import NamedTuple
 import attrs
 
 from harkback.stages.load.truncate import unit_spans
-from harkback.stages.query import ParsedQuery, Unit
+from harkback.stages.query import ParsedQuery, Term, Unit
 from harkback.stages.records import Summary
 from harkback.stages.summarize.coverage import line_coverage, line_heads
 from harkback.stages.summarize.details import carries_detail
@@ -137,9 +137,10 @@ def _clip(body: str, width: int, focus: int) -> str:
     return GAP + body[start:start + width - 2] + GAP
 
 
-def _show(line: _Line, units: Sequence[Unit], width: int) -> str:
+def _show(line: _Line, spelled: Sequence[Sequence[Unit]], width: int) -> str:
+    # ``spelled``: each unit with its other spellings, by place, for finding the match.
     room = max(width - len(line.prefix), 12)
-    focus = _focus(line.body, [units[i] for i in sorted(line.covered)])
+    focus = _focus(line.body, [u for i in sorted(line.covered) for u in spelled[i]])
     return line.prefix + _clip(line.body, room, focus)
 
 
@@ -153,7 +154,8 @@ class _Picker:
     """Collects picks while the output stays within ``max_chars`` and ``max_lines``."""
 
     lines: Sequence[_Line]
-    units: Sequence[Unit]
+    spelled: Sequence[Sequence[Unit]]
+    """Each query unit with its other spellings (:attr:`ParsedQuery.spellings`), by place."""
     width: int
     max_chars: int
     max_lines: int
@@ -207,7 +209,7 @@ class _Picker:
         if self.picked and self.length_with(
                 line.number, _shown_length(line, self.width)) > self.max_chars:
             return False
-        shown = _show(line, self.units, self.width)
+        shown = _show(line, self.spelled, self.width)
         if not self.picked:
             # The first pick always goes in, cut to fit if the bound is very tight.
             shown = _fit(shown, self.max_chars)
@@ -318,12 +320,15 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
     units = parsed.units
     lines = _lines(transcript_text, units, parsed.spellings)
     width = max(min(width, max_chars), 1)
-    picker = _Picker(lines, units, width, max_chars, max(max_lines, 1))
+    extra = parsed.spellings
+    spelled = [(unit, *(Term(f) for f in (extra[i] if i < len(extra) else ())))
+               for i, unit in enumerate(units)]
+    picker = _Picker(lines, spelled, width, max_chars, max(max_lines, 1))
     matching = [ln for ln in lines if ln.covered]
     opening = _opening(lines)
     if not matching:
         head = NO_MATCH if units else ""
-        shown = _show(opening, units, width) if opening is not None else ""
+        shown = _show(opening, spelled, width) if opening is not None else ""
         text = "\n".join(part for part in (head, shown) if part)
         note = "no line of the session matches the query" if units else "empty query"
         return Summary(text=_fit(text, max_chars), kind="extractive", note=note)

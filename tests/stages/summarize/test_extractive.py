@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -229,4 +230,12 @@ def test_a_shown_line_is_as_long_as_foretold(prefix: str, body: str, width: int,
     line too long for the room left without showing it)."""
     units = parse_query(query).units
     line = _Line(0, prefix, body, True, frozenset(range(len(units))))
-    assert len(_show(line, units, width)) == _shown_length(line, width)
+    assert len(_show(line, [(u,) for u in units], width)) == _shown_length(line, width)
+
+
+def test_a_long_line_matched_by_another_spelling_is_cut_around_it() -> None:
+    """'bikes' matched "bike" near the end of a long line: the shown cut keeps "bike"."""
+    parsed = attrs.evolve(parse_query("bikes"), spellings=(("bike",),))
+    text = "[USER]: " + "filler words about nothing much " * 12 + "then the bike was serviced"
+    summary = extractive_summary(text, parsed, max_chars=400, width=80)
+    assert "bike was serviced" in summary.text
