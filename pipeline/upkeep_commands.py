@@ -28,10 +28,10 @@ from harkback.pipeline.command_kit import (
     release,
     unwrap,
 )
-from harkback.pipeline.db_names import shown_db
 from harkback.pipeline.embed import embed_missing
 from harkback.pipeline.output import print_json
 from harkback.stages.request import role_problem
+from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
 
 
@@ -74,7 +74,7 @@ async def optimize(args: argparse.Namespace) -> int:
     work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
     store = open_store(target, readonly=False)  # a refusal is then the only line
     if not args.json:
-        print(f"{work} {shown_db(target)} (a million messages take about 20 s)...",
+        print(f"{work} {shown_url(target)} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
     started = time.monotonic()
     try:
@@ -84,10 +84,10 @@ async def optimize(args: argparse.Namespace) -> int:
     unwrap(outcome)
     seconds = round(time.monotonic() - started, 1)
     if args.json:
-        print_json({"success": True, "db": shown_db(target), "seconds": seconds})
+        print_json({"success": True, "db": shown_url(target), "seconds": seconds})
     else:
         print(f"{'merged the full-text index of' if sqlite else 'vacuumed and analysed'} "
-              f"{shown_db(target)} in {seconds} s")
+              f"{shown_url(target)} in {seconds} s")
     return EXIT_OK
 
 
@@ -97,10 +97,10 @@ async def migrate(args: argparse.Namespace) -> int:
     needs_file(target)
     migrated = unwrap(wiring.migrate_store(target))
     if args.json:
-        print_json({"success": True, "db": shown_db(target), "from": migrated.before,
+        print_json({"success": True, "db": shown_url(target), "from": migrated.before,
                     "to": migrated.after, "applied": list(migrated.applied)})
     else:
-        print(migrated.describe(shown_db(target)))
+        print(migrated.describe(shown_url(target)))
     return EXIT_OK
 
 
@@ -111,7 +111,7 @@ async def redact(args: argparse.Namespace) -> int:
     needs_file(target)
     if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
         raise CliError(f"{target} is read-only; make it writable or use --dry-run")
-    return await run_redact(open_store(target, readonly=args.dry_run), shown_db(target),
+    return await run_redact(open_store(target, readonly=args.dry_run), shown_url(target),
                             dry_run=args.dry_run, as_json=args.json)
 
 
@@ -150,9 +150,9 @@ async def stats(args: argparse.Namespace) -> int:
         counted = await count_store(store)
     finally:
         store.close()
-    payload = {"success": True, "db": shown_db(target), **unwrap(counted).to_payload()}
+    payload = {"success": True, "db": shown_url(target), **unwrap(counted).to_payload()}
     if args.json:
         print_json(payload)
     else:
-        print(format_stats(shown_db(target), payload))
+        print(format_stats(shown_url(target), payload))
     return EXIT_OK
