@@ -74,6 +74,8 @@ async def ingest(args: argparse.Namespace) -> int:
     if stopped is not None:
         raise CliError(stopped)
     print(outcome.line())
+    for note in outcome.notes:
+        print(visible(f"note: {note}"))
     if embedded is not None:
         print(embedded.describe())
     return finished(ok, outcome.skips)
