@@ -193,3 +193,29 @@ def test_file_names_that_are_not_utf8_import_and_are_remembered(tmp_path: Path) 
         assert json.loads(again.stdout)["sources"][0]["sessions"]["added"] == 0
     listed = json.loads(harkback("sources", "--db", db, "--json").stdout)["sources"]
     assert str(tmp_path / "caf\\xe9" / "s\\xe9ances.jsonl") in [s["location"] for s in listed]
+
+
+def test_an_empty_hermes_profile_is_nothing_to_import(tmp_path: Path) -> None:
+    """A profile's 0-byte state.db (Hermes has not written to it yet) is an empty store:
+    the import and sync finish (exit 0) with a note, the other databases are imported, and
+    the empty file is left as it was, with nothing created beside it."""
+    home = hermes_home(tmp_path)
+    (home / "profiles" / "new").mkdir()
+    empty = home / "profiles" / "new" / "state.db"
+    empty.touch()
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", "--db", db, env={"HERMES_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert f"note: {empty} is empty" in done.stdout
+    assert done.stdout.count("sessions: 1 added") == 2
+    as_json = harkback("import", "hermes", str(empty), "--db", db, "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    (report,) = json.loads(as_json.stdout)["sources"]
+    assert report["success"] is True and "nothing to import" in report["notes"][0]
+    synced = harkback("sync", "--hermes", str(home), "--db", str(tmp_path / "s.db"), "--json",
+                      env={"HOME": str(tmp_path / "nobody")})
+    assert synced.returncode == 0, synced.stderr
+    assert sorted(s["sessions"]["new"] for s in json.loads(synced.stdout)["sources"]
+                  if s["kind"] == "hermes") == [0, 1, 1]
+    assert empty.stat().st_size == 0
+    assert sorted(p.name for p in empty.parent.iterdir()) == ["state.db"]
