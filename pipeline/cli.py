@@ -355,7 +355,7 @@ def _run(argv: list[str]) -> int:
         print(f"harkback: {visible(str(error))}", file=sys.stderr)
         if getattr(args, "json", False):
             # --json promises a payload on stdout whatever happens
-            print(json_text({"success": False, "error": str(error)}))
+            print(json_text(cli_edges.failure_payload(str(error), error.status)))
         return error.status
     except KeyboardInterrupt:
         if getattr(args, "json", False):

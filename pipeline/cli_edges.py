@@ -83,10 +83,21 @@ def report_usage(error: UsageError, argv: Sequence[str]) -> int:
     if hint:
         message = f"{message} ({hint})"
     if wants_json(argv):
-        print(json_text({"success": False, "error": message, "usage": True}))
+        print(json_text(failure_payload(message, EXIT_USAGE)))
     sys.stderr.write(error.parser.format_usage())
     print(f"{error.parser.prog}: error: {visible(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def failure_payload(message: str, status: int) -> dict[str, object]:
+    """The ``--json`` payload of a failure ending with ``status``: a usage error (exit
+    status 2) says so, whichever part found it (argparse, the settings, a command).
+
+    >>> failure_payload("unknown role(s) x", EXIT_USAGE)
+    {'success': False, 'error': 'unknown role(s) x', 'usage': True}
+    """
+    return {"success": False, "error": message, **({"usage": True} if status == EXIT_USAGE
+                                                   else {})}
 
 
 def internal_error_json(argv: Sequence[str], description: str) -> None:

@@ -47,8 +47,35 @@ def test_a_request_the_store_cannot_answer_as_asked_is_a_usage_error(
                                        "not a moment a session can have"))
     as_json = run(*flags, "--json", db=db)
     assert as_json.returncode == USAGE, as_json.stderr
-    assert json.loads(as_json.stdout) == {"success": False,
+    assert json.loads(as_json.stdout) == {"success": False, "usage": True,
                                           "error": line.removeprefix("harkback: ")}
+
+
+@pytest.mark.parametrize("flags", [
+    ("search", "docker", "--bogus"),                  # argparse
+    ("import", "fax"),                                # argparse: a choice
+    ("search", "docker", "--role", "bogus"),          # the request
+    ("search", "docker", "--since", "bogus"),         # the time flags
+    ("recent", "--until", "bogus"),
+    ("search", "docker", "--as-of", "bogus"),
+    ("search", "docker", "--summarizer", "llm"),      # the wiring: no model configured
+    ("show", "s1", "--around", "zz"),                 # the read back
+    ("embed", "--role", "bogus"),                     # a command's own check
+    ("stats", "--config-problem"),                    # the config file (below)
+])
+def test_every_usage_error_says_so_in_its_json_payload(
+        db: Path, tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """Whoever finds a usage error (argparse, the settings, a command, the pipeline), exit
+    status 2 comes with ``"usage": true`` in the --json payload, as argparse's always had."""
+    env = None
+    if flags[-1] == "--config-problem":
+        bad = tmp_path / "config.toml"
+        bad.write_text("limit = 'many'\n", encoding="utf-8")
+        flags, env = flags[:-1], {"HARKBACK_CONFIG": str(bad)}
+    done = run(*flags, "--json", db=db, env=env)
+    assert done.returncode == USAGE, done.stderr
+    payload = json.loads(done.stdout)
+    assert (payload["success"], payload["usage"]) == (False, True), payload
 
 
 def test_a_session_found_by_its_title_points_at_a_message_it_has(tmp_path: Path) -> None:
