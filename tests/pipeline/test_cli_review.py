@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,6 +77,29 @@ def test_every_usage_error_says_so_in_its_json_payload(
     assert done.returncode == USAGE, done.stderr
     payload = json.loads(done.stdout)
     assert (payload["success"], payload["usage"]) == (False, True), payload
+
+
+def strictly_parsed(raw: str) -> Any:
+    """``raw`` as a strict JSON parser reads it: no string may hold a lone surrogate
+    (``"\\udcff"`` is valid JSON text that encodes no character; serde, for one, refuses it)."""
+    payload = json.loads(raw)
+    json.dumps(payload, ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate
+    return payload
+
+
+@pytest.mark.parametrize("flags", [
+    ("search", "caf\udce9 docker"),                  # echoed as the payload's query
+    ("search", "docker", "--role", "\udcff"),        # named in the usage error
+    ("search", "docker", "--\udcff"),                # argparse's usage error
+])
+def test_json_output_is_strict_utf8_whatever_the_arguments(
+        db: Path, flags: tuple[str, ...]) -> None:
+    """An argument holding bytes that are not UTF-8 (Python reads them as lone surrogates)
+    is echoed with U+FFFD in their place, so every --json payload parses strictly."""
+    done = run(*flags, "--json", db=db)
+    assert done.stdout, done.stderr
+    payload = strictly_parsed(done.stdout)
+    assert "\ufffd" in json.dumps(payload, ensure_ascii=False)
 
 
 def test_a_session_found_by_its_title_points_at_a_message_it_has(tmp_path: Path) -> None:
