@@ -46,6 +46,28 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message, self)
 
 
+def text_argument(text: str) -> str:
+    """An argument as text a store can hold: bytes that are not UTF-8 (Python reads them
+    as lone surrogates, which no store can encode) as U+FFFD; never for a path, which needs
+    its bytes.
+
+    >>> text_argument(os.fsdecode(b"caf\\xe9"))
+    'caf\ufffd'
+    """
+    return text if text.isascii() else text.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "replace")
+
+
+def role_list(text: str) -> tuple[str, ...]:
+    """``--role``: a comma list of roles."""
+    return tuple(r.strip() for r in text_argument(text).split(",") if r.strip())
+
+
+def name_list(text: str) -> list[str]:
+    """``--source``, ``--project``: a comma list of names (the option is repeatable)."""
+    return [n.strip() for n in text_argument(text).split(",") if n.strip()]
+
+
 def wants_json(argv: Sequence[str]) -> bool:
     """Whether the command line asks for ``--json`` (before any ``--``)."""
     for arg in argv:

@@ -102,6 +102,22 @@ def test_json_output_is_strict_utf8_whatever_the_arguments(
     assert "\ufffd" in json.dumps(payload, ensure_ascii=False)
 
 
+@pytest.mark.parametrize(("flags", "status"), [
+    (("show", "caf\udce9"), 1),
+    (("search", "docker", "--current-session", "caf\udce9"), 0),
+    (("search", "docker", "--source", "caf\udce9"), 0),
+    (("recent", "--project", "caf\udce9"), 0),
+])
+def test_an_id_or_filter_that_is_not_utf8_is_no_internal_error(
+        db: Path, flags: tuple[str, ...], status: int) -> None:
+    """A session id or filter holding bytes that are not UTF-8 matches nothing, as any
+    unknown one: it was an internal error (the store cannot encode a lone surrogate)."""
+    done = run(*flags, "--json", db=db)
+    assert done.returncode == status, done.stderr
+    assert "internal error" not in done.stderr
+    strictly_parsed(done.stdout)
+
+
 def test_a_session_found_by_its_title_points_at_a_message_it_has(tmp_path: Path) -> None:
     """Hermes numbers messages by their row ids, so a session's first message need not be
     at position 0; the id a title match gives must still open with ``show --around``."""
