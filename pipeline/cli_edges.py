@@ -64,8 +64,13 @@ def role_list(text: str) -> tuple[str, ...]:
 
 
 def name_list(text: str) -> list[str]:
-    """``--source``, ``--project``: a comma list of names (the option is repeatable)."""
-    return [n.strip() for n in text_argument(text).split(",") if n.strip()]
+    """``--source``, ``--project``: a comma list of names (the option is repeatable); a
+    value naming nothing (``''``, ``','``) stays one empty name, which the request refuses.
+
+    >>> name_list("codex, cli,"), name_list("")
+    (['codex', 'cli'], [''])
+    """
+    return [n.strip() for n in text_argument(text).split(",") if n.strip()] or [""]
 
 
 def wants_json(argv: Sequence[str]) -> bool:

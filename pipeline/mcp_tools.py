@@ -181,7 +181,10 @@ def _payload(response: Response) -> Result[dict[str, Any], str]:
 
 
 def _names(text: str | None) -> tuple[str, ...]:
-    return tuple(n.strip() for n in (text or "").split(",") if n.strip())
+    if text is None:
+        return ()
+    # A value naming nothing ("", ",") stays one empty name, which the request refuses.
+    return tuple(n.strip() for n in text.split(",") if n.strip()) or ("",)
 
 
 def recall_settings(settings: Settings | None, summarizer: str | None

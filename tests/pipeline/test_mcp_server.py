@@ -171,6 +171,8 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("session_search", {"query": "x", "summarizer": "llm"}, "no model configured"),
     ("session_search", {"query": "x", "summarizer": "fancy"}, "summarizer must be one of"),
     ("session_search", {"query": "x", "source": ["codex"]}, "source must be a string"),
+    ("session_search", {"query": "x", "source": ""}, "no source named by ''"),
+    ("recent_sessions", {"project": "/"}, "no project folder named by '/'"),
     ("session_search", {"query": "x", "since": "the other day"}, "3 days ago"),
     ("recent_sessions", {"colour": "red"}, "unknown argument: colour"),
     ("recent_sessions", {"since": [1]}, "since must be a string or a number"),
