@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.pipeline.columns import columns, padded
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.shown_url import MASK, shown_url
 
@@ -123,8 +124,8 @@ class Settings:
     def describe(self) -> str:
         """``harkback config``: one line per key, then the file."""
         rows = [(key.name, _text(self._shown(key)), self.origin(key.name)) for key in KEYS]
-        width = max(len(value) for _, value, _ in rows)
-        lines = [f"{name:<9} {value:<{width}}  {origin}" for name, value, origin in rows]
+        width = max(columns(value) for _, value, _ in rows)
+        lines = [f"{name:<9} {padded(value, width)}  {origin}" for name, value, origin in rows]
         lines.append(f"config file: {self.file}" + ("" if self.file_found else " (none there)"))
         return "\n".join(lines)
 

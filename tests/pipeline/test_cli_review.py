@@ -10,6 +10,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -178,6 +179,42 @@ def test_tables_show_the_claude_code_source_whole(tmp_path: Path) -> None:
         assert shown.returncode == 0, shown.stderr
         (row,) = [line for line in shown.stdout.splitlines() if line.startswith(" 1  ")]
         assert row.split()[7] == "claude-code"  # after "#" and the six words of "when"
+
+
+def _terminal_columns(text: str) -> int:
+    """Columns a terminal gives ``text``: two for East Asian wide characters."""
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def _count_ends_at(row: str) -> int:
+    """The terminal column where a table row's count ends: the number after "#", the six
+    words of "when" and the source (hits in search, messages in recent)."""
+    words = row.split()
+    cell = f" {words[8]}  {words[9]}"
+    return _terminal_columns(row[:row.index(cell) + len(words[8]) + 1])
+
+
+def test_tables_line_up_with_chinese_text(tmp_path: Path) -> None:
+    """A source named in Chinese (two columns a character) pads by columns, not
+    characters: the counts after it line up in search, recent and stats, and config's
+    origins line up beside a Chinese store path."""
+    db = ingested(tmp_path, [
+        conversation("s1", ("user", "docker bridge"), source="飞书", title="网桥修复",
+                     started_at=1_780_000_000.0),
+        conversation("s2", ("user", "docker bridge"), ("assistant", "docker network ls"),
+                     source="cli", title="bridge", started_at=1_780_000_100.0)])
+    tables = {flags: run(*flags, db=db).stdout.splitlines()
+              for flags in (("search", "docker"), ("recent",), ("stats",))}
+    for flags in (("search", "docker"), ("recent",)):
+        rows = [line for line in tables[flags] if line.startswith((" 1  ", " 2  "))]
+        assert len(rows) == 2 and len({_count_ends_at(row) for row in rows}) == 1, rows
+    (chinese,) = [line for line in tables[("stats",)] if line.startswith("飞书")]
+    (latin,) = [line for line in tables[("stats",)] if line.startswith("cli ")]
+    assert _terminal_columns(chinese) == _terminal_columns(latin)
+    store = tmp_path / "数据库" / "h.db"
+    shown = run("config", env={"HARKBACK_DB": str(store)}).stdout.splitlines()
+    # where each origin starts: after the value column and two spaces
+    assert len({_terminal_columns(line.rsplit("  ", 1)[0]) for line in shown[:7]}) == 1, shown
 
 
 def test_a_bad_option_value_gets_no_hint_about_queries(db: Path) -> None:
