@@ -70,6 +70,14 @@ async def optimize(args: argparse.Namespace) -> int:
     """``harkback optimize``: merge the full-text index after large imports."""
     target = db_of(args)
     needs_file(target)
+    if wiring.store_kind(target) == "memory":  # made for this command, gone after it
+        said = ("nothing to optimise: :memory: is an in-memory store, empty and gone when "
+                "the command ends")
+        if args.json:
+            print_json({"success": True, "db": target, "seconds": 0.0, "note": said})
+        else:
+            print(said)
+        return EXIT_OK
     sqlite = wiring.store_kind(target) == "sqlite"
     work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
     store = open_store(target, readonly=False)  # a refusal is then the only line
