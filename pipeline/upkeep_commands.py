@@ -128,18 +128,15 @@ async def sources(args: argparse.Namespace) -> int:
     from harkback.pipeline.sources_report import describe_sources, source_payload
 
     target = db_of(args)
-    folder = wiring.folder_named(target)
-    if folder is not None:  # not "nothing imported yet": no store can be there
-        raise CliError(folder)
+    needs_file(target)  # no store there is what stats and show say, not "nothing imported"
     listed: tuple[Any, ...] = ()
-    if wiring.store_kind(target) != "sqlite" or Path(target).is_file():
-        store = open_store(target, readonly=True)
-        try:
-            ledger = store.import_ledger()
-            if ledger is not None:
-                listed = unwrap(as_result(await ledger.sources().awaitable()))
-        finally:
-            store.close()
+    store = open_store(target, readonly=True)
+    try:
+        ledger = store.import_ledger()
+        if ledger is not None:
+            listed = unwrap(as_result(await ledger.sources().awaitable()))
+    finally:
+        store.close()
     if args.json:
         print_json({"success": True, "sources": [source_payload(s) for s in listed]})
     else:

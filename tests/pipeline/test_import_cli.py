@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harkback.adapters.stores.sqlite import SqliteStore
 from tests.support.hermes_db import HermesFile
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -115,6 +116,8 @@ def test_sources_lists_what_was_imported_from_where(tmp_path: Path) -> None:
     """``sources`` shows every imported location with its totals, as a table or JSON."""
     home = hermes_home(tmp_path)
     db = str(tmp_path / "h.db")
+    with SqliteStore.open(db).unwrap():
+        pass  # a store where nothing was imported
     empty = harkback("sources", "--db", db)
     harkback("import", "hermes", str(home), "--db", db)
     table = harkback("sources", "--db", db)
@@ -219,3 +222,15 @@ def test_an_empty_hermes_profile_is_nothing_to_import(tmp_path: Path) -> None:
                   if s["kind"] == "hermes") == [0, 1, 1]
     assert empty.stat().st_size == 0
     assert sorted(p.name for p in empty.parent.iterdir()) == ["state.db"]
+
+
+def test_sources_of_a_missing_store_says_what_stats_says(tmp_path: Path) -> None:
+    """No store at the path: ``sources`` fails as ``stats`` does (one line, exit 1, the
+    same --json payload), rather than "Nothing imported yet" with exit 0; nothing is made."""
+    db = str(tmp_path / "nowhere.db")
+    for as_json in ((), ("--json",)):
+        listed = harkback("sources", "--db", db, *as_json)
+        counted = harkback("stats", "--db", db, *as_json)
+        assert listed.returncode == counted.returncode == 1, listed.stdout
+        assert (listed.stdout, listed.stderr) == (counted.stdout, counted.stderr)
+    assert not Path(db).exists()
