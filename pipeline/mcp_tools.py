@@ -23,6 +23,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
+from harkback.pipeline.cli_edges import name_list
 from harkback.pipeline.command_basics import error_line
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.settings import Settings
@@ -181,10 +182,8 @@ def _payload(response: Response) -> Result[dict[str, Any], str]:
 
 
 def _names(text: str | None) -> tuple[str, ...]:
-    if text is None:
-        return ()
-    # A value naming nothing ("", ",") stays one empty name, which the request refuses.
-    return tuple(n.strip() for n in text.split(",") if n.strip()) or ("",)
+    # As the command line reads --source: "" stays one empty name, which is refused.
+    return () if text is None else tuple(name_list(text))
 
 
 def recall_settings(settings: Settings | None, summarizer: str | None
