@@ -81,9 +81,9 @@ def read_today(text: str | None) -> float:
     """
     if text is None:
         return time.time()
-    parsed = parse_as_of(text)
+    parsed = parse_as_of(text, what="--today")
     if isinstance(parsed, Failure):
-        raise SystemExit(f"--today: {parsed.failure().reason}")
+        raise SystemExit(parsed.failure().reason)
     return parsed.unwrap()
 
 

@@ -21,8 +21,11 @@ from harkback.pipeline.cli_edges import (
     Parser,
     UsageError,
     internal_error_json,
+    name_list,
     reader_gone,
     report_usage,
+    role_list,
+    text_argument,
 )
 from harkback.pipeline.cli_sync import (
     EXIT_STATUSES,
@@ -86,23 +89,15 @@ class _Names:
         return iter(self._names())
 
 
-def _roles(text: str) -> tuple[str, ...]:
-    return tuple(r.strip() for r in text.split(",") if r.strip())
-
-
 _WHEN = "2026-11-01, 7d, 24h, yesterday, last week, 3 days ago, epoch seconds"
-
-
-def _names(text: str) -> list[str]:
-    return [n.strip() for n in text.split(",") if n.strip()]
 
 
 def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
     """``--source`` and ``--project`` (each repeatable or a comma list)."""
-    sub.add_argument("--source", action="extend", type=_names, default=None, metavar="NAME",
+    sub.add_argument("--source", action="extend", type=name_list, default=None, metavar="NAME",
                      help=f"only {what} from this source (codex, claude-code, a Hermes "
                           "platform: cli, telegram, ...); repeat it or give a comma list")
-    sub.add_argument("--project", action="extend", type=_names, default=None, metavar="NAME",
+    sub.add_argument("--project", action="extend", type=name_list, default=None, metavar="NAME",
                      help=f"only {what} that worked in this project folder (its path or its "
                           "name); repeat it or give a comma list")
 
@@ -153,14 +148,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_verbose(ingest)
 
     search = commands.add_parser("search", help="recall sessions about a question")
-    search.add_argument("query")
+    search.add_argument("query", type=text_argument)
     with_db(search)
     search.add_argument("--limit", type=_limit, default=None,
                         help=f"sessions to return (default: limit in the config file, else "
                              f"{DEFAULT_LIMIT})")
-    search.add_argument("--role", type=_roles, default=("user", "assistant"),
+    search.add_argument("--role", type=role_list, default=("user", "assistant"),
                         help="comma-separated roles to search (default: user,assistant)")
-    search.add_argument("--current-session", default=None,
+    search.add_argument("--current-session", type=text_argument, default=None,
                         help="the caller's session id; its whole lineage is left out")
     search.add_argument("--since", default=None, metavar="WHEN", help=f"only messages from "
                         f"WHEN on: {_WHEN}")
@@ -189,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     with_db(recent)
     recent.add_argument("--limit", type=_limit, default=10,
                         help="sessions to list (default 10, at most 10)")
-    recent.add_argument("--current-session", default=None,
+    recent.add_argument("--current-session", type=text_argument, default=None,
                         help="the caller's session id; its whole lineage is left out")
     recent.add_argument("--since", default=None, metavar="WHEN",
                         help=f"sessions started since WHEN: {_WHEN}")
@@ -200,10 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser(
         "show", help="print a page of one session's transcript, with message ids")
-    show.add_argument("session_id", metavar="SESSION_ID")
+    show.add_argument("session_id", metavar="SESSION_ID", type=text_argument)
     with_db(show)
     where = show.add_mutually_exclusive_group()
-    where.add_argument("--around", metavar="MESSAGE_ID", default=None,
+    where.add_argument("--around", metavar="MESSAGE_ID", type=text_argument, default=None,
                        help="centre the page on this message (SESSION_ID:POSITION, as search "
                             "results carry it, or a position)")
     where.add_argument("--offset", type=_offset, default=None,
@@ -216,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
         "embed", help="give stored messages their vectors for the hybrid ranker (resumable)")
     with_db(embed)
     _add_embedder_argument(embed, "the embedding model (required here)")
-    embed.add_argument("--role", type=_roles, default=EMBED_ROLES,
+    embed.add_argument("--role", type=role_list, default=EMBED_ROLES,
                        help=f"comma-separated roles to embed (default: {','.join(EMBED_ROLES)})")
     embed.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show a progress bar (default: when stderr is a terminal)")
@@ -355,7 +350,7 @@ def _run(argv: list[str]) -> int:
         print(f"harkback: {visible(str(error))}", file=sys.stderr)
         if getattr(args, "json", False):
             # --json promises a payload on stdout whatever happens
-            print(json_text({"success": False, "error": str(error)}))
+            print(json_text(cli_edges.failure_payload(str(error), error.status)))
         return error.status
     except KeyboardInterrupt:
         if getattr(args, "json", False):

@@ -46,6 +46,33 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message, self)
 
 
+def text_argument(text: str) -> str:
+    """An argument as text a store can hold: bytes that are not UTF-8 (Python reads them
+    as lone surrogates, which no store can encode) as U+FFFD; never for a path, which needs
+    its bytes.
+
+    >>> text_argument(os.fsdecode(b"caf\\xe9"))
+    'caf\ufffd'
+    """
+    return text if text.isascii() else text.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "replace")
+
+
+def role_list(text: str) -> tuple[str, ...]:
+    """``--role``: a comma list of roles."""
+    return tuple(r.strip() for r in text_argument(text).split(",") if r.strip())
+
+
+def name_list(text: str) -> list[str]:
+    """``--source``, ``--project``: a comma list of names (the option is repeatable); a
+    value naming nothing (``''``, ``','``) stays one empty name, which the request refuses.
+
+    >>> name_list("codex, cli,"), name_list("")
+    (['codex', 'cli'], [''])
+    """
+    return [n.strip() for n in text_argument(text).split(",") if n.strip()] or [""]
+
+
 def wants_json(argv: Sequence[str]) -> bool:
     """Whether the command line asks for ``--json`` (before any ``--``)."""
     for arg in argv:
@@ -83,10 +110,21 @@ def report_usage(error: UsageError, argv: Sequence[str]) -> int:
     if hint:
         message = f"{message} ({hint})"
     if wants_json(argv):
-        print(json_text({"success": False, "error": message, "usage": True}))
+        print(json_text(failure_payload(message, EXIT_USAGE)))
     sys.stderr.write(error.parser.format_usage())
     print(f"{error.parser.prog}: error: {visible(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def failure_payload(message: str, status: int) -> dict[str, object]:
+    """The ``--json`` payload of a failure ending with ``status``: a usage error (exit
+    status 2) says so, whichever part found it (argparse, the settings, a command).
+
+    >>> failure_payload("unknown role(s) x", EXIT_USAGE)
+    {'success': False, 'error': 'unknown role(s) x', 'usage': True}
+    """
+    return {"success": False, "error": message, **({"usage": True} if status == EXIT_USAGE
+                                                   else {})}
 
 
 def internal_error_json(argv: Sequence[str], description: str) -> None:

@@ -18,6 +18,7 @@ from returns.result import Failure
 
 from harkback.pipeline.cli_edges import EXIT_USAGE
 from harkback.pipeline.settings import Settings, effective, flags_of
+from harkback.stages.errors import ModelFailed, NotFound, QueryRejected, StoreUnavailable
 
 EXIT_OK, EXIT_FAILED, EXIT_SKIPPED, EXIT_INTERNAL = 0, 1, 3, 70
 """EXIT_SKIPPED: an ingest, import or sync ran to its end but left damaged input out
@@ -30,6 +31,17 @@ class CliError(Exception):
     def __init__(self, message: str, status: int = EXIT_FAILED) -> None:
         super().__init__(message)
         self.status = status
+
+
+def error_line(error: QueryRejected | StoreUnavailable | ModelFailed | NotFound) -> str:
+    """The one line the command line prints for a failure value, and the MCP server's tool
+    error: a rejected request is a usage error, said by its reason alone; any other failure
+    by its message, which names its kind.
+
+    >>> error_line(QueryRejected("unknown role(s) x")), error_line(NotFound("no session"))
+    ('unknown role(s) x', 'not found: no session')
+    """
+    return error.reason if isinstance(error, QueryRejected) else error.message()
 
 
 def settings_of(args: argparse.Namespace) -> Settings:

@@ -27,6 +27,7 @@ from harkback.pipeline.command_basics import EXIT_INTERNAL as EXIT_INTERNAL
 from harkback.pipeline.command_basics import EXIT_OK as EXIT_OK
 from harkback.pipeline.command_basics import EXIT_SKIPPED as EXIT_SKIPPED
 from harkback.pipeline.command_basics import CliError as CliError
+from harkback.pipeline.command_basics import error_line as error_line
 from harkback.pipeline.command_basics import settings_of as settings_of
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.terminal import visible
@@ -58,9 +59,8 @@ def needs_file(target: str) -> None:
 def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
     if isinstance(result, Failure):
         error = result.failure()
-        usage = isinstance(error, QueryRejected)
-        raise CliError(error.reason if usage else error.message(),
-                       EXIT_USAGE if usage else status)
+        raise CliError(error_line(error),
+                       EXIT_USAGE if isinstance(error, QueryRejected) else status)
     return result.unwrap()
 
 

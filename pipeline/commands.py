@@ -74,6 +74,8 @@ async def ingest(args: argparse.Namespace) -> int:
     if stopped is not None:
         raise CliError(stopped)
     print(outcome.line())
+    for note in outcome.notes:
+        print(visible(f"note: {note}"))
     if embedded is not None:
         print(embedded.describe())
     return finished(ok, outcome.skips)
@@ -124,7 +126,7 @@ def _check_times(args: argparse.Namespace) -> None:
 async def search(args: argparse.Namespace) -> int:
     """``harkback search QUERY``: recall the sessions about a question."""
     _check_times(args)
-    as_of = None if args.as_of is None else unwrap(parse_as_of(args.as_of))
+    as_of = None if args.as_of is None else unwrap(parse_as_of(args.as_of, what="--as-of"))
     chosen = settings_of(args)
     settings = wiring.RecallSettings(
         db=chosen.db, ranker=args.ranker, summarizer=args.summarizer,

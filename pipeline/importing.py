@@ -149,7 +149,7 @@ class ImportOutcome:
         tally.merge_skips(unit.skipped, unit.skips)
         return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items(),
                             skipped=tuple(tally.named), skips=tally.skips,
-                            secrets=self.secrets + found)
+                            secrets=self.secrets + found, notes=self.notes + unit.notes)
 
     def describe(self) -> str:
         """A few lines for people: counts, then what was left out, notes and errors."""

@@ -17,6 +17,7 @@ from typing import TypeVar
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.sources.encodings import NAMES, open_text, undecoded
 from harkback.adapters.sources.importing import (
     ImportPlan,
     ImportUnit,
@@ -33,6 +34,10 @@ from harkback.stages.ingest_format import read_line
 from harkback.stages.records import Conversation
 
 T = TypeVar("T")
+
+NOT_UTF8 = "not UTF-8"
+"""What a line holding bytes that do not decode is counted as (see
+:mod:`~harkback.adapters.sources.encodings`)."""
 
 
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
@@ -119,15 +124,28 @@ class JsonlImporter:
     def _units(self, fingerprint: str, budget: Budget) -> Units:
         tally = Tally()
         sessions = messages = 0
+        lines_undecoded = bytes_undecoded = 0
 
         def bad(error: BadRecord) -> None:
             tally.at(str(self.path), error.line)
             tally.skip(*_damage(error))
 
+        def decoded(handle: Iterable[str]) -> Iterator[str]:
+            nonlocal lines_undecoded, bytes_undecoded
+            for number, line in enumerate(handle, start=1):
+                text, count = undecoded(line)
+                if count:
+                    # Named and counted, never silently replaced: the text is not what
+                    # the file meant (a Latin-1 file, most likely).
+                    lines_undecoded, bytes_undecoded = lines_undecoded + 1, bytes_undecoded + count
+                    tally.at(str(self.path), number)
+                    tally.skip(NOT_UTF8, f"{count} byte(s) replaced by U+FFFD")
+                yield text
+
         try:
-            # utf-8-sig: a byte order mark (Windows editors) is not part of the first line
-            with self.path.open(encoding="utf-8-sig", errors="replace") as handle:
-                sized = ((size, (size, c)) for size, c in read_conversations(handle, bad))
+            handle, codec = open_text(self.path)  # UTF-8 (a byte order mark too), UTF-16/32
+            with handle:
+                sized = ((size, (size, c)) for size, c in read_conversations(decoded(handle), bad))
                 for batch in batched(sized, budget):
                     yield Success(self._unit(batch, tally))
                     sessions += len(batch)
@@ -136,11 +154,18 @@ class JsonlImporter:
         except OSError as error:
             yield Failure(SourceUnreadable(f"cannot read {self.path}: {error}"))
             return
+        notes = [f"{self.path} is {NAMES[codec]}, not UTF-8; read as {NAMES[codec]}"
+                 ] if codec in NAMES else []
+        if bytes_undecoded:
+            notes.append(f"{bytes_undecoded} byte(s) on {lines_undecoded} line(s) are not "
+                         f"{NAMES.get(codec, 'UTF-8')} and were replaced by U+FFFD (a Latin-1 "
+                         "file? convert it first: iconv -f latin1 -t utf-8)")
         # The file's mark is kept once all of it is stored.
         mark = Mark(item=path_text(self.path.name), fingerprint=fingerprint, sessions=sessions,
                     messages=messages)
         yield Success(ImportUnit(marks=(mark,), left_out=tally.items(),
-                                 skipped=tuple(tally.named), skips=tally.skips))
+                                 skipped=tuple(tally.named), skips=tally.skips,
+                                 notes=tuple(notes)))
 
     @staticmethod
     def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally) -> ImportUnit:

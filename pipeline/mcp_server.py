@@ -22,6 +22,7 @@ from mcp.server.stdio import stdio_server
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
+from harkback.pipeline.command_basics import error_line
 from harkback.pipeline.mcp_tools import TOOLS, call_tool
 from harkback.pipeline.settings import Settings
 from harkback.stages.ports import SessionStore
@@ -46,7 +47,7 @@ class LazyStore:
             except OSError as error:  # in a folder that cannot be entered: is_file() raises
                 return Failure(f"{error.filename or self.db}: {error.strerror or error}")
             if isinstance(opened, Failure):
-                return Failure(opened.failure().message())
+                return Failure(error_line(opened.failure()))
             self._store = opened.unwrap()
         return Success(self._store)
 

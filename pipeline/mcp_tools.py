@@ -23,6 +23,8 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
+from harkback.pipeline.cli_edges import name_list
+from harkback.pipeline.command_basics import error_line
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.settings import Settings
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
@@ -175,12 +177,13 @@ current_session)'
 
 
 def _payload(response: Response) -> Result[dict[str, Any], str]:
-    payload = response.to_payload()
-    return Success(payload) if payload["success"] else Failure(str(payload["error"]))
+    # A failure is the line the command line prints (error_line), not the payload's.
+    return response.outcome.map(lambda _: response.to_payload()).alt(error_line)
 
 
 def _names(text: str | None) -> tuple[str, ...]:
-    return tuple(n.strip() for n in (text or "").split(",") if n.strip())
+    # As the command line reads --source: "" stays one empty name, which is refused.
+    return () if text is None else tuple(name_list(text))
 
 
 def recall_settings(settings: Settings | None, summarizer: str | None
@@ -203,7 +206,7 @@ async def session_search(store: SessionStore, args: Mapping[str, Any],
     (the command line's effective settings) when given."""
     wired = wiring.recall(recall_settings(settings, args["summarizer"]), store)
     if isinstance(wired, Failure):
-        return Failure(wired.failure().message())
+        return Failure(error_line(wired.failure()))
     harkback = wired.unwrap()
     limit = args["limit"] or (settings.limit if settings is not None else DEFAULT_LIMIT)
     try:
@@ -234,7 +237,7 @@ async def read_session_page(store: SessionStore, session_id: str, *, around: str
     page = await Harkback(store=store).read_session(session_id, around=around, offset=start,
                                                     limit=limit)
     if isinstance(page, Failure):
-        return Failure(page.failure().message())
+        return Failure(error_line(page.failure()))
     return Success(page.unwrap().to_payload())
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from harkback.stages.defaults import DEADLINE_S
+from harkback.stages.shown_url import shown_url
 
 if TYPE_CHECKING:
     from harkback.adapters.models.chat_settings import ChatSettings
@@ -58,7 +59,7 @@ def _base_url(text: str) -> str:
 
     problem = base_url_problem(text)
     if problem:
-        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+        raise argparse.ArgumentTypeError(f"{shown_url(text)!r} {problem}")
     return text
 
 

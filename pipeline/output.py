@@ -10,6 +10,7 @@ import textwrap
 from datetime import UTC, datetime
 from typing import Any
 
+from harkback.pipeline.columns import clipped, padded
 from harkback.pipeline.terminal import json_text
 
 
@@ -43,7 +44,7 @@ def format_payload(payload: dict[str, Any]) -> str:
     lines += [f"note: {note}" for note in payload.get("notes", ())]
     lines += ["", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:SOURCE_WIDTH]:<{SOURCE_WIDTH}} "
+        lines.append(f"{i:>2}  {padded(r['when'], 30)} {_source_cell(r['source'])} "
                      f"{r['matched_messages']:>4}  {r['session_id']}  {r['title']}")
     for i, r in enumerate(rows, 1):
         lines += ["", f"[{i}] {r['title'] or r['session_id']} ({r['summary_kind']} summary)"]
@@ -63,10 +64,15 @@ def _recent_table(rows: list[dict[str, Any]]) -> str:
     header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'msgs':>5}  title / first request"
     lines = [header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {r['when']:<30} {r['source'][:SOURCE_WIDTH]:<{SOURCE_WIDTH}} "
+        lines.append(f"{i:>2}  {padded(r['when'], 30)} {_source_cell(r['source'])} "
                      f"{r['message_count']:>5}  {r['title'] or '(untitled)'}")
-        lines.append(f"{'':>4}{r['session_id']}: {r['preview'][:90]}")
+        lines.append(f"{'':>4}{r['session_id']}: {clipped(r['preview'], 90)}")
     return "\n".join(lines)
+
+
+def _source_cell(source: str) -> str:
+    """The source column, in terminal columns (a source in Chinese takes two a character)."""
+    return padded(clipped(source, SOURCE_WIDTH), SOURCE_WIDTH)
 
 
 def format_page(payload: dict[str, Any]) -> str:

@@ -26,8 +26,9 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.pipeline.db_names import MASK, shown_db
+from harkback.pipeline.columns import columns, padded
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
+from harkback.stages.shown_url import MASK, shown_url
 
 CONFIG_VARIABLE = "HARKBACK_CONFIG"
 """The environment variable naming a config file other than the default one."""
@@ -123,16 +124,17 @@ class Settings:
     def describe(self) -> str:
         """``harkback config``: one line per key, then the file."""
         rows = [(key.name, _text(self._shown(key)), self.origin(key.name)) for key in KEYS]
-        width = max(len(value) for _, value, _ in rows)
-        lines = [f"{name:<9} {value:<{width}}  {origin}" for name, value, origin in rows]
+        width = max(columns(value) for _, value, _ in rows)
+        lines = [f"{name:<9} {padded(value, width)}  {origin}" for name, value, origin in rows]
         lines.append(f"config file: {self.file}" + ("" if self.file_found else " (none there)"))
         return "\n".join(lines)
 
     def _shown(self, key: Key) -> Any:
         value = getattr(self, key.name)
-        if key.name == "db":
-            return shown_db(value)  # a server URL's password
-        return MASK if key.secret and value else value
+        if key.secret:
+            return MASK if value else value
+        # A server URL's password, an endpoint's (also inside an embedder spec).
+        return shown_url(value) if isinstance(value, str) else value
 
 
 def _text(value: Any) -> str:
@@ -241,7 +243,7 @@ def _checked(key: Key, value: Any) -> Result[Any, str]:
 
         problem = base_url_problem(value.strip())
         if problem:
-            return Failure(f"base_url {value.strip()!r} {problem}")
+            return Failure(f"base_url {shown_url(value.strip())!r} {problem}")
     return Success(value.strip() if isinstance(value, str) else value)
 
 

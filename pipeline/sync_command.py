@@ -7,7 +7,6 @@ load only when ``sync`` runs. ``--watch`` goes on in :mod:`~harkback.pipeline.wa
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
-from harkback.pipeline.terminal import visible
+from harkback.pipeline.terminal import json_text, visible
 from harkback.stages.ports import SessionStore
 
 WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
@@ -113,5 +112,5 @@ async def run_sync(args: argparse.Namespace) -> int:
 
 
 def _one_line(shown: dict[str, object]) -> str:
-    return json.dumps(shown, ensure_ascii=False)
+    return json_text(shown)
 

@@ -42,12 +42,22 @@ def visible(text: str) -> str:
 
 
 def json_text(payload: Any, *, indent: int | None = None) -> str:
-    """``payload`` as JSON with non-ASCII text readable, but C1 control characters,
-    bidirectional overrides and lone surrogates escaped (JSON escapes C0 itself), so the
-    text is safe on a terminal and valid UTF-8."""
+    """``payload`` as JSON with non-ASCII text readable, but C1 control characters and
+    bidirectional overrides escaped (JSON escapes C0 itself), so the text is safe on a
+    terminal; a lone surrogate (an undecodable byte of an argument) becomes U+FFFD, since
+    ``"\\udcff"`` is JSON that strict parsers refuse, and raw it is not UTF-8.
+
+    >>> json_text({"q": "caf\\udce9"})
+    '{"q": "caf\ufffd"}'
+    """
     text = json.dumps(payload, ensure_ascii=False, indent=indent)
     # Outside strings JSON has only ASCII, so these can only be inside strings.
-    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return _UNSAFE_IN_JSON.sub(_json_safe, text)
+
+
+def _json_safe(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return "\ufffd" if 0xD800 <= code <= 0xDFFF else f"\\u{code:04x}"
 
 
 class WrappedStream(io.TextIOBase):

@@ -28,10 +28,10 @@ from harkback.pipeline.command_kit import (
     release,
     unwrap,
 )
-from harkback.pipeline.db_names import shown_db
 from harkback.pipeline.embed import embed_missing
 from harkback.pipeline.output import print_json
 from harkback.stages.request import role_problem
+from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
 
 
@@ -70,11 +70,19 @@ async def optimize(args: argparse.Namespace) -> int:
     """``harkback optimize``: merge the full-text index after large imports."""
     target = db_of(args)
     needs_file(target)
+    if wiring.store_kind(target) == "memory":  # made for this command, gone after it
+        said = ("nothing to optimise: :memory: is an in-memory store, empty and gone when "
+                "the command ends")
+        if args.json:
+            print_json({"success": True, "db": target, "seconds": 0.0, "note": said})
+        else:
+            print(said)
+        return EXIT_OK
     sqlite = wiring.store_kind(target) == "sqlite"
     work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
     store = open_store(target, readonly=False)  # a refusal is then the only line
     if not args.json:
-        print(f"{work} {shown_db(target)} (a million messages take about 20 s)...",
+        print(f"{work} {shown_url(target)} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
     started = time.monotonic()
     try:
@@ -84,10 +92,10 @@ async def optimize(args: argparse.Namespace) -> int:
     unwrap(outcome)
     seconds = round(time.monotonic() - started, 1)
     if args.json:
-        print_json({"success": True, "db": shown_db(target), "seconds": seconds})
+        print_json({"success": True, "db": shown_url(target), "seconds": seconds})
     else:
         print(f"{'merged the full-text index of' if sqlite else 'vacuumed and analysed'} "
-              f"{shown_db(target)} in {seconds} s")
+              f"{shown_url(target)} in {seconds} s")
     return EXIT_OK
 
 
@@ -97,10 +105,10 @@ async def migrate(args: argparse.Namespace) -> int:
     needs_file(target)
     migrated = unwrap(wiring.migrate_store(target))
     if args.json:
-        print_json({"success": True, "db": shown_db(target), "from": migrated.before,
+        print_json({"success": True, "db": shown_url(target), "from": migrated.before,
                     "to": migrated.after, "applied": list(migrated.applied)})
     else:
-        print(migrated.describe(shown_db(target)))
+        print(migrated.describe(shown_url(target)))
     return EXIT_OK
 
 
@@ -111,7 +119,7 @@ async def redact(args: argparse.Namespace) -> int:
     needs_file(target)
     if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
         raise CliError(f"{target} is read-only; make it writable or use --dry-run")
-    return await run_redact(open_store(target, readonly=args.dry_run), shown_db(target),
+    return await run_redact(open_store(target, readonly=args.dry_run), shown_url(target),
                             dry_run=args.dry_run, as_json=args.json)
 
 
@@ -120,18 +128,15 @@ async def sources(args: argparse.Namespace) -> int:
     from harkback.pipeline.sources_report import describe_sources, source_payload
 
     target = db_of(args)
-    folder = wiring.folder_named(target)
-    if folder is not None:  # not "nothing imported yet": no store can be there
-        raise CliError(folder)
+    needs_file(target)  # no store there is what stats and show say, not "nothing imported"
     listed: tuple[Any, ...] = ()
-    if wiring.store_kind(target) != "sqlite" or Path(target).is_file():
-        store = open_store(target, readonly=True)
-        try:
-            ledger = store.import_ledger()
-            if ledger is not None:
-                listed = unwrap(as_result(await ledger.sources().awaitable()))
-        finally:
-            store.close()
+    store = open_store(target, readonly=True)
+    try:
+        ledger = store.import_ledger()
+        if ledger is not None:
+            listed = unwrap(as_result(await ledger.sources().awaitable()))
+    finally:
+        store.close()
     if args.json:
         print_json({"success": True, "sources": [source_payload(s) for s in listed]})
     else:
@@ -150,9 +155,9 @@ async def stats(args: argparse.Namespace) -> int:
         counted = await count_store(store)
     finally:
         store.close()
-    payload = {"success": True, "db": shown_db(target), **unwrap(counted).to_payload()}
+    payload = {"success": True, "db": shown_url(target), **unwrap(counted).to_payload()}
     if args.json:
         print_json(payload)
     else:
-        print(format_stats(shown_db(target), payload))
+        print(format_stats(shown_url(target), payload))
     return EXIT_OK

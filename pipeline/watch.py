@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 import sys
 import time
@@ -31,6 +30,7 @@ from typing import TypeVar
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
 from harkback.pipeline.sync import Located, SourceReport, sync_one
+from harkback.pipeline.terminal import json_text
 from harkback.stages.ports import SessionStore
 
 T = TypeVar("T")
@@ -131,7 +131,7 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 if report.skips and name_skipped is not None:
                     name_skipped(report)
                 if report.new or report.updated or report.removed or report.error:
-                    print(json.dumps(report.to_payload(), ensure_ascii=False) if as_json
+                    print(json_text(report.to_payload()) if as_json
                           else change_line(report), flush=True)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):

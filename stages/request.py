@@ -73,9 +73,12 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
 
     >>> make_request("x", limit=99).failure().reason
     'limit must be between 1 and 10, got 99'
+    >>> make_request("x", projects=("/",)).failure().reason[:40]
+    "no project folder named by '/': give a p"
     """
     if not 1 <= limit <= MAX_LIMIT:
         return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, got {limit}"))
+    asked = {"sources": sources, "projects": projects}
     roles, sources, projects, hidden_sources = (
         _listed(roles), _listed(sources), _listed(projects), _listed(hidden_sources))
     problem = role_problem(roles)
@@ -94,7 +97,11 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
         return Failure(QueryRejected("since is later than until"))
     kept = _names(sources), _names(p.rstrip("/") for p in projects)
-    for what, names in zip(("sources", "projects"), kept, strict=True):
+    for (what, given), names in zip(asked.items(), kept, strict=True):
+        # A filter given that names nothing (an unset shell variable: --source "$SRC") is
+        # refused, as an empty --role is: it must not quietly become no filter at all.
+        if (isinstance(given, str) or given) and not names:
+            return Failure(QueryRejected(_NAMES_NOTHING[what].format(_shown(given))))
         # Each project name is compared with every session: thousands of them (an agent's
         # comma list) kept a search busy for minutes.
         if len(names) > MAX_NAMES:
@@ -133,6 +140,17 @@ def _listed(given: Iterable[str]) -> tuple[str, ...]:
     if isinstance(given, str):
         return tuple(name.strip() for name in given.split(",") if name.strip())
     return tuple(given)
+
+
+_NAMES_NOTHING = {
+    "sources": "no source named by {}: give one (codex, claude-code, cli, ...) or leave the "
+               "filter out",
+    "projects": "no project folder named by {}: give a project's path or its last folder's "
+                "name ('/' alone names none), or leave the filter out"}
+
+
+def _shown(given: str | Iterable[str]) -> str:
+    return repr(given) if isinstance(given, str) else ", ".join(map(repr, given))
 
 
 def _names(given: Iterable[str]) -> tuple[str, ...]:

@@ -191,25 +191,27 @@ def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, Quer
                                  f"use {ACCEPTED_TIMES}"))
 
 
-def parse_as_of(value: str | float) -> Result[float, QueryRejected]:
-    """The moment a question is taken to be asked: as :func:`parse_time_bound`, and finite.
+def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, QueryRejected]:
+    """The moment a question is taken to be asked: as :func:`parse_time_bound`, and finite;
+    a failure names the value ``what`` (the keyword, or a command's flag, ``--as-of``), as
+    the bounds' failures name ``since`` or ``--since``.
 
     Its time words ("two weeks ago") and relative bounds (``--since 7d``) count back from
     this moment instead of the wall clock.
 
     >>> parse_as_of("2026-03-01").unwrap(), parse_as_of(86400).unwrap()
     (1772323200.0, 86400.0)
-    >>> parse_as_of("someday").failure().reason[:30]
-    "cannot read as-of time 'someda"
+    >>> parse_as_of("someday", what="--as-of").failure().reason[:28]
+    "cannot read --as-of 'someday"
     """
     if not isinstance(value, str):
-        return epoch_bound(value, what="as-of time")
-    parsed = parse_time_bound(value, what="as-of time")
+        return epoch_bound(value, what=what)
+    parsed = parse_time_bound(value, what=what)
     if isinstance(parsed, Failure):
         return parsed
     moment = parsed.unwrap()
     if not _possible(moment):
-        return Failure(QueryRejected(f"as-of time {value!r} is not a moment a session can "
+        return Failure(QueryRejected(f"{what} {value!r} is not a moment a session can "
                                      "have: use an ISO date (2026-03-01) or epoch seconds"))
     return Success(moment)
 

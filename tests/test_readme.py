@@ -8,6 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from harkback.pipeline.cli import build_parser
+from harkback.pipeline.cli_edges import UsageError
+from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 STAGES = {"match", "resolve", "load", "summarize", "assemble"}
 
@@ -38,3 +44,21 @@ def test_readme_examples_use_only_the_public_api() -> None:
     assert imports
     assert set(imports) == {"harkback.pipeline"}
 
+
+
+def test_readme_gives_the_limits_the_command_line_enforces() -> None:
+    """The README names each command's ``--limit`` range and default as the command line
+    enforces them (recent's maximum was only in ``--help``)."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    stated = re.search(r"`search` returns up to `--limit N` sessions \(1 to (\d+); (\d+) unless"
+                       r".*?`recent` lists up to `--limit N` \(1 to (\d+); (\d+) by default\)",
+                       text)
+    assert stated, "the README does not state the --limit ranges"
+    search_max, search_default, recent_max, recent_default = map(int, stated.groups())
+    assert (search_max, search_default) == (MAX_LIMIT, DEFAULT_LIMIT)
+    parser = build_parser()
+    recent = parser.parse_args(["recent"])
+    assert recent.limit == recent_default
+    assert parser.parse_args(["recent", "--limit", str(recent_max)]).limit == recent_max
+    with pytest.raises(UsageError):
+        parser.parse_args(["recent", "--limit", str(recent_max + 1)])

@@ -12,6 +12,7 @@ import re
 import urllib.parse
 
 from harkback.stages.errors import ModelFailed
+from harkback.stages.shown_url import shown_url
 
 
 def base_url_problem(base_url: str) -> str | None:
@@ -48,4 +49,5 @@ def unusable_base_url(base_url: str | None, model: str) -> ModelFailed | None:
     True
     """
     problem = base_url and base_url_problem(base_url)
-    return ModelFailed(f"base URL {base_url!r} {problem} (model {model})") if problem else None
+    return (ModelFailed(f"base URL {shown_url(base_url)!r} {problem} (model {model})")
+            if base_url and problem else None)

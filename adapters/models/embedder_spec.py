@@ -42,6 +42,7 @@ from harkback.adapters.models import local_embedder as local
 from harkback.adapters.models.base_url import base_url_problem
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import Embedder
+from harkback.stages.shown_url import shown_url
 
 E5_PREFIXES = ("query: ", "passage: ")
 """What E5 models expect before a question and before a stored text."""
@@ -82,7 +83,7 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
         base_url = base_url.strip()
         problem = base_url_problem(base_url)
         if problem:
-            return _bad_spec(spec, f"BASE_URL {base_url!r} {problem}")
+            return _bad_spec(spec, f"BASE_URL {shown_url(base_url)!r} {problem}")
     settings: dict[str, Any] = {}
     for option in filter(None, (part.strip() for part in options.split(","))):
         name, equals, value = option.partition("=")
@@ -104,4 +105,4 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
 
 
 def _bad_spec(spec: str, why: str) -> Result[Embedder, ModelFailed]:
-    return Failure(ModelFailed(f"embedder spec {spec!r} not understood: {why}"))
+    return Failure(ModelFailed(f"embedder spec {shown_url(spec)!r} not understood: {why}"))

@@ -39,6 +39,7 @@ from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed
 from harkback.stages.records import TokenUsage
+from harkback.stages.shown_url import shown_url
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
@@ -109,8 +110,8 @@ class OpenAIChatModel:
         self._bound: PerLoop[_Bound] = PerLoop(self._connect, close=_close_bound)
 
     def __repr__(self) -> str:
-        """Name the model and the endpoint (never the key)."""
-        return f"OpenAIChatModel({self.settings.model!r}, base_url={self.settings.base_url!r})"
+        """Name the model and the endpoint (never the key, nor a password in the URL)."""
+        return f"OpenAIChatModel({self.settings.model!r}, base_url={self._where()!r})"
 
     @property
     def name(self) -> str:
@@ -169,6 +170,6 @@ class OpenAIChatModel:
         return reply_from_json(data)
 
     def _where(self) -> str:
-        return self.settings.base_url or "the OpenAI API"
+        return shown_url(self.settings.base_url or "the OpenAI API")
 
 

@@ -25,6 +25,7 @@ from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.adapters.models.vectors import Vectors, embedded, unit_vectors
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import EmbedKind, Vector
+from harkback.stages.shown_url import shown_url
 
 
 def vectors_from_json(data: object, expected: int) -> tuple[Vector, ...] | Attempt:
@@ -74,7 +75,8 @@ class OpenAIEmbedder:
     """
 
     model: str = attrs.field(validator=attrs.validators.min_len(1))
-    base_url: str | None = None
+    base_url: str | None = attrs.field(  # shown without a password
+        default=None, repr=lambda url: repr(url and shown_url(url)))
     api_key: str | None = attrs.field(default=None, repr=False)
     batch_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
     timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
@@ -143,7 +145,7 @@ class OpenAIEmbedder:
             return body
 
         data = await fetch_json(send, timeout=self.timeout,
-                                where=self.base_url or "the OpenAI API")
+                                where=shown_url(self.base_url or "the OpenAI API"))
         if isinstance(data, Attempt):
             return data
         return vectors_from_json(data, len(batch))

@@ -148,6 +148,13 @@ def file_stamp(path: Path) -> str:
     return "/".join(parts)
 
 
+def is_empty(path: Path) -> bool:
+    """Whether ``path`` is an empty store: 0 bytes, with no ``-wal`` file holding commits
+    (SQLite creates a database's file empty and writes it at the first commit)."""
+    wal = Path(f"{path}-wal")
+    return path.stat().st_size == 0 and (not wal.exists() or wal.stat().st_size == 0)
+
+
 def flag_reason(row: dict[str, object], *, archived: bool) -> str | None:
     """Why Hermes' own list leaves a session row out: ``hidden``, ``archived`` or None.
 
@@ -180,9 +187,15 @@ class HermesImporter:
         """Plan importing the sessions that are new or changed since ``state``."""
         try:
             stamp = f"{file_stamp(self.path)} archived={int(self.archived)}"
+            empty = is_empty(self.path)
         except OSError as error:
             return Failure(SourceUnreadable(f"cannot read {self.path}: "
                                             f"{error.strerror or error}"))
+        if empty:
+            # Not opened at all, so nothing is written to it; nothing removed either.
+            return Success(ImportPlan(total=0, units=importing.no_units(), notes=(
+                f"{self.path} is empty (a profile Hermes has not written to yet): "
+                "nothing to import",)))
         marks = state.marks_by_item()
         old_stamp = marks.pop(STAMP_ITEM, None)
         if not full and old_stamp is not None and old_stamp.fingerprint == stamp:

@@ -141,7 +141,8 @@ class ImportUnit:
 
     ``left_out`` counts what was not imported, by reason; ``skipped`` names the damaged
     input among it (``skips`` of them, more than named when there were many); ``work``
-    is this unit's share of :attr:`ImportPlan.total` (for a progress bar).
+    is this unit's share of :attr:`ImportPlan.total` (for a progress bar); ``notes`` are
+    things a person should know that reading found (as :attr:`ImportPlan.notes`).
     """
 
     conversations: tuple[Conversation, ...] = ()
@@ -150,6 +151,7 @@ class ImportUnit:
     skipped: tuple[Skip, ...] = ()
     skips: int = 0
     work: int = 0
+    notes: tuple[str, ...] = ()
 
 
 Units = Generator[Result[ImportUnit, StoreUnavailable], None, None]

@@ -111,7 +111,7 @@ def test_one_clock_runs_alone_and_a_bad_today_is_refused(data_file: Path, tmp_pa
                            "published", "--rankers", "bm25", "--json", str(out)]) == 0
     assert [r["clock"] for r in json.loads(out.read_text())] == ["published"]
     assert "as published vs asked today" not in capsys.readouterr().out
-    with pytest.raises(SystemExit, match="--today: cannot read as-of time 'soon'"):
+    with pytest.raises(SystemExit, match="cannot read --today 'soon'"):
         retrieval.main(["--data", str(data_file), "--today", "soon"])
 
 

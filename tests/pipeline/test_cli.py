@@ -292,11 +292,12 @@ def test_as_of_counts_relative_bounds_from_then(deploys: Path) -> None:
 
 
 def test_unreadable_as_of_is_a_usage_error(deploys: Path) -> None:
-    """A bad ``--as-of`` exits 2 with one line, and ``--json`` still prints a payload."""
+    """A bad ``--as-of`` exits 2 with one line naming the flag (as ``--since`` is named),
+    and ``--json`` still prints a payload."""
     for value in ("someday", "nan", "1e20"):
         done = run("search", "deploy", "--as-of", value, db=deploys)
         assert done.returncode == 2, (value, done.stderr)
-        assert done.stderr.count("\n") == 1 and "as-of time" in done.stderr
+        assert done.stderr.count("\n") == 1 and f"--as-of {value!r}" in done.stderr
         done = run("search", "deploy", "--as-of", value, "--json", db=deploys)
         assert done.returncode == 2
         assert json.loads(done.stdout)["success"] is False

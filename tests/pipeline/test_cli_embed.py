@@ -173,7 +173,7 @@ def test_embed_of_an_unknown_role_is_a_usage_error(sessions: Path, tmp_path: Pat
                     "--role", "robot", "--json")
     assert done.returncode == 2
     assert json.loads(done.stdout) == {
-        "success": False,
+        "success": False, "usage": True,
         "error": "unknown role(s) robot; choose from user, assistant, tool, system"}
 
 

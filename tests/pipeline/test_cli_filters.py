@@ -100,3 +100,24 @@ def test_unreadable_since_is_a_usage_error(db: Path, command: str) -> None:
     assert done.stderr.count("\n") == 1
     assert "cannot read --since 'the other day'" in done.stderr
     assert "yesterday" in done.stderr and "2026-11-01" in done.stderr
+
+
+@pytest.mark.parametrize("flags", [
+    *[(*command, *flag) for command in (("search", "kernel"), ("recent",))
+      for flag in (("--source", ""), ("--source", ","), ("--project", ""), ("--project", "/"))],
+    ("search", "kernel", "--role", ""),
+])
+def test_a_filter_naming_nothing_is_a_usage_error(db: Path, flags: tuple[str, ...]) -> None:
+    """An empty --source or --project (an unset shell variable), or --project / (no folder
+    but the root, which no project is), is refused as an empty --role is, rather than
+    quietly becoming no filter: exit 2, one line."""
+    done = run(*flags, "--json", db=db)
+    assert done.returncode == 2, done.stderr
+    assert json.loads(done.stdout)["usage"] is True
+    assert done.stderr.count("\n") == 1
+    assert "no " in done.stderr or "unknown role" in done.stderr
+
+
+def test_a_trailing_comma_still_names_the_rest(db: Path) -> None:
+    """A comma list's empty pieces are left out; the names in it still filter."""
+    assert _ids("recent", "--source", "codex,", db=db) == ["codex-new"]

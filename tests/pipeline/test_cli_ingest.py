@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.pipeline.test_cli import _write_sessions, run
 
 
@@ -111,3 +113,60 @@ def test_a_dash_for_standard_input_says_a_file_is_needed(tmp_path: Path) -> None
     assert done.stderr == ("harkback: standard input is not read: save the sessions to a "
                            "file and name it\n")
     assert not (tmp_path / "h.db").exists()
+
+
+def _accented(path: Path, encoding: str) -> Path:
+    """Two sessions with accented text, written in ``encoding``."""
+    lines = [json.dumps({"id": f"s{i}", "messages": [
+        {"role": "user", "content": "café crème docker"}]}, ensure_ascii=False)
+        for i in range(2)]
+    path.write_bytes(("\n".join(lines) + "\n").encode(encoding))
+    return path
+
+
+@pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
+def test_a_utf16_or_utf32_file_is_read_as_what_it_is(
+        tmp_path: Path, command: tuple[str, ...], encoding: str) -> None:
+    """A "Unicode" file of a Windows editor (UTF-16, with or without a byte order mark;
+    UTF-32 too) is read whole and text intact, and the report says which encoding it was."""
+    source = _accented(tmp_path / "sessions.jsonl", encoding)
+    db = tmp_path / "h.db"
+    done = run(*command, str(source), "--json", db=db)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    report = payload["sources"][0] if command[0] == "import" else payload
+    assert report["sessions"]["added"] == 2
+    assert any("UTF-16" in note or "UTF-32" in note for note in report["notes"])
+    shown = json.loads(run("show", "s1", "--json", db=db).stdout)
+    assert shown["messages"][0]["content"] == "café crème docker"
+
+
+@pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])
+def test_bytes_that_are_not_utf8_are_counted_and_named(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """A Latin-1 file: each line holding bytes that are not UTF-8 is named (file:line), the
+    bytes are counted in a note, and the status says damaged input was met (3); the rest of
+    the text is stored."""
+    source = _accented(tmp_path / "sessions.jsonl", "latin-1")
+    db = tmp_path / "h.db"
+    done = run(*command, str(source), "--json", db=db)
+    assert done.returncode == 3, done.stderr
+    payload = json.loads(done.stdout)
+    report = payload["sources"][0] if command[0] == "import" else payload
+    assert report["sessions"]["added"] == 2
+    assert [(s["line"], s["reason"]) for s in report["skipped_lines"]] == [
+        (1, "not UTF-8: 2 byte(s) replaced by U+FFFD"),
+        (2, "not UTF-8: 2 byte(s) replaced by U+FFFD")]
+    assert any("4 byte(s) on 2 line(s) are not UTF-8" in note for note in report["notes"])
+    shown = json.loads(run("show", "s0", "--json", db=db).stdout)
+    assert shown["messages"][0]["content"] == "caf\ufffd cr\ufffdme docker"
+
+
+def test_ingest_says_in_words_that_bytes_were_replaced(tmp_path: Path) -> None:
+    """Without --json: the lines on stderr, the count of bytes on stdout."""
+    source = _accented(tmp_path / "sessions.jsonl", "latin-1")
+    done = run("ingest", str(source), db=tmp_path / "h.db")
+    assert done.returncode == 3
+    assert "sessions.jsonl:2: not UTF-8: 2 byte(s) replaced by U+FFFD" in done.stderr
+    assert "note: 4 byte(s) on 2 line(s) are not UTF-8" in done.stdout

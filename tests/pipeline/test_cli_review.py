@@ -10,7 +10,9 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,8 +49,74 @@ def test_a_request_the_store_cannot_answer_as_asked_is_a_usage_error(
                                        "not a moment a session can have"))
     as_json = run(*flags, "--json", db=db)
     assert as_json.returncode == USAGE, as_json.stderr
-    assert json.loads(as_json.stdout) == {"success": False,
+    assert json.loads(as_json.stdout) == {"success": False, "usage": True,
                                           "error": line.removeprefix("harkback: ")}
+
+
+@pytest.mark.parametrize("flags", [
+    ("search", "docker", "--bogus"),                  # argparse
+    ("import", "fax"),                                # argparse: a choice
+    ("search", "docker", "--role", "bogus"),          # the request
+    ("search", "docker", "--since", "bogus"),         # the time flags
+    ("recent", "--until", "bogus"),
+    ("search", "docker", "--as-of", "bogus"),
+    ("search", "docker", "--summarizer", "llm"),      # the wiring: no model configured
+    ("show", "s1", "--around", "zz"),                 # the read back
+    ("embed", "--role", "bogus"),                     # a command's own check
+    ("stats", "--config-problem"),                    # the config file (below)
+])
+def test_every_usage_error_says_so_in_its_json_payload(
+        db: Path, tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """Whoever finds a usage error (argparse, the settings, a command, the pipeline), exit
+    status 2 comes with ``"usage": true`` in the --json payload, as argparse's always had."""
+    env = None
+    if flags[-1] == "--config-problem":
+        bad = tmp_path / "config.toml"
+        bad.write_text("limit = 'many'\n", encoding="utf-8")
+        flags, env = flags[:-1], {"HARKBACK_CONFIG": str(bad)}
+    done = run(*flags, "--json", db=db, env=env)
+    assert done.returncode == USAGE, done.stderr
+    payload = json.loads(done.stdout)
+    assert (payload["success"], payload["usage"]) == (False, True), payload
+
+
+def strictly_parsed(raw: str) -> Any:
+    """``raw`` as a strict JSON parser reads it: no string may hold a lone surrogate
+    (``"\\udcff"`` is valid JSON text that encodes no character; serde, for one, refuses it)."""
+    payload = json.loads(raw)
+    json.dumps(payload, ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate
+    return payload
+
+
+@pytest.mark.parametrize("flags", [
+    ("search", "caf\udce9 docker"),                  # echoed as the payload's query
+    ("search", "docker", "--role", "\udcff"),        # named in the usage error
+    ("search", "docker", "--\udcff"),                # argparse's usage error
+])
+def test_json_output_is_strict_utf8_whatever_the_arguments(
+        db: Path, flags: tuple[str, ...]) -> None:
+    """An argument holding bytes that are not UTF-8 (Python reads them as lone surrogates)
+    is echoed with U+FFFD in their place, so every --json payload parses strictly."""
+    done = run(*flags, "--json", db=db)
+    assert done.stdout, done.stderr
+    payload = strictly_parsed(done.stdout)
+    assert "\ufffd" in json.dumps(payload, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(("flags", "status"), [
+    (("show", "caf\udce9"), 1),
+    (("search", "docker", "--current-session", "caf\udce9"), 0),
+    (("search", "docker", "--source", "caf\udce9"), 0),
+    (("recent", "--project", "caf\udce9"), 0),
+])
+def test_an_id_or_filter_that_is_not_utf8_is_no_internal_error(
+        db: Path, flags: tuple[str, ...], status: int) -> None:
+    """A session id or filter holding bytes that are not UTF-8 matches nothing, as any
+    unknown one: it was an internal error (the store cannot encode a lone surrogate)."""
+    done = run(*flags, "--json", db=db)
+    assert done.returncode == status, done.stderr
+    assert "internal error" not in done.stderr
+    strictly_parsed(done.stdout)
 
 
 def test_a_session_found_by_its_title_points_at_a_message_it_has(tmp_path: Path) -> None:
@@ -111,6 +179,42 @@ def test_tables_show_the_claude_code_source_whole(tmp_path: Path) -> None:
         assert shown.returncode == 0, shown.stderr
         (row,) = [line for line in shown.stdout.splitlines() if line.startswith(" 1  ")]
         assert row.split()[7] == "claude-code"  # after "#" and the six words of "when"
+
+
+def _terminal_columns(text: str) -> int:
+    """Columns a terminal gives ``text``: two for East Asian wide characters."""
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def _count_ends_at(row: str) -> int:
+    """The terminal column where a table row's count ends: the number after "#", the six
+    words of "when" and the source (hits in search, messages in recent)."""
+    words = row.split()
+    cell = f" {words[8]}  {words[9]}"
+    return _terminal_columns(row[:row.index(cell) + len(words[8]) + 1])
+
+
+def test_tables_line_up_with_chinese_text(tmp_path: Path) -> None:
+    """A source named in Chinese (two columns a character) pads by columns, not
+    characters: the counts after it line up in search, recent and stats, and config's
+    origins line up beside a Chinese store path."""
+    db = ingested(tmp_path, [
+        conversation("s1", ("user", "docker bridge"), source="飞书", title="网桥修复",
+                     started_at=1_780_000_000.0),
+        conversation("s2", ("user", "docker bridge"), ("assistant", "docker network ls"),
+                     source="cli", title="bridge", started_at=1_780_000_100.0)])
+    tables = {flags: run(*flags, db=db).stdout.splitlines()
+              for flags in (("search", "docker"), ("recent",), ("stats",))}
+    for flags in (("search", "docker"), ("recent",)):
+        rows = [line for line in tables[flags] if line.startswith((" 1  ", " 2  "))]
+        assert len(rows) == 2 and len({_count_ends_at(row) for row in rows}) == 1, rows
+    (chinese,) = [line for line in tables[("stats",)] if line.startswith("飞书")]
+    (latin,) = [line for line in tables[("stats",)] if line.startswith("cli ")]
+    assert _terminal_columns(chinese) == _terminal_columns(latin)
+    store = tmp_path / "数据库" / "h.db"
+    shown = run("config", env={"HARKBACK_DB": str(store)}).stdout.splitlines()
+    # where each origin starts: after the value column and two spaces
+    assert len({_terminal_columns(line.rsplit("  ", 1)[0]) for line in shown[:7]}) == 1, shown
 
 
 def test_a_bad_option_value_gets_no_hint_about_queries(db: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harkback.pipeline.db_names import MASK
+from harkback.stages.shown_url import MASK
 from tests.support.postgres_server import USER, PostgresServer
 
 SECRET = "s3cret-pw"

@@ -142,7 +142,7 @@ async def test_bad_as_of_is_a_rejected_query(harkback: Harkback) -> None:
     for value in ("someday", float("inf"), -5.0):
         response = await harkback.search("docker", as_of=value)
         assert not response.ok
-        assert "as-of time" in response.to_payload()["error"]
+        assert "as_of " in response.to_payload()["error"]
 
 
 @pytest.mark.parametrize("question", ["what did I do last week?", "上周做了什么？",

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harkback.adapters.stores.sqlite import SqliteStore
 from tests.support.hermes_db import HermesFile
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -115,6 +116,8 @@ def test_sources_lists_what_was_imported_from_where(tmp_path: Path) -> None:
     """``sources`` shows every imported location with its totals, as a table or JSON."""
     home = hermes_home(tmp_path)
     db = str(tmp_path / "h.db")
+    with SqliteStore.open(db).unwrap():
+        pass  # a store where nothing was imported
     empty = harkback("sources", "--db", db)
     harkback("import", "hermes", str(home), "--db", db)
     table = harkback("sources", "--db", db)
@@ -193,3 +196,41 @@ def test_file_names_that_are_not_utf8_import_and_are_remembered(tmp_path: Path) 
         assert json.loads(again.stdout)["sources"][0]["sessions"]["added"] == 0
     listed = json.loads(harkback("sources", "--db", db, "--json").stdout)["sources"]
     assert str(tmp_path / "caf\\xe9" / "s\\xe9ances.jsonl") in [s["location"] for s in listed]
+
+
+def test_an_empty_hermes_profile_is_nothing_to_import(tmp_path: Path) -> None:
+    """A profile's 0-byte state.db (Hermes has not written to it yet) is an empty store:
+    the import and sync finish (exit 0) with a note, the other databases are imported, and
+    the empty file is left as it was, with nothing created beside it."""
+    home = hermes_home(tmp_path)
+    (home / "profiles" / "new").mkdir()
+    empty = home / "profiles" / "new" / "state.db"
+    empty.touch()
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", "--db", db, env={"HERMES_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert f"note: {empty} is empty" in done.stdout
+    assert done.stdout.count("sessions: 1 added") == 2
+    as_json = harkback("import", "hermes", str(empty), "--db", db, "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    (report,) = json.loads(as_json.stdout)["sources"]
+    assert report["success"] is True and "nothing to import" in report["notes"][0]
+    synced = harkback("sync", "--hermes", str(home), "--db", str(tmp_path / "s.db"), "--json",
+                      env={"HOME": str(tmp_path / "nobody")})
+    assert synced.returncode == 0, synced.stderr
+    assert sorted(s["sessions"]["new"] for s in json.loads(synced.stdout)["sources"]
+                  if s["kind"] == "hermes") == [0, 1, 1]
+    assert empty.stat().st_size == 0
+    assert sorted(p.name for p in empty.parent.iterdir()) == ["state.db"]
+
+
+def test_sources_of_a_missing_store_says_what_stats_says(tmp_path: Path) -> None:
+    """No store at the path: ``sources`` fails as ``stats`` does (one line, exit 1, the
+    same --json payload), rather than "Nothing imported yet" with exit 0; nothing is made."""
+    db = str(tmp_path / "nowhere.db")
+    for as_json in ((), ("--json",)):
+        listed = harkback("sources", "--db", db, *as_json)
+        counted = harkback("stats", "--db", db, *as_json)
+        assert listed.returncode == counted.returncode == 1, listed.stdout
+        assert (listed.stdout, listed.stderr) == (counted.stdout, counted.stderr)
+    assert not Path(db).exists()

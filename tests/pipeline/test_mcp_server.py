@@ -171,6 +171,8 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("session_search", {"query": "x", "summarizer": "llm"}, "no model configured"),
     ("session_search", {"query": "x", "summarizer": "fancy"}, "summarizer must be one of"),
     ("session_search", {"query": "x", "source": ["codex"]}, "source must be a string"),
+    ("session_search", {"query": "x", "source": ""}, "no source named by ''"),
+    ("recent_sessions", {"project": "/"}, "no project folder named by '/'"),
     ("session_search", {"query": "x", "since": "the other day"}, "3 days ago"),
     ("recent_sessions", {"colour": "red"}, "unknown argument: colour"),
     ("recent_sessions", {"since": [1]}, "since must be a string or a number"),
@@ -189,6 +191,38 @@ async def test_bad_calls_are_one_line_tool_errors(db: Path) -> None:
         assert reason in message, (tool, arguments, message)
         assert "\n" not in message, message
     assert still["count"] == 1
+
+
+SAME_AS_THE_COMMAND_LINE: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+    ("session_search", {"query": "x", "role": "robot"}, ("search", "x", "--role", "robot")),
+    ("session_search", {"query": "x", "since": "soonish"}, ("search", "x", "--since", "soonish")),
+    ("session_search", {"query": "x", "until": "2020-01-01", "since": "2021-01-01"},
+     ("search", "x", "--until", "2020-01-01", "--since", "2021-01-01")),
+    ("session_search", {"query": "x", "summarizer": "llm"}, ("search", "x", "--summarizer", "llm")),
+    ("recent_sessions", {"since": "soonish"}, ("recent", "--since", "soonish")),
+    ("read_session", {"id": "no-such"}, ("show", "no-such")),
+    ("read_session", {"id": "nginx-long", "offset": 7}, ("show", "nginx-long", "--offset", "7")),
+    ("read_session", {"id": "nginx-long", "around": "cors:0"},
+     ("show", "nginx-long", "--around", "cors:0")),
+]
+"""Tool calls and the command lines asking the same: the tool error is the command's line."""
+
+
+async def test_tool_errors_are_the_lines_the_command_line_prints(db: Path) -> None:
+    """The README promises a tool error is "the line the command line would print": the same
+    text as the command's stderr line, without its ``harkback: `` (it began "query rejected:
+    " where the command line says only the reason), naming an argument as the tool does
+    (``since``, the flag ``--since``)."""
+    async with connected(db) as session:
+        answers = [await _error(session, tool, arguments)
+                   for tool, arguments, _ in SAME_AS_THE_COMMAND_LINE]
+    for (_, _, command), message in zip(SAME_AS_THE_COMMAND_LINE, answers, strict=True):
+        done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *command,
+                               "--db", str(db)], capture_output=True, text=True,
+                              env=_environment(), timeout=120, check=False)
+        assert done.returncode in (1, 2), done.stderr
+        line = done.stderr.splitlines()[-1].removeprefix("harkback: ")
+        assert message == line.replace("--since", "since"), command
 
 
 async def test_filters_by_source_and_project_and_leaves_out_the_callers_session(db: Path) -> None:

@@ -1,0 +1,73 @@
+"""The text of a JSON-lines file, in the encoding JSON allows, with bytes that do not
+decode counted rather than silently replaced.
+
+JSON text is UTF-8, UTF-16 or UTF-32 (RFC 8259 reads only UTF-8; RFC 4627 named all three
+and how to tell them apart by the first bytes, as :func:`json.detect_encoding` does). A
+Windows editor saves UTF-8 with a byte order mark, or "Unicode" (UTF-16): both are read as
+what they are. A byte that does not decode (a Latin-1 ``é`` in a UTF-8 file) is read as a
+lone surrogate (:data:`ESCAPE`), so :func:`undecoded` can count it on its line and put
+U+FFFD in its place; the caller says so (the ingest format names the line and counts the
+bytes).
+
+>>> undecoded("caf\\udce9 au lait")
+('caf\\ufffd au lait', 1)
+>>> encoding_of(b"\\xff\\xfe{\\x00"), encoding_of(b'{"id'), encoding_of(b"\\xef\\xbb\\xbf{")
+('utf-16', 'utf-8-sig', 'utf-8-sig')
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from pathlib import Path
+from typing import TextIO
+
+ESCAPE = "harkback.undecoded"
+"""The codec error handler that reads each byte that does not decode as the lone
+surrogate U+DC00 + byte (``surrogateescape`` does so only for bytes from 0x80, and UTF-16
+can fail on lower ones). A decoder never yields a lone surrogate for what it can read."""
+
+
+def _escape(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    bad = error.object[error.start:error.end]
+    return "".join(chr(0xDC00 + byte) for byte in bad), error.end
+
+
+codecs.register_error(ESCAPE, _escape)
+
+_ESCAPED = re.compile("[\udc00-\udcff]")
+
+NAMES = {"utf-16": "UTF-16", "utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE",
+         "utf-32": "UTF-32", "utf-32-le": "UTF-32LE", "utf-32-be": "UTF-32BE"}
+"""The encodings other than UTF-8 a JSON-lines file is read in, as people name them."""
+
+
+def encoding_of(head: bytes) -> str:
+    """The codec of a JSON text that begins with ``head`` (its first 4 bytes): a byte
+    order mark decides, else where the NUL bytes of ``{`` in UTF-16 or UTF-32 are; UTF-8
+    (with or without a byte order mark) otherwise."""
+    found = json.detect_encoding(head)
+    return "utf-8-sig" if found == "utf-8" else found
+
+
+def open_text(path: Path) -> tuple[TextIO, str]:
+    """``path`` opened for reading lines in the encoding its first bytes say, undecodable
+    bytes escaped (see :data:`ESCAPE`), and that encoding's codec name."""
+    with path.open("rb") as raw:
+        codec = encoding_of(raw.read(4))
+    return path.open(encoding=codec, errors=ESCAPE), codec
+
+
+def undecoded(line: str) -> tuple[str, int]:
+    """``line`` with each escaped byte (see :data:`ESCAPE`) replaced by U+FFFD, and how
+    many there were."""
+    try:
+        # A strict encode fails exactly on lone surrogates, and costs a quarter of a scan
+        # for them: most lines hold none.
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ESCAPED.subn("\ufffd", line)
+    return line, 0

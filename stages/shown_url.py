@@ -1,0 +1,58 @@
+"""A URL as output may show it: its password, and query parameters that hold a secret,
+masked.
+
+URLs name what harkback talks to: a PostgreSQL store (``postgresql://me:secret@host/db``,
+or ``?password=secret``), a model's endpoint (``http://me:secret@host/v1``,
+``?api_key=...``), an embedder spec holding one (``openai:MODEL@http://...``). Commands
+print them to terminals, logs and agents' transcripts (``config``, ``stats``, a model
+failure's note, ...), so every such place prints them through :func:`shown_url`. Here, in
+the domain, because adapters (whose failures name their endpoint) and the pipeline both
+need it; the standard library only: ``config`` runs without the wiring.
+
+>>> shown_url("postgresql://me:secret@db.example:5432/harkback")
+'postgresql://me:********@db.example:5432/harkback'
+>>> shown_url("postgresql:///harkback?host=/tmp/pg&password=secret")
+'postgresql:///harkback?host=/tmp/pg&password=********'
+>>> shown_url("https://me:pw@api.example/v1?api_key=k1&key=k2&model=m")
+'https://me:********@api.example/v1?api_key=********&key=********&model=m'
+>>> shown_url("openai:nomic@http://me:pw@127.0.0.1:11434/v1#e5")
+'openai:nomic@http://me:********@127.0.0.1:11434/v1#e5'
+>>> shown_url("/home/me/harkback.db"), shown_url(":memory:")
+('/home/me/harkback.db', ':memory:')
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "********"
+"""What a password is shown as (as ``harkback config`` shows the API key)."""
+
+_SECRET_PARAMETER = re.compile(
+    r"(?:password|passwd|pwd|secret|token|signature|sig|auth|(?:^|[_-]|api)key)$",
+    re.IGNORECASE)
+"""Query parameter names whose value is a secret: ``password`` (and libpq's
+``sslpassword``), ``access_token``, ``client_secret``, ``key``, ``api_key``, ``x-api-key``,
+``sig``; not ``sslkey`` (a file's path) or ``host``."""
+
+
+def shown_url(target: str) -> str:
+    """``target`` with the password of a URL (in its user part) and the values of
+    secret-holding query parameters masked; anything else as it is."""
+    scheme, found, rest = target.partition("://")
+    if not found:
+        return target
+    rest, hashed, fragment = rest.partition("#")
+    place, asked, query = rest.partition("?")
+    authority, slash, path = place.partition("/")
+    userinfo, at, hosts = authority.rpartition("@")
+    if at and ":" in userinfo:
+        authority = f"{userinfo.partition(':')[0]}:{MASK}@{hosts}"
+    if asked:
+        query = "&".join(_shown_parameter(part) for part in query.split("&"))
+    return f"{scheme}://{authority}{slash}{path}{asked}{query}{hashed}{fragment}"
+
+
+def _shown_parameter(part: str) -> str:
+    name, equals, value = part.partition("=")
+    return f"{name}={MASK}" if equals and value and _SECRET_PARAMETER.search(name) else part

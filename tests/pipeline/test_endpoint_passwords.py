@@ -1,0 +1,66 @@
+"""No command prints the password of a model's endpoint URL (``http://me:pw@host/v1``) or
+a key in its query: a model failure's note (human and ``--json``), ``harkback config`` and
+a refused ``--base-url`` show it masked (through a subprocess, a real SQLite file and a
+port nothing listens on)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from harkback.stages.shown_url import MASK
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested, run
+
+SECRET, KEY = "s3cret-pw", "sk-query-key"
+
+
+@pytest.fixture
+def closed_url() -> str:
+    """An endpoint with a password and an API key in its URL, on a port nothing serves."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://me:{SECRET}@127.0.0.1:{port}/v1?api_key={KEY}"
+
+
+def test_a_model_failure_note_masks_the_endpoint_password(tmp_path: Path,
+                                                          closed_url: str) -> None:
+    """The note saying why the model summary is missing names the endpoint, masked."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge drops packets"))])
+    flags = ("search", "docker", "--model", "m", "--base-url", closed_url, "--timeout", "2")
+    human = run(*flags, db=db)
+    as_json = run(*flags, "--json", db=db)
+    assert human.returncode == as_json.returncode == 0, human.stderr + as_json.stderr
+    (result,) = json.loads(as_json.stdout)["results"]
+    for shown in (human.stdout + human.stderr, as_json.stdout + as_json.stderr):
+        assert SECRET not in shown and KEY not in shown
+    assert f"cannot reach http://me:{MASK}@127.0.0.1:" in result["summary_note"]
+    assert f"api_key={MASK}" in result["summary_note"]
+    assert f"me:{MASK}@" in human.stdout
+
+
+def test_config_masks_the_endpoint_and_the_embedder_spec(closed_url: str) -> None:
+    """``$OPENAI_BASE_URL`` and an ``openai:MODEL@URL`` embedder are shown masked."""
+    env = {"OPENAI_BASE_URL": closed_url, "HARKBACK_EMBEDDER": f"openai:e5@{closed_url}"}
+    table = run("config", env=env)
+    payload = run("config", "--json", env=env)
+    assert table.returncode == payload.returncode == 0, table.stderr + payload.stderr
+    assert SECRET not in table.stdout + payload.stdout
+    assert KEY not in table.stdout + payload.stdout
+    settings = json.loads(payload.stdout)["settings"]
+    masked = closed_url.replace(SECRET, MASK).replace(KEY, MASK)
+    assert settings["base_url"]["value"] == masked
+    assert settings["embedder"]["value"] == f"openai:e5@{masked}"
+
+
+def test_a_refused_base_url_is_named_masked() -> None:
+    """A ``--base-url`` the SDK cannot use is a usage error naming it without the password."""
+    done = run("search", "docker", "--model", "m", "--base-url",
+               f"http://me:{SECRET}@127.0.0.1:port/v1", "--json")
+    assert done.returncode == 2
+    assert SECRET not in done.stdout + done.stderr
+    assert f"me:{MASK}@" in json.loads(done.stdout)["error"]
