@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,18 +125,25 @@ def _accented(path: Path, encoding: str) -> Path:
     return path
 
 
+def _ingested(tmp_path: Path, command: tuple[str, ...], encoding: str, db: Path
+              ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """The accented sessions written in ``encoding``, given to ``command`` with ``--json``:
+    the finished process and the file's report (``import`` nests it under ``sources``)."""
+    source = _accented(tmp_path / "sessions.jsonl", encoding)
+    done = run(*command, str(source), "--json", db=db)
+    payload = json.loads(done.stdout)
+    return done, payload["sources"][0] if command[0] == "import" else payload
+
+
 @pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
 def test_a_utf16_or_utf32_file_is_read_as_what_it_is(
         tmp_path: Path, command: tuple[str, ...], encoding: str) -> None:
     """A "Unicode" file of a Windows editor (UTF-16, with or without a byte order mark;
     UTF-32 too) is read whole and text intact, and the report says which encoding it was."""
-    source = _accented(tmp_path / "sessions.jsonl", encoding)
     db = tmp_path / "h.db"
-    done = run(*command, str(source), "--json", db=db)
+    done, report = _ingested(tmp_path, command, encoding, db)
     assert done.returncode == 0, done.stderr
-    payload = json.loads(done.stdout)
-    report = payload["sources"][0] if command[0] == "import" else payload
     assert report["sessions"]["added"] == 2
     assert any("UTF-16" in note or "UTF-32" in note for note in report["notes"])
     shown = json.loads(run("show", "s1", "--json", db=db).stdout)
@@ -148,12 +156,9 @@ def test_bytes_that_are_not_utf8_are_counted_and_named(
     """A Latin-1 file: each line holding bytes that are not UTF-8 is named (file:line), the
     bytes are counted in a note, and the status says damaged input was met (3); the rest of
     the text is stored."""
-    source = _accented(tmp_path / "sessions.jsonl", "latin-1")
     db = tmp_path / "h.db"
-    done = run(*command, str(source), "--json", db=db)
+    done, report = _ingested(tmp_path, command, "latin-1", db)
     assert done.returncode == 3, done.stderr
-    payload = json.loads(done.stdout)
-    report = payload["sources"][0] if command[0] == "import" else payload
     assert report["sessions"]["added"] == 2
     assert [(s["line"], s["reason"]) for s in report["skipped_lines"]] == [
         (1, "not UTF-8: 2 byte(s) replaced by U+FFFD"),
