@@ -18,6 +18,7 @@ from harkback.stages.load.truncate import Span, cut_around, focus_spans, locate_
 from harkback.stages.ports import SessionStore
 from harkback.stages.query import ParsedQuery
 from harkback.stages.records import Candidate, Message, MessageHit, Session, Transcript
+from harkback.stages.spelled import searched_units
 from harkback.stages.stage import Step, with_store
 
 BUDGET_CHARS = 100_000
@@ -100,9 +101,11 @@ def make_transcript(candidate: Candidate, lineage: Sequence[Session],
     """
     candidate = attrs.evolve(candidate, hits=placed(candidate.hits, messages))
     rendered = render_lineage(lineage, messages, tool_output_chars=tool_output_chars)
-    spans = hit_spans(rendered, candidate.hits) or locate_units(rendered.text, parsed.units)
+    spans = hit_spans(rendered, candidate.hits) or locate_units(
+        rendered.text, parsed.units, spellings=parsed.spellings)
     # A matched message too long to keep whole is cut around the words that matched.
-    spans = focus_spans(rendered.text, spans, parsed.units, longest=budget_chars // 2)
+    spans = focus_spans(rendered.text, spans, searched_units(parsed),
+                        longest=budget_chars // 2)
     text, truncated = cut_around(rendered.text, spans, budget_chars)
     return Transcript(candidate=attrs.evolve(candidate, lineage=tuple(lineage)), text=text,
                       full_chars=len(rendered.text), truncated=truncated)

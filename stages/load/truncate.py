@@ -213,24 +213,34 @@ def cut_around(text: str, spans: Sequence[Span], budget: int) -> tuple[str, bool
     return assemble(text, pieces), True
 
 
-def locate_units(text: str, units: Sequence[Unit], *, limit: int = 64) -> tuple[Span, ...]:
+def locate_units(text: str, units: Sequence[Unit], *, limit: int = 64,
+                 spellings: Sequence[Sequence[str]] = ()) -> tuple[Span, ...]:
     """Spans of the lines that contain query units, most units first, then earliest.
 
-    The fallback when the hits cannot be placed in the text.
+    A unit also counts where one of its other ``spellings`` (words, by the unit's place:
+    :attr:`~harkback.stages.query.ParsedQuery.spellings`) is. The fallback when the hits
+    cannot be placed in the text.
 
     >>> from harkback.stages.query import Term
     >>> locate_units("alpha\\nbeta gamma\\ngamma", [Term("gamma"), Term("beta")])
     ((6, 16), (17, 22))
+    >>> locate_units("a bike\\nbikes", [Term("bikes")], spellings=[("bike",)])
+    ((0, 6), (7, 12))
     """
     if not units:
         return ()
+    def forms_of(i: int) -> Sequence[str]:
+        return spellings[i] if i < len(spellings) else ()
+
     found: list[tuple[int, int, int]] = []
     offset = 0
     for line in text.split("\n"):
         toks = index_tokens(line)
         if toks:
             token_set = frozenset(toks)
-            count = sum(unit_matches(u, toks, token_set) for u in units)
+            count = sum(unit_matches(u, toks, token_set)
+                        or any(form in token_set for form in forms_of(i))
+                        for i, u in enumerate(units))
             if count:
                 found.append((-count, offset, offset + len(line)))
         offset += len(line) + 1

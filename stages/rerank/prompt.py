@@ -25,6 +25,7 @@ from harkback.stages.load.truncate import cut_around, unit_spans
 from harkback.stages.ports import SummaryKey
 from harkback.stages.query import ParsedQuery
 from harkback.stages.records import Candidate
+from harkback.stages.spelled import searched_units
 from harkback.stages.text.tokens import normalize
 
 PROMPT_VERSION = "rerank-1"
@@ -91,7 +92,7 @@ def best_passages(candidate: Candidate, parsed: ParsedQuery, *, passages: int,
             continue
         seen.add(hit.content)
         text = " ".join(hit.content.split())
-        cut, _ = cut_around(text, unit_spans(text, parsed.units), chars)
+        cut, _ = cut_around(text, unit_spans(text, searched_units(parsed)), chars)
         out.append(" ".join(_MARKER.sub("...", cut).split()))
     return tuple(out)
 

@@ -33,8 +33,9 @@ from typing import NamedTuple
 import attrs
 
 from harkback.stages.load.truncate import unit_spans
-from harkback.stages.query import ParsedQuery, Term, Unit
+from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summary
+from harkback.stages.spelled import spelled_units
 from harkback.stages.summarize.coverage import line_coverage, line_heads
 from harkback.stages.summarize.details import carries_detail
 
@@ -320,9 +321,7 @@ def extractive_summary(transcript_text: str, parsed: ParsedQuery, *,
     units = parsed.units
     lines = _lines(transcript_text, units, parsed.spellings)
     width = max(min(width, max_chars), 1)
-    extra = parsed.spellings
-    spelled = [(unit, *(Term(f) for f in (extra[i] if i < len(extra) else ())))
-               for i, unit in enumerate(units)]
+    spelled = spelled_units(parsed)
     picker = _Picker(lines, spelled, width, max_chars, max(max_lines, 1))
     matching = [ln for ln in lines if ln.covered]
     opening = _opening(lines)

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 from returns.future import FutureResult
 from returns.io import IOFailure, IOSuccess
 from returns.unsafe import unsafe_perform_io
@@ -123,6 +124,32 @@ async def test_long_session_is_cut_around_the_hit() -> None:
     assert "[USER]: the nginx proxy_hide_header line was the culprit" in transcript.text
     assert transcript.text.startswith(EARLIER) and transcript.text.endswith(LATER)
     assert transcript.full_chars > 5000
+
+
+def _spelled(query: str, *candidates: Candidate,
+             spellings: tuple[tuple[str, ...], ...]) -> Resolved:
+    # As the ranker hands it on: the question's units and the other spellings it searched.
+    resolved = _resolved(query, *candidates)
+    return attrs.evolve(resolved, parsed=attrs.evolve(resolved.parsed, spellings=spellings))
+
+
+async def test_a_long_hit_found_by_another_spelling_is_cut_around_it() -> None:
+    """'bikes' matched "bike" deep in a message longer than the budget: the cut keeps it."""
+    long_turn = "filler words about nothing much " * 300 + "then the bike was serviced"
+    store = await _store(_chat(ROOT, ("user", long_turn)))
+    loaded = await _run(Load(budget_chars=2000)(_spelled(
+        "bikes", Candidate(root=ROOT, hits=(_hit("root", 0),)), spellings=(("bike",),))), store)
+    assert "the bike was serviced" in loaded.transcripts[0].text
+
+
+async def test_without_a_placed_hit_lines_of_another_spelling_are_kept() -> None:
+    """No hit to place: the lines holding a unit as another spelling are what is kept."""
+    turns = [("user", f"filler message number {i} " + "blah " * 30) for i in range(300)]
+    turns[200] = ("assistant", "the bike was serviced at the shop on main street")
+    store = await _store(_chat(ROOT, *turns))
+    loaded = await _run(Load(budget_chars=3000)(_spelled(
+        "bikes", Candidate(root=ROOT, hits=()), spellings=(("bike",),))), store)
+    assert "the bike was serviced at the shop" in loaded.transcripts[0].text
 
 
 async def test_hits_in_a_child_session_are_kept() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,6 +36,15 @@ def test_a_long_passage_is_cut_around_the_matching_words() -> None:
                                     parse_query("proxy_read_timeout"), passages=1, chars=120)
     assert "proxy_read_timeout" in shown
     assert len(shown) <= 120
+
+
+def test_a_long_passage_is_cut_around_another_spelling_the_ranker_searched() -> None:
+    """'bikes' found "bike" deep in a long message: the passage shown holds it."""
+    text = "filler words " * 100 + "the bike was serviced " + "tail " * 100
+    parsed = attrs.evolve(parse_query("bikes"), spellings=(("bike",),))
+    (shown,) = prompt.best_passages(_candidate("a", _hit(text, 1.0)), parsed, passages=1,
+                                    chars=120)
+    assert "bike was serviced" in shown
 
 
 def test_the_prompt_shows_local_labels_never_session_ids() -> None:

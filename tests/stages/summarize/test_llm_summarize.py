@@ -28,6 +28,7 @@ from harkback.stages.summarize.model import (
     estimate_tokens,
     fit_tokens,
     number_blocks,
+    prepare,
     read_reply,
     summary_key,
 )
@@ -103,6 +104,18 @@ def test_fit_tokens_keeps_the_matching_line_of_a_long_transcript() -> None:
     cut, truncated = fit_tokens(text, spans, 200)
     assert truncated
     assert "the docker bridge needed app-net" in cut
+
+
+def test_the_model_is_shown_a_line_matched_by_another_spelling() -> None:
+    """'bikes' found "bike": cut to a small budget, the request still holds that line."""
+    filler = "\n\n".join(f"[USER]: unrelated chatter number {i} about lunch" for i in range(400))
+    text = filler + "\n\n[ASSISTANT]: the bike was serviced on tuesday\n\n" + filler
+    transcript = Transcript(candidate=Candidate(root=Session(id="s"), hits=()), text=text,
+                            full_chars=len(text), truncated=False)
+    parsed = attrs.evolve(parse_query("bikes"), spellings=(("bike",),))
+    prepared = prepare(transcript, parsed, "how many bikes", transcript_tokens=200)
+    assert prepared.transcript.truncated
+    assert "the bike was serviced on tuesday" in prepared.transcript.text
 
 
 def test_number_blocks_numbers_each_message_but_not_lines_inside_it() -> None:
