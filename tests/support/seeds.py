@@ -54,7 +54,15 @@ CROSSLANG = SEEDS.parent / "seeds-crosslang"
 about sessions held in another (a Chinese, Japanese or Korean question in the words a
 native developer uses, 超时, キャッシュ, 저장소, about a session held in English, and back),
 with controls whose answer is in the question's language beside an English look-alike."""
-SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG}
+BLIND4 = SEEDS.parent / "seeds-blind4"
+"""A fifth corpus, written blind to the ranking like :data:`CROSSLANG`: about ten questions
+each in English, Chinese, Japanese and Korean, half about a session held in another
+language (テラフォーム, 回调, 센트리 about English sessions; English about CJK ones), half
+about a same-language session weeks old beside recent look-alikes that share only the
+question's generic words, on everyday topics (timezones, locales, gradle, terraform state,
+nginx rewrites, SSH keys, fonts, CSV encodings, mobile builds and signing, webhooks)."""
+SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
+             "blind4": BLIND4}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
