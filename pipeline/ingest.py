@@ -17,7 +17,7 @@ from typing import TypeVar
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.sources.encodings import NAMES, open_text, undecoded
+from harkback.adapters.sources.encodings import NAMES, NOT_UTF8, open_text, replaced, undecoded
 from harkback.adapters.sources.importing import (
     ImportPlan,
     ImportUnit,
@@ -34,11 +34,6 @@ from harkback.stages.ingest_format import read_line
 from harkback.stages.records import Conversation
 
 T = TypeVar("T")
-
-NOT_UTF8 = "not UTF-8"
-"""What a line holding bytes that do not decode is counted as (see
-:mod:`~harkback.adapters.sources.encodings`)."""
-
 
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
                        ) -> Iterable[tuple[int, Conversation]]:
@@ -139,7 +134,7 @@ class JsonlImporter:
                     # the file meant (a Latin-1 file, most likely).
                     lines_undecoded, bytes_undecoded = lines_undecoded + 1, bytes_undecoded + count
                     tally.at(str(self.path), number)
-                    tally.skip(NOT_UTF8, f"{count} byte(s) replaced by U+FFFD")
+                    tally.skip(NOT_UTF8, replaced(count))
                 yield text
 
         try:
