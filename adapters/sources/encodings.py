@@ -65,6 +65,16 @@ def open_text(path: Path) -> tuple[TextIO, str]:
     return path.open(encoding=codec, errors=ESCAPE), codec
 
 
+def escaped(data: bytes) -> str:
+    """``data`` as UTF-8 text, each byte that does not decode escaped (see :data:`ESCAPE`):
+    a ``text_factory`` for :mod:`sqlite3`, whose own raises on the first such byte.
+
+    >>> undecoded(escaped(b"caf\\xe9"))
+    ('caf\ufffd', 1)
+    """
+    return data.decode("utf-8", ESCAPE)
+
+
 def undecoded(line: str) -> tuple[str, int]:
     """``line`` with each escaped byte (see :data:`ESCAPE`) replaced by U+FFFD, and how
     many there were."""

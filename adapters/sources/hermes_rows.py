@@ -44,6 +44,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
+from harkback.adapters.sources.encodings import NOT_UTF8, escaped, replaced, undecoded
 from harkback.adapters.sources.importing import Tally, clip_tool_output, iso_epoch
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
@@ -149,6 +150,29 @@ def tool_calls(raw: object) -> tuple[ToolCall, ...] | None:
     return tuple(calls)
 
 
+def readable(row: Row) -> tuple[dict[str, object], str]:
+    """``row`` with the bytes of its text that are not UTF-8 (escaped as
+    :meth:`HermesDb.read <harkback.adapters.sources.hermes_db.HermesDb.read>` reads them,
+    or in a BLOB) replaced by U+FFFD, and what was replaced where (``""``: nothing).
+
+    >>> readable({"id": 7, "content": "caf\\udce9", "title": b"R\\xe9union"})
+    ({'id': 7, 'content': 'caf\ufffd', 'title': 'R\ufffdunion'}, '2 byte(s) in content, title ...')
+    """
+    clean: dict[str, object] = {}
+    columns: list[str] = []
+    count = 0
+    for column, value in row.items():
+        if isinstance(value, bytes):
+            value = escaped(value)
+        if isinstance(value, str):
+            value, found = undecoded(value)
+            if found:
+                columns.append(column)
+                count += found
+        clean[column] = value
+    return clean, replaced(count, ", ".join(columns)) if count else ""
+
+
 def column_text(value: object) -> str:
     if value is None:
         return ""
@@ -229,7 +253,8 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
     """The visible messages of one session's rows (in id order); the rest is counted."""
     out: list[Message] = []
     after_review = False
-    for row in rows:
+    for stored in rows:
+        row, damage = readable(stored)
         reason = _hidden(row)
         if reason is not None:
             tally.add(reason)
@@ -274,6 +299,8 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         if not isinstance(position, int) or position < 0:
             tally.add("message without an id")
             continue
+        if damage:  # named only for a message kept: the rest is left out anyway
+            tally.skip(NOT_UTF8, f"message {position} of session {session_id}: {damage}")
         out.append(Message(session_id=session_id, position=position, role=role,
                            content=text, tool_name=column_text(row.get("tool_name")),
                            tool_call_id=column_text(row.get("tool_call_id")), tool_calls=calls,

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.pipeline.test_import_cli import harkback
+from tests.support.hermes_db import HermesFile
 
 NOW = "2026-03-03T14:15:00.000Z"
 REPLACED = "not UTF-8: 2 byte(s) replaced by U+FFFD"
@@ -54,3 +55,73 @@ def test_a_claude_code_or_codex_line_that_is_not_utf8_is_named_and_read(tmp_path
             (str(path), REPLACED)], kind
         shown = json.loads(harkback("show", "c1", "--json", "--db", db).stdout)
         assert shown["messages"][-1]["content"] == "caf\ufffd cr\ufffdme rotated", kind
+def _latin1(file: HermesFile, table: str, row_id: str | int, **columns: str) -> None:
+    """Store ``columns`` of a row as TEXT holding their Latin-1 bytes (invalid UTF-8), as a
+    writer that does not check its encoding would."""
+    for column, text in columns.items():
+        file.connection.execute(f'UPDATE {table} SET "{column}" = CAST(? AS TEXT) WHERE id = ?',
+                                (text.encode("latin-1"), row_id))
+
+
+def test_a_hermes_row_that_is_not_utf8_is_named_and_read(tmp_path: Path) -> None:
+    """Invalid UTF-8 in a session's title and in a message's content (SQLite's default
+    reader raises "Could not decode to UTF-8"): every session is imported, the message
+    kept with U+FFFD, each row named, status 3."""
+    home = tmp_path / "hermes"
+    home.mkdir()
+    file = HermesFile(home / "state.db", "v30")
+    file.session("s1", title="Docker")
+    kept = file.message("s1", "user", "the docker bridge")
+    odd = file.message("s1", "assistant", "placeholder")
+    file.session("s2", title="placeholder")
+    file.message("s2", "user", "export the invoices")
+    _latin1(file, "messages", odd, content="café crème bridge")
+    _latin1(file, "sessions", "s2", title="Réunion")
+    file.close()
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", str(home / "state.db"), "--db", db, "--json")
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    source = json.loads(done.stdout)["sources"][0]
+    assert source["sessions"]["added"] == 2
+    where = str((home / "state.db").resolve())
+    assert sorted((s["file"], s["reason"]) for s in source["skipped_lines"]) == [
+        (where, f"not UTF-8: message {odd} of session s1: 2 byte(s) in content replaced by "
+                "U+FFFD"),
+        (where, "not UTF-8: session s2: 1 byte(s) in title replaced by U+FFFD")]
+    shown = json.loads(harkback("show", "s1", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == [
+        "the docker bridge", "caf\ufffd cr\ufffdme bridge"]
+    assert kept < odd
+    titled = json.loads(harkback("show", "s2", "--json", "--db", db).stdout)
+    assert titled["session"]["title"] == "R\ufffdunion"
+
+
+def test_a_hermes_session_id_that_is_not_utf8_keeps_its_messages(tmp_path: Path) -> None:
+    """A session id holding a Latin-1 byte: the session is stored under its id with
+    U+FFFD, with its messages, and named; a later sync does not take it for deleted."""
+    home = tmp_path / "hermes"
+    home.mkdir()
+    file = HermesFile(home / "state.db", "v30")
+    file.session("placeholder")
+    file.message("placeholder", "user", "the heron logs")
+    file.connection.execute("UPDATE messages SET session_id = CAST(? AS TEXT)",
+                            ("café".encode("latin-1"),))
+    _latin1(file, "sessions", "placeholder", id="café")
+    file.close()
+    db = str(tmp_path / "h.db")
+    sync = ("sync", "--hermes", str(home / "state.db"), "--db", db, "--json")
+    done = harkback(*sync, env={"HOME": str(tmp_path)})
+    assert done.returncode == 3, done.stderr
+    [source] = [s for s in json.loads(done.stdout)["sources"] if s["skipped_lines"]]
+    assert [s["reason"] for s in source["skipped_lines"]] == [
+        "not UTF-8: session caf\ufffd: 1 byte(s) in id replaced by U+FFFD"]
+    shown = json.loads(harkback("show", "caf\ufffd", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == ["the heron logs"]
+    writer = HermesFile.reopen(home / "state.db", "v30")
+    writer.session("s2")
+    writer.message("s2", "user", "export the invoices")
+    writer.close()
+    assert harkback(*sync, env={"HOME": str(tmp_path)}).returncode == 0
+    shown = json.loads(harkback("show", "caf\ufffd", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == ["the heron logs"]
