@@ -137,15 +137,22 @@ class JsonlImporter:
                     tally.skip(NOT_UTF8, replaced(count))
                 yield text
 
+        read = 0  # bytes of the file that units have accounted for (progress)
         try:
             handle, codec = open_text(self.path)  # UTF-8 (a byte order mark too), UTF-16/32
             with handle:
-                sized = ((size, (size, c)) for size, c in read_conversations(decoded(handle), bad))
+                # Each session with where the file has been read to: the progress counts
+                # bytes of the file, not of UTF-8 (half a UTF-16 file's), within a chunk.
+                sized = ((size, (handle.buffer.tell(), c))
+                         for size, c in read_conversations(decoded(handle), bad))
                 for batch in batched(sized, budget):
-                    yield Success(self._unit(batch, tally))
+                    upto = batch[-1][0]
+                    yield Success(self._unit(batch, tally, upto - read))
+                    read = upto
                     sessions += len(batch)
                     messages += sum(len(c.messages) for _, c in batch)
                     tally = Tally()
+                rest = handle.buffer.tell() - read  # after the last session: blank, bad lines
         except OSError as error:
             yield Failure(SourceUnreadable(f"cannot read {self.path}: {error}"))
             return
@@ -160,13 +167,13 @@ class JsonlImporter:
                     messages=messages)
         yield Success(ImportUnit(marks=(mark,), left_out=tally.items(),
                                  skipped=tuple(tally.named), skips=tally.skips,
-                                 notes=tuple(notes)))
+                                 notes=tuple(notes), work=rest))
 
     @staticmethod
-    def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally) -> ImportUnit:
+    def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally, work: int
+              ) -> ImportUnit:
         return ImportUnit(conversations=tuple(c for _, c in batch), left_out=tally.items(),
-                          skipped=tuple(tally.named), skips=tally.skips,
-                          work=sum(size for size, _ in batch))
+                          skipped=tuple(tally.named), skips=tally.skips, work=work)
 
 
 def _damage(error: BadRecord) -> tuple[str, str]:
