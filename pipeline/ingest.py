@@ -21,6 +21,7 @@ from harkback.adapters.sources.encodings import NAMES, NOT_UTF8, open_text, repl
 from harkback.adapters.sources.importing import (
     ImportPlan,
     ImportUnit,
+    Outcome,
     Tally,
     Units,
     file_fingerprint,
@@ -134,7 +135,7 @@ class JsonlImporter:
                     # the file meant (a Latin-1 file, most likely).
                     lines_undecoded, bytes_undecoded = lines_undecoded + 1, bytes_undecoded + count
                     tally.at(str(self.path), number)
-                    tally.skip(NOT_UTF8, replaced(count))
+                    tally.skip(NOT_UTF8, replaced(count), "repaired")
                 yield text
 
         read = 0  # bytes of the file that units have accounted for (progress)
@@ -176,16 +177,19 @@ class JsonlImporter:
                           skipped=tuple(tally.named), skips=tally.skips, work=work)
 
 
-def _damage(error: BadRecord) -> tuple[str, str]:
-    """What kind of damage a bad record of the ingest format is (to count it by), and what
-    is left of its reason to say.
+def _damage(error: BadRecord) -> tuple[str, str, Outcome]:
+    """What kind of damage a bad record of the ingest format is (to count it by), what is
+    left of its reason to say, and what became of it.
 
     >>> _damage(BadRecord("messages[2].role: expected ... (message dropped)", 4))
-    ('message dropped', 'messages[2].role: expected ...')
+    ('message dropped', 'messages[2].role: expected ...', 'dropped')
     """
-    for kind in ("message dropped", "time ignored"):
+    kinds: tuple[tuple[str, Outcome], ...] = (("message dropped", "dropped"),
+                                              ("time ignored", "ignored"))
+    for kind, outcome in kinds:
         if error.reason.endswith(f" ({kind})"):
-            return kind, error.reason.removesuffix(f" ({kind})")
+            return kind, error.reason.removesuffix(f" ({kind})"), outcome
     if error.reason.startswith("duplicate session id"):
-        return "duplicate session id", error.reason.removeprefix("duplicate session id ")
-    return "bad line", error.reason
+        return ("duplicate session id", error.reason.removeprefix("duplicate session id "),
+                "kept")
+    return "bad line", error.reason, "skipped"

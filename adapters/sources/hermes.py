@@ -322,7 +322,7 @@ def _session_rows(rows: Iterable[dict[str, object]], file: str
         if not session_id:
             continue
         if damage:
-            tally.skip(NOT_UTF8, f"session {session_id}: {damage}")
+            tally.skip(NOT_UTF8, f"session {session_id}: {damage}", "repaired")
         clean[session_id], stored[session_id], tallies[session_id] = text, row, tally
     return clean, stored, tallies
 

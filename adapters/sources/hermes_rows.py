@@ -262,7 +262,7 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         role = column_text(row.get("role"))
         if role not in ROLES:
             tally.skip(f"message with role {role!r}",
-                       f"message {row.get('id')} of session {session_id} dropped")
+                       f"message {row.get('id')} of session {session_id} dropped", "dropped")
             continue
         text = decode_content(row.get("content"))
         if text is None:
@@ -286,7 +286,7 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         if calls is None:
             tally.skip("unreadable tool_calls",
                        f"message {row.get('id')} of session {session_id} kept without its "
-                       "tool calls")
+                       "tool calls", "ignored")
             calls = ()
         if not text.strip() and not calls:
             tally.add("empty message")
@@ -300,7 +300,8 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
             tally.add("message without an id")
             continue
         if damage:  # named only for a message kept: the rest is left out anyway
-            tally.skip(NOT_UTF8, f"message {position} of session {session_id}: {damage}")
+            tally.skip(NOT_UTF8, f"message {position} of session {session_id}: {damage}",
+                       "repaired")
         out.append(Message(session_id=session_id, position=position, role=role,
                            content=text, tool_name=column_text(row.get("tool_name")),
                            tool_call_id=column_text(row.get("tool_call_id")), tool_calls=calls,

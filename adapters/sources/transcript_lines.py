@@ -77,14 +77,15 @@ def plausible_time(value: object, tally: Tally, *, now: float | None = None) -> 
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        tally.skip("time ignored", f"{str(value)[:40]!r} is not an ISO 8601 string")
+        tally.skip("time ignored", f"{str(value)[:40]!r} is not an ISO 8601 string", "ignored")
         return None
     when = iso_epoch(value)
     latest = (time.time() if now is None else now) + FUTURE_SLACK_S
     if when is None:
-        tally.skip("time ignored", f"{value[:40]!r} is not an ISO 8601 time")
+        tally.skip("time ignored", f"{value[:40]!r} is not an ISO 8601 time", "ignored")
     elif not EARLIEST_TIME <= when <= latest:
-        tally.skip("time ignored", f"{value[:40]!r} is before 2020 or in the future")
+        tally.skip("time ignored", f"{value[:40]!r} is before 2020 or in the future",
+                   "ignored")
         return None
     return when
 
@@ -136,7 +137,7 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
                 continue
             if isinstance(value, dict):
                 if count:
-                    tally.skip(NOT_UTF8, replaced(count))
+                    tally.skip(NOT_UTF8, replaced(count), "repaired")
                 yield number, value
             else:
                 tally.skip("unreadable line", "not a JSON object")

@@ -173,7 +173,8 @@ def test_ingest_says_in_words_that_bytes_were_replaced(tmp_path: Path) -> None:
     source = _accented(tmp_path / "sessions.jsonl", "latin-1")
     done = run("ingest", str(source), db=tmp_path / "h.db")
     assert done.returncode == 3
-    assert "sessions.jsonl:2: not UTF-8: 2 byte(s) replaced by U+FFFD" in done.stderr
+    assert "sessions.jsonl:2: not UTF-8: 2 byte(s) replaced by U+FFFD (repaired)" in done.stderr
+    assert "(skipped)" not in done.stderr  # the line was read
     assert "note: 4 byte(s) on 2 line(s) are not UTF-8" in done.stdout
 
 

@@ -49,10 +49,11 @@ def test_a_claude_code_or_codex_line_that_is_not_utf8_is_named_and_read(tmp_path
         db = str(tmp_path / f"{kind}.db")
         done = harkback("import", kind, str(folder), "--db", db, "--json")
         assert done.returncode == 3, (kind, done.stderr)
-        assert f"harkback: {path}:{3 if kind == 'codex' else 2}: {REPLACED}" in done.stderr
+        assert f"harkback: {path}:{3 if kind == 'codex' else 2}: {REPLACED} (repaired)" in (
+            done.stderr)
         source = json.loads(done.stdout)["sources"][0]
-        assert [(s["file"], s["reason"]) for s in source["skipped_lines"]] == [
-            (str(path), REPLACED)], kind
+        assert [(s["file"], s["reason"], s["outcome"]) for s in source["skipped_lines"]] == [
+            (str(path), REPLACED, "repaired")], kind
         shown = json.loads(harkback("show", "c1", "--json", "--db", db).stdout)
         assert shown["messages"][-1]["content"] == "caf\ufffd cr\ufffdme rotated", kind
 def _latin1(file: HermesFile, table: str, row_id: str | int, **columns: str) -> None:
