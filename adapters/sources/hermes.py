@@ -100,7 +100,7 @@ def read_snapshot(connection: sqlite3.Connection, session_columns: frozenset[str
         sessions = tuple(dict(zip(names, row, strict=True)) for row in result)
         top = int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM messages")
                   .fetchone()[0] or 0)
-        fresh = frozenset(undecoded(column_text(r[0]))[0] for r in connection.execute(
+        fresh = frozenset(column_text(r[0]) for r in connection.execute(
             "SELECT DISTINCT session_id FROM messages WHERE id > ? AND id <= ?", (cursor, top)))
     finally:
         if connection.in_transaction:

@@ -87,7 +87,7 @@ def decode_content(raw: object) -> str | None:
     if raw is None:
         return ""
     if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", "replace")
+        raw = column_text(raw)
     if not isinstance(raw, str):
         return str(raw)
     if not raw.startswith(SENTINEL):
@@ -174,11 +174,17 @@ def readable(row: Row) -> tuple[dict[str, object], str]:
 
 
 def column_text(value: object) -> str:
+    """A column's value as text (``""`` for NULL); bytes that are not UTF-8 become U+FFFD
+    one for one, as :func:`readable` makes them (which names them), so ids agree.
+
+    >>> column_text(None), column_text(7), column_text(b"caf\\xe9\\x82")
+    ('', '7', 'caf\ufffd\ufffd')
+    """
     if value is None:
         return ""
     if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+        value = escaped(value)
+    return undecoded(value)[0] if isinstance(value, str) else str(value)
 
 
 # --- sessions and lineage -----------------------------------------------------------------
