@@ -161,8 +161,8 @@ class ImportOutcome:
             f"  messages: {d.messages_added} added, {d.messages_updated} updated, "
             f"{d.messages_removed} removed",
         ]
-        if self.left_out:
-            lines.append(f"  skipped: {counted(self.left_out)}")
+        if self.left_out:  # archived sessions, rewound rows, but also times ignored ...
+            lines.append(f"  left out or changed: {counted(self.left_out)}")
         lines += [f"  secrets: {self.secrets.describe()}"] if self.secrets.by_kind else []
         lines += [f"  note: {note}" for note in self.notes]
         if self.error is not None:

@@ -54,6 +54,9 @@ def test_a_claude_code_or_codex_line_that_is_not_utf8_is_named_and_read(tmp_path
         source = json.loads(done.stdout)["sources"][0]
         assert [(s["file"], s["reason"], s["outcome"]) for s in source["skipped_lines"]] == [
             (str(path), REPLACED, "repaired")], kind
+        assert source["skipped"]["not UTF-8"] == 1  # the JSON key stays
+        told = harkback("import", kind, str(folder), "--db", db, "--full").stdout
+        assert "  left out or changed: not UTF-8 (1)" in told.splitlines(), kind
         shown = json.loads(harkback("show", "c1", "--json", "--db", db).stdout)
         assert shown["messages"][-1]["content"] == "caf\ufffd cr\ufffdme rotated", kind
 def _latin1(file: HermesFile, table: str, row_id: str | int, **columns: str) -> None:
