@@ -1,6 +1,6 @@
 """The arguments of ``harkback sync``, and what ingest, import and sync share on the command
 line: ``--verbose`` and the exit statuses they end with (3: done, with damaged input
-skipped and named).
+met and named).
 
 Light like :mod:`~harkback.pipeline.cli`, which builds its parser from it before it knows
 the command: it loads nothing but the standard library.
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest, import "
-                 "or sync skipped damaged input (each piece named on stderr, every one with "
-                 "--verbose, and in --json)")
+                 "or sync met damaged input, skipped or repaired (each piece named on stderr "
+                 "with what became of it, every one with --verbose, and in --json)")
 
 
 def add_keep_secrets(sub: argparse.ArgumentParser) -> None:
@@ -26,9 +26,10 @@ def add_keep_secrets(sub: argparse.ArgumentParser) -> None:
 
 
 def add_verbose(sub: argparse.ArgumentParser) -> None:
-    """Add ``--verbose``: every damaged line skipped is named, not only the first ten."""
+    """Add ``--verbose``: every piece of damaged input is named, not only the first ten."""
     sub.add_argument("--verbose", action="store_true",
-                     help="name every damaged line skipped (file:line and why) on stderr")
+                     help="name every damaged line or field (file:line, why, and whether it "
+                          "was skipped, ignored or repaired) on stderr")
 
 
 def add_sync_command(commands: Any,

@@ -114,16 +114,17 @@ def embed_payload(summary: EmbedSummary) -> dict[str, Any]:
 
 
 def name_skips(named: Sequence[Skip], total: int, *, verbose: bool) -> None:
-    """Name damaged input on stderr (``total`` pieces, ``named`` of them known by place):
-    all of it with --verbose, else the first :data:`NAMED_SKIPS`, then a count."""
+    """Name damaged input on stderr (``total`` pieces, ``named`` of them known by place),
+    each with what became of it (``(skipped)``, ``(repaired)``, ``(ignored)`` ...): all of
+    it with --verbose, else the first :data:`NAMED_SKIPS`, then a count."""
     shown = named if verbose else named[:NAMED_SKIPS]
     for skip in shown:
         # stderr is not made safe as human stdout is: a damaged line may hold escapes
-        print(visible(f"harkback: {skip.describe()} (skipped)"), file=sys.stderr)
+        print(visible(f"harkback: {skip.describe()} ({skip.outcome})"), file=sys.stderr)
     rest = total - len(shown)
     if rest > 0:
         more = "" if verbose else " (--verbose names them)"
-        print(f"harkback: {rest} more damaged line(s) skipped{more}", file=sys.stderr)
+        print(f"harkback: {rest} more damaged line(s) or field(s){more}", file=sys.stderr)
 
 
 def finished(ok: bool, skips: int) -> int:

@@ -161,8 +161,8 @@ class ImportOutcome:
             f"  messages: {d.messages_added} added, {d.messages_updated} updated, "
             f"{d.messages_removed} removed",
         ]
-        if self.left_out:
-            lines.append(f"  skipped: {counted(self.left_out)}")
+        if self.left_out:  # archived sessions, rewound rows, but also times ignored ...
+            lines.append(f"  left out or changed: {counted(self.left_out)}")
         lines += [f"  secrets: {self.secrets.describe()}"] if self.secrets.by_kind else []
         lines += [f"  note: {note}" for note in self.notes]
         if self.error is not None:
@@ -181,7 +181,7 @@ class ImportOutcome:
         text = (f"ingested {read} session(s) ({d.sessions_added} added, {d.sessions_updated} "
                 f"updated, {d.sessions_unchanged} unchanged), "
                 f"{d.messages_added + d.messages_updated} message(s) written")
-        text += f"; skipped {self.skips} damaged line(s) or field(s)" if self.skips else ""
+        text += f"; {self.skips} damaged line(s) or field(s) named" if self.skips else ""
         return text + (f"; {self.secrets.describe()}" if self.secrets.by_kind else "")
 
     def to_payload(self) -> dict[str, Any]:

@@ -17,10 +17,11 @@ from typing import TypeVar
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.sources.encodings import NAMES, open_text, undecoded
+from harkback.adapters.sources.encodings import NAMES, NOT_UTF8, open_text, replaced, undecoded
 from harkback.adapters.sources.importing import (
     ImportPlan,
     ImportUnit,
+    Outcome,
     Tally,
     Units,
     file_fingerprint,
@@ -34,11 +35,6 @@ from harkback.stages.ingest_format import read_line
 from harkback.stages.records import Conversation
 
 T = TypeVar("T")
-
-NOT_UTF8 = "not UTF-8"
-"""What a line holding bytes that do not decode is counted as (see
-:mod:`~harkback.adapters.sources.encodings`)."""
-
 
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
                        ) -> Iterable[tuple[int, Conversation]]:
@@ -139,18 +135,25 @@ class JsonlImporter:
                     # the file meant (a Latin-1 file, most likely).
                     lines_undecoded, bytes_undecoded = lines_undecoded + 1, bytes_undecoded + count
                     tally.at(str(self.path), number)
-                    tally.skip(NOT_UTF8, f"{count} byte(s) replaced by U+FFFD")
+                    tally.skip(NOT_UTF8, replaced(count), "repaired")
                 yield text
 
+        read = 0  # bytes of the file that units have accounted for (progress)
         try:
             handle, codec = open_text(self.path)  # UTF-8 (a byte order mark too), UTF-16/32
             with handle:
-                sized = ((size, (size, c)) for size, c in read_conversations(decoded(handle), bad))
+                # Each session with where the file has been read to: the progress counts
+                # bytes of the file, not of UTF-8 (half a UTF-16 file's), within a chunk.
+                sized = ((size, (handle.buffer.tell(), c))
+                         for size, c in read_conversations(decoded(handle), bad))
                 for batch in batched(sized, budget):
-                    yield Success(self._unit(batch, tally))
+                    upto = batch[-1][0]
+                    yield Success(self._unit(batch, tally, upto - read))
+                    read = upto
                     sessions += len(batch)
                     messages += sum(len(c.messages) for _, c in batch)
                     tally = Tally()
+                rest = handle.buffer.tell() - read  # after the last session: blank, bad lines
         except OSError as error:
             yield Failure(SourceUnreadable(f"cannot read {self.path}: {error}"))
             return
@@ -165,25 +168,28 @@ class JsonlImporter:
                     messages=messages)
         yield Success(ImportUnit(marks=(mark,), left_out=tally.items(),
                                  skipped=tuple(tally.named), skips=tally.skips,
-                                 notes=tuple(notes)))
+                                 notes=tuple(notes), work=rest))
 
     @staticmethod
-    def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally) -> ImportUnit:
+    def _unit(batch: Sequence[tuple[int, Conversation]], tally: Tally, work: int
+              ) -> ImportUnit:
         return ImportUnit(conversations=tuple(c for _, c in batch), left_out=tally.items(),
-                          skipped=tuple(tally.named), skips=tally.skips,
-                          work=sum(size for size, _ in batch))
+                          skipped=tuple(tally.named), skips=tally.skips, work=work)
 
 
-def _damage(error: BadRecord) -> tuple[str, str]:
-    """What kind of damage a bad record of the ingest format is (to count it by), and what
-    is left of its reason to say.
+def _damage(error: BadRecord) -> tuple[str, str, Outcome]:
+    """What kind of damage a bad record of the ingest format is (to count it by), what is
+    left of its reason to say, and what became of it.
 
     >>> _damage(BadRecord("messages[2].role: expected ... (message dropped)", 4))
-    ('message dropped', 'messages[2].role: expected ...')
+    ('message dropped', 'messages[2].role: expected ...', 'dropped')
     """
-    for kind in ("message dropped", "time ignored"):
+    kinds: tuple[tuple[str, Outcome], ...] = (("message dropped", "dropped"),
+                                              ("time ignored", "ignored"))
+    for kind, outcome in kinds:
         if error.reason.endswith(f" ({kind})"):
-            return kind, error.reason.removesuffix(f" ({kind})")
+            return kind, error.reason.removesuffix(f" ({kind})"), outcome
     if error.reason.startswith("duplicate session id"):
-        return "duplicate session id", error.reason.removeprefix("duplicate session id ")
-    return "bad line", error.reason
+        return ("duplicate session id", error.reason.removeprefix("duplicate session id "),
+                "kept")
+    return "bad line", error.reason, "skipped"

@@ -13,7 +13,6 @@ from typing import Any
 
 from returns.result import Failure
 
-from harkback.pipeline.output import print_json
 from harkback.stages.ports import SessionStore
 from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts, redact
 from harkback.stages.rewrite import RewriteReport
@@ -58,8 +57,9 @@ def payload(target: str, report: RewriteReport, counts: SecretCounts, *, dry_run
             "summaries_dropped": report.summaries_dropped}
 
 
-async def run_redact(store: SessionStore, target: str, *, dry_run: bool, as_json: bool) -> int:
-    """Redact ``store`` (closing it), print the counts; 0 on success, 1 otherwise."""
+async def run_redact(store: SessionStore, target: str, *, dry_run: bool
+                     ) -> tuple[dict[str, Any], str]:
+    """Redact ``store`` (closing it): the counts as JSON and as a line for people."""
     from harkback.pipeline.command_kit import CliError
     try:
         rewriter = store.text_rewriter()
@@ -71,8 +71,5 @@ async def run_redact(store: SessionStore, target: str, *, dry_run: bool, as_json
         store.close()
     if isinstance(done, Failure):
         raise CliError(done.failure().message())
-    if as_json:
-        print_json(payload(target, done.unwrap(), edit.counts, dry_run=dry_run))
-    else:
-        print(describe(target, done.unwrap(), edit.counts, dry_run=dry_run))
-    return 0
+    return (payload(target, done.unwrap(), edit.counts, dry_run=dry_run),
+            describe(target, done.unwrap(), edit.counts, dry_run=dry_run))

@@ -2,7 +2,9 @@
 ``sources``, ``stats``.
 
 Each opens the store through :mod:`harkback.pipeline.wiring`, does its one job and prints
-a line or JSON; failures are :class:`~harkback.pipeline.command_kit.CliError`.
+a line or JSON; failures are :class:`~harkback.pipeline.command_kit.CliError`. On
+``--db :memory:`` (a store made for the command and gone after it) each says in one line
+that there is nothing to do (:func:`in_memory_note`).
 """
 
 from __future__ import annotations
@@ -66,18 +68,36 @@ async def embed(args: argparse.Namespace) -> int:
     return EXIT_OK if summary.ok else EXIT_FAILED
 
 
+def in_memory_note(target: str, work: str) -> str | None:
+    """What a command that looks after a store says when ``target`` is the in-memory
+    store (None for any other): there is nothing to ``work``.
+
+    >>> in_memory_note(":memory:", "migrate")[:30], in_memory_note("h.db", "migrate")
+    ('nothing to migrate: :memory: i', None)
+    """
+    if wiring.store_kind(target) != "memory":
+        return None
+    return (f"nothing to {work}: {target} is an in-memory store, empty and gone when the "
+            "command ends")
+
+
+def said(args: argparse.Namespace, payload: dict[str, Any], line: str,
+         note: str | None = None) -> int:
+    """Print ``payload`` under ``--json`` (with ``note``), else ``note`` or ``line``."""
+    if args.json:
+        print_json({**payload, **({"note": note} if note is not None else {})})
+    else:
+        print(note if note is not None else line)
+    return EXIT_OK
+
+
 async def optimize(args: argparse.Namespace) -> int:
     """``harkback optimize``: merge the full-text index after large imports."""
     target = db_of(args)
     needs_file(target)
-    if wiring.store_kind(target) == "memory":  # made for this command, gone after it
-        said = ("nothing to optimise: :memory: is an in-memory store, empty and gone when "
-                "the command ends")
-        if args.json:
-            print_json({"success": True, "db": target, "seconds": 0.0, "note": said})
-        else:
-            print(said)
-        return EXIT_OK
+    note = in_memory_note(target, "optimise")
+    if note is not None:
+        return said(args, {"success": True, "db": target, "seconds": 0.0}, note, note)
     sqlite = wiring.store_kind(target) == "sqlite"
     work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
     store = open_store(target, readonly=False)  # a refusal is then the only line
@@ -103,6 +123,10 @@ async def migrate(args: argparse.Namespace) -> int:
     """``harkback migrate``: bring a store to this harkback's schema version."""
     target = db_of(args)
     needs_file(target)
+    note = in_memory_note(target, "migrate")  # it keeps no schema
+    if note is not None:
+        return said(args, {"success": True, "db": target, "from": None, "to": None,
+                           "applied": []}, note, note)
     migrated = unwrap(wiring.migrate_store(target))
     if args.json:
         print_json({"success": True, "db": shown_url(target), "from": migrated.before,
@@ -119,8 +143,9 @@ async def redact(args: argparse.Namespace) -> int:
     needs_file(target)
     if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
         raise CliError(f"{target} is read-only; make it writable or use --dry-run")
-    return await run_redact(open_store(target, readonly=args.dry_run), shown_url(target),
-                            dry_run=args.dry_run, as_json=args.json)
+    counts, line = await run_redact(open_store(target, readonly=args.dry_run),
+                                    shown_url(target), dry_run=args.dry_run)
+    return said(args, counts, line, in_memory_note(target, "redact"))
 
 
 async def sources(args: argparse.Namespace) -> int:
@@ -156,8 +181,5 @@ async def stats(args: argparse.Namespace) -> int:
     finally:
         store.close()
     payload = {"success": True, "db": shown_url(target), **unwrap(counted).to_payload()}
-    if args.json:
-        print_json(payload)
-    else:
-        print(format_stats(shown_url(target), payload))
-    return EXIT_OK
+    return said(args, payload, format_stats(shown_url(target), payload),
+                in_memory_note(target, "count"))

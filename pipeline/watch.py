@@ -70,7 +70,7 @@ def change_line(report: SourceReport) -> str:
     stamp = time.strftime("%H:%M:%S")
     if report.error:
         return f"{stamp} {report.kind}: failed: {report.error}"
-    skipped = f", {report.skips} damaged line(s) skipped" if report.skips else ""
+    skipped = f", {report.skips} damaged line(s) or field(s)" if report.skips else ""
     return (f"{stamp} {report.kind}: {report.new} new, {report.updated} updated, "
             f"{report.removed} removed{skipped} ({report.seconds:.2f} s)")
 

@@ -6,8 +6,9 @@ and how to tell them apart by the first bytes, as :func:`json.detect_encoding` d
 Windows editor saves UTF-8 with a byte order mark, or "Unicode" (UTF-16): both are read as
 what they are. A byte that does not decode (a Latin-1 ``é`` in a UTF-8 file) is read as a
 lone surrogate (:data:`ESCAPE`), so :func:`undecoded` can count it on its line and put
-U+FFFD in its place; the caller says so (the ingest format names the line and counts the
-bytes).
+U+FFFD in its place; the caller says so: every reader (the ingest format, Claude Code and
+Codex transcripts, a Hermes ``state.db``) names the line or row as :data:`NOT_UTF8`, with
+:func:`replaced` saying how many bytes.
 
 >>> undecoded("caf\\udce9 au lait")
 ('caf\\ufffd au lait', 1)
@@ -40,6 +41,9 @@ codecs.register_error(ESCAPE, _escape)
 
 _ESCAPED = re.compile("[\udc00-\udcff]")
 
+NOT_UTF8 = "not UTF-8"
+"""What a line or row holding bytes that do not decode is named as."""
+
 NAMES = {"utf-16": "UTF-16", "utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE",
          "utf-32": "UTF-32", "utf-32-le": "UTF-32LE", "utf-32-be": "UTF-32BE"}
 """The encodings other than UTF-8 a JSON-lines file is read in, as people name them."""
@@ -61,6 +65,16 @@ def open_text(path: Path) -> tuple[TextIO, str]:
     return path.open(encoding=codec, errors=ESCAPE), codec
 
 
+def escaped(data: bytes) -> str:
+    """``data`` as UTF-8 text, each byte that does not decode escaped (see :data:`ESCAPE`):
+    a ``text_factory`` for :mod:`sqlite3`, whose own raises on the first such byte.
+
+    >>> undecoded(escaped(b"caf\\xe9"))
+    ('caf\ufffd', 1)
+    """
+    return data.decode("utf-8", ESCAPE)
+
+
 def undecoded(line: str) -> tuple[str, int]:
     """``line`` with each escaped byte (see :data:`ESCAPE`) replaced by U+FFFD, and how
     many there were."""
@@ -71,3 +85,13 @@ def undecoded(line: str) -> tuple[str, int]:
     except UnicodeEncodeError:
         return _ESCAPED.subn("\ufffd", line)
     return line, 0
+
+
+def replaced(count: int, where: str = "") -> str:
+    """What became of ``count`` bytes that did not decode (``where``: in which column).
+
+    >>> replaced(2), replaced(1, "title")
+    ('2 byte(s) replaced by U+FFFD', '1 byte(s) in title replaced by U+FFFD')
+    """
+    inside = f" in {where}" if where else ""
+    return f"{count} byte(s){inside} replaced by U+FFFD"

@@ -37,11 +37,13 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources import importing
+from harkback.adapters.sources.encodings import NOT_UTF8, undecoded
 from harkback.adapters.sources.hermes_db import HermesDb
 from harkback.adapters.sources.hermes_rows import (
     column_text,
     fingerprint,
     messages_from_rows,
+    readable,
     session_from_row,
 )
 from harkback.adapters.sources.importing import (
@@ -107,23 +109,34 @@ def read_snapshot(connection: sqlite3.Connection, session_columns: frozenset[str
 
 
 def read_messages(connection: sqlite3.Connection, message_columns: frozenset[str],
-                  session_id: str) -> Iterator[dict[str, object]]:
-    """One session's rows in id order (the order Hermes gives them; timestamps are not)."""
+                  session_id: object) -> Iterator[dict[str, object]]:
+    """One session's rows in id order (the order Hermes gives them; timestamps are not).
+
+    ``session_id`` is the id as read from the file: text holding bytes that are not UTF-8
+    (escaped, see :meth:`HermesDb.read`) is matched as those bytes.
+    """
     columns = [c for c in MESSAGE_COLUMNS if c in message_columns]
+    key, param = "?", session_id
+    if isinstance(session_id, str) and undecoded(session_id)[1]:
+        # The bytes as stored (surrogateescape undoes the escape of a UTF-8 decode), cast
+        # back to the TEXT they are in the file.
+        key, param = "CAST(? AS TEXT)", session_id.encode("utf-8", "surrogateescape")
     result = connection.execute(
-        f"SELECT {_quoted(columns)} FROM messages WHERE session_id = ? ORDER BY id",
-        (session_id,))
+        f"SELECT {_quoted(columns)} FROM messages WHERE session_id = {key} ORDER BY id",
+        (param,))
     names = [d[0] for d in result.description]
     for row in result:
         yield dict(zip(names, row, strict=True))
 
 
 class Todo(NamedTuple):
-    """A session to read: as its row describes it, its fingerprint, what its row lost."""
+    """A session to read: as its row describes it, its fingerprint, what its row lost, and
+    its id as the file holds it (see :func:`read_messages`)."""
 
     session: Session
     mark: str
     left_out: Tally
+    key: object
 
 
 def database_files(path: Path) -> list[Path]:
@@ -217,13 +230,15 @@ class HermesImporter:
             notes.append(f"{db.path} holds fewer messages than at the last import; "
                          "every session was read again")
             full = True
-        rows = {column_text(r.get("id")): r for r in snapshot.sessions if column_text(r.get("id"))}
+        rows, stored, tallies = _session_rows(snapshot.sessions, str(db.path))
         read: dict[str, Todo] = {}
         for session_id, row in rows.items():
-            tally = Tally(file=str(db.path))
+            tally = tallies[session_id]
             session = session_from_row(row, rows.get(column_text(row.get("parent_session_id"))),
                                        tally)
-            read[session_id] = Todo(session, fingerprint(row, session), tally)
+            # The row as stored: its fingerprint is the one imports before this one kept.
+            raw = stored[session_id]
+            read[session_id] = Todo(session, fingerprint(raw, session), tally, raw.get("id"))
         flagged = self._flagged(rows, read)
         todo = [t for session_id, t in read.items() if session_id not in flagged and (
             full or session_id in snapshot.fresh or session_id not in marks
@@ -292,6 +307,26 @@ class HermesImporter:
             db.close()
 
 
+def _session_rows(rows: Iterable[dict[str, object]], file: str
+                  ) -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]],
+                             dict[str, Tally]]:
+    """Session rows by id, readable (see :func:`readable`), as stored, and a tally each
+    naming what was replaced; rows without an id are left out."""
+    clean: dict[str, dict[str, object]] = {}
+    stored: dict[str, dict[str, object]] = {}
+    tallies: dict[str, Tally] = {}
+    for row in rows:
+        tally = Tally(file=file)
+        text, damage = readable(row)
+        session_id = column_text(text.get("id"))
+        if not session_id:
+            continue
+        if damage:
+            tally.skip(NOT_UTF8, f"session {session_id}: {damage}", "repaired")
+        clean[session_id], stored[session_id], tallies[session_id] = text, row, tally
+    return clean, stored, tallies
+
+
 def _joined(unit: ImportUnit, more: ImportUnit | None) -> ImportUnit:
     if more is None:
         return unit
@@ -314,9 +349,9 @@ def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
     index = start
     while (index < len(todo) and len(marks) < importing.UNIT_ITEMS
            and messages < importing.UNIT_MESSAGES and size < importing.UNIT_BYTES):
-        session, mark, session_left_out = todo[index]
+        session, mark, session_left_out, key = todo[index]
         conversation, left_out = db.read(
-            partial(_conversation, columns=db.message_columns, session=session,
+            partial(_conversation, columns=db.message_columns, session=session, key=key,
                     file=str(db.path)))
         conversations.append(conversation)
         for counted in (session_left_out, left_out):  # damaged input is named, not only counted
@@ -334,9 +369,8 @@ def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
 
 
 def _conversation(connection: sqlite3.Connection, columns: frozenset[str], session: Session,
-                  file: str) -> tuple[Conversation, Tally]:
+                  key: object, file: str) -> tuple[Conversation, Tally]:
     # A fresh tally per attempt, so a retried read does not count twice.
     tally = Tally(file=file)
-    messages = messages_from_rows(session.id, read_messages(connection, columns, session.id),
-                                  tally)
+    messages = messages_from_rows(session.id, read_messages(connection, columns, key), tally)
     return Conversation(session, messages), tally

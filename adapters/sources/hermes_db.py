@@ -41,6 +41,7 @@ from typing import TypeVar
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.sources.encodings import escaped
 from harkback.adapters.sqlite_files import APPLICATION_ID, Mode, open_mode
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 
@@ -86,6 +87,16 @@ def retrying(work: Callable[[], T], *, tries: int = TRIES, backoff_s: float = BA
                 raise
             sleep(backoff_s * attempt)
     raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def is_undecodable(error: sqlite3.Error) -> bool:
+    """Is this :mod:`sqlite3` failing to read TEXT that is not UTF-8?
+
+    >>> is_undecodable(sqlite3.OperationalError("Could not decode to UTF-8 column 'x' "
+    ...                                         "with text 'caf?'"))
+    True
+    """
+    return str(error).startswith("Could not decode to UTF-8")
 
 
 @attrs.frozen
@@ -187,9 +198,23 @@ class HermesDb:
     def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work`` on the connection, retrying transient I/O errors.
 
-        Raises ``sqlite3.Error`` when the read fails for good (the importer translates it).
+        SQLite keeps whatever bytes a writer gave as TEXT; where they are not UTF-8,
+        :mod:`sqlite3` raises on the row and would lose the whole read. ``work`` then
+        runs once more with such bytes escaped (see
+        :func:`~harkback.adapters.sources.encodings.escaped`), for the rows' reader to
+        name and replace. Raises ``sqlite3.Error`` when the read fails for good (the
+        importer translates it).
         """
-        return retrying(lambda: work(self.connection))
+        try:
+            return retrying(lambda: work(self.connection))
+        except sqlite3.OperationalError as error:
+            if not is_undecodable(error):
+                raise
+        self.connection.text_factory = escaped  # only now: it costs ~1 us a value
+        try:
+            return retrying(lambda: work(self.connection))
+        finally:
+            self.connection.text_factory = str
 
     def changed_since_open(self) -> bool:
         """True when an unlocked (immutable) read may have seen a half-written file."""

@@ -44,6 +44,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
+from harkback.adapters.sources.encodings import NOT_UTF8, escaped, replaced, undecoded
 from harkback.adapters.sources.importing import Tally, clip_tool_output, iso_epoch
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
@@ -86,7 +87,7 @@ def decode_content(raw: object) -> str | None:
     if raw is None:
         return ""
     if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", "replace")
+        raw = column_text(raw)
     if not isinstance(raw, str):
         return str(raw)
     if not raw.startswith(SENTINEL):
@@ -149,12 +150,41 @@ def tool_calls(raw: object) -> tuple[ToolCall, ...] | None:
     return tuple(calls)
 
 
+def readable(row: Row) -> tuple[dict[str, object], str]:
+    """``row`` with the bytes of its text that are not UTF-8 (escaped as
+    :meth:`HermesDb.read <harkback.adapters.sources.hermes_db.HermesDb.read>` reads them,
+    or in a BLOB) replaced by U+FFFD, and what was replaced where (``""``: nothing).
+
+    >>> readable({"id": 7, "content": "caf\\udce9", "title": b"R\\xe9union"})
+    ({'id': 7, 'content': 'caf\ufffd', 'title': 'R\ufffdunion'}, '2 byte(s) in content, title ...')
+    """
+    clean: dict[str, object] = {}
+    columns: list[str] = []
+    count = 0
+    for column, value in row.items():
+        if isinstance(value, bytes):
+            value = escaped(value)
+        if isinstance(value, str):
+            value, found = undecoded(value)
+            if found:
+                columns.append(column)
+                count += found
+        clean[column] = value
+    return clean, replaced(count, ", ".join(columns)) if count else ""
+
+
 def column_text(value: object) -> str:
+    """A column's value as text (``""`` for NULL); bytes that are not UTF-8 become U+FFFD
+    one for one, as :func:`readable` makes them (which names them), so ids agree.
+
+    >>> column_text(None), column_text(7), column_text(b"caf\\xe9\\x82")
+    ('', '7', 'caf\ufffd\ufffd')
+    """
     if value is None:
         return ""
     if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+        value = escaped(value)
+    return undecoded(value)[0] if isinstance(value, str) else str(value)
 
 
 # --- sessions and lineage -----------------------------------------------------------------
@@ -229,7 +259,8 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
     """The visible messages of one session's rows (in id order); the rest is counted."""
     out: list[Message] = []
     after_review = False
-    for row in rows:
+    for stored in rows:
+        row, damage = readable(stored)
         reason = _hidden(row)
         if reason is not None:
             tally.add(reason)
@@ -237,7 +268,7 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         role = column_text(row.get("role"))
         if role not in ROLES:
             tally.skip(f"message with role {role!r}",
-                       f"message {row.get('id')} of session {session_id} dropped")
+                       f"message {row.get('id')} of session {session_id} dropped", "dropped")
             continue
         text = decode_content(row.get("content"))
         if text is None:
@@ -261,7 +292,7 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         if calls is None:
             tally.skip("unreadable tool_calls",
                        f"message {row.get('id')} of session {session_id} kept without its "
-                       "tool calls")
+                       "tool calls", "ignored")
             calls = ()
         if not text.strip() and not calls:
             tally.add("empty message")
@@ -274,6 +305,9 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         if not isinstance(position, int) or position < 0:
             tally.add("message without an id")
             continue
+        if damage:  # named only for a message kept: the rest is left out anyway
+            tally.skip(NOT_UTF8, f"message {position} of session {session_id}: {damage}",
+                       "repaired")
         out.append(Message(session_id=session_id, position=position, role=role,
                            content=text, tool_name=column_text(row.get("tool_name")),
                            tool_call_id=column_text(row.get("tool_call_id")), tool_calls=calls,

@@ -16,8 +16,8 @@ transcripts share besides is in :mod:`~harkback.adapters.sources.transcripts`.
 >>> tally.items()
 (("unknown line type 'x'", 2),)
 >>> tally.at("a.jsonl", 7); tally.skip("unreadable line", "invalid JSON")
->>> [skip.describe() for skip in tally.named]
-['a.jsonl:7: unreadable line: invalid JSON']
+>>> [(skip.describe(), skip.outcome) for skip in tally.named]
+[('a.jsonl:7: unreadable line: invalid JSON', 'skipped')]
 >>> iso_epoch("2026-03-03T14:15:00.000Z")
 1772547300.0
 """
@@ -30,7 +30,7 @@ import os
 from collections.abc import Callable, Generator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import attrs
 from returns.result import Result
@@ -58,14 +58,22 @@ lock for long, whatever the size of the files."""
 MAX_NAMED = 1_000
 """Damaged pieces of input named one by one (per tally, and per import); more are counted."""
 
+Outcome = Literal["skipped", "dropped", "ignored", "repaired", "renamed", "kept"]
+"""What became of a piece of damaged input: ``skipped`` (the line or file left out),
+``dropped`` (a message left out, its session kept), ``ignored`` (a value left out, the rest
+read: a time, tool calls), ``repaired`` (read with bytes that are not UTF-8 replaced),
+``renamed`` (a session stored under another id), ``kept`` (read as it is: the last copy of
+a repeated session id)."""
+
 
 @attrs.frozen
 class Skip:
-    """One piece of damaged input left out or ignored: where it was (file, line) and why."""
+    """One piece of damaged input: where it was (file, line), why, and what became of it."""
 
     file: str
     line: int | None
     reason: str
+    outcome: Outcome = "skipped"
 
     def describe(self) -> str:
         """``file:line: reason`` (``file: reason`` when no line is known)."""
@@ -76,9 +84,10 @@ class Skip:
         """The JSON form (``skipped_lines`` of an import's or a sync's report).
 
         >>> Skip("a.jsonl", 7, "bad line").to_payload()
-        {'file': 'a.jsonl', 'line': 7, 'reason': 'bad line'}
+        {'file': 'a.jsonl', 'line': 7, 'reason': 'bad line', 'outcome': 'skipped'}
         """
-        return {"file": self.file, "line": self.line, "reason": self.reason}
+        return {"file": self.file, "line": self.line, "reason": self.reason,
+                "outcome": self.outcome}
 
 
 @attrs.define
@@ -101,13 +110,14 @@ class Tally:
         """Say where reading is now: what is skipped next is named there."""
         self.file, self.line = file, line
 
-    def skip(self, kind: str, detail: str = "") -> None:
-        """Count damaged input of ``kind`` and name it where reading is (see :meth:`at`)."""
+    def skip(self, kind: str, detail: str = "", outcome: Outcome = "skipped") -> None:
+        """Count damaged input of ``kind`` and name it where reading is (see :meth:`at`),
+        with what became of it."""
         self.add(kind)
         self.skips += 1
         if len(self.named) < MAX_NAMED:
             self.named.append(Skip(self.file, self.line, f"{kind}: {detail}" if detail
-                                   else kind))
+                                   else kind, outcome))
 
     def merge(self, pairs: Iterable[tuple[str, int]]) -> None:
         """Add every ``(reason, count)`` of ``pairs``."""

@@ -60,7 +60,7 @@ class SessionOwners:
             if owner != item:
                 own_id = f"{session_id}@{PurePath(item).stem}"
                 tally.skip("duplicate session id",
-                           f"{session_id!r} is also in {owner}; stored as {own_id!r}")
+                           f"{session_id!r} is also in {owner}; stored as {own_id!r}", "renamed")
                 conversation = renamed(conversation, own_id)
                 self.files[own_id] = item
             kept.append(conversation)

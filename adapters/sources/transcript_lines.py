@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
+from harkback.adapters.sources.encodings import NOT_UTF8, open_text, replaced, undecoded
 from harkback.adapters.sources.importing import Tally, iso_epoch
 
 Line = Mapping[str, object]
@@ -76,14 +77,15 @@ def plausible_time(value: object, tally: Tally, *, now: float | None = None) -> 
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        tally.skip("time ignored", f"{str(value)[:40]!r} is not an ISO 8601 string")
+        tally.skip("time ignored", f"{str(value)[:40]!r} is not an ISO 8601 string", "ignored")
         return None
     when = iso_epoch(value)
     latest = (time.time() if now is None else now) + FUTURE_SLACK_S
     if when is None:
-        tally.skip("time ignored", f"{value[:40]!r} is not an ISO 8601 time")
+        tally.skip("time ignored", f"{value[:40]!r} is not an ISO 8601 time", "ignored")
     elif not EARLIEST_TIME <= when <= latest:
-        tally.skip("time ignored", f"{value[:40]!r} is before 2020 or in the future")
+        tally.skip("time ignored", f"{value[:40]!r} is before 2020 or in the future",
+                   "ignored")
         return None
     return when
 
@@ -105,9 +107,12 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
     newline (an agent is still writing it: not damage, it is read again next time). A line
     longer than :data:`MAX_LINE_CHARS` is passed over in pieces, the same way.
     While a line is read, ``tally`` knows where it is, so what its reader skips is
-    named ``file:line``.
+    named ``file:line``. A line read whole that holds bytes that are not UTF-8 is read
+    with U+FFFD in their place and named :data:`~harkback.adapters.sources.encodings.NOT_UTF8`
+    (in a torn last line they may be a character cut in two: not named).
     """
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    handle, _ = open_text(path)  # undecodable bytes escaped, counted below
+    with handle:
         number = 0
         while line := handle.readline(MAX_LINE_CHARS):
             number += 1
@@ -121,8 +126,9 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
             if not line.strip():
                 continue
             tally.at(str(path), number)
+            text, count = undecoded(line)
             try:
-                value = json.loads(line)
+                value = json.loads(text)
             except (ValueError, RecursionError):
                 if line.endswith("\n"):
                     tally.skip("unreadable line", "not JSON")
@@ -130,6 +136,8 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
                     tally.add(TORN)
                 continue
             if isinstance(value, dict):
+                if count:
+                    tally.skip(NOT_UTF8, replaced(count), "repaired")
                 yield number, value
             else:
                 tally.skip("unreadable line", "not a JSON object")

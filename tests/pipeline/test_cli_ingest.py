@@ -173,5 +173,19 @@ def test_ingest_says_in_words_that_bytes_were_replaced(tmp_path: Path) -> None:
     source = _accented(tmp_path / "sessions.jsonl", "latin-1")
     done = run("ingest", str(source), db=tmp_path / "h.db")
     assert done.returncode == 3
-    assert "sessions.jsonl:2: not UTF-8: 2 byte(s) replaced by U+FFFD" in done.stderr
+    assert "sessions.jsonl:2: not UTF-8: 2 byte(s) replaced by U+FFFD (repaired)" in done.stderr
+    assert "(skipped)" not in done.stderr  # the line was read
     assert "note: 4 byte(s) on 2 line(s) are not UTF-8" in done.stdout
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_the_progress_bar_ends_full_whatever_the_encoding(tmp_path: Path, encoding: str) -> None:
+    """The bar counts the bytes read from the file against the file's size: a UTF-16 file
+    (two bytes a character) ends at 100 %, not at about half."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_bytes("".join(json.dumps({"id": f"s{i}", "messages": [
+        {"role": "user", "content": "café crème docker " * 40}]}, ensure_ascii=False) + "\n"
+        for i in range(60)).encode(encoding))
+    done = run("ingest", str(source), "--progress", db=tmp_path / "h.db")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1].endswith("100%"), done.stderr  # \r read as a newline

@@ -44,13 +44,3 @@ def test_optimize_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert not path.parent.exists()
 
-
-def test_optimize_of_an_in_memory_store_says_there_is_nothing_to_do() -> None:
-    """``--db :memory:`` is a store made for the command and gone after it: it says so,
-    rather than claiming it "vacuumed and analysed" one."""
-    done = harkback("optimize", "--db", ":memory:")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("nothing to optimise: :memory: is an in-memory store")
-    assert "vacuum" not in done.stdout + done.stderr
-    payload = json.loads(harkback("optimize", "--db", ":memory:", "--json").stdout)
-    assert payload["success"] is True and payload["note"].startswith("nothing to optimise")

@@ -357,8 +357,9 @@ def test_a_hermes_import_names_the_damage_it_skipped(tmp_path: Path) -> None:
         "20260303_100000_aa11bb dropped",
         f"{state}: unreadable tool_calls: message {broken} of session "
         "20260303_100000_aa11bb kept without its tool calls"]
-    assert [line.removeprefix("harkback: ").removesuffix(" (skipped)")
-            for line in done.stderr.splitlines()] == named
+    assert [s["outcome"] for s in source["skipped_lines"]] == ["dropped", "ignored"]
+    assert done.stderr.splitlines() == [f"harkback: {named[0]} (dropped)",
+                                        f"harkback: {named[1]} (ignored)"]
 
 
 @pytest.mark.parametrize("flags", [("search", "docker", "--json"), ("stats",),

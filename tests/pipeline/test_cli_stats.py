@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
@@ -73,3 +75,24 @@ def test_the_source_table_names_every_source_whole(tmp_path: Path) -> None:
     rows = [line.split() for line in table[table.index(next(
         line for line in table if line.startswith("source "))) + 1:]]
     assert sorted(rows) == [["(none)", "1", "1"], [long_name, "1", "1"]]
+
+
+IN_MEMORY = ":memory: is an in-memory store, empty and gone when the command ends"
+
+
+@pytest.mark.parametrize(("command", "work"), [
+    (("stats",), "count"), (("migrate",), "migrate"), (("redact",), "redact"),
+    (("redact", "--dry-run"), "redact"), (("optimize",), "optimise")])
+def test_upkeep_of_an_in_memory_store_says_so_in_one_line(command: tuple[str, ...],
+                                                          work: str) -> None:
+    """``--db :memory:`` is a store made for the command and gone after it: each command
+    that looks after a store says there is nothing to do, in one line, status 0 (as
+    ``optimize`` does); ``--json`` keeps the command's keys and adds the note."""
+    done = harkback(*command, "--db", ":memory:")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"nothing to {work}: {IN_MEMORY}\n"
+    shown = harkback(*command, "--db", ":memory:", "--json")
+    assert shown.returncode == 0, shown.stderr
+    payload = json.loads(shown.stdout)
+    assert (payload["success"], payload["db"]) == (True, ":memory:")
+    assert payload["note"] == f"nothing to {work}: {IN_MEMORY}"

@@ -81,7 +81,8 @@ def test_import_claude_code_and_codex_default_folders(tmp_path: Path) -> None:
     assert first.stderr == f"harkback: {torn}:16: unreadable line: not JSON (skipped)\n"
     assert second.returncode == 3, second.stderr
     assert "sessions: 6 added" in first.stdout
-    assert "skipped: " in first.stdout and "unknown line type 'mystery-event'" in first.stdout
+    assert "left out or changed: " in first.stdout
+    assert "unknown line type 'mystery-event'" in first.stdout
     payload = json.loads(second.stdout)
     assert payload["success"] is True
     assert payload["sources"][0]["sessions"] == {"added": 4, "updated": 0, "skipped": 0}
@@ -99,7 +100,7 @@ def test_import_jsonl_reports_bad_lines_and_fails(tmp_path: Path) -> None:
     done = harkback("import", "jsonl", str(source), "--db", str(tmp_path / "h.db"))
     assert done.returncode == 3
     assert f"{source}:2: bad line: invalid JSON" in done.stderr
-    assert "sessions: 1 added" in done.stdout and "skipped: bad line (1)" in done.stdout
+    assert "sessions: 1 added" in done.stdout and "left out or changed: bad line (1)" in done.stdout
 
 
 def test_missing_default_location_is_one_clear_line(tmp_path: Path) -> None:
@@ -168,7 +169,7 @@ def test_what_was_left_out_is_counted_without_a_wrong_plural(tmp_path: Path) -> 
     done = harkback("import", "hermes", str(tmp_path / "state.db"),
                     "--db", str(tmp_path / "h.db"))
     assert done.returncode == 0, done.stderr
-    assert "  skipped: archived session (2)" in done.stdout.splitlines()
+    assert "  left out or changed: archived session (2)" in done.stdout.splitlines()
 
 
 def test_file_names_that_are_not_utf8_import_and_are_remembered(tmp_path: Path) -> None:

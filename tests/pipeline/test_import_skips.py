@@ -33,9 +33,9 @@ def test_a_numeric_timestamp_never_moves_a_claude_code_session(tmp_path: Path) -
     done = harkback("import", "claude-code", str(tmp_path / "projects"), "--db", db, "--json")
     assert done.returncode == 3, done.stderr
     assert done.stderr.splitlines() == [
-        f"harkback: {path}:2: time ignored: '12345' is not an ISO 8601 string (skipped)",
+        f"harkback: {path}:2: time ignored: '12345' is not an ISO 8601 string (ignored)",
         f"harkback: {path}:3: time ignored: '1970-01-01T03:25:45Z' is before 2020 or in "
-        "the future (skipped)"]
+        "the future (ignored)"]
     source = json.loads(done.stdout)["sources"][0]
     assert source["skipped_lines_total"] == 2
     assert [(s["line"], s["file"]) for s in source["skipped_lines"]] == [
@@ -57,7 +57,7 @@ def test_verbose_names_every_skipped_line_and_the_default_names_ten(tmp_path: Pa
     assert quiet.returncode == loud.returncode == 3
     assert quiet.stderr.count("unreadable line: not JSON (skipped)") == 10
     assert quiet.stderr.splitlines()[-1] == (
-        "harkback: 2 more damaged line(s) skipped (--verbose names them)")
+        "harkback: 2 more damaged line(s) or field(s) (--verbose names them)")
     named = [line for line in loud.stderr.splitlines() if line.endswith("(skipped)")]
     assert [line.split(".jsonl:")[1].split(":")[0] for line in named] == [
         str(n) for n in range(2, 14)]
@@ -89,8 +89,9 @@ def test_jsonl_reports_a_duplicate_id_and_keeps_a_session_with_a_bad_time(
     done = harkback("import", "jsonl", str(source), "--db", db, "--json")
     assert done.returncode == 3, done.stderr
     named = json.loads(done.stdout)["sources"][0]["skipped_lines"]
-    assert [(s["line"], s["reason"].split(":")[0]) for s in named] == [
-        (2, "time ignored"), (2, "message dropped"), (3, "duplicate session id")]
+    assert [(s["line"], s["reason"].split(":")[0], s["outcome"]) for s in named] == [
+        (2, "time ignored", "ignored"), (2, "message dropped", "dropped"),
+        (3, "duplicate session id", "kept")]
     assert "'a' (also on line 1; the last copy is kept)" in named[2]["reason"]
     shown = json.loads(harkback("show", "b", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == ["heron", "kept"]
@@ -102,4 +103,4 @@ def test_ingest_exits_three_and_help_documents_the_status() -> None:
     """``--help`` of the program, ingest, import and sync names status 3."""
     for args in ([], ["ingest"], ["import", "jsonl"], ["sync"]):
         text = " ".join(harkback(*args, "--help").stdout.split())
-        assert "3 done, but ingest, import or sync skipped damaged input" in text, args
+        assert "3 done, but ingest, import or sync met damaged input" in text, args

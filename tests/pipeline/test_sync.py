@@ -87,7 +87,8 @@ def test_damaged_lines_are_named_as_an_import_names_them(
     for kind, (file, line) in DAMAGED.items():
         (report,) = [s for s in payload["sources"] if s["kind"] == kind]
         assert report["skipped_lines"] == [{"file": str(home / file), "line": line,
-                                            "reason": "unreadable line: not JSON"}]
+                                            "reason": "unreadable line: not JSON",
+                                            "outcome": "skipped"}]
         assert report["skipped_lines_total"] == 1
     assert printed.err.splitlines() == [
         f"harkback: {home / file}:{line}: unreadable line: not JSON (skipped)"

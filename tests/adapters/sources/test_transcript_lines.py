@@ -44,3 +44,13 @@ def test_a_line_of_exactly_the_cap_is_read(tmp_path: Path) -> None:
     line = '{"t": "' + "z" * (CAP - 10) + '"}'
     path.write_text(line.ljust(CAP - 1) + "\n", encoding="utf-8")
     assert [number for number, _ in json_lines(path, Tally())] == [1]
+
+
+def test_a_last_line_cut_inside_a_character_is_torn_not_damaged(tmp_path: Path) -> None:
+    """An agent caught writing ``é`` (two bytes in UTF-8) between its bytes: the half
+    character is not named as bytes that are not UTF-8; the line is read next time."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"n": 1}\n{"text": "caf' + "é".encode()[:1])
+    tally = Tally()
+    assert [number for number, _ in json_lines(path, tally)] == [1]
+    assert tally.named == [] and tally.counts == {TORN: 1}
