@@ -7,9 +7,9 @@ For each size it creates a fresh database (on ``--url``'s server, or on a throwa
 server with PostgreSQL's crash-safe defaults, started like the tests' one), ingests the
 generated corpus (:mod:`benchmarks.generate`) in batches of 500 sessions (each one
 transaction, messages by ``COPY``; the store's close, which waits for the merge of the
-index's pending list, is timed with the ingest), runs ``optimize`` (``VACUUM ANALYZE``), then asks the
-query mix of :mod:`benchmarks.scale` through the default pipeline in this process, every
-stage timed through the facade. It prints a table beside the targets of issue 21.
+index's pending list, is timed with the ingest), runs ``optimize`` (``VACUUM ANALYZE``),
+then asks the query mix of :mod:`benchmarks.scale` through the default pipeline in this
+process, every stage timed through the facade. It prints a table beside the targets of issue 21.
 
 ``--first-asks N`` also times each query asked first in a fresh store (as a new
 ``harkback search`` process asks it), counting every word and trusting the planner's
