@@ -11,7 +11,8 @@ lives beside it: connections, bounds and the schema check in
 :mod:`~harkback.adapters.stores.postgres_schema`), search and term statistics in
 :mod:`~harkback.adapters.stores.postgres_search`, reads and titles in
 :mod:`~harkback.adapters.stores.postgres_reads`, ingests in
-:mod:`~harkback.adapters.stores.postgres_writes`, vectors in
+:mod:`~harkback.adapters.stores.postgres_writes` (a large one beside a merge of the
+index's pending list, :mod:`~harkback.adapters.stores.postgres_pending`), vectors in
 :mod:`~harkback.adapters.stores.postgres_vectors`, the summary cache and import ledger in
 :mod:`~harkback.adapters.stores.postgres_extras`, removals and rewrites in
 :mod:`~harkback.adapters.stores.postgres_removal`.
@@ -24,9 +25,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import attrs
 import psycopg
@@ -35,6 +37,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores import (
     postgres_connection,
+    postgres_pending,
     postgres_reads,
     postgres_removal,
     postgres_search,
@@ -79,6 +82,10 @@ class PostgresStore(Closing):
                                             thread_name_prefix="harkback-postgres")
         self._closed = False
         self._memo = CountMemo()
+        self._merge_lock = threading.Lock()
+        self._merge: Literal["running", "refused"] | None = None
+        """The background merge of the index's pending list (see :meth:`ingest`)."""
+        self._large_writes = 0
 
     @classmethod
     def open(cls, url: str, *, readonly: bool = False, timeout: float | None = None,
@@ -197,12 +204,57 @@ class PostgresStore(Closing):
 
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
-        """Store conversations in one transaction; a session id already stored is replaced."""
+        """Store conversations in one transaction; a session id already stored is replaced.
+
+        Beside a batch of at least ``BULK_MESSAGES`` messages, another connection merges
+        the message index's pending list (:mod:`~harkback.adapters.stores.postgres_pending`)
+        until it is empty; :meth:`close` waits for that merge."""
         if self.readonly:
             return self._refused("ingest")
         batch = tuple({c.session.id: c for c in conversations}.values())
-        return self.run(lambda connection: postgres_writes.write(connection, batch),
-                        long=True)
+        if sum(len(c.messages) for c in batch) < postgres_pending.BULK_MESSAGES:
+            return self.run(lambda connection: postgres_writes.write(connection, batch),
+                            long=True)
+        return FutureResult(self._write_merging(batch))
+
+    async def _write_merging(self, batch: Sequence[records.Conversation]
+                             ) -> Result[ports.IngestReport, StoreUnavailable]:
+        """Write ``batch`` with the index's pending list merged on another of the store's
+        connections meanwhile (:mod:`~harkback.adapters.stores.postgres_pending`)."""
+        with self._merge_lock:
+            self._large_writes += 1
+            if self._merge is None and not self._closed:
+                self._merge = "running"
+                # On the store's threads (its connections, its bounds); the write waits for
+                # no merge, and ``close`` waits for the merge (the executor's shutdown).
+                self._executor.submit(self._connections.run, self._merge_pending,
+                                      self.bounds.write)
+        try:
+            return await self._call(
+                lambda connection: postgres_writes.write(connection, batch), long=True)
+        finally:
+            with self._merge_lock:
+                self._large_writes -= 1
+
+    def _merge_pending(self, connection: Connection) -> None:
+        try:
+            merged = postgres_pending.merge_until(connection, self._merge_ended)
+        except BaseException:
+            # Upkeep, not the write's outcome: the writers merge, as they can anyway.
+            with self._merge_lock:
+                self._merge = None
+            raise
+        if merged is None:
+            with self._merge_lock:
+                self._merge = "refused"  # not the index's owner: never asked again
+
+    def _merge_ended(self) -> bool:
+        """Whether the merge may stop (no large write under way); if so it has stopped."""
+        with self._merge_lock:
+            if self._large_writes:
+                return False
+            self._merge = None
+            return True
 
     # --- capabilities ----------------------------------------------------------------------
 

@@ -44,6 +44,14 @@ _UPDATE_MESSAGE = (
 
 _COPY_MESSAGES = f"COPY messages (id, {MESSAGE_COLUMNS}, tokens, length) FROM STDIN"
 
+_LOCK_AND_COMPRESSION = (
+    "SELECT pg_advisory_xact_lock(%s), (SELECT set_config('default_toast_compression', 'lz4', "
+    "true) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals))")
+"""Take the write lock, and compress this transaction's long values (a long message's text
+and ``tsvector``) with LZ4 where the server was built with it: pglz's compression was a
+tenth of the ``COPY``'s time on the server; LZ4 takes about a fifth of that (and reads
+back faster). Rows written before keep pglz; each value names its own method."""
+
 _TOTALS = ("UPDATE index_totals SET messages = messages + %s, "
            "message_tokens = message_tokens + %s, sessions = sessions + %s, "
            "session_tokens = session_tokens + %s, generation = generation + 1")
@@ -70,7 +78,7 @@ def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport
         return IngestReport()
     ids = [storable(c.session.id) for c in batch]
     with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        connection.execute(_LOCK_AND_COMPRESSION, (WRITE_LOCK,))
         old_titles: dict[str, int] = dict(connection.execute(
             "SELECT id, length FROM sessions WHERE id = ANY(%s::text[])", (ids,)).fetchall())
         stored = [(row[0], message_from_row(read_text(row[1:]))) for row in connection.execute(

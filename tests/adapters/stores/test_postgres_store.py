@@ -131,6 +131,24 @@ async def test_huge_words_and_long_messages_are_stored_and_found(
         assert (await ok(store.messages(["s1"])))[1].content == long_text
 
 
+async def test_long_values_are_compressed_with_lz4_where_the_server_has_it(
+        url: str, make_conversation: Make) -> None:
+    """An ingest compresses a long message's text and ``tsvector`` with LZ4 when the server
+    was built with it (pglz otherwise), and they read back as they were written."""
+    text = " ".join(f"step{i} line {i % 50} of a long build log" for i in range(2000))
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([make_conversation("s1", ("tool", text))]))
+        assert (await ok(store.messages(["s1"])))[0].content == text
+        assert [h.position for h in await ok(store.search(match('"line 49"')))] == [0]
+    expected = "lz4" if _scalar(url, "SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                                     "WHERE name = 'default_toast_compression'") else "pglz"
+    methods = _scalar(url, "SELECT ARRAY[pg_column_compression(content), "
+                           "pg_column_compression(tokens)] FROM messages")
+    assert {method for method in methods if method} == {expected}  # None: kept as it was
+    # Only the ingest's transaction chose it: the database's default is as it was.
+    assert _scalar(url, "SHOW default_toast_compression") == "pglz"
+
+
 async def test_counts_follow_another_machines_writes(url: str, make_conversation: Make) -> None:
     """Counts a store remembers are forgotten when any writer changes the index."""
     with PostgresStore.open(url).unwrap() as reader, PostgresStore.open(url).unwrap() as other:

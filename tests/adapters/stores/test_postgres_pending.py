@@ -1,0 +1,152 @@
+"""The message index's pending list merged beside a large ingest, on a real server: the
+merge runs while the write does, the index finds every row afterwards, and a role that
+may not merge, or a write that fails, changes nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from harkback.adapters.stores.postgres import PostgresStore
+from harkback.adapters.stores.postgres_pending import BULK_MESSAGES
+from harkback.stages.records import Conversation
+from tests.adapters.stores.store_contract import failed, match, ok
+from tests.support.postgres_server import USER, PostgresServer
+
+Make = Callable[..., Conversation]
+_names = itertools.count()
+WORDS = ("kiwi", "mango", "docker", "bridge", "error", "tart", "pie", "cors", "proxy",
+         "nginx", "timeout", "retry", "queue")
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database on the shared server."""
+    return postgres_server.create_database(f"pending_{next(_names)}")
+
+
+def _large_batch(make: Make, sessions: int = 25, seed: int = 0) -> list[Conversation]:
+    """At least BULK_MESSAGES messages of a few words each, with made-up rare words."""
+    rng = random.Random(seed)
+    per_session = -(-BULK_MESSAGES // sessions) + 2
+    return [make(f"s{seed}-{s}", *[
+        ("user", " ".join([*rng.sample(WORDS, 4), f"w{rng.randrange(500)}"]))
+        for _ in range(per_session)]) for s in range(sessions)]
+
+
+def _scalar(url: str, statement: str) -> Any:
+    with psycopg.connect(url, autocommit=True) as connection:
+        row = connection.execute(statement).fetchone()
+        return None if row is None else row[0]
+
+
+def _merged_now(url: str) -> int:
+    """Pending pages this call had to merge (0: the list was empty)."""
+    return int(_scalar(url, "SELECT gin_clean_pending_list('messages_tokens'::regclass)"))
+
+
+async def _until(url: str, statement: str) -> None:
+    deadline = time.monotonic() + 20
+    while _scalar(url, statement) is None:
+        assert time.monotonic() < deadline, f"never true: {statement}"
+        await asyncio.sleep(0.02)
+
+
+async def test_the_list_is_merged_while_the_write_is_under_way(url: str,
+                                                               make_conversation: Make) -> None:
+    """While a large ingest waits at its last statement (every row copied, nothing
+    committed), another connection has already merged what it added to the pending list."""
+    batch = _large_batch(make_conversation)
+    with PostgresStore.open(url).unwrap() as store:
+        with psycopg.connect(url) as blocker:
+            blocker.execute("SELECT * FROM index_totals FOR UPDATE")
+            ingest = asyncio.ensure_future(ok(store.ingest(batch)))
+            await _until(url, "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                              "AND query LIKE 'UPDATE index_totals%'")
+            # The merging connection rests only once a call found the list empty.
+            await _until(url, "SELECT 1 FROM pg_stat_activity WHERE state = 'idle' "
+                              "AND query LIKE '%gin_clean_pending_list%'")
+            assert _merged_now(url) == 0
+            blocker.rollback()
+            report = await ingest
+        assert report.messages == sum(len(c.messages) for c in batch)
+
+
+async def test_a_closed_store_leaves_the_list_empty(url: str, make_conversation: Make) -> None:
+    """Large ingests return without waiting for the merge; closing the store does, so
+    the next reader searches a merged index (an ingest alone left up to 4 MB pending)."""
+    with PostgresStore.open(url).unwrap() as store:
+        for seed in range(3):
+            await ok(store.ingest(_large_batch(make_conversation, seed=seed)))
+    assert _merged_now(url) == 0
+
+
+async def test_the_index_finds_what_a_scan_finds(url: str, make_conversation: Make) -> None:
+    """Rows merged while they were being copied are all in the index: each word's count
+    through the index equals a scan's, and the store's search finds as many."""
+    with PostgresStore.open(url).unwrap() as store:
+        for seed in range(2):
+            await ok(store.ingest(_large_batch(make_conversation, seed=seed)))
+    with psycopg.connect(url, autocommit=True) as connection:
+        for word in (*WORDS[:4], "w17"):
+            counts = []
+            for setting in ("enable_bitmapscan", "enable_seqscan"):  # a scan, then the index
+                connection.execute(sql.SQL("SET {} = off").format(sql.Identifier(setting)))
+                row = connection.execute(
+                    "SELECT count(*) FROM messages WHERE tokens @@ %s::tsquery",
+                    (word,)).fetchone()
+                assert row is not None
+                counts.append(int(row[0]))
+                connection.execute(sql.SQL("RESET {}").format(sql.Identifier(setting)))
+            assert counts[0] == counts[1] > 0, word
+    with PostgresStore.open(url).unwrap() as store:
+        hits = await ok(store.search(match("w17", limit=1000)))
+    assert len(hits) == counts[0]
+
+
+async def test_a_role_that_may_not_merge_still_ingests(url: str,
+                                                      make_conversation: Make) -> None:
+    """A writer that does not own the index cannot merge its pending list: its large
+    ingests are stored and found all the same, and its store closes."""
+    PostgresStore.open(url).unwrap().close()  # the schema, owned by the tests' role
+    role = f"writer_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        for what in ("TABLES", "SEQUENCES"):
+            connection.execute(sql.SQL("GRANT ALL ON ALL {} IN SCHEMA public TO {}").format(
+                sql.SQL(what), sql.Identifier(role)))
+    as_role = url.replace(f"postgresql://{USER}@", f"postgresql://{role}@")
+    batch = _large_batch(make_conversation)
+    with PostgresStore.open(as_role).unwrap() as store:
+        report = await ok(store.ingest(batch))
+        assert report.messages == sum(len(c.messages) for c in batch)
+        assert len(await ok(store.search(match("kiwi", limit=1000)))) > 0
+    assert _merged_now(url) > 0  # the owner merges what the role could not
+
+
+async def test_a_failed_large_write_ends_the_merge(url: str, make_conversation: Make) -> None:
+    """A large ingest the server refuses fails as one value, the merge beside it ends (the
+    store closes), and nothing of the batch is stored."""
+    PostgresStore.open(url).unwrap().close()
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("ALTER TABLE messages ADD CONSTRAINT no_boom "
+                           "CHECK (content <> 'boom')")
+    batch = _large_batch(make_conversation)
+    batch.append(make_conversation("last", ("user", "boom")))
+    store = PostgresStore.open(url).unwrap()
+    try:
+        error = await failed(store.ingest(batch))
+        assert "no_boom" in error.reason
+        assert await ok(store.search(match("kiwi"))) == ()
+    finally:
+        started = time.monotonic()
+        await asyncio.to_thread(store.close)
+    assert time.monotonic() - started < 10
