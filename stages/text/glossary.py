@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from harkback.stages.text.scripts import Script
+from harkback.stages.text.tokens import normalize
 
 # English names : Chinese | Japanese | Korean (words separated by spaces).
 _GLOSSARY = """
@@ -112,14 +113,16 @@ LANGUAGES: tuple[Script, ...] = ("zh", "ja", "ko")
 @cache
 def _table() -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, Script], tuple[str, ...]]]:
     # Built once: each CJK word with its English names, each English name with its
-    # one-token (two-character) words per language.
+    # one-token (two-character) words per language. The words are normalised as the
+    # question's text is (NFKC, marks stripped: ビルド is searched as ヒルト), or the
+    # katakana words with a voiced sound would never be found.
     to_english: dict[str, tuple[str, ...]] = {}
     to_native: dict[tuple[str, Script], tuple[str, ...]] = {}
     for line in _GLOSSARY.strip().splitlines():
         head, _, rest = line.partition(":")
         names = tuple(head.split())
         for language, words in zip(LANGUAGES, rest.split("|"), strict=True):
-            for word in words.split():
+            for word in normalize(words).split():
                 to_english[word] = tuple(dict.fromkeys((*to_english.get(word, ()), *names)))
                 if len(word) == 2:
                     for name in names:
@@ -129,7 +132,13 @@ def _table() -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, Script], tuple
 
 
 def english_names(word: str) -> tuple[str, ...]:
-    """The English names of a listed CJK word, or () when it is not listed."""
+    """The English names of a listed CJK word as the index spells it (normalised), or ()
+    when it is not listed.
+
+    >>> from harkback.stages.text.tokens import normalize
+    >>> english_names(normalize("ビルド"))
+    ('build',)
+    """
     return _table()[0].get(word, ())
 
 

@@ -65,7 +65,6 @@ KNOWN_WRONG: tuple[str, ...] = (
     "x-ja-build-cache",  # ビルド/キャッシュ vs build/cache: a generic-word session wins
     "x-ja-container-dns",  # コンテナ/名前解決 vs container/resolve: a コンテナ session wins
     "x-ja-port-in-use",  # ポート/使用中 vs port/in use: a recent 開発サーバー session wins
-    "x-ja-restore",  # バックアップ/復元 vs backup/restore: the バックアップ cron job is above
     "x-ja-healthcheck",  # ロードバランサー/ヘルスチェック vs load balancer/health check
     "x-ko-dep-conflict",  # 의존성/설치 vs dependency/install: nothing shared
     "x-ko-config-not-applied",  # 설정/파드/반영 vs config/pods: nothing shared

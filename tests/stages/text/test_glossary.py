@@ -55,3 +55,11 @@ def test_english_words_widen_to_the_question_s_language_only() -> None:
                 for f in u.forms}
     assert "克隆" in forms("clone 很慢") and "클론" not in forms("clone 很慢")
     assert not any(not f.isascii() for f in forms("the clone was slow"))
+
+
+def test_a_katakana_word_with_a_voiced_sound_is_found_as_the_question_spells_it() -> None:
+    """The question's text is normalised (ビルド is searched as ヒルト), and so are the
+    listed words: the loanwords with dakuten (ビルド, データベース, デッドロック) are found."""
+    units = plan_units(parse_query("ビルドのデッドロック"), script="ja")
+    english = {f for u in units for f in u.forms if f.isascii()}
+    assert {"build", "deadlock"} <= english
