@@ -59,7 +59,6 @@ KNOWN_WRONG: tuple[str, ...] = (
     "x-zh-migration-rollback",  # 数据库/迁移/回滚 vs migration/rollback: nothing shared
     "x-zh-cert-renew",  # 证书/续期 vs certificate/renew; two Chinese 证书 sessions win
     "x-zh-memory-leak",  # 内存泄漏 vs memory leak: "node", 内存 shared; a recent 内存 one wins
-    "x-zh-merge-conflict",  # 合并/分支/冲突 vs merge/branch/conflicts: nothing shared
     "x-zh-log-permission",  # 权限/日志 vs permission/log: no word shared
     "x-ja-deadlock",  # デッドロック vs deadlock: a Japanese table-lock session wins
     "x-ja-build-cache",  # ビルド/キャッシュ vs build/cache: a generic-word session wins
@@ -68,7 +67,6 @@ KNOWN_WRONG: tuple[str, ...] = (
     "x-ja-healthcheck",  # ロードバランサー/ヘルスチェック vs load balancer/health check
     "x-ko-dep-conflict",  # 의존성/설치 vs dependency/install: nothing shared
     "x-ko-config-not-applied",  # 설정/파드/반영 vs config/pods: nothing shared
-    "x-ko-java-heap",  # 자바/메모리/힙 vs Java/memory/heap: Hangul shares no form
     "x-ko-firewall",  # 방화벽/접속 vs ufw/ssh; only 서버 (a user line) is shared
     "x-ko-secret-history",  # 깃/저장소/기록 vs git/repo/history: a 저장소 session wins
     "x-ko-queue-pileup",  # 큐/작업 vs queue/tasks: nothing shared
