@@ -58,23 +58,19 @@ KNOWN_WRONG: tuple[str, ...] = (
     # question's own generic words (急に, 直した, 怎么弄) still favour sessions in its language:
     "x-zh-migration-rollback",  # 数据库/迁移/回滚 vs migration/rollback: nothing shared
     "x-zh-cert-renew",  # 证书/续期 vs certificate/renew; two Chinese 证书 sessions win
-    "x-zh-memory-leak",  # 内存泄漏 vs memory leak: "node", 内存 shared; a recent 内存 one wins
     "x-zh-log-permission",  # 权限/日志 vs permission/log: no word shared
     "x-ja-deadlock",  # デッドロック vs deadlock: a Japanese table-lock session wins
     "x-ja-build-cache",  # ビルド/キャッシュ vs build/cache: a generic-word session wins
     "x-ja-container-dns",  # コンテナ/名前解決 vs container/resolve: a コンテナ session wins
     "x-ja-port-in-use",  # ポート/使用中 vs port/in use: a recent 開発サーバー session wins
-    "x-ja-healthcheck",  # ロードバランサー/ヘルスチェック vs load balancer/health check
     "x-ko-dep-conflict",  # 의존성/설치 vs dependency/install: nothing shared
     "x-ko-config-not-applied",  # 설정/파드/반영 vs config/pods: nothing shared
-    "x-ko-firewall",  # 방화벽/접속 vs ufw/ssh; only 서버 (a user line) is shared
     "x-ko-secret-history",  # 깃/저장소/기록 vs git/repo/history: a 저장소 session wins
     "x-ko-queue-pileup",  # 큐/작업 vs queue/tasks: nothing shared
     "x-ko-django-upgrade",  # 장고/테스트 vs Django/tests: a recent 테스트 session wins
     "x-mixed-en-kafka-backlog",  # backlog/consumers vs 积压/消费者: an English queue backlog wins
     "x-mixed-en-nightly-backup",  # backups/failing vs 백업/실패: an English backup session wins
     "x-mixed-en-ws-ingress",  # disconnects/setting vs 断开/注解: a recent "fix websocket" wins
-    "x-mixed-ko-rate-limit",  # rate limit/retry vs 호출 제한/재시도: 외부 API session wins
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
