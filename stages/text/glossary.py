@@ -39,6 +39,7 @@ commit: 提交 | コミット | 커밋
 log logs: 日志 | ログ | 로그
 error: 报错 错误 | エラー | 에러 오류
 exception: 异常 | 例外 | 예외
+fail failure: 失败 | 失敗 | 실패
 certificate cert: 证书 | 証明書 | 인증서
 permission permissions: 权限 | 権限 パーミッション | 권한
 config configuration: 配置 | 設定 コンフィグ | 설정
