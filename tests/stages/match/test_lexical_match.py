@@ -241,4 +241,3 @@ async def test_a_session_in_the_question_s_language_stays_ahead_of_an_english_lo
                                started_at=2_000.0))
     ranked = await _sessions(store, "前回のDockerのネットワークの問題はどうやって解決した？")
     assert ranked[0] == "ja"
-
