@@ -19,7 +19,9 @@ long session that repeats one query word wins by volume, and a message that says
    together fill the rest (:func:`~harkback.stages.match.plan.common_pairs`);
 4. re-scores each candidate with BM25 over query *words* (forms merged), the user's own
    messages weighted up (:mod:`~harkback.stages.match.score`,
-   :data:`~harkback.stages.match.score.ROLE_WEIGHTS`);
+   :data:`~harkback.stages.match.score.ROLE_WEIGHTS`); a session held outside a CJK
+   question's writing weighs the English names of its words as distinctive as the words
+   (:func:`~harkback.stages.match.across.for_foreign_sessions`);
 5. scores each session from its best few messages (geometrically decaying weights, so
    volume past the third hit adds nothing) plus the IDF-weighted share of the query
    that those messages cover together; noisy sources (cron) are scaled down, recency
@@ -48,7 +50,7 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
-from harkback.stages.match.across import with_names
+from harkback.stages.match.across import for_foreign_sessions, with_names
 from harkback.stages.match.clauses import (
     CLAUSE_K,
     clause_units,
@@ -80,8 +82,22 @@ from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.text.scripts import cjk_script, written_in
+from harkback.stages.text.scripts import Script, cjk_script, written_in
 from harkback.stages.when import time_window, time_words
+
+
+def _written_in(hits: Sequence[MessageHit], titles: Sequence[TitleHit],
+                script: Script | None) -> set[str]:
+    # The sessions a hit or a title of which holds the question's CJK writing (each
+    # session's texts looked at until one does).
+    found: set[str] = set()
+    if script is None:
+        return found
+    for session_id, text in [*((h.session_id, h.content) for h in hits),
+                             *((t.session_id, t.title) for t in titles)]:
+        if session_id not in found and written_in(text, script):
+            found.add(session_id)
+    return found
 
 
 def joined(first: Sequence[MessageHit], then: Sequence[MessageHit]) -> tuple[MessageHit, ...]:
@@ -191,23 +207,25 @@ class LexicalMatch:
         average = stats.average_length or 1.0
         role_weights = dict(self.role_weights)
         score = message_scorer(units, average_length=average, k1=self.k1, b=self.b)
+        script = cjk_script(request.query)
+        in_script = _written_in(hits, titles, script)
+        # A session held outside the question's writing can match its words only by their
+        # English names, weighed as distinctive as the words they name (across.py).
+        foreign = for_foreign_sessions(units) if script is not None else None
+        score_foreign = score if foreign is None else message_scorer(
+            foreign, average_length=average, k1=self.k1, b=self.b)
         scored = []
         for hit in hits:
-            value, covered = score(hit.content)
+            value, covered = (score if hit.session_id in in_script else score_foreign)(
+                hit.content)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
         scored += title_evidence(titles, score, role_weights.get("user", 1.0))
         times = (session_times([s.hit for s in scored])
                  if self.scoring.recency_weight or window else {})
-        script = cjk_script(request.query) if self.scoring.script_weight else None
-        in_script: set[str] = set()
-        if script is not None:
-            for s in scored:
-                if s.hit.session_id not in in_script and written_in(s.hit.content, script):
-                    in_script.add(s.hit.session_id)
 
         def lift(ranked: Sequence[tuple[str, float]]) -> Sequence[tuple[str, float]]:
-            if in_script:
+            if in_script and self.scoring.script_weight:
                 ranked = weigh_by_script(ranked, in_script, self.scoring.script_weight)
             if self.scoring.recency_weight and times:
                 ranked = weigh_by_recency(ranked, times, now, self.scoring)

@@ -144,7 +144,7 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
         # session's title may hold it (titles are not counted in ``stats``).
         absent = not containing and ru.share < 1.0
         weight = 0.0 if absent else idf(stats.documents, max(containing, 1)) * ru.share
-        out.append(RankUnit(ru.unit, forms, weight, ru.share))
+        out.append(RankUnit(ru.unit, forms, weight, ru.share, ru.names))
     return tuple(out)
 
 

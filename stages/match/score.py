@@ -68,6 +68,9 @@ class RankUnit:
     share: float = 1.0
     """The part of a word this unit is: 1 for a word or phrase, less for one bigram of a
     CJK word (:func:`~harkback.stages.match.plan.bigram_shares`)."""
+    names: tuple[int, ...] = ()
+    """The units (by position in the plan) of the question's CJK word this unit is the
+    English name of (:mod:`~harkback.stages.match.across`); () for the others."""
 
 
 @attrs.frozen

@@ -41,10 +41,15 @@ CHINESE = """
 哪個 哪里 哪裡 哪些 解决 解決 处理 處理 问题 問題 方案 方法 办法 辦法 用了 用的 用什么
 有没有 有沒有 是不是 一下 我们 我們 你们 你們 记得 記得 时候 時候 一次 的 了 吗 嗎 呢 吧
 是 啊
+那回 这次 這次 那时 那時 当初 當初 之后 之後 以后 以後 然后 然後 最终 最終 结果 結果 后面
+一直 老是 总是 總是 经常 經常 突然 明明 还是 還是 到底 具体 具體 原因 导致 導致 出现 出現
+遇到 发现 發現 查出来 查出來 出来 出來 哪儿 哪兒 一大堆 一堆 没有 沒有 回事 弄的 搞的
+弄好 搞定 修好 改好 咋
 """.split()
-"""Chinese framing: when (上次), how (怎么), what (什么), solve/handle (解决, 处理),
-problem/approach (问题, 方案), and the particles 的 了 吗 呢 吧 是 啊 (simplified and
-traditional; a one-character particle frames at a word's edge only)."""
+"""Chinese framing: when (上次, 那次, 后来), how (怎么, 弄的), what (什么), solve/handle
+(解决, 处理, 修好), problem/cause/approach (问题, 原因, 方案), how often (一直, 老是), the
+words of telling (出现, 遇到, 查出来), and the particles 的 了 吗 呢 吧 是 啊 (simplified
+and traditional; a one-character particle frames at a word's edge only)."""
 
 CHINESE_WORDS = """
 目的 了解 處理器 处理器 處理機 处理机 是非
@@ -55,21 +60,31 @@ JAPANESE = """
 前回 この前 以前 最後 結局 あの時 どうやって どうやった どうした どうすれば どう 何を なに
 何 どの どこ いつ 解決 対応 問題 方法 しました した して します でした ですか ますか
 だっけ けど ました 教えて 覚えて
+原因 理由 対処 対策 直した 直して 直す 直し 急に 突然 途中 結果 その後 あの件 件
 """.split()
-"""Japanese framing: last time (前回), how (どうやって), what (何), solve (解決), problem
-(問題), approach (方法), and verb endings (した, でした, ですか, だっけ)."""
+"""Japanese framing: last time (前回), how (どうやって), what (何), solve/handle (解決,
+対処, 直した), problem/cause (問題, 原因), approach (方法), suddenly (急に), the matter
+(件), and verb endings (した, でした, ですか, だっけ)."""
 
 JAPANESE_PARTICLES = "のはがをにでともへか"
 """Japanese particles: dropped where they follow a word not written in hiragana
 ("Dockerの", "問題は"), never inside a hiragana word."""
 
 KOREAN = """
-지난번 지난 저번 이전 예전 그때 마지막 결국 어떻게 어떡 어떤 뭐 무엇 무슨 어디 언제 왜
-해결 처리 문제 방법 했지 했어 했나 했었 했던 우리 그거 이거 기억
+지난번 지난 저번 이전 예전 그때 마지막 결국 어떻게 어떡 어떤 뭐 뭘 무엇 무슨 어디 언제 왜
+해결 처리 문제 방법 원인 이유 때문 했지 했어 했나 했었 했던 우리 그거 이거 저거 기억 혹시
+아까 다시 계속
 """.split()
 """Korean framing word stems (a word that starts with one goes whole): last time
-(지난번), how (어떻게), what (뭐), solve/handle (해결, 처리), problem (문제), approach
-(방법), did (했지)."""
+(지난번), how (어떻게), what (뭐, 뭘), solve/handle (해결, 처리), problem (문제), approach
+(방법), cause (원인, 이유, 때문), did (했지), again and still (다시, 계속)."""
+
+KOREAN_WORDS = frozenset("""
+안 못 거 것 걸 건 게 때 좀 또 잘 다 한 할 된 될 해 걸로 나서
+""".split())
+"""Korean words that frame only as a whole word (as stems they would take 안전, 거리,
+때때로 along): not (안, 못), thing (거, 것, 걸), when (때), a little (좀), again (또),
+and the forms of 하다/되다 standing alone (한, 할, 된, 해)."""
 
 KOREAN_PARTICLES = ("에서", "으로", "에게", "하고", "이랑", "을", "를", "이", "가", "은", "는",
                     "에", "의", "도", "로", "와", "과")
@@ -77,16 +92,16 @@ KOREAN_PARTICLES = ("에서", "으로", "에게", "하고", "이랑", "을", "�
 particle (에러를 → 에러, never 속도 → 속)."""
 
 KOREAN_VERB_ENDINGS = tuple("""
-해서 아서 어서 워서 꿔서 와서 봐서 했던 었던 았던 였던 했지 었지 았지 였지
-했어 었어 했나 는데 니까 려고 하던 됐던 했는 었는
+해서 아서 어서 워서 꿔서 와서 봐서 는데 니까 려고 하던 더라 던
 """.split())
-"""Korean verb endings: a word of three syllables or more ending in one is a verb form
-(바꿔서 "by changing", 죽었던 "that died"), which frames; the topic is in the nouns. What
-is left before the ending, less a light verb (했, 해, 하, 됐, 되), is kept when it is two
-syllables or more: a noun made a verb (배포했던 "that deployed" is 배포 "deploy";
-마이그레이션해서 is 마이그레이션)."""
+"""Korean verb endings: a word longer than one of them and ending in it is a verb form
+(바꿔서 "by changing", 죽던 "that died"), which frames; the topic is in the nouns. What is
+left before the ending, less a light verb (해, 하, 되), is kept when it is two syllables
+or more: a noun made a verb (배포하던 "that deployed" is 배포 "deploy"; 마이그레이션해서
+is 마이그레이션). A word in the past tense (a syllable ending in ㅆ: 했던, 바꿨었지,
+고쳤지, 느렸을) is cut at its first such syllable the same way."""
 
-KOREAN_LIGHT_VERBS = ("했", "해", "하", "됐", "되", "했었")
+KOREAN_LIGHT_VERBS = ("해", "하", "되")
 """The syllables that make a noun a verb (하다, 되다), taken off with a verb ending."""
 
 _HANGUL_WORD = re.compile(r"[가-힣]+")
@@ -171,23 +186,35 @@ def _han() -> re.Pattern[str]:
 
 
 def _korean_word(word: str, framing: re.Pattern[str]) -> str:
-    if framing.match(word):
+    if framing.match(word) or _korean_function_word(word):
         return " "
-    if len(word) >= 3 and word.endswith(KOREAN_VERB_ENDINGS):
-        stem = word[:-2]
-        for light in sorted(KOREAN_LIGHT_VERBS, key=len, reverse=True):
-            if stem.endswith(light):
-                stem = stem[:-len(light)]
-                break
-        if stem and _past_tense(stem[-1]):
-            # 바꿨었지 leaves 바꿨, a verb in the past (a final ㅆ), never a noun.
-            stem = stem[:-1]
-        # 죽었던 leaves 죽 (a verb's own stem): it frames. 배포했던 leaves 배포, a noun.
-        return stem if len(stem) >= 2 else " "
-    for ending in KOREAN_PARTICLES:
-        if word.endswith(ending) and len(word) - len(ending) >= 2:
-            return word[:-len(ending)]
+    past = next((i for i, syllable in enumerate(word) if _past_tense(syllable)), None)
+    if past is not None:
+        # 설치했던 leaves 설치 (a noun made a verb); 바꿨었지, 고쳤지 leave one syllable of
+        # a verb's own stem, which frames. Nouns have no ㅆ-final syllable.
+        return _noun_before(word[:past])
+    ending = next((e for e in KOREAN_VERB_ENDINGS if word.endswith(e) and len(word) > len(e)),
+                  None)
+    if ending is not None:
+        # 죽던 leaves 죽 (a verb's own stem): it frames. 재시작되던 leaves 재시작, a noun.
+        return _noun_before(word[:-len(ending)])
+    for particle in KOREAN_PARTICLES:
+        if word.endswith(particle) and len(word) - len(particle) >= 2:
+            return word[:-len(particle)]
     return word
+
+
+def _korean_function_word(word: str) -> bool:
+    # 거, 때, 것을: a listed word alone or with a one-syllable particle.
+    return word in KOREAN_WORDS or (word[:-1] in KOREAN_WORDS
+                                     and word[-1] in KOREAN_PARTICLES)
+
+
+def _noun_before(stem: str) -> str:
+    # What a verb ending leaves, less a light verb (하, 되): a noun of two syllables or more.
+    if stem.endswith(KOREAN_LIGHT_VERBS):
+        stem = stem[:-1]
+    return stem if len(stem) >= 2 else " "
 
 
 def _past_tense(syllable: str) -> bool:

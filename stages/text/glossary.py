@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from functools import cache
 
 from harkback.stages.text.scripts import Script
+from harkback.stages.text.tokens import normalize
 
 # English names : Chinese | Japanese | Korean (words separated by spaces).
 _GLOSSARY = """
@@ -38,6 +39,7 @@ commit: 提交 | コミット | 커밋
 log logs: 日志 | ログ | 로그
 error: 报错 错误 | エラー | 에러 오류
 exception: 异常 | 例外 | 예외
+fail failure: 失败 | 失敗 | 실패
 certificate cert: 证书 | 証明書 | 인증서
 permission permissions: 权限 | 権限 パーミッション | 권한
 config configuration: 配置 | 設定 コンフィグ | 설정
@@ -102,6 +104,80 @@ webhook: 回调 | ウェブフック | 웹훅
 schedule scheduler: 调度 | スケジューラ | 스케줄러
 crash: 崩溃 | クラッシュ | 크래시
 slow: 很慢 变慢 | 低速 | 느린 느려
+service: 服务 | サービス | 서비스
+user users: 用户 | ユーザー ユーザ | 사용자 유저
+startup start: 启动 | 起動 | 기동
+restart: 重启 | 再起動 | 재시작 재기동
+conflict conflicts: 冲突 | 競合 衝突 コンフリクト | 충돌
+pod pods: | ポッド | 파드 포드
+heap: 堆内存 | ヒープ | 힙메모리
+session sessions: 会话 | セッション | 세션
+cookie cookies: | クッキー | 쿠키
+table tables: 数据表 | テーブル | 테이블
+update: 更新 | 更新 アップデート | 업데이트
+renew renewal: 续期 续订 | 更新 | 갱신
+expire expired: 过期 | 期限切れ 失効 | 만료
+lock locks: 锁表 | ロック | 잠금
+healthcheck health: 健康检查 | ヘルスチェック | 헬스체크
+hostname: 主机名 | ホスト名 | 호스트명
+host: 主机 | ホスト | 호스트
+dns: 域名解析 | 名前解決 | 도메인네임
+production prod: 生产环境 线上 | 本番 | 운영 프로덕션
+development dev: 开发 | 開発 | 개발
+job jobs: 作业 | ジョブ |
+task tasks: 任务 | タスク | 태스크
+worker workers: 工作进程 | ワーカー | 워커
+batch: 批处理 | バッチ | 배치
+nightly: 夜间 每晚 | 夜間 | 야간
+history: 历史 | 履歴 | 히스토리 기록
+file files: 文件 | ファイル | 파일
+secret secrets: | シークレット | 시크릿
+size: 体积 | サイズ 容量 | 크기 용량
+disconnect disconnects: 断开 断连 | 切断 | 끊김
+consumer consumers: 消费者 | コンシューマ コンシューマー | 컨슈머
+backlog: 积压 | 滞留 | 적체
+annotation annotations: 注解 | アノテーション | 어노테이션
+ingress: | イングレス | 인그레스
+websocket: | ウェブソケット | 웹소켓
+callback: 回调 | コールバック | 콜백
+signature: 签名 验签 | 署名 | 서명
+verify verification: 校验 验证 | 検証 | 검증
+checksum: 校验和 | チェックサム | 체크섬
+payment: 支付 | 決済 | 결제
+email mail: 邮件 | メール | 메일 이메일
+notification notifications: 通知 | 通知 | 알림
+push: 推送 | プッシュ | 푸시
+search: 搜索 检索 | 検索 | 검색
+endpoint: 端点 接口 | エンドポイント | 엔드포인트
+column columns: 字段 | カラム | 컬럼 칼럼
+schema: 表结构 | スキーマ | 스키마
+transaction: 事务 | トランザクション | 트랜잭션
+replica replication: 副本 | レプリカ | 레플리카 복제
+latency: 延迟 | レイテンシ 遅延 | 지연 레이턴시
+socket: 套接字 | ソケット | 소켓
+encryption encrypt: 加密 | 暗号化 | 암호화
+bucket: 存储桶 | バケット | 버킷
+storage: 存储 | ストレージ | 스토리지
+volume: 数据卷 | ボリューム | 볼륨
+mount: 挂载 | マウント | 마운트
+pipeline: 流水线 | パイプライン | 파이프라인
+workflow: 工作流 | ワークフロー | 워크플로
+release: 发布 发版 | リリース | 릴리스 릴리즈
+downgrade: 降级 | ダウングレード | 다운그레이드
+invalidate invalidation: 失效 | 無効化 | 무효화
+flaky: 不稳定 | 不安定 | 불안정
+java: | ジャバ | 자바
+django: | ジャンゴ | 장고
+python: | パイソン | 파이썬
+docker: | ドッカー | 도커
+kubernetes k8s: | クバネティス | 쿠버네티스
+github: | ギットハブ | 깃허브
+mongodb mongo: | モンゴ | 몽고
+postgres postgresql: | ポスグレ | 포스트그레스
+jenkins: | ジェンキンス | 젠킨스
+elasticsearch: | エラスティックサーチ | 엘라스틱서치
+kafka: | カフカ | 카프카
+safari: | サファリ | 사파리
 """
 
 
@@ -112,14 +188,16 @@ LANGUAGES: tuple[Script, ...] = ("zh", "ja", "ko")
 @cache
 def _table() -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, Script], tuple[str, ...]]]:
     # Built once: each CJK word with its English names, each English name with its
-    # one-token (two-character) words per language.
+    # one-token (two-character) words per language. The words are normalised as the
+    # question's text is (NFKC, marks stripped: ビルド is searched as ヒルト), or the
+    # katakana words with a voiced sound would never be found.
     to_english: dict[str, tuple[str, ...]] = {}
     to_native: dict[tuple[str, Script], tuple[str, ...]] = {}
     for line in _GLOSSARY.strip().splitlines():
         head, _, rest = line.partition(":")
         names = tuple(head.split())
         for language, words in zip(LANGUAGES, rest.split("|"), strict=True):
-            for word in words.split():
+            for word in normalize(words).split():
                 to_english[word] = tuple(dict.fromkeys((*to_english.get(word, ()), *names)))
                 if len(word) == 2:
                     for name in names:
@@ -129,7 +207,13 @@ def _table() -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, Script], tuple
 
 
 def english_names(word: str) -> tuple[str, ...]:
-    """The English names of a listed CJK word, or () when it is not listed."""
+    """The English names of a listed CJK word as the index spells it (normalised), or ()
+    when it is not listed.
+
+    >>> from harkback.stages.text.tokens import normalize
+    >>> english_names(normalize("ビルド"))
+    ('build',)
+    """
     return _table()[0].get(word, ())
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harkback.stages.query import parse_query
-from harkback.stages.text.framing import CHINESE, JAPANESE, KOREAN, without_framing
+from harkback.stages.text.framing import CHINESE, JAPANESE, KOREAN, KOREAN_WORDS, without_framing
 from harkback.stages.text.tokens import tokens
 
 
@@ -87,13 +87,26 @@ def test_a_korean_verb_form_frames_and_a_noun_stays() -> None:
 @pytest.mark.parametrize(("word", "noun"), [
     ("배포했던", "배포"), ("복구했지", "복구"), ("설치했는데", "설치"),
     ("마이그레이션해서", "마이그레이션"), ("재시작했어", "재시작"), ("연결됐던", "연결"),
+    ("재시작되던", "재시작"), ("설치하였다", "설치"),
 ])
 def test_a_noun_made_a_verb_keeps_the_noun(word: str, noun: str) -> None:
     """A noun with 하다/되다 and a verb ending (배포했던 "that deployed") is the noun."""
     assert without_framing(word).split() == [noun]
 
 
-@pytest.mark.parametrize("word", ["바꿨었지", "죽었던", "바꿔서", "했는데"])
+@pytest.mark.parametrize("word", sorted(KOREAN_WORDS))
+def test_a_listed_korean_word_frames_alone_and_with_a_particle(word: str) -> None:
+    """거, 때, 안 ("thing", "when", "not") go as words, and with a particle (것을, 때는)."""
+    assert tokens(without_framing(f"포트 {word} {word}를 충돌")) == ("포트", "충돌")
+
+
+def test_a_listed_korean_word_inside_a_longer_word_stays() -> None:
+    """안 frames alone; 안전 ("safety") and 거리 ("distance") are words of their own."""
+    assert tokens(without_framing("안전 거리")) == ("안전", "거리")
+
+
+@pytest.mark.parametrize("word", ["바꿨었지", "죽었던", "바꿔서", "했는데", "고쳤었지",
+                                  "느렸을", "풀었더라", "죽던", "되던", "켰다가"])
 def test_a_verb_of_its_own_with_an_ending_goes(word: str) -> None:
     """A verb's own stem (바꾸, 죽, 고치) with an ending leaves nothing to search for."""
     assert without_framing(f"nginx {word}").split() == ["nginx"]

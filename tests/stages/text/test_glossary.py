@@ -7,7 +7,7 @@ from harkback.stages.query import Term, parse_query
 from harkback.stages.text.framing import is_framing_token
 from harkback.stages.text.glossary import LANGUAGES, _table, english_names, named_spans
 from harkback.stages.text.scripts import cjk_script
-from harkback.stages.text.tokens import is_stopword, tokens
+from harkback.stages.text.tokens import is_stopword, normalize, tokens
 
 
 def test_every_english_name_is_one_searchable_token() -> None:
@@ -55,3 +55,18 @@ def test_english_words_widen_to_the_question_s_language_only() -> None:
                 for f in u.forms}
     assert "克隆" in forms("clone 很慢") and "클론" not in forms("clone 很慢")
     assert not any(not f.isascii() for f in forms("the clone was slow"))
+
+
+def test_a_katakana_word_with_a_voiced_sound_is_found_as_the_question_spells_it() -> None:
+    """The question's text is normalised (ビルド is searched as ヒルト), and so are the
+    listed words: the loanwords with dakuten (ビルド, データベース, デッドロック) are found."""
+    units = plan_units(parse_query("ビルドのデッドロック"), script="ja")
+    english = {f for u in units for f in u.forms if f.isascii()}
+    assert {"build", "deadlock"} <= english
+
+
+def test_the_words_of_running_software_are_listed() -> None:
+    """Service, user, start, conflict, pod, heap: words a question about a deployment uses
+    in every language (the first cross-language seed set missed them)."""
+    words = ("服务", "用户", "启动", "冲突", "파드", "충돌", "ヒープ", "サービス", "체크섬")
+    assert [w for w in words if not english_names(normalize(w))] == []
