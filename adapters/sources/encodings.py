@@ -95,3 +95,18 @@ def replaced(count: int, where: str = "") -> str:
     """
     inside = f" in {where}" if where else ""
     return f"{count} byte(s){inside} replaced by U+FFFD"
+
+
+def spelled_out(text: str) -> tuple[str, int]:
+    """``text`` with each escaped byte (see :data:`ESCAPE`) written as ``\\xNN``, and how
+    many there were: for an id, where U+FFFD would make two ids that differ only in such
+    bytes one.
+
+    >>> spelled_out("caf\\udce9"), spelled_out("caf\\udce8"), spelled_out("plain")
+    (('caf\\\\xe9', 1), ('caf\\\\xe8', 1), ('plain', 0))
+    """
+    try:
+        text.encode("utf-8")  # as in undecoded: most ids hold no escaped byte
+    except UnicodeEncodeError:
+        return _ESCAPED.subn(lambda byte: f"\\x{ord(byte.group()) - 0xDC00:02x}", text)
+    return text, 0

@@ -42,8 +42,9 @@ from harkback.adapters.sources.hermes_db import HermesDb
 from harkback.adapters.sources.hermes_rows import (
     column_text,
     fingerprint,
+    id_text,
     messages_from_rows,
-    readable,
+    readable_session,
     session_from_row,
 )
 from harkback.adapters.sources.importing import (
@@ -100,7 +101,7 @@ def read_snapshot(connection: sqlite3.Connection, session_columns: frozenset[str
         sessions = tuple(dict(zip(names, row, strict=True)) for row in result)
         top = int(connection.execute("SELECT COALESCE(MAX(id), 0) FROM messages")
                   .fetchone()[0] or 0)
-        fresh = frozenset(column_text(r[0]) for r in connection.execute(
+        fresh = frozenset(id_text(r[0]) for r in connection.execute(
             "SELECT DISTINCT session_id FROM messages WHERE id > ? AND id <= ?", (cursor, top)))
     finally:
         if connection.in_transaction:
@@ -310,19 +311,21 @@ class HermesImporter:
 def _session_rows(rows: Iterable[dict[str, object]], file: str
                   ) -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]],
                              dict[str, Tally]]:
-    """Session rows by id, readable (see :func:`readable`), as stored, and a tally each
+    """Session rows by id, readable (see :func:`readable_session`), as stored, and a tally each
     naming what was replaced; rows without an id are left out."""
     clean: dict[str, dict[str, object]] = {}
     stored: dict[str, dict[str, object]] = {}
     tallies: dict[str, Tally] = {}
     for row in rows:
         tally = Tally(file=file)
-        text, damage = readable(row)
+        text, damage, written = readable_session(row)
         session_id = column_text(text.get("id"))
         if not session_id:
             continue
         if damage:
             tally.skip(NOT_UTF8, f"session {session_id}: {damage}", "repaired")
+        if written:
+            tally.skip(NOT_UTF8, f"session {session_id}: {written}", "renamed")
         clean[session_id], stored[session_id], tallies[session_id] = text, row, tally
     return clean, stored, tallies
 

@@ -44,7 +44,13 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
-from harkback.adapters.sources.encodings import NOT_UTF8, escaped, replaced, undecoded
+from harkback.adapters.sources.encodings import (
+    NOT_UTF8,
+    escaped,
+    replaced,
+    spelled_out,
+    undecoded,
+)
 from harkback.adapters.sources.importing import Tally, clip_tool_output, iso_epoch
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
@@ -171,6 +177,47 @@ def readable(row: Row) -> tuple[dict[str, object], str]:
                 count += found
         clean[column] = value
     return clean, replaced(count, ", ".join(columns)) if count else ""
+
+
+ID_COLUMNS = ("id", "parent_session_id")
+"""The columns of a ``sessions`` row that name a session."""
+
+
+def readable_session(row: Row) -> tuple[dict[str, object], str, str]:
+    """A ``sessions`` row as :func:`readable` makes it, but with bytes that are not UTF-8
+    in its ids written as ``\\xNN`` (two ids that differ only in such bytes stay two
+    sessions); what was replaced, and what was written out (``""``: nothing).
+
+    >>> readable_session({"id": "caf\\udce9", "title": "R\\udce9union"})[0]
+    {'title': 'R\ufffdunion', 'id': 'caf\\\\xe9'}
+    """
+    clean, damage = readable({k: v for k, v in row.items() if k not in ID_COLUMNS})
+    count = 0
+    columns: list[str] = []
+    for column in ID_COLUMNS:
+        value = row.get(column)
+        if isinstance(value, bytes):
+            value = escaped(value)
+        if isinstance(value, str):
+            value, found = spelled_out(value)
+            if found:
+                columns.append(column)
+                count += found
+        if column in row:
+            clean[column] = value
+    written = f"{count} byte(s) in {', '.join(columns)} written as \\xNN" if count else ""
+    return clean, damage, written
+
+
+def id_text(value: object) -> str:
+    """A session id as :func:`readable_session` writes it (``""`` for NULL).
+
+    >>> id_text(b"caf\\xe9"), id_text(7), id_text(None)
+    ('caf\\\\xe9', '7', '')
+    """
+    if isinstance(value, bytes):
+        value = escaped(value)
+    return spelled_out(value)[0] if isinstance(value, str) else column_text(value)
 
 
 def column_text(value: object) -> str:

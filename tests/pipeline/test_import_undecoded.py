@@ -102,8 +102,9 @@ def test_a_hermes_row_that_is_not_utf8_is_named_and_read(tmp_path: Path) -> None
 
 
 def test_a_hermes_session_id_that_is_not_utf8_keeps_its_messages(tmp_path: Path) -> None:
-    """A session id holding a Latin-1 byte: the session is stored under its id with
-    U+FFFD, with its messages, and named; a later sync does not take it for deleted."""
+    """A session id holding a Latin-1 byte: the session is stored under its id with the
+    byte written as ``\\xe9``, with its messages, and named; a later sync does not take it
+    for deleted."""
     home = tmp_path / "hermes"
     home.mkdir()
     file = HermesFile(home / "state.db", "v30")
@@ -118,14 +119,47 @@ def test_a_hermes_session_id_that_is_not_utf8_keeps_its_messages(tmp_path: Path)
     done = harkback(*sync, env={"HOME": str(tmp_path)})
     assert done.returncode == 3, done.stderr
     [source] = [s for s in json.loads(done.stdout)["sources"] if s["skipped_lines"]]
-    assert [s["reason"] for s in source["skipped_lines"]] == [
-        "not UTF-8: session caf\ufffd: 1 byte(s) in id replaced by U+FFFD"]
-    shown = json.loads(harkback("show", "caf\ufffd", "--json", "--db", db).stdout)
+    assert [(s["reason"], s["outcome"]) for s in source["skipped_lines"]] == [
+        ("not UTF-8: session caf\\xe9: 1 byte(s) in id written as \\xNN", "renamed")]
+    shown = json.loads(harkback("show", "caf\\xe9", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == ["the heron logs"]
     writer = HermesFile.reopen(home / "state.db", "v30")
     writer.session("s2")
     writer.message("s2", "user", "export the invoices")
     writer.close()
     assert harkback(*sync, env={"HOME": str(tmp_path)}).returncode == 0
-    shown = json.loads(harkback("show", "caf\ufffd", "--json", "--db", db).stdout)
+    shown = json.loads(harkback("show", "caf\\xe9", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == ["the heron logs"]
+
+
+def test_hermes_ids_that_differ_only_in_bytes_not_utf8_stay_two_sessions(
+        tmp_path: Path) -> None:
+    """"café" and "cafè" in Latin-1 (both one byte that is not UTF-8): replaced by U+FFFD
+    they would be one id and one session lost. Both are stored with their own messages,
+    and a child keeps its damaged parent."""
+    home = tmp_path / "hermes"
+    home.mkdir()
+    file = HermesFile(home / "state.db", "v30")
+    for name, said in (("one", "the heron logs"), ("two", "the invoice export")):
+        file.session(name)
+        file.message(name, "user", said)
+    file.session("child", parent="one", source="subagent")
+    file.message("child", "user", "the delegated heron task")
+    for name, spelled in (("one", "café"), ("two", "cafè")):
+        raw = spelled.encode("latin-1")
+        for column in ("session_id",):
+            file.connection.execute(f"UPDATE messages SET {column} = CAST(? AS TEXT) "
+                                    f"WHERE {column} = ?", (raw, name))
+        file.connection.execute("UPDATE sessions SET parent_session_id = CAST(? AS TEXT) "
+                                "WHERE parent_session_id = ?", (raw, name))
+        _latin1(file, "sessions", name, id=spelled)
+    file.close()
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", str(home / "state.db"), "--db", db, "--json")
+    assert done.returncode == 3, done.stderr
+    assert json.loads(done.stdout)["sources"][0]["sessions"]["added"] == 3
+    for shown_id, said in (("caf\\xe9", "the heron logs"), ("caf\\xe8", "the invoice export")):
+        shown = json.loads(harkback("show", shown_id, "--json", "--db", db).stdout)
+        assert [m["content"] for m in shown["messages"]] == [said], shown_id
+    child = json.loads(harkback("show", "child", "--json", "--db", db).stdout)
+    assert child["lineage"]["parent"]["session_id"] == "caf\\xe9"
