@@ -65,7 +65,15 @@ from harkback.stages.match.plan import (
     store_query,
     weigh_units,
 )
-from harkback.stages.match.score import K1, ROLE_WEIGHTS, B, RankUnit, Scored, message_scorer
+from harkback.stages.match.score import (
+    K1,
+    ROLE_WEIGHTS,
+    B,
+    MessageScorer,
+    RankUnit,
+    Scored,
+    message_scorer,
+)
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
     SessionScoring,
@@ -214,13 +222,18 @@ class LexicalMatch:
         foreign = for_foreign_sessions(units) if script is not None else None
         score_foreign = score if foreign is None else message_scorer(
             foreign, average_length=average, k1=self.k1, b=self.b)
+
+        def scorer(session_id: str) -> MessageScorer:
+            return score if session_id in in_script else score_foreign
+
         scored = []
         for hit in hits:
-            value, covered = (score if hit.session_id in in_script else score_foreign)(
-                hit.content)
+            value, covered = scorer(hit.session_id)(hit.content)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
-        scored += title_evidence(titles, score, role_weights.get("user", 1.0))
+        # A title is one more of its session's messages: weighed as they are.
+        scored += [s for title in titles for s in title_evidence(
+            (title,), scorer(title.session_id), role_weights.get("user", 1.0))]
         times = (session_times([s.hit for s in scored])
                  if self.scoring.recency_weight or window else {})
 

@@ -241,3 +241,21 @@ async def test_a_session_in_the_question_s_language_stays_ahead_of_an_english_lo
                                started_at=2_000.0))
     ranked = await _sessions(store, "前回のDockerのネットワークの問題はどうやって解決した？")
     assert ranked[0] == "ja"
+
+
+async def test_an_english_session_s_title_weighs_its_names_as_its_messages_do(
+        store: SessionStore) -> None:
+    """A Chinese question about an English session that names 缓存 ("cache") only in its
+    title: in a store where "cache" is common and 缓存 rare, the title weighs the English
+    name as the session's messages would (FOREIGN_FLOOR of 缓存), so the session passes a
+    Chinese one that mentions 缓存 in passing in a long message."""
+    common = [conversation(f"common-{i}", ("user", f"the cache of service {i} was cold"))
+              for i in range(12)]
+    await _ingest(store, *common,
+                  conversation("gold", ("user", "bumped the ttl to ten minutes"),
+                               title="cache ttl", started_at=1_000.0),
+                  conversation("zh", ("user", "今天开会讨论了很多事情，包括下个季度的计划、"
+                                      "团队的分工、还有浏览器缓存的一点小事，然后大家一起吃了午饭"),
+                               started_at=2_000.0))
+    ranked = await _sessions(store, "缓存的问题是怎么解决的？")
+    assert ranked.index("gold") < ranked.index("zh")
