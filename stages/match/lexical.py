@@ -216,10 +216,13 @@ class LexicalMatch:
         role_weights = dict(self.role_weights)
         score = message_scorer(units, average_length=average, k1=self.k1, b=self.b)
         script = cjk_script(request.query)
-        in_script = _written_in(hits, titles, script)
         # A session held outside the question's writing can match its words only by their
         # English names, weighed as distinctive as the words they name (across.py).
         foreign = for_foreign_sessions(units) if script is not None else None
+        # Which sessions are held in the question's writing: for those weights and for the
+        # script lift, nothing else.
+        in_script = (_written_in(hits, titles, script)
+                     if foreign is not None or self.scoring.script_weight else set[str]())
         score_foreign = score if foreign is None else message_scorer(
             foreign, average_length=average, k1=self.k1, b=self.b)
 

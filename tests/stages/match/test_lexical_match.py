@@ -11,8 +11,10 @@ from returns.unsafe import unsafe_perform_io
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.flow import Matched
+from harkback.stages.match import lexical
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.rankers import RANKERS, ReferenceMatch
+from harkback.stages.match.sessions import SessionScoring
 from harkback.stages.ports import Deps, SessionStore
 from harkback.stages.records import Conversation, Role
 from harkback.stages.request import SearchRequest
@@ -259,3 +261,18 @@ async def test_an_english_session_s_title_weighs_its_names_as_its_messages_do(
                                started_at=2_000.0))
     ranked = await _sessions(store, "缓存的问题是怎么解决的？")
     assert ranked.index("gold") < ranked.index("zh")
+
+
+async def test_a_ranking_that_weighs_no_writing_does_not_look_for_it(
+        store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the script lift, and with no word of the Korean question named in English
+    (no floor to apply), which sessions are written in Korean is not worked out: nothing
+    would use it."""
+    def unused(*_: object) -> set[str]:
+        raise AssertionError("the sessions written in the question's script were looked for")
+
+    monkeypatch.setattr(lexical, "_written_in", unused)
+    await _ingest(store, conversation("ko", ("user", "화면 디자인을 다시 바꿨어요")),
+                  conversation("en", ("user", "the login page design")))
+    match = LexicalMatch(scoring=SessionScoring(script_weight=0.0))
+    assert await _sessions(store, "화면 디자인 바꿨던 거", match) == ["ko"]
