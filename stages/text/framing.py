@@ -33,6 +33,7 @@ from functools import lru_cache
 
 import attrs
 
+from harkback.stages.text.korean import noun_of
 from harkback.stages.text.tokens import normalize
 
 CHINESE = """
@@ -198,6 +199,9 @@ def _korean_word(word: str, framing: re.Pattern[str]) -> str:
     if ending is not None:
         # 죽던 leaves 죽 (a verb's own stem): it frames. 재시작되던 leaves 재시작, a noun.
         return _noun_before(word[:-len(ending)])
+    # 큐에 ("at the queue") and 값으로 are 큐 and 값; 속도 is a word (korean.py).
+    if noun := noun_of(word):
+        return noun
     for particle in KOREAN_PARTICLES:
         if word.endswith(particle) and len(word) - len(particle) >= 2:
             return word[:-len(particle)]

@@ -276,3 +276,27 @@ async def test_a_ranking_that_weighs_no_writing_does_not_look_for_it(
                   conversation("en", ("user", "the login page design")))
     match = LexicalMatch(scoring=SessionScoring(script_weight=0.0))
     assert await _sessions(store, "화면 디자인 바꿨던 거", match) == ["ko"]
+
+
+@pytest.mark.parametrize("question", ["큐에 쌓였던 거 어떻게 해결했지?", "큐가 밀렸던 거 뭐였지?",
+                                      "큐 쌓였던 거 어떻게 해결했지?"])
+async def test_a_korean_noun_of_one_syllable_meets_it_with_any_particle(
+        store: SessionStore, question: str) -> None:
+    """큐에, 큐가 and a bare 큐 in the question all find the session that says 큐를 and
+    큐가 ("the queue"), and not the newer one about a 큐브 ("cube")."""
+    await _ingest(store,
+                  conversation("queue", ("user", "워커가 죽어서 작업 큐가 계속 밀렸어요"),
+                               ("assistant", "워커를 다시 띄우고 큐를 비웠습니다"),
+                               started_at=1_000.0),
+                  conversation("cube", ("user", "큐브 모양 아이콘을 새로 그렸어요"),
+                               started_at=2_000.0))
+    assert await _sessions(store, question) == ["queue"]
+
+
+async def test_a_korean_noun_with_a_particle_meets_the_bare_noun(store: SessionStore) -> None:
+    """락이 ("the lock") in the question finds the session that says 락 alone and 락을."""
+    await _ingest(store,
+                  conversation("lock", ("user", "배포 중에 마이그레이션 락 때문에 멈췄어요"),
+                               ("assistant", "남아 있던 락을 지우고 다시 돌렸습니다")),
+                  conversation("other", ("user", "로그인 버튼 색을 바꿨어요")))
+    assert (await _sessions(store, "락이 안 풀렸던 거 어떻게 했지?"))[:1] == ["lock"]
