@@ -12,7 +12,7 @@ store is asked for an OR of the forms, or only of the rarer words' forms
 
 >>> from harkback.stages.query import parse_query
 >>> [u.forms for u in plan_units(parse_query("how many bikes"))]
-[('bikes', 'biked', 'bike', 'biking')]
+[('bikes', 'biked', 'biking', 'bike')]
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
 
     >>> from harkback.stages.query import parse_query
     >>> [u.forms for u in plan_units(parse_query("bikes"))]
-    [('bikes', 'biked', 'bike', 'biking')]
+    [('bikes', 'biked', 'biking', 'bike')]
     >>> [(u.forms[:2], u.share) for u in plan_units(parse_query("超时"))]
     [(('超时',), 1.0), (('timeout', 'timeouts'), 0.5)]
     """
