@@ -300,3 +300,13 @@ async def test_a_korean_noun_with_a_particle_meets_the_bare_noun(store: SessionS
                                ("assistant", "남아 있던 락을 지우고 다시 돌렸습니다")),
                   conversation("other", ("user", "로그인 버튼 색을 바꿨어요")))
     assert (await _sessions(store, "락이 안 풀렸던 거 어떻게 했지?"))[:1] == ["lock"]
+
+
+async def test_a_korean_noun_of_one_syllable_finds_the_english_session_it_names(
+        store: SessionStore) -> None:
+    """큐에 ("at the queue") is 큐, whose English name finds the session about a queue."""
+    await _ingest(store,
+                  conversation("gold", ("user", "the emails queue keeps growing, zero consumers"),
+                               ("assistant", "the worker only consumed the default queue")),
+                  conversation("other", ("user", "큐브 모양 아이콘을 새로 그렸어요")))
+    assert (await _sessions(store, "큐에 쌓였던 거 어떻게 해결했지?"))[:1] == ["gold"]
