@@ -24,6 +24,7 @@ import attrs
 from harkback.stages.match.runs import bigram_runs, run_text, unit_text
 from harkback.stages.match.score import RankUnit
 from harkback.stages.query import ParsedQuery, Term, Unit
+from harkback.stages.text.glossary import english_names as single_names
 from harkback.stages.text.glossary import named_spans, native_words
 from harkback.stages.text.scripts import Script
 from harkback.stages.text.stem import inflections
@@ -128,7 +129,9 @@ def with_names(parsed: ParsedQuery, units: Sequence[RankUnit]) -> ParsedQuery:
 
 def english_names(units: Sequence[Unit]) -> list[tuple[int, int, tuple[str, ...]]]:
     """The English names of the listed words the CJK bigrams spell, each with the units
-    ``(start, end)`` of the bigrams wholly inside it.
+    ``(start, end)`` of the bigrams wholly inside it; a listed word of one character
+    standing alone (a Korean noun: 큐 for 큐에, :mod:`~harkback.stages.text.korean`) is a
+    unit of its own.
 
     A run of bigrams spells one stretch of text ("数据" "据库" "库连" … for 数据库连接…);
     its listed words are found in that text.
@@ -139,6 +142,9 @@ def english_names(units: Sequence[Unit]) -> list[tuple[int, int, tuple[str, ...]
     found = []
     for start, end in bigram_runs(units):
         if not is_bigram(unit_text(units[start])):
+            # A word of one character (a Korean noun: 큐, 락) is a run of its own.
+            if names := single_names(unit_text(units[start])):
+                found.append((start, end, names))
             continue
         text = run_text(units[start:end])
         # The word at characters [begin, finish) holds the bigrams starting begin..finish-2.

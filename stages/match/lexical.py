@@ -65,7 +65,15 @@ from harkback.stages.match.plan import (
     store_query,
     weigh_units,
 )
-from harkback.stages.match.score import K1, ROLE_WEIGHTS, B, RankUnit, Scored, message_scorer
+from harkback.stages.match.score import (
+    K1,
+    ROLE_WEIGHTS,
+    B,
+    MessageScorer,
+    RankUnit,
+    Scored,
+    message_scorer,
+)
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
     SessionScoring,
@@ -208,19 +216,27 @@ class LexicalMatch:
         role_weights = dict(self.role_weights)
         score = message_scorer(units, average_length=average, k1=self.k1, b=self.b)
         script = cjk_script(request.query)
-        in_script = _written_in(hits, titles, script)
         # A session held outside the question's writing can match its words only by their
         # English names, weighed as distinctive as the words they name (across.py).
         foreign = for_foreign_sessions(units) if script is not None else None
+        # Which sessions are held in the question's writing: for those weights and for the
+        # script lift, nothing else.
+        in_script = (_written_in(hits, titles, script)
+                     if foreign is not None or self.scoring.script_weight else set[str]())
         score_foreign = score if foreign is None else message_scorer(
             foreign, average_length=average, k1=self.k1, b=self.b)
+
+        def scorer(session_id: str) -> MessageScorer:
+            return score if session_id in in_script else score_foreign
+
         scored = []
         for hit in hits:
-            value, covered = (score if hit.session_id in in_script else score_foreign)(
-                hit.content)
+            value, covered = scorer(hit.session_id)(hit.content)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
-        scored += title_evidence(titles, score, role_weights.get("user", 1.0))
+        # A title is one more of its session's messages: weighed as they are.
+        scored += [s for title in titles for s in title_evidence(
+            (title,), scorer(title.session_id), role_weights.get("user", 1.0))]
         times = (session_times([s.hit for s in scored])
                  if self.scoring.recency_weight or window else {})
 

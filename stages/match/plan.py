@@ -12,7 +12,7 @@ store is asked for an OR of the forms, or only of the rarer words' forms
 
 >>> from harkback.stages.query import parse_query
 >>> [u.forms for u in plan_units(parse_query("how many bikes"))]
-[('bikes', 'biked', 'bike', 'biking')]
+[('bikes', 'biked', 'biking', 'bike')]
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit, Without
 from harkback.stages.request import SearchRequest
 from harkback.stages.text.abbreviations import expansions
+from harkback.stages.text.korean import noun_forms
 from harkback.stages.text.scripts import Script
 from harkback.stages.text.stem import inflections
 from harkback.stages.text.tokens import is_cjk
@@ -63,6 +64,11 @@ def _expandable(unit: Unit, parsed: ParsedQuery) -> bool:
             and not is_cjk(unit.text))
 
 
+def _nominal(unit: Term, parsed: ParsedQuery) -> tuple[str, ...]:
+    # The forms of a plain question's Korean noun of one syllable, or ().
+    return () if parsed.advanced or len(unit.text) != 1 else noun_forms(unit.text)
+
+
 def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
                script: Script | None = None) -> tuple[RankUnit, ...]:
     """Each topic unit (:func:`topic_units`) with the forms to look up (inflections for
@@ -72,7 +78,7 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
 
     >>> from harkback.stages.query import parse_query
     >>> [u.forms for u in plan_units(parse_query("bikes"))]
-    [('bikes', 'biked', 'bike', 'biking')]
+    [('bikes', 'biked', 'biking', 'bike')]
     >>> [(u.forms[:2], u.share) for u in plan_units(parse_query("超时"))]
     [(('超时',), 1.0), (('timeout', 'timeouts'), 0.5)]
     """
@@ -85,6 +91,10 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
             forms = (unit.text, *expansions(unit.text))
             out.append(RankUnit(unit, tuple(dict.fromkeys(f for w in forms
                                                           for f in inflections(w)))))
+        elif isinstance(unit, Term) and (nominal := _nominal(unit, parsed)):
+            # A Korean noun of one syllable, as a whole token with its particles (큐, 큐에,
+            # 큐가), not as a prefix (큐브, 시큐리티).
+            out.append(RankUnit(Term(unit.text), nominal, share=share))
         elif isinstance(unit, Term):
             out.append(RankUnit(unit, (unit.text,), share=share))
         else:
@@ -154,7 +164,8 @@ def search_expression(parsed: ParsedQuery, units: Sequence[RankUnit]) -> Node | 
         return parsed.expression
     items: list[Node] = []
     for ru in units:
-        if isinstance(ru.unit, Term) and _expandable(ru.unit, parsed):
+        if isinstance(ru.unit, Term) and (_expandable(ru.unit, parsed)
+                                          or _nominal(ru.unit, parsed)):
             items.extend(Term(f) for f in ru.forms)
         else:
             items.append(ru.unit)

@@ -101,9 +101,9 @@ def message_tokens(text: str) -> Sequence[str]:
 @lru_cache(maxsize=1024)
 def _plain(unit: Unit) -> bool:
     # A whole word counts as exact tokens (a CJK bigram too: the index holds it as one
-    # token); a prefix, or one CJK character (a prefix in the index), is matched.
-    return isinstance(unit, Term) and not unit.prefix and not (
-        len(unit.text) == 1 and is_cjk(unit.text))
+    # token); a prefix is matched. A question's lone CJK character is parsed as a prefix;
+    # one that is not is a Korean noun the planner gave its forms (text/korean.py).
+    return isinstance(unit, Term) and not unit.prefix
 
 
 MessageScorer = Callable[[str], tuple[float, frozenset[int]]]
@@ -125,7 +125,7 @@ def _needles(units: Sequence[RankUnit]) -> _Needles | None:
     text: list[tuple[int, str]] = []
     for j, ru in enumerate(units):
         unit = ru.unit
-        if _plain(unit):
+        if _plain(ru.unit):
             continue
         words = (unit.text,) if isinstance(unit, Term) else unit.terms
         if not words or any(not w or w != w.strip() or " " in w for w in words):

@@ -6,9 +6,10 @@ Written without spaces, such words also glue to the topic ("超时是" makes the
 "时是"), so they are taken out of the question's text before it is cut into bigrams,
 leaving the topic words whole. Each language has its list below; Korean, written with
 spaces, drops a framing word with its endings (해결했지, 문제를), the particle at the end
-of a longer word (에러를 → 에러) and a verb's ending, keeping a noun made a verb
-(배포했던 → 배포; a verb's own stem, 바꿨었지, goes whole). English framing is the stopword list of
-:mod:`~harkback.stages.text.tokens`.
+of a longer word (에러를 → 에러) or of a noun of one syllable (큐에 → 큐, as
+:mod:`~harkback.stages.text.korean` tells them from words like 속도) and a verb's ending,
+keeping a noun made a verb (배포했던 → 배포; a verb's own stem, 바꿨었지, goes whole).
+English framing is the stopword list of :mod:`~harkback.stages.text.tokens`.
 
 A one-character particle (的, 了, 是 ...) frames only at a word's edge: beside a framing
 word, a space, a Latin word or punctuation ("超时是怎么" drops 是, "怎么处理的？" drops 的);
@@ -33,6 +34,7 @@ from functools import lru_cache
 
 import attrs
 
+from harkback.stages.text.korean import noun_of
 from harkback.stages.text.tokens import normalize
 
 CHINESE = """
@@ -198,6 +200,9 @@ def _korean_word(word: str, framing: re.Pattern[str]) -> str:
     if ending is not None:
         # 죽던 leaves 죽 (a verb's own stem): it frames. 재시작되던 leaves 재시작, a noun.
         return _noun_before(word[:-len(ending)])
+    # 큐에 ("at the queue") and 값으로 are 큐 and 값; 속도 is a word (korean.py).
+    if noun := noun_of(word):
+        return noun
     for particle in KOREAN_PARTICLES:
         if word.endswith(particle) and len(word) - len(particle) >= 2:
             return word[:-len(particle)]

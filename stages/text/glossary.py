@@ -58,7 +58,7 @@ rollback: 回滚 | ロールバック | 롤백
 proxy: 代理 | プロキシ | 프록시
 balancer: 负载均衡 | ロードバランサ ロードバランサー | 로드밸런서
 cron: 定时任务 | 定期実行 | 크론
-queue: 队列 | キュー | 대기열
+queue: 队列 | キュー | 대기열 큐
 deadlock: 死锁 | デッドロック | 데드락 교착
 disk: 磁盘 硬盘 | ディスク | 디스크
 network: 网络 | ネットワーク | 네트워크
@@ -91,7 +91,7 @@ path: 路径 | パス | 경로
 command: 命令 | コマンド | 명령어
 password: 密码 | パスワード | 비밀번호
 token: 令牌 | トークン | 토큰
-key: 密钥 | 秘密鍵 | 비밀키
+key: 密钥 | 秘密鍵 | 비밀키 키
 authentication auth login: 认证 登录 | 認証 ログイン | 인증 로그인
 encoding: 编码 乱码 | 文字化け エンコーディング | 인코딩
 timezone: 时区 | タイムゾーン | 타임존 시간대
@@ -110,14 +110,14 @@ startup start: 启动 | 起動 | 기동
 restart: 重启 | 再起動 | 재시작 재기동
 conflict conflicts: 冲突 | 競合 衝突 コンフリクト | 충돌
 pod pods: | ポッド | 파드 포드
-heap: 堆内存 | ヒープ | 힙메모리
+heap: 堆内存 | ヒープ | 힙메모리 힙
 session sessions: 会话 | セッション | 세션
 cookie cookies: | クッキー | 쿠키
 table tables: 数据表 | テーブル | 테이블
 update: 更新 | 更新 アップデート | 업데이트
 renew renewal: 续期 续订 | 更新 | 갱신
 expire expired: 过期 | 期限切れ 失効 | 만료
-lock locks: 锁表 | ロック | 잠금
+lock locks: 锁表 | ロック | 잠금 락
 healthcheck health: 健康检查 | ヘルスチェック | 헬스체크
 hostname: 主机名 | ホスト名 | 호스트명
 host: 主机 | ホスト | 호스트
@@ -125,7 +125,7 @@ dns: 域名解析 | 名前解決 | 도메인네임
 production prod: 生产环境 线上 | 本番 | 운영 프로덕션
 development dev: 开发 | 開発 | 개발
 job jobs: 作业 | ジョブ |
-task tasks: 任务 | タスク | 태스크
+task tasks: 任务 | タスク | 태스크 작업
 worker workers: 工作进程 | ワーカー | 워커
 batch: 批处理 | バッチ | 배치
 nightly: 夜间 每晚 | 夜間 | 야간

@@ -74,6 +74,26 @@ def _bases(word: str) -> set[str]:
     return bases
 
 
+_ES_AFTER = ("s", "x", "z", "ch", "sh", "o", "i")
+"""The endings after which a plural or third person takes -es (boxes, echoes, chilies); after
+any other, "-es" makes no word (configes, kafkaes), only a lookup in the store for nothing."""
+
+_VOWELS = "aeiou"
+
+
+def _doubles(base: str) -> bool:
+    """Whether a base may double its last consonant before -ed and -ing: it ends in one
+    vowel and a consonant (stop, commit, travel; equip, whose u follows q), so that
+    "configurationned" or "cooled" as "coolled" are not made.
+
+    >>> [_doubles(w) for w in ("stop", "up", "equip", "migration", "cool", "fix")]
+    [True, True, True, False, False, False]
+    """
+    if len(base) < 2 or base[-1] in "aeiouwxy" or base[-2] not in _VOWELS:
+        return False
+    return len(base) == 2 or base[-3] not in _VOWELS or base[-4:-2] == "qu"
+
+
 def inflections(word: str) -> tuple[str, ...]:
     """``word`` and the spellings that share its stem: plural, -ed, -ing, -ies forms.
 
@@ -84,7 +104,7 @@ def inflections(word: str) -> tuple[str, ...]:
     "buys", "buying").
 
     >>> inflections("babies")
-    ('babies', 'babi', 'babis', 'babied', 'babie', 'babiing', 'baby', 'babys', 'babyed', 'babying')
+    ('babies', 'babi', 'babis', 'babied', 'babiing', 'babie', 'baby', 'babys', 'babyed', 'babying')
     >>> inflections("中文")
     ('中文',)
     >>> inflections("rode")
@@ -111,8 +131,11 @@ def regular_inflections(word: str) -> tuple[str, ...]:
     for base in sorted(_bases(word)):
         candidates += [base, base + "s", base + "d"]
         if not base.endswith("e"):
-            candidates += [base + "es", base + "ed", base + "e", base + "ing"]
-        if base and base[-1] not in "aeiouwxy":
+            # No e is added to a base: a silent e an ending took off is back in _bases
+            # ("biking" is "bike"), and the word with an e is another one (locale, fixe).
+            candidates += [base + "es"] if base.endswith(_ES_AFTER) else []
+            candidates += [base + "ed", base + "ing"]
+        if _doubles(base):
             candidates += [base + base[-1] + "ed", base + base[-1] + "ing"]
         if base.endswith("y"):
             candidates += [base[:-1] + "ies", base[:-1] + "ied"]

@@ -71,7 +71,6 @@ KNOWN_WRONG: tuple[str, ...] = (
     "x-ko-dep-conflict",  # 설치 in a Korean laptop-setup session; "conflict" in a merge one
     "x-ko-config-not-applied",  # 설정 in a Korean editor-settings session; 반영 not listed
     "x-ko-secret-history",  # 저장소/파일 in a Korean new-repo session; 실수/올린/기록 not listed
-    "x-ko-queue-pileup",  # 큐에 (큐 and a particle) not split; 작업, 쌓이 not listed
     # English questions about CJK sessions are not widened to CJK words (tried: an English
     # question lost among 100k messages, where its CJK words took the rare-word search):
     "x-mixed-en-kafka-backlog",  # backlog/consumers vs 积压/消费者: an English queue backlog wins

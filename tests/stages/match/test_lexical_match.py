@@ -11,8 +11,10 @@ from returns.unsafe import unsafe_perform_io
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.flow import Matched
+from harkback.stages.match import lexical
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.rankers import RANKERS, ReferenceMatch
+from harkback.stages.match.sessions import SessionScoring
 from harkback.stages.ports import Deps, SessionStore
 from harkback.stages.records import Conversation, Role
 from harkback.stages.request import SearchRequest
@@ -241,3 +243,70 @@ async def test_a_session_in_the_question_s_language_stays_ahead_of_an_english_lo
                                started_at=2_000.0))
     ranked = await _sessions(store, "前回のDockerのネットワークの問題はどうやって解決した？")
     assert ranked[0] == "ja"
+
+
+async def test_an_english_session_s_title_weighs_its_names_as_its_messages_do(
+        store: SessionStore) -> None:
+    """A Chinese question about an English session that names 缓存 ("cache") only in its
+    title: in a store where "cache" is common and 缓存 rare, the title weighs the English
+    name as the session's messages would (FOREIGN_FLOOR of 缓存), so the session passes a
+    Chinese one that mentions 缓存 in passing in a long message."""
+    common = [conversation(f"common-{i}", ("user", f"the cache of service {i} was cold"))
+              for i in range(12)]
+    await _ingest(store, *common,
+                  conversation("gold", ("user", "bumped the ttl to ten minutes"),
+                               title="cache ttl", started_at=1_000.0),
+                  conversation("zh", ("user", "今天开会讨论了很多事情，包括下个季度的计划、"
+                                      "团队的分工、还有浏览器缓存的一点小事，然后大家一起吃了午饭"),
+                               started_at=2_000.0))
+    ranked = await _sessions(store, "缓存的问题是怎么解决的？")
+    assert ranked.index("gold") < ranked.index("zh")
+
+
+async def test_a_ranking_that_weighs_no_writing_does_not_look_for_it(
+        store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the script lift, and with no word of the Korean question named in English
+    (no floor to apply), which sessions are written in Korean is not worked out: nothing
+    would use it."""
+    def unused(*_: object) -> set[str]:
+        raise AssertionError("the sessions written in the question's script were looked for")
+
+    monkeypatch.setattr(lexical, "_written_in", unused)
+    await _ingest(store, conversation("ko", ("user", "화면 디자인을 다시 바꿨어요")),
+                  conversation("en", ("user", "the login page design")))
+    match = LexicalMatch(scoring=SessionScoring(script_weight=0.0))
+    assert await _sessions(store, "화면 디자인 바꿨던 거", match) == ["ko"]
+
+
+@pytest.mark.parametrize("question", ["큐에 쌓였던 거 어떻게 해결했지?", "큐가 밀렸던 거 뭐였지?",
+                                      "큐 쌓였던 거 어떻게 해결했지?"])
+async def test_a_korean_noun_of_one_syllable_meets_it_with_any_particle(
+        store: SessionStore, question: str) -> None:
+    """큐에, 큐가 and a bare 큐 in the question all find the session that says 큐를 and
+    큐가 ("the queue"), and not the newer one about a 큐브 ("cube")."""
+    await _ingest(store,
+                  conversation("queue", ("user", "워커가 죽어서 작업 큐가 계속 밀렸어요"),
+                               ("assistant", "워커를 다시 띄우고 큐를 비웠습니다"),
+                               started_at=1_000.0),
+                  conversation("cube", ("user", "큐브 모양 아이콘을 새로 그렸어요"),
+                               started_at=2_000.0))
+    assert await _sessions(store, question) == ["queue"]
+
+
+async def test_a_korean_noun_with_a_particle_meets_the_bare_noun(store: SessionStore) -> None:
+    """락이 ("the lock") in the question finds the session that says 락 alone and 락을."""
+    await _ingest(store,
+                  conversation("lock", ("user", "배포 중에 마이그레이션 락 때문에 멈췄어요"),
+                               ("assistant", "남아 있던 락을 지우고 다시 돌렸습니다")),
+                  conversation("other", ("user", "로그인 버튼 색을 바꿨어요")))
+    assert (await _sessions(store, "락이 안 풀렸던 거 어떻게 했지?"))[:1] == ["lock"]
+
+
+async def test_a_korean_noun_of_one_syllable_finds_the_english_session_it_names(
+        store: SessionStore) -> None:
+    """큐에 ("at the queue") is 큐, whose English name finds the session about a queue."""
+    await _ingest(store,
+                  conversation("gold", ("user", "the emails queue keeps growing, zero consumers"),
+                               ("assistant", "the worker only consumed the default queue")),
+                  conversation("other", ("user", "큐브 모양 아이콘을 새로 그렸어요")))
+    assert (await _sessions(store, "큐에 쌓였던 거 어떻게 해결했지?"))[:1] == ["gold"]

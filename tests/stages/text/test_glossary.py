@@ -6,6 +6,7 @@ from harkback.stages.match.plan import plan_units
 from harkback.stages.query import Term, parse_query
 from harkback.stages.text.framing import is_framing_token
 from harkback.stages.text.glossary import LANGUAGES, _table, english_names, named_spans
+from harkback.stages.text.korean import noun_forms
 from harkback.stages.text.scripts import cjk_script
 from harkback.stages.text.tokens import is_stopword, normalize, tokens
 
@@ -18,11 +19,12 @@ def test_every_english_name_is_one_searchable_token() -> None:
 
 def test_every_listed_word_is_written_in_its_column_s_language() -> None:
     """Chinese words are Han only, Korean ones Hangul; a Japanese word holds kana or is
-    kanji; none is shorter than a bigram (a single character is a prefix in the index)."""
+    kanji; none is shorter than a bigram (a single character is a prefix in the index) but
+    a Korean noun of one syllable, which is searched with its particles (큐, 큐에, 큐가)."""
     by_language = {(name, language): words for (name, language), words in _table()[1].items()}
     wrong = [(w, language) for (_, language), words in by_language.items() for w in words
              if cjk_script(w) != language and not (language == "ja" and cjk_script(w) == "zh")]
-    short = [w for w in _table()[0] if len(w) < 2]
+    short = [w for w in _table()[0] if len(w) < 2 and not noun_forms(w)]
     assert set(LANGUAGES) == {"zh", "ja", "ko"} and wrong == [] and short == []
 
 
@@ -70,3 +72,12 @@ def test_the_words_of_running_software_are_listed() -> None:
     in every language (the first cross-language seed set missed them)."""
     words = ("服务", "用户", "启动", "冲突", "파드", "충돌", "ヒープ", "サービス", "체크섬")
     assert [w for w in words if not english_names(normalize(w))] == []
+
+
+def test_a_korean_noun_of_one_syllable_is_named_alone_never_inside_a_word() -> None:
+    """큐 ("queue") standing alone, or with a particle (큐에), is named; inside 바베큐
+    ("barbecue") or 시큐리티 ("security") it is not a word."""
+    assert "queue" in english_names("큐")
+    assert [u.forms[0] for u in plan_units(parse_query("큐에 쌓였던 거"), script="ko")] == [
+        "큐", "queue"]
+    assert list(named_spans("바베큐")) == [] and list(named_spans("시큐리티")) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -62,3 +63,40 @@ def test_inflections_find_the_singular_of_a_plural() -> None:
     """A plural query word reaches its singular and -ies/-y forms."""
     assert "baby" in inflections("babies")
     assert "tank" in inflections("tanks")
+
+
+@pytest.mark.parametrize(("word", "forms"), [
+    ("commit", {"commits", "committed", "committing"}),
+    ("stop", {"stops", "stopped", "stopping"}),
+    ("equip", {"equipped", "equipping"}),
+    ("travel", {"travels", "travelled", "traveled", "travelling"}),
+    ("up", {"upped"}),
+    ("box", {"boxes", "boxed"}),
+    ("cache", {"caches", "cached", "caching"}),
+    ("echo", {"echoes", "echoed"}),
+    ("chili", {"chilies", "chilis"}),
+    ("fix", {"fixes", "fixed", "fixing"}),
+    ("migration", {"migrations"}),
+    ("biking", {"bike", "bikes", "biked"}),
+    ("hoped", {"hope", "hopes", "hoping"}),
+    ("backlog", {"backlogs", "backlogged"}),
+])
+def test_the_real_forms_of_a_word_are_reached(word: str, forms: set[str]) -> None:
+    """Plurals and tenses, a doubled consonant after one vowel (committed, equipped)."""
+    assert forms <= set(inflections(word))
+
+
+@pytest.mark.parametrize(("word", "made_up"), [
+    ("configuration", {"configurationned", "configurationning"}),
+    ("migration", {"migrationned"}),
+    ("config", {"configes", "confige"}),
+    ("kafka", {"kafkaes", "kafkae"}),
+    ("backlog", {"backloges", "backloge"}),
+    ("local", {"locale", "locales"}),
+    ("fix", {"fixe"}),
+])
+def test_forms_that_are_no_words_are_not_made(word: str, made_up: set[str]) -> None:
+    """Each form is a lookup in the store: no consonant doubled after two vowels
+    (configurationned), no -es after a sound that does not take it (configes), no e added
+    to the word (locale is another word, fixe none)."""
+    assert not made_up & set(inflections(word))
