@@ -129,3 +129,21 @@ def test_a_hermes_session_id_that_is_not_utf8_keeps_its_messages(tmp_path: Path)
     assert harkback(*sync, env={"HOME": str(tmp_path)}).returncode == 0
     shown = json.loads(harkback("show", "caf\ufffd", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == ["the heron logs"]
+
+
+def test_a_transcript_starting_with_nul_bytes_is_read_as_utf8(tmp_path: Path) -> None:
+    """Claude Code and Codex write UTF-8: a transcript whose head a crash filled with NUL
+    bytes is not taken for UTF-32 (one unreadable "line", the session lost, status 0);
+    the NUL line is named and the session's messages are stored."""
+    folder = tmp_path / "claude"
+    path = _claude_code(folder)
+    path.write_bytes(b"\x00" * 64 + b"\n" + path.read_bytes().decode("latin-1").encode())
+    db = str(tmp_path / "c.db")
+    done = harkback("import", "claude-code", str(folder), "--db", db, "--json")
+    assert done.returncode == 3, done.stderr
+    source = json.loads(done.stdout)["sources"][0]
+    assert [(s["line"], s["reason"]) for s in source["skipped_lines"]] == [
+        (1, "unreadable line: not JSON")]
+    shown = json.loads(harkback("show", "c1", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == [
+        "the heron logs", "café crème rotated"]
