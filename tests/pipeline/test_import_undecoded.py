@@ -147,3 +147,20 @@ def test_a_transcript_starting_with_nul_bytes_is_read_as_utf8(tmp_path: Path) ->
     shown = json.loads(harkback("show", "c1", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == [
         "the heron logs", "café crème rotated"]
+
+
+def test_a_hermes_session_id_stored_as_a_blob_keeps_its_messages(tmp_path: Path) -> None:
+    """A session row whose id a writer bound as bytes (a BLOB; its messages name it as
+    TEXT): the session is stored with its messages, not empty."""
+    home = tmp_path / "hermes"
+    home.mkdir()
+    file = HermesFile(home / "state.db", "v30")
+    file.session("b1")
+    file.message("b1", "user", "the heron logs")
+    file.connection.execute("UPDATE sessions SET id = CAST(id AS BLOB)")
+    file.close()
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", str(home / "state.db"), "--db", db)
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(harkback("show", "b1", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == ["the heron logs"]
