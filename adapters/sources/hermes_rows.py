@@ -44,7 +44,13 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
-from harkback.adapters.sources.encodings import NOT_UTF8, escaped, replaced, undecoded
+from harkback.adapters.sources.encodings import (
+    NOT_UTF8,
+    escaped,
+    json_loads,
+    replaced,
+    undecoded,
+)
 from harkback.adapters.sources.importing import Tally, clip_tool_output, iso_epoch
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
@@ -93,7 +99,7 @@ def decode_content(raw: object) -> str | None:
     if not raw.startswith(SENTINEL):
         return raw
     try:
-        value = json.loads(raw[len(SENTINEL):])
+        value = json_loads(raw[len(SENTINEL):])
     except (ValueError, RecursionError):
         return None
     return "\n".join(t for t in _texts(value) if t)
@@ -105,7 +111,7 @@ def _json(value: object) -> object:
         if not isinstance(value, str | bytes):
             return value
         try:
-            value = json.loads(value)
+            value = json_loads(value if isinstance(value, str) else column_text(value))
         except (ValueError, RecursionError):
             return None
     return value

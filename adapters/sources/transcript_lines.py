@@ -13,13 +13,18 @@ session.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from harkback.adapters.sources.encodings import ESCAPE, NOT_UTF8, replaced, undecoded
+from harkback.adapters.sources.encodings import (
+    ESCAPE,
+    NOT_UTF8,
+    json_loads,
+    replaced,
+    undecoded,
+)
 from harkback.adapters.sources.importing import Tally, iso_epoch
 
 Line = Mapping[str, object]
@@ -130,7 +135,7 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
             tally.at(str(path), number)
             text, count = undecoded(line)
             try:
-                value = json.loads(text)
+                value = json_loads(text)
             except (ValueError, RecursionError):
                 if line.endswith("\n"):
                     tally.skip("unreadable line", "not JSON")
