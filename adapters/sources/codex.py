@@ -79,7 +79,7 @@ def output_text(output: object) -> str:
         if output.startswith("{"):
             try:
                 decoded = json_loads(output)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested past what Python decodes
                 return output
             if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
                 return str(decoded["output"])
