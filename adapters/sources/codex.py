@@ -42,6 +42,7 @@ from pathlib import PurePath
 import attrs
 
 from harkback.adapters.sources import transcript_lines, transcripts
+from harkback.adapters.sources.encodings import json_loads
 from harkback.adapters.sources.importing import Tally
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcripts import ParsedFile, Transcript, text_of
@@ -77,8 +78,8 @@ def output_text(output: object) -> str:
     if isinstance(output, str):
         if output.startswith("{"):
             try:
-                decoded = json.loads(output)
-            except ValueError:
+                decoded = json_loads(output)
+            except (ValueError, RecursionError):  # nested past what Python decodes
                 return output
             if isinstance(decoded, dict) and isinstance(decoded.get("output"), str):
                 return str(decoded["output"])

@@ -75,6 +75,34 @@ def escaped(data: bytes) -> str:
     return data.decode("utf-8", ESCAPE)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_loads(text: str) -> object:
+    """:func:`json.loads`, each lone surrogate in the value's strings made U+FFFD.
+
+    JSON may escape half a character (``\\ud83d``: an emoji a truncation cut in two, as
+    Claude Code writes it); Python keeps it as a lone surrogate, which no store can encode
+    (the import failed). The ingest format's reader does the same.
+
+    >>> json_loads('{"t": ["ran \\\\ud83d", "\\\\ud83d\\\\ude00"]}')
+    {'t': ['ran \ufffd', '\U0001f600']}
+    """
+    value = json.loads(text)
+    # Only an escape makes one: a decoder never yields a lone surrogate (see ESCAPE).
+    return _storable(value) if "\\ud" in text or "\\uD" in text else value
+
+
+def _storable(value: object) -> object:
+    if isinstance(value, str):
+        return value if value.isascii() else _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    return value
+
+
 def undecoded(line: str) -> tuple[str, int]:
     """``line`` with each escaped byte (see :data:`ESCAPE`) replaced by U+FFFD, and how
     many there were."""

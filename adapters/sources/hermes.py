@@ -114,14 +114,17 @@ def read_messages(connection: sqlite3.Connection, message_columns: frozenset[str
     """One session's rows in id order (the order Hermes gives them; timestamps are not).
 
     ``session_id`` is the id as read from the file: text holding bytes that are not UTF-8
-    (escaped, see :meth:`HermesDb.read`) is matched as those bytes.
+    (escaped, see :meth:`HermesDb.read`), or a BLOB, is matched as those bytes in TEXT.
     """
     columns = [c for c in MESSAGE_COLUMNS if c in message_columns]
     key, param = "?", session_id
     if isinstance(session_id, str) and undecoded(session_id)[1]:
-        # The bytes as stored (surrogateescape undoes the escape of a UTF-8 decode), cast
-        # back to the TEXT they are in the file.
-        key, param = "CAST(? AS TEXT)", session_id.encode("utf-8", "surrogateescape")
+        # The bytes as stored (surrogateescape undoes the escape of a UTF-8 decode).
+        param = session_id.encode("utf-8", "surrogateescape")
+    if isinstance(param, bytes):
+        # Cast back to the TEXT the messages name their session in (a BLOB never equals
+        # TEXT in SQLite: a session id bound as bytes would find none of its messages).
+        key = "CAST(? AS TEXT)"
     result = connection.execute(
         f"SELECT {_quoted(columns)} FROM messages WHERE session_id = {key} ORDER BY id",
         (param,))

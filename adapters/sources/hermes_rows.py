@@ -47,6 +47,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from harkback.adapters.sources.encodings import (
     NOT_UTF8,
     escaped,
+    json_loads,
     replaced,
     spelled_out,
     undecoded,
@@ -99,7 +100,7 @@ def decode_content(raw: object) -> str | None:
     if not raw.startswith(SENTINEL):
         return raw
     try:
-        value = json.loads(raw[len(SENTINEL):])
+        value = json_loads(raw[len(SENTINEL):])
     except (ValueError, RecursionError):
         return None
     return "\n".join(t for t in _texts(value) if t)
@@ -111,7 +112,7 @@ def _json(value: object) -> object:
         if not isinstance(value, str | bytes):
             return value
         try:
-            value = json.loads(value)
+            value = json_loads(value if isinstance(value, str) else column_text(value))
         except (ValueError, RecursionError):
             return None
     return value

@@ -13,13 +13,18 @@ session.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from harkback.adapters.sources.encodings import NOT_UTF8, open_text, replaced, undecoded
+from harkback.adapters.sources.encodings import (
+    ESCAPE,
+    NOT_UTF8,
+    json_loads,
+    replaced,
+    undecoded,
+)
 from harkback.adapters.sources.importing import Tally, iso_epoch
 
 Line = Mapping[str, object]
@@ -111,8 +116,10 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
     with U+FFFD in their place and named :data:`~harkback.adapters.sources.encodings.NOT_UTF8`
     (in a torn last line they may be a character cut in two: not named).
     """
-    handle, _ = open_text(path)  # undecodable bytes escaped, counted below
-    with handle:
+    # UTF-8, as Claude Code and Codex write it, never guessed from the first bytes (as the
+    # ingest format's are): a head of NUL bytes left by a crash would read as UTF-32, the
+    # whole file one unreadable line. Undecodable bytes are escaped, counted below.
+    with path.open(encoding="utf-8-sig", errors=ESCAPE) as handle:
         number = 0
         while line := handle.readline(MAX_LINE_CHARS):
             number += 1
@@ -128,7 +135,7 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
             tally.at(str(path), number)
             text, count = undecoded(line)
             try:
-                value = json.loads(text)
+                value = json_loads(text)
             except (ValueError, RecursionError):
                 if line.endswith("\n"):
                     tally.skip("unreadable line", "not JSON")

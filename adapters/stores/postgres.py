@@ -126,9 +126,10 @@ class PostgresStore(Closing):
 
     def close(self) -> None:
         """Finish queued work and close the connections; closing twice is harmless."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._merge_lock:  # a large write starts no merge once this is set
+            if self._closed:
+                return
+            self._closed = True
         self._executor.shutdown(wait=True)
         self._connections.close()
         self._watchdog.close()
@@ -249,9 +250,12 @@ class PostgresStore(Closing):
                 self._merge = "refused"  # not the index's owner: never asked again
 
     def _merge_ended(self) -> bool:
-        """Whether the merge may stop (no large write under way); if so it has stopped."""
+        """Whether the merge may stop (no large write under way, or the store closing);
+        if so it has stopped."""
         with self._merge_lock:
-            if self._large_writes:
+            # Closing: ``close`` waits for the writes themselves. A write's count drops on
+            # the event loop, which a close called there holds until the merge has ended.
+            if self._large_writes and not self._closed:
                 return False
             self._merge = None
             return True

@@ -10,9 +10,9 @@ messages is written, a second connection of the store calls ``gin_clean_pending_
 over and over (:func:`merge_until`): the merge runs in a second server process beside the
 ``COPY`` (and this process's tokenising), and the writer only appends. It goes on past
 the write's commit, beside the next batch's planning and writing, until the list is empty
-and no large write is under way; closing the store waits for it. Nothing a reader sees
-changes: the pending list is part of the index, searched as the merged entries are (a
-search meanwhile reads a longer list, as it does after any write).
+and no large write is under way (or the store is closing); closing the store waits for
+it. Nothing a reader sees changes: the pending list is part of the index, searched as the
+merged entries are (a search meanwhile reads a longer list, as it does after any write).
 
 Merging needs the index's owner (as ``VACUUM`` does); for another role the first call is
 refused, and the store's writers merge as they always did.

@@ -163,3 +163,38 @@ def test_hermes_ids_that_differ_only_in_bytes_not_utf8_stay_two_sessions(
         assert [m["content"] for m in shown["messages"]] == [said], shown_id
     child = json.loads(harkback("show", "child", "--json", "--db", db).stdout)
     assert child["lineage"]["parent"]["session_id"] == "caf\\xe9"
+
+
+def test_a_transcript_starting_with_nul_bytes_is_read_as_utf8(tmp_path: Path) -> None:
+    """Claude Code and Codex write UTF-8: a transcript whose head a crash filled with NUL
+    bytes is not taken for UTF-32 (one unreadable "line", the session lost, status 0);
+    the NUL line is named and the session's messages are stored."""
+    folder = tmp_path / "claude"
+    path = _claude_code(folder)
+    path.write_bytes(b"\x00" * 64 + b"\n" + path.read_bytes().decode("latin-1").encode())
+    db = str(tmp_path / "c.db")
+    done = harkback("import", "claude-code", str(folder), "--db", db, "--json")
+    assert done.returncode == 3, done.stderr
+    source = json.loads(done.stdout)["sources"][0]
+    assert [(s["line"], s["reason"]) for s in source["skipped_lines"]] == [
+        (1, "unreadable line: not JSON")]
+    shown = json.loads(harkback("show", "c1", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == [
+        "the heron logs", "café crème rotated"]
+
+
+def test_a_hermes_session_id_stored_as_a_blob_keeps_its_messages(tmp_path: Path) -> None:
+    """A session row whose id a writer bound as bytes (a BLOB; its messages name it as
+    TEXT): the session is stored with its messages, not empty."""
+    home = tmp_path / "hermes"
+    home.mkdir()
+    file = HermesFile(home / "state.db", "v30")
+    file.session("b1")
+    file.message("b1", "user", "the heron logs")
+    file.connection.execute("UPDATE sessions SET id = CAST(id AS BLOB)")
+    file.close()
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", str(home / "state.db"), "--db", db)
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(harkback("show", "b1", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == ["the heron logs"]

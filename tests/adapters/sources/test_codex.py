@@ -107,3 +107,10 @@ def test_out_of_range_times_are_unknown_and_counted() -> None:
     session = parsed.conversations[0].session
     assert (session.started_at, session.ended_at) == (1772547300.0, 1772547300.0)
     assert dict(parsed.left_out) == {"time ignored": 2}
+
+
+def test_a_tool_output_nested_past_the_recursion_limit_is_kept_as_text() -> None:
+    """A tool's output that looks like JSON nested deeper than Python decodes (it failed the
+    whole import as an internal error) is the output as written, as unreadable JSON is."""
+    deep = '{"output": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    assert output_text(deep) == deep

@@ -7,8 +7,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -150,3 +153,41 @@ async def test_a_failed_large_write_ends_the_merge(url: str, make_conversation: 
         started = time.monotonic()
         await asyncio.to_thread(store.close)
     assert time.monotonic() - started < 10
+
+
+_CLOSE_BESIDE_A_WRITE = """
+import asyncio, sys, threading
+import psycopg
+from harkback.adapters.stores.postgres import PostgresStore
+from tests.adapters.stores.store_contract import ok
+from tests.adapters.stores.test_postgres_pending import _large_batch
+from tests.conftest import conversation
+
+async def main(url: str) -> None:
+    store = PostgresStore.open(url).unwrap()
+    blocker = psycopg.connect(url)
+    blocker.execute("SELECT * FROM index_totals FOR UPDATE")
+    ingest = asyncio.ensure_future(ok(store.ingest(_large_batch(conversation))))
+    with psycopg.connect(url, autocommit=True) as look:
+        while not look.execute("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                               "AND query LIKE 'UPDATE index_totals%'").fetchone():
+            await asyncio.sleep(0.02)
+    threading.Timer(0.5, blocker.rollback).start()
+    store.close()  # on the loop's thread: the ingest's coroutine cannot resume meanwhile
+    print("closed", flush=True)
+    print((await ingest).messages, flush=True)
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_closing_on_the_loop_beside_a_large_write_returns(url: str) -> None:
+    """A store closed from the event loop's thread while a large ingest is under way (a
+    task not awaited yet) waits for the write, then returns: the merge beside it does not
+    wait for the ingest's coroutine, which cannot run until the close returns."""
+    PostgresStore.open(url).unwrap().close()
+    done = subprocess.run([sys.executable, "-c", _CLOSE_BESIDE_A_WRITE, url],
+                          capture_output=True, text=True, check=False, timeout=60,
+                          cwd=Path(__file__).parents[3])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["closed", str(25 * (-(-BULK_MESSAGES // 25) + 2))]
