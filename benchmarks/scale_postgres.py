@@ -79,6 +79,7 @@ def fresh_database(url: str, size: int) -> str:
 async def measure(url: str, size: int, *, seed: int, repeat: int) -> dict[str, Any]:
     """Build the store of ``size`` messages at ``url`` and time ingest and the query mix."""
     store = PostgresStore.open(url).unwrap()
+    spent = cpu = 0.0  # a failed ingest's own error is raised, not this block's
     try:
         count, spent, cpu = await _timed_ingest(store, chunked(generate(size, seed), BATCH))
     finally:

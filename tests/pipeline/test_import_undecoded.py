@@ -75,7 +75,7 @@ def test_a_hermes_row_that_is_not_utf8_is_named_and_read(tmp_path: Path) -> None
     home.mkdir()
     file = HermesFile(home / "state.db", "v30")
     file.session("s1", title="Docker")
-    kept = file.message("s1", "user", "the docker bridge")
+    file.message("s1", "user", "the docker bridge")
     odd = file.message("s1", "assistant", "placeholder")
     file.session("s2", title="placeholder")
     file.message("s2", "user", "export the invoices")
@@ -96,7 +96,6 @@ def test_a_hermes_row_that_is_not_utf8_is_named_and_read(tmp_path: Path) -> None
     shown = json.loads(harkback("show", "s1", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == [
         "the docker bridge", "caf\ufffd cr\ufffdme bridge"]
-    assert kept < odd
     titled = json.loads(harkback("show", "s2", "--json", "--db", db).stdout)
     assert titled["session"]["title"] == "R\ufffdunion"
 
