@@ -228,14 +228,30 @@ class PostgresStore(Closing):
                 self._merge = "running"
                 # On the store's threads (its connections, its bounds); the write waits for
                 # no merge, and ``close`` waits for the merge (the executor's shutdown).
-                self._executor.submit(self._connections.run, self._merge_pending,
-                                      self.bounds.write)
+                self._executor.submit(self._start_merge)
         try:
             return await self._call(
                 lambda connection: postgres_writes.write(connection, batch), long=True)
         finally:
             with self._merge_lock:
                 self._large_writes -= 1
+
+    def _start_merge(self) -> None:
+        started = False
+
+        def merge(connection: Connection) -> None:
+            nonlocal started
+            started = True
+            self._merge_pending(connection)
+        try:
+            self._connections.run(merge, self.bounds.write)
+        except BaseException:
+            if not started:
+                # No connection to merge on (the server refused one): the next large
+                # write tries again, rather than finding a merge "running" for good.
+                with self._merge_lock:
+                    self._merge = None
+            raise
 
     def _merge_pending(self, connection: Connection) -> None:
         try:

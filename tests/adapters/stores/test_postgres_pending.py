@@ -191,3 +191,40 @@ def test_closing_on_the_loop_beside_a_large_write_returns(url: str) -> None:
                           cwd=Path(__file__).parents[3])
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["closed", str(25 * (-(-BULK_MESSAGES // 25) + 2))]
+
+
+class _RefuseOneMergeConnection:
+    """The store's connections, but the merge's first call finds no connection (as when
+    the server refuses a new one): the fault this test is about, nothing else changed."""
+
+    def __init__(self, connections: Any) -> None:
+        self._connections = connections
+        self.refused = 0
+
+    def run(self, work: Callable[[Any], Any], limit: float | None) -> Any:
+        if "merge" in getattr(work, "__qualname__", "") and not self.refused:
+            self.refused += 1
+            raise psycopg.OperationalError("connection refused (injected)")
+        return self._connections.run(work, limit)
+
+    def close(self) -> None:
+        self._connections.close()
+
+
+async def test_a_merge_that_found_no_connection_starts_again(
+        url: str, make_conversation: Make) -> None:
+    """The merge beside a large ingest could not get a connection: that ingest is stored,
+    and the next large one starts a merge again (the list is empty after the close; an
+    ingest alone leaves its last pages pending)."""
+    store = PostgresStore.open(url).unwrap()
+    flaky = _RefuseOneMergeConnection(store._connections)
+    store._connections = flaky  # type: ignore[assignment]
+    try:
+        first = _large_batch(make_conversation, seed=1)
+        assert (await ok(store.ingest(first))).messages == sum(len(c.messages) for c in first)
+        await asyncio.sleep(0.2)  # the refused merge's thread has given up
+        assert flaky.refused == 1
+        await ok(store.ingest(_large_batch(make_conversation, seed=2)))
+    finally:
+        await asyncio.to_thread(store.close)
+    assert _merged_now(url) == 0
