@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from harkback.stages.match.across import foreign_units
 from harkback.stages.match.runs import bigram_runs, continues, unit_text
 from harkback.stages.match.score import RankUnit, idf
+from harkback.stages.match.within_script import within_script
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit, Without
 from harkback.stages.request import SearchRequest
@@ -137,10 +138,13 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
     """Keep the forms the index holds and give each unit its IDF.
 
     A word's document count is the sum over its forms (at most every document); a
-    phrase counts as its rarest word, an upper bound on how often it occurs.
+    phrase counts as its rarest word, an upper bound on how often it occurs. A CJK word
+    weighs at most a bounded amount more than among the messages of its own script
+    (:func:`~harkback.stages.match.within_script.within_script`).
     """
     counts = dict(stats.counts)
     out = []
+    found = []
     for ru in units:
         if isinstance(ru.unit, Phrase):
             containing = min((counts.get(t, 0) for t in ru.forms), default=0)
@@ -155,7 +159,8 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
         absent = not containing and ru.share < 1.0
         weight = 0.0 if absent else idf(stats.documents, max(containing, 1)) * ru.share
         out.append(RankUnit(ru.unit, forms, weight, ru.share, ru.names))
-    return tuple(out)
+        found.append(containing)
+    return within_script(out, found, stats.documents)
 
 
 def search_expression(parsed: ParsedQuery, units: Sequence[RankUnit]) -> Node | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harkback.stages.match.across import FOREIGN_FLOOR, FOREIGN_SHARE, for_foreign_sessions
 from harkback.stages.match.plan import plan_units, weigh_units
 from harkback.stages.match.score import RankUnit
@@ -48,3 +50,20 @@ def test_a_name_rarer_than_its_word_keeps_its_own_weight() -> None:
 def test_a_question_naming_nothing_across_languages_has_no_foreign_weights() -> None:
     """Nothing to lift: None, and the ranker scores every session alike."""
     assert for_foreign_sessions(_weighed("docker", {"docker": 10})) is None
+
+
+def test_english_names_keep_their_weights_relative_to_each_other() -> None:
+    """缓存配置 in a store where "config" is in most messages and "cache" in few, both
+    Chinese words rare: lifted one by one to FOREIGN_FLOOR of their words, "config" would
+    weigh as much as "cache" for an English session. Lifted together by one factor,
+    "cache" keeps the lead its own IDF gives it, and the two weigh what the floor gives
+    them in total."""
+    units = _weighed("缓存配置", {"缓存": 3, "配置": 3, "cache": 40, "config": 6000})
+    foreign = for_foreign_sessions(units)
+    assert foreign is not None
+    texts = [u.unit.text if isinstance(u.unit, Term) else "" for u in units]
+    cache, config = texts.index("cache"), texts.index("config")
+    assert foreign[cache].idf / foreign[config].idf == pytest.approx(
+        units[cache].idf / units[config].idf)
+    floors = sum(FOREIGN_FLOOR * units[texts.index(word)].idf for word in ("缓存", "配置"))
+    assert foreign[cache].idf + foreign[config].idf == pytest.approx(floors)
