@@ -11,7 +11,7 @@ words (:mod:`~harkback.stages.text.glossary`) tell it: a concept is taken to be 
 among the messages of the word's script as its English name is in the store, so the script
 holds about ``documents * count(word) / count(name)`` messages. Over the question's listed
 words (the median; none whose name is generic, in more than :data:`GENERIC_NAME` of the
-messages: "error", "server" and "config" are too common in English to tell), that estimate
+messages: "server" and "config" are too common in a developer's English to tell), that estimate
 bounds each CJK unit's IDF to its IDF among that many messages plus :data:`SCRIPT_BONUS`
 (:func:`within_script`). English questions have no names and are weighed as before.
 
