@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from harkback.adapters.sources.encodings import (
     NOT_UTF8,
@@ -165,18 +165,7 @@ def readable(row: Row) -> tuple[dict[str, object], str]:
     >>> readable({"id": 7, "content": "caf\\udce9", "title": b"R\\xe9union"})
     ({'id': 7, 'content': 'caf\ufffd', 'title': 'R\ufffdunion'}, '2 byte(s) in content, title ...')
     """
-    clean: dict[str, object] = {}
-    columns: list[str] = []
-    count = 0
-    for column, value in row.items():
-        if isinstance(value, bytes):
-            value = escaped(value)
-        if isinstance(value, str):
-            value, found = undecoded(value)
-            if found:
-                columns.append(column)
-                count += found
-        clean[column] = value
+    clean, count, columns = _mended(row, undecoded)
     return clean, replaced(count, ", ".join(columns)) if count else ""
 
 
@@ -193,21 +182,28 @@ def readable_session(row: Row) -> tuple[dict[str, object], str, str]:
     {'title': 'R\ufffdunion', 'id': 'caf\\\\xe9'}
     """
     clean, damage = readable({k: v for k, v in row.items() if k not in ID_COLUMNS})
-    count = 0
+    ids, count, columns = _mended({k: row[k] for k in ID_COLUMNS if k in row}, spelled_out)
+    written = f"{count} byte(s) in {', '.join(columns)} written as \\xNN" if count else ""
+    return {**clean, **ids}, damage, written
+
+
+def _mended(row: Row, mend: Callable[[str], tuple[str, int]]
+            ) -> tuple[dict[str, object], int, list[str]]:
+    # ``row`` with each text (a BLOB read as UTF-8 first) mended by ``mend``; how many
+    # bytes it mended, and in which columns.
+    clean: dict[str, object] = {}
     columns: list[str] = []
-    for column in ID_COLUMNS:
-        value = row.get(column)
+    count = 0
+    for column, value in row.items():
         if isinstance(value, bytes):
             value = escaped(value)
         if isinstance(value, str):
-            value, found = spelled_out(value)
+            value, found = mend(value)
             if found:
                 columns.append(column)
                 count += found
-        if column in row:
-            clean[column] = value
-    written = f"{count} byte(s) in {', '.join(columns)} written as \\xNN" if count else ""
-    return clean, damage, written
+        clean[column] = value
+    return clean, count, columns
 
 
 def id_text(value: object) -> str:
