@@ -37,8 +37,15 @@ _MESSAGES = (f"SELECT id, {MESSAGE_COLUMNS}, length FROM messages "
              "WHERE content ~ %(class)s OR tool_name ~ %(class)s OR tool_calls ~ %(class)s")
 _SESSIONS = ("SELECT id, title, source, length FROM sessions "
              "WHERE title ~ %(class)s OR source ~ %(class)s")
-_UPDATES = {"messages": "UPDATE messages SET tokens = %s::tsvector, length = %s WHERE id = %s",
-            "sessions": "UPDATE sessions SET tokens = %s::tsvector, length = %s WHERE id = %s"}
+# One statement per batch: an UPDATE per row took 17 s for 20,000 messages.
+_UPDATES = {
+    "messages": "UPDATE messages AS m SET tokens = v.tokens::tsvector, length = v.length "
+                "FROM unnest(%s::text[], %s::int[], %s::bigint[]) AS v(tokens, length, id) "
+                "WHERE m.id = v.id",
+    "sessions": "UPDATE sessions AS s SET tokens = v.tokens::tsvector, length = v.length "
+                "FROM unnest(%s::text[], %s::int[], %s::text[]) AS v(tokens, length, id) "
+                "WHERE s.id = v.id"}
+_BATCH = 5000
 _TOTALS = ("UPDATE index_totals SET message_tokens = message_tokens + %s, "
            "session_tokens = session_tokens + %s, generation = generation + 1")
 
@@ -69,9 +76,9 @@ def reindex(connection: Connection) -> None:
             titled += len(tokens) - length
     if not messages and not sessions:
         return
-    with connection.cursor() as cursor:
-        for table, rows in (("messages", messages), ("sessions", sessions)):
-            if rows:
-                cursor.executemany(_UPDATES[table], rows)
+    for table, rows in (("messages", messages), ("sessions", sessions)):
+        for start in range(0, len(rows), _BATCH):
+            columns = zip(*rows[start:start + _BATCH], strict=True)
+            connection.execute(_UPDATES[table], tuple(list(column) for column in columns))
     connection.execute(_TOTALS, (grown, titled))
     connection.execute("ANALYZE messages, sessions")
