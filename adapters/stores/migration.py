@@ -14,27 +14,34 @@ reads through the steps' read views (a read-only open), or refuses a version new
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
 
 import attrs
+
+C = TypeVar("C")
 
 FIRST_VERSION = 1
 """The version of a store's original layout, written before versions moved."""
 
 
 @attrs.frozen
-class Migration:
-    """One forward step: the statements that lead to ``version`` from the version before.
+class Migration(Generic[C]):
+    """One forward step: the statements that lead to ``version`` from the version before,
+    then ``rewrite``, work in Python on the store's connection ``C`` in the same
+    transaction (rows whose derived text changed: re-indexing them), when there is any.
 
     ``read_view`` makes a read-only connection see a store of the version before as if
-    it were of ``version``, creating nothing in the store (SQLite: ``TEMP`` views);
-    None when that cannot be done, so a read-only open asks for ``harkback migrate``.
+    it were of ``version``, creating nothing in the store (SQLite: ``TEMP`` views; an
+    empty tuple when the rows read as they are); None when that cannot be done, so a
+    read-only open asks for ``harkback migrate``.
     """
 
     version: int
     about: str
     statements: tuple[str, ...]
     read_view: tuple[str, ...] | None = None
+    rewrite: Callable[[C], object] | None = None
 
 
 @attrs.frozen
@@ -60,12 +67,12 @@ class Migrated:
         return f"{where}: schema version {self.before} -> {self.after}{steps}"
 
 
-def latest(steps: Sequence[Migration]) -> int:
+def latest(steps: Sequence[Migration[Any]]) -> int:
     """The version the steps lead to (the first version when there are none)."""
     return steps[-1].version if steps else FIRST_VERSION
 
 
-def check_order(steps: Sequence[Migration]) -> None:
+def check_order(steps: Sequence[Migration[Any]]) -> None:
     """Raise ValueError unless the steps lead from version 1 one version at a time.
 
     >>> check_order((Migration(3, "skips 2", ()),))
@@ -79,7 +86,7 @@ def check_order(steps: Sequence[Migration]) -> None:
                              f"expected {FIRST_VERSION + index + 1}")
 
 
-def pending(steps: Sequence[Migration], found: int) -> tuple[Migration, ...]:
+def pending(steps: Sequence[Migration[C]], found: int) -> tuple[Migration[C], ...]:
     """The steps a store of version ``found`` still needs, in order."""
     return tuple(step for step in steps if step.version > found)
 

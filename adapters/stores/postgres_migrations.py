@@ -11,11 +11,13 @@ writers wait for a migration rather than write beside it. A read-only connection
 create even temporary views, so no step has a read view: a read-only open of an older
 database asks for ``harkback migrate``.
 
-To change the schema, add a step at the end; never edit one that shipped.
+To change the schema, or the tokens a text is given, add a step at the end; never edit
+one that shipped. A step may rewrite rows in Python in the same transaction (version 5
+tokenizes again the texts whose tokens changed).
 
 >>> from harkback.adapters.stores.migration import check_order
 >>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
-(True, 4)
+(True, 5)
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import psycopg
 from psycopg import sql
 
 from harkback.adapters.stores import postgres_schema as schema
+from harkback.adapters.stores import postgres_voicing
 from harkback.adapters.stores.migration import (
     FIRST_VERSION,
     Migrated,
@@ -38,7 +41,7 @@ from harkback.adapters.stores.migration import (
 
 Connection = psycopg.Connection[Any]
 
-MIGRATIONS: tuple[Migration, ...] = (
+MIGRATIONS: tuple[Migration[Connection], ...] = (
     Migration(
         version=2,
         about="sessions.project: the folder a session worked in; import_mark_sessions: the "
@@ -74,6 +77,10 @@ MIGRATIONS: tuple[Migration, ...] = (
               for name, event in (("deleted", "DELETE"), ("truncated", "TRUNCATE"),
                                   ("rewritten", "UPDATE OF id, tokens, length"))),
         ),
+    ),
+    Migration(
+        version=postgres_voicing.VOICED_VERSION, about=postgres_voicing.ABOUT, statements=(),
+        rewrite=postgres_voicing.reindex,
     ),
 )
 """Every step, oldest first; step *n* leads to version *n + 1*."""
@@ -123,6 +130,8 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
         for step in steps:
             for statement in step.statements:
                 connection.execute(sql.SQL(statement))
+            if step.rewrite is not None and before:
+                step.rewrite(connection)  # a new database has no row to rewrite
         if steps:
             connection.execute(schema.SET_VERSION, (SCHEMA_VERSION,))
     return Migrated(before, SCHEMA_VERSION,

@@ -55,6 +55,7 @@ from harkback.adapters.stores.sqlite_connection import (
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot
+from harkback.adapters.stores.sqlite_voicing import readable, readable_stats
 from harkback.adapters.stores.sqlite_writes import merge_pending, write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
@@ -110,9 +111,8 @@ class SqliteStore(Closing):
         An empty file is adopted only when its name ends in .db, .sqlite or .sqlite3, or
         ``create`` is given; a file that is not harkback's is refused, unwritten.
         A statement waits ``busy_timeout`` seconds for another connection's lock; a write
-        that still finds the file locked tries again (see
-        :mod:`~harkback.adapters.stores.write_turns`) for ``write_patience`` seconds in all
-        (default: 12 busy timeouts, a minute).
+        that still finds it locked tries again for ``write_patience`` seconds in all
+        (default: 12 busy timeouts, a minute; :mod:`~harkback.adapters.stores.write_turns`).
         A ``mapped`` read-only store reads the file through a memory map: quicker for a
         process that searches once (its page cache starts empty), but every page it ever
         read counts in the process's resident size, so not for a long-lived one.
@@ -231,20 +231,20 @@ class SqliteStore(Closing):
         Bounded by ``query.max_scored`` as :class:`~harkback.stages.ports.MatchQuery`
         says; every statement runs in one trip to the connection's thread.
         """
-        return self._run(lambda connection: tuple(
-            rows.hit_from_row(row)
-            for row in sqlite_search.search_rows(connection, query, self._reach)))
+        return self._run(lambda connection: tuple(rows.hit_from_row(row) for row in (
+            sqlite_search.search_rows(connection, readable(connection, query), self._reach))))
 
     def search_titles(self, query: ports.MatchQuery
                       ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
         """Sessions whose title or source matches, best first; ``score`` is ``-bm25`` over
         the title index. A file opened read-only from before that index existed has none."""
-        return self._run(lambda connection: sqlite_titles.search(connection, query))
+        return self._run(lambda connection: sqlite_titles.search(
+            connection, readable(connection, query)))
 
     def term_stats(self, terms: Sequence[str]
                    ) -> FutureResult[ports.TermStats, StoreUnavailable]:
         """Index statistics from FTS5's own records: its totals row and its vocabulary."""
-        return self._run(lambda connection: sqlite_search.term_stats(connection, terms))
+        return self._run(lambda db: readable_stats(db, terms, sqlite_search.term_stats))
 
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:

@@ -8,7 +8,7 @@ read-only open runs :func:`read_forward` instead, which writes nothing to the fi
 
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
 >>> bring_forward(connection, "h.db"), bring_forward(connection, "h.db")
-(Migrated(before=0, after=2, applied=()), Migrated(before=2, after=2, applied=()))
+(Migrated(before=0, after=3, applied=()), Migrated(before=3, after=3, applied=()))
 """
 
 from __future__ import annotations
@@ -84,6 +84,8 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
         for step in steps:
             for statement in step.statements:
                 connection.execute(statement)
+            if step.rewrite is not None and before:
+                step.rewrite(connection)  # a new file has no row to rewrite
         connection.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
     return Migrated(before, schema.SCHEMA_VERSION,
                     tuple(step.about for step in steps) if before else ())

@@ -255,11 +255,19 @@ def _folded(text: str) -> tuple[str, list[int] | None]:
         return folded, None
     pieces: list[str] = []
     where: list[int] = []
-    for index, char in enumerate(text):
-        piece = normalize(char)
+    index = 0
+    while index < len(text):
+        # A voicing mark (゙, ﾞ) joins the kana before it (ﾊﾞ is バ): fold them together.
+        size = 2 if text[index + 1:index + 2] in _VOICING_AFTER else 1
+        piece = normalize(text[index:index + size])
         pieces.append(piece)
         where.extend([index] * len(piece))
+        index += size
     return "".join(pieces), where
+
+
+_VOICING_AFTER = frozenset("\u3099\u309a\uff9e\uff9f")
+"""The marks that voice the kana before them: combining, and half-width."""
 
 
 def _is_word_char(char: str) -> bool:

@@ -127,7 +127,7 @@ class _Patterns:
 @lru_cache(maxsize=1)
 def _patterns() -> _Patterns:
     # Built from the normalised lists: the query text is normalised the same way
-    # (NFKC, case-fold, marks stripped: ど becomes と), so both sides agree.
+    # (NFKC, case-fold, Latin marks stripped, a kana's voicing kept), so both sides agree.
     listed = {normalize(p) for p in CHINESE + JAPANESE}
     kept = frozenset(normalize(w) for w in CHINESE_WORDS)
     # A listed word, or a word holding one (kept whole): longest first, so 处理器 wins over 处理.

@@ -189,8 +189,8 @@ LANGUAGES: tuple[Script, ...] = ("zh", "ja", "ko")
 def _table() -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, Script], tuple[str, ...]]]:
     # Built once: each CJK word with its English names, each English name with its
     # one-token (two-character) words per language. The words are normalised as the
-    # question's text is (NFKC, marks stripped: ビルド is searched as ヒルト), or the
-    # katakana words with a voiced sound would never be found.
+    # question's text is (NFKC, case-folded, Latin marks stripped, a kana's voicing kept:
+    # ﾋﾞﾙﾄﾞ is searched as ビルド), so both sides agree.
     to_english: dict[str, tuple[str, ...]] = {}
     to_native: dict[tuple[str, Script], tuple[str, ...]] = {}
     for line in _GLOSSARY.strip().splitlines():

@@ -81,10 +81,14 @@ def _narrowed(run: re.Match[str]) -> str:
 
 
 def normalize(text: str) -> str:
-    """NFKC-fold (full-width to ASCII), case-fold and strip diacritics.
+    """NFKC-fold (full-width to ASCII, half-width kana to kana), case-fold and strip
+    diacritics, but for the voiced sound marks of kana (ガ is not カ, バ not パ nor ハ:
+    :mod:`~harkback.stages.text.voicing`).
 
     >>> normalize("ＡＢＣ Ünïcode"), normalize("修改ＣＯＲＳ配置！")
     ('abc unicode', '修改cors配置!')
+    >>> normalize("バケット パケット ｶﾞ ゛")
+    'バケット パケット ガ  '
     """
     if text.isascii():
         # NFKC leaves ASCII alone and casefold() of ASCII is lower(): skip both.
@@ -101,8 +105,13 @@ def normalize(text: str) -> str:
     # or Chinese or Korean).
     marks = _combining_marks()
     stripped = _MAY_HOLD_MARKS.sub(lambda run: run.group().translate(marks), decomposed)
-    # Hangul syllables decompose into jamo under NFD; recompose so they stay searchable.
-    return unicodedata.normalize("NFC", stripped)
+    # Hangul syllables decompose into jamo under NFD, and voiced kana into kana and mark;
+    # recompose so they stay searchable. A voicing mark left alone (゛, or after a letter
+    # that takes none) is dropped as the other marks are.
+    composed = unicodedata.normalize("NFC", stripped)
+    if "\u3099" in composed or "\u309a" in composed:
+        return composed.replace("\u3099", "").replace("\u309a", "")
+    return composed
 
 
 _FULL_WIDTH_WORD = re.compile("[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]+")
@@ -146,8 +155,12 @@ def _ascii_folded(folded: str) -> bytes | None:
     return folded.encode("ascii", "replace")
 
 
+_VOICING = (0x3099, 0x309A)
+
+
 class _MarkTable(dict[int, int | None]):
-    """A ``str.translate`` table deleting combining marks, filled as characters are met.
+    """A ``str.translate`` table deleting combining marks (but kana's voicing marks),
+    filled as characters are met.
 
     Listing every mark up front took ~40 ms at the first accented or CJK text of each new
     process (the first search of a ``harkback search`` command paid it).
@@ -157,7 +170,8 @@ class _MarkTable(dict[int, int | None]):
     """
 
     def __missing__(self, code: int) -> int | None:
-        kept = None if unicodedata.combining(chr(code)) else code
+        # The kana's voicing marks (U+3099, U+309A) are kept: バ is not ハ.
+        kept = None if unicodedata.combining(chr(code)) and code not in _VOICING else code
         self[code] = kept
         return kept
 
@@ -329,9 +343,9 @@ def index_text(text: str) -> str:
 
 def is_stopword(token: str) -> bool:
     """True for function words that carry no topic (:data:`STOPWORDS`, normalised as
-    tokens are: "で" is searched as "て", so the list's で must be too).
+    tokens are: "Ｔｈｅ" is searched as "the", so the list's words are normalised too).
 
-    >>> is_stopword("the"), is_stopword(tokens("で")[0]), is_stopword("docker")
+    >>> is_stopword("the"), is_stopword(tokens("で")[0]), is_stopword("て")
     (True, True, False)
     """
     return token in _normalized_stopwords()

@@ -11,7 +11,8 @@ import attrs
 
 from harkback.stages.ingest_format import conversation_to_json
 from harkback.stages.records import Conversation
-from tests.adapters.stores.old_files import file_state, old_file
+from tests.adapters.stores.old_files import file_state, old_file, version_2_file
+from tests.adapters.stores.test_voicing_migration import BUCKET, PACKET
 from tests.conftest import conversation
 from tests.pipeline.test_cli import run
 
@@ -28,17 +29,17 @@ def _version(path: Path) -> int:
 
 
 def test_migrate_brings_an_old_file_forward_once(tmp_path: Path) -> None:
-    """A version-1 file: migrate says 1 -> 2, the data stay searchable; a second run says
+    """A version-1 file: migrate says 1 -> 3, the data stay searchable; a second run says
     it is up to date and changes nothing."""
     db = tmp_path / "h.db"
     old_file(db, [DOCKER])
     done = run("migrate", db=db)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"{db}: schema version 1 -> 2 (sessions.project")
-    assert _version(db) == 2
+    assert done.stdout.startswith(f"{db}: schema version 1 -> 3 (sessions.project")
+    assert _version(db) == 3
     before = file_state(db)
     again = run("migrate", "--json", db=db)
-    assert json.loads(again.stdout) == {"success": True, "db": str(db), "from": 2, "to": 2,
+    assert json.loads(again.stdout) == {"success": True, "db": str(db), "from": 3, "to": 3,
                                         "applied": []}
     assert file_state(db)[1] == before[1]
     found = json.loads(run("search", "docker bridge", "--json", "--summarizer", "none",
@@ -64,6 +65,28 @@ def test_search_of_an_old_file_reads_it_without_migrating(tmp_path: Path) -> Non
     assert _version(db) == 1
 
 
+def test_a_japanese_search_before_and_after_migrate(tmp_path: Path) -> None:
+    """A version-2 file, indexed with kana devoiced: a search (read-only) writes nothing
+    and finds the bucket session first for "S3 バケット"; migrate says 2 -> 3, and then
+    the word as written finds the bucket session alone."""
+    db = tmp_path / "h.db"
+    version_2_file(db, [PACKET, BUCKET])
+    before = file_state(db)
+
+    def sessions(query: str) -> list[str]:
+        found = run("search", query, "--json", "--summarizer", "none", db=db)
+        assert found.returncode == 0, found.stderr
+        return [r["session_id"] for r in json.loads(found.stdout)["results"]]
+    assert sessions("S3 バケット")[0] == "bucket"
+    assert set(sessions('"バケット"')) == {"bucket", "packet"}  # as the old index holds it
+    assert file_state(db) == before
+    done = run("migrate", db=db)
+    assert done.stdout.startswith(f"{db}: schema version 2 -> 3 (the index keeps the voiced")
+    assert sessions("S3 バケット")[0] == "bucket"
+    assert sessions('"バケット"') == ["bucket"]
+    assert sessions('"パケット"') == ["packet"]
+
+
 def test_migrate_refuses_what_it_cannot_migrate(tmp_path: Path) -> None:
     """No file, a foreign file, a newer file: one line each, exit 1, nothing written."""
     missing = tmp_path / "none" / "h.db"
@@ -83,7 +106,7 @@ def test_migrate_refuses_what_it_cannot_migrate(tmp_path: Path) -> None:
     raw.close()
     for path, line in ((foreign, f"{foreign} is not a harkback database"),
                        (newer, f"{newer} has harkback schema version 99, newer than this "
-                               "harkback knows (2): upgrade harkback")):
+                               "harkback knows (3): upgrade harkback")):
         before = file_state(path)
         done = run("migrate", db=path)
         assert (done.returncode, done.stderr.strip()) == (

@@ -10,7 +10,7 @@ from harkback.adapters.sqlite_files import APPLICATION_ID
 from harkback.adapters.stores.sql import schema
 from harkback.adapters.stores.sql.rows import encode_tool_calls
 from harkback.stages.records import Conversation
-from harkback.stages.text.tokens import index_text
+from tests.support.old_tokens import first_index_text, first_split
 
 FileState = tuple[list[str], bytes, int]
 
@@ -38,7 +38,8 @@ def schema_names(path: Path) -> set[str]:
 def old_file(path: Path, conversations: Sequence[Conversation]) -> None:
     """A database holding ``conversations`` as the first harkback wrote it: schema version 1
     (its DDL, :data:`~harkback.adapters.stores.sql.schema.SCHEMA`, and its insert
-    statements, here), in WAL mode, with no vector or title tables and no ``project``."""
+    statements, here), in WAL mode, with no vector or title tables and no ``project``, its
+    index given the tokens of that time (kana devoiced: :mod:`tests.support.old_tokens`)."""
     raw = sqlite3.connect(path, isolation_level=None)
     try:
         raw.execute("PRAGMA journal_mode = WAL")
@@ -55,7 +56,30 @@ def old_file(path: Path, conversations: Sequence[Conversation]) -> None:
                 row_id = raw.execute(V1_MESSAGE, (
                     m.session_id, m.position, m.role, m.content, m.tool_name, m.tool_call_id,
                     encode_tool_calls(m.tool_calls), m.timestamp)).lastrowid
-                raw.execute(V1_INDEXED, (row_id, index_text(m.text_for_search())))
+                raw.execute(V1_INDEXED, (row_id, first_index_text(m.text_for_search())))
+        raw.execute("COMMIT")
+    finally:
+        raw.close()
+
+
+def version_2_file(path: Path, conversations: Sequence[Conversation]) -> None:
+    """A database holding ``conversations`` as harkback left it at schema version 2: the
+    version-1 file, ``sessions.project`` (empty), and the title index, every index given
+    the tokens of versions 1 and 2 (kana devoiced)."""
+    old_file(path, conversations)
+    raw = sqlite3.connect(path, isolation_level=None)
+    try:
+        raw.execute("BEGIN")
+        raw.execute("ALTER TABLE sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''")
+        for statement in (*schema.VECTOR_SCHEMA, *schema.TITLE_SCHEMA):
+            raw.execute(statement)
+        for conversation in conversations:
+            body = " ".join(first_split(conversation.session.text_for_search(), index=True))
+            row_id = raw.execute("INSERT INTO session_titles (session_id, body) VALUES (?, ?)",
+                                 (conversation.session.id, body)).lastrowid
+            raw.execute("INSERT INTO session_titles_fts (rowid, body) VALUES (?, ?)",
+                        (row_id, body))
+        raw.execute("PRAGMA user_version = 2")
         raw.execute("COMMIT")
     finally:
         raw.close()

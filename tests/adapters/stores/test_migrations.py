@@ -1,6 +1,7 @@
 """Schema versions of the SQLite store: a file written by the first harkback (version 1) is
 migrated by a writable open with its data intact, read as it is by a read-only open, and a
-file newer than this harkback is refused without being written."""
+file newer than this harkback is refused without being written. (The re-indexing of voiced
+kana, version 3: test_voicing_migration.py.)"""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import schema
+from harkback.adapters.stores.sql.migrations import MIGRATIONS
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import RecentQuery
 from harkback.stages.records import Conversation, Message, Session, ToolCall
@@ -58,14 +60,16 @@ async def _everything(store: SqliteStore) -> tuple[Any, ...]:
 
 async def test_a_writable_open_migrates_a_version_1_file_keeping_every_row(
         tmp_path: Path) -> None:
-    """A file made by the version-1 DDL and inserts gains ``sessions.project`` and version 2;
-    every session, message, hit and overview reads back as the same corpus stored fresh."""
+    """A file made by the version-1 DDL and inserts gains ``sessions.project`` and the latest
+    version; every session, message, hit and overview reads back as the same corpus stored
+    fresh."""
     old, fresh = tmp_path / "old.db", tmp_path / "fresh.db"
     old_file(old, CORPUS)
     assert (_version(old), "project" in _session_columns(old)) == (1, False)
     with SqliteStore.open(old).unwrap() as store:
-        assert store.schema == Migrated(1, 2, ("sessions.project: the folder a session "
-                                               "worked in",))
+        assert store.schema == Migrated(1, schema.SCHEMA_VERSION,
+                                        tuple(step.about for step in MIGRATIONS))
+        assert store.schema.applied[0] == "sessions.project: the folder a session worked in"
         migrated = await _everything(store)
     with SqliteStore.open(fresh).unwrap() as store:
         await ok(store.ingest(CORPUS))
@@ -73,7 +77,7 @@ async def test_a_writable_open_migrates_a_version_1_file_keeping_every_row(
     assert migrated == expected
     assert migrated[0] == tuple(c.session for c in CORPUS)
     assert sorted(migrated[4]) == [("child", 0), ("root", 0)]
-    assert (_version(old), "project" in _session_columns(old)) == (2, True)
+    assert (_version(old), "project" in _session_columns(old)) == (schema.SCHEMA_VERSION, True)
     with sqlite3.connect(old) as raw:
         assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         raw.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES('integrity-check', 0)")
@@ -81,14 +85,14 @@ async def test_a_writable_open_migrates_a_version_1_file_keeping_every_row(
 
 
 async def test_a_migrated_file_takes_projects_and_opens_again_unchanged(tmp_path: Path) -> None:
-    """After the migration an ingest keeps a project; the next open finds version 2 and
-    migrates nothing."""
+    """After the migration an ingest keeps a project; the next open finds the latest
+    version and migrates nothing."""
     path = tmp_path / "h.db"
     old_file(path, CORPUS)
     with SqliteStore.open(path).unwrap() as store:
         await ok(store.ingest([Conversation(Session(id="new", project="/w/api"))]))
     with SqliteStore.open(path).unwrap() as store:
-        assert store.schema == Migrated(2, 2)
+        assert store.schema == Migrated(schema.SCHEMA_VERSION, schema.SCHEMA_VERSION)
         found = await ok(store.sessions(["new", "root"]))
     assert [s.project for s in found] == ["/w/api", ""]
 

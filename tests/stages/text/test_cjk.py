@@ -69,6 +69,14 @@ def test_unit_spans_map_back_through_width_and_length_folding() -> None:
     assert [text[s:e] for s, e in spans] == ["ＣＯＲＳ", "跨域"]
 
 
+def test_unit_spans_find_half_width_and_decomposed_voiced_kana() -> None:
+    """ﾊﾞｹｯﾄ (half-width) and バケット written with a combining mark are the question's
+    バケット (bucket), offsets into the original; パケット (packet) is not."""
+    text = "ﾊﾞｹｯﾄ と \u30cf\u3099ケット と パケット"
+    spans = unit_spans(text, parse_query("バケ").units)
+    assert [text[s:e] for s, e in spans] == ["ﾊﾞｹ", "\u30cf\u3099ケ"]
+
+
 def test_focus_spans_narrow_only_spans_longer_than_allowed() -> None:
     """A long span becomes its unit places; a short one, or one without units, stays."""
     text = FILLER + "nginx 的配置导致跨域失败" + FILLER

@@ -60,11 +60,20 @@ def test_english_words_widen_to_the_question_s_language_only() -> None:
 
 
 def test_a_katakana_word_with_a_voiced_sound_is_found_as_the_question_spells_it() -> None:
-    """The question's text is normalised (ビルド is searched as ヒルト), and so are the
-    listed words: the loanwords with dakuten (ビルド, データベース, デッドロック) are found."""
+    """The question's text is normalised, and so are the listed words: the loanwords with
+    dakuten (ビルド, データベース, デッドロック) are found, half-width ones (ﾋﾞﾙﾄﾞ) too."""
     units = plan_units(parse_query("ビルドのデッドロック"), script="ja")
     english = {f for u in units for f in u.forms if f.isascii()}
     assert {"build", "deadlock"} <= english
+    assert "build" in english_names(normalize("ﾋﾞﾙﾄﾞ"))
+
+
+def test_a_voiced_sound_tells_two_listed_words_apart() -> None:
+    """バケット (bucket) is not パケット (packet) nor ハケット: the mark is kept, so the
+    bucket's English name is not given to a word that only looks like it once unvoiced."""
+    assert english_names(normalize("バケット")) == ("bucket",)
+    assert english_names(normalize("ハケット")) == ()
+    assert english_names(normalize("パケット")) == ()
 
 
 def test_the_words_of_running_software_are_listed() -> None:
