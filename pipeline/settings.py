@@ -151,7 +151,7 @@ def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
     """
     named = environ.get(CONFIG_VARIABLE, "").strip()
     if named:
-        return Path(named).expanduser(), True
+        return Path(os.path.expanduser(named)), True
     home = environ.get("XDG_CONFIG_HOME", "").strip()
     folder = Path(home) if home else Path("~/.config").expanduser()
     return folder / "harkback" / "config.toml", False
@@ -195,13 +195,13 @@ def _choose(key: Key, flag: Any, environ: Mapping[str, str],
             return Failure(f"${key.variable}: {read.failure()}")
         value = read.unwrap()
         if key.name == "db" and value != ":memory:" and "://" not in value:
-            value = os.fspath(Path(value).expanduser())  # as a shell would, for every check
+            value = os.path.expanduser(value)  # as a shell would, for every check
         return Success(Setting(value, f"environment {key.variable}"))
     if in_file is not None and key.name in in_file:
         value, line = in_file[key.name]
         if key.name == "db" and value != ":memory:" and "://" not in value:
             # A relative path in the file is relative to the file, not to where one stands.
-            value = os.fspath(path.parent / Path(value).expanduser())
+            value = os.fspath(path.parent / os.path.expanduser(value))
         return Success(Setting(value, f"file {path} line {line}"))
     return Success(Setting(_default(key), "default"))
 
