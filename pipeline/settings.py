@@ -153,7 +153,9 @@ def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
     if named:
         return Path(os.path.expanduser(named)), True
     home = environ.get("XDG_CONFIG_HOME", "").strip()
-    folder = Path(home) if home else Path("~/.config").expanduser()
+    # No home at all (no $HOME, a user the password file lacks, as in some containers):
+    # "~" stays as written, a file that is not there, rather than RuntimeError.
+    folder = Path(home) if home else Path(os.path.expanduser("~/.config"))
     return folder / "harkback" / "config.toml", False
 
 

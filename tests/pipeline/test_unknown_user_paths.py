@@ -67,3 +67,19 @@ def test_an_agent_home_under_an_unknown_users_home_is_no_history(tmp_path: Path)
                     env={"HERMES_HOME": ELSEWHERE, "HOME": str(tmp_path)})
     assert done.returncode == 1, done.stderr
     assert ELSEWHERE in done.stderr and "internal error" not in done.stderr
+
+
+def test_a_user_without_a_home_runs_commands(tmp_path: Path) -> None:
+    """No ``$HOME`` and a user id the password file lacks (a container run as an arbitrary
+    user): ``config`` reports the settings; every command ended as an internal error before
+    reading a flag. Under root the command runs as such a user; otherwise as this one."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+           and not k.startswith("HARKBACK_")}
+    become = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"] \
+        if os.geteuid() == 0 else []
+    done = subprocess.run([*become, sys.executable, "-m", "harkback.pipeline.cli", "config",
+                           "--json"], capture_output=True, text=True, cwd="/",
+                          env={**env, "HARKBACK_DB": "/h.db"}, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert '"/h.db"' in done.stdout
