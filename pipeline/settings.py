@@ -105,7 +105,14 @@ class Settings:
         folder's ``harkback.db`` when none is set)."""
         if self.chosen_db is None:
             from harkback.pipeline.config import default_db_path  # only when none is given
-            return os.fspath(default_db_path({}))
+            try:
+                return os.fspath(default_db_path({}))
+            except RuntimeError as error:  # no home for the data folder (platformdirs)
+                from harkback.pipeline.cli_edges import EXIT_USAGE
+                from harkback.pipeline.command_basics import CliError
+                raise CliError(f"no database given and no home folder to keep one in "
+                               f"({error}): pass --db PATH or set HARKBACK_DB",
+                               EXIT_USAGE) from None
         return self.chosen_db
 
     def model_environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:

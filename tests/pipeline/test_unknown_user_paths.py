@@ -83,3 +83,19 @@ def test_a_user_without_a_home_runs_commands(tmp_path: Path) -> None:
                           env={**env, "HARKBACK_DB": "/h.db"}, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert '"/h.db"' in done.stdout
+
+
+def test_no_home_and_no_db_is_one_line(tmp_path: Path) -> None:
+    """With no home there is no data folder to hold the default store: one line asking for
+    ``--db`` (a usage error), not an internal error from the folder's lookup."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+           and not k.startswith("HARKBACK_")}
+    become = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"] \
+        if os.geteuid() == 0 else []
+    done = subprocess.run([*become, sys.executable, "-m", "harkback.pipeline.cli", "stats"],
+                          capture_output=True, text=True, cwd="/", env=env, timeout=120,
+                          check=False)
+    assert done.returncode == 2, done.stderr
+    assert "--db" in done.stderr and "internal error" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
