@@ -318,11 +318,11 @@ def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Pat
     """
     env = os.environ if environ is None else environ
     if kind == "hermes":
-        return Path(env.get("HERMES_HOME") or "~/.hermes").expanduser()
+        return Path(os.path.expanduser(env.get("HERMES_HOME") or "~/.hermes"))
     if kind == "claude-code":
-        return Path(env.get("CLAUDE_CONFIG_DIR") or "~/.claude").expanduser() / "projects"
+        return Path(os.path.expanduser(env.get("CLAUDE_CONFIG_DIR") or "~/.claude")) / "projects"
     if kind == "codex":
-        return Path(env.get("CODEX_HOME") or "~/.codex").expanduser() / "sessions"
+        return Path(os.path.expanduser(env.get("CODEX_HOME") or "~/.codex")) / "sessions"
     raise ValueError(f"no default location for {kind!r}")
 
 

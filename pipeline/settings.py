@@ -105,7 +105,14 @@ class Settings:
         folder's ``harkback.db`` when none is set)."""
         if self.chosen_db is None:
             from harkback.pipeline.config import default_db_path  # only when none is given
-            return os.fspath(default_db_path({}))
+            try:
+                return os.fspath(default_db_path({}))
+            except RuntimeError as error:  # no home for the data folder (platformdirs)
+                from harkback.pipeline.cli_edges import EXIT_USAGE
+                from harkback.pipeline.command_basics import CliError
+                raise CliError(f"no database given and no home folder to keep one in "
+                               f"({error}): pass --db PATH or set HARKBACK_DB",
+                               EXIT_USAGE) from None
         return self.chosen_db
 
     def model_environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -151,9 +158,11 @@ def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
     """
     named = environ.get(CONFIG_VARIABLE, "").strip()
     if named:
-        return Path(named).expanduser(), True
+        return Path(os.path.expanduser(named)), True
     home = environ.get("XDG_CONFIG_HOME", "").strip()
-    folder = Path(home) if home else Path("~/.config").expanduser()
+    # No home at all (no $HOME, a user the password file lacks, as in some containers):
+    # "~" stays as written, a file that is not there, rather than RuntimeError.
+    folder = Path(home) if home else Path(os.path.expanduser("~/.config"))
     return folder / "harkback" / "config.toml", False
 
 
@@ -195,13 +204,13 @@ def _choose(key: Key, flag: Any, environ: Mapping[str, str],
             return Failure(f"${key.variable}: {read.failure()}")
         value = read.unwrap()
         if key.name == "db" and value != ":memory:" and "://" not in value:
-            value = os.fspath(Path(value).expanduser())  # as a shell would, for every check
+            value = os.path.expanduser(value)  # as a shell would, for every check
         return Success(Setting(value, f"environment {key.variable}"))
     if in_file is not None and key.name in in_file:
         value, line = in_file[key.name]
         if key.name == "db" and value != ":memory:" and "://" not in value:
             # A relative path in the file is relative to the file, not to where one stands.
-            value = os.fspath(path.parent / Path(value).expanduser())
+            value = os.fspath(path.parent / os.path.expanduser(value))
         return Success(Setting(value, f"file {path} line {line}"))
     return Success(Setting(_default(key), "default"))
 

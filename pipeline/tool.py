@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.terminal import json_text
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 
 _DESCRIPTION = """\
@@ -55,7 +56,7 @@ SESSION_SEARCH_TOOL: dict[str, Any] = {
 
 
 def _error(message: str) -> str:
-    return json.dumps({"success": False, "error": message}, ensure_ascii=False)
+    return json_text({"success": False, "error": message})
 
 
 def _arguments(raw: str | dict[str, Any]) -> dict[str, Any] | str:
@@ -86,7 +87,8 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     response = await harkback.search(
         query, limit=limit, current_session_id=current_session_id,
         roles=tuple(r.strip() for r in roles.split(",") if r.strip()))
-    return json.dumps(response.to_payload(), ensure_ascii=False)
+    # UTF-8 whatever the arguments held: half a character escaped in them is U+FFFD.
+    return json_text(response.to_payload())
 
 
 def handle_session_search_sync(harkback: Harkback, arguments: str | dict[str, Any], *,

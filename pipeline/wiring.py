@@ -105,7 +105,7 @@ def folder_named(target: str) -> str | None:
     >>> folder_named(".")
     '. is a folder, not a database file: name a file in it, such as harkback.db'
     """
-    if store_kind(target) != "sqlite" or not Path(target).expanduser().is_dir():
+    if store_kind(target) != "sqlite" or not Path(os.path.expanduser(target)).is_dir():
         return None
     return (f"{target} is a folder, not a database file: name a file in it, such as "
             f"{Path(target) / 'harkback.db'}")
@@ -146,7 +146,7 @@ def new_file(target: str) -> Path | None:
     """
     if store_kind(target) != "sqlite":
         return None
-    path = Path(target).expanduser()
+    path = Path(os.path.expanduser(target))  # ~nobody stays as written, as in a shell
     return None if os.path.lexists(path) else path  # a symlink, even dangling, is not ours
 
 

@@ -23,7 +23,7 @@ from harkback.stages.ports import MatchQuery, NearestQuery
 from harkback.stages.query import Node, Phrase, Term, Unit, Without, phrase_count
 from harkback.stages.records import Message, Session
 from harkback.stages.scope import in_scope
-from harkback.stages.text.tokens import index_tokens, is_cjk
+from harkback.stages.text.tokens import index_tokens
 
 
 @attrs.frozen
@@ -63,7 +63,7 @@ def occurrences(unit: Unit, tokens: Sequence[str], counts: Counter[str]) -> int:
     2
     """
     if isinstance(unit, Term):
-        if unit.prefix or (len(unit.text) == 1 and is_cjk(unit.text)):
+        if unit.prefix:
             return sum(n for token, n in counts.items() if token.startswith(unit.text))
         return counts[unit.text]
     if any(term not in counts for term in unit.terms[:-1]):

@@ -117,7 +117,7 @@ class SqliteStore(Closing):
         process that searches once (its page cache starts empty), but every page it ever
         read counts in the process's resident size, so not for a long-lived one.
         """
-        location = Path(path).expanduser()
+        location = Path(os.path.expanduser(path))
         if readonly and not location.is_file():
             return Failure(StoreUnavailable(
                 f"no harkback database at {location}; ingest sessions first"))

@@ -359,14 +359,18 @@ def _normalized_stopwords() -> frozenset[str]:
 def token_matches(query_token: str, text_tokens: frozenset[str], *, prefix: bool) -> bool:
     """Does a query token occur among ``text_tokens`` (as a prefix when ``prefix``)?
 
-    A one-character CJK token is always a prefix match, since the index holds it only
-    at the start of a bigram or at the end of a run.
+    As the SQLite and PostgreSQL stores match it: a one-character CJK token is a prefix
+    only when asked (the query parser asks for a question's lone character); a Korean noun
+    the planner searches by its forms (큐, :mod:`~harkback.stages.text.korean`) is a whole
+    token, never 큐브.
 
-    >>> token_matches("猫", frozenset({"猫咪"}), prefix=False)
+    >>> token_matches("猫", frozenset({"猫咪"}), prefix=True)
     True
+    >>> token_matches("큐", frozenset({"큐브"}), prefix=False)
+    False
     """
     if query_token in text_tokens:
         return True
-    if prefix or (len(query_token) == 1 and is_cjk(query_token)):
+    if prefix:
         return any(t.startswith(query_token) for t in text_tokens)
     return False

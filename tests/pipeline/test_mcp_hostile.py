@@ -4,8 +4,11 @@ the next call."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +81,44 @@ async def test_a_store_in_a_folder_that_cannot_be_entered_is_a_tool_error(
         os.chmod(folder, 0o755)
     assert message == f"{db}: Permission denied"
     assert later["count"] == 3
+
+
+def test_half_a_character_escaped_in_a_call_is_answered(db: Path) -> None:
+    """A call whose JSON escapes half a character (``\\ud83d``: an emoji a truncation cut
+    in two) is answered, with U+FFFD in its place: the SDK's parser refused the line, and
+    the server sent nothing at all, so the client waited for an answer that never came."""
+    search = {"query": "nginx \ud83d", "summarizer": "none"}
+    calls = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "session_search", "arguments": search}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "read_session", "arguments": {"id": "\udcff"}}}]
+    lines = "".join(json.dumps(call) + "\n" for call in calls)  # ASCII: "\\ud83d" as sent
+    assert "\\ud83d" in lines
+    server = subprocess.Popen(
+        [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_environment())
+    guard = threading.Timer(120, server.kill)  # a server that never answers fails, not hangs
+    guard.start()
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(lines.encode())
+        server.stdin.flush()
+        answers: dict[int, Any] = {}
+        while len(answers) < 3 and (line := server.stdout.readline()):
+            answer = json.loads(line)
+            answers[answer["id"]] = answer
+        server.stdin.close()
+        server.wait()
+    finally:
+        guard.cancel()
+    assert sorted(answers) == [1, 2, 3]
+    found = answers[2]["result"]
+    assert not found.get("isError") and found["structuredContent"]["query"] == "nginx \ufffd"
+    missing = answers[3]["result"]
+    assert missing["isError"] and missing["content"][0]["text"] == (
+        "not found: no session with id '\ufffd'")

@@ -55,3 +55,17 @@ async def test_bad_arguments_give_a_clear_error_payload(harkback: Harkback, argu
     payload = json.loads(await handle_session_search(harkback, arguments))
     assert payload["success"] is False
     assert message in payload["error"]
+
+
+@pytest.mark.parametrize(("arguments", "key"), [
+    ('{"query": "backup \\ud83d"}', "query"),
+    ('{"query": "backup", "role_filter": "\\ud800"}', "error"),
+])
+async def test_half_a_character_in_the_arguments_gives_utf8_json(
+        harkback: Harkback, arguments: str, key: str) -> None:
+    """Arguments escaping half a character (``\\ud83d``: an emoji a model's output cut in
+    two) give text that is UTF-8 and strict JSON, with U+FFFD in its place: the payload
+    echoed it raw, and the agent's runtime failed to encode the tool's answer."""
+    text = await handle_session_search(harkback, arguments)
+    text.encode("utf-8")
+    assert "\ufffd" in json.loads(text)[key]

@@ -21,7 +21,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey
 from harkback.stages.ports import MatchQuery, MessageKey, RecentQuery, SessionStore, SummaryKey
-from harkback.stages.query import parse_query
+from harkback.stages.query import Term, parse_query
 from harkback.stages.records import (
     ROLES,
     Conversation,
@@ -414,6 +414,15 @@ class StoreContract:
             "s1", ("user", "上次怎么解决端口冲突"), ("user", "今天天气很好"))]))
         hits = await ok(store.search(match(query)))
         assert [h.content for h in hits] == ["上次怎么解决端口冲突"]
+
+    async def test_a_lone_cjk_character_as_a_whole_word_is_no_prefix(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A one-character CJK term that is not a prefix (a Korean noun the planner searches
+        by its forms: 큐, 큐에) matches that token only, never 큐브 or 시큐리티."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "큐 비우기"), ("user", "큐브 아이콘"), ("user", "시큐리티 설정"))]))
+        hits = await ok(store.search(MatchQuery(expression=Term("큐"), roles=ROLES)))
+        assert [h.content for h in hits] == ["큐 비우기"]
 
     async def test_term_stats_count_messages_holding_each_term(
             self, store: SessionStore, make_conversation: Make) -> None:
