@@ -23,11 +23,14 @@ from harkback.stages.request import SearchRequest
 
 @attrs.frozen(kw_only=True)
 class Matched:
-    """The match stage's output: ranked message hits."""
+    """The match stage's output: ranked message hits, and the score each ranked session
+    got when the ranker scores sessions (best first; empty when it does not), which the
+    hybrid ranker weighs meaning against."""
 
     request: SearchRequest
     parsed: ParsedQuery
     hits: tuple[MessageHit, ...]
+    session_scores: tuple[tuple[str, float], ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -1,19 +1,22 @@
-"""The hybrid ranker: the lexical ranking fused with a dense (embedding) ranking.
+"""The hybrid ranker: the lexical ranking, with meaning added as bounded evidence.
 
 Words miss what meaning finds: "Where did I complete my Bachelor's degree?" shares no
 topic word with "I finished my undergrad in CS at UCLA". The dense side embeds the
 question (:class:`~harkback.stages.ports.Embedder`) and asks the vector store for the
-messages nearest to it; both sides rank *sessions* (a session's place is that of its
-first hit) and reciprocal rank fusion merges the two orders: a session scores
-``1 / (k + lexical rank) + dense_weight / (k + dense rank)``, a side that did not find it
-adding nothing.
+messages nearest to it, which rank *sessions* (a session's place is that of its first
+hit). Each session then scores its lexical score as a share of the best session's (0
+when words did not find it) plus what its place by meaning adds: ``dense_weight`` for
+the nearest session, falling with the place as ``(softness + 1) / (softness + place)``.
 
-The defaults are k = 10, a dense weight of 0.75 and 200 dense messages. The textbook
-k = 60 is made for lists of hundreds; the lexical side ranks a few dozen sessions, and a
-smaller k keeps the top of each list on top. On LongMemEval it lifts recall_all@5 from
-0.907 (lexical) to 0.937 with multilingual-e5-small on one person's history, and lowers
-it on a store pooled from hundreds of people (0.519 to 0.485), where an embedding cannot
-tell whose history a session is (benchmarks/README.md).
+So meaning decides among sessions whose words match about equally well, and brings in
+sessions words missed above the weak lexical matches, but cannot lift a session over one
+that holds the question's distinctive words by a wide margin. Reciprocal rank fusion of
+the two orders (until 2026-12-03) ignored that margin: a look-alike first by meaning passed
+the session that named the tool, and the seed scenarios (238 questions, embedded with
+multilingual-e5-small) fell from 217 answered by words alone to 184; now 211. On
+LongMemEval, per question recall_all@5 0.924 (RRF 0.932, words alone 0.899), pooled 0.439
+(RRF 0.430, words 0.422) (benchmarks/README.md, "Hybrid (dense) ranking").
+
 The dense neighbours are lifted by recency as the lexical side's sessions are
 (:func:`~harkback.stages.match.sessions.recency_factor`), on their relative similarity.
 
@@ -23,9 +26,10 @@ never an error.
 
 >>> h = lambda sid, score=1.0: MessageHit(session_id=sid, position=0, role="user",
 ...                                      content="", score=score)
->>> fused = fuse_sessions((h("a"), h("b"), h("c")), (h("c"), h("d")), k=60)
->>> [x.session_id for x in fused]
-['c', 'a', 'b', 'd']
+>>> words = (("a", 9.0), ("b", 8.5), ("c", 2.0))
+>>> fused = fuse_sessions((h("a"), h("b"), h("c")), (h("b"), h("d")), words)
+>>> [x.session_id for x in fused]  # b: near a by words; d: found by meaning alone
+['b', 'a', 'd', 'c']
 """
 
 from __future__ import annotations
@@ -49,18 +53,13 @@ from harkback.stages.records import MessageHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, as_result
 
-RRF_K = 10.0
-"""Reciprocal rank fusion's constant: how flat the fused curve is over ranks (the usual 60
-suits lists of hundreds; these are a few dozen sessions long)."""
+DENSE_WEIGHT = 0.3
+"""What the session nearest by meaning adds to its score, as a share of the best
+lexical session's score (which counts 1)."""
 
-DENSE_WEIGHT = 0.75
-"""The dense side's share of the fusion, the lexical side's being 1.
-
-On LongMemEval's developer split, 0.75 against equal weights: per question recall_all@5
-0.937 against 0.932 (e5) and 0.924 against 0.920 (MiniLM), pooled 0.485 against 0.473 and
-0.439 against 0.388 (benchmarks/README.md): never worse at recall_all@5 (e5's all@3 is
-two questions lower), and meaning, which cannot tell whose history a session is, weighs
-a little less than words in a store shared by many."""
+DENSE_SOFTNESS = 10.0
+"""How slowly what meaning adds falls with a session's place by meaning: place ``r``
+adds ``dense_weight * (softness + 1) / (softness + r)`` (half of the first's at place 22)."""
 
 
 def session_order(hits: Sequence[MessageHit]) -> dict[str, int]:
@@ -77,10 +76,12 @@ def session_order(hits: Sequence[MessageHit]) -> dict[str, int]:
     return order
 
 
-def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit], *,
-                  k: float = RRF_K, dense_weight: float = DENSE_WEIGHT, per_session: int = 3,
-                  limit: int = 60) -> tuple[MessageHit, ...]:
-    """Hits grouped by session in fused order (reciprocal rank fusion of the two sides).
+def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit],
+                  lexical_scores: Sequence[tuple[str, float]], *,
+                  dense_weight: float = DENSE_WEIGHT, softness: float = DENSE_SOFTNESS,
+                  per_session: int = 3, limit: int = 60) -> tuple[MessageHit, ...]:
+    """Hits grouped by session in fused order (see the module): ``lexical_scores`` are
+    the lexical ranker's session scores (:attr:`Matched.session_scores`).
 
     Each session keeps its lexical hits first (they show where the words are), then
     its nearest dense hits, ``per_session`` at most. Ties keep the lexical order, then
@@ -89,13 +90,13 @@ def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit], *,
     lexical_rank = session_order(lexical)
     dense_rank = session_order(dense)
     sessions = list(lexical_rank) + [s for s in dense_rank if s not in lexical_rank]
+    by_words = dict(lexical_scores)
+    best = max(by_words.values(), default=0.0)
 
     def fused(session_id: str) -> float:
-        score = 0.0
-        if session_id in lexical_rank:
-            score += 1.0 / (k + lexical_rank[session_id])
+        score = max(by_words.get(session_id, 0.0), 0.0) / best if best > 0 else 0.0
         if session_id in dense_rank:
-            score += dense_weight / (k + dense_rank[session_id])
+            score += dense_weight * (softness + 1) / (softness + dense_rank[session_id])
         return score
 
     ranked = sorted(sessions, key=lambda s: -fused(s))  # stable: ties keep lexical order
@@ -134,17 +135,17 @@ def relative_similarity(hits: Sequence[MessageHit]) -> dict[tuple[str, int], flo
 class HybridMatch:
     """Lexical and dense rankings fused by session (see the module docstring).
 
-    ``dense_limit`` messages are read from the vector store; ``dense_weight`` scales
-    the dense side's share of the fusion (0 gives the lexical order); messages less
-    similar than ``min_similarity`` (cosine) are not taken. A query written with search
-    syntax (``NOT``, ``"phrase"``, ``OR``, ``prefix*``) means exactly what it says, so
-    it is ranked by words alone.
+    ``dense_limit`` messages are read from the vector store; ``dense_weight`` and
+    ``softness`` set what a place by meaning adds (a weight of 0 gives the lexical order);
+    messages less similar than ``min_similarity`` (cosine) are not taken. A query written
+    with search syntax (``NOT``, ``"phrase"``, ``OR``, ``prefix*``) means exactly what it
+    says, so it is ranked by words alone.
     """
 
     lexical: LexicalMatch = LexicalMatch()
     dense_limit: int = attrs.field(default=200, validator=attrs.validators.ge(1))
     dense_weight: float = attrs.field(default=DENSE_WEIGHT, validator=attrs.validators.ge(0.0))
-    k: float = attrs.field(default=RRF_K, validator=attrs.validators.gt(0.0))
+    softness: float = attrs.field(default=DENSE_SOFTNESS, validator=attrs.validators.ge(0.0))
     min_similarity: float = 0.0
 
     def __call__(self, request: SearchRequest) -> Step[Matched]:
@@ -159,11 +160,12 @@ class HybridMatch:
                 if not meaning or not isinstance(outcome, Success):
                     return outcome
                 matched = outcome.unwrap()
-                hits = fuse_sessions(matched.hits, meaning, k=self.k,
-                                     dense_weight=self.dense_weight,
+                hits = fuse_sessions(matched.hits, meaning, matched.session_scores,
+                                     dense_weight=self.dense_weight, softness=self.softness,
                                      per_session=self.lexical.hits_per_session,
                                      limit=self.lexical.hit_limit)
-                return Success(attrs.evolve(matched, hits=hits))
+                # The lexical session scores no longer describe this order.
+                return Success(attrs.evolve(matched, hits=hits, session_scores=()))
             return FutureResult(both())
 
         return RequiresContextFutureResult(run)

@@ -255,7 +255,8 @@ class LexicalMatch:
                                         role_weights, lift)
         ordered = order_hits(scored, sessions, per_session=self.hits_per_session,
                              limit=self.hit_limit)
-        return Matched(request=request, parsed=with_names(parsed, units), hits=ordered)
+        return Matched(request=request, parsed=with_names(parsed, units), hits=ordered,
+                       session_scores=tuple(sessions))
 
     def _decomposed(self, query: str, units: Sequence[RankUnit], scored: Sequence[Scored],
                     sessions: Sequence[tuple[str, float]], average: float,

