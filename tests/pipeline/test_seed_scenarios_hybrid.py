@@ -20,7 +20,7 @@ import pytest
 from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.pipeline import RANKERS, SUMMARIZERS, Harkback, Pipeline, open_store, run_sync
 from harkback.pipeline.embed import embed_missing
-from tests.pipeline.test_seed_scenarios import CORPORA, KNOWN_WRONG, QUESTIONS
+from tests.pipeline.test_seed_scenarios import CORPORA, KNOWN_WRONG, QUESTIONS, question_param
 from tests.support.seeds import ask, conversations
 
 HYBRID_LOSSES: tuple[str, ...] = (
@@ -61,14 +61,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Harkb
         harkback.store.close()
 
 
-def _param(key: tuple[str, str]) -> object:
-    if key[1] in HYBRID_LOSSES:
-        return pytest.param(key, id="-".join(key), marks=pytest.mark.xfail(
-            strict=True, reason="answered by words, lost with meaning (issue 17)"))
-    return pytest.param(key, id="-".join(key))
-
-
-@pytest.mark.parametrize("key", [_param(key) for key in QUESTIONS if key[1] not in KNOWN_WRONG])
+@pytest.mark.parametrize("key", [
+    question_param(key, HYBRID_LOSSES, "answered by words, lost with meaning (issue 17)")
+    for key in QUESTIONS if key[1] not in KNOWN_WRONG])
 def test_meaning_keeps_what_words_answer(stores: dict[str, Harkback],
                                          key: tuple[str, str]) -> None:
     """One answer session comes first; several are all in the first three."""
