@@ -69,33 +69,40 @@ def test_an_agent_home_under_an_unknown_users_home_is_no_history(tmp_path: Path)
     assert ELSEWHERE in done.stderr and "internal error" not in done.stderr
 
 
-def test_a_user_without_a_home_runs_commands(tmp_path: Path) -> None:
-    """No ``$HOME`` and a user id the password file lacks (a container run as an arbitrary
-    user): ``config`` reports the settings; every command ended as an internal error before
-    reading a flag. Under root the command runs as such a user; otherwise as this one."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
-           and not k.startswith("HARKBACK_")}
-    become = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"] \
-        if os.geteuid() == 0 else []
-    done = subprocess.run([*become, sys.executable, "-m", "harkback.pipeline.cli", "config",
-                           "--json"], capture_output=True, text=True, cwd="/",
-                          env={**env, "HARKBACK_DB": "/h.db"}, timeout=120, check=False)
+# The child's password file lacks its user id, as in a container run as an arbitrary user:
+# a patched ``pwd.getpwuid`` says so without needing another user (one that could not
+# read a checkout under a private folder, as a CI clone may be).
+_NO_PASSWD_ENTRY = (
+    "import pwd, runpy, sys\n"
+    "def lacking(uid): raise KeyError(f'getpwuid(): uid not found: {uid}')\n"
+    "pwd.getpwuid = lacking\n"
+    "sys.argv = ['harkback', *sys.argv[1:]]\n"
+    "runpy.run_module('harkback.pipeline.cli', run_name='__main__')\n")
+
+
+def without_a_home(*args: str, env: dict[str, str] | None = None
+                   ) -> subprocess.CompletedProcess[str]:
+    """``harkback ARGS`` with no ``$HOME`` (nor XDG folders) and no password file entry."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+            and not k.startswith("HARKBACK_")}
+    return subprocess.run([sys.executable, "-c", _NO_PASSWD_ENTRY, *args], capture_output=True,
+                          text=True, cwd="/", env={**base, **(env or {})}, timeout=120,
+                          check=False)
+
+
+def test_a_user_without_a_home_runs_commands() -> None:
+    """No ``$HOME`` and a user id the password file lacks: ``config`` reports the settings;
+    every command ended as an internal error before reading a flag."""
+    done = without_a_home("config", "--json", env={"HARKBACK_DB": "/h.db"})
     assert done.returncode == 0, done.stderr
     assert '"/h.db"' in done.stdout
 
 
-def test_no_home_and_no_db_is_one_line(tmp_path: Path) -> None:
+def test_no_home_and_no_db_is_one_line() -> None:
     """With no home there is no data folder to hold the default store: one line asking for
     ``--db`` (a usage error), not an internal error from the folder's lookup."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
-           and not k.startswith("HARKBACK_")}
-    become = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"] \
-        if os.geteuid() == 0 else []
-    done = subprocess.run([*become, sys.executable, "-m", "harkback.pipeline.cli", "stats"],
-                          capture_output=True, text=True, cwd="/", env=env, timeout=120,
-                          check=False)
+    done = without_a_home("stats")
     assert done.returncode == 2, done.stderr
     assert "--db" in done.stderr and "internal error" not in done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
