@@ -1,13 +1,13 @@
 """Japanese voiced sound marks: what normalisation keeps of them, and what it folded before.
 
 パケット (packet), バケット (bucket) and ハケット differ only by the marks U+3099 (dakuten)
-and U+309A (handakuten) that NFD splits off their kana. Until schema version 3 of the
-stores, :func:`~harkback.stages.text.tokens.normalize` stripped them with the Latin
-diacritics, so all three were searched as ハケット. Now a mark stays on its kana (ガ is not
-カ); a mark standing alone (゛, or after a letter that takes none) still goes. A store
-indexed before keeps the folded words until it is migrated: :func:`devoiced` gives, from
-today's tokens, the tokens such an index holds, and :data:`VOICING_CLASS` names the
-characters a text must hold for its tokens to have changed.
+and U+309A (handakuten) that NFD splits off their kana. Until schema version 3 of SQLite
+stores (5 of PostgreSQL ones), :func:`~harkback.stages.text.tokens.normalize` stripped
+them with the Latin diacritics, so all three were searched as ハケット. Now a mark stays
+on its kana (ガ is not カ); a mark standing alone (゛, or after a letter that takes none)
+still goes. A store indexed before keeps the folded words until it is migrated:
+:func:`devoiced` gives, from today's tokens, the tokens such an index holds, and
+:func:`voicing_chars` names the characters a text must hold for its tokens to have changed.
 
 >>> devoiced("ぱけっと バケット ｶﾞ"), devoiced("café 上次")
 ('はけっと ハケット ｶﾞ', 'café 上次')
@@ -80,8 +80,8 @@ def may_hold_voicing(text: str) -> bool:
 
 
 def voicing_class() -> str:
-    """:func:`voicing_chars` as a bracket expression for SQLite's ``GLOB`` and
-    PostgreSQL's ``~`` (runs of consecutive code points as ranges).
+    """:func:`voicing_chars` as a bracket expression for PostgreSQL's ``~`` (runs of
+    consecutive code points as ranges).
 
     >>> voicing_class()[:20]
     '[がぎぐげござじずぜぞだぢづでどば-ぱび'
