@@ -109,3 +109,18 @@ def needs_migrate(where: str, found: int, known: int) -> str:
     """
     return (f"{where} has harkback schema version {found}; run `harkback migrate --db "
             f"{where}` to bring it to {known}")
+
+
+def moved_on(found: int, known: int) -> str:
+    """The line that refuses a write to a store whose schema version changed while this
+    harkback had it open: another harkback migrated it, and what this one would write
+    (its tokens, its rows) may no longer be what the store's version holds.
+
+    >>> moved_on(4, 3).startswith("the store is now at harkback schema version 4, not 3")
+    True
+    >>> moved_on(4, 3).split(": ")[1]
+    'nothing was written; restart with a harkback that knows version 4'
+    """
+    return (f"the store is now at harkback schema version {found}, not {known} as when this "
+            f"harkback opened it (another harkback migrated it): nothing was written; restart "
+            f"with a harkback that knows version {found}")

@@ -20,9 +20,8 @@ from typing import Any
 import psycopg
 
 from harkback.adapters.stores.postgres_reads import messages, sessions
-from harkback.adapters.stores.postgres_schema import WRITE_LOCK
 from harkback.adapters.stores.postgres_text import restore, storable
-from harkback.adapters.stores.postgres_writes import write
+from harkback.adapters.stores.postgres_writes import take_write_lock, write
 from harkback.stages import rewrite
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -39,7 +38,7 @@ def remove(connection: Connection, ids: Sequence[str]) -> int:
         return 0
     wanted = [storable(i) for i in dict.fromkeys(ids)]
     with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+        take_write_lock(connection)
         gone = connection.execute(
             "DELETE FROM sessions WHERE id = ANY(%s::text[]) RETURNING id, length",
             (wanted,)).fetchall()
@@ -67,7 +66,7 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
     report = rewrite.RewriteReport()
     with connection.transaction():
         if not dry_run:
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            take_write_lock(connection)
         ids = [restore(row[0]) for row in connection.execute(
             'SELECT id FROM sessions ORDER BY id COLLATE "C"')]
         for start in range(0, len(ids), CHUNK):

@@ -15,7 +15,8 @@ from typing import Any
 
 import psycopg
 
-from harkback.adapters.stores.postgres_schema import WRITE_LOCK
+from harkback.adapters.stores.migration import moved_on
+from harkback.adapters.stores.postgres_schema import VERSION, WRITE_LOCK
 from harkback.adapters.stores.postgres_text import restore, storable, tsvector_literal
 from harkback.adapters.stores.sql.rows import message_from_row, session_row
 from harkback.adapters.stores.sql.statement import SqlValue
@@ -52,6 +53,33 @@ and ``tsvector``) with LZ4 where the server was built with it: pglz's compressio
 tenth of the ``COPY``'s time on the server; LZ4 takes about a fifth of that (and reads
 back faster). Rows written before keep pglz; each value names its own method."""
 
+_LOCK = "SELECT pg_advisory_xact_lock(%s)"
+
+
+class SchemaMoved(psycopg.DatabaseError):
+    """The database's schema version is not the one this harkback writes: another harkback
+    migrated it while this one was connected (see :func:`take_write_lock`)."""
+
+
+def take_write_lock(connection: Connection, statement: str = _LOCK) -> None:
+    """Take the store's write lock (``statement`` binds it), then check under it that the
+    database is still at the schema version this harkback writes.
+
+    On a shared server the harkbacks of several machines write at once; once one of them
+    migrated the database, another still connected must not add rows or index tokens of
+    the old layout (:class:`SchemaMoved`; the transaction is rolled back).
+    """
+    # Imported here: postgres_migrations imports this module (through postgres_voicing).
+    from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
+    connection.execute(statement, (WRITE_LOCK,))
+    # A statement of its own, so its snapshot is taken once the lock is held: it sees a
+    # migration that committed while this transaction waited for the lock.
+    row = connection.execute(VERSION).fetchone()
+    found = int(row[0]) if row else 0  # no row: not a layout this harkback writes
+    if found != SCHEMA_VERSION:
+        raise SchemaMoved(moved_on(found, SCHEMA_VERSION))
+
+
 _TOTALS = ("UPDATE index_totals SET messages = messages + %s, "
            "message_tokens = message_tokens + %s, sessions = sessions + %s, "
            "session_tokens = session_tokens + %s, generation = generation + 1")
@@ -78,7 +106,7 @@ def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport
         return IngestReport()
     ids = [storable(c.session.id) for c in batch]
     with connection.transaction():
-        connection.execute(_LOCK_AND_COMPRESSION, (WRITE_LOCK,))
+        take_write_lock(connection, _LOCK_AND_COMPRESSION)
         old_titles: dict[str, int] = dict(connection.execute(
             "SELECT id, length FROM sessions WHERE id = ANY(%s::text[])", (ids,)).fetchall())
         stored = [(row[0], message_from_row(read_text(row[1:]))) for row in connection.execute(

@@ -71,7 +71,7 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
         return Migrated(schema.SCHEMA_VERSION, schema.SCHEMA_VERSION)
     if not is_blank(connection):
         _checked(connection, where)  # a foreign file is refused before it is even locked
-    with immediate(connection):
+    with immediate(connection, version=None):
         # Another process may have made or migrated the file while this one waited.
         before = 0 if is_blank(connection) else _checked(connection, where)
         if before == 0:

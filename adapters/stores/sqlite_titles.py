@@ -10,6 +10,7 @@ search finds no sessions (:func:`search`).
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
 >>> for statement in schema.SCHEMA:
 ...     _ = connection.execute(statement)
+>>> _ = connection.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
 >>> _ = connection.execute("INSERT INTO sessions (id, title) VALUES ('s1', 'CORS fix')")
 >>> has_title_schema(connection), prepare(connection), has_title_schema(connection)
 (False, 1, True)

@@ -4,7 +4,12 @@ and a search's one read snapshot (:func:`one_snapshot`).
 Kept apart from :mod:`~harkback.adapters.stores.sqlite_connection` so that the modules it
 imports (migrations, titles) can use it too.
 
+A write checks, under its lock, that the file is still at the schema version this harkback
+writes (:class:`SchemaMoved` otherwise): a harkback that opened the file before another one
+migrated it must not add rows or index tokens of the old layout to it.
+
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
+>>> _ = connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 >>> with immediate(connection):
 ...     _ = connection.execute("CREATE TABLE t (x)")
 >>> try:
@@ -13,6 +18,15 @@ imports (migrations, titles) can use it too.
 ...         raise ValueError("no")
 ... except ValueError:
 ...     pass
+>>> connection.execute("SELECT COUNT(*) FROM t").fetchone(), connection.in_transaction
+((0,), False)
+>>> _ = connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # migrated meanwhile
+>>> try:
+...     with immediate(connection):
+...         _ = connection.execute("INSERT INTO t VALUES (1)")
+... except SchemaMoved as refused:
+...     print(str(refused)[:43])
+the store is now at harkback schema version
 >>> connection.execute("SELECT COUNT(*) FROM t").fetchone(), connection.in_transaction
 ((0,), False)
 """
@@ -24,15 +38,31 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 
+from harkback.adapters.stores.migration import moved_on
+from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
+
 T = TypeVar("T")
 
 
+class SchemaMoved(sqlite3.DatabaseError):
+    """The file's schema version is not the one this harkback writes (see the module)."""
+
+
 @contextlib.contextmanager
-def immediate(connection: sqlite3.Connection) -> Iterator[None]:
+def immediate(connection: sqlite3.Connection, *, version: int | None = SCHEMA_VERSION
+              ) -> Iterator[None]:
     """One write transaction (``BEGIN IMMEDIATE``): committed at the end of the block
-    (unless the block rolled it back itself), rolled back when anything escapes it."""
+    (unless the block rolled it back itself), rolled back when anything escapes it.
+
+    The file must be at schema ``version`` (None for the migration that changes it)."""
     connection.execute("BEGIN IMMEDIATE")
     try:
+        if version is not None:
+            # One read of the file's header, under the write lock: no migration can come
+            # between this check and the commit.
+            found: int = connection.execute("PRAGMA user_version").fetchone()[0]
+            if found != version:
+                raise SchemaMoved(moved_on(found, version))
         yield
         if connection.in_transaction:
             connection.execute("COMMIT")

@@ -18,7 +18,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import RecentQuery
 from harkback.stages.records import Conversation, Message, Session, ToolCall
 from tests.adapters.stores.old_files import file_state, old_file
-from tests.adapters.stores.store_contract import match, ok
+from tests.adapters.stores.store_contract import failed, match, ok
 
 CORPUS = (
     Conversation(Session(id="root", source="cli", model="m1", title="Docker bridge",
@@ -171,3 +171,22 @@ def test_a_blank_file_gets_every_table_in_one_transaction(tmp_path: Path) -> Non
         made = {name for (name,) in raw.execute("SELECT name FROM sqlite_master")}
     raw.close()
     assert made >= {*schema.VECTOR_OBJECTS, *schema.TITLE_OBJECTS, "sessions", "messages"}
+
+
+async def test_a_store_migrated_while_open_takes_no_more_writes(tmp_path: Path) -> None:
+    """Another harkback migrates the file while this one has it open (its version moves
+    under it): this one's next ingest and removal are refused in one line and write
+    nothing, since its rows and index tokens would be those of the old layout."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest(CORPUS[:1]))
+        with sqlite3.connect(path) as raw:
+            raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
+        raw.close()
+        before = file_state(path)
+        for refused in (await failed(store.ingest(CORPUS[1:])),
+                        await failed(store.remove_sessions(["root"]))):
+            reason = refused.reason
+            assert f"now at harkback schema version {schema.SCHEMA_VERSION + 1}" in reason
+            assert "nothing was written" in reason
+        assert file_state(path) == before

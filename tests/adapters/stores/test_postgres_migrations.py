@@ -16,7 +16,7 @@ from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.postgres_migrations import MIGRATIONS, SCHEMA_VERSION
 from harkback.stages.ports import RecentQuery
-from tests.adapters.stores.store_contract import match, ok
+from tests.adapters.stores.store_contract import failed, match, ok
 from tests.adapters.stores.test_migrations import CORPUS
 from tests.pipeline.test_import_cli import harkback
 from tests.support.postgres_server import PostgresServer
@@ -127,3 +127,20 @@ def test_harkback_migrate_on_a_server(url: str) -> None:
     payload = json.loads(again.stdout)
     assert (payload["from"], payload["to"], payload["applied"]) == (
         SCHEMA_VERSION, SCHEMA_VERSION, [])
+
+
+async def test_a_database_migrated_while_connected_takes_no_more_writes(url: str) -> None:
+    """Another machine's harkback migrates the database while this one is connected: this
+    one's ingest and removal are refused in one line, and nothing of theirs is written."""
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest(CORPUS[:1]))
+        with psycopg.connect(url) as other:
+            other.execute(schema.SET_VERSION, (SCHEMA_VERSION + 1,))
+        for refused in (await failed(store.ingest(CORPUS[1:])),
+                        await failed(store.remove_sessions(["root"]))):
+            assert f"now at harkback schema version {SCHEMA_VERSION + 1}" in refused.reason
+            assert "nothing was written" in refused.reason
+    with psycopg.connect(url) as reader:
+        stored = reader.execute("SELECT id FROM sessions ORDER BY id").fetchall()
+        messages = reader.execute("SELECT count(*) FROM messages").fetchone()
+    assert (stored, messages) == ([("root",)], (len(CORPUS[0].messages),))
