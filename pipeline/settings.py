@@ -269,7 +269,7 @@ def read_config(path: Path, *, must_exist: bool = False
     import tomllib  # only when a command runs, not for --help
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # Notepad starts with a BOM
     except FileNotFoundError:
         if must_exist:
             return Failure(f"config file {path} (named by ${CONFIG_VARIABLE}) does not exist: "

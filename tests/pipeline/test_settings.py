@@ -160,6 +160,19 @@ def test_config_command_says_where_each_value_came_from(tmp_path: Path) -> None:
     assert rows["api_key"] == ["********", "environment OPENAI_API_KEY"]
 
 
+def test_a_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, store: Path) -> None:
+    """A file Windows Notepad saved (UTF-8 with a BOM) was "not valid TOML (invalid
+    statement)"; it reads as any other, its lines counted as written."""
+    config = tmp_path / "config.toml"
+    config.write_bytes(f'\ufeffdb = "{store.name}"\nlimit = 4\n'.encode())
+    env = {"HARKBACK_CONFIG": str(config)}
+    found = run("search", "mango chutney", "--json", env=env)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["count"] == 4
+    shown = json.loads(run("config", "--json", env=env).stdout)["settings"]
+    assert shown["limit"] == {"value": 4, "from": f"file {config} line 2"}
+
+
 @pytest.mark.parametrize("command", [("search", "x"), ("recent",), ("config",),
                                      ("ingest", "missing.jsonl")])
 def test_a_broken_file_stops_every_command_with_exit_2(tmp_path: Path,
