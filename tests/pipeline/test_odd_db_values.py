@@ -45,3 +45,14 @@ def test_a_url_of_another_kind_is_refused(folder: Path, url: str,
         "give a database file's path or a postgresql:// URL (postgres:// also, in lower "
         "case)\n"))
     assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
+
+
+def test_a_name_starting_file_colon_is_the_file_it_names(folder: Path) -> None:
+    """SQLite read ``file:h.db?mode=rwc`` as a URI: ingest wrote ``h.db`` (an existing
+    store of that name too) while every reader looked for ``file:h.db?mode=rwc``."""
+    name = "file:h.db?mode=rwc"
+    done = harkback(folder, "ingest", "one.jsonl", "--db", name)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == [name, "one.jsonl"]
+    listed = harkback(folder, "recent", "--db", name, "--json")
+    assert [r["session_id"] for r in json.loads(listed.stdout)["results"]] == ["s1"]
