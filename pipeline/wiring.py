@@ -122,6 +122,8 @@ def folder_named(target: str) -> str | None:
     >>> folder_named(".")
     '. is a folder, not a database file: name a file in it, such as harkback.db'
     """
+    if not target:  # --db "$UNSET": the current folder, read as a path
+        return "--db is empty: name a database file, such as harkback.db"
     if store_kind(target) != "sqlite" or not Path(os.path.expanduser(target)).is_dir():
         return None
     return (f"{target} is a folder, not a database file: name a file in it, such as "

@@ -56,3 +56,13 @@ def test_a_name_starting_file_colon_is_the_file_it_names(folder: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == [name, "one.jsonl"]
     listed = harkback(folder, "recent", "--db", name, "--json")
     assert [r["session_id"] for r in json.loads(listed.stdout)["results"]] == ["s1"]
+
+
+def test_an_empty_db_says_it_is_empty(folder: Path) -> None:
+    """``--db "$UNSET"`` read as the current folder: " is a folder, not a database file"."""
+    for command in (("stats",), ("ingest", "one.jsonl")):
+        done = harkback(folder, *command, "--db", "")
+        assert done.returncode == 1
+        assert done.stderr.endswith(
+            "--db is empty: name a database file, such as harkback.db\n"), done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
