@@ -270,7 +270,7 @@ def read_config(path: Path, *, must_exist: bool = False
 
     try:
         text = path.read_text(encoding="utf-8-sig")  # Notepad starts with a BOM
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # NotADirectory: $HOME is a file
         if must_exist:
             return Failure(f"config file {path} (named by ${CONFIG_VARIABLE}) does not exist: "
                            f"create it or unset {CONFIG_VARIABLE}")

@@ -160,6 +160,19 @@ def test_config_command_says_where_each_value_came_from(tmp_path: Path) -> None:
     assert rows["api_key"] == ["********", "environment OPENAI_API_KEY"]
 
 
+def test_a_config_folder_under_a_file_holds_no_config_file(tmp_path: Path, store: Path
+                                                          ) -> None:
+    """$XDG_CONFIG_HOME (or $HOME) naming a file: there is no config file, as when the
+    folder is missing; every command stopped with "cannot read config file ...: Not a
+    directory; fix its permissions", status 2."""
+    not_a_folder = tmp_path / "not-a-folder"
+    not_a_folder.write_text("", encoding="utf-8")
+    done = run("search", "mango chutney", "--json", db=store,
+               env={"XDG_CONFIG_HOME": str(not_a_folder)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["count"] == DEFAULT_LIMIT
+
+
 def test_a_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, store: Path) -> None:
     """A file Windows Notepad saved (UTF-8 with a BOM) was "not valid TOML (invalid
     statement)"; it reads as any other, its lines counted as written."""
