@@ -51,7 +51,9 @@ def mended(text: str) -> str:
     >>> mended("cut \\ud83d here"), mended("caf\\u00e9 \\U0001f600")
     ('cut \ufffd here', 'caf\xe9 \U0001f600')
     """
-    return text if text.isascii() else _LONE_SURROGATE.sub("\ufffd", text)
+    if not isinstance(text, str) or text.isascii():  # not text: left to the caller's checks
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _finite_or_none(_inst: object, attribute: attrs.Attribute[float | None], value: object) -> None:
@@ -206,16 +208,16 @@ def _texts_mended(record: _R, names: tuple[str, ...]) -> _R:
     changes: dict[str, Any] = {}
     for name in names:
         value = getattr(record, name)
-        if value is not None and not value.isascii() and _LONE_SURROGATE.search(value):
+        if isinstance(value, str) and not value.isascii() and _LONE_SURROGATE.search(value):
             changes[name] = mended(value)
     return attrs.evolve(record, **changes) if changes else record
 
 
 def _plain(message: Message) -> bool:
-    # The common case costs four O(1) checks: ASCII text holds no surrogate.
-    return (message.content.isascii() and message.session_id.isascii()
-            and message.tool_name.isascii() and message.tool_call_id.isascii()
-            and not message.tool_calls)
+    # The common case costs O(1) checks: ASCII text holds no surrogate (and what is not
+    # text, a caller's None or number, is left as given).
+    texts = (message.content, message.session_id, message.tool_name, message.tool_call_id)
+    return not message.tool_calls and all(not isinstance(t, str) or t.isascii() for t in texts)
 
 
 def _message_mended(message: Message) -> Message:
