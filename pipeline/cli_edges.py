@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO, TypeVar, cast
 
-from harkback.pipeline.terminal import VisibleWriter, WrappedStream, json_text, visible
+from harkback.pipeline.terminal import VisibleWriter, WrappedStream, json_text, line_of
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -129,7 +129,7 @@ def report_usage(error: UsageError, argv: Sequence[str]) -> int:
     if wants_json(argv):
         print(json_text(failure_payload(message, EXIT_USAGE)))
     sys.stderr.write(error.parser.format_usage())
-    print(f"{error.parser.prog}: error: {visible(message)}", file=sys.stderr)
+    print(f"{error.parser.prog}: error: {line_of(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -57,6 +57,17 @@ def one_line(text: str) -> str:
     return text.translate(_LINE_BREAKS)
 
 
+def line_of(text: str) -> str:
+    """``text`` as one line of a report (an error or a note on stderr): newlines and tabs
+    shown (:func:`one_line`), then every other control character (:func:`visible`); a
+    file's name holding a newline could print a line of its own, ``harkback: ...`` too.
+
+    >>> line_of("no such file: bad\\nharkback: ingested 9 session(s)\\x1b[2J")
+    'no such file: bad␊harkback: ingested 9 session(s)␛[2J'
+    """
+    return visible(one_line(text))
+
+
 def json_text(payload: Any, *, indent: int | None = None) -> str:
     """``payload`` as JSON with non-ASCII text readable, but C1 control characters and
     bidirectional overrides escaped (JSON escapes C0 itself), so the text is safe on a
