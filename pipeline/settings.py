@@ -245,6 +245,8 @@ def _checked(key: Key, value: Any) -> Result[Any, str]:
         return Failure(f"limit must be between 1 and {MAX_LIMIT}, got {value}")
     if key.kind is str and not value.strip():
         return Failure(f"{key.name} is empty; give a value or leave the key out")
+    if key.kind is str and "\x00" in value:  # TOML's "\u0000": no path or name holds one
+        return Failure(f"{key.name} holds a NUL character (\\u0000); remove it")
     if key.name == "base_url":
         # As the --base-url flag checks it: the SDK's own error would come only at the
         # first model call.

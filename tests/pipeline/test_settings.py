@@ -173,6 +173,18 @@ def test_a_config_folder_under_a_file_holds_no_config_file(tmp_path: Path, store
     assert json.loads(done.stdout)["count"] == DEFAULT_LIMIT
 
 
+def test_a_nul_in_a_value_stops_every_command_with_exit_2(tmp_path: Path) -> None:
+    """TOML's ``"\\u0000"`` in ``db`` ended ingest as an internal error (ValueError:
+    embedded null byte, status 70); no name or path holds one, so no text key takes it."""
+    for key in ("db", "model"):
+        config = _file(tmp_path, f'{key} = "a\\u0000b.db"\n')
+        done = run("ingest", str(tmp_path / "none.jsonl"),
+                   env={"HARKBACK_CONFIG": str(config)})
+        assert (done.returncode, done.stderr) == (2, (
+            f"harkback: config file {config} line 1: {key} holds a NUL character (\\u0000); "
+            "remove it\n"))
+
+
 def test_a_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, store: Path) -> None:
     """A file Windows Notepad saved (UTF-8 with a BOM) was "not valid TOML (invalid
     statement)"; it reads as any other, its lines counted as written."""
