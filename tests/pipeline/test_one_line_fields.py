@@ -5,6 +5,7 @@ its lines. Through the real command line on a real SQLite file."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -93,3 +94,24 @@ def test_stats_keeps_each_source_on_its_row(db: Path) -> None:
     """``stats``: a source with a newline is one row of the sources table."""
     lines = lines_of(db, "stats")
     assert lines[-2:] == ["cli                 1         1", "cli␊x               1         3"]
+
+
+def test_import_and_sync_reports_keep_a_path_on_its_line(tmp_path: Path) -> None:
+    """A file or folder named with a newline: the import report's first line and the sync
+    table's row stay whole."""
+    source = tmp_path / "we\nird.jsonl"
+    source.write_text(json.dumps(conversation_to_json(CHILD)) + "\n", encoding="utf-8")
+    imported = harkback("import", "jsonl", str(source), "--db", str(tmp_path / "h.db"))
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.splitlines()[0] == f"jsonl {tmp_path}/we␊ird.jsonl"
+    projects = tmp_path / "cc\nx" / "projects"
+    projects.mkdir(parents=True)
+    away = ("HERMES_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "HARKBACK_DB")
+    synced = subprocess.run(  # the other sources looked for in an empty home
+        [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--claude-code", str(projects),
+         "--db", str(tmp_path / "h.db")], capture_output=True, text=True, timeout=120,
+        check=False, env={**{k: v for k, v in os.environ.items() if k not in away},
+                          "HOME": str(tmp_path)})
+    assert synced.returncode == 0, synced.stderr
+    row = next(line for line in synced.stdout.splitlines() if line.startswith("claude-code"))
+    assert row.endswith(f"{tmp_path}/cc␊x/projects"), synced.stdout
