@@ -35,7 +35,7 @@ from harkback.pipeline.cli_sync import (
 )
 from harkback.pipeline.collector import paused_for
 from harkback.pipeline.model_flags import add_model_arguments
-from harkback.pipeline.terminal import json_text, visible
+from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.defaults import (
     DEFAULT_LIMIT,
     DEFAULT_RANKER,
@@ -347,7 +347,7 @@ def _run(argv: list[str]) -> int:
         return _dispatch(args)
     except CliError as error:
         # The line first: it is said even when stdout then cannot be written.
-        print(f"harkback: {visible(str(error))}", file=sys.stderr)
+        print(f"harkback: {line_of(str(error))}", file=sys.stderr)
         if getattr(args, "json", False):
             # --json promises a payload on stdout whatever happens
             print(json_text(cli_edges.failure_payload(str(error), error.status)))
@@ -364,7 +364,7 @@ def _run(argv: list[str]) -> int:
             raise
         description = f"{type(error).__name__}: {error}"
         internal_error_json(argv, description)
-        print(f"harkback: internal error: {visible(description)} (set HARKBACK_DEBUG=1 "
+        print(f"harkback: internal error: {line_of(description)} (set HARKBACK_DEBUG=1 "
               "for details)", file=sys.stderr)
         return EXIT_INTERNAL
     finally:

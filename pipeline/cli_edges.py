@@ -17,9 +17,12 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, NoReturn, TextIO, TypeVar, cast
 
-from harkback.pipeline.terminal import VisibleWriter, WrappedStream, json_text, visible
+from harkback.pipeline.terminal import VisibleWriter, WrappedStream, json_text, line_of
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 128 + 13
@@ -44,6 +47,20 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Raise :class:`UsageError` instead of printing and exiting."""
         raise UsageError(message, self)
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        # argparse drops a failed write: `--help > /dev/full` ended 0 with nothing written.
+        # Raised (then flushed, so the error comes before the exit), main says "cannot write
+        # to standard output" as for every command; on stderr it is dropped as before.
+        if not message:
+            return
+        stream = file or sys.stderr
+        try:
+            stream.write(message)
+            getattr(stream, "flush", lambda: None)()
+        except OSError:
+            if stream is sys.stdout:
+                raise
 
 
 def text_argument(text: str) -> str:
@@ -112,7 +129,7 @@ def report_usage(error: UsageError, argv: Sequence[str]) -> int:
     if wants_json(argv):
         print(json_text(failure_payload(message, EXIT_USAGE)))
     sys.stderr.write(error.parser.format_usage())
-    print(f"{error.parser.prog}: error: {visible(message)}", file=sys.stderr)
+    print(f"{error.parser.prog}: error: {line_of(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -30,7 +30,7 @@ from harkback.pipeline.command_basics import CliError as CliError
 from harkback.pipeline.command_basics import error_line as error_line
 from harkback.pipeline.command_basics import settings_of as settings_of
 from harkback.pipeline.embed import EmbedSummary, embed_missing
-from harkback.pipeline.terminal import visible
+from harkback.pipeline.terminal import line_of
 from harkback.stages.errors import QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.stage import as_result
@@ -105,7 +105,7 @@ def name_stopped(embedded: EmbedSummary | None) -> None:
     """Name an embedding that stopped in one line on stderr, as every failure is (the
     report on stdout, or the ``--json`` payload, says it too)."""
     if embedded is not None and not embedded.ok:
-        print(visible(f"harkback: {embedded.describe()}"), file=sys.stderr)
+        print(line_of(f"harkback: {embedded.describe()}"), file=sys.stderr)
 
 
 def embed_payload(summary: EmbedSummary) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def name_skips(named: Sequence[Skip], total: int, *, verbose: bool) -> None:
     shown = named if verbose else named[:NAMED_SKIPS]
     for skip in shown:
         # stderr is not made safe as human stdout is: a damaged line may hold escapes
-        print(visible(f"harkback: {skip.describe()} ({skip.outcome})"), file=sys.stderr)
+        print(line_of(f"harkback: {skip.describe()} ({skip.outcome})"), file=sys.stderr)
     rest = total - len(shown)
     if rest > 0:
         more = "" if verbose else " (--verbose names them)"

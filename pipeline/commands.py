@@ -40,7 +40,7 @@ from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
-from harkback.pipeline.terminal import visible
+from harkback.pipeline.terminal import line_of
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
 from harkback.stages.when import parse_as_of, parse_time_bound
 
@@ -69,13 +69,13 @@ async def ingest(args: argparse.Namespace) -> int:
             payload["embedding"] = embed_payload(embedded)
         print_json(payload)
         if stopped is not None:  # the one line every failure gives, --json or not
-            print(visible(f"harkback: {stopped}"), file=sys.stderr)
+            print(line_of(f"harkback: {stopped}"), file=sys.stderr)
         return finished(ok, outcome.skips)
     if stopped is not None:
         raise CliError(stopped)
     print(outcome.line())
     for note in outcome.notes:
-        print(visible(f"note: {note}"))
+        print(line_of(f"note: {note}"))
     if embedded is not None:
         print(embedded.describe())
     return finished(ok, outcome.skips)
@@ -231,7 +231,7 @@ async def import_history(args: argparse.Namespace) -> int:
                verbose=args.verbose)
     for outcome in outcomes:
         if outcome.error is not None:
-            print(visible(f"harkback: import of {outcome.key.location} stopped: "
+            print(line_of(f"harkback: import of {outcome.key.location} stopped: "
                           f"{outcome.error.message()}"), file=sys.stderr)
     name_stopped(embedded)
     if args.json:

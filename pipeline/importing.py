@@ -44,6 +44,7 @@ from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
 from harkback.pipeline.redacting import Redacted
+from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import QueryRejected, SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
@@ -155,7 +156,7 @@ class ImportOutcome:
         """A few lines for people: counts, then what was left out, notes and errors."""
         d = self.delta
         lines = [
-            f"{self.key.kind} {self.key.location}",
+            f"{self.key.kind} {one_line(self.key.location)}",
             f"  sessions: {d.sessions_added} added, {d.sessions_updated} updated, "
             f"{d.sessions_unchanged} skipped (unchanged since the last import)",
             f"  messages: {d.messages_added} added, {d.messages_updated} updated, "
@@ -164,9 +165,9 @@ class ImportOutcome:
         if self.left_out:  # archived sessions, rewound rows, but also times ignored ...
             lines.append(f"  left out or changed: {counted(self.left_out)}")
         lines += [f"  secrets: {self.secrets.describe()}"] if self.secrets.by_kind else []
-        lines += [f"  note: {note}" for note in self.notes]
+        lines += [f"  note: {one_line(note)}" for note in self.notes]
         if self.error is not None:
-            lines.append(f"  stopped: {self.error.message()}")
+            lines.append(f"  stopped: {one_line(self.error.message())}")
         return "\n".join(lines)
 
     def line(self) -> str:

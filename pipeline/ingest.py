@@ -36,6 +36,26 @@ from harkback.stages.records import Conversation
 
 T = TypeVar("T")
 
+_NOT_JSON_LINES = (
+    (b"SQLite format 3\x00", "a SQLite database (a Hermes state.db is read by: harkback "
+                             "import hermes PATH)"),
+    (b"\x1f\x8b", "gzip-compressed: decompress it first (gunzip -k FILE)"),
+    (b"BZh", "bzip2-compressed: decompress it first (bunzip2 -k FILE)"),
+    (b"\xfd7zXZ\x00", "xz-compressed: decompress it first (unxz -k FILE)"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed: decompress it first (unzstd FILE)"),
+    (b"PK\x03\x04", "a zip archive: unpack it first"))
+"""Files often given for a JSON-lines one, by their first bytes: read as text, each was
+lines of undecodable bytes (named as damage, with a hint of Latin-1) and an empty store."""
+
+
+def not_json_lines(head: bytes) -> str | None:
+    """What a file starting with ``head`` is instead of JSON lines (None: it may be them).
+
+    >>> not_json_lines(b"\\x1f\\x8b\\x08\\x00"), not_json_lines(b'{"id": "s1"')
+    ('gzip-compressed: decompress it first (gunzip -k FILE)', None)
+    """
+    return next((what for magic, what in _NOT_JSON_LINES if head.startswith(magic)), None)
+
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
                        ) -> Iterable[tuple[int, Conversation]]:
     """Parse numbered lines (1-based) with their sizes in bytes; blank lines skip.
@@ -107,9 +127,13 @@ class JsonlImporter:
         try:
             fingerprint = file_fingerprint(self.path)
             size = self.path.stat().st_size
+            with self.path.open("rb") as raw:
+                instead = not_json_lines(raw.read(16))
         except OSError as error:
             return Failure(SourceUnreadable(
                 f"cannot read {self.path}: {error.strerror or error}"))
+        if instead is not None:
+            return Failure(SourceUnreadable(f"{self.path} is not JSON lines but {instead}"))
         old = state.marks_by_item().get(path_text(self.path.name))
         if not full and old is not None and old.fingerprint == fingerprint:
             return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))

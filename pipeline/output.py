@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harkback.pipeline.columns import clipped, padded
-from harkback.pipeline.terminal import json_text
+from harkback.pipeline.terminal import json_text, one_line
 
 
 def print_json(payload: dict[str, Any]) -> None:
@@ -37,7 +37,7 @@ def format_payload(payload: dict[str, Any]) -> str:
         moment = datetime.fromtimestamp(payload["as_of"], UTC)
         asked = f" as of {moment.isoformat(timespec='seconds').replace('+00:00', 'Z')}"
     lines = [f'{payload["count"]} of {payload["sessions_searched"]} matching session(s) '
-             f'for "{payload["query"]}"{asked}']
+             f'for "{one_line(payload["query"])}"{asked}']
     if payload.get("rerank"):
         lines.append(f"reranked by the model: {payload['rerank']['kept']} kept of "
                      f"{payload['rerank']['shown']} shown")
@@ -45,13 +45,15 @@ def format_payload(payload: dict[str, Any]) -> str:
     lines += ["", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
         lines.append(f"{i:>2}  {padded(r['when'], 30)} {_source_cell(r['source'])} "
-                     f"{r['matched_messages']:>4}  {r['session_id']}  {r['title']}")
+                     f"{r['matched_messages']:>4}  {one_line(r['session_id'])}  "
+                     f"{one_line(r['title'])}")
     for i, r in enumerate(rows, 1):
-        lines += ["", f"[{i}] {r['title'] or r['session_id']} ({r['summary_kind']} summary)"]
+        lines += ["", f"[{i}] {one_line(r['title'] or r['session_id'])} "
+                      f"({r['summary_kind']} summary)"]
         if r.get("summary_note"):
             lines.append(f"    note: {r['summary_note']}")
         if r.get("matched_message_ids"):
-            ids = r["matched_message_ids"]
+            ids = [one_line(i) for i in r["matched_message_ids"]]
             lines.append(f"    matched: {', '.join(ids[:5])}" + (" ..." if len(ids) > 5 else "")
                          + "  (harkback show SESSION_ID --around ID)")
         for para in r["summary"].splitlines():
@@ -65,14 +67,14 @@ def _recent_table(rows: list[dict[str, Any]]) -> str:
     lines = [header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
         lines.append(f"{i:>2}  {padded(r['when'], 30)} {_source_cell(r['source'])} "
-                     f"{r['message_count']:>5}  {r['title'] or '(untitled)'}")
-        lines.append(f"{'':>4}{r['session_id']}: {clipped(r['preview'], 90)}")
+                     f"{r['message_count']:>5}  {one_line(r['title']) or '(untitled)'}")
+        lines.append(f"{'':>4}{one_line(r['session_id'])}: {clipped(one_line(r['preview']), 90)}")
     return "\n".join(lines)
 
 
 def _source_cell(source: str) -> str:
     """The source column, in terminal columns (a source in Chinese takes two a character)."""
-    return padded(clipped(source, SOURCE_WIDTH), SOURCE_WIDTH)
+    return padded(clipped(one_line(source), SOURCE_WIDTH), SOURCE_WIDTH)
 
 
 def format_page(payload: dict[str, Any]) -> str:
@@ -94,14 +96,15 @@ def format_page(payload: dict[str, Any]) -> str:
     no messages
     """
     s, lineage = payload["session"], payload["lineage"]
-    lines = [f"session {s['session_id']}  {s['title'] or '(untitled)'}  "
+    lines = [f"session {one_line(s['session_id'])}  {one_line(s['title']) or '(untitled)'}  "
              f"{_from(s['source'], s['when'])}, {s['message_count']} messages"]
     parent = lineage["parent"]
     if parent is not None:
-        known = (parent["title"] or "(untitled)") if parent["stored"] else "(not stored)"
-        lines.append(f"parent: {parent['session_id']}  {known}")
+        known = (one_line(parent["title"]) or "(untitled)") if parent["stored"] else "(not stored)"
+        lines.append(f"parent: {one_line(parent['session_id'])}  {known}")
     for child in lineage["children"]:
-        lines.append(f"child: {child['session_id']}  {child['title'] or '(untitled)'}  "
+        lines.append(f"child: {one_line(child['session_id'])}  "
+                     f"{one_line(child['title']) or '(untitled)'}  "
                      f"{_from(child['source'], child['when'])}")
     messages = payload["messages"]
     if not messages:
@@ -111,13 +114,17 @@ def format_page(payload: dict[str, Any]) -> str:
     lines.append(f"messages {payload['offset']}-{payload['offset'] + len(messages) - 1} of "
                  f"{s['message_count']}" + (f" (next page: --offset {more})" if more else ""))
     for m in messages:
-        tool = f" {m['tool_name']}" if m.get("tool_name") else ""
-        lines += ["", f"[{m['id']}] {m['role']}{tool}, {m['when']}"]
+        tool = f" {one_line(m['tool_name'])}" if m.get("tool_name") else ""
+        lines += ["", f"[{one_line(m['id'])}] {m['role']}{tool}, {m['when']}"]
         lines += [f"    {line}" for line in m["content"].splitlines()]
-        lines += [f"    -> {c['name']}({c['arguments']})" for c in m.get("tool_calls", ())]
+        # Arguments may run over lines (code a tool wrote): each is indented as content
+        # is, so none can pass for a message's header.
+        for call in m.get("tool_calls", ()):
+            text = f"-> {one_line(call['name'])}({call['arguments']})"
+            lines += [f"    {line}" for line in text.splitlines()]
     return "\n".join(lines)
 
 
 def _from(source: str, when: str) -> str:
     """``source, when``; only ``when`` for a session stored without a source."""
-    return f"{source}, {when}" if source else when
+    return f"{one_line(source)}, {when}" if source else when

@@ -245,6 +245,8 @@ def _checked(key: Key, value: Any) -> Result[Any, str]:
         return Failure(f"limit must be between 1 and {MAX_LIMIT}, got {value}")
     if key.kind is str and not value.strip():
         return Failure(f"{key.name} is empty; give a value or leave the key out")
+    if key.kind is str and "\x00" in value:  # TOML's "\u0000": no path or name holds one
+        return Failure(f"{key.name} holds a NUL character (\\u0000); remove it")
     if key.name == "base_url":
         # As the --base-url flag checks it: the SDK's own error would come only at the
         # first model call.
@@ -269,8 +271,8 @@ def read_config(path: Path, *, must_exist: bool = False
     import tomllib  # only when a command runs, not for --help
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = path.read_text(encoding="utf-8-sig")  # Notepad starts with a BOM
+    except (FileNotFoundError, NotADirectoryError):  # NotADirectory: $HOME is a file
         if must_exist:
             return Failure(f"config file {path} (named by ${CONFIG_VARIABLE}) does not exist: "
                            f"create it or unset {CONFIG_VARIABLE}")

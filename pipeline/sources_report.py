@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from harkback.pipeline.terminal import one_line
 from harkback.stages.imports import SourceState
 from harkback.stages.result import when_text
 
@@ -21,7 +22,7 @@ def describe_sources(sources: Sequence[SourceState]) -> str:
     lines = [header, "-" * len(header)]
     for s in sources:
         lines.append(f"{s.key.kind:<12} {when_text(s.last_imported_at):<30} {s.sessions:>8} "
-                     f"{s.messages:>9}  {s.key.location}")
+                     f"{s.messages:>9}  {one_line(s.key.location)}")
     return "\n".join(lines)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from returns.result import Failure, Result
 
 from harkback.pipeline.columns import columns, padded
+from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.stage import as_result
@@ -56,7 +57,7 @@ def format_stats(target: str, payload: dict[str, Any]) -> str:
     if payload["sources"]:
         # Whole names (a cut one is not what --source takes); sessions stored without a
         # source get a visible name rather than a blank.
-        names = [s["source"] or NO_SOURCE for s in payload["sources"]]
+        names = [one_line(s["source"]) or NO_SOURCE for s in payload["sources"]]
         width = max(12, *(columns(name) for name in names))
         lines += ["", f"{'source':<{width}} {'sessions':>8}  {'messages':>8}"]
         lines += [f"{padded(name, width)} {s['sessions']:>8}  {s['messages']:>8}"

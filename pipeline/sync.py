@@ -31,6 +31,7 @@ from harkback.pipeline.importing import (
     importers_for,
     run_import,
 )
+from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
@@ -217,17 +218,17 @@ def describe(reports: Sequence[SourceReport], *, dry_run: bool = False) -> str:
     for r in reports:
         if r.status == "not found":
             lines.append(f"{r.kind:<12} {'-':>6} {'-':>6} {'-':>8} {'-':>8} {'-':>8} {'-':>8}"
-                         f"  not found at {r.location}")
+                         f"  not found at {one_line(r.location)}")
             continue
         lines.append(f"{r.kind:<12} {r.found:>6} {r.new:>6} {r.updated:>8} {r.removed:>8} "
-                     f"{r.unchanged:>8} {r.seconds:>8.2f}  {r.location}")
+                     f"{r.unchanged:>8} {r.seconds:>8.2f}  {one_line(r.location)}")
     for r in reports:
         if r.left_out:
             lines.append(f"{r.kind}: left out {counted(r.left_out)}")
-        lines += [f"{r.kind}: note: {note}" for note in r.notes]
+        lines += [f"{r.kind}: note: {one_line(note)}" for note in r.notes]
         if r.error:
-            lines.append(f"{r.kind}: failed: {r.error} (fix that, or name another location "
-                         f"with --{r.kind})")
+            lines.append(f"{r.kind}: failed: {one_line(r.error)} (fix that, or name another "
+                         f"location with --{r.kind})")
     lines.append(found_line(reports))
     return "\n".join(lines)
 

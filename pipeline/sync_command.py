@@ -22,7 +22,7 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
-from harkback.pipeline.terminal import json_text, visible
+from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.ports import SessionStore
 
 WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
@@ -89,7 +89,7 @@ async def run_sync(args: argparse.Namespace) -> int:
             print(describe(reports, dry_run=args.dry_run), flush=True)
         for failed in (r for r in reports if r.status == "failed"):
             # Every failure is also one line on stderr (the table or payload says it too).
-            print(visible(f"harkback: sync of {failed.kind} at {failed.location} failed: "
+            print(line_of(f"harkback: sync of {failed.kind} at {failed.location} failed: "
                           f"{failed.error}"), file=sys.stderr)
         if args.watch:
             if not shown["success"] or not any(p.importers for p in located):

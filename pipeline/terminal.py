@@ -5,8 +5,10 @@ Sessions hold whatever agents and tools wrote, escape sequences included: printe
 therefore shows every control character as a visible sign: ESC as ``␛`` (so
 ``\\x1b[2J`` reads ``␛[2J``), the other C0 characters and DEL as their control
 pictures (``␀``, ``␇``, ``␍``), C1 characters and bidirectional overrides as escapes
-(``\\x9b``, ``\\u202e``), undecodable bytes as ``\\xff``. Newline and tab stay. JSON output
-escapes them as JSON (:func:`json_text`).
+(``\\x9b``, ``\\u202e``), undecodable bytes as ``\\xff``. Newline and tab stay, for the
+bodies of messages; a one-line field (a title, a source, an id) shows them too
+(:func:`one_line`), so it cannot split a table's row or forge a line of its own. JSON
+output escapes them as JSON (:func:`json_text`).
 
 >>> visible("a\\x1b[2Jb\\x00c\\x9bd\\u202ee\\udcff\\tf")
 'a␛[2Jb␀c\\\\x9bd\\\\u202ee\\\\xff\\tf'
@@ -39,6 +41,31 @@ def _surrogate(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """``text`` with its control characters shown as signs (see the module)."""
     return _SURROGATE.sub(_surrogate, text.translate(_SIGNS))
+
+
+_LINE_BREAKS = {ord("\n"): "\u240a", ord("\t"): "\u2409", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def one_line(text: str) -> str:
+    """``text`` for a one-line field of human output: newlines and tabs shown as their
+    control pictures (and the Unicode line and paragraph separators as escapes), the other
+    control characters left to :func:`visible`.
+
+    >>> one_line("first\\nsecond\\tthird")
+    'first␊second␉third'
+    """
+    return text.translate(_LINE_BREAKS)
+
+
+def line_of(text: str) -> str:
+    """``text`` as one line of a report (an error or a note on stderr): newlines and tabs
+    shown (:func:`one_line`), then every other control character (:func:`visible`); a
+    file's name holding a newline could print a line of its own, ``harkback: ...`` too.
+
+    >>> line_of("no such file: bad\\nharkback: ingested 9 session(s)\\x1b[2J")
+    'no such file: bad␊harkback: ingested 9 session(s)␛[2J'
+    """
+    return visible(one_line(text))
 
 
 def json_text(payload: Any, *, indent: int | None = None) -> str:

@@ -1,7 +1,8 @@
 """The one place where settings become ready parts: a store, a pipeline, a model, a facade.
 
 The store is chosen by the ``--db`` value (:func:`store_kind`): a path is a SQLite file,
-``:memory:`` the in-memory store, a ``postgresql://`` URL a PostgreSQL server. Rankers
+``:memory:`` the in-memory store, a ``postgresql://`` URL a PostgreSQL server; a URL of any
+other kind is refused (no store). Rankers
 and summarizers are chosen by name from the registries that live beside their stages
 (:data:`~harkback.stages.match.rankers.RANKERS`,
 :data:`~harkback.stages.summarize.summarizers.SUMMARIZERS`). Commands parse, call this
@@ -9,6 +10,8 @@ module, and print; nothing past here names a concrete store.
 
 >>> store_kind(":memory:"), store_kind("postgresql://me@db/harkback"), store_kind("x.db")
 ('memory', 'postgresql', 'sqlite')
+>>> store_kind("mysql://me@db/harkback"), store_kind("POSTGRESQL://db/h"), store_kind("C://h.db")
+('url', 'url', 'sqlite')
 >>> pipeline_for(RecallSettings(ranker="bm25")).map(lambda p: type(p.match).__name__)
 <Success: Bm25Match>
 >>> pipeline_for(RecallSettings(summarizer="llm")).failure().reason.split(":")[0]
@@ -20,9 +23,10 @@ module, and print; nothing past here names a concrete store.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from returns.result import Failure, Result, Success
@@ -39,6 +43,7 @@ from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.match.rankers import RANKERS
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.rerank.model import ModelRerank
+from harkback.stages.shown_url import shown_url
 from harkback.stages.summarize.model import LlmSummarize
 from harkback.stages.summarize.summarizers import (
     DEFAULT_SUMMARIZER,
@@ -51,19 +56,24 @@ if TYPE_CHECKING:
 
 MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+"""A URL's start (a scheme of two letters or more: ``C://`` is a Windows drive's path)."""
 
 StoreOpener = Callable[[str, bool], Result[SessionStore, StoreUnavailable]]
 """Opens a store from a ``--db`` value, read-only when the flag says so."""
 
 
 def store_kind(target: str | os.PathLike[str]) -> str:
-    """Which kind of store a ``--db`` value names: ``sqlite``, ``memory`` or ``postgresql``."""
+    """Which kind of store a ``--db`` value names: ``sqlite``, ``memory`` or ``postgresql``;
+    ``url`` for a URL of another kind, which names no store harkback opens."""
     text = os.fspath(target)
     if text == MEMORY:
         return "memory"
     if text.startswith(POSTGRES_SCHEMES):
         return "postgresql"
-    return "sqlite"
+    # mysql://..., postgresql+psycopg://... (an SQLAlchemy URL), file:///...: taken for a
+    # path, each made folders named "mysql:" and a SQLite file where the user meant a server.
+    return "url" if _URL.match(text) else "sqlite"
 
 
 def _open_sqlite(target: str, readonly: bool) -> Result[SessionStore, StoreUnavailable]:
@@ -91,10 +101,17 @@ def _as_store(store: SessionStore) -> SessionStore:
     return store
 
 
+def _no_store(target: str, _readonly: bool = False) -> Result[Any, StoreUnavailable]:
+    return Failure(StoreUnavailable(
+        f"{shown_url(target)} is a URL of no store harkback opens: give a database file's "
+        "path or a postgresql:// URL (postgres:// also, in lower case)"))
+
+
 STORES: Mapping[str, StoreOpener] = {
     "sqlite": _open_sqlite,
     "memory": _open_memory,
     "postgresql": _open_postgres,
+    "url": _no_store,
 }
 """Store openers by kind (:func:`store_kind`)."""
 
@@ -105,6 +122,8 @@ def folder_named(target: str) -> str | None:
     >>> folder_named(".")
     '. is a folder, not a database file: name a file in it, such as harkback.db'
     """
+    if not target:  # --db "$UNSET": the current folder, read as a path
+        return "--db is empty: name a database file, such as harkback.db"
     if store_kind(target) != "sqlite" or not Path(os.path.expanduser(target)).is_dir():
         return None
     return (f"{target} is a folder, not a database file: name a file in it, such as "
@@ -183,6 +202,7 @@ MIGRATORS: Mapping[str, Callable[[str], Result[Migrated, StoreUnavailable]]] = {
     "sqlite": _migrate_sqlite,
     "memory": _migrate_memory,
     "postgresql": _migrate_postgres,
+    "url": _no_store,
 }
 """Schema migrations by store kind: each brings the store to this harkback's version."""
 

@@ -25,7 +25,6 @@ not fit is a :class:`BadRecord` naming the field, never an exception.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any, TypeVar
@@ -34,10 +33,17 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import BadRecord
-from harkback.stages.records import ROLES, Conversation, Message, Role, Session, ToolCall, is_epoch
+from harkback.stages.records import (
+    ROLES,
+    Conversation,
+    Message,
+    Role,
+    Session,
+    ToolCall,
+    is_epoch,
+    mended,
+)
 from harkback.stages.when import iso_seconds
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 T = TypeVar("T")
 
@@ -62,20 +68,13 @@ def _kind(value: object) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _clean(text: str) -> str:
-    # JSON may carry lone surrogates ("\ud800"); they cannot be encoded as UTF-8 later.
-    if text.isascii():
-        return text
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
 def _optional_str(obj: Mapping[str, Any], key: str, where: str) -> str:
     value = obj.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
         raise _Invalid(f"{where}{key}", f"expected a string, got {_kind(value)}")
-    return _clean(value)
+    return mended(value)
 
 
 def _time(obj: Mapping[str, Any], key: str, where: str) -> float | None:
@@ -108,12 +107,12 @@ def _content(value: object, where: str) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return _clean(value)
+        return mended(value)
     if isinstance(value, list):
         texts: list[str] = []
         for index, part in enumerate(value):
             if isinstance(part, str):
-                texts.append(_clean(part))
+                texts.append(mended(part))
             elif isinstance(part, dict):
                 # Parts without text (images, audio) carry nothing to search.
                 texts.append(_optional_str(part, "text", f"{where}[{index}]."))
@@ -128,9 +127,9 @@ def _arguments(value: object, where: str) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return _clean(value)
+        return mended(value)
     try:
-        return _clean(json.dumps(value, ensure_ascii=False, allow_nan=False))
+        return mended(json.dumps(value, ensure_ascii=False, allow_nan=False))
     except ValueError:
         raise _Invalid(where, "arguments hold a non-finite number") from None
 
@@ -192,7 +191,7 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
     session_id = obj.get("id")
     if not isinstance(session_id, str) or not session_id.strip():
         raise _Invalid("id", f"expected a non-empty string, got {session_id!r}")
-    session_id = _clean(session_id)
+    session_id = mended(session_id)
     parent = _optional_str(obj, "parent_session_id", "") or None
     for key, value in (("id", session_id), ("parent_session_id", parent)):
         # Stores look ids up through JSON lists, which SQLite ends at a NUL: such a session

@@ -27,7 +27,7 @@ from returns.result import Failure, Result, Success
 from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
 from harkback.stages.errors import NotFound, QueryRejected, StoreUnavailable
 from harkback.stages.ports import SessionStore
-from harkback.stages.records import Message, Session
+from harkback.stages.records import Message, Session, mended
 from harkback.stages.result import when_text
 from harkback.stages.stage import as_result
 
@@ -80,10 +80,11 @@ def page_bounds(*, total: int, limit: int, offset: int = 0,
 
 @attrs.frozen(kw_only=True)
 class PageRequest:
-    """Which page of which session: centred on a message id, or from an offset."""
+    """Which page of which session: centred on a message id, or from an offset (ids
+    :func:`~harkback.stages.records.mended` as the stores hold them)."""
 
-    session_id: str
-    around: str | None = None
+    session_id: str = attrs.field(converter=mended)
+    around: str | None = attrs.field(default=None, converter=attrs.converters.optional(mended))
     offset: int | None = None
     limit: int = PAGE_LIMIT
 

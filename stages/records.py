@@ -12,10 +12,14 @@ True
 from __future__ import annotations
 
 import math
-from typing import Literal
+import operator
+import re
+from collections.abc import Iterable
+from typing import Any, Literal, TypeVar
 
 import attrs
 
+_R = TypeVar("_R", "Session", "Message", "ToolCall")
 Role = Literal["user", "assistant", "tool", "system"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "system")
 SummaryKind = Literal["llm", "extractive", "raw", "none"]
@@ -35,6 +39,21 @@ def is_epoch(value: object) -> bool:
     """
     return (isinstance(value, int | float) and not isinstance(value, bool)
             and math.isfinite(value) and EARLIEST_EPOCH <= value <= LATEST_EPOCH)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def mended(text: str) -> str:
+    """``text`` as UTF-8 can hold it: each lone surrogate (half of a character, as
+    ``json.loads`` gives for ``"\\ud83d"``) made U+FFFD, as every reader of harkback does.
+
+    >>> mended("cut \\ud83d here"), mended("caf\\u00e9 \\U0001f600")
+    ('cut \ufffd here', 'caf\xe9 \U0001f600')
+    """
+    if not isinstance(text, str) or text.isascii():  # not text: left to the caller's checks
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _finite_or_none(_inst: object, attribute: attrs.Attribute[float | None], value: object) -> None:
@@ -135,6 +154,18 @@ class Conversation:
     session: Session
     messages: tuple[Message, ...] = ()
 
+    def mended(self) -> Conversation:
+        """This conversation with every text :func:`mended` (itself when none needs it).
+
+        >>> Conversation(Session(id="s\\ud800")).mended().session.id
+        's\ufffd'
+        """
+        session = _texts_mended(self.session, _SESSION_TEXTS)
+        messages = tuple(m if _plain(m) else _message_mended(m) for m in self.messages)
+        if session is self.session and all(map(operator.is_, messages, self.messages)):
+            return self
+        return Conversation(session, messages)
+
     def __attrs_post_init__(self) -> None:
         positions = set()
         for message in self.messages:
@@ -146,6 +177,55 @@ class Conversation:
                 raise ValueError(f"two messages at position {message.position} in session "
                                  f"{self.session.id!r}")
             positions.add(message.position)
+
+
+def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
+    """What a store writes of ``conversations``: each :meth:`~Conversation.mended`, one per
+    session id (the last given wins, in the place of the first).
+
+    Every store takes its batch from here, so all of them hold the same texts: SQLite and
+    PostgreSQL cannot encode a lone surrogate (a library caller's own reader may leave
+    one), and the memory store must not keep what the others cannot.
+
+    >>> [c.session.id for c in storable([Conversation(Session(id="a\\udc80")),
+    ...                                  Conversation(Session(id="b"))])]
+    ['a\ufffd', 'b']
+    """
+    batch: dict[str, Conversation] = {}
+    for conversation in conversations:
+        conversation = conversation.mended()
+        batch[conversation.session.id] = conversation
+    return tuple(batch.values())
+
+
+_SESSION_TEXTS = ("id", "source", "model", "title", "parent_session_id", "end_reason",
+                  "project")
+_MESSAGE_TEXTS = ("session_id", "content", "tool_name", "tool_call_id")
+_CALL_TEXTS = ("id", "name", "arguments")
+
+
+def _texts_mended(record: _R, names: tuple[str, ...]) -> _R:
+    changes: dict[str, Any] = {}
+    for name in names:
+        value = getattr(record, name)
+        if isinstance(value, str) and not value.isascii() and _LONE_SURROGATE.search(value):
+            changes[name] = mended(value)
+    return attrs.evolve(record, **changes) if changes else record
+
+
+def _plain(message: Message) -> bool:
+    # The common case costs O(1) checks: ASCII text holds no surrogate (and what is not
+    # text, a caller's None or number, is left as given).
+    texts = (message.content, message.session_id, message.tool_name, message.tool_call_id)
+    return not message.tool_calls and all(not isinstance(t, str) or t.isascii() for t in texts)
+
+
+def _message_mended(message: Message) -> Message:
+    calls = tuple(_texts_mended(c, _CALL_TEXTS) for c in message.tool_calls)
+    message = _texts_mended(message, _MESSAGE_TEXTS)
+    if all(map(operator.is_, calls, message.tool_calls)):
+        return message
+    return attrs.evolve(message, tool_calls=calls)
 
 
 @attrs.frozen(kw_only=True)

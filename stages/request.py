@@ -16,7 +16,7 @@ from returns.result import Failure, Result, Success
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
-from harkback.stages.records import ROLES, Role
+from harkback.stages.records import ROLES, Role, mended
 from harkback.stages.when import epoch_bound, parse_time_bound
 
 MAX_SHORTLIST = 50
@@ -26,6 +26,10 @@ MAX_NAMES = 100
 """Sources, and projects, a request may name."""
 DEFAULT_HIDDEN_SOURCES: tuple[str, ...] = ("tool", "kanban")
 DEFAULT_ROLES: tuple[Role, ...] = ("user", "assistant")
+
+
+def _mended_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(map(mended, names))
 
 
 def _roles_valid(_inst: object, _attr: object, roles: tuple[str, ...]) -> None:
@@ -42,20 +46,23 @@ class SearchRequest:
     choose ``limit`` among them; 0 keeps ``limit``. The pipeline sets it, not the caller.
     ``sources`` and ``projects``, when given, are the only ones searched
     (``hidden_sources`` still hides; a project is named by its folder's path or name).
+    Texts are :func:`~harkback.stages.records.mended` as the stores hold them.
     """
 
-    query: str
+    query: str = attrs.field(converter=mended)
     limit: int = attrs.field(default=DEFAULT_LIMIT, validator=[attrs.validators.ge(1),
                                                    attrs.validators.le(MAX_LIMIT)])
     roles: tuple[Role, ...] = attrs.field(default=DEFAULT_ROLES, validator=_roles_valid)
-    current_session_id: str | None = None
+    current_session_id: str | None = attrs.field(default=None,
+                                                  converter=attrs.converters.optional(mended))
     since: float | None = None
     until: float | None = None
-    hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES
+    hidden_sources: tuple[str, ...] = attrs.field(default=DEFAULT_HIDDEN_SOURCES,
+                                                  converter=_mended_names)
     shortlist: int = attrs.field(default=0, validator=[attrs.validators.ge(0),
                                                        attrs.validators.le(MAX_SHORTLIST)])
-    sources: tuple[str, ...] = ()
-    projects: tuple[str, ...] = ()
+    sources: tuple[str, ...] = attrs.field(default=(), converter=_mended_names)
+    projects: tuple[str, ...] = attrs.field(default=(), converter=_mended_names)
 
     @property
     def is_browse(self) -> bool:

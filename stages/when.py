@@ -70,6 +70,7 @@ _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 
 # The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
 _EARLIEST, _LATEST = 0.0, 253402300800.0
+_YEARS = "the years 1970 to 9999"
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -157,8 +158,8 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         # "nan", "1e400" and year-3-million epochs would filter every session out unseen.
         if _possible(epoch):
             return Success(epoch)
-        return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have: "
-                                     f"use {ACCEPTED_TIMES}"))
+        return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have "
+                                     f"({_YEARS}): use {ACCEPTED_TIMES}"))
     spoken = spoken_time(text, base)
     if spoken is not None:
         return Success(spoken)
@@ -187,8 +188,8 @@ def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, Quer
     # repr() of a huge int is pages long, and past 4,300 digits raises.
     shown = (repr(value) if isinstance(value, float) or abs(value) < 10 ** 30
              else "(a number past any date)")
-    return Failure(QueryRejected(f"{what} {shown} is not a moment a session can have: "
-                                 f"use {ACCEPTED_TIMES}"))
+    return Failure(QueryRejected(f"{what} {shown} is not a moment a session can have "
+                                 f"({_YEARS}): use {ACCEPTED_TIMES}"))
 
 
 def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, QueryRejected]:
@@ -211,8 +212,9 @@ def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, Que
         return parsed
     moment = parsed.unwrap()
     if not _possible(moment):
-        return Failure(QueryRejected(f"{what} {value!r} is not a moment a session can "
-                                     "have: use an ISO date (2026-03-01) or epoch seconds"))
+        return Failure(QueryRejected(f"{what} {value!r} is not a moment a session can have "
+                                     f"({_YEARS}): use an ISO date (2026-03-01) or epoch "
+                                     "seconds"))
     return Success(moment)
 
 

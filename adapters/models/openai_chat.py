@@ -38,7 +38,7 @@ from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed
-from harkback.stages.records import TokenUsage
+from harkback.stages.records import TokenUsage, mended
 from harkback.stages.shown_url import shown_url
 
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
@@ -62,7 +62,9 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     if not isinstance(message, dict):
         return Attempt("the answer holds no message", retry=True)
     content = message.get("content")
-    raw = content if isinstance(content, str) else ""
+    # Half a character escaped ("\\ud83d": an emoji cut at max_tokens) parses as a lone
+    # surrogate, which no store can encode: caching the summary ended the search.
+    raw = mended(content) if isinstance(content, str) else ""
     text = _THINK.sub("", raw).strip()
     usage = data.get("usage")
     counts = usage if isinstance(usage, dict) else {}
@@ -74,7 +76,7 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
         return Attempt(f"the model answered with {what}", retry=True)
     reason = first.get("finish_reason") if isinstance(first, dict) else None
     model = data.get("model")
-    return ChatReply(text=text, usage=tokens, model=model if isinstance(model, str) else "",
+    return ChatReply(text=text, usage=tokens, model=mended(model) if isinstance(model, str) else "",
                      finish_reason=reason if isinstance(reason, str) else "")
 
 

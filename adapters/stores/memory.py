@@ -312,7 +312,7 @@ class MemoryStore(MemoryVectors):
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
         """Store conversations all at once; a session id already stored is replaced."""
-        batch = tuple({c.session.id: c for c in conversations}.values())
+        batch = records.storable(conversations)
         return self._run(lambda: self._store(batch))
 
     def _store(self, batch: Sequence[records.Conversation]) -> ports.IngestReport:

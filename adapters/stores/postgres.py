@@ -212,7 +212,7 @@ class PostgresStore(Closing):
         until it is empty; :meth:`close` waits for that merge."""
         if self.readonly:
             return self._refused("ingest")
-        batch = tuple({c.session.id: c for c in conversations}.values())
+        batch = records.storable(conversations)
         if sum(len(c.messages) for c in batch) < postgres_pending.BULK_MESSAGES:
             return self.run(lambda connection: postgres_writes.write(connection, batch),
                             long=True)

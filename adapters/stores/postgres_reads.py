@@ -25,7 +25,12 @@ from harkback.adapters.stores.postgres_writes import (
     SESSION_FIELDS,
     read_text,
 )
-from harkback.adapters.stores.sql.rows import message_from_row, preview, session_from_row
+from harkback.adapters.stores.sql.rows import (
+    PREVIEW_READS,
+    message_from_row,
+    preview,
+    session_from_row,
+)
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import AllOf, Node
 from harkback.stages.records import Message, Session, SessionOverview, TitleHit
@@ -74,8 +79,9 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
     scope, scoped = scope_filters(query)
     rows = connection.execute(
         f"SELECT r.*, (SELECT count(*) FROM messages AS m WHERE m.session_id = r.id), "
-        "(SELECT m.content FROM messages AS m WHERE m.session_id = r.id AND m.role = 'user' "
-        " ORDER BY m.position LIMIT 1) "
+        # Twice what preview reads: a stored NUL takes two characters (postgres_text).
+        f"(SELECT substr(m.content, 1, {2 * PREVIEW_READS}) FROM messages AS m "
+        "  WHERE m.session_id = r.id AND m.role = 'user' ORDER BY m.position LIMIT 1) "
         f"FROM (SELECT {_S_COLUMNS} FROM sessions AS s "
         "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
         f"        AND s.id <> ALL(%s::text[]) AND {' AND '.join(scope)} "

@@ -272,7 +272,7 @@ class SqliteStore(Closing):
         if self.readonly:
             return FutureResult.from_failure(StoreUnavailable(
                 f"the store at {self.path} was opened read-only; it cannot ingest"))
-        batch = tuple({c.session.id: c for c in conversations}.values())
+        batch = records.storable(conversations)
 
         def work(connection: sqlite3.Connection) -> ports.IngestReport:
             self._writes += 1

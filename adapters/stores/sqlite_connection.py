@@ -116,7 +116,7 @@ def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = F
         if refused is not None:
             return Failure(refused)
     before = sqlite_adopt.present_side_files(path)
-    target = read_only_uri(path) if readonly else str(path)
+    target = read_only_uri(path) if readonly else _as_written(path)
     try:
         connection = sqlite3.connect(target, uri=readonly, timeout=busy_timeout,
                                      isolation_level=None)
@@ -132,6 +132,17 @@ def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = F
     connection.close()
     sqlite_adopt.remove_new_side_files(path, before)
     return Failure(failure)
+
+
+def _as_written(path: Path) -> str:
+    """``path`` as a name SQLite opens as written: a relative one starting ``file:`` (in any
+    case) it would read as a URI and open another file (``file:h.db?mode=rwc``: ``h.db``).
+
+    >>> _as_written(Path("file:h.db")), _as_written(Path("h.db"))
+    ('./file:h.db', 'h.db')
+    """
+    text = str(path)
+    return f".{os.sep}{text}" if text[:5].lower() == "file:" else text
 
 
 def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool,

@@ -121,3 +121,14 @@ def test_a_filter_naming_nothing_is_a_usage_error(db: Path, flags: tuple[str, ..
 def test_a_trailing_comma_still_names_the_rest(db: Path) -> None:
     """A comma list's empty pieces are left out; the names in it still filter."""
     assert _ids("recent", "--source", "codex,", db=db) == ["codex-new"]
+
+
+@pytest.mark.parametrize("flags", [("--as-of", "1969-12-31"), ("--since", "-5")])
+def test_a_moment_out_of_range_names_the_years_allowed(db: Path, flags: tuple[str, ...]
+                                                        ) -> None:
+    """``--as-of 1969-12-31`` is an ISO date, yet it was refused with "use an ISO date":
+    the refusal now says which years a moment can be in."""
+    done = run("search", "docker", *flags, db=db)
+    assert done.returncode == 2
+    assert f"{flags[0]} {flags[1]!r} is not a moment a session can have (the years 1970 to " \
+           "9999): use " in done.stderr, done.stderr

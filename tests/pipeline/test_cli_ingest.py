@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +117,30 @@ def test_a_dash_for_standard_input_says_a_file_is_needed(tmp_path: Path) -> None
     assert done.stderr == ("harkback: standard input is not read: save the sessions to a "
                            "file and name it\n")
     assert not (tmp_path / "h.db").exists()
+
+
+@pytest.mark.parametrize(("name", "made", "said"), [
+    ("sessions.jsonl.gz", gzip.compress, "gzip-compressed: decompress it "
+     "first (gunzip -k FILE)"),
+    ("state.db", None, "a SQLite database (a Hermes state.db is read by: harkback import "
+     "hermes PATH)")])
+@pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])
+def test_a_compressed_file_or_a_database_is_named_for_what_it_is(
+        tmp_path: Path, name: str, made: Callable[[bytes], bytes] | None, said: str,
+        command: tuple[str, ...]) -> None:
+    """A .jsonl.gz or a SQLite file read as text was lines of undecodable bytes, each named
+    as damage with a hint of Latin-1, status 3 and an empty store made; now one line
+    saying what the file is, status 1, no store."""
+    source = tmp_path / name
+    if made is None:
+        sqlite3.connect(source).execute("CREATE TABLE sessions (id TEXT)").connection.close()
+    else:
+        _write_sessions(tmp_path / "plain.jsonl")
+        source.write_bytes(made((tmp_path / "plain.jsonl").read_bytes()))
+    done = run(*command, str(source), db=tmp_path / "h.db")
+    assert done.returncode == 1
+    assert done.stderr.endswith(f"{source} is not JSON lines but {said}\n"), done.stderr
+    assert len(done.stderr.splitlines()) == 1 and not (tmp_path / "h.db").exists()
 
 
 def _accented(path: Path, encoding: str) -> Path:

@@ -99,3 +99,18 @@ def test_a_failing_endpoint_still_answers_with_extractive_summaries(db: Path) ->
                         "--base-url", server.url)
     assert _kinds(done) == ["extractive", "extractive"]
     assert all("HTTP 500" in r["summary_note"] for r in json.loads(done.stdout)["results"])
+
+
+def test_a_reply_holding_half_a_character_is_summarised_and_cached(db: Path) -> None:
+    """A model answer escaping half an emoji (``\\ud83d``: one cut at max_tokens) ended the
+    search as an internal error: caching the summary could not encode it. It is kept
+    with U+FFFD in its place, and the second search reads it from the cache."""
+    with ChatServer(lambda _r: Reply(content="The bridge was fixed \ud83d.\nSOURCES: 1")
+                    ) as server:
+        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
+        first = harkback("search", QUERY, *flags)
+        again = harkback("search", QUERY, *flags)
+        asked = len(server.received)
+    assert _kinds(first) == ["llm", "llm"] and asked == 2
+    summaries = [r["summary"] for r in json.loads(again.stdout)["results"]]
+    assert summaries == ["The bridge was fixed \ufffd.", "The bridge was fixed \ufffd."]

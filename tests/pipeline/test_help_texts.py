@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from harkback.pipeline.cli import build_parser
 
@@ -39,3 +43,16 @@ def test_the_source_filter_offers_no_name_that_matches_nothing() -> None:
     assert len(offered) == 4
     dead = re.compile(r"`hermes`,|codex,hermes|claude-code, hermes")
     assert [text for text in offered if dead.search(text)] == []
+
+
+@pytest.mark.parametrize("flags", [("--help",), ("search", "--help"), ("import", "jsonl", "-h")])
+def test_help_to_a_full_disk_is_one_line_and_status_1(flags: tuple[str, ...]) -> None:
+    """``--help > /dev/full`` ended 0 with nothing written (argparse drops the write
+    error); every other command (``--version`` too) says it cannot write, status 1, and
+    help does too."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *flags],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+                              check=False)
+    assert (done.returncode, done.stderr) == (
+        1, "harkback: cannot write to standard output: No space left on device\n")

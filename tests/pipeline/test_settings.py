@@ -160,6 +160,44 @@ def test_config_command_says_where_each_value_came_from(tmp_path: Path) -> None:
     assert rows["api_key"] == ["********", "environment OPENAI_API_KEY"]
 
 
+def test_a_config_folder_under_a_file_holds_no_config_file(tmp_path: Path, store: Path
+                                                          ) -> None:
+    """$XDG_CONFIG_HOME (or $HOME) naming a file: there is no config file, as when the
+    folder is missing; every command stopped with "cannot read config file ...: Not a
+    directory; fix its permissions", status 2."""
+    not_a_folder = tmp_path / "not-a-folder"
+    not_a_folder.write_text("", encoding="utf-8")
+    done = run("search", "mango chutney", "--json", db=store,
+               env={"XDG_CONFIG_HOME": str(not_a_folder)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["count"] == DEFAULT_LIMIT
+
+
+def test_a_nul_in_a_value_stops_every_command_with_exit_2(tmp_path: Path) -> None:
+    """TOML's ``"\\u0000"`` in ``db`` ended ingest as an internal error (ValueError:
+    embedded null byte, status 70); no name or path holds one, so no text key takes it."""
+    for key in ("db", "model"):
+        config = _file(tmp_path, f'{key} = "a\\u0000b.db"\n')
+        done = run("ingest", str(tmp_path / "none.jsonl"),
+                   env={"HARKBACK_CONFIG": str(config)})
+        assert (done.returncode, done.stderr) == (2, (
+            f"harkback: config file {config} line 1: {key} holds a NUL character (\\u0000); "
+            "remove it\n"))
+
+
+def test_a_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path, store: Path) -> None:
+    """A file Windows Notepad saved (UTF-8 with a BOM) was "not valid TOML (invalid
+    statement)"; it reads as any other, its lines counted as written."""
+    config = tmp_path / "config.toml"
+    config.write_bytes(f'\ufeffdb = "{store.name}"\nlimit = 4\n'.encode())
+    env = {"HARKBACK_CONFIG": str(config)}
+    found = run("search", "mango chutney", "--json", env=env)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["count"] == 4
+    shown = json.loads(run("config", "--json", env=env).stdout)["settings"]
+    assert shown["limit"] == {"value": 4, "from": f"file {config} line 2"}
+
+
 @pytest.mark.parametrize("command", [("search", "x"), ("recent",), ("config",),
                                      ("ingest", "missing.jsonl")])
 def test_a_broken_file_stops_every_command_with_exit_2(tmp_path: Path,

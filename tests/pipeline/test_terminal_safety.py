@@ -89,3 +89,11 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(db: Path) -> None:
     error = reader.stderr.read()
     assert reader.wait(timeout=120) == 141
     assert error == b""
+
+
+def test_an_error_naming_a_file_with_a_newline_is_one_line(db: Path) -> None:
+    """A file name holding a newline printed a second line of its own in the one-line
+    error, one that could read ``harkback: ...`` as if harkback had said it."""
+    done = harkback("ingest", "bad\nharkback: ingested 9 session(s)", "--db", str(db))
+    assert (done.returncode, done.stderr) == (
+        1, "harkback: no such file: bad␊harkback: ingested 9 session(s)\n")

@@ -29,6 +29,12 @@ from harkback.stages.records import Message, MessageHit, Role, Session, SessionO
 
 PREVIEW_CHARS = 200
 """How much of a session's first user message :func:`preview` keeps."""
+PREVIEW_READS = 4_000
+"""How much of the start of that message :func:`preview` reads, and so all a store need fetch
+of it: a first request of 84 MB (a pasted log) cost ``recent`` 7-10 s and 1.6 GB when the
+whole text was fetched and its whitespace collapsed to keep 200 characters."""
+_PREVIEW_BYTES = 4 * PREVIEW_READS
+"""Bytes of UTF-8 that hold at least the first :data:`PREVIEW_READS` characters."""
 
 
 def sessions_by_id(ids: Iterable[str]) -> Statement:
@@ -66,8 +72,9 @@ def recent(query: RecentQuery) -> Statement:
     return Statement(
         f"SELECT {SESSION_COLUMNS}, "
         "(SELECT COUNT(*) FROM messages AS m WHERE m.session_id = r.id), "
-        "(SELECT m.content FROM messages AS m WHERE m.session_id = r.id AND m.role = 'user' "
-        " ORDER BY m.position LIMIT 1) "
+        # Cut as bytes: SQLite's substr of a text stops at a NUL, which a message may hold.
+        f"(SELECT substr(CAST(m.content AS BLOB), 1, {_PREVIEW_BYTES}) FROM messages AS m "
+        "  WHERE m.session_id = r.id AND m.role = 'user' ORDER BY m.position LIMIT 1) "
         f"FROM (SELECT {SESSION_COLUMNS} FROM sessions AS s "
         "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
@@ -136,17 +143,20 @@ def hit_from_row(row: Row) -> MessageHit:
 
 def overview_from_row(row: Row) -> SessionOverview:
     """An overview from a :func:`recent` row."""
+    # A character the byte cut split lies past the first PREVIEW_READS, which preview reads.
+    start = (row[10] or b"").decode("utf-8", "replace")
     return SessionOverview(session=session_from_row(row), message_count=row[9],
-                           preview=preview(row[10] or ""))
+                           preview=preview(start))
 
 
 _SPACE = re.compile(r"\s+")
 
 
 def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """``text`` on one line, whitespace collapsed, cut to ``limit`` characters.
+    """The start of ``text`` (its first :data:`PREVIEW_READS` characters) on one line,
+    whitespace collapsed, cut to ``limit`` characters.
 
     >>> preview("  fix\\n\\n the   bridge ")
     'fix the bridge'
     """
-    return _SPACE.sub(" ", text).strip()[:limit].rstrip()
+    return _SPACE.sub(" ", text[:PREVIEW_READS]).strip()[:limit].rstrip()

@@ -18,6 +18,7 @@ from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.pipeline.facade import Harkback
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey
 from harkback.stages.ports import MatchQuery, MessageKey, RecentQuery, SessionStore, SummaryKey
@@ -311,6 +312,51 @@ class StoreContract:
         )
         await ok(store.ingest([Conversation(Session(id="s1"), messages)]))
         assert await ok(store.messages(["s1"])) == messages
+
+    async def test_half_characters_are_stored_as_u_fffd(self, store: SessionStore) -> None:
+        """Lone surrogates (half a character, as a library caller's own ``json.loads`` of
+        ``"\\ud83d"`` gives) in every text of a conversation are stored as U+FFFD by every
+        store: SQLite and PostgreSQL cannot encode them, and memory must hold the same."""
+        half = "\ud83d"
+        calls = (ToolCall(id=f"c{half}", name=f"bash{half}", arguments=f"ls {half}"),)
+        await ok(store.ingest([Conversation(
+            Session(id=f"s{half}", source=f"cli{half}", model=f"m{half}", title=f"t {half}",
+                    parent_session_id=f"p{half}", end_reason=f"e{half}",
+                    project=f"/w/{half}"),
+            (Message(session_id=f"s{half}", position=0, role="user",
+                     content=f"docker {half} bridge", tool_name=f"n{half}",
+                     tool_call_id=f"i{half}", tool_calls=calls),))]))
+        fixed = "\ufffd"
+        assert await ok(store.sessions([f"s{fixed}"])) == (Session(
+            id=f"s{fixed}", source=f"cli{fixed}", model=f"m{fixed}", title=f"t {fixed}",
+            parent_session_id=f"p{fixed}", end_reason=f"e{fixed}", project=f"/w/{fixed}"),)
+        assert await ok(store.messages([f"s{fixed}"])) == (Message(
+            session_id=f"s{fixed}", position=0, role="user", content=f"docker {fixed} bridge",
+            tool_name=f"n{fixed}", tool_call_id=f"i{fixed}",
+            tool_calls=(ToolCall(id=f"c{fixed}", name=f"bash{fixed}", arguments=f"ls {fixed}"),)),)
+        assert [(h.session_id, h.position) for h in await ok(store.search(match("bridge")))
+                ] == [(f"s{fixed}", 0)]
+
+    async def test_half_characters_in_a_request_read_as_stored(self, store: SessionStore
+                                                               ) -> None:
+        """A search's current session, sources and projects and a read's session id holding
+        a lone surrogate find what the store holds for them (U+FFFD), in every store."""
+        await ok(store.ingest([Conversation(Session(id="s\ufffd", source="cli\ufffd",
+                                                    project="/w/p\ufffd", started_at=1.0), (
+            Message(session_id="s\ufffd", position=0, role="user", content="docker bridge"),)),
+            Conversation(Session(id="other", source="cli", started_at=2.0), (
+                Message(session_id="other", position=0, role="user", content="docker"),))]))
+        hb = Harkback(store=store)
+
+        async def found(**options: Any) -> list[str]:
+            payload = (await hb.search("docker", **options)).to_payload()
+            assert payload["success"], payload
+            return [r["session_id"] for r in payload["results"]]
+        assert await found(current_session_id="s\udc80") == ["other"]
+        assert await found(sources=("cli\ud800",)) == ["s\ufffd"]
+        assert await found(projects=("p\ud800",)) == ["s\ufffd"]
+        page = (await hb.read_session("s\ud800", around="s\udfff:0")).unwrap()
+        assert [m.content for m in page.messages] == ["docker bridge"]
 
     async def test_tool_call_arguments_are_searchable(self, store: SessionStore) -> None:
         """A word only present in a tool call's arguments finds the message."""

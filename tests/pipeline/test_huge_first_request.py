@@ -1,0 +1,45 @@
+"""``recent`` on a store whose first request is tens of megabytes (a pasted log) lists it
+within a modest memory bound: the stores fetch only the start of the message the preview
+reads. They fetched the whole text and collapsed its whitespace (84 MB: 7-10 s, 1.6 GB).
+A SQLite file and a real PostgreSQL server (tests/support/postgres_server.py)."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LIMIT = 400 << 20
+"""Address space for the ``recent`` process: the listing below needed ~700 MB (SQLite) and
+~800 MB (PostgreSQL) before, ending in MemoryError (status 70) below that; 150-200 MB now."""
+
+
+def _bounded() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_recent_lists_a_huge_first_request_in_bounded_memory(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A 42 MB first request: listed with its preview, under a 400 MB address space."""
+    source = tmp_path / "huge.jsonl"
+    source.write_text(json.dumps({"id": "h1", "title": "pasted log", "messages": [
+        {"role": "user", "content": "docker " * 6_000_000},
+        {"role": "assistant", "content": "ok"}]}) + "\n", encoding="utf-8")
+    db = (str(tmp_path / "h.db") if kind == "sqlite" else
+          request.getfixturevalue("postgres_server").create_database("huge_first_request"))
+    command = [sys.executable, "-m", "harkback.pipeline.cli"]
+    made = subprocess.run([*command, "ingest", str(source), "--db", db],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert made.returncode == 0, made.stderr
+    source.unlink()
+    done = subprocess.run([*command, "recent", "--db", db, "--json"], capture_output=True,
+                          text=True, timeout=300, check=False, preexec_fn=_bounded)
+    assert done.returncode == 0, done.stderr
+    [listed] = json.loads(done.stdout)["results"]
+    assert listed["preview"] == ("docker " * 29)[:200].rstrip()
+    assert (listed["session_id"], listed["message_count"]) == ("h1", 2)

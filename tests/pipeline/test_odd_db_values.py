@@ -1,0 +1,68 @@
+"""``--db`` values a user may well type that name no file the way they read: a URL of
+another database (or an SQLAlchemy one), a name starting ``file:``, an empty value. Each is
+refused in one line, or names the file it reads as; nothing is written elsewhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SESSION = json.dumps({"id": "s1", "messages": [{"role": "user", "content": "docker bridge"}]})
+
+
+def harkback(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``harkback ARGS`` run in ``folder`` (relative --db values land there)."""
+    env = {k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}
+    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args], cwd=folder,
+                          capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """An empty folder but for a JSON-lines file of one session."""
+    (tmp_path / "one.jsonl").write_text(SESSION + "\n", encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("url", ["mysql://me:secret@db.example/harkback",
+                                 "postgresql+psycopg://me@db.example/harkback",
+                                 "POSTGRESQL://db.example/harkback", "file:///tmp/h.db"])
+@pytest.mark.parametrize("command", [("ingest", "one.jsonl"), ("sync", "--codex", "."),
+                                     ("migrate",)])
+def test_a_url_of_another_kind_is_refused(folder: Path, url: str,
+                                          command: tuple[str, ...]) -> None:
+    """Taken for a path, ``mysql://host/db`` made folders ``mysql:/host`` and a SQLite file
+    ``db`` in them, and the import went there: now one line, status 1, nothing made."""
+    done = harkback(folder, *command, "--db", url)
+    shown = url.replace(":secret@", ":********@")
+    assert (done.returncode, done.stderr) == (1, (
+        f"harkback: session store unavailable: {shown} is a URL of no store harkback opens: "
+        "give a database file's path or a postgresql:// URL (postgres:// also, in lower "
+        "case)\n"))
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
+
+
+def test_a_name_starting_file_colon_is_the_file_it_names(folder: Path) -> None:
+    """SQLite read ``file:h.db?mode=rwc`` as a URI: ingest wrote ``h.db`` (an existing
+    store of that name too) while every reader looked for ``file:h.db?mode=rwc``."""
+    name = "file:h.db?mode=rwc"
+    done = harkback(folder, "ingest", "one.jsonl", "--db", name)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == [name, "one.jsonl"]
+    listed = harkback(folder, "recent", "--db", name, "--json")
+    assert [r["session_id"] for r in json.loads(listed.stdout)["results"]] == ["s1"]
+
+
+def test_an_empty_db_says_it_is_empty(folder: Path) -> None:
+    """``--db "$UNSET"`` read as the current folder: " is a folder, not a database file"."""
+    for command in (("stats",), ("ingest", "one.jsonl")):
+        done = harkback(folder, *command, "--db", "")
+        assert done.returncode == 1
+        assert done.stderr.endswith(
+            "--db is empty: name a database file, such as harkback.db\n"), done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
