@@ -111,16 +111,19 @@ def needs_migrate(where: str, found: int, known: int) -> str:
             f"{where}` to bring it to {known}")
 
 
-def moved_on(found: int, known: int) -> str:
-    """The line that refuses a write to a store whose schema version changed while this
-    harkback had it open: another harkback migrated it, and what this one would write
-    (its tokens, its rows) may no longer be what the store's version holds.
+def moved_on(found: int, known: int, *, refused: str = "nothing was written") -> str:
+    """The line that refuses a write (or a search: ``refused`` says which) to a store whose
+    schema version changed while this harkback had it open: another harkback migrated it,
+    and what this one would write (its tokens, its rows) or ask may no longer be what the
+    store's version holds.
 
     >>> moved_on(4, 3).startswith("the store is now at harkback schema version 4, not 3")
     True
     >>> moved_on(4, 3).split(": ")[1]
     'nothing was written; restart with a harkback that knows version 4'
+    >>> moved_on(4, 3, refused="nothing was searched").split(": ")[1][:20]
+    'nothing was searched'
     """
     return (f"the store is now at harkback schema version {found}, not {known} as when this "
-            f"harkback opened it (another harkback migrated it): nothing was written; restart "
+            f"harkback opened it (another harkback migrated it): {refused}; restart "
             f"with a harkback that knows version {found}")

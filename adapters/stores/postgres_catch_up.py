@@ -22,8 +22,11 @@ from typing import Any, cast
 
 import psycopg
 
+from harkback.adapters.stores.migration import moved_on
 from harkback.adapters.stores.postgres_memo import Snapshot
+from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
 from harkback.adapters.stores.postgres_text import matching
+from harkback.adapters.stores.postgres_writes import SchemaMoved
 from harkback.stages.query import Unit
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -32,21 +35,34 @@ Sizes = tuple[int, int, int, int]
 """Messages, their tokens, sessions, their title tokens: the index's sizes."""
 
 SNAPSHOT = ("SELECT messages, message_tokens, sessions, session_tokens, generation, rewrites, "
-            "(SELECT COALESCE(max(id), 0) FROM messages) FROM index_totals")
-"""The index's sizes and what a :class:`Snapshot` holds, read in one statement (more
-columns go before ``FROM``)."""
+            "(SELECT COALESCE(max(id), 0) FROM messages), (SELECT version FROM harkback_schema) "
+            "FROM index_totals")
+"""The index's sizes, what a :class:`Snapshot` holds and the schema version, read in one
+statement (more columns go before ``FROM``)."""
 
-SNAPSHOT_COLUMNS = 7
+SNAPSHOT_COLUMNS = 8
 
 
 def read_snapshot(row: Sequence[Any] | None) -> tuple[Sizes, Snapshot]:
     """The sizes and snapshot from the first columns of a row of :data:`SNAPSHOT`.
 
-    >>> read_snapshot((10, 50, 2, 4, 7, 1, 12))
+    Every search reads it, so a search also sees a database another harkback migrated
+    while this one was connected, and is refused (``SchemaMoved``): its words may no longer
+    be what the index holds.
+
+    >>> read_snapshot((10, 50, 2, 4, 7, 1, 12, SCHEMA_VERSION))
     ((10, 50, 2, 4), Snapshot(generation=7, messages=10, rewrites=1, top=12))
+    >>> try:
+    ...     read_snapshot((10, 50, 2, 4, 7, 1, 12, SCHEMA_VERSION + 1))
+    ... except SchemaMoved as refused:
+    ...     print(str(refused).split(": ")[1][:20])
+    nothing was searched
     """
     if row is None:
         return (0, 0, 0, 0), Snapshot(0, 0)
+    if row[7] != SCHEMA_VERSION:  # no harkback store opens at another version
+        found = 0 if row[7] is None else int(row[7])
+        raise SchemaMoved(moved_on(found, SCHEMA_VERSION, refused="nothing was searched"))
     sizes = cast(Sizes, tuple(int(v) for v in row[:4]))
     return sizes, Snapshot(int(row[4]), sizes[0], int(row[5]), int(row[6]))
 

@@ -54,7 +54,7 @@ from harkback.adapters.stores.sqlite_connection import (
 )
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
-from harkback.adapters.stores.sqlite_transaction import one_snapshot
+from harkback.adapters.stores.sqlite_transaction import one_snapshot, versioned
 from harkback.adapters.stores.sqlite_voicing import readable, readable_stats
 from harkback.adapters.stores.sqlite_writes import merge_pending, write
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
@@ -264,7 +264,7 @@ class SqliteStore(Closing):
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
         """Root sessions (no parent, or a parent not stored), newest first."""
-        return self._run(fetch(rows.recent(query), rows.overview_from_row))
+        return self._run(versioned(fetch(rows.recent(query), rows.overview_from_row)))
 
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:

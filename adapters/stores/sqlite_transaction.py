@@ -6,7 +6,8 @@ imports (migrations, titles) can use it too.
 
 A write checks, under its lock, that the file is still at the schema version this harkback
 writes (:class:`SchemaMoved` otherwise): a harkback that opened the file before another one
-migrated it must not add rows or index tokens of the old layout to it.
+migrated it must not add rows or index tokens of the old layout to it. A search reads the
+version too (:func:`read_version`), and refuses a file migrated past what it knows.
 
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
 >>> _ = connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -46,6 +47,37 @@ T = TypeVar("T")
 
 class SchemaMoved(sqlite3.DatabaseError):
     """The file's schema version is not the one this harkback writes (see the module)."""
+
+
+def read_version(connection: sqlite3.Connection) -> int:
+    """The file's schema version, read for a search (one pragma: the header is read anyway).
+
+    A read-only open reads older files through their steps' views, so only a version newer
+    than this harkback's refuses (:class:`SchemaMoved`): another harkback migrated the file
+    while this one had it open, and its questions may no longer match what the file holds.
+
+    >>> connection = sqlite3.connect(":memory:")
+    >>> read_version(connection)
+    0
+    >>> _ = connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    >>> try:
+    ...     read_version(connection)
+    ... except SchemaMoved as refused:
+    ...     print(str(refused).split(": ")[1][:20])
+    nothing was searched
+    """
+    found: int = connection.execute("PRAGMA user_version").fetchone()[0]
+    if found > SCHEMA_VERSION:
+        raise SchemaMoved(moved_on(found, SCHEMA_VERSION, refused="nothing was searched"))
+    return found
+
+
+def versioned(work: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+    """``work`` after :func:`read_version` (for a read that does no search, e.g. browsing)."""
+    def checked(connection: sqlite3.Connection) -> T:
+        read_version(connection)
+        return work(connection)
+    return checked
 
 
 @contextlib.contextmanager

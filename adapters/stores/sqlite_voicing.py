@@ -83,9 +83,11 @@ def reindex(connection: sqlite3.Connection) -> None:
 def folds_voicing(connection: sqlite3.Connection) -> bool:
     """Whether the file's index holds kana devoiced (a file before :data:`VOICED_VERSION`,
     read-only: a writable open has migrated it). One pragma read, per search, so a file
-    migrated while a reader has it open is searched as it now is."""
-    version: int = connection.execute("PRAGMA user_version").fetchone()[0]
-    return version < VOICED_VERSION
+    migrated while a reader has it open is searched as it now is (and one migrated past
+    this harkback is refused: :func:`~harkback.adapters.stores.sqlite_transaction.read_version`)."""
+    # Imported here: the schema's version comes from the migrations, which name this module.
+    from harkback.adapters.stores.sqlite_transaction import read_version
+    return read_version(connection) < VOICED_VERSION
 
 
 def folded(node: Node) -> Node:
@@ -100,7 +102,7 @@ def folded(node: Node) -> Node:
 
 
 def _plain(node: Node | None) -> bool:
-    # Devoicing leaves ASCII as it is: a question in English needs no look at the version.
+    # Devoicing leaves ASCII as it is: a question in English needs no devoicing.
     if node is None:
         return True
     if isinstance(node, Term):
@@ -114,7 +116,7 @@ def _plain(node: Node | None) -> bool:
 
 def readable(connection: sqlite3.Connection, query: MatchQuery) -> MatchQuery:
     """``query`` as the file's index can answer it (:func:`folded` for an older file)."""
-    if (_plain(query.expression) and _plain(query.excluded)) or not folds_voicing(connection):
+    if not folds_voicing(connection) or (_plain(query.expression) and _plain(query.excluded)):
         return query
     counts = {devoiced(term): count for term, count in query.known_counts}
     return attrs.evolve(query, expression=folded(query.expression),
@@ -126,7 +128,7 @@ def readable_stats(connection: sqlite3.Connection, terms: Sequence[str],
                counted: Callable[[sqlite3.Connection, Sequence[str]], TermStats]) -> TermStats:
     """``counted`` (the index's statistics) of ``terms``; of an older file's index, each
     term counted as the index holds it (devoiced) and reported under its own name."""
-    if all(t.isascii() for t in terms) or not folds_voicing(connection):
+    if not folds_voicing(connection) or all(t.isascii() for t in terms):
         return counted(connection, terms)
     stats = counted(connection, [devoiced(t) for t in terms])
     found = dict(stats.counts)

@@ -190,3 +190,27 @@ async def test_a_store_migrated_while_open_takes_no_more_writes(tmp_path: Path) 
             assert f"now at harkback schema version {schema.SCHEMA_VERSION + 1}" in reason
             assert "nothing was written" in reason
         assert file_state(path) == before
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+async def test_a_store_migrated_past_this_harkback_while_open_is_not_searched(
+        tmp_path: Path, readonly: bool) -> None:
+    """Another, newer harkback migrates the file while this one has it open: this one's
+    searches and browsing are refused in one line instead of asking the new layout with
+    the old rules (its words may no longer be what the index holds)."""
+    path = tmp_path / "h.db"
+    # The writer stays open (as a sync beside an MCP server): the reader reads its WAL.
+    with SqliteStore.open(path).unwrap() as writer, \
+            SqliteStore.open(path, readonly=readonly).unwrap() as store:
+        await ok(writer.ingest(CORPUS))
+        assert await ok(store.search(match("bridge")))
+        with sqlite3.connect(path) as raw:
+            raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
+        raw.close()
+        for refused in (await failed(store.search(match("bridge"))),
+                        await failed(store.search(match("端口"))),
+                        await failed(store.term_stats(["bridge"])),
+                        await failed(store.search_titles(match("docker"))),
+                        await failed(store.recent(RecentQuery(limit=5)))):
+            assert f"now at harkback schema version {schema.SCHEMA_VERSION + 1}" in refused.reason
+            assert "nothing was searched" in refused.reason

@@ -144,3 +144,21 @@ async def test_a_database_migrated_while_connected_takes_no_more_writes(url: str
         stored = reader.execute("SELECT id FROM sessions ORDER BY id").fetchall()
         messages = reader.execute("SELECT count(*) FROM messages").fetchone()
     assert (stored, messages) == ([("root",)], (len(CORPUS[0].messages),))
+
+
+async def test_a_database_migrated_while_connected_is_not_searched(url: str) -> None:
+    """Another machine's newer harkback migrates the database while this one is connected:
+    this one's searches are refused in one line instead of asking the new index with the
+    old rules (read in the statement every search makes first, so it costs no trip)."""
+    with PostgresStore.open(url, readonly=False).unwrap() as writer:
+        await ok(writer.ingest(CORPUS))
+    with PostgresStore.open(url, readonly=True).unwrap() as store:
+        assert await ok(store.search(match("bridge")))
+        with psycopg.connect(url) as other:
+            other.execute(schema.SET_VERSION, (SCHEMA_VERSION + 1,))
+        for refused in (await failed(store.search(match("bridge"))),
+                        await failed(store.search(match("端口"))),
+                        await failed(store.term_stats(["bridge"])),
+                        await failed(store.search_titles(match("docker")))):
+            assert f"now at harkback schema version {SCHEMA_VERSION + 1}" in refused.reason
+            assert "nothing was searched" in refused.reason
