@@ -74,10 +74,16 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
 
     >>> unavailable(Path("h.db"), sqlite3.OperationalError("boom")).reason
     'h.db: boom'
+    >>> unavailable(Path("h.db"), sqlite3.OperationalError("h.db has version 9")).reason
+    'h.db has version 9'
     """
     name = getattr(error, "sqlite_errorname", None) or ""
     kind = _KINDS.get(name) or _KINDS.get("_".join(name.split("_")[:2]))
-    return StoreUnavailable(f"{kind}: {path} ({error})" if kind else f"{path}: {error}")
+    if kind:
+        return StoreUnavailable(f"{kind}: {path} ({error})")
+    # A line of our own that names the file already (a reopen refused, see read_watch).
+    said = str(error)
+    return StoreUnavailable(said if said.startswith(f"{path} ") else f"{path}: {said}")
 
 
 def execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:

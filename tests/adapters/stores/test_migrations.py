@@ -214,3 +214,19 @@ async def test_a_store_migrated_past_this_harkback_while_open_is_not_searched(
                         await failed(store.recent(RecentQuery(limit=5)))):
             assert f"now at harkback schema version {schema.SCHEMA_VERSION + 1}" in refused.reason
             assert "nothing was searched" in refused.reason
+
+
+async def test_a_reader_alone_reopening_a_migrated_file_names_it_once(tmp_path: Path) -> None:
+    """A reader opened with no writer around (immutable) reopens the file once it moves,
+    and the reopen is refused by the newer version: one line naming the file once."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as writer:
+        await ok(writer.ingest(CORPUS))
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        assert await ok(store.search(match("bridge")))
+        with sqlite3.connect(path) as raw:
+            raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
+        raw.close()
+        refused = await failed(store.search(match("bridge")))
+    assert f"version {schema.SCHEMA_VERSION + 1}, newer than this harkback" in refused.reason
+    assert refused.reason.count(str(path)) == 1, refused.reason
