@@ -16,6 +16,7 @@ import psycopg
 from returns.future import FutureResult
 
 from harkback.adapters.stores.import_ledger import source_state
+from harkback.adapters.stores.postgres_writes import check_version
 from harkback.adapters.stores.summary_cache import key_params, summary_from_row, summary_row
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
@@ -76,12 +77,14 @@ class PostgresSummaryCache:
         if self.store.readonly:
             return FutureResult.from_value(None)
         row = summary_row(key, summary, time.time())
-        return self.store.run(lambda connection: _execute(connection, _KEEP_SUMMARY, row),
+        return self.store.run(lambda connection: _keep(connection, _KEEP_SUMMARY, row),
                               long=True)
 
 
-def _execute(connection: Connection, statement: str, params: Sequence[Any]) -> None:
-    connection.execute(statement, params)
+def _keep(connection: Connection, statement: str, params: Sequence[Any]) -> None:
+    with connection.transaction():
+        check_version(connection)  # migrated by another harkback meanwhile: nothing kept
+        connection.execute(statement, params)
 
 
 class PostgresImportLedger:
@@ -129,6 +132,7 @@ class PostgresImportLedger:
 
         def work(connection: Connection) -> None:
             with connection.transaction():
+                check_version(connection)
                 connection.execute("DELETE FROM import_marks WHERE location = %s "
                                    "AND item = ANY(%s::text[])", (key.location, wanted))
                 connection.execute(_FORGET_SESSIONS, (key.location, wanted))
@@ -152,6 +156,7 @@ class PostgresImportLedger:
 
         def work(connection: Connection) -> None:
             with connection.transaction():
+                check_version(connection)
                 connection.execute(_STAMP, (key.location, key.kind, now, now))
                 with connection.cursor() as cursor_:
                     cursor_.executemany(_MARK, [(key.location, m.item, m.fingerprint,

@@ -17,7 +17,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.postgres_search import HIT_COLUMNS, hit, row_filters
 from harkback.adapters.stores.postgres_text import storable
-from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
+from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, check_version, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
 from harkback.stages.embedding import BLANK
@@ -56,6 +56,7 @@ def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vecto
     keys = list(latest)
     dimensions = len(latest[keys[0]])
     with connection.transaction():
+        check_version(connection)  # migrated by another harkback meanwhile: nothing kept
         connection.execute(
             "INSERT INTO vector_models (name, dimensions) VALUES (%s, %s) "
             "ON CONFLICT (name) DO NOTHING", (model, dimensions))

@@ -69,11 +69,18 @@ def take_write_lock(connection: Connection, statement: str = _LOCK) -> None:
     migrated the database, another still connected must not add rows or index tokens of
     the old layout (:class:`SchemaMoved`; the transaction is rolled back).
     """
-    # Imported here: postgres_migrations imports this module (through postgres_voicing).
-    from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
     connection.execute(statement, (WRITE_LOCK,))
     # A statement of its own, so its snapshot is taken once the lock is held: it sees a
     # migration that committed while this transaction waited for the lock.
+    check_version(connection)
+
+
+def check_version(connection: Connection) -> None:
+    """Raise :class:`SchemaMoved` unless the database is at the schema version this
+    harkback writes (for writes outside the write lock too: vectors, the import ledger,
+    the summary cache)."""
+    # Imported here: postgres_migrations imports this module (through postgres_voicing).
+    from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
     row = connection.execute(VERSION).fetchone()
     found = int(row[0]) if row else 0  # no row: not a layout this harkback writes
     if found != SCHEMA_VERSION:

@@ -15,7 +15,9 @@ from harkback.adapters.stores import postgres_schema as schema
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.postgres_migrations import MIGRATIONS, SCHEMA_VERSION
-from harkback.stages.ports import RecentQuery
+from harkback.stages.imports import Mark, SourceKey
+from harkback.stages.ports import MessageKey, RecentQuery, SummaryKey
+from harkback.stages.records import Summary
 from tests.adapters.stores.store_contract import failed, match, ok
 from tests.adapters.stores.test_migrations import CORPUS
 from tests.pipeline.test_import_cli import harkback
@@ -162,3 +164,31 @@ async def test_a_database_migrated_while_connected_is_not_searched(url: str) -> 
                         await failed(store.search_titles(match("docker")))):
             assert f"now at harkback schema version {SCHEMA_VERSION + 1}" in refused.reason
             assert "nothing was searched" in refused.reason
+
+
+async def test_a_database_migrated_while_connected_keeps_no_vectors_marks_or_summaries(
+        url: str) -> None:
+    """The writes outside the store's write lock are refused the same way: vectors, the
+    import ledger's marks and cached summaries of a harkback that had the database open
+    before another one migrated it."""
+    tables = ("message_vectors", "import_marks", "import_sources", "summary_cache")
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest(CORPUS[:1]))
+        with psycopg.connect(url) as other:
+            other.execute(schema.SET_VERSION, (SCHEMA_VERSION + 1,))
+        ledger, cache = store.import_ledger(), store.summary_cache()
+        key = SourceKey(kind="codex", location="/x")
+        first = MessageKey(session_id="root", position=0)
+        for refused in (
+                await failed(store.keep_vectors("m", [(first, (1.0, 0.0))])),
+                await failed(ledger.keep(key, (Mark(item="a", fingerprint="1", sessions=1,
+                                                    messages=3),), now=10.0)),
+                await failed(ledger.forget(key, ["a"])),
+                await failed(cache.keep_summary(
+                    SummaryKey(root_session_id="root", content="c", query="q", model="m",
+                               prompt_version="v"), Summary(text="Restarted.", kind="llm")))):
+            assert f"now at harkback schema version {SCHEMA_VERSION + 1}" in refused.reason
+            assert "nothing was written" in refused.reason
+    with psycopg.connect(url) as reader:
+        counts = [reader.execute(f"SELECT count(*) FROM {t}").fetchone() for t in tables]
+    assert counts == [(0,)] * len(tables)
