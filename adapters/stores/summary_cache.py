@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import attrs
 from returns.future import FutureResult
 
+from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SummaryKey
 from harkback.stages.records import Summary, TokenUsage
@@ -108,8 +109,10 @@ def _store(row: Row) -> Callable[[sqlite3.Connection], None]:
         (previous,) = connection.execute("PRAGMA busy_timeout").fetchone()
         connection.execute(f"PRAGMA busy_timeout = {CACHE_BUSY_MS}")
         try:
-            connection.execute(CREATE_TABLE)
-            connection.execute(UPSERT, row)
+            # One write transaction, which also refuses a file another harkback migrated.
+            with immediate(connection):
+                connection.execute(CREATE_TABLE)
+                connection.execute(UPSERT, row)
         finally:
             connection.execute(f"PRAGMA busy_timeout = {int(previous)}")
     return work

@@ -15,8 +15,8 @@ from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import schema
 from harkback.adapters.stores.sql.migrations import MIGRATIONS
 from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.stages.ports import RecentQuery
-from harkback.stages.records import Conversation, Message, Session, ToolCall
+from harkback.stages.ports import RecentQuery, SummaryKey
+from harkback.stages.records import Conversation, Message, Session, Summary, ToolCall
 from tests.adapters.stores.old_files import file_state, old_file
 from tests.adapters.stores.store_contract import failed, match, ok
 
@@ -230,3 +230,20 @@ async def test_a_reader_alone_reopening_a_migrated_file_names_it_once(tmp_path: 
         refused = await failed(store.search(match("bridge")))
     assert f"version {schema.SCHEMA_VERSION + 1}, newer than this harkback" in refused.reason
     assert refused.reason.count(str(path)) == 1, refused.reason
+
+
+async def test_a_store_migrated_while_open_caches_no_summary(tmp_path: Path) -> None:
+    """The summary cache's write is refused like the store's own writes, and adds nothing."""
+    path = tmp_path / "h.db"
+    key = SummaryKey(root_session_id="root", content="c", query="q", model="m",
+                     prompt_version="v")
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest(CORPUS[:1]))
+        with sqlite3.connect(path) as raw:
+            raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
+        raw.close()
+        before = file_state(path)
+        refused = await failed(store.summary_cache().keep_summary(
+            key, Summary(text="Restarted.", kind="llm")))
+        assert "nothing was written" in refused.reason
+        assert file_state(path) == before
