@@ -233,10 +233,12 @@ class MemoryStore(MemoryVectors):
     def _hit(self, item: Indexed, score: float) -> records.MessageHit:
         message = item.message
         session = self._sessions[message.session_id]
+        # As the other stores read it: the start of a huge text, and its whole length.
+        text, cut = records.read_start(message.text_for_search(), records.LONGEST_READ)
         return records.MessageHit(session_id=message.session_id, position=message.position,
-                                  role=message.role, content=message.text_for_search(),
-                                  score=score,
-                                  timestamp=written_at(message, session), source=session.source)
+                                  role=message.role, content=text, score=score,
+                                  timestamp=written_at(message, session), source=session.source,
+                                  length=len(item.tokens) if cut else None)
 
     def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed],
                 barred: frozenset[str], *, within: Node | None = None

@@ -226,13 +226,10 @@ class SqliteStore(Closing):
 
     def search(self, query: ports.MatchQuery
                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
-        """Messages matching the query, best first; ``score`` is ``-bm25``.
-
-        Bounded by ``query.max_scored`` as :class:`~harkback.stages.ports.MatchQuery`
-        says; every statement runs in one trip to the connection's thread.
-        """
-        return self._run(lambda connection: tuple(rows.hit_from_row(row) for row in (
-            sqlite_search.search_rows(connection, readable(connection, query), self._reach))))
+        """Messages matching the query, best first; ``score`` is ``-bm25``. Bounded by
+        ``query.max_scored`` (see the port); every statement in one trip to the thread."""
+        return self._run(lambda connection: sqlite_search.search_hits(
+            connection, readable(connection, query), self._reach))
 
     def search_titles(self, query: ports.MatchQuery
                       ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:

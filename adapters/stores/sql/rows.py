@@ -134,11 +134,30 @@ def message_from_row(row: Row) -> Message:
                    timestamp=row[7])
 
 
-def hit_from_row(row: Row) -> MessageHit:
+def hit_from_row(row: Row, text: str, length: int | None = None) -> MessageHit:
     """A hit from a :func:`~harkback.adapters.stores.sql.fulltext.search` or
-    :func:`~harkback.adapters.stores.sql.fulltext.newest` row; score ``-bm25``, higher is better."""
+    :func:`~harkback.adapters.stores.sql.fulltext.newest` row and its text (:func:`hit_text`),
+    with the whole text's ``length`` in tokens when that is cut; score ``-bm25``, higher
+    is better."""
     return MessageHit(session_id=row[0], position=row[1], role=cast(Role, row[2]),
-                      content=row[3], timestamp=row[4], source=row[5], score=-row[6])
+                      content=text, timestamp=row[3], source=row[4], score=-row[5],
+                      length=length)
+
+
+def hit_text(start: str | bytes | None) -> str:
+    """A hit's text from the first :data:`~harkback.adapters.stores.sql.fulltext.HIT_BYTES`
+    bytes of its UTF-8 (:func:`~harkback.adapters.stores.sql.fulltext.hit_texts`): the
+    whole text when it has no more than :data:`~harkback.stages.records.LONGEST_READ`
+    characters, else more than that many (to be cut to them).
+
+    >>> hit_text("naïve".encode()), hit_text("naïve")
+    ('naïve', 'naïve')
+    """
+    if isinstance(start, str):
+        return start
+    # A character the byte cut split lies past the first LONGEST_READ characters (four
+    # bytes at most each), which are all that is kept.
+    return (start or b"").decode("utf-8", "replace")
 
 
 def overview_from_row(row: Row) -> SessionOverview:
