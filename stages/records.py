@@ -229,10 +229,10 @@ def _message_mended(message: Message) -> Message:
 
 
 LONGEST_READ = 200_000
-"""The most characters of one message's text that a search reads into a hit: a pasted log
-of 84 MB cost a search 5.6 s and 970 MB when its whole text was fetched and tokenized.
-Real messages are far shorter (the longest of the LongMemEval store: 42,000 characters),
-and read whole."""
+"""The most characters of one message's text that a search reads into a hit, and that the
+load stage reads to render it: a pasted log of 84 MB cost a search 5.6 s and 970 MB when
+its whole text was fetched, tokenized and rendered. Real messages are far shorter (the
+longest of the LongMemEval store: 42,000 characters), and read whole."""
 
 
 def read_start(text: str, longest: int) -> tuple[str, bool]:
@@ -242,6 +242,23 @@ def read_start(text: str, longest: int) -> tuple[str, bool]:
     (('abcd', True), ('abc', False))
     """
     return (text[:longest], True) if len(text) > longest else (text, False)
+
+
+UNREAD = "...[the rest of this message was not read]..."
+"""What follows a message cut to its first :data:`LONGEST_READ` characters when it is loaded."""
+
+
+def loaded_start(text: str, longest: int | None) -> str:
+    """``text`` as the load stage reads it: whole, or its first ``longest`` characters
+    followed by :data:`UNREAD` on a line of its own.
+
+    >>> loaded_start("abcdef", 4), loaded_start("abc", 4), loaded_start("abc", None)
+    ('abcd\\n...[the rest of this message was not read]...', 'abc', 'abc')
+    """
+    if longest is None:
+        return text
+    start, cut = read_start(text, longest)
+    return f"{start}\n{UNREAD}" if cut else text
 
 
 @attrs.frozen(kw_only=True)

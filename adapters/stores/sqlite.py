@@ -253,10 +253,11 @@ class SqliteStore(Closing):
         """Sessions whose parent is one of ``ids``, earliest first."""
         return self._run(fetch(rows.children_of(ids), rows.session_from_row))
 
-    def messages(self, session_ids: Sequence[str]
+    def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """All messages of these sessions, in session start order then position."""
-        return self._run(fetch(rows.messages_of(session_ids), rows.message_from_row))
+        """All messages of these sessions, in session start order then position (see the port)."""
+        return self._run(fetch(rows.messages_of(session_ids, longest), rows.message_from_row
+                               if longest is None else rows.message_start_from_row(longest)))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import cast
 
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
@@ -25,7 +25,15 @@ from harkback.adapters.stores.sql.statement import (
     scope,
 )
 from harkback.stages.ports import RecentQuery
-from harkback.stages.records import Message, MessageHit, Role, Session, SessionOverview, ToolCall
+from harkback.stages.records import (
+    Message,
+    MessageHit,
+    Role,
+    Session,
+    SessionOverview,
+    ToolCall,
+    loaded_start,
+)
 
 PREVIEW_CHARS = 200
 """How much of a session's first user message :func:`preview` keeps."""
@@ -54,9 +62,17 @@ def children_of(ids: Iterable[str]) -> Statement:
         (json_list(ids),))
 
 
-def messages_of(session_ids: Iterable[str]) -> Statement:
-    """All messages of these sessions, by session start (unknown last), then position."""
+def messages_of(session_ids: Iterable[str], longest: int | None = None) -> Statement:
+    """All messages of these sessions, by session start (unknown last), then position; with
+    ``longest``, of a content only enough bytes to hold that many characters and show it is
+    longer (:func:`message_start_from_row`)."""
     columns = ", ".join("m." + c for c in MESSAGE_COLUMNS.split(", "))
+    if longest is not None:
+        # A longer text is cut as bytes (SQLite's substr of a text stops at a NUL, which a
+        # message may hold); the others come as they are, which costs nothing more.
+        columns = columns.replace("m.content", (
+            f"CASE WHEN length(CAST(m.content AS BLOB)) <= {4 * longest} THEN m.content "
+            f"ELSE substr(CAST(m.content AS BLOB), 1, {4 * longest + 1}) END"), 1)
     return Statement(
         f"SELECT {columns} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.session_id IN (SELECT value FROM json_each(?)) "
@@ -132,6 +148,19 @@ def message_from_row(row: Row) -> Message:
     return Message(session_id=row[0], position=row[1], role=cast(Role, row[2]), content=row[3],
                    tool_name=row[4], tool_call_id=row[5], tool_calls=decode_tool_calls(row[6]),
                    timestamp=row[7])
+
+
+def message_start_from_row(longest: int) -> Callable[[Row], Message]:
+    """Messages from :func:`messages_of` rows read with ``longest``: each content whole or
+    its start (:func:`~harkback.stages.records.loaded_start`)."""
+    def convert(row: Row) -> Message:
+        content = row[3]
+        if isinstance(content, str) and len(content) <= longest:
+            return message_from_row(row)
+        # A character the byte cut split lies past the first ``longest``.
+        text = content if isinstance(content, str) else content.decode("utf-8", "replace")
+        return message_from_row((*row[:3], loaded_start(text, longest), *row[4:]))
+    return convert
 
 
 def hit_from_row(row: Row, text: str, length: int | None = None) -> MessageHit:

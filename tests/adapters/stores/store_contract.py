@@ -26,6 +26,7 @@ from harkback.stages.query import Term, parse_query
 from harkback.stages.records import (
     LONGEST_READ,
     ROLES,
+    UNREAD,
     Conversation,
     Message,
     Role,
@@ -400,6 +401,18 @@ class StoreContract:
         assert [(h.content, h.length) for h in hits] == [
             (huge[:LONGEST_READ], len(index_tokens(huge))), (edge, None),
             ("docker here", None)]
+
+    async def test_messages_read_to_a_length_end_with_a_note(self, store: SessionStore) -> None:
+        """Asked for ``longest`` characters, a longer content is its start and a note; the
+        others, and every content asked for whole, are as stored."""
+        huge = "log line \x00é😀\n" * 5_000
+        await ok(store.ingest([Conversation(Session(id="s1"), (
+            Message(session_id="s1", position=0, role="user", content=huge),
+            Message(session_id="s1", position=1, role="assistant", content="x" * 1000),
+        ))]))
+        cut = await ok(store.messages(["s1"], 1000))
+        assert [m.content for m in cut] == [f"{huge[:1000]}\n{UNREAD}", "x" * 1000]
+        assert [m.content for m in await ok(store.messages(["s1"]))] == [huge, "x" * 1000]
 
     async def test_recent_lists_roots_newest_first(self, store: SessionStore,
                                                    make_conversation: Make) -> None:
