@@ -52,6 +52,7 @@ from harkback.adapters.stores.sqlite_connection import (
     fetch,
     unavailable,
 )
+from harkback.adapters.stores.sqlite_messages import read_messages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot
@@ -256,8 +257,7 @@ class SqliteStore(Closing):
     def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
         """All messages of these sessions, in session start order then position (see the port)."""
-        return self._run(fetch(rows.messages_of(session_ids, longest), rows.message_from_row
-                               if longest is None else rows.message_start_from_row(longest)))
+        return self._run(lambda connection: read_messages(connection, session_ids, longest))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:

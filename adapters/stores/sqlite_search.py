@@ -108,7 +108,8 @@ def search_hits(connection: sqlite3.Connection, query: MatchQuery,
     rows = search_rows(connection, query, reach)
     if not rows:
         return ()
-    texts = {row_id: rows_sql.hit_text(start) for row_id, start in execute(
+    # (rows_sql.hit_text, inlined: a call per hit costs more than the decoding.)
+    texts = {row_id: (start or b"").decode("utf-8", "replace") for row_id, start in execute(
         connection, fulltext.hit_texts([row[6] for row in rows]))}
     if not any(len(text) > LONGEST_READ for text in texts.values()):
         return tuple(rows_sql.hit_from_row(row, texts[row[6]]) for row in rows)

@@ -61,15 +61,10 @@ HIT_BYTES = 4 * LONGEST_READ + 1
 :data:`~harkback.stages.records.LONGEST_READ` characters is read whole and a longer one is
 known to be longer (:func:`~harkback.adapters.stores.sql.rows.hit_text`)."""
 
-HIT_TEXT = (
-    # Every part of SEARCHED is in content, tool_name or the tool calls' JSON (the names and
-    # arguments with more besides, the newlines fewer than that): their sizes bound its size
-    # without making it, so a text surely shorter comes whole, as a text.
-    "CASE WHEN length(CAST(m.content AS BLOB)) + length(CAST(m.tool_name AS BLOB)) "
-    f"+ ifnull(length(CAST(m.tool_calls AS BLOB)), 0) < {HIT_BYTES - 1} THEN {SEARCHED} "
-    f"ELSE substr(CAST(({SEARCHED}) AS BLOB), 1, {HIT_BYTES}) END")
-"""The start of :data:`SEARCHED`: all of it (a text) when short, else cut as bytes (a blob:
-SQLite's substr of a text stops at a NUL)."""
+HIT_TEXT = f"substr(CAST(({SEARCHED}) AS BLOB), 1, {HIT_BYTES})"
+"""The start of :data:`SEARCHED`, cut as bytes: SQLite's substr of a text stops at a NUL.
+(Asking a huge text's size first, to send a short one as a text, reads the text twice: an
+84 MB message held twice, 80 MB more.)"""
 
 _HIT_COLUMNS = f"m.session_id, m.position, m.role, {WRITTEN}, s.source"
 """A hit's columns in the search statements, which then give its rank and row id; its text

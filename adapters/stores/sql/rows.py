@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import cast
 
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
@@ -64,15 +64,14 @@ def children_of(ids: Iterable[str]) -> Statement:
 
 def messages_of(session_ids: Iterable[str], longest: int | None = None) -> Statement:
     """All messages of these sessions, by session start (unknown last), then position; with
-    ``longest``, of a content only enough bytes to hold that many characters and show it is
-    longer (:func:`message_start_from_row`)."""
+    ``longest``, a content of more bytes than ``longest`` characters can take is NULL (read
+    by :func:`message_start`)."""
     columns = ", ".join("m." + c for c in MESSAGE_COLUMNS.split(", "))
     if longest is not None:
-        # A longer text is cut as bytes (SQLite's substr of a text stops at a NUL, which a
-        # message may hold); the others come as they are, which costs nothing more.
+        # A longer one is left out rather than cut here: cutting it after asking its size
+        # reads a huge text twice (80 MB more for 84 MB). A short one costs nothing more.
         columns = columns.replace("m.content", (
-            f"CASE WHEN length(CAST(m.content AS BLOB)) <= {4 * longest} THEN m.content "
-            f"ELSE substr(CAST(m.content AS BLOB), 1, {4 * longest + 1}) END"), 1)
+            f"CASE WHEN length(CAST(m.content AS BLOB)) <= {4 * longest} THEN m.content END"), 1)
     return Statement(
         f"SELECT {columns} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.session_id IN (SELECT value FROM json_each(?)) "
@@ -150,17 +149,26 @@ def message_from_row(row: Row) -> Message:
                    timestamp=row[7])
 
 
-def message_start_from_row(longest: int) -> Callable[[Row], Message]:
-    """Messages from :func:`messages_of` rows read with ``longest``: each content whole or
-    its start (:func:`~harkback.stages.records.loaded_start`)."""
-    def convert(row: Row) -> Message:
-        content = row[3]
-        if isinstance(content, str) and len(content) <= longest:
-            return message_from_row(row)
-        # A character the byte cut split lies past the first ``longest``.
-        text = content if isinstance(content, str) else content.decode("utf-8", "replace")
-        return message_from_row((*row[:3], loaded_start(text, longest), *row[4:]))
-    return convert
+def message_start(session_id: str, position: int, longest: int) -> Statement:
+    """The first bytes of a message's content, enough for ``longest`` characters and one
+    more, cut as bytes (SQLite's substr of a text stops at a NUL, which a message may hold).
+
+    >>> message_start("s1", 0, 10).params
+    ('s1', 0)
+    """
+    return Statement(f"SELECT substr(CAST(content AS BLOB), 1, {4 * longest + 1}) "
+                     "FROM messages WHERE session_id = ? AND position = ?", (session_id, position))
+
+
+def message_start_from_row(row: Row, start: bytes | None, longest: int) -> Message:
+    """A message from a :func:`messages_of` row read with ``longest``, its content that of
+    the row or else the ``start`` :func:`message_start` read, whole or its first ``longest``
+    characters (:func:`~harkback.stages.records.loaded_start`)."""
+    if row[3] is not None and len(row[3]) <= longest:
+        return message_from_row(row)
+    # A character the byte cut split lies past the first ``longest``.
+    text = row[3] if row[3] is not None else (start or b"").decode("utf-8", "replace")
+    return message_from_row((*row[:3], loaded_start(text, longest), *row[4:]))
 
 
 def hit_from_row(row: Row, text: str, length: int | None = None) -> MessageHit:
@@ -173,17 +181,15 @@ def hit_from_row(row: Row, text: str, length: int | None = None) -> MessageHit:
                       length=length)
 
 
-def hit_text(start: str | bytes | None) -> str:
+def hit_text(start: bytes | None) -> str:
     """A hit's text from the first :data:`~harkback.adapters.stores.sql.fulltext.HIT_BYTES`
     bytes of its UTF-8 (:func:`~harkback.adapters.stores.sql.fulltext.hit_texts`): the
     whole text when it has no more than :data:`~harkback.stages.records.LONGEST_READ`
     characters, else more than that many (to be cut to them).
 
-    >>> hit_text("naïve".encode()), hit_text("naïve")
-    ('naïve', 'naïve')
+    >>> hit_text("naïve".encode())
+    'naïve'
     """
-    if isinstance(start, str):
-        return start
     # A character the byte cut split lies past the first LONGEST_READ characters (four
     # bytes at most each), which are all that is kept.
     return (start or b"").decode("utf-8", "replace")
