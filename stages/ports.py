@@ -171,9 +171,11 @@ class SessionStore(Protocol):
         """Sessions whose parent is one of ``ids``."""
         ...
 
-    def messages(self, session_ids: Sequence[str]
+    def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """All messages of these sessions, in session start order then position."""
+        """All messages of these sessions, in session start order then position; with
+        ``longest``, a content longer than that many characters is read only that far
+        (:func:`~harkback.stages.records.loaded_start`: its start, then a note)."""
         ...
 
     def recent(self, query: RecentQuery

@@ -233,10 +233,12 @@ class MemoryStore(MemoryVectors):
     def _hit(self, item: Indexed, score: float) -> records.MessageHit:
         message = item.message
         session = self._sessions[message.session_id]
+        # As the other stores read it: the start of a huge text, and its whole length.
+        text, cut = records.read_start(message.text_for_search(), records.LONGEST_READ)
         return records.MessageHit(session_id=message.session_id, position=message.position,
-                                  role=message.role, content=message.text_for_search(),
-                                  score=score,
-                                  timestamp=written_at(message, session), source=session.source)
+                                  role=message.role, content=text, score=score,
+                                  timestamp=written_at(message, session), source=session.source,
+                                  length=len(item.tokens) if cut else None)
 
     def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed],
                 barred: frozenset[str], *, within: Node | None = None
@@ -279,13 +281,18 @@ class MemoryStore(MemoryVectors):
             (s for s in self._sessions.values() if s.parent_session_id in wanted),
             key=_start_key)))
 
-    def messages(self, session_ids: Sequence[str]
+    def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """All messages of these sessions, in session start order then position."""
+        """All messages of these sessions, in session start order then position (see the port)."""
+        def read(message: records.Message) -> records.Message:
+            if longest is None or len(message.content) <= longest:
+                return message
+            return attrs.evolve(message, content=records.loaded_start(message.content, longest))
+
         def work() -> tuple[records.Message, ...]:
             found = sorted((self._sessions[i] for i in set(session_ids) if i in self._sessions),
                            key=_start_key)
-            return tuple(item.message for session in found
+            return tuple(read(item.message) for session in found
                          for item in sorted(self._messages[session.id],
                                             key=lambda item: item.message.position))
         return self._run(work)

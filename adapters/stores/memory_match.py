@@ -94,7 +94,7 @@ def admits(query: MatchQuery | NearestQuery, message: Message, session: Session)
     return query.until is None or (when is not None and when <= query.until)
 
 
-def bm25(frequencies: Sequence[int], idfs: Sequence[float], length: int,
+def bm25(frequencies: Sequence[float], idfs: Sequence[float], length: int,
          average_length: float) -> float:
     """FTS5's BM25 of one message (positive: higher is better).
 

@@ -193,10 +193,11 @@ class PostgresStore(Closing):
         """Sessions whose parent is one of ``ids``, earliest first."""
         return self.run(lambda connection: postgres_reads.children(connection, ids))
 
-    def messages(self, session_ids: Sequence[str]
+    def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """All messages of these sessions, in session start order then position."""
-        return self.run(lambda connection: postgres_reads.messages(connection, session_ids))
+        """All messages of these sessions, in session start order then position (see the port)."""
+        return self.run(lambda connection: postgres_reads.messages(
+            connection, session_ids, longest))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:

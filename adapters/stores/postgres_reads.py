@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import psycopg
 
 from harkback.adapters.stores import search_plan, sqlite_stats
@@ -33,7 +34,7 @@ from harkback.adapters.stores.sql.rows import (
 )
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import AllOf, Node
-from harkback.stages.records import Message, Session, SessionOverview, TitleHit
+from harkback.stages.records import Message, Session, SessionOverview, TitleHit, loaded_start
 from harkback.stages.stats import SourceCount, StoreStats, by_source
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -63,13 +64,22 @@ def children(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
     return tuple(session_from_row(read_text(row)) for row in rows)
 
 
-def messages(connection: Connection, session_ids: Sequence[str]) -> tuple[Message, ...]:
-    """All messages of these sessions, by session start (unknown last), then position."""
+def messages(connection: Connection, session_ids: Sequence[str], longest: int | None = None
+             ) -> tuple[Message, ...]:
+    """All messages of these sessions, by session start (unknown last), then position; with
+    ``longest``, of a content only its start (:func:`~harkback.stages.records.loaded_start`)."""
+    columns = _M_COLUMNS if longest is None else _M_COLUMNS.replace(
+        # Twice: a stored NUL takes two characters (postgres_text); one more shows it is longer.
+        "m.content", f"substr(m.content, 1, {2 * longest + 1})", 1)
     rows = connection.execute(
-        f"SELECT {_M_COLUMNS} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
+        f"SELECT {columns} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
         f'WHERE m.session_id = ANY(%s::text[]) ORDER BY {_STARTED}, m.session_id COLLATE "C", '
         "m.position", (_ids(session_ids),)).fetchall()
-    return tuple(message_from_row(read_text(row)) for row in rows)
+    read = tuple(message_from_row(read_text(row)) for row in rows)
+    if longest is None:
+        return read
+    return tuple(m if len(m.content) <= longest else attrs.evolve(
+        m, content=loaded_start(m.content, longest)) for m in read)
 
 
 def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview, ...]:

@@ -38,7 +38,7 @@ from harkback.stages.ports import (
     TermStats,
 )
 from harkback.stages.query import AllOf, Node, Term, Unit, evaluate
-from harkback.stages.records import MessageHit
+from harkback.stages.records import LONGEST_READ, MessageHit, read_start
 from harkback.stages.text.tokens import index_tokens
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -50,9 +50,13 @@ END_SAMPLE = 256
 
 WRITTEN = "COALESCE(m.timestamp, s.started_at)"
 
-HIT_COLUMNS = (", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
-               + f", {WRITTEN}, s.source, m.id")
-"""A candidate's columns: the message's, when it was written, its source, its row id."""
+HIT_COLUMNS = (", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", ")).replace(
+    # Twice the characters read: a stored NUL takes two (postgres_text); one more shows
+    # that a text is longer.
+    "m.content", f"substr(m.content, 1, {2 * LONGEST_READ + 1})", 1)
+               + f", {WRITTEN}, s.source, m.id, m.length")
+"""A candidate's columns: the message's (of its content no more than a hit reads), when it
+was written, its source, its row id, its length in tokens."""
 
 def scope_filters(query: MatchQuery | NearestQuery | RecentQuery) -> tuple[list[str], list[Any]]:
     """The query's hidden sources, and the sources and projects asked for, over ``s``
@@ -182,9 +186,10 @@ def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int |
 def hit(row: Sequence[Any], score: float) -> MessageHit:
     """A hit from a row of :data:`HIT_COLUMNS`."""
     message = message_from_row(read_text(row[:8]))
+    text, cut = read_start(message.text_for_search(), LONGEST_READ)
     return MessageHit(session_id=message.session_id, position=message.position,
-                      role=message.role, content=message.text_for_search(), score=score,
-                      timestamp=row[8], source=restore(row[9]))
+                      role=message.role, content=text, score=score,
+                      timestamp=row[8], source=restore(row[9]), length=row[11] if cut else None)
 
 
 def search(connection: Connection, query: MatchQuery, memo: CountMemo | None = None
@@ -243,9 +248,12 @@ def _scored(connection: Connection, query: MatchQuery, expression: Node, within:
             scored.append((score, row_id))
     kept: dict[int, Sequence[Any]] = {}
     for row in _rows_by_id(connection, unsure):
-        # The index cut this message (very long, or huge words): its own tokens decide.
-        score = fit(message_from_row(read_text(row[:8])).text_for_search(), expression,
-                    within, leaves, idfs, average)
+        # The index cut this message (very long, or huge words): its own tokens decide,
+        # of a huge one those of its start (as a sample of its whole length).
+        text, cut = read_start(message_from_row(read_text(row[:8])).text_for_search(),
+                               LONGEST_READ)
+        score = fit(text, expression, within, leaves, idfs, average,
+                    whole=row[11] if cut else None)
         if score is not None:
             scored.append((score, int(row[10])))
             kept[int(row[10])] = row
@@ -266,7 +274,7 @@ def _rows_by_id(connection: Connection, ids: Sequence[int]) -> list[tuple[Any, .
 
 
 def fit(text: str, expression: Node, within: Node | None, leaves: Sequence[Unit],
-        idfs: Sequence[float], average: float) -> float | None:
+        idfs: Sequence[float], average: float, *, whole: int | None = None) -> float | None:
     """FTS5's BM25 of ``text`` for the ``leaves`` of ``expression``; None when ``text``
     matches ``expression`` (and ``within``) not at all.
 
@@ -275,8 +283,18 @@ def fit(text: str, expression: Node, within: Node | None, leaves: Sequence[Unit]
 
     >>> fit("docker bridge", Term("docker"), None, [Term("docker")], [2.0], 2.0)
     2.0
+
+    ``whole`` is the message's length in tokens when ``text`` is only its start: the
+    index matched it, what the start holds stands for the whole at its rate, and the
+    whole length normalizes it.
     """
-    return fit_tokens(index_tokens(text), expression, within, leaves, idfs, average)
+    tokens = index_tokens(text)
+    if whole is None:
+        return fit_tokens(tokens, expression, within, leaves, idfs, average)
+    frequencies = Counter(tokens)
+    rate = whole / max(len(tokens), 1)
+    return bm25([occurrences(u, tokens, frequencies) * rate for u in leaves], idfs, whole,
+                average)
 
 
 def fit_tokens(tokens: Sequence[str], expression: Node, within: Node | None,

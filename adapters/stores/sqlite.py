@@ -52,6 +52,7 @@ from harkback.adapters.stores.sqlite_connection import (
     fetch,
     unavailable,
 )
+from harkback.adapters.stores.sqlite_messages import read_messages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot, versioned
@@ -226,13 +227,10 @@ class SqliteStore(Closing):
 
     def search(self, query: ports.MatchQuery
                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
-        """Messages matching the query, best first; ``score`` is ``-bm25``.
-
-        Bounded by ``query.max_scored`` as :class:`~harkback.stages.ports.MatchQuery`
-        says; every statement runs in one trip to the connection's thread.
-        """
-        return self._run(lambda connection: tuple(rows.hit_from_row(row) for row in (
-            sqlite_search.search_rows(connection, readable(connection, query), self._reach))))
+        """Messages matching the query, best first; ``score`` is ``-bm25``. Bounded by
+        ``query.max_scored`` (see the port); every statement in one trip to the thread."""
+        return self._run(lambda connection: sqlite_search.search_hits(
+            connection, readable(connection, query), self._reach))
 
     def search_titles(self, query: ports.MatchQuery
                       ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
@@ -256,10 +254,10 @@ class SqliteStore(Closing):
         """Sessions whose parent is one of ``ids``, earliest first."""
         return self._run(fetch(rows.children_of(ids), rows.session_from_row))
 
-    def messages(self, session_ids: Sequence[str]
+    def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """All messages of these sessions, in session start order then position."""
-        return self._run(fetch(rows.messages_of(session_ids), rows.message_from_row))
+        """All messages of these sessions, in session start order then position (see the port)."""
+        return self._run(lambda connection: read_messages(connection, session_ids, longest))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:

@@ -16,11 +16,12 @@ import attrs
 
 from harkback.adapters.stores import search_plan, sqlite_vocabulary
 from harkback.adapters.stores.sql import fulltext
+from harkback.adapters.stores.sql import rows as rows_sql
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import Node, Phrase, Term, Unit
-from harkback.stages.records import Role
+from harkback.stages.records import LONGEST_READ, MessageHit, Role
 
 RANKED_FETCH_FACTOR = 4
 RANKED_FETCH_MIN = 200
@@ -99,6 +100,26 @@ def term_stats(connection: sqlite3.Connection, terms: Sequence[str]) -> TermStat
                      counts=tuple(counts))
 
 
+def search_hits(connection: sqlite3.Connection, query: MatchQuery,
+                reach: dict[FilterKey, float]) -> tuple[MessageHit, ...]:
+    """The messages matching ``query`` as :func:`search_rows` finds them, as hits: a text
+    longer than :data:`~harkback.stages.records.LONGEST_READ` read only that far, with
+    its whole length in tokens as FTS5 recorded it."""
+    rows = search_rows(connection, query, reach)
+    if not rows:
+        return ()
+    # (rows_sql.hit_text, inlined: a call per hit costs more than the decoding.)
+    texts = {row_id: (start or b"").decode("utf-8", "replace") for row_id, start in execute(
+        connection, fulltext.hit_texts([row[6] for row in rows]))}
+    if not any(len(text) > LONGEST_READ for text in texts.values()):
+        return tuple(rows_sql.hit_from_row(row, texts[row[6]]) for row in rows)
+    long = [row_id for row_id, text in texts.items() if len(text) > LONGEST_READ]
+    lengths = {row_id: fulltext.read_varint(size, 0)[0] for row_id, size in execute(
+        connection, fulltext.token_lengths(long)) if size}
+    return tuple(rows_sql.hit_from_row(row, texts[row[6]][:LONGEST_READ], lengths.get(row[6]))
+                 for row in rows)
+
+
 def search_rows(connection: sqlite3.Connection, query: MatchQuery,
                 reach: dict[FilterKey, float]) -> list[Row]:
     """The rows of the messages matching ``query``, best first, bounded by its ``max_scored``.
@@ -139,7 +160,7 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
     if len(rows) < query.limit:
         # An AND of common terms that rarely meet would walk their posting lists to the
         # start (~30 ms at 1M messages), so the fill asks only for the newest matches.
-        rows += execute(connection, fulltext.newest(query, skip=[row[7] for row in rows],
+        rows += execute(connection, fulltext.newest(query, skip=[row[6] for row in rows],
                                                     limit=query.limit - len(rows),
                                                     expression=unscored,
                                                     per_session=per_session)).fetchall()
@@ -249,9 +270,9 @@ def best_rows(connection: sqlite3.Connection, query: MatchQuery,
         if key is not None and (enough or last[8] == fetch):
             # With enough survivors the last one's place says how deep the cut had to
             # go; with too few, ``fetch`` per survivor is a lower bound.
-            seen = rows[-1][9] / len(rows) if enough else fetch / max(len(rows), 1)
+            seen = rows[-1][7] / len(rows) if enough else fetch / max(len(rows), 1)
             before = reach.get(key)
             reach[key] = seen if before is None else max(seen, (before + seen) / 2)
         if enough or last[8] < fetch:
-            return [row[:8] for row in rows]
+            return [row[:7] for row in rows]
     return execute(connection, fulltext.search(query)).fetchall()

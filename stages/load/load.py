@@ -17,7 +17,14 @@ from harkback.stages.load.render import TOOL_OUTPUT_CHARS, Rendered, order_linea
 from harkback.stages.load.truncate import Span, cut_around, focus_spans, locate_units
 from harkback.stages.ports import SessionStore
 from harkback.stages.query import ParsedQuery
-from harkback.stages.records import Candidate, Message, MessageHit, Session, Transcript
+from harkback.stages.records import (
+    LONGEST_READ,
+    Candidate,
+    Message,
+    MessageHit,
+    Session,
+    Transcript,
+)
 from harkback.stages.spelled import searched_units
 from harkback.stages.stage import Step, with_store
 
@@ -139,7 +146,8 @@ class Load:
             if not candidates:
                 return FutureResult.from_value(())
             wanted = tuple(dict.fromkeys(s.id for lineage in lineages for s in lineage))
-            return store.messages(wanted).map(lambda messages: tuple(
+            # A huge message (a pasted log) is rendered from its start: read no more.
+            return store.messages(wanted, LONGEST_READ).map(lambda messages: tuple(
                 make_transcript(candidate, lineage, _of(lineage, messages), resolved.parsed,
                                 budget_chars=self.budget_chars,
                                 tool_output_chars=self.tool_output_chars)

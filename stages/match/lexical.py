@@ -231,7 +231,7 @@ class LexicalMatch:
 
         scored = []
         for hit in hits:
-            value, covered = scorer(hit.session_id)(hit.content)
+            value, covered = scorer(hit.session_id)(hit.content, hit.length)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
         # A title is one more of its session's messages: weighed as they are.
@@ -270,8 +270,9 @@ class LexicalMatch:
         for group in groups:
             score = message_scorer([units[j] for j in sorted(group)], average_length=average,
                                    k1=self.k1, b=self.b)
-            part = [Scored(s.hit, score(s.hit.content)[0] * role_weights.get(s.hit.role, 1.0),
-                           s.covered & group) for s in scored if s.covered & group]
+            part = [Scored(s.hit, score(s.hit.content, s.hit.length)[0]
+                           * role_weights.get(s.hit.role, 1.0), s.covered & group)
+                    for s in scored if s.covered & group]
             weights = [u.idf if j in group else 0.0 for j, u in enumerate(units)]
             rankings.append(lift(rank_sessions(part, weights, self.scoring)))
         return fuse(sessions, rankings, self.clause_weight, self.clause_k) if groups else sessions

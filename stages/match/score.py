@@ -13,9 +13,9 @@ usual parameters, are also the in-memory store's.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import AnyStr
+from typing import AnyStr, Protocol
 
 import attrs
 
@@ -106,7 +106,13 @@ def _plain(unit: Unit) -> bool:
     return isinstance(unit, Term) and not unit.prefix
 
 
-MessageScorer = Callable[[str], tuple[float, frozenset[int]]]
+class MessageScorer(Protocol):
+    """A message's BM25 over the query's units, and the units it covers (see
+    :func:`message_scorer`); ``length`` is the whole message's length in tokens when
+    ``text`` is only its start (:attr:`~harkback.stages.records.MessageHit.length`)."""
+
+    def __call__(self, text: str, length: int | None = None, /
+                 ) -> tuple[float, frozenset[int]]: ...
 
 
 @attrs.frozen
@@ -150,10 +156,17 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     message holds (one set intersection); prefixes and phrases in its tokens joined by
     spaces (``str.count``, ``str.find``), not token by token.
 
+    Given the whole message's ``length`` in tokens, the text is only its start (a store
+    reads no more of a huge message: :data:`~harkback.stages.records.LONGEST_READ`): its
+    counts stand for the whole at the rate they occur in it, and the whole length
+    normalizes them. Messages read whole are scored as they always were.
+
     >>> score = message_scorer((RankUnit(Term("bike"), ("bike", "bikes"), 2.0),),
     ...                        average_length=5.0)
     >>> score("two bikes and a bike"), score("a car")
     ((2.75, frozenset({0})), (0.0, frozenset()))
+    >>> round(score("two bikes and a bike", 50)[0], 3)  # the start of 50 tokens
+    3.003
     """
     owners: dict[str, list[int]] = {}
     for j, ru in enumerate(units):
@@ -183,9 +196,12 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     k1_plus_1 = k1 + 1
     nothing: frozenset[int] = frozenset()
 
-    def total(counts: Mapping[int, int], length: int) -> tuple[float, frozenset[int]]:
+    def total(counts: Mapping[int, int], length: int, whole: int | None = None
+              ) -> tuple[float, frozenset[int]]:
         if not counts:
             return 0.0, nothing  # most candidates cover one unit or none: no sort then
+        if whole is not None:
+            return sampled(counts, length, whole)
         n = norm(length)
         # Summed in unit order, so the score is the same float on every path.
         score = 0.0
@@ -193,7 +209,19 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
             score += idfs[j] * tf * k1_plus_1 / (tf + n)
         return score, frozenset(counts)
 
-    def raw_path(raw: bytes, found: _Needles | None) -> tuple[float, frozenset[int]]:
+    def sampled(counts: Mapping[int, int], length: int, whole: int
+                ) -> tuple[float, frozenset[int]]:
+        # Only the start of a huge message was read: its counts stand for the whole at the
+        # rate they occur in that start, and the whole length normalizes them.
+        rate = whole / max(length, 1)
+        n = norm(whole)
+        score = 0.0
+        for j, tf in sorted(counts.items()):
+            score += idfs[j] * (tf * rate) * k1_plus_1 / (tf * rate + n)
+        return score, frozenset(counts)
+
+    def raw_path(raw: bytes, found: _Needles | None, whole: int | None
+                 ) -> tuple[float, frozenset[int]]:
         toks = raw.translate(ASCII_FOLD_BYTES).split()
         counts: dict[int, int] = {}
         for form in raw_forms.intersection(toks):
@@ -205,9 +233,10 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
             for j, needle in found.raw:
                 if needle is not None and (tf := overlapping_count(joined, needle)):
                     counts[j] = tf
-        return total(counts, len(toks))
+        return total(counts, len(toks), whole)
 
-    def text_path(toks: Sequence[str], found: _Needles | None) -> tuple[float, frozenset[int]]:
+    def text_path(toks: Sequence[str], found: _Needles | None, whole: int | None
+                  ) -> tuple[float, frozenset[int]]:
         counts: dict[int, int] = {}
         for form in forms.intersection(toks):
             tf = toks.count(form)
@@ -218,27 +247,29 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
             for j, needle in found.text:
                 if tf := overlapping_count(joined, needle):
                     counts[j] = tf
-        return total(counts, len(toks))
+        return total(counts, len(toks), whole)
 
-    def run_path(folded: Folded) -> tuple[float, frozenset[int]]:
+    def run_path(folded: Folded, whole: int | None) -> tuple[float, frozenset[int]]:
         others = folded.words()
         counts = _words_and_bigrams(folded, others, words, owners, bigram_counts)
-        return total(counts, len(others) + folded.cjk_chars())
+        return total(counts, len(others) + folded.cjk_chars(), whole)
 
-    def plain_path(raw: bytes, cjk_chars: int) -> tuple[float, frozenset[int]]:
+    def plain_path(raw: bytes, cjk_chars: int, whole: int | None
+                   ) -> tuple[float, frozenset[int]]:
         others = raw.translate(ASCII_FOLD_BYTES).split()
         counts = _words_and_bigrams(raw, others, raw_words, raw_owners, raw_bigrams)
-        return total(counts, len(others) + cjk_chars)
+        return total(counts, len(others) + cjk_chars, whole)
 
-    def score(text: str) -> tuple[float, frozenset[int]]:
+    def score(text: str, whole: int | None = None, /) -> tuple[float, frozenset[int]]:
         if by_runs and not text.isascii() and (plain := plain_cjk(text)) is not None:
-            return plain_path(*plain)
+            return plain_path(*plain, whole)
         stream = word_stream(text)
         if isinstance(stream, bytes):
-            return raw_path(stream, needles)
-        return run_path(stream) if by_runs else text_path(stream.tokens(), needles)
+            return raw_path(stream, needles, whole)
+        return (run_path(stream, whole) if by_runs
+                else text_path(stream.tokens(), needles, whole))
 
-    def token_path(text: str) -> tuple[float, frozenset[int]]:
+    def token_path(text: str, whole: int | None = None, /) -> tuple[float, frozenset[int]]:
         toks = message_tokens(text)
         token_set = frozenset(toks)
         counts: dict[int, int] = {}
@@ -249,7 +280,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
                 tf = _unit_count(ru.unit, toks, token_set)
             if tf:
                 counts[j] = tf
-        return total(counts, len(toks))
+        return total(counts, len(toks), whole)
 
     return score if needles is not None else token_path
 

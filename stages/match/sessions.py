@@ -211,7 +211,7 @@ def rescored(hit: MessageHit, score: float) -> MessageHit:
     """
     return MessageHit(session_id=hit.session_id, position=hit.position, role=hit.role,
                       content=hit.content, score=score, timestamp=hit.timestamp,
-                      source=hit.source)
+                      source=hit.source, length=hit.length)
 
 
 def weigh_by_time(sessions: Sequence[tuple[str, float]], times: Mapping[str, float],

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from harkback.adapters.stores.sql.statement import SCOPE, SqlValue, Statement, json_list, scope
 from harkback.stages.ports import MatchQuery, NearestQuery
 from harkback.stages.query import AllOf, Node, Term, to_fts5
+from harkback.stages.records import LONGEST_READ
 
 MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
 """Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
@@ -54,6 +55,33 @@ SEARCHED = (
 """A hit's text: what the index holds of its message (``m``), content, tool name and
 tool calls (:meth:`~harkback.stages.records.Message.text_for_search`), so a ranker that
 re-scores hits sees the words that matched (a command run through a tool call)."""
+
+HIT_BYTES = 4 * LONGEST_READ + 1
+"""The bytes of a hit's text read: all of it when shorter, so every text of at most
+:data:`~harkback.stages.records.LONGEST_READ` characters is read whole and a longer one is
+known to be longer (:func:`~harkback.adapters.stores.sql.rows.hit_text`)."""
+
+HIT_TEXT = f"substr(CAST(({SEARCHED}) AS BLOB), 1, {HIT_BYTES})"
+"""The start of :data:`SEARCHED`, cut as bytes: SQLite's substr of a text stops at a NUL.
+(Asking a huge text's size first, to send a short one as a text, reads the text twice: an
+84 MB message held twice, 80 MB more.)"""
+
+_HIT_COLUMNS = f"m.session_id, m.position, m.role, {WRITTEN}, s.source"
+"""A hit's columns in the search statements, which then give its rank and row id; its text
+is read by :func:`hit_texts` once they are done. A huge text is read whole before it is
+cut, and FTS5's ``bm25()`` of a message holding a word millions of times holds every
+place of it: read in the same statement, the two took 260 MB at once (84 MB message)."""
+
+
+def hit_texts(ids: Sequence[int]) -> Statement:
+    """The row id and :data:`HIT_TEXT` of each of these messages.
+
+    >>> hit_texts([3, 1]).params
+    ('[1, 3]',)
+    """
+    # In row order, the lookups read the table's pages in order.
+    return Statement(f"SELECT m.id, {HIT_TEXT} FROM json_each(?) AS j "
+                     "JOIN messages AS m ON m.id = j.value", (json.dumps(sorted(ids)),))
 
 
 def row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlValue]]:
@@ -122,7 +150,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     ``within`` further keeps only rows that also match it; it is not scored, and FTS5
     finds the rows matching both once. ``per_session`` checks the ``NOT`` part row by
     row (:data:`EXCLUDED_PER_SESSION`), for searches that match few rows. The last
-    column is the row id.
+    column is the row id (the columns: :data:`_HIT_COLUMNS`, rank, row id).
 
     >>> from harkback.stages.query import parse_query
     >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",), since=5.0)
@@ -140,8 +168,7 @@ def search(query: MatchQuery, *, expression: Node | None = None,
         params.append(to_fts5(AllOf((matched, within))))
     params.append(query.limit)
     sql = (
-        f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
-        f"bm25(messages_fts) AS rank, m.id {_HIT_FROM}"
+        f"SELECT {_HIT_COLUMNS}, bm25(messages_fts) AS rank, m.id {_HIT_FROM}"
         f"WHERE {' AND '.join(conditions)} "
         "ORDER BY rank, m.id LIMIT ?"
     )
@@ -152,9 +179,9 @@ def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -
     """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
 
     The filters apply after that cut, so fewer than ``query.limit`` rows may survive
-    although more match. The survivors come with -1 in an extra column, then their place
-    (from 1) in FTS5's order; one last row, otherwise empty, holds in the first extra
-    column how many rows FTS5 handed over: when that is less than ``fetch`` the cut
+    although more match. The survivors come with their place (from 1) in FTS5's order,
+    then -1, in two extra columns; one last row, otherwise empty, holds in the last column
+    how many rows FTS5 handed over: when that is less than ``fetch`` the cut
     dropped nothing, even when no row survived. Whenever ``query.limit`` rows survive
     they are exactly :func:`search`'s rows: both order by (bm25, row id), so the
     survivors are a prefix of its filtered order.
@@ -166,21 +193,18 @@ def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -
     """
     conditions, params = _filters(query, query.expression, per_session=per_session)
     match_condition, match_param = conditions.pop(0), params.pop(0)
-    # The filters read each ranked row's message and session; the hit's text is made (and
-    # sorted with its row) for the kept rows only: ~5-20 % less for a cut of 450 rows.
+    # The filters read each ranked row's message and session, and the kept rows take their
+    # columns from there (the text is read apart: hit_texts).
     sql = (
         "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
         "AS place FROM (SELECT rowid AS id, bm25(messages_fts) AS rank "
         f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)), "
-        "kept AS MATERIALIZED (SELECT best.id AS id, best.rank AS rank, best.place AS place "
-        "FROM best JOIN messages AS m ON m.id = best.id "
+        f"kept AS MATERIALIZED (SELECT {_HIT_COLUMNS}, best.rank AS rank, best.id AS id, "
+        "best.place AS place FROM best JOIN messages AS m ON m.id = best.id "
         "JOIN sessions AS s ON s.id = m.session_id "
         f"WHERE {' AND '.join(conditions)} ORDER BY best.rank, best.id LIMIT ?) "
-        f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
-        "kept.rank AS rank, m.id AS id, -1 AS fetched, kept.place AS place "
-        "FROM kept JOIN messages AS m ON m.id = kept.id "
-        "JOIN sessions AS s ON s.id = m.session_id "
-        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, COUNT(*), NULL "
+        "SELECT *, -1 AS fetched FROM kept "
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, COUNT(*) "
         "FROM best ORDER BY fetched, rank, id"
     )
     return Statement(sql, (match_param, fetch, *params, query.limit))
@@ -209,8 +233,7 @@ def newest(query: MatchQuery, *, skip: Iterable[int], limit: int, below: int | N
         params.append(below)
     params.append(limit)
     return Statement(
-        f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
-        f"0.0 AS rank, m.id {_HIT_FROM}"
+        f"SELECT {_HIT_COLUMNS}, 0.0 AS rank, m.id {_HIT_FROM}"
         f"WHERE {' AND '.join(conditions)} "
         "ORDER BY messages_fts.rowid DESC LIMIT ?",
         tuple(params))
@@ -245,7 +268,7 @@ def newest_among(query: MatchQuery, ids: Sequence[int], limit: int, *,
     conditions[0], params[0] = "m.id IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
     params.append(limit)
     return Statement(
-        f"SELECT m.session_id, m.position, m.role, {SEARCHED}, {WRITTEN}, s.source, "
+        f"SELECT {_HIT_COLUMNS}, "
         "0.0 AS rank, m.id FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
         f"WHERE {' AND '.join(conditions)} ORDER BY m.id DESC LIMIT ?",
         tuple(params))
@@ -278,6 +301,17 @@ def end_matches(term: str, cap: int, *, newest: bool) -> Statement:
         "SELECT COUNT(*), MIN(rowid), MAX(rowid) FROM (SELECT rowid FROM messages_fts "
         f"WHERE messages_fts MATCH ? ORDER BY rowid {'DESC' if newest else 'ASC'} LIMIT ?)",
         (to_fts5(Term(term)), cap + 1))
+
+
+def token_lengths(ids: Sequence[int]) -> Statement:
+    """Each message's length in index tokens, from FTS5's record of it: a varint per column,
+    the first (:func:`read_varint`) that of the only one.
+
+    >>> token_lengths([7]).params
+    ('[7]',)
+    """
+    return Statement("SELECT id, sz FROM messages_fts_docsize "
+                     "WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),))
 
 
 INDEX_TOTALS = "SELECT block FROM messages_fts_data WHERE id = 1"

@@ -25,7 +25,15 @@ from harkback.adapters.stores.sql.statement import (
     scope,
 )
 from harkback.stages.ports import RecentQuery
-from harkback.stages.records import Message, MessageHit, Role, Session, SessionOverview, ToolCall
+from harkback.stages.records import (
+    Message,
+    MessageHit,
+    Role,
+    Session,
+    SessionOverview,
+    ToolCall,
+    loaded_start,
+)
 
 PREVIEW_CHARS = 200
 """How much of a session's first user message :func:`preview` keeps."""
@@ -54,9 +62,16 @@ def children_of(ids: Iterable[str]) -> Statement:
         (json_list(ids),))
 
 
-def messages_of(session_ids: Iterable[str]) -> Statement:
-    """All messages of these sessions, by session start (unknown last), then position."""
+def messages_of(session_ids: Iterable[str], longest: int | None = None) -> Statement:
+    """All messages of these sessions, by session start (unknown last), then position; with
+    ``longest``, a content of more bytes than ``longest`` characters can take is NULL (read
+    by :func:`message_start`)."""
     columns = ", ".join("m." + c for c in MESSAGE_COLUMNS.split(", "))
+    if longest is not None:
+        # A longer one is left out rather than cut here: cutting it after asking its size
+        # reads a huge text twice (80 MB more for 84 MB). A short one costs nothing more.
+        columns = columns.replace("m.content", (
+            f"CASE WHEN length(CAST(m.content AS BLOB)) <= {4 * longest} THEN m.content END"), 1)
     return Statement(
         f"SELECT {columns} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
         "WHERE m.session_id IN (SELECT value FROM json_each(?)) "
@@ -134,11 +149,50 @@ def message_from_row(row: Row) -> Message:
                    timestamp=row[7])
 
 
-def hit_from_row(row: Row) -> MessageHit:
+def message_start(session_id: str, position: int, longest: int) -> Statement:
+    """The first bytes of a message's content, enough for ``longest`` characters and one
+    more, cut as bytes (SQLite's substr of a text stops at a NUL, which a message may hold).
+
+    >>> message_start("s1", 0, 10).params
+    ('s1', 0)
+    """
+    return Statement(f"SELECT substr(CAST(content AS BLOB), 1, {4 * longest + 1}) "
+                     "FROM messages WHERE session_id = ? AND position = ?", (session_id, position))
+
+
+def message_start_from_row(row: Row, start: bytes | None, longest: int) -> Message:
+    """A message from a :func:`messages_of` row read with ``longest``, its content that of
+    the row or else the ``start`` :func:`message_start` read, whole or its first ``longest``
+    characters (:func:`~harkback.stages.records.loaded_start`)."""
+    if row[3] is not None and len(row[3]) <= longest:
+        return message_from_row(row)
+    # A character the byte cut split lies past the first ``longest``.
+    text = row[3] if row[3] is not None else (start or b"").decode("utf-8", "replace")
+    return message_from_row((*row[:3], loaded_start(text, longest), *row[4:]))
+
+
+def hit_from_row(row: Row, text: str, length: int | None = None) -> MessageHit:
     """A hit from a :func:`~harkback.adapters.stores.sql.fulltext.search` or
-    :func:`~harkback.adapters.stores.sql.fulltext.newest` row; score ``-bm25``, higher is better."""
+    :func:`~harkback.adapters.stores.sql.fulltext.newest` row and its text (:func:`hit_text`),
+    with the whole text's ``length`` in tokens when that is cut; score ``-bm25``, higher
+    is better."""
     return MessageHit(session_id=row[0], position=row[1], role=cast(Role, row[2]),
-                      content=row[3], timestamp=row[4], source=row[5], score=-row[6])
+                      content=text, timestamp=row[3], source=row[4], score=-row[5],
+                      length=length)
+
+
+def hit_text(start: bytes | None) -> str:
+    """A hit's text from the first :data:`~harkback.adapters.stores.sql.fulltext.HIT_BYTES`
+    bytes of its UTF-8 (:func:`~harkback.adapters.stores.sql.fulltext.hit_texts`): the
+    whole text when it has no more than :data:`~harkback.stages.records.LONGEST_READ`
+    characters, else more than that many (to be cut to them).
+
+    >>> hit_text("naïve".encode())
+    'naïve'
+    """
+    # A character the byte cut split lies past the first LONGEST_READ characters (four
+    # bytes at most each), which are all that is kept.
+    return (start or b"").decode("utf-8", "replace")
 
 
 def overview_from_row(row: Row) -> SessionOverview:

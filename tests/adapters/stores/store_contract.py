@@ -24,7 +24,9 @@ from harkback.stages.imports import Mark, SourceKey
 from harkback.stages.ports import MatchQuery, MessageKey, RecentQuery, SessionStore, SummaryKey
 from harkback.stages.query import Term, parse_query
 from harkback.stages.records import (
+    LONGEST_READ,
     ROLES,
+    UNREAD,
     Conversation,
     Message,
     Role,
@@ -32,6 +34,7 @@ from harkback.stages.records import (
     Summary,
     ToolCall,
 )
+from harkback.stages.text.tokens import index_tokens
 
 T = TypeVar("T")
 Make = Callable[..., Conversation]
@@ -382,6 +385,34 @@ class StoreContract:
             ["running the suite", "bash", '{"command": "npx playwright test"}'],
             ["80 passed", "playwright_runner"],
             ["playwright is green"]]
+
+    async def test_a_huge_message_is_read_by_its_start(self, store: SessionStore) -> None:
+        """A hit reads no more than LONGEST_READ characters of a text (NULs and astral
+        characters counted as one each) and gives the whole one's length in tokens; a text
+        of that many characters exactly is read whole."""
+        huge = "docker \x00é😀 " * (LONGEST_READ // 10 + 7)
+        edge = "😀" * (LONGEST_READ - 7) + " docker"
+        await ok(store.ingest([Conversation(Session(id="s1"), (
+            Message(session_id="s1", position=0, role="user", content=huge),
+            Message(session_id="s1", position=1, role="user", content=edge),
+            Message(session_id="s1", position=2, role="user", content="docker here"),
+        ))]))
+        hits = sorted(await ok(store.search(match("docker"))), key=lambda h: h.position)
+        assert [(h.content, h.length) for h in hits] == [
+            (huge[:LONGEST_READ], len(index_tokens(huge))), (edge, None),
+            ("docker here", None)]
+
+    async def test_messages_read_to_a_length_end_with_a_note(self, store: SessionStore) -> None:
+        """Asked for ``longest`` characters, a longer content is its start and a note; the
+        others, and every content asked for whole, are as stored."""
+        huge = "log line \x00é😀\n" * 5_000
+        await ok(store.ingest([Conversation(Session(id="s1"), (
+            Message(session_id="s1", position=0, role="user", content=huge),
+            Message(session_id="s1", position=1, role="assistant", content="x" * 1000),
+        ))]))
+        cut = await ok(store.messages(["s1"], 1000))
+        assert [m.content for m in cut] == [f"{huge[:1000]}\n{UNREAD}", "x" * 1000]
+        assert [m.content for m in await ok(store.messages(["s1"]))] == [huge, "x" * 1000]
 
     async def test_recent_lists_roots_newest_first(self, store: SessionStore,
                                                    make_conversation: Make) -> None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from harkback.adapters.stores import sqlite_search
 from harkback.adapters.stores.sql import fulltext
-from harkback.adapters.stores.sql.rows import hit_from_row
+from harkback.adapters.stores.sql.rows import hit_from_row, hit_text
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
@@ -75,13 +75,20 @@ def _rows(connection: sqlite3.Connection, statement: Statement) -> list[tuple[An
     return [tuple(row) for row in connection.execute(statement.sql, statement.params)]
 
 
+def _full_hits(connection: sqlite3.Connection, query: MatchQuery) -> list[MessageHit]:
+    rows = _rows(connection, fulltext.search(query))
+    texts = {row_id: hit_text(start) for row_id, start in _rows(
+        connection, fulltext.hit_texts([row[6] for row in rows]))}
+    return [hit_from_row(row, texts[row[6]]) for row in rows]
+
+
 @settings(max_examples=150, deadline=None)
 @given(query=queries(), fetch=st.integers(1, 400))
 def test_ranked_rows_are_the_full_rows_when_enough_survive(
         connection: sqlite3.Connection, query: MatchQuery, fetch: int) -> None:
     """The ranked rows lead the full ones; all of them with ``limit`` survivors or nothing cut."""
     *rows, last = _rows(connection, fulltext.ranked_search(query, fetch))
-    ranked = [row[:8] for row in rows]
+    ranked = [row[:7] for row in rows]
     full = _rows(connection, fulltext.search(query))
     assert ranked == full[:len(ranked)]
     if len(ranked) >= query.limit or last[8] < fetch:
@@ -107,7 +114,7 @@ def test_store_search_equals_the_full_statement(
         hits = asyncio.run(ok(store.search(query)))
     finally:
         store.close()
-    full = [hit_from_row(row) for row in _rows(connection, fulltext.search(query))]
+    full = _full_hits(connection, query)
     assert list(hits) == full
 
 
@@ -136,7 +143,7 @@ def test_searches_in_a_row_each_equal_the_full_statement(
     try:
         for query in sequence:
             hits = asyncio.run(ok(store.search(query)))
-            full = [hit_from_row(row) for row in _rows(connection, fulltext.search(query))]
+            full = _full_hits(connection, query)
             assert list(hits) == full
     finally:
         store.close()

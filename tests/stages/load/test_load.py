@@ -232,7 +232,7 @@ class _BrokenStore:
     def children(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
         return self._fail()
 
-    def messages(self, session_ids: Sequence[str]
+    def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
         return self._fail()
 
@@ -292,10 +292,10 @@ class _CountingStore:
         self.calls.append("children")
         return self.store.children(ids)
 
-    def messages(self, session_ids: Sequence[str]
+    def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
         self.calls.append("messages")
-        return self.store.messages(session_ids)
+        return self.store.messages(session_ids, longest)
 
 
 async def test_lineages_load_together_as_each_alone() -> None:

@@ -80,7 +80,7 @@ hits = st.builds(
     role=st.sampled_from(ROLES), content=st.text(max_size=5),
     score=st.sampled_from([0.0, 1.0, 2.5]),
     timestamp=st.one_of(st.none(), st.sampled_from([0.0, 5e6, 9e6])),
-    source=st.sampled_from(["", "cli", "cron"]))
+    source=st.sampled_from(["", "cli", "cron"]), length=st.one_of(st.none(), st.integers(0, 9)))
 scored_hits = st.lists(st.builds(
     Scored, hits, st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]),
     st.frozensets(st.integers(0, 3), max_size=3)), max_size=40)
@@ -118,4 +118,4 @@ def test_a_rescored_hit_is_the_evolved_one(hit: MessageHit, score: float) -> Non
     and not copied fails here)."""
     assert rescored(hit, score) == attrs.evolve(hit, score=score)
     assert [f.name for f in attrs.fields(MessageHit)] == [
-        "session_id", "position", "role", "content", "score", "timestamp", "source"]
+        "session_id", "position", "role", "content", "score", "timestamp", "source", "length"]
