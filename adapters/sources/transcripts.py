@@ -285,7 +285,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     a folder that became unreadable) is left as it was, with a note.
     """
     marks = state.marks_by_item()
-    changed: list[tuple[Path, str, str, int]] = []
+    changed: list[tuple[Path, str, str, int, tuple[str, ...]]] = []
     unchanged = 0
     seen: set[str] = set()
     base = str(root)
@@ -305,11 +305,12 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                 and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
-        changed.append((root / name, item, fingerprint, size))
+        changed.append((root / name, item, fingerprint, size,
+                        old.session_ids if old is not None else ()))
     gone, hidden = missing_files(root, (item for item in marks if item not in seen))
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
-    total = sum(size for *_, size in changed)
+    total = sum(size for _, _, _, size, _ in changed)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
     return Success(ImportPlan(total=total, units=_file_units(changed, parse, owners),
                               unchanged=unchanged, gone=gone, notes=notes))
@@ -332,13 +333,13 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
     return tuple(gone), hidden
 
 
-def _file_units(changed: Sequence[tuple[Path, str, str, int]],
+def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
                 parse: Callable[[Path], ParsedFile], owners: SessionOwners) -> Units:
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     tally = Tally()
     work = 0
-    for path, item, fingerprint, size in changed:
+    for path, item, fingerprint, size, before in changed:
         try:
             parsed = parse(path)
         except OSError as error:
@@ -352,10 +353,14 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]],
         read = owners.claim(item, parsed.conversations, tally)
         conversations.extend(read)
         torn = any(reason == TORN for reason, _ in parsed.left_out)
+        # A session the file held before and no longer yields (its lines damaged since) is
+        # kept in the store, so it stays the file's: deleting the file removes it, as it
+        # removes the rest (left unnamed, it stayed in the store for good).
+        held = tuple(dict.fromkeys((*(c.session.id for c in read), *before)))
         marks.append(Mark(item=item, fingerprint=f"incomplete:{fingerprint}" if torn
                           else fingerprint, sessions=len(parsed.conversations),
                           messages=sum(len(c.messages) for c in parsed.conversations),
-                          session_ids=tuple(c.session.id for c in read)))
+                          session_ids=held))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):

@@ -108,6 +108,23 @@ def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path
     assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
 
 
+def test_a_session_whose_file_was_damaged_goes_when_the_file_goes(home: Path,
+                                                                  tmp_path: Path) -> None:
+    """A transcript overwritten by what is not JSON keeps its stored session (the damage
+    named), and deleting the file later removes that session as it removes any other: the
+    file's mark stopped naming it, and it stayed in the store for good."""
+    db = tmp_path / "h.db"
+    assert run(home, db)[0] == DONE_WITH_SKIPS
+    path = home / ".claude" / "projects" / CLAUDE_FILE
+    path.write_bytes(b"\x00\x9c not a transcript any more\n")
+    assert run(home, db)[0] == DONE_WITH_SKIPS
+    assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
+    path.unlink()
+    status, payload, _ = run(home, db)
+    assert (status, _report(payload, "claude-code")["sessions"]["removed"]) == (0, 1)
+    assert CLAUDE_SESSION not in found_ids(db, "refresh path untested")
+
+
 @contextlib.contextmanager
 def watching(home: Path, db: Path) -> Iterator[subprocess.Popen[str]]:
     """``harkback sync --watch`` running on ``home``; killed on the way out if still running."""
