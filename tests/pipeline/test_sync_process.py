@@ -102,9 +102,28 @@ def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path
     project.chmod(0)
     status, payload, _ = run(home, db)
     claude = _report(payload, "claude-code")
-    assert (status, claude["sessions"]["removed"]) == (0, 0)
+    assert (status, claude["sessions"]["removed"]) == (DONE_WITH_SKIPS, 0)
     assert any("cannot be seen" in note for note in claude["notes"])
     project.chmod(0o755)
+    assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
+
+
+def test_an_unreadable_folder_among_the_transcripts_is_named(home: Path, tmp_path: Path
+                                                             ) -> None:
+    """A project folder that cannot be listed is named as damaged input (status 3), its
+    sessions found once it can be read; it was passed over without a word, status 0."""
+    project = (home / ".claude" / "projects" / CLAUDE_FILE).parent
+    project.chmod(0)
+    db = tmp_path / "h.db"
+    status, payload, stderr = run(home, db)
+    claude = _report(payload, "claude-code")
+    assert status == DONE_WITH_SKIPS
+    assert {"file": str(project), "line": None, "reason": "unreadable folder: Permission denied",
+            "outcome": "skipped"} in claude["skipped_lines"]
+    assert f"harkback: {project}: unreadable folder: Permission denied (skipped)" in stderr
+    assert found_ids(db, "refresh path untested") == []
+    project.chmod(0o755)
+    run(home, db)
     assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
 
 
