@@ -198,8 +198,14 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
         # could be stored once and never read, replaced or removed again.
         if value is not None and "\x00" in value:
             raise _Invalid(key, "a session id cannot hold a NUL character")
-    if parent == session_id:
-        raise _Invalid("parent_session_id", "a session cannot be its own parent")
+
+    def not_its_own(parent: str | None) -> str | None:
+        if parent == session_id:
+            raise _Invalid("parent_session_id", "a session cannot be its own parent")
+        return parent
+
+    # Read leniently, the link alone is left out: the session is kept, as a root.
+    parent = _or_noted(notes, partial(not_its_own, parent), None, "parent ignored")
     messages = obj.get("messages")
     if messages is None:
         messages = []

@@ -99,6 +99,25 @@ def test_jsonl_reports_a_duplicate_id_and_keeps_a_session_with_a_bad_time(
     assert [m["content"] for m in shown["messages"]] == ["second copy"]
 
 
+def test_jsonl_keeps_a_session_naming_itself_as_its_parent(tmp_path: Path) -> None:
+    """``"parent_session_id"`` equal to the session's own id loses the link, named as
+    ignored, not the session (the whole line was skipped): it is stored as a root, listed
+    by ``recent`` and found."""
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps({"id": "loop", "parent_session_id": "loop", "messages": [
+        {"role": "user", "content": "the heron migration"}]}) + "\n", encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    done = harkback("ingest", str(source), "--db", db)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == [
+        f"harkback: {source}:1: parent ignored: parent_session_id: a session cannot be its "
+        "own parent (ignored)"]
+    recent = json.loads(harkback("recent", "--json", "--db", db).stdout)
+    assert [r["session_id"] for r in recent["results"]] == ["loop"]
+    found = json.loads(harkback("search", "heron", "--json", "--db", db).stdout)
+    assert [r["session_id"] for r in found["results"]] == ["loop"]
+
+
 def test_ingest_exits_three_and_help_documents_the_status() -> None:
     """``--help`` of the program, ingest, import and sync names status 3."""
     for args in ([], ["ingest"], ["import", "jsonl"], ["sync"]):
