@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.pipeline.test_import_cli import harkback
+from tests.support.hermes_db import HermesFile
 
 NOW = "2026-03-03T14:15:00.000Z"
 
@@ -116,6 +117,30 @@ def test_jsonl_keeps_a_session_naming_itself_as_its_parent(tmp_path: Path) -> No
     assert [r["session_id"] for r in recent["results"]] == ["loop"]
     found = json.loads(harkback("search", "heron", "--json", "--db", db).stdout)
     assert [r["session_id"] for r in found["results"]] == ["loop"]
+
+
+def test_a_hermes_time_that_cannot_be_right_is_named_and_ignored(tmp_path: Path) -> None:
+    """A Hermes session started in 1970 (a stray number) and a message time in milliseconds
+    are each named where they are and ignored, status 3: the first moved its session to
+    1970 without a word, the second was only counted, and the import ended 0."""
+    path = tmp_path / "state.db"
+    hermes = HermesFile(path, "v30")
+    hermes.session("h1", started_at=12345)
+    hermes.message("h1", "user", "rotate the heron logs", timestamp=1.7e12)
+    hermes.message("h1", "assistant", "rotated")
+    hermes.close()
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", str(path), "--db", db, "--json")
+    assert done.returncode == 3, done.stderr
+    named = json.loads(done.stdout)["sources"][0]["skipped_lines"]
+    assert [(s["reason"], s["outcome"]) for s in named] == [
+        ("time out of range: started_at of session h1: 12345.0 is not a time a session can "
+         "have (before 2020 or in the future)", "ignored"),
+        ("time out of range: message 1 of session h1: 1700000000000.0 is not a time a "
+         "session can have (before 2020 or in the future)", "ignored")]
+    shown = json.loads(harkback("show", "h1", "--json", "--db", db).stdout)
+    assert shown["session"]["started_at"] is None
+    assert [m["content"] for m in shown["messages"]] == ["rotate the heron logs", "rotated"]
 
 
 def test_ingest_exits_three_and_help_documents_the_status() -> None:
