@@ -143,6 +143,25 @@ def test_a_hermes_time_that_cannot_be_right_is_named_and_ignored(tmp_path: Path)
     assert [m["content"] for m in shown["messages"]] == ["rotate the heron logs", "rotated"]
 
 
+def test_jsonl_keeps_a_session_with_nan_or_infinity_for_a_time(tmp_path: Path) -> None:
+    """``NaN`` and ``Infinity``, as Python's json.dumps writes a float that is not a number,
+    in a time are that time ignored and named; the session was skipped whole, its line
+    'invalid JSON: NaN is not valid JSON'."""
+    source = tmp_path / "s.jsonl"
+    source.write_text('{"id": "n", "started_at": NaN, "messages": [{"role": "user", '
+                      '"content": "the heron migration", "timestamp": Infinity}]}\n',
+                      encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    done = harkback("ingest", str(source), "--db", db)
+    assert done.returncode == 3, done.stderr
+    assert [line.rsplit(": ", 1)[0] for line in done.stderr.splitlines()] == [
+        f"harkback: {source}:1: time ignored: started_at",
+        f"harkback: {source}:1: time ignored: messages[0].timestamp"]
+    shown = json.loads(harkback("show", "n", "--json", "--db", db).stdout)
+    assert shown["session"]["started_at"] is None
+    assert [m["content"] for m in shown["messages"]] == ["the heron migration"]
+
+
 def test_ingest_exits_three_and_help_documents_the_status() -> None:
     """``--help`` of the program, ingest, import and sync names status 3."""
     for args in ([], ["ingest"], ["import", "jsonl"], ["sync"]):
