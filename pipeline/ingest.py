@@ -209,7 +209,8 @@ def _damage(error: BadRecord) -> tuple[str, str, Outcome]:
     ('message dropped', 'messages[2].role: expected ...', 'dropped')
     """
     kinds: tuple[tuple[str, Outcome], ...] = (("message dropped", "dropped"),
-                                              ("time ignored", "ignored"))
+                                              ("time ignored", "ignored"),
+                                              ("parent ignored", "ignored"))
     for kind, outcome in kinds:
         if error.reason.endswith(f" ({kind})"):
             return kind, error.reason.removesuffix(f" ({kind})"), outcome

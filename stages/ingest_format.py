@@ -198,8 +198,14 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
         # could be stored once and never read, replaced or removed again.
         if value is not None and "\x00" in value:
             raise _Invalid(key, "a session id cannot hold a NUL character")
-    if parent == session_id:
-        raise _Invalid("parent_session_id", "a session cannot be its own parent")
+
+    def not_its_own(parent: str | None) -> str | None:
+        if parent == session_id:
+            raise _Invalid("parent_session_id", "a session cannot be its own parent")
+        return parent
+
+    # Read leniently, the link alone is left out: the session is kept, as a root.
+    parent = _or_noted(notes, partial(not_its_own, parent), None, "parent ignored")
     messages = obj.get("messages")
     if messages is None:
         messages = []
@@ -279,7 +285,9 @@ def read_line(line: str, line_number: int) -> Result[ReadLine, BadRecord]:
       (message dropped)", 'line 5: messages[1].timestamp: epoch seconds must be finite and
       between the years 1 and 9999 (milliseconds? divide by 1000), got 1.2e+100 (time ignored)']
     """
-    decoded = _decode(line, line_number)
+    # NaN and Infinity (Python's json.dumps writes them) are read as numbers here, so that
+    # one in a time is that time ignored and the session kept, not the whole line skipped.
+    decoded = _decode(line, line_number, constants=True)
     if isinstance(decoded, Failure):
         return decoded
     notes: list[str] = []
@@ -290,10 +298,13 @@ def read_line(line: str, line_number: int) -> Result[ReadLine, BadRecord]:
     return Success(ReadLine(conversation, tuple(BadRecord(note, line_number) for note in notes)))
 
 
-def _decode(line: str, line_number: int) -> Result[Any, BadRecord]:
+def _decode(line: str, line_number: int, *, constants: bool = False
+            ) -> Result[Any, BadRecord]:
     if not line.strip():
         return Failure(BadRecord("empty line", line_number))
     try:
+        if constants:
+            return Success(json.loads(line))
         return Success(json.loads(line, parse_constant=_reject_constant))
     except ValueError as error:  # JSONDecodeError, NaN/Infinity, over-long integers
         return Failure(BadRecord(f"invalid JSON: {error}", line_number))

@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from returns.future import FutureResult
+from returns.io import IOSuccess
+from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Session
-
-MAX_DEPTH = 64
 
 
 def root_of(session_id: str, known: Mapping[str, Session]) -> Session | None:
@@ -34,15 +35,17 @@ def root_of(session_id: str, known: Mapping[str, Session]) -> Session | None:
     if current is None:
         return None
     path = [current]
+    places = {current.id: 0}  # where each walked session is in ``path``: a loop is seen at once
     while current.parent_session_id is not None:
         parent = known.get(current.parent_session_id)
         if parent is None:
             break
-        if any(parent.id == walked.id for walked in path):
+        start = places.get(parent.id)
+        if start is not None:
             # Whichever member the walk starts from, the loop must name one root, or a
             # lineage would come back once per member hit.
-            start = next(i for i, walked in enumerate(path) if walked.id == parent.id)
             return min(path[start:], key=_loop_order)
+        places[parent.id] = len(path)
         path.append(parent)
         current = parent
     return current
@@ -61,7 +64,7 @@ def descends_from(session_id: str, ancestor_id: str, known: Mapping[str, Session
     while current is not None and current.parent_session_id is not None:
         if current.parent_session_id == ancestor_id:
             return True
-        if current.parent_session_id in seen or len(seen) > MAX_DEPTH:
+        if current.parent_session_id in seen:
             return False
         seen.add(current.parent_session_id)
         current = known.get(current.parent_session_id)
@@ -74,18 +77,26 @@ def _loop_order(session: Session) -> tuple[bool, float, str]:
 
 
 def load_ancestry(store: SessionStore, ids: Iterable[str], *,
-                  known: Mapping[str, Session] | None = None, depth: int = 0
+                  known: Mapping[str, Session] | None = None
                   ) -> FutureResult[dict[str, Session], StoreUnavailable]:
-    """Fetch ``ids`` and all their ancestors, one store round trip per generation."""
-    have = dict(known or {})
-    wanted = tuple(dict.fromkeys(i for i in ids if i not in have))
-    if not wanted or depth >= MAX_DEPTH:
-        return FutureResult.from_value(have)
+    """Fetch ``ids`` and all their ancestors, one store round trip per generation.
 
-    def next_generation(found: tuple[Session, ...]) -> FutureResult[dict[str, Session],
-                                                                     StoreUnavailable]:
-        merged = {**have, **{s.id: s for s in found}}
-        parents = [s.parent_session_id for s in found if s.parent_session_id is not None]
-        return load_ancestry(store, parents, known=merged, depth=depth + 1)
+    The generations are walked in a loop, each session asked for once (a parent cycle
+    ends the walk), to the lineage's true root however deep it is: a cap left a chain
+    longer than it rooted at a different session per hit, one lineage shown many times.
+    """
+    async def walk() -> Result[dict[str, Session], StoreUnavailable]:
+        have = dict(known or {})
+        wanted = tuple(dict.fromkeys(i for i in ids if i not in have))
+        while wanted:
+            fetched = await store.sessions(wanted)
+            if not isinstance(fetched, IOSuccess):
+                return Failure(unsafe_perform_io(fetched.failure()))
+            found = unsafe_perform_io(fetched.unwrap())
+            have.update((s.id, s) for s in found)
+            wanted = tuple(dict.fromkeys(s.parent_session_id for s in found
+                                         if s.parent_session_id is not None
+                                         and s.parent_session_id not in have))
+        return Success(have)
 
-    return store.sessions(wanted).bind(next_generation)
+    return FutureResult(walk())

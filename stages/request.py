@@ -83,6 +83,10 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     >>> make_request("x", projects=("/",)).failure().reason[:40]
     "no project folder named by '/': give a p"
     """
+    wrong = _wrong_type(query, limit, {"roles": roles, "sources": sources, "projects": projects,
+                                       "hidden_sources": hidden_sources})
+    if wrong is not None:
+        return Failure(QueryRejected(wrong))
     if not 1 <= limit <= MAX_LIMIT:
         return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, got {limit}"))
     asked = {"sources": sources, "projects": projects}
@@ -120,6 +124,32 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         current_session_id=current_session_id or None,
         since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),
         sources=kept[0], projects=kept[1]))
+
+
+def _wrong_type(query: object, limit: object, names: dict[str, object]) -> str | None:
+    """What a library caller gave of the wrong type (None: nothing), so that a slip such as
+    ``search(None)`` or ``limit=1.5`` is refused as a value naming the argument, not raised
+    from deep inside a stage ('NoneType' object is not subscriptable).
+
+    >>> _wrong_type(None, 3, {})
+    'query must be text, got NoneType'
+    >>> _wrong_type("x", 3, {"sources": ("codex", 7)})
+    'sources must be text or a tuple of texts, got a tuple holding int'
+    """
+    if not isinstance(query, str):
+        return f"query must be text, got {type(query).__name__}"
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        return f"limit must be a whole number, got {limit!r}"[:80]
+    for name, given in names.items():
+        if isinstance(given, str):
+            continue
+        if not isinstance(given, tuple | list | set | frozenset):
+            return f"{name} must be text or a tuple of texts, got {type(given).__name__}"
+        odd = [type(item).__name__ for item in given if not isinstance(item, str)]
+        if odd:
+            return (f"{name} must be text or a tuple of texts, got a {type(given).__name__} "
+                    f"holding {odd[0]}")
+    return None
 
 
 def role_problem(roles: Iterable[str]) -> str | None:

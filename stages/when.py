@@ -178,7 +178,14 @@ def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, Quer
     86400.0
     >>> epoch_bound(10 ** 400, what="since").failure().reason[:44]
     'since (a number past any date) is not a mome'
+    >>> epoch_bound([], what="until").failure().reason
+    'until must be a time (text or epoch seconds), got list'
     """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        # A library caller's slip (a list, True, a datetime) is refused as a value, as the
+        # rest of a request is, rather than raised as float()'s TypeError.
+        return Failure(QueryRejected(f"{what} must be a time (text or epoch seconds), got "
+                                     f"{type(value).__name__}"))
     try:
         moment = float(value)
     except OverflowError:  # an int past a float's range: 10 ** 400

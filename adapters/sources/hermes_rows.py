@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from harkback.adapters.sources.encodings import (
@@ -53,6 +54,7 @@ from harkback.adapters.sources.encodings import (
     undecoded,
 )
 from harkback.adapters.sources.importing import Tally, clip_tool_output, iso_epoch
+from harkback.adapters.sources.transcript_lines import EARLIEST_TIME, FUTURE_SLACK_S
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
 Row = Mapping[str, object]
@@ -255,16 +257,46 @@ def lineage_parent(row: Row, parent: Row | None) -> str | None:
     return parent_id
 
 
+def row_time(value: object, what: str, tally: Tally | None, *, now: float | None = None
+             ) -> float | None:
+    """The epoch seconds of a Hermes time column, or None; one that cannot be right
+    (unreadable, before 2020 or more than a day ahead, as for transcripts) is ignored and
+    named in ``tally`` (``what`` says whose), so it never moves its session.
+
+    >>> tally = Tally(file="state.db")
+    >>> row_time(1772547300.0, "x", tally), row_time(1.7e12, "message 4 of session s", tally)
+    (1772547300.0, None)
+    >>> tally.named[0].describe()
+    'state.db: time out of range: message 4 of session s: 1700000000000.0 is not a time a \
+session can have (before 2020 or in the future)'
+    """
+    if value is None or value == "":
+        return None
+    seconds = iso_epoch(value)
+    latest = (time.time() if now is None else now) + FUTURE_SLACK_S
+    if seconds is not None and EARLIEST_TIME <= seconds <= latest:
+        return seconds
+    if tally is not None:
+        why = ("is not epoch seconds or an ISO 8601 time"
+               if seconds is None and not isinstance(value, int | float)
+               else "is not a time a session can have (before 2020 or in the future)")
+        shown = repr(value[:40]) if isinstance(value, str) else str(value)[:40]
+        tally.skip("time out of range", f"{what}: {shown} {why}", "ignored")
+    return None
+
+
 def session_from_row(row: Row, parent: Row | None, tally: Tally | None = None) -> Session:
     """A harkback session from a Hermes ``sessions`` row (an empty source counts as cli).
 
-    Times out of range (Hermes writes epoch seconds) are unknown and counted in ``tally``.
+    Times that cannot be right are unknown and named in ``tally`` (see :func:`row_time`).
     """
+    session_id = column_text(row.get("id"))
     return Session(
-        id=column_text(row.get("id")), source=column_text(row.get("source")) or "cli",
+        id=session_id, source=column_text(row.get("source")) or "cli",
         model=column_text(row.get("model")), title=column_text(row.get("title")),
-        started_at=iso_epoch(row.get("started_at"), tally),
-        ended_at=iso_epoch(row.get("ended_at"), tally),
+        started_at=row_time(row.get("started_at"), f"started_at of session {session_id}",
+                            tally),
+        ended_at=row_time(row.get("ended_at"), f"ended_at of session {session_id}", tally),
         parent_session_id=lineage_parent(row, parent),
         end_reason=column_text(row.get("end_reason")))
 
@@ -355,5 +387,7 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         out.append(Message(session_id=session_id, position=position, role=role,
                            content=text, tool_name=column_text(row.get("tool_name")),
                            tool_call_id=column_text(row.get("tool_call_id")), tool_calls=calls,
-                           timestamp=iso_epoch(row.get("timestamp"), tally)))
+                           timestamp=row_time(row.get("timestamp"),
+                                              f"message {position} of session {session_id}",
+                                              tally)))
     return tuple(out)

@@ -20,6 +20,7 @@ input, so nothing is lost and the person is told.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import chain, count
 from pathlib import PurePath
 
 import attrs
@@ -58,10 +59,25 @@ class SessionOwners:
             session_id = conversation.session.id
             owner = self.files.setdefault(session_id, item)
             if owner != item:
-                own_id = f"{session_id}@{PurePath(item).stem}"
+                own_id = self._free_id(session_id, item)
                 tally.skip("duplicate session id",
                            f"{session_id!r} is also in {owner}; stored as {own_id!r}", "renamed")
                 conversation = renamed(conversation, own_id)
-                self.files[own_id] = item
             kept.append(conversation)
         return tuple(kept)
+
+    def _free_id(self, session_id: str, item: str) -> str:
+        """An id for ``item``'s copy of ``session_id`` that no other file holds, claimed for
+        it: ``ID@NAME`` (the file's name), else ``ID@PATH`` (its path under the folder), else
+        that with a number. Copies in two folders under one file name (``a/x.jsonl``,
+        ``b/x.jsonl``) were both stored as ``x@x``, the second replacing the first.
+
+        >>> owners = SessionOwners({"s": "a/x.jsonl", "s@x": "b/x.jsonl"})
+        >>> owners._free_id("s", "c/x.jsonl"), owners._free_id("s", "b/x.jsonl")
+        ('s@c/x.jsonl', 's@x')
+        """
+        numbered = (f"{session_id}@{item}#{n}" for n in count(2))
+        tried = chain((f"{session_id}@{PurePath(item).stem}", f"{session_id}@{item}"), numbered)
+        # Ends: only finitely many ids are held by other files.
+        return next(own_id for own_id in tried if self.files.setdefault(own_id, item) == item)
+

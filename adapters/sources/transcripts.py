@@ -231,23 +231,27 @@ class TranscriptImporter:
         """
         if not self.root.is_dir():
             return Failure(SourceUnreadable(f"no {self.form.what} at {self.root}"))
+        unreadable: list[tuple[str, str]] = []
         try:
-            files = find_files(self.root, self.form.patterns)
+            files = find_files(self.root, self.form.patterns, unreadable=unreadable)
         except OSError as error:
             return Failure(SourceUnreadable(f"cannot list {self.root}: "
                                             f"{error.strerror or error}"))
         return plan_files(self.root, files, state, full=full,
-                          parse=partial(parse_file, self.form, root=self.root))
+                          parse=partial(parse_file, self.form, root=self.root),
+                          unreadable=unreadable)
 
 
-def find_files(root: Path, patterns: Sequence[str]) -> list[str]:
+def find_files(root: Path, patterns: Sequence[str], *,
+               unreadable: list[tuple[str, str]] | None = None) -> list[str]:
     """Files under ``root`` matching any of the glob ``patterns``, as sorted paths under
     it (``/``-separated).
 
     One walk of the tree, matched against the patterns at once, with no ``Path`` made per
     file (``pathlib``'s glob walks it per pattern and stats every name: several times
     slower on a sync of an unchanged folder). An unreadable ``root`` raises ``OSError``
-    (a glob would find nothing in it); unreadable folders below it are passed over.
+    (a glob would find nothing in it); a folder below it that cannot be listed is passed
+    over, added to ``unreadable`` with why.
 
     >>> glob_pattern(("**/rollout-*.jsonl",)).fullmatch("2026/03/rollout-1.jsonl") is not None
     True
@@ -256,7 +260,11 @@ def find_files(root: Path, patterns: Sequence[str]) -> list[str]:
         pass
     wanted = glob_pattern(patterns)
     found: list[str] = []
-    for folder, _, names in os.walk(root):
+    def unlisted(error: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((str(error.filename), str(error.strerror or error)))
+
+    for folder, _, names in os.walk(root, onerror=unlisted):
         prefix = os.path.relpath(folder, root)
         prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
         found.extend(prefix + name for name in names if wanted.fullmatch(prefix + name))
@@ -274,18 +282,20 @@ def glob_pattern(patterns: Sequence[str]) -> re.Pattern[str]:
 
 
 def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
-               full: bool, parse: Callable[[Path], ParsedFile]
+               full: bool, parse: Callable[[Path], ParsedFile],
+               unreadable: Sequence[tuple[str, str]] = ()
                ) -> Result[ImportPlan, StoreUnavailable]:
     """Plan importing every file of ``files`` (paths under ``root``, ``/``-separated)
     whose size or mtime changed since ``state``.
 
     Each file is an item of the ledger (keyed by its path under ``root``); a file that
-    cannot be read is counted and left unmarked, so the next import tries it again. A
+    cannot be read is counted and left unmarked, so the next import tries it again, and so
+    is each folder of ``unreadable`` (a folder that cannot be listed, and why). A
     marked file is ``gone`` only when it no longer exists: one that cannot be seen (in
     a folder that became unreadable) is left as it was, with a note.
     """
     marks = state.marks_by_item()
-    changed: list[tuple[Path, str, str, int]] = []
+    changed: list[tuple[Path, str, str, int, tuple[str, ...]]] = []
     unchanged = 0
     seen: set[str] = set()
     base = str(root)
@@ -305,13 +315,15 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                 and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
-        changed.append((root / name, item, fingerprint, size))
+        changed.append((root / name, item, fingerprint, size,
+                        old.session_ids if old is not None else ()))
     gone, hidden = missing_files(root, (item for item in marks if item not in seen))
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
-    total = sum(size for *_, size in changed)
+    total = sum(size for _, _, _, size, _ in changed)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
-    return Success(ImportPlan(total=total, units=_file_units(changed, parse, owners),
+    return Success(ImportPlan(total=total, units=_file_units(changed, parse, owners,
+                                                            unreadable),
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
@@ -332,13 +344,19 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
     return tuple(gone), hidden
 
 
-def _file_units(changed: Sequence[tuple[Path, str, str, int]],
-                parse: Callable[[Path], ParsedFile], owners: SessionOwners) -> Units:
+def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
+                parse: Callable[[Path], ParsedFile], owners: SessionOwners,
+                unreadable: Sequence[tuple[str, str]] = ()) -> Units:
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     tally = Tally()
+    for folder, why in unreadable:
+        # Its transcripts are not known to be there: damaged input, named (not a failure
+        # of the source, whose other folders are imported).
+        tally.at(folder)
+        tally.skip("unreadable folder", why)
     work = 0
-    for path, item, fingerprint, size in changed:
+    for path, item, fingerprint, size, before in changed:
         try:
             parsed = parse(path)
         except OSError as error:
@@ -352,10 +370,14 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int]],
         read = owners.claim(item, parsed.conversations, tally)
         conversations.extend(read)
         torn = any(reason == TORN for reason, _ in parsed.left_out)
+        # A session the file held before and no longer yields (its lines damaged since) is
+        # kept in the store, so it stays the file's: deleting the file removes it, as it
+        # removes the rest (left unnamed, it stayed in the store for good).
+        held = tuple(dict.fromkeys((*(c.session.id for c in read), *before)))
         marks.append(Mark(item=item, fingerprint=f"incomplete:{fingerprint}" if torn
                           else fingerprint, sessions=len(parsed.conversations),
                           messages=sum(len(c.messages) for c in parsed.conversations),
-                          session_ids=tuple(c.session.id for c in read)))
+                          session_ids=held))
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):

@@ -10,6 +10,9 @@ from collections.abc import Sequence
 
 import attrs
 from returns.future import FutureResult
+from returns.io import IOSuccess
+from returns.result import Failure, Result, Success
+from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Loaded, Resolved
@@ -37,31 +40,29 @@ def fetch_lineages(store: SessionStore, roots: Sequence[Session]
 
     Asks the store for one generation of children at a time, of every lineage at once
     (one call a generation, not one per lineage); within a lineage a session seen
-    before is not asked about again, so a parent cycle cannot loop.
+    before is not asked about again, so a parent cycle cannot loop. The generations are
+    walked in a loop, not by nesting a step per generation: a chain of thousands of
+    continuations is as safe as a short one.
     """
-    def grow(found: tuple[dict[str, Session], ...], frontiers: tuple[tuple[str, ...], ...]
-             ) -> FutureResult[tuple[tuple[Session, ...], ...], StoreUnavailable]:
-        asked = tuple(dict.fromkeys(sid for frontier in frontiers for sid in frontier))
-        if not asked:
-            return FutureResult.from_value(tuple(
-                order_lineage(root, tuple(known.values())) for root, known in zip(
-                    roots, found, strict=True)))
-
-        def add(children: tuple[Session, ...]
-                ) -> FutureResult[tuple[tuple[Session, ...], ...], StoreUnavailable]:
-            grown: list[dict[str, Session]] = []
-            nexts: list[tuple[str, ...]] = []
-            for known, frontier in zip(found, frontiers, strict=True):
+    async def walk() -> Result[tuple[tuple[Session, ...], ...], StoreUnavailable]:
+        found = [{root.id: root} for root in roots]
+        frontiers = [(root.id,) for root in roots]
+        while asked := tuple(dict.fromkeys(sid for frontier in frontiers
+                                           for sid in frontier)):
+            fetched = await store.children(asked)
+            if not isinstance(fetched, IOSuccess):
+                return Failure(unsafe_perform_io(fetched.failure()))
+            children = unsafe_perform_io(fetched.unwrap())
+            for index, (known, frontier) in enumerate(zip(found, frontiers, strict=True)):
                 parents = frozenset(frontier)
                 new = {c.id: c for c in children
                        if c.parent_session_id in parents and c.id not in known}
-                grown.append({**known, **new})
-                nexts.append(tuple(new))
-            return grow(tuple(grown), tuple(nexts))
+                known.update(new)
+                frontiers[index] = tuple(new)
+        return Success(tuple(order_lineage(root, tuple(known.values()))
+                               for root, known in zip(roots, found, strict=True)))
 
-        return store.children(asked).bind(add)
-
-    return grow(tuple({root.id: root} for root in roots), tuple((root.id,) for root in roots))
+    return FutureResult(walk())
 
 
 def hit_spans(rendered: Rendered, hits: Sequence[MessageHit]) -> tuple[Span, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from harkback.adapters.sources.codex import CODEX
@@ -93,3 +94,24 @@ async def test_a_renamed_file_keeps_its_session_id(tmp_path: Path) -> None:
     moved = await imported(root, db, sync=True)
     assert await recalled(db, "zebra") == ["cx1"]
     assert moved.skips == 0
+
+
+async def test_copies_under_one_file_name_in_two_folders_are_all_kept(tmp_path: Path) -> None:
+    """Three day folders holding a rollout of one name: the second copy is stored under the
+    file's name, the third under its path (both were stored as ``cx1@NAME``, the third
+    replacing the second without a word); a second import keeps the same ids."""
+    root, db = tmp_path / "sessions", tmp_path / "h.db"
+    name = "rollout-2026-11-20T10-00-00-aaaa.jsonl"
+    for day, text in (("2026/11/20", "zebra migration plan"), ("2026/11/21", "yak shaving"),
+                      ("2026/11/22", "okapi grooming")):
+        rollout(root, f"{day}/{name}", text)
+    first = await imported(root, db)
+    os.utime(root / f"2026/11/22/{name}", (1_700_000_000, 1_700_000_000))
+    again = await imported(root, db)
+    copy = "cx1@rollout-2026-11-20T10-00-00-aaaa"
+    assert await recalled(db, "zebra") == ["cx1"]
+    assert await recalled(db, "yak") == [copy]
+    assert await recalled(db, "okapi") == [f"cx1@2026/11/22/{name}"]
+    assert (first.delta.sessions_added, again.delta.sessions_added) == (3, 0)
+    assert [skip.describe().rsplit("stored as ", 1)[1] for skip in again.skipped] == [
+        f"'cx1@2026/11/22/{name}'"]

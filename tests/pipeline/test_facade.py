@@ -217,3 +217,32 @@ async def test_an_id_that_is_not_text_is_looked_up_as_before(tmp_path: Path) -> 
         assert page.failure().reason == "no session with id 123"
         found = await hb.search("docker", current_session_id=7)  # type: ignore[arg-type]
         assert [r["session_id"] for r in found.to_payload()["results"]] == ["s1"]
+
+
+@pytest.mark.parametrize(("options", "reason"), [
+    ({"query": None}, "query must be text, got NoneType"),
+    ({"query": b"docker"}, "query must be text, got bytes"),
+    ({"limit": 1.5}, "limit must be a whole number, got 1.5"),
+    ({"limit": "5"}, "limit must be a whole number, got '5'"),
+    ({"limit": None}, "limit must be a whole number, got None"),
+    ({"roles": None}, "roles must be text or a tuple of texts, got NoneType"),
+    ({"sources": ["codex", None]},
+     "sources must be text or a tuple of texts, got a list holding NoneType"),
+    ({"projects": 7}, "projects must be text or a tuple of texts, got int"),
+    ({"hidden_sources": None}, "hidden_sources must be text or a tuple of texts, got NoneType"),
+    ({"since": []}, "since must be a time (text or epoch seconds), got list"),
+    ({"as_of": True}, "as_of must be a time (text or epoch seconds), got bool"),
+])
+async def test_an_argument_of_the_wrong_type_is_a_rejected_query(
+        tmp_path: Path, options: dict[str, object], reason: str) -> None:
+    """A library caller's slip is a failed response naming the argument, as a bad value is;
+    each raised from deep inside a stage (TypeError: 'NoneType' object is not subscriptable,
+    slice indices must be integers ...), or (``as_of=True``) was read as one second past
+    1970. The store answers the next search."""
+    with SqliteStore.open(tmp_path / "h.db").unwrap() as store:
+        await store.ingest([conversation("s1", ("user", "docker bridge"))]).awaitable()
+        hb = Harkback(store=store)
+        asked = {"query": "docker", **options}
+        response = await hb.search(**asked)  # type: ignore[arg-type]
+        assert response.to_payload() == {"success": False, "error": f"query rejected: {reason}"}
+        assert (await hb.search("docker")).to_payload()["count"] == 1

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from tests.pipeline.test_import_cli import harkback
+from tests.support.hermes_db import HermesFile
 
 NOW = "2026-03-03T14:15:00.000Z"
 
@@ -97,6 +98,68 @@ def test_jsonl_reports_a_duplicate_id_and_keeps_a_session_with_a_bad_time(
     assert [m["content"] for m in shown["messages"]] == ["heron", "kept"]
     shown = json.loads(harkback("show", "a", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == ["second copy"]
+
+
+def test_jsonl_keeps_a_session_naming_itself_as_its_parent(tmp_path: Path) -> None:
+    """``"parent_session_id"`` equal to the session's own id loses the link, named as
+    ignored, not the session (the whole line was skipped): it is stored as a root, listed
+    by ``recent`` and found."""
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps({"id": "loop", "parent_session_id": "loop", "messages": [
+        {"role": "user", "content": "the heron migration"}]}) + "\n", encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    done = harkback("ingest", str(source), "--db", db)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.splitlines() == [
+        f"harkback: {source}:1: parent ignored: parent_session_id: a session cannot be its "
+        "own parent (ignored)"]
+    recent = json.loads(harkback("recent", "--json", "--db", db).stdout)
+    assert [r["session_id"] for r in recent["results"]] == ["loop"]
+    found = json.loads(harkback("search", "heron", "--json", "--db", db).stdout)
+    assert [r["session_id"] for r in found["results"]] == ["loop"]
+
+
+def test_a_hermes_time_that_cannot_be_right_is_named_and_ignored(tmp_path: Path) -> None:
+    """A Hermes session started in 1970 (a stray number) and a message time in milliseconds
+    are each named where they are and ignored, status 3: the first moved its session to
+    1970 without a word, the second was only counted, and the import ended 0."""
+    path = tmp_path / "state.db"
+    hermes = HermesFile(path, "v30")
+    hermes.session("h1", started_at=12345)
+    hermes.message("h1", "user", "rotate the heron logs", timestamp=1.7e12)
+    hermes.message("h1", "assistant", "rotated")
+    hermes.close()
+    db = str(tmp_path / "h.db")
+    done = harkback("import", "hermes", str(path), "--db", db, "--json")
+    assert done.returncode == 3, done.stderr
+    named = json.loads(done.stdout)["sources"][0]["skipped_lines"]
+    assert [(s["reason"], s["outcome"]) for s in named] == [
+        ("time out of range: started_at of session h1: 12345.0 is not a time a session can "
+         "have (before 2020 or in the future)", "ignored"),
+        ("time out of range: message 1 of session h1: 1700000000000.0 is not a time a "
+         "session can have (before 2020 or in the future)", "ignored")]
+    shown = json.loads(harkback("show", "h1", "--json", "--db", db).stdout)
+    assert shown["session"]["started_at"] is None
+    assert [m["content"] for m in shown["messages"]] == ["rotate the heron logs", "rotated"]
+
+
+def test_jsonl_keeps_a_session_with_nan_or_infinity_for_a_time(tmp_path: Path) -> None:
+    """``NaN`` and ``Infinity``, as Python's json.dumps writes a float that is not a number,
+    in a time are that time ignored and named; the session was skipped whole, its line
+    'invalid JSON: NaN is not valid JSON'."""
+    source = tmp_path / "s.jsonl"
+    source.write_text('{"id": "n", "started_at": NaN, "messages": [{"role": "user", '
+                      '"content": "the heron migration", "timestamp": Infinity}]}\n',
+                      encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    done = harkback("ingest", str(source), "--db", db)
+    assert done.returncode == 3, done.stderr
+    assert [line.rsplit(": ", 1)[0] for line in done.stderr.splitlines()] == [
+        f"harkback: {source}:1: time ignored: started_at",
+        f"harkback: {source}:1: time ignored: messages[0].timestamp"]
+    shown = json.loads(harkback("show", "n", "--json", "--db", db).stdout)
+    assert shown["session"]["started_at"] is None
+    assert [m["content"] for m in shown["messages"]] == ["the heron migration"]
 
 
 def test_ingest_exits_three_and_help_documents_the_status() -> None:

@@ -102,10 +102,46 @@ def test_a_folder_that_became_unreadable_keeps_its_sessions(home: Path, tmp_path
     project.chmod(0)
     status, payload, _ = run(home, db)
     claude = _report(payload, "claude-code")
-    assert (status, claude["sessions"]["removed"]) == (0, 0)
+    assert (status, claude["sessions"]["removed"]) == (DONE_WITH_SKIPS, 0)
     assert any("cannot be seen" in note for note in claude["notes"])
     project.chmod(0o755)
     assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
+
+
+def test_an_unreadable_folder_among_the_transcripts_is_named(home: Path, tmp_path: Path
+                                                             ) -> None:
+    """A project folder that cannot be listed is named as damaged input (status 3), its
+    sessions found once it can be read; it was passed over without a word, status 0."""
+    project = (home / ".claude" / "projects" / CLAUDE_FILE).parent
+    project.chmod(0)
+    db = tmp_path / "h.db"
+    status, payload, stderr = run(home, db)
+    claude = _report(payload, "claude-code")
+    assert status == DONE_WITH_SKIPS
+    assert {"file": str(project), "line": None, "reason": "unreadable folder: Permission denied",
+            "outcome": "skipped"} in claude["skipped_lines"]
+    assert f"harkback: {project}: unreadable folder: Permission denied (skipped)" in stderr
+    assert found_ids(db, "refresh path untested") == []
+    project.chmod(0o755)
+    run(home, db)
+    assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
+
+
+def test_a_session_whose_file_was_damaged_goes_when_the_file_goes(home: Path,
+                                                                  tmp_path: Path) -> None:
+    """A transcript overwritten by what is not JSON keeps its stored session (the damage
+    named), and deleting the file later removes that session as it removes any other: the
+    file's mark stopped naming it, and it stayed in the store for good."""
+    db = tmp_path / "h.db"
+    assert run(home, db)[0] == DONE_WITH_SKIPS
+    path = home / ".claude" / "projects" / CLAUDE_FILE
+    path.write_bytes(b"\x00\x9c not a transcript any more\n")
+    assert run(home, db)[0] == DONE_WITH_SKIPS
+    assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
+    path.unlink()
+    status, payload, _ = run(home, db)
+    assert (status, _report(payload, "claude-code")["sessions"]["removed"]) == (0, 1)
+    assert CLAUDE_SESSION not in found_ids(db, "refresh path untested")
 
 
 @contextlib.contextmanager
