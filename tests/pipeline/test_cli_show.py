@@ -99,13 +99,28 @@ def test_unknown_session_is_one_line_and_exit_1(db: Path) -> None:
     assert json.loads(failed.stdout)["success"] is False
 
 
-@pytest.mark.parametrize("around", ["deploy:x", "other:3", f"deploy:{TURNS}", "-"])
+@pytest.mark.parametrize("around", ["deploy:x", "other:3", "-"])
 def test_bad_around_is_a_usage_error(db: Path, around: str) -> None:
-    """A malformed id, another session's id, or a position the session lacks: exit 2."""
+    """A malformed id or another session's id: exit 2."""
     done = run("show", "deploy", f"--around={around}", db=db)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flags", [["--around", f"deploy:{TURNS}"], ["--around", "999"],
+                                   ["--offset", str(TURNS)]])
+def test_a_message_the_session_lacks_is_not_found(db: Path, flags: list[str]) -> None:
+    """``--around`` a message past the session's end fails as ``--offset`` past it does:
+    one line, exit status 1 (not found), and the same in the JSON payload."""
+    done = run("show", "deploy", *flags, db=db)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("harkback: not found: ")
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    failed = run("show", "deploy", *flags, "--json", db=db)
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["success"] is False
+    assert "usage" not in json.loads(failed.stdout)
 
 
 def test_offset_past_the_end_fails_clearly(db: Path) -> None:
