@@ -147,7 +147,10 @@ async def search(args: argparse.Namespace) -> int:
             await harkback.aclose()
     finally:
         store.close()
-    return _emit(response, as_json=args.json)
+    # The hint to open a result repeats --db when a flag named the store: pasted, it
+    # must read the same store.
+    named = chosen.db if chosen.origin("db") == "flag --db" else None
+    return _emit(response, as_json=args.json, db=named)
 
 
 async def recent(args: argparse.Namespace) -> int:
@@ -182,7 +185,7 @@ async def show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _emit(response: Response, *, as_json: bool) -> int:
+def _emit(response: Response, *, as_json: bool, db: str | None = None) -> int:
     # A failure is one line (and the payload under --json, printed by the entry point); a
     # request rejected as asked (a role, a window ending before it starts) is a usage error.
     unwrap(response.outcome)
@@ -190,7 +193,7 @@ def _emit(response: Response, *, as_json: bool) -> int:
     if as_json:
         print_json(payload)
     else:
-        print(format_payload(payload))
+        print(format_payload(payload, db=db))
     return EXIT_OK
 
 
