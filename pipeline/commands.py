@@ -114,19 +114,19 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     return outcomes, embedded
 
 
-def _check_times(args: argparse.Namespace) -> None:
+def _check_times(args: argparse.Namespace, as_of: float | None = None) -> None:
     """An unreadable ``--since``/``--until`` is a usage error (exit 2), found before the
-    store is opened."""
+    store is opened; so is one out of range counted back from ``as_of`` (else now)."""
     for flag in ("since", "until"):
         value = getattr(args, flag)
         if value is not None:
-            unwrap(parse_time_bound(value, now=0.0, what=f"--{flag}"), EXIT_USAGE)
+            unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}"), EXIT_USAGE)
 
 
 async def search(args: argparse.Namespace) -> int:
     """``harkback search QUERY``: recall the sessions about a question."""
-    _check_times(args)
     as_of = None if args.as_of is None else unwrap(parse_as_of(args.as_of, what="--as-of"))
+    _check_times(args, as_of)
     chosen = settings_of(args)
     settings = wiring.RecallSettings(
         db=chosen.db, ranker=args.ranker, summarizer=args.summarizer,
