@@ -323,6 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     cli_edges.open_stdout()
+    cli_edges.quiet_driver_logs()
     try:
         with paused_for(argv[0] if argv else ""):  # a search process skips the collector
             status = _run(argv)

@@ -13,6 +13,7 @@ but the standard library.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shlex
 import sys
@@ -219,3 +220,12 @@ def reader_gone() -> int:
     except (OSError, ValueError):
         pass  # stdout is not a file descriptor (captured): nothing more will be flushed
     return EXIT_BROKEN_PIPE
+
+
+def quiet_driver_logs() -> None:
+    """Drop what the database driver logs to no one: with no logging set up, Python printed
+    psycopg's "error ignored terminating <psycopg.Pipeline [BAD] at 0x...>: the connection
+    is lost" on stderr beside the command's own line, which already says what happened
+    (a server gone mid-write). ``HARKBACK_DEBUG=1`` keeps it, with the tracebacks."""
+    if not os.environ.get("HARKBACK_DEBUG"):
+        logging.getLogger("psycopg").addHandler(logging.NullHandler())

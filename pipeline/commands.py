@@ -114,19 +114,19 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     return outcomes, embedded
 
 
-def _check_times(args: argparse.Namespace) -> None:
+def _check_times(args: argparse.Namespace, as_of: float | None = None) -> None:
     """An unreadable ``--since``/``--until`` is a usage error (exit 2), found before the
-    store is opened."""
+    store is opened; so is one out of range counted back from ``as_of`` (else now)."""
     for flag in ("since", "until"):
         value = getattr(args, flag)
         if value is not None:
-            unwrap(parse_time_bound(value, now=0.0, what=f"--{flag}"), EXIT_USAGE)
+            unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}"), EXIT_USAGE)
 
 
 async def search(args: argparse.Namespace) -> int:
     """``harkback search QUERY``: recall the sessions about a question."""
-    _check_times(args)
     as_of = None if args.as_of is None else unwrap(parse_as_of(args.as_of, what="--as-of"))
+    _check_times(args, as_of)
     chosen = settings_of(args)
     settings = wiring.RecallSettings(
         db=chosen.db, ranker=args.ranker, summarizer=args.summarizer,
@@ -147,7 +147,10 @@ async def search(args: argparse.Namespace) -> int:
             await harkback.aclose()
     finally:
         store.close()
-    return _emit(response, as_json=args.json)
+    # The hint to open a result repeats --db when a flag named the store: pasted, it
+    # must read the same store.
+    named = chosen.db if chosen.origin("db") == "flag --db" else None
+    return _emit(response, as_json=args.json, db=named)
 
 
 async def recent(args: argparse.Namespace) -> int:
@@ -182,7 +185,7 @@ async def show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _emit(response: Response, *, as_json: bool) -> int:
+def _emit(response: Response, *, as_json: bool, db: str | None = None) -> int:
     # A failure is one line (and the payload under --json, printed by the entry point); a
     # request rejected as asked (a role, a window ending before it starts) is a usage error.
     unwrap(response.outcome)
@@ -190,7 +193,7 @@ def _emit(response: Response, *, as_json: bool) -> int:
     if as_json:
         print_json(payload)
     else:
-        print(format_payload(payload))
+        print(format_payload(payload, db=db))
     return EXIT_OK
 
 

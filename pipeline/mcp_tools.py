@@ -26,14 +26,27 @@ from harkback.pipeline import wiring
 from harkback.pipeline.cli_edges import name_list
 from harkback.pipeline.command_basics import error_line
 from harkback.pipeline.facade import Harkback, Response
+from harkback.pipeline.output import show_command
 from harkback.pipeline.settings import Settings
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
+from harkback.stages.load.render import clip_middle
 from harkback.stages.ports import SessionStore
 from harkback.stages.summarize.summarizers import SUMMARIZERS
 
 PAGE_LIMIT = 50
 """Messages ``read_session`` returns per page unless asked for another size."""
 MAX_PAGE = 200
+MESSAGE_CHARS = 20_000
+"""The most of one message's text, and of each of its tool calls' arguments, that
+``read_session`` returns: the middle of a longer one is left out, in its place a note of
+how many characters and of the command that prints the message whole (:func:`bounded`).
+
+Agents' MCP clients cap a tool's answer (Claude Code at 25,000 tokens unless
+``MAX_MCP_OUTPUT_TOKENS`` says otherwise, about 100,000 characters of English), and the
+server sends each answer twice, as text and as structured content: a 14 MB message gave a
+28 MB answer that no client took. 20,000 characters, doubled, still fit under that cap
+with room for short neighbours, and keep most pasted logs and files whole; a page of
+long messages is read with a smaller ``limit``."""
 
 _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
@@ -104,7 +117,10 @@ _READ = ToolSpec(
     "read_session",
     "Read one past session's messages by session id, a page at a time: from an offset, or "
     "around a message (its id as search results cite it in matched_message_ids, or its "
-    "position). The reply's next_offset is the offset of the next page, null at the end.",
+    "position). The reply's next_offset is the offset of the next page, null at the end. "
+    f"A message's text (or a tool call's arguments) longer than {MESSAGE_CHARS:,} characters "
+    "comes with its middle left out: content_left_out (arguments_left_out) counts the "
+    "characters, and a note in the text names the command that prints the message whole.",
     {"id": {"type": "string", "description": "The session id (session_id of a result)."},
      "around": {"type": ["string", "integer"], "minimum": 0,
                 "description": "Centre the page on this message: SESSION_ID:POSITION (as "
@@ -229,16 +245,51 @@ async def recent_sessions(store: SessionStore, args: Mapping[str, Any]
 
 
 async def read_session_page(store: SessionStore, session_id: str, *, around: str | int | None,
-                            offset: int | None, limit: int) -> Result[dict[str, Any], str]:
+                            offset: int | None, limit: int, db: str | None = None
+                            ) -> Result[dict[str, Any], str]:
     """The ``harkback show --json`` payload: a page of a session's messages, from
-    ``offset`` or centred on the message ``around`` names (an id or a position)."""
+    ``offset`` or centred on the message ``around`` names (an id or a position), each
+    message :func:`bounded` (its note naming ``db`` when given)."""
     # The tool's offset defaults to 0; beside ``around`` a 0 means "not given".
     start = offset if around is None else (offset or None)
     page = await Harkback(store=store).read_session(session_id, around=around, offset=start,
                                                     limit=limit)
     if isinstance(page, Failure):
         return Failure(error_line(page.failure()))
-    return Success(page.unwrap().to_payload())
+    payload = page.unwrap().to_payload()
+    return Success({**payload, "messages": [bounded(m, db=db) for m in payload["messages"]]})
+
+
+_LEFT_OUT = ("\n...[{{left_out:,}} characters left out here: read_session returns at most "
+             "{bound:,} characters of a message; {command} prints it whole]...\n")
+
+
+def bounded(message: dict[str, Any], bound: int = MESSAGE_CHARS, db: str | None = None
+            ) -> dict[str, Any]:
+    """A message of a ``show`` payload with its content, and each tool call's arguments,
+    cut to ``bound`` characters: head and tail kept, a note of what was left out between
+    them, counted in ``content_left_out`` (``arguments_left_out``).
+
+    >>> cut = bounded({"id": "s:4", "content": "a" * 30 + "z" * 30}, bound=20)
+    >>> cut["content_left_out"], cut["content"].splitlines()[::2]
+    (40, ['aaaaaaaaaa', 'zzzzzzzzzz'])
+    >>> note = cut["content"].splitlines()[1]
+    >>> note[:43], note.endswith("; harkback show s --around s:4 prints it whole]...")
+    ('...[40 characters left out here: read_sessi', True)
+    """
+    command = show_command(message["id"], db).replace("{", "{{").replace("}", "}}")
+    marker = _LEFT_OUT.format(bound=bound, command=command)
+    out = dict(message)
+    if len(message["content"]) > bound:
+        out["content"] = clip_middle(message["content"], bound, marker)
+        out["content_left_out"] = len(message["content"]) - bound
+    if any(len(call["arguments"]) > bound for call in message.get("tool_calls", ())):
+        out["tool_calls"] = [
+            call if len(call["arguments"]) <= bound else
+            {**call, "arguments": clip_middle(call["arguments"], bound, marker),
+             "arguments_left_out": len(call["arguments"]) - bound}
+            for call in message["tool_calls"]]
+    return out
 
 
 async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any] | None,
@@ -256,5 +307,8 @@ async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any]
         return await session_search(store, args, settings)
     if name == "recent_sessions":
         return await recent_sessions(store, args)
+    # The note on a cut message names the store when the server was given one: the
+    # agent's own shell may lack the server's --db or $HARKBACK_DB.
+    db = None if settings is None or settings.origin("db") == "default" else settings.db
     return await read_session_page(store, args["id"], around=args["around"],
-                                   offset=args["offset"], limit=args["limit"])
+                                   offset=args["offset"], limit=args["limit"], db=db)

@@ -6,12 +6,14 @@
 
 from __future__ import annotations
 
+import shlex
 import textwrap
 from datetime import UTC, datetime
 from typing import Any
 
 from harkback.pipeline.columns import clipped, padded
 from harkback.pipeline.terminal import json_text, one_line
+from harkback.stages.shown_url import shown_url
 
 
 def print_json(payload: dict[str, Any]) -> None:
@@ -24,8 +26,9 @@ SOURCE_WIDTH = len("claude-code")
 """The source column: the longest source name harkback's importers write, whole."""
 
 
-def format_payload(payload: dict[str, Any]) -> str:
-    """Human output for a search or recent payload: a table, then each summary."""
+def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
+    """Human output for a search or recent payload: a table, then each summary (each
+    result's hint to open its best match names ``db``, the store a flag named)."""
     rows = payload["results"]
     if not rows:
         return str(payload.get("message", "No sessions found."))
@@ -55,11 +58,37 @@ def format_payload(payload: dict[str, Any]) -> str:
         if r.get("matched_message_ids"):
             ids = [one_line(i) for i in r["matched_message_ids"]]
             lines.append(f"    matched: {', '.join(ids[:5])}" + (" ..." if len(ids) > 5 else "")
-                         + "  (harkback show SESSION_ID --around ID)")
+                         + f"  (open: {one_line(show_command(r['matched_message_ids'][0], db))})")
         for para in r["summary"].splitlines():
             lines.append(textwrap.fill(para, width=100, initial_indent="    ",
                                        subsequent_indent="      ") if para else "")
     return "\n".join(lines)
+
+
+def show_command(message_id: str, db: str | None = None) -> str:
+    """The ``harkback show`` command that opens the page around ``message_id`` (of ``db``
+    when given), as a POSIX shell runs it pasted: values quoted, and a value starting
+    with ``-`` written so that it cannot pass for an option. A server URL's password is
+    masked (output is no place for it), so that one command needs it typed in again.
+
+    >>> show_command("cors:3"), show_command("a b:0", "h.db")
+    ('harkback show cors --around cors:3', "harkback show 'a b' --around 'a b:0' --db h.db")
+    >>> show_command("-x:0")
+    'harkback show --around=-x:0 -- -x'
+    """
+    session = message_id.rpartition(":")[0]
+    options = [_option("--around", message_id)]
+    if db is not None:
+        options.append(_option("--db", shown_url(db)))
+    if session.startswith("-"):
+        return " ".join(["harkback show", *options, "--", shlex.quote(session)])
+    return " ".join(["harkback show", shlex.quote(session), *options])
+
+
+def _option(flag: str, value: str) -> str:
+    # "--around -x:0" reads -x:0 as an option of its own; "--around=-x:0" does not.
+    quoted = shlex.quote(value)
+    return f"{flag}={quoted}" if value.startswith("-") else f"{flag} {quoted}"
 
 
 def _recent_table(rows: list[dict[str, Any]]) -> str:

@@ -27,6 +27,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline.columns import columns, padded
+from harkback.pipeline.terminal import one_line
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.shown_url import MASK, shown_url
 
@@ -130,10 +131,14 @@ class Settings:
 
     def describe(self) -> str:
         """``harkback config``: one line per key, then the file."""
-        rows = [(key.name, _text(self._shown(key)), self.origin(key.name)) for key in KEYS]
+        # A value from the environment may hold a newline (or a file's name, in an
+        # origin): shown as a sign, it cannot split its row.
+        rows = [(key.name, one_line(_text(self._shown(key))), one_line(self.origin(key.name)))
+                for key in KEYS]
         width = max(columns(value) for _, value, _ in rows)
         lines = [f"{name:<9} {padded(value, width)}  {origin}" for name, value, origin in rows]
-        lines.append(f"config file: {self.file}" + ("" if self.file_found else " (none there)"))
+        lines.append(f"config file: {one_line(str(self.file))}"
+                     + ("" if self.file_found else " (none there)"))
         return "\n".join(lines)
 
     def _shown(self, key: Key) -> Any:

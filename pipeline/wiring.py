@@ -34,7 +34,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.models.chat_settings import ChatSettings
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.adapters.stores.sqlite_adopt import remove_store
+from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db
 from harkback.pipeline.facade import Harkback
@@ -117,14 +117,20 @@ STORES: Mapping[str, StoreOpener] = {
 
 
 def folder_named(target: str) -> str | None:
-    """Why a ``--db`` path that names a folder cannot be a store (None: it does not).
+    """Why a ``--db`` path that names a folder, or anything else that is no regular file
+    (a FIFO, ``/dev/null``), cannot be a store (None: it does not).
 
     >>> folder_named(".")
     '. is a folder, not a database file: name a file in it, such as harkback.db'
     """
     if not target:  # --db "$UNSET": the current folder, read as a path
         return "--db is empty: name a database file, such as harkback.db"
-    if store_kind(target) != "sqlite" or not Path(os.path.expanduser(target)).is_dir():
+    if store_kind(target) != "sqlite":
+        return None
+    odd = odd_kind(Path(os.path.expanduser(target)))  # a FIFO, a device: never opened
+    if odd is not None:
+        return odd
+    if not Path(os.path.expanduser(target)).is_dir():
         return None
     return (f"{target} is a folder, not a database file: name a file in it, such as "
             f"{Path(target) / 'harkback.db'}")

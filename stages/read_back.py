@@ -112,19 +112,20 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
 
 
 def cut_page(request: PageRequest, around: int | None, messages: Sequence[Message]
-             ) -> Result[tuple[int, tuple[Message, ...]], QueryRejected | NotFound]:
+             ) -> Result[tuple[int, tuple[Message, ...]], NotFound]:
     """The page's first index and its messages, from all of a session's messages in order.
 
-    An offset at or past the end of a session with messages is :class:`NotFound`; an
-    empty session reads as one empty page.
+    An offset at or past the end of a session with messages, or a message the session
+    lacks, is :class:`NotFound` (a missing thing, as an unknown session id is); an empty
+    session reads as one empty page.
     """
     total = len(messages)
     around_index = None
     if around is not None:
         indices = [i for i, m in enumerate(messages) if m.position == around]
         if not indices:
-            return Failure(QueryRejected(f"session {request.session_id!r} has no message "
-                                         f"{message_id(request.session_id, around)!r}"))
+            return Failure(NotFound(f"session {request.session_id!r} has no message "
+                                    f"{message_id(request.session_id, around)!r}"))
         around_index = indices[0]
     offset = request.offset or 0
     if total and offset >= total:

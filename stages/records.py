@@ -160,7 +160,8 @@ class Conversation:
         >>> Conversation(Session(id="s\\ud800")).mended().session.id
         's\ufffd'
         """
-        session = _texts_mended(self.session, _SESSION_TEXTS)
+        session = _texts_mended(self.session, _SESSION_TEXTS,
+                                f"session {_shown(self.session.id)}")
         messages = tuple(m if _plain(m) else _message_mended(m) for m in self.messages)
         if session is self.session and all(map(operator.is_, messages, self.messages)):
             return self
@@ -185,11 +186,17 @@ def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
 
     Every store takes its batch from here, so all of them hold the same texts: SQLite and
     PostgreSQL cannot encode a lone surrogate (a library caller's own reader may leave
-    one), and the memory store must not keep what the others cannot.
+    one), and the memory store must not keep what the others cannot. For the same reason
+    a text field holding something else (``None``, a number) is refused here, before any
+    store writes, with a ``TypeError`` naming the field: memory kept it, SQLite failed as
+    "store unavailable" and PostgreSQL stored ``5`` as ``'5'``.
 
     >>> [c.session.id for c in storable([Conversation(Session(id="a\\udc80")),
     ...                                  Conversation(Session(id="b"))])]
     ['a\ufffd', 'b']
+    >>> storable([Conversation(Session(id="s", title=None))])
+    Traceback (most recent call last):
+    TypeError: Session.title must be text (str), got None (session 's')
     """
     batch: dict[str, Conversation] = {}
     for conversation in conversations:
@@ -204,25 +211,42 @@ _MESSAGE_TEXTS = ("session_id", "content", "tool_name", "tool_call_id")
 _CALL_TEXTS = ("id", "name", "arguments")
 
 
-def _texts_mended(record: _R, names: tuple[str, ...]) -> _R:
+def _texts_mended(record: _R, names: tuple[str, ...], where: str) -> _R:
     changes: dict[str, Any] = {}
     for name in names:
         value = getattr(record, name)
-        if isinstance(value, str) and not value.isascii() and _LONE_SURROGATE.search(value):
+        if not isinstance(value, str):
+            if value is None and name == "parent_session_id":  # a root session
+                continue
+            raise TypeError(f"{type(record).__name__}.{name} must be text (str), got "
+                            f"{_shown(value)} ({where})")
+        if not value.isascii() and _LONE_SURROGATE.search(value):
             changes[name] = mended(value)
     return attrs.evolve(record, **changes) if changes else record
 
 
+def _shown(value: object) -> str:
+    # A caller's huge or odd value named briefly: its repr, cut.
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
 def _plain(message: Message) -> bool:
-    # The common case costs O(1) checks: ASCII text holds no surrogate (and what is not
-    # text, a caller's None or number, is left as given).
+    # The common case costs O(1) checks: ASCII text holds no surrogate; anything else
+    # (text that is not ASCII, a caller's None or number, tool calls) takes the long way.
     texts = (message.content, message.session_id, message.tool_name, message.tool_call_id)
-    return not message.tool_calls and all(not isinstance(t, str) or t.isascii() for t in texts)
+    return message.tool_calls == () and all(isinstance(t, str) and t.isascii() for t in texts)
 
 
 def _message_mended(message: Message) -> Message:
-    calls = tuple(_texts_mended(c, _CALL_TEXTS) for c in message.tool_calls)
-    message = _texts_mended(message, _MESSAGE_TEXTS)
+    where = f"session {_shown(message.session_id)}, message {message.position}"
+    if not isinstance(message.tool_calls, tuple | list) or not all(
+            isinstance(c, ToolCall) for c in message.tool_calls):
+        raise TypeError(f"Message.tool_calls must be a tuple of ToolCall records, got "
+                        f"{_shown(message.tool_calls)} ({where})")
+    calls = tuple(_texts_mended(c, _CALL_TEXTS, f"{where}, tool call") for c in
+                  message.tool_calls)
+    message = _texts_mended(message, _MESSAGE_TEXTS, where)
     if all(map(operator.is_, calls, message.tool_calls)):
         return message
     return attrs.evolve(message, tool_calls=calls)

@@ -38,7 +38,8 @@ class Recall:
     """One recalled session: metadata from the lineage root, and its summary.
 
     ``matched_message_ids`` are the matched messages as ``SESSION_ID:POSITION``, best
-    first: the ids ``harkback show SESSION_ID --around ID`` opens.
+    first: the ids ``harkback show SESSION_ID --around ID`` opens (human output prints
+    that command for the first).
     """
 
     session_id: str

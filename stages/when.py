@@ -138,6 +138,8 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     "cannot read --since 'someday': "
     >>> parse_time_bound("99999999999999", what="--since").failure().reason[:44]
     "--since '99999999999999' is not a moment a s"
+    >>> parse_time_bound("999999999999d", what="--since").failure().reason[:59]
+    "--since '999999999999d' is not a moment a session can have "
     >>> parse_time_bound("2026", what="--since").failure().reason
     "--since '2026' reads as a year: write 2026-01-01 for its first day (or epoch seconds)"
     """
@@ -145,7 +147,10 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     base = datetime.now(UTC).timestamp() if now is None else now
     rel = _RELATIVE.match(text)
     if rel:
-        return Success(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()])
+        # "99999999999d" reaches back past 1970 (past any float: "9" * 400 + "d"), where it
+        # would quietly bound nothing: refused as a number out of range is.
+        return _in_range(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()],
+                         text, what)
     if _YEAR.fullmatch(text):
         # Epoch second 2026 is ten past midnight, 1 January 1970: nobody means it.
         return Failure(QueryRejected(f"{what} {text!r} reads as a year: write {text}-01-01 "
@@ -156,17 +161,21 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         pass
     else:
         # "nan", "1e400" and year-3-million epochs would filter every session out unseen.
-        if _possible(epoch):
-            return Success(epoch)
-        return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have "
-                                     f"({_YEARS}): use {ACCEPTED_TIMES}"))
+        return _in_range(epoch, text, what)
     spoken = spoken_time(text, base)
     if spoken is not None:
-        return Success(spoken)
+        return _in_range(spoken, text, what)  # "999 years ago": before 1970
     try:
         return Success(iso_seconds(text.replace("Z", "+00:00")))
     except (ValueError, OverflowError):
         return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
+
+
+def _in_range(moment: float, text: str, what: str) -> Result[float, QueryRejected]:
+    if _possible(moment):
+        return Success(moment)
+    return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have "
+                                 f"({_YEARS}): use {ACCEPTED_TIMES}"))
 
 
 def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, QueryRejected]:

@@ -56,6 +56,15 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
 
 T = TypeVar("T")
+
+_VACUUMED = ("messages", "sessions", "message_vectors")
+_NOT_VACUUMABLE = (
+    "SELECT string_agg(c.relname || ' (owner ' || pg_get_userbyid(c.relowner) || ')', ', ') "
+    "FROM pg_class c WHERE c.oid = ANY(%s::regclass[]) AND NOT pg_has_role(c.relowner, "
+    "'USAGE') AND NOT CASE WHEN current_setting('server_version_num')::int >= 170000 "
+    "THEN has_table_privilege(c.oid, 'MAINTAIN') ELSE false END")
+"""The tables of :data:`_VACUUMED` that this role may not vacuum: it neither is (a member
+of) their owner nor, from PostgreSQL 17 on, holds ``MAINTAIN`` on them."""
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 
@@ -281,19 +290,28 @@ class PostgresStore(Closing):
 
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Refresh the planner's statistics and the visibility map (``VACUUM ANALYZE``), so
-        counts and searches use the index well after large writes."""
+        counts and searches use the index well after large writes; a role that may not
+        vacuum the tables is told so, nothing done."""
         if self.readonly:
             return self._refused("optimize")
 
-        def work(connection: Connection) -> None:
+        def work(connection: Connection) -> Result[None, StoreUnavailable]:
+            # The server skips a table its role may not vacuum with a mere warning, and
+            # the command said "vacuumed" having done nothing.
+            barred = connection.execute(_NOT_VACUUMABLE, (list(_VACUUMED),)).fetchone()
+            if barred is not None and barred[0]:
+                return Failure(StoreUnavailable(
+                    f"{self.where}: {connection.info.user} may not vacuum {barred[0]}; run "
+                    "optimize as their owner (nothing was done)"))
             connection.commit()  # VACUUM runs outside a transaction
             connection.autocommit = True
             try:
-                for table in ("messages", "sessions", "message_vectors"):
+                for table in _VACUUMED:
                     connection.execute(f"VACUUM ANALYZE {table}")
             finally:
                 connection.autocommit = False
-        return self.run(work, long=True)
+            return Success(None)
+        return self._run_checked(work, long=True)
 
     def session_remover(self) -> Self:
         """This store: it removes whole sessions (:meth:`remove_sessions`)."""

@@ -81,6 +81,11 @@ def first_line(error: BaseException) -> str:
     return text.removeprefix("connection failed: ")
 
 
+_REFUSED = re.compile(r"failed: (?:FATAL: |fe_sendauth: )")
+"""A new connection that the server refused: libpq's ``failed: FATAL:`` (the server's own
+reason) or ``failed: fe_sendauth:`` (it asked for a password that was not given)."""
+
+
 def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
                 ) -> StoreUnavailable:
     """A database error as one line naming the server (and the ``limit`` a statement
@@ -88,9 +93,19 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
 
     >>> unavailable("postgresql:///h", Unanswered("no answer for 10 s")).reason
     'cannot reach the PostgreSQL server of postgresql:///h: no answer for 10 s'
+    >>> unavailable("postgresql:///h", psycopg.OperationalError(
+    ...     'connection to server on socket "/s" failed: FATAL:  password authentication '
+    ...     'failed for user "me"')).reason[:69]
+    'the PostgreSQL server of postgresql:///h refused the connection: conn'
     """
     if isinstance(error, Overran):
         return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
+    if isinstance(error, psycopg.OperationalError) and _REFUSED.search(str(error)):
+        # The server answered and said no (a wrong password or role, no such database):
+        # "cannot reach" would send the user to look at the network instead.
+        return StoreUnavailable(
+            f"the PostgreSQL server of {where(url)} refused the connection: "
+            f"{first_line(error)}")
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}")

@@ -46,6 +46,7 @@ from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt, reopened
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
+from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_connection import (
     DEFAULT_BUSY_TIMEOUT,
     connect,
@@ -108,20 +109,19 @@ class SqliteStore(Closing):
         Writable mode creates the file, its folders and the schema, and migrates a file of
         an older schema version (:attr:`schema` says from which). Read-only mode never
         creates or changes anything, reads an older file as it is, and fails when the file
-        is missing or not harkback's. A file newer than this harkback fails either way.
-        An empty file is adopted only when its name ends in .db, .sqlite or .sqlite3, or
-        ``create`` is given; a file that is not harkback's is refused, unwritten.
-        A statement waits ``busy_timeout`` seconds for another connection's lock; a write
-        that still finds it locked tries again for ``write_patience`` seconds in all
-        (default: 12 busy timeouts, a minute; :mod:`~harkback.adapters.stores.write_turns`).
-        A ``mapped`` read-only store reads the file through a memory map: quicker for a
-        process that searches once (its page cache starts empty), but every page it ever
-        read counts in the process's resident size, so not for a long-lived one.
+        is missing or not harkback's. A newer harkback's file fails either way. An empty
+        file is adopted only when named .db, .sqlite or .sqlite3, or with ``create``; a
+        FIFO, a device or another program's file is refused, unwritten. A statement waits
+        ``busy_timeout`` seconds for a lock; a write still finding it locked tries again
+        for ``write_patience`` seconds in all (default: 12 busy timeouts, a minute;
+        :mod:`~harkback.adapters.stores.write_turns`). A ``mapped`` read-only store reads
+        the file through a memory map: quicker for a process that searches once (its page
+        cache starts empty), but every page it ever read counts in its resident size.
         """
         location = Path(os.path.expanduser(path))
-        if readonly and not location.is_file():
-            return Failure(StoreUnavailable(
-                f"no harkback database at {location}; ingest sessions first"))
+        absent = no_store_at(location, readonly=readonly)
+        if absent is not None:
+            return Failure(absent)
         if not readonly:
             try:
                 location.parent.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri
@@ -34,6 +35,42 @@ SUFFIXES = (".db", ".sqlite", ".sqlite3")
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
+_KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket",
+          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
+
+
+def odd_kind(path: Path) -> str | None:
+    """Why ``path`` cannot hold a store when it exists but is no regular file (a FIFO, a
+    socket, a device such as ``/dev/null``), or None. Found with ``stat``, which opens
+    nothing: opening a FIFO to read it waits for a writer, and SQLite's writes would go to
+    whatever reads it (``/dev/null`` swallows them: a "store" that keeps nothing).
+
+    >>> odd_kind(Path("/dev/null"))
+    '/dev/null is a character device, not a regular file: name a database file, such as harkback.db'
+    >>> odd_kind(Path("/no/such/file")) is None, odd_kind(Path("/")) is None
+    (True, True)
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # missing, or unreadable: the open says so
+        return None
+    kind = _KINDS.get(stat.S_IFMT(mode))
+    if kind is None:  # a regular file, or a folder (named by its own message)
+        return None
+    return f"{path} is {kind}, not a regular file: name a database file, such as harkback.db"
+
+
+def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
+    """Why no open of ``path`` can find a store there: no regular file (:func:`odd_kind`),
+    or, for a read-only open, none at all (None: it may be opened)."""
+    odd = odd_kind(path)
+    if odd is not None:
+        return StoreUnavailable(odd)
+    if readonly and not path.is_file():
+        return StoreUnavailable(f"no harkback database at {path}; ingest sessions first")
+    return None
+
+
 def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     """Why a writable open must not use ``path`` (None: it may; a missing file is created).
 
@@ -41,6 +78,9 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     refused file is never written. A harkback file of another schema version passes: the
     open itself says what to do about it.
     """
+    odd = odd_kind(path)
+    if odd is not None:
+        return StoreUnavailable(odd)
     try:
         size = path.stat().st_size
     except FileNotFoundError:

@@ -65,19 +65,21 @@ class Rendered:
         return None
 
 
-def clip_middle(text: str, limit: int = TOOL_OUTPUT_CHARS) -> str:
-    """Keep the first and last ``limit // 2`` characters of a text longer than ``limit``.
+def clip_middle(text: str, limit: int = TOOL_OUTPUT_CHARS, marker: str = CLIP_MARKER) -> str:
+    """Keep the first and last ``limit // 2`` characters of a text longer than ``limit``,
+    ``marker`` between them (its ``{left_out}`` is how many characters it stands for).
 
     >>> clip_middle("abcdefghij", 4)
     'ab...[truncated]...ij'
-    >>> clip_middle("short", 10)
-    'short'
+    >>> clip_middle("short", 10), clip_middle("abcdefghij", 4, " <{left_out} more> ")
+    ('short', 'ab <6 more> ij')
     """
     if len(text) <= limit:
         return text
     head = limit // 2
     tail = limit - head
-    return text[:head] + CLIP_MARKER + (text[-tail:] if tail else "")
+    cut = marker.format(left_out=len(text) - limit)
+    return text[:head] + cut + (text[-tail:] if tail else "")
 
 
 def render_message(message: Message, *, tool_output_chars: int = TOOL_OUTPUT_CHARS) -> str:

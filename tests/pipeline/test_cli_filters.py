@@ -123,12 +123,17 @@ def test_a_trailing_comma_still_names_the_rest(db: Path) -> None:
     assert _ids("recent", "--source", "codex,", db=db) == ["codex-new"]
 
 
-@pytest.mark.parametrize("flags", [("--as-of", "1969-12-31"), ("--since", "-5")])
-def test_a_moment_out_of_range_names_the_years_allowed(db: Path, flags: tuple[str, ...]
-                                                        ) -> None:
+@pytest.mark.parametrize(("command", "flags"), [
+    ("search", ("--as-of", "1969-12-31")), ("search", ("--since", "-5")),
+    ("search", ("--since", "999999999999999999999d")), ("recent", ("--since", "20000w")),
+    ("search", ("--until", "999 years ago")), ("recent", ("--until", "9" * 400 + "h")),
+    ("search", ("--as-of", "1970-01-05", "--since", "30d"))])
+def test_a_moment_out_of_range_names_the_years_allowed(db: Path, command: str,
+                                                        flags: tuple[str, ...]) -> None:
     """``--as-of 1969-12-31`` is an ISO date, yet it was refused with "use an ISO date":
-    the refusal now says which years a moment can be in."""
-    done = run("search", "docker", *flags, db=db)
+    the refusal now says which years a moment can be in. A span reaching back before
+    1970 (from now, or from ``--as-of``) was taken as no bound at all: refused the same."""
+    done = run(command, "docker" if command == "search" else "--json", *flags, db=db)
     assert done.returncode == 2
-    assert f"{flags[0]} {flags[1]!r} is not a moment a session can have (the years 1970 to " \
-           "9999): use " in done.stderr, done.stderr
+    assert f"{flags[-2]} {flags[-1]!r} is not a moment a session can have (the years 1970 " \
+           "to 9999): use " in done.stderr, done.stderr

@@ -89,15 +89,20 @@ def test_a_refused_connection_is_one_line(postgres_server: PostgresServer) -> No
 
 def test_wrong_credentials_and_a_missing_database_are_one_line(
         postgres_server: PostgresServer, tmp_path: Path) -> None:
-    """The server's refusal (an unknown role, an unknown database) comes back as its reason."""
+    """The server's refusal (an unknown role, an unknown database) comes back as its reason,
+    as a refusal: it said "cannot reach the PostgreSQL server", which sent the user to
+    look at the network."""
     folder = postgres_server.socket_dir
     done = harkback("recent", "--db", f"postgresql://intruder@/postgres?host={folder}")
     _one_line_failure(done, 'role "intruder" does not exist')
+    assert "the PostgreSQL server of postgresql://intruder@/postgres?host=" in done.stderr
+    assert " refused the connection: " in done.stderr
     source = tmp_path / "sessions.jsonl"
     _write_sessions(source)
     done = harkback("ingest", str(source), "--db",
                     f"postgresql://harkback@/no_such_db?host={folder}")
     _one_line_failure(done, 'database "no_such_db" does not exist')
+    assert " refused the connection: " in done.stderr and "cannot reach" not in done.stderr
 
 
 def test_a_database_without_the_schema_is_never_written(url: str, tmp_path: Path) -> None:

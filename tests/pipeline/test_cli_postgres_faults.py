@@ -168,7 +168,7 @@ def test_a_search_whose_server_freezes_is_one_line_within_its_bound(tmp_path: Pa
     server = start_server()
     try:
         url = server.create_database("frozen_search") + "&connect_timeout=2"
-        source = tmp_path / "few.jsonl"
+        source = tmp_path / "some.jsonl"  # 200 sessions: 20 went in one send, and no log came
         source.write_text(json.dumps({"id": "s1", "messages": [
             {"role": "user", "content": "docker bridge"}]}) + "\n", encoding="utf-8")
         assert harkback("ingest", str(source), "--db", url).returncode == 0
@@ -219,3 +219,29 @@ def test_a_server_frozen_mid_ingest_is_one_line_and_leaves_whole_sessions(
     finally:
         server.stop()
         shutil.rmtree(server.folder, ignore_errors=True)
+
+
+def test_a_connection_lost_mid_write_is_the_one_line_only(url: str, tmp_path: Path) -> None:
+    """The driver's own log line ("error ignored terminating <psycopg.Pipeline [BAD] at
+    0x...>: the connection is lost") was printed on stderr beside the command's line
+    when the server dropped the connection in the middle of a batch's upserts."""
+    source = tmp_path / "some.jsonl"  # 200 sessions: 20 went in one send, and no log came
+    source.write_text("".join(json.dumps({"id": f"s{i}", "messages": [
+        {"role": "user", "content": f"docker bridge {i}"}]}) + "\n" for i in range(200)),
+        encoding="utf-8")
+    assert harkback("migrate", "--db", url).returncode == 0
+    with psycopg.connect(url) as holder:
+        # Reads of sessions go on; the batch's upserts wait, inside the driver's pipeline.
+        holder.execute("LOCK TABLE sessions IN SHARE MODE")
+        ingest = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "ingest", str(source), "--db", url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _waiting_for_a_lock(url)
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE wait_event_type = 'Lock'")
+        _, err = ingest.communicate(timeout=120)
+    assert ingest.returncode == 1, err
+    (line,) = err.splitlines()
+    assert line.startswith("harkback: ingested 0 session(s)") and "stopped: " in line
+    assert not _some_stored(url)

@@ -96,3 +96,27 @@ def test_stats_of_a_server_database(url: str, tmp_path: Path) -> None:
     assert (counted["sessions"], counted["messages"], counted["schema_version"]) == (
         1, 2, str(SCHEMA_VERSION))
     assert counted["bytes_on_disk"] > 0
+
+
+def test_optimize_by_a_role_that_may_not_vacuum_says_so(url: str, tmp_path: Path) -> None:
+    """The server skips a table its role may not vacuum with a mere warning: ``optimize``
+    as a role that may only read said "vacuumed and analysed" having done nothing. Now
+    one line naming the tables and their owner, status 1; their owner optimizes."""
+    ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
+    assert ingested.returncode == 0, ingested.stderr
+    reader = f"reader_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {reader} LOGIN")
+        connection.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}")
+    as_reader = url.replace("postgresql://harkback@", f"postgresql://{reader}@")
+    done = harkback("optimize", "--db", as_reader)
+    assert done.returncode == 1, done.stdout
+    line = done.stderr.splitlines()[-1]  # after the line saying what it starts
+    assert line.startswith("harkback: ")
+    assert line.endswith(f"{reader} may not vacuum messages (owner harkback), message_vectors "
+                         "(owner harkback), sessions (owner harkback); run optimize as their "
+                         "owner (nothing was done)"), line
+    assert "vacuumed" not in done.stdout
+    owner = harkback("optimize", "--db", url)
+    assert owner.returncode == 0, owner.stderr
+    assert "vacuumed and analysed" in owner.stdout

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +102,28 @@ def test_unknown_session_is_one_line_and_exit_1(db: Path) -> None:
     assert json.loads(failed.stdout)["success"] is False
 
 
-@pytest.mark.parametrize("around", ["deploy:x", "other:3", f"deploy:{TURNS}", "-"])
+@pytest.mark.parametrize("around", ["deploy:x", "other:3", "-"])
 def test_bad_around_is_a_usage_error(db: Path, around: str) -> None:
-    """A malformed id, another session's id, or a position the session lacks: exit 2."""
+    """A malformed id or another session's id: exit 2."""
     done = run("show", "deploy", f"--around={around}", db=db)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flags", [["--around", f"deploy:{TURNS}"], ["--around", "999"],
+                                   ["--offset", str(TURNS)]])
+def test_a_message_the_session_lacks_is_not_found(db: Path, flags: list[str]) -> None:
+    """``--around`` a message past the session's end fails as ``--offset`` past it does:
+    one line, exit status 1 (not found), and the same in the JSON payload."""
+    done = run("show", "deploy", *flags, db=db)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("harkback: not found: ")
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    failed = run("show", "deploy", *flags, "--json", db=db)
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["success"] is False
+    assert "usage" not in json.loads(failed.stdout)
 
 
 def test_offset_past_the_end_fails_clearly(db: Path) -> None:
@@ -160,3 +178,40 @@ def test_search_text_output_names_the_matched_ids(db: Path) -> None:
     done = run("search", "keycloak realm", db=db)
     assert done.returncode == 0, done.stderr
     assert f"matched: deploy:{NEEDLE}" in done.stdout
+
+
+def _open_hint(text: str) -> str:
+    """The command a human search result prints to open its best match."""
+    (line,) = [line for line in text.splitlines() if line.startswith("    matched: ")]
+    return line.split("  (open: ", 1)[1].removesuffix(")")
+
+
+def _pasted(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` run by a shell as a person pasting it would, with this harkback first
+    on the PATH and no store named in the environment."""
+    env = {k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120, check=False)
+
+
+@pytest.mark.parametrize("session_id", ["-x", "it's -- odd", "deploy"])
+def test_the_search_hint_opens_the_match_when_pasted(tmp_path: Path, session_id: str) -> None:
+    """The hint under a search result is a command that works pasted into a shell: an id
+    starting with ``-`` or holding quotes, a store in a folder whose name has a space,
+    and a match in a sub-agent's session, which the hint opens."""
+    folder = tmp_path / "my store"
+    folder.mkdir()
+    db = ingested(folder, [
+        conversation(session_id, ("user", "rotate the keycloak realm keys"),
+                     started_at=1_771_000_000.0),
+        conversation(f"{session_id}-sub", ("user", "ignore this"),
+                     ("assistant", "the OOMKilled worker pod needed more memory"),
+                     started_at=1_771_000_100.0, parent=session_id)])
+    for query, position in (("keycloak realm", f"{session_id}:0"),
+                            ("OOMKilled", f"{session_id}-sub:1")):
+        found = run("search", query, db=db)
+        assert found.returncode == 0, found.stderr
+        opened = _pasted(_open_hint(found.stdout), cwd=tmp_path)
+        assert opened.returncode == 0, opened.stderr
+        assert f"[{position}] " in opened.stdout

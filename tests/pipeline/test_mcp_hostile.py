@@ -26,12 +26,15 @@ NO_MOMENT = "is not a moment a session can have"
 async def test_numeric_times_past_any_date_are_tool_errors(db: Path) -> None:
     """Epoch seconds as JSON numbers are held to years 1970-9999 as the command line holds
     them: 10**400 raised OverflowError inside the server (a protocol error, a traceback on
-    its stderr), and 1e300 or -5 filtered every session out without a word."""
+    its stderr), and 1e300 or -5 filtered every session out without a word; so did a span
+    back from now reaching past 1970 ("999999999999999999999d")."""
     calls: list[tuple[str, dict[str, Any]]] = [
         ("session_search", {"query": "nginx", "since": 10 ** 400}),
         ("recent_sessions", {"until": 10 ** 400}),
         ("session_search", {"query": "nginx", "since": 1e300}),
-        ("recent_sessions", {"until": -5})]
+        ("recent_sessions", {"until": -5}),
+        ("recent_sessions", {"since": "999999999999999999999d"}),
+        ("session_search", {"query": "nginx", "until": "999 years ago"})]
     async with connected(db) as session:
         answers = [await _error(session, tool, arguments) for tool, arguments in calls]
         still = await _ok(session, "recent_sessions", {"since": 1_700_000_000})
@@ -122,3 +125,45 @@ def test_half_a_character_escaped_in_a_call_is_answered(db: Path) -> None:
     missing = answers[3]["result"]
     assert missing["isError"] and missing["content"][0]["text"] == (
         "not found: no session with id '\ufffd'")
+
+
+async def test_a_huge_message_is_read_cut_with_a_note_on_how_to_read_it_whole(
+        tmp_path: Path) -> None:
+    """A 14 MB message gave a 28 MB answer (text and structured content), more than an
+    agent's client takes. Now each message's text, and each tool call's arguments, is
+    cut to 20,000 characters, head and tail kept; the note between them names the
+    command that prints it whole, and that command, pasted, does."""
+    huge = "HEAD " + "docker bridge log line\n" * 150_000 + " TAIL"
+    write = json.dumps({"path": "/srv/big.txt", "text": "x" * 50_000})
+    session = {"id": "big", "messages": [
+        {"role": "user", "content": "show me the log"},
+        {"role": "tool", "content": huge, "tool_name": "bash"},
+        {"role": "assistant", "content": "writing it",
+         "tool_calls": [{"id": "c1", "name": "write", "arguments": write}]}]}
+    source = tmp_path / "big.jsonl"
+    source.write_text(json.dumps(session) + "\n", encoding="utf-8")
+    db = tmp_path / "h.db"
+    ingest = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                             str(source), "--db", str(db)], capture_output=True, text=True,
+                            env=_environment(), timeout=120, check=False)
+    assert ingest.returncode == 0, ingest.stderr
+    async with connected(db) as client:
+        answer = await client.call_tool("read_session", {"id": "big"})
+    (block,) = answer.content
+    assert not answer.is_error and block.type == "text"
+    assert len(block.text) < 100_000
+    first, cut, called = json.loads(block.text)["messages"]
+    assert first["content"] == "show me the log" and "content_left_out" not in first
+    assert cut["content_left_out"] == len(huge) - 20_000
+    assert cut["content"].startswith(huge[:10_000]) and cut["content"].endswith(huge[-10_000:])
+    (call,) = called["tool_calls"]
+    assert call["arguments_left_out"] == len(write) - 20_000
+    note = cut["content"][10_000:-10_000].strip()
+    assert note.startswith(f"...[{len(huge) - 20_000:,} characters left out here: ")
+    command = note.split("; ")[-1].removesuffix(" prints it whole]...")
+    env = {**_environment(), "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
+                                     f"{os.environ.get('PATH', '')}"}
+    whole = subprocess.run(["bash", "-c", f"{command} --json"], capture_output=True,
+                           text=True, env=env, timeout=120, check=False)
+    assert whole.returncode == 0, whole.stderr
+    assert huge in [m["content"] for m in json.loads(whole.stdout)["messages"]]

@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from returns.result import Failure
+
+from harkback.adapters.stores.sqlite import SqliteStore
 
 SESSION = json.dumps({"id": "s1", "messages": [{"role": "user", "content": "docker bridge"}]})
 
@@ -66,3 +69,37 @@ def test_an_empty_db_says_it_is_empty(folder: Path) -> None:
         assert done.stderr.endswith(
             "--db is empty: name a database file, such as harkback.db\n"), done.stderr
     assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
+
+
+FIFO_COMMANDS = [("ingest", "one.jsonl"), ("ingest", "--create", "one.jsonl"),
+                 ("import", "jsonl", "one.jsonl"), ("search", "docker"), ("recent",),
+                 ("show", "s1"), ("stats",), ("migrate",), ("optimize",), ("redact",),
+                 ("sync", "--dry-run", "--codex", ".")]
+
+
+@pytest.mark.parametrize("command", FIFO_COMMANDS)
+def test_a_fifo_is_named_for_what_it_is_and_never_opened(folder: Path,
+                                                         command: tuple[str, ...]) -> None:
+    """A named pipe was "an empty file not named like a database" (with ``--create``, a
+    "disk I/O error" after SQLite opened it to write): now one line saying it is no regular
+    file, status 1, and nothing opens it (a reader would wait for a writer forever)."""
+    os.mkfifo(folder / "pipe")
+    done = harkback(folder, *command, "--db", "pipe")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.endswith("pipe is a named pipe (FIFO), not a regular file: name a "
+                                "database file, such as harkback.db\n"), done.stderr
+    assert done.stderr.count("\n") == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl", "pipe"]
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+def test_the_library_refuses_a_device_or_a_fifo(folder: Path, readonly: bool) -> None:
+    """``SqliteStore.open`` says the same, read-only or writable, for a FIFO and for
+    ``/dev/null`` (where a writable open made a "store" that kept nothing)."""
+    os.mkfifo(folder / "pipe")
+    for path, kind in ((folder / "pipe", "a named pipe (FIFO)"),
+                       (Path("/dev/null"), "a character device")):
+        opened = SqliteStore.open(path, readonly=readonly, create=True)
+        assert isinstance(opened, Failure)
+        assert opened.failure().reason == (f"{path} is {kind}, not a regular file: name a "
+                                           "database file, such as harkback.db")

@@ -160,6 +160,22 @@ def test_config_command_says_where_each_value_came_from(tmp_path: Path) -> None:
     assert rows["api_key"] == ["********", "environment OPENAI_API_KEY"]
 
 
+def test_config_rows_stay_one_line_each(tmp_path: Path) -> None:
+    """A value from the environment holding a newline, a tab or U+2028 (and a config
+    file named with a newline) keeps its row: one line per key, the breaks shown as signs."""
+    config = tmp_path / "odd\nname.toml"
+    config.write_text("limit = 4\n", encoding="utf-8")
+    env = {"HARKBACK_CONFIG": str(config),
+           "HARKBACK_MODEL": "qwen3\nembedder  forged\t\u2028x"}
+    done = run("config", env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == [
+        "db", "model", "base_url", "api_key", "embedder", "limit", "redact", "config"]
+    assert "qwen3\u240aembedder  forged" in lines[1]
+    assert "odd\u240aname.toml line 1" in lines[5]
+
+
 def test_a_config_folder_under_a_file_holds_no_config_file(tmp_path: Path, store: Path
                                                           ) -> None:
     """$XDG_CONFIG_HOME (or $HOME) naming a file: there is no config file, as when the

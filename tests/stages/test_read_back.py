@@ -72,11 +72,11 @@ def test_an_offset_past_the_end_is_not_found_but_an_empty_session_is_an_empty_pa
     assert cut_page(PageRequest(session_id="s", offset=0), None, ()) == Success((0, ()))
 
 
-def test_a_position_the_session_lacks_is_a_usage_error() -> None:
-    """``--around`` naming no message of the session is rejected, not an empty page."""
+def test_a_position_the_session_lacks_is_not_found() -> None:
+    """``--around`` naming no message of the session is not found, not an empty page."""
     messages = conversation("s", ("user", "a")).messages
     missing = cut_page(PageRequest(session_id="s", around="s:3"), 3, messages)
-    assert isinstance(missing, Failure) and isinstance(missing.failure(), QueryRejected)
+    assert isinstance(missing, Failure) and isinstance(missing.failure(), NotFound)
 
 
 @pytest.mark.parametrize("request_", [

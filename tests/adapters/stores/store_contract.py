@@ -340,6 +340,34 @@ class StoreContract:
         assert [(h.session_id, h.position) for h in await ok(store.search(match("bridge")))
                 ] == [(f"s{fixed}", 0)]
 
+    @pytest.mark.parametrize(("conversation", "refusal"), [
+        (Conversation(Session(id="s"), (Message(session_id="s", position=0, role="user",
+                                                content=None),)),  # type: ignore[arg-type]
+         "Message.content must be text (str), got None (session 's', message 0)"),
+        (Conversation(Session(id="s", title=None)),  # type: ignore[arg-type]
+         "Session.title must be text (str), got None (session 's')"),
+        (Conversation(Session(id="s", project=7)),  # type: ignore[arg-type]
+         "Session.project must be text (str), got 7 (session 's')"),
+        (Conversation(Session(id="s"), (Message(session_id="s", position=1, role="tool",
+                                                content="é", tool_name=b"bash"),)),  # type: ignore[arg-type]
+         "Message.tool_name must be text (str), got b'bash' (session 's', message 1)"),
+        (Conversation(Session(id="s"), (Message(
+            session_id="s", position=0, role="assistant",
+            tool_calls=(ToolCall(id="c", name="x", arguments=None),)),)),  # type: ignore[arg-type]
+         "ToolCall.arguments must be text (str), got None (session 's', message 0, tool call)"),
+    ])
+    async def test_a_text_field_holding_no_text_is_refused_by_every_store(
+            self, store: SessionStore, conversation: Conversation, refusal: str) -> None:
+        """``None`` or a number where a record holds text: the memory store kept it, SQLite
+        failed as "store unavailable" (NOT NULL), PostgreSQL stored ``7`` as ``'7'``. Every
+        store now refuses the whole batch alike, naming the field, and stores nothing."""
+        good = Conversation(Session(id="fine"), (Message(session_id="fine", position=0,
+                                                         role="user", content="docker"),))
+        with pytest.raises(TypeError) as refused:
+            await store.ingest([good, conversation]).awaitable()
+        assert str(refused.value) == refusal
+        assert await ok(store.sessions(["fine", "s"])) == ()
+
     async def test_half_characters_in_a_request_read_as_stored(self, store: SessionStore
                                                                ) -> None:
         """A search's current session, sources and projects and a read's session id holding
