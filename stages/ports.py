@@ -175,7 +175,7 @@ class SessionStore(Protocol):
                  ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
         """All messages of these sessions, in session start order then position; with
         ``longest``, a content longer than that many characters is read only that far
-        (:func:`~harkback.stages.records.loaded_start`: its start, then a note)."""
+        (:func:`~harkback.stages.long_text.loaded_start`: its start, then a note)."""
         ...
 
     def recent(self, query: RecentQuery

@@ -252,39 +252,6 @@ def _message_mended(message: Message) -> Message:
     return attrs.evolve(message, tool_calls=calls)
 
 
-LONGEST_READ = 200_000
-"""The most characters of one message's text that a search reads into a hit, and that the
-load stage reads to render it: a pasted log of 84 MB cost a search 5.6 s and 970 MB when
-its whole text was fetched, tokenized and rendered. Real messages are far shorter (the
-longest of the LongMemEval store: 42,000 characters), and read whole."""
-
-
-def read_start(text: str, longest: int) -> tuple[str, bool]:
-    """``text``, or its first ``longest`` characters; and whether it was cut.
-
-    >>> read_start("abcdef", 4), read_start("abc", 4)
-    (('abcd', True), ('abc', False))
-    """
-    return (text[:longest], True) if len(text) > longest else (text, False)
-
-
-UNREAD = "...[the rest of this message was not read]..."
-"""What follows a message cut to its first :data:`LONGEST_READ` characters when it is loaded."""
-
-
-def loaded_start(text: str, longest: int | None) -> str:
-    """``text`` as the load stage reads it: whole, or its first ``longest`` characters
-    followed by :data:`UNREAD` on a line of its own.
-
-    >>> loaded_start("abcdef", 4), loaded_start("abc", 4), loaded_start("abc", None)
-    ('abcd\\n...[the rest of this message was not read]...', 'abc', 'abc')
-    """
-    if longest is None:
-        return text
-    start, cut = read_start(text, longest)
-    return f"{start}\n{UNREAD}" if cut else text
-
-
 @attrs.frozen(kw_only=True)
 class MessageHit:
     """A message that matched a query, with the store's relevance score (higher is better).
@@ -292,9 +259,9 @@ class MessageHit:
     ``timestamp`` is when the message was written: its own stamp, else its session's
     start (the time the stores' ``since``/``until`` filters read), None when neither is known.
     ``content`` is the text searched (:meth:`Message.text_for_search`), or its first
-    :data:`LONGEST_READ` characters when longer; ``length`` is then the whole text's length in
-    index tokens (the store's count), so a ranker can weigh the part it reads as a sample
-    of the whole (None: ``content`` is the whole text).
+    :data:`~harkback.stages.long_text.LONGEST_READ` characters when longer; ``length`` is
+    then the whole text's length in index tokens (the store's count), so a ranker can weigh
+    the part it reads as a sample of the whole (None: ``content`` is the whole text).
     """
 
     session_id: str

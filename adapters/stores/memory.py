@@ -42,7 +42,7 @@ from harkback.adapters.stores.memory_titles import search_titles
 from harkback.adapters.stores.memory_vectors import MemoryVectors
 from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
-from harkback.stages import ports, records, rewrite
+from harkback.stages import long_text, ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.query import Node, evaluate
 from harkback.stages.scope import in_scope
@@ -234,7 +234,7 @@ class MemoryStore(MemoryVectors):
         message = item.message
         session = self._sessions[message.session_id]
         # As the other stores read it: the start of a huge text, and its whole length.
-        text, cut = records.read_start(message.text_for_search(), records.LONGEST_READ)
+        text, cut = long_text.read_start(message.text_for_search(), long_text.LONGEST_READ)
         return records.MessageHit(session_id=message.session_id, position=message.position,
                                   role=message.role, content=text, score=score,
                                   timestamp=written_at(message, session), source=session.source,
@@ -287,7 +287,7 @@ class MemoryStore(MemoryVectors):
         def read(message: records.Message) -> records.Message:
             if longest is None or len(message.content) <= longest:
                 return message
-            return attrs.evolve(message, content=records.loaded_start(message.content, longest))
+            return attrs.evolve(message, content=long_text.loaded_start(message.content, longest))
 
         def work() -> tuple[records.Message, ...]:
             found = sorted((self._sessions[i] for i in set(session_ids) if i in self._sessions),

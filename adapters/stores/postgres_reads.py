@@ -32,9 +32,10 @@ from harkback.adapters.stores.sql.rows import (
     preview,
     session_from_row,
 )
+from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import MatchQuery, RecentQuery
 from harkback.stages.query import AllOf, Node
-from harkback.stages.records import Message, Session, SessionOverview, TitleHit, loaded_start
+from harkback.stages.records import Message, Session, SessionOverview, TitleHit
 from harkback.stages.stats import SourceCount, StoreStats, by_source
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -67,7 +68,7 @@ def children(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
 def messages(connection: Connection, session_ids: Sequence[str], longest: int | None = None
              ) -> tuple[Message, ...]:
     """All messages of these sessions, by session start (unknown last), then position; with
-    ``longest``, of a content only its start (:func:`~harkback.stages.records.loaded_start`)."""
+    ``longest``, of a content only its start (:func:`~harkback.stages.long_text.loaded_start`)."""
     columns = _M_COLUMNS if longest is None else _M_COLUMNS.replace(
         # Twice: a stored NUL takes two characters (postgres_text); one more shows it is longer.
         "m.content", f"substr(m.content, 1, {2 * longest + 1})", 1)

@@ -30,6 +30,7 @@ from harkback.adapters.stores.postgres_memo import CountMemo, Snapshot
 from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
+from harkback.stages.long_text import LONGEST_READ, read_start
 from harkback.stages.ports import (
     DEFAULT_MAX_SCORED,
     MatchQuery,
@@ -38,7 +39,7 @@ from harkback.stages.ports import (
     TermStats,
 )
 from harkback.stages.query import AllOf, Node, Term, Unit, evaluate
-from harkback.stages.records import LONGEST_READ, MessageHit, read_start
+from harkback.stages.records import MessageHit
 from harkback.stages.text.tokens import index_tokens
 
 Connection = psycopg.Connection[tuple[Any, ...]]

@@ -1,7 +1,7 @@
 """A session's messages read from the SQLite store, a huge one (a pasted log) by its start.
 
 The load stage asks for no more than the first
-:data:`~harkback.stages.records.LONGEST_READ` characters of a message; a text too long for
+:data:`~harkback.stages.long_text.LONGEST_READ` characters of a message; a text too long for
 that is left out of the statement that reads the others and its start read alone, so a
 normal message costs what it did.
 """
@@ -20,7 +20,7 @@ def read_messages(connection: sqlite3.Connection, session_ids: Sequence[str],
                   longest: int | None) -> tuple[Message, ...]:
     """All messages of these sessions, in session start order then position; with
     ``longest``, a longer content is its start and a note
-    (:func:`~harkback.stages.records.loaded_start`)."""
+    (:func:`~harkback.stages.long_text.loaded_start`)."""
     found = execute(connection, rows.messages_of(session_ids, longest)).fetchall()
     if longest is None:
         return tuple(rows.message_from_row(row) for row in found)

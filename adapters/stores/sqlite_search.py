@@ -19,9 +19,10 @@ from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql import rows as rows_sql
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_connection import execute
+from harkback.stages.long_text import LONGEST_READ
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import Node, Phrase, Term, Unit
-from harkback.stages.records import LONGEST_READ, MessageHit, Role
+from harkback.stages.records import MessageHit, Role
 
 RANKED_FETCH_FACTOR = 4
 RANKED_FETCH_MIN = 200
@@ -103,7 +104,7 @@ def term_stats(connection: sqlite3.Connection, terms: Sequence[str]) -> TermStat
 def search_hits(connection: sqlite3.Connection, query: MatchQuery,
                 reach: dict[FilterKey, float]) -> tuple[MessageHit, ...]:
     """The messages matching ``query`` as :func:`search_rows` finds them, as hits: a text
-    longer than :data:`~harkback.stages.records.LONGEST_READ` read only that far, with
+    longer than :data:`~harkback.stages.long_text.LONGEST_READ` read only that far, with
     its whole length in tokens as FTS5 recorded it."""
     rows = search_rows(connection, query, reach)
     if not rows:

@@ -18,16 +18,10 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Loaded, Resolved
 from harkback.stages.load.render import TOOL_OUTPUT_CHARS, Rendered, order_lineage, render_lineage
 from harkback.stages.load.truncate import Span, cut_around, focus_spans, locate_units
+from harkback.stages.long_text import LONGEST_READ
 from harkback.stages.ports import SessionStore
 from harkback.stages.query import ParsedQuery
-from harkback.stages.records import (
-    LONGEST_READ,
-    Candidate,
-    Message,
-    MessageHit,
-    Session,
-    Transcript,
-)
+from harkback.stages.records import Candidate, Message, MessageHit, Session, Transcript
 from harkback.stages.spelled import searched_units
 from harkback.stages.stage import Step, with_store
 

@@ -157,7 +157,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     spaces (``str.count``, ``str.find``), not token by token.
 
     Given the whole message's ``length`` in tokens, the text is only its start (a store
-    reads no more of a huge message: :data:`~harkback.stages.records.LONGEST_READ`): its
+    reads no more of a huge message: :data:`~harkback.stages.long_text.LONGEST_READ`): its
     counts stand for the whole at the rate they occur in it, and the whole length
     normalizes them. Messages read whole are scored as they always were.
 

@@ -14,9 +14,9 @@ import json
 from collections.abc import Iterable, Sequence
 
 from harkback.adapters.stores.sql.statement import SCOPE, SqlValue, Statement, json_list, scope
+from harkback.stages.long_text import LONGEST_READ
 from harkback.stages.ports import MatchQuery, NearestQuery
 from harkback.stages.query import AllOf, Node, Term, to_fts5
-from harkback.stages.records import LONGEST_READ
 
 MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
 """Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
@@ -58,7 +58,7 @@ re-scores hits sees the words that matched (a command run through a tool call)."
 
 HIT_BYTES = 4 * LONGEST_READ + 1
 """The bytes of a hit's text read: all of it when shorter, so every text of at most
-:data:`~harkback.stages.records.LONGEST_READ` characters is read whole and a longer one is
+:data:`~harkback.stages.long_text.LONGEST_READ` characters is read whole and a longer one is
 known to be longer (:func:`~harkback.adapters.stores.sql.rows.hit_text`)."""
 
 HIT_TEXT = f"substr(CAST(({SEARCHED}) AS BLOB), 1, {HIT_BYTES})"

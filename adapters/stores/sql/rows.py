@@ -24,16 +24,9 @@ from harkback.adapters.stores.sql.statement import (
     json_list,
     scope,
 )
+from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
-from harkback.stages.records import (
-    Message,
-    MessageHit,
-    Role,
-    Session,
-    SessionOverview,
-    ToolCall,
-    loaded_start,
-)
+from harkback.stages.records import Message, MessageHit, Role, Session, SessionOverview, ToolCall
 
 PREVIEW_CHARS = 200
 """How much of a session's first user message :func:`preview` keeps."""
@@ -163,7 +156,7 @@ def message_start(session_id: str, position: int, longest: int) -> Statement:
 def message_start_from_row(row: Row, start: bytes | None, longest: int) -> Message:
     """A message from a :func:`messages_of` row read with ``longest``, its content that of
     the row or else the ``start`` :func:`message_start` read, whole or its first ``longest``
-    characters (:func:`~harkback.stages.records.loaded_start`)."""
+    characters (:func:`~harkback.stages.long_text.loaded_start`)."""
     if row[3] is not None and len(row[3]) <= longest:
         return message_from_row(row)
     # A character the byte cut split lies past the first ``longest``.
@@ -184,7 +177,7 @@ def hit_from_row(row: Row, text: str, length: int | None = None) -> MessageHit:
 def hit_text(start: bytes | None) -> str:
     """A hit's text from the first :data:`~harkback.adapters.stores.sql.fulltext.HIT_BYTES`
     bytes of its UTF-8 (:func:`~harkback.adapters.stores.sql.fulltext.hit_texts`): the
-    whole text when it has no more than :data:`~harkback.stages.records.LONGEST_READ`
+    whole text when it has no more than :data:`~harkback.stages.long_text.LONGEST_READ`
     characters, else more than that many (to be cut to them).
 
     >>> hit_text("naïve".encode())

@@ -21,12 +21,11 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey
+from harkback.stages.long_text import LONGEST_READ, UNREAD
 from harkback.stages.ports import MatchQuery, MessageKey, RecentQuery, SessionStore, SummaryKey
 from harkback.stages.query import Term, parse_query
 from harkback.stages.records import (
-    LONGEST_READ,
     ROLES,
-    UNREAD,
     Conversation,
     Message,
     Role,
