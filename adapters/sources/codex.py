@@ -45,7 +45,8 @@ from harkback.adapters.sources import transcript_lines, transcripts
 from harkback.adapters.sources.encodings import json_loads
 from harkback.adapters.sources.importing import Tally
 from harkback.adapters.sources.transcript_lines import Line
-from harkback.adapters.sources.transcripts import ParsedFile, Transcript, text_of
+from harkback.adapters.sources.transcript_session import Transcript, text_of
+from harkback.adapters.sources.transcripts import ParsedFile
 from harkback.stages.records import Conversation
 
 SOURCE = "codex"

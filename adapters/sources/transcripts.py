@@ -5,16 +5,13 @@ session under a folder. What they share is here: :class:`TranscriptImporter` fin
 the files, re-reads only those whose size or mtime changed since the last import
 (each file is an item of the import ledger, keyed by its path under the folder) and
 reads their lines (:mod:`~harkback.adapters.sources.transcript_lines`), naming an unreadable
-one instead of failing; :class:`Transcript`
-gathers one session's turns as a format reads them and makes the conversation, with
-its project line and the parent a sub-agent is linked to. A :class:`TranscriptFormat`
+one instead of failing; a :class:`~harkback.adapters.sources.transcript_session.Transcript`
+gathers one session's turns as a format reads them. A :class:`TranscriptFormat`
 supplies only what differs: where its files live and how its lines become messages,
 session metadata and links.
 
->>> t = Transcript("s1", cwd="/w/app")
->>> t.add("user", "hi")
->>> t.conversation(source="demo").messages[0].content
-'hi\\n\\n[project: /w/app]'
+>>> glob_pattern(["*.jsonl"]).fullmatch("s1.jsonl") is not None
+True
 """
 
 from __future__ import annotations
@@ -39,136 +36,10 @@ from harkback.adapters.sources.importing import (
     path_text,
 )
 from harkback.adapters.sources.session_owners import SessionOwners
-from harkback.adapters.sources.transcript_lines import (
-    LINE_NUMBER,
-    TORN,
-    Line,
-    json_lines,
-    plausible_time,
-)
+from harkback.adapters.sources.transcript_lines import LINE_NUMBER, TORN, Line, json_lines
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
-from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
-
-
-def text_of(value: object) -> str:
-    """``value`` when it is a string, else ``""`` (transcript fields may hold anything)."""
-    return value if isinstance(value, str) else ""
-
-
-# --- one session being read ---------------------------------------------------------------
-
-@attrs.frozen
-class Turn:
-    """A message as read, before its session id and position are final."""
-
-    role: Role
-    content: str = ""
-    calls: tuple[ToolCall, ...] = ()
-    tool_name: str = ""
-    call_id: str = ""
-    when: float | None = None
-
-
-@attrs.define
-class Transcript:
-    """One session being read: its turns so far and what names it.
-
-    ``id`` and ``parent`` may change while reading (a format that learns them from a
-    metadata line sets them before :meth:`conversation`).
-    """
-
-    id: str
-    parent: str | None = None
-    turns: list[Turn] = attrs.field(factory=list)
-    tools: dict[str, str] = attrs.field(factory=dict)
-    times: list[float] = attrs.field(factory=list)
-    cwd: str = ""
-    branch: str = ""
-    model: str = ""
-
-    def time(self, value: object, tally: Tally) -> float | None:
-        """The epoch of a line's time (see :func:`plausible_time`), kept for the session's
-        span."""
-        when = plausible_time(value, tally)
-        if when is not None:
-            self.times.append(when)
-        return when
-
-    def add(self, role: Role, content: str = "", *, calls: tuple[ToolCall, ...] = (),
-            tool_name: str = "", tool_call_id: str = "", when: float | None = None) -> None:
-        """Add a turn."""
-        self.turns.append(Turn(role, content, calls, tool_name, tool_call_id, when))
-
-    def extend(self, content: str, calls: tuple[ToolCall, ...]) -> None:
-        """Add ``content`` (as a line) and ``calls`` to the last turn, which must exist."""
-        last = self.turns[-1]
-        merged = "\n".join(t for t in (last.content, content) if t)
-        self.turns[-1] = attrs.evolve(last, content=merged, calls=last.calls + calls)
-
-    def tool_call(self, call_id: str, name: str, arguments: str) -> ToolCall:
-        """A tool call, its name kept so that its result can be named after it."""
-        self.tools[call_id] = name
-        return ToolCall(id=call_id, name=name, arguments=arguments)
-
-    def tool_result(self, call_id: str, output: str, when: float | None, tally: Tally, *,
-                    empty: str) -> None:
-        """Add a tool's output (clipped when long); empty output is counted as ``empty``."""
-        text, clipped = importing.clip_tool_output(output)
-        if clipped:
-            tally.add("tool output clipped")
-        if not text.strip():
-            tally.add(empty)
-            return
-        self.add("tool", text, tool_name=self.tools.get(call_id, ""), tool_call_id=call_id,
-                 when=when)
-
-    def conversation(self, *, source: str, title: str = "", started: float | None = None,
-                     project: bool = True) -> Conversation:
-        """The session read; ``project`` adds its folder under its first request.
-
-        The folder is the session's ``project`` either way (a sub-agent works where its
-        parent does). It starts at ``started`` when given, else at the earliest time read.
-        """
-        messages = tuple(Message(session_id=self.id, position=i, role=t.role, content=t.content,
-                                 tool_calls=t.calls, tool_name=t.tool_name,
-                                 tool_call_id=t.call_id, timestamp=t.when)
-                         for i, t in enumerate(self.turns))
-        if project and self.cwd:
-            messages = with_project(messages, project_note(self.cwd, self.branch))
-        session = Session(id=self.id, source=source, model=self.model, title=title,
-                          started_at=started if started is not None else min(self.times,
-                                                                              default=None),
-                          ended_at=max(self.times, default=None), parent_session_id=self.parent,
-                          project=self.cwd)
-        return Conversation(session, messages)
-
-
-def project_note(cwd: str, branch: str = "") -> str:
-    """The line that makes a session's project folder searchable.
-
-    >>> project_note("/home/me/code/youer-server", "main")
-    '[project: /home/me/code/youer-server, git branch: main]'
-    """
-    extra = f", git branch: {branch}" if branch else ""
-    return f"[project: {cwd}{extra}]"
-
-
-def with_project(messages: Sequence[Message], note: str) -> tuple[Message, ...]:
-    """``messages`` with ``note`` added as the last line of the first user message.
-
-    Search covers message text, titles and sources (not the folder), and a plain search
-    covers user and assistant messages, so the project folder goes where a default search
-    sees it: under the request that opened the session (a session without one is left as
-    it is).
-    """
-    for index, message in enumerate(messages):
-        if note and message.role == "user":
-            content = f"{message.content}\n\n{note}" if message.content else note
-            return (*messages[:index], attrs.evolve(message, content=content),
-                    *messages[index + 1:])
-    return tuple(messages)
-
+from harkback.stages.records import Conversation
 
 # --- one file -----------------------------------------------------------------------------
 
