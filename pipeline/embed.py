@@ -46,7 +46,8 @@ class EmbedSummary:
         """One line for people."""
         text = f"embedded {self.embedded} message(s) with {self.model}"
         if self.error is not None:
-            text += f"; stopped: {self.error.message()} (run it again to go on)"
+            text += (f"; stopped: {self.error.message()} (the vectors made are kept: once "
+                     "that is fixed, run it again to go on)")
         return text
 
 

@@ -15,6 +15,7 @@ saying what went wrong, which the server sends as a tool error.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -45,8 +46,12 @@ Agents' MCP clients cap a tool's answer (Claude Code at 25,000 tokens unless
 ``MAX_MCP_OUTPUT_TOKENS`` says otherwise, about 100,000 characters of English), and the
 server sends each answer twice, as text and as structured content: a 14 MB message gave a
 28 MB answer that no client took. 20,000 characters, doubled, still fit under that cap
-with room for short neighbours, and keep most pasted logs and files whole; a page of
-long messages is read with a smaller ``limit``."""
+with room for short neighbours, and keep most pasted logs and files whole."""
+PAGE_CHARS = 45_000
+"""The most characters of messages (as JSON) one ``read_session`` page holds: a page of
+long messages ends early (:func:`within_page`), at least one message always, and its
+``next_offset`` goes on from there. Doubled (text and structured content), a page stays
+under Claude Code's default cap: 200 messages of 20,000 characters made 8 MB."""
 
 _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
@@ -120,7 +125,9 @@ _READ = ToolSpec(
     "position). The reply's next_offset is the offset of the next page, null at the end. "
     f"A message's text (or a tool call's arguments) longer than {MESSAGE_CHARS:,} characters "
     "comes with its middle left out: content_left_out (arguments_left_out) counts the "
-    "characters, and a note in the text names the command that prints the message whole.",
+    "characters, and a note in the text names the command that prints the message whole. "
+    f"A page of long messages ends early (page_chars: about {PAGE_CHARS:,} characters a "
+    "page); next_offset goes on from there.",
     {"id": {"type": "string", "description": "The session id (session_id of a result)."},
      "around": {"type": ["string", "integer"], "minimum": 0,
                 "description": "Centre the page on this message: SESSION_ID:POSITION (as "
@@ -257,7 +264,39 @@ async def read_session_page(store: SessionStore, session_id: str, *, around: str
     if isinstance(page, Failure):
         return Failure(error_line(page.failure()))
     payload = page.unwrap().to_payload()
-    return Success({**payload, "messages": [bounded(m, db=db) for m in payload["messages"]]})
+    messages = [bounded(m, db=db) for m in payload["messages"]]
+    centre = next((i for i, m in enumerate(messages) if around in (m["id"], m["position"])), 0)
+    first, kept = within_page(messages, centre)
+    if len(kept) == len(messages):
+        return Success({**payload, "messages": messages})
+    offset = payload["offset"] + first
+    stop = offset + len(kept)
+    return Success({**payload, "messages": kept, "offset": offset, "page_chars": PAGE_CHARS,
+                    "next_offset": stop if stop < payload["total"] else None})
+
+
+def within_page(messages: list[dict[str, Any]], centre: int, bound: int = PAGE_CHARS
+                ) -> tuple[int, list[dict[str, Any]]]:
+    """The messages around ``centre`` that fit in ``bound`` characters of JSON, taken
+    outwards from it, the one before then the one after (``centre`` always), and the
+    index of the first one kept.
+
+    >>> page = [{"t": "a" * 10}, {"t": "b" * 10}, {"t": "c" * 10}, {"t": "d" * 10}]
+    >>> within_page(page, 0, bound=40)
+    (0, [{'t': 'aaaaaaaaaa'}, {'t': 'bbbbbbbbbb'}])
+    >>> [m["t"][0] for m in within_page(page, 2, bound=40)[1]]
+    ['b', 'c']
+    """
+    sizes = [len(json.dumps(m, ensure_ascii=False)) for m in messages]
+    low, high, used = centre, centre + 1, sizes[centre] if messages else 0
+    grew = True
+    while grew:
+        grew = False
+        if low > 0 and used + sizes[low - 1] <= bound:  # what led to it first
+            used, low, grew = used + sizes[low - 1], low - 1, True
+        if high < len(messages) and used + sizes[high] <= bound:
+            used, high, grew = used + sizes[high], high + 1, True
+    return low, messages[low:high]
 
 
 _LEFT_OUT = ("\n...[{{left_out:,}} characters left out here: read_session returns at most "

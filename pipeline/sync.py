@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from returns.result import Failure, Result
+from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer, Skip, counted
@@ -181,7 +181,8 @@ async def remove_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
                       ledger: ImportLedger, *, dry_run: bool = False
                       ) -> Result[int, StoreUnavailable]:
     """Remove the sessions read from the ``gone`` items of ``key`` (but those another item
-    of the source still holds), then forget the items; returns how many were stored.
+    of the source, or another source, still holds), then forget the items; returns how
+    many were stored.
 
     Sessions go before their marks: a run stopped between the two removes nothing twice
     and forgets the items next time.
@@ -192,6 +193,12 @@ async def remove_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
     marks = remembered.unwrap().marks_by_item()
     leaving = set(gone)
     held = {i for item, mark in marks.items() if item not in leaving for i in mark.session_ids}
+    # One folder imported under two paths (or two sources sharing an id) holds the session
+    # twice: the other's ledger says it is imported and would never bring it back.
+    elsewhere = await _held_elsewhere(key, ledger)
+    if isinstance(elsewhere, Failure):
+        return Failure(elsewhere.failure())
+    held |= elsewhere.unwrap()
     # A Hermes item is its session's id (marks kept before ids were recorded have none).
     ids = [i for item in gone if item in marks
            for i in (marks[item].session_ids or ((item,) if key.kind == "hermes" else ()))
@@ -206,6 +213,23 @@ async def remove_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
         return removed
     forgotten = as_result(await ledger.forget(key, tuple(gone)).awaitable())
     return forgotten.map(lambda _: removed.unwrap())
+
+
+async def _held_elsewhere(key: SourceKey, ledger: ImportLedger
+                          ) -> Result[set[str], StoreUnavailable]:
+    """The session ids the ledger's marks of every source but ``key`` name."""
+    sources = as_result(await ledger.sources().awaitable())
+    if isinstance(sources, Failure):
+        return Failure(sources.failure())
+    held: set[str] = set()
+    for other in sources.unwrap():
+        if other.key == key:
+            continue
+        state = as_result(await ledger.state(other.key).awaitable())
+        if isinstance(state, Failure):
+            return Failure(state.failure())
+        held.update(i for mark in state.unwrap().marks for i in mark.session_ids)
+    return Success(held)
 
 
 # --- what is printed ------------------------------------------------------------------------

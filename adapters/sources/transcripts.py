@@ -170,15 +170,21 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     unchanged = 0
     seen: set[str] = set()
     base = str(root)
+    odd: list[tuple[str, str]] = []
     for name in files:
         item = path_text(name)  # the ledger's key for the file: text a store can keep
         seen.add(item)
+        path = os.path.join(base, name)
         try:
-            stat = os.stat(os.path.join(base, name))
-        except OSError:
-            continue  # vanished between listing and now
+            stat = os.stat(path)
+        except OSError as error:
+            if os.path.lexists(path):  # a link to nothing, or a loop of links: named
+                odd.append((path, str(error.strerror or error)))
+            continue  # else vanished between listing and now
         if not S_ISREG(stat.st_mode):
-            continue  # a named pipe or a device: opening one can wait for ever
+            # A named pipe or a device: opening one can wait for ever.
+            odd.append((path, "not a regular file (a named pipe, socket or device)"))
+            continue
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
         old = marks.get(item)
         # A mark kept before marks named their sessions is read once more, to learn them.
@@ -194,7 +200,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     total = sum(size for _, _, _, size, _ in changed)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
     return Success(ImportPlan(total=total, units=_file_units(changed, parse, owners,
-                                                            unreadable),
+                                                            unreadable, odd),
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
@@ -217,7 +223,8 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
 
 def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
                 parse: Callable[[Path], ParsedFile], owners: SessionOwners,
-                unreadable: Sequence[tuple[str, str]] = ()) -> Units:
+                unreadable: Sequence[tuple[str, str]] = (),
+                odd: Sequence[tuple[str, str]] = ()) -> Units:
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     tally = Tally()
@@ -226,6 +233,9 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
         # of the source, whose other folders are imported).
         tally.at(folder)
         tally.skip("unreadable folder", why)
+    for path_name, why in odd:  # listed as a transcript, but no file that can be read
+        tally.at(path_name)
+        tally.skip("unreadable file", why)
     work = 0
     for path, item, fingerprint, size, before in changed:
         try:

@@ -235,3 +235,27 @@ def test_sources_of_a_missing_store_says_what_stats_says(tmp_path: Path) -> None
         assert listed.returncode == counted.returncode == 1, listed.stdout
         assert (listed.stdout, listed.stderr) == (counted.stdout, counted.stderr)
     assert not Path(db).exists()
+
+
+def test_links_to_nothing_and_pipes_among_transcripts_are_named(tmp_path: Path) -> None:
+    """A transcript name that leads to no readable file (a link to nothing, a loop of
+    links, a named pipe) is named as skipped, status 3; each was passed over without a
+    word (status 0), and the real transcript beside them is imported either way."""
+    project = tmp_path / "projects" / "-w"
+    project.mkdir(parents=True)
+    (project / "s1.jsonl").write_text(json.dumps(
+        {"type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": "2026-03-05T10:00:00Z",
+         "message": {"role": "user", "content": "pelican nesting"}}) + "\n")
+    (project / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    (project / "loop.jsonl").symlink_to(project / "loop.jsonl")
+    os.mkfifo(project / "pipe.jsonl")
+    done = harkback("import", "claude-code", str(tmp_path / "projects"), "--db",
+                    str(tmp_path / "h.db"), "--json")
+    assert done.returncode == 3, done.stderr
+    payload = json.loads(done.stdout)
+    named = {Path(s["file"]).name: s["reason"] for s in payload["sources"][0]["skipped_lines"]}
+    assert named == {"gone.jsonl": "unreadable file: No such file or directory",
+                     "loop.jsonl": "unreadable file: Too many levels of symbolic links",
+                     "pipe.jsonl": "unreadable file: not a regular file (a named pipe, "
+                                   "socket or device)"}
+    assert payload["sources"][0]["sessions"]["added"] == 1

@@ -167,3 +167,39 @@ async def test_a_huge_message_is_read_cut_with_a_note_on_how_to_read_it_whole(
                            text=True, env=env, timeout=120, check=False)
     assert whole.returncode == 0, whole.stderr
     assert huge in [m["content"] for m in json.loads(whole.stdout)["messages"]]
+
+
+async def test_a_page_of_long_messages_ends_early_and_goes_on_from_there(
+        tmp_path: Path) -> None:
+    """Twelve messages of 10,000 characters each fit the per-message bound, but a page of
+    them made a 240,000-character answer (doubled); a page now ends when it holds about
+    45,000 characters, its next_offset goes on from there, and around a message the
+    page keeps that message and the ones before it."""
+    texts = [f"message {i} " + "pelican nesting log " * 500 for i in range(12)]
+    session = {"id": "long", "messages": [{"role": "user", "content": t} for t in texts]}
+    source = tmp_path / "long.jsonl"
+    source.write_text(json.dumps(session) + "\n", encoding="utf-8")
+    db = tmp_path / "h.db"
+    ingest = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                             str(source), "--db", str(db)], capture_output=True, text=True,
+                            env=_environment(), timeout=120, check=False)
+    assert ingest.returncode == 0, ingest.stderr
+    read: list[str] = []
+    async with connected(db) as client:
+        offset: int | None = 0
+        while offset is not None:
+            answer = await client.call_tool("read_session", {"id": "long", "offset": offset})
+            (block,) = answer.content
+            assert not answer.is_error and block.type == "text" and len(block.text) < 50_000
+            page = json.loads(block.text)
+            assert page["offset"] == offset and 0 < len(page["messages"]) < len(texts)
+            read += [m["content"] for m in page["messages"]]
+            offset = page["next_offset"]
+        around = await client.call_tool("read_session", {"id": "long", "around": "long:9"})
+    assert read == texts
+    (block,) = around.content
+    assert block.type == "text"
+    page = json.loads(block.text)
+    shown = [m["position"] for m in page["messages"]]
+    assert 9 in shown and 8 in shown and page["offset"] == shown[0]
+    assert page["next_offset"] == shown[-1] + 1

@@ -377,3 +377,32 @@ def test_files_imported_before_marks_named_their_sessions_are_read_once_more(
     main_file.unlink()
     shutil.rmtree(main_file.with_suffix(""))
     assert counts(sync(capsys, db)[1], "claude-code")["removed"] == 2
+
+
+def test_a_file_gone_from_one_folder_leaves_a_session_another_folder_still_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """One projects folder imported under two paths (or two sources sharing a session id):
+    the file deleted under one path takes its session out only when no other imported
+    file holds it; the other folder's ledger says it is imported and would never bring it
+    back."""
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    for name in ENV_HOMES:
+        monkeypatch.delenv(name, raising=False)
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for folder in folders:
+        (folder / "-w").mkdir(parents=True)
+        (folder / "-w" / "s1.jsonl").write_text(claude_line("s1", "pelican nesting", "u1"))
+    db = tmp_path / "h.db"
+    for folder in folders:
+        assert main(["import", "claude-code", str(folder), "--db", str(db)]) == 0
+    assert found_ids(db, "pelican") == ["s1"]
+    capsys.readouterr()  # the imports' reports
+    (folders[1] / "-w" / "s1.jsonl").unlink()
+    status, _ = sync(capsys, db, "--claude-code", str(folders[1]))
+    assert status == 0
+    assert found_ids(db, "pelican") == ["s1"]
+    # Gone from both: now it goes.
+    (folders[0] / "-w" / "s1.jsonl").unlink()
+    status, _ = sync(capsys, db, "--claude-code", str(folders[0]))
+    assert (status, found_ids(db, "pelican")) == (0, [])
