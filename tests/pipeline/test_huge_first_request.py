@@ -6,20 +6,11 @@ A SQLite file and a real PostgreSQL server (tests/support/postgres_server.py).""
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-LIMIT = 400 << 20
-"""Address space for the ``recent`` process: the listing below needed ~700 MB (SQLite) and
-~800 MB (PostgreSQL) before, ending in MemoryError (status 70) below that; 150-200 MB now."""
-
-
-def _bounded() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+from tests.support.bounded_run import ingest_then_run
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
@@ -32,13 +23,8 @@ def test_recent_lists_a_huge_first_request_in_bounded_memory(
         {"role": "assistant", "content": "ok"}]}) + "\n", encoding="utf-8")
     db = (str(tmp_path / "h.db") if kind == "sqlite" else
           request.getfixturevalue("postgres_server").create_database("huge_first_request"))
-    command = [sys.executable, "-m", "harkback.pipeline.cli"]
-    made = subprocess.run([*command, "ingest", str(source), "--db", db],
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert made.returncode == 0, made.stderr
-    source.unlink()
-    done = subprocess.run([*command, "recent", "--db", db, "--json"], capture_output=True,
-                          text=True, timeout=300, check=False, preexec_fn=_bounded)
+    # The listing needed ~700 MB (SQLite), ~800 MB (PostgreSQL) before; 150-200 MB now.
+    done = ingest_then_run(source, db, "recent")
     assert done.returncode == 0, done.stderr
     [listed] = json.loads(done.stdout)["results"]
     assert listed["preview"] == ("docker " * 29)[:200].rstrip()

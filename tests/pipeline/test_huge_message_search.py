@@ -7,20 +7,11 @@ PostgreSQL server (tests/support/postgres_server.py)."""
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-LIMIT = 400 << 20
-"""Address space for the ``search`` process: the search below needed 500-550 MB (SQLite)
-before, ending in MemoryError (status 70) below that; 250-300 MB now."""
-
-
-def _bounded() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+from tests.support.bounded_run import ingest_then_run
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])
@@ -38,14 +29,8 @@ def test_search_finds_a_huge_message_in_bounded_memory(
     )) + "\n", encoding="utf-8")
     db = (str(tmp_path / "h.db") if kind == "sqlite" else
           request.getfixturevalue("postgres_server").create_database("huge_message_search"))
-    command = [sys.executable, "-m", "harkback.pipeline.cli"]
-    made = subprocess.run([*command, "ingest", str(source), "--db", db],
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert made.returncode == 0, made.stderr
-    source.unlink()
-    done = subprocess.run([*command, "search", "docker", "--db", db, "--json"],
-                          capture_output=True, text=True, timeout=300, check=False,
-                          preexec_fn=_bounded)
+    # The search needed 500-550 MB (SQLite) before, ending in MemoryError; 250-300 MB now.
+    done = ingest_then_run(source, db, "search", "docker")
     assert done.returncode == 0, done.stderr
     found = {r["session_id"]: r for r in json.loads(done.stdout)["results"]}
     assert {sid: r["matched_message_ids"] for sid, r in found.items()} == {

@@ -127,6 +127,18 @@ def test_half_a_character_escaped_in_a_call_is_answered(db: Path) -> None:
         "not found: no session with id '\ufffd'")
 
 
+def _ingested(tmp_path: Path, session: dict[str, Any]) -> Path:
+    """A store holding ``session`` (the ingest format), made by ``harkback ingest``."""
+    source = tmp_path / "session.jsonl"
+    source.write_text(json.dumps(session) + "\n", encoding="utf-8")
+    db = tmp_path / "h.db"
+    ingest = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                             str(source), "--db", str(db)], capture_output=True, text=True,
+                            env=_environment(), timeout=120, check=False)
+    assert ingest.returncode == 0, ingest.stderr
+    return db
+
+
 async def test_a_huge_message_is_read_cut_with_a_note_on_how_to_read_it_whole(
         tmp_path: Path) -> None:
     """A 14 MB message gave a 28 MB answer (text and structured content), more than an
@@ -140,13 +152,7 @@ async def test_a_huge_message_is_read_cut_with_a_note_on_how_to_read_it_whole(
         {"role": "tool", "content": huge, "tool_name": "bash"},
         {"role": "assistant", "content": "writing it",
          "tool_calls": [{"id": "c1", "name": "write", "arguments": write}]}]}
-    source = tmp_path / "big.jsonl"
-    source.write_text(json.dumps(session) + "\n", encoding="utf-8")
-    db = tmp_path / "h.db"
-    ingest = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "ingest",
-                             str(source), "--db", str(db)], capture_output=True, text=True,
-                            env=_environment(), timeout=120, check=False)
-    assert ingest.returncode == 0, ingest.stderr
+    db = _ingested(tmp_path, session)
     async with connected(db) as client:
         answer = await client.call_tool("read_session", {"id": "big"})
     (block,) = answer.content
@@ -177,13 +183,7 @@ async def test_a_page_of_long_messages_ends_early_and_goes_on_from_there(
     page keeps that message and the ones before it."""
     texts = [f"message {i} " + "pelican nesting log " * 500 for i in range(12)]
     session = {"id": "long", "messages": [{"role": "user", "content": t} for t in texts]}
-    source = tmp_path / "long.jsonl"
-    source.write_text(json.dumps(session) + "\n", encoding="utf-8")
-    db = tmp_path / "h.db"
-    ingest = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "ingest",
-                             str(source), "--db", str(db)], capture_output=True, text=True,
-                            env=_environment(), timeout=120, check=False)
-    assert ingest.returncode == 0, ingest.stderr
+    db = _ingested(tmp_path, session)
     read: list[str] = []
     async with connected(db) as client:
         offset: int | None = 0

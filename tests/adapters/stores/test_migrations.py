@@ -118,9 +118,7 @@ def test_a_newer_schema_is_refused_in_one_line_and_not_written(tmp_path: Path,
     """A file from a later harkback: one line that says so, and the file is untouched."""
     path = tmp_path / "h.db"
     SqliteStore.open(path).unwrap().close()
-    with sqlite3.connect(path) as raw:
-        raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
-    raw.close()
+    _migrated_by_another(path)
     before = file_state(path)
     error = SqliteStore.open(path, readonly=readonly).failure()
     assert error.reason == (f"{path} has harkback schema version {schema.SCHEMA_VERSION + 1}, "
@@ -173,6 +171,14 @@ def test_a_blank_file_gets_every_table_in_one_transaction(tmp_path: Path) -> Non
     assert made >= {*schema.VECTOR_OBJECTS, *schema.TITLE_OBJECTS, "sessions", "messages"}
 
 
+def _migrated_by_another(path: Path) -> None:
+    """Move the file's schema version one past this harkback's, as a newer one's migration
+    would while this one has it open."""
+    with sqlite3.connect(path) as raw:
+        raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
+    raw.close()
+
+
 async def test_a_store_migrated_while_open_takes_no_more_writes(tmp_path: Path) -> None:
     """Another harkback migrates the file while this one has it open (its version moves
     under it): this one's next ingest and removal are refused in one line and write
@@ -180,9 +186,7 @@ async def test_a_store_migrated_while_open_takes_no_more_writes(tmp_path: Path) 
     path = tmp_path / "h.db"
     with SqliteStore.open(path).unwrap() as store:
         await ok(store.ingest(CORPUS[:1]))
-        with sqlite3.connect(path) as raw:
-            raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
-        raw.close()
+        _migrated_by_another(path)
         before = file_state(path)
         for refused in (await failed(store.ingest(CORPUS[1:])),
                         await failed(store.remove_sessions(["root"]))):
@@ -204,9 +208,7 @@ async def test_a_store_migrated_past_this_harkback_while_open_is_not_searched(
             SqliteStore.open(path, readonly=readonly).unwrap() as store:
         await ok(writer.ingest(CORPUS))
         assert await ok(store.search(match("bridge")))
-        with sqlite3.connect(path) as raw:
-            raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
-        raw.close()
+        _migrated_by_another(path)
         for refused in (await failed(store.search(match("bridge"))),
                         await failed(store.search(match("端口"))),
                         await failed(store.term_stats(["bridge"])),
@@ -224,9 +226,7 @@ async def test_a_reader_alone_reopening_a_migrated_file_names_it_once(tmp_path: 
         await ok(writer.ingest(CORPUS))
     with SqliteStore.open(path, readonly=True).unwrap() as store:
         assert await ok(store.search(match("bridge")))
-        with sqlite3.connect(path) as raw:
-            raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
-        raw.close()
+        _migrated_by_another(path)
         refused = await failed(store.search(match("bridge")))
     assert f"version {schema.SCHEMA_VERSION + 1}, newer than this harkback" in refused.reason
     assert refused.reason.count(str(path)) == 1, refused.reason
@@ -239,9 +239,7 @@ async def test_a_store_migrated_while_open_caches_no_summary(tmp_path: Path) -> 
                      prompt_version="v")
     with SqliteStore.open(path).unwrap() as store:
         await ok(store.ingest(CORPUS[:1]))
-        with sqlite3.connect(path) as raw:
-            raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
-        raw.close()
+        _migrated_by_another(path)
         before = file_state(path)
         refused = await failed(store.summary_cache().keep_summary(
             key, Summary(text="Restarted.", kind="llm")))
