@@ -68,9 +68,11 @@ class Delta:
     messages_added: int = 0
     messages_updated: int = 0
     messages_removed: int = 0
+    replaced: tuple[str, ...] = ()
+    """Notes naming each stored session that a copy from another source replaced."""
 
     def plus(self, other: Delta) -> Delta:
-        """The counts of both added up (``changed`` is left empty: it is per batch).
+        """The counts and notes of both added up (``changed`` is left empty: it is per batch).
 
         >>> Delta(sessions_added=1).plus(Delta(sessions_added=2, messages_added=3)).messages_added
         3
@@ -79,7 +81,7 @@ class Delta:
 
 
 COUNTS = tuple(a.name for a in attrs.fields(Delta) if a.name != "changed")
-"""The names of :class:`Delta`'s counters."""
+"""The names of what :meth:`Delta.plus` adds up."""
 
 
 def compare(batch: Sequence[Conversation], stored: Sequence[Session],
@@ -87,7 +89,9 @@ def compare(batch: Sequence[Conversation], stored: Sequence[Session],
     """Compare ``batch`` with the stored sessions and messages of the same ids.
 
     A message is identified by its session and position; the last conversation of an
-    id in ``batch`` wins, as in the store's ingest.
+    id in ``batch`` wins, as in the store's ingest. A session id stored from another
+    source is replaced too, but never without a word: two sources that use the same id
+    (two ingest files numbering their sessions 1, 2, 3) would otherwise lose one silently.
 
     >>> from harkback.stages.records import Message, Session
     >>> old = Message(session_id="s", position=0, role="user", content="hi")
@@ -102,8 +106,13 @@ def compare(batch: Sequence[Conversation], stored: Sequence[Session],
         before.setdefault(message.session_id, {})[message.position] = message
     delta = Delta()
     changed: list[Conversation] = []
+    replaced: list[str] = []
     for conversation in {c.session.id: c for c in batch}.values():
         session = conversation.session
+        held = sessions.get(session.id)
+        if held is not None and held.source != session.source:
+            replaced.append(f"session {session.id!r} was stored from source {held.source!r}; "
+                            f"the copy from source {session.source!r} replaced it")
         old = before.get(session.id, {})
         now = {m.position: m for m in conversation.messages}
         added = sum(1 for p in now if p not in old)
@@ -117,7 +126,7 @@ def compare(batch: Sequence[Conversation], stored: Sequence[Session],
             messages_removed=removed))
         if differs:
             changed.append(conversation)
-    return attrs.evolve(delta, changed=tuple(changed))
+    return attrs.evolve(delta, changed=tuple(changed), replaced=tuple(replaced))
 
 
 # --- the outcome --------------------------------------------------------------------------
@@ -150,7 +159,8 @@ class ImportOutcome:
         tally.merge_skips(unit.skipped, unit.skips)
         return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items(),
                             skipped=tuple(tally.named), skips=tally.skips,
-                            secrets=self.secrets + found, notes=self.notes + unit.notes)
+                            secrets=self.secrets + found,
+                            notes=self.notes + unit.notes + delta.replaced)
 
     def describe(self) -> str:
         """A few lines for people: counts, then what was left out, notes and errors."""

@@ -167,3 +167,28 @@ def test_ingest_exits_three_and_help_documents_the_status() -> None:
     for args in ([], ["ingest"], ["import", "jsonl"], ["sync"]):
         text = " ".join(harkback(*args, "--help").stdout.split())
         assert "3 done, but ingest, import or sync met damaged input" in text, args
+
+
+def test_a_session_id_another_source_stored_is_named_when_replaced(tmp_path: Path) -> None:
+    """Two ingest files that number their sessions alike: the second replaces session "1",
+    and says so (human output and ``--json``), naming both sources."""
+    db = str(tmp_path / "h.db")
+    for source, text in (("alpha", "heron logs rotated"), ("beta", "kestrel cache cleared")):
+        path = tmp_path / f"{source}.jsonl"
+        path.write_text(json.dumps({"id": "1", "source": source, "messages": [
+            {"role": "user", "content": text}]}) + "\n", encoding="utf-8")
+    first = harkback("ingest", str(tmp_path / "alpha.jsonl"), "--db", db)
+    assert first.returncode == 0, first.stderr
+    assert "note:" not in first.stdout
+    human = harkback("ingest", str(tmp_path / "beta.jsonl"), "--db", db)
+    assert human.returncode == 0, human.stderr
+    note = ("session '1' was stored from source 'alpha'; the copy from source 'beta' "
+            "replaced it")
+    assert f"note: {note}" in human.stdout.splitlines()
+    shown = json.loads(harkback("show", "1", "--json", "--db", db).stdout)
+    assert [m["content"] for m in shown["messages"]] == ["kestrel cache cleared"]
+    back = harkback("ingest", str(tmp_path / "alpha.jsonl"), "--db", db, "--json")
+    assert json.loads(back.stdout)["notes"] == [
+        "session '1' was stored from source 'beta'; the copy from source 'alpha' replaced it"]
+    again = harkback("ingest", str(tmp_path / "alpha.jsonl"), "--db", db, "--json")
+    assert json.loads(again.stdout)["notes"] == []  # the same source again: no note
