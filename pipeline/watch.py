@@ -30,7 +30,7 @@ from typing import TypeVar
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
 from harkback.pipeline.sync import Located, SourceReport, sync_one
-from harkback.pipeline.terminal import json_text
+from harkback.pipeline.terminal import json_text, one_line
 from harkback.stages.ports import SessionStore
 
 T = TypeVar("T")
@@ -66,13 +66,21 @@ def touched(importers: Sequence[Importer], changes: Iterable[tuple[object, str]]
 
 
 def change_line(report: SourceReport) -> str:
-    """One line for a re-sync, for people."""
+    """One line for a re-sync, for people, then a line per note.
+
+    >>> change_line(SourceReport(kind="codex", location="/x", status="synced", new=1,
+    ...                          notes=("read as UTF-16",))).splitlines()[1][8:]
+    ' codex: note: read as UTF-16'
+    """
     stamp = time.strftime("%H:%M:%S")
     if report.error:
         return f"{stamp} {report.kind}: failed: {report.error}"
     skipped = f", {report.skips} damaged line(s) or field(s)" if report.skips else ""
-    return (f"{stamp} {report.kind}: {report.new} new, {report.updated} updated, "
-            f"{report.removed} removed{skipped} ({report.seconds:.2f} s)")
+    # Notes (a session replaced from another source, a file read as UTF-16) go on lines of
+    # their own, as ``sync`` prints them: a watch that runs for days is where they'd be lost.
+    return "\n".join([f"{stamp} {report.kind}: {report.new} new, {report.updated} updated, "
+                      f"{report.removed} removed{skipped} ({report.seconds:.2f} s)",
+                      *(f"{stamp} {report.kind}: note: {one_line(n)}" for n in report.notes)])
 
 
 async def until_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
