@@ -25,6 +25,7 @@ not fit is a :class:`BadRecord` naming the field, never an exception.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any, TypeVar
@@ -250,6 +251,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def whole_number(digits: str) -> int | float:
+    """A JSON integer as :func:`json.loads` reads it, but one longer than Python converts
+    (4,300 digits by default) as the float it rounds to, so the line holding it is still read.
+
+    Such a number is valid JSON; refusing it lost the whole line (a message, a session)
+    for one field nobody searches. As a time it is then out of range, ignored and named.
+
+    >>> whole_number("42"), whole_number("-" + "9" * 5000)
+    (42, -inf)
+    """
+    limit = sys.get_int_max_str_digits()  # 0: no limit (PYTHONINTMAXSTRDIGITS=0)
+    return int(digits) if limit == 0 or len(digits.lstrip("-")) <= limit else float(digits)
+
+
 def parse_line(line: str, line_number: int) -> Result[Conversation, BadRecord]:
     """Read one line of an ingest file; a failure carries ``line_number``.
 
@@ -304,9 +319,10 @@ def _decode(line: str, line_number: int, *, constants: bool = False
         return Failure(BadRecord("empty line", line_number))
     try:
         if constants:
-            return Success(json.loads(line))
-        return Success(json.loads(line, parse_constant=_reject_constant))
-    except ValueError as error:  # JSONDecodeError, NaN/Infinity, over-long integers
+            return Success(json.loads(line, parse_int=whole_number))
+        return Success(json.loads(line, parse_constant=_reject_constant,
+                                  parse_int=whole_number))
+    except ValueError as error:  # JSONDecodeError, NaN/Infinity
         return Failure(BadRecord(f"invalid JSON: {error}", line_number))
     except RecursionError:
         return Failure(BadRecord("invalid JSON: nested too deeply", line_number))

@@ -24,6 +24,8 @@ import re
 from pathlib import Path
 from typing import TextIO
 
+from harkback.stages.ingest_format import whole_number
+
 ESCAPE = "harkback.undecoded"
 """The codec error handler that reads each byte that does not decode as the lone
 surrogate U+DC00 + byte (``surrogateescape`` does so only for bytes from 0x80, and UTF-16
@@ -79,7 +81,8 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_loads(text: str) -> object:
-    """:func:`json.loads`, each lone surrogate in the value's strings made U+FFFD.
+    """:func:`json.loads`, each lone surrogate in the value's strings made U+FFFD, and an
+    integer too long for Python as a float (:func:`~harkback.stages.ingest_format.whole_number`).
 
     JSON may escape half a character (``\\ud83d``: an emoji a truncation cut in two, as
     Claude Code writes it); Python keeps it as a lone surrogate, which no store can encode
@@ -88,7 +91,7 @@ def json_loads(text: str) -> object:
     >>> json_loads('{"t": ["ran \\\\ud83d", "\\\\ud83d\\\\ude00"]}')
     {'t': ['ran \ufffd', '\U0001f600']}
     """
-    value = json.loads(text)
+    value = json.loads(text, parse_int=whole_number)
     # Only an escape makes one: a decoder never yields a lone surrogate (see ESCAPE).
     return _storable(value) if "\\ud" in text or "\\uD" in text else value
 

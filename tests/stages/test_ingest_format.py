@@ -15,6 +15,7 @@ from harkback.stages.ingest_format import (
     conversation_to_json,
     parse_line,
     parse_lines,
+    read_line,
 )
 from harkback.stages.records import (
     EARLIEST_EPOCH,
@@ -244,6 +245,17 @@ def test_nan_and_infinity_are_rejected() -> None:
     reasons = [_line_failure(f'{{"id": "s", "started_at": {c}}}').reason
                for c in ("NaN", "Infinity", "-Infinity")]
     assert all(r.startswith("invalid JSON") for r in reasons)
+
+
+def test_an_integer_past_python_s_digit_limit_keeps_its_session() -> None:
+    """A 5,000-digit start time is valid JSON: the session and its message are kept, the
+    time ignored and named (the line was refused as invalid JSON)."""
+    huge = "9" * 5000
+    read = read_line(f'{{"id": "s", "started_at": {huge}, "messages": '
+                     f'[{{"role": "user", "content": "hi", "tokens": {huge}}}]}}', 4).unwrap()
+    assert read.conversation.session.started_at is None
+    assert [m.content for m in read.conversation.messages] == ["hi"]
+    assert [(d.line, d.reason.split(":")[0]) for d in read.dropped] == [(4, "started_at")]
 
 
 def test_deep_nesting_does_not_raise() -> None:

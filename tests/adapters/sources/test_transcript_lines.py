@@ -54,3 +54,16 @@ def test_a_last_line_cut_inside_a_character_is_torn_not_damaged(tmp_path: Path) 
     tally = Tally()
     assert [number for number, _ in json_lines(path, tally)] == [1]
     assert tally.named == [] and tally.counts == {TORN: 1}
+
+
+def test_an_integer_too_long_for_python_keeps_its_line(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Valid JSON with a 5,000-digit number (past Python's 4,300): the line is read, the
+    number as the float it rounds to; it was skipped as "not JSON"."""
+    monkeypatch.setattr(transcript_lines, "MAX_LINE_CHARS", 10_000)
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"usage": ' + "7" * 5000 + ', "n": 1}\n', encoding="utf-8")
+    tally = Tally()
+    assert [(number, value["n"], value["usage"]) for number, value in json_lines(path, tally)
+            ] == [(1, 1, float("inf"))]
+    assert tally.named == []
