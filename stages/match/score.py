@@ -125,6 +125,9 @@ class _Needles:
 
     text: tuple[tuple[int, str], ...]
     raw: tuple[tuple[int, bytes | None], ...]
+    words: bool = False
+    """Whether each raw needle is the start of one token (a prefix of a word): it is then
+    found as often in the folded bytes after a space as in the tokens joined by spaces."""
 
 
 def _needles(units: Sequence[RankUnit]) -> _Needles | None:
@@ -142,7 +145,8 @@ def _needles(units: Sequence[RankUnit]) -> _Needles | None:
         text.append((j, " " + " ".join(words) + (" " if whole else "")))
     raw = tuple((j, needle.encode("ascii") if needle.isascii() else None)
                 for j, needle in text)
-    return _Needles(tuple(text), raw)
+    return _Needles(tuple(text), raw, all(b" " not in needle[1:] for _, needle in raw
+                                          if needle is not None))
 
 
 def message_scorer(units: Sequence[RankUnit], *, average_length: float,
@@ -222,14 +226,18 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
 
     def raw_path(raw: bytes, found: _Needles | None, whole: int | None
                  ) -> tuple[float, frozenset[int]]:
-        toks = raw.translate(ASCII_FOLD_BYTES).split()
+        folded = raw.translate(ASCII_FOLD_BYTES)
+        toks = folded.split()
         counts: dict[int, int] = {}
-        for form in raw_forms.intersection(toks):
+        # An intersection hashes every token, also with no form to find (a phrase, a prefix).
+        for form in raw_forms.intersection(toks) if raw_forms else ():
             tf = toks.count(form)
             for j in raw_owners[form]:
                 counts[j] = counts.get(j, 0) + tf
         if found is not None and found.raw:
-            joined = b" " + b" ".join(toks) + b" "
+            # Folded bytes hold only token characters and spaces: a token starts after a
+            # space, so one word's start needs no join of the tokens.
+            joined = b" " + folded if found.words else b" " + b" ".join(toks) + b" "
             for j, needle in found.raw:
                 if needle is not None and (tf := overlapping_count(joined, needle)):
                     counts[j] = tf
@@ -238,7 +246,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     def text_path(toks: Sequence[str], found: _Needles | None, whole: int | None
                   ) -> tuple[float, frozenset[int]]:
         counts: dict[int, int] = {}
-        for form in forms.intersection(toks):
+        for form in forms.intersection(toks) if forms else ():
             tf = toks.count(form)
             for j in owners[form]:
                 counts[j] = counts.get(j, 0) + tf

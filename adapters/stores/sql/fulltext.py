@@ -211,13 +211,15 @@ def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -
 
 
 def newest(query: MatchQuery, *, skip: Iterable[int], limit: int, below: int | None = None,
-           expression: Node | None = None, per_session: bool = False) -> Statement:
+           at_least: int | None = None, expression: Node | None = None,
+           per_session: bool = False) -> Statement:
     """The newest messages matching the query, filtered as it says, with score 0.
 
     Nothing is scored and the index is read newest first, so the cost stays near
-    ``limit`` rows however common the terms are. Row ids in ``skip`` are left out, and
-    with ``below``, every row id from it up. ``expression`` stands in for the query's
-    when it matches the same rows; ``per_session`` as in :func:`search`.
+    ``limit`` rows however common the terms are. Row ids in ``skip`` are left out, with
+    ``below`` every row id from it up, and with ``at_least`` every row id below it.
+    ``expression`` stands in for the query's when it matches the same rows;
+    ``per_session`` as in :func:`search`.
 
     >>> from harkback.stages.query import parse_query
     >>> q = MatchQuery(expression=parse_query("dock*").expression, roles=("user",))
@@ -231,6 +233,9 @@ def newest(query: MatchQuery, *, skip: Iterable[int], limit: int, below: int | N
     if below is not None:
         conditions.append("messages_fts.rowid < ?")
         params.append(below)
+    if at_least is not None:
+        conditions.append("messages_fts.rowid >= ?")
+        params.append(at_least)
     params.append(limit)
     return Statement(
         f"SELECT {_HIT_COLUMNS}, 0.0 AS rank, m.id {_HIT_FROM}"
@@ -239,39 +244,19 @@ def newest(query: MatchQuery, *, skip: Iterable[int], limit: int, below: int | N
         tuple(params))
 
 
-def newest_ids(unit: Node, cap: int) -> Statement:
-    """The row ids of the newest ``cap + 1`` messages matching ``unit``, newest first:
-    how many match up to ``cap + 1`` (as :func:`count_matches`), and which.
+def newest_beyond(unit: Node, cap: int) -> Statement:
+    """The row id of the ``cap + 1``-th newest message matching ``unit``, a row only when
+    more than ``cap`` match (as :func:`count_matches` tells): the newest ``cap + 1`` are
+    then the matches from that id up.
 
     >>> from harkback.stages.query import Term
-    >>> newest_ids(Term("dock", prefix=True), 2000).params
-    ('"dock"*', 2001)
+    >>> newest_beyond(Term("dock", prefix=True), 2000).params
+    ('"dock"*', 2000)
     """
     return Statement(
-        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-        (to_fts5(unit), cap + 1))
-
-
-def newest_among(query: MatchQuery, ids: Sequence[int], limit: int, *,
-                 per_session: bool = False) -> Statement:
-    """:func:`newest` among the messages with these ids, all known to match the query:
-    the same rows whenever ``limit`` of them pass the filters, with no ``MATCH`` to set
-    up again.
-
-    >>> from harkback.stages.query import parse_query
-    >>> q = MatchQuery(expression=parse_query("dock*").expression, roles=("user",))
-    >>> newest_among(q, [9, 7], 5).params
-    ('[9, 7]', '["user"]', '[]', 5)
-    """
-    conditions, params = _filters(query, query.expression, per_session=per_session)
-    # _filters puts the MATCH and its text first: the ids, known to match, stand in for it.
-    conditions[0], params[0] = "m.id IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
-    params.append(limit)
-    return Statement(
-        f"SELECT {_HIT_COLUMNS}, "
-        "0.0 AS rank, m.id FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
-        f"WHERE {' AND '.join(conditions)} ORDER BY m.id DESC LIMIT ?",
-        tuple(params))
+        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? "
+        "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (to_fts5(unit), cap))
 
 
 def count_matches(unit: Node, cap: int) -> Statement:

@@ -60,17 +60,15 @@ def _both(connection: sqlite3.Connection, statement: Statement
        st.integers(1, 40))
 def test_both_forms_keep_the_same_rows(connection: sqlite3.Connection, word: str,
                                        excluded: str, roles: list[Role], limit: int) -> None:
-    """Scored, FTS5's best first, newest first, and among given ids: the same rows."""
+    """Scored, FTS5's best first, newest first, and newest from a row id up: the same rows."""
     expression = parse_query(word).expression
     assert expression is not None
     query = MatchQuery(expression=expression, excluded=Term(excluded), roles=tuple(roles),
                        limit=limit)
-    ids = [row[0] for row in connection.execute(fulltext.newest_ids(expression, 500).sql,
-                                                fulltext.newest_ids(expression, 500).params)]
     statements = (fulltext.search(query, per_session=True),
                   fulltext.ranked_search(query, 30, per_session=True),
                   fulltext.newest(query, skip=(), limit=limit, per_session=True),
-                  fulltext.newest_among(query, ids, limit, per_session=True))
+                  fulltext.newest(query, skip=(), limit=limit, at_least=5, per_session=True))
     for statement in statements:
         per_session, as_set = _both(connection, statement)
         assert per_session == as_set

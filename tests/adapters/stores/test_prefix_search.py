@@ -1,6 +1,7 @@
 """A query that is one prefix ("dock*") on the SQLite store: FTS5 sets the prefix up once,
-its newest matches both count the rows and start the newest-first fill. The rows must be
-those of the general bounded search, which the memory store computes the plain way."""
+the id of its (cap + 1)-th newest match both counts the rows and bounds the newest-first
+read. The rows must be those of the general bounded search, which the memory store
+computes the plain way."""
 
 from __future__ import annotations
 

@@ -112,8 +112,10 @@ _mixed_pieces = st.one_of(
     st.text(alphabet=st.characters(max_codepoint=0x24F), max_size=6))
 
 
-@pytest.mark.parametrize("units", [_MIXED, _WORDS_AND_BIGRAMS, _UNITS],
-                         ids=["mixed", "bigrams", "words"])
+@pytest.mark.parametrize("units", [_MIXED, _WORDS_AND_BIGRAMS, _UNITS, (_MIXED[1],),
+                                   (_MIXED[0], _MIXED[1]), (_MIXED[2], _MIXED[3])],
+                         ids=["mixed", "bigrams", "words", "prefix", "word-and-prefix",
+                              "phrases"])
 @given(text=st.lists(_mixed_pieces, max_size=40).map(" ".join), average=st.floats(1.0, 50.0))
 def test_scorer_counts_as_the_token_loop_did(units: tuple[RankUnit, ...], text: str,
                                              average: float) -> None:
