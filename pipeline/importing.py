@@ -299,7 +299,29 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     kept = as_result(await ledger.keep(key, unit.marks, now=clock()).awaitable())
     if isinstance(kept, Failure):
         return Failure(kept.failure())
-    return Success(delta)
+    restored = await _restore_removed(unit.conversations, store)
+    return Failure(restored.failure()) if isinstance(restored, Failure) else Success(delta)
+
+
+async def _restore_removed(batch: Sequence[Conversation], store: SessionStore
+                           ) -> Result[None, StoreUnavailable]:
+    """Store again what of ``batch`` another process removed since it was compared.
+
+    A ``sync`` of another folder holding the same sessions (another machine's, a second
+    path) may remove them between this unit's comparison and its marks: it read the
+    ledger before the marks were there. Once kept, the marks say "imported, unchanged",
+    so without this the sessions would stay gone for good (until ``--full``). A removal
+    that comes after the marks sees them and keeps the sessions.
+    """
+    ids = [c.session.id for c in batch]
+    found = as_result(await store.sessions(ids).awaitable())
+    if isinstance(found, Failure):
+        return Failure(found.failure())
+    stored = {s.id for s in found.unwrap()}
+    missing = [c for c in batch if c.session.id not in stored]
+    if not missing:
+        return Success(None)
+    return as_result(await store.ingest(missing).awaitable()).map(lambda _: None)
 
 
 # --- the ingest format ------------------------------------------------------------------

@@ -40,6 +40,12 @@ WRITE_TIMEOUT_ENV = "HARKBACK_PG_WRITE_TIMEOUT"
 """How long a write or upkeep may run (ingest's batches, optimize, redact, sync's removals,
 stats); no limit by default: their time grows with the store."""
 
+LOCK_TIMEOUT_ENV = "HARKBACK_PG_LOCK_TIMEOUT"
+LOCK_TIMEOUT_S = 300.0
+"""How long a statement may wait for a lock another connection holds (0: no limit): another
+harkback's write batch or ``VACUUM FULL`` takes turns within it, while a transaction someone
+left open (a ``LOCK TABLE`` in a forgotten psql) held every writer, and ``stats``, for good."""
+
 _PASSWORD = re.compile(r"(\bpassword=)[^&#]*", re.IGNORECASE)
 
 POOL_SIZE = 4
@@ -100,6 +106,11 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     """
     if isinstance(error, Overran):
         return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
+    if isinstance(error, psycopg.errors.LockNotAvailable):
+        return StoreUnavailable(
+            f"{where(url)}: gave up waiting for a lock another connection holds on the "
+            f"store's tables (another harkback's write or upkeep, or a transaction left "
+            f"open; ${LOCK_TIMEOUT_ENV} sets how long to wait)")
     if isinstance(error, psycopg.OperationalError) and _REFUSED.search(str(error)):
         # The server answered and said no (a wrong password or role, no such database):
         # "cannot reach" would send the user to look at the network instead.
@@ -169,6 +180,8 @@ class Bounds:
     <Success: Bounds(connect=None, read=None, write=None)>
     >>> Bounds.of("postgresql:///h", {"HARKBACK_PG_READ_TIMEOUT": "1m"}).failure().reason
     "HARKBACK_PG_READ_TIMEOUT is not a number of seconds: '1m'"
+    >>> Bounds.of("postgresql:///h", {"HARKBACK_PG_LOCK_TIMEOUT": "x"}).failure().reason
+    "HARKBACK_PG_LOCK_TIMEOUT is not a number of seconds: 'x'"
     """
 
     connect: float | None
@@ -184,6 +197,7 @@ class Bounds:
         read = environ.get(READ_TIMEOUT_ENV, "").strip()
         write = environ.get(WRITE_TIMEOUT_ENV, "").strip()
         try:
+            lock_wait(environ)  # checked here; the connections' settings carry it
             connect = _seconds(text, "connect_timeout") if text.strip() else CONNECT_TIMEOUT_S
             return Success(cls(
                 # libpq waits without end for 0, and takes 1 as 2.
@@ -194,11 +208,24 @@ class Bounds:
             return Failure(StoreUnavailable(str(wrong)))
 
 
+def lock_wait(environ: Mapping[str, str]) -> float | None:
+    """How long a statement may wait for a lock (see :data:`LOCK_TIMEOUT_S`; None: no limit).
+
+    >>> lock_wait({}), lock_wait({"HARKBACK_PG_LOCK_TIMEOUT": "0"})
+    (300.0, None)
+    """
+    text = environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    return (_seconds(text, LOCK_TIMEOUT_ENV) or None) if text else LOCK_TIMEOUT_S
+
+
 def _settings(url: str, readonly: bool, environ: Mapping[str, str]) -> dict[str, Any]:
     """libpq settings added to the URL's: its own options (or ``$PGOPTIONS``, which libpq
-    would read only when none are given) come first."""
+    would read only when none are given) come first, but for the lock wait, which they may
+    set themselves."""
     parts = conninfo.conninfo_to_dict(url)
-    options = [str(parts.get("options") or environ.get("PGOPTIONS", "")), IDLE_IN_TRANSACTION]
+    lock = lock_wait(environ)
+    options = [f"-c lock_timeout={max(1, round(lock * 1000))}" if lock else "",
+               str(parts.get("options") or environ.get("PGOPTIONS", "")), IDLE_IN_TRANSACTION]
     if readonly:
         options.append(READ_ONLY)
     settings: dict[str, Any] = {"options": " ".join(o for o in options if o)}

@@ -1,6 +1,7 @@
 """The PostgreSQL store's connections: one for each of the store's threads, made when the
-thread first needs it, checked before it is used after being idle (one that died meanwhile,
-as a restarted server's do, is replaced), every wait bounded by the store's watchdog.
+thread first needs it, checked before it is used after being idle or when the server has
+said something since (one that died meanwhile, as a restarted server's do, is replaced),
+every wait bounded by the store's watchdog.
 
 The store runs its statements on a few threads, each holding one connection at a time, so a
 shared pool would only add its own waits: a pool that cannot connect keeps retrying in the
@@ -11,6 +12,7 @@ fails the statement that asked for it, as fast as the refusal comes.
 from __future__ import annotations
 
 import contextlib
+import select
 import threading
 from collections.abc import Callable
 from time import monotonic
@@ -67,7 +69,8 @@ class PerThread:
     def _ready(self) -> Connection:
         held: Connection | None = getattr(self._local, "connection", None)
         if held is not None and not held.closed:
-            if monotonic() - getattr(self._local, "used", 0.0) < CHECK_AFTER_IDLE_S:
+            if (monotonic() - getattr(self._local, "used", 0.0) < CHECK_AFTER_IDLE_S
+                    and not _spoke(held)):
                 # Answered a moment ago: a check would cost a round trip on every call,
                 # a search's dozen of them over a network.
                 return held
@@ -82,6 +85,21 @@ class PerThread:
             self._made = [c for c in self._made if not c.closed] + [made]
         self._local.connection = made
         return made
+
+
+def _spoke(connection: Connection) -> bool:
+    """Whether the server sent something to this idle connection (a look at its socket, no
+    round trip): a server shutting down or a ``pg_terminate_backend`` sends its reason and
+    closes, so the next statement would fail on a server that answers again."""
+    try:
+        socket = connection.pgconn.socket
+        if not hasattr(select, "poll"):  # Windows
+            return bool(select.select([socket], [], [], 0)[0])
+        said = select.poll()  # no limit on the descriptor's number, unlike select()
+        said.register(socket, select.POLLIN)
+        return bool(said.poll(0))
+    except (OSError, ValueError, psycopg.Error):
+        return True  # no socket to look at: the check says what became of it
 
 
 def _check(connection: Connection) -> None:

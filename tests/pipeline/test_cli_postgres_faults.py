@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -245,3 +246,31 @@ def test_a_connection_lost_mid_write_is_the_one_line_only(url: str, tmp_path: Pa
     (line,) = err.splitlines()
     assert line.startswith("harkback: ingested 0 session(s)") and "stopped: " in line
     assert not _some_stored(url)
+
+
+@pytest.mark.parametrize(("command", "mode"), [("ingest", "SHARE"),
+                                              ("stats", "ACCESS EXCLUSIVE")])
+def test_a_lock_someone_left_held_is_one_line_within_the_lock_wait(
+        url: str, tmp_path: Path, command: str, mode: str) -> None:
+    """A transaction left open on another connection, holding a lock on the store's tables:
+    an ingest's write (its reads go on beside a SHARE lock) and stats (no read bound: it
+    counts the whole store) waited for good, without a word."""
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "docker bridge"}]}) + "\n", encoding="utf-8")
+    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    source.write_text(json.dumps({"id": "s2", "messages": [
+        {"role": "user", "content": "nginx cors"}]}) + "\n", encoding="utf-8")
+    with psycopg.connect(url) as holder:
+        holder.execute(f"LOCK TABLE messages IN {mode} MODE")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", command,
+             *([str(source)] if command == "ingest" else []), "--db", url],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "HARKBACK_PG_LOCK_TIMEOUT": "1"})
+        _, err = _ended(process)
+    assert process.returncode == 1, err
+    (line,) = err.splitlines()
+    assert line.endswith("gave up waiting for a lock another connection holds on the store's "
+                         "tables (another harkback's write or upkeep, or a transaction left "
+                         "open; $HARKBACK_PG_LOCK_TIMEOUT sets how long to wait)"), line

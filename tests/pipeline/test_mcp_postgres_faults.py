@@ -9,6 +9,7 @@ import shutil
 import time
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 
 from harkback.adapters.stores.postgres import PostgresStore
@@ -68,3 +69,27 @@ async def test_a_frozen_server_is_the_next_calls_error_within_its_bound(
     assert second.is_error and "cannot reach the PostgreSQL" in _text(second), _text(second)
     assert took < BOUND_S
     assert not third.is_error, _text(third)
+
+
+async def test_connections_the_server_ended_meanwhile_are_replaced_before_the_next_call(
+        server: PostgresServer) -> None:
+    """The server ended every connection of the store between two calls (an administrator's
+    ``pg_terminate_backend``, a restart): the next calls, moments later, failed with "server
+    closed the connection" on a server that answers, one per connection the store held."""
+    url = await _stored(server)
+    async with connected(url) as session:
+        first = await session.call_tool("session_search", SEARCH)
+        assert not first.is_error, _text(first)
+        others = ("FROM pg_stat_activity WHERE datname = current_database() AND pid <> "
+                  "pg_backend_pid()")
+        with psycopg.connect(url, autocommit=True) as admin:
+            ended = admin.execute(f"SELECT count(pg_terminate_backend(pid)) {others}").fetchone()
+            assert ended is not None and ended[0] > 0
+            # Gone, not only told to go: as after a restart, the next call finds them ended.
+            deadline = time.monotonic() + BOUND_S
+            while admin.execute(f"SELECT count(*) {others}").fetchone() != (0,):
+                assert time.monotonic() < deadline, "the backends did not end"
+                time.sleep(0.05)
+        after = [await session.call_tool(tool, arguments) for tool, arguments in (
+            ("session_search", SEARCH), ("recent_sessions", {}), ("session_search", SEARCH))]
+    assert [_text(r) for r in after if r.is_error] == []

@@ -1,0 +1,109 @@
+"""Several harkback processes writing one store at once, as a team sharing a database meets
+it (SQLite file and PostgreSQL): each interleaving that lost or miscounted something is
+placed exactly, the other process being a real ``harkback`` run in a subprocess."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from returns.future import FutureResult
+
+from harkback.adapters.sources.claude_code import CLAUDE_CODE
+from harkback.adapters.sources.transcripts import TranscriptImporter
+from harkback.pipeline.importing import run_import
+from harkback.pipeline.wiring import open_store
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
+from tests.pipeline.sync_home import FIXTURES
+from tests.pipeline.test_import_cli import harkback
+from tests.support.postgres_server import PostgresServer
+
+_names = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new store: a SQLite file, or an empty database on the test server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "shared.db")
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.create_database(f"races_{next(_names)}")
+
+
+def _projects(folder: Path) -> Path:
+    """A copy of the Claude Code fixtures' projects folder at ``folder``."""
+    shutil.copytree(FIXTURES / "claude-code" / "projects", folder)
+    return folder
+
+
+class _Between:
+    """A real ledger that runs ``meanwhile`` once, just before the first marks are kept:
+    where another process's work lands between an import's comparison and its marks."""
+
+    def __init__(self, ledger: ImportLedger, meanwhile: Callable[[], None]) -> None:
+        self._ledger = ledger
+        self._meanwhile: Callable[[], None] | None = meanwhile
+
+    def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
+        return self._ledger.state(key)
+
+    def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
+             ) -> FutureResult[None, StoreUnavailable]:
+        meanwhile, self._meanwhile = self._meanwhile, None
+        if meanwhile is not None:
+            meanwhile()
+        return self._ledger.keep(key, marks, now=now)
+
+    def advance(self, key: SourceKey, cursor: str, *, now: float
+                ) -> FutureResult[None, StoreUnavailable]:
+        return self._ledger.advance(key, cursor, now=now)
+
+    def forget(self, key: SourceKey, items: Sequence[str]
+               ) -> FutureResult[None, StoreUnavailable]:
+        return self._ledger.forget(key, items)
+
+    def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
+        return self._ledger.sources()
+
+
+def _stored(db: str) -> set[str]:
+    done = harkback("recent", "--db", db, "--json", "--limit", "10")
+    assert done.returncode == 0, done.stderr
+    return {r["session_id"] for r in json.loads(done.stdout)["results"]}
+
+
+async def test_a_sync_removing_meanwhile_cannot_lose_what_another_folder_holds(
+        db: str, tmp_path: Path) -> None:
+    """Folder B holds the sessions folder A held; A's files are deleted. B's import found
+    them stored (unchanged), then a sync of A removed them (it read the ledger before B's
+    marks were kept), then B kept its marks: the sessions were gone for good, every later
+    import of B skipping them as unchanged."""
+    a, b = _projects(tmp_path / "a"), _projects(tmp_path / "b")
+    assert harkback("import", "claude-code", str(a), "--db", db).returncode == 3  # bad lines
+    held = _stored(db)
+    shutil.rmtree(a)
+    a.mkdir()
+
+    def sync_a() -> None:
+        done = harkback("sync", "--claude-code", str(a), "--db", db, "--json")
+        (claude,) = [s for s in json.loads(done.stdout)["sources"] if s["kind"] == "claude-code"]
+        assert claude["sessions"]["removed"] > 0, done.stderr
+
+    store = open_store(db).unwrap()
+    try:
+        ledger = store.import_ledger()
+        assert ledger is not None
+        outcome = await run_import(TranscriptImporter(CLAUDE_CODE, b), store,
+                                   _Between(ledger, sync_a))
+    finally:
+        store.close()
+    assert outcome.error is None
+    assert _stored(db) == held
+    again = harkback("import", "claude-code", str(b), "--db", db)
+    assert again.returncode == 0, again.stderr
+    assert _stored(db) == held
