@@ -38,12 +38,15 @@ def unembedded(connection: Connection, model: str, roles: tuple[Role, ...], limi
     if limit < 1:
         return ()
     columns = ", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
+    # The model's id first: joined in, a planner without statistics (a server restarted
+    # after a crash resets them) compared every message with every vector, minutes a batch.
+    found = connection.execute("SELECT id FROM vector_models WHERE name = %s",
+                               (model,)).fetchone()
     rows = connection.execute(
         f"SELECT {columns} FROM messages AS m WHERE m.role = ANY(%s::text[]) "
         "AND btrim(m.content, %s) <> '' AND NOT EXISTS (SELECT 1 FROM message_vectors AS v "
-        "JOIN vector_models AS vm ON vm.id = v.model_id "
-        "WHERE v.message_id = m.id AND vm.name = %s) ORDER BY m.id LIMIT %s",
-        (list(roles), BLANK, model, limit)).fetchall()
+        "WHERE v.model_id = %s AND v.message_id = m.id) ORDER BY m.id LIMIT %s",
+        (list(roles), BLANK, found[0] if found else None, limit)).fetchall()
     return tuple(message_from_row(read_text(row)) for row in rows)
 
 
