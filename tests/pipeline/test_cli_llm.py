@@ -114,3 +114,12 @@ def test_a_reply_holding_half_a_character_is_summarised_and_cached(db: Path) -> 
     assert _kinds(first) == ["llm", "llm"] and asked == 2
     summaries = [r["summary"] for r in json.loads(again.stdout)["results"]]
     assert summaries == ["The bridge was fixed \ufffd.", "The bridge was fixed \ufffd."]
+
+
+def test_a_rate_below_one_request_per_period_spaces_the_calls(db: Path) -> None:
+    """--rate 0.9/1 (less than one request a second) is a slow model, not an internal error."""
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "m",
+                        "--base-url", server.url, "--rate", "0.9/1")
+    assert _kinds(done) == ["llm", "llm"]
+    assert "internal error" not in done.stderr
