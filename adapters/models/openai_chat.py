@@ -5,8 +5,9 @@
 (:mod:`harkback.adapters.models.retries`): up to ``max_attempts`` attempts, retrying
 408/409/429/5xx answers, timeouts, connection errors, unreadable bodies and empty or
 reasoning-only answers, waiting what ``Retry-After`` asks (capped) or an exponential
-backoff. Each attempt has a timeout, holds one of ``max_concurrency`` slots and one unit
-of the rate limit.
+backoff. An answer longer than the request's token limit can hold is cut to it. Each
+attempt has a timeout, holds one of ``max_concurrency`` slots and one unit of the rate
+limit.
 
 The client, the ``aiolimiter`` limiter and the semaphore belong to the event loop
 that made them: they are made on first use in each running loop and released by
@@ -78,6 +79,26 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     model = data.get("model")
     return ChatReply(text=text, usage=tokens, model=mended(model) if isinstance(model, str) else "",
                      finish_reason=reason if isinstance(reason, str) else "")
+
+
+CHARS_PER_TOKEN = 8
+"""Characters an answer may hold per token asked for: twice what English takes, eight
+times what Chinese takes; a longer answer comes from a server that ignored the limit."""
+
+
+def within_limit(reply: ChatReply | Attempt, max_tokens: int) -> ChatReply | Attempt:
+    """``reply`` cut to what ``max_tokens`` can hold, marked as cut at the limit: a
+    server that ignores ``max_tokens`` must not hand a search (and the summary cache)
+    megabytes.
+
+    >>> cut = within_limit(ChatReply(text="abcdefghij" * 2), 1)
+    >>> cut.text, cut.finish_reason
+    ('abcdefgh', 'length')
+    """
+    limit = max_tokens * CHARS_PER_TOKEN
+    if isinstance(reply, Attempt) or len(reply.text) <= limit:
+        return reply
+    return attrs.evolve(reply, text=reply.text[:limit].rstrip(), finish_reason="length")
 
 
 def _count(value: object) -> int:
@@ -169,7 +190,7 @@ class OpenAIChatModel:
             data = await fetch_json(send, timeout=s.timeout, where=self._where())
         if isinstance(data, Attempt):
             return data
-        return reply_from_json(data)
+        return within_limit(reply_from_json(data), request.max_tokens)
 
     def _where(self) -> str:
         return shown_url(self.settings.base_url or "the OpenAI API")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,18 @@ def test_a_rate_below_one_request_per_period_spaces_the_calls(db: Path) -> None:
                         "--base-url", server.url, "--rate", "0.9/1")
     assert _kinds(done) == ["llm", "llm"]
     assert "internal error" not in done.stderr
+
+
+def test_an_answer_of_megabytes_is_cut_to_the_token_limit(db: Path) -> None:
+    """A server ignoring max_tokens (a 10 MB answer) gives summaries cut at the limit and
+    saying so; neither the output nor the summary cache holds the megabytes."""
+    with ChatServer(lambda _r: Reply(content="The bridge was rebuilt. " * 420_000)) as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "m",
+                        "--base-url", server.url)
+    results = json.loads(done.stdout)["results"]
+    assert _kinds(done) == ["llm", "llm"]
+    assert all(len(r["summary"]) < 10_000 for r in results)
+    assert all("cut at the output token limit" in r["summary_note"] for r in results)
+    with sqlite3.connect(db) as connection:
+        (longest,) = connection.execute("SELECT MAX(LENGTH(text)) FROM summary_cache").fetchone()
+    assert longest < 10_000
