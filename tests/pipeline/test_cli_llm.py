@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harkback.stages.ingest_format import conversation_to_json
-from tests.support.chat_server import ChatServer, Reply
+from tests.support.chat_server import ChatServer, Received, Reply
 from tests.support.corpus import QUERY, docker_session
 
 MODEL_ENV = ("HARKBACK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "HARKBACK_DB",
@@ -139,3 +139,25 @@ def test_an_answer_of_megabytes_is_cut_to_the_token_limit(db: Path) -> None:
     with sqlite3.connect(db) as connection:
         (longest,) = connection.execute("SELECT MAX(LENGTH(text)) FROM summary_cache").fetchone()
     assert longest < 10_000
+
+
+def test_a_recap_quoting_what_the_session_never_said_is_not_shown(db: Path) -> None:
+    """A recap that quotes a command and a path the transcript lacks gives way to the
+    extractive summary, with a note naming them; one quoting the session exactly stays."""
+    invented = "Fixed by `sudo rm -rf /var/lib/docker` and editing /etc/docker/daemon.json."
+    exact = "Fixed by `docker network create app-net` and `--network app-net`."
+
+    def script(received: Received) -> Reply:
+        return Reply(content=invented if "marker-0" in received.prompt else exact)
+
+    with ChatServer(script) as server:
+        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
+        first = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
+        again = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
+    by_id = {r["session_id"]: r for r in first}
+    assert by_id["s1"]["summary_kind"] == "llm" and by_id["s1"]["summary"] == exact
+    assert by_id["s0"]["summary_kind"] == "extractive"
+    assert "sudo rm -rf /var/lib/docker, /etc/docker/daemon.json" in by_id["s0"]["summary_note"]
+    assert "docker network create app-net" in by_id["s0"]["summary"]
+    assert {r["session_id"]: r["summary_kind"] for r in again} == {"s0": "extractive",
+                                                                   "s1": "llm"}

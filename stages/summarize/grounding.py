@@ -1,0 +1,52 @@
+"""What a model's recap quotes that the transcript it was shown does not hold.
+
+The prompt asks the model to copy commands, file paths, URLs and error messages
+verbatim and to add nothing; a small or confused model still writes
+``sudo rm -rf /var/lib/docker`` into a recap of a session that never ran it. What a recap
+presents as exact (a span in backticks, a line of a fenced code block, a file path, a
+URL) must appear in the transcript, compared without case and with runs of whitespace
+as one space; anything else in the recap is prose and is not checked.
+
+>>> seen = "[USER]: it fails\\n\\n[ASSISTANT]: Run `docker network create app-net`."
+>>> unquoted("Ran `docker network create app-net`, then edited /etc/hosts.", seen)
+('/etc/hosts',)
+>>> unquoted("Created the network with `docker network  create`.", seen)
+()
+"""
+
+from __future__ import annotations
+
+import re
+
+_TICKED = re.compile(r"`([^`\n]{2,})`")
+_FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
+_PATH = re.compile(r"(?<![\w/.~-])(?:~|\.{1,2})?/[\w.@%+=:-]+(?:/[\w.@%+=:-]*)+"
+                   r"|(?<![\w/.~-])~/[\w.@%+=:-]+")
+_URL = re.compile(r"\bhttps?://[^\s`'\"<>()\[\]]+")
+_TRAILING = ".,;:!?)'\"/"
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def quoted_items(recap: str) -> tuple[str, ...]:
+    """What ``recap`` presents as exact: backticked spans, code-block lines, URLs, paths.
+
+    >>> quoted_items("See https://x.io/a. Ran `make`, kept ~/bin/run.sh and ./a/b.")
+    ('make', 'https://x.io/a', '~/bin/run.sh', './a/b')
+    """
+    fenced = [line for block in _FENCE.findall(recap) for line in block.splitlines()]
+    prose = _FENCE.sub(" ", recap)
+    items = [*_TICKED.findall(prose), *fenced]
+    rest = _TICKED.sub(" ", prose)
+    items += [m.group().rstrip(_TRAILING) for m in _URL.finditer(rest)]
+    rest = _URL.sub(" ", rest)
+    items += [m.group().rstrip(_TRAILING) for m in _PATH.finditer(rest)]
+    return tuple(dict.fromkeys(item.strip() for item in items if item.strip(_TRAILING + " ")))
+
+
+def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
+    """The items of :func:`quoted_items` that ``transcript`` does not hold."""
+    held = _folded(transcript)
+    return tuple(item for item in quoted_items(recap) if _folded(item) not in held)
