@@ -190,7 +190,8 @@ class ModelRerank:
         ranking = read_ranking(chat.text, labels=labels)
         if ranking is None:
             return Judged(order=None, called=True, usage=chat.usage,
-                          why="the model named none of the sessions it was shown")
+                          why="the model named none of the sessions it was shown, "
+                              "as asked (RELEVANT: S1, ...)")
         if deps.cache is not None:
             # A cache that cannot be written (a read-only store) is only a miss next time.
             await deps.cache.keep_summary(key, Summary(text=chat.text, kind="llm",

@@ -106,6 +106,9 @@ async def test_labels_it_was_not_shown_are_ignored() -> None:
 @pytest.mark.parametrize(("reply", "why"), [
     (Reply(content="Docker is a container runtime."), "named none of the sessions"),
     (Reply(content="RELEVANT: S7, S8"), "named none of the sessions"),
+    # Prose naming labels: S1 ruled out came first, and the sessions not named were dropped.
+    (Reply(content="S1 does not help at all; S3 is the one that answers it."),
+     "named none of the sessions"),
     (Reply(status=500), "HTTP 500"),
     (Reply(hang=True), "0.5 s deadline"),
 ])
