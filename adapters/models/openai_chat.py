@@ -46,7 +46,8 @@ _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 def reply_from_json(data: object) -> ChatReply | Attempt:
-    """Read a Chat Completions response body; an empty or reasoning-only answer is a miss.
+    """Read a Chat Completions response body; an empty or reasoning-only answer is a miss,
+    a refusal (the ``refusal`` field) a failure not worth repeating.
 
     >>> body = {"model": "m", "choices": [{"message": {"content": "Hi <think>x</think>"},
     ...         "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
@@ -54,6 +55,8 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     ChatReply(text='Hi', usage=TokenUsage(prompt=5, completion=2), model='m', finish_reason='stop')
     >>> reply_from_json({"choices": [{"message": {"content": "", "reasoning_content": "hm"}}]})
     Attempt(reason='the model answered with reasoning only, no content', retry=True, wait=None)
+    >>> reply_from_json({"choices": [{"message": {"content": None, "refusal": "No."}}]})
+    Attempt(reason='the model refused: No.', retry=False, wait=None)
     """
     if not isinstance(data, dict):
         return Attempt("the answer is not a JSON object", retry=True)
@@ -71,6 +74,11 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     counts = usage if isinstance(usage, dict) else {}
     tokens = TokenUsage(prompt=_count(counts.get("prompt_tokens")),
                         completion=_count(counts.get("completion_tokens")))
+    refusal = message.get("refusal")
+    if not text and isinstance(refusal, str) and refusal.strip():
+        # The same question gets the same refusal: asking again only costs tokens.
+        said = " ".join(mended(refusal).split())
+        return Attempt(f"the model refused: {said[:200]}", retry=False)
     if not text:
         thought = raw.strip() or message.get("reasoning_content") or message.get("reasoning")
         what = "reasoning only, no content" if thought else "an empty answer"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import threading
 import time
 import weakref
@@ -99,6 +100,20 @@ async def test_an_empty_answer_counts_as_a_failed_attempt() -> None:
         result = await _complete(_model(server))
         count = len(server.received)
     assert (count, result.unwrap().text) == (2, "The user fixed it.\nSOURCES: 1")
+
+
+async def test_a_refusal_is_not_asked_again_and_says_so() -> None:
+    """A refusal (content null, the ``refusal`` field) is one request and a failure quoting
+    it; it was retried as an empty answer, three paid requests for the same refusal."""
+    body = {"model": "m", "choices": [{"message": {
+        "role": "assistant", "content": None, "refusal": "I can't help with that."},
+        "finish_reason": "stop"}], "usage": {"prompt_tokens": 90, "completion_tokens": 7}}
+    with ChatServer(lambda _r: Reply(raw=json.dumps(body).encode())) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 1
+    assert result.failure().reason == ("the model refused: I can't help with that. "
+                                       "(model test-model, 1 attempt)")
 
 
 async def test_a_reasoning_only_answer_fails_with_that_reason() -> None:
