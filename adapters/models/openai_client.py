@@ -47,7 +47,13 @@ async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
         return _status_problem(error)
     except openai.APIConnectionError as error:
         cause = error.__cause__ or error
-        return Attempt(f"cannot reach {where}: {cause}", retry=True)
+        if isinstance(cause, httpx2.ReadError | httpx2.RemoteProtocolError):
+            # Connected, then the server closed or reset the connection (a ReadError says
+            # nothing more: the line ended in "cannot reach URL: ").
+            return Attempt(f"{where} closed the connection without an answer"
+                           f"{': ' + str(cause) if str(cause).strip() else ''}", retry=True)
+        return Attempt(f"cannot reach {where}: {str(cause).strip() or type(cause).__name__}",
+                       retry=True)
     except openai.APIError as error:
         return Attempt(f"unreadable answer from {where}: {error.message}", retry=True)
     except httpx2.HTTPError as error:

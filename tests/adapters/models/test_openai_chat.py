@@ -150,6 +150,15 @@ async def test_an_unreachable_endpoint_is_a_clear_failure() -> None:
     assert f"cannot reach {url}" in result.failure().reason
 
 
+async def test_a_reset_connection_is_named_as_one() -> None:
+    """A server that resets the connection is named as closing it, not as unreachable
+    with nothing after the colon ('cannot reach URL: ')."""
+    with ChatServer(lambda _r: Reply(reset=True)) as server:
+        result = await _complete(_model(server, max_attempts=1))
+    assert result.failure().reason == (f"{server.url} closed the connection without an "
+                                       "answer (model test-model, 1 attempt)")
+
+
 @pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:port/v1", "127.0.0.1:8080/v1"])
 async def test_a_base_url_the_sdk_cannot_use_is_a_failure_value(url: str) -> None:
     """An unusable endpoint URL fails the call as a value naming it, not as an exception."""
