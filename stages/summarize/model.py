@@ -331,7 +331,7 @@ class LlmSummarize:
         return Success(SummarizedSet(request=loaded.request, parsed=loaded.parsed,
                                      items=tuple(items),
                                      sessions_searched=loaded.sessions_searched,
-                                     rerank=loaded.rerank))
+                                     rerank=loaded.rerank, notes=loaded.notes))
 
     def fallback(self, transcript: Transcript, parsed: ParsedQuery, why: str) -> Summary:
         """The extractive summary of ``transcript``, with a note saying why no model summary."""
