@@ -195,7 +195,8 @@ class OpenAIChatModel:
 
         async with bound.slots:
             await bound.limiter.acquire()
-            data = await fetch_json(send, timeout=s.timeout, where=self._where())
+            data = await fetch_json(send, timeout=s.timeout, where=self._where(),
+                                    secret=s.api_key)
         if isinstance(data, Attempt):
             return data
         return within_limit(reply_from_json(data), request.max_tokens)

@@ -163,7 +163,7 @@ class OpenAIEmbedder:
             body: bytes = raw.content
             return body
 
-        data = await fetch_json(send, timeout=self.timeout,
+        data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
                                 where=shown_url(self.base_url or "the OpenAI API"))
         if isinstance(data, Attempt):
             return data
