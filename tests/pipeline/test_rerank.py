@@ -224,3 +224,19 @@ def test_the_deadline_bounds_the_rerank_and_the_summaries_together(tmp_path: Pat
     assert payload["notes"] == ["rerank: the lexical order stands (not finished within the "
                                 "2 s deadline)"]
     assert [r["summary_kind"] for r in payload["results"]] == ["llm"] * 3
+
+
+def test_a_rerank_that_keeps_none_says_so_in_the_human_output(tmp_path: Path) -> None:
+    """The model judging none of the sessions relevant: the human output says the model
+    kept none of those shown, not only 'No matching sessions found.'."""
+    source = tmp_path / "s.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                              for i in range(3)))
+    db = tmp_path / "h.db"
+    assert run_cli("ingest", str(source), "--db", str(db)).returncode == 0
+    with ChatServer(answering(lambda _ids: [])) as server:
+        done = run_cli("search", QUERY, "--db", str(db), "--rerank", "--model", "m",
+                       "--base-url", server.url, "--summarizer", "extractive")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["No matching sessions found.",
+                                        "reranked by the model: 0 kept of 3 shown"]
