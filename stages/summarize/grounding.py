@@ -1,11 +1,14 @@
-"""What a model's recap quotes that the transcript it was shown does not hold.
+"""What a model's recap quotes that the transcript it was shown does not hold, and a
+recap that is only the transcript repeated.
 
 The prompt asks the model to copy commands, file paths, URLs and error messages
 verbatim and to add nothing; a small or confused model still writes
 ``sudo rm -rf /var/lib/docker`` into a recap of a session that never ran it. What a recap
 presents as exact (a span in backticks, a line of a fenced code block, a file path, a
 URL) must appear in the transcript, compared without case and with runs of whitespace
-as one space; anything else in the recap is prose and is not checked.
+as one space; anything else in the recap is prose and is not checked. A small model
+also answers by repeating the quoted transcript, its markers and message numbers
+included (SmolLM2-135M does, in the test suite): that is no recap either.
 
 >>> seen = "[USER]: it fails\\n\\n[ASSISTANT]: Run `docker network create app-net`."
 >>> unquoted("Ran `docker network create app-net`, then edited /etc/hosts.", seen)
@@ -50,3 +53,24 @@ def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
     """The items of :func:`quoted_items` that ``transcript`` does not hold."""
     held = _folded(transcript)
     return tuple(item for item in quoted_items(recap) if _folded(item) not in held)
+
+
+_ECHO = re.compile(r"<<<TRANSCRIPT [0-9a-f]{12}|TRANSCRIPT [0-9a-f]{12}>>>"
+                   r"|^\[#\d+\] \[(?:USER|ASSISTANT|SYSTEM|TOOL)", re.MULTILINE)
+
+
+def recap_problem(recap: str, transcript: str) -> str | None:
+    """Why ``recap`` cannot stand for a summary of ``transcript``, or None when it can.
+
+    >>> recap_problem("<<<TRANSCRIPT 0123456789ab\\n[#1] [USER]: hi", "[USER]: hi")
+    'the model repeated the transcript instead of a recap'
+    >>> recap_problem("The user said hi.", "[USER]: hi") is None
+    True
+    """
+    if _ECHO.search(recap):
+        return "the model repeated the transcript instead of a recap"
+    invented = unquoted(recap, transcript)
+    if invented:  # the recap claims as exact what the session never said
+        return (f"the model's recap quotes what the transcript does not hold: "
+                f"{', '.join(invented[:3])}")
+    return None

@@ -47,7 +47,7 @@ from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summarized, Summary, TokenUsage, Transcript
 from harkback.stages.stage import Step
 from harkback.stages.summarize.extractive import MAX_CHARS, MAX_LINES, extractive_summary
-from harkback.stages.summarize.grounding import unquoted
+from harkback.stages.summarize.grounding import recap_problem
 from harkback.stages.text.tokens import is_cjk, normalize
 
 PROMPT_VERSION = "recall-1"
@@ -363,7 +363,7 @@ class LlmSummarize:
         if deps.cache is not None:
             kept = await deps.cache.cached_summary(key).awaitable()
             hit = unsafe_perform_io(kept.value_or(None))
-            if hit is not None and not unquoted(hit.text, prepared.transcript.text):
+            if hit is not None and not recap_problem(hit.text, prepared.transcript.text):
                 # Usage counts what this recall spent, and a cached summary spent nothing.
                 note = "from the summary cache" + (f"; {hit.note}" if hit.note else "")
                 return Summarized(transcript=prepared.transcript,
@@ -382,10 +382,9 @@ class LlmSummarize:
         summary = read_reply(chat.text, blocks=prepared.blocks)
         if summary is None:
             return fallback("the model answered with no recap", chat.usage)
-        invented = unquoted(summary.text, prepared.transcript.text)
-        if invented:  # the recap claims as exact what the session never said
-            return fallback(f"the model's recap quotes what the transcript does not hold: "
-                            f"{', '.join(invented[:3])}", chat.usage)
+        problem = recap_problem(summary.text, prepared.transcript.text)
+        if problem:
+            return fallback(problem, chat.usage)
         if chat.finish_reason == "length":
             summary = attrs.evolve(summary, note="cut at the output token limit")
         summary = attrs.evolve(summary, usage=chat.usage)

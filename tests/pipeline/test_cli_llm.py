@@ -161,3 +161,21 @@ def test_a_recap_quoting_what_the_session_never_said_is_not_shown(db: Path) -> N
     assert "docker network create app-net" in by_id["s0"]["summary"]
     assert {r["session_id"]: r["summary_kind"] for r in again} == {"s0": "extractive",
                                                                    "s1": "llm"}
+
+
+def test_a_model_repeating_the_transcript_gives_the_extractive_summary(db: Path) -> None:
+    """An answer that is the quoted transcript again (markers, [#n] numbers: what a small
+    local model writes) is no recap: extractive summary, a note, nothing cached."""
+    def echo(received: Received) -> Reply:
+        start = received.prompt.index("<<<TRANSCRIPT ")
+        return Reply(content=received.prompt[start:start + 300])
+
+    with ChatServer(echo) as server:
+        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
+        results = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
+        harkback("search", QUERY, *flags)
+        asked = len(server.received)
+    assert [r["summary_kind"] for r in results] == ["extractive", "extractive"]
+    assert all("repeated the transcript" in r["summary_note"] for r in results)
+    assert all("<<<TRANSCRIPT" not in r["summary"] for r in results)
+    assert asked == 4
