@@ -23,9 +23,11 @@ import re
 
 _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
-_PATH = re.compile(r"(?<![\w/.~-])(?:~|\.{1,2})?/[\w.@%+=:-]+(?:/[\w.@%+=:-]*)+"
-                   r"|(?<![\w/.~-])~/[\w.@%+=:-]+")
-_URL = re.compile(r"\bhttps?://[^\s`'\"<>()\[\]]+")
+# ASCII only: in Chinese or Japanese a path is often written against the next word
+# (修改了/etc/hosts文件, 见https://x.io/a。), and \w would take that word into the item.
+_PATH = re.compile(r"(?<![A-Za-z0-9_/.~-])(?:~|\.{1,2})?/[A-Za-z0-9_.@%+=:-]+"
+                   r"(?:/[A-Za-z0-9_.@%+=:-]*)+|(?<![A-Za-z0-9_/.~-])~/[A-Za-z0-9_.@%+=:-]+")
+_URL = re.compile(r"(?<![A-Za-z0-9])https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
 _TRAILING = ".,;:!?)'\"/"
 
 

@@ -23,3 +23,12 @@ def test_urls_and_paths_the_session_named_pass_with_trailing_punctuation() -> No
     """A URL or path followed by a full stop or closing bracket is still found."""
     recap = "See https://docs.docker.com/network/. Config (~/compose/app.yml)."
     assert unquoted(recap, SEEN) == ()
+
+
+def test_a_path_written_against_chinese_words_is_read_without_them() -> None:
+    """修改了/etc/nginx/nginx.conf文件 quotes /etc/nginx/nginx.conf, which the session holds;
+    the path ran on into 文件 and the recap was refused."""
+    seen = "[ASSISTANT]: 编辑 /etc/nginx/nginx.conf 然后 reload"
+    assert quoted_items("修改了/etc/nginx/nginx.conf文件") == ("/etc/nginx/nginx.conf",)
+    assert unquoted("修改了 /etc/nginx/nginx.conf文件，然后重新加载。", seen) == ()
+    assert quoted_items("文档在https://x.io/a。") == ("https://x.io/a",)
