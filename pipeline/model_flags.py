@@ -84,8 +84,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                        help="timeout of one model call (default 30)")
     group.add_argument("--deadline", type=_positive_float, default=DEADLINE_S,
                        metavar="SECONDS",
-                       help=f"time for all model summaries of one recall (default "
-                            f"{DEADLINE_S:g}); sessions not done by then get extractive ones")
+                       help=f"time for all model calls of one recall (default "
+                            f"{DEADLINE_S:g}); sessions not done by then get extractive "
+                            f"summaries; --rerank has half of it (30 at most)")
 
 
 def model_settings(args: argparse.Namespace, environ: Mapping[str, str]

@@ -30,21 +30,20 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
     """Human output for a search or recent payload: a table, then each summary (each
     result's hint to open its best match names ``db``, the store a flag named)."""
     rows = payload["results"]
-    if not rows:
-        return str(payload.get("message", "No sessions found."))
-    if payload["mode"] == "recent":
+    if payload["mode"] == "recent" and rows:
         return _recent_table(rows)
+    # Said even with no rows: a rerank that kept none, or a ranking by words alone, is
+    # why a search found nothing as much as the words are.
+    said = _search_notes(payload) if payload["mode"] == "search" else []
+    if not rows:
+        return "\n".join([str(payload.get("message", "No sessions found.")), *said])
     header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'hits':>4}  session / title"
     asked = ""
     if payload.get("as_of") is not None:
         moment = datetime.fromtimestamp(payload["as_of"], UTC)
         asked = f" as of {moment.isoformat(timespec='seconds').replace('+00:00', 'Z')}"
     lines = [f'{payload["count"]} of {payload["sessions_searched"]} matching session(s) '
-             f'for "{one_line(payload["query"])}"{asked}']
-    if payload.get("rerank"):
-        lines.append(f"reranked by the model: {payload['rerank']['kept']} kept of "
-                     f"{payload['rerank']['shown']} shown")
-    lines += [f"note: {note}" for note in payload.get("notes", ())]
+             f'for "{one_line(payload["query"])}"{asked}', *said]
     lines += ["", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
         lines.append(f"{i:>2}  {padded(r['when'], 30)} {_source_cell(r['source'])} "
@@ -63,6 +62,14 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
             lines.append(textwrap.fill(para, width=100, initial_indent="    ",
                                        subsequent_indent="      ") if para else "")
     return "\n".join(lines)
+
+
+def _search_notes(payload: dict[str, Any]) -> list[str]:
+    lines = []
+    if payload.get("rerank"):
+        lines.append(f"reranked by the model: {payload['rerank']['kept']} kept of "
+                     f"{payload['rerank']['shown']} shown")
+    return lines + [f"note: {note}" for note in payload.get("notes", ())]
 
 
 def show_command(message_id: str, db: str | None = None) -> str:

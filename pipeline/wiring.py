@@ -42,6 +42,7 @@ from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
 from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.match.rankers import RANKERS
 from harkback.stages.ports import Embedder, SessionStore
+from harkback.stages.rerank.model import DEADLINE_S as RERANK_DEADLINE_S
 from harkback.stages.rerank.model import ModelRerank
 from harkback.stages.shown_url import shown_url
 from harkback.stages.summarize.model import LlmSummarize
@@ -227,7 +228,8 @@ class RecallSettings:
     ``summarizer`` None means ``llm`` with a model configured, else extractive;
     ``rerank`` asks the model to rerank a shortlist (off unless asked; needs a model);
     ``environ`` is what the embedder spec reads (``$OPENAI_BASE_URL``...; default: the
-    process's environment).
+    process's environment). ``deadline_s`` bounds all model calls of the recall: with
+    ``rerank``, see :attr:`deadlines`.
     """
 
     db: str | None = None
@@ -251,6 +253,21 @@ class RecallSettings:
         """True when the recall calls the chat model (to summarise or to rerank)."""
         return self.chat is not None and (self.summarizer_name == MODEL_SUMMARIZER
                                           or self.rerank)
+
+    @property
+    def deadlines(self) -> tuple[float, float]:
+        """Seconds for the rerank and for the summaries, together at most ``deadline_s``:
+        the rerank has half of it beside model summaries (all of it without), and at most
+        its own default.
+
+        >>> RecallSettings(rerank=True, chat=ChatSettings(model="m"), deadline_s=8).deadlines
+        (4.0, 4.0)
+        """
+        if not self.rerank:
+            return 0.0, self.deadline_s
+        beside = self.summarizer_name == MODEL_SUMMARIZER
+        rerank = min(RERANK_DEADLINE_S, self.deadline_s / 2 if beside else self.deadline_s)
+        return rerank, (self.deadline_s - rerank) if beside else self.deadline_s
 
     @property
     def writes_summaries(self) -> bool:
@@ -277,11 +294,12 @@ def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:
         return Failure(QueryRejected(
             "no model configured for --rerank: pass --model NAME or set "
             "HARKBACK_MODEL (and OPENAI_BASE_URL for a local server)"))
-    summarize = (LlmSummarize(deadline_s=settings.deadline_s) if name == MODEL_SUMMARIZER
+    rerank_s, summaries_s = settings.deadlines
+    summarize = (LlmSummarize(deadline_s=summaries_s) if name == MODEL_SUMMARIZER
                  else SUMMARIZERS[name])
     pipeline = Pipeline(match=RANKERS[ranker], summarize=summarize)
-    return Success(attrs.evolve(pipeline, rerank=ModelRerank()) if settings.rerank
-                   else pipeline)
+    return Success(attrs.evolve(pipeline, rerank=ModelRerank(deadline_s=rerank_s))
+                   if settings.rerank else pipeline)
 
 
 def embedder_for(spec: str | None, environ: Mapping[str, str] | None = None
@@ -353,7 +371,7 @@ def _facade(settings: RecallSettings, store: SessionStore, pipeline: Pipeline,
     harkback = Harkback(store=store, pipeline=pipeline, embedder=embedder,
                         vectors=store.vector_store() if embedder is not None else None)
     if settings.chat is not None and settings.summarizer_name == MODEL_SUMMARIZER:
-        harkback = with_model(harkback, settings.chat, deadline_s=settings.deadline_s)
+        harkback = with_model(harkback, settings.chat, deadline_s=settings.deadlines[1])
     elif settings.chat is not None and settings.rerank:
         # A model for the rerank only: the summarizer stays the one asked for.
         harkback = attrs.evolve(harkback, model=_chat_model(settings.chat),

@@ -41,4 +41,5 @@ class Assemble:
         return pure(RecallResult(
             query=summarized.request.query,
             results=tuple(to_recall(item, self.tz) for item in summarized.items),
-            sessions_searched=summarized.sessions_searched, rerank=summarized.rerank))
+            sessions_searched=summarized.sessions_searched, rerank=summarized.rerank,
+            notes=summarized.notes))

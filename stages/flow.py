@@ -25,12 +25,14 @@ from harkback.stages.request import SearchRequest
 class Matched:
     """The match stage's output: ranked message hits, and the score each ranked session
     got when the ranker scores sessions (best first; empty when it does not), which the
-    hybrid ranker weighs meaning against."""
+    hybrid ranker weighs meaning against, and notes for people on what the ranking left
+    out (meaning, when the embedder failed); later stages pass the notes on."""
 
     request: SearchRequest
     parsed: ParsedQuery
     hits: tuple[MessageHit, ...]
     session_scores: tuple[tuple[str, float], ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -43,6 +45,7 @@ class Found:
     parsed: ParsedQuery
     sessions_searched: int = attrs.field(validator=attrs.validators.ge(0))
     rerank: RerankReport | None = None
+    notes: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -68,7 +68,8 @@ class LineageResolve:
                 exclude_descendants_of=request.current_session_id)
             limit = max(min(request.limit, self.max_candidates), request.shortlist)
             return Resolved(request=request, parsed=matched.parsed,
-                            candidates=candidates[:limit], sessions_searched=len(candidates))
+                            candidates=candidates[:limit], sessions_searched=len(candidates),
+                            notes=matched.notes)
 
         return with_store(lambda deps: load_ancestry(deps.store, ids)).map(resolved)
 

@@ -84,12 +84,14 @@ class Recall:
 
 @attrs.frozen(kw_only=True)
 class RecallResult:
-    """The answer to a search: recalled sessions, best first, and what a rerank did."""
+    """The answer to a search: recalled sessions, best first, what a rerank did, and
+    notes on what a stage left out (meaning, when the embedder failed)."""
 
     query: str
     results: tuple[Recall, ...]
     sessions_searched: int
     rerank: RerankReport | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def usage(self) -> TokenUsage:
@@ -112,10 +114,12 @@ class RecallResult:
         if usage.prompt or usage.completion:
             payload["usage"] = {"prompt_tokens": usage.prompt,
                                 "completion_tokens": usage.completion}
+        notes = list(self.notes)
         if self.rerank is not None:
             payload["rerank"] = rerank_payload(self.rerank)
-            if self.rerank.note:
-                payload["notes"] = [self.rerank.note]
+            notes += [self.rerank.note] if self.rerank.note else []
+        if notes:
+            payload["notes"] = notes
         return payload
 
 

@@ -8,7 +8,7 @@ runs the step and yields the next record or a :data:`RecallError`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from returns.context import RequiresContextFutureResult
@@ -81,3 +81,23 @@ def as_result(outcome: IOResult[T, E]) -> Result[T, E]:
     if isinstance(outcome, IOFailure):
         return Failure(unsafe_perform_io(outcome.failure()))
     return Success(unsafe_perform_io(outcome.unwrap()))
+
+
+async def before(deadline: float, work: Awaitable[T]) -> T | None:
+    """``work``'s value, or None when the running loop's clock passes ``deadline`` first
+    (``work`` is then cancelled). For what a deadline must bound besides model calls: a
+    summary cache waiting for a lock must not hold a recall past its deadline.
+
+    >>> async def late() -> int:
+    ...     await asyncio.sleep(5)
+    ...     return 1
+    >>> async def main() -> int | None:
+    ...     return await before(asyncio.get_running_loop().time() + 0.01, late())
+    >>> asyncio.run(main()) is None
+    True
+    """
+    remaining = deadline - asyncio.get_running_loop().time()
+    try:
+        return await asyncio.wait_for(work, timeout=max(remaining, 0.0))
+    except TimeoutError:
+        return None

@@ -75,10 +75,14 @@ class ChatSettings:
 
         >>> ChatSettings(model="m", rate=30, rate_period=60, strict_rate=True).limiter().max_rate
         1
+        >>> ChatSettings(model="m", rate=0.5, rate_period=60).limiter().time_period
+        120.0
         """
         from aiolimiter import AsyncLimiter  # imported here: only a model call needs it
 
-        if self.strict_rate:
-            # aiolimiter's documented way to forbid bursts: one entry per interval.
+        if self.strict_rate or self.rate < 1:
+            # aiolimiter's documented way to forbid bursts: one entry per interval. Below
+            # one request per period (``--rate 0.5``) it is the only way: a bucket that
+            # holds less than one request refuses every request with a ValueError.
             return AsyncLimiter(1, self.rate_period / self.rate)
         return AsyncLimiter(self.rate, self.rate_period)

@@ -5,8 +5,9 @@
 (:mod:`harkback.adapters.models.retries`): up to ``max_attempts`` attempts, retrying
 408/409/429/5xx answers, timeouts, connection errors, unreadable bodies and empty or
 reasoning-only answers, waiting what ``Retry-After`` asks (capped) or an exponential
-backoff. Each attempt has a timeout, holds one of ``max_concurrency`` slots and one unit
-of the rate limit.
+backoff. An answer longer than the request's token limit can hold is cut to it. Each
+attempt has a timeout, holds one of ``max_concurrency`` slots and one unit of the rate
+limit.
 
 The client, the ``aiolimiter`` limiter and the semaphore belong to the event loop
 that made them: they are made on first use in each running loop and released by
@@ -45,7 +46,8 @@ _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
 
 def reply_from_json(data: object) -> ChatReply | Attempt:
-    """Read a Chat Completions response body; an empty or reasoning-only answer is a miss.
+    """Read a Chat Completions response body; an empty or reasoning-only answer is a miss,
+    a refusal (the ``refusal`` field) a failure not worth repeating.
 
     >>> body = {"model": "m", "choices": [{"message": {"content": "Hi <think>x</think>"},
     ...         "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
@@ -53,6 +55,8 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     ChatReply(text='Hi', usage=TokenUsage(prompt=5, completion=2), model='m', finish_reason='stop')
     >>> reply_from_json({"choices": [{"message": {"content": "", "reasoning_content": "hm"}}]})
     Attempt(reason='the model answered with reasoning only, no content', retry=True, wait=None)
+    >>> reply_from_json({"choices": [{"message": {"content": None, "refusal": "No."}}]})
+    Attempt(reason='the model refused: No.', retry=False, wait=None)
     """
     if not isinstance(data, dict):
         return Attempt("the answer is not a JSON object", retry=True)
@@ -70,6 +74,11 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     counts = usage if isinstance(usage, dict) else {}
     tokens = TokenUsage(prompt=_count(counts.get("prompt_tokens")),
                         completion=_count(counts.get("completion_tokens")))
+    refusal = message.get("refusal")
+    if not text and isinstance(refusal, str) and refusal.strip():
+        # The same question gets the same refusal: asking again only costs tokens.
+        said = " ".join(mended(refusal).split())
+        return Attempt(f"the model refused: {said[:200]}", retry=False)
     if not text:
         thought = raw.strip() or message.get("reasoning_content") or message.get("reasoning")
         what = "reasoning only, no content" if thought else "an empty answer"
@@ -78,6 +87,26 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     model = data.get("model")
     return ChatReply(text=text, usage=tokens, model=mended(model) if isinstance(model, str) else "",
                      finish_reason=reason if isinstance(reason, str) else "")
+
+
+CHARS_PER_TOKEN = 8
+"""Characters an answer may hold per token asked for: twice what English takes, eight
+times what Chinese takes; a longer answer comes from a server that ignored the limit."""
+
+
+def within_limit(reply: ChatReply | Attempt, max_tokens: int) -> ChatReply | Attempt:
+    """``reply`` cut to what ``max_tokens`` can hold, marked as cut at the limit: a
+    server that ignores ``max_tokens`` must not hand a search (and the summary cache)
+    megabytes.
+
+    >>> cut = within_limit(ChatReply(text="abcdefghij" * 2), 1)
+    >>> cut.text, cut.finish_reason
+    ('abcdefgh', 'length')
+    """
+    limit = max_tokens * CHARS_PER_TOKEN
+    if isinstance(reply, Attempt) or len(reply.text) <= limit:
+        return reply
+    return attrs.evolve(reply, text=reply.text[:limit].rstrip(), finish_reason="length")
 
 
 def _count(value: object) -> int:
@@ -166,10 +195,11 @@ class OpenAIChatModel:
 
         async with bound.slots:
             await bound.limiter.acquire()
-            data = await fetch_json(send, timeout=s.timeout, where=self._where())
+            data = await fetch_json(send, timeout=s.timeout, where=self._where(),
+                                    secret=s.api_key)
         if isinstance(data, Attempt):
             return data
-        return reply_from_json(data)
+        return within_limit(reply_from_json(data), request.max_tokens)
 
     def _where(self) -> str:
         return shown_url(self.settings.base_url or "the OpenAI API")

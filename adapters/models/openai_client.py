@@ -13,10 +13,12 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 
+import attrs
 import httpx2
 import openai
 
 from harkback.adapters.models.retries import RETRYABLE_STATUS, Attempt, retry_after
+from harkback.stages.shown_url import MASK
 
 NO_KEY = "no-key"
 """Sent when no API key is configured: local servers ignore it, others answer 401."""
@@ -30,24 +32,40 @@ def new_client(base_url: str | None, api_key: str | None, timeout: float) -> ope
 
 
 async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
-                     where: str) -> object | Attempt:
+                     where: str, secret: str | None = None) -> object | Attempt:
     """Run one request (``send`` returns the raw body) within ``timeout``; read its JSON.
 
     What goes wrong is an :class:`~harkback.adapters.models.retries.Attempt` saying
     whether to try again: timeouts, HTTP errors (retried as
     :data:`~harkback.adapters.models.retries.RETRYABLE_STATUS` says, waiting what
-    ``Retry-After`` asks), no connection to ``where``, a body that is not JSON.
+    ``Retry-After`` asks), no connection to ``where``, a body that is not JSON. The API
+    key ``secret`` is masked wherever the server's words repeat it ("Invalid API key:
+    sk-..."): the reason is printed, and an agent's output ends up in its transcripts.
     """
+    outcome = await _fetch(send, timeout=timeout, where=where, secret=secret)
+    if isinstance(outcome, Attempt) and secret and secret in outcome.reason:
+        return attrs.evolve(outcome, reason=outcome.reason.replace(secret, MASK))
+    return outcome
+
+
+async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where: str,
+                 secret: str | None) -> object | Attempt:
     try:
         async with asyncio.timeout(timeout):
             body = await send()
     except (TimeoutError, openai.APITimeoutError, httpx2.TimeoutException):
         return Attempt(f"no answer within {timeout:g} s", retry=True)
     except openai.APIStatusError as error:
-        return _status_problem(error)
+        return _status_problem(error, secret)
     except openai.APIConnectionError as error:
         cause = error.__cause__ or error
-        return Attempt(f"cannot reach {where}: {cause}", retry=True)
+        if isinstance(cause, httpx2.ReadError | httpx2.RemoteProtocolError):
+            # Connected, then the server closed or reset the connection (a ReadError says
+            # nothing more: the line ended in "cannot reach URL: ").
+            return Attempt(f"{where} closed the connection without an answer"
+                           f"{': ' + str(cause) if str(cause).strip() else ''}", retry=True)
+        return Attempt(f"cannot reach {where}: {str(cause).strip() or type(cause).__name__}",
+                       retry=True)
     except openai.APIError as error:
         return Attempt(f"unreadable answer from {where}: {error.message}", retry=True)
     except httpx2.HTTPError as error:
@@ -59,9 +77,9 @@ async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
     return data
 
 
-def _status_problem(error: openai.APIStatusError) -> Attempt:
+def _status_problem(error: openai.APIStatusError, secret: str | None) -> Attempt:
     status = error.status_code
-    detail = _error_detail(error)
+    detail = _error_detail(error, secret)
     retry = status in RETRYABLE_STATUS or status >= 500
     hint = ""
     if status in (401, 403):
@@ -73,11 +91,12 @@ def _status_problem(error: openai.APIStatusError) -> Attempt:
                    wait=wait)
 
 
-def _error_detail(error: openai.APIStatusError) -> str:
+def _error_detail(error: openai.APIStatusError, secret: str | None) -> str:
     body = error.body
     if isinstance(body, dict):
         inner = body.get("error", body)
         message = inner.get("message") if isinstance(inner, dict) else inner
         if isinstance(message, str):
-            return message[:200]
+            # Masked before the cut, which could leave the start of the key.
+            return (message.replace(secret, MASK) if secret else message)[:200]
     return ""

@@ -6,10 +6,13 @@ off and harkback's own honouring ``Retry-After``, a timeout per request: see
 :mod:`harkback.adapters.models.openai_client` and :mod:`harkback.adapters.models.retries`)
 and checks every answer: one vector per text, one dimension, finite numbers, none all
 zeros. Failures are :class:`~harkback.stages.errors.ModelFailed` values, never exceptions.
+A search's question gets at most ``query_deadline`` seconds for all its attempts together:
+the search then ranks by words, instead of waiting out three attempts of a hanging server.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from functools import partial
 
@@ -59,6 +62,10 @@ def vectors_from_json(data: object, expected: int) -> tuple[Vector, ...] | Attem
     return Attempt(vectors, retry=False) if isinstance(vectors, str) else vectors
 
 
+QUERY_DEADLINE_S = 10.0
+"""Time for a search's question to get its vector, all attempts together."""
+
+
 async def _close_client(client: openai.AsyncOpenAI) -> None:
     await client.close()
 
@@ -83,6 +90,8 @@ class OpenAIEmbedder:
     max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
     backoff: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
     max_retry_after: float = attrs.field(default=20.0, validator=attrs.validators.ge(0))
+    query_deadline: float = attrs.field(default=QUERY_DEADLINE_S,
+                                        validator=attrs.validators.gt(0))
     query_prefix: str = ""
     passage_prefix: str = ""
     _clients: PerLoop[openai.AsyncOpenAI] = attrs.field(init=False, repr=False)
@@ -107,6 +116,16 @@ class OpenAIEmbedder:
         await self._clients.release()
 
     async def _embed(self, texts: tuple[str, ...], kind: EmbedKind) -> Vectors:
+        if kind != "query":
+            return await self._embed_all(texts, kind)
+        try:
+            async with asyncio.timeout(self.query_deadline):
+                return await self._embed_all(texts, kind)
+        except TimeoutError:
+            return Failure(ModelFailed(f"no vector for the question within "
+                                       f"{self.query_deadline:g} s (model {self.model})"))
+
+    async def _embed_all(self, texts: tuple[str, ...], kind: EmbedKind) -> Vectors:
         prefix = self.query_prefix if kind == "query" else self.passage_prefix
         # The HTTP library would reject such a URL with its own error type, and only
         # when the client is made ($OPENAI_BASE_URL is not checked by the spec parser).
@@ -144,7 +163,7 @@ class OpenAIEmbedder:
             body: bytes = raw.content
             return body
 
-        data = await fetch_json(send, timeout=self.timeout,
+        data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
                                 where=shown_url(self.base_url or "the OpenAI API"))
         if isinstance(data, Attempt):
             return data

@@ -57,6 +57,12 @@ _SOURCES = (
     'GROUP BY s.location ORDER BY s.last_imported_at DESC, s.location COLLATE "C"')
 
 
+CACHE_LOCK_TIMEOUT = "SET LOCAL lock_timeout = '100ms'"
+"""How long a cache statement waits for a lock (as the SQLite cache's busy timeout): a
+table locked by a migration or a rewrite held each search with a model for the 60 s
+read timeout, past its deadline, the summaries' lookups then a miss anyway."""
+
+
 class PostgresSummaryCache:
     """A :class:`~harkback.stages.ports.SummaryCache` in the store's database."""
 
@@ -67,6 +73,7 @@ class PostgresSummaryCache:
     def cached_summary(self, key: SummaryKey) -> FutureResult[Summary | None, StoreUnavailable]:
         """The summary kept under ``key``, or None."""
         def work(connection: Connection) -> Summary | None:
+            connection.execute(CACHE_LOCK_TIMEOUT)
             row = connection.execute(_CACHED, key_params(key)).fetchone()
             return None if row is None else summary_from_row(tuple(row))
         return self.store.run(work)
@@ -77,12 +84,15 @@ class PostgresSummaryCache:
         if self.store.readonly:
             return FutureResult.from_value(None)
         row = summary_row(key, summary, time.time())
-        return self.store.run(lambda connection: _keep(connection, _KEEP_SUMMARY, row),
-                              long=True)
+        return self.store.run(lambda connection: _keep(connection, _KEEP_SUMMARY, row,
+                                                       lock_timeout=True), long=True)
 
 
-def _keep(connection: Connection, statement: str, params: Sequence[Any]) -> None:
+def _keep(connection: Connection, statement: str, params: Sequence[Any], *,
+          lock_timeout: bool = False) -> None:
     with connection.transaction():
+        if lock_timeout:
+            connection.execute(CACHE_LOCK_TIMEOUT)
         check_version(connection)  # migrated by another harkback meanwhile: nothing kept
         connection.execute(statement, params)
 

@@ -151,7 +151,8 @@ class Load:
         return fetch_lineages(store, [c.root for c in candidates]).bind(build).map(
             lambda transcripts: Loaded(
                 request=resolved.request, parsed=resolved.parsed, transcripts=transcripts,
-                sessions_searched=resolved.sessions_searched, rerank=resolved.rerank))
+                sessions_searched=resolved.sessions_searched, rerank=resolved.rerank,
+                notes=resolved.notes))
 
 
 def _of(lineage: Sequence[Session], messages: Sequence[Message]) -> tuple[Message, ...]:

@@ -22,7 +22,7 @@ The dense neighbours are lifted by recency as the lexical side's sessions are
 
 Dense ranking is an extra: with no embedder or vector store in :class:`Deps`, no vectors
 stored, or an embedder or store that fails, the result is the lexical ranking unchanged,
-never an error.
+never an error; a failure is said in :attr:`Matched.notes`.
 
 >>> h = lambda sid, score=1.0: MessageHit(session_id=sid, position=0, role="user",
 ...                                      content="", score=score)
@@ -40,7 +40,6 @@ from collections.abc import Sequence
 import attrs
 from returns.context import RequiresContextFutureResult
 from returns.future import FutureResult
-from returns.io import IOResult, IOSuccess
 from returns.result import Result, Success
 
 from harkback.stages.errors import RecallError
@@ -154,9 +153,11 @@ class HybridMatch:
 
         def run(deps: Deps) -> FutureResult[Matched, RecallError]:
             async def both() -> Result[Matched, RecallError]:
-                words, meaning = await asyncio.gather(
+                words, (meaning, note) = await asyncio.gather(
                     lexical_step(deps).awaitable(), self._dense(request, deps))
                 outcome = as_result(words)
+                if note:
+                    outcome = outcome.map(lambda m: attrs.evolve(m, notes=(*m.notes, note)))
                 if not meaning or not isinstance(outcome, Success):
                     return outcome
                 matched = outcome.unwrap()
@@ -170,15 +171,19 @@ class HybridMatch:
 
         return RequiresContextFutureResult(run)
 
-    async def _dense(self, request: SearchRequest, deps: Deps) -> tuple[MessageHit, ...]:
+    async def _dense(self, request: SearchRequest, deps: Deps
+                     ) -> tuple[tuple[MessageHit, ...], str]:
         # Any failure on this side leaves the lexical ranking alone: dense is an extra,
         # and an adapter's bug must not cost the user the results words already found.
+        # The note says so: a silent fallback looks like meaning that found nothing.
         try:
             found = await self._nearest(request, deps)
+            if isinstance(found, str):
+                return (), f"ranked by words alone: {found}"
             similar = tuple(h for h in found if h.score > self.min_similarity)
-            return self._recent_first(similar, deps.clock())
-        except Exception:
-            return ()
+            return self._recent_first(similar, deps.clock()), ""
+        except Exception as error:
+            return (), f"ranked by words alone: the dense side failed ({type(error).__name__})"
 
     def _recent_first(self, hits: tuple[MessageHit, ...], now: float
                       ) -> tuple[MessageHit, ...]:
@@ -196,7 +201,9 @@ class HybridMatch:
         return tuple(sorted(hits, key=lambda h: -relative[h.session_id, h.position]
                             * recency_factor(times.get(h.session_id), now, scoring)))
 
-    async def _nearest(self, request: SearchRequest, deps: Deps) -> tuple[MessageHit, ...]:
+    async def _nearest(self, request: SearchRequest, deps: Deps
+                       ) -> tuple[MessageHit, ...] | str:
+        """The dense hits, or why there are none although vectors are stored."""
         embedder, vectors = deps.embedder, deps.vectors
         if (embedder is None or vectors is None or not request.query.strip()
                 or parse_query(request.query).advanced):
@@ -205,16 +212,18 @@ class HybridMatch:
         stored = await vectors.vector_count(embedder.name).awaitable()
         if as_result(stored).value_or(0) == 0:
             return ()
-        embedded = await embedder.embed((request.query,), "query").awaitable()
-        if not isinstance(embedded, IOSuccess):
-            return ()
-        vectors_found = as_result(embedded).unwrap()
+        embedded = as_result(await embedder.embed((request.query,), "query").awaitable())
+        if not isinstance(embedded, Success):
+            return f"no vector for the question ({embedded.failure().message()})"
+        vectors_found = embedded.unwrap()
         if len(vectors_found) != 1:
-            return ()
+            return f"the embedder gave {len(vectors_found)} vectors for the question"
         query = NearestQuery(vector=vectors_found[0], model=embedder.name, roles=request.roles,
                              limit=self.dense_limit, since=request.since, until=request.until,
                              hidden_sources=request.hidden_sources, sources=request.sources,
                              projects=request.projects)
-        found: IOResult[tuple[MessageHit, ...], object] = (
-            await vectors.nearest(query).awaitable())
-        return as_result(found).value_or(())
+        found = as_result(await vectors.nearest(query).awaitable())
+        if not isinstance(found, Success):
+            return f"the stored vectors could not be searched ({found.failure().message()})"
+        hits: tuple[MessageHit, ...] = found.unwrap()
+        return hits

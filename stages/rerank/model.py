@@ -38,7 +38,7 @@ from harkback.stages.rerank.prompt import (
     read_ranking,
     session_block,
 )
-from harkback.stages.stage import Step, pure
+from harkback.stages.stage import Step, before, pure
 
 SHORTLIST = 20
 BATCH_SIZE = 5
@@ -169,8 +169,8 @@ class ModelRerank:
                                 temperature=self.temperature)
         key = ranking_key(batch[0].root.id, query, request, model.name)
         if deps.cache is not None:
-            kept = await deps.cache.cached_summary(key).awaitable()
-            hit = unsafe_perform_io(kept.value_or(None))
+            kept = await before(deadline, deps.cache.cached_summary(key).awaitable())
+            hit = None if kept is None else unsafe_perform_io(kept.value_or(None))
             ranking = None if hit is None else read_ranking(hit.text, labels=labels)
             if ranking is not None:
                 return Judged(order=tuple(labels.index(x) for x in ranking), cached=True)
@@ -190,10 +190,11 @@ class ModelRerank:
         ranking = read_ranking(chat.text, labels=labels)
         if ranking is None:
             return Judged(order=None, called=True, usage=chat.usage,
-                          why="the model named none of the sessions it was shown")
+                          why="the model named none of the sessions it was shown, "
+                              "as asked (RELEVANT: S1, ...)")
         if deps.cache is not None:
             # A cache that cannot be written (a read-only store) is only a miss next time.
-            await deps.cache.keep_summary(key, Summary(text=chat.text, kind="llm",
-                                                       usage=chat.usage)).awaitable()
+            await before(deadline, deps.cache.keep_summary(
+                key, Summary(text=chat.text, kind="llm", usage=chat.usage)).awaitable())
         return Judged(order=tuple(labels.index(x) for x in ranking), called=True,
                       usage=chat.usage)

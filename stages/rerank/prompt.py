@@ -58,6 +58,8 @@ _LABEL = re.compile(r"\bS(\d{1,3})\b", re.IGNORECASE)
 _MARKER = re.compile(r"\.\.\.\[[^\]\n]*\]\.\.\.")  # cut_around's markers: long, and
 # a model needs no more than the ellipsis
 _NONE = re.compile(r"^[\s*_`'\".]*none\b", re.IGNORECASE)
+_CONNECTIVES = re.compile(r"\b(?:and|then)\b", re.IGNORECASE)  # allowed in a bare list
+_WORDS = re.compile(r"[^\W_]")
 
 
 def labels_for(count: int) -> tuple[str, ...]:
@@ -135,14 +137,20 @@ def build_request(query: str, blocks: Sequence[str], *, max_tokens: int,
 def read_ranking(text: str, *, labels: Sequence[str]) -> tuple[str, ...] | None:
     """The shown labels the answer names, in its order, each once; None when unusable.
 
-    The last ``RELEVANT:`` line is read (the whole answer when there is none). An
-    explicit ``none`` is an empty ranking; an answer naming no shown label is None,
-    so the caller keeps the lexical order.
+    The last ``RELEVANT:`` line is read; without one, the answer counts only when it is
+    nothing but labels (``S2, S1``, ``S2 then S1``): in prose a label is as likely named
+    to be ruled out ("S1 does not help") as to be chosen. An explicit ``none`` is an
+    empty ranking; an answer naming no shown label is None, so the caller keeps the
+    lexical order.
 
     >>> read_ranking("relevant: s3", labels=("S1", "S2")) is None
     True
+    >>> read_ranking("S1 does not help; S2 does.", labels=("S1", "S2")) is None
+    True
     """
     found = list(_RELEVANT.finditer(text))
+    if not found and _WORDS.search(_CONNECTIVES.sub(" ", _LABEL.sub(" ", text))):
+        return None
     body = found[-1].group("list") if found else text
     known = {label.upper() for label in labels}
     named = [f"S{int(m.group(1))}" for m in _LABEL.finditer(body)]

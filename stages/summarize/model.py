@@ -6,8 +6,9 @@ token budget around the lines that match the query, its message blocks are
 numbered, and it is quoted between markers that its own text cannot forge. The
 model answers with a recap and the numbers of the messages it used, or with
 ``NOT_RELEVANT``. Every session is summarised concurrently; a session whose model
-call fails, or does not finish before the deadline, keeps its place with the
-extractive summary and a note saying why.
+call fails, does not finish before the deadline, or whose recap quotes what the
+transcript does not hold (:mod:`.grounding`), keeps its place with the extractive
+summary and a note saying why.
 
 >>> text, count = number_blocks("[USER]: hi\\n\\n[ASSISTANT]: hello")
 >>> print(text)
@@ -44,8 +45,9 @@ from harkback.stages.load.truncate import Span, cut_around, locate_units
 from harkback.stages.ports import Deps, SummaryKey
 from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summarized, Summary, TokenUsage, Transcript
-from harkback.stages.stage import Step
+from harkback.stages.stage import Step, before
 from harkback.stages.summarize.extractive import MAX_CHARS, MAX_LINES, extractive_summary
+from harkback.stages.summarize.grounding import recap_problem
 from harkback.stages.text.tokens import is_cjk, normalize
 
 PROMPT_VERSION = "recall-1"
@@ -329,7 +331,7 @@ class LlmSummarize:
         return Success(SummarizedSet(request=loaded.request, parsed=loaded.parsed,
                                      items=tuple(items),
                                      sessions_searched=loaded.sessions_searched,
-                                     rerank=loaded.rerank))
+                                     rerank=loaded.rerank, notes=loaded.notes))
 
     def fallback(self, transcript: Transcript, parsed: ParsedQuery, why: str) -> Summary:
         """The extractive summary of ``transcript``, with a note saying why no model summary."""
@@ -359,9 +361,10 @@ class LlmSummarize:
                            temperature=self.temperature)
         key = summary_key(transcript, loaded.request.query, prepared.request, model.name)
         if deps.cache is not None:
-            kept = await deps.cache.cached_summary(key).awaitable()
-            hit = unsafe_perform_io(kept.value_or(None))
-            if hit is not None:
+            # Bounded too: a cache waiting for a lock (PostgreSQL) held a recall 60 s.
+            kept = await before(deadline, deps.cache.cached_summary(key).awaitable())
+            hit = None if kept is None else unsafe_perform_io(kept.value_or(None))
+            if hit is not None and not recap_problem(hit.text, prepared.transcript.text):
                 # Usage counts what this recall spent, and a cached summary spent nothing.
                 note = "from the summary cache" + (f"; {hit.note}" if hit.note else "")
                 return Summarized(transcript=prepared.transcript,
@@ -380,10 +383,13 @@ class LlmSummarize:
         summary = read_reply(chat.text, blocks=prepared.blocks)
         if summary is None:
             return fallback("the model answered with no recap", chat.usage)
+        problem = recap_problem(summary.text, prepared.transcript.text)
+        if problem:
+            return fallback(problem, chat.usage)
         if chat.finish_reason == "length":
             summary = attrs.evolve(summary, note="cut at the output token limit")
         summary = attrs.evolve(summary, usage=chat.usage)
         if deps.cache is not None:
             # A cache that cannot be written (a read-only store) is only a miss next time.
-            await deps.cache.keep_summary(key, summary).awaitable()
+            await before(deadline, deps.cache.keep_summary(key, summary).awaitable())
         return Summarized(transcript=prepared.transcript, summary=summary)

@@ -54,7 +54,7 @@ def summarize_each(loaded: Loaded, one: PerTranscript, *,
         return gather(paired).map(
             lambda items: SummarizedSet(request=loaded.request, parsed=loaded.parsed,
                                         items=items, sessions_searched=loaded.sessions_searched,
-                                        rerank=loaded.rerank))
+                                        rerank=loaded.rerank, notes=loaded.notes))
 
     return RequiresContextFutureResult(run)
 
@@ -70,7 +70,8 @@ def summarize_all(loaded: Loaded, one: Callable[[Transcript], Summary]) -> Step[
         return FutureResult.from_value(SummarizedSet(
             request=loaded.request, parsed=loaded.parsed,
             items=tuple(Summarized(transcript=t, summary=one(t)) for t in loaded.transcripts),
-            sessions_searched=loaded.sessions_searched, rerank=loaded.rerank))
+            sessions_searched=loaded.sessions_searched, rerank=loaded.rerank,
+            notes=loaded.notes))
 
     return RequiresContextFutureResult(run)
 

@@ -72,6 +72,42 @@ def test_search_goes_on_by_words_when_the_embedder_is_down(sessions: Path,
     assert tried and all(inputs == [QUERY] for inputs in tried)
 
 
+def test_search_by_words_alone_says_why_meaning_was_left_out(sessions: Path,
+                                                            tmp_path: Path) -> None:
+    """An embedder that fails at search time is named in the notes (JSON and human output);
+    the search looked like one where meaning found nothing."""
+    db = tmp_path / "h.db"
+    with ChatServer() as server:
+        assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
+                        f"openai:words@{server.url}").returncode == 0
+    with ChatServer(replies(then=Reply(status=500))) as server:
+        flags = ("--db", str(db), "--summarizer", "none", "--embedder",
+                 f"openai:words@{server.url}")
+        done = harkback("search", QUERY, "--json", *flags)
+        human = harkback("search", QUERY, *flags)
+    assert done.returncode == 0, done.stderr
+    (note,) = json.loads(done.stdout)["notes"]
+    assert note.startswith("ranked by words alone: no vector for the question (model failed: "
+                           "HTTP 500")
+    assert f"note: {note}" in human.stdout
+
+
+def test_search_waits_for_a_hanging_embedder_once_then_ranks_by_words(sessions: Path,
+                                                                     tmp_path: Path) -> None:
+    """The question's vector gets one bounded wait, not three 30 s attempts (96 s here)."""
+    db = tmp_path / "h.db"
+    with ChatServer() as server:
+        assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
+                        f"openai:words@{server.url}").returncode == 0
+    with ChatServer(replies(then=Reply(hang=True))) as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
+                        "--embedder", f"openai:words@{server.url}")
+        tried = len(server.received)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["count"] == 3
+    assert tried == 1
+
+
 def test_search_with_nothing_embedded_sends_no_request(sessions: Path, tmp_path: Path) -> None:
     db = tmp_path / "h.db"
     assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0

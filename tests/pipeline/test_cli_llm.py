@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harkback.stages.ingest_format import conversation_to_json
-from tests.support.chat_server import ChatServer, Reply
+from tests.support.chat_server import ChatServer, Received, Reply
 from tests.support.corpus import QUERY, docker_session
 
 MODEL_ENV = ("HARKBACK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "HARKBACK_DB",
@@ -114,3 +115,67 @@ def test_a_reply_holding_half_a_character_is_summarised_and_cached(db: Path) -> 
     assert _kinds(first) == ["llm", "llm"] and asked == 2
     summaries = [r["summary"] for r in json.loads(again.stdout)["results"]]
     assert summaries == ["The bridge was fixed \ufffd.", "The bridge was fixed \ufffd."]
+
+
+def test_a_rate_below_one_request_per_period_spaces_the_calls(db: Path) -> None:
+    """--rate 0.9/1 (less than one request a second) is a slow model, not an internal error."""
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "m",
+                        "--base-url", server.url, "--rate", "0.9/1")
+    assert _kinds(done) == ["llm", "llm"]
+    assert "internal error" not in done.stderr
+
+
+def test_an_answer_of_megabytes_is_cut_to_the_token_limit(db: Path) -> None:
+    """A server ignoring max_tokens (a 10 MB answer) gives summaries cut at the limit and
+    saying so; neither the output nor the summary cache holds the megabytes."""
+    with ChatServer(lambda _r: Reply(content="The bridge was rebuilt. " * 420_000)) as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "m",
+                        "--base-url", server.url)
+    results = json.loads(done.stdout)["results"]
+    assert _kinds(done) == ["llm", "llm"]
+    assert all(len(r["summary"]) < 10_000 for r in results)
+    assert all("cut at the output token limit" in r["summary_note"] for r in results)
+    with sqlite3.connect(db) as connection:
+        (longest,) = connection.execute("SELECT MAX(LENGTH(text)) FROM summary_cache").fetchone()
+    assert longest < 10_000
+
+
+def test_a_recap_quoting_what_the_session_never_said_is_not_shown(db: Path) -> None:
+    """A recap that quotes a command and a path the transcript lacks gives way to the
+    extractive summary, with a note naming them; one quoting the session exactly stays."""
+    invented = "Fixed by `sudo rm -rf /var/lib/docker` and editing /etc/docker/daemon.json."
+    exact = "Fixed by `docker network create app-net` and `--network app-net`."
+
+    def script(received: Received) -> Reply:
+        return Reply(content=invented if "marker-0" in received.prompt else exact)
+
+    with ChatServer(script) as server:
+        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
+        first = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
+        again = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
+    by_id = {r["session_id"]: r for r in first}
+    assert by_id["s1"]["summary_kind"] == "llm" and by_id["s1"]["summary"] == exact
+    assert by_id["s0"]["summary_kind"] == "extractive"
+    assert "sudo rm -rf /var/lib/docker, /etc/docker/daemon.json" in by_id["s0"]["summary_note"]
+    assert "docker network create app-net" in by_id["s0"]["summary"]
+    assert {r["session_id"]: r["summary_kind"] for r in again} == {"s0": "extractive",
+                                                                   "s1": "llm"}
+
+
+def test_a_model_repeating_the_transcript_gives_the_extractive_summary(db: Path) -> None:
+    """An answer that is the quoted transcript again (markers, [#n] numbers: what a small
+    local model writes) is no recap: extractive summary, a note, nothing cached."""
+    def echo(received: Received) -> Reply:
+        start = received.prompt.index("<<<TRANSCRIPT ")
+        return Reply(content=received.prompt[start:start + 300])
+
+    with ChatServer(echo) as server:
+        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
+        results = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
+        harkback("search", QUERY, *flags)
+        asked = len(server.received)
+    assert [r["summary_kind"] for r in results] == ["extractive", "extractive"]
+    assert all("repeated the transcript" in r["summary_note"] for r in results)
+    assert all("<<<TRANSCRIPT" not in r["summary"] for r in results)
+    assert asked == 4

@@ -11,9 +11,12 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from harkback.stages.ingest_format import conversation_to_json
 from tests.pipeline.sync_home import DONE_WITH_SKIPS
 from tests.pipeline.test_cli import _write_sessions
 from tests.pipeline.test_import_cli import FIXTURES, harkback
+from tests.support.chat_server import ChatServer
+from tests.support.corpus import QUERY, docker_session
 from tests.support.postgres_server import PostgresServer
 
 _names = itertools.count()
@@ -140,3 +143,23 @@ def test_without_psycopg_the_extra_is_named(url: str, tmp_path: Path) -> None:
     (blocker / "psycopg.py").write_text("raise ImportError('No module named psycopg')\n")
     done = harkback("recent", "--db", url, env={"PYTHONPATH": str(blocker)})
     _one_line_failure(done, "pip install 'harkback[postgres]'")
+
+
+def test_a_locked_summary_cache_does_not_hold_a_search_with_a_model(url: str,
+                                                                     tmp_path: Path) -> None:
+    """The summary cache's table locked by another connection (a migration, a rewrite):
+    the lookups and writes give up at once and the model summarises; they waited the 60 s
+    read timeout, past --deadline 5, and every session fell back to extractive."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                              for i in range(2)))
+    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    with psycopg.connect(url) as holder, ChatServer() as server:
+        holder.execute("LOCK TABLE summary_cache IN ACCESS EXCLUSIVE MODE")
+        done = harkback("search", QUERY, "--db", url, "--json", "--model", "m",
+                        "--base-url", server.url, "--deadline", "5")
+        holder.rollback()
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["results"]
+    assert [r["summary_kind"] for r in results] == ["llm", "llm"], results
+    assert done.stderr == ""

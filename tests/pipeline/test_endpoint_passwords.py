@@ -1,7 +1,7 @@
 """No command prints the password of a model's endpoint URL (``http://me:pw@host/v1``) or
 a key in its query: a model failure's note (human and ``--json``), ``harkback config`` and
-a refused ``--base-url`` show it masked (through a subprocess, a real SQLite file and a
-port nothing listens on)."""
+a refused ``--base-url`` show it masked, and so is an API key a server's error repeats
+(through a subprocess, a real SQLite file and a port nothing listens on, or a real server)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from harkback.stages.shown_url import MASK
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
+from tests.support.chat_server import ChatServer, Reply
 
 SECRET, KEY = "s3cret-pw", "sk-query-key"
 
@@ -64,3 +65,23 @@ def test_a_refused_base_url_is_named_masked() -> None:
     assert done.returncode == 2
     assert SECRET not in done.stdout + done.stderr
     assert f"me:{MASK}@" in json.loads(done.stdout)["error"]
+
+
+def test_an_api_key_the_server_repeats_is_masked(tmp_path: Path) -> None:
+    """A 401 quoting the key sent ("Invalid API key: sk-...", as proxies write it) is
+    named masked, by the chat model and by the embedder; it was printed whole."""
+    api_key = "sk-live-0123456789abcdefghij"
+    body = json.dumps({"error": {"message": f"Invalid API key: {api_key}"}}).encode()
+    db = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge drops packets"))])
+    with ChatServer() as server:
+        assert run("embed", "--embedder", f"openai:e@{server.url}", db=db).returncode == 0
+    with ChatServer(lambda _r: Reply(status=401, raw=body)) as server:
+        env = {"OPENAI_API_KEY": api_key, "HARKBACK_EMBEDDER_API_KEY": api_key}
+        done = run("search", "docker", "--json", "--model", "m", "--base-url", server.url,
+                   "--embedder", f"openai:e@{server.url}", db=db, env=env)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    (result,) = payload["results"]
+    assert api_key not in done.stdout + done.stderr
+    assert f"Invalid API key: {MASK}" in result["summary_note"]
+    assert f"Invalid API key: {MASK}" in payload["notes"][0]

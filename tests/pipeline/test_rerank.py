@@ -106,6 +106,9 @@ async def test_labels_it_was_not_shown_are_ignored() -> None:
 @pytest.mark.parametrize(("reply", "why"), [
     (Reply(content="Docker is a container runtime."), "named none of the sessions"),
     (Reply(content="RELEVANT: S7, S8"), "named none of the sessions"),
+    # Prose naming labels: S1 ruled out came first, and the sessions not named were dropped.
+    (Reply(content="S1 does not help at all; S3 is the one that answers it."),
+     "named none of the sessions"),
     (Reply(status=500), "HTTP 500"),
     (Reply(hang=True), "0.5 s deadline"),
 ])
@@ -203,3 +206,37 @@ def test_the_rerank_flag_reranks_with_the_model(tmp_path: Path) -> None:
     payload = json.loads(done.stdout)
     assert [r["session_id"] for r in payload["results"]] == ["s2"]
     assert calls == 1 and "rerank" in payload["timings"]
+
+
+def test_the_deadline_bounds_the_rerank_and_the_summaries_together(tmp_path: Path) -> None:
+    """``--deadline 4 --rerank`` with a rerank that hangs: the rerank gives up at 2 s and
+    the summaries still get the rest (the rerank waited its own 30 s past --deadline)."""
+    source = tmp_path / "s.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                              for i in range(3)))
+    db = tmp_path / "h.db"
+    assert run_cli("ingest", str(source), "--db", str(db)).returncode == 0
+    with ChatServer(lambda r: Reply(hang=True) if shown(r) else Reply()) as server:
+        done = run_cli("search", QUERY, "--db", str(db), "--json", "--rerank", "--model", "m",
+                       "--base-url", server.url, "--deadline", "4")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["notes"] == ["rerank: the lexical order stands (not finished within the "
+                                "2 s deadline)"]
+    assert [r["summary_kind"] for r in payload["results"]] == ["llm"] * 3
+
+
+def test_a_rerank_that_keeps_none_says_so_in_the_human_output(tmp_path: Path) -> None:
+    """The model judging none of the sessions relevant: the human output says the model
+    kept none of those shown, not only 'No matching sessions found.'."""
+    source = tmp_path / "s.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                              for i in range(3)))
+    db = tmp_path / "h.db"
+    assert run_cli("ingest", str(source), "--db", str(db)).returncode == 0
+    with ChatServer(answering(lambda _ids: [])) as server:
+        done = run_cli("search", QUERY, "--db", str(db), "--rerank", "--model", "m",
+                       "--base-url", server.url, "--summarizer", "extractive")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["No matching sessions found.",
+                                        "reranked by the model: 0 kept of 3 shown"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import threading
 import time
 import weakref
@@ -101,6 +102,20 @@ async def test_an_empty_answer_counts_as_a_failed_attempt() -> None:
     assert (count, result.unwrap().text) == (2, "The user fixed it.\nSOURCES: 1")
 
 
+async def test_a_refusal_is_not_asked_again_and_says_so() -> None:
+    """A refusal (content null, the ``refusal`` field) is one request and a failure quoting
+    it; it was retried as an empty answer, three paid requests for the same refusal."""
+    body = {"model": "m", "choices": [{"message": {
+        "role": "assistant", "content": None, "refusal": "I can't help with that."},
+        "finish_reason": "stop"}], "usage": {"prompt_tokens": 90, "completion_tokens": 7}}
+    with ChatServer(lambda _r: Reply(raw=json.dumps(body).encode())) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 1
+    assert result.failure().reason == ("the model refused: I can't help with that. "
+                                       "(model test-model, 1 attempt)")
+
+
 async def test_a_reasoning_only_answer_fails_with_that_reason() -> None:
     """Reasoning without content, every time, is a failure that says so."""
     with ChatServer(lambda _r: Reply(content="<think>let me see", reasoning="hm")) as server:
@@ -133,6 +148,15 @@ async def test_an_unreachable_endpoint_is_a_clear_failure() -> None:
     model = OpenAIChatModel(ChatSettings(model="m", base_url=url, backoff=0.01, timeout=2.0))
     result = await _complete(model)
     assert f"cannot reach {url}" in result.failure().reason
+
+
+async def test_a_reset_connection_is_named_as_one() -> None:
+    """A server that resets the connection is named as closing it, not as unreachable
+    with nothing after the colon ('cannot reach URL: ')."""
+    with ChatServer(lambda _r: Reply(reset=True)) as server:
+        result = await _complete(_model(server, max_attempts=1))
+    assert result.failure().reason == (f"{server.url} closed the connection without an "
+                                       "answer (model test-model, 1 attempt)")
 
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:port/v1", "127.0.0.1:8080/v1"])

@@ -1,0 +1,78 @@
+"""What a model's recap quotes that the transcript it was shown does not hold, and a
+recap that is only the transcript repeated.
+
+The prompt asks the model to copy commands, file paths, URLs and error messages
+verbatim and to add nothing; a small or confused model still writes
+``sudo rm -rf /var/lib/docker`` into a recap of a session that never ran it. What a recap
+presents as exact (a span in backticks, a line of a fenced code block, a file path, a
+URL) must appear in the transcript, compared without case and with runs of whitespace
+as one space; anything else in the recap is prose and is not checked. A small model
+also answers by repeating the quoted transcript, its markers and message numbers
+included (SmolLM2-135M does, in the test suite): that is no recap either.
+
+>>> seen = "[USER]: it fails\\n\\n[ASSISTANT]: Run `docker network create app-net`."
+>>> unquoted("Ran `docker network create app-net`, then edited /etc/hosts.", seen)
+('/etc/hosts',)
+>>> unquoted("Created the network with `docker network  create`.", seen)
+()
+"""
+
+from __future__ import annotations
+
+import re
+
+_TICKED = re.compile(r"`([^`\n]{2,})`")
+_FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
+# ASCII only: in Chinese or Japanese a path is often written against the next word
+# (修改了/etc/hosts文件, 见https://x.io/a。), and \w would take that word into the item.
+_PATH = re.compile(r"(?<![A-Za-z0-9_/.~-])(?:~|\.{1,2})?/[A-Za-z0-9_.@%+=:-]+"
+                   r"(?:/[A-Za-z0-9_.@%+=:-]*)+|(?<![A-Za-z0-9_/.~-])~/[A-Za-z0-9_.@%+=:-]+")
+_URL = re.compile(r"(?<![A-Za-z0-9])https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
+_TRAILING = ".,;:!?)'\"/"
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def quoted_items(recap: str) -> tuple[str, ...]:
+    """What ``recap`` presents as exact: backticked spans, code-block lines, URLs, paths.
+
+    >>> quoted_items("See https://x.io/a. Ran `make`, kept ~/bin/run.sh and ./a/b.")
+    ('make', 'https://x.io/a', '~/bin/run.sh', './a/b')
+    """
+    fenced = [line for block in _FENCE.findall(recap) for line in block.splitlines()]
+    prose = _FENCE.sub(" ", recap)
+    items = [*_TICKED.findall(prose), *fenced]
+    rest = _TICKED.sub(" ", prose)
+    items += [m.group().rstrip(_TRAILING) for m in _URL.finditer(rest)]
+    rest = _URL.sub(" ", rest)
+    items += [m.group().rstrip(_TRAILING) for m in _PATH.finditer(rest)]
+    return tuple(dict.fromkeys(item.strip() for item in items if item.strip(_TRAILING + " ")))
+
+
+def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
+    """The items of :func:`quoted_items` that ``transcript`` does not hold."""
+    held = _folded(transcript)
+    return tuple(item for item in quoted_items(recap) if _folded(item) not in held)
+
+
+_ECHO = re.compile(r"<<<TRANSCRIPT [0-9a-f]{12}|TRANSCRIPT [0-9a-f]{12}>>>"
+                   r"|^\[#\d+\] \[(?:USER|ASSISTANT|SYSTEM|TOOL)", re.MULTILINE)
+
+
+def recap_problem(recap: str, transcript: str) -> str | None:
+    """Why ``recap`` cannot stand for a summary of ``transcript``, or None when it can.
+
+    >>> recap_problem("<<<TRANSCRIPT 0123456789ab\\n[#1] [USER]: hi", "[USER]: hi")
+    'the model repeated the transcript instead of a recap'
+    >>> recap_problem("The user said hi.", "[USER]: hi") is None
+    True
+    """
+    if _ECHO.search(recap):
+        return "the model repeated the transcript instead of a recap"
+    invented = unquoted(recap, transcript)
+    if invented:  # the recap claims as exact what the session never said
+        return (f"the model's recap quotes what the transcript does not hold: "
+                f"{', '.join(invented[:3])}")
+    return None
