@@ -28,6 +28,15 @@ def _vectors(db: Path) -> int:
         return int(connection.execute("SELECT COUNT(*) FROM message_vectors").fetchone()[0])
 
 
+def _embedded(sessions: Path, tmp_path: Path) -> Path:
+    """A store of ``sessions`` whose messages have vectors of the ``words`` embedder."""
+    db = tmp_path / "h.db"
+    with ChatServer() as server:
+        assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
+                        f"openai:words@{server.url}").returncode == 0
+    return db
+
+
 def test_ingest_with_an_embedder_stores_vectors_of_user_turns(sessions: Path,
                                                               tmp_path: Path) -> None:
     db = tmp_path / "h.db"
@@ -59,10 +68,7 @@ def test_search_with_an_embedder_ranks_hybrid_and_embeds_the_question(sessions: 
 
 def test_search_goes_on_by_words_when_the_embedder_is_down(sessions: Path,
                                                             tmp_path: Path) -> None:
-    db = tmp_path / "h.db"
-    with ChatServer() as server:
-        assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
-                        f"openai:words@{server.url}").returncode == 0
+    db = _embedded(sessions, tmp_path)
     with ChatServer(replies(then=Reply(status=500))) as server:
         done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
                         "--embedder", f"openai:words@{server.url}#batch=8")
@@ -76,10 +82,7 @@ def test_search_by_words_alone_says_why_meaning_was_left_out(sessions: Path,
                                                             tmp_path: Path) -> None:
     """An embedder that fails at search time is named in the notes (JSON and human output);
     the search looked like one where meaning found nothing."""
-    db = tmp_path / "h.db"
-    with ChatServer() as server:
-        assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
-                        f"openai:words@{server.url}").returncode == 0
+    db = _embedded(sessions, tmp_path)
     with ChatServer(replies(then=Reply(status=500))) as server:
         flags = ("--db", str(db), "--summarizer", "none", "--embedder",
                  f"openai:words@{server.url}")
@@ -95,10 +98,7 @@ def test_search_by_words_alone_says_why_meaning_was_left_out(sessions: Path,
 def test_search_waits_for_a_hanging_embedder_once_then_ranks_by_words(sessions: Path,
                                                                      tmp_path: Path) -> None:
     """The question's vector gets one bounded wait, not three 30 s attempts (96 s here)."""
-    db = tmp_path / "h.db"
-    with ChatServer() as server:
-        assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
-                        f"openai:words@{server.url}").returncode == 0
+    db = _embedded(sessions, tmp_path)
     with ChatServer(replies(then=Reply(hang=True))) as server:
         done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
                         "--embedder", f"openai:words@{server.url}")
