@@ -19,7 +19,8 @@ from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.errors import RecallError, StoreUnavailable
-from harkback.stages.ports import Deps
+from harkback.stages.ports import Deps, SummaryCache, SummaryKey
+from harkback.stages.records import Summary
 
 In = TypeVar("In", contravariant=True)
 Out = TypeVar("Out", covariant=True)
@@ -101,3 +102,11 @@ async def before(deadline: float, work: Awaitable[T]) -> T | None:
         return await asyncio.wait_for(work, timeout=max(remaining, 0.0))
     except TimeoutError:
         return None
+
+
+async def cached_before(cache: SummaryCache, key: SummaryKey, deadline: float) -> Summary | None:
+    """The summary ``cache`` keeps under ``key``; None for a miss, a failing cache, or one
+    that does not answer before ``deadline`` (see :func:`before`): a cache is only ever
+    a shortcut."""
+    kept = await before(deadline, cache.cached_summary(key).awaitable())
+    return None if kept is None else unsafe_perform_io(kept.value_or(None))

@@ -38,7 +38,7 @@ from harkback.stages.rerank.prompt import (
     read_ranking,
     session_block,
 )
-from harkback.stages.stage import Step, before, pure
+from harkback.stages.stage import Step, before, cached_before, pure
 
 SHORTLIST = 20
 BATCH_SIZE = 5
@@ -169,8 +169,7 @@ class ModelRerank:
                                 temperature=self.temperature)
         key = ranking_key(batch[0].root.id, query, request, model.name)
         if deps.cache is not None:
-            kept = await before(deadline, deps.cache.cached_summary(key).awaitable())
-            hit = None if kept is None else unsafe_perform_io(kept.value_or(None))
+            hit = await cached_before(deps.cache, key, deadline)
             ranking = None if hit is None else read_ranking(hit.text, labels=labels)
             if ranking is not None:
                 return Judged(order=tuple(labels.index(x) for x in ranking), cached=True)

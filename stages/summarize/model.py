@@ -45,7 +45,7 @@ from harkback.stages.load.truncate import Span, cut_around, locate_units
 from harkback.stages.ports import Deps, SummaryKey
 from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summarized, Summary, TokenUsage, Transcript
-from harkback.stages.stage import Step, before
+from harkback.stages.stage import Step, before, cached_before
 from harkback.stages.summarize.extractive import MAX_CHARS, MAX_LINES, extractive_summary
 from harkback.stages.summarize.grounding import recap_problem
 from harkback.stages.text.tokens import is_cjk, normalize
@@ -362,8 +362,7 @@ class LlmSummarize:
         key = summary_key(transcript, loaded.request.query, prepared.request, model.name)
         if deps.cache is not None:
             # Bounded too: a cache waiting for a lock (PostgreSQL) held a recall 60 s.
-            kept = await before(deadline, deps.cache.cached_summary(key).awaitable())
-            hit = None if kept is None else unsafe_perform_io(kept.value_or(None))
+            hit = await cached_before(deps.cache, key, deadline)
             if hit is not None and not recap_problem(hit.text, prepared.transcript.text):
                 # Usage counts what this recall spent, and a cached summary spent nothing.
                 note = "from the summary cache" + (f"; {hit.note}" if hit.note else "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,12 @@ def _embedded(sessions: Path, tmp_path: Path) -> Path:
         assert harkback("ingest", str(sessions), "--db", str(db), "--embedder",
                         f"openai:words@{server.url}").returncode == 0
     return db
+
+
+def _search_by_words_and_meaning(db: Path, server: ChatServer) -> subprocess.CompletedProcess[str]:
+    """``harkback search --json`` of :data:`QUERY` with ``server`` as the embedder."""
+    return harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
+                    "--embedder", f"openai:words@{server.url}")
 
 
 def test_ingest_with_an_embedder_stores_vectors_of_user_turns(sessions: Path,
@@ -100,8 +107,7 @@ def test_search_waits_for_a_hanging_embedder_once_then_ranks_by_words(sessions: 
     """The question's vector gets one bounded wait, not three 30 s attempts (96 s here)."""
     db = _embedded(sessions, tmp_path)
     with ChatServer(replies(then=Reply(hang=True))) as server:
-        done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
-                        "--embedder", f"openai:words@{server.url}")
+        done = _search_by_words_and_meaning(db, server)
         tried = len(server.received)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["count"] == 3
@@ -112,8 +118,7 @@ def test_search_with_nothing_embedded_sends_no_request(sessions: Path, tmp_path:
     db = tmp_path / "h.db"
     assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
     with ChatServer() as server:
-        done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
-                        "--embedder", f"openai:words@{server.url}")
+        done = _search_by_words_and_meaning(db, server)
         sent = len(server.received)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["count"] == 3
