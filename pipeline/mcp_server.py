@@ -5,9 +5,12 @@ the ``mcp`` command imports this module only once it knows the SDK is there. A r
 the command's JSON payload, as text and as structured content; a failure is a tool error
 (``isError``) whose text is the one line the command would print.
 
-The store is opened read-only once, at the first call that needs it, and kept for the
-server's life: a missing database is a tool error, not a failed start, and the next call
-tries again. SQLite's read-only connection sees what later imports commit.
+The store is opened once, at the first call that needs it, and kept for the server's
+life: a missing database is a tool error, not a failed start, and the next call tries
+again. It is opened as ``harkback search`` opens it: read-only, or writable when a model
+is configured, so its summaries are cached and an agent asking again pays nothing (a file
+that cannot be written, or of an older schema, stays read-only). Either connection sees
+what later imports commit.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
+import attrs
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -27,7 +31,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_basics import error_line
-from harkback.pipeline.mcp_tools import TOOLS, call_tool
+from harkback.pipeline.mcp_tools import TOOLS, call_tool, recall_settings
 from harkback.pipeline.settings import Settings
 from harkback.stages.ports import SessionStore
 
@@ -37,17 +41,20 @@ _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search fi
 
 
 class LazyStore:
-    """The store of ``db``, opened read-only at first use and kept until :meth:`close`."""
+    """The store of ``db``, opened at first use and kept until :meth:`close`: read-only,
+    or as a recall wired by ``recall`` opens it (writable to cache model summaries)."""
 
-    def __init__(self, db: str) -> None:
+    def __init__(self, db: str, recall: wiring.RecallSettings | None = None) -> None:
         self.db = db
+        self.recall = recall
         self._store: SessionStore | None = None
 
     def get(self) -> Result[SessionStore, str]:
         """The open store, or why it cannot be opened (tried again next time)."""
         if self._store is None:
             try:
-                opened = wiring.open_store(self.db, readonly=True)
+                opened = (wiring.open_store(self.db, readonly=True) if self.recall is None
+                          else wiring.open_for_recall(attrs.evolve(self.recall, db=self.db)))
             except OSError as error:  # in a folder that cannot be entered: is_file() raises
                 return Failure(f"{error.filename or self.db}: {error.strerror or error}")
             if isinstance(opened, Failure):
@@ -126,7 +133,7 @@ class _MendedLines(anyio.AsyncFile[str]):
 async def serve(settings: Settings) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
     the command line's effective settings (db, model, embedder, limit)."""
-    store = LazyStore(settings.db)
+    store = LazyStore(settings.db, recall_settings(settings, None))
     server = build_server(store, settings)
     try:
         # A duplicate of fd 0, so closing this reader never closes sys.stdin.

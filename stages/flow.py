@@ -8,6 +8,8 @@ optional rerank stage takes a ``Resolved`` and returns one.
 
 from __future__ import annotations
 
+from typing import Any, Self
+
 import attrs
 
 from harkback.stages.query import ParsedQuery
@@ -46,6 +48,22 @@ class Found:
     sessions_searched: int = attrs.field(validator=attrs.validators.ge(0))
     rerank: RerankReport | None = None
     notes: tuple[str, ...] = ()
+
+    @classmethod
+    def after(cls, prior: Found, **own: Any) -> Self:
+        """The next stage's record: every field of :class:`Found` carried on from
+        ``prior``, and ``own``, the fields the stage adds. A field added to ``Found``
+        is then carried by every stage without touching them.
+
+        >>> from harkback.stages.query import parse_query
+        >>> found = Resolved(request=SearchRequest(query="nginx"), parsed=parse_query("nginx"),
+        ...                  sessions_searched=7, notes=("words alone",), candidates=())
+        >>> loaded = Loaded.after(found, transcripts=())
+        >>> loaded.sessions_searched, loaded.notes, loaded.request.query
+        (7, ('words alone',), 'nginx')
+        """
+        carried = {field.name: getattr(prior, field.name) for field in attrs.fields(Found)}
+        return cls(**carried, **own)
 
 
 @attrs.frozen(kw_only=True)

@@ -149,10 +149,7 @@ class Load:
                 for candidate, lineage in zip(candidates, lineages, strict=True)))
 
         return fetch_lineages(store, [c.root for c in candidates]).bind(build).map(
-            lambda transcripts: Loaded(
-                request=resolved.request, parsed=resolved.parsed, transcripts=transcripts,
-                sessions_searched=resolved.sessions_searched, rerank=resolved.rerank,
-                notes=resolved.notes))
+            lambda transcripts: Loaded.after(resolved, transcripts=transcripts))
 
 
 def _of(lineage: Sequence[Session], messages: Sequence[Message]) -> tuple[Message, ...]:

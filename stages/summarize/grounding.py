@@ -8,7 +8,9 @@ presents as exact (a span in backticks, a line of a fenced code block, a file pa
 URL) must appear in the transcript, compared without case and with runs of whitespace
 as one space; anything else in the recap is prose and is not checked. A small model
 also answers by repeating the quoted transcript, its markers and message numbers
-included (SmolLM2-135M does, in the test suite): that is no recap either.
+included (SmolLM2-135M does, in the test suite): that is no recap either, and nor is a
+short refusal written as the answer ("I'm sorry, but I can't help with that"), which
+servers without a structured ``refusal`` field send as content.
 
 >>> seen = "[USER]: it fails\\n\\n[ASSISTANT]: Run `docker network create app-net`."
 >>> unquoted("Ran `docker network create app-net`, then edited /etc/hosts.", seen)
@@ -61,6 +63,29 @@ _ECHO = re.compile(r"<<<TRANSCRIPT [0-9a-f]{12}|TRANSCRIPT [0-9a-f]{12}>>>"
                    r"|^\[#\d+\] \[(?:USER|ASSISTANT|SYSTEM|TOOL)", re.MULTILINE)
 
 
+# How refusals open, in the languages harkback answers in; a recap opens with what the
+# session did. Only a short answer counts: a refusal is a sentence or two.
+_REFUSAL = re.compile(
+    r"(?:i'?m sorry|i am sorry|sorry|i apologi[sz]e)\b.{0,40}?"
+    r"\b(?:can(?:no|')t|unable|not able)\b|i (?:can(?:no|')t|am unable to|won'?t) "
+    r"(?:help|assist|provide|summari[sz]e|do that|comply)|as an ai\b"
+    r"|^(?:抱歉|对不起|很抱歉|申し訳|すみません|죄송)", re.IGNORECASE)
+REFUSAL_CHARS = 400
+"""Longer answers are never read as a refusal."""
+
+
+def refused(recap: str) -> bool:
+    """True when ``recap`` is a short refusal rather than a recap.
+
+    >>> refused("I'm sorry, but I can't help with that."), refused("抱歉，我无法总结。")
+    (True, True)
+    >>> refused("Sorry for the noise: the user fixed the nginx timeout with proxy_read_timeout.")
+    False
+    """
+    text = recap.strip()
+    return len(text) <= REFUSAL_CHARS and _REFUSAL.match(text) is not None
+
+
 def recap_problem(recap: str, transcript: str) -> str | None:
     """Why ``recap`` cannot stand for a summary of ``transcript``, or None when it can.
 
@@ -71,6 +96,8 @@ def recap_problem(recap: str, transcript: str) -> str | None:
     """
     if _ECHO.search(recap):
         return "the model repeated the transcript instead of a recap"
+    if refused(recap):
+        return "the model refused to recap the session"
     invented = unquoted(recap, transcript)
     if invented:  # the recap claims as exact what the session never said
         return (f"the model's recap quotes what the transcript does not hold: "

@@ -328,10 +328,7 @@ class LlmSummarize:
         # session cannot cancel its siblings.
         items = await asyncio.gather(
             *(self._summarize(t, loaded, deps, deadline) for t in loaded.transcripts))
-        return Success(SummarizedSet(request=loaded.request, parsed=loaded.parsed,
-                                     items=tuple(items),
-                                     sessions_searched=loaded.sessions_searched,
-                                     rerank=loaded.rerank, notes=loaded.notes))
+        return Success(SummarizedSet.after(loaded, items=tuple(items)))
 
     def fallback(self, transcript: Transcript, parsed: ParsedQuery, why: str) -> Summary:
         """The extractive summary of ``transcript``, with a note saying why no model summary."""

@@ -51,10 +51,7 @@ def summarize_each(loaded: Loaded, one: PerTranscript, *,
             steps = [step.lash(_rescue(t, fallback)) for t, step in zip(loaded.transcripts, steps,
                                                                         strict=True)]
         paired = [step.map(_pair(t)) for t, step in zip(loaded.transcripts, steps, strict=True)]
-        return gather(paired).map(
-            lambda items: SummarizedSet(request=loaded.request, parsed=loaded.parsed,
-                                        items=items, sessions_searched=loaded.sessions_searched,
-                                        rerank=loaded.rerank, notes=loaded.notes))
+        return gather(paired).map(lambda items: SummarizedSet.after(loaded, items=items))
 
     return RequiresContextFutureResult(run)
 
@@ -67,11 +64,8 @@ def summarize_all(loaded: Loaded, one: Callable[[Transcript], Summary]) -> Step[
     waits runs one transcript after another either way, so it is done in one pass here.
     """
     def run(_deps: Deps) -> FutureResult[SummarizedSet, RecallError]:
-        return FutureResult.from_value(SummarizedSet(
-            request=loaded.request, parsed=loaded.parsed,
-            items=tuple(Summarized(transcript=t, summary=one(t)) for t in loaded.transcripts),
-            sessions_searched=loaded.sessions_searched, rerank=loaded.rerank,
-            notes=loaded.notes))
+        return FutureResult.from_value(SummarizedSet.after(loaded, items=tuple(
+            Summarized(transcript=t, summary=one(t)) for t in loaded.transcripts)))
 
     return RequiresContextFutureResult(run)
 

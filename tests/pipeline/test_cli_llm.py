@@ -179,3 +179,17 @@ def test_a_model_repeating_the_transcript_gives_the_extractive_summary(db: Path)
     assert all("repeated the transcript" in r["summary_note"] for r in results)
     assert all("<<<TRANSCRIPT" not in r["summary"] for r in results)
     assert asked == 4
+
+
+def test_a_refusal_written_as_the_answer_gives_the_extractive_summary(db: Path) -> None:
+    """A server without the structured ``refusal`` field sends it as content: that is no
+    recap of the session. Extractive summary, a note, nothing cached (asked again)."""
+    with ChatServer(lambda _: Reply(content="I'm sorry, but I can't help with that.")
+                    ) as server:
+        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
+        results = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
+        harkback("search", QUERY, *flags)
+        asked = len(server.received)
+    assert [r["summary_kind"] for r in results] == ["extractive", "extractive"]
+    assert all("refused" in r["summary_note"] for r in results)
+    assert asked == 4

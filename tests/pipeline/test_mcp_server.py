@@ -263,6 +263,28 @@ async def test_the_server_uses_the_command_lines_settings(db: Path, tmp_path: Pa
     assert asked == ["file-model"]
 
 
+async def test_with_a_model_the_summaries_are_cached_in_the_store(db: Path) -> None:
+    """An agent asking the same question again, in this server or the next one, pays for
+    no summary: the server keeps them in the store, as ``harkback search`` does. Without
+    a model it never writes the file."""
+    untouched = db.read_bytes()
+    async with connected(db) as session:
+        await _ok(session, "session_search", {"query": "nginx"})
+    assert db.read_bytes() == untouched
+    with ChatServer() as chat:
+        env = {"HARKBACK_MODEL": "m", "OPENAI_BASE_URL": chat.url}
+        async with connected(db, env) as session:
+            first = await _ok(session, "session_search", {"query": "nginx", "limit": 1})
+            again = await _ok(session, "session_search", {"query": "nginx", "limit": 1})
+        async with connected(db, env) as session:
+            later = await _ok(session, "session_search", {"query": "nginx", "limit": 1})
+        asked = len(chat.received)
+    summaries = [p["results"][0]["summary"] for p in (first, again, later)]
+    assert first["results"][0]["summary_kind"] == "llm"
+    assert summaries == [summaries[0]] * 3
+    assert asked == 1
+
+
 async def test_a_missing_store_is_a_tool_error_and_the_server_lives_on(tmp_path: Path) -> None:
     db = tmp_path / "later.db"
     async with connected(db) as session:

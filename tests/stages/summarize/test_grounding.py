@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from harkback.stages.summarize.grounding import quoted_items, unquoted
+import pytest
+
+from harkback.stages.summarize.grounding import quoted_items, recap_problem, refused, unquoted
 
 SEEN = ("[USER]: the api cannot reach db\n\n[ASSISTANT]: Run `docker network create app-net`"
         " and see https://docs.docker.com/network/ or ~/compose/app.yml")
@@ -32,3 +34,24 @@ def test_a_path_written_against_chinese_words_is_read_without_them() -> None:
     assert quoted_items("修改了/etc/nginx/nginx.conf文件") == ("/etc/nginx/nginx.conf",)
     assert unquoted("修改了 /etc/nginx/nginx.conf文件，然后重新加载。", seen) == ()
     assert quoted_items("文档在https://x.io/a。") == ("https://x.io/a",)
+
+
+@pytest.mark.parametrize("answer", [
+    "I'm sorry, but I can't help with that.", "I am sorry, I cannot summarize this session.",
+    "Sorry, I'm unable to provide a recap of this conversation.",
+    "I can't assist with that request.", "As an AI, I don't keep records of sessions.",
+    "抱歉，我无法总结这段对话。", "申し訳ありませんが、お手伝いできません。",
+    "죄송하지만 도와드릴 수 없습니다."])
+def test_short_refusals_are_no_recap(answer: str) -> None:
+    assert refused(answer)
+    assert recap_problem(answer, "[USER]: nginx times out") is not None
+
+
+@pytest.mark.parametrize("answer", [
+    "The user couldn't reach postgres; `docker network create app-net` fixed it.",
+    "Sorry-looking logs aside, the deploy failed because the image tag was wrong.",
+    "I can't reproduce it, said the user; the fix was a longer proxy_read_timeout.",
+    "The build was unable to find libssl until the user installed libssl-dev.",
+    "I'm sorry " + "x" * 500 + " can't"])
+def test_recaps_that_mention_failing_are_not_refusals(answer: str) -> None:
+    assert not refused(answer)
