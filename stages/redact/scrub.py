@@ -125,13 +125,20 @@ def assignment_kind(key: str, before: str, value: str) -> str:
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[0-9]{1,7}|None|null|nil|true|false|"
-                         r"True|False|undefined|\*+|x+|X+", re.ASCII)
-"""Bare values that are code or nothing: ``self.password``, ``5``, ``None``, ``****``."""
+                         r"True|False|undefined|\*+|x+|X+"
+                         # type names after a colon: password: str, token: string;
+                         r"|str|string|String|bytes|int|integer|number|bool|boolean|any"
+                         r"|unknown|object|char|text|varchar|SecretStr", re.ASCII)
+"""Bare values that are code or nothing: ``self.password``, ``5``, ``None``, ``****``,
+``str``."""
+_NSSWITCH = re.compile(r"files|compat|systemd|sss|ldap|nis|winbind|db", re.ASCII)
+"""Where ``/etc/nsswitch.conf``'s ``passwd:`` line looks up accounts: never a password."""
 
 
 def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
     """Whether the value of an assignment is worth redacting (not code, not a reference)."""
-    if value[:1] in "$%{<*" or _CODE_VALUE.fullmatch(value):
+    # "=" first: the second "=" of a comparison (password == other), not an assignment
+    if value[:1] in "$%{<*=" or _CODE_VALUE.fullmatch(value):
         return False
     if token_kind(value):
         return True
@@ -145,6 +152,8 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
             (" " in separator and "=" in separator) or key.lower().strip("_-") in value.lower()):
         return False  # password = pw, token=access_token: a variable
     name = key.lower()
+    if name == "passwd" and separator.startswith(":") and _NSSWITCH.fullmatch(value):
+        return False
     if name.startswith("passw") or name == "passphrase":
         return True
     if separator == "=" and _is_env_name(text, match.start("k"), key):

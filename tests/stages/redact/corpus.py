@@ -166,5 +166,17 @@ SURVIVES: tuple[str, ...] = (
     "tokenizer.encode('hello world') returned [15339, 1917]",
     "AccountName=prod;EndpointSuffix=core.windows.net",
     "Epoch 1700000000 and 1700000000000 ms",
+    # Code that compares or declares rather than assigns: the "=" of "==" was taken for
+    # the value, so the code lost a character and kept the literal it compared.
+    "if password == confirm_password:",
+    "if (password === '') return;",
+    "assert token == 'expected'",
+    "password: str",
+    "password: string;",
+    "def login(user: str, password: bytes) -> bool:",
+    "interface Creds { token: String; secret: number }",
+    # /etc/nsswitch.conf: where user accounts come from
+    "passwd: files systemd",
+    "passwd:         compat",
 )
 """Text that holds no secret: it must come out unchanged."""
