@@ -131,6 +131,11 @@ _CODE_VALUE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[0-9]{1,7}|None|null|
                          r"|unknown|object|char|text|varchar|SecretStr", re.ASCII)
 """Bare values that are code or nothing: ``self.password``, ``5``, ``None``, ``****``,
 ``str``."""
+_OPEN_KEYS = frozenset({"PUBLIC", "PRIMARY", "FOREIGN", "SORT", "PARTITION", "CACHE", "ROUTING",
+                        "IDEMPOTENCY", "HOT", "LOOKUP", "UNIQUE", "SHARD", "DEDUP", "GROUP",
+                        "INDEX", "RANGE"})
+"""Words before an upper-case ``_KEY`` that name no secret: ``SORT_KEY=created_at``,
+``RSA_PUBLIC_KEY=...``, ``CACHE_KEY=users:v2``."""
 _NSSWITCH = re.compile(r"files|compat|systemd|sss|ldap|nis|winbind|db", re.ASCII)
 """Where ``/etc/nsswitch.conf``'s ``passwd:`` line looks up accounts: never a password."""
 
@@ -143,6 +148,8 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
     if token_kind(value):
         return True
     key = match.group("k")
+    if key == "KEY" and _word_before(text, match.start("k")) in _OPEN_KEYS:
+        return False
     end = match.end()
     bare = match.group("q") is None
     if bare and end < len(text) and text[end] in "(.[":
@@ -160,6 +167,16 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
         return True
     return (len(value) >= 8 and not any(c.isspace() for c in value)
             and (len(value) >= 20 or any(c.isdigit() for c in value)))
+
+
+def _word_before(text: str, start: int) -> str:
+    """The word of an ``A_B_KEY`` name just before its ``_KEY`` at ``start``.
+
+    >>> _word_before("export RSA_PUBLIC_KEY=x", 18)
+    'PUBLIC'
+    """
+    head = text[max(0, start - 40):start].rstrip("_-")
+    return re.split(r"[^A-Za-z0-9]", head)[-1].upper()
 
 
 def _is_env_name(text: str, start: int, key: str) -> bool:
