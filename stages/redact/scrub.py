@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import attrs
 
 from harkback.stages.records import Conversation
-from harkback.stages.redact.rules import GATES, PLACEHOLDER, RULES, TOKENS
+from harkback.stages.redact.rules import CJK_KEYS, GATES, PLACEHOLDER, RULES, TOKENS
 
 
 @attrs.frozen
@@ -113,6 +113,8 @@ def assignment_kind(key: str, before: str, value: str) -> str:
     known = token_kind(value)
     if known:
         return known
+    if key in CJK_KEYS:
+        return CJK_KEYS[key]
     name = key.lower()
     if name.startswith("passw") or name == "passphrase":
         return "password"
@@ -161,7 +163,7 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
     name = key.lower()
     if name == "passwd" and separator.startswith(":") and _NSSWITCH.fullmatch(value):
         return False
-    if name.startswith("passw") or name == "passphrase":
+    if name.startswith("passw") or name == "passphrase" or CJK_KEYS.get(key) == "password":
         return True
     if separator == "=" and _is_env_name(text, match.start("k"), key):
         return True
