@@ -82,6 +82,19 @@ separator, a bare one ``=`` or ``:`` (scrub refuses bare values that read as cod
 _VALUE = (NOT_PLACEHOLDER + r"(?!-----BEGIN)(?(q)[^\"'\\\n]{1,300}?(?P<post>(?P=q))"
           r"|[^\s\"'`,;&<>(){}\[\]|\\]+)")
 
+CJK_KEYS = {"密码": "password", "密碼": "password", "口令": "password", "パスワード": "password",
+            "暗証番号": "password", "비밀번호": "password", "패스워드": "password",
+            "密钥": "api-key", "密鑰": "api-key", "秘钥": "api-key", "秘鑰": "api-key",
+            "令牌": "token", "トークン": "token", "토큰": "token"}
+"""Chinese, Japanese and Korean key names, with the kind of secret each names."""
+_CJK_SEPARATOR = (r"(?P<pre>(?P<k>" + "|".join(CJK_KEYS) + r")[ \t]*[:=\uff1a\uff1d][ \t]*"
+                  r"(?P<q>[\"'\u201c\u300c\u300e])?)")
+"""A CJK key, a colon (also the full-width ``：``) or ``=``, and a quote if any."""
+_CJK_VALUE = (NOT_PLACEHOLDER + r"(?(q)[^\"'\u201d\u300d\u300f\n]{1,300}?"
+              r"(?P<post>[\"'\u201d\u300d\u300f])|[A-Za-z0-9!#$%*+\-_.~@^?/=]+)")
+"""Quoted: up to the closing quote. Bare: ASCII only, so the sentence the value stands
+in (``密码：hunter2，然后重启``) stays."""
+
 RULES: tuple[Rule, ...] = (
     # The whole block, or to the end of its base64 when the END line is missing (a
     # truncated paste); inside JSON its newlines are the two characters \n.
@@ -105,6 +118,8 @@ RULES: tuple[Rule, ...] = (
     # Assignments whose key names a secret: password=x, "api_key": "x", SECRET: x,
     # export GITHUB_TOKEN=x. The kind follows the key name (see scrub.assignment_kind).
     Rule("assignment", _SEPARATOR + _VALUE, ("passw", "passphrase", "secret", "token", "key")),
+    # The same in Chinese, Japanese and Korean: 数据库密码：x, パスワード: "x", 비밀번호=x.
+    Rule("assignment", _CJK_SEPARATOR + _CJK_VALUE, tuple(CJK_KEYS)),
 )
 """Every rule, most specific first: where two match at one place, the first wins."""
 

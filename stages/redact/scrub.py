@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import attrs
 
 from harkback.stages.records import Conversation
-from harkback.stages.redact.rules import GATES, PLACEHOLDER, RULES, TOKENS
+from harkback.stages.redact.rules import CJK_KEYS, GATES, PLACEHOLDER, RULES, TOKENS
 
 
 @attrs.frozen
@@ -113,6 +113,8 @@ def assignment_kind(key: str, before: str, value: str) -> str:
     known = token_kind(value)
     if known:
         return known
+    if key in CJK_KEYS:
+        return CJK_KEYS[key]
     name = key.lower()
     if name.startswith("passw") or name == "passphrase":
         return "password"
@@ -125,17 +127,31 @@ def assignment_kind(key: str, before: str, value: str) -> str:
 
 
 _CODE_VALUE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[0-9]{1,7}|None|null|nil|true|false|"
-                         r"True|False|undefined|\*+|x+|X+", re.ASCII)
-"""Bare values that are code or nothing: ``self.password``, ``5``, ``None``, ``****``."""
+                         r"True|False|undefined|\*+|x+|X+"
+                         # type names after a colon: password: str, token: string;
+                         r"|str|string|String|bytes|int|integer|number|bool|boolean|any"
+                         r"|unknown|object|char|text|varchar|SecretStr", re.ASCII)
+"""Bare values that are code or nothing: ``self.password``, ``5``, ``None``, ``****``,
+``str``."""
+_OPEN_KEYS = frozenset({"PUBLIC", "PRIMARY", "FOREIGN", "SORT", "PARTITION", "CACHE", "ROUTING",
+                        "IDEMPOTENCY", "HOT", "LOOKUP", "UNIQUE", "SHARD", "DEDUP", "GROUP",
+                        "INDEX", "RANGE"})
+"""Words before an upper-case ``_KEY`` that name no secret: ``SORT_KEY=created_at``,
+``RSA_PUBLIC_KEY=...``, ``CACHE_KEY=users:v2``."""
+_NSSWITCH = re.compile(r"files|compat|systemd|sss|ldap|nis|winbind|db", re.ASCII)
+"""Where ``/etc/nsswitch.conf``'s ``passwd:`` line looks up accounts: never a password."""
 
 
 def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
     """Whether the value of an assignment is worth redacting (not code, not a reference)."""
-    if value[:1] in "$%{<*" or _CODE_VALUE.fullmatch(value):
+    # "=" first: the second "=" of a comparison (password == other), not an assignment
+    if value[:1] in "$%{<*=" or _CODE_VALUE.fullmatch(value):
         return False
     if token_kind(value):
         return True
     key = match.group("k")
+    if key == "KEY" and _word_before(text, match.start("k")) in _OPEN_KEYS:
+        return False
     end = match.end()
     bare = match.group("q") is None
     if bare and end < len(text) and text[end] in "(.[":
@@ -145,12 +161,24 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
             (" " in separator and "=" in separator) or key.lower().strip("_-") in value.lower()):
         return False  # password = pw, token=access_token: a variable
     name = key.lower()
-    if name.startswith("passw") or name == "passphrase":
+    if name == "passwd" and separator.startswith(":") and _NSSWITCH.fullmatch(value):
+        return False
+    if name.startswith("passw") or name == "passphrase" or CJK_KEYS.get(key) == "password":
         return True
     if separator == "=" and _is_env_name(text, match.start("k"), key):
         return True
     return (len(value) >= 8 and not any(c.isspace() for c in value)
             and (len(value) >= 20 or any(c.isdigit() for c in value)))
+
+
+def _word_before(text: str, start: int) -> str:
+    """The word of an ``A_B_KEY`` name just before its ``_KEY`` at ``start``.
+
+    >>> _word_before("export RSA_PUBLIC_KEY=x", 18)
+    'PUBLIC'
+    """
+    head = text[max(0, start - 40):start].rstrip("_-")
+    return re.split(r"[^A-Za-z0-9]", head)[-1].upper()
 
 
 def _is_env_name(text: str, start: int, key: str) -> bool:

@@ -105,6 +105,13 @@ CAUGHT: tuple[tuple[str, str], ...] = (
     ("STRIPE_KEY=k9s8d7f6g5", "STRIPE_KEY=[secret:api-key]"),
     ('client_secret: "Zq8xW2vE5rT7yU9i"', 'client_secret: "[secret:secret]"'),
     ('"api_key": "0123456789abcdef0123"', '"api_key": "[secret:api-key]"'),
+    # key names in Chinese, Japanese and Korean; the sentence around the value stays
+    ("数据库密码：Pg_2024!secure，然后重启", "数据库密码：[secret:password]，然后重启"),
+    ("密碼: hunter2", "密碼: [secret:password]"),
+    ("パスワード：「tiger-lily」です", "パスワード：「[secret:password]」です"),
+    ("비밀번호: hunter2! 입니다", "비밀번호: [secret:password] 입니다"),
+    ("令牌=abcd1234efgh5678", "令牌=[secret:token]"),
+    ('API 密钥: "AbCdEf123456"', 'API 密钥: "[secret:api-key]"'),
 )
 """Text with secrets, and the text as it must come out."""
 
@@ -166,5 +173,23 @@ SURVIVES: tuple[str, ...] = (
     "tokenizer.encode('hello world') returned [15339, 1917]",
     "AccountName=prod;EndpointSuffix=core.windows.net",
     "Epoch 1700000000 and 1700000000000 ms",
+    # Code that compares or declares rather than assigns: the "=" of "==" was taken for
+    # the value, so the code lost a character and kept the literal it compared.
+    "if password == confirm_password:",
+    "if (password === '') return;",
+    "assert token == 'expected'",
+    "password: str",
+    "password: string;",
+    "def login(user: str, password: bytes) -> bool:",
+    "interface Creds { token: String; secret: number }",
+    # /etc/nsswitch.conf: where user accounts come from
+    "passwd: files systemd",
+    "passwd:         compat",
+    # Upper-case names of keys that are no secret
+    "PRIMARY_KEY=id", "SORT_KEY=created_at", "CACHE_KEY=users:v2:list",
+    "export RSA_PUBLIC_KEY=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1",
+    # CJK words about passwords, not assignments of one
+    "密码是什么？忘记密码了", "修改密码：请联系管理员", "パスワードを忘れました",
+    "비밀번호를 바꿨어요", "密码：${DB_PASSWORD}",
 )
 """Text that holds no secret: it must come out unchanged."""
