@@ -182,7 +182,10 @@ class Watchdog:
                 _cut(watch.connection)
             elif (watch.why is None and watch.limit is not None
                   and waited[id(watch)] >= watch.limit):
-                watch.why = f"a statement ran longer than {watch.limit:g} s and was cancelled"
+                # The server answers, so the time went on the statement's work or on a
+                # lock another connection holds: the reader is told to look at both.
+                watch.why = (f"a statement took longer than {watch.limit:g} s (its work, or "
+                             f"a wait for a lock another connection holds) and was cancelled")
                 watch.cancelled = now
                 # Under the lock, so the cancel cannot reach the connection's next work.
                 with contextlib.suppress(psycopg.Error):
