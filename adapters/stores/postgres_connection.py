@@ -90,6 +90,10 @@ def first_line(error: BaseException) -> str:
 _REFUSED = re.compile(r"failed: (?:FATAL: |fe_sendauth: )")
 """A new connection that the server refused: libpq's ``failed: FATAL:`` (the server's own
 reason) or ``failed: fe_sendauth:`` (it asked for a password that was not given)."""
+_NOT_UP = re.compile(r"the database system is (?:shutting down|starting up|in recovery mode"
+                     r"|not (?:yet )?accepting connections)")
+"""A server that says no only because it is stopping or starting (SQLSTATE 57P03): it
+cannot be reached for now, as a stopped one cannot; nothing is wrong with the login."""
 
 
 def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
@@ -103,6 +107,10 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     ...     'connection to server on socket "/s" failed: FATAL:  password authentication '
     ...     'failed for user "me"')).reason[:69]
     'the PostgreSQL server of postgresql:///h refused the connection: conn'
+    >>> unavailable("postgresql:///h", psycopg.OperationalError(
+    ...     'connection to server on socket "/s" failed: FATAL:  the database system is '
+    ...     'shutting down')).reason[:42]
+    'cannot reach the PostgreSQL server of post'
     """
     if isinstance(error, Overran):
         return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
@@ -111,7 +119,8 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
             f"{where(url)}: gave up waiting for a lock another connection holds on the "
             f"store's tables (another harkback's write or upkeep, or a transaction left "
             f"open; ${LOCK_TIMEOUT_ENV} sets how long to wait)")
-    if isinstance(error, psycopg.OperationalError) and _REFUSED.search(str(error)):
+    if (isinstance(error, psycopg.OperationalError) and _REFUSED.search(str(error))
+            and not _NOT_UP.search(str(error))):
         # The server answered and said no (a wrong password or role, no such database):
         # "cannot reach" would send the user to look at the network instead.
         return StoreUnavailable(
