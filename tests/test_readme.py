@@ -51,6 +51,7 @@ def test_readme_gives_the_limits_the_command_line_enforces() -> None:
     enforces them (recent's maximum was only in ``--help``)."""
     text = " ".join(README.read_text(encoding="utf-8").split())
     stated = re.search(r"`search` returns up to `--limit N` sessions \(1 to (\d+); (\d+) unless"
+                       r" `\$HARKBACK_LIMIT`"
                        r".*?`recent` lists up to `--limit N` \(1 to (\d+); (\d+) by default\)",
                        text)
     assert stated, "the README does not state the --limit ranges"
