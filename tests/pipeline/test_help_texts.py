@@ -59,11 +59,12 @@ def test_help_to_a_full_disk_is_one_line_and_status_1(flags: tuple[str, ...]) ->
         1, "harkback: cannot write to standard output: No space left on device\n")
 
 
-@pytest.mark.parametrize("setting", ["limit"])
+@pytest.mark.parametrize("setting", ["db", "model", "base_url", "embedder", "limit"])
 def test_an_options_default_names_each_setting_that_gives_it(setting: str) -> None:
     """An option whose default a setting gives names the setting's environment variable
     and the config file (``search --limit`` said "limit in the config file, else 3", but
-    ``$HARKBACK_LIMIT`` sets it too, and beats the file)."""
+    ``$HARKBACK_LIMIT`` sets it too, and beats the file; ``--db``, ``--embedder``,
+    ``--model`` and ``--base-url`` named only the environment, older than the file)."""
     key = next(key for key in KEYS if key.name == setting)
     variable = f"${key.variable}"
     helps = [str(action.help) for _, parser in _commands(build_parser())
