@@ -63,3 +63,16 @@ def test_readme_gives_the_limits_the_command_line_enforces() -> None:
     assert parser.parse_args(["recent", "--limit", str(recent_max)]).limit == recent_max
     with pytest.raises(UsageError):
         parser.parse_args(["recent", "--limit", str(recent_max + 1)])
+
+
+def test_readme_sends_a_library_user_to_no_internal_module() -> None:
+    """What the README tells a library user to import comes from ``harkback.pipeline``, the
+    only public module (it sent the agent tool's users to ``harkback.pipeline.tool`` and
+    ``LocalEmbedder``'s to ``harkback.adapters.models.local_embedder``, both internal), and
+    each name it gives there loads."""
+    import harkback.pipeline as api
+
+    text = README.read_text(encoding="utf-8")
+    assert re.findall(r"harkback\.(?:pipeline|stages|adapters)\.(?!__all__)\w+", text) == []
+    for name in ("SESSION_SEARCH_TOOL", "handle_session_search", "LocalEmbedder"):
+        assert name in text and name in api.__all__ and getattr(api, name) is not None
