@@ -76,3 +76,15 @@ def test_readme_sends_a_library_user_to_no_internal_module() -> None:
     assert re.findall(r"harkback\.(?:pipeline|stages|adapters)\.(?!__all__)\w+", text) == []
     for name in ("SESSION_SEARCH_TOOL", "handle_session_search", "LocalEmbedder"):
         assert name in text and name in api.__all__ and getattr(api, name) is not None
+
+
+def test_quick_start_names_the_command_the_makefile_installs() -> None:
+    """The quick start says where ``make demo`` put the ``harkback`` command the rest of the
+    README runs (it did not say; a new user had no ``harkback`` on ``PATH``)."""
+    root = README.parent
+    quick = README.read_text(encoding="utf-8").split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    venv = re.search(r"^VENV := (\S+)$", (root / "Makefile").read_text(), re.MULTILINE)
+    assert venv is not None
+    assert f"`{venv.group(1)}/bin/harkback`" in quick
+    assert re.search(r'^harkback = "harkback\.pipeline\.cli:main"$',
+                     (root / "pyproject.toml").read_text(), re.MULTILINE)
