@@ -83,3 +83,21 @@ def test_the_limits_default_is_told_alike_everywhere() -> None:
     assert "$HARKBACK_LIMIT" in tool and "config file" in tool
     readme = " ".join(README.read_text(encoding="utf-8").split())
     assert "3 unless `$HARKBACK_LIMIT` or `limit` in the config file" in readme
+
+
+def test_help_names_every_exit_status_the_command_line_ends_with() -> None:
+    """``harkback --help`` lists each status a command ends with: 70 (an internal error),
+    130 (Ctrl-C) and 141 (the reader went away) were in neither the help nor the README."""
+    from harkback.pipeline.cli_edges import EXIT_BROKEN_PIPE, EXIT_USAGE
+    from harkback.pipeline.command_basics import (
+        EXIT_FAILED,
+        EXIT_INTERNAL,
+        EXIT_OK,
+        EXIT_SKIPPED,
+    )
+    statuses = {EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL, 130,
+                EXIT_BROKEN_PIPE}
+    epilog = " ".join(str(build_parser().epilog).split())
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    for told in (epilog, readme[readme.index("Exit statuses: "):]):
+        assert {int(n) for n in re.findall(r"\b(\d+) [a-z]", told.split(".")[0])} >= statuses
