@@ -19,9 +19,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     __version__: str
     from harkback.adapters.models.chat_settings import ChatSettings
+    from harkback.adapters.models.local_embedder import LocalEmbedder
     from harkback.pipeline.compose import Pipeline
     from harkback.pipeline.facade import Harkback, Response, run_sync
     from harkback.pipeline.timing import RecordingObserver
+    from harkback.pipeline.tool import (
+        SESSION_SEARCH_TOOL,
+        handle_session_search,
+        handle_session_search_sync,
+    )
     from harkback.pipeline.wiring import (
         STORES,
         RecallSettings,
@@ -67,6 +73,10 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "harkback.pipeline.wiring": ("open_store", "store_kind", "STORES", "RecallSettings",
                                  "recall", "with_model"),
     "harkback.adapters.models.chat_settings": ("ChatSettings",),
+    "harkback.adapters.models.local_embedder": ("LocalEmbedder",),
+    # the agent tool: its schema and its handlers
+    "harkback.pipeline.tool": ("SESSION_SEARCH_TOOL", "handle_session_search",
+                               "handle_session_search_sync"),
     "harkback.stages.match.rankers": ("RANKERS",),
     "harkback.stages.defaults": ("DEFAULT_RANKER",),
     "harkback.stages.summarize.summarizers": ("SUMMARIZERS", "DEFAULT_SUMMARIZER"),
@@ -88,16 +98,15 @@ _HOMES: dict[str, tuple[str, ...]] = {
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
-    "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "RANKERS", "STORES", "SUMMARIZERS", "BadRecord",
-    "BrowseResult", "ChatModel", "ChatSettings", "Conversation", "Deps", "Embedder", "Harkback",
-    "Loaded", "Matched", "Message", "MessageHit", "ModelFailed", "ModelRerank",
-    "NotFound", "Observer",
-    "Pipeline", "QueryRejected", "Recall", "RecallError", "RecallResult", "RecallSettings",
-    "RecentEntry", "RecordingObserver", "Resolved", "Response", "SearchRequest", "Session",
-    "SessionPage",
+    "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "RANKERS", "SESSION_SEARCH_TOOL", "STORES",
+    "SUMMARIZERS", "BadRecord", "BrowseResult", "ChatModel", "ChatSettings", "Conversation",
+    "Deps", "Embedder", "Harkback", "Loaded", "LocalEmbedder", "Matched", "Message",
+    "MessageHit", "ModelFailed", "ModelRerank", "NotFound", "Observer", "Pipeline",
+    "QueryRejected", "Recall", "RecallError", "RecallResult", "RecallSettings", "RecentEntry",
+    "RecordingObserver", "Resolved", "Response", "SearchRequest", "Session", "SessionPage",
     "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",
-    "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
-    "store_kind", "with_model",
+    "SummaryCache", "VectorStore", "__version__", "handle_session_search",
+    "handle_session_search_sync", "open_store", "recall", "run_sync", "store_kind", "with_model",
 ]
 """The public names; a test pins them."""
 

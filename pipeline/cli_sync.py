@@ -15,7 +15,9 @@ from typing import Any
 
 EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest, import "
                  "or sync met damaged input, skipped or repaired (each piece named on stderr "
-                 "with what became of it, every one with --verbose, and in --json)")
+                 "with what became of it, every one with --verbose, and in --json); 70 "
+                 "internal error (a bug: HARKBACK_DEBUG=1 shows its traceback); 130 "
+                 "interrupted (Ctrl-C); 141 the reader of the output went away")
 
 
 def add_keep_secrets(sub: argparse.ArgumentParser) -> None:

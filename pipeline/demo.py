@@ -98,9 +98,14 @@ async def run_demo(db: str | Path | None = None) -> int:
                 response = await harkback.search(question, limit=2)
                 print("=" * 100)
                 print(f"Q: {question}\n")
-                print(format_payload(response.to_payload()) if response.ok
+                # The hints to open a result name this store: without --db, `harkback
+                # show` would read the default store, which does not hold the demo's.
+                print(format_payload(response.to_payload(), db=str(path)) if response.ok
                       else response.to_payload()["error"])
                 print()
+            if db is None:
+                print("This store was temporary and is removed now; `harkback demo --db "
+                      "demo.db` keeps one, to open its sessions with `harkback show`.")
         finally:
             store.close()
     return 0

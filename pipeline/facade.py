@@ -105,9 +105,10 @@ class Harkback:
         ``as_of`` (ISO time, epoch seconds, or ``30d`` back from now) asks the question as
         if then: the ranker's "now", the question's time words ("two weeks ago") and
         relative ``since``/``until`` count from it. It hides nothing; bound with ``until``.
-        ``sources`` (``codex``, ``hermes``...) and ``projects`` (a folder's path or name),
+        ``sources`` (``codex``, ``cli``...) and ``projects`` (a folder's path or name),
         when given, are the only ones searched; these and ``roles`` are tuples of names or
-        one comma list (``"codex,telegram"``).
+        one comma list (``"codex,telegram"``). ``hidden_sources`` are left out unless
+        ``sources`` names them.
         """
         moment: float | None = None
         if as_of is not None:

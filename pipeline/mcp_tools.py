@@ -91,8 +91,8 @@ _SEARCH = ToolSpec(
     "not proof of the present state. Open a result with read_session.",
     {"query": {"type": "string", "description": "What to recall; empty lists recent sessions."},
      "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-               "description": f"How many sessions to return (default: limit in the config "
-                              f"file, else {DEFAULT_LIMIT})."},
+               "description": f"How many sessions to return (default: $HARKBACK_LIMIT or limit in "
+                              f"the config file, else {DEFAULT_LIMIT})."},
      "since": {"type": _TIME, "description": f"Only messages from then on: {_WHEN}."},
      "until": {"type": _TIME, "description": f"Only messages up to then: {_WHEN}."},
      "role": {"type": "string", "default": "user,assistant",

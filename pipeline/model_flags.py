@@ -67,13 +67,16 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``search`` flags for the model summarizer (the API key comes from the env only)."""
     group = parser.add_argument_group(
         "model summaries", "any OpenAI-compatible endpoint; HARKBACK_MODEL, OPENAI_BASE_URL "
-        "and OPENAI_API_KEY are read from the environment")
+        "and OPENAI_API_KEY are read from the environment, else model, base_url and "
+        "api_key from the config file")
     group.add_argument("--model", default=None,
-                       help="model name (default: $HARKBACK_MODEL); naming one turns on "
+                       help="model name (default: $HARKBACK_MODEL, else model in the config "
+                            "file); naming one turns on "
                             "--summarizer llm unless another summarizer is asked for")
     group.add_argument("--base-url", type=_base_url, default=None,
                        help="endpoint, e.g. http://127.0.0.1:8080/v1 (default: "
-                            "$OPENAI_BASE_URL, else OpenAI)")
+                            "$OPENAI_BASE_URL, else base_url in the config file, else "
+                            "OpenAI)")
     group.add_argument("--max-concurrency", type=_positive_int, default=None, metavar="N",
                        help="model calls in flight at once (default 5)")
     group.add_argument("--rate", type=parse_rate, default=None, metavar="N[/SECONDS]",

@@ -115,9 +115,9 @@ def cut_page(request: PageRequest, around: int | None, messages: Sequence[Messag
              ) -> Result[tuple[int, tuple[Message, ...]], NotFound]:
     """The page's first index and its messages, from all of a session's messages in order.
 
-    An offset at or past the end of a session with messages, or a message the session
-    lacks, is :class:`NotFound` (a missing thing, as an unknown session id is); an empty
-    session reads as one empty page.
+    An offset at or past the end of the session, or a message the session lacks, is
+    :class:`NotFound` (a missing thing, as an unknown session id is); an empty session
+    reads as one empty page, at offset 0.
     """
     total = len(messages)
     around_index = None
@@ -128,7 +128,7 @@ def cut_page(request: PageRequest, around: int | None, messages: Sequence[Messag
                                     f"{message_id(request.session_id, around)!r}"))
         around_index = indices[0]
     offset = request.offset or 0
-    if total and offset >= total:
+    if offset >= total and (total or offset):
         return Failure(NotFound(f"offset {offset} is past the end of session "
                                 f"{request.session_id!r} ({total} messages)"))
     start, stop = page_bounds(total=total, limit=request.limit, offset=offset,

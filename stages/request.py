@@ -44,8 +44,9 @@ class SearchRequest:
 
     ``shortlist`` is how many candidates resolve keeps when a later stage (rerank) will
     choose ``limit`` among them; 0 keeps ``limit``. The pipeline sets it, not the caller.
-    ``sources`` and ``projects``, when given, are the only ones searched
-    (``hidden_sources`` still hides; a project is named by its folder's path or name).
+    ``sources`` and ``projects``, when given, are the only ones searched (a project is
+    named by its folder's path or name); ``hidden_sources`` are never searched, unless
+    :func:`make_request` was given one of them in ``sources``.
     Texts are :func:`~harkback.stages.records.mended` as the stores hold them.
     """
 
@@ -82,6 +83,8 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     'limit must be between 1 and 10, got 99'
     >>> make_request("x", projects=("/",)).failure().reason[:40]
     "no project folder named by '/': give a p"
+    >>> make_request("x", sources=("tool",)).unwrap().hidden_sources
+    ('kanban',)
     """
     wrong = _wrong_type(query, limit, {"roles": roles, "sources": sources, "projects": projects,
                                        "hidden_sources": hidden_sources})
@@ -122,7 +125,10 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         query=query[:MAX_QUERY_CHARS].replace("\x00", " "), limit=limit,
         roles=tuple(r for r in ROLES if r in roles),
         current_session_id=current_session_id or None,
-        since=bounds[0], until=bounds[1], hidden_sources=tuple(hidden_sources),
+        since=bounds[0], until=bounds[1],
+        # A hidden source named in ``sources`` is asked for: hiding it would answer
+        # ``--source tool`` with nothing, and not a word why.
+        hidden_sources=tuple(h for h in hidden_sources if h not in kept[0]),
         sources=kept[0], projects=kept[1]))
 
 

@@ -51,6 +51,7 @@ def test_readme_gives_the_limits_the_command_line_enforces() -> None:
     enforces them (recent's maximum was only in ``--help``)."""
     text = " ".join(README.read_text(encoding="utf-8").split())
     stated = re.search(r"`search` returns up to `--limit N` sessions \(1 to (\d+); (\d+) unless"
+                       r" `\$HARKBACK_LIMIT`"
                        r".*?`recent` lists up to `--limit N` \(1 to (\d+); (\d+) by default\)",
                        text)
     assert stated, "the README does not state the --limit ranges"
@@ -62,3 +63,28 @@ def test_readme_gives_the_limits_the_command_line_enforces() -> None:
     assert parser.parse_args(["recent", "--limit", str(recent_max)]).limit == recent_max
     with pytest.raises(UsageError):
         parser.parse_args(["recent", "--limit", str(recent_max + 1)])
+
+
+def test_readme_sends_a_library_user_to_no_internal_module() -> None:
+    """What the README tells a library user to import comes from ``harkback.pipeline``, the
+    only public module (it sent the agent tool's users to ``harkback.pipeline.tool`` and
+    ``LocalEmbedder``'s to ``harkback.adapters.models.local_embedder``, both internal), and
+    each name it gives there loads."""
+    import harkback.pipeline as api
+
+    text = README.read_text(encoding="utf-8")
+    assert re.findall(r"harkback\.(?:pipeline|stages|adapters)\.(?!__all__)\w+", text) == []
+    for name in ("SESSION_SEARCH_TOOL", "handle_session_search", "LocalEmbedder"):
+        assert name in text and name in api.__all__ and getattr(api, name) is not None
+
+
+def test_quick_start_names_the_command_the_makefile_installs() -> None:
+    """The quick start says where ``make demo`` put the ``harkback`` command the rest of the
+    README runs (it did not say; a new user had no ``harkback`` on ``PATH``)."""
+    root = README.parent
+    quick = README.read_text(encoding="utf-8").split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    venv = re.search(r"^VENV := (\S+)$", (root / "Makefile").read_text(), re.MULTILINE)
+    assert venv is not None
+    assert f"`{venv.group(1)}/bin/harkback`" in quick
+    assert re.search(r'^harkback = "harkback\.pipeline\.cli:main"$',
+                     (root / "pyproject.toml").read_text(), re.MULTILINE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -185,6 +186,22 @@ def test_demo_finds_the_stories(tmp_path: Path) -> None:
     assert "docker network create lumen-backend" in done.stdout
     assert "pgdump-rotate.sh" in done.stdout
     assert "127.0.0.1:18080" in done.stdout
+
+
+def test_demo_hints_open_the_demo_store(tmp_path: Path) -> None:
+    """Each result's ``open: harkback show ...`` hint, pasted as printed, opens its page
+    (they named no store, so ``harkback show`` read the default one: "no database")."""
+    home = {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    done = run("demo", db=tmp_path / "demo.db", env=home)
+    assert done.returncode == 0, done.stderr
+    hints = [line.rsplit("(open: ", 1)[1].rstrip(")") for line in done.stdout.splitlines()
+             if "(open: harkback show " in line]
+    assert len(hints) >= 6
+    for hint in hints:
+        words = shlex.split(hint)
+        assert words[0] == "harkback"
+        opened = run(*words[1:], env=home)
+        assert opened.returncode == 0, (hint, opened.stderr)
 
 
 def test_demo_refuses_a_store_of_ones_own_sessions(db: Path) -> None:

@@ -137,3 +137,17 @@ def test_a_moment_out_of_range_names_the_years_allowed(db: Path, command: str,
     assert done.returncode == 2
     assert f"{flags[-2]} {flags[-1]!r} is not a moment a session can have (the years 1970 " \
            "to 9999): use " in done.stderr, done.stderr
+
+
+def test_a_hidden_source_is_left_out_unless_named(tmp_path: Path) -> None:
+    """Sessions of the sources Hermes keeps out of its own history (``tool`` integrations,
+    ``kanban`` workers) are left out of search and recent, but ``--source tool`` names
+    them: it answered with nothing, and not a word why, though ``stats`` counted them."""
+    db = ingested(tmp_path, [
+        conversation("by-tool", ("user", "narwhal migration plan"), source="tool"),
+        conversation("by-kanban", ("user", "narwhal board card"), source="kanban"),
+        conversation("by-cli", ("user", "narwhal in the terminal"), source="cli")])
+    assert _ids("search", "narwhal", db=db) == ["by-cli"]
+    assert _ids("recent", db=db) == ["by-cli"]
+    assert _ids("search", "narwhal", "--source", "tool", db=db) == ["by-tool"]
+    assert sorted(_ids("recent", "--source", "kanban,cli", db=db)) == ["by-cli", "by-kanban"]

@@ -133,6 +133,16 @@ def test_offset_past_the_end_fails_clearly(db: Path) -> None:
     assert f"past the end of session 'deploy' ({TURNS} messages)" in done.stderr
 
 
+def test_offset_past_the_end_of_an_empty_session_fails_too(tmp_path: Path) -> None:
+    """An empty session is one empty page at offset 0; any later offset is past its end,
+    as for any session (``--offset 100`` answered an empty page, exit 0)."""
+    db = ingested(tmp_path, [conversation("empty")])
+    assert run("show", "empty", db=db).returncode == 0
+    done = run("show", "empty", "--offset", "1", db=db)
+    assert done.returncode == 1
+    assert "past the end of session 'empty' (0 messages)" in done.stderr
+
+
 def test_around_and_offset_together_are_a_usage_error(db: Path) -> None:
     """Two ways of placing one page cannot both be given."""
     assert run("show", "deploy", "--around", "3", "--offset", "2", db=db).returncode == 2

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harkback.pipeline.cli import build_parser
+from harkback.pipeline.settings import KEYS
 
 README = Path(__file__).parents[2] / "README.md"
 
@@ -56,3 +57,47 @@ def test_help_to_a_full_disk_is_one_line_and_status_1(flags: tuple[str, ...]) ->
                               check=False)
     assert (done.returncode, done.stderr) == (
         1, "harkback: cannot write to standard output: No space left on device\n")
+
+
+@pytest.mark.parametrize("setting", ["db", "model", "base_url", "embedder", "limit"])
+def test_an_options_default_names_each_setting_that_gives_it(setting: str) -> None:
+    """An option whose default a setting gives names the setting's environment variable
+    and the config file (``search --limit`` said "limit in the config file, else 3", but
+    ``$HARKBACK_LIMIT`` sets it too, and beats the file; ``--db``, ``--embedder``,
+    ``--model`` and ``--base-url`` named only the environment, older than the file)."""
+    key = next(key for key in KEYS if key.name == setting)
+    variable = f"${key.variable}"
+    helps = [str(action.help) for _, parser in _commands(build_parser())
+             for action in parser._actions if key.flag in action.option_strings]
+    # Only where the setting applies: ``recent --limit`` has a default of its own.
+    told = [text for text in helps if variable in text or "config file" in text]
+    assert told
+    assert [text for text in told if variable not in text or "config file" not in text] == []
+
+
+def test_the_limits_default_is_told_alike_everywhere() -> None:
+    """The MCP tool and the README name ``$HARKBACK_LIMIT`` beside the config file's
+    ``limit`` as what changes a search's default of 3 (the server honours both)."""
+    from harkback.pipeline.mcp_tools import TOOLS
+    tool = str(TOOLS["session_search"].properties["limit"]["description"])
+    assert "$HARKBACK_LIMIT" in tool and "config file" in tool
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert "3 unless `$HARKBACK_LIMIT` or `limit` in the config file" in readme
+
+
+def test_help_names_every_exit_status_the_command_line_ends_with() -> None:
+    """``harkback --help`` lists each status a command ends with: 70 (an internal error),
+    130 (Ctrl-C) and 141 (the reader went away) were in neither the help nor the README."""
+    from harkback.pipeline.cli_edges import EXIT_BROKEN_PIPE, EXIT_USAGE
+    from harkback.pipeline.command_basics import (
+        EXIT_FAILED,
+        EXIT_INTERNAL,
+        EXIT_OK,
+        EXIT_SKIPPED,
+    )
+    statuses = {EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL, 130,
+                EXIT_BROKEN_PIPE}
+    epilog = " ".join(str(build_parser().epilog).split())
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    for told in (epilog, readme[readme.index("Exit statuses: "):]):
+        assert {int(n) for n in re.findall(r"\b(\d+) [a-z]", told.split(".")[0])} >= statuses

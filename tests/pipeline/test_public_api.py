@@ -18,6 +18,7 @@ PUBLIC = {
     "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
     "store_kind", "with_model",
     "NotFound", "SessionPage",
+    "LocalEmbedder", "SESSION_SEARCH_TOOL", "handle_session_search", "handle_session_search_sync",
 }
 
 
