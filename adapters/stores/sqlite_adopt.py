@@ -100,14 +100,29 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
         finally:
             connection.close()
     except sqlite3.DatabaseError as error:
-        if getattr(error, "sqlite_errorname", "").startswith("SQLITE_NOTADB"):
+        name = getattr(error, "sqlite_errorname", "")
+        if name.startswith("SQLITE_NOTADB"):
             return StoreUnavailable(f"the file is not a SQLite database: {path}")
+        if name == "SQLITE_READONLY_ROLLBACK":  # a killed writer's hot -journal
+            return _interrupted(path)
         return StoreUnavailable(f"{path} cannot be read as a database ({error})")
     if application == APPLICATION_ID:
         return None
     if (application, version, tables) == (0, 0, 0):
         return _adoptable(path, create)
     return StoreUnavailable(f"{path} is not a harkback database")
+
+
+def _interrupted(path: Path) -> StoreUnavailable | None:
+    """A file whose last write was interrupted (its ``-journal`` is hot), which only a
+    writable open can roll back: harkback's own file may be opened (SQLite rolls the write
+    back first), another program's is left to it. Its header tells whose it is."""
+    with contextlib.suppress(OSError), path.open("rb") as handle:
+        if handle.read(72)[68:72] == APPLICATION_ID.to_bytes(4, "big"):
+            return None
+    return StoreUnavailable(
+        f"{path} has a write that was interrupted (its -journal file) and is not marked as "
+        "harkback's: harkback leaves it as it is")
 
 
 def _adoptable(path: Path, create: bool) -> StoreUnavailable | None:

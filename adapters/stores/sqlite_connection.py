@@ -58,6 +58,10 @@ _KINDS = {
     "SQLITE_BUSY": "the database is locked by another connection",
     "SQLITE_LOCKED": "the database is locked",
     "SQLITE_READONLY": "the database is read-only",
+    # A hot -journal: a killed writer's changes, which only a writable open can undo.
+    "SQLITE_READONLY_ROLLBACK": ("a write to the database was interrupted and must be rolled "
+                                 "back first (any writable command does it, such as "
+                                 "harkback migrate)"),
     # The file may be writable: SQLite must also create its -wal and -shm files beside it.
     "SQLITE_READONLY_DIRECTORY": "the database's folder is read-only",
     "SQLITE_CORRUPT": "the database file is corrupt",
