@@ -83,11 +83,23 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     """
     name = getattr(error, "sqlite_errorname", None) or ""
     kind = _KINDS.get(name) or _KINDS.get("_".join(name.split("_")[:2]))
+    if name.startswith("SQLITE_IOERR") and _no_space_left(path):
+        # A disk full before the open: SQLite cannot size its -shm and says only "I/O".
+        kind = _KINDS["SQLITE_FULL"]
     if kind:
         return StoreUnavailable(f"{kind}: {path} ({error})")
     # A line of our own that names the file already (a reopen refused, see read_watch).
     said = str(error)
     return StoreUnavailable(said if said.startswith(f"{path} ") else f"{path}: {said}")
+
+
+def _no_space_left(path: Path) -> bool:
+    """Whether the file system holding ``path`` has no block left for this user."""
+    try:
+        found = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return (found.f_bfree if os.geteuid() == 0 else found.f_bavail) == 0
 
 
 def execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:
