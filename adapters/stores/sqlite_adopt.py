@@ -27,6 +27,7 @@ import stat
 from pathlib import Path
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri
+from harkback.adapters.stores.sqlite_errors import unavailable
 from harkback.stages.errors import StoreUnavailable
 
 SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -100,12 +101,9 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
         finally:
             connection.close()
     except sqlite3.DatabaseError as error:
-        name = getattr(error, "sqlite_errorname", "")
-        if name.startswith("SQLITE_NOTADB"):
-            return StoreUnavailable(f"the file is not a SQLite database: {path}")
-        if name == "SQLITE_READONLY_ROLLBACK":  # a killed writer's hot -journal
-            return _interrupted(path)
-        return StoreUnavailable(f"{path} cannot be read as a database ({error})")
+        if getattr(error, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK":
+            return _interrupted(path)  # a killed writer's hot -journal
+        return unavailable(path, error)  # locked, corrupt, not SQLite: as any open says
     if application == APPLICATION_ID:
         return None
     if (application, version, tables) == (0, 0, 0):
