@@ -69,6 +69,10 @@ def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
         return StoreUnavailable(odd)
     if readonly and not path.is_file():
         return StoreUnavailable(f"no harkback database at {path}; ingest sessions first")
+    if path.is_file() and not os.access(path, os.R_OK):
+        # Another user's store (one a `sudo harkback` made): SQLite says only "unable to
+        # open database file", or, writing, "read-only".
+        return StoreUnavailable(f"{path}: Permission denied")
     return None
 
 
