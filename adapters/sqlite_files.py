@@ -14,6 +14,7 @@ with ``mode=ro``, which makes the ``-shm``: read immutable, its commits would be
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +30,16 @@ def open_mode(header: bytes, *, wal: bool, shm: bool) -> Mode:
     if not in_wal_mode or (wal and shm):
         return "ro"
     return "immutable"
+
+
+def side_file(path: Path, suffix: str) -> Path:
+    """Where SQLite keeps ``path``'s ``-wal``, ``-shm`` or ``-journal``: beside the file that
+    a symlink names, not beside the link.
+
+    >>> side_file(Path("/no/such/h.db"), "-wal")
+    PosixPath('/no/such/h.db-wal')
+    """
+    return Path(f"{os.path.realpath(path)}{suffix}")
 
 
 WAL_HEADER_BYTES = 32
@@ -58,7 +69,7 @@ def read_only_uri(path: Path) -> str:
     except OSError:
         options = "?mode=ro"  # SQLite's own open reports the problem
     else:
-        wal, shm = Path(f"{path}-wal").exists(), Path(f"{path}-shm").exists()
+        wal, shm = side_file(path, "-wal").exists(), side_file(path, "-shm").exists()
         options = ("?mode=ro&immutable=1" if open_mode(header, wal=wal, shm=shm) == "immutable"
-                   and not _holds_frames(Path(f"{path}-wal")) else "?mode=ro")
+                   and not _holds_frames(side_file(path, "-wal")) else "?mode=ro")
     return path.resolve().as_uri() + options

@@ -26,7 +26,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri
+from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri, side_file
 from harkback.adapters.stores.sqlite_errors import unavailable
 from harkback.stages.errors import StoreUnavailable
 
@@ -152,7 +152,7 @@ def remove_store(path: Path) -> bool:
 
 def present_side_files(path: Path) -> frozenset[str]:
     """Which of ``path``'s side files exist now."""
-    return frozenset(s for s in SIDE_FILES if Path(f"{path}{s}").exists())
+    return frozenset(s for s in SIDE_FILES if side_file(path, s).exists())
 
 
 def remove_new_side_files(path: Path, before: frozenset[str]) -> None:
@@ -163,10 +163,10 @@ def remove_new_side_files(path: Path, before: frozenset[str]) -> None:
     in it may hold another connection's commits: those stay.
     """
     for suffix in ("-journal", "-wal", "-shm"):
-        side = Path(f"{path}{suffix}")
+        side = side_file(path, suffix)
         if suffix in before or not side.exists():
             continue
-        if suffix == "-shm" and Path(f"{path}-wal").exists():
+        if suffix == "-shm" and side_file(path, "-wal").exists():
             continue
         with contextlib.suppress(OSError):
             if suffix == "-shm" or side.stat().st_size == 0:
