@@ -3,7 +3,9 @@
 Reading a file that may belong to another program must create and change nothing: a
 plain ``mode=ro`` open of a WAL-mode file whose ``-wal`` file is absent *creates* its
 ``-wal`` and ``-shm`` files (and fails in a folder the reader may not write). With no
-``-wal`` every commit is in the main file, so it is read as ``immutable`` instead.
+``-wal`` every commit is in the main file, so it is read as ``immutable`` instead. A
+``-wal`` holding commits without its ``-shm`` (a copy that left the ``-shm`` out) is read
+with ``mode=ro``, which makes the ``-shm``: read immutable, its commits would be missed.
 
 >>> wal_header = b"SQLite format 3\\x00" + bytes(2) + bytes([2, 2])
 >>> open_mode(wal_header, wal=False, shm=False), open_mode(wal_header, wal=True, shm=True)
@@ -12,6 +14,7 @@ plain ``mode=ro`` open of a WAL-mode file whose ``-wal`` file is absent *creates
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +32,30 @@ def open_mode(header: bytes, *, wal: bool, shm: bool) -> Mode:
     return "immutable"
 
 
+def side_file(path: Path, suffix: str) -> Path:
+    """Where SQLite keeps ``path``'s ``-wal``, ``-shm`` or ``-journal``: beside the file that
+    a symlink names, not beside the link.
+
+    >>> side_file(Path("/no/such/h.db"), "-wal")
+    PosixPath('/no/such/h.db-wal')
+    """
+    return Path(f"{os.path.realpath(path)}{suffix}")
+
+
+WAL_HEADER_BYTES = 32
+"""A ``-wal`` file no longer than its header holds no commit."""
+
+
+def _holds_frames(wal: Path) -> bool:
+    # A -wal holding commits without its -shm (copied without it): an immutable read would
+    # miss them, so the plain read-only open reads the -wal, making its -shm as any reader
+    # of a WAL file does (the main file stays unwritten).
+    try:
+        return wal.stat().st_size > WAL_HEADER_BYTES
+    except OSError:
+        return False
+
+
 def read_only_uri(path: Path) -> str:
     """The ``file:`` URI that reads ``path`` without creating or changing any file.
 
@@ -42,7 +69,7 @@ def read_only_uri(path: Path) -> str:
     except OSError:
         options = "?mode=ro"  # SQLite's own open reports the problem
     else:
-        wal, shm = Path(f"{path}-wal").exists(), Path(f"{path}-shm").exists()
+        wal, shm = side_file(path, "-wal").exists(), side_file(path, "-shm").exists()
         options = ("?mode=ro&immutable=1" if open_mode(header, wal=wal, shm=shm) == "immutable"
-                   else "?mode=ro")
+                   and not _holds_frames(side_file(path, "-wal")) else "?mode=ro")
     return path.resolve().as_uri() + options

@@ -13,6 +13,7 @@ from typing import Any
 
 from returns.result import Failure
 
+from harkback.pipeline.terminal import one_line
 from harkback.stages.ports import SessionStore
 from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts, redact
 from harkback.stages.rewrite import RewriteReport
@@ -43,7 +44,7 @@ def describe(target: str, report: RewriteReport, counts: SecretCounts, *, dry_ru
     verb = "would change" if dry_run else "changed"
     drop = "drop" if dry_run else "dropped"
     found = counts.describe("found" if dry_run else "redacted")
-    return (f"{target}: {found}; {verb} {report.messages} message(s) and "
+    return (f"{one_line(target)}: {found}; {verb} {report.messages} message(s) and "
             f"{report.titles} title(s) in {report.sessions} session(s), {drop} "
             f"{report.summaries_dropped} cached summary(ies)")
 

@@ -32,6 +32,7 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.embed import embed_missing
 from harkback.pipeline.output import print_json
+from harkback.pipeline.terminal import line_of, one_line
 from harkback.stages.request import role_problem
 from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
@@ -102,7 +103,7 @@ async def optimize(args: argparse.Namespace) -> int:
     work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
     store = open_store(target, readonly=False)  # a refusal is then the only line
     if not args.json:
-        print(f"{work} {shown_url(target)} (a million messages take about 20 s)...",
+        print(f"{work} {line_of(shown_url(target))} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
     started = time.monotonic()
     try:
@@ -115,7 +116,7 @@ async def optimize(args: argparse.Namespace) -> int:
         print_json({"success": True, "db": shown_url(target), "seconds": seconds})
     else:
         print(f"{'merged the full-text index of' if sqlite else 'vacuumed and analysed'} "
-              f"{shown_url(target)} in {seconds} s")
+              f"{one_line(shown_url(target))} in {seconds} s")
     return EXIT_OK
 
 
@@ -132,7 +133,7 @@ async def migrate(args: argparse.Namespace) -> int:
         print_json({"success": True, "db": shown_url(target), "from": migrated.before,
                     "to": migrated.after, "applied": list(migrated.applied)})
     else:
-        print(migrated.describe(shown_url(target)))
+        print(migrated.describe(one_line(shown_url(target))))
     return EXIT_OK
 
 
@@ -181,5 +182,5 @@ async def stats(args: argparse.Namespace) -> int:
     finally:
         store.close()
     payload = {"success": True, "db": shown_url(target), **unwrap(counted).to_payload()}
-    return said(args, payload, format_stats(shown_url(target), payload),
+    return said(args, payload, format_stats(one_line(shown_url(target)), payload),
                 in_memory_note(target, "count"))

@@ -176,6 +176,12 @@ class HermesDb:
         try:
             connection, sessions, messages = retrying(connect)
         except sqlite3.Error as error:
+            if getattr(error, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK":
+                # A hot -journal: Hermes was killed mid-write; only a writer rolls it back.
+                return Failure(SourceUnreadable(
+                    f"cannot read the Hermes database {location} yet: a write of Hermes was "
+                    f"interrupted ({location.name}-journal) and only a writer may roll it "
+                    "back; start Hermes once, then import again"))
             return Failure(SourceUnreadable(f"cannot read the Hermes database {location}: "
                                             f"{error}"))
         try:

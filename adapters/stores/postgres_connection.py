@@ -126,6 +126,10 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
             f"{first_line(error)}")
+    if isinstance(error, psycopg.errors.DiskFull):
+        # An OperationalError too, but the server answered: its disk has no room left.
+        return StoreUnavailable(f"the disk is full: the PostgreSQL server of {where(url)} "
+                                f"could not write ({first_line(error)})")
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}")

@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 from returns.result import Failure
 
-from harkback.adapters.sqlite_files import read_only_uri
+from harkback.adapters.sqlite_files import read_only_uri, side_file
 from harkback.adapters.stores.sqlite_connection import connect
 
 State = tuple[bool, int, int]
@@ -37,7 +37,7 @@ def file_state(path: Path) -> State:
         stat = os.stat(path)
     except OSError:
         return (False, -1, -1)
-    return (os.path.exists(f"{path}-wal"), stat.st_size, stat.st_mtime_ns)
+    return (side_file(path, "-wal").exists(), stat.st_size, stat.st_mtime_ns)
 
 
 @attrs.define

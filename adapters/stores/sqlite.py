@@ -47,12 +47,8 @@ from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_adopt import no_store_at
-from harkback.adapters.stores.sqlite_connection import (
-    DEFAULT_BUSY_TIMEOUT,
-    connect,
-    fetch,
-    unavailable,
-)
+from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
+from harkback.adapters.stores.sqlite_errors import unavailable
 from harkback.adapters.stores.sqlite_messages import read_messages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all

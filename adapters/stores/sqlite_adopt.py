@@ -26,7 +26,8 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri
+from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri, side_file
+from harkback.adapters.stores.sqlite_errors import unavailable
 from harkback.stages.errors import StoreUnavailable
 
 SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -68,6 +69,10 @@ def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
         return StoreUnavailable(odd)
     if readonly and not path.is_file():
         return StoreUnavailable(f"no harkback database at {path}; ingest sessions first")
+    if path.is_file() and not os.access(path, os.R_OK):
+        # Another user's store (one a `sudo harkback` made): SQLite says only "unable to
+        # open database file", or, writing, "read-only".
+        return StoreUnavailable(f"{path}: Permission denied")
     return None
 
 
@@ -100,14 +105,26 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
         finally:
             connection.close()
     except sqlite3.DatabaseError as error:
-        if getattr(error, "sqlite_errorname", "").startswith("SQLITE_NOTADB"):
-            return StoreUnavailable(f"the file is not a SQLite database: {path}")
-        return StoreUnavailable(f"{path} cannot be read as a database ({error})")
+        if getattr(error, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK":
+            return _interrupted(path)  # a killed writer's hot -journal
+        return unavailable(path, error)  # locked, corrupt, not SQLite: as any open says
     if application == APPLICATION_ID:
         return None
     if (application, version, tables) == (0, 0, 0):
         return _adoptable(path, create)
     return StoreUnavailable(f"{path} is not a harkback database")
+
+
+def _interrupted(path: Path) -> StoreUnavailable | None:
+    """A file whose last write was interrupted (its ``-journal`` is hot), which only a
+    writable open can roll back: harkback's own file may be opened (SQLite rolls the write
+    back first), another program's is left to it. Its header tells whose it is."""
+    with contextlib.suppress(OSError), path.open("rb") as handle:
+        if handle.read(72)[68:72] == APPLICATION_ID.to_bytes(4, "big"):
+            return None
+    return StoreUnavailable(
+        f"{path} has a write that was interrupted (its -journal file) and is not marked as "
+        "harkback's: harkback leaves it as it is")
 
 
 def _adoptable(path: Path, create: bool) -> StoreUnavailable | None:
@@ -135,7 +152,7 @@ def remove_store(path: Path) -> bool:
 
 def present_side_files(path: Path) -> frozenset[str]:
     """Which of ``path``'s side files exist now."""
-    return frozenset(s for s in SIDE_FILES if Path(f"{path}{s}").exists())
+    return frozenset(s for s in SIDE_FILES if side_file(path, s).exists())
 
 
 def remove_new_side_files(path: Path, before: frozenset[str]) -> None:
@@ -146,10 +163,10 @@ def remove_new_side_files(path: Path, before: frozenset[str]) -> None:
     in it may hold another connection's commits: those stay.
     """
     for suffix in ("-journal", "-wal", "-shm"):
-        side = Path(f"{path}{suffix}")
+        side = side_file(path, suffix)
         if suffix in before or not side.exists():
             continue
-        if suffix == "-shm" and Path(f"{path}-wal").exists():
+        if suffix == "-shm" and side_file(path, "-wal").exists():
             continue
         with contextlib.suppress(OSError):
             if suffix == "-shm" or side.stat().st_size == 0:

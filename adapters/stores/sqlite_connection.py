@@ -34,6 +34,7 @@ from harkback.adapters.stores import sqlite_adopt, sqlite_titles
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import fulltext, schema
 from harkback.adapters.stores.sql.statement import Row, Statement
+from harkback.adapters.stores.sqlite_errors import unavailable
 from harkback.adapters.stores.sqlite_migrations import SchemaProblem, bring_forward, read_forward
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
@@ -53,38 +54,6 @@ CACHE_KIB = 64 * 1024
 MAP_BYTES = 1 << 40
 """How much of the file a ``mapped`` read-only connection maps (SQLite caps it at its
 build's limit, 2 GiB here; the rest is read as usual)."""
-
-_KINDS = {
-    "SQLITE_BUSY": "the database is locked by another connection",
-    "SQLITE_LOCKED": "the database is locked",
-    "SQLITE_READONLY": "the database is read-only",
-    # The file may be writable: SQLite must also create its -wal and -shm files beside it.
-    "SQLITE_READONLY_DIRECTORY": "the database's folder is read-only",
-    "SQLITE_CORRUPT": "the database file is corrupt",
-    "SQLITE_NOTADB": "the file is not a SQLite database",
-    "SQLITE_FULL": "the disk is full",
-    "SQLITE_IOERR": "disk I/O error",
-    "SQLITE_CANTOPEN": "the database file cannot be opened",
-    "SQLITE_PERM": "permission denied",
-}
-
-
-def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
-    """Translate a SQLite error into a :class:`StoreUnavailable` that says what went wrong.
-
-    >>> unavailable(Path("h.db"), sqlite3.OperationalError("boom")).reason
-    'h.db: boom'
-    >>> unavailable(Path("h.db"), sqlite3.OperationalError("h.db has version 9")).reason
-    'h.db has version 9'
-    """
-    name = getattr(error, "sqlite_errorname", None) or ""
-    kind = _KINDS.get(name) or _KINDS.get("_".join(name.split("_")[:2]))
-    if kind:
-        return StoreUnavailable(f"{kind}: {path} ({error})")
-    # A line of our own that names the file already (a reopen refused, see read_watch).
-    said = str(error)
-    return StoreUnavailable(said if said.startswith(f"{path} ") else f"{path}: {said}")
-
 
 def execute(connection: sqlite3.Connection, statement: Statement) -> sqlite3.Cursor:
     """Run ``statement`` with its values bound."""

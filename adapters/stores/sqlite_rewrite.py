@@ -6,7 +6,7 @@ indexes follow and the schema's triggers drop the vectors of changed messages. C
 summaries whose text, note or query the function changes are deleted. Then nothing of
 the old text may linger in the file: ``secure_delete`` zeroes freed pages, the full-text
 index is merged (its old segments still hold the old tokens) and the write-ahead log is
-checkpointed and truncated.
+checkpointed and truncated, by every run, so a run again finishes one that was stopped.
 """
 
 from __future__ import annotations
@@ -58,9 +58,11 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
         if changed and not dry_run:
             step(functools.partial(write, batch=changed))
     stale = _stale_summaries(connection, edit)
-    if not dry_run and (report.sessions or stale):
+    if not dry_run:
         if stale:
             step(lambda c: _drop(c, stale))
+        # Even with nothing to change: a run stopped before its merge (a kill, a full disk)
+        # left the old texts in the index's old segments, and this run finds nothing.
         step(lambda c: c.execute(fulltext.MERGE_INDEX))
         step(lambda c: c.execute(_MERGE_TITLES))
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from harkback.adapters.sqlite_files import side_file
 from harkback.stages.stats import SourceCount, StoreStats, by_source
 
 SESSIONS_BY_SOURCE = """SELECT source, COUNT(*), MIN(started_at), MAX(started_at)
@@ -35,7 +36,7 @@ def bytes_on_disk(path: Path) -> int | None:
     ``path`` is no file (``:memory:``)."""
     if not path.is_file():
         return None
-    sides = (Path(f"{path}{suffix}") for suffix in ("-wal", "-shm"))
+    sides = (side_file(path, suffix) for suffix in ("-wal", "-shm"))
     return path.stat().st_size + sum(p.stat().st_size for p in sides if p.is_file())
 
 

@@ -7,6 +7,7 @@ test always uses that hook.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -87,3 +88,44 @@ def test_a_full_disk_is_one_line_and_loses_no_committed_session(
         reported = re.search(r"ingested (\d+) session", line)
         assert reported is not None
         assert len(ids) - 20 == int(reported.group(1))
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a 1 MiB tmpfs of its own (mounting needs root, as CI and this suite's
+    machines run; elsewhere the test cannot make the fault and says so)."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("command", ["ingest", "migrate", "optimize"])
+def test_a_disk_already_full_is_named_as_full(tmpfs: Path, tmp_path: Path,
+                                              command: str) -> None:
+    """A disk with no byte left when a writable command opens the store (SQLite cannot even
+    size its -shm file): one line saying the disk is full, not a bare 'disk I/O error';
+    the store keeps its bytes and no side file is left."""
+    source = tmp_path / "s.jsonl"
+    _write(source, "a", 5)
+    db = tmpfs / "h.db"
+    assert _run("ingest", str(source), "--db", str(db), env={}).returncode == 0
+    filler = os.open(tmpfs / "filler", os.O_WRONLY | os.O_CREAT)
+    with contextlib.suppress(OSError):  # every block the disk has left
+        while os.write(filler, bytes(4096)):
+            pass
+    os.close(filler)
+    before = db.read_bytes()
+    args = [command, str(source)] if command == "ingest" else [command]
+    done = _run(*args, "--db", str(db), env={})
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert "the disk is full" in line and str(db) in line, line
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmpfs.iterdir()) == ["filler", "h.db"]

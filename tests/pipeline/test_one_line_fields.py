@@ -115,3 +115,18 @@ def test_import_and_sync_reports_keep_a_path_on_its_line(tmp_path: Path) -> None
     assert synced.returncode == 0, synced.stderr
     row = next(line for line in synced.stdout.splitlines() if line.startswith("claude-code"))
     assert row.endswith(f"{tmp_path}/cc␊x/projects"), synced.stdout
+
+
+def test_upkeep_commands_keep_the_store_s_name_on_its_line(tmp_path: Path) -> None:
+    """A store whose file name holds a newline: stats, migrate, optimize and redact each
+    name it on one line (stdout and stderr alike), the newline shown as its sign."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(conversation_to_json(ROOT)) + "\n", encoding="utf-8")
+    db = tmp_path / "first\nharkback: forged.db"
+    assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
+    for command in ("stats", "migrate", "optimize", "redact"):
+        done = harkback(command, "--db", str(db))
+        assert done.returncode == 0, done.stderr
+        lines = (done.stdout + done.stderr).splitlines()
+        assert not any(line.startswith("harkback: forged") for line in lines), (command, lines)
+        assert any("first␊harkback: forged.db" in line for line in lines), (command, lines)

@@ -98,3 +98,24 @@ def test_a_symlink_loop_given_as_the_source_is_one_line(tmp_path: Path, kind: st
     (report,) = [r for r in json.loads(synced.stdout)["sources"] if r["kind"] == kind]
     assert (synced.returncode, report["status"]) == (FAILED, "failed"), synced.stderr
     assert report["error"] == f"cannot read {loop}: Too many levels of symbolic links"
+
+
+@pytest.mark.parametrize("mode", [0o000, 0o200])
+@pytest.mark.parametrize("command", [("stats",), ("search", "docker"), ("migrate",),
+                                     ("ingest", "{tmp}/sessions.jsonl")])
+def test_a_store_this_user_may_not_read_is_named_so(tmp_path: Path, mode: int,
+                                                    command: tuple[str, ...]) -> None:
+    """A store file without read permission for the user (another user's, or one a
+    ``sudo harkback`` left): exit 1, one line naming the file and 'Permission denied',
+    as for a folder that cannot be entered; the file keeps its bytes."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge drops"))])
+    before = db.read_bytes()
+    db.chmod(mode)
+    try:
+        done = harkback(*[part.format(tmp=tmp_path) for part in command], "--db", str(db))
+    finally:
+        db.chmod(0o644)
+    assert done.returncode == FAILED
+    [line] = done.stderr.splitlines()
+    assert f"{db}: Permission denied" in line, line
+    assert db.read_bytes() == before
