@@ -93,7 +93,7 @@ password: 密码 | パスワード | 비밀번호
 token: 令牌 | トークン | 토큰
 key: 密钥 | 秘密鍵 | 비밀키 키
 authentication auth login: 认证 登录 | 認証 ログイン | 인증 로그인
-encoding: 编码 乱码 | 文字化け エンコーディング | 인코딩
+encoding: 编码 乱码 | 文字化 エンコーディング | 인코딩
 timezone: 时区 | タイムゾーン | 타임존 시간대
 upload: 上传 | アップロード | 업로드
 download: 下载 | ダウンロード | 다운로드
@@ -116,10 +116,10 @@ cookie cookies: | クッキー | 쿠키
 table tables: 数据表 | テーブル | 테이블
 update: 更新 | 更新 アップデート | 업데이트
 renew renewal: 续期 续订 | 更新 | 갱신
-expire expired: 过期 | 期限切れ 失効 | 만료
+expire expired: 过期 | 期限切 失効 | 만료
 lock locks: 锁表 | ロック | 잠금 락
 healthcheck health: 健康检查 | ヘルスチェック | 헬스체크
-hostname: 主机名 | ホスト名 | 호스트명
+hostname: 主机名 | | 호스트명
 host: 主机 | ホスト | 호스트
 dns: 域名解析 | 名前解決 | 도메인네임
 production prod: 生产环境 线上 | 本番 | 운영 프로덕션
@@ -186,18 +186,30 @@ LANGUAGES: tuple[Script, ...] = ("zh", "ja", "ko")
 
 
 @cache
+def _entries() -> tuple[tuple[tuple[str, ...], tuple[tuple[Script, tuple[str, ...]], ...]], ...]:
+    # Each line of the lists as (English names, ((language, its words), ...)), the words
+    # normalised as the question's text is (NFKC, case-folded, Latin marks stripped, a
+    # kana's voicing kept: ﾋﾞﾙﾄﾞ is searched as ビルド), so both sides agree.
+    entries = []
+    for line in _GLOSSARY.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue  # a blank line, or a field of work's heading
+        head, _, rest = line.partition(":")
+        entries.append((tuple(head.split()), tuple(
+            (language, tuple(normalize(words).split()))
+            for language, words in zip(LANGUAGES, rest.split("|"), strict=True))))
+    return tuple(entries)
+
+
+@cache
 def _table() -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, Script], tuple[str, ...]]]:
     # Built once: each CJK word with its English names, each English name with its
-    # one-token (two-character) words per language. The words are normalised as the
-    # question's text is (NFKC, case-folded, Latin marks stripped, a kana's voicing kept:
-    # ﾋﾞﾙﾄﾞ is searched as ビルド), so both sides agree.
+    # one-token (two-character) words per language.
     to_english: dict[str, tuple[str, ...]] = {}
     to_native: dict[tuple[str, Script], tuple[str, ...]] = {}
-    for line in _GLOSSARY.strip().splitlines():
-        head, _, rest = line.partition(":")
-        names = tuple(head.split())
-        for language, words in zip(LANGUAGES, rest.split("|"), strict=True):
-            for word in normalize(words).split():
+    for names, columns in _entries():
+        for language, words in columns:
+            for word in words:
                 to_english[word] = tuple(dict.fromkeys((*to_english.get(word, ()), *names)))
                 if len(word) == 2:
                     for name in names:
@@ -233,7 +245,7 @@ def named_spans(run: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
     >>> list(named_spans("把镜像推到仓库"))
     [(1, 3, ('image',)), (5, 7, ('repository', 'repo'))]
     """
-    longest = max((len(w) for w in _table()[0]), default=0)
+    longest = _longest()
     at = 0
     while at < len(run):
         for size in range(min(longest, len(run) - at), 1, -1):
@@ -244,3 +256,21 @@ def named_spans(run: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:
                 break
         else:
             at += 1
+
+
+@cache
+def listed_words() -> frozenset[str]:
+    """Every listed CJK word, normalised: the words framing must leave whole
+    (:mod:`~harkback.stages.text.framing`: 文件 holds 件, 批处理 处理, 디플로이 ends as a
+    particle would).
+
+    >>> {"超时", "ビルド", "배포"} <= listed_words()
+    True
+    """
+    return frozenset(_table()[0])
+
+
+@cache
+def _longest() -> int:
+    # Once, not per run of a question: the table has some thousand words.
+    return max((len(w) for w in _table()[0]), default=0)
