@@ -61,11 +61,13 @@ def test_a_word_holding_a_framing_part_stays_whole(question: str, word: str) -> 
     ("コンテナの名前解決", "名前解決"),
     ("디플로이 할 때", "디플로이"),
     ("워크플로 고쳤던 거", "워크플로"),
+    ("처리량이 떨어졌던 거", "처리량"),
 ])
 def test_a_glossary_word_holding_a_framing_part_stays_whole(question: str, word: str) -> None:
     """A word the glossary names (文件 "file" holds 件, 批处理 "batch" 处理, 名前解決
-    "name resolution" 解決; 디플로이 and 워크플로 end as a particle would) is a thing, not
-    framing, and stays as the question writes it."""
+    "name resolution" 解決; 디플로이 and 워크플로 end as a particle would, 처리량
+    "throughput" starts as a framing stem) is a thing, not framing, and stays as the
+    question writes it."""
     assert word in without_framing(question)
 
 
