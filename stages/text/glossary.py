@@ -28,10 +28,10 @@ from harkback.stages.text.tokens import normalize
 _GLOSSARY = """
 timeout: 超时 | タイムアウト | 타임아웃
 database db: 数据库 資料庫 | データベース | 데이터베이스
-connection: 连接 連線 連接 | 接続 コネクション | 연결 커넥션
+connection: 连接 連線 連接 连不上 | 接続 コネクション | 연결 커넥션 접속
 deploy deployment: 部署 | デプロイ | 배포 디플로이
 container: 容器 | コンテナ | 컨테이너
-image: 镜像 鏡像 映像檔 | イメージ | 이미지
+image: 镜像 鏡像 映像檔 图片 图像 | イメージ 画像 | 이미지
 repository repo: 仓库 代码库 儲存庫 | リポジトリ レポジトリ | 저장소 레포 레포지토리 리포지토리
 clone: 克隆 | クローン | 클론
 branch: 分支 | ブランチ | 브랜치
@@ -103,8 +103,8 @@ backend: 后端 後端 | バックエンド | 백엔드
 browser: 浏览器 瀏覽器 | ブラウザ ブラウザー | 브라우저
 webhook: 回调 | ウェブフック | 웹훅
 schedule scheduler: 调度 排程 | スケジューラ スケジューラー スケジュール | 스케줄러 스케줄
-crash: 崩溃 闪退 當機 | クラッシュ | 크래시 크래쉬
-slow: 很慢 变慢 | 低速 | 느린 느려
+crash: 崩溃 闪退 當機 挂掉 | クラッシュ ダウン | 크래시 크래쉬 다운
+slow: 很慢 变慢 卡顿 | 低速 | 느린 느려 느림
 service: 服务 服務 | サービス | 서비스
 user users: 用户 使用者 用戶 | ユーザー ユーザ | 사용자 유저
 startup start: 启动 啟動 | 起動 | 기동 구동

@@ -268,6 +268,56 @@ indent indentation: 缩进 | インデント | 들여쓰기 인덴트
 workspace: 工作区 | ワークスペース | 워크스페이스
 refactor refactoring: 重构 | リファクタリング リファクタ | 리팩토링 리팩터링
 snippet snippets: 代码片段 | スニペット | 스니펫
+# the words of code
+compiler: 编译器 | コンパイラ コンパイラー | 컴파일러
+runtime: 运行时 | ランタイム | 런타임
+loop loops: 死循环 循环 | ループ 無限ループ | 루프 무한루프
+recursion recursive: 递归 | 再帰 | 재귀
+pointer pointers: 指针 | ポインタ ポインター | 포인터
+segfault segmentation: 段错误 | セグフォ | 세그폴트
+handler handlers: | ハンドラ ハンドラー | 핸들러
+controller: 控制器 | コントローラ コントローラー | 컨트롤러
+interface: | インターフェース インタフェース インターフェイス | 인터페이스
+enum: 枚举 | 列挙型 | 열거형
+generic generics: 泛型 | ジェネリクス | 제네릭
+closure: 闭包 | クロージャ クロージャー | 클로저
+promise promises: | プロミス | 프로미스
+coroutine coroutines: 协程 | コルーチン | 코루틴
+decorator: 装饰器 | デコレータ デコレーター | 데코레이터
+reflection: 反射 | リフレクション | 리플렉션
+inheritance: 继承 | 継承 | 상속
+dict dictionary: 字典 | 辞書 ディクショナリ | 딕셔너리
+iterator: 迭代器 | イテレータ イテレーター | 반복자
+generator: 生成器 | ジェネレータ ジェネレーター | 제너레이터
+# what goes wrong
+refused denied rejected: 拒绝 被拒 | 拒否 | 거부 거절
+invalid: 无效 | 無効 | 무효
+corrupt corrupted corruption: 损坏 | 破損 | 손상
+missing: 缺少 缺失 | 欠落 | 누락
+full: 满了 已满 | 満杯 | 가득
+access: 访问 | アクセス | 접근 액세스
+# products and media
+order orders: 订单 | 注文 | 주문
+video videos: 视频 | 動画 ビデオ | 동영상 비디오
+thumbnail thumbnails: 缩略图 | サムネイル サムネ | 썸네일
+blank: 白屏 | |
+excel: | エクセル | 엑셀
+slack: | スラック | 슬랙
+chrome: | クローム | 크롬
+firefox: | ファイアフォックス | 파이어폭스
+ruby: | ルビー | 루비
+rails: | レイルズ | 레일즈
+spring: | スプリング | 스프링
+laravel: | ララベル | 라라벨
+flask: | フラスク | 플라스크
+pandas: | パンダス | 판다스
+angular: | アンギュラー | 앵귤러
+homebrew brew: | ホームブリュー | 홈브루
+cloudflare: | クラウドフレア | 클라우드플레어
+firebase: | ファイアベース | 파이어베이스
+azure: | アジュール | 애저
+debian: | デビアン | 데비안
+mac macos macbook: | マック | 맥 맥북
 # machine learning
 model models: 模型 | モデル | 모델
 training train: 训练 | 学習 トレーニング 訓練 | 학습 훈련 트레이닝
