@@ -29,7 +29,7 @@ _GLOSSARY = """
 timeout: 超时 | タイムアウト | 타임아웃
 database db: 数据库 資料庫 | データベース | 데이터베이스
 connection: 连接 連線 連接 连不上 | 接続 コネクション | 연결 커넥션 접속
-deploy deployment: 部署 | デプロイ | 배포 디플로이
+deploy deployment: 部署 上线 | デプロイ | 배포 디플로이
 container: 容器 | コンテナ | 컨테이너
 image: 镜像 鏡像 映像檔 图片 图像 | イメージ 画像 | 이미지
 repository repo: 仓库 代码库 儲存庫 | リポジトリ レポジトリ | 저장소 레포 레포지토리 리포지토리
@@ -58,7 +58,7 @@ restore: 恢复 还原 還原 | リストア 復元 | 복원 복구
 rollback: 回滚 回滾 | ロールバック | 롤백
 proxy: 代理 | プロキシ | 프록시
 balancer: 负载均衡 負載均衡 負載平衡 | ロードバランサ ロードバランサー | 로드밸런서
-cron: 定时任务 | 定期実行 | 크론
+cron: 定时任务 | 定期実行 | 크론 크론잡
 queue: 队列 佇列 隊列 | キュー | 대기열 큐
 deadlock: 死锁 死結 死鎖 | デッドロック | 데드락 교착
 disk: 磁盘 硬盘 磁碟 硬碟 | ディスク | 디스크
@@ -118,7 +118,7 @@ table tables: 数据表 資料表 | テーブル | 테이블
 update: 更新 | 更新 アップデート | 업데이트
 renew renewal: 续期 续订 | 更新 | 갱신
 expire expired: 过期 過期 | 期限切 失効 | 만료
-lock locks: 锁表 | ロック | 잠금 락
+lock locks: 锁表 加锁 | ロック | 잠금 락
 healthcheck health: 健康检查 健康檢查 | ヘルスチェック | 헬스체크
 hostname: 主机名 | | 호스트명
 host: 主机 主機 | ホスト | 호스트
@@ -153,7 +153,7 @@ endpoint: 端点 接口 | エンドポイント | 엔드포인트
 column columns: 字段 | カラム | 컬럼 칼럼
 schema: 表结构 | スキーマ | 스키마
 transaction: 事务 交易 | トランザクション | 트랜잭션 트랜젝션
-replica replication: 副本 | レプリカ | 레플리카 복제
+replica replication: 副本 主从 | レプリカ | 레플리카 복제
 latency: 延迟 延遲 | レイテンシ 遅延 | 지연 레이턴시
 socket: 套接字 | ソケット | 소켓
 encryption encrypt: 加密 | 暗号化 | 암호화

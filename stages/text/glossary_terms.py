@@ -59,6 +59,9 @@ client: 客户端 | クライアント | 클라이언트
 load: 负载 | 負荷 | 부하
 heartbeat: 心跳 | | 하트비트
 # containers and orchestration
+compose: | コンポーズ | 컴포즈
+entrypoint: 入口点 | | 엔트리포인트
+rollout: 滚动更新 | ロールアウト | 롤아웃
 registry: | レジストリ | 레지스트리
 namespace: 命名空间 | 名前空間 ネームスペース | 네임스페이스
 helm: | ヘルム | 헬름
@@ -86,6 +89,10 @@ patch patches: 补丁 | パッチ | 패치
 canary: 金丝雀 灰度 | カナリア カナリー | 카나리
 staging: 预发布 预发 | ステージング | 스테이징
 # version control
+checkout: 检出 | チェックアウト | 체크아웃
+monorepo: | モノレポ | 모노레포
+review reviews: 审查 评审 | レビュー | 리뷰
+approval approve: 审批 | 承認 | 승인
 git: | ギット | 깃
 gitlab: | ギットラボ | 깃랩
 pull pr: 拉取 合并请求 拉取请求 | プル プルリク プルリクエスト | 풀리퀘스트 풀리퀘
@@ -100,6 +107,7 @@ hook hooks: 钩子 | フック | 훅
 upstream: 上游 | 上流 アップストリーム | 업스트림
 squash: | スカッシュ | 스쿼시
 # databases
+explain: 执行计划 | 実行計画 | 실행계획
 record records: | レコード | 레코드
 primary master: 主库 主节点 | マスター プライマリ | 마스터 프라이머리
 constraint constraints: 约束 | 制約 | 제약 제약조건
@@ -115,6 +123,7 @@ export: 导出 | エクスポート | 익스포트 내보내기
 import: 导入 | インポート | 임포트 가져오기
 duplicate duplicates: 重复 | 重複 | 중복
 # the web and HTTP
+payload: 载荷 | ペイロード | 페이로드
 header headers: 请求头 响应头 | ヘッダー ヘッダ | 헤더
 status: 状态码 | ステータス | 상태코드 스테이터스
 link url: 链接 网址 | リンク | 링크
@@ -126,6 +135,8 @@ render rendering: 渲染 | レンダリング | 렌더링
 compression compress: 压缩 | 圧縮 | 압축
 polling poll: 轮询 | ポーリング | 폴링
 # frontend
+selector selectors: 选择器 | セレクタ セレクター | 셀렉터
+dark: 暗黑模式 深色模式 | ダークモード | 다크모드
 component components: 组件 | コンポーネント | 컴포넌트
 style styles: 样式 | スタイル | 스타일
 layout: 布局 | レイアウト | 레이아웃
@@ -155,6 +166,7 @@ flutter: | フラッター | 플러터
 swift: | スウィフト | 스위프트
 kotlin: | コトリン | 코틀린
 # security and auth
+scan scanner: 扫描 | スキャン | 스캔
 authorization: 授权 鉴权 | 認可 | 인가
 vulnerability: 漏洞 | 脆弱性 | 취약점
 attack: 攻击 | 攻撃 | 공격
@@ -169,6 +181,7 @@ escape escaping: 转义 | エスケープ | 이스케이프
 allowlist whitelist: 白名单 | ホワイトリスト | 화이트리스트
 denylist blacklist: 黑名单 | ブラックリスト | 블랙리스트
 # testing and debugging
+stub stubs: | スタブ | 스텁
 mock mocks mocking: 模拟 | モック | 모킹
 fixture fixtures: 夹具 | フィクスチャ フィクスチャー | 픽스처
 assert assertion: 断言 | アサーション アサート | 어설션
@@ -183,6 +196,10 @@ warning warnings: 警告 | 警告 ワーニング | 경고 워닝
 bug bugs: | バグ | 버그
 typo: 拼写错误 | タイポ 誤字 | 오타
 # monitoring and logging
+threshold: 阈值 | 閾値 | 임계값 임계치
+sampling: 采样 | サンプリング | 샘플링
+incident: 事故 | インシデント | 인시던트
+postmortem: 复盘 | ポストモーテム | 포스트모템
 monitoring monitor: 监控 | 監視 モニタリング | 모니터링
 alert alerts alarm: 告警 报警 | アラート アラーム | 알람 경보
 metric metrics: 指标 | メトリクス メトリック | 메트릭 지표
@@ -209,6 +226,7 @@ cost billing: 费用 账单 | 料金 コスト 課金 | 비용 요금 과금
 infrastructure infra: 基础设施 | インフラ | 인프라
 provisioning provision: 预配 | プロビジョニング | 프로비저닝
 # packages
+resolver: 解析器 | リゾルバ リゾルバー | 리졸버
 lockfile: 锁文件 | ロックファイル | 락파일
 uninstall: 卸载 | アンインストール | 언인스톨
 mirror: 镜像源 | ミラー | 미러
@@ -243,7 +261,7 @@ archive zip: 压缩包 | アーカイブ | 아카이브
 binary: 二进制 | バイナリ | 바이너리
 unicode: | ユニコード | 유니코드
 charset: 字符集 | | 문자셋
-field fields: | フィールド | 필드
+field fields: 字段 | フィールド | 필드
 # scheduling
 interval: 间隔 | 間隔 インターバル | 간격 인터벌
 delay delayed: 延时 | ディレイ | 딜레이
@@ -251,6 +269,7 @@ timer: 定时器 | タイマー | 타이머
 backoff: 退避 | バックオフ | 백오프
 idempotent idempotency: 幂等 幂等性 | 冪等 冪等性 | 멱등 멱등성
 # messaging and queues
+dlq letter: 死信 | デッドレター | 데드레터
 producer producers: 生产者 | プロデューサー プロデューサ | 프로듀서 생산자
 topic topics: 主题 | トピック | 토픽
 offset offsets: 偏移量 偏移 | オフセット | 오프셋
@@ -319,6 +338,10 @@ azure: | アジュール | 애저
 debian: | デビアン | 데비안
 mac macos macbook: | マック | 맥 맥북
 # machine learning
+evaluation eval: 评估 | 評価 | 평가
+gradient: 梯度 | 勾配 | 그래디언트 기울기
+agent agents: 智能体 | エージェント | 에이전트
+chunk chunks chunking: 分块 | チャンク | 청크
 model models: 模型 | モデル | 모델
 training train: 训练 | 学習 トレーニング 訓練 | 학습 훈련 트레이닝
 inference: 推理 | 推論 | 추론
