@@ -28,7 +28,7 @@ from harkback.stages.text.tokens import normalize
 _GLOSSARY = """
 timeout: 超时 | タイムアウト | 타임아웃
 database db: 数据库 資料庫 | データベース | 데이터베이스
-connection: 连接 連線 連接 连不上 | 接続 コネクション | 연결 커넥션 접속
+connection: 连接 連線 連接 连不上 | 接続 コネクション 疎通 | 연결 커넥션 접속
 deploy deployment: 部署 上线 | デプロイ | 배포 디플로이
 container: 容器 | コンテナ | 컨테이너
 image: 镜像 鏡像 映像檔 图片 图像 | イメージ 画像 | 이미지
@@ -40,7 +40,7 @@ commit: 提交 | コミット | 커밋
 log logs: 日志 日誌 | ログ | 로그
 error: 报错 错误 錯誤 報錯 | エラー | 에러 오류
 exception: 异常 異常 | 例外 | 예외 익셉션
-fail failure: 失败 | 失敗 | 실패
+fail failure: 失败 失敗 | 失敗 | 실패
 certificate cert: 证书 憑證 證書 | 証明書 | 인증서
 permission permissions: 权限 權限 | 権限 パーミッション | 권한
 config configuration: 配置 | 設定 コンフィグ | 설정 컨피그
@@ -67,12 +67,12 @@ firewall: 防火墙 防火牆 | ファイアウォール | 방화벽
 domain: 域名 網域 | ドメイン | 도메인
 build: 构建 编译 建置 構建 | ビルド | 빌드
 compile: 编译 編譯 | コンパイル | 컴파일
-test tests: 测试 測試 | テスト | 테스트
+test tests: 测试 測試 单测 | テスト | 테스트
 dependency dependencies: 依赖 依賴 相依 | 依存 | 의존성 디펜던시
 install: 安装 安裝 | インストール | 설치
 upgrade: 升级 升級 | アップグレード | 업그레이드
 package: 软件包 套件 | パッケージ | 패키지
-server: 服务器 伺服器 | サーバー サーバ | 서버
+server: 服务器 伺服器 服务端 | サーバー サーバ | 서버
 cluster: 集群 叢集 | クラスタ クラスター | 클러스터
 node: 节点 節點 | ノード | 노드
 thread: 线程 執行緒 | スレッド | 스레드 쓰레드
@@ -101,7 +101,7 @@ download: 下载 下載 | ダウンロード | 다운로드
 frontend: 前端 | フロントエンド | 프론트엔드
 backend: 后端 後端 | バックエンド | 백엔드
 browser: 浏览器 瀏覽器 | ブラウザ ブラウザー | 브라우저
-webhook: 回调 | ウェブフック | 웹훅
+webhook: 回调 | ウェブフック | 웹훅 웹후크
 schedule scheduler: 调度 排程 | スケジューラ スケジューラー スケジュール | 스케줄러 스케줄
 crash: 崩溃 闪退 當機 挂掉 | クラッシュ ダウン | 크래시 크래쉬 다운
 slow: 很慢 变慢 卡顿 | 低速 | 느린 느려 느림
@@ -118,8 +118,8 @@ table tables: 数据表 資料表 | テーブル | 테이블
 update: 更新 | 更新 アップデート | 업데이트
 renew renewal: 续期 续订 | 更新 | 갱신
 expire expired: 过期 過期 | 期限切 失効 | 만료
-lock locks: 锁表 加锁 | ロック | 잠금 락
-healthcheck health: 健康检查 健康檢查 | ヘルスチェック | 헬스체크
+lock locks: 锁表 加锁 | ロック 排他 | 잠금 락
+healthcheck health: 健康检查 健康檢查 | ヘルスチェック 死活 | 헬스체크
 hostname: 主机名 | | 호스트명
 host: 主机 主機 | ホスト | 호스트
 dns: 域名解析 | 名前解決 | 도메인네임
@@ -127,8 +127,8 @@ production prod: 生产环境 线上 | 本番 | 운영 프로덕션
 development dev: 开发 | 開発 | 개발
 job jobs: 作业 | ジョブ |
 task tasks: 任务 | タスク | 태스크 작업
-worker workers: 工作进程 | ワーカー | 워커
-batch: 批处理 | バッチ | 배치
+worker workers: 工作进程 | ワーカー ワーカ | 워커
+batch: 批处理 跑批 | バッチ | 배치
 nightly: 夜间 每晚 | 夜間 | 야간
 history: 历史 歷史 | 履歴 | 히스토리 기록
 file files: 文件 檔案 | ファイル | 파일
@@ -146,7 +146,7 @@ verify verification: 校验 验证 校驗 驗證 | 検証 | 검증
 checksum: 校验和 | チェックサム | 체크섬
 payment: 支付 | 決済 | 결제
 email mail: 邮件 郵件 | メール | 메일 이메일
-notification notifications: 通知 | 通知 | 알림
+notification notifications: 通知 | 通知 | 알림 노티피케이션
 push: 推送 推播 | プッシュ | 푸시 푸쉬
 search: 搜索 检索 搜尋 檢索 | 検索 | 검색
 endpoint: 端点 接口 | エンドポイント | 엔드포인트
@@ -162,7 +162,7 @@ storage: 存储 儲存 | ストレージ | 스토리지
 volume: 数据卷 | ボリューム | 볼륨
 mount: 挂载 掛載 | マウント | 마운트
 pipeline: 流水线 管線 | パイプライン | 파이프라인
-workflow: 工作流 | ワークフロー | 워크플로
+workflow: 工作流 | ワークフロー | 워크플로 워크플로우
 release: 发布 发版 發佈 發布 | リリース | 릴리스 릴리즈
 downgrade: 降级 | ダウングレード | 다운그레이드
 invalidate invalidation: 失效 | 無効化 | 무효화

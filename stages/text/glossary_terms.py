@@ -15,6 +15,9 @@ True
 
 TERMS = """
 # operating systems and shells
+computer pc: 电脑 计算机 | パソコン コンピュータ コンピューター | 컴퓨터
+laptop: 笔记本电脑 | ノートパソコン | 노트북 랩탑
+setup: 搭建 | 構築 セットアップ | 셋업 세팅
 shell: | シェル | 셸 쉘
 terminal: 终端 終端機 | ターミナル | 터미널
 kernel: 内核 | カーネル | 커널
@@ -38,11 +41,13 @@ virtual vm venv virtualenv: 虚拟机 虚拟环境 | 仮想 | 가상머신 가�
 kill killed: 杀掉 杀死 | 強制終了 | 강제종료
 shutdown: 关机 | シャットダウン | 셧다운
 # networking
+bastion jumpbox: 跳板机 堡垒机 | | 배스천 점프서버
+breaker circuit: 熔断 | サーキットブレーカー | 서킷브레이커
 address: 地址 | アドレス | 주소 어드레스
 subnet: 子网 | サブネット | 서브넷
 gateway: 网关 | ゲートウェイ | 게이트웨이
 router routing route: 路由 路由器 | ルーター ルータ ルーティング | 라우터 라우팅
-packet packets: 数据包 | パケット | 패킷
+packet packets: 数据包 报文 | パケット | 패킷
 bandwidth: 带宽 | 帯域 帯域幅 | 대역폭
 traffic: 流量 | トラフィック | 트래픽
 protocol: 协议 | プロトコル | 프로토콜
@@ -56,7 +61,7 @@ listen: 监听 | リッスン | 리슨
 bind binding: 绑定 | バインド | 바인딩 바인드
 pool pooling: | プール | 풀링
 client: 客户端 | クライアント | 클라이언트
-load: 负载 | 負荷 | 부하
+load: 负载 压测 | 負荷 | 부하
 heartbeat: 心跳 | | 하트비트
 # containers and orchestration
 compose: | コンポーズ | 컴포즈
@@ -75,6 +80,8 @@ tag tags: 标签 | タグ | 태그
 label labels: | ラベル | 라벨 레이블
 overflow: 溢出 | オーバーフロー | 오버플로 오버플로우
 # builds, CI and CD
+scaffold scaffolding: 脚手架 | スキャフォールド | 스캐폴딩
+reload: 热更新 热加载 热重载 | ホットリロード リロード | 핫리로드 리로드
 artifact artifacts: 构建产物 制品 | 成果物 アーティファクト | 아티팩트 산출물
 runner runners: | ランナー | 러너
 stage stages: | ステージ | 스테이지
@@ -193,9 +200,11 @@ debug debugging: 调试 | デバッグ | 디버그 디버깅
 breakpoint: 断点 | ブレークポイント ブレイクポイント | 브레이크포인트 중단점
 stack stacktrace traceback: 堆栈 调用栈 | スタックトレース スタック | 스택트레이스 스택
 warning warnings: 警告 | 警告 ワーニング | 경고 워닝
-bug bugs: | バグ | 버그
+bug bugs: | バグ 不具合 | 버그
 typo: 拼写错误 | タイポ 誤字 | 오타
 # monitoring and logging
+tracking analytics: 埋点 | トラッキング | 트래킹
+ops devops operations: 运维 | 運用 | 데브옵스
 threshold: 阈值 | 閾値 | 임계값 임계치
 sampling: 采样 | サンプリング | 샘플링
 incident: 事故 | インシデント | 인시던트
@@ -288,6 +297,24 @@ workspace: 工作区 | ワークスペース | 워크스페이스
 refactor refactoring: 重构 | リファクタリング リファクタ | 리팩토링 리팩터링
 snippet snippets: 代码片段 | スニペット | 스니펫
 # the words of code
+parameter parameters param params: 参数 | パラメータ パラメーター | 파라미터 파라메터 매개변수
+argument arguments args: 参数 | 引数 | 인자
+option options: 选项 | オプション | 옵션
+flag flags: 标志 | フラグ | 플래그
+property properties attribute attributes: 属性 | プロパティ 属性 | 속성 프로퍼티
+default defaults: 默认 | デフォルト 既定 | 기본값 디폴트
+class classes: | クラス | 클래스
+manager: 管理器 | マネージャー マネージャ | 매니저
+interpreter: 解释器 | インタプリタ インタープリタ インタープリター | 인터프리터
+provider providers: 提供商 | プロバイダ プロバイダー | 프로바이더
+adapter: 适配器 | アダプタ アダプター | 어댑터
+listener listeners: 监听器 | リスナー リスナ | 리스너
+comment comments: 注释 评论 | コメント | 주석 코멘트 댓글
+docs documentation doc: 文档 | ドキュメント | 문서 도큐먼트
+consistency: 一致性 | 整合性 | 정합성 일관성
+speed: 速度 | 速度 スピード | 속도 스피드
+account accounts: 账号 账户 帳號 | アカウント | 계정 어카운트
+admin administrator: 管理员 | 管理者 | 관리자 어드민
 compiler: 编译器 | コンパイラ コンパイラー | 컴파일러
 runtime: 运行时 | ランタイム | 런타임
 loop loops: 死循环 循环 | ループ 無限ループ | 루프 무한루프
