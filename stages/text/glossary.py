@@ -2,12 +2,15 @@
 
 A developer asks in Chinese "上次数据库连接超时怎么解决的", about a session whose commands,
 logs and explanations said "database connection timeout". The two share no written form,
-so the common words of software work are listed here with their English names, and the
+so the common words of software work are listed with their English names (here, and field
+by field in :mod:`~harkback.stages.text.glossary_terms`), and the
 ranker searches a CJK word's English names as more forms of it (as it does a short form's
 expansions, :mod:`~harkback.stages.text.abbreviations`). The other way round, an English
 word in a CJK question ("repo 太大、clone 很慢") also looks for the words of the question's
 language, when that word is one index token (two characters: 仓库, 克隆, 배포, 設定).
 Only concrete terms are listed: generic words (问题, 解决, 方法, 前回) would join everything.
+A word is listed as the planner sees a question's text: a kana ending that framing drops
+is left off (期限切れ is listed as 期限切).
 
 >>> english_names("超时"), native_words("clone", "zh")
 (('timeout',), ('克隆',))
