@@ -34,6 +34,7 @@ from functools import lru_cache
 
 import attrs
 
+from harkback.stages.text.glossary import listed_words
 from harkback.stages.text.korean import noun_of
 from harkback.stages.text.tokens import normalize
 
@@ -120,6 +121,7 @@ class _Patterns:
     words: re.Pattern[str]
     chars: re.Pattern[str]
     kept: frozenset[str]
+    apart: frozenset[str]
     particle: re.Pattern[str]
     korean: re.Pattern[str]
 
@@ -129,7 +131,10 @@ def _patterns() -> _Patterns:
     # Built from the normalised lists: the query text is normalised the same way
     # (NFKC, case-fold, Latin marks stripped, a kana's voicing kept), so both sides agree.
     listed = {normalize(p) for p in CHINESE + JAPANESE}
-    kept = frozenset(normalize(w) for w in CHINESE_WORDS)
+    apart = frozenset(normalize(w) for w in CHINESE_WORDS)
+    # A glossary word holding a framing word or particle (文件 件, 批处理 处理, 名前解決 解決)
+    # names a thing: kept whole too, but not set apart (大文件报 keeps its bigrams 大文, 件报).
+    kept = apart | {w for w in listed_words() if w not in listed and any(p in w for p in listed)}
     # A listed word, or a word holding one (kept whole): longest first, so 处理器 wins over 处理.
     words = sorted(kept | {p for p in listed if len(p) > 1}, key=len, reverse=True)
     single = "".join(sorted(p for p in listed if len(p) == 1))
@@ -142,7 +147,7 @@ def _patterns() -> _Patterns:
     particle = re.compile(rf"(?<=[^\s\u3040-\u309f])[{re.escape(particles)}]")
     korean = re.compile("^(?:" + "|".join(re.escape(normalize(p)) for p in KOREAN) + ")")
     return _Patterns(words=re.compile("|".join(re.escape(w) for w in words)), chars=chars,
-                     kept=kept, particle=particle, korean=korean)
+                     kept=kept, apart=apart, particle=particle, korean=korean)
 
 
 def without_framing(text: str) -> str:
@@ -153,8 +158,9 @@ def without_framing(text: str) -> str:
     folded = _HANGUL_WORD.sub(lambda word: _korean_word(word.group(), p.korean), folded)
 
     def cut(match: re.Match[str]) -> str:
-        # A kept word stands apart: its ends are word edges too (处理器的 drops 的).
-        return f" {match.group()} " if match.group() in p.kept else " "
+        # A word of CHINESE_WORDS stands apart: its ends are word edges too (处理器的 drops 的).
+        word = match.group()
+        return f" {word} " if word in p.apart else word if word in p.kept else " "
 
     # Framing words first, so the particles beside them are then at an edge.
     folded = p.words.sub(cut, folded)
@@ -188,6 +194,8 @@ def _han() -> re.Pattern[str]:
 
 
 def _korean_word(word: str, framing: re.Pattern[str]) -> str:
+    if named := _glossary_word(word):
+        return named
     if framing.match(word) or _korean_function_word(word):
         return " "
     past = next((i for i, syllable in enumerate(word) if _past_tense(syllable)), None)
@@ -207,6 +215,18 @@ def _korean_word(word: str, framing: re.Pattern[str]) -> str:
         if word.endswith(particle) and len(word) - len(particle) >= 2:
             return word[:-len(particle)]
     return word
+
+
+def _glossary_word(word: str) -> str | None:
+    # A glossary word, alone or with a particle, names a thing: 디플로이 and 워크플로 end
+    # as a particle would (이, 로), 처리량 ("throughput") starts as 처리 ("handle") does.
+    listed = listed_words()
+    if word in listed:
+        return word
+    # One syllable and a particle is korean.noun_of's to tell (추가 is not 추 and 가).
+    return next((word[:-len(p)] for p in KOREAN_PARTICLES
+                 if word.endswith(p) and len(word) - len(p) >= 2 and word[:-len(p)] in listed),
+                None)
 
 
 def _korean_function_word(word: str) -> bool:

@@ -83,9 +83,7 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b4-ja-ios-sign",  # iOS/署名 vs provisioning profile: a recent エラー/直した session wins
     "b4-ja-date-shift",  # 日付/一日ずれ vs UTC/JST: nothing shared; a Japanese 原因 one wins
     "b4-ko-hangul-sort",  # 한글/정렬 vs collation: nothing shared; the 한글 Excel session wins
-    "b4-ko-rn-ci-build",  # 리액트 네이티브/안드로이드 vs react native: the 안드로이드 push one wins
     "b4-ko-sentry-stack",  # 센트리/스택 vs sentry/stack trace: recent 에러/알림 sessions win
-    "b4-zh-csv-excel",  # CSV/Excel/乱码 vs mojibake: the Chinese 导出/中文 PDF font session wins
     "b4-zh-android-dup",  # 安卓/打包 vs android/gradle: a recent Chinese 单元测试 session wins
     "b4-zh-cron-tz",  # 定时任务/晚 8 个小时 vs cron/UTC: the Chinese MySQL 8 小时 session wins
 )

@@ -53,6 +53,24 @@ def test_a_word_holding_a_framing_part_stays_whole(question: str, word: str) -> 
     assert word in without_framing(question).split()
 
 
+@pytest.mark.parametrize(("question", "word"), [
+    ("上次改的配置文件", "配置文件"),
+    ("邮件是怎么发的", "邮件"),
+    ("那个插件", "插件"),
+    ("批处理作业", "批处理作业"),
+    ("コンテナの名前解決", "名前解決"),
+    ("디플로이 할 때", "디플로이"),
+    ("워크플로 고쳤던 거", "워크플로"),
+    ("처리량이 떨어졌던 거", "처리량"),
+])
+def test_a_glossary_word_holding_a_framing_part_stays_whole(question: str, word: str) -> None:
+    """A word the glossary names (文件 "file" holds 件, 批处理 "batch" 处理, 名前解決
+    "name resolution" 解決; 디플로이 and 워크플로 end as a particle would, 처리량
+    "throughput" starts as a framing stem) is a thing, not framing, and stays as the
+    question writes it."""
+    assert word in without_framing(question)
+
+
 def test_a_listed_word_is_a_word_edge() -> None:
     """处理器的目的: 的 between two whole words is a particle and goes."""
     assert tokens(without_framing("处理器的目的")) == ("处理", "理器", "目的")
