@@ -1,0 +1,37 @@
+"""Times through the real CLI: ingested times at the edges, and the times a question names."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tests.pipeline.test_cli import run
+
+
+def _epoch(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+def _listed(done_stdout: str) -> list[str]:
+    return [r["session_id"] for r in json.loads(done_stdout)["results"]]
+
+
+def test_iso_time_whose_offset_leaves_the_calendar_is_ignored(tmp_path: Path) -> None:
+    """An ISO time whose offset carries it before year 1 or past 9999 is named and ignored;
+    its session and the rest of the file are stored, with no internal error."""
+    source = tmp_path / "sessions.jsonl"
+    lines = [{"id": "early", "started_at": "0001-01-01T00:00:00+01:00",
+              "messages": [{"role": "user", "content": "docker bridge"}]},
+             {"id": "late", "started_at": "2026-03-03T14:15:00Z",
+              "ended_at": "9999-12-31T23:59:59-01:00",
+              "messages": [{"role": "user", "content": "nginx upload"}]}]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    path = tmp_path / "h.db"
+    done = run("ingest", str(source), db=path)
+    assert done.returncode == 3, done.stderr
+    assert ":1: time ignored: started_at" in done.stderr
+    assert ":2: time ignored: ended_at" in done.stderr
+    listed = run("recent", "--json", db=path)
+    rows = {r["session_id"]: r["started_at"] for r in json.loads(listed.stdout)["results"]}
+    assert rows == {"early": None, "late": _epoch("2026-03-03T14:15:00")}
