@@ -50,6 +50,7 @@ _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b")
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{_COUNT}\s+)?{_UNIT}\b")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)})\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
+_DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "How many days/weeks/... (have passed)": the unit the answer is counted in.
 _DURATION = re.compile(rf"\bhow\s+many\s+{_UNIT}\b")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -67,6 +68,8 @@ _CJK_AGO = (
     (re.compile(r"(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前|(\d{1,3})\s*(?:개월|달)\s*전"), 30.0),
 )
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
+# "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
+_CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
 
 # The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
 _EARLIEST, _LATEST = 0.0, 253402300800.0
@@ -256,20 +259,19 @@ def _count(text: str) -> int:
 def time_window(question: str, now: float) -> tuple[float, float] | None:
     """The span of time ``question`` points at, as ``(start, end)`` epoch seconds, or None.
 
-    ``N units ago`` is the moment N units before ``now``, half a unit either side;
-    ``past/last N units`` (or ``last week``) is everything from then until ``now``;
-    ``last Saturday`` is that day; ``yesterday`` the day before. The first expression
-    found wins.
+    ``N units ago`` is the moment N units before ``now``, half a unit either side,
+    except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
+    reads it); ``past/last N units`` (or ``last week``) is everything from then until
+    ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today. The first
+    expression found wins.
 
-    >>> time_window("yesterday", 10 * DAY) == (8.5 * DAY, 9.5 * DAY)
+    >>> time_window("yesterday", 10.2 * DAY) == (9 * DAY, 10 * DAY)
     True
     """
     text = question.lower()
     found: list[tuple[int, tuple[float, float]]] = []
     for match in _AGO.finditer(text):
-        unit = _UNITS[match.group(2)] * DAY
-        center = now - _count(match.group(1)) * unit
-        found.append((match.start(), (center - unit / 2, center + unit / 2)))
+        found.append((match.start(), _ago(_count(match.group(1)), _UNITS[match.group(2)], now)))
     for match in _PAST.finditer(text):
         unit = _UNITS[match.group(2)] * DAY
         count = _count(match.group(1)) if match.group(1) else 1
@@ -280,7 +282,9 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
         start = (math.floor(now / DAY) - back) * DAY
         found.append((match.start(), (start, start + DAY)))
     for match in _YESTERDAY.finditer(text):
-        found.append((match.start(), (now - 1.5 * DAY, now - 0.5 * DAY)))
+        found.append((match.start(), _ago(1, 1.0, now)))
+    for match in _DAY_BEFORE.finditer(text):
+        found.append((match.start(), _ago(2, 1.0, now)))
     found += _cjk_windows(text, now)
     if not found:
         return None
@@ -294,11 +298,27 @@ def _cjk_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]
             found.append((match.start(), (now - days * DAY, now)))
     for pattern, days in _CJK_AGO:
         for match in pattern.finditer(text):
-            center = now - int(match.group(1) or match.group(2)) * days * DAY
-            found.append((match.start(), (center - days * DAY / 2, center + days * DAY / 2)))
+            found.append((match.start(), _ago(int(match.group(1) or match.group(2)), days, now)))
     for match in _CJK_YESTERDAY.finditer(text):
-        found.append((match.start(), (now - 1.5 * DAY, now - 0.5 * DAY)))
+        found.append((match.start(), _ago(1, 1.0, now)))
+    for match in _CJK_DAY_BEFORE.finditer(text):
+        found.append((match.start(), _ago(2, 1.0, now)))
     return found
+
+
+def _ago(count: int, days: float, now: float) -> tuple[float, float]:
+    """The window of ``count`` units of ``days`` days before ``now``: for days, that whole
+    calendar day (asked at 9 am, "yesterday" is not 9 pm to 9 pm); else one unit centred
+    there.
+
+    >>> [w / DAY for w in _ago(2, 1.0, 10.4 * DAY)], [w / DAY for w in _ago(1, 7.0, 10 * DAY)]
+    ([8.0, 9.0], [-0.5, 6.5])
+    """
+    if days == 1.0:
+        start = math.floor(now / DAY) * DAY - count * DAY
+        return (start, min(start + DAY, now))
+    center = now - count * days * DAY
+    return (center - days * DAY / 2, center + days * DAY / 2)
 
 
 def time_words(question: str) -> frozenset[str]:
@@ -318,10 +338,11 @@ def time_words(question: str) -> frozenset[str]:
     """
     text = question.lower()
     found: set[str] = set()
-    for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DURATION):
+    for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DAY_BEFORE, _DURATION):
         for match in pattern.finditer(text):
             found.update(_WORD.findall(match.group(0)))
-    cjk = [p for p, _ in _CJK_PAST] + [p for p, _ in _CJK_AGO] + [_CJK_YESTERDAY]
+    cjk = [p for p, _ in _CJK_PAST] + [p for p, _ in _CJK_AGO] + [_CJK_YESTERDAY,
+                                                                  _CJK_DAY_BEFORE]
     for pattern in cjk:
         for match in pattern.finditer(text):
             found.update(tokens(match.group(0)))

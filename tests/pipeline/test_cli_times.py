@@ -35,3 +35,30 @@ def test_iso_time_whose_offset_leaves_the_calendar_is_ignored(tmp_path: Path) ->
     listed = run("recent", "--json", db=path)
     rows = {r["session_id"]: r["started_at"] for r in json.loads(listed.stdout)["results"]}
     assert rows == {"early": None, "late": _epoch("2026-03-03T14:15:00")}
+
+
+def _days_store(folder: Path) -> Path:
+    """A store of one session each morning and evening, 3 to 5 March 2026 (UTC)."""
+    moments = ("2026-03-03T08:00:00", "2026-03-03T20:00:00", "2026-03-04T09:00:00",
+               "2026-03-04T21:00:00", "2026-03-05T07:00:00")
+    source = folder / "days.jsonl"
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": f"notes of {when}"}]}) + "\n"
+        for when in moments), encoding="utf-8")
+    path = folder / "days.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    return path
+
+
+def test_yesterday_lists_the_whole_of_yesterday(tmp_path: Path) -> None:
+    """Asked as of midnight, 'yesterday' (and 昨天, 어제) lists that calendar day's sessions,
+    the evening included and the day before left out; 'the day before yesterday' (前天,
+    一昨日) the day before it."""
+    path = _days_store(tmp_path)
+    for question in ("what did I do yesterday?", "昨天做了什么", "어제 뭐 했지"):
+        done = run("search", question, "--as-of", "2026-03-05", "--json", db=path)
+        assert _listed(done.stdout) == ["at-2026-03-04T21:00:00", "at-2026-03-04T09:00:00"]
+    for question in ("what did I do the day before yesterday?", "前天做了什么", "一昨日何をした"):
+        done = run("search", question, "--as-of", "2026-03-05T10:00", "--json", db=path)
+        assert _listed(done.stdout) == ["at-2026-03-03T20:00:00", "at-2026-03-03T08:00:00"]
