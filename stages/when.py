@@ -51,6 +51,8 @@ _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{_COUNT}\s+)?{_UNIT}\b")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)})\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
+# "Before today", "until today" name all time up to now, not the day: those are left alone.
+_TODAY = re.compile(r"\b(?:(before|until|till|up\s+to|as\s+of)\s+)?(?:today|this\s+morning)\b")
 # "How many days/weeks/... (have passed)": the unit the answer is counted in.
 _DURATION = re.compile(rf"\bhow\s+many\s+{_UNIT}\b")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -70,6 +72,7 @@ _CJK_AGO = (
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 # "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
 _CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
+_CJK_TODAY = re.compile(r"今天|今日|今朝|오늘")
 
 # The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
 _EARLIEST, _LATEST = 0.0, 253402300800.0
@@ -262,8 +265,8 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today. The first
-    expression found wins.
+    ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today, and
+    ``today`` the day so far. The first expression found wins.
 
     >>> time_window("yesterday", 10.2 * DAY) == (9 * DAY, 10 * DAY)
     True
@@ -285,6 +288,8 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
         found.append((match.start(), _ago(1, 1.0, now)))
     for match in _DAY_BEFORE.finditer(text):
         found.append((match.start(), _ago(2, 1.0, now)))
+    for match in _today(text):
+        found.append((match.start(), _ago(0, 1.0, now)))
     found += _cjk_windows(text, now)
     if not found:
         return None
@@ -303,7 +308,14 @@ def _cjk_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]
         found.append((match.start(), _ago(1, 1.0, now)))
     for match in _CJK_DAY_BEFORE.finditer(text):
         found.append((match.start(), _ago(2, 1.0, now)))
+    for match in _CJK_TODAY.finditer(text):
+        found.append((match.start(), _ago(0, 1.0, now)))
     return found
+
+
+def _today(text: str) -> list[re.Match[str]]:
+    """Where ``text`` names today ("today", "this morning"), not as an end ("before today")."""
+    return [match for match in _TODAY.finditer(text) if match.group(1) is None]
 
 
 def _ago(count: int, days: float, now: float) -> tuple[float, float]:
@@ -341,8 +353,10 @@ def time_words(question: str) -> frozenset[str]:
     for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DAY_BEFORE, _DURATION):
         for match in pattern.finditer(text):
             found.update(_WORD.findall(match.group(0)))
+    for match in _today(text):
+        found.update(_WORD.findall(match.group(0)))
     cjk = [p for p, _ in _CJK_PAST] + [p for p, _ in _CJK_AGO] + [_CJK_YESTERDAY,
-                                                                  _CJK_DAY_BEFORE]
+                                                                  _CJK_DAY_BEFORE, _CJK_TODAY]
     for pattern in cjk:
         for match in pattern.finditer(text):
             found.update(tokens(match.group(0)))

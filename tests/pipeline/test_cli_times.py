@@ -62,3 +62,13 @@ def test_yesterday_lists_the_whole_of_yesterday(tmp_path: Path) -> None:
     for question in ("what did I do the day before yesterday?", "前天做了什么", "一昨日何をした"):
         done = run("search", question, "--as-of", "2026-03-05T10:00", "--json", db=path)
         assert _listed(done.stdout) == ["at-2026-03-03T20:00:00", "at-2026-03-03T08:00:00"]
+
+
+def test_today_lists_the_day_so_far(tmp_path: Path) -> None:
+    """'What did I do today?' (今天, 今日, 오늘) lists today's sessions, as 'yesterday' lists
+    yesterday's, instead of searching for the word 'today' and finding nothing."""
+    path = _days_store(tmp_path)
+    for question in ("what did I do today?", "今天做了什么", "今日は何をした？", "오늘 뭐 했지"):
+        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
+        assert json.loads(done.stdout)["mode"] == "recent", question
+        assert _listed(done.stdout) == ["at-2026-03-05T07:00:00"], question

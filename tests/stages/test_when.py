@@ -163,3 +163,16 @@ def test_a_number_no_session_can_have_is_rejected_as_text_is(epoch: float) -> No
                    parse_as_of(epoch)):
         assert isinstance(result, Failure)
         assert "is not a moment a session can have" in result.failure().reason
+
+
+@pytest.mark.parametrize("question", ["what did I do today?", "what broke this morning",
+                                      "今天做了什么", "今日のビルド", "오늘 배포"])
+def test_today_is_the_day_so_far(question: str) -> None:
+    """'today' (今天, 今日, 오늘) reaches from the start of the day (UTC) until now."""
+    assert time_window(question, NOW) == (1_685_404_800.0, NOW)
+
+
+def test_today_as_an_end_names_no_day() -> None:
+    """'before today' or 'up to today' is all time until now, not today's window."""
+    assert time_window("which airlines did I fly before today?", NOW) is None
+    assert time_words("what have I learned up to today") == frozenset()
