@@ -122,6 +122,8 @@ def spoken_time(text: str, now: float) -> float | None:
 
 _YEAR = re.compile(r"[12][0-9]{3}")
 """A written number that is a year (1000-2999), not epoch seconds."""
+_COMPACT_DATE = re.compile(r"([12][0-9]{3})(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])")
+"""A written number that is a date without its dashes (20260301), not epoch seconds."""
 
 
 def _possible(moment: float) -> bool:
@@ -148,6 +150,8 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     "--since '999999999999d' is not a moment a session can have "
     >>> parse_time_bound("2026", what="--since").failure().reason
     "--since '2026' reads as a year: write 2026-01-01 for its first day (or epoch seconds)"
+    >>> parse_time_bound("20260301", what="--since").failure().reason
+    "--since '20260301' reads as a date: write 2026-03-01 (or 20260301.0 for epoch seconds)"
     """
     text = text.strip()
     base = datetime.now(UTC).timestamp() if now is None else now
@@ -161,6 +165,13 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         # Epoch second 2026 is ten past midnight, 1 January 1970: nobody means it.
         return Failure(QueryRejected(f"{what} {text!r} reads as a year: write {text}-01-01 "
                                      f"for its first day (or epoch seconds)"))
+    compact = _COMPACT_DATE.fullmatch(text)
+    if compact:
+        # Epoch second 20260301 is in August 1970, where no session is: it would bound
+        # nothing, or everything, without a word.
+        day = "-".join(compact.groups())
+        return Failure(QueryRejected(f"{what} {text!r} reads as a date: write {day} "
+                                     f"(or {text}.0 for epoch seconds)"))
     try:
         epoch = float(text)
     except ValueError:

@@ -72,3 +72,14 @@ def test_today_lists_the_day_so_far(tmp_path: Path) -> None:
         done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
         assert json.loads(done.stdout)["mode"] == "recent", question
         assert _listed(done.stdout) == ["at-2026-03-05T07:00:00"], question
+
+
+def test_a_date_written_without_dashes_is_not_read_as_1970(tmp_path: Path) -> None:
+    """``--until 20260304`` (a date without its dashes) is a usage error naming the date to
+    write, not epoch second 20,260,304 (August 1970), which left out every session."""
+    path = _days_store(tmp_path)
+    for command in (("recent", "--until", "20260304"), ("search", "notes", "--since", "20260304"),
+                    ("search", "notes", "--as-of", "20260304")):
+        done = run(*command, db=path)
+        assert done.returncode == 2, done.stdout
+        assert "reads as a date: write 2026-03-04" in done.stderr
