@@ -83,3 +83,15 @@ def test_a_date_written_without_dashes_is_not_read_as_1970(tmp_path: Path) -> No
         done = run(*command, db=path)
         assert done.returncode == 2, done.stdout
         assert "reads as a date: write 2026-03-04" in done.stderr
+
+
+def test_an_iso_bound_outside_1970_to_9999_is_refused_as_a_number_is(tmp_path: Path) -> None:
+    """``--since 0001-01-01`` or an offset past year 9999 is refused (exit status 2), as
+    ``--since -5`` is and as ``--as-of 0001-01-01`` already was."""
+    path = _days_store(tmp_path)
+    for command in (("recent", "--since", "0001-01-01"),
+                    ("recent", "--until", "1969-12-31T23:59:59"),
+                    ("search", "notes", "--until", "9999-12-31T23:59:59-01:00")):
+        done = run(*command, db=path)
+        assert done.returncode == 2, done.stdout
+        assert "is not a moment a session can have (the years 1970 to 9999)" in done.stderr
