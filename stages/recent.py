@@ -18,7 +18,7 @@ from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.when import time_window, time_words
+from harkback.stages.when import time_window, time_words, without_time
 
 
 def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
@@ -29,11 +29,15 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     >>> listed.query, listed.since / day, listed.until / day
     ('', 93.0, 100.0)
     >>> browse_window(SearchRequest(query="how did we fix nginx last week"), 100 * day)
+    >>> browse_window(SearchRequest(query="上周我做了什么"), 100 * day).query
+    ''
     """
     if parse_query(request.query).advanced:
         return None
     framing = time_words(request.query) | QUESTION_WORDS
-    if any(t not in framing for t in topic_tokens(request.query)):
+    # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
+    rest = frozenset(topic_tokens(without_time(request.query)))
+    if any(t not in framing and t in rest for t in topic_tokens(request.query)):
         return None
     window = time_window(request.query, now)
     if window is None:

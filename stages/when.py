@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from returns.result import Failure, Result, Success
@@ -352,19 +353,35 @@ def time_words(question: str) -> frozenset[str]:
     >>> time_words("which museum did I visit")
     frozenset()
     """
-    text = question.lower()
     found: set[str] = set()
-    for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DAY_BEFORE, _DURATION):
-        for match in pattern.finditer(text):
-            found.update(_WORD.findall(match.group(0)))
-    for match in _today(text):
-        found.update(_WORD.findall(match.group(0)))
-    cjk = [p for p, _ in _CJK_PAST] + [p for p, _ in _CJK_AGO] + [_CJK_YESTERDAY,
-                                                                  _CJK_DAY_BEFORE, _CJK_TODAY]
-    for pattern in cjk:
-        for match in pattern.finditer(text):
-            found.update(tokens(match.group(0)))
+    for match, cjk in _expressions(question.lower()):
+        found.update(tokens(match.group(0)) if cjk else _WORD.findall(match.group(0)))
     return frozenset(found)
+
+
+def without_time(question: str) -> str:
+    """``question``, lower-cased, each time expression of :func:`time_words` blanked out:
+    what remains is what it asks about (a CJK bigram across the edge, 周我 of 上周我, is not).
+
+    >>> without_time("上周我做了什么"), without_time("What did I do last week?")
+    ('  我做了什么', 'what did i do          ?')
+    """
+    text = question.lower()
+    for match, _ in _expressions(text):
+        text = text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
+    return text
+
+
+def _expressions(text: str) -> Iterator[tuple[re.Match[str], bool]]:
+    # Each time expression of lower-cased ``text``, and whether it is Chinese, Japanese or
+    # Korean (whose words are the tokens' bigrams).
+    for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DAY_BEFORE, _DURATION):
+        yield from ((match, False) for match in pattern.finditer(text))
+    yield from ((match, False) for match in _today(text))
+    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_YESTERDAY, _CJK_DAY_BEFORE,
+                                                     _CJK_TODAY]
+    for pattern in cjk:
+        yield from ((match, True) for match in pattern.finditer(text))
 
 
 def closeness(moment: float, window: tuple[float, float]) -> float:

@@ -95,3 +95,13 @@ def test_an_iso_bound_outside_1970_to_9999_is_refused_as_a_number_is(tmp_path: P
         done = run(*command, db=path)
         assert done.returncode == 2, done.stdout
         assert "is not a moment a session can have (the years 1970 to 9999)" in done.stderr
+
+
+def test_a_chinese_time_question_with_its_subject_lists_that_time(tmp_path: Path) -> None:
+    """'上周我做了什么' (what did I do last week) lists last week's sessions as '上周做了什么'
+    does: the bigram 周我 across the time word's edge is not a topic to search for."""
+    path = _days_store(tmp_path)
+    for question in ("上周我做了什么", "昨天我做了什么？"):
+        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
+        assert json.loads(done.stdout)["mode"] == "recent", question
+        assert "at-2026-03-04T21:00:00" in _listed(done.stdout), question
