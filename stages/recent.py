@@ -20,6 +20,11 @@ from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.when import time_window, time_words, without_time
 
+_ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
+                      "session sessions 工作 作業 작업".split())
+"""Words that ask what went on rather than name a topic, beside a time: "what was I working
+on yesterday", "list the sessions of last week", 어제 무슨 작업했지 list those times."""
+
 
 def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """``request`` as a listing of the time its question names, when it names nothing else.
@@ -34,7 +39,7 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """
     if parse_query(request.query).advanced:
         return None
-    framing = time_words(request.query) | QUESTION_WORDS
+    framing = time_words(request.query) | QUESTION_WORDS | _ACTIVITY
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
     rest = frozenset(topic_tokens(without_time(request.query)))
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):

@@ -105,3 +105,14 @@ def test_a_chinese_time_question_with_its_subject_lists_that_time(tmp_path: Path
         done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
         assert json.loads(done.stdout)["mode"] == "recent", question
         assert "at-2026-03-04T21:00:00" in _listed(done.stdout), question
+
+
+def test_asking_what_went_on_at_a_time_lists_that_time(tmp_path: Path) -> None:
+    """'What was I working on yesterday?' (어제 무슨 작업했지, 昨日は何の作業をした) lists
+    yesterday's sessions, as 'what did I do yesterday?' does, rather than searching for
+    the word 'working' and finding nothing."""
+    path = _days_store(tmp_path)
+    for question in ("what was I working on yesterday?", "what happened yesterday",
+                     "어제 무슨 작업했지", "昨日は何の作業をした？"):
+        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
+        assert _listed(done.stdout) == ["at-2026-03-04T21:00:00", "at-2026-03-04T09:00:00"]
