@@ -116,3 +116,20 @@ def test_asking_what_went_on_at_a_time_lists_that_time(tmp_path: Path) -> None:
                      "어제 무슨 작업했지", "昨日は何の作業をした？"):
         done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
         assert _listed(done.stdout) == ["at-2026-03-04T21:00:00", "at-2026-03-04T09:00:00"]
+
+
+def test_a_listed_time_is_named_with_the_question(tmp_path: Path) -> None:
+    """A question that names only a time keeps its words in the payload's ``query`` (not
+    ""), with the ``window`` listed; the human output says which time it listed, also when
+    nothing was found there."""
+    path = _days_store(tmp_path)
+    done = run("search", "what did I do yesterday?", "--as-of", "2026-03-05T12:00", "--json",
+               db=path)
+    payload = json.loads(done.stdout)
+    assert payload["query"] == "what did I do yesterday?"
+    assert payload["window"] == {"since": _epoch("2026-03-04T00:00:00"),
+                                 "until": _epoch("2026-03-05T00:00:00")}
+    empty = run("search", "what did I do last week?", "--as-of", "2020-03-05", db=path)
+    assert empty.stdout.startswith('Sessions of "what did I do last week?": '
+                                   "2020-02-27T00:00:00Z to 2020-03-05T00:00:00Z")
+    assert "No sessions found." in empty.stdout
