@@ -10,6 +10,7 @@ from datetime import tzinfo
 
 import attrs
 
+from harkback.stages.calendar_words import calendar_terms, calendar_windows
 from harkback.stages.lineage import load_ancestry, root_of
 from harkback.stages.match.plan import QUESTION_WORDS
 from harkback.stages.ports import RecentQuery
@@ -39,12 +40,15 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """
     if parse_query(request.query).advanced:
         return None
-    framing = time_words(request.query) | QUESTION_WORDS | _ACTIVITY
+    named, rest_text = calendar_terms(without_time(request.query))
+    framing = time_words(request.query) | named | QUESTION_WORDS | _ACTIVITY
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
-    rest = frozenset(topic_tokens(without_time(request.query)))
+    rest = frozenset(topic_tokens(rest_text))
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):
         return None
-    window = time_window(request.query, now)
+    # A date or month named ("in March") is listed, though the ranker does not weigh it.
+    window = time_window(request.query, now) or min(
+        calendar_windows(request.query.lower(), now), default=(0, None))[1]
     if window is None:
         return None
     since = max(window[0], request.since) if request.since is not None else window[0]

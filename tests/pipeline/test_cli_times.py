@@ -133,3 +133,16 @@ def test_a_listed_time_is_named_with_the_question(tmp_path: Path) -> None:
     assert empty.stdout.startswith('Sessions of "what did I do last week?": '
                                    "2020-02-27T00:00:00Z to 2020-03-05T00:00:00Z")
     assert "No sessions found." in empty.stdout
+
+
+def test_a_date_or_month_in_the_question_lists_it(tmp_path: Path) -> None:
+    """'What did I do on 2026-03-04?', 'on March 4th' and 本周 (this week) list those times;
+    they answered 'No matching sessions found', searching for the words."""
+    path = _days_store(tmp_path)
+    asked = ("--as-of", "2026-03-05T12:00", "--limit", "10", "--json")
+    for question in ("what did I do on 2026-03-04?", "what did I do on March 4th?"):
+        done = run("search", question, *asked, db=path)
+        assert _listed(done.stdout) == ["at-2026-03-04T21:00:00", "at-2026-03-04T09:00:00"]
+    for question in ("what did I do in March?", "本周做了什么"):
+        done = run("search", question, *asked, db=path)
+        assert len(_listed(done.stdout)) == 5, question
