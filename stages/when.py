@@ -149,6 +149,8 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     "--since '99999999999999' is not a moment a s"
     >>> parse_time_bound("999999999999d", what="--since").failure().reason[:59]
     "--since '999999999999d' is not a moment a session can have "
+    >>> parse_time_bound("6M", what="--since").failure().reason
+    "--since '6M' is ambiguous: write 6m for minutes or '6 months ago'"
     >>> parse_time_bound("2026", what="--since").failure().reason
     "--since '2026' reads as a year: write 2026-01-01 for its first day (or epoch seconds)"
     >>> parse_time_bound("20260301", what="--since").failure().reason
@@ -157,6 +159,9 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     text = text.strip()
     base = datetime.now(UTC).timestamp() if now is None else now
     rel = _RELATIVE.match(text)
+    if rel and rel.group(2) == "M":  # minutes in Go and systemd, months in ISO 8601 and pandas
+        return Failure(QueryRejected(f"{what} {text!r} is ambiguous: write {rel.group(1)}m for "
+                                     f"minutes or '{rel.group(1)} months ago'"))
     if rel:
         # "99999999999d" reaches back past 1970 (past any float: "9" * 400 + "d"), where it
         # would quietly bound nothing: refused as a number out of range is.
@@ -168,8 +173,7 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
                                      f"for its first day (or epoch seconds)"))
     compact = _COMPACT_DATE.fullmatch(text)
     if compact:
-        # Epoch second 20260301 is in August 1970, where no session is: it would bound
-        # nothing, or everything, without a word.
+        # Epoch second 20260301 is in August 1970: it would bound nothing, or everything.
         day = "-".join(compact.groups())
         return Failure(QueryRejected(f"{what} {text!r} reads as a date: write {day} "
                                      f"(or {text}.0 for epoch seconds)"))
@@ -270,11 +274,11 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today, and
-    ``today`` the day so far. The first expression found wins.
+    ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today, ``today``
+    the day so far. The first expression found wins.
 
-    >>> time_window("yesterday", 10.2 * DAY) == (9 * DAY, 10 * DAY)
-    True
+    >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
+    9.0
     """
     text = question.lower()
     found: list[tuple[int, tuple[float, float]]] = []
@@ -324,9 +328,8 @@ def _today(text: str) -> list[re.Match[str]]:
 
 
 def _ago(count: int, days: float, now: float) -> tuple[float, float]:
-    """The window of ``count`` units of ``days`` days before ``now``: for days, that whole
-    calendar day (asked at 9 am, "yesterday" is not 9 pm to 9 pm); else one unit centred
-    there.
+    """``count`` units of ``days`` days before ``now``: for days that whole calendar day
+    (asked at 9 am, "yesterday" is not 9 pm to 9 pm), else one unit centred there.
 
     >>> [w / DAY for w in _ago(2, 1.0, 10.4 * DAY)], [w / DAY for w in _ago(1, 7.0, 10 * DAY)]
     ([8.0, 9.0], [-0.5, 6.5])

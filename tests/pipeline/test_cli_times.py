@@ -146,3 +146,13 @@ def test_a_date_or_month_in_the_question_lists_it(tmp_path: Path) -> None:
     for question in ("what did I do in March?", "本周做了什么"):
         done = run("search", question, *asked, db=path)
         assert len(_listed(done.stdout)) == 5, question
+
+
+def test_a_capital_m_span_is_not_taken_for_minutes(tmp_path: Path) -> None:
+    """``--since 6M`` (six months, to whoever wrote it) is a usage error saying how to write
+    either, not six minutes, which left out every session but the last few minutes'."""
+    path = _days_store(tmp_path)
+    done = run("recent", "--since", "6M", db=path)
+    assert done.returncode == 2, done.stdout
+    assert "write 6m for minutes or '6 months ago'" in done.stderr
+    assert run("recent", "--since", "6m", db=path).returncode == 0
