@@ -94,7 +94,10 @@ class Pipeline:
         def choose(deps: Deps) -> FutureResult[RecallResult | BrowseResult, RecallError]:
             listing = browse_window(request, deps.clock())
             if listing is not None:
-                return self.browse(listing).map(_widen_browse)(deps)
+                # The payload says what was asked and which time it was read to name.
+                window = (listing.since, listing.until)
+                return self.browse(listing).map(lambda listed: _widen_browse(attrs.evolve(
+                    listed, query=request.query, window=window)))(deps)
             return self.search(request).map(_widen_recall)(deps)
 
         return RequiresContextFutureResult(choose)

@@ -30,6 +30,10 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
     """Human output for a search or recent payload: a table, then each summary (each
     result's hint to open its best match names ``db``, the store a flag named)."""
     rows = payload["results"]
+    if payload["mode"] == "recent" and payload.get("window"):
+        # A question that named only a time: say which time was listed, found or not.
+        named = f'Sessions of "{one_line(payload["query"])}": {_span(payload["window"])}'
+        return "\n".join([named, "", _recent_table(rows) if rows else "No sessions found."])
     if payload["mode"] == "recent" and rows:
         return _recent_table(rows)
     # Said even with no rows: a rerank that kept none, or a ranking by words alone, is
@@ -38,10 +42,7 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
     if not rows:
         return "\n".join([str(payload.get("message", "No sessions found.")), *said])
     header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'hits':>4}  session / title"
-    asked = ""
-    if payload.get("as_of") is not None:
-        moment = datetime.fromtimestamp(payload["as_of"], UTC)
-        asked = f" as of {moment.isoformat(timespec='seconds').replace('+00:00', 'Z')}"
+    asked = "" if payload.get("as_of") is None else f" as of {_utc(payload['as_of'])}"
     lines = [f'{payload["count"]} of {payload["sessions_searched"]} matching session(s) '
              f'for "{one_line(payload["query"])}"{asked}', *said]
     lines += ["", header, "-" * len(header)]
@@ -96,6 +97,18 @@ def _option(flag: str, value: str) -> str:
     # "--around -x:0" reads -x:0 as an option of its own; "--around=-x:0" does not.
     quoted = shlex.quote(value)
     return f"{flag}={quoted}" if value.startswith("-") else f"{flag} {quoted}"
+
+
+def _utc(moment: float | None) -> str:
+    """``moment`` as an ISO time in UTC: ``2026-03-05T00:00:00Z``."""
+    if moment is None:
+        return "any time"
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _span(window: dict[str, float | None]) -> str:
+    """A listed window: ``2026-03-04T00:00:00Z to 2026-03-05T00:00:00Z`` (UTC)."""
+    return f"{_utc(window['since'])} to {_utc(window['until'])}"
 
 
 def _recent_table(rows: list[dict[str, Any]]) -> str:

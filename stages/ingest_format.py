@@ -99,9 +99,14 @@ def _time(obj: Mapping[str, Any], key: str, where: str) -> float | None:
 
 def _iso_time(text: str, where: str) -> float:
     try:
-        return iso_seconds(text.strip())
+        seconds = iso_seconds(text.strip())
     except (ValueError, OverflowError):
         raise _Invalid(where, f"not an ISO 8601 time: {text[:60]!r}") from None
+    # An offset can carry a written date past either end (0001-01-01T00:00+01:00 is in
+    # year 0), where the record would refuse it and fail the whole ingest.
+    if not is_epoch(seconds):
+        raise _Invalid(where, f"ISO 8601 time outside the years 1 to 9999: {text[:60]!r}")
+    return seconds
 
 
 def _content(value: object, where: str) -> str:

@@ -163,11 +163,23 @@ class RecentEntry:
 
 @attrs.frozen(kw_only=True)
 class BrowseResult:
-    """Recent mode's answer: root sessions, newest first."""
+    """Recent mode's answer: root sessions, newest first; for a question that names only a
+    time, the ``query`` asked and the ``window`` (epoch seconds) it was read to name.
+
+    >>> BrowseResult(results=(), query="what did I do yesterday?",
+    ...              window=(86400.0, 172800.0)).to_payload()["window"]
+    {'since': 86400.0, 'until': 172800.0}
+    """
 
     results: tuple[RecentEntry, ...]
+    query: str = ""
+    window: tuple[float | None, float | None] | None = None
 
     def to_payload(self) -> dict[str, Any]:
-        """The JSON form: ``{"success": true, "mode": "recent", "results", "count"}``."""
-        return {"success": True, "mode": "recent", "query": "",
-                "results": [r.to_payload() for r in self.results], "count": len(self.results)}
+        """The JSON form: ``{"success": true, "mode": "recent", "query", "results", "count"}``,
+        and ``"window": {"since", "until"}`` when the question named the time listed."""
+        payload = {"success": True, "mode": "recent", "query": self.query,
+                   "results": [r.to_payload() for r in self.results], "count": len(self.results)}
+        if self.window is not None:
+            payload["window"] = {"since": self.window[0], "until": self.window[1]}
+        return payload

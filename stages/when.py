@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from returns.result import Failure, Result, Success
@@ -50,6 +51,9 @@ _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b")
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{_COUNT}\s+)?{_UNIT}\b")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)})\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
+_DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
+# "Before today", "until today" name all time up to now, not the day: those are left alone.
+_TODAY = re.compile(r"\b(?:(before|until|till|up\s+to|as\s+of)\s+)?(?:today|this\s+morning)\b")
 # "How many days/weeks/... (have passed)": the unit the answer is counted in.
 _DURATION = re.compile(rf"\bhow\s+many\s+{_UNIT}\b")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -67,6 +71,9 @@ _CJK_AGO = (
     (re.compile(r"(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前|(\d{1,3})\s*(?:개월|달)\s*전"), 30.0),
 )
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
+# "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
+_CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
+_CJK_TODAY = re.compile(r"今天|今日|今朝|오늘")
 
 # The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
 _EARLIEST, _LATEST = 0.0, 253402300800.0
@@ -116,6 +123,8 @@ def spoken_time(text: str, now: float) -> float | None:
 
 _YEAR = re.compile(r"[12][0-9]{3}")
 """A written number that is a year (1000-2999), not epoch seconds."""
+_COMPACT_DATE = re.compile(r"([12][0-9]{3})(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])")
+"""A written number that is a date without its dashes (20260301), not epoch seconds."""
 
 
 def _possible(moment: float) -> bool:
@@ -140,12 +149,19 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     "--since '99999999999999' is not a moment a s"
     >>> parse_time_bound("999999999999d", what="--since").failure().reason[:59]
     "--since '999999999999d' is not a moment a session can have "
+    >>> parse_time_bound("6M", what="--since").failure().reason
+    "--since '6M' is ambiguous: write 6m for minutes or '6 months ago'"
     >>> parse_time_bound("2026", what="--since").failure().reason
     "--since '2026' reads as a year: write 2026-01-01 for its first day (or epoch seconds)"
+    >>> parse_time_bound("20260301", what="--since").failure().reason
+    "--since '20260301' reads as a date: write 2026-03-01 (or 20260301.0 for epoch seconds)"
     """
     text = text.strip()
     base = datetime.now(UTC).timestamp() if now is None else now
     rel = _RELATIVE.match(text)
+    if rel and rel.group(2) == "M":  # minutes in Go and systemd, months in ISO 8601 and pandas
+        return Failure(QueryRejected(f"{what} {text!r} is ambiguous: write {rel.group(1)}m for "
+                                     f"minutes or '{rel.group(1)} months ago'"))
     if rel:
         # "99999999999d" reaches back past 1970 (past any float: "9" * 400 + "d"), where it
         # would quietly bound nothing: refused as a number out of range is.
@@ -155,6 +171,12 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         # Epoch second 2026 is ten past midnight, 1 January 1970: nobody means it.
         return Failure(QueryRejected(f"{what} {text!r} reads as a year: write {text}-01-01 "
                                      f"for its first day (or epoch seconds)"))
+    compact = _COMPACT_DATE.fullmatch(text)
+    if compact:
+        # Epoch second 20260301 is in August 1970: it would bound nothing, or everything.
+        day = "-".join(compact.groups())
+        return Failure(QueryRejected(f"{what} {text!r} reads as a date: write {day} "
+                                     f"(or {text}.0 for epoch seconds)"))
     try:
         epoch = float(text)
     except ValueError:
@@ -166,9 +188,10 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     if spoken is not None:
         return _in_range(spoken, text, what)  # "999 years ago": before 1970
     try:
-        return Success(iso_seconds(text.replace("Z", "+00:00")))
+        moment = iso_seconds(text.replace("Z", "+00:00"))
     except (ValueError, OverflowError):
         return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
+    return _in_range(moment, text, what)  # 0001-01-01, as a number before 1970 is
 
 
 def _in_range(moment: float, text: str, what: str) -> Result[float, QueryRejected]:
@@ -209,7 +232,7 @@ def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, Quer
 
 
 def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, QueryRejected]:
-    """The moment a question is taken to be asked: as :func:`parse_time_bound`, and finite;
+    """The moment a question is taken to be asked: as :func:`parse_time_bound` reads it;
     a failure names the value ``what`` (the keyword, or a command's flag, ``--as-of``), as
     the bounds' failures name ``since`` or ``--since``.
 
@@ -223,15 +246,7 @@ def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, Que
     """
     if not isinstance(value, str):
         return epoch_bound(value, what=what)
-    parsed = parse_time_bound(value, what=what)
-    if isinstance(parsed, Failure):
-        return parsed
-    moment = parsed.unwrap()
-    if not _possible(moment):
-        return Failure(QueryRejected(f"{what} {value!r} is not a moment a session can have "
-                                     f"({_YEARS}): use an ISO date (2026-03-01) or epoch "
-                                     "seconds"))
-    return Success(moment)
+    return parse_time_bound(value, what=what)
 
 
 def iso_seconds(text: str) -> float:
@@ -256,20 +271,19 @@ def _count(text: str) -> int:
 def time_window(question: str, now: float) -> tuple[float, float] | None:
     """The span of time ``question`` points at, as ``(start, end)`` epoch seconds, or None.
 
-    ``N units ago`` is the moment N units before ``now``, half a unit either side;
-    ``past/last N units`` (or ``last week``) is everything from then until ``now``;
-    ``last Saturday`` is that day; ``yesterday`` the day before. The first expression
-    found wins.
+    ``N units ago`` is the moment N units before ``now``, half a unit either side,
+    except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
+    reads it); ``past/last N units`` (or ``last week``) is everything from then until
+    ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today, ``today``
+    the day so far. The first expression found wins.
 
-    >>> time_window("yesterday", 10 * DAY) == (8.5 * DAY, 9.5 * DAY)
-    True
+    >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
+    9.0
     """
     text = question.lower()
     found: list[tuple[int, tuple[float, float]]] = []
     for match in _AGO.finditer(text):
-        unit = _UNITS[match.group(2)] * DAY
-        center = now - _count(match.group(1)) * unit
-        found.append((match.start(), (center - unit / 2, center + unit / 2)))
+        found.append((match.start(), _ago(_count(match.group(1)), _UNITS[match.group(2)], now)))
     for match in _PAST.finditer(text):
         unit = _UNITS[match.group(2)] * DAY
         count = _count(match.group(1)) if match.group(1) else 1
@@ -280,7 +294,11 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
         start = (math.floor(now / DAY) - back) * DAY
         found.append((match.start(), (start, start + DAY)))
     for match in _YESTERDAY.finditer(text):
-        found.append((match.start(), (now - 1.5 * DAY, now - 0.5 * DAY)))
+        found.append((match.start(), _ago(1, 1.0, now)))
+    for match in _DAY_BEFORE.finditer(text):
+        found.append((match.start(), _ago(2, 1.0, now)))
+    for match in _today(text):
+        found.append((match.start(), _ago(0, 1.0, now)))
     found += _cjk_windows(text, now)
     if not found:
         return None
@@ -294,11 +312,33 @@ def _cjk_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]
             found.append((match.start(), (now - days * DAY, now)))
     for pattern, days in _CJK_AGO:
         for match in pattern.finditer(text):
-            center = now - int(match.group(1) or match.group(2)) * days * DAY
-            found.append((match.start(), (center - days * DAY / 2, center + days * DAY / 2)))
+            found.append((match.start(), _ago(int(match.group(1) or match.group(2)), days, now)))
     for match in _CJK_YESTERDAY.finditer(text):
-        found.append((match.start(), (now - 1.5 * DAY, now - 0.5 * DAY)))
+        found.append((match.start(), _ago(1, 1.0, now)))
+    for match in _CJK_DAY_BEFORE.finditer(text):
+        found.append((match.start(), _ago(2, 1.0, now)))
+    for match in _CJK_TODAY.finditer(text):
+        found.append((match.start(), _ago(0, 1.0, now)))
     return found
+
+
+def _today(text: str) -> list[re.Match[str]]:
+    """Where ``text`` names today ("today", "this morning"), not as an end ("before today")."""
+    return [match for match in _TODAY.finditer(text) if match.group(1) is None]
+
+
+def _ago(count: int, days: float, now: float) -> tuple[float, float]:
+    """``count`` units of ``days`` days before ``now``: for days that whole calendar day
+    (asked at 9 am, "yesterday" is not 9 pm to 9 pm), else one unit centred there.
+
+    >>> [w / DAY for w in _ago(2, 1.0, 10.4 * DAY)], [w / DAY for w in _ago(1, 7.0, 10 * DAY)]
+    ([8.0, 9.0], [-0.5, 6.5])
+    """
+    if days == 1.0:
+        start = math.floor(now / DAY) * DAY - count * DAY
+        return (start, min(start + DAY, now))
+    center = now - count * days * DAY
+    return (center - days * DAY / 2, center + days * DAY / 2)
 
 
 def time_words(question: str) -> frozenset[str]:
@@ -316,16 +356,35 @@ def time_words(question: str) -> frozenset[str]:
     >>> time_words("which museum did I visit")
     frozenset()
     """
-    text = question.lower()
     found: set[str] = set()
-    for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DURATION):
-        for match in pattern.finditer(text):
-            found.update(_WORD.findall(match.group(0)))
-    cjk = [p for p, _ in _CJK_PAST] + [p for p, _ in _CJK_AGO] + [_CJK_YESTERDAY]
-    for pattern in cjk:
-        for match in pattern.finditer(text):
-            found.update(tokens(match.group(0)))
+    for match, cjk in _expressions(question.lower()):
+        found.update(tokens(match.group(0)) if cjk else _WORD.findall(match.group(0)))
     return frozenset(found)
+
+
+def without_time(question: str) -> str:
+    """``question``, lower-cased, each time expression of :func:`time_words` blanked out:
+    what remains is what it asks about (a CJK bigram across the edge, 周我 of 上周我, is not).
+
+    >>> without_time("上周我做了什么"), without_time("What did I do last week?")
+    ('  我做了什么', 'what did i do          ?')
+    """
+    text = question.lower()
+    for match, _ in _expressions(text):
+        text = text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
+    return text
+
+
+def _expressions(text: str) -> Iterator[tuple[re.Match[str], bool]]:
+    # Each time expression of lower-cased ``text``, and whether it is Chinese, Japanese or
+    # Korean (whose words are the tokens' bigrams).
+    for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DAY_BEFORE, _DURATION):
+        yield from ((match, False) for match in pattern.finditer(text))
+    yield from ((match, False) for match in _today(text))
+    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_YESTERDAY, _CJK_DAY_BEFORE,
+                                                     _CJK_TODAY]
+    for pattern in cjk:
+        yield from ((match, True) for match in pattern.finditer(text))
 
 
 def closeness(moment: float, window: tuple[float, float]) -> float:

@@ -28,9 +28,10 @@ def test_ago_points_at_the_moment_that_long_before_now() -> None:
 
 
 def test_digits_and_vague_counts_are_read() -> None:
-    """'3 days ago' and 'a couple of days ago' both count days back."""
-    assert time_window("3 days ago", NOW) == (NOW - 3.5 * DAY, NOW - 2.5 * DAY)
-    assert time_window("a couple of days ago", NOW) == (NOW - 2.5 * DAY, NOW - 1.5 * DAY)
+    """'3 days ago' and 'a couple of days ago' both count whole days back."""
+    today = 1_685_404_800.0  # 2023-05-30 00:00 UTC
+    assert time_window("3 days ago", NOW) == (today - 3 * DAY, today - 2 * DAY)
+    assert time_window("a couple of days ago", NOW) == (today - 2 * DAY, today - DAY)
 
 
 def test_past_and_last_span_until_now() -> None:
@@ -133,9 +134,12 @@ def test_an_epoch_in_range_is_read_as_it_is() -> None:
     ("先週のDockerの件", (93.0, 100.0)),
     ("지난주 CORS 에러", (93.0, 100.0)),
     ("上个月的部署", (70.0, 100.0)),
-    ("3天前的部署", (96.5, 97.5)),
-    ("2일 전에 뭐 했지", (97.5, 98.5)),
-    ("昨日のビルド", (98.5, 99.5)),
+    ("3天前的部署", (97.0, 98.0)),
+    ("2일 전에 뭐 했지", (98.0, 99.0)),
+    ("昨日のビルド", (99.0, 100.0)),
+    ("一昨日のビルド", (98.0, 99.0)),
+    ("前天的部署", (98.0, 99.0)),
+    ("그저께 배포", (98.0, 99.0)),
 ])
 def test_chinese_japanese_and_korean_times_select_their_window(
         question: str, days: tuple[float, float]) -> None:
@@ -159,3 +163,16 @@ def test_a_number_no_session_can_have_is_rejected_as_text_is(epoch: float) -> No
                    parse_as_of(epoch)):
         assert isinstance(result, Failure)
         assert "is not a moment a session can have" in result.failure().reason
+
+
+@pytest.mark.parametrize("question", ["what did I do today?", "what broke this morning",
+                                      "今天做了什么", "今日のビルド", "오늘 배포"])
+def test_today_is_the_day_so_far(question: str) -> None:
+    """'today' (今天, 今日, 오늘) reaches from the start of the day (UTC) until now."""
+    assert time_window(question, NOW) == (1_685_404_800.0, NOW)
+
+
+def test_today_as_an_end_names_no_day() -> None:
+    """'before today' or 'up to today' is all time until now, not today's window."""
+    assert time_window("which airlines did I fly before today?", NOW) is None
+    assert time_words("what have I learned up to today") == frozenset()

@@ -1,0 +1,158 @@
+"""Times through the real CLI: ingested times at the edges, and the times a question names."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from tests.pipeline.test_cli import run
+
+
+def _epoch(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+def _listed(done_stdout: str) -> list[str]:
+    return [r["session_id"] for r in json.loads(done_stdout)["results"]]
+
+
+def test_iso_time_whose_offset_leaves_the_calendar_is_ignored(tmp_path: Path) -> None:
+    """An ISO time whose offset carries it before year 1 or past 9999 is named and ignored;
+    its session and the rest of the file are stored, with no internal error."""
+    source = tmp_path / "sessions.jsonl"
+    lines = [{"id": "early", "started_at": "0001-01-01T00:00:00+01:00",
+              "messages": [{"role": "user", "content": "docker bridge"}]},
+             {"id": "late", "started_at": "2026-03-03T14:15:00Z",
+              "ended_at": "9999-12-31T23:59:59-01:00",
+              "messages": [{"role": "user", "content": "nginx upload"}]}]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    path = tmp_path / "h.db"
+    done = run("ingest", str(source), db=path)
+    assert done.returncode == 3, done.stderr
+    assert ":1: time ignored: started_at" in done.stderr
+    assert ":2: time ignored: ended_at" in done.stderr
+    listed = run("recent", "--json", db=path)
+    rows = {r["session_id"]: r["started_at"] for r in json.loads(listed.stdout)["results"]}
+    assert rows == {"early": None, "late": _epoch("2026-03-03T14:15:00")}
+
+
+def _days_store(folder: Path) -> Path:
+    """A store of one session each morning and evening, 3 to 5 March 2026 (UTC)."""
+    moments = ("2026-03-03T08:00:00", "2026-03-03T20:00:00", "2026-03-04T09:00:00",
+               "2026-03-04T21:00:00", "2026-03-05T07:00:00")
+    source = folder / "days.jsonl"
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": f"notes of {when}"}]}) + "\n"
+        for when in moments), encoding="utf-8")
+    path = folder / "days.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    return path
+
+
+def test_yesterday_lists_the_whole_of_yesterday(tmp_path: Path) -> None:
+    """Asked as of midnight, 'yesterday' (and 昨天, 어제) lists that calendar day's sessions,
+    the evening included and the day before left out; 'the day before yesterday' (前天,
+    一昨日) the day before it."""
+    path = _days_store(tmp_path)
+    for question in ("what did I do yesterday?", "昨天做了什么", "어제 뭐 했지"):
+        done = run("search", question, "--as-of", "2026-03-05", "--json", db=path)
+        assert _listed(done.stdout) == ["at-2026-03-04T21:00:00", "at-2026-03-04T09:00:00"]
+    for question in ("what did I do the day before yesterday?", "前天做了什么", "一昨日何をした"):
+        done = run("search", question, "--as-of", "2026-03-05T10:00", "--json", db=path)
+        assert _listed(done.stdout) == ["at-2026-03-03T20:00:00", "at-2026-03-03T08:00:00"]
+
+
+def test_today_lists_the_day_so_far(tmp_path: Path) -> None:
+    """'What did I do today?' (今天, 今日, 오늘) lists today's sessions, as 'yesterday' lists
+    yesterday's, instead of searching for the word 'today' and finding nothing."""
+    path = _days_store(tmp_path)
+    for question in ("what did I do today?", "今天做了什么", "今日は何をした？", "오늘 뭐 했지"):
+        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
+        assert json.loads(done.stdout)["mode"] == "recent", question
+        assert _listed(done.stdout) == ["at-2026-03-05T07:00:00"], question
+
+
+def test_a_date_written_without_dashes_is_not_read_as_1970(tmp_path: Path) -> None:
+    """``--until 20260304`` (a date without its dashes) is a usage error naming the date to
+    write, not epoch second 20,260,304 (August 1970), which left out every session."""
+    path = _days_store(tmp_path)
+    for command in (("recent", "--until", "20260304"), ("search", "notes", "--since", "20260304"),
+                    ("search", "notes", "--as-of", "20260304")):
+        done = run(*command, db=path)
+        assert done.returncode == 2, done.stdout
+        assert "reads as a date: write 2026-03-04" in done.stderr
+
+
+def test_an_iso_bound_outside_1970_to_9999_is_refused_as_a_number_is(tmp_path: Path) -> None:
+    """``--since 0001-01-01`` or an offset past year 9999 is refused (exit status 2), as
+    ``--since -5`` is and as ``--as-of 0001-01-01`` already was."""
+    path = _days_store(tmp_path)
+    for command in (("recent", "--since", "0001-01-01"),
+                    ("recent", "--until", "1969-12-31T23:59:59"),
+                    ("search", "notes", "--until", "9999-12-31T23:59:59-01:00")):
+        done = run(*command, db=path)
+        assert done.returncode == 2, done.stdout
+        assert "is not a moment a session can have (the years 1970 to 9999)" in done.stderr
+
+
+def test_a_chinese_time_question_with_its_subject_lists_that_time(tmp_path: Path) -> None:
+    """'上周我做了什么' (what did I do last week) lists last week's sessions as '上周做了什么'
+    does: the bigram 周我 across the time word's edge is not a topic to search for."""
+    path = _days_store(tmp_path)
+    for question in ("上周我做了什么", "昨天我做了什么？"):
+        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
+        assert json.loads(done.stdout)["mode"] == "recent", question
+        assert "at-2026-03-04T21:00:00" in _listed(done.stdout), question
+
+
+def test_asking_what_went_on_at_a_time_lists_that_time(tmp_path: Path) -> None:
+    """'What was I working on yesterday?' (어제 무슨 작업했지, 昨日は何の作業をした) lists
+    yesterday's sessions, as 'what did I do yesterday?' does, rather than searching for
+    the word 'working' and finding nothing."""
+    path = _days_store(tmp_path)
+    for question in ("what was I working on yesterday?", "what happened yesterday",
+                     "어제 무슨 작업했지", "昨日は何の作業をした？"):
+        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
+        assert _listed(done.stdout) == ["at-2026-03-04T21:00:00", "at-2026-03-04T09:00:00"]
+
+
+def test_a_listed_time_is_named_with_the_question(tmp_path: Path) -> None:
+    """A question that names only a time keeps its words in the payload's ``query`` (not
+    ""), with the ``window`` listed; the human output says which time it listed, also when
+    nothing was found there."""
+    path = _days_store(tmp_path)
+    done = run("search", "what did I do yesterday?", "--as-of", "2026-03-05T12:00", "--json",
+               db=path)
+    payload = json.loads(done.stdout)
+    assert payload["query"] == "what did I do yesterday?"
+    assert payload["window"] == {"since": _epoch("2026-03-04T00:00:00"),
+                                 "until": _epoch("2026-03-05T00:00:00")}
+    empty = run("search", "what did I do last week?", "--as-of", "2020-03-05", db=path)
+    assert empty.stdout.startswith('Sessions of "what did I do last week?": '
+                                   "2020-02-27T00:00:00Z to 2020-03-05T00:00:00Z")
+    assert "No sessions found." in empty.stdout
+
+
+def test_a_date_or_month_in_the_question_lists_it(tmp_path: Path) -> None:
+    """'What did I do on 2026-03-04?', 'on March 4th' and 本周 (this week) list those times;
+    they answered 'No matching sessions found', searching for the words."""
+    path = _days_store(tmp_path)
+    asked = ("--as-of", "2026-03-05T12:00", "--limit", "10", "--json")
+    for question in ("what did I do on 2026-03-04?", "what did I do on March 4th?"):
+        done = run("search", question, *asked, db=path)
+        assert _listed(done.stdout) == ["at-2026-03-04T21:00:00", "at-2026-03-04T09:00:00"]
+    for question in ("what did I do in March?", "本周做了什么"):
+        done = run("search", question, *asked, db=path)
+        assert len(_listed(done.stdout)) == 5, question
+
+
+def test_a_capital_m_span_is_not_taken_for_minutes(tmp_path: Path) -> None:
+    """``--since 6M`` (six months, to whoever wrote it) is a usage error saying how to write
+    either, not six minutes, which left out every session but the last few minutes'."""
+    path = _days_store(tmp_path)
+    done = run("recent", "--since", "6M", db=path)
+    assert done.returncode == 2, done.stdout
+    assert "write 6m for minutes or '6 months ago'" in done.stderr
+    assert run("recent", "--since", "6m", db=path).returncode == 0

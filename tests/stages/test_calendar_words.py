@@ -1,0 +1,67 @@
+"""Tests of the calendar names a question may hold: dates, months, this week."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harkback.stages.calendar_words import calendar_windows
+from harkback.stages.recent import browse_window
+from harkback.stages.request import SearchRequest
+from harkback.stages.when import time_window
+
+
+def _named(question: str) -> tuple[float, float] | None:
+    return min(calendar_windows(question.lower(), NOW), default=(0, None))[1]
+
+NOW = datetime(2026, 3, 5, 12, tzinfo=UTC).timestamp()  # a Thursday
+
+
+def _at(year: int, month: int, day: int) -> float:
+    return datetime(year, month, day, tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize(("question", "window"), [
+    ("what did I do on 2026-03-04?", (_at(2026, 3, 4), _at(2026, 3, 5))),
+    ("the deploy on March 4th", (_at(2026, 3, 4), _at(2026, 3, 5))),
+    ("what broke on 4th of march, 2025", (_at(2025, 3, 4), _at(2025, 3, 5))),
+    ("what did I fix in December", (_at(2025, 12, 1), _at(2026, 1, 1))),
+    ("what did I fix in march 2025", (_at(2025, 3, 1), _at(2025, 4, 1))),
+    ("what did I do in March", (_at(2026, 3, 1), NOW)),
+    ("what did I do this week", (_at(2026, 3, 2), NOW)),
+    ("本周做了什么", (_at(2026, 3, 2), NOW)),
+    ("이번 달에 뭐 했지", (_at(2026, 3, 1), NOW)),
+    ("今年のデプロイ", (_at(2026, 1, 1), NOW)),
+])
+def test_a_calendar_name_selects_its_stretch(question: str, window: tuple[float, float]) -> None:
+    """A date is that day, a month its latest occurrence begun by now, and 'this week'
+    runs from Monday until now (UTC)."""
+    assert _named(question) == window
+
+
+@pytest.mark.parametrize("question", ["step 4 may fail", "you may 2 times retry",
+                                      "on 2026-02-30", "what is planned for 2027-01-01",
+                                      "march on"])
+def test_what_is_no_date_or_not_begun_names_nothing(question: str) -> None:
+    """'may' the verb, an impossible date and a date still to come name no window."""
+    assert _named(question) is None
+
+
+def test_a_month_alone_is_listed_and_a_month_with_a_topic_is_searched() -> None:
+    """'what did I do in March?' lists March; 'which tests did I fix in March?' is a
+    search, and its ranking does not weigh the month (time_window reads none)."""
+    listed = browse_window(SearchRequest(query="what did I do in March?"), NOW)
+    assert listed is not None and (listed.since, listed.until) == (_at(2026, 3, 1), NOW)
+    topical = SearchRequest(query="which tests did I fix in March?")
+    assert browse_window(topical, NOW) is None
+    assert time_window(topical.query, NOW) is None
+
+
+@given(st.text(max_size=80))
+def test_any_text_is_read_without_error(text: str) -> None:
+    """Whatever the question, a calendar window ends no later than now."""
+    window = _named(text)
+    assert window is None or window[0] <= window[1] <= NOW
