@@ -42,7 +42,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources.encodings import escaped
-from harkback.adapters.sqlite_files import APPLICATION_ID, Mode, open_mode
+from harkback.adapters.sqlite_files import APPLICATION_ID, Mode, is_undecodable, open_mode
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 
 T = TypeVar("T")
@@ -87,16 +87,6 @@ def retrying(work: Callable[[], T], *, tries: int = TRIES, backoff_s: float = BA
                 raise
             sleep(backoff_s * attempt)
     raise AssertionError("unreachable")  # the loop returns or raises
-
-
-def is_undecodable(error: sqlite3.Error) -> bool:
-    """Is this :mod:`sqlite3` failing to read TEXT that is not UTF-8?
-
-    >>> is_undecodable(sqlite3.OperationalError("Could not decode to UTF-8 column 'x' "
-    ...                                         "with text 'caf?'"))
-    True
-    """
-    return str(error).startswith("Could not decode to UTF-8")
 
 
 @attrs.frozen

@@ -14,6 +14,7 @@ reads through the steps' read views (a read-only open), or refuses a version new
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -104,11 +105,16 @@ def too_new(where: str, found: int, known: int) -> str:
 def needs_migrate(where: str, found: int, known: int) -> str:
     """The line that asks for ``harkback migrate`` when a read-only open cannot read.
 
+    The command is quoted for a shell, so it can be pasted: a socket URL's ``&port=``
+    would send it to the background, a space would split a path.
+
     >>> needs_migrate("h.db", 1, 2)
     'h.db has harkback schema version 1; run `harkback migrate --db h.db` to bring it to 2'
+    >>> needs_migrate("postgresql:///h?host=/s&port=5433", 1, 2).split("`")[1]
+    "harkback migrate --db 'postgresql:///h?host=/s&port=5433'"
     """
     return (f"{where} has harkback schema version {found}; run `harkback migrate --db "
-            f"{where}` to bring it to {known}")
+            f"{shlex.quote(where)}` to bring it to {known}")
 
 
 def moved_on(found: int, known: int, *, refused: str = "nothing was written") -> str:

@@ -37,6 +37,7 @@ from returns.functions import identity
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.sqlite_files import is_undecodable, read_replacing
 from harkback.adapters.stores import sqlite_search, sqlite_stats, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
@@ -188,6 +189,8 @@ class SqliteStore(Closing):
         try:
             return work(self._connection)
         except sqlite3.DatabaseError as error:
+            if is_undecodable(error):
+                return read_replacing(self._connection, work)
             if not (self._watch.immutable and is_corrupt(error)):
                 raise
             self._reopen()

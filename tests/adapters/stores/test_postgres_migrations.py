@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -116,6 +121,23 @@ def test_a_read_only_open_of_version_1_asks_for_migrate(url: str) -> None:
     refused = PostgresStore.open(url, readonly=True)
     assert "run `harkback migrate --db" in refused.failure().reason
     assert _layout(url)[2] == (1,)
+
+
+def test_the_suggested_migrate_runs_as_pasted_into_a_shell(url: str) -> None:
+    """The command the refusal names is quoted for a shell: a socket URL's ``&port=``
+    unquoted would run the migrate in the background without its port."""
+    with_port = url if "port=" in url else f"{url}&port=5432"
+    _version_1(with_port)
+    line = PostgresStore.open(with_port, readonly=True).failure().reason
+    command = line.split("`")[1]
+    words = shlex.shlex(command, posix=True, punctuation_chars=True)
+    words.whitespace_split = True
+    assert list(words) == ["harkback", "migrate", "--db", with_port]
+    bin_dir = str(Path(sys.executable).parent)
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False,
+                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert done.returncode == 0, done.stderr
+    assert _layout(with_port)[2] == (SCHEMA_VERSION,)
 
 
 def test_harkback_migrate_on_a_server(url: str) -> None:
