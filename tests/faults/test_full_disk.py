@@ -27,13 +27,14 @@ PAGES = 400
 """With 4 KiB pages, a 1.6 MB store: the hook's stand-in for the small disk."""
 
 
-def _write(path: Path, prefix: str, count: int) -> None:
+def random_sessions(path: Path, prefix: str, count: int, words_per_message: int = 300) -> None:
+    """``count`` sessions of six messages of random words (ids ``prefix0``...) to ingest."""
     rng = random.Random(prefix)
     words = [f"w{n}" for n in range(3000)]
     with path.open("w", encoding="utf-8") as handle:
         for index in range(count):
             handle.write(json.dumps({"id": f"{prefix}{index}", "messages": [
-                {"role": "user", "content": " ".join(rng.choices(words, k=300))}
+                {"role": "user", "content": " ".join(rng.choices(words, k=words_per_message))}
                 for _ in range(6)]}) + "\n")
 
 
@@ -69,8 +70,8 @@ def test_a_full_disk_is_one_line_and_loses_no_committed_session(
     folder, env = small_disk
     db = folder / "h.db"
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
-    _write(first, "a", 20)
-    _write(second, "b", 600)  # far more than the disk holds
+    random_sessions(first, "a", 20)
+    random_sessions(second, "b", 600)  # far more than the disk holds
     assert _run("ingest", str(first), "--db", str(db), env=env).returncode == 0
     args = (["ingest", str(second)] if command == "ingest"
             else ["import", "jsonl", str(second)])
@@ -113,7 +114,7 @@ def test_a_disk_already_full_is_named_as_full(tmpfs: Path, tmp_path: Path,
     size its -shm file): one line saying the disk is full, not a bare 'disk I/O error';
     the store keeps its bytes and no side file is left."""
     source = tmp_path / "s.jsonl"
-    _write(source, "a", 5)
+    random_sessions(source, "a", 5)
     db = tmpfs / "h.db"
     assert _run("ingest", str(source), "--db", str(db), env={}).returncode == 0
     filler = os.open(tmpfs / "filler", os.O_WRONLY | os.O_CREAT)

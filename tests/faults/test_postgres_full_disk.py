@@ -9,8 +9,6 @@ the throwaway server; the store's database lives there.
 from __future__ import annotations
 
 import itertools
-import json
-import random
 import shutil
 import subprocess
 import tempfile
@@ -21,6 +19,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from tests.faults.test_full_disk import random_sessions
 from tests.pipeline.test_import_cli import harkback
 from tests.support.postgres_server import PostgresServer, _as_server_user
 
@@ -56,22 +55,12 @@ def small_disk_url(postgres_server: PostgresServer) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _write(path: Path, prefix: str, count: int) -> None:
-    rng = random.Random(prefix)
-    words = [f"w{n}" for n in range(3000)]
-    with path.open("w", encoding="utf-8") as handle:
-        for index in range(count):
-            handle.write(json.dumps({"id": f"{prefix}{index}", "messages": [
-                {"role": "user", "content": " ".join(rng.choices(words, k=200))}
-                for _ in range(6)]}) + "\n")
-
-
 def test_a_full_server_disk_is_named_as_full(small_disk_url: str, tmp_path: Path) -> None:
     """ingest past the disk's end: exit 1, one line naming the full disk (not "cannot
     reach the server"); the first ingest's sessions all there; stats still answers."""
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
-    _write(first, "a", 20)
-    _write(second, "b", 3000)  # far more than the disk holds
+    random_sessions(first, "a", 20, words_per_message=200)
+    random_sessions(second, "b", 3000, words_per_message=200)  # far more than the disk holds
     assert harkback("ingest", str(first), "--db", small_disk_url).returncode == 0
     done = harkback("ingest", str(second), "--db", small_disk_url, "--no-progress")
     assert done.returncode == 1, done.stdout

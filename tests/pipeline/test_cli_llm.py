@@ -7,7 +7,9 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,6 +165,18 @@ def test_a_recap_quoting_what_the_session_never_said_is_not_shown(db: Path) -> N
                                                                    "s1": "llm"}
 
 
+def _searched_twice(db: Path, script: Callable[[Received], Reply]
+                    ) -> tuple[list[dict[str, Any]], int]:
+    """The results of a model search of ``db`` answered by ``script``, and how many calls
+    it and the same search again made (each result summarised anew: 4 when none is kept)."""
+    with ChatServer(script) as server:
+        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
+        results: list[dict[str, Any]] = json.loads(
+            harkback("search", QUERY, *flags).stdout)["results"]
+        harkback("search", QUERY, *flags)
+        return results, len(server.received)
+
+
 def test_a_model_repeating_the_transcript_gives_the_extractive_summary(db: Path) -> None:
     """An answer that is the quoted transcript again (markers, [#n] numbers: what a small
     local model writes) is no recap: extractive summary, a note, nothing cached."""
@@ -170,11 +184,7 @@ def test_a_model_repeating_the_transcript_gives_the_extractive_summary(db: Path)
         start = received.prompt.index("<<<TRANSCRIPT ")
         return Reply(content=received.prompt[start:start + 300])
 
-    with ChatServer(echo) as server:
-        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
-        results = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
-        harkback("search", QUERY, *flags)
-        asked = len(server.received)
+    results, asked = _searched_twice(db, echo)
     assert [r["summary_kind"] for r in results] == ["extractive", "extractive"]
     assert all("repeated the transcript" in r["summary_note"] for r in results)
     assert all("<<<TRANSCRIPT" not in r["summary"] for r in results)
@@ -184,12 +194,8 @@ def test_a_model_repeating_the_transcript_gives_the_extractive_summary(db: Path)
 def test_a_refusal_written_as_the_answer_gives_the_extractive_summary(db: Path) -> None:
     """A server without the structured ``refusal`` field sends it as content: that is no
     recap of the session. Extractive summary, a note, nothing cached (asked again)."""
-    with ChatServer(lambda _: Reply(content="I'm sorry, but I can't help with that.")
-                    ) as server:
-        flags = ("--db", str(db), "--json", "--model", "m", "--base-url", server.url)
-        results = json.loads(harkback("search", QUERY, *flags).stdout)["results"]
-        harkback("search", QUERY, *flags)
-        asked = len(server.received)
+    results, asked = _searched_twice(
+        db, lambda _: Reply(content="I'm sorry, but I can't help with that."))
     assert [r["summary_kind"] for r in results] == ["extractive", "extractive"]
     assert all("refused" in r["summary_note"] for r in results)
     assert asked == 4
