@@ -51,7 +51,10 @@ WAL_HEADER_BYTES = 32
 def _holds_frames(wal: Path) -> bool:
     # A -wal holding commits without its -shm (copied without it): an immutable read would
     # miss them, so the plain read-only open reads the -wal, making its -shm as any reader
-    # of a WAL file does (the main file stays unwritten).
+    # of a WAL file does (the main file stays unwritten). Where the -shm cannot be made (a
+    # folder this user may not write), that open would fail: the immutable read is kept.
+    if not os.access(wal.parent, os.W_OK):
+        return False
     try:
         return wal.stat().st_size > WAL_HEADER_BYTES
     except OSError:

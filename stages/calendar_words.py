@@ -5,7 +5,9 @@ ago"); these name a stretch of the calendar instead (UTC, as ``--since 2026-03-0
 a date): ``on 2026-03-04``, ``March 4th``, ``in March`` (the latest March begun by then, or
 ``in March 2025``), ``this week`` (from Monday), ``this month``, ``this year`` and their
 Chinese, Japanese and Korean words (本周, 今週, 이번 주, 这个月, 今月, 이번 달, 今年, 올해).
-A stretch not begun by now names nothing.
+A stretch not begun by now names nothing; the word before one bounds it: "since March" (or
+after, from) runs from March until now, "until 2026-03-04" (before, till, up to) names no
+stretch to list, and a date or month past the calendar's ends ("in march 0000") none.
 
 Only a question of a time alone reads them ("what did I do in March?" lists March's
 sessions, :func:`~harkback.stages.recent.browse_window`); the ranker does not: lifting
@@ -54,10 +56,11 @@ def _day(year: int, month: int, day: int) -> float | None:
         return None
 
 
-def _month(year: int, month: int) -> tuple[float, float]:
-    after = (year + 1, 1) if month == 12 else (year, month + 1)
-    return (datetime(year, month, 1, tzinfo=UTC).timestamp(),
-            datetime(*after, 1, tzinfo=UTC).timestamp())
+def _month(year: int, month: int) -> tuple[float, float] | None:
+    start, end = _day(year, month, 1), _day(*((year + 1, 1) if month == 12
+                                              else (year, month + 1)), 1)
+    # None past the calendar's ends ("in march 0000", "in december 9999")
+    return None if start is None or end is None else (start, end)
 
 
 def _latest_year(month: int, day: int, today: date) -> int:
@@ -88,8 +91,24 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
     if unit == "week":
         return (midnight - today.weekday() * 86400.0, math.inf)
     if unit == "month":
-        return (_month(today.year, today.month)[0], math.inf)
+        return (datetime(today.year, today.month, 1, tzinfo=UTC).timestamp(), math.inf)
     return (datetime(today.year, 1, 1, tzinfo=UTC).timestamp(), math.inf)
+
+
+_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*$")
+_UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*$")
+
+
+def _bounded(match: re.Match[str], window: tuple[float, float] | None
+             ) -> tuple[float, float] | None:
+    """``window`` as the words before the expression bound it: "since March" is March
+    on, "until 2026-03-04" names no stretch to list (as "before today" does not)."""
+    if window is None:
+        return None
+    before = match.string[:match.start()]
+    if _FROM.search(before) or match.group(0).startswith("since"):
+        return (window[0], math.inf)
+    return None if _UNTIL.search(before) else window
 
 
 def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
@@ -102,7 +121,7 @@ def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, floa
     found = []
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
-            window = _window(match, index, today)
+            window = _bounded(match, _window(match, index, today))
             if window is not None and window[0] <= now:
                 found.append((match.start(), (window[0], min(window[1], now))))
     return found

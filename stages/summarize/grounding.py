@@ -77,12 +77,12 @@ REFUSAL_CHARS = 400
 def refused(recap: str) -> bool:
     """True when ``recap`` is a short refusal rather than a recap.
 
-    >>> refused("I'm sorry, but I can't help with that."), refused("抱歉，我无法总结。")
+    >>> refused("I'm sorry, but I can't help with that."), refused("I’m sorry, I can’t.")
     (True, True)
     >>> refused("Sorry for the noise: the user fixed the nginx timeout with proxy_read_timeout.")
     False
     """
-    text = recap.strip()
+    text = recap.strip().replace("\u2019", "'")  # I’m, can’t: as models often write them
     return len(text) <= REFUSAL_CHARS and _REFUSAL.match(text) is not None
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from harkback.adapters.stores.sqlite import SqliteStore
@@ -47,6 +50,26 @@ def test_read_only_commands_see_the_commits_of_a_wal_without_its_shm(tmp_path: P
                            db=db).stdout)
     assert [r["session_id"] for r in found["results"]] == ["in-wal"]
     assert db.read_bytes() == before
+
+
+def test_a_wal_without_its_shm_in_a_folder_this_user_may_not_write_still_opens(
+        tmp_path: Path) -> None:
+    """The -shm cannot be made there, so reading the -wal would fail the open: the main
+    file is read as it is (its commits only), as before the -wal was read."""
+    db = _copied_with_wal_only(tmp_path)
+    db.parent.chmod(0o555)
+    try:
+        # As root (CI), without the capability that lets root write any folder.
+        bound = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] \
+            if os.geteuid() == 0 else []
+        counted = subprocess.run(
+            [*bound, sys.executable, "-m", "harkback.pipeline.cli", "stats", "--json", "--db",
+             str(db)], capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        db.parent.chmod(0o755)
+    assert counted.returncode == 0, counted.stderr
+    assert json.loads(counted.stdout)["sessions"] == 1
+    assert not (db.parent / "h.db-shm").exists()
 
 
 def test_a_store_reached_through_a_symlink_shows_the_commits_of_a_running_writer(

@@ -35,6 +35,8 @@ def _at(year: int, month: int, day: int) -> float:
     ("本周做了什么", (_at(2026, 3, 2), NOW)),
     ("이번 달에 뭐 했지", (_at(2026, 3, 1), NOW)),
     ("今年のデプロイ", (_at(2026, 1, 1), NOW)),
+    ("what did I do since December", (_at(2025, 12, 1), NOW)),
+    ("what changed after 2026-03-01", (_at(2026, 3, 1), NOW)),
 ])
 def test_a_calendar_name_selects_its_stretch(question: str, window: tuple[float, float]) -> None:
     """A date is that day, a month its latest occurrence begun by now, and 'this week'
@@ -44,7 +46,8 @@ def test_a_calendar_name_selects_its_stretch(question: str, window: tuple[float,
 
 @pytest.mark.parametrize("question", ["step 4 may fail", "you may 2 times retry",
                                       "on 2026-02-30", "what is planned for 2027-01-01",
-                                      "march on"])
+                                      "march on", "what did I do until 2026-03-04",
+                                      "sessions before march 4th"])
 def test_what_is_no_date_or_not_begun_names_nothing(question: str) -> None:
     """'may' the verb, an impossible date and a date still to come name no window."""
     assert _named(question) is None
@@ -65,3 +68,20 @@ def test_any_text_is_read_without_error(text: str) -> None:
     """Whatever the question, a calendar window ends no later than now."""
     window = _named(text)
     assert window is None or window[0] <= window[1] <= NOW
+
+
+_PHRASES = st.sampled_from(["in {m} {y}", "{m} {d} {y}", "{d}th of {m} {y}", "since {m} {y}",
+                            "on {y}-{mm}-{dd}"])
+
+
+@given(_PHRASES, st.sampled_from(["march", "may", "december", "february"]),
+       st.integers(0, 9999), st.integers(0, 40))
+def test_any_date_or_month_is_read_without_error(phrase: str, month: str, year: int,
+                                                 day: int) -> None:
+    """Years 0000 and 9999, days past a month's end: a window that ends by now, or none;
+    a listing of a time-only question never raises ("in march 0000" did)."""
+    question = "what did I do " + phrase.format(m=month, y=f"{year:04d}", d=day,
+                                                 mm=f"{day % 13:02d}", dd=f"{day:02d}")
+    window = _named(question)
+    assert window is None or window[0] <= window[1] <= NOW
+    browse_window(SearchRequest(query=question), NOW)

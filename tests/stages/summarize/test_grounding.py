@@ -40,6 +40,7 @@ def test_a_path_written_against_chinese_words_is_read_without_them() -> None:
     "I'm sorry, but I can't help with that.", "I am sorry, I cannot summarize this session.",
     "Sorry, I'm unable to provide a recap of this conversation.",
     "I can't assist with that request.", "As an AI, I don't keep records of sessions.",
+    "I’m sorry, but I can’t help with that.",
     "抱歉，我无法总结这段对话。", "申し訳ありませんが、お手伝いできません。",
     "죄송하지만 도와드릴 수 없습니다."])
 def test_short_refusals_are_no_recap(answer: str) -> None:
