@@ -90,6 +90,18 @@ def is_undecodable(error: sqlite3.Error) -> bool:
     return str(error).startswith("Could not decode to UTF-8")
 
 
+def is_hot_journal(error: sqlite3.Error) -> bool:
+    """Is this a read-only open meeting a killed writer's ``-journal`` (only a writer may
+    roll it back)?
+
+    >>> error = sqlite3.OperationalError("attempt to write a readonly database")
+    >>> error.sqlite_errorname = "SQLITE_READONLY_ROLLBACK"
+    >>> is_hot_journal(error), is_hot_journal(sqlite3.OperationalError("boom"))
+    (True, False)
+    """
+    return getattr(error, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK"
+
+
 T = TypeVar("T")
 
 

@@ -23,7 +23,6 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
-import attrs
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -42,7 +41,8 @@ _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search fi
 
 class LazyStore:
     """The store of ``db``, opened at first use and kept until :meth:`close`: read-only,
-    or as a recall wired by ``recall`` opens it (writable to cache model summaries)."""
+    or as a recall wired by ``recall`` (whose ``db`` is ``db``) opens it, writable to cache
+    model summaries."""
 
     def __init__(self, db: str, recall: wiring.RecallSettings | None = None) -> None:
         self.db = db
@@ -54,7 +54,7 @@ class LazyStore:
         if self._store is None:
             try:
                 opened = (wiring.open_store(self.db, readonly=True) if self.recall is None
-                          else wiring.open_for_recall(attrs.evolve(self.recall, db=self.db)))
+                          else wiring.open_for_recall(self.recall))
             except OSError as error:  # in a folder that cannot be entered: is_file() raises
                 return Failure(f"{error.filename or self.db}: {error.strerror or error}")
             if isinstance(opened, Failure):

@@ -42,7 +42,13 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources.encodings import escaped
-from harkback.adapters.sqlite_files import APPLICATION_ID, Mode, is_undecodable, open_mode
+from harkback.adapters.sqlite_files import (
+    APPLICATION_ID,
+    Mode,
+    is_hot_journal,
+    is_undecodable,
+    open_mode,
+)
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 
 T = TypeVar("T")
@@ -166,7 +172,7 @@ class HermesDb:
         try:
             connection, sessions, messages = retrying(connect)
         except sqlite3.Error as error:
-            if getattr(error, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK":
+            if is_hot_journal(error):
                 # A hot -journal: Hermes was killed mid-write; only a writer rolls it back.
                 return Failure(SourceUnreadable(
                     f"cannot read the Hermes database {location} yet: a write of Hermes was "

@@ -26,7 +26,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from harkback.adapters.sqlite_files import APPLICATION_ID, read_only_uri, side_file
+from harkback.adapters.sqlite_files import APPLICATION_ID, is_hot_journal, read_only_uri, side_file
 from harkback.adapters.stores.sqlite_errors import unavailable
 from harkback.stages.errors import StoreUnavailable
 
@@ -105,7 +105,7 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
         finally:
             connection.close()
     except sqlite3.DatabaseError as error:
-        if getattr(error, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK":
+        if is_hot_journal(error):
             return _interrupted(path)  # a killed writer's hot -journal
         return unavailable(path, error)  # locked, corrupt, not SQLite: as any open says
     if application == APPLICATION_ID:
