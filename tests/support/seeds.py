@@ -61,8 +61,16 @@ language (テラフォーム, 回调, 센트리 about English sessions; English 
 about a same-language session weeks old beside recent look-alikes that share only the
 question's generic words, on everyday topics (timezones, locales, gradle, terraform state,
 nginx rewrites, SSH keys, fonts, CSV encodings, mobile builds and signing, webhooks)."""
+BLIND5 = SEEDS.parent / "seeds-blind5"
+"""A sixth corpus, written blind to the ranking like :data:`BLIND4` (after BLIND4 had been
+studied): ten questions each in English, Chinese, Japanese and Korean on other topics
+(Postgres bloat, Python wheels, Redis eviction, git bisect and reflog, OOMKilled pods,
+flaky tests, hydration errors, OAuth refresh tokens, CORS preflight, Go private modules,
+S3 and KMS, rate limits, feature flags, DNS TTLs, Celery, Airflow, gRPC deadlines ...),
+half about a session held in another language, with two-answer questions, answers held
+by a delegated child and questions asked from a live session with the same words."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
-             "blind4": BLIND4}
+             "blind4": BLIND4, "blind5": BLIND5}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
