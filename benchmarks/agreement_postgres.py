@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="a server's maintenance database (default: a throwaway server)")
     parser.add_argument("--limit", type=int, default=None, help="ask only the first N")
     args = parser.parse_args(argv)
-    data = Dataset.load(args.data)
+    data = Dataset.read(args.data)
     with server(args.url) as maintenance, tempfile.TemporaryDirectory() as folder:
         database = fresh_database(maintenance, len(data.questions))
         return asyncio.run(run(data, database, Path(folder), args.limit))

@@ -212,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     budgets = tuple(int(b) for b in args.budgets.split(",") if b.strip())
     started = time.perf_counter()
-    data = Dataset.load(args.data)
+    data = Dataset.read(args.data)
     rows = asyncio.run(measure(data, budgets, args.limit))
     elapsed = time.perf_counter() - started
     print(table(rows))

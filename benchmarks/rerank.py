@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print its tables (Markdown)."""
     args = build_parser().parse_args(argv)
-    data = Dataset.load(args.data)
+    data = Dataset.read(args.data)
     questions = data.scored()[:args.questions]
     rerank = ModelRerank(deadline_s=args.deadline)
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")

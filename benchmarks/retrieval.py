@@ -365,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         if args.data is None:
             raise SystemExit("--data is required (or --from-cli)")
-        data = Dataset.load(args.data)
+        data = Dataset.read(args.data)
         scored = [q for q in data.scored()
                   if args.half is None or half(q.id) == args.half][:args.questions]
         variants = {n: VARIANTS[n] for n in names}

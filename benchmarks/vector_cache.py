@@ -107,10 +107,10 @@ def fill(data_path: Path, folder: Path, embedder: Embedder, *, batch: int = 256)
     """Embed every pooled passage of a LongMemEval file not yet in ``folder``."""
     from benchmarks.longmemeval import Dataset
 
-    cached = CachedEmbedder.load(embedder, folder)
     texts = list(dict.fromkeys(
-        text for c in Dataset.load(data_path).pooled() for m in c.messages
+        text for c in Dataset.read(data_path).pooled() for m in c.messages
         if m.role in EMBED_ROLES and (text := passage_text(m)) is not None))
+    cached = CachedEmbedder.load(embedder, folder)  # made only once the data is read
     todo = [t for t in texts if text_key(t) not in cached.vectors]
     todo.sort(key=len)  # similar lengths batch with less padding
     for start in range(0, len(todo), batch):
