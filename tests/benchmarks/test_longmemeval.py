@@ -22,7 +22,7 @@ HARNESSES: dict[str, Callable[[Path], Callable[[], object]]] = {
                                                   str(f.parent / "out")]),
 }
 
-BAD_FILES: dict[str, tuple[Callable[[Path], None], str]] = {
+BAD_FILES: dict[str, tuple[Callable[[Path], object], str]] = {
     "missing.json": (lambda p: None, "No such file or directory"),
     "plain.json.gz": (lambda p: p.write_text("[]"), "Not a gzipped file"),
     "prose.json": (lambda p: p.write_text("# Benchmarks\n"), "not a JSON file"),
