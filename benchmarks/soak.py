@@ -211,6 +211,16 @@ class Soak:
         return "\n".join(lines)
 
 
+def _stopped(processes: Sequence[subprocess.Popen[str]]) -> None:
+    """Kill the workers still running: a soak interrupted (a ``kill -INT`` of this process
+    alone, a worker's timeout) would otherwise leave them searching and writing a store
+    whose temporary folder is gone, for up to ``--seconds``."""
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def run_soak(db: str, *, seconds: float, searchers: int, writers: int,
              writer_pace: float = 0.0) -> Soak:
     """Run the searchers and writers against ``db`` for ``seconds`` and check the result."""
@@ -228,13 +238,16 @@ def run_soak(db: str, *, seconds: float, searchers: int, writers: int,
                   for i in range(writers)]
     seen: list[dict[str, Any]] = []
     errors: list[str] = []
-    for process in processes:
-        out, err = process.communicate(timeout=seconds + 600)
-        if process.returncode != 0:
-            errors.append(err.strip()[-500:])
-            seen.append({})
-        else:
-            seen.append(json.loads(out.strip().splitlines()[-1]))
+    try:
+        for process in processes:
+            out, err = process.communicate(timeout=seconds + 600)
+            if process.returncode != 0:
+                errors.append(err.strip()[-500:])
+                seen.append({})
+            else:
+                seen.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        _stopped(processes)
     load = (load_before, os.getloadavg()[0])
     searched, written = seen[:searchers], seen[searchers:]
     times = sorted(t * 1000 for s in searched for t in s.get("times", []))
