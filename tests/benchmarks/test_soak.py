@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import pytest
 from benchmarks.scale import build_store
 from benchmarks.soak import QUERIES, Soak, main
 from tests.support.postgres_server import PostgresServer
+from tests.support.processes import children, running
 
 
 def test_a_short_soak_fails_nothing_and_loses_nothing(tmp_path: Path,
@@ -76,17 +76,6 @@ def test_a_short_soak_of_a_postgresql_store(postgres_server: PostgresServer,
     assert "skipped" in out
 
 
-def _children(pid: int) -> list[int]:
-    """The ids of ``pid``'s child processes (Linux's /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            if entry.name.isdigit() and int(
-                    (entry / "stat").read_text().rpartition(")")[2].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 def test_an_interrupted_soak_leaves_no_worker_running(tmp_path: Path) -> None:
     """SIGINT to the soak's own process alone (``kill -INT``, not a terminal's Ctrl-C to
     the whole group) mid-run: it exits, and its searcher and writer processes with it."""
@@ -98,12 +87,10 @@ def test_an_interrupted_soak_leaves_no_worker_running(tmp_path: Path) -> None:
         cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while len(workers := _children(soak.pid)) < 2 and time.monotonic() < deadline:
+    while len(workers := children(soak.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(workers) == 2
     soak.send_signal(signal.SIGINT)
     _, err = soak.communicate(timeout=60)
     assert soak.returncode != 0 and b"KeyboardInterrupt" in err
-    alive = [pid for pid in workers if Path(f"/proc/{pid}").exists()
-             and "Z" not in (Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2][:3])]
-    assert alive == []
+    assert [pid for pid in workers if running(pid)] == []

@@ -32,6 +32,7 @@ import pytest
 from psycopg import sql
 
 from harkback.adapters.stores import postgres_schema as schema
+from tests.support.processes import children
 
 INSTALL_HINT = ("PostgreSQL's server (initdb, postgres) is needed by these tests and was not "
                 "found on PATH, via pg_config, in /usr/lib/postgresql/*/bin or in the pgserver "
@@ -99,14 +100,7 @@ class PostgresServer:
 
     def processes(self) -> list[int]:
         """The ids of the server's processes: the postmaster, then its children."""
-        children = []
-        for entry in Path("/proc").iterdir():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                # The parent's id is the second field after the command's closing ")".
-                if entry.name.isdigit() and int((entry / "stat").read_text().rpartition(
-                        ")")[2].split()[1]) == self.process.pid:
-                    children.append(int(entry.name))
-        return [self.process.pid, *children]
+        return [self.process.pid, *children(self.process.pid)]
 
     @contextlib.contextmanager
     def frozen(self) -> Iterator[None]:
