@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from returns.result import Failure
+from returns.result import Failure, Result
 
 from benchmarks.generate import generate, parse_size
 from benchmarks.metrics import percentile
@@ -47,6 +47,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.ingest import chunked
 from harkback.pipeline.wiring import store_kind
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.stage import as_result
@@ -64,10 +65,16 @@ def is_url(db: str) -> bool:
 
 def open_store(db: str, *, readonly: bool = False) -> SessionStore:
     """The store at ``db`` (a SQLite path or a ``postgresql://`` URL), opened or the run ends."""
+    opened: Result[Any, StoreUnavailable]
     if is_url(db):
         from harkback.adapters.stores.postgres import PostgresStore
-        return PostgresStore.open(db, readonly=readonly).unwrap()
-    return SqliteStore.open(Path(db), readonly=readonly).unwrap()
+        opened = PostgresStore.open(db, readonly=readonly)
+    else:
+        opened = SqliteStore.open(Path(db), readonly=readonly)
+    if isinstance(opened, Failure):
+        raise SystemExit(f"{db}: {opened.failure().message()}")
+    store: SessionStore = opened.unwrap()
+    return store
 
 
 def _close(store: SessionStore) -> None:

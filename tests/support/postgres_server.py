@@ -23,7 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import attrs
@@ -199,7 +199,8 @@ def _launched(folder: Path, binaries: Path, *, durable: bool, port: int | None
             time.sleep(0.1)
 
 
-def running_server(*, durable: bool = False, tcp: bool = False) -> Iterator[PostgresServer]:
+def running_server(*, durable: bool = False, tcp: bool = False
+                   ) -> Generator[PostgresServer, None, None]:
     """A started server, stopped and removed when the iteration ends."""
     server = start_server(durable=durable, tcp=tcp)
     try:
@@ -220,6 +221,13 @@ def emptied(url: str) -> None:
             sql.SQL(", ").join(sql.Identifier(t) for t in TABLES)))
         connection.execute("UPDATE index_totals SET messages = 0, message_tokens = 0, "
                            "sessions = 0, session_tokens = 0, generation = generation + 1")
+
+
+def benchmark_databases(url: str) -> list[str]:
+    """The databases the benchmarks made (``harkback_scale_...``) on ``url``'s server."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        return [str(row[0]) for row in connection.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'harkback_scale_%'")]
 
 
 def waits_for_a_lock(url: str) -> bool:
