@@ -21,11 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-
+from benchmarks.extras import needs_extra
 from benchmarks.generate import parse_size
 from benchmarks.scale import QUERY_MIX, _percentile, build_store
+
+try:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+except ImportError as missing:
+    raise needs_extra("mcp", missing) from None
 
 SUMMARIZERS = ("none", "extractive")
 

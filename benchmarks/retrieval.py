@@ -65,7 +65,6 @@ from benchmarks.retrieval_report import (
     reports_by_clock,
     to_json,
 )
-from benchmarks.vector_cache import CachedEmbedder
 from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.embed import embed_missing
@@ -337,7 +336,10 @@ def _embedder(spec: str | None, cache: Path | None) -> Embedder | None:
     made = embedder_from_spec(spec)
     if isinstance(made, Failure):
         raise SystemExit(made.failure().message())
-    return CachedEmbedder.load(made.unwrap(), cache) if cache else made.unwrap()
+    if cache is None:
+        return made.unwrap()
+    from benchmarks.vector_cache import CachedEmbedder  # needs numpy: the hybrid extra
+    return CachedEmbedder.load(made.unwrap(), cache)
 
 
 def _progress(text: str) -> None:

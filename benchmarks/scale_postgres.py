@@ -28,10 +28,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import psycopg
-from psycopg import sql
 from returns.result import Failure
 
+from benchmarks.extras import needs_extra
 from benchmarks.generate import generate, parse_size
 from benchmarks.scale import (
     BATCH,
@@ -43,8 +42,15 @@ from benchmarks.scale import (
     _timed_ingest,
     _vs,
 )
-from harkback.adapters.stores import postgres_statistics
-from harkback.adapters.stores.postgres import PostgresStore
+
+try:
+    import psycopg
+    from psycopg import sql
+
+    from harkback.adapters.stores import postgres_statistics
+    from harkback.adapters.stores.postgres import PostgresStore
+except ImportError as missing:
+    raise needs_extra("postgres", missing) from None
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.ingest import chunked

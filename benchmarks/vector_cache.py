@@ -23,15 +23,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
-import numpy as np
 from returns.future import FutureResult
 from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
+from benchmarks.extras import needs_extra
 from harkback.stages.defaults import EMBED_ROLES
 from harkback.stages.embedding import passage_text
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import Embedder, EmbedKind, Vector
+
+try:
+    import numpy as np
+except ImportError as missing:
+    raise needs_extra("hybrid", missing) from None
 
 
 def text_key(text: str) -> str:
