@@ -269,6 +269,7 @@ def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[st
         if done.returncode not in (0, 1):
             raise SystemExit(f"harkback ingest failed: {done.stderr.strip()}")
         progress(done.stdout.strip() or done.stderr.strip())
+        stats = json.loads(_cli("stats", "--db", db, "--json").stdout)  # what was indexed
         for i, question in enumerate(questions, 1):
             for name in rankers:
                 started = time.perf_counter()
@@ -286,7 +287,8 @@ def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[st
             if i % 25 == 0:
                 progress(f"cli: {i}/{len(questions)}")
     return Report("cli", Clock("published", today),
-                  {k: tuple(v) for k, v in answers.items()}, 0, 0)
+                  {k: tuple(v) for k, v in answers.items()}, stats["sessions"],
+                  stats["messages"])
 
 
 # --- command ------------------------------------------------------------------------------
