@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.arguments import count
 from benchmarks.longmemeval import Dataset
 from benchmarks.retrieval import ingest, rank
 from benchmarks.scale_postgres import drop_database, fresh_database, open_postgres, server
@@ -93,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="a LongMemEval JSON file")
     parser.add_argument("--url", default=None,
                         help="a server's maintenance database (default: a throwaway server)")
-    parser.add_argument("--limit", type=int, default=None, help="ask only the first N")
+    parser.add_argument("--limit", type=count, default=None, help="ask only the first N")
     args = parser.parse_args(argv)
     data = Dataset.read(args.data)
     with server(args.url) as maintenance, tempfile.TemporaryDirectory() as folder:

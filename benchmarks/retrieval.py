@@ -52,6 +52,7 @@ from returns.io import IOResult
 from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
+from benchmarks.arguments import count
 from benchmarks.clocks import ASKED, CLOCK_CHOICES, Clock, clocks_for, read_today
 from benchmarks.halves import HALVES, half, halves_table
 from benchmarks.longmemeval import Dataset, Question
@@ -311,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "clock at the start of the run)")
     parser.add_argument("--rankers", default=",".join(DEFAULT_VARIANTS),
                         help=f"comma-separated, from {', '.join(VARIANTS)}")
-    parser.add_argument("--questions", type=int, default=None,
+    parser.add_argument("--questions", type=count, default=None,
                         help="only the first N scored questions (a quick run)")
     parser.add_argument("--half", choices=HALVES, default=None,
                         help="only the questions of one half (benchmarks/halves.py): tune "

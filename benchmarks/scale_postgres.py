@@ -30,8 +30,9 @@ from typing import Any
 
 from returns.result import Failure
 
+from benchmarks.arguments import count, sizes
 from benchmarks.extras import needs_extra
-from benchmarks.generate import generate, parse_size
+from benchmarks.generate import generate
 from benchmarks.scale import (
     BATCH,
     QUERY_MIX,
@@ -220,11 +221,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build, measure and print the table."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale_postgres",
                                      description=__doc__)
-    parser.add_argument("--sizes", default="100k", help="comma-separated message counts")
+    parser.add_argument("--sizes", type=sizes, default="100k",
+                        help="comma-separated message counts")
     parser.add_argument("--url", default=None,
                         help="a server's maintenance database (default: a throwaway server)")
     parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--repeat", type=int, default=5, help="rounds of the query mix")
+    parser.add_argument("--repeat", type=count, default=5, help="rounds of the query mix")
     parser.add_argument("--keep", action="store_true", help="keep the databases built")
     parser.add_argument("--first-asks", type=int, default=0, metavar="ROUNDS",
                         help="also time each query asked first in a fresh store")
@@ -237,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     rows = []
     with server(args.url) as maintenance:
-        for size in [parse_size(s) for s in args.sizes.split(",")]:
+        for size in args.sizes:
             database = fresh_database(maintenance, size)
             print(f"building {_label(size)} in {database.split('dbname=')[-1]} ...", flush=True)
             rows.append(asyncio.run(measure(database, size, seed=args.seed,

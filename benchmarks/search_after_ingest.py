@@ -25,7 +25,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.generate import generate, parse_size
+from benchmarks.arguments import count, size
+from benchmarks.generate import generate
 from benchmarks.metrics import percentile
 from benchmarks.scale import BATCH, QUERY_MIX, SEED, _timed_ingest
 from benchmarks.scale_postgres import drop_database, fresh_database, open_postgres, server
@@ -127,8 +128,8 @@ async def build(url: str, size: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Build (or open) the store, measure, print the table."""
     parser = argparse.ArgumentParser(prog="benchmarks.search_after_ingest")
-    parser.add_argument("--size", type=parse_size, default=parse_size("100k"))
-    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--size", type=size, default="100k")
+    parser.add_argument("--rounds", type=count, default=8)
     parser.add_argument("--url", help="a server's maintenance database (default: a "
                                       "throwaway local server)")
     parser.add_argument("--database", help="a store built before: measure only")

@@ -39,7 +39,8 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result
 
-from benchmarks.generate import generate, parse_size
+from benchmarks.arguments import size
+from benchmarks.generate import generate
 from benchmarks.metrics import percentile
 from benchmarks.scale import BATCH, QUERY_MIX, build_store
 from benchmarks.shared_writers import run_shared
@@ -312,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if given[:1] == ["worker"]:
         return worker(given[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--size", type=parse_size, default=100_000)
+    parser.add_argument("--size", type=size, default=100_000)
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--searchers", type=int, default=8)
     parser.add_argument("--writers", type=int, default=2)
