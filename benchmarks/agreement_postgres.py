@@ -23,7 +23,7 @@ from pathlib import Path
 from benchmarks.arguments import count
 from benchmarks.longmemeval import Dataset
 from benchmarks.retrieval import ingest, rank
-from benchmarks.scale_postgres import drop_database, fresh_database, open_postgres, server
+from benchmarks.scale_postgres import dropped_after, fresh_database, open_postgres, server
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.match.rankers import RANKERS
@@ -99,10 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = Dataset.read(args.data)
     with server(args.url) as maintenance, tempfile.TemporaryDirectory() as folder:
         database = fresh_database(maintenance, len(data.questions))
-        try:
+        with dropped_after(maintenance, database):  # a --url server keeps none of ours
             return asyncio.run(run(data, database, Path(folder), args.limit))
-        finally:  # a --url server keeps no database of ours
-            drop_database(maintenance, database)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import itertools
 import os
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from returns.result import Failure
@@ -256,6 +256,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(render_first(rows[-1]["first_asks"]))
     return 0
+
+
+@contextmanager
+def dropped_after(maintenance: str, database: str) -> Iterator[str]:
+    """``database``, dropped from ``maintenance``'s server when the block ends. When the
+    block ends by an error, a drop that fails too (a Ctrl-C stops a throwaway server as
+    well) does not hide that error."""
+    try:
+        yield database
+    except BaseException:
+        with suppress(SystemExit):
+            drop_database(maintenance, database)
+        raise
+    drop_database(maintenance, database)
 
 
 def drop_database(maintenance: str, database: str) -> None:

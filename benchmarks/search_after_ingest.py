@@ -29,7 +29,7 @@ from benchmarks.arguments import count, size
 from benchmarks.generate import generate
 from benchmarks.metrics import percentile
 from benchmarks.scale import BATCH, QUERY_MIX, SEED, _timed_ingest
-from benchmarks.scale_postgres import drop_database, fresh_database, open_postgres, server
+from benchmarks.scale_postgres import dropped_after, fresh_database, open_postgres, server
 from harkback.adapters.stores import postgres_memo
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.ingest import chunked
@@ -142,12 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             url = fresh_database(maintenance, args.size)
             print(f"building {args.size:,} messages in {url}",
                   flush=True)
-            try:
+            with dropped_after(maintenance, url):  # a --url server keeps none of ours
                 asyncio.run(build(url, args.size))
                 load = os.getloadavg()[0]
                 times = asyncio.run(measure(url, args.rounds))
-            finally:  # a --url server keeps no database of ours
-                drop_database(maintenance, url)
     print(render(times, (load, os.getloadavg()[0])))
     return 0
 
