@@ -31,6 +31,7 @@ import attrs
 from returns.io import IOResult
 from returns.unsafe import unsafe_perform_io
 
+from benchmarks.arguments import count, counts
 from benchmarks.longmemeval import Dataset, Question
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.stages.errors import RecallError
@@ -206,13 +207,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, required=True,
                         help="a LongMemEval file (.json or .json.gz) with has_answer turns")
-    parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)),
+    parser.add_argument("--budgets", type=counts, default=",".join(map(str, BUDGETS)),
                         help="comma-separated token budgets to measure")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    parser.add_argument("--limit", type=count, default=None, help="only the first N questions")
     args = parser.parse_args(argv)
-    budgets = tuple(int(b) for b in args.budgets.split(",") if b.strip())
+    budgets = args.budgets
     started = time.perf_counter()
-    data = Dataset.load(args.data)
+    data = Dataset.read(args.data)
     rows = asyncio.run(measure(data, budgets, args.limit))
     elapsed = time.perf_counter() - started
     print(table(rows))

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.arguments import count
 from benchmarks.metrics import percentile
 
 MODEL_VARIABLES = ("HARKBACK_MODEL", "HARKBACK_EMBEDDER", "HARKBACK_DB")
@@ -103,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cold_search",
                                      description=__doc__)
     parser.add_argument("--db", type=Path, required=True)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=count, default=3)
     args = parser.parse_args(argv)
     found = cold_stats(cold_samples(args.db, QUERY_MIX, args.rounds))
     print("| measure | p50 ms | p95 ms |\n|---|---:|---:|")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import attrs
 
-from benchmarks.generate import parse_size
+from benchmarks.arguments import count, size
 from benchmarks.scale import build_store, machine
 from harkback.pipeline import wiring
 from harkback.pipeline.terminal import json_text
@@ -208,11 +208,12 @@ def table(tallies: Sequence[Tally]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Build or reuse the store, run the queries, print the table; 1 if any went wrong."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=__doc__)
-    parser.add_argument("--queries", type=int, default=100_000,
+    parser.add_argument("--queries", type=count, default=100_000,
                         help="queries asked in process (100000)")
     parser.add_argument("--cli", type=int, default=300,
                         help="of them, how many also go through the CLI (300)")
-    parser.add_argument("--size", default="10k", help="messages in a built store (10k)")
+    parser.add_argument("--size", type=size, default="10k",
+                        help="messages in a built store (10k)")
     parser.add_argument("--db", type=Path, default=None,
                         help="the store: reused when it exists, else built there")
     parser.add_argument("--seed", type=int, default=SEED)
@@ -232,12 +233,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         db = args.db or Path(scratch, "fuzz.db")
         if not db.exists():
-            print(f"building {args.size} messages at {db} ...", file=sys.stderr, flush=True)
-            build_store(db, parse_size(args.size), incremental=0)
+            print(f"building {args.size:,} messages at {db} ...", file=sys.stderr, flush=True)
+            build_store(db, args.size, incremental=0)
         tallies = [asyncio.run(_in_process(db, kept(generate(args.queries, args.seed))))]
         tallies.append(through_cli(db, picked))
     print(f"machine: {machine()}")
-    print(f"seed {args.seed}; store of {args.size} messages")
+    print(f"seed {args.seed}; store of {args.size:,} messages")
     print(table(tallies))
     bad = any(t.exceptions or t.not_json or t.failed for t in tallies)
     return 1 if bad else 0

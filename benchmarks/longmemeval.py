@@ -132,6 +132,22 @@ class Dataset:
         with opener(location, "rt", encoding="utf-8") as handle:
             return cls.from_json(json.load(handle))
 
+    @classmethod
+    def read(cls, path: str | Path) -> Dataset:
+        """:meth:`load`, or exit with one line saying why the file cannot be read (missing,
+        not gzip, not JSON, not LongMemEval's shape) instead of a traceback:
+        ``cannot read the LongMemEval file x.json: No such file or directory``.
+        """
+        try:
+            return cls.load(path)
+        except OSError as error:  # missing, unreadable, or a .gz that is not gzip
+            reason = error.strerror or str(error)
+        except (ValueError, EOFError) as error:  # not JSON, not UTF-8, a cut-off .gz
+            reason = f"not a JSON file ({error})"
+        except (KeyError, TypeError, AttributeError) as error:
+            reason = f"not LongMemEval's shape (a list of questions; {error!r})"
+        raise SystemExit(f"cannot read the LongMemEval file {path}: {reason}")
+
     def haystack(self, question: Question) -> tuple[Conversation, ...]:
         """The question's own haystack, each session dated as this question dates it."""
         return tuple(_dated(self.sessions[sid], date)
@@ -198,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.add_argument("--data", type=Path, required=True)
     out.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    sessions, questions = export(Dataset.load(args.data), args.out)
+    sessions, questions = export(Dataset.read(args.data), args.out)
     print(f"wrote {sessions} and {questions}")
     return 0
 

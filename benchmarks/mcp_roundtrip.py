@@ -21,11 +21,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-
-from benchmarks.generate import parse_size
+from benchmarks.arguments import count, size
+from benchmarks.extras import needs_extra
 from benchmarks.scale import QUERY_MIX, _percentile, build_store
+
+try:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+except ImportError as missing:
+    raise needs_extra("mcp", missing) from None
 
 SUMMARIZERS = ("none", "extractive")
 
@@ -69,8 +73,8 @@ async def measure(db: Path, calls: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """Build (or reuse) a store, measure, print the figures as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--messages", type=parse_size, default=100_000)
-    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--messages", type=size, default=100_000)
+    parser.add_argument("--calls", type=count, default=50)
     parser.add_argument("--db", type=Path, default=None,
                         help="measure this store (built there first when missing)")
     args = parser.parse_args(argv)

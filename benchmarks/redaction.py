@@ -20,7 +20,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.generate import generate, parse_size, to_json_line
+from benchmarks.arguments import count, size
+from benchmarks.generate import generate, to_json_line
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.importing import ingest_file
 from harkback.pipeline.ingest import read_conversations
@@ -103,8 +104,8 @@ def table(messages: int, results: dict[str, Row]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print its table."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.redaction")
-    parser.add_argument("--size", type=parse_size, default=parse_size("20k"))
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--size", type=size, default="20k")
+    parser.add_argument("--runs", type=count, default=3)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         results = measure(args.size, args.runs, Path(folder))

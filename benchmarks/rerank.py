@@ -29,6 +29,7 @@ from pathlib import Path
 import attrs
 from returns.unsafe import unsafe_perform_io
 
+from benchmarks.arguments import count
 from benchmarks.clocks import ASKED
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import mean_scores, score
@@ -137,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True,
                         help="LongMemEval JSON file (.json or .json.gz)")
-    parser.add_argument("--questions", type=int, default=30)
+    parser.add_argument("--questions", type=count, default=30)
     parser.add_argument("--model", default=None, help=f"default: {LOCAL_MODEL} (local)")
     parser.add_argument("--base-url", default=None,
                         help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
@@ -153,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print its tables (Markdown)."""
     args = build_parser().parse_args(argv)
-    data = Dataset.load(args.data)
+    data = Dataset.read(args.data)
     questions = data.scored()[:args.questions]
     rerank = ModelRerank(deadline_s=args.deadline)
     base_url = args.base_url or os.environ.get("OPENAI_BASE_URL")

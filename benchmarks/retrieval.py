@@ -52,6 +52,7 @@ from returns.io import IOResult
 from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
+from benchmarks.arguments import count
 from benchmarks.clocks import ASKED, CLOCK_CHOICES, Clock, clocks_for, read_today
 from benchmarks.halves import HALVES, half, halves_table
 from benchmarks.longmemeval import Dataset, Question
@@ -65,7 +66,6 @@ from benchmarks.retrieval_report import (
     reports_by_clock,
     to_json,
 )
-from benchmarks.vector_cache import CachedEmbedder
 from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.embed import embed_missing
@@ -270,6 +270,7 @@ def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[st
         if done.returncode not in (0, 1):
             raise SystemExit(f"harkback ingest failed: {done.stderr.strip()}")
         progress(done.stdout.strip() or done.stderr.strip())
+        stats = json.loads(_cli("stats", "--db", db, "--json").stdout)  # what was indexed
         for i, question in enumerate(questions, 1):
             for name in rankers:
                 started = time.perf_counter()
@@ -287,7 +288,8 @@ def from_cli(questions: Sequence[Question], sessions: Path, rankers: Sequence[st
             if i % 25 == 0:
                 progress(f"cli: {i}/{len(questions)}")
     return Report("cli", Clock("published", today),
-                  {k: tuple(v) for k, v in answers.items()}, 0, 0)
+                  {k: tuple(v) for k, v in answers.items()}, stats["sessions"],
+                  stats["messages"])
 
 
 # --- command ------------------------------------------------------------------------------
@@ -310,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "clock at the start of the run)")
     parser.add_argument("--rankers", default=",".join(DEFAULT_VARIANTS),
                         help=f"comma-separated, from {', '.join(VARIANTS)}")
-    parser.add_argument("--questions", type=int, default=None,
+    parser.add_argument("--questions", type=count, default=None,
                         help="only the first N scored questions (a quick run)")
     parser.add_argument("--half", choices=HALVES, default=None,
                         help="only the questions of one half (benchmarks/halves.py): tune "
@@ -337,7 +339,10 @@ def _embedder(spec: str | None, cache: Path | None) -> Embedder | None:
     made = embedder_from_spec(spec)
     if isinstance(made, Failure):
         raise SystemExit(made.failure().message())
-    return CachedEmbedder.load(made.unwrap(), cache) if cache else made.unwrap()
+    if cache is None:
+        return made.unwrap()
+    from benchmarks.vector_cache import CachedEmbedder  # needs numpy: the hybrid extra
+    return CachedEmbedder.load(made.unwrap(), cache)
 
 
 def _progress(text: str) -> None:
@@ -365,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         if args.data is None:
             raise SystemExit("--data is required (or --from-cli)")
-        data = Dataset.load(args.data)
+        data = Dataset.read(args.data)
         scored = [q for q in data.scored()
                   if args.half is None or half(q.id) == args.half][:args.questions]
         variants = {n: VARIANTS[n] for n in names}

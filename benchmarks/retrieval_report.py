@@ -95,7 +95,7 @@ def render(report: Report) -> str:
     """The report as text: what was indexed, the summary table, the per-type table."""
     count = len(next(iter(report.answers.values()), ()))
     what = (f"{report.sessions} sessions, {report.messages} messages"
-            if report.protocol.startswith("pooled")
+            if report.protocol.startswith("pooled") or report.protocol == "cli"  # one store
             else f"per question about {report.sessions} sessions, {report.messages} messages")
     title = f"## {report.protocol}, {report.clock.label()}: {count} questions; {what}"
     return "\n".join([title, "", summary_table(report), "", type_table(report), ""])

@@ -36,8 +36,9 @@ from typing import Any
 
 import attrs
 
+from benchmarks.arguments import count, sizes
 from benchmarks.cold_search import cold_samples, cold_stats
-from benchmarks.generate import RARE_WORD, generate, parse_size
+from benchmarks.generate import RARE_WORD, generate
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import STAGE_NAMES, Pipeline
 from harkback.pipeline.facade import Harkback
@@ -361,7 +362,14 @@ def summarize_size(size: int, build: Build, ours: dict[str, Any], ref: dict[str,
 
 
 def _label(size: int) -> str:
-    return f"{size // 1_000_000}M" if size % 1_000_000 == 0 else f"{size // 1000}k"
+    """A size as the tables and file names give it: exact, so 500 is not "0k".
+
+    >>> _label(1_000_000), _label(10_000), _label(2_500)
+    ('1M', '10k', '2500')
+    """
+    if size % 1_000_000 == 0:
+        return f"{size // 1_000_000}M"
+    return f"{size // 1000}k" if size % 1000 == 0 else str(size)
 
 
 def _vs(value: float, target: float, *, higher_is_better: bool = False) -> str:
@@ -511,11 +519,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["worker"]:
         return worker(args_list[1:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__)
-    parser.add_argument("--sizes", default="10k,100k,1m",
+    parser.add_argument("--sizes", type=sizes, default="10k,100k,1m",
                         help="comma-separated message counts (default 10k,100k,1m)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/out"))
     parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--repeat", type=int, default=5, help="rounds of the query mix")
+    parser.add_argument("--repeat", type=count, default=5, help="rounds of the query mix")
     parser.add_argument("--model-delay", type=float, default=MODEL_DELAY_S,
                         help="seconds the local model server waits before answering")
     parser.add_argument("--no-model", action="store_true", help="skip the end-to-end pass")
@@ -531,7 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"machine: {facts}", flush=True)
     rows = []
     results_path = args.out / "scale.json"
-    for size in [parse_size(s) for s in args.sizes.split(",")]:
+    for size in args.sizes:
         db = args.out / f"scale-{_label(size)}.db"
         built_path = args.out / f"scale-{_label(size)}.build.json"
         cold_bulk: list[dict[str, Any]] = []

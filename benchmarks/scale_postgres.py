@@ -25,13 +25,14 @@ import itertools
 import os
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
-import psycopg
-from psycopg import sql
+from returns.result import Failure
 
-from benchmarks.generate import generate, parse_size
+from benchmarks.arguments import count, sizes
+from benchmarks.extras import needs_extra
+from benchmarks.generate import generate
 from benchmarks.scale import (
     BATCH,
     QUERY_MIX,
@@ -42,8 +43,15 @@ from benchmarks.scale import (
     _timed_ingest,
     _vs,
 )
-from harkback.adapters.stores import postgres_statistics
-from harkback.adapters.stores.postgres import PostgresStore
+
+try:
+    import psycopg
+    from psycopg import sql
+
+    from harkback.adapters.stores import postgres_statistics
+    from harkback.adapters.stores.postgres import PostgresStore
+except ImportError as missing:
+    raise needs_extra("postgres", missing) from None
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.ingest import chunked
@@ -56,19 +64,48 @@ _databases = itertools.count()
 
 @contextmanager
 def server(url: str | None) -> Iterator[str]:
-    """The URL of a server's maintenance database: ``url``'s, or a throwaway local one."""
+    """The URL of a server's maintenance database: ``url``'s, or a throwaway local one
+    (stopped and removed when the block ends, however it ends). A machine without
+    PostgreSQL's server, or a clone without the dev extra, ends the run with one line."""
     if url is not None:
         yield url
         return
-    from tests.support.postgres_server import running_server
-    for started in running_server(durable=True):
-        yield started.url()
+    try:
+        from tests.support.postgres_server import INSTALL_HINT, running_server, server_binaries
+    except ImportError as error:  # tests/support needs pytest: the dev extra
+        raise SystemExit(f"a throwaway PostgreSQL server needs the dev extra ({error}): "
+                         "pip install -e '.[dev]', or pass --url") from None
+    if server_binaries() is None:
+        raise SystemExit(INSTALL_HINT.replace("these tests", "this benchmark")
+                         + "; or pass --url")
+    servers = running_server(durable=True)
+    try:
+        yield next(servers).url()
+    finally:
+        servers.close()  # now, not whenever the generator is collected
+
+
+def _connected(url: str) -> psycopg.Connection[Any]:
+    """An autocommit connection to ``url``, or the run ends with one line saying why."""
+    try:
+        return psycopg.connect(url, autocommit=True)
+    except psycopg.Error as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        raise SystemExit(f"cannot reach the PostgreSQL server at {url}: {reason}") from None
+
+
+def open_postgres(url: str) -> PostgresStore:
+    """The store at ``url``, or the run ends with the store's one-line reason."""
+    opened = PostgresStore.open(url)
+    if isinstance(opened, Failure):
+        raise SystemExit(f"{url}: {opened.failure().message()}")
+    return opened.unwrap()
 
 
 def fresh_database(url: str, size: int) -> str:
     """A new, empty database on ``url``'s server (an older one of that name is dropped)."""
     name = f"harkback_scale_{_label(size).lower()}_{os.getpid()}_{next(_databases)}"
-    with psycopg.connect(url, autocommit=True) as connection:
+    with _connected(url) as connection:
         connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
         connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     parts = psycopg.conninfo.conninfo_to_dict(url)
@@ -78,7 +115,7 @@ def fresh_database(url: str, size: int) -> str:
 
 async def measure(url: str, size: int, *, seed: int, repeat: int) -> dict[str, Any]:
     """Build the store of ``size`` messages at ``url`` and time ingest and the query mix."""
-    store = PostgresStore.open(url).unwrap()
+    store = open_postgres(url)
     spent = cpu = 0.0  # a failed ingest's own error is raised, not this block's
     try:
         count, spent, cpu = await _timed_ingest(store, chunked(generate(size, seed), BATCH))
@@ -89,7 +126,7 @@ async def measure(url: str, size: int, *, seed: int, repeat: int) -> dict[str, A
         await asyncio.to_thread(store.close)
         spent += time.perf_counter() - started
         cpu += time.process_time() - cpu_started
-    store = PostgresStore.open(url).unwrap()
+    store = open_postgres(url)
     try:
         started = time.perf_counter()
         (await store.optimize().awaitable()).unwrap()
@@ -131,7 +168,7 @@ async def first_asks(url: str, rounds: int) -> dict[str, tuple[float, float]]:
         for label, query in QUERY_MIX:
             for trust in ((False, True) if query else ()):
                 postgres_statistics.TRUST_STATISTICS = trust
-                store = PostgresStore.open(url).unwrap()
+                store = open_postgres(url)
                 try:
                     response = await Harkback(store=store, pipeline=Pipeline()).search(query)
                 finally:
@@ -184,11 +221,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build, measure and print the table."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.scale_postgres",
                                      description=__doc__)
-    parser.add_argument("--sizes", default="100k", help="comma-separated message counts")
+    parser.add_argument("--sizes", type=sizes, default="100k",
+                        help="comma-separated message counts")
     parser.add_argument("--url", default=None,
                         help="a server's maintenance database (default: a throwaway server)")
     parser.add_argument("--seed", type=int, default=SEED)
-    parser.add_argument("--repeat", type=int, default=5, help="rounds of the query mix")
+    parser.add_argument("--repeat", type=count, default=5, help="rounds of the query mix")
     parser.add_argument("--keep", action="store_true", help="keep the databases built")
     parser.add_argument("--first-asks", type=int, default=0, metavar="ROUNDS",
                         help="also time each query asked first in a fresh store")
@@ -201,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     rows = []
     with server(args.url) as maintenance:
-        for size in [parse_size(s) for s in args.sizes.split(",")]:
+        for size in args.sizes:
             database = fresh_database(maintenance, size)
             print(f"building {_label(size)} in {database.split('dbname=')[-1]} ...", flush=True)
             rows.append(asyncio.run(measure(database, size, seed=args.seed,
@@ -211,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  ingest {rows[-1]['bulk_rate']:,.0f} msg/s, match p50 "
                   f"{rows[-1]['match_p50']:.1f} ms; load {os.getloadavg()[0]:.2f}", flush=True)
             if not args.keep:
-                _drop(maintenance, database)
+                drop_database(maintenance, database)
     print()
     print(render(rows))
     if "first_asks" in rows[-1]:
@@ -220,9 +258,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _drop(maintenance: str, database: str) -> None:
+@contextmanager
+def dropped_after(maintenance: str, database: str) -> Iterator[str]:
+    """``database``, dropped from ``maintenance``'s server when the block ends. When the
+    block ends by an error, a drop that fails too (a Ctrl-C stops a throwaway server as
+    well) does not hide that error."""
+    try:
+        yield database
+    except BaseException:
+        with suppress(SystemExit):
+            drop_database(maintenance, database)
+        raise
+    drop_database(maintenance, database)
+
+
+def drop_database(maintenance: str, database: str) -> None:
+    """Drop the database at URL ``database`` from ``maintenance``'s server."""
     name = psycopg.conninfo.conninfo_to_dict(database)["dbname"]
-    with psycopg.connect(maintenance, autocommit=True) as connection:
+    with _connected(maintenance) as connection:
         connection.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(
             sql.Identifier(str(name))))
 

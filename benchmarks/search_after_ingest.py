@@ -5,14 +5,15 @@ forward over the new rows, against counted again over the index (issue 21).
         [--url postgresql://...] [--database postgresql://.../name]
 
 Builds the scale benchmark's corpus of ``--size`` messages in a fresh database (on
-``--url``'s server, or a throwaway local one; ``--database`` uses a store built before,
-e.g. by ``benchmarks.scale_postgres --keep``), then opens two long-lived ``Harkback``s on
-it, each with its own store and count memo, and a writer's store. Every round asks each
-query of the soak's mix of both, alternating which goes first; before each search the
-writer ingests one 10-message session, so both always search right after a write. One
-brings exact counts forward (:data:`~harkback.adapters.stores.postgres_memo.CATCH_UP`),
-the other counts them again as before; a third figure is the same search again with no
-write between. It prints the median wall time of ``search`` per query and over all.
+``--url``'s server, dropped after, or a throwaway local one; ``--database`` uses a store
+built before, e.g. by ``benchmarks.scale_postgres --keep``), then opens two long-lived
+``Harkback``s on it, each with its own store and count memo, and a writer's store. Every
+round asks each query of the soak's mix of both, alternating which goes first; before each
+search the writer ingests one 10-message session, so both always search right after a
+write. One brings exact counts forward
+(:data:`~harkback.adapters.stores.postgres_memo.CATCH_UP`), the other counts them again as
+before; a third figure is the same search again with no write between. It prints the median
+wall time of ``search`` per query and over all.
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.generate import generate, parse_size
+from benchmarks.arguments import count, size
+from benchmarks.generate import generate
 from benchmarks.metrics import percentile
 from benchmarks.scale import BATCH, QUERY_MIX, SEED, _timed_ingest
-from benchmarks.scale_postgres import fresh_database, server
+from benchmarks.scale_postgres import dropped_after, fresh_database, open_postgres, server
 from harkback.adapters.stores import postgres_memo
-from harkback.adapters.stores.postgres import PostgresStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.ingest import chunked
 from harkback.stages.records import Conversation, Message, Session
@@ -64,7 +65,7 @@ Times = dict[str, dict[str, list[tuple[float, float]]]]
 
 async def measure(url: str, rounds: int) -> Times:
     """Time every search, by query label, then by mode (and ``no write``)."""
-    stores = [PostgresStore.open(url).unwrap() for _ in range(3)]
+    stores = [open_postgres(url) for _ in range(3)]
     writer, *readers = stores
     facades = dict(zip(MODES, (Harkback(store=s) for s in readers), strict=True))
     times: Times = {
@@ -115,7 +116,7 @@ def render(times: Times, load: tuple[float, float]) -> str:
 async def build(url: str, size: int) -> int:
     """Ingest the scale corpus of ``size`` messages at ``url`` and optimize; returns how
     many messages."""
-    store = PostgresStore.open(url).unwrap()
+    store = open_postgres(url)
     try:
         count, _, _ = await _timed_ingest(store, chunked(generate(size, SEED), BATCH))
         (await store.optimize().awaitable()).unwrap()
@@ -127,8 +128,8 @@ async def build(url: str, size: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Build (or open) the store, measure, print the table."""
     parser = argparse.ArgumentParser(prog="benchmarks.search_after_ingest")
-    parser.add_argument("--size", type=parse_size, default=parse_size("100k"))
-    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--size", type=size, default="100k")
+    parser.add_argument("--rounds", type=count, default=8)
     parser.add_argument("--url", help="a server's maintenance database (default: a "
                                       "throwaway local server)")
     parser.add_argument("--database", help="a store built before: measure only")
@@ -141,9 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             url = fresh_database(maintenance, args.size)
             print(f"building {args.size:,} messages in {url}",
                   flush=True)
-            asyncio.run(build(url, args.size))
-            load = os.getloadavg()[0]
-            times = asyncio.run(measure(url, args.rounds))
+            with dropped_after(maintenance, url):  # a --url server keeps none of ours
+                asyncio.run(build(url, args.size))
+                load = os.getloadavg()[0]
+                times = asyncio.run(measure(url, args.rounds))
     print(render(times, (load, os.getloadavg()[0])))
     return 0
 

@@ -46,7 +46,7 @@ from typing import Any
 
 import attrs
 
-from benchmarks.generate import parse_size
+from benchmarks.arguments import count, size
 from benchmarks.scale import build_store
 from benchmarks.soak import QUERIES
 from harkback.adapters.stores.sqlite import SqliteStore
@@ -205,9 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Build the store when missing, measure, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--db", type=Path, required=True)
-    parser.add_argument("--size", type=parse_size, default=100_000,
+    parser.add_argument("--size", type=size, default=100_000,
                         help="messages of the store built when --db is missing")
-    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--rounds", type=count, default=10)
     parser.add_argument("--against", default=None, metavar="NAME",
                         help="another copy of the package, importable as NAME: "
                              "alternate its searches with this code's (see above)")

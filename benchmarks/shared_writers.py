@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import sqlite3
@@ -123,6 +124,17 @@ async def _search_until(db: Path, done: asyncio.Event, times: list[float],
             await asyncio.sleep(0.02)
 
 
+async def _stopped(processes: Sequence[asyncio.subprocess.Process]) -> None:
+    """Kill the commands still running: an interrupted run (``kill -INT`` of this process
+    alone) would otherwise leave the import and the ingests writing into a temporary
+    folder that is gone."""
+    for process in processes:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+
+
 async def _run_processes(db: Path, large: Path, smalls: Sequence[Path], gap_s: float,
                          done: asyncio.Event
                          ) -> tuple[int, float, list[int], int, list[str]]:
@@ -130,21 +142,24 @@ async def _run_processes(db: Path, large: Path, smalls: Sequence[Path], gap_s: f
     importer = await asyncio.create_subprocess_exec(
         *harkback_argv("import", "jsonl", str(large), "--db", str(db), "--no-progress"),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    ingests = []
+    ingests: list[asyncio.subprocess.Process] = []
     overlapped = 0
-    for small in smalls:
-        await asyncio.sleep(gap_s)
-        ingests.append(await asyncio.create_subprocess_exec(
-            *harkback_argv("ingest", str(small), "--db", str(db), "--no-progress"),
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-        overlapped += importer.returncode is None
-    statuses, errors = [], []
-    for process in ingests:
-        _, err = await process.communicate()
-        statuses.append(process.returncode if process.returncode is not None else -1)
-        if process.returncode:
-            errors.append(err.decode(errors="replace").strip())
-    _, err = await importer.communicate()
+    try:
+        for small in smalls:
+            await asyncio.sleep(gap_s)
+            ingests.append(await asyncio.create_subprocess_exec(
+                *harkback_argv("ingest", str(small), "--db", str(db), "--no-progress"),
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            overlapped += importer.returncode is None
+        statuses, errors = [], []
+        for process in ingests:
+            _, err = await process.communicate()
+            statuses.append(process.returncode if process.returncode is not None else -1)
+            if process.returncode:
+                errors.append(err.decode(errors="replace").strip())
+        _, err = await importer.communicate()
+    finally:
+        await _stopped([importer, *ingests])
     seconds = time.monotonic() - started
     done.set()
     if importer.returncode:

@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from returns.result import Failure
+from returns.result import Failure, Result
 
-from benchmarks.generate import generate, parse_size
+from benchmarks.arguments import size
+from benchmarks.generate import generate
 from benchmarks.metrics import percentile
 from benchmarks.scale import BATCH, QUERY_MIX, build_store
 from benchmarks.shared_writers import run_shared
@@ -47,6 +48,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.ingest import chunked
 from harkback.pipeline.wiring import store_kind
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.stage import as_result
@@ -64,10 +66,16 @@ def is_url(db: str) -> bool:
 
 def open_store(db: str, *, readonly: bool = False) -> SessionStore:
     """The store at ``db`` (a SQLite path or a ``postgresql://`` URL), opened or the run ends."""
+    opened: Result[Any, StoreUnavailable]
     if is_url(db):
         from harkback.adapters.stores.postgres import PostgresStore
-        return PostgresStore.open(db, readonly=readonly).unwrap()
-    return SqliteStore.open(Path(db), readonly=readonly).unwrap()
+        opened = PostgresStore.open(db, readonly=readonly)
+    else:
+        opened = SqliteStore.open(Path(db), readonly=readonly)
+    if isinstance(opened, Failure):
+        raise SystemExit(f"{db}: {opened.failure().message()}")
+    store: SessionStore = opened.unwrap()
+    return store
 
 
 def _close(store: SessionStore) -> None:
@@ -211,6 +219,16 @@ class Soak:
         return "\n".join(lines)
 
 
+def _stopped(processes: Sequence[subprocess.Popen[str]]) -> None:
+    """Kill the workers still running: a soak interrupted (a ``kill -INT`` of this process
+    alone, a worker's timeout) would otherwise leave them searching and writing a store
+    whose temporary folder is gone, for up to ``--seconds``."""
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def run_soak(db: str, *, seconds: float, searchers: int, writers: int,
              writer_pace: float = 0.0) -> Soak:
     """Run the searchers and writers against ``db`` for ``seconds`` and check the result."""
@@ -228,13 +246,16 @@ def run_soak(db: str, *, seconds: float, searchers: int, writers: int,
                   for i in range(writers)]
     seen: list[dict[str, Any]] = []
     errors: list[str] = []
-    for process in processes:
-        out, err = process.communicate(timeout=seconds + 600)
-        if process.returncode != 0:
-            errors.append(err.strip()[-500:])
-            seen.append({})
-        else:
-            seen.append(json.loads(out.strip().splitlines()[-1]))
+    try:
+        for process in processes:
+            out, err = process.communicate(timeout=seconds + 600)
+            if process.returncode != 0:
+                errors.append(err.strip()[-500:])
+                seen.append({})
+            else:
+                seen.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        _stopped(processes)
     load = (load_before, os.getloadavg()[0])
     searched, written = seen[:searchers], seen[searchers:]
     times = sorted(t * 1000 for s in searched for t in s.get("times", []))
@@ -292,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if given[:1] == ["worker"]:
         return worker(given[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--size", type=parse_size, default=100_000)
+    parser.add_argument("--size", type=size, default=100_000)
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--searchers", type=int, default=8)
     parser.add_argument("--writers", type=int, default=2)

@@ -25,8 +25,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.arguments import size
 from benchmarks.cold_search import user_environment
-from benchmarks.generate import parse_size
 from benchmarks.scale import QUERY_MIX, build_store, machine
 
 TARGET_S = 0.30
@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, default=None,
                         help="the store to search: reused when it exists, else built there "
                              "(default: a temporary file)")
-    parser.add_argument("--size", default="100k", help="messages in a built store (100k)")
+    parser.add_argument("--size", type=size, default="100k",
+                        help="messages in a built store (100k)")
     parser.add_argument("--runs", type=int, default=10,
                         help="runs of each command (10; at least 2 for a p90)")
     args = parser.parse_args(argv)
@@ -93,8 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         db = args.db or Path(scratch, "startup.db")
         if not db.exists():
-            print(f"building {args.size} messages at {db} ...", file=sys.stderr, flush=True)
-            build_store(db, parse_size(args.size), incremental=0)
+            print(f"building {args.size:,} messages at {db} ...", file=sys.stderr, flush=True)
+            build_store(db, args.size, incremental=0)
         timed = commands(db)
         for _label, command in timed:  # warm-up: file cache, compiled bytecode
             time_once(command)

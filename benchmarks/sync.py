@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 
+from benchmarks.arguments import count
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.sync import SourceReport, locate, sync
 from tests.support.hermes_db import HermesFile
@@ -211,8 +212,8 @@ def table(sessions: int, first: tuple[float, float], again: Sequence[tuple[float
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print its table; 1 when a re-sync read anything again."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--sessions", type=count, default=1000)
+    parser.add_argument("--runs", type=count, default=5)
     parser.add_argument("--watch-appends", type=int, default=5,
                         help="messages appended under sync --watch, one at a time (0: skip)")
     parser.add_argument("--folder", type=Path, default=None,

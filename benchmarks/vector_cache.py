@@ -23,15 +23,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
-import numpy as np
 from returns.future import FutureResult
 from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
+from benchmarks.extras import needs_extra
 from harkback.stages.defaults import EMBED_ROLES
 from harkback.stages.embedding import passage_text
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import Embedder, EmbedKind, Vector
+
+try:
+    import numpy as np
+except ImportError as missing:
+    raise needs_extra("hybrid", missing) from None
 
 
 def text_key(text: str) -> str:
@@ -107,10 +112,10 @@ def fill(data_path: Path, folder: Path, embedder: Embedder, *, batch: int = 256)
     """Embed every pooled passage of a LongMemEval file not yet in ``folder``."""
     from benchmarks.longmemeval import Dataset
 
-    cached = CachedEmbedder.load(embedder, folder)
     texts = list(dict.fromkeys(
-        text for c in Dataset.load(data_path).pooled() for m in c.messages
+        text for c in Dataset.read(data_path).pooled() for m in c.messages
         if m.role in EMBED_ROLES and (text := passage_text(m)) is not None))
+    cached = CachedEmbedder.load(embedder, folder)  # made only once the data is read
     todo = [t for t in texts if text_key(t) not in cached.vectors]
     todo.sort(key=len)  # similar lengths batch with less padding
     for start in range(0, len(todo), batch):

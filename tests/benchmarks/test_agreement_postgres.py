@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks.agreement_postgres import main
 from tests.benchmarks.test_retrieval import _question
-from tests.support.postgres_server import PostgresServer
+from tests.support.postgres_server import PostgresServer, benchmark_databases
 
 
 def test_both_stores_agree_on_a_tiny_file(tmp_path: Path, postgres_server: PostgresServer,
@@ -24,6 +24,8 @@ def test_both_stores_agree_on_a_tiny_file(tmp_path: Path, postgres_server: Postg
             _question("q2", "How many bikes do I own?", ["ev_a", "ev_b"],
                       {"ev_a": "I bought a new road bike.", "ev_b": "My bike needs a chain."}),
         ], handle)
+    before = benchmark_databases(postgres_server.url())
     assert main(["--data", str(path), "--url", postgres_server.url()]) == 0
     out = capsys.readouterr().out
     assert "| 2 | 2 (100.0%) | 2 (100.0%) | ≥ 99%: ok |" in out
+    assert benchmark_databases(postgres_server.url()) == before  # it kept none of its own

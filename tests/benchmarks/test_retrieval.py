@@ -115,12 +115,16 @@ def test_one_clock_runs_alone_and_a_bad_today_is_refused(data_file: Path, tmp_pa
         retrieval.main(["--data", str(data_file), "--today", "soon"])
 
 
-def test_harness_through_the_cli(data_file: Path, tmp_path: Path) -> None:
-    """An exported ingest file and question file are evaluated through the CLI's JSON."""
+def test_harness_through_the_cli(data_file: Path, tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """An exported ingest file and question file are evaluated through the CLI's JSON;
+    the title gives what the store holds."""
     sessions, questions = export(Dataset.load(data_file), tmp_path / "export")
     out = tmp_path / "cli.json"
     assert retrieval.main(["--from-cli", "--sessions", str(sessions), "--question-file",
                            str(questions), "--rankers", "lexical", "--json", str(out)]) == 0
+    messages = sum(len(json.loads(line)["messages"]) for line in sessions.open())
+    assert f": 2 questions; 6 sessions, {messages} messages\n" in capsys.readouterr().out
     answers = json.loads(out.read_text())[0]["answers"]["lexical"]
     assert [a["question"] for a in answers] == ["q1", "q2"]
     assert all(a["scores"]["recall_all@5"] == 1.0 for a in answers)

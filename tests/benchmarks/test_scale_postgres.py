@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.scale_postgres import main
-from tests.support.postgres_server import PostgresServer
+from benchmarks.scale_postgres import dropped_after, fresh_database, main
+from tests.support.postgres_server import PostgresServer, benchmark_databases
 
 
 def test_builds_searches_and_prints_the_targets(postgres_server: PostgresServer,
@@ -36,3 +36,19 @@ def test_times_first_asks_of_an_existing_store(postgres_server: PostgresServer,
     again = capsys.readouterr().out
     assert again.startswith("First ask in a fresh store") and "| phrase |" in again
     assert "ingest" not in again
+
+
+def test_a_database_made_for_a_run_is_dropped_however_the_run_ends(
+        postgres_server: PostgresServer) -> None:
+    """Dropped after an error too; and when its server cannot be reached for the drop (a
+    Ctrl-C stops a throwaway server with the run), the run's own error is what is raised."""
+    maintenance = postgres_server.url()
+    before = benchmark_databases(maintenance)
+    database = fresh_database(maintenance, 1000)
+    with pytest.raises(RuntimeError, match="the run failed"), \
+            dropped_after(maintenance, database):
+        raise RuntimeError("the run failed")
+    assert benchmark_databases(maintenance) == before
+    gone = "postgresql://harkback@/postgres?host=/nonexistent-socket-folder"
+    with pytest.raises(KeyboardInterrupt), dropped_after(gone, database):
+        raise KeyboardInterrupt

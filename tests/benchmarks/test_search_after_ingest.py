@@ -6,13 +6,14 @@ import pytest
 
 from benchmarks.search_after_ingest import main
 from harkback.adapters.stores import postgres_memo
-from tests.support.postgres_server import PostgresServer
+from tests.support.postgres_server import PostgresServer, benchmark_databases
 
 
 def test_times_both_modes_after_writes(postgres_server: PostgresServer,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     """A small run prints a median for every query of the mix in each mode, and leaves
     the catch-up switched on."""
+    before = benchmark_databases(postgres_server.url())
     assert main(["--size", "2k", "--url", postgres_server.url(), "--rounds", "2"]) == 0
     out = capsys.readouterr().out
     table = out.split("whole search):")[1]
@@ -21,3 +22,4 @@ def test_times_both_modes_after_writes(postgres_server: PostgresServer,
                                             "prefix", "chinese", "all queries"]
     assert all(float(cell) > 0 for r in rows for cell in (*r[1:3], *r[4:]))
     assert "load average" in out and postgres_memo.CATCH_UP
+    assert benchmark_databases(postgres_server.url()) == before  # it kept none of its own

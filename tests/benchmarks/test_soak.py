@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from benchmarks.scale import build_store
 from benchmarks.soak import QUERIES, Soak, main
 from tests.support.postgres_server import PostgresServer
+from tests.support.processes import children, running
 
 
 def test_a_short_soak_fails_nothing_and_loses_nothing(tmp_path: Path,
@@ -68,3 +74,23 @@ def test_a_short_soak_of_a_postgresql_store(postgres_server: PostgresServer,
     assert rows["failed calls"] == "0" and rows["lost sessions"] == "0"
     assert int(rows["sessions written"].replace(",", "")) > 0
     assert "skipped" in out
+
+
+def test_an_interrupted_soak_leaves_no_worker_running(tmp_path: Path) -> None:
+    """SIGINT to the soak's own process alone (``kill -INT``, not a terminal's Ctrl-C to
+    the whole group) mid-run: it exits, and its searcher and writer processes with it."""
+    db = tmp_path / "soak.db"
+    build_store(db, 2000, incremental=0)
+    soak = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.soak", "--db", str(db), "--seconds", "60",
+         "--searchers", "1", "--writers", "1", "--import-mb", "0"],
+        cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(workers := children(soak.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(workers) == 2
+    soak.send_signal(signal.SIGINT)
+    _, err = soak.communicate(timeout=60)
+    assert soak.returncode != 0 and b"KeyboardInterrupt" in err
+    assert [pid for pid in workers if running(pid)] == []

@@ -23,7 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import attrs
@@ -32,6 +32,7 @@ import pytest
 from psycopg import sql
 
 from harkback.adapters.stores import postgres_schema as schema
+from tests.support.processes import children
 
 INSTALL_HINT = ("PostgreSQL's server (initdb, postgres) is needed by these tests and was not "
                 "found on PATH, via pg_config, in /usr/lib/postgresql/*/bin or in the pgserver "
@@ -99,14 +100,7 @@ class PostgresServer:
 
     def processes(self) -> list[int]:
         """The ids of the server's processes: the postmaster, then its children."""
-        children = []
-        for entry in Path("/proc").iterdir():
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                # The parent's id is the second field after the command's closing ")".
-                if entry.name.isdigit() and int((entry / "stat").read_text().rpartition(
-                        ")")[2].split()[1]) == self.process.pid:
-                    children.append(int(entry.name))
-        return [self.process.pid, *children]
+        return [self.process.pid, *children(self.process.pid)]
 
     @contextlib.contextmanager
     def frozen(self) -> Iterator[None]:
@@ -205,7 +199,8 @@ def _launched(folder: Path, binaries: Path, *, durable: bool, port: int | None
             time.sleep(0.1)
 
 
-def running_server(*, durable: bool = False, tcp: bool = False) -> Iterator[PostgresServer]:
+def running_server(*, durable: bool = False, tcp: bool = False
+                   ) -> Generator[PostgresServer, None, None]:
     """A started server, stopped and removed when the iteration ends."""
     server = start_server(durable=durable, tcp=tcp)
     try:
@@ -226,6 +221,13 @@ def emptied(url: str) -> None:
             sql.SQL(", ").join(sql.Identifier(t) for t in TABLES)))
         connection.execute("UPDATE index_totals SET messages = 0, message_tokens = 0, "
                            "sessions = 0, session_tokens = 0, generation = generation + 1")
+
+
+def benchmark_databases(url: str) -> list[str]:
+    """The databases the benchmarks made (``harkback_scale_...``) on ``url``'s server."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        return [str(row[0]) for row in connection.execute(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'harkback_scale_%'")]
 
 
 def waits_for_a_lock(url: str) -> bool:
