@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.chat_server import ChatServer, Reply
+
 MODEL_ENV = ("HARKBACK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "HARKBACK_DB",
              "HARKBACK_EMBEDDER", "HARKBACK_EMBEDDER_API_KEY")
 
@@ -66,3 +68,48 @@ def test_the_matching_line_of_a_long_tool_output_is_shown(db: Path) -> None:
     first = _first(done)
     assert first["session_id"] == "db-night"
     assert "FATAL: disk quota exceeded on /var/lib/postgresql/data" in first["summary"]
+
+
+def _with_model(db: Path, query: str, reply: Reply) -> dict[str, Any]:
+    with ChatServer(lambda _r: reply) as server:
+        done = harkback("search", query, "--db", str(db), "--json", "--limit", "1",
+                        "--model", "test-model", "--base-url", server.url,
+                        env={"OPENAI_API_KEY": "test"})
+    return _first(done)
+
+
+RECAP = "The user added the webhook endpoint in /srv/app/hooks.py and ran `make deploy`."
+
+
+def test_a_recap_fenced_whole_is_read_as_a_recap(db: Path) -> None:
+    """A model that fences its whole answer wrote prose, not a code block to check line
+    by line: the recap is shown, without the fence."""
+    first = _with_model(db, "stripe webhook", Reply(
+        content=f"```markdown\n{RECAP}\nSOURCES: 2\n```"))
+    assert first["summary_kind"] == "llm"
+    assert first["summary"] == RECAP
+
+
+def test_a_recap_sent_as_json_is_shown_as_its_text(db: Path) -> None:
+    """A JSON object is no recap to show as it is: its recap field is."""
+    first = _with_model(db, "stripe webhook", Reply(
+        content=json.dumps({"recap": RECAP, "sources": [2]})))
+    assert first["summary_kind"] == "llm"
+    assert first["summary"] == RECAP
+
+
+def test_json_without_a_recap_gives_the_extractive_summary(db: Path) -> None:
+    """JSON with nothing to show as a recap counts as no recap."""
+    first = _with_model(db, "stripe webhook", Reply(content=json.dumps({"relevant": True})))
+    assert first["summary_kind"] == "extractive"
+    assert "no recap" in first["summary_note"]
+
+
+def test_a_recap_cut_at_the_token_limit_drops_its_unfinished_sentence(db: Path) -> None:
+    """Cut at the output limit, a recap ends mid-command: that half sentence is left out
+    and the note says the recap was cut."""
+    first = _with_model(db, "stripe webhook", Reply(
+        content="The user added the webhook endpoint. Then the assistant ran `make dep",
+        finish_reason="length"))
+    assert first["summary"] == "The user added the webhook endpoint."
+    assert "output token limit" in first["summary_note"]

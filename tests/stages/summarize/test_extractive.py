@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harkback.stages.query import parse_query
+from harkback.stages.summarize.clip import GAP
 from harkback.stages.summarize.extractive import (
-    GAP,
     NO_MATCH,
     _Line,
     _Picker,
