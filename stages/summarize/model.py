@@ -257,6 +257,12 @@ def prepare(transcript: Transcript, parsed: ParsedQuery, query: str, *,
     return Prepared(transcript=fitted, request=request, blocks=blocks)
 
 
+def _instructions(query: str, max_tokens: int) -> str:
+    """What the model is told besides the transcript (a recap copying it is no recap)."""
+    return "\n".join(text for _role, text in build_request(query, "", max_tokens=max_tokens)
+                     .messages)
+
+
 def _with_note(summary: Summary, why: str) -> Summary:
     note = f"no model summary ({why}); extractive summary shown"
     return attrs.evolve(summary, note=f"{note}; {summary.note}" if summary.note else note)
@@ -324,10 +330,11 @@ class LlmSummarize:
                            max_output_tokens=self.max_output_tokens,
                            temperature=self.temperature)
         key = summary_key(transcript, loaded.request.query, prepared.request, model.name)
+        told = _instructions(loaded.request.query, self.max_output_tokens)
         if deps.cache is not None:
             # Bounded too: a cache waiting for a lock (PostgreSQL) held a recall 60 s.
             hit = await cached_before(deps.cache, key, deadline)
-            if hit is not None and not recap_problem(hit.text, prepared.transcript.text):
+            if hit is not None and not recap_problem(hit.text, prepared.transcript.text, told):
                 # Usage counts what this recall spent, and a cached summary spent nothing.
                 note = "from the summary cache" + (f"; {hit.note}" if hit.note else "")
                 return Summarized(transcript=prepared.transcript,
@@ -349,7 +356,7 @@ class LlmSummarize:
                              blocks=prepared.blocks)
         if summary is None:
             return fallback("the model answered with no recap", chat.usage)
-        problem = recap_problem(summary.text, prepared.transcript.text)
+        problem = recap_problem(summary.text, prepared.transcript.text, told)
         if problem:
             return fallback(problem, chat.usage)
         if cut:

@@ -29,7 +29,8 @@ SESSIONS = [
     {"id": "webhook", "messages": [
         {"role": "user", "content": "configure the stripe webhook endpoint"},
         {"role": "assistant", "content": "Added the endpoint in /srv/app/hooks.py and ran "
-                                          "`make deploy`; the webhook answers 200 now."}]},
+                                          "`make deploy` (commit 3f9a2c7e1b44); the webhook "
+                                          "answers 200 now."}]},
 ]
 
 
@@ -113,3 +114,34 @@ def test_a_recap_cut_at_the_token_limit_drops_its_unfinished_sentence(db: Path) 
         finish_reason="length"))
     assert first["summary"] == "The user added the webhook endpoint."
     assert "output token limit" in first["summary_note"]
+
+
+def test_a_command_cut_mid_word_is_not_shown_as_the_sessions(db: Path) -> None:
+    """`make dep` is in the session only as part of `make deploy`: it is another command,
+    so the recap falls back to the extractive summary."""
+    first = _with_model(db, "stripe webhook", Reply(
+        content="The assistant deployed the webhook with `make dep`.\nSOURCES: 2"))
+    assert first["summary_kind"] == "extractive"
+    assert "make dep" in first["summary_note"]
+
+
+def test_a_commit_hash_in_prose_is_checked_against_the_session(db: Path) -> None:
+    """A hash named in prose is as exact as a quoted command: one the session never named
+    is not shown; a short form of one it named (3f9a2c7 for 3f9a2c7e1b44) is."""
+    invented = _with_model(db, "stripe webhook", Reply(
+        content="The webhook fix was commit 4b1e9d2a, deployed with `make deploy`."))
+    assert invented["summary_kind"] == "extractive"
+    assert "4b1e9d2a" in invented["summary_note"]
+    short = _with_model(db, "stripe webhook", Reply(
+        content="The user deployed the webhook fix as commit 3f9a2c7.\nSOURCES: 2"))
+    assert short["summary_kind"] == "llm"
+
+
+def test_a_model_repeating_its_instructions_gives_the_extractive_summary(db: Path) -> None:
+    """A small model answering with its system prompt wrote no recap."""
+    echo = ("You recall past work sessions between a user and an AI assistant. You write a "
+            "short, factual recap of one past session, focused on a question the user asks "
+            "now.")
+    first = _with_model(db, "stripe webhook", Reply(content=echo))
+    assert first["summary_kind"] == "extractive"
+    assert "instructions" in first["summary_note"]
