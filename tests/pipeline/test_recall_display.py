@@ -4,18 +4,14 @@ CLI, a real SQLite store and the real Chat Completions test server."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.pipeline.test_cli_llm import harkback
 from tests.support.chat_server import ChatServer, Reply
-
-MODEL_ENV = ("HARKBACK_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY", "HARKBACK_DB",
-             "HARKBACK_EMBEDDER", "HARKBACK_EMBEDDER_API_KEY")
 
 LOG = ("\n".join(f"row {i} ok" for i in range(3000))
        + "\nFATAL: disk quota exceeded on /var/lib/postgresql/data\n"
@@ -32,16 +28,6 @@ SESSIONS = [
                                           "`make deploy` (commit 3f9a2c7e1b44); the webhook "
                                           "answers 200 now."}]},
 ]
-
-
-def harkback(*args: str, env: dict[str, str] | None = None
-             ) -> subprocess.CompletedProcess[str]:
-    """Run ``harkback ARGS`` with no model configured unless ``env`` configures one."""
-    full_env = {k: v for k, v in os.environ.items() if k not in MODEL_ENV}
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args],
-                          capture_output=True, text=True, env=full_env, timeout=120,
-                          check=False)
 
 
 @pytest.fixture
