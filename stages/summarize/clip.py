@@ -3,15 +3,20 @@
 A cut inside a token shows a different token: ``/home/user/project`` cut after ``/ho``
 reads as the path ``me/user/project``, ``--log-level`` cut to ``--log-le`` as another
 flag. So a cut edge that falls inside a token moves back to the space before it (or on
-to the space after it, at the start), when one is near; ``…`` marks every cut.
+to the space after it, at the start), when one is near; ``…`` marks every cut. An
+error message cut from its start keeps the kind it names (``ValueError: …``).
 
 >>> clip_line("rsync -av --delete /srv/www/html/ backup:/srv/www", 40, 0)
 'rsync -av --delete /srv/www/html/ …'
 >>> clip_line("x" * 40 + " we ran make test and it failed again", 24, 47)
 '… we ran make test and …'
+>>> clip_line("ValueError: " + "x" * 60 + " invalid literal for int()", 60, 73)
+'ValueError: …xxxxxxxxxxxxxxxxxxxxx invalid literal for int()'
 """
 
 from __future__ import annotations
+
+import re
 
 GAP = "…"
 
@@ -30,6 +35,12 @@ def clip_line(body: str, width: int, focus: int) -> str:
     """
     if len(body) <= width:
         return body
+    head = _ERROR_HEAD.match(body)
+    if head is not None and focus >= width * 2 // 3 and head.end() < width // 4:
+        # An error cut from its start loses what it was ('…invalid literal for int()'
+        # without 'ValueError:'): its kind stays, then the window on the match.
+        size = head.end()
+        return body[:size] + clip_line(body[size:], width - size, focus - size)
     reach = width // SNAP_SHARE
     kept = focus + min(KEEP_AFTER_FOCUS, reach)
     if focus < width * 2 // 3:
@@ -44,6 +55,11 @@ def clip_line(body: str, width: int, focus: int) -> str:
     start = _word_start(body, start, min(start + reach, focus), max(start - reach, 0))
     end = start + width - 2
     return GAP + body[start:_word_end(body, end, max(end - reach, kept))] + GAP
+
+
+_ERROR_HEAD = re.compile(r"(?:[A-Za-z_][\w.]*(?:Error|Exception)|FATAL|ERROR|Error|error|fatal"
+                         r"|panic)(?:\[\w+\])?: ")
+"""How an error message names its kind: ``ValueError: ``, ``FATAL: ``, ``error[E0308]: ``."""
 
 
 def _inside_token(body: str, at: int) -> bool:

@@ -153,7 +153,7 @@ def test_detail_search_stops_at_a_cut() -> None:
 
 
 WORDS = ["docker", "bridge", "error", "$ ls -la", "/etc/hosts", "the", "fix", "我们", "网络",
-         "…", "x" * 90]
+         "…", "x" * 90, "ValueError:"]
 
 
 ROLES = ["[USER]: ", "[ASSISTANT]: ", "[TOOL:bash]: "]
@@ -196,13 +196,14 @@ def test_summary_respects_its_bounds(text: str, query: str, max_chars: int, max_
 @settings(max_examples=300, deadline=None)
 @given(_transcripts(), QUERIES)
 def test_summary_is_made_of_transcript_text(text: str, query: str) -> None:
-    """Every summary line, minus role prefix and cut marks, is text of the transcript."""
+    """Every summary line, minus role prefix and cut marks, is text of the transcript
+    (an error's kind kept before a cut is a piece of its own)."""
     summary = extractive_summary(text, parse_query(query)).text
     for line in summary.splitlines():
         if line in (GAP, NO_MATCH):
             continue
-        body = ROLE.sub("", line).strip(GAP)
-        assert body in text
+        for piece in ROLE.sub("", line).split(GAP):
+            assert piece in text
 
 
 @given(st.lists(st.tuples(st.integers(0, 30), st.text(max_size=5)), max_size=15))
@@ -279,3 +280,12 @@ def test_a_line_after_the_cut_is_not_shown_as_the_opening_request() -> None:
         "[USER]: the redis eviction policy allkeys-lru fixed the memory issue")
     uncut = text.split("\n\n", 1)[1]
     assert "4262" in _summary("redis eviction", uncut)
+
+
+def test_an_error_cut_from_its_start_keeps_its_kind() -> None:
+    """A long error line cut to show the match keeps the error's kind in front."""
+    text = ("[USER]: what was the int parse error in main.py\n\n[TOOL:bash]: ValueError: "
+            + "x" * 300 + " invalid literal for int() with base 10: 'abc'")
+    lines = _summary("invalid literal", text).splitlines()
+    shown = [ln for ln in lines if "invalid literal" in ln]
+    assert shown and shown[0].startswith("[TOOL:bash]: ValueError: " + GAP)
