@@ -85,6 +85,12 @@ def clip_middle(text: str, limit: int = TOOL_OUTPUT_CHARS, marker: str = CLIP_MA
     return text[:head] + cut + (text[-tail:] if tail else "")
 
 
+FOLDED_SEARCH_CHARS = 10_000
+"""A longer tool output is searched for the query only when it is ASCII: folding other
+text cost ~35 ms for 170,000 characters of Chinese and ~300 ms of half-width kana (folded
+character by character), against ~0.02 ms for 5,000 ASCII characters."""
+
+
 def clip_keeping(text: str, limit: int, units: Sequence[Unit] = ()) -> str:
     """:func:`clip_middle`, unless the first place a query unit occurs would be cut away:
     then a quarter of ``limit`` from the head, half around that place, a quarter from the
@@ -97,6 +103,8 @@ def clip_keeping(text: str, limit: int, units: Sequence[Unit] = ()) -> str:
     """
     if len(text) <= limit:
         return text
+    if not units or (len(text) > FOLDED_SEARCH_CHARS and not text.isascii()):
+        return clip_middle(text, limit)
     places = unit_spans(text, units, limit=1)
     head, tail = limit // 2, limit - limit // 2
     if not places or places[0][0] < head or places[0][1] > len(text) - tail:
