@@ -67,9 +67,12 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
 
 def _search_notes(payload: dict[str, Any]) -> list[str]:
     lines = []
-    if payload.get("rerank"):
-        lines.append(f"reranked by the model: {payload['rerank']['kept']} kept of "
-                     f"{payload['rerank']['shown']} shown")
+    rerank = payload.get("rerank")
+    if rerank and rerank.get("model_order", True):
+        lines.append(f"reranked by the model: {rerank['kept']} kept of {rerank['shown']} shown")
+    elif rerank:  # every batch kept the word ranking: the note below says why
+        lines.append(f"not reranked: {rerank['kept']} kept of {rerank['shown']} shown, "
+                     "in the lexical order")
     return lines + [f"note: {note}" for note in payload.get("notes", ())]
 
 

@@ -354,6 +354,9 @@ class RerankReport:
     cached_calls: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     usage: TokenUsage = attrs.field(factory=TokenUsage)
     note: str = ""
+    model_order: bool = True
+    """Whether the model's answer set the order of any batch (False: it set none, and the
+    lexical order stands throughout; ``note`` says why)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -131,7 +131,7 @@ def rerank_payload(report: RerankReport) -> dict[str, Any]:
     """
     return {"shown": report.shown, "kept": report.kept, "calls": report.calls,
             "cached_calls": report.cached_calls, "prompt_tokens": report.usage.prompt,
-            "completion_tokens": report.usage.completion}
+            "completion_tokens": report.usage.completion, "model_order": report.model_order}
 
 
 @attrs.frozen(kw_only=True)

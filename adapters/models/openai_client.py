@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable
 
 import attrs
@@ -44,8 +45,21 @@ async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
     """
     outcome = await _fetch(send, timeout=timeout, where=where, secret=secret)
     if isinstance(outcome, Attempt) and secret and secret in outcome.reason:
-        return attrs.evolve(outcome, reason=outcome.reason.replace(secret, MASK))
+        return attrs.evolve(outcome, reason=masked(outcome.reason, secret))
     return outcome
+
+
+def masked(text: str, secret: str | None) -> str:
+    """``text`` with every standalone occurrence of ``secret`` masked: one inside a word
+    is not the key, and a short placeholder key ('x', 'none' for a local server) would
+    otherwise mask the middle of words ('E********pecting value').
+
+    >>> masked("Invalid API key: sk-abc1. Expecting sk-abc12", "sk-abc1"), masked("Expect", "x")
+    ('Invalid API key: ********. Expecting sk-abc12', 'Expect')
+    """
+    if not secret:
+        return text
+    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", MASK, text)
 
 
 async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where: str,
@@ -98,5 +112,5 @@ def _error_detail(error: openai.APIStatusError, secret: str | None) -> str:
         message = inner.get("message") if isinstance(inner, dict) else inner
         if isinstance(message, str):
             # Masked before the cut, which could leave the start of the key.
-            return (message.replace(secret, MASK) if secret else message)[:200]
+            return masked(message, secret)[:200]
     return ""

@@ -102,11 +102,14 @@ def make_transcript(candidate: Candidate, lineage: Sequence[Session],
     by the places inside it where query units occur, so the window lands on the match.
     """
     candidate = attrs.evolve(candidate, hits=placed(candidate.hits, messages))
-    rendered = render_lineage(lineage, messages, tool_output_chars=tool_output_chars)
+    units = searched_units(parsed)
+    # A long tool output is clipped to its head and tail, and to its matching place too.
+    rendered = render_lineage(lineage, messages, tool_output_chars=tool_output_chars,
+                              units=units)
     spans = hit_spans(rendered, candidate.hits) or locate_units(
         rendered.text, parsed.units, spellings=parsed.spellings)
     # A matched message too long to keep whole is cut around the words that matched.
-    spans = focus_spans(rendered.text, spans, searched_units(parsed),
+    spans = focus_spans(rendered.text, spans, units,
                         longest=budget_chars // 2)
     text, truncated = cut_around(rendered.text, spans, budget_chars)
     return Transcript(candidate=attrs.evolve(candidate, lineage=tuple(lineage)), text=text,
@@ -117,7 +120,8 @@ def make_transcript(candidate: Candidate, lineage: Sequence[Session],
 class Load:
     """Load each candidate's lineage as a transcript of at most ``budget_chars``.
 
-    Tool output longer than ``tool_output_chars`` keeps only its head and tail.
+    Tool output longer than ``tool_output_chars`` keeps only its head and tail, and the
+    place where the query first matches it.
     Candidates load together (a store call per generation of children, one for all
     messages); a store failure fails the stage.
     """

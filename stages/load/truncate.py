@@ -112,7 +112,9 @@ def _clip_best(length: int, start: int, budget: int) -> list[tuple[int, int, int
     if length - start <= budget - earlier:
         return [(start, length, 0)]
     room = budget - earlier - len(SEPARATOR) - len(LATER)
-    return [(start, start + room, 0)] if room > 0 else []
+    # Markers taking most of the budget would leave a stub of the match ('needl'): a
+    # plain slice from the match's start (see cut_around) shows more of it.
+    return [(start, start + room, 0)] if room > budget // 2 else []
 
 
 def _grow(length: int, regions: list[tuple[int, int, int]],
@@ -155,17 +157,28 @@ def _snap(text: str, regions: Sequence[tuple[int, int, int]],
         last = max((e for _, e in inside), default=start)
         if start > 0:
             newline = text.find("\n", start, min(first, start + SNAP_CHARS))
+            if newline < 0 and _inside_word(text, start):
+                # No line break near (a long line): at least do not open mid-word, where
+                # '/home/user/app' would read as the path 'me/user/app'.
+                newline = text.find(" ", start, min(first, start + SNAP_CHARS))
             start = newline + 1 if newline >= 0 else start
             while start < first and text[start].isspace():
                 start += 1
         if end < len(text):
             newline = text.rfind("\n", max(last, end - SNAP_CHARS), end)
+            if newline < 0 and _inside_word(text, end):
+                newline = text.rfind(" ", max(last, end - SNAP_CHARS), end)
             end = newline if newline >= 0 else end
             while end > last and text[end - 1].isspace():
                 end -= 1
         if end > start:
             snapped.append((start, end))
     return snapped
+
+
+def _inside_word(text: str, at: int) -> bool:
+    """Does a cut at ``at`` fall between two characters of one word (no space between)?"""
+    return 0 < at < len(text) and not text[at - 1].isspace() and not text[at].isspace()
 
 
 def plan_cut(text: str, spans: Sequence[Span], budget: int) -> tuple[Span, ...]:
@@ -182,6 +195,8 @@ def plan_cut(text: str, spans: Sequence[Span], budget: int) -> tuple[Span, ...]:
     cores = _select(length, valid, budget) if valid else []
     if not cores and valid:
         cores = _clip_best(length, valid[0][0], budget)
+    if not cores and valid:
+        return ()  # no room for markers beside the match: cut_around slices at the match
     if not cores:
         head = budget - len(SEPARATOR) - len(LATER)
         return tuple(_snap(text, [(0, head, 0)], [])) if head > 0 else ()

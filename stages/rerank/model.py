@@ -151,7 +151,8 @@ class ModelRerank:
         report = RerankReport(
             shown=len(resolved.candidates), kept=len(kept),
             calls=sum(j.called for j in judged), cached_calls=sum(j.cached for j in judged),
-            usage=usage, note=describe_fallback(judged))
+            usage=usage, note=describe_fallback(judged),
+            model_order=any(j.order is not None for j in judged))
         return Success(attrs.evolve(resolved, candidates=kept, rerank=report))
 
     async def _judge(self, batch: Sequence[Candidate], resolved: Resolved, deps: Deps,

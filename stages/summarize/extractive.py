@@ -36,6 +36,7 @@ from harkback.stages.load.truncate import unit_spans
 from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summary
 from harkback.stages.spelled import spelled_units
+from harkback.stages.summarize.clip import GAP, clip_line
 from harkback.stages.summarize.coverage import line_coverage, line_heads
 from harkback.stages.summarize.details import carries_detail
 
@@ -47,12 +48,12 @@ NEAR = 3
 REACH = 8
 """Details up to this far from a covering line are kept when room is left."""
 
-GAP = "…"
 NO_MATCH = "This session does not appear to address the query."
 
 _ROLE = re.compile(r"\[(?:USER|ASSISTANT|SYSTEM|TOOL(?::[^\]\n]*)?)\]: ?")
 _MARKER = re.compile(r"\.\.\.\[[^\]]*\]\.\.\.|--- .* ---")
 _MARKER_STARTS = ".-"
+_CUT = "...["  # how the load stage's cut markers open (a session header opens with ---)
 
 class _Line(NamedTuple):
     """A non-empty transcript line, split into its block's role prefix and its text.
@@ -87,9 +88,15 @@ def _lines(text: str, units: Sequence[Unit], spellings: Sequence[Sequence[str]] 
         heads = tuple(head for head in heads if head in low_text)
     covers = line_coverage(units, spellings)
     nothing: frozenset[int] = frozenset()
+    # A role tag opens a block only where a block can start, at the top or after a blank
+    # line (render.py's separator): a tool output quoting "[USER]: ..." line after line
+    # (a recall pasted back) is the tool's text, not the user's.
+    opens = True
     for stripped in map(str.strip, text.split("\n")):
         if not stripped:
+            opens = True
             continue
+        at_start, opens = opens, False
         # Both patterns need their first character: most lines are ruled out without them.
         first = stripped[0]
         if first in _MARKER_STARTS and _MARKER.fullmatch(stripped):
@@ -97,7 +104,7 @@ def _lines(text: str, units: Sequence[Unit], spellings: Sequence[Sequence[str]] 
             prefix = ""
             append(make(_Line, (len(lines), "", stripped, False, nothing)))
             continue
-        if first == "[" and (role := _ROLE.match(stripped)):
+        if first == "[" and at_start and (role := _ROLE.match(stripped)):
             prefix = _prefix(role.group(0))
             stripped = stripped[role.end():].strip()
             if not stripped:
@@ -126,27 +133,16 @@ def _focus(body: str, units: Sequence[Unit]) -> int:
     return spans[0][0] if spans else 0
 
 
-def _clip(body: str, width: int, focus: int) -> str:
-    """Shorten ``body`` to ``width`` characters, keeping ``focus`` in view."""
-    if len(body) <= width:
-        return body
-    if focus < width * 2 // 3:
-        return body[:width - 1] + GAP
-    start = focus - width // 3
-    if start + width - 1 >= len(body):
-        return GAP + body[len(body) - width + 1:]
-    return GAP + body[start:start + width - 2] + GAP
-
-
 def _show(line: _Line, spelled: Sequence[Sequence[Unit]], width: int) -> str:
     # ``spelled``: each unit with its other spellings, by place, for finding the match.
     room = max(width - len(line.prefix), 12)
     focus = _focus(line.body, [u for i in sorted(line.covered) for u in spelled[i]])
-    return line.prefix + _clip(line.body, room, focus)
+    return line.prefix + clip_line(line.body, room, focus)
 
 
 def _shown_length(line: _Line, width: int) -> int:
-    """``len(_show(line, units, width))`` unshown: :func:`_clip` keeps the room's length."""
+    """The longest ``_show(line, units, width)`` can be, unshown: :func:`clip_line` keeps
+    at most the room's length (less when a cut moves off a token's middle)."""
     return len(line.prefix) + min(len(line.body), max(width - len(line.prefix), 12))
 
 
@@ -303,7 +299,14 @@ def _fill(picker: _Picker, matching: Sequence[_Line], detail: _Details) -> None:
 
 
 def _opening(lines: Sequence[_Line]) -> _Line | None:
-    return next((ln for ln in lines if ln.pickable and ln.prefix == "[USER]: "), None)
+    """The session's first user line; None when a cut came before it (the load stage
+    left the opening out, and the first user line kept is just one from the middle)."""
+    for line in lines:
+        if not line.pickable and line.body.startswith(_CUT):
+            return None
+        if line.pickable and line.prefix == "[USER]: ":
+            return line
+    return None
 
 
 def _fit(text: str, max_chars: int) -> str:

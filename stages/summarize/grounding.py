@@ -53,10 +53,59 @@ def quoted_items(recap: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(item.strip() for item in items if item.strip(_TRAILING + " ")))
 
 
+# A commit hash or other hex id (7 to 64 hex digits, a digit and a letter among them),
+# and a UUID: named in prose, still exact, and as easy for a model to make up.
+_HEX_ID = re.compile(r"(?<![\w-])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}(?![\w-])",
+                     re.IGNORECASE)
+_UUID = re.compile(r"(?<![\w-])[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}(?![\w-])",
+                   re.IGNORECASE)
+
+
+def quoted_ids(recap: str) -> tuple[str, ...]:
+    """The hex ids and UUIDs that ``recap`` names in its prose (outside the items of
+    :func:`quoted_items`).
+
+    >>> quoted_ids("Reverted 3f9a2c7 (see `git show 9e1d0aa`); added a decade of logs.")
+    ('3f9a2c7',)
+    """
+    prose = _TICKED.sub(" ", _FENCE.sub(" ", recap))
+    prose = _PATH.sub(" ", _URL.sub(" ", prose))
+    return tuple(dict.fromkeys([*_UUID.findall(prose), *_HEX_ID.findall(prose)]))
+
+
+def _is_word(char: str) -> bool:
+    return char == "_" or (char.isascii() and char.isalnum())
+
+
+def _holds(held: str, item: str, *, whole_end: bool = True) -> bool:
+    """Does ``held`` hold ``item`` where it starts a word, and ends one (``whole_end``)?
+
+    A substring is not enough: `docker network cre` is in ``docker network create``, and
+    says another command. A short hash may stand for a longer one (``whole_end=False``).
+    """
+    start = held.find(item)
+    while start >= 0:
+        end = start + len(item)
+        if ((not _is_word(item[0]) or start == 0 or not _is_word(held[start - 1]))
+                and (not whole_end or not _is_word(item[-1]) or end == len(held)
+                     or not _is_word(held[end]))):
+            return True
+        start = held.find(item, start + 1)
+    return False
+
+
 def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
-    """The items of :func:`quoted_items` that ``transcript`` does not hold."""
+    """The items of :func:`quoted_items` and :func:`quoted_ids` that ``transcript`` does
+    not hold, each as whole words (an id may be the start of a longer one).
+
+    >>> unquoted("Ran `docker network cre` at 3f9a2c7.", "$ docker network create x  3f9a2c7e1")
+    ('docker network cre',)
+    """
     held = _folded(transcript)
-    return tuple(item for item in quoted_items(recap) if _folded(item) not in held)
+    exact = [item for item in quoted_items(recap) if not _holds(held, _folded(item))]
+    ids = [item for item in quoted_ids(recap)
+           if not _holds(held, _folded(item), whole_end=False)]
+    return tuple(dict.fromkeys([*exact, *ids]))
 
 
 _ECHO = re.compile(r"<<<TRANSCRIPT [0-9a-f]{12}|TRANSCRIPT [0-9a-f]{12}>>>"
@@ -86,8 +135,31 @@ def refused(recap: str) -> bool:
     return len(text) <= REFUSAL_CHARS and _REFUSAL.match(text) is not None
 
 
-def recap_problem(recap: str, transcript: str) -> str | None:
-    """Why ``recap`` cannot stand for a summary of ``transcript``, or None when it can.
+ECHO_FRAGMENT = 24
+"""A piece of a recap this long or longer, found in the instructions, was copied from them."""
+_FRAGMENT = re.compile(r"(?<=[.;!?])\s+|\n")
+
+
+def repeats_instructions(recap: str, instructions: str) -> bool:
+    """Is at least half of ``recap`` sentences or lines copied from ``instructions``
+    (the prompt without the transcript)? A small model answers with its system prompt.
+
+    >>> rules = "You recall past work sessions. Use only what the transcript says."
+    >>> repeats_instructions("You recall past work sessions.", rules)
+    True
+    >>> repeats_instructions("The user raised proxy_read_timeout to 300s in nginx. "
+    ...                      "Use only what the transcript says.", rules)
+    False
+    """
+    told = _folded(instructions)
+    pieces = [_folded(p).strip("-*• ") for p in _FRAGMENT.split(recap)]
+    copied = sum(len(p) for p in pieces if len(p) >= ECHO_FRAGMENT and p in told)
+    return copied > 0 and 2 * copied >= sum(len(p) for p in pieces)
+
+
+def recap_problem(recap: str, transcript: str, instructions: str = "") -> str | None:
+    """Why ``recap`` cannot stand for a summary of ``transcript``, or None when it can
+    (``instructions``: what the model was told besides the transcript).
 
     >>> recap_problem("<<<TRANSCRIPT 0123456789ab\\n[#1] [USER]: hi", "[USER]: hi")
     'the model repeated the transcript instead of a recap'
@@ -96,6 +168,8 @@ def recap_problem(recap: str, transcript: str) -> str | None:
     """
     if _ECHO.search(recap):
         return "the model repeated the transcript instead of a recap"
+    if instructions and repeats_instructions(recap, instructions):
+        return "the model repeated its instructions instead of a recap"
     if refused(recap):
         return "the model refused to recap the session"
     invented = unquoted(recap, transcript)

@@ -48,6 +48,7 @@ from harkback.stages.records import Summarized, Summary, TokenUsage, Transcript
 from harkback.stages.stage import Step, before, cached_before
 from harkback.stages.summarize.extractive import MAX_CHARS, MAX_LINES, extractive_summary
 from harkback.stages.summarize.grounding import recap_problem
+from harkback.stages.summarize.reply import NOT_RELEVANT, read_reply, whole_sentences
 from harkback.stages.text.tokens import is_cjk, normalize
 
 PROMPT_VERSION = "recall-1"
@@ -59,8 +60,6 @@ TRANSCRIPT_TOKENS = 1000
 MAX_OUTPUT_TOKENS = 400
 TEMPERATURE = 0.1
 
-NOT_RELEVANT = "NOT_RELEVANT"
-NOT_ADDRESSED = "This session does not address the query."
 
 _CJK_FLOOR = 0x1100  # no script written without spaces starts below this code point
 
@@ -221,38 +220,6 @@ def request_tokens(request: ChatRequest) -> int:
     return sum(estimate_tokens(content) for _role, content in request.messages)
 
 
-_SOURCES = re.compile(
-    r"^[\s*_>#-]*(?:sources?|cited|citations?|messages? used)[\s*_]*:(?P<list>.*)$",
-    re.IGNORECASE | re.MULTILINE)
-_DECORATION = " \t\n*_`'\".:!"
-
-
-def read_reply(text: str, *, blocks: int) -> Summary | None:
-    """Turn a model's answer into a summary; None when it holds no recap at all.
-
-    ``NOT_RELEVANT`` becomes a plain statement that the session does not address the
-    query. The last ``SOURCES:`` line becomes ``cited_messages`` (numbers between 1
-    and ``blocks``) and is removed from the text.
-
-    >>> read_reply("SOURCES: 1", blocks=3) is None
-    True
-    """
-    body = text.strip()
-    if body.strip(_DECORATION).upper().replace(" ", "_").startswith(NOT_RELEVANT):
-        return Summary(text=NOT_ADDRESSED, kind="llm",
-                       note="the model found that this session does not address the query")
-    cited: tuple[int, ...] = ()
-    found = list(_SOURCES.finditer(body))
-    if found:
-        last = found[-1]
-        numbers = {int(n) for n in re.findall(r"\d+", last.group("list"))}
-        cited = tuple(sorted(n for n in numbers if 1 <= n <= blocks))
-        body = (body[:last.start()] + body[last.end():]).strip()
-    if not body:
-        return None
-    return Summary(text=body, kind="llm", cited_messages=cited)
-
-
 def summary_key(transcript: Transcript, query: str, request: ChatRequest,
                 model: str) -> SummaryKey:
     """The cache key of a model summary: root session, exact model input, query, model."""
@@ -288,6 +255,12 @@ def prepare(transcript: Transcript, parsed: ParsedQuery, query: str, *,
                             temperature=temperature)
     fitted = attrs.evolve(transcript, text=text, truncated=transcript.truncated or cut)
     return Prepared(transcript=fitted, request=request, blocks=blocks)
+
+
+def _instructions(query: str, max_tokens: int) -> str:
+    """What the model is told besides the transcript (a recap copying it is no recap)."""
+    return "\n".join(text for _role, text in build_request(query, "", max_tokens=max_tokens)
+                     .messages)
 
 
 def _with_note(summary: Summary, why: str) -> Summary:
@@ -357,10 +330,11 @@ class LlmSummarize:
                            max_output_tokens=self.max_output_tokens,
                            temperature=self.temperature)
         key = summary_key(transcript, loaded.request.query, prepared.request, model.name)
+        told = _instructions(loaded.request.query, self.max_output_tokens)
         if deps.cache is not None:
             # Bounded too: a cache waiting for a lock (PostgreSQL) held a recall 60 s.
             hit = await cached_before(deps.cache, key, deadline)
-            if hit is not None and not recap_problem(hit.text, prepared.transcript.text):
+            if hit is not None and not recap_problem(hit.text, prepared.transcript.text, told):
                 # Usage counts what this recall spent, and a cached summary spent nothing.
                 note = "from the summary cache" + (f"; {hit.note}" if hit.note else "")
                 return Summarized(transcript=prepared.transcript,
@@ -376,14 +350,18 @@ class LlmSummarize:
         if isinstance(answer, IOFailure):
             return fallback(unsafe_perform_io(answer.failure()).message())
         chat = unsafe_perform_io(answer.unwrap())
-        summary = read_reply(chat.text, blocks=prepared.blocks)
+        # A recap cut at the token limit ends mid-sentence, maybe mid-command: not shown.
+        cut = chat.finish_reason == "length"
+        summary = read_reply(whole_sentences(chat.text) if cut else chat.text,
+                             blocks=prepared.blocks)
         if summary is None:
             return fallback("the model answered with no recap", chat.usage)
-        problem = recap_problem(summary.text, prepared.transcript.text)
+        problem = recap_problem(summary.text, prepared.transcript.text, told)
         if problem:
             return fallback(problem, chat.usage)
-        if chat.finish_reason == "length":
-            summary = attrs.evolve(summary, note="cut at the output token limit")
+        if cut:
+            summary = attrs.evolve(summary, note="cut at the output token limit (its last, "
+                                                 "unfinished sentence left out)")
         summary = attrs.evolve(summary, usage=chat.usage)
         if deps.cache is not None:
             # A cache that cannot be written (a read-only store) is only a miss next time.

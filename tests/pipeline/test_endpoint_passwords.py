@@ -85,3 +85,16 @@ def test_an_api_key_the_server_repeats_is_masked(tmp_path: Path) -> None:
     assert api_key not in done.stdout + done.stderr
     assert f"Invalid API key: {MASK}" in result["summary_note"]
     assert f"Invalid API key: {MASK}" in payload["notes"][0]
+
+
+def test_a_short_placeholder_key_does_not_mask_the_middle_of_words(tmp_path: Path) -> None:
+    """A local server's placeholder key ('x') was masked wherever the letter stood in the
+    failure note: 'E********pecting value'. Only the key standing alone is masked."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge drops packets"))])
+    with ChatServer(lambda _r: Reply(raw=b"not json")) as server:
+        done = run("search", "docker", "--json", "--model", "m", "--base-url", server.url,
+                   db=db, env={"OPENAI_API_KEY": "x"})
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)["results"]
+    assert "Expecting value" in result["summary_note"]
+    assert MASK not in result["summary_note"]

@@ -20,7 +20,8 @@ from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.tool import handle_session_search_sync
 from harkback.stages.ports import SessionStore, SummaryCache
-from harkback.stages.summarize.model import NOT_ADDRESSED, LlmSummarize
+from harkback.stages.summarize.model import LlmSummarize
+from harkback.stages.summarize.reply import NOT_ADDRESSED
 from tests.support.chat_server import ChatServer, Reply
 from tests.support.corpus import QUERY, docker_session, docker_store
 

@@ -70,11 +70,12 @@ async def test_a_recall_is_summarised_by_the_local_model(local_model_url: str) -
     finally:
         await hb.aclose()
     result = payload["results"][0]
-    # SmolLM2-135M mostly answers by repeating the quoted transcript, which is no recap
-    # (stages/summarize/grounding.py); either way the call went over HTTP and its real
-    # token counts are reported.
+    # SmolLM2-135M mostly answers by repeating the quoted transcript (or its instructions),
+    # which is no recap (stages/summarize/grounding.py); either way the call went over HTTP
+    # and its real token counts are reported.
     assert (result["summary_kind"] == "llm"
-            or "repeated the transcript" in result["summary_note"]), result.get("summary_note")
+            or "repeated the transcript" in result["summary_note"]
+            or "repeated its instructions" in result["summary_note"]), result.get("summary_note")
     assert result["summary"].strip()
     assert result["usage"]["prompt_tokens"] > 100
     assert result["usage"]["completion_tokens"] > 0

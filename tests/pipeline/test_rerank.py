@@ -79,7 +79,8 @@ async def test_the_models_order_replaces_the_lexical_one() -> None:
     assert _ids(payload) == list(reversed(lexical))
     assert calls == 1
     assert payload["rerank"] == {"shown": 4, "kept": 4, "calls": 1, "cached_calls": 0,
-                                 "prompt_tokens": 300, "completion_tokens": 7}
+                                 "prompt_tokens": 300, "completion_tokens": 7,
+                                 "model_order": True}
     assert "notes" not in payload
     assert list(payload["timings"]) == ["match", "resolve", "rerank", "load", "summarize",
                                         "assemble"]
@@ -240,3 +241,23 @@ def test_a_rerank_that_keeps_none_says_so_in_the_human_output(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["No matching sessions found.",
                                         "reranked by the model: 0 kept of 3 shown"]
+
+
+def test_a_rerank_answer_naming_no_shown_session_does_not_claim_a_rerank(
+        tmp_path: Path) -> None:
+    """Labels the model was never shown: the lexical order stands, and neither the human
+    output nor the JSON says the model reranked (the note says why)."""
+    source = tmp_path / "s.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                          for i in range(3)))
+    db = tmp_path / "h.db"
+    assert run_cli("ingest", str(source), "--db", str(db)).returncode == 0
+    with ChatServer(lambda _r: Reply(content="RELEVANT: S7, S9")) as server:
+        args = ("search", QUERY, "--db", str(db), "--rerank", "--model", "m",
+                "--base-url", server.url, "--summarizer", "extractive")
+        human, machine = run_cli(*args), run_cli(*args, "--json")
+    assert human.returncode == machine.returncode == 0, human.stderr + machine.stderr
+    assert "reranked by the model" not in human.stdout
+    assert "not reranked: 3 kept of 3 shown, in the lexical order" in human.stdout
+    assert "note: rerank: the lexical order stands" in human.stdout
+    assert json.loads(machine.stdout)["rerank"]["model_order"] is False

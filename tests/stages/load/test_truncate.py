@@ -207,3 +207,25 @@ def test_pieces_are_sorted_disjoint_and_reassemble(
     assert all(a[1] < b[0] for a, b in pairwise(pieces))
     if pieces and len(text) > budget:
         assert cut_around(text, spans, budget)[0] == assemble(text, pieces)
+
+
+ONE_LINE = ("rsync -av /home/user/projects/app/ backup:/srv/app/ && " * 40
+            + "the needle was found " + "docker compose -f /srv/app/compose.yaml up -d && " * 40)
+
+
+def test_a_cut_in_a_long_line_falls_between_words() -> None:
+    """A line with no break near the cut is cut at a space: no path starting mid-name."""
+    for budget in (200, 250, 333, 500):
+        cut, truncated = cut_around(ONE_LINE, [_span_of(ONE_LINE, "needle")], budget)
+        kept = cut.split(SEPARATOR)[1]
+        assert truncated and "needle" in kept
+        assert set(kept.split()) <= set(ONE_LINE.split()), budget
+
+
+def test_a_budget_too_small_for_markers_keeps_the_match_not_the_head() -> None:
+    """Between the smallest budgets (a plain slice) and one that holds both markers, the
+    cut still lands on the match, not on the top of the text."""
+    span = _span_of(ONE_LINE, "needle")
+    for budget in (20, 45, 60, 83):
+        cut, _ = cut_around(ONE_LINE, [span], budget)
+        assert "needle" in cut, budget

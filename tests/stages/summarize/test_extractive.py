@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harkback.stages.query import parse_query
+from harkback.stages.summarize.clip import GAP
 from harkback.stages.summarize.extractive import (
-    GAP,
     NO_MATCH,
     _Line,
     _Picker,
@@ -91,7 +91,7 @@ def test_lines_keep_transcript_order() -> None:
 
 def test_gap_marks_skipped_lines_only() -> None:
     """An ellipsis line sits between non-adjacent picks and never between adjacent ones."""
-    text = "[USER]: alpha one\n[USER]: alpha two\n[USER]: filler\n[USER]: alpha three"
+    text = "[USER]: alpha one\n\n[USER]: alpha two\n\n[USER]: filler\n\n[USER]: alpha three"
     assert _summary("alpha", text).splitlines() == [
         "[USER]: alpha one", "[USER]: alpha two", GAP, "[USER]: alpha three"]
 
@@ -153,7 +153,7 @@ def test_detail_search_stops_at_a_cut() -> None:
 
 
 WORDS = ["docker", "bridge", "error", "$ ls -la", "/etc/hosts", "the", "fix", "我们", "网络",
-         "…", "x" * 90]
+         "…", "x" * 90, "ValueError:"]
 
 
 ROLES = ["[USER]: ", "[ASSISTANT]: ", "[TOOL:bash]: "]
@@ -196,13 +196,14 @@ def test_summary_respects_its_bounds(text: str, query: str, max_chars: int, max_
 @settings(max_examples=300, deadline=None)
 @given(_transcripts(), QUERIES)
 def test_summary_is_made_of_transcript_text(text: str, query: str) -> None:
-    """Every summary line, minus role prefix and cut marks, is text of the transcript."""
+    """Every summary line, minus role prefix and cut marks, is text of the transcript
+    (an error's kind kept before a cut is a piece of its own)."""
     summary = extractive_summary(text, parse_query(query)).text
     for line in summary.splitlines():
         if line in (GAP, NO_MATCH):
             continue
-        body = ROLE.sub("", line).strip(GAP)
-        assert body in text
+        for piece in ROLE.sub("", line).split(GAP):
+            assert piece in text
 
 
 @given(st.lists(st.tuples(st.integers(0, 30), st.text(max_size=5)), max_size=15))
@@ -226,11 +227,11 @@ def test_the_picker_counts_the_rendered_length_without_rendering(
        query=st.sampled_from(["docker", "bridge network", "x*", '"a b"', "上次 修改"]))
 def test_a_shown_line_is_as_long_as_foretold(prefix: str, body: str, width: int,
                                              query: str) -> None:
-    """A line's shown length is known before its match is placed (the picker refuses a
-    line too long for the room left without showing it)."""
+    """A line's longest shown length is known before its match is placed (the picker
+    refuses a line too long for the room left without showing it)."""
     units = parse_query(query).units
     line = _Line(0, prefix, body, True, frozenset(range(len(units))))
-    assert len(_show(line, [(u,) for u in units], width)) == _shown_length(line, width)
+    assert len(_show(line, [(u,) for u in units], width)) <= _shown_length(line, width)
 
 
 def test_a_long_line_matched_by_another_spelling_is_cut_around_it() -> None:
@@ -239,3 +240,52 @@ def test_a_long_line_matched_by_another_spelling_is_cut_around_it() -> None:
     text = "[USER]: " + "filler words about nothing much " * 12 + "then the bike was serviced"
     summary = extractive_summary(text, parsed, max_chars=400, width=80)
     assert "bike was serviced" in summary.text
+
+
+def test_a_tool_output_quoting_role_tags_is_not_put_in_their_mouths() -> None:
+    """A recall pasted back as tool output holds "[ASSISTANT]: ..." lines: they are the
+    tool's text, shown under the tool's tag, not as what this session's assistant said."""
+    text = ("[USER]: what did the search say about the vault token\n\n"
+            "[TOOL:session_search]: [1] old (extractive summary)\n"
+            "[USER]: rotate the vault token\n"
+            "[ASSISTANT]: I ran vault token revoke -self and wiped the vault data")
+    lines = _summary("vault token revoke", text).splitlines()
+    said = [ln for ln in lines if "revoke" in ln]
+    assert said and all(ln.startswith("[TOOL:session_search]: ") for ln in said)
+
+
+COMMAND = ("docker run --rm -v /home/user/projects/very/long/path/to/the/project/directory/"
+           "with/many/segments:/app -e DATABASE_URL=postgres://app@db:5432/app -p 8080:8080 "
+           "myimage:latest python -m app.server --workers 4 --log-level debug")
+
+
+def test_a_long_command_is_cut_between_its_words() -> None:
+    """A line cut to the width keeps whole tokens: no path starting mid-name, no flag cut
+    to another flag."""
+    text = "[USER]: how did I run the app server container\n\n[ASSISTANT]: $ " + COMMAND
+    lines = _summary("app server container", text).splitlines()
+    shown = [ln for ln in lines if ln.startswith("[ASSISTANT]: ")]
+    assert shown and shown[0].endswith(GAP)
+    tokens = ROLE.sub("", shown[0]).replace(GAP, " ").split()
+    assert tokens and set(tokens) <= set(("$ " + COMMAND).split())
+
+
+def test_a_line_after_the_cut_is_not_shown_as_the_opening_request() -> None:
+    """When the load stage cut the session's start away, its first user line kept is one
+    from the middle: it is not added as if it were the request that opened the session."""
+    text = ("...[earlier conversation truncated]...\n\n"
+            "[USER]: chatter message 4262 about lunch\n\n[ASSISTANT]: ok\n\n"
+            "[USER]: the redis eviction policy allkeys-lru fixed the memory issue")
+    assert _summary("redis eviction", text) == (
+        "[USER]: the redis eviction policy allkeys-lru fixed the memory issue")
+    uncut = text.split("\n\n", 1)[1]
+    assert "4262" in _summary("redis eviction", uncut)
+
+
+def test_an_error_cut_from_its_start_keeps_its_kind() -> None:
+    """A long error line cut to show the match keeps the error's kind in front."""
+    text = ("[USER]: what was the int parse error in main.py\n\n[TOOL:bash]: ValueError: "
+            + "x" * 300 + " invalid literal for int() with base 10: 'abc'")
+    lines = _summary("invalid literal", text).splitlines()
+    shown = [ln for ln in lines if "invalid literal" in ln]
+    assert shown and shown[0].startswith("[TOOL:bash]: ValueError: " + GAP)

@@ -22,16 +22,15 @@ from harkback.stages.query import parse_query
 from harkback.stages.records import Candidate, Session, TokenUsage, Transcript
 from harkback.stages.request import SearchRequest
 from harkback.stages.summarize.model import (
-    NOT_ADDRESSED,
     LlmSummarize,
     build_request,
     estimate_tokens,
     fit_tokens,
     number_blocks,
     prepare,
-    read_reply,
     summary_key,
 )
+from harkback.stages.summarize.reply import NOT_ADDRESSED, read_reply
 from tests.support.corpus import QUERY, docker_store
 
 TRANSCRIPT = ("[USER]: the docker bridge network drops packets\n\n"
