@@ -26,6 +26,7 @@ from harkback.pipeline.command_kit import (
     embed_after,
     embed_payload,
     embedder_of,
+    error_line,
     finished,
     holds_nothing,
     name_skips,
@@ -38,6 +39,7 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
+from harkback.pipeline.in_memory import in_memory, refusal
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
@@ -88,6 +90,9 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     from harkback.adapters.stores.import_ledger import MemoryImportLedger
     from harkback.pipeline.importing import run_import
 
+    refused = refusal(db_of(args), args.command)
+    if refused is not None:
+        raise CliError(refused, EXIT_USAGE)
     embedder = embedder_of(args)
     outcomes = []
     new = wiring.new_file(db_of(args))
@@ -150,7 +155,7 @@ async def search(args: argparse.Namespace) -> int:
     # The hint to open a result repeats --db when a flag named the store: pasted, it
     # must read the same store.
     named = chosen.db if chosen.origin("db") == "flag --db" else None
-    return _emit(response, as_json=args.json, db=named)
+    return _emit(response, as_json=args.json, db=named, note=in_memory(chosen.db))
 
 
 async def recent(args: argparse.Namespace) -> int:
@@ -164,7 +169,7 @@ async def recent(args: argparse.Namespace) -> int:
             projects=tuple(args.project or ()))
     finally:
         store.close()
-    return _emit(response, as_json=args.json)
+    return _emit(response, as_json=args.json, note=in_memory(db_of(args)))
 
 
 async def show(args: argparse.Namespace) -> int:
@@ -177,6 +182,9 @@ async def show(args: argparse.Namespace) -> int:
             args.session_id, around=args.around, offset=args.offset, limit=args.limit)
     finally:
         store.close()
+    empty = in_memory(target)
+    if empty is not None and isinstance(read, Failure):  # say why nothing is there
+        raise CliError(f"{error_line(read.failure())} ({empty})")
     payload = unwrap(read).to_payload()
     if args.json:
         print_json(payload)
@@ -185,15 +193,20 @@ async def show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _emit(response: Response, *, as_json: bool, db: str | None = None) -> int:
+def _emit(response: Response, *, as_json: bool, db: str | None = None,
+          note: str | None = None) -> int:
     # A failure is one line (and the payload under --json, printed by the entry point); a
     # request rejected as asked (a role, a window ending before it starts) is a usage error.
     unwrap(response.outcome)
     payload = response.to_payload()
+    if note is not None:  # why nothing was found: the in-memory store is always empty
+        payload["notes"] = [*payload.get("notes", ()), note]
     if as_json:
         print_json(payload)
     else:
         print(format_payload(payload, db=db))
+        if note is not None and payload["mode"] != "search":  # a search prints its notes
+            print(f"note: {note}")
     return EXIT_OK
 
 

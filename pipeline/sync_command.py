@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
+    EXIT_USAGE,
     CliError,
     db_of,
     finished,
@@ -20,6 +21,7 @@ from harkback.pipeline.command_kit import (
     open_store,
     settings_of,
 )
+from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
 from harkback.pipeline.terminal import json_text, line_of
@@ -61,6 +63,9 @@ def _store_for(args: argparse.Namespace) -> SessionStore:
 async def run_sync(args: argparse.Namespace) -> int:
     """``harkback sync``: import what changed in every source; remove what is gone. Damaged
     input is named as an import names it, and makes the status 3 (done with skips)."""
+    refused = None if args.dry_run else refusal(db_of(args), "sync")
+    if refused is not None:
+        raise CliError(refused, EXIT_USAGE)
     located = located_sources(args)
     if args.watch:
         try:

@@ -4,7 +4,8 @@
 Each opens the store through :mod:`harkback.pipeline.wiring`, does its one job and prints
 a line or JSON; failures are :class:`~harkback.pipeline.command_kit.CliError`. On
 ``--db :memory:`` (a store made for the command and gone after it) each says in one line
-that there is nothing to do (:func:`in_memory_note`).
+that there is nothing to do
+(:func:`~harkback.pipeline.in_memory.in_memory_note`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from harkback.pipeline.command_kit import (
     unwrap,
 )
 from harkback.pipeline.embed import embed_missing
+from harkback.pipeline.in_memory import in_memory_note
 from harkback.pipeline.output import print_json
 from harkback.pipeline.terminal import line_of, one_line
 from harkback.stages.request import role_problem
@@ -67,19 +69,6 @@ async def embed(args: argparse.Namespace) -> int:
     else:
         print(summary.describe())
     return EXIT_OK if summary.ok else EXIT_FAILED
-
-
-def in_memory_note(target: str, work: str) -> str | None:
-    """What a command that looks after a store says when ``target`` is the in-memory
-    store (None for any other): there is nothing to ``work``.
-
-    >>> in_memory_note(":memory:", "migrate")[:30], in_memory_note("h.db", "migrate")
-    ('nothing to migrate: :memory: i', None)
-    """
-    if wiring.store_kind(target) != "memory":
-        return None
-    return (f"nothing to {work}: {target} is an in-memory store, empty and gone when the "
-            "command ends")
 
 
 def said(args: argparse.Namespace, payload: dict[str, Any], line: str,
