@@ -323,7 +323,8 @@ class MemoryStore(MemoryVectors):
         return self._run(lambda: self._store(batch))
 
     def _store(self, batch: Sequence[records.Conversation]) -> ports.IngestReport:
-        updated = sum(1 for c in batch if c.session.id in self._sessions)
+        replaced = frozenset(c.session.id for c in batch if c.session.id in self._sessions)
+        updated = len(replaced)
         written = 0
         self._ingests += 1
         self._order = None
@@ -337,7 +338,8 @@ class MemoryStore(MemoryVectors):
                 self._next_row_id += 1
             self._messages[session.id] = tuple(indexed)
             written += len(indexed)
-        return ports.IngestReport(added=len(batch) - updated, updated=updated, messages=written)
+        return ports.IngestReport(added=len(batch) - updated, updated=updated, messages=written,
+                                  replaced=replaced)
 
     def _drop_stale_vectors(self, conversation: records.Conversation) -> None:
         # A vector describes its message's content: it goes when the message does or
