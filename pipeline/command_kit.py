@@ -101,11 +101,20 @@ async def release(embedder: Embedder | None) -> None:
         await embedder.aclose()
 
 
-def name_stopped(embedded: EmbedSummary | None) -> None:
+def name_stopped(embedded: EmbedSummary | None, *, after_import: bool = False) -> None:
     """Name an embedding that stopped in one line on stderr, as every failure is (the
-    report on stdout, or the ``--json`` payload, says it too)."""
-    if embedded is not None and not embedded.ok:
-        print(line_of(f"harkback: {embedded.describe()}"), file=sys.stderr)
+    report on stdout, or the ``--json`` payload, says it too); ``after_import``: it
+    followed an ingest or import, whose sessions are stored whatever became of it."""
+    if embedded is None or embedded.ok:
+        return
+    if after_import and embedded.error is not None:
+        print(line_of(
+            f"harkback: the sessions are stored; their vectors are not (embedded "
+            f"{embedded.embedded} message(s) with {embedded.model}, then stopped: "
+            f"{embedded.error.message()}); once that is fixed, harkback embed makes the "
+            "rest"), file=sys.stderr)
+        return
+    print(line_of(f"harkback: {embedded.describe()}"), file=sys.stderr)
 
 
 def embed_payload(summary: EmbedSummary) -> dict[str, Any]:
@@ -127,10 +136,12 @@ def name_skips(named: Sequence[Skip], total: int, *, verbose: bool) -> None:
         print(f"harkback: {rest} more damaged line(s) or field(s){more}", file=sys.stderr)
 
 
-def finished(ok: bool, skips: int) -> int:
-    """The exit status of an ingest, import or sync: failed, done with skips, or done.
+def finished(ok: bool, skips: int, embedded: EmbedSummary | None = None) -> int:
+    """The exit status of an ingest, import or sync: failed, done with skips (or with the
+    sessions stored but their vectors not all made: ``embedded`` stopped), or done.
 
     >>> finished(True, 0), finished(True, 2), finished(False, 2)
     (0, 3, 1)
     """
-    return EXIT_FAILED if not ok else EXIT_SKIPPED if skips else EXIT_OK
+    partial = skips > 0 or (embedded is not None and not embedded.ok)
+    return EXIT_FAILED if not ok else EXIT_SKIPPED if partial else EXIT_OK

@@ -60,9 +60,9 @@ async def ingest(args: argparse.Namespace) -> int:
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
     (outcome,), embedded = await _import(args, found.unwrap(), full=True)
-    ok = outcome.ok and (embedded is None or embedded.ok)
+    ok = outcome.ok  # vectors not made leave the sessions stored: done, status 3
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
-    name_stopped(embedded)
+    name_stopped(embedded, after_import=ok)
     stopped = (None if outcome.error is None
                else f"{outcome.line()}; stopped: {outcome.error.message()}")
     if args.json:
@@ -72,7 +72,7 @@ async def ingest(args: argparse.Namespace) -> int:
         print_json(payload)
         if stopped is not None:  # the one line every failure gives, --json or not
             print(line_of(f"harkback: {stopped}"), file=sys.stderr)
-        return finished(ok, outcome.skips)
+        return finished(ok, outcome.skips, embedded)
     if stopped is not None:
         raise CliError(stopped)
     print(outcome.line())
@@ -80,7 +80,7 @@ async def ingest(args: argparse.Namespace) -> int:
         print(line_of(f"note: {note}"))
     if embedded is not None:
         print(embedded.describe())
-    return finished(ok, outcome.skips)
+    return finished(ok, outcome.skips, embedded)
 
 
 async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, full: bool
@@ -242,14 +242,14 @@ async def import_history(args: argparse.Namespace) -> int:
                  if isinstance(i, HermesImporter) and args.archived else i
                  for i in found.unwrap()]
     outcomes, embedded = await _import(args, importers, full=args.full)
-    ok = all(o.ok for o in outcomes) and (embedded is None or embedded.ok)
+    ok = all(o.ok for o in outcomes)  # vectors not made leave the sessions stored
     name_skips([k for o in outcomes for k in o.skipped], sum(o.skips for o in outcomes),
                verbose=args.verbose)
     for outcome in outcomes:
         if outcome.error is not None:
             print(line_of(f"harkback: import of {outcome.key.location} stopped: "
                           f"{outcome.error.message()}"), file=sys.stderr)
-    name_stopped(embedded)
+    name_stopped(embedded, after_import=ok)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}
@@ -260,7 +260,7 @@ async def import_history(args: argparse.Namespace) -> int:
         print("\n".join(o.describe() for o in outcomes))
         if embedded is not None:
             print(embedded.describe())
-    return finished(ok, sum(o.skips for o in outcomes))
+    return finished(ok, sum(o.skips for o in outcomes), embedded)
 
 
 async def sync(args: argparse.Namespace) -> int:
