@@ -32,6 +32,7 @@ from harkback.pipeline.command_kit import (
     name_skips,
     name_stopped,
     needs_file,
+    noted,
     open_store,
     release,
     settings_of,
@@ -69,7 +70,7 @@ async def ingest(args: argparse.Namespace) -> int:
         payload = {**outcome.to_payload(), "success": ok}
         if embedded is not None:
             payload["embedding"] = embed_payload(embedded)
-        print_json(payload)
+        print_json(noted(args, payload))
         if stopped is not None:  # the one line every failure gives, --json or not
             print(line_of(f"harkback: {stopped}"), file=sys.stderr)
         return finished(ok, outcome.skips, embedded)
@@ -98,7 +99,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     new = wiring.new_file(db_of(args))
     unused = False
     try:
-        store = open_store(db_of(args), readonly=False, create=args.create)
+        store = open_store(db_of(args), readonly=False, create=args.create, args=args)
         try:
             # A store that keeps no ledger still imports; what was read is not remembered.
             ledger = store.import_ledger() or MemoryImportLedger()
@@ -255,7 +256,7 @@ async def import_history(args: argparse.Namespace) -> int:
                                    "sources": [o.to_payload() for o in outcomes]}
         if embedded is not None:
             payload["embedding"] = embed_payload(embedded)
-        print_json(payload)
+        print_json(noted(args, payload))
     else:
         print("\n".join(o.describe() for o in outcomes))
         if embedded is not None:

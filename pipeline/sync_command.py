@@ -18,6 +18,7 @@ from harkback.pipeline.command_kit import (
     finished,
     holds_nothing,
     name_skips,
+    noted,
     open_store,
     settings_of,
 )
@@ -57,7 +58,7 @@ def _store_for(args: argparse.Namespace) -> SessionStore:
         if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
             return open_store(":memory:", readonly=False)  # nothing stored yet: all is new
         return open_store(target, readonly=True)
-    return open_store(target, readonly=False)
+    return open_store(target, readonly=False, args=args)
 
 
 async def run_sync(args: argparse.Namespace) -> int:
@@ -85,7 +86,7 @@ async def run_sync(args: argparse.Namespace) -> int:
                              progress=progress_wanted(args))
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
-        shown = payload(reports, dry_run=args.dry_run)
+        shown = noted(args, payload(reports, dry_run=args.dry_run))
         # A failed sync into a store it created, storing nothing, leaves no store behind.
         unused = new is not None and not shown["success"] and await holds_nothing(store)
         if args.json:

@@ -27,6 +27,7 @@ from harkback.pipeline.command_kit import (
     embedder_of,
     name_stopped,
     needs_file,
+    noted,
     open_store,
     release,
     unwrap,
@@ -52,7 +53,7 @@ async def embed(args: argparse.Namespace) -> int:
     target = db_of(args)
     try:
         needs_file(target)
-        store = open_store(target, readonly=False)
+        store = open_store(target, readonly=False, args=args)
         try:
             vectors = store.vector_store()
             if vectors is None:
@@ -65,7 +66,7 @@ async def embed(args: argparse.Namespace) -> int:
         await release(embedder)
     name_stopped(summary)
     if args.json:
-        print_json({"success": summary.ok, **embed_payload(summary)})
+        print_json(noted(args, {"success": summary.ok, **embed_payload(summary)}))
     else:
         print(summary.describe())
     return EXIT_OK if summary.ok else EXIT_FAILED
@@ -75,7 +76,7 @@ def said(args: argparse.Namespace, payload: dict[str, Any], line: str,
          note: str | None = None) -> int:
     """Print ``payload`` under ``--json`` (with ``note``), else ``note`` or ``line``."""
     if args.json:
-        print_json({**payload, **({"note": note} if note is not None else {})})
+        print_json(noted(args, {**payload, **({"note": note} if note is not None else {})}))
     else:
         print(note if note is not None else line)
     return EXIT_OK
@@ -90,7 +91,7 @@ async def optimize(args: argparse.Namespace) -> int:
         return said(args, {"success": True, "db": target, "seconds": 0.0}, note, note)
     sqlite = wiring.store_kind(target) == "sqlite"
     work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
-    store = open_store(target, readonly=False)  # a refusal is then the only line
+    store = open_store(target, readonly=False, args=args)  # a refusal is the only line
     if not args.json:
         print(f"{work} {line_of(shown_url(target))} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
@@ -102,7 +103,7 @@ async def optimize(args: argparse.Namespace) -> int:
     unwrap(outcome)
     seconds = round(time.monotonic() - started, 1)
     if args.json:
-        print_json({"success": True, "db": shown_url(target), "seconds": seconds})
+        print_json(noted(args, {"success": True, "db": shown_url(target), "seconds": seconds}))
     else:
         print(f"{'merged the full-text index of' if sqlite else 'vacuumed and analysed'} "
               f"{one_line(shown_url(target))} in {seconds} s")
@@ -133,7 +134,7 @@ async def redact(args: argparse.Namespace) -> int:
     needs_file(target)
     if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
         raise CliError(f"{target} is read-only; make it writable or use --dry-run")
-    counts, line = await run_redact(open_store(target, readonly=args.dry_run),
+    counts, line = await run_redact(open_store(target, readonly=args.dry_run, args=args),
                                     shown_url(target), dry_run=args.dry_run)
     return said(args, counts, line, in_memory_note(target, "redact"))
 
