@@ -161,3 +161,14 @@ def test_a_writable_command_says_it_migrated_an_old_store(
     assert _version(db) == 3
     again = run(*args, db=db)  # migrated once: nothing more to say
     assert again.returncode == 0 and "migrated" not in again.stderr
+
+
+def test_stats_and_migrate_give_the_schema_version_alike(tmp_path: Path) -> None:
+    """``stats --json`` gave the version as text ("1") where ``migrate --json`` gives
+    numbers: a script comparing them never found them equal."""
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    before = json.loads(run("stats", "--json", db=db).stdout)["schema_version"]
+    migrated = json.loads(run("migrate", "--json", db=db).stdout)
+    after = json.loads(run("stats", "--json", db=db).stdout)["schema_version"]
+    assert (before, after) == (migrated["from"], migrated["to"]) == (1, 3)

@@ -94,7 +94,7 @@ def test_stats_of_a_server_database(url: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     counted = json.loads(done.stdout)
     assert (counted["sessions"], counted["messages"], counted["schema_version"]) == (
-        1, 2, str(SCHEMA_VERSION))
+        1, 2, SCHEMA_VERSION)
     assert counted["bytes_on_disk"] > 0
 
 
