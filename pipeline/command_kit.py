@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from returns.result import Failure, Result
 
-from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.migration import FIRST_VERSION, Migrated
 from harkback.pipeline import wiring
 from harkback.pipeline.cli_edges import EXIT_USAGE as EXIT_USAGE  # its one home (cold path)
 from harkback.pipeline.command_basics import (  # the light part, re-exported for commands
@@ -92,7 +92,8 @@ def migration_note(store: SessionStore, target: str) -> str | None:
     'h.db was migrated from schema version 1 to 3 (harkback migrate does only that)'
     """
     schema = getattr(store, "schema", None)
-    if not isinstance(schema, Migrated) or schema.before == schema.after:
+    if (not isinstance(schema, Migrated) or schema.before == schema.after
+            or schema.before < FIRST_VERSION):  # a new store, made at the latest version
         return None
     return (f"{shown_url(target)} was migrated from schema version {schema.before} to "
             f"{schema.after} (harkback migrate does only that)")

@@ -172,3 +172,11 @@ def test_stats_and_migrate_give_the_schema_version_alike(tmp_path: Path) -> None
     migrated = json.loads(run("migrate", "--json", db=db).stdout)
     after = json.loads(run("stats", "--json", db=db).stdout)["schema_version"]
     assert (before, after) == (migrated["from"], migrated["to"]) == (1, 3)
+
+
+def test_a_new_store_is_not_said_to_be_migrated(tmp_path: Path) -> None:
+    """A store made by this run starts at the latest version: nothing to say."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(conversation_to_json(DOCKER)) + "\n", encoding="utf-8")
+    done = run("ingest", str(source), db=tmp_path / "new.db")
+    assert (done.returncode, done.stderr) == (0, "")

@@ -153,3 +153,9 @@ def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
     assert (owner.returncode, owner.stderr) == (0, "")
     assert "notes" not in json.loads(owner.stdout)
     assert AWS.encode() not in _table_bytes(postgres_server, url)
+
+
+def test_a_new_server_store_is_not_said_to_be_migrated(url: str, tmp_path: Path) -> None:
+    """The schema made in an empty database is the latest: no migration note."""
+    done = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
+    assert (done.returncode, done.stderr) == (0, "")
