@@ -1,6 +1,6 @@
 """The arguments of ``harkback sync``, and what ingest, import and sync share on the command
 line: ``--verbose`` and the exit statuses they end with (3: done, with damaged input
-met and named).
+met and named, or vectors not made).
 
 Light like :mod:`~harkback.pipeline.cli`, which builds its parser from it before it knows
 the command: it loads nothing but the standard library.
@@ -15,7 +15,9 @@ from typing import Any
 
 EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest, import "
                  "or sync met damaged input, skipped or repaired (each piece named on stderr "
-                 "with what became of it, every one with --verbose, and in --json); 70 "
+                 "with what became of it, every one with --verbose, and in --json), or "
+                 "ingest or import stored the sessions but --embedder could not make all "
+                 "their vectors (harkback embed makes the rest); 70 "
                  "internal error (a bug: HARKBACK_DEBUG=1 shows its traceback); 130 "
                  "interrupted (Ctrl-C); 141 the reader of the output went away")
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from returns.result import Failure, Result
 
+from harkback.adapters.stores.migration import FIRST_VERSION, Migrated
 from harkback.pipeline import wiring
 from harkback.pipeline.cli_edges import EXIT_USAGE as EXIT_USAGE  # its one home (cold path)
 from harkback.pipeline.command_basics import (  # the light part, re-exported for commands
@@ -33,6 +34,7 @@ from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.terminal import line_of
 from harkback.stages.errors import QueryRejected
 from harkback.stages.ports import Embedder, SessionStore
+from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
 
 if TYPE_CHECKING:
@@ -64,10 +66,44 @@ def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
     return result.unwrap()
 
 
-def open_store(target: str, *, readonly: bool, create: bool = False) -> SessionStore:
+def open_store(target: str, *, readonly: bool, create: bool = False,
+               args: argparse.Namespace | None = None) -> SessionStore:
     """Open the store ``target`` names or raise :class:`CliError` saying why not
-    (``create``: adopt an existing empty file whatever its name)."""
-    return unwrap(wiring.open_store(target, readonly=readonly, create=create))
+    (``create``: adopt an existing empty file whatever its name).
+
+    A writable open migrates a store of an older schema: that is said in one line on
+    stderr, never silently, and kept for the ``--json`` payload of the command of
+    ``args`` (:func:`noted`)."""
+    store = unwrap(wiring.open_store(target, readonly=readonly, create=create))
+    note = None if readonly else migration_note(store, target)
+    if note is not None:
+        print(line_of(f"harkback: note: {note}"), file=sys.stderr)
+        if args is not None:
+            args.store_notes = [*getattr(args, "store_notes", ()), note]
+    return store
+
+
+def migration_note(store: SessionStore, target: str) -> str | None:
+    """What the note on a store that opening migrated says (None: it was not migrated).
+
+    >>> class Old:
+    ...     schema = Migrated(1, 3, ("add a column",))
+    >>> migration_note(Old(), "h.db")
+    'h.db was migrated from schema version 1 to 3 (harkback migrate does only that)'
+    """
+    schema = getattr(store, "schema", None)
+    if (not isinstance(schema, Migrated) or schema.before == schema.after
+            or schema.before < FIRST_VERSION):  # a new store, made at the latest version
+        return None
+    return (f"{shown_url(target)} was migrated from schema version {schema.before} to "
+            f"{schema.after} (harkback migrate does only that)")
+
+
+def noted(args: argparse.Namespace, payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with the notes on the store the command opened (its migration, see
+    :func:`open_store`) added to its ``notes``, when there are any."""
+    notes: list[str] = getattr(args, "store_notes", [])
+    return {**payload, "notes": [*payload.get("notes", ()), *notes]} if notes else payload
 
 
 async def holds_nothing(store: SessionStore) -> bool:
@@ -101,11 +137,20 @@ async def release(embedder: Embedder | None) -> None:
         await embedder.aclose()
 
 
-def name_stopped(embedded: EmbedSummary | None) -> None:
+def name_stopped(embedded: EmbedSummary | None, *, after_import: bool = False) -> None:
     """Name an embedding that stopped in one line on stderr, as every failure is (the
-    report on stdout, or the ``--json`` payload, says it too)."""
-    if embedded is not None and not embedded.ok:
-        print(line_of(f"harkback: {embedded.describe()}"), file=sys.stderr)
+    report on stdout, or the ``--json`` payload, says it too); ``after_import``: it
+    followed an ingest or import, whose sessions are stored whatever became of it."""
+    if embedded is None or embedded.ok:
+        return
+    if after_import and embedded.error is not None:
+        print(line_of(
+            f"harkback: the sessions are stored; their vectors are not (embedded "
+            f"{embedded.embedded} message(s) with {embedded.model}, then stopped: "
+            f"{embedded.error.message()}); once that is fixed, harkback embed makes the "
+            "rest"), file=sys.stderr)
+        return
+    print(line_of(f"harkback: {embedded.describe()}"), file=sys.stderr)
 
 
 def embed_payload(summary: EmbedSummary) -> dict[str, Any]:
@@ -127,10 +172,12 @@ def name_skips(named: Sequence[Skip], total: int, *, verbose: bool) -> None:
         print(f"harkback: {rest} more damaged line(s) or field(s){more}", file=sys.stderr)
 
 
-def finished(ok: bool, skips: int) -> int:
-    """The exit status of an ingest, import or sync: failed, done with skips, or done.
+def finished(ok: bool, skips: int, embedded: EmbedSummary | None = None) -> int:
+    """The exit status of an ingest, import or sync: failed, done with skips (or with the
+    sessions stored but their vectors not all made: ``embedded`` stopped), or done.
 
     >>> finished(True, 0), finished(True, 2), finished(False, 2)
     (0, 3, 1)
     """
-    return EXIT_FAILED if not ok else EXIT_SKIPPED if skips else EXIT_OK
+    partial = skips > 0 or (embedded is not None and not embedded.ok)
+    return EXIT_FAILED if not ok else EXIT_SKIPPED if partial else EXIT_OK

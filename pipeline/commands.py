@@ -26,11 +26,13 @@ from harkback.pipeline.command_kit import (
     embed_after,
     embed_payload,
     embedder_of,
+    error_line,
     finished,
     holds_nothing,
     name_skips,
     name_stopped,
     needs_file,
+    noted,
     open_store,
     release,
     settings_of,
@@ -38,6 +40,7 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
+from harkback.pipeline.in_memory import in_memory, refusal
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
@@ -58,19 +61,19 @@ async def ingest(args: argparse.Namespace) -> int:
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
     (outcome,), embedded = await _import(args, found.unwrap(), full=True)
-    ok = outcome.ok and (embedded is None or embedded.ok)
+    ok = outcome.ok  # vectors not made leave the sessions stored: done, status 3
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
-    name_stopped(embedded)
+    name_stopped(embedded, after_import=ok)
     stopped = (None if outcome.error is None
                else f"{outcome.line()}; stopped: {outcome.error.message()}")
     if args.json:
         payload = {**outcome.to_payload(), "success": ok}
         if embedded is not None:
             payload["embedding"] = embed_payload(embedded)
-        print_json(payload)
+        print_json(noted(args, payload))
         if stopped is not None:  # the one line every failure gives, --json or not
             print(line_of(f"harkback: {stopped}"), file=sys.stderr)
-        return finished(ok, outcome.skips)
+        return finished(ok, outcome.skips, embedded)
     if stopped is not None:
         raise CliError(stopped)
     print(outcome.line())
@@ -78,7 +81,7 @@ async def ingest(args: argparse.Namespace) -> int:
         print(line_of(f"note: {note}"))
     if embedded is not None:
         print(embedded.describe())
-    return finished(ok, outcome.skips)
+    return finished(ok, outcome.skips, embedded)
 
 
 async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, full: bool
@@ -88,12 +91,15 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     from harkback.adapters.stores.import_ledger import MemoryImportLedger
     from harkback.pipeline.importing import run_import
 
+    refused = refusal(db_of(args), args.command)
+    if refused is not None:
+        raise CliError(refused, EXIT_USAGE)
     embedder = embedder_of(args)
     outcomes = []
     new = wiring.new_file(db_of(args))
     unused = False
     try:
-        store = open_store(db_of(args), readonly=False, create=args.create)
+        store = open_store(db_of(args), readonly=False, create=args.create, args=args)
         try:
             # A store that keeps no ledger still imports; what was read is not remembered.
             ledger = store.import_ledger() or MemoryImportLedger()
@@ -150,7 +156,7 @@ async def search(args: argparse.Namespace) -> int:
     # The hint to open a result repeats --db when a flag named the store: pasted, it
     # must read the same store.
     named = chosen.db if chosen.origin("db") == "flag --db" else None
-    return _emit(response, as_json=args.json, db=named)
+    return _emit(response, as_json=args.json, db=named, note=in_memory(chosen.db))
 
 
 async def recent(args: argparse.Namespace) -> int:
@@ -164,7 +170,7 @@ async def recent(args: argparse.Namespace) -> int:
             projects=tuple(args.project or ()))
     finally:
         store.close()
-    return _emit(response, as_json=args.json)
+    return _emit(response, as_json=args.json, note=in_memory(db_of(args)))
 
 
 async def show(args: argparse.Namespace) -> int:
@@ -177,6 +183,9 @@ async def show(args: argparse.Namespace) -> int:
             args.session_id, around=args.around, offset=args.offset, limit=args.limit)
     finally:
         store.close()
+    empty = in_memory(target)
+    if empty is not None and isinstance(read, Failure):  # say why nothing is there
+        raise CliError(f"{error_line(read.failure())} ({empty})")
     payload = unwrap(read).to_payload()
     if args.json:
         print_json(payload)
@@ -185,15 +194,20 @@ async def show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _emit(response: Response, *, as_json: bool, db: str | None = None) -> int:
+def _emit(response: Response, *, as_json: bool, db: str | None = None,
+          note: str | None = None) -> int:
     # A failure is one line (and the payload under --json, printed by the entry point); a
     # request rejected as asked (a role, a window ending before it starts) is a usage error.
     unwrap(response.outcome)
     payload = response.to_payload()
+    if note is not None:  # why nothing was found: the in-memory store is always empty
+        payload["notes"] = [*payload.get("notes", ()), note]
     if as_json:
         print_json(payload)
     else:
         print(format_payload(payload, db=db))
+        if note is not None and payload["mode"] != "search":  # a search prints its notes
+            print(f"note: {note}")
     return EXIT_OK
 
 
@@ -229,25 +243,25 @@ async def import_history(args: argparse.Namespace) -> int:
                  if isinstance(i, HermesImporter) and args.archived else i
                  for i in found.unwrap()]
     outcomes, embedded = await _import(args, importers, full=args.full)
-    ok = all(o.ok for o in outcomes) and (embedded is None or embedded.ok)
+    ok = all(o.ok for o in outcomes)  # vectors not made leave the sessions stored
     name_skips([k for o in outcomes for k in o.skipped], sum(o.skips for o in outcomes),
                verbose=args.verbose)
     for outcome in outcomes:
         if outcome.error is not None:
             print(line_of(f"harkback: import of {outcome.key.location} stopped: "
                           f"{outcome.error.message()}"), file=sys.stderr)
-    name_stopped(embedded)
+    name_stopped(embedded, after_import=ok)
     if args.json:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}
         if embedded is not None:
             payload["embedding"] = embed_payload(embedded)
-        print_json(payload)
+        print_json(noted(args, payload))
     else:
         print("\n".join(o.describe() for o in outcomes))
         if embedded is not None:
             print(embedded.describe())
-    return finished(ok, sum(o.skips for o in outcomes))
+    return finished(ok, sum(o.skips for o in outcomes), embedded)
 
 
 async def sync(args: argparse.Namespace) -> int:

@@ -41,6 +41,9 @@ from harkback.adapters.sources.importing import (
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
+from harkback.pipeline.import_delta import Delta as Delta  # the outcome's counts
+from harkback.pipeline.import_delta import compare as compare
+from harkback.pipeline.import_delta import raced_note, settled
 from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
 from harkback.pipeline.redacting import Redacted
@@ -48,85 +51,11 @@ from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import QueryRejected, SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
-from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.records import Conversation
 from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts
 from harkback.stages.stage import as_result
 
 KINDS = ("hermes", "claude-code", "codex", "jsonl")
-
-
-# --- what changed -------------------------------------------------------------------------
-
-@attrs.frozen(kw_only=True)
-class Delta:
-    """How a batch of conversations differs from what the store holds."""
-
-    changed: tuple[Conversation, ...] = ()
-    sessions_added: int = 0
-    sessions_updated: int = 0
-    sessions_unchanged: int = 0
-    messages_added: int = 0
-    messages_updated: int = 0
-    messages_removed: int = 0
-    replaced: tuple[str, ...] = ()
-    """Notes naming each stored session that a copy from another source replaced."""
-
-    def plus(self, other: Delta) -> Delta:
-        """The counts and notes of both added up (``changed`` is left empty: it is per batch).
-
-        >>> Delta(sessions_added=1).plus(Delta(sessions_added=2, messages_added=3)).messages_added
-        3
-        """
-        return Delta(**{name: getattr(self, name) + getattr(other, name) for name in COUNTS})
-
-
-COUNTS = tuple(a.name for a in attrs.fields(Delta) if a.name != "changed")
-"""The names of what :meth:`Delta.plus` adds up."""
-
-
-def compare(batch: Sequence[Conversation], stored: Sequence[Session],
-            stored_messages: Sequence[Message]) -> Delta:
-    """Compare ``batch`` with the stored sessions and messages of the same ids.
-
-    A message is identified by its session and position; the last conversation of an
-    id in ``batch`` wins, as in the store's ingest. A session id stored from another
-    source is replaced too, but never without a word: two sources that use the same id
-    (two ingest files numbering their sessions 1, 2, 3) would otherwise lose one silently.
-
-    >>> from harkback.stages.records import Message, Session
-    >>> old = Message(session_id="s", position=0, role="user", content="hi")
-    >>> new = Conversation(Session(id="s"), (old, attrs.evolve(old, position=1)))
-    >>> d = compare([new], [Session(id="s")], [old])
-    >>> d.sessions_updated, d.messages_added, d.messages_updated
-    (1, 1, 0)
-    """
-    sessions = {s.id: s for s in stored}
-    before: dict[str, dict[int, Message]] = {}
-    for message in stored_messages:
-        before.setdefault(message.session_id, {})[message.position] = message
-    delta = Delta()
-    changed: list[Conversation] = []
-    replaced: list[str] = []
-    for conversation in {c.session.id: c for c in batch}.values():
-        session = conversation.session
-        held = sessions.get(session.id)
-        if held is not None and held.source != session.source:
-            replaced.append(f"session {session.id!r} was stored from source {held.source!r}; "
-                            f"the copy from source {session.source!r} replaced it")
-        old = before.get(session.id, {})
-        now = {m.position: m for m in conversation.messages}
-        added = sum(1 for p in now if p not in old)
-        updated = sum(1 for p, m in now.items() if p in old and old[p] != m)
-        removed = sum(1 for p in old if p not in now)
-        is_new = session.id not in sessions
-        differs = is_new or sessions[session.id] != session or bool(added + updated + removed)
-        delta = delta.plus(Delta(
-            sessions_added=int(is_new), sessions_updated=int(differs and not is_new),
-            sessions_unchanged=int(not differs), messages_added=added, messages_updated=updated,
-            messages_removed=removed))
-        if differs:
-            changed.append(conversation)
-    return attrs.evolve(delta, changed=tuple(changed), replaced=tuple(replaced))
 
 
 # --- the outcome --------------------------------------------------------------------------
@@ -248,6 +177,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
             bar.finish()
             # The importer's generator closes its files and connections on its own thread.
             await loop.run_in_executor(worker, plan.units.close)
+    outcome = attrs.evolve(outcome, notes=outcome.notes + raced_note(outcome.delta))
     if outcome.error is None and not dry_run:
         cursor = plan.cursor if plan.cursor is not None else state.cursor
         done = as_result(await ledger.advance(key, cursor, now=clock()).awaitable())
@@ -296,6 +226,7 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
         written = as_result(await store.ingest(delta.changed).awaitable())
         if isinstance(written, Failure):
             return Failure(written.failure())
+        delta = settled(delta, sessions.unwrap(), written.unwrap())
     kept = as_result(await ledger.keep(key, unit.marks, now=clock()).awaitable())
     if isinstance(kept, Failure):
         return Failure(kept.failure())

@@ -9,11 +9,12 @@ the store read-only and only counts.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from returns.result import Failure
 
-from harkback.pipeline.terminal import one_line
+from harkback.pipeline.terminal import line_of, one_line
 from harkback.stages.ports import SessionStore
 from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts, redact
 from harkback.stages.rewrite import RewriteReport
@@ -55,7 +56,8 @@ def payload(target: str, report: RewriteReport, counts: SecretCounts, *, dry_run
     return {"success": True, "db": target, "dry_run": dry_run,
             "secrets_redacted": dict(counts.by_kind), "sessions": report.sessions,
             "messages": report.messages, "titles": report.titles,
-            "summaries_dropped": report.summaries_dropped}
+            "summaries_dropped": report.summaries_dropped,
+            **({"notes": list(report.notes)} if report.notes else {})}
 
 
 async def run_redact(store: SessionStore, target: str, *, dry_run: bool
@@ -72,5 +74,7 @@ async def run_redact(store: SessionStore, target: str, *, dry_run: bool
         store.close()
     if isinstance(done, Failure):
         raise CliError(done.failure().message())
+    for note in done.unwrap().notes:  # what stays readable: never unsaid, --json or not
+        print(line_of(f"harkback: note: {note}"), file=sys.stderr)
     return (payload(target, done.unwrap(), edit.counts, dry_run=dry_run),
             describe(target, done.unwrap(), edit.counts, dry_run=dry_run))

@@ -48,8 +48,9 @@ def format_stats(target: str, payload: dict[str, Any]) -> str:
     span = (f", from {payload['oldest']} to {payload['newest']}"
             if payload["oldest"] is not None else "")
     vectors = ", ".join(f"{model}: {n}" for model, n in payload["vectors"].items()) or "none"
+    version = payload["schema_version"]
     lines = [f"store      {target}: {_size(payload['bytes_on_disk'])} on disk, schema version "
-             f"{payload['schema_version']}",
+             f"{'none' if version is None else version}",
              f"sessions   {payload['sessions']}{span}",
              f"messages   {payload['messages']}",
              f"vectors    {vectors}",

@@ -12,14 +12,17 @@ from pathlib import Path
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
+    EXIT_USAGE,
     CliError,
     db_of,
     finished,
     holds_nothing,
     name_skips,
+    noted,
     open_store,
     settings_of,
 )
+from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
 from harkback.pipeline.terminal import json_text, line_of
@@ -55,12 +58,15 @@ def _store_for(args: argparse.Namespace) -> SessionStore:
         if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
             return open_store(":memory:", readonly=False)  # nothing stored yet: all is new
         return open_store(target, readonly=True)
-    return open_store(target, readonly=False)
+    return open_store(target, readonly=False, args=args)
 
 
 async def run_sync(args: argparse.Namespace) -> int:
     """``harkback sync``: import what changed in every source; remove what is gone. Damaged
     input is named as an import names it, and makes the status 3 (done with skips)."""
+    refused = None if args.dry_run else refusal(db_of(args), "sync")
+    if refused is not None:
+        raise CliError(refused, EXIT_USAGE)
     located = located_sources(args)
     if args.watch:
         try:
@@ -80,7 +86,7 @@ async def run_sync(args: argparse.Namespace) -> int:
                              progress=progress_wanted(args))
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
-        shown = payload(reports, dry_run=args.dry_run)
+        shown = noted(args, payload(reports, dry_run=args.dry_run))
         # A failed sync into a store it created, storing nothing, leaves no store behind.
         unused = new is not None and not shown["success"] and await holds_nothing(store)
         if args.json:

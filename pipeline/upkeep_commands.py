@@ -4,7 +4,8 @@
 Each opens the store through :mod:`harkback.pipeline.wiring`, does its one job and prints
 a line or JSON; failures are :class:`~harkback.pipeline.command_kit.CliError`. On
 ``--db :memory:`` (a store made for the command and gone after it) each says in one line
-that there is nothing to do (:func:`in_memory_note`).
+that there is nothing to do
+(:func:`~harkback.pipeline.in_memory.in_memory_note`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from harkback.pipeline.command_kit import (
     embedder_of,
     name_stopped,
     needs_file,
+    noted,
     open_store,
     release,
     unwrap,
 )
 from harkback.pipeline.embed import embed_missing
+from harkback.pipeline.in_memory import in_memory_note
 from harkback.pipeline.output import print_json
 from harkback.pipeline.terminal import line_of, one_line
 from harkback.stages.request import role_problem
@@ -50,7 +53,7 @@ async def embed(args: argparse.Namespace) -> int:
     target = db_of(args)
     try:
         needs_file(target)
-        store = open_store(target, readonly=False)
+        store = open_store(target, readonly=False, args=args)
         try:
             vectors = store.vector_store()
             if vectors is None:
@@ -63,30 +66,17 @@ async def embed(args: argparse.Namespace) -> int:
         await release(embedder)
     name_stopped(summary)
     if args.json:
-        print_json({"success": summary.ok, **embed_payload(summary)})
+        print_json(noted(args, {"success": summary.ok, **embed_payload(summary)}))
     else:
         print(summary.describe())
     return EXIT_OK if summary.ok else EXIT_FAILED
-
-
-def in_memory_note(target: str, work: str) -> str | None:
-    """What a command that looks after a store says when ``target`` is the in-memory
-    store (None for any other): there is nothing to ``work``.
-
-    >>> in_memory_note(":memory:", "migrate")[:30], in_memory_note("h.db", "migrate")
-    ('nothing to migrate: :memory: i', None)
-    """
-    if wiring.store_kind(target) != "memory":
-        return None
-    return (f"nothing to {work}: {target} is an in-memory store, empty and gone when the "
-            "command ends")
 
 
 def said(args: argparse.Namespace, payload: dict[str, Any], line: str,
          note: str | None = None) -> int:
     """Print ``payload`` under ``--json`` (with ``note``), else ``note`` or ``line``."""
     if args.json:
-        print_json({**payload, **({"note": note} if note is not None else {})})
+        print_json(noted(args, {**payload, **({"note": note} if note is not None else {})}))
     else:
         print(note if note is not None else line)
     return EXIT_OK
@@ -101,7 +91,7 @@ async def optimize(args: argparse.Namespace) -> int:
         return said(args, {"success": True, "db": target, "seconds": 0.0}, note, note)
     sqlite = wiring.store_kind(target) == "sqlite"
     work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
-    store = open_store(target, readonly=False)  # a refusal is then the only line
+    store = open_store(target, readonly=False, args=args)  # a refusal is the only line
     if not args.json:
         print(f"{work} {line_of(shown_url(target))} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
@@ -113,7 +103,7 @@ async def optimize(args: argparse.Namespace) -> int:
     unwrap(outcome)
     seconds = round(time.monotonic() - started, 1)
     if args.json:
-        print_json({"success": True, "db": shown_url(target), "seconds": seconds})
+        print_json(noted(args, {"success": True, "db": shown_url(target), "seconds": seconds}))
     else:
         print(f"{'merged the full-text index of' if sqlite else 'vacuumed and analysed'} "
               f"{one_line(shown_url(target))} in {seconds} s")
@@ -144,7 +134,7 @@ async def redact(args: argparse.Namespace) -> int:
     needs_file(target)
     if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
         raise CliError(f"{target} is read-only; make it writable or use --dry-run")
-    counts, line = await run_redact(open_store(target, readonly=args.dry_run),
+    counts, line = await run_redact(open_store(target, readonly=args.dry_run, args=args),
                                     shown_url(target), dry_run=args.dry_run)
     return said(args, counts, line, in_memory_note(target, "redact"))
 

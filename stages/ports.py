@@ -98,15 +98,18 @@ class RecentQuery:
 
 @attrs.frozen(kw_only=True)
 class IngestReport:
-    """What an ingest did: sessions added and updated, messages written."""
+    """What an ingest did: sessions added and updated, messages written; ``replaced``
+    names the updated sessions (stored already when the batch was written)."""
 
     added: int = 0
     updated: int = 0
     messages: int = 0
+    replaced: frozenset[str] = frozenset()
 
     def __add__(self, other: IngestReport) -> IngestReport:
         return IngestReport(added=self.added + other.added, updated=self.updated + other.updated,
-                            messages=self.messages + other.messages)
+                            messages=self.messages + other.messages,
+                            replaced=self.replaced | other.replaced)
 
 
 @attrs.frozen(kw_only=True)

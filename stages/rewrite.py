@@ -39,6 +39,8 @@ class RewriteReport:
     messages: int = 0
     titles: int = 0
     summaries_dropped: int = 0
+    notes: tuple[str, ...] = ()
+    """What the store could not do and what that leaves (old copies it could not clear)."""
 
 
 class TextRewriter(Protocol):

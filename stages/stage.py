@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
+import attrs
 from returns.context import RequiresContextFutureResult
 from returns.future import Future, FutureResult
 from returns.io import IOFailure, IOResult, IOSuccess
@@ -110,3 +111,16 @@ async def cached_before(cache: SummaryCache, key: SummaryKey, deadline: float) -
     a shortcut."""
     kept = await before(deadline, cache.cached_summary(key).awaitable())
     return None if kept is None else unsafe_perform_io(kept.value_or(None))
+
+
+async def kept_before(cache: SummaryCache, key: SummaryKey, summary: Summary,
+                      deadline: float) -> Summary:
+    """``summary`` after keeping it in ``cache`` under ``key`` (waiting no later than
+    ``deadline``, see :func:`before`): a cache that failed to keep it (a full disk) is
+    said in its note, since the next search pays for the model again; a read-only store,
+    which keeps nothing by design, and a cache too slow to answer are not."""
+    kept = await before(deadline, cache.keep_summary(key, summary).awaitable())
+    if not isinstance(kept, IOFailure):
+        return summary
+    why = f"summary not cached: {unsafe_perform_io(kept.failure()).reason}"
+    return attrs.evolve(summary, note="; ".join(filter(None, (summary.note, why))))

@@ -8,7 +8,7 @@ What ``harkback stats`` prints; a store that can count answers
 ...                    vectors=(("minilm", 3),), cached_summaries=1, schema_version=None)
 >>> payload = stats.to_payload()
 >>> payload["newest"], payload["sources"][0], payload["schema_version"]
-('1970-01-02T00:00:00Z', {'source': 'cli', 'sessions': 2, 'messages': 5}, 'unversioned')
+('1970-01-02T00:00:00Z', {'source': 'cli', 'sessions': 2, 'messages': 5}, None)
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ class StoreStats:
             "bytes_on_disk": self.bytes_on_disk,
             "vectors": {model: count for model, count in self.vectors},
             "cached_summaries": self.cached_summaries,
-            "schema_version": ("unversioned" if self.schema_version is None
-                               else str(self.schema_version)),
+            # A number, as ``harkback migrate`` gives ``from`` and ``to`` (null: none).
+            "schema_version": self.schema_version,
         }
 
 

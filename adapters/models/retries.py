@@ -92,19 +92,27 @@ async def with_retries(attempt: Callable[[], Awaitable[T | Attempt]], *, model: 
         wait = (min(outcome.wait, max_retry_after) if outcome.wait is not None
                 else backoff * 2 ** (number - 1) * random.uniform(1.0, 1.25))
         await asyncio.sleep(wait)
-    return Failure(ModelFailed(_describe(failed, model)))
+    return Failure(ModelFailed(_describe(failed, model, max_retry_after)))
 
 
-def _describe(failed: list[Attempt], model: str) -> str:
-    """One line for a failed call: the last problem, and earlier different ones.
+def _describe(failed: list[Attempt], model: str, max_retry_after: float = 0.0) -> str:
+    """One line for a failed call: the last problem, and earlier different ones; and a
+    wait the server asked for that was longer than ``max_retry_after`` (cut to it, unsaid,
+    it left the user retrying too soon).
 
     >>> _describe([Attempt("HTTP 503", True), Attempt("HTTP 503", True)], "m")
     'HTTP 503 (model m, 2 attempts)'
     >>> _describe([Attempt("HTTP 429", True), Attempt("no answer within 5 s", True)], "m")
     'no answer within 5 s (model m, 2 attempts; before that: HTTP 429)'
+    >>> _describe([Attempt("HTTP 429", True, wait=3600.0)], "m", 20).split("; ")[1]
+    'the server asked to retry after 3600 s, longer than the 20 s harkback waits)'
     """
     last = failed[-1].reason
     earlier = [r for r in dict.fromkeys(a.reason for a in failed[:-1]) if r != last]
     count = f"{len(failed)} attempt{'s' if len(failed) > 1 else ''}"
     before = f"; before that: {'; '.join(earlier)}" if earlier else ""
+    asked = max((a.wait for a in failed if a.wait is not None), default=0.0)
+    if asked > max_retry_after:
+        before += (f"; the server asked to retry after {asked:.0f} s, longer than the "
+                   f"{max_retry_after:g} s harkback waits")
     return f"{last} (model {model}, {count}{before})"

@@ -44,6 +44,7 @@ from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
 from harkback.stages import long_text, ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.lineage import root_of
 from harkback.stages.query import Node, evaluate
 from harkback.stages.scope import in_scope
 from harkback.stages.stats import StoreStats, count_sessions
@@ -299,11 +300,13 @@ class MemoryStore(MemoryVectors):
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
-        """Root sessions (no parent, or a parent not stored), newest first."""
+        """Root sessions (no parent, a parent not stored, or the first of a loop of
+        parents), newest first."""
         def work() -> tuple[records.SessionOverview, ...]:
             roots = sorted(
                 (s for s in self._sessions.values()
-                 if (s.parent_session_id is None or s.parent_session_id not in self._sessions)
+                 if (s.parent_session_id is None or s.parent_session_id not in self._sessions
+                     or root_of(s.id, self._sessions) is s)  # the first of a parent loop
                  and s.id not in query.exclude_roots and in_scope(query, s.source, s.project)
                  and query.admits(s.started_at)),
                 key=_newest_key)
@@ -323,7 +326,8 @@ class MemoryStore(MemoryVectors):
         return self._run(lambda: self._store(batch))
 
     def _store(self, batch: Sequence[records.Conversation]) -> ports.IngestReport:
-        updated = sum(1 for c in batch if c.session.id in self._sessions)
+        replaced = frozenset(c.session.id for c in batch if c.session.id in self._sessions)
+        updated = len(replaced)
         written = 0
         self._ingests += 1
         self._order = None
@@ -337,7 +341,8 @@ class MemoryStore(MemoryVectors):
                 self._next_row_id += 1
             self._messages[session.id] = tuple(indexed)
             written += len(indexed)
-        return ports.IngestReport(added=len(batch) - updated, updated=updated, messages=written)
+        return ports.IngestReport(added=len(batch) - updated, updated=updated, messages=written,
+                                  replaced=replaced)
 
     def _drop_stale_vectors(self, conversation: records.Conversation) -> None:
         # A vector describes its message's content: it goes when the message does or

@@ -49,6 +49,7 @@ from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
 from harkback.adapters.stores.postgres_memo import CountMemo
 from harkback.adapters.stores.postgres_per_thread import PerThread
+from harkback.adapters.stores.postgres_vacuum import NOT_VACUUMABLE
 from harkback.adapters.stores.postgres_watchdog import Unanswered, Watchdog
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
@@ -58,13 +59,6 @@ from harkback.stages.stats import StoreStats
 T = TypeVar("T")
 
 _VACUUMED = ("messages", "sessions", "message_vectors")
-_NOT_VACUUMABLE = (
-    "SELECT string_agg(c.relname || ' (owner ' || pg_get_userbyid(c.relowner) || ')', ', ') "
-    "FROM pg_class c WHERE c.oid = ANY(%s::regclass[]) AND NOT pg_has_role(c.relowner, "
-    "'USAGE') AND NOT CASE WHEN current_setting('server_version_num')::int >= 170000 "
-    "THEN has_table_privilege(c.oid, 'MAINTAIN') ELSE false END")
-"""The tables of :data:`_VACUUMED` that this role may not vacuum: it neither is (a member
-of) their owner nor, from PostgreSQL 17 on, holds ``MAINTAIN`` on them."""
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 
@@ -298,7 +292,7 @@ class PostgresStore(Closing):
         def work(connection: Connection) -> Result[None, StoreUnavailable]:
             # The server skips a table its role may not vacuum with a mere warning, and
             # the command said "vacuumed" having done nothing.
-            barred = connection.execute(_NOT_VACUUMABLE, (list(_VACUUMED),)).fetchone()
+            barred = connection.execute(NOT_VACUUMABLE, (list(_VACUUMED),)).fetchone()
             if barred is not None and barred[0]:
                 return Failure(StoreUnavailable(
                     f"{self.where}: {connection.info.user} may not vacuum {barred[0]}; run "

@@ -26,6 +26,7 @@ from harkback.adapters.stores.postgres_writes import (
     SESSION_FIELDS,
     read_text,
 )
+from harkback.adapters.stores.sql.loops import is_root
 from harkback.adapters.stores.sql.rows import (
     PREVIEW_READS,
     message_from_row,
@@ -83,9 +84,13 @@ def messages(connection: Connection, session_ids: Sequence[str], longest: int | 
         m, content=loaded_start(m.content, longest)) for m in read)
 
 
+_IS_ROOT = is_root(' COLLATE "C"')
+
+
 def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview, ...]:
-    """Root sessions (no parent, or a parent not stored) newest first, unknown start last,
-    with their message count and first user message."""
+    """Root sessions (no parent, or a parent not stored, or the first of a loop of parents:
+    :mod:`~harkback.adapters.stores.sql.loops`) newest first, unknown start last, with their
+    message count and first user message."""
     order = 'started_at DESC NULLS LAST, id COLLATE "C"'
     scope, scoped = scope_filters(query)
     rows = connection.execute(
@@ -94,7 +99,7 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
         f"(SELECT substr(m.content, 1, {2 * PREVIEW_READS}) FROM messages AS m "
         "  WHERE m.session_id = r.id AND m.role = 'user' ORDER BY m.position LIMIT 1) "
         f"FROM (SELECT {_S_COLUMNS} FROM sessions AS s "
-        "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
+        f"      WHERE {_IS_ROOT} "
         f"        AND s.id <> ALL(%s::text[]) AND {' AND '.join(scope)} "
         "        AND (%s::float8 IS NULL OR s.started_at >= %s) "
         "        AND (%s::float8 IS NULL OR s.started_at <= %s) "

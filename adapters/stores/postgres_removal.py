@@ -10,6 +10,8 @@ own write, so the index follows and the vectors of changed messages go; cached s
 whose text, note or query the function changes are deleted. Then ``VACUUM FULL`` rewrites
 the tables it touched, so the old text is gone from their files (the write-ahead log,
 backups and replicas hold it until they turn over: the server's business, not the store's).
+A role that may not vacuum them (not their owner) leaves the old row versions there, and
+the report's notes say so.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import psycopg
 
 from harkback.adapters.stores.postgres_reads import messages, sessions
 from harkback.adapters.stores.postgres_text import restore, storable
+from harkback.adapters.stores.postgres_vacuum import NOT_VACUUMABLE
 from harkback.adapters.stores.postgres_writes import take_write_lock, write
 from harkback.stages import rewrite
 
@@ -83,17 +86,31 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
             with connection.cursor() as cursor:
                 cursor.executemany(f"DELETE FROM summary_cache WHERE ({_SUMMARY_KEY}) = "
                                    "(%s, %s, %s, %s, %s)", stale)
-    if not dry_run and (report.sessions or stale):
-        _compact(connection)
+    # Every run, changes or not: an earlier run by a role that could not vacuum may have
+    # left old row versions, secrets included, that this one (their owner's) can clear.
+    left = () if dry_run else _compact(connection)
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
-                                 titles=report.titles, summaries_dropped=len(stale))
+                                 titles=report.titles, summaries_dropped=len(stale),
+                                 notes=left)
 
 
-def _compact(connection: Connection) -> None:
-    """Rewrite the tables a rewrite touched, leaving no old row version in their files."""
+_REWRITTEN = ("messages", "sessions", "summary_cache")
+"""The tables a rewrite changes rows of."""
+
+
+def _compact(connection: Connection) -> tuple[str, ...]:
+    """Rewrite the tables a rewrite touched, leaving no old row version in their files;
+    what this role could not rewrite (not their owner) is returned as a note saying what
+    stays where."""
     connection.autocommit = True  # VACUUM runs outside a transaction
     try:
-        for table in ("messages", "sessions", "summary_cache"):
+        found = connection.execute(NOT_VACUUMABLE, (list(_REWRITTEN),)).fetchone()
+        for table in _REWRITTEN:  # a table it may not vacuum is skipped, with a warning
             connection.execute(f"VACUUM (FULL, ANALYZE) {table}")
     finally:
         connection.autocommit = False
+    if found is None or not found[0]:
+        return ()
+    return (f"{connection.info.user} may not vacuum {found[0]}: the rows are redacted, but "
+            "their old versions stay in those tables' files, secrets included, until their "
+            "owner runs harkback redact (or VACUUM FULL on them)",)

@@ -140,7 +140,7 @@ def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport
             len(batch) - len(old_titles),
             sum(map(len, titles)) - sum(old_titles.values())))
     return IngestReport(added=len(batch) - len(old_titles), updated=len(old_titles),
-                        messages=len(plan.messages))
+                        messages=len(plan.messages), replaced=frozenset(map(restore, old_titles)))
 
 
 def _write_messages(connection: Connection, rows: Sequence[tuple[SqlValue, ...]],

@@ -31,27 +31,33 @@ State = tuple[bool, int, int]
 """Whether a ``-wal`` exists, and the main file's size and modification time."""
 
 
-def file_state(path: Path) -> State:
-    """What says the file changed since last looked at (see :data:`State`)."""
+def file_state(path: Path, wal: Path) -> State:
+    """What says the file at ``path``, whose ``-wal`` is ``wal``, changed since last looked
+    at (see :data:`State`)."""
     try:
         stat = os.stat(path)
     except OSError:
         return (False, -1, -1)
-    return (side_file(path, "-wal").exists(), stat.st_size, stat.st_mtime_ns)
+    return (wal.exists(), stat.st_size, stat.st_mtime_ns)
 
 
 @attrs.define
 class ReadWatch:
-    """The state of an immutably opened file when its connection was (re)opened."""
+    """The state of an immutably opened file when its connection was (re)opened, and
+    where its ``-wal`` would be (found once: a symlink resolved before every store call
+    cost a ``realpath``, its system calls, each time)."""
 
     path: Path
     immutable: bool
     seen: State
+    wal: Path
 
     @classmethod
     def of(cls, path: Path, *, immutable: bool) -> ReadWatch:
         """Start watching ``path`` (only an immutable connection needs it)."""
-        return cls(path, immutable, file_state(path) if immutable else (False, 0, 0))
+        wal = side_file(path, "-wal")
+        return cls(path, immutable, file_state(path, wal) if immutable else (False, 0, 0),
+                   wal)
 
     @classmethod
     def opening(cls, path: Path, *, readonly: bool) -> ReadWatch:
@@ -62,7 +68,7 @@ class ReadWatch:
 
     def moved(self) -> bool:
         """Whether the connection must be opened again before the next call."""
-        return self.immutable and file_state(self.path) != self.seen
+        return self.immutable and file_state(self.path, self.wal) != self.seen
 
 
 def reopened(path: Path, busy_timeout: float, *, mapped: bool = False

@@ -19,7 +19,7 @@ searching in :mod:`~harkback.adapters.stores.sqlite_search` (titles in
 ...         return await store.ingest([chat])
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     asyncio.run(demo(pathlib.Path(tmp) / "h.db"))
-<IOResult: <Success: IngestReport(added=1, updated=0, messages=1)>>
+<IOResult: <Success: IngestReport(added=1, updated=0, messages=1, replaced=frozenset())>>
 """
 
 from __future__ import annotations

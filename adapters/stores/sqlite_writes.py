@@ -44,7 +44,7 @@ def write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> Inge
         connection.executemany(writes.UPSERT_MESSAGE, plan.messages)
         connection.executemany(writes.INSERT_INDEXED, plan.index)
     return IngestReport(added=len(batch) - len(existing), updated=len(existing),
-                        messages=len(plan.messages))
+                        messages=len(plan.messages), replaced=frozenset(existing))
 
 
 def merge_pending(connection: sqlite3.Connection) -> None:

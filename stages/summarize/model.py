@@ -45,7 +45,7 @@ from harkback.stages.load.truncate import Span, cut_around, locate_units
 from harkback.stages.ports import Deps, SummaryKey
 from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summarized, Summary, TokenUsage, Transcript
-from harkback.stages.stage import Step, before, cached_before
+from harkback.stages.stage import Step, cached_before, kept_before
 from harkback.stages.summarize.extractive import MAX_CHARS, MAX_LINES, extractive_summary
 from harkback.stages.summarize.grounding import recap_problem
 from harkback.stages.summarize.reply import NOT_RELEVANT, read_reply, whole_sentences
@@ -364,6 +364,5 @@ class LlmSummarize:
                                                  "unfinished sentence left out)")
         summary = attrs.evolve(summary, usage=chat.usage)
         if deps.cache is not None:
-            # A cache that cannot be written (a read-only store) is only a miss next time.
-            await before(deadline, deps.cache.keep_summary(key, summary).awaitable())
+            summary = await kept_before(deps.cache, key, summary, deadline)
         return Summarized(transcript=prepared.transcript, summary=summary)

@@ -130,3 +130,29 @@ def test_a_disk_already_full_is_named_as_full(tmpfs: Path, tmp_path: Path,
     assert "the disk is full" in line and str(db) in line, line
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmpfs.iterdir()) == ["filler", "h.db"]
+
+
+def test_a_summary_not_cached_for_a_full_disk_is_said(tmp_path: Path) -> None:
+    """A model summary that cannot be cached (the disk is full) still answers the search,
+    as before, but the failure was silent: the next search paid the model again unsaid.
+    The result's note now says the summary was not cached, and why."""
+    from tests.support.chat_server import ChatServer
+
+    source, db = tmp_path / "in.jsonl", tmp_path / "h.db"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "the docker bridge lost its dns"},
+        {"role": "assistant", "content": "recreate the network"}]}) + "\n", encoding="utf-8")
+    assert _run("ingest", str(source), "--db", str(db), env={}).returncode == 0
+    with contextlib.closing(sqlite3.connect(db)) as raw:
+        (pages,) = raw.execute("PRAGMA page_count").fetchone()
+    with ChatServer() as server:
+        env = {"HARKBACK_MODEL": "m", "OPENAI_BASE_URL": server.url, MAX_PAGES_ENV: str(pages)}
+        done = [_run("search", "docker bridge", "--db", str(db), "--json", env=env)
+                for _ in range(2)]
+        calls = len(server.received)
+    for search in done:
+        assert search.returncode == 0, search.stderr
+        (result,) = json.loads(search.stdout)["results"]
+        assert result["summary_kind"] == "llm"
+        assert result["summary_note"].startswith("summary not cached: the disk is full")
+    assert calls == 2  # nothing was kept: each search asked the model

@@ -218,7 +218,7 @@ def test_embed_of_an_unknown_role_is_a_usage_error(sessions: Path, tmp_path: Pat
         "error": "unknown role(s) robot; choose from user, assistant, tool, system"}
 
 
-@pytest.mark.parametrize("command", [("embed", "--json"), ("embed",), ("ingest", "IN", "--json")])
+@pytest.mark.parametrize("command", [("embed", "--json"), ("embed",)])
 def test_an_embedding_that_stops_is_one_line_on_stderr(sessions: Path, tmp_path: Path,
                                                        command: tuple[str, ...]) -> None:
     """Exit 1 with nothing on stderr: every failure is named there, --json or not."""
@@ -230,3 +230,28 @@ def test_an_embedding_that_stops_is_one_line_on_stderr(sessions: Path, tmp_path:
     assert failed.returncode == 1
     (line,) = failed.stderr.splitlines()
     assert line.startswith("harkback: embedded 0 message(s) with words; stopped: model failed")
+
+
+@pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_ingest_whose_embedding_stops_says_the_sessions_are_stored(
+        sessions: Path, tmp_path: Path, command: tuple[str, ...], as_json: bool) -> None:
+    """The sessions are stored, their vectors not: done with a part left (status 3, as
+    for damaged input), ``success`` true with ``embedding.complete`` false, and the one
+    line on stderr says both halves (it said only the embedding stopped, with status 1)."""
+    db = tmp_path / "h.db"
+    with ChatServer(replies(then=Reply(status=500))) as server:
+        done = harkback(*command, str(sessions), "--db", str(db), "--embedder",
+                        f"openai:words@{server.url}", *(("--json",) if as_json else ()))
+    assert done.returncode == 3, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("harkback: the sessions are stored; their vectors are not (embedded "
+                           "0 message(s) with words, then stopped: model failed")
+    assert line.endswith("once that is fixed, harkback embed makes the rest")
+    if as_json:
+        payload = json.loads(done.stdout)
+        assert payload["success"] is True
+        embedding = payload["embedding"]
+        assert (embedding["complete"], embedding["embedded"]) == (False, 0)
+    counted = json.loads(harkback("stats", "--db", str(db), "--json").stdout)
+    assert (counted["sessions"], _vectors(db)) == (3, 0)

@@ -94,7 +94,7 @@ def test_stats_of_a_server_database(url: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     counted = json.loads(done.stdout)
     assert (counted["sessions"], counted["messages"], counted["schema_version"]) == (
-        1, 2, str(SCHEMA_VERSION))
+        1, 2, SCHEMA_VERSION)
     assert counted["bytes_on_disk"] > 0
 
 
@@ -113,10 +113,49 @@ def test_optimize_by_a_role_that_may_not_vacuum_says_so(url: str, tmp_path: Path
     assert done.returncode == 1, done.stdout
     line = done.stderr.splitlines()[-1]  # after the line saying what it starts
     assert line.startswith("harkback: ")
-    assert line.endswith(f"{reader} may not vacuum messages (owner harkback), message_vectors "
+    assert line.endswith(f"{reader} may not vacuum message_vectors (owner harkback), messages "
                          "(owner harkback), sessions (owner harkback); run optimize as their "
                          "owner (nothing was done)"), line
     assert "vacuumed" not in done.stdout
     owner = harkback("optimize", "--db", url)
     assert owner.returncode == 0, owner.stderr
     assert "vacuumed and analysed" in owner.stdout
+
+
+def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
+        url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """A role that may write the tables but not vacuum them: ``redact`` rewrote the rows,
+    the server skipped the VACUUM FULL with a mere warning, and it said nothing while the
+    old row versions still held the secret. It now names the tables, their owner and
+    what stays in them, on stderr and in --json; their owner's redact then clears them."""
+    ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
+                        "--db", url)
+    assert ingested.returncode == 0, ingested.stderr
+    writer = f"writer_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {writer} LOGIN")
+        connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
+                           f"public TO {writer}")
+        connection.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {writer}")
+    as_writer = url.replace("postgresql://harkback@", f"postgresql://{writer}@")
+    done = harkback("redact", "--json", "--db", as_writer)
+    assert done.returncode == 0, done.stderr
+    assert _search(url, AWS) == []  # the rows are redacted
+    assert AWS.encode() in _table_bytes(postgres_server, url)  # old versions are not
+    note = (f"{writer} may not vacuum messages (owner harkback), sessions (owner harkback), "
+            "summary_cache (owner harkback): the rows are redacted, but their old versions "
+            "stay in those tables' files, secrets included, until their owner runs harkback "
+            "redact (or VACUUM FULL on them)")
+    assert done.stderr == f"harkback: note: {note}\n"
+    payload = json.loads(done.stdout)
+    assert payload["notes"] == [note]
+    owner = harkback("redact", "--json", "--db", url)  # nothing left to redact, yet it clears
+    assert (owner.returncode, owner.stderr) == (0, "")
+    assert "notes" not in json.loads(owner.stdout)
+    assert AWS.encode() not in _table_bytes(postgres_server, url)
+
+
+def test_a_new_server_store_is_not_said_to_be_migrated(url: str, tmp_path: Path) -> None:
+    """The schema made in an empty database is the latest: no migration note."""
+    done = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
+    assert (done.returncode, done.stderr) == (0, "")

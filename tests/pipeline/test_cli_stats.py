@@ -42,7 +42,7 @@ def test_stats_counts_an_ingested_store(tmp_path: Path) -> None:
                                                       "2026-02-02T02:40:02Z")
     assert payload["bytes_on_disk"] >= len(before)
     assert (payload["vectors"], payload["cached_summaries"]) == ({}, 0)
-    assert payload["schema_version"] == str(SCHEMA_VERSION)  # a new store is at the newest
+    assert payload["schema_version"] == SCHEMA_VERSION  # a new store is at the newest
     table = harkback("stats", "--db", str(db)).stdout.splitlines()
     assert table[1] == "sessions   3, from 2026-02-02T02:40:00Z to 2026-02-02T02:40:02Z"
     assert table[-2:] == ["cron                2         4", "cli                 1         2"]

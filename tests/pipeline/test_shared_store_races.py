@@ -9,6 +9,7 @@ import json
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from returns.future import FutureResult
@@ -19,6 +20,8 @@ from harkback.pipeline.importing import run_import
 from harkback.pipeline.wiring import open_store
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
+from harkback.stages.ports import IngestReport, SessionStore
+from harkback.stages.records import Conversation
 from tests.pipeline.sync_home import FIXTURES
 from tests.pipeline.test_import_cli import harkback
 from tests.support.postgres_server import PostgresServer
@@ -107,3 +110,55 @@ async def test_a_sync_removing_meanwhile_cannot_lose_what_another_folder_holds(
     again = harkback("import", "claude-code", str(b), "--db", db)
     assert again.returncode == 0, again.stderr
     assert _stored(db) == held
+
+
+class _WrittenMeanwhile:
+    """A real store that runs ``meanwhile`` once, just before its first ingest: where
+    another process's import lands between an import's comparison and its write."""
+
+    def __init__(self, store: SessionStore, meanwhile: Callable[[], None]) -> None:
+        self._store = store
+        self._meanwhile: Callable[[], None] | None = meanwhile
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def ingest(self, conversations: Sequence[Conversation]
+               ) -> FutureResult[IngestReport, StoreUnavailable]:
+        meanwhile, self._meanwhile = self._meanwhile, None
+        if meanwhile is not None:
+            meanwhile()
+        return self._store.ingest(conversations)
+
+
+async def test_two_imports_at_once_count_each_session_added_once(db: str, tmp_path: Path
+                                                                 ) -> None:
+    """Two imports of one history at the same time both compared before either wrote:
+    both said every session was added, though one copy of each is stored. The one that
+    wrote second now counts them updated (its copy replaced the other's) and says why."""
+    projects = _projects(tmp_path / "projects")
+    other: list[dict[str, Any]] = []
+
+    def import_meanwhile() -> None:
+        done = harkback("import", "claude-code", str(projects), "--db", db, "--json")
+        other.append(json.loads(done.stdout)["sources"][0])
+
+    store = open_store(db).unwrap()
+    try:
+        ledger = store.import_ledger()
+        assert ledger is not None
+        outcome = await run_import(TranscriptImporter(CLAUDE_CODE, projects),
+                                   cast(SessionStore, _WrittenMeanwhile(store, import_meanwhile)),
+                                   ledger, full=True)
+    finally:
+        store.close()
+    assert outcome.error is None
+    counted = harkback("stats", "--db", db, "--json")
+    stored = json.loads(counted.stdout)["sessions"]
+    assert other[0]["sessions"]["added"] == stored  # the first writer added them all
+    assert outcome.delta.sessions_added == 0
+    assert outcome.delta.sessions_updated == stored
+    assert outcome.delta.messages_added == 0
+    assert outcome.notes[-1] == (
+        f"{stored} session(s) were stored by another import running at the same time; "
+        "this run's copy replaced them (counted updated, not added)")

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import cast
 
+from harkback.adapters.stores.sql.loops import is_root
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
 from harkback.adapters.stores.sql.statement import (
     SCOPE,
@@ -73,7 +74,8 @@ def messages_of(session_ids: Iterable[str], longest: int | None = None) -> State
 
 
 def recent(query: RecentQuery) -> Statement:
-    """Root sessions newest first, with their message count and first user message."""
+    """Root sessions newest first, with their message count and first user message (a
+    loop of parents is listed by one member: :mod:`~harkback.adapters.stores.sql.loops`)."""
     # The counts and previews are computed only for the rows that survive the LIMIT.
     # SQLite sorts NULL below every value, so "started_at DESC" already puts unknown
     # starts last, and in this form the sessions_started index serves the LIMIT.
@@ -84,7 +86,7 @@ def recent(query: RecentQuery) -> Statement:
         f"(SELECT substr(CAST(m.content AS BLOB), 1, {_PREVIEW_BYTES}) FROM messages AS m "
         "  WHERE m.session_id = r.id AND m.role = 'user' ORDER BY m.position LIMIT 1) "
         f"FROM (SELECT {SESSION_COLUMNS} FROM sessions AS s "
-        "      WHERE NOT EXISTS (SELECT 1 FROM sessions AS p WHERE p.id = s.parent_session_id) "
+        f"      WHERE {is_root()} "
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "

@@ -260,3 +260,16 @@ def test_a_loop_that_ended_without_aclose_is_let_go() -> None:
 def test_one_recall_is_one_round_of_model_calls_by_default() -> None:
     """The default concurrency covers a default recall: every session's call at once."""
     assert ChatSettings(model="m").max_concurrency >= DEFAULT_LIMIT
+
+
+async def test_a_retry_after_longer_than_the_cap_is_named_when_the_call_fails() -> None:
+    """A server asking for an hour's wait is tried again after the cap; when it still
+    refuses, the error said only "HTTP 429", leaving the user retrying too soon. It now
+    says how long the server asked for, and how long harkback waits."""
+    refusing = Reply(status=429, headers=(("Retry-After", "3600"),))
+    with ChatServer(lambda _r: refusing) as server:
+        result = await _complete(_model(server, max_retry_after=0.1))
+    reason = result.failure().reason
+    assert reason.startswith("HTTP 429")
+    assert reason.endswith("(model test-model, 3 attempts; the server asked to retry after "
+                           "3600 s, longer than the 0.1 s harkback waits)")

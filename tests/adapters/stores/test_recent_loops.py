@@ -1,0 +1,62 @@
+"""``recent`` on a store whose sessions name each other as parents in a loop (a damaged
+store, or two sources numbering sessions alike), against the SQLite, PostgreSQL and
+in-memory stores: each loop is listed once, by the session a search resolves it to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.adapters.stores.postgres import PostgresStore
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.pipeline.facade import Harkback
+from harkback.stages.ports import SessionStore
+from harkback.stages.records import Conversation, Message, Session
+from tests.adapters.stores.store_contract import ok
+from tests.support.postgres_server import emptied
+
+PARENTS = {"a": "b", "b": "a",            # two sessions naming each other
+           "e": "f", "f": "g", "g": "e",  # three in a ring
+           "x": "a",                      # a sub-agent of a loop's member
+           "d": None, "k": "d"}           # a plain lineage beside them
+
+
+@pytest.fixture(params=["sqlite", "postgres", "memory"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
+    """A store holding :data:`PARENTS`, started in the order given, a minute apart."""
+    opened: SessionStore
+    if request.param == "memory":
+        opened = MemoryStore()
+    elif request.param == "postgres":
+        url = request.getfixturevalue("postgres_database")
+        opened = PostgresStore.open(url).unwrap()
+        emptied(url)
+    else:
+        opened = SqliteStore.open(tmp_path / "h.db").unwrap()
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _chat(number: int, sid: str, parent: str | None) -> Conversation:
+    return Conversation(
+        Session(id=sid, parent_session_id=parent, started_at=1_770_000_000.0 + 60 * number),
+        (Message(session_id=sid, position=0, role="user", content=f"zebrafish {sid}"),))
+
+
+async def test_every_parent_loop_is_listed_once_by_its_root(store: SessionStore) -> None:
+    """No member of a loop has an unstored parent, so none was a root: both loops (and
+    the sub-agent of one) were missing from ``recent``, though a search found them."""
+    await ok(store.ingest([_chat(n, sid, parent) for n, (sid, parent)
+                           in enumerate(PARENTS.items())]))
+    hb = Harkback(store=store)
+    listed = (await hb.recent(limit=10)).outcome.unwrap().results
+    found = (await hb.search("zebrafish", limit=10)).outcome.unwrap().results
+    assert sorted(r.session_id for r in listed) == sorted(r.session_id for r in found)
+    assert [r.session_id for r in listed] == ["d", "e", "a"]  # newest first
+    mine = (await hb.recent(limit=10, current_session_id="b")).outcome.unwrap().results
+    assert [r.session_id for r in mine] == ["d", "e"]  # the caller's loop left out
