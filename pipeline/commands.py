@@ -42,7 +42,7 @@ from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
-from harkback.stages.when import parse_as_of, parse_time_bound
+from harkback.stages.time_bounds import parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Importer

@@ -17,7 +17,7 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.records import ROLES, Role, mended
-from harkback.stages.when import epoch_bound, parse_time_bound
+from harkback.stages.time_bounds import epoch_bound, parse_time_bound
 
 MAX_SHORTLIST = 50
 """The most candidates resolve keeps for a rerank stage to choose from."""
