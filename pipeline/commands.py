@@ -120,7 +120,8 @@ def _check_times(args: argparse.Namespace, as_of: float | None = None) -> None:
     for flag in ("since", "until"):
         value = getattr(args, flag)
         if value is not None:
-            unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}"), EXIT_USAGE)
+            unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}", end=flag == "until"),
+                   EXIT_USAGE)
 
 
 async def search(args: argparse.Namespace) -> int:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import QueryRejected
+from harkback.stages.local_days import day_end, day_start, days_before
 from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, count_of
 
 # The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
@@ -37,26 +38,30 @@ _SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
 _SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{UNIT}$")
 
 
-def spoken_time(text: str, now: float) -> float | None:
+def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
     """The moment a few English words name, counted back from ``now``; None if not read.
 
-    ``today`` and ``yesterday`` are the start of that day (UTC, as naive ISO dates are
-    read); ``last week`` and ``3 days ago`` are that long before ``now`` (a month is 30
-    days, a year 365).
+    ``today`` and ``yesterday`` are the start of that local day (:mod:`local_days
+    <harkback.stages.local_days>`), or with ``end`` its end: ``--until yesterday`` takes
+    in all of yesterday. ``last week`` and ``3 days ago`` are that long before ``now`` (a
+    month is 30 days, a year 365).
 
     >>> DAY = 86400.0
     >>> [spoken_time(t, 10.5 * DAY) / DAY for t in ("today", "yesterday", "2 days ago")]
     [10.0, 9.0, 8.5]
     >>> spoken_time("last week", 10 * DAY) / DAY, spoken_time("a month ago", 40 * DAY) / DAY
     (3.0, 10.0)
+    >>> spoken_time("yesterday", 10.5 * DAY, end=True) / DAY
+    10.0
     >>> spoken_time("whenever", 0.0) is None
     True
     """
     words = " ".join(text.lower().split())
-    today = math.floor(now / DAY) * DAY
-    fixed = {"now": now, "today": today, "yesterday": today - DAY}
-    if words in fixed:
-        return fixed[words]
+    if words == "now":
+        return now
+    if words in ("today", "yesterday"):
+        day = days_before(now, 0 if words == "today" else 1)
+        return day_end(day) if end else day_start(day)
     ago = _SPOKEN_AGO.match(words)
     if ago:
         return now - count_of(ago.group(1)) * UNIT_DAYS[ago.group(2)] * DAY
@@ -78,17 +83,21 @@ def _possible(moment: float) -> bool:
     return math.isfinite(moment) and _EARLIEST <= moment < _LATEST
 
 
-def parse_time_bound(text: str, *, now: float | None = None, what: str = "time bound"
-                     ) -> Result[float, QueryRejected]:
+def parse_time_bound(text: str, *, now: float | None = None, what: str = "time bound",
+                     end: bool = False) -> Result[float, QueryRejected]:
     """Parse a written time: ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds,
     ``7d``/``24h``, or words (:func:`spoken_time`: ``yesterday``, ``last week``,
     ``3 days ago``).
 
-    Relative bounds count back from ``now``. Naive ISO times are taken as UTC. ``what``
-    names the value in the error, which lists :data:`ACCEPTED_TIMES`.
+    Relative bounds count back from ``now``. A date, and an ISO time without an offset,
+    are local (``TZ``, as results show times); a date or ``today``/``yesterday`` is the
+    start of that day, or with ``end`` (an upper bound, ``--until``) its end, so the day
+    is in. ``what`` names the value in the error, which lists :data:`ACCEPTED_TIMES`.
 
     >>> parse_time_bound("3 days ago", now=10 * DAY).unwrap() / DAY
     7.0
+    >>> parse_time_bound("2026-03-01", end=True).unwrap()  # with TZ=UTC
+    1772409600.0
     >>> parse_time_bound("someday", what="--since").failure().reason[:31]
     "cannot read --since 'someday': "
     >>> parse_time_bound("99999999999999", what="--since").failure().reason[:44]
@@ -130,14 +139,29 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     else:
         # "nan", "1e400" and year-3-million epochs would filter every session out unseen.
         return _in_range(epoch, text, what)
-    spoken = spoken_time(text, base)
+    spoken = spoken_time(text, base, end=end)
     if spoken is not None:
         return _in_range(spoken, text, what)  # "999 years ago": before 1970
     try:
-        moment = iso_seconds(text.replace("Z", "+00:00"))
-    except (ValueError, OverflowError):
-        return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
-    return _in_range(moment, text, what)  # 0001-01-01, as a number before 1970 is
+        written: date | datetime = date.fromisoformat(text)
+    except ValueError:
+        try:
+            written = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
+    return _in_range(_moment(written, end), text, what)  # 0001-01-01, as a number before 1970
+
+
+def _moment(written: date | datetime, end: bool) -> float:
+    # A date names a local day (its start, or its end for an upper bound); an ISO time
+    # without an offset is local time, as a person types it. NaN (refused by _in_range)
+    # when the platform cannot place it (year 1 in the local zone).
+    try:
+        if isinstance(written, datetime):
+            return written.timestamp()
+        return day_end(written) if end else day_start(written)
+    except (ValueError, OverflowError, OSError):
+        return math.nan
 
 
 def _in_range(moment: float, text: str, what: str) -> Result[float, QueryRejected]:
@@ -196,7 +220,8 @@ def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, Que
 
 
 def iso_seconds(text: str) -> float:
-    """The epoch seconds of an ISO 8601 time; a time without an offset is UTC.
+    """The epoch seconds of an ISO 8601 time in stored data (an ingested session's times);
+    a time without an offset is UTC, as the ingest format says.
 
     Raises ``ValueError`` when ``text`` is not ISO 8601 (``OverflowError`` when its time
     has no epoch seconds); callers turn that into their own error value.

@@ -21,10 +21,10 @@ True
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator
 
+from harkback.stages.local_days import day_end, day_start, days_before, local_date
 from harkback.stages.text.tokens import tokens
 
 DAY = 86400.0
@@ -49,16 +49,17 @@ _DURATION = re.compile(rf"\bhow\s+many\s+{UNIT}\b")
 _WORD = re.compile(r"[a-z0-9]+")
 
 # The same expressions in Chinese, Japanese and Korean ("上周", "先週", "지난주": last
-# week; "3天前", "3日前", "3일 전": three days ago). Each maps to a unit of days.
+# week; "3天前", "3日前", "3일 전": three days ago). Each maps to its unit (of days).
 _CJK_PAST = (
     (re.compile(r"上周|上星期|上个星期|上個星期|先週|지난\s?주"), 7.0),
     (re.compile(r"上个月|上個月|上月|先月|지난\s?달"), 30.0),
     (re.compile(r"去年|昨年|작년"), 365.0),
 )
 _CJK_AGO = (
-    (re.compile(r"(\d{1,3})\s*(?:天|日)前|(\d{1,3})\s*일\s*전"), 1.0),
-    (re.compile(r"(\d{1,3})\s*(?:周|週|个星期|個星期|週間)前|(\d{1,3})\s*주\s*전"), 7.0),
-    (re.compile(r"(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前|(\d{1,3})\s*(?:개월|달)\s*전"), 30.0),
+    (re.compile(r"(\d{1,3})\s*(?:天|日)前|(\d{1,3})\s*일\s*전"), "day"),
+    (re.compile(r"(\d{1,3})\s*(?:周|週|个星期|個星期|週間)前|(\d{1,3})\s*주\s*전"), "week"),
+    (re.compile(r"(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前|(\d{1,3})\s*(?:개월|달)\s*전"),
+     "month"),
 )
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 # "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
@@ -86,23 +87,22 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     text = question.lower()
     found: list[tuple[int, tuple[float, float]]] = []
     for match in _AGO.finditer(text):
-        count, days = count_of(match.group(1)), UNIT_DAYS[match.group(2)]
-        found.append((match.start(), _ago(count, days, now)))
+        found.append((match.start(), _ago(count_of(match.group(1)), match.group(2), now)))
     for match in _PAST.finditer(text):
         unit = UNIT_DAYS[match.group(2)] * DAY
         count = count_of(match.group(1)) if match.group(1) else 1
         found.append((match.start(), (now - count * unit, now)))
     for match in _WEEKDAY.finditer(text):
-        back = (math.floor(now / DAY) + 3 - _WEEKDAYS.index(match.group(1))) % 7 or 7
-        # Epoch day 0 was a Thursday (index 3); the window is that whole day.
-        start = (math.floor(now / DAY) - back) * DAY
-        found.append((match.start(), (start, start + DAY)))
+        # The latest such day before today (a week back on that day itself), all of it.
+        back = (local_date(now).weekday() - _WEEKDAYS.index(match.group(1))) % 7 or 7
+        day = days_before(now, back)
+        found.append((match.start(), (day_start(day), day_end(day))))
     for match in _YESTERDAY.finditer(text):
-        found.append((match.start(), _ago(1, 1.0, now)))
+        found.append((match.start(), _day_window(1, now)))
     for match in _DAY_BEFORE.finditer(text):
-        found.append((match.start(), _ago(2, 1.0, now)))
+        found.append((match.start(), _day_window(2, now)))
     for match in _today(text):
-        found.append((match.start(), _ago(0, 1.0, now)))
+        found.append((match.start(), _day_window(0, now)))
     found += _cjk_windows(text, now)
     if not found:
         return None
@@ -114,15 +114,15 @@ def _cjk_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]
     for pattern, days in _CJK_PAST:
         for match in pattern.finditer(text):
             found.append((match.start(), (now - days * DAY, now)))
-    for pattern, days in _CJK_AGO:
+    for pattern, unit in _CJK_AGO:
         for match in pattern.finditer(text):
-            found.append((match.start(), _ago(int(match.group(1) or match.group(2)), days, now)))
+            found.append((match.start(), _ago(int(match.group(1) or match.group(2)), unit, now)))
     for match in _CJK_YESTERDAY.finditer(text):
-        found.append((match.start(), _ago(1, 1.0, now)))
+        found.append((match.start(), _day_window(1, now)))
     for match in _CJK_DAY_BEFORE.finditer(text):
-        found.append((match.start(), _ago(2, 1.0, now)))
+        found.append((match.start(), _day_window(2, now)))
     for match in _CJK_TODAY.finditer(text):
-        found.append((match.start(), _ago(0, 1.0, now)))
+        found.append((match.start(), _day_window(0, now)))
     return found
 
 
@@ -131,18 +131,26 @@ def _today(text: str) -> list[re.Match[str]]:
     return [match for match in _TODAY.finditer(text) if match.group(1) is None]
 
 
-def _ago(count: int, days: float, now: float) -> tuple[float, float]:
-    """``count`` units of ``days`` days before ``now``: for days that whole calendar day
-    (asked at 9 am, "yesterday" is not 9 pm to 9 pm), else one unit centred there.
+def _ago(count: int, unit: str, now: float) -> tuple[float, float]:
+    """``count`` units (day, week, month, year) before ``now``: for days the whole
+    calendar day (:func:`_day_window`: "1 day ago" is yesterday), else one unit centred
+    there.
 
-    >>> [w / DAY for w in _ago(2, 1.0, 10.4 * DAY)], [w / DAY for w in _ago(1, 7.0, 10 * DAY)]
+    >>> [w / DAY for w in _ago(2, "day", 10.4 * DAY)], [w / DAY for w in _ago(1, "week", 10 * DAY)]
     ([8.0, 9.0], [-0.5, 6.5])
     """
-    if days == 1.0:
-        start = math.floor(now / DAY) * DAY - count * DAY
-        return (start, min(start + DAY, now))
+    if unit == "day":
+        return _day_window(count, now)
+    days = UNIT_DAYS[unit]
     center = now - count * days * DAY
     return (center - days * DAY / 2, center + days * DAY / 2)
+
+
+def _day_window(count: int, now: float) -> tuple[float, float]:
+    """The local calendar day ``count`` days before ``now``'s (asked at 9 am, "yesterday"
+    is not 9 pm to 9 pm), ending no later than ``now`` (today is the day so far)."""
+    day = days_before(now, count)
+    return (day_start(day), min(day_end(day), now))
 
 
 def time_words(question: str) -> frozenset[str]:
