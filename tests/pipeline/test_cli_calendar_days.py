@@ -115,3 +115,19 @@ def test_until_a_day_takes_in_that_day(tmp_path: Path) -> None:
     done = run("recent", "--until", "yesterday", "--json", db=path)
     assert _listed(done.stdout) == [f"at-{noons[1]}"]
 
+
+def test_a_session_without_a_start_is_placed_by_its_first_message(tmp_path: Path) -> None:
+    """A session ingested without ``started_at`` starts at its first message's time: it
+    is listed by ``recent --since`` (it was left out unseen) and shown with that time."""
+    source = tmp_path / "undated.jsonl"
+    source.write_text(json.dumps(
+        {"id": "undated", "messages": [
+            {"role": "user", "content": "rotate the keys", "timestamp": "2026-03-04T10:00:00Z"},
+            {"role": "assistant", "content": "done", "timestamp": "2026-03-04T10:05:00Z"}]})
+        + "\n", encoding="utf-8")
+    path = tmp_path / "h.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("recent", "--since", "2026-03-04", "--json", db=path)
+    rows = json.loads(done.stdout)["results"]
+    assert [(r["session_id"], r["started_at"]) for r in rows] == [
+        ("undated", _epoch("2026-03-04T10:00:00"))]
