@@ -35,6 +35,7 @@ from datetime import date, timedelta
 
 from harkback.stages.local_days import day_end, day_start, local_date
 from harkback.stages.text.tokens import tokens
+from harkback.stages.when import blanked
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -185,5 +186,5 @@ def calendar_terms(text: str) -> tuple[frozenset[str], str]:
             cjk = index == len(PATTERNS) - 1
             found.update(tokens(match.group(0)) if cjk else re.findall(r"[a-z0-9]+",
                                                                         match.group(0)))
-            text = text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
+            text = blanked(text, match)
     return frozenset(found), text

@@ -19,7 +19,7 @@ from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.when import time_window, time_words, without_time
+from harkback.stages.when import time_terms, time_window
 
 _ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
                       "session sessions 工作 作業 작업".split())
@@ -40,8 +40,9 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """
     if parse_query(request.query).advanced:
         return None
-    named, rest_text = calendar_terms(without_time(request.query))
-    framing = time_words(request.query) | named | QUESTION_WORDS | _ACTIVITY
+    timed, untimed = time_terms(request.query)
+    named, rest_text = calendar_terms(untimed)
+    framing = timed | named | QUESTION_WORDS | _ACTIVITY
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
     rest = frozenset(topic_tokens(rest_text))
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):

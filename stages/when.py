@@ -168,10 +168,7 @@ def time_words(question: str) -> frozenset[str]:
     >>> time_words("which museum did I visit")
     frozenset()
     """
-    found: set[str] = set()
-    for match, cjk in _expressions(question.lower()):
-        found.update(tokens(match.group(0)) if cjk else _WORD.findall(match.group(0)))
-    return frozenset(found)
+    return time_terms(question)[0]
 
 
 def without_time(question: str) -> str:
@@ -181,10 +178,27 @@ def without_time(question: str) -> str:
     >>> without_time("上周我做了什么"), without_time("What did I do last week?")
     ('  我做了什么', 'what did i do          ?')
     """
-    text = question.lower()
-    for match, _ in _expressions(text):
-        text = text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
-    return text
+    return time_terms(question)[1]
+
+
+def time_terms(question: str) -> tuple[frozenset[str], str]:
+    """:func:`time_words` and :func:`without_time` of ``question`` from one reading."""
+    text = rest = question.lower()
+    found: set[str] = set()
+    for match, cjk in _expressions(text):
+        found.update(tokens(match.group(0)) if cjk else _WORD.findall(match.group(0)))
+        rest = blanked(rest, match)
+    return frozenset(found), rest
+
+
+def blanked(text: str, match: re.Match[str]) -> str:
+    """``text`` with the span ``match`` found in it made spaces, every other character
+    where it was (so later matches' positions hold).
+
+    >>> blanked("what did i do last week", re.search("last week", "what did i do last week"))
+    'what did i do          '
+    """
+    return text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
 
 
 def _expressions(text: str) -> Iterator[tuple[re.Match[str], bool]]:
