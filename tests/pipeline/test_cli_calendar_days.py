@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.pipeline.test_cli import run
+from tests.pipeline.test_cli_times import sessions_at
 
 # Eight hours behind UTC all year: a POSIX zone rule, read without the tz database.
 PACIFIC = {"TZ": "PST8"}
@@ -16,19 +17,6 @@ PACIFIC = {"TZ": "PST8"}
 
 def _epoch(text: str) -> float:
     return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
-
-
-def _store(folder: Path, moments: list[str]) -> Path:
-    """A store of one session started at each of ``moments`` (UTC), named ``at-MOMENT``."""
-    source = folder / "days.jsonl"
-    source.write_text("".join(json.dumps(
-        {"id": f"at-{when}", "started_at": _epoch(when),
-         "messages": [{"role": "user", "content": f"notes of {when}"}]}) + "\n"
-        for when in moments), encoding="utf-8")
-    path = folder / "days.db"
-    done = run("ingest", str(source), db=path)
-    assert done.returncode == 0, done.stderr
-    return path
 
 
 def _listed(stdout: str) -> list[str]:
@@ -47,7 +35,7 @@ def test_last_week_month_and_year_list_the_calendar_period_before_this_one(
     to Sunday 1 March, not the seven days back (which took in this week's Monday and
     Wednesday and left out 23 February), as "this week" lists from this Monday; "last
     month" (先月) is February and "last year" (去年) 2025. The payload's window says so."""
-    path = _store(tmp_path, _MOMENTS)
+    path = sessions_at(tmp_path, _MOMENTS)
     asked = ("--as-of", "2026-03-05T12:00", "--limit", "10", "--json")
     for question in ("what did I do last week?", "上周做了什么", "先週何をした？",
                      "지난주에 뭐 했지"):
@@ -73,7 +61,7 @@ def test_today_is_the_local_day_and_times_say_their_zone(tmp_path: Path) -> None
     """At 22:00 on 4 March in UTC-8 (06:00 UTC on the 5th), "what did I do today?" lists
     4 March local time, not the UTC day just begun; each ``when`` and the listed window
     name the offset they are shown in."""
-    path = _store(tmp_path, ["2026-03-04T07:00:00", "2026-03-04T09:00:00",
+    path = sessions_at(tmp_path, ["2026-03-04T07:00:00", "2026-03-04T09:00:00",
                              "2026-03-04T21:00:00"])
     asked = ("--as-of", "2026-03-05T06:00:00Z")
     done = run("search", "what did I do today?", *asked, "--json", db=path, env=PACIFIC)
@@ -96,7 +84,7 @@ def test_until_a_day_takes_in_that_day(tmp_path: Path) -> None:
     """``--until 2026-03-04`` and ``--until yesterday`` end with the day they name, in
     ``recent`` and ``search`` alike: ``--since D --until D`` lists day D, where it listed
     nothing (the bound was D's first moment)."""
-    path = _store(tmp_path, _MOMENTS)
+    path = sessions_at(tmp_path, _MOMENTS)
     done = run("recent", "--since", "2026-03-01", "--until", "2026-03-01", "--json", db=path)
     assert _listed(done.stdout) == ["at-2026-03-01T20:00:00"]
     done = run("search", "notes", "--until", "2026-03-01", "--as-of", "2026-03-05T12:00",
@@ -111,7 +99,7 @@ def test_until_a_day_takes_in_that_day(tmp_path: Path) -> None:
     noons = [f"{today - timedelta(days=back)}T12:00:00" for back in (0, 1)]
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    path = _store(fresh, noons)
+    path = sessions_at(fresh, noons)
     done = run("recent", "--until", "yesterday", "--json", db=path)
     assert _listed(done.stdout) == [f"at-{noons[1]}"]
 

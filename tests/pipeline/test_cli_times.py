@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,8 +40,14 @@ def test_iso_time_whose_offset_leaves_the_calendar_is_ignored(tmp_path: Path) ->
 
 def _days_store(folder: Path) -> Path:
     """A store of one session each morning and evening, 3 to 5 March 2026 (UTC)."""
-    moments = ("2026-03-03T08:00:00", "2026-03-03T20:00:00", "2026-03-04T09:00:00",
-               "2026-03-04T21:00:00", "2026-03-05T07:00:00")
+    return sessions_at(folder, ("2026-03-03T08:00:00", "2026-03-03T20:00:00",
+                                "2026-03-04T09:00:00", "2026-03-04T21:00:00",
+                                "2026-03-05T07:00:00"))
+
+
+def sessions_at(folder: Path, moments: Sequence[str]) -> Path:
+    """A store in ``folder`` of one session started at each of ``moments`` (UTC), named
+    ``at-MOMENT``."""
     source = folder / "days.jsonl"
     source.write_text("".join(json.dumps(
         {"id": f"at-{when}", "started_at": _epoch(when),
