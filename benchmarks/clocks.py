@@ -28,7 +28,7 @@ import attrs
 from returns.result import Failure
 
 from benchmarks.longmemeval import Question
-from harkback.stages.when import parse_as_of
+from harkback.stages.time_bounds import parse_as_of
 
 CLOCK_MODES = ("published", "asked")
 CLOCK_CHOICES = (*CLOCK_MODES, "both")

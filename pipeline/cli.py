@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--since", default=None, metavar="WHEN", help=f"only messages from "
                         f"WHEN on: {_WHEN}")
     search.add_argument("--until", default=None, metavar="WHEN",
-                        help=f"only messages up to WHEN: {_WHEN}")
+                        help=f"only messages up to WHEN (a day, local, in whole): {_WHEN}")
     search.add_argument("--as-of", default=None, metavar="WHEN",
                         help="ask as if at WHEN (ISO date, epoch, or 30d back): recency, "
                              "'two weeks ago' and relative --since/--until count from it")
@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     recent.add_argument("--since", default=None, metavar="WHEN",
                         help=f"sessions started since WHEN: {_WHEN}")
     recent.add_argument("--until", default=None, metavar="WHEN",
-                        help=f"sessions started until WHEN: {_WHEN}")
+                        help=f"sessions started until WHEN (a day, local, in whole): {_WHEN}")
     _add_filters(recent, "list sessions")
     recent.add_argument("--json", action="store_true", help="print the JSON payload only")
 

@@ -45,7 +45,7 @@ from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
-from harkback.stages.when import parse_as_of, parse_time_bound
+from harkback.stages.time_bounds import parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Importer
@@ -126,7 +126,8 @@ def _check_times(args: argparse.Namespace, as_of: float | None = None) -> None:
     for flag in ("since", "until"):
         value = getattr(args, flag)
         if value is not None:
-            unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}"), EXIT_USAGE)
+            unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}", end=flag == "until"),
+                   EXIT_USAGE)
 
 
 async def search(args: argparse.Namespace) -> int:

@@ -37,7 +37,7 @@ from harkback.stages.read_back import PageRequest, ReadError, SessionPage, read_
 from harkback.stages.request import DEFAULT_HIDDEN_SOURCES, DEFAULT_ROLES, make_request
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import as_result
-from harkback.stages.when import parse_as_of
+from harkback.stages.time_bounds import parse_as_of
 
 T = TypeVar("T")
 

@@ -22,6 +22,8 @@ def print_json(payload: dict[str, Any]) -> None:
     print(json_text(payload, indent=2))
 
 
+WHEN_WIDTH = len("September 30, 2026 at 10:00 PM UTC-08:00")
+"""The when column: the longest time :func:`~harkback.stages.result.when_text` writes."""
 SOURCE_WIDTH = len("claude-code")
 """The source column: the longest source name harkback's importers write, whole."""
 
@@ -41,13 +43,14 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
     said = _search_notes(payload) if payload["mode"] == "search" else []
     if not rows:
         return "\n".join([str(payload.get("message", "No sessions found.")), *said])
-    header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'hits':>4}  session / title"
+    header = (f"{'#':>2}  {'when':<{WHEN_WIDTH}} {'source':<{SOURCE_WIDTH}} {'hits':>4}  "
+              "session / title")
     asked = "" if payload.get("as_of") is None else f" as of {_utc(payload['as_of'])}"
     lines = [f'{payload["count"]} of {payload["sessions_searched"]} matching session(s) '
              f'for "{one_line(payload["query"])}"{asked}', *said]
     lines += ["", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {padded(r['when'], 30)} {_source_cell(r['source'])} "
+        lines.append(f"{i:>2}  {padded(r['when'], WHEN_WIDTH)} {_source_cell(r['source'])} "
                      f"{r['matched_messages']:>4}  {one_line(r['session_id'])}  "
                      f"{one_line(r['title'])}")
     for i, r in enumerate(rows, 1):
@@ -109,16 +112,30 @@ def _utc(moment: float | None) -> str:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _local(moment: float | None) -> str:
+    """``moment`` as an ISO time in the local zone, with its offset:
+    ``2026-03-04T00:00:00-08:00`` (``Z`` when that is UTC)."""
+    if moment is None:
+        return "any time"
+    try:
+        shown = datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        return _utc(moment)
+    return shown.replace("+00:00", "Z")
+
+
 def _span(window: dict[str, float | None]) -> str:
-    """A listed window: ``2026-03-04T00:00:00Z to 2026-03-05T00:00:00Z`` (UTC)."""
-    return f"{_utc(window['since'])} to {_utc(window['until'])}"
+    """A listed window, local days with their offset:
+    ``2026-03-04T00:00:00-08:00 to 2026-03-05T00:00:00-08:00``."""
+    return f"{_local(window['since'])} to {_local(window['until'])}"
 
 
 def _recent_table(rows: list[dict[str, Any]]) -> str:
-    header = f"{'#':>2}  {'when':<30} {'source':<{SOURCE_WIDTH}} {'msgs':>5}  title / first request"
+    header = (f"{'#':>2}  {'when':<{WHEN_WIDTH}} {'source':<{SOURCE_WIDTH}} {'msgs':>5}  "
+              "title / first request")
     lines = [header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
-        lines.append(f"{i:>2}  {padded(r['when'], 30)} {_source_cell(r['source'])} "
+        lines.append(f"{i:>2}  {padded(r['when'], WHEN_WIDTH)} {_source_cell(r['source'])} "
                      f"{r['message_count']:>5}  {one_line(r['title']) or '(untitled)'}")
         lines.append(f"{'':>4}{one_line(r['session_id'])}: {clipped(one_line(r['preview']), 90)}")
     return "\n".join(lines)

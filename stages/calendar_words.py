@@ -1,13 +1,17 @@
 """Calendar names in a question: a date, a month, or this week, month or year.
 
 :func:`~harkback.stages.when.time_window` reads times counted back from now ("two weeks
-ago"); these name a stretch of the calendar instead (UTC, as ``--since 2026-03-01`` reads
-a date): ``on 2026-03-04``, ``March 4th``, ``in March`` (the latest March begun by then, or
+ago"); these name a stretch of the calendar instead, in the local time zone
+(:mod:`~harkback.stages.local_days`, as ``--since 2026-03-01`` reads a date):
+``on 2026-03-04``, ``March 4th``, ``in March`` (the latest March begun by then, or
 ``in March 2025``), ``this week`` (from Monday), ``this month``, ``this year`` and their
 Chinese, Japanese and Korean words (本周, 今週, 이번 주, 这个月, 今月, 이번 달, 今年, 올해).
 A stretch not begun by now names nothing; the word before one bounds it: "since March" (or
 after, from) runs from March until now, "until 2026-03-04" (before, till, up to) names no
 stretch to list, and a date or month past the calendar's ends ("in march 0000") none.
+
+"Last week", "last month" and "last year" (上周, 先月, 작년 ...) are the calendar period
+before the current one (:func:`previous_periods`).
 
 Only a question of a time alone reads them ("what did I do in March?" lists March's
 sessions, :func:`~harkback.stages.recent.browse_window`); the ranker does not: lifting
@@ -27,9 +31,11 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, date, datetime
+from datetime import date, timedelta
 
+from harkback.stages.local_days import day_end, day_start, local_date
 from harkback.stages.text.tokens import tokens
+from harkback.stages.when import blanked
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -51,8 +57,8 @@ PATTERNS = (
 
 def _day(year: int, month: int, day: int) -> float | None:
     try:
-        return datetime(year, month, day, tzinfo=UTC).timestamp()
-    except ValueError:  # 2026-02-30, a 13th month
+        return day_start(date(year, month, day))
+    except (ValueError, OverflowError, OSError):  # 2026-02-30, a 13th month
         return None
 
 
@@ -63,6 +69,11 @@ def _month(year: int, month: int) -> tuple[float, float] | None:
     return None if start is None or end is None else (start, end)
 
 
+def _whole_day(year: int, month: int, day: int) -> tuple[float, float] | None:
+    start = _day(year, month, day)
+    return None if start is None else (start, day_end(date(year, month, day)))
+
+
 def _latest_year(month: int, day: int, today: date) -> int:
     # The latest year in which that month and day had begun by today.
     return today.year if (month, day) <= (today.month, today.day) else today.year - 1
@@ -71,8 +82,7 @@ def _latest_year(month: int, day: int, today: date) -> int:
 def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float] | None:
     groups = match.groups()
     if index == 0:
-        start = _day(int(groups[0]), int(groups[1]), int(groups[2]))
-        return None if start is None else (start, start + 86400.0)
+        return _whole_day(int(groups[0]), int(groups[1]), int(groups[2]))
     if index in (1, 2):
         name, number = (groups[0], groups[1]) if index == 1 else (groups[1], groups[0])
         if name == "may" and index == 1 and match.group(0)[3:].strip().isdigit() \
@@ -80,19 +90,17 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
             return None  # "you may 2 times": "may 2nd" or "on may 2" is the month
         month, day = _MONTHS.index(name) + 1, int(number)
         year = int(groups[2]) if groups[2] else _latest_year(month, day, today)
-        start = _day(year, month, day)
-        return None if start is None else (start, start + 86400.0)
+        return _whole_day(year, month, day)
     if index == 3:
         month = _MONTHS.index(groups[0]) + 1
         return _month(int(groups[1]) if groups[1] else _latest_year(month, 1, today), month)
     unit = groups[0] if index == 4 else ("week", "month", "year")[
         next(i for i, g in enumerate(groups) if g)]
-    midnight = datetime(today.year, today.month, today.day, tzinfo=UTC).timestamp()
     if unit == "week":
-        return (midnight - today.weekday() * 86400.0, math.inf)
+        return (day_start(today - timedelta(days=today.weekday())), math.inf)
     if unit == "month":
-        return (datetime(today.year, today.month, 1, tzinfo=UTC).timestamp(), math.inf)
-    return (datetime(today.year, 1, 1, tzinfo=UTC).timestamp(), math.inf)
+        return (day_start(today.replace(day=1)), math.inf)
+    return (day_start(date(today.year, 1, 1)), math.inf)
 
 
 _FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*$")
@@ -114,15 +122,51 @@ def _bounded(match: re.Match[str], window: tuple[float, float] | None
 def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
     """Each calendar expression of lower-cased ``text`` with its window ``(start, end)``
     (epoch seconds, the end no later than ``now``), by where it starts in ``text``."""
-    try:
-        today = datetime.fromtimestamp(now, UTC).date()
-    except (OverflowError, OSError, ValueError):
-        return []
+    today = local_date(now)
     found = []
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
             window = _bounded(match, _window(match, index, today))
             if window is not None and window[0] <= now:
+                found.append((match.start(), (window[0], min(window[1], now))))
+    return found
+
+
+_PREVIOUS = (
+    re.compile(r"\b(?:last|previous)\s+(week|month|year)\b"),
+    re.compile(r"(上周|上星期|上个星期|上個星期|先週|지난\s?주)|(上个月|上個月|上月|先月|지난\s?달)"
+               r"|(去年|昨年|작년)"),
+)
+
+
+def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+    """Each "last week", "last month" or "last year" of lower-cased ``text`` (previous,
+    上周, 先週, 지난주, 上个月, 先月, 지난달, 去年, 昨年, 작년), as the whole calendar week
+    (Monday to Sunday, as "this week" starts on Monday), month or year before the
+    current one, by where it starts in ``text``; "since last week" runs on until ``now``.
+
+    The ranker weighs the same words as the span back from now (``time_window``): there
+    it is a soft hint; listed, it is the calendar's.
+
+    >>> DAY = 86400.0
+    >>> now = 1772712000.0  # Thursday 2026-03-05 12:00 UTC
+    >>> [(start / DAY, end / DAY) for _, (start, end) in previous_periods("last week", now)]
+    [(20507.0, 20514.0)]
+    """
+    today = local_date(now)
+    this_week = today - timedelta(days=today.weekday())
+    last_month = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
+    starts = {"week": (this_week - timedelta(days=7), this_week),
+              "month": (last_month, today.replace(day=1)),
+              "year": (date(today.year - 1, 1, 1), date(today.year, 1, 1))}
+    found = []
+    for index, pattern in enumerate(_PREVIOUS):
+        for match in pattern.finditer(text):
+            unit = match.group(1) if index == 0 else ("week", "month", "year")[
+                next(i for i, g in enumerate(match.groups()) if g)]
+            first, following = starts[unit]
+            window = _bounded(match, (day_start(first), day_start(following)))
+            if window is not None:
                 found.append((match.start(), (window[0], min(window[1], now))))
     return found
 
@@ -142,5 +186,5 @@ def calendar_terms(text: str) -> tuple[frozenset[str], str]:
             cjk = index == len(PATTERNS) - 1
             found.update(tokens(match.group(0)) if cjk else re.findall(r"[a-z0-9]+",
                                                                         match.group(0)))
-            text = text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
+            text = blanked(text, match)
     return frozenset(found), text

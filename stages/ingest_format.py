@@ -44,7 +44,7 @@ from harkback.stages.records import (
     is_epoch,
     mended,
 )
-from harkback.stages.when import iso_seconds
+from harkback.stages.time_bounds import iso_seconds
 
 T = TypeVar("T")
 

@@ -10,7 +10,7 @@ from datetime import tzinfo
 
 import attrs
 
-from harkback.stages.calendar_words import calendar_terms, calendar_windows
+from harkback.stages.calendar_words import calendar_terms, calendar_windows, previous_periods
 from harkback.stages.lineage import load_ancestry, root_of
 from harkback.stages.match.plan import QUESTION_WORDS
 from harkback.stages.ports import RecentQuery
@@ -19,7 +19,7 @@ from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.when import time_window, time_words, without_time
+from harkback.stages.when import time_terms, time_window
 
 _ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
                       "session sessions 工作 作業 작업".split())
@@ -32,23 +32,28 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
 
     >>> day = 86400.0
     >>> listed = browse_window(SearchRequest(query="what did I do last week?"), 100 * day)
-    >>> listed.query, listed.since / day, listed.until / day
-    ('', 93.0, 100.0)
+    >>> listed.query, listed.since / day, listed.until / day  # Monday to Monday (UTC)
+    ('', 88.0, 95.0)
     >>> browse_window(SearchRequest(query="how did we fix nginx last week"), 100 * day)
     >>> browse_window(SearchRequest(query="上周我做了什么"), 100 * day).query
     ''
     """
     if parse_query(request.query).advanced:
         return None
-    named, rest_text = calendar_terms(without_time(request.query))
-    framing = time_words(request.query) | named | QUESTION_WORDS | _ACTIVITY
+    timed, untimed = time_terms(request.query)
+    named, rest_text = calendar_terms(untimed)
+    framing = timed | named | QUESTION_WORDS | _ACTIVITY
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
     rest = frozenset(topic_tokens(rest_text))
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):
         return None
-    # A date or month named ("in March") is listed, though the ranker does not weigh it.
-    window = time_window(request.query, now) or min(
-        calendar_windows(request.query.lower(), now), default=(0, None))[1]
+    # "Last week" is listed as the calendar's week before this one, where the ranker
+    # weighs the seven days back; a date or month named ("in March") is listed, though
+    # the ranker does not weigh it.
+    text = request.query.lower()
+    window = (min(previous_periods(text, now), default=(0, None))[1]
+              or time_window(request.query, now)
+              or min(calendar_windows(text, now), default=(0, None))[1])
     if window is None:
         return None
     since = max(window[0], request.since) if request.since is not None else window[0]

@@ -200,9 +200,30 @@ def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
     """
     batch: dict[str, Conversation] = {}
     for conversation in conversations:
-        conversation = conversation.mended()
+        conversation = dated(conversation.mended())
         batch[conversation.session.id] = conversation
     return tuple(batch.values())
+
+
+def dated(conversation: Conversation) -> Conversation:
+    """``conversation`` with a start: a session given none starts at its first message's
+    time (or, with no message time, at its end), so ``--since``/``--until`` and the
+    newest-first listing place it rather than leave it out unseen.
+
+    >>> talk = Conversation(Session(id="s"), (Message(session_id="s", position=0,
+    ...     role="user", content="hi", timestamp=50.0),))
+    >>> dated(talk).session.started_at, dated(Conversation(Session(id="e", ended_at=9.0))
+    ...                                          ).session.started_at
+    (50.0, 9.0)
+    """
+    if conversation.session.started_at is not None:
+        return conversation
+    times = [m.timestamp for m in conversation.messages if m.timestamp is not None]
+    start = min(times) if times else conversation.session.ended_at
+    if start is None:
+        return conversation
+    return Conversation(attrs.evolve(conversation.session, started_at=start),
+                        conversation.messages)
 
 
 _SESSION_TEXTS = ("id", "source", "model", "title", "parent_session_id", "end_reason",

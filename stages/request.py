@@ -17,7 +17,7 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.records import ROLES, Role, mended
-from harkback.stages.when import epoch_bound, parse_time_bound
+from harkback.stages.time_bounds import epoch_bound, parse_time_bound
 
 MAX_SHORTLIST = 50
 """The most candidates resolve keeps for a rerank stage to choose from."""
@@ -103,8 +103,9 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         if bound is None:
             bounds.append(None)
             continue
-        parsed = (parse_time_bound(bound, now=now, what=name) if isinstance(bound, str)
-                  else epoch_bound(bound, what=name))
+        # An upper bound's day is in: until "yesterday" or "2026-03-04" is to its end.
+        parsed = (parse_time_bound(bound, now=now, what=name, end=name == "until")
+                  if isinstance(bound, str) else epoch_bound(bound, what=name))
         if isinstance(parsed, Failure):
             return Failure(parsed.failure())
         bounds.append(parsed.unwrap())

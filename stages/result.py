@@ -1,7 +1,7 @@
 """What a recall returns, and its JSON-ready form.
 
 >>> when_text(1772547300.0, UTC)
-'March 03, 2026 at 02:15 PM'
+'March 03, 2026 at 02:15 PM UTC'
 """
 
 from __future__ import annotations
@@ -11,13 +11,15 @@ from typing import Any
 
 import attrs
 
+from harkback.stages.local_days import zone_label
 from harkback.stages.records import RerankReport, SessionOverview, SummaryKind, TokenUsage
 
 __all__ = ["UTC", "BrowseResult", "Recall", "RecallResult", "RecentEntry", "when_text"]
 
 
 def when_text(epoch: float | None, tz: tzinfo | None = None) -> str:
-    """A readable time such as ``March 03, 2026 at 02:15 PM`` (local time unless ``tz``).
+    """A readable time such as ``March 03, 2026 at 02:15 PM UTC-08:00`` (local time unless
+    ``tz``), ending with its offset from UTC so it reads the same in any zone.
 
     Times the platform cannot convert read as ``unknown time`` rather than failing.
 
@@ -27,10 +29,11 @@ def when_text(epoch: float | None, tz: tzinfo | None = None) -> str:
     if epoch is None:
         return "unknown time"
     try:
-        moment = datetime.fromtimestamp(epoch, tz) if tz else datetime.fromtimestamp(epoch)
+        moment = datetime.fromtimestamp(epoch, tz) if tz else \
+            datetime.fromtimestamp(epoch).astimezone()
     except (OverflowError, OSError, ValueError):
         return "unknown time"
-    return moment.strftime("%B %d, %Y at %I:%M %p")
+    return f"{moment.strftime('%B %d, %Y at %I:%M %p')} {zone_label(moment.utcoffset())}"
 
 
 @attrs.frozen(kw_only=True)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable, Sequence
 
 import pytest
 
 from harkback.stages.records import Conversation, Message, Role, Session
+
+# Days ("yesterday", a date) are local ones: the suite runs in UTC wherever it is run, so
+# its expected days hold on any machine; tests of other zones set TZ for the command.
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 # The throwaway PostgreSQL server (postgres_server, postgres_database fixtures).
 pytest_plugins = ["tests.support.postgres_server"]

@@ -178,7 +178,7 @@ def test_tables_show_the_claude_code_source_whole(tmp_path: Path) -> None:
         shown = run(*flags, db=db)
         assert shown.returncode == 0, shown.stderr
         (row,) = [line for line in shown.stdout.splitlines() if line.startswith(" 1  ")]
-        assert row.split()[7] == "claude-code"  # after "#" and the six words of "when"
+        assert row.split()[8] == "claude-code"  # after "#" and the seven words of "when"
 
 
 def _terminal_columns(text: str) -> int:
@@ -187,11 +187,11 @@ def _terminal_columns(text: str) -> int:
 
 
 def _count_ends_at(row: str) -> int:
-    """The terminal column where a table row's count ends: the number after "#", the six
-    words of "when" and the source (hits in search, messages in recent)."""
+    """The terminal column where a table row's count ends: the number after "#", the seven
+    words of "when" (its zone last) and the source (hits in search, messages in recent)."""
     words = row.split()
-    cell = f" {words[8]}  {words[9]}"
-    return _terminal_columns(row[:row.index(cell) + len(words[8]) + 1])
+    cell = f" {words[9]}  {words[10]}"
+    return _terminal_columns(row[:row.index(cell) + len(words[9]) + 1])
 
 
 def test_tables_line_up_with_chinese_text(tmp_path: Path) -> None:

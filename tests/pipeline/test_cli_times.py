@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,8 +40,14 @@ def test_iso_time_whose_offset_leaves_the_calendar_is_ignored(tmp_path: Path) ->
 
 def _days_store(folder: Path) -> Path:
     """A store of one session each morning and evening, 3 to 5 March 2026 (UTC)."""
-    moments = ("2026-03-03T08:00:00", "2026-03-03T20:00:00", "2026-03-04T09:00:00",
-               "2026-03-04T21:00:00", "2026-03-05T07:00:00")
+    return sessions_at(folder, ("2026-03-03T08:00:00", "2026-03-03T20:00:00",
+                                "2026-03-04T09:00:00", "2026-03-04T21:00:00",
+                                "2026-03-05T07:00:00"))
+
+
+def sessions_at(folder: Path, moments: Sequence[str]) -> Path:
+    """A store in ``folder`` of one session started at each of ``moments`` (UTC), named
+    ``at-MOMENT``."""
     source = folder / "days.jsonl"
     source.write_text("".join(json.dumps(
         {"id": f"at-{when}", "started_at": _epoch(when),
@@ -101,8 +108,10 @@ def test_a_chinese_time_question_with_its_subject_lists_that_time(tmp_path: Path
     """'上周我做了什么' (what did I do last week) lists last week's sessions as '上周做了什么'
     does: the bigram 周我 across the time word's edge is not a topic to search for."""
     path = _days_store(tmp_path)
-    for question in ("上周我做了什么", "昨天我做了什么？"):
-        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
+    # Last week is the calendar week before this one: asked on Tuesday 10 March, 2 to 8 March.
+    for question, asked in (("上周我做了什么", "2026-03-10T12:00"),
+                            ("昨天我做了什么？", "2026-03-05T12:00")):
+        done = run("search", question, "--as-of", asked, "--json", db=path)
         assert json.loads(done.stdout)["mode"] == "recent", question
         assert "at-2026-03-04T21:00:00" in _listed(done.stdout), question
 
@@ -131,7 +140,7 @@ def test_a_listed_time_is_named_with_the_question(tmp_path: Path) -> None:
                                  "until": _epoch("2026-03-05T00:00:00")}
     empty = run("search", "what did I do last week?", "--as-of", "2020-03-05", db=path)
     assert empty.stdout.startswith('Sessions of "what did I do last week?": '
-                                   "2020-02-27T00:00:00Z to 2020-03-05T00:00:00Z")
+                                   "2020-02-24T00:00:00Z to 2020-03-02T00:00:00Z")
     assert "No sessions found." in empty.stdout
 
 

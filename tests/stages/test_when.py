@@ -8,14 +8,8 @@ from hypothesis import strategies as st
 from returns.result import Failure, Success
 
 from harkback.stages.request import make_request
-from harkback.stages.when import (
-    DAY,
-    closeness,
-    parse_as_of,
-    parse_time_bound,
-    time_window,
-    time_words,
-)
+from harkback.stages.time_bounds import parse_as_of, parse_time_bound
+from harkback.stages.when import DAY, closeness, time_window, time_words
 
 NOW = 1_685_474_340.0  # Tuesday 2023-05-30 19:19 UTC
 moments = st.floats(0.0, 4e9, allow_nan=False)

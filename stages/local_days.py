@@ -1,0 +1,64 @@
+"""Calendar days in the local time zone (``TZ``), the zone results show their times in.
+
+"Today", "yesterday", "3 days ago", a date and "this week" name days as the person asking
+lives them: at 22:00 in UTC-8, "today" is that evening's date, not the UTC day that has
+already begun. A day starts at local midnight and ends at the next one (23 or 25 hours
+across a daylight-saving change). With ``TZ=UTC`` (servers, the test suite) a day is the
+UTC day.
+
+>>> import time
+>>> day = local_date(time.time())
+>>> day_start(day) <= time.time() < day_end(day)
+True
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+ONE_DAY = timedelta(days=1)
+
+
+def local_date(moment: float) -> date:
+    """The local calendar date ``moment`` (epoch seconds) falls on; a moment past what the
+    platform converts (beyond the year 9999 locally) is held to the calendar's last day.
+
+    >>> local_date(1e20)
+    datetime.date(9999, 12, 31)
+    """
+    try:
+        return datetime.fromtimestamp(moment).date()
+    except (OverflowError, OSError, ValueError):
+        return date.max if moment > 0 else date(1970, 1, 1)
+
+
+def day_start(day: date) -> float:
+    """Epoch seconds of local midnight starting ``day``."""
+    # A naive datetime's timestamp() is read in the local zone, its offset that day's.
+    return datetime(day.year, day.month, day.day).timestamp()
+
+
+def day_end(day: date) -> float:
+    """Epoch seconds of local midnight ending ``day`` (the next day's start)."""
+    try:
+        return day_start(day + ONE_DAY)
+    except OverflowError:  # 9999-12-31 has no next day: its end is a day after its start
+        return day_start(day) + 86400.0
+
+
+def days_before(moment: float, count: int) -> date:
+    """The local date ``count`` days before the one ``moment`` falls on (0: that date)."""
+    return local_date(moment) - timedelta(days=count)
+
+
+def zone_label(offset: timedelta | None) -> str:
+    """An offset from UTC as results name it: ``UTC``, ``UTC-08:00``, ``UTC+05:30``.
+
+    >>> zone_label(timedelta(hours=-8)), zone_label(timedelta(hours=5, minutes=30))
+    ('UTC-08:00', 'UTC+05:30')
+    """
+    minutes = round((offset or timedelta()).total_seconds() / 60)
+    if minutes == 0:
+        return "UTC"
+    sign = "-" if minutes < 0 else "+"
+    return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"

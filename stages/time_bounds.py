@@ -1,0 +1,235 @@
+"""Times people write as bounds: ``--since``/``--until`` values and the ``--as-of`` moment.
+
+A caller bounds a search by ``--since``/``--until`` values (:func:`parse_time_bound`:
+an ISO time, epoch seconds, a span back from now such as ``7d``, or a few words such as
+``yesterday``), and may set "now" itself (``--as-of``, :func:`parse_as_of`).
+
+>>> parse_time_bound("2026-03-01").unwrap()
+1772323200.0
+>>> parse_time_bound("7d", now=1_000_000.0).unwrap()
+395200.0
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, date, datetime
+
+from returns.result import Failure, Result, Success
+
+from harkback.stages.errors import QueryRejected
+from harkback.stages.local_days import day_end, day_start, days_before
+from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, count_of
+
+# The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
+_EARLIEST, _LATEST = 0.0, 253402300800.0
+_YEARS = "the years 1970 to 9999"
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+ACCEPTED_TIMES = ("a date (2026-11-01), an ISO time (2026-11-01T14:00:00+02:00), epoch "
+                  "seconds, a span back from now (7d, 24h), or words: now, today, yesterday, "
+                  "last week, last month, last year, 3 days ago, 2 weeks ago")
+"""The forms :func:`parse_time_bound` reads, as its error lists them."""
+
+_SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
+_SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{UNIT}$")
+
+
+def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
+    """The moment a few English words name, counted back from ``now``; None if not read.
+
+    ``today`` and ``yesterday`` are the start of that local day (:mod:`local_days
+    <harkback.stages.local_days>`), or with ``end`` its end: ``--until yesterday`` takes
+    in all of yesterday. ``last week`` and ``3 days ago`` are that long before ``now`` (a
+    month is 30 days, a year 365).
+
+    >>> DAY = 86400.0
+    >>> [spoken_time(t, 10.5 * DAY) / DAY for t in ("today", "yesterday", "2 days ago")]
+    [10.0, 9.0, 8.5]
+    >>> spoken_time("last week", 10 * DAY) / DAY, spoken_time("a month ago", 40 * DAY) / DAY
+    (3.0, 10.0)
+    >>> spoken_time("yesterday", 10.5 * DAY, end=True) / DAY
+    10.0
+    >>> spoken_time("whenever", 0.0) is None
+    True
+    """
+    words = " ".join(text.lower().split())
+    if words == "now":
+        return now
+    if words in ("today", "yesterday"):
+        day = days_before(now, 0 if words == "today" else 1)
+        return day_end(day) if end else day_start(day)
+    ago = _SPOKEN_AGO.match(words)
+    if ago:
+        return now - count_of(ago.group(1)) * UNIT_DAYS[ago.group(2)] * DAY
+    last = _SPOKEN_LAST.match(words)
+    if last:
+        count = count_of(last.group(1)) if last.group(1) else 1
+        return now - count * UNIT_DAYS[last.group(2)] * DAY
+    return None
+
+
+_YEAR = re.compile(r"[12][0-9]{3}")
+"""A written number that is a year (1000-2999), not epoch seconds."""
+_COMPACT_DATE = re.compile(r"([12][0-9]{3})(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01])")
+"""A written number that is a date without its dashes (20260301), not epoch seconds."""
+
+
+def _possible(moment: float) -> bool:
+    """Whether ``moment`` (epoch seconds) lies in the years a session can have, 1970-9999."""
+    return math.isfinite(moment) and _EARLIEST <= moment < _LATEST
+
+
+def parse_time_bound(text: str, *, now: float | None = None, what: str = "time bound",
+                     end: bool = False) -> Result[float, QueryRejected]:
+    """Parse a written time: ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds,
+    ``7d``/``24h``, or words (:func:`spoken_time`: ``yesterday``, ``last week``,
+    ``3 days ago``).
+
+    Relative bounds count back from ``now``. A date, and an ISO time without an offset,
+    are local (``TZ``, as results show times); a date or ``today``/``yesterday`` is the
+    start of that day, or with ``end`` (an upper bound, ``--until``) its end, so the day
+    is in. ``what`` names the value in the error, which lists :data:`ACCEPTED_TIMES`.
+
+    >>> parse_time_bound("3 days ago", now=10 * DAY).unwrap() / DAY
+    7.0
+    >>> parse_time_bound("2026-03-01", end=True).unwrap()  # with TZ=UTC
+    1772409600.0
+    >>> parse_time_bound("someday", what="--since").failure().reason[:31]
+    "cannot read --since 'someday': "
+    >>> parse_time_bound("99999999999999", what="--since").failure().reason[:44]
+    "--since '99999999999999' is not a moment a s"
+    >>> parse_time_bound("999999999999d", what="--since").failure().reason[:59]
+    "--since '999999999999d' is not a moment a session can have "
+    >>> parse_time_bound("6M", what="--since").failure().reason
+    "--since '6M' is ambiguous: write 6m for minutes or '6 months ago'"
+    >>> parse_time_bound("2026", what="--since").failure().reason
+    "--since '2026' reads as a year: write 2026-01-01 for its first day (or epoch seconds)"
+    >>> parse_time_bound("20260301", what="--since").failure().reason
+    "--since '20260301' reads as a date: write 2026-03-01 (or 20260301.0 for epoch seconds)"
+    """
+    text = text.strip()
+    base = datetime.now(UTC).timestamp() if now is None else now
+    rel = _RELATIVE.match(text)
+    if rel and rel.group(2) == "M":  # minutes in Go and systemd, months in ISO 8601 and pandas
+        return Failure(QueryRejected(f"{what} {text!r} is ambiguous: write {rel.group(1)}m for "
+                                     f"minutes or '{rel.group(1)} months ago'"))
+    if rel:
+        # "99999999999d" reaches back past 1970 (past any float: "9" * 400 + "d"), where it
+        # would quietly bound nothing: refused as a number out of range is.
+        return _in_range(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()],
+                         text, what)
+    if _YEAR.fullmatch(text):
+        # Epoch second 2026 is ten past midnight, 1 January 1970: nobody means it.
+        return Failure(QueryRejected(f"{what} {text!r} reads as a year: write {text}-01-01 "
+                                     f"for its first day (or epoch seconds)"))
+    compact = _COMPACT_DATE.fullmatch(text)
+    if compact:
+        # Epoch second 20260301 is in August 1970: it would bound nothing, or everything.
+        day = "-".join(compact.groups())
+        return Failure(QueryRejected(f"{what} {text!r} reads as a date: write {day} "
+                                     f"(or {text}.0 for epoch seconds)"))
+    try:
+        epoch = float(text)
+    except ValueError:
+        pass
+    else:
+        # "nan", "1e400" and year-3-million epochs would filter every session out unseen.
+        return _in_range(epoch, text, what)
+    spoken = spoken_time(text, base, end=end)
+    if spoken is not None:
+        return _in_range(spoken, text, what)  # "999 years ago": before 1970
+    try:
+        written: date | datetime = date.fromisoformat(text)
+    except ValueError:
+        try:
+            written = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
+    return _in_range(_moment(written, end), text, what)  # 0001-01-01, as a number before 1970
+
+
+def _moment(written: date | datetime, end: bool) -> float:
+    # A date names a local day (its start, or its end for an upper bound); an ISO time
+    # without an offset is local time, as a person types it. NaN (refused by _in_range)
+    # when the platform cannot place it (year 1 in the local zone).
+    try:
+        if isinstance(written, datetime):
+            return written.timestamp()
+        return day_end(written) if end else day_start(written)
+    except (ValueError, OverflowError, OSError):
+        return math.nan
+
+
+def _in_range(moment: float, text: str, what: str) -> Result[float, QueryRejected]:
+    if _possible(moment):
+        return Success(moment)
+    return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have "
+                                 f"({_YEARS}): use {ACCEPTED_TIMES}"))
+
+
+def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, QueryRejected]:
+    """Epoch seconds given as a number (by the library or the MCP server, where the
+    command line passes text), held to the moments a session can have, as
+    :func:`parse_time_bound` holds a written number.
+
+    >>> epoch_bound(86400).unwrap()
+    86400.0
+    >>> epoch_bound(10 ** 400, what="since").failure().reason[:44]
+    'since (a number past any date) is not a mome'
+    >>> epoch_bound([], what="until").failure().reason
+    'until must be a time (text or epoch seconds), got list'
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        # A library caller's slip (a list, True, a datetime) is refused as a value, as the
+        # rest of a request is, rather than raised as float()'s TypeError.
+        return Failure(QueryRejected(f"{what} must be a time (text or epoch seconds), got "
+                                     f"{type(value).__name__}"))
+    try:
+        moment = float(value)
+    except OverflowError:  # an int past a float's range: 10 ** 400
+        moment = math.inf
+    if _possible(moment):
+        return Success(moment)
+    # repr() of a huge int is pages long, and past 4,300 digits raises.
+    shown = (repr(value) if isinstance(value, float) or abs(value) < 10 ** 30
+             else "(a number past any date)")
+    return Failure(QueryRejected(f"{what} {shown} is not a moment a session can have "
+                                 f"({_YEARS}): use {ACCEPTED_TIMES}"))
+
+
+def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, QueryRejected]:
+    """The moment a question is taken to be asked: as :func:`parse_time_bound` reads it;
+    a failure names the value ``what`` (the keyword, or a command's flag, ``--as-of``), as
+    the bounds' failures name ``since`` or ``--since``.
+
+    Its time words ("two weeks ago") and relative bounds (``--since 7d``) count back from
+    this moment instead of the wall clock.
+
+    >>> parse_as_of("2026-03-01").unwrap(), parse_as_of(86400).unwrap()
+    (1772323200.0, 86400.0)
+    >>> parse_as_of("someday", what="--as-of").failure().reason[:28]
+    "cannot read --as-of 'someday"
+    """
+    if not isinstance(value, str):
+        return epoch_bound(value, what=what)
+    return parse_time_bound(value, what=what)
+
+
+def iso_seconds(text: str) -> float:
+    """The epoch seconds of an ISO 8601 time in stored data (an ingested session's times);
+    a time without an offset is UTC, as the ingest format says.
+
+    Raises ``ValueError`` when ``text`` is not ISO 8601 (``OverflowError`` when its time
+    has no epoch seconds); callers turn that into their own error value.
+
+    >>> iso_seconds("1970-01-02"), iso_seconds("1970-01-01T02:00:00+02:00")
+    (86400.0, 0.0)
+    """
+    parsed = datetime.fromisoformat(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
