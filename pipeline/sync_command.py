@@ -21,6 +21,7 @@ from harkback.pipeline.command_kit import (
     settings_of,
 )
 from harkback.pipeline.output import print_json
+from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.ports import SessionStore
@@ -71,6 +72,7 @@ async def run_sync(args: argparse.Namespace) -> int:
             raise CliError("--watch writes as the sources change; leave out --dry-run", 2)
     new = None if args.dry_run else wiring.new_file(db_of(args))
     store = _store_for(args)
+    store_file = StoreFile.of(db_of(args)) if args.watch else None
     unused = False
     try:
         if store.import_ledger() is None:
@@ -100,7 +102,8 @@ async def run_sync(args: argparse.Namespace) -> int:
             skips += await watch(located, store, as_json=args.json,
                                  redact=settings_of(args).redact,
                                  name_skipped=lambda r: name_skips(r.skipped, r.skips,
-                                                                   verbose=args.verbose))
+                                                                   verbose=args.verbose),
+                                 store_file=store_file)
             # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
             # status "done with skips" as they do for sync.
             return finished(True, skips)

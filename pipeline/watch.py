@@ -7,7 +7,8 @@ for a short quiet spell (``step_ms``, at most ``debounce_ms``), and re-syncs onl
 sources a change belongs to: a ``.jsonl`` file under a transcripts folder, or a Hermes ``state.db``
 or its ``-wal`` (not its ``-shm``, which readers, harkback included, touch). Ctrl-C
 (SIGINT) or SIGTERM stops it between syncs, or cancels the one running: marks are
-kept only after their sessions are stored, so nothing is skipped next time.
+kept only after their sessions are stored, so nothing is skipped next time. A store
+file deleted or replaced under the watch stops it (:mod:`~harkback.pipeline.store_guard`).
 
 >>> from harkback.adapters.sources.hermes import HermesImporter
 >>> belongs(HermesImporter(Path("/h/state.db")), Path("/h/state.db-wal"))
@@ -29,6 +30,8 @@ from typing import TypeVar
 
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
+from harkback.pipeline.command_basics import CliError
+from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, SourceReport, sync_one
 from harkback.pipeline.terminal import json_text, one_line
 from harkback.stages.ports import SessionStore
@@ -100,10 +103,12 @@ async def until_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
 async def watch(located: Sequence[Located], store: SessionStore, *, as_json: bool = False,
                 debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
                 redact: bool = True,
-                name_skipped: Callable[[SourceReport], None] | None = None) -> int:
+                name_skipped: Callable[[SourceReport], None] | None = None,
+                store_file: StoreFile | None = None) -> int:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
     how many damaged lines the re-syncs skipped. ``name_skipped`` is given each re-sync's
-    report that skipped any, as it comes (the command names them on stderr)."""
+    report that skipped any, as it comes (the command names them on stderr). A
+    ``store_file`` deleted or replaced while watching stops the watch (:class:`CliError`)."""
     import watchfiles
 
     ledger = store.import_ledger()
@@ -122,6 +127,9 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 *folders, stop_event=stop, watch_filter=None, debounce=debounce_ms,
                 step=step_ms, rust_timeout=READY_MS, yield_on_timeout=True,
                 ignore_permission_denied=True):
+            problem = store_file.problem() if store_file is not None else None
+            if problem:  # checked at every wake: each re-sync would be lost with the file
+                raise CliError(problem)
             if not ready:
                 # The watcher is in place now: catch what changed since the first sync.
                 ready, due = True, importers
