@@ -31,13 +31,19 @@ WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
 
 def located_sources(args: argparse.Namespace) -> tuple[Located, ...]:
     """The sources the flags and the defaults name; none found at all is a :class:`CliError`."""
-    located = locate({"hermes": args.hermes, "claude-code": args.claude_code,
-                      "codex": args.codex}, archived=args.archived)
+    located = located_again(args)
     if not any(place.importers or place.given for place in located):
         raise CliError("no agent history found (looked in " + ", ".join(
             f"{p.where} for {p.kind}" for p in located) + "); name one with --hermes, "
             "--claude-code or --codex")
     return located
+
+
+def located_again(args: argparse.Namespace) -> tuple[Located, ...]:
+    """The sources the flags and the defaults name, as they are now (``--watch`` looks
+    again for those that were not there)."""
+    return locate({"hermes": args.hermes, "claude-code": args.claude_code,
+                   "codex": args.codex}, archived=args.archived)
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:
@@ -103,7 +109,7 @@ async def run_sync(args: argparse.Namespace) -> int:
                                  redact=settings_of(args).redact,
                                  name_skipped=lambda r: name_skips(r.skipped, r.skips,
                                                                    verbose=args.verbose),
-                                 store_file=store_file)
+                                 store_file=store_file, find=lambda: located_again(args))
             # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
             # status "done with skips" as they do for sync.
             return finished(True, skips)
