@@ -17,7 +17,8 @@ EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but inge
                  "or sync met damaged input, skipped or repaired (each piece named on stderr "
                  "with what became of it, every one with --verbose, and in --json); 70 "
                  "internal error (a bug: HARKBACK_DEBUG=1 shows its traceback); 130 "
-                 "interrupted (Ctrl-C); 141 the reader of the output went away")
+                 "interrupted (Ctrl-C); 143 terminated (SIGTERM, taken as Ctrl-C); 141 the "
+                 "reader of the output went away")
 
 
 def add_keep_secrets(sub: argparse.ArgumentParser) -> None:

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.pipeline.sync_home import make_home
 from tests.pipeline.test_cli import run
 
 PROMPT_S = 15.0
@@ -57,3 +58,39 @@ def test_ctrl_c_stops_an_ingest_waiting_for_the_write_lock(tmp_path: Path) -> No
         holder.close()
     assert (ingest.returncode, err) == (130, "harkback: interrupted\n")
     assert took < PROMPT_S
+
+
+def test_sigterm_stops_a_sync_cleanly_and_says_so(tmp_path: Path) -> None:
+    """SIGTERM (``kill``, ``timeout``, a service manager) takes Ctrl-C's way: the sync
+    waiting for the write lock stops, its payload under ``--json`` says so and the status is
+    143; Python's default ended it on the spot, printing nothing, not even the payload."""
+    home = make_home(tmp_path / "home")
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_one_session(tmp_path)), db=db).returncode == 0
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    sync = subprocess.Popen(
+        [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--json", "--db", str(db)],
+        env={**os.environ, "HOME": str(home)}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not _opened(sync.pid, db) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the store is open: its first write now waits for the lock
+        sync.send_signal(signal.SIGTERM)
+        out, err = sync.communicate(timeout=90)
+    finally:
+        sync.kill()
+        sync.wait()
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (sync.returncode, err) == (143, "harkback: terminated\n")
+    assert json.loads(out) == {"success": False, "error": "terminated"}
+
+
+def _one_session(folder: Path) -> Path:
+    source = folder / "one.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "docker"}]}) + "\n", encoding="utf-8")
+    return source
