@@ -139,7 +139,11 @@ def bash_script(tree: Command) -> str:
         if option.choices:
             lines.append(f"        {'|'.join(option.names)}) COMPREPLY=($(compgen -W "
                          f"\"{' '.join(option.choices)}\" -- \"$cur\")); return ;;")
-    lines += [f"        {'|'.join(value_options)}) COMPREPLY=(); return ;;",
+    # A value no list holds (a number, a time, a name): nothing to offer, and not the file
+    # names that ``complete -o default`` falls back to when a completion offers nothing.
+    lines += [f"        {'|'.join(value_options)})",
+              "            compopt +o default +o bashdefault 2>/dev/null",
+              "            COMPREPLY=(); return ;;",
               "    esac",
               '    local subs="" opts="" files=""',
               "    case $path in"]
