@@ -4,8 +4,9 @@ After the first sync, :func:`watch` waits on the sources' folders with ``watchfi
 (the ``watch`` extra, imported here only), syncs once more as soon as the watcher is in
 place (catching what changed in between; then it says ``watching``), gathers changes
 for a short quiet spell (``step_ms``, at most ``debounce_ms``), and re-syncs only the
-sources a change belongs to: a ``.jsonl`` file under a transcripts folder, or a Hermes ``state.db``
-or its ``-wal`` (not its ``-shm``, which readers, harkback included, touch). Ctrl-C
+sources a change belongs to: a ``.jsonl`` file or a folder (moved in or out) under a
+transcripts folder, or a Hermes ``state.db`` or its ``-wal`` (not its ``-shm``, which
+readers, harkback included, touch). Ctrl-C
 (SIGINT) or SIGTERM stops it between syncs, or cancels the one running: marks are
 kept only after their sessions are stored, so nothing is skipped next time. A store
 file deleted or replaced under the watch stops it (:mod:`~harkback.pipeline.store_guard`).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -63,7 +65,11 @@ def belongs(importer: Importer, changed: Path) -> bool:
     if isinstance(importer, HermesImporter):
         return changed.name in (location.name, f"{location.name}-wal") and (
             changed.parent == location.parent)
-    return changed.suffix == ".jsonl" and changed.is_relative_to(location)
+    if not changed.is_relative_to(location):
+        return False
+    # A folder moved in or out (a project's, a day's) is one change of the folder's own
+    # path, none of the transcripts in it: it counts, as a folder there or a path gone.
+    return changed.suffix == ".jsonl" or changed.is_dir() or not os.path.lexists(changed)
 
 
 def touched(importers: Sequence[Importer], changes: Iterable[tuple[object, str]]

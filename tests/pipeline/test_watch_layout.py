@@ -8,7 +8,13 @@ import shutil
 import time
 from pathlib import Path
 
-from tests.pipeline.sync_home import CLAUDE_FILE, CLAUDE_SESSION, claude_line, make_home
+from tests.pipeline.sync_home import (
+    CLAUDE_FILE,
+    CLAUDE_SESSION,
+    claude_line,
+    found_ids,
+    make_home,
+)
 from tests.pipeline.test_sync_process import (
     home,  # noqa: F401  (the fixture)
     stop_once_found,
@@ -16,6 +22,7 @@ from tests.pipeline.test_sync_process import (
     watching_started,
 )
 
+AGENT_BUS_SESSION = "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
 CODEX_SESSION = "0199a1b4-1111-7ddd-8eee-ffffffffffff"
 CODEX_FILE = f"2026/03/04/rollout-2026-03-04T10-00-00-{CODEX_SESSION}.jsonl"
 
@@ -83,3 +90,24 @@ def test_a_failed_re_sync_is_tried_again_without_a_change(home: Path,  # noqa: F
         projects.chmod(0o755)
         out, _ = stop_once_found(watcher, db, "ocelot")
     assert out.count(f"claude-code: failed: cannot list {projects}: Permission denied") == 1
+
+
+def test_a_project_folder_moved_out_and_back_is_followed(home: Path,  # noqa: F811
+                                                         tmp_path: Path) -> None:
+    """A project's folder moved out of the projects folder takes its sessions out of the
+    store, and moved back brings them back: the move is one change of the folder's path,
+    none of a transcript, and the watch let it pass (a plain sync removed them)."""
+    project = home / ".claude" / "projects" / "-home-mei-code-agent-bus"
+    db = tmp_path / "h.db"
+    with watching(home, db) as watcher:
+        watching_started(watcher)
+        assert found_ids(db, "NATS latency") == [AGENT_BUS_SESSION]
+        shutil.move(project, tmp_path / "agent-bus")
+        deadline = time.monotonic() + 30
+        while found_ids(db, "NATS latency") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert found_ids(db, "NATS latency") == []
+        shutil.move(tmp_path / "agent-bus", project)
+        out, _ = stop_once_found(watcher, db, "NATS latency", AGENT_BUS_SESSION)
+    assert "claude-code: 0 new, 0 updated, 3 removed" in out  # the folder held 3
+    assert "claude-code: 3 new, 0 updated, 0 removed" in out
