@@ -123,6 +123,11 @@ def bash_script(tree: Command) -> str:
         "# bash completion for harkback; load it with: eval \"$(harkback completion bash)\"",
         "_harkback() {",
         '    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}',
+        # bash splits --ranker=h at the "=" (COMP_WORDBREAKS): the value is completed
+        # after the option as after --ranker h, not as a word of its own.
+        '    if [[ $cur == = ]]; then cur=""',
+        '    elif [[ $prev == = && $COMP_CWORD -gt 1 ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}',
+        "    fi",
         '    local path="" word i',
         "    for ((i = 1; i < COMP_CWORD; i++)); do",
         "        word=${COMP_WORDS[i]}",

@@ -167,3 +167,18 @@ def test_bash_offers_no_file_names_for_a_value_that_is_not_a_file(bash_script: P
     for option in ("search --limit", "recent --since"):
         shown = typed_in_bash(bash_script, f"harkback {option} \t\t", tmp_path)
         assert "notes-zz.txt" not in shown, shown
+
+
+@pytest.mark.parametrize(("words", "expected"), [
+    (("search", "docker", "--ranker", "=", "h"), ["hybrid"]),
+    (("search", "docker", "--summarizer", "="), ["extractive", "llm", "none", "raw"]),
+    (("recent", "--db", "=", "hist"), ["history.db"]),
+])
+def test_bash_completes_a_value_written_after_an_equals_sign(bash_script: Path, tmp_path: Path,
+                                                            words: tuple[str, ...],
+                                                            expected: list[str]) -> None:
+    """``--ranker=h``: bash splits the word at ``=`` (COMP_WORDBREAKS), so the option is two
+    words back, or the word typed is ``=`` itself; neither was completed (the choices of
+    ``--ranker=`` were the folder's files, through ``complete -o default``)."""
+    (tmp_path / "history.db").write_text("", encoding="utf-8")
+    assert complete(bash_script, *words, cwd=tmp_path) == expected
