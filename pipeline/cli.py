@@ -36,6 +36,7 @@ from harkback.pipeline.cli_sync import (
 from harkback.pipeline.collector import paused_for
 from harkback.pipeline.model_flags import add_model_arguments
 from harkback.pipeline.terminal import json_text, line_of
+from harkback.pipeline.termination import Termination, interrupted, terminating
 from harkback.stages.defaults import (
     DEFAULT_LIMIT,
     DEFAULT_RANKER,
@@ -326,8 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli_edges.open_stdout()
     cli_edges.quiet_driver_logs()
     try:
-        with paused_for(argv[0] if argv else ""):  # a search process skips the collector
-            status = _run(argv)
+        # SIGTERM is taken as Ctrl-C: the command stops cleanly and says so.
+        with paused_for(argv[0] if argv else ""), terminating() as stop:
+            status = _run(argv, stop)
         sys.stdout.flush()  # a reader that went away is noticed here, not at exit
     except BrokenPipeError:
         return reader_gone()
@@ -336,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-def _run(argv: list[str]) -> int:
+def _run(argv: list[str], stop: Termination) -> int:
     try:
         args = build_parser().parse_args(argv)
     except UsageError as usage:
@@ -355,10 +357,7 @@ def _run(argv: list[str]) -> int:
             print(json_text(cli_edges.failure_payload(str(error), error.status)))
         return error.status
     except KeyboardInterrupt:
-        if getattr(args, "json", False):
-            print(json_text({"success": False, "error": "interrupted"}))
-        print("harkback: interrupted", file=sys.stderr)
-        return 130
+        return interrupted(getattr(args, "json", False), stop)
     except (BrokenPipeError, cli_edges.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback

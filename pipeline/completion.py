@@ -123,6 +123,11 @@ def bash_script(tree: Command) -> str:
         "# bash completion for harkback; load it with: eval \"$(harkback completion bash)\"",
         "_harkback() {",
         '    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}',
+        # bash splits --ranker=h at the "=" (COMP_WORDBREAKS): the value is completed
+        # after the option as after --ranker h, not as a word of its own.
+        '    if [[ $cur == = ]]; then cur=""',
+        '    elif [[ $prev == = && $COMP_CWORD -gt 1 ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}',
+        "    fi",
         '    local path="" word i',
         "    for ((i = 1; i < COMP_CWORD; i++)); do",
         "        word=${COMP_WORDS[i]}",
@@ -139,7 +144,11 @@ def bash_script(tree: Command) -> str:
         if option.choices:
             lines.append(f"        {'|'.join(option.names)}) COMPREPLY=($(compgen -W "
                          f"\"{' '.join(option.choices)}\" -- \"$cur\")); return ;;")
-    lines += [f"        {'|'.join(value_options)}) COMPREPLY=(); return ;;",
+    # A value no list holds (a number, a time, a name): nothing to offer, and not the file
+    # names that ``complete -o default`` falls back to when a completion offers nothing.
+    lines += [f"        {'|'.join(value_options)})",
+              "            compopt +o default +o bashdefault 2>/dev/null",
+              "            COMPREPLY=(); return ;;",
               "    esac",
               '    local subs="" opts="" files=""',
               "    case $path in"]

@@ -2,7 +2,8 @@
 over the defaults, decided here and nowhere else.
 
 The config file is TOML, ``$HARKBACK_CONFIG`` or ``config.toml`` in the user's config
-folder (``$XDG_CONFIG_HOME/harkback``, else ``~/.config/harkback``); a missing file is no
+folder (``$XDG_CONFIG_HOME/harkback`` when that is an absolute path, else
+``~/.config/harkback``); a missing file is no
 error unless ``$HARKBACK_CONFIG`` names it. Each key (:data:`KEYS`) has one environment
 variable and at most one flag; :func:`effective` says, for each, the value and where it
 came from (``harkback config`` prints them). A file that cannot be read, an unknown key or
@@ -160,14 +161,19 @@ def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
 
     >>> config_path({"XDG_CONFIG_HOME": "/cfg"})[0].as_posix()
     '/cfg/harkback/config.toml'
+    >>> config_path({"XDG_CONFIG_HOME": "cfg"})[0].is_absolute()  # relative: ignored
+    True
     """
     named = environ.get(CONFIG_VARIABLE, "").strip()
     if named:
         return Path(os.path.expanduser(named)), True
     home = environ.get("XDG_CONFIG_HOME", "").strip()
-    # No home at all (no $HOME, a user the password file lacks, as in some containers):
-    # "~" stays as written, a file that is not there, rather than RuntimeError.
-    folder = Path(home) if home else Path(os.path.expanduser("~/.config"))
+    # A relative $XDG_CONFIG_HOME is invalid (the XDG spec: ignore it), as platformdirs
+    # ignores a relative $XDG_DATA_HOME for the store: read, it made the file depend on
+    # the folder a command ran in. No home at all (no $HOME, a user the password file
+    # lacks, as in some containers): "~" stays as written, a file that is not there,
+    # rather than RuntimeError.
+    folder = Path(home) if os.path.isabs(home) else Path(os.path.expanduser("~/.config"))
     return folder / "harkback" / "config.toml", False
 
 

@@ -24,6 +24,7 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
+from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.ports import SessionStore
@@ -33,13 +34,19 @@ WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
 
 def located_sources(args: argparse.Namespace) -> tuple[Located, ...]:
     """The sources the flags and the defaults name; none found at all is a :class:`CliError`."""
-    located = locate({"hermes": args.hermes, "claude-code": args.claude_code,
-                      "codex": args.codex}, archived=args.archived)
+    located = located_again(args)
     if not any(place.importers or place.given for place in located):
         raise CliError("no agent history found (looked in " + ", ".join(
             f"{p.where} for {p.kind}" for p in located) + "); name one with --hermes, "
             "--claude-code or --codex")
     return located
+
+
+def located_again(args: argparse.Namespace) -> tuple[Located, ...]:
+    """The sources the flags and the defaults name, as they are now (``--watch`` looks
+    again for those that were not there)."""
+    return locate({"hermes": args.hermes, "claude-code": args.claude_code,
+                   "codex": args.codex}, archived=args.archived)
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:
@@ -77,6 +84,7 @@ async def run_sync(args: argparse.Namespace) -> int:
             raise CliError("--watch writes as the sources change; leave out --dry-run", 2)
     new = None if args.dry_run else wiring.new_file(db_of(args))
     store = _store_for(args)
+    store_file = StoreFile.of(db_of(args)) if args.watch else None
     unused = False
     try:
         if store.import_ledger() is None:
@@ -106,7 +114,8 @@ async def run_sync(args: argparse.Namespace) -> int:
             skips += await watch(located, store, as_json=args.json,
                                  redact=settings_of(args).redact,
                                  name_skipped=lambda r: name_skips(r.skipped, r.skips,
-                                                                   verbose=args.verbose))
+                                                                   verbose=args.verbose),
+                                 store_file=store_file, find=lambda: located_again(args))
             # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
             # status "done with skips" as they do for sync.
             return finished(True, skips)

@@ -4,10 +4,16 @@ After the first sync, :func:`watch` waits on the sources' folders with ``watchfi
 (the ``watch`` extra, imported here only), syncs once more as soon as the watcher is in
 place (catching what changed in between; then it says ``watching``), gathers changes
 for a short quiet spell (``step_ms``, at most ``debounce_ms``), and re-syncs only the
-sources a change belongs to: a ``.jsonl`` file under a transcripts folder, or a Hermes ``state.db``
-or its ``-wal`` (not its ``-shm``, which readers, harkback included, touch). Ctrl-C
+sources a change belongs to: a ``.jsonl`` file or a folder (moved in or out) under a
+transcripts folder, or a Hermes ``state.db`` or its ``-wal`` (not its ``-shm``, which
+readers, harkback included, touch). Ctrl-C
 (SIGINT) or SIGTERM stops it between syncs, or cancels the one running: marks are
-kept only after their sessions are stored, so nothing is skipped next time.
+kept only after their sessions are stored, so nothing is skipped next time. A store
+file deleted or replaced under the watch stops it (:mod:`~harkback.pipeline.store_guard`).
+Every :data:`CHECK_S` it also looks at what it watches (:mod:`~harkback.pipeline.watch_layout`):
+a source that appeared (an agent run for the first time), a folder moved away or made
+again, start the watcher again on what is there; a source whose sync failed is tried
+again (its failure printed once, its recovery too).
 
 >>> from harkback.adapters.sources.hermes import HermesImporter
 >>> belongs(HermesImporter(Path("/h/state.db")), Path("/h/state.db-wal"))
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -27,10 +34,16 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+import attrs
+
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
+from harkback.pipeline.command_basics import CliError
+from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, SourceReport, sync_one
 from harkback.pipeline.terminal import json_text, one_line
+from harkback.pipeline.watch_layout import Layout
+from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 
 T = TypeVar("T")
@@ -41,12 +54,9 @@ STEP_MS = 50
 """... and yielded once the sources were quiet for this long."""
 READY_MS = 200
 """How often the watcher wakes when nothing changes (its first wake: it is in place)."""
-
-
-def watched_folder(importer: Importer) -> Path:
-    """The folder to watch for ``importer``'s source."""
-    location = Path(importer.key.location)
-    return location.parent if isinstance(importer, HermesImporter) else location
+CHECK_S = 2.0
+"""How often the watch looks for sources that appeared and folders gone or made again, and
+tries again the sources whose last sync failed."""
 
 
 def belongs(importer: Importer, changed: Path) -> bool:
@@ -55,7 +65,11 @@ def belongs(importer: Importer, changed: Path) -> bool:
     if isinstance(importer, HermesImporter):
         return changed.name in (location.name, f"{location.name}-wal") and (
             changed.parent == location.parent)
-    return changed.suffix == ".jsonl" and changed.is_relative_to(location)
+    if not changed.is_relative_to(location):
+        return False
+    # A folder moved in or out (a project's, a day's) is one change of the folder's own
+    # path, none of the transcripts in it: it counts, as a folder there or a path gone.
+    return changed.suffix == ".jsonl" or changed.is_dir() or not os.path.lexists(changed)
 
 
 def touched(importers: Sequence[Importer], changes: Iterable[tuple[object, str]]
@@ -97,52 +111,136 @@ async def until_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
     return None
 
 
+
+
+@attrs.define
+class Resyncs:
+    """The re-syncs of one watch: what they skipped, and the sources failing now (by key,
+    with the error last printed, so a failure tried again is printed once)."""
+
+    store: SessionStore
+    ledger: ImportLedger
+    stop: asyncio.Event
+    redact: bool = True
+    as_json: bool = False
+    name_skipped: Callable[[SourceReport], None] | None = None
+    store_file: StoreFile | None = None
+    skips: int = 0
+    failing: dict[SourceKey, str] = attrs.field(factory=dict)
+    announced: Layout | None = None
+
+    def guard(self) -> None:
+        """Stop (:class:`CliError`) when the store file was deleted or replaced."""
+        problem = self.store_file.problem() if self.store_file is not None else None
+        if problem:  # checked at every wake: each re-sync would be lost with the file
+            raise CliError(problem)
+
+    async def run(self, due: Sequence[Importer]) -> bool:
+        """Re-sync each of ``due`` and print what changed; False when stopped first."""
+        for importer in due:
+            self.guard()
+            report = await until_stopped(sync_one(importer, self.store, self.ledger,
+                                                  progress=False, redact=self.redact),
+                                         self.stop)
+            if report is None:
+                return False
+            self.skips += report.skips
+            if report.skips and self.name_skipped is not None:
+                self.name_skipped(report)
+            before = self.failing.pop(importer.key, None)
+            if report.error:
+                self.failing[importer.key] = report.error
+            # A failure goes on being tried: printed when it is new, and its end too.
+            if (report.error != before if report.error
+                    else report.new or report.updated or report.removed or before):
+                print(json_text(report.to_payload()) if self.as_json
+                      else change_line(report), flush=True)
+        return True
+
+
 async def watch(located: Sequence[Located], store: SessionStore, *, as_json: bool = False,
                 debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
                 redact: bool = True,
-                name_skipped: Callable[[SourceReport], None] | None = None) -> int:
+                name_skipped: Callable[[SourceReport], None] | None = None,
+                store_file: StoreFile | None = None,
+                find: Callable[[], Sequence[Located]] = lambda: (),
+                check_s: float = CHECK_S) -> int:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
     how many damaged lines the re-syncs skipped. ``name_skipped`` is given each re-sync's
-    report that skipped any, as it comes (the command names them on stderr)."""
-    import watchfiles
-
+    report that skipped any, as it comes (the command names them on stderr). A
+    ``store_file`` deleted or replaced while watching stops the watch (:class:`CliError`).
+    ``find`` locates the sources again (sources it finds that ``located`` lacked are
+    watched too), every ``check_s`` seconds."""
     ledger = store.import_ledger()
     if ledger is None:
         raise ValueError("sync needs a store that remembers imports")
-    importers = [i for place in located for i in place.importers]
-    folders = sorted({watched_folder(i) for i in importers})
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    ready = False
-    skips = 0
+    resyncs = Resyncs(store=store, ledger=ledger, stop=stop, redact=redact, as_json=as_json,
+                      name_skipped=name_skipped, store_file=store_file)
+    layout: Layout | None = Layout.of(i for place in located for i in place.importers)
     try:
-        async for changes in watchfiles.awatch(
-                *folders, stop_event=stop, watch_filter=None, debounce=debounce_ms,
-                step=step_ms, rust_timeout=READY_MS, yield_on_timeout=True,
-                ignore_permission_denied=True):
-            if not ready:
-                # The watcher is in place now: catch what changed since the first sync.
-                ready, due = True, importers
-                print(f"watching {', '.join(str(f) for f in folders)} (Ctrl-C to stop)",
-                      file=sys.stderr, flush=True)
-            else:
-                due = touched(importers, changes)
-            for importer in due:
-                report = await until_stopped(sync_one(importer, store, ledger, progress=False,
-                                                      redact=redact),
-                                             stop)
-                if report is None:
-                    break
-                skips += report.skips
-                if report.skips and name_skipped is not None:
-                    name_skipped(report)
-                if report.new or report.updated or report.removed or report.error:
-                    print(json_text(report.to_payload()) if as_json
-                          else change_line(report), flush=True)
+        while layout is not None and not stop.is_set():
+            layout = await _watch(layout, resyncs, find, debounce_ms=debounce_ms,
+                                  step_ms=step_ms, check_s=check_s)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     print("stopped watching", file=sys.stderr, flush=True)
-    return skips
+    return resyncs.skips
+
+
+async def _watch(layout: Layout, resyncs: Resyncs, find: Callable[[], Sequence[Located]], *,
+                 debounce_ms: int, step_ms: int, check_s: float) -> Layout | None:
+    """Watch ``layout``'s folders until stopped (None) or until what is there differs from
+    it: then the layout to watch instead."""
+    import watchfiles
+
+    if not layout.folders:  # none is there: sync (a failure is said once), look again later
+        _announce(layout, resyncs, check_s)
+        if not await resyncs.run(layout.importers):
+            return None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(resyncs.stop.wait(), check_s)
+        resyncs.guard()
+        return layout.now(find())
+    ready = False
+    checked = time.monotonic()
+    try:
+        async with contextlib.aclosing(watchfiles.awatch(
+                *layout.folders, stop_event=resyncs.stop, watch_filter=None,
+                debounce=debounce_ms, step=step_ms, rust_timeout=READY_MS,
+                yield_on_timeout=True, ignore_permission_denied=True)) as seen:
+            async for changes in seen:
+                resyncs.guard()
+                if not ready:
+                    # The watcher is in place now: catch what changed since the last sync.
+                    ready, due = True, list(layout.importers)
+                    _announce(layout, resyncs, check_s)
+                else:
+                    due = touched(layout.importers, changes)
+                if time.monotonic() - checked >= check_s:
+                    checked = time.monotonic()
+                    now = layout.now(find())
+                    if now != layout:
+                        return now
+                    due += [i for i in layout.importers
+                            if i.key in resyncs.failing and i not in due]
+                if not await resyncs.run(due):
+                    return None
+    except FileNotFoundError:  # a folder went between looking and watching: look again
+        return layout.now(find())
+    return None
+
+
+def _announce(layout: Layout, resyncs: Resyncs, check_s: float) -> None:
+    """Say on stderr what is watched (once per layout): the folders, and those not there."""
+    if resyncs.announced == layout:
+        return
+    resyncs.announced = layout
+    missing = "".join(f"; {one_line(str(f))} is not there now (looked for every {check_s:g} s)"
+                      for f in layout.missing)
+    print(f"watching {', '.join(one_line(str(f)) for f in layout.folders) or 'nothing'} "
+          f"(Ctrl-C to stop){missing}", file=sys.stderr, flush=True)

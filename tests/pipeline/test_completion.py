@@ -7,8 +7,12 @@ The bash script is run by bash itself: sourced, then its function called with
 from __future__ import annotations
 
 import argparse
+import os
+import pty
+import select
 import shlex
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -118,3 +122,63 @@ def test_an_unknown_shell_is_a_usage_error() -> None:
     """Only bash and zsh: anything else is argparse's one line, exit 2."""
     done = run("completion", "fish")
     assert done.returncode == 2 and "invalid choice: 'fish'" in done.stderr
+
+
+def typed_in_bash(script: Path, keys: str, cwd: Path) -> str:
+    """What an interactive bash (on a pseudo-terminal, readline and all) shows once
+    ``keys`` are typed after sourcing ``script``: a tab's listing as a person sees it,
+    with readline's own fallbacks, which calling the function alone does not show."""
+    main, sub = pty.openpty()
+    shell = subprocess.Popen(["bash", "--norc", "--noprofile", "-i"], stdin=sub, stdout=sub,
+                             stderr=sub, cwd=cwd, start_new_session=True,
+                             env={"PATH": os.environ.get("PATH", ""), "TERM": "dumb",
+                                  "PS1": "$ ", "HOME": str(cwd)})
+    os.close(sub)
+
+    def shown(until: str) -> str:
+        out, deadline, quiet = "", time.monotonic() + 20, time.monotonic() + 1
+        while time.monotonic() < deadline and (until not in out or time.monotonic() < quiet):
+            if select.select([main], [], [], 0.1)[0]:
+                try:
+                    out += os.read(main, 4096).decode(errors="replace")
+                except OSError:
+                    break
+                quiet = time.monotonic() + 1  # a second without output: all is shown
+        return out
+
+    try:
+        os.write(main, f"source {shlex.quote(str(script))}; echo SOURCED\n".encode())
+        shown("SOURCED\r\n")
+        os.write(main, keys.encode())
+        return shown(keys.rstrip("\t"))
+    finally:
+        shell.kill()
+        shell.wait()
+        os.close(main)
+
+
+def test_bash_offers_no_file_names_for_a_value_that_is_not_a_file(bash_script: Path,
+                                                                  tmp_path: Path) -> None:
+    """Tab after ``--limit`` or ``--since`` listed the folder's files: the function offered
+    nothing, and ``complete -o default`` fell back to file names. ``--db`` still lists
+    them (which also shows that a listing is seen here)."""
+    (tmp_path / "notes-zz.txt").write_text("", encoding="utf-8")
+    assert "notes-zz.txt" in typed_in_bash(bash_script, "harkback sync --db \t\t", tmp_path)
+    for option in ("search --limit", "recent --since"):
+        shown = typed_in_bash(bash_script, f"harkback {option} \t\t", tmp_path)
+        assert "notes-zz.txt" not in shown, shown
+
+
+@pytest.mark.parametrize(("words", "expected"), [
+    (("search", "docker", "--ranker", "=", "h"), ["hybrid"]),
+    (("search", "docker", "--summarizer", "="), ["extractive", "llm", "none", "raw"]),
+    (("recent", "--db", "=", "hist"), ["history.db"]),
+])
+def test_bash_completes_a_value_written_after_an_equals_sign(bash_script: Path, tmp_path: Path,
+                                                            words: tuple[str, ...],
+                                                            expected: list[str]) -> None:
+    """``--ranker=h``: bash splits the word at ``=`` (COMP_WORDBREAKS), so the option is two
+    words back, or the word typed is ``=`` itself; neither was completed (the choices of
+    ``--ranker=`` were the folder's files, through ``complete -o default``)."""
+    (tmp_path / "history.db").write_text("", encoding="utf-8")
+    assert complete(bash_script, *words, cwd=tmp_path) == expected

@@ -95,8 +95,9 @@ def test_help_names_every_exit_status_the_command_line_ends_with() -> None:
         EXIT_OK,
         EXIT_SKIPPED,
     )
-    statuses = {EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL, 130,
-                EXIT_BROKEN_PIPE}
+    from harkback.pipeline.termination import EXIT_INTERRUPTED, EXIT_TERMINATED
+    statuses = {EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED, EXIT_INTERNAL, EXIT_INTERRUPTED,
+                EXIT_TERMINATED, EXIT_BROKEN_PIPE}
     epilog = " ".join(str(build_parser().epilog).split())
     readme = " ".join(README.read_text(encoding="utf-8").split())
     for told in (epilog, readme[readme.index("Exit statuses: "):]):

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.pipeline.sync_home import make_home
 from tests.pipeline.test_cli import run
 
 PROMPT_S = 15.0
@@ -28,32 +29,59 @@ def _opened(pid: int, path: Path) -> bool:
         return False
 
 
-def test_ctrl_c_stops_an_ingest_waiting_for_the_write_lock(tmp_path: Path) -> None:
-    source = tmp_path / "in.jsonl"
-    source.write_text(json.dumps({"id": "s1", "messages": [
-        {"role": "user", "content": "docker"}]}) + "\n", encoding="utf-8")
-    db = tmp_path / "h.db"
-    assert run("ingest", str(source), db=db).returncode == 0
-    source.write_text(json.dumps({"id": "s2", "messages": [
-        {"role": "user", "content": "nginx"}]}) + "\n", encoding="utf-8")
+def signalled_while_waiting(db: Path, sig: signal.Signals, *args: str,
+                            env: dict[str, str] | None = None
+                            ) -> tuple[int, str, str, float]:
+    """Run ``harkback ARGS --db DB`` while this test holds ``db``'s write lock, and send it
+    ``sig`` once its first write waits for the lock: its status, stdout, stderr, and how
+    long it took to end after the signal."""
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
-    ingest = subprocess.Popen(
-        [sys.executable, "-m", "harkback.pipeline.cli", "ingest", str(source), "--db", str(db)],
+    command = subprocess.Popen(
+        [sys.executable, "-m", "harkback.pipeline.cli", *args, "--db", str(db)], env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
-        while not _opened(ingest.pid, db) and time.monotonic() < deadline:
+        while not _opened(command.pid, db) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(1.0)  # the store is open: its first write now waits for the lock
-        ingest.send_signal(signal.SIGINT)
-        interrupted = time.monotonic()
-        _, err = ingest.communicate(timeout=90)
-        took = time.monotonic() - interrupted
+        command.send_signal(sig)
+        signalled = time.monotonic()
+        out, err = command.communicate(timeout=90)
+        took = time.monotonic() - signalled
     finally:
-        ingest.kill()
-        ingest.wait()
+        command.kill()
+        command.wait()
         holder.execute("ROLLBACK")
         holder.close()
-    assert (ingest.returncode, err) == (130, "harkback: interrupted\n")
+    return command.returncode, out, err, took
+
+
+def _one_session(path: Path, session: str, word: str) -> Path:
+    path.write_text(json.dumps({"id": session, "messages": [
+        {"role": "user", "content": word}]}) + "\n", encoding="utf-8")
+    return path
+
+
+def test_ctrl_c_stops_an_ingest_waiting_for_the_write_lock(tmp_path: Path) -> None:
+    source = _one_session(tmp_path / "in.jsonl", "s1", "docker")
+    db = tmp_path / "h.db"
+    assert run("ingest", str(source), db=db).returncode == 0
+    _one_session(source, "s2", "nginx")
+    status, _, err, took = signalled_while_waiting(db, signal.SIGINT, "ingest", str(source))
+    assert (status, err) == (130, "harkback: interrupted\n")
     assert took < PROMPT_S
+
+
+def test_sigterm_stops_a_sync_cleanly_and_says_so(tmp_path: Path) -> None:
+    """SIGTERM (``kill``, ``timeout``, a service manager) takes Ctrl-C's way: the sync
+    waiting for the write lock stops, its payload under ``--json`` says so and the status is
+    143; Python's default ended it on the spot, printing nothing, not even the payload."""
+    home = make_home(tmp_path / "home")
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_one_session(tmp_path / "in.jsonl", "s1", "docker")),
+               db=db).returncode == 0
+    status, out, err, _ = signalled_while_waiting(db, signal.SIGTERM, "sync", "--json",
+                                                  env={**os.environ, "HOME": str(home)})
+    assert (status, err) == (143, "harkback: terminated\n")
+    assert json.loads(out) == {"success": False, "error": "terminated"}

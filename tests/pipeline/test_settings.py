@@ -4,6 +4,9 @@ and a config file that cannot be used is one line naming the file, the line and 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -264,3 +267,21 @@ def test_a_home_relative_db_in_the_environment_is_the_file_every_command_sees(
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["sessions"] == 1
     assert run("show", "s1", env=env).returncode == 0
+
+
+def test_a_relative_xdg_config_home_is_ignored(tmp_path: Path) -> None:
+    """A relative ``$XDG_CONFIG_HOME`` is invalid (XDG spec), as platformdirs holds a
+    relative ``$XDG_DATA_HOME`` for the store's folder: it was read from the folder the
+    command ran in, so each folder could hold another config (here limit 7, not 4)."""
+    home = tmp_path / "home"
+    for folder, limit in ((home / ".config", 4), (tmp_path / "rel", 7)):
+        (folder / "harkback").mkdir(parents=True)
+        _file(folder / "harkback", f"limit = {limit}\n")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "XDG_CONFIG_HOME": "rel"}
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "config", "--json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    config = home / ".config" / "harkback" / "config.toml"
+    assert payload["settings"]["limit"] == {"value": 4, "from": f"file {config} line 1"}

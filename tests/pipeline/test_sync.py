@@ -341,9 +341,13 @@ def test_watch_re_syncs_only_the_source_a_change_belongs_to(tmp_path: Path) -> N
     importers = [i for place in located for i in place.importers]
     claude = str(tmp_path / ".claude" / "projects" / CLAUDE_FILE)
     assert [i.key.kind for i in touched(importers, [(1, claude)])] == ["claude-code"]
+    notes = tmp_path / ".codex" / "sessions" / "notes.txt"
+    notes.write_text("not a transcript", encoding="utf-8")  # a file there, not a folder
     assert [i.key.kind for i in touched(importers, [
-        (2, str(tmp_path / ".hermes" / "state.db-wal")),
-        (2, str(tmp_path / ".codex" / "sessions" / "notes.txt"))])] == ["hermes"]
+        (2, str(tmp_path / ".hermes" / "state.db-wal")), (2, str(notes))])] == ["hermes"]
+    # A folder moved out is a path gone: it may have held transcripts.
+    assert [i.key.kind for i in touched(importers, [
+        (3, str(tmp_path / ".codex" / "sessions" / "2026" / "gone"))])] == ["codex"]
     assert touched(importers, [(2, str(tmp_path / ".hermes" / "state.db-shm"))]) == []
 
 

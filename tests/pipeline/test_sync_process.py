@@ -157,9 +157,10 @@ def watching(home: Path, db: Path) -> Iterator[subprocess.Popen[str]]:
             watcher.communicate()
 
 
-def stop_once_found(watcher: subprocess.Popen[str], db: Path, word: str) -> tuple[str, str]:
-    """Wait (up to 30 s) until ``word`` is found in the appended Claude Code session, then
-    Ctrl-C the watcher (killed if it does not end); its stdout and stderr."""
+def stop_once_found(watcher: subprocess.Popen[str], db: Path, word: str,
+                    session: str = CLAUDE_SESSION) -> tuple[str, str]:
+    """Wait (up to 30 s) until ``word`` is found in ``session`` (the appended Claude Code
+    session), then Ctrl-C the watcher (killed if it does not end); its stdout and stderr."""
     appended = time.monotonic()
     while (watcher.poll() is None and not found_ids(db, word)
            and time.monotonic() - appended < 30):
@@ -172,7 +173,7 @@ def stop_once_found(watcher: subprocess.Popen[str], db: Path, word: str) -> tupl
     except subprocess.TimeoutExpired:
         watcher.kill()
         out, err = watcher.communicate()
-    assert found == [CLAUDE_SESSION], err
+    assert found == [session], err
     return out, err
 
 
@@ -229,3 +230,34 @@ def test_watch_with_a_named_source_missing_fails_at_once(tmp_path: Path) -> None
                           check=False)
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert "watching" not in done.stderr
+
+
+def watching_started(watcher: subprocess.Popen[str]) -> None:
+    """Read the watcher's stderr up to its ``watching`` line (past the damaged lines named)."""
+    assert watcher.stderr is not None
+    line = watcher.stderr.readline()
+    while line.endswith("(skipped)\n"):
+        line = watcher.stderr.readline()
+    assert line.startswith("watching "), line
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_store_deleted_or_replaced_under_the_watch_stops_it(home: Path, tmp_path: Path,
+                                                                how: str) -> None:
+    """SQLite writes on to the file it opened: the watch went on "updating" a deleted store
+    (or the one a new file replaced) for good, each re-sync lost. Now it stops at once,
+    one line and status 1."""
+    db = tmp_path / "h.db"
+    with watching(home, db) as watcher:
+        watching_started(watcher)
+        db.unlink()
+        if how == "replaced":
+            db.write_bytes(b"")
+        try:
+            _, err = watcher.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the watch went on after its store was " + how)
+    assert watcher.returncode == 1, err
+    became = "was deleted" if how == "deleted" else "was replaced by another file"
+    assert err.endswith(f"harkback: the store {db} {became} while harkback wrote to it; "
+                        "stopped (run the command again to fill the file there now)\n"), err
