@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks import soak
 from benchmarks.scale import build_store
-from benchmarks.soak import QUERIES, Soak, main
+from benchmarks.soak import QUERIES, Soak, main, run_soak
 from tests.support.postgres_server import PostgresServer
 from tests.support.processes import children, running
 
@@ -114,8 +113,8 @@ def test_a_worker_that_cannot_start_stops_those_started(tmp_path: Path,
         started.append(real(*args, **kwargs))
         return started[-1]
 
-    monkeypatch.setattr(soak.subprocess, "Popen", starting)
+    monkeypatch.setattr(subprocess, "Popen", starting)  # the module soak starts them with
     with pytest.raises(OSError):
-        soak.run_soak(str(db), seconds=60, searchers=2, writers=1)
+        run_soak(str(db), seconds=60, searchers=2, writers=1)
     assert len(started) == 2
     assert [p.pid for p in started if running(p.pid)] == []
