@@ -235,18 +235,19 @@ def run_soak(db: str, *, seconds: float, searchers: int, writers: int,
     root = Path(__file__).resolve().parent.parent
     load_before = os.getloadavg()[0]
     argv = [sys.executable, "-m", "benchmarks.soak", "worker"]
-    processes = [subprocess.Popen([*argv, "search", "--db", str(db), "--seconds", str(seconds),
-                                   "--index", str(i)], stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, cwd=root)
-                 for i in range(searchers)]
-    processes += [subprocess.Popen([*argv, "write", "--db", str(db), "--seconds", str(seconds),
-                                    "--index", str(i), "--pace", str(writer_pace)],
-                                   stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, cwd=root)
-                  for i in range(writers)]
+    commands = [[*argv, "search", "--db", str(db), "--seconds", str(seconds), "--index", str(i)]
+                for i in range(searchers)]
+    commands += [[*argv, "write", "--db", str(db), "--seconds", str(seconds), "--index", str(i),
+                  "--pace", str(writer_pace)] for i in range(writers)]
+    processes: list[subprocess.Popen[str]] = []
     seen: list[dict[str, Any]] = []
     errors: list[str] = []
     try:
+        # Started inside the block: a worker that cannot start (too many open files), or a
+        # Ctrl-C meanwhile, still stops those already running.
+        for command in commands:
+            processes.append(subprocess.Popen(command, stdout=subprocess.PIPE,
+                                              stderr=subprocess.PIPE, text=True, cwd=root))
         for process in processes:
             out, err = process.communicate(timeout=seconds + 600)
             if process.returncode != 0:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import attrs
 
 from harkback.stages.ports import IngestReport
-from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.records import Conversation, Message, Session, dated
 
 
 @attrs.frozen(kw_only=True)
@@ -68,7 +68,9 @@ def compare(batch: Sequence[Conversation], stored: Sequence[Session],
     delta = Delta()
     changed: list[Conversation] = []
     replaced: list[str] = []
-    for conversation in {c.session.id: c for c in batch}.values():
+    # Dated as the store dates it (a session given no start starts at its first
+    # message): compared undated, it differed from its stored self on every read.
+    for conversation in {c.session.id: dated(c) for c in batch}.values():
         session = conversation.session
         held = sessions.get(session.id)
         if held is not None and held.source != session.source:

@@ -176,7 +176,10 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
         raise ValueError("sync needs a store that remembers imports")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    # The loop's handlers go back to the default when removed (SIGTERM's ends the process
+    # on the spot): the handlers before the watch (the command's, Ctrl-C's way) come back.
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in before:
         loop.add_signal_handler(sig, stop.set)
     resyncs = Resyncs(store=store, ledger=ledger, stop=stop, redact=redact, as_json=as_json,
                       name_skipped=name_skipped, store_file=store_file)
@@ -186,8 +189,10 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
             layout = await _watch(layout, resyncs, find, debounce_ms=debounce_ms,
                                   step_ms=step_ms, check_s=check_s)
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig, handler in before.items():
             loop.remove_signal_handler(sig)
+            if handler is not None:
+                signal.signal(sig, handler)
     print("stopped watching", file=sys.stderr, flush=True)
     return resyncs.skips
 

@@ -51,6 +51,27 @@ def root_of(session_id: str, known: Mapping[str, Session]) -> Session | None:
     return current
 
 
+def first_of_loop(session: Session, known: Mapping[str, Session]) -> bool:
+    """Whether ``session`` is the member of a loop of parents that :func:`root_of` names
+    (the earliest), as the SQL stores test it (``sql/loops.py``): its parents are walked
+    only while each comes after it, so a continuation (its parent earlier) costs one step,
+    not a walk to its lineage's root.
+
+    >>> known = {"a": Session(id="a", started_at=1.0, parent_session_id="b"),
+    ...          "b": Session(id="b", started_at=2.0, parent_session_id="a")}
+    >>> first_of_loop(known["a"], known), first_of_loop(known["b"], known)
+    (True, False)
+    """
+    seen = {session.id}
+    current = known.get(session.parent_session_id or "")
+    while current is not None and _loop_order(current) > _loop_order(session):
+        if current.id in seen:
+            return False  # a loop the walk entered from outside
+        seen.add(current.id)
+        current = known.get(current.parent_session_id or "")
+    return current is not None and current.id == session.id
+
+
 def descends_from(session_id: str, ancestor_id: str, known: Mapping[str, Session]) -> bool:
     """Whether ``session_id``'s chain of parents reaches ``ancestor_id``, stored or not (a
     live session's sub-agents are stored before the session itself).

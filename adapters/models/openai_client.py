@@ -49,16 +49,26 @@ async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
     return outcome
 
 
+_WORDLIKE = 8
+"""A key shorter than this may be letters of a word ('x', 'none', 'local' for a local
+server): masked only where it stands alone. A longer one is masked wherever it stands,
+as a server quoting it URL-encoded (``key%3Dsk-...``) puts letters right before it."""
+
+
 def masked(text: str, secret: str | None) -> str:
-    """``text`` with every standalone occurrence of ``secret`` masked: one inside a word
-    is not the key, and a short placeholder key ('x', 'none' for a local server) would
-    otherwise mask the middle of words ('E********pecting value').
+    """``text`` with ``secret`` masked: a short placeholder key ('x', 'none' for a local
+    server) only where it stands alone, or it would mask the middle of words
+    ('E********pecting value'); a real key everywhere.
 
     >>> masked("Invalid API key: sk-abc1. Expecting sk-abc12", "sk-abc1"), masked("Expect", "x")
     ('Invalid API key: ********. Expecting sk-abc12', 'Expect')
+    >>> masked("GET /v1?q=1%26key%3Dsk-0123456789", "sk-0123456789")
+    'GET /v1?q=1%26key%3D********'
     """
     if not secret:
         return text
+    if len(secret) >= _WORDLIKE:
+        return text.replace(secret, MASK)
     return re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", MASK, text)
 
 

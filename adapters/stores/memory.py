@@ -44,7 +44,7 @@ from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
 from harkback.stages import long_text, ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.lineage import root_of
+from harkback.stages.lineage import first_of_loop
 from harkback.stages.query import Node, evaluate
 from harkback.stages.scope import in_scope
 from harkback.stages.stats import StoreStats, count_sessions
@@ -306,7 +306,7 @@ class MemoryStore(MemoryVectors):
             roots = sorted(
                 (s for s in self._sessions.values()
                  if (s.parent_session_id is None or s.parent_session_id not in self._sessions
-                     or root_of(s.id, self._sessions) is s)  # the first of a parent loop
+                     or first_of_loop(s, self._sessions))
                  and s.id not in query.exclude_roots and in_scope(query, s.source, s.project)
                  and query.admits(s.started_at)),
                 key=_newest_key)

@@ -7,11 +7,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from benchmarks.scale import build_store
-from benchmarks.soak import QUERIES, Soak, main
+from benchmarks.soak import QUERIES, Soak, main, run_soak
 from tests.support.postgres_server import PostgresServer
 from tests.support.processes import children, running
 
@@ -94,3 +95,26 @@ def test_an_interrupted_soak_leaves_no_worker_running(tmp_path: Path) -> None:
     _, err = soak.communicate(timeout=60)
     assert soak.returncode != 0 and b"KeyboardInterrupt" in err
     assert [pid for pid in workers if running(pid)] == []
+
+
+def test_a_worker_that_cannot_start_stops_those_started(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The third worker fails to start (as with too many open files): the two started
+    before it are stopped; they were started outside the block that stops them, and went
+    on searching for ``--seconds``."""
+    db = tmp_path / "soak.db"
+    build_store(db, 2000, incremental=0)
+    started: list[subprocess.Popen[str]] = []
+    real = subprocess.Popen
+
+    def starting(*args: Any, **kwargs: Any) -> subprocess.Popen[str]:
+        if len(started) == 2:
+            raise OSError(24, "Too many open files")
+        started.append(real(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", starting)  # the module soak starts them with
+    with pytest.raises(OSError):
+        run_soak(str(db), seconds=60, searchers=2, writers=1)
+    assert len(started) == 2
+    assert [p.pid for p in started if running(p.pid)] == []

@@ -119,3 +119,23 @@ def test_a_session_without_a_start_is_placed_by_its_first_message(tmp_path: Path
     rows = json.loads(done.stdout)["results"]
     assert [(r["session_id"], r["started_at"]) for r in rows] == [
         ("undated", _epoch("2026-03-04T10:00:00"))]
+
+
+def test_a_session_without_a_start_read_again_is_unchanged(tmp_path: Path) -> None:
+    """The store dates an undated session; the import compared the file's undated copy
+    with it, so every read of the same file counted the session updated and wrote it
+    again (each ``sync --watch`` wake printed '1 updated')."""
+    source = tmp_path / "undated.jsonl"
+    source.write_text(json.dumps(
+        {"id": "undated", "messages": [
+            {"role": "user", "content": "rotate the keys", "timestamp": "2026-03-04T10:00:00Z"}]})
+        + "\n", encoding="utf-8")
+    path = tmp_path / "h.db"
+    first = run("import", "jsonl", str(source), "--json", db=path)
+    assert json.loads(first.stdout)["sources"][0]["sessions"]["added"] == 1
+    with source.open("a", encoding="utf-8") as handle:  # the file changed: it is read again
+        handle.write(json.dumps({"id": "other", "started_at": "2026-03-05T10:00:00Z",
+                                 "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    again = json.loads(run("import", "jsonl", str(source), "--json", db=path).stdout)
+    # "skipped": read and found unchanged
+    assert again["sources"][0]["sessions"] == {"added": 1, "updated": 0, "skipped": 1}

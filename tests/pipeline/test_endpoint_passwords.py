@@ -98,3 +98,18 @@ def test_a_short_placeholder_key_does_not_mask_the_middle_of_words(tmp_path: Pat
     (result,) = json.loads(done.stdout)["results"]
     assert "Expecting value" in result["summary_note"]
     assert MASK not in result["summary_note"]
+
+
+def test_a_key_the_server_quotes_url_encoded_is_masked(tmp_path: Path) -> None:
+    """A server quoting the request it refused, URL-encoded (``key%3Dsk-...``), puts a
+    letter right before the key: masked only where it stood alone, it was printed whole."""
+    api_key = "sk-live-0123456789abcdefghij"
+    body = json.dumps({"error": {"message": f"refused /v1/chat?key%3D{api_key}"}}).encode()
+    db = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge drops packets"))])
+    with ChatServer(lambda _r: Reply(status=401, raw=body)) as server:
+        done = run("search", "docker", "--json", "--model", "m", "--base-url", server.url,
+                   db=db, env={"OPENAI_API_KEY": api_key})
+    assert done.returncode == 0, done.stderr
+    (result,) = json.loads(done.stdout)["results"]
+    assert api_key not in done.stdout + done.stderr
+    assert f"key%3D{MASK}" in result["summary_note"]
