@@ -72,6 +72,7 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
             take_write_lock(connection)
         ids = [restore(row[0]) for row in connection.execute(
             'SELECT id FROM sessions ORDER BY id COLLATE "C"')]
+        wrote = False
         for start in range(0, len(ids), CHUNK):
             chunk = ids[start:start + CHUNK]
             changed, counts = rewrite.rewrite_sessions(sessions(connection, chunk),
@@ -79,6 +80,7 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
             report = rewrite.added(report, counts)
             if changed and not dry_run:
                 write(connection, changed)
+                wrote = True
         stale = [tuple(row[:5]) for row in connection.execute(
             f"SELECT {_SUMMARY_KEY}, text, note FROM summary_cache")
             if any(edit(str(text)) != text for text in (row[2], row[5], row[6]))]
@@ -86,9 +88,9 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
             with connection.cursor() as cursor:
                 cursor.executemany(f"DELETE FROM summary_cache WHERE ({_SUMMARY_KEY}) = "
                                    "(%s, %s, %s, %s, %s)", stale)
-    # Every run, changes or not: an earlier run by a role that could not vacuum may have
-    # left old row versions, secrets included, that this one (their owner's) can clear.
-    left = () if dry_run else _compact(connection)
+    # Only after a change: VACUUM FULL locks each table whole, so on a shared store a
+    # redact that found nothing must not stop every searcher and writer while it runs.
+    left = _compact(connection) if (wrote or stale) and not dry_run else ()
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
                                  titles=report.titles, summaries_dropped=len(stale),
                                  notes=left)
@@ -113,4 +115,4 @@ def _compact(connection: Connection) -> tuple[str, ...]:
         return ()
     return (f"{connection.info.user} may not vacuum {found[0]}: the rows are redacted, but "
             "their old versions stay in those tables' files, secrets included, until their "
-            "owner runs harkback redact (or VACUUM FULL on them)",)
+            "owner runs VACUUM FULL on them",)
