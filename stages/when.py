@@ -55,11 +55,13 @@ _CJK_PAST = (
     (re.compile(r"上个月|上個月|上月|先月|지난\s?달"), 30.0),
     (re.compile(r"去年|昨年|작년"), 365.0),
 )
+# (?<!\d): "3000000天前" is no time, not the "000天前" (today) its last digits would say.
 _CJK_AGO = (
-    (re.compile(r"(\d{1,3})\s*(?:天|日)前|(\d{1,3})\s*일\s*전"), "day"),
-    (re.compile(r"(\d{1,3})\s*(?:周|週|个星期|個星期|週間)前|(\d{1,3})\s*주\s*전"), "week"),
-    (re.compile(r"(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前|(\d{1,3})\s*(?:개월|달)\s*전"),
-     "month"),
+    (re.compile(r"(?<!\d)(\d{1,3})\s*(?:天|日)前|(?<!\d)(\d{1,3})\s*일\s*전"), "day"),
+    (re.compile(r"(?<!\d)(\d{1,3})\s*(?:周|週|个星期|個星期|週間)前|(?<!\d)(\d{1,3})\s*주\s*전"),
+     "week"),
+    (re.compile(r"(?<!\d)(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前"
+                r"|(?<!\d)(\d{1,3})\s*(?:개월|달)\s*전"), "month"),
 )
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 # "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.

@@ -143,6 +143,12 @@ def test_chinese_japanese_and_korean_times_select_their_window(
     assert (window[0] / DAY, window[1] / DAY) == days
 
 
+@pytest.mark.parametrize("question", ["3000000天前的部署", "99999日前のビルド", "12345일 전 배포"])
+def test_a_cjk_count_past_three_digits_is_no_time(question: str) -> None:
+    """Only a count's last digits matched: "3000000天前" read as "000天前", today."""
+    assert time_window(question, 100 * DAY) is None
+
+
 def test_cjk_time_words_are_not_searched_for() -> None:
     """The bigrams of a CJK time expression are time words, as "last week"'s words are."""
     assert {"上周"} <= time_words("上周 nginx 超时")
