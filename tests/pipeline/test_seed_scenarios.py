@@ -34,7 +34,10 @@ same-language question passing and 9/20 cross-language ones with lexical), and a
 blind one (``tests/fixtures/seeds-blind5``, written after blind4 had been studied: ten
 questions per language on other topics, Postgres bloat, wheels, Redis eviction, git reflog,
 OOMKilled pods, OAuth refresh tokens, CORS preflight, Celery, gRPC deadlines; half
-cross-language, with two-answer questions, delegated children and live sessions).
+cross-language, with two-answer questions, delegated children and live sessions), and a
+sixth blind one (``tests/fixtures/seeds-blind6``, written the same way on topics no earlier
+set covers: CRLF line endings, KEDA, pydantic v2, dbt, PostGIS, Helm, wareki dates, NFKC
+search, Ansible, TOTP, MySQL replication lag, Vault tokens, Loki, SQLite WAL ...).
 """
 
 from __future__ import annotations
@@ -100,6 +103,13 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b5-ko-slack-scope",  # a Korean "too many Slack alerts" session comes first
     "b5-zh-systemd-timer",  # a Chinese "GitHub Actions cron expression" session comes first
     "b5-zh-dns-ttl",  # a Chinese "CDN cached the old page" session comes first
+    # blind6 (measured once at ba2f872, lexical 35/40): four cross-language misses and one
+    # same-language two-answer question:
+    "b6-ja-nfkc-both",  # the normalize session first; the backfill one not in the top 3
+    "b6-ja-submodule",  # a Chinese "frontend CI cache" session first, the answer third
+    "b6-ko-tailwind",  # the Korean "turbo remote cache" session first, the answer third
+    "b6-zh-fastapi-bg",  # a Chinese "node 18 to 20 upgrade" session first, answer not in top 3
+    "b6-zh-rabbitmq-dlx",  # a Chinese "queue backlog alert" session first, the answer second
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
@@ -109,7 +119,8 @@ MINIMUM_QUESTIONS = {"tuned": {"en": 25, "zh": 10, "ja": 10, "ko": 10, "mixed": 
                      "heldout2": {"en": 16, "zh": 6, "ja": 6, "ko": 6, "mixed": 6},
                      "crosslang": {"zh": 10, "ja": 9, "ko": 9, "mixed": 7},
                      "blind4": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
-                     "blind5": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
+                     "blind5": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
+                     "blind6": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
 
 
 @pytest.fixture(scope="module", params=sorted(CORPORA))

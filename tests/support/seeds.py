@@ -69,8 +69,17 @@ flaky tests, hydration errors, OAuth refresh tokens, CORS preflight, Go private 
 S3 and KMS, rate limits, feature flags, DNS TTLs, Celery, Airflow, gRPC deadlines ...),
 half about a session held in another language, with two-answer questions, answers held
 by a delegated child and questions asked from a live session with the same words."""
+BLIND6 = SEEDS.parent / "seeds-blind6"
+"""A seventh corpus, written blind to the ranking like :data:`BLIND5`: ten questions each in
+English, Chinese, Japanese and Korean on topics no earlier set covers (CRLF line endings,
+KEDA scaling, GPG signing, pydantic v2, OCR, WeChat mini programs, ClickHouse views, argon2,
+restic, CSP, DingTalk, dbt, uv, PostGIS, Helm, RabbitMQ dead letters, CUDA OOM, turbo cache,
+wareki dates, NFKC search, Ansible, Cloud Run, NAT costs, BigQuery partitions, WSL clocks,
+TOTP, MySQL replication lag, Vault tokens, OpenTelemetry, Tailwind, Supabase RLS, Loki,
+SQLite WAL ...), half about a session held in another language, with two-answer questions,
+answers held by a delegated child and questions asked from a live session."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
-             "blind4": BLIND4, "blind5": BLIND5}
+             "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
