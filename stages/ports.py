@@ -49,8 +49,8 @@ class MatchQuery:
     fewer than ``limit`` of them match, the newest other rows matching the expression
     fill up with score 0. With no common part, or ``max_scored=None``, the search is
     exact. ``known_counts`` may carry what this store's :meth:`~SessionStore.term_stats`
-    said of some terms, so that a store telling common terms apart need not count them
-    again (a hint: the answer is the same without it).
+    said of some terms (of a prefix under its text and ``*``: ``dock*``), so that a store
+    telling common terms apart need not count them again (a hint: the same answer without).
     """
 
     expression: Node
@@ -117,8 +117,10 @@ class TermStats:
     """Index statistics for ranking: messages indexed, their mean length, term frequencies.
 
     ``counts`` pairs each asked term found in the index with the number of messages that
-    contain it (terms never indexed are left out). A store may estimate counts of very
-    common terms (the SQLite store counts exactly up to a cap, then extrapolates).
+    contain it (terms never indexed are left out); ``prefix_counts`` each asked prefix with
+    the messages a prefix search matches (a token starting with it: 前 in 前端). A store may
+    estimate counts of very common terms (the SQLite store counts exactly up to a cap,
+    then extrapolates).
 
     >>> TermStats(documents=10, average_length=4.0, counts=(("bike", 3),)).count("bike")
     3
@@ -127,6 +129,7 @@ class TermStats:
     documents: int = attrs.field(default=0, validator=attrs.validators.ge(0))
     average_length: float = 0.0
     counts: tuple[tuple[str, int], ...] = ()
+    prefix_counts: tuple[tuple[str, int], ...] = ()
 
     def count(self, term: str) -> int:
         """How many messages contain ``term`` (0 when it is not indexed)."""
@@ -191,8 +194,10 @@ class SessionStore(Protocol):
         """Store conversations; a session id already stored is replaced."""
         ...
 
-    def term_stats(self, terms: Sequence[str]) -> FutureResult[TermStats, StoreUnavailable]:
-        """Index statistics for ``terms`` (exact index tokens, every role, no filter).
+    def term_stats(self, terms: Sequence[str], prefixes: Sequence[str] = ()
+                   ) -> FutureResult[TermStats, StoreUnavailable]:
+        """Index statistics for ``terms`` (exact index tokens) and ``prefixes`` (counted
+        as a prefix search matches), every role, no filter.
 
         Cheap whatever the store's size: rankers call it once per query.
         """

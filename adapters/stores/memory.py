@@ -168,16 +168,23 @@ class MemoryStore(MemoryVectors):
                               cached_summaries=len(self._cache.entries), schema_version=None)
         return self._run(work)
 
-    def term_stats(self, terms: Sequence[str]) -> FutureResult[ports.TermStats, StoreUnavailable]:
-        """Index statistics counted over every stored message, as FTS5 keeps them."""
+    def term_stats(self, terms: Sequence[str], prefixes: Sequence[str] = ()
+                   ) -> FutureResult[ports.TermStats, StoreUnavailable]:
+        """Index statistics counted over every stored message, as FTS5 keeps them; a
+        prefix counts the messages holding a token that starts with it."""
         def work() -> ports.TermStats:
             every = [item for items in self._messages.values() for item in items]
             wanted = dict.fromkeys(terms)
             counts = Counter(t for item in every for t in item.counts if t in wanted)
+            starts = dict.fromkeys(p for p in prefixes if p)
+            prefixed = Counter(p for item in every for p in starts
+                               if any(t.startswith(p) for t in item.counts))
             length = sum(len(item.tokens) for item in every)
             return ports.TermStats(documents=len(every),
                                    average_length=length / len(every) if every else 0.0,
-                                   counts=tuple((t, counts[t]) for t in wanted if counts[t]))
+                                   counts=tuple((t, counts[t]) for t in wanted if counts[t]),
+                                   prefix_counts=tuple((p, prefixed[p]) for p in starts
+                                                       if prefixed[p]))
         return self._run(work)
 
     def search(self, query: ports.MatchQuery

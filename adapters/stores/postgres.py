@@ -180,11 +180,11 @@ class PostgresStore(Closing):
         return self.run(lambda connection: postgres_reads.search_titles(connection, query,
                                                                       self._memo))
 
-    def term_stats(self, terms: Sequence[str]
+    def term_stats(self, terms: Sequence[str], prefixes: Sequence[str] = ()
                    ) -> FutureResult[ports.TermStats, StoreUnavailable]:
         """Index statistics: kept totals, and counts exact up to a cap, estimated above."""
         return self.run(lambda connection: postgres_search.term_stats(connection, terms,
-                                                                     self._memo))
+                                                                     self._memo, prefixes))
 
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:

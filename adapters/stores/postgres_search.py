@@ -27,7 +27,7 @@ from harkback.adapters.stores import (
 from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_of
 from harkback.adapters.stores.postgres_catch_up import Sizes
 from harkback.adapters.stores.postgres_memo import CountMemo, Snapshot
-from harkback.adapters.stores.postgres_text import lexeme, matching, restore, storable, tsquery
+from harkback.adapters.stores.postgres_text import matching, restore, storable, tsquery
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.stages.long_text import LONGEST_READ, read_start
@@ -321,47 +321,53 @@ def _newest(connection: Connection, query: MatchQuery, skip: list[int], limit: i
     return [(int(row[10]), hit(row, 0.0)) for row in rows]
 
 
-def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | None = None
-               ) -> TermStats:
+def term_stats(connection: Connection, terms: Sequence[str], memo: CountMemo | None = None,
+               prefixes: Sequence[str] = ()) -> TermStats:
     """Index statistics: the totals every ingest keeps, and each term's message count (two
-    statements at most, however many terms)."""
-    wanted = list(dict.fromkeys(t for t in terms if t))
+    statements at most, however many terms); each of ``prefixes`` counted as a prefix
+    search matches it (前 in 前端 and 前)."""
+    wanted = [*(Term(t) for t in dict.fromkeys(t for t in terms if t)),
+              *(Term(p, prefix=True) for p in dict.fromkeys(p for p in prefixes if p))]
     (documents, tokens, _, _), counted = census(
-        connection, "messages", [Term(t) for t in wanted], EXACT_COUNT_LIMIT, memo)
-    numbers = {t: counted[Term(t)] for t in wanted}
-    common = [t for t, n in numbers.items() if n > EXACT_COUNT_LIMIT]
-    known = {} if memo is None else memo.estimated(common)
+        connection, "messages", wanted, EXACT_COUNT_LIMIT, memo)
+    numbers = {u: counted[u] for u in wanted}
+    common = [u for u, n in numbers.items() if n > EXACT_COUNT_LIMIT]
+    # Estimates are remembered by word: a prefix's is made again each time.
+    known = {} if memo is None else {Term(t): n for t, n in memo.estimated(
+        [u.text for u in common if not u.prefix]).items()}
     numbers.update(known)
-    if missing := [t for t in common if t not in known]:
+    if missing := [u for u in common if u not in known]:
         generation, estimates = _estimates(connection, missing, documents)
-        if doubtful := [t for t, n in estimates.items() if n <= EXACT_COUNT_LIMIT]:
+        if doubtful := [u for u, n in estimates.items() if n <= EXACT_COUNT_LIMIT]:
             # Both ends say fewer than the limit (rows removed since the statistics were
             # made, or a word bunched in the middle): the exact count decides, as for a
             # word under it (one past the limit is also what raising the estimate gives).
-            _, snapshot, exact, _ = _count(connection, "messages",
-                                           [Term(t) for t in doubtful], EXACT_COUNT_LIMIT)
+            _, snapshot, exact, _ = _count(connection, "messages", doubtful, EXACT_COUNT_LIMIT)
             generation = snapshot.generation
-            estimates.update((t, exact[Term(t)]) for t in doubtful)
+            estimates.update((u, exact[u]) for u in doubtful)
             if memo is not None:
                 memo.keep(snapshot, "messages", exact, EXACT_COUNT_LIMIT)
         numbers.update(estimates)
         if memo is not None:
-            memo.keep_estimates(generation, {t: n for t, n in estimates.items()
-                                             if n > EXACT_COUNT_LIMIT})
+            memo.keep_estimates(generation, {u.text: n for u, n in estimates.items()
+                                             if n > EXACT_COUNT_LIMIT and not u.prefix})
+
+    def found(prefix: bool) -> tuple[tuple[str, int], ...]:
+        return tuple((u.text, n) for u, n in numbers.items() if n and u.prefix == prefix)
     return TermStats(documents=documents, average_length=tokens / documents if documents else 0.0,
-                     counts=tuple((t, n) for t, n in numbers.items() if n))
+                     counts=found(False), prefix_counts=found(True))
 
 
-def _estimates(connection: Connection, terms: Sequence[str], documents: int
-               ) -> tuple[int, dict[str, int]]:
-    """Counts of terms found past the exact limit, from their newest and oldest matches
-    (not raised to the limit), and the index generation they were made at."""
+def _estimates(connection: Connection, terms: Sequence[Term], documents: int
+               ) -> tuple[int, dict[Term, int]]:
+    """Counts of terms (words or prefixes) found past the exact limit, from their newest
+    and oldest matches (not raised to the limit), and the index generation they were made at."""
     columns = ", ".join(
         f"(SELECT ARRAY[count(*), min(id), max(id)] FROM (SELECT id FROM messages "
         f"WHERE tokens @@ %s::tsquery ORDER BY id {order} LIMIT {END_SAMPLE + 1}) AS f)"
         for _ in terms for order in ("DESC", "ASC"))
     row = connection.execute(f"SELECT {columns}, (SELECT generation FROM index_totals)",
-                             [lexeme(t) for t in terms for _ in (0, 1)]).fetchone()
+                             [tsquery(t) for t in terms for _ in (0, 1)]).fetchone()
     assert row is not None
     # Newest matches that stop short of the sample are all there are (found when the
     # statistics, not a count, put a word past the limit).

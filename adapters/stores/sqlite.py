@@ -238,10 +238,10 @@ class SqliteStore(Closing):
         return self._run(lambda connection: sqlite_titles.search(
             connection, readable(connection, query)))
 
-    def term_stats(self, terms: Sequence[str]
+    def term_stats(self, terms: Sequence[str], prefixes: Sequence[str] = ()
                    ) -> FutureResult[ports.TermStats, StoreUnavailable]:
         """Index statistics from FTS5's own records: its totals row and its vocabulary."""
-        return self._run(lambda db: readable_stats(db, terms, sqlite_search.term_stats))
+        return self._run(lambda db: readable_stats(db, terms, sqlite_search.term_stats, prefixes))
 
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:

@@ -125,12 +125,19 @@ def readable(connection: sqlite3.Connection, query: MatchQuery) -> MatchQuery:
 
 
 def readable_stats(connection: sqlite3.Connection, terms: Sequence[str],
-               counted: Callable[[sqlite3.Connection, Sequence[str]], TermStats]) -> TermStats:
-    """``counted`` (the index's statistics) of ``terms``; of an older file's index, each
-    term counted as the index holds it (devoiced) and reported under its own name."""
-    if not folds_voicing(connection) or all(t.isascii() for t in terms):
-        return counted(connection, terms)
-    stats = counted(connection, [devoiced(t) for t in terms])
-    found = dict(stats.counts)
-    return attrs.evolve(stats, counts=tuple(
-        (t, found[devoiced(t)]) for t in dict.fromkeys(terms) if devoiced(t) in found))
+                   counted: Callable[[sqlite3.Connection, Sequence[str], Sequence[str]],
+                                     TermStats],
+                   prefixes: Sequence[str] = ()) -> TermStats:
+    """``counted`` (the index's statistics) of ``terms`` and ``prefixes``; of an older
+    file's index, each counted as the index holds it (devoiced), reported under its own."""
+    if not folds_voicing(connection) or all(t.isascii() for t in (*terms, *prefixes)):
+        return counted(connection, terms, prefixes)
+    stats = counted(connection, [devoiced(t) for t in terms], [devoiced(p) for p in prefixes])
+
+    def named(asked: Sequence[str], pairs: tuple[tuple[str, int], ...]
+              ) -> tuple[tuple[str, int], ...]:
+        found = dict(pairs)
+        return tuple((t, found[devoiced(t)]) for t in dict.fromkeys(asked)
+                     if devoiced(t) in found)
+    return attrs.evolve(stats, counts=named(terms, stats.counts),
+                        prefix_counts=named(prefixes, stats.prefix_counts))

@@ -12,7 +12,7 @@ long session that repeats one query word wins by volume, and a message that says
    ``biking``; an irregular verb's other forms, ``buy`` → ``bought``;
    :mod:`~harkback.stages.text.stem`), asking the store
    for their document counts (:meth:`term_stats`), so every query word gets one IDF
-   however it is spelled;
+   however it is spelled (a lone CJK character, matched as a prefix, is counted as one);
 3. reads a bounded number of candidate messages from the store: an OR of the forms of
    the words found in at most ``max_scored`` messages (all forms counted together); when
    those find fewer than it reads, messages holding two of the other (common) words
@@ -59,6 +59,8 @@ from harkback.stages.match.clauses import (
 )
 from harkback.stages.match.plan import (
     common_pairs,
+    known_counts,
+    lookups,
     plan_units,
     search_expression,
     selective,
@@ -161,7 +163,7 @@ class LexicalMatch:
             return pure(Matched(request=request, parsed=parsed, hits=()))
         # The question's time ("two weeks ago") is weighed by its window, not its words.
         planned = plan_units(parsed, time_words(request.query), script=cjk_script(request.query))
-        lookups = tuple(dict.fromkeys(f for ru in planned for f in ru.forms))
+        terms, prefixes = lookups(planned)
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:
             window = time_window(request.query, now) if self.time_weight else None
@@ -176,7 +178,7 @@ class LexicalMatch:
                 # counts it gave so that it need not count those terms again.
                 query = store_query(request, narrow or expression, limit=self.scan_limit,
                                     max_scored=None if narrow else self.max_scored,
-                                    known_counts=() if narrow else stats.counts)
+                                    known_counts=() if narrow else known_counts(stats))
                 pairs = common_pairs(parsed, units, stats, self.max_scored) if narrow else None
 
                 def fill(hits: Sequence[MessageHit]
@@ -187,14 +189,15 @@ class LexicalMatch:
                     if pairs is None or len(hits) >= self.scan_limit:
                         return FutureResult.from_value(hits)
                     more = store_query(request, pairs, limit=self.scan_limit - len(hits),
-                                       max_scored=self.max_scored, known_counts=stats.counts)
+                                       max_scored=self.max_scored,
+                                       known_counts=known_counts(stats))
                     return store.search(more).map(lambda extra: joined(hits, extra))
 
                 return store.search(query).bind(fill).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).map(lambda titles: self._rank(
                     request, parsed, units, stats, hits, now, window, titles)))
-            return store.term_stats(lookups).bind(search)
+            return store.term_stats(terms, prefixes).bind(search)
 
         return with_store(lambda deps: run(deps.store, deps.clock()))
 

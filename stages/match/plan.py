@@ -134,20 +134,52 @@ def bigram_shares(units: Sequence[Unit]) -> tuple[float, ...]:
 
 
 
+def _is_prefix(unit: Unit) -> bool:
+    return isinstance(unit, Term) and unit.prefix
+
+
+def lookups(units: Sequence[RankUnit]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What to ask the store's ``term_stats`` of, for :func:`weigh_units`: the forms of
+    the units matched as whole tokens, and the prefix terms (a lone CJK character).
+
+    >>> from harkback.stages.query import parse_query
+    >>> lookups(plan_units(parse_query("改 bikes")))
+    (('bikes', 'biked', 'biking', 'bike'), ('改',))
+    """
+    terms = (f for ru in units if not _is_prefix(ru.unit) for f in ru.forms)
+    prefixes = (unit_text(ru.unit) for ru in units if _is_prefix(ru.unit))
+    return tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(prefixes))
+
+
 def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, ...]:
     """Keep the forms the index holds and give each unit its IDF.
 
     A word's document count is the sum over its forms (at most every document); a
-    phrase counts as its rarest word, an upper bound on how often it occurs. A CJK word
-    weighs at most a bounded amount more than among the messages of its own script
+    phrase counts as its rarest word, an upper bound on how often it occurs; a prefix
+    (a lone CJK character) as the messages it matches. A CJK word weighs at most a
+    bounded amount more than among the messages of its own script
     (:func:`~harkback.stages.match.within_script.within_script`).
+
+    >>> from harkback.stages.query import parse_query
+    >>> stats = TermStats(documents=1000, counts=(("改", 1),), prefix_counts=(("改", 400),))
+    >>> [round(u.idf, 2) for u in weigh_units(plan_units(parse_query("改")), stats)]
+    [0.92]
+    >>> round(idf(1000, 1), 2)  # what the character alone, as a token, would weigh
+    6.5
     """
     counts = dict(stats.counts)
+    prefixed = dict(stats.prefix_counts)
     out = []
     found = []
     for ru in units:
         if isinstance(ru.unit, Phrase):
             containing = min((counts.get(t, 0) for t in ru.forms), default=0)
+            forms = ru.forms
+        elif _is_prefix(ru.unit):
+            # Matched as a prefix (改 finds 改成), so counted as one: the character alone is
+            # rarely a token (only where a run ends), and counted as that it would weigh as
+            # the question's rarest word wherever it matched.
+            containing = prefixed.get(unit_text(ru.unit), 0)
             forms = ru.forms
         else:
             forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) or ru.forms[:1]
@@ -297,6 +329,16 @@ def split_exclusions(node: Node) -> tuple[Node, Node | None]:
     if not unique:
         return rest, None
     return rest, unique[0] if len(unique) == 1 else AnyOf(unique)
+
+
+def known_counts(stats: TermStats) -> tuple[tuple[str, int], ...]:
+    """What ``stats`` tells the store's search (``MatchQuery.known_counts``): each term's
+    count, and each prefix's under its text and ``*``.
+
+    >>> known_counts(TermStats(counts=(("dock", 2),), prefix_counts=(("dock", 9),)))
+    (('dock', 2), ('dock*', 9))
+    """
+    return (*stats.counts, *((prefix + "*", n) for prefix, n in stats.prefix_counts))
 
 
 def store_query(request: SearchRequest, expression: Node, *, limit: int,

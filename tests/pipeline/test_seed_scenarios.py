@@ -91,7 +91,6 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b4-ja-date-shift",  # 日付/一日ずれ vs UTC/JST: nothing shared; a Japanese 原因 one wins
     "b4-ko-hangul-sort",  # 한글/정렬 vs collation: nothing shared; the 한글 Excel session wins
     "b4-ko-sentry-stack",  # 센트리/스택 vs sentry/stack trace: recent 에러/알림 sessions win
-    "b4-zh-android-dup",  # 安卓/打包 vs android/gradle: a recent Chinese 单元测试 session wins
     "b4-zh-cron-tz",  # 定时任务/晚 8 个小时 vs cron/UTC: the Chinese MySQL 8 小时 session wins
     # blind5 (measured once at f14d1eb, lexical 33/40): every same-language question passes;
     # each of these asks about a session in another language, and a recent session in the
@@ -106,7 +105,6 @@ KNOWN_WRONG: tuple[str, ...] = (
     # blind6 (measured once at ba2f872, lexical 35/40): four cross-language misses and one
     # same-language two-answer question:
     "b6-ja-nfkc-both",  # the normalize session first; the backfill one not in the top 3
-    "b6-ja-submodule",  # a Chinese "frontend CI cache" session first, the answer third
     "b6-ko-tailwind",  # the Korean "turbo remote cache" session first, the answer third
     "b6-zh-fastapi-bg",  # a Chinese "node 18 to 20 upgrade" session first, answer not in top 3
     "b6-zh-rabbitmq-dlx",  # a Chinese "queue backlog alert" session first, the answer second

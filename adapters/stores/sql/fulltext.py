@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from harkback.adapters.stores.sql.statement import SCOPE, SqlValue, Statement, json_list, scope
 from harkback.stages.long_text import LONGEST_READ
 from harkback.stages.ports import MatchQuery, NearestQuery
-from harkback.stages.query import AllOf, Node, Term, to_fts5
+from harkback.stages.query import AllOf, Node, to_fts5
 
 MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
 """Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
@@ -271,21 +271,22 @@ def count_matches(unit: Node, cap: int) -> Statement:
         (to_fts5(unit), cap + 1))
 
 
-def end_matches(term: str, cap: int, *, newest: bool) -> Statement:
-    """Of the newest (or the oldest) ``cap + 1`` messages matching ``term``: how many,
+def end_matches(unit: Node, cap: int, *, newest: bool) -> Statement:
+    """Of the newest (or the oldest) ``cap + 1`` messages matching ``unit``: how many,
     lowest and highest id.
 
     Reads at most ``cap + 1`` postings, however common the term.
 
-    >>> end_matches("bike", 2000, newest=True).params
+    >>> from harkback.stages.query import Term
+    >>> end_matches(Term("bike"), 2000, newest=True).params
     ('"bike"', 2001)
-    >>> "ORDER BY rowid ASC" in end_matches("bike", 2000, newest=False).sql
+    >>> "ORDER BY rowid ASC" in end_matches(Term("bike"), 2000, newest=False).sql
     True
     """
     return Statement(
         "SELECT COUNT(*), MIN(rowid), MAX(rowid) FROM (SELECT rowid FROM messages_fts "
         f"WHERE messages_fts MATCH ? ORDER BY rowid {'DESC' if newest else 'ASC'} LIMIT ?)",
-        (to_fts5(Term(term)), cap + 1))
+        (to_fts5(unit), cap + 1))
 
 
 def token_lengths(ids: Sequence[int]) -> Statement:

@@ -538,6 +538,20 @@ class StoreContract:
         stats = await ok(store.term_stats(["bike", "bikes", "unicycle"]))
         assert dict(stats.counts) == {"bike": 2, "bikes": 1}
 
+    async def test_term_stats_count_a_prefix_as_the_messages_it_matches(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A prefix (a question's lone CJK character) is counted as a prefix search matches:
+        改 in 改成 too, not only where the character ends a run and is a token alone."""
+        await ok(store.ingest([make_conversation(
+            "s1", ("user", "改成 utf8"), ("assistant", "修改 配置 再改"), ("tool", "改了 docker"),
+            ("user", "dockerd 改"), ("user", "docs"))]))
+        stats = await ok(store.term_stats(["改"], ["改", "dock", "无"]))
+        matched = {p: len(await ok(store.search(MatchQuery(
+            expression=Term(p, prefix=True), roles=ROLES, max_scored=None))))
+            for p in ("改", "dock")}
+        assert dict(stats.prefix_counts) == matched == {"改": 4, "dock": 2}
+        assert dict(stats.counts) == {"改": 2}
+
     async def test_term_stats_report_size_and_mean_length(
             self, store: SessionStore, make_conversation: Make) -> None:
         """Documents are the messages indexed; the mean length is in index tokens."""
@@ -561,10 +575,14 @@ class StoreContract:
         turns = [("user", "common old topic") for _ in range(6000)]
         turns += [("user", "common kubernetes") for _ in range(2500)]
         await ok(store.ingest([make_conversation("long", *turns)]))
-        counts = dict((await ok(store.term_stats(["common", "kubernetes", "old"]))).counts)
+        stats = await ok(store.term_stats(["common", "kubernetes", "old"], ["comm", "kub"]))
+        counts = dict(stats.counts)
         assert abs(counts["common"] - 8500) <= 85
         assert abs(counts["kubernetes"] - 2500) <= 25
         assert abs(counts["old"] - 6000) <= 60
+        prefixed = dict(stats.prefix_counts)  # a prefix past the limit, estimated alike
+        assert abs(prefixed["comm"] - 8500) <= 85
+        assert abs(prefixed["kub"] - 2500) <= 25
 
     async def test_term_stats_of_an_empty_store(self, store: SessionStore) -> None:
         """An empty store has no documents and no counts."""

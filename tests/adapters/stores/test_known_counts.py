@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from harkback.adapters.stores import sqlite_search
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.match.plan import known_counts
 from harkback.stages.ports import MatchQuery
 from harkback.stages.query import AllOf, AnyOf, Node, Phrase, Term
 from harkback.stages.records import ROLES
@@ -56,10 +57,10 @@ def test_known_counts_change_no_answer(store: SqliteStore, expression: Node, cap
                                        limit: int) -> None:
     """The same rows, scores and order with the counts given as without them."""
     async def both() -> tuple[tuple[object, ...], tuple[object, ...]]:
-        stats = await ok(store.term_stats(WORDS))
+        stats = await ok(store.term_stats(WORDS, ["w"]))
         query = MatchQuery(expression=expression, roles=ROLES, limit=limit, max_scored=cap)
         counted = await ok(store.search(query))
-        told = await ok(store.search(attrs.evolve(query, known_counts=stats.counts)))
+        told = await ok(store.search(attrs.evolve(query, known_counts=known_counts(stats))))
         return counted, told
     counted, told = asyncio.run(both())
     assert told == counted
@@ -75,11 +76,13 @@ def _statements(db: Path, unit: Term, cap: int, known: dict[str, int]) -> tuple[
 
 
 def test_a_known_count_is_not_counted_again(store: SqliteStore) -> None:
-    """A plain term's known count decides; a prefix, or an unknown term, is counted."""
+    """A known count decides (a prefix's is known under its text and ``*``); an unknown
+    term, or a prefix whose word alone is known, is counted."""
     assert _statements(store.path, Term("w7"), 4, {"w7": 10}) == (True, 0)
     assert _statements(store.path, Term("w7"), 10, {"w7": 10}) == (False, 0)
     assert _statements(store.path, Term("w7"), 4, {}) == (True, 1)
     assert _statements(store.path, Term("w", prefix=True), 4, {"w": 1}) == (True, 1)
+    assert _statements(store.path, Term("w", prefix=True), 4, {"w*": 80}) == (True, 0)
 
 
 def test_an_estimated_count_decides_only_within_the_exact_limit(store: SqliteStore) -> None:

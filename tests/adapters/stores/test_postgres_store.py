@@ -14,6 +14,7 @@ import pytest
 
 from harkback.adapters.stores import postgres_search
 from harkback.adapters.stores.postgres import PostgresStore
+from harkback.stages.query import Term
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
 from tests.support.postgres_server import PostgresServer, running_server
@@ -215,8 +216,8 @@ async def test_estimates_outlive_another_machines_small_ingests(
     made: list[list[str]] = []
     estimates = postgres_search._estimates
 
-    def spied(connection: Any, terms: list[str], documents: int) -> Any:
-        made.append(list(terms))
+    def spied(connection: Any, terms: list[Term], documents: int) -> Any:
+        made.append([t.text for t in terms])
         return estimates(connection, terms, documents)
 
     monkeypatch.setattr(postgres_search, "_estimates", spied)

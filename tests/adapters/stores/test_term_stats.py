@@ -8,6 +8,7 @@ from pathlib import Path
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_search import estimate_count
+from harkback.stages.query import Term
 from tests.adapters.stores.store_contract import ok
 from tests.conftest import conversation
 
@@ -28,17 +29,21 @@ async def test_read_only_store_reports_term_stats(tmp_path: Path) -> None:
 
 
 async def test_sqlite_and_memory_stats_agree(tmp_path: Path) -> None:
-    """Both stores count documents, mean length and term frequencies alike (CJK included)."""
+    """Both stores count documents, mean length, term frequencies and the messages a prefix
+    matches alike (CJK included)."""
     terms = ["bike", "bikes", "repair", "端口", "冲突", "突"]
+    prefixes = ["bik", "re", "端", "冲", "突", "次", "z"]
     memory = MemoryStore()
     await ok(memory.ingest(CHATS))
     with SqliteStore.open(tmp_path / "h.db").unwrap() as sqlite:
         await ok(sqlite.ingest(CHATS))
-        from_sqlite = await ok(sqlite.term_stats(terms))
-    from_memory = await ok(memory.term_stats(terms))
+        from_sqlite = await ok(sqlite.term_stats(terms, prefixes))
+    from_memory = await ok(memory.term_stats(terms, prefixes))
     assert from_sqlite.documents == from_memory.documents
     assert from_sqlite.average_length == from_memory.average_length
     assert dict(from_sqlite.counts) == dict(from_memory.counts)
+    assert dict(from_sqlite.prefix_counts) == dict(from_memory.prefix_counts)
+    assert len(from_sqlite.prefix_counts) == 6
 
 
 async def _count_with_small_limits(path: Path, term: str) -> tuple[int, int]:
@@ -76,3 +81,22 @@ async def test_a_term_frequent_only_lately_is_not_estimated_as_everywhere(
     estimated, exact = await _count_with_small_limits(path, "burst")
     assert exact == 210
     assert 101 <= estimated <= 420  # one end's density alone would say 1,200
+
+
+async def test_a_common_cjk_prefix_is_counted_whole_in_one_statement(tmp_path: Path) -> None:
+    """A lone CJK character, searched as a prefix (its words not listed), is counted exactly
+    even past the limit, by one statement: FTS5 merges the prefix's postings for each one,
+    so reading the ends too would cost twice more than counting every match."""
+    path = tmp_path / "h.db"
+    chats = [conversation(f"s{i}", ("user", f"note {i} " + ("好的" if i % 2 else
+                                                          "改成" if i % 3 else "改了")))
+             for i in range(1200)]
+    with SqliteStore.open(path).unwrap() as writer:
+        await ok(writer.ingest(chats))
+    traced: list[str] = []
+    with sqlite3.connect(path) as connection:
+        connection.set_trace_callback(traced.append)
+        counted = estimate_count(connection, Term("改", prefix=True), 1200, exact_up_to=100)
+    connection.close()
+    assert counted == 600
+    assert sum("MATCH" in sql for sql in traced) == 1

@@ -125,8 +125,11 @@ async def test_a_read_only_open_searches_an_older_index_as_it_is(tmp_path: Path)
         assert reader.schema == Migrated(2, 2)
         assert await _found(reader, "バケット") == {"bucket", "packet"}
         assert await _found(reader, "ビルド") == {"half"}
-        stats = await ok(reader.term_stats(["バケ", "パケ", "ハケ"]))
+        stats = await ok(reader.term_stats(["バケ", "パケ", "ハケ"], ["バ", "パ"]))
         assert dict(stats.counts) == {"バケ": 4, "パケ": 4, "ハケ": 4}  # 1 + 2 + brush
+        # A prefix too, counted as the prefix search (devoiced alike) matches.
+        prefixed = len(await ok(reader.search(match("パ*", max_scored=None))))
+        assert dict(stats.prefix_counts) == {"バ": prefixed, "パ": prefixed} == {"バ": 4, "パ": 4}
         assert (await ranked(reader, "S3 バケット"))[0] == "bucket"
     assert file_state(path) == before
     assert _version(path) == 2

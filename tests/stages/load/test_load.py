@@ -244,7 +244,8 @@ class _BrokenStore:
                ) -> FutureResult[IngestReport, StoreUnavailable]:
         return self._fail()
 
-    def term_stats(self, terms: Sequence[str]) -> FutureResult[TermStats, StoreUnavailable]:
+    def term_stats(self, terms: Sequence[str], prefixes: Sequence[str] = ()
+                   ) -> FutureResult[TermStats, StoreUnavailable]:
         return self._fail()
 
     def close(self) -> None:

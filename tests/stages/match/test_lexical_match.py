@@ -310,3 +310,21 @@ async def test_a_korean_noun_of_one_syllable_finds_the_english_session_it_names(
                                ("assistant", "the worker only consumed the default queue")),
                   conversation("other", ("user", "큐브 모양 아이콘을 새로 그렸어요")))
     assert (await _sessions(store, "큐에 쌓였던 거 어떻게 해결했지?"))[:1] == ["gold"]
+
+
+async def test_a_lone_chinese_character_weighs_as_common_as_the_words_it_starts(
+        store: SessionStore) -> None:
+    """改 ("change") alone in the question is matched as a prefix (改成, 改了); counted as
+    those, it is common in a store of Chinese sessions that change things, and the session
+    on the question's rare word (webpack) comes first. Counted as the character alone, a
+    token only where a run of CJK ends (found here nowhere), it weighed as much as webpack
+    and every newer Chinese session passed the answer."""
+    changes = ["把按钮改成蓝色", "标题文案改了一下", "接口路径改成 v2", "改成每天早上发",
+               "字体大小改回去了", "把日志级别改成 info", "首页布局改了", "配色改成暗色"]
+    await _ingest(store,
+                  conversation("gold", ("user", "the webpack build got slow after the upgrade"),
+                               ("assistant", "switched babel-loader to esbuild-loader"),
+                               started_at=1_000.0),
+                  *(conversation(f"zh-{i}", ("user", text), started_at=3_000.0 + i)
+                    for i, text in enumerate(changes)))
+    assert (await _sessions(store, "上次 webpack 改了哪里？"))[0] == "gold"
