@@ -338,6 +338,12 @@ class ChatModel(Protocol):
         """The model's name, as sent to the endpoint (part of the summary cache key)."""
         ...
 
+    @property
+    def endpoint(self) -> str:
+        """Where the model answers, one spelling per endpoint and without credentials
+        (part of the summary cache key: two servers may serve the same model name)."""
+        ...
+
     def complete(self, request: ChatRequest) -> FutureResult[ChatReply, ModelFailed]:
         """Ask the model once (retries included) and return its reply."""
         ...
@@ -359,6 +365,7 @@ class SummaryKey:
     content: str
     query: str
     model: str
+    """The model's name and endpoint (:func:`~harkback.stages.stage.model_in_key`)."""
     prompt_version: str
 
 

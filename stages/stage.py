@@ -20,7 +20,7 @@ from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.errors import RecallError, StoreUnavailable
-from harkback.stages.ports import Deps, SummaryCache, SummaryKey
+from harkback.stages.ports import ChatModel, Deps, SummaryCache, SummaryKey
 from harkback.stages.records import Summary
 
 In = TypeVar("In", contravariant=True)
@@ -103,6 +103,20 @@ async def before(deadline: float, work: Awaitable[T]) -> T | None:
         return await asyncio.wait_for(work, timeout=max(remaining, 0.0))
     except TimeoutError:
         return None
+
+
+def model_in_key(model: ChatModel) -> str:
+    """What the summary cache key holds of ``model``: its name and its endpoint, so two
+    servers serving the same model name never answer from each other's entries (and
+    entries kept before the endpoint was part of the key, under the bare name, are never
+    served).
+
+    >>> class Model:
+    ...     name, endpoint = "qwen3", "http://127.0.0.1:8080/v1"
+    >>> model_in_key(Model())
+    'qwen3 @ http://127.0.0.1:8080/v1'
+    """
+    return f"{model.name} @ {model.endpoint}"
 
 
 async def cached_before(cache: SummaryCache, key: SummaryKey, deadline: float) -> Summary | None:

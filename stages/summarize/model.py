@@ -45,7 +45,7 @@ from harkback.stages.load.truncate import Span, cut_around, locate_units
 from harkback.stages.ports import Deps, SummaryKey
 from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summarized, Summary, TokenUsage, Transcript
-from harkback.stages.stage import Step, cached_before, kept_before
+from harkback.stages.stage import Step, cached_before, kept_before, model_in_key
 from harkback.stages.summarize.extractive import MAX_CHARS, MAX_LINES, extractive_summary
 from harkback.stages.summarize.grounding import recap_problem
 from harkback.stages.summarize.reply import NOT_RELEVANT, read_reply, whole_sentences
@@ -329,7 +329,7 @@ class LlmSummarize:
                            transcript_tokens=self.transcript_tokens,
                            max_output_tokens=self.max_output_tokens,
                            temperature=self.temperature)
-        key = summary_key(transcript, loaded.request.query, prepared.request, model.name)
+        key = summary_key(transcript, loaded.request.query, prepared.request, model_in_key(model))
         told = _instructions(loaded.request.query, self.max_output_tokens)
         if deps.cache is not None:
             # Bounded too: a cache waiting for a lock (PostgreSQL) held a recall 60 s.
