@@ -51,7 +51,7 @@ from harkback.stages.summarize.grounding import recap_problem
 from harkback.stages.summarize.reply import NOT_RELEVANT, read_reply, whole_sentences
 from harkback.stages.text.tokens import is_cjk, normalize
 
-PROMPT_VERSION = "recall-1"
+PROMPT_VERSION = "recall-2"
 """Changes whenever the prompt or the reply format changes; part of the cache key."""
 
 TRANSCRIPT_TOKENS = 1000
@@ -84,12 +84,14 @@ TRANSCRIPT {nonce}>>>
 If the transcript does not address the question, answer exactly {not_relevant} and \
 nothing else.
 
-Otherwise write, in the past tense and in at most {words} words, a recap focused on the \
-question:
+Otherwise write, in the language of the question (even when the transcript is in \
+another language), in the past tense and in at most {words} words, a recap focused on \
+the question:
 - what the user wanted;
 - what was done and how it turned out;
 - the decisions and solutions;
-- the exact commands, file paths, URLs and error messages, copied verbatim;
+- the exact commands, file paths, URLs and error messages, copied verbatim, never \
+translated;
 - what was left open.
 End with one line that starts with SOURCES: and lists the numbers of the messages you \
 used, for example: SOURCES: 3, 7"""
