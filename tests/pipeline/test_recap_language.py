@@ -17,7 +17,8 @@ from tests.support.chat_server import ChatServer, Reply
 from tests.support.corpus import docker_store
 
 CHINESE = "上次 docker bridge network 的问题是怎么解决的"
-RECAP = "用户的容器在 docker bridge 网络上互相连不上；运行了 `docker network create app-net`。\nSOURCES: 2"
+RECAP = ("用户的容器在 docker bridge 网络上互相连不上；运行了 `docker network create app-net`。"
+         "\nSOURCES: 2")
 
 
 async def _search(query: str, server: ChatServer) -> dict[str, Any]:
