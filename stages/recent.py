@@ -19,7 +19,7 @@ from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.when import time_terms, time_window
+from harkback.stages.when import spanning, time_terms, time_windows
 
 _ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
                       "session sessions 工作 作業 작업".split())
@@ -37,6 +37,10 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     >>> browse_window(SearchRequest(query="how did we fix nginx last week"), 100 * day)
     >>> browse_window(SearchRequest(query="上周我做了什么"), 100 * day).query
     ''
+    >>> listed = browse_window(SearchRequest(query="what did I do yesterday and last week?"),
+    ...                        100 * day)
+    >>> listed.since / day, listed.until / day  # last week's Monday to the end of yesterday
+    (88.0, 100.0)
     """
     if parse_query(request.query).advanced:
         return None
@@ -48,12 +52,14 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):
         return None
     # "Last week" is listed as the calendar's week before this one, where the ranker
-    # weighs the seven days back; a date or month named ("in March") is listed, though
-    # the ranker does not weigh it.
+    # weighs the seven days back (the same words, read where they start); a date or
+    # month named ("in March") is listed, though the ranker does not weigh it. A
+    # question naming two times ("yesterday and last week") lists all of both.
     text = request.query.lower()
-    window = (min(previous_periods(text, now), default=(0, None))[1]
-              or time_window(request.query, now)
-              or min(calendar_windows(text, now), default=(0, None))[1])
+    by_start = dict(calendar_windows(text, now))
+    by_start.update(time_windows(text, now))
+    by_start.update(previous_periods(text, now))
+    window = spanning(by_start.values())
     if window is None:
         return None
     since = max(window[0], request.since) if request.since is not None else window[0]
