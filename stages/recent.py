@@ -96,8 +96,38 @@ class RecentSessions:
             return BrowseResult(results=tuple(RecentEntry.from_overview(r, self.tz)
                                               for r in rows))
 
+        def noted(query: RecentQuery) -> Step[BrowseResult]:
+            listed = with_store(lambda deps: deps.store.recent(query)).map(entries)
+            if query.since is None and query.until is None:
+                return listed
+            # Time bounds cannot place a session with no time: say how many were left out.
+            undated = attrs.evolve(query, since=None, until=None, undated=True,
+                                   limit=UNDATED_COUNTED + 1)
+            return listed.bind(lambda result: with_store(
+                lambda deps: deps.store.recent(undated)).map(
+                lambda rows: attrs.evolve(result, notes=undated_note(len(rows)))))
+
         return (with_store(lambda deps: load_ancestry(deps.store, current))
                 .bind(mine)
                 .map(listing)
-                .bind(lambda query: with_store(lambda deps: deps.store.recent(query)))
-                .map(entries))
+                .bind(noted))
+
+
+UNDATED_COUNTED = 100
+"""How many sessions with no time a bounded listing counts before saying "more than"."""
+
+
+def undated_note(count: int) -> tuple[str, ...]:
+    """What a bounded listing says of the ``count`` sessions it could not place in time.
+
+    >>> undated_note(0), undated_note(1)[0][:31], undated_note(101)[0][:37]
+    ((), '1 session with no time is not l', 'more than 100 sessions with no time a')
+    """
+    if not count:
+        return ()
+    if count > UNDATED_COUNTED:
+        said = f"more than {UNDATED_COUNTED} sessions with no time are"
+    else:
+        said = f"{count} sessions with no time are" if count > 1 else "1 session with no time is"
+    return (f"{said} not listed: nothing dates them, so a time bound cannot place them "
+            "(a listing without --since/--until shows them, last)",)
