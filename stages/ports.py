@@ -334,18 +334,13 @@ class ChatModel(Protocol):
     ``complete`` returns failures (HTTP errors, timeouts, unusable answers, after the
     adapter's own retries) as :class:`ModelFailed` values. Resources such as HTTP
     clients belong to the event loop that created them; ``aclose`` releases the ones
-    of the running loop.
+    of the running loop. A model may also name its ``endpoint`` (a string: where it
+    answers, without credentials), which the summary cache key then holds too.
     """
 
     @property
     def name(self) -> str:
         """The model's name, as sent to the endpoint (part of the summary cache key)."""
-        ...
-
-    @property
-    def endpoint(self) -> str:
-        """Where the model answers, one spelling per endpoint and without credentials
-        (part of the summary cache key: two servers may serve the same model name)."""
         ...
 
     def complete(self, request: ChatRequest) -> FutureResult[ChatReply, ModelFailed]:

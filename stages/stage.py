@@ -106,17 +106,18 @@ async def before(deadline: float, work: Awaitable[T]) -> T | None:
 
 
 def model_in_key(model: ChatModel) -> str:
-    """What the summary cache key holds of ``model``: its name and its endpoint, so two
-    servers serving the same model name never answer from each other's entries (and
-    entries kept before the endpoint was part of the key, under the bare name, are never
-    served).
+    """What the summary cache key holds of ``model``: its name and its ``endpoint`` (where
+    it answers, without credentials: OpenAIChatModel's normalised base URL), so two
+    servers serving the same model name never answer from each other's entries, and
+    entries kept under the bare name, before the endpoint was in the key, are never
+    served. A library caller's own model naming no endpoint is keyed by its name.
 
     >>> class Model:
     ...     name, endpoint = "qwen3", "http://127.0.0.1:8080/v1"
-    >>> model_in_key(Model())
-    'qwen3 @ http://127.0.0.1:8080/v1'
+    >>> model_in_key(Model()), model_in_key(type("Own", (), {"name": "m"})())
+    ('qwen3 @ http://127.0.0.1:8080/v1', 'm @ ')
     """
-    return f"{model.name} @ {model.endpoint}"
+    return f"{model.name} @ {getattr(model, 'endpoint', '')}"
 
 
 async def cached_before(cache: SummaryCache, key: SummaryKey, deadline: float) -> Summary | None:

@@ -56,7 +56,6 @@ class ScriptedModel:
     delay: float = 0.0
     calls: int = 0
     name: str = "scripted"
-    endpoint: str = "http://127.0.0.1:1/v1"
 
     def complete(self, request: ChatRequest) -> FutureResult[ChatReply, ModelFailed]:
         """Answer after ``delay`` seconds."""
