@@ -35,12 +35,13 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
     if payload["mode"] == "recent" and payload.get("window"):
         # A question that named only a time: say which time was listed, found or not.
         named = f'Sessions of "{one_line(payload["query"])}": {_span(payload["window"])}'
-        return "\n".join([named, "", _recent_table(rows) if rows else "No sessions found."])
+        return "\n".join([named, *_notes(payload), "",
+                          _recent_table(rows) if rows else "No sessions found."])
     if payload["mode"] == "recent" and rows:
-        return _recent_table(rows)
+        return "\n".join([*_notes(payload), _recent_table(rows)])
     # Said even with no rows: a rerank that kept none, or a ranking by words alone, is
     # why a search found nothing as much as the words are.
-    said = _search_notes(payload) if payload["mode"] == "search" else []
+    said = _search_notes(payload) if payload["mode"] == "search" else _notes(payload)
     if not rows:
         return "\n".join([str(payload.get("message", "No sessions found.")), *said])
     header = (f"{'#':>2}  {'when':<{WHEN_WIDTH}} {'source':<{SOURCE_WIDTH}} {'hits':>4}  "
@@ -76,7 +77,11 @@ def _search_notes(payload: dict[str, Any]) -> list[str]:
     elif rerank:  # every batch kept the word ranking: the note below says why
         lines.append(f"not reranked: {rerank['kept']} kept of {rerank['shown']} shown, "
                      "in the lexical order")
-    return lines + [f"note: {note}" for note in payload.get("notes", ())]
+    return lines + _notes(payload)
+
+
+def _notes(payload: dict[str, Any]) -> list[str]:
+    return [f"note: {note}" for note in payload.get("notes", ())]
 
 
 def show_command(message_id: str, db: str | None = None) -> str:

@@ -71,7 +71,8 @@ class RecentQuery:
     """What recent mode asks a store for: root sessions, newest first.
 
     ``since``/``until`` bound the session's start; a session with no start time is left
-    out when either is given. ``sources`` and ``projects`` as in :class:`MatchQuery`.
+    out when either is given; ``undated`` asks for those alone (what bounds cannot place).
+    ``sources`` and ``projects`` as in :class:`MatchQuery`.
     """
 
     limit: int
@@ -81,6 +82,7 @@ class RecentQuery:
     until: float | None = None
     sources: tuple[str, ...] = ()
     projects: tuple[str, ...] = ()
+    undated: bool = False
 
     def admits(self, started_at: float | None) -> bool:
         """Does a session started at ``started_at`` fall within the time bounds?
@@ -88,6 +90,8 @@ class RecentQuery:
         >>> RecentQuery(limit=1, since=10.0).admits(5.0), RecentQuery(limit=1).admits(None)
         (False, True)
         """
+        if self.undated:
+            return started_at is None
         if self.since is None and self.until is None:
             return True
         if started_at is None:
@@ -335,7 +339,8 @@ class ChatModel(Protocol):
     ``complete`` returns failures (HTTP errors, timeouts, unusable answers, after the
     adapter's own retries) as :class:`ModelFailed` values. Resources such as HTTP
     clients belong to the event loop that created them; ``aclose`` releases the ones
-    of the running loop.
+    of the running loop. A model may also name its ``endpoint`` (a string: where it
+    answers, without credentials), which the summary cache key then holds too.
     """
 
     @property
@@ -364,6 +369,7 @@ class SummaryKey:
     content: str
     query: str
     model: str
+    """The model's name and endpoint (:func:`~harkback.stages.stage.model_in_key`)."""
     prompt_version: str
 
 

@@ -19,7 +19,7 @@ from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Step, pure, with_store
-from harkback.stages.when import time_terms, time_window
+from harkback.stages.when import spanning, time_terms, time_windows
 
 _ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
                       "session sessions 工作 作業 작업".split())
@@ -37,6 +37,10 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     >>> browse_window(SearchRequest(query="how did we fix nginx last week"), 100 * day)
     >>> browse_window(SearchRequest(query="上周我做了什么"), 100 * day).query
     ''
+    >>> listed = browse_window(SearchRequest(query="what did I do yesterday and last week?"),
+    ...                        100 * day)
+    >>> listed.since / day, listed.until / day  # last week's Monday to the end of yesterday
+    (88.0, 100.0)
     """
     if parse_query(request.query).advanced:
         return None
@@ -48,12 +52,14 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):
         return None
     # "Last week" is listed as the calendar's week before this one, where the ranker
-    # weighs the seven days back; a date or month named ("in March") is listed, though
-    # the ranker does not weigh it.
+    # weighs the seven days back (the same words, read where they start); a date or
+    # month named ("in March") is listed, though the ranker does not weigh it. A
+    # question naming two times ("yesterday and last week") lists all of both.
     text = request.query.lower()
-    window = (min(previous_periods(text, now), default=(0, None))[1]
-              or time_window(request.query, now)
-              or min(calendar_windows(text, now), default=(0, None))[1])
+    by_start = dict(calendar_windows(text, now))
+    by_start.update(time_windows(text, now))
+    by_start.update(previous_periods(text, now))
+    window = spanning(by_start.values())
     if window is None:
         return None
     since = max(window[0], request.since) if request.since is not None else window[0]
@@ -90,8 +96,38 @@ class RecentSessions:
             return BrowseResult(results=tuple(RecentEntry.from_overview(r, self.tz)
                                               for r in rows))
 
+        def noted(query: RecentQuery) -> Step[BrowseResult]:
+            listed = with_store(lambda deps: deps.store.recent(query)).map(entries)
+            if query.since is None and query.until is None:
+                return listed
+            # Time bounds cannot place a session with no time: say how many were left out.
+            undated = attrs.evolve(query, since=None, until=None, undated=True,
+                                   limit=UNDATED_COUNTED + 1)
+            return listed.bind(lambda result: with_store(
+                lambda deps: deps.store.recent(undated)).map(
+                lambda rows: attrs.evolve(result, notes=undated_note(len(rows)))))
+
         return (with_store(lambda deps: load_ancestry(deps.store, current))
                 .bind(mine)
                 .map(listing)
-                .bind(lambda query: with_store(lambda deps: deps.store.recent(query)))
-                .map(entries))
+                .bind(noted))
+
+
+UNDATED_COUNTED = 100
+"""How many sessions with no time a bounded listing counts before saying "more than"."""
+
+
+def undated_note(count: int) -> tuple[str, ...]:
+    """What a bounded listing says of the ``count`` sessions it could not place in time.
+
+    >>> undated_note(0), undated_note(1)[0][:31], undated_note(101)[0][:37]
+    ((), '1 session with no time is not l', 'more than 100 sessions with no time a')
+    """
+    if not count:
+        return ()
+    if count > UNDATED_COUNTED:
+        said = f"more than {UNDATED_COUNTED} sessions with no time are"
+    else:
+        said = f"{count} sessions with no time are" if count > 1 else "1 session with no time is"
+    return (f"{said} not listed: nothing dates them, so a time bound cannot place them "
+            "(a listing without --since/--until shows them, last)",)

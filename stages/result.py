@@ -177,12 +177,16 @@ class BrowseResult:
     results: tuple[RecentEntry, ...]
     query: str = ""
     window: tuple[float | None, float | None] | None = None
+    notes: tuple[str, ...] = ()
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON form: ``{"success": true, "mode": "recent", "query", "results", "count"}``,
-        and ``"window": {"since", "until"}`` when the question named the time listed."""
+        ``"window": {"since", "until"}`` when the question named the time listed, and
+        ``"notes"`` on what it could not list."""
         payload = {"success": True, "mode": "recent", "query": self.query,
                    "results": [r.to_payload() for r in self.results], "count": len(self.results)}
         if self.window is not None:
             payload["window"] = {"since": self.window[0], "until": self.window[1]}
+        if self.notes:
+            payload["notes"] = list(self.notes)
         return payload

@@ -20,7 +20,7 @@ from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.errors import RecallError, StoreUnavailable
-from harkback.stages.ports import Deps, SummaryCache, SummaryKey
+from harkback.stages.ports import ChatModel, Deps, SummaryCache, SummaryKey
 from harkback.stages.records import Summary
 
 In = TypeVar("In", contravariant=True)
@@ -103,6 +103,21 @@ async def before(deadline: float, work: Awaitable[T]) -> T | None:
         return await asyncio.wait_for(work, timeout=max(remaining, 0.0))
     except TimeoutError:
         return None
+
+
+def model_in_key(model: ChatModel) -> str:
+    """What the summary cache key holds of ``model``: its name and its ``endpoint`` (where
+    it answers, without credentials: OpenAIChatModel's normalised base URL), so two
+    servers serving the same model name never answer from each other's entries, and
+    entries kept under the bare name, before the endpoint was in the key, are never
+    served. A library caller's own model naming no endpoint is keyed by its name.
+
+    >>> class Model:
+    ...     name, endpoint = "qwen3", "http://127.0.0.1:8080/v1"
+    >>> model_in_key(Model()), model_in_key(type("Own", (), {"name": "m"})())
+    ('qwen3 @ http://127.0.0.1:8080/v1', 'm @ ')
+    """
+    return f"{model.name} @ {getattr(model, 'endpoint', '')}"
 
 
 async def cached_before(cache: SummaryCache, key: SummaryKey, deadline: float) -> Summary | None:

@@ -22,7 +22,7 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from harkback.stages.local_days import day_end, day_start, days_before, local_date
 from harkback.stages.text.tokens import tokens
@@ -81,50 +81,80 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
     ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today, ``today``
-    the day so far. The first expression found wins.
+    the day so far. The first expression found wins (a listing covers them all:
+    :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0
     """
+    return min(time_windows(question, now), default=(0, None))[1]
+
+
+def time_windows(question: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+    """Each expression :func:`time_window` reads in ``question``, with its window, by
+    where it starts; one inside another ("yesterday" in "the day before yesterday", 昨日
+    in 一昨日) is not read on its own.
+
+    >>> [(at, start / DAY) for at, (start, _) in time_windows("the day before yesterday", DAY)]
+    [(4, -1.0)]
+    """
     text = question.lower()
-    found: list[tuple[int, tuple[float, float]]] = []
+    found: list[tuple[re.Match[str], tuple[float, float]]] = []
     for match in _AGO.finditer(text):
-        found.append((match.start(), _ago(count_of(match.group(1)), match.group(2), now)))
+        found.append((match, _ago(count_of(match.group(1)), match.group(2), now)))
     for match in _PAST.finditer(text):
         unit = UNIT_DAYS[match.group(2)] * DAY
         count = count_of(match.group(1)) if match.group(1) else 1
-        found.append((match.start(), (now - count * unit, now)))
+        found.append((match, (now - count * unit, now)))
     for match in _WEEKDAY.finditer(text):
         # The latest such day before today (a week back on that day itself), all of it.
         back = (local_date(now).weekday() - _WEEKDAYS.index(match.group(1))) % 7 or 7
         day = days_before(now, back)
-        found.append((match.start(), (day_start(day), day_end(day))))
+        found.append((match, (day_start(day), day_end(day))))
     for match in _YESTERDAY.finditer(text):
-        found.append((match.start(), _day_window(1, now)))
+        found.append((match, _day_window(1, now)))
     for match in _DAY_BEFORE.finditer(text):
-        found.append((match.start(), _day_window(2, now)))
+        found.append((match, _day_window(2, now)))
     for match in _today(text):
-        found.append((match.start(), _day_window(0, now)))
+        found.append((match, _day_window(0, now)))
     found += _cjk_windows(text, now)
-    if not found:
+    return sorted((match.start(), window) for match, window in found
+                  if not any(_inside(match, other) for other, _ in found))
+
+
+def _inside(match: re.Match[str], other: re.Match[str]) -> bool:
+    """Whether ``match`` lies within ``other``, and is not ``other`` itself."""
+    return (other.start() <= match.start() and match.end() <= other.end()
+            and other.span() != match.span())
+
+
+def spanning(windows: Iterable[tuple[float, float]]) -> tuple[float, float] | None:
+    """The one window covering every window of ``windows`` (None when there is none):
+    a listing of "yesterday and last week" holds both, whichever is named first.
+
+    >>> spanning([(9 * DAY, 10 * DAY), (2 * DAY, 7 * DAY)]) == (2 * DAY, 10 * DAY)
+    True
+    """
+    given = list(windows)
+    if not given:
         return None
-    return min(found)[1]
+    return (min(start for start, _ in given), max(end for _, end in given))
 
 
-def _cjk_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float, float]]]:
     found = []
     for pattern, days in _CJK_PAST:
         for match in pattern.finditer(text):
-            found.append((match.start(), (now - days * DAY, now)))
+            found.append((match, (now - days * DAY, now)))
     for pattern, unit in _CJK_AGO:
         for match in pattern.finditer(text):
-            found.append((match.start(), _ago(int(match.group(1) or match.group(2)), unit, now)))
+            found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
     for match in _CJK_YESTERDAY.finditer(text):
-        found.append((match.start(), _day_window(1, now)))
+        found.append((match, _day_window(1, now)))
     for match in _CJK_DAY_BEFORE.finditer(text):
-        found.append((match.start(), _day_window(2, now)))
+        found.append((match, _day_window(2, now)))
     for match in _CJK_TODAY.finditer(text):
-        found.append((match.start(), _day_window(0, now)))
+        found.append((match, _day_window(0, now)))
     return found
 
 

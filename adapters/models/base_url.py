@@ -51,3 +51,34 @@ def unusable_base_url(base_url: str | None, model: str) -> ModelFailed | None:
     problem = base_url and base_url_problem(base_url)
     return (ModelFailed(f"base URL {shown_url(base_url)!r} {problem} (model {model})")
             if base_url and problem else None)
+
+
+OPENAI_API = "https://api.openai.com/v1"
+"""Where the ``openai`` SDK sends requests when no base URL is given."""
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def endpoint_identity(base_url: str | None) -> str:
+    """``base_url`` written one way for every spelling of the same endpoint, without its
+    credentials: the endpoint's part of the summary cache key.
+
+    Scheme and host in lower case, no user or password, no default port, no trailing
+    slash; the values of secret query parameters masked (:func:`shown_url`). No base URL
+    is the OpenAI API.
+
+    >>> endpoint_identity("HTTP://me:pw@LocalHost:80/v1/")
+    'http://localhost/v1'
+    >>> endpoint_identity(None), endpoint_identity("https://h/v1?api-version=2&api_key=k")
+    ('https://api.openai.com/v1', 'https://h/v1?api-version=2&api_key=********')
+    """
+    given = (base_url or "").strip() or OPENAI_API
+    if base_url_problem(given) is not None:
+        return shown_url(given)  # every call to it fails: nothing is cached under it
+    parts = urllib.parse.urlsplit(given)
+    scheme = parts.scheme.lower()
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port = "" if parts.port in (None, _DEFAULT_PORTS[scheme]) else f":{parts.port}"
+    query = f"?{parts.query}" if parts.query else ""
+    return shown_url(f"{scheme}://{host}{port}{parts.path.rstrip('/')}{query}")

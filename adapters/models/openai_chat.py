@@ -32,7 +32,7 @@ from aiolimiter import AsyncLimiter
 from returns.future import FutureResult
 from returns.result import Failure, Result
 
-from harkback.adapters.models.base_url import unusable_base_url
+from harkback.adapters.models.base_url import endpoint_identity, unusable_base_url
 from harkback.adapters.models.chat_settings import ChatSettings
 from harkback.adapters.models.openai_client import fetch_json, new_client
 from harkback.adapters.models.per_loop import PerLoop
@@ -148,6 +148,11 @@ class OpenAIChatModel:
     def name(self) -> str:
         """The model's name as sent to the endpoint."""
         return self.settings.model
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL, normalised and without credentials (the OpenAI API when none)."""
+        return endpoint_identity(self.settings.base_url)
 
     @property
     def bound_loops(self) -> int:

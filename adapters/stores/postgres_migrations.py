@@ -17,7 +17,7 @@ tokenizes again the texts whose tokens changed).
 
 >>> from harkback.adapters.stores.migration import check_order
 >>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
-(True, 5)
+(True, 6)
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from harkback.adapters.stores.migration import (
     pending,
     too_new,
 )
+from harkback.adapters.stores.sql.migrations import DATE_UNDATED, DATED_ABOUT
 
 Connection = psycopg.Connection[Any]
 
@@ -82,6 +83,7 @@ MIGRATIONS: tuple[Migration[Connection], ...] = (
         version=postgres_voicing.VOICED_VERSION, about=postgres_voicing.ABOUT, statements=(),
         rewrite=postgres_voicing.reindex,
     ),
+    Migration(version=6, about=DATED_ABOUT, statements=(DATE_UNDATED,)),
 )
 """Every step, oldest first; step *n* leads to version *n + 1*."""
 

@@ -103,9 +103,10 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
         f"        AND s.id <> ALL(%s::text[]) AND {' AND '.join(scope)} "
         "        AND (%s::float8 IS NULL OR s.started_at >= %s) "
         "        AND (%s::float8 IS NULL OR s.started_at <= %s) "
+        "        AND (NOT %s OR s.started_at IS NULL) "
         f"      ORDER BY s.{order.replace(', id', ', s.id')} LIMIT %s) AS r ORDER BY r.{order}",
         (_ids(query.exclude_roots), *scoped, query.since, query.since,
-         query.until, query.until, max(query.limit, 0))).fetchall()
+         query.until, query.until, query.undated, max(query.limit, 0))).fetchall()
     width = len(SESSION_FIELDS)
     return tuple(SessionOverview(session=session_from_row(read_text(row[:width])),
                                  message_count=int(row[width]),

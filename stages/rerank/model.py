@@ -38,7 +38,7 @@ from harkback.stages.rerank.prompt import (
     read_ranking,
     session_block,
 )
-from harkback.stages.stage import Step, before, cached_before, pure
+from harkback.stages.stage import Step, before, cached_before, model_in_key, pure
 
 SHORTLIST = 20
 BATCH_SIZE = 5
@@ -168,7 +168,7 @@ class ModelRerank:
         query = resolved.request.query
         request = build_request(query, blocks, max_tokens=self.max_output_tokens,
                                 temperature=self.temperature)
-        key = ranking_key(batch[0].root.id, query, request, model.name)
+        key = ranking_key(batch[0].root.id, query, request, model_in_key(model))
         if deps.cache is not None:
             hit = await cached_before(deps.cache, key, deadline)
             ranking = None if hit is None else read_ranking(hit.text, labels=labels)

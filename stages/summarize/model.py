@@ -45,13 +45,13 @@ from harkback.stages.load.truncate import Span, cut_around, locate_units
 from harkback.stages.ports import Deps, SummaryKey
 from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summarized, Summary, TokenUsage, Transcript
-from harkback.stages.stage import Step, cached_before, kept_before
+from harkback.stages.stage import Step, cached_before, kept_before, model_in_key
 from harkback.stages.summarize.extractive import MAX_CHARS, MAX_LINES, extractive_summary
 from harkback.stages.summarize.grounding import recap_problem
 from harkback.stages.summarize.reply import NOT_RELEVANT, read_reply, whole_sentences
 from harkback.stages.text.tokens import is_cjk, normalize
 
-PROMPT_VERSION = "recall-1"
+PROMPT_VERSION = "recall-2"
 """Changes whenever the prompt or the reply format changes; part of the cache key."""
 
 TRANSCRIPT_TOKENS = 1000
@@ -84,12 +84,14 @@ TRANSCRIPT {nonce}>>>
 If the transcript does not address the question, answer exactly {not_relevant} and \
 nothing else.
 
-Otherwise write, in the past tense and in at most {words} words, a recap focused on the \
-question:
+Otherwise write, in the language of the question (even when the transcript is in \
+another language), in the past tense and in at most {words} words, a recap focused on \
+the question:
 - what the user wanted;
 - what was done and how it turned out;
 - the decisions and solutions;
-- the exact commands, file paths, URLs and error messages, copied verbatim;
+- the exact commands, file paths, URLs and error messages, copied verbatim, never \
+translated;
 - what was left open.
 End with one line that starts with SOURCES: and lists the numbers of the messages you \
 used, for example: SOURCES: 3, 7"""
@@ -329,7 +331,7 @@ class LlmSummarize:
                            transcript_tokens=self.transcript_tokens,
                            max_output_tokens=self.max_output_tokens,
                            temperature=self.temperature)
-        key = summary_key(transcript, loaded.request.query, prepared.request, model.name)
+        key = summary_key(transcript, loaded.request.query, prepared.request, model_in_key(model))
         told = _instructions(loaded.request.query, self.max_output_tokens)
         if deps.cache is not None:
             # Bounded too: a cache waiting for a lock (PostgreSQL) held a recall 60 s.

@@ -9,11 +9,12 @@ too) reads before anything else, and it changes in the same transaction as the s
 
 To change the schema, or what the index is given for a text (the tokens), add a step at
 the end; never edit one that shipped. A step may rewrite rows in Python in the same
-transaction (version 3 re-indexes the texts whose tokens changed).
+transaction (version 3 re-indexes the texts whose tokens changed). A step may also
+bring rows to what this harkback writes (version 4 dates the sessions stored undated).
 
 >>> from harkback.adapters.stores.migration import check_order, latest
 >>> check_order(MIGRATIONS) is None, latest(MIGRATIONS)
-(True, 3)
+(True, 4)
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ import sqlite3
 
 from harkback.adapters.stores import sqlite_voicing
 from harkback.adapters.stores.migration import Migration
+
+DATED_ABOUT = ("sessions stored with no start time start at their first dated message (or "
+               "their end), as sessions stored since are dated")
+DATE_UNDATED = (
+    # What records.dated gives a session at ingest: the earliest message time, else the end.
+    "UPDATE sessions SET started_at = COALESCE((SELECT MIN(m.timestamp) FROM messages AS m "
+    "WHERE m.session_id = sessions.id), ended_at) WHERE started_at IS NULL")
+"""The step dating the sessions an older harkback stored undated (SQLite and PostgreSQL)."""
 
 MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
     Migration(
@@ -37,6 +46,12 @@ MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
         rewrite=sqlite_voicing.reindex,
         # Read-only, the index is read as it is: each query word is devoiced as this
         # version's index holds it (sqlite_voicing.readable); nothing to make in memory.
+        read_view=(),
+    ),
+    Migration(
+        version=4, about=DATED_ABOUT, statements=(DATE_UNDATED,),
+        # Read-only, the rows are read as they are: an undated session stays unlisted by
+        # a time bound (and noted) until a writable open dates it.
         read_view=(),
     ),
 )

@@ -90,11 +90,12 @@ def recent(query: RecentQuery) -> Statement:
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
+        "        AND (? = 0 OR s.started_at IS NULL) "
         f"        AND {SCOPE} "
         "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
         "ORDER BY r.started_at DESC, r.id",
         (json_list(query.exclude_roots), json_list(query.hidden_sources),
-         query.since, query.since, query.until, query.until,
+         query.since, query.since, query.until, query.until, int(query.undated),
          *scope(query.sources, query.projects), query.limit))
 
 

@@ -80,6 +80,20 @@ class FilterContract:
         listed = await ok(store.recent(RecentQuery(limit=5, sources=("codex",))))
         assert [o.session.id for o in listed] == ["c2", "c1"]
 
+    async def test_recent_lists_only_the_undated_roots_when_asked(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """``undated`` lists the roots with no start time alone (those a bounded listing
+        leaves out), with the other filters still applied."""
+        await ok(store.ingest([
+            make_conversation("dated", ("user", "a"), source="codex", started_at=5.0),
+            make_conversation("u1", ("user", "b"), source="codex"),
+            make_conversation("u2", ("user", "c"), source="hermes"),
+        ]))
+        listed = await ok(store.recent(RecentQuery(limit=5, undated=True)))
+        assert sorted(o.session.id for o in listed) == ["u1", "u2"]
+        codex = await ok(store.recent(RecentQuery(limit=5, undated=True, sources=("codex",))))
+        assert [o.session.id for o in codex] == ["u1"]
+
     async def test_titles_keep_only_the_sources_asked_for(
             self, store: SessionStore, make_conversation: Make) -> None:
         """The title search honours ``sources`` as the message search does."""

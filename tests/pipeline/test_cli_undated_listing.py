@@ -1,0 +1,45 @@
+"""A bounded listing (``recent --since/--until``, or a question naming a time) cannot
+place a session with no time at all: it says how many it left out rather than dropping
+them unsaid."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.pipeline.test_cli import run
+
+
+def _store(folder: Path) -> Path:
+    source = folder / "sessions.jsonl"
+    lines = [{"id": "dated", "started_at": "2026-03-03T14:15:00Z",
+              "messages": [{"role": "user", "content": "nginx upload"}]},
+             {"id": "timeless-1", "messages": [{"role": "user", "content": "docker bridge"}]},
+             {"id": "timeless-2", "messages": [{"role": "user", "content": "redis eviction"}]}]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    path = folder / "h.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    return path
+
+
+def test_a_bounded_listing_notes_the_sessions_it_cannot_place(tmp_path: Path) -> None:
+    """--since lists the dated session and notes the two with no time, in JSON and text;
+    an unbounded listing lists all three and notes nothing."""
+    path = _store(tmp_path)
+    listed = run("recent", "--since", "2026-01-01", "--json", db=path)
+    assert listed.returncode == 0, listed.stderr
+    payload = json.loads(listed.stdout)
+    assert [r["session_id"] for r in payload["results"]] == ["dated"]
+    (note,) = payload["notes"]
+    assert note.startswith("2 sessions with no time")
+    human = run("recent", "--until", "2026-12-01", db=path)
+    assert human.returncode == 0, human.stderr
+    assert "note: 2 sessions with no time" in human.stdout
+    # Said too when no dated session falls within the bounds.
+    none_dated = run("recent", "--since", "2026-06-01", db=path)
+    assert "No sessions found." in none_dated.stdout
+    assert "note: 2 sessions with no time" in none_dated.stdout
+
+    # Without bounds every session is listed (the undated ones last): nothing to note.
+    unbounded = json.loads(run("recent", "--json", db=path).stdout)
+    assert len(unbounded["results"]) == 3 and "notes" not in unbounded
