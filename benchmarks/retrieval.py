@@ -54,6 +54,7 @@ from returns.unsafe import unsafe_perform_io
 
 from benchmarks.arguments import count
 from benchmarks.clocks import ASKED, CLOCK_CHOICES, Clock, clocks_for, read_today
+from benchmarks.entry import run_main
 from benchmarks.halves import HALVES, half, halves_table
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import score
@@ -397,4 +398,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -56,6 +55,7 @@ from pathlib import Path
 
 import attrs
 
+from benchmarks.entry import run_main
 from harkback.pipeline import RANKERS, SUMMARIZERS, Harkback, Pipeline, SessionStore, open_store
 from tests.support.seeds import (
     LANGUAGES,
@@ -179,4 +179,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)
