@@ -122,6 +122,15 @@ def test_optimize_by_a_role_that_may_not_vacuum_says_so(url: str, tmp_path: Path
     assert "vacuumed and analysed" in owner.stdout
 
 
+def _may_write(url: str, role: str) -> str:
+    """Let ``role`` read and write the tables of ``url`` (owning none); its URL."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
+                           f"public TO {role}")
+        connection.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    return url.replace("postgresql://harkback@", f"postgresql://{role}@")
+
+
 def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
         url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
     """A role that may write the tables but not vacuum them: ``redact`` rewrote the rows,
@@ -134,10 +143,7 @@ def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
     writer = f"writer_{next(_names)}"
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {writer} LOGIN")
-        connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
-                           f"public TO {writer}")
-        connection.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {writer}")
-    as_writer = url.replace("postgresql://harkback@", f"postgresql://{writer}@")
+    as_writer = _may_write(url, writer)
     done = harkback("redact", "--json", "--db", as_writer)
     assert done.returncode == 0, done.stderr
     assert _search(url, AWS) == []  # the rows are redacted
@@ -197,11 +203,7 @@ def test_the_database_owner_may_vacuum_tables_it_does_not_own(
     ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
                         "--db", url)
     assert ingested.returncode == 0, ingested.stderr
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
-                           f"public TO {owner}")
-        connection.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {owner}")
-    as_owner = url.replace("postgresql://harkback@", f"postgresql://{owner}@")
+    as_owner = _may_write(url, owner)
     done = harkback("redact", "--json", "--db", as_owner)
     assert done.returncode == 0, done.stderr
     assert "may not vacuum" not in done.stderr
