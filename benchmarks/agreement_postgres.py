@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.arguments import count
+from benchmarks.entry import run_main
 from benchmarks.longmemeval import Dataset
 from benchmarks.retrieval import ingest, rank
 from benchmarks.scale_postgres import dropped_after, fresh_database, open_postgres, server
@@ -104,4 +105,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import platform
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +31,7 @@ from returns.io import IOResult
 from returns.unsafe import unsafe_perform_io
 
 from benchmarks.arguments import count, counts
+from benchmarks.entry import run_main
 from benchmarks.longmemeval import Dataset, Question
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.stages.errors import RecallError
@@ -229,4 +229,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

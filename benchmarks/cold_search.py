@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.arguments import count
+from benchmarks.entry import run_main
 from benchmarks.metrics import percentile
 
 MODEL_VARIABLES = ("HARKBACK_MODEL", "HARKBACK_EMBEDDER", "HARKBACK_DB")
@@ -114,4 +115,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -34,6 +34,7 @@ from pathlib import Path
 import attrs
 
 from benchmarks.arguments import count, size
+from benchmarks.entry import run_main
 from benchmarks.scale import build_store, machine
 from harkback.pipeline import wiring
 from harkback.pipeline.terminal import json_text
@@ -245,4 +246,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

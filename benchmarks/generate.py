@@ -45,6 +45,7 @@ from typing import TypeVar
 
 import attrs
 
+from benchmarks.entry import run_main
 from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
 
 START = 1_740_000_000.0
@@ -479,4 +480,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

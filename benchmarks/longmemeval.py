@@ -45,6 +45,7 @@ from typing import Any
 
 import attrs
 
+from benchmarks.entry import run_main
 from harkback.stages.records import Conversation, Message, Role, Session
 
 SOURCE = "longmemeval"
@@ -220,4 +221,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.arguments import count, size
+from benchmarks.entry import run_main
 from benchmarks.extras import needs_extra
 from benchmarks.scale import QUERY_MIX, _percentile, build_store
 
@@ -90,4 +91,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

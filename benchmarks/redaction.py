@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.arguments import count, size
+from benchmarks.entry import run_main
 from benchmarks.generate import generate, to_json_line
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.importing import ingest_file
@@ -114,4 +115,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -31,6 +31,7 @@ from returns.unsafe import unsafe_perform_io
 
 from benchmarks.arguments import count
 from benchmarks.clocks import ASKED
+from benchmarks.entry import run_main
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import mean_scores, score
 from benchmarks.retrieval import _open, ingest
@@ -176,4 +177,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -49,14 +49,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from returns.io import IOResult
-from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
 from benchmarks.arguments import count
 from benchmarks.clocks import ASKED, CLOCK_CHOICES, Clock, clocks_for, read_today
+from benchmarks.entry import run_main
 from benchmarks.halves import HALVES, half, halves_table
 from benchmarks.longmemeval import Dataset, Question
 from benchmarks.metrics import score
+from benchmarks.model_load import load_table, made_embedder, warmed
 from benchmarks.retrieval_report import (
     Answer,
     Answers,
@@ -66,7 +67,6 @@ from benchmarks.retrieval_report import (
     reports_by_clock,
     to_json,
 )
-from harkback.adapters.models.embedder_spec import embedder_from_spec
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.embed import embed_missing
 from harkback.stages.defaults import MAX_LIMIT
@@ -333,18 +333,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _embedder(spec: str | None, cache: Path | None) -> Embedder | None:
-    if not spec:
-        return None
-    made = embedder_from_spec(spec)
-    if isinstance(made, Failure):
-        raise SystemExit(made.failure().message())
-    if cache is None:
-        return made.unwrap()
-    from benchmarks.vector_cache import CachedEmbedder  # needs numpy: the hybrid extra
-    return CachedEmbedder.load(made.unwrap(), cache)
-
-
 def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -361,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     today = read_today(args.today)
     clocks = clocks_for(args.clock, today)
     reports: list[Report] = []
+    load: tuple[float, float] | None = None
     if args.from_cli:
         if not (args.sessions and args.question_file):
             raise SystemExit("--from-cli needs --sessions and --question-file")
@@ -374,7 +363,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         scored = [q for q in data.scored()
                   if args.half is None or half(q.id) == args.half][:args.questions]
         variants = {n: VARIANTS[n] for n in names}
-        embedder = _embedder(args.embedder, args.vector_cache)
+        embedder = made_embedder(args.embedder, args.vector_cache)
+        load = None if embedder is None else warmed(embedder)
         left_out = len(data.questions) - len(data.scored())
         _progress(f"{len(scored)} questions scored ({left_out} abstention left out)")
         if args.protocol in ("per-question", "both"):
@@ -391,10 +381,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(render(report))
     print(compare_clocks(reports))
     print(halves_table(reports))
+    if load is not None:
+        print(load_table(args.embedder, *load))
     if args.json:
         args.json.write_text(json.dumps([to_json(r) for r in reports], indent=1))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

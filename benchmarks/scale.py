@@ -38,6 +38,7 @@ import attrs
 
 from benchmarks.arguments import count, sizes
 from benchmarks.cold_search import cold_samples, cold_stats
+from benchmarks.entry import run_main
 from benchmarks.generate import RARE_WORD, generate
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import STAGE_NAMES, Pipeline
@@ -585,4 +586,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

@@ -31,6 +31,7 @@ from typing import Any
 from returns.result import Failure
 
 from benchmarks.arguments import count, sizes
+from benchmarks.entry import run_main
 from benchmarks.extras import needs_extra
 from benchmarks.generate import generate
 from benchmarks.scale import (
@@ -281,4 +282,4 @@ def drop_database(maintenance: str, database: str) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

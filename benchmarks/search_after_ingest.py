@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.arguments import count, size
+from benchmarks.entry import run_main
 from benchmarks.generate import generate
 from benchmarks.metrics import percentile
 from benchmarks.scale import BATCH, QUERY_MIX, SEED, _timed_ingest
@@ -151,4 +152,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

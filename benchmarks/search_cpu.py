@@ -47,6 +47,7 @@ from typing import Any
 import attrs
 
 from benchmarks.arguments import count, size
+from benchmarks.entry import run_main
 from benchmarks.scale import build_store
 from benchmarks.soak import QUERIES
 from harkback.adapters.stores.sqlite import SqliteStore
@@ -228,4 +229,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

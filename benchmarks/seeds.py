@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -57,6 +56,7 @@ from pathlib import Path
 
 import attrs
 
+from benchmarks.entry import run_main
 from harkback.pipeline import RANKERS, SUMMARIZERS, Harkback, Pipeline, SessionStore, open_store
 from tests.support.seeds import (
     LANGUAGES,
@@ -180,4 +180,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

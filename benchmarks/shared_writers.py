@@ -28,6 +28,7 @@ from pathlib import Path
 
 import attrs
 
+from benchmarks.entry import run_main
 from benchmarks.metrics import percentile
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
@@ -216,4 +217,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

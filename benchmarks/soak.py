@@ -40,6 +40,7 @@ import attrs
 from returns.result import Failure, Result
 
 from benchmarks.arguments import size
+from benchmarks.entry import run_main
 from benchmarks.generate import generate
 from benchmarks.metrics import percentile
 from benchmarks.scale import BATCH, QUERY_MIX, build_store
@@ -353,4 +354,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run_main(main)

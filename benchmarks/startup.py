@@ -27,6 +27,7 @@ from pathlib import Path
 
 from benchmarks.arguments import size
 from benchmarks.cold_search import user_environment
+from benchmarks.entry import run_main
 from benchmarks.scale import QUERY_MIX, build_store, machine
 
 TARGET_S = 0.30
@@ -110,4 +111,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -32,6 +32,7 @@ from contextlib import closing
 from pathlib import Path
 
 from benchmarks.arguments import count
+from benchmarks.entry import run_main
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.sync import SourceReport, locate, sync
 from tests.support.hermes_db import HermesFile
@@ -239,4 +240,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -27,6 +27,7 @@ from returns.future import FutureResult
 from returns.result import Failure
 from returns.unsafe import unsafe_perform_io
 
+from benchmarks.entry import run_main
 from benchmarks.extras import needs_extra
 from harkback.stages.defaults import EMBED_ROLES
 from harkback.stages.embedding import passage_text
@@ -143,4 +144,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -193,10 +193,14 @@ def _zsh_option(option: Option) -> str:
     elif option.takes_value:
         value = ":value: "
     many = "*" if option.repeats else ""
+    # ``--ranker=`` in the spec: the value may follow in the same word after "=" as well
+    # as in the next word (argparse takes both); without it ``--ranker=<Tab>`` offered
+    # nothing.
+    spelled = [f"{n}=" if value and n.startswith("--") else n for n in option.names]
     if len(option.names) == 1:
-        return f"'{many}{option.names[0]}[{help}]{value}'"
+        return f"'{many}{spelled[0]}[{help}]{value}'"
     exclusive = "" if many else f"({' '.join(option.names)})"
-    return f"'{many}{exclusive}'{{{','.join(option.names)}}}'[{help}]{value}'"
+    return f"'{many}{exclusive}'{{{','.join(spelled)}}}'[{help}]{value}'"
 
 
 def _zsh_function(path: tuple[str, ...], command: Command) -> list[str]:

@@ -134,8 +134,8 @@ class Settings:
         """``harkback config``: one line per key, then the file."""
         # A value from the environment may hold a newline (or a file's name, in an
         # origin): shown as a sign, it cannot split its row.
-        rows = [(key.name, one_line(_text(self._shown(key))), one_line(self.origin(key.name)))
-                for key in KEYS]
+        rows = [(key.name, one_line(_text(self._shown(key), key)),
+                 one_line(self.origin(key.name))) for key in KEYS]
         width = max(columns(value) for _, value, _ in rows)
         lines = [f"{name:<9} {padded(value, width)}  {origin}" for name, value, origin in rows]
         lines.append(f"config file: {one_line(str(self.file))}"
@@ -143,6 +143,12 @@ class Settings:
         return "\n".join(lines)
 
     def _shown(self, key: Key) -> Any:
+        if key.name == "db" and self.chosen_db is None:
+            from harkback.pipeline.command_basics import CliError  # only for `config`
+            try:
+                return self.db
+            except CliError:  # no home folder: None, the other rows still help
+                return None
         value = getattr(self, key.name)
         if key.secret:
             return MASK if value else value
@@ -150,7 +156,9 @@ class Settings:
         return shown_url(value) if isinstance(value, str) else value
 
 
-def _text(value: Any) -> str:
+def _text(value: Any, key: Key) -> str:
+    if value is None and key.name == "db":  # no home folder for the default one
+        return "(none: no home folder; pass --db PATH or set HARKBACK_DB)"
     if value is None:
         return "(none)"
     return str(value).lower() if isinstance(value, bool) else str(value)
@@ -161,8 +169,8 @@ def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
 
     >>> config_path({"XDG_CONFIG_HOME": "/cfg"})[0].as_posix()
     '/cfg/harkback/config.toml'
-    >>> config_path({"XDG_CONFIG_HOME": "cfg"})[0].is_absolute()  # relative: ignored
-    True
+    >>> config_path({"XDG_CONFIG_HOME": "cfg"})[0].parts[-3:]  # relative: ignored
+    ('.config', 'harkback', 'config.toml')
     """
     named = environ.get(CONFIG_VARIABLE, "").strip()
     if named:
@@ -171,8 +179,8 @@ def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
     # A relative $XDG_CONFIG_HOME is invalid (the XDG spec: ignore it), as platformdirs
     # ignores a relative $XDG_DATA_HOME for the store: read, it made the file depend on
     # the folder a command ran in. No home at all (no $HOME, a user the password file
-    # lacks, as in some containers): "~" stays as written, a file that is not there,
-    # rather than RuntimeError.
+    # lacks, as in some containers): "~" stays as written, rather than RuntimeError, and
+    # :func:`effective` reads no file there (not a "~" folder where one stands).
     folder = Path(home) if os.path.isabs(home) else Path(os.path.expanduser("~/.config"))
     return folder / "harkback" / "config.toml", False
 
@@ -187,7 +195,9 @@ def effective(flags: Mapping[str, Any], environ: Mapping[str, str], *,
         path, must_exist = config_path(environ)
     else:
         must_exist = False
-    read = read_config(path, must_exist=must_exist)
+    homeless = not must_exist and not path.is_absolute()  # the default, and no home folder
+    read: Result[dict[str, tuple[Any, int]] | None, str] = (
+        Success(None) if homeless else read_config(path, must_exist=must_exist))
     if isinstance(read, Failure):
         return Failure(read.failure())
     in_file = read.unwrap()

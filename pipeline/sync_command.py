@@ -27,6 +27,7 @@ from harkback.pipeline.output import print_json
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
 from harkback.pipeline.terminal import json_text, line_of
+from harkback.stages.imports import SourceKey
 from harkback.stages.ports import SessionStore
 
 WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
@@ -101,21 +102,31 @@ async def run_sync(args: argparse.Namespace) -> int:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:
             print(describe(reports, dry_run=args.dry_run), flush=True)
+        # A source found where it is looked for by default that failed (an agent's folder
+        # this user may not read) does not keep --watch from watching the others.
+        failing: dict[SourceKey, str] = {}
+        retried, named_failed = "", False
+        if args.watch:
+            from harkback.pipeline.watch import CHECK_S, failed_at_start, watch
+            failing, named_failed = failed_at_start(located, reports)
+            if not named_failed:
+                retried = f"; watching the others, trying it again every {CHECK_S:g} s"
         for failed in (r for r in reports if r.status == "failed"):
             # Every failure is also one line on stderr (the table or payload says it too).
             print(line_of(f"harkback: sync of {failed.kind} at {failed.location} failed: "
-                          f"{failed.error}"), file=sys.stderr)
+                          f"{failed.error}{retried}"), file=sys.stderr)
         if args.watch:
-            if not shown["success"] or not any(p.importers for p in located):
-                # Nothing to watch, or a source named by flag is not there: say so, as
-                # plain sync does, rather than watch nothing until Ctrl-C.
+            if named_failed or not any(p.importers for p in located):
+                # Nothing to watch, or a source named by flag failed or is not there: say
+                # so, as plain sync does, rather than watch nothing until Ctrl-C.
                 return finished(False, skips)
-            from harkback.pipeline.watch import watch
+            unused = False  # the watch may store sessions yet: the store stays
             skips += await watch(located, store, as_json=args.json,
                                  redact=settings_of(args).redact,
                                  name_skipped=lambda r: name_skips(r.skipped, r.skips,
                                                                    verbose=args.verbose),
-                                 store_file=store_file, find=lambda: located_again(args))
+                                 store_file=store_file, find=lambda: located_again(args),
+                                 failing=failing)
             # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
             # status "done with skips" as they do for sync.
             return finished(True, skips)

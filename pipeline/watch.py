@@ -30,7 +30,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -95,6 +95,26 @@ def change_line(report: SourceReport) -> str:
     return "\n".join([f"{stamp} {report.kind}: {report.new} new, {report.updated} updated, "
                       f"{report.removed} removed{skipped} ({report.seconds:.2f} s)",
                       *(f"{stamp} {report.kind}: note: {one_line(n)}" for n in report.notes)])
+
+
+def failed_at_start(located: Sequence[Located], reports: Sequence[SourceReport]
+                    ) -> tuple[dict[SourceKey, str], bool]:
+    """The sources whose first sync (``reports``, in :func:`~harkback.pipeline.sync.sync`'s
+    order) failed, by key with their error, for the watch to try again; and whether a
+    source a flag named failed or is not there (then the watch does not start: the user
+    asked for that one)."""
+    failing: dict[SourceKey, str] = {}
+    named_failed = False
+    pending = iter(reports)
+    for place in located:
+        for importer in place.importers or (None,):
+            report = next(pending)
+            if report.status != "failed":
+                continue
+            named_failed = named_failed or place.given
+            if importer is not None:
+                failing[importer.key] = report.error
+    return failing, named_failed
 
 
 async def until_stopped(work: Awaitable[T], stop: asyncio.Event) -> T | None:
@@ -164,13 +184,15 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 name_skipped: Callable[[SourceReport], None] | None = None,
                 store_file: StoreFile | None = None,
                 find: Callable[[], Sequence[Located]] = lambda: (),
-                check_s: float = CHECK_S) -> int:
+                check_s: float = CHECK_S,
+                failing: Mapping[SourceKey, str] | None = None) -> int:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
     how many damaged lines the re-syncs skipped. ``name_skipped`` is given each re-sync's
     report that skipped any, as it comes (the command names them on stderr). A
     ``store_file`` deleted or replaced while watching stops the watch (:class:`CliError`).
     ``find`` locates the sources again (sources it finds that ``located`` lacked are
-    watched too), every ``check_s`` seconds."""
+    watched too), every ``check_s`` seconds, and tries again the sources ``failing``
+    (key: the error the first sync met), as those whose re-sync fails."""
     ledger = store.import_ledger()
     if ledger is None:
         raise ValueError("sync needs a store that remembers imports")
@@ -182,7 +204,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     for sig in before:
         loop.add_signal_handler(sig, stop.set)
     resyncs = Resyncs(store=store, ledger=ledger, stop=stop, redact=redact, as_json=as_json,
-                      name_skipped=name_skipped, store_file=store_file)
+                      name_skipped=name_skipped, store_file=store_file,
+                      failing=dict(failing or {}))
     layout: Layout | None = Layout.of(i for place in located for i in place.importers)
     try:
         while layout is not None and not stop.is_set():

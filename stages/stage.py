@@ -128,14 +128,22 @@ async def cached_before(cache: SummaryCache, key: SummaryKey, deadline: float) -
     return None if kept is None else unsafe_perform_io(kept.value_or(None))
 
 
+async def not_kept_because(cache: SummaryCache, key: SummaryKey, summary: Summary,
+                           deadline: float) -> str:
+    """Keep ``summary`` in ``cache`` under ``key`` (waiting no later than ``deadline``,
+    see :func:`before`); why it failed (a full disk), else "": a read-only store, which
+    keeps nothing by design, and a cache too slow to answer are not failures."""
+    kept = await before(deadline, cache.keep_summary(key, summary).awaitable())
+    return unsafe_perform_io(kept.failure()).reason if isinstance(kept, IOFailure) else ""
+
+
 async def kept_before(cache: SummaryCache, key: SummaryKey, summary: Summary,
                       deadline: float) -> Summary:
-    """``summary`` after keeping it in ``cache`` under ``key`` (waiting no later than
-    ``deadline``, see :func:`before`): a cache that failed to keep it (a full disk) is
-    said in its note, since the next search pays for the model again; a read-only store,
-    which keeps nothing by design, and a cache too slow to answer are not."""
-    kept = await before(deadline, cache.keep_summary(key, summary).awaitable())
-    if not isinstance(kept, IOFailure):
+    """``summary`` after keeping it in ``cache`` (see :func:`not_kept_because`): a cache
+    that failed to keep it is said in its note, since the next search pays for the model
+    again."""
+    reason = await not_kept_because(cache, key, summary, deadline)
+    if not reason:
         return summary
-    why = f"summary not cached: {unsafe_perform_io(kept.failure()).reason}"
+    why = f"summary not cached: {reason}"
     return attrs.evolve(summary, note="; ".join(filter(None, (summary.note, why))))

@@ -27,7 +27,7 @@ import stat
 from pathlib import Path
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, is_hot_journal, read_only_uri, side_file
-from harkback.adapters.stores.sqlite_errors import unavailable
+from harkback.adapters.stores.sqlite_errors import not_writable, read_only_place, unavailable
 from harkback.stages.errors import StoreUnavailable
 
 SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -92,8 +92,8 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
         return None
     except OSError as error:
         return StoreUnavailable(f"the database file cannot be opened: {path} ({error.strerror})")
-    if not os.access(path, os.W_OK):
-        return StoreUnavailable(f"the database is read-only: {path}")
+    if not os.access(path, os.W_OK):  # a read-only file system says so, else the file
+        return not_writable(path, read_only_place(path) or "the file itself is read-only")
     if size == 0:
         return _adoptable(path, create)
     try:

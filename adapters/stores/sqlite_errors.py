@@ -47,11 +47,49 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     if name.startswith("SQLITE_IOERR") and _no_space_left(path):
         # A disk full before the open: SQLite cannot size its -shm and says only "I/O".
         kind = _KINDS["SQLITE_FULL"]
+    if name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")) \
+            and name != "SQLITE_READONLY_ROLLBACK" and (cause := read_only_place(path)):
+        return not_writable(path, f"{cause} ({error})")
     if kind:
         return StoreUnavailable(f"{kind}: {path} ({error})")
     # A line of our own that names the file already (a reopen refused, see read_watch).
     said = str(error)
     return StoreUnavailable(said if said.startswith(f"{path} ") else f"{path}: {said}")
+
+
+def not_writable(path: Path, cause: str) -> StoreUnavailable:
+    """The line for a database that cannot be written or created for ``cause``, with
+    what to do.
+
+    >>> not_writable(Path("d/h.db"), "the folder d is read-only for this user").reason[:60]
+    'cannot create the database d/h.db: the folder d is read-only'
+    """
+    made = "write" if path.exists() else "create"
+    return StoreUnavailable(f"cannot {made} the database {path}: {cause}; pass --db a path "
+                            f"where this user may write, or run a command that only reads "
+                            f"(search, recent, show, stats)")
+
+
+def read_only_place(path: Path) -> str | None:
+    """Why nothing can be written where ``path`` is: a read-only file system, or a folder
+    this user may not write (SQLite makes its -journal, -wal and -shm files beside the
+    database, so the folder must be writable too); None when neither holds.
+
+    >>> read_only_place(Path("/nonexistent/h.db")) is None  # SQLite's words say enough
+    True
+    """
+    folder = path.parent
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return None  # no such folder: SQLite's own words say enough
+    if read_only:
+        return f"the file system holding {folder} is read-only"
+    # effective_ids: as the open itself is checked (root without CAP_DAC_OVERRIDE too).
+    effective = os.access in os.supports_effective_ids
+    if not os.access(folder, os.W_OK | os.X_OK, effective_ids=effective):
+        return f"the folder {folder} is read-only for this user"
+    return None
 
 
 def _no_space_left(path: Path) -> bool:

@@ -38,7 +38,7 @@ from harkback.stages.rerank.prompt import (
     read_ranking,
     session_block,
 )
-from harkback.stages.stage import Step, before, cached_before, model_in_key, pure
+from harkback.stages.stage import Step, cached_before, model_in_key, not_kept_because, pure
 
 SHORTLIST = 20
 BATCH_SIZE = 5
@@ -64,11 +64,14 @@ class KeepOrder:
 class Judged:
     """One batch's outcome: the order to use (indexes into the batch) and what it cost.
 
-    ``order`` None means the lexical order stands for this batch, and ``why`` says why.
+    ``order`` None means the lexical order stands for this batch, and ``why`` says why;
+    ``not_cached`` why the model's answer could not be cached ("" when it was, or need
+    not be).
     """
 
     order: tuple[int, ...] | None
     why: str = ""
+    not_cached: str = ""
     called: bool = False
     cached: bool = False
     usage: TokenUsage = attrs.field(factory=TokenUsage)
@@ -106,6 +109,17 @@ def describe_fallback(judged: Sequence[Judged]) -> str:
     if len(failed) == len(judged):
         return f"rerank: the lexical order stands ({reasons})"
     return f"rerank: lexical order kept for {len(failed)} of {len(judged)} batches ({reasons})"
+
+
+def describe_not_cached(judged: Sequence[Judged]) -> str:
+    """The note for model answers the cache failed to keep ("" when none): the next
+    search pays for the model again.
+
+    >>> describe_not_cached([Judged(order=(0,), not_cached="the disk is full"), Judged(order=(0,))])
+    'rerank choice not cached: the disk is full'
+    """
+    reasons = "; ".join(dict.fromkeys(j.not_cached for j in judged if j.not_cached))
+    return f"rerank choice not cached: {reasons}" if reasons else ""
 
 
 @attrs.frozen(kw_only=True)
@@ -151,7 +165,8 @@ class ModelRerank:
         report = RerankReport(
             shown=len(resolved.candidates), kept=len(kept),
             calls=sum(j.called for j in judged), cached_calls=sum(j.cached for j in judged),
-            usage=usage, note=describe_fallback(judged),
+            usage=usage, note="; ".join(filter(None, (describe_fallback(judged),
+                                                      describe_not_cached(judged)))),
             model_order=any(j.order is not None for j in judged))
         return Success(attrs.evolve(resolved, candidates=kept, rerank=report))
 
@@ -192,9 +207,7 @@ class ModelRerank:
             return Judged(order=None, called=True, usage=chat.usage,
                           why="the model named none of the sessions it was shown, "
                               "as asked (RELEVANT: S1, ...)")
-        if deps.cache is not None:
-            # A cache that cannot be written (a read-only store) is only a miss next time.
-            await before(deadline, deps.cache.keep_summary(
-                key, Summary(text=chat.text, kind="llm", usage=chat.usage)).awaitable())
+        not_cached = "" if deps.cache is None else await not_kept_because(
+            deps.cache, key, Summary(text=chat.text, kind="llm", usage=chat.usage), deadline)
         return Judged(order=tuple(labels.index(x) for x in ranking), called=True,
-                      usage=chat.usage)
+                      usage=chat.usage, not_cached=not_cached)

@@ -156,3 +156,31 @@ def test_a_summary_not_cached_for_a_full_disk_is_said(tmp_path: Path) -> None:
         assert result["summary_kind"] == "llm"
         assert result["summary_note"].startswith("summary not cached: the disk is full")
     assert calls == 2  # nothing was kept: each search asked the model
+
+
+def test_a_rerank_choice_not_cached_for_a_full_disk_is_said(tmp_path: Path) -> None:
+    """As a summary: a rerank answer the store cannot cache (the disk is full) still
+    orders the search, but the search's notes say it was not cached and why (it was
+    silent: the next search paid the model again unsaid)."""
+    from tests.support.chat_server import ChatServer, Reply
+
+    source, db = tmp_path / "in.jsonl", tmp_path / "h.db"
+    source.write_text("".join(json.dumps({"id": f"s{n}", "messages": [
+        {"role": "user", "content": f"the docker bridge lost its dns, try {n}"},
+        {"role": "assistant", "content": "recreate the network"}]}) + "\n"
+        for n in range(3)), encoding="utf-8")
+    assert _run("ingest", str(source), "--db", str(db), env={}).returncode == 0
+    with contextlib.closing(sqlite3.connect(db)) as raw:
+        (pages,) = raw.execute("PRAGMA page_count").fetchone()
+    with ChatServer(lambda _: Reply(content="RELEVANT: S2")) as server:
+        env = {"HARKBACK_MODEL": "m", "OPENAI_BASE_URL": server.url, MAX_PAGES_ENV: str(pages)}
+        done = [_run("search", "docker bridge", "--db", str(db), "--json", "--rerank",
+                     "--summarizer", "extractive", env=env) for _ in range(2)]
+        calls = len(server.received)
+    for search in done:
+        assert search.returncode == 0, search.stderr
+        payload = json.loads(search.stdout)
+        assert payload["rerank"]["model_order"] and len(payload["results"]) == 1
+        (note,) = payload["notes"]
+        assert note.startswith("rerank choice not cached: the disk is full"), note
+    assert calls == 2  # nothing was kept: each search asked the model

@@ -122,6 +122,15 @@ def test_optimize_by_a_role_that_may_not_vacuum_says_so(url: str, tmp_path: Path
     assert "vacuumed and analysed" in owner.stdout
 
 
+def _may_write(url: str, role: str) -> str:
+    """Let ``role`` read and write the tables of ``url`` (owning none); its URL."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
+                           f"public TO {role}")
+        connection.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    return url.replace("postgresql://harkback@", f"postgresql://{role}@")
+
+
 def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
         url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
     """A role that may write the tables but not vacuum them: ``redact`` rewrote the rows,
@@ -134,10 +143,7 @@ def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
     writer = f"writer_{next(_names)}"
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {writer} LOGIN")
-        connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
-                           f"public TO {writer}")
-        connection.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {writer}")
-    as_writer = url.replace("postgresql://harkback@", f"postgresql://{writer}@")
+    as_writer = _may_write(url, writer)
     done = harkback("redact", "--json", "--db", as_writer)
     assert done.returncode == 0, done.stderr
     assert _search(url, AWS) == []  # the rows are redacted
@@ -181,3 +187,28 @@ def test_a_new_server_store_is_not_said_to_be_migrated(url: str, tmp_path: Path)
     """The schema made in an empty database is the latest: no migration note."""
     done = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_the_database_owner_may_vacuum_tables_it_does_not_own(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """PostgreSQL lets a database's owner vacuum every table in it: ``redact`` by the
+    owner of a database whose tables another role made said their old row versions stayed
+    (and ``optimize`` refused), while the VACUUM FULL had in fact cleared them."""
+    owner = f"dbowner_{next(_names)}"
+    name = f"upkeep_{next(_names)}"
+    with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {owner} LOGIN")
+        connection.execute(f"CREATE DATABASE {name} OWNER {owner}")
+    url = postgres_server.url(name)  # the tables are made by harkback, a superuser
+    ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
+                        "--db", url)
+    assert ingested.returncode == 0, ingested.stderr
+    as_owner = _may_write(url, owner)
+    done = harkback("redact", "--json", "--db", as_owner)
+    assert done.returncode == 0, done.stderr
+    assert "may not vacuum" not in done.stderr
+    assert json.loads(done.stdout).get("notes", []) == []
+    assert AWS.encode() not in _table_bytes(postgres_server, url)  # the vacuum did clear them
+    optimized = harkback("optimize", "--db", as_owner)
+    assert optimized.returncode == 0, optimized.stderr
+    assert "vacuumed and analysed" in optimized.stdout

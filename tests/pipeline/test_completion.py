@@ -128,8 +128,20 @@ def typed_in_bash(script: Path, keys: str, cwd: Path) -> str:
     """What an interactive bash (on a pseudo-terminal, readline and all) shows once
     ``keys`` are typed after sourcing ``script``: a tab's listing as a person sees it,
     with readline's own fallbacks, which calling the function alone does not show."""
+    return _typed(["bash", "--norc", "--noprofile", "-i"],
+                  f"source {shlex.quote(str(script))}", keys, cwd)
+
+
+def typed_in_zsh(script: Path, keys: str, cwd: Path) -> str:
+    """As :func:`typed_in_bash`, in an interactive zsh with no start-up files and its
+    completion system loaded (``compinit``), as a user's ``.zshrc`` loads it."""
+    return _typed(["zsh", "-f", "-i"], "autoload -U compinit; compinit -u; "
+                  f"source {shlex.quote(str(script))}", keys, cwd)
+
+
+def _typed(shell_command: list[str], setup: str, keys: str, cwd: Path) -> str:
     main, sub = pty.openpty()
-    shell = subprocess.Popen(["bash", "--norc", "--noprofile", "-i"], stdin=sub, stdout=sub,
+    shell = subprocess.Popen(shell_command, stdin=sub, stdout=sub,
                              stderr=sub, cwd=cwd, start_new_session=True,
                              env={"PATH": os.environ.get("PATH", ""), "TERM": "dumb",
                                   "PS1": "$ ", "HOME": str(cwd)})
@@ -147,7 +159,8 @@ def typed_in_bash(script: Path, keys: str, cwd: Path) -> str:
         return out
 
     try:
-        os.write(main, f"source {shlex.quote(str(script))}; echo SOURCED\n".encode())
+        # SOUR''CED: the echoed command line does not pass for its output.
+        os.write(main, f"{setup}; echo SOUR''CED\n".encode())
         shown("SOURCED\r\n")
         os.write(main, keys.encode())
         return shown(keys.rstrip("\t"))
@@ -182,3 +195,38 @@ def test_bash_completes_a_value_written_after_an_equals_sign(bash_script: Path, 
     ``--ranker=`` were the folder's files, through ``complete -o default``)."""
     (tmp_path / "history.db").write_text("", encoding="utf-8")
     assert complete(bash_script, *words, cwd=tmp_path) == expected
+
+
+def _fixed_choices() -> list[tuple[str, str, tuple[str, ...]]]:
+    """Every option and positional word with fixed choices: (command, option or "",
+    choices), from the parser, so that one added later is checked too."""
+    found = []
+    for path, command in command_tree(build_parser()).walk():
+        found += [(" ".join(path), option.names[-1], option.choices)
+                  for option in command.options if option.choices]
+        if command.positional_choices:
+            found.append((" ".join(path), "", command.positional_choices))
+    return found
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+@pytest.mark.parametrize("joined", [" ", "="])
+def test_every_fixed_choice_completes_in_both_shells(tmp_path: Path, shell: str,
+                                                     joined: str) -> None:
+    """``--ranker <Tab>`` and ``--ranker=<Tab>`` list the rankers, in bash and in zsh, and
+    so for every option with fixed choices (zsh's ``--ranker=<Tab>`` offered nothing: its
+    spec took the value only as the next word)."""
+    done = run("completion", shell)
+    assert done.returncode == 0, done.stderr
+    script = tmp_path / f"harkback.{shell}"
+    script.write_text(done.stdout, encoding="utf-8")
+    typed_in = typed_in_bash if shell == "bash" else typed_in_zsh
+    cases = _fixed_choices()
+    assert {(command, option) for command, option, _ in cases} >= {
+        ("search", "--ranker"), ("search", "--summarizer"), ("completion", "")}
+    for command, option, choices in cases:
+        if not option and joined == "=":
+            continue  # a positional word has no "=" form
+        typed = f"harkback {command} {option}{joined if option else ''}\t\t"
+        shown = typed_in(script, typed, tmp_path).split(typed.rstrip("\t"), 1)[-1]
+        assert all(choice in shown for choice in choices), (typed, shown)

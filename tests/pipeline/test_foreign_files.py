@@ -194,7 +194,34 @@ def test_a_store_in_a_folder_that_cannot_be_written_names_the_folder(
                                str(inputs / "sessions.jsonl"), "--db", str(db)],
                               capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 1
-        assert f"the database's folder is read-only: {db}" in done.stderr
+        assert (f"cannot write the database {db}: the folder {folder} is read-only for this "
+                "user") in done.stderr
+        assert "pass --db a path where this user may write" in done.stderr
         assert sorted(p.name for p in folder.iterdir()) == ["h.db"]
     finally:
         folder.chmod(0o755)
+
+
+def test_a_new_store_in_a_folder_that_cannot_be_written_names_the_folder(
+        tmp_path: Path, inputs: Path) -> None:
+    """A store to be made in a folder this user may not write: the line was SQLite's
+    "the database file cannot be opened (unable to open database file)", which says
+    neither why nor what to do. It names the folder now, and the way out. (As root,
+    without the capability to override permissions: ``BOUND``.)"""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    db = folder / "new.db"
+    folder.chmod(0o555)
+    try:
+        done = subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                               str(inputs / "sessions.jsonl"), "--db", str(db)],
+                              capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        folder.chmod(0o755)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert (f"cannot create the database {db}: the folder {folder} is read-only for this "
+            "user") in line, line
+    assert line.endswith("pass --db a path where this user may write, or run a command that "
+                         "only reads (search, recent, show, stats)"), line
+    assert list(folder.iterdir()) == []

@@ -285,3 +285,28 @@ def test_a_relative_xdg_config_home_is_ignored(tmp_path: Path) -> None:
     payload = json.loads(done.stdout)
     config = home / ".config" / "harkback" / "config.toml"
     assert payload["settings"]["limit"] == {"value": 4, "from": f"file {config} line 1"}
+
+
+
+def test_no_home_reads_no_config_from_where_one_stands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No $HOME and a user the password file lacks (some containers): no config file is
+    read, not even a ``~/.config/harkback/config.toml`` below the folder one stands in,
+    and ``harkback config`` still shows every row."""
+    import pwd
+
+    def unknown_user(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")  # as for a uid with no entry
+
+    for variable in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "HARKBACK_CONFIG"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown_user)
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "~" / ".config" / "harkback"
+    folder.mkdir(parents=True)
+    _file(folder, "limit = 2\n")
+    found = effective({}, {}).unwrap()
+    assert (found.limit, found.origin("limit"), found.file_found) == (
+        DEFAULT_LIMIT, "default", False)
+    assert "db        (none: no home folder; pass --db PATH" in found.describe()
+    assert found.to_payload()["settings"]["db"]["value"] is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -261,3 +262,29 @@ def test_a_store_deleted_or_replaced_under_the_watch_stops_it(home: Path, tmp_pa
     became = "was deleted" if how == "deleted" else "was replaced by another file"
     assert err.endswith(f"harkback: the store {db} {became} while harkback wrote to it; "
                         "stopped (run the command again to fill the file there now)\n"), err
+
+
+def test_watch_starts_when_a_default_source_fails_and_tries_it_again(home: Path,
+                                                                      tmp_path: Path) -> None:
+    """Claude Code's folder (found where it is looked for by default) cannot be read: the
+    watch refused to start (exit 1). It starts now, says in one line that it watches the
+    others and tries that one again, and once the folder can be read its sessions come in
+    without another command."""
+    projects = home / ".claude" / "projects"
+    projects.chmod(0)
+    db = tmp_path / "h.db"
+    with watching(home, db) as watcher:
+        assert watcher.stderr is not None
+        lines = [watcher.stderr.readline()]
+        while not lines[-1].startswith("watching ") and lines[-1]:
+            lines.append(watcher.stderr.readline())
+        failed = [line for line in lines if "claude-code" in line]
+        assert failed == [f"harkback: sync of claude-code at {projects} failed: cannot list "
+                          f"{projects}: Permission denied; watching the others, trying it "
+                          "again every 2 s\n"], lines
+        assert lines[-1].startswith("watching "), lines
+        assert found_ids(db, "refresh path untested") == []
+        projects.chmod(0o755)
+        out, err = stop_once_found(watcher, db, "refresh path untested")
+    assert "Traceback" not in err and err.rstrip().endswith("stopped watching")
+    assert re.search(r"^\S+ claude-code: [1-9]\d* new, ", out, re.MULTILINE), out

@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -66,12 +67,18 @@ def server_binaries() -> Path | None:
 
 
 def _as_server_user() -> tuple[list[str], int | None, int | None]:
-    """The command prefix that drops root (and the uid/gid), or nothing when not root."""
+    """The command prefix that drops root (and the uid/gid), or nothing when not root.
+
+    Where ``setpriv`` is (Linux), the prefix also has the server sent SIGINT (its fast
+    shutdown) when the process that started it dies: a test run killed (SIGTERM, SIGKILL)
+    left it running, a child of init, until the machine restarted.
+    """
+    dies_with_parent = ["setpriv", "--pdeathsig", "INT"] if shutil.which("setpriv") else []
     if os.geteuid() != 0:
-        return [], None, None
+        return dies_with_parent, None, None
     nobody = pwd.getpwnam("nobody")
     prefix = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}",
-              "--clear-groups"]
+              "--clear-groups", "--pdeathsig", "INT"]
     return prefix, nobody.pw_uid, nobody.pw_gid
 
 
@@ -201,13 +208,36 @@ def _launched(folder: Path, binaries: Path, *, durable: bool, port: int | None
 
 def running_server(*, durable: bool = False, tcp: bool = False
                    ) -> Generator[PostgresServer, None, None]:
-    """A started server, stopped and removed when the iteration ends."""
-    server = start_server(durable=durable, tcp=tcp)
+    """A started server, stopped and removed when the iteration ends (a SIGTERM to the
+    process too, see :func:`sigterm_unwinds`)."""
+    with sigterm_unwinds():
+        server = start_server(durable=durable, tcp=tcp)
+        try:
+            yield server
+        finally:
+            server.stop()
+            shutil.rmtree(server.folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt in the block, as Ctrl-C does, so a test run killed
+    with it unwinds and its ``finally`` blocks (stopping the server, removing its folder)
+    run; at its default it ended the process on the spot. Only in the main thread, and
+    only where SIGTERM is at its default (a handler someone set is theirs)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
     try:
-        yield server
+        yield
     finally:
-        server.stop()
-        shutil.rmtree(server.folder, ignore_errors=True)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 TABLES = tuple(t for t in schema.TABLES if t not in ("harkback_schema", "index_totals"))
