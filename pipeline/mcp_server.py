@@ -18,11 +18,9 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import anyio
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -30,6 +28,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_basics import error_line
+from harkback.pipeline.mcp_stdin import StdinLines
 from harkback.pipeline.mcp_tools import TOOLS, call_tool, recall_settings
 from harkback.pipeline.settings import Settings
 from harkback.stages.ports import SessionStore
@@ -107,29 +106,6 @@ def build_server(store: LazyStore, settings: Settings | None = None) -> Server[A
                   on_list_tools=list_tools, on_call_tool=call)
 
 
-_ESCAPES = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-                      r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})|\\.")
-
-
-def mended(line: str) -> str:
-    """``line`` (JSON) with each escaped half of a character (``\\ud83d`` alone: an emoji a
-    truncation cut in two) escaped as U+FFFD instead: the SDK's parser refuses the line, and
-    the call it held was never answered. A whole pair and an escaped backslash stay.
-
-    >>> mended(r'{"q": "cut \\ud83d", "e": "\\ud83d\\ude00", "t": "\\\\ud83d"}')
-    '{"q": "cut \\\\ufffd", "e": "\\\\ud83d\\\\ude00", "t": "\\\\\\\\ud83d"}'
-    """
-    if "\\u" not in line:
-        return line
-    return _ESCAPES.sub(lambda m: "\\ufffd" if m.group(1) else m.group(), line)
-
-
-class _MendedLines(anyio.AsyncFile[str]):
-    # Standard input as the SDK reads it (line by line), each line mended.
-    async def readline(self) -> str:
-        return mended(await super().readline())
-
-
 async def serve(settings: Settings) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
     the command line's effective settings (db, model, embedder, limit)."""
@@ -137,8 +113,8 @@ async def serve(settings: Settings) -> None:
     server = build_server(store, settings)
     try:
         # A duplicate of fd 0, so closing this reader never closes sys.stdin.
-        stdin = _MendedLines(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8",
-                                              errors="replace"))
+        stdin = StdinLines(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8",
+                                            errors="replace"))
         async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
     finally:

@@ -1,0 +1,72 @@
+"""``harkback mcp`` as a long-running server: stopped by a signal, its store changed or
+replaced under it. Through the SDK's own client, the server a subprocess started by a
+shell that writes down its process id first (``exec``: the id stays the server's)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.pipeline.test_mcp_server import _environment, _ok, db
+from tests.support.processes import running
+
+__all__ = ["db"]  # the store fixture, shared with the server's own tests
+
+STOP_BOUND_S = 15.0
+"""A generous bound on a stop due within a second."""
+
+
+@asynccontextmanager
+async def served(db: Path, folder: Path, env: dict[str, str] | None = None
+                 ) -> AsyncIterator[tuple[ClientSession, int, Path]]:
+    """A client of ``harkback mcp --db DB``, the server's process id and the file its
+    standard error goes to."""
+    pid_file, errors = folder / "server.pid", folder / "server.err"
+    server = StdioServerParameters(
+        command="sh", args=["-c", 'echo $$ > "$0"; exec "$@"', str(pid_file), sys.executable,
+                            "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        env={**_environment(), **(env or {})})
+    with errors.open("w") as errlog:
+        async with stdio_client(server, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield session, int(pid_file.read_text()), errors
+
+
+async def _ended(pid: int) -> float:
+    """Seconds until ``pid`` ends (at most :data:`STOP_BOUND_S`, then it is killed)."""
+    started = time.monotonic()
+    while running(pid) and time.monotonic() - started < STOP_BOUND_S:
+        await asyncio.sleep(0.05)
+    took = time.monotonic() - started
+    if running(pid):
+        os.kill(pid, signal.SIGKILL)
+    return took
+
+
+@pytest.mark.parametrize(("sent", "said"), [(signal.SIGTERM, "harkback: terminated"),
+                                            (signal.SIGINT, "harkback: interrupted")])
+async def test_a_signal_stops_a_server_waiting_for_its_client(
+        db: Path, tmp_path: Path, sent: signal.Signals, said: str) -> None:
+    """The server read stdin in a thread that a cancellation waited for: SIGTERM (a
+    client or service manager stopping it) and Ctrl-C left it running until the client
+    sent another line, or for good. It stops now, says so, and leaves the store whole."""
+    async with served(db, tmp_path) as (session, pid, errors):
+        await _ok(session, "recent_sessions", {})
+        os.kill(pid, sent)
+        took = await _ended(pid)
+    assert took < STOP_BOUND_S
+    assert errors.read_text().strip() == said
+    with sqlite3.connect(db) as check:
+        assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
