@@ -203,3 +203,18 @@ async def test_a_page_of_long_messages_ends_early_and_goes_on_from_there(
     shown = [m["position"] for m in page["messages"]]
     assert 9 in shown and 8 in shown and page["offset"] == shown[0]
     assert page["next_offset"] == shown[-1] + 1
+
+
+async def test_a_position_of_thousands_of_digits_is_a_tool_error(db: Path) -> None:
+    """int() refuses more than 4,300 digits: the ValueError went out as a protocol error,
+    with a traceback on the server's stderr (``harkback show --around`` called it an
+    internal error). A position no store can hold is refused in one line, and the server
+    answers the next call."""
+    digits = "9" * 5000
+    async with connected(db) as session:
+        answers = [await _error(session, "read_session", {"id": "cors", "around": around})
+                   for around in (f"cors:{digits}", digits)]
+        later = await _ok(session, "read_session", {"id": "cors", "around": "cors:1"})
+    for message in answers:
+        assert "names a position past any message" in message and "\n" not in message
+    assert [m["id"] for m in later["messages"]] == ["cors:0", "cors:1"]
