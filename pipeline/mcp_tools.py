@@ -53,6 +53,12 @@ long messages ends early (:func:`within_page`), at least one message always, and
 ``next_offset`` goes on from there. Doubled (text and structured content), a page stays
 under Claude Code's default cap: 200 messages of 20,000 characters made 8 MB."""
 
+MODEL_DEADLINE_S = 40.0
+"""Seconds for all model calls of one ``session_search`` (the command line's recall has
+60): a slow or hung model must leave time for the answer, the words' ranking with a note,
+to reach the agent before its client gives up on the call, at 60 s in Codex
+(``tool_timeout_sec``) and in clients on MCP's TypeScript SDK. At 60 s it came after."""
+
 _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
          "words: yesterday, last week, 3 days ago")
@@ -220,7 +226,7 @@ def recall_settings(settings: Settings | None, summarizer: str | None
     return wiring.RecallSettings(
         db=settings.db, summarizer=summarizer, embedder=settings.embedder,
         chat=ChatSettings.from_env(settings.model_environment()),
-        environ=settings.model_environment(os.environ))
+        environ=settings.model_environment(os.environ), deadline_s=MODEL_DEADLINE_S)
 
 
 async def session_search(store: SessionStore, args: Mapping[str, Any],
