@@ -23,10 +23,12 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from returns.result import Failure
 
+from harkback.pipeline import wiring
 from harkback.pipeline.mcp_stdin import StdinLines
 from harkback.pipeline.mcp_store import LazyStore
 from harkback.pipeline.mcp_tools import TOOLS, call_tool, recall_settings
 from harkback.pipeline.settings import Settings
+from harkback.stages.ports import ChatModel
 
 _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search finds sessions "
                  "about a question, recent_sessions lists the latest, read_session pages "
@@ -46,9 +48,11 @@ def _version() -> str:
         return "0"
 
 
-def build_server(store: LazyStore, settings: Settings | None = None) -> Server[Any]:
+def build_server(store: LazyStore, settings: Settings | None = None,
+                 model: ChatModel | None = None) -> Server[Any]:
     """The MCP server answering ``tools/list`` and ``tools/call`` over ``store``, searching
-    with the model and embedder of ``settings`` (the command line's)."""
+    with the model and embedder of ``settings`` (the command line's), through ``model``
+    when given (one for all calls, see :func:`serve`)."""
 
     async def list_tools(_ctx: ServerRequestContext[Any],
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -61,7 +65,8 @@ def build_server(store: LazyStore, settings: Settings | None = None) -> Server[A
         with store.lease() as opened:
             if isinstance(opened, Failure):
                 return _text(opened.failure(), error=True)
-            outcome = await call_tool(opened.unwrap(), params.name, params.arguments, settings)
+            outcome = await call_tool(opened.unwrap(), params.name, params.arguments, settings,
+                                      model)
         if isinstance(outcome, Failure):
             return _text(outcome.failure(), error=True)
         payload = outcome.unwrap()
@@ -74,8 +79,12 @@ def build_server(store: LazyStore, settings: Settings | None = None) -> Server[A
 async def serve(settings: Settings) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
     the command line's effective settings (db, model, embedder, limit)."""
-    store = LazyStore(settings.db, recall_settings(settings, None))
-    server = build_server(store, settings)
+    recall = recall_settings(settings, None)
+    store = LazyStore(settings.db, recall)
+    # The configured model, one for all calls: its limits (max_concurrency, rate) hold for
+    # the server, and its connection is kept.
+    model = None if recall.chat is None else wiring.chat_model(recall.chat)
+    server = build_server(store, settings, model)
     try:
         # A duplicate of fd 0, so closing this reader never closes sys.stdin.
         stdin = StdinLines(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8",
@@ -83,4 +92,6 @@ async def serve(settings: Settings) -> None:
         async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
     finally:
+        if model is not None:
+            await model.aclose()
         store.close()

@@ -3,15 +3,19 @@ agent gets the words' ranking with a note before its client gives up on the call
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
 
+from harkback.adapters.models.chat_settings import ChatSettings
 from tests.pipeline.test_mcp_server import _text, connected, db
 from tests.support.chat_server import ChatServer, Reply
 
 __all__ = ["db"]  # the store fixture, shared with the server's own tests
 
+MAX_CONCURRENCY = ChatSettings(model="m").max_concurrency
+"""Requests the server may have in flight to the model: the default, as it has no flag."""
 CLIENT_TIMEOUT_S = 60.0
 """When Codex (``tool_timeout_sec``) and clients on MCP's TypeScript SDK give up a call."""
 
@@ -33,3 +37,21 @@ async def test_a_hung_model_is_answered_before_the_clients_timeout(db: Path) -> 
     assert {r["summary_kind"] for r in payload["results"]} == {"extractive"}
     assert all(r["summary_note"] for r in payload["results"])
     assert "nginx-long" in [r["session_id"] for r in payload["results"]]
+
+
+async def test_concurrent_searches_share_the_models_limits(db: Path) -> None:
+    """Each call made a model client of its own, with its own semaphore and rate limiter:
+    four concurrent searches sent up to 5 requests each at once (past max_concurrency and
+    the rate of the endpoint the user configured), each over a new connection."""
+    queries = ["nginx", "nginx reload", "docker OR nginx", "CORS OR docker OR nginx"]
+    with ChatServer(lambda _request: Reply(delay=1.0)) as chat:
+        env = {"HARKBACK_MODEL": "m", "OPENAI_BASE_URL": chat.url}
+        async with connected(db, env) as session:
+            results = await asyncio.gather(*(
+                session.call_tool("session_search", {"query": query, "limit": 3})
+                for query in queries))
+        asked, peak = len(chat.received), chat.peak_in_flight
+    payloads = [json.loads(_text(result)) for result in results]
+    kinds = {r["summary_kind"] for payload in payloads for r in payload["results"]}
+    assert kinds == {"llm"} and asked > MAX_CONCURRENCY
+    assert peak <= MAX_CONCURRENCY
