@@ -62,7 +62,7 @@ def build_server(store: LazyStore, settings: Settings | None = None,
 
     async def call(_ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                    ) -> types.CallToolResult:
-        with store.lease() as opened:
+        async with store.lease() as opened:
             if isinstance(opened, Failure):
                 return _text(opened.failure(), error=True)
             outcome = await call_tool(opened.unwrap(), params.name, params.arguments, settings,

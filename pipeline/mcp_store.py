@@ -15,16 +15,18 @@ soon as no call uses it (an open costs ~5 ms, beside a model's seconds), and a r
 one, kept, is opened again when its name leads to another file
 (:class:`~harkback.pipeline.store_guard.StoreFile`, looked at before each call).
 
->>> store = LazyStore("/no/such/folder/h.db")
->>> with store.lease() as opened:
-...     print(opened.failure())
+>>> async def first_call() -> str:
+...     async with LazyStore("/no/such/folder/h.db").lease() as opened:
+...         return opened.failure()
+>>> print(asyncio.run(first_call()))
 session store unavailable: no harkback database at /no/such/folder/h.db...
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from returns.result import Failure, Result, Success
 
@@ -44,28 +46,38 @@ class LazyStore:
         self._store: SessionStore | None = None
         self._file: StoreFile | None = None
         self._users: dict[int, int] = {}  # by id() of a store: the calls using it
+        self._opening = asyncio.Lock()
 
-    def get(self) -> Result[SessionStore, str]:
-        """The open store, or why it cannot be opened (tried again next time)."""
-        if self._store is not None and self._file is not None and self._file.problem():
-            self._retire(self._store)
-        if self._store is None:
-            file = StoreFile.of(self.db)  # before opening: a file replaced meanwhile is seen
-            try:
-                opened = (wiring.open_store(self.db, readonly=True) if self.recall is None
-                          else wiring.open_for_recall(self.recall))
-            except OSError as error:  # in a folder that cannot be entered: is_file() raises
-                return Failure(f"{error.filename or self.db}: {error.strerror or error}")
-            if isinstance(opened, Failure):
-                return Failure(error_line(opened.failure()))
-            self._store, self._file = opened.unwrap(), file
-        return Success(self._store)
+    async def get(self) -> Result[SessionStore, str]:
+        """The open store, or why it cannot be opened (tried again next time).
 
-    @contextmanager
-    def lease(self) -> Iterator[Result[SessionStore, str]]:
+        Opened in a worker thread: opening waits on the disk or the network (up to
+        ``connect_timeout`` for a PostgreSQL server that does not answer), and on the
+        event loop that wait held up every other call, cancellation and listing."""
+        async with self._opening:  # calls arriving together open it once
+            if self._store is not None and self._file is not None and self._file.problem():
+                self._retire(self._store)
+            if self._store is None:
+                file = StoreFile.of(self.db)  # before opening: a file replaced meanwhile is seen
+                opened = await asyncio.to_thread(self._open)
+                if isinstance(opened, Failure):
+                    return opened
+                self._store, self._file = opened.unwrap(), file
+            return Success(self._store)
+
+    def _open(self) -> Result[SessionStore, str]:
+        try:
+            opened = (wiring.open_store(self.db, readonly=True) if self.recall is None
+                      else wiring.open_for_recall(self.recall))
+        except OSError as error:  # in a folder that cannot be entered: is_file() raises
+            return Failure(f"{error.filename or self.db}: {error.strerror or error}")
+        return opened.alt(error_line)
+
+    @asynccontextmanager
+    async def lease(self) -> AsyncIterator[Result[SessionStore, str]]:
         """The store for one call (:meth:`get`); a writable file, or a store replaced
         while calls used it, is closed when the last of them ends."""
-        opened = self.get()
+        opened = await self.get()
         if isinstance(opened, Failure):
             yield opened
             return
