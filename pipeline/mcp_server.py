@@ -28,6 +28,7 @@ from harkback.pipeline.mcp_stdin import StdinLines
 from harkback.pipeline.mcp_store import LazyStore
 from harkback.pipeline.mcp_tools import TOOLS, call_tool, recall_settings
 from harkback.pipeline.settings import Settings
+from harkback.stages.load.render import clip_middle
 from harkback.stages.ports import ChatModel
 
 _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search finds sessions "
@@ -35,10 +36,20 @@ _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search fi
                  "through one session's messages by id.")
 
 
+ERROR_CHARS = 2_000
+"""The most of a tool error's line sent: the line echoes the argument it refuses, and a
+megabyte session id or time made a megabyte error, past what clients take from a tool."""
+
+
 def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None
           ) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=structured, is_error=error)
+
+
+def _error(line: str) -> types.CallToolResult:
+    return _text(clip_middle(line, ERROR_CHARS, "…[{left_out:,} characters left out]…"),
+                 error=True)
 
 
 def _version() -> str:
@@ -64,11 +75,11 @@ def build_server(store: LazyStore, settings: Settings | None = None,
                    ) -> types.CallToolResult:
         async with store.lease() as opened:
             if isinstance(opened, Failure):
-                return _text(opened.failure(), error=True)
+                return _error(opened.failure())
             outcome = await call_tool(opened.unwrap(), params.name, params.arguments, settings,
                                       model)
         if isinstance(outcome, Failure):
-            return _text(outcome.failure(), error=True)
+            return _error(outcome.failure())
         payload = outcome.unwrap()
         return _text(json.dumps(payload, ensure_ascii=False), error=False, structured=payload)
 

@@ -218,3 +218,18 @@ async def test_a_position_of_thousands_of_digits_is_a_tool_error(db: Path) -> No
     for message in answers:
         assert "names a position past any message" in message and "\n" not in message
     assert [m["id"] for m in later["messages"]] == ["cors:0", "cors:1"]
+
+
+async def test_an_error_echoing_a_megabyte_argument_is_bounded(db: Path) -> None:
+    """A tool error's line names the argument it refuses: a megabyte session id or time
+    came back as a megabyte error, past what clients take from a tool. Its head and tail
+    are kept, with how much was left out between them."""
+    huge = "x" * 1_000_000
+    async with connected(db) as session:
+        unknown = await _error(session, "read_session", {"id": huge})
+        unread = await _error(session, "recent_sessions", {"since": huge})
+    for message in (unknown, unread):
+        assert len(message) < 3_000 and "\n" not in message
+        assert "characters left out" in message
+    assert unknown.startswith("not found: no session with id 'xxx")
+    assert unread.startswith("cannot read since 'xxx")
