@@ -24,18 +24,32 @@ from typing import IO
 
 import anyio
 
+NUMBER_DIGITS = 4_300
+"""The most digits of a number the SDK's JSON parser reads (Python's int() limit too)."""
+_DIGIT_RUNS = re.compile(r"\d+")
+# A string whole (its digits stay), or a run of digits past the limit outside strings;
+# each run is matched once, so a line of many long runs costs no more than its length.
+_NUMBERS = re.compile(r'"(?:[^"\\]|\\.)*"|(\d{' + str(NUMBER_DIGITS + 1) + r',})|\d+')
 _ESCAPES = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
                       r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})|\\.")
 
 
 def mended(line: str) -> str:
     """``line`` (JSON) with each escaped half of a character (``\\ud83d`` alone: an emoji a
-    truncation cut in two) escaped as U+FFFD instead: the SDK's parser refuses the line, and
-    the call it held was never answered. A whole pair and an escaped backslash stay.
+    truncation cut in two) escaped as U+FFFD instead, and each number of more than
+    :data:`NUMBER_DIGITS` digits cut to that many nines: the SDK's parser refuses the line
+    either way, and the call it held was never answered. A whole pair and an escaped
+    backslash stay, and so do digits in a string.
 
     >>> mended(r'{"q": "cut \\ud83d", "e": "\\ud83d\\ude00", "t": "\\\\ud83d"}')
     '{"q": "cut \\\\ufffd", "e": "\\\\ud83d\\\\ude00", "t": "\\\\\\\\ud83d"}'
+    >>> kept = '"' + "1" * 5000 + '"'
+    >>> cut = mended('{"limit": -' + "1" * 5000 + ', "id": ' + kept + "}")
+    >>> cut == '{"limit": -' + "9" * NUMBER_DIGITS + ', "id": ' + kept + "}"
+    True
     """
+    if any(len(run) > NUMBER_DIGITS for run in _DIGIT_RUNS.findall(line)):
+        line = _NUMBERS.sub(lambda m: "9" * NUMBER_DIGITS if m.group(1) else m.group(), line)
     if "\\u" not in line:
         return line
     return _ESCAPES.sub(lambda m: "\\ufffd" if m.group(1) else m.group(), line)

@@ -233,3 +233,43 @@ async def test_an_error_echoing_a_megabyte_argument_is_bounded(db: Path) -> None
         assert "characters left out" in message
     assert unknown.startswith("not found: no session with id 'xxx")
     assert unread.startswith("cannot read since 'xxx")
+
+
+def test_a_number_of_thousands_of_digits_in_a_call_is_answered(db: Path) -> None:
+    """The SDK's JSON parser refuses a number of more than 4,300 digits, and the server
+    sent no answer at all to the call holding one: the client waited for good (the SDK's
+    client cannot even send one, so the lines are written as a client would). Cut to 4,300
+    nines, it is refused as any number out of range is."""
+    digits = "1" * 5000
+    lines = [json.dumps(call) for call in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    lines += [
+        '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
+        f'"recent_sessions", "arguments": {{"limit": {digits}}}}}}}',
+        '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": '
+        f'"read_session", "arguments": {{"id": "{digits}", "offset": -{digits}}}}}}}']
+    server = subprocess.Popen(
+        [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_environment())
+    guard = threading.Timer(120, server.kill)  # a server that never answers fails, not hangs
+    guard.start()
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("".join(line + "\n" for line in lines).encode())
+        server.stdin.flush()
+        answers: dict[int, Any] = {}
+        while len(answers) < 3 and (line := server.stdout.readline()):
+            answer = json.loads(line)
+            answers[answer["id"]] = answer
+        server.stdin.close()
+        server.wait()
+    finally:
+        guard.cancel()
+    assert sorted(answers) == [1, 2, 3]
+    texts = [answers[i]["result"]["content"][0]["text"] for i in (2, 3)]
+    assert all(answers[i]["result"]["isError"] for i in (2, 3))
+    assert texts[0].startswith("limit must be between 1 and ")
+    assert texts[1].startswith("offset must be at least 0, got -999")
