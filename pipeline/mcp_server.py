@@ -5,12 +5,9 @@ the ``mcp`` command imports this module only once it knows the SDK is there. A r
 the command's JSON payload, as text and as structured content; a failure is a tool error
 (``isError``) whose text is the one line the command would print.
 
-The store is opened once, at the first call that needs it, and kept for the server's
-life: a missing database is a tool error, not a failed start, and the next call tries
-again. It is opened as ``harkback search`` opens it: read-only, or writable when a model
-is configured, so its summaries are cached and an agent asking again pays nothing (a file
-that cannot be written, or of an older schema, stays read-only). Either connection sees
-what later imports commit.
+The store is opened at the first call that needs it and kept
+(:class:`~harkback.pipeline.mcp_store.LazyStore`): a missing database is a tool error, not
+a failed start, and the next call tries again.
 """
 
 from __future__ import annotations
@@ -18,61 +15,41 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-import anyio
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
-from returns.result import Failure, Result, Success
+from returns.result import Failure
 
 from harkback.pipeline import wiring
-from harkback.pipeline.command_basics import error_line
+from harkback.pipeline.mcp_stdin import StdinLines
+from harkback.pipeline.mcp_store import LazyStore
 from harkback.pipeline.mcp_tools import TOOLS, call_tool, recall_settings
 from harkback.pipeline.settings import Settings
-from harkback.stages.ports import SessionStore
+from harkback.stages.load.render import clip_middle
+from harkback.stages.ports import ChatModel
 
 _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search finds sessions "
                  "about a question, recent_sessions lists the latest, read_session pages "
                  "through one session's messages by id.")
 
 
-class LazyStore:
-    """The store of ``db``, opened at first use and kept until :meth:`close`: read-only,
-    or as a recall wired by ``recall`` (whose ``db`` is ``db``) opens it, writable to cache
-    model summaries."""
-
-    def __init__(self, db: str, recall: wiring.RecallSettings | None = None) -> None:
-        self.db = db
-        self.recall = recall
-        self._store: SessionStore | None = None
-
-    def get(self) -> Result[SessionStore, str]:
-        """The open store, or why it cannot be opened (tried again next time)."""
-        if self._store is None:
-            try:
-                opened = (wiring.open_store(self.db, readonly=True) if self.recall is None
-                          else wiring.open_for_recall(self.recall))
-            except OSError as error:  # in a folder that cannot be entered: is_file() raises
-                return Failure(f"{error.filename or self.db}: {error.strerror or error}")
-            if isinstance(opened, Failure):
-                return Failure(error_line(opened.failure()))
-            self._store = opened.unwrap()
-        return Success(self._store)
-
-    def close(self) -> None:
-        """Close the store if it was opened."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+ERROR_CHARS = 2_000
+"""The most of a tool error's line sent: the line echoes the argument it refuses, and a
+megabyte session id or time made a megabyte error, past what clients take from a tool."""
 
 
 def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None
           ) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                 structured_content=structured, is_error=error)
+
+
+def _error(line: str) -> types.CallToolResult:
+    return _text(clip_middle(line, ERROR_CHARS, "…[{left_out:,} characters left out]…"),
+                 error=True)
 
 
 def _version() -> str:
@@ -82,9 +59,11 @@ def _version() -> str:
         return "0"
 
 
-def build_server(store: LazyStore, settings: Settings | None = None) -> Server[Any]:
+def build_server(store: LazyStore, settings: Settings | None = None,
+                 model: ChatModel | None = None) -> Server[Any]:
     """The MCP server answering ``tools/list`` and ``tools/call`` over ``store``, searching
-    with the model and embedder of ``settings`` (the command line's)."""
+    with the model and embedder of ``settings`` (the command line's), through ``model``
+    when given (one for all calls, see :func:`serve`)."""
 
     async def list_tools(_ctx: ServerRequestContext[Any],
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -94,12 +73,13 @@ def build_server(store: LazyStore, settings: Settings | None = None) -> Server[A
 
     async def call(_ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                    ) -> types.CallToolResult:
-        opened = store.get()
-        if isinstance(opened, Failure):
-            return _text(opened.failure(), error=True)
-        outcome = await call_tool(opened.unwrap(), params.name, params.arguments, settings)
+        async with store.lease() as opened:
+            if isinstance(opened, Failure):
+                return _error(opened.failure())
+            outcome = await call_tool(opened.unwrap(), params.name, params.arguments, settings,
+                                      model)
         if isinstance(outcome, Failure):
-            return _text(outcome.failure(), error=True)
+            return _error(outcome.failure())
         payload = outcome.unwrap()
         return _text(json.dumps(payload, ensure_ascii=False), error=False, structured=payload)
 
@@ -107,39 +87,22 @@ def build_server(store: LazyStore, settings: Settings | None = None) -> Server[A
                   on_list_tools=list_tools, on_call_tool=call)
 
 
-_ESCAPES = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-                      r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})|\\.")
-
-
-def mended(line: str) -> str:
-    """``line`` (JSON) with each escaped half of a character (``\\ud83d`` alone: an emoji a
-    truncation cut in two) escaped as U+FFFD instead: the SDK's parser refuses the line, and
-    the call it held was never answered. A whole pair and an escaped backslash stay.
-
-    >>> mended(r'{"q": "cut \\ud83d", "e": "\\ud83d\\ude00", "t": "\\\\ud83d"}')
-    '{"q": "cut \\\\ufffd", "e": "\\\\ud83d\\\\ude00", "t": "\\\\\\\\ud83d"}'
-    """
-    if "\\u" not in line:
-        return line
-    return _ESCAPES.sub(lambda m: "\\ufffd" if m.group(1) else m.group(), line)
-
-
-class _MendedLines(anyio.AsyncFile[str]):
-    # Standard input as the SDK reads it (line by line), each line mended.
-    async def readline(self) -> str:
-        return mended(await super().readline())
-
-
 async def serve(settings: Settings) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
     the command line's effective settings (db, model, embedder, limit)."""
-    store = LazyStore(settings.db, recall_settings(settings, None))
-    server = build_server(store, settings)
+    recall = recall_settings(settings, None)
+    store = LazyStore(settings.db, recall)
+    # The configured model, one for all calls: its limits (max_concurrency, rate) hold for
+    # the server, and its connection is kept.
+    model = None if recall.chat is None else wiring.chat_model(recall.chat)
+    server = build_server(store, settings, model)
     try:
         # A duplicate of fd 0, so closing this reader never closes sys.stdin.
-        stdin = _MendedLines(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8",
-                                              errors="replace"))
+        stdin = StdinLines(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8",
+                                            errors="replace"))
         async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
     finally:
+        if model is not None:
+            await model.aclose()
         store.close()

@@ -31,7 +31,7 @@ from harkback.pipeline.output import show_command
 from harkback.pipeline.settings import Settings
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.load.render import clip_middle
-from harkback.stages.ports import SessionStore
+from harkback.stages.ports import ChatModel, SessionStore
 from harkback.stages.summarize.summarizers import SUMMARIZERS
 
 PAGE_LIMIT = 50
@@ -52,6 +52,12 @@ PAGE_CHARS = 45_000
 long messages ends early (:func:`within_page`), at least one message always, and its
 ``next_offset`` goes on from there. Doubled (text and structured content), a page stays
 under Claude Code's default cap: 200 messages of 20,000 characters made 8 MB."""
+
+MODEL_DEADLINE_S = 40.0
+"""Seconds for all model calls of one ``session_search`` (the command line's recall has
+60): a slow or hung model must leave time for the answer, the words' ranking with a note,
+to reach the agent before its client gives up on the call, at 60 s in Codex
+(``tool_timeout_sec``) and in clients on MCP's TypeScript SDK. At 60 s it came after."""
 
 _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
@@ -220,17 +226,24 @@ def recall_settings(settings: Settings | None, summarizer: str | None
     return wiring.RecallSettings(
         db=settings.db, summarizer=summarizer, embedder=settings.embedder,
         chat=ChatSettings.from_env(settings.model_environment()),
-        environ=settings.model_environment(os.environ))
+        environ=settings.model_environment(os.environ), deadline_s=MODEL_DEADLINE_S)
 
 
 async def session_search(store: SessionStore, args: Mapping[str, Any],
-                         settings: Settings | None = None) -> Result[dict[str, Any], str]:
+                         settings: Settings | None = None, model: ChatModel | None = None
+                         ) -> Result[dict[str, Any], str]:
     """The ``harkback search --json`` payload for checked ``args``, wired by ``settings``
-    (the command line's effective settings) when given."""
+    (the command line's effective settings) when given, asking ``model`` when given (the
+    server's, shared by its calls and left open) for what the wiring would ask a model
+    of its own."""
     wired = wiring.recall(recall_settings(settings, args["summarizer"]), store)
     if isinstance(wired, Failure):
         return Failure(error_line(wired.failure()))
     harkback = wired.unwrap()
+    if model is not None and harkback.model is not None:
+        # One client, limiter and semaphore for all calls: each call's own let concurrent
+        # searches send max_concurrency requests each, past the rate, a new connection each.
+        harkback = attrs.evolve(harkback, model=model)
     limit = args["limit"] or (settings.limit if settings is not None else DEFAULT_LIMIT)
     try:
         response = await harkback.search(
@@ -238,7 +251,7 @@ async def session_search(store: SessionStore, args: Mapping[str, Any],
             until=args["until"], sources=_names(args["source"]),
             projects=_names(args["project"]), current_session_id=args["current_session"])
     finally:
-        await harkback.aclose()
+        await (harkback if model is None else attrs.evolve(harkback, model=None)).aclose()
     return _payload(response)
 
 
@@ -332,9 +345,10 @@ def bounded(message: dict[str, Any], bound: int = MESSAGE_CHARS, db: str | None 
 
 
 async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any] | None,
-                    settings: Settings | None = None) -> Result[dict[str, Any], str]:
+                    settings: Settings | None = None, model: ChatModel | None = None
+                    ) -> Result[dict[str, Any], str]:
     """Check ``arguments`` for the tool ``name`` and run it on ``store`` (searches wired
-    by ``settings``, see :func:`session_search`)."""
+    by ``settings`` and asking ``model``, see :func:`session_search`)."""
     spec = TOOLS.get(name)
     if spec is None:
         return Failure(f"unknown tool {name!r}; one of {', '.join(TOOLS)}")
@@ -343,7 +357,7 @@ async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any]
         return Failure(checked.failure())
     args = checked.unwrap()
     if name == "session_search":
-        return await session_search(store, args, settings)
+        return await session_search(store, args, settings, model)
     if name == "recent_sessions":
         return await recent_sessions(store, args)
     # The note on a cut message names the store when the server was given one: the

@@ -324,7 +324,7 @@ def with_model(harkback: Harkback, settings: ChatSettings, *,
     """``harkback`` summarising with the model of ``settings``, caching where the store can."""
     cache = harkback.store.summary_cache() or harkback.cache
     return attrs.evolve(
-        harkback, model=_chat_model(settings), cache=cache,
+        harkback, model=chat_model(settings), cache=cache,
         pipeline=attrs.evolve(harkback.pipeline, summarize=LlmSummarize(deadline_s=deadline_s)))
 
 
@@ -374,12 +374,13 @@ def _facade(settings: RecallSettings, store: SessionStore, pipeline: Pipeline,
         harkback = with_model(harkback, settings.chat, deadline_s=settings.deadlines[1])
     elif settings.chat is not None and settings.rerank:
         # A model for the rerank only: the summarizer stays the one asked for.
-        harkback = attrs.evolve(harkback, model=_chat_model(settings.chat),
+        harkback = attrs.evolve(harkback, model=chat_model(settings.chat),
                                 cache=store.summary_cache() or harkback.cache)
     return harkback
 
 
-def _chat_model(settings: ChatSettings) -> OpenAIChatModel:
+def chat_model(settings: ChatSettings) -> OpenAIChatModel:
+    """The chat model of ``settings`` (connected at its first call)."""
     # Imported here: the ``openai`` SDK takes about a second to load, and a recall
     # without a model (or ``--help``) must not pay for it.
     from harkback.adapters.models.openai_chat import OpenAIChatModel

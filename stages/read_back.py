@@ -33,6 +33,8 @@ from harkback.stages.stage import as_result
 
 ReadError = QueryRejected | NotFound | StoreUnavailable
 """Everything reading a page can fail with: a bad request (usage), nothing there, the store."""
+POSITION_DIGITS = 18
+"""The most digits of a message's position: the stores keep it in a 64-bit integer."""
 
 
 def message_id(session_id: str, position: int) -> str:
@@ -51,6 +53,8 @@ def parse_message_id(text: str, session_id: str) -> Result[int, QueryRejected]:
     "message id 'other:2' is of session 'other', not 'cors' (show that session)"
     >>> parse_message_id("x", "cors").failure().reason
     "message id 'x' is not SESSION_ID:POSITION or POSITION"
+    >>> parse_message_id("1" * 19, "cors").failure().reason.endswith("(at most 18 digits)")
+    True
     """
     head, colon, tail = text.strip().rpartition(":")
     if not (tail.isascii() and tail.isdigit()):
@@ -59,6 +63,10 @@ def parse_message_id(text: str, session_id: str) -> Result[int, QueryRejected]:
     if colon and head != session_id:
         return Failure(QueryRejected(f"message id {text!r} is of session {head!r}, not "
                                      f"{session_id!r} (show that session)"))
+    if len(tail.lstrip("0")) > POSITION_DIGITS:
+        # int() refuses more than 4,300 digits: an internal error, in MCP a protocol error.
+        return Failure(QueryRejected(f"message id {text!r} names a position past any "
+                                     f"message (at most {POSITION_DIGITS} digits)"))
     return Success(int(tail))
 
 

@@ -92,33 +92,13 @@ def test_half_a_character_escaped_in_a_call_is_answered(db: Path) -> None:
     the server sent nothing at all, so the client waited for an answer that never came."""
     search = {"query": "nginx \ud83d", "summarizer": "none"}
     calls = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2024-11-05", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "session_search", "arguments": search}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
             "name": "read_session", "arguments": {"id": "\udcff"}}}]
-    lines = "".join(json.dumps(call) + "\n" for call in calls)  # ASCII: "\\ud83d" as sent
-    assert "\\ud83d" in lines
-    server = subprocess.Popen(
-        [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_environment())
-    guard = threading.Timer(120, server.kill)  # a server that never answers fails, not hangs
-    guard.start()
-    try:
-        assert server.stdin is not None and server.stdout is not None
-        server.stdin.write(lines.encode())
-        server.stdin.flush()
-        answers: dict[int, Any] = {}
-        while len(answers) < 3 and (line := server.stdout.readline()):
-            answer = json.loads(line)
-            answers[answer["id"]] = answer
-        server.stdin.close()
-        server.wait()
-    finally:
-        guard.cancel()
+    lines = [json.dumps(call) for call in calls]  # ASCII: "\\ud83d" as sent
+    assert "\\ud83d" in lines[0]
+    answers = _answers(db, lines)
     assert sorted(answers) == [1, 2, 3]
     found = answers[2]["result"]
     assert not found.get("isError") and found["structuredContent"]["query"] == "nginx \ufffd"
@@ -203,3 +183,80 @@ async def test_a_page_of_long_messages_ends_early_and_goes_on_from_there(
     shown = [m["position"] for m in page["messages"]]
     assert 9 in shown and 8 in shown and page["offset"] == shown[0]
     assert page["next_offset"] == shown[-1] + 1
+
+
+async def test_a_position_of_thousands_of_digits_is_a_tool_error(db: Path) -> None:
+    """int() refuses more than 4,300 digits: the ValueError went out as a protocol error,
+    with a traceback on the server's stderr (``harkback show --around`` called it an
+    internal error). A position no store can hold is refused in one line, and the server
+    answers the next call."""
+    digits = "9" * 5000
+    async with connected(db) as session:
+        answers = [await _error(session, "read_session", {"id": "cors", "around": around})
+                   for around in (f"cors:{digits}", digits)]
+        later = await _ok(session, "read_session", {"id": "cors", "around": "cors:1"})
+    for message in answers:
+        assert "names a position past any message" in message and "\n" not in message
+    assert [m["id"] for m in later["messages"]] == ["cors:0", "cors:1"]
+
+
+async def test_an_error_echoing_a_megabyte_argument_is_bounded(db: Path) -> None:
+    """A tool error's line names the argument it refuses: a megabyte session id or time
+    came back as a megabyte error, past what clients take from a tool. Its head and tail
+    are kept, with how much was left out between them."""
+    huge = "x" * 1_000_000
+    async with connected(db) as session:
+        unknown = await _error(session, "read_session", {"id": huge})
+        unread = await _error(session, "recent_sessions", {"since": huge})
+    for message in (unknown, unread):
+        assert len(message) < 3_000 and "\n" not in message
+        assert "characters left out" in message
+    assert unknown.startswith("not found: no session with id 'xxx")
+    assert unread.startswith("cannot read since 'xxx")
+
+
+def test_a_number_of_thousands_of_digits_in_a_call_is_answered(db: Path) -> None:
+    """The SDK's JSON parser refuses a number of more than 4,300 digits, and the server
+    sent no answer at all to the call holding one: the client waited for good (the SDK's
+    client cannot even send one, so the lines are written as a client would). Cut to 4,300
+    nines, it is refused as any number out of range is."""
+    digits = "1" * 5000
+    answers = _answers(db, [
+        '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
+        f'"recent_sessions", "arguments": {{"limit": {digits}}}}}}}',
+        '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": '
+        f'"read_session", "arguments": {{"id": "{digits}", "offset": -{digits}}}}}}}'])
+    assert sorted(answers) == [1, 2, 3]
+    texts = [answers[i]["result"]["content"][0]["text"] for i in (2, 3)]
+    assert all(answers[i]["result"]["isError"] for i in (2, 3))
+    assert texts[0].startswith("limit must be between 1 and ")
+    assert texts[1].startswith("offset must be at least 0, got -999")
+
+
+def _answers(db: Path, calls: list[str]) -> dict[int, Any]:
+    """The answers, by id, of ``harkback mcp --db DB`` to ``calls`` (JSON lines, ids 2 on),
+    written after the handshake (id 1) as a client would write them: the SDK's own client
+    cannot send what these tests send. A server that never answers fails, not hangs."""
+    handshake = [json.dumps(call) for call in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2024-11-05", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_environment())
+    guard = threading.Timer(120, server.kill)
+    guard.start()
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write("".join(line + "\n" for line in handshake + calls).encode())
+        server.stdin.flush()
+        answers: dict[int, Any] = {}
+        while len(answers) < 1 + len(calls) and (line := server.stdout.readline()):
+            answer = json.loads(line)
+            answers[answer["id"]] = answer
+        server.stdin.close()
+        server.wait()
+    finally:
+        guard.cancel()
+    return answers

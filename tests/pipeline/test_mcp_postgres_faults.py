@@ -93,3 +93,23 @@ async def test_connections_the_server_ended_meanwhile_are_replaced_before_the_ne
         after = [await session.call_tool(tool, arguments) for tool, arguments in (
             ("session_search", SEARCH), ("recent_sessions", {}), ("session_search", SEARCH))]
     assert [_text(r) for r in after if r.is_error] == []
+
+
+async def test_opening_the_store_on_a_frozen_server_holds_up_no_other_request(
+        server: PostgresServer) -> None:
+    """The store was opened on the server's event loop: while a call waited out
+    ``connect_timeout`` on a frozen server, nothing else was answered (a ``tools/list``, a
+    cancellation); each call while the server stays frozen waits that long again."""
+    url = await _stored(server)
+    async with connected(url) as session:
+        with server.frozen():
+            search = asyncio.ensure_future(session.call_tool("session_search", SEARCH))
+            await asyncio.sleep(0.3)  # the search's open has begun
+            started = time.monotonic()
+            listed = await asyncio.wait_for(session.list_tools(), BOUND_S)
+            listing = time.monotonic() - started
+            searched = await asyncio.wait_for(search, BOUND_S)
+            waiting = time.monotonic() - started
+    assert [tool.name for tool in listed.tools][:1] == ["session_search"]
+    assert searched.is_error and "cannot reach the PostgreSQL" in _text(searched)
+    assert listing < waiting / 2

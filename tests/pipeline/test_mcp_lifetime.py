@@ -1,0 +1,116 @@
+"""``harkback mcp`` as a long-running server: stopped by a signal, its store changed or
+replaced under it. Through the SDK's own client, the server a subprocess started by a
+shell that writes down its process id first (``exec``: the id stays the server's)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.records import Conversation
+from tests.conftest import conversation
+from tests.pipeline.test_mcp_server import _environment, _ok, db
+from tests.support.chat_server import ChatServer
+from tests.support.processes import running
+
+__all__ = ["db"]  # the store fixture, shared with the server's own tests
+
+STOP_BOUND_S = 15.0
+"""A generous bound on a stop due within a second."""
+
+
+@asynccontextmanager
+async def served(db: Path, folder: Path, env: dict[str, str] | None = None
+                 ) -> AsyncIterator[tuple[ClientSession, int, Path]]:
+    """A client of ``harkback mcp --db DB``, the server's process id and the file its
+    standard error goes to."""
+    pid_file, errors = folder / "server.pid", folder / "server.err"
+    server = StdioServerParameters(
+        command="sh", args=["-c", 'echo $$ > "$0"; exec "$@"', str(pid_file), sys.executable,
+                            "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        env={**_environment(), **(env or {})})
+    with errors.open("w") as errlog:
+        async with stdio_client(server, errlog=errlog) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            yield session, int(pid_file.read_text()), errors
+
+
+async def _ended(pid: int) -> float:
+    """Seconds until ``pid`` ends (at most :data:`STOP_BOUND_S`, then it is killed)."""
+    started = time.monotonic()
+    while running(pid) and time.monotonic() - started < STOP_BOUND_S:
+        await asyncio.sleep(0.05)
+    took = time.monotonic() - started
+    if running(pid):
+        os.kill(pid, signal.SIGKILL)
+    return took
+
+
+@pytest.mark.parametrize(("sent", "said"), [(signal.SIGTERM, "harkback: terminated"),
+                                            (signal.SIGINT, "harkback: interrupted")])
+async def test_a_signal_stops_a_server_waiting_for_its_client(
+        db: Path, tmp_path: Path, sent: signal.Signals, said: str) -> None:
+    """The server read stdin in a thread that a cancellation waited for: SIGTERM (a
+    client or service manager stopping it) and Ctrl-C left it running until the client
+    sent another line, or for good. It stops now, says so, and leaves the store whole."""
+    async with served(db, tmp_path) as (session, pid, errors):
+        await _ok(session, "recent_sessions", {})
+        os.kill(pid, sent)
+        took = await _ended(pid)
+    assert took < STOP_BOUND_S
+    assert errors.read_text().strip() == said
+    with sqlite3.connect(db) as check:
+        assert check.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def _store_of(path: Path, *sessions: Conversation) -> Path:
+    with SqliteStore.open(path).unwrap() as store:
+        asyncio.run(_ingest(store, sessions))
+    return path
+
+
+async def _ingest(store: SqliteStore, sessions: tuple[Conversation, ...]) -> None:
+    await store.ingest(list(sessions)).awaitable()
+
+
+def test_a_store_replaced_under_a_server_with_a_model_is_read_anew(
+        db: Path, tmp_path: Path) -> None:
+    """With a model the store is writable, and SQLite kept reading and writing the file it
+    had opened: a store rebuilt (deleted and made again) or restored (another file moved
+    over it) under the server was never seen, its calls answered from the old file, its
+    summaries written there. The server opens the file the name leads to now."""
+    restored = _store_of(tmp_path / "backup.db", conversation(
+        "walrus", ("user", "the walrus migration failed on the replica"), started_at=1.78e9))
+    rebuilt = [conversation("narwhal", ("user", "narwhal tusk indexing"), started_at=1.79e9)]
+
+    async def run() -> tuple[list[Any], ...]:
+        with ChatServer() as chat:
+            env = {"HARKBACK_MODEL": "m", "OPENAI_BASE_URL": chat.url}
+            async with served(db, tmp_path, env) as (session, _pid, _errors):
+                await _ok(session, "session_search", {"query": "nginx"})
+                os.replace(restored, db)
+                after_move = await _ok(session, "session_search", {"query": "walrus"})
+                db.unlink()
+                with SqliteStore.open(db).unwrap() as store:
+                    await _ingest(store, tuple(rebuilt))
+                after_rebuild = await _ok(session, "recent_sessions", {})
+        return ([r["session_id"] for r in after_move["results"]],
+                [r["summary_kind"] for r in after_move["results"]],
+                [r["session_id"] for r in after_rebuild["results"]])
+
+    found, kinds, listed = asyncio.run(run())
+    assert (found, kinds, listed) == (["walrus"], ["llm"], ["narwhal"])
