@@ -170,8 +170,16 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             sessions[sid] = _Session(sid, owner)
         return sessions[sid]
 
+    seen: set[str] = set()
     for line in transcript_lines.located(lines, tally):
         kind = line.get("type")
+        uuid = text_of(line.get("uuid")) if kind in ("user", "assistant") else ""
+        if uuid and uuid in seen:
+            # Claude Code writes a line again under its uuid (compaction replays history
+            # into the file, stream-json input repeats it, a resume): read once.
+            tally.add("repeated line (same uuid)")
+            continue
+        seen.add(uuid)
         if kind == "user":
             target(line).user(line, tally)
         elif kind == "assistant":

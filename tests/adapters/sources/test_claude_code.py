@@ -128,3 +128,17 @@ def test_a_millisecond_timestamp_is_unknown_and_counted() -> None:
     assert (first.timestamp, second.timestamp) == (None, 1772547300.0)
     assert parsed.conversations[0].session.started_at == 1772547300.0
     assert dict(parsed.left_out) == {"time ignored": 1}
+
+
+def test_a_line_written_again_under_its_uuid_is_read_once() -> None:
+    """Claude Code replays history into the file (compaction, stream-json input): a line
+    repeated under its uuid was a second copy of the message; it is read once, counted."""
+    ask = {"type": "user", "uuid": "u1", "timestamp": "2026-03-03T14:15:00Z",
+           "message": {"role": "user", "content": "rotate the nginx logs"}}
+    reply = {"type": "assistant", "uuid": "a1", "timestamp": "2026-03-03T14:15:05Z",
+             "message": {"id": "m1", "role": "assistant", "content": "done"}}
+    parsed = parse_lines("s1", [ask, reply, ask, {**reply, "gitBranch": "main"}],
+                         parent=None, project=False)
+    assert [m.content for m in parsed.conversations[0].messages] == [
+        "rotate the nginx logs", "done"]
+    assert dict(parsed.left_out) == {"repeated line (same uuid)": 2}
