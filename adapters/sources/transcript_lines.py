@@ -22,6 +22,7 @@ from harkback.adapters.sources.encodings import (
     ESCAPE,
     NOT_UTF8,
     json_loads,
+    marked_encoding,
     replaced,
     undecoded,
 )
@@ -116,10 +117,13 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
     with U+FFFD in their place and named :data:`~harkback.adapters.sources.encodings.NOT_UTF8`
     (in a torn last line they may be a character cut in two: not named).
     """
-    # UTF-8, as Claude Code and Codex write it, never guessed from the first bytes (as the
-    # ingest format's are): a head of NUL bytes left by a crash would read as UTF-32, the
-    # whole file one unreadable line. Undecodable bytes are escaped, counted below.
-    with path.open(encoding="utf-8-sig", errors=ESCAPE) as handle:
+    # UTF-8, as Claude Code and Codex write it, or UTF-16/32 when a byte order mark says so
+    # (a transcript passed through a Windows shell's redirection: every line was unreadable);
+    # never guessed from where NUL bytes are, as the ingest format's is: a head of NUL bytes
+    # left by a crash would read as UTF-32. Undecodable bytes are escaped, counted below.
+    with path.open("rb") as raw:
+        codec = marked_encoding(raw.read(4))
+    with path.open(encoding=codec, errors=ESCAPE) as handle:
         number = 0
         while line := handle.readline(MAX_LINE_CHARS):
             number += 1

@@ -67,3 +67,18 @@ def test_an_integer_too_long_for_python_keeps_its_line(tmp_path: Path,
     assert [(number, value["n"], value["usage"]) for number, value in json_lines(path, tally)
             ] == [(1, 1, float("inf"))]
     assert tally.named == []
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_transcript_saved_as_utf16_or_utf32_with_its_mark_is_read(tmp_path: Path,
+                                                                    codec: str) -> None:
+    """A Windows shell's redirection writes "Unicode" (UTF-16 with a byte order mark): every
+    line was unreadable; the mark says how to read it now."""
+    path = tmp_path / "t.jsonl"
+    text = '{"n": 1, "text": "登录"}\r\n{"n": 2}\r\n'
+    mark = "\ufeff" if codec == "utf-16-be" else ""  # "utf-16" and "utf-32" write their own
+    path.write_bytes((mark + text).encode(codec))
+    tally = Tally()
+    assert [(number, value["n"], value.get("text")) for number, value in json_lines(path, tally)
+            ] == [(1, 1, "登录"), (2, 2, None)]
+    assert tally.named == [] and tally.counts == {}
