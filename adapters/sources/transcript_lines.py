@@ -13,6 +13,7 @@ session.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -96,6 +97,70 @@ def plausible_time(value: object, tally: Tally, *, now: float | None = None) -> 
     return when
 
 
+_CUT_THEN_OBJECT = re.compile(r'[^\s:,\[]\s*(\{\s*")')
+"""An object's start where no JSON value may start (not after ``:``, ``,`` or ``[``)."""
+_FIRST_KEY = re.compile(r'\{"(?:[^"\\]|\\.)*"')
+SALVAGE_TRIES = 8
+"""How many places a damaged line is tried from for a whole line written after it."""
+
+
+def salvaged(text: str, tally: Tally, *, whole: bool) -> object | None:
+    """What can be read of a line that is not JSON (``whole``: it ends with its newline),
+    with what was done named in ``tally``; None when nothing can.
+
+    A crash leaves NUL bytes (a file's block allocated, never written), and raw JSON never
+    holds one: they are removed. A crash also leaves a line cut short, and the agent, run
+    again, appends its next line to it: that whole line is read, the cut one named.
+
+    >>> tally = Tally(file="t.jsonl")
+    >>> salvaged('{"n": 1, "te{"n": 2}', tally, whole=True), tally.named[0].reason
+    ({'n': 2}, 'unreadable line: cut short, the line written after it on it read')
+    >>> salvaged('{"n": 1, "te', tally, whole=False), tally.counts[TORN]
+    (None, 1)
+    """
+    nuls = text.count("\x00")
+    if nuls:
+        text = text.replace("\x00", "")
+        try:
+            value = json_loads(text) if text.strip() else None
+        except (ValueError, RecursionError):
+            pass
+        else:
+            tally.skip("NUL bytes", f"{nuls} removed", "repaired" if value is not None
+                       else "skipped")
+            return value
+    after = _last_whole_object(text)
+    if after is not None:
+        tally.skip("unreadable line", "cut short, the line written after it on it read")
+        return after
+    if whole or nuls:  # NUL bytes are no agent still writing its line
+        tally.skip("unreadable line", "not JSON")
+    else:
+        tally.add(TORN)
+    return None
+
+
+def _last_whole_object(text: str) -> dict[str, object] | None:
+    """The JSON object that ends ``text`` and starts where a line written after a cut one
+    would, or None: where the line's own first key starts again (``{"type"``: one writer
+    writes its lines alike), or where no JSON value may start (``"te{"n"``). Inside a JSON
+    string every ``"`` is escaped, so ``{"`` is only ever the start of an object; the last
+    few such starts are tried."""
+    starts = {m.start(1) for m in _CUT_THEN_OBJECT.finditer(text)}
+    if first := _FIRST_KEY.match(text):
+        start = 0
+        while (start := text.find(first.group(), start + 1)) > 0:
+            starts.add(start)
+    for start in sorted(starts)[::-1][:SALVAGE_TRIES]:
+        try:
+            value = json_loads(text[start:])
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
 def _rest_of_line(handle: TextIO) -> bool:
     """Read past the rest of an over-long line, a piece at a time; whether it ended (a
     newline) rather than the file."""
@@ -141,11 +206,9 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
             try:
                 value = json_loads(text)
             except (ValueError, RecursionError):
-                if line.endswith("\n"):
-                    tally.skip("unreadable line", "not JSON")
-                else:
-                    tally.add(TORN)
-                continue
+                value = salvaged(text, tally, whole=line.endswith("\n"))
+                if value is None:
+                    continue
             if isinstance(value, dict):
                 if count:
                     tally.skip(NOT_UTF8, replaced(count), "repaired")

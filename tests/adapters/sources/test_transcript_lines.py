@@ -82,3 +82,45 @@ def test_a_transcript_saved_as_utf16_or_utf32_with_its_mark_is_read(tmp_path: Pa
     assert [(number, value["n"], value.get("text")) for number, value in json_lines(path, tally)
             ] == [(1, 1, "登录"), (2, 2, None)]
     assert tally.named == [] and tally.counts == {}
+
+
+def test_nul_bytes_a_crash_left_are_removed_and_the_lines_read(tmp_path: Path) -> None:
+    """A crash leaves a run of NUL bytes (a block allocated, never written) and the agent
+    appends after it: the next line, glued to them, was unreadable; also one at the top."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'\x00\x00{"n": 1}\n{"n": 2}\n' + b"\x00" * 60 + b'{"n": 3}\n')
+    tally = Tally()
+    assert [(number, value["n"]) for number, value in json_lines(path, tally)] == [
+        (1, 1), (2, 2), (3, 3)]
+    assert [(k.line, k.reason, k.outcome) for k in tally.named] == [
+        (1, "NUL bytes: 2 removed", "repaired"), (3, "NUL bytes: 60 removed", "repaired")]
+
+
+def test_trailing_nul_bytes_are_named_not_read_again_for_ever(tmp_path: Path) -> None:
+    """NUL bytes ending a file are no line still being written (which is read again at
+    every sync, unnamed): they are named once."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"n": 1}\n' + b"\x00" * 50)
+    tally = Tally()
+    assert [number for number, _ in json_lines(path, tally)] == [1]
+    assert TORN not in tally.counts
+    assert [(k.line, k.reason) for k in tally.named] == [(2, "NUL bytes: 50 removed")]
+
+
+def test_a_line_appended_to_a_cut_one_is_read(tmp_path: Path) -> None:
+    """An agent that died while writing a line and ran again appends its next line to the
+    cut one: that whole line was lost with it; it is read, the cut one named. (The objects
+    inside a last line still being written are no line of their own: it stays torn.)"""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"n": 1}\n{"n": 2, "message": {"content": [{"text": "hel'
+                    '{"n": 3, "message": {"content": [{"text": "hello"}]}}\n'
+                    '{"n": 4, "message": {"content": {"n": 5, "message": {}}\n'
+                    '{"n": 6, "message": {"content": [{"text": "hi"}, {"a": 1}', encoding="utf-8")
+    tally = Tally()
+    assert [(number, value["n"]) for number, value in json_lines(path, tally)] == [
+        (1, 1), (2, 3), (3, 5)]
+    assert [(k.line, k.reason) for k in tally.named] == [
+        (line, "unreadable line: cut short, the line written after it on it read")
+        for line in (2, 3)]
+    assert tally.counts[TORN] == 1
+
