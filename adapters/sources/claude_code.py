@@ -4,7 +4,8 @@ Claude Code writes one JSON-lines file per session,
 ``<projects>/<project>/<session id>.jsonl``, where ``<project>`` is the working
 folder with ``/`` turned into ``-``. Each line has a ``type``: ``user`` and
 ``assistant`` lines carry an Anthropic-style ``message`` (``content`` a string or a
-list of ``text``, ``tool_use``, ``tool_result``, ``thinking``, ``image`` blocks), plus
+list of ``text``, ``tool_use``, ``tool_result``, ``thinking``, ``image`` blocks: an image
+is stored as ``[image]``), plus
 ``sessionId``, ``uuid``, ``timestamp``, ``cwd``, ``gitBranch``, ``isSidechain`` and,
 on sub-agent lines, ``agentId``. ``summary`` and ``custom-title`` lines name the
 session; other types (``system``, ``file-history-snapshot``, ``queue-operation``,
@@ -56,14 +57,32 @@ IGNORED_TYPES = frozenset({"system", "file-history-snapshot", "queue-operation",
 SYNTHETIC_MODEL = "<synthetic>"
 
 
+PLACEHOLDERS = {"image": "[image]", "document": "[document]"}
+"""What an attached image or document (base64 data: no text to search, and megabytes of
+it would bloat the store and its index) is stored as, so the turn that sent it stays."""
+
+
 def _block_text(content: object) -> str:
-    """The text of a tool result's content: a string, or a list of text blocks."""
+    """The text of a tool result's content: a string, or a list of text blocks (an image,
+    as a screenshot tool returns it, as its placeholder).
+
+    >>> _block_text([{"type": "image", "source": {"data": "iVBOR"}}, {"type": "text",
+    ...              "text": "1280x720"}])
+    '[image]\\n1280x720'
+    """
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(text_of(b.get("text")) for b in content
-                         if isinstance(b, dict) and b.get("type") == "text" and b.get("text"))
+        return "\n".join(text for text in map(_piece, content) if text)
     return ""
+
+
+def _piece(block: object) -> str:
+    """The text of one content block: its text, or an attachment's placeholder."""
+    if not isinstance(block, dict):
+        return ""
+    kind = text_of(block.get("type"))
+    return text_of(block.get("text")) if kind == "text" else PLACEHOLDERS.get(kind, "")
 
 
 @attrs.define
@@ -103,6 +122,9 @@ class _Session(Transcript):
                     self.tool_result(text_of(block.get("tool_use_id")),
                                      _block_text(block.get("content")), when, tally,
                                      empty="empty tool result")
+                elif isinstance(kind, str) and kind in PLACEHOLDERS:
+                    texts.append(PLACEHOLDERS[kind])
+                    tally.add(f"{kind} data (a placeholder stored)")
                 else:
                     tally.add(f"{kind or 'unknown'} block")
         text = "\n".join(t for t in texts if t)

@@ -60,14 +60,32 @@ INTERNAL_SUBAGENTS = frozenset({"compact", "memory_consolidation"})
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 
+IMAGE = "[image]"
+"""What an image part (a base64 ``data:`` URL: no text to search, and megabytes of it would
+bloat the store and its index) is stored as, so the message that sent only one stays."""
+
+
 def _parts_text(content: object) -> str:
+    """The text of a message's or a tool output's parts, an image as :data:`IMAGE`.
+
+    >>> _parts_text([{"type": "input_image", "image_url": "data:image/png;base64,iVBOR"},
+    ...              {"type": "input_text", "text": "why is this red?"}])
+    '[image]\\nwhy is this red?'
+    """
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(text_of(p.get("text")) for p in content
-                     if isinstance(p, dict) and p.get("type") in ("input_text", "output_text",
-                                                                    "text") and p.get("text"))
+    return "\n".join(text for text in map(_part_text, content) if text)
+
+
+def _part_text(part: object) -> str:
+    if not isinstance(part, dict):
+        return ""
+    kind = part.get("type")
+    if kind in ("input_image", "output_image"):
+        return IMAGE
+    return text_of(part.get("text")) if kind in ("input_text", "output_text", "text") else ""
 
 
 def output_text(output: object) -> str:

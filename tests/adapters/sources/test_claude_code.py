@@ -142,3 +142,23 @@ def test_a_line_written_again_under_its_uuid_is_read_once() -> None:
     assert [m.content for m in parsed.conversations[0].messages] == [
         "rotate the nginx logs", "done"]
     assert dict(parsed.left_out) == {"repeated line (same uuid)": 2}
+
+
+def test_an_image_is_a_placeholder_so_the_turn_that_sent_it_stays() -> None:
+    """A pasted screenshot (base64: no text, and megabytes) and one a tool returned are
+    stored as ``[image]``: a request that was only an image, and the tool result that was,
+    disappeared; the bytes still never reach the store."""
+    data = "iVBORw0KGgo" * 1000
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": data}}
+    parsed = parse_lines("s1", [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": [image]}},
+        {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant",
+         "content": [{"type": "tool_use", "id": "t1", "name": "Screenshot", "input": {}}]}},
+        {"type": "user", "uuid": "u2", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [image]}]}}],
+        parent=None, project=False)
+    messages = parsed.conversations[0].messages
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "[image]"), ("assistant", ""), ("tool", "[image]")]
+    assert dict(parsed.left_out) == {"image data (a placeholder stored)": 1}

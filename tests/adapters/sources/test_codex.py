@@ -114,3 +114,21 @@ def test_a_tool_output_nested_past_the_recursion_limit_is_kept_as_text() -> None
     whole import as an internal error) is the output as written, as unreadable JSON is."""
     deep = '{"output": ' + "[" * 100_000 + "]" * 100_000 + "}"
     assert output_text(deep) == deep
+
+
+def test_an_image_is_a_placeholder_so_the_request_that_sent_it_stays() -> None:
+    """A request that was only a pasted image (a base64 ``data:`` URL) was left out as an
+    empty message; it is ``[image]`` now, and so is an image a tool returned."""
+    data = "data:image/png;base64," + "iVBORw0KGgo" * 1000
+    parsed = parse_rollout_lines("x", [
+        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_image", "image_url": data}]}},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "view_image",
+                                              "arguments": "{}", "call_id": "c1"}},
+        {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1",
+                                              "output": [{"type": "input_image",
+                                                          "image_url": data}]}}])
+    messages = parsed.conversations[0].messages
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "[image]"), ("assistant", ""), ("tool", "[image]")]
+    assert parsed.left_out == ()
