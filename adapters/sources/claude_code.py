@@ -156,7 +156,8 @@ class _Session(Transcript):
                 texts.append(text_of(block.get("text")))
             elif kind == "tool_use":
                 calls.append(self.tool_call(text_of(block.get("id")), text_of(block.get("name")),
-                                            json.dumps(block.get("input"), ensure_ascii=False)))
+                                            json.dumps(block.get("input"), ensure_ascii=False),
+                                            tally))
             else:
                 tally.add(f"{kind or 'unknown'} block")
         text = "\n".join(t for t in texts if t)

@@ -177,7 +177,7 @@ class _Rollout(Transcript):
             self.tally.add(f"unknown line type {kind!r}")
 
     def call(self, call_id: str, name: str, arguments: str, when: float | None) -> None:
-        call = self.tool_call(call_id, name, arguments)
+        call = self.tool_call(call_id, name, arguments, self.tally)
         if self.turns and self.turns[-1].role == "assistant":
             # Calls right after a reply belong to it: "[ASSISTANT]: text / [Called: ...]".
             self.extend("", (call,))

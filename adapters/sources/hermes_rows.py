@@ -53,7 +53,7 @@ from harkback.adapters.sources.encodings import (
     spelled_out,
     undecoded,
 )
-from harkback.adapters.sources.importing import Tally, clip_tool_output, iso_epoch
+from harkback.adapters.sources.importing import Tally, clip_arguments, clip_tool_output, iso_epoch
 from harkback.adapters.sources.transcript_lines import EARLIEST_TIME, FUTURE_SLACK_S
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
@@ -370,6 +370,8 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
                        f"message {row.get('id')} of session {session_id} kept without its "
                        "tool calls", "ignored")
             calls = ()
+        calls = tuple(ToolCall(id=c.id, name=c.name, arguments=clip_arguments(c.arguments, tally))
+                      for c in calls)
         if not text.strip() and not calls:
             tally.add("empty message")
             continue

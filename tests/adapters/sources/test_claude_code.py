@@ -162,3 +162,17 @@ def test_an_image_is_a_placeholder_so_the_turn_that_sent_it_stays() -> None:
     assert [(m.role, m.content) for m in messages] == [
         ("user", "[image]"), ("assistant", ""), ("tool", "[image]")]
     assert dict(parsed.left_out) == {"image data (a placeholder stored)": 1}
+
+
+def test_long_tool_call_arguments_are_clipped_like_tool_output() -> None:
+    """A ``Write`` of a 200 KB file was stored, and indexed, whole: its arguments keep head
+    and tail now, as a tool's output does, and the clip is counted."""
+    parsed = parse_lines("s1", [
+        {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant",
+         "content": [{"type": "tool_use", "id": "t1", "name": "Write", "input": {
+             "file_path": "/w/app.py", "content": "w" * 200_000 + "END"}}]}}],
+        parent=None, project=False)
+    call, = parsed.conversations[0].messages[0].tool_calls
+    assert call.arguments.startswith('{"file_path": "/w/app.py"')
+    assert call.arguments.endswith('END"}') and len(call.arguments) < 33_000
+    assert dict(parsed.left_out) == {"tool call arguments clipped": 1}

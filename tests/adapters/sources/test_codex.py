@@ -132,3 +132,16 @@ def test_an_image_is_a_placeholder_so_the_request_that_sent_it_stays() -> None:
     assert [(m.role, m.content) for m in messages] == [
         ("user", "[image]"), ("assistant", ""), ("tool", "[image]")]
     assert parsed.left_out == ()
+
+
+def test_long_tool_call_arguments_are_clipped_like_tool_output() -> None:
+    """An ``apply_patch`` of a 200 KB file was stored, and indexed, whole: its input keeps
+    head and tail now, as a tool's output does, and the clip is counted."""
+    patch = "*** Begin Patch\n" + "+w\n" * 70_000 + "*** End Patch"
+    parsed = parse_rollout_lines("x", [
+        {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch",
+                                              "call_id": "c1", "input": patch}}])
+    call, = parsed.conversations[0].messages[0].tool_calls
+    assert call.arguments.startswith("*** Begin Patch") and call.arguments.endswith("End Patch")
+    assert len(call.arguments) < 33_000
+    assert dict(parsed.left_out) == {"tool call arguments clipped": 1}

@@ -271,6 +271,19 @@ def test_long_tool_output_is_clipped_with_a_marker() -> None:
     assert tally.items() == (("tool output clipped", 1),)
 
 
+def test_long_tool_call_arguments_are_clipped_like_tool_output() -> None:
+    """A write_file call of a 200 KB file was stored, and indexed, whole: its arguments keep
+    head and tail now, as tool output does, and the clip is counted."""
+    tally = Tally()
+    arguments = json.dumps({"path": "app.py", "content": "w" * 200_000 + "END"})
+    row = {**_row(1, "assistant", ""), "tool_calls": json.dumps(
+        [{"id": "c1", "function": {"name": "write_file", "arguments": arguments}}])}
+    call, = messages_from_rows("s", [row], tally)[0].tool_calls
+    assert call.arguments.startswith('{"path": "app.py"') and call.arguments.endswith('END"}')
+    assert len(call.arguments) < 33_000
+    assert tally.items() == (("tool call arguments clipped", 1),)
+
+
 class _WritesBetweenReads:
     """A connection on which Hermes commits a message right after the first read of
     ``messages`` (standing in for a write that lands between two statements)."""
