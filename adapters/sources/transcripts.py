@@ -120,9 +120,12 @@ def find_files(root: Path, patterns: Sequence[str], *,
 
     One walk of the tree, matched against the patterns at once, with no ``Path`` made per
     file (``pathlib``'s glob walks it per pattern and stats every name: several times
-    slower on a sync of an unchanged folder). An unreadable ``root`` raises ``OSError``
-    (a glob would find nothing in it); a folder below it that cannot be listed is passed
-    over, added to ``unreadable`` with why.
+    slower on a sync of an unchanged folder). A link to a folder is followed (a project
+    folder kept elsewhere and linked in was passed over, its sessions never imported),
+    unless it leads into the tree or into a folder already followed: a loop of links ends,
+    and no file is found twice. An unreadable ``root`` raises ``OSError`` (a glob would
+    find nothing in it); a folder below it that cannot be listed is passed over, added to
+    ``unreadable`` with why.
 
     >>> glob_pattern(("**/rollout-*.jsonl",)).fullmatch("2026/03/rollout-1.jsonl") is not None
     True
@@ -131,15 +134,40 @@ def find_files(root: Path, patterns: Sequence[str], *,
         pass
     wanted = glob_pattern(patterns)
     found: list[str] = []
-    def unlisted(error: OSError) -> None:
-        if unreadable is not None:
-            unreadable.append((str(error.filename), str(error.strerror or error)))
-
-    for folder, _, names in os.walk(root, onerror=unlisted):
-        prefix = os.path.relpath(folder, root)
-        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
-        found.extend(prefix + name for name in names if wanted.fullmatch(prefix + name))
+    walked = [os.path.realpath(root)]  # the tree, and each folder a link led to
+    folders = [(str(root), "")]
+    while folders:
+        folder, prefix = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as error:
+            if unreadable is not None:
+                unreadable.append((str(error.filename), str(error.strerror or error)))
+            continue
+        for entry in entries:
+            if not _is_folder(entry):
+                if wanted.fullmatch(prefix + entry.name):
+                    found.append(prefix + entry.name)
+            elif not entry.is_symlink() or _new_place(os.path.realpath(entry.path), walked):
+                folders.append((entry.path, f"{prefix}{entry.name}/"))
     return sorted(found)
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a link to nothing, or a loop of links: listed as a file
+        return False
+
+
+def _new_place(real: str, walked: list[str]) -> bool:
+    """Whether the folder at ``real`` lies outside every one of ``walked``; if so it is
+    added to them."""
+    if any(real == seen or real.startswith(seen.rstrip(os.sep) + os.sep) for seen in walked):
+        return False
+    walked.append(real)
+    return True
 
 
 def glob_pattern(patterns: Sequence[str]) -> re.Pattern[str]:

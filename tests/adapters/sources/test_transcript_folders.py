@@ -1,0 +1,54 @@
+"""Finding transcript files in a folder tree: links to folders, loops of links."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harkback.adapters.sources.claude_code import CLAUDE_CODE
+from harkback.adapters.sources.transcripts import TranscriptImporter, find_files
+from harkback.adapters.stores.import_ledger import SqliteImportLedger
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.pipeline.importing import run_import
+from tests.adapters.stores.store_contract import ok
+
+PATTERNS = CLAUDE_CODE.patterns
+
+
+def _session(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"type": "user", "uuid": "u1", "timestamp": "2026-03-03T14:15:00Z",
+                                "message": {"role": "user", "content": text}}) + "\n",
+                    encoding="utf-8")
+
+
+async def test_a_project_folder_linked_in_from_elsewhere_is_imported(tmp_path: Path) -> None:
+    """A project folder kept on another disk and linked into ``projects`` (as GNU stow
+    does) was passed over: its sessions were never imported, and no one was told."""
+    projects = tmp_path / "projects"
+    _session(projects / "-w-app" / "s1.jsonl", "the heron logs")
+    _session(tmp_path / "elsewhere" / "-w-api" / "s2.jsonl", "the kestrel queue")
+    (projects / "-w-api").symlink_to(tmp_path / "elsewhere" / "-w-api")
+    db = tmp_path / "h.db"
+    with SqliteStore.open(db).unwrap() as store:
+        outcome = await run_import(TranscriptImporter(CLAUDE_CODE, projects), store,
+                                   SqliteImportLedger(store), full=False, progress=False)
+        stored = await ok(store.sessions(["s1", "s2"]))
+    assert outcome.delta.sessions_added == 2
+    assert [s.id for s in stored] == ["s1", "s2"]
+
+
+def test_loops_of_links_end_and_no_file_is_found_twice(tmp_path: Path) -> None:
+    """A link back up the tree, a link to a folder already in it, and two links to one
+    folder outside: each file once, under the first path that reaches it."""
+    projects = tmp_path / "projects"
+    _session(projects / "-w-app" / "s1.jsonl", "a")
+    _session(tmp_path / "elsewhere" / "s2.jsonl", "b")
+    (projects / "-w-app" / "up").symlink_to(projects)
+    (projects / "-again").symlink_to(projects / "-w-app")
+    (projects / "-x1").symlink_to(tmp_path / "elsewhere")
+    (projects / "-x2").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere" / "back").symlink_to(tmp_path / "elsewhere")
+    found = find_files(projects, PATTERNS)
+    assert [name.split("/")[-1] for name in found] == ["s1.jsonl", "s2.jsonl"]
+    assert found[0] == "-w-app/s1.jsonl"
