@@ -7,8 +7,9 @@ folder with ``/`` turned into ``-``. Each line has a ``type``: ``user`` and
 list of ``text``, ``tool_use``, ``tool_result``, ``thinking``, ``image`` blocks: an image
 is stored as ``[image]``), plus
 ``sessionId``, ``uuid``, ``timestamp``, ``cwd``, ``gitBranch``, ``isSidechain`` and,
-on sub-agent lines, ``agentId``. ``summary`` and ``custom-title`` lines name the
-session; other types (``system``, ``file-history-snapshot``, ``queue-operation``,
+on sub-agent lines, ``agentId``. ``summary``, ``custom-title`` and ``ai-title`` lines name the
+session (a ``custom-title``, from ``/rename``, first, then an ``ai-title``, Claude Code's
+own); other types (``system``, ``file-history-snapshot``, ``queue-operation``,
 ``progress`` ...) carry no conversation and are counted, as are unknown types.
 
 Sub-agents (the Task tool) write ``<session id>/subagents/agent-<agent id>.jsonl``
@@ -182,6 +183,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
     tally = tally if tally is not None else Tally()
     sessions: dict[str, _Session] = {}
     titles: list[str] = []
+    ai_titles: list[str] = []
     summaries: list[tuple[str, str]] = []
 
     def target(line: Line) -> _Session:
@@ -211,13 +213,16 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             summaries.append((text_of(line.get("leafUuid")), text_of(line.get("summary"))))
         elif kind == "custom-title":
             titles.append(text_of(line.get("customTitle")) or text_of(line.get("title")))
+        elif kind == "ai-title":  # the title Claude Code makes itself (2026): after /rename's
+            ai_titles.append(text_of(line.get("aiTitle")))
         elif isinstance(kind, str) and kind in IGNORED_TYPES:
             tally.add(f"{kind} line")
         else:
             tally.add(f"unknown line type {kind!r}")
     own = sessions.get(session_id)
     uuids = own.uuids if own is not None else set()
-    named = [t for t in titles if t] or [s for leaf, s in summaries if s and leaf in uuids]
+    named = ([t for t in titles if t] or [t for t in ai_titles if t]
+             or [s for leaf, s in summaries if s and leaf in uuids])
     conversations = []
     for sid, session in sessions.items():
         if not session.turns:
