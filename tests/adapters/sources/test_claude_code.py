@@ -182,9 +182,10 @@ def test_claude_code_s_own_title_names_the_session_after_a_rename() -> None:
     """Claude Code writes the title it makes as ``ai-title`` lines (the last one current):
     they were counted as an unknown line type and the session stayed untitled; a
     ``/rename`` (``custom-title``) still wins."""
-    ask = {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}}
-    titled = [ask, {"type": "ai-title", "aiTitle": "Nginx log rotation", "sessionId": "s1"},
-              {"type": "ai-title", "aiTitle": "Nginx log rotation by day", "sessionId": "s1"}]
+    titled: list[dict[str, object]] = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}},
+        {"type": "ai-title", "aiTitle": "Nginx log rotation", "sessionId": "s1"},
+        {"type": "ai-title", "aiTitle": "Nginx log rotation by day", "sessionId": "s1"}]
     parsed = parse_lines("s1", titled, parent=None, project=False)
     assert parsed.conversations[0].session.title == "Nginx log rotation by day"
     assert parsed.left_out == ()
