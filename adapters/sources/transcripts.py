@@ -141,6 +141,8 @@ def find_files(root: Path, patterns: Sequence[str], *,
         try:
             with os.scandir(folder) as listing:
                 entries = list(listing)
+        except FileNotFoundError:
+            continue  # deleted since its parent was listed (an agent's clean-up): no damage
         except OSError as error:
             if unreadable is not None:
                 unreadable.append((str(error.filename), str(error.strerror or error)))
@@ -268,6 +270,12 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
     for path, item, fingerprint, size, before in changed:
         try:
             parsed = parse(path)
+        except FileNotFoundError:
+            # Deleted since the listing (Claude Code removes old transcripts as it starts):
+            # no damage; the next sync finds it gone.
+            tally.add("file deleted while importing")
+            work += size
+            continue
         except OSError as error:
             tally.at(str(path))
             tally.skip("unreadable file", str(error.strerror or error))

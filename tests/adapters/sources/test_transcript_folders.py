@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from harkback.adapters.sources.claude_code import CLAUDE_CODE
+from harkback.adapters.sources.importing import ImportUnit
 from harkback.adapters.sources.transcripts import TranscriptImporter, find_files
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.importing import run_import
+from harkback.stages.imports import SourceKey, SourceState
 from tests.adapters.stores.store_contract import ok
 
 PATTERNS = CLAUDE_CODE.patterns
@@ -52,3 +60,46 @@ def test_loops_of_links_end_and_no_file_is_found_twice(tmp_path: Path) -> None:
     found = find_files(projects, PATTERNS)
     assert [name.split("/")[-1] for name in found] == ["s1.jsonl", "s2.jsonl"]
     assert found[0] == "-w-app/s1.jsonl"
+
+
+def _plan_units(projects: Path) -> Callable[[], list[ImportUnit]]:
+    """Plan an import of ``projects`` now; the call reads its units."""
+    planned = TranscriptImporter(CLAUDE_CODE, projects).plan(
+        SourceState(key=SourceKey(kind="claude-code", location=str(projects))), full=False)
+    units = planned.unwrap().units
+    return lambda: [step.unwrap() for step in units]
+
+
+def test_a_transcript_deleted_after_the_listing_is_no_damage(tmp_path: Path) -> None:
+    """Claude Code deletes old transcripts as it starts: one gone between the listing and
+    its reading was named 'unreadable file' (a sync's status 3, damaged input)."""
+    projects = tmp_path / "projects"
+    _session(projects / "-w-app" / "s1.jsonl", "the heron logs")
+    _session(projects / "-w-app" / "s2.jsonl", "the kestrel queue")
+    read = _plan_units(projects)
+    (projects / "-w-app" / "s1.jsonl").unlink()
+    units = read()
+    assert [c.session.id for u in units for c in u.conversations] == ["s2"]
+    assert [s for u in units for s in u.skipped] == []
+    assert dict(pair for u in units for pair in u.left_out) == {
+        "file deleted while importing": 1}
+
+
+def test_a_folder_deleted_while_listing_is_no_damage(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session's folder (its sub-agents) deleted between its parent's listing and its
+    own was named 'unreadable folder'."""
+    projects = tmp_path / "projects"
+    _session(projects / "-w-app" / "s1.jsonl", "the heron logs")
+    _session(projects / "-w-app" / "s1" / "subagents" / "agent-a1.jsonl", "the kestrel")
+    listing = os.scandir
+
+    def deleting(path: Any) -> Any:
+        if str(path).endswith("s1"):
+            shutil.rmtree(path)
+        return listing(path)
+
+    monkeypatch.setattr(os, "scandir", deleting)
+    unreadable: list[tuple[str, str]] = []
+    assert find_files(projects, PATTERNS, unreadable=unreadable) == ["-w-app/s1.jsonl"]
+    assert unreadable == []
