@@ -173,6 +173,25 @@ class _Session(Transcript):
         self.last_assistant_id = reply_id
 
 
+def _chain(line: Line, chains: dict[str, str]) -> str:
+    """The agent of a sidechain line that names none (Claude Code 1.0 wrote each Task
+    run into the session's file): the one of the line it follows (``parentUuid``), else a
+    new one (``sidechain``, ``sidechain-2`` ...). All were one session, runs mixed.
+
+    >>> chains = {}
+    >>> [_chain(line, chains) for line in ({"uuid": "a"}, {"uuid": "b"},
+    ...                                    {"uuid": "c", "parentUuid": "a"})]
+    ['sidechain', 'sidechain-2', 'sidechain']
+    """
+    agent = chains.get(text_of(line.get("parentUuid")), "")
+    if not agent:
+        runs = len(set(chains.values()))
+        agent = f"sidechain-{runs + 1}" if runs else "sidechain"
+    if uuid := text_of(line.get("uuid")):
+        chains[uuid] = agent
+    return agent
+
+
 def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
                 project: bool, main: bool = True, tally: Tally | None = None) -> ParsedFile:
     """Read the lines of one transcript file whose own session is ``session_id``.
@@ -186,10 +205,12 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
     ai_titles: list[str] = []
     summaries: list[tuple[str, str]] = []
 
+    chains: dict[str, str] = {}  # an unnamed sidechain's line: the agent it belongs to
+
     def target(line: Line) -> _Session:
         sid, owner = session_id, parent
         if main and line.get("isSidechain"):
-            agent = text_of(line.get("agentId")) or "sidechain"
+            agent = text_of(line.get("agentId")) or _chain(line, chains)
             sid, owner = f"{session_id}/agent-{agent}", session_id
         if sid not in sessions:
             sessions[sid] = _Session(sid, owner)

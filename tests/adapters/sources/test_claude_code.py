@@ -192,3 +192,22 @@ def test_claude_code_s_own_title_names_the_session_after_a_rename() -> None:
     renamed = parse_lines("s1", [*titled, {"type": "custom-title", "customTitle": "logs"}],
                           parent=None, project=False)
     assert renamed.conversations[0].session.title == "logs"
+
+
+def test_two_task_runs_inside_an_old_session_file_are_two_sub_agents() -> None:
+    """Claude Code 1.0 wrote Task runs into the session's file as sidechain lines naming no
+    agent: two runs (here in parallel, their lines mixed) were one sub-agent session."""
+    def side(uuid: str, parent: str | None, role: str, text: str) -> dict[str, object]:
+        return {"type": role, "isSidechain": True, "uuid": uuid, "parentUuid": parent,
+                "message": {"id": f"m-{uuid}", "role": role, "content": text}}
+
+    parsed = parse_lines("s2", [
+        {"type": "user", "uuid": "v1", "message": {"role": "user", "content": "survey"}},
+        side("r1", None, "user", "list the brokers"),
+        side("q1", None, "user", "list the codecs"),
+        side("r2", "r1", "assistant", "NATS and Kafka"),
+        side("q2", "q1", "assistant", "protobuf and JSON")], parent=None, project=False)
+    runs = {c.session.id: [m.content for m in c.messages] for c in parsed.conversations[1:]}
+    assert runs == {"s2/agent-sidechain": ["list the brokers", "NATS and Kafka"],
+                    "s2/agent-sidechain-2": ["list the codecs", "protobuf and JSON"]}
+    assert {c.session.parent_session_id for c in parsed.conversations[1:]} == {"s2"}
