@@ -196,7 +196,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     a folder that became unreadable) is left as it was, with a note.
     """
     marks = state.marks_by_item()
-    changed: list[tuple[Path, str, str, int, tuple[str, ...]]] = []
+    changed: list[tuple[Path, str, str, int, tuple[str, ...], bool]] = []
     unchanged = 0
     seen: set[str] = set()
     base = str(root)
@@ -222,12 +222,14 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                 and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
+        # Torn when last read, and not written to since: no agent is writing it any more.
+        dead = old is not None and old.fingerprint == f"incomplete:{fingerprint}"
         changed.append((root / name, item, fingerprint, size,
-                        old.session_ids if old is not None else ()))
+                        old.session_ids if old is not None else (), dead))
     gone, hidden = missing_files(root, (item for item in marks if item not in seen))
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
-    total = sum(size for _, _, _, size, _ in changed)
+    total = sum(change[3] for change in changed)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
     return Success(ImportPlan(total=total, units=_file_units(changed, parse, owners,
                                                             unreadable, odd),
@@ -251,7 +253,7 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
     return tuple(gone), hidden
 
 
-def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
+def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bool]],
                 parse: Callable[[Path], ParsedFile], owners: SessionOwners,
                 unreadable: Sequence[tuple[str, str]] = (),
                 odd: Sequence[tuple[str, str]] = ()) -> Units:
@@ -267,7 +269,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
         tally.at(path_name)
         tally.skip("unreadable file", why)
     work = 0
-    for path, item, fingerprint, size, before in changed:
+    for path, item, fingerprint, size, before, dead in changed:
         try:
             parsed = parse(path)
         except FileNotFoundError:
@@ -281,12 +283,17 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
             tally.skip("unreadable file", str(error.strerror or error))
             work += size
             continue
-        tally.merge(parsed.left_out)
+        torn = any(reason == TORN for reason, _ in parsed.left_out)
+        tally.merge((reason, n) for reason, n in parsed.left_out if not (dead and reason == TORN))
         tally.merge_skips(parsed.skipped, parsed.skips)
         tally.at(str(path))
+        if dead and torn:
+            # Read again at every sync for ever (and never named): damage now, read once.
+            tally.skip("unreadable line", "the last line is cut short, and the file was not "
+                       "written to since the last import")
+            torn = False
         read = owners.claim(item, parsed.conversations, tally)
         conversations.extend(read)
-        torn = any(reason == TORN for reason, _ in parsed.left_out)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good).

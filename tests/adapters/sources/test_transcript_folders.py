@@ -13,6 +13,7 @@ import pytest
 
 from harkback.adapters.sources.claude_code import CLAUDE_CODE
 from harkback.adapters.sources.importing import ImportUnit
+from harkback.adapters.sources.transcript_lines import TORN
 from harkback.adapters.sources.transcripts import TranscriptImporter, find_files
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
@@ -103,3 +104,28 @@ def test_a_folder_deleted_while_listing_is_no_damage(tmp_path: Path,
     unreadable: list[tuple[str, str]] = []
     assert find_files(projects, PATTERNS, unreadable=unreadable) == ["-w-app/s1.jsonl"]
     assert unreadable == []
+
+
+async def test_a_cut_last_line_no_agent_writes_any_more_is_named_once(tmp_path: Path) -> None:
+    """A last line cut short is read again next time (an agent still writing it); one left
+    by an agent that died was read again at every sync for ever, and never named. Unchanged
+    since the import that found it cut, it is named, and the file is not read again."""
+    projects = tmp_path / "projects"
+    path = projects / "-w-app" / "s1.jsonl"
+    _session(path, "the heron logs")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"type": "assistant", "uuid": "a1", "message": {"content": "rot')
+    db = tmp_path / "h.db"
+    outcomes = []
+    for _ in range(3):
+        with SqliteStore.open(db).unwrap() as store:
+            outcomes.append(await run_import(TranscriptImporter(CLAUDE_CODE, projects), store,
+                                             SqliteImportLedger(store), full=False,
+                                             progress=False))
+    first, second, third = outcomes
+    assert first.skipped == () and first.delta.sessions_added == 1
+    assert [(Path(s.file).name, s.reason) for s in second.skipped] == [
+        ("s1.jsonl", "unreadable line: the last line is cut short, and the file was not "
+                     "written to since the last import")]
+    assert TORN not in dict(second.left_out)
+    assert third.skipped == () and third.delta.sessions_unchanged == 1
