@@ -203,6 +203,9 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
                 continue
             tally.at(str(path), number)
             text, count = undecoded(line)
+            # A byte order mark starting a line: files joined (``cat``), one of them saved by
+            # a Windows editor. Only the file's own was skipped, and JSON refuses one.
+            text = text.removeprefix("\ufeff")
             try:
                 value = json_loads(text)
             except (ValueError, RecursionError):

@@ -124,3 +124,14 @@ def test_a_line_appended_to_a_cut_one_is_read(tmp_path: Path) -> None:
         for line in (2, 3)]
     assert tally.counts[TORN] == 1
 
+
+
+def test_a_byte_order_mark_starting_a_line_inside_the_file_is_skipped(tmp_path: Path) -> None:
+    """Two transcripts joined with ``cat``, the second saved with a byte order mark: its
+    first line was unreadable (JSON refuses the mark; only the file's own was skipped)."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"n": 1}\n{"n": 2}\n\xef\xbb\xbf{"n": 3}\n')
+    tally = Tally()
+    assert [(number, value["n"]) for number, value in json_lines(path, tally)] == [
+        (1, 1), (2, 2), (3, 3)]
+    assert tally.named == [] and tally.counts == {}
