@@ -9,7 +9,9 @@ Codex writes one JSON-lines "rollout" per session,
 joined by ``call_id``, ``custom_tool_call``, ``local_shell_call``,
 ``web_search_call``, ``reasoning``), ``compacted`` (a compaction summary) and
 ``event_msg`` (UI events that repeat the response items). Rollouts written before
-the wrapper (2025) hold bare response items after a bare meta line; both are read.
+the wrapper (2025) hold bare response items after a bare meta line; both are read, and so
+is the first, TypeScript Codex's ``sessions/rollout-<date>-<uuid>.json``: one JSON document
+of the same meta and items (:func:`unpack_rollout`).
 
 Only response items become messages. Left out and counted: ``event_msg`` and
 ``turn_context`` lines, reasoning, developer messages and the instruction messages
@@ -256,6 +258,24 @@ def read_rollout(relative: PurePath, lines: Iterable[Line], tally: Tally) -> Par
     return parse_rollout_lines(found[-1] if found else relative.stem, lines, tally)
 
 
+def unpack_rollout(document: object, tally: Tally) -> list[Line]:
+    """The lines of a rollout the TypeScript Codex (2025) wrote as one JSON document,
+    ``{"session": {"id", "timestamp", ...}, "items": [response items]}``: the bare meta line
+    and bare items of a rollout of its time.
+
+    >>> unpack_rollout({"session": {"id": "t0"}, "items": [{"type": "message"}]}, Tally())
+    [{'id': 't0'}, {'type': 'message'}]
+    """
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        tally.skip("unreadable file", "not a Codex session (no list of items)")
+        return []
+    meta = document.get("session")
+    items: list[Line] = [item for item in document["items"] if isinstance(item, dict)]
+    tally.add("unknown item", len(document["items"]) - len(items))
+    return [meta, *items] if isinstance(meta, dict) else items
+
+
 CODEX = transcripts.TranscriptFormat(kind=SOURCE, what="Codex sessions folder",
-                                     patterns=("**/rollout-*.jsonl",), read=read_rollout)
+                                     patterns=("**/rollout-*.jsonl", "**/rollout-*.json"),
+                                     read=read_rollout, unpack=unpack_rollout)
 """Codex's ``sessions`` folder."""

@@ -170,6 +170,27 @@ def _rest_of_line(handle: TextIO) -> bool:
     return False
 
 
+def json_document(path: Path, tally: Tally) -> object | None:
+    """The JSON document a whole file holds (an early Codex wrote each session as one), or
+    None, named in ``tally`` as an unreadable file: not JSON, or longer than
+    :data:`MAX_LINE_CHARS` (not held whole)."""
+    with path.open("rb") as raw:
+        codec = marked_encoding(raw.read(4))
+    with path.open(encoding=codec, errors=ESCAPE) as handle:
+        text, count = undecoded(handle.read(MAX_LINE_CHARS + 1))
+    if len(text) > MAX_LINE_CHARS:
+        tally.skip("unreadable file", f"longer than {MAX_LINE_CHARS:,} characters")
+        return None
+    try:
+        value = json_loads(text)
+    except (ValueError, RecursionError):
+        tally.skip("unreadable file", "not JSON")
+        return None
+    if count:
+        tally.skip(NOT_UTF8, replaced(count), "repaired")
+    return value
+
+
 def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
     """The JSON objects of a JSON-lines file with their line numbers; the rest is counted.
 

@@ -36,7 +36,13 @@ from harkback.adapters.sources.importing import (
     path_text,
 )
 from harkback.adapters.sources.session_owners import SessionOwners
-from harkback.adapters.sources.transcript_lines import LINE_NUMBER, TORN, Line, json_lines
+from harkback.adapters.sources.transcript_lines import (
+    LINE_NUMBER,
+    TORN,
+    Line,
+    json_document,
+    json_lines,
+)
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation
@@ -70,12 +76,21 @@ class TranscriptFormat:
     """Globs of the transcript files under the folder."""
     read: Callable[[PurePath, Iterable[Line], Tally], ParsedFile]
     """Reads one file: its path under the folder, its lines, the tally of what is left out."""
+    unpack: Callable[[object, Tally], list[Line]] | None = None
+    """The lines :attr:`read` reads of a file that holds one JSON document (``*.json``),
+    from that document (None: the format writes none)."""
 
 
 def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
     """Read one transcript file of format ``form`` found under ``root``."""
     tally = Tally()
-    numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
+    numbered: Iterable[Line]
+    if form.unpack is not None and path.suffix == ".json":
+        tally.at(str(path))
+        document = json_document(path, tally)
+        numbered = form.unpack(document, tally) if document is not None else ()
+    else:
+        numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
     # Session ids are made of file names: as text a store can keep.
     parsed = form.read(PurePath(path_text(path.relative_to(root))), numbered, tally)
     return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from harkback.adapters.sources.codex import CODEX, output_text, parse_rollout_lines
-from harkback.adapters.sources.transcripts import parse_file
+from harkback.adapters.sources.transcripts import find_files, parse_file
 from harkback.stages.records import Conversation
 
 SESSIONS = Path(__file__).parents[2] / "fixtures" / "codex" / "sessions"
@@ -145,3 +146,36 @@ def test_long_tool_call_arguments_are_clipped_like_tool_output() -> None:
     assert call.arguments.startswith("*** Begin Patch") and call.arguments.endswith("End Patch")
     assert len(call.arguments) < 33_000
     assert dict(parsed.left_out) == {"tool call arguments clipped": 1}
+
+
+def test_a_rollout_the_typescript_codex_wrote_as_one_json_document_is_read(
+        tmp_path: Path) -> None:
+    """The first Codex CLI (TypeScript, 2025) saved each session as one JSON document,
+    ``sessions/rollout-<date>-<uuid>.json``: those were never found (the earliest Codex
+    sessions missing, unsaid). They are read as the bare items of their time."""
+    sid = "1f2e3d4c-0000-4000-8000-000000000001"
+    (tmp_path / f"rollout-2025-04-17-{sid}.json").write_text(json.dumps({
+        "session": {"timestamp": "2025-04-17T10:00:00.000Z", "id": sid, "instructions": ""},
+        "items": [
+            {"id": "msg_1", "type": "message", "role": "user",
+             "content": [{"type": "input_text", "text": "why does the ferret cache miss?"}]},
+            {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}',
+             "call_id": "call_1"},
+            {"type": "function_call_output", "call_id": "call_1",
+             "output": '{"output": "a.py\\n", "metadata": {"exit_code": 0}}'},
+            {"id": "msg_2", "type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "the key is hashed twice"}]}]},
+        indent=2), encoding="utf-8")
+    (tmp_path / "rollout-2025-04-18-broken.json").write_text('{"session": {', encoding="utf-8")
+    found = find_files(tmp_path, CODEX.patterns)
+    assert found == [f"rollout-2025-04-17-{sid}.json", "rollout-2025-04-18-broken.json"]
+    parsed = parse_file(CODEX, tmp_path / found[0], tmp_path)
+    conversation, = parsed.conversations
+    assert (conversation.session.id, conversation.session.started_at) == (sid, 1744884000.0)
+    assert [(m.role, m.content) for m in conversation.messages] == [
+        ("user", "why does the ferret cache miss?"), ("assistant", ""), ("tool", "a.py\n"),
+        ("assistant", "the key is hashed twice")]
+    broken = parse_file(CODEX, tmp_path / found[1], tmp_path)
+    assert broken.conversations == ()
+    assert [s.describe() for s in broken.skipped] == [
+        f"{tmp_path / found[1]}: unreadable file: not JSON"]
