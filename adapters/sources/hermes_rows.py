@@ -69,6 +69,7 @@ REVIEW_PREFIX = "Review the conversation above"
 
 _MEMORY_CONTEXT = re.compile(r"<memory-context>.*?</memory-context>\s*", re.DOTALL)
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+_IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
 
 
 # --- content ------------------------------------------------------------------------------
@@ -83,6 +84,8 @@ def _texts(value: object) -> Iterator[str]:
         text = value.get("text")
         if isinstance(text, str) and value.get("type", "text") in _TEXT_PARTS:
             yield text
+        elif value.get("type") in _IMAGE_PARTS:  # its bytes never stored: the turn stays
+            yield "[image]"
         elif "content" in value:
             yield from _texts(value["content"])
 
