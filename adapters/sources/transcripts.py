@@ -140,7 +140,7 @@ def find_files(root: Path, patterns: Sequence[str], *,
     unless it leads into the tree or into a folder already followed: a loop of links ends,
     and no file is found twice. An unreadable ``root`` raises ``OSError`` (a glob would
     find nothing in it); a folder below it that cannot be listed is passed over, added to
-    ``unreadable`` with why.
+    ``unreadable`` with why. Folders deeper than any pattern reaches are not listed.
 
     >>> glob_pattern(("**/rollout-*.jsonl",)).fullmatch("2026/03/rollout-1.jsonl") is not None
     True
@@ -148,6 +148,10 @@ def find_files(root: Path, patterns: Sequence[str], *,
     with os.scandir(root):
         pass
     wanted = glob_pattern(patterns)
+    # How deep a match can lie (None: any depth). Folders below are never listed: a link to a
+    # big tree (a home folder) costs nothing, and an unreadable one holding no transcript
+    # (a session's tool-results) is no damage.
+    deepest = None if any("**" in p for p in patterns) else max(p.count("/") for p in patterns)
     found: list[str] = []
     walked = [os.path.realpath(root)]  # the tree, and each folder a link led to
     folders = [(str(root), "")]
@@ -166,6 +170,8 @@ def find_files(root: Path, patterns: Sequence[str], *,
             if not _is_folder(entry):
                 if wanted.fullmatch(prefix + entry.name):
                     found.append(prefix + entry.name)
+            elif deepest is not None and prefix.count("/") >= deepest:
+                continue
             elif not entry.is_symlink() or _new_place(os.path.realpath(entry.path), walked):
                 folders.append((entry.path, f"{prefix}{entry.name}/"))
     return sorted(found)

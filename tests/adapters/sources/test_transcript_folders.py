@@ -129,3 +129,28 @@ async def test_a_cut_last_line_no_agent_writes_any_more_is_named_once(tmp_path: 
                      "written to since the last import")]
     assert TORN not in dict(second.left_out)
     assert third.skipped == () and third.delta.sessions_unchanged == 1
+
+
+def test_folders_deeper_than_any_transcript_are_never_listed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code's transcripts lie at most three folders down: a link to a big tree (a
+    home folder) was walked whole, and an unreadable folder holding no transcript (a
+    session's tool results) was named as damage."""
+    projects = tmp_path / "projects"
+    _session(projects / "-w-app" / "s1.jsonl", "a")
+    _session(projects / "-w-app" / "s1" / "subagents" / "agent-a1.jsonl", "b")
+    deep = projects / "-w-app" / "s1" / "subagents" / "cache" / "more"
+    deep.mkdir(parents=True)
+    (projects / "-w-home").symlink_to(tmp_path / "home", target_is_directory=True)
+    (tmp_path / "home" / "src" / "big" / "tree").mkdir(parents=True)
+    listed: list[str] = []
+    listing = os.scandir
+
+    def recording(path: Any) -> Any:
+        listed.append(os.path.relpath(path, projects))
+        return listing(path)
+
+    monkeypatch.setattr(os, "scandir", recording)
+    assert find_files(projects, PATTERNS) == ["-w-app/s1.jsonl",
+                                              "-w-app/s1/subagents/agent-a1.jsonl"]
+    assert not any(name.count("/") >= 3 for name in listed), listed
