@@ -185,9 +185,12 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
 
 
 def _new_place(real: str, walked: list[str]) -> bool:
-    """Whether the folder at ``real`` lies outside every one of ``walked``; if so it is
-    added to them."""
-    if any(real == seen or real.startswith(seen.rstrip(os.sep) + os.sep) for seen in walked):
+    """Whether the folder at ``real`` neither lies in nor holds any of ``walked`` (a link to
+    the tree's parent would walk it all again); if so it is added to them."""
+    def inside(inner: str, outer: str) -> bool:
+        return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+    if any(inside(real, seen) or inside(seen, real) for seen in walked):
         return False
     walked.append(real)
     return True

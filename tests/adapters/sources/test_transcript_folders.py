@@ -48,8 +48,8 @@ async def test_a_project_folder_linked_in_from_elsewhere_is_imported(tmp_path: P
 
 
 def test_loops_of_links_end_and_no_file_is_found_twice(tmp_path: Path) -> None:
-    """A link back up the tree, a link to a folder already in it, and two links to one
-    folder outside: each file once, under the first path that reaches it."""
+    """A link back up the tree or to its parent, a link to a folder already in it, and two
+    links to one folder outside: each file once, under the first path that reaches it."""
     projects = tmp_path / "projects"
     _session(projects / "-w-app" / "s1.jsonl", "a")
     _session(tmp_path / "elsewhere" / "s2.jsonl", "b")
@@ -58,9 +58,13 @@ def test_loops_of_links_end_and_no_file_is_found_twice(tmp_path: Path) -> None:
     (projects / "-x1").symlink_to(tmp_path / "elsewhere")
     (projects / "-x2").symlink_to(tmp_path / "elsewhere")
     (tmp_path / "elsewhere" / "back").symlink_to(tmp_path / "elsewhere")
+    (projects / "-w-app" / "parent").symlink_to(tmp_path)
     found = find_files(projects, PATTERNS)
     assert [name.split("/")[-1] for name in found] == ["s1.jsonl", "s2.jsonl"]
     assert found[0] == "-w-app/s1.jsonl"
+    # Codex's patterns reach any depth: a link to the tree's parent walked it all again.
+    rollouts = find_files(projects, ("**/*.jsonl",))
+    assert [name.split("/")[-1] for name in rollouts] == ["s1.jsonl", "s2.jsonl"]
 
 
 def _plan_units(projects: Path) -> Callable[[], list[ImportUnit]]:
