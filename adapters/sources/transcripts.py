@@ -185,12 +185,12 @@ def _is_folder(entry: os.DirEntry[str]) -> bool:
 
 
 def _new_place(real: str, walked: list[str]) -> bool:
-    """Whether the folder at ``real`` neither lies in nor holds any of ``walked`` (a link to
-    the tree's parent would walk it all again); if so it is added to them."""
+    """Whether the folder at ``real`` lies in none of ``walked`` and does not hold the tree
+    (``walked[0]``: a link to its parent would walk it all again); if so it is added."""
     def inside(inner: str, outer: str) -> bool:
         return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
 
-    if any(inside(real, seen) or inside(seen, real) for seen in walked):
+    if inside(walked[0], real) or any(inside(real, seen) for seen in walked):
         return False
     walked.append(real)
     return True
