@@ -24,11 +24,11 @@ summaries (``_compressed_summary=1``, or text starting ``[CONTEXT COMPACTION`` o
 and would otherwise match in its place. Background review prompts of old builds and
 the reply after each are left out too, and ``<memory-context>`` blocks are removed,
 as Hermes does on replay. Multimodal content (``\\x00json:`` + a JSON list of parts)
-keeps its text parts. Message positions are Hermes message ids, so they stay stable
-as a session grows and a hit names the Hermes message it came from.
+keeps its text parts, an image as ``[image]``. Message positions are Hermes message ids,
+so they stay stable as a session grows and a hit names the Hermes message it came from.
 
 >>> decode_content('\\x00json:[{"type": "text", "text": "look"}, {"type": "image_url"}]')
-'look'
+'look\\n[image]'
 >>> lineage_parent({"id": "c", "parent_session_id": "p", "model_config": None},
 ...                {"id": "p", "end_reason": "compression"})
 'p'
