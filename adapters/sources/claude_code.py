@@ -4,10 +4,12 @@ Claude Code writes one JSON-lines file per session,
 ``<projects>/<project>/<session id>.jsonl``, where ``<project>`` is the working
 folder with ``/`` turned into ``-``. Each line has a ``type``: ``user`` and
 ``assistant`` lines carry an Anthropic-style ``message`` (``content`` a string or a
-list of ``text``, ``tool_use``, ``tool_result``, ``thinking``, ``image`` blocks), plus
+list of ``text``, ``tool_use``, ``tool_result``, ``thinking``, ``image`` blocks: an image
+is stored as ``[image]``), plus
 ``sessionId``, ``uuid``, ``timestamp``, ``cwd``, ``gitBranch``, ``isSidechain`` and,
-on sub-agent lines, ``agentId``. ``summary`` and ``custom-title`` lines name the
-session; other types (``system``, ``file-history-snapshot``, ``queue-operation``,
+on sub-agent lines, ``agentId``. ``summary``, ``custom-title`` and ``ai-title`` lines name the
+session (a ``custom-title``, from ``/rename``, first, then an ``ai-title``, Claude Code's
+own); other types (``system``, ``file-history-snapshot``, ``queue-operation``,
 ``progress`` ...) carry no conversation and are counted, as are unknown types.
 
 Sub-agents (the Task tool) write ``<session id>/subagents/agent-<agent id>.jsonl``
@@ -56,14 +58,32 @@ IGNORED_TYPES = frozenset({"system", "file-history-snapshot", "queue-operation",
 SYNTHETIC_MODEL = "<synthetic>"
 
 
+PLACEHOLDERS = {"image": "[image]", "document": "[document]"}
+"""What an attached image or document (base64 data: no text to search, and megabytes of
+it would bloat the store and its index) is stored as, so the turn that sent it stays."""
+
+
 def _block_text(content: object) -> str:
-    """The text of a tool result's content: a string, or a list of text blocks."""
+    """The text of a tool result's content: a string, or a list of text blocks (an image,
+    as a screenshot tool returns it, as its placeholder).
+
+    >>> _block_text([{"type": "image", "source": {"data": "iVBOR"}}, {"type": "text",
+    ...              "text": "1280x720"}])
+    '[image]\\n1280x720'
+    """
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(text_of(b.get("text")) for b in content
-                         if isinstance(b, dict) and b.get("type") == "text" and b.get("text"))
+        return "\n".join(text for text in map(_piece, content) if text)
     return ""
+
+
+def _piece(block: object) -> str:
+    """The text of one content block: its text, or an attachment's placeholder."""
+    if not isinstance(block, dict):
+        return ""
+    kind = text_of(block.get("type"))
+    return text_of(block.get("text")) if kind == "text" else PLACEHOLDERS.get(kind, "")
 
 
 @attrs.define
@@ -103,6 +123,9 @@ class _Session(Transcript):
                     self.tool_result(text_of(block.get("tool_use_id")),
                                      _block_text(block.get("content")), when, tally,
                                      empty="empty tool result")
+                elif isinstance(kind, str) and kind in PLACEHOLDERS:
+                    texts.append(PLACEHOLDERS[kind])
+                    tally.add(f"{kind} data (a placeholder stored)")
                 else:
                     tally.add(f"{kind or 'unknown'} block")
         text = "\n".join(t for t in texts if t)
@@ -134,7 +157,8 @@ class _Session(Transcript):
                 texts.append(text_of(block.get("text")))
             elif kind == "tool_use":
                 calls.append(self.tool_call(text_of(block.get("id")), text_of(block.get("name")),
-                                            json.dumps(block.get("input"), ensure_ascii=False)))
+                                            json.dumps(block.get("input"), ensure_ascii=False),
+                                            tally))
             else:
                 tally.add(f"{kind or 'unknown'} block")
         text = "\n".join(t for t in texts if t)
@@ -149,6 +173,25 @@ class _Session(Transcript):
         self.last_assistant_id = reply_id
 
 
+def _chain(line: Line, chains: dict[str, str]) -> str:
+    """The agent of a sidechain line that names none (Claude Code 1.0 wrote each Task
+    run into the session's file): the one of the line it follows (``parentUuid``), else a
+    new one (``sidechain``, ``sidechain-2`` ...). All were one session, runs mixed.
+
+    >>> chains = {}
+    >>> [_chain(line, chains) for line in ({"uuid": "a"}, {"uuid": "b"},
+    ...                                    {"uuid": "c", "parentUuid": "a"})]
+    ['sidechain', 'sidechain-2', 'sidechain']
+    """
+    agent = chains.get(text_of(line.get("parentUuid")), "")
+    if not agent:
+        runs = len(set(chains.values()))
+        agent = f"sidechain-{runs + 1}" if runs else "sidechain"
+    if uuid := text_of(line.get("uuid")):
+        chains[uuid] = agent
+    return agent
+
+
 def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
                 project: bool, main: bool = True, tally: Tally | None = None) -> ParsedFile:
     """Read the lines of one transcript file whose own session is ``session_id``.
@@ -159,19 +202,30 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
     tally = tally if tally is not None else Tally()
     sessions: dict[str, _Session] = {}
     titles: list[str] = []
+    ai_titles: list[str] = []
     summaries: list[tuple[str, str]] = []
+
+    chains: dict[str, str] = {}  # an unnamed sidechain's line: the agent it belongs to
 
     def target(line: Line) -> _Session:
         sid, owner = session_id, parent
         if main and line.get("isSidechain"):
-            agent = text_of(line.get("agentId")) or "sidechain"
+            agent = text_of(line.get("agentId")) or _chain(line, chains)
             sid, owner = f"{session_id}/agent-{agent}", session_id
         if sid not in sessions:
             sessions[sid] = _Session(sid, owner)
         return sessions[sid]
 
+    seen: set[str] = set()
     for line in transcript_lines.located(lines, tally):
         kind = line.get("type")
+        uuid = text_of(line.get("uuid")) if kind in ("user", "assistant") else ""
+        if uuid and uuid in seen:
+            # Claude Code writes a line again under its uuid (compaction replays history
+            # into the file, stream-json input repeats it, a resume): read once.
+            tally.add("repeated line (same uuid)")
+            continue
+        seen.add(uuid)
         if kind == "user":
             target(line).user(line, tally)
         elif kind == "assistant":
@@ -180,13 +234,16 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             summaries.append((text_of(line.get("leafUuid")), text_of(line.get("summary"))))
         elif kind == "custom-title":
             titles.append(text_of(line.get("customTitle")) or text_of(line.get("title")))
+        elif kind == "ai-title":  # the title Claude Code makes itself (2026): after /rename's
+            ai_titles.append(text_of(line.get("aiTitle")))
         elif isinstance(kind, str) and kind in IGNORED_TYPES:
             tally.add(f"{kind} line")
         else:
             tally.add(f"unknown line type {kind!r}")
     own = sessions.get(session_id)
     uuids = own.uuids if own is not None else set()
-    named = [t for t in titles if t] or [s for leaf, s in summaries if s and leaf in uuids]
+    named = ([t for t in titles if t] or [t for t in ai_titles if t]
+             or [s for leaf, s in summaries if s and leaf in uuids])
     conversations = []
     for sid, session in sessions.items():
         if not session.turns:

@@ -9,7 +9,9 @@ Codex writes one JSON-lines "rollout" per session,
 joined by ``call_id``, ``custom_tool_call``, ``local_shell_call``,
 ``web_search_call``, ``reasoning``), ``compacted`` (a compaction summary) and
 ``event_msg`` (UI events that repeat the response items). Rollouts written before
-the wrapper (2025) hold bare response items after a bare meta line; both are read.
+the wrapper (2025) hold bare response items after a bare meta line; both are read, and so
+is the first, TypeScript Codex's ``sessions/rollout-<date>-<uuid>.json``: one JSON document
+of the same meta and items (:func:`unpack_rollout`).
 
 Only response items become messages. Left out and counted: ``event_msg`` and
 ``turn_context`` lines, reasoning, developer messages and the instruction messages
@@ -60,14 +62,32 @@ INTERNAL_SUBAGENTS = frozenset({"compact", "memory_consolidation"})
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 
+IMAGE = "[image]"
+"""What an image part (a base64 ``data:`` URL: no text to search, and megabytes of it would
+bloat the store and its index) is stored as, so the message that sent only one stays."""
+
+
 def _parts_text(content: object) -> str:
+    """The text of a message's or a tool output's parts, an image as :data:`IMAGE`.
+
+    >>> _parts_text([{"type": "input_image", "image_url": "data:image/png;base64,iVBOR"},
+    ...              {"type": "input_text", "text": "why is this red?"}])
+    '[image]\\nwhy is this red?'
+    """
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(text_of(p.get("text")) for p in content
-                     if isinstance(p, dict) and p.get("type") in ("input_text", "output_text",
-                                                                    "text") and p.get("text"))
+    return "\n".join(text for text in map(_part_text, content) if text)
+
+
+def _part_text(part: object) -> str:
+    if not isinstance(part, dict):
+        return ""
+    kind = part.get("type")
+    if kind in ("input_image", "output_image"):
+        return IMAGE
+    return text_of(part.get("text")) if kind in ("input_text", "output_text", "text") else ""
 
 
 def output_text(output: object) -> str:
@@ -159,7 +179,7 @@ class _Rollout(Transcript):
             self.tally.add(f"unknown line type {kind!r}")
 
     def call(self, call_id: str, name: str, arguments: str, when: float | None) -> None:
-        call = self.tool_call(call_id, name, arguments)
+        call = self.tool_call(call_id, name, arguments, self.tally)
         if self.turns and self.turns[-1].role == "assistant":
             # Calls right after a reply belong to it: "[ASSISTANT]: text / [Called: ...]".
             self.extend("", (call,))
@@ -238,6 +258,24 @@ def read_rollout(relative: PurePath, lines: Iterable[Line], tally: Tally) -> Par
     return parse_rollout_lines(found[-1] if found else relative.stem, lines, tally)
 
 
+def unpack_rollout(document: object, tally: Tally) -> list[Line]:
+    """The lines of a rollout the TypeScript Codex (2025) wrote as one JSON document,
+    ``{"session": {"id", "timestamp", ...}, "items": [response items]}``: the bare meta line
+    and bare items of a rollout of its time.
+
+    >>> unpack_rollout({"session": {"id": "t0"}, "items": [{"type": "message"}]}, Tally())
+    [{'id': 't0'}, {'type': 'message'}]
+    """
+    if not isinstance(document, dict) or not isinstance(document.get("items"), list):
+        tally.skip("unreadable file", "not a Codex session (no list of items)")
+        return []
+    meta = document.get("session")
+    items: list[Line] = [item for item in document["items"] if isinstance(item, dict)]
+    tally.add("unknown item", len(document["items"]) - len(items))
+    return [meta, *items] if isinstance(meta, dict) else items
+
+
 CODEX = transcripts.TranscriptFormat(kind=SOURCE, what="Codex sessions folder",
-                                     patterns=("**/rollout-*.jsonl",), read=read_rollout)
+                                     patterns=("**/rollout-*.jsonl", "**/rollout-*.json"),
+                                     read=read_rollout, unpack=unpack_rollout)
 """Codex's ``sessions`` folder."""

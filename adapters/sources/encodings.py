@@ -59,6 +59,21 @@ def encoding_of(head: bytes) -> str:
     return "utf-8-sig" if found == "utf-8" else found
 
 
+def marked_encoding(head: bytes) -> str:
+    """The codec of a text that begins with ``head`` (its first 4 bytes) when a byte order
+    mark says it is UTF-16 or UTF-32; UTF-8 (a mark of its own skipped) otherwise, never
+    guessed from where NUL bytes are (a crash can leave a head of them in a UTF-8 file).
+
+    >>> marked_encoding(b"\\xff\\xfe{\\x00"), marked_encoding(b"\\x00\\x00\\x00{")
+    ('utf-16', 'utf-8-sig')
+    """
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"  # first: the UTF-32LE mark begins with the UTF-16LE one
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return "utf-8-sig"
+
+
 def open_text(path: Path) -> tuple[TextIO, str]:
     """``path`` opened for reading lines in the encoding its first bytes say, undecodable
     bytes escaped (see :data:`ESCAPE`), and that encoding's codec name."""

@@ -24,11 +24,11 @@ summaries (``_compressed_summary=1``, or text starting ``[CONTEXT COMPACTION`` o
 and would otherwise match in its place. Background review prompts of old builds and
 the reply after each are left out too, and ``<memory-context>`` blocks are removed,
 as Hermes does on replay. Multimodal content (``\\x00json:`` + a JSON list of parts)
-keeps its text parts. Message positions are Hermes message ids, so they stay stable
-as a session grows and a hit names the Hermes message it came from.
+keeps its text parts, an image as ``[image]``. Message positions are Hermes message ids,
+so they stay stable as a session grows and a hit names the Hermes message it came from.
 
 >>> decode_content('\\x00json:[{"type": "text", "text": "look"}, {"type": "image_url"}]')
-'look'
+'look\\n[image]'
 >>> lineage_parent({"id": "c", "parent_session_id": "p", "model_config": None},
 ...                {"id": "p", "end_reason": "compression"})
 'p'
@@ -53,7 +53,7 @@ from harkback.adapters.sources.encodings import (
     spelled_out,
     undecoded,
 )
-from harkback.adapters.sources.importing import Tally, clip_tool_output, iso_epoch
+from harkback.adapters.sources.importing import Tally, clip_arguments, clip_tool_output, iso_epoch
 from harkback.adapters.sources.transcript_lines import EARLIEST_TIME, FUTURE_SLACK_S
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
@@ -69,6 +69,7 @@ REVIEW_PREFIX = "Review the conversation above"
 
 _MEMORY_CONTEXT = re.compile(r"<memory-context>.*?</memory-context>\s*", re.DOTALL)
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+_IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
 
 
 # --- content ------------------------------------------------------------------------------
@@ -83,6 +84,8 @@ def _texts(value: object) -> Iterator[str]:
         text = value.get("text")
         if isinstance(text, str) and value.get("type", "text") in _TEXT_PARTS:
             yield text
+        elif value.get("type") in _IMAGE_PARTS:  # its bytes never stored: the turn stays
+            yield "[image]"
         elif "content" in value:
             yield from _texts(value["content"])
 
@@ -370,6 +373,8 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
                        f"message {row.get('id')} of session {session_id} kept without its "
                        "tool calls", "ignored")
             calls = ()
+        calls = tuple(ToolCall(id=c.id, name=c.name, arguments=clip_arguments(c.arguments, tally))
+                      for c in calls)
         if not text.strip() and not calls:
             tally.add("empty message")
             continue

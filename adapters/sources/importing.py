@@ -42,7 +42,7 @@ from harkback.stages.records import Conversation, is_epoch
 TOOL_OUTPUT_LIMIT = 32_000
 """Tool output longer than this is stored as its head and tail (it is shown clipped anyway)."""
 
-TOOL_CLIP_MARKER = "\n...[{} characters of tool output not imported]...\n"
+TOOL_CLIP_MARKER = "\n...[{} characters of {} not imported]...\n"
 
 UNIT_MESSAGES = 2_000
 """An import unit (one store transaction) holds about this many messages at most."""
@@ -248,8 +248,10 @@ def iso_epoch(value: object, tally: Tally | None = None) -> float | None:
     return None
 
 
-def clip_tool_output(text: str, limit: int = TOOL_OUTPUT_LIMIT) -> tuple[str, bool]:
-    """Keep the head and tail of tool output longer than ``limit``; say whether it was cut.
+def clip_tool_output(text: str, limit: int = TOOL_OUTPUT_LIMIT, *,
+                     what: str = "tool output") -> tuple[str, bool]:
+    """Keep the head and tail of tool output (or ``what`` else: a tool call's arguments)
+    longer than ``limit``; say whether it was cut.
 
     >>> clip_tool_output("a" * 10 + "b" * 10, 8)[0].startswith("aaaa\\n...[12 characters")
     True
@@ -257,7 +259,22 @@ def clip_tool_output(text: str, limit: int = TOOL_OUTPUT_LIMIT) -> tuple[str, bo
     if len(text) <= limit:
         return text, False
     half = limit // 2
-    return text[:half] + TOOL_CLIP_MARKER.format(len(text) - 2 * half) + text[-half:], True
+    return (text[:half] + TOOL_CLIP_MARKER.format(len(text) - 2 * half, what) + text[-half:],
+            True)
+
+
+def clip_arguments(arguments: str, tally: Tally) -> str:
+    """A tool call's ``arguments`` clipped as tool output is (a ``Write`` of a 5 MB file was
+    stored, and indexed, whole), counted in ``tally``.
+
+    >>> tally = Tally()
+    >>> len(clip_arguments("x" * 100_000, tally)) < 33_000, tally.items()
+    (True, (('tool call arguments clipped', 1),))
+    """
+    text, clipped = clip_tool_output(arguments, what="tool call arguments")
+    if clipped:
+        tally.add("tool call arguments clipped")
+    return text
 
 
 def file_fingerprint(path: Path) -> str:

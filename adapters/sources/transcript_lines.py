@@ -13,6 +13,7 @@ session.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -22,6 +23,7 @@ from harkback.adapters.sources.encodings import (
     ESCAPE,
     NOT_UTF8,
     json_loads,
+    marked_encoding,
     replaced,
     undecoded,
 )
@@ -95,6 +97,70 @@ def plausible_time(value: object, tally: Tally, *, now: float | None = None) -> 
     return when
 
 
+_CUT_THEN_OBJECT = re.compile(r'[^\s:,\[]\s*(\{\s*")')
+"""An object's start where no JSON value may start (not after ``:``, ``,`` or ``[``)."""
+_FIRST_KEY = re.compile(r'\{"(?:[^"\\]|\\.)*"')
+SALVAGE_TRIES = 8
+"""How many places a damaged line is tried from for a whole line written after it."""
+
+
+def salvaged(text: str, tally: Tally, *, whole: bool) -> object | None:
+    """What can be read of a line that is not JSON (``whole``: it ends with its newline),
+    with what was done named in ``tally``; None when nothing can.
+
+    A crash leaves NUL bytes (a file's block allocated, never written), and raw JSON never
+    holds one: they are removed. A crash also leaves a line cut short, and the agent, run
+    again, appends its next line to it: that whole line is read, the cut one named.
+
+    >>> tally = Tally(file="t.jsonl")
+    >>> salvaged('{"n": 1, "te{"n": 2}', tally, whole=True), tally.named[0].reason
+    ({'n': 2}, 'unreadable line: cut short, the line written after it on it read')
+    >>> salvaged('{"n": 1, "te', tally, whole=False), tally.counts[TORN]
+    (None, 1)
+    """
+    nuls = text.count("\x00")
+    if nuls:
+        text = text.replace("\x00", "")
+        try:
+            value = json_loads(text) if text.strip() else None
+        except (ValueError, RecursionError):
+            pass
+        else:
+            tally.skip("NUL bytes", f"{nuls} removed", "repaired" if value is not None
+                       else "skipped")
+            return value
+    after = _last_whole_object(text)
+    if after is not None:
+        tally.skip("unreadable line", "cut short, the line written after it on it read")
+        return after
+    if whole or nuls:  # NUL bytes are no agent still writing its line
+        tally.skip("unreadable line", "not JSON")
+    else:
+        tally.add(TORN)
+    return None
+
+
+def _last_whole_object(text: str) -> dict[str, object] | None:
+    """The JSON object that ends ``text`` and starts where a line written after a cut one
+    would, or None: where the line's own first key starts again (``{"type"``: one writer
+    writes its lines alike), or where no JSON value may start (``"te{"n"``). Inside a JSON
+    string every ``"`` is escaped, so ``{"`` is only ever the start of an object; the last
+    few such starts are tried."""
+    starts = {m.start(1) for m in _CUT_THEN_OBJECT.finditer(text)}
+    if first := _FIRST_KEY.match(text):
+        start = 0
+        while (start := text.find(first.group(), start + 1)) > 0:
+            starts.add(start)
+    for start in sorted(starts)[::-1][:SALVAGE_TRIES]:
+        try:
+            value = json_loads(text[start:])
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
 def _rest_of_line(handle: TextIO) -> bool:
     """Read past the rest of an over-long line, a piece at a time; whether it ended (a
     newline) rather than the file."""
@@ -102,6 +168,27 @@ def _rest_of_line(handle: TextIO) -> bool:
         if piece.endswith("\n"):
             return True
     return False
+
+
+def json_document(path: Path, tally: Tally) -> object | None:
+    """The JSON document a whole file holds (an early Codex wrote each session as one), or
+    None, named in ``tally`` as an unreadable file: not JSON, or longer than
+    :data:`MAX_LINE_CHARS` (not held whole)."""
+    with path.open("rb") as raw:
+        codec = marked_encoding(raw.read(4))
+    with path.open(encoding=codec, errors=ESCAPE) as handle:
+        text, count = undecoded(handle.read(MAX_LINE_CHARS + 1))
+    if len(text) > MAX_LINE_CHARS:
+        tally.skip("unreadable file", f"longer than {MAX_LINE_CHARS:,} characters")
+        return None
+    try:
+        value = json_loads(text)
+    except (ValueError, RecursionError):
+        tally.skip("unreadable file", "not JSON")
+        return None
+    if count:
+        tally.skip(NOT_UTF8, replaced(count), "repaired")
+    return value
 
 
 def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object]]]:
@@ -116,10 +203,13 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
     with U+FFFD in their place and named :data:`~harkback.adapters.sources.encodings.NOT_UTF8`
     (in a torn last line they may be a character cut in two: not named).
     """
-    # UTF-8, as Claude Code and Codex write it, never guessed from the first bytes (as the
-    # ingest format's are): a head of NUL bytes left by a crash would read as UTF-32, the
-    # whole file one unreadable line. Undecodable bytes are escaped, counted below.
-    with path.open(encoding="utf-8-sig", errors=ESCAPE) as handle:
+    # UTF-8, as Claude Code and Codex write it, or UTF-16/32 when a byte order mark says so
+    # (a transcript passed through a Windows shell's redirection: every line was unreadable);
+    # never guessed from where NUL bytes are, as the ingest format's is: a head of NUL bytes
+    # left by a crash would read as UTF-32. Undecodable bytes are escaped, counted below.
+    with path.open("rb") as raw:
+        codec = marked_encoding(raw.read(4))
+    with path.open(encoding=codec, errors=ESCAPE) as handle:
         number = 0
         while line := handle.readline(MAX_LINE_CHARS):
             number += 1
@@ -134,14 +224,15 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
                 continue
             tally.at(str(path), number)
             text, count = undecoded(line)
+            # A byte order mark starting a line: files joined (``cat``), one of them saved by
+            # a Windows editor. Only the file's own was skipped, and JSON refuses one.
+            text = text.removeprefix("\ufeff")
             try:
                 value = json_loads(text)
             except (ValueError, RecursionError):
-                if line.endswith("\n"):
-                    tally.skip("unreadable line", "not JSON")
-                else:
-                    tally.add(TORN)
-                continue
+                value = salvaged(text, tally, whole=line.endswith("\n"))
+                if value is None:
+                    continue
             if isinstance(value, dict):
                 if count:
                     tally.skip(NOT_UTF8, replaced(count), "repaired")

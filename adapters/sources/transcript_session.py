@@ -99,10 +99,13 @@ class Transcript:
             self.more_calls.clear()
         return self.turns
 
-    def tool_call(self, call_id: str, name: str, arguments: str) -> ToolCall:
-        """A tool call, its name kept so that its result can be named after it."""
+    def tool_call(self, call_id: str, name: str, arguments: str, tally: Tally) -> ToolCall:
+        """A tool call, its name kept so that its result can be named after it; arguments
+        longer than tool output may be are clipped as it is (a ``Write`` of a 5 MB file was
+        stored, and indexed, whole), counted in ``tally``."""
         self.tools[call_id] = name
-        return ToolCall(id=call_id, name=name, arguments=arguments)
+        return ToolCall(id=call_id, name=name,
+                        arguments=importing.clip_arguments(arguments, tally))
 
     def tool_result(self, call_id: str, output: str, when: float | None, tally: Tally, *,
                     empty: str) -> None:

@@ -36,7 +36,13 @@ from harkback.adapters.sources.importing import (
     path_text,
 )
 from harkback.adapters.sources.session_owners import SessionOwners
-from harkback.adapters.sources.transcript_lines import LINE_NUMBER, TORN, Line, json_lines
+from harkback.adapters.sources.transcript_lines import (
+    LINE_NUMBER,
+    TORN,
+    Line,
+    json_document,
+    json_lines,
+)
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation
@@ -70,12 +76,21 @@ class TranscriptFormat:
     """Globs of the transcript files under the folder."""
     read: Callable[[PurePath, Iterable[Line], Tally], ParsedFile]
     """Reads one file: its path under the folder, its lines, the tally of what is left out."""
+    unpack: Callable[[object, Tally], list[Line]] | None = None
+    """The lines :attr:`read` reads of a file that holds one JSON document (``*.json``),
+    from that document (None: the format writes none)."""
 
 
 def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
     """Read one transcript file of format ``form`` found under ``root``."""
     tally = Tally()
-    numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
+    numbered: Iterable[Line]
+    if form.unpack is not None and path.suffix == ".json":
+        tally.at(str(path))
+        document = json_document(path, tally)
+        numbered = form.unpack(document, tally) if document is not None else ()
+    else:
+        numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
     # Session ids are made of file names: as text a store can keep.
     parsed = form.read(PurePath(path_text(path.relative_to(root))), numbered, tally)
     return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
@@ -120,9 +135,12 @@ def find_files(root: Path, patterns: Sequence[str], *,
 
     One walk of the tree, matched against the patterns at once, with no ``Path`` made per
     file (``pathlib``'s glob walks it per pattern and stats every name: several times
-    slower on a sync of an unchanged folder). An unreadable ``root`` raises ``OSError``
-    (a glob would find nothing in it); a folder below it that cannot be listed is passed
-    over, added to ``unreadable`` with why.
+    slower on a sync of an unchanged folder). A link to a folder is followed (a project
+    folder kept elsewhere and linked in was passed over, its sessions never imported),
+    unless it leads into the tree or into a folder already followed: a loop of links ends,
+    and no file is found twice. An unreadable ``root`` raises ``OSError`` (a glob would
+    find nothing in it); a folder below it that cannot be listed is passed over, added to
+    ``unreadable`` with why. Folders deeper than any pattern reaches are not listed.
 
     >>> glob_pattern(("**/rollout-*.jsonl",)).fullmatch("2026/03/rollout-1.jsonl") is not None
     True
@@ -130,16 +148,52 @@ def find_files(root: Path, patterns: Sequence[str], *,
     with os.scandir(root):
         pass
     wanted = glob_pattern(patterns)
+    # How deep a match can lie (None: any depth). Folders below are never listed: a link to a
+    # big tree (a home folder) costs nothing, and an unreadable one holding no transcript
+    # (a session's tool-results) is no damage.
+    deepest = None if any("**" in p for p in patterns) else max(p.count("/") for p in patterns)
     found: list[str] = []
-    def unlisted(error: OSError) -> None:
-        if unreadable is not None:
-            unreadable.append((str(error.filename), str(error.strerror or error)))
-
-    for folder, _, names in os.walk(root, onerror=unlisted):
-        prefix = os.path.relpath(folder, root)
-        prefix = "" if prefix == "." else prefix.replace(os.sep, "/") + "/"
-        found.extend(prefix + name for name in names if wanted.fullmatch(prefix + name))
+    walked = [os.path.realpath(root)]  # the tree, and each folder a link led to
+    folders = [(str(root), "")]
+    while folders:
+        folder, prefix = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except FileNotFoundError:
+            continue  # deleted since its parent was listed (an agent's clean-up): no damage
+        except OSError as error:
+            if unreadable is not None:
+                unreadable.append((str(error.filename), str(error.strerror or error)))
+            continue
+        for entry in entries:
+            if not _is_folder(entry):
+                if wanted.fullmatch(prefix + entry.name):
+                    found.append(prefix + entry.name)
+            elif deepest is not None and prefix.count("/") >= deepest:
+                continue
+            elif not entry.is_symlink() or _new_place(os.path.realpath(entry.path), walked):
+                folders.append((entry.path, f"{prefix}{entry.name}/"))
     return sorted(found)
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a link to nothing, or a loop of links: listed as a file
+        return False
+
+
+def _new_place(real: str, walked: list[str]) -> bool:
+    """Whether the folder at ``real`` lies in none of ``walked`` and does not hold the tree
+    (``walked[0]``: a link to its parent would walk it all again); if so it is added."""
+    def inside(inner: str, outer: str) -> bool:
+        return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+    if inside(walked[0], real) or any(inside(real, seen) for seen in walked):
+        return False
+    walked.append(real)
+    return True
 
 
 def glob_pattern(patterns: Sequence[str]) -> re.Pattern[str]:
@@ -166,7 +220,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     a folder that became unreadable) is left as it was, with a note.
     """
     marks = state.marks_by_item()
-    changed: list[tuple[Path, str, str, int, tuple[str, ...]]] = []
+    changed: list[tuple[Path, str, str, int, tuple[str, ...], bool]] = []
     unchanged = 0
     seen: set[str] = set()
     base = str(root)
@@ -192,12 +246,14 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                 and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
+        # Torn when last read, and not written to since: no agent is writing it any more.
+        dead = old is not None and old.fingerprint == f"incomplete:{fingerprint}"
         changed.append((root / name, item, fingerprint, size,
-                        old.session_ids if old is not None else ()))
+                        old.session_ids if old is not None else (), dead))
     gone, hidden = missing_files(root, (item for item in marks if item not in seen))
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
-    total = sum(size for _, _, _, size, _ in changed)
+    total = sum(change[3] for change in changed)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
     return Success(ImportPlan(total=total, units=_file_units(changed, parse, owners,
                                                             unreadable, odd),
@@ -221,7 +277,7 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
     return tuple(gone), hidden
 
 
-def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
+def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bool]],
                 parse: Callable[[Path], ParsedFile], owners: SessionOwners,
                 unreadable: Sequence[tuple[str, str]] = (),
                 odd: Sequence[tuple[str, str]] = ()) -> Units:
@@ -237,20 +293,31 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...]]],
         tally.at(path_name)
         tally.skip("unreadable file", why)
     work = 0
-    for path, item, fingerprint, size, before in changed:
+    for path, item, fingerprint, size, before, dead in changed:
         try:
             parsed = parse(path)
+        except FileNotFoundError:
+            # Deleted since the listing (Claude Code removes old transcripts as it starts):
+            # no damage; the next sync finds it gone.
+            tally.add("file deleted while importing")
+            work += size
+            continue
         except OSError as error:
             tally.at(str(path))
             tally.skip("unreadable file", str(error.strerror or error))
             work += size
             continue
-        tally.merge(parsed.left_out)
+        torn = any(reason == TORN for reason, _ in parsed.left_out)
+        tally.merge((reason, n) for reason, n in parsed.left_out if not (dead and reason == TORN))
         tally.merge_skips(parsed.skipped, parsed.skips)
         tally.at(str(path))
+        if dead and torn:
+            # Read again at every sync for ever (and never named): damage now, read once.
+            tally.skip("unreadable line", "the last line is cut short, and the file was not "
+                       "written to since the last import")
+            torn = False
         read = owners.claim(item, parsed.conversations, tally)
         conversations.extend(read)
-        torn = any(reason == TORN for reason, _ in parsed.left_out)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good).

@@ -167,7 +167,7 @@ def test_hermes_ids_that_differ_only_in_bytes_not_utf8_stay_two_sessions(
 def test_a_transcript_starting_with_nul_bytes_is_read_as_utf8(tmp_path: Path) -> None:
     """Claude Code and Codex write UTF-8: a transcript whose head a crash filled with NUL
     bytes is not taken for UTF-32 (one unreadable "line", the session lost, status 0);
-    the NUL line is named and the session's messages are stored."""
+    the NUL bytes are named (removed) and the session's messages are stored."""
     folder = tmp_path / "claude"
     path = _claude_code(folder)
     path.write_bytes(b"\x00" * 64 + b"\n" + path.read_bytes().decode("latin-1").encode())
@@ -176,7 +176,7 @@ def test_a_transcript_starting_with_nul_bytes_is_read_as_utf8(tmp_path: Path) ->
     assert done.returncode == 3, done.stderr
     source = json.loads(done.stdout)["sources"][0]
     assert [(s["line"], s["reason"]) for s in source["skipped_lines"]] == [
-        (1, "unreadable line: not JSON")]
+        (1, "NUL bytes: 64 removed")]
     shown = json.loads(harkback("show", "c1", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == [
         "the heron logs", "café crème rotated"]

@@ -128,3 +128,86 @@ def test_a_millisecond_timestamp_is_unknown_and_counted() -> None:
     assert (first.timestamp, second.timestamp) == (None, 1772547300.0)
     assert parsed.conversations[0].session.started_at == 1772547300.0
     assert dict(parsed.left_out) == {"time ignored": 1}
+
+
+def test_a_line_written_again_under_its_uuid_is_read_once() -> None:
+    """Claude Code replays history into the file (compaction, stream-json input): a line
+    repeated under its uuid was a second copy of the message; it is read once, counted."""
+    ask = {"type": "user", "uuid": "u1", "timestamp": "2026-03-03T14:15:00Z",
+           "message": {"role": "user", "content": "rotate the nginx logs"}}
+    reply = {"type": "assistant", "uuid": "a1", "timestamp": "2026-03-03T14:15:05Z",
+             "message": {"id": "m1", "role": "assistant", "content": "done"}}
+    parsed = parse_lines("s1", [ask, reply, ask, {**reply, "gitBranch": "main"}],
+                         parent=None, project=False)
+    assert [m.content for m in parsed.conversations[0].messages] == [
+        "rotate the nginx logs", "done"]
+    assert dict(parsed.left_out) == {"repeated line (same uuid)": 2}
+
+
+def test_an_image_is_a_placeholder_so_the_turn_that_sent_it_stays() -> None:
+    """A pasted screenshot (base64: no text, and megabytes) and one a tool returned are
+    stored as ``[image]``: a request that was only an image, and the tool result that was,
+    disappeared; the bytes still never reach the store."""
+    data = "iVBORw0KGgo" * 1000
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": data}}
+    parsed = parse_lines("s1", [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": [image]}},
+        {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant",
+         "content": [{"type": "tool_use", "id": "t1", "name": "Screenshot", "input": {}}]}},
+        {"type": "user", "uuid": "u2", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": [image]}]}}],
+        parent=None, project=False)
+    messages = parsed.conversations[0].messages
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "[image]"), ("assistant", ""), ("tool", "[image]")]
+    assert dict(parsed.left_out) == {"image data (a placeholder stored)": 1}
+
+
+def test_long_tool_call_arguments_are_clipped_like_tool_output() -> None:
+    """A ``Write`` of a 200 KB file was stored, and indexed, whole: its arguments keep head
+    and tail now, as a tool's output does, and the clip is counted."""
+    parsed = parse_lines("s1", [
+        {"type": "assistant", "uuid": "a1", "message": {"id": "m1", "role": "assistant",
+         "content": [{"type": "tool_use", "id": "t1", "name": "Write", "input": {
+             "file_path": "/w/app.py", "content": "w" * 200_000 + "END"}}]}}],
+        parent=None, project=False)
+    call, = parsed.conversations[0].messages[0].tool_calls
+    assert call.arguments.startswith('{"file_path": "/w/app.py"')
+    assert call.arguments.endswith('END"}') and len(call.arguments) < 33_000
+    assert dict(parsed.left_out) == {"tool call arguments clipped": 1}
+
+
+def test_claude_code_s_own_title_names_the_session_after_a_rename() -> None:
+    """Claude Code writes the title it makes as ``ai-title`` lines (the last one current):
+    they were counted as an unknown line type and the session stayed untitled; a
+    ``/rename`` (``custom-title``) still wins."""
+    titled: list[dict[str, object]] = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}},
+        {"type": "ai-title", "aiTitle": "Nginx log rotation", "sessionId": "s1"},
+        {"type": "ai-title", "aiTitle": "Nginx log rotation by day", "sessionId": "s1"}]
+    parsed = parse_lines("s1", titled, parent=None, project=False)
+    assert parsed.conversations[0].session.title == "Nginx log rotation by day"
+    assert parsed.left_out == ()
+    renamed = parse_lines("s1", [*titled, {"type": "custom-title", "customTitle": "logs"}],
+                          parent=None, project=False)
+    assert renamed.conversations[0].session.title == "logs"
+
+
+def test_two_task_runs_inside_an_old_session_file_are_two_sub_agents() -> None:
+    """Claude Code 1.0 wrote Task runs into the session's file as sidechain lines naming no
+    agent: two runs (here in parallel, their lines mixed) were one sub-agent session."""
+    def side(uuid: str, parent: str | None, role: str, text: str) -> dict[str, object]:
+        return {"type": role, "isSidechain": True, "uuid": uuid, "parentUuid": parent,
+                "message": {"id": f"m-{uuid}", "role": role, "content": text}}
+
+    parsed = parse_lines("s2", [
+        {"type": "user", "uuid": "v1", "message": {"role": "user", "content": "survey"}},
+        side("r1", None, "user", "list the brokers"),
+        side("q1", None, "user", "list the codecs"),
+        side("r2", "r1", "assistant", "NATS and Kafka"),
+        side("q2", "q1", "assistant", "protobuf and JSON")], parent=None, project=False)
+    runs = {c.session.id: [m.content for m in c.messages] for c in parsed.conversations[1:]}
+    assert runs == {"s2/agent-sidechain": ["list the brokers", "NATS and Kafka"],
+                    "s2/agent-sidechain-2": ["list the codecs", "protobuf and JSON"]}
+    assert {c.session.parent_session_id for c in parsed.conversations[1:]} == {"s2"}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from harkback.adapters.sources.codex import CODEX, output_text, parse_rollout_lines
-from harkback.adapters.sources.transcripts import parse_file
+from harkback.adapters.sources.transcripts import find_files, parse_file
 from harkback.stages.records import Conversation
 
 SESSIONS = Path(__file__).parents[2] / "fixtures" / "codex" / "sessions"
@@ -114,3 +115,67 @@ def test_a_tool_output_nested_past_the_recursion_limit_is_kept_as_text() -> None
     whole import as an internal error) is the output as written, as unreadable JSON is."""
     deep = '{"output": ' + "[" * 100_000 + "]" * 100_000 + "}"
     assert output_text(deep) == deep
+
+
+def test_an_image_is_a_placeholder_so_the_request_that_sent_it_stays() -> None:
+    """A request that was only a pasted image (a base64 ``data:`` URL) was left out as an
+    empty message; it is ``[image]`` now, and so is an image a tool returned."""
+    data = "data:image/png;base64," + "iVBORw0KGgo" * 1000
+    parsed = parse_rollout_lines("x", [
+        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_image", "image_url": data}]}},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "view_image",
+                                              "arguments": "{}", "call_id": "c1"}},
+        {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1",
+                                              "output": [{"type": "input_image",
+                                                          "image_url": data}]}}])
+    messages = parsed.conversations[0].messages
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "[image]"), ("assistant", ""), ("tool", "[image]")]
+    assert parsed.left_out == ()
+
+
+def test_long_tool_call_arguments_are_clipped_like_tool_output() -> None:
+    """An ``apply_patch`` of a 200 KB file was stored, and indexed, whole: its input keeps
+    head and tail now, as a tool's output does, and the clip is counted."""
+    patch = "*** Begin Patch\n" + "+w\n" * 70_000 + "*** End Patch"
+    parsed = parse_rollout_lines("x", [
+        {"type": "response_item", "payload": {"type": "custom_tool_call", "name": "apply_patch",
+                                              "call_id": "c1", "input": patch}}])
+    call, = parsed.conversations[0].messages[0].tool_calls
+    assert call.arguments.startswith("*** Begin Patch") and call.arguments.endswith("End Patch")
+    assert len(call.arguments) < 33_000
+    assert dict(parsed.left_out) == {"tool call arguments clipped": 1}
+
+
+def test_a_rollout_the_typescript_codex_wrote_as_one_json_document_is_read(
+        tmp_path: Path) -> None:
+    """The first Codex CLI (TypeScript, 2025) saved each session as one JSON document,
+    ``sessions/rollout-<date>-<uuid>.json``: those were never found (the earliest Codex
+    sessions missing, unsaid). They are read as the bare items of their time."""
+    sid = "1f2e3d4c-0000-4000-8000-000000000001"
+    (tmp_path / f"rollout-2025-04-17-{sid}.json").write_text(json.dumps({
+        "session": {"timestamp": "2025-04-17T10:00:00.000Z", "id": sid, "instructions": ""},
+        "items": [
+            {"id": "msg_1", "type": "message", "role": "user",
+             "content": [{"type": "input_text", "text": "why does the ferret cache miss?"}]},
+            {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}',
+             "call_id": "call_1"},
+            {"type": "function_call_output", "call_id": "call_1",
+             "output": '{"output": "a.py\\n", "metadata": {"exit_code": 0}}'},
+            {"id": "msg_2", "type": "message", "role": "assistant",
+             "content": [{"type": "output_text", "text": "the key is hashed twice"}]}]},
+        indent=2), encoding="utf-8")
+    (tmp_path / "rollout-2025-04-18-broken.json").write_text('{"session": {', encoding="utf-8")
+    found = find_files(tmp_path, CODEX.patterns)
+    assert found == [f"rollout-2025-04-17-{sid}.json", "rollout-2025-04-18-broken.json"]
+    parsed = parse_file(CODEX, tmp_path / found[0], tmp_path)
+    conversation, = parsed.conversations
+    assert (conversation.session.id, conversation.session.started_at) == (sid, 1744884000.0)
+    assert [(m.role, m.content) for m in conversation.messages] == [
+        ("user", "why does the ferret cache miss?"), ("assistant", ""), ("tool", "a.py\n"),
+        ("assistant", "the key is hashed twice")]
+    broken = parse_file(CODEX, tmp_path / found[1], tmp_path)
+    assert broken.conversations == ()
+    assert [s.describe() for s in broken.skipped] == [
+        f"{tmp_path / found[1]}: unreadable file: not JSON"]

@@ -218,13 +218,26 @@ def test_lineage_follows_hermes_meanings(row: dict[str, object], parent: dict[st
 
 
 def test_multimodal_content_keeps_its_text_parts() -> None:
-    """Text parts in any nesting are kept; images and broken JSON are not."""
+    """Text parts in any nesting are kept, an image as a placeholder; broken JSON is not."""
     value = multimodal({"type": "text", "text": "first"},
                        {"type": "image_url", "image_url": {"url": "data:x"}},
                        {"type": "input_text", "text": "second"})
-    assert decode_content(value) == "first\nsecond"
+    assert decode_content(value) == "first\n[image]\nsecond"
     assert decode_content(b"bytes too") == "bytes too"
     assert decode_content("\x00json:[1, ") is None
+
+
+def test_a_message_that_is_only_an_image_stays_as_a_placeholder() -> None:
+    """A screenshot sent alone was left out as an empty message (the request vanished);
+    it is ``[image]`` now, its base64 never stored."""
+    tally = Tally()
+    image = multimodal({"type": "image_url", "image_url": {"url": "data:image/png;base64,"
+                                                                 + "iVBOR" * 1000}})
+    kept = messages_from_rows("s", [_row(1, "user", image),
+                                    _row(2, "assistant", "a stack trace")], tally)
+    assert [(m.role, m.content) for m in kept] == [("user", "[image]"),
+                                                   ("assistant", "a stack trace")]
+    assert tally.items() == ()
 
 
 def test_tool_calls_accept_object_arguments_and_reject_garbage() -> None:
@@ -269,6 +282,19 @@ def test_long_tool_output_is_clipped_with_a_marker() -> None:
     assert kept[0].content.startswith("h" * 100) and kept[0].content.endswith("TAIL")
     assert len(kept[0].content) < 33_000
     assert tally.items() == (("tool output clipped", 1),)
+
+
+def test_long_tool_call_arguments_are_clipped_like_tool_output() -> None:
+    """A write_file call of a 200 KB file was stored, and indexed, whole: its arguments keep
+    head and tail now, as tool output does, and the clip is counted."""
+    tally = Tally()
+    arguments = json.dumps({"path": "app.py", "content": "w" * 200_000 + "END"})
+    row = {**_row(1, "assistant", ""), "tool_calls": json.dumps(
+        [{"id": "c1", "function": {"name": "write_file", "arguments": arguments}}])}
+    call, = messages_from_rows("s", [row], tally)[0].tool_calls
+    assert call.arguments.startswith('{"path": "app.py"') and call.arguments.endswith('END"}')
+    assert len(call.arguments) < 33_000
+    assert tally.items() == (("tool call arguments clipped", 1),)
 
 
 class _WritesBetweenReads:

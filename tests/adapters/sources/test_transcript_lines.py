@@ -67,3 +67,71 @@ def test_an_integer_too_long_for_python_keeps_its_line(tmp_path: Path,
     assert [(number, value["n"], value["usage"]) for number, value in json_lines(path, tally)
             ] == [(1, 1, float("inf"))]
     assert tally.named == []
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_transcript_saved_as_utf16_or_utf32_with_its_mark_is_read(tmp_path: Path,
+                                                                    codec: str) -> None:
+    """A Windows shell's redirection writes "Unicode" (UTF-16 with a byte order mark): every
+    line was unreadable; the mark says how to read it now."""
+    path = tmp_path / "t.jsonl"
+    text = '{"n": 1, "text": "登录"}\r\n{"n": 2}\r\n'
+    mark = "\ufeff" if codec == "utf-16-be" else ""  # "utf-16" and "utf-32" write their own
+    path.write_bytes((mark + text).encode(codec))
+    tally = Tally()
+    assert [(number, value["n"], value.get("text")) for number, value in json_lines(path, tally)
+            ] == [(1, 1, "登录"), (2, 2, None)]
+    assert tally.named == [] and tally.counts == {}
+
+
+def test_nul_bytes_a_crash_left_are_removed_and_the_lines_read(tmp_path: Path) -> None:
+    """A crash leaves a run of NUL bytes (a block allocated, never written) and the agent
+    appends after it: the next line, glued to them, was unreadable; also one at the top."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'\x00\x00{"n": 1}\n{"n": 2}\n' + b"\x00" * 60 + b'{"n": 3}\n')
+    tally = Tally()
+    assert [(number, value["n"]) for number, value in json_lines(path, tally)] == [
+        (1, 1), (2, 2), (3, 3)]
+    assert [(k.line, k.reason, k.outcome) for k in tally.named] == [
+        (1, "NUL bytes: 2 removed", "repaired"), (3, "NUL bytes: 60 removed", "repaired")]
+
+
+def test_trailing_nul_bytes_are_named_not_read_again_for_ever(tmp_path: Path) -> None:
+    """NUL bytes ending a file are no line still being written (which is read again at
+    every sync, unnamed): they are named once."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"n": 1}\n' + b"\x00" * 50)
+    tally = Tally()
+    assert [number for number, _ in json_lines(path, tally)] == [1]
+    assert TORN not in tally.counts
+    assert [(k.line, k.reason) for k in tally.named] == [(2, "NUL bytes: 50 removed")]
+
+
+def test_a_line_appended_to_a_cut_one_is_read(tmp_path: Path) -> None:
+    """An agent that died while writing a line and ran again appends its next line to the
+    cut one: that whole line was lost with it; it is read, the cut one named. (The objects
+    inside a last line still being written are no line of their own: it stays torn.)"""
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"n": 1}\n{"n": 2, "message": {"content": [{"text": "hel'
+                    '{"n": 3, "message": {"content": [{"text": "hello"}]}}\n'
+                    '{"n": 4, "message": {"content": {"n": 5, "message": {}}\n'
+                    '{"n": 6, "message": {"content": [{"text": "hi"}, {"a": 1}', encoding="utf-8")
+    tally = Tally()
+    assert [(number, value["n"]) for number, value in json_lines(path, tally)] == [
+        (1, 1), (2, 3), (3, 5)]
+    assert [(k.line, k.reason) for k in tally.named] == [
+        (line, "unreadable line: cut short, the line written after it on it read")
+        for line in (2, 3)]
+    assert tally.counts[TORN] == 1
+
+
+
+def test_a_byte_order_mark_starting_a_line_inside_the_file_is_skipped(tmp_path: Path) -> None:
+    """Two transcripts joined with ``cat``, the second saved with a byte order mark: its
+    first line was unreadable (JSON refuses the mark; only the file's own was skipped)."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"n": 1}\n{"n": 2}\n\xef\xbb\xbf{"n": 3}\n')
+    tally = Tally()
+    assert [(number, value["n"]) for number, value in json_lines(path, tally)] == [
+        (1, 1), (2, 2), (3, 3)]
+    assert tally.named == [] and tally.counts == {}
