@@ -43,7 +43,9 @@ def add_sync_command(commands: Any,
     sync = commands.add_parser(
         "sync", help="import every agent history found on this machine (Hermes, Claude Code, "
                      "Codex); only what changed is read, what was deleted is removed",
-        epilog=EXIT_STATUSES)
+        epilog="one sync writes to a store at a time: a second one (cron beside a --watch) "
+               "says 'another sync is writing to STORE (pid N); waiting' on stderr and waits "
+               "its turn (--watch takes the turn per round of re-syncs); " + EXIT_STATUSES)
     with_db(sync)
     for flag, where in (("--hermes", "a Hermes state.db or home (default: $HERMES_HOME or "
                                      "~/.hermes)"),
@@ -58,7 +60,8 @@ def add_sync_command(commands: Any,
                       help="read the sources and say what would change; write nothing")
     sync.add_argument("--watch", action="store_true",
                       help="then keep the store current as the agents write, until Ctrl-C "
-                           "(pip install 'harkback[watch]')")
+                           "(pip install 'harkback[watch]'); the store's sync lock is held "
+                           "per round, so another sync gets its turn in between")
     sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="show progress bars (default: when stdout and stderr are terminals)")
     sync.add_argument("--json", action="store_true", help="print the counts as JSON")

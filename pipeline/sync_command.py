@@ -7,6 +7,7 @@ load only when ``sync`` runs. ``--watch`` goes on in :mod:`~harkback.pipeline.wa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
+from harkback.pipeline.sync_lock import SyncLock, lock_file
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.imports import SourceKey
 from harkback.stages.ports import SessionStore
@@ -86,13 +88,16 @@ async def run_sync(args: argparse.Namespace) -> int:
     new = None if args.dry_run else wiring.new_file(db_of(args))
     store = _store_for(args)
     store_file = StoreFile.of(db_of(args)) if args.watch else None
+    # One sync writes at a time (a dry run writes nothing: it takes no lock, makes no file).
+    lock = SyncLock(None, db_of(args)) if args.dry_run else SyncLock.of(db_of(args), store)
     unused = False
     try:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
-        reports = await sync(located, store, dry_run=args.dry_run,
-                             redact=settings_of(args).redact,
-                             progress=progress_wanted(args))
+        async with lock.held():
+            reports = await sync(located, store, dry_run=args.dry_run,
+                                 redact=settings_of(args).redact,
+                                 progress=progress_wanted(args))
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         shown = noted(args, payload(reports, dry_run=args.dry_run))
@@ -126,14 +131,17 @@ async def run_sync(args: argparse.Namespace) -> int:
                                  name_skipped=lambda r: name_skips(r.skipped, r.skips,
                                                                    verbose=args.verbose),
                                  store_file=store_file, find=lambda: located_again(args),
-                                 failing=failing)
+                                 failing=failing, lock=lock)
             # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
             # status "done with skips" as they do for sync.
             return finished(True, skips)
     finally:
+        lock.close()
         store.close()
         if unused and new is not None:
             wiring.discard_new(new)
+            with contextlib.suppress(OSError):  # made for this sync, with the store
+                lock_file(str(new)).unlink()
     return finished(bool(shown["success"]), skips)
 
 

@@ -41,6 +41,7 @@ from harkback.adapters.sources.importing import Importer
 from harkback.pipeline.command_basics import CliError
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, SourceReport, sync_one
+from harkback.pipeline.sync_lock import SyncLock
 from harkback.pipeline.terminal import json_text, one_line
 from harkback.pipeline.watch_layout import Layout
 from harkback.stages.imports import ImportLedger, SourceKey
@@ -148,6 +149,8 @@ class Resyncs:
     skips: int = 0
     failing: dict[SourceKey, str] = attrs.field(factory=dict)
     announced: Layout | None = None
+    lock: SyncLock = attrs.field(factory=lambda: SyncLock(None, ""))
+    """Taken for each round (not the whole watch): another sync gets its turn in between."""
 
     def guard(self) -> None:
         """Stop (:class:`CliError`) when the store file was deleted or replaced."""
@@ -156,14 +159,24 @@ class Resyncs:
             raise CliError(problem)
 
     async def run(self, due: Sequence[Importer]) -> bool:
-        """Re-sync each of ``due`` and print what changed; False when stopped first."""
+        """Re-sync each of ``due`` and print what changed, holding the store's sync lock;
+        False when stopped first."""
+        if not due:
+            return True
+        done = await until_stopped(self._run_held(due), self.stop)
+        return bool(done)
+
+    async def _run_held(self, due: Sequence[Importer]) -> bool:
+        async with self.lock.held():
+            return await self._run(due)
+
+    async def _run(self, due: Sequence[Importer]) -> bool:
         for importer in due:
-            self.guard()
-            report = await until_stopped(sync_one(importer, self.store, self.ledger,
-                                                  progress=False, redact=self.redact),
-                                         self.stop)
-            if report is None:
+            if self.stop.is_set():
                 return False
+            self.guard()
+            report = await sync_one(importer, self.store, self.ledger, progress=False,
+                                    redact=self.redact)
             self.skips += report.skips
             if report.skips and self.name_skipped is not None:
                 self.name_skipped(report)
@@ -185,14 +198,16 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 store_file: StoreFile | None = None,
                 find: Callable[[], Sequence[Located]] = lambda: (),
                 check_s: float = CHECK_S,
-                failing: Mapping[SourceKey, str] | None = None) -> int:
+                failing: Mapping[SourceKey, str] | None = None,
+                lock: SyncLock | None = None) -> int:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
     how many damaged lines the re-syncs skipped. ``name_skipped`` is given each re-sync's
     report that skipped any, as it comes (the command names them on stderr). A
     ``store_file`` deleted or replaced while watching stops the watch (:class:`CliError`).
     ``find`` locates the sources again (sources it finds that ``located`` lacked are
     watched too), every ``check_s`` seconds, and tries again the sources ``failing``
-    (key: the error the first sync met), as those whose re-sync fails."""
+    (key: the error the first sync met), as those whose re-sync fails. ``lock`` (the
+    store's sync lock) is held for each round of re-syncs."""
     ledger = store.import_ledger()
     if ledger is None:
         raise ValueError("sync needs a store that remembers imports")
@@ -205,7 +220,7 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
         loop.add_signal_handler(sig, stop.set)
     resyncs = Resyncs(store=store, ledger=ledger, stop=stop, redact=redact, as_json=as_json,
                       name_skipped=name_skipped, store_file=store_file,
-                      failing=dict(failing or {}))
+                      failing=dict(failing or {}), lock=lock or SyncLock(None, ""))
     layout: Layout | None = Layout.of(i for place in located for i in place.importers)
     try:
         while layout is not None and not stop.is_set():

@@ -1,0 +1,228 @@
+"""One sync writes to a store at a time: the per-store sync lock.
+
+Two syncs of one store (two ``sync --watch``, or cron and a watch) that interleave can lose
+an append: the older read stores its copy of a session after the newer one did, and the
+newer marks in the ledger then say it is current. :class:`SyncLock` makes them take turns:
+
+- a SQLite store is locked by an advisory ``flock`` on a file beside it
+  (``harkback.db.sync-lock``, holding the pid of the sync that writes); it is made only by
+  a sync that writes, never by a read-only command; ``:memory:`` needs none;
+- a PostgreSQL store by a session-level advisory lock (:data:`PG_LOCK_CLASS` and a key made
+  of the store's schema), held on a connection of its own named after the process.
+
+A sync that finds the lock taken says once on stderr ``harkback: another sync is writing
+to STORE (pid N); waiting`` and waits its turn (Ctrl-C stops it, status 130). ``--watch``
+takes the lock for each round, not for the whole watch, so a cron job's sync gets its turn
+between two rounds.
+
+>>> lock_file("/data/h.db").name
+'h.db.sync-lock'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from harkback.pipeline import wiring
+from harkback.pipeline.command_basics import CliError
+from harkback.pipeline.terminal import line_of
+from harkback.stages.ports import SessionStore
+
+POLL_S = 0.1
+"""How often a waiting sync tries the lock again."""
+
+PG_LOCK_CLASS = 0x68617262
+"""The first key of the PostgreSQL advisory lock ("harb"); the second is made of the schema."""
+
+PG_KEY = f"{PG_LOCK_CLASS}, hashtext(current_schema()) & 2147483647"
+PG_NAME = "harkback sync pid {}"
+"""The lock connection's ``application_name``: how a waiting sync learns whose turn it is."""
+PG_HOLDER = (
+    "SELECT a.application_name FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid "
+    "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
+    f"AND l.classid = {PG_LOCK_CLASS} AND l.objid = (hashtext(current_schema()) & 2147483647) "
+    "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+
+
+def lock_file(store_path: str) -> Path:
+    """The lock file of the SQLite store at ``store_path`` (its real path: one file named
+    two ways has one lock)."""
+    real = Path(os.path.realpath(os.path.expanduser(store_path)))
+    return real.with_name(real.name + ".sync-lock")
+
+
+class Turn(Protocol):
+    """How one kind of store is locked: try once (the holder's pid, or None when taken)."""
+
+    def take(self) -> str | None:
+        """Take the lock without waiting: None when taken, else who holds it (a pid, or
+        ``unknown``)."""
+        ...
+
+    def give_back(self) -> None:
+        """Release the lock (it is held)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the lock holds open."""
+        ...
+
+
+class FileTurn:
+    """The SQLite store's lock: ``flock`` on the lock file beside it."""
+
+    def __init__(self, path: Path) -> None:
+        """Lock ``path`` (made on the first :meth:`take`, readable by its owner only)."""
+        self.path = path
+        self._fd: int | None = None
+
+    def take(self) -> str | None:
+        """Lock the file, or read the pid its holder wrote."""
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _pid_in(self._fd) if self._fd is not None else "unknown"
+        except OSError as error:
+            raise CliError(f"cannot lock {self.path} for the sync: "
+                           f"{error.strerror or error}") from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+        return None
+
+    def give_back(self) -> None:
+        """Unlock the file (it stays, for the next sync)."""
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Close the file (which unlocks it)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _pid_in(fd: int) -> str:
+    """The pid the lock's holder wrote (``unknown`` when it has not yet)."""
+    text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    return text if text.isdigit() else "unknown"
+
+
+class PostgresTurn:
+    """The PostgreSQL store's lock: an advisory lock on a connection of its own."""
+
+    def __init__(self, url: str, where: str) -> None:
+        """Lock the store at ``url`` (``where``: the URL without its password), connected
+        on the first :meth:`take`."""
+        self.url = url
+        self.where = where
+        self._connection: Any = None
+        self._held = False
+        """Taken and not given back: taken again, the server would count it twice."""
+
+    def take(self) -> str | None:
+        """Take the advisory lock, or name the process of the connection holding it."""
+        import psycopg
+        from psycopg import conninfo
+
+        from harkback.adapters.stores.postgres_connection import first_line
+
+        if self._held:
+            return None
+        try:
+            if self._connection is None:
+                self._connection = psycopg.connect(conninfo.make_conninfo(
+                    self.url, application_name=PG_NAME.format(os.getpid())), autocommit=True)
+            if self._connection.execute(f"SELECT pg_try_advisory_lock({PG_KEY})").fetchone()[0]:
+                self._held = True
+                return None
+            row = self._connection.execute(PG_HOLDER).fetchone()
+        except psycopg.Error as error:
+            self.close()
+            raise CliError(f"cannot lock the store at {self.where} for the sync: "
+                           f"{first_line(error)}") from None
+        pid = (str(row[0]) if row is not None else "").removeprefix(PG_NAME.format(""))
+        return pid if pid.isdigit() else "unknown"
+
+    def give_back(self) -> None:
+        """Release the advisory lock (a connection lost has released it already)."""
+        import psycopg
+
+        if self._connection is not None and self._held:
+            self._held = False
+            with contextlib.suppress(psycopg.Error):
+                self._connection.execute(f"SELECT pg_advisory_unlock({PG_KEY})")
+
+    def close(self) -> None:
+        """Close the connection (which releases the lock)."""
+        self._held = False
+        if self._connection is not None:
+            with contextlib.suppress(Exception):  # closing a broken connection
+                self._connection.close()
+            self._connection = None
+
+
+class SyncLock:
+    """The sync lock of one store, taken for a sync (or one round of a watch) at a time.
+
+    >>> async def twice():
+    ...     lock = SyncLock(None, ":memory:")
+    ...     async with lock.held():
+    ...         pass
+    ...     return lock.turn
+    >>> asyncio.run(twice()) is None
+    True
+    """
+
+    def __init__(self, turn: Turn | None, where: str, *,
+                 say: Callable[[str], None] | None = None, poll_s: float = POLL_S) -> None:
+        """Take turns through ``turn`` (None: no lock needed) on the store ``where``."""
+        self.turn = turn
+        self.where = where
+        self.say = say or (lambda text: print(line_of(text), file=sys.stderr, flush=True))
+        self.poll_s = poll_s
+
+    @classmethod
+    def of(cls, target: str, store: SessionStore, **options: Any) -> SyncLock:
+        """The lock of ``store``, opened from the ``--db`` value ``target`` (none for
+        ``:memory:``)."""
+        kind = wiring.store_kind(target)
+        if kind == "sqlite":
+            return cls(FileTurn(lock_file(str(getattr(store, "path", target)))), target,
+                       **options)
+        url, where = getattr(store, "url", None), getattr(store, "where", None)
+        if kind == "postgresql" and isinstance(url, str) and isinstance(where, str):
+            return cls(PostgresTurn(url, where), where, **options)
+        return cls(None, target, **options)
+
+    @contextlib.asynccontextmanager
+    async def held(self) -> AsyncIterator[None]:
+        """Hold the lock in the block, waiting (and saying so once) while another holds it."""
+        turn = self.turn
+        if turn is None:
+            yield
+            return
+        said = False
+        while (holder := await asyncio.to_thread(turn.take)) is not None:
+            if not said:
+                self.say(f"harkback: another sync is writing to {self.where} (pid {holder}); "
+                         "waiting")
+                said = True
+            await asyncio.sleep(self.poll_s)
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(turn.give_back)
+
+    def close(self) -> None:
+        """Release what the lock holds open (its file or connection)."""
+        if self.turn is not None:
+            self.turn.close()

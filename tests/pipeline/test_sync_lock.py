@@ -1,0 +1,152 @@
+"""One sync writes to a store at a time: real processes meet the store's sync lock.
+
+A helper process holds the lock as a sync does (``SyncLock`` of the same store), and
+``harkback sync`` run as a command must wait for it, saying so, and write nothing meanwhile;
+a ``sync --watch`` holds it per round only, so a sync run beside it (cron) ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+
+from tests.pipeline.sync_home import (
+    CLAUDE_FILE,
+    CLAUDE_SESSION,
+    DONE_WITH_SKIPS,
+    claude_line,
+    found_ids,
+    make_home,
+)
+from tests.pipeline.test_sync_process import command, environment, stop_once_found, watching
+from tests.support.postgres_server import PostgresServer
+
+HOLDER = """
+import asyncio, sys
+from harkback.pipeline import wiring
+from harkback.pipeline.sync_lock import SyncLock
+
+async def main():
+    store = wiring.open_store(sys.argv[1]).unwrap()
+    lock = SyncLock.of(sys.argv[1], store)
+    async with lock.held():
+        print("held", flush=True)
+        sys.stdin.read()  # until the test closes it
+    lock.close()
+    store.close()
+
+asyncio.run(main())
+"""
+
+_names = itertools.count()
+
+
+@contextlib.contextmanager
+def holding(db: str) -> Iterator[subprocess.Popen[str]]:
+    """A process holding the sync lock of ``db`` until the block ends."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, db], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n", \
+            holder.communicate()[1]
+        yield holder
+    finally:
+        if holder.poll() is None:
+            holder.communicate(input="", timeout=60)
+
+
+def _waits_then_syncs(home: Path, db: str, stored: Callable[[], bool]) -> None:
+    """``harkback sync`` started while another process holds the lock: it says whose turn it
+    is, stores nothing while waiting, and syncs once the holder lets go."""
+    with holding(db) as holder:
+        syncing = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--db", db, "--json"],
+            env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert syncing.stderr is not None
+        said = syncing.stderr.readline()
+        assert said == (f"harkback: another sync is writing to {_shown(db)} "
+                        f"(pid {holder.pid}); waiting\n")
+        time.sleep(1.0)
+        assert syncing.poll() is None  # still waiting its turn
+        assert not stored()
+    out, err = syncing.communicate(timeout=120)
+    assert syncing.returncode == DONE_WITH_SKIPS, err
+    assert json.loads(out)["success"] and stored()
+
+
+def _shown(db: str) -> str:
+    if db.startswith("postgresql"):
+        from harkback.adapters.stores.postgres_connection import where
+        return where(db)
+    return db
+
+
+def test_a_second_sync_waits_for_the_one_writing(tmp_path: Path) -> None:
+    """SQLite: the lock file beside the store is what the two processes meet at."""
+    home = make_home(tmp_path / "home")
+    db = tmp_path / "h.db"
+    _waits_then_syncs(home, str(db), lambda: db.exists() and bool(
+        found_ids(db, "refresh path untested")))
+    assert (tmp_path / "h.db.sync-lock").read_text().strip().isdigit()
+
+
+def test_a_second_sync_waits_on_postgresql(postgres_server: PostgresServer,
+                                           tmp_path: Path) -> None:
+    """PostgreSQL: an advisory lock of the store's schema, on the server."""
+    url = postgres_server.create_database(f"sync_lock_{next(_names)}")
+    home = make_home(tmp_path / "home")
+
+    def stored() -> bool:
+        with psycopg.connect(url) as connection:
+            exists = connection.execute("SELECT to_regclass('sessions') IS NOT NULL").fetchone()
+            return bool(exists and exists[0] and connection.execute(
+                "SELECT count(*) FROM sessions").fetchone() != (0,))
+    _waits_then_syncs(home, url, stored)
+
+
+def test_a_dry_run_makes_no_lock_file(tmp_path: Path) -> None:
+    """A dry run writes nothing: it neither takes the lock nor makes its file."""
+    home = make_home(tmp_path / "home")
+    db = tmp_path / "h.db"
+    assert subprocess.run(command(home, db), env=environment(home), capture_output=True,
+                          check=False).returncode == DONE_WITH_SKIPS
+    (tmp_path / "h.db.sync-lock").unlink()
+    done = subprocess.run(command(home, db, "--dry-run"), env=environment(home),
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr  # nothing changed: no damaged line read again
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db", "home"]
+
+
+def test_a_sync_beside_a_watch_gets_its_turn(tmp_path: Path) -> None:
+    """A watch holds the lock per round, not for as long as it watches: a sync run beside it
+    (cron) ends, and the watch goes on picking up appends after it."""
+    home = make_home(tmp_path / "home")
+    db = tmp_path / "h.db"
+    with watching(home, db) as watcher:
+        assert watcher.stderr is not None
+        line = watcher.stderr.readline()
+        while line.endswith("(skipped)\n"):
+            line = watcher.stderr.readline()
+        assert line.startswith("watching "), line
+        done = subprocess.run(command(home, db, "--json"), env=environment(home),
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr  # the watch had synced it all
+        assert watcher.poll() is None
+        with (home / ".claude" / "projects" / CLAUDE_FILE).open("a") as handle:
+            handle.write(claude_line(CLAUDE_SESSION, "the axolotl gateway times out", "u-new"))
+        stop_once_found(watcher, db, "axolotl")
+
+
+def test_help_says_a_second_sync_waits() -> None:
+    """``sync --help`` documents what a second sync does."""
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "sync", "--help"],
+                          capture_output=True, text=True, check=False)
+    assert "another sync is writing" in " ".join(done.stdout.split())
