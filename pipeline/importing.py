@@ -272,6 +272,11 @@ async def ingest_file(path: Path, store: SessionStore, *, progress: bool | None 
 
 # --- where sources live ---------------------------------------------------------------------
 
+HOME_VARIABLES = {"hermes": "HERMES_HOME", "claude-code": "CLAUDE_CONFIG_DIR",
+                  "codex": "CODEX_HOME"}
+"""The variable naming each kind's home folder (its default location is below it)."""
+
+
 def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Path:
     """Where ``kind``'s transcripts live by default.
 
@@ -282,11 +287,11 @@ def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Pat
     """
     env = os.environ if environ is None else environ
     if kind == "hermes":
-        return Path(os.path.expanduser(env.get("HERMES_HOME") or "~/.hermes"))
+        return Path(os.path.expanduser(env.get(HOME_VARIABLES[kind]) or "~/.hermes"))
     if kind == "claude-code":
-        return Path(os.path.expanduser(env.get("CLAUDE_CONFIG_DIR") or "~/.claude")) / "projects"
+        return Path(os.path.expanduser(env.get(HOME_VARIABLES[kind]) or "~/.claude")) / "projects"
     if kind == "codex":
-        return Path(os.path.expanduser(env.get("CODEX_HOME") or "~/.codex")) / "sessions"
+        return Path(os.path.expanduser(env.get(HOME_VARIABLES[kind]) or "~/.codex")) / "sessions"
     raise ValueError(f"no default location for {kind!r}")
 
 
@@ -314,6 +319,11 @@ def importers_for(kind: str, path: Path | None, *,
                 f"not a regular file: {path} (a file is read, not a folder or a pipe)"
                 if path is not None and path.exists() else f"no such file: {path}"))
         return Success((JsonlImporter(resolved(path)),))
+    if path is None and not default_location(kind, environ).is_absolute():
+        # No home folder ("~" stays as written): not a "~" folder below where one stands.
+        return Failure(SourceUnreadable(
+            f"no home folder to find {kind} transcripts in (pass the folder or set "
+            f"{HOME_VARIABLES[kind]})"))
     where = resolved(path if path is not None else default_location(kind, environ))
     if kind == "hermes":
         found = database_files(where)

@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from returns.result import Failure
+
 from harkback.adapters.stores.sqlite import SqliteStore
 from tests.support.hermes_db import HermesFile
 
@@ -259,3 +262,26 @@ def test_links_to_nothing_and_pipes_among_transcripts_are_named(tmp_path: Path) 
                      "pipe.jsonl": "unreadable file: not a regular file (a named pipe, "
                                    "socket or device)"}
     assert payload["sources"][0]["sessions"]["added"] == 1
+
+
+@pytest.mark.parametrize("kind", ["claude-code", "codex", "hermes"])
+def test_no_home_reads_no_default_source_below_where_one_stands(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No $HOME and a user the password file lacks (some containers): "~" stays as written,
+    and the default location is not a "~" folder below the current one but a clear failure."""
+    import pwd
+
+    from harkback.pipeline.importing import default_location, importers_for
+
+    def unknown_user(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")  # as for a uid with no entry
+
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown_user)
+    monkeypatch.chdir(tmp_path)
+    planted = tmp_path / default_location(kind, {})
+    planted.mkdir(parents=True)  # a folder that would be found, were "~" read as a name
+    (planted / "state.db").write_bytes(b"")
+    found = importers_for(kind, None, environ={})
+    assert isinstance(found, Failure)
+    assert "no home folder" in found.failure().reason
