@@ -9,6 +9,7 @@ starts without them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
@@ -90,6 +91,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     embed what they added when an embedder is configured."""
     from harkback.adapters.stores.import_ledger import MemoryImportLedger
     from harkback.pipeline.importing import run_import
+    from harkback.pipeline.sync_lock import SyncLock, lock_file
 
     refused = refusal(db_of(args), args.command)
     if refused is not None:
@@ -100,21 +102,27 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     unused = False
     try:
         store = open_store(db_of(args), readonly=False, create=args.create, args=args)
+        # It writes the marks a sync writes: the two take turns (see pipeline/sync_lock.py).
+        lock = SyncLock.of(db_of(args), store)
         try:
             # A store that keeps no ledger still imports; what was read is not remembered.
             ledger = store.import_ledger() or MemoryImportLedger()
-            for importer in importers:
-                outcomes.append(await run_import(importer, store, ledger, full=full,
-                                                 progress=args.progress,
-                                                 redact=settings_of(args).redact))
+            async with lock.held():
+                for importer in importers:
+                    outcomes.append(await run_import(importer, store, ledger, full=full,
+                                                     progress=args.progress,
+                                                     redact=settings_of(args).redact))
             embedded = await embed_after(store, embedder, args.progress)
             # A source that could not be read leaves no store behind that was not there.
             unused = (new is not None and not all(o.ok for o in outcomes)
                       and await holds_nothing(store))
         finally:
+            lock.close()
             store.close()
             if unused and new is not None:
                 wiring.discard_new(new)
+                with contextlib.suppress(OSError):  # made for this import, with the store
+                    lock_file(str(new)).unlink()
     finally:
         await release(embedder)
     return outcomes, embedded

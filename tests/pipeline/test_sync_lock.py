@@ -150,3 +150,24 @@ def test_help_says_a_second_sync_waits() -> None:
     done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "sync", "--help"],
                           capture_output=True, text=True, check=False)
     assert "another sync is writing" in " ".join(done.stdout.split())
+
+
+def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
+    """``harkback import`` writes the marks a sync writes: it takes its turn too, and stores
+    nothing while a sync holds the lock."""
+    home = make_home(tmp_path / "home")
+    db = tmp_path / "h.db"
+    with holding(str(db)) as holder:
+        importing = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "import", "claude-code",
+             str(home / ".claude" / "projects"), "--db", str(db), "--json"],
+            env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert importing.stderr is not None
+        said = importing.stderr.readline()
+        assert said == f"harkback: another sync is writing to {db} (pid {holder.pid}); waiting\n"
+        time.sleep(1.0)
+        assert importing.poll() is None  # still waiting its turn
+        assert not found_ids(db, "refresh path untested")
+    out, err = importing.communicate(timeout=120)
+    assert json.loads(out)["sources"], err
+    assert found_ids(db, "refresh path untested")
