@@ -206,6 +206,7 @@ class ChatServer:
                     self._send(404, b'{"error": {"message": "not found"}}', ())
                     return
                 received = server._arrive(body)
+                left = False
                 try:
                     reply = server.script(received)
                     if reply.hang:
@@ -230,11 +231,16 @@ class ChatServer:
                         payload = _embeddings(reply, received)
                     else:
                         payload = _completion(reply, body)
+                    # Out of flight before the answer leaves: the client may send its next
+                    # request as soon as it has read this one, before this thread goes on.
+                    server._leave()
+                    left = True
                     self._send(reply.status, payload, reply.headers)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout under test)
                 finally:
-                    server._leave()
+                    if not left:
+                        server._leave()
 
             def _send(self, status: int, payload: bytes,
                       headers: tuple[tuple[str, str], ...]) -> None:
