@@ -34,7 +34,7 @@ from harkback.pipeline.cli_sync import (
     add_verbose,
 )
 from harkback.pipeline.collector import paused_for
-from harkback.pipeline.model_flags import add_model_arguments
+from harkback.pipeline.model_flags import add_model_arguments, add_model_limits
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.pipeline.termination import Termination, interrupted, terminating
 from harkback.stages.defaults import (
@@ -240,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
         "mcp", help="serve session_search, recent_sessions and read_session to agents over "
                     "MCP on stdio (pip install 'harkback[mcp]')")
     with_db(mcp)
+    add_model_limits(mcp.add_argument_group("model limits", "shared by all the server's calls"))
 
     config = commands.add_parser(
         "config", help="show each setting's effective value and where it came from "

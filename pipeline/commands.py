@@ -236,7 +236,8 @@ async def mcp(args: argparse.Namespace) -> int:
     except ImportError:
         raise CliError(MCP_EXTRA) from None
     from harkback.pipeline.mcp_server import serve
-    await serve(settings_of(args))
+    from harkback.pipeline.model_flags import model_limits
+    await serve(settings_of(args), model_limits(args))
     return EXIT_OK
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -87,10 +88,10 @@ def build_server(store: LazyStore, settings: Settings | None = None,
                   on_list_tools=list_tools, on_call_tool=call)
 
 
-async def serve(settings: Settings) -> None:
+async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
     the command line's effective settings (db, model, embedder, limit)."""
-    recall = recall_settings(settings, None)
+    recall = recall_settings(settings, None, limits)
     store = LazyStore(settings.db, recall)
     # The configured model, one for all calls: its limits (max_concurrency, rate) hold for
     # the server, and its connection is kept.

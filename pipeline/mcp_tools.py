@@ -215,17 +215,18 @@ def _names(text: str | None) -> tuple[str, ...]:
     return () if text is None else tuple(name_list(text))
 
 
-def recall_settings(settings: Settings | None, summarizer: str | None
-                    ) -> wiring.RecallSettings:
+def recall_settings(settings: Settings | None, summarizer: str | None,
+                    limits: Mapping[str, Any] | None = None) -> wiring.RecallSettings:
     """What a search is wired from: the model and embedder the command line would use
-    (config file, environment), or none without ``settings``."""
+    (config file, environment), or none without ``settings``; ``limits`` are the model's
+    (``max_concurrency``, ``rate`` ... as ``harkback mcp``'s flags give them)."""
     if settings is None:
         return wiring.RecallSettings(summarizer=summarizer)
     from harkback.adapters.models.chat_settings import ChatSettings  # only for a search
 
     return wiring.RecallSettings(
         db=settings.db, summarizer=summarizer, embedder=settings.embedder,
-        chat=ChatSettings.from_env(settings.model_environment()),
+        chat=ChatSettings.from_env(settings.model_environment(), **(limits or {})),
         environ=settings.model_environment(os.environ), deadline_s=MODEL_DEADLINE_S)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harkback.stages.defaults import DEADLINE_S
 from harkback.stages.shown_url import shown_url
@@ -63,6 +63,16 @@ def _base_url(text: str) -> str:
     return text
 
 
+def add_model_limits(group: argparse._ActionsContainer) -> None:
+    """The flags bounding the model's calls: ``search``'s, and ``mcp``'s for all its calls."""
+    group.add_argument("--max-concurrency", type=_positive_int, default=None, metavar="N",
+                       help="model calls in flight at once (default 5)")
+    group.add_argument("--rate", type=parse_rate, default=None, metavar="N[/SECONDS]",
+                       help="at most N requests per minute, or per SECONDS (default 60)")
+    group.add_argument("--strict-rate", action="store_true",
+                       help="no bursts: space requests evenly so no window exceeds --rate")
+
+
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``search`` flags for the model summarizer (the API key comes from the env only)."""
     group = parser.add_argument_group(
@@ -77,12 +87,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                        help="endpoint, e.g. http://127.0.0.1:8080/v1 (default: "
                             "$OPENAI_BASE_URL, else base_url in the config file, else "
                             "OpenAI)")
-    group.add_argument("--max-concurrency", type=_positive_int, default=None, metavar="N",
-                       help="model calls in flight at once (default 5)")
-    group.add_argument("--rate", type=parse_rate, default=None, metavar="N[/SECONDS]",
-                       help="at most N requests per minute, or per SECONDS (default 60)")
-    group.add_argument("--strict-rate", action="store_true",
-                       help="no bursts: space requests evenly so no window exceeds --rate")
+    add_model_limits(group)
     group.add_argument("--timeout", type=_positive_float, default=None, metavar="SECONDS",
                        help="timeout of one model call (default 30)")
     group.add_argument("--deadline", type=_positive_float, default=DEADLINE_S,
@@ -98,8 +103,16 @@ def model_settings(args: argparse.Namespace, environ: Mapping[str, str]
     # Imported here: building the parser (``--help``) need not load the settings' record.
     from harkback.adapters.models.chat_settings import ChatSettings
 
+    return ChatSettings.from_env(environ, model=args.model, base_url=args.base_url,
+                                 timeout=args.timeout, **model_limits(args))
+
+
+def model_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The overrides :func:`add_model_limits`'s flags give ``ChatSettings`` (None: not given).
+
+    >>> model_limits(argparse.Namespace(max_concurrency=2, rate=(6.0, 1.0), strict_rate=False))
+    {'max_concurrency': 2, 'rate': 6.0, 'rate_period': 1.0, 'strict_rate': None}
+    """
     rate, period = args.rate if args.rate else (None, None)
-    return ChatSettings.from_env(
-        environ, model=args.model, base_url=args.base_url,
-        max_concurrency=args.max_concurrency, timeout=args.timeout, rate=rate,
-        rate_period=period, strict_rate=args.strict_rate or None)
+    return {"max_concurrency": args.max_concurrency, "rate": rate, "rate_period": period,
+            "strict_rate": args.strict_rate or None}

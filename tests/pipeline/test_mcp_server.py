@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -62,11 +62,11 @@ def _environment() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def connected(db: Path | str | None, env: dict[str, str] | None = None
-                    ) -> AsyncIterator[ClientSession]:
+async def connected(db: Path | str | None, env: dict[str, str] | None = None,
+                    more: Sequence[str] = ()) -> AsyncIterator[ClientSession]:
     """A client session with ``harkback mcp --db DB`` started as a subprocess (no
-    ``--db`` when ``db`` is None), ``env`` added to its environment."""
-    flags = ["--db", str(db)] if db is not None else []
+    ``--db`` when ``db`` is None), ``env`` added to its environment, ``more`` flags given."""
+    flags = [*(["--db", str(db)] if db is not None else []), *more]
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "harkback.pipeline.cli", "mcp", *flags],
         env={**_environment(), **(env or {})})

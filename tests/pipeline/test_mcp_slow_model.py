@@ -55,3 +55,20 @@ async def test_concurrent_searches_share_the_models_limits(db: Path) -> None:
     kinds = {r["summary_kind"] for payload in payloads for r in payload["results"]}
     assert kinds == {"llm"} and asked > MAX_CONCURRENCY
     assert peak <= MAX_CONCURRENCY
+
+
+async def test_the_model_limits_are_the_servers_flags(db: Path) -> None:
+    """``harkback mcp --max-concurrency 1 --rate 600``: a user with a fast local model sets
+    the limits all the server's calls share (there was no flag and no key for them)."""
+    queries = ["nginx", "nginx reload", "docker OR nginx"]
+    with ChatServer(lambda _request: Reply(delay=0.3)) as chat:
+        env = {"HARKBACK_MODEL": "m", "OPENAI_BASE_URL": chat.url}
+        async with connected(db, env, ["--max-concurrency", "1", "--rate", "600"]) as session:
+            results = await asyncio.gather(*(
+                session.call_tool("session_search", {"query": query, "limit": 3})
+                for query in queries))
+        asked, peak = len(chat.received), chat.peak_in_flight
+    kinds = {r["summary_kind"] for result in results
+             for r in json.loads(_text(result))["results"]}
+    assert kinds == {"llm"} and asked > 1
+    assert peak == 1
