@@ -9,7 +9,6 @@ starts without them.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
@@ -91,7 +90,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     embed what they added when an embedder is configured."""
     from harkback.adapters.stores.import_ledger import MemoryImportLedger
     from harkback.pipeline.importing import run_import
-    from harkback.pipeline.sync_lock import SyncLock, lock_file
+    from harkback.pipeline.sync_lock import SyncLock
 
     refused = refusal(db_of(args), args.command)
     if refused is not None:
@@ -121,8 +120,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
             store.close()
             if unused and new is not None:
                 wiring.discard_new(new)
-                with contextlib.suppress(OSError):  # made for this import, with the store
-                    lock_file(str(new)).unlink()
+                lock.discard()  # made with the store, unless another sync holds it
     finally:
         await release(embedder)
     return outcomes, embedded

@@ -7,7 +7,6 @@ load only when ``sync`` runs. ``--watch`` goes on in :mod:`~harkback.pipeline.wa
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, describe, locate, payload, sync
-from harkback.pipeline.sync_lock import SyncLock, lock_file
+from harkback.pipeline.sync_lock import SyncLock
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.imports import SourceKey
 from harkback.stages.ports import SessionStore
@@ -140,8 +139,7 @@ async def run_sync(args: argparse.Namespace) -> int:
         store.close()
         if unused and new is not None:
             wiring.discard_new(new)
-            with contextlib.suppress(OSError):  # made for this sync, with the store
-                lock_file(str(new)).unlink()
+            lock.discard()  # made with the store, unless another sync holds it
     return finished(bool(shown["success"]), skips)
 
 

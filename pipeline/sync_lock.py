@@ -26,7 +26,7 @@ import contextlib
 import fcntl
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,24 +79,58 @@ class FileTurn:
     """The SQLite store's lock: ``flock`` on the lock file beside it."""
 
     def __init__(self, path: Path) -> None:
-        """Lock ``path`` (made on the first :meth:`take`, readable by its owner only)."""
+        """Lock ``path`` (made on the first :meth:`take`, with the umask's permissions)."""
         self.path = path
         self._fd: int | None = None
+        self._writable = False
 
     def take(self) -> str | None:
         """Lock the file, or read the pid its holder wrote."""
         try:
-            if self._fd is None:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd = self._opened()
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            while not self._same_file(fd):
+                # Removed (with a store a failed first sync made) or replaced after it was
+                # opened: a lock on it keeps out no one who opens the name now.
+                self.close()
+                fd = self._opened()
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return _pid_in(self._fd) if self._fd is not None else "unknown"
         except OSError as error:
             raise CliError(f"cannot lock {self.path} for the sync: "
                            f"{error.strerror or error}") from None
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
+        if self._writable:  # another user's lock file (a shared store) is only locked
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         return None
+
+    def _opened(self) -> int:
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+                self._writable = True
+            except PermissionError:  # flock needs no write access: a group's shared store
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+                self._writable = False
+        return self._fd
+
+    def _same_file(self, fd: int) -> bool:
+        try:
+            named = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+    def remove(self) -> None:
+        """Remove the lock file, if no one holds it: removed while held, a sync that opens
+        the name afresh would take a second lock beside the first (:meth:`take` checks that
+        the file it locked is still the one named)."""
+        with contextlib.suppress(OSError):
+            if self.take() is None:
+                os.unlink(self.path)
+        self.close()
 
     def give_back(self) -> None:
         """Unlock the file (it stays, for the next sync)."""
@@ -108,6 +142,26 @@ class FileTurn:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def connect_bound(url: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The store's default ``connect_timeout`` unless the URL or ``$PGCONNECT_TIMEOUT`` sets
+    one: a server not answering must not keep a sync waiting, unstoppable, for the lock.
+
+    >>> connect_bound("postgresql:///h?connect_timeout=3", {})
+    {}
+    >>> list(connect_bound("postgresql:///h", {}))
+    ['connect_timeout']
+    """
+    from psycopg import conninfo
+
+    from harkback.adapters.stores.postgres_connection import CONNECT_TIMEOUT_S
+
+    env = os.environ if environ is None else environ
+    if ("connect_timeout" in conninfo.conninfo_to_dict(url)
+            or env.get("PGCONNECT_TIMEOUT", "").strip()):
+        return {}
+    return {"connect_timeout": CONNECT_TIMEOUT_S}
 
 
 def _pid_in(fd: int) -> str:
@@ -137,18 +191,27 @@ class PostgresTurn:
 
         if self._held:
             return None
-        try:
-            if self._connection is None:
-                self._connection = psycopg.connect(conninfo.make_conninfo(
-                    self.url, application_name=PG_NAME.format(os.getpid())), autocommit=True)
-            if self._connection.execute(f"SELECT pg_try_advisory_lock({PG_KEY})").fetchone()[0]:
-                self._held = True
-                return None
-            row = self._connection.execute(PG_HOLDER).fetchone()
-        except psycopg.Error as error:
-            self.close()
-            raise CliError(f"cannot lock the store at {self.where} for the sync: "
-                           f"{first_line(error)}") from None
+        for attempt in (1, 2):
+            kept = self._connection is not None
+            try:
+                if self._connection is None:
+                    self._connection = psycopg.connect(conninfo.make_conninfo(
+                        self.url, application_name=PG_NAME.format(os.getpid()),
+                        **connect_bound(self.url)), autocommit=True)
+                taken = self._connection.execute(
+                    f"SELECT pg_try_advisory_lock({PG_KEY})").fetchone()[0]
+                if taken:
+                    self._held = True
+                    return None
+                row = self._connection.execute(PG_HOLDER).fetchone()
+                break
+            except psycopg.Error as error:
+                self.close()
+                # A watch keeps the connection between rounds: one a restart or an idle
+                # timeout closed is opened again, once.
+                if not (kept and attempt == 1):
+                    raise CliError(f"cannot lock the store at {self.where} for the sync: "
+                                   f"{first_line(error)}") from None
         pid = (str(row[0]) if row is not None else "").removeprefix(PG_NAME.format(""))
         return pid if pid.isdigit() else "unknown"
 
@@ -226,3 +289,9 @@ class SyncLock:
         """Release what the lock holds open (its file or connection)."""
         if self.turn is not None:
             self.turn.close()
+
+    def discard(self) -> None:
+        """Remove the lock file made with a store that is removed again, unless another sync
+        holds it (nothing to remove for PostgreSQL)."""
+        if isinstance(self.turn, FileTurn):
+            self.turn.remove()

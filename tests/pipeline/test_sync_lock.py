@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import psycopg
 
+from harkback.pipeline.sync_lock import PG_NAME, FileTurn, PostgresTurn
 from tests.pipeline.sync_home import (
     CLAUDE_FILE,
     CLAUDE_SESSION,
@@ -171,3 +173,48 @@ def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
     out, err = importing.communicate(timeout=120)
     assert json.loads(out)["sources"], err
     assert found_ids(db, "refresh path untested")
+
+
+def test_a_lock_file_removed_while_one_waits_is_taken_afresh(tmp_path: Path) -> None:
+    """A sync waiting on the lock file when it is removed (with a store a failed first sync
+    made) then locks a file no one else can find: it opens the name again, so a sync
+    starting now waits for it instead of writing beside it."""
+    path = tmp_path / "h.db.sync-lock"
+    first, waiting, later = FileTurn(path), FileTurn(path), FileTurn(path)
+    assert first.take() is None
+    assert waiting.take() is not None  # open, and waiting its turn
+    first.remove()  # held by the remover itself: removed, then released
+    assert not path.exists()
+    assert waiting.take() is None
+    assert later.take() is not None  # waits for the one writing
+    for turn in (first, waiting, later):
+        turn.close()
+
+
+def test_a_lock_file_another_sync_holds_is_not_removed(tmp_path: Path) -> None:
+    """Removing the lock file made with a store removed again leaves it while another sync
+    holds it, and that sync's lock still keeps a third one waiting."""
+    path = tmp_path / "h.db.sync-lock"
+    holder, remover, later = FileTurn(path), FileTurn(path), FileTurn(path)
+    assert holder.take() is None
+    remover.remove()
+    assert path.exists()
+    assert later.take() is not None
+    for turn in (holder, later):
+        turn.close()
+
+
+def test_a_watch_locks_again_after_its_connection_was_closed(
+        postgres_server: PostgresServer) -> None:
+    """A watch keeps its lock connection between rounds; a server restart or an idle
+    timeout that closes it must not end the watch at its next round."""
+    url = postgres_server.create_database(f"sync_lock_{next(_names)}")
+    turn = PostgresTurn(url, "the store")
+    assert turn.take() is None
+    turn.give_back()
+    with psycopg.connect(url, autocommit=True) as admin:
+        ended = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE application_name = %s", (PG_NAME.format(os.getpid()),))
+        assert ended.fetchall() == [(True,)]
+    assert turn.take() is None
+    turn.close()
