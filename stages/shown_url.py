@@ -29,11 +29,11 @@ MASK = "********"
 """What a password is shown as (as ``harkback config`` shows the API key)."""
 
 _SECRET_PARAMETER = re.compile(
-    r"(?:password|passwd|pwd|secret|token|signature|sig|auth|(?:^|[_-]|api)key)$",
+    r"(?:password|passwd|pwd|secret|token|signature|sig|auth|(?:^|[_-]|api)key|^code)$",
     re.IGNORECASE)
 """Query parameter names whose value is a secret: ``password`` (and libpq's
 ``sslpassword``), ``access_token``, ``client_secret``, ``key``, ``api_key``, ``x-api-key``,
-``sig``; not ``sslkey`` (a file's path) or ``host``."""
+``sig``, ``code`` (an Azure Functions key); not ``sslkey`` (a file's path) or ``host``."""
 
 
 def shown_url(target: str) -> str:

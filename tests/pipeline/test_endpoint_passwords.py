@@ -113,3 +113,13 @@ def test_a_key_the_server_quotes_url_encoded_is_masked(tmp_path: Path) -> None:
     (result,) = json.loads(done.stdout)["results"]
     assert api_key not in done.stdout + done.stderr
     assert f"key%3D{MASK}" in result["summary_note"]
+
+
+def test_a_function_key_in_the_endpoint_is_masked() -> None:
+    """Azure Functions take their key as ``?code=``: masked where the endpoint is shown and
+    in what the summary cache keeps of it."""
+    from harkback.stages.shown_url import shown_url
+
+    shown = shown_url("https://f.azurewebsites.net/api/v1?code=Zk9s-secret-fn-key&zone=eu")
+    assert "Zk9s-secret-fn-key" not in shown
+    assert shown.endswith(f"?code={MASK}&zone=eu")
