@@ -197,7 +197,11 @@ class LexicalMatch:
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).map(lambda titles: self._rank(
                     request, parsed, units, stats, hits, now, window, titles)))
-            return store.term_stats(terms, prefixes).bind(search)
+            # Prefixes only when there are any: a library caller's own store written to
+            # the one-argument form still answers every question without one.
+            stats_of = (store.term_stats(terms, prefixes) if prefixes
+                        else store.term_stats(terms))
+            return stats_of.bind(search)
 
         return with_store(lambda deps: run(deps.store, deps.clock()))
 

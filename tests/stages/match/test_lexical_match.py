@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import cast
 
 import pytest
+from returns.future import FutureResult
 from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
 from harkback.stages.match import lexical
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.rankers import RANKERS, ReferenceMatch
 from harkback.stages.match.sessions import SessionScoring
-from harkback.stages.ports import Deps, SessionStore
+from harkback.stages.ports import Deps, SessionStore, TermStats
 from harkback.stages.records import Conversation, Role
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
@@ -328,3 +331,21 @@ async def test_a_lone_chinese_character_weighs_as_common_as_the_words_it_starts(
                   *(conversation(f"zh-{i}", ("user", text), started_at=3_000.0 + i)
                     for i, text in enumerate(changes)))
     assert (await _sessions(store, "上次 webpack 改了哪里？"))[0] == "gold"
+
+
+class OneArgumentStore(MemoryStore):
+    """A library caller's own store, written before ``term_stats`` took prefixes."""
+
+    def term_stats(self, terms: Sequence[str]  # type: ignore[override]
+                   ) -> FutureResult[TermStats, StoreUnavailable]:
+        return super().term_stats(terms)
+
+
+async def test_a_store_written_to_the_one_argument_term_stats_still_answers() -> None:
+    """Prefix counts are asked for only when the question has a prefix unit: a store whose
+    ``term_stats`` takes the terms alone answers every other question as before."""
+    store = cast(SessionStore, OneArgumentStore())  # typed callers have the new form
+    await _ingest(store,
+                  conversation("gold", ("user", "the nginx reload dropped the websocket")),
+                  conversation("other", ("user", "tell me about sourdough bread")))
+    assert (await _sessions(store, "how did we fix the nginx websocket"))[0] == "gold"
