@@ -101,8 +101,9 @@ class FileTurn:
             raise CliError(f"cannot lock {self.path} for the sync: "
                            f"{error.strerror or error}") from None
         if self._writable:  # another user's lock file (a shared store) is only locked
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            with contextlib.suppress(OSError):  # the pid only informs: a full disk is no bar
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         return None
 
     def _opened(self) -> int:
@@ -265,6 +266,16 @@ class SyncLock:
         if kind == "postgresql" and isinstance(url, str) and isinstance(where, str):
             return cls(PostgresTurn(url, where), where, **options)
         return cls(None, target, **options)
+
+    @classmethod
+    def joined(cls, target: str, store: SessionStore, **options: Any) -> SyncLock:
+        """The lock of ``store`` for ``import`` and ``ingest``: they take turns with the syncs
+        of a store that has a sync lock, but make no lock file beside one that was never
+        synced (a PostgreSQL store's lock leaves nothing behind: always taken)."""
+        lock = cls.of(target, store, **options)
+        if isinstance(lock.turn, FileTurn) and not lock.turn.path.exists():
+            return cls(None, target, **options)
+        return lock
 
     @contextlib.asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
