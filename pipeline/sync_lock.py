@@ -270,10 +270,12 @@ class SyncLock:
     @classmethod
     def joined(cls, target: str, store: SessionStore, **options: Any) -> SyncLock:
         """The lock of ``store`` for ``import`` and ``ingest``: they take turns with the syncs
-        of a store that has a sync lock, but make no lock file beside one that was never
-        synced (a PostgreSQL store's lock leaves nothing behind: always taken)."""
+        of a SQLite store that has a sync lock, but make no lock file beside one never
+        synced. Not on PostgreSQL: the lock's own connection has no bound yet on a server
+        that stops answering, and the store's writes do (they fail in one line)."""
         lock = cls.of(target, store, **options)
-        if isinstance(lock.turn, FileTurn) and not lock.turn.path.exists():
+        if not (isinstance(lock.turn, FileTurn) and lock.turn.path.exists()):
+            lock.close()
             return cls(None, target, **options)
         return lock
 
