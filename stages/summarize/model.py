@@ -41,6 +41,7 @@ from harkback.stages.chat import ChatRequest
 from harkback.stages.defaults import DEADLINE_S
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Loaded, SummarizedSet
+from harkback.stages.load.render import SESSION_HEADER
 from harkback.stages.load.truncate import Span, cut_around, locate_units
 from harkback.stages.ports import Deps, SummaryKey
 from harkback.stages.query import ParsedQuery, Unit
@@ -141,7 +142,9 @@ def fit_tokens(text: str, spans: Sequence[Span], max_tokens: int) -> tuple[str, 
 
 _ROLE_TAG = r"\[(USER|ASSISTANT|SYSTEM|TOOL(?::[^\]\n]*)?)\]:"
 _BLOCK_START = re.compile(rf"(?:\A|(?<=\n\n))(?={_ROLE_TAG})")
-_BLOCK_END = re.compile(rf"\n\n(?={_ROLE_TAG}|\.\.\.\[|--- )")
+# Only harkback's own headers end a block: a unified diff's "--- a/file" line after a
+# blank line belongs to the message that shows it.
+_BLOCK_END = re.compile(rf"\n\n(?={_ROLE_TAG}|\.\.\.\[|{SESSION_HEADER})")
 
 BEST_MATCHES = 8
 """Matching lines that come before the user's requests when the budget is shared out."""
