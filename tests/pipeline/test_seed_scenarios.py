@@ -112,6 +112,19 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b6-ko-tailwind",  # the Korean "turbo remote cache" session first, the answer third
     "b6-zh-fastapi-bg",  # a Chinese "node 18 to 20 upgrade" session first, answer not in top 3
     "b6-zh-rabbitmq-dlx",  # a Chinese "queue backlog alert" session first, the answer second
+    # blind7 (measured once at 77e7678, lexical 30/40): eight cross-language misses, one
+    # same-language this-week question and one this-week two-answer question; each time a
+    # session of about the same age in the question's language comes first:
+    "b7-en-pgvector-both",  # hnsw index first; "windows build" second, recall fix not in top 3
+    "b7-en-alipay",  # an English "github webhook signature" session first, the answer third
+    "b7-en-jp-holidays",  # an English "invoice due date off by one" session first, answer 2nd
+    "b7-en-naver-maps",  # an English "staging auth failure" session first, answer not in top 3
+    "b7-ja-raspi",  # a Japanese "memory dashboard" session first, the answer second
+    "b7-ko-swift-mainactor",  # a Korean "webpack build warnings" session first, answer second
+    "b7-ko-brew-python",  # a Korean "python package update" session first, the answer second
+    "b7-zh-nacos",  # a Chinese "log level config not applied" session first, the answer second
+    "b7-zh-kintone",  # a Chinese "list paging error" session first, the answer second
+    "b7-zh-keycloak",  # a Chinese "oauth callback config" session first, the answer third
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
