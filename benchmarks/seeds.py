@@ -15,6 +15,7 @@ the pass rate the suite asserts (one answer: top-1; several: all in the top 3)::
     .venv/bin/python -m benchmarks.seeds --set blind4    # a fourth set written blind
     .venv/bin/python -m benchmarks.seeds --set blind5    # a fifth, written after blind4
     .venv/bin/python -m benchmarks.seeds --set blind6    # a sixth, on new topics
+    .venv/bin/python -m benchmarks.seeds --set blind7    # a seventh, answers this week too
     .venv/bin/python -m benchmarks.seeds --background /tmp/base100k.db
 
 ``crosslang`` (``tests/fixtures/seeds-crosslang``) asks in Chinese, Japanese or Korean
@@ -39,6 +40,13 @@ with two-answer, delegated-child and live-session questions. First measured (202
 d063a1b) at lexical 33/40 and bm25 23/40: every same-language question passes with lexical
 (bm25 18/20), and 13/20 cross-language ones (bm25 5/20); among ``/tmp/base100k.db``
 lexical 36/40, bm25 26/40.
+
+``blind7`` (``tests/fixtures/seeds-blind7``, written blind, shaped after a real store) asks
+ten questions per language on new topics, half cross-language; half its answers are from
+this week (1-6 days old) beside look-alikes just as recent, the other half weeks old beside
+recent ones. First measured (2026-12-03, at 77e7678) at lexical 30/40 and bm25 20/40
+(same-language lexical 18/20, cross-language 12/20); among ``/tmp/base100k.db`` lexical
+33/40, bm25 17/40.
 
 ``--background DB`` asks the questions of a copy of that store with the corpus added, as
 in a large store where the question's topic words are common (the DB is not written).
@@ -161,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", dest="seed_set", choices=sorted(SEED_SETS), default="tuned",
                         help="which corpus: the suite's (tuned while watching it) or a "
                              "held-out one, heldout, heldout2, crosslang, blind4, "
-                             "blind5 or blind6 (default: tuned)")
+                             "blind5, blind6 or blind7 (default: tuned)")
     parser.add_argument("--background", type=Path, default=None, metavar="DB",
                         help="a harkback SQLite store to add the corpus to (a copy of it): "
                              "the questions asked among its sessions")

@@ -14,7 +14,7 @@ three. Questions the current ranking gets wrong are listed in :data:`KNOWN_WRONG
 marked ``xfail(strict=True)``: a fix makes them pass, which fails the suite until they
 leave the list. ``python -m benchmarks.seeds`` prints the rates per language and ranker.
 
-Six corpora run under the same rules: the suite's own ("tuned", written while the ranking
+Eight corpora run under the same rules: the suite's own ("tuned", written while the ranking
 was tuned on it), a held-out one (``tests/fixtures/seeds-heldout``, new sessions and
 questions written without looking at the ranking's word lists, measured once before any
 change: lexical 35/36, bm25 34/36), a second held-out one
@@ -37,7 +37,11 @@ OOMKilled pods, OAuth refresh tokens, CORS preflight, Celery, gRPC deadlines; ha
 cross-language, with two-answer questions, delegated children and live sessions), and a
 sixth blind one (``tests/fixtures/seeds-blind6``, written the same way on topics no earlier
 set covers: CRLF line endings, KEDA, pydantic v2, dbt, PostGIS, Helm, wareki dates, NFKC
-search, Ansible, TOTP, MySQL replication lag, Vault tokens, Loki, SQLite WAL ...).
+search, Ansible, TOTP, MySQL replication lag, Vault tokens, Loki, SQLite WAL ...), and a
+seventh blind one (``tests/fixtures/seeds-blind7``, shaped after a real store: half its
+answers are from this week, 1-6 days old, beside look-alikes just as recent, the other half
+weeks old beside recent look-alikes; Prisma drift, pgvector, Nacos, gh-ost, kintone, SSE,
+Karpenter, Firestore rules, buf ...).
 """
 
 from __future__ import annotations
@@ -108,6 +112,19 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b6-ko-tailwind",  # the Korean "turbo remote cache" session first, the answer third
     "b6-zh-fastapi-bg",  # a Chinese "node 18 to 20 upgrade" session first, answer not in top 3
     "b6-zh-rabbitmq-dlx",  # a Chinese "queue backlog alert" session first, the answer second
+    # blind7 (measured once at 77e7678, lexical 30/40): eight cross-language misses, one
+    # same-language this-week question and one this-week two-answer question; each time a
+    # session of about the same age in the question's language comes first:
+    "b7-en-pgvector-both",  # hnsw index first; "windows build" second, recall fix not in top 3
+    "b7-en-alipay",  # an English "github webhook signature" session first, the answer third
+    "b7-en-jp-holidays",  # an English "invoice due date off by one" session first, answer 2nd
+    "b7-en-naver-maps",  # an English "staging auth failure" session first, answer not in top 3
+    "b7-ja-raspi",  # a Japanese "memory dashboard" session first, the answer second
+    "b7-ko-swift-mainactor",  # a Korean "webpack build warnings" session first, answer second
+    "b7-ko-brew-python",  # a Korean "python package update" session first, the answer second
+    "b7-zh-nacos",  # a Chinese "log level config not applied" session first, the answer second
+    "b7-zh-kintone",  # a Chinese "list paging error" session first, the answer second
+    "b7-zh-keycloak",  # a Chinese "oauth callback config" session first, the answer third
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
@@ -118,7 +135,11 @@ MINIMUM_QUESTIONS = {"tuned": {"en": 25, "zh": 10, "ja": 10, "ko": 10, "mixed": 
                      "crosslang": {"zh": 10, "ja": 9, "ko": 9, "mixed": 7},
                      "blind4": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
                      "blind5": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
-                     "blind6": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
+                     "blind6": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
+                     "blind7": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
+ANSWER_MIN_AGE_DAYS = {"blind7": 1}
+"""How many days old an answer must be: a week unless a set says otherwise (blind7 asks
+about this week too, as people do; never today, the day of the live session asked from)."""
 
 
 @pytest.fixture(scope="module", params=sorted(CORPORA))
@@ -185,15 +206,16 @@ def test_overall_rate_holds_and_is_reported(stores: dict[str, Harkback], seed_se
 
 @pytest.mark.parametrize("name", sorted(CORPORA))
 def test_corpus_keeps_its_scenarios(name: str) -> None:
-    """Enough questions per language, every answer a stored lineage root, weeks old, each
-    with recent sessions (at most 3 days old) beside it."""
+    """Enough questions per language, every answer a stored lineage root, weeks old (or as
+    old as its set says), each with recent sessions (at most 3 days old) beside it."""
     corpus = CORPORA[name]
     counts = Counter(q.language for q in corpus.questions)
     assert all(counts[lang] >= n for lang, n in MINIMUM_QUESTIONS[name].items()), counts
     sessions = {s["id"]: s for s in corpus.sessions}
     answers = {a for q in corpus.questions for a in q.answers}
     assert answers <= set(sessions)
-    assert all(sessions[a].get("parent") is None and sessions[a]["age_days"] >= 7
+    min_age = ANSWER_MIN_AGE_DAYS.get(name, 7)
+    assert all(sessions[a].get("parent") is None and sessions[a]["age_days"] >= min_age
                for a in answers)
     assert sum(1 for s in corpus.sessions if s.get("age_days", 99) <= 3) >= len(LANGUAGES)
     assert {q.current for q in corpus.questions if q.current} <= set(sessions)

@@ -78,8 +78,17 @@ wareki dates, NFKC search, Ansible, Cloud Run, NAT costs, BigQuery partitions, W
 TOTP, MySQL replication lag, Vault tokens, OpenTelemetry, Tailwind, Supabase RLS, Loki,
 SQLite WAL ...), half about a session held in another language, with two-answer questions,
 answers held by a delegated child and questions asked from a live session."""
+BLIND7 = SEEDS.parent / "seeds-blind7"
+"""An eighth corpus, written blind to the ranking like :data:`BLIND6`, shaped after a real
+store: ten questions each in English, Chinese, Japanese and Korean on topics no earlier set
+covers (Prisma drift, php-fpm, pgvector, notarization, Argo CD, Alipay, Nacos, gh-ost,
+Redisson, kintone, Sidekiq, Keycloak, Unity Addressables, ESLint flat config, SSE, ZFS,
+Postgres enums, HAProxy, Polars, PyInstaller, R8, universal links, JPA batching, coturn,
+Karpenter, Firestore rules, Datadog metrics, buf, Swift concurrency ...), half about a
+session held in another language; half the answers are from this week (1-6 days old)
+beside look-alikes just as recent, half weeks old beside recent look-alikes."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
-             "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6}
+             "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6, "blind7": BLIND7}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
