@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from pathlib import PurePath
 
 import attrs
@@ -252,7 +252,8 @@ def parse_rollout_lines(fallback_id: str, lines: Iterable[Line], tally: Tally | 
                       left_out=rollout.tally.items())
 
 
-def read_rollout(relative: PurePath, lines: Iterable[Line], tally: Tally) -> ParsedFile:
+def read_rollout(relative: PurePath, lines: Iterable[Line], tally: Tally,
+                 known: Container[str] = frozenset()) -> ParsedFile:
     """Read one rollout file (its session id falls back to the uuid in its name)."""
     found = _UUID.findall(relative.stem)
     return parse_rollout_lines(found[-1] if found else relative.stem, lines, tally)
