@@ -110,12 +110,14 @@ def holds(mark: str, fingerprint: str, known: Container[str]) -> bool:
 class Known:
     """The sessions a replayed line's source may be found in: those the import ledger holds
     (every file's, a file gone too: its sessions stay until a sync removes them), and
-    those the listed files name (imported by the same sync). Worked out on first use: a
-    sync of a folder whose files replay nothing never does.
+    those the listed files not imported yet name (this sync imports them; once it has,
+    their marks say what they hold). Worked out on first use: a sync of a folder whose
+    files replay nothing never does.
 
-    >>> known = Known({"a.jsonl": Mark(item="a.jsonl", fingerprint="1:1", session_ids=("a",))},
-    ...               ["p/b.jsonl"], names=lambda item: item.rsplit("/", 1)[-1][:-6])
-    >>> "a" in known, "b" in known, "c" in known
+    >>> marks = {"a.jsonl": Mark(item="a.jsonl", fingerprint="1:1", session_ids=("a",)),
+    ...          "e.jsonl": Mark(item="e.jsonl", fingerprint="1:1")}
+    >>> known = Known(marks, ["a.jsonl", "b.jsonl", "e.jsonl"], names=lambda f: f[:-6])
+    >>> "a" in known, "b" in known, "e" in known
     (True, True, False)
     """
 
@@ -129,6 +131,7 @@ class Known:
         if self._ids is None:
             ids = {sid for mark in self.marks.values() for sid in mark.session_ids}
             if self.names is not None:
-                ids.update(filter(None, map(self.names, self.files)))
+                ids.update(filter(None, (self.names(item) for item in self.files
+                                         if item not in self.marks)))
             self._ids = ids
         return session_id in self._ids

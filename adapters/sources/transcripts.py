@@ -258,7 +258,8 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
         old = marks.get(item)
         # A mark kept before marks named their sessions is read once more, to learn them.
-        if (not full and old is not None and holds(old.fingerprint, fingerprint, known)
+        if (not full and old is not None
+                and (old.fingerprint == fingerprint or holds(old.fingerprint, fingerprint, known))
                 and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
