@@ -240,6 +240,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         return sessions[sid]
 
     seen: set[str] = set()
+    copied: set[str] = set()
     for line in transcript_lines.located(lines, tally):
         kind = line.get("type")
         uuid = text_of(line.get("uuid")) if kind in ("user", "assistant") else ""
@@ -252,6 +253,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         source = replayed_from(line, session_id) if uuid and main else ""
         if source and replayed.leaves_out(source, known):
             tally.add("line copied from an earlier session (stored there)")
+            copied.add(uuid)  # a summary of the copied part still names this session
             continue
         if kind == "user":
             target(line).user(line, tally)
@@ -268,7 +270,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         else:
             tally.add(f"unknown line type {kind!r}")
     own = sessions.get(session_id)
-    uuids = own.uuids if own is not None else set()
+    uuids = (own.uuids if own is not None else set()) | copied
     if own is not None and replayed.parent is not None:
         own.parent = replayed.parent
     named = ([t for t in titles if t] or [t for t in ai_titles if t]
