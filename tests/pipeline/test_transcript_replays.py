@@ -1,11 +1,14 @@
-"""A resumed or forked Claude Code session, whose file first copies the earlier session's
-lines, is stored once: the new file as a continuation holding only its own messages.
+"""A resumed or forked Claude Code session, and a forked Codex thread, whose file first
+copies the earlier session's lines, is stored once: the new file as a continuation holding
+only its own messages.
 
 The files are written the way Claude Code writes them: a resume in versions that start a
 new file (1.0.x) begins with a ``summary`` line naming the earlier session's last message,
 then copies its lines verbatim (their ``sessionId``, ``uuid`` and times kept), then goes on
 under the new ``sessionId``; a fork (``--fork-session``, ``/branch``, 2.1.x) rewrites each
-copied line's ``sessionId`` and adds ``forkedFrom: {sessionId, messageUuid}``.
+copied line's ``sessionId`` and adds ``forkedFrom: {sessionId, messageUuid}``. A Codex
+fork writes its meta line (``forked_from_id``), then the parent's rollout (its meta line
+first), then its own instructions, then its turns.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harkback.adapters.sources.claude_code import CLAUDE_CODE
+from harkback.adapters.sources.codex import CODEX
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
@@ -180,3 +184,108 @@ async def test_a_continuation_takes_its_copied_part_back_when_its_source_is_remo
     assert await _found(db, "checkout total drift cent") == [RESUMED]
     assert _copies(db, EARLY) == 1
 
+
+
+GATEWAY = "0199b100-0000-7000-8000-00000000aaaa"
+GATEWAY_FORK = "0199b100-0000-7000-8000-00000000bbbb"
+OUTAGE = "the gateway returns 502 when the upstream closes keep-alive early"
+RETRIES = "now make the retry budget configurable per route"
+
+
+def _rollout_line(when: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"timestamp": when, "type": kind, "payload": payload}
+
+
+def _said(when: str, role: str, text: str) -> dict[str, Any]:
+    part = "output_text" if role == "assistant" else "input_text"
+    return _rollout_line(when, "response_item", {"type": "message", "role": role,
+                                                 "content": [{"type": part, "text": text}]})
+
+
+def _meta(session: str, when: str, **more: Any) -> dict[str, Any]:
+    return _rollout_line(when, "session_meta", {
+        "id": session, "timestamp": when, "cwd": "/home/mei/code/api-gateway",
+        "originator": "codex_cli_rs", "cli_version": "0.128.0", "source": "cli",
+        "model_provider": "openai", "git": {"branch": "main"}, **more})
+
+
+def _context(when: str) -> list[dict[str, Any]]:
+    """The instructions Codex writes as a session starts (and a fork after its copy)."""
+    return [_said(when, "developer", "<permissions instructions>sandbox: workspace-write"
+                                     "</permissions instructions>"),
+            _said(when, "user", "<environment_context>\n  <cwd>/home/mei/code/api-gateway"
+                                "</cwd>\n</environment_context>")]
+
+
+def _gateway_items() -> list[dict[str, Any]]:
+    """The parent rollout's lines after its meta line."""
+    call = {"type": "function_call", "name": "shell", "call_id": "call_1",
+            "arguments": json.dumps({"command": ["rg", "keepalive", "conf/"]})}
+    return [*_context("2026-03-05T09:00:00.010Z"),
+            _rollout_line("2026-03-05T09:00:20.000Z", "turn_context",
+                          {"cwd": "/home/mei/code/api-gateway", "model": "gpt-5.1-codex"}),
+            _rollout_line("2026-03-05T09:00:20.000Z", "event_msg",
+                          {"type": "user_message", "message": OUTAGE}),
+            _said("2026-03-05T09:00:20.000Z", "user", OUTAGE),
+            _rollout_line("2026-03-05T09:00:25.000Z", "response_item", call),
+            _rollout_line("2026-03-05T09:00:26.000Z", "response_item",
+                          {"type": "function_call_output", "call_id": "call_1",
+                           "output": "conf/upstream.conf:4: keepalive_timeout 75s;"}),
+            _said("2026-03-05T09:00:40.000Z", "assistant",
+                  "Set keepalive_timeout below the upstream's 60 s idle close.")]
+
+
+def _fork_lines(*, restamped: bool) -> list[dict[str, Any]]:
+    """``codex fork``: its meta line, the parent's rollout copied (Codex stamps each line
+    as it writes it; ``restamped=False``: as older copies kept the parent's times), its own
+    instructions, then its own turn."""
+    copy = [_meta(GATEWAY, "2026-03-05T09:00:00.000Z"), *_gateway_items()]
+    if restamped:
+        copy = [{**line, "timestamp": f"2026-03-05T11:00:00.{n + 1:03d}Z"}
+                for n, line in enumerate(copy)]
+    return [_meta(GATEWAY_FORK, "2026-03-05T11:00:00.000Z", forked_from_id=GATEWAY), *copy,
+            *_context("2026-03-05T11:00:00.100Z"),
+            _rollout_line("2026-03-05T11:00:41.000Z", "turn_context",
+                          {"cwd": "/home/mei/code/api-gateway", "model": "gpt-5.1-codex"}),
+            _said("2026-03-05T11:00:41.000Z", "user", RETRIES),
+            _said("2026-03-05T11:01:10.000Z", "assistant",
+                  "Added retry_budget to routes.yaml, read per route in proxy/retry.py.")]
+
+
+def _write_rollout(folder: Path, session: str, lines: list[dict[str, Any]]) -> None:
+    path = folder / "2026" / "03" / "05" / f"rollout-2026-03-05T09-00-00-{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+async def _import_codex(folder: Path, db: Path) -> ImportOutcome:
+    with SqliteStore.open(db).unwrap() as store:
+        return await run_import(TranscriptImporter(CODEX, folder), store,
+                                SqliteImportLedger(store), progress=False)
+
+
+async def test_a_codex_fork_is_a_continuation_holding_its_own_messages(tmp_path: Path) -> None:
+    """A fork's copy of its parent is stored once (the fork imported first or after, its
+    copy's lines stamped anew or not); a phrase of the fork recalls the parent."""
+    for restamped in (True, False):
+        together, apart = tmp_path / f"together{restamped}", tmp_path / f"apart{restamped}"
+        _write_rollout(together, GATEWAY, [_meta(GATEWAY, "2026-03-05T09:00:00.000Z"),
+                                           *_gateway_items()])
+        _write_rollout(together, GATEWAY_FORK, _fork_lines(restamped=restamped))
+        db = tmp_path / f"together{restamped}.db"
+        await _import_codex(together, db)
+        assert _copies(db, OUTAGE) == 1
+        assert await _found(db, "502 upstream closes keep-alive") == [GATEWAY]
+        assert await _found(db, "retry budget configurable per route") == [GATEWAY]
+        with SqliteStore.open(db, readonly=True).unwrap() as store:
+            page = (await Harkback(store=store).read_session(GATEWAY_FORK)).unwrap()
+        payload = page.to_payload()
+        assert [m["content"].split("\n")[0] for m in payload["messages"]] == [
+            RETRIES, "Added retry_budget to routes.yaml, read per route in proxy/retry.py."]
+        assert payload["lineage"]["parent"]["session_id"] == GATEWAY
+        _write_rollout(apart, GATEWAY_FORK, _fork_lines(restamped=restamped))
+        await _import_codex(apart, tmp_path / f"apart{restamped}.db")
+        _write_rollout(apart, GATEWAY, [_meta(GATEWAY, "2026-03-05T09:00:00.000Z"),
+                                        *_gateway_items()])
+        await _import_codex(apart, tmp_path / f"apart{restamped}.db")
+        assert _stored(tmp_path / f"apart{restamped}.db") == _stored(db)
