@@ -193,21 +193,25 @@ def _chain(line: Line, chains: dict[str, str]) -> str:
     return agent
 
 
-def replayed_from(line: Line, own: str) -> str:
+def replayed_from(line: Line, own: str, *, opening: bool) -> str:
     """The session a line of ``own``'s file was copied from ("" if it is ``own``'s): a
     fork's copy names it in ``forkedFrom`` (Claude Code 2.1), a resume's copy (versions
-    that start a new file) keeps its ``sessionId``.
+    that start a new file) keeps its ``sessionId``, but only in the copy that opens the
+    file (``opening``: no line of ``own``'s read yet): a line naming another session
+    after the session's own is no copy the resume made, and is kept.
 
-    >>> replayed_from({"sessionId": "new", "forkedFrom": {"sessionId": "old"}}, "new")
+    >>> replayed_from({"sessionId": "new", "forkedFrom": {"sessionId": "old"}}, "new",
+    ...               opening=False)
     'old'
-    >>> replayed_from({"sessionId": "old"}, "new"), replayed_from({"sessionId": "new"}, "new")
-    ('old', '')
+    >>> [replayed_from({"sessionId": s}, "new", opening=o)
+    ...  for s, o in (("old", True), ("new", True), ("old", False))]
+    ['old', '', '']
     """
     forked = line.get("forkedFrom")
     if isinstance(forked, dict) and text_of(forked.get("sessionId")) not in ("", own):
         return text_of(forked.get("sessionId"))
     source = text_of(line.get("sessionId"))
-    return source if source != own else ""
+    return source if opening and source != own else ""
 
 
 def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
@@ -241,6 +245,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
 
     seen: set[str] = set()
     copied: set[str] = set()
+    opening = True  # no line of the session's own read yet: a resume's copy comes first
     for line in transcript_lines.located(lines, tally):
         kind = line.get("type")
         uuid = text_of(line.get("uuid")) if kind in ("user", "assistant") else ""
@@ -250,7 +255,10 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             tally.add("repeated line (same uuid)")
             continue
         seen.add(uuid)
-        source = replayed_from(line, session_id) if uuid and main else ""
+        source = ""
+        if uuid and main:
+            source = replayed_from(line, session_id, opening=opening)
+            opening = opening and bool(source)
         if source and replayed.leaves_out(source, known):
             tally.add("line copied from an earlier session (stored there)")
             copied.add(uuid)  # a summary of the copied part still names this session

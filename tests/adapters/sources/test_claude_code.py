@@ -250,3 +250,17 @@ def test_an_old_agent_file_naming_its_session_is_no_copy_of_it() -> None:
     known = parse_file(CLAUDE_CODE, BUS / "agent-4e5f6a7b.jsonl", PROJECTS, known={S2})
     assert known.conversations == whole.conversations
     assert known.conversations[0].messages
+
+
+def test_a_line_naming_another_session_after_the_session_s_own_is_kept() -> None:
+    """A resume's copy opens the file; a line naming another session after the session's
+    own lines is no such copy (the earlier session is known, yet nothing is left out)."""
+    lines: list[dict[str, object]] = [
+        {"type": "user", "uuid": "u1", "sessionId": "new",
+         "message": {"role": "user", "content": "first of the new session"}},
+        {"type": "user", "uuid": "u2", "sessionId": "old",
+         "message": {"role": "user", "content": "written under the earlier id"}}]
+    parsed = parse_lines("new", lines, parent=None, project=False, known={"old"})
+    assert [m.content for m in parsed.conversations[0].messages] == [
+        "first of the new session", "written under the earlier id"]
+    assert parsed.conversations[0].session.parent_session_id is None
