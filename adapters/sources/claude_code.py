@@ -39,13 +39,14 @@ re-indexes only messages whose text changed).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import PurePath
 
 import attrs
 
 from harkback.adapters.sources import transcript_lines, transcripts
 from harkback.adapters.sources.importing import Tally
+from harkback.adapters.sources.replays import Replayed
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcript_session import Transcript, text_of
 from harkback.adapters.sources.transcripts import ParsedFile
@@ -192,14 +193,40 @@ def _chain(line: Line, chains: dict[str, str]) -> str:
     return agent
 
 
+def replayed_from(line: Line, own: str, *, opening: bool) -> str:
+    """The session a line of ``own``'s file was copied from ("" if it is ``own``'s): a
+    fork's copy names it in ``forkedFrom`` (Claude Code 2.1), a resume's copy (versions
+    that start a new file) keeps its ``sessionId``, but only in the copy that opens the
+    file (``opening``: no line of ``own``'s read yet): a line naming another session
+    after the session's own is no copy the resume made, and is kept.
+
+    >>> replayed_from({"sessionId": "new", "forkedFrom": {"sessionId": "old"}}, "new",
+    ...               opening=False)
+    'old'
+    >>> [replayed_from({"sessionId": s}, "new", opening=o)
+    ...  for s, o in (("old", True), ("new", True), ("old", False))]
+    ['old', '', '']
+    """
+    forked = line.get("forkedFrom")
+    if isinstance(forked, dict) and text_of(forked.get("sessionId")) not in ("", own):
+        return text_of(forked.get("sessionId"))
+    source = text_of(line.get("sessionId"))
+    return source if opening and source != own else ""
+
+
 def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
-                project: bool, main: bool = True, tally: Tally | None = None) -> ParsedFile:
+                project: bool, main: bool = True, tally: Tally | None = None,
+                known: Container[str] = frozenset()) -> ParsedFile:
     """Read the lines of one transcript file whose own session is ``session_id``.
 
     In a ``main`` session's file, sidechain lines go to sub-agent sessions of their
-    own; ``project`` adds the project line to the file's own session.
+    own; ``project`` adds the project line to the file's own session. A line of a
+    ``main`` file copied from a ``known`` session (a resume or a fork replays the earlier
+    session) is left out, and the session continues that one
+    (:mod:`~harkback.adapters.sources.replays`).
     """
     tally = tally if tally is not None else Tally()
+    replayed = Replayed()
     sessions: dict[str, _Session] = {}
     titles: list[str] = []
     ai_titles: list[str] = []
@@ -217,6 +244,8 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         return sessions[sid]
 
     seen: set[str] = set()
+    copied: set[str] = set()
+    opening = True  # no line of the session's own read yet: a resume's copy comes first
     for line in transcript_lines.located(lines, tally):
         kind = line.get("type")
         uuid = text_of(line.get("uuid")) if kind in ("user", "assistant") else ""
@@ -226,6 +255,14 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             tally.add("repeated line (same uuid)")
             continue
         seen.add(uuid)
+        source = ""
+        if uuid and main:
+            source = replayed_from(line, session_id, opening=opening)
+            opening = opening and bool(source)
+        if source and replayed.leaves_out(source, known):
+            tally.add("line copied from an earlier session (stored there)")
+            copied.add(uuid)  # a summary of the copied part still names this session
+            continue
         if kind == "user":
             target(line).user(line, tally)
         elif kind == "assistant":
@@ -241,7 +278,9 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         else:
             tally.add(f"unknown line type {kind!r}")
     own = sessions.get(session_id)
-    uuids = own.uuids if own is not None else set()
+    uuids = (own.uuids if own is not None else set()) | copied
+    if own is not None and replayed.parent is not None:
+        own.parent = replayed.parent
     named = ([t for t in titles if t] or [t for t in ai_titles if t]
              or [s for leaf, s in summaries if s and leaf in uuids])
     conversations = []
@@ -252,15 +291,18 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         title = named[-1] if named and sid == session_id else ""
         conversations.append(session.conversation(source=SOURCE, title=title,
                                                   project=project and sid == session_id))
-    return ParsedFile(conversations=tuple(conversations), left_out=tally.items())
+    return ParsedFile(conversations=tuple(conversations), left_out=tally.items(),
+                      lineage=replayed.lineage())
 
 
-def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally) -> ParsedFile:
+def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
+              known: Container[str] = frozenset()) -> ParsedFile:
     """Read one transcript file at ``relative`` under the ``projects`` folder.
 
     Its place names its session: ``<project>/<session>.jsonl``,
     ``<project>/<session>/subagents/agent-<id>.jsonl``, or (older) an agent file
-    beside the session, whose lines name the session.
+    beside the session, whose lines name the session. Lines a session file copied from a
+    ``known`` session are left out.
     """
     parts, stem = relative.parts, relative.stem
     if stem.startswith("agent-acompact"):
@@ -275,10 +317,21 @@ def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally) -> Parsed
                       if line.get("sessionId")), "")
         return parse_lines(f"{owner}/{stem}" if owner else stem, lines, parent=owner or None,
                            project=False, main=False, tally=tally)
-    return parse_lines(stem, lines, parent=None, project=True, tally=tally)
+    return parse_lines(stem, lines, parent=None, project=True, tally=tally, known=known)
+
+
+def session_named(item: str) -> str:
+    """The session a file's path under the folder names: ``<project>/<session>.jsonl``.
+
+    >>> session_named("-w-app/s1.jsonl"), session_named("-w-app/s1/subagents/agent-a.jsonl")
+    ('s1', '')
+    """
+    _, slash, name = item.partition("/")
+    return name[:-len(".jsonl")] if slash and "/" not in name and not name.startswith(
+        "agent-") and name.endswith(".jsonl") else ""
 
 
 CLAUDE_CODE = transcripts.TranscriptFormat(
     kind=SOURCE, what="Claude Code projects folder",
-    patterns=("*/*.jsonl", "*/*/subagents/*.jsonl"), read=read_file)
+    patterns=("*/*.jsonl", "*/*/subagents/*.jsonl"), read=read_file, names=session_named)
 """Claude Code's ``projects`` folder."""

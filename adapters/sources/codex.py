@@ -18,11 +18,15 @@ Only response items become messages. Left out and counted: ``event_msg`` and
 Codex injects as user turns (``<environment_context>``, ``<user_instructions>``,
 ``AGENTS.md`` text), compaction summaries, unknown types. A sub-agent rollout
 (``source: {"subagent": {"thread_spawn": {"parent_thread_id"}}}``) is linked to its
-parent; a fork (``forked_from_id``) is a conversation of its own; Codex's internal
-compaction and memory sessions are left out. The working folder becomes a line under
-the first user request, as for Claude Code. :data:`CODEX` is the format
-:class:`~harkback.adapters.sources.transcripts.TranscriptImporter` reads; re-import
-skips unchanged files.
+parent. A fork (``codex fork``, a rollback into a new thread: ``forked_from_id``) copies
+the parent's rollout after its own meta line, the parent's meta line first, then writes its
+own instructions and goes on; when the parent is stored (or being imported) the copy is left
+out and the fork stored as its continuation (:mod:`~harkback.adapters.sources.replays`, and
+:data:`FORK_BURST_S` for where the copy ends); a fork copying nothing stays a conversation
+of its own. Codex's internal compaction and memory sessions are left out. The working
+folder becomes a line under the first user request, as for Claude Code. :data:`CODEX` is
+the format :class:`~harkback.adapters.sources.transcripts.TranscriptImporter` reads;
+re-import skips unchanged files.
 
 >>> parsed = parse_rollout_lines("x", [
 ...     {"type": "session_meta", "payload": {"id": "t1", "cwd": "/w/api"}},
@@ -38,7 +42,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from pathlib import PurePath
 
 import attrs
@@ -46,6 +50,7 @@ import attrs
 from harkback.adapters.sources import transcript_lines, transcripts
 from harkback.adapters.sources.encodings import json_loads
 from harkback.adapters.sources.importing import Tally
+from harkback.adapters.sources.replays import Replayed
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcript_session import Transcript, text_of
 from harkback.adapters.sources.transcripts import ParsedFile
@@ -59,6 +64,11 @@ RESPONSE_TYPES = frozenset({"message", "reasoning", "function_call", "function_c
 INSTRUCTION_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md",
                         "<INSTRUCTIONS>", "<permissions instructions>")
 INTERNAL_SUBAGENTS = frozenset({"compact", "memory_consolidation"})
+FORK_BURST_S = 1.0
+"""How long after a fork's meta line its copy of the parent and its own instructions are
+written: Codex writes them at once, as it starts the fork (each line stamped as it is written,
+or keeping the parent's earlier time). The copy ends at the last instruction message written
+in that burst, the fork's own; a turn of the fork comes later (a person types it)."""
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 
@@ -145,6 +155,12 @@ class _Rollout(Transcript):
 
     tally: Tally = attrs.field(factory=Tally)
     meta: dict[str, object] = attrs.field(factory=dict)
+    forked_at: float | None = None
+    """When the rollout's meta line was written."""
+    copied_from: str = ""
+    """The session whose rollout a fork copied (its meta line seen again)."""
+    copied: int | None = None
+    """How many turns were read before the fork's own instructions (the copy's)."""
 
     def line(self, line: Line) -> None:
         when = self.time(line.get("timestamp"), self.tally)
@@ -154,7 +170,7 @@ class _Rollout(Transcript):
         elif not isinstance(payload, dict):
             self.tally.skip("unreadable line", "its payload is not an object")
         elif kind == "session_meta":
-            self.meta = self.meta or dict(payload)
+            self.session_meta(payload, when)
         elif kind == "response_item":
             self.item(payload, when)
         elif kind == "turn_context":
@@ -166,6 +182,20 @@ class _Rollout(Transcript):
             self.tally.add("event_msg line")
         else:
             self.tally.add(f"unknown line type {kind!r}")
+
+    def session_meta(self, payload: Mapping[str, object], when: float | None) -> None:
+        """The rollout's own meta line, or (a fork) the parent's, starting its copy."""
+        if not self.meta:
+            self.meta, self.forked_at = dict(payload), when
+        elif text_of(payload.get("id")) == text_of(self.meta.get("forked_from_id")) != "":
+            self.copied_from = self.copied_from or text_of(payload.get("id"))
+
+    def instructions(self, when: float | None) -> None:
+        """An instruction message: one written in a fork's first burst may be its own, so
+        the copy ends before it."""
+        if (self.copied_from and when is not None and self.forked_at is not None
+                and when <= self.forked_at + FORK_BURST_S):
+            self.copied = len(self.turns)
 
     def legacy(self, line: Line, when: float | None) -> None:
         kind = line.get("type")
@@ -216,20 +246,27 @@ class _Rollout(Transcript):
         text = _parts_text(item.get("content"))
         if role not in ("user", "assistant"):
             self.tally.add(f"{role or 'unknown'} message")
+            self.instructions(when)
         elif role == "user" and text.lstrip().startswith(INSTRUCTION_PREFIXES):
             self.tally.add("injected instructions")
+            self.instructions(when)
         elif not text.strip():
             self.tally.add("empty message")
         else:
             self.add("user" if role == "user" else "assistant", text, when=when)
 
-    def finish(self) -> Conversation | None:
-        """The rollout's conversation, named and linked by its meta line (None: left out)."""
+    def finish(self, replayed: Replayed, known: Container[str]) -> Conversation | None:
+        """The rollout's conversation, named and linked by its meta line (None: left out);
+        a fork's copy of a ``known`` parent left out."""
         self.id = text_of(self.meta.get("id")) or self.id
         parent, internal = parent_of(self.meta)
         if internal:
             self.tally.add("internal Codex session")
             return None
+        if self.copied and replayed.leaves_out(self.copied_from, known):
+            self.tally.add("message copied from an earlier session (stored there)", self.copied)
+            self.turns = self.settled()[self.copied:]
+            parent = parent or self.copied_from
         if not self.turns:
             self.tally.add("session without messages")
             return None
@@ -241,21 +278,36 @@ class _Rollout(Transcript):
         return self.conversation(source=SOURCE, started=started)
 
 
-def parse_rollout_lines(fallback_id: str, lines: Iterable[Line], tally: Tally | None = None
-                        ) -> ParsedFile:
-    """Read a rollout's lines; ``fallback_id`` names the session when no meta line does."""
+def parse_rollout_lines(fallback_id: str, lines: Iterable[Line], tally: Tally | None = None,
+                        known: Container[str] = frozenset()) -> ParsedFile:
+    """Read a rollout's lines; ``fallback_id`` names the session when no meta line does.
+    A fork's copy of a ``known`` session is left out."""
     rollout = _Rollout(fallback_id, tally=tally if tally is not None else Tally())
     for line in transcript_lines.located(lines, rollout.tally):
         rollout.line(line)
-    conversation = rollout.finish()
+    replayed = Replayed()
+    conversation = rollout.finish(replayed, known)
     return ParsedFile(conversations=(conversation,) if conversation else (),
-                      left_out=rollout.tally.items())
+                      left_out=rollout.tally.items(), lineage=replayed.lineage())
 
 
-def read_rollout(relative: PurePath, lines: Iterable[Line], tally: Tally) -> ParsedFile:
+def session_named(item: str) -> str:
+    """The session a rollout's path names: the last uuid of its file name ("" if none).
+
+    >>> session_named("2026/03/04/rollout-2026-03-04T10-00-00-0199a1b4-1111-7ddd-8eee-ff.jsonl")
+    ''
+    >>> session_named("rollout-2026-03-04T10-00-00-0199a1b4-1111-7ddd-8eee-ffffffffffff.jsonl")
+    '0199a1b4-1111-7ddd-8eee-ffffffffffff'
+    """
+    found = _UUID.findall(PurePath(item).stem)
+    return found[-1] if found else ""
+
+
+def read_rollout(relative: PurePath, lines: Iterable[Line], tally: Tally,
+                 known: Container[str] = frozenset()) -> ParsedFile:
     """Read one rollout file (its session id falls back to the uuid in its name)."""
-    found = _UUID.findall(relative.stem)
-    return parse_rollout_lines(found[-1] if found else relative.stem, lines, tally)
+    return parse_rollout_lines(session_named(str(relative)) or relative.stem, lines, tally,
+                               known)
 
 
 def unpack_rollout(document: object, tally: Tally) -> list[Line]:
@@ -277,5 +329,6 @@ def unpack_rollout(document: object, tally: Tally) -> list[Line]:
 
 CODEX = transcripts.TranscriptFormat(kind=SOURCE, what="Codex sessions folder",
                                      patterns=("**/rollout-*.jsonl", "**/rollout-*.json"),
-                                     read=read_rollout, unpack=unpack_rollout)
+                                     read=read_rollout, unpack=unpack_rollout,
+                                     names=session_named)
 """Codex's ``sessions`` folder."""

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
-from functools import partial
+from collections.abc import Callable, Container, Iterable, Sequence
 from pathlib import Path, PurePath
 from stat import S_ISREG
 
@@ -35,6 +34,7 @@ from harkback.adapters.sources.importing import (
     Units,
     path_text,
 )
+from harkback.adapters.sources.replays import Known, fingerprint_of, holds, marked
 from harkback.adapters.sources.session_owners import SessionOwners
 from harkback.adapters.sources.transcript_lines import (
     LINE_NUMBER,
@@ -58,6 +58,9 @@ class ParsedFile:
     left_out: tuple[tuple[str, int], ...] = ()
     skipped: tuple[Skip, ...] = ()
     skips: int = 0
+    lineage: str = ""
+    """What was decided about lines the file replays from other sessions
+    (:mod:`~harkback.adapters.sources.replays`); kept in the file's mark."""
 
 
 @attrs.frozen(kw_only=True)
@@ -65,7 +68,9 @@ class TranscriptFormat:
     """What one kind of line-oriented transcript folder is, and how to read its files.
 
     ``read`` gets a file's path under the folder (its layout may name the session and
-    its parent), its lines (read lazily) and the tally to count what it leaves out in.
+    its parent), its lines (read lazily), the tally to count what it leaves out in, and
+    the sessions known to be stored or being imported (a line replayed from one of them
+    is left out: :mod:`~harkback.adapters.sources.replays`).
     """
 
     kind: str
@@ -74,15 +79,21 @@ class TranscriptFormat:
     """What the folder is, for a person (``Codex sessions folder``)."""
     patterns: tuple[str, ...]
     """Globs of the transcript files under the folder."""
-    read: Callable[[PurePath, Iterable[Line], Tally], ParsedFile]
-    """Reads one file: its path under the folder, its lines, the tally of what is left out."""
+    read: Callable[[PurePath, Iterable[Line], Tally, Container[str]], ParsedFile]
+    """Reads one file: its path under the folder, its lines, the tally of what is left out,
+    the known sessions."""
     unpack: Callable[[object, Tally], list[Line]] | None = None
     """The lines :attr:`read` reads of a file that holds one JSON document (``*.json``),
     from that document (None: the format writes none)."""
+    names: Callable[[str], str] | None = None
+    """The session id a file's path under the folder names ("" if none): a file replaying
+    that session knows it is being imported before its file is read."""
 
 
-def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
-    """Read one transcript file of format ``form`` found under ``root``."""
+def parse_file(form: TranscriptFormat, path: Path, root: Path,
+               known: Container[str] = frozenset()) -> ParsedFile:
+    """Read one transcript file of format ``form`` found under ``root``; ``known`` are the
+    sessions stored or being imported (lines it replays from them are left out)."""
     tally = Tally()
     numbered: Iterable[Line]
     if form.unpack is not None and path.suffix == ".json":
@@ -92,7 +103,7 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
     else:
         numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
     # Session ids are made of file names: as text a store can keep.
-    parsed = form.read(PurePath(path_text(path.relative_to(root))), numbered, tally)
+    parsed = form.read(PurePath(path_text(path.relative_to(root))), numbered, tally, known)
     return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
 
 
@@ -124,8 +135,9 @@ class TranscriptImporter:
             return Failure(SourceUnreadable(f"cannot list {self.root}: "
                                             f"{error.strerror or error}"))
         return plan_files(self.root, files, state, full=full,
-                          parse=partial(parse_file, self.form, root=self.root),
-                          unreadable=unreadable)
+                          parse=lambda path, known: parse_file(self.form, path, self.root,
+                                                               known),
+                          unreadable=unreadable, names=self.form.names)
 
 
 def find_files(root: Path, patterns: Sequence[str], *,
@@ -207,8 +219,9 @@ def glob_pattern(patterns: Sequence[str]) -> re.Pattern[str]:
 
 
 def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
-               full: bool, parse: Callable[[Path], ParsedFile],
-               unreadable: Sequence[tuple[str, str]] = ()
+               full: bool, parse: Callable[[Path, Container[str]], ParsedFile],
+               unreadable: Sequence[tuple[str, str]] = (),
+               names: Callable[[str], str] | None = None
                ) -> Result[ImportPlan, StoreUnavailable]:
     """Plan importing every file of ``files`` (paths under ``root``, ``/``-separated)
     whose size or mtime changed since ``state``.
@@ -217,9 +230,12 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     cannot be read is counted and left unmarked, so the next import tries it again, and so
     is each folder of ``unreadable`` (a folder that cannot be listed, and why). A
     marked file is ``gone`` only when it no longer exists: one that cannot be seen (in
-    a folder that became unreadable) is left as it was, with a note.
+    a folder that became unreadable) is left as it was, with a note. ``names`` gives the
+    session a file's path names, for files that replay another session's lines
+    (:class:`~harkback.adapters.sources.replays.Known`).
     """
     marks = state.marks_by_item()
+    known = Known(marks, files, names)
     changed: list[tuple[Path, str, str, int, tuple[str, ...], bool]] = []
     unchanged = 0
     seen: set[str] = set()
@@ -242,12 +258,13 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
         old = marks.get(item)
         # A mark kept before marks named their sessions is read once more, to learn them.
-        if (not full and old is not None and old.fingerprint == fingerprint
+        if (not full and old is not None
+                and (old.fingerprint == fingerprint or holds(old.fingerprint, fingerprint, known))
                 and (old.session_ids or not old.sessions)):
             unchanged += old.sessions
             continue
         # Torn when last read, and not written to since: no agent is writing it any more.
-        dead = old is not None and old.fingerprint == f"incomplete:{fingerprint}"
+        dead = old is not None and fingerprint_of(old.fingerprint) == f"incomplete:{fingerprint}"
         changed.append((root / name, item, fingerprint, size,
                         old.session_ids if old is not None else (), dead))
     gone, hidden = missing_files(root, (item for item in marks if item not in seen))
@@ -255,8 +272,9 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
              "their sessions were kept",) if hidden else ()
     total = sum(change[3] for change in changed)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
-    return Success(ImportPlan(total=total, units=_file_units(changed, parse, owners,
-                                                            unreadable, odd),
+    return Success(ImportPlan(total=total, units=_file_units(changed,
+                                                            lambda path: parse(path, known),
+                                                            owners, unreadable, odd),
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
@@ -322,8 +340,9 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good).
         held = tuple(dict.fromkeys((*(c.session.id for c in read), *before)))
-        marks.append(Mark(item=item, fingerprint=f"incomplete:{fingerprint}" if torn
-                          else fingerprint, sessions=len(parsed.conversations),
+        marks.append(Mark(item=item, fingerprint=marked(f"incomplete:{fingerprint}" if torn
+                                                        else fingerprint, parsed.lineage),
+                          sessions=len(parsed.conversations),
                           messages=sum(len(c.messages) for c in parsed.conversations),
                           session_ids=held))
         work += size

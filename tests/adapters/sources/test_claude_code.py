@@ -211,3 +211,56 @@ def test_two_task_runs_inside_an_old_session_file_are_two_sub_agents() -> None:
     assert runs == {"s2/agent-sidechain": ["list the brokers", "NATS and Kafka"],
                     "s2/agent-sidechain-2": ["list the codecs", "protobuf and JSON"]}
     assert {c.session.parent_session_id for c in parsed.conversations[1:]} == {"s2"}
+
+
+def test_lines_copied_from_a_stored_session_are_left_out_and_the_session_continues_it(
+        ) -> None:
+    """A resume that starts a new file copies the earlier session's lines (their
+    ``sessionId`` kept), a fork re-stamps them with ``forkedFrom``: copies of a known
+    session are left out and the session is its continuation; copies of a session not
+    known are kept; the summary of the copied part still titles the session."""
+    def said(uuid: str, session: str, text: str, **more: object) -> dict[str, object]:
+        return {"type": "user", "uuid": uuid, "sessionId": session, "cwd": "/w/shop",
+                "message": {"role": "user", "content": text}, **more}
+
+    resumed: list[dict[str, object]] = [
+        {"type": "summary", "summary": "Cart rounding", "leafUuid": "u2"},
+        said("u1", "old", "why does the total drift"), said("u2", "old", "use Decimal"),
+        said("u3", "new", "now the refund path")]
+    kept = parse_lines("new", resumed, parent=None, project=False)
+    left = parse_lines("new", resumed, parent=None, project=False, known={"old"})
+    assert [len(p.conversations[0].messages) for p in (kept, left)] == [3, 1]
+    session = left.conversations[0].session
+    assert (session.parent_session_id, session.title) == ("old", "Cart rounding")
+    assert kept.conversations[0].session.parent_session_id is None
+    assert dict(left.left_out)["line copied from an earlier session (stored there)"] == 2
+    forked = parse_lines("fork", [
+        said("u1", "fork", "why does the total drift",
+             forkedFrom={"sessionId": "old", "messageUuid": "u1"}),
+        said("u9", "fork", "try banker's rounding")], parent=None, project=False,
+        known={"old"})
+    assert [m.content for m in forked.conversations[0].messages] == ["try banker's rounding"]
+    assert forked.conversations[0].session.parent_session_id == "old"
+
+
+def test_an_old_agent_file_naming_its_session_is_no_copy_of_it() -> None:
+    """An agent file beside its session (older layout) names that session in every line:
+    it is the agent's own transcript, read whole even though the session is known."""
+    whole = parse_file(CLAUDE_CODE, BUS / "agent-4e5f6a7b.jsonl", PROJECTS)
+    known = parse_file(CLAUDE_CODE, BUS / "agent-4e5f6a7b.jsonl", PROJECTS, known={S2})
+    assert known.conversations == whole.conversations
+    assert known.conversations[0].messages
+
+
+def test_a_line_naming_another_session_after_the_session_s_own_is_kept() -> None:
+    """A resume's copy opens the file; a line naming another session after the session's
+    own lines is no such copy (the earlier session is known, yet nothing is left out)."""
+    lines: list[dict[str, object]] = [
+        {"type": "user", "uuid": "u1", "sessionId": "new",
+         "message": {"role": "user", "content": "first of the new session"}},
+        {"type": "user", "uuid": "u2", "sessionId": "old",
+         "message": {"role": "user", "content": "written under the earlier id"}}]
+    parsed = parse_lines("new", lines, parent=None, project=False, known={"old"})
+    assert [m.content for m in parsed.conversations[0].messages] == [
+        "first of the new session", "written under the earlier id"]
+    assert parsed.conversations[0].session.parent_session_id is None

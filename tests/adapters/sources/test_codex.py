@@ -68,7 +68,7 @@ def test_internal_compaction_sessions_are_left_out() -> None:
 
 
 def test_a_fork_is_a_conversation_of_its_own() -> None:
-    """``forked_from_id`` is a branch point, not a parent."""
+    """A fork that copies nothing of its parent (no parent meta line) stays its own."""
     session = _only(next(SESSIONS.glob("2026/03/04/rollout-*.jsonl"))).session
     assert session.parent_session_id is None
 

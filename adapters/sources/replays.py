@@ -1,0 +1,137 @@
+"""Lines a transcript replays from an earlier session: left out when that session is stored.
+
+Claude Code's ``--resume``/``--continue`` (in versions that start a new file) and its forks
+(``--fork-session``, ``/branch``) write a NEW session file that first copies the earlier
+session's lines, then goes on. A copied line says so: it keeps the earlier session's
+``sessionId``, or (forks) carries ``forkedFrom: {sessionId, messageUuid}``. Stored whole,
+the earlier conversation was stored twice: a search found two look-alike sessions.
+
+A copied line whose source session is *known* (an earlier import holds it, or a file of the
+folder being imported names it) is left out, and the session is stored as a continuation
+of its source (its parent), holding only its own messages; resolve traces a hit in it to
+the session the user remembers. A source not known (its file deleted before it was ever
+imported) keeps its lines: nothing is lost. What was decided is kept in the file's mark
+(:func:`marked`), so a sync reads the file again once it no longer holds (:func:`holds`):
+the source's file appeared, or its sessions left the store. In whichever order the files
+come, the store ends the same.
+
+>>> replayed = Replayed()
+>>> replayed.leaves_out("p1", {"p1"}), replayed.leaves_out("p2", set()), replayed.parent
+(True, False, 'p1')
+>>> mark = marked("10:5", replayed.lineage())
+>>> mark
+'10:5|{"after": ["p1"], "awaits": ["p2"]}'
+>>> holds(mark, "10:5", {"p1"}), holds(mark, "10:5", {"p1", "p2"}), holds("10:5", "10:5", ())
+(True, False, True)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
+
+import attrs
+
+from harkback.stages.imports import Mark
+
+SEPARATOR = "|"
+"""Between a file's fingerprint and what was decided about its replayed lines (a
+fingerprint is ``SIZE:MTIME``, perhaps after ``incomplete:``: never this character)."""
+
+
+@attrs.define
+class Replayed:
+    """The sources of the replayed lines of one file, as it is read."""
+
+    after: dict[str, None] = attrs.field(factory=dict)
+    """Sources whose lines were left out (known), in the order first met."""
+    awaits: dict[str, None] = attrs.field(factory=dict)
+    """Sources whose lines were kept (not known yet)."""
+    parent: str | None = None
+    """The source of the last line left out: the session this one continues."""
+
+    def leaves_out(self, source: str, known: Container[str]) -> bool:
+        """Whether a line replayed from ``source`` is left out (``source`` is ``known``)."""
+        if source in known:
+            self.after[source] = None
+            self.parent = source
+            return True
+        self.awaits[source] = None
+        return False
+
+    def lineage(self) -> str:
+        """What was decided, as the mark keeps it (empty: the file replays nothing)."""
+        if not (self.after or self.awaits):
+            return ""
+        return json.dumps({"after": list(self.after), "awaits": list(self.awaits)},
+                          ensure_ascii=False)
+
+
+def marked(fingerprint: str, lineage: str) -> str:
+    """A file's mark: its ``fingerprint``, and the ``lineage`` decided when it was read."""
+    return f"{fingerprint}{SEPARATOR}{lineage}" if lineage else fingerprint
+
+
+def fingerprint_of(mark: str) -> str:
+    """The fingerprint part of a file's mark.
+
+    >>> fingerprint_of('incomplete:10:5|{"after": ["p"], "awaits": []}')
+    'incomplete:10:5'
+    """
+    return mark.partition(SEPARATOR)[0]
+
+
+def holds(mark: str, fingerprint: str, known: Container[str]) -> bool:
+    """Whether a file marked ``mark`` and now of ``fingerprint`` would be read the same:
+    unchanged, and every source it left out, and none it kept, still ``known``.
+    A lineage that cannot be read does not hold (the file is read again).
+
+    >>> holds('10:5|{"after": ["p"]}', "10:5", set()), holds("10:5|?", "10:5", set())
+    (False, False)
+    """
+    if mark == fingerprint:
+        return True
+    base, _, lineage = mark.partition(SEPARATOR)
+    if base != fingerprint or not lineage:
+        return False
+    try:
+        decided = json.loads(lineage)
+    except ValueError:
+        return False
+    if not isinstance(decided, dict):
+        return False
+    after, awaits = decided.get("after", []), decided.get("awaits", [])
+    if not (isinstance(after, list) and isinstance(awaits, list)):
+        return False
+    return all(s in known for s in after) and not any(s in known for s in awaits)
+
+
+@attrs.define
+class Known:
+    """The sessions a replayed line's source may be found in: those the import ledger holds
+    (every file's, a file gone too: its sessions stay until a sync removes them), and
+    those the listed files not imported yet name (this sync imports them; once it has,
+    their marks say what they hold). Worked out on first use: a sync of a folder whose
+    files replay nothing never does.
+
+    >>> marks = {"a.jsonl": Mark(item="a.jsonl", fingerprint="1:1", session_ids=("a",)),
+    ...          "e.jsonl": Mark(item="e.jsonl", fingerprint="1:1")}
+    >>> known = Known(marks, ["a.jsonl", "b.jsonl", "e.jsonl"], names=lambda f: f[:-6])
+    >>> "a" in known, "b" in known, "e" in known
+    (True, True, False)
+    """
+
+    marks: Mapping[str, Mark]
+    files: Sequence[str]
+    names: Callable[[str], str] | None = None
+    """The session id a file's path names ("" if none)."""
+    _ids: Collection[str] | None = None
+
+    def __contains__(self, session_id: object) -> bool:
+        if self._ids is None:
+            ids = {sid for mark in self.marks.values() for sid in mark.session_ids}
+            if self.names is not None:
+                ids.update(filter(None, (self.names(item) for item in self.files
+                                         if item not in self.marks)))
+            self._ids = ids
+        return session_id in self._ids
