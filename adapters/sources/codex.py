@@ -279,3 +279,7 @@ CODEX = transcripts.TranscriptFormat(kind=SOURCE, what="Codex sessions folder",
                                      patterns=("**/rollout-*.jsonl", "**/rollout-*.json"),
                                      read=read_rollout, unpack=unpack_rollout)
 """Codex's ``sessions`` folder."""
+
+CODEX_ARCHIVE = "archived_sessions"
+"""The folder beside ``sessions`` that Codex moves a rollout to when it is archived (its
+file name kept, the date folders dropped): still the user's history."""

@@ -91,8 +91,9 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
         numbered = form.unpack(document, tally) if document is not None else ()
     else:
         numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
-    # Session ids are made of file names: as text a store can keep.
-    parsed = form.read(PurePath(path_text(path.relative_to(root))), numbered, tally)
+    # Session ids are made of file names: as text a store can keep. A file of a folder
+    # beside the root (Codex's archive) is named from the root: ``../archived_sessions/x``.
+    parsed = form.read(PurePath(path_text(os.path.relpath(path, root))), numbered, tally)
     return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
 
 
@@ -100,29 +101,51 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path) -> ParsedFile:
 
 @attrs.frozen
 class TranscriptImporter:
-    """Imports every transcript file of ``form`` under the folder ``root``."""
+    """Imports every transcript file of ``form`` under the folder ``root``, and under each
+    folder ``beside`` it that is there (Codex's ``archived_sessions``)."""
 
     form: TranscriptFormat
     root: Path
+    beside: tuple[Path, ...] = ()
+    """Folders read as part of this source: a file the agent moves from the root to one
+    of them (archiving it) is the same file moved, not one deleted and one new. Their
+    files are items named from the root (``../archived_sessions/x.jsonl``)."""
 
     @property
     def key(self) -> SourceKey:
         """The source: the format's kind and the folder's resolved path."""
         return SourceKey(kind=self.form.kind, location=path_text(self.root))
 
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """Every folder this source reads: the root, then those beside it."""
+        return (self.root, *self.beside)
+
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan importing the files that changed since ``state`` (all when ``full``).
 
-        No folder, or one that cannot be listed, is a :class:`StoreUnavailable`.
+        No folder at all, or a root that cannot be listed, is a :class:`StoreUnavailable`;
+        a folder beside it that cannot be listed is named, like a folder under it.
         """
-        if not self.root.is_dir():
+        if not any(folder.is_dir() for folder in self.folders):
             return Failure(SourceUnreadable(f"no {self.form.what} at {self.root}"))
         unreadable: list[tuple[str, str]] = []
-        try:
-            files = find_files(self.root, self.form.patterns, unreadable=unreadable)
-        except OSError as error:
-            return Failure(SourceUnreadable(f"cannot list {self.root}: "
-                                            f"{error.strerror or error}"))
+        files: list[str] = []
+        for folder in self.folders:
+            if folder != self.root and not folder.is_dir():
+                continue  # no archive yet: nothing archived
+            try:
+                found = find_files(folder, self.form.patterns, unreadable=unreadable)
+            except FileNotFoundError:
+                continue  # a root gone with its archive there: its files are gone
+            except OSError as error:
+                if folder == self.root:
+                    return Failure(SourceUnreadable(f"cannot list {self.root}: "
+                                                    f"{error.strerror or error}"))
+                unreadable.append((str(folder), str(error.strerror or error)))
+                continue
+            prefix = "" if folder == self.root else f"{os.path.relpath(folder, self.root)}/"
+            files += [prefix + name for name in found]
         return plan_files(self.root, files, state, full=full,
                           parse=partial(parse_file, self.form, root=self.root),
                           unreadable=unreadable)
@@ -223,12 +246,11 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     changed: list[tuple[Path, str, str, int, tuple[str, ...], bool]] = []
     unchanged = 0
     seen: set[str] = set()
-    base = str(root)
     odd: list[tuple[str, str]] = []
     for name in files:
         item = path_text(name)  # the ledger's key for the file: text a store can keep
         seen.add(item)
-        path = os.path.join(base, name)
+        path = placed(root, name)
         try:
             stat = os.stat(path)
         except OSError as error:
@@ -248,7 +270,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
             continue
         # Torn when last read, and not written to since: no agent is writing it any more.
         dead = old is not None and old.fingerprint == f"incomplete:{fingerprint}"
-        changed.append((root / name, item, fingerprint, size,
+        changed.append((Path(path), item, fingerprint, size,
                         old.session_ids if old is not None else (), dead))
     gone, hidden = missing_files(root, (item for item in marks if item not in seen))
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
@@ -260,6 +282,18 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
+def placed(root: Path, name: str) -> str:
+    """Where the file ``name`` (a path under ``root``, or beside it: ``../x/y.jsonl``) is.
+
+    ``..`` is taken away in the text (``root`` is resolved), not by the system: a file
+    beside a root that is not there is found all the same.
+
+    >>> placed(Path("/c/sessions"), "../archived_sessions/r.jsonl")
+    '/c/archived_sessions/r.jsonl'
+    """
+    return os.path.normpath(os.path.join(root, name))
+
+
 def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], int]:
     """Which of ``items`` (paths under ``root``) no longer exist, and how many cannot be
     told (a folder on the way cannot be read)."""
@@ -267,7 +301,7 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
     hidden = 0
     for item in items:
         try:
-            (root / item).stat()
+            os.stat(placed(root, item))
         except FileNotFoundError:
             gone.append(item)
             continue
