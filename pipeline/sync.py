@@ -178,7 +178,8 @@ async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
                                dry_run=dry_run, redact=redact)
     gone, error = Gone(), None
-    if outcome.ok:
+    # Nothing gone (an unchanged source): its marks are not read a second time.
+    if outcome.ok and (outcome.gone or outcome.withdrawn or prune):
         result = await settle_gone(importer.key, outcome.gone, store, ledger,
                                    withdrawn=outcome.withdrawn, marked=outcome.marked,
                                    prune=prune, dry_run=dry_run, now=clock())

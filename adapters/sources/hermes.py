@@ -218,7 +218,8 @@ class HermesImporter:
         old_stamp = marks.pop(STAMP_ITEM, None)
         if not full and old_stamp is not None and old_stamp.fingerprint == stamp:
             return Success(ImportPlan(total=0, units=importing.no_units(), unchanged=sum(
-                m.sessions for m in marks.values() if not m.gone)))
+                m.sessions for m in marks.values() if not m.gone), gone=tuple(
+                item for item, m in marks.items() if m.gone)))
         opened = HermesDb.open(self.path)
         if isinstance(opened, Failure):
             return Failure(opened.failure())

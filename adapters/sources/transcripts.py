@@ -2,7 +2,8 @@
 
 Claude Code and Codex (and any format like them) write one JSON-lines file per
 session under a folder. What they share is here: :class:`TranscriptImporter` finds
-the files, re-reads only those whose size or mtime changed since the last import
+the files (under the folder, and under folders read with it: Codex's archive), re-reads
+only those whose size or mtime changed since the last import
 (each file is an item of the import ledger, keyed by its path under the folder) and
 reads their lines (:mod:`~harkback.adapters.sources.transcript_lines`), naming an unreadable
 one instead of failing; a :class:`~harkback.adapters.sources.transcript_session.Transcript`

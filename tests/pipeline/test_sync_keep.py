@@ -172,6 +172,8 @@ def test_a_hermes_row_deleted_is_kept_until_pruned(home: Path, store: SessionSto
     hermes = synced(store)["hermes"]
     assert recalled(store, "pelican") == ["h_visible"]
     assert (hermes.removed, hermes.kept_gone, hermes.newly_gone) == (0, 1, 1)
+    unchanged = synced(store)["hermes"]  # state.db not touched since: not opened
+    assert (unchanged.kept_gone, unchanged.newly_gone, unchanged.found) == (1, 0, 0)
     assert synced(store, prune=True)["hermes"].removed == 1
     assert recalled(store, "pelican") == []
 
