@@ -59,11 +59,13 @@ async def settle_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
     if isinstance(remembered, Failure):
         return Failure(remembered.failure())
     marks = remembered.unwrap().marks_by_item()
-    leaving = dict.fromkeys((*gone, *withdrawn,
-                             *(item for item, mark in marks.items() if mark.gone)))
-    held = {i for item, mark in marks.items() if item not in leaving for i in mark.session_ids}
+    went_before = {item for item, mark in marks.items() if mark.gone}
+    leaving = [item for item in dict.fromkeys((*gone, *withdrawn, *went_before))
+               if item in marks]
+    leaves = set(leaving)
+    held = {i for item, mark in marks.items() if item not in leaves for i in mark.session_ids}
     held |= set(marked)
-    if prune or withdrawn or any(item in marks and not marks[item].gone for item in leaving):
+    if prune or withdrawn or not leaves <= went_before:
         # One folder imported under two paths (or two sources sharing an id) holds the
         # session twice: the other's ledger says it is imported and would never bring it
         # back. (Only read when something is to be decided: items already marked gone are
@@ -78,14 +80,14 @@ async def settle_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
     went: list[Mark] = []
     kept: set[str] = set()
     newly: set[str] = set()
-    for item in (item for item in leaving if item in marks):
+    for item in leaving:
         mark = marks[item]
         # A Hermes item is its session's id (marks kept before ids were recorded have none).
         ids = mark.session_ids or ((item,) if key.kind == "hermes" else ())
         loose = [i for i in ids if i not in held]
         if loose and not (prune or item in dropping):
             kept.update(loose)
-            if not mark.gone:
+            if item not in went_before:
                 went.append(mark.went())
                 newly.update(loose)
             continue

@@ -273,7 +273,11 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
         dead = old is not None and old.fingerprint == f"incomplete:{fingerprint}"
         changed.append((Path(path), item, fingerprint, size,
                         old.session_ids if old is not None else (), dead))
-    gone, hidden = missing_files(root, (item for item in marks if item not in seen))
+    # A file a sync found gone before and not listed now is still gone (not stat'ed again:
+    # Claude Code's deletions pile up by the thousand).
+    gone, hidden = missing_files(root, (item for item, mark in marks.items()
+                                        if item not in seen and not mark.gone))
+    gone += tuple(item for item, mark in marks.items() if item not in seen and mark.gone)
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
     total = sum(change[3] for change in changed)
