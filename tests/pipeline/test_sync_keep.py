@@ -20,6 +20,8 @@ import pytest
 from harkback.pipeline.cli import main
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.sync import SourceReport, locate, sync
+from harkback.pipeline.watch import touched
+from harkback.pipeline.watch_layout import Layout
 from harkback.pipeline.wiring import open_store
 from harkback.stages.imports import SourceKey
 from harkback.stages.ports import SessionStore
@@ -277,3 +279,15 @@ def test_a_file_deleted_while_watching_keeps_its_sessions(home: Path, tmp_path: 
     assert sum("claude-code: 0 new, 0 updated, 0 removed" in line for line in lines) == 1, lines
     assert sum("claude-code: 3 session(s) kept whose transcripts are gone" in line
                for line in lines) == 1, lines
+
+
+def test_the_watch_watches_the_codex_archive(home: Path) -> None:
+    """A rollout archived (moved into archived_sessions) touches the Codex source, whose
+    archive is watched once it is there, and not said missing before."""
+    importers = [i for place in locate({}) for i in place.importers]
+    archive = home / ".codex" / "archived_sessions"
+    assert Layout.of(importers).missing == ()
+    archive.mkdir()
+    assert archive in Layout.of(importers).folders
+    assert [i.key.kind for i in touched(importers, [(1, str(archive / CODEX_NAME))])] == [
+        "codex"]
