@@ -75,8 +75,9 @@ def synced(store: SessionStore, *, prune: bool = False, dry_run: bool = False,
     """Sync the default sources (or ``paths`` by kind, ``claude_code=``) into ``store``; the
     report of each kind."""
     located = locate({kind.replace("_", "-"): path for kind, path in paths.items()})
-    pruning = {"prune": True} if prune else {}  # a plain sync, as any version runs it
-    reports = asyncio.run(sync(located, store, dry_run=dry_run, progress=False, **pruning))
+    reports = asyncio.run(sync(located, store, dry_run=dry_run, progress=False, prune=prune)
+                          if prune else  # a plain sync, as any version runs it
+                          sync(located, store, dry_run=dry_run, progress=False))
     assert all(r.status != "failed" for r in reports), reports
     return {r.kind: r for r in reports}
 
