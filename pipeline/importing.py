@@ -358,5 +358,11 @@ def codex_archive(sessions: Path) -> tuple[Path, ...]:
     ()
     """
     named = Path(os.path.expanduser(sessions))
+    if named.name != "sessions":
+        return ()
     # From the path as named: a sessions folder linked elsewhere has its archive at home.
-    return (resolved(named.parent / CODEX_ARCHIVE),) if named.name == "sessions" else ()
+    archive = named.parent / CODEX_ARCHIVE
+    try:
+        return (resolved(archive),)
+    except OSError:  # a loop of links: the import names it, and reads the sessions
+        return (archive.absolute(),)

@@ -134,7 +134,9 @@ class TranscriptImporter:
         files: list[str] = []
         for folder in self.folders:
             if folder != self.root and not folder.is_dir():
-                continue  # no archive yet: nothing archived
+                if os.path.lexists(folder):  # a link to nothing, a loop of links, a file
+                    unreadable.append((str(folder), "not a folder that can be read"))
+                continue  # else no archive yet: nothing archived
             try:
                 found = find_files(folder, self.form.patterns, unreadable=unreadable)
             except FileNotFoundError:

@@ -292,3 +292,17 @@ def test_the_watch_watches_the_codex_archive(home: Path) -> None:
     assert archive in Layout.of(importers).folders
     assert [i.key.kind for i in touched(importers, [(1, str(archive / CODEX_NAME))])] == [
         "codex"]
+
+
+def test_an_archive_that_cannot_be_read_is_named_and_the_sessions_still_synced(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """archived_sessions a loop of links: named as damaged input (status 3), the sessions
+    folder synced all the same (the whole Codex source failed, blamed on sessions/)."""
+    archive = home / ".codex" / "archived_sessions"
+    archive.symlink_to(archive)
+    status = main(["sync", "--db", str(tmp_path / "h.db"), "--json"])
+    printed = capsys.readouterr()
+    codex = _report(printed.out, "codex")
+    assert (status, codex["new"]) == (3, 4)
+    assert printed.err == (f"harkback: {archive}: unreadable folder: not a folder that can be "
+                           "read (skipped)\n")
