@@ -297,8 +297,8 @@ def _add_import_commands(commands: Any,
                         "(default: $HERMES_HOME or ~/.hermes)",
               "claude-code": "a Claude Code projects folder (default: "
                              "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)",
-              "codex": "a Codex sessions folder (default: $CODEX_HOME/sessions or "
-                       "~/.codex/sessions)",
+              "codex": "a Codex sessions folder, with archived_sessions beside it (default: "
+                       "$CODEX_HOME/sessions or ~/.codex/sessions)",
               "jsonl": "a file in the ingest format (one session per line)"}
     for kind, where in wheres.items():
         sub = kinds.add_parser(kind, help=f"import {where}", epilog=EXIT_STATUSES)

@@ -42,7 +42,8 @@ def add_sync_command(commands: Any,
     """Add ``harkback sync`` to ``commands`` (``with_db`` adds the store's flag)."""
     sync = commands.add_parser(
         "sync", help="import every agent history found on this machine (Hermes, Claude Code, "
-                     "Codex); only what changed is read, what was deleted is removed",
+                     "Codex); only what changed is read; sessions whose files the agents "
+                     "deleted are kept (--prune removes them)",
         epilog="one sync writes to a store at a time: a second one (cron beside a --watch) "
                "says 'another sync is writing to STORE (pid N); waiting' on stderr and waits "
                "its turn (--watch takes the turn per round of re-syncs); " + EXIT_STATUSES)
@@ -51,13 +52,20 @@ def add_sync_command(commands: Any,
                                      "~/.hermes)"),
                         ("--claude-code", "a Claude Code projects folder (default: "
                                           "$CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)"),
-                        ("--codex", "a Codex sessions folder (default: $CODEX_HOME/sessions "
-                                    "or ~/.codex/sessions)")):
+                        ("--codex", "a Codex sessions folder, read with the "
+                                    "archived_sessions folder beside it (default: "
+                                    "$CODEX_HOME/sessions or ~/.codex/sessions); or a Codex "
+                                    "home, or any folder of rollouts")):
         sync.add_argument(flag, type=Path, default=None, metavar="PATH", help=where)
     sync.add_argument("--archived", action="store_true",
                       help="also import sessions archived in Hermes (hidden ones never)")
+    sync.add_argument("--prune", action="store_true",
+                      help="remove the sessions whose transcript file or Hermes row is gone "
+                           "from the source (kept by default: Claude Code deletes transcripts "
+                           "after 30 days); a file moved within a source is not gone")
     sync.add_argument("--dry-run", action="store_true",
-                      help="read the sources and say what would change; write nothing")
+                      help="read the sources and say what would change (with --prune, what "
+                           "would be removed); write nothing")
     sync.add_argument("--watch", action="store_true",
                       help="then keep the store current as the agents write, until Ctrl-C "
                            "(pip install 'harkback[watch]'); the store's sync lock is held "

@@ -28,7 +28,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources.claude_code import CLAUDE_CODE
-from harkback.adapters.sources.codex import CODEX
+from harkback.adapters.sources.codex import CODEX, CODEX_ARCHIVE
 from harkback.adapters.sources.hermes import HermesImporter, database_files
 from harkback.adapters.sources.importing import (
     Importer,
@@ -73,6 +73,11 @@ class ImportOutcome:
     error: StoreUnavailable | None = None
     gone: tuple[str, ...] = ()
     """Items of the ledger no longer at the source (see ``ImportPlan.gone``)."""
+    withdrawn: tuple[str, ...] = ()
+    """Items the source asks to leave out (see ``ImportPlan.withdrawn``)."""
+    marked: frozenset[str] = frozenset()
+    """The sessions the marks of this import name (kept, or that a dry run would keep): a
+    file moved within the source holds its sessions at its new path."""
     secrets: SecretCounts = NO_SECRETS
 
     @property
@@ -88,7 +93,8 @@ class ImportOutcome:
         tally.merge_skips(unit.skipped, unit.skips)
         return attrs.evolve(self, delta=self.delta.plus(delta), left_out=tally.items(),
                             skipped=tuple(tally.named), skips=tally.skips,
-                            secrets=self.secrets + found,
+                            secrets=self.secrets + found, marked=self.marked.union(
+                                i for mark in unit.marks for i in mark.session_ids),
                             notes=self.notes + unit.notes + delta.replaced)
 
     def describe(self) -> str:
@@ -167,7 +173,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
             return attrs.evolve(outcome, error=planned.failure())
         plan = planned.unwrap()
         outcome = attrs.evolve(outcome, delta=Delta(sessions_unchanged=plan.unchanged),
-                               notes=plan.notes, gone=plan.gone)
+                               notes=plan.notes, gone=plan.gone, withdrawn=plan.withdrawn)
         bar = Progress(total=plan.total, label=f"import {key.kind}", enabled=progress,
                        stream=stream or sys.stderr)
         try:
@@ -331,9 +337,32 @@ def importers_for(kind: str, path: Path | None, *,
             return Failure(SourceUnreadable(
                 f"no Hermes state.db at {where} (pass the file or HERMES_HOME)"))
         return Success(tuple(HermesImporter(resolved(p)) for p in found))
-    if not where.is_dir():
+    beside = () if kind == "claude-code" else codex_archive(
+        path if path is not None else default_location(kind, environ))
+    if not where.is_dir() and not any(folder.is_dir() for folder in beside):
         return Failure(SourceUnreadable(
             f"no {kind} transcripts folder at {where} (pass the folder)"))
     if kind == "claude-code":
         return Success((TranscriptImporter(CLAUDE_CODE, where),))
-    return Success((TranscriptImporter(CODEX, where),))
+    return Success((TranscriptImporter(CODEX, where, beside),))
+
+
+def codex_archive(sessions: Path) -> tuple[Path, ...]:
+    """The folder Codex moves archived rollouts to, beside a ``sessions`` folder (flat:
+    ``$CODEX_HOME/archived_sessions/rollout-*.jsonl``), read with it as one source; none
+    beside a folder of another name (a Codex home already holds both; a copy, only itself).
+
+    >>> [p.as_posix() for p in codex_archive(Path("/x/.codex/sessions"))]
+    ['/x/.codex/archived_sessions']
+    >>> codex_archive(Path("/backup/rollouts"))
+    ()
+    """
+    named = Path(os.path.expanduser(sessions))
+    if named.name != "sessions":
+        return ()
+    # From the path as named: a sessions folder linked elsewhere has its archive at home.
+    archive = named.parent / CODEX_ARCHIVE
+    try:
+        return (resolved(archive),)
+    except OSError:  # a loop of links: the import names it, and reads the sessions
+        return (archive.absolute(),)

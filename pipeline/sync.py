@@ -3,11 +3,13 @@
 :func:`locate` finds each supported source at its default location (Hermes'
 ``state.db`` under ``$HERMES_HOME`` or ``~/.hermes``, Claude Code's projects under
 ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, Codex's sessions under ``$CODEX_HOME`` or
-``~/.codex``) or where a flag says. :func:`sync` imports each one through
-:func:`~harkback.pipeline.importing.run_import` (the import ledger makes an unchanged
-source cost a ``stat`` per file) and then **removes** from the store the sessions whose
-file or row is gone from the source, or that Hermes now hides or archives: the store
-mirrors what the agents still hold. Sources are only read, never written.
+``~/.codex``, with the ``archived_sessions`` beside them) or where a flag says. :func:`sync`
+imports each one through :func:`~harkback.pipeline.importing.run_import` (the import ledger
+makes an unchanged source cost a ``stat`` per file), then **keeps** the sessions whose file
+or row is gone from the source (agents delete old transcripts: Claude Code after 30 days)
+and says so once, or removes them when told to ``prune``; the sessions Hermes now hides or
+archives are removed (:mod:`~harkback.pipeline.sync_gone`). Sources are only read, never
+written.
 
 >>> SourceReport(kind="codex", location="/x", status="not found").found
 0
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from returns.result import Failure, Result, Success
+from returns.result import Failure
 
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer, Skip, counted
@@ -31,11 +33,11 @@ from harkback.pipeline.importing import (
     importers_for,
     run_import,
 )
+from harkback.pipeline.sync_gone import Gone, settle_gone
 from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.imports import ImportLedger, SourceKey
+from harkback.stages.imports import ImportLedger
 from harkback.stages.ports import SessionStore
-from harkback.stages.stage import as_result
 
 SOURCES = ("hermes", "claude-code", "codex")
 """The kinds ``sync`` looks for, in the order it reports them."""
@@ -95,6 +97,10 @@ class SourceReport:
     updated: int = 0
     unchanged: int = 0
     removed: int = 0
+    kept_gone: int = 0
+    """Sessions kept whose file or row is gone from the source (``--prune`` removes them)."""
+    newly_gone: int = 0
+    """... of them, those this sync found gone (said once, not at every sync)."""
     seconds: float = 0.0
     left_out: tuple[tuple[str, int], ...] = ()
     skipped: tuple[Skip, ...] = ()
@@ -115,32 +121,35 @@ class SourceReport:
         """The JSON form of this report."""
         return {"kind": self.kind, "location": self.location, "status": self.status,
                 "sessions": {"found": self.found, "new": self.new, "updated": self.updated,
-                             "removed": self.removed, "skipped": self.unchanged},
+                             "removed": self.removed, "skipped": self.unchanged,
+                             "kept_gone": self.kept_gone, "newly_gone": self.newly_gone},
                 "seconds": round(self.seconds, 3), "left_out": dict(self.left_out),
                 "skipped_lines": [k.to_payload() for k in self.skipped],
                 "skipped_lines_total": self.skips,
                 "notes": list(self.notes), **({"error": self.error} if self.error else {})}
 
 
-def _report(outcome: ImportOutcome, removed: int, seconds: float,
+def _report(outcome: ImportOutcome, gone: Gone, seconds: float,
             error: StoreUnavailable | None) -> SourceReport:
     d = outcome.delta
     problem = error or outcome.error
     return SourceReport(kind=outcome.key.kind, location=outcome.key.location,
                         status="failed" if problem else "synced", new=d.sessions_added,
                         updated=d.sessions_updated, unchanged=d.sessions_unchanged,
-                        removed=removed, seconds=seconds, left_out=outcome.left_out,
+                        removed=gone.removed, kept_gone=gone.kept, newly_gone=gone.newly,
+                        seconds=seconds, left_out=outcome.left_out,
                         skipped=outcome.skipped, skips=outcome.skips, notes=outcome.notes,
                         error=problem.reason if problem else "")
 
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,
                progress: bool | None = None, clock: Callable[[], float] = time.time,
-               redact: bool = True) -> tuple[SourceReport, ...]:
-    """Import what changed in each located source and remove what is gone from it.
+               redact: bool = True, prune: bool = False) -> tuple[SourceReport, ...]:
+    """Import what changed in each located source; keep what is gone from it, or remove
+    it when ``prune`` (see :mod:`~harkback.pipeline.sync_gone`).
 
-    ``dry_run`` reads and compares, and counts what would be removed, writing nothing;
-    secrets are redacted as by every import unless ``redact`` is False.
+    ``dry_run`` reads and compares, and counts what would be kept or removed, writing
+    nothing; secrets are redacted as by every import unless ``redact`` is False.
     """
     ledger = store.import_ledger()
     if ledger is None:
@@ -155,81 +164,30 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
             continue
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
-                                          progress=progress, clock=clock, redact=redact))
+                                          progress=progress, clock=clock, redact=redact,
+                                          prune=prune))
     return tuple(reports)
 
 
 async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                    dry_run: bool = False, progress: bool | None = None,
-                   clock: Callable[[], float] = time.time, redact: bool = True
-                   ) -> SourceReport:
+                   clock: Callable[[], float] = time.time, redact: bool = True,
+                   prune: bool = False) -> SourceReport:
     """Sync one importer's source (see :func:`sync`)."""
     started = time.perf_counter()
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
                                dry_run=dry_run, redact=redact)
-    removed, error = 0, None
-    if outcome.ok and outcome.gone:
-        result = await remove_gone(importer.key, outcome.gone, store, ledger, dry_run=dry_run)
+    gone, error = Gone(), None
+    # Nothing gone (an unchanged source): its marks are not read a second time.
+    if outcome.ok and (outcome.gone or outcome.withdrawn or prune):
+        result = await settle_gone(importer.key, outcome.gone, store, ledger,
+                                   withdrawn=outcome.withdrawn, marked=outcome.marked,
+                                   prune=prune, dry_run=dry_run, now=clock())
         if isinstance(result, Failure):
             error = result.failure()
         else:
-            removed = result.unwrap()
-    return _report(outcome, removed, time.perf_counter() - started, error)
-
-
-async def remove_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
-                      ledger: ImportLedger, *, dry_run: bool = False
-                      ) -> Result[int, StoreUnavailable]:
-    """Remove the sessions read from the ``gone`` items of ``key`` (but those another item
-    of the source, or another source, still holds), then forget the items; returns how
-    many were stored.
-
-    Sessions go before their marks: a run stopped between the two removes nothing twice
-    and forgets the items next time.
-    """
-    remembered = as_result(await ledger.state(key).awaitable())
-    if isinstance(remembered, Failure):
-        return Failure(remembered.failure())
-    marks = remembered.unwrap().marks_by_item()
-    leaving = set(gone)
-    held = {i for item, mark in marks.items() if item not in leaving for i in mark.session_ids}
-    # One folder imported under two paths (or two sources sharing an id) holds the session
-    # twice: the other's ledger says it is imported and would never bring it back.
-    elsewhere = await _held_elsewhere(key, ledger)
-    if isinstance(elsewhere, Failure):
-        return Failure(elsewhere.failure())
-    held |= elsewhere.unwrap()
-    # A Hermes item is its session's id (marks kept before ids were recorded have none).
-    ids = [i for item in gone if item in marks
-           for i in (marks[item].session_ids or ((item,) if key.kind == "hermes" else ()))
-           if i not in held]
-    if dry_run:
-        return as_result(await store.sessions(ids).awaitable()).map(len)
-    remover = store.session_remover()
-    if remover is None:
-        return Failure(StoreUnavailable("this store cannot remove sessions"))
-    removed = as_result(await remover.remove_sessions(ids).awaitable())
-    if isinstance(removed, Failure):
-        return removed
-    forgotten = as_result(await ledger.forget(key, tuple(gone)).awaitable())
-    return forgotten.map(lambda _: removed.unwrap())
-
-
-async def _held_elsewhere(key: SourceKey, ledger: ImportLedger
-                          ) -> Result[set[str], StoreUnavailable]:
-    """The session ids the ledger's marks of every source but ``key`` name."""
-    sources = as_result(await ledger.sources().awaitable())
-    if isinstance(sources, Failure):
-        return Failure(sources.failure())
-    held: set[str] = set()
-    for other in sources.unwrap():
-        if other.key == key:
-            continue
-        state = as_result(await ledger.state(other.key).awaitable())
-        if isinstance(state, Failure):
-            return Failure(state.failure())
-        held.update(i for mark in state.unwrap().marks for i in mark.session_ids)
-    return Success(held)
+            gone = result.unwrap()
+    return _report(outcome, gone, time.perf_counter() - started, error)
 
 
 # --- what is printed ------------------------------------------------------------------------
@@ -250,11 +208,35 @@ def describe(reports: Sequence[SourceReport], *, dry_run: bool = False) -> str:
         if r.left_out:
             lines.append(f"{r.kind}: left out {counted(r.left_out)}")
         lines += [f"{r.kind}: note: {one_line(note)}" for note in r.notes]
+        if r.newly_gone:
+            lines.append(gone_line(r))
         if r.error:
             lines.append(f"{r.kind}: failed: {one_line(r.error)} (fix that, or name another "
                          f"location with --{r.kind})")
     lines.append(found_line(reports))
     return "\n".join(lines)
+
+
+GONE_WHY = {"claude-code": ("transcripts", "Claude Code deletes transcripts older than "
+                                          "cleanupPeriodDays, 30 days by default"),
+            "codex": ("rollout files", "deleted; archived ones are read from "
+                                       "archived_sessions"),
+            "hermes": ("rows", "deleted from state.db")}
+"""What a source's gone items are, and why they may be gone, for :func:`gone_line`."""
+
+
+def gone_line(report: SourceReport) -> str:
+    """The line saying that sessions whose items went from the source were kept.
+
+    >>> print(gone_line(SourceReport(kind="codex", location="/x", status="synced",
+    ...                              kept_gone=3, newly_gone=1)))
+    codex: 1 session(s) kept whose rollout files are gone at the source (deleted; archived \
+ones are read from archived_sessions); 3 kept in all; `harkback sync --prune` removes them
+    """
+    what, why = GONE_WHY.get(report.kind, ("files", ""))
+    return (f"{report.kind}: {report.newly_gone} session(s) kept whose {what} are gone at the "
+            f"source{f' ({why})' if why else ''}; {report.kept_gone} kept in all; "
+            "`harkback sync --prune` removes them")
 
 
 def found_line(reports: Sequence[SourceReport]) -> str:

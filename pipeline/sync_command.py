@@ -71,8 +71,9 @@ def _store_for(args: argparse.Namespace) -> SessionStore:
 
 
 async def run_sync(args: argparse.Namespace) -> int:
-    """``harkback sync``: import what changed in every source; remove what is gone. Damaged
-    input is named as an import names it, and makes the status 3 (done with skips)."""
+    """``harkback sync``: import what changed in every source; keep what is gone (remove it
+    with ``--prune``). Damaged input is named as an import names it, and makes the status 3
+    (done with skips)."""
     refused = None if args.dry_run else refusal(db_of(args), "sync")
     if refused is not None:
         raise CliError(refused, EXIT_USAGE)
@@ -94,7 +95,7 @@ async def run_sync(args: argparse.Namespace) -> int:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
         async with lock.held():
-            reports = await sync(located, store, dry_run=args.dry_run,
+            reports = await sync(located, store, dry_run=args.dry_run, prune=args.prune,
                                  redact=settings_of(args).redact,
                                  progress=progress_wanted(args))
         skips = sum(r.skips for r in reports)
@@ -126,7 +127,7 @@ async def run_sync(args: argparse.Namespace) -> int:
                 return finished(False, skips)
             unused = False  # the watch may store sessions yet: the store stays
             skips += await watch(located, store, as_json=args.json,
-                                 redact=settings_of(args).redact,
+                                 redact=settings_of(args).redact, prune=args.prune,
                                  name_skipped=lambda r: name_skips(r.skipped, r.skips,
                                                                    verbose=args.verbose),
                                  store_file=store_file, find=lambda: located_again(args),

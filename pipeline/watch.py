@@ -40,10 +40,10 @@ from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
 from harkback.pipeline.command_basics import CliError
 from harkback.pipeline.store_guard import StoreFile
-from harkback.pipeline.sync import Located, SourceReport, sync_one
+from harkback.pipeline.sync import Located, SourceReport, gone_line, sync_one
 from harkback.pipeline.sync_lock import SyncLock
 from harkback.pipeline.terminal import json_text, one_line
-from harkback.pipeline.watch_layout import Layout
+from harkback.pipeline.watch_layout import Layout, watched_folders
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 
@@ -66,7 +66,7 @@ def belongs(importer: Importer, changed: Path) -> bool:
     if isinstance(importer, HermesImporter):
         return changed.name in (location.name, f"{location.name}-wal") and (
             changed.parent == location.parent)
-    if not changed.is_relative_to(location):
+    if not any(changed.is_relative_to(folder) for folder in watched_folders(importer)):
         return False
     # A folder moved in or out (a project's, a day's) is one change of the folder's own
     # path, none of the transcripts in it: it counts, as a folder there or a path gone.
@@ -95,7 +95,8 @@ def change_line(report: SourceReport) -> str:
     # their own, as ``sync`` prints them: a watch that runs for days is where they'd be lost.
     return "\n".join([f"{stamp} {report.kind}: {report.new} new, {report.updated} updated, "
                       f"{report.removed} removed{skipped} ({report.seconds:.2f} s)",
-                      *(f"{stamp} {report.kind}: note: {one_line(n)}" for n in report.notes)])
+                      *(f"{stamp} {report.kind}: note: {one_line(n)}" for n in report.notes),
+                      *([f"{stamp} {gone_line(report)}"] if report.newly_gone else [])])
 
 
 def failed_at_start(located: Sequence[Located], reports: Sequence[SourceReport]
@@ -143,6 +144,7 @@ class Resyncs:
     ledger: ImportLedger
     stop: asyncio.Event
     redact: bool = True
+    prune: bool = False
     as_json: bool = False
     name_skipped: Callable[[SourceReport], None] | None = None
     store_file: StoreFile | None = None
@@ -176,7 +178,7 @@ class Resyncs:
                 return False
             self.guard()
             report = await sync_one(importer, self.store, self.ledger, progress=False,
-                                    redact=self.redact)
+                                    redact=self.redact, prune=self.prune)
             self.skips += report.skips
             if report.skips and self.name_skipped is not None:
                 self.name_skipped(report)
@@ -185,7 +187,8 @@ class Resyncs:
                 self.failing[importer.key] = report.error
             # A failure goes on being tried: printed when it is new, and its end too.
             if (report.error != before if report.error
-                    else report.new or report.updated or report.removed or before):
+                    else report.new or report.updated or report.removed
+                    or report.newly_gone or before):
                 print(json_text(report.to_payload()) if self.as_json
                       else change_line(report), flush=True)
         return True
@@ -193,7 +196,7 @@ class Resyncs:
 
 async def watch(located: Sequence[Located], store: SessionStore, *, as_json: bool = False,
                 debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
-                redact: bool = True,
+                redact: bool = True, prune: bool = False,
                 name_skipped: Callable[[SourceReport], None] | None = None,
                 store_file: StoreFile | None = None,
                 find: Callable[[], Sequence[Located]] = lambda: (),
@@ -218,7 +221,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     for sig in before:
         loop.add_signal_handler(sig, stop.set)
-    resyncs = Resyncs(store=store, ledger=ledger, stop=stop, redact=redact, as_json=as_json,
+    resyncs = Resyncs(store=store, ledger=ledger, stop=stop, redact=redact, prune=prune,
+                      as_json=as_json,
                       name_skipped=name_skipped, store_file=store_file,
                       failing=dict(failing or {}), lock=lock or SyncLock(None, ""))
     layout: Layout | None = Layout.of(i for place in located for i in place.importers)

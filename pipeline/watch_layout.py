@@ -25,6 +25,7 @@ import attrs
 
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
+from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.pipeline.sync import Located
 
 Identity = tuple[int, int] | None
@@ -35,6 +36,19 @@ def watched_folder(importer: Importer) -> Path:
     """The folder to watch for ``importer``'s source."""
     location = Path(importer.key.location)
     return location.parent if isinstance(importer, HermesImporter) else location
+
+
+def watched_folders(importer: Importer) -> tuple[Path, ...]:
+    """Every folder to watch for ``importer``'s source: :func:`watched_folder`, then the
+    folders read beside it (Codex's ``archived_sessions``).
+
+    >>> from harkback.adapters.sources.codex import CODEX
+    >>> [p.as_posix() for p in watched_folders(TranscriptImporter(
+    ...     CODEX, Path("/c/sessions"), (Path("/c/archived_sessions"),)))]
+    ['/c/sessions', '/c/archived_sessions']
+    """
+    beside = importer.beside if isinstance(importer, TranscriptImporter) else ()
+    return (watched_folder(importer), *beside)
 
 
 def identity(folder: Path) -> Identity:
@@ -52,13 +66,17 @@ class Layout:
 
     importers: tuple[Importer, ...]
     identities: tuple[tuple[Path, Identity], ...]
+    optional: frozenset[Path] = frozenset()
+    """Folders watched once they are there, and not missed until then (an archive)."""
 
     @classmethod
     def of(cls, importers: Iterable[Importer]) -> Layout:
         """The layout of ``importers``, their folders as they are now."""
         kept = tuple(importers)
-        folders = sorted({watched_folder(i) for i in kept})
-        return cls(kept, tuple((folder, identity(folder)) for folder in folders))
+        folders = sorted({f for i in kept for f in watched_folders(i)})
+        main = {watched_folder(i) for i in kept}
+        return cls(kept, tuple((folder, identity(folder)) for folder in folders),
+                   frozenset(folders) - main)
 
     @property
     def folders(self) -> tuple[Path, ...]:
@@ -67,8 +85,9 @@ class Layout:
 
     @property
     def missing(self) -> tuple[Path, ...]:
-        """The watched folders that are not there now."""
-        return tuple(folder for folder, found in self.identities if found is None)
+        """The watched folders that are not there now (but an optional one)."""
+        return tuple(folder for folder, found in self.identities
+                     if found is None and folder not in self.optional)
 
     def now(self, found: Sequence[Located] = ()) -> Layout:
         """This layout as the folders are now, with the importers of ``found`` it lacks.

@@ -21,6 +21,9 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 
+GONE = "gone:"
+"""What the fingerprint of an item gone from its source starts with (see :class:`Mark`)."""
+
 
 @attrs.frozen
 class SourceKey:
@@ -34,8 +37,14 @@ class SourceKey:
 class Mark:
     """What one item of a source (a file, a session) looked like when it was imported.
 
-    ``session_ids`` are the sessions read from it, so that a sync can remove them once
-    the item is gone from its source (marks kept before they were recorded have none).
+    ``session_ids`` are the sessions read from it, so that ``sync --prune`` can remove
+    them once the item is gone from its source (marks kept before they were recorded have
+    none). An item a sync found gone keeps its mark, :attr:`gone` (its sessions stay in
+    the store): the next sync knows it was already reported, and the prune still finds it.
+
+    >>> mark = Mark(item="a.jsonl", fingerprint="12:34").went()
+    >>> mark.gone, mark.fingerprint
+    (True, 'gone:12:34')
     """
 
     item: str
@@ -43,6 +52,16 @@ class Mark:
     sessions: int = 0
     messages: int = 0
     session_ids: tuple[str, ...] = ()
+
+    @property
+    def gone(self) -> bool:
+        """Whether a sync found the item gone from its source (its sessions kept)."""
+        return self.fingerprint.startswith(GONE)
+
+    def went(self) -> Mark:
+        """This mark as the mark of an item gone from its source: its fingerprint matches
+        no file or row, so the item is read again should it come back."""
+        return self if self.gone else attrs.evolve(self, fingerprint=GONE + self.fingerprint)
 
 
 @attrs.frozen(kw_only=True)

@@ -332,3 +332,7 @@ CODEX = transcripts.TranscriptFormat(kind=SOURCE, what="Codex sessions folder",
                                      read=read_rollout, unpack=unpack_rollout,
                                      names=session_named)
 """Codex's ``sessions`` folder."""
+
+CODEX_ARCHIVE = "archived_sessions"
+"""The folder beside ``sessions`` that Codex moves a rollout to when it is archived (its
+file name kept, the date folders dropped): still the user's history."""

@@ -18,8 +18,9 @@ database and its ``-wal`` file with those of the last import (kept as the mark
 **Hidden and archived sessions.** Hermes' session list leaves out sessions flagged
 ``hidden`` (Bot Mode) and, by default, ``archived``; so does the import (archived
 ones are read with ``archived=True``), and every session whose lineage passes through
-one. A session flagged after it was imported is in the plan's ``gone``, like one
-deleted from the file, so a sync removes it; un-flagged, it is read again.
+one. A session flagged after it was imported is in the plan's ``withdrawn``, so a sync
+removes it (the user's choice); un-flagged, it is read again. One deleted from the file
+is in its ``gone``: a sync keeps it unless told to prune.
 
 >>> [p.name for p in database_files(Path("/nowhere"))]
 []
@@ -216,8 +217,9 @@ class HermesImporter:
         marks = state.marks_by_item()
         old_stamp = marks.pop(STAMP_ITEM, None)
         if not full and old_stamp is not None and old_stamp.fingerprint == stamp:
-            return Success(ImportPlan(total=0, units=importing.no_units(),
-                                      unchanged=sum(m.sessions for m in marks.values())))
+            return Success(ImportPlan(total=0, units=importing.no_units(), unchanged=sum(
+                m.sessions for m in marks.values() if not m.gone), gone=tuple(
+                item for item, m in marks.items() if m.gone)))
         opened = HermesDb.open(self.path)
         if isinstance(opened, Failure):
             return Failure(opened.failure())
@@ -247,7 +249,7 @@ class HermesImporter:
         todo = [t for session_id, t in read.items() if session_id not in flagged and (
             full or session_id in snapshot.fresh or session_id not in marks
             or marks[session_id].fingerprint != t.mark)]
-        gone = tuple(item for item in marks if item not in rows or item in flagged)
+        gone = tuple(item for item in marks if item not in rows)
         left_out = Tally()
         for reason in flagged.values():
             left_out.add(reason)
@@ -255,7 +257,8 @@ class HermesImporter:
                            left_out=left_out.items())
         return Success(ImportPlan(total=len(todo), units=self._units(db, todo, final),
                                   unchanged=len(rows) - len(todo) - len(flagged),
-                                  cursor=str(snapshot.top), notes=tuple(notes), gone=gone))
+                                  cursor=str(snapshot.top), notes=tuple(notes), gone=gone,
+                                  withdrawn=tuple(item for item in marks if item in flagged)))
 
     def _flagged(self, rows: dict[str, dict[str, object]], read: dict[str, Todo]
                  ) -> dict[str, str]:

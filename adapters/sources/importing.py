@@ -180,8 +180,10 @@ class ImportPlan:
     ``cursor`` is kept in the ledger once every unit is stored (None keeps the old
     one); ``unchanged`` counts sessions skipped because nothing changed since the last
     import; ``notes`` are things a person should know (read one by one, not counted).
-    ``gone`` names the marked items no longer at the source (or no longer to be
-    imported), whose sessions a sync removes. A failing unit ends the iteration.
+    ``gone`` names the marked items no longer at the source (a file deleted or moved, a
+    row deleted): a sync keeps their sessions unless told to prune. ``withdrawn`` names
+    those the source still holds but asks to leave out (Hermes' hidden and archived
+    sessions): a sync removes their sessions. A failing unit ends the iteration.
     ``took`` hears how many seconds each unit's write held the store (an importer may
     size its next units by it).
     """
@@ -192,6 +194,7 @@ class ImportPlan:
     cursor: str | None = None
     notes: tuple[str, ...] = ()
     gone: tuple[str, ...] = ()
+    withdrawn: tuple[str, ...] = ()
     took: Callable[[float], None] = lambda _seconds: None
 
 

@@ -2,7 +2,8 @@
 
 Claude Code and Codex (and any format like them) write one JSON-lines file per
 session under a folder. What they share is here: :class:`TranscriptImporter` finds
-the files, re-reads only those whose size or mtime changed since the last import
+the files (under the folder, and under folders read with it: Codex's archive), re-reads
+only those whose size or mtime changed since the last import
 (each file is an item of the import ledger, keyed by its path under the folder) and
 reads their lines (:mod:`~harkback.adapters.sources.transcript_lines`), naming an unreadable
 one instead of failing; a :class:`~harkback.adapters.sources.transcript_session.Transcript`
@@ -10,14 +11,15 @@ gathers one session's turns as a format reads them. A :class:`TranscriptFormat`
 supplies only what differs: where its files live and how its lines become messages,
 session metadata and links.
 
->>> glob_pattern(["*.jsonl"]).fullmatch("s1.jsonl") is not None
-True
+The folder is walked by :mod:`~harkback.adapters.sources.transcript_walk`.
+
+>>> placed(Path("/c/sessions"), "../archived_sessions/r.jsonl")
+'/c/archived_sessions/r.jsonl'
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Container, Iterable, Sequence
 from pathlib import Path, PurePath
 from stat import S_ISREG
@@ -43,6 +45,7 @@ from harkback.adapters.sources.transcript_lines import (
     json_document,
     json_lines,
 )
+from harkback.adapters.sources.transcript_walk import find_files
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation
@@ -102,8 +105,10 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path,
         numbered = form.unpack(document, tally) if document is not None else ()
     else:
         numbered = ({**line, LINE_NUMBER: number} for number, line in json_lines(path, tally))
-    # Session ids are made of file names: as text a store can keep.
-    parsed = form.read(PurePath(path_text(path.relative_to(root))), numbered, tally, known)
+    # Session ids are made of file names: as text a store can keep. A file of a folder
+    # beside the root (Codex's archive) is named from the root: ``../archived_sessions/x``.
+    parsed = form.read(PurePath(path_text(os.path.relpath(path, root))), numbered, tally,
+                       known)
     return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
 
 
@@ -111,111 +116,57 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path,
 
 @attrs.frozen
 class TranscriptImporter:
-    """Imports every transcript file of ``form`` under the folder ``root``."""
+    """Imports every transcript file of ``form`` under the folder ``root``, and under each
+    folder ``beside`` it that is there (Codex's ``archived_sessions``)."""
 
     form: TranscriptFormat
     root: Path
+    beside: tuple[Path, ...] = ()
+    """Folders read as part of this source: a file the agent moves from the root to one
+    of them (archiving it) is the same file moved, not one deleted and one new. Their
+    files are items named from the root (``../archived_sessions/x.jsonl``)."""
 
     @property
     def key(self) -> SourceKey:
         """The source: the format's kind and the folder's resolved path."""
         return SourceKey(kind=self.form.kind, location=path_text(self.root))
 
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """Every folder this source reads: the root, then those beside it."""
+        return (self.root, *self.beside)
+
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan importing the files that changed since ``state`` (all when ``full``).
 
-        No folder, or one that cannot be listed, is a :class:`StoreUnavailable`.
+        No folder at all, or a root that cannot be listed, is a :class:`StoreUnavailable`;
+        a folder beside it that cannot be listed is named, like a folder under it.
         """
-        if not self.root.is_dir():
+        if not any(folder.is_dir() for folder in self.folders):
             return Failure(SourceUnreadable(f"no {self.form.what} at {self.root}"))
         unreadable: list[tuple[str, str]] = []
-        try:
-            files = find_files(self.root, self.form.patterns, unreadable=unreadable)
-        except OSError as error:
-            return Failure(SourceUnreadable(f"cannot list {self.root}: "
-                                            f"{error.strerror or error}"))
+        files: list[str] = []
+        for folder in self.folders:
+            if folder != self.root and not folder.is_dir():
+                if os.path.lexists(folder):  # a link to nothing, a loop of links, a file
+                    unreadable.append((str(folder), "not a folder that can be read"))
+                continue  # else no archive yet: nothing archived
+            try:
+                found = find_files(folder, self.form.patterns, unreadable=unreadable)
+            except FileNotFoundError:
+                continue  # a root gone with its archive there: its files are gone
+            except OSError as error:
+                if folder == self.root:
+                    return Failure(SourceUnreadable(f"cannot list {self.root}: "
+                                                    f"{error.strerror or error}"))
+                unreadable.append((str(folder), str(error.strerror or error)))
+                continue
+            prefix = "" if folder == self.root else f"{os.path.relpath(folder, self.root)}/"
+            files += [prefix + name for name in found]
         return plan_files(self.root, files, state, full=full,
                           parse=lambda path, known: parse_file(self.form, path, self.root,
                                                                known),
                           unreadable=unreadable, names=self.form.names)
-
-
-def find_files(root: Path, patterns: Sequence[str], *,
-               unreadable: list[tuple[str, str]] | None = None) -> list[str]:
-    """Files under ``root`` matching any of the glob ``patterns``, as sorted paths under
-    it (``/``-separated).
-
-    One walk of the tree, matched against the patterns at once, with no ``Path`` made per
-    file (``pathlib``'s glob walks it per pattern and stats every name: several times
-    slower on a sync of an unchanged folder). A link to a folder is followed (a project
-    folder kept elsewhere and linked in was passed over, its sessions never imported),
-    unless it leads into the tree or into a folder already followed: a loop of links ends,
-    and no file is found twice. An unreadable ``root`` raises ``OSError`` (a glob would
-    find nothing in it); a folder below it that cannot be listed is passed over, added to
-    ``unreadable`` with why. Folders deeper than any pattern reaches are not listed.
-
-    >>> glob_pattern(("**/rollout-*.jsonl",)).fullmatch("2026/03/rollout-1.jsonl") is not None
-    True
-    """
-    with os.scandir(root):
-        pass
-    wanted = glob_pattern(patterns)
-    # How deep a match can lie (None: any depth). Folders below are never listed: a link to a
-    # big tree (a home folder) costs nothing, and an unreadable one holding no transcript
-    # (a session's tool-results) is no damage.
-    deepest = None if any("**" in p for p in patterns) else max(p.count("/") for p in patterns)
-    found: list[str] = []
-    walked = [os.path.realpath(root)]  # the tree, and each folder a link led to
-    folders = [(str(root), "")]
-    while folders:
-        folder, prefix = folders.pop()
-        try:
-            with os.scandir(folder) as listing:
-                entries = list(listing)
-        except FileNotFoundError:
-            continue  # deleted since its parent was listed (an agent's clean-up): no damage
-        except OSError as error:
-            if unreadable is not None:
-                unreadable.append((str(error.filename), str(error.strerror or error)))
-            continue
-        for entry in entries:
-            if not _is_folder(entry):
-                if wanted.fullmatch(prefix + entry.name):
-                    found.append(prefix + entry.name)
-            elif deepest is not None and prefix.count("/") >= deepest:
-                continue
-            elif not entry.is_symlink() or _new_place(os.path.realpath(entry.path), walked):
-                folders.append((entry.path, f"{prefix}{entry.name}/"))
-    return sorted(found)
-
-
-def _is_folder(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:  # a link to nothing, or a loop of links: listed as a file
-        return False
-
-
-def _new_place(real: str, walked: list[str]) -> bool:
-    """Whether the folder at ``real`` lies in none of ``walked`` and does not hold the tree
-    (``walked[0]``: a link to its parent would walk it all again); if so it is added."""
-    def inside(inner: str, outer: str) -> bool:
-        return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
-
-    if inside(walked[0], real) or any(inside(real, seen) for seen in walked):
-        return False
-    walked.append(real)
-    return True
-
-
-def glob_pattern(patterns: Sequence[str]) -> re.Pattern[str]:
-    """One expression matching a relative path (``/``-separated) that any glob matches:
-    ``*`` and ``?`` within a name, ``**/`` any number of folders."""
-    def one(pattern: str) -> str:
-        parts = re.split(r"(\*\*/|\*|\?)", pattern)
-        table = {"**/": "(?:[^/]+/)*", "*": "[^/]*", "?": "[^/]"}
-        return "".join(table.get(part, re.escape(part)) for part in parts)
-    return re.compile("|".join(f"(?:{one(p)})" for p in patterns))
 
 
 def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
@@ -239,12 +190,11 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     changed: list[tuple[Path, str, str, int, tuple[str, ...], bool]] = []
     unchanged = 0
     seen: set[str] = set()
-    base = str(root)
     odd: list[tuple[str, str]] = []
     for name in files:
         item = path_text(name)  # the ledger's key for the file: text a store can keep
         seen.add(item)
-        path = os.path.join(base, name)
+        path = placed(root, name)
         try:
             stat = os.stat(path)
         except OSError as error:
@@ -265,9 +215,13 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
             continue
         # Torn when last read, and not written to since: no agent is writing it any more.
         dead = old is not None and fingerprint_of(old.fingerprint) == f"incomplete:{fingerprint}"
-        changed.append((root / name, item, fingerprint, size,
+        changed.append((Path(path), item, fingerprint, size,
                         old.session_ids if old is not None else (), dead))
-    gone, hidden = missing_files(root, (item for item in marks if item not in seen))
+    # A file a sync found gone before and not listed now is still gone (not stat'ed again:
+    # Claude Code's deletions pile up by the thousand).
+    gone, hidden = missing_files(root, (item for item, mark in marks.items()
+                                        if item not in seen and not mark.gone))
+    gone += tuple(item for item, mark in marks.items() if item not in seen and mark.gone)
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
     total = sum(change[3] for change in changed)
@@ -278,6 +232,18 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
+def placed(root: Path, name: str) -> str:
+    """Where the file ``name`` (a path under ``root``, or beside it: ``../x/y.jsonl``) is.
+
+    ``..`` is taken away in the text (``root`` is resolved), not by the system: a file
+    beside a root that is not there is found all the same.
+
+    >>> placed(Path("/c/sessions"), "../archived_sessions/r.jsonl")
+    '/c/archived_sessions/r.jsonl'
+    """
+    return os.path.normpath(os.path.join(root, name))
+
+
 def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], int]:
     """Which of ``items`` (paths under ``root``) no longer exist, and how many cannot be
     told (a folder on the way cannot be read)."""
@@ -285,7 +251,7 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
     hidden = 0
     for item in items:
         try:
-            (root / item).stat()
+            os.stat(placed(root, item))
         except FileNotFoundError:
             gone.append(item)
             continue

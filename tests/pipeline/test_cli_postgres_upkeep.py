@@ -34,7 +34,7 @@ def _search(url: str, query: str) -> list[str]:
 
 
 def test_sync_removes_the_sessions_of_a_deleted_transcript(url: str, tmp_path: Path) -> None:
-    """A session and its sub-agent's go with their file; the others stay."""
+    """With --prune, a session and its sub-agent's go with their file; the others stay."""
     home = make_home(tmp_path / "home")
     env = {"HOME": str(home)}
     first = harkback("sync", "--db", url, "--json", env=env)
@@ -43,7 +43,7 @@ def test_sync_removes_the_sessions_of_a_deleted_transcript(url: str, tmp_path: P
     main_file = home / ".claude" / "projects" / CLAUDE_FILE
     main_file.unlink()
     shutil.rmtree(main_file.with_suffix(""))
-    second = harkback("sync", "--db", url, "--json", env=env)
+    second = harkback("sync", "--db", url, "--json", "--prune", env=env)
     assert second.returncode == 0, second.stderr
     (claude,) = [s for s in json.loads(second.stdout)["sources"] if s["kind"] == "claude-code"]
     assert claude["sessions"]["removed"] == 2

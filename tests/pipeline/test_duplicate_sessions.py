@@ -12,7 +12,7 @@ from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.importing import ImportOutcome, run_import
-from harkback.pipeline.sync import remove_gone
+from harkback.pipeline.sync_gone import settle_gone
 
 DAY = "2026/11/20"
 FIRST = f"{DAY}/rollout-2026-11-20T10-00-00-aaaa.jsonl"
@@ -32,13 +32,15 @@ def rollout(root: Path, name: str, text: str) -> None:
 
 
 async def imported(root: Path, db: Path, *, sync: bool = False) -> ImportOutcome:
-    """Import ``root`` into ``db``; with ``sync``, also remove what left the folder."""
+    """Import ``root`` into ``db``; with ``sync``, also remove what left the folder (as
+    ``sync --prune`` does)."""
     importer = TranscriptImporter(CODEX, root)
     with SqliteStore.open(db).unwrap() as store:
         ledger = SqliteImportLedger(store)
         outcome = await run_import(importer, store, ledger, progress=False)
-        if sync and outcome.gone:
-            (await remove_gone(importer.key, outcome.gone, store, ledger)).unwrap()
+        if sync:
+            (await settle_gone(importer.key, outcome.gone, store, ledger,
+                               marked=outcome.marked, prune=True)).unwrap()
         return outcome
 
 

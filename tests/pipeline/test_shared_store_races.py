@@ -93,7 +93,7 @@ async def test_a_sync_removing_meanwhile_cannot_lose_what_another_folder_holds(
     a.mkdir()
 
     def sync_a() -> None:
-        done = harkback("sync", "--claude-code", str(a), "--db", db, "--json")
+        done = harkback("sync", "--claude-code", str(a), "--db", db, "--json", "--prune")
         (claude,) = [s for s in json.loads(done.stdout)["sources"] if s["kind"] == "claude-code"]
         assert claude["sessions"]["removed"] > 0, done.stderr
 

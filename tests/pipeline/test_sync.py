@@ -1,4 +1,5 @@
-"""``harkback sync``: every source found, only what changed read, what is gone removed."""
+"""``harkback sync``: every source found, only what changed read, what is gone removed with
+``--prune`` (kept without it: ``test_sync_keep``)."""
 
 from __future__ import annotations
 
@@ -164,18 +165,18 @@ def test_an_unchanged_machine_opens_no_source_file(
 
 def test_a_deleted_transcript_takes_its_sessions_out_of_the_store(
         home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Sessions whose files are deleted (a session and its sub-agent's) are removed; the
-    others stay; the ledger forgets the files."""
+    """With --prune, sessions whose files are deleted (a session and its sub-agent's) are
+    removed; the others stay; the ledger forgets the files."""
     db = tmp_path / "h.db"
     sync(capsys, db)
     main_file = home / ".claude" / "projects" / CLAUDE_FILE
     main_file.unlink()
     shutil.rmtree(main_file.with_suffix(""))
-    status, payload = sync(capsys, db)
+    status, payload = sync(capsys, db, "--prune")
     assert status == 0 and counts(payload, "claude-code")["removed"] == 2
     assert found_ids(db, "refresh path untested") == []
     assert found_ids(db, "NATS p99 latency") == ["5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"]
-    assert counts(sync(capsys, db)[1], "claude-code")["removed"] == 0
+    assert counts(sync(capsys, db, "--prune")[1], "claude-code")["removed"] == 0
 
 
 def test_hermes_hidden_and_archived_sessions_stay_out(
@@ -201,14 +202,14 @@ def test_hermes_hidden_and_archived_sessions_stay_out(
 
 def test_a_session_deleted_from_hermes_is_removed(
         home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A Hermes session whose rows are deleted leaves the store at the next sync."""
+    """A Hermes session whose rows are deleted leaves the store at the next sync --prune."""
     db = tmp_path / "h.db"
     sync(capsys, db)
     writer = HermesFile.reopen(home / ".hermes" / "state.db", "v30")
     writer.connection.execute("DELETE FROM messages WHERE session_id = ?", (VISIBLE,))
     writer.connection.execute("DELETE FROM sessions WHERE id = ?", (VISIBLE,))
     writer.close()
-    assert counts(sync(capsys, db)[1], "hermes")["removed"] == 1
+    assert counts(sync(capsys, db, "--prune")[1], "hermes")["removed"] == 1
     assert found_ids(db, "pelican") == []
 
 
@@ -277,7 +278,7 @@ def test_sync_never_writes_to_a_source(home: Path, tmp_path: Path,
     assert source_files(home) == before
     (home / ".codex" / "sessions" / "2025").rename(tmp_path / "moved")
     before = source_files(home)
-    assert counts(sync(capsys, db)[1], "codex")["removed"] == 1
+    assert counts(sync(capsys, db, "--prune")[1], "codex")["removed"] == 1
     assert source_files(home) == before
 
 
@@ -292,7 +293,7 @@ def test_a_dry_run_writes_nothing(home: Path, tmp_path: Path,
     sync(capsys, db)
     (home / ".claude" / "projects" / CLAUDE_FILE).unlink()
     stamp = db.stat().st_mtime_ns
-    _, payload = sync(capsys, db, "--dry-run")
+    _, payload = sync(capsys, db, "--dry-run", "--prune")
     assert counts(payload, "claude-code")["removed"] == 1
     assert db.stat().st_mtime_ns == stamp
     assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
@@ -380,7 +381,7 @@ def test_files_imported_before_marks_named_their_sessions_are_read_once_more(
     main_file = home / ".claude" / "projects" / CLAUDE_FILE
     main_file.unlink()
     shutil.rmtree(main_file.with_suffix(""))
-    assert counts(sync(capsys, db)[1], "claude-code")["removed"] == 2
+    assert counts(sync(capsys, db, "--prune")[1], "claude-code")["removed"] == 2
 
 
 def test_a_file_gone_from_one_folder_leaves_a_session_another_folder_still_holds(
@@ -403,10 +404,10 @@ def test_a_file_gone_from_one_folder_leaves_a_session_another_folder_still_holds
     assert found_ids(db, "pelican") == ["s1"]
     capsys.readouterr()  # the imports' reports
     (folders[1] / "-w" / "s1.jsonl").unlink()
-    status, _ = sync(capsys, db, "--claude-code", str(folders[1]))
+    status, _ = sync(capsys, db, "--claude-code", str(folders[1]), "--prune")
     assert status == 0
     assert found_ids(db, "pelican") == ["s1"]
     # Gone from both: now it goes.
     (folders[0] / "-w" / "s1.jsonl").unlink()
-    status, _ = sync(capsys, db, "--claude-code", str(folders[0]))
+    status, _ = sync(capsys, db, "--claude-code", str(folders[0]), "--prune")
     assert (status, found_ids(db, "pelican")) == (0, [])

@@ -131,8 +131,8 @@ def test_an_unreadable_folder_among_the_transcripts_is_named(home: Path, tmp_pat
 def test_a_session_whose_file_was_damaged_goes_when_the_file_goes(home: Path,
                                                                   tmp_path: Path) -> None:
     """A transcript overwritten by what is not JSON keeps its stored session (the damage
-    named), and deleting the file later removes that session as it removes any other: the
-    file's mark stopped naming it, and it stayed in the store for good."""
+    named), and deleting the file later removes that session (sync --prune) as it removes
+    any other: the file's mark stopped naming it, and it stayed in the store for good."""
     db = tmp_path / "h.db"
     assert run(home, db)[0] == DONE_WITH_SKIPS
     path = home / ".claude" / "projects" / CLAUDE_FILE
@@ -140,15 +140,15 @@ def test_a_session_whose_file_was_damaged_goes_when_the_file_goes(home: Path,
     assert run(home, db)[0] == DONE_WITH_SKIPS
     assert found_ids(db, "refresh path untested") == [CLAUDE_SESSION]
     path.unlink()
-    status, payload, _ = run(home, db)
+    status, payload, _ = run(home, db, "--prune")
     assert (status, _report(payload, "claude-code")["sessions"]["removed"]) == (0, 1)
     assert CLAUDE_SESSION not in found_ids(db, "refresh path untested")
 
 
 @contextlib.contextmanager
-def watching(home: Path, db: Path) -> Iterator[subprocess.Popen[str]]:
+def watching(home: Path, db: Path, *flags: str) -> Iterator[subprocess.Popen[str]]:
     """``harkback sync --watch`` running on ``home``; killed on the way out if still running."""
-    watcher = subprocess.Popen(command(home, db, "--watch"), env=environment(home),
+    watcher = subprocess.Popen(command(home, db, "--watch", *flags), env=environment(home),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         yield watcher

@@ -94,12 +94,13 @@ def test_a_failed_re_sync_is_tried_again_without_a_change(home: Path,  # noqa: F
 
 def test_a_project_folder_moved_out_and_back_is_followed(home: Path,  # noqa: F811
                                                          tmp_path: Path) -> None:
-    """A project's folder moved out of the projects folder takes its sessions out of the
-    store, and moved back brings them back: the move is one change of the folder's path,
-    none of a transcript, and the watch let it pass (a plain sync removed them)."""
+    """With --prune, a project's folder moved out of the projects folder takes its sessions
+    out of the store, and moved back brings them back: the move is one change of the
+    folder's path, none of a transcript, and the watch let it pass (a plain sync removed
+    them)."""
     project = home / ".claude" / "projects" / "-home-mei-code-agent-bus"
     db = tmp_path / "h.db"
-    with watching(home, db) as watcher:
+    with watching(home, db, "--prune") as watcher:
         watching_started(watcher)
         assert found_ids(db, "NATS latency") == [AGENT_BUS_SESSION]
         shutil.move(project, tmp_path / "agent-bus")

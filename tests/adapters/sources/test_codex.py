@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from harkback.adapters.sources.codex import CODEX, output_text, parse_rollout_lines
-from harkback.adapters.sources.transcripts import find_files, parse_file
+from harkback.adapters.sources.transcript_walk import find_files
+from harkback.adapters.sources.transcripts import parse_file
 from harkback.stages.records import Conversation
 
 SESSIONS = Path(__file__).parents[2] / "fixtures" / "codex" / "sessions"

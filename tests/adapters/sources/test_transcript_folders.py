@@ -14,7 +14,8 @@ import pytest
 from harkback.adapters.sources.claude_code import CLAUDE_CODE
 from harkback.adapters.sources.importing import ImportUnit
 from harkback.adapters.sources.transcript_lines import TORN
-from harkback.adapters.sources.transcripts import TranscriptImporter, find_files
+from harkback.adapters.sources.transcript_walk import find_files
+from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.importing import run_import
