@@ -44,8 +44,9 @@ def add_sync_command(commands: Any,
         "sync", help="import every agent history found on this machine (Hermes, Claude Code, "
                      "Codex); only what changed is read, what was deleted is removed",
         epilog="one sync writes to a store at a time: a second one (cron beside a --watch) "
-               "says 'another sync is writing to STORE (pid N); waiting' on stderr and waits "
-               "its turn (--watch takes the turn per round of re-syncs); " + EXIT_STATUSES)
+               "says 'another sync or import is writing to STORE (pid N); the sync waits its "
+               "turn' on stderr and waits (--watch takes the turn per round of re-syncs; "
+               "import and ingest take it too); " + EXIT_STATUSES)
     with_db(sync)
     for flag, where in (("--hermes", "a Hermes state.db or home (default: $HERMES_HOME or "
                                      "~/.hermes)"),

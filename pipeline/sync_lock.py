@@ -11,10 +11,13 @@ newer marks in the ledger then say it is current. :class:`SyncLock` makes them t
   of the store's schema), held on a connection of its own named after the process and
   bounded as the store's are: a server that stops answering ends the sync in one line.
 
-A sync that finds the lock taken says once on stderr ``harkback: another sync is writing
-to STORE (pid N); waiting`` and waits its turn (Ctrl-C stops it, status 130). ``--watch``
-takes the lock for each round, not for the whole watch, so a cron job's sync gets its turn
-between two rounds.
+``import`` and ``ingest`` write the marks a sync writes: they take the same lock, a
+PostgreSQL store's always, a SQLite store's once a sync has made its file
+(:meth:`SyncLock.joined`). One that finds the lock taken says once on stderr ``harkback:
+another sync or import is writing to STORE (pid N); the sync waits its turn`` (``the
+import``, ``the ingest``) and waits (Ctrl-C stops it, status 130). ``--watch`` takes the
+lock for each round, not for the whole watch, so a cron job's sync gets its turn between
+two rounds.
 
 >>> lock_file("/data/h.db").name
 'h.db.sync-lock'
@@ -287,11 +290,13 @@ class SyncLock:
     True
     """
 
-    def __init__(self, turn: Turn | None, where: str, *,
+    def __init__(self, turn: Turn | None, where: str, *, command: str = "sync",
                  say: Callable[[str], None] | None = None, poll_s: float = POLL_S) -> None:
-        """Take turns through ``turn`` (None: no lock needed) on the store ``where``."""
+        """Take turns through ``turn`` (None: no lock needed) on the store ``where``, for
+        ``command`` (named in the line a wait prints)."""
         self.turn = turn
         self.where = where
+        self.command = command
         self.say = say or (lambda text: print(line_of(text), file=sys.stderr, flush=True))
         self.poll_s = poll_s
 
@@ -312,11 +317,10 @@ class SyncLock:
     @classmethod
     def joined(cls, target: str, store: SessionStore, **options: Any) -> SyncLock:
         """The lock of ``store`` for ``import`` and ``ingest``: they take turns with the syncs
-        of a SQLite store that has a sync lock, but make no lock file beside one never
-        synced. Not on PostgreSQL: the lock's own connection has no bound yet on a server
-        that stops answering, and the store's writes do (they fail in one line)."""
+        of a PostgreSQL store (its lock leaves nothing behind) and of a SQLite store that has
+        a sync lock, but make no lock file beside one never synced."""
         lock = cls.of(target, store, **options)
-        if not (isinstance(lock.turn, FileTurn) and lock.turn.path.exists()):
+        if isinstance(lock.turn, FileTurn) and not lock.turn.path.exists():
             lock.close()
             return cls(None, target, **options)
         return lock
@@ -331,8 +335,8 @@ class SyncLock:
         said = False
         while (holder := await asyncio.to_thread(turn.take)) is not None:
             if not said:
-                self.say(f"harkback: another sync is writing to {self.where} (pid {holder}); "
-                         "waiting")
+                self.say(f"harkback: another sync or import is writing to {self.where} "
+                         f"(pid {holder}); the {self.command} waits its turn")
                 said = True
             await asyncio.sleep(self.poll_s)
         try:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from harkback.pipeline.sync_lock import PG_NAME, FileTurn, PostgresTurn
 from tests.pipeline.sync_home import (
@@ -74,8 +75,8 @@ def _waits_then_syncs(home: Path, db: str, stored: Callable[[], bool]) -> None:
             env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert syncing.stderr is not None
         said = syncing.stderr.readline()
-        assert said == (f"harkback: another sync is writing to {_shown(db)} "
-                        f"(pid {holder.pid}); waiting\n")
+        assert said == (f"harkback: another sync or import is writing to {_shown(db)} "
+                        f"(pid {holder.pid}); the sync waits its turn\n")
         time.sleep(1.0)
         assert syncing.poll() is None  # still waiting its turn
         assert not stored()
@@ -105,13 +106,7 @@ def test_a_second_sync_waits_on_postgresql(postgres_server: PostgresServer,
     """PostgreSQL: an advisory lock of the store's schema, on the server."""
     url = postgres_server.create_database(f"sync_lock_{next(_names)}")
     home = make_home(tmp_path / "home")
-
-    def stored() -> bool:
-        with psycopg.connect(url) as connection:
-            exists = connection.execute("SELECT to_regclass('sessions') IS NOT NULL").fetchone()
-            return bool(exists and exists[0] and connection.execute(
-                "SELECT count(*) FROM sessions").fetchone() != (0,))
-    _waits_then_syncs(home, url, stored)
+    _waits_then_syncs(home, url, lambda: _holds_sessions(url))
 
 
 def test_a_dry_run_makes_no_lock_file(tmp_path: Path) -> None:
@@ -151,7 +146,28 @@ def test_help_says_a_second_sync_waits() -> None:
     """``sync --help`` documents what a second sync does."""
     done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "sync", "--help"],
                           capture_output=True, text=True, check=False)
-    assert "another sync is writing" in " ".join(done.stdout.split())
+    assert "another sync or import is writing" in " ".join(done.stdout.split())
+
+
+def _import_waits_then_stores(home: Path, db: str, stored: Callable[[], bool],
+                              *command: str) -> None:
+    """``command`` (an import or ingest into ``db``) started while another process holds the
+    lock: it says whose turn it is, stores nothing while waiting, and stores once the holder
+    lets go."""
+    with holding(db) as holder:
+        importing = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", *command, "--db", db, "--json"],
+            env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert importing.stderr is not None
+        said = importing.stderr.readline()
+        assert said == (f"harkback: another sync or import is writing to {_shown(db)} "
+                        f"(pid {holder.pid}); the {command[0]} waits its turn\n")
+        time.sleep(1.0)
+        assert importing.poll() is None  # still waiting its turn
+        assert not stored()
+    out, err = importing.communicate(timeout=120)
+    assert json.loads(out)["success"], err
+    assert stored()
 
 
 def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
@@ -159,20 +175,33 @@ def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
     nothing while a sync holds the lock."""
     home = make_home(tmp_path / "home")
     db = tmp_path / "h.db"
-    with holding(str(db)) as holder:
-        importing = subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "import", "claude-code",
-             str(home / ".claude" / "projects"), "--db", str(db), "--json"],
-            env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert importing.stderr is not None
-        said = importing.stderr.readline()
-        assert said == f"harkback: another sync is writing to {db} (pid {holder.pid}); waiting\n"
-        time.sleep(1.0)
-        assert importing.poll() is None  # still waiting its turn
-        assert not found_ids(db, "refresh path untested")
-    out, err = importing.communicate(timeout=120)
-    assert json.loads(out)["sources"], err
-    assert found_ids(db, "refresh path untested")
+    _import_waits_then_stores(home, str(db), lambda: bool(
+        found_ids(db, "refresh path untested")),
+        "import", "claude-code", str(home / ".claude" / "projects"))
+
+
+@pytest.mark.parametrize("kind", ["import", "ingest"])
+def test_an_import_and_an_ingest_wait_on_postgresql(postgres_server: PostgresServer,
+                                                     tmp_path: Path, kind: str) -> None:
+    """They took no PostgreSQL lock (its connection had no bound on a frozen server): an
+    import or ingest beside a sync could store an older copy of a session after the sync
+    stored a newer one. They take their turn now, as on SQLite."""
+    home = make_home(tmp_path / "home")
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "the quokka gateway times out"}]}) + "\n",
+        encoding="utf-8")
+    args = (("import", "claude-code", str(home / ".claude" / "projects")) if kind == "import"
+            else ("ingest", str(source)))
+    url = postgres_server.create_database(f"sync_lock_{next(_names)}")
+    _import_waits_then_stores(home, url, lambda: _holds_sessions(url), *args)
+
+
+def _holds_sessions(url: str) -> bool:
+    with psycopg.connect(url) as connection:
+        exists = connection.execute("SELECT to_regclass('sessions') IS NOT NULL").fetchone()
+        return bool(exists and exists[0] and connection.execute(
+            "SELECT count(*) FROM sessions").fetchone() != (0,))
 
 
 def test_a_lock_file_removed_while_one_waits_is_taken_afresh(tmp_path: Path) -> None:
