@@ -46,6 +46,10 @@ if TYPE_CHECKING:  # psycopg is imported only when a PostgreSQL store is synced
 POLL_S = 0.1
 """How often a waiting sync tries the lock again."""
 
+REOPEN_TRIES = 50
+"""How many times in a row a lock file found removed or replaced once locked is opened
+again: a sync's removal happens once, so a name replaced every time is something else's."""
+
 PG_LOCK_CLASS = 0x68617262
 """The first key of the PostgreSQL advisory lock ("harb"); the second is made of the schema."""
 
@@ -97,16 +101,22 @@ class FileTurn:
         try:
             fd = self._opened()
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            reopened = 0
             while not self._same_file(fd):
                 # Removed (with a store a failed first sync made) or replaced after it was
                 # opened: a lock on it keeps out no one who opens the name now.
                 self.close()
+                if reopened == REOPEN_TRIES:
+                    raise CliError(f"cannot lock {self.path} for writing: it was removed or "
+                                   f"replaced each of {REOPEN_TRIES + 1} times it was locked "
+                                   "(does another program recreate it?)")
+                reopened += 1
                 fd = self._opened()
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return _pid_in(self._fd) if self._fd is not None else "unknown"
         except OSError as error:
-            raise CliError(f"cannot lock {self.path} for the sync: "
+            raise CliError(f"cannot lock {self.path} for writing: "
                            f"{error.strerror or error}") from None
         if self._writable:  # another user's lock file (a shared store) is only locked
             with contextlib.suppress(OSError):  # the pid only informs: a full disk is no bar

@@ -13,14 +13,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
-from harkback.pipeline.sync_lock import PG_NAME, FileTurn, PostgresTurn
+from harkback.pipeline.command_basics import CliError
+from harkback.pipeline.sync_lock import PG_NAME, REOPEN_TRIES, FileTurn, PostgresTurn
 from tests.pipeline.sync_home import (
     CLAUDE_FILE,
     CLAUDE_SESSION,
@@ -231,6 +234,40 @@ def test_a_lock_file_another_sync_holds_is_not_removed(tmp_path: Path) -> None:
     assert later.take() is not None
     for turn in (holder, later):
         turn.close()
+
+
+def test_a_lock_file_replaced_each_time_it_is_locked_ends_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Something that puts a new file in the lock file's place each time it is opened kept
+    ``take`` opening it again for good; it gives up after a bound, in one line."""
+    path = tmp_path / "h.db.sync-lock"
+    opened = os.open
+    replaced = itertools.count()
+
+    def open_then_replace(name: Any, flags: int, mode: int = 0o777, **kw: Any) -> int:
+        fd = opened(name, flags, mode, **kw)
+        if Path(name) == path:  # a new file takes the name, right after it is opened
+            fresh = tmp_path / f"fresh-{next(replaced)}"
+            fresh.write_bytes(b"")
+            fresh.replace(path)
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_replace)
+    turn, outcome = FileTurn(path), []
+
+    def take() -> None:
+        try:
+            outcome.append(turn.take())
+        except CliError as error:
+            outcome.append(str(error))
+    taking = threading.Thread(target=take, daemon=True)
+    taking.start()
+    taking.join(timeout=30)
+    assert not taking.is_alive(), "still opening the lock file again"
+    monkeypatch.undo()
+    assert outcome == [f"cannot lock {path} for writing: it was removed or replaced each of "
+                       f"{REOPEN_TRIES + 1} times it was locked (does another program "
+                       "recreate it?)"]
 
 
 def test_a_watch_locks_again_after_its_connection_was_closed(
