@@ -119,8 +119,9 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
             lock.close()
             store.close()
             if unused and new is not None:
+                # Only the store: an import makes no lock file (SyncLock.joined locks one
+                # only when a sync made it), and a sync's file is not the import's to remove.
                 wiring.discard_new(new)
-                lock.discard()  # made with the store, unless another sync holds it
     finally:
         await release(embedder)
     return outcomes, embedded

@@ -207,6 +207,20 @@ def _holds_sessions(url: str) -> bool:
             "SELECT count(*) FROM sessions").fetchone() != (0,))
 
 
+def test_a_failed_import_leaves_the_lock_file_a_sync_made(tmp_path: Path) -> None:
+    """An import that fails into a store it created removes that store, and only it: it
+    removed the lock file a sync had made beside the path too (the store since deleted by
+    hand), which the import had not made."""
+    made = tmp_path / "h.db.sync-lock"
+    made.write_text("4242\n")  # a sync's, left when its store was deleted
+    (tmp_path / "state.db").write_text("not a database\n")
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "import", "hermes",
+                           str(tmp_path / "state.db"), "--db", str(tmp_path / "h.db")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db.sync-lock", "state.db"]
+
+
 def test_a_lock_file_removed_while_one_waits_is_taken_afresh(tmp_path: Path) -> None:
     """A sync waiting on the lock file when it is removed (with a store a failed first sync
     made) then locks a file no one else can find: it opens the name again, so a sync
