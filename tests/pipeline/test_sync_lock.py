@@ -221,6 +221,40 @@ def test_a_failed_import_leaves_the_lock_file_a_sync_made(tmp_path: Path) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db.sync-lock", "state.db"]
 
 
+NEXT = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+print("ready", flush=True)
+while not os.pread(fd, 32, 0).strip():  # until a sync has taken the lock (its pid)
+    time.sleep(0.001)
+fcntl.flock(fd, fcntl.LOCK_EX)  # the next in turn: woken as the lock is given back
+print("there" if os.path.exists(sys.argv[2]) else "gone", flush=True)
+"""
+
+
+def test_a_failed_first_sync_removes_its_store_before_giving_the_lock_back(
+        tmp_path: Path) -> None:
+    """A first sync that failed, storing nothing, took its new store away after it gave the
+    lock back: the sync next in turn could write to it meanwhile, and lose what it wrote.
+    The store is gone (with the lock file) by the time the next one holds the lock."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "state.db").write_text("not a database\n")
+    made = tmp_path / "h.db.sync-lock"
+    made.write_bytes(b"")  # left by a sync of a store since deleted: the next one waits on it
+    db = tmp_path / "h.db"
+    following = subprocess.Popen([sys.executable, "-c", NEXT, str(made), str(db)],
+                                 stdout=subprocess.PIPE, text=True)
+    assert following.stdout is not None and following.stdout.readline() == "ready\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--hermes",
+         str(tmp_path / "state.db"), "--db", str(db)],
+        env=environment(tmp_path / "home"), capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    out, _ = following.communicate(timeout=60)
+    assert out == "gone\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "state.db"]
+
+
 def test_a_lock_file_removed_while_one_waits_is_taken_afresh(tmp_path: Path) -> None:
     """A sync waiting on the lock file when it is removed (with a store a failed first sync
     made) then locks a file no one else can find: it opens the name again, so a sync
