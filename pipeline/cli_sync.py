@@ -62,7 +62,8 @@ def add_sync_command(commands: Any,
     sync.add_argument("--watch", action="store_true",
                       help="then keep the store current as the agents write, until Ctrl-C "
                            "(pip install 'harkback[watch]'); the store's sync lock is held "
-                           "per round, so another sync gets its turn in between")
+                           "per round, so another sync gets its turn in between; Ctrl-C "
+                           "ends it with status 1 while a source's last sync had failed")
     sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="show progress bars (default: when stdout and stderr are terminals)")
     sync.add_argument("--json", action="store_true", help="print the counts as JSON")

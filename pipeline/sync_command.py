@@ -130,15 +130,16 @@ async def run_sync(args: argparse.Namespace) -> int:
                 # Nothing to watch, or a source named by flag failed or is not there: say
                 # so, as plain sync does, rather than watch nothing until Ctrl-C.
                 return finished(False, skips)
-            skips += await watch(located, store, as_json=args.json,
-                                 redact=settings_of(args).redact,
-                                 name_skipped=lambda r: name_skips(r.skipped, r.skips,
-                                                                   verbose=args.verbose),
-                                 store_file=store_file, find=lambda: located_again(args),
-                                 failing=failing, lock=lock)
-            # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
-            # status "done with skips" as they do for sync.
-            return finished(True, skips)
+            watched = await watch(located, store, as_json=args.json,
+                                  redact=settings_of(args).redact,
+                                  name_skipped=lambda r: name_skips(r.skipped, r.skips,
+                                                                    verbose=args.verbose),
+                                  store_file=store_file, find=lambda: located_again(args),
+                                  failing=failing, lock=lock)
+            # Stopped by Ctrl-C, cleanly: the status sync would give now, failed while a
+            # source's last sync failed (its failure was printed when it came); skips were
+            # named as they came, and make it "done with skips" as they do for sync.
+            return finished(not watched.failing, skips + watched.skips)
     finally:
         lock.close()
         store.close()
