@@ -240,8 +240,9 @@ class PostgresTurn:
             except (psycopg.Error, Unanswered) as error:
                 self._drop()
                 # A watch keeps the connection between rounds: one a restart or an idle
-                # timeout closed is opened again, once.
-                if not (kept and attempt == 1):
+                # timeout closed is opened again, once (one the server left unanswered,
+                # not: the watchdog's reason says more than a new connect timing out).
+                if not (kept and attempt == 1) or isinstance(error, Unanswered):
                     raise CliError(f"cannot lock the store at {self.where} for writing: "
                                    f"{first_line(error)}") from None
         pid = (str(row[0]) if row is not None else "").removeprefix(PG_NAME.format(""))

@@ -1,6 +1,6 @@
 """The PostgreSQL sync lock when the server stops answering: the lock's own connection is
-bounded as the store's are, so a ``sync`` whose server freezes ends in one line, and an
-``import`` that waits its turn behind a sync goes on once the lock is given back."""
+bounded as the store's are, so a ``sync`` whose server freezes while it writes, or while
+it waits its turn, ends in one line within a bound."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import psycopg
 from tests.pipeline.sync_home import CLAUDE_SESSION, claude_line
 from tests.pipeline.test_cli_postgres_faults import BOUND_S, _ended, _waiting_for_a_lock
 from tests.pipeline.test_import_cli import harkback
+from tests.pipeline.test_sync_lock import holding
 from tests.pipeline.test_sync_process import environment
 from tests.support.postgres_server import start_server
 
@@ -56,3 +57,34 @@ def test_a_sync_whose_server_freezes_ends_in_one_line(tmp_path: Path) -> None:
         server.stop()
         shutil.rmtree(server.folder, ignore_errors=True)
 
+
+
+def test_a_sync_waiting_its_turn_when_the_server_freezes_ends_in_one_line(
+        tmp_path: Path) -> None:
+    """Another process holds the lock and the server's processes stop while a sync waits
+    its turn: the sync's next try of the lock waited for good. Now it gives up within the
+    bound, in one line after the one saying it waits."""
+    home = _small_home(tmp_path / "home")
+    server = start_server()
+    try:
+        url = server.create_database("frozen_turn") + "&connect_timeout=2"
+        with holding(url):
+            syncing = subprocess.Popen(
+                [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--db", url, "--json"],
+                env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True)
+            assert syncing.stderr is not None
+            waits = syncing.stderr.readline()
+            assert waits.startswith("harkback: another sync or import is writing to "), waits
+            with server.frozen():
+                took, err = _ended(syncing)
+        assert syncing.returncode == 1, err
+        (line,) = err.splitlines()
+        assert line == ("harkback: cannot lock the store at postgresql://harkback@/frozen_turn"
+                        f"?host={server.socket_dir} for writing: no answer for 2 s, nor to a "
+                        "new connection within 2 s (is the server stopped, or out of "
+                        "reach?)"), line
+        assert took < BOUND_S
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
