@@ -45,8 +45,9 @@ def add_sync_command(commands: Any,
                      "Codex); only what changed is read; sessions whose files the agents "
                      "deleted are kept (--prune removes them)",
         epilog="one sync writes to a store at a time: a second one (cron beside a --watch) "
-               "says 'another sync is writing to STORE (pid N); waiting' on stderr and waits "
-               "its turn (--watch takes the turn per round of re-syncs); " + EXIT_STATUSES)
+               "says 'another sync or import is writing to STORE (pid N); the sync waits its "
+               "turn' on stderr and waits (--watch takes the turn per round of re-syncs; "
+               "import and ingest take it too); " + EXIT_STATUSES)
     with_db(sync)
     for flag, where in (("--hermes", "a Hermes state.db or home (default: $HERMES_HOME or "
                                      "~/.hermes)"),
@@ -69,7 +70,8 @@ def add_sync_command(commands: Any,
     sync.add_argument("--watch", action="store_true",
                       help="then keep the store current as the agents write, until Ctrl-C "
                            "(pip install 'harkback[watch]'); the store's sync lock is held "
-                           "per round, so another sync gets its turn in between")
+                           "per round, so another sync gets its turn in between; Ctrl-C "
+                           "ends it with status 1 while a source's last sync had failed")
     sync.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                       help="show progress bars (default: when stdout and stderr are terminals)")
     sync.add_argument("--json", action="store_true", help="print the counts as JSON")

@@ -102,7 +102,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     try:
         store = open_store(db_of(args), readonly=False, create=args.create, args=args)
         # It writes the marks a sync writes: the two take turns (see pipeline/sync_lock.py).
-        lock = SyncLock.joined(db_of(args), store)
+        lock = SyncLock.joined(db_of(args), store, command=args.command)
         try:
             # A store that keeps no ledger still imports; what was read is not remembered.
             ledger = store.import_ledger() or MemoryImportLedger()
@@ -119,8 +119,9 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
             lock.close()
             store.close()
             if unused and new is not None:
+                # Only the store: an import makes no lock file (SyncLock.joined locks one
+                # only when a sync made it), and a sync's file is not the import's to remove.
                 wiring.discard_new(new)
-                lock.discard()  # made with the store, unless another sync holds it
     finally:
         await release(embedder)
     return outcomes, embedded

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from harkback.pipeline import wiring
@@ -25,7 +26,7 @@ from harkback.pipeline.command_kit import (
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.store_guard import StoreFile
-from harkback.pipeline.sync import Located, describe, locate, payload, sync
+from harkback.pipeline.sync import Located, SourceReport, describe, locate, payload, sync
 from harkback.pipeline.sync_lock import SyncLock
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.imports import SourceKey
@@ -90,7 +91,6 @@ async def run_sync(args: argparse.Namespace) -> int:
     store_file = StoreFile.of(db_of(args)) if args.watch else None
     # One sync writes at a time (a dry run writes nothing: it takes no lock, makes no file).
     lock = SyncLock(None, db_of(args)) if args.dry_run else SyncLock.of(db_of(args), store)
-    unused = False
     try:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
@@ -98,11 +98,17 @@ async def run_sync(args: argparse.Namespace) -> int:
             reports = await sync(located, store, dry_run=args.dry_run, prune=args.prune,
                                  redact=settings_of(args).redact,
                                  progress=progress_wanted(args))
+            # A failed sync into a store it created, storing nothing, leaves no store
+            # behind (a watch that goes on may store sessions yet): decided and removed
+            # while the lock is held, before another sync may write to the store.
+            if (new is not None and not payload(reports)["success"]
+                    and not _watches(args, located, reports) and await holds_nothing(store)):
+                store.close()
+                wiring.discard_new(new)
+                lock.discard()  # made with the store, unless another sync holds it
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         shown = noted(args, payload(reports, dry_run=args.dry_run))
-        # A failed sync into a store it created, storing nothing, leaves no store behind.
-        unused = new is not None and not shown["success"] and await holds_nothing(store)
         if args.json:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:
@@ -121,27 +127,34 @@ async def run_sync(args: argparse.Namespace) -> int:
             print(line_of(f"harkback: sync of {failed.kind} at {failed.location} failed: "
                           f"{failed.error}{retried}"), file=sys.stderr)
         if args.watch:
-            if named_failed or not any(p.importers for p in located):
+            if not _watches(args, located, reports):
                 # Nothing to watch, or a source named by flag failed or is not there: say
                 # so, as plain sync does, rather than watch nothing until Ctrl-C.
                 return finished(False, skips)
-            unused = False  # the watch may store sessions yet: the store stays
-            skips += await watch(located, store, as_json=args.json,
-                                 redact=settings_of(args).redact, prune=args.prune,
-                                 name_skipped=lambda r: name_skips(r.skipped, r.skips,
-                                                                   verbose=args.verbose),
-                                 store_file=store_file, find=lambda: located_again(args),
-                                 failing=failing, lock=lock)
-            # Stopped by Ctrl-C, cleanly; skips were named as they came, and make the
-            # status "done with skips" as they do for sync.
-            return finished(True, skips)
+            watched = await watch(located, store, as_json=args.json,
+                                  redact=settings_of(args).redact, prune=args.prune,
+                                  name_skipped=lambda r: name_skips(r.skipped, r.skips,
+                                                                    verbose=args.verbose),
+                                  store_file=store_file, find=lambda: located_again(args),
+                                  failing=failing, lock=lock)
+            # Stopped by Ctrl-C, cleanly: the status sync would give now, failed while a
+            # source's last sync failed (its failure was printed when it came); skips were
+            # named as they came, and make it "done with skips" as they do for sync.
+            return finished(not watched.failing, skips + watched.skips)
     finally:
         lock.close()
         store.close()
-        if unused and new is not None:
-            wiring.discard_new(new)
-            lock.discard()  # made with the store, unless another sync holds it
     return finished(bool(shown["success"]), skips)
+
+
+def _watches(args: argparse.Namespace, located: Sequence[Located],
+             reports: Sequence[SourceReport]) -> bool:
+    """Whether ``sync --watch`` goes on watching after the first sync (``reports``): there
+    is something to watch, and every source a flag named was synced."""
+    if not args.watch:
+        return False
+    from harkback.pipeline.watch import failed_at_start
+    return any(p.importers for p in located) and not failed_at_start(located, reports)[1]
 
 
 def _one_line(shown: dict[str, object]) -> str:

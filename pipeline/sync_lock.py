@@ -8,12 +8,16 @@ newer marks in the ledger then say it is current. :class:`SyncLock` makes them t
   (``harkback.db.sync-lock``, holding the pid of the sync that writes); it is made only by
   a sync that writes, never by a read-only command; ``:memory:`` needs none;
 - a PostgreSQL store by a session-level advisory lock (:data:`PG_LOCK_CLASS` and a key made
-  of the store's schema), held on a connection of its own named after the process.
+  of the store's schema), held on a connection of its own named after the process and
+  bounded as the store's are: a server that stops answering ends the sync in one line.
 
-A sync that finds the lock taken says once on stderr ``harkback: another sync is writing
-to STORE (pid N); waiting`` and waits its turn (Ctrl-C stops it, status 130). ``--watch``
-takes the lock for each round, not for the whole watch, so a cron job's sync gets its turn
-between two rounds.
+``import`` and ``ingest`` write the marks a sync writes: they take the same lock, a
+PostgreSQL store's always, a SQLite store's once a sync has made its file
+(:meth:`SyncLock.joined`). One that finds the lock taken says once on stderr ``harkback:
+another sync or import is writing to STORE (pid N); the sync waits its turn`` (``the
+import``, ``the ingest``) and waits (Ctrl-C stops it, status 130). ``--watch`` takes the
+lock for each round, not for the whole watch, so a cron job's sync gets its turn between
+two rounds.
 
 >>> lock_file("/data/h.db").name
 'h.db.sync-lock'
@@ -28,15 +32,23 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_basics import CliError
 from harkback.pipeline.terminal import line_of
 from harkback.stages.ports import SessionStore
 
+if TYPE_CHECKING:  # psycopg is imported only when a PostgreSQL store is synced
+    from harkback.adapters.stores.postgres_connection import Bounds
+    from harkback.adapters.stores.postgres_watchdog import Watchdog
+
 POLL_S = 0.1
 """How often a waiting sync tries the lock again."""
+
+REOPEN_TRIES = 50
+"""How many times in a row a lock file found removed or replaced once locked is opened
+again: a sync's removal happens once, so a name replaced every time is something else's."""
 
 PG_LOCK_CLASS = 0x68617262
 """The first key of the PostgreSQL advisory lock ("harb"); the second is made of the schema."""
@@ -89,16 +101,22 @@ class FileTurn:
         try:
             fd = self._opened()
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            reopened = 0
             while not self._same_file(fd):
                 # Removed (with a store a failed first sync made) or replaced after it was
                 # opened: a lock on it keeps out no one who opens the name now.
                 self.close()
+                if reopened == REOPEN_TRIES:
+                    raise CliError(f"cannot lock {self.path} for writing: it was removed or "
+                                   f"replaced each of {REOPEN_TRIES + 1} times it was locked "
+                                   "(does another program recreate it?)")
+                reopened += 1
                 fd = self._opened()
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return _pid_in(self._fd) if self._fd is not None else "unknown"
         except OSError as error:
-            raise CliError(f"cannot lock {self.path} for the sync: "
+            raise CliError(f"cannot lock {self.path} for writing: "
                            f"{error.strerror or error}") from None
         if self._writable:  # another user's lock file (a shared store) is only locked
             with contextlib.suppress(OSError):  # the pid only informs: a full disk is no bar
@@ -172,14 +190,28 @@ def _pid_in(fd: int) -> str:
 
 
 class PostgresTurn:
-    """The PostgreSQL store's lock: an advisory lock on a connection of its own."""
+    """The PostgreSQL store's lock: an advisory lock on a connection of its own, bounded as
+    the store's are (:class:`~harkback.adapters.stores.postgres_connection.Bounds`): its
+    connect by ``connect_timeout``, each statement by the store's read bound and by a
+    :class:`~harkback.adapters.stores.postgres_watchdog.Watchdog` that cuts it when the
+    server stops answering (keepalives and a server-side ``statement_timeout`` see nothing
+    wrong with a frozen server). A release the server does not answer closes the
+    connection instead: the lock dies with its session."""
 
-    def __init__(self, url: str, where: str) -> None:
+    def __init__(self, url: str, where: str, bounds: Bounds | None = None) -> None:
         """Lock the store at ``url`` (``where``: the URL without its password), connected
-        on the first :meth:`take`."""
+        on the first :meth:`take`; ``bounds``: the store's (else the URL's and the
+        environment's)."""
+        from harkback.adapters.stores import postgres_connection as pg
+
         self.url = url
         self.where = where
+        if bounds is None:  # the store has checked the environment: a fault is not ours
+            found = pg.Bounds.of(url, os.environ).value_or(None)
+            bounds = found or pg.Bounds(pg.CONNECT_TIMEOUT_S, pg.READ_TIMEOUT_S, None)
+        self.bounds: Bounds = bounds
         self._connection: Any = None
+        self._watchdog: Watchdog | None = None
         self._held = False
         """Taken and not given back: taken again, the server would count it twice."""
 
@@ -189,6 +221,7 @@ class PostgresTurn:
         from psycopg import conninfo
 
         from harkback.adapters.stores.postgres_connection import first_line
+        from harkback.adapters.stores.postgres_watchdog import Unanswered
 
         if self._held:
             return None
@@ -199,39 +232,61 @@ class PostgresTurn:
                     self._connection = psycopg.connect(conninfo.make_conninfo(
                         self.url, application_name=PG_NAME.format(os.getpid()),
                         **connect_bound(self.url)), autocommit=True)
-                taken = self._connection.execute(
-                    f"SELECT pg_try_advisory_lock({PG_KEY})").fetchone()[0]
-                if taken:
+                if self._asked(f"SELECT pg_try_advisory_lock({PG_KEY})")[0]:
                     self._held = True
                     return None
-                row = self._connection.execute(PG_HOLDER).fetchone()
+                row = self._asked(PG_HOLDER)
                 break
-            except psycopg.Error as error:
-                self.close()
+            except (psycopg.Error, Unanswered) as error:
+                self._drop()
                 # A watch keeps the connection between rounds: one a restart or an idle
-                # timeout closed is opened again, once.
-                if not (kept and attempt == 1):
-                    raise CliError(f"cannot lock the store at {self.where} for the sync: "
+                # timeout closed is opened again, once (one the server left unanswered,
+                # not: the watchdog's reason says more than a new connect timing out).
+                if not (kept and attempt == 1) or isinstance(error, Unanswered):
+                    raise CliError(f"cannot lock the store at {self.where} for writing: "
                                    f"{first_line(error)}") from None
         pid = (str(row[0]) if row is not None else "").removeprefix(PG_NAME.format(""))
         return pid if pid.isdigit() else "unknown"
 
+    def _asked(self, statement: str) -> Any:
+        """The first row of ``statement``, run under the watchdog (see the class)."""
+        from harkback.adapters.stores.postgres_connection import answers
+        from harkback.adapters.stores.postgres_watchdog import Watchdog
+
+        if self._watchdog is None:
+            self._watchdog = Watchdog(lambda within: answers(self.url, within),
+                                      patience=self.bounds.connect or float("inf"))
+        with self._watchdog.watching(self._connection, self.bounds.read):
+            return self._connection.execute(statement).fetchone()
+
     def give_back(self) -> None:
-        """Release the advisory lock (a connection lost has released it already)."""
+        """Release the advisory lock (a connection lost has released it already); when the
+        server does not answer, by closing the connection."""
         import psycopg
+
+        from harkback.adapters.stores.postgres_watchdog import Unanswered
 
         if self._connection is not None and self._held:
             self._held = False
-            with contextlib.suppress(psycopg.Error):
-                self._connection.execute(f"SELECT pg_advisory_unlock({PG_KEY})")
+            try:
+                self._asked(f"SELECT pg_advisory_unlock({PG_KEY})")
+            except (psycopg.Error, Unanswered):
+                self._drop()
 
-    def close(self) -> None:
+    def _drop(self) -> None:
         """Close the connection (which releases the lock)."""
         self._held = False
         if self._connection is not None:
             with contextlib.suppress(Exception):  # closing a broken connection
                 self._connection.close()
             self._connection = None
+
+    def close(self) -> None:
+        """Close the connection (which releases the lock) and stop its watchdog."""
+        self._drop()
+        if self._watchdog is not None:
+            self._watchdog.close()
+            self._watchdog = None
 
 
 class SyncLock:
@@ -246,11 +301,13 @@ class SyncLock:
     True
     """
 
-    def __init__(self, turn: Turn | None, where: str, *,
+    def __init__(self, turn: Turn | None, where: str, *, command: str = "sync",
                  say: Callable[[str], None] | None = None, poll_s: float = POLL_S) -> None:
-        """Take turns through ``turn`` (None: no lock needed) on the store ``where``."""
+        """Take turns through ``turn`` (None: no lock needed) on the store ``where``, for
+        ``command`` (named in the line a wait prints)."""
         self.turn = turn
         self.where = where
+        self.command = command
         self.say = say or (lambda text: print(line_of(text), file=sys.stderr, flush=True))
         self.poll_s = poll_s
 
@@ -264,17 +321,17 @@ class SyncLock:
                        **options)
         url, where = getattr(store, "url", None), getattr(store, "where", None)
         if kind == "postgresql" and isinstance(url, str) and isinstance(where, str):
-            return cls(PostgresTurn(url, where), where, **options)
+            return cls(PostgresTurn(url, where, getattr(store, "bounds", None)), where,
+                       **options)
         return cls(None, target, **options)
 
     @classmethod
     def joined(cls, target: str, store: SessionStore, **options: Any) -> SyncLock:
         """The lock of ``store`` for ``import`` and ``ingest``: they take turns with the syncs
-        of a SQLite store that has a sync lock, but make no lock file beside one never
-        synced. Not on PostgreSQL: the lock's own connection has no bound yet on a server
-        that stops answering, and the store's writes do (they fail in one line)."""
+        of a PostgreSQL store (its lock leaves nothing behind) and of a SQLite store that has
+        a sync lock, but make no lock file beside one never synced."""
         lock = cls.of(target, store, **options)
-        if not (isinstance(lock.turn, FileTurn) and lock.turn.path.exists()):
+        if isinstance(lock.turn, FileTurn) and not lock.turn.path.exists():
             lock.close()
             return cls(None, target, **options)
         return lock
@@ -289,8 +346,8 @@ class SyncLock:
         said = False
         while (holder := await asyncio.to_thread(turn.take)) is not None:
             if not said:
-                self.say(f"harkback: another sync is writing to {self.where} (pid {holder}); "
-                         "waiting")
+                self.say(f"harkback: another sync or import is writing to {self.where} "
+                         f"(pid {holder}); the {self.command} waits its turn")
                 said = True
             await asyncio.sleep(self.poll_s)
         try:

@@ -194,6 +194,15 @@ class Resyncs:
         return True
 
 
+@attrs.frozen
+class Watched:
+    """How a watch ended: the damaged lines its re-syncs skipped, and the sources whose
+    last sync had failed when it was stopped (by key, with the error)."""
+
+    skips: int
+    failing: Mapping[SourceKey, str]
+
+
 async def watch(located: Sequence[Located], store: SessionStore, *, as_json: bool = False,
                 debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
                 redact: bool = True, prune: bool = False,
@@ -202,9 +211,10 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 find: Callable[[], Sequence[Located]] = lambda: (),
                 check_s: float = CHECK_S,
                 failing: Mapping[SourceKey, str] | None = None,
-                lock: SyncLock | None = None) -> int:
+                lock: SyncLock | None = None) -> Watched:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
-    how many damaged lines the re-syncs skipped. ``name_skipped`` is given each re-sync's
+    how many damaged lines the re-syncs skipped, and which sources were still failing
+    when it stopped. ``name_skipped`` is given each re-sync's
     report that skipped any, as it comes (the command names them on stderr). A
     ``store_file`` deleted or replaced while watching stops the watch (:class:`CliError`).
     ``find`` locates the sources again (sources it finds that ``located`` lacked are
@@ -236,7 +246,7 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
             if handler is not None:
                 signal.signal(sig, handler)
     print("stopped watching", file=sys.stderr, flush=True)
-    return resyncs.skips
+    return Watched(skips=resyncs.skips, failing=dict(resyncs.failing))
 
 
 async def _watch(layout: Layout, resyncs: Resyncs, find: Callable[[], Sequence[Located]], *,

@@ -13,13 +13,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
+import pytest
 
-from harkback.pipeline.sync_lock import PG_NAME, FileTurn, PostgresTurn
+from harkback.pipeline.command_basics import CliError
+from harkback.pipeline.sync_lock import PG_NAME, REOPEN_TRIES, FileTurn, PostgresTurn
 from tests.pipeline.sync_home import (
     CLAUDE_FILE,
     CLAUDE_SESSION,
@@ -74,8 +78,8 @@ def _waits_then_syncs(home: Path, db: str, stored: Callable[[], bool]) -> None:
             env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert syncing.stderr is not None
         said = syncing.stderr.readline()
-        assert said == (f"harkback: another sync is writing to {_shown(db)} "
-                        f"(pid {holder.pid}); waiting\n")
+        assert said == (f"harkback: another sync or import is writing to {_shown(db)} "
+                        f"(pid {holder.pid}); the sync waits its turn\n")
         time.sleep(1.0)
         assert syncing.poll() is None  # still waiting its turn
         assert not stored()
@@ -105,13 +109,7 @@ def test_a_second_sync_waits_on_postgresql(postgres_server: PostgresServer,
     """PostgreSQL: an advisory lock of the store's schema, on the server."""
     url = postgres_server.create_database(f"sync_lock_{next(_names)}")
     home = make_home(tmp_path / "home")
-
-    def stored() -> bool:
-        with psycopg.connect(url) as connection:
-            exists = connection.execute("SELECT to_regclass('sessions') IS NOT NULL").fetchone()
-            return bool(exists and exists[0] and connection.execute(
-                "SELECT count(*) FROM sessions").fetchone() != (0,))
-    _waits_then_syncs(home, url, stored)
+    _waits_then_syncs(home, url, lambda: _holds_sessions(url))
 
 
 def test_a_dry_run_makes_no_lock_file(tmp_path: Path) -> None:
@@ -151,7 +149,28 @@ def test_help_says_a_second_sync_waits() -> None:
     """``sync --help`` documents what a second sync does."""
     done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "sync", "--help"],
                           capture_output=True, text=True, check=False)
-    assert "another sync is writing" in " ".join(done.stdout.split())
+    assert "another sync or import is writing" in " ".join(done.stdout.split())
+
+
+def _import_waits_then_stores(home: Path, db: str, stored: Callable[[], bool],
+                              *command: str) -> None:
+    """``command`` (an import or ingest into ``db``) started while another process holds the
+    lock: it says whose turn it is, stores nothing while waiting, and stores once the holder
+    lets go."""
+    with holding(db) as holder:
+        importing = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", *command, "--db", db, "--json"],
+            env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert importing.stderr is not None
+        said = importing.stderr.readline()
+        assert said == (f"harkback: another sync or import is writing to {_shown(db)} "
+                        f"(pid {holder.pid}); the {command[0]} waits its turn\n")
+        time.sleep(1.0)
+        assert importing.poll() is None  # still waiting its turn
+        assert not stored()
+    out, err = importing.communicate(timeout=120)
+    assert json.loads(out)["success"], err
+    assert stored()
 
 
 def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
@@ -159,20 +178,81 @@ def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
     nothing while a sync holds the lock."""
     home = make_home(tmp_path / "home")
     db = tmp_path / "h.db"
-    with holding(str(db)) as holder:
-        importing = subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "import", "claude-code",
-             str(home / ".claude" / "projects"), "--db", str(db), "--json"],
-            env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert importing.stderr is not None
-        said = importing.stderr.readline()
-        assert said == f"harkback: another sync is writing to {db} (pid {holder.pid}); waiting\n"
-        time.sleep(1.0)
-        assert importing.poll() is None  # still waiting its turn
-        assert not found_ids(db, "refresh path untested")
-    out, err = importing.communicate(timeout=120)
-    assert json.loads(out)["sources"], err
-    assert found_ids(db, "refresh path untested")
+    _import_waits_then_stores(home, str(db), lambda: bool(
+        found_ids(db, "refresh path untested")),
+        "import", "claude-code", str(home / ".claude" / "projects"))
+
+
+@pytest.mark.parametrize("kind", ["import", "ingest"])
+def test_an_import_and_an_ingest_wait_on_postgresql(postgres_server: PostgresServer,
+                                                     tmp_path: Path, kind: str) -> None:
+    """They took no PostgreSQL lock (its connection had no bound on a frozen server): an
+    import or ingest beside a sync could store an older copy of a session after the sync
+    stored a newer one. They take their turn now, as on SQLite."""
+    home = make_home(tmp_path / "home")
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "the quokka gateway times out"}]}) + "\n",
+        encoding="utf-8")
+    args = (("import", "claude-code", str(home / ".claude" / "projects")) if kind == "import"
+            else ("ingest", str(source)))
+    url = postgres_server.create_database(f"sync_lock_{next(_names)}")
+    _import_waits_then_stores(home, url, lambda: _holds_sessions(url), *args)
+
+
+def _holds_sessions(url: str) -> bool:
+    with psycopg.connect(url) as connection:
+        exists = connection.execute("SELECT to_regclass('sessions') IS NOT NULL").fetchone()
+        return bool(exists and exists[0] and connection.execute(
+            "SELECT count(*) FROM sessions").fetchone() != (0,))
+
+
+def test_a_failed_import_leaves_the_lock_file_a_sync_made(tmp_path: Path) -> None:
+    """An import that fails into a store it created removes that store, and only it: it
+    removed the lock file a sync had made beside the path too (the store since deleted by
+    hand), which the import had not made."""
+    made = tmp_path / "h.db.sync-lock"
+    made.write_text("4242\n")  # a sync's, left when its store was deleted
+    (tmp_path / "state.db").write_text("not a database\n")
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "import", "hermes",
+                           str(tmp_path / "state.db"), "--db", str(tmp_path / "h.db")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db.sync-lock", "state.db"]
+
+
+NEXT = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+print("ready", flush=True)
+while not os.pread(fd, 32, 0).strip():  # until a sync has taken the lock (its pid)
+    time.sleep(0.001)
+fcntl.flock(fd, fcntl.LOCK_EX)  # the next in turn: woken as the lock is given back
+print("there" if os.path.exists(sys.argv[2]) else "gone", flush=True)
+"""
+
+
+def test_a_failed_first_sync_removes_its_store_before_giving_the_lock_back(
+        tmp_path: Path) -> None:
+    """A first sync that failed, storing nothing, took its new store away after it gave the
+    lock back: the sync next in turn could write to it meanwhile, and lose what it wrote.
+    The store is gone (with the lock file) by the time the next one holds the lock."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "state.db").write_text("not a database\n")
+    made = tmp_path / "h.db.sync-lock"
+    made.write_bytes(b"")  # left by a sync of a store since deleted: the next one waits on it
+    db = tmp_path / "h.db"
+    following = subprocess.Popen([sys.executable, "-c", NEXT, str(made), str(db)],
+                                 stdout=subprocess.PIPE, text=True)
+    assert following.stdout is not None and following.stdout.readline() == "ready\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--hermes",
+         str(tmp_path / "state.db"), "--db", str(db)],
+        env=environment(tmp_path / "home"), capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    out, _ = following.communicate(timeout=60)
+    assert out == "gone\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "state.db"]
 
 
 def test_a_lock_file_removed_while_one_waits_is_taken_afresh(tmp_path: Path) -> None:
@@ -202,6 +282,40 @@ def test_a_lock_file_another_sync_holds_is_not_removed(tmp_path: Path) -> None:
     assert later.take() is not None
     for turn in (holder, later):
         turn.close()
+
+
+def test_a_lock_file_replaced_each_time_it_is_locked_ends_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Something that puts a new file in the lock file's place each time it is opened kept
+    ``take`` opening it again for good; it gives up after a bound, in one line."""
+    path = tmp_path / "h.db.sync-lock"
+    opened = os.open
+    replaced = itertools.count()
+
+    def open_then_replace(name: Any, flags: int, mode: int = 0o777, **kw: Any) -> int:
+        fd = opened(name, flags, mode, **kw)
+        if Path(name) == path:  # a new file takes the name, right after it is opened
+            fresh = tmp_path / f"fresh-{next(replaced)}"
+            fresh.write_bytes(b"")
+            fresh.replace(path)
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_replace)
+    turn, outcome = FileTurn(path), []
+
+    def take() -> None:
+        try:
+            outcome.append(turn.take())
+        except CliError as error:
+            outcome.append(str(error))
+    taking = threading.Thread(target=take, daemon=True)
+    taking.start()
+    taking.join(timeout=30)
+    assert not taking.is_alive(), "still opening the lock file again"
+    monkeypatch.undo()
+    assert outcome == [f"cannot lock {path} for writing: it was removed or replaced each of "
+                       f"{REOPEN_TRIES + 1} times it was locked (does another program "
+                       "recreate it?)"]
 
 
 def test_a_watch_locks_again_after_its_connection_was_closed(
