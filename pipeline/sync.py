@@ -31,6 +31,7 @@ from harkback.pipeline.importing import (
     importers_for,
     run_import,
 )
+from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
@@ -136,11 +137,13 @@ def _report(outcome: ImportOutcome, removed: int, seconds: float,
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,
                progress: bool | None = None, clock: Callable[[], float] = time.time,
-               redact: bool = True) -> tuple[SourceReport, ...]:
+               redact: bool = True, memo: RedactionMemo | None = None
+               ) -> tuple[SourceReport, ...]:
     """Import what changed in each located source and remove what is gone from it.
 
     ``dry_run`` reads and compares, and counts what would be removed, writing nothing;
-    secrets are redacted as by every import unless ``redact`` is False.
+    secrets are redacted as by every import unless ``redact`` is False (``memo``: see
+    :class:`~harkback.pipeline.redacting.RedactionMemo`).
     """
     ledger = store.import_ledger()
     if ledger is None:
@@ -155,18 +158,19 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
             continue
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
-                                          progress=progress, clock=clock, redact=redact))
+                                          progress=progress, clock=clock, redact=redact,
+                                          memo=memo))
     return tuple(reports)
 
 
 async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                    dry_run: bool = False, progress: bool | None = None,
-                   clock: Callable[[], float] = time.time, redact: bool = True
-                   ) -> SourceReport:
+                   clock: Callable[[], float] = time.time, redact: bool = True,
+                   memo: RedactionMemo | None = None) -> SourceReport:
     """Sync one importer's source (see :func:`sync`)."""
     started = time.perf_counter()
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
-                               dry_run=dry_run, redact=redact)
+                               dry_run=dry_run, redact=redact, memo=memo)
     removed, error = 0, None
     if outcome.ok and outcome.gone:
         result = await remove_gone(importer.key, outcome.gone, store, ledger, dry_run=dry_run)
