@@ -5,15 +5,13 @@ written by their tails and their texts' redactions reused, with the same result.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harkback.adapters.stores.memory import MemoryStore
-from harkback.adapters.stores.postgres import PostgresStore
-from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.sync import locate, sync
 from harkback.stages.ports import RecentQuery, SessionStore
@@ -21,7 +19,7 @@ from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.redact.scrub import redact
 from harkback.stages.tails import Tail
 from tests.adapters.stores.store_contract import ok
-from tests.support.postgres_server import emptied
+from tests.adapters.stores.test_store_contract import fresh_store
 
 SID = "0f0e0d0c-0000-4000-8000-000000000001"
 Step = Callable[[Path], None]
@@ -82,18 +80,9 @@ STEPS: tuple[Step, ...] = (
 
 
 @pytest.fixture(params=("memory", "sqlite", "postgres"))
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
     """The store synced step by step, of each kind."""
-    if request.param == "memory":
-        yield MemoryStore()
-    elif request.param == "sqlite":
-        with SqliteStore.open(tmp_path / "synced.db").unwrap() as opened:
-            yield opened
-    else:
-        url = request.getfixturevalue("postgres_database")
-        with PostgresStore.open(url).unwrap() as pg:
-            emptied(url)
-            yield pg
+    yield from fresh_store(request.param, request, tmp_path)
 
 
 async def held(store: SessionStore) -> tuple[tuple[Session, ...], tuple[Message, ...]]:
