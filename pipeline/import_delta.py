@@ -13,6 +13,7 @@ import attrs
 
 from harkback.stages.ports import IngestReport
 from harkback.stages.records import Conversation, Message, Session, dated
+from harkback.stages.tails import Tail, tail_of
 
 
 @attrs.frozen(kw_only=True)
@@ -90,6 +91,37 @@ def compare(batch: Sequence[Conversation], stored: Sequence[Session],
         if differs:
             changed.append(conversation)
     return attrs.evolve(delta, changed=tuple(changed), replaced=tuple(replaced))
+
+
+def split_tails(changed: Sequence[Conversation], stored: Sequence[Session],
+                stored_messages: Sequence[Message]) -> tuple[tuple[Tail, ...],
+                                                             tuple[Conversation, ...]]:
+    """``changed`` (compared with ``stored``, as :func:`compare` gives it) split in the tails
+    of stored sessions that kept some of their first messages, and the rest: new sessions,
+    sessions that changed from their first message, or whose source changed (written whole).
+
+    >>> from harkback.stages.records import Message
+    >>> hi = Message(session_id="s", position=0, role="user", content="hi")
+    >>> grown = Conversation(Session(id="s"), (hi, attrs.evolve(hi, position=1)))
+    >>> tails, whole = split_tails([grown], [Session(id="s")], [hi])
+    >>> [(t.since, t.kept, len(t.conversation.messages)) for t in tails], whole
+    ([(1, 1, 1)], ())
+    """
+    sources = {s.id: s.source for s in stored}
+    before: dict[str, dict[int, Message]] = {}
+    for message in stored_messages:
+        before.setdefault(message.session_id, {})[message.position] = message
+    tails: list[Tail] = []
+    whole: list[Conversation] = []
+    for conversation in changed:
+        session = conversation.session
+        tail = (tail_of(conversation, before.get(session.id, {}))
+                if sources.get(session.id, object()) == session.source else None)
+        if tail is not None and tail.kept:
+            tails.append(tail)
+        else:
+            whole.append(conversation)
+    return tuple(tails), tuple(whole)
 
 
 def settled(delta: Delta, compared: Sequence[Session], report: IngestReport) -> Delta:

@@ -43,17 +43,18 @@ from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.pipeline.import_delta import Delta as Delta  # the outcome's counts
 from harkback.pipeline.import_delta import compare as compare
-from harkback.pipeline.import_delta import raced_note, settled
+from harkback.pipeline.import_delta import raced_note, settled, split_tails
 from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
-from harkback.pipeline.redacting import Redacted
+from harkback.pipeline.redacting import Redacted, RedactionMemo
 from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import QueryRejected, SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
-from harkback.stages.ports import SessionStore
-from harkback.stages.records import Conversation
+from harkback.stages.ports import IngestReport, SessionStore
+from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts
 from harkback.stages.stage import as_result
+from harkback.stages.tails import TailWriter
 
 KINDS = ("hermes", "claude-code", "codex", "jsonl")
 
@@ -153,12 +154,13 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
                      full: bool = False, progress: bool | None = None,
                      clock: Callable[[], float] = time.time,
                      stream: TextIO | None = None, dry_run: bool = False,
-                     redact: bool = True) -> ImportOutcome:
+                     redact: bool = True, memo: RedactionMemo | None = None) -> ImportOutcome:
     """Import what changed in ``importer``'s source into ``store``; never raises for I/O.
 
     ``full`` reads everything again (the store still rewrites only what differs);
     ``dry_run`` reads and compares but writes nothing, to the store or the ledger;
-    secrets are redacted before anything is compared or stored, unless ``redact`` is False.
+    secrets are redacted before anything is compared or stored, unless ``redact`` is False
+    (``memo``: what a watch's earlier syncs redacted, see :class:`RedactionMemo`).
     """
     key = importer.key
     outcome = ImportOutcome(key=key)
@@ -178,7 +180,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
                        stream=stream or sys.stderr)
         try:
             outcome = await _store_units(plan, worker, store, None if dry_run else ledger,
-                                         outcome, bar, clock, Redacted(enabled=redact))
+                                         outcome, bar, clock, Redacted(enabled=redact, memo=memo))
         finally:
             bar.finish()
             # The importer's generator closes its files and connections on its own thread.
@@ -229,7 +231,7 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     if ledger is None:
         return Success(delta)
     if delta.changed:
-        written = as_result(await store.ingest(delta.changed).awaitable())
+        written = await _write(delta.changed, store, sessions.unwrap(), messages.unwrap())
         if isinstance(written, Failure):
             return Failure(written.failure())
         delta = settled(delta, sessions.unwrap(), written.unwrap())
@@ -238,6 +240,28 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
         return Failure(kept.failure())
     restored = await _restore_removed(unit.conversations, store)
     return Failure(restored.failure()) if isinstance(restored, Failure) else Success(delta)
+
+
+async def _write(changed: Sequence[Conversation], store: SessionStore,
+                 stored: Sequence[Session], stored_messages: Sequence[Message]
+                 ) -> Result[IngestReport, StoreUnavailable]:
+    """Store ``changed``: a session that kept its first messages as they are stored (one
+    that grew, above all) by its tail where the store can (:class:`TailWriter`), the rest
+    whole. One line appended to a 30 MB transcript then writes that line, not 18,000."""
+    writer = store if isinstance(store, TailWriter) else None
+    tails, whole = (split_tails(changed, stored, stored_messages) if writer is not None
+                    else ((), tuple(changed)))
+    report = IngestReport()
+    if writer is not None and tails:
+        written = as_result(await writer.ingest_tails(tails).awaitable())
+        if isinstance(written, Failure):
+            return Failure(written.failure())
+        done = written.unwrap()
+        # None: another writer changed a session since it was compared; written whole.
+        report, whole = (done, whole) if done is not None else (report, tuple(changed))
+    if not whole:
+        return Success(report)
+    return as_result(await store.ingest(whole).awaitable()).map(lambda rest: report + rest)
 
 
 async def _restore_removed(batch: Sequence[Conversation], store: SessionStore

@@ -33,6 +33,7 @@ from harkback.pipeline.importing import (
     importers_for,
     run_import,
 )
+from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.sync_gone import Gone, settle_gone
 from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import StoreUnavailable
@@ -144,12 +145,14 @@ def _report(outcome: ImportOutcome, gone: Gone, seconds: float,
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,
                progress: bool | None = None, clock: Callable[[], float] = time.time,
-               redact: bool = True, prune: bool = False) -> tuple[SourceReport, ...]:
+               redact: bool = True, prune: bool = False,
+               memo: RedactionMemo | None = None) -> tuple[SourceReport, ...]:
     """Import what changed in each located source; keep what is gone from it, or remove
     it when ``prune`` (see :mod:`~harkback.pipeline.sync_gone`).
 
     ``dry_run`` reads and compares, and counts what would be kept or removed, writing
-    nothing; secrets are redacted as by every import unless ``redact`` is False.
+    nothing; secrets are redacted as by every import unless ``redact`` is False (``memo``: see
+    :class:`~harkback.pipeline.redacting.RedactionMemo`).
     """
     ledger = store.import_ledger()
     if ledger is None:
@@ -165,18 +168,18 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
                                           progress=progress, clock=clock, redact=redact,
-                                          prune=prune))
+                                          prune=prune, memo=memo))
     return tuple(reports)
 
 
 async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                    dry_run: bool = False, progress: bool | None = None,
                    clock: Callable[[], float] = time.time, redact: bool = True,
-                   prune: bool = False) -> SourceReport:
+                   prune: bool = False, memo: RedactionMemo | None = None) -> SourceReport:
     """Sync one importer's source (see :func:`sync`)."""
     started = time.perf_counter()
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
-                               dry_run=dry_run, redact=redact)
+                               dry_run=dry_run, redact=redact, memo=memo)
     gone, error = Gone(), None
     # Nothing gone (an unchanged source): its marks are not read a second time.
     if outcome.ok and (outcome.gone or outcome.withdrawn or prune):

@@ -25,6 +25,7 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
+from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, SourceReport, describe, locate, payload, sync
 from harkback.pipeline.sync_lock import SyncLock
@@ -91,12 +92,14 @@ async def run_sync(args: argparse.Namespace) -> int:
     store_file = StoreFile.of(db_of(args)) if args.watch else None
     # One sync writes at a time (a dry run writes nothing: it takes no lock, makes no file).
     lock = SyncLock(None, db_of(args)) if args.dry_run else SyncLock.of(db_of(args), store)
+    # A watch syncs its largest transcripts again and again: what it redacted is kept.
+    memo = RedactionMemo() if args.watch else None
     try:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
         async with lock.held():
             reports = await sync(located, store, dry_run=args.dry_run, prune=args.prune,
-                                 redact=settings_of(args).redact,
+                                 redact=settings_of(args).redact, memo=memo,
                                  progress=progress_wanted(args))
             # A failed sync into a store it created, storing nothing, leaves no store
             # behind (a watch that goes on may store sessions yet): decided and removed
@@ -136,7 +139,7 @@ async def run_sync(args: argparse.Namespace) -> int:
                                   name_skipped=lambda r: name_skips(r.skipped, r.skips,
                                                                     verbose=args.verbose),
                                   store_file=store_file, find=lambda: located_again(args),
-                                  failing=failing, lock=lock)
+                                  failing=failing, lock=lock, memo=memo)
             # Stopped by Ctrl-C, cleanly: the status sync would give now, failed while a
             # source's last sync failed (its failure was printed when it came); skips were
             # named as they came, and make it "done with skips" as they do for sync.

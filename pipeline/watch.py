@@ -39,6 +39,7 @@ import attrs
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
 from harkback.pipeline.command_basics import CliError
+from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, SourceReport, gone_line, sync_one
 from harkback.pipeline.sync_lock import SyncLock
@@ -145,6 +146,7 @@ class Resyncs:
     stop: asyncio.Event
     redact: bool = True
     prune: bool = False
+    memo: RedactionMemo | None = None
     as_json: bool = False
     name_skipped: Callable[[SourceReport], None] | None = None
     store_file: StoreFile | None = None
@@ -178,7 +180,8 @@ class Resyncs:
                 return False
             self.guard()
             report = await sync_one(importer, self.store, self.ledger, progress=False,
-                                    redact=self.redact, prune=self.prune)
+                                    redact=self.redact, prune=self.prune,
+                                    memo=self.memo)
             self.skips += report.skips
             if report.skips and self.name_skipped is not None:
                 self.name_skipped(report)
@@ -211,7 +214,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 find: Callable[[], Sequence[Located]] = lambda: (),
                 check_s: float = CHECK_S,
                 failing: Mapping[SourceKey, str] | None = None,
-                lock: SyncLock | None = None) -> Watched:
+                lock: SyncLock | None = None, memo: RedactionMemo | None = None
+                ) -> Watched:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
     how many damaged lines the re-syncs skipped, and which sources were still failing
     when it stopped. ``name_skipped`` is given each re-sync's
@@ -220,7 +224,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     ``find`` locates the sources again (sources it finds that ``located`` lacked are
     watched too), every ``check_s`` seconds, and tries again the sources ``failing``
     (key: the error the first sync met), as those whose re-sync fails. ``lock`` (the
-    store's sync lock) is held for each round of re-syncs."""
+    store's sync lock) is held for each round of re-syncs; ``memo`` keeps what they redacted
+    (:class:`~harkback.pipeline.redacting.RedactionMemo`)."""
     ledger = store.import_ledger()
     if ledger is None:
         raise ValueError("sync needs a store that remembers imports")
@@ -232,7 +237,7 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     for sig in before:
         loop.add_signal_handler(sig, stop.set)
     resyncs = Resyncs(store=store, ledger=ledger, stop=stop, redact=redact, prune=prune,
-                      as_json=as_json,
+                      memo=memo, as_json=as_json,
                       name_skipped=name_skipped, store_file=store_file,
                       failing=dict(failing or {}), lock=lock or SyncLock(None, ""))
     layout: Layout | None = Layout.of(i for place in located for i in place.importers)

@@ -48,6 +48,7 @@ from harkback.stages.lineage import first_of_loop
 from harkback.stages.query import Node, evaluate
 from harkback.stages.scope import in_scope
 from harkback.stages.stats import StoreStats, count_sessions
+from harkback.stages.tails import Tail, mended_tails
 
 T = TypeVar("T")
 
@@ -350,6 +351,33 @@ class MemoryStore(MemoryVectors):
             written += len(indexed)
         return ports.IngestReport(added=len(batch) - updated, updated=updated, messages=written,
                                   replaced=replaced)
+
+    def ingest_tails(self, tails: Sequence[Tail]
+                     ) -> FutureResult[ports.IngestReport | None, StoreUnavailable]:
+        """Store the tails of sessions that grew (:class:`~harkback.stages.tails.TailWriter`);
+        the messages below a tail keep their row ids, as in the SQLite store."""
+        batch = mended_tails(tails)
+        return self._run(lambda: self._store_tails(batch))
+
+    def _store_tails(self, tails: Sequence[Tail]) -> ports.IngestReport | None:
+        below = {t.conversation.session.id: tuple(i for i in self._messages.get(
+            t.conversation.session.id, ()) if i.message.position < t.since) for t in tails}
+        if any(t.conversation.session.id not in self._sessions
+               or len(below[t.conversation.session.id]) != t.kept for t in tails):
+            return None
+        self._ingests += 1
+        self._order = None
+        for session, messages in ((t.conversation.session, t.conversation.messages)
+                                  for t in tails):
+            kept = below[session.id]
+            self._drop_stale_vectors(records.Conversation(
+                session, (*(i.message for i in kept), *messages)))
+            self._sessions[session.id] = session
+            self._messages[session.id] = (*kept, *(
+                Indexed.of(self._next_row_id + n, m) for n, m in enumerate(messages)))
+            self._next_row_id += len(messages)
+        return ports.IngestReport(updated=len(tails), replaced=frozenset(below), messages=sum(
+            len(t.conversation.messages) for t in tails))
 
     def _drop_stale_vectors(self, conversation: records.Conversation) -> None:
         # A vector describes its message's content: it goes when the message does or

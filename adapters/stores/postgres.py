@@ -55,6 +55,7 @@ from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
+from harkback.stages.tails import Tail, mended_tails
 
 T = TypeVar("T")
 
@@ -221,6 +222,15 @@ class PostgresStore(Closing):
             return self.run(lambda connection: postgres_writes.write(connection, batch),
                             long=True)
         return FutureResult(self._write_merging(batch))
+
+    def ingest_tails(self, tails: Sequence[Tail]
+                     ) -> FutureResult[ports.IngestReport | None, StoreUnavailable]:
+        """Store the tails of sessions that grew (:class:`~harkback.stages.tails.TailWriter`)."""
+        if self.readonly:
+            return self._refused("ingest")
+        batch = mended_tails(tails)
+        return self.run(lambda connection: postgres_writes.write_tails(connection, batch),
+                        long=True)
 
     async def _write_merging(self, batch: Sequence[records.Conversation]
                              ) -> Result[ports.IngestReport, StoreUnavailable]:

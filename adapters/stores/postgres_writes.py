@@ -1,4 +1,5 @@
-"""Ingest in the PostgreSQL store: one transaction per batch that replaces whole sessions.
+"""Ingest in the PostgreSQL store: one transaction per batch that replaces whole sessions
+(or only their tails: :func:`write_tails`).
 
 The batch runs under the store's advisory write lock (writers take turns; readers see the
 batch all at once or not at all, never half a session). Re-ingesting a session is an
@@ -23,6 +24,7 @@ from harkback.adapters.stores.sql.statement import SqlValue
 from harkback.adapters.stores.sql.writes import plan_write
 from harkback.stages.ports import IngestReport
 from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.tails import Tail
 from harkback.stages.text.tokens import index_tokens
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -119,28 +121,66 @@ def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport
         stored = [(row[0], message_from_row(read_text(row[1:]))) for row in connection.execute(
             f"SELECT id, {MESSAGE_COLUMNS} FROM messages WHERE session_id = ANY(%s::text[])",
             (list(old_titles),))]
-        next_id = connection.execute(
-            "SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]  # type: ignore[index]
-        plan = plan_write(batch, stored, next_id)
-        # Only when there is a row to drop: any DELETE tells readers that rows went.
-        dropped = connection.execute(
-            "DELETE FROM messages WHERE id = ANY(%s::bigint[]) RETURNING length",
-            (list(plan.dropped),)).fetchall() if plan.dropped else []
-        sessions = [c.session for c in batch]
-        titles = [title_tokens(s) for s in sessions]
-        with connection.cursor() as cursor:
-            cursor.executemany(_UPSERT_SESSION, [
-                (*stored_text(session_row(s)), tsvector_literal(t), len(t))
-                for s, t in zip(sessions, titles, strict=True)])
-        new_tokens = _write_messages(connection, plan.messages, dict(plan.index),
-                                     {row_id: m for row_id, m in stored},
-                                     [m for c in batch for m in c.messages])
-        connection.execute(_TOTALS, (
-            len(plan.index) - len(dropped), new_tokens - sum(r[0] for r in dropped),
-            len(batch) - len(old_titles),
-            sum(map(len, titles)) - sum(old_titles.values())))
+        written = _replace(connection, batch, stored, old_titles)
     return IngestReport(added=len(batch) - len(old_titles), updated=len(old_titles),
-                        messages=len(plan.messages), replaced=frozenset(map(restore, old_titles)))
+                        messages=written, replaced=frozenset(map(restore, old_titles)))
+
+
+def write_tails(connection: Connection, tails: Sequence[Tail]) -> IngestReport | None:
+    """Store each tail's session and its messages from ``since`` on, in one transaction
+    (see :class:`~harkback.stages.tails.TailWriter`); None, writing nothing, when the store
+    does not hold a tail's ``kept`` messages below ``since``."""
+    if not tails:
+        return IngestReport()
+    with connection.transaction():
+        take_write_lock(connection, _LOCK_AND_COMPRESSION)
+        old_titles: dict[str, int] = {}
+        stored: list[tuple[int, Message]] = []
+        for tail in tails:
+            sid = storable(tail.conversation.session.id)
+            held = connection.execute(_KEPT_BELOW, (sid, sid, tail.since)).fetchone()
+            if held is None or held[0] is None or held[1] != tail.kept:
+                return None
+            old_titles[sid] = held[0]
+            stored += [(row[0], message_from_row(read_text(row[1:])))
+                       for row in connection.execute(_MESSAGES_FROM, (sid, tail.since))]
+        written = _replace(connection, [t.conversation for t in tails], stored, old_titles)
+    return IngestReport(updated=len(tails), messages=written,
+                        replaced=frozenset(map(restore, old_titles)))
+
+
+_KEPT_BELOW = ("SELECT (SELECT length FROM sessions WHERE id = %s), "
+               "(SELECT COUNT(*) FROM messages WHERE session_id = %s AND position < %s)")
+
+_MESSAGES_FROM = (f"SELECT id, {MESSAGE_COLUMNS} FROM messages "
+                  "WHERE session_id = %s AND position >= %s")
+
+
+def _replace(connection: Connection, batch: Sequence[Conversation],
+             stored: Sequence[tuple[int, Message]], old_titles: dict[str, int]) -> int:
+    """Replace the ``stored`` messages (row id, message) by the batch's messages, upsert the
+    batch's sessions (``old_titles``: the stored ones' title token counts) and keep the
+    index totals, inside the caller's transaction; returns the message rows written."""
+    next_id = connection.execute(
+        "SELECT COALESCE(MAX(id), 0) + 1 FROM messages").fetchone()[0]  # type: ignore[index]
+    plan = plan_write(batch, stored, next_id)
+    # Only when there is a row to drop: any DELETE tells readers that rows went.
+    dropped = connection.execute(
+        "DELETE FROM messages WHERE id = ANY(%s::bigint[]) RETURNING length",
+        (list(plan.dropped),)).fetchall() if plan.dropped else []
+    sessions = [c.session for c in batch]
+    titles = [title_tokens(s) for s in sessions]
+    with connection.cursor() as cursor:
+        cursor.executemany(_UPSERT_SESSION, [
+            (*stored_text(session_row(s)), tsvector_literal(t), len(t))
+            for s, t in zip(sessions, titles, strict=True)])
+    new_tokens = _write_messages(connection, plan.messages, dict(plan.index),
+                                 {row_id: m for row_id, m in stored},
+                                 [m for c in batch for m in c.messages])
+    connection.execute(_TOTALS, (
+        len(plan.index) - len(dropped), new_tokens - sum(r[0] for r in dropped),
+        len(batch) - len(old_titles), sum(map(len, titles)) - sum(old_titles.values())))
+    return len(plan.messages)
 
 
 def _write_messages(connection: Connection, rows: Sequence[tuple[SqlValue, ...]],

@@ -55,22 +55,22 @@ from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot, versioned
 from harkback.adapters.stores.sqlite_voicing import readable, readable_stats
-from harkback.adapters.stores.sqlite_writes import merge_pending, write
+from harkback.adapters.stores.sqlite_writes import merge_pending, write, write_tails
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
+from harkback.stages.tails import Tail, mended_tails
 
 T = TypeVar("T")
+R = TypeVar("R", bound=ports.IngestReport | None)
 
 
 class SqliteStore(Closing):
-    """A :class:`~harkback.stages.ports.SessionStore` and
-    :class:`~harkback.stages.ports.VectorStore` kept in a SQLite file.
-
-    Build it with :meth:`open`; close it with :meth:`close` or a ``with`` block.
-    """
+    """A :class:`~harkback.stages.ports.SessionStore` and :class:`~harkback.stages.ports.
+    VectorStore` (and :class:`~harkback.stages.tails.TailWriter`) kept in a SQLite file.
+    Build it with :meth:`open`; close it with :meth:`close` or a ``with`` block."""
 
     def __init__(self, *, path: Path, readonly: bool, executor: ThreadPoolExecutor,
                  connection: sqlite3.Connection, patience: Patience,
@@ -203,10 +203,6 @@ class SqliteStore(Closing):
         self._connection, self._watch = connection, watch
         self._matrices.clear()
 
-    def _run_checked(self, work: Callable[[sqlite3.Connection], Result[T, StoreUnavailable]]
-                     ) -> FutureResult[T, StoreUnavailable]:
-        return self._run(work).bind_result(identity)
-
     def run(self, work: Callable[[sqlite3.Connection], T], *, write: bool = False
             ) -> FutureResult[T, StoreUnavailable]:
         """Run ``work`` on the store's connection thread (for adapters sharing the file).
@@ -266,30 +262,40 @@ class SqliteStore(Closing):
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
         """Store conversations in one transaction; a session id already stored is replaced."""
-        if self.readonly:
-            return FutureResult.from_failure(StoreUnavailable(
-                f"the store at {self.path} was opened read-only; it cannot ingest"))
         batch = records.storable(conversations)
+        return self._write(lambda connection: write(connection, batch))
 
-        def work(connection: sqlite3.Connection) -> ports.IngestReport:
-            self._writes += 1
-            report = write(connection, batch)
-            self._written += report.messages
+    def ingest_tails(self, tails: Sequence[Tail]
+                     ) -> FutureResult[ports.IngestReport | None, StoreUnavailable]:
+        """Store the tails of sessions that grew (:class:`~harkback.stages.tails.TailWriter`)."""
+        batch = mended_tails(tails)
+        return self._write(lambda connection: write_tails(connection, batch))
+
+    def _write(self, work: Callable[[sqlite3.Connection], R]) -> FutureResult[R, StoreUnavailable]:
+        if self.readonly:
+            return self._refused("cannot ingest")
+
+        def counted(connection: sqlite3.Connection) -> R:
+            report = work(connection)
+            self._written += report.messages if report is not None else 0
             return report
-        return self._run(self._patiently(work))
+        return self.run(counted, write=True)
+
+    def _refused(self, why: str) -> FutureResult[T, StoreUnavailable]:
+        return FutureResult.from_failure(StoreUnavailable(
+            f"the store at {self.path} was opened read-only; it {why}"))
 
     def merge_index(self) -> FutureResult[None, StoreUnavailable]:
         """Merge the full-text index into one segment (one statement, one transaction).
 
-        Every write adds a segment; FTS5 merges some as it goes, but a store built by many
-        imports keeps several, and a search reads each one. On the pooled LongMemEval store
-        (110,000 messages) the merge took 2 s and made searches 6-7 % faster; a million
-        messages took 17 s. It rewrites the whole index: run it after large imports, not
-        after each one. Searches find the same rows before and after.
+        Every write adds a segment; FTS5 merges some as it goes, but a store built by many imports
+        keeps several, and a search reads each one. On the pooled LongMemEval store (110,000
+        messages) the merge took 2 s and made searches 6-7 % faster; a million messages took
+        17 s. It rewrites the whole index: run it after large imports, not after each one.
+        Searches find the same rows before and after.
         """
         if self.readonly:
-            return FutureResult.from_failure(StoreUnavailable(
-                f"the store at {self.path} was opened read-only; it cannot merge its index"))
+            return self._refused("cannot merge its index")
 
         def work(connection: sqlite3.Connection) -> None:
             connection.execute(fulltext.MERGE_INDEX)  # one statement: its own transaction
@@ -317,8 +323,7 @@ class SqliteStore(Closing):
         """Remove these sessions with everything kept for them, in one transaction;
         returns how many were stored (see :mod:`sqlite_removal`)."""
         if self.readonly:
-            return FutureResult.from_failure(StoreUnavailable(
-                f"the store at {self.path} was opened read-only; it cannot remove sessions"))
+            return self._refused("cannot remove sessions")
         wanted = tuple(dict.fromkeys(ids))
         return self.run(lambda connection: remove(connection, wanted), write=True)
 
@@ -331,8 +336,7 @@ class SqliteStore(Closing):
         """Apply ``edit`` to every title, message and cached summary, in place (see
         :mod:`~harkback.adapters.stores.sqlite_rewrite`); a read-only store only counts."""
         if self.readonly and not dry_run:
-            return FutureResult.from_failure(StoreUnavailable(
-                f"the store at {self.path} was opened read-only; it cannot be rewritten"))
+            return self._refused("cannot be rewritten")
         return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run,
                                                        patience=self.patience))
 
@@ -369,16 +373,15 @@ class SqliteStore(Closing):
         or that hold a value that is not finite, fail the whole batch.
         """
         if self.readonly:
-            return FutureResult.from_failure(StoreUnavailable(
-                f"the store at {self.path} was opened read-only; it cannot keep vectors"))
+            return self._refused("cannot keep vectors")
         pairs = tuple(vectors)
         problem = vector_problem(model, [vector for _, vector in pairs])
         if problem is not None:
             return FutureResult.from_failure(StoreUnavailable(problem))
         latest = {(key.session_id, key.position): unit_vector(vector)
                   for key, vector in pairs}
-        return self._run_checked(self._patiently(
-            lambda connection: sqlite_vectors.keep(connection, model, latest)))
+        return self._run(self._patiently(lambda connection: sqlite_vectors.keep(
+            connection, model, latest))).bind_result(identity)
 
     def nearest(self, query: ports.NearestQuery
                 ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
@@ -389,8 +392,8 @@ class SqliteStore(Closing):
         reloaded when their generation (bumped by the triggers on any change, from any
         connection) moves. Needs numpy (the ``hybrid`` extra).
         """
-        return self._run_checked(lambda connection: sqlite_vectors.nearest(
-            connection, query, path=self.path, matrices=self._matrices))
+        return self._run(lambda connection: sqlite_vectors.nearest(
+            connection, query, path=self.path, matrices=self._matrices)).bind_result(identity)
 
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model`` (one row lookup)."""

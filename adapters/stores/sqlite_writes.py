@@ -1,5 +1,6 @@
 """Ingest in the SQLite store: one transaction that replaces whole sessions (their
-messages, their index rows and their titles' index rows).
+messages, their index rows and their titles' index rows), or only their tails
+(:func:`write_tails`).
 
 The plan (:func:`~harkback.adapters.stores.sql.writes.plan_write`) keeps the row id and
 the index row of every message whose searchable text is unchanged, so re-ingesting a
@@ -18,7 +19,8 @@ from harkback.adapters.stores.sql.rows import message_from_row, session_row
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.ports import IngestReport
-from harkback.stages.records import Conversation
+from harkback.stages.records import Conversation, Message
+from harkback.stages.tails import Tail
 
 MAX_MERGE_STEPS = 10_000
 """A bound on :func:`merge_pending`'s steps (about 20M pages: never reached in practice)."""
@@ -33,18 +35,46 @@ def write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> Inge
         existing = {row[0] for row in execute(connection, writes.existing_sessions(ids))}
         stored = [(row[0], message_from_row(row[1:]))
                   for row in execute(connection, writes.stored_messages(existing))]
-        next_id: int = connection.execute(writes.MAX_MESSAGE_ID).fetchone()[0] + 1
-        plan = writes.plan_write(batch, stored, next_id)
-        connection.executemany(writes.DELETE_INDEXED, plan.unindex)
-        # Only rows not kept are deleted; kept ones are updated in place, so their vectors
-        # stay (the schema's triggers drop the vectors of deleted and changed rows).
-        execute(connection, writes.delete_message_rows(plan.dropped))
-        connection.executemany(writes.UPSERT_SESSION, [session_row(c.session) for c in batch])
-        sqlite_titles.replace(connection, [c.session for c in batch])
-        connection.executemany(writes.UPSERT_MESSAGE, plan.messages)
-        connection.executemany(writes.INSERT_INDEXED, plan.index)
+        plan = _replace(connection, batch, stored)
     return IngestReport(added=len(batch) - len(existing), updated=len(existing),
                         messages=len(plan.messages), replaced=frozenset(existing))
+
+
+def write_tails(connection: sqlite3.Connection, tails: Sequence[Tail]) -> IngestReport | None:
+    """Store each tail's session and its messages from ``since`` on, in one transaction
+    (see :class:`~harkback.stages.tails.TailWriter`); None, writing nothing, when the store
+    does not hold a tail's ``kept`` messages below ``since``."""
+    if not tails:
+        return IngestReport()
+    with immediate(connection):
+        stored: list[tuple[int, Message]] = []
+        for tail in tails:
+            sid = tail.conversation.session.id
+            held, below = connection.execute(writes.KEPT_BELOW, (sid, sid, tail.since)).fetchone()
+            if not held or below != tail.kept:
+                return None
+            stored += [(row[0], message_from_row(row[1:]))
+                       for row in connection.execute(writes.MESSAGES_FROM, (sid, tail.since))]
+        plan = _replace(connection, [t.conversation for t in tails], stored)
+    return IngestReport(updated=len(tails), messages=len(plan.messages),
+                        replaced=frozenset(t.conversation.session.id for t in tails))
+
+
+def _replace(connection: sqlite3.Connection, batch: Sequence[Conversation],
+             stored: Sequence[tuple[int, Message]]) -> writes.WritePlan:
+    """Replace the ``stored`` messages (row id, message) by the batch's messages, and
+    upsert the batch's sessions (inside the caller's transaction)."""
+    next_id: int = connection.execute(writes.MAX_MESSAGE_ID).fetchone()[0] + 1
+    plan = writes.plan_write(batch, stored, next_id)
+    connection.executemany(writes.DELETE_INDEXED, plan.unindex)
+    # Only rows not kept are deleted; kept ones are updated in place, so their vectors
+    # stay (the schema's triggers drop the vectors of deleted and changed rows).
+    execute(connection, writes.delete_message_rows(plan.dropped))
+    connection.executemany(writes.UPSERT_SESSION, [session_row(c.session) for c in batch])
+    sqlite_titles.replace(connection, [c.session for c in batch])
+    connection.executemany(writes.UPSERT_MESSAGE, plan.messages)
+    connection.executemany(writes.INSERT_INDEXED, plan.index)
+    return plan
 
 
 def merge_pending(connection: sqlite3.Connection) -> None:

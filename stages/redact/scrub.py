@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -268,9 +268,12 @@ def _replacement(match: re.Match[str], kind: str, text: str) -> tuple[str, str] 
     return kind, pre + PLACEHOLDER.format(kind=kind) + post
 
 
-def redact_conversation(conversation: Conversation) -> tuple[Conversation, SecretCounts]:
+def redact_conversation(conversation: Conversation,
+                        redact_text: Callable[[str], tuple[str, SecretCounts]] = redact
+                        ) -> tuple[Conversation, SecretCounts]:
     """``conversation`` with its title, contents and tool-call arguments redacted (the
-    same object when it holds no secret).
+    same object when it holds no secret); each non-empty text by ``redact_text``
+    (:func:`redact`, or one that remembers what it redacted before).
 
     >>> from harkback.stages.records import Message, Session
     >>> said = Message(session_id="s", position=0, role="user", content="token: ghp_" + "x" * 36)
@@ -285,10 +288,8 @@ def redact_conversation(conversation: Conversation) -> tuple[Conversation, Secre
     clean, counts = list(texts), NO_SECRETS
     for which, text in enumerate(texts):
         if text:
-            places = _places(text)
-            if places:
-                clean[which], found = _replaced(text, places)
-                counts += found
+            clean[which], found = redact_text(text)
+            counts += found
     if not counts.by_kind:
         return conversation, NO_SECRETS
     given = iter(clean)

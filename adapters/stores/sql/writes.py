@@ -69,6 +69,16 @@ def stored_messages(session_ids: Iterable[str]) -> Statement:
         (json_list(session_ids),))
 
 
+KEPT_BELOW = ("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?), "
+              "(SELECT COUNT(*) FROM messages WHERE session_id = ? AND position < ?)")
+"""Whether a session is stored, and how many of its messages lie below a position (the
+check of a tail write: see :class:`~harkback.stages.tails.TailWriter`)."""
+
+MESSAGES_FROM = (f"SELECT id, {MESSAGE_COLUMNS} FROM messages "
+                 "WHERE session_id = ? AND position >= ?")
+"""Row id and fields of a session's messages from a position on (those a tail replaces)."""
+
+
 @attrs.frozen
 class WritePlan:
     """The rows an ingest writes: index rows to delete, message rows and index rows to insert."""

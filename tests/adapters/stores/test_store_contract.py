@@ -15,6 +15,7 @@ from harkback.stages.records import Conversation, Message, Session
 from tests.adapters.stores.filter_contract import FilterContract
 from tests.adapters.stores.removal_contract import RemovalContract
 from tests.adapters.stores.store_contract import StoreContract, ok
+from tests.adapters.stores.tail_contract import TailContract
 from tests.adapters.stores.vector_contract import Store, VectorContract, axis, key, places
 from tests.support.postgres_server import emptied
 
@@ -41,8 +42,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     yield from fresh_store(request.param, request, tmp_path)
 
 
-class TestSessionStores(StoreContract, RemovalContract, FilterContract):
-    """The SessionStore contract (with session removal and filters), run against every store."""
+class TestSessionStores(StoreContract, RemovalContract, FilterContract, TailContract):
+    """The SessionStore contract (with session removal, filters and tail writes), run
+    against every store."""
 
 
 class TestVectorStores(VectorContract):
