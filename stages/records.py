@@ -134,6 +134,8 @@ class Message:
 
     def text_for_search(self) -> str:
         """The text the index sees: content, tool name and tool-call names and arguments."""
+        if not self.tool_name and not self.tool_calls:
+            return self.content  # most messages: nothing to join (an ingest asks each once)
         parts = [self.content]
         if self.tool_name:
             parts.append(self.tool_name)
@@ -253,10 +255,21 @@ def _shown(value: object) -> str:
 
 
 def _plain(message: Message) -> bool:
-    # The common case costs O(1) checks: ASCII text holds no surrogate; anything else
-    # (text that is not ASCII, a caller's None or number, tool calls) takes the long way.
-    texts = (message.content, message.session_id, message.tool_name, message.tool_call_id)
-    return message.tool_calls == () and all(isinstance(t, str) and t.isascii() for t in texts)
+    # The common case costs one check: ASCII text holds no surrogate; anything else (text
+    # that is not ASCII, a caller's None or number, a list of calls) takes the long way.
+    # A third of an agent's messages carry a tool call: their texts are checked here too.
+    texts = [message.content, message.session_id, message.tool_name, message.tool_call_id]
+    if message.tool_calls:
+        if type(message.tool_calls) is not tuple:
+            return False
+        for call in message.tool_calls:
+            if type(call) is not ToolCall:
+                return False
+            texts += (call.id, call.name, call.arguments)
+    try:
+        return "".join(texts).isascii()
+    except TypeError:  # a text field holding something else
+        return False
 
 
 def _message_mended(message: Message) -> Message:

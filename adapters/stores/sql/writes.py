@@ -105,7 +105,7 @@ def plan_write(batch: Iterable[Conversation], stored: Iterable[tuple[int, Messag
     for conversation in batch:
         for message in conversation.messages:
             text = message.text_for_search()
-            old = previous.get((message.session_id, message.position))
+            old = previous.get((message.session_id, message.position)) if previous else None
             if old is not None and old[1].text_for_search() == text:
                 row_id = old[0]
                 kept.add(row_id)
