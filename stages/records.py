@@ -134,8 +134,6 @@ class Message:
 
     def text_for_search(self) -> str:
         """The text the index sees: content, tool name and tool-call names and arguments."""
-        if not self.tool_name and not self.tool_calls:
-            return self.content  # most messages: nothing to join (an ingest asks each once)
         parts = [self.content]
         if self.tool_name:
             parts.append(self.tool_name)
@@ -255,19 +253,11 @@ def _shown(value: object) -> str:
 
 
 def _plain(message: Message) -> bool:
-    # The common case costs one check: ASCII text holds no surrogate; anything else (text
-    # that is not ASCII, a caller's None or number, a list of calls) takes the long way.
-    # A third of an agent's messages carry a tool call: their texts are checked here too.
-    texts = [message.content, message.session_id, message.tool_name, message.tool_call_id]
-    if message.tool_calls:
-        if type(message.tool_calls) is not tuple:
-            return False
-        for call in message.tool_calls:
-            if type(call) is not ToolCall:
-                return False
-            texts += (call.id, call.name, call.arguments)
-    try:
-        return "".join(texts).isascii()
+    try:  # ASCII holds no surrogate: one check; anything else (None, a list) goes the long way
+        return type(message.tool_calls) is tuple and all(  # a third of messages carry calls
+            type(c) is ToolCall for c in message.tool_calls) and "".join((
+            message.content, message.session_id, message.tool_name, message.tool_call_id,
+            *(t for c in message.tool_calls for t in (c.id, c.name, c.arguments)))).isascii()
     except TypeError:  # a text field holding something else
         return False
 
