@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import attrs
 
@@ -142,7 +143,7 @@ def upsert_message_runs(rows: Sequence[tuple[SqlValue, ...]]
     ([900], [100, 101])
     """
     whole = len(rows) - len(rows) % ROWS_PER_UPSERT
-    runs = [[value for row in rows[start:start + ROWS_PER_UPSERT] for value in row]
+    runs = [list(chain.from_iterable(rows[start:start + ROWS_PER_UPSERT]))
             for start in range(0, whole, ROWS_PER_UPSERT)]
     return runs, list(rows[whole:])
 
