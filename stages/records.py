@@ -253,10 +253,13 @@ def _shown(value: object) -> str:
 
 
 def _plain(message: Message) -> bool:
-    # The common case costs O(1) checks: ASCII text holds no surrogate; anything else
-    # (text that is not ASCII, a caller's None or number, tool calls) takes the long way.
-    texts = (message.content, message.session_id, message.tool_name, message.tool_call_id)
-    return message.tool_calls == () and all(isinstance(t, str) and t.isascii() for t in texts)
+    try:  # ASCII holds no surrogate: one check; anything else (None, a list) goes the long way
+        return type(message.tool_calls) is tuple and all(  # a third of messages carry calls
+            type(c) is ToolCall for c in message.tool_calls) and "".join((
+            message.content, message.session_id, message.tool_name, message.tool_call_id,
+            *(t for c in message.tool_calls for t in (c.id, c.name, c.arguments)))).isascii()
+    except TypeError:  # a text field holding something else
+        return False
 
 
 def _message_mended(message: Message) -> Message:

@@ -72,7 +72,10 @@ def _replace(connection: sqlite3.Connection, batch: Sequence[Conversation],
     execute(connection, writes.delete_message_rows(plan.dropped))
     connection.executemany(writes.UPSERT_SESSION, [session_row(c.session) for c in batch])
     sqlite_titles.replace(connection, [c.session for c in batch])
-    connection.executemany(writes.UPSERT_MESSAGE, plan.messages)
+    runs, rest = writes.upsert_message_runs(plan.messages)
+    for values in runs:
+        connection.execute(writes.UPSERT_MESSAGES, values)
+    connection.executemany(writes.UPSERT_MESSAGE, rest)
     connection.executemany(writes.INSERT_INDEXED, plan.index)
     return plan
 

