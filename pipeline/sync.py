@@ -27,6 +27,7 @@ from returns.result import Failure
 
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer, Skip, counted
+from harkback.pipeline.import_delta import Delta
 from harkback.pipeline.importing import (
     ImportOutcome,
     default_location,
@@ -190,7 +191,26 @@ async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger
             error = result.failure()
         else:
             gone = result.unwrap()
+    if gone.removed and not dry_run:
+        # A resumed or forked session left out the lines it copied from a session stored
+        # before (adapters/sources/replays.py). Pruned, that session no longer holds them:
+        # its continuations are read again now, whole, while their files are here.
+        again = await run_import(importer, store, ledger, progress=False, clock=clock,
+                                 redact=redact, memo=memo)
+        error = error or again.error
+        outcome = attrs.evolve(outcome, delta=_read_again(outcome.delta, again.delta))
     return _report(outcome, gone, time.perf_counter() - started, error)
+
+
+def _read_again(first: Delta, again: Delta) -> Delta:
+    """The counts of an import and of one run again after it: what the second updated,
+    the first counted unchanged.
+
+    >>> _read_again(Delta(sessions_unchanged=5), Delta(sessions_updated=1,
+    ...             sessions_unchanged=4)).sessions_unchanged
+    4
+    """
+    return first.plus(attrs.evolve(again, sessions_unchanged=-again.sessions_updated))
 
 
 # --- what is printed ------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The port for taking whole sessions out of a store (``harkback sync`` removes what was
-deleted at its source).
+"""The port for taking whole sessions out of a store (``harkback sync --prune`` removes what
+was deleted at its source).
 
 A store that can remove sessions gives a :class:`SessionRemover`
 (:meth:`~harkback.stages.ports.SessionStore.session_remover`). Removing a session takes

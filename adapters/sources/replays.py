@@ -81,10 +81,13 @@ def fingerprint_of(mark: str) -> str:
     return mark.partition(SEPARATOR)[0]
 
 
-def holds(mark: str, fingerprint: str, known: Container[str]) -> bool:
+def holds(mark: str, fingerprint: str, stored: Container[str],
+          known: Container[str] | None = None) -> bool:
     """Whether a file marked ``mark`` and now of ``fingerprint`` would be read the same:
-    unchanged, and every source it left out, and none it kept, still ``known``.
-    A lineage that cannot be read does not hold (the file is read again).
+    unchanged, every source it left out still ``stored``, and none it kept ``known``
+    (stored or being imported; ``stored`` when not given). A source only being imported
+    may yet fail to be read, so what was left out needs it stored. A lineage that cannot
+    be read does not hold (the file is read again).
 
     >>> holds('10:5|{"after": ["p"]}', "10:5", set()), holds("10:5|?", "10:5", set())
     (False, False)
@@ -103,15 +106,16 @@ def holds(mark: str, fingerprint: str, known: Container[str]) -> bool:
     after, awaits = decided.get("after", []), decided.get("awaits", [])
     if not (isinstance(after, list) and isinstance(awaits, list)):
         return False
-    return all(s in known for s in after) and not any(s in known for s in awaits)
+    arriving = stored if known is None else known
+    return all(s in stored for s in after) and not any(s in arriving for s in awaits)
 
 
 @attrs.define
 class Known:
     """The sessions a replayed line's source may be found in: those the import ledger holds
     (every file's, a file gone too: its sessions stay until a sync removes them), and
-    those the listed files not imported yet name (this sync imports them; once it has,
-    their marks say what they hold). Worked out on first use: a sync of a folder whose
+    those the ``files`` about to be read name, not imported yet (this sync imports them;
+    once it has, their marks say what they hold). Worked out on first use: a sync of a folder whose
     files replay nothing never does.
 
     >>> marks = {"a.jsonl": Mark(item="a.jsonl", fingerprint="1:1", session_ids=("a",)),

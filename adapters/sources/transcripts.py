@@ -186,7 +186,10 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     (:class:`~harkback.adapters.sources.replays.Known`).
     """
     marks = state.marks_by_item()
-    known = Known(marks, files, names)
+    # A mark's replay decision holds while the sessions it left out are stored (marked);
+    # a file only listed may fail to be read, and must not keep a copy left out for good.
+    stored = Known(marks, ())
+    replaying: list[tuple[Path, str, str, int, Mark]] = []
     changed: list[tuple[Path, str, str, int, tuple[str, ...], bool]] = []
     unchanged = 0
     seen: set[str] = set()
@@ -208,11 +211,14 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
         fingerprint, size = f"{stat.st_size}:{stat.st_mtime_ns}", stat.st_size
         old = marks.get(item)
         # A mark kept before marks named their sessions is read once more, to learn them.
-        if (not full and old is not None
-                and (old.fingerprint == fingerprint or holds(old.fingerprint, fingerprint, known))
-                and (old.session_ids or not old.sessions)):
-            unchanged += old.sessions
-            continue
+        if not full and old is not None and (old.session_ids or not old.sessions):
+            if old.fingerprint == fingerprint:
+                unchanged += old.sessions
+                continue
+            if fingerprint_of(old.fingerprint) == fingerprint:
+                # Unchanged, but what it left out is judged once the files read are known.
+                replaying.append((Path(path), item, fingerprint, size, old))
+                continue
         # Torn when last read, and not written to since: no agent is writing it any more.
         dead = old is not None and fingerprint_of(old.fingerprint) == f"incomplete:{fingerprint}"
         changed.append((Path(path), item, fingerprint, size,
@@ -224,6 +230,13 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     gone += tuple(item for item, mark in marks.items() if item not in seen and mark.gone)
     notes = (f"{hidden} imported file(s) under {root} cannot be seen (an unreadable folder?); "
              "their sessions were kept",) if hidden else ()
+    # Being imported: the files about to be read (stat'ed, regular), not every name listed.
+    known = Known(marks, [change[1] for change in changed], names)
+    for path_of, item, fingerprint, size, old in replaying:
+        if holds(old.fingerprint, fingerprint, stored, known):
+            unchanged += old.sessions
+        else:
+            changed.append((path_of, item, fingerprint, size, old.session_ids, False))
     total = sum(change[3] for change in changed)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
     return Success(ImportPlan(total=total, units=_file_units(changed,

@@ -13,6 +13,7 @@ first), then its own instructions, then its turns.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from pathlib import Path
@@ -25,6 +26,7 @@ from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.importing import ImportOutcome, run_import
+from harkback.pipeline.sync import sync_one
 
 PARENT = "3a1f0c2e-8b7d-4e6f-9a5b-1c2d3e4f5a6b"
 RESUMED = "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b"
@@ -184,6 +186,42 @@ async def test_a_continuation_takes_its_copied_part_back_when_its_source_is_remo
     assert await _found(db, "checkout total drift cent") == [RESUMED]
     assert _copies(db, EARLY) == 1
 
+
+
+async def test_a_source_file_that_cannot_be_read_leaves_no_copy_out_for_good(
+        tmp_path: Path) -> None:
+    """The earlier session's file is listed but cannot be read (a link to an unmounted
+    disk): the resumed session must not leave out lines no store holds. It used to count
+    the file's name as a stored session, and every sync after left the copy out again."""
+    folder, db = tmp_path / "projects", tmp_path / "h.db"
+    parent = _write(folder, PARENT, _parent_lines())
+    _write(folder, RESUMED, _resumed_lines())
+    parent.unlink()
+    parent.symlink_to(tmp_path / "unmounted" / "p.jsonl")
+    await _import(folder, db)
+    await _import(folder, db)
+    assert _copies(db, EARLY) == 1
+    assert await _found(db, "checkout total drift cent") == [RESUMED]
+
+
+def test_sync_prune_of_a_source_gives_its_continuation_the_copy_back_at_once(
+        tmp_path: Path) -> None:
+    """``sync --prune`` removes a deleted earlier session whose lines a resumed session left
+    out: the same sync reads the resumed file again, so the early part is never missing
+    (it was until the resumed file next changed; for good if Claude Code deleted it)."""
+    folder, db = tmp_path / "projects", tmp_path / "h.db"
+    parent = _write(folder, PARENT, _parent_lines())
+    _write(folder, RESUMED, _resumed_lines())
+    importer = TranscriptImporter(CLAUDE_CODE, folder)
+    with SqliteStore.open(db).unwrap() as store:
+        asyncio.run(sync_one(importer, store, SqliteImportLedger(store), progress=False))
+    parent.unlink()
+    with SqliteStore.open(db).unwrap() as store:
+        report = asyncio.run(sync_one(importer, store, SqliteImportLedger(store),
+                                      progress=False, prune=True))
+    assert (report.removed, report.updated, report.status) == (1, 1, "synced")
+    assert _copies(db, EARLY) == 1
+    assert asyncio.run(_found(db, "checkout total drift cent")) == [RESUMED]
 
 
 GATEWAY = "0199b100-0000-7000-8000-00000000aaaa"
