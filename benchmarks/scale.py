@@ -116,6 +116,14 @@ async def _timed_ingest(store: SessionStore, groups: Iterator[list[Conversation]
     return count, spent, cpu
 
 
+async def _timed_close(store: SqliteStore) -> tuple[float, float]:
+    """Close ``store`` (which finishes the index merging its writes left pending): the
+    wall and CPU seconds it took."""
+    started, cpu_started = time.perf_counter(), time.process_time()
+    await asyncio.to_thread(store.close)
+    return time.perf_counter() - started, time.process_time() - cpu_started
+
+
 def build_store(path: Path, messages: int, *, seed: int = SEED,
                 incremental: int | None = None,
                 after_bulk: Callable[[], None] | None = None) -> Build:
@@ -131,15 +139,14 @@ def build_store(path: Path, messages: int, *, seed: int = SEED,
         # The bulk load is one `harkback ingest`: its store's close (which finishes the
         # index merging the writes left pending) is timed with it; so is the close after
         # the sessions that arrive one at a time.
+        # An ingest that fails (a Ctrl-C cancels it) still closes the store, untimed.
         store = SqliteStore.open(path).unwrap()
         try:
             count, spent, cpu = await _timed_ingest(store,
                                                     chunked(generate(messages, seed), BATCH))
         finally:
-            started, cpu_started = time.perf_counter(), time.process_time()
-            await asyncio.to_thread(store.close)
-            spent += time.perf_counter() - started
-            cpu += time.process_time() - cpu_started
+            closing, closing_cpu = await _timed_close(store)
+        spent, cpu = spent + closing, cpu + closing_cpu
         if after_bulk is not None:
             await asyncio.to_thread(after_bulk)
         store = SqliteStore.open(path).unwrap()
@@ -148,9 +155,8 @@ def build_store(path: Path, messages: int, *, seed: int = SEED,
             later = generate(extra, seed + 1, prefix="n", start=time.time())
             more, more_spent, _ = await _timed_ingest(store, ([c] for c in later))
         finally:
-            started = time.perf_counter()
-            await asyncio.to_thread(store.close)  # merges what the small writes left pending
-            more_spent += time.perf_counter() - started
+            closing, _ = await _timed_close(store)  # merges what the small writes left pending
+        more_spent += closing
         return Build(messages=count, bulk_seconds=spent, incremental_messages=more,
                      incremental_seconds=more_spent, store_bytes=path.stat().st_size,
                      bulk_cpu_seconds=cpu)

@@ -28,13 +28,14 @@ from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
 from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
-from harkback.stages.recent import RecentSessions, browse_window
+from harkback.stages.recent import RecentSessions, browse_window, listing_query
 from harkback.stages.request import SearchRequest
 from harkback.stages.rerank.model import KeepOrder
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.result import BrowseResult, RecallResult
-from harkback.stages.stage import Stage, Step
+from harkback.stages.stage import Stage, Step, pure
 from harkback.stages.summarize.plain import ExtractiveSummarize
+from harkback.stages.undated import undated_left_out
 
 STAGE_NAMES = ("match", "resolve", "load", "summarize", "assemble")
 RERANK = "rerank"
@@ -80,7 +81,8 @@ class Pipeline:
         return (resolved
                 .bind(timed("load", self.load))
                 .bind(timed("summarize", self.summarize))
-                .bind(timed("assemble", self.assemble)))
+                .bind(timed("assemble", self.assemble))
+                .bind(lambda result: _undated_noted(request, result)))
 
     def browse(self, request: SearchRequest) -> Step[BrowseResult]:
         """List recent sessions (no model call)."""
@@ -101,6 +103,15 @@ class Pipeline:
             return self.search(request).map(_widen_recall)(deps)
 
         return RequiresContextFutureResult(choose)
+
+
+def _undated_noted(request: SearchRequest, result: RecallResult) -> Step[RecallResult]:
+    """``result`` with a note on the sessions with no time that ``request``'s time bounds
+    kept out of the search (they matched or not: a bound cannot place them)."""
+    if request.since is None and request.until is None:
+        return pure(result)
+    return listing_query(request).bind(lambda query: undated_left_out(query, "searched")).map(
+        lambda notes: attrs.evolve(result, notes=(*result.notes, *notes)))
 
 
 def _widen_browse(result: BrowseResult) -> RecallResult | BrowseResult:

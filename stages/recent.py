@@ -19,6 +19,7 @@ from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Step, pure, with_store
+from harkback.stages.undated import undated_left_out
 from harkback.stages.when import spanning, time_terms, time_windows
 
 _ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
@@ -67,6 +68,32 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     return attrs.evolve(request, query="", since=since, until=until)
 
 
+def listing_query(request: SearchRequest) -> Step[RecentQuery]:
+    """What the store is asked to list for ``request``: its bounds and filters, the
+    caller's lineage left out (a search with time bounds counts what they leave out by it,
+    :func:`~harkback.stages.undated.undated_left_out`)."""
+    current = (request.current_session_id,) if request.current_session_id else ()
+
+    def mine(known: dict[str, Session]) -> Step[tuple[str, ...]]:
+        root = root_of(request.current_session_id or "", known)
+        if root is not None or not current:
+            return pure((root.id,) if root else ())
+        # The caller's session is not stored yet, but its sub-agents may be: stored
+        # without their parent, each is a root of its own.
+        return with_store(lambda deps: deps.store.children(current).map(
+            lambda children: tuple(c.id for c in children)))
+
+    def listing(excluded: tuple[str, ...]) -> RecentQuery:
+        return RecentQuery(limit=request.limit, exclude_roots=excluded,
+                           hidden_sources=request.hidden_sources, since=request.since,
+                           until=request.until, sources=request.sources,
+                           projects=request.projects)
+
+    return (with_store(lambda deps: load_ancestry(deps.store, current))
+            .bind(mine)
+            .map(listing))
+
+
 @attrs.frozen
 class RecentSessions:
     """List ``request.limit`` recent roots, newest first, the caller's lineage left out."""
@@ -75,59 +102,14 @@ class RecentSessions:
 
     def __call__(self, request: SearchRequest) -> Step[BrowseResult]:
         """Browse recent sessions."""
-        current = (request.current_session_id,) if request.current_session_id else ()
-
-        def mine(known: dict[str, Session]) -> Step[tuple[str, ...]]:
-            root = root_of(request.current_session_id or "", known)
-            if root is not None or not current:
-                return pure((root.id,) if root else ())
-            # The caller's session is not stored yet, but its sub-agents may be: stored
-            # without their parent, each is a root of its own.
-            return with_store(lambda deps: deps.store.children(current).map(
-                lambda children: tuple(c.id for c in children)))
-
-        def listing(excluded: tuple[str, ...]) -> RecentQuery:
-            return RecentQuery(limit=request.limit, exclude_roots=excluded,
-                               hidden_sources=request.hidden_sources, since=request.since,
-                               until=request.until, sources=request.sources,
-                               projects=request.projects)
-
         def entries(rows: tuple[SessionOverview, ...]) -> BrowseResult:
             return BrowseResult(results=tuple(RecentEntry.from_overview(r, self.tz)
                                               for r in rows))
 
         def noted(query: RecentQuery) -> Step[BrowseResult]:
             listed = with_store(lambda deps: deps.store.recent(query)).map(entries)
-            if query.since is None and query.until is None:
-                return listed
             # Time bounds cannot place a session with no time: say how many were left out.
-            undated = attrs.evolve(query, since=None, until=None, undated=True,
-                                   limit=UNDATED_COUNTED + 1)
-            return listed.bind(lambda result: with_store(
-                lambda deps: deps.store.recent(undated)).map(
-                lambda rows: attrs.evolve(result, notes=undated_note(len(rows)))))
+            return listed.bind(lambda result: undated_left_out(query, "listed").map(
+                lambda notes: attrs.evolve(result, notes=notes)))
 
-        return (with_store(lambda deps: load_ancestry(deps.store, current))
-                .bind(mine)
-                .map(listing)
-                .bind(noted))
-
-
-UNDATED_COUNTED = 100
-"""How many sessions with no time a bounded listing counts before saying "more than"."""
-
-
-def undated_note(count: int) -> tuple[str, ...]:
-    """What a bounded listing says of the ``count`` sessions it could not place in time.
-
-    >>> undated_note(0), undated_note(1)[0][:31], undated_note(101)[0][:37]
-    ((), '1 session with no time is not l', 'more than 100 sessions with no time a')
-    """
-    if not count:
-        return ()
-    if count > UNDATED_COUNTED:
-        said = f"more than {UNDATED_COUNTED} sessions with no time are"
-    else:
-        said = f"{count} sessions with no time are" if count > 1 else "1 session with no time is"
-    return (f"{said} not listed: nothing dates them, so a time bound cannot place them "
-            "(a listing without --since/--until shows them, last)",)
+        return listing_query(request).bind(noted)

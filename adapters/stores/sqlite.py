@@ -49,7 +49,7 @@ from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
-from harkback.adapters.stores.sqlite_errors import unavailable
+from harkback.adapters.stores.sqlite_errors import folder_not_made, unavailable
 from harkback.adapters.stores.sqlite_messages import read_messages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
@@ -123,8 +123,7 @@ class SqliteStore(Closing):
             try:
                 location.parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
-                return Failure(StoreUnavailable(
-                    f"cannot create the folder {location.parent}: {error.strerror}"))
+                return Failure(folder_not_made(location, error))
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sqlite")
         watch = ReadWatch.opening(location, readonly=readonly)
         mapped = mapped and readonly

@@ -48,7 +48,8 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
         # A disk full before the open: SQLite cannot size its -shm and says only "I/O".
         kind = _KINDS["SQLITE_FULL"]
     if name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")) \
-            and name != "SQLITE_READONLY_ROLLBACK" and (cause := read_only_place(path)):
+            and name != "SQLITE_READONLY_ROLLBACK" \
+            and (cause := read_only_place(path) or _takes_no_new_file(path, name)):
         return not_writable(path, f"{cause} ({error})")
     if kind:
         return StoreUnavailable(f"{kind}: {path} ({error})")
@@ -68,6 +69,29 @@ def not_writable(path: Path, cause: str) -> StoreUnavailable:
     return StoreUnavailable(f"cannot {made} the database {path}: {cause}; pass --db a path "
                             f"where this user may write, or run a command that only reads "
                             f"(search, recent, show, stats)")
+
+
+def folder_not_made(path: Path, error: OSError) -> StoreUnavailable:
+    """The line for a new store ``path`` whose folder could not be made (``error``): what
+    stood in the way (a file where a folder should be), and what to do.
+
+    >>> folder_not_made(Path("/dev/null/h.db"), NotADirectoryError(20, "Not a directory")
+    ...                 ).reason[:68]
+    'cannot create the database /dev/null/h.db: /dev/null is not a folder'
+    """
+    blocking = next((up for up in path.parents if up.exists() and not up.is_dir()), None)
+    cause = (f"{blocking} is not a folder" if blocking is not None
+             else f"its folder {path.parent} cannot be made ({error.strerror})")
+    return not_writable(path, cause)
+
+
+def _takes_no_new_file(path: Path, name: str) -> str | None:
+    """Why SQLite could not create ``path`` in a folder that exists and looks writable: a
+    file system such as /proc or /sys, which takes no new files whatever its permissions
+    say; None when the open did not fail that way."""
+    if name.startswith("SQLITE_CANTOPEN") and path.parent.is_dir() and not path.exists():
+        return f"the folder {path.parent} takes no new files"
+    return None
 
 
 def read_only_place(path: Path) -> str | None:

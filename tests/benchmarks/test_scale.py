@@ -3,7 +3,11 @@ after the incremental writes (a real store, real processes, at a tiny size)."""
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +61,22 @@ def test_the_table_shows_both_moments_and_checks_the_targets_on_each(tmp_path: P
                             after_incremental)
     text = render_tables([reused])
     assert "right after the bulk load" not in text and "after the incremental writes" in text
+
+
+def test_a_build_interrupted_mid_ingest_ends_in_one_line(tmp_path: Path) -> None:
+    """Ctrl-C while a benchmark builds its store (here ``benchmarks.startup``): the
+    cancelled ingest left the close's timing reading a total never set, so the command
+    ended in an UnboundLocalError traceback, status 1, instead of ``run_main``'s one line
+    and 130. The signal is sent once the store file has grown: the ingest is running."""
+    db = tmp_path / "startup.db"
+    build = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.startup", "--db", str(db), "--size", "1m"],
+        cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while (not db.is_file() or db.stat().st_size < 1 << 20) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    build.send_signal(signal.SIGINT)
+    _, err = build.communicate(timeout=120)
+    assert (build.returncode, err.splitlines()[1:]) == (
+        130, ["benchmarks.startup: interrupted (Ctrl-C)"]), err

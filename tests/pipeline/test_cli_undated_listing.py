@@ -43,3 +43,23 @@ def test_a_bounded_listing_notes_the_sessions_it_cannot_place(tmp_path: Path) ->
     # Without bounds every session is listed (the undated ones last): nothing to note.
     unbounded = json.loads(run("recent", "--json", db=path).stdout)
     assert len(unbounded["results"]) == 3 and "notes" not in unbounded
+
+
+def test_a_bounded_search_notes_the_sessions_it_could_not_search(tmp_path: Path) -> None:
+    """A search with --since left out "timeless-1", which holds the very words asked for,
+    without a word: "No matching sessions found." It now says how many sessions with no
+    time its bound kept out; a search without a bound searches them and notes nothing."""
+    path = _store(tmp_path)
+    bounded = run("search", "docker bridge", "--since", "2026-01-01", "--json", db=path)
+    assert bounded.returncode == 0, bounded.stderr
+    payload = json.loads(bounded.stdout)
+    assert payload["results"] == []
+    (note,) = payload["notes"]
+    assert note.startswith("2 sessions with no time are not searched"), note
+    human = run("search", "nginx upload", "--until", "2026-12-01", db=path)
+    assert human.returncode == 0, human.stderr
+    assert "dated" in human.stdout and "note: 2 sessions with no time are not searched" \
+        in human.stdout, human.stdout
+    unbounded = json.loads(run("search", "docker bridge", "--json", db=path).stdout)
+    assert [r["session_id"] for r in unbounded["results"]] == ["timeless-1"]
+    assert "notes" not in unbounded

@@ -225,3 +225,32 @@ def test_a_new_store_in_a_folder_that_cannot_be_written_names_the_folder(
     assert line.endswith("pass --db a path where this user may write, or run a command that "
                          "only reads (search, recent, show, stats)"), line
     assert list(folder.iterdir()) == []
+
+
+WAY_OUT = ("pass --db a path where this user may write, or run a command that only reads "
+           "(search, recent, show, stats)")
+
+
+def test_a_new_store_where_no_file_can_be_made_says_what_to_do(inputs: Path) -> None:
+    """/proc takes no new file, though to root its permissions and mount flags look
+    writable: the line was SQLite's "the database file cannot be opened (unable to open
+    database file)", which says neither why nor what to do. (Another user is told the
+    folder is read-only for them.)"""
+    done = harkback("ingest", str(inputs / "sessions.jsonl"), "--db", "/proc/harkback.db")
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert "cannot create the database /proc/harkback.db: the folder /proc " in line, line
+    assert line.endswith(WAY_OUT), line
+
+
+def test_a_new_store_below_a_file_names_the_file(tmp_path: Path, inputs: Path) -> None:
+    """A path through a file (``notes.txt/sub/h.db``): the line was "cannot create the
+    folder .../sub: File exists", naming a folder that does not exist and no way out."""
+    (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
+    db = tmp_path / "notes.txt" / "sub" / "h.db"
+    done = harkback("ingest", str(inputs / "sessions.jsonl"), "--db", str(db))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert f"cannot create the database {db}: {tmp_path / 'notes.txt'} is not a folder" in line
+    assert line.endswith(WAY_OUT), line
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
