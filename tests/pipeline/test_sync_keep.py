@@ -306,3 +306,24 @@ def test_an_archive_that_cannot_be_read_is_named_and_the_sessions_still_synced(
     assert (status, codex["new"]) == (3, 4)
     assert printed.err == (f"harkback: {archive}: unreadable folder: not a folder that can be "
                            "read (skipped)\n")
+
+
+def test_a_session_one_source_prunes_is_no_longer_kept_by_another(
+        home: Path, tmp_path: Path, store: SessionStore) -> None:
+    """A copy of the projects folder (imported under its own path, then its file deleted)
+    keeps the session as gone; the default folder then holds it too, is deleted and pruned:
+    the session is removed. The copy went on counting it as kept (``kept_gone`` 1 for a
+    session no longer stored) until its own ``--prune``; now its mark lets go of it."""
+    copy = tmp_path / "copy" / "projects"
+    shutil.copytree(home / ".claude" / "projects", copy)
+    assert synced(store, claude_code=copy)["claude-code"].new > 0
+    (copy / CLAUDE_FILE).unlink()
+    assert synced(store, claude_code=copy)["claude-code"].newly_gone == 1
+    projects = home / ".claude" / "projects"
+    synced(store, claude_code=projects)
+    (projects / CLAUDE_FILE).unlink()
+    assert synced(store, prune=True, claude_code=projects)["claude-code"].removed == 1
+    assert stored(store, CLAUDE_SESSION) == []
+    again = synced(store, claude_code=copy)["claude-code"]
+    assert (again.kept_gone, again.removed) == (0, 0)
+    assert CLAUDE_FILE not in items(store, SourceKey("claude-code", str(copy)))
