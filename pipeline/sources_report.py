@@ -1,5 +1,8 @@
 """What ``harkback sources`` prints: the imported sources as a table or as JSON.
 
+A source's sessions include those kept although their file or row is gone at the source
+(:mod:`~harkback.pipeline.sync_gone`): the table and the JSON say how many.
+
 >>> print(describe_sources(()))
 Nothing imported yet (see `harkback import --help`).
 """
@@ -13,16 +16,22 @@ from harkback.pipeline.terminal import one_line
 from harkback.stages.imports import SourceState
 from harkback.stages.result import when_text
 
+KEPT_GONE_NOTE = ("kept gone: of the sessions, those whose file or row is gone at the source, "
+                  "kept in the store; `harkback sync --prune` removes them")
+
 
 def describe_sources(sources: Sequence[SourceState]) -> str:
     """A table of imported sources for ``harkback sources``."""
     if not sources:
         return "Nothing imported yet (see `harkback import --help`)."
-    header = f"{'kind':<12} {'last import':<30} {'sessions':>8} {'messages':>9}  location"
+    header = (f"{'kind':<12} {'last import':<30} {'sessions':>8} {'kept gone':>9} "
+              f"{'messages':>9}  location")
     lines = [header, "-" * len(header)]
     for s in sources:
         lines.append(f"{s.key.kind:<12} {when_text(s.last_imported_at):<30} {s.sessions:>8} "
-                     f"{s.messages:>9}  {one_line(s.key.location)}")
+                     f"{s.kept_gone:>9} {s.messages:>9}  {one_line(s.key.location)}")
+    if any(s.kept_gone for s in sources):
+        lines.append(KEPT_GONE_NOTE)
     return "\n".join(lines)
 
 
@@ -32,4 +41,5 @@ def source_payload(source: SourceState) -> dict[str, Any]:
             "first_imported_at": source.first_imported_at,
             "last_imported_at": source.last_imported_at,
             "last_import": when_text(source.last_imported_at),
-            "sessions": source.sessions, "messages": source.messages}
+            "sessions": source.sessions, "kept_gone": source.kept_gone,
+            "messages": source.messages}

@@ -13,7 +13,8 @@ imported under two paths): its mark is dropped, and the ledger follows the file.
 With ``prune`` (``harkback sync --prune``) the sessions of gone items that no other item
 holds are removed and their marks dropped, as every sync did before. The items a source
 still holds but asks to leave out (``withdrawn``: Hermes' hidden and archived sessions, a
-choice the user made there) are removed whether pruning or not.
+choice the user made there) are removed whether pruning or not. A session removed so
+is let go by the marks other sources keep of gone items too, which would count it as kept.
 
 >>> Gone(kept=3, newly=1).removed
 0
@@ -27,7 +28,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.imports import ImportLedger, Mark, SourceKey
+from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
 from harkback.stages.ports import SessionStore
 from harkback.stages.stage import as_result
 
@@ -70,10 +71,14 @@ async def settle_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
         # session twice: the other's ledger says it is imported and would never bring it
         # back. (Only read when something is to be decided: items already marked gone are
         # kept, and an unchanged sync reads no other source's marks.)
-        elsewhere = await _held_elsewhere(key, ledger)
-        if isinstance(elsewhere, Failure):
-            return Failure(elsewhere.failure())
-        held |= elsewhere.unwrap()
+        read = await _other_sources(key, ledger)
+        if isinstance(read, Failure):
+            return Failure(read.failure())
+        others = read.unwrap()
+        held.update(i for other in others for mark in other.marks if not mark.gone
+                    for i in mark.session_ids)
+    else:
+        others = []
     dropping = set(withdrawn)
     doomed: dict[str, None] = {}
     forgotten: list[str] = []
@@ -107,6 +112,9 @@ async def settle_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
         done = as_result(await ledger.keep(key, went, now=now).awaitable())
         if isinstance(done, Failure):
             return Failure(done.failure())
+    let_go = await _let_go_elsewhere(others, set(doomed), ledger)
+    if isinstance(let_go, Failure):
+        return Failure(let_go.failure())
     return Success(Gone(removed=removed.unwrap(), kept=len(kept), newly=len(newly)))
 
 
@@ -120,19 +128,52 @@ async def _remove(store: SessionStore, ids: Sequence[str]) -> Result[int, StoreU
     return as_result(await remover.remove_sessions(ids).awaitable())
 
 
-async def _held_elsewhere(key: SourceKey, ledger: ImportLedger
-                          ) -> Result[set[str], StoreUnavailable]:
-    """The session ids the marks of every source but ``key`` hold (not those marked gone)."""
+async def _other_sources(key: SourceKey, ledger: ImportLedger
+                         ) -> Result[list[SourceState], StoreUnavailable]:
+    """What the ledger remembers of every source but ``key``, with their marks."""
     sources = as_result(await ledger.sources().awaitable())
     if isinstance(sources, Failure):
         return Failure(sources.failure())
-    held: set[str] = set()
+    found: list[SourceState] = []
     for other in sources.unwrap():
         if other.key == key:
             continue
         state = as_result(await ledger.state(other.key).awaitable())
         if isinstance(state, Failure):
             return Failure(state.failure())
-        held.update(i for mark in state.unwrap().marks if not mark.gone
-                    for i in mark.session_ids)
-    return Success(held)
+        found.append(state.unwrap())
+    return Success(found)
+
+
+async def _let_go_elsewhere(others: Sequence[SourceState], removed: set[str],
+                            ledger: ImportLedger) -> Result[None, StoreUnavailable]:
+    """Drop the ``removed`` sessions from the marks another source keeps of gone items.
+
+    One folder imported under two paths: the copy's file deleted keeps its session (marked
+    gone), and the other path's ``--prune`` removes it. The copy's mark would go on counting
+    a session no longer stored as kept, until its own ``--prune``.
+    """
+    if not removed:
+        return Success(None)
+    for other in others:
+        forgotten: list[str] = []
+        narrowed: list[Mark] = []
+        for mark in other.marks:
+            if not mark.gone or removed.isdisjoint(mark.session_ids):
+                continue
+            left = tuple(i for i in mark.session_ids if i not in removed)
+            if not left:
+                forgotten.append(mark.item)
+                continue
+            narrowed.append(attrs.evolve(mark, session_ids=left, sessions=max(
+                0, mark.sessions - (len(mark.session_ids) - len(left)))))
+        if forgotten:
+            done = as_result(await ledger.forget(other.key, forgotten).awaitable())
+            if isinstance(done, Failure):
+                return Failure(done.failure())
+        if narrowed:  # stamped with its own time: the source was not imported now
+            done = as_result(await ledger.keep(
+                other.key, narrowed, now=other.last_imported_at or 0.0).awaitable())
+            if isinstance(done, Failure):
+                return Failure(done.failure())
+    return Success(None)

@@ -75,6 +75,9 @@ class SourceState:
     marks: tuple[Mark, ...] = ()
     sessions: int = 0
     messages: int = 0
+    kept_gone: int = 0
+    """Of :attr:`sessions`, those of items gone from the source (marked gone): kept in the
+    store until ``sync --prune``."""
 
     def marks_by_item(self) -> dict[str, Mark]:
         """The marks, by item."""

@@ -30,12 +30,18 @@ from harkback.stages.records import Conversation, Message, storable
 @attrs.frozen(kw_only=True)
 class Tail:
     """A stored session's new copy from position ``since`` on: ``conversation`` holds the
-    session (as it is now) and its messages at positions ``since`` and after; the store
-    holds ``kept`` messages below ``since``, equal to the new copy's."""
+    session (as it is now) and its messages at positions ``since`` and after; ``below``,
+    the messages the store held below ``since`` when compared (by position), equal to the
+    new copy's. The write checks the store still holds them."""
 
     conversation: Conversation
     since: int
-    kept: int
+    below: tuple[Message, ...]
+
+    @property
+    def kept(self) -> int:
+        """How many messages below ``since`` the tail keeps."""
+        return len(self.below)
 
 
 def tail_of(conversation: Conversation, stored: Mapping[int, Message]) -> Tail:
@@ -52,9 +58,9 @@ def tail_of(conversation: Conversation, stored: Mapping[int, Message]) -> Tail:
     differ += [p for p in stored if p not in now]
     # Nothing differs: only the session row may have changed; the tail starts past the end.
     since = min(differ) if differ else max((*now, *stored), default=-1) + 1
-    kept = sum(1 for p in stored if p < since)
     return Tail(conversation=Conversation(conversation.session, tuple(
-        m for m in conversation.messages if m.position >= since)), since=since, kept=kept)
+        m for m in conversation.messages if m.position >= since)), since=since,
+        below=tuple(stored[p] for p in sorted(stored) if p < since))
 
 
 def mended_tails(tails: Sequence[Tail]) -> tuple[Tail, ...]:
@@ -79,6 +85,7 @@ class TailWriter(Protocol):
         as ``ingest`` of the whole session would (a message whose searchable text is
         unchanged keeps its index row, and its vectors unless its content changed); the
         messages below ``since`` stay as they are. When a tail's session is not stored,
-        or holds other than ``kept`` messages below ``since`` (another writer changed it
-        since it was compared), nothing is written and the result is None."""
+        or holds below ``since`` other messages than the tail's ``below`` (another writer
+        changed one since it was compared, if only its text), nothing is written and the
+        result is None."""
         ...

@@ -35,7 +35,7 @@ from returns.future import FutureResult
 
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.imports import Mark, SourceKey, SourceState
+from harkback.stages.imports import GONE, Mark, SourceKey, SourceState
 
 if TYPE_CHECKING:
     from harkback.adapters.stores.sqlite import SqliteStore
@@ -84,7 +84,9 @@ SELECT_MARKS = ("SELECT item, fingerprint, sessions, messages FROM import_marks 
                 "WHERE location = ?")
 SELECT_SOURCES = (
     "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
-    "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0) "
+    "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0), "
+    f"COALESCE(SUM(CASE WHEN substr(m.fingerprint, 1, {len(GONE)}) = '{GONE}' "
+    "THEN m.sessions END), 0) "
     "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location "
     "GROUP BY s.location ORDER BY s.last_imported_at DESC, s.location")
 
@@ -117,7 +119,8 @@ def source_state(key: SourceKey, row: Sequence[Any] | None, marks: tuple[Mark, .
         return SourceState(key=key, marks=marks)
     return SourceState(key=key, first_imported_at=row[1], last_imported_at=row[2],
                        cursor=row[3], marks=marks, sessions=sum(m.sessions for m in marks),
-                       messages=sum(m.messages for m in marks))
+                       messages=sum(m.messages for m in marks),
+                       kept_gone=sum(m.sessions for m in marks if m.gone))
 
 
 def _mark_sessions(connection: sqlite3.Connection, location: str) -> dict[str, list[str]]:
@@ -170,7 +173,8 @@ def _read_sources(connection: sqlite3.Connection) -> tuple[SourceState, ...]:
             return ()
         raise
     return tuple(SourceState(key=SourceKey(kind=r[1], location=r[0]), first_imported_at=r[2],
-                             last_imported_at=r[3], cursor=r[4], sessions=r[5], messages=r[6])
+                             last_imported_at=r[3], cursor=r[4], sessions=r[5], messages=r[6],
+                             kept_gone=r[7])
                  for r in rows)
 
 
@@ -232,7 +236,8 @@ class MemoryImportLedger:
         return SourceState(key=stamped, first_imported_at=first, last_imported_at=last,
                            cursor=cursor, marks=tuple(marks.values()) if with_marks else (),
                            sessions=sum(m.sessions for m in marks.values()),
-                           messages=sum(m.messages for m in marks.values()))
+                           messages=sum(m.messages for m in marks.values()),
+                           kept_gone=sum(m.sessions for m in marks.values() if m.gone))
 
     def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
              ) -> FutureResult[None, StoreUnavailable]:

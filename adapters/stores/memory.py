@@ -360,10 +360,12 @@ class MemoryStore(MemoryVectors):
         return self._run(lambda: self._store_tails(batch))
 
     def _store_tails(self, tails: Sequence[Tail]) -> ports.IngestReport | None:
-        below = {t.conversation.session.id: tuple(i for i in self._messages.get(
-            t.conversation.session.id, ()) if i.message.position < t.since) for t in tails}
+        below = {t.conversation.session.id: tuple(sorted((i for i in self._messages.get(
+            t.conversation.session.id, ()) if i.message.position < t.since),
+            key=lambda i: i.message.position)) for t in tails}
         if any(t.conversation.session.id not in self._sessions
-               or len(below[t.conversation.session.id]) != t.kept for t in tails):
+               or tuple(i.message for i in below[t.conversation.session.id]) != t.below
+               for t in tails):
             return None
         self._ingests += 1
         self._order = None

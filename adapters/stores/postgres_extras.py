@@ -19,7 +19,7 @@ from harkback.adapters.stores.import_ledger import source_state
 from harkback.adapters.stores.postgres_writes import check_version
 from harkback.adapters.stores.summary_cache import key_params, summary_from_row, summary_row
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.imports import Mark, SourceKey, SourceState
+from harkback.stages.imports import GONE, Mark, SourceKey, SourceState
 from harkback.stages.ports import SummaryKey
 from harkback.stages.records import Summary
 
@@ -52,7 +52,8 @@ _KEEP_SESSIONS = ("INSERT INTO import_mark_sessions (location, item, session_id)
                   "AS k(item, session_id) ON CONFLICT DO NOTHING")
 _SOURCES = (
     "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
-    "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0) "
+    "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0), "
+    f"COALESCE(SUM(m.sessions) FILTER (WHERE starts_with(m.fingerprint, '{GONE}')), 0) "
     "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location "
     'GROUP BY s.location ORDER BY s.last_imported_at DESC, s.location COLLATE "C"')
 
@@ -154,7 +155,7 @@ class PostgresImportLedger:
             return tuple(
                 SourceState(key=SourceKey(kind=r[1], location=r[0]), first_imported_at=r[2],
                             last_imported_at=r[3], cursor=r[4], sessions=int(r[5]),
-                            messages=int(r[6]))
+                            messages=int(r[6]), kept_gone=int(r[7]))
                 for r in connection.execute(_SOURCES))
         return self.store.run(work)
 

@@ -139,7 +139,11 @@ def write_tails(connection: Connection, tails: Sequence[Tail]) -> IngestReport |
         for tail in tails:
             sid = storable(tail.conversation.session.id)
             held = connection.execute(_KEPT_BELOW, (sid, sid, tail.since)).fetchone()
-            if held is None or held[0] is None or held[1] != tail.kept:
+            # The count first (cheap); then every field: another writer may have changed
+            # a message's text alone.
+            if held is None or held[0] is None or held[1] != tail.kept or tuple(
+                    message_from_row(read_text(row)) for row in connection.execute(
+                        _MESSAGES_BELOW, (sid, tail.since))) != tail.below:
                 return None
             old_titles[sid] = held[0]
             stored += [(row[0], message_from_row(read_text(row[1:])))
@@ -151,6 +155,9 @@ def write_tails(connection: Connection, tails: Sequence[Tail]) -> IngestReport |
 
 _KEPT_BELOW = ("SELECT (SELECT length FROM sessions WHERE id = %s), "
                "(SELECT COUNT(*) FROM messages WHERE session_id = %s AND position < %s)")
+
+_MESSAGES_BELOW = (f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = %s "
+                   "AND position < %s ORDER BY position")
 
 _MESSAGES_FROM = (f"SELECT id, {MESSAGE_COLUMNS} FROM messages "
                   "WHERE session_id = %s AND position >= %s")

@@ -51,7 +51,11 @@ def write_tails(connection: sqlite3.Connection, tails: Sequence[Tail]) -> Ingest
         for tail in tails:
             sid = tail.conversation.session.id
             held, below = connection.execute(writes.KEPT_BELOW, (sid, sid, tail.since)).fetchone()
-            if not held or below != tail.kept:
+            # The count first (cheap); then every field: another writer may have changed
+            # a message's text alone.
+            if not held or below != tail.kept or tuple(
+                    message_from_row(row) for row in connection.execute(
+                        writes.MESSAGES_BELOW, (sid, tail.since))) != tail.below:
                 return None
             stored += [(row[0], message_from_row(row[1:]))
                        for row in connection.execute(writes.MESSAGES_FROM, (sid, tail.since))]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import shutil
 import signal
 import threading
@@ -306,3 +307,67 @@ def test_an_archive_that_cannot_be_read_is_named_and_the_sessions_still_synced(
     assert (status, codex["new"]) == (3, 4)
     assert printed.err == (f"harkback: {archive}: unreadable folder: not a folder that can be "
                            "read (skipped)\n")
+
+
+def test_a_session_one_source_prunes_is_no_longer_kept_by_another(
+        home: Path, tmp_path: Path, store: SessionStore) -> None:
+    """A copy of the projects folder (imported under its own path, then its file deleted)
+    keeps the session as gone; the default folder then holds it too, is deleted and pruned:
+    the session is removed. The copy went on counting it as kept (``kept_gone`` 1 for a
+    session no longer stored) until its own ``--prune``; now its mark lets go of it."""
+    copy = tmp_path / "copy" / "projects"
+    shutil.copytree(home / ".claude" / "projects", copy)
+    assert synced(store, claude_code=copy)["claude-code"].new > 0
+    (copy / CLAUDE_FILE).unlink()
+    assert synced(store, claude_code=copy)["claude-code"].newly_gone == 1
+    projects = home / ".claude" / "projects"
+    synced(store, claude_code=projects)
+    (projects / CLAUDE_FILE).unlink()
+    assert synced(store, prune=True, claude_code=projects)["claude-code"].removed == 1
+    assert stored(store, CLAUDE_SESSION) == []
+    again = synced(store, claude_code=copy)["claude-code"]
+    assert (again.kept_gone, again.removed) == (0, 0)
+    assert CLAUDE_FILE not in items(store, SourceKey("claude-code", str(copy)))
+
+
+def listed(store: SessionStore, key: SourceKey) -> tuple[int, int]:
+    """What ``harkback sources`` counts of ``key``: its sessions, and those kept gone."""
+    ledger = store.import_ledger()
+    assert ledger is not None
+    (source,) = [s for s in asyncio.run(ok(ledger.sources())) if s.key == key]
+    return source.sessions, source.kept_gone
+
+
+def test_the_sources_list_counts_what_is_kept_gone(home: Path, store: SessionStore) -> None:
+    """A deleted transcript's sessions stay in the source's count: that count now says how
+    many of them are kept although gone (as sync's ``kept_gone``), none once pruned."""
+    key = SourceKey("claude-code", str(home / ".claude" / "projects"))
+    synced(store)
+    total, kept = listed(store, key)
+    assert kept == 0
+    (home / ".claude" / "projects" / CLAUDE_FILE).unlink()
+    shutil.rmtree((home / ".claude" / "projects" / CLAUDE_FILE).with_suffix(""))
+    claude = synced(store)["claude-code"]
+    assert listed(store, key) == (total, claude.kept_gone) and claude.kept_gone > 0
+    pruned = synced(store, prune=True)["claude-code"]
+    assert listed(store, key) == (total - pruned.removed, 0)
+
+
+def test_the_sources_table_and_json_name_the_kept_gone(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``harkback sources`` gives the kept-gone count beside the sessions (a column and a
+    line saying what it is; ``kept_gone`` in the JSON), for the one source that has them."""
+    db = tmp_path / "h.db"
+    _cli(capsys, db)
+    (home / ".claude" / "projects" / CLAUDE_FILE).unlink()
+    kept = _report(_cli(capsys, db, "--json")[1], "claude-code")["kept_gone"]
+    assert main(["sources", "--db", str(db), "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)["sources"]
+    assert {s["kind"]: s["kept_gone"] for s in payload} == {
+        "claude-code": kept, "codex": 0, "hermes": 0}
+    assert main(["sources", "--db", str(db)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert "kept gone" in table[0] and table[-1].startswith("kept gone: ")
+    (row,) = [line for line in table if line.startswith("claude-code ")]
+    sessions = {s["kind"]: s["sessions"] for s in payload}["claude-code"]
+    assert re.search(rf" {sessions} +{kept} +\d+  ", row), row

@@ -87,6 +87,11 @@ KEPT_BELOW = ("SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?), "
 """Whether a session is stored, and how many of its messages lie below a position (the
 check of a tail write: see :class:`~harkback.stages.tails.TailWriter`)."""
 
+MESSAGES_BELOW = (f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? "
+                  "AND position < ? ORDER BY position")
+"""A session's messages below a position, in order (those a tail keeps: see
+:class:`~harkback.stages.tails.TailWriter`)."""
+
 MESSAGES_FROM = (f"SELECT id, {MESSAGE_COLUMNS} FROM messages "
                  "WHERE session_id = ? AND position >= ?")
 """Row id and fields of a session's messages from a position on (those a tail replaces)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import attrs
+
 from harkback.stages.records import Conversation
 from harkback.stages.tails import Tail, TailWriter, tail_of
 from tests.adapters.stores.store_contract import Make, match, ok
@@ -67,8 +69,25 @@ class TailContract:
                                   ("user", "kiwi"))
         fits = await _tail_of(store, grown)
         stranger = make_conversation("s2", ("user", "mango"))
-        for tails in ([Tail(conversation=fits.conversation, since=2, kept=3)],
-                      [fits, Tail(conversation=stranger, since=0, kept=0)]):
+        for tails in ([attrs.evolve(fits, below=(*fits.below, *fits.below[-1:]))],
+                      [fits, Tail(conversation=stranger, since=0, below=())]):
             assert await ok(store.ingest_tails(tails)) is None
         assert await ok(store.messages(["s1", "s2"])) == stored.messages
         assert await ok(store.search(match("kiwi mango"))) == ()
+
+    async def test_a_kept_message_another_writer_changed_refuses_the_tail(
+            self, store: TailStore, make_conversation: Make) -> None:
+        """Another writer rewrote a message below the tail (as many messages there as
+        compared) between the compare and the write: the tail is refused and that writer's
+        copy stays whole. The stores compared only the count below the tail and wrote it,
+        leaving the other writer's first message before this copy's new one."""
+        await ok(store.ingest([make_conversation("s1", ("user", "docker"),
+                                                 ("assistant", "bridge"))]))
+        grown = make_conversation("s1", ("user", "docker"), ("assistant", "bridge"),
+                                  ("user", "kiwi"))
+        tail = await _tail_of(store, grown)
+        other = make_conversation("s1", ("user", "mango"), ("assistant", "bridge"))
+        await ok(store.ingest([other]))
+        assert await ok(store.ingest_tails([tail])) is None
+        assert await ok(store.messages(["s1"])) == other.messages
+        assert await ok(store.search(match("kiwi"))) == ()
