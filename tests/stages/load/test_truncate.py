@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,11 +15,13 @@ from harkback.stages.load.truncate import (
     SEPARATOR,
     assemble,
     cut_around,
+    first_place,
     locate_units,
     omitted,
     plan_cut,
+    unit_spans,
 )
-from harkback.stages.query import Phrase, Term
+from harkback.stages.query import Phrase, Term, parse_query
 
 LINES = "\n".join(f"line {i:04} " + "filler " * 8 for i in range(2000))
 
@@ -229,3 +232,21 @@ def test_a_budget_too_small_for_markers_keeps_the_match_not_the_head() -> None:
     for budget in (20, 45, 60, 83):
         cut, _ = cut_around(ONE_LINE, [span], budget)
         assert "needle" in cut, budget
+
+
+@pytest.mark.parametrize(("text", "question"), [
+    ("a prefix, then fix the docker bridge", "fix docker"),  # 'fix' inside a word first
+    ("docker " * 3 + "network fix", "fix network docker"),  # the later-listed unit first
+    ("x" * 40 + "ECONNREFUSED" + "y" * 40, "econnrefused"),  # straddling any window
+    ("ＤＯＣＫＥＲ ｆｉｘ then docker fix", "fix docker"),  # folded: offsets mapped back
+    ("前面很长的一段话。后来改了 nginx 的配置，跨域问题就解决了。", "跨域 NGINX"),
+    ("nothing to find here", "docker"),
+])
+def test_first_place_is_unit_spans_first_whatever_is_looked_at_first(text: str,
+                                                                     question: str) -> None:
+    """The window looked at first only saves searching the rest: the place is the same."""
+    units = parse_query(question).units
+    spans = unit_spans(text, units, limit=1)
+    for looked_first in range(len(text) + 2):
+        assert first_place(text, units, looked_first=looked_first) == (
+            spans[0] if spans else None)
