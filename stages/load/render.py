@@ -111,7 +111,7 @@ def clip_keeping(text: str, limit: int, units: Sequence[Unit] = ()) -> str:
     if not units or (len(text) > FOLDED_SEARCH_CHARS and not text.isascii()):
         return clip_middle(text, limit)
     head, tail = limit // 2, limit - limit // 2
-    place = first_place(text, units, looked_first=head)
+    place = first_place(text, units)
     if place is None or place[1] <= head or place[0] >= len(text) - tail:
         return clip_middle(text, limit)  # the place is in the head or the tail kept
     start, end = place
