@@ -322,6 +322,12 @@ def first_place(text: str, units: Sequence[Unit]) -> Span | None:
     >>> first_place("a docker log: docker", parse_query("log docker").units)
     (2, 8)
     """
+    if text.isascii():
+        # Folding keeps an ASCII text ASCII: a unit spelled otherwise (a CJK bigram) is
+        # not in it, and with no other unit the text is not even folded.
+        units = [unit for unit in units if _first_term(unit).isascii()]
+        if not units:
+            return None
     folded, where = _folded(text)
     best: Span | None = None
     for unit in units:

@@ -243,6 +243,8 @@ def test_a_budget_too_small_for_markers_keeps_the_match_not_the_head() -> None:
     ("ＤＯＣＫＥＲ ｆｉｘ then docker fix", "fix docker"),  # folded: offsets mapped back
     ("前面很长的一段话。后来改了 nginx 的配置，跨域问题就解决了。", "跨域 NGINX 配置"),
     ("nothing to find here", "docker"),
+    ("an ascii log: timeout after 30 s", "超时 timeout"),  # a CJK unit in ASCII text
+    ("an ascii log: timeout after 30 s", "超时"),
 ])
 def test_first_place_is_the_first_of_unit_spans(text: str, question: str) -> None:
     """Each unit is looked for only as far as it could come first: the place is the same,
