@@ -11,7 +11,6 @@ True
 
 from __future__ import annotations
 
-import math
 import operator
 import re
 from collections.abc import Iterable
@@ -19,26 +18,15 @@ from typing import Any, Literal, TypeVar
 
 import attrs
 
+from harkback.stages.record_checks import EARLIEST_EPOCH as EARLIEST_EPOCH
+from harkback.stages.record_checks import LATEST_EPOCH as LATEST_EPOCH
+from harkback.stages.record_checks import ROLES as ROLES
+from harkback.stages.record_checks import Role as Role
+from harkback.stages.record_checks import a_role, at_least_zero, epoch_or_none, non_empty
+from harkback.stages.record_checks import is_epoch as is_epoch
+
 _R = TypeVar("_R", "Session", "Message", "ToolCall")
-Role = Literal["user", "assistant", "tool", "system"]
-ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "system")
 SummaryKind = Literal["llm", "extractive", "raw", "none"]
-
-
-EARLIEST_EPOCH = -62_135_596_800.0
-"""0001-01-01T00:00:00Z: the first moment Python's datetime can show."""
-LATEST_EPOCH = 253_402_300_799.0
-"""9999-12-31T23:59:59Z: the last moment Python's datetime can show."""
-
-
-def is_epoch(value: object) -> bool:
-    """True for epoch seconds that a date can be made of (finite, years 1 to 9999).
-
-    >>> is_epoch(1_772_547_300), is_epoch(1.7e12), is_epoch(float("nan"))
-    (True, False, False)
-    """
-    return (isinstance(value, int | float) and not isinstance(value, bool)
-            and math.isfinite(value) and EARLIEST_EPOCH <= value <= LATEST_EPOCH)
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -54,17 +42,6 @@ def mended(text: str) -> str:
     if not isinstance(text, str) or text.isascii():  # not text: left to the caller's checks
         return text
     return _LONE_SURROGATE.sub("\ufffd", text)
-
-
-def _finite_or_none(_inst: object, attribute: attrs.Attribute[float | None], value: object) -> None:
-    if value is not None and not is_epoch(value):
-        raise ValueError(f"{attribute.name} must be epoch seconds between the years 1 and 9999, "
-                         f"got {value!r}")
-
-
-def _non_empty(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not value:
-        raise ValueError(f"{attribute.name} must not be empty")
 
 
 @attrs.frozen
@@ -91,12 +68,12 @@ class Session:
     False
     """
 
-    id: str = attrs.field(validator=_non_empty)
+    id: str = attrs.field(validator=non_empty)
     source: str = ""
     model: str = ""
     title: str = ""
-    started_at: float | None = attrs.field(default=None, validator=_finite_or_none)
-    ended_at: float | None = attrs.field(default=None, validator=_finite_or_none)
+    started_at: float | None = attrs.field(default=None, validator=epoch_or_none)
+    ended_at: float | None = attrs.field(default=None, validator=epoch_or_none)
     parent_session_id: str | None = None
     end_reason: str = ""
     project: str = ""
@@ -123,14 +100,14 @@ class Message:
     'hi'
     """
 
-    session_id: str = attrs.field(validator=_non_empty)
-    position: int = attrs.field(validator=attrs.validators.ge(0))
-    role: Role = attrs.field(validator=attrs.validators.in_(ROLES))
+    session_id: str = attrs.field(validator=non_empty)
+    position: int = attrs.field(validator=at_least_zero)
+    role: Role = attrs.field(validator=a_role)
     content: str = ""
     tool_name: str = ""
     tool_call_id: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
-    timestamp: float | None = attrs.field(default=None, validator=_finite_or_none)
+    timestamp: float | None = attrs.field(default=None, validator=epoch_or_none)
 
     def text_for_search(self) -> str:
         """The text the index sees: content, tool name and tool-call names and arguments."""

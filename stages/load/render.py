@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from harkback.stages.load.truncate import unit_spans
+from harkback.stages.load.truncate import first_place
 from harkback.stages.query import Unit
 from harkback.stages.records import Message, Session
 
@@ -110,11 +110,11 @@ def clip_keeping(text: str, limit: int, units: Sequence[Unit] = ()) -> str:
         return text
     if not units or (len(text) > FOLDED_SEARCH_CHARS and not text.isascii()):
         return clip_middle(text, limit)
-    places = unit_spans(text, units, limit=1)
     head, tail = limit // 2, limit - limit // 2
-    if not places or places[0][1] <= head or places[0][0] >= len(text) - tail:
+    place = first_place(text, units)
+    if place is None or place[1] <= head or place[0] >= len(text) - tail:
         return clip_middle(text, limit)  # the place is in the head or the tail kept
-    start, end = places[0]
+    start, end = place
     # A place running over the end of the head (or the start of the tail) is kept whole
     # by moving that cut past it, rather than cut mid-word.
     if start < head and end <= limit:

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import attrs
 
-from harkback.stages.load.truncate import unit_spans
+from harkback.stages.load.truncate import first_place
 from harkback.stages.query import ParsedQuery, Unit
 from harkback.stages.records import Summary
 from harkback.stages.spelled import spelled_units
@@ -129,8 +129,8 @@ def _prefix(role: str) -> str:  # a block's role prefix as shown, from the role 
 
 def _focus(body: str, units: Sequence[Unit]) -> int:
     """Where the first query unit starts in ``body`` (0 when it cannot be placed)."""
-    spans = unit_spans(body, units, limit=1)
-    return spans[0][0] if spans else 0
+    place = first_place(body, units)
+    return place[0] if place else 0
 
 
 def _show(line: _Line, spelled: Sequence[Sequence[Unit]], width: int) -> str:

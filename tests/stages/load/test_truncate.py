@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,11 +15,13 @@ from harkback.stages.load.truncate import (
     SEPARATOR,
     assemble,
     cut_around,
+    first_place,
     locate_units,
     omitted,
     plan_cut,
+    unit_spans,
 )
-from harkback.stages.query import Phrase, Term
+from harkback.stages.query import Phrase, Term, parse_query
 
 LINES = "\n".join(f"line {i:04} " + "filler " * 8 for i in range(2000))
 
@@ -229,3 +232,24 @@ def test_a_budget_too_small_for_markers_keeps_the_match_not_the_head() -> None:
     for budget in (20, 45, 60, 83):
         cut, _ = cut_around(ONE_LINE, [span], budget)
         assert "needle" in cut, budget
+
+
+
+@pytest.mark.parametrize(("text", "question"), [
+    ("a prefix, then fix the docker bridge", "fix docker"),  # 'fix' inside a word first
+    ("docker " * 3 + "network fix", "fix network docker"),  # the later-listed unit first
+    ("net networks network", "networks net"),  # a shorter place at the same start
+    ("x" * 40 + "ECONNREFUSED" + "y" * 40, "econnrefused x"),
+    ("ＤＯＣＫＥＲ ｆｉｘ then docker fix", "fix docker"),  # folded: offsets mapped back
+    ("前面很长的一段话。后来改了 nginx 的配置，跨域问题就解决了。", "跨域 NGINX 配置"),
+    ("nothing to find here", "docker"),
+    ("an ascii log: timeout after 30 s", "超时 timeout"),  # a CJK unit in ASCII text
+    ("an ascii log: timeout after 30 s", "超时"),
+])
+def test_first_place_is_the_first_of_unit_spans(text: str, question: str) -> None:
+    """Each unit is looked for only as far as it could come first: the place is the same,
+    whichever order the units come in."""
+    units = parse_query(question).units
+    for ordered in (units, units[::-1]):
+        spans = unit_spans(text, ordered, limit=1)
+        assert first_place(text, ordered) == (spans[0] if spans else None)
