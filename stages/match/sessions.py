@@ -223,17 +223,20 @@ def weigh_by_time(sessions: Sequence[tuple[str, float]], times: Mapping[str, flo
     Each score grows by up to ``weight`` times itself (:func:`~harkback.stages.when.closeness`
     to the window it is closest to: "yesterday and last week" lifts a session from either
     as much as a question naming only its time would); a session of unknown time keeps its
-    score. Ties keep the given order.
+    score, and so does every session when no window is given. Ties keep the given order.
 
     >>> weigh_by_time((("old", 1.0), ("then", 0.9)), {"old": 0.0, "then": 5e6},
     ...               [(4e6, 6e6)], 0.5)
     (('then', 1.35), ('old', 1.125))
+    >>> weigh_by_time((("old", 1.0),), {"old": 0.0}, [], 0.5)
+    (('old', 1.0),)
     """
     def factor(session_id: str) -> float:
         moment = times.get(session_id)
         if moment is None:
             return 1.0
-        return 1.0 + weight * max(closeness(moment, window) for window in windows)
+        return 1.0 + weight * max((closeness(moment, window) for window in windows),
+                                  default=0.0)
 
     return _rescaled(sessions, factor)
 
