@@ -81,8 +81,8 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
     ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today, ``today``
-    the day so far. The first expression found wins (a listing covers them all:
-    :func:`spanning`).
+    the day so far. The first expression found wins (the lexical ranker weighs every
+    one, :func:`time_windows`; a listing covers them all: :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0

@@ -93,7 +93,7 @@ from harkback.stages.records import MessageHit, Role, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.text.scripts import Script, cjk_script, written_in
-from harkback.stages.when import time_window, time_words
+from harkback.stages.when import time_windows, time_words
 
 
 def _written_in(hits: Sequence[MessageHit], titles: Sequence[TitleHit],
@@ -133,9 +133,10 @@ class LexicalMatch:
     ``role_weights`` (pairs such as ``("user", 1.5)``, default
     :data:`~harkback.stages.match.score.ROLE_WEIGHTS`) scale message scores by role; a
     role not named keeps 1.0, and ``role_weights=()`` weighs every role alike. When the
-    question names a time relative to now (:func:`~harkback.stages.when.time_window`),
-    sessions from then are lifted by up to ``time_weight`` (0 turns it off; the time's
-    words are not searched for either way, :func:`~harkback.stages.when.time_words`); a
+    question names a time relative to now (:func:`~harkback.stages.when.time_windows`;
+    of several, each session by the nearest), sessions from then are lifted by up to
+    ``time_weight`` (0 turns it off; the time's words are not searched for either way,
+    :func:`~harkback.stages.when.time_words`); a
     ``scoring.recency_weight`` lifts recent sessions
     (:func:`~harkback.stages.match.sessions.weigh_by_recency`). Both read a session's
     time from its hits (:func:`~harkback.stages.match.sessions.session_times`), so
@@ -166,7 +167,9 @@ class LexicalMatch:
         terms, prefixes = lookups(planned)
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:
-            window = time_window(request.query, now) if self.time_weight else None
+            # Every time the question names weighs ("yesterday and last week").
+            windows = ([w for _, w in time_windows(request.query, now)]
+                       if self.time_weight else [])
 
             def search(stats: TermStats) -> FutureResult[Matched, StoreUnavailable]:
                 units = weigh_units(planned, stats)
@@ -196,7 +199,7 @@ class LexicalMatch:
                 return store.search(query).bind(fill).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).map(lambda titles: self._rank(
-                    request, parsed, units, stats, hits, now, window, titles)))
+                    request, parsed, units, stats, hits, now, windows, titles)))
             # Prefixes only when there are any: a library caller's own store written to
             # the one-argument form still answers every question without one.
             stats_of = (store.term_stats(terms, prefixes) if prefixes
@@ -217,7 +220,7 @@ class LexicalMatch:
 
     def _rank(self, request: SearchRequest, parsed: ParsedQuery, units: Sequence[RankUnit],
               stats: TermStats, hits: Sequence[MessageHit], now: float,
-              window: tuple[float, float] | None = None,
+              windows: Sequence[tuple[float, float]] = (),
               titles: Sequence[TitleHit] = ()) -> Matched:
         average = stats.average_length or 1.0
         role_weights = dict(self.role_weights)
@@ -245,15 +248,15 @@ class LexicalMatch:
         scored += [s for title in titles for s in title_evidence(
             (title,), scorer(title.session_id), role_weights.get("user", 1.0))]
         times = (session_times([s.hit for s in scored])
-                 if self.scoring.recency_weight or window else {})
+                 if self.scoring.recency_weight or windows else {})
 
         def lift(ranked: Sequence[tuple[str, float]]) -> Sequence[tuple[str, float]]:
             if in_script and self.scoring.script_weight:
                 ranked = weigh_by_script(ranked, in_script, self.scoring.script_weight)
             if self.scoring.recency_weight and times:
                 ranked = weigh_by_recency(ranked, times, now, self.scoring)
-            if window is not None and times:
-                ranked = weigh_by_time(ranked, times, window, self.time_weight)
+            if windows and times:
+                ranked = weigh_by_time(ranked, times, windows, self.time_weight)
             return ranked
 
         sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring))

@@ -215,19 +215,28 @@ def rescored(hit: MessageHit, score: float) -> MessageHit:
 
 
 def weigh_by_time(sessions: Sequence[tuple[str, float]], times: Mapping[str, float],
-                  window: tuple[float, float], weight: float) -> tuple[tuple[str, float], ...]:
-    """Sessions re-scored by how close their time is to ``window``, best first.
+                  windows: Sequence[tuple[float, float]], weight: float
+                  ) -> tuple[tuple[str, float], ...]:
+    """Sessions re-scored by how close their time is to the nearest of ``windows``, best
+    first.
 
-    Each score grows by up to ``weight`` times itself (:func:`~harkback.stages.when.closeness`);
-    a session of unknown time keeps its score. Ties keep the given order.
+    Each score grows by up to ``weight`` times itself (:func:`~harkback.stages.when.closeness`
+    to the window it is closest to: "yesterday and last week" lifts a session from either
+    as much as a question naming only its time would); a session of unknown time keeps its
+    score, and so does every session when no window is given. Ties keep the given order.
 
     >>> weigh_by_time((("old", 1.0), ("then", 0.9)), {"old": 0.0, "then": 5e6},
-    ...               (4e6, 6e6), 0.5)
+    ...               [(4e6, 6e6)], 0.5)
     (('then', 1.35), ('old', 1.125))
+    >>> weigh_by_time((("old", 1.0),), {"old": 0.0}, [], 0.5)
+    (('old', 1.0),)
     """
     def factor(session_id: str) -> float:
         moment = times.get(session_id)
-        return 1.0 if moment is None else 1.0 + weight * closeness(moment, window)
+        if moment is None:
+            return 1.0
+        return 1.0 + weight * max((closeness(moment, window) for window in windows),
+                                  default=0.0)
 
     return _rescaled(sessions, factor)
 

@@ -136,6 +136,23 @@ async def test_a_question_naming_a_time_prefers_sessions_from_then(store: Sessio
     assert ranked[0] == "then"
 
 
+async def test_every_time_a_question_names_is_weighed(store: SessionStore) -> None:
+    """'yesterday and three weeks ago': the bread of three weeks ago rises over an older
+    session that says 'bread' more often, though the first time named is yesterday."""
+    day = 86400.0
+    now = 1000 * day
+    await _ingest(store,
+                  conversation("old", ("user", "bread, more bread: I baked rye bread"),
+                               started_at=now - 80 * day),
+                  conversation("then", ("user", "I baked rye bread"), started_at=now - 21 * day))
+    request = SearchRequest(query="which bread did I bake yesterday and three weeks ago?",
+                            limit=10)
+    outcome = await LexicalMatch()(request).bind(LineageResolve())(
+        Deps(store=store, clock=lambda: now)).awaitable()
+    assert [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates] == [
+        "then", "old"]
+
+
 async def test_the_words_of_a_time_are_not_searched_for(store: SessionStore) -> None:
     """'two weeks ago' is weighed by its window: a session that only says those words
     is not a match for what was baked then."""

@@ -104,7 +104,7 @@ def test_session_ranking_is_as_before(scored: list[Scored], weights: list[float]
     assert weigh_by_recency(ranked, times, now, scoring) == plain_rescaled(
         ranked, lambda sid: recency_factor(times.get(sid), now, scoring))
     window = (4e6, 6e6)
-    assert weigh_by_time(ranked, times, window, 0.5) == plain_rescaled(
+    assert weigh_by_time(ranked, times, [window], 0.5) == plain_rescaled(
         ranked, lambda sid: 1.0 if sid not in times else 1.0 + 0.5 * closeness(
             times[sid], window))
     for per_session, limit in ((1, 3), (3, 60)):
