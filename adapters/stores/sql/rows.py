@@ -77,6 +77,10 @@ def messages_of(session_ids: Iterable[str], longest: int | None = None) -> State
 def recent(query: RecentQuery) -> Statement:
     """Root sessions newest first, with their message count and first user message (a
     loop of parents is listed by one member: :mod:`~harkback.adapters.stores.sql.loops`)."""
+    # Written out, not "(? = 0 OR started_at IS NULL)": with the OR, the sessions_started
+    # index only orders a walk over every session (~4 ms for 60k) where a seek finds the
+    # undated ones (what every bounded search and listing counts, stages/undated.py).
+    undated = "AND s.started_at IS NULL " if query.undated else ""
     # The counts and previews are computed only for the rows that survive the LIMIT.
     # SQLite sorts NULL below every value, so "started_at DESC" already puts unknown
     # starts last, and in this form the sessions_started index serves the LIMIT.
@@ -91,12 +95,11 @@ def recent(query: RecentQuery) -> Statement:
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
-        "        AND (? = 0 OR s.started_at IS NULL) "
-        f"        AND {SCOPE} "
+        f"        {undated}AND {SCOPE} "
         "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
         "ORDER BY r.started_at DESC, r.id",
         (json_list(query.exclude_roots), json_list(query.hidden_sources),
-         query.since, query.since, query.until, query.until, int(query.undated),
+         query.since, query.since, query.until, query.until,
          *scope(query.sources, query.projects), query.limit))
 
 
