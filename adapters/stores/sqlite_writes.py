@@ -43,7 +43,8 @@ def write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> Inge
 def write_tails(connection: sqlite3.Connection, tails: Sequence[Tail]) -> IngestReport | None:
     """Store each tail's session and its messages from ``since`` on, in one transaction
     (see :class:`~harkback.stages.tails.TailWriter`); None, writing nothing, when the store
-    does not hold a tail's ``kept`` messages below ``since``."""
+    does not hold, unchanged, the messages below ``since`` the tail was compared with
+    (``below``: another writer changed them meanwhile)."""
     if not tails:
         return IngestReport()
     with immediate(connection):
