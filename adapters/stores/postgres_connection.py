@@ -54,6 +54,13 @@ POOL_SIZE = 4
 READ_ONLY = "-c default_transaction_read_only=on"
 """Session option of a read-only store: the server itself refuses every write."""
 
+NO_JIT = "-c jit=off"
+"""Session option of every store: no JIT compilation of its statements. A server built
+with LLVM (Debian's and others' packages) compiles any statement the planner costs past
+``jit_above_cost``, and ``recent``'s test of a root (a walk per row) is costed far past it
+at any size: 0.6-1.1 s of compiling for a statement that runs in 0.1-40 ms. A URL's own
+``options`` (or ``$PGOPTIONS``), which come after it, may turn it back on."""
+
 IDLE_IN_TRANSACTION = "-c idle_in_transaction_session_timeout=600s"
 """Session option of every store: a transaction left idle for 10 minutes (its client frozen
 or cut off) is ended by the server, so the write lock it holds does not stop every other
@@ -233,11 +240,11 @@ def lock_wait(environ: Mapping[str, str]) -> float | None:
 
 def _settings(url: str, readonly: bool, environ: Mapping[str, str]) -> dict[str, Any]:
     """libpq settings added to the URL's: its own options (or ``$PGOPTIONS``, which libpq
-    would read only when none are given) come first, but for the lock wait, which they may
-    set themselves."""
+    would read only when none are given) come first, but for the lock wait and JIT, which
+    they may set themselves."""
     parts = conninfo.conninfo_to_dict(url)
     lock = lock_wait(environ)
-    options = [f"-c lock_timeout={max(1, round(lock * 1000))}" if lock else "",
+    options = [NO_JIT, f"-c lock_timeout={max(1, round(lock * 1000))}" if lock else "",
                str(parts.get("options") or environ.get("PGOPTIONS", "")), IDLE_IN_TRANSACTION]
     if readonly:
         options.append(READ_ONLY)

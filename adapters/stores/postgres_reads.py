@@ -91,22 +91,30 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
     """Root sessions (no parent, or a parent not stored, or the first of a loop of parents:
     :mod:`~harkback.adapters.stores.sql.loops`) newest first, unknown start last, with their
     message count and first user message."""
-    order = 'started_at DESC NULLS LAST, id COLLATE "C"'
     scope, scoped = scope_filters(query)
+    bounds = [(f"s.started_at {operator} %s", at) for operator, at
+              in ((">=", query.since), ("<=", query.until)) if at is not None]
+    where = " AND ".join([_IS_ROOT, "s.id <> ALL(%s::text[])", *scope, *(b for b, _ in bounds)])
+    values = [_ids(query.exclude_roots), *scoped, *(at for _, at in bounds), max(query.limit, 0)]
+    # The dated roots and the undated ones apart, each in an order of the sessions_started
+    # index (walked backwards for the dated), so each reads only its first rows: no index
+    # has the order "started_at DESC NULLS LAST", and as one part every root was read and
+    # sorted (0.2 s at 58k sessions). A time bound leaves the undated out.
+    parts = [f"SELECT {_S_COLUMNS} FROM sessions AS s WHERE {where} AND s.started_at {part} "
+             "LIMIT %s" for part, wanted in (
+                 ('IS NOT NULL ORDER BY s.started_at DESC, s.id COLLATE "C"', not query.undated),
+                 ('IS NULL ORDER BY s.id COLLATE "C"', not bounds)) if wanted]
+    if not parts:
+        return ()
+    order = 'started_at DESC NULLS LAST, id COLLATE "C"'
     rows = connection.execute(
         f"SELECT r.*, (SELECT count(*) FROM messages AS m WHERE m.session_id = r.id), "
         # Twice what preview reads: a stored NUL takes two characters (postgres_text).
         f"(SELECT substr(m.content, 1, {2 * PREVIEW_READS}) FROM messages AS m "
         "  WHERE m.session_id = r.id AND m.role = 'user' ORDER BY m.position LIMIT 1) "
-        f"FROM (SELECT {_S_COLUMNS} FROM sessions AS s "
-        f"      WHERE {_IS_ROOT} "
-        f"        AND s.id <> ALL(%s::text[]) AND {' AND '.join(scope)} "
-        "        AND (%s::float8 IS NULL OR s.started_at >= %s) "
-        "        AND (%s::float8 IS NULL OR s.started_at <= %s) "
-        "        AND (NOT %s OR s.started_at IS NULL) "
-        f"      ORDER BY s.{order.replace(', id', ', s.id')} LIMIT %s) AS r ORDER BY r.{order}",
-        (_ids(query.exclude_roots), *scoped, query.since, query.since,
-         query.until, query.until, query.undated, max(query.limit, 0))).fetchall()
+        f"FROM (SELECT * FROM ({' UNION ALL '.join(f'({part})' for part in parts)}) AS u "
+        f"      ORDER BY u.{order} LIMIT %s) AS r ORDER BY r.{order}",
+        [*values * len(parts), max(query.limit, 0)]).fetchall()
     width = len(SESSION_FIELDS)
     return tuple(SessionOverview(session=session_from_row(read_text(row[:width])),
                                  message_count=int(row[width]),
@@ -141,18 +149,20 @@ def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | N
         if bound is not None:
             conditions.append(f"s.started_at {operator} %s")
             params.append(bound)
+    # Only what a hit carries: every title found is scored here (2,000 and more for a
+    # question at 1M messages), and whole sessions cost a fifth of it.
     rows = connection.execute(
-        f"SELECT {_S_COLUMNS} FROM sessions AS s WHERE {' AND '.join(conditions)}",
-        params).fetchall()
+        f"SELECT s.id, s.title, s.source, s.started_at FROM sessions AS s "
+        f"WHERE {' AND '.join(conditions)}", params).fetchall()
     found = []
     for row in rows:
-        session = session_from_row(read_text(row))
-        score = fit(session.text_for_search(), expression, within, leaves, idfs,
-                    tokens / documents)
+        session_id, title, source, started_at = read_text(row)
+        score = fit(Session(id=session_id, title=title, source=source).text_for_search(),
+                    expression, within, leaves, idfs, tokens / documents)
         if score is None:
             continue
-        found.append(TitleHit(session_id=session.id, title=session.title, source=session.source,
-                              started_at=session.started_at, score=score))
+        found.append(TitleHit(session_id=session_id, title=title, source=source,
+                              started_at=started_at, score=score))
     found.sort(key=lambda h: (-h.score, h.started_at is None, -(h.started_at or 0.0),
                               h.session_id))
     return tuple(found[:max(query.limit, 0)])

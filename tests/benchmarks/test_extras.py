@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 NEEDS = {"mcp_roundtrip": ("mcp", "mcp"), "scale_postgres": ("psycopg", "postgres"),
-         "search_after_ingest": ("psycopg", "postgres"),
+         "search_after_ingest": ("psycopg", "postgres"), "reads_postgres": ("psycopg", "postgres"),
          "agreement_postgres": ("psycopg", "postgres"), "vector_cache": ("numpy", "hybrid")}
 
 

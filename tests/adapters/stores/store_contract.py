@@ -496,6 +496,22 @@ class StoreContract:
         listed = await ok(store.recent(RecentQuery(limit=2)))
         assert [o.session.id for o in listed] == ["s5", "s4"]
 
+    async def test_recent_breaks_ties_by_id_and_fills_the_limit_with_undated_ones(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Sessions started at one time come by id, byte by byte ("B" before "a"); a limit
+        reaching past the dated sessions is filled with undated ones, by id; a listing of
+        the undated alone stops at its limit."""
+        await ok(store.ingest([
+            make_conversation("u2"), make_conversation("a", started_at=5.0),
+            make_conversation("old", started_at=1.0), make_conversation("U1"),
+            make_conversation("B", started_at=5.0), make_conversation("u3")]))
+        for limit, expected in ((2, ["B", "a"]), (3, ["B", "a", "old"]),
+                                (5, ["B", "a", "old", "U1", "u2"])):
+            listed = await ok(store.recent(RecentQuery(limit=limit)))
+            assert [o.session.id for o in listed] == expected
+        undated = await ok(store.recent(RecentQuery(limit=2, undated=True)))
+        assert [o.session.id for o in undated] == ["U1", "u2"]
+
     async def test_recent_counts_messages_and_previews_first_user_turn(
             self, store: SessionStore, make_conversation: Make) -> None:
         """The overview counts the session's messages and previews its first user message."""
