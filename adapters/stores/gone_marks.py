@@ -47,8 +47,10 @@ def kept_only_gone(not_live: str) -> str:
             "WHERE g.location = m.location AND g.item = m.item) GROUP BY m.location) ")
 
 
-KEPT_OF_SOURCE = "(SELECT COALESCE(sum(n), 0) FROM kept WHERE kept.location = s.location)"
-"""What the ``kept`` clause counts of the source ``s``."""
+KEPT_OF_SOURCE = ("LEFT JOIN (SELECT location, sum(n) AS n FROM kept GROUP BY location) "
+                  "AS gone_kept ON gone_kept.location = s.location")
+"""Joins what the ``kept`` clause counts of the source ``s`` (``gone_kept.n``; one row, so
+``kept`` is counted once, not once per source)."""
 
 
 def naming(among: str) -> str:

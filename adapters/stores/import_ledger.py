@@ -87,12 +87,13 @@ SELECT_MARKS = ("SELECT item, fingerprint, sessions, messages FROM import_marks 
 _SOURCES = (
     "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
     "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0), {kept} "
-    "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location "
+    "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location {join} "
     "GROUP BY s.location ORDER BY s.last_imported_at DESC, s.location")
 SELECT_SOURCES = (gone_marks.kept_only_gone(f"g.session_id NOT IN ({gone_marks.LIVE_SESSIONS})")
-                  + _SOURCES.format(kept=gone_marks.KEPT_OF_SOURCE))
+                  + _SOURCES.format(kept="COALESCE(MAX(gone_kept.n), 0)",
+                                    join=gone_marks.KEPT_OF_SOURCE))
 SELECT_SOURCES_BEFORE_IDS = _SOURCES.format(
-    kept=f"COALESCE(SUM(CASE WHEN {gone_marks.gone('m')} THEN m.sessions END), 0)")
+    kept=f"COALESCE(SUM(CASE WHEN {gone_marks.gone('m')} THEN m.sessions END), 0)", join="")
 """The sources of a ledger older than ``import_mark_sessions`` (no mark names sessions)."""
 GONE_NAMING = gone_marks.naming("g.session_id IN (SELECT value FROM json_each(?))")
 SESSIONS_OF_MARK = "SELECT session_id FROM import_mark_sessions WHERE location = ? AND item = ?"

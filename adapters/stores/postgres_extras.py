@@ -55,8 +55,10 @@ _SOURCES = (
     gone_marks.kept_only_gone(
         f"NOT EXISTS ({gone_marks.LIVE_SESSIONS} AND l.session_id = g.session_id)")
     + "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
-    f"COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0), {gone_marks.KEPT_OF_SOURCE} "
+    "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0), "
+    "COALESCE(MAX(gone_kept.n), 0) "
     "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location "
+    f"{gone_marks.KEPT_OF_SOURCE} "
     'GROUP BY s.location ORDER BY s.last_imported_at DESC, s.location COLLATE "C"')
 _GONE_NAMING = gone_marks.naming("g.session_id = ANY(%s::text[])")
 _SESSIONS_OF_MARK = ("SELECT session_id FROM import_mark_sessions WHERE location = %s "
