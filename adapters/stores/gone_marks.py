@@ -56,9 +56,12 @@ KEPT_OF_SOURCE = ("LEFT JOIN (SELECT location, sum(n) AS n FROM kept GROUP BY lo
 def naming(among: str) -> str:
     """The gone marks (``location, item, fingerprint, sessions, messages``) that name a
     session for which ``among`` holds (a condition on ``g.session_id``)."""
+    # The ids' list is probed once for each session row (CROSS JOIN keeps SQLite's order):
+    # probing it for each mark, as SQLite chose, took 0.5 CPU s for 100 ids at 60k marks.
     return ("SELECT DISTINCT m.location, m.item, m.fingerprint, m.sessions, m.messages "
-            "FROM import_marks AS m JOIN import_mark_sessions AS g "
-            f"ON g.location = m.location AND g.item = m.item WHERE {among} AND {gone('m')}")
+            "FROM import_mark_sessions AS g CROSS JOIN import_marks AS m "
+            "WHERE m.location = g.location AND m.item = g.item "
+            f"AND {among} AND {gone('m')}")
 
 
 def letting_go(found: Iterable[tuple[str, Mark]], removed: Collection[str],
