@@ -16,8 +16,9 @@ from harkback.pipeline.terminal import one_line
 from harkback.stages.imports import SourceState
 from harkback.stages.result import when_text
 
-KEPT_GONE_NOTE = ("kept gone: of the sessions, those whose file or row is gone at the source, "
-                  "kept in the store; `harkback sync --prune` removes them")
+KEPT_GONE_NOTE = ("kept gone: of the sessions, those kept in the store only because their file "
+                  "or row is gone at the source (each once; not one another imported file "
+                  "still holds); `harkback sync --prune` removes them")
 
 
 def describe_sources(sources: Sequence[SourceState]) -> str:

@@ -14,7 +14,9 @@ With ``prune`` (``harkback sync --prune``) the sessions of gone items that no ot
 holds are removed and their marks dropped, as every sync did before. The items a source
 still holds but asks to leave out (``withdrawn``: Hermes' hidden and archived sessions, a
 choice the user made there) are removed whether pruning or not. A session removed so
-is let go by the marks other sources keep of gone items too, which would count it as kept.
+is let go by the marks other sources keep of gone items too, which would count it as kept
+(:meth:`~harkback.stages.imports.ImportLedger.let_go`: those marks are read and written in
+one write transaction, so another source's sync meanwhile is never rolled back).
 
 >>> Gone(kept=3, newly=1).removed
 0
@@ -74,11 +76,8 @@ async def settle_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
         read = await _other_sources(key, ledger)
         if isinstance(read, Failure):
             return Failure(read.failure())
-        others = read.unwrap()
-        held.update(i for other in others for mark in other.marks if not mark.gone
+        held.update(i for other in read.unwrap() for mark in other.marks if not mark.gone
                     for i in mark.session_ids)
-    else:
-        others = []
     dropping = set(withdrawn)
     doomed: dict[str, None] = {}
     forgotten: list[str] = []
@@ -112,9 +111,10 @@ async def settle_gone(key: SourceKey, gone: Sequence[str], store: SessionStore,
         done = as_result(await ledger.keep(key, went, now=now).awaitable())
         if isinstance(done, Failure):
             return Failure(done.failure())
-    let_go = await _let_go_elsewhere(others, set(doomed), ledger)
-    if isinstance(let_go, Failure):
-        return Failure(let_go.failure())
+    if doomed:  # the marks other sources keep of gone items, read and narrowed in one write
+        done = as_result(await ledger.let_go(list(doomed)).awaitable())
+        if isinstance(done, Failure):
+            return Failure(done.failure())
     return Success(Gone(removed=removed.unwrap(), kept=len(kept), newly=len(newly)))
 
 
@@ -144,36 +144,3 @@ async def _other_sources(key: SourceKey, ledger: ImportLedger
         found.append(state.unwrap())
     return Success(found)
 
-
-async def _let_go_elsewhere(others: Sequence[SourceState], removed: set[str],
-                            ledger: ImportLedger) -> Result[None, StoreUnavailable]:
-    """Drop the ``removed`` sessions from the marks another source keeps of gone items.
-
-    One folder imported under two paths: the copy's file deleted keeps its session (marked
-    gone), and the other path's ``--prune`` removes it. The copy's mark would go on counting
-    a session no longer stored as kept, until its own ``--prune``.
-    """
-    if not removed:
-        return Success(None)
-    for other in others:
-        forgotten: list[str] = []
-        narrowed: list[Mark] = []
-        for mark in other.marks:
-            if not mark.gone or removed.isdisjoint(mark.session_ids):
-                continue
-            left = tuple(i for i in mark.session_ids if i not in removed)
-            if not left:
-                forgotten.append(mark.item)
-                continue
-            narrowed.append(attrs.evolve(mark, session_ids=left, sessions=max(
-                0, mark.sessions - (len(mark.session_ids) - len(left)))))
-        if forgotten:
-            done = as_result(await ledger.forget(other.key, forgotten).awaitable())
-            if isinstance(done, Failure):
-                return Failure(done.failure())
-        if narrowed:  # stamped with its own time: the source was not imported now
-            done = as_result(await ledger.keep(
-                other.key, narrowed, now=other.last_imported_at or 0.0).awaitable())
-            if isinstance(done, Failure):
-                return Failure(done.failure())
-    return Success(None)

@@ -13,7 +13,7 @@ next run reads only what changed. Stores that can remember imports give an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Protocol
 
 import attrs
@@ -63,6 +63,39 @@ class Mark:
         no file or row, so the item is read again should it come back."""
         return self if self.gone else attrs.evolve(self, fingerprint=GONE + self.fingerprint)
 
+    def without(self, removed: Collection[str], messages: Callable[[Sequence[str]], int]
+                ) -> Mark | None:
+        """This mark without the sessions ``removed`` from the store: None when it names no
+        other; else naming and counting those left, with ``messages(left)`` messages (what
+        the store holds of them).
+
+        >>> mark = Mark(item="a", fingerprint="gone:1", sessions=2, messages=9,
+        ...             session_ids=("S", "T")).without({"S"}, lambda ids: 4)
+        >>> mark.session_ids, mark.sessions, mark.messages
+        (('T',), 1, 4)
+        """
+        left = tuple(i for i in self.session_ids if i not in removed)
+        if not left:
+            return None
+        return attrs.evolve(self, session_ids=left, sessions=len(left), messages=messages(left))
+
+
+def kept_only_gone(marks: Iterable[Mark], held: Collection[str] = ()) -> int:
+    """How many sessions only the gone ones of ``marks`` keep: those they name that no live
+    mark among them names, nor ``held`` (a gone mark kept before session ids were recorded
+    counts its sessions). A session two gone files held counts once.
+
+    >>> live = Mark(item="a", fingerprint="1", session_ids=("S",))
+    >>> gone = Mark(item="b", fingerprint="gone:1", sessions=2, session_ids=("S", "T"))
+    >>> kept_only_gone([live, gone])
+    1
+    """
+    marks = tuple(marks)
+    live = {i for mark in marks if not mark.gone for i in mark.session_ids}
+    loose = {i for mark in marks if mark.gone for i in mark.session_ids
+             if i not in live and i not in held}
+    return len(loose) + sum(m.sessions for m in marks if m.gone and not m.session_ids)
+
 
 @attrs.frozen(kw_only=True)
 class SourceState:
@@ -76,8 +109,9 @@ class SourceState:
     sessions: int = 0
     messages: int = 0
     kept_gone: int = 0
-    """Of :attr:`sessions`, those of items gone from the source (marked gone): kept in the
-    store until ``sync --prune``."""
+    """Of :attr:`sessions`, those kept only because their items are gone from the source
+    (:func:`kept_only_gone`; by :meth:`ImportLedger.sources`, a session a live item of another
+    source holds is not counted): kept in the store until ``sync --prune``."""
 
     def marks_by_item(self) -> dict[str, Mark]:
         """The marks, by item."""
@@ -108,4 +142,11 @@ class ImportLedger(Protocol):
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far (without marks), most recently imported first."""
+        ...
+
+    def let_go(self, session_ids: Sequence[str]) -> FutureResult[None, StoreUnavailable]:
+        """Take ``session_ids`` (removed from the store) out of every source's gone marks
+        (:meth:`Mark.without`), reading and writing them in one write transaction, so a mark
+        another process wrote meanwhile is never overwritten. No live mark and no source's
+        import time changes."""
         ...

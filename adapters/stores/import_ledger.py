@@ -27,15 +27,17 @@ rest next time and never skips anything.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence, Sized
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from returns.future import FutureResult
 
+from harkback.adapters.stores import gone_marks
+from harkback.adapters.stores.sql.statement import json_list
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.imports import GONE, Mark, SourceKey, SourceState
+from harkback.stages.imports import Mark, SourceKey, SourceState, kept_only_gone
 
 if TYPE_CHECKING:
     from harkback.adapters.stores.sqlite import SqliteStore
@@ -82,13 +84,21 @@ SELECT_SOURCE = ("SELECT kind, first_imported_at, last_imported_at, cursor FROM 
                  "WHERE location = ?")
 SELECT_MARKS = ("SELECT item, fingerprint, sessions, messages FROM import_marks "
                 "WHERE location = ?")
-SELECT_SOURCES = (
+_SOURCES = (
     "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
-    "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0), "
-    f"COALESCE(SUM(CASE WHEN substr(m.fingerprint, 1, {len(GONE)}) = '{GONE}' "
-    "THEN m.sessions END), 0) "
-    "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location "
+    "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0), {kept} "
+    "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location {join} "
     "GROUP BY s.location ORDER BY s.last_imported_at DESC, s.location")
+SELECT_SOURCES = (gone_marks.kept_only_gone(f"g.session_id NOT IN ({gone_marks.LIVE_SESSIONS})")
+                  + _SOURCES.format(kept="COALESCE(MAX(gone_kept.n), 0)",
+                                    join=gone_marks.KEPT_OF_SOURCE))
+SELECT_SOURCES_BEFORE_IDS = _SOURCES.format(
+    kept=f"COALESCE(SUM(CASE WHEN {gone_marks.gone('m')} THEN m.sessions END), 0)", join="")
+"""The sources of a ledger older than ``import_mark_sessions`` (no mark names sessions)."""
+GONE_NAMING = gone_marks.naming("g.session_id IN (SELECT value FROM json_each(?))")
+SESSIONS_OF_MARK = "SELECT session_id FROM import_mark_sessions WHERE location = ? AND item = ?"
+COUNT_MESSAGES = ("SELECT count(*) FROM messages "
+                  "WHERE session_id IN (SELECT value FROM json_each(?))")
 
 
 def _missing_table(error: sqlite3.OperationalError) -> bool:
@@ -120,7 +130,7 @@ def source_state(key: SourceKey, row: Sequence[Any] | None, marks: tuple[Mark, .
     return SourceState(key=key, first_imported_at=row[1], last_imported_at=row[2],
                        cursor=row[3], marks=marks, sessions=sum(m.sessions for m in marks),
                        messages=sum(m.messages for m in marks),
-                       kept_gone=sum(m.sessions for m in marks if m.gone))
+                       kept_gone=kept_only_gone(marks))
 
 
 def _mark_sessions(connection: sqlite3.Connection, location: str) -> dict[str, list[str]]:
@@ -165,13 +175,40 @@ def _forget(key: SourceKey, items: Sequence[str]) -> Callable[[sqlite3.Connectio
     return work
 
 
+def _let_go(ids: Sequence[str]) -> Callable[[sqlite3.Connection], None]:
+    """Take ``ids`` out of the gone marks naming them, read and written under one write lock."""
+    def work(connection: sqlite3.Connection) -> None:
+        with immediate(connection):
+            for statement in SCHEMA:
+                connection.execute(statement)
+            found = [(r[0], Mark(item=r[1], fingerprint=r[2], sessions=r[3], messages=r[4],
+                                 session_ids=tuple(i for (i,) in connection.execute(
+                                     SESSIONS_OF_MARK, (r[0], r[1])))))
+                     for r in connection.execute(GONE_NAMING, (json_list(ids),)).fetchall()]
+            forgotten, narrowed = gone_marks.letting_go(found, set(ids), lambda left: int(
+                connection.execute(COUNT_MESSAGES, (json_list(left),)).fetchone()[0]))
+            connection.executemany(FORGET_MARK, forgotten)
+            connection.executemany(FORGET_SESSIONS, forgotten)
+            connection.executemany(KEEP_MARK, [(where, m.item, m.fingerprint, m.sessions,
+                                                m.messages) for where, m in narrowed])
+            connection.executemany(FORGET_SESSIONS, [(where, m.item) for where, m in narrowed])
+            connection.executemany(KEEP_SESSION, [(where, m.item, i) for where, m in narrowed
+                                                  for i in m.session_ids])
+    return work
+
+
 def _read_sources(connection: sqlite3.Connection) -> tuple[SourceState, ...]:
     try:
         rows = connection.execute(SELECT_SOURCES).fetchall()
     except sqlite3.OperationalError as error:
-        if _missing_table(error):
-            return ()
-        raise
+        if not _missing_table(error):
+            raise
+        try:  # no import_mark_sessions yet (or no ledger at all)
+            rows = connection.execute(SELECT_SOURCES_BEFORE_IDS).fetchall()
+        except sqlite3.OperationalError as again:
+            if _missing_table(again):
+                return ()
+            raise
     return tuple(SourceState(key=SourceKey(kind=r[1], location=r[0]), first_imported_at=r[2],
                              last_imported_at=r[3], cursor=r[4], sessions=r[5], messages=r[6],
                              kept_gone=r[7])
@@ -208,6 +245,10 @@ class SqliteImportLedger:
         """Every source imported so far, most recently imported first."""
         return self.store.run(_read_sources)
 
+    def let_go(self, session_ids: Sequence[str]) -> FutureResult[None, StoreUnavailable]:
+        """Take ``session_ids`` out of every gone mark naming them, in one transaction."""
+        return self._writing(_let_go(tuple(session_ids)))
+
     def _writing(self, work: Callable[[sqlite3.Connection], None]
                  ) -> FutureResult[None, StoreUnavailable]:
         if self.store.readonly:
@@ -222,12 +263,15 @@ class MemoryImportLedger:
 
     stamps: dict[str, tuple[SourceKey, float, float, str]] = attrs.field(factory=dict)
     marks: dict[str, dict[str, Mark]] = attrs.field(factory=dict)
+    stored: Mapping[str, Sized] = attrs.field(factory=dict)
+    """The store's messages by session (what :meth:`let_go` counts): none without a store."""
 
     def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
         """What is remembered of ``key`` (with its marks)."""
         return FutureResult.from_value(self._state(key.location, key, with_marks=True))
 
-    def _state(self, location: str, key: SourceKey, *, with_marks: bool) -> SourceState:
+    def _state(self, location: str, key: SourceKey, *, with_marks: bool,
+               held: Collection[str] = ()) -> SourceState:
         marks: Mapping[str, Mark] = self.marks.get(location, {})
         stamp = self.stamps.get(location)
         if stamp is None:
@@ -237,7 +281,7 @@ class MemoryImportLedger:
                            cursor=cursor, marks=tuple(marks.values()) if with_marks else (),
                            sessions=sum(m.sessions for m in marks.values()),
                            messages=sum(m.messages for m in marks.values()),
-                           kept_gone=sum(m.sessions for m in marks.values() if m.gone))
+                           kept_gone=kept_only_gone(marks.values(), held))
 
     def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
              ) -> FutureResult[None, StoreUnavailable]:
@@ -268,7 +312,23 @@ class MemoryImportLedger:
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far, most recently imported first."""
-        found = [self._state(location, stamp[0], with_marks=False)
+        live = {i for kept in self.marks.values() for mark in kept.values() if not mark.gone
+                for i in mark.session_ids}
+        found = [self._state(location, stamp[0], with_marks=False, held=live)
                  for location, stamp in self.stamps.items()]
         found.sort(key=lambda s: (-(s.last_imported_at or 0.0), s.key.location))
         return FutureResult.from_value(tuple(found))
+
+    def let_go(self, session_ids: Sequence[str]) -> FutureResult[None, StoreUnavailable]:
+        """Take ``session_ids`` out of every gone mark naming them."""
+        removed = set(session_ids)
+        found = [(location, mark) for location, kept in self.marks.items()
+                 for mark in kept.values()
+                 if mark.gone and not removed.isdisjoint(mark.session_ids)]
+        forgotten, narrowed = gone_marks.letting_go(found, removed, lambda left: sum(
+            len(self.stored.get(i, ())) for i in left))
+        for location, item in forgotten:
+            self.marks[location].pop(item, None)
+        for location, mark in narrowed:
+            self.marks[location][mark.item] = mark
+        return FutureResult.from_value(None)

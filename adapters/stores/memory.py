@@ -77,7 +77,7 @@ class MemoryStore(MemoryVectors):
         self._order: list[Indexed] | None = None
         self._starts: dict[tuple[str, tuple[records.Role, ...]], tuple[int, int]] = {}
         self._cache = MemorySummaryCache()
-        self._ledger = MemoryImportLedger()
+        self._ledger = MemoryImportLedger(stored=self._messages)
 
     def _run(self, work: Callable[[], T]) -> FutureResult[T, StoreUnavailable]:
         return self._run_checked(lambda: Success(work()))

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from returns.future import FutureResult
 
+from harkback.adapters.stores import gone_marks
 from harkback.adapters.stores.import_ledger import source_state
 from harkback.adapters.stores.postgres_writes import check_version
 from harkback.adapters.stores.summary_cache import key_params, summary_from_row, summary_row
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.imports import GONE, Mark, SourceKey, SourceState
+from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.ports import SummaryKey
 from harkback.stages.records import Summary
 
@@ -51,11 +52,20 @@ _KEEP_SESSIONS = ("INSERT INTO import_mark_sessions (location, item, session_id)
                   "SELECT %s, item, session_id FROM unnest(%s::text[], %s::text[]) "
                   "AS k(item, session_id) ON CONFLICT DO NOTHING")
 _SOURCES = (
-    "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
+    gone_marks.kept_only_gone(
+        f"NOT EXISTS ({gone_marks.LIVE_SESSIONS} AND l.session_id = g.session_id)")
+    + "SELECT s.location, s.kind, s.first_imported_at, s.last_imported_at, s.cursor, "
     "COALESCE(SUM(m.sessions), 0), COALESCE(SUM(m.messages), 0), "
-    f"COALESCE(SUM(m.sessions) FILTER (WHERE starts_with(m.fingerprint, '{GONE}')), 0) "
+    "COALESCE(MAX(gone_kept.n), 0) "
     "FROM import_sources AS s LEFT JOIN import_marks AS m ON m.location = s.location "
+    f"{gone_marks.KEPT_OF_SOURCE} "
     'GROUP BY s.location ORDER BY s.last_imported_at DESC, s.location COLLATE "C"')
+_GONE_NAMING = gone_marks.naming("g.session_id = ANY(%s::text[])")
+_SESSIONS_OF_MARK = ("SELECT session_id FROM import_mark_sessions WHERE location = %s "
+                     'AND item = %s ORDER BY session_id COLLATE "C"')
+# Every write of marks takes ROW EXCLUSIVE on import_marks before it touches their sessions:
+# while this is held, no other transaction can change a mark between its read and its write.
+_HOLD_MARKS = "LOCK TABLE import_marks IN SHARE ROW EXCLUSIVE MODE"
 
 
 CACHE_LOCK_TIMEOUT = "SET LOCAL lock_timeout = '100ms'"
@@ -87,6 +97,13 @@ class PostgresSummaryCache:
         row = summary_row(key, summary, time.time())
         return self.store.run(lambda connection: _keep(connection, _KEEP_SUMMARY, row,
                                                        lock_timeout=True), long=True)
+
+
+def _count_messages(connection: Connection, ids: Sequence[str]) -> int:
+    """How many messages the sessions ``ids`` hold."""
+    row = connection.execute("SELECT count(*) FROM messages WHERE session_id = ANY(%s::text[])",
+                             (list(ids),)).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _keep(connection: Connection, statement: str, params: Sequence[Any], *,
@@ -184,6 +201,34 @@ class PostgresImportLedger:
                         "WHERE location = %s", (cursor, now, key.location))
         return self.store.run(work, long=True)
 
+    def let_go(self, session_ids: Sequence[str]) -> FutureResult[None, StoreUnavailable]:
+        """Take ``session_ids`` out of every gone mark naming them: read and written in one
+        transaction holding the marks, so a mark another harkback keeps meanwhile waits."""
+        if self.store.readonly:
+            return self._refused()
+        removed = list(dict.fromkeys(session_ids))
+
+        def work(connection: Connection) -> None:
+            with connection.transaction():
+                check_version(connection)
+                connection.execute(_HOLD_MARKS)
+                found = [(r[0], Mark(item=r[1], fingerprint=r[2], sessions=r[3], messages=r[4],
+                                     session_ids=tuple(i for (i,) in connection.execute(
+                                         _SESSIONS_OF_MARK, (r[0], r[1])))))
+                         for r in connection.execute(_GONE_NAMING, (removed,)).fetchall()]
+                forgotten, narrowed = gone_marks.letting_go(
+                    found, set(removed), lambda ids: _count_messages(connection, ids))
+                for where, item in forgotten:
+                    connection.execute("DELETE FROM import_marks WHERE location = %s "
+                                       "AND item = %s", (where, item))
+                    connection.execute(_FORGET_SESSIONS, (where, [item]))
+                for where, mark in narrowed:
+                    connection.execute(_MARK, (where, mark.item, mark.fingerprint,
+                                               mark.sessions, mark.messages))
+                    connection.execute(_FORGET_SESSIONS, (where, [mark.item]))
+                    connection.execute(_KEEP_SESSIONS, (where, [mark.item] * len(
+                        mark.session_ids), list(mark.session_ids)))
+        return self.store.run(work, long=True)
 
     def _refused(self) -> FutureResult[None, StoreUnavailable]:
         return FutureResult.from_failure(StoreUnavailable(

@@ -73,6 +73,9 @@ class _Between:
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         return self._ledger.sources()
 
+    def let_go(self, session_ids: Sequence[str]) -> FutureResult[None, StoreUnavailable]:
+        return self._ledger.let_go(session_ids)
+
 
 def _stored(db: str) -> set[str]:
     done = harkback("recent", "--db", db, "--json", "--limit", "10")

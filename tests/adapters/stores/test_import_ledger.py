@@ -154,6 +154,7 @@ async def test_a_ledger_from_before_session_ids_reads_its_marks(tmp_path: Path) 
         ledger = SqliteImportLedger(store)
         assert [(m.item, m.session_ids) for m in (await ok(ledger.state(KEY))).marks] == [
             ("s", ())]
+        assert [s.key for s in await ok(ledger.sources())] == [KEY]  # listed all the same
         await ok(ledger.keep(KEY, [Mark(item="s", fingerprint="2", session_ids=("s",))],
                              now=2.0))
         assert (await ok(ledger.state(KEY))).marks[0].session_ids == ("s",)
