@@ -68,10 +68,13 @@ def odd_kind(path: Path) -> str | None:
 
 def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
     """Why no open of ``path`` can find a store there: no regular file (:func:`odd_kind`),
-    or, for a read-only open, none at all (None: it may be opened)."""
+    a folder, or, for a read-only open, none at all (None: it may be opened)."""
     odd = odd_kind(path)
     if odd is not None:
         return StoreUnavailable(odd)
+    if path.is_dir():  # SQLite would say "disk I/O error", or "unable to open" read-only
+        return StoreUnavailable(f"{path} is a folder, not a database file: name a file in "
+                                f"it, such as {path / 'harkback.db'}")
     if readonly and not path.is_file():
         return StoreUnavailable(f"no harkback database at {path}; ingest sessions first")
     if path.is_file() and not os.access(path, os.R_OK):
