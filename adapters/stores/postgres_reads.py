@@ -90,7 +90,7 @@ _IS_ROOT = is_root(' COLLATE "C"')
 def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview, ...]:
     """Root sessions (no parent, or a parent not stored, or the first of a loop of parents:
     :mod:`~harkback.adapters.stores.sql.loops`) newest first, unknown start last, with their
-    message count and first user message."""
+    message count and first user message; the other sessions instead for ``query.parts``."""
     order = 'started_at DESC NULLS LAST, id COLLATE "C"'
     scope, scoped = scope_filters(query)
     rows = connection.execute(
@@ -99,7 +99,7 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
         f"(SELECT substr(m.content, 1, {2 * PREVIEW_READS}) FROM messages AS m "
         "  WHERE m.session_id = r.id AND m.role = 'user' ORDER BY m.position LIMIT 1) "
         f"FROM (SELECT {_S_COLUMNS} FROM sessions AS s "
-        f"      WHERE {_IS_ROOT} "
+        f"      WHERE {'NOT ' if query.parts else ''}{_IS_ROOT} "
         f"        AND s.id <> ALL(%s::text[]) AND {' AND '.join(scope)} "
         "        AND (%s::float8 IS NULL OR s.started_at >= %s) "
         "        AND (%s::float8 IS NULL OR s.started_at <= %s) "
