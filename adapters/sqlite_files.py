@@ -6,6 +6,10 @@ plain ``mode=ro`` open of a WAL-mode file whose ``-wal`` file is absent *creates
 ``-wal`` every commit is in the main file, so it is read as ``immutable`` instead. A
 ``-wal`` holding commits without its ``-shm`` (a copy that left the ``-shm`` out) is read
 with ``mode=ro``, which makes the ``-shm``: read immutable, its commits would be missed.
+Where the ``-shm`` cannot be made (a folder this user may not write) it is read
+``unlocked`` (:func:`connect_read_only`): SQLite's ``unix-none`` file system, which takes
+no lock, so that exclusive locking mode keeps the ``-wal``'s index in the process's
+memory, no ``-shm`` needed.
 
 >>> wal_header = b"SQLite format 3\\x00" + bytes(2) + bytes([2, 2])
 >>> open_mode(wal_header, wal=False, shm=False), open_mode(wal_header, wal=True, shm=True)
@@ -20,7 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TypeVar
 
-Mode = Literal["ro", "immutable"]
+Mode = Literal["ro", "immutable", "unlocked"]
+"""How a file is opened read-only: ``unlocked`` is for the store alone (see the module)."""
 
 APPLICATION_ID = 0x6861726B
 """Stored in ``PRAGMA application_id`` ("hark"): marks a file as a harkback database."""
@@ -49,35 +54,65 @@ WAL_HEADER_BYTES = 32
 
 
 def _holds_frames(wal: Path) -> bool:
-    # A -wal holding commits without its -shm (copied without it): an immutable read would
-    # miss them, so the plain read-only open reads the -wal, making its -shm as any reader
-    # of a WAL file does (the main file stays unwritten). Where the -shm cannot be made (a
-    # folder this user may not write), that open would fail: the immutable read is kept.
-    if not os.access(wal.parent, os.W_OK):
-        return False
     try:
         return wal.stat().st_size > WAL_HEADER_BYTES
     except OSError:
         return False
 
 
-def read_only_uri(path: Path) -> str:
-    """The ``file:`` URI that reads ``path`` without creating or changing any file.
+def read_only_mode(path: Path) -> Mode:
+    """How the store reads ``path`` without creating or changing a file (see the module).
 
-    >>> read_only_uri(Path("/no/such/h.db"))
-    'file:///no/such/h.db?mode=ro'
+    >>> read_only_mode(Path("/no/such/h.db"))  # SQLite's own open reports the problem
+    'ro'
     """
-    # Path.as_uri() quotes what a hand-built URI would break on (``?``, ``#`` in a path).
     try:
         with path.open("rb") as handle:
             header = handle.read(100)
     except OSError:
-        options = "?mode=ro"  # SQLite's own open reports the problem
-    else:
-        wal, shm = side_file(path, "-wal").exists(), side_file(path, "-shm").exists()
-        options = ("?mode=ro&immutable=1" if open_mode(header, wal=wal, shm=shm) == "immutable"
-                   and not _holds_frames(side_file(path, "-wal")) else "?mode=ro")
+        return "ro"
+    wal = side_file(path, "-wal")
+    mode = open_mode(header, wal=wal.exists(), shm=side_file(path, "-shm").exists())
+    if mode == "immutable" and _holds_frames(wal):
+        # A -wal holding commits without its -shm (copied without it): an immutable read
+        # would miss them. The plain read-only open reads them, making the -shm as any
+        # reader of a WAL file does (the main file stays unwritten); where it cannot be
+        # made, the unlocked open reads them without it.
+        return "ro" if os.access(wal.parent, os.W_OK) else "unlocked"
+    return mode
+
+
+def read_only_uri(path: Path, mode: Mode | None = None) -> str:
+    """The ``file:`` URI that reads ``path`` in ``mode`` (default :func:`read_only_mode`):
+    open it with :func:`connect_read_only`, which an ``unlocked`` one needs.
+
+    >>> read_only_uri(Path("/no/such/h.db"))
+    'file:///no/such/h.db?mode=ro'
+    >>> read_only_uri(Path("/no/such/h.db"), "unlocked")
+    'file:///no/such/h.db?mode=ro&vfs=unix-none'
+    """
+    options = {"ro": "?mode=ro", "immutable": "?mode=ro&immutable=1",
+               "unlocked": "?mode=ro&vfs=unix-none"}[mode or read_only_mode(path)]
+    # Path.as_uri() quotes what a hand-built URI would break on (``?``, ``#`` in a path).
     return path.resolve().as_uri() + options
+
+
+def connect_read_only(path: Path, mode: Mode | None = None, *, timeout: float = 5.0
+                      ) -> sqlite3.Connection:
+    """A connection reading ``path`` in ``mode`` (default :func:`read_only_mode`) that
+    creates and changes no file; ``sqlite3.Error`` when it cannot be opened.
+
+    Unlocked, exclusive locking mode is set before the first read, which keeps the
+    ``-wal``'s index in memory (with a lock taken, as every lock of ``unix-none``, at no
+    cost). SQLite's checkpoint when such a connection closes cannot write either: the
+    main file is open read-only.
+    """
+    mode = mode or read_only_mode(path)
+    connection = sqlite3.connect(read_only_uri(path, mode), uri=True, timeout=timeout,
+                                 isolation_level=None)
+    if mode == "unlocked":
+        connection.execute("PRAGMA locking_mode = EXCLUSIVE")
+    return connection
 
 
 def is_undecodable(error: sqlite3.Error) -> bool:

@@ -72,6 +72,18 @@ def first_of_loop(session: Session, known: Mapping[str, Session]) -> bool:
     return current is not None and current.id == session.id
 
 
+def is_root(session: Session, known: Mapping[str, Session]) -> bool:
+    """Whether ``session`` is a lineage root among ``known`` (what recent lists): it has no
+    parent, a parent not stored, or it is the first of a loop of parents.
+
+    >>> known = {"a": Session(id="a"), "b": Session(id="b", parent_session_id="a")}
+    >>> is_root(known["a"], known), is_root(known["b"], known)
+    (True, False)
+    """
+    return (session.parent_session_id is None or session.parent_session_id not in known
+            or first_of_loop(session, known))
+
+
 def descends_from(session_id: str, ancestor_id: str, known: Mapping[str, Session]) -> bool:
     """Whether ``session_id``'s chain of parents reaches ``ancestor_id``, stored or not (a
     live session's sub-agents are stored before the session itself).

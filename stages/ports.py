@@ -2,8 +2,7 @@
 
 Adapters implement these; stages receive them through :class:`Deps`. Every port
 method returns a ``returns`` container, so an I/O failure is a value, never an
-exception that escapes into a stage.
-"""
+exception that escapes into a stage."""
 
 from __future__ import annotations
 
@@ -68,12 +67,12 @@ class MatchQuery:
 
 @attrs.frozen(kw_only=True)
 class RecentQuery:
-    """What recent mode asks a store for: root sessions, newest first.
+    """What recent mode asks a store for: root sessions, newest first (``parts``: the
+    sessions that are no root instead, sub-agents and continuations).
 
     ``since``/``until`` bound the session's start; a session with no start time is left
     out when either is given; ``undated`` asks for those alone (what bounds cannot place).
-    ``sources`` and ``projects`` as in :class:`MatchQuery`.
-    """
+    ``sources`` and ``projects`` as in :class:`MatchQuery`."""
 
     limit: int
     exclude_roots: tuple[str, ...] = ()
@@ -83,6 +82,7 @@ class RecentQuery:
     sources: tuple[str, ...] = ()
     projects: tuple[str, ...] = ()
     undated: bool = False
+    parts: bool = False
 
     def admits(self, started_at: float | None) -> bool:
         """Does a session started at ``started_at`` fall within the time bounds?

@@ -44,7 +44,7 @@ from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
 from harkback.stages import long_text, ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.lineage import first_of_loop
+from harkback.stages.lineage import is_root
 from harkback.stages.query import Node, evaluate
 from harkback.stages.scope import in_scope
 from harkback.stages.stats import StoreStats, count_sessions
@@ -309,12 +309,11 @@ class MemoryStore(MemoryVectors):
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
         """Root sessions (no parent, a parent not stored, or the first of a loop of
-        parents), newest first."""
+        parents), newest first; the other sessions instead for ``query.parts``."""
         def work() -> tuple[records.SessionOverview, ...]:
             roots = sorted(
                 (s for s in self._sessions.values()
-                 if (s.parent_session_id is None or s.parent_session_id not in self._sessions
-                     or first_of_loop(s, self._sessions))
+                 if is_root(s, self._sessions) != query.parts
                  and s.id not in query.exclude_roots and in_scope(query, s.source, s.project)
                  and query.admits(s.started_at)),
                 key=_newest_key)

@@ -90,11 +90,12 @@ _IS_ROOT = is_root(' COLLATE "C"')
 def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview, ...]:
     """Root sessions (no parent, or a parent not stored, or the first of a loop of parents:
     :mod:`~harkback.adapters.stores.sql.loops`) newest first, unknown start last, with their
-    message count and first user message."""
+    message count and first user message; the other sessions instead for ``query.parts``."""
     scope, scoped = scope_filters(query)
     bounds = [(f"s.started_at {operator} %s", at) for operator, at
               in ((">=", query.since), ("<=", query.until)) if at is not None]
-    where = " AND ".join([_IS_ROOT, "s.id <> ALL(%s::text[])", *scope, *(b for b, _ in bounds)])
+    rooted = f"NOT {_IS_ROOT}" if query.parts else _IS_ROOT
+    where = " AND ".join([rooted, "s.id <> ALL(%s::text[])", *scope, *(b for b, _ in bounds)])
     values = [_ids(query.exclude_roots), *scoped, *(at for _, at in bounds), max(query.limit, 0)]
     # The dated roots and the undated ones apart, each in an order of the sessions_started
     # index (walked backwards for the dated), so each reads only its first rows: no index

@@ -81,7 +81,7 @@ class SqliteStore(Closing):
         self.readonly = readonly
         self.mapped = mapped
         self.patience = patience
-        self._watch = watch or ReadWatch.of(path, immutable=False)
+        self._watch = watch or ReadWatch.of(path, watched=False)
         self._busy_timeout = busy_timeout
         self._executor = executor
         self._own = OwnThread.of(executor)
@@ -181,8 +181,9 @@ class SqliteStore(Closing):
         return await self._own.run(snapshot if self.readonly else make)
 
     def _watched(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        # On the connection's thread. See read_watch: an immutable connection is opened
-        # again once a writer moved the file, and a corruption error then is tried again.
+        # On the connection's thread. See read_watch: a watched (immutable or unlocked)
+        # connection is opened again once a writer moved the file, and a corruption error
+        # then is tried again.
         if self._watch.moved():
             self._reopen()
         try:
@@ -190,7 +191,7 @@ class SqliteStore(Closing):
         except sqlite3.DatabaseError as error:
             if is_undecodable(error):
                 return read_replacing(self._connection, work)
-            if not (self._watch.immutable and is_corrupt(error)):
+            if not (self._watch.watched and is_corrupt(error)):
                 raise
             self._reopen()
             return work(self._connection)

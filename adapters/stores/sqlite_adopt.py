@@ -26,7 +26,12 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from harkback.adapters.sqlite_files import APPLICATION_ID, is_hot_journal, read_only_uri, side_file
+from harkback.adapters.sqlite_files import (
+    APPLICATION_ID,
+    connect_read_only,
+    is_hot_journal,
+    side_file,
+)
 from harkback.adapters.stores.sqlite_errors import not_writable, read_only_place, unavailable
 from harkback.stages.errors import StoreUnavailable
 
@@ -63,10 +68,13 @@ def odd_kind(path: Path) -> str | None:
 
 def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
     """Why no open of ``path`` can find a store there: no regular file (:func:`odd_kind`),
-    or, for a read-only open, none at all (None: it may be opened)."""
+    a folder, or, for a read-only open, none at all (None: it may be opened)."""
     odd = odd_kind(path)
     if odd is not None:
         return StoreUnavailable(odd)
+    if path.is_dir():  # SQLite would say "disk I/O error", or "unable to open" read-only
+        return StoreUnavailable(f"{path} is a folder, not a database file: name a file in "
+                                f"it, such as {path / 'harkback.db'}")
     if readonly and not path.is_file():
         return StoreUnavailable(f"no harkback database at {path}; ingest sessions first")
     if path.is_file() and not os.access(path, os.R_OK):
@@ -79,7 +87,7 @@ def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
 def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     """Why a writable open must not use ``path`` (None: it may; a missing file is created).
 
-    Reads the file read-only (:func:`~harkback.adapters.sqlite_files.read_only_uri`), so a
+    Reads the file read-only (:func:`~harkback.adapters.sqlite_files.connect_read_only`), so a
     refused file is never written. A harkback file of another schema version passes: the
     open itself says what to do about it.
     """
@@ -97,7 +105,7 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     if size == 0:
         return _adoptable(path, create)
     try:
-        connection = sqlite3.connect(read_only_uri(path), uri=True)
+        connection = connect_read_only(path)
         try:
             application: int = connection.execute("PRAGMA application_id").fetchone()[0]
             version: int = connection.execute("PRAGMA user_version").fetchone()[0]

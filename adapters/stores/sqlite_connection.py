@@ -4,7 +4,7 @@ A writable open creates the file's schema when the file is blank, migrates an ol
 harkback file to this version (:mod:`~harkback.adapters.stores.sqlite_migrations`) and adds
 the vector tables and the title index when they are missing
 (:func:`~harkback.adapters.stores.sqlite_titles.prepare`); a read-only open creates and
-changes nothing (see :func:`harkback.adapters.sqlite_files.read_only_uri`) and reads an
+changes nothing (see :func:`harkback.adapters.sqlite_files.connect_read_only`) and reads an
 older file through views in memory. Either refuses a file that is not harkback's, or of a
 newer schema version.
 
@@ -29,7 +29,7 @@ from typing import TypeVar
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.sqlite_files import read_only_uri
+from harkback.adapters.sqlite_files import connect_read_only
 from harkback.adapters.stores import sqlite_adopt, sqlite_titles
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import fulltext, schema
@@ -91,10 +91,10 @@ def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = F
         if refused is not None:
             return Failure(refused)
     before = sqlite_adopt.present_side_files(path)
-    target = read_only_uri(path) if readonly else _as_written(path)
     try:
-        connection = sqlite3.connect(target, uri=readonly, timeout=busy_timeout,
-                                     isolation_level=None)
+        connection = (connect_read_only(path, timeout=busy_timeout) if readonly else
+                      sqlite3.connect(_as_written(path), timeout=busy_timeout,
+                                      isolation_level=None))
     except sqlite3.Error as error:
         sqlite_adopt.remove_new_side_files(path, before)
         return Failure(unavailable(path, error))

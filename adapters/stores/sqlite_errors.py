@@ -9,7 +9,9 @@ shows, naming the file.
 
 from __future__ import annotations
 
+import errno
 import os
+import resource
 import sqlite3
 from pathlib import Path
 
@@ -47,9 +49,13 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     if name.startswith("SQLITE_IOERR") and _no_space_left(path):
         # A disk full before the open: SQLite cannot size its -shm and says only "I/O".
         kind = _KINDS["SQLITE_FULL"]
+    if name.startswith("SQLITE_CANTOPEN") and (unopened := _not_opened(path)):
+        reason, way_out = unopened
+        return StoreUnavailable(f"cannot open the database {path}: {reason} ({error}); {way_out}")
     if name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY")) \
             and name != "SQLITE_READONLY_ROLLBACK" \
-            and (cause := read_only_place(path) or _takes_no_new_file(path, name)):
+            and (cause := _dangling_link(path) or read_only_place(path)
+                 or _takes_no_new_file(path, name)):
         return not_writable(path, f"{cause} ({error})")
     if kind:
         return StoreUnavailable(f"{kind}: {path} ({error})")
@@ -85,10 +91,46 @@ def folder_not_made(path: Path, error: OSError) -> StoreUnavailable:
     return not_writable(path, cause)
 
 
+SQLITE_PATH_BYTES = 504
+"""The longest full path SQLite's unix file system opens: 512 bytes, less room for the
+``-journal`` it names after the file."""
+
+
+def _not_opened(path: Path) -> tuple[str, str] | None:
+    """Why SQLite could not open ``path`` whatever the folder's permissions, and what to
+    do: this process is out of file descriptors, or the full path is too long for SQLite;
+    None when neither holds (a folder is refused before: ``sqlite_adopt.no_store_at``)."""
+    try:
+        os.close(os.open(os.devnull, os.O_RDONLY))
+    except OSError as error:
+        if error.errno in (errno.EMFILE, errno.ENFILE):
+            limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            return (f"too many files are open ({error.strerror}; this process may have "
+                    f"{limit})", "close some, or raise the limit (ulimit -n)")
+    if len(os.fsencode(os.path.realpath(path))) > SQLITE_PATH_BYTES:
+        return (f"its full path is longer than the {SQLITE_PATH_BYTES} bytes SQLite opens",
+                "name a file on a shorter path")
+    return None
+
+
+def _dangling_link(path: Path) -> str | None:
+    """Why a symbolic link at ``path`` names no file SQLite could make: SQLite makes it
+    where the link points, and that cannot be done; None when ``path`` is no such link
+    (a loop is refused before SQLite opens anything)."""
+    if not path.is_symlink() or path.exists():
+        return None
+    target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        return f"{path} is a symbolic link to {target}, whose folder does not exist"
+    return (f"{path} is a symbolic link to {target}, and "
+            f"{read_only_place(target) or f'the folder {target.parent} takes no new files'}")
+
+
 def _takes_no_new_file(path: Path, name: str) -> str | None:
-    """Why SQLite could not create ``path`` in a folder that exists and looks writable: a
-    file system such as /proc or /sys, which takes no new files whatever its permissions
-    say; None when the open did not fail that way."""
+    """Why SQLite could not create ``path`` in a folder that exists and looks writable,
+    when no other cause (:func:`_not_opened`, :func:`_dangling_link`) did it: a file
+    system such as /proc or /sys, which takes no new files whatever its permissions say;
+    None when the open did not fail that way."""
     if name.startswith("SQLITE_CANTOPEN") and path.parent.is_dir() and not path.exists():
         return f"the folder {path.parent} takes no new files"
     return None

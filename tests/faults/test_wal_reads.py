@@ -1,6 +1,7 @@
 """Commits still in a store's ``-wal`` are the store's, and a read-only command sees them
 as a writable one does: in a store copied with its ``-wal`` but not its ``-shm`` (a backup
-that skips the shared-memory file as temporary), and in a store reached through a symlink
+that skips the shared-memory file as temporary; in a folder this user may not write, where
+the ``-shm`` cannot be made, too), and in a store reached through a symlink
 while a writer has it open (SQLite keeps the ``-wal`` beside the real file). The main file
 is never written."""
 
@@ -52,24 +53,37 @@ def test_read_only_commands_see_the_commits_of_a_wal_without_its_shm(tmp_path: P
     assert db.read_bytes() == before
 
 
-def test_a_wal_without_its_shm_in_a_folder_this_user_may_not_write_still_opens(
+def _as_this_user(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+    """``harkback ARGS --db DB`` as root in CI is run: without the capability that lets
+    root write any folder."""
+    bound = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] \
+        if os.geteuid() == 0 else []
+    return subprocess.run([*bound, sys.executable, "-m", "harkback.pipeline.cli", *args,
+                           "--db", str(db)],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_a_wal_without_its_shm_in_a_folder_this_user_may_not_write_is_read_whole(
         tmp_path: Path) -> None:
-    """The -shm cannot be made there, so reading the -wal would fail the open: the main
-    file is read as it is (its commits only), as before the -wal was read."""
+    """The -shm cannot be made there: every read-only command still sees the commits in
+    the -wal (they read the main file alone, and said nothing, so the session written
+    last was missing), and neither file changes, nor does a -shm appear."""
     db = _copied_with_wal_only(tmp_path)
+    files = {name: (db.parent / name).read_bytes() for name in ("h.db", "h.db-wal")}
     db.parent.chmod(0o555)
     try:
-        # As root (CI), without the capability that lets root write any folder.
-        bound = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] \
-            if os.geteuid() == 0 else []
-        counted = subprocess.run(
-            [*bound, sys.executable, "-m", "harkback.pipeline.cli", "stats", "--json", "--db",
-             str(db)], capture_output=True, text=True, timeout=120, check=False)
+        counted = _as_this_user("stats", "--json", db=db)
+        shown = _as_this_user("show", "in-wal", "--json", db=db)
+        found = _as_this_user("search", "nginx cors", "--json", "--summarizer", "none", db=db)
+        recent = _as_this_user("recent", "--json", db=db)
     finally:
         db.parent.chmod(0o755)
-    assert counted.returncode == 0, counted.stderr
-    assert json.loads(counted.stdout)["sessions"] == 1
-    assert not (db.parent / "h.db-shm").exists()
+    assert json.loads(counted.stdout)["sessions"] == 2, counted.stderr
+    assert shown.returncode == 0, shown.stderr
+    assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == ["in-wal"]
+    assert "in-wal" in recent.stdout, recent.stderr
+    assert {name: (db.parent / name).read_bytes() for name in files} == files
+    assert sorted(p.name for p in db.parent.iterdir()) == ["h.db", "h.db-wal"]
 
 
 def test_a_store_reached_through_a_symlink_shows_the_commits_of_a_running_writer(

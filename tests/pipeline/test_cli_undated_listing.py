@@ -63,3 +63,32 @@ def test_a_bounded_search_notes_the_sessions_it_could_not_search(tmp_path: Path)
     unbounded = json.loads(run("search", "docker bridge", "--json", db=path).stdout)
     assert [r["session_id"] for r in unbounded["results"]] == ["timeless-1"]
     assert "notes" not in unbounded
+
+
+def test_a_bounded_search_notes_an_undated_sub_agent_of_a_session_in_range(
+        tmp_path: Path) -> None:
+    """A sub-agent with no time under a session of the range holds the words asked for:
+    the bound cannot place it, so the search found nothing, and its note counted
+    undated top-level sessions only (none), so nothing said why. It now notes the
+    session whose sub-agent it could not search; a listing, which lists that session,
+    notes nothing."""
+    source = tmp_path / "sessions.jsonl"
+    lines = [{"id": "dated", "started_at": "2026-03-03T14:15:00Z",
+              "messages": [{"role": "user", "content": "plan the release"}]},
+             {"id": "helper", "parent_session_id": "dated",
+              "messages": [{"role": "user", "content": "the docker bridge drops packets"}]}]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    path = tmp_path / "h.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    bounded = run("search", "docker bridge", "--since", "2026-01-01", "--json", db=path)
+    assert bounded.returncode == 0, bounded.stderr
+    payload = json.loads(bounded.stdout)
+    assert payload["results"] == []
+    (note,) = payload["notes"]
+    assert note.startswith("in 1 session of the time range, a sub-agent or continuation "
+                           "with no time is not searched"), note
+    listed = json.loads(run("recent", "--since", "2026-01-01", "--json", db=path).stdout)
+    assert [r["session_id"] for r in listed["results"]] == ["dated"]
+    assert "notes" not in listed
+    unbounded = json.loads(run("search", "docker bridge", "--json", db=path).stdout)
+    assert [r["session_id"] for r in unbounded["results"]] == ["dated"]

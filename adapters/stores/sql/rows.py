@@ -76,7 +76,8 @@ def messages_of(session_ids: Iterable[str], longest: int | None = None) -> State
 
 def recent(query: RecentQuery) -> Statement:
     """Root sessions newest first, with their message count and first user message (a
-    loop of parents is listed by one member: :mod:`~harkback.adapters.stores.sql.loops`)."""
+    loop of parents is listed by one member: :mod:`~harkback.adapters.stores.sql.loops`);
+    the other sessions instead for ``query.parts``."""
     # Written out, not "(? = 0 OR started_at IS NULL)": with the OR, the sessions_started
     # index only orders a walk over every session (~4 ms for 60k) where a seek finds the
     # undated ones (what every bounded search and listing counts, stages/undated.py).
@@ -91,7 +92,7 @@ def recent(query: RecentQuery) -> Statement:
         f"(SELECT substr(CAST(m.content AS BLOB), 1, {_PREVIEW_BYTES}) FROM messages AS m "
         "  WHERE m.session_id = r.id AND m.role = 'user' ORDER BY m.position LIMIT 1) "
         f"FROM (SELECT {SESSION_COLUMNS} FROM sessions AS s "
-        f"      WHERE {is_root()} "
+        f"      WHERE {'NOT ' if query.parts else ''}{is_root()} "
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "

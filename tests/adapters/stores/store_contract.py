@@ -22,7 +22,14 @@ from harkback.pipeline.facade import Harkback
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey
 from harkback.stages.long_text import LONGEST_READ, UNREAD
-from harkback.stages.ports import MatchQuery, MessageKey, RecentQuery, SessionStore, SummaryKey
+from harkback.stages.ports import (
+    Deps,
+    MatchQuery,
+    MessageKey,
+    RecentQuery,
+    SessionStore,
+    SummaryKey,
+)
 from harkback.stages.query import Term, parse_query
 from harkback.stages.records import (
     ROLES,
@@ -34,6 +41,7 @@ from harkback.stages.records import (
     ToolCall,
 )
 from harkback.stages.text.tokens import index_tokens
+from harkback.stages.undated import undated_left_out
 
 T = TypeVar("T")
 Make = Callable[..., Conversation]
@@ -464,6 +472,54 @@ class StoreContract:
         ]))
         listed = await ok(store.recent(RecentQuery(limit=10, since=15.0, until=25.0)))
         assert [o.session.id for o in listed] == ["mid"]
+
+    async def test_recent_parts_lists_the_undated_sessions_that_are_no_root(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """``parts`` with ``undated``: the sub-agents and continuations with no time,
+        whatever their root's time; not an undated root, nor an orphan (a root), nor the
+        first of a loop of parents (the loop's root)."""
+        await ok(store.ingest([
+            make_conversation("dated-root", started_at=10.0),
+            make_conversation("undated-sub", parent="dated-root"),
+            make_conversation("dated-sub", parent="dated-root", started_at=11.0),
+            make_conversation("undated-grandchild", parent="dated-sub"),
+            make_conversation("undated-root"),
+            make_conversation("undated-under-undated", parent="undated-root"),
+            make_conversation("orphan", parent="gone"),
+            make_conversation("loop-a", parent="loop-b"),
+            make_conversation("loop-b", parent="loop-a"),
+        ]))
+        parts = await ok(store.recent(RecentQuery(limit=10, undated=True, parts=True)))
+        assert sorted(o.session.id for o in parts) == [
+            "loop-b", "undated-grandchild", "undated-sub", "undated-under-undated"]
+        roots = await ok(store.recent(RecentQuery(limit=10, undated=True)))
+        assert sorted(o.session.id for o in roots) == ["loop-a", "orphan", "undated-root"]
+
+    async def test_a_bounded_search_notes_roots_in_range_with_an_undated_part(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """Results are one per root: an undated sub-agent (or a deeper one) of a root in
+        the range is not searched, so that root is counted, once however many such parts
+        it has; a root out of the range, or an undated one (counted as such), is not."""
+        await ok(store.ingest([
+            make_conversation("in-range", started_at=20.0),
+            make_conversation("sub-1", parent="in-range"),
+            make_conversation("dated-sub", parent="in-range", started_at=21.0),
+            make_conversation("sub-2", parent="dated-sub"),
+            make_conversation("also-in-range", started_at=22.0),
+            make_conversation("sub-3", parent="also-in-range"),
+            make_conversation("out-of-range", started_at=90.0),
+            make_conversation("sub-4", parent="out-of-range"),
+            make_conversation("undated-root"),
+            make_conversation("sub-5", parent="undated-root"),
+        ]))
+        bounded = RecentQuery(limit=10, since=15.0, until=25.0)
+        notes = await undated_left_out(bounded, "searched")(Deps(store=store)).awaitable()
+        said, in_range = unsafe_perform_io(notes.unwrap())
+        assert said.startswith("1 session with no time is not searched"), said
+        assert in_range.startswith("in 2 sessions of the time range, a sub-agent or "
+                                   "continuation with no time is not searched"), in_range
+        listed = await undated_left_out(bounded, "listed")(Deps(store=store)).awaitable()
+        assert len(unsafe_perform_io(listed.unwrap())) == 1  # parts are listed with their roots
 
     async def test_recent_treats_an_orphan_as_a_root(self, store: SessionStore,
                                                      make_conversation: Make) -> None:

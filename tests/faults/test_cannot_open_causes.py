@@ -1,0 +1,133 @@
+"""Why a store cannot be opened, each cause in its own words: a process out of file
+descriptors, a symbolic link to a file that cannot be made, a path too long for SQLite, a
+folder. The first three were told "the folder ... takes no new files" (or SQLite's bare
+"unable to open database file"), which sent the user after folder permissions that were
+fine; the folder, "disk I/O error"."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES
+from harkback.stages.ingest_format import conversation_to_json
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested
+from tests.pipeline.test_sync_process import BOUND
+
+WAY_OUT = "pass --db a path where this user may write"
+
+
+def _ingest(db: Path, tmp_path: Path, *, bound: bool = False
+            ) -> subprocess.CompletedProcess[str]:
+    """``harkback ingest`` of one session, written in ``tmp_path``, into ``db``
+    (``bound``: without the capabilities that let root write any folder)."""
+    source = tmp_path / "sessions.jsonl"
+    session = conversation("s1", ("user", "the docker bridge"))
+    source.write_text(json.dumps(conversation_to_json(session)) + "\n", encoding="utf-8")
+    return subprocess.run([*(BOUND if bound else []), sys.executable, "-m",
+                           "harkback.pipeline.cli", "ingest", str(source), "--db", str(db)],
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@contextmanager
+def _no_descriptor_left() -> Iterator[None]:
+    """Every file descriptor this process may open taken (its limit lowered first, so
+    that takes a few dozen), all given back after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    held: list[int] = []
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 32, hard))
+    try:
+        while True:
+            try:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+            except OSError:
+                break
+        yield
+    finally:
+        for descriptor in held:
+            os.close(descriptor)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_process_out_of_file_descriptors_says_so(tmp_path: Path) -> None:
+    """A new store and an existing one opened read-only, with no descriptor left (a
+    long-lived MCP server at its limit): the line names the limit and how to raise it,
+    not the folder; nothing is created."""
+    existing = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge"))])
+    new = tmp_path / "new.db"
+    with _no_descriptor_left():
+        made = SqliteStore.open(new)
+        read = SqliteStore.open(existing, readonly=True)
+    for opened, path in ((made, new), (read, existing)):
+        reason = opened.failure().reason
+        assert reason.startswith(f"cannot open the database {path}: too many files are open"), \
+            reason
+        assert reason.endswith("close some, or raise the limit (ulimit -n)"), reason
+    assert not new.exists()
+
+
+def test_a_link_to_a_file_in_a_missing_folder_says_so(tmp_path: Path) -> None:
+    """``--db`` a symbolic link whose target's folder does not exist: the line names the
+    link and where it points, not the link's (writable) folder."""
+    link = tmp_path / "h.db"
+    link.symlink_to(tmp_path / "gone" / "h.db")
+    done = _ingest(link, tmp_path)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert (f"cannot create the database {link}: {link} is a symbolic link to "
+            f"{tmp_path / 'gone' / 'h.db'}, whose folder does not exist") in line, line
+    assert WAY_OUT in line, line
+
+
+def test_a_link_into_a_folder_this_user_may_not_write_names_that_folder(
+        tmp_path: Path) -> None:
+    """The link's folder is writable, its target's is not: the line names the target's
+    folder (SQLite makes the file where the link points), and it stays empty."""
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    link = tmp_path / "h.db"
+    link.symlink_to(closed / "h.db")
+    closed.chmod(0o555)
+    try:
+        done = _ingest(link, tmp_path, bound=True)
+    finally:
+        closed.chmod(0o755)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert (f"{link} is a symbolic link to {closed / 'h.db'}, and the folder {closed} is "
+            "read-only for this user") in line, line
+    assert list(closed.iterdir()) == []
+
+
+def test_a_store_that_is_a_folder_says_so(tmp_path: Path) -> None:
+    """A folder opened as a store by the library (the command line checks before): the
+    line says it is a folder and names a file in it, writable ("disk I/O error" before)
+    or read-only ("no harkback database")."""
+    for readonly in (False, True):
+        reason = SqliteStore.open(tmp_path, readonly=readonly).failure().reason
+        assert reason == (f"{tmp_path} is a folder, not a database file: name a file in "
+                          f"it, such as {tmp_path / 'harkback.db'}"), reason
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_too_long_for_sqlite_says_so(tmp_path: Path) -> None:
+    """A new store whose full path is longer than SQLite opens, in a folder that exists
+    and may be written: the line says the path is too long, and nothing is made."""
+    folder = tmp_path
+    while len(str(folder)) < SQLITE_PATH_BYTES - 100:
+        folder = folder / ("d" * 100)
+    folder.mkdir(parents=True)
+    db = folder / ("h" * 100 + ".db")
+    done = _ingest(db, tmp_path)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert f"its full path is longer than the {SQLITE_PATH_BYTES} bytes SQLite opens" in line, line
+    assert list(folder.iterdir()) == []
