@@ -326,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     cli_edges.open_stdout()
+    cli_edges.any_text_stdout(argv)
     cli_edges.quiet_driver_logs()
     try:
         # SIGTERM is taken as Ctrl-C: the command stops cleanly and says so.

@@ -13,6 +13,8 @@ but the standard library.
 from __future__ import annotations
 
 import argparse
+import codecs
+import json
 import logging
 import os
 import shlex
@@ -178,6 +180,41 @@ class GuardedWriter(WrappedStream):
         except OSError as error:
             raise OutputLost(f"cannot write to standard output: {error.strerror or error}"
                              ) from error
+
+
+_JSON_ESCAPES = "harkback-json-escapes"
+
+
+def _json_escapes(error: UnicodeError) -> tuple[str, int]:
+    """A codec error handler writing what the encoding lacks as JSON's ``\\uXXXX``."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return json.dumps(error.object[error.start:error.end])[1:-1], error.end
+
+
+codecs.register_error(_JSON_ESCAPES, _json_escapes)
+
+
+def any_text_stdout(argv: Sequence[str]) -> None:
+    """Standard output that takes any text whatever the locale's encoding. Under a locale
+    of another encoding (``LC_ALL=en_US.ISO-8859-1``, a Windows code page) a Chinese title
+    ended ``recent`` with an internal error: human output shows what the encoding lacks as
+    ``\\u8d85`` (as Python's stderr does), ``--json`` is ASCII with JSON escapes, which
+    every reader decodes alike. The MCP server writes UTF-8 itself.
+
+    >>> print("超时 café".encode("ascii", _JSON_ESCAPES).decode())
+    \\u8d85\\u65f6 caf\\u00e9
+    """
+    stream = sys.stdout
+    encoding = getattr(stream, "encoding", None)
+    reconfigure = getattr(stream, "reconfigure", None)
+    if (reconfigure is None or not isinstance(encoding, str) or argv[:1] == ["mcp"]
+            or codecs.lookup(encoding).name == "utf-8"):
+        return
+    if wants_json(argv):
+        reconfigure(encoding="ascii", errors=_JSON_ESCAPES)
+    else:
+        reconfigure(errors="backslashreplace")
 
 
 def open_stdout() -> None:
