@@ -121,12 +121,29 @@ def dash_hint(argv: Sequence[str]) -> str | None:
             f"{shlex.quote(suspects[0])}")
 
 
+def words_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """A hint when a search's question of several words was typed without quotes
+    (``harkback search docker network``: argparse took ``docker`` and refused the rest)."""
+    if not argv or argv[0] != "search":
+        return None
+    try:
+        namespace, extras = parser.parse_known_args(argv)
+    except UsageError:
+        return None
+    query = getattr(namespace, "query", None)
+    if not extras or not isinstance(query, str) or any(e.startswith("-") for e in extras):
+        return None
+    words = " ".join(text_argument(w) for w in (query, *extras))
+    return f"a question of several words goes in quotes: harkback search {shlex.quote(words)}"
+
+
 def report_usage(error: UsageError, argv: Sequence[str]) -> int:
     """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
     stdout when ``--json`` was asked for; the exit status."""
     message = str(error)
     # "argument --timeout: ..." is about an option's value (-1), not a query
-    hint = None if message.startswith("argument ") else dash_hint(argv)
+    hint = None if message.startswith("argument ") else (
+        dash_hint(argv) or words_hint(argv, error.parser))
     if hint:
         message = f"{message} ({hint})"
     if wants_json(argv):
