@@ -50,6 +50,23 @@ def test_ingest_json_with_a_bad_line_is_done_with_skips_and_keeps_the_rest(
     assert f"{source.resolve()}:2: bad line: invalid JSON" in done.stderr
 
 
+def test_a_bad_line_is_placed_in_its_own_line_not_json_s_count_of_lines(
+        tmp_path: Path) -> None:
+    """A line cut short was "file:1: ... Expecting value: line 2 column 1 (char 7)": json
+    counted the line's end as a second line. Now the reason says the line ended early, and
+    a mistake inside a line gives its column."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_text('{"id":\n{"id": "b", x}\n', encoding="utf-8")
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 3, done.stderr
+    reasons = [named["reason"] for named in json.loads(done.stdout)["skipped_lines"]]
+    assert reasons == [
+        "bad line: invalid JSON: Expecting value: the line ends before its JSON does",
+        "bad line: invalid JSON: Expecting property name enclosed in double quotes at column 13"]
+    assert f"{source.resolve()}:1: bad line: invalid JSON: Expecting value: the line ends" \
+        in done.stderr
+
+
 def test_ingest_json_of_an_unreadable_file(tmp_path: Path) -> None:
     """A file whose reads fail: a JSON payload with the reason, exit 1."""
     source = tmp_path / "sessions.jsonl"
