@@ -341,10 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: list[str], stop: Termination) -> int:
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except UsageError as usage:
-        return report_usage(usage, argv)
+        return report_usage(usage, argv, parser)
     from harkback.pipeline.command_basics import EXIT_INTERNAL, CliError, settings_of
     stdout = sys.stdout
     sys.stdout = cli_edges.command_stdout(stdout, args.command, getattr(args, "json", False))

@@ -137,13 +137,49 @@ def words_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | No
     return f"a question of several words goes in quotes: harkback search {shlex.quote(words)}"
 
 
-def report_usage(error: UsageError, argv: Sequence[str]) -> int:
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The commands ``parser`` hands the rest of a command line to (none: {})."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def order_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """A hint when options come before the command they belong to, as git takes its own
+    (``harkback --db h.db search docker``, ``harkback import --json codex``): the command
+    line with them moved after it, when that one reads (``parser`` is the whole CLI's)."""
+    if {"-h", "--help", "--version"} & set(argv):
+        return None  # reading those prints and exits
+    head, rest, commands = [], list(argv), _commands(parser)
+    while rest and rest[0] in commands:  # the commands in their places
+        head.append(rest[0])
+        commands = _commands(commands[rest.pop(0)])
+    if not commands or not rest or not rest[0].startswith("-"):
+        return None
+    for at in (i for i, word in enumerate(rest) if word in commands):
+        tail = rest[at:]
+        cut = tail.index("--") if "--" in tail else len(tail)
+        moved = [*head, *tail[:cut], *rest[:at], *tail[cut:]]
+        try:
+            _, extras = parser.parse_known_args(moved)
+        except UsageError:
+            continue
+        if not extras:
+            return f"options go after the command: harkback {shlex.join(moved)}"
+    return None
+
+
+def report_usage(error: UsageError, argv: Sequence[str],
+                 parser: argparse.ArgumentParser | None = None) -> int:
     """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
-    stdout when ``--json`` was asked for; the exit status."""
+    stdout when ``--json`` was asked for; the exit status. ``parser``: the whole CLI's, for
+    :func:`order_hint`."""
     message = str(error)
     # "argument --timeout: ..." is about an option's value (-1), not a query
-    hint = None if message.startswith("argument ") else (
-        dash_hint(argv) or words_hint(argv, error.parser))
+    hint = (parser and order_hint(argv, parser)) or (
+        None if message.startswith("argument ") else (
+            dash_hint(argv) or words_hint(argv, error.parser)))
     if hint:
         message = f"{message} ({hint})"
     if wants_json(argv):
