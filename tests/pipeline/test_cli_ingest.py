@@ -233,3 +233,15 @@ def test_the_progress_bar_ends_full_whatever_the_encoding(tmp_path: Path, encodi
     done = run("ingest", str(source), "--progress", db=tmp_path / "h.db")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1].endswith("100%"), done.stderr  # \r read as a newline
+
+
+def test_a_damaged_line_names_its_file_as_the_location_does(tmp_path: Path) -> None:
+    """A file name with a byte that is not UTF-8: ``location`` wrote it ``\\xe9`` and each
+    ``skipped_lines`` entry U+FFFD, so the two named one file two ways."""
+    source = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.jsonl"))
+    source.write_text('{"id": "a"}\n{"id":\n', encoding="utf-8")
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 3, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["location"].endswith("/caf\\xe9.jsonl")
+    assert [named["file"] for named in payload["skipped_lines"]] == [payload["location"]]
