@@ -152,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("query", type=text_argument)
     with_db(search)
     search.add_argument("--limit", type=_limit, default=None,
-                        help=f"sessions to return (default: $HARKBACK_LIMIT, else limit in the "
-                             f"config file, else {DEFAULT_LIMIT})")
+                        help=f"sessions to return, 1 to 10 (default: $HARKBACK_LIMIT, else limit "
+                             f"in the config file, else {DEFAULT_LIMIT})")
     search.add_argument("--role", type=role_list, default=("user", "assistant"),
                         help="comma-separated roles to search (default: user,assistant)")
     search.add_argument("--current-session", type=text_argument, default=None,
