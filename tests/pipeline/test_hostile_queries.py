@@ -131,3 +131,10 @@ def test_any_query_gives_a_payload(db: Path, query: str) -> None:
     payload = asyncio.run(ask())
     assert payload["success"] is True, payload
     json.loads(json_text(payload).encode("utf-8"))
+
+
+def test_a_search_without_summaries_says_no_summary(db: Path) -> None:
+    """``--summarizer none`` headed each result "(none summary)"."""
+    done = cli("search", "docker", "--db", str(db), "--summarizer", "none")
+    assert done.returncode == 0, done.stderr
+    assert "[1] DOCKER (no summary)" in done.stdout.splitlines()
