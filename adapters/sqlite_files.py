@@ -19,6 +19,7 @@ memory, no ``-shm`` needed.
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -155,3 +156,31 @@ def read_replacing(connection: sqlite3.Connection, work: Callable[[sqlite3.Conne
         return work(connection)
     finally:
         connection.text_factory = str
+
+
+_HERMES_TABLES = frozenset({"schema_version", "sessions", "messages"})
+"""Tables every era of Hermes' ``state.db`` has, as no harkback file does."""
+
+
+def not_ours(connection: sqlite3.Connection, where: str) -> str:
+    """The line refusing a SQLite file that is not a harkback store; a Hermes ``state.db``
+    (which a Hermes user may well name as ``--db``) says how it becomes one.
+
+    >>> connection = sqlite3.connect(":memory:")
+    >>> not_ours(connection, "x.db")
+    'x.db is not a harkback database'
+    >>> for table in _HERMES_TABLES:
+    ...     _ = connection.execute(f"CREATE TABLE {table} (id)")
+    >>> not_ours(connection, "state.db")  # doctest: +NORMALIZE_WHITESPACE
+    "state.db is Hermes' state.db, not a harkback database: import it into one with
+     harkback import hermes state.db"
+    """
+    try:
+        tables = {name for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        tables = set()
+    if tables >= _HERMES_TABLES:
+        return (f"{where} is Hermes' state.db, not a harkback database: import it into one "
+                f"with harkback import hermes {shlex.quote(where)}")
+    return f"{where} is not a harkback database"

@@ -152,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("query", type=text_argument)
     with_db(search)
     search.add_argument("--limit", type=_limit, default=None,
-                        help=f"sessions to return (default: $HARKBACK_LIMIT, else limit in the "
-                             f"config file, else {DEFAULT_LIMIT})")
+                        help=f"sessions to return, 1 to 10 (default: $HARKBACK_LIMIT, else limit "
+                             f"in the config file, else {DEFAULT_LIMIT})")
     search.add_argument("--role", type=role_list, default=("user", "assistant"),
                         help="comma-separated roles to search (default: user,assistant)")
     search.add_argument("--current-session", type=text_argument, default=None,
@@ -326,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     cli_edges.open_stdout()
+    cli_edges.any_text_stdout(argv)
     cli_edges.quiet_driver_logs()
     try:
         # SIGTERM is taken as Ctrl-C: the command stops cleanly and says so.
@@ -340,10 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: list[str], stop: Termination) -> int:
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except UsageError as usage:
-        return report_usage(usage, argv)
+        return report_usage(usage, argv, parser)
     from harkback.pipeline.command_basics import EXIT_INTERNAL, CliError, settings_of
     stdout = sys.stdout
     sys.stdout = cli_edges.command_stdout(stdout, args.command, getattr(args, "json", False))

@@ -13,6 +13,8 @@ but the standard library.
 from __future__ import annotations
 
 import argparse
+import codecs
+import json
 import logging
 import os
 import shlex
@@ -119,12 +121,65 @@ def dash_hint(argv: Sequence[str]) -> str | None:
             f"{shlex.quote(suspects[0])}")
 
 
-def report_usage(error: UsageError, argv: Sequence[str]) -> int:
+def words_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """A hint when a search's question of several words was typed without quotes
+    (``harkback search docker network``: argparse took ``docker`` and refused the rest)."""
+    if not argv or argv[0] != "search":
+        return None
+    try:
+        namespace, extras = parser.parse_known_args(argv)
+    except UsageError:
+        return None
+    query = getattr(namespace, "query", None)
+    if not extras or not isinstance(query, str) or any(e.startswith("-") for e in extras):
+        return None
+    words = " ".join(text_argument(w) for w in (query, *extras))
+    return f"a question of several words goes in quotes: harkback search {shlex.quote(words)}"
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The commands ``parser`` hands the rest of a command line to (none: {})."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def order_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """A hint when options come before the command they belong to, as git takes its own
+    (``harkback --db h.db search docker``, ``harkback import --json codex``): the command
+    line with them moved after it, when that one reads (``parser`` is the whole CLI's)."""
+    if {"-h", "--help", "--version"} & set(argv):
+        return None  # reading those prints and exits
+    head, rest, commands = [], list(argv), _commands(parser)
+    while rest and rest[0] in commands:  # the commands in their places
+        head.append(rest[0])
+        commands = _commands(commands[rest.pop(0)])
+    if not commands or not rest or not rest[0].startswith("-"):
+        return None
+    for at in (i for i, word in enumerate(rest) if word in commands):
+        tail = rest[at:]
+        cut = tail.index("--") if "--" in tail else len(tail)
+        moved = [*head, *tail[:cut], *rest[:at], *tail[cut:]]
+        try:
+            _, extras = parser.parse_known_args(moved)
+        except UsageError:
+            continue
+        if not extras:
+            return f"options go after the command: harkback {shlex.join(moved)}"
+    return None
+
+
+def report_usage(error: UsageError, argv: Sequence[str],
+                 parser: argparse.ArgumentParser | None = None) -> int:
     """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
-    stdout when ``--json`` was asked for; the exit status."""
+    stdout when ``--json`` was asked for; the exit status. ``parser``: the whole CLI's, for
+    :func:`order_hint`."""
     message = str(error)
     # "argument --timeout: ..." is about an option's value (-1), not a query
-    hint = None if message.startswith("argument ") else dash_hint(argv)
+    hint = (parser and order_hint(argv, parser)) or (
+        None if message.startswith("argument ") else (
+            dash_hint(argv) or words_hint(argv, error.parser)))
     if hint:
         message = f"{message} ({hint})"
     if wants_json(argv):
@@ -178,6 +233,41 @@ class GuardedWriter(WrappedStream):
         except OSError as error:
             raise OutputLost(f"cannot write to standard output: {error.strerror or error}"
                              ) from error
+
+
+_JSON_ESCAPES = "harkback-json-escapes"
+
+
+def _json_escapes(error: UnicodeError) -> tuple[str, int]:
+    """A codec error handler writing what the encoding lacks as JSON's ``\\uXXXX``."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return json.dumps(error.object[error.start:error.end])[1:-1], error.end
+
+
+codecs.register_error(_JSON_ESCAPES, _json_escapes)
+
+
+def any_text_stdout(argv: Sequence[str]) -> None:
+    """Standard output that takes any text whatever the locale's encoding. Under a locale
+    of another encoding (``LC_ALL=en_US.ISO-8859-1``, a Windows code page) a Chinese title
+    ended ``recent`` with an internal error: human output shows what the encoding lacks as
+    ``\\u8d85`` (as Python's stderr does), ``--json`` is ASCII with JSON escapes, which
+    every reader decodes alike. The MCP server writes UTF-8 itself.
+
+    >>> print("超时 café".encode("ascii", _JSON_ESCAPES).decode())
+    \\u8d85\\u65f6 caf\\u00e9
+    """
+    stream = sys.stdout
+    encoding = getattr(stream, "encoding", None)
+    reconfigure = getattr(stream, "reconfigure", None)
+    if (reconfigure is None or not isinstance(encoding, str) or argv[:1] == ["mcp"]
+            or codecs.lookup(encoding).name == "utf-8"):
+        return
+    if wants_json(argv):
+        reconfigure(encoding="ascii", errors=_JSON_ESCAPES)
+    else:
+        reconfigure(errors="backslashreplace")
 
 
 def open_stdout() -> None:

@@ -55,8 +55,8 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
                      f"{r['matched_messages']:>4}  {one_line(r['session_id'])}  "
                      f"{one_line(r['title'])}")
     for i, r in enumerate(rows, 1):
-        lines += ["", f"[{i}] {one_line(r['title'] or r['session_id'])} "
-                      f"({r['summary_kind']} summary)"]
+        kind = "no" if r["summary_kind"] == "none" else r["summary_kind"]  # not "none summary"
+        lines += ["", f"[{i}] {one_line(r['title'] or r['session_id'])} ({kind} summary)"]
         if r.get("summary_note"):
             lines.append(f"    note: {r['summary_note']}")
         if r.get("matched_message_ids"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from harkback.pipeline.output import WHEN_WIDTH
 from harkback.pipeline.terminal import one_line
 from harkback.stages.imports import SourceState
 from harkback.stages.result import when_text
@@ -25,11 +26,14 @@ def describe_sources(sources: Sequence[SourceState]) -> str:
     """A table of imported sources for ``harkback sources``."""
     if not sources:
         return "Nothing imported yet (see `harkback import --help`)."
-    header = (f"{'kind':<12} {'last import':<30} {'sessions':>8} {'kept gone':>9} "
+    # The time's column holds the longest time shown (a month's name, an offset): at 30
+    # wide, every row's numbers stood right of the header's.
+    header = (f"{'kind':<12} {'last import':<{WHEN_WIDTH}} {'sessions':>8} {'kept gone':>9} "
               f"{'messages':>9}  location")
     lines = [header, "-" * len(header)]
     for s in sources:
-        lines.append(f"{s.key.kind:<12} {when_text(s.last_imported_at):<30} {s.sessions:>8} "
+        lines.append(f"{s.key.kind:<12} {when_text(s.last_imported_at):<{WHEN_WIDTH}} "
+                     f"{s.sessions:>8} "
                      f"{s.kept_gone:>9} {s.messages:>9}  {one_line(s.key.location)}")
     if any(s.kept_gone for s in sources):
         lines.append(KEPT_GONE_NOTE)

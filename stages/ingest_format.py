@@ -327,10 +327,23 @@ def _decode(line: str, line_number: int, *, constants: bool = False
             return Success(json.loads(line, parse_int=whole_number))
         return Success(json.loads(line, parse_constant=_reject_constant,
                                   parse_int=whole_number))
-    except ValueError as error:  # JSONDecodeError, NaN/Infinity
+    except json.JSONDecodeError as error:
+        return Failure(BadRecord(f"invalid JSON: {_where(error, line)}", line_number))
+    except ValueError as error:  # NaN/Infinity
         return Failure(BadRecord(f"invalid JSON: {error}", line_number))
     except RecursionError:
         return Failure(BadRecord("invalid JSON: nested too deeply", line_number))
+
+
+def _where(error: json.JSONDecodeError, line: str) -> str:
+    """What JSON found wrong, and where in the line (json's "line 2" was the line's end).
+
+    >>> parse_line('{"id":\\n', 6).failure().message()
+    'line 6: invalid JSON: Expecting value: the line ends before its JSON does'
+    """
+    if not line[error.pos:].strip():
+        return f"{error.msg}: the line ends before its JSON does"
+    return f"{error.msg} at column {error.colno}"
 
 
 def parse_lines(lines: Iterable[str], *, first_line: int = 1

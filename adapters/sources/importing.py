@@ -107,8 +107,9 @@ class Tally:
             self.counts[reason] = self.counts.get(reason, 0) + count
 
     def at(self, file: str, line: int | None = None) -> None:
-        """Say where reading is now: what is skipped next is named there."""
-        self.file, self.line = file, line
+        """Say where reading is now: what is skipped next is named there (a file name's
+        byte that is not UTF-8 as ``\\xNN``, as the source's ``location`` names it)."""
+        self.file, self.line = path_text(file), line
 
     def skip(self, kind: str, detail: str = "", outcome: Outcome = "skipped") -> None:
         """Count damaged input of ``kind`` and name it where reading is (see :meth:`at`),

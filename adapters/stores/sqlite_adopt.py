@@ -30,6 +30,7 @@ from harkback.adapters.sqlite_files import (
     APPLICATION_ID,
     connect_read_only,
     is_hot_journal,
+    not_ours,
     side_file,
 )
 from harkback.adapters.stores.sqlite_errors import not_writable, read_only_place, unavailable
@@ -110,6 +111,7 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
             application: int = connection.execute("PRAGMA application_id").fetchone()[0]
             version: int = connection.execute("PRAGMA user_version").fetchone()[0]
             tables: int = connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+            refusal = not_ours(connection, str(path))
         finally:
             connection.close()
     except sqlite3.DatabaseError as error:
@@ -120,7 +122,7 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
         return None
     if (application, version, tables) == (0, 0, 0):
         return _adoptable(path, create)
-    return StoreUnavailable(f"{path} is not a harkback database")
+    return StoreUnavailable(refusal)
 
 
 def _interrupted(path: Path) -> StoreUnavailable | None:

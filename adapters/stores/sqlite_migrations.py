@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from harkback.adapters.sqlite_files import APPLICATION_ID
+from harkback.adapters.sqlite_files import APPLICATION_ID, not_ours
 from harkback.adapters.stores.migration import (
     FIRST_VERSION,
     Migrated,
@@ -52,7 +52,7 @@ def is_blank(connection: sqlite3.Connection) -> bool:
 def _checked(connection: sqlite3.Connection, where: str) -> int:
     application, version = identity(connection)
     if application != APPLICATION_ID:
-        raise SchemaProblem(f"{where} is not a harkback database")
+        raise SchemaProblem(not_ours(connection, where))
     if version > schema.SCHEMA_VERSION:
         raise SchemaProblem(too_new(where, version, schema.SCHEMA_VERSION))
     if version < FIRST_VERSION:

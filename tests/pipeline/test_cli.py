@@ -72,7 +72,7 @@ def test_ingest_reports_bad_line_and_keeps_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "h.db"
     done = run("ingest", str(source), db=path)
     assert done.returncode == 3
-    assert "line 2" in done.stderr
+    assert "sessions.jsonl:2: bad line" in done.stderr
     assert "Traceback" not in done.stderr
     assert "3 session(s)" in done.stdout
     listed = json.loads(run("recent", "--json", db=path).stdout)

@@ -50,6 +50,23 @@ def test_ingest_json_with_a_bad_line_is_done_with_skips_and_keeps_the_rest(
     assert f"{source.resolve()}:2: bad line: invalid JSON" in done.stderr
 
 
+def test_a_bad_line_is_placed_in_its_own_line_not_json_s_count_of_lines(
+        tmp_path: Path) -> None:
+    """A line cut short was "file:1: ... Expecting value: line 2 column 1 (char 7)": json
+    counted the line's end as a second line. Now the reason says the line ended early, and
+    a mistake inside a line gives its column."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_text('{"id":\n{"id": "b", x}\n', encoding="utf-8")
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 3, done.stderr
+    reasons = [named["reason"] for named in json.loads(done.stdout)["skipped_lines"]]
+    assert reasons == [
+        "bad line: invalid JSON: Expecting value: the line ends before its JSON does",
+        "bad line: invalid JSON: Expecting property name enclosed in double quotes at column 13"]
+    assert f"{source.resolve()}:1: bad line: invalid JSON: Expecting value: the line ends" \
+        in done.stderr
+
+
 def test_ingest_json_of_an_unreadable_file(tmp_path: Path) -> None:
     """A file whose reads fail: a JSON payload with the reason, exit 1."""
     source = tmp_path / "sessions.jsonl"
@@ -216,3 +233,15 @@ def test_the_progress_bar_ends_full_whatever_the_encoding(tmp_path: Path, encodi
     done = run("ingest", str(source), "--progress", db=tmp_path / "h.db")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1].endswith("100%"), done.stderr  # \r read as a newline
+
+
+def test_a_damaged_line_names_its_file_as_the_location_does(tmp_path: Path) -> None:
+    """A file name with a byte that is not UTF-8: ``location`` wrote it ``\\xe9`` and each
+    ``skipped_lines`` entry U+FFFD, so the two named one file two ways."""
+    source = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9.jsonl"))
+    source.write_text('{"id": "a"}\n{"id":\n', encoding="utf-8")
+    done = run("ingest", str(source), "--json", db=tmp_path / "h.db")
+    assert done.returncode == 3, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["location"].endswith("/caf\\xe9.jsonl")
+    assert [named["file"] for named in payload["skipped_lines"]] == [payload["location"]]

@@ -254,3 +254,32 @@ def test_a_new_store_below_a_file_names_the_file(tmp_path: Path, inputs: Path) -
     assert f"cannot create the database {db}: {tmp_path / 'notes.txt'} is not a folder" in line
     assert line.endswith(WAY_OUT), line
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+
+
+@pytest.mark.parametrize("command", [("search", "docker"), ("stats",), ("ingest", "IN")])
+def test_a_hermes_state_db_as_the_store_says_how_to_import_it(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """``--db ~/.hermes/state.db`` (a Hermes user's first guess) was only "not a harkback
+    database"; the line now names the import that makes one of it, which works, and the
+    Hermes file is left as it was, by a reading command and a writing one alike."""
+    from tests.support.hermes_db import HermesFile
+
+    state = tmp_path / "state.db"
+    hermes = HermesFile(state, "v30")
+    hermes.session("20260303_100000_aa11bb", title="docker bridge")
+    hermes.message("20260303_100000_aa11bb", "user", "docker bridge is down")
+    hermes.close()
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(conversation_to_json(conversation("s", ("user", "x")))) + "\n",
+                      encoding="utf-8")
+    before = digest(state)
+    done = harkback(*(str(source) if a == "IN" else a for a in command), "--db", str(state))
+    assert done.returncode == 1
+    assert f"is Hermes' state.db, not a harkback database: import it into one with harkback " \
+        f"import hermes {state}" in done.stderr
+    assert digest(state) == before and side_files(state) == []
+    store = tmp_path / "h.db"
+    assert harkback("import", "hermes", str(state), "--db", str(store)).returncode == 0
+    found = harkback("search", "docker", "--db", str(store), "--json")
+    assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == [
+        "20260303_100000_aa11bb"]

@@ -81,6 +81,18 @@ def test_a_query_beginning_with_a_dash_gets_a_hint_as_json(db: Path) -> None:
     assert "goes after '--'" in done.stderr
 
 
+def test_a_question_of_several_words_without_quotes_gets_a_hint(db: Path) -> None:
+    """``harkback search docker network bridge`` says to quote the question, quoted as a
+    shell needs it, in the JSON payload too."""
+    done = cli("search", "docker", "--db", str(db), "network", "it's", "--json")
+    assert done.returncode == 2
+    hint = "a question of several words goes in quotes: harkback search 'docker network it'"
+    assert hint in json.loads(done.stdout)["error"] and hint in done.stderr
+    quoted = cli("search", "docker network it's", "--db", str(db), "--json")
+    assert quoted.returncode == 0, quoted.stderr
+    assert json.loads(quoted.stdout)["query"] == "docker network it's"
+
+
 def test_usage_errors_are_json_with_json(db: Path) -> None:
     """A bad flag value under --json still prints one JSON payload."""
     done = cli("search", "docker", "--db", str(db), "--limit", "99", "--json")
@@ -119,3 +131,10 @@ def test_any_query_gives_a_payload(db: Path, query: str) -> None:
     payload = asyncio.run(ask())
     assert payload["success"] is True, payload
     json.loads(json_text(payload).encode("utf-8"))
+
+
+def test_a_search_without_summaries_says_no_summary(db: Path) -> None:
+    """``--summarizer none`` headed each result "(none summary)"."""
+    done = cli("search", "docker", "--db", str(db), "--summarizer", "none")
+    assert done.returncode == 0, done.stderr
+    assert "[1] DOCKER (no summary)" in done.stdout.splitlines()

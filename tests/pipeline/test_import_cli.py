@@ -134,6 +134,22 @@ def test_sources_lists_what_was_imported_from_where(tmp_path: Path) -> None:
     assert all(s["last_imported_at"] for s in listed["sources"])
 
 
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles"])
+def test_the_sources_table_lines_up_its_numbers_under_their_headers(
+        tmp_path: Path, zone: str) -> None:
+    """The time of the last import is 33 characters in UTC, 39 with an offset: in a column
+    30 wide, every row's numbers stood right of ``sessions``, ``kept gone``, ``messages``."""
+    source = tmp_path / "s.jsonl"
+    source.write_text('{"id": "a", "messages": [{"role": "user", "content": "hi"}]}\n',
+                      encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    assert harkback("import", "jsonl", str(source), "--db", db).returncode == 0
+    header, _, row = harkback("sources", "--db", db, env={"TZ": zone}).stdout.splitlines()
+    ends = [header.index(name) + len(name) for name in ("sessions", "kept gone", "messages")]
+    assert [row[end - 1] for end in ends] == ["1", "0", "1"]
+    assert [row[end] for end in ends] == [" ", " ", " "]
+
+
 def test_a_failed_import_leaves_no_store_that_was_not_there(tmp_path: Path) -> None:
     """A Hermes file that cannot be read stops the import and the store it would have
     created is not left behind; a store that was there before stays."""

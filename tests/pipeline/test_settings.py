@@ -310,3 +310,26 @@ def test_no_home_reads_no_config_from_where_one_stands(
         DEFAULT_LIMIT, "default", False)
     assert "db        (none: no home folder; pass --db PATH" in found.describe()
     assert found.to_payload()["settings"]["db"]["value"] is None
+
+
+@pytest.mark.parametrize("home", ["rel", ""])
+def test_a_relative_or_empty_home_is_the_password_file_s(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: str) -> None:
+    """``HOME=rel`` read ``rel/.config/harkback/config.toml`` below the folder the command
+    ran in (``HOME=`` read ``/.config``), while the store's folder came from the password
+    file's home, as platformdirs takes a relative one: the config file is read from there
+    too (limit 4), never from where one stands (7)."""
+    import pwd
+
+    real = tmp_path / "real-home"
+    for folder, limit in ((real / ".config", 4), (tmp_path / "rel" / ".config", 7)):
+        (folder / "harkback").mkdir(parents=True)
+        _file(folder / "harkback", f"limit = {limit}\n")
+    entry = pwd.struct_passwd(("me", "x", os.getuid(), os.getgid(), "", str(real), "/bin/sh"))
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: entry)
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.chdir(tmp_path)
+    found = effective({}, {}).unwrap()
+    config = real / ".config" / "harkback" / "config.toml"
+    assert (found.limit, found.origin("limit")) == (4, f"file {config} line 1")

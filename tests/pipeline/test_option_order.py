@@ -1,0 +1,54 @@
+"""Options typed before the command they belong to (``harkback --db h.db search docker``,
+as git takes its own): the usage error names the command line with them after it, and
+that command line runs."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested, run
+
+SESSIONS = [conversation("net", ("user", "docker network bridge is down"),
+                         ("assistant", "recreate the bridge"), started_at=1_770_000_000.0)]
+HINT = "options go after the command: harkback "
+
+
+def hinted(stderr: str) -> list[str]:
+    """The command line a usage error's hint names, as arguments."""
+    assert HINT in stderr, stderr
+    return shlex.split(stderr.split(HINT, 1)[1].rstrip().removesuffix(")"))
+
+
+def test_a_store_named_before_search_is_moved_after_it(tmp_path: Path) -> None:
+    """``harkback --db PATH search docker`` was "invalid choice: 'PATH'" and nothing more."""
+    db = ingested(tmp_path, SESSIONS)
+    done = run("--db", str(db), "search", "docker", "--summarizer", "none")
+    assert done.returncode == 2
+    fixed = hinted(done.stderr)
+    assert fixed == ["search", "docker", "--summarizer", "none", "--db", str(db)]
+    again = run(*fixed, "--json")
+    assert again.returncode == 0, again.stderr
+    assert [r["session_id"] for r in json.loads(again.stdout)["results"]] == ["net"]
+
+
+def test_options_before_an_import_kind_are_moved_after_it(tmp_path: Path) -> None:
+    """``harkback import --db PATH jsonl FILE`` named PATH an unknown kind; ``import --json
+    codex`` said ``--json`` was unknown, as a JSON payload that says where it goes."""
+    source = tmp_path / "s.jsonl"
+    source.write_text('{"id": "a", "messages": [{"role": "user", "content": "hi"}]}\n',
+                      encoding="utf-8")
+    db = tmp_path / "new.db"
+    done = run("import", "--db", str(db), "jsonl", str(source))
+    assert done.returncode == 2 and not db.exists()
+    fixed = hinted(done.stderr)
+    assert fixed == ["import", "jsonl", str(source), "--db", str(db)]
+    assert run(*fixed).returncode == 0
+    as_json = run("import", "--json", "jsonl", str(source), "--db", str(db))
+    assert as_json.returncode == 2
+    payload = json.loads(as_json.stdout)
+    assert payload["usage"] is True
+    assert f"{HINT}import jsonl {shlex.quote(str(source))} --db" in payload["error"]
+
