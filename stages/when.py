@@ -44,8 +44,10 @@ _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
 _TODAY = re.compile(r"\b(?:(before|until|till|up\s+to|as\s+of)\s+)?(?:today|this\s+morning)\b")
-# "How many days/weeks/... (have passed)": the unit the answer is counted in.
-_DURATION = re.compile(rf"\bhow\s+many\s+{UNIT}\b")
+# "How many days/weeks/... (have passed since)": the unit the answer is counted in, and
+# the words that ask for a duration (no session says "passed since" of what it holds).
+_DURATION = re.compile(rf"\bhow\s+many\s+{UNIT}"
+                       r"(?:\s+(?:(?:have|has|had)\s+)?passed(?:\s+since)?)?\b")
 _WORD = re.compile(r"[a-z0-9]+")
 
 # The same expressions in Chinese, Japanese and Korean ("上周", "先週", "지난주": last
@@ -196,7 +198,7 @@ def time_words(question: str) -> frozenset[str]:
     >>> sorted(time_words("What did I bake in the past two weeks?"))
     ['past', 'two', 'weeks']
     >>> sorted(time_words("How many months have passed since I moved?"))
-    ['how', 'many', 'months']
+    ['have', 'how', 'many', 'months', 'passed', 'since']
     >>> time_words("which museum did I visit")
     frozenset()
     """

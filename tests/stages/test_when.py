@@ -56,8 +56,20 @@ def test_time_words_are_the_words_of_each_time_read() -> None:
     """Every expression's words count, and so does a duration question's unit."""
     assert time_words("last Saturday, or was it yesterday?") \
         == {"last", "saturday", "yesterday"}
-    assert time_words("how many weeks have passed since I moved") == {"how", "many", "weeks"}
+    assert time_words("how many weeks did the move take") == {"how", "many", "weeks"}
     assert time_words("the last time I moved") == frozenset()
+
+
+def test_a_duration_question_asks_for_it_in_words_no_session_says() -> None:
+    """"Have passed since" asks for a duration: a session holds what happened, not those
+    words, so they are time words as the unit is (and "passed" elsewhere is not)."""
+    assert time_words("how many weeks have passed since I moved") \
+        == {"how", "many", "weeks", "have", "passed", "since"}
+    assert time_words("how many days had passed since I started") \
+        == {"how", "many", "days", "had", "passed", "since"}
+    assert time_words("how many days passed between the two trips") \
+        == {"how", "many", "days", "passed"}
+    assert time_words("which exam have I passed since March") == frozenset()
 
 
 @given(st.text(max_size=80))
