@@ -99,9 +99,11 @@ async def run_demo(db: str | Path | None = None) -> int:
                 print("=" * 100)
                 print(f"Q: {question}\n")
                 # The hints to open a result name this store: without --db, `harkback
-                # show` would read the default store, which does not hold the demo's.
-                print(format_payload(response.to_payload(), db=str(path)) if response.ok
-                      else response.to_payload()["error"])
+                # show` would read the default store, which does not hold the demo's. A
+                # temporary or in-memory store is gone when the demo ends: no hints then.
+                kept = db is not None and str(db) != ":memory:"
+                print(format_payload(response.to_payload(), db=str(path), open_hints=kept)
+                      if response.ok else response.to_payload()["error"])
                 print()
             if db is None:
                 print("This store was temporary and is removed now; `harkback demo --db "

@@ -28,9 +28,11 @@ SOURCE_WIDTH = len("claude-code")
 """The source column: the longest source name harkback's importers write, whole."""
 
 
-def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
+def format_payload(payload: dict[str, Any], *, db: str | None = None,
+                   open_hints: bool = True) -> str:
     """Human output for a search or recent payload: a table, then each summary (each
-    result's hint to open its best match names ``db``, the store a flag named)."""
+    result's hint to open its best match names ``db``, the store a flag named; none
+    without ``open_hints``, for a store gone when the command ends)."""
     rows = payload["results"]
     if payload["mode"] == "recent" and payload.get("window"):
         # A question that named only a time: say which time was listed, found or not.
@@ -61,8 +63,10 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None) -> str:
             lines.append(f"    note: {r['summary_note']}")
         if r.get("matched_message_ids"):
             ids = [one_line(i) for i in r["matched_message_ids"]]
+            hint = (f"  (open: {one_line(show_command(r['matched_message_ids'][0], db))})"
+                    if open_hints else "")
             lines.append(f"    matched: {', '.join(ids[:5])}" + (" ..." if len(ids) > 5 else "")
-                         + f"  (open: {one_line(show_command(r['matched_message_ids'][0], db))})")
+                         + hint)
         for para in r["summary"].splitlines():
             lines.append(textwrap.fill(para, width=100, initial_indent="    ",
                                        subsequent_indent="      ") if para else "")

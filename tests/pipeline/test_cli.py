@@ -204,6 +204,17 @@ def test_demo_hints_open_the_demo_store(tmp_path: Path) -> None:
         assert opened.returncode == 0, (hint, opened.stderr)
 
 
+def test_demo_on_a_temporary_store_prints_no_hint_to_open_it() -> None:
+    """Without ``--db`` the demo's store is removed when it ends: an ``open:`` hint naming
+    it would fail pasted ("no harkback database at /tmp/harkback-demo-..."), so none is
+    printed; the last line says how to keep one."""
+    done = run("demo")
+    assert done.returncode == 0, done.stderr
+    assert "docker network create lumen-backend" in done.stdout
+    assert "(open: " not in done.stdout
+    assert "harkback demo --db demo.db" in done.stdout
+
+
 def test_demo_refuses_a_store_of_ones_own_sessions(db: Path) -> None:
     """``demo --db`` on a store that holds other sessions would mix the sample ones into
     every later search: refused as a usage error, the file untouched."""
