@@ -190,7 +190,7 @@ class SessionStore(Protocol):
 
     def recent(self, query: RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
-        """Root sessions (no parent, or a parent not stored), newest first."""
+        """Root sessions (no parent, or a parent not stored), newest first; ``parts``: the rest."""
         ...
 
     def ingest(self, conversations: Sequence[records.Conversation]

@@ -205,7 +205,7 @@ class PostgresStore(Closing):
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
-        """Root sessions (no parent, or a parent not stored), newest first."""
+        """Root sessions (no parent, or a parent not stored), newest first; ``parts``: the rest."""
         return self.run(lambda connection: postgres_reads.recent(connection, query))
 
     def ingest(self, conversations: Sequence[records.Conversation]

@@ -256,7 +256,7 @@ class SqliteStore(Closing):
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
-        """Root sessions (no parent, or a parent not stored), newest first."""
+        """Root sessions (no parent, or a parent not stored), newest first; ``parts``: the rest."""
         return self._run(versioned(fetch(rows.recent(query), rows.overview_from_row)))
 
     def ingest(self, conversations: Sequence[records.Conversation]
