@@ -78,7 +78,10 @@ def read_only_mode(path: Path) -> Mode:
         # A -wal holding commits without its -shm (copied without it): an immutable read
         # would miss them. The plain read-only open reads them, making the -shm as any
         # reader of a WAL file does (the main file stays unwritten); where it cannot be
-        # made, the unlocked open reads them without it.
+        # made, the unlocked open reads them without it. A -wal this user may not read
+        # cannot be read either way: the main file alone is read, as before.
+        if not os.access(wal, os.R_OK):
+            return "immutable"
         return "ro" if os.access(wal.parent, os.W_OK) else "unlocked"
     return mode
 

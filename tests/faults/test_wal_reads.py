@@ -86,6 +86,26 @@ def test_a_wal_without_its_shm_in_a_folder_this_user_may_not_write_is_read_whole
     assert sorted(p.name for p in db.parent.iterdir()) == ["h.db", "h.db-wal"]
 
 
+def test_a_wal_this_user_may_not_read_leaves_the_main_file_readable(tmp_path: Path) -> None:
+    """A -wal without its -shm that this user may not read, in a folder it may not write:
+    the commits in it cannot be read, but the main file's can (the unlocked open failed on
+    the -wal and a read-only command was told it "cannot write the database")."""
+    db = _copied_with_wal_only(tmp_path)
+    files = {name: (db.parent / name).read_bytes() for name in ("h.db", "h.db-wal")}
+    (db.parent / "h.db-wal").chmod(0o000)
+    db.parent.chmod(0o555)
+    try:
+        counted = _as_this_user("stats", "--json", db=db)
+        shown = _as_this_user("show", "first", "--json", db=db)
+    finally:
+        db.parent.chmod(0o755)
+        (db.parent / "h.db-wal").chmod(0o644)
+    assert counted.returncode == 0, counted.stderr
+    assert json.loads(counted.stdout)["sessions"] == 1
+    assert shown.returncode == 0, shown.stderr
+    assert {name: (db.parent / name).read_bytes() for name in files} == files
+
+
 def test_a_store_reached_through_a_symlink_shows_the_commits_of_a_running_writer(
         tmp_path: Path) -> None:
     """--db naming a symlink to the store while a writer has it open: SQLite keeps the
