@@ -92,10 +92,17 @@ def reopened(path: Path, busy_timeout: float, *, mapped: bool = False
 
 
 def is_corrupt(error: sqlite3.Error) -> bool:
-    """A corruption error: on a watched connection, most likely a writer moved the file.
+    """A corruption error, or a page read short: on a watched connection, most likely a
+    writer moved the file (an owner's TRUNCATE checkpoint under an unlocked reader reads
+    short), so the call reopens and is tried once more.
 
     >>> is_corrupt(sqlite3.DatabaseError("database disk image is malformed"))
     True
+    >>> short = sqlite3.OperationalError("disk I/O error")
+    >>> short.sqlite_errorname = "SQLITE_IOERR_SHORT_READ"
+    >>> is_corrupt(short), is_corrupt(sqlite3.OperationalError("disk I/O error"))
+    (True, False)
     """
     name = getattr(error, "sqlite_errorname", None) or ""
-    return name.startswith("SQLITE_CORRUPT") or "malformed" in str(error)
+    return (name.startswith("SQLITE_CORRUPT") or name == "SQLITE_IOERR_SHORT_READ"
+            or "malformed" in str(error))
