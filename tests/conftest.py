@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable, Sequence
 
@@ -14,6 +15,13 @@ from harkback.stages.records import Conversation, Message, Role, Session
 # its expected days hold on any machine; tests of other zones set TZ for the command.
 os.environ["TZ"] = "UTC"
 time.tzset()
+
+# Tests send Ctrl-C (SIGINT) to the commands they start, to see how those end. A suite
+# started as a shell's background job (`make test &` in a script) inherits SIGINT ignored,
+# and so would every command it starts (an ignored signal stays ignored across exec): none
+# would see the test's Ctrl-C. A caught SIGINT is reset to the default in a child instead.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The throwaway PostgreSQL server (postgres_server, postgres_database fixtures).
 pytest_plugins = ["tests.support.postgres_server"]
