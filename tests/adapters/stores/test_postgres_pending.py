@@ -74,9 +74,15 @@ async def test_the_list_is_merged_while_the_write_is_under_way(url: str,
             ingest = asyncio.ensure_future(ok(store.ingest(batch)))
             await _until(url, "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
                               "AND query LIKE 'UPDATE index_totals%'")
-            # The merging connection rests only once a call found the list empty.
-            await _until(url, "SELECT 1 FROM pg_stat_activity WHERE state = 'idle' "
-                              "AND query LIKE '%gin_clean_pending_list%'")
+            # A merge call that began after the ingest's last statement did (every row
+            # copied by then) and has ended: the list it merged is all there is. (Any idle
+            # moment of the merging connection would not do: it rests 20 ms between calls,
+            # and a call that found the list empty may have ended before the last rows.)
+            await _until(url, "SELECT 1 FROM pg_stat_activity AS m, pg_stat_activity AS w "
+                              "WHERE w.wait_event_type = 'Lock' "
+                              "AND w.query LIKE 'UPDATE index_totals%' AND m.state = 'idle' "
+                              "AND m.query LIKE '%gin_clean_pending_list%' "
+                              "AND m.query_start > w.query_start")
             assert _merged_now(url) == 0
             blocker.rollback()
             report = await ingest
