@@ -360,7 +360,7 @@ def _run(argv: list[str], stop: Termination) -> int:
             print(json_text(cli_edges.failure_payload(str(error), error.status)))
         return error.status
     except KeyboardInterrupt:
-        return interrupted(getattr(args, "json", False), stop)
+        return interrupted(getattr(args, "json", False), stop, args.command)
     except (BrokenPipeError, cli_edges.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
