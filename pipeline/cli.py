@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     embed = commands.add_parser(
         "embed", help="give stored messages their vectors for the hybrid ranker (resumable)")
     with_db(embed)
-    _add_embedder_argument(embed, "the embedding model (required here)")
+    _add_embedder_argument(embed, "the embedding model, which embed needs (here or by default)")
     embed.add_argument("--role", type=role_list, default=EMBED_ROLES,
                        help=f"comma-separated roles to embed (default: {','.join(EMBED_ROLES)})")
     embed.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
