@@ -325,7 +325,7 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    cli_edges.open_stdout()
+    cli_edges.open_closed_streams()
     cli_edges.any_text_stdout(argv)
     cli_edges.quiet_driver_logs()
     try:

@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -219,6 +220,45 @@ def test_a_failed_import_leaves_the_lock_file_a_sync_made(tmp_path: Path) -> Non
                           capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db.sync-lock", "state.db"]
+
+
+LOCKER = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()  # until the test closes it
+"""
+
+
+@pytest.mark.parametrize("command", ["ingest", "import"])
+def test_an_import_stopped_before_it_stored_leaves_no_new_store(tmp_path: Path,
+                                                                command: str) -> None:
+    """Ctrl-C while the import waits its turn (a sync holds the lock of a store since
+    deleted): the store it had just created was left behind, empty; a run stopped on the
+    way now takes it away, as a failed one does (its -wal and -shm too)."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "the quokka gateway times out"}]}) + "\n",
+        encoding="utf-8")
+    db = tmp_path / "h.db"
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(tmp_path / "h.db.sync-lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == "held\n"
+        importing = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli",
+             *(("ingest",) if command == "ingest" else ("import", "jsonl")), str(source),
+             "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert importing.stderr is not None
+        assert "waits its turn" in importing.stderr.readline()
+        assert db.exists()  # created, then waiting for the lock
+        importing.send_signal(signal.SIGINT)
+        _, err = importing.communicate(timeout=60)
+    finally:
+        locker.communicate(input="", timeout=60)
+    assert importing.returncode == 130, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db.sync-lock", "in.jsonl"]
 
 
 NEXT = """
