@@ -107,6 +107,31 @@ def test_a_link_into_a_folder_this_user_may_not_write_names_that_folder(
     assert list(closed.iterdir()) == []
 
 
+def test_a_link_to_a_store_in_a_folder_this_user_may_not_write_names_that_folder(
+        tmp_path: Path) -> None:
+    """The store exists where the link points, in a folder this user may not write (so
+    SQLite cannot make its -wal there); the link's folder is writable. The line said only
+    "the database's folder is read-only: h.db", the link's name, with no way out; it names
+    the target's folder now, and the store is left as it was."""
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    store = ingested(closed, [conversation("s1", ("user", "the docker bridge"))])
+    before, held = store.read_bytes(), sorted(closed.iterdir())
+    link = tmp_path / "h.db"
+    link.symlink_to(store)
+    closed.chmod(0o555)
+    try:
+        done = _ingest(link, tmp_path, bound=True)
+    finally:
+        closed.chmod(0o755)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert (f"cannot write the database {link}: {link} is a symbolic link to {store}, and "
+            f"the folder {closed} is read-only for this user") in line, line
+    assert WAY_OUT in line, line
+    assert store.read_bytes() == before and sorted(closed.iterdir()) == held
+
+
 def test_a_store_that_is_a_folder_says_so(tmp_path: Path) -> None:
     """A folder opened as a store by the library (the command line checks before): the
     line says it is a folder and names a file in it, writable ("disk I/O error" before)
