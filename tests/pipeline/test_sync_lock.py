@@ -70,25 +70,6 @@ def holding(db: str) -> Iterator[subprocess.Popen[str]]:
             holder.communicate(input="", timeout=60)
 
 
-def _waits_then_syncs(home: Path, db: str, stored: Callable[[], bool]) -> None:
-    """``harkback sync`` started while another process holds the lock: it says whose turn it
-    is, stores nothing while waiting, and syncs once the holder lets go."""
-    with holding(db) as holder:
-        syncing = subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--db", db, "--json"],
-            env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert syncing.stderr is not None
-        said = syncing.stderr.readline()
-        assert said == (f"harkback: another sync or import is writing to {_shown(db)} "
-                        f"(pid {holder.pid}); the sync waits its turn\n")
-        time.sleep(1.0)
-        assert syncing.poll() is None  # still waiting its turn
-        assert not stored()
-    out, err = syncing.communicate(timeout=120)
-    assert syncing.returncode == DONE_WITH_SKIPS, err
-    assert json.loads(out)["success"] and stored()
-
-
 def _shown(db: str) -> str:
     if db.startswith("postgresql"):
         from harkback.adapters.stores.postgres_connection import where
@@ -100,8 +81,8 @@ def test_a_second_sync_waits_for_the_one_writing(tmp_path: Path) -> None:
     """SQLite: the lock file beside the store is what the two processes meet at."""
     home = make_home(tmp_path / "home")
     db = tmp_path / "h.db"
-    _waits_then_syncs(home, str(db), lambda: db.exists() and bool(
-        found_ids(db, "refresh path untested")))
+    _waits_its_turn_then_writes(home, str(db), lambda: db.exists() and bool(
+        found_ids(db, "refresh path untested")), DONE_WITH_SKIPS, "sync")
     assert (tmp_path / "h.db.sync-lock").read_text().strip().isdigit()
 
 
@@ -110,7 +91,8 @@ def test_a_second_sync_waits_on_postgresql(postgres_server: PostgresServer,
     """PostgreSQL: an advisory lock of the store's schema, on the server."""
     url = postgres_server.create_database(f"sync_lock_{next(_names)}")
     home = make_home(tmp_path / "home")
-    _waits_then_syncs(home, url, lambda: _holds_sessions(url))
+    _waits_its_turn_then_writes(home, url, lambda: _holds_sessions(url), DONE_WITH_SKIPS,
+                                "sync")
 
 
 def test_a_dry_run_makes_no_lock_file(tmp_path: Path) -> None:
@@ -153,25 +135,25 @@ def test_help_says_a_second_sync_waits() -> None:
     assert "another sync or import is writing" in " ".join(done.stdout.split())
 
 
-def _import_waits_then_stores(home: Path, db: str, stored: Callable[[], bool],
-                              *command: str) -> None:
-    """``command`` (an import or ingest into ``db``) started while another process holds the
-    lock: it says whose turn it is, stores nothing while waiting, and stores once the holder
-    lets go."""
+def _waits_its_turn_then_writes(home: Path, db: str, stored: Callable[[], bool], status: int,
+                                *command: str) -> None:
+    """``command`` (a sync, import or ingest into ``db``) started while another process
+    holds the lock: it says whose turn it is, stores nothing while waiting, and stores once
+    the holder lets go, ending with ``status``."""
     with holding(db) as holder:
-        importing = subprocess.Popen(
+        writing = subprocess.Popen(
             [sys.executable, "-m", "harkback.pipeline.cli", *command, "--db", db, "--json"],
             env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert importing.stderr is not None
-        said = importing.stderr.readline()
+        assert writing.stderr is not None
+        said = writing.stderr.readline()
         assert said == (f"harkback: another sync or import is writing to {_shown(db)} "
                         f"(pid {holder.pid}); the {command[0]} waits its turn\n")
         time.sleep(1.0)
-        assert importing.poll() is None  # still waiting its turn
+        assert writing.poll() is None  # still waiting its turn
         assert not stored()
-    out, err = importing.communicate(timeout=120)
-    assert json.loads(out)["success"], err
-    assert stored()
+    out, err = writing.communicate(timeout=120)
+    assert writing.returncode == status, err
+    assert json.loads(out)["success"] and stored()
 
 
 def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
@@ -179,8 +161,8 @@ def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
     nothing while a sync holds the lock."""
     home = make_home(tmp_path / "home")
     db = tmp_path / "h.db"
-    _import_waits_then_stores(home, str(db), lambda: bool(
-        found_ids(db, "refresh path untested")),
+    _waits_its_turn_then_writes(home, str(db), lambda: bool(
+        found_ids(db, "refresh path untested")), DONE_WITH_SKIPS,
         "import", "claude-code", str(home / ".claude" / "projects"))
 
 
@@ -198,7 +180,8 @@ def test_an_import_and_an_ingest_wait_on_postgresql(postgres_server: PostgresSer
     args = (("import", "claude-code", str(home / ".claude" / "projects")) if kind == "import"
             else ("ingest", str(source)))
     url = postgres_server.create_database(f"sync_lock_{next(_names)}")
-    _import_waits_then_stores(home, url, lambda: _holds_sessions(url), *args)
+    _waits_its_turn_then_writes(home, url, lambda: _holds_sessions(url),
+                                DONE_WITH_SKIPS if kind == "import" else 0, *args)
 
 
 def _holds_sessions(url: str) -> bool:
