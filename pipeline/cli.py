@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     embed = commands.add_parser(
         "embed", help="give stored messages their vectors for the hybrid ranker (resumable)")
     with_db(embed)
-    _add_embedder_argument(embed, "the embedding model (required here)")
+    _add_embedder_argument(embed, "the embedding model, which embed needs (here or by default)")
     embed.add_argument("--role", type=role_list, default=EMBED_ROLES,
                        help=f"comma-separated roles to embed (default: {','.join(EMBED_ROLES)})")
     embed.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -325,7 +325,7 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    cli_edges.open_stdout()
+    cli_edges.open_closed_streams()
     cli_edges.any_text_stdout(argv)
     cli_edges.quiet_driver_logs()
     try:
@@ -360,7 +360,7 @@ def _run(argv: list[str], stop: Termination) -> int:
             print(json_text(cli_edges.failure_payload(str(error), error.status)))
         return error.status
     except KeyboardInterrupt:
-        return interrupted(getattr(args, "json", False), stop)
+        return interrupted(getattr(args, "json", False), stop, args.command)
     except (BrokenPipeError, cli_edges.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback

@@ -270,11 +270,14 @@ def any_text_stdout(argv: Sequence[str]) -> None:
         reconfigure(errors="backslashreplace")
 
 
-def open_stdout() -> None:
-    """A process started with standard output closed (``>&-``) still does its work; what
-    it prints goes nowhere."""
+def open_closed_streams() -> None:
+    """A process started with standard output or error closed (``>&-``, ``2>&-``) still
+    does its work; what it prints there goes nowhere (a progress bar looked for a terminal
+    on a stderr of None, and an ingest ended in an internal error)."""
     if sys.stdout is None:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process)
 
 
 def command_stdout(stdout: TextIO, command: str, as_json: bool) -> TextIO:

@@ -19,8 +19,9 @@ EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but inge
                  "ingest or import stored the sessions but --embedder could not make all "
                  "their vectors (harkback embed makes the rest); 70 "
                  "internal error (a bug: HARKBACK_DEBUG=1 shows its traceback); 130 "
-                 "interrupted (Ctrl-C); 143 terminated (SIGTERM, taken as Ctrl-C); 141 the "
-                 "reader of the output went away")
+                 "interrupted (Ctrl-C; what ingest, import, sync or embed stored is kept, "
+                 "and the same command run again goes on from there); 143 terminated "
+                 "(SIGTERM, taken as Ctrl-C); 141 the reader of the output went away")
 
 
 def add_keep_secrets(sub: argparse.ArgumentParser) -> None:

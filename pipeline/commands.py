@@ -115,6 +115,10 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
             # A source that could not be read leaves no store behind that was not there.
             unused = (new is not None and not all(o.ok for o in outcomes)
                       and await holds_nothing(store))
+        except BaseException:
+            # Nor does a run stopped on the way (Ctrl-C, an error) before it stored any.
+            unused = new is not None and await holds_nothing(store)
+            raise
         finally:
             lock.close()
             store.close()

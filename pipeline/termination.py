@@ -60,11 +60,33 @@ def terminating() -> Iterator[Termination]:
         signal.signal(signal.SIGTERM, before)
 
 
-def interrupted(as_json: bool, stop: Termination) -> int:
-    """Say that the command was interrupted (Ctrl-C) or terminated (SIGTERM), as JSON too
-    under ``--json``; the status a shell would give."""
+_STORED = ("the sessions stored before it are kept, each whole: the same command run again "
+           "goes on from there, storing none twice")
+KEPT_WHEN_STOPPED = {
+    "ingest": _STORED, "import": _STORED, "sync": _STORED,
+    "embed": "the vectors made before it are kept: the same command run again goes on from "
+             "there",
+    # The store's close waits for the statement under way: a merge (VACUUM) begun ends
+    # whole, one still waiting for the write lock never begins.
+    "optimize": "the store is whole, optimised or as it was: the same command run again "
+                "finishes the job",
+}
+"""What a command that writes leaves when stopped, and that running it again goes on:
+every batch commits whole and the store is closed before the line is said."""
+
+
+def interrupted(as_json: bool, stop: Termination, command: str = "") -> int:
+    """Say that ``command`` was interrupted (Ctrl-C) or terminated (SIGTERM), and what of
+    its work is kept (:data:`KEPT_WHEN_STOPPED`), as JSON too under ``--json``; the status
+    a shell would give (the line on stderr: ``harkback: interrupted; ...`` and the kept
+    part, for the commands that write).
+
+    >>> KEPT_WHEN_STOPPED["embed"]
+    'the vectors made before it are kept: the same command run again goes on from there'
+    """
     word = "terminated" if stop.received else "interrupted"
     if as_json:
         print(json_text({"success": False, "error": word}))
-    print(f"harkback: {word}", file=sys.stderr)
+    kept = KEPT_WHEN_STOPPED.get(command)
+    print(f"harkback: {word}" + (f"; {kept}" if kept else ""), file=sys.stderr)
     return EXIT_TERMINATED if stop.received else EXIT_INTERRUPTED

@@ -48,8 +48,8 @@ async def embed(args: argparse.Namespace) -> int:
         raise CliError(problem, EXIT_USAGE)
     embedder = embedder_of(args)
     if embedder is None:
-        raise CliError("embed needs an embedding model: --embedder SPEC or HARKBACK_EMBEDDER",
-                       EXIT_USAGE)
+        raise CliError("embed needs an embedding model: --embedder SPEC, $HARKBACK_EMBEDDER "
+                       "or embedder in the config file", EXIT_USAGE)
     target = db_of(args)
     try:
         needs_file(target)

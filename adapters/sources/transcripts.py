@@ -317,11 +317,12 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         conversations.extend(read)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
-        # removes the rest (left unnamed, it stayed in the store for good).
+        # removes the rest (left unnamed, it stayed in the store for good). Counted too:
+        # ``harkback sources`` counts a file's sessions by its mark.
         held = tuple(dict.fromkeys((*(c.session.id for c in read), *before)))
         marks.append(Mark(item=item, fingerprint=marked(f"incomplete:{fingerprint}" if torn
                                                         else fingerprint, parsed.lineage),
-                          sessions=len(parsed.conversations),
+                          sessions=len(held),
                           messages=sum(len(c.messages) for c in parsed.conversations),
                           session_ids=held))
         work += size

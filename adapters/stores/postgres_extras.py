@@ -9,7 +9,7 @@ ledger refuses to keep marks.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -115,6 +115,13 @@ def _keep(connection: Connection, statement: str, params: Sequence[Any], *,
         connection.execute(statement, params)
 
 
+def _forget(connection: Connection, location: str, items: list[str]) -> None:
+    """Drop the marks of ``items`` at ``location`` and the session ids they name."""
+    connection.execute("DELETE FROM import_marks WHERE location = %s "
+                       "AND item = ANY(%s::text[])", (location, items))
+    connection.execute(_FORGET_SESSIONS, (location, items))
+
+
 class PostgresImportLedger:
     """An :class:`~harkback.stages.imports.ImportLedger` in the store's database."""
 
@@ -154,17 +161,8 @@ class PostgresImportLedger:
     def forget(self, key: SourceKey, items: Sequence[str]
                ) -> FutureResult[None, StoreUnavailable]:
         """Drop the marks of ``items`` (and their session ids), in one transaction."""
-        if self.store.readonly:
-            return self._refused()
         wanted = list(dict.fromkeys(items))
-
-        def work(connection: Connection) -> None:
-            with connection.transaction():
-                check_version(connection)
-                connection.execute("DELETE FROM import_marks WHERE location = %s "
-                                   "AND item = ANY(%s::text[])", (key.location, wanted))
-                connection.execute(_FORGET_SESSIONS, (key.location, wanted))
-        return self.store.run(work, long=True)
+        return self._transaction(lambda connection: _forget(connection, key.location, wanted))
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far, most recently imported first."""
@@ -178,57 +176,60 @@ class PostgresImportLedger:
 
     def _writing(self, key: SourceKey, marks: tuple[Mark, ...], now: float,
                  cursor: str | None) -> FutureResult[None, StoreUnavailable]:
-        if self.store.readonly:
-            return self._refused()
         pairs = [(m.item, session_id) for m in marks for session_id in m.session_ids]
 
         def work(connection: Connection) -> None:
-            with connection.transaction():
-                check_version(connection)
-                connection.execute(_STAMP, (key.location, key.kind, now, now))
-                with connection.cursor() as cursor_:
-                    cursor_.executemany(_MARK, [(key.location, m.item, m.fingerprint,
-                                                 m.sessions, m.messages) for m in marks])
-                if marks:
-                    connection.execute(_FORGET_SESSIONS, (key.location,
-                                                          [m.item for m in marks]))
-                if pairs:
-                    connection.execute(_KEEP_SESSIONS, (key.location, [p[0] for p in pairs],
-                                                        [p[1] for p in pairs]))
-                if cursor is not None:
-                    connection.execute(
-                        "UPDATE import_sources SET cursor = %s, last_imported_at = %s "
-                        "WHERE location = %s", (cursor, now, key.location))
-        return self.store.run(work, long=True)
+            connection.execute(_STAMP, (key.location, key.kind, now, now))
+            with connection.cursor() as cursor_:
+                cursor_.executemany(_MARK, [(key.location, m.item, m.fingerprint,
+                                             m.sessions, m.messages) for m in marks])
+            if marks:
+                connection.execute(_FORGET_SESSIONS, (key.location, [m.item for m in marks]))
+            if pairs:
+                connection.execute(_KEEP_SESSIONS, (key.location, [p[0] for p in pairs],
+                                                    [p[1] for p in pairs]))
+            if cursor is not None:
+                connection.execute(
+                    "UPDATE import_sources SET cursor = %s, last_imported_at = %s "
+                    "WHERE location = %s", (cursor, now, key.location))
+        return self._transaction(work)
 
     def let_go(self, session_ids: Sequence[str]) -> FutureResult[None, StoreUnavailable]:
         """Take ``session_ids`` out of every gone mark naming them: read and written in one
         transaction holding the marks, so a mark another harkback keeps meanwhile waits."""
-        if self.store.readonly:
-            return self._refused()
         removed = list(dict.fromkeys(session_ids))
 
         def work(connection: Connection) -> None:
+            connection.execute(_HOLD_MARKS)
+            found = [(r[0], Mark(item=r[1], fingerprint=r[2], sessions=r[3], messages=r[4],
+                                 session_ids=tuple(i for (i,) in connection.execute(
+                                     _SESSIONS_OF_MARK, (r[0], r[1])))))
+                     for r in connection.execute(_GONE_NAMING, (removed,)).fetchall()]
+            forgotten, narrowed = gone_marks.letting_go(
+                found, set(removed), lambda ids: _count_messages(connection, ids))
+            for where, item in forgotten:
+                _forget(connection, where, [item])
+            for where, mark in narrowed:
+                connection.execute(_MARK, (where, mark.item, mark.fingerprint,
+                                           mark.sessions, mark.messages))
+                connection.execute(_FORGET_SESSIONS, (where, [mark.item]))
+                connection.execute(_KEEP_SESSIONS, (where, [mark.item] * len(
+                    mark.session_ids), list(mark.session_ids)))
+        return self._transaction(work)
+
+    def _transaction(self, work: Callable[[Connection], None]
+                     ) -> FutureResult[None, StoreUnavailable]:
+        """Run ``work`` as one transaction of a write to the ledger, on a database still of
+        this schema (migrated by another harkback meanwhile: nothing written); a read-only
+        store refuses."""
+        if self.store.readonly:
+            return self._refused()
+
+        def checked(connection: Connection) -> None:
             with connection.transaction():
                 check_version(connection)
-                connection.execute(_HOLD_MARKS)
-                found = [(r[0], Mark(item=r[1], fingerprint=r[2], sessions=r[3], messages=r[4],
-                                     session_ids=tuple(i for (i,) in connection.execute(
-                                         _SESSIONS_OF_MARK, (r[0], r[1])))))
-                         for r in connection.execute(_GONE_NAMING, (removed,)).fetchall()]
-                forgotten, narrowed = gone_marks.letting_go(
-                    found, set(removed), lambda ids: _count_messages(connection, ids))
-                for where, item in forgotten:
-                    connection.execute("DELETE FROM import_marks WHERE location = %s "
-                                       "AND item = %s", (where, item))
-                    connection.execute(_FORGET_SESSIONS, (where, [item]))
-                for where, mark in narrowed:
-                    connection.execute(_MARK, (where, mark.item, mark.fingerprint,
-                                               mark.sessions, mark.messages))
-                    connection.execute(_FORGET_SESSIONS, (where, [mark.item]))
-                    connection.execute(_KEEP_SESSIONS, (where, [mark.item] * len(
-                        mark.session_ids), list(mark.session_ids)))
-        return self.store.run(work, long=True)
+                work(connection)
+        return self.store.run(checked, long=True)
 
     def _refused(self) -> FutureResult[None, StoreUnavailable]:
         return FutureResult.from_failure(StoreUnavailable(

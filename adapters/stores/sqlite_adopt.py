@@ -104,7 +104,7 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     if not os.access(path, os.W_OK):  # a read-only file system says so, else the file
         return not_writable(path, read_only_place(path) or "the file itself is read-only")
     if size == 0:
-        return _adoptable(path, create)
+        return _not_empty(path) or _adoptable(path, create)
     try:
         connection = connect_read_only(path)
         try:
@@ -135,6 +135,22 @@ def _interrupted(path: Path) -> StoreUnavailable | None:
     return StoreUnavailable(
         f"{path} has a write that was interrupted (its -journal file) and is not marked as "
         "harkback's: harkback leaves it as it is")
+
+
+def _not_empty(path: Path) -> StoreUnavailable | None:
+    """A file whose size reads 0 but that holds bytes (``/proc/version``: the kernel makes
+    them as they are read) is no empty file to adopt, but not a database either."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(1)
+    except OSError as error:
+        return StoreUnavailable(f"the database file cannot be opened: {path} "
+                                f"({error.strerror or error})")
+    if not first:
+        return None
+    return StoreUnavailable(f"{path} is not a database: its size reads 0, yet it holds bytes "
+                            "(as files under /proc and /sys do): name a database file, such "
+                            "as harkback.db")
 
 
 def _adoptable(path: Path, create: bool) -> StoreUnavailable | None:

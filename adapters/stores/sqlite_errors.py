@@ -141,10 +141,20 @@ def read_only_place(path: Path) -> str | None:
     this user may not write (SQLite makes its -journal, -wal and -shm files beside the
     database, so the folder must be writable too); None when neither holds.
 
+    A symbolic link is looked through: SQLite opens the file it points to and makes the
+    side files beside that one, so that file's folder is the one that counts.
+
     >>> read_only_place(Path("/nonexistent/h.db")) is None  # SQLite's words say enough
     True
     """
-    folder = path.parent
+    if not path.is_symlink():
+        return _read_only_folder(path.parent)
+    target = Path(os.path.realpath(path))
+    cause = _read_only_folder(target.parent)
+    return None if cause is None else f"{path} is a symbolic link to {target}, and {cause}"
+
+
+def _read_only_folder(folder: Path) -> str | None:
     try:
         read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
     except OSError:

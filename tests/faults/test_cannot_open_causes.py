@@ -20,20 +20,23 @@ from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested
-from tests.pipeline.test_sync_process import BOUND
+from tests.support.closed_folders import refused_in_closed_folder
 
 WAY_OUT = "pass --db a path where this user may write"
 
 
-def _ingest(db: Path, tmp_path: Path, *, bound: bool = False
-            ) -> subprocess.CompletedProcess[str]:
-    """``harkback ingest`` of one session, written in ``tmp_path``, into ``db``
-    (``bound``: without the capabilities that let root write any folder)."""
+def _source(tmp_path: Path) -> Path:
+    """A file of one session to ingest, written in ``tmp_path``."""
     source = tmp_path / "sessions.jsonl"
     session = conversation("s1", ("user", "the docker bridge"))
     source.write_text(json.dumps(conversation_to_json(session)) + "\n", encoding="utf-8")
-    return subprocess.run([*(BOUND if bound else []), sys.executable, "-m",
-                           "harkback.pipeline.cli", "ingest", str(source), "--db", str(db)],
+    return source
+
+
+def _ingest(db: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``harkback ingest`` of one session, written in ``tmp_path``, into ``db``."""
+    return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                           str(_source(tmp_path)), "--db", str(db)],
                           capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -95,16 +98,29 @@ def test_a_link_into_a_folder_this_user_may_not_write_names_that_folder(
     closed.mkdir()
     link = tmp_path / "h.db"
     link.symlink_to(closed / "h.db")
-    closed.chmod(0o555)
-    try:
-        done = _ingest(link, tmp_path, bound=True)
-    finally:
-        closed.chmod(0o755)
-    assert done.returncode == 1
-    (line,) = done.stderr.splitlines()
+    line = refused_in_closed_folder(closed, _source(tmp_path), link)
     assert (f"{link} is a symbolic link to {closed / 'h.db'}, and the folder {closed} is "
             "read-only for this user") in line, line
     assert list(closed.iterdir()) == []
+
+
+def test_a_link_to_a_store_in_a_folder_this_user_may_not_write_names_that_folder(
+        tmp_path: Path) -> None:
+    """The store exists where the link points, in a folder this user may not write (so
+    SQLite cannot make its -wal there); the link's folder is writable. The line said only
+    "the database's folder is read-only: h.db", the link's name, with no way out; it names
+    the target's folder now, and the store is left as it was."""
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    store = ingested(closed, [conversation("s1", ("user", "the docker bridge"))])
+    before, held = store.read_bytes(), sorted(closed.iterdir())
+    link = tmp_path / "h.db"
+    link.symlink_to(store)
+    line = refused_in_closed_folder(closed, _source(tmp_path), link)
+    assert (f"cannot write the database {link}: {link} is a symbolic link to {store}, and "
+            f"the folder {closed} is read-only for this user") in line, line
+    assert WAY_OUT in line, line
+    assert store.read_bytes() == before and sorted(closed.iterdir()) == held
 
 
 def test_a_store_that_is_a_folder_says_so(tmp_path: Path) -> None:

@@ -155,6 +155,30 @@ def test_embed_without_a_model_or_with_a_bad_spec_is_a_usage_error(sessions: Pat
     assert "Traceback" not in missing.stderr + bad.stderr
 
 
+def test_embed_help_and_behaviour_agree_on_where_the_model_comes_from(sessions: Path,
+                                                                     tmp_path: Path) -> None:
+    """The help called ``--embedder`` required and showed a default; embed takes the model
+    from the flag, ``$HARKBACK_EMBEDDER`` or the config file, and without any of them its
+    error names all three, as the help does."""
+    told = " ".join(harkback("embed", "--help").stdout.split())
+    option = told[told.index("--embedder SPEC the"):told.index("--role ROLE comma")]
+    assert "required" not in option and "default: $HARKBACK_EMBEDDER" in option, option
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    settings = tmp_path / "config.toml"
+    settings.write_text("", encoding="utf-8")  # a config file that names no embedder
+    missing = harkback("embed", "--db", str(db), env={"HARKBACK_CONFIG": str(settings)})
+    assert missing.returncode == 2
+    assert all(place in missing.stderr for place in ("--embedder", "$HARKBACK_EMBEDDER",
+                                                     "config file")), missing.stderr
+    with ChatServer() as server:
+        settings.write_text(f'embedder = "openai:words@{server.url}"\n', encoding="utf-8")
+        done = harkback("embed", "--db", str(db), "--json",
+                        env={"HARKBACK_CONFIG": str(settings)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["embedded"] == _vectors(db) == 6
+
+
 def test_a_spec_that_cannot_work_is_not_called_a_model_failure(sessions: Path,
                                                                tmp_path: Path) -> None:
     """Nothing failed yet: the line says what is wrong with the spec, and only that."""

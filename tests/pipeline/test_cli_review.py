@@ -380,15 +380,21 @@ def test_standard_output_on_a_full_disk_is_one_line_and_status_1(db: Path,
     assert done.stderr == lost or "no harkback database" in done.stderr.splitlines()[0]
 
 
-def test_an_ingest_with_standard_output_closed_still_stores(tmp_path: Path) -> None:
-    """Started with stdout closed (``>&-``): an internal error before anything was read."""
+@pytest.mark.parametrize("command", ["ingest", "import jsonl"])
+@pytest.mark.parametrize("closed", [">&-", "2>&-"])
+def test_an_ingest_with_standard_output_or_error_closed_still_stores(
+        tmp_path: Path, command: str, closed: str) -> None:
+    """Started with stdout closed (``>&-``): an internal error before anything was read.
+    With stderr closed (``2>&-``): an internal error once the reading began (the progress
+    bar asked a stderr of None whether it was a terminal), an empty new store left behind."""
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"id": "s1", "messages": [
         {"role": "user", "content": "heron"}]}) + "\n", encoding="utf-8")
     db = tmp_path / "h.db"
     done = subprocess.run(
-        ["sh", "-c", '"$0" -m harkback.pipeline.cli ingest "$1" --db "$2" >&-',
+        ["sh", "-c", f'"$0" -m harkback.pipeline.cli {command} "$1" --db "$2" {closed}',
          sys.executable, str(source), str(db)],
         capture_output=True, text=True, timeout=120, check=False)
+    assert "internal error" not in done.stdout
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(run("stats", "--json", db=db).stdout)["sessions"] == 1

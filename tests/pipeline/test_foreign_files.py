@@ -16,7 +16,7 @@ import pytest
 
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
-from tests.pipeline.test_sync_process import BOUND
+from tests.support.closed_folders import refused_in_closed_folder
 
 SIDE = ("-wal", "-shm", "-journal")
 
@@ -188,18 +188,11 @@ def test_a_store_in_a_folder_that_cannot_be_written_names_the_folder(
     folder.mkdir()
     db = folder / "h.db"
     assert harkback("ingest", str(inputs / "sessions.jsonl"), "--db", str(db)).returncode == 0
-    folder.chmod(0o555)
-    try:
-        done = subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "ingest",
-                               str(inputs / "sessions.jsonl"), "--db", str(db)],
-                              capture_output=True, text=True, timeout=120, check=False)
-        assert done.returncode == 1
-        assert (f"cannot write the database {db}: the folder {folder} is read-only for this "
-                "user") in done.stderr
-        assert "pass --db a path where this user may write" in done.stderr
-        assert sorted(p.name for p in folder.iterdir()) == ["h.db"]
-    finally:
-        folder.chmod(0o755)
+    line = refused_in_closed_folder(folder, inputs / "sessions.jsonl", db)
+    assert (f"cannot write the database {db}: the folder {folder} is read-only for this "
+            "user") in line, line
+    assert "pass --db a path where this user may write" in line, line
+    assert sorted(p.name for p in folder.iterdir()) == ["h.db"]
 
 
 def test_a_new_store_in_a_folder_that_cannot_be_written_names_the_folder(
@@ -211,15 +204,7 @@ def test_a_new_store_in_a_folder_that_cannot_be_written_names_the_folder(
     folder = tmp_path / "locked"
     folder.mkdir()
     db = folder / "new.db"
-    folder.chmod(0o555)
-    try:
-        done = subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "ingest",
-                               str(inputs / "sessions.jsonl"), "--db", str(db)],
-                              capture_output=True, text=True, timeout=120, check=False)
-    finally:
-        folder.chmod(0o755)
-    assert done.returncode == 1
-    (line,) = done.stderr.splitlines()
+    line = refused_in_closed_folder(folder, inputs / "sessions.jsonl", db)
     assert (f"cannot create the database {db}: the folder {folder} is read-only for this "
             "user") in line, line
     assert line.endswith("pass --db a path where this user may write, or run a command that "

@@ -69,8 +69,30 @@ def test_ctrl_c_stops_an_ingest_waiting_for_the_write_lock(tmp_path: Path) -> No
     assert run("ingest", str(source), db=db).returncode == 0
     _one_session(source, "s2", "nginx")
     status, _, err, took = signalled_while_waiting(db, signal.SIGINT, "ingest", str(source))
-    assert (status, err) == (130, "harkback: interrupted\n")
+    assert (status, err) == (130, "harkback: interrupted; the sessions stored before it are "
+                             "kept, each whole: the same command run again goes on from "
+                             "there, storing none twice\n")
     assert took < PROMPT_S
+
+
+def test_ctrl_c_stops_an_optimize_waiting_for_the_write_lock_and_leaves_the_store_whole(
+        tmp_path: Path) -> None:
+    """The line says the store is whole, optimised or as it was, and that running it again
+    finishes the job: the file passes SQLite's and FTS5's checks, and the rerun merges."""
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_one_session(tmp_path / "in.jsonl", "s1", "docker")),
+               db=db).returncode == 0
+    status, _, err, took = signalled_while_waiting(db, signal.SIGINT, "optimize")
+    # After the line saying what it began ("merging the full-text index of ...").
+    assert (status, err.splitlines()[-1]) == (
+        130, "harkback: interrupted; the store is whole, optimised or as it was: the same "
+        "command run again finishes the job")
+    assert took < PROMPT_S
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        raw.execute("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')")
+    raw.close()
+    assert run("optimize", db=db).returncode == 0
 
 
 def test_sigterm_stops_a_sync_cleanly_and_says_so(tmp_path: Path) -> None:
@@ -83,5 +105,7 @@ def test_sigterm_stops_a_sync_cleanly_and_says_so(tmp_path: Path) -> None:
                db=db).returncode == 0
     status, out, err, _ = signalled_while_waiting(db, signal.SIGTERM, "sync", "--json",
                                                   env={**os.environ, "HOME": str(home)})
-    assert (status, err) == (143, "harkback: terminated\n")
+    assert (status, err) == (143, "harkback: terminated; the sessions stored before it are "
+                             "kept, each whole: the same command run again goes on from "
+                             "there, storing none twice\n")
     assert json.loads(out) == {"success": False, "error": "terminated"}

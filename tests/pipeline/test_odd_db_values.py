@@ -103,3 +103,21 @@ def test_the_library_refuses_a_device_or_a_fifo(folder: Path, readonly: bool) ->
         assert isinstance(opened, Failure)
         assert opened.failure().reason == (f"{path} is {kind}, not a regular file: name a "
                                            "database file, such as harkback.db")
+
+
+@pytest.mark.parametrize("command", [("ingest", "one.jsonl"), ("ingest", "--create", "one.jsonl"),
+                                     ("import", "jsonl", "one.jsonl"), ("migrate",),
+                                     ("optimize",)])
+def test_a_file_whose_size_reads_0_but_holds_bytes_is_not_called_empty(
+        folder: Path, command: tuple[str, ...]) -> None:
+    """A /proc file says its size is 0 and holds bytes (the kernel makes them as it is
+    read): it was "an empty file not named like a database", and ``--create`` had SQLite
+    open it to write. Now one line that says it is not a database, status 1. Each command's
+    own ``/proc/self/comm`` is a file its user may write, root or not."""
+    done = harkback(folder, *command, "--db", "/proc/self/comm")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.endswith("/proc/self/comm is not a database: its size reads 0, yet it "
+                                "holds bytes (as files under /proc and /sys do): name a "
+                                "database file, such as harkback.db\n"), done.stderr
+    assert done.stderr.count("\n") == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]

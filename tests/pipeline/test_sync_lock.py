@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -69,25 +70,6 @@ def holding(db: str) -> Iterator[subprocess.Popen[str]]:
             holder.communicate(input="", timeout=60)
 
 
-def _waits_then_syncs(home: Path, db: str, stored: Callable[[], bool]) -> None:
-    """``harkback sync`` started while another process holds the lock: it says whose turn it
-    is, stores nothing while waiting, and syncs once the holder lets go."""
-    with holding(db) as holder:
-        syncing = subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--db", db, "--json"],
-            env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert syncing.stderr is not None
-        said = syncing.stderr.readline()
-        assert said == (f"harkback: another sync or import is writing to {_shown(db)} "
-                        f"(pid {holder.pid}); the sync waits its turn\n")
-        time.sleep(1.0)
-        assert syncing.poll() is None  # still waiting its turn
-        assert not stored()
-    out, err = syncing.communicate(timeout=120)
-    assert syncing.returncode == DONE_WITH_SKIPS, err
-    assert json.loads(out)["success"] and stored()
-
-
 def _shown(db: str) -> str:
     if db.startswith("postgresql"):
         from harkback.adapters.stores.postgres_connection import where
@@ -99,8 +81,8 @@ def test_a_second_sync_waits_for_the_one_writing(tmp_path: Path) -> None:
     """SQLite: the lock file beside the store is what the two processes meet at."""
     home = make_home(tmp_path / "home")
     db = tmp_path / "h.db"
-    _waits_then_syncs(home, str(db), lambda: db.exists() and bool(
-        found_ids(db, "refresh path untested")))
+    _waits_its_turn_then_writes(home, str(db), lambda: db.exists() and bool(
+        found_ids(db, "refresh path untested")), DONE_WITH_SKIPS, "sync")
     assert (tmp_path / "h.db.sync-lock").read_text().strip().isdigit()
 
 
@@ -109,7 +91,8 @@ def test_a_second_sync_waits_on_postgresql(postgres_server: PostgresServer,
     """PostgreSQL: an advisory lock of the store's schema, on the server."""
     url = postgres_server.create_database(f"sync_lock_{next(_names)}")
     home = make_home(tmp_path / "home")
-    _waits_then_syncs(home, url, lambda: _holds_sessions(url))
+    _waits_its_turn_then_writes(home, url, lambda: _holds_sessions(url), DONE_WITH_SKIPS,
+                                "sync")
 
 
 def test_a_dry_run_makes_no_lock_file(tmp_path: Path) -> None:
@@ -152,25 +135,25 @@ def test_help_says_a_second_sync_waits() -> None:
     assert "another sync or import is writing" in " ".join(done.stdout.split())
 
 
-def _import_waits_then_stores(home: Path, db: str, stored: Callable[[], bool],
-                              *command: str) -> None:
-    """``command`` (an import or ingest into ``db``) started while another process holds the
-    lock: it says whose turn it is, stores nothing while waiting, and stores once the holder
-    lets go."""
+def _waits_its_turn_then_writes(home: Path, db: str, stored: Callable[[], bool], status: int,
+                                *command: str) -> None:
+    """``command`` (a sync, import or ingest into ``db``) started while another process
+    holds the lock: it says whose turn it is, stores nothing while waiting, and stores once
+    the holder lets go, ending with ``status``."""
     with holding(db) as holder:
-        importing = subprocess.Popen(
+        writing = subprocess.Popen(
             [sys.executable, "-m", "harkback.pipeline.cli", *command, "--db", db, "--json"],
             env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert importing.stderr is not None
-        said = importing.stderr.readline()
+        assert writing.stderr is not None
+        said = writing.stderr.readline()
         assert said == (f"harkback: another sync or import is writing to {_shown(db)} "
                         f"(pid {holder.pid}); the {command[0]} waits its turn\n")
         time.sleep(1.0)
-        assert importing.poll() is None  # still waiting its turn
+        assert writing.poll() is None  # still waiting its turn
         assert not stored()
-    out, err = importing.communicate(timeout=120)
-    assert json.loads(out)["success"], err
-    assert stored()
+    out, err = writing.communicate(timeout=120)
+    assert writing.returncode == status, err
+    assert json.loads(out)["success"] and stored()
 
 
 def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
@@ -178,8 +161,8 @@ def test_an_import_waits_for_the_sync_writing(tmp_path: Path) -> None:
     nothing while a sync holds the lock."""
     home = make_home(tmp_path / "home")
     db = tmp_path / "h.db"
-    _import_waits_then_stores(home, str(db), lambda: bool(
-        found_ids(db, "refresh path untested")),
+    _waits_its_turn_then_writes(home, str(db), lambda: bool(
+        found_ids(db, "refresh path untested")), DONE_WITH_SKIPS,
         "import", "claude-code", str(home / ".claude" / "projects"))
 
 
@@ -197,7 +180,8 @@ def test_an_import_and_an_ingest_wait_on_postgresql(postgres_server: PostgresSer
     args = (("import", "claude-code", str(home / ".claude" / "projects")) if kind == "import"
             else ("ingest", str(source)))
     url = postgres_server.create_database(f"sync_lock_{next(_names)}")
-    _import_waits_then_stores(home, url, lambda: _holds_sessions(url), *args)
+    _waits_its_turn_then_writes(home, url, lambda: _holds_sessions(url),
+                                DONE_WITH_SKIPS if kind == "import" else 0, *args)
 
 
 def _holds_sessions(url: str) -> bool:
@@ -219,6 +203,45 @@ def test_a_failed_import_leaves_the_lock_file_a_sync_made(tmp_path: Path) -> Non
                           capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db.sync-lock", "state.db"]
+
+
+LOCKER = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()  # until the test closes it
+"""
+
+
+@pytest.mark.parametrize("command", ["ingest", "import"])
+def test_an_import_stopped_before_it_stored_leaves_no_new_store(tmp_path: Path,
+                                                                command: str) -> None:
+    """Ctrl-C while the import waits its turn (a sync holds the lock of a store since
+    deleted): the store it had just created was left behind, empty; a run stopped on the
+    way now takes it away, as a failed one does (its -wal and -shm too)."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "the quokka gateway times out"}]}) + "\n",
+        encoding="utf-8")
+    db = tmp_path / "h.db"
+    locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(tmp_path / "h.db.sync-lock")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout is not None and locker.stdout.readline() == "held\n"
+        importing = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli",
+             *(("ingest",) if command == "ingest" else ("import", "jsonl")), str(source),
+             "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert importing.stderr is not None
+        assert "waits its turn" in importing.stderr.readline()
+        assert db.exists()  # created, then waiting for the lock
+        importing.send_signal(signal.SIGINT)
+        _, err = importing.communicate(timeout=60)
+    finally:
+        locker.communicate(input="", timeout=60)
+    assert importing.returncode == 130, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db.sync-lock", "in.jsonl"]
 
 
 NEXT = """
