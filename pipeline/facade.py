@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -77,6 +78,35 @@ class Response:
         return payload
 
 
+def _a_store(_owner: object, _field: attrs.Attribute[Any], store: object) -> None:
+    """Refuse at once what is no store: a path, or ``open_store``'s Result not unwrapped,
+    failed only at the first search, deep in a stage ('str' object has no attribute
+    'term_stats').
+
+    >>> try:
+    ...     Harkback(store="history.db")
+    ... except TypeError as error:
+    ...     print(str(error).split(": ")[0])
+    store must be an open store, got the path 'history.db'
+    """
+    if isinstance(store, Result):
+        raise TypeError("store must be an open store, got open_store's Result: take the "
+                        "store out with .unwrap() (a Failure says why it did not open)")
+    if isinstance(store, str | os.PathLike):
+        path = os.fspath(store)
+        raise TypeError(f"store must be an open store, got the path {path!r}: open it "
+                        f"first, Harkback(store=open_store({path!r}).unwrap())")
+    if store is None:
+        raise TypeError("store must be an open store, got None: "
+                        "Harkback(store=open_store('history.db').unwrap())")
+
+
+def _a_pipeline(_owner: object, _field: attrs.Attribute[Any], pipeline: object) -> None:
+    if not isinstance(pipeline, Pipeline):
+        raise TypeError(f"pipeline must be a Pipeline, got {type(pipeline).__name__}: a "
+                        "ranker by name is Pipeline(match=RANKERS['bm25'])")
+
+
 @attrs.frozen(kw_only=True)
 class Harkback:
     """Recall over a store with a pipeline. Swap stages with ``attrs.evolve``.
@@ -85,9 +115,10 @@ class Harkback:
     memory stores are vector stores too); without them every ranker is lexical.
     """
 
-    store: SessionStore
-    pipeline: Pipeline = Pipeline()
-    observer: Observer = null_observer
+    store: SessionStore = attrs.field(validator=_a_store)
+    pipeline: Pipeline = attrs.field(default=Pipeline(), validator=_a_pipeline)
+    observer: Observer = attrs.field(default=null_observer,
+                                     validator=attrs.validators.is_callable())
     model: ChatModel | None = None
     cache: SummaryCache | None = None
     embedder: Embedder | None = None

@@ -1,0 +1,63 @@
+"""A library user's first slips: each is one clear error at the line that made it, not a
+traceback from deep inside a stage at the first search."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from harkback.pipeline import (
+    RANKERS,
+    Harkback,
+    Pipeline,
+    handle_session_search_sync,
+    open_store,
+)
+from harkback.stages.errors import QueryRejected
+from tests.conftest import conversation
+
+
+@pytest.fixture
+async def store_file(tmp_path: Path) -> Path:
+    """A real SQLite store holding one session of four messages."""
+    path = tmp_path / "history.db"
+    store = open_store(path).unwrap()
+    await store.ingest([conversation(
+        "deploy", ("user", "the deploy of api failed"), ("assistant", "ran kubectl rollout"),
+        ("user", "it works now"), ("assistant", "good"), started_at=1_700_000_000.0)])
+    store.close()
+    return path
+
+
+@pytest.mark.parametrize("given", ["path", "pathlib", "result", "none"])
+def test_a_store_that_is_not_open_is_refused_where_it_is_given(store_file: Path,
+                                                                given: str) -> None:
+    """A path, or open_store's Result left wrapped, is refused by Harkback() itself,
+    naming what to write instead."""
+    result = open_store(store_file)
+    value: Any = {"path": str(store_file), "pathlib": store_file, "result": result,
+                  "none": None}[given]
+    with pytest.raises(TypeError, match=r"store must be an open store") as raised:
+        Harkback(store=value)
+    assert ("unwrap()" in str(raised.value))
+    result.unwrap().close()
+
+
+def test_a_ranker_given_by_name_is_refused_naming_the_registry(store_file: Path) -> None:
+    """``Pipeline(match="bm25")`` and ``pipeline="bm25"`` say how a stage is chosen by
+    name; the form they name works."""
+    store = open_store(store_file).unwrap()
+    with pytest.raises(TypeError, match=r"RANKERS\['bm25'\]"):
+        Pipeline(match="bm25")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"pipeline must be a Pipeline, got str"):
+        Harkback(store=store, pipeline="bm25")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"summarize must be a stage"):
+        attrs.evolve(Pipeline(), summarize="raw")  # type: ignore[arg-type]
+    works = Harkback(store=store, pipeline=Pipeline(match=RANKERS["bm25"]))
+    payload = works.search_sync("deploy kubectl").to_payload()
+    assert [r["session_id"] for r in payload["results"]] == ["deploy"]
+    store.close()
