@@ -61,3 +61,20 @@ def test_a_ranker_given_by_name_is_refused_naming_the_registry(store_file: Path)
     payload = works.search_sync("deploy kubectl").to_payload()
     assert [r["session_id"] for r in payload["results"]] == ["deploy"]
     store.close()
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    ({"offset": "2"}, "offset must be a whole number, got '2'"),
+    ({"limit": "3"}, "page size must be a whole number, got '3'"),
+    ({"limit": 2.5}, "page size must be a whole number, got 2.5"),
+    ({"offset": True}, "offset must be a whole number, got True"),
+])
+async def test_a_page_asked_with_a_number_of_the_wrong_type_is_a_rejected_query(
+        store_file: Path, options: dict[str, Any], named: str) -> None:
+    """read_session returns a QueryRejected naming the argument, as search does."""
+    store = open_store(store_file, readonly=True).unwrap()
+    page = await Harkback(store=store).read_session("deploy", **options)
+    store.close()
+    failure = page.failure()
+    assert isinstance(failure, QueryRejected)
+    assert failure.reason == named
