@@ -78,3 +78,20 @@ async def test_a_page_asked_with_a_number_of_the_wrong_type_is_a_rejected_query(
     failure = page.failure()
     assert isinstance(failure, QueryRejected)
     assert failure.reason == named
+
+
+@pytest.mark.parametrize("arguments", [
+    None,
+    '{"query": "deploy", "limit": ' + "9" * 5000 + "}",
+    '{"query": ' + "[" * 100_000 + "}",
+])
+def test_tool_arguments_json_cannot_read_are_a_failure_payload(store_file: Path,
+                                                               arguments: Any) -> None:
+    """No arguments at all, a number past json's 4,300 digits or arrays nested past its
+    depth give the documented ``{"success": false, "error"}``, not an exception."""
+    store = open_store(store_file, readonly=True).unwrap()
+    text = handle_session_search_sync(Harkback(store=store), arguments)
+    store.close()
+    payload = json.loads(text)
+    assert payload["success"] is False
+    assert payload["error"].startswith("tool arguments")
