@@ -95,3 +95,23 @@ def test_tool_arguments_json_cannot_read_are_a_failure_payload(store_file: Path,
     payload = json.loads(text)
     assert payload["success"] is False
     assert payload["error"].startswith("tool arguments")
+
+
+@pytest.mark.parametrize("target", ["file", ":memory:"])
+@pytest.mark.parametrize(("batch", "named"), [
+    ("one", r"got one Conversation: ingest\(\[conversation\]\)"),
+    ("dicts", r"ingest takes Conversation records .*, got dict"),
+])
+async def test_ingest_given_other_than_a_list_of_conversations_says_what_it_takes(
+        store_file: Path, target: str, batch: str, named: str) -> None:
+    """One Conversation not in a list, or sessions as JSON dicts, are a TypeError saying
+    what ingest takes ('dict' object has no attribute 'mended' before), and nothing is
+    written."""
+    store = open_store(store_file if target == "file" else target).unwrap()
+    talk = conversation("new", ("user", "a new session"), started_at=1_700_000_100.0)
+    given: Any = {"one": talk, "dicts": [{"id": "new", "messages": []}]}[batch]
+    with pytest.raises(TypeError, match=named):
+        await store.ingest(given)
+    page = await Harkback(store=store).read_session("new")
+    store.close()
+    assert "no session with id 'new'" in page.failure().message()
