@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -203,6 +204,8 @@ class Harkback:
         Every call runs in a loop of its own, so what the model made there (client,
         limiter) is closed in that same loop before it ends.
         """
+        _check_maker(make, "hb.call_sync")
+
         async def once() -> T:
             try:
                 return await make()
@@ -218,7 +221,15 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
     With no loop running in this thread it uses ``asyncio.run``; inside a running loop
     (an agent gateway calling a sync tool handler) it runs a fresh loop on a worker
     thread, so nothing blocks on itself and no client is bound to the caller's loop.
+    ``make`` is a function that makes the awaitable, called in the loop that awaits it:
+
+    >>> run_sync(asyncio.sleep(0))
+    Traceback (most recent call last):
+    TypeError: run_sync takes a function that makes the awaitable, got a coroutine: \
+run_sync(lambda: hb.search('docker'))
     """
+    _check_maker(make, "run_sync")
+
     async def main() -> T:
         return await make()
 
@@ -228,3 +239,15 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
         return asyncio.run(main())
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sync") as pool:
         return pool.submit(asyncio.run, main()).result()
+
+
+def _check_maker(make: object, name: str) -> None:
+    """Refuse an awaitable given where a function making one is taken: ``await make()``
+    said only "'coroutine' object is not callable", and Python warned besides that the
+    coroutine was never awaited."""
+    if callable(make):
+        return
+    if inspect.iscoroutine(make):
+        make.close()  # it will never run: no "never awaited" warning on top of the error
+    raise TypeError(f"{name} takes a function that makes the awaitable, got a "
+                    f"{type(make).__name__}: {name}(lambda: hb.search('docker'))")

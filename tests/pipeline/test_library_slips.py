@@ -3,6 +3,7 @@ traceback from deep inside a stage at the first search."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from harkback.pipeline import (
     Pipeline,
     handle_session_search_sync,
     open_store,
+    run_sync,
 )
 from harkback.stages.errors import QueryRejected
 from tests.conftest import conversation
@@ -115,3 +117,21 @@ async def test_ingest_given_other_than_a_list_of_conversations_says_what_it_take
     page = await Harkback(store=store).read_session("new")
     store.close()
     assert "no session with id 'new'" in page.failure().message()
+
+
+def test_a_coroutine_given_to_run_sync_is_refused_saying_how_to_pass_it(
+        store_file: Path, recwarn: pytest.WarningsRecorder) -> None:
+    """``run_sync(hb.search(...))`` said only "'coroutine' object is not callable", with
+    a RuntimeWarning that it was never awaited; now the error shows the form that works,
+    no warning comes besides it, and that form runs."""
+    store = open_store(store_file, readonly=True).unwrap()
+    hb = Harkback(store=store)
+    with pytest.raises(TypeError, match=r"run_sync\(lambda: hb\.search\('docker'\)\)"):
+        run_sync(hb.search("deploy"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"hb\.call_sync\(lambda: "):
+        hb.call_sync(hb.search("deploy"))  # type: ignore[arg-type]
+    gc.collect()  # a coroutine left unawaited warns when it is collected
+    assert not [w for w in recwarn.list if issubclass(w.category, RuntimeWarning)]
+    found = run_sync(lambda: hb.search("deploy kubectl")).to_payload()
+    store.close()
+    assert [r["session_id"] for r in found["results"]] == ["deploy"]
