@@ -213,9 +213,7 @@ def _emit(response: Response, *, as_json: bool, db: str | None = None,
     if as_json:
         print_json(payload)
     else:
-        print(format_payload(payload, db=db))
-        if note is not None and payload["mode"] != "search":  # a search prints its notes
-            print(f"note: {note}")
+        print(format_payload(payload, db=db))  # its notes with it, the note above too
     return EXIT_OK
 
 
