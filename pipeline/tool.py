@@ -93,6 +93,8 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     roles = args.get("role_filter") or "user,assistant"
     if not isinstance(query, str):
         return _error("query must be a string")
+    if isinstance(limit, float) and limit.is_integer():  # JSON Schema's integer: 3.0 too
+        limit = int(limit)
     if not isinstance(limit, int) or isinstance(limit, bool):
         return _error("limit must be an integer")
     if not isinstance(roles, str):

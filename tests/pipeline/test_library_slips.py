@@ -135,3 +135,15 @@ def test_a_coroutine_given_to_run_sync_is_refused_saying_how_to_pass_it(
     found = run_sync(lambda: hb.search("deploy kubectl")).to_payload()
     store.close()
     assert [r["session_id"] for r in found["results"]] == ["deploy"]
+
+
+def test_the_tool_takes_a_whole_number_written_as_a_float(store_file: Path) -> None:
+    """The schema says ``integer``, which JSON Schema holds 1.0 to be (as the MCP tools
+    now take it); 1.5 is still refused."""
+    store = open_store(store_file, readonly=True).unwrap()
+    hb = Harkback(store=store)
+    whole = json.loads(handle_session_search_sync(hb, '{"query": "deploy", "limit": 1.0}'))
+    part = json.loads(handle_session_search_sync(hb, '{"query": "deploy", "limit": 1.5}'))
+    store.close()
+    assert (whole["success"], whole["count"]) == (True, 1)
+    assert part == {"success": False, "error": "limit must be an integer"}
