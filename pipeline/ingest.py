@@ -65,23 +65,34 @@ _CODEX = ("a Codex rollout: harkback import codex [DIR] reads them (DIR: the ses
 _CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"})
 _CLAUDE_CODE_TYPES = frozenset({"summary", "file-history-snapshot", "queue-operation",
                                 "custom-title", "ai-title"})
+_ARRAY = ("a JSON array: write each session on a line of its own "
+          "(jq -c '.[]' FILE > sessions.jsonl)")
+_DOCUMENT = ("a JSON document over several lines: write each session on a line of its own "
+             "(jq -c)")
 _FIRST_LINE_BYTES = 1 << 20
 """How much of a file is read to know its first line (a longer first line: not known)."""
 
 
-def other_agent(head: bytes) -> str | None:
-    """Which agent's transcript a file starting with ``head`` is (None: not known as one).
+def other_format(head: bytes) -> str | None:
+    """What a file starting with ``head`` is instead of the ingest format, one session a
+    line (None: it may be that): another agent's transcript, or one JSON document.
 
-    ``harkback ingest`` of a Claude Code transcript named every line "id: expected a
-    non-empty string, got None" and stored nothing: each line is a turn, not a session.
+    Each named every line ("id: expected a non-empty string, got None", "session:
+    expected a JSON object, got a list"), stored nothing and ended with status 3.
 
-    >>> other_agent(b'{"type": "user", "sessionId": "9f", "message": {}}\\n')[:31]
+    >>> other_format(b'{"type": "user", "sessionId": "9f", "message": {}}\\n')[:31]
     'a Claude Code transcript: harkb'
-    >>> other_agent(b'{"type": "session_meta", "payload": {}}')[:15], other_agent(b'{"id": "s"}')
+    >>> other_format(b'{"type": "session_meta", "payload": {}}')[:15], other_format(b'{"id": "s"}')
     ('a Codex rollout', None)
+    >>> other_format(b'[{"id": "a"}, {"id": "b"}]')[:12], other_format(b'{\\n  "id": "a"\\n}')[:15]
+    ('a JSON array', 'a JSON document')
     """
     lines = head.removeprefix(b"\xef\xbb\xbf").splitlines(keepends=True)
     first = next((line for line in lines if line.strip()), b"")
+    if first.lstrip().startswith(b"["):  # no session is an array, however long the line
+        return _ARRAY
+    if first.strip() == b"{":
+        return _DOCUMENT
     if not first.endswith(b"\n") and len(head) >= _FIRST_LINE_BYTES:
         return None  # cut: the rest of the line is past what was read
     try:
@@ -170,7 +181,7 @@ class JsonlImporter:
             with self.path.open("rb") as raw:
                 head = raw.read(_FIRST_LINE_BYTES)
             instead = not_json_lines(head[:16])
-            agent = other_agent(head) if instead is None else None
+            agent = other_format(head) if instead is None else None
         except OSError as error:
             return Failure(SourceUnreadable(
                 f"cannot read {self.path}: {error.strerror or error}"))

@@ -275,3 +275,32 @@ def test_another_agent_s_transcript_is_named_with_the_import_that_reads_it(
     assert imported.returncode in (0, 3), imported.stderr
     counted = run("stats", "--json", db=tmp_path / "h.db")
     assert json.loads(counted.stdout)["sessions"] > 0
+
+
+@pytest.mark.parametrize(("indent", "wrapped", "said"), [
+    (None, False, "a JSON array: write each session on a line of its own"),
+    (2, False, "a JSON array: write each session on a line of its own"),
+    (2, True, "a JSON document over several lines: write each session on a line of its "
+              "own")])
+@pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])
+def test_sessions_saved_as_one_json_document_are_named_so(
+        tmp_path: Path, indent: int | None, wrapped: bool, said: str,
+        command: tuple[str, ...]) -> None:
+    """Sessions saved as a JSON array (json.dump of a list), on one line or pretty-printed,
+    or in a pretty-printed object, named each line as damage, stored nothing and ended
+    with status 3; now one line saying what the file is, status 1, no store. The same
+    sessions one a line are stored."""
+    sessions = [{"id": f"s{i}", "messages": [{"role": "user", "content": f"docker {i}"}]}
+                for i in range(2)]
+    source = tmp_path / "sessions.json"
+    source.write_text(json.dumps({"sessions": sessions} if wrapped else sessions,
+                                 indent=indent), encoding="utf-8")
+    done = run(*command, str(source), db=tmp_path / "h.db")
+    assert done.returncode == 1
+    assert f"{source} is not the ingest format (a session a line) but {said}" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and not (tmp_path / "h.db").exists()
+    lines = tmp_path / "sessions.jsonl"
+    lines.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    stored = run(*command, str(lines), db=tmp_path / "h.db")
+    assert stored.returncode == 0, stored.stderr
+    assert json.loads(run("stats", "--json", db=tmp_path / "h.db").stdout)["sessions"] == 2
