@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     config = commands.add_parser(
         "config", help="show each setting's effective value and where it came from "
-                       "(flag, environment, config file, default)")
+                       "(environment, config file, default; a command's flags beat them)")
     config.add_argument("--json", action="store_true", help="print the JSON payload only")
 
     completion = commands.add_parser(
