@@ -13,7 +13,6 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from harkback.pipeline import cli_edges
@@ -138,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = commands.add_parser("ingest", help="store sessions from a JSON-lines file",
                                  epilog=EXIT_STATUSES)
-    ingest.add_argument("file", type=Path)
+    ingest.add_argument("file", type=cli_edges.given_path)
     with_db(ingest)
     _add_create_argument(ingest)
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -244,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     config = commands.add_parser(
         "config", help="show each setting's effective value and where it came from "
-                       "(flag, environment, config file, default)")
+                       "(environment, config file, default; a command's flags beat them)")
     config.add_argument("--json", action="store_true", help="print the JSON payload only")
 
     completion = commands.add_parser(
@@ -302,7 +301,7 @@ def _add_import_commands(commands: Any,
               "jsonl": "a file in the ingest format (one session per line)"}
     for kind, where in wheres.items():
         sub = kinds.add_parser(kind, help=f"import {where}", epilog=EXIT_STATUSES)
-        sub.add_argument("path", type=Path, nargs=None if kind == "jsonl" else "?",
+        sub.add_argument("path", type=cli_edges.given_path, nargs=None if kind == "jsonl" else "?",
                          default=None, help=where)
         with_db(sub)
         _add_create_argument(sub)

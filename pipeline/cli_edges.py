@@ -20,6 +20,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO, TypeVar, cast
 
 from harkback.pipeline.terminal import VisibleWriter, WrappedStream, json_text, line_of
@@ -76,6 +77,21 @@ def text_argument(text: str) -> str:
     """
     return text if text.isascii() else text.encode("utf-8", "surrogateescape").decode(
         "utf-8", "replace")
+
+
+def given_path(text: str) -> Path:
+    """A file or folder named on the command line. An empty one (``"$DIR"`` with DIR unset)
+    is refused: as ``Path("")`` it was the current folder, which ``import claude-code ""``
+    then walked whole, reading every ``*.jsonl`` below it as a transcript.
+
+    >>> given_path("")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: is empty (an unset shell variable?): name a file or folder
+    """
+    if not text:
+        raise argparse.ArgumentTypeError("is empty (an unset shell variable?): name a file "
+                                         "or folder")
+    return Path(text)
 
 
 def role_list(text: str) -> tuple[str, ...]:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
+
+from harkback.pipeline.cli_edges import given_path
 
 EXIT_STATUSES = ("exit status: 0 done; 1 failed; 2 usage error; 3 done, but ingest, import "
                  "or sync met damaged input, skipped or repaired (each piece named on stderr "
@@ -58,7 +59,7 @@ def add_sync_command(commands: Any,
                                     "archived_sessions folder beside it (default: "
                                     "$CODEX_HOME/sessions or ~/.codex/sessions); or a Codex "
                                     "home, or any folder of rollouts")):
-        sync.add_argument(flag, type=Path, default=None, metavar="PATH", help=where)
+        sync.add_argument(flag, type=given_path, default=None, metavar="PATH", help=where)
     sync.add_argument("--archived", action="store_true",
                       help="also import sessions archived in Hermes (hidden ones never)")
     sync.add_argument("--prune", action="store_true",

@@ -217,9 +217,7 @@ def _emit(response: Response, *, as_json: bool, db: str | None = None,
     if as_json:
         print_json(payload)
     else:
-        print(format_payload(payload, db=db))
-        if note is not None and payload["mode"] != "search":  # a search prints its notes
-            print(f"note: {note}")
+        print(format_payload(payload, db=db))  # its notes with it, the note above too
     return EXIT_OK
 
 
@@ -230,6 +228,8 @@ async def demo(args: argparse.Namespace) -> int:
 
 
 MCP_EXTRA = "the MCP server needs the mcp extra: pip install 'harkback[mcp]'"
+MCP_ON_A_TERMINAL = ("harkback: this is an MCP server for an agent to start (claude mcp add "
+                     "harkback -- harkback mcp); it reads JSON-RPC on stdin: Ctrl-C stops it")
 
 
 async def mcp(args: argparse.Namespace) -> int:
@@ -240,6 +240,8 @@ async def mcp(args: argparse.Namespace) -> int:
         raise CliError(MCP_EXTRA) from None
     from harkback.pipeline.mcp_server import serve
     from harkback.pipeline.model_flags import model_limits
+    if sys.stdin.isatty():  # a person trying the command saw nothing: it waits for JSON
+        print(MCP_ON_A_TERMINAL, file=sys.stderr, flush=True)
     await serve(settings_of(args), model_limits(args))
     return EXIT_OK
 

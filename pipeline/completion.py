@@ -21,6 +21,8 @@ from pathlib import Path
 
 import attrs
 
+from harkback.pipeline.cli_edges import given_path
+
 SHELLS = ("bash", "zsh")
 
 
@@ -74,9 +76,11 @@ def _choices(action: argparse.Action) -> tuple[str, ...]:
 
 
 def names_a_file(action: argparse.Action) -> bool:
-    """Whether the action's value is completed as a file: a ``Path``, or a type that says
-    so (``--db``, a path or a server URL kept as written)."""
-    return action.type is Path or bool(getattr(action.type, "names_a_file", False))
+    """Whether the action's value is completed as a file: a ``Path`` (:func:`given_path`,
+    which refuses an empty one), or a type that says so (``--db``, a path or a server URL
+    kept as written)."""
+    return (action.type in (Path, given_path)
+            or bool(getattr(action.type, "names_a_file", False)))
 
 
 def command_tree(parser: argparse.ArgumentParser, name: str = "harkback",

@@ -15,7 +15,7 @@ The rerank stage sits between resolve and load. The default, :class:`KeepOrder`,
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 from returns.context import RequiresContextFutureResult
@@ -52,17 +52,45 @@ class Rerank(Stage[Resolved, Resolved], Protocol):
         ...
 
 
+def _a_stage(_owner: object, field: attrs.Attribute[Any], stage: object) -> None:
+    """Refuse at once a stage given by name (``match="bm25"``), which failed only at the
+    first search ('str' object is not callable).
+
+    >>> try:
+    ...     Pipeline(match="bm25")
+    ... except TypeError as error:
+    ...     print(error)
+    match must be a stage, got the text 'bm25': a stage by name is RANKERS['bm25']
+    """
+    if isinstance(stage, str):
+        registry = _REGISTRIES.get(field.name)
+        hint = f": a stage by name is {registry}[{stage!r}]" if registry else ""
+        raise TypeError(f"{field.name} must be a stage, got the text {stage!r}{hint}")
+    if not callable(stage):
+        raise TypeError(f"{field.name} must be a stage (a callable), "
+                        f"got {type(stage).__name__}")
+
+
+_REGISTRIES = {"match": "RANKERS", "summarize": "SUMMARIZERS"}
+"""Where the stages of a field are found by name (``harkback.pipeline`` exports them)."""
+
+
 @attrs.frozen(kw_only=True)
 class Pipeline:
     """match → resolve → load → summarize → assemble, and recent mode for empty queries."""
 
-    match: Stage[SearchRequest, Matched] = LexicalMatch()
-    resolve: Stage[Matched, Resolved] = LineageResolve()
-    rerank: Rerank = KeepOrder()
-    load: Stage[Resolved, Loaded] = Load()
-    summarize: Stage[Loaded, SummarizedSet] = ExtractiveSummarize()
-    assemble: Stage[SummarizedSet, RecallResult] = Assemble()
-    recent: Stage[SearchRequest, BrowseResult] = RecentSessions()
+    match: Stage[SearchRequest, Matched] = attrs.field(default=LexicalMatch(),
+                                                        validator=_a_stage)
+    resolve: Stage[Matched, Resolved] = attrs.field(default=LineageResolve(),
+                                                     validator=_a_stage)
+    rerank: Rerank = attrs.field(default=KeepOrder(), validator=_a_stage)
+    load: Stage[Resolved, Loaded] = attrs.field(default=Load(), validator=_a_stage)
+    summarize: Stage[Loaded, SummarizedSet] = attrs.field(default=ExtractiveSummarize(),
+                                                           validator=_a_stage)
+    assemble: Stage[SummarizedSet, RecallResult] = attrs.field(default=Assemble(),
+                                                                validator=_a_stage)
+    recent: Stage[SearchRequest, BrowseResult] = attrs.field(default=RecentSessions(),
+                                                              validator=_a_stage)
 
     @property
     def reranks(self) -> bool:

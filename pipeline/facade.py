@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -77,6 +79,35 @@ class Response:
         return payload
 
 
+def _a_store(_owner: object, _field: attrs.Attribute[Any], store: object) -> None:
+    """Refuse at once what is no store: a path, or ``open_store``'s Result not unwrapped,
+    failed only at the first search, deep in a stage ('str' object has no attribute
+    'term_stats').
+
+    >>> try:
+    ...     Harkback(store="history.db")
+    ... except TypeError as error:
+    ...     print(str(error).split(": ")[0])
+    store must be an open store, got the path 'history.db'
+    """
+    if isinstance(store, Result):
+        raise TypeError("store must be an open store, got open_store's Result: take the "
+                        "store out with .unwrap() (a Failure says why it did not open)")
+    if isinstance(store, str | os.PathLike):
+        path = os.fspath(store)
+        raise TypeError(f"store must be an open store, got the path {path!r}: open it "
+                        f"first, Harkback(store=open_store({path!r}).unwrap())")
+    if store is None:
+        raise TypeError("store must be an open store, got None: "
+                        "Harkback(store=open_store('history.db').unwrap())")
+
+
+def _a_pipeline(_owner: object, _field: attrs.Attribute[Any], pipeline: object) -> None:
+    if not isinstance(pipeline, Pipeline):
+        raise TypeError(f"pipeline must be a Pipeline, got {type(pipeline).__name__}: a "
+                        "ranker by name is Pipeline(match=RANKERS['bm25'])")
+
+
 @attrs.frozen(kw_only=True)
 class Harkback:
     """Recall over a store with a pipeline. Swap stages with ``attrs.evolve``.
@@ -85,9 +116,10 @@ class Harkback:
     memory stores are vector stores too); without them every ranker is lexical.
     """
 
-    store: SessionStore
-    pipeline: Pipeline = Pipeline()
-    observer: Observer = null_observer
+    store: SessionStore = attrs.field(validator=_a_store)
+    pipeline: Pipeline = attrs.field(default=Pipeline(), validator=_a_pipeline)
+    observer: Observer = attrs.field(default=null_observer,
+                                     validator=attrs.validators.is_callable())
     model: ChatModel | None = None
     cache: SummaryCache | None = None
     embedder: Embedder | None = None
@@ -172,6 +204,8 @@ class Harkback:
         Every call runs in a loop of its own, so what the model made there (client,
         limiter) is closed in that same loop before it ends.
         """
+        _check_maker(make, "hb.call_sync")
+
         async def once() -> T:
             try:
                 return await make()
@@ -187,7 +221,15 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
     With no loop running in this thread it uses ``asyncio.run``; inside a running loop
     (an agent gateway calling a sync tool handler) it runs a fresh loop on a worker
     thread, so nothing blocks on itself and no client is bound to the caller's loop.
+    ``make`` is a function that makes the awaitable, called in the loop that awaits it:
+
+    >>> run_sync(asyncio.sleep(0))
+    Traceback (most recent call last):
+    TypeError: run_sync takes a function that makes the awaitable, got a coroutine: \
+run_sync(lambda: hb.search('docker'))
     """
+    _check_maker(make, "run_sync")
+
     async def main() -> T:
         return await make()
 
@@ -197,3 +239,15 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
         return asyncio.run(main())
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sync") as pool:
         return pool.submit(asyncio.run, main()).result()
+
+
+def _check_maker(make: object, name: str) -> None:
+    """Refuse an awaitable given where a function making one is taken: ``await make()``
+    said only "'coroutine' object is not callable", and Python warned besides that the
+    coroutine was never awaited."""
+    if callable(make):
+        return
+    if inspect.iscoroutine(make):
+        make.close()  # it will never run: no "never awaited" warning on top of the error
+    raise TypeError(f"{name} takes a function that makes the awaitable, got a "
+                    f"{type(make).__name__}: {name}(lambda: hb.search('docker'))")

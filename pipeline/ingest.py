@@ -10,6 +10,7 @@ steps and other writers get their turn between them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -55,6 +56,56 @@ def not_json_lines(head: bytes) -> str | None:
     ('gzip-compressed: decompress it first (gunzip -k FILE)', None)
     """
     return next((what for magic, what in _NOT_JSON_LINES if head.startswith(magic)), None)
+
+
+_CLAUDE_CODE = ("a Claude Code transcript: harkback import claude-code [DIR] reads them "
+                "(DIR: the projects folder, ~/.claude/projects by default)")
+_CODEX = ("a Codex rollout: harkback import codex [DIR] reads them (DIR: the sessions "
+          "folder, ~/.codex/sessions by default)")
+_CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context"})
+_CLAUDE_CODE_TYPES = frozenset({"summary", "file-history-snapshot", "queue-operation",
+                                "custom-title", "ai-title"})
+_ARRAY = ("a JSON array: write each session on a line of its own "
+          "(jq -c '.[]' FILE > sessions.jsonl)")
+_DOCUMENT = ("a JSON document over several lines: write each session on a line of its own "
+             "(jq -c)")
+_FIRST_LINE_BYTES = 1 << 20
+"""How much of a file is read to know its first line (a longer first line: not known)."""
+
+
+def other_format(head: bytes) -> str | None:
+    """What a file starting with ``head`` is instead of the ingest format, one session a
+    line (None: it may be that): another agent's transcript, or one JSON document.
+
+    Each named every line ("id: expected a non-empty string, got None", "session:
+    expected a JSON object, got a list"), stored nothing and ended with status 3.
+
+    >>> other_format(b'{"type": "user", "sessionId": "9f", "message": {}}\\n')[:31]
+    'a Claude Code transcript: harkb'
+    >>> other_format(b'{"type": "session_meta", "payload": {}}')[:15], other_format(b'{"id": "s"}')
+    ('a Codex rollout', None)
+    >>> other_format(b'[{"id": "a"}, {"id": "b"}]')[:12], other_format(b'{\\n  "id": "a"\\n}')[:15]
+    ('a JSON array', 'a JSON document')
+    """
+    lines = head.removeprefix(b"\xef\xbb\xbf").splitlines(keepends=True)
+    first = next((line for line in lines if line.strip()), b"")
+    if first.lstrip().startswith(b"["):  # no session is an array, however long the line
+        return _ARRAY
+    if first.strip() == b"{":
+        return _DOCUMENT
+    if not first.endswith(b"\n") and len(head) >= _FIRST_LINE_BYTES:
+        return None  # cut: the rest of the line is past what was read
+    try:
+        line = json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(line, dict) or "id" in line:
+        return None
+    kind = line.get("type")
+    if "sessionId" in line or "leafUuid" in line or kind in _CLAUDE_CODE_TYPES:
+        return _CLAUDE_CODE
+    return _CODEX if kind in _CODEX_TYPES and "payload" in line else None
+
 
 def read_conversations(lines: Iterable[str], on_bad: Callable[[BadRecord], None]
                        ) -> Iterable[tuple[int, Conversation]]:
@@ -128,12 +179,17 @@ class JsonlImporter:
             fingerprint = file_fingerprint(self.path)
             size = self.path.stat().st_size
             with self.path.open("rb") as raw:
-                instead = not_json_lines(raw.read(16))
+                head = raw.read(_FIRST_LINE_BYTES)
+            instead = not_json_lines(head[:16])
+            agent = other_format(head) if instead is None else None
         except OSError as error:
             return Failure(SourceUnreadable(
                 f"cannot read {self.path}: {error.strerror or error}"))
         if instead is not None:
             return Failure(SourceUnreadable(f"{self.path} is not JSON lines but {instead}"))
+        if agent is not None:
+            return Failure(SourceUnreadable(
+                f"{self.path} is not the ingest format (a session a line) but {agent}"))
         old = state.marks_by_item().get(path_text(self.path.name))
         if not full and old is not None and old.fingerprint == fingerprint:
             return Success(ImportPlan(total=0, units=no_units(), unchanged=old.sessions))

@@ -160,6 +160,20 @@ def _kind_error(name: str, kind: str | list[str], value: object) -> str | None:
     return None
 
 
+def _whole(kind: str | list[str], value: object) -> object:
+    """``value`` as an int where the schema asks for an integer and it is a float with
+    nothing after the point: JSON Schema counts ``3.0`` an integer, and a client that
+    writes numbers as floats (``json.dumps(3.0)``) was told "limit must be an integer".
+
+    >>> _whole("integer", 3.0), _whole("integer", 2.5), _whole(["string", "number"], 3.0)
+    (3, 2.5, 3.0)
+    """
+    kinds = [kind] if isinstance(kind, str) else kind
+    if "integer" in kinds and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _check(name: str, schema: Mapping[str, Any], value: object) -> str | None:
     wrong = _kind_error(name, schema["type"], value)
     if wrong is not None:
@@ -198,6 +212,7 @@ current_session)'
         if value is None:
             checked[name] = schema.get("default")
             continue
+        value = _whole(schema["type"], value)
         wrong = _check(name, schema, value)
         if wrong is not None:
             return Failure(wrong)

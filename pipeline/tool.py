@@ -60,12 +60,25 @@ def _error(message: str) -> str:
 
 
 def _arguments(raw: str | dict[str, Any]) -> dict[str, Any] | str:
+    """The call's arguments as a dict, or why they cannot be.
+
+    >>> _arguments(None)
+    'tool arguments must be a JSON object, got NoneType'
+    >>> _arguments('{"limit": ' + "9" * 5000 + "}")[:39]
+    'tool arguments are not valid JSON: Exce'
+    """
     if isinstance(raw, dict):
         return raw
+    if not isinstance(raw, str | bytes):  # None from a runner whose model sent no arguments
+        return f"tool arguments must be a JSON object, got {type(raw).__name__}"
     try:
         parsed = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as error:
         return f"tool arguments are not valid JSON: {error.msg}"
+    except (ValueError, RecursionError) as error:
+        # A number of more than 4,300 digits, or arrays nested thousands deep: json's own
+        # limits, which it raises as other errors than JSONDecodeError.
+        return f"tool arguments are not valid JSON: {str(error).split(';')[0]}"[:200]
     return parsed if isinstance(parsed, dict) else "tool arguments must be a JSON object"
 
 
@@ -80,6 +93,8 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     roles = args.get("role_filter") or "user,assistant"
     if not isinstance(query, str):
         return _error("query must be a string")
+    if isinstance(limit, float) and limit.is_integer():  # JSON Schema's integer: 3.0 too
+        limit = int(limit)
     if not isinstance(limit, int) or isinstance(limit, bool):
         return _error("limit must be an integer")
     if not isinstance(roles, str):

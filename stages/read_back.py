@@ -104,9 +104,15 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
     'page size must be between 1 and 200, got 0'
     >>> check_request(PageRequest(session_id="s", around="s:4"))
     <Success: 4>
+    >>> check_request(PageRequest(session_id="s", offset="2")).failure().reason
+    "offset must be a whole number, got '2'"
     """
     if not request.session_id:
         return Failure(QueryRejected("a session id is needed"))
+    # A library caller's offset="2" raised TypeError from deep in the page's arithmetic.
+    for name, given in (("page size", request.limit), ("offset", request.offset)):
+        if given is not None and (isinstance(given, bool) or not isinstance(given, int)):
+            return Failure(QueryRejected(f"{name} must be a whole number, got {given!r}"[:80]))
     if not 1 <= request.limit <= MAX_PAGE_LIMIT:
         return Failure(QueryRejected(f"page size must be between 1 and {MAX_PAGE_LIMIT}, "
                                      f"got {request.limit}"))

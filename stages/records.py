@@ -175,8 +175,14 @@ def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
     Traceback (most recent call last):
     TypeError: Session.title must be text (str), got None (session 's')
     """
+    if isinstance(conversations, Conversation):
+        raise TypeError("ingest takes a list of Conversation records, got one "
+                        "Conversation: ingest([conversation])")
     batch: dict[str, Conversation] = {}
     for conversation in conversations:
+        if not isinstance(conversation, Conversation):  # a JSON line's dict, a Session
+            raise TypeError("ingest takes Conversation records (a Session and its "
+                            f"Messages), got {type(conversation).__name__}")
         conversation = dated(conversation.mended())
         batch[conversation.session.id] = conversation
     return tuple(batch.values())

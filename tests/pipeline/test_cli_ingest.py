@@ -245,3 +245,62 @@ def test_a_damaged_line_names_its_file_as_the_location_does(tmp_path: Path) -> N
     payload = json.loads(done.stdout)
     assert payload["location"].endswith("/caf\\xe9.jsonl")
     assert [named["file"] for named in payload["skipped_lines"]] == [payload["location"]]
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@pytest.mark.parametrize(("kind", "transcript", "said"), [
+    ("claude-code", "claude-code/projects/-home-mei-code-youer-server/"
+     "0b9e8d7c-6a5f-4e3d-8c2b-1a0f9e8d7c6b.jsonl", "a Claude Code transcript"),
+    ("codex", "codex/sessions/2026/03/04/"
+     "rollout-2026-03-04T10-00-00-0199a1b4-1111-7ddd-8eee-ffffffffffff.jsonl",
+     "a Codex rollout")])
+@pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])
+def test_another_agent_s_transcript_is_named_with_the_import_that_reads_it(
+        tmp_path: Path, kind: str, transcript: str, said: str,
+        command: tuple[str, ...]) -> None:
+    """A transcript given as the ingest format named every line ("id: expected a
+    non-empty string, got None"), stored nothing and ended with status 3; now one line
+    naming what it is and the import that reads it, status 1, no store. That import,
+    given the transcript's folder as the line says, stores its sessions."""
+    source = FIXTURES / transcript
+    done = run(*command, str(source), db=tmp_path / "h.db")
+    assert done.returncode == 1
+    assert (f"{source} is not the ingest format (a session a line) but {said}: "
+            f"harkback import {kind} [DIR] reads them") in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and not (tmp_path / "h.db").exists()
+    folder = FIXTURES / Path(transcript).parts[0] / Path(transcript).parts[1]
+    imported = run("import", kind, str(folder), db=tmp_path / "h.db")
+    assert imported.returncode in (0, 3), imported.stderr
+    counted = run("stats", "--json", db=tmp_path / "h.db")
+    assert json.loads(counted.stdout)["sessions"] > 0
+
+
+@pytest.mark.parametrize(("indent", "wrapped", "said"), [
+    (None, False, "a JSON array: write each session on a line of its own"),
+    (2, False, "a JSON array: write each session on a line of its own"),
+    (2, True, "a JSON document over several lines: write each session on a line of its "
+              "own")])
+@pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])
+def test_sessions_saved_as_one_json_document_are_named_so(
+        tmp_path: Path, indent: int | None, wrapped: bool, said: str,
+        command: tuple[str, ...]) -> None:
+    """Sessions saved as a JSON array (json.dump of a list), on one line or pretty-printed,
+    or in a pretty-printed object, named each line as damage, stored nothing and ended
+    with status 3; now one line saying what the file is, status 1, no store. The same
+    sessions one a line are stored."""
+    sessions = [{"id": f"s{i}", "messages": [{"role": "user", "content": f"docker {i}"}]}
+                for i in range(2)]
+    source = tmp_path / "sessions.json"
+    source.write_text(json.dumps({"sessions": sessions} if wrapped else sessions,
+                                 indent=indent), encoding="utf-8")
+    done = run(*command, str(source), db=tmp_path / "h.db")
+    assert done.returncode == 1
+    assert f"{source} is not the ingest format (a session a line) but {said}" in done.stderr
+    assert len(done.stderr.splitlines()) == 1 and not (tmp_path / "h.db").exists()
+    lines = tmp_path / "sessions.jsonl"
+    lines.write_text("".join(json.dumps(s) + "\n" for s in sessions), encoding="utf-8")
+    stored = run(*command, str(lines), db=tmp_path / "h.db")
+    assert stored.returncode == 0, stored.stderr
+    assert json.loads(run("stats", "--json", db=tmp_path / "h.db").stdout)["sessions"] == 2

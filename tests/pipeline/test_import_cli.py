@@ -301,3 +301,26 @@ def test_no_home_reads_no_default_source_below_where_one_stands(
     found = importers_for(kind, None, environ={})
     assert isinstance(found, Failure)
     assert "no home folder" in found.failure().reason
+
+
+@pytest.mark.parametrize("command", [
+    ("import", "claude-code", ""), ("import", "codex", ""), ("import", "jsonl", ""),
+    ("ingest", ""), ("sync", "--claude-code", ""), ("sync", "--codex", "")])
+def test_an_empty_path_is_a_usage_error_not_the_current_folder(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """``"$DIR"`` with DIR unset gave Path(""), the current folder: an import of it walked
+    whatever the user stood in, reading each JSON-lines file below as a transcript (here a
+    Claude Code projects folder, whose sessions were stored). Now a usage error naming
+    the argument, under --json too, and no store."""
+    shutil.copytree(FIXTURES / "claude-code" / "projects", tmp_path / "here")
+    db = tmp_path / "h.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "harkback.pipeline.cli", *command, "--db", str(db), "--json"],
+        cwd=tmp_path / "here", capture_output=True, text=True, check=False, timeout=120,
+        env={**os.environ, "HOME": str(tmp_path / "nohome")})
+    assert done.returncode == 2, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["usage"] is True
+    assert payload["error"].endswith("is empty (an unset shell variable?): name a file or "
+                                     "folder")
+    assert not db.exists()

@@ -260,3 +260,18 @@ def _answers(db: Path, calls: list[str]) -> dict[int, Any]:
     finally:
         guard.cancel()
     return answers
+
+
+async def test_a_whole_number_written_as_a_float_is_taken_as_an_integer(db: Path) -> None:
+    """JSON Schema counts 2.0 an integer: a client writing numbers as floats was told
+    "limit must be an integer". A fraction is still refused."""
+    async with connected(db) as session:
+        listed = await _ok(session, "recent_sessions", {"limit": 2.0})
+        page = await _ok(session, "read_session", {"id": "nginx-long", "offset": 3.0,
+                                                   "limit": 2.0})
+        found = await _ok(session, "session_search", {"query": "nginx", "limit": 1.0})
+        message = await _error(session, "recent_sessions", {"limit": 2.5})
+    assert listed["count"] == 2
+    assert [m["position"] for m in page["messages"]] == [3, 4]
+    assert found["count"] == 1
+    assert message == "limit must be an integer"

@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 import sqlite3
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -114,3 +115,32 @@ def test_a_store_replaced_under_a_server_with_a_model_is_read_anew(
 
     found, kinds, listed = asyncio.run(run())
     assert (found, kinds, listed) == (["walrus"], ["llm"], ["narwhal"])
+
+
+def test_a_server_started_at_a_terminal_says_what_it_is(db: Path) -> None:
+    """A person who types ``harkback mcp`` to try it saw nothing at all: the server waits
+    for JSON-RPC on its stdin. At a terminal it now says, on stderr, what it is and how to
+    stop it; Ctrl-C then stops it as before."""
+    import pty
+    import select
+
+    keyboard, terminal = pty.openpty()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=_environment())
+    os.close(terminal)
+    try:
+        assert server.stderr is not None
+        ready, _, _ = select.select([server.stderr], [], [], 60)
+        said = server.stderr.readline().decode() if ready else ""
+        server.send_signal(signal.SIGINT)
+        status = server.wait(STOP_BOUND_S)
+    finally:
+        os.close(keyboard)
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert said.startswith("harkback: this is an MCP server for an agent to start"), said
+    assert "Ctrl-C stops it" in said
+    assert status == 130
