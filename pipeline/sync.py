@@ -26,7 +26,7 @@ import attrs
 from returns.result import Failure
 
 from harkback.adapters.sources.hermes import HermesImporter
-from harkback.adapters.sources.importing import Importer, Skip, counted
+from harkback.adapters.sources.importing import Importer, Skip, counted, path_text, resolved
 from harkback.pipeline.import_delta import Delta
 from harkback.pipeline.importing import (
     ImportOutcome,
@@ -38,7 +38,7 @@ from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.sync_gone import Gone, settle_gone
 from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.imports import ImportLedger
+from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 
 SOURCES = ("hermes", "claude-code", "codex")
@@ -55,6 +55,18 @@ class Located:
     problem: str = ""
     given: bool = False
     """Named by a flag: then not finding it is a failure, not a fact."""
+    present: bool = False
+    """There, but a folder on the way cannot be entered (``~/.claude`` this user may not
+    read): a failure, flag or not, and found, so a watch watches the others meanwhile."""
+
+    def awaited_key(self) -> SourceKey:
+        """The key this source's importer will have once it can be read (a Hermes home's
+        is its ``state.db``'s), under which a watch counts it failing until then."""
+        path = Path(self.where) / "state.db" if self.kind == "hermes" else Path(self.where)
+        try:
+            return SourceKey(kind=self.kind, location=path_text(resolved(path)))
+        except OSError:  # a loop of links: as written
+            return SourceKey(kind=self.kind, location=path_text(path))
 
 
 def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
@@ -73,7 +85,7 @@ def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
         try:
             importers = importers_for(kind, path, environ=environ)
         except OSError as error:  # a folder on the way cannot be entered: failed, not absent
-            found.append(Located(kind=kind, where=where, given=True,
+            found.append(Located(kind=kind, where=where, given=path is not None, present=True,
                                  problem=f"cannot read {where}: {error.strerror or error}"))
             continue
         if isinstance(importers, Failure):
@@ -161,10 +173,11 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
     reports = []
     for place in located:
         if not place.importers:
+            failed = place.given or place.present
             reports.append(SourceReport(kind=place.kind, location=place.where,
-                                        status="failed" if place.given else "not found",
-                                        error=place.problem if place.given else "",
-                                        located=False))
+                                        status="failed" if failed else "not found",
+                                        error=place.problem if failed else "",
+                                        located=place.present))
             continue
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,

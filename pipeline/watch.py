@@ -117,6 +117,8 @@ def failed_at_start(located: Sequence[Located], reports: Sequence[SourceReport]
             named_failed = named_failed or place.given
             if importer is not None:
                 failing[importer.key] = report.error
+            elif place.present:  # no importer yet: counted until one syncs under its key
+                failing[place.awaited_key()] = report.error
     return failing, named_failed
 
 
