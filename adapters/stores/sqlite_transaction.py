@@ -123,10 +123,8 @@ def read_snapshot(connection: sqlite3.Connection) -> Iterator[None]:
     try:
         yield
     finally:
-        # It only read: nothing to keep or undo, and a failure ends the transaction anyway.
-        if connection.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                connection.execute("COMMIT")
+        if connection.in_transaction:  # it only read: nothing to keep or undo
+            connection.execute("COMMIT")
 
 
 def one_snapshot(connection: Callable[[], sqlite3.Connection],
