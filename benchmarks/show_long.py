@@ -14,7 +14,8 @@ own: its CPU time (user + system) as the kernel counted it, its peak resident si
 said when it exited; old and new take turns in every round after an untimed warm-up. The
 table gives medians, and says whether both printed the same page (a digest of the
 output). A page of a short session is the fixed cost of a start (interpreter, imports,
-opening the store).
+opening the store). Last, in this process, the reads alone: the session's every message
+(what a page read before) against a page now.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -44,7 +46,9 @@ except ImportError as missing:
     raise needs_extra("postgres", missing) from None
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.ingest import chunked
+from harkback.pipeline.wiring import open_store
 from harkback.stages.ports import SessionStore
+from harkback.stages.read_back import PageRequest, read_page
 from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
 
 LONG_ID = "long-session"
@@ -190,6 +194,27 @@ def measure(targets: dict[str, str], messages: int, rounds: int, old_path: Path
     return found
 
 
+async def reads_in_process(db: str, messages: int, rounds: int) -> tuple[float, float]:
+    """Median ms of the reads themselves, in this process, on the store ``show`` opens:
+    the long session's every message (what a page read before) and its middle page now."""
+    store = open_store(db, readonly=True).unwrap()
+    whole: list[float] = []
+    page: list[float] = []
+    try:
+        for round_ in range(rounds + 1):
+            started = time.perf_counter()
+            (await store.messages((LONG_ID,)).awaitable()).unwrap()
+            read = time.perf_counter()
+            (await read_page(store, PageRequest(session_id=LONG_ID, offset=messages // 2))
+             ).unwrap()
+            if round_:
+                whole.append((read - started) * 1000)
+                page.append((time.perf_counter() - read) * 1000)
+    finally:
+        await asyncio.to_thread(store.close)
+    return statistics.median(whole), statistics.median(page)
+
+
 def render(rows: Sequence[Row]) -> str:
     """The table: per store and page, old and new CPU and peak memory, their ratios."""
     lines = ["| store | page | old CPU s | new CPU s | old/new | old peak MB | new peak MB | "
@@ -226,9 +251,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 asyncio.run(fill(postgres, args.messages))
             finally:
                 postgres.close()
-            rows = measure({"sqlite": str(sqlite), "postgres": database}, args.messages,
-                           args.rounds, old_path)
+            targets = {"sqlite": str(sqlite), "postgres": database}
+            rows = measure(targets, args.messages, args.rounds, old_path)
+            reads = {name: asyncio.run(reads_in_process(db, args.messages, args.rounds))
+                     for name, db in targets.items()}
     print(render(rows))
+    print("\n| store | every message of the session, ms | a page (read_page), ms |\n"
+          "|---|---:|---:|")
+    for name, (whole, page) in reads.items():
+        print(f"| {name} | {whole:,.1f} | {page:,.1f} |")
     print(f"\nload {os.getloadavg()[0]:.2f}")
     return 0 if all(r.same for r in rows) else 1
 

@@ -29,9 +29,10 @@ from harkback.stages.records import Message
 Connection = psycopg.Connection[tuple[Any, ...]]
 T = TypeVar("T")
 
-_COUNTS = ("SELECT count(*), count(*) FILTER (WHERE position < %(around)s), "
-           "count(*) FILTER (WHERE position = %(around)s) "
-           "FROM messages WHERE session_id = %(session)s")
+_COUNTS = ("SELECT (SELECT count(*) FROM messages WHERE session_id = %(session)s), "
+           "(SELECT count(*) FROM messages WHERE session_id = %(session)s "
+           "AND position < %(around)s), EXISTS (SELECT 1 FROM messages "
+           "WHERE session_id = %(session)s AND position = %(around)s)")
 _ROWS = (f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = %(session)s "
          "AND position >= (SELECT position FROM messages WHERE session_id = %(session)s "
          "ORDER BY position OFFSET %(start)s LIMIT 1) ORDER BY position LIMIT %(limit)s")
@@ -45,7 +46,7 @@ def window(connection: Connection, query: WindowQuery) -> MessageWindow:
     connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
     values: dict[str, Any] = {"session": storable(query.session_id), "around": query.around}
     found = connection.execute(_COUNTS, values).fetchone()
-    assert found is not None  # an aggregate without GROUP BY gives one row
+    assert found is not None  # a SELECT without FROM gives one row
     total, before, held = (int(n) for n in found)
     around_index = before if held else None
     start = window_start(query, total, around_index)

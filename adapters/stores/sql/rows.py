@@ -76,12 +76,14 @@ def messages_of(session_ids: Iterable[str], longest: int | None = None) -> State
 
 def window_counts(session_id: str, around: int | None) -> Statement:
     """How many messages ``session_id`` holds, how many come before position ``around``,
-    and whether it holds that one (0 or 1): one walk of the (session_id, position) index,
-    no message read."""
+    and whether it holds that one (0 or 1): ranges of the (session_id, position) index, no
+    message read. Counted apart, not as ``count(CASE ...)`` in one walk: a bare range count
+    is a third of the work (2 ms instead of 6 for 50,000 messages)."""
     return Statement(
-        "SELECT count(*), count(CASE WHEN position < ? THEN 1 END), "
-        "count(CASE WHEN position = ? THEN 1 END) FROM messages WHERE session_id = ?",
-        (around, around, session_id))
+        "SELECT (SELECT count(*) FROM messages WHERE session_id = ?1), "
+        "(SELECT count(*) FROM messages WHERE session_id = ?1 AND position < ?2), "
+        "EXISTS (SELECT 1 FROM messages WHERE session_id = ?1 AND position = ?2)",
+        (session_id, around))
 
 
 def window_rows(session_id: str, start: int, limit: int) -> Statement:
