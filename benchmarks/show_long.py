@@ -8,7 +8,7 @@ and ``pipeline`` folders: ``git archive f900701 stages adapters pipeline | tar -
 its modules are run by this environment's interpreter, put first on ``PYTHONPATH``, so
 both builds run on the same dependencies. The stores hold one session of ``--messages``
 messages (a long tool output of 20,000 characters every 50th, as an agent's session has)
-and the :mod:`benchmarks.generate` corpus of 20,000 messages beside it; PostgreSQL runs on
+and a :mod:`benchmarks.generate` corpus of 20,000 (``--background``) beside it; PostgreSQL runs on
 ``--url``'s server or a throwaway one. Each ``harkback show --json`` is a process of its
 own: its CPU time (user + system) as the kernel counted it, its peak resident size as it
 said when it exited; old and new take turns in every round after an untimed warm-up. The
@@ -54,8 +54,8 @@ from harkback.stages.records import Conversation, Message, Role, Session, ToolCa
 LONG_ID = "long-session"
 TOOL_OUTPUT = 20_000
 """Characters of every 50th message: a file read or a build log."""
-BACKGROUND = 20_000
-"""Messages of the other sessions in the store."""
+BACKGROUND = "20k"
+"""Messages of the other sessions in the store (``--background``)."""
 
 
 def long_session(messages: int) -> Conversation:
@@ -77,15 +77,15 @@ def long_session(messages: int) -> Conversation:
                         tuple(message(p) for p in range(messages)))
 
 
-def corpus(messages: int) -> Iterator[list[Conversation]]:
+def corpus(messages: int, background: int) -> Iterator[list[Conversation]]:
     """The long session first, then the background corpus, in ingest batches."""
     yield [long_session(messages)]
-    yield from chunked(generate(BACKGROUND, SEED), BATCH)
+    yield from chunked(generate(background, SEED), BATCH)
 
 
-async def fill(store: SessionStore, messages: int) -> None:
+async def fill(store: SessionStore, messages: int, background: int) -> None:
     """Ingest :func:`corpus` into ``store`` and optimize it (as an import leaves it)."""
-    for batch in corpus(messages):
+    for batch in corpus(messages, background):
         (await store.ingest(batch).awaitable()).unwrap()
     (await store.optimize().awaitable()).unwrap()
 
@@ -234,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="source tree of the build to compare with")
     parser.add_argument("--messages", type=size, default="50k",
                         help="messages of the long session")
+    parser.add_argument("--background", type=size, default=BACKGROUND,
+                        help="messages of the other sessions")
     parser.add_argument("--rounds", type=count, default=3, help="timed rounds of every page")
     parser.add_argument("--url", default=None,
                         help="a server's maintenance database (default: a throwaway server)")
@@ -245,10 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                            ) as database:
             print(f"building a session of {args.messages:,} messages ...", flush=True)
             with SqliteStore.open(sqlite).unwrap() as store:
-                asyncio.run(fill(store, args.messages))
+                asyncio.run(fill(store, args.messages, args.background))
             postgres = open_postgres(database)
             try:
-                asyncio.run(fill(postgres, args.messages))
+                asyncio.run(fill(postgres, args.messages, args.background))
             finally:
                 postgres.close()
             targets = {"sqlite": str(sqlite), "postgres": database}
