@@ -17,11 +17,14 @@ from harkback.stages import records
 from harkback.stages.chat import ChatReply, ChatRequest
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.imports import ImportLedger
+from harkback.stages.message_window import MessageWindow, WindowQuery
 from harkback.stages.observe import Observer, null_observer
 from harkback.stages.query import Node
 from harkback.stages.removal import SessionRemover
 from harkback.stages.rewrite import TextRewriter
 from harkback.stages.stats import StoreStats
+from harkback.stages.summary_port import SummaryCache as SummaryCache
+from harkback.stages.summary_port import SummaryKey as SummaryKey
 
 DEFAULT_MAX_SCORED = 2000
 """How many messages a term may match before it counts as common (see MatchQuery)."""
@@ -149,7 +152,8 @@ class SessionStore(Protocol):
     the sources and projects asked for and the sessions ``excluded`` leaves out
     (filter_contract.py);
     ``sessions``/``children`` return what exists and silently omit unknown ids;
-    ``messages`` returns messages ordered by session start, then position; ``ingest``
+    ``messages`` returns messages ordered by session start, then position, and
+    ``message_window`` a window of them (window_contract.py); ``ingest``
     of the same session id replaces it (idempotent).
     """
 
@@ -186,6 +190,12 @@ class SessionStore(Protocol):
         """All messages of these sessions, in session start order then position; with
         ``longest``, a content longer than that many characters is read only that far
         (:func:`~harkback.stages.long_text.loaded_start`: its start, then a note)."""
+        ...
+
+    def message_window(self, query: WindowQuery
+                       ) -> FutureResult[MessageWindow, StoreUnavailable]:
+        """A window of one session's messages and their count (``harkback show``), read
+        through the (session, position) index: never the rest of the session."""
         ...
 
     def recent(self, query: RecentQuery
@@ -354,36 +364,6 @@ class ChatModel(Protocol):
 
     async def aclose(self) -> None:
         """Release what this model holds in the running event loop."""
-        ...
-
-
-@attrs.frozen(kw_only=True)
-class SummaryKey:
-    """What a cached model summary depends on.
-
-    ``content`` is a digest of the exact model input (transcript cut, prompt,
-    sampling settings), so any change to what the model would see is a new key.
-    """
-
-    root_session_id: str
-    content: str
-    query: str
-    model: str
-    """The model's name and endpoint (:func:`~harkback.stages.stage.model_in_key`)."""
-    prompt_version: str
-
-
-class SummaryCache(Protocol):
-    """Model summaries kept for reuse. A cache that cannot be written simply misses."""
-
-    def cached_summary(self, key: SummaryKey
-                       ) -> FutureResult[records.Summary | None, StoreUnavailable]:
-        """The summary kept under ``key``, or None."""
-        ...
-
-    def keep_summary(self, key: SummaryKey, summary: records.Summary
-                     ) -> FutureResult[None, StoreUnavailable]:
-        """Keep ``summary`` under ``key`` (replacing any older one)."""
         ...
 
 

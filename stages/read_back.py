@@ -9,15 +9,14 @@ sub-agent or continuation session of the result's lineage, so the id names its s
 'cors:3'
 >>> parse_message_id("cors:3", "cors"), parse_message_id("7", "cors")
 (<Success: 3>, <Success: 7>)
->>> page_bounds(total=100, limit=20, around_index=50)
-(40, 60)
->>> page_bounds(total=100, limit=20, around_index=95)
-(80, 100)
+
+A page is read as a window of the session (:mod:`~harkback.stages.message_window`): the
+store reads that page's messages and counts the rest, so a page of a session of 50,000
+messages costs what a page of a short one does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import tzinfo
 from typing import Any
 
@@ -26,6 +25,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
 from harkback.stages.errors import NotFound, QueryRejected, StoreUnavailable
+from harkback.stages.message_window import MessageWindow, WindowQuery
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Message, Session, mended
 from harkback.stages.result import when_text
@@ -70,22 +70,6 @@ def parse_message_id(text: str, session_id: str) -> Result[int, QueryRejected]:
     return Success(int(tail))
 
 
-def page_bounds(*, total: int, limit: int, offset: int = 0,
-                around_index: int | None = None) -> tuple[int, int]:
-    """The ``[start, stop)`` indices of a page: from ``offset``, or centred on
-    ``around_index`` (shifted to stay full near either end of the session).
-
-    >>> page_bounds(total=100, limit=20, around_index=3)
-    (0, 20)
-    >>> page_bounds(total=5, limit=20, around_index=4), page_bounds(total=5, limit=2, offset=4)
-    ((0, 5), (4, 5))
-    """
-    start = offset
-    if around_index is not None:
-        start = max(0, min(around_index - limit // 2, total - limit))
-    return start, min(total, start + limit)
-
-
 @attrs.frozen(kw_only=True)
 class PageRequest:
     """Which page of which session: centred on a message id, or from an offset (ids
@@ -125,29 +109,24 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
     return parse_message_id(request.around, request.session_id)
 
 
-def cut_page(request: PageRequest, around: int | None, messages: Sequence[Message]
-             ) -> Result[tuple[int, tuple[Message, ...]], NotFound]:
-    """The page's first index and its messages, from all of a session's messages in order.
+def page_of(request: PageRequest, around: int | None, window: MessageWindow
+            ) -> Result[MessageWindow, NotFound]:
+    """``window``, read for ``request`` (centred on the position ``around``), or why it
+    holds no page.
 
     An offset at or past the end of the session, or a message the session lacks, is
     :class:`NotFound` (a missing thing, as an unknown session id is); an empty session
     reads as one empty page, at offset 0.
     """
-    total = len(messages)
-    around_index = None
-    if around is not None:
-        indices = [i for i, m in enumerate(messages) if m.position == around]
-        if not indices:
-            return Failure(NotFound(f"session {request.session_id!r} has no message "
-                                    f"{message_id(request.session_id, around)!r}"))
-        around_index = indices[0]
+    if around is not None and window.around_index is None:
+        return Failure(NotFound(f"session {request.session_id!r} has no message "
+                                f"{message_id(request.session_id, around)!r}"))
     offset = request.offset or 0
+    total = window.total
     if offset >= total and (total or offset):
         return Failure(NotFound(f"offset {offset} is past the end of session "
                                 f"{request.session_id!r} ({total} messages)"))
-    start, stop = page_bounds(total=total, limit=request.limit, offset=offset,
-                              around_index=around_index)
-    return Success((start, tuple(messages[start:stop])))
+    return Success(window)
 
 
 @attrs.frozen(kw_only=True)
@@ -223,21 +202,24 @@ async def read_page(store: SessionStore, request: PageRequest
     if not found.unwrap():
         return Failure(NotFound(f"no session with id {request.session_id!r}"))
     session = found.unwrap()[0]
-    messages = as_result(await store.messages((session.id,)).awaitable())
+    checked_around = checked.unwrap()
+    window = as_result(await store.message_window(WindowQuery(
+        session_id=session.id, limit=request.limit, offset=request.offset or 0,
+        around=checked_around)).awaitable())
     children = as_result(await store.children((session.id,)).awaitable())
     parents: Result[tuple[Session, ...], StoreUnavailable] = Success(())
     if session.parent_session_id is not None:
         parents = as_result(await store.sessions((session.parent_session_id,)).awaitable())
-    for outcome in (messages, children, parents):
+    for outcome in (window, children, parents):
         if isinstance(outcome, Failure):
             return Failure(outcome.failure())
-    cut = cut_page(request, checked.unwrap(), messages.unwrap())
-    if isinstance(cut, Failure):
-        return Failure(cut.failure())
-    start, page = cut.unwrap()
+    page = page_of(request, checked_around, window.unwrap())
+    if isinstance(page, Failure):
+        return Failure(page.failure())
+    read = page.unwrap()
     # a session naming itself as parent is no child of its own
     kids = tuple(c for c in children.unwrap() if c.id != session.id)
     return Success(SessionPage(
         session=session, parent_id=session.parent_session_id,
         parent=next(iter(parents.unwrap()), None), children=kids,
-        messages=page, offset=start, limit=request.limit, total=len(messages.unwrap())))
+        messages=read.messages, offset=read.offset, limit=request.limit, total=read.total))

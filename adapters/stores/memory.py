@@ -38,6 +38,7 @@ from harkback.adapters.stores.memory_match import (
     units_of,
     written_at,
 )
+from harkback.adapters.stores.memory_messages import MemoryMessages, by_start
 from harkback.adapters.stores.memory_titles import search_titles
 from harkback.adapters.stores.memory_vectors import MemoryVectors
 from harkback.adapters.stores.sql.rows import preview
@@ -53,15 +54,11 @@ from harkback.stages.tails import Tail, mended_tails
 T = TypeVar("T")
 
 
-def _start_key(session: records.Session) -> tuple[bool, float, str]:
-    return (session.started_at is None, session.started_at or 0.0, session.id)
-
-
 def _newest_key(session: records.Session) -> tuple[bool, float, str]:
     return (session.started_at is None, -(session.started_at or 0.0), session.id)
 
 
-class MemoryStore(MemoryVectors):
+class MemoryStore(MemoryMessages, MemoryVectors):
     """A :class:`~harkback.stages.ports.SessionStore` and
     :class:`~harkback.stages.ports.VectorStore` held in this process's memory."""
 
@@ -288,23 +285,7 @@ class MemoryStore(MemoryVectors):
         wanted = set(ids)
         return self._run(lambda: tuple(sorted(
             (s for s in self._sessions.values() if s.parent_session_id in wanted),
-            key=_start_key)))
-
-    def messages(self, session_ids: Sequence[str], longest: int | None = None
-                 ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """All messages of these sessions, in session start order then position (see the port)."""
-        def read(message: records.Message) -> records.Message:
-            if longest is None or len(message.content) <= longest:
-                return message
-            return attrs.evolve(message, content=long_text.loaded_start(message.content, longest))
-
-        def work() -> tuple[records.Message, ...]:
-            found = sorted((self._sessions[i] for i in set(session_ids) if i in self._sessions),
-                           key=_start_key)
-            return tuple(read(item.message) for session in found
-                         for item in sorted(self._messages[session.id],
-                                            key=lambda item: item.message.position))
-        return self._run(work)
+            key=by_start)))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:

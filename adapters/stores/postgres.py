@@ -10,7 +10,8 @@ lives beside it: connections, bounds and the schema check in
 :mod:`~harkback.adapters.stores.postgres_connection` (tables in
 :mod:`~harkback.adapters.stores.postgres_schema`), search and term statistics in
 :mod:`~harkback.adapters.stores.postgres_search`, reads and titles in
-:mod:`~harkback.adapters.stores.postgres_reads`, ingests in
+:mod:`~harkback.adapters.stores.postgres_reads` (messages in
+:mod:`~harkback.adapters.stores.postgres_messages`), ingests in
 :mod:`~harkback.adapters.stores.postgres_writes` (a large one beside a merge of the
 index's pending list, :mod:`~harkback.adapters.stores.postgres_pending`), vectors in
 :mod:`~harkback.adapters.stores.postgres_vectors`, the summary cache and import ledger in
@@ -48,6 +49,7 @@ from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
 from harkback.adapters.stores.postgres_memo import CountMemo
+from harkback.adapters.stores.postgres_messages import PostgresMessages
 from harkback.adapters.stores.postgres_per_thread import PerThread
 from harkback.adapters.stores.postgres_vacuum import NOT_VACUUMABLE
 from harkback.adapters.stores.postgres_watchdog import Unanswered, Watchdog
@@ -63,7 +65,7 @@ _VACUUMED = ("messages", "sessions", "message_vectors")
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 
-class PostgresStore(Closing):
+class PostgresStore(Closing, PostgresMessages):
     """A :class:`~harkback.stages.ports.SessionStore` and
     :class:`~harkback.stages.ports.VectorStore` in a PostgreSQL database.
 
@@ -196,12 +198,6 @@ class PostgresStore(Closing):
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``, earliest first."""
         return self.run(lambda connection: postgres_reads.children(connection, ids))
-
-    def messages(self, session_ids: Sequence[str], longest: int | None = None
-                 ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """All messages of these sessions, in session start order then position (see the port)."""
-        return self.run(lambda connection: postgres_reads.messages(
-            connection, session_ids, longest))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:

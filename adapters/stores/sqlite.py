@@ -50,7 +50,7 @@ from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
 from harkback.adapters.stores.sqlite_errors import folder_not_made, unavailable
-from harkback.adapters.stores.sqlite_messages import read_messages
+from harkback.adapters.stores.sqlite_messages import SqliteMessages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot, versioned
@@ -67,7 +67,7 @@ T = TypeVar("T")
 R = TypeVar("R", bound=ports.IngestReport | None)
 
 
-class SqliteStore(Closing):
+class SqliteStore(Closing, SqliteMessages):
     """A :class:`~harkback.stages.ports.SessionStore` and :class:`~harkback.stages.ports.
     VectorStore` (and :class:`~harkback.stages.tails.TailWriter`) kept in a SQLite file.
     Build it with :meth:`open`; close it with :meth:`close` or a ``with`` block."""
@@ -248,11 +248,6 @@ class SqliteStore(Closing):
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``, earliest first."""
         return self._run(fetch(rows.children_of(ids), rows.session_from_row))
-
-    def messages(self, session_ids: Sequence[str], longest: int | None = None
-                 ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """All messages of these sessions, in session start order then position (see the port)."""
-        return self._run(lambda connection: read_messages(connection, session_ids, longest))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:

@@ -1,5 +1,5 @@
-"""The SQLite store's transactions, in one place: a write (``BEGIN IMMEDIATE`` … ``COMMIT``)
-and a search's one read snapshot (:func:`one_snapshot`).
+"""The SQLite store's transactions, in one place: a write (``BEGIN IMMEDIATE`` … ``COMMIT``),
+a search's one read snapshot (:func:`one_snapshot`) and a few reads' (:func:`read_snapshot`).
 
 Kept apart from :mod:`~harkback.adapters.stores.sqlite_connection` so that the modules it
 imports (migrations, titles) can use it too.
@@ -102,6 +102,29 @@ def immediate(connection: sqlite3.Connection, *, version: int | None = SCHEMA_VE
         if connection.in_transaction:
             connection.rollback()
         raise
+
+
+@contextlib.contextmanager
+def read_snapshot(connection: sqlite3.Connection) -> Iterator[None]:
+    """The block's statements read in one read transaction (``BEGIN`` … ``COMMIT``), so
+    that they see one state of the file; inside a transaction already, that one.
+
+    >>> connection = sqlite3.connect(":memory:", isolation_level=None)
+    >>> with read_snapshot(connection):
+    ...     connection.in_transaction
+    True
+    >>> connection.in_transaction
+    False
+    """
+    if connection.in_transaction:
+        yield
+        return
+    connection.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if connection.in_transaction:  # it only read: nothing to keep or undo
+            connection.execute("COMMIT")
 
 
 def one_snapshot(connection: Callable[[], sqlite3.Connection],

@@ -24,13 +24,12 @@ Term(text='zz', prefix=True)
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
 
 from harkback.adapters.stores.sql.fulltext import read_varint
+from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.stages.query import AnyOf, Node, Phrase, Term, Unit, Without
 
 MAX_WORDS = 2000
@@ -111,7 +110,9 @@ def words_under(connection: sqlite3.Connection, prefix: str, *, max_words: int =
     low = _MAIN_INDEX + prefix.encode()
     high = low[:-1] + bytes([low[-1] + 1])
     try:
-        with _one_version(connection):
+        # The structure record, the b-tree and the leaves must be read from one version of
+        # the index: a writer's merge in between would move words to a segment not listed.
+        with read_snapshot(connection):
             leaves = []
             for segment, first, last in _segments(connection):
                 found = connection.execute(_FIRST_LEAF, (segment, low)).fetchone()
@@ -136,21 +137,6 @@ def words_under(connection: sqlite3.Connection, prefix: str, *, max_words: int =
     if not all(word.isalnum() for word in words):
         return None  # a word FTS5's quoting might not give back as itself
     return tuple(sorted(words))
-
-
-@contextlib.contextmanager
-def _one_version(connection: sqlite3.Connection) -> Iterator[None]:
-    # The structure record, the b-tree and the leaves must be read from one version of
-    # the index: a writer's merge in between would move words to a segment not listed.
-    if connection.in_transaction:
-        yield
-        return
-    connection.execute("BEGIN")
-    try:
-        yield
-    finally:
-        if connection.in_transaction:
-            connection.execute("COMMIT")
 
 
 def _segments(connection: sqlite3.Connection) -> list[tuple[int, int, int]]:

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 NEEDS = {"mcp_roundtrip": ("mcp", "mcp"), "scale_postgres": ("psycopg", "postgres"),
          "search_after_ingest": ("psycopg", "postgres"), "reads_postgres": ("psycopg", "postgres"),
-         "agreement_postgres": ("psycopg", "postgres"), "vector_cache": ("numpy", "hybrid")}
+         "agreement_postgres": ("psycopg", "postgres"), "vector_cache": ("numpy", "hybrid"),
+         "show_long": ("psycopg", "postgres")}
 
 
 def _run_without(package: str, module: str, *args: str) -> subprocess.CompletedProcess[str]:

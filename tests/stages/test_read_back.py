@@ -10,12 +10,12 @@ from returns.result import Failure, Success
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.stages.defaults import MAX_PAGE_LIMIT
 from harkback.stages.errors import NotFound, QueryRejected
+from harkback.stages.message_window import MessageWindow, WindowQuery, page_bounds, window_of
 from harkback.stages.read_back import (
     PageRequest,
     SessionPage,
     check_request,
-    cut_page,
-    page_bounds,
+    page_of,
     read_page,
 )
 from harkback.stages.records import Message, Session
@@ -45,12 +45,11 @@ def test_pages_by_offset_cover_the_session_once() -> None:
     seen: list[int] = []
     offset: int | None = 0
     while offset is not None:
-        start, page = cut_page(PageRequest(session_id="s", offset=offset, limit=5), None,
-                               messages).unwrap()
-        seen += [m.position for m in page]
+        window = window_of(messages, WindowQuery(session_id="s", offset=offset, limit=5))
+        seen += [m.position for m in window.messages]
         offset = SessionPage(session=Session(id="s"), parent_id=None, parent=None,
-                             children=(), messages=page, offset=start, limit=5,
-                             total=len(messages)).next_offset
+                             children=(), messages=window.messages, offset=window.offset,
+                             limit=5, total=window.total).next_offset
     assert seen == list(range(23))
 
 
@@ -58,24 +57,27 @@ def test_around_finds_a_position_not_equal_to_its_index() -> None:
     """Positions with gaps: the page centres on the message at that position."""
     messages = tuple(Message(session_id="s", position=p, role="user", content=str(p))
                      for p in (0, 5, 9, 40, 41))
-    start, page = cut_page(PageRequest(session_id="s", around="s:40", limit=3), 40,
-                           messages).unwrap()
-    assert (start, [m.position for m in page]) == (2, [9, 40, 41])
+    window = window_of(messages, WindowQuery(session_id="s", around=40, limit=3))
+    assert (window.offset, [m.position for m in window.messages]) == (2, [9, 40, 41])
 
 
 def test_an_offset_past_the_end_is_not_found_but_an_empty_session_is_an_empty_page() -> None:
     """Past the end is a failure naming the size; an empty session reads as one empty page."""
     messages = conversation("s", ("user", "a"), ("assistant", "b")).messages
-    past = cut_page(PageRequest(session_id="s", offset=2), None, messages)
+    past = page_of(PageRequest(session_id="s", offset=2), None,
+                   window_of(messages, WindowQuery(session_id="s", offset=2, limit=20)))
     assert isinstance(past, Failure) and isinstance(past.failure(), NotFound)
     assert "(2 messages)" in past.failure().reason
-    assert cut_page(PageRequest(session_id="s", offset=0), None, ()) == Success((0, ()))
+    empty = page_of(PageRequest(session_id="s", offset=0), None,
+                    window_of((), WindowQuery(session_id="s", limit=20)))
+    assert empty == Success(MessageWindow(messages=(), offset=0, total=0))
 
 
 def test_a_position_the_session_lacks_is_not_found() -> None:
     """``--around`` naming no message of the session is not found, not an empty page."""
     messages = conversation("s", ("user", "a")).messages
-    missing = cut_page(PageRequest(session_id="s", around="s:3"), 3, messages)
+    missing = page_of(PageRequest(session_id="s", around="s:3"), 3,
+                      window_of(messages, WindowQuery(session_id="s", around=3, limit=20)))
     assert isinstance(missing, Failure) and isinstance(missing.failure(), NotFound)
 
 

@@ -74,6 +74,28 @@ def messages_of(session_ids: Iterable[str], longest: int | None = None) -> State
         (json_list(session_ids),))
 
 
+def window_counts(session_id: str, around: int | None) -> Statement:
+    """How many messages ``session_id`` holds, how many come before position ``around``,
+    and whether it holds that one (0 or 1): ranges of the (session_id, position) index, no
+    message read. Counted apart, not as ``count(CASE ...)`` in one walk: a bare range count
+    is a third of the work (2 ms instead of 6 for 50,000 messages)."""
+    return Statement(
+        "SELECT (SELECT count(*) FROM messages WHERE session_id = ?1), "
+        "(SELECT count(*) FROM messages WHERE session_id = ?1 AND position < ?2), "
+        "EXISTS (SELECT 1 FROM messages WHERE session_id = ?1 AND position = ?2)",
+        (session_id, around))
+
+
+def window_rows(session_id: str, start: int, limit: int) -> Statement:
+    """The ``limit`` messages of ``session_id`` from its ``start``-th, by position: the
+    index finds the first one's position (reading no message), then reads from there."""
+    return Statement(
+        f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND position >= "
+        "(SELECT position FROM messages WHERE session_id = ? ORDER BY position "
+        "LIMIT 1 OFFSET ?) ORDER BY position LIMIT ?",
+        (session_id, session_id, start, limit))
+
+
 def recent(query: RecentQuery) -> Statement:
     """Root sessions newest first, with their message count and first user message (a
     loop of parents is listed by one member: :mod:`~harkback.adapters.stores.sql.loops`);

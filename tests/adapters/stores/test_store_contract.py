@@ -17,6 +17,7 @@ from tests.adapters.stores.removal_contract import RemovalContract
 from tests.adapters.stores.store_contract import StoreContract, ok
 from tests.adapters.stores.tail_contract import TailContract
 from tests.adapters.stores.vector_contract import Store, VectorContract, axis, key, places
+from tests.adapters.stores.window_contract import WindowContract
 from tests.support.postgres_server import emptied
 
 STORES = ("memory", "sqlite", "postgres")
@@ -42,9 +43,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     yield from fresh_store(request.param, request, tmp_path)
 
 
-class TestSessionStores(StoreContract, RemovalContract, FilterContract, TailContract):
-    """The SessionStore contract (with session removal, filters and tail writes), run
-    against every store."""
+class TestSessionStores(StoreContract, RemovalContract, FilterContract, TailContract,
+                        WindowContract):
+    """The SessionStore contract (with session removal, filters, tail writes and message
+    windows), run against every store."""
 
 
 class TestVectorStores(VectorContract):

@@ -17,6 +17,7 @@ from harkback.stages.flow import Loaded, Resolved
 from harkback.stages.load.load import Load
 from harkback.stages.load.render import CLIP_MARKER
 from harkback.stages.load.truncate import EARLIER, LATER
+from harkback.stages.message_window import MessageWindow, WindowQuery
 from harkback.stages.ports import Deps, IngestReport, MatchQuery, RecentQuery, TermStats
 from harkback.stages.query import parse_query
 from harkback.stages.records import (
@@ -234,6 +235,10 @@ class _BrokenStore:
 
     def messages(self, session_ids: Sequence[str], longest: int | None = None
                  ) -> FutureResult[tuple[Message, ...], StoreUnavailable]:
+        return self._fail()
+
+    def message_window(self, query: WindowQuery
+                       ) -> FutureResult[MessageWindow, StoreUnavailable]:
         return self._fail()
 
     def recent(self, query: RecentQuery
