@@ -133,7 +133,7 @@ def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | N
         if at is not None:
             conditions.append(f"s.started_at {operator} %s")
             params.append(at)
-    found = (f"WITH found AS MATERIALIZED (SELECT s.id, s.title, s.source, s.started_at, "
+    found = (f"WITH found AS (SELECT s.id, s.title, s.source, s.started_at, "
              f"{bound} AS bound FROM sessions AS s {lateral} WHERE {' AND '.join(conditions)})")
 
     def scored(rows: Sequence[Sequence[Any]]) -> list[TitleHit]:
