@@ -29,7 +29,8 @@ WORDS = ("error", "docker", "network", "bridge", "dns", "config", "cache", "depl
 CJK = ("修复端口冲突的问题", "端口配置", "日志配置权限", "前端框架的日志", "端口", "配置错误")
 SOURCES = ("cli", "web", "cron", "docker-desktop")
 LONG = "x" * 600
-"""A word longer than a ``tsvector`` keeps: a title holding it has no bound in the server."""
+"""A word longer than a ``tsvector`` keeps: a title holding it twice, or two words cut to
+one lexeme, has no bound in the server (nor has a title with a word past 256 positions)."""
 
 _names = itertools.count()
 
@@ -42,7 +43,8 @@ def _corpus() -> list[Conversation]:
                                    k=pick.randrange(1, 7))) for _ in range(40)]
     kinds += [*CJK, "docker docker docker", f"docker {LONG} error", f"{LONG} bridge",
               "docker network bridge error fix", "network bridge",
-              "network docker network cache docker"]
+              "network docker network cache docker", f"{LONG} {LONG} kernel",
+              f"{LONG}a {LONG}b error", "cache " * 300 + "kernel"]
     return [conversation(f"s{i:04d}", ("user", "x"), title=pick.choice(kinds),
                          source=SOURCES[i % len(SOURCES)],
                          started_at=None if i % 9 == 0 else float(pick.randrange(60)))
@@ -65,7 +67,7 @@ QUESTIONS = ("how did we fix the docker network bridge error last time?", "docke
              "error", "kernel dns", "cron", "docker", "端口配置", "日志 error",
              '"network bridge"', '"docker network" OR cors', "dock* api", "kern* OR cor*",
              "端 kernel",
-             "docker AND error", "docker NOT error", "bridge OR xxxxxxxx")
+             "docker AND error", "docker NOT error", "bridge OR xxxxxxxx", "cache kernel")
 FIELDS: tuple[dict[str, Any], ...] = (
     {}, {"limit": 5}, {"limit": 1}, {"limit": 300}, {"max_scored": 100},
     {"max_scored": 20, "limit": 10}, {"max_scored": None}, {"hidden_sources": ("web",)},
