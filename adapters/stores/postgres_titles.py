@@ -71,6 +71,8 @@ def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | N
         return ()
     leaves = units_of(expression)
     selecting = set(search_plan.selecting_units(expression))
+    if not any(counts[u] for u in selecting):
+        return ()  # a title matches by one of these at least: none holds any
     idfs = [idf(documents, counts[u]) if u in selecting else 0.0 for u in leaves]
     average = tokens / documents
     bound, counted = postgres_title_bounds.bound(leaves, idfs, average)

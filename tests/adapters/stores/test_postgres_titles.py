@@ -67,7 +67,8 @@ QUESTIONS = ("how did we fix the docker network bridge error last time?", "docke
              "error", "kernel dns", "cron", "docker", "端口配置", "日志 error",
              '"network bridge"', '"docker network" OR cors', "dock* api", "kern* OR cor*",
              "端 kernel",
-             "docker AND error", "docker NOT error", "bridge OR xxxxxxxx", "cache kernel")
+             "docker AND error", "docker NOT error", "bridge OR xxxxxxxx", "cache kernel",
+             "zygomorphic")
 FIELDS: tuple[dict[str, Any], ...] = (
     {}, {"limit": 5}, {"limit": 1}, {"limit": 300}, {"max_scored": 100},
     {"max_scored": 20, "limit": 10}, {"max_scored": None}, {"hidden_sources": ("web",)},
