@@ -9,8 +9,9 @@ the server, and every wait is bounded
 lives beside it: connections, bounds and the schema check in
 :mod:`~harkback.adapters.stores.postgres_connection` (tables in
 :mod:`~harkback.adapters.stores.postgres_schema`), search and term statistics in
-:mod:`~harkback.adapters.stores.postgres_search`, reads and titles in
-:mod:`~harkback.adapters.stores.postgres_reads` (messages in
+:mod:`~harkback.adapters.stores.postgres_search`, reads in
+:mod:`~harkback.adapters.stores.postgres_reads` (titles in
+:mod:`~harkback.adapters.stores.postgres_titles`, messages in
 :mod:`~harkback.adapters.stores.postgres_messages`), ingests in
 :mod:`~harkback.adapters.stores.postgres_writes` (a large one beside a merge of the
 index's pending list, :mod:`~harkback.adapters.stores.postgres_pending`), vectors in
@@ -42,6 +43,7 @@ from harkback.adapters.stores import (
     postgres_reads,
     postgres_removal,
     postgres_search,
+    postgres_titles,
     postgres_vectors,
     postgres_writes,
 )
@@ -180,8 +182,8 @@ class PostgresStore(Closing, PostgresMessages):
     def search_titles(self, query: ports.MatchQuery
                       ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
         """Sessions whose title or source matches, best first (BM25 over titles)."""
-        return self.run(lambda connection: postgres_reads.search_titles(connection, query,
-                                                                      self._memo))
+        return self.run(lambda connection: postgres_titles.search_titles(connection, query,
+                                                                       self._memo))
 
     def term_stats(self, terms: Sequence[str], prefixes: Sequence[str] = ()
                    ) -> FutureResult[ports.TermStats, StoreUnavailable]:

@@ -1,10 +1,8 @@
 """Reading sessions back from the PostgreSQL store: by id, children, messages, recent roots,
-and title search.
+and the store's counts (title search: :mod:`~harkback.adapters.stores.postgres_titles`).
 
 Orders match the SQLite store's: ids compare byte by byte (``COLLATE "C"``, whatever the
-database's locale) and an unknown start sorts last. Title search scores each candidate
-with FTS5's BM25 over the titles alone, as the in-memory store does
-(:mod:`~harkback.adapters.stores.memory_titles`).
+database's locale) and an unknown start sorts last.
 """
 
 from __future__ import annotations
@@ -15,11 +13,9 @@ from typing import Any
 import attrs
 import psycopg
 
-from harkback.adapters.stores import search_plan, sqlite_stats
-from harkback.adapters.stores.memory_match import idf, units_of
-from harkback.adapters.stores.postgres_memo import CountMemo
-from harkback.adapters.stores.postgres_search import census, fit, scope_filters
-from harkback.adapters.stores.postgres_text import matching, restore, storable
+from harkback.adapters.stores import sqlite_stats
+from harkback.adapters.stores.postgres_search import scope_filters
+from harkback.adapters.stores.postgres_text import restore, storable
 from harkback.adapters.stores.postgres_writes import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -34,9 +30,8 @@ from harkback.adapters.stores.sql.rows import (
     session_from_row,
 )
 from harkback.stages.long_text import loaded_start
-from harkback.stages.ports import MatchQuery, RecentQuery
-from harkback.stages.query import AllOf, Node
-from harkback.stages.records import Message, Session, SessionOverview, TitleHit
+from harkback.stages.ports import RecentQuery
+from harkback.stages.records import Message, Session, SessionOverview
 from harkback.stages.stats import SourceCount, StoreStats, by_source
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -121,52 +116,6 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
                                  message_count=int(row[width]),
                                  preview=preview(read_text((row[width + 1] or "",))[0]))
                  for row in rows)
-
-
-def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | None = None
-                  ) -> tuple[TitleHit, ...]:
-    """Sessions whose title or source matches, best BM25 first, then newest, then by id;
-    a unit in more than ``max_scored`` titles selects none."""
-    cap = query.max_scored
-    (_, _, documents, tokens), counts = census(
-        connection, "sessions", search_plan.selecting_units(query.expression), cap, memo)
-    common = frozenset(u for u, n in counts.items() if cap is not None and n > cap)
-    expression: Node | None = query.expression
-    within: Node | None = None
-    if common:
-        expression = search_plan.narrow(query.expression, common)
-        within = None if search_plan.is_disjunction(query.expression) else query.expression
-    if expression is None or not documents:
-        return ()
-    leaves = units_of(expression)
-    selecting = set(search_plan.selecting_units(expression))
-    idfs = [idf(documents, counts[u]) if u in selecting else 0.0 for u in leaves]
-    matched, values = matching(
-        "s", expression if within is None else AllOf((expression, within)))
-    scope, scoped = scope_filters(query)
-    conditions = [matched, *scope]
-    params: list[Any] = [*values, *scoped]
-    for bound, operator in ((query.since, ">="), (query.until, "<=")):
-        if bound is not None:
-            conditions.append(f"s.started_at {operator} %s")
-            params.append(bound)
-    # Only what a hit carries: every title found is scored here (2,000 and more for a
-    # question at 1M messages), and whole sessions cost a fifth of it.
-    rows = connection.execute(
-        f"SELECT s.id, s.title, s.source, s.started_at FROM sessions AS s "
-        f"WHERE {' AND '.join(conditions)}", params).fetchall()
-    found = []
-    for row in rows:
-        session_id, title, source, started_at = read_text(row)
-        score = fit(Session(id=session_id, title=title, source=source).text_for_search(),
-                    expression, within, leaves, idfs, tokens / documents)
-        if score is None:
-            continue
-        found.append(TitleHit(session_id=session_id, title=title, source=source,
-                              started_at=started_at, score=score))
-    found.sort(key=lambda h: (-h.score, h.started_at is None, -(h.started_at or 0.0),
-                              h.session_id))
-    return tuple(found[:max(query.limit, 0)])
 
 
 def stats(connection: Connection) -> StoreStats:
