@@ -240,6 +240,10 @@ async def mcp(args: argparse.Namespace) -> int:
         raise CliError(MCP_EXTRA) from None
     from harkback.pipeline.mcp_server import serve
     from harkback.pipeline.model_flags import model_limits
+    if sys.stdin is None:  # started with stdin closed (<&-): an internal error before
+        raise CliError("standard input is closed, and the MCP server reads JSON-RPC there: "
+                       "an agent starts it with a pipe (claude mcp add harkback -- harkback "
+                       "mcp)", EXIT_USAGE)
     if sys.stdin.isatty():  # a person trying the command saw nothing: it waits for JSON
         print(MCP_ON_A_TERMINAL, file=sys.stderr, flush=True)
     await serve(settings_of(args), model_limits(args))

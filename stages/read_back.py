@@ -93,9 +93,12 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
     """
     if not request.session_id:
         return Failure(QueryRejected("a session id is needed"))
-    # A library caller's offset="2" raised TypeError from deep in the page's arithmetic.
-    for name, given in (("page size", request.limit), ("offset", request.offset)):
-        if given is not None and (isinstance(given, bool) or not isinstance(given, int)):
+    # A library caller's offset="2" (or limit=None: only the offset may be left out)
+    # raised TypeError from deep in the page's arithmetic.
+    for name, given, optional in (("page size", request.limit, False),
+                                  ("offset", request.offset, True)):
+        if not (given is None and optional) and (
+                isinstance(given, bool) or not isinstance(given, int)):
             return Failure(QueryRejected(f"{name} must be a whole number, got {given!r}"[:80]))
     if not 1 <= request.limit <= MAX_PAGE_LIMIT:
         return Failure(QueryRejected(f"page size must be between 1 and {MAX_PAGE_LIMIT}, "

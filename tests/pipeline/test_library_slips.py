@@ -70,6 +70,7 @@ def test_a_ranker_given_by_name_is_refused_naming_the_registry(store_file: Path)
     ({"limit": "3"}, "page size must be a whole number, got '3'"),
     ({"limit": 2.5}, "page size must be a whole number, got 2.5"),
     ({"offset": True}, "offset must be a whole number, got True"),
+    ({"limit": None}, "page size must be a whole number, got None"),
 ])
 async def test_a_page_asked_with_a_number_of_the_wrong_type_is_a_rejected_query(
         store_file: Path, options: dict[str, Any], named: str) -> None:

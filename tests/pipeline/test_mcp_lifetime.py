@@ -144,3 +144,16 @@ def test_a_server_started_at_a_terminal_says_what_it_is(db: Path) -> None:
     assert said.startswith("harkback: this is an MCP server for an agent to start"), said
     assert "Ctrl-C stops it" in said
     assert status == 130
+
+
+def test_a_server_started_with_stdin_closed_says_so_in_one_line(db: Path) -> None:
+    """``harkback mcp <&-``: nothing to read JSON-RPC from. It was an internal error (a
+    stdin of None asked whether it is a terminal); now a usage error saying why."""
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$0" -m harkback.pipeline.cli mcp --db "$1" <&-',
+         sys.executable, str(db)],
+        capture_output=True, text=True, env=_environment(), timeout=60)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith("harkback: standard input is closed, and the MCP server "
+                                  "reads JSON-RPC there"), done.stderr
+    assert len(done.stderr.splitlines()) == 1
