@@ -359,7 +359,8 @@ def _run(argv: list[str], stop: Termination) -> int:
             print(json_text(cli_edges.failure_payload(str(error), error.status)))
         return error.status
     except KeyboardInterrupt:
-        return interrupted(getattr(args, "json", False), stop, args.command)
+        wrote = "" if getattr(args, "dry_run", False) else args.command  # a dry run kept none
+        return interrupted(getattr(args, "json", False), stop, wrote)
     except (BrokenPipeError, cli_edges.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
