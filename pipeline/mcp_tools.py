@@ -29,6 +29,7 @@ from harkback.pipeline.command_basics import error_line
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.output import show_command
 from harkback.pipeline.settings import Settings
+from harkback.pipeline.tool import whole_number
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.load.render import clip_middle
 from harkback.stages.ports import ChatModel, SessionStore
@@ -161,17 +162,13 @@ def _kind_error(name: str, kind: str | list[str], value: object) -> str | None:
 
 
 def _whole(kind: str | list[str], value: object) -> object:
-    """``value`` as an int where the schema asks for an integer and it is a float with
-    nothing after the point: JSON Schema counts ``3.0`` an integer, and a client that
-    writes numbers as floats (``json.dumps(3.0)``) was told "limit must be an integer".
+    """``value`` as an int where the schema asks for an integer (:func:`whole_number`).
 
     >>> _whole("integer", 3.0), _whole("integer", 2.5), _whole(["string", "number"], 3.0)
     (3, 2.5, 3.0)
     """
     kinds = [kind] if isinstance(kind, str) else kind
-    if "integer" in kinds and isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
+    return whole_number(value) if "integer" in kinds else value
 
 
 def _check(name: str, schema: Mapping[str, Any], value: object) -> str | None:

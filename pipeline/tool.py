@@ -59,6 +59,17 @@ def _error(message: str) -> str:
     return json_text({"success": False, "error": message})
 
 
+def whole_number(value: object) -> object:
+    """``value`` as an int when it is a float with nothing after the point: JSON Schema
+    counts ``3.0`` an integer, and a client or model that writes numbers as floats
+    (``json.dumps(3.0)``) was told "limit must be an integer". Anything else as given.
+
+    >>> whole_number(3.0), whole_number(2.5), whole_number("3")
+    (3, 2.5, '3')
+    """
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _arguments(raw: str | dict[str, Any]) -> dict[str, Any] | str:
     """The call's arguments as a dict, or why they cannot be.
 
@@ -93,8 +104,7 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     roles = args.get("role_filter") or "user,assistant"
     if not isinstance(query, str):
         return _error("query must be a string")
-    if isinstance(limit, float) and limit.is_integer():  # JSON Schema's integer: 3.0 too
-        limit = int(limit)
+    limit = whole_number(limit)
     if not isinstance(limit, int) or isinstance(limit, bool):
         return _error("limit must be an integer")
     if not isinstance(roles, str):
