@@ -8,6 +8,8 @@ Nothing here prints a password: messages name the server by :func:`where`.
 'postgresql://me@db.example:5433/harkback'
 >>> where("postgresql:///harkback?host=/tmp/pg&port=5433")
 'postgresql:///harkback?host=/tmp/pg&port=5433'
+>>> where("postgresql://me@[::1]/team?options=-c%20search_path%3Dhb")
+'postgresql://me@[::1]/team?options=-c%20search_path%3Dhb'
 >>> where("postgresql:///harkback?password=secret&sslmod=x")  # unparsable: shown masked
 'postgresql:///harkback?password=********&sslmod=x'
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib import parse
 
 import attrs
 import psycopg
@@ -80,12 +83,19 @@ def where(url: str) -> str:
     host = str(parts.get("host", ""))
     port = f":{parts['port']}" if "port" in parts else ""
     database = str(parts.get("dbname", ""))
+    # The options may name the schema (search_path): without them, a message's `harkback
+    # migrate --db ...` reaches another store, or a database of other tables.
+    options = (f"options={parse.quote(str(parts['options']), safe='-,')}"
+               if parts.get("options") else "")
     if host.startswith("/"):
         # The port names the socket's file: a message's `harkback migrate --db ...` needs it.
         socket_port = f"&port={parts['port']}" if "port" in parts else ""
         return (f"postgresql://{user + '@' if user else ''}/{database}?host={host}"
-                f"{socket_port}")
-    return f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
+                f"{socket_port}{'&' + options if options else ''}")
+    if ":" in host and "," not in host:
+        host = f"[{host}]"  # an IPv6 address, bracketed as a URL writes it
+    return (f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
+            f"{'?' + options if options else ''}")
 
 
 def first_line(error: BaseException) -> str:
