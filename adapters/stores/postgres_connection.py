@@ -30,6 +30,7 @@ from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_migrations import SchemaProblem, bring_forward
 from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.shown_url import shown_url
 
 CONNECT_TIMEOUT_S = 10
 """How long opening a connection may take before the server counts as unreachable, unless
@@ -79,6 +80,8 @@ def where(url: str) -> str:
         scheme, found, rest = url.partition("://") if "://" in url else ("", "", url)
         masked = _PASSWORD.sub(r"\1********", rest.rpartition("@")[2])
         return f"{scheme}{found}{masked}"
+    if _misread(parts):
+        return shown_url(url)
     user = str(parts.get("user", ""))
     host = str(parts.get("host", ""))
     port = f":{parts['port']}" if "port" in parts else ""
@@ -96,6 +99,14 @@ def where(url: str) -> str:
         host = f"[{host}]"  # an IPv6 address, bracketed as a URL writes it
     return (f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
             f"{'?' + options if options else ''}")
+
+
+def _misread(parts: Mapping[str, Any]) -> bool:
+    """Whether libpq read a piece of the URL's user part as its host, port or database: a
+    password's ``/`` or ``@`` written as is (``me:pa/ss@db/h`` reads as host ``me``, port
+    ``pa``, database ``ss@db/h``), which a message would print."""
+    return any("@" in str(parts.get(key) or "") for key in ("host", "hostaddr", "port",
+                                                            "dbname"))
 
 
 def first_line(error: BaseException) -> str:
@@ -161,6 +172,10 @@ def check_url(url: str) -> StoreUnavailable | None:
     """
     try:
         parts = conninfo.conninfo_to_dict(url)
+        if _misread(parts):
+            raise psycopg.ProgrammingError(
+                "an @ or / of its password is written as is: write them percent-encoded, "
+                "@ as %40 and / as %2F")
         port = str(parts.get("port", "5432"))
         if not all(p.isdigit() for p in port.split(",")):
             raise psycopg.ProgrammingError(f"invalid port {port!r}")
