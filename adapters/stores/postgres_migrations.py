@@ -123,7 +123,8 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
         if not readonly:
             # Two first opens of one empty database: one creates, the other then sees it.
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
-        held_in, first, path = connection.execute(schema.PLACES).fetchone() or (None,) * 3
+        held_in, first, path, role, may_create = connection.execute(
+            schema.PLACES).fetchone() or (None,) * 5
         path = str(path)
         if held_in is not None and held_in != first:
             raise SchemaProblem(_behind(where, held_in, first, path))
@@ -140,6 +141,12 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
                     f"{where} holds tables that are not harkback's; harkback writes only to "
                     "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
                     "harkback, then ?options=-csearch_path%3Dharkback in the URL)")
+            if not may_create:
+                # PostgreSQL 15 on: only the database's owner may create in public.
+                raise SchemaProblem(
+                    f"{where} holds no harkback store, and {role} may not create tables in "
+                    f"schema {first}: have the database's owner run GRANT CREATE ON SCHEMA "
+                    f"{first} TO {role}, or create the store as a role that may")
             if readonly:
                 raise SchemaProblem(
                     f"{where} holds no harkback store; create it with "

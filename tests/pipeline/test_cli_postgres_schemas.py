@@ -117,3 +117,27 @@ def test_a_database_of_other_tables_is_told_how_to_give_harkback_a_schema(
     again = harkback("ingest", str(source), "--db", f"{team}&{parameter}")
     assert again.returncode == 0, again.stderr
     assert _app_rows(team) == APP_ROWS
+
+
+def test_a_role_that_may_not_create_the_store_is_told_what_to_ask_for(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """On PostgreSQL 15 and later only a database's owner may create tables in ``public``:
+    ``search`` offered to create the store with `harkback ingest`, which then failed with
+    "permission denied for schema public". Both now name the grant; given, it works."""
+    url = postgres_server.create_database(f"team_{next(_names)}")
+    role = f"member_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        connection.execute(f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {role}")
+    member = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    lines = [_line(harkback(*command, "--db", member).stderr)
+             for command in (("search", "docker"), ("ingest", str(source)))]
+    grant = f"GRANT CREATE ON SCHEMA public TO {role}"
+    assert all(f"{role} may not create tables in schema public" in line and grant in line
+               for line in lines), lines
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(grant)
+    done = harkback("ingest", str(source), "--db", member)
+    assert done.returncode == 0, done.stderr
