@@ -124,6 +124,11 @@ _NOT_UP = re.compile(r"the database system is (?:shutting down|starting up|in re
 cannot be reached for now, as a stopped one cannot; nothing is wrong with the login."""
 
 
+_BAD_SETTING = re.compile(r"connection is bad: (invalid [\w ]+ (?:value|number): .*)")
+"""A setting of the URL libpq refused before trying any server (``port=99999``,
+``sslmode=bogus``): the URL is wrong, no server was out of reach."""
+
+
 def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
                 ) -> StoreUnavailable:
     """A database error as one line naming the server (and the ``limit`` a statement
@@ -139,6 +144,9 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     ...     'connection to server on socket "/s" failed: FATAL:  the database system is '
     ...     'shutting down')).reason[:42]
     'cannot reach the PostgreSQL server of post'
+    >>> unavailable("postgresql:///h?sslmode=x", psycopg.OperationalError(
+    ...     'connection is bad: invalid sslmode value: "x"')).reason
+    'not a PostgreSQL URL: postgresql:///h (invalid sslmode value: "x")'
     """
     if isinstance(error, Overran):
         return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
@@ -154,6 +162,10 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
             f"{first_line(error)}")
+    setting = _BAD_SETTING.fullmatch(first_line(error))
+    if isinstance(error, psycopg.OperationalError) and setting:
+        return StoreUnavailable(
+            f"not a PostgreSQL URL: {where(url)} ({_unquoted(setting.group(1), url)})")
     if isinstance(error, psycopg.errors.DiskFull):
         # An OperationalError too, but the server answered: its disk has no room left.
         return StoreUnavailable(f"the disk is full: the PostgreSQL server of {where(url)} "

@@ -83,6 +83,18 @@ def test_a_url_that_is_not_one_is_refused(tmp_path: Path) -> None:
     assert "secret" not in done.stderr
 
 
+@pytest.mark.parametrize(("url", "detail"), [
+    ("postgresql://me:secret@127.0.0.1:99999/h", 'invalid port number: "99999"'),
+    ("postgresql://me:secret@127.0.0.1:1/h?sslmode=bogus", 'invalid sslmode value: "bogus"')])
+def test_a_setting_libpq_refuses_is_a_bad_url_not_an_unreachable_server(
+        url: str, detail: str) -> None:
+    """libpq refuses these before trying a server; the line said "cannot reach the
+    PostgreSQL server", which sends the user to the network for a typo in the URL."""
+    done = harkback("stats", "--db", url)
+    _one_line_failure(done, "not a PostgreSQL URL: postgresql://me@127.0.0.1:", detail)
+    assert "cannot reach" not in done.stderr and "secret" not in done.stderr
+
+
 def test_a_refused_connection_is_one_line(postgres_server: PostgresServer) -> None:
     """No server listening: one line naming where it looked."""
     done = harkback("recent", "--db", "postgresql://me:pw@127.0.0.1:1/harkback")
