@@ -37,7 +37,7 @@ from harkback.pipeline.importing import (
 from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.sync_gone import Gone, settle_gone
 from harkback.pipeline.terminal import one_line
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 
@@ -122,6 +122,9 @@ class SourceReport:
     skips: int = 0
     notes: tuple[str, ...] = ()
     error: str = ""
+    store_failed: bool = False
+    """The error is the store's (its server gone, a role that may not write there), not
+    the source's: another location of the source would fail alike."""
     located: bool = True
     """False when nothing was found where this source was looked for (a location a flag
     named and that holds no history is ``failed`` and not located)."""
@@ -153,7 +156,8 @@ def _report(outcome: ImportOutcome, gone: Gone, seconds: float,
                         removed=gone.removed, kept_gone=gone.kept, newly_gone=gone.newly,
                         seconds=seconds, left_out=outcome.left_out,
                         skipped=outcome.skipped, skips=outcome.skips, notes=outcome.notes,
-                        error=problem.reason if problem else "")
+                        error=problem.reason if problem else "",
+                        store_failed=bool(problem) and not isinstance(problem, SourceUnreadable))
 
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,
@@ -247,8 +251,9 @@ def describe(reports: Sequence[SourceReport], *, dry_run: bool = False) -> str:
         if r.newly_gone:
             lines.append(gone_line(r))
         if r.error:
-            lines.append(f"{r.kind}: failed: {one_line(r.error)} (fix that, or name another "
-                         f"location with --{r.kind})")
+            lines.append(f"{r.kind}: failed: {one_line(r.error)}" + (
+                "" if r.store_failed else
+                f" (fix that, or name another location with --{r.kind})"))
     lines.append(found_line(reports))
     return "\n".join(lines)
 

@@ -19,6 +19,15 @@ need it; the standard library only: ``config`` runs without the wiring.
 'openai:nomic@http://me:********@127.0.0.1:11434/v1#e5'
 >>> shown_url("/home/me/harkback.db"), shown_url(":memory:")
 ('/home/me/harkback.db', ':memory:')
+
+A password may hold ``?``, ``#``, ``/`` and ``@`` as written (libpq reads
+``me:a?b#c@host`` as the password ``a?b#c``), so the user part runs to the URL's last ``@``
+unless that one is in a query after a host:
+
+>>> shown_url("postgresql://me:a?b#c@db/h"), shown_url("postgresql://me:pa/ss@db/h")
+('postgresql://me:********@db/h', 'postgresql://me:********@db/h')
+>>> shown_url("postgresql://db:5432/h?user=me@corp&password=pw")
+'postgresql://db:5432/h?user=me@corp&password=********'
 """
 
 from __future__ import annotations
@@ -42,15 +51,39 @@ def shown_url(target: str) -> str:
     scheme, found, rest = target.partition("://")
     if not found:
         return target
+    userinfo, rest = _user_part(rest)
     rest, hashed, fragment = rest.partition("#")
     place, asked, query = rest.partition("?")
-    authority, slash, path = place.partition("/")
-    userinfo, at, hosts = authority.rpartition("@")
-    if at and ":" in userinfo:
-        authority = f"{userinfo.partition(':')[0]}:{MASK}@{hosts}"
+    if ":" in userinfo:
+        userinfo = f"{userinfo.partition(':')[0]}:{MASK}"
     if asked:
         query = "&".join(_shown_parameter(part) for part in query.split("&"))
-    return f"{scheme}://{authority}{slash}{path}{asked}{query}{hashed}{fragment}"
+    user = f"{userinfo}@" if userinfo else ""
+    return f"{scheme}://{user}{place}{asked}{query}{hashed}{fragment}"
+
+
+_HOST_THEN_PATH = re.compile(r"[^:@/]*(?::\d*)?(?:/[^:@]*)?")
+"""``host``, ``host:5432``, ``host:5432/db``: what stands before a query."""
+
+
+def _user_part(rest: str) -> tuple[str, str]:
+    """The user part of a URL after its ``://`` (empty: none) and what follows its ``@``.
+
+    >>> _user_part("me:p@ss@db/h"), _user_part("db/h?user=me@corp")
+    (('me:p@ss', 'db/h'), ('', 'db/h?user=me@corp'))
+    >>> _user_part("me:pw@db/h?user=x@corp")
+    ('me:pw', 'db/h?user=x@corp')
+    """
+    head, at, after = rest.rpartition("@")
+    if not at:
+        return "", rest
+    before_query, asked, _ = head.partition("?")
+    if asked and _HOST_THEN_PATH.fullmatch(before_query):
+        return "", rest  # the @ is a query's (?user=me@corp): masked there if secret
+    user, at, host = before_query.rpartition("@")
+    if asked and at and _HOST_THEN_PATH.fullmatch(host):
+        return user, rest[len(user) + 1:]  # me:pw@db/h?user=x@corp
+    return head, after
 
 
 def _shown_parameter(part: str) -> str:

@@ -8,6 +8,8 @@ Nothing here prints a password: messages name the server by :func:`where`.
 'postgresql://me@db.example:5433/harkback'
 >>> where("postgresql:///harkback?host=/tmp/pg&port=5433")
 'postgresql:///harkback?host=/tmp/pg&port=5433'
+>>> where("postgresql://me@[::1]/team?options=-c%20search_path%3Dhb")
+'postgresql://me@[::1]/team?options=-c%20search_path%3Dhb'
 >>> where("postgresql:///harkback?password=secret&sslmod=x")  # unparsable: shown masked
 'postgresql:///harkback?password=********&sslmod=x'
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib import parse
 
 import attrs
 import psycopg
@@ -27,6 +30,7 @@ from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_migrations import SchemaProblem, bring_forward
 from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.shown_url import shown_url
 
 CONNECT_TIMEOUT_S = 10
 """How long opening a connection may take before the server counts as unreachable, unless
@@ -76,16 +80,33 @@ def where(url: str) -> str:
         scheme, found, rest = url.partition("://") if "://" in url else ("", "", url)
         masked = _PASSWORD.sub(r"\1********", rest.rpartition("@")[2])
         return f"{scheme}{found}{masked}"
+    if _misread(parts):
+        return shown_url(url)
     user = str(parts.get("user", ""))
     host = str(parts.get("host", ""))
     port = f":{parts['port']}" if "port" in parts else ""
     database = str(parts.get("dbname", ""))
+    # The options may name the schema (search_path): without them, a message's `harkback
+    # migrate --db ...` reaches another store, or a database of other tables.
+    options = (f"options={parse.quote(str(parts['options']), safe='-,')}"
+               if parts.get("options") else "")
     if host.startswith("/"):
         # The port names the socket's file: a message's `harkback migrate --db ...` needs it.
         socket_port = f"&port={parts['port']}" if "port" in parts else ""
         return (f"postgresql://{user + '@' if user else ''}/{database}?host={host}"
-                f"{socket_port}")
-    return f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
+                f"{socket_port}{'&' + options if options else ''}")
+    if ":" in host and "," not in host:
+        host = f"[{host}]"  # an IPv6 address, bracketed as a URL writes it
+    return (f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
+            f"{'?' + options if options else ''}")
+
+
+def _misread(parts: Mapping[str, Any]) -> bool:
+    """Whether libpq read a piece of the URL's user part as its host, port or database: a
+    password's ``/`` or ``@`` written as is (``me:pa/ss@db/h`` reads as host ``me``, port
+    ``pa``, database ``ss@db/h``), which a message would print."""
+    return any("@" in str(parts.get(key) or "") for key in ("host", "hostaddr", "port",
+                                                            "dbname"))
 
 
 def first_line(error: BaseException) -> str:
@@ -103,6 +124,11 @@ _NOT_UP = re.compile(r"the database system is (?:shutting down|starting up|in re
 cannot be reached for now, as a stopped one cannot; nothing is wrong with the login."""
 
 
+_BAD_SETTING = re.compile(r"connection is bad: (invalid [\w ]+ (?:value|number): .*)")
+"""A setting of the URL libpq refused before trying any server (``port=99999``,
+``sslmode=bogus``): the URL is wrong, no server was out of reach."""
+
+
 def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
                 ) -> StoreUnavailable:
     """A database error as one line naming the server (and the ``limit`` a statement
@@ -118,6 +144,9 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     ...     'connection to server on socket "/s" failed: FATAL:  the database system is '
     ...     'shutting down')).reason[:42]
     'cannot reach the PostgreSQL server of post'
+    >>> unavailable("postgresql:///h?sslmode=x", psycopg.OperationalError(
+    ...     'connection is bad: invalid sslmode value: "x"')).reason
+    'not a PostgreSQL URL: postgresql:///h (invalid sslmode value: "x")'
     """
     if isinstance(error, Overran):
         return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
@@ -133,6 +162,10 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
             f"{first_line(error)}")
+    setting = _BAD_SETTING.fullmatch(first_line(error))
+    if isinstance(error, psycopg.OperationalError) and setting:
+        return StoreUnavailable(
+            f"not a PostgreSQL URL: {where(url)} ({_unquoted(setting.group(1), url)})")
     if isinstance(error, psycopg.errors.DiskFull):
         # An OperationalError too, but the server answered: its disk has no room left.
         return StoreUnavailable(f"the disk is full: the PostgreSQL server of {where(url)} "
@@ -151,6 +184,10 @@ def check_url(url: str) -> StoreUnavailable | None:
     """
     try:
         parts = conninfo.conninfo_to_dict(url)
+        if _misread(parts):
+            raise psycopg.ProgrammingError(
+                "an @ or / of its password is written as is: write them percent-encoded, "
+                "@ as %40 and / as %2F")
         port = str(parts.get("port", "5432"))
         if not all(p.isdigit() for p in port.split(",")):
             raise psycopg.ProgrammingError(f"invalid port {port!r}")

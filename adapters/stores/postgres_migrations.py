@@ -101,6 +101,21 @@ def _scalar(connection: Connection, statement: str) -> Any:
     return None if row is None else row[0]
 
 
+def _behind(where: str, held_in: str, first: str | None, path: str) -> str:
+    """Why a store behind another schema on the search path is not opened: its statements
+    name its tables unqualified, so a table of the same name in the schema ahead (a team
+    application's ``sessions``) would be read and written instead, and a migration would
+    create tables there.
+
+    >>> _behind("postgresql:///team", "hb", "public", "public, hb")[:70]
+    "postgresql:///team: harkback's tables are in schema hb, behind schema "
+    """
+    return (f"{where}: harkback's tables are in schema {held_in}, behind schema {first} on "
+            f"the search path (search_path={path}), whose tables harkback would read and "
+            f"write instead; put {held_in} first (?options=-csearch_path%3D{held_in} in "
+            "the URL)")
+
+
 def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migrated:
     """Check the database at ``connection`` and, when writable, make its first schema or
     migrate it, in one transaction (see the module)."""
@@ -108,12 +123,30 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
         if not readonly:
             # Two first opens of one empty database: one creates, the other then sees it.
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
-        if not _scalar(connection, schema.HAS_SCHEMA):
+        held_in, first, path, role, may_create = connection.execute(
+            schema.PLACES).fetchone() or (None,) * 5
+        path = str(path)
+        if held_in is not None and held_in != first:
+            raise SchemaProblem(_behind(where, held_in, first, path))
+        if held_in is None:
             # Looked at first, read-only too: offering to create a store where a writable
             # open would refuse to sends the user round in a circle.
+            if first is None:
+                raise SchemaProblem(
+                    f"{where}: no schema on the search path (search_path={path}) exists "
+                    "that this role may use; create it, or grant this role USAGE and "
+                    "CREATE on it")
             if int(_scalar(connection, schema.OTHER_TABLES)):
-                raise SchemaProblem(f"{where} holds tables that are not harkback's; harkback "
-                                    "writes only to an empty database or its own")
+                raise SchemaProblem(
+                    f"{where} holds tables that are not harkback's; harkback writes only to "
+                    "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
+                    "harkback, then ?options=-csearch_path%3Dharkback in the URL)")
+            if not may_create:
+                # PostgreSQL 15 on: only the database's owner may create in public.
+                raise SchemaProblem(
+                    f"{where} holds no harkback store, and {role} may not create tables in "
+                    f"schema {first}: have the database's owner run GRANT CREATE ON SCHEMA "
+                    f"{first} TO {role}, or create the store as a role that may")
             if readonly:
                 raise SchemaProblem(
                     f"{where} holds no harkback store; create it with "

@@ -96,7 +96,15 @@ WRITE_LOCK = 0x6861726B  # "hark"
 """The advisory lock every ingest holds for its transaction: writers take turns (readers
 never wait), so row ids grow in write order and the totals stay exact."""
 
-HAS_SCHEMA = "SELECT to_regclass('harkback_schema') IS NOT NULL"
+PLACES = (
+    "SELECT (SELECT n.nspname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
+    "ON n.oid = c.relnamespace WHERE c.oid = to_regclass('harkback_schema')), "
+    "current_schema(), current_setting('search_path'), current_user, "
+    "coalesce(has_schema_privilege(current_schema(), 'CREATE'), false)")
+"""The schema holding the store (NULL: none on the search path), the search path's first
+schema that exists and this role may use (NULL: none; tables are created there, and every
+statement names the store's tables unqualified, so they resolve there first), the search
+path as set, this role, and whether it may create tables in that first schema."""
 VERSION = "SELECT version FROM harkback_schema"
 SET_VERSION = "UPDATE harkback_schema SET version = %s"
 OTHER_TABLES = (

@@ -83,6 +83,18 @@ def test_a_url_that_is_not_one_is_refused(tmp_path: Path) -> None:
     assert "secret" not in done.stderr
 
 
+@pytest.mark.parametrize(("url", "detail"), [
+    ("postgresql://me:secret@127.0.0.1:99999/h", 'invalid port number: "99999"'),
+    ("postgresql://me:secret@127.0.0.1:1/h?sslmode=bogus", 'invalid sslmode value: "bogus"')])
+def test_a_setting_libpq_refuses_is_a_bad_url_not_an_unreachable_server(
+        url: str, detail: str) -> None:
+    """libpq refuses these before trying a server; the line said "cannot reach the
+    PostgreSQL server", which sends the user to the network for a typo in the URL."""
+    done = harkback("stats", "--db", url)
+    _one_line_failure(done, "not a PostgreSQL URL: postgresql://me@127.0.0.1:", detail)
+    assert "cannot reach" not in done.stderr and "secret" not in done.stderr
+
+
 def test_a_refused_connection_is_one_line(postgres_server: PostgresServer) -> None:
     """No server listening: one line naming where it looked."""
     done = harkback("recent", "--db", "postgresql://me:pw@127.0.0.1:1/harkback")
@@ -163,3 +175,24 @@ def test_a_locked_summary_cache_does_not_hold_a_search_with_a_model(url: str,
     results = json.loads(done.stdout)["results"]
     assert [r["summary_kind"] for r in results] == ["llm", "llm"], results
     assert done.stderr == ""
+
+
+def test_a_sync_the_store_refuses_does_not_send_the_user_to_the_source(
+        url: str, tmp_path: Path) -> None:
+    """A store that may not be written (a read-only session here; a role without rights, a
+    server gone) failed each source's row with "fix that, or name another location with
+    --codex": no other location would do. A source that is not there still says it."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    codex = tmp_path / "codex"
+    shutil.copytree(FIXTURES / "codex" / "sessions", codex / "sessions")
+    done = harkback("sync", "--codex", str(codex / "sessions"), "--db",
+                    f"{url}&options=-cdefault_transaction_read_only%3Don")
+    assert done.returncode == 1, done.stderr
+    failed = [line for line in done.stdout.splitlines() if line.startswith("codex: failed")]
+    assert len(failed) == 1 and "read-only transaction" in failed[0], done.stdout
+    assert "another location" not in failed[0], failed[0]
+    missing = harkback("sync", "--codex", str(tmp_path / "nowhere"), "--db", url)
+    assert "name another location with --codex" in missing.stdout, missing.stdout
+    assert json.loads(harkback("stats", "--db", url, "--json").stdout)["sessions"] == 3

@@ -27,16 +27,21 @@ def harkback(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
                           capture_output=True, text=True, timeout=120, check=False, env=env)
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer, tmp_path: Path) -> str:
-    """A harkback database on the server, named by a URL that carries a password."""
+def _store(postgres_server: PostgresServer, tmp_path: Path, secret: str) -> str:
+    """A new harkback database on the server, named by a URL that carries ``secret``."""
     plain = postgres_server.create_database(f"passwords_{next(_names)}")
     sessions = tmp_path / "in.jsonl"
     sessions.write_text(json.dumps({"id": "s1", "messages": [
         {"role": "user", "content": "the docker bridge drops packets"}]}) + "\n",
         encoding="utf-8")
     assert harkback("ingest", str(sessions), "--db", plain).returncode == 0
-    return plain.replace(f"//{USER}@", f"//{USER}:{SECRET}@")
+    return plain.replace(f"//{USER}@", f"//{USER}:{secret}@")
+
+
+@pytest.fixture
+def url(postgres_server: PostgresServer, tmp_path: Path) -> str:
+    """A harkback database on the server, named by a URL that carries a password."""
+    return _store(postgres_server, tmp_path, SECRET)
 
 
 @pytest.mark.parametrize("command", [("stats",), ("optimize",), ("migrate",),
@@ -77,3 +82,36 @@ def test_a_url_libpq_cannot_parse_keeps_its_password_out_of_the_error(url: str) 
     assert done.returncode == 1
     assert "pa ss" not in done.stdout + done.stderr
     assert "unexpected spaces found in" in json.loads(done.stdout)["error"]
+
+
+@pytest.mark.parametrize("secret", ["qa?zx#wv", "qa/zx-9"])
+def test_a_password_holding_url_delimiters_is_never_printed(
+        postgres_server: PostgresServer, tmp_path: Path, secret: str) -> None:
+    """libpq reads ``me:a?b#c@host`` as the password ``a?b#c``; the masking cut the URL at
+    its ``?`` and ``#`` first, so stats, config and search's `open:` line printed it whole.
+    A ``/`` or ``@`` (a base64 password) makes libpq misread the URL (``me:pa/ss@...`` is
+    host ``me``, port ``pa``), and the error line then printed the password: such a URL is
+    now refused, saying how to write it."""
+    url = _store(postgres_server, tmp_path, secret)
+    env = {k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}
+    runs = [harkback(*command, "--db", url, env=env)
+            for command in (("stats",), ("stats", "--json"), ("search", "docker"))]
+    runs.append(harkback("config", env={**env, "HARKBACK_DB": url}))
+    for done in runs:
+        assert secret not in done.stdout + done.stderr, done.args
+        assert "zx" not in done.stdout + done.stderr, done.args  # nor a piece of it
+    if "/" in secret:
+        assert runs[0].returncode == 1
+        assert "write them percent-encoded, @ as %40 and / as %2F" in runs[0].stderr
+    else:
+        assert runs[0].returncode == 0, runs[0].stderr
+        assert f"{USER}:{MASK}@" in runs[0].stdout and "open: harkback show" in runs[2].stdout
+
+
+def test_a_password_holding_an_at_sign_is_refused_not_quoted() -> None:
+    """libpq reads ``me:qa@zx-9@host`` as the password ``qa`` and the host ``zx-9@host``:
+    the line said it could not resolve host 'zx-9@127.0.0.1', the rest of the password."""
+    done = harkback("stats", "--db", "postgresql://me:qa@zx-9@127.0.0.1:1/h")
+    assert done.returncode == 1
+    assert "zx" not in done.stdout + done.stderr, done.stderr
+    assert "write them percent-encoded, @ as %40" in done.stderr

@@ -1,0 +1,143 @@
+"""The CLI on a team's PostgreSQL database: harkback in a schema of its own beside the
+application's tables (``?options=-csearch_path%3Dhb``), as an operator sets it up, and what
+each wrong setting of the search path says. The application's tables are never read or
+written."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.pipeline.test_cli import _write_sessions
+from tests.pipeline.test_import_cli import harkback
+from tests.support.postgres_server import PostgresServer
+
+_names = itertools.count()
+APP_ROWS = [("s1", "the application's own row")]
+
+
+@pytest.fixture
+def team(postgres_server: PostgresServer) -> str:
+    """A team's database: the application's ``sessions`` table in ``public`` (a name
+    harkback's tables use too), and an empty schema ``hb`` for harkback."""
+    url = postgres_server.create_database(f"team_{next(_names)}")
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, note TEXT)")
+        connection.cursor().executemany("INSERT INTO sessions VALUES (%s, %s)", APP_ROWS)
+        connection.execute("CREATE SCHEMA hb")
+    return url
+
+
+def _in(url: str, path: str) -> str:
+    """``url`` with the search path ``path``."""
+    return f"{url}&options=-csearch_path%3D{path}"
+
+
+def _app_rows(url: str) -> list[tuple[str, str]]:
+    with psycopg.connect(url) as connection:
+        return [(str(a), str(b)) for a, b in connection.execute(
+            "SELECT id, note FROM public.sessions ORDER BY id")]
+
+
+def _line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("harkback: "), lines
+    return lines[0]
+
+
+def test_a_store_behind_another_schema_on_the_search_path_is_refused(
+        team: str, tmp_path: Path) -> None:
+    """With ``search_path=public,hb`` every statement named ``public.sessions``, the
+    application's table: ``show`` read it (failing on its columns) and an ingest wrote
+    there. Each command now refuses in one line, naming the order to give."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    assert harkback("ingest", str(source), "--db", _in(team, "hb")).returncode == 0
+    behind = _in(team, "public,hb")
+    for command in (("show", "s1"), ("search", "docker"), ("stats",),
+                    ("ingest", str(source))):
+        done = harkback(*command, "--db", behind)
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        line = _line(done.stderr)
+        assert "harkback's tables are in schema hb, behind schema public" in line, line
+        assert "search_path%3Dhb" in line, line
+    assert _app_rows(team) == APP_ROWS
+    shown = harkback("show", "docker-fix", "--db", _in(team, "hb"))
+    assert shown.returncode == 0, shown.stderr
+
+
+def test_the_migrate_command_a_message_gives_reaches_the_store_of_the_schema(
+        team: str, tmp_path: Path) -> None:
+    """The URL a message named lost its options, so the `harkback migrate --db ...` it
+    asked for went to the database's public schema (the application's tables) and was
+    refused; pasted as given, it now migrates the store it was about."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    store = _in(team, "hb")
+    assert harkback("ingest", str(source), "--db", store).returncode == 0
+    with psycopg.connect(team) as connection:
+        connection.execute("UPDATE hb.harkback_schema SET version = version - 1")
+    done = harkback("search", "docker", "--db", store)
+    asked = re.search(r"run `harkback migrate --db (.+?)` to bring it", _line(done.stderr))
+    assert asked is not None, done.stderr
+    migrated = harkback("migrate", "--db", *shlex.split(asked.group(1)))
+    assert migrated.returncode == 0, migrated.stderr
+    assert harkback("search", "docker", "--db", store).returncode == 0
+    assert _app_rows(team) == APP_ROWS
+
+
+def test_a_search_path_of_no_usable_schema_is_named(team: str, tmp_path: Path) -> None:
+    """A schema that is not there (or this role may not use) read "no schema has been
+    selected to create in", which names neither the search path nor what to do."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    done = harkback("ingest", str(source), "--db", _in(team, "nosuch"))
+    assert done.returncode == 1
+    assert "no schema on the search path (search_path=nosuch) exists" in _line(done.stderr)
+
+
+def test_a_database_of_other_tables_is_told_how_to_give_harkback_a_schema(
+        team: str, tmp_path: Path) -> None:
+    """The refusal names the way to share the database; following it stores the sessions
+    in that schema and leaves the application's tables as they were."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    done = harkback("ingest", str(source), "--db", team)
+    line = _line(done.stderr)
+    assert done.returncode == 1 and "holds tables that are not harkback's" in line
+    statement, parameter = re.findall(r"\((CREATE SCHEMA \w+), then \?(\S+) in the URL\)",
+                                      line)[0]
+    with psycopg.connect(team) as connection:
+        connection.execute(statement)
+    again = harkback("ingest", str(source), "--db", f"{team}&{parameter}")
+    assert again.returncode == 0, again.stderr
+    assert _app_rows(team) == APP_ROWS
+
+
+def test_a_role_that_may_not_create_the_store_is_told_what_to_ask_for(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """On PostgreSQL 15 and later only a database's owner may create tables in ``public``:
+    ``search`` offered to create the store with `harkback ingest`, which then failed with
+    "permission denied for schema public". Both now name the grant; given, it works."""
+    url = postgres_server.create_database(f"team_{next(_names)}")
+    role = f"member_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        connection.execute(f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {role}")
+    member = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    lines = [_line(harkback(*command, "--db", member).stderr)
+             for command in (("search", "docker"), ("ingest", str(source)))]
+    grant = f"GRANT CREATE ON SCHEMA public TO {role}"
+    assert all(f"{role} may not create tables in schema public" in line and grant in line
+               for line in lines), lines
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(grant)
+    done = harkback("ingest", str(source), "--db", member)
+    assert done.returncode == 0, done.stderr
