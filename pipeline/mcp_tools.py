@@ -24,6 +24,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
+from harkback.pipeline.answer_lists import bounded_children, bounded_results
 from harkback.pipeline.cli_edges import name_list
 from harkback.pipeline.command_basics import error_line
 from harkback.pipeline.facade import Harkback, Response
@@ -265,7 +266,7 @@ async def session_search(store: SessionStore, args: Mapping[str, Any],
             projects=_names(args["project"]), current_session_id=args["current_session"])
     finally:
         await (harkback if model is None else attrs.evolve(harkback, model=None)).aclose()
-    return _payload(response)
+    return _payload(response).map(bounded_results)
 
 
 async def recent_sessions(store: SessionStore, args: Mapping[str, Any]
@@ -289,7 +290,7 @@ async def read_session_page(store: SessionStore, session_id: str, *, around: str
                                                     limit=limit)
     if isinstance(page, Failure):
         return Failure(error_line(page.failure()))
-    payload = page.unwrap().to_payload()
+    payload = bounded_children(page.unwrap().to_payload())
     messages = [bounded(m, db=db) for m in payload["messages"]]
     centre = next((i for i, m in enumerate(messages) if around in (m["id"], m["position"])), 0)
     first, kept = within_page(messages, centre)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harkback.pipeline.answer_lists import bounded_results
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.terminal import json_text
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
@@ -113,7 +114,7 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
         query, limit=limit, current_session_id=current_session_id,
         roles=tuple(r.strip() for r in roles.split(",") if r.strip()))
     # UTF-8 whatever the arguments held: half a character escaped in them is U+FFFD.
-    return json_text(response.to_payload())
+    return json_text(bounded_results(response.to_payload()))
 
 
 def handle_session_search_sync(harkback: Harkback, arguments: str | dict[str, Any], *,
