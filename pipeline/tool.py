@@ -97,9 +97,16 @@ def _arguments(raw: str | dict[str, Any]) -> dict[str, Any] | str:
 async def handle_session_search(harkback: Harkback, arguments: str | dict[str, Any], *,
                                 current_session_id: str | None = None) -> str:
     """Run the tool for one call's arguments and return the JSON payload as text."""
-    args = _arguments(arguments)
-    if isinstance(args, str):
-        return _error(args)
+    given = _arguments(arguments)
+    if isinstance(given, str):
+        return _error(given)
+    takes = SESSION_SEARCH_TOOL["function"]["parameters"]["properties"]
+    unknown = sorted(set(given) - set(takes))
+    if unknown:  # a "since" the model believed filtered, or a misspelt "role"
+        return _error(f"unknown argument: {', '.join(unknown)} (session_search takes "
+                      f"{', '.join(takes)})")
+    # null is "not given", as the MCP tools read it: models write it for what they leave out.
+    args = {name: value for name, value in given.items() if value is not None}
     query = args.get("query", "")
     limit = args.get("limit", DEFAULT_LIMIT)
     roles = args.get("role_filter") or "user,assistant"
