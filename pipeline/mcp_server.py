@@ -25,21 +25,16 @@ from mcp.server.stdio import stdio_server
 from returns.result import Failure
 
 from harkback.pipeline import wiring
+from harkback.pipeline.answer_bounds import bounded_error
 from harkback.pipeline.mcp_stdin import StdinLines
 from harkback.pipeline.mcp_store import LazyStore
 from harkback.pipeline.mcp_tools import TOOLS, call_tool, recall_settings
 from harkback.pipeline.settings import Settings
-from harkback.stages.load.render import clip_middle
 from harkback.stages.ports import ChatModel
 
 _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search finds sessions "
                  "about a question, recent_sessions lists the latest, read_session pages "
                  "through one session's messages by id.")
-
-
-ERROR_CHARS = 2_000
-"""The most of a tool error's line sent: the line echoes the argument it refuses, and a
-megabyte session id or time made a megabyte error, past what clients take from a tool."""
 
 
 def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None
@@ -49,8 +44,7 @@ def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None
 
 
 def _error(line: str) -> types.CallToolResult:
-    return _text(clip_middle(line, ERROR_CHARS, "…[{left_out:,} characters left out]…"),
-                 error=True)
+    return _text(bounded_error(line), error=True)
 
 
 def _version() -> str:

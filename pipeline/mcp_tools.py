@@ -24,7 +24,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
-from harkback.pipeline.answer_lists import bounded_children, bounded_results
+from harkback.pipeline.answer_bounds import bounded_children, bounded_results
 from harkback.pipeline.cli_edges import name_list
 from harkback.pipeline.command_basics import error_line
 from harkback.pipeline.facade import Harkback, Response

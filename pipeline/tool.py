@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harkback.pipeline.answer_lists import bounded_results
+from harkback.pipeline.answer_bounds import bounded_error, bounded_results
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.terminal import json_text
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
@@ -57,7 +57,7 @@ SESSION_SEARCH_TOOL: dict[str, Any] = {
 
 
 def _error(message: str) -> str:
-    return json_text({"success": False, "error": message})
+    return json_text({"success": False, "error": bounded_error(message)})
 
 
 def whole_number(value: object) -> object:
@@ -120,8 +120,11 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     response = await harkback.search(
         query, limit=limit, current_session_id=current_session_id,
         roles=tuple(r.strip() for r in roles.split(",") if r.strip()))
+    payload = response.to_payload()
+    if not payload["success"]:  # the line echoes what it refuses: a megabyte role, say
+        return _error(payload["error"])
     # UTF-8 whatever the arguments held: half a character escaped in them is U+FFFD.
-    return json_text(bounded_results(response.to_payload()))
+    return json_text(bounded_results(payload))
 
 
 def handle_session_search_sync(harkback: Harkback, arguments: str | dict[str, Any], *,

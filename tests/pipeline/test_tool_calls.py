@@ -48,3 +48,19 @@ async def test_null_is_an_argument_left_out(db: Path) -> None:
     left_out = await _called(db, '{"query": "nginx"}')
     assert given["success"] is True and given["count"] > 0
     assert given["results"] == left_out["results"]
+
+
+@pytest.mark.parametrize("arguments", [
+    {"query": "nginx", "role_filter": "wizard" * 200_000},
+    {"query": "nginx", "x" * 1_000_000: 1},
+])
+async def test_an_error_echoing_a_megabyte_argument_is_bounded(db: Path,
+                                                               arguments: Any) -> None:
+    """The error echoed the argument it refused whole: a megabyte role gave a megabyte
+    answer into the model's context. It keeps the line's head and tail, as the MCP
+    server's tool errors do."""
+    payload = await _called(db, arguments)
+    assert payload["success"] is False and len(payload["error"]) < 2_100
+    assert "characters left out]" in payload["error"]
+    assert payload["error"].startswith(("query rejected: unknown role(s) wizard",
+                                        "unknown argument: xxx"))

@@ -1,5 +1,5 @@
-"""The lists an agent's answer carries, bounded: a search result's ``lineage`` and a page's
-``lineage.children``, both of which grow with the sub-agents a session started.
+"""What an agent's answer holds, bounded: the lists that grow with the sub-agents a session
+started (a search result's ``lineage``, a page's ``lineage.children``), and an error's line.
 
 A Claude Code session that delegated to 2,000 sub-agents made one search result of 126,000
 characters (its ``lineage`` named every one) and a ``read_session`` page of 483,000 (its
@@ -17,6 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from harkback.stages.load.render import clip_middle
+
+ERROR_CHARS = 2_000
+"""The most of an error's line an agent is sent (the MCP server's tool errors, the agent
+tool's ``error``): the line echoes the argument it refuses, and a megabyte session id,
+time or role made a megabyte error, past what clients take from a tool."""
 LIST_ITEMS = 20
 """The most ids a search result's ``lineage`` lists, and children a page's lineage
 does: its root and first sub-agents or continuations, in the order the payload gives
@@ -49,3 +55,12 @@ def bounded_children(page: dict[str, Any], items: int = LIST_ITEMS) -> dict[str,
         return page
     return {**page, "lineage": {**lineage, "children": children[:items],
                                 "children_left_out": len(children) - items}}
+
+
+def bounded_error(line: str, chars: int = ERROR_CHARS) -> str:
+    """``line`` with its middle left out past ``chars`` characters, saying how many.
+
+    >>> bounded_error("unknown role(s) " + "w" * 50, chars=20)
+    'unknown ro…[46 characters left out]…wwwwwwwwww'
+    """
+    return clip_middle(line, chars, "…[{left_out:,} characters left out]…")
