@@ -29,6 +29,7 @@ from harkback.stages.message_window import MessageWindow, WindowQuery
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Message, Session, mended
 from harkback.stages.result import when_text
+from harkback.stages.shown_number import shown_number
 from harkback.stages.stage import as_result
 
 ReadError = QueryRejected | NotFound | StoreUnavailable
@@ -102,9 +103,10 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
             return Failure(QueryRejected(f"{name} must be a whole number, got {given!r}"[:80]))
     if not 1 <= request.limit <= MAX_PAGE_LIMIT:
         return Failure(QueryRejected(f"page size must be between 1 and {MAX_PAGE_LIMIT}, "
-                                     f"got {request.limit}"))
+                                     f"got {shown_number(request.limit)}"))
     if request.offset is not None and request.offset < 0:
-        return Failure(QueryRejected(f"offset must be 0 or more, got {request.offset}"))
+        return Failure(QueryRejected(f"offset must be 0 or more, got "
+                                     f"{shown_number(request.offset)}"))
     if request.around is None:
         return Success(None)
     if request.offset is not None:
@@ -127,7 +129,7 @@ def page_of(request: PageRequest, around: int | None, window: MessageWindow
     offset = request.offset or 0
     total = window.total
     if offset >= total and (total or offset):
-        return Failure(NotFound(f"offset {offset} is past the end of session "
+        return Failure(NotFound(f"offset {shown_number(offset)} is past the end of session "
                                 f"{request.session_id!r} ({total} messages)"))
     return Success(window)
 

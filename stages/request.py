@@ -17,6 +17,7 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.records import ROLES, Role, mended
+from harkback.stages.shown_number import shown_number
 from harkback.stages.time_bounds import epoch_bound, parse_time_bound
 
 MAX_SHORTLIST = 50
@@ -91,7 +92,8 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     if wrong is not None:
         return Failure(QueryRejected(wrong))
     if not 1 <= limit <= MAX_LIMIT:
-        return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, got {limit}"))
+        return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, "
+                                     f"got {shown_number(limit)}"))
     asked = {"sources": sources, "projects": projects}
     roles, sources, projects, hidden_sources = (
         _listed(roles), _listed(sources), _listed(projects), _listed(hidden_sources))

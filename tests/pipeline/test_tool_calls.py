@@ -64,3 +64,12 @@ async def test_an_error_echoing_a_megabyte_argument_is_bounded(db: Path,
     assert "characters left out]" in payload["error"]
     assert payload["error"].startswith(("query rejected: unknown role(s) wizard",
                                         "unknown argument: xxx"))
+
+
+async def test_a_limit_past_what_str_can_write_is_refused(db: Path) -> None:
+    """A runner hands the tool its arguments parsed: a limit of 5,001 digits raised
+    ValueError (str() refuses past 4,300) from the line that was to refuse it, a traceback
+    out of the handler where a {"success": false} was due."""
+    payload = await _called(db, {"query": "nginx", "limit": 10 ** 5000})
+    assert payload == {"success": False, "error": "query rejected: limit must be between 1 "
+                                                  "and 10, got a number of more than 30 digits"}
