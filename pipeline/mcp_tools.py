@@ -139,7 +139,8 @@ _READ = ToolSpec(
     {"id": {"type": "string", "description": "The session id (session_id of a result)."},
      "around": {"type": ["string", "integer"], "minimum": 0,
                 "description": "Centre the page on this message: SESSION_ID:POSITION (as "
-                               "matched_message_ids cite it) or a position."},
+                               "matched_message_ids cite it; one in a sub-agent of id reads "
+                               "the sub-agent's page) or a position."},
      "offset": {"type": "integer", "minimum": 0, "default": 0,
                 "description": "Index of the first message of the page (next_offset)."},
      "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": PAGE_LIMIT,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harkback.adapters.stores.sqlite import SqliteStore
+from tests.conftest import conversation
 from tests.pipeline.test_mcp_server import _error, _ok, connected, db
 
 __all__ = ["db"]  # the store fixture, shared with the server's own tests
@@ -25,3 +27,32 @@ async def test_read_session_opens_around_a_cited_message_id(db: Path) -> None:
     assert [m["position"] for m in page["messages"]] == [position - 1, position, position + 1]
     assert wrong.endswith(f"message id {cited!r} is of session 'nginx-long', not 'cors' "
                           "(show that session)")
+
+
+async def test_a_hit_in_a_sub_agent_opens_with_the_results_own_id(tmp_path: Path) -> None:
+    """A result is its lineage's root, and a hit in its sub-agent is cited under the
+    sub-agent's id: the agent that passed the result's session_id with that cited id, as
+    the tool's description invites, was told the message is of another session. The page
+    is the sub-agent's, around the hit; a session outside the lineage is still refused."""
+    db = tmp_path / "h.db"
+    with SqliteStore.open(db).unwrap() as store:
+        await store.ingest([
+            conversation("deploy", ("user", "ship the release"), started_at=1_770_000_000.0),
+            conversation("deploy/agent-1", ("user", "check the pelican migration"),
+                         ("assistant", "the migration pelican_0042 is applied"),
+                         ("user", "and the rollback?"), started_at=1_770_000_100.0,
+                         parent="deploy"),
+            conversation("other", ("user", "unrelated"), started_at=1_770_000_200.0),
+        ]).awaitable()
+    async with connected(db) as session:
+        found = await _ok(session, "session_search",
+                          {"query": "pelican migration applied", "summarizer": "none"})
+        (result,) = found["results"]
+        cited = result["matched_message_ids"][0]
+        page = await _ok(session, "read_session",
+                         {"id": result["session_id"], "around": cited, "limit": 3})
+        wrong = await _error(session, "read_session", {"id": "other", "around": cited})
+    assert result["session_id"] == "deploy" and cited.startswith("deploy/agent-1:")
+    assert page["session"]["session_id"] == "deploy/agent-1"
+    assert cited in [m["id"] for m in page["messages"]]
+    assert wrong.startswith(f"message id {cited!r} is of session 'deploy/agent-1', not 'other'")
