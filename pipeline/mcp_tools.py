@@ -61,6 +61,12 @@ MODEL_DEADLINE_S = 40.0
 to reach the agent before its client gives up on the call, at 60 s in Codex
 (``tool_timeout_sec``) and in clients on MCP's TypeScript SDK. At 60 s it came after."""
 
+NO_MODEL = ("no model configured for summarizer llm: this server was started without one "
+            "(harkback mcp reads HARKBACK_MODEL, and OPENAI_BASE_URL for a local server, from "
+            "its environment, or model from the config file); extractive needs none")
+"""The tool error for ``summarizer: llm`` without a model: the command line's line says
+``pass --model NAME``, a flag ``harkback mcp`` does not take."""
+
 _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
          "words: yesterday, last week, 3 days ago")
@@ -251,7 +257,10 @@ async def session_search(store: SessionStore, args: Mapping[str, Any],
     (the command line's effective settings) when given, asking ``model`` when given (the
     server's, shared by its calls and left open) for what the wiring would ask a model
     of its own."""
-    wired = wiring.recall(recall_settings(settings, args["summarizer"]), store)
+    recall = recall_settings(settings, args["summarizer"])
+    if args["summarizer"] == "llm" and recall.chat is None:
+        return Failure(NO_MODEL)
+    wired = wiring.recall(recall, store)
     if isinstance(wired, Failure):
         return Failure(error_line(wired.failure()))
     harkback = wired.unwrap()

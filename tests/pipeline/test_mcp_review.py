@@ -1,14 +1,17 @@
-"""``read_session`` takes the message ids ``session_search`` gives: an agent opens the page
-around a match with what the search cited (``SESSION_ID:POSITION``), as ``harkback show
---around`` does; through the SDK's own client and a real SQLite store."""
+"""What an agent does next with an answer of ``harkback mcp``: open the page around a match
+with what the search cited (``SESSION_ID:POSITION``), as ``harkback show --around`` does,
+or follow what an error line says; through the SDK's own client and a real SQLite store."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from harkback.adapters.stores.sqlite import SqliteStore
 from tests.conftest import conversation
-from tests.pipeline.test_mcp_server import _error, _ok, connected, db
+from tests.pipeline.test_mcp_server import _environment, _error, _ok, connected, db
+from tests.support.chat_server import ChatServer
 
 __all__ = ["db"]  # the store fixture, shared with the server's own tests
 
@@ -56,3 +59,24 @@ async def test_a_hit_in_a_sub_agent_opens_with_the_results_own_id(tmp_path: Path
     assert page["session"]["session_id"] == "deploy/agent-1"
     assert cited in [m["id"] for m in page["messages"]]
     assert wrong.startswith(f"message id {cited!r} is of session 'deploy/agent-1', not 'other'")
+
+
+async def test_llm_without_a_model_says_what_this_server_reads(db: Path) -> None:
+    """The tool error was the command line's line, "pass --model NAME or set
+    HARKBACK_MODEL": harkback mcp takes no --model (started with one, it exits on a usage
+    error). The line names what the server does read, and that works."""
+    async with connected(db) as session:
+        message = await _error(session, "session_search", {"query": "nginx",
+                                                           "summarizer": "llm"})
+    assert "--model" not in message and "HARKBACK_MODEL" in message
+    started = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "mcp",
+                              "--db", str(db), "--model", "m"], capture_output=True,
+                             text=True, env=_environment(), timeout=60, check=False,
+                             stdin=subprocess.DEVNULL)
+    assert started.returncode == 2 and "--model" in started.stderr
+    with ChatServer() as chat:
+        env = {"HARKBACK_MODEL": "m", "OPENAI_BASE_URL": chat.url}
+        async with connected(db, env) as session:
+            found = await _ok(session, "session_search", {"query": "nginx",
+                                                          "summarizer": "llm", "limit": 1})
+    assert found["results"][0]["summary_kind"] == "llm"
