@@ -1,5 +1,6 @@
-"""What an agent's answer holds, bounded: the lists that grow with the sub-agents a session
-started (a search result's ``lineage``, a page's ``lineage.children``), and an error's line.
+"""What an agent's answer holds, bounded: a ``read_session`` message (:func:`bounded`) and
+page (:func:`within_page`), the lists that grow with the sub-agents a session started (a
+search result's ``lineage``, a page's ``lineage.children``), and an error's line.
 
 A Claude Code session that delegated to 2,000 sub-agents made one search result of 126,000
 characters (its ``lineage`` named every one) and a ``read_session`` page of 483,000 (its
@@ -15,9 +16,27 @@ characters (its ``lineage`` named every one) and a ``read_session`` page of 483,
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from harkback.pipeline.output import show_command
 from harkback.stages.load.render import clip_middle
+
+MESSAGE_CHARS = 20_000
+"""The most of one message's text, and of each of its tool calls' arguments, that
+``read_session`` returns: the middle of a longer one is left out, in its place a note of
+how many characters and of the command that prints the message whole (:func:`bounded`).
+
+Agents' MCP clients cap a tool's answer (Claude Code at 25,000 tokens unless
+``MAX_MCP_OUTPUT_TOKENS`` says otherwise, about 100,000 characters of English), and the
+server sends each answer twice, as text and as structured content: a 14 MB message gave a
+28 MB answer that no client took. 20,000 characters, doubled, still fit under that cap
+with room for short neighbours, and keep most pasted logs and files whole."""
+PAGE_CHARS = 45_000
+"""The most characters of messages (as JSON) one ``read_session`` page holds: a page of
+long messages ends early (:func:`within_page`), at least one message always, and its
+``next_offset`` goes on from there. Doubled (text and structured content), a page stays
+under Claude Code's default cap: 200 messages of 20,000 characters made 8 MB."""
 
 ERROR_CHARS = 2_000
 """The most of an error's line an agent is sent (the MCP server's tool errors, the agent
@@ -64,3 +83,59 @@ def bounded_error(line: str, chars: int = ERROR_CHARS) -> str:
     'unknown ro…[46 characters left out]…wwwwwwwwww'
     """
     return clip_middle(line, chars, "…[{left_out:,} characters left out]…")
+
+
+def within_page(messages: list[dict[str, Any]], centre: int, bound: int = PAGE_CHARS
+                ) -> tuple[int, list[dict[str, Any]]]:
+    """The messages around ``centre`` that fit in ``bound`` characters of JSON, taken
+    outwards from it, the one before then the one after (``centre`` always), and the
+    index of the first one kept.
+
+    >>> page = [{"t": "a" * 10}, {"t": "b" * 10}, {"t": "c" * 10}, {"t": "d" * 10}]
+    >>> within_page(page, 0, bound=40)
+    (0, [{'t': 'aaaaaaaaaa'}, {'t': 'bbbbbbbbbb'}])
+    >>> [m["t"][0] for m in within_page(page, 2, bound=40)[1]]
+    ['b', 'c']
+    """
+    sizes = [len(json.dumps(m, ensure_ascii=False)) for m in messages]
+    low, high, used = centre, centre + 1, sizes[centre] if messages else 0
+    grew = True
+    while grew:
+        grew = False
+        if low > 0 and used + sizes[low - 1] <= bound:  # what led to it first
+            used, low, grew = used + sizes[low - 1], low - 1, True
+        if high < len(messages) and used + sizes[high] <= bound:
+            used, high, grew = used + sizes[high], high + 1, True
+    return low, messages[low:high]
+
+
+_LEFT_OUT = ("\n...[{{left_out:,}} characters left out here: read_session returns at most "
+             "{bound:,} characters of a message; {command} prints it whole]...\n")
+
+
+def bounded(message: dict[str, Any], bound: int = MESSAGE_CHARS, db: str | None = None
+            ) -> dict[str, Any]:
+    """A message of a ``show`` payload with its content, and each tool call's arguments,
+    cut to ``bound`` characters: head and tail kept, a note of what was left out between
+    them, counted in ``content_left_out`` (``arguments_left_out``).
+
+    >>> cut = bounded({"id": "s:4", "content": "a" * 30 + "z" * 30}, bound=20)
+    >>> cut["content_left_out"], cut["content"].splitlines()[::2]
+    (40, ['aaaaaaaaaa', 'zzzzzzzzzz'])
+    >>> note = cut["content"].splitlines()[1]
+    >>> note[:43], note.endswith("; harkback show s --around s:4 prints it whole]...")
+    ('...[40 characters left out here: read_sessi', True)
+    """
+    command = show_command(message["id"], db).replace("{", "{{").replace("}", "}}")
+    marker = _LEFT_OUT.format(bound=bound, command=command)
+    out = dict(message)
+    if len(message["content"]) > bound:
+        out["content"] = clip_middle(message["content"], bound, marker)
+        out["content_left_out"] = len(message["content"]) - bound
+    if any(len(call["arguments"]) > bound for call in message.get("tool_calls", ())):
+        out["tool_calls"] = [
+            call if len(call["arguments"]) <= bound else
+            {**call, "arguments": clip_middle(call["arguments"], bound, marker),
+             "arguments_left_out": len(call["arguments"]) - bound}
+            for call in message["tool_calls"]]
+    return out
