@@ -63,8 +63,17 @@ def build_server(store: LazyStore, settings: Settings | None = None,
     async def list_tools(_ctx: ServerRequestContext[Any],
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
-            types.Tool(name=spec.name, description=spec.description,
-                       input_schema=spec.input_schema) for spec in TOOLS.values()])
+            types.Tool(name=spec.name, title=spec.title, description=spec.description,
+                       input_schema=spec.input_schema, annotations=_annotations(spec.name))
+            for spec in TOOLS.values()])
+
+    def _annotations(name: str) -> types.ToolAnnotations:
+        # Read-only: clients may run them without asking each time, and side by side (the
+        # summaries a model writes are a cache). Only a search with a model reaches out, to
+        # the model's endpoint, and that may be another machine.
+        return types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                                     idempotent_hint=True,
+                                     open_world_hint=name == "session_search" and model is not None)
 
     async def call(_ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                    ) -> types.CallToolResult:

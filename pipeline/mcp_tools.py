@@ -70,12 +70,14 @@ _CURRENT = {"type": "string", "description": "Your own session's id: its whole l
 
 @attrs.frozen
 class ToolSpec:
-    """One tool as listed to clients: its name, what it is for, its input schema."""
+    """One tool as listed to clients: its name, what it is for, its input schema, and the
+    title a client's interface shows."""
 
     name: str
     description: str
     properties: Mapping[str, Mapping[str, Any]]
     required: tuple[str, ...] = ()
+    title: str = ""
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -107,18 +109,19 @@ _SEARCH = ToolSpec(
                                    "excerpt; none: metadata only (fastest); llm: a model's "
                                    "summary. Default: llm when a model is configured, else "
                                    "extractive."}},
-    ("query",))
+    ("query",), "Search past sessions")
 
 _RECENT = ToolSpec(
     "recent_sessions",
     "List the user's most recent past sessions (root sessions, newest first) with their ids, "
     "titles, message counts and a preview.",
-    {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
+    {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10,
+               "description": "How many sessions to list."},
      "since": {"type": _TIME, "description": f"Sessions started since: {_WHEN}."},
      "until": {"type": _TIME, "description": f"Sessions started until: {_WHEN}."},
      "source": _SOURCE,
      "project": _PROJECT,
-     "current_session": _CURRENT})
+     "current_session": _CURRENT}, title="List recent sessions")
 
 _READ = ToolSpec(
     "read_session",
@@ -139,7 +142,7 @@ _READ = ToolSpec(
                 "description": "Index of the first message of the page (next_offset)."},
      "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": PAGE_LIMIT,
                "description": "Messages per page."}},
-    ("id",))
+    ("id",), "Read a past session")
 
 TOOLS: Mapping[str, ToolSpec] = {t.name: t for t in (_SEARCH, _RECENT, _READ)}
 """The tools by name, in the order they are listed."""
