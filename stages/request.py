@@ -123,6 +123,12 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         # comma list) kept a search busy for minutes.
         if len(names) > MAX_NAMES:
             return Failure(QueryRejected(f"at most {MAX_NAMES} {what}, got {len(names)}"))
+        # SQLite's text functions end a text at a NUL: a project "\0/x" matched every
+        # session, a source "telegram\0" those of telegram. No name holds one.
+        held = [name for name in names if "\x00" in name]
+        if held:
+            return Failure(QueryRejected(f"{what[:-1]} names cannot hold a NUL character, "
+                                         f"got {_shown(held)}"))
     return Success(SearchRequest(
         # Only the first MAX_QUERY_CHARS characters are read, by every stage.
         query=query[:MAX_QUERY_CHARS].replace("\x00", " "), limit=limit,
