@@ -76,13 +76,41 @@ def bounded_children(page: dict[str, Any], items: int = LIST_ITEMS) -> dict[str,
                                 "children_left_out": len(children) - items}}
 
 
+FIELD_CHARS = 500
+"""The most characters of a session's title, project, model or source, and of a tool's
+name, that an answer holds: a store ingested by a converter that titled each session by
+its first message (a pasted log) made a listing of ten sessions half a megabyte. Ids are
+never cut: they are what the agent passes back."""
+_FIELDS = frozenset({"title", "project", "model", "source", "tool_name", "name"})
+_CUT = "…[{left_out:,} characters left out]…"
+
+
+def bounded_fields(payload: dict[str, Any], chars: int = FIELD_CHARS) -> dict[str, Any]:
+    """``payload`` (of ``search``, ``recent`` or ``show``) with each title, project, model,
+    source and tool name longer than ``chars`` cut in the middle, saying how much.
+
+    >>> bounded_fields({"results": [{"title": "t" * 30, "session_id": "s" * 12}]}, chars=10)
+    {'results': [{'title': 'ttttt…[20 characters left out]…ttttt', 'session_id': 'ssssssssssss'}]}
+    """
+    def walk(value: Any, key: str | None = None) -> Any:
+        if isinstance(value, str):
+            return clip_middle(value, chars, _CUT) if key in _FIELDS else value
+        if isinstance(value, dict):
+            return {k: walk(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+    bounded: dict[str, Any] = walk(payload)
+    return bounded
+
+
 def bounded_error(line: str, chars: int = ERROR_CHARS) -> str:
     """``line`` with its middle left out past ``chars`` characters, saying how many.
 
     >>> bounded_error("unknown role(s) " + "w" * 50, chars=20)
     'unknown ro…[46 characters left out]…wwwwwwwwww'
     """
-    return clip_middle(line, chars, "…[{left_out:,} characters left out]…")
+    return clip_middle(line, chars, _CUT)
 
 
 def within_page(messages: list[dict[str, Any]], centre: int, bound: int = PAGE_CHARS

@@ -28,6 +28,7 @@ from harkback.pipeline.answer_bounds import (
     PAGE_CHARS,
     bounded,
     bounded_children,
+    bounded_fields,
     bounded_results,
     within_page,
 )
@@ -218,7 +219,7 @@ current_session)'
 
 def _payload(response: Response) -> Result[dict[str, Any], str]:
     # A failure is the line the command line prints (error_line), not the payload's.
-    return response.outcome.map(lambda _: response.to_payload()).alt(error_line)
+    return response.outcome.map(lambda _: bounded_fields(response.to_payload())).alt(error_line)
 
 
 def _names(text: str | None) -> tuple[str, ...]:
@@ -291,7 +292,7 @@ async def read_session_page(store: SessionStore, session_id: str, *, around: str
                                                     limit=limit)
     if isinstance(page, Failure):
         return Failure(error_line(page.failure()))
-    payload = bounded_children(page.unwrap().to_payload())
+    payload = bounded_fields(bounded_children(page.unwrap().to_payload()))
     messages = [bounded(m, db=db) for m in payload["messages"]]
     centre = next((i for i, m in enumerate(messages) if around in (m["id"], m["position"])), 0)
     first, kept = within_page(messages, centre)

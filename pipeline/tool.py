@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harkback.pipeline.answer_bounds import bounded_error, bounded_results
+from harkback.pipeline.answer_bounds import bounded_error, bounded_fields, bounded_results
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.terminal import json_text
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
@@ -124,7 +124,7 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     if not payload["success"]:  # the line echoes what it refuses: a megabyte role, say
         return _error(payload["error"])
     # UTF-8 whatever the arguments held: half a character escaped in them is U+FFFD.
-    return json_text(bounded_results(payload))
+    return json_text(bounded_fields(bounded_results(payload)))
 
 
 def handle_session_search_sync(harkback: Harkback, arguments: str | dict[str, Any], *,

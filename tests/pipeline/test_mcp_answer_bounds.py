@@ -1,5 +1,6 @@
-"""A session that delegated to hundreds of sub-agents, read by an agent: through the SDK's
-own client against ``harkback mcp`` and through the agent tool, on a real SQLite store."""
+"""Answers an agent gets about sessions with hundreds of sub-agents, or titles and folders
+of any length: through the SDK's own client against ``harkback mcp`` and through the agent
+tool, on a real SQLite store."""
 
 from __future__ import annotations
 
@@ -82,3 +83,52 @@ async def test_the_agent_tools_lineage_is_bounded_too(delegated: Path) -> None:
     (result,) = json.loads(text)["results"]
     assert len(result["lineage"]) == 20
     assert result["lineage_left_out"] == SUB_AGENTS + 1 - 20
+
+
+@pytest.fixture
+def titled_by_logs(tmp_path: Path) -> Path:
+    """A store whose sessions a converter titled by their first message, a pasted log of
+    50,000 characters, in a folder of as long a path."""
+    path = tmp_path / "h.db"
+    log = "ERROR worker pool exhausted at frame 0x7f3c " * 1_100
+    sessions = [conversation(f"pasted-{i}", ("user", log), ("assistant", "raise pool_size"),
+                             started_at=1_770_000_000.0 + i, title=log,
+                             project="/srv/" + "deep/" * 10_000 + f"app{i}")
+                for i in range(10)]
+    with SqliteStore.open(path).unwrap() as store:
+        asyncio.run(_ingest(store, sessions))
+    return path
+
+
+async def test_titles_and_folders_of_any_length_are_cut_in_answers(titled_by_logs: Path
+                                                                   ) -> None:
+    """A listing of ten such sessions was a megabyte (each title and project whole), a
+    search result or a page as long; each title and project keeps 500 characters, ids are
+    whole, and every answer stays small."""
+    calls = [("recent_sessions", {}),
+             ("session_search", {"query": "worker pool exhausted", "limit": 10,
+                                 "summarizer": "none"}),
+             ("read_session", {"id": "pasted-3", "limit": 1})]
+    async with connected(titled_by_logs) as session:
+        answers = [await session.call_tool(tool, arguments) for tool, arguments in calls]
+    texts = []
+    for answer in answers:
+        (block,) = answer.content
+        assert not answer.is_error and block.type == "text"
+        texts.append(block.text)
+    listed, found, page = (json.loads(text) for text in texts)
+    for entry in [*listed["results"], *found["results"], page["session"]]:
+        assert len(entry["title"]) < 550 and "characters left out]" in entry["title"]
+        assert len(entry["project"]) < 550 and entry["project"].endswith("/app" + entry[
+            "session_id"].removeprefix("pasted-"))
+    assert {r["session_id"] for r in listed["results"]} == {f"pasted-{i}" for i in range(10)}
+    assert max(len(texts[0]), len(texts[1])) < 30_000
+
+
+async def test_the_agent_tools_titles_are_cut_too(titled_by_logs: Path) -> None:
+    """The agent tool's payload goes into the model's context: the same bound."""
+    with SqliteStore.open(titled_by_logs, readonly=True).unwrap() as store:
+        text = await handle_session_search(Harkback(store=store),
+                                           '{"query": "worker pool exhausted", "limit": 10}')
+    results = json.loads(text)["results"]
+    assert len(results) == 10 and all(len(r["title"]) < 550 for r in results)
