@@ -101,7 +101,7 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     if isinstance(given, str):
         return _error(given)
     takes = SESSION_SEARCH_TOOL["function"]["parameters"]["properties"]
-    unknown = sorted(set(given) - set(takes))
+    unknown = sorted(str(name) for name in set(given) - set(takes))  # a caller's 1 or None
     if unknown:  # a "since" the model believed filtered, or a misspelt "role"
         return _error(f"unknown argument: {', '.join(unknown)} (session_search takes "
                       f"{', '.join(takes)})")

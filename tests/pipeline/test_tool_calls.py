@@ -28,12 +28,14 @@ async def _called(db: Path, arguments: str | dict[str, Any]) -> dict[str, Any]:
     '{"query": "nginx", "since": "7d"}',
     '{"query": "nginx", "role": "tool"}',
     {"query": "nginx", "source": "codex"},
+    {"query": "nginx", 1: 2, None: 3},
 ])
 async def test_an_argument_the_schema_does_not_declare_is_refused(db: Path,
                                                                    arguments: Any) -> None:
     """The schema says additionalProperties: false, yet a model's "since" (or "role" for
     role_filter) was dropped without a word: the answer, unfiltered, passed for a
-    filtered one. It is refused, naming what the tool takes."""
+    filtered one. It is refused, naming what the tool takes (a Python caller's name that
+    is no string too: sorting and joining them raised TypeError)."""
     payload = await _called(db, arguments)
     takes = ", ".join(SESSION_SEARCH_TOOL["function"]["parameters"]["properties"])
     assert payload["success"] is False
