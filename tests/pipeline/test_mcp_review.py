@@ -80,3 +80,15 @@ async def test_llm_without_a_model_says_what_this_server_reads(db: Path) -> None
             found = await _ok(session, "session_search", {"query": "nginx",
                                                           "summarizer": "llm", "limit": 1})
     assert found["results"][0]["summary_kind"] == "llm"
+
+
+async def test_epoch_milliseconds_are_told_apart(db: Path) -> None:
+    """A model copying JavaScript's Date.now() sends milliseconds: the error said only that
+    the moment was past the year 9999. It says what to do, as ingest does, and done so
+    the call answers."""
+    async with connected(db) as session:
+        messages = [await _error(session, "recent_sessions", {"since": since})
+                    for since in (1_771_000_000_000, "1771000000000")]
+        divided = await _ok(session, "recent_sessions", {"since": 1_771_000_000_000 // 1000})
+    assert all("milliseconds? divide by 1000" in message for message in messages)
+    assert [r["session_id"] for r in divided["results"]] == ["cors", "nginx-long"]
