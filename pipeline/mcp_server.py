@@ -25,21 +25,16 @@ from mcp.server.stdio import stdio_server
 from returns.result import Failure
 
 from harkback.pipeline import wiring
+from harkback.pipeline.answer_bounds import bounded_error
 from harkback.pipeline.mcp_stdin import StdinLines
 from harkback.pipeline.mcp_store import LazyStore
 from harkback.pipeline.mcp_tools import TOOLS, call_tool, recall_settings
 from harkback.pipeline.settings import Settings
-from harkback.stages.load.render import clip_middle
 from harkback.stages.ports import ChatModel
 
 _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search finds sessions "
                  "about a question, recent_sessions lists the latest, read_session pages "
                  "through one session's messages by id.")
-
-
-ERROR_CHARS = 2_000
-"""The most of a tool error's line sent: the line echoes the argument it refuses, and a
-megabyte session id or time made a megabyte error, past what clients take from a tool."""
 
 
 def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None
@@ -49,8 +44,7 @@ def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None
 
 
 def _error(line: str) -> types.CallToolResult:
-    return _text(clip_middle(line, ERROR_CHARS, "…[{left_out:,} characters left out]…"),
-                 error=True)
+    return _text(bounded_error(line), error=True)
 
 
 def _version() -> str:
@@ -69,8 +63,17 @@ def build_server(store: LazyStore, settings: Settings | None = None,
     async def list_tools(_ctx: ServerRequestContext[Any],
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
-            types.Tool(name=spec.name, description=spec.description,
-                       input_schema=spec.input_schema) for spec in TOOLS.values()])
+            types.Tool(name=spec.name, title=spec.title, description=spec.description,
+                       input_schema=spec.input_schema, annotations=_annotations(spec.name))
+            for spec in TOOLS.values()])
+
+    def _annotations(name: str) -> types.ToolAnnotations:
+        # Read-only: clients may run them without asking each time, and side by side (the
+        # summaries a model writes are a cache). Only a search with a model reaches out, to
+        # the model's endpoint, and that may be another machine.
+        return types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
+                                     idempotent_hint=True,
+                                     open_world_hint=name == "session_search" and model is not None)
 
     async def call(_ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                    ) -> types.CallToolResult:

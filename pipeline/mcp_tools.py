@@ -15,7 +15,6 @@ saying what went wrong, which the server sends as a tool error.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -24,41 +23,38 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline import wiring
+from harkback.pipeline.answer_bounds import (
+    MESSAGE_CHARS,
+    PAGE_CHARS,
+    bounded,
+    bounded_children,
+    bounded_fields,
+    bounded_results,
+    within_page,
+)
 from harkback.pipeline.cli_edges import name_list
 from harkback.pipeline.command_basics import error_line
 from harkback.pipeline.facade import Harkback, Response
-from harkback.pipeline.output import show_command
 from harkback.pipeline.settings import Settings
 from harkback.pipeline.tool import whole_number
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
-from harkback.stages.load.render import clip_middle
 from harkback.stages.ports import ChatModel, SessionStore
 from harkback.stages.summarize.summarizers import SUMMARIZERS
 
 PAGE_LIMIT = 50
 """Messages ``read_session`` returns per page unless asked for another size."""
 MAX_PAGE = 200
-MESSAGE_CHARS = 20_000
-"""The most of one message's text, and of each of its tool calls' arguments, that
-``read_session`` returns: the middle of a longer one is left out, in its place a note of
-how many characters and of the command that prints the message whole (:func:`bounded`).
-
-Agents' MCP clients cap a tool's answer (Claude Code at 25,000 tokens unless
-``MAX_MCP_OUTPUT_TOKENS`` says otherwise, about 100,000 characters of English), and the
-server sends each answer twice, as text and as structured content: a 14 MB message gave a
-28 MB answer that no client took. 20,000 characters, doubled, still fit under that cap
-with room for short neighbours, and keep most pasted logs and files whole."""
-PAGE_CHARS = 45_000
-"""The most characters of messages (as JSON) one ``read_session`` page holds: a page of
-long messages ends early (:func:`within_page`), at least one message always, and its
-``next_offset`` goes on from there. Doubled (text and structured content), a page stays
-under Claude Code's default cap: 200 messages of 20,000 characters made 8 MB."""
-
 MODEL_DEADLINE_S = 40.0
 """Seconds for all model calls of one ``session_search`` (the command line's recall has
 60): a slow or hung model must leave time for the answer, the words' ranking with a note,
 to reach the agent before its client gives up on the call, at 60 s in Codex
 (``tool_timeout_sec``) and in clients on MCP's TypeScript SDK. At 60 s it came after."""
+
+NO_MODEL = ("no model configured for summarizer llm: this server was started without one "
+            "(harkback mcp reads HARKBACK_MODEL, and OPENAI_BASE_URL for a local server, from "
+            "its environment, or model from the config file); extractive needs none")
+"""The tool error for ``summarizer: llm`` without a model: the command line's line says
+``pass --model NAME``, a flag ``harkback mcp`` does not take."""
 
 _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
@@ -75,12 +71,14 @@ _CURRENT = {"type": "string", "description": "Your own session's id: its whole l
 
 @attrs.frozen
 class ToolSpec:
-    """One tool as listed to clients: its name, what it is for, its input schema."""
+    """One tool as listed to clients: its name, what it is for, its input schema, and the
+    title a client's interface shows."""
 
     name: str
     description: str
     properties: Mapping[str, Mapping[str, Any]]
     required: tuple[str, ...] = ()
+    title: str = ""
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -112,18 +110,19 @@ _SEARCH = ToolSpec(
                                    "excerpt; none: metadata only (fastest); llm: a model's "
                                    "summary. Default: llm when a model is configured, else "
                                    "extractive."}},
-    ("query",))
+    ("query",), "Search past sessions")
 
 _RECENT = ToolSpec(
     "recent_sessions",
     "List the user's most recent past sessions (root sessions, newest first) with their ids, "
     "titles, message counts and a preview.",
-    {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10},
+    {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10,
+               "description": "How many sessions to list."},
      "since": {"type": _TIME, "description": f"Sessions started since: {_WHEN}."},
      "until": {"type": _TIME, "description": f"Sessions started until: {_WHEN}."},
      "source": _SOURCE,
      "project": _PROJECT,
-     "current_session": _CURRENT})
+     "current_session": _CURRENT}, title="List recent sessions")
 
 _READ = ToolSpec(
     "read_session",
@@ -138,12 +137,13 @@ _READ = ToolSpec(
     {"id": {"type": "string", "description": "The session id (session_id of a result)."},
      "around": {"type": ["string", "integer"], "minimum": 0,
                 "description": "Centre the page on this message: SESSION_ID:POSITION (as "
-                               "matched_message_ids cite it) or a position."},
+                               "matched_message_ids cite it; one in a sub-agent of id reads "
+                               "the sub-agent's page) or a position."},
      "offset": {"type": "integer", "minimum": 0, "default": 0,
                 "description": "Index of the first message of the page (next_offset)."},
      "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": PAGE_LIMIT,
                "description": "Messages per page."}},
-    ("id",))
+    ("id",), "Read a past session")
 
 TOOLS: Mapping[str, ToolSpec] = {t.name: t for t in (_SEARCH, _RECENT, _READ)}
 """The tools by name, in the order they are listed."""
@@ -219,7 +219,7 @@ current_session)'
 
 def _payload(response: Response) -> Result[dict[str, Any], str]:
     # A failure is the line the command line prints (error_line), not the payload's.
-    return response.outcome.map(lambda _: response.to_payload()).alt(error_line)
+    return response.outcome.map(lambda _: bounded_fields(response.to_payload())).alt(error_line)
 
 
 def _names(text: str | None) -> tuple[str, ...]:
@@ -249,7 +249,10 @@ async def session_search(store: SessionStore, args: Mapping[str, Any],
     (the command line's effective settings) when given, asking ``model`` when given (the
     server's, shared by its calls and left open) for what the wiring would ask a model
     of its own."""
-    wired = wiring.recall(recall_settings(settings, args["summarizer"]), store)
+    recall = recall_settings(settings, args["summarizer"])
+    if args["summarizer"] == "llm" and recall.chat is None:
+        return Failure(NO_MODEL)
+    wired = wiring.recall(recall, store)
     if isinstance(wired, Failure):
         return Failure(error_line(wired.failure()))
     harkback = wired.unwrap()
@@ -265,7 +268,7 @@ async def session_search(store: SessionStore, args: Mapping[str, Any],
             projects=_names(args["project"]), current_session_id=args["current_session"])
     finally:
         await (harkback if model is None else attrs.evolve(harkback, model=None)).aclose()
-    return _payload(response)
+    return _payload(response).map(bounded_results)
 
 
 async def recent_sessions(store: SessionStore, args: Mapping[str, Any]
@@ -289,7 +292,7 @@ async def read_session_page(store: SessionStore, session_id: str, *, around: str
                                                     limit=limit)
     if isinstance(page, Failure):
         return Failure(error_line(page.failure()))
-    payload = page.unwrap().to_payload()
+    payload = bounded_fields(bounded_children(page.unwrap().to_payload()))
     messages = [bounded(m, db=db) for m in payload["messages"]]
     centre = next((i for i, m in enumerate(messages) if around in (m["id"], m["position"])), 0)
     first, kept = within_page(messages, centre)
@@ -299,62 +302,6 @@ async def read_session_page(store: SessionStore, session_id: str, *, around: str
     stop = offset + len(kept)
     return Success({**payload, "messages": kept, "offset": offset, "page_chars": PAGE_CHARS,
                     "next_offset": stop if stop < payload["total"] else None})
-
-
-def within_page(messages: list[dict[str, Any]], centre: int, bound: int = PAGE_CHARS
-                ) -> tuple[int, list[dict[str, Any]]]:
-    """The messages around ``centre`` that fit in ``bound`` characters of JSON, taken
-    outwards from it, the one before then the one after (``centre`` always), and the
-    index of the first one kept.
-
-    >>> page = [{"t": "a" * 10}, {"t": "b" * 10}, {"t": "c" * 10}, {"t": "d" * 10}]
-    >>> within_page(page, 0, bound=40)
-    (0, [{'t': 'aaaaaaaaaa'}, {'t': 'bbbbbbbbbb'}])
-    >>> [m["t"][0] for m in within_page(page, 2, bound=40)[1]]
-    ['b', 'c']
-    """
-    sizes = [len(json.dumps(m, ensure_ascii=False)) for m in messages]
-    low, high, used = centre, centre + 1, sizes[centre] if messages else 0
-    grew = True
-    while grew:
-        grew = False
-        if low > 0 and used + sizes[low - 1] <= bound:  # what led to it first
-            used, low, grew = used + sizes[low - 1], low - 1, True
-        if high < len(messages) and used + sizes[high] <= bound:
-            used, high, grew = used + sizes[high], high + 1, True
-    return low, messages[low:high]
-
-
-_LEFT_OUT = ("\n...[{{left_out:,}} characters left out here: read_session returns at most "
-             "{bound:,} characters of a message; {command} prints it whole]...\n")
-
-
-def bounded(message: dict[str, Any], bound: int = MESSAGE_CHARS, db: str | None = None
-            ) -> dict[str, Any]:
-    """A message of a ``show`` payload with its content, and each tool call's arguments,
-    cut to ``bound`` characters: head and tail kept, a note of what was left out between
-    them, counted in ``content_left_out`` (``arguments_left_out``).
-
-    >>> cut = bounded({"id": "s:4", "content": "a" * 30 + "z" * 30}, bound=20)
-    >>> cut["content_left_out"], cut["content"].splitlines()[::2]
-    (40, ['aaaaaaaaaa', 'zzzzzzzzzz'])
-    >>> note = cut["content"].splitlines()[1]
-    >>> note[:43], note.endswith("; harkback show s --around s:4 prints it whole]...")
-    ('...[40 characters left out here: read_sessi', True)
-    """
-    command = show_command(message["id"], db).replace("{", "{{").replace("}", "}}")
-    marker = _LEFT_OUT.format(bound=bound, command=command)
-    out = dict(message)
-    if len(message["content"]) > bound:
-        out["content"] = clip_middle(message["content"], bound, marker)
-        out["content_left_out"] = len(message["content"]) - bound
-    if any(len(call["arguments"]) > bound for call in message.get("tool_calls", ())):
-        out["tool_calls"] = [
-            call if len(call["arguments"]) <= bound else
-            {**call, "arguments": clip_middle(call["arguments"], bound, marker),
-             "arguments_left_out": len(call["arguments"]) - bound}
-            for call in message["tool_calls"]]
-    return out
 
 
 async def call_tool(store: SessionStore, name: str, arguments: Mapping[str, Any] | None,

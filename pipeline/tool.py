@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harkback.pipeline.answer_bounds import bounded_error, bounded_fields, bounded_results
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.terminal import json_text
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
@@ -56,7 +57,7 @@ SESSION_SEARCH_TOOL: dict[str, Any] = {
 
 
 def _error(message: str) -> str:
-    return json_text({"success": False, "error": message})
+    return json_text({"success": False, "error": bounded_error(message)})
 
 
 def whole_number(value: object) -> object:
@@ -96,9 +97,16 @@ def _arguments(raw: str | dict[str, Any]) -> dict[str, Any] | str:
 async def handle_session_search(harkback: Harkback, arguments: str | dict[str, Any], *,
                                 current_session_id: str | None = None) -> str:
     """Run the tool for one call's arguments and return the JSON payload as text."""
-    args = _arguments(arguments)
-    if isinstance(args, str):
-        return _error(args)
+    given = _arguments(arguments)
+    if isinstance(given, str):
+        return _error(given)
+    takes = SESSION_SEARCH_TOOL["function"]["parameters"]["properties"]
+    unknown = sorted(str(name) for name in set(given) - set(takes))  # a caller's 1 or None
+    if unknown:  # a "since" the model believed filtered, or a misspelt "role"
+        return _error(f"unknown argument: {', '.join(unknown)} (session_search takes "
+                      f"{', '.join(takes)})")
+    # null is "not given", as the MCP tools read it: models write it for what they leave out.
+    args = {name: value for name, value in given.items() if value is not None}
     query = args.get("query", "")
     limit = args.get("limit", DEFAULT_LIMIT)
     roles = args.get("role_filter") or "user,assistant"
@@ -112,8 +120,11 @@ async def handle_session_search(harkback: Harkback, arguments: str | dict[str, A
     response = await harkback.search(
         query, limit=limit, current_session_id=current_session_id,
         roles=tuple(r.strip() for r in roles.split(",") if r.strip()))
+    payload = response.to_payload()
+    if not payload["success"]:  # the line echoes what it refuses: a megabyte role, say
+        return _error(payload["error"])
     # UTF-8 whatever the arguments held: half a character escaped in them is U+FFFD.
-    return json_text(response.to_payload())
+    return json_text(bounded_fields(bounded_results(payload)))
 
 
 def handle_session_search_sync(harkback: Harkback, arguments: str | dict[str, Any], *,

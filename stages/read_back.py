@@ -29,6 +29,7 @@ from harkback.stages.message_window import MessageWindow, WindowQuery
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Message, Session, mended
 from harkback.stages.result import when_text
+from harkback.stages.shown_number import shown_number
 from harkback.stages.stage import as_result
 
 ReadError = QueryRejected | NotFound | StoreUnavailable
@@ -102,9 +103,10 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
             return Failure(QueryRejected(f"{name} must be a whole number, got {given!r}"[:80]))
     if not 1 <= request.limit <= MAX_PAGE_LIMIT:
         return Failure(QueryRejected(f"page size must be between 1 and {MAX_PAGE_LIMIT}, "
-                                     f"got {request.limit}"))
+                                     f"got {shown_number(request.limit)}"))
     if request.offset is not None and request.offset < 0:
-        return Failure(QueryRejected(f"offset must be 0 or more, got {request.offset}"))
+        return Failure(QueryRejected(f"offset must be 0 or more, got "
+                                     f"{shown_number(request.offset)}"))
     if request.around is None:
         return Success(None)
     if request.offset is not None:
@@ -127,7 +129,7 @@ def page_of(request: PageRequest, around: int | None, window: MessageWindow
     offset = request.offset or 0
     total = window.total
     if offset >= total and (total or offset):
-        return Failure(NotFound(f"offset {offset} is past the end of session "
+        return Failure(NotFound(f"offset {shown_number(offset)} is past the end of session "
                                 f"{request.session_id!r} ({total} messages)"))
     return Success(window)
 
@@ -193,9 +195,63 @@ def _message_payload(message: Message, tz: tzinfo | None) -> dict[str, Any]:
     return payload
 
 
+def cited_elsewhere(request: PageRequest) -> str | None:
+    """The session ``request.around`` names when it is a message id of another session.
+
+    >>> cited_elsewhere(PageRequest(session_id="root", around="root/agent-1:4"))
+    'root/agent-1'
+    >>> cited_elsewhere(PageRequest(session_id="root", around="root:4")) is None
+    True
+    """
+    head, colon, tail = (request.around or "").strip().rpartition(":")
+    cited = colon and head and head != request.session_id and tail.isascii() and tail.isdigit()
+    return head if cited else None
+
+
+async def _descends(store: SessionStore, session_id: str, ancestor_id: str
+                    ) -> Result[bool, StoreUnavailable]:
+    # Up the parents one at a time, stopping at the ancestor: a loop or a gap ends it.
+    seen = {session_id}
+    current = session_id
+    while True:
+        found = as_result(await store.sessions((current,)).awaitable())
+        if isinstance(found, Failure):
+            return Failure(found.failure())
+        parent = next((s.parent_session_id for s in found.unwrap()), None)
+        if parent is None or parent in seen:
+            return Success(False)
+        if parent == ancestor_id:
+            return Success(True)
+        seen.add(parent)
+        current = parent
+
+
+async def _to_read(store: SessionStore, request: PageRequest
+                   ) -> Result[PageRequest, ReadError]:
+    """``request``, or, when ``around`` cites a message of a session below the one asked
+    (a search result's root, and its hit in a sub-agent or continuation, which
+    ``matched_message_ids`` names), the same request of that session."""
+    other = cited_elsewhere(request)
+    if other is None:
+        return Success(request)
+    below = attrs.evolve(request, session_id=other)
+    checked = check_request(below)  # what is wrong with the rest, before the store is read
+    if isinstance(checked, Failure):
+        return Failure(checked.failure())
+    descends = await _descends(store, other, request.session_id)
+    if isinstance(descends, Failure):
+        return Failure(descends.failure())
+    return Success(below) if descends.unwrap() else Success(request)
+
+
 async def read_page(store: SessionStore, request: PageRequest
                     ) -> Result[SessionPage, ReadError]:
-    """Read one page of ``request.session_id`` from ``store`` (reads only, writes nothing)."""
+    """Read one page of ``request.session_id`` from ``store`` (reads only, writes nothing),
+    or of the session below it whose message ``around`` cites."""
+    to_read = await _to_read(store, request)
+    if isinstance(to_read, Failure):
+        return Failure(to_read.failure())
+    request = to_read.unwrap()
     checked = check_request(request)
     if isinstance(checked, Failure):
         return Failure(checked.failure())

@@ -17,6 +17,7 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.records import ROLES, Role, mended
+from harkback.stages.shown_number import shown_number
 from harkback.stages.time_bounds import epoch_bound, parse_time_bound
 
 MAX_SHORTLIST = 50
@@ -91,7 +92,8 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     if wrong is not None:
         return Failure(QueryRejected(wrong))
     if not 1 <= limit <= MAX_LIMIT:
-        return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, got {limit}"))
+        return Failure(QueryRejected(f"limit must be between 1 and {MAX_LIMIT}, "
+                                     f"got {shown_number(limit)}"))
     asked = {"sources": sources, "projects": projects}
     roles, sources, projects, hidden_sources = (
         _listed(roles), _listed(sources), _listed(projects), _listed(hidden_sources))
@@ -121,6 +123,12 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         # comma list) kept a search busy for minutes.
         if len(names) > MAX_NAMES:
             return Failure(QueryRejected(f"at most {MAX_NAMES} {what}, got {len(names)}"))
+        # SQLite's text functions end a text at a NUL: a project "\0/x" matched every
+        # session, a source "telegram\0" those of telegram. No name holds one.
+        held = [name for name in names if "\x00" in name]
+        if held:
+            return Failure(QueryRejected(f"{what[:-1]} names cannot hold a NUL character, "
+                                         f"got {_shown(held)}"))
     return Success(SearchRequest(
         # Only the first MAX_QUERY_CHARS characters are read, by every stage.
         query=query[:MAX_QUERY_CHARS].replace("\x00", " "), limit=limit,

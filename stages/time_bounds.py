@@ -83,6 +83,17 @@ def _possible(moment: float) -> bool:
     return math.isfinite(moment) and _EARLIEST <= moment < _LATEST
 
 
+def _years(moment: float) -> str:
+    """The years a session can have, and, for epoch milliseconds (JavaScript's Date.now(),
+    as a model may copy one), what to do: as ingest says it of a time in a file.
+
+    >>> _years(1_772_000_000_000.0)
+    '(the years 1970 to 9999; milliseconds? divide by 1000)'
+    """
+    return f"({_YEARS}; milliseconds? divide by 1000)" if _possible(moment / 1000) \
+        else f"({_YEARS})"
+
+
 def parse_time_bound(text: str, *, now: float | None = None, what: str = "time bound",
                      end: bool = False) -> Result[float, QueryRejected]:
     """Parse a written time: ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds,
@@ -138,7 +149,7 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         pass
     else:
         # "nan", "1e400" and year-3-million epochs would filter every session out unseen.
-        return _in_range(epoch, text, what)
+        return _in_range(epoch, text, what, number=True)
     spoken = spoken_time(text, base, end=end)
     if spoken is not None:
         return _in_range(spoken, text, what)  # "999 years ago": before 1970
@@ -164,11 +175,13 @@ def _moment(written: date | datetime, end: bool) -> float:
         return math.nan
 
 
-def _in_range(moment: float, text: str, what: str) -> Result[float, QueryRejected]:
+def _in_range(moment: float, text: str, what: str, *, number: bool = False
+              ) -> Result[float, QueryRejected]:
     if _possible(moment):
         return Success(moment)
+    years = _years(moment) if number else f"({_YEARS})"  # a date past 9999 is no milliseconds
     return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have "
-                                 f"({_YEARS}): use {ACCEPTED_TIMES}"))
+                                 f"{years}: use {ACCEPTED_TIMES}"))
 
 
 def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, QueryRejected]:
@@ -198,7 +211,7 @@ def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, Quer
     shown = (repr(value) if isinstance(value, float) or abs(value) < 10 ** 30
              else "(a number past any date)")
     return Failure(QueryRejected(f"{what} {shown} is not a moment a session can have "
-                                 f"({_YEARS}): use {ACCEPTED_TIMES}"))
+                                 f"{_years(moment)}: use {ACCEPTED_TIMES}"))
 
 
 def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, QueryRejected]:

@@ -198,7 +198,6 @@ SAME_AS_THE_COMMAND_LINE: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("session_search", {"query": "x", "since": "soonish"}, ("search", "x", "--since", "soonish")),
     ("session_search", {"query": "x", "until": "2020-01-01", "since": "2021-01-01"},
      ("search", "x", "--until", "2020-01-01", "--since", "2021-01-01")),
-    ("session_search", {"query": "x", "summarizer": "llm"}, ("search", "x", "--summarizer", "llm")),
     ("recent_sessions", {"since": "soonish"}, ("recent", "--since", "soonish")),
     ("read_session", {"id": "no-such"}, ("show", "no-such")),
     ("read_session", {"id": "nginx-long", "offset": 7}, ("show", "nginx-long", "--offset", "7")),
