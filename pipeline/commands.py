@@ -44,6 +44,7 @@ from harkback.pipeline.in_memory import in_memory, refusal
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
+from harkback.pipeline.termination import removed_new_store, stopped_with
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
 from harkback.stages.time_bounds import parse_as_of, parse_time_bound
 
@@ -122,10 +123,10 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
         finally:
             lock.close()
             store.close()
-            if unused and new is not None:
-                # Only the store: an import makes no lock file (SyncLock.joined locks one
-                # only when a sync made it), and a sync's file is not the import's to remove.
-                wiring.discard_new(new)
+            # Only the store: an import makes no lock file (SyncLock.joined locks one only
+            # when a sync made it), and a sync's file is not the import's to remove.
+            if unused and new is not None and wiring.discard_new(new):
+                stopped_with(args, removed_new_store(new))  # said if it was stopped
     finally:
         await release(embedder)
     return outcomes, embedded

@@ -14,6 +14,7 @@ False
 
 from __future__ import annotations
 
+import argparse
 import signal
 import sys
 from collections.abc import Iterator
@@ -75,18 +76,43 @@ KEPT_WHEN_STOPPED = {
 every batch commits whole and the store is closed before the line is said."""
 
 
-def interrupted(as_json: bool, stop: Termination, command: str = "") -> int:
-    """Say that ``command`` was interrupted (Ctrl-C) or terminated (SIGTERM), and what of
-    its work is kept (:data:`KEPT_WHEN_STOPPED`), as JSON too under ``--json``; the status
-    a shell would give (the line on stderr: ``harkback: interrupted; ...`` and the kept
-    part, for the commands that write).
+def interrupted(args: argparse.Namespace, stop: Termination) -> int:
+    """Say that the command of ``args`` was interrupted (Ctrl-C) or terminated (SIGTERM), and
+    what of its work is kept (:data:`KEPT_WHEN_STOPPED`, or what the command said with
+    :func:`stopped_with`), as JSON too under ``--json``; the status a shell would give (the
+    line on stderr: ``harkback: interrupted; ...`` and the kept part, for the commands that
+    write).
 
     >>> KEPT_WHEN_STOPPED["embed"]
     'the vectors made before it are kept: the same command run again goes on from there'
     """
     word = "terminated" if stop.received else "interrupted"
-    if as_json:
+    # A dry run stores nothing: its line claims nothing kept.
+    command = "" if getattr(args, "dry_run", False) else str(getattr(args, "command", ""))
+    kept = getattr(args, STOPPED_KEPT, None) or KEPT_WHEN_STOPPED.get(command)
+    if getattr(args, "json", False):
         print(json_text({"success": False, "error": word}))
-    kept = KEPT_WHEN_STOPPED.get(command)
     print(f"harkback: {word}" + (f"; {kept}" if kept else ""), file=sys.stderr)
     return EXIT_TERMINATED if stop.received else EXIT_INTERRUPTED
+
+
+STOPPED_KEPT = "stopped_kept"
+"""Where on the command's arguments :func:`stopped_with` leaves what it kept."""
+
+
+def stopped_with(args: argparse.Namespace, kept: str) -> None:
+    """Have the line of a command stopped on the way say ``kept`` (what of its work is
+    kept, and what running it again does) instead of :data:`KEPT_WHEN_STOPPED`'s."""
+    setattr(args, STOPPED_KEPT, kept)
+
+
+def removed_new_store(path: object) -> str:
+    """What a command stopped before it stored anything kept: nothing, and the store file
+    it had created is taken away again.
+
+    >>> removed_new_store("/d/h.db")
+    'nothing was stored, and /d/h.db, which it had created, is removed again: the same \
+command run again starts afresh'
+    """
+    return (f"nothing was stored, and {path}, which it had created, is removed again: the "
+            "same command run again starts afresh")
