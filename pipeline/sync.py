@@ -85,8 +85,10 @@ def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
         try:
             importers = importers_for(kind, path, environ=environ)
         except OSError as error:  # a folder on the way cannot be entered: failed, not absent
+            # Named as the error names it: the folder below (a Hermes home's profiles).
+            unread = error.filename if isinstance(error.filename, str) else where
             found.append(Located(kind=kind, where=where, given=path is not None, present=True,
-                                 problem=f"cannot read {where}: {error.strerror or error}"))
+                                 problem=f"cannot read {unread}: {error.strerror or error}"))
             continue
         if isinstance(importers, Failure):
             found.append(Located(kind=kind, where=where, problem=importers.failure().reason,
