@@ -262,7 +262,9 @@ async def import_history(args: argparse.Namespace) -> int:
     importers = [attrs.evolve(i, archived=True)
                  if isinstance(i, HermesImporter) and args.archived else i
                  for i in found.unwrap()]
+    from harkback.pipeline.import_hints import with_hint
     outcomes, embedded = await _import(args, importers, full=args.full)
+    outcomes = [with_hint(o) for o in outcomes]  # a folder with nothing of that kind
     ok = all(o.ok for o in outcomes)  # vectors not made leave the sessions stored
     name_skips([k for o in outcomes for k in o.skipped], sum(o.skips for o in outcomes),
                verbose=args.verbose)
