@@ -168,6 +168,8 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
     if isinstance(remembered, Failure):
         return attrs.evolve(outcome, error=remembered.failure())
     state = remembered.unwrap()
+    if (clash := state.kind_clash(key.kind)) is not None:  # one record per location
+        return attrs.evolve(outcome, error=clash)
     loop = asyncio.get_running_loop()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-import") as worker:
         planned = await loop.run_in_executor(worker, partial(importer.plan, state, full=full))

@@ -359,3 +359,26 @@ def test_a_folder_of_that_kind_gets_no_such_note(tmp_path: Path) -> None:
         done = harkback("import", "codex", folder, "--db", db, "--json",
                         env={"HOME": str(tmp_path)})
         assert json.loads(done.stdout)["sources"][0]["notes"] == [], done.stdout
+
+
+def test_a_folder_imported_as_one_kind_is_not_relabelled_by_another(tmp_path: Path) -> None:
+    """A folder holding Claude Code and Codex transcripts, imported as claude-code, then as
+    codex: the second import relabelled the source's record (``sources`` then listed one
+    codex source holding both kinds' sessions) and took the Claude Code files for gone
+    codex ones. It now fails in one line naming the kind recorded, storing nothing, and the
+    record stays as it was."""
+    folder = tmp_path / "mixed"
+    shutil.copytree(FIXTURES / "claude-code" / "projects", folder)
+    shutil.copytree(FIXTURES / "codex" / "sessions", folder, dirs_exist_ok=True)
+    db = str(tmp_path / "h.db")
+    first = harkback("import", "claude-code", str(folder), "--db", db)
+    assert first.returncode == 3, first.stderr  # a damaged line in the fixtures
+    before = json.loads(harkback("sources", "--db", db, "--json").stdout)
+    second = harkback("import", "codex", str(folder), "--db", db)
+    assert second.returncode == 1
+    assert second.stderr.splitlines()[-1] == (
+        f"harkback: import of {folder} stopped: source unreadable: {folder} was imported as "
+        "claude-code: importing it as codex too would relabel that record and take its "
+        "claude-code files for gone ones; name the folder (or file) that holds only the codex "
+        "transcripts")
+    assert json.loads(harkback("sources", "--db", db, "--json").stdout) == before
