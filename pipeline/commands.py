@@ -247,6 +247,10 @@ async def mcp(args: argparse.Namespace) -> int:
                        "mcp)", EXIT_USAGE)
     if sys.stdin.isatty():  # a person trying the command saw nothing: it waits for JSON
         print(MCP_ON_A_TERMINAL, file=sys.stderr, flush=True)
+    empty = in_memory(settings_of(args).db)
+    if empty is not None:  # as search and recent say it; stdout is the protocol's
+        print(line_of(f"harkback: note: {empty}: every call of this server finds nothing"),
+              file=sys.stderr, flush=True)
     await serve(settings_of(args), model_limits(args))
     return EXIT_OK
 
