@@ -26,8 +26,17 @@ from harkback.pipeline.command_kit import (
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.redacting import RedactionMemo
+from harkback.pipeline.so_far import SoFar
 from harkback.pipeline.store_guard import StoreFile
-from harkback.pipeline.sync import Located, SourceReport, describe, locate, payload, sync
+from harkback.pipeline.sync import (
+    Located,
+    SourceReport,
+    describe,
+    locate,
+    payload,
+    stopped_payload,
+    sync,
+)
 from harkback.pipeline.sync_lock import SyncLock
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.pipeline.termination import removed_new_store, stopped_with
@@ -98,13 +107,14 @@ async def run_sync(args: argparse.Namespace) -> int:
     try:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
-        unused = Unused(new, store, lock)
+        unused, so_far = Unused(new, store, lock), SoFar()
         try:
             async with lock.held():
                 try:
                     reports = await sync(located, store, dry_run=args.dry_run,
                                          prune=args.prune, redact=settings_of(args).redact,
-                                         memo=memo, progress=progress_wanted(args))
+                                         memo=memo, progress=progress_wanted(args),
+                                         so_far=so_far)
                 except BaseException:  # stopped on the way (Ctrl-C) before storing any
                     await unused.discard(args)
                     raise
@@ -114,6 +124,7 @@ async def run_sync(args: argparse.Namespace) -> int:
                     await unused.discard()
         except BaseException:  # stopped while it waited its turn
             await unused.discard(args)
+            stopped_with(args, payload=noted(args, stopped_payload(so_far, dry_run=args.dry_run)))
             raise
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)

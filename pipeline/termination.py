@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
 
@@ -91,19 +91,30 @@ def interrupted(args: argparse.Namespace, stop: Termination) -> int:
     command = "" if getattr(args, "dry_run", False) else str(getattr(args, "command", ""))
     kept = getattr(args, STOPPED_KEPT, None) or KEPT_WHEN_STOPPED.get(command)
     if getattr(args, "json", False):
-        print(json_text({"success": False, "error": word}))
+        # The payload of a command that writes says what the line says, in its usual shape.
+        so_far: dict[str, object] = getattr(args, STOPPED_PAYLOAD, None) or {}
+        told = {"interrupted": True, **({"kept": kept} if kept else {})} if kept or so_far \
+            else {}
+        shown = {"success": False, **so_far}
+        shown.update(success=False, error=word, **told)
+        print(json_text(shown))
     print(f"harkback: {word}" + (f"; {kept}" if kept else ""), file=sys.stderr)
     return EXIT_TERMINATED if stop.received else EXIT_INTERRUPTED
 
 
-STOPPED_KEPT = "stopped_kept"
+STOPPED_KEPT, STOPPED_PAYLOAD = "stopped_kept", "stopped_payload"
 """Where on the command's arguments :func:`stopped_with` leaves what it kept."""
 
 
-def stopped_with(args: argparse.Namespace, kept: str) -> None:
-    """Have the line of a command stopped on the way say ``kept`` (what of its work is
-    kept, and what running it again does) instead of :data:`KEPT_WHEN_STOPPED`'s."""
-    setattr(args, STOPPED_KEPT, kept)
+def stopped_with(args: argparse.Namespace, kept: str | None = None,
+                 payload: Mapping[str, object] | None = None) -> None:
+    """Have a command stopped on the way say ``kept`` (what of its work is kept, and what
+    running it again does) instead of :data:`KEPT_WHEN_STOPPED`'s, and print ``payload``
+    (its usual JSON, with the counts so far) under ``--json``."""
+    if kept is not None:
+        setattr(args, STOPPED_KEPT, kept)
+    if payload is not None:
+        setattr(args, STOPPED_PAYLOAD, dict(payload))
 
 
 def removed_new_store(path: object) -> str:
