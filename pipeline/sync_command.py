@@ -122,7 +122,7 @@ async def run_sync(args: argparse.Namespace) -> int:
                 # behind (a watch that goes on may store sessions yet).
                 if not payload(reports)["success"] and not _watches(args, located, reports):
                     await unused.discard()
-        except BaseException:  # stopped while it waited its turn
+        except BaseException:  # stopped (Ctrl-C) while it waited its turn, or from above
             await unused.discard(args)
             stopped_with(args, payload=noted(args, stopped_payload(so_far, dry_run=args.dry_run)))
             raise

@@ -91,12 +91,11 @@ def interrupted(args: argparse.Namespace, stop: Termination) -> int:
     command = "" if getattr(args, "dry_run", False) else str(getattr(args, "command", ""))
     kept = getattr(args, STOPPED_KEPT, None) or KEPT_WHEN_STOPPED.get(command)
     if getattr(args, "json", False):
-        # The payload of a command that writes says what the line says, in its usual shape.
         so_far: dict[str, object] = getattr(args, STOPPED_PAYLOAD, None) or {}
-        told = {"interrupted": True, **({"kept": kept} if kept else {})} if kept or so_far \
-            else {}
-        shown = {"success": False, **so_far}
-        shown.update(success=False, error=word, **told)
+        shown = {"success": False, **so_far, "error": word}
+        shown["success"] = False  # first, as in every payload, whatever so_far said
+        if kept or so_far:  # a command that writes: its payload says what the line says
+            shown.update(interrupted=True, **({"kept": kept} if kept else {}))
         print(json_text(shown))
     print(f"harkback: {word}" + (f"; {kept}" if kept else ""), file=sys.stderr)
     return EXIT_TERMINATED if stop.received else EXIT_INTERRUPTED
