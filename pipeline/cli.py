@@ -359,8 +359,7 @@ def _run(argv: list[str], stop: Termination) -> int:
             print(json_text(cli_edges.failure_payload(str(error), error.status)))
         return error.status
     except KeyboardInterrupt:
-        wrote = "" if getattr(args, "dry_run", False) else args.command  # a dry run kept none
-        return interrupted(getattr(args, "json", False), stop, wrote)
+        return interrupted(args, stop)
     except (BrokenPipeError, cli_edges.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback

@@ -44,12 +44,14 @@ from harkback.pipeline.in_memory import in_memory, refusal
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
+from harkback.pipeline.termination import removed_new_store, stopped_with
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
 from harkback.stages.time_bounds import parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Importer
     from harkback.pipeline.importing import ImportOutcome
+    from harkback.pipeline.so_far import SoFar
 
 
 async def ingest(args: argparse.Namespace) -> int:
@@ -60,7 +62,9 @@ async def ingest(args: argparse.Namespace) -> int:
     found = importers_for("jsonl", args.file)
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
-    (outcome,), embedded = await _import(args, found.unwrap(), full=True)
+    (importer,) = found.unwrap()
+    (outcome,), embedded = await _import(args, (importer,), full=True,
+                                         stopped=lambda so_far: so_far.one_payload(importer.key))
     ok = outcome.ok  # vectors not made leave the sessions stored: done, status 3
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
     name_stopped(embedded, after_import=ok)
@@ -84,19 +88,22 @@ async def ingest(args: argparse.Namespace) -> int:
     return finished(ok, outcome.skips, embedded)
 
 
-async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, full: bool
+async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, full: bool,
+                  stopped: Callable[[SoFar], dict[str, Any]]
                   ) -> tuple[list[ImportOutcome], EmbedSummary | None]:
     """Run ``importers`` into the store of ``args`` (``ingest`` and ``import`` alike), then
-    embed what they added when an embedder is configured."""
+    embed what they added when an embedder is configured. Stopped on the way (Ctrl-C), it
+    leaves ``stopped`` of what it did so far as the payload to print."""
     from harkback.adapters.stores.import_ledger import MemoryImportLedger
     from harkback.pipeline.importing import run_import
+    from harkback.pipeline.so_far import SoFar
     from harkback.pipeline.sync_lock import SyncLock
 
     refused = refusal(db_of(args), args.command)
     if refused is not None:
         raise CliError(refused, EXIT_USAGE)
     embedder = embedder_of(args)
-    outcomes = []
+    outcomes, so_far = [], SoFar()
     new = wiring.new_file(db_of(args))
     unused = False
     try:
@@ -108,9 +115,9 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
             ledger = store.import_ledger() or MemoryImportLedger()
             async with lock.held():
                 for importer in importers:
-                    outcomes.append(await run_import(importer, store, ledger, full=full,
-                                                     progress=args.progress,
-                                                     redact=settings_of(args).redact))
+                    outcomes.append(so_far.ended_with(await run_import(
+                        importer, store, ledger, full=full, progress=args.progress,
+                        redact=settings_of(args).redact, seen=so_far.saw)))
             embedded = await embed_after(store, embedder, args.progress)
             # A source that could not be read leaves no store behind that was not there.
             unused = (new is not None and not all(o.ok for o in outcomes)
@@ -118,14 +125,15 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
         except BaseException:
             # Nor does a run stopped on the way (Ctrl-C, an error) before it stored any.
             unused = new is not None and await holds_nothing(store)
+            stopped_with(args, payload=noted(args, stopped(so_far)))
             raise
         finally:
             lock.close()
             store.close()
-            if unused and new is not None:
-                # Only the store: an import makes no lock file (SyncLock.joined locks one
-                # only when a sync made it), and a sync's file is not the import's to remove.
-                wiring.discard_new(new)
+            # Only the store: an import makes no lock file (SyncLock.joined locks one only
+            # when a sync made it), and a sync's file is not the import's to remove.
+            if unused and new is not None and wiring.discard_new(new):
+                stopped_with(args, removed_new_store(new))  # said if it was stopped
     finally:
         await release(embedder)
     return outcomes, embedded
@@ -246,6 +254,10 @@ async def mcp(args: argparse.Namespace) -> int:
                        "mcp)", EXIT_USAGE)
     if sys.stdin.isatty():  # a person trying the command saw nothing: it waits for JSON
         print(MCP_ON_A_TERMINAL, file=sys.stderr, flush=True)
+    empty = in_memory(settings_of(args).db)
+    if empty is not None:  # as search and recent say it; stdout is the protocol's
+        print(line_of(f"harkback: note: {empty}: every call of this server finds nothing"),
+              file=sys.stderr, flush=True)
     await serve(settings_of(args), model_limits(args))
     return EXIT_OK
 
@@ -261,7 +273,10 @@ async def import_history(args: argparse.Namespace) -> int:
     importers = [attrs.evolve(i, archived=True)
                  if isinstance(i, HermesImporter) and args.archived else i
                  for i in found.unwrap()]
-    outcomes, embedded = await _import(args, importers, full=args.full)
+    from harkback.pipeline.import_hints import with_hint
+    outcomes, embedded = await _import(args, importers, full=args.full, stopped=lambda so_far: {
+        "sources": so_far.sources_payload()})
+    outcomes = [with_hint(o) for o in outcomes]  # a folder with nothing of that kind
     ok = all(o.ok for o in outcomes)  # vectors not made leave the sessions stored
     name_skips([k for o in outcomes for k in o.skipped], sum(o.skips for o in outcomes),
                verbose=args.verbose)

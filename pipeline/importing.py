@@ -153,21 +153,24 @@ class ImportOutcome:
 async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                      full: bool = False, progress: bool | None = None,
                      clock: Callable[[], float] = time.time,
-                     stream: TextIO | None = None, dry_run: bool = False,
-                     redact: bool = True, memo: RedactionMemo | None = None) -> ImportOutcome:
+                     stream: TextIO | None = None, dry_run: bool = False, redact: bool = True,
+                     memo: RedactionMemo | None = None,
+                     seen: Callable[[ImportOutcome], None] = lambda _: None) -> ImportOutcome:
     """Import what changed in ``importer``'s source into ``store``; never raises for I/O.
 
     ``full`` reads everything again (the store still rewrites only what differs);
     ``dry_run`` reads and compares but writes nothing, to the store or the ledger;
     secrets are redacted before anything is compared or stored, unless ``redact`` is False
-    (``memo``: what a watch's earlier syncs redacted, see :class:`RedactionMemo`).
-    """
+    (``memo``: what a watch's earlier syncs redacted, see :class:`RedactionMemo`); ``seen``
+    hears the outcome so far after each unit (:mod:`~harkback.pipeline.so_far`)."""
     key = importer.key
     outcome = ImportOutcome(key=key)
     remembered = as_result(await ledger.state(key).awaitable())
     if isinstance(remembered, Failure):
         return attrs.evolve(outcome, error=remembered.failure())
     state = remembered.unwrap()
+    if (clash := state.kind_clash(key.kind)) is not None:  # one record per location
+        return attrs.evolve(outcome, error=clash)
     loop = asyncio.get_running_loop()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-import") as worker:
         planned = await loop.run_in_executor(worker, partial(importer.plan, state, full=full))
@@ -176,11 +179,13 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
         plan = planned.unwrap()
         outcome = attrs.evolve(outcome, delta=Delta(sessions_unchanged=plan.unchanged),
                                notes=plan.notes, gone=plan.gone, withdrawn=plan.withdrawn)
+        seen(outcome)
         bar = Progress(total=plan.total, label=f"import {key.kind}", enabled=progress,
                        stream=stream or sys.stderr)
         try:
             outcome = await _store_units(plan, worker, store, None if dry_run else ledger,
-                                         outcome, bar, clock, Redacted(enabled=redact, memo=memo))
+                                         outcome, bar, clock, Redacted(enabled=redact, memo=memo),
+                                         seen)
         finally:
             bar.finish()
             # The importer's generator closes its files and connections on its own thread.
@@ -196,7 +201,8 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
 
 async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: SessionStore,
                        ledger: ImportLedger | None, outcome: ImportOutcome, bar: Progress,
-                       clock: Callable[[], float], redacting: Redacted) -> ImportOutcome:
+                       clock: Callable[[], float], redacting: Redacted,
+                       seen: Callable[[ImportOutcome], None]) -> ImportOutcome:
     loop = asyncio.get_running_loop()
     while True:
         step = await loop.run_in_executor(worker, next, plan.units, None)
@@ -213,6 +219,7 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
         outcome = outcome.add(stored.unwrap(), unit, clean[1](stored.unwrap().changed))
+        seen(outcome)
         bar.advance(unit.work)
 
 

@@ -35,6 +35,7 @@ from harkback.pipeline.importing import (
     run_import,
 )
 from harkback.pipeline.redacting import RedactionMemo
+from harkback.pipeline.so_far import SoFar
 from harkback.pipeline.sync_gone import Gone, settle_gone
 from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
@@ -85,8 +86,10 @@ def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
         try:
             importers = importers_for(kind, path, environ=environ)
         except OSError as error:  # a folder on the way cannot be entered: failed, not absent
+            # Named as the error names it: the folder below (a Hermes home's profiles).
+            unread = error.filename if isinstance(error.filename, str) else where
             found.append(Located(kind=kind, where=where, given=path is not None, present=True,
-                                 problem=f"cannot read {where}: {error.strerror or error}"))
+                                 problem=f"cannot read {unread}: {error.strerror or error}"))
             continue
         if isinstance(importers, Failure):
             found.append(Located(kind=kind, where=where, problem=importers.failure().reason,
@@ -106,7 +109,7 @@ class SourceReport:
     kind: str
     location: str
     status: str
-    """``synced``, ``failed`` or ``not found``."""
+    """``synced``, ``failed``, ``not found`` or (stopped on the way) ``interrupted``."""
     new: int = 0
     updated: int = 0
     unchanged: int = 0
@@ -162,19 +165,21 @@ def _report(outcome: ImportOutcome, gone: Gone, seconds: float,
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,
                progress: bool | None = None, clock: Callable[[], float] = time.time,
-               redact: bool = True, prune: bool = False,
-               memo: RedactionMemo | None = None) -> tuple[SourceReport, ...]:
+               redact: bool = True, prune: bool = False, memo: RedactionMemo | None = None,
+               so_far: SoFar | None = None) -> tuple[SourceReport, ...]:
     """Import what changed in each located source; keep what is gone from it, or remove
     it when ``prune`` (see :mod:`~harkback.pipeline.sync_gone`).
 
     ``dry_run`` reads and compares, and counts what would be kept or removed, writing
     nothing; secrets are redacted as by every import unless ``redact`` is False (``memo``: see
-    :class:`~harkback.pipeline.redacting.RedactionMemo`).
+    :class:`~harkback.pipeline.redacting.RedactionMemo`); ``so_far`` keeps the reports and
+    outcomes as they come, for a sync stopped on the way to say what it did.
     """
     ledger = store.import_ledger()
     if ledger is None:
         raise ValueError("sync needs a store that remembers imports")
-    reports = []
+    so_far = so_far or SoFar()
+    reports = so_far.reports
     for place in located:
         if not place.importers:
             failed = place.given or place.present
@@ -186,18 +191,20 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
                                           progress=progress, clock=clock, redact=redact,
-                                          prune=prune, memo=memo))
+                                          prune=prune, memo=memo, seen=so_far.saw))
+            so_far.ended.add(importer.key)
     return tuple(reports)
 
 
 async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger, *,
                    dry_run: bool = False, progress: bool | None = None,
                    clock: Callable[[], float] = time.time, redact: bool = True,
-                   prune: bool = False, memo: RedactionMemo | None = None) -> SourceReport:
-    """Sync one importer's source (see :func:`sync`)."""
+                   prune: bool = False, memo: RedactionMemo | None = None,
+                   seen: Callable[[ImportOutcome], None] = lambda _: None) -> SourceReport:
+    """Sync one importer's source (see :func:`sync`; ``seen``: see :func:`run_import`)."""
     started = time.perf_counter()
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
-                               dry_run=dry_run, redact=redact, memo=memo)
+                               dry_run=dry_run, redact=redact, memo=memo, seen=seen)
     gone, error = Gone(), None
     # Nothing gone (an unchanged source): its marks are not read a second time.
     if outcome.ok and (outcome.gone or outcome.withdrawn or prune):
@@ -292,6 +299,15 @@ def found_line(reports: Sequence[SourceReport]) -> str:
     missing = list(dict.fromkeys(r.kind for r in reports if not r.located))
     return (f"found: {', '.join(found) or 'none'}"
             + (f"; not found: {', '.join(missing)}" if missing else ""))
+
+
+def stopped_payload(so_far: SoFar, *, dry_run: bool = False) -> dict[str, Any]:
+    """The JSON of a sync stopped on the way (Ctrl-C, SIGTERM): :func:`payload`'s, of the
+    sources it finished and the one it was importing (``"status": "interrupted"``, what it
+    had stored), not successful."""
+    cut = [attrs.evolve(_report(o, Gone(), 0.0, None), status="interrupted")
+           for o in so_far.cut_short()]
+    return {**payload([*so_far.reports, *cut], dry_run=dry_run), "success": False}
 
 
 def payload(reports: Sequence[SourceReport], *, dry_run: bool = False) -> dict[str, Any]:

@@ -26,10 +26,20 @@ from harkback.pipeline.command_kit import (
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.redacting import RedactionMemo
+from harkback.pipeline.so_far import SoFar
 from harkback.pipeline.store_guard import StoreFile
-from harkback.pipeline.sync import Located, SourceReport, describe, locate, payload, sync
+from harkback.pipeline.sync import (
+    Located,
+    SourceReport,
+    describe,
+    locate,
+    payload,
+    stopped_payload,
+    sync,
+)
 from harkback.pipeline.sync_lock import SyncLock
 from harkback.pipeline.terminal import json_text, line_of
+from harkback.pipeline.termination import removed_new_store, stopped_with
 from harkback.stages.imports import SourceKey
 from harkback.stages.ports import SessionStore
 
@@ -97,18 +107,25 @@ async def run_sync(args: argparse.Namespace) -> int:
     try:
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
-        async with lock.held():
-            reports = await sync(located, store, dry_run=args.dry_run, prune=args.prune,
-                                 redact=settings_of(args).redact, memo=memo,
-                                 progress=progress_wanted(args))
-            # A failed sync into a store it created, storing nothing, leaves no store
-            # behind (a watch that goes on may store sessions yet): decided and removed
-            # while the lock is held, before another sync may write to the store.
-            if (new is not None and not payload(reports)["success"]
-                    and not _watches(args, located, reports) and await holds_nothing(store)):
-                store.close()
-                wiring.discard_new(new)
-                lock.discard()  # made with the store, unless another sync holds it
+        unused, so_far = Unused(new, store, lock), SoFar()
+        try:
+            async with lock.held():
+                try:
+                    reports = await sync(located, store, dry_run=args.dry_run,
+                                         prune=args.prune, redact=settings_of(args).redact,
+                                         memo=memo, progress=progress_wanted(args),
+                                         so_far=so_far)
+                except BaseException:  # stopped on the way (Ctrl-C) before storing any
+                    await unused.discard(args)
+                    raise
+                # A failed sync into a store it created, storing nothing, leaves no store
+                # behind (a watch that goes on may store sessions yet).
+                if not payload(reports)["success"] and not _watches(args, located, reports):
+                    await unused.discard()
+        except BaseException:  # stopped (Ctrl-C) while it waited its turn, or from above
+            await unused.discard(args)
+            stopped_with(args, payload=noted(args, stopped_payload(so_far, dry_run=args.dry_run)))
+            raise
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         shown = noted(args, payload(reports, dry_run=args.dry_run))
@@ -148,6 +165,31 @@ async def run_sync(args: argparse.Namespace) -> int:
         lock.close()
         store.close()
     return finished(bool(shown["success"]), skips)
+
+
+class Unused:
+    """The store a sync created, taken away again (with its lock file) when the sync ends
+    having stored nothing in it: failed, or stopped (Ctrl-C, SIGTERM) while it waited its
+    turn or before its first session was stored. A store that was there before stays.
+
+    Called while the lock is held when it is, before another sync may write to the store.
+    """
+
+    def __init__(self, new: Path | None, store: SessionStore, lock: SyncLock) -> None:
+        """``new``: the store file this sync creates (None: it was there, or is no file)."""
+        self.new, self.store, self.lock = new, store, lock
+        self.removed = False
+
+    async def discard(self, stopped: argparse.Namespace | None = None) -> None:
+        """Remove the store file and its lock file if the store holds no session (once);
+        a sync ``stopped`` on the way then says so (:func:`removed_new_store`)."""
+        if self.new is None or self.removed or not await holds_nothing(self.store):
+            return
+        self.removed = True
+        self.store.close()
+        if wiring.discard_new(self.new) and stopped is not None:
+            stopped_with(stopped, removed_new_store(self.new))
+        self.lock.discard()  # made with the store, unless another sync holds it
 
 
 def _watches(args: argparse.Namespace, located: Sequence[Located],

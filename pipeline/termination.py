@@ -14,9 +14,10 @@ False
 
 from __future__ import annotations
 
+import argparse
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
 
@@ -75,18 +76,53 @@ KEPT_WHEN_STOPPED = {
 every batch commits whole and the store is closed before the line is said."""
 
 
-def interrupted(as_json: bool, stop: Termination, command: str = "") -> int:
-    """Say that ``command`` was interrupted (Ctrl-C) or terminated (SIGTERM), and what of
-    its work is kept (:data:`KEPT_WHEN_STOPPED`), as JSON too under ``--json``; the status
-    a shell would give (the line on stderr: ``harkback: interrupted; ...`` and the kept
-    part, for the commands that write).
+def interrupted(args: argparse.Namespace, stop: Termination) -> int:
+    """Say that the command of ``args`` was interrupted (Ctrl-C) or terminated (SIGTERM), and
+    what of its work is kept (:data:`KEPT_WHEN_STOPPED`, or what the command said with
+    :func:`stopped_with`), as JSON too under ``--json``; the status a shell would give (the
+    line on stderr: ``harkback: interrupted; ...`` and the kept part, for the commands that
+    write).
 
     >>> KEPT_WHEN_STOPPED["embed"]
     'the vectors made before it are kept: the same command run again goes on from there'
     """
     word = "terminated" if stop.received else "interrupted"
-    if as_json:
-        print(json_text({"success": False, "error": word}))
-    kept = KEPT_WHEN_STOPPED.get(command)
+    # A dry run stores nothing: its line claims nothing kept.
+    command = "" if getattr(args, "dry_run", False) else str(getattr(args, "command", ""))
+    kept = getattr(args, STOPPED_KEPT, None) or KEPT_WHEN_STOPPED.get(command)
+    if getattr(args, "json", False):
+        so_far: dict[str, object] = getattr(args, STOPPED_PAYLOAD, None) or {}
+        shown = {"success": False, **so_far, "error": word}
+        shown["success"] = False  # first, as in every payload, whatever so_far said
+        if kept or so_far:  # a command that writes: its payload says what the line says
+            shown.update(interrupted=True, **({"kept": kept} if kept else {}))
+        print(json_text(shown))
     print(f"harkback: {word}" + (f"; {kept}" if kept else ""), file=sys.stderr)
     return EXIT_TERMINATED if stop.received else EXIT_INTERRUPTED
+
+
+STOPPED_KEPT, STOPPED_PAYLOAD = "stopped_kept", "stopped_payload"
+"""Where on the command's arguments :func:`stopped_with` leaves what it kept."""
+
+
+def stopped_with(args: argparse.Namespace, kept: str | None = None,
+                 payload: Mapping[str, object] | None = None) -> None:
+    """Have a command stopped on the way say ``kept`` (what of its work is kept, and what
+    running it again does) instead of :data:`KEPT_WHEN_STOPPED`'s, and print ``payload``
+    (its usual JSON, with the counts so far) under ``--json``."""
+    if kept is not None:
+        setattr(args, STOPPED_KEPT, kept)
+    if payload is not None:
+        setattr(args, STOPPED_PAYLOAD, dict(payload))
+
+
+def removed_new_store(path: object) -> str:
+    """What a command stopped before it stored anything kept: nothing, and the store file
+    it had created is taken away again.
+
+    >>> removed_new_store("/d/h.db")
+    'nothing was stored, and /d/h.db, which it had created, is removed again: the same \
+command run again starts afresh'
+    """
+    return (f"nothing was stored, and {path}, which it had created, is removed again: the "
+            "same command run again starts afresh")

@@ -176,10 +176,10 @@ def new_file(target: str) -> Path | None:
     return None if os.path.lexists(path) else path  # a symlink, even dangling, is not ours
 
 
-def discard_new(path: Path) -> None:
+def discard_new(path: Path) -> bool:
     """Remove the store file :func:`new_file` named and this process created, once closed
-    and holding no session (unless another process has it open meanwhile)."""
-    remove_store(path)
+    and holding no session (unless another process has it open meanwhile); whether it did."""
+    return remove_store(path)
 
 
 def _migrate_sqlite(target: str) -> Result[Migrated, StoreUnavailable]:

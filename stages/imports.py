@@ -19,7 +19,7 @@ from typing import Protocol
 import attrs
 from returns.future import FutureResult
 
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 
 GONE = "gone:"
 """What the fingerprint of an item gone from its source starts with (see :class:`Mark`)."""
@@ -116,6 +116,22 @@ class SourceState:
     def marks_by_item(self) -> dict[str, Mark]:
         """The marks, by item."""
         return {mark.item: mark for mark in self.marks}
+
+    def kind_clash(self, kind: str) -> SourceUnreadable | None:
+        """Why this source cannot be imported as ``kind`` (None: it can): it was imported
+        as another kind. The ledger keeps one record per location, so a second kind would
+        relabel the first's, and take the first's files for its own gone ones.
+
+        >>> SourceState(key=SourceKey("codex", "/x"), first_imported_at=1.0).kind_clash(
+        ...     "claude-code").reason[:44]
+        '/x was imported as codex: importing it as cl'
+        """
+        if self.first_imported_at is None or self.key.kind == kind:
+            return None
+        return SourceUnreadable(
+            f"{self.key.location} was imported as {self.key.kind}: importing it as {kind} "
+            f"too would relabel that record and take its {self.key.kind} files for gone "
+            f"ones; name the folder (or file) that holds only the {kind} transcripts")
 
 
 class ImportLedger(Protocol):

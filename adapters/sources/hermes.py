@@ -40,6 +40,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.sources import importing
 from harkback.adapters.sources.encodings import NOT_UTF8, undecoded
 from harkback.adapters.sources.hermes_db import HermesDb
+from harkback.adapters.sources.hermes_db import database_files as database_files
 from harkback.adapters.sources.hermes_rows import (
     column_text,
     fingerprint,
@@ -142,15 +143,6 @@ class Todo(NamedTuple):
     mark: str
     left_out: Tally
     key: object
-
-
-def database_files(path: Path) -> list[Path]:
-    """The Hermes databases at ``path``: the file itself, or a Hermes home's ``state.db``
-    and every ``profiles/<name>/state.db`` beside it."""
-    if path.is_file():
-        return [path]
-    found = [path / "state.db"] if (path / "state.db").is_file() else []
-    return found + sorted(p for p in path.glob("profiles/*/state.db") if p.is_file())
 
 
 def file_stamp(path: Path) -> str:

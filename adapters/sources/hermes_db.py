@@ -239,3 +239,34 @@ class HermesDb:
     def close(self) -> None:
         """Close the connection; closing twice is harmless."""
         self.connection.close()
+
+
+def database_files(path: Path) -> list[Path]:
+    """The Hermes databases at ``path``: the file itself, or a Hermes home's ``state.db``
+    and every ``profiles/<name>/state.db`` beside it.
+
+    A profile this user may not read is listed (its import then fails, naming it, while
+    the others are read), never passed over as if it held nothing; a ``profiles`` folder
+    that cannot be listed raises :class:`PermissionError` naming it (``glob`` skipped both
+    without a word).
+    """
+    if path.is_file():
+        return [path]
+    try:
+        found = [path / "state.db"] if (path / "state.db").is_file() else []
+    except PermissionError as error:  # the home cannot be entered: named, not its state.db
+        raise PermissionError(error.errno, error.strerror, str(path)) from None
+    try:
+        profiles = sorted(os.scandir(path / "profiles"), key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return found
+    return found + [Path(entry.path) / "state.db" for entry in profiles
+                    if entry.is_dir() and _profile_db(Path(entry.path) / "state.db")]
+
+
+def _profile_db(path: Path) -> bool:
+    """Whether a profile's ``state.db`` is there, or may be (its folder cannot be read)."""
+    try:
+        return path.is_file()
+    except PermissionError:
+        return True

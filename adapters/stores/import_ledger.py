@@ -124,10 +124,11 @@ def _read_state(key: SourceKey) -> Callable[[sqlite3.Connection], SourceState]:
 def source_state(key: SourceKey, row: Sequence[Any] | None, marks: tuple[Mark, ...]
                  ) -> SourceState:
     """A source's state from its ``import_sources`` row (``kind, first, last, cursor``;
-    None when never stamped) and its marks."""
+    None when never stamped) and its marks; its key names the kind it was imported as."""
     if row is None:
         return SourceState(key=key, marks=marks)
-    return SourceState(key=key, first_imported_at=row[1], last_imported_at=row[2],
+    return SourceState(key=SourceKey(kind=row[0], location=key.location),
+                       first_imported_at=row[1], last_imported_at=row[2],
                        cursor=row[3], marks=marks, sessions=sum(m.sessions for m in marks),
                        messages=sum(m.messages for m in marks),
                        kept_gone=kept_only_gone(marks))

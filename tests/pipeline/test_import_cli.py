@@ -324,3 +324,61 @@ def test_an_empty_path_is_a_usage_error_not_the_current_folder(
     assert payload["error"].endswith("is empty (an unset shell variable?): name a file or "
                                      "folder")
     assert not db.exists()
+
+
+@pytest.mark.parametrize(("kind", "lives"), [
+    ("codex", "Codex keeps its sessions as rollout-*.jsonl files in dated folders below "
+              "{home}/.codex/sessions"),
+    ("claude-code", "Claude Code keeps its transcripts as <session>.jsonl files in a folder "
+                    "per project below {home}/.claude/projects"),
+])
+def test_a_folder_with_nothing_of_that_kind_says_so_and_where_it_lives(
+        tmp_path: Path, kind: str, lives: str) -> None:
+    """A folder of another agent's transcripts (Claude Code's imported as codex, Codex's as
+    claude-code) printed '0 added' and no more, exit 0, as if all was well: a note now
+    says none of that kind was found there and where they live, in --json's notes too."""
+    other = "claude-code" if kind == "codex" else "codex"
+    folder = FIXTURES / other / ("projects" if other == "claude-code" else "sessions")
+    home = tmp_path / "home"
+    db = str(tmp_path / "h.db")
+    done = harkback("import", kind, str(folder), "--db", db, env={"HOME": str(home)})
+    note = (f"no {kind} transcripts found in {folder}: {lives.format(home=home)}, where "
+            "`harkback sync` looks")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"  note: {note}"
+    as_json = harkback("import", kind, str(folder), "--db", db, "--json",
+                       env={"HOME": str(home)})
+    assert json.loads(as_json.stdout)["sources"][0]["notes"] == [note]
+
+
+def test_a_folder_of_that_kind_gets_no_such_note(tmp_path: Path) -> None:
+    """Transcripts of the kind named, even all unchanged since the last import: no note."""
+    db = str(tmp_path / "h.db")
+    folder = str(FIXTURES / "codex" / "sessions")
+    for _ in range(2):
+        done = harkback("import", "codex", folder, "--db", db, "--json",
+                        env={"HOME": str(tmp_path)})
+        assert json.loads(done.stdout)["sources"][0]["notes"] == [], done.stdout
+
+
+def test_a_folder_imported_as_one_kind_is_not_relabelled_by_another(tmp_path: Path) -> None:
+    """A folder holding Claude Code and Codex transcripts, imported as claude-code, then as
+    codex: the second import relabelled the source's record (``sources`` then listed one
+    codex source holding both kinds' sessions) and took the Claude Code files for gone
+    codex ones. It now fails in one line naming the kind recorded, storing nothing, and the
+    record stays as it was."""
+    folder = tmp_path / "mixed"
+    shutil.copytree(FIXTURES / "claude-code" / "projects", folder)
+    shutil.copytree(FIXTURES / "codex" / "sessions", folder, dirs_exist_ok=True)
+    db = str(tmp_path / "h.db")
+    first = harkback("import", "claude-code", str(folder), "--db", db)
+    assert first.returncode == 3, first.stderr  # a damaged line in the fixtures
+    before = json.loads(harkback("sources", "--db", db, "--json").stdout)
+    second = harkback("import", "codex", str(folder), "--db", db)
+    assert second.returncode == 1
+    assert second.stderr.splitlines()[-1] == (
+        f"harkback: import of {folder} stopped: source unreadable: {folder} was imported as "
+        "claude-code: importing it as codex too would relabel that record and take its "
+        "claude-code files for gone ones; name the folder (or file) that holds only the codex "
+        "transcripts")
+    assert json.loads(harkback("sources", "--db", db, "--json").stdout) == before

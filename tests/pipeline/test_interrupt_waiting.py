@@ -108,4 +108,11 @@ def test_sigterm_stops_a_sync_cleanly_and_says_so(tmp_path: Path) -> None:
     assert (status, err) == (143, "harkback: terminated; the sessions stored before it are "
                              "kept, each whole: the same command run again goes on from "
                              "there, storing none twice\n")
-    assert json.loads(out) == {"success": False, "error": "terminated"}
+    # The payload is sync's, of the source it was writing (Hermes, the first: nothing new
+    # stored), and says what was kept.
+    payload = json.loads(out)
+    assert (payload["success"], payload["error"], payload["interrupted"], payload["kept"]) == (
+        False, "terminated", True, "the sessions stored before it are kept, each whole: the "
+        "same command run again goes on from there, storing none twice")
+    assert [(s["kind"], s["status"], s["sessions"]["new"]) for s in payload["sources"]] == [
+        ("hermes", "interrupted", 0)]

@@ -5,13 +5,18 @@ read while the import writes it."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from harkback.pipeline.batching import BATCH
 from tests.pipeline.sync_home import claude_line
 
 FILES = 1_000
@@ -41,10 +46,32 @@ def _stored(db: Path) -> list[str]:
 
 
 def _import(folder: Path, db: Path) -> subprocess.Popen[str]:
+    return _started(["import", "claude-code", str(folder)], db)
+
+
+def _started(argv: list[str], db: Path, env: dict[str, str] | None = None
+             ) -> subprocess.Popen[str]:
+    """``harkback ARGV --db DB --json --no-progress``, started."""
     return subprocess.Popen(
-        [sys.executable, "-m", "harkback.pipeline.cli", "import", "claude-code", str(folder),
-         "--db", str(db), "--json", "--no-progress"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [sys.executable, "-m", "harkback.pipeline.cli", *argv, "--db", str(db), "--json",
+         "--no-progress"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _stopped_once_stored(running: subprocess.Popen[str], db: Path, more_than: int = 0
+                         ) -> tuple[int, str, str]:
+    """Ctrl-C to ``running`` once ``db`` holds more than ``more_than`` sessions: its status,
+    stdout and stderr."""
+    try:
+        deadline = time.monotonic() + 120
+        while (len(_stored(db)) <= more_than and running.poll() is None
+               and time.monotonic() < deadline):
+            time.sleep(0.02)
+        running.send_signal(signal.SIGINT)
+        out, err = running.communicate(timeout=120)
+    finally:
+        running.kill()
+        running.wait()
+    return running.returncode, out, err
 
 
 def test_an_interrupted_import_run_again_stores_every_session_once(tmp_path: Path) -> None:
@@ -53,17 +80,8 @@ def test_an_interrupted_import_run_again_stores_every_session_once(tmp_path: Pat
     passes over what was kept, and every session is stored exactly once)."""
     ids = _transcripts(tmp_path / "projects")
     db = tmp_path / "h.db"
-    first = _import(tmp_path / "projects", db)
-    try:
-        deadline = time.monotonic() + 120
-        while not _stored(db) and first.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        first.send_signal(signal.SIGINT)
-        _, err = first.communicate(timeout=120)
-    finally:
-        first.kill()
-        first.wait()
-    assert first.returncode == 130, err
+    status, _, err = _stopped_once_stored(_import(tmp_path / "projects", db), db)
+    assert status == 130, err
     assert err == ("harkback: interrupted; the sessions stored before it are kept, each whole: "
                    "the same command run again goes on from there, storing none twice\n")
     kept = _stored(db)
@@ -75,3 +93,53 @@ def test_an_interrupted_import_run_again_stores_every_session_once(tmp_path: Pat
     assert report["sessions"] == {"added": FILES - len(kept), "updated": 0,
                                   "skipped": len(kept)}
     assert sorted(_stored(db)) == sorted(ids)
+
+
+KEPT = ("the sessions stored before it are kept, each whole: the same command run again goes "
+        "on from there, storing none twice")
+UNIT = 100
+"""Files in one unit of the import: the unit being written when Ctrl-C comes commits whole,
+after the counts were last told."""
+
+
+def _sessions_told(command: str, payload: dict[str, Any]) -> int:
+    """The sessions a stopped command's payload counts as added, checking it marks where it
+    stopped: the source (``import``, ``sync``) or the whole payload (``ingest``)."""
+    if command == "ingest":
+        return int(payload["sessions"]["added"])
+    (source,) = [s for s in payload["sources"] if s["kind"] == "claude-code"]
+    if command == "import":
+        assert (source["success"], source["interrupted"]) == (False, True)
+        return int(source["sessions"]["added"])
+    assert source["status"] == "interrupted"
+    return int(source["sessions"]["new"])
+
+
+@pytest.mark.parametrize("command", ["import", "sync", "ingest"])
+def test_an_interrupted_json_payload_says_what_was_kept_with_its_counts(
+        tmp_path: Path, command: str) -> None:
+    """--json of a command stopped on the way printed only {"success": false, "error":
+    "interrupted"}; it is now the command's usual payload with the sessions counted so far
+    (each of them stored: at most the unit being written is stored and not yet counted),
+    ``interrupted`` and what the line says was kept. Stopped once more than a unit is
+    stored, so some are counted."""
+    _transcripts(tmp_path / "projects")
+    source = tmp_path / "in.jsonl"
+    with source.open("w", encoding="utf-8") as lines:
+        for n in range(FILES * 10):
+            lines.write(json.dumps({"id": f"s{n}", "messages": [
+                {"role": "user", "content": f"the heron gateway note {n}"}]}) + "\n")
+    db = tmp_path / "h.db"
+    argv = {"import": ["import", "claude-code", str(tmp_path / "projects")],
+            "sync": ["sync", "--claude-code", str(tmp_path / "projects")],
+            "ingest": ["ingest", str(source)]}[command]
+    unit = BATCH if command == "ingest" else UNIT
+    (tmp_path / "home").mkdir()
+    status, out, err = _stopped_once_stored(
+        _started(argv, db, {**os.environ, "HOME": str(tmp_path / "home")}), db, unit)
+    assert status == 130, err
+    payload = json.loads(out)
+    assert (payload["success"], payload["error"], payload["interrupted"], payload["kept"]) == (
+        False, "interrupted", True, KEPT)
+    stored, told = len(_stored(db)), _sessions_told(command, payload)
+    assert 0 < told <= stored <= told + unit

@@ -322,3 +322,22 @@ def test_other_commands_never_import_the_sdk(db: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
     assert _cli_without_mcp("recent", "--db", str(db)).returncode == 0
+
+
+@pytest.mark.parametrize("named", [["--db", ":memory:"], []])
+def test_an_in_memory_store_is_noted_on_stderr_never_stdout(named: list[str]) -> None:
+    """``--db :memory:`` (or ``$HARKBACK_DB``) served an always empty store without a word,
+    while ``recent`` notes it: the server says it once on stderr; stdout, the protocol's
+    channel, gets nothing but the protocol."""
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "mcp", *named],
+                          input="", capture_output=True, text=True, timeout=120, check=False,
+                          env={**_environment(), **({} if named else {"HARKBACK_DB": ":memory:"})})
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    assert done.stderr == ("harkback: note: :memory: is an in-memory store, empty and gone when "
+                           "the command ends: every call of this server finds nothing\n")
+
+
+async def test_a_server_of_an_in_memory_store_still_speaks_the_protocol() -> None:
+    """The note leaves the protocol whole: a client lists the tools and a call answers."""
+    async with connected(":memory:") as session:
+        assert (await _ok(session, "recent_sessions", {}))["results"] == []

@@ -241,6 +241,10 @@ def test_an_import_stopped_before_it_stored_leaves_no_new_store(tmp_path: Path,
     finally:
         locker.communicate(input="", timeout=60)
     assert importing.returncode == 130, err
+    # The line says so (it said the sessions stored before it were kept).
+    assert err.splitlines()[-1] == (f"harkback: interrupted; nothing was stored, and {db}, "
+                                    "which it had created, is removed again: the same "
+                                    "command run again starts afresh")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db.sync-lock", "in.jsonl"]
 
 

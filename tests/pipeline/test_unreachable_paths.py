@@ -79,6 +79,31 @@ def test_sync_with_a_home_folder_that_cannot_be_entered_fails_that_source_only(
     assert "internal error" not in err
 
 
+@pytest.mark.parametrize("closed_folder", ["profiles", "profiles/work"])
+def test_a_hermes_profile_that_cannot_be_read_is_named_not_passed_over(
+        tmp_path: Path, closed_folder: str) -> None:
+    """A Hermes home's ``profiles`` folder, or one profile's, closed: the sync said nothing
+    of it (the profile was left out as if it were not there) and ended as done; now it
+    fails naming the folder (the profile's database), and the other sources sync."""
+    home = make_home(tmp_path / "home")
+    (home / ".hermes" / "profiles" / "work").mkdir(parents=True)
+    (home / ".hermes" / "profiles" / "work" / "state.db").write_bytes(
+        (home / ".hermes" / "state.db").read_bytes())
+    (home / ".hermes" / closed_folder).chmod(0)
+    try:
+        status, payload, err = run(home, tmp_path / "h.db")
+    finally:
+        (home / ".hermes" / closed_folder).chmod(0o755)
+    assert (status, payload["success"]) == (FAILED, False), err
+    (failed,) = [r for r in payload["sources"] if r["status"] == "failed"]
+    named = (home / ".hermes" / "profiles" if closed_folder == "profiles"
+             else home / ".hermes" / "profiles" / "work" / "state.db")
+    assert (failed["kind"], failed["error"]) == (
+        "hermes", f"cannot read {named}: Permission denied")
+    assert {r["kind"] for r in payload["sources"] if r["status"] == "synced"} == {
+        "claude-code", "codex"} | ({"hermes"} if closed_folder != "profiles" else set())
+
+
 @pytest.mark.parametrize("kind", ["hermes", "claude-code", "codex"])
 def test_a_symlink_loop_given_as_the_source_is_one_line(tmp_path: Path, kind: str) -> None:
     """Path.resolve() raised RuntimeError on a loop (internal error, exit 70): ``import``

@@ -62,6 +62,16 @@ async def test_advance_keeps_the_cursor_and_stamps_the_time(ledger: ImportLedger
     assert (state.cursor, state.last_imported_at, state.first_imported_at) == ("1234", 30.0, 30.0)
 
 
+async def test_a_state_names_the_kind_its_location_was_imported_as(
+        ledger: ImportLedger) -> None:
+    """Asked as another kind, the state keeps the kind the location was recorded as (the
+    SQLite and PostgreSQL ledgers answered with the kind asked), so an import of it as
+    another kind can refuse rather than relabel it."""
+    await ok(ledger.keep(KEY, [Mark(item="s1", fingerprint="x", sessions=1)], now=10.0))
+    state = await ok(ledger.state(SourceKey(kind="codex", location=KEY.location)))
+    assert state.key == KEY
+
+
 async def test_sources_are_listed_newest_first_with_totals(ledger: ImportLedger) -> None:
     """Every source appears once, most recently imported first, with its totals."""
     await ok(ledger.keep(KEY, [Mark(item="s1", fingerprint="x", sessions=1, messages=4)],
