@@ -39,7 +39,7 @@ from harkback.stages.read_back import PageRequest, ReadError, SessionPage, read_
 from harkback.stages.request import DEFAULT_HIDDEN_SOURCES, DEFAULT_ROLES, make_request
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import as_result
-from harkback.stages.time_bounds import parse_as_of
+from harkback.stages.time_bounds import TimeGiven, parse_as_of
 
 T = TypeVar("T")
 
@@ -127,16 +127,19 @@ class Harkback:
 
     async def search(self, query: str, *, limit: int = DEFAULT_LIMIT,
                      roles: tuple[str, ...] = DEFAULT_ROLES,
-                     current_session_id: str | None = None, since: str | float | None = None,
-                     until: str | float | None = None,
+                     current_session_id: str | None = None, since: TimeGiven | None = None,
+                     until: TimeGiven | None = None,
                      hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,
-                     as_of: str | float | None = None, sources: tuple[str, ...] = (),
+                     as_of: TimeGiven | None = None, sources: tuple[str, ...] = (),
                      projects: tuple[str, ...] = ()) -> Response:
         """Recall sessions about ``query``; an empty query lists recent sessions.
 
-        ``as_of`` (ISO time, epoch seconds, or ``30d`` back from now) asks the question as
-        if then: the ranker's "now", the question's time words ("two weeks ago") and
-        relative ``since``/``until`` count from it. It hides nothing; bound with ``until``.
+        ``since``, ``until`` and ``as_of`` are each text as the command line takes it (an
+        ISO time, ``7d``, ``yesterday``), epoch seconds, a ``datetime`` (naive: local
+        time) or a ``date`` (a local day; ``until`` takes all of it); a value of another
+        type is a failed response naming these. ``as_of`` asks the question as if then:
+        the ranker's "now", the question's time words ("two weeks ago") and relative
+        ``since``/``until`` count from it. It hides nothing; bound with ``until``.
         ``sources`` (``codex``, ``cli``...) and ``projects`` (a folder's path or name),
         when given, are the only ones searched; these and ``roles`` are tuples of names or
         one comma list (``"codex,telegram"``). ``hidden_sources`` are left out unless
@@ -167,8 +170,8 @@ class Harkback:
         return Response(as_result(outcome), recorder.durations(), as_of=moment)
 
     async def recent(self, *, limit: int = 10, current_session_id: str | None = None,
-                     since: str | float | None = None, until: str | float | None = None,
-                     as_of: str | float | None = None, sources: tuple[str, ...] = (),
+                     since: TimeGiven | None = None, until: TimeGiven | None = None,
+                     as_of: TimeGiven | None = None, sources: tuple[str, ...] = (),
                      projects: tuple[str, ...] = ()) -> Response:
         """List recent root sessions, newest first (``since``/``until`` bound their start;
         relative ones count back from ``as_of`` when given; only ``sources`` and

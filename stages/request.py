@@ -17,7 +17,7 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.records import ROLES, Role, mended
-from harkback.stages.time_bounds import epoch_bound, parse_time_bound
+from harkback.stages.time_bounds import TimeGiven, given_time
 
 MAX_SHORTLIST = 50
 """The most candidates resolve keeps for a rerank stage to choose from."""
@@ -72,8 +72,8 @@ class SearchRequest:
 
 
 def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ...] = DEFAULT_ROLES,
-                 current_session_id: str | None = None, since: str | float | None = None,
-                 until: str | float | None = None,
+                 current_session_id: str | None = None, since: TimeGiven | None = None,
+                 until: TimeGiven | None = None,
                  hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,
                  now: float | None = None, sources: tuple[str, ...] = (),
                  projects: tuple[str, ...] = ()) -> Result[SearchRequest, QueryRejected]:
@@ -104,8 +104,7 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
             bounds.append(None)
             continue
         # An upper bound's day is in: until "yesterday" or "2026-03-04" is to its end.
-        parsed = (parse_time_bound(bound, now=now, what=name, end=name == "until")
-                  if isinstance(bound, str) else epoch_bound(bound, what=name))
+        parsed = given_time(bound, now=now, what=name, end=name == "until")
         if isinstance(parsed, Failure):
             return Failure(parsed.failure())
         bounds.append(parsed.unwrap())
