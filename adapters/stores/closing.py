@@ -17,6 +17,8 @@ import asyncio
 from types import TracebackType
 from typing import Self
 
+from harkback.stages.errors import StoreUnavailable
+
 
 class Closing:
     """A store usable in a ``with`` or ``async with`` block that calls :meth:`close`."""
@@ -42,3 +44,14 @@ class Closing:
                         trace: TracebackType | None) -> None:
         """Close the store without blocking the loop on queued work."""
         await asyncio.to_thread(self.close)
+
+
+def memory_closed() -> StoreUnavailable:
+    """What every call to a closed in-memory store (its cache and ledger too) gives, as a
+    closed SQLite or PostgreSQL store says it is closed."""
+    return StoreUnavailable("the in-memory store is closed")
+
+
+def never_closed() -> bool:
+    """The closed check of an in-memory cache or ledger that belongs to no store."""
+    return False
