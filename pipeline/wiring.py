@@ -32,6 +32,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.adapters.stores.closing import ClosingStore
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
@@ -60,7 +61,7 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 """A URL's start (a scheme of two letters or more: ``C://`` is a Windows drive's path)."""
 
-StoreOpener = Callable[[str, bool], Result[SessionStore, StoreUnavailable]]
+StoreOpener = Callable[[str, bool], Result[ClosingStore, StoreUnavailable]]
 """Opens a store from a ``--db`` value, read-only when the flag says so."""
 
 
@@ -77,11 +78,11 @@ def store_kind(target: str | os.PathLike[str]) -> str:
     return "url" if _URL.match(text) else "sqlite"
 
 
-def _open_sqlite(target: str, readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+def _open_sqlite(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
     return SqliteStore.open(target, readonly=readonly).map(_as_store)
 
 
-def _open_memory(_target: str, _readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+def _open_memory(_target: str, _readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
     from harkback.adapters.stores.memory import MemoryStore  # tests and demos only
     return Success(MemoryStore())
 
@@ -89,7 +90,7 @@ def _open_memory(_target: str, _readonly: bool) -> Result[SessionStore, StoreUna
 POSTGRES_EXTRA = "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"
 
 
-def _open_postgres(target: str, readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+def _open_postgres(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
     # Imported here: psycopg is an optional extra, and a SQLite user must not load it.
     try:
         from harkback.adapters.stores.postgres import PostgresStore
@@ -98,7 +99,7 @@ def _open_postgres(target: str, readonly: bool) -> Result[SessionStore, StoreUna
     return PostgresStore.open(target, readonly=readonly).map(_as_store)
 
 
-def _as_store(store: SessionStore) -> SessionStore:
+def _as_store(store: ClosingStore) -> ClosingStore:
     return store
 
 
@@ -137,9 +138,9 @@ def folder_named(target: str) -> str | None:
             f"{Path(target) / 'harkback.db'}")
 
 
-def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool = False,
+def open_store(target: str | bytes | os.PathLike[str] | None = None, *, readonly: bool = False,
                create: bool = False, once: bool = False
-               ) -> Result[SessionStore, StoreUnavailable]:
+               ) -> Result[ClosingStore, StoreUnavailable]:
     """Open the store a ``--db`` value names (default: ``$HARKBACK_DB`` or the data dir).
 
     A SQLite file is created when missing unless ``readonly``, and so is the schema of an
@@ -151,7 +152,8 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
     >>> open_store(":memory:").map(lambda s: type(s).__name__)
     <Success: MemoryStore>
     """
-    text = os.fspath(target) if target is not None else default_db()
+    # fsdecode: a bytes path (b"h.db") too, which store_kind's str patterns refused obscurely.
+    text = os.fsdecode(target) if target is not None else default_db()
     folder = folder_named(text)
     if folder is not None:
         return Failure(StoreUnavailable(folder))
@@ -322,6 +324,11 @@ def embedder_for(spec: str | None, environ: Mapping[str, str] | None = None
 def with_model(harkback: Harkback, settings: ChatSettings, *,
                deadline_s: float = DEADLINE_S) -> Harkback:
     """``harkback`` summarising with the model of ``settings``, caching where the store can."""
+    if not isinstance(harkback, Harkback) or not isinstance(settings, ChatSettings):
+        # Each failed deep in the model's adapter ('str' object has no attribute 'model').
+        raise TypeError(f"with_model takes a Harkback and ChatSettings, got "
+                        f"{type(harkback).__name__} and {type(settings).__name__}: "
+                        "with_model(Harkback(store=store), ChatSettings(model='qwen2.5'))")
     cache = harkback.store.summary_cache() or harkback.cache
     return attrs.evolve(
         harkback, model=chat_model(settings), cache=cache,
@@ -329,7 +336,7 @@ def with_model(harkback: Harkback, settings: ChatSettings, *,
 
 
 def open_for_recall(settings: RecallSettings, *, once: bool = False
-                    ) -> Result[SessionStore, StoreUnavailable]:
+                    ) -> Result[ClosingStore, StoreUnavailable]:
     """The store of ``settings``, writable only when model summaries will be cached in it.
 
     It is opened read-only first, so a search never creates, migrates or adopts anything:
