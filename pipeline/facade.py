@@ -221,6 +221,12 @@ run_sync(lambda: hb.search('docker'))
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:
+        # Run outside the except block: else every error raised by the search (a stage's
+        # bug, an observer's) printed "During handling ... no running event loop" first.
         return asyncio.run(main())
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sync") as pool:
         return pool.submit(asyncio.run, main()).result()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,20 @@ def test_the_tool_takes_a_whole_number_written_as_a_float(store_file: Path) -> N
     store.close()
     assert (whole["success"], whole["count"]) == (True, 1)
     assert part == {"success": False, "error": "limit must be an integer"}
+
+
+def test_an_error_raised_in_run_sync_is_not_chained_to_a_missing_loop(
+        store_file: Path) -> None:
+    """A bug raised inside a synchronous search (here, a stage of one's own) reads as
+    itself: its traceback said first "RuntimeError: no running event loop ... During
+    handling of the above exception, another exception occurred", which it never was."""
+    def broken(_request: object) -> Any:
+        raise ValueError("a bug in my ranker")
+    store = open_store(store_file, readonly=True).unwrap()
+    hb = Harkback(store=store, pipeline=attrs.evolve(Pipeline(), match=broken))
+    with pytest.raises(ValueError, match="a bug in my ranker") as raised:
+        hb.search_sync("deploy")
+    store.close()
+    shown = "".join(traceback.format_exception(raised.value))
+    assert "no running event loop" not in shown
+    assert "During handling" not in shown
