@@ -65,10 +65,10 @@ StoreOpener = Callable[[str, bool], Result[ClosingStore, StoreUnavailable]]
 """Opens a store from a ``--db`` value, read-only when the flag says so."""
 
 
-def store_kind(target: str | os.PathLike[str]) -> str:
+def store_kind(target: str | bytes | os.PathLike[str]) -> str:
     """Which kind of store a ``--db`` value names: ``sqlite``, ``memory`` or ``postgresql``;
     ``url`` for a URL of another kind, which names no store harkback opens."""
-    text = os.fspath(target)
+    text = os.fsdecode(target)  # a bytes path too, as open_store takes it
     if text == MEMORY:
         return "memory"
     if text.startswith(POSTGRES_SCHEMES):
@@ -152,7 +152,7 @@ def open_store(target: str | bytes | os.PathLike[str] | None = None, *, readonly
     >>> open_store(":memory:").map(lambda s: type(s).__name__)
     <Success: MemoryStore>
     """
-    # fsdecode: a bytes path (b"h.db") too, which store_kind's str patterns refused obscurely.
+    # fsdecode: a bytes path (b"h.db") too, which failed in store_kind's str patterns.
     text = os.fsdecode(target) if target is not None else default_db()
     folder = folder_named(text)
     if folder is not None:

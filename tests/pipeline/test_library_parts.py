@@ -18,6 +18,7 @@ from harkback.pipeline import (
     handle_session_search,
     handle_session_search_sync,
     open_store,
+    store_kind,
     with_model,
 )
 from tests.conftest import conversation
@@ -78,9 +79,10 @@ async def test_the_tool_handlers_given_a_store_say_they_take_the_facade() -> Non
 
 
 async def test_open_store_takes_a_path_given_as_bytes(tmp_path: Path) -> None:
-    """A bytes path (as os.listdirb gives) opens the same file as its text ("a bytes-like
-    object is required, not 'str'" before)."""
+    """A bytes path (as os.listdir(b".") gives) is a SQLite file to store_kind and opens the
+    same file as its text ("a bytes-like object is required, not 'str'" before)."""
     path = tmp_path / "history.db"
+    assert [store_kind(bytes(path)), store_kind(b":memory:")] == ["sqlite", "memory"]
     with open_store(bytes(path)).unwrap() as store:
         await store.ingest([TALK])
     with open_store(str(path), readonly=True).unwrap() as again:
