@@ -19,6 +19,7 @@ is BM25 computed the way FTS5's ``bm25()`` does, so rankings agree.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -76,6 +77,9 @@ class MemoryStore(Closing, MemoryMessages, MemoryVectors):
         self._order: list[Indexed] | None = None
         self._starts: dict[tuple[str, tuple[records.Role, ...]], tuple[int, int]] = {}
         self._closed = False
+        # One call at a time: a search from a worker thread (search_sync) while another
+        # thread ingests raised "dictionary changed size during iteration".
+        self._lock = threading.RLock()
         self._cache = MemorySummaryCache(closed=self._is_closed)
         self._ledger = MemoryImportLedger(stored=self._messages, closed=self._is_closed)
 
@@ -89,7 +93,8 @@ class MemoryStore(Closing, MemoryMessages, MemoryVectors):
                      ) -> FutureResult[T, StoreUnavailable]:
         # Lazy like the SQLite store: nothing happens until the result is awaited.
         async def call() -> Result[T, StoreUnavailable]:
-            return Failure(memory_closed()) if self._closed else work()
+            with self._lock:
+                return Failure(memory_closed()) if self._closed else work()
         awaitable: Awaitable[Result[T, StoreUnavailable]] = call()
         return FutureResult(awaitable)
 
