@@ -39,16 +39,15 @@ from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.recall_settings import RecallSettings as RecallSettings
 from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
 from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.match.rankers import RANKERS
 from harkback.stages.ports import Embedder, SessionStore
-from harkback.stages.rerank.model import DEADLINE_S as RERANK_DEADLINE_S
 from harkback.stages.rerank.model import ModelRerank
 from harkback.stages.shown_url import shown_url
 from harkback.stages.summarize.model import LlmSummarize
 from harkback.stages.summarize.summarizers import (
-    DEFAULT_SUMMARIZER,
     MODEL_SUMMARIZER,
     SUMMARIZERS,
 )
@@ -220,62 +219,6 @@ def migrate_store(target: str) -> Result[Migrated, StoreUnavailable]:
     """Apply the pending schema migrations of the store ``target`` names (``harkback
     migrate``); running it again finds nothing to do."""
     return MIGRATORS[store_kind(target)](target)
-
-
-@attrs.frozen(kw_only=True)
-class RecallSettings:
-    """What one recall is wired from: names and specs as a person gives them.
-
-    ``ranker`` None means ``hybrid`` with an embedder, else the lexical default;
-    ``summarizer`` None means ``llm`` with a model configured, else extractive;
-    ``rerank`` asks the model to rerank a shortlist (off unless asked; needs a model);
-    ``environ`` is what the embedder spec reads (``$OPENAI_BASE_URL``...; default: the
-    process's environment). ``deadline_s`` bounds all model calls of the recall: with
-    ``rerank``, see :attr:`deadlines`.
-    """
-
-    db: str | None = None
-    ranker: str | None = None
-    summarizer: str | None = None
-    chat: ChatSettings | None = None
-    embedder: str | None = None
-    deadline_s: float = DEADLINE_S
-    rerank: bool = False
-    environ: Mapping[str, str] | None = None
-
-    @property
-    def summarizer_name(self) -> str:
-        """The summarizer that will run."""
-        if self.summarizer is not None:
-            return self.summarizer
-        return MODEL_SUMMARIZER if self.chat is not None else DEFAULT_SUMMARIZER
-
-    @property
-    def uses_model(self) -> bool:
-        """True when the recall calls the chat model (to summarise or to rerank)."""
-        return self.chat is not None and (self.summarizer_name == MODEL_SUMMARIZER
-                                          or self.rerank)
-
-    @property
-    def deadlines(self) -> tuple[float, float]:
-        """Seconds for the rerank and for the summaries, together at most ``deadline_s``:
-        the rerank has half of it beside model summaries (all of it without), and at most
-        its own default.
-
-        >>> RecallSettings(rerank=True, chat=ChatSettings(model="m"), deadline_s=8).deadlines
-        (4.0, 4.0)
-        """
-        if not self.rerank:
-            return 0.0, self.deadline_s
-        beside = self.summarizer_name == MODEL_SUMMARIZER
-        rerank = min(RERANK_DEADLINE_S, self.deadline_s / 2 if beside else self.deadline_s)
-        return rerank, (self.deadline_s - rerank) if beside else self.deadline_s
-
-    @property
-    def writes_summaries(self) -> bool:
-        """True when the recall keeps model answers (summaries, rerank choices) in the
-        store's summary cache (so opens it writable)."""
-        return self.uses_model
 
 
 def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:

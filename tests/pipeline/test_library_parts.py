@@ -13,11 +13,14 @@ import pytest
 from harkback.adapters.models.openai_chat import OpenAIChatModel
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.pipeline import (
+    RANKERS,
     ChatSettings,
     Harkback,
+    RecallSettings,
     handle_session_search,
     handle_session_search_sync,
     open_store,
+    recall,
     store_kind,
     with_model,
 )
@@ -106,3 +109,28 @@ async def test_an_async_with_block_releases_the_model_s_client() -> None:
         await hb.aclose()
     assert [r["summary_kind"] for r in payload["results"]] == ["llm", "llm"]
     assert (await Harkback(store=store).search(QUERY)).to_payload()["count"] == 2
+
+
+@pytest.mark.parametrize(("fields", "error", "named"), [
+    ({"chat": "qwen2.5"}, TypeError, r"chat must be ChatSettings or None, got str: "
+                                     r"RecallSettings\(chat=ChatSettings\(model='qwen2.5'\)\)"),
+    ({"deadline_s": "30"}, TypeError, "deadline_s must be a number of seconds, got '30'"),
+    ({"deadline_s": 0}, ValueError, "deadline_s must be positive, got 0"),
+    ({"ranker": RANKERS["bm25"]}, TypeError, "ranker must be text or None, got Bm25Match"),
+    ({"rerank": "yes"}, TypeError, "rerank must be True or False, got 'yes'"),
+    ({"environ": ["OPENAI_BASE_URL=x"]}, TypeError, "environ must be a mapping"),
+])
+async def test_recall_settings_of_the_wrong_type_are_refused_naming_the_field(
+        fields: dict[str, Any], error: type[Exception], named: str, tmp_path: Path) -> None:
+    """Each was taken and failed later: inside the wiring ("'>' not supported between
+    instances of 'str' and 'int'"), in with_model, as an unknown ranker printed as an
+    object, or (``rerank="yes"``) as a rerank never asked for. Settings of the right
+    types recall as before."""
+    with pytest.raises(error, match=named):
+        RecallSettings(**fields)
+    store = MemoryStore()
+    await store.ingest([TALK])
+    hb = recall(RecallSettings(ranker="bm25", deadline_s=30, db=tmp_path / "h.db",
+                               environ={}), store).unwrap()
+    found = (await hb.search("deploy")).to_payload()
+    assert [r["session_id"] for r in found["results"]] == ["deploy"]
