@@ -54,7 +54,9 @@ WAL_HEADER_BYTES = 32
 """A ``-wal`` file no longer than its header holds no commit."""
 
 
-def _holds_frames(wal: Path) -> bool:
+def holds_frames(wal: Path) -> bool:
+    """Whether the ``-wal`` file ``wal`` holds a commit: one gone (its last connection
+    checkpointed and removed it), or unreadable, holds none that can be read."""
     try:
         return wal.stat().st_size > WAL_HEADER_BYTES
     except OSError:
@@ -74,7 +76,7 @@ def read_only_mode(path: Path) -> Mode:
         return "ro"
     wal = side_file(path, "-wal")
     mode = open_mode(header, wal=wal.exists(), shm=side_file(path, "-shm").exists())
-    if mode == "immutable" and _holds_frames(wal):
+    if mode == "immutable" and holds_frames(wal):
         # A -wal holding commits without its -shm (copied without it): an immutable read
         # would miss them. The plain read-only open reads them, making the -shm as any
         # reader of a WAL file does (the main file stays unwritten); where it cannot be

@@ -69,6 +69,9 @@ def _a_stage(_owner: object, field: attrs.Attribute[Any], stage: object) -> None
     if not callable(stage):
         raise TypeError(f"{field.name} must be a stage (a callable), "
                         f"got {type(stage).__name__}")
+    if isinstance(stage, type):  # called with a request, it made a stage of it, or failed
+        raise TypeError(f"{field.name} must be a stage, got the class {stage.__name__}: "
+                        f"make one, {stage.__name__}()")
 
 
 _REGISTRIES = {"match": "RANKERS", "summarize": "SUMMARIZERS"}

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from types import MappingProxyType
-from typing import Any, TypeVar
+from types import MappingProxyType, TracebackType
+from typing import Any, Self, TypeVar
 
 import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline.compose import Pipeline
+from harkback.pipeline.facade_parts import a_part, a_pipeline, a_store
 from harkback.pipeline.own_thread import on_store_thread
 from harkback.pipeline.timing import FanOut, RecordingObserver
 from harkback.stages.defaults import DEFAULT_LIMIT, PAGE_LIMIT
@@ -39,7 +39,7 @@ from harkback.stages.read_back import PageRequest, ReadError, SessionPage, read_
 from harkback.stages.request import DEFAULT_HIDDEN_SOURCES, DEFAULT_ROLES, make_request
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import as_result
-from harkback.stages.time_bounds import parse_as_of
+from harkback.stages.time_bounds import TimeGiven, parse_as_of
 
 T = TypeVar("T")
 
@@ -79,35 +79,6 @@ class Response:
         return payload
 
 
-def _a_store(_owner: object, _field: attrs.Attribute[Any], store: object) -> None:
-    """Refuse at once what is no store: a path, or ``open_store``'s Result not unwrapped,
-    failed only at the first search, deep in a stage ('str' object has no attribute
-    'term_stats').
-
-    >>> try:
-    ...     Harkback(store="history.db")
-    ... except TypeError as error:
-    ...     print(str(error).split(": ")[0])
-    store must be an open store, got the path 'history.db'
-    """
-    if isinstance(store, Result):
-        raise TypeError("store must be an open store, got open_store's Result: take the "
-                        "store out with .unwrap() (a Failure says why it did not open)")
-    if isinstance(store, str | os.PathLike):
-        path = os.fspath(store)
-        raise TypeError(f"store must be an open store, got the path {path!r}: open it "
-                        f"first, Harkback(store=open_store({path!r}).unwrap())")
-    if store is None:
-        raise TypeError("store must be an open store, got None: "
-                        "Harkback(store=open_store('history.db').unwrap())")
-
-
-def _a_pipeline(_owner: object, _field: attrs.Attribute[Any], pipeline: object) -> None:
-    if not isinstance(pipeline, Pipeline):
-        raise TypeError(f"pipeline must be a Pipeline, got {type(pipeline).__name__}: a "
-                        "ranker by name is Pipeline(match=RANKERS['bm25'])")
-
-
 @attrs.frozen(kw_only=True)
 class Harkback:
     """Recall over a store with a pipeline. Swap stages with ``attrs.evolve``.
@@ -116,27 +87,30 @@ class Harkback:
     memory stores are vector stores too); without them every ranker is lexical.
     """
 
-    store: SessionStore = attrs.field(validator=_a_store)
-    pipeline: Pipeline = attrs.field(default=Pipeline(), validator=_a_pipeline)
+    store: SessionStore = attrs.field(validator=a_store)
+    pipeline: Pipeline = attrs.field(default=Pipeline(), validator=a_pipeline)
     observer: Observer = attrs.field(default=null_observer,
                                      validator=attrs.validators.is_callable())
-    model: ChatModel | None = None
-    cache: SummaryCache | None = None
-    embedder: Embedder | None = None
-    vectors: VectorStore | None = None
+    model: ChatModel | None = attrs.field(default=None, validator=a_part)
+    cache: SummaryCache | None = attrs.field(default=None, validator=a_part)
+    embedder: Embedder | None = attrs.field(default=None, validator=a_part)
+    vectors: VectorStore | None = attrs.field(default=None, validator=a_part)
 
     async def search(self, query: str, *, limit: int = DEFAULT_LIMIT,
                      roles: tuple[str, ...] = DEFAULT_ROLES,
-                     current_session_id: str | None = None, since: str | float | None = None,
-                     until: str | float | None = None,
+                     current_session_id: str | None = None, since: TimeGiven | None = None,
+                     until: TimeGiven | None = None,
                      hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,
-                     as_of: str | float | None = None, sources: tuple[str, ...] = (),
+                     as_of: TimeGiven | None = None, sources: tuple[str, ...] = (),
                      projects: tuple[str, ...] = ()) -> Response:
         """Recall sessions about ``query``; an empty query lists recent sessions.
 
-        ``as_of`` (ISO time, epoch seconds, or ``30d`` back from now) asks the question as
-        if then: the ranker's "now", the question's time words ("two weeks ago") and
-        relative ``since``/``until`` count from it. It hides nothing; bound with ``until``.
+        ``since``, ``until`` and ``as_of`` are each text as the command line takes it (an
+        ISO time, ``7d``, ``yesterday``), epoch seconds, a ``datetime`` (naive: local
+        time) or a ``date`` (a local day; ``until`` takes all of it); a value of another
+        type is a failed response naming these. ``as_of`` asks the question as if then:
+        the ranker's "now", the question's time words ("two weeks ago") and relative
+        ``since``/``until`` count from it. It hides nothing; bound with ``until``.
         ``sources`` (``codex``, ``cli``...) and ``projects`` (a folder's path or name),
         when given, are the only ones searched; these and ``roles`` are tuples of names or
         one comma list (``"codex,telegram"``). ``hidden_sources`` are left out unless
@@ -167,8 +141,8 @@ class Harkback:
         return Response(as_result(outcome), recorder.durations(), as_of=moment)
 
     async def recent(self, *, limit: int = 10, current_session_id: str | None = None,
-                     since: str | float | None = None, until: str | float | None = None,
-                     as_of: str | float | None = None, sources: tuple[str, ...] = (),
+                     since: TimeGiven | None = None, until: TimeGiven | None = None,
+                     as_of: TimeGiven | None = None, sources: tuple[str, ...] = (),
                      projects: tuple[str, ...] = ()) -> Response:
         """List recent root sessions, newest first (``since``/``until`` bound their start;
         relative ones count back from ``as_of`` when given; only ``sources`` and
@@ -188,11 +162,22 @@ class Harkback:
             offset=offset, limit=limit))
 
     async def aclose(self) -> None:
-        """Release what the model and embedder hold in the running loop (HTTP clients)."""
+        """Release what the model and embedder hold in the running loop (HTTP clients);
+        calling it again is harmless. The store stays open: it is the caller's to close."""
         if self.model is not None:
             await self.model.aclose()
         if self.embedder is not None:
             await self.embedder.aclose()
+
+    async def __aenter__(self) -> Self:
+        """Use the facade in an ``async with`` block that calls :meth:`aclose` on leaving
+        (the store stays open: ``with open_store(...).unwrap() as store`` closes it)."""
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        """Release the model's and embedder's clients of this loop."""
+        await self.aclose()
 
     def search_sync(self, query: str, **options: Any) -> Response:
         """:meth:`search` from synchronous code, including code inside a running loop."""
@@ -236,6 +221,12 @@ run_sync(lambda: hb.search('docker'))
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:
+        # Run outside the except block: else every error raised by the search (a stage's
+        # bug, an observer's) printed "During handling ... no running event loop" first.
         return asyncio.run(main())
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-sync") as pool:
         return pool.submit(asyncio.run, main()).result()

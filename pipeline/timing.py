@@ -10,6 +10,7 @@ Observers cannot change results: one that raises is logged and ignored.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from harkback.stages.stage import Stage, Step, as_result
 
 In = TypeVar("In")
 Out = TypeVar("Out")
+T = TypeVar("T")
 
 log = logging.getLogger("harkback")
 
@@ -84,6 +86,21 @@ def timed(name: str, stage: Stage[In, Out]) -> Callable[[In], Step[Out]]:
     """``stage`` reporting started/completed/failed with its duration to ``deps.observer``."""
     def run(value: In) -> Step[Out]:
         def with_deps(deps: Deps) -> FutureResult[Out, RecallError]:
-            return FutureResult(_observed(name, lambda: stage(value)(deps), deps.observer))
+            return FutureResult(_observed(
+                name, lambda: stepped(name, stage, stage(value))(deps), deps.observer))
         return RequiresContextFutureResult(with_deps)
     return run
+
+
+def stepped(name: str, stage: object, step: T) -> T:
+    """``step``, what ``stage`` returned, when it is a step; else a TypeError naming the
+    stage and the shape, where a stage of one's own (an ``async def``, or one returning
+    its record) failed as "'coroutine' object is not callable"."""
+    if callable(step):
+        return step
+    if inspect.iscoroutine(step):
+        step.close()  # it will never run: no "never awaited" warning on top of the error
+    called = getattr(stage, "__qualname__", type(stage).__name__)
+    raise TypeError(f"the {name} stage {called} returned {type(step).__name__}, not a Step: "
+                    "a stage is a plain function returning RequiresContextFutureResult("
+                    "lambda deps: FutureResult(...)), harkback.pipeline.Step")

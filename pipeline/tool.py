@@ -94,9 +94,18 @@ def _arguments(raw: str | dict[str, Any]) -> dict[str, Any] | str:
     return parsed if isinstance(parsed, dict) else "tool arguments must be a JSON object"
 
 
+def _a_facade(harkback: object, name: str) -> None:
+    """Refuse a store (or anything else) given where the facade is taken: it failed as
+    "'SqliteStore' object has no attribute 'call_sync'" (or 'search')."""
+    if not isinstance(harkback, Harkback):
+        raise TypeError(f"{name} takes a Harkback facade, got {type(harkback).__name__}: "
+                        f"{name}(Harkback(store=store), arguments)")
+
+
 async def handle_session_search(harkback: Harkback, arguments: str | dict[str, Any], *,
                                 current_session_id: str | None = None) -> str:
     """Run the tool for one call's arguments and return the JSON payload as text."""
+    _a_facade(harkback, "handle_session_search")
     given = _arguments(arguments)
     if isinstance(given, str):
         return _error(given)
@@ -134,5 +143,6 @@ def handle_session_search_sync(harkback: Harkback, arguments: str | dict[str, An
     Works from plain code, from worker threads and from code already running inside an
     event loop (an agent gateway calling a sync handler); see :meth:`Harkback.call_sync`.
     """
+    _a_facade(harkback, "handle_session_search_sync")
     return harkback.call_sync(lambda: handle_session_search(
         harkback, arguments, current_session_id=current_session_id))

@@ -32,22 +32,22 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.adapters.stores.closing import ClosingStore
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.recall_settings import RecallSettings as RecallSettings
 from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
 from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.match.rankers import RANKERS
 from harkback.stages.ports import Embedder, SessionStore
-from harkback.stages.rerank.model import DEADLINE_S as RERANK_DEADLINE_S
 from harkback.stages.rerank.model import ModelRerank
 from harkback.stages.shown_url import shown_url
 from harkback.stages.summarize.model import LlmSummarize
 from harkback.stages.summarize.summarizers import (
-    DEFAULT_SUMMARIZER,
     MODEL_SUMMARIZER,
     SUMMARIZERS,
 )
@@ -60,14 +60,14 @@ POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 """A URL's start (a scheme of two letters or more: ``C://`` is a Windows drive's path)."""
 
-StoreOpener = Callable[[str, bool], Result[SessionStore, StoreUnavailable]]
+StoreOpener = Callable[[str, bool], Result[ClosingStore, StoreUnavailable]]
 """Opens a store from a ``--db`` value, read-only when the flag says so."""
 
 
-def store_kind(target: str | os.PathLike[str]) -> str:
+def store_kind(target: str | bytes | os.PathLike[str]) -> str:
     """Which kind of store a ``--db`` value names: ``sqlite``, ``memory`` or ``postgresql``;
     ``url`` for a URL of another kind, which names no store harkback opens."""
-    text = os.fspath(target)
+    text = os.fsdecode(target)  # a bytes path too, as open_store takes it
     if text == MEMORY:
         return "memory"
     if text.startswith(POSTGRES_SCHEMES):
@@ -77,11 +77,11 @@ def store_kind(target: str | os.PathLike[str]) -> str:
     return "url" if _URL.match(text) else "sqlite"
 
 
-def _open_sqlite(target: str, readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+def _open_sqlite(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
     return SqliteStore.open(target, readonly=readonly).map(_as_store)
 
 
-def _open_memory(_target: str, _readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+def _open_memory(_target: str, _readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
     from harkback.adapters.stores.memory import MemoryStore  # tests and demos only
     return Success(MemoryStore())
 
@@ -89,7 +89,7 @@ def _open_memory(_target: str, _readonly: bool) -> Result[SessionStore, StoreUna
 POSTGRES_EXTRA = "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"
 
 
-def _open_postgres(target: str, readonly: bool) -> Result[SessionStore, StoreUnavailable]:
+def _open_postgres(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
     # Imported here: psycopg is an optional extra, and a SQLite user must not load it.
     try:
         from harkback.adapters.stores.postgres import PostgresStore
@@ -98,7 +98,7 @@ def _open_postgres(target: str, readonly: bool) -> Result[SessionStore, StoreUna
     return PostgresStore.open(target, readonly=readonly).map(_as_store)
 
 
-def _as_store(store: SessionStore) -> SessionStore:
+def _as_store(store: ClosingStore) -> ClosingStore:
     return store
 
 
@@ -137,9 +137,9 @@ def folder_named(target: str) -> str | None:
             f"{Path(target) / 'harkback.db'}")
 
 
-def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool = False,
+def open_store(target: str | bytes | os.PathLike[str] | None = None, *, readonly: bool = False,
                create: bool = False, once: bool = False
-               ) -> Result[SessionStore, StoreUnavailable]:
+               ) -> Result[ClosingStore, StoreUnavailable]:
     """Open the store a ``--db`` value names (default: ``$HARKBACK_DB`` or the data dir).
 
     A SQLite file is created when missing unless ``readonly``, and so is the schema of an
@@ -151,7 +151,8 @@ def open_store(target: str | os.PathLike[str] | None = None, *, readonly: bool =
     >>> open_store(":memory:").map(lambda s: type(s).__name__)
     <Success: MemoryStore>
     """
-    text = os.fspath(target) if target is not None else default_db()
+    # fsdecode: a bytes path (b"h.db") too, which failed in store_kind's str patterns.
+    text = os.fsdecode(target) if target is not None else default_db()
     folder = folder_named(text)
     if folder is not None:
         return Failure(StoreUnavailable(folder))
@@ -220,62 +221,6 @@ def migrate_store(target: str) -> Result[Migrated, StoreUnavailable]:
     return MIGRATORS[store_kind(target)](target)
 
 
-@attrs.frozen(kw_only=True)
-class RecallSettings:
-    """What one recall is wired from: names and specs as a person gives them.
-
-    ``ranker`` None means ``hybrid`` with an embedder, else the lexical default;
-    ``summarizer`` None means ``llm`` with a model configured, else extractive;
-    ``rerank`` asks the model to rerank a shortlist (off unless asked; needs a model);
-    ``environ`` is what the embedder spec reads (``$OPENAI_BASE_URL``...; default: the
-    process's environment). ``deadline_s`` bounds all model calls of the recall: with
-    ``rerank``, see :attr:`deadlines`.
-    """
-
-    db: str | None = None
-    ranker: str | None = None
-    summarizer: str | None = None
-    chat: ChatSettings | None = None
-    embedder: str | None = None
-    deadline_s: float = DEADLINE_S
-    rerank: bool = False
-    environ: Mapping[str, str] | None = None
-
-    @property
-    def summarizer_name(self) -> str:
-        """The summarizer that will run."""
-        if self.summarizer is not None:
-            return self.summarizer
-        return MODEL_SUMMARIZER if self.chat is not None else DEFAULT_SUMMARIZER
-
-    @property
-    def uses_model(self) -> bool:
-        """True when the recall calls the chat model (to summarise or to rerank)."""
-        return self.chat is not None and (self.summarizer_name == MODEL_SUMMARIZER
-                                          or self.rerank)
-
-    @property
-    def deadlines(self) -> tuple[float, float]:
-        """Seconds for the rerank and for the summaries, together at most ``deadline_s``:
-        the rerank has half of it beside model summaries (all of it without), and at most
-        its own default.
-
-        >>> RecallSettings(rerank=True, chat=ChatSettings(model="m"), deadline_s=8).deadlines
-        (4.0, 4.0)
-        """
-        if not self.rerank:
-            return 0.0, self.deadline_s
-        beside = self.summarizer_name == MODEL_SUMMARIZER
-        rerank = min(RERANK_DEADLINE_S, self.deadline_s / 2 if beside else self.deadline_s)
-        return rerank, (self.deadline_s - rerank) if beside else self.deadline_s
-
-    @property
-    def writes_summaries(self) -> bool:
-        """True when the recall keeps model answers (summaries, rerank choices) in the
-        store's summary cache (so opens it writable)."""
-        return self.uses_model
-
-
 def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:
     """The pipeline with the ranker and summarizer ``settings`` name."""
     has_embedder = bool((settings.embedder or "").strip())
@@ -322,6 +267,11 @@ def embedder_for(spec: str | None, environ: Mapping[str, str] | None = None
 def with_model(harkback: Harkback, settings: ChatSettings, *,
                deadline_s: float = DEADLINE_S) -> Harkback:
     """``harkback`` summarising with the model of ``settings``, caching where the store can."""
+    if not isinstance(harkback, Harkback) or not isinstance(settings, ChatSettings):
+        # Each failed deep in the model's adapter ('str' object has no attribute 'model').
+        raise TypeError(f"with_model takes a Harkback and ChatSettings, got "
+                        f"{type(harkback).__name__} and {type(settings).__name__}: "
+                        "with_model(Harkback(store=store), ChatSettings(model='qwen2.5'))")
     cache = harkback.store.summary_cache() or harkback.cache
     return attrs.evolve(
         harkback, model=chat_model(settings), cache=cache,
@@ -329,7 +279,7 @@ def with_model(harkback: Harkback, settings: ChatSettings, *,
 
 
 def open_for_recall(settings: RecallSettings, *, once: bool = False
-                    ) -> Result[SessionStore, StoreUnavailable]:
+                    ) -> Result[ClosingStore, StoreUnavailable]:
     """The store of ``settings``, writable only when model summaries will be cached in it.
 
     It is opened read-only first, so a search never creates, migrates or adopts anything:

@@ -16,9 +16,10 @@ from returns.result import Failure, Result, Success
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.errors import QueryRejected
 from harkback.stages.query import MAX_QUERY_CHARS
+from harkback.stages.record_checks import epoch_or_none
 from harkback.stages.records import ROLES, Role, mended
 from harkback.stages.shown_number import shown_number
-from harkback.stages.time_bounds import epoch_bound, parse_time_bound
+from harkback.stages.time_bounds import TimeGiven, given_time
 
 MAX_SHORTLIST = 50
 """The most candidates resolve keeps for a rerank stage to choose from."""
@@ -31,6 +32,17 @@ DEFAULT_ROLES: tuple[Role, ...] = ("user", "assistant")
 
 def _mended_names(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(map(mended, names))
+
+
+def _a_text(_inst: object, attribute: attrs.Attribute[str], value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{attribute.name} must be text, got {type(value).__name__}")
+
+
+def _a_count(_inst: object, attribute: attrs.Attribute[int], value: object) -> None:
+    # Before the range checks, which said "'>=' not supported between 'str' and 'int'".
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{attribute.name} must be a whole number, got {value!r}"[:80])
 
 
 def _roles_valid(_inst: object, _attr: object, roles: tuple[str, ...]) -> None:
@@ -51,18 +63,20 @@ class SearchRequest:
     Texts are :func:`~harkback.stages.records.mended` as the stores hold them.
     """
 
-    query: str = attrs.field(converter=mended)
-    limit: int = attrs.field(default=DEFAULT_LIMIT, validator=[attrs.validators.ge(1),
-                                                   attrs.validators.le(MAX_LIMIT)])
+    query: str = attrs.field(converter=mended, validator=_a_text)
+    limit: int = attrs.field(default=DEFAULT_LIMIT, validator=[
+        _a_count, attrs.validators.ge(1), attrs.validators.le(MAX_LIMIT)])
     roles: tuple[Role, ...] = attrs.field(default=DEFAULT_ROLES, validator=_roles_valid)
     current_session_id: str | None = attrs.field(default=None,
                                                   converter=attrs.converters.optional(mended))
-    since: float | None = None
-    until: float | None = None
+    # Epoch seconds: text, datetimes and dates are read by make_request, not here, where
+    # one failed deep in a store ("'<' not supported between 'float' and 'str'").
+    since: float | None = attrs.field(default=None, validator=epoch_or_none)
+    until: float | None = attrs.field(default=None, validator=epoch_or_none)
     hidden_sources: tuple[str, ...] = attrs.field(default=DEFAULT_HIDDEN_SOURCES,
                                                   converter=_mended_names)
-    shortlist: int = attrs.field(default=0, validator=[attrs.validators.ge(0),
-                                                       attrs.validators.le(MAX_SHORTLIST)])
+    shortlist: int = attrs.field(default=0, validator=[
+        _a_count, attrs.validators.ge(0), attrs.validators.le(MAX_SHORTLIST)])
     sources: tuple[str, ...] = attrs.field(default=(), converter=_mended_names)
     projects: tuple[str, ...] = attrs.field(default=(), converter=_mended_names)
 
@@ -73,8 +87,8 @@ class SearchRequest:
 
 
 def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ...] = DEFAULT_ROLES,
-                 current_session_id: str | None = None, since: str | float | None = None,
-                 until: str | float | None = None,
+                 current_session_id: str | None = None, since: TimeGiven | None = None,
+                 until: TimeGiven | None = None,
                  hidden_sources: tuple[str, ...] = DEFAULT_HIDDEN_SOURCES,
                  now: float | None = None, sources: tuple[str, ...] = (),
                  projects: tuple[str, ...] = ()) -> Result[SearchRequest, QueryRejected]:
@@ -106,8 +120,7 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
             bounds.append(None)
             continue
         # An upper bound's day is in: until "yesterday" or "2026-03-04" is to its end.
-        parsed = (parse_time_bound(bound, now=now, what=name, end=name == "until")
-                  if isinstance(bound, str) else epoch_bound(bound, what=name))
+        parsed = given_time(bound, now=now, what=name, end=name == "until")
         if isinstance(parsed, Failure):
             return Failure(parsed.failure())
         bounds.append(parsed.unwrap())

@@ -2,7 +2,8 @@
 
 A caller bounds a search by ``--since``/``--until`` values (:func:`parse_time_bound`:
 an ISO time, epoch seconds, a span back from now such as ``7d``, or a few words such as
-``yesterday``), and may set "now" itself (``--as-of``, :func:`parse_as_of`).
+``yesterday``), and may set "now" itself (``--as-of``, :func:`parse_as_of`). A library
+caller may give a ``datetime`` or a ``date`` as well (:func:`given_time`).
 
 >>> parse_time_bound("2026-03-01").unwrap()
 1772323200.0
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, date, datetime
+from typing import TypeAlias
 
 from returns.result import Failure, Result, Success
 
@@ -33,6 +35,12 @@ ACCEPTED_TIMES = ("a date (2026-11-01), an ISO time (2026-11-01T14:00:00+02:00),
                   "seconds, a span back from now (7d, 24h), or words: now, today, yesterday, "
                   "last week, last month, last year, 3 days ago, 2 weeks ago")
 """The forms :func:`parse_time_bound` reads, as its error lists them."""
+
+TimeGiven: TypeAlias = str | float | datetime | date
+"""A time as the library takes it (:func:`given_time`): text as :func:`parse_time_bound`
+reads it, epoch seconds, a ``datetime`` (naive: local time) or a ``date`` (a local day)."""
+
+_TYPES = "text, epoch seconds, a datetime or a date"
 
 _SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
 _SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{UNIT}$")
@@ -194,12 +202,12 @@ def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, Quer
     >>> epoch_bound(10 ** 400, what="since").failure().reason[:44]
     'since (a number past any date) is not a mome'
     >>> epoch_bound([], what="until").failure().reason
-    'until must be a time (text or epoch seconds), got list'
+    'until must be a time (text, epoch seconds, a datetime or a date), got list'
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
-        # A library caller's slip (a list, True, a datetime) is refused as a value, as the
+        # A library caller's slip (a list, True, bytes) is refused as a value, as the
         # rest of a request is, rather than raised as float()'s TypeError.
-        return Failure(QueryRejected(f"{what} must be a time (text or epoch seconds), got "
+        return Failure(QueryRejected(f"{what} must be a time ({_TYPES}), got "
                                      f"{type(value).__name__}"))
     try:
         moment = float(value)
@@ -214,8 +222,29 @@ def epoch_bound(value: float, *, what: str = "time bound") -> Result[float, Quer
                                  f"{_years(moment)}: use {ACCEPTED_TIMES}"))
 
 
-def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, QueryRejected]:
-    """The moment a question is taken to be asked: as :func:`parse_time_bound` reads it;
+def given_time(value: TimeGiven, *, now: float | None = None, what: str = "time bound",
+               end: bool = False) -> Result[float, QueryRejected]:
+    """A time a library caller gives: text (:func:`parse_time_bound`), epoch seconds
+    (:func:`epoch_bound`), a ``datetime`` or a ``date``, read as the same time written in
+    ISO form would be: a naive datetime is local time, a date a local day (its start, or
+    with ``end`` its end). Anything else is refused naming the types taken.
+
+    >>> given_time(datetime(2026, 3, 1, tzinfo=UTC)).unwrap()  # 2026-03-01T00:00:00Z
+    1772323200.0
+    >>> given_time(date(2026, 3, 1), end=True).unwrap()  # with TZ=UTC
+    1772409600.0
+    >>> given_time(b"7d", what="since").failure().reason
+    'since must be a time (text, epoch seconds, a datetime or a date), got bytes'
+    """
+    if isinstance(value, str):
+        return parse_time_bound(value, now=now, what=what, end=end)
+    if isinstance(value, date):  # a datetime is a date too: _moment tells them apart
+        return _in_range(_moment(value, end), value.isoformat(), what)
+    return epoch_bound(value, what=what)
+
+
+def parse_as_of(value: TimeGiven, *, what: str = "as_of") -> Result[float, QueryRejected]:
+    """The moment a question is taken to be asked: as :func:`given_time` reads it;
     a failure names the value ``what`` (the keyword, or a command's flag, ``--as-of``), as
     the bounds' failures name ``since`` or ``--since``.
 
@@ -227,9 +256,7 @@ def parse_as_of(value: str | float, *, what: str = "as_of") -> Result[float, Que
     >>> parse_as_of("someday", what="--as-of").failure().reason[:28]
     "cannot read --as-of 'someday"
     """
-    if not isinstance(value, str):
-        return epoch_bound(value, what=what)
-    return parse_time_bound(value, what=what)
+    return given_time(value, what=what)
 
 
 def iso_seconds(text: str) -> float:

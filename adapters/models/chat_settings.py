@@ -25,9 +25,33 @@ TokenField = Literal["max_tokens", "max_completion_tokens"]
 """The request field that carries the token limit."""
 
 
+def _number(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """A number (a whole one where the field is an int), not text read from somewhere:
+    ``timeout="30"`` failed as "'>' not supported between instances of 'str' and 'int'"."""
+    whole = attribute.type in (int, "int")  # 3.0 is taken there, as attrs' ge(1) took it
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or (whole and isinstance(value, float) and not value.is_integer())):
+        raise TypeError(f"{attribute.name} must be a {'whole ' if whole else ''}number, "
+                        f"got {value!r}"[:120])
+
+
 def _positive(_inst: object, attribute: attrs.Attribute[float], value: float) -> None:
+    _number(_inst, attribute, value)
     if not value > 0:
         raise ValueError(f"{attribute.name} must be positive, got {value!r}")
+
+
+def _text(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """Text (or None where that is the default): ``model=None`` failed as "object of type
+    'NoneType' has no len()", ``base_url=8080`` only at the first call."""
+    if not isinstance(value, str) and (value is not None or attribute.default is not None):
+        raise TypeError(f"{attribute.name} must be text, got {type(value).__name__}")
+
+
+def _named(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    _text(_inst, attribute, value)
+    if value == "":
+        raise ValueError(f"{attribute.name} must name a model, got ''")
 
 
 @attrs.frozen(kw_only=True)
@@ -40,16 +64,17 @@ class ChatSettings:
     ``aiolimiter`` leaky bucket lets up to ``rate`` go at once after a quiet spell.
     """
 
-    model: str = attrs.field(validator=attrs.validators.min_len(1))
-    base_url: str | None = None
-    api_key: str | None = attrs.field(default=None, repr=False)
+    model: str = attrs.field(validator=_named)
+    base_url: str | None = attrs.field(default=None, validator=_text)
+    api_key: str | None = attrs.field(default=None, repr=False, validator=_text)
     timeout: float = attrs.field(default=30.0, validator=_positive)
-    max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
-    backoff: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
-    max_retry_after: float = attrs.field(default=20.0, validator=attrs.validators.ge(0))
+    max_attempts: int = attrs.field(default=3, validator=[_number, attrs.validators.ge(1)])
+    backoff: float = attrs.field(default=1.0, validator=[_number, attrs.validators.ge(0)])
+    max_retry_after: float = attrs.field(default=20.0,
+                                         validator=[_number, attrs.validators.ge(0)])
     # At least a recall's default limit (3) and the limit agents are told to use for a
     # broad topic (5): one recall is one round of calls, not two.
-    max_concurrency: int = attrs.field(default=5, validator=attrs.validators.ge(1))
+    max_concurrency: int = attrs.field(default=5, validator=[_number, attrs.validators.ge(1)])
     rate: float = attrs.field(default=60.0, validator=_positive)
     rate_period: float = attrs.field(default=60.0, validator=_positive)
     strict_rate: bool = False

@@ -56,6 +56,7 @@ from harkback.adapters.sources.importing import (
     Units,
     path_text,
 )
+from harkback.adapters.sqlite_files import holds_frames, side_file
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.records import Conversation, Session
@@ -146,9 +147,10 @@ class Todo(NamedTuple):
 
 
 def file_stamp(path: Path) -> str:
-    """Size and mtime of ``path`` and of its ``-wal`` file: any commit changes one of them."""
+    """Size and mtime of ``path`` and of its ``-wal`` file (beside the file a symlink
+    names, where SQLite keeps it): any commit changes one of them."""
     parts = []
-    for file in (path, Path(f"{path}-wal")):
+    for file in (path, side_file(path, "-wal")):
         try:
             stat = file.stat()
         except FileNotFoundError:
@@ -160,9 +162,9 @@ def file_stamp(path: Path) -> str:
 
 def is_empty(path: Path) -> bool:
     """Whether ``path`` is an empty store: 0 bytes, with no ``-wal`` file holding commits
-    (SQLite creates a database's file empty and writes it at the first commit)."""
-    wal = Path(f"{path}-wal")
-    return path.stat().st_size == 0 and (not wal.exists() or wal.stat().st_size == 0)
+    (SQLite creates a database's file empty and writes it at the first commit). The
+    ``-wal`` is looked at once: one Hermes removes meanwhile is none, not an error."""
+    return path.stat().st_size == 0 and not holds_frames(side_file(path, "-wal"))
 
 
 def flag_reason(row: dict[str, object], *, archived: bool) -> str | None:

@@ -45,9 +45,11 @@ from harkback.adapters.sources.encodings import escaped
 from harkback.adapters.sqlite_files import (
     APPLICATION_ID,
     Mode,
+    holds_frames,
     is_hot_journal,
     is_undecodable,
     open_mode,
+    side_file,
 )
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
 
@@ -145,6 +147,13 @@ class HermesDb:
         except OSError as error:
             return Failure(SourceUnreadable(
                 f"cannot read {location}: {error.strerror or error}"))
+        if not header and holds_frames(side_file(location, "-wal")):
+            # SQLite reads a -wal only over its database's pages: over none it reads an
+            # empty database (and a writer would drop the -wal).
+            return Failure(SourceUnreadable(
+                f"{location} is empty (0 bytes) but {location.name}-wal holds commits, "
+                "which SQLite reads only beside the database they belong to: nothing was "
+                "read (a copy made without the database's pages?)"))
         if not header.startswith(MAGIC):
             return Failure(SourceUnreadable(f"{location} is not a SQLite database"))
         wal = Path(f"{location}-wal").exists()

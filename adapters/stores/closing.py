@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import asyncio
 from types import TracebackType
-from typing import Self
+from typing import Protocol, Self
+
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import SessionStore
 
 
 class Closing:
@@ -42,3 +45,37 @@ class Closing:
                         trace: TracebackType | None) -> None:
         """Close the store without blocking the loop on queued work."""
         await asyncio.to_thread(self.close)
+
+
+class ClosingStore(SessionStore, Protocol):
+    """A :class:`~harkback.stages.ports.SessionStore` that is also a ``with`` (and
+    ``async with``) block closing it: every store ``open_store`` opens."""
+
+    def __enter__(self) -> Self:
+        """The store itself."""
+        ...
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        """Close the store."""
+        ...
+
+    async def __aenter__(self) -> Self:
+        """The store itself."""
+        ...
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        trace: TracebackType | None) -> None:
+        """Close the store."""
+        ...
+
+
+def memory_closed() -> StoreUnavailable:
+    """What every call to a closed in-memory store (its cache and ledger too) gives, as a
+    closed SQLite or PostgreSQL store says it is closed."""
+    return StoreUnavailable("the in-memory store is closed")
+
+
+def never_closed() -> bool:
+    """The closed check of an in-memory cache or ledger that belongs to no store."""
+    return False

@@ -34,6 +34,7 @@ import attrs
 from returns.future import FutureResult
 
 from harkback.adapters.stores import gone_marks
+from harkback.adapters.stores.closing import memory_closed, never_closed
 from harkback.adapters.stores.sql.statement import json_list
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
@@ -266,9 +267,13 @@ class MemoryImportLedger:
     marks: dict[str, dict[str, Mark]] = attrs.field(factory=dict)
     stored: Mapping[str, Sized] = attrs.field(factory=dict)
     """The store's messages by session (what :meth:`let_go` counts): none without a store."""
+    closed: Callable[[], bool] = attrs.field(default=never_closed, repr=False, eq=False)
+    """Whether the store it belongs to was closed: then it refuses, as the store does."""
 
     def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
         """What is remembered of ``key`` (with its marks)."""
+        if self.closed():
+            return FutureResult.from_failure(memory_closed())
         return FutureResult.from_value(self._state(key.location, key, with_marks=True))
 
     def _state(self, location: str, key: SourceKey, *, with_marks: bool,
@@ -287,6 +292,8 @@ class MemoryImportLedger:
     def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
              ) -> FutureResult[None, StoreUnavailable]:
         """Remember ``marks`` and stamp the source."""
+        if self.closed():
+            return FutureResult.from_failure(memory_closed())
         self._stamp(key, now)
         self.marks.setdefault(key.location, {}).update({m.item: m for m in marks})
         return FutureResult.from_value(None)
@@ -294,6 +301,8 @@ class MemoryImportLedger:
     def advance(self, key: SourceKey, cursor: str, *, now: float
                 ) -> FutureResult[None, StoreUnavailable]:
         """Remember that a whole import of ``key`` finished, up to ``cursor``."""
+        if self.closed():
+            return FutureResult.from_failure(memory_closed())
         _, first, _, _ = self._stamp(key, now)
         self.stamps[key.location] = (key, first, now, cursor)
         return FutureResult.from_value(None)
@@ -301,6 +310,8 @@ class MemoryImportLedger:
     def forget(self, key: SourceKey, items: Sequence[str]
                ) -> FutureResult[None, StoreUnavailable]:
         """Drop the marks of ``items``."""
+        if self.closed():
+            return FutureResult.from_failure(memory_closed())
         kept = self.marks.get(key.location, {})
         for item in items:
             kept.pop(item, None)
@@ -313,6 +324,8 @@ class MemoryImportLedger:
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far, most recently imported first."""
+        if self.closed():
+            return FutureResult.from_failure(memory_closed())
         live = {i for kept in self.marks.values() for mark in kept.values() if not mark.gone
                 for i in mark.session_ids}
         found = [self._state(location, stamp[0], with_marks=False, held=live)
@@ -322,6 +335,8 @@ class MemoryImportLedger:
 
     def let_go(self, session_ids: Sequence[str]) -> FutureResult[None, StoreUnavailable]:
         """Take ``session_ids`` out of every gone mark naming them."""
+        if self.closed():
+            return FutureResult.from_failure(memory_closed())
         removed = set(session_ids)
         found = [(location, mark) for location, kept in self.marks.items()
                  for mark in kept.values()

@@ -19,15 +19,17 @@ is BM25 computed the way FTS5's ``bm25()`` does, so rankings agree.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import attrs
 from returns.future import FutureResult
-from returns.result import Result, Success
+from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores import search_plan
+from harkback.adapters.stores.closing import Closing, memory_closed
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.adapters.stores.memory_match import (
     Indexed,
@@ -58,9 +60,10 @@ def _newest_key(session: records.Session) -> tuple[bool, float, str]:
     return (session.started_at is None, -(session.started_at or 0.0), session.id)
 
 
-class MemoryStore(MemoryMessages, MemoryVectors):
+class MemoryStore(Closing, MemoryMessages, MemoryVectors):
     """A :class:`~harkback.stages.ports.SessionStore` and
-    :class:`~harkback.stages.ports.VectorStore` held in this process's memory."""
+    :class:`~harkback.stages.ports.VectorStore` held in this process's memory; usable in
+    a ``with`` block, and once closed every call fails as a closed SQLite store's does."""
 
     def __init__(self) -> None:
         """Start empty."""
@@ -73,8 +76,15 @@ class MemoryStore(MemoryMessages, MemoryVectors):
         self._ingests = 0
         self._order: list[Indexed] | None = None
         self._starts: dict[tuple[str, tuple[records.Role, ...]], tuple[int, int]] = {}
-        self._cache = MemorySummaryCache()
-        self._ledger = MemoryImportLedger(stored=self._messages)
+        self._closed = False
+        # One call at a time: a search from a worker thread (search_sync) while another
+        # thread ingests raised "dictionary changed size during iteration".
+        self._lock = threading.RLock()
+        self._cache = MemorySummaryCache(closed=self._is_closed)
+        self._ledger = MemoryImportLedger(stored=self._messages, closed=self._is_closed)
+
+    def _is_closed(self) -> bool:
+        return self._closed
 
     def _run(self, work: Callable[[], T]) -> FutureResult[T, StoreUnavailable]:
         return self._run_checked(lambda: Success(work()))
@@ -83,12 +93,16 @@ class MemoryStore(MemoryMessages, MemoryVectors):
                      ) -> FutureResult[T, StoreUnavailable]:
         # Lazy like the SQLite store: nothing happens until the result is awaited.
         async def call() -> Result[T, StoreUnavailable]:
-            return work()
+            with self._lock:
+                return Failure(memory_closed()) if self._closed else work()
         awaitable: Awaitable[Result[T, StoreUnavailable]] = call()
         return FutureResult(awaitable)
 
     def close(self) -> None:
-        """Nothing to release: the sessions stay until the store is garbage."""
+        """Refuse every later call, as the other stores do once closed (a store used after
+        its ``with`` block is a bug to hear of, not an in-memory quirk); closing twice is
+        harmless. The sessions stay until the store is garbage."""
+        self._closed = True
 
     def vector_store(self) -> MemoryStore:
         """This store: it keeps vectors beside the messages."""
@@ -152,7 +166,7 @@ class MemoryStore(MemoryMessages, MemoryVectors):
 
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """Nothing to optimise in memory."""
-        return FutureResult.from_value(None)
+        return self._run(lambda: None)
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the store holds; nothing on disk and no schema version."""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import attrs
 from returns.future import FutureResult
 
+from harkback.adapters.stores.closing import memory_closed, never_closed
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SummaryKey
@@ -143,15 +144,21 @@ class MemorySummaryCache:
     """A summary cache in a dict, for the in-memory store and for tests."""
 
     entries: dict[SummaryKey, Summary] = attrs.field(factory=dict)
+    closed: Callable[[], bool] = attrs.field(default=never_closed, repr=False, eq=False)
+    """Whether the store it belongs to was closed: then it refuses, as the store does."""
 
     def cached_summary(self, key: SummaryKey
                        ) -> FutureResult[Summary | None, StoreUnavailable]:
         """The summary kept under ``key``, or None."""
+        if self.closed():
+            return FutureResult.from_failure(memory_closed())
         return FutureResult.from_value(self.entries.get(key))
 
     def keep_summary(self, key: SummaryKey, summary: Summary
                      ) -> FutureResult[None, StoreUnavailable]:
         """Keep ``summary`` under ``key``."""
+        if self.closed():
+            return FutureResult.from_failure(memory_closed())
         self.entries[key] = summary
         return FutureResult.from_value(None)
 

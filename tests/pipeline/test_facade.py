@@ -17,6 +17,9 @@ from harkback.stages.observe import StageEvent
 from harkback.stages.summarize.plain import RawSummarize
 from tests.conftest import conversation
 
+TIMES = "text, epoch seconds, a datetime or a date"
+"""The types a time is taken as, as a refusal names them."""
+
 SESSIONS = (
     conversation("docker", ("user", "the api container cannot resolve postgres"),
                  ("assistant", "fixed with docker network create backend"),
@@ -231,8 +234,8 @@ async def test_an_id_that_is_not_text_is_looked_up_as_before(tmp_path: Path) -> 
      "sources must be text or a tuple of texts, got a list holding NoneType"),
     ({"projects": 7}, "projects must be text or a tuple of texts, got int"),
     ({"hidden_sources": None}, "hidden_sources must be text or a tuple of texts, got NoneType"),
-    ({"since": []}, "since must be a time (text or epoch seconds), got list"),
-    ({"as_of": True}, "as_of must be a time (text or epoch seconds), got bool"),
+    ({"since": []}, f"since must be a time ({TIMES}), got list"),
+    ({"as_of": True}, f"as_of must be a time ({TIMES}), got bool"),
 ])
 async def test_an_argument_of_the_wrong_type_is_a_rejected_query(
         tmp_path: Path, options: dict[str, object], reason: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,57 @@ def test_the_tool_takes_a_whole_number_written_as_a_float(store_file: Path) -> N
     store.close()
     assert (whole["success"], whole["count"]) == (True, 1)
     assert part == {"success": False, "error": "limit must be an integer"}
+
+
+def test_an_error_raised_in_run_sync_is_not_chained_to_a_missing_loop(
+        store_file: Path) -> None:
+    """A bug raised inside a synchronous search (here, a stage of one's own) reads as
+    itself: its traceback said first "RuntimeError: no running event loop ... During
+    handling of the above exception, another exception occurred", which it never was."""
+    def broken(_request: object) -> Any:
+        raise ValueError("a bug in my ranker")
+    store = open_store(store_file, readonly=True).unwrap()
+    hb = Harkback(store=store, pipeline=attrs.evolve(Pipeline(), match=broken))
+    with pytest.raises(ValueError, match="a bug in my ranker") as raised:
+        hb.search_sync("deploy")
+    store.close()
+    shown = "".join(traceback.format_exception(raised.value))
+    assert "no running event loop" not in shown
+    assert "During handling" not in shown
+
+
+async def _an_async_ranker(request: object) -> object:
+    return request
+
+
+def _a_ranker_returning_nothing(request: object) -> None:
+    return None
+
+
+@pytest.mark.parametrize(("ranker", "named"), [
+    (_an_async_ranker, "the match stage _an_async_ranker returned coroutine, not a Step"),
+    (_a_ranker_returning_nothing,
+     "the match stage _a_ranker_returning_nothing returned NoneType, not a Step"),
+])
+async def test_a_stage_of_one_s_own_of_the_wrong_shape_is_named(
+        store_file: Path, ranker: Any, named: str, recwarn: pytest.WarningsRecorder) -> None:
+    """An ``async def`` ranker, or one returning no step, failed as "'coroutine' (or
+    'NoneType') object is not callable" from the timing wrapper; now the error names the
+    stage and the shape a stage has, and no "never awaited" warning comes besides it."""
+    store = open_store(store_file, readonly=True).unwrap()
+    hb = Harkback(store=store, pipeline=attrs.evolve(Pipeline(), match=ranker))
+    with pytest.raises(TypeError, match=named):
+        await hb.search("deploy")
+    gc.collect()
+    store.close()
+    assert not [w for w in recwarn.list if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_stage_given_as_its_class_says_to_make_one() -> None:
+    """``match=Bm25Match`` (the class) was called with the request as its limit and failed
+    at the first search ("'>=' not supported between instances of 'SearchRequest' and
+    'int'"); the form it names works."""
+    ranker = RANKERS["bm25"]
+    with pytest.raises(TypeError, match=rf"got the class {type(ranker).__name__}: make one"):
+        Pipeline(match=type(ranker))  # type: ignore[arg-type]
+    assert Pipeline(match=type(ranker)()).match == ranker

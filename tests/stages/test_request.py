@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from returns.result import Failure
+from datetime import datetime
+from typing import Any
 
-from harkback.stages.request import make_request
+import pytest
+from returns.result import Failure
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.stages.match.rankers import RANKERS
+from harkback.stages.ports import Deps
+from harkback.stages.request import SearchRequest, make_request
+from tests.conftest import conversation
 
 
 def test_limit_out_of_range_is_rejected() -> None:
@@ -47,3 +56,27 @@ def test_a_string_where_names_go_is_a_comma_list_not_its_letters() -> None:
                            roles="user").unwrap()  # type: ignore[arg-type]
     assert (request.sources, request.projects, request.roles) == (
         ("codex",), ("api", "web"), ("user",))
+
+
+@pytest.mark.parametrize(("fields", "error", "named"), [
+    ({"since": "2026-03-01"}, ValueError,
+     "since must be epoch seconds between the years 1 and 9999, got '2026-03-01'"),
+    ({"until": datetime(2026, 3, 1)}, ValueError, "until must be epoch seconds"),
+    ({"query": None}, TypeError, "query must be text, got NoneType"),
+    ({"limit": "3"}, TypeError, "limit must be a whole number, got '3'"),
+    ({"shortlist": 2.5}, TypeError, "shortlist must be a whole number, got 2.5"),
+])
+async def test_a_request_made_by_hand_refuses_a_field_of_the_wrong_type(
+        fields: dict[str, Any], error: type[Exception], named: str) -> None:
+    """A SearchRequest made directly (to run one stage, as a benchmark does) refuses text
+    or a datetime for a time bound, None for the query, text for a count: each was taken
+    and failed deep inside a store ("'<' not supported between instances of 'float' and
+    'str'") or in attrs ("'>=' not supported"). Epoch seconds bound the stage."""
+    with pytest.raises(error, match=named):
+        SearchRequest(**{"query": "docker", **fields})
+    store = MemoryStore()
+    await store.ingest([conversation("old", ("user", "docker bridge"), started_at=100.0),
+                        conversation("new", ("user", "docker bridge"), started_at=900.0)])
+    stage = RANKERS["bm25"](SearchRequest(query="docker", since=500.0))
+    matched = unsafe_perform_io((await stage(Deps(store=store)).awaitable()).unwrap())
+    assert {hit.session_id for hit in matched.hits} == {"new"}

@@ -273,3 +273,24 @@ async def test_a_retry_after_longer_than_the_cap_is_named_when_the_call_fails() 
     assert reason.startswith("HTTP 429")
     assert reason.endswith("(model test-model, 3 attempts; the server asked to retry after "
                            "3600 s, longer than the 0.1 s harkback waits)")
+
+
+@pytest.mark.parametrize(("options", "error", "named"), [
+    ({"model": None}, TypeError, "model must be text, got NoneType"),
+    ({"model": ""}, ValueError, "model must name a model, got ''"),
+    ({"base_url": 8080}, TypeError, "base_url must be text, got int"),
+    ({"timeout": "30"}, TypeError, "timeout must be a number, got '30'"),
+    ({"max_attempts": 2.5}, TypeError, "max_attempts must be a whole number, got 2.5"),
+    ({"rate": True}, TypeError, "rate must be a number, got True"),
+])
+def test_settings_of_the_wrong_type_name_the_field(
+        options: dict[str, Any], error: type[Exception], named: str) -> None:
+    """A setting read as text (``timeout="30"`` from the environment) or left None is
+    refused naming the field ("'>' not supported between instances of 'str' and 'int'",
+    "object of type 'NoneType' has no len()" before; ``base_url=8080`` passed, to fail at
+    the first call); numbers of either kind are taken."""
+    with pytest.raises(error) as raised:
+        ChatSettings(**{"model": "m", **options})
+    assert str(raised.value) == named
+    taken = ChatSettings(model="m", timeout=5, backoff=0, rate=0.5, base_url="http://h/v1")
+    assert (taken.timeout, taken.backoff, taken.rate) == (5, 0, 0.5)

@@ -4,6 +4,7 @@ test_store_contract.py)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.pipeline.facade import Harkback, run_sync
 from harkback.stages.ports import MatchQuery
 from harkback.stages.query import parse_query
 from harkback.stages.records import ROLES, Conversation, Message, MessageHit, Session, ToolCall
@@ -78,3 +80,39 @@ def test_hits_agree_with_sqlite(twins: tuple[MemoryStore, SqliteStore],
     memory, sqlite = _both(twins, MatchQuery(expression=expression, roles=ROLES, limit=100))
     assert sorted((h.session_id, h.position) for h in memory) == sorted(
         (h.session_id, h.position) for h in sqlite)
+
+
+def test_searches_from_worker_threads_while_another_thread_ingests() -> None:
+    """search_sync from worker threads (as the README offers) beside a thread that ingests:
+    every search answers, none raises "dictionary changed size during iteration"."""
+    store = MemoryStore()
+    # Enough sessions that each search walks them for a while: the window a write hits.
+    run_sync(lambda: store.ingest([conversation(f"old{n}", ("user", f"docker note {n}"))
+                                   for n in range(5000)]))
+    hb = Harkback(store=store)
+    raised: list[BaseException] = []
+    done = threading.Event()
+
+    def ingest() -> None:
+        for round_ in range(100):
+            batch = [conversation(f"s{round_}-{n}", ("user", f"docker bridge {round_} {n}"),
+                                  ("assistant", "checked " * 40)) for n in range(25)]
+            run_sync(lambda batch=batch: store.ingest(batch))  # type: ignore[misc]
+        done.set()
+
+    def search() -> None:
+        while not done.is_set():
+            try:
+                payload = hb.search_sync("docker bridge").to_payload()
+                assert payload["success"], payload
+            except BaseException as error:  # any failure is the finding
+                raised.append(error)
+    threads = [threading.Thread(target=ingest), *(threading.Thread(target=search)
+                                                  for _ in range(3))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert raised == []
+    assert hb.search_sync("docker bridge 99 24").to_payload()["results"][0]["session_id"] == (
+        "s99-24")
