@@ -22,7 +22,7 @@ need it; the standard library only: ``config`` runs without the wiring.
 
 A password may hold ``?``, ``#``, ``/`` and ``@`` as written (libpq reads
 ``me:a?b#c@host`` as the password ``a?b#c``), so the user part runs to the URL's last ``@``
-unless that one is in a query after a host:
+unless that one is in a query after a host and database (``db/h?user=me@corp``):
 
 >>> shown_url("postgresql://me:a?b#c@db/h"), shown_url("postgresql://me:pa/ss@db/h")
 ('postgresql://me:********@db/h', 'postgresql://me:********@db/h')
@@ -71,14 +71,16 @@ def _user_part(rest: str) -> tuple[str, str]:
 
     >>> _user_part("me:p@ss@db/h"), _user_part("db/h?user=me@corp")
     (('me:p@ss', 'db/h'), ('', 'db/h?user=me@corp'))
-    >>> _user_part("me:pw@db/h?user=x@corp")
-    ('me:pw', 'db/h?user=x@corp')
+    >>> _user_part("me:pw@db/h?user=x@corp"), _user_part("me:12?x@db/h")
+    (('me:pw', 'db/h?user=x@corp'), ('me:12?x', 'db/h'))
     """
     head, at, after = rest.rpartition("@")
     if not at:
         return "", rest
     before_query, asked, _ = head.partition("?")
-    if asked and _HOST_THEN_PATH.fullmatch(before_query):
+    # libpq takes all up to an @ for the user part unless a / comes first: ``me:12?x@h``
+    # is the password ``12?x``, though ``me:12`` reads as a host and port.
+    if asked and "/" in before_query and _HOST_THEN_PATH.fullmatch(before_query):
         return "", rest  # the @ is a query's (?user=me@corp): masked there if secret
     user, at, host = before_query.rpartition("@")
     if asked and at and _HOST_THEN_PATH.fullmatch(host):

@@ -101,6 +101,13 @@ def _scalar(connection: Connection, statement: str) -> Any:
     return None if row is None else row[0]
 
 
+def _shadowing(connection: Connection, held_in: str) -> str | None:
+    """The schema ahead of ``held_in`` on the search path holding a table of harkback's
+    name, which the store's unqualified statements would read instead (None: none)."""
+    row = connection.execute(schema.SHADOWED, (list(schema.TABLES), held_in)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def _behind(where: str, held_in: str, first: str | None, path: str) -> str:
     """Why a store behind another schema on the search path is not opened: its statements
     name its tables unqualified, so a table of the same name in the schema ahead (a team
@@ -127,7 +134,13 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
             schema.PLACES).fetchone() or (None,) * 5
         path = str(path)
         if held_in is not None and held_in != first:
-            raise SchemaProblem(_behind(where, held_in, first, path))
+            # A reader is wrong only where a table of harkback's name comes first (a role's
+            # own schema, "$user" on the default path, mostly holds none). A writer would
+            # create a migration's tables in the first schema, and its sync lock is keyed
+            # by it: it is refused whatever that schema holds.
+            ahead = _shadowing(connection, held_in) if readonly else first
+            if ahead is not None:
+                raise SchemaProblem(_behind(where, held_in, ahead, path))
         if held_in is None:
             # Looked at first, read-only too: offering to create a store where a writable
             # open would refuse to sends the user round in a circle.

@@ -105,6 +105,12 @@ PLACES = (
 schema that exists and this role may use (NULL: none; tables are created there, and every
 statement names the store's tables unqualified, so they resolve there first), the search
 path as set, this role, and whether it may create tables in that first schema."""
+SHADOWED = (
+    "SELECT n.nspname FROM unnest(%s::text[]) AS t (name) JOIN pg_catalog.pg_class AS c "
+    "ON c.oid = to_regclass(t.name) JOIN pg_catalog.pg_namespace AS n "
+    "ON n.oid = c.relnamespace WHERE n.nspname <> %s LIMIT 1")
+"""The schema (NULL: none) whose table of a name of harkback's (``TABLES``, the first
+parameter) the search path finds before the store's schema (the second)."""
 VERSION = "SELECT version FROM harkback_schema"
 SET_VERSION = "UPDATE harkback_schema SET version = %s"
 OTHER_TABLES = (

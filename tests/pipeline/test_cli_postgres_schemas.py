@@ -141,3 +141,32 @@ def test_a_role_that_may_not_create_the_store_is_told_what_to_ask_for(
         connection.execute(grant)
     done = harkback("ingest", str(source), "--db", member)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_role_with_a_schema_of_its_own_reads_the_teams_store_in_public(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """PostgreSQL's secure pattern gives each role a schema of its own name, first on the
+    default search path ``"$user", public``: a member reading the team's store in
+    ``public`` was refused as "behind schema member", a schema holding none of harkback's
+    tables. Reads go on; a table of harkback's name in that schema still refuses them."""
+    url = postgres_server.create_database(f"team_{next(_names)}")
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    role = f"member_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        connection.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
+        connection.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    member = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    found = harkback("search", "docker", "--db", member)
+    assert found.returncode == 0 and "docker-fix" in found.stdout, found.stderr
+    for command in (("show", "docker-fix"), ("stats",), ("recent",)):
+        done = harkback(*command, "--db", member)
+        assert done.returncode == 0, (command, done.stderr)
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE TABLE {role}.sessions (id TEXT PRIMARY KEY)")
+    shadowed = harkback("search", "docker", "--db", member)
+    assert shadowed.returncode == 1
+    assert (f"harkback's tables are in schema public, behind schema {role}"
+            in _line(shadowed.stderr))
