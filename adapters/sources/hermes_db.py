@@ -269,8 +269,10 @@ def database_files(path: Path) -> list[Path]:
         profiles = sorted(os.scandir(path / "profiles"), key=lambda entry: entry.name)
     except (FileNotFoundError, NotADirectoryError):
         return found
+    # A hidden folder is no profile: the ``profiles/*`` pattern read before never saw one.
     return found + [Path(entry.path) / "state.db" for entry in profiles
-                    if entry.is_dir() and _profile_db(Path(entry.path) / "state.db")]
+                    if not entry.name.startswith(".") and entry.is_dir()
+                    and _profile_db(Path(entry.path) / "state.db")]
 
 
 def _profile_db(path: Path) -> bool:

@@ -185,9 +185,10 @@ def test_transient_io_errors_are_retried_then_raised() -> None:
 
 
 def test_profiles_beside_the_main_database_are_found(tmp_path: Path) -> None:
-    """A Hermes home lists its state.db and each profiles/<name>/state.db."""
+    """A Hermes home lists its state.db and each profiles/<name>/state.db; a hidden folder
+    (``profiles/.trash``) is no profile, as the ``profiles/*`` pattern always read it."""
     home = tmp_path / "home"
-    for folder in ("", "profiles/work/", "profiles/play/"):
+    for folder in ("", "profiles/work/", "profiles/play/", "profiles/.trash/"):
         (home / folder).mkdir(parents=True, exist_ok=True)
         (home / folder / "state.db").write_bytes(b"")
     (home / "profiles" / "empty").mkdir()
