@@ -134,11 +134,11 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
             schema.PLACES).fetchone() or (None,) * 5
         path = str(path)
         if held_in is not None and held_in != first:
-            # A reader is wrong only where a table of harkback's name comes first (a role's
-            # own schema, "$user" on the default path, mostly holds none). A writer would
-            # create a migration's tables in the first schema, and its sync lock is keyed
-            # by it: it is refused whatever that schema holds.
-            ahead = _shadowing(connection, held_in) if readonly else first
+            # Wrong only where a table of harkback's name comes first: a role's own schema
+            # ("$user" on the default path) mostly holds none, and the statements then
+            # reach the store's tables. A migration would create its tables in that first
+            # schema: see below.
+            ahead = _shadowing(connection, held_in)
             if ahead is not None:
                 raise SchemaProblem(_behind(where, held_in, ahead, path))
         if held_in is None:
@@ -175,6 +175,12 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
         steps = pending(MIGRATIONS, found)
         if steps and readonly:
             raise SchemaProblem(needs_migrate(where, found, SCHEMA_VERSION))
+        if steps and held_in is not None and held_in != first:
+            raise SchemaProblem(
+                f"{where}: the store in schema {held_in} needs a migration, which would make "
+                f"its tables in schema {first}, first on the search path "
+                f"(search_path={path}); migrate it with {held_in} first "
+                f"(?options=-csearch_path%3D{held_in} in the URL)")
         for step in steps:
             for statement in step.statements:
                 connection.execute(sql.SQL(statement))

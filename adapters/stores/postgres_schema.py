@@ -96,9 +96,13 @@ WRITE_LOCK = 0x6861726B  # "hark"
 """The advisory lock every ingest holds for its transaction: writers take turns (readers
 never wait), so row ids grow in write order and the totals stay exact."""
 
+STORE_SCHEMA = (
+    "(SELECT n.nspname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
+    "ON n.oid = c.relnamespace WHERE c.oid = to_regclass('harkback_schema'))")
+"""The schema holding the store, as an SQL expression (NULL: none on the search path). Not
+``current_schema()``: a role's own schema may lead the path and hold none of its tables."""
 PLACES = (
-    "SELECT (SELECT n.nspname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
-    "ON n.oid = c.relnamespace WHERE c.oid = to_regclass('harkback_schema')), "
+    f"SELECT {STORE_SCHEMA}, "
     "current_schema(), current_setting('search_path'), current_user, "
     "coalesce(has_schema_privilege(current_schema(), 'CREATE'), false)")
 """The schema holding the store (NULL: none on the search path), the search path's first

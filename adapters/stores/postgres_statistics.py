@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 
+from harkback.adapters.stores.postgres_schema import STORE_SCHEMA
 from harkback.adapters.stores.postgres_text import MAX_LEXEME_CHARS
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -31,7 +32,7 @@ for rows written or removed since the last ``ANALYZE``."""
 _SHARES = (
     "SELECT u.lexeme, u.share * t.messages FROM index_totals AS t, pg_stats AS p, "
     "unnest(p.most_common_elems::text::text[], p.most_common_elem_freqs) AS u(lexeme, share) "
-    "WHERE p.schemaname = current_schema() AND p.tablename = 'messages' "
+    f"WHERE p.schemaname = {STORE_SCHEMA} AND p.tablename = 'messages' "
     "AND p.attname = 'tokens' AND u.lexeme = ANY(%s::text[])")
 """Each asked lexeme's share of messages times the messages now indexed (the share list
 ends with three figures that name no lexeme; they pair with NULL and are never asked)."""

@@ -6,6 +6,7 @@ written."""
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import shlex
 from pathlib import Path
@@ -13,6 +14,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from harkback.pipeline.sync_lock import PG_KEY
+from harkback.stages.ingest_format import conversation_to_json
+from tests.adapters.stores.test_postgres_migrations import _version_1
+from tests.conftest import conversation
 from tests.pipeline.test_cli import _write_sessions
 from tests.pipeline.test_import_cli import harkback
 from tests.support.postgres_server import PostgresServer
@@ -170,3 +175,61 @@ def test_a_role_with_a_schema_of_its_own_reads_the_teams_store_in_public(
     assert shadowed.returncode == 1
     assert (f"harkback's tables are in schema public, behind schema {role}"
             in _line(shadowed.stderr))
+
+
+def test_a_role_with_a_schema_of_its_own_writes_to_the_teams_store_in_public(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """A member granted writes on the team's store in ``public``, whose own schema leads
+    the default search path and holds none of harkback's tables, ingests into it (it was
+    refused as "behind schema member"), and takes the same sync lock as the owner: the
+    lock is keyed by the store's schema, not the path's first."""
+    url = postgres_server.create_database(f"team_{next(_names)}")
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    role = f"member_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        connection.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
+        connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
+                           f"public TO {role}")
+        connection.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    member = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    more = tmp_path / "more.jsonl"
+    note = conversation("member-note", ("user", "the quokka deployment was rolled back"))
+    more.write_text(json.dumps(conversation_to_json(note)) + "\n", encoding="utf-8")
+    added = harkback("ingest", str(more), "--db", member)
+    assert added.returncode == 0, added.stderr
+    found = harkback("search", "quokka", "--db", url)
+    assert found.returncode == 0 and "member-note" in found.stdout, found.stderr
+    with psycopg.connect(url) as owner, psycopg.connect(member) as other:
+        assert (owner.execute(f"SELECT {PG_KEY}").fetchone()
+                == other.execute(f"SELECT {PG_KEY}").fetchone())
+        assert other.execute("SELECT current_schema()").fetchone() == (role,)
+
+
+def test_a_role_with_a_schema_of_its_own_does_not_migrate_the_teams_store_into_it(
+        postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """A migration makes its tables in the search path's first schema: a member whose own
+    schema leads the path is refused it, told how to run it, and nothing is made there."""
+    url = postgres_server.create_database(f"team_{next(_names)}")
+    _version_1(url)
+    role = f"member_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        connection.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
+        connection.execute(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {role}")
+        connection.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
+    member = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    refused = harkback("ingest", str(source), "--db", member)
+    assert refused.returncode == 1
+    assert (f"needs a migration, which would make its tables in schema {role}"
+            in _line(refused.stderr))
+    with psycopg.connect(url) as connection:
+        made = connection.execute("SELECT count(*) FROM pg_catalog.pg_class AS c JOIN "
+                                  "pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+                                  "WHERE n.nspname = %s", (role,)).fetchone()
+        version = connection.execute("SELECT version FROM public.harkback_schema").fetchone()
+    assert made == (0,) and version == (1,)
