@@ -383,9 +383,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     import asyncio
 
     from harkback.pipeline.command_basics import CliError
+    from harkback.pipeline.command_kit import named_origin
     from harkback.pipeline.commands import COMMANDS
     try:
-        return asyncio.run(COMMANDS[args.command](args))
+        return asyncio.run(named_origin(COMMANDS[args.command](args), args))
     except OSError as error:
         if error.filename is None:
             raise

@@ -33,6 +33,12 @@ class CliError(Exception):
         self.status = status
 
 
+class BadStore(CliError):
+    """The store the ``db`` value names cannot be opened or used: said with where the value
+    came from when the environment or the config file gave it
+    (:func:`~harkback.pipeline.command_kit.named_origin`)."""
+
+
 def error_line(error: QueryRejected | StoreUnavailable | ModelFailed | NotFound) -> str:
     """The one line the command line prints for a failure value, and the MCP server's tool
     error: a rejected request is a usage error, said by its reason alone; any other failure

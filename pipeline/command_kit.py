@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,12 +27,13 @@ from harkback.pipeline.command_basics import (  # the light part, re-exported fo
 from harkback.pipeline.command_basics import EXIT_INTERNAL as EXIT_INTERNAL
 from harkback.pipeline.command_basics import EXIT_OK as EXIT_OK
 from harkback.pipeline.command_basics import EXIT_SKIPPED as EXIT_SKIPPED
+from harkback.pipeline.command_basics import BadStore as BadStore
 from harkback.pipeline.command_basics import CliError as CliError
 from harkback.pipeline.command_basics import error_line as error_line
 from harkback.pipeline.command_basics import settings_of as settings_of
 from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.terminal import line_of
-from harkback.stages.errors import QueryRejected
+from harkback.stages.errors import QueryRejected, StoreUnavailable
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
@@ -53,9 +54,9 @@ def db_of(args: argparse.Namespace) -> str:
 def needs_file(target: str) -> None:
     folder = wiring.folder_named(target)
     if folder is not None:
-        raise CliError(folder)
+        raise BadStore(folder)
     if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
-        raise CliError(f"no database at {target}: ingest or import sessions first")
+        raise BadStore(f"no database at {target}: ingest or import sessions first")
 
 
 def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
@@ -66,6 +67,26 @@ def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:
     return result.unwrap()
 
 
+def opened(result: Result[T, StoreUnavailable]) -> T:
+    """The store ``result`` holds, or :class:`BadStore` saying why it could not be opened."""
+    if isinstance(result, Failure):
+        raise BadStore(error_line(result.failure()))
+    return result.unwrap()
+
+
+async def named_origin(command: Awaitable[int], args: argparse.Namespace) -> int:
+    """``command``'s status; a :class:`BadStore` it raises names where the ``db`` value came
+    from when not from a flag (``$HARKBACK_DB``, a line of the config file): the user would
+    look at a command line that never named it."""
+    try:
+        return await command
+    except BadStore as error:
+        told = settings_of(args).told("db")
+        if told is None:
+            raise
+        raise CliError(f"{error} ({told})", error.status) from None
+
+
 def open_store(target: str, *, readonly: bool, create: bool = False,
                args: argparse.Namespace | None = None) -> SessionStore:
     """Open the store ``target`` names or raise :class:`CliError` saying why not
@@ -74,7 +95,7 @@ def open_store(target: str, *, readonly: bool, create: bool = False,
     A writable open migrates a store of an older schema: that is said in one line on
     stderr, never silently, and kept for the ``--json`` payload of the command of
     ``args`` (:func:`noted`)."""
-    store = unwrap(wiring.open_store(target, readonly=readonly, create=create))
+    store = opened(wiring.open_store(target, readonly=readonly, create=create))
     note = None if readonly else migration_note(store, target)
     if note is not None:
         print(line_of(f"harkback: note: {note}"), file=sys.stderr)

@@ -34,6 +34,7 @@ from harkback.pipeline.command_kit import (
     needs_file,
     noted,
     open_store,
+    opened,
     release,
     settings_of,
     unwrap,
@@ -160,7 +161,7 @@ async def search(args: argparse.Namespace) -> int:
         rerank=args.rerank, embedder=chosen.embedder,
         environ=chosen.model_environment(os.environ))
     unwrap(wiring.pipeline_for(settings))  # usage errors before the store is opened
-    store = unwrap(wiring.open_for_recall(settings, once=True))  # one search, then exit
+    store = opened(wiring.open_for_recall(settings, once=True))  # one search, then exit
     try:
         harkback = unwrap(wiring.recall(settings, store))
         try:

@@ -2,6 +2,7 @@
 read: a folder of Claude Code projects imported as ``codex`` (or an empty one) printed
 ``0 added`` and nothing else, as if all had gone well.
 
+``harkback sync`` gives the same note for a location a flag named (``--codex DIR``).
 The import still ends as done (exit status 0: nothing failed, and an empty folder may be
 right, a new machine's), with a note naming where that kind's transcripts live.
 

@@ -117,6 +117,20 @@ class Settings:
                                EXIT_USAGE) from None
         return self.chosen_db
 
+    def told(self, name: str) -> str | None:
+        """Where the value of ``name`` was written, for an error about it; None when a
+        flag gave it (the command line shows it) or it is the default.
+
+        >>> effective({}, {"HARKBACK_DB": "x.db"}, path=Path("/nonexistent")).unwrap().told("db")
+        'the db value of $HARKBACK_DB'
+        """
+        origin = self.origin(name)
+        if origin.startswith("environment "):
+            return f"the {name} value of ${origin.removeprefix('environment ')}"
+        if origin.startswith("file "):
+            return f"the {name} value of config file {origin.removeprefix('file ')}"
+        return None
+
     def model_environment(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """The model's settings as the environment variables model adapters read, over
         ``base`` (for the embedder, which reads ``$OPENAI_BASE_URL`` and more)."""

@@ -28,6 +28,7 @@ from returns.result import Failure
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer, Skip, counted, path_text, resolved
 from harkback.pipeline.import_delta import Delta
+from harkback.pipeline.import_hints import with_hint
 from harkback.pipeline.importing import (
     ImportOutcome,
     default_location,
@@ -191,7 +192,8 @@ async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool
         for importer in place.importers:
             reports.append(await sync_one(importer, store, ledger, dry_run=dry_run,
                                           progress=progress, clock=clock, redact=redact,
-                                          prune=prune, memo=memo, seen=so_far.saw))
+                                          prune=prune, memo=memo, seen=so_far.saw,
+                                          named=place.given))
             so_far.ended.add(importer.key)
     return tuple(reports)
 
@@ -200,11 +202,15 @@ async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger
                    dry_run: bool = False, progress: bool | None = None,
                    clock: Callable[[], float] = time.time, redact: bool = True,
                    prune: bool = False, memo: RedactionMemo | None = None,
-                   seen: Callable[[ImportOutcome], None] = lambda _: None) -> SourceReport:
-    """Sync one importer's source (see :func:`sync`; ``seen``: see :func:`run_import`)."""
+                   seen: Callable[[ImportOutcome], None] = lambda _: None,
+                   named: bool = False) -> SourceReport:
+    """Sync one importer's source (see :func:`sync`; ``seen``: see :func:`run_import`); a
+    location a flag ``named`` that holds nothing of its kind gets the note ``harkback
+    import`` gives (:func:`~harkback.pipeline.import_hints.with_hint`)."""
     started = time.perf_counter()
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
                                dry_run=dry_run, redact=redact, memo=memo, seen=seen)
+    outcome = with_hint(outcome) if named else outcome
     gone, error = Gone(), None
     # Nothing gone (an unchanged source): its marks are not read a second time.
     if outcome.ok and (outcome.gone or outcome.withdrawn or prune):

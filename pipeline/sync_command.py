@@ -14,6 +14,7 @@ from pathlib import Path
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
     EXIT_USAGE,
+    BadStore,
     CliError,
     db_of,
     finished,
@@ -74,7 +75,7 @@ def _store_for(args: argparse.Namespace) -> SessionStore:
     target = db_of(args)
     folder = wiring.folder_named(target)
     if folder is not None:  # no store can be there, dry run or not
-        raise CliError(folder)
+        raise BadStore(folder)
     if args.dry_run:
         if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
             return open_store(":memory:", readonly=False)  # nothing stored yet: all is new

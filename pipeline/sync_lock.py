@@ -67,6 +67,17 @@ PG_HOLDER = (
     "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())")
 
 
+class StoreDown(CliError):
+    """The store cannot be reached for now (its server stopped, starting or not answering):
+    any command ends on it, a watch waits for the store
+    (:mod:`~harkback.pipeline.watch_outage`)."""
+
+    def __init__(self, message: str, where: str, reason: str) -> None:
+        """``message``: the whole line; ``where``: the store; ``reason``: why, in short."""
+        super().__init__(message)
+        self.where, self.reason = where, reason
+
+
 def lock_file(store_path: str) -> Path:
     """The lock file of the SQLite store at ``store_path`` (its real path: one file named
     two ways has one lock)."""
@@ -224,7 +235,7 @@ class PostgresTurn:
         import psycopg
         from psycopg import conninfo
 
-        from harkback.adapters.stores.postgres_connection import first_line
+        from harkback.adapters.stores.postgres_connection import first_line, passing
         from harkback.adapters.stores.postgres_watchdog import Unanswered
 
         if self._held:
@@ -247,8 +258,11 @@ class PostgresTurn:
                 # timeout closed is opened again, once (one the server left unanswered,
                 # not: the watchdog's reason says more than a new connect timing out).
                 if not (kept and attempt == 1) or isinstance(error, Unanswered):
-                    raise CliError(f"cannot lock the store at {self.where} for writing: "
-                                   f"{first_line(error)}") from None
+                    message = (f"cannot lock the store at {self.where} for writing: "
+                               f"{first_line(error)}")
+                    if passing(error):  # a watch waits for the server to be back
+                        raise StoreDown(message, self.where, first_line(error)) from None
+                    raise CliError(message) from None
         pid = (str(row[0]) if row is not None else "").removeprefix(PG_NAME.format(""))
         return pid if pid.isdigit() else "unknown"
 

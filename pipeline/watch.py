@@ -10,6 +10,8 @@ readers, harkback included, touch). Ctrl-C
 (SIGINT) or SIGTERM stops it between syncs, or cancels the one running: marks are
 kept only after their sessions are stored, so nothing is skipped next time. A store
 file deleted or replaced under the watch stops it (:mod:`~harkback.pipeline.store_guard`).
+A store out of reach for a while (its server restarting) is waited for
+(:mod:`~harkback.pipeline.watch_outage`).
 Every :data:`CHECK_S` it also looks at what it watches (:mod:`~harkback.pipeline.watch_layout`):
 a source that appeared (an agent run for the first time), a folder moved away or made
 again, start the watcher again on what is there; a source whose sync failed is tried
@@ -42,9 +44,10 @@ from harkback.pipeline.command_basics import CliError
 from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, SourceReport, gone_line, sync_one
-from harkback.pipeline.sync_lock import SyncLock
-from harkback.pipeline.terminal import json_text, one_line
+from harkback.pipeline.sync_lock import StoreDown, SyncLock
+from harkback.pipeline.terminal import json_text, line_of, one_line
 from harkback.pipeline.watch_layout import Layout, watched_folders
+from harkback.pipeline.watch_outage import Outage
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 
@@ -157,6 +160,7 @@ class Resyncs:
     announced: Layout | None = None
     lock: SyncLock = attrs.field(factory=lambda: SyncLock(None, ""))
     """Taken for each round (not the whole watch): another sync gets its turn in between."""
+    outage: Outage[Importer] = attrs.field(factory=lambda: Outage(_said))
 
     def guard(self) -> None:
         """Stop (:class:`CliError`) when the store file was deleted or replaced."""
@@ -166,10 +170,17 @@ class Resyncs:
 
     async def run(self, due: Sequence[Importer]) -> bool:
         """Re-sync each of ``due`` and print what changed, holding the store's sync lock;
-        False when stopped first."""
+        False when stopped first. While the store cannot be reached they wait, with what
+        came due before, for the next try (:class:`~harkback.pipeline.watch_outage.Outage`)."""
+        due = self.outage.due(due)
         if not due:
             return True
-        done = await until_stopped(self._run_held(due), self.stop)
+        try:
+            done = await until_stopped(self._run_held(due), self.stop)
+        except StoreDown as down:  # the lock was not taken: nothing of the round is stored
+            self.outage.failed(due, down.where, down.reason)
+            return True
+        self.outage.reached()
         return bool(done)
 
     async def _run_held(self, due: Sequence[Importer]) -> bool:
@@ -253,7 +264,9 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
             if handler is not None:
                 signal.signal(sig, handler)
     print("stopped watching", file=sys.stderr, flush=True)
-    return Watched(skips=resyncs.skips, failing=dict(resyncs.failing))
+    # Stopped while the store was out of reach: what waited for it was not synced.
+    held = {i.key: resyncs.outage.reason for i in resyncs.outage.held}
+    return Watched(skips=resyncs.skips, failing={**held, **resyncs.failing})
 
 
 async def _watch(layout: Layout, resyncs: Resyncs, find: Callable[[], Sequence[Located]], *,
@@ -297,6 +310,10 @@ async def _watch(layout: Layout, resyncs: Resyncs, find: Callable[[], Sequence[L
     except FileNotFoundError:  # a folder went between looking and watching: look again
         return layout.now(find())
     return None
+
+
+def _said(text: str) -> None:
+    print(line_of(text), file=sys.stderr, flush=True)
 
 
 def _announce(layout: Layout, resyncs: Resyncs, check_s: float) -> None:

@@ -81,9 +81,10 @@ def _open_sqlite(target: str, readonly: bool) -> Result[ClosingStore, StoreUnava
     return SqliteStore.open(target, readonly=readonly).map(_as_store)
 
 
-def _open_memory(_target: str, _readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
+def _open_memory(_target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
     from harkback.adapters.stores.memory import MemoryStore  # tests and demos only
-    return Success(MemoryStore())
+    from harkback.adapters.stores.memory_readonly import ReadOnlyMemoryStore
+    return Success(ReadOnlyMemoryStore() if readonly else MemoryStore())
 
 
 POSTGRES_EXTRA = "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"

@@ -176,6 +176,20 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
 
 
+def passing(error: BaseException) -> bool:
+    """Whether ``error`` says only that the server cannot be reached now (stopped, starting,
+    not answering): what passes once it is back, unlike a refusal or a wrong URL.
+
+    >>> passing(psycopg.OperationalError('connection to server on socket "/s" failed: '
+    ...                                  'FATAL:  the database system is shutting down'))
+    True
+    >>> passing(psycopg.OperationalError('connection to server on socket "/s" failed: '
+    ...                                  'FATAL:  role "me" does not exist'))
+    False
+    """
+    return unavailable("", error).reason.startswith("cannot reach ")
+
+
 def check_url(url: str) -> StoreUnavailable | None:
     """Why ``url`` is not a usable connection URL, or None.
 

@@ -1,0 +1,121 @@
+"""``sync --watch`` on a store that is unavailable for a while (its PostgreSQL server
+restarted): the watch says so once, tries again, says when it is back, and stores what
+changed meanwhile once."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.pipeline.sync_home import (
+    CLAUDE_FILE,
+    CLAUDE_SESSION,
+    DONE_WITH_SKIPS,
+    claude_line,
+    make_home,
+)
+from tests.pipeline.test_sync_process import environment
+from tests.support.postgres_server import PostgresServer, restarted, start_server
+
+
+@pytest.fixture
+def server() -> Iterator[list[PostgresServer]]:
+    """A server of this test's own (it is stopped and started again), in a list: the test
+    puts the restarted one in its place."""
+    held = [start_server()]
+    try:
+        yield held
+    finally:
+        held[0].stop()
+        shutil.rmtree(held[0].folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _watching(home: Path, url: str) -> Iterator[subprocess.Popen[str]]:
+    """``harkback sync --watch --db url`` on ``home``; killed on the way out if running
+    (:func:`~tests.pipeline.test_sync_process.watching` drops root's file access, which
+    the server's socket folder, of another user, needs)."""
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--watch", "--db", url],
+        env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield watcher
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+
+
+def _messages_with(url: str, word: str) -> int:
+    with psycopg.connect(url) as connection:
+        row = connection.execute("SELECT count(*) FROM messages WHERE content LIKE %s",
+                                 (f"%{word}%",)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _line_with(watcher: subprocess.Popen[str], text: str) -> str:
+    """The first stderr line holding ``text`` (bounded: Ctrl-C after 60 s ends the output)."""
+    assert watcher.stderr is not None
+    bound = threading.Timer(60, watcher.send_signal, (signal.SIGINT,))
+    bound.start()
+    try:
+        return next((line for line in watcher.stderr if text in line), "")
+    finally:
+        bound.cancel()
+
+
+def test_a_watch_outlives_its_postgresql_server_restarting(
+        tmp_path: Path, server: list[PostgresServer]) -> None:
+    """The server stopped while the watch waited: its next round ended the watch
+    (``cannot lock the store ... for writing``), so a watch run as a service died at every
+    server restart. Now it says once that the store is unavailable and that it tries again,
+    then once that it is back, and the transcript appended meanwhile is stored once."""
+    home = make_home(tmp_path / "home")
+    url = server[0].create_database("watched")
+    with _watching(home, url) as watcher:
+        _line_with(watcher, "watching ")
+        server[0].stop()
+        with (home / ".claude" / "projects" / CLAUDE_FILE).open("a", encoding="utf-8") as f:
+            f.write(claude_line(CLAUDE_SESSION, "the okapi relay drops frames", "u-okapi"))
+        down = _line_with(watcher, "unavailable")
+        time.sleep(1.5)  # a few rounds while it is down: still said once
+        server[0] = restarted(server[0])
+        back = _line_with(watcher, "is back")
+        deadline = time.monotonic() + 30
+        while _messages_with(url, "okapi") == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        watcher.send_signal(signal.SIGINT)
+        _, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == DONE_WITH_SKIPS, err
+    assert "tries again" in down and "postgresql://" in down, down
+    assert "is back" in back, back
+    assert "unavailable" not in err and "Traceback" not in err, err
+    assert err.rstrip().endswith("stopped watching"), err
+    assert _messages_with(url, "okapi") == 1
+
+
+def test_a_store_that_will_not_come_back_still_ends_the_watch(
+        tmp_path: Path, server: list[PostgresServer]) -> None:
+    """Its database dropped: the server refuses the connection, which waiting would not
+    mend, so the watch ends at once in one line, status 1, not waiting for it."""
+    home = make_home(tmp_path / "home")
+    url = server[0].create_database("dropped")
+    with _watching(home, url) as watcher:
+        _line_with(watcher, "watching ")
+        with psycopg.connect(server[0].url(), autocommit=True) as connection:
+            connection.execute("DROP DATABASE dropped WITH (FORCE)")
+        with (home / ".claude" / "projects" / CLAUDE_FILE).open("a", encoding="utf-8") as f:
+            f.write(claude_line(CLAUDE_SESSION, "the okapi relay drops frames", "u-okapi"))
+        _, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 1, err
+    assert 'database "dropped" does not exist' in err and "unavailable" not in err, err
