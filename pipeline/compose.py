@@ -36,6 +36,7 @@ from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import Stage, Step, pure
 from harkback.stages.summarize.plain import ExtractiveSummarize
 from harkback.stages.undated import undated_left_out
+from harkback.stages.unheld_sources import unheld_noted
 
 STAGE_NAMES = ("match", "resolve", "load", "summarize", "assemble")
 RERANK = "rerank"
@@ -113,11 +114,13 @@ class Pipeline:
                 .bind(timed("load", self.load))
                 .bind(timed("summarize", self.summarize))
                 .bind(timed("assemble", self.assemble))
-                .bind(lambda result: _undated_noted(request, result)))
+                .bind(lambda result: _undated_noted(request, result))
+                .bind(lambda result: unheld_noted(request.sources, result)))
 
     def browse(self, request: SearchRequest) -> Step[BrowseResult]:
         """List recent sessions (no model call)."""
-        return timed("recent", self.recent)(request)
+        return timed("recent", self.recent)(request).bind(
+            lambda listed: unheld_noted(request.sources, listed))
 
     def run(self, request: SearchRequest) -> Step[RecallResult | BrowseResult]:
         """Search, or browse when the query is empty or names only a time."""

@@ -217,6 +217,12 @@ class SessionStore(Protocol):
         """
         ...
 
+    def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """The sources this store holds sessions of, sorted: read from the sessions alone,
+        never the messages, so cheap whatever the store's size (what a search filtered by
+        a source it does not hold names, :mod:`~harkback.stages.unheld_sources`)."""
+        ...
+
     def close(self) -> None:
         """Release what the store holds (a connection, a pool); closing twice is harmless."""
         ...

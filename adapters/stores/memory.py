@@ -180,6 +180,10 @@ class MemoryStore(Closing, MemoryMessages, MemoryVectors):
                               cached_summaries=len(self._cache.entries), schema_version=None)
         return self._run(work)
 
+    def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """The sources held, sorted."""
+        return self._run(lambda: tuple(sorted({s.source for s in self._sessions.values()})))
+
     def term_stats(self, terms: Sequence[str], prefixes: Sequence[str] = ()
                    ) -> FutureResult[ports.TermStats, StoreUnavailable]:
         """Index statistics counted over every stored message, as FTS5 keeps them; a

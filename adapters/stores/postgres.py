@@ -345,6 +345,10 @@ class PostgresStore(Closing, PostgresMessages):
         """What the database holds (``harkback stats``)."""
         return self.run(postgres_reads.stats, long=True)
 
+    def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """The sources held, sorted (the sessions read, not the messages)."""
+        return self.run(postgres_reads.source_names)
+
     def summary_cache(self) -> PostgresSummaryCache:
         """A cache in this database (a read-only store only reads it)."""
         return PostgresSummaryCache(self)

@@ -118,6 +118,13 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
                  for row in rows)
 
 
+def source_names(connection: Connection) -> tuple[str, ...]:
+    """The sources the database holds sessions of, sorted in Python (as SQLite's are, not
+    by the database's collation); the sessions read, not the messages."""
+    return tuple(sorted(restore(str(row[0]))
+                        for row in connection.execute(sqlite_stats.SOURCE_NAMES)))
+
+
 def stats(connection: Connection) -> StoreStats:
     """What the database holds (the SQLite store's counts, in one transaction); its size on
     disk is the database's (``pg_database_size``)."""

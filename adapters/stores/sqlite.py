@@ -339,6 +339,10 @@ class SqliteStore(Closing, SqliteMessages):
         """What the file holds (:func:`~harkback.adapters.stores.sqlite_stats.read_stats`)."""
         return self._run(lambda connection: sqlite_stats.read_stats(connection, self.path))
 
+    def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """The sources held, sorted (the sessions read, not the messages)."""
+        return self._run(sqlite_stats.source_names)
+
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """:meth:`merge_index`."""
         return self.merge_index()

@@ -151,3 +151,23 @@ def test_a_hidden_source_is_left_out_unless_named(tmp_path: Path) -> None:
     assert _ids("recent", db=db) == ["by-cli"]
     assert _ids("search", "narwhal", "--source", "tool", db=db) == ["by-tool"]
     assert sorted(_ids("recent", "--source", "kanban,cli", db=db)) == ["by-cli", "by-kanban"]
+
+
+def test_a_source_the_store_does_not_hold_is_named_in_a_note(db: Path) -> None:
+    """``--source Codex`` (for codex) or ``--source claude`` (for claude-code) found nothing
+    without a word, and an agent concluded nothing had happened: the answer, still empty
+    (names match exactly), says the store holds no such source, the one meant, and those
+    it holds; a source it holds that found nothing says nothing of sources."""
+    done = run("search", "kernel panic", "--source", "Codex", "--json", db=db)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["results"] == []
+    assert payload["notes"] == [
+        "this store holds no session from source 'Codex' (did you mean 'codex'?); the "
+        "sources it holds: 'claude-code', 'codex', 'hermes'"]
+    listed = run("recent", "--source", "claude", db=db)
+    assert listed.returncode == 0, listed.stderr
+    assert "note: this store holds no session from source 'claude' (did you mean " \
+           "'claude-code'?)" in listed.stdout
+    held = run("search", "zebra crossing", "--source", "codex", "--json", db=db)
+    assert "notes" not in json.loads(held.stdout)

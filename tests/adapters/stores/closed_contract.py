@@ -57,6 +57,7 @@ def _every_call(store: SessionStore, parts: Parts, talk: Conversation
         "messages": store.messages(["s1"]), "recent": store.recent(RecentQuery(limit=5)),
         "window": store.message_window(WindowQuery(session_id="s1", limit=5)),
         "term_stats": store.term_stats(["heron"]), "stats": stats,
+        "source_names": store.source_names(),
         "optimize": store.optimize(), "ingest": store.ingest([talk]),
         "remove": parts.remover.remove_sessions(["s1"]),
         "rewrite": parts.rewriter.rewrite_texts(str.upper, dry_run=True),

@@ -94,6 +94,25 @@ class FilterContract:
         codex = await ok(store.recent(RecentQuery(limit=5, undated=True, sources=("codex",))))
         assert [o.session.id for o in codex] == ["u1"]
 
+    async def test_source_names_are_the_sources_held_sorted(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """``source_names`` gives each source of a stored session once, sorted by code point
+        (not a database's collation), names kept exactly as held (``Codex`` beside
+        ``codex``); a source whose sessions were all replaced or removed is gone."""
+        assert await ok(store.source_names()) == ()
+        await ok(store.ingest([
+            make_conversation("a", ("user", "x"), source="codex"),
+            make_conversation("b", ("user", "x"), source="Codex"),
+            make_conversation("c", ("user", "x"), source="claude-code"),
+            make_conversation("d", ("user", "x"), source="codex"),
+            make_conversation("e", ("user", "x"), source="telegram"),
+            make_conversation("f", ("user", "x"), source="cron")]))
+        await ok(store.ingest([make_conversation("e", ("user", "y"), source="codex")]))
+        remover = store.session_remover()
+        assert remover is not None
+        await ok(remover.remove_sessions(["f"]))
+        assert await ok(store.source_names()) == ("Codex", "claude-code", "codex")
+
     async def test_titles_keep_only_the_sources_asked_for(
             self, store: SessionStore, make_conversation: Make) -> None:
         """The title search honours ``sources`` as the message search does."""

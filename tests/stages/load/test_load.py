@@ -253,6 +253,9 @@ class _BrokenStore:
                    ) -> FutureResult[TermStats, StoreUnavailable]:
         return self._fail()
 
+    def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        return self._fail()
+
     def close(self) -> None:
         """Nothing to release."""
 

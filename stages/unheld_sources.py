@@ -1,0 +1,102 @@
+"""A source filter naming a source the store holds no session of (a typo, ``Codex`` for
+``codex``, ``claude`` for ``claude-code``) finds nothing, and an agent or a person then
+believes nothing happened. A filtered search or listing that found nothing says so in its
+notes: which names the store holds no session of, the one meant when a name is close, and
+the sources it does hold. The filter itself is unchanged: names match exactly.
+
+The store is asked (:meth:`~harkback.stages.ports.SessionStore.source_names`) only when a
+filtered call found nothing, so every other search costs what it did.
+
+>>> note = unheld_note(("Codex",), ("claude-code", "codex"))[0]
+>>> for part in note.split("; "):
+...     print(part)
+this store holds no session from source 'Codex' (did you mean 'codex'?)
+the sources it holds: 'claude-code', 'codex'
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import TypeVar
+
+import attrs
+
+from harkback.stages.errors import RecallError
+from harkback.stages.result import BrowseResult, RecallResult
+from harkback.stages.stage import Step, pure, with_store
+
+SOURCES_SHOWN = 30
+"""How many of the sources held a note names (then how many more)."""
+
+NAME_CHARS = 60
+"""How much of one name a note echoes (a name is the caller's text, or a file's)."""
+
+Result = TypeVar("Result", RecallResult, BrowseResult)
+
+
+def _shown(name: str) -> str:
+    """``name`` quoted, cut to :data:`NAME_CHARS`, control characters escaped (a source
+    comes from another agent's files and is printed to a terminal).
+
+    >>> _shown("cli"), _shown("a\\x1b[2Jb"), len(_shown("x" * 500))
+    ("'cli'", "'a\\\\x1b[2Jb'", 63)
+    """
+    return repr(name if len(name) <= NAME_CHARS else name[:NAME_CHARS] + "…")
+
+
+def closest(name: str, held: Sequence[str]) -> str | None:
+    """The held source ``name`` was probably meant to be: one differing only in case, else
+    the nearest close spelling; None when none is close.
+
+    >>> closest("Codex", ["codex"]), closest("claude", ["claude-code", "cli"])
+    ('codex', 'claude-code')
+    >>> closest("telegram", ["codex", "cli"]) is None
+    True
+    """
+    folded = {source.casefold(): source for source in reversed(held)}  # the first one wins
+    if name.casefold() in folded:
+        return folded[name.casefold()]
+    near = difflib.get_close_matches(name.casefold(), list(folded), n=1)
+    return folded[near[0]] if near else None
+
+
+def unheld_note(asked: Sequence[str], held: Sequence[str]) -> tuple[str, ...]:
+    """The note on the names of ``asked`` that are none of the ``held`` sources (none when
+    every one is held).
+
+    >>> unheld_note(("codex",), ("codex",))
+    ()
+    >>> print(unheld_note(("cdx", "zzz"), ())[0])
+    this store holds no session from sources 'cdx', 'zzz'; it holds no session at all
+    """
+    unheld = [name for name in asked if name not in held]
+    if not unheld:
+        return ()
+    named = []
+    for name in unheld:
+        meant = closest(name, held)
+        named.append(_shown(name) + (f" (did you mean {_shown(meant)}?)" if meant else ""))
+    said = f"this store holds no session from source{'s' if len(unheld) > 1 else ''} " + \
+        ", ".join(named)
+    if not held:
+        return (f"{said}; it holds no session at all",)
+    listed = ", ".join(_shown(source) for source in held[:SOURCES_SHOWN])
+    more = f" and {len(held) - SOURCES_SHOWN} more" if len(held) > SOURCES_SHOWN else ""
+    return (f"{said}; the sources it holds: {listed}{more}",)
+
+
+def _no_note(_error: RecallError) -> Step[tuple[str, ...]]:
+    # The search itself succeeded: a store that cannot list its sources leaves it unsaid.
+    return pure(())
+
+
+def unheld_noted(sources: Sequence[str], result: Result) -> Step[Result]:
+    """``result`` with the note on the ``sources`` it was filtered by that the store holds
+    no session of, when it found nothing; as it is otherwise, the store not asked."""
+    if result.results or not sources:
+        return pure(result)
+    return (with_store(lambda deps: deps.store.source_names())
+            .map(lambda held: unheld_note(sources, held))
+            .lash(_no_note)
+            .map(lambda notes: attrs.evolve(result, notes=(*result.notes, *notes))))

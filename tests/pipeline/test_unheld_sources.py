@@ -1,0 +1,78 @@
+"""A search or listing filtered by a source the store holds none of, through the library's
+facade: its empty answer says so; the store is asked its sources only then."""
+
+from __future__ import annotations
+
+from returns.future import FutureResult
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.pipeline.facade import Harkback
+from harkback.stages.errors import StoreUnavailable
+from tests.conftest import conversation
+
+SESSIONS = (
+    conversation("docker", ("user", "docker network create backend"), started_at=100.0),
+    conversation("nightly", ("assistant", "nightly docker report"), started_at=200.0,
+                 source="cron"),
+)
+
+
+class _AskedStore(MemoryStore):
+    """A memory store that counts how often it is asked its sources (or fails then)."""
+
+    def __init__(self, *, failing: bool = False) -> None:
+        super().__init__()
+        self.asked = 0
+        self.failing = failing
+
+    def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        self.asked += 1
+        if self.failing:
+            return FutureResult.from_failure(StoreUnavailable("database is locked"))
+        return super().source_names()
+
+
+async def _facade(store: MemoryStore) -> Harkback:
+    await store.ingest(SESSIONS).awaitable()
+    return Harkback(store=store)
+
+
+async def test_search_and_recent_name_a_source_the_store_does_not_hold() -> None:
+    """``sources=("Cron",)`` found nothing, and said nothing: the payload's notes now name it,
+    the source meant and those held, for a search, a listing and a question of a time."""
+    hb = await _facade(MemoryStore())
+    held = "the sources it holds: 'cli', 'cron'"
+    searched = (await hb.search("docker report", sources=("Cron",))).to_payload()
+    assert searched["results"] == []
+    assert searched["notes"] == [
+        f"this store holds no session from source 'Cron' (did you mean 'cron'?); {held}"]
+    listed = (await hb.recent(sources=("crons", "telegram"))).to_payload()
+    assert listed["notes"] == [f"this store holds no session from sources 'crons' (did you "
+                               f"mean 'cron'?), 'telegram'; {held}"]
+    timed = (await hb.search("what did I do last week", sources=("nope",))).to_payload()
+    assert timed["mode"] == "recent" and timed["notes"][0].endswith(held)
+
+
+async def test_the_store_is_asked_its_sources_only_when_a_filtered_call_found_nothing() -> None:
+    """A search that found something, or had no source filter, costs what it did; a held
+    source that found nothing is asked about and says nothing."""
+    store = _AskedStore()
+    hb = await _facade(store)
+    found = (await hb.search("docker network", sources=("cli",))).to_payload()
+    unfiltered = (await hb.search("zebra")).to_payload()
+    assert found["count"] == 1 and unfiltered["count"] == 0
+    assert store.asked == 0
+    nothing = (await hb.search("zebra", sources=("cli",))).to_payload()
+    assert store.asked == 1
+    assert nothing["count"] == 0 and "notes" not in nothing
+
+
+async def test_a_store_that_cannot_list_its_sources_leaves_the_answer_as_it_was() -> None:
+    """The search succeeded: a store failing to list its sources adds no note and no
+    failure to it."""
+    store = _AskedStore(failing=True)
+    hb = await _facade(store)
+    payload = (await hb.search("docker", sources=("Cron",))).to_payload()
+    assert store.asked == 1
+    assert payload["success"] is True and payload["results"] == []
+    assert "notes" not in payload
