@@ -180,8 +180,11 @@ class Resyncs:
         except StoreDown as down:  # the lock was not taken: nothing of the round is stored
             self.outage.failed(due, down.where, down.reason)
             return True
+        if done is None:  # stopped first: perhaps while trying a store out of reach again
+            self.outage.stopped(due)
+            return False
         self.outage.reached()
-        return bool(done)
+        return done
 
     async def _run_held(self, due: Sequence[Importer]) -> bool:
         async with self.lock.held():

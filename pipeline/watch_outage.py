@@ -71,6 +71,12 @@ class Outage(Generic[T]):
         self.next_try = self.clock() + self.wait
         self.held = [*due, *(item for item in self.held if item not in due)]
 
+    def stopped(self, due: Sequence[T]) -> None:
+        """The round of ``due`` was stopped (Ctrl-C) before it ended: a store out of reach
+        was not seen back, and ``due`` still waits for it (the watch ends failing on it)."""
+        if self.down:
+            self.held = [*due, *(item for item in self.held if item not in due)]
+
     def reached(self) -> None:
         """A round reached the store: said once when it was out of reach."""
         if self.down:

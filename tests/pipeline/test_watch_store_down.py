@@ -119,3 +119,27 @@ def test_a_store_that_will_not_come_back_still_ends_the_watch(
         _, err = watcher.communicate(timeout=60)
     assert watcher.returncode == 1, err
     assert 'database "dropped" does not exist' in err and "unavailable" not in err, err
+
+
+def test_a_watch_stopped_while_it_tries_the_store_again_does_not_call_it_back(
+        tmp_path: Path, server: list[PostgresServer]) -> None:
+    """Ctrl-C while a try of the store out of reach waited on its connect (a server that
+    does not answer): the watch said the store was back and that what changed was synced,
+    and ended as if nothing waited. Now it says neither, and ends failing (status 1)."""
+    home = make_home(tmp_path / "home")
+    url = server[0].create_database("frozen") + "&connect_timeout=4"
+    with _watching(home, url) as watcher:
+        _line_with(watcher, "watching ")
+        with server[0].frozen():
+            with (home / ".claude" / "projects" / CLAUDE_FILE).open("a", encoding="utf-8") as f:
+                f.write(claude_line(CLAUDE_SESSION, "the okapi relay drops frames", "u-okapi"))
+            down = _line_with(watcher, "unavailable")
+            # The next try starts about 1 s later and waits up to 4 s for the connect.
+            time.sleep(2.5)
+            watcher.send_signal(signal.SIGINT)
+            _, err = watcher.communicate(timeout=60)
+    assert "tries again" in down, down
+    assert "is back" not in err and "Traceback" not in err, err
+    assert err.rstrip().endswith("stopped watching"), err
+    assert watcher.returncode == 1, err
+    assert _messages_with(url, "okapi") == 0

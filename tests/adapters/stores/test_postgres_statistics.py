@@ -76,3 +76,15 @@ async def test_stale_statistics_give_way_to_the_words_own_matches(
         for _ask in range(2):
             assert dict((await ok(store.term_stats(["kiwi", "tart"]))).counts) == {
                 "kiwi": 4, "tart": 4}
+
+
+async def test_the_statistics_are_the_stores_when_its_schema_is_not_first(
+        url: str, make_conversation: Make) -> None:
+    """A schema holding none of harkback's tables ahead of the store's on the search path (a
+    role's own, ``"$user", public``): the statistics are still read for the store's table,
+    not looked for in the path's first schema, where there are none."""
+    with await _analysed(url, make_conversation), psycopg.connect(url) as connection:
+        connection.execute("CREATE SCHEMA ahead")
+        connection.execute("SET search_path = ahead, public")
+        assert connection.execute("SELECT current_schema()").fetchone() == ("ahead",)
+        assert postgres_statistics.far_above(connection, ["kiwi", "mango"], 10) == {"kiwi"}
