@@ -55,6 +55,18 @@ def _line(stderr: str) -> str:
     return lines[0]
 
 
+def _member(url: str, *grants: str) -> tuple[str, str]:
+    """A new login role with a schema of its own name (first on its default search path
+    ``"$user", public``) and these ``grants`` (``{role}`` stands for it): its name and URL."""
+    role = f"member_{next(_names)}"
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        connection.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
+        for grant in grants:
+            connection.execute(grant.format(role=role))
+    return role, url.replace("postgresql://harkback@", f"postgresql://{role}@")
+
+
 def test_a_store_behind_another_schema_on_the_search_path_is_refused(
         team: str, tmp_path: Path) -> None:
     """With ``search_path=public,hb`` every statement named ``public.sessions``, the
@@ -158,12 +170,7 @@ def test_a_role_with_a_schema_of_its_own_reads_the_teams_store_in_public(
     source = tmp_path / "sessions.jsonl"
     _write_sessions(source)
     assert harkback("ingest", str(source), "--db", url).returncode == 0
-    role = f"member_{next(_names)}"
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(f"CREATE ROLE {role} LOGIN")
-        connection.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
-        connection.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
-    member = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    role, member = _member(url, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
     found = harkback("search", "docker", "--db", member)
     assert found.returncode == 0 and "docker-fix" in found.stdout, found.stderr
     for command in (("show", "docker-fix"), ("stats",), ("recent",)):
@@ -187,14 +194,9 @@ def test_a_role_with_a_schema_of_its_own_writes_to_the_teams_store_in_public(
     source = tmp_path / "sessions.jsonl"
     _write_sessions(source)
     assert harkback("ingest", str(source), "--db", url).returncode == 0
-    role = f"member_{next(_names)}"
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(f"CREATE ROLE {role} LOGIN")
-        connection.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
-        connection.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
-                           f"public TO {role}")
-        connection.execute(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
-    member = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    role, member = _member(
+        url, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
+        "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
     more = tmp_path / "more.jsonl"
     note = conversation("member-note", ("user", "the quokka deployment was rolled back"))
     more.write_text(json.dumps(conversation_to_json(note)) + "\n", encoding="utf-8")
@@ -214,13 +216,8 @@ def test_a_role_with_a_schema_of_its_own_does_not_migrate_the_teams_store_into_i
     schema leads the path is refused it, told how to run it, and nothing is made there."""
     url = postgres_server.create_database(f"team_{next(_names)}")
     _version_1(url)
-    role = f"member_{next(_names)}"
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(f"CREATE ROLE {role} LOGIN")
-        connection.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
-        connection.execute(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {role}")
-        connection.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
-    member = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    role, member = _member(url, "GRANT ALL ON ALL TABLES IN SCHEMA public TO {role}",
+                           "GRANT CREATE ON SCHEMA public TO {role}")
     source = tmp_path / "sessions.jsonl"
     _write_sessions(source)
     refused = harkback("ingest", str(source), "--db", member)
