@@ -47,7 +47,7 @@ from harkback.pipeline.sync import Located, SourceReport, gone_line, sync_one
 from harkback.pipeline.sync_lock import StoreDown, SyncLock
 from harkback.pipeline.terminal import json_text, line_of, one_line
 from harkback.pipeline.watch_layout import Layout, watched_folders
-from harkback.pipeline.watch_outage import Outage
+from harkback.pipeline.watch_outage import Outage, passing
 from harkback.stages.imports import ImportLedger, SourceKey
 from harkback.stages.ports import SessionStore
 
@@ -180,24 +180,41 @@ class Resyncs:
         except StoreDown as down:  # the lock was not taken: nothing of the round is stored
             self.outage.failed(due, down.where, down.reason)
             return True
+        except _LostStore as lost:  # stored up to where it was lost: the rest waits
+            return await self._lost(lost)
         if done is None:  # stopped first: perhaps while trying a store out of reach again
             self.outage.stopped(due)
             return False
         self.outage.reached()
         return done
 
+    async def _lost(self, lost: _LostStore) -> bool:
+        """Wait for the store lost in a round (False when stopped first), once the sync lock
+        taken again as at a round's start says it is out of reach for now: a refusal that
+        waiting does not mend (its database dropped, whose connections end as a server
+        stopping ends them) ends the watch there (:class:`CliError`)."""
+        where, reason = self.lock.where, lost.reason
+        try:
+            going = await until_stopped(self._run_held(()), self.stop) is not None
+        except StoreDown as down:
+            going, where, reason = True, down.where, down.reason
+        self.outage.failed(lost.left, where, reason)
+        return going
+
     async def _run_held(self, due: Sequence[Importer]) -> bool:
         async with self.lock.held():
             return await self._run(due)
 
     async def _run(self, due: Sequence[Importer]) -> bool:
-        for importer in due:
+        for at, importer in enumerate(due):
             if self.stop.is_set():
                 return False
             self.guard()
             report = await sync_one(importer, self.store, self.ledger, progress=False,
                                     redact=self.redact, prune=self.prune,
                                     memo=self.memo)
+            if passing(report):  # not this source's failure: each would print it
+                raise _LostStore(due[at:], report.error)
             self.skips += report.skips
             if report.skips and self.name_skipped is not None:
                 self.name_skipped(report)
@@ -211,6 +228,15 @@ class Resyncs:
                 print(json_text(report.to_payload()) if self.as_json
                       else change_line(report), flush=True)
         return True
+
+
+class _LostStore(Exception):
+    """The store went out of reach in the middle of a round: the sources ``left`` to sync
+    (the one that met it first) wait for it (:mod:`~harkback.pipeline.watch_outage`)."""
+
+    def __init__(self, left: Sequence[Importer], reason: str) -> None:
+        super().__init__(reason)
+        self.left, self.reason = left, reason
 
 
 @attrs.frozen

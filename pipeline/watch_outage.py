@@ -6,7 +6,11 @@ that the watch tries again; the sources due then are held back and tried again a
 wait that doubles from :data:`FIRST_WAIT_S` up to :data:`LONGEST_WAIT_S` (changes met
 meanwhile join them); the first round that reaches the store says once that it is back.
 Nothing is lost or stored twice: a round the store refused stored nothing (it could not
-take the store's sync lock), and each source's marks say what it holds.
+take the store's sync lock), and each source's marks say what it holds. A store lost in
+the middle of a round (:func:`passing`: its server gone, its file locked by another
+writer) is waited for alike, once its sync lock taken again says it is out of reach for
+now (not refused for good): the sources of the round not synced yet wait with the one
+that met it, whose marks were not moved past what it stored.
 
 >>> said = []
 >>> outage = Outage(say=said.append, clock=lambda: 0.0)
@@ -23,12 +27,37 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+from harkback.pipeline.sync import SourceReport
+
 T = TypeVar("T")
 
 FIRST_WAIT_S = 1.0
 """The wait before the first try again."""
 LONGEST_WAIT_S = 60.0
 """The longest wait between two tries."""
+
+
+PASSING = ("cannot reach ", "the database is locked")
+"""How a store's error begins when it is out of reach for now: its PostgreSQL server
+stopped or not answering (:func:`~harkback.adapters.stores.postgres_connection.unavailable`),
+its SQLite file locked by another writer for longer than a write waits
+(:func:`~harkback.adapters.stores.sqlite_errors.unavailable`)."""
+
+
+def passing(report: SourceReport) -> bool:
+    """Whether ``report`` failed on the store being out of reach now, the way a round's
+    sync lock does (:func:`~harkback.adapters.stores.postgres_connection.passing`: the
+    server stopped, starting or not answering), or on a SQLite file another writer holds
+    locked (:data:`PASSING`); not on its source, nor on a refusal that waiting does not mend.
+
+    >>> passing(SourceReport(kind="codex", location="/x", status="failed", store_failed=True,
+    ...                      error="cannot reach the PostgreSQL server of postgresql:///h"))
+    True
+    >>> passing(SourceReport(kind="codex", location="/x", status="failed",
+    ...                      error="cannot reach a transcript"))
+    False
+    """
+    return report.store_failed and report.error.startswith(PASSING)
 
 
 class Outage(Generic[T]):

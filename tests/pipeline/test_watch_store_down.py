@@ -74,6 +74,20 @@ def _line_with(watcher: subprocess.Popen[str], text: str) -> str:
         bound.cancel()
 
 
+def _restarted_then_stopped(watcher: subprocess.Popen[str], server: list[PostgresServer],
+                            url: str) -> tuple[str, str, str]:
+    """Start the server again, wait for the watch to say it is back and to store the okapi
+    line (bounded: 30 s), then stop it: the line, and what it wrote on stdout and stderr."""
+    server[0] = restarted(server[0])
+    back = _line_with(watcher, "is back")
+    deadline = time.monotonic() + 30
+    while _messages_with(url, "okapi") == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    watcher.send_signal(signal.SIGINT)
+    out, err = watcher.communicate(timeout=60)
+    return back, out, err
+
+
 def test_a_watch_outlives_its_postgresql_server_restarting(
         tmp_path: Path, server: list[PostgresServer]) -> None:
     """The server stopped while the watch waited: its next round ended the watch
@@ -89,13 +103,7 @@ def test_a_watch_outlives_its_postgresql_server_restarting(
             f.write(claude_line(CLAUDE_SESSION, "the okapi relay drops frames", "u-okapi"))
         down = _line_with(watcher, "unavailable")
         time.sleep(1.5)  # a few rounds while it is down: still said once
-        server[0] = restarted(server[0])
-        back = _line_with(watcher, "is back")
-        deadline = time.monotonic() + 30
-        while _messages_with(url, "okapi") == 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        watcher.send_signal(signal.SIGINT)
-        _, err = watcher.communicate(timeout=60)
+        back, _, err = _restarted_then_stopped(watcher, server, url)
     assert watcher.returncode == DONE_WITH_SKIPS, err
     assert "tries again" in down and "postgresql://" in down, down
     assert "is back" in back, back
@@ -143,3 +151,43 @@ def test_a_watch_stopped_while_it_tries_the_store_again_does_not_call_it_back(
     assert err.rstrip().endswith("stopped watching"), err
     assert watcher.returncode == 1, err
     assert _messages_with(url, "okapi") == 0
+
+
+def test_a_store_lost_in_the_middle_of_a_round_is_waited_for_as_at_its_start(
+        tmp_path: Path, server: list[PostgresServer]) -> None:
+    """The server stopped after a round took the sync lock (its store waited on a table
+    another connection locked): each round printed ``claude-code: failed: cannot reach``,
+    every 2 s, without backing off. Now it says once that the store is unavailable, once
+    that it is back, and stores the transcript appended then once."""
+    home = make_home(tmp_path / "home")
+    url = server[0].create_database("lost")
+    with _watching(home, url) as watcher:
+        _line_with(watcher, "watching ")
+        blocker = psycopg.connect(url)
+        blocker.execute("LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE")
+        with (home / ".claude" / "projects" / CLAUDE_FILE).open("a", encoding="utf-8") as f:
+            f.write(claude_line(CLAUDE_SESSION, "the okapi relay drops frames", "u-okapi"))
+        _wait_for_a_waiter(server[0])  # the round has its sync lock and waits on the table
+        server[0].stop()
+        blocker.close()
+        down = _line_with(watcher, "unavailable")
+        time.sleep(3)  # a round every 2 s before: none of them says it again
+        back, out, err = _restarted_then_stopped(watcher, server, url)
+    assert "tries again" in down and "postgresql://" in down, down
+    assert "is back" in back, back
+    assert "failed:" not in out, out
+    assert "unavailable" not in err and "Traceback" not in err, err
+    assert _messages_with(url, "okapi") == 1
+
+
+def _wait_for_a_waiter(server: PostgresServer) -> None:
+    """Until a connection of the server waits on a lock (bounded: 30 s)."""
+    deadline = time.monotonic() + 30
+    with psycopg.connect(server.url(), autocommit=True) as connection:
+        while time.monotonic() < deadline:
+            row = connection.execute("SELECT count(*) FROM pg_locks WHERE NOT granted"
+                                     ).fetchone()
+            if row and row[0]:
+                return
+            time.sleep(0.1)
+    raise AssertionError("no round waited on the locked table")
