@@ -311,7 +311,8 @@ async def ingest_file(path: Path, store: SessionStore, *, progress: bool | None 
 
 HOME_VARIABLES = {"hermes": "HERMES_HOME", "claude-code": "CLAUDE_CONFIG_DIR",
                   "codex": "CODEX_HOME"}
-"""The variable naming each kind's home folder (its default location is below it)."""
+BELOW_HOME = {"claude-code": "projects", "codex": "sessions"}
+"""The variable naming each kind's home folder, and the folder below it its sessions are in."""
 
 
 def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Path:
@@ -319,17 +320,17 @@ def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Pat
 
     >>> default_location("codex", {"CODEX_HOME": "/x/.codex"}).as_posix()
     '/x/.codex/sessions'
-    >>> default_location("hermes", {"HERMES_HOME": "/h"}).as_posix()
-    '/h'
+    >>> default_location("hermes", {"HERMES_HOME": "/h"}).as_posix(), default_location(
+    ...     "claude-code", {"HOME": "/home/me"}).as_posix()  # that environment's ~
+    ('/h', '/home/me/.claude/projects')
     """
     env = os.environ if environ is None else environ
-    if kind == "hermes":
-        return Path(os.path.expanduser(env.get(HOME_VARIABLES[kind]) or "~/.hermes"))
-    if kind == "claude-code":
-        return Path(os.path.expanduser(env.get(HOME_VARIABLES[kind]) or "~/.claude")) / "projects"
-    if kind == "codex":
-        return Path(os.path.expanduser(env.get(HOME_VARIABLES[kind]) or "~/.codex")) / "sessions"
-    raise ValueError(f"no default location for {kind!r}")
+    if kind not in HOME_VARIABLES:
+        raise ValueError(f"no default location for {kind!r}")
+    home = env.get(HOME_VARIABLES[kind]) or f"~/.{kind.partition('-')[0]}"
+    if env.get("HOME") and (home == "~" or home.startswith("~/")):
+        home = env["HOME"] + home[1:]  # the given environment's ~, not this process's
+    return Path(os.path.expanduser(home)) / BELOW_HOME.get(kind, "")
 
 
 def importers_for(kind: str, path: Path | None, *,
