@@ -146,16 +146,24 @@ def test_a_session_whose_file_was_damaged_goes_when_the_file_goes(home: Path,
 
 
 @contextlib.contextmanager
+def running(argv: list[str], home: Path) -> Iterator[subprocess.Popen[str]]:
+    """``argv`` running in ``home``'s environment, its output piped; killed on the way out
+    if still running."""
+    process = subprocess.Popen(argv, env=environment(home), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+@contextlib.contextmanager
 def watching(home: Path, db: Path, *flags: str) -> Iterator[subprocess.Popen[str]]:
     """``harkback sync --watch`` running on ``home``; killed on the way out if still running."""
-    watcher = subprocess.Popen(command(home, db, "--watch", *flags), env=environment(home),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with running(command(home, db, "--watch", *flags), home) as watcher:
         yield watcher
-    finally:
-        if watcher.poll() is None:
-            watcher.kill()
-            watcher.communicate()
 
 
 def stop_once_found(watcher: subprocess.Popen[str], db: Path, word: str,

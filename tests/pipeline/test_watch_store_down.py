@@ -24,7 +24,7 @@ from tests.pipeline.sync_home import (
     claude_line,
     make_home,
 )
-from tests.pipeline.test_sync_process import environment
+from tests.pipeline.test_sync_process import running
 from tests.support.postgres_server import PostgresServer, restarted, start_server
 
 
@@ -45,15 +45,9 @@ def _watching(home: Path, url: str) -> Iterator[subprocess.Popen[str]]:
     """``harkback sync --watch --db url`` on ``home``; killed on the way out if running
     (:func:`~tests.pipeline.test_sync_process.watching` drops root's file access, which
     the server's socket folder, of another user, needs)."""
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--watch", "--db", url],
-        env=environment(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with running([sys.executable, "-m", "harkback.pipeline.cli", "sync", "--watch", "--db",
+                  url], home) as watcher:
         yield watcher
-    finally:
-        if watcher.poll() is None:
-            watcher.kill()
-            watcher.communicate()
 
 
 def _messages_with(url: str, word: str) -> int:
