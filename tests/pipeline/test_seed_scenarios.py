@@ -14,7 +14,7 @@ three. Questions the current ranking gets wrong are listed in :data:`KNOWN_WRONG
 marked ``xfail(strict=True)``: a fix makes them pass, which fails the suite until they
 leave the list. ``python -m benchmarks.seeds`` prints the rates per language and ranker.
 
-Eight corpora run under the same rules: the suite's own ("tuned", written while the ranking
+Nine corpora run under the same rules: the suite's own ("tuned", written while the ranking
 was tuned on it), a held-out one (``tests/fixtures/seeds-heldout``, new sessions and
 questions written without looking at the ranking's word lists, measured once before any
 change: lexical 35/36, bm25 34/36), a second held-out one
@@ -41,7 +41,10 @@ search, Ansible, TOTP, MySQL replication lag, Vault tokens, Loki, SQLite WAL ...
 seventh blind one (``tests/fixtures/seeds-blind7``, shaped after a real store: half its
 answers are from this week, 1-6 days old, beside look-alikes just as recent, the other half
 weeks old beside recent look-alikes; Prisma drift, pgvector, Nacos, gh-ost, kintone, SSE,
-Karpenter, Firestore rules, buf ...).
+Karpenter, Firestore rules, buf ...), and an eighth blind one
+(``tests/fixtures/seeds-blind8``, shaped like blind7 on other topics: Kafka lag, Alembic
+heads, systemd timers, go -race, pg_bigm, logrotate, ShedLock, Kakao login ..., with
+lineage, cron noise and live sessions).
 """
 
 from __future__ import annotations
@@ -125,6 +128,15 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b7-zh-nacos",  # a Chinese "log level config not applied" session first, the answer second
     "b7-zh-kintone",  # a Chinese "list paging error" session first, the answer second
     "b7-zh-keycloak",  # a Chinese "oauth callback config" session first, the answer third
+    # blind8 (measured once at 547915c, lexical 34/40): five cross-language misses and one
+    # same-language weeks-old one; each time a session in the question's language that shares
+    # its generic words (build, slow, cache, index, 批量, 慢) comes first:
+    "b8-en-pnpm-metro",  # an English "react native android build" session first, answer 2nd
+    "b8-en-certbot-gateway",  # English "internal CA cert" and "gateway 504" first, answer 3rd
+    "b8-ko-cloudfront-stale",  # a Korean "browser cache" session first, answer not in top 3
+    "b8-ko-mongo-index",  # Korean "index not used" and "MySQL slow query" first, answer 3rd
+    "b8-zh-buildx-arm64",  # a Chinese "docker image too large" session first, the answer second
+    "b8-zh-mybatis-batch",  # a Chinese "slow Excel export" session first (批量, 慢), answer 3rd
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
@@ -136,10 +148,12 @@ MINIMUM_QUESTIONS = {"tuned": {"en": 25, "zh": 10, "ja": 10, "ko": 10, "mixed": 
                      "blind4": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
                      "blind5": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
                      "blind6": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
-                     "blind7": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
-ANSWER_MIN_AGE_DAYS = {"blind7": 1}
-"""How many days old an answer must be: a week unless a set says otherwise (blind7 asks
-about this week too, as people do; never today, the day of the live session asked from)."""
+                     "blind7": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
+                     "blind8": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
+ANSWER_MIN_AGE_DAYS = {"blind7": 1, "blind8": 1}
+"""How many days old an answer must be: a week unless a set says otherwise (blind7 and
+blind8 ask about this week too, as people do; never today, the day of the live session
+asked from)."""
 
 
 @pytest.fixture(scope="module", params=sorted(CORPORA))

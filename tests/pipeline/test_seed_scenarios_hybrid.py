@@ -2,8 +2,8 @@
 
 A configured embedder turns the hybrid ranker on (README, "Dense ranking"). The seed
 corpora (:mod:`tests.support.seeds`: the session that answers is weeks old, or days in
-blind7, recent look-alikes share the question's generic words) are embedded with the real
-multilingual-e5-small and asked through the hybrid ranker: every question the lexical
+blind7 and blind8, recent look-alikes share the question's generic words) are embedded with
+the real multilingual-e5-small and asked through the hybrid ranker: every question the lexical
 ranking answers (all but ``test_seed_scenarios.KNOWN_WRONG``) must still be answered.
 Fusing the two orders by reciprocal rank lost 29 of them: a look-alike first by meaning
 passed the session that named the tool.
@@ -49,6 +49,12 @@ HYBRID_LOSSES: tuple[str, ...] = (
     # counts); meaning still puts the question's own-language look-alikes first:
     "b4-zh-android-dup",
     "b6-ja-submodule",
+    # blind8 (measured once at 547915c: 31 of the 34 lexical passes kept), each asked about a
+    # session held in English; a look-alike in the question's language comes first, the
+    # answer second:
+    "b8-ja-vite-env",  # a Japanese "env vars undefined in Jest" session comes first
+    "b8-ko-nextjs-image",  # a Korean "iPhone image upload broken" session comes first
+    "b8-zh-gunicorn-timeout",  # a Chinese "worker process OOM-killed" session comes first
 )
 """Questions the lexical ranking answers and the hybrid one does not (see the module);
 strict: one that passes again must leave the list."""

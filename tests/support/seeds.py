@@ -87,8 +87,19 @@ Postgres enums, HAProxy, Polars, PyInstaller, R8, universal links, JPA batching,
 Karpenter, Firestore rules, Datadog metrics, buf, Swift concurrency ...), half about a
 session held in another language; half the answers are from this week (1-6 days old)
 beside look-alikes just as recent, half weeks old beside recent look-alikes."""
+BLIND8 = SEEDS.parent / "seeds-blind8"
+"""A ninth corpus, written blind to the ranking like :data:`BLIND7` and shaped the same way
+(half cross-language, half the answers from this week beside look-alikes as recent), on
+other topics (Kafka consumer lag, Alembic heads, pnpm and Metro, certbot renewal, systemd
+timers, Playwright timezones, S3 lifecycle, Rust borrows, Prometheus alerts, tmux colours,
+gunicorn, buildx, go -race, JWT clock skew, ES mappings, MyBatis batches, SecureRandom,
+deadlocks, tracemalloc, LFS quotas, Redis clients, Vite env, startup probes, parquet,
+CocoaPods, pg_bigm, Laravel queues, logrotate, bullet, CloudFront, MongoDB indexes, sharp,
+QueuePool, ghcr, coroutines, Kakao login, Content-Disposition, ShedLock, tsc memory), with
+two-answer questions, delegated children, continuations, cron noise and live sessions."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
-             "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6, "blind7": BLIND7}
+             "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6, "blind7": BLIND7,
+             "blind8": BLIND8}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
