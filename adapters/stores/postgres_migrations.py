@@ -151,6 +151,18 @@ def _wait_for_older_writers(connection: Connection) -> None:
     connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
 
 
+def _owners(where: str, found: int, owner: object, refused: psycopg.Error) -> str:
+    """Why a role may not migrate the store: a step changes its tables, which only their
+    owner (or a member of the owner's role) may do.
+
+    >>> _owners("postgresql:///team", 6, "admin", psycopg.Error("must be owner of x"))[-59:]
+    'must be owner of x); have role admin run `harkback migrate`'
+    """
+    return (f"{where} has harkback schema version {found}, and only the owner of its tables "
+            f"({owner}) may migrate it to {SCHEMA_VERSION} ({refused}); have role {owner} run "
+            "`harkback migrate`")
+
+
 def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migrated:
     """Check the database at ``connection`` and, when writable, make its first schema or
     migrate it, in one transaction (see the module)."""
@@ -210,11 +222,16 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
                 f"its tables in schema {first}, first on the search path "
                 f"(search_path={path}); migrate it with {held_in} first "
                 f"(?options=-csearch_path%3D{held_in} in the URL)")
-        for step in steps:
-            for statement in step.statements:
-                connection.execute(sql.SQL(statement))
-            if step.rewrite is not None and before:
-                step.rewrite(connection)  # a new database has no row to rewrite
+        owner = _scalar(connection, schema.OWNER) if steps and before else None
+        try:
+            for step in steps:
+                for statement in step.statements:
+                    connection.execute(sql.SQL(statement))
+                if step.rewrite is not None and before:
+                    step.rewrite(connection)  # a new database has no row to rewrite
+        except psycopg.errors.InsufficientPrivilege as refused:
+            # A team's member role, granted the rows but not the tables (a step's DDL).
+            raise SchemaProblem(_owners(where, found, owner, refused)) from refused
         if steps:
             connection.execute(schema.SET_VERSION, (SCHEMA_VERSION,))
     return Migrated(before, SCHEMA_VERSION,

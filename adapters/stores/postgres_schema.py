@@ -132,6 +132,8 @@ SHADOWED = (
 parameter) the search path finds before the store's schema (the second)."""
 VERSION = "SELECT version FROM harkback_schema"
 HAS_STORE = "SELECT to_regclass('harkback_schema') IS NOT NULL"
+OWNER = "SELECT pg_get_userbyid(relowner) FROM pg_catalog.pg_class WHERE oid = 'sessions'::regclass"
+"""The role owning the store's tables: the one that may migrate it."""
 SET_VERSION = "UPDATE harkback_schema SET version = %s"
 OTHER_TABLES = (
     "SELECT count(*) FROM pg_catalog.pg_tables "

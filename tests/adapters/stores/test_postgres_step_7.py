@@ -21,7 +21,7 @@ from harkback.adapters.stores.postgres_migrations import MIGRATIONS, SCHEMA_VERS
 from harkback.adapters.stores.postgres_writes import take_write_lock
 from tests.adapters.stores.store_contract import ok
 from tests.adapters.stores.test_migrations import CORPUS
-from tests.support.postgres_server import PostgresServer, waits_for_a_lock
+from tests.support.postgres_server import USER, PostgresServer, waits_for_a_lock
 
 _names = itertools.count()
 STEP_4_FUNCTION = next(s for s in MIGRATIONS[2].statements if "FUNCTION" in s)
@@ -139,3 +139,23 @@ async def test_a_read_only_open_of_version_6_asks_for_migrate_and_writes_nothing
             "SELECT (SELECT version FROM harkback_schema), to_regclass('sessions_source'), "
             "(SELECT proconfig FROM pg_proc WHERE proname = 'harkback_rewritten')"
         ).fetchone() == (6, None, None)
+
+
+async def test_a_member_role_is_told_who_may_migrate(database: str) -> None:
+    """A role granted the store's rows, not its tables, cannot make the step's function and
+    index: one line naming the owner to run ``harkback migrate``; nothing is changed."""
+    url = in_schema(database, "hb")
+    await made(url, "new")
+    back_to_version_6(url)
+    with psycopg.connect(database, autocommit=True) as owner:
+        owner.execute("CREATE ROLE step7_member LOGIN")
+        owner.execute("GRANT USAGE, CREATE ON SCHEMA hb TO step7_member")
+        owner.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA hb "
+                      "TO step7_member")
+    member = url.replace(f"postgresql://{USER}@", "postgresql://step7_member@")
+    refused = PostgresStore.open(member).failure().reason
+    assert refused.endswith(f"only the owner of its tables ({USER}) may migrate it to 7 (must "
+                            f"be owner of function harkback_rewritten); have role {USER} run "
+                            "`harkback migrate`"), refused
+    with psycopg.connect(url) as connection:
+        assert connection.execute(schema.VERSION).fetchone() == (6,)
