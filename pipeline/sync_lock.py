@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harkback.adapters.stores.postgres_schema import STORE_SCHEMA
+from harkback.adapters.stores.postgres_schema import SCHEMA_KEY
 from harkback.pipeline import wiring
 from harkback.pipeline.command_basics import CliError
 from harkback.pipeline.terminal import line_of
@@ -56,14 +56,13 @@ PG_LOCK_CLASS = 0x68617262
 
 # Keyed by the store's schema (the one it would be made in when there is none yet), not the
 # search path's first: two roles with schemas of their own sync one team store in turn.
-_SCHEMA_KEY = f"hashtext(coalesce({STORE_SCHEMA}, current_schema())) & 2147483647"
-PG_KEY = f"{PG_LOCK_CLASS}, {_SCHEMA_KEY}"
+PG_KEY = f"{PG_LOCK_CLASS}, {SCHEMA_KEY}"
 PG_NAME = "harkback sync pid {}"
 """The lock connection's ``application_name``: how a waiting sync learns whose turn it is."""
 PG_HOLDER = (
     "SELECT a.application_name FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid "
     "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
-    f"AND l.classid = {PG_LOCK_CLASS} AND l.objid = ({_SCHEMA_KEY}) "
+    f"AND l.classid = {PG_LOCK_CLASS} AND l.objid = ({SCHEMA_KEY}) "
     "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())")
 
 

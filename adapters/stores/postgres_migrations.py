@@ -17,7 +17,7 @@ tokenizes again the texts whose tokens changed).
 
 >>> from harkback.adapters.stores.migration import check_order
 >>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
-(True, 6)
+(True, 7)
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from harkback.adapters.stores.migration import (
     pending,
     too_new,
 )
-from harkback.adapters.stores.sql.migrations import DATE_UNDATED, DATED_ABOUT
+from harkback.adapters.stores.sql.migrations import DATE_UNDATED, DATED_ABOUT, SOURCE_INDEX
 
 Connection = psycopg.Connection[Any]
 
@@ -84,6 +84,23 @@ MIGRATIONS: tuple[Migration[Connection], ...] = (
         rewrite=postgres_voicing.reindex,
     ),
     Migration(version=6, about=DATED_ABOUT, statements=(DATE_UNDATED,)),
+    Migration(
+        version=schema.KEYED_WRITES,
+        about="harkback_rewritten() finds index_totals beside the messages it fires for, "
+              "whatever the search path of the one deleting; sessions_source indexes the "
+              "sessions by source; writers lock their own schema only",
+        statements=(
+            # Not the caller's search path (psql's may not hold the store, or hold another
+            # index_totals), and not a path or schema name fixed now: a schema renamed, or
+            # dumped and restored under another name, would keep the old one. The trigger's
+            # own table tells where it lives; the function's path is pinned to the catalog.
+            "CREATE OR REPLACE FUNCTION harkback_rewritten() RETURNS trigger "
+            "LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$ BEGIN "
+            "EXECUTE format('UPDATE %I.index_totals SET rewrites = rewrites + 1', "
+            "TG_TABLE_SCHEMA); RETURN NULL; END $$",
+            SOURCE_INDEX,
+        ),
+    ),
 )
 """Every step, oldest first; step *n* leads to version *n + 1*."""
 
@@ -123,13 +140,37 @@ def _behind(where: str, held_in: str, first: str | None, path: str) -> str:
             "the URL)")
 
 
+def _wait_for_older_writers(connection: Connection) -> None:
+    """Also take the database-wide write lock of the harkbacks before schema version
+    :data:`~harkback.adapters.stores.postgres_schema.KEYED_WRITES` when the store is older
+    than it (or not made yet): one of them that checked the version before this migration
+    commits may be writing, and must finish first; once it commits, they refuse to write."""
+    if (connection.execute(schema.HAS_STORE).fetchone() == (True,)
+            and int(_scalar(connection, schema.VERSION)) >= schema.KEYED_WRITES):
+        return
+    connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
+
+
+def _owners(where: str, found: int, owner: object, refused: psycopg.Error) -> str:
+    """Why a role may not migrate the store: a step changes its tables, which only their
+    owner (or a member of the owner's role) may do.
+
+    >>> _owners("postgresql:///team", 6, "admin", psycopg.Error("must be owner of x"))[-59:]
+    'must be owner of x); have role admin run `harkback migrate`'
+    """
+    return (f"{where} has harkback schema version {found}, and only the owner of its tables "
+            f"({owner}) may migrate it to {SCHEMA_VERSION} ({refused}); have role {owner} run "
+            "`harkback migrate`")
+
+
 def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migrated:
     """Check the database at ``connection`` and, when writable, make its first schema or
     migrate it, in one transaction (see the module)."""
     with connection.transaction():
         if not readonly:
             # Two first opens of one empty database: one creates, the other then sees it.
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
+            connection.execute(f"SELECT pg_advisory_xact_lock({schema.WRITE_KEYS})")
+            _wait_for_older_writers(connection)
         held_in, first, path, role, may_create = connection.execute(
             schema.PLACES).fetchone() or (None,) * 5
         path = str(path)
@@ -181,11 +222,16 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
                 f"its tables in schema {first}, first on the search path "
                 f"(search_path={path}); migrate it with {held_in} first "
                 f"(?options=-csearch_path%3D{held_in} in the URL)")
-        for step in steps:
-            for statement in step.statements:
-                connection.execute(sql.SQL(statement))
-            if step.rewrite is not None and before:
-                step.rewrite(connection)  # a new database has no row to rewrite
+        owner = _scalar(connection, schema.OWNER) if steps and before else None
+        try:
+            for step in steps:
+                for statement in step.statements:
+                    connection.execute(sql.SQL(statement))
+                if step.rewrite is not None and before:
+                    step.rewrite(connection)  # a new database has no row to rewrite
+        except psycopg.errors.InsufficientPrivilege as refused:
+            # A team's member role, granted the rows but not the tables (a step's DDL).
+            raise SchemaProblem(_owners(where, found, owner, refused)) from refused
         if steps:
             connection.execute(schema.SET_VERSION, (SCHEMA_VERSION,))
     return Migrated(before, SCHEMA_VERSION,

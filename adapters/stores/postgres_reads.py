@@ -118,11 +118,18 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
                  for row in rows)
 
 
+SOURCE_NAMES = (
+    "WITH RECURSIVE held (source) AS (SELECT min(source) FROM sessions UNION ALL "
+    "SELECT (SELECT min(s.source) FROM sessions AS s WHERE s.source > held.source) "
+    "FROM held WHERE held.source IS NOT NULL) SELECT source FROM held WHERE source IS NOT NULL")
+"""The sources held, one step of the sessions_source index each: PostgreSQL has no skip
+scan, and its DISTINCT reads every session (or every entry of the index)."""
+
+
 def source_names(connection: Connection) -> tuple[str, ...]:
     """The sources the database holds sessions of, sorted in Python (as SQLite's are, not
     by the database's collation); the sessions read, not the messages."""
-    return tuple(sorted(restore(str(row[0]))
-                        for row in connection.execute(sqlite_stats.SOURCE_NAMES)))
+    return tuple(sorted(restore(str(row[0])) for row in connection.execute(SOURCE_NAMES)))
 
 
 def stats(connection: Connection) -> StoreStats:

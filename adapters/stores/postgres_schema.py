@@ -93,14 +93,29 @@ FIRST_ROWS: tuple[str, ...] = (
 )
 
 WRITE_LOCK = 0x6861726B  # "hark"
-"""The advisory lock every ingest holds for its transaction: writers take turns (readers
-never wait), so row ids grow in write order and the totals stay exact."""
+"""The first key of the advisory lock every ingest holds for its transaction: writers of
+one store take turns (readers never wait), so row ids grow in write order and the totals
+stay exact. Up to schema version 6 it was the whole lock, one for the database: stores in
+two schemas of one database took turns (see :data:`WRITE_KEYS`)."""
 
 STORE_SCHEMA = (
     "(SELECT n.nspname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n "
     "ON n.oid = c.relnamespace WHERE c.oid = to_regclass('harkback_schema'))")
 """The schema holding the store, as an SQL expression (NULL: none on the search path). Not
 ``current_schema()``: a role's own schema may lead the path and hold none of its tables."""
+
+SCHEMA_KEY = f"hashtext(coalesce({STORE_SCHEMA}, current_schema())) & 2147483647"
+"""An advisory lock's second key made of the store's schema (the one it would be made in
+when there is none yet), as SQL: the write lock's and the sync lock's."""
+
+KEYED_WRITES = 7
+"""The first schema version whose writers lock :data:`WRITE_KEYS`; an older harkback
+refuses to write a store of a version it does not know, so none of them writes one of
+this version under the old database-wide key (``pg_advisory_xact_lock(WRITE_LOCK)``)."""
+
+WRITE_KEYS = f"{WRITE_LOCK}, {SCHEMA_KEY}"
+"""The write lock's two keys, as SQL: stores in two schemas of one database write at
+once, the writers of one store take turns."""
 PLACES = (
     f"SELECT {STORE_SCHEMA}, "
     "current_schema(), current_setting('search_path'), current_user, "
@@ -116,6 +131,9 @@ SHADOWED = (
 """The schema (NULL: none) whose table of a name of harkback's (``TABLES``, the first
 parameter) the search path finds before the store's schema (the second)."""
 VERSION = "SELECT version FROM harkback_schema"
+HAS_STORE = "SELECT to_regclass('harkback_schema') IS NOT NULL"
+OWNER = "SELECT pg_get_userbyid(relowner) FROM pg_catalog.pg_class WHERE oid = 'sessions'::regclass"
+"""The role owning the store's tables: the one that may migrate it."""
 SET_VERSION = "UPDATE harkback_schema SET version = %s"
 OTHER_TABLES = (
     "SELECT count(*) FROM pg_catalog.pg_tables "

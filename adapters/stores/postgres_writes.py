@@ -1,8 +1,9 @@
 """Ingest in the PostgreSQL store: one transaction per batch that replaces whole sessions
 (or only their tails: :func:`write_tails`).
 
-The batch runs under the store's advisory write lock (writers take turns; readers see the
-batch all at once or not at all, never half a session). Re-ingesting a session is an
+The batch runs under the store's advisory write lock (writers of one store take turns, of
+stores in two schemas not; readers see the batch all at once or not at all, never half a
+session). Re-ingesting a session is an
 upsert keyed by its id, so two machines importing the same history end with one copy.
 The plan is the SQLite store's (:func:`~harkback.adapters.stores.sql.writes.plan_write`):
 a message whose searchable text is unchanged keeps its row id (and its vectors, unless
@@ -17,7 +18,7 @@ from typing import Any
 import psycopg
 
 from harkback.adapters.stores.migration import moved_on
-from harkback.adapters.stores.postgres_schema import VERSION, WRITE_LOCK
+from harkback.adapters.stores.postgres_schema import VERSION, WRITE_KEYS
 from harkback.adapters.stores.postgres_text import restore, storable, tsvector_literal
 from harkback.adapters.stores.sql.rows import message_from_row, session_row
 from harkback.adapters.stores.sql.statement import SqlValue
@@ -48,14 +49,15 @@ _UPDATE_MESSAGE = (
 _COPY_MESSAGES = f"COPY messages (id, {MESSAGE_COLUMNS}, tokens, length) FROM STDIN"
 
 _LOCK_AND_COMPRESSION = (
-    "SELECT pg_advisory_xact_lock(%s), (SELECT set_config('default_toast_compression', 'lz4', "
-    "true) FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals))")
+    f"SELECT pg_advisory_xact_lock({WRITE_KEYS}), (SELECT set_config("
+    "'default_toast_compression', 'lz4', true) FROM pg_settings "
+    "WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals))")
 """Take the write lock, and compress this transaction's long values (a long message's text
 and ``tsvector``) with LZ4 where the server was built with it: pglz's compression was a
 tenth of the ``COPY``'s time on the server; LZ4 takes about a fifth of that (and reads
 back faster). Rows written before keep pglz; each value names its own method."""
 
-_LOCK = "SELECT pg_advisory_xact_lock(%s)"
+_LOCK = f"SELECT pg_advisory_xact_lock({WRITE_KEYS})"
 
 
 class SchemaMoved(psycopg.DatabaseError):
@@ -71,7 +73,7 @@ def take_write_lock(connection: Connection, statement: str = _LOCK) -> None:
     migrated the database, another still connected must not add rows or index tokens of
     the old layout (:class:`SchemaMoved`; the transaction is rolled back).
     """
-    connection.execute(statement, (WRITE_LOCK,))
+    connection.execute(statement)
     # A statement of its own, so its snapshot is taken once the lock is held: it sees a
     # migration that committed while this transaction waited for the lock.
     check_version(connection)

@@ -11,9 +11,9 @@ newer schema version.
 >>> opened = connect(Path(":memory:"), readonly=False, busy_timeout=1.0).unwrap()
 >>> connection = opened.connection
 >>> execute(connection, Statement("PRAGMA user_version")).fetchone(), has_vector_schema(connection)
-((4,), True)
+((5,), True)
 >>> opened.schema
-Migrated(before=0, after=4, applied=())
+Migrated(before=0, after=5, applied=())
 >>> connection.close()
 """
 

@@ -8,7 +8,7 @@ read-only open runs :func:`read_forward` instead, which writes nothing to the fi
 
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
 >>> bring_forward(connection, "h.db"), bring_forward(connection, "h.db")
-(Migrated(before=0, after=4, applied=()), Migrated(before=4, after=4, applied=()))
+(Migrated(before=0, after=5, applied=()), Migrated(before=5, after=5, applied=()))
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ MESSAGES_BY_SOURCE = """SELECT s.source, COUNT(*) FROM messages AS m
 JOIN sessions AS s ON s.id = m.session_id GROUP BY s.source"""
 
 SOURCE_NAMES = "SELECT DISTINCT source FROM sessions"
-"""The sources held: a scan of the sessions alone (a few milliseconds for tens of thousands
-of them), never of the messages."""
+"""The sources held: a scan of the sessions_source index (schema version 5; of the sessions
+read-only in an older file), never of the messages."""
 
 VECTORS_BY_MODEL = """SELECT v.name, COUNT(*) FROM message_vectors AS mv
 JOIN vector_models AS v ON v.id = mv.model_id GROUP BY v.name ORDER BY v.name"""

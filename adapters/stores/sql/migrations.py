@@ -14,7 +14,7 @@ bring rows to what this harkback writes (version 4 dates the sessions stored und
 
 >>> from harkback.adapters.stores.migration import check_order, latest
 >>> check_order(MIGRATIONS) is None, latest(MIGRATIONS)
-(True, 4)
+(True, 5)
 """
 
 from __future__ import annotations
@@ -31,6 +31,11 @@ DATE_UNDATED = (
     "UPDATE sessions SET started_at = COALESCE((SELECT MIN(m.timestamp) FROM messages AS m "
     "WHERE m.session_id = sessions.id), ended_at) WHERE started_at IS NULL")
 """The step dating the sessions an older harkback stored undated (SQLite and PostgreSQL)."""
+
+SOURCE_INDEX = "CREATE INDEX IF NOT EXISTS sessions_source ON sessions (source, started_at)"
+"""The sessions by source (SQLite's version 5, PostgreSQL's 7): the sources held are read
+from it, and a listing of the newest sessions of a source. ``IF NOT EXISTS``: one made by
+hand under this name (a DBA's, before the step) does not stop the migration."""
 
 MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
     Migration(
@@ -52,6 +57,13 @@ MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
         version=4, about=DATED_ABOUT, statements=(DATE_UNDATED,),
         # Read-only, the rows are read as they are: an undated session stays unlisted by
         # a time bound (and noted) until a writable open dates it.
+        read_view=(),
+    ),
+    Migration(
+        version=5, about="sessions_source: the sessions indexed by source",
+        statements=(SOURCE_INDEX,),
+        # Read-only, the sessions are read without it, as before (a scan): an index adds
+        # no row and changes none.
         read_view=(),
     ),
 )

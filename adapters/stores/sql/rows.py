@@ -104,6 +104,9 @@ def recent(query: RecentQuery) -> Statement:
     # index only orders a walk over every session (~4 ms for 60k) where a seek finds the
     # undated ones (what every bounded search and listing counts, stages/undated.py).
     undated = "AND s.started_at IS NULL " if query.undated else ""
+    # SCOPE's "? = '[]' OR s.source IN ..." keeps the sessions_source index out (as the OR
+    # above would sessions_started's): asked for, the sources are named again without it.
+    sources = "AND s.source IN (SELECT value FROM json_each(?)) " if query.sources else ""
     # The counts and previews are computed only for the rows that survive the LIMIT.
     # SQLite sorts NULL below every value, so "started_at DESC" already puts unknown
     # starts last, and in this form the sessions_started index serves the LIMIT.
@@ -118,11 +121,12 @@ def recent(query: RecentQuery) -> Statement:
         "        AND s.id NOT IN (SELECT value FROM json_each(?)) "
         "        AND s.source NOT IN (SELECT value FROM json_each(?)) "
         "        AND (? IS NULL OR s.started_at >= ?) AND (? IS NULL OR s.started_at <= ?) "
-        f"        {undated}AND {SCOPE} "
+        f"        {undated}{sources}AND {SCOPE} "
         "      ORDER BY s.started_at DESC, s.id LIMIT ?) AS r "
         "ORDER BY r.started_at DESC, r.id",
         (json_list(query.exclude_roots), json_list(query.hidden_sources),
          query.since, query.since, query.until, query.until,
+         *((json_list(query.sources),) if query.sources else ()),
          *scope(query.sources, query.projects), query.limit))
 
 

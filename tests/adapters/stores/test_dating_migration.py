@@ -14,9 +14,10 @@ import pytest
 
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres import PostgresStore
+from harkback.adapters.stores.postgres_migrations import MIGRATIONS as PG_MIGRATIONS
 from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION as PG_VERSION
 from harkback.adapters.stores.sql import schema
-from harkback.adapters.stores.sql.migrations import DATED_ABOUT
+from harkback.adapters.stores.sql.migrations import DATED_ABOUT, MIGRATIONS
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import RecentQuery, SessionStore
 from harkback.stages.records import Conversation, Message, Session
@@ -68,7 +69,8 @@ async def test_a_writable_open_dates_a_version_3_files_undated_sessions(tmp_path
         assert set((await _starts(reader)).values()) == {None}
     assert file_state(path) == before
     with SqliteStore.open(path).unwrap() as store:
-        assert store.schema == Migrated(3, schema.SCHEMA_VERSION, (DATED_ABOUT,))
+        assert store.schema == Migrated(3, schema.SCHEMA_VERSION, (
+            DATED_ABOUT, *(m.about for m in MIGRATIONS[3:])))
         assert await _starts(store) == DATED
         assert await _bounded(store) == {"late-first", "ended", "dated"}
 
@@ -93,6 +95,7 @@ async def test_a_writable_open_dates_a_version_5_databases_undated_sessions(url:
         assert connection.execute(
             "SELECT count(*) FROM sessions WHERE started_at IS NOT NULL").fetchone() == (0,)
     with PostgresStore.open(url).unwrap() as store:
-        assert store.schema == Migrated(5, PG_VERSION, (DATED_ABOUT,))
+        assert store.schema == Migrated(5, PG_VERSION, (
+            DATED_ABOUT, *(m.about for m in PG_MIGRATIONS[5:])))
         assert await _starts(store) == DATED
         assert await _bounded(store) == {"late-first", "ended", "dated"}

@@ -13,7 +13,7 @@ import pytest
 from harkback.adapters.stores import postgres_voicing
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres import PostgresStore
-from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
+from harkback.adapters.stores.postgres_migrations import MIGRATIONS, SCHEMA_VERSION
 from harkback.adapters.stores.postgres_text import tsvector_literal
 from harkback.adapters.stores.sql.migrations import DATED_ABOUT
 from harkback.stages.text.tokens import index_tokens
@@ -90,7 +90,8 @@ async def test_a_version_4_database_is_tokenized_again_as_a_new_one_is(
     with psycopg.connect(url) as connection:
         rewrites = _scalar(connection, "SELECT rewrites FROM index_totals")
     with PostgresStore.open(url).unwrap() as store:
-        assert store.schema == Migrated(4, SCHEMA_VERSION, (postgres_voicing.ABOUT, DATED_ABOUT))
+        assert store.schema == Migrated(4, SCHEMA_VERSION, (
+            postgres_voicing.ABOUT, DATED_ABOUT, *(m.about for m in MIGRATIONS[5:])))
         found = {h.session_id for h in await ok(store.search(match('"バケット"')))}
         assert found == {"bucket"}
         assert (await ranked(store, "S3 バケット"))[0] == "bucket"

@@ -12,7 +12,7 @@ from returns.unsafe import unsafe_perform_io
 from harkback.adapters.stores import sqlite_voicing
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import schema
-from harkback.adapters.stores.sql.migrations import DATED_ABOUT
+from harkback.adapters.stores.sql.migrations import DATED_ABOUT, MIGRATIONS
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps, SessionStore
@@ -105,7 +105,8 @@ async def test_a_version_2_file_has_its_titles_indexed_again(tmp_path: Path) -> 
         assert await _titled(reader, "バケット") == {"bucket", "packet"}  # as the index holds it
     with SqliteStore.open(path).unwrap() as store:
         assert store.schema == Migrated(2, schema.SCHEMA_VERSION,
-                                        (sqlite_voicing.ABOUT, DATED_ABOUT))
+                                        (sqlite_voicing.ABOUT, DATED_ABOUT,
+                                         *(m.about for m in MIGRATIONS[3:])))
         assert await _titled(store, "バケット") == {"bucket"}
         assert await _titled(store, "パケット") == {"packet"}
         assert await _titled(store, "ハケ") == set()
