@@ -1,0 +1,98 @@
+"""A week of a user's history, synced from a home folder and asked about as a person asks.
+
+The transcripts are dated relative to the test's clock (a session of yesterday is
+yesterday's), so what a user meets in the first week of use is met here: listings that
+say which model worked, a time question answered with the user's work rather than the
+scheduled jobs of that time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.pipeline.test_cli import run
+from tests.support.hermes_db import HermesFile
+
+DAY = 86_400.0
+MODEL = "claude-sonnet-4-5-20250929"
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(epoch))
+
+
+def claude_session(home: Path, session_id: str, start: float, *turns: tuple[str, str]) -> None:
+    """A Claude Code transcript of ``turns`` (role, text) in the ``infra`` project."""
+    folder = home / ".claude" / "projects" / "-home-ana-code-infra"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines, parent = [], None
+    for n, (role, text) in enumerate(turns):
+        uuid = f"{session_id}-{n}"
+        message: dict[str, Any] = (
+            {"role": "user", "content": text} if role == "user" else
+            {"model": MODEL, "id": f"msg_{n}", "type": "message", "role": "assistant",
+             "content": [{"type": "text", "text": text}]})
+        lines.append({"parentUuid": parent, "isSidechain": False, "type": role,
+                      "cwd": "/home/ana/code/infra", "sessionId": session_id, "uuid": uuid,
+                      "timestamp": _iso(start + 20 * n), "message": message})
+        parent = uuid
+    (folder / f"{session_id}.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def cron_sessions(home: Path, starts: list[float]) -> None:
+    """Hermes sessions of its scheduler (source ``cron``), one at each of ``starts``."""
+    (home / ".hermes").mkdir(parents=True, exist_ok=True)
+    db = HermesFile(home / ".hermes" / "state.db", "v30")
+    for n, start in enumerate(starts):
+        db.session(f"cron_{n}", source="cron", started_at=start)
+        db.message(f"cron_{n}", "user", "nightly check: disk usage, backup status",
+                   timestamp=start + 1)
+        db.message(f"cron_{n}", "assistant", "disk 61% used; backup exited 0",
+                   timestamp=start + 5)
+    db.close()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A home folder whose Claude Code history holds two sessions of three and four days
+    ago (the second one yesterday's evening as well), and a scheduled job every night."""
+    home = tmp_path / "home"
+    now = time.time()
+    claude_session(home, "net-fix", now - 3 * DAY,
+                   ("user", "the api container cannot reach the db after the recreate"),
+                   ("assistant", "added networks: [default, backend] to api in compose"))
+    claude_session(home, "backup", now - 4 * DAY,
+                   ("user", "write a nightly backup script for postgres"),
+                   ("assistant", "wrote ~/bin/pg-nightly-backup.sh"))
+    cron_sessions(home, [now - n * DAY - 600 for n in range(1, 8)])
+    return home
+
+
+def cli(home: Path, db: Path, *args: str) -> dict[str, Any]:
+    """``harkback ARGS --json --db DB`` with ``HOME`` at ``home``: its JSON payload."""
+    done = run(*args, "--json", db=db, env={
+        "HOME": str(home), "TZ": "UTC", "CLAUDE_CONFIG_DIR": "", "CODEX_HOME": "",
+        "HERMES_HOME": ""})
+    assert done.returncode == 0, done.stderr
+    payload: dict[str, Any] = json.loads(done.stdout)
+    return payload
+
+
+def test_listings_say_which_model_worked(home: Path, tmp_path: Path) -> None:
+    """``recent`` and a question naming only a time list each session's model, as a
+    search result does."""
+    db = tmp_path / "h.db"
+    cli(home, db, "sync")
+    found = cli(home, db, "search", "network container", "--summarizer", "none")
+    listed = cli(home, db, "recent", "--source", "claude-code")
+    asked = cli(home, db, "search", "what did I do 3 days ago?", "--source", "claude-code")
+    assert [r["model"] for r in found["results"]] == [MODEL]
+    assert [(r["session_id"], r["model"]) for r in listed["results"]] == [
+        ("net-fix", MODEL), ("backup", MODEL)]
+    assert [(r["session_id"], r["model"]) for r in asked["results"]] == [("net-fix", MODEL)]
