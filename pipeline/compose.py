@@ -28,7 +28,7 @@ from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
 from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
-from harkback.stages.recent import RecentSessions, browse_window, listing_query
+from harkback.stages.recent import RecentSessions, browse_window, listing_query, own_work_first
 from harkback.stages.request import SearchRequest
 from harkback.stages.rerank.model import KeepOrder
 from harkback.stages.resolve import LineageResolve
@@ -117,9 +117,13 @@ class Pipeline:
                 .bind(lambda result: _undated_noted(request, result))
                 .bind(lambda result: unheld_noted(request.sources, result)))
 
-    def browse(self, request: SearchRequest) -> Step[BrowseResult]:
-        """List recent sessions (no model call)."""
-        return timed("recent", self.recent)(request).bind(
+    def browse(self, request: SearchRequest, *, asked: bool = False) -> Step[BrowseResult]:
+        """List recent sessions (no model call); for a question (``asked``), the user's
+        own before the scheduler's (:func:`~harkback.stages.recent.own_work_first`)."""
+        def listing(r: SearchRequest) -> Step[BrowseResult]:
+            return own_work_first(self.recent, r) if asked else self.recent(r)
+
+        return timed("recent", listing)(request).bind(
             lambda listed: unheld_noted(request.sources, listed))
 
     def run(self, request: SearchRequest) -> Step[RecallResult | BrowseResult]:
@@ -132,8 +136,8 @@ class Pipeline:
             if listing is not None:
                 # The payload says what was asked and which time it was read to name.
                 window = (listing.since, listing.until)
-                return self.browse(listing).map(lambda listed: _widen_browse(attrs.evolve(
-                    listed, query=request.query, window=window)))(deps)
+                return self.browse(listing, asked=True).map(lambda listed: _widen_browse(
+                    attrs.evolve(listed, query=request.query, window=window)))(deps)
             return self.search(request).map(_widen_recall)(deps)
 
         return RequiresContextFutureResult(choose)

@@ -96,3 +96,19 @@ def test_listings_say_which_model_worked(home: Path, tmp_path: Path) -> None:
     assert [(r["session_id"], r["model"]) for r in listed["results"]] == [
         ("net-fix", MODEL), ("backup", MODEL)]
     assert [(r["session_id"], r["model"]) for r in asked["results"]] == [("net-fix", MODEL)]
+
+
+def test_a_time_question_lists_the_users_work_before_scheduled_jobs(
+        home: Path, tmp_path: Path) -> None:
+    """"What did I do last week?" answers with the sessions the user worked in; the
+    scheduler's sessions of those days follow them (a search counts them half), and a
+    listing asked for ``cron`` alone still lists them."""
+    db = tmp_path / "h.db"
+    cli(home, db, "sync")
+    asked = cli(home, db, "search", "what did I do in the past week?")
+    roomy = cli(home, db, "search", "what did I do in the past week?", "--limit", "4")
+    cron = cli(home, db, "search", "what did I do in the past week?", "--source", "cron")
+    assert [r["session_id"] for r in asked["results"]] == ["net-fix", "backup", "cron_0"]
+    assert [r["session_id"] for r in roomy["results"]] == [
+        "net-fix", "backup", "cron_0", "cron_1"]
+    assert [r["session_id"] for r in cron["results"]] == ["cron_0", "cron_1", "cron_2"]
