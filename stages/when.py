@@ -39,7 +39,9 @@ COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|fou
 UNIT = r"(day|week|month|year)s?"
 _AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago\b")
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b")
-_WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)})\b")
+# "On Tuesday" in a question about what happened is the Tuesday gone, as "last Tuesday"
+# is: read only after "last" the listing searched for the word and found nothing.
+_WEEKDAY = re.compile(rf"\b(?:last|on)\s+({'|'.join(_WEEKDAYS)})\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
@@ -82,9 +84,10 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today, ``today``
-    the day so far. The first expression found wins (the lexical ranker weighs every
-    one, :func:`time_windows`; a listing covers them all: :func:`spanning`).
+    ``now``; ``last Saturday`` (or ``on Saturday``) is that day; ``yesterday`` the day
+    before today, ``today`` the day so far. The first expression found wins (the lexical
+    ranker weighs every one, :func:`time_windows`; a listing covers them all:
+    :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0

@@ -112,3 +112,15 @@ def test_a_time_question_lists_the_users_work_before_scheduled_jobs(
     assert [r["session_id"] for r in roomy["results"]] == [
         "net-fix", "backup", "cron_0", "cron_1"]
     assert [r["session_id"] for r in cron["results"]] == ["cron_0", "cron_1", "cron_2"]
+
+
+def test_a_day_named_by_its_weekday_is_that_day(home: Path, tmp_path: Path) -> None:
+    """"What did I do on Tuesday?" lists the sessions of the latest such day before today,
+    as "last Tuesday" does, rather than searching for the word "tuesday"."""
+    db = tmp_path / "h.db"
+    cli(home, db, "sync")
+    day = time.strftime("%A", time.gmtime(time.time() - 3 * DAY))
+    asked = cli(home, db, "search", f"what did I do on {day}?", "--source", "claude-code")
+    last = cli(home, db, "search", f"what did I do last {day}?", "--source", "claude-code")
+    assert [r["session_id"] for r in asked["results"]] == ["net-fix"]
+    assert asked["window"] == last["window"]
