@@ -29,7 +29,7 @@ from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
 from harkback.stages.recent import RecentSessions, browse_window, listing_query, own_work_first
-from harkback.stages.request import SearchRequest
+from harkback.stages.request import DEFAULT_ROLES, SearchRequest
 from harkback.stages.rerank.model import KeepOrder
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.result import BrowseResult, RecallResult
@@ -41,6 +41,9 @@ from harkback.stages.unheld_sources import unheld_noted
 STAGE_NAMES = ("match", "resolve", "load", "summarize", "assemble")
 RERANK = "rerank"
 """The timing name of a rerank stage that does something."""
+TOOL_OUTPUT_NOTE = ("nothing matched in user or assistant messages; these sessions matched "
+                    "in tool output (a command's output, an error message)")
+"""Said when a search with the default roles found nothing and tool output was searched."""
 
 
 class Rerank(Stage[Resolved, Resolved], Protocol):
@@ -138,9 +141,22 @@ class Pipeline:
                 window = (listing.since, listing.until)
                 return self.browse(listing, asked=True).map(lambda listed: _widen_browse(
                     attrs.evolve(listed, query=request.query, window=window)))(deps)
-            return self.search(request).map(_widen_recall)(deps)
+            return self.search(request).bind(
+                lambda found: self._in_tool_output(request, found)).map(_widen_recall)(deps)
 
         return RequiresContextFutureResult(choose)
+
+    def _in_tool_output(self, request: SearchRequest, found: RecallResult) -> Step[RecallResult]:
+        """``found``, or when the default roles found nothing, what tool output holds.
+
+        The exact error a user copies from a command's output is often only there:
+        "No matching sessions found" for it sent them to grep the transcripts.
+        """
+        if found.results or request.roles != DEFAULT_ROLES:
+            return pure(found)
+        wide = attrs.evolve(request, roles=(*request.roles, "tool"))
+        return self.search(wide).map(lambda tools: attrs.evolve(
+            tools, notes=(*tools.notes, TOOL_OUTPUT_NOTE)) if tools.results else found)
 
 
 def _undated_noted(request: SearchRequest, result: RecallResult) -> Step[RecallResult]:

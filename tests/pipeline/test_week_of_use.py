@@ -124,3 +124,46 @@ def test_a_day_named_by_its_weekday_is_that_day(home: Path, tmp_path: Path) -> N
     last = cli(home, db, "search", f"what did I do last {day}?", "--source", "claude-code")
     assert [r["session_id"] for r in asked["results"]] == ["net-fix"]
     assert asked["window"] == last["window"]
+
+
+def codex_session(home: Path, session_id: str, start: float, ask: str, command: str,
+                  output: str, answer: str) -> None:
+    """A Codex rollout: a request, one shell command and its output, an answer."""
+    day = time.strftime("%Y/%m/%d", time.gmtime(start))
+    folder = home / ".codex" / "sessions" / day
+    folder.mkdir(parents=True, exist_ok=True)
+    call = {"command": ["bash", "-lc", command]}
+    items: list[dict[str, Any]] = [
+        {"type": "session_meta", "payload": {"id": session_id, "timestamp": _iso(start),
+                                              "cwd": "/home/ana/code/webshop"}},
+        {"type": "response_item", "payload": {"type": "message", "role": "user",
+                                               "content": [{"type": "input_text", "text": ask}]}},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "shell",
+                                               "arguments": json.dumps(call), "call_id": "c1"}},
+        {"type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1",
+                                               "output": json.dumps({"output": output})}},
+        {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": answer}]}}]
+    lines = [{"timestamp": _iso(start + n), **item} for n, item in enumerate(items)]
+    (folder / f"rollout-{session_id}.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def test_an_error_seen_only_in_a_commands_output_is_found(home: Path, tmp_path: Path) -> None:
+    """The exact error a user copies from a command's output finds its session, with a
+    note that it matched in tool output (searched when user and assistant messages hold
+    nothing), rather than "No matching sessions found."; a word found nowhere is still
+    no result, and ``--role`` given keeps to the roles it names."""
+    codex_session(home, "webhook", time.time() - DAY, "stripe webhooks fail in staging",
+                  "kubectl logs deploy/shop-api | grep -i stripe",
+                  "stripe.error.SignatureVerificationError: No signatures found",
+                  "The handler must verify the raw request body.")
+    db = tmp_path / "h.db"
+    cli(home, db, "sync")
+    found = cli(home, db, "search", "SignatureVerificationError", "--summarizer", "none")
+    nowhere = cli(home, db, "search", "kafkaesque", "--summarizer", "none")
+    kept = cli(home, db, "search", "SignatureVerificationError", "--summarizer", "none",
+               "--role", "user")
+    assert [r["session_id"] for r in found["results"]] == ["webhook"]
+    assert any("tool output" in note for note in found["notes"])
+    assert nowhere["results"] == [] and kept["results"] == []
