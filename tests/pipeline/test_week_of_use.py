@@ -167,3 +167,15 @@ def test_an_error_seen_only_in_a_commands_output_is_found(home: Path, tmp_path: 
     assert [r["session_id"] for r in found["results"]] == ["webhook"]
     assert any("tool output" in note for note in found["notes"])
     assert nowhere["results"] == [] and kept["results"] == []
+
+
+def test_since_and_until_read_a_weekday(home: Path, tmp_path: Path) -> None:
+    """``--since tuesday`` is the start of the latest Tuesday before today, ``--until
+    tuesday`` its end (as ``yesterday`` reads), so bounds take the words a question does."""
+    db = tmp_path / "h.db"
+    cli(home, db, "sync")
+    day = time.strftime("%A", time.gmtime(time.time() - 3 * DAY)).lower()
+    since = cli(home, db, "recent", "--source", "claude-code", "--since", day)
+    until = cli(home, db, "recent", "--source", "claude-code", "--until", f"last {day}")
+    assert [r["session_id"] for r in since["results"]] == ["net-fix"]
+    assert [r["session_id"] for r in until["results"]] == ["net-fix", "backup"]
