@@ -179,3 +179,19 @@ def test_since_and_until_read_a_weekday(home: Path, tmp_path: Path) -> None:
     until = cli(home, db, "recent", "--source", "claude-code", "--until", f"last {day}")
     assert [r["session_id"] for r in since["results"]] == ["net-fix"]
     assert [r["session_id"] for r in until["results"]] == ["net-fix", "backup"]
+
+
+def test_fix_frames_a_question_and_the_rare_word_decides(home: Path, tmp_path: Path) -> None:
+    """"How did I fix the 504?" asks about the 504: yesterday's session that says "fix"
+    three times, and not 504, no longer comes before the one of last week that holds it."""
+    claude_session(home, "lint", time.time() - DAY,
+                   ("user", "fix the lint errors in the cart module"),
+                   ("assistant", "fixed them; the fix for E501 was wrapping two lines"),
+                   ("user", "also fix the import order"))
+    claude_session(home, "gateway", time.time() - 9 * DAY,
+                   ("user", "checkout shows 504 Gateway Timeout"),
+                   ("assistant", "raised proxy_read_timeout to 120s in deploy/nginx/shop.conf"))
+    db = tmp_path / "h.db"
+    cli(home, db, "sync")
+    asked = cli(home, db, "search", "how did I fix the 504?", "--summarizer", "none")
+    assert asked["results"][0]["session_id"] == "gateway"
