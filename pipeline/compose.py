@@ -28,8 +28,8 @@ from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
 from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
-from harkback.stages.recent import RecentSessions, browse_window, listing_query
-from harkback.stages.request import SearchRequest
+from harkback.stages.recent import RecentSessions, browse_window, listing_query, own_work_first
+from harkback.stages.request import DEFAULT_ROLES, SearchRequest
 from harkback.stages.rerank.model import KeepOrder
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.result import BrowseResult, RecallResult
@@ -41,6 +41,9 @@ from harkback.stages.unheld_sources import unheld_noted
 STAGE_NAMES = ("match", "resolve", "load", "summarize", "assemble")
 RERANK = "rerank"
 """The timing name of a rerank stage that does something."""
+TOOL_OUTPUT_NOTE = ("nothing matched in user or assistant messages; these sessions matched "
+                    "in tool output (a command's output, an error message)")
+"""Said when a search with the default roles found nothing and tool output was searched."""
 
 
 class Rerank(Stage[Resolved, Resolved], Protocol):
@@ -117,9 +120,13 @@ class Pipeline:
                 .bind(lambda result: _undated_noted(request, result))
                 .bind(lambda result: unheld_noted(request.sources, result)))
 
-    def browse(self, request: SearchRequest) -> Step[BrowseResult]:
-        """List recent sessions (no model call)."""
-        return timed("recent", self.recent)(request).bind(
+    def browse(self, request: SearchRequest, *, asked: bool = False) -> Step[BrowseResult]:
+        """List recent sessions (no model call); for a question (``asked``), the user's
+        own before the scheduler's (:func:`~harkback.stages.recent.own_work_first`)."""
+        def listing(r: SearchRequest) -> Step[BrowseResult]:
+            return own_work_first(self.recent, r) if asked else self.recent(r)
+
+        return timed("recent", listing)(request).bind(
             lambda listed: unheld_noted(request.sources, listed))
 
     def run(self, request: SearchRequest) -> Step[RecallResult | BrowseResult]:
@@ -132,11 +139,24 @@ class Pipeline:
             if listing is not None:
                 # The payload says what was asked and which time it was read to name.
                 window = (listing.since, listing.until)
-                return self.browse(listing).map(lambda listed: _widen_browse(attrs.evolve(
-                    listed, query=request.query, window=window)))(deps)
-            return self.search(request).map(_widen_recall)(deps)
+                return self.browse(listing, asked=True).map(lambda listed: _widen_browse(
+                    attrs.evolve(listed, query=request.query, window=window)))(deps)
+            return self.search(request).bind(
+                lambda found: self._in_tool_output(request, found)).map(_widen_recall)(deps)
 
         return RequiresContextFutureResult(choose)
+
+    def _in_tool_output(self, request: SearchRequest, found: RecallResult) -> Step[RecallResult]:
+        """``found``, or when the default roles found nothing, what tool output holds.
+
+        The exact error a user copies from a command's output is often only there:
+        "No matching sessions found" for it sent them to grep the transcripts.
+        """
+        if found.results or request.roles != DEFAULT_ROLES:
+            return pure(found)
+        wide = attrs.evolve(request, roles=(*request.roles, "tool"))
+        return self.search(wide).map(lambda tools: attrs.evolve(
+            tools, notes=(*tools.notes, TOOL_OUTPUT_NOTE)) if tools.results else found)
 
 
 def _undated_noted(request: SearchRequest, result: RecallResult) -> Step[RecallResult]:

@@ -16,9 +16,9 @@ from harkback.stages.match.plan import QUESTION_WORDS
 from harkback.stages.ports import RecentQuery
 from harkback.stages.query import parse_query, topic_tokens
 from harkback.stages.records import Session, SessionOverview
-from harkback.stages.request import SearchRequest
+from harkback.stages.request import DEMOTED_SOURCES, SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
-from harkback.stages.stage import Step, pure, with_store
+from harkback.stages.stage import Stage, Step, pure, with_store
 from harkback.stages.undated import undated_left_out
 from harkback.stages.when import spanning, time_terms, time_windows
 
@@ -66,6 +66,32 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     since = max(window[0], request.since) if request.since is not None else window[0]
     until = min(window[1], request.until) if request.until is not None else window[1]
     return attrs.evolve(request, query="", since=since, until=until)
+
+
+def own_work_first(listing: Stage[SearchRequest, BrowseResult], request: SearchRequest,
+                   demoted: tuple[str, ...] = DEMOTED_SOURCES) -> Step[BrowseResult]:
+    """``request`` listed by ``listing`` with the sessions of ``demoted`` sources (a
+    scheduler's) after the others, each part newest first.
+
+    "What did I do last week?" asks for the user's work: seven nightly jobs listed newest
+    first took two of its three places. They still fill the places left, and a listing of
+    ``--source cron`` alone lists them as before.
+    """
+    kept = tuple(s for s in demoted if s not in request.hidden_sources
+                 and (not request.sources or s in request.sources))
+    if not kept:
+        return listing(request)
+
+    def then_demoted(own: BrowseResult) -> Step[BrowseResult]:
+        room = request.limit - len(own.results)
+        if room <= 0:
+            return pure(own)
+        later = attrs.evolve(request, sources=kept, limit=room)
+        return listing(later).map(lambda scheduled: attrs.evolve(
+            own, results=(*own.results, *scheduled.results)))
+
+    first = attrs.evolve(request, hidden_sources=(*request.hidden_sources, *kept))
+    return listing(first).bind(then_demoted)
 
 
 def listing_query(request: SearchRequest) -> Step[RecentQuery]:

@@ -27,6 +27,9 @@ MAX_SHORTLIST = 50
 MAX_NAMES = 100
 """Sources, and projects, a request may name."""
 DEFAULT_HIDDEN_SOURCES: tuple[str, ...] = ("tool", "kanban")
+DEMOTED_SOURCES: tuple[str, ...] = ("cron",)
+"""Sources of sessions no person started (a scheduler's): a search counts them half, a
+question naming only a time lists them after the user's own sessions."""
 DEFAULT_ROLES: tuple[Role, ...] = ("user", "assistant")
 
 

@@ -149,6 +149,8 @@ class RecentEntry:
     message_count: int
     preview: str
     project: str = ""
+    model: str = ""
+    """The session's model, as a search result names it ("" when the agent kept none)."""
 
     @classmethod
     def from_overview(cls, overview: SessionOverview, tz: tzinfo | None = None) -> RecentEntry:
@@ -157,7 +159,7 @@ class RecentEntry:
         return cls(session_id=s.id, title=s.title, source=s.source,
                    when=when_text(s.started_at, tz), started_at=s.started_at,
                    message_count=overview.message_count, preview=overview.preview,
-                   project=s.project)
+                   project=s.project, model=s.model)
 
     def to_payload(self) -> dict[str, Any]:
         """The JSON form of this entry."""

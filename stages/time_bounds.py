@@ -22,7 +22,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import QueryRejected
 from harkback.stages.local_days import day_end, day_start, days_before
-from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, count_of
+from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of, latest_weekday
 
 # The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
 _EARLIEST, _LATEST = 0.0, 253402300800.0
@@ -33,7 +33,7 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 ACCEPTED_TIMES = ("a date (2026-11-01), an ISO time (2026-11-01T14:00:00+02:00), epoch "
                   "seconds, a span back from now (7d, 24h), or words: now, today, yesterday, "
-                  "last week, last month, last year, 3 days ago, 2 weeks ago")
+                  "tuesday, last week, last month, last year, 3 days ago, 2 weeks ago")
 """The forms :func:`parse_time_bound` reads, as its error lists them."""
 
 TimeGiven: TypeAlias = str | float | datetime | date
@@ -44,12 +44,14 @@ _TYPES = "text, epoch seconds, a datetime or a date"
 
 _SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
 _SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{UNIT}$")
+_SPOKEN_WEEKDAY = re.compile(rf"^(?:(?:last|on)\s+)?({'|'.join(WEEKDAYS)})$")
 
 
 def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
     """The moment a few English words name, counted back from ``now``; None if not read.
 
-    ``today`` and ``yesterday`` are the start of that local day (:mod:`local_days
+    ``today``, ``yesterday`` and a weekday (``tuesday``, ``last tuesday``: the latest
+    before today) are the start of that local day (:mod:`local_days
     <harkback.stages.local_days>`), or with ``end`` its end: ``--until yesterday`` takes
     in all of yesterday. ``last week`` and ``3 days ago`` are that long before ``now`` (a
     month is 30 days, a year 365).
@@ -67,8 +69,10 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
     words = " ".join(text.lower().split())
     if words == "now":
         return now
-    if words in ("today", "yesterday"):
-        day = days_before(now, 0 if words == "today" else 1)
+    weekday = _SPOKEN_WEEKDAY.match(words)
+    if words in ("today", "yesterday") or weekday:
+        day = (latest_weekday(weekday.group(1), now) if weekday
+               else days_before(now, 0 if words == "today" else 1))
         return day_end(day) if end else day_start(day)
     ago = _SPOKEN_AGO.match(words)
     if ago:

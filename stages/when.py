@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from datetime import date
 
 from harkback.stages.local_days import day_end, day_start, days_before, local_date
 from harkback.stages.text.tokens import tokens
@@ -32,14 +33,16 @@ UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
             "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six" \
         r"|seven|eight|nine|ten|eleven|twelve)"
 UNIT = r"(day|week|month|year)s?"
 _AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago\b")
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b")
-_WEEKDAY = re.compile(rf"\blast\s+({'|'.join(_WEEKDAYS)})\b")
+# "On Tuesday" in a question about what happened is the Tuesday gone, as "last Tuesday"
+# is: read only after "last" the listing searched for the word and found nothing.
+_WEEKDAY = re.compile(rf"\b(?:last|on)\s+({'|'.join(WEEKDAYS)})\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
@@ -71,6 +74,16 @@ _CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
 _CJK_TODAY = re.compile(r"今天|今日|今朝|오늘")
 
 
+def latest_weekday(name: str, now: float) -> date:
+    """The latest local day named ``name`` (``"tuesday"``) before today: a week back when
+    today is one.
+
+    >>> latest_weekday("monday", 4.5 * DAY), latest_weekday("thursday", 0.5 * DAY)
+    (datetime.date(1969, 12, 29), datetime.date(1969, 12, 25))
+    """
+    return days_before(now, (local_date(now).weekday() - WEEKDAYS.index(name)) % 7 or 7)
+
+
 def count_of(text: str) -> int:
     """The number a count of :data:`COUNT` says: ``count_of("a couple of")`` is 2."""
     return int(text) if text.isdigit() else _NUMBERS[text]
@@ -82,9 +95,10 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day; ``yesterday`` the day before today, ``today``
-    the day so far. The first expression found wins (the lexical ranker weighs every
-    one, :func:`time_windows`; a listing covers them all: :func:`spanning`).
+    ``now``; ``last Saturday`` (or ``on Saturday``) is that day; ``yesterday`` the day
+    before today, ``today`` the day so far. The first expression found wins (the lexical
+    ranker weighs every one, :func:`time_windows`; a listing covers them all:
+    :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0
@@ -109,9 +123,7 @@ def time_windows(question: str, now: float) -> list[tuple[int, tuple[float, floa
         count = count_of(match.group(1)) if match.group(1) else 1
         found.append((match, (now - count * unit, now)))
     for match in _WEEKDAY.finditer(text):
-        # The latest such day before today (a week back on that day itself), all of it.
-        back = (local_date(now).weekday() - _WEEKDAYS.index(match.group(1))) % 7 or 7
-        day = days_before(now, back)
+        day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), day_end(day))))
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))

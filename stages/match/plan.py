@@ -34,7 +34,8 @@ from harkback.stages.text.stem import inflections
 from harkback.stages.text.tokens import is_cjk
 
 QUESTION_WORDS = frozenset(
-    "many much total number currently recently lately name kind type different".split())
+    "many much total number currently recently lately name kind type different "
+    "fix fixed fixing".split())
 """Words that frame a question rather than name its topic; dropped when others remain."""
 
 

@@ -138,6 +138,9 @@ _OPEN_KEYS = frozenset({"PUBLIC", "PRIMARY", "FOREIGN", "SORT", "PARTITION", "CA
                         "INDEX", "RANGE"})
 """Words before an upper-case ``_KEY`` that name no secret: ``SORT_KEY=created_at``,
 ``RSA_PUBLIC_KEY=...``, ``CACHE_KEY=users:v2``."""
+_CONTRACTION = re.compile(r"['\u2019](?:ll|s|t|re|ve|d|m)\b", re.IGNORECASE)
+"""The ending of a contraction (``I'll``, ``it's``, ``don't``), where a bare value of letters
+stops: that value is a sentence's word, never a password."""
 _NSSWITCH = re.compile(r"files|compat|systemd|sss|ldap|nis|winbind|db", re.ASCII)
 """Where ``/etc/nsswitch.conf``'s ``passwd:`` line looks up accounts: never a password."""
 
@@ -156,6 +159,8 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
     bare = match.group("q") is None
     if bare and end < len(text) and text[end] in "(.[":
         return False  # password=getpass(...): a call or an attribute, so code
+    if bare and _is_contracted(value, text, end):
+        return False  # "a password: I'll add ...": a sentence's first word, cut at "'ll"
     separator = match.group("pre")[len(key):]
     if value.isidentifier() and bare and (
             (" " in separator and "=" in separator) or key.lower().strip("_-") in value.lower()):
@@ -169,6 +174,19 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
         return True
     return (len(value) >= 8 and not any(c.isspace() for c in value)
             and (len(value) >= 20 or any(c.isdigit() for c in value)))
+
+
+def _is_contracted(value: str, text: str, end: int) -> bool:
+    """Is ``value`` (ending at ``end`` of ``text``) a word of a contraction (``I'll``,
+    ``don’t``: the typographic apostrophe stays in the value, the plain one ends it)?
+
+    >>> _is_contracted("I", "password: I'll add it", 11), _is_contracted("x9", "x9's", 2)
+    (True, False)
+    """
+    word, _, ending = value.partition("\u2019")
+    if ending:
+        return word.isalpha() and bool(_CONTRACTION.fullmatch("\u2019" + ending))
+    return value.isalpha() and bool(_CONTRACTION.match(text, end))
 
 
 def _word_before(text: str, start: int) -> str:

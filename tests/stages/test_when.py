@@ -105,8 +105,9 @@ def test_naive_iso_date_is_utc() -> None:
 
 
 def test_unreadable_bound_is_rejected_with_guidance() -> None:
-    """A bound that is neither a date nor a span says what would work."""
-    result = parse_time_bound("last tuesday")
+    """A bound that is neither a date nor a span says what would work ("last tuesday"
+    is read now: the latest Tuesday before today)."""
+    result = parse_time_bound("next tuesday")
     assert isinstance(result, Failure)
     assert "7d" in result.failure().reason
 

@@ -114,7 +114,8 @@ def test_a_folder_deleted_while_listing_is_no_damage(tmp_path: Path,
 async def test_a_cut_last_line_no_agent_writes_any_more_is_named_once(tmp_path: Path) -> None:
     """A last line cut short is read again next time (an agent still writing it); one left
     by an agent that died was read again at every sync for ever, and never named. Unchanged
-    since the import that found it cut, it is named, and the file is not read again."""
+    since the import that found it cut, it is named, by its line too (it was named by its
+    file alone, as no other damaged line is), and the file is not read again."""
     projects = tmp_path / "projects"
     path = projects / "-w-app" / "s1.jsonl"
     _session(path, "the heron logs")
@@ -129,9 +130,10 @@ async def test_a_cut_last_line_no_agent_writes_any_more_is_named_once(tmp_path: 
                                              progress=False))
     first, second, third = outcomes
     assert first.skipped == () and first.delta.sessions_added == 1
-    assert [(Path(s.file).name, s.reason) for s in second.skipped] == [
-        ("s1.jsonl", "unreadable line: the last line is cut short, and the file was not "
-                     "written to since the last import")]
+    last = len(path.read_text(encoding="utf-8").splitlines())
+    assert [(Path(s.file).name, s.line, s.reason) for s in second.skipped] == [
+        ("s1.jsonl", last, "unreadable line: the last line is cut short, and the file was "
+                           "not written to since the last import")]
     assert TORN not in dict(second.left_out)
     assert third.skipped == () and third.delta.sessions_unchanged == 1
 

@@ -182,6 +182,11 @@ SURVIVES: tuple[str, ...] = (
     "password: string;",
     "def login(user: str, password: bytes) -> bool:",
     "interface Creds { token: String; secret: number }",
+    # Prose: the word after "password:" opens a sentence, cut at its apostrophe
+    # ("[secret:password]'ll add a ~/.pgpass entry" was shown for an assistant's reply).
+    "pg_dump needs a password: I'll add a ~/.pgpass entry",
+    "No password: it's read from the keyring",
+    "the password: don\u2019t commit it, it\u2019s in the vault",
     # /etc/nsswitch.conf: where user accounts come from
     "passwd: files systemd",
     "passwd:         compat",
