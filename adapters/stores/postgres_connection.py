@@ -147,6 +147,9 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     >>> unavailable("postgresql:///h?sslmode=x", psycopg.OperationalError(
     ...     'connection is bad: invalid sslmode value: "x"')).reason
     'not a PostgreSQL URL: postgresql:///h (invalid sslmode value: "x")'
+    >>> unavailable("postgresql:///h", psycopg.errors.ProgramLimitExceeded(
+    ...     'index row size 4024 exceeds btree version 4 maximum 2704')).reason[:64]
+    'the PostgreSQL server of postgresql:///h refused the statement: '
     """
     if isinstance(error, Overran):
         return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
@@ -166,6 +169,11 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     if isinstance(error, psycopg.OperationalError) and setting:
         return StoreUnavailable(
             f"not a PostgreSQL URL: {where(url)} ({_unquoted(setting.group(1), url)})")
+    if isinstance(error, psycopg.OperationalError) and (error.sqlstate or "").startswith("54"):
+        # Class 54, a program limit (a value too long for an index entry): the server
+        # answered, and the same statement fails again however long a watch waits for it.
+        return StoreUnavailable(f"the PostgreSQL server of {where(url)} refused the "
+                                f"statement: {first_line(error)}")
     if isinstance(error, psycopg.errors.DiskFull):
         # An OperationalError too, but the server answered: its disk has no room left.
         return StoreUnavailable(f"the disk is full: the PostgreSQL server of {where(url)} "

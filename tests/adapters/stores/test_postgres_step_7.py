@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import random
+import string
 import time
 
 import psycopg
@@ -17,10 +19,13 @@ import pytest
 from harkback.adapters.stores import postgres_schema as schema
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres import PostgresStore
+from harkback.adapters.stores.postgres_connection import passing
 from harkback.adapters.stores.postgres_migrations import MIGRATIONS, SCHEMA_VERSION
 from harkback.adapters.stores.postgres_writes import take_write_lock
-from tests.adapters.stores.store_contract import ok
+from harkback.adapters.stores.sql.migrations import SOURCE_INDEX
+from tests.adapters.stores.store_contract import failed, ok
 from tests.adapters.stores.test_migrations import CORPUS
+from tests.conftest import conversation
 from tests.support.postgres_server import USER, PostgresServer, waits_for_a_lock
 
 _names = itertools.count()
@@ -159,3 +164,29 @@ async def test_a_member_role_is_told_who_may_migrate(database: str) -> None:
                             "`harkback migrate`"), refused
     with psycopg.connect(url) as connection:
         assert connection.execute(schema.VERSION).fetchone() == (6,)
+
+
+async def test_a_source_too_long_for_the_index_is_refused_not_out_of_reach(
+        database: str) -> None:
+    """A source longer than an entry of sessions_source holds (about 2,700 bytes that do not
+    compress): its ingest, and the migration of a version-6 store holding one, fail in one
+    line saying the server refused it, never that the server is out of reach (what a
+    ``sync --watch`` waits out: it would wait for ever, syncing no later source)."""
+    url = in_schema(database, "hb")
+    await made(url, "new")
+    long = "".join(random.Random(7).choices(string.ascii_letters, k=4000))
+    with PostgresStore.open(url).unwrap() as store:
+        refused = await failed(store.ingest([conversation("long", ("user", "hi"),
+                                                          source=long)]))
+    back_to_version_6(url)
+    with psycopg.connect(url) as connection:
+        connection.execute("UPDATE sessions SET source = %s WHERE id = 'root'", (long,))
+    migrating = PostgresStore.open(url).failure()
+    for failure in (refused, migrating):
+        assert 'index "sessions_source"' in failure.reason, failure.reason
+        assert not failure.reason.startswith("cannot reach "), failure.reason
+    with psycopg.connect(url) as connection:
+        assert connection.execute(schema.VERSION).fetchone() == (6,)
+        with pytest.raises(psycopg.OperationalError) as raised:
+            connection.execute(SOURCE_INDEX)
+    assert not passing(raised.value)
