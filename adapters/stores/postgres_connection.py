@@ -128,11 +128,28 @@ _BAD_SETTING = re.compile(r"connection is bad: (invalid [\w ]+ (?:value|number):
 """A setting of the URL libpq refused before trying any server (``port=99999``,
 ``sslmode=bogus``): the URL is wrong, no server was out of reach."""
 
+_CROWDED = re.compile(r"too many clients|remaining connection slots are reserved")
+"""A server that says no only because other clients hold its connections (SQLSTATE 53300):
+it lets this one in once some leave, as it did for the sync a watch began with."""
+
+_UNTRUSTED = re.compile(r"certificate|private key|SSL was required|does not support SSL"
+                        r"|(?:ssl|tls)v\d alert", re.IGNORECASE)
+"""A server reached that the TLS settings do not let us talk to: its certificate fails
+verification (expired, replaced, another CA), a file of ours is missing or unreadable, or
+the two sides refuse each other's TLS. Not a network fault: someone must act."""
+
+_PASSING_ERRORS = (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected,
+                   psycopg.errors.SerializationFailure)
+"""Statement errors that pass by themselves: a lock another connection holds (for longer
+than the lock wait), a deadlock or a conflict the server ended by rolling this transaction
+back; the same write tried again later goes through."""
+
 
 def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
                 ) -> StoreUnavailable:
     """A database error as one line naming the server (and the ``limit`` a statement
-    cancelled for running too long ran into).
+    cancelled for running too long ran into), ``transient`` when trying again later may
+    go through (see :func:`passing`).
 
     >>> unavailable("postgresql:///h", Unanswered("no answer for 10 s")).reason
     'cannot reach the PostgreSQL server of postgresql:///h: no answer for 10 s'
@@ -148,20 +165,22 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     ...     'connection is bad: invalid sslmode value: "x"')).reason
     'not a PostgreSQL URL: postgresql:///h (invalid sslmode value: "x")'
     """
+    text = str(error)
     if isinstance(error, Overran):
+        # The same statement on the same rows runs as long when tried again.
         return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
     if isinstance(error, psycopg.errors.LockNotAvailable):
         return StoreUnavailable(
             f"{where(url)}: gave up waiting for a lock another connection holds on the "
             f"store's tables (another harkback's write or upkeep, or a transaction left "
-            f"open; ${LOCK_TIMEOUT_ENV} sets how long to wait)")
-    if (isinstance(error, psycopg.OperationalError) and _REFUSED.search(str(error))
-            and not _NOT_UP.search(str(error))):
+            f"open; ${LOCK_TIMEOUT_ENV} sets how long to wait)", transient=True)
+    if (isinstance(error, psycopg.OperationalError) and _REFUSED.search(text)
+            and not _NOT_UP.search(text)):
         # The server answered and said no (a wrong password or role, no such database):
         # "cannot reach" would send the user to look at the network instead.
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
-            f"{first_line(error)}")
+            f"{first_line(error)}", transient=bool(_CROWDED.search(text)))
     setting = _BAD_SETTING.fullmatch(first_line(error))
     if isinstance(error, psycopg.OperationalError) and setting:
         return StoreUnavailable(
@@ -171,14 +190,21 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(f"the disk is full: the PostgreSQL server of {where(url)} "
                                 f"could not write ({first_line(error)})")
     if isinstance(error, Unanswered | psycopg.OperationalError):
+        # Stopped, starting, shut down by its administrator, a connection refused, reset
+        # or closed, no answer, a host name that does not resolve now (a container's
+        # name is gone from Docker's or Kubernetes' DNS while it restarts): all pass,
+        # but a TLS setup that fails, which waiting does not mend.
         return StoreUnavailable(
-            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}")
-    return StoreUnavailable(f"{where(url)}: {first_line(error)}")
+            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
+            transient=not _UNTRUSTED.search(text))
+    return StoreUnavailable(f"{where(url)}: {first_line(error)}",
+                            transient=isinstance(error, _PASSING_ERRORS))
 
 
 def passing(error: BaseException) -> bool:
     """Whether ``error`` says only that the server cannot be reached now (stopped, starting,
-    not answering): what passes once it is back, unlike a refusal or a wrong URL.
+    not answering, its connections all taken) or that another connection holds a lock: what
+    passes by itself, unlike a refusal, a wrong URL or a certificate that fails verification.
 
     >>> passing(psycopg.OperationalError('connection to server on socket "/s" failed: '
     ...                                  'FATAL:  the database system is shutting down'))
@@ -186,8 +212,11 @@ def passing(error: BaseException) -> bool:
     >>> passing(psycopg.OperationalError('connection to server on socket "/s" failed: '
     ...                                  'FATAL:  role "me" does not exist'))
     False
+    >>> passing(psycopg.OperationalError('connection to server at "db" (10.0.0.5), port '
+    ...                                  '5432 failed: SSL error: certificate verify failed'))
+    False
     """
-    return unavailable("", error).reason.startswith("cannot reach ")
+    return unavailable("", error).transient
 
 
 def check_url(url: str) -> StoreUnavailable | None:
