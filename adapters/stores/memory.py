@@ -69,8 +69,10 @@ class MemoryStore(Closing, MemoryMessages, MemorySearch, MemoryVectors):
         # One call at a time: a search from a worker thread (search_sync) while another
         # thread ingests raised "dictionary changed size during iteration".
         self._lock = threading.RLock()
-        self._cache = MemorySummaryCache(closed=self._is_closed)
-        self._ledger = MemoryImportLedger(stored=self._messages, closed=self._is_closed)
+        # The cache and ledger take it too: they are called from the same threads.
+        self._cache = MemorySummaryCache(closed=self._is_closed, lock=self._lock)
+        self._ledger = MemoryImportLedger(stored=self._messages, closed=self._is_closed,
+                                          lock=self._lock)
 
     def _is_closed(self) -> bool:
         return self._closed
