@@ -138,11 +138,26 @@ _UNTRUSTED = re.compile(r"certificate|private key|SSL was required|does not supp
 verification (expired, replaced, another CA), a file of ours is missing or unreadable, or
 the two sides refuse each other's TLS. Not a network fault: someone must act."""
 
-_PASSING_ERRORS = (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected,
-                   psycopg.errors.SerializationFailure)
-"""Statement errors that pass by themselves: a lock another connection holds (for longer
-than the lock wait), a deadlock or a conflict the server ended by rolling this transaction
-back; the same write tried again later goes through."""
+_PASSING_STATES = frozenset({"57P01", "57P02", "57P03", "57P05", "53300", "55P03", "40001",
+                             "40P01"})
+"""The SQLSTATEs (besides class 08, the connection's) of errors that pass by themselves: the
+server shut down by its administrator, crashed, starting or stopping, a session ended
+for being idle, every connection taken, a lock held past the lock wait, a conflict or a
+deadlock the server broke by rolling this transaction back. Not a statement cancelled for
+its time, nor a limit the same statement meets again (a tsvector too long, out of memory):
+a source's failure, tried again in its turn."""
+
+
+def _passes(error: BaseException) -> bool:
+    """Whether ``error``, an error of the connection or of a statement on it, passes by
+    itself: one without a SQLSTATE is the connection's own (refused, reset, closed, no
+    answer, a host name that does not resolve now: a container's name is gone from
+    Docker's or Kubernetes' DNS while it restarts), unless TLS refused it; else as its
+    SQLSTATE says (:data:`_PASSING_STATES`)."""
+    state = getattr(error, "sqlstate", None)
+    if not isinstance(state, str):
+        return not _UNTRUSTED.search(str(error))
+    return state.startswith("08") or state in _PASSING_STATES
 
 
 def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
@@ -190,15 +205,10 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(f"the disk is full: the PostgreSQL server of {where(url)} "
                                 f"could not write ({first_line(error)})")
     if isinstance(error, Unanswered | psycopg.OperationalError):
-        # Stopped, starting, shut down by its administrator, a connection refused, reset
-        # or closed, no answer, a host name that does not resolve now (a container's
-        # name is gone from Docker's or Kubernetes' DNS while it restarts): all pass,
-        # but a TLS setup that fails, which waiting does not mend.
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
-            transient=not _UNTRUSTED.search(text))
-    return StoreUnavailable(f"{where(url)}: {first_line(error)}",
-                            transient=isinstance(error, _PASSING_ERRORS))
+            transient=_passes(error))
+    return StoreUnavailable(f"{where(url)}: {first_line(error)}")
 
 
 def passing(error: BaseException) -> bool:

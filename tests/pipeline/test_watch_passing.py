@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -65,12 +66,29 @@ def _appended(home: Path) -> None:
         f.write(claude_line(CLAUDE_SESSION, "the okapi relay drops frames", "u-okapi"))
 
 
+_OTHERS = ("FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+           "AND backend_type = 'client backend'")
+
+
 def _cut_off(server: PostgresServer) -> None:
-    """End every other connection to ``server`` (the watch's pool and sync lock): its next
-    round must connect again."""
+    """End every other connection to ``server`` (the watch's pool and sync lock) once the
+    round the watch makes when its watcher is in place is over (no sync lock held for 1 s),
+    and wait until they are gone (each bounded: 30 s): its next round must connect again."""
     with psycopg.connect(server.url(), autocommit=True) as connection:
-        connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                           "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        quiet = 0
+        for _ in range(300):
+            held = connection.execute("SELECT count(*) FROM pg_locks WHERE locktype = "
+                                      "'advisory' AND granted").fetchone()
+            quiet = quiet + 1 if held == (0,) else 0
+            if quiet == 10:
+                break
+            time.sleep(0.1)
+        connection.execute(f"SELECT pg_terminate_backend(pid) {_OTHERS}")
+        for _ in range(300):
+            if connection.execute(f"SELECT count(*) {_OTHERS}").fetchone() == (0,):
+                return
+            time.sleep(0.1)
+    raise AssertionError("the watch's connections did not end")
 
 
 def _ended(watcher: subprocess.Popen[str], within: float) -> tuple[str, str]:
