@@ -82,9 +82,27 @@ class ToolSpec:
 
     @property
     def input_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the tool's arguments."""
-        return {"type": "object", "properties": {k: dict(v) for k, v in self.properties.items()},
+        """The JSON Schema of the tool's arguments, one type each (:func:`listed`)."""
+        return {"type": "object", "properties": {k: listed(v) for k, v in self.properties.items()},
                 "required": list(self.required), "additionalProperties": False}
+
+
+def listed(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An argument's schema as clients are shown it: one type. Some model APIs refuse a list
+    of types (Gemini's function declarations answer 400), so an argument that takes a
+    number or text (``since``: epoch seconds or ``7d``; ``around``: a position or an id) is
+    listed as a string, whose digits mean what the number does (``"1770000000"``,
+    ``"3"``); a number given still passes :func:`check_arguments`, as before.
+
+    >>> listed({"type": ["string", "integer"], "minimum": 0, "description": "d"})
+    {'type': 'string', 'description': 'd'}
+    """
+    kind = schema["type"]
+    if isinstance(kind, str):
+        return dict(schema)
+    # A number's bounds say nothing of a string; the check still applies them to a number.
+    return {"type": "string", **{k: v for k, v in schema.items()
+                                 if k not in ("type", "minimum", "maximum")}}
 
 
 _SEARCH = ToolSpec(

@@ -129,6 +129,9 @@ class SourceReport:
     store_failed: bool = False
     """The error is the store's (its server gone, a role that may not write there), not
     the source's: another location of the source would fail alike."""
+    store_transient: bool = False
+    """... and it may pass by itself (:attr:`~harkback.stages.errors.StoreUnavailable.transient`:
+    its server restarting, its file locked by another writer)."""
     located: bool = True
     """False when nothing was found where this source was looked for (a location a flag
     named and that holds no history is ``failed`` and not located)."""
@@ -161,7 +164,8 @@ def _report(outcome: ImportOutcome, gone: Gone, seconds: float,
                         seconds=seconds, left_out=outcome.left_out,
                         skipped=outcome.skipped, skips=outcome.skips, notes=outcome.notes,
                         error=problem.reason if problem else "",
-                        store_failed=bool(problem) and not isinstance(problem, SourceUnreadable))
+                        store_failed=bool(problem) and not isinstance(problem, SourceUnreadable),
+                        store_transient=bool(problem and problem.transient))
 
 
 async def sync(located: Sequence[Located], store: SessionStore, *, dry_run: bool = False,

@@ -37,27 +37,22 @@ LONGEST_WAIT_S = 60.0
 """The longest wait between two tries."""
 
 
-PASSING = ("cannot reach ", "the database is locked")
-"""How a store's error begins when it is out of reach for now: its PostgreSQL server
-stopped or not answering (:func:`~harkback.adapters.stores.postgres_connection.unavailable`),
-its SQLite file locked by another writer for longer than a write waits
-(:func:`~harkback.adapters.stores.sqlite_errors.unavailable`)."""
-
-
 def passing(report: SourceReport) -> bool:
-    """Whether ``report`` failed on the store being out of reach now, the way a round's
-    sync lock does (:func:`~harkback.adapters.stores.postgres_connection.passing`: the
-    server stopped, starting or not answering), or on a SQLite file another writer holds
-    locked (:data:`PASSING`); not on its source, nor on a refusal that waiting does not mend.
+    """Whether ``report`` failed on the store being out of reach for now, as the store
+    itself said (:attr:`~harkback.stages.errors.StoreUnavailable.transient`: its server
+    stopped, starting or not answering, a lock another connection holds, a SQLite file
+    another writer holds locked); not on its source, nor on a refusal that waiting does not
+    mend (a wrong password, a certificate that fails verification).
 
     >>> passing(SourceReport(kind="codex", location="/x", status="failed", store_failed=True,
-    ...                      error="cannot reach the PostgreSQL server of postgresql:///h"))
+    ...                      store_transient=True, error="cannot reach the PostgreSQL server"))
     True
-    >>> passing(SourceReport(kind="codex", location="/x", status="failed",
-    ...                      error="cannot reach a transcript"))
+    >>> passing(SourceReport(kind="codex", location="/x", status="failed", store_failed=True,
+    ...                      error="cannot reach the PostgreSQL server of postgresql:///h: "
+    ...                            "SSL error: certificate verify failed"))
     False
     """
-    return report.store_failed and report.error.startswith(PASSING)
+    return report.store_failed and report.store_transient
 
 
 class Outage(Generic[T]):

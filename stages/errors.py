@@ -18,10 +18,13 @@ class _Reasoned:
     reason: str
     label: ClassVar[str]
 
-    def __init_subclass__(cls, *, label: str, **kwargs: Any) -> None:
-        # Each kind names itself in its class statement; the record itself is shared.
+    def __init_subclass__(cls, *, label: str | None = None, **kwargs: Any) -> None:
+        # Each kind names itself in its class statement; the record itself is shared. (A
+        # kind with fields of its own is made again by attrs, without the label: it keeps
+        # the one its class statement gave.)
         super().__init_subclass__(**kwargs)
-        cls.label = label
+        if label is not None:
+            cls.label = label
 
     def message(self) -> str:
         """A one-line description for people."""
@@ -32,8 +35,24 @@ class QueryRejected(_Reasoned, label="query rejected"):
     """The request cannot be run as given (bad limit, bad time bound, ...)."""
 
 
+@attrs.frozen
 class StoreUnavailable(_Reasoned, label="session store unavailable"):
-    """The session store could not be read or written (missing, locked, corrupt)."""
+    """The session store could not be read or written (missing, locked, corrupt).
+
+    ``transient``: what failed may pass by itself, so trying again later may succeed (its
+    server stopped or restarting, its file locked by another writer, a lock another
+    connection holds): set by the store, which knows its library's errors; what waits
+    for the store (``sync --watch``) reads it, never the words of ``reason``. A refusal
+    that waiting does not mend (a wrong password, a database dropped, a certificate that
+    fails verification, a corrupt file) is not transient.
+
+    >>> StoreUnavailable("cannot reach the server", transient=True).message()
+    'session store unavailable: cannot reach the server'
+    >>> StoreUnavailable("h.db: the file is not a SQLite database").transient
+    False
+    """
+
+    transient: bool = attrs.field(default=False, kw_only=True)
 
 
 class SourceUnreadable(StoreUnavailable, label="source unreadable"):

@@ -14,11 +14,17 @@ True
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Any, Protocol, Self, TypeVar
+
+from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
+
+T = TypeVar("T")
 
 
 class Closing:
@@ -79,3 +85,19 @@ def memory_closed() -> StoreUnavailable:
 def never_closed() -> bool:
     """The closed check of an in-memory cache or ledger that belongs to no store."""
     return False
+
+
+def in_turn(lock: AbstractContextManager[Any], closed: Callable[[], bool],
+            work: Callable[[], T]) -> FutureResult[T, StoreUnavailable]:
+    """``work()``, done now while ``lock`` is held (an in-memory cache's or ledger's: its
+    store's, so that one call at a time reads or changes what the store holds), or the
+    failure of a store ``closed``.
+
+    >>> import threading
+    >>> asyncio.run(in_turn(threading.RLock(), never_closed, lambda: 2).awaitable())
+    <IOResult: <Success: 2>>
+    """
+    with lock:
+        if closed():
+            return FutureResult.from_failure(memory_closed())
+        return FutureResult.from_value(work())

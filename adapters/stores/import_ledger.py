@@ -27,14 +27,16 @@ rest next time and never skips anything.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Collection, Mapping, Sequence, Sized
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from returns.future import FutureResult
 
 from harkback.adapters.stores import gone_marks
-from harkback.adapters.stores.closing import memory_closed, never_closed
+from harkback.adapters.stores.closing import in_turn, never_closed
 from harkback.adapters.stores.sql.statement import json_list
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
@@ -269,12 +271,16 @@ class MemoryImportLedger:
     """The store's messages by session (what :meth:`let_go` counts): none without a store."""
     closed: Callable[[], bool] = attrs.field(default=never_closed, repr=False, eq=False)
     """Whether the store it belongs to was closed: then it refuses, as the store does."""
+    lock: AbstractContextManager[Any] = attrs.field(factory=threading.RLock, repr=False,
+                                                    eq=False)
+    """Held for each call: the store's own lock, so that a listing from another thread does
+    not read the dicts while an import changes them, nor :meth:`let_go` count ``stored``
+    while the store writes it."""
 
     def state(self, key: SourceKey) -> FutureResult[SourceState, StoreUnavailable]:
         """What is remembered of ``key`` (with its marks)."""
-        if self.closed():
-            return FutureResult.from_failure(memory_closed())
-        return FutureResult.from_value(self._state(key.location, key, with_marks=True))
+        return in_turn(self.lock, self.closed,
+                       lambda: self._state(key.location, key, with_marks=True))
 
     def _state(self, location: str, key: SourceKey, *, with_marks: bool,
                held: Collection[str] = ()) -> SourceState:
@@ -292,30 +298,27 @@ class MemoryImportLedger:
     def keep(self, key: SourceKey, marks: Sequence[Mark], *, now: float
              ) -> FutureResult[None, StoreUnavailable]:
         """Remember ``marks`` and stamp the source."""
-        if self.closed():
-            return FutureResult.from_failure(memory_closed())
-        self._stamp(key, now)
-        self.marks.setdefault(key.location, {}).update({m.item: m for m in marks})
-        return FutureResult.from_value(None)
+        def work() -> None:
+            self._stamp(key, now)
+            self.marks.setdefault(key.location, {}).update({m.item: m for m in marks})
+        return in_turn(self.lock, self.closed, work)
 
     def advance(self, key: SourceKey, cursor: str, *, now: float
                 ) -> FutureResult[None, StoreUnavailable]:
         """Remember that a whole import of ``key`` finished, up to ``cursor``."""
-        if self.closed():
-            return FutureResult.from_failure(memory_closed())
-        _, first, _, _ = self._stamp(key, now)
-        self.stamps[key.location] = (key, first, now, cursor)
-        return FutureResult.from_value(None)
+        def work() -> None:
+            _, first, _, _ = self._stamp(key, now)
+            self.stamps[key.location] = (key, first, now, cursor)
+        return in_turn(self.lock, self.closed, work)
 
     def forget(self, key: SourceKey, items: Sequence[str]
                ) -> FutureResult[None, StoreUnavailable]:
         """Drop the marks of ``items``."""
-        if self.closed():
-            return FutureResult.from_failure(memory_closed())
-        kept = self.marks.get(key.location, {})
-        for item in items:
-            kept.pop(item, None)
-        return FutureResult.from_value(None)
+        def work() -> None:
+            kept = self.marks.get(key.location, {})
+            for item in items:
+                kept.pop(item, None)
+        return in_turn(self.lock, self.closed, work)
 
     def _stamp(self, key: SourceKey, now: float) -> tuple[SourceKey, float, float, str]:
         _, first, _, cursor = self.stamps.get(key.location, (key, now, now, ""))
@@ -324,27 +327,27 @@ class MemoryImportLedger:
 
     def sources(self) -> FutureResult[tuple[SourceState, ...], StoreUnavailable]:
         """Every source imported so far, most recently imported first."""
-        if self.closed():
-            return FutureResult.from_failure(memory_closed())
-        live = {i for kept in self.marks.values() for mark in kept.values() if not mark.gone
-                for i in mark.session_ids}
-        found = [self._state(location, stamp[0], with_marks=False, held=live)
-                 for location, stamp in self.stamps.items()]
-        found.sort(key=lambda s: (-(s.last_imported_at or 0.0), s.key.location))
-        return FutureResult.from_value(tuple(found))
+        def work() -> tuple[SourceState, ...]:
+            live = {i for kept in self.marks.values() for mark in kept.values()
+                    if not mark.gone for i in mark.session_ids}
+            found = [self._state(location, stamp[0], with_marks=False, held=live)
+                     for location, stamp in self.stamps.items()]
+            found.sort(key=lambda s: (-(s.last_imported_at or 0.0), s.key.location))
+            return tuple(found)
+        return in_turn(self.lock, self.closed, work)
 
     def let_go(self, session_ids: Sequence[str]) -> FutureResult[None, StoreUnavailable]:
         """Take ``session_ids`` out of every gone mark naming them."""
-        if self.closed():
-            return FutureResult.from_failure(memory_closed())
         removed = set(session_ids)
-        found = [(location, mark) for location, kept in self.marks.items()
-                 for mark in kept.values()
-                 if mark.gone and not removed.isdisjoint(mark.session_ids)]
-        forgotten, narrowed = gone_marks.letting_go(found, removed, lambda left: sum(
-            len(self.stored.get(i, ())) for i in left))
-        for location, item in forgotten:
-            self.marks[location].pop(item, None)
-        for location, mark in narrowed:
-            self.marks[location][mark.item] = mark
-        return FutureResult.from_value(None)
+
+        def work() -> None:
+            found = [(location, mark) for location, kept in self.marks.items()
+                     for mark in kept.values()
+                     if mark.gone and not removed.isdisjoint(mark.session_ids)]
+            forgotten, narrowed = gone_marks.letting_go(found, removed, lambda left: sum(
+                len(self.stored.get(i, ())) for i in left))
+            for location, item in forgotten:
+                self.marks[location].pop(item, None)
+            for location, mark in narrowed:
+                self.marks[location][mark.item] = mark
+        return in_turn(self.lock, self.closed, work)

@@ -20,7 +20,6 @@ is BM25 computed the way FTS5's ``bm25()`` does, so rankings agree.
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -28,27 +27,17 @@ import attrs
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.stores import search_plan
 from harkback.adapters.stores.closing import Closing, memory_closed
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
-from harkback.adapters.stores.memory_match import (
-    Indexed,
-    admits,
-    bm25,
-    idf,
-    occurrences,
-    units_of,
-    written_at,
-)
+from harkback.adapters.stores.memory_match import Indexed
 from harkback.adapters.stores.memory_messages import MemoryMessages, by_start
-from harkback.adapters.stores.memory_titles import search_titles
+from harkback.adapters.stores.memory_search import MemorySearch
 from harkback.adapters.stores.memory_vectors import MemoryVectors
 from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
-from harkback.stages import long_text, ports, records, rewrite
+from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.lineage import is_root
-from harkback.stages.query import Node, evaluate
 from harkback.stages.scope import in_scope
 from harkback.stages.stats import StoreStats, count_sessions
 from harkback.stages.tails import Tail, mended_tails
@@ -60,7 +49,7 @@ def _newest_key(session: records.Session) -> tuple[bool, float, str]:
     return (session.started_at is None, -(session.started_at or 0.0), session.id)
 
 
-class MemoryStore(Closing, MemoryMessages, MemoryVectors):
+class MemoryStore(Closing, MemoryMessages, MemorySearch, MemoryVectors):
     """A :class:`~harkback.stages.ports.SessionStore` and
     :class:`~harkback.stages.ports.VectorStore` held in this process's memory; usable in
     a ``with`` block, and once closed every call fails as a closed SQLite store's does."""
@@ -80,8 +69,10 @@ class MemoryStore(Closing, MemoryMessages, MemoryVectors):
         # One call at a time: a search from a worker thread (search_sync) while another
         # thread ingests raised "dictionary changed size during iteration".
         self._lock = threading.RLock()
-        self._cache = MemorySummaryCache(closed=self._is_closed)
-        self._ledger = MemoryImportLedger(stored=self._messages, closed=self._is_closed)
+        # The cache and ledger take it too: they are called from the same threads.
+        self._cache = MemorySummaryCache(closed=self._is_closed, lock=self._lock)
+        self._ledger = MemoryImportLedger(stored=self._messages, closed=self._is_closed,
+                                          lock=self._lock)
 
     def _is_closed(self) -> bool:
         return self._closed
@@ -183,113 +174,6 @@ class MemoryStore(Closing, MemoryMessages, MemoryVectors):
     def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
         """The sources held, sorted."""
         return self._run(lambda: tuple(sorted({s.source for s in self._sessions.values()})))
-
-    def term_stats(self, terms: Sequence[str], prefixes: Sequence[str] = ()
-                   ) -> FutureResult[ports.TermStats, StoreUnavailable]:
-        """Index statistics counted over every stored message, as FTS5 keeps them; a
-        prefix counts the messages holding a token that starts with it."""
-        def work() -> ports.TermStats:
-            every = [item for items in self._messages.values() for item in items]
-            wanted = dict.fromkeys(terms)
-            counts = Counter(t for item in every for t in item.counts if t in wanted)
-            starts = dict.fromkeys(p for p in prefixes if p)
-            prefixed = Counter(p for item in every for p in starts
-                               if any(t.startswith(p) for t in item.counts))
-            length = sum(len(item.tokens) for item in every)
-            return ports.TermStats(documents=len(every),
-                                   average_length=length / len(every) if every else 0.0,
-                                   counts=tuple((t, counts[t]) for t in wanted if counts[t]),
-                                   prefix_counts=tuple((p, prefixed[p]) for p in starts
-                                                       if prefixed[p]))
-        return self._run(work)
-
-    def search(self, query: ports.MatchQuery
-               ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
-        """Messages matching the query, best BM25 first, bounded as the SQLite store is."""
-        return self._run(lambda: self._bounded(query))
-
-    def search_titles(self, query: ports.MatchQuery
-                      ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
-        """Sessions whose title or source matches, best BM25 first, as the SQLite store's."""
-        return self._run(lambda: search_titles(self._sessions.values(), query))
-
-    def _bounded(self, query: ports.MatchQuery) -> tuple[records.MessageHit, ...]:
-        # The same plan as the SQLite store (adapters/stores/search_plan.py), so results agree.
-        cap = query.max_scored
-        every = [item for items in self._messages.values() for item in items]
-        barred = self._excluded(query, every)
-        if cap is None:
-            return tuple(hit for _, hit in self._scored(query, query.expression, every, barred))
-        common = frozenset(
-            unit for unit in search_plan.selecting_units(query.expression)
-            if sum(1 for item in every if evaluate(unit, item.tokens)) > cap)
-        if not common:
-            return tuple(hit for _, hit in self._scored(query, query.expression, every, barred))
-        hits: list[tuple[int, records.MessageHit]] = []
-        narrowed = search_plan.narrow(query.expression, common)
-        if narrowed is not None:
-            within = None if search_plan.is_disjunction(query.expression) else query.expression
-            hits = self._scored(query, narrowed, every, barred, within=within)
-        taken = {row_id for row_id, _ in hits}
-        for item in sorted(every, key=lambda item: -item.row_id):
-            if len(hits) >= query.limit:
-                break
-            if (item.row_id not in taken and item.message.session_id not in barred
-                    and self._matches(query, query.expression, item)):
-                hits.append((item.row_id, self._hit(item, 0.0)))
-        return tuple(hit for _, hit in hits)
-
-    @staticmethod
-    def _excluded(query: ports.MatchQuery, every: Sequence[Indexed]) -> frozenset[str]:
-        """The sessions the query's ``excluded`` part leaves out (a message of its roles
-        matches it, whenever written)."""
-        if query.excluded is None:
-            return frozenset()
-        return frozenset(item.message.session_id for item in every
-                         if item.message.role in query.roles
-                         and evaluate(query.excluded, item.tokens))
-
-    def _matches(self, query: ports.MatchQuery, expression: Node, item: Indexed) -> bool:
-        message = item.message
-        return (admits(query, message, self._sessions[message.session_id])
-                and evaluate(expression, item.tokens))
-
-    def _hit(self, item: Indexed, score: float) -> records.MessageHit:
-        message = item.message
-        session = self._sessions[message.session_id]
-        # As the other stores read it: the start of a huge text, and its whole length.
-        text, cut = long_text.read_start(message.text_for_search(), long_text.LONGEST_READ)
-        return records.MessageHit(session_id=message.session_id, position=message.position,
-                                  role=message.role, content=text, score=score,
-                                  timestamp=written_at(message, session), source=session.source,
-                                  length=len(item.tokens) if cut else None)
-
-    def _scored(self, query: ports.MatchQuery, expression: Node, every: Sequence[Indexed],
-                barred: frozenset[str], *, within: Node | None = None
-                ) -> list[tuple[int, records.MessageHit]]:
-        """Row ids and hits matching ``expression`` (and ``within``), best BM25 first."""
-        if not every:
-            return []
-        leaves = units_of(expression)
-        frequencies = {item.row_id: [occurrences(u, item.tokens, item.counts) for u in leaves]
-                       for item in every}
-        idfs = [idf(len(every), sum(1 for f in frequencies.values() if f[i]))
-                for i in range(len(leaves))]
-        average = sum(len(item.tokens) for item in every) / len(every)
-        scored: list[tuple[float, int, records.MessageHit]] = []
-        for item in every:
-            message = item.message
-            session = self._sessions[message.session_id]
-            if message.session_id in barred or not admits(query, message, session):
-                continue
-            if not evaluate(expression, item.tokens):
-                continue
-            if within is not None and not evaluate(within, item.tokens):
-                continue
-            score = bm25(frequencies[item.row_id], idfs, len(item.tokens), average)
-            scored.append((score, item.row_id, self._hit(item, score)))
-        scored.sort(key=lambda entry: (-entry[0], entry[1]))
-        return [(row_id, hit) for _, row_id, hit in scored[:max(query.limit, 0)]]
 
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:

@@ -128,11 +128,43 @@ _BAD_SETTING = re.compile(r"connection is bad: (invalid [\w ]+ (?:value|number):
 """A setting of the URL libpq refused before trying any server (``port=99999``,
 ``sslmode=bogus``): the URL is wrong, no server was out of reach."""
 
+_CROWDED = re.compile(r"too many clients|remaining connection slots are reserved")
+"""A server that says no only because other clients hold its connections (SQLSTATE 53300):
+it lets this one in once some leave, as it did for the sync a watch began with."""
+
+_UNTRUSTED = re.compile(r"certificate|private key|SSL was required|does not support SSL"
+                        r"|(?:ssl|tls)v\d alert", re.IGNORECASE)
+"""A server reached that the TLS settings do not let us talk to: its certificate fails
+verification (expired, replaced, another CA), a file of ours is missing or unreadable, or
+the two sides refuse each other's TLS. Not a network fault: someone must act."""
+
+_PASSING_STATES = frozenset({"57P01", "57P02", "57P03", "57P05", "53300", "55P03", "40001",
+                             "40P01"})
+"""The SQLSTATEs (besides class 08, the connection's) of errors that pass by themselves: the
+server shut down by its administrator, crashed, starting or stopping, a session ended
+for being idle, every connection taken, a lock held past the lock wait, a conflict or a
+deadlock the server broke by rolling this transaction back. Not a statement cancelled for
+its time, nor a limit the same statement meets again (a tsvector too long, out of memory):
+a source's failure, tried again in its turn."""
+
+
+def _passes(error: BaseException) -> bool:
+    """Whether ``error``, an error of the connection or of a statement on it, passes by
+    itself: one without a SQLSTATE is the connection's own (refused, reset, closed, no
+    answer, a host name that does not resolve now: a container's name is gone from
+    Docker's or Kubernetes' DNS while it restarts), unless TLS refused it; else as its
+    SQLSTATE says (:data:`_PASSING_STATES`)."""
+    state = getattr(error, "sqlstate", None)
+    if not isinstance(state, str):
+        return not _UNTRUSTED.search(str(error))
+    return state.startswith("08") or state in _PASSING_STATES
+
 
 def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
                 ) -> StoreUnavailable:
     """A database error as one line naming the server (and the ``limit`` a statement
-    cancelled for running too long ran into).
+    cancelled for running too long ran into), ``transient`` when trying again later may
+    go through (see :func:`passing`).
 
     >>> unavailable("postgresql:///h", Unanswered("no answer for 10 s")).reason
     'cannot reach the PostgreSQL server of postgresql:///h: no answer for 10 s'
@@ -151,20 +183,22 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     ...     'index row size 4024 exceeds btree version 4 maximum 2704')).reason[:64]
     'the PostgreSQL server of postgresql:///h refused the statement: '
     """
+    text = str(error)
     if isinstance(error, Overran):
+        # The same statement on the same rows runs as long when tried again.
         return StoreUnavailable(f"{where(url)}: {error} (${limit} sets the limit)")
     if isinstance(error, psycopg.errors.LockNotAvailable):
         return StoreUnavailable(
             f"{where(url)}: gave up waiting for a lock another connection holds on the "
             f"store's tables (another harkback's write or upkeep, or a transaction left "
-            f"open; ${LOCK_TIMEOUT_ENV} sets how long to wait)")
-    if (isinstance(error, psycopg.OperationalError) and _REFUSED.search(str(error))
-            and not _NOT_UP.search(str(error))):
+            f"open; ${LOCK_TIMEOUT_ENV} sets how long to wait)", transient=True)
+    if (isinstance(error, psycopg.OperationalError) and _REFUSED.search(text)
+            and not _NOT_UP.search(text)):
         # The server answered and said no (a wrong password or role, no such database):
         # "cannot reach" would send the user to look at the network instead.
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
-            f"{first_line(error)}")
+            f"{first_line(error)}", transient=bool(_CROWDED.search(text)))
     setting = _BAD_SETTING.fullmatch(first_line(error))
     if isinstance(error, psycopg.OperationalError) and setting:
         return StoreUnavailable(
@@ -180,13 +214,15 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
                                 f"could not write ({first_line(error)})")
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
-            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}")
+            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
+            transient=_passes(error))
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
 
 
 def passing(error: BaseException) -> bool:
     """Whether ``error`` says only that the server cannot be reached now (stopped, starting,
-    not answering): what passes once it is back, unlike a refusal or a wrong URL.
+    not answering, its connections all taken) or that another connection holds a lock: what
+    passes by itself, unlike a refusal, a wrong URL or a certificate that fails verification.
 
     >>> passing(psycopg.OperationalError('connection to server on socket "/s" failed: '
     ...                                  'FATAL:  the database system is shutting down'))
@@ -194,8 +230,11 @@ def passing(error: BaseException) -> bool:
     >>> passing(psycopg.OperationalError('connection to server on socket "/s" failed: '
     ...                                  'FATAL:  role "me" does not exist'))
     False
+    >>> passing(psycopg.OperationalError('connection to server at "db" (10.0.0.5), port '
+    ...                                  '5432 failed: SSL error: certificate verify failed'))
+    False
     """
-    return unavailable("", error).reason.startswith("cannot reach ")
+    return unavailable("", error).transient
 
 
 def check_url(url: str) -> StoreUnavailable | None:

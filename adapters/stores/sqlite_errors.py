@@ -5,6 +5,8 @@ shows, naming the file.
 >>> error.sqlite_errorname = "SQLITE_BUSY"
 >>> unavailable(Path("h.db"), error).reason
 'the database is locked by another connection: h.db (database is locked)'
+>>> unavailable(Path("h.db"), error).transient  # another writer's lock is let go in time
+True
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ _KINDS = {
 }
 
 
+_TRANSIENT = ("SQLITE_BUSY", "SQLITE_LOCKED")
+"""The errors that pass by themselves (:attr:`StoreUnavailable.transient`): a lock another
+connection holds. A full disk, a read-only or corrupt file need someone to act."""
+
+
 def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     """Translate a SQLite error into a :class:`StoreUnavailable` that says what went wrong.
 
@@ -58,7 +65,10 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
                  or _takes_no_new_file(path, name)):
         return not_writable(path, f"{cause} ({error})")
     if kind:
-        return StoreUnavailable(f"{kind}: {path} ({error})")
+        # Another connection's lock (SQLITE_BUSY, SQLITE_LOCKED and their extended codes)
+        # is let go when its transaction ends: the one failure here that passes by itself.
+        return StoreUnavailable(f"{kind}: {path} ({error})",
+                                transient=name.startswith(_TRANSIENT))
     # A line of our own that names the file already (a reopen refused, see read_watch).
     said = str(error)
     return StoreUnavailable(said if said.startswith(f"{path} ") else f"{path}: {said}")

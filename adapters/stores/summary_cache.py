@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from returns.future import FutureResult
 
-from harkback.adapters.stores.closing import memory_closed, never_closed
+from harkback.adapters.stores.closing import in_turn, never_closed
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SummaryKey
@@ -146,23 +148,26 @@ class MemorySummaryCache:
     entries: dict[SummaryKey, Summary] = attrs.field(factory=dict)
     closed: Callable[[], bool] = attrs.field(default=never_closed, repr=False, eq=False)
     """Whether the store it belongs to was closed: then it refuses, as the store does."""
+    lock: AbstractContextManager[Any] = attrs.field(factory=threading.RLock, repr=False,
+                                                    eq=False)
+    """Held for each call: the store's own lock, so that a call from another thread neither
+    loses a summary kept while sessions are removed nor reads a dict changing under it."""
 
     def cached_summary(self, key: SummaryKey
                        ) -> FutureResult[Summary | None, StoreUnavailable]:
         """The summary kept under ``key``, or None."""
-        if self.closed():
-            return FutureResult.from_failure(memory_closed())
-        return FutureResult.from_value(self.entries.get(key))
+        return in_turn(self.lock, self.closed, lambda: self.entries.get(key))
 
     def keep_summary(self, key: SummaryKey, summary: Summary
                      ) -> FutureResult[None, StoreUnavailable]:
         """Keep ``summary`` under ``key``."""
-        if self.closed():
-            return FutureResult.from_failure(memory_closed())
-        self.entries[key] = summary
-        return FutureResult.from_value(None)
+        def keep() -> None:
+            self.entries[key] = summary
+        return in_turn(self.lock, self.closed, keep)
 
     def forget(self, root_ids: Sequence[str]) -> None:
         """Drop the summaries of these roots (their sessions were removed)."""
         gone = set(root_ids)
-        self.entries = {k: v for k, v in self.entries.items() if k.root_session_id not in gone}
+        with self.lock:
+            self.entries = {k: v for k, v in self.entries.items()
+                            if k.root_session_id not in gone}

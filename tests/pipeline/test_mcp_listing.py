@@ -4,8 +4,9 @@ argument described, every tool titled and marked read-only."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from tests.pipeline.test_mcp_server import connected, db
+from tests.pipeline.test_mcp_server import _ok, connected, db
 from tests.support.chat_server import ChatServer
 
 __all__ = ["db"]  # the store fixture, shared with the server's own tests
@@ -38,3 +39,35 @@ async def test_the_tools_are_titled_and_marked_read_only(db: Path) -> None:
     assert [t.annotations.open_world_hint for t in plain if t.annotations] == [False] * 3
     assert [t.annotations.open_world_hint for t in modelled if t.annotations] == [
         True, False, False]
+
+
+def _untimed(payload: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in payload.items() if k != "timings"}
+
+
+async def test_every_argument_is_listed_with_one_type_that_means_what_a_number_did(
+        db: Path) -> None:
+    """since, until and around were listed with a list of types (``["string", "number"]``),
+    which some model APIs refuse (Gemini's function declarations: 400 for the whole
+    request). Each is listed as a string now; what a client reading that sends (the digits
+    as a string) answers as the number did, and a number still goes."""
+    async with connected(db) as session:
+        tools = (await session.list_tools()).tools
+        as_text = [await _ok(session, "recent_sessions", {"since": "1771000000"}),
+                   await _ok(session, "session_search", {"query": "nginx", "until": "1771500000",
+                                                         "summarizer": "none"}),
+                   await _ok(session, "read_session", {"id": "nginx-long", "around": "3",
+                                                       "limit": 2})]
+        as_number = [await _ok(session, "recent_sessions", {"since": 1771000000}),
+                     await _ok(session, "session_search", {"query": "nginx", "until": 1771500000,
+                                                           "summarizer": "none"}),
+                     await _ok(session, "read_session", {"id": "nginx-long", "around": 3,
+                                                         "limit": 2})]
+    unions = [(tool.name, name) for tool in tools
+              for name, schema in tool.input_schema["properties"].items()
+              if not isinstance(schema["type"], str)]
+    assert unions == []
+    assert [_untimed(p) for p in as_text] == [_untimed(p) for p in as_number]
+    recent, found, page = as_number
+    assert "docker-fix" not in str(recent) and "cors" not in str(found), (recent, found)
+    assert page["offset"] > 0, page

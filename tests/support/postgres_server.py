@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -146,10 +146,13 @@ FAST = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writ
 """Settings of a test server: its data is thrown away, so it need not survive a crash."""
 
 
-def start_server(*, durable: bool = False, tcp: bool = False) -> PostgresServer:
+def start_server(*, durable: bool = False, tcp: bool = False,
+                 settings: Callable[[Path], Sequence[str]] = lambda folder: ()
+                 ) -> PostgresServer:
     """Initialise and start a server in a new temporary folder (see the module); a
     ``durable`` one keeps PostgreSQL's crash-safe defaults (for benchmarks), a ``tcp`` one
-    listens on 127.0.0.1 too."""
+    listens on 127.0.0.1 too; ``settings`` gives more of its command line (``-c name=value``
+    pairs, which win over the defaults), made in its folder (a TLS key and certificate)."""
     binaries = server_binaries()
     if binaries is None:
         raise RuntimeError(INSTALL_HINT)
@@ -163,7 +166,8 @@ def start_server(*, durable: bool = False, tcp: bool = False) -> PostgresServer:
     subprocess.run([*prefix, str(binaries / "initdb"), "-D", str(folder / "data"), "-U", USER,
                     "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"],
                    check=True, capture_output=True)
-    return _launched(folder, binaries, durable=durable, port=_free_port() if tcp else None)
+    return _launched(folder, binaries, durable=durable, port=_free_port() if tcp else None,
+                     settings=settings(folder))
 
 
 def _free_port() -> int:
@@ -180,8 +184,8 @@ def restarted(server: PostgresServer) -> PostgresServer:
                      port=None if server.port == 5432 else server.port)
 
 
-def _launched(folder: Path, binaries: Path, *, durable: bool, port: int | None
-              ) -> PostgresServer:
+def _launched(folder: Path, binaries: Path, *, durable: bool, port: int | None,
+              settings: Sequence[str] = ()) -> PostgresServer:
     prefix = _as_server_user()[0]
     log = open(folder / "server.log", "ab")  # noqa: SIM115 - kept open while it runs
     listen = ("-c", "listen_addresses=") if port is None else (
@@ -189,7 +193,7 @@ def _launched(folder: Path, binaries: Path, *, durable: bool, port: int | None
     process = subprocess.Popen(
         [*prefix, str(binaries / "postgres"), "-D", str(folder / "data"), "-k",
          str(folder / "socket"), *listen, "-c", "max_connections=60",
-         *(() if durable else FAST)],
+         *(() if durable else FAST), *settings],
         stdout=log, stderr=subprocess.STDOUT)
     server = PostgresServer(folder=folder, process=process, port=port or 5432)
     deadline = time.monotonic() + START_TIMEOUT_S

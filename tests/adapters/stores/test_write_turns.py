@@ -96,11 +96,13 @@ async def test_a_rewrite_waits_its_turn_too(tmp_path: Path) -> None:
 
 
 async def test_patience_runs_out_and_the_lock_is_reported(tmp_path: Path) -> None:
-    """A lock held longer than the writer's patience fails the write as a value, in time."""
+    """A lock held longer than the writer's patience fails the write as a value, in time,
+    flagged as passing by itself (``transient``: what ``sync --watch`` waits for)."""
     outcome, waited, stored = await _ingest_while_locked(tmp_path / "h.db", busy=0.1,
                                                          patience=0.6, hold=2.0)
     assert isinstance(outcome, IOFailure)
     assert "locked" in as_result(outcome).failure().reason
+    assert as_result(outcome).failure().transient
     assert stored == ()
     assert 0.5 <= waited < 1.8
 
@@ -153,3 +155,12 @@ def test_a_writer_stops_waiting_once_told_to() -> None:
         patiently(work, Patience(total_s=60.0), sleep=lambda _s: None,
                   stop=lambda: len(tries) >= 2)(sqlite3.connect(":memory:"))
     assert len(tries) == 2
+
+
+def test_a_file_that_is_no_database_is_not_a_passing_failure(tmp_path: Path) -> None:
+    """What waiting does not mend (a file that is not SQLite) is not flagged ``transient``,
+    unlike another writer's lock."""
+    path = tmp_path / "h.db"
+    path.write_bytes(b"not a database, but text of some length " * 200)
+    opened = SqliteStore.open(path, readonly=True)
+    assert not opened.failure().transient, opened

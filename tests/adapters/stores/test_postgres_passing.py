@@ -1,0 +1,70 @@
+"""Which PostgreSQL errors the store flags as passing by themselves
+(:attr:`~harkback.stages.errors.StoreUnavailable.transient`), from a real server: what
+``sync --watch`` waits for, and what ends it."""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+import pytest
+
+from harkback.adapters.stores.postgres_connection import unavailable
+from tests.support.postgres_server import PostgresServer
+
+
+def test_a_deadlock_the_server_broke_passes(postgres_server: PostgresServer) -> None:
+    """Two writers that each wait for the other: the server rolls one back, and the same
+    write tried again goes through, so it is flagged as passing (its line unchanged)."""
+    url = postgres_server.create_database("deadlocked")
+    with psycopg.connect(url, autocommit=True) as setup:
+        setup.execute("CREATE TABLE t (id int PRIMARY KEY, n int)")
+        setup.execute("INSERT INTO t VALUES (1, 0), (2, 0)")
+    first, second = psycopg.connect(url), psycopg.connect(url)
+    raised: list[psycopg.Error] = []
+    both_hold = threading.Barrier(2)
+
+    def cross(connection: psycopg.Connection[tuple[object, ...]], mine: int, theirs: int
+              ) -> None:
+        try:
+            connection.execute("UPDATE t SET n = n + 1 WHERE id = %s", (mine,))
+            both_hold.wait()
+            connection.execute("UPDATE t SET n = n + 1 WHERE id = %s", (theirs,))
+        except psycopg.Error as error:
+            raised.append(error)
+        connection.rollback()
+    threads = [threading.Thread(target=cross, args=(first, 1, 2)),
+               threading.Thread(target=cross, args=(second, 2, 1))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    first.close()
+    second.close()
+    (error,) = raised
+    told = unavailable(url, error)
+    assert isinstance(error, psycopg.errors.DeadlockDetected)
+    assert told.transient and "deadlock detected" in told.reason, told
+
+
+def test_a_database_that_is_not_there_does_not_pass(postgres_server: PostgresServer) -> None:
+    """A connection the server refuses (no such database: dropped) is no outage: waiting
+    does not bring it back."""
+    with pytest.raises(psycopg.OperationalError) as refused:
+        psycopg.connect(postgres_server.url("never_made")).close()
+    told = unavailable(postgres_server.url("never_made"), refused.value)
+    assert not told.transient and "refused the connection" in told.reason, told
+
+
+def test_a_limit_the_statement_meets_again_does_not_pass(postgres_server: PostgresServer
+                                                          ) -> None:
+    """A statement past a limit of the server (a tsvector of over 1 MB) fails alike when
+    tried again: it was read as the server out of reach, which a watch waits on for ever
+    rather than name it as the source's failure. It is not flagged as passing."""
+    with psycopg.connect(postgres_server.url()) as connection, \
+            pytest.raises(psycopg.OperationalError) as limited:
+        connection.execute("SELECT string_agg(i::text, ' ')::tsvector "
+                           "FROM generate_series(1, 300000) AS i")
+    told = unavailable(postgres_server.url(), limited.value)
+    assert limited.value.sqlstate == "54000", limited.value
+    assert not told.transient, told
