@@ -201,8 +201,10 @@ def search_expression(parsed: ParsedQuery, units: Sequence[RankUnit]) -> Node | 
         return parsed.expression
     items: list[Node] = []
     for ru in units:
+        # A word's names in other languages are searched by every spelling, also when
+        # the first is a CJK word (路径 for 경로, the question holding "path" already).
         if isinstance(ru.unit, Term) and (_expandable(ru.unit, parsed)
-                                          or _nominal(ru.unit, parsed)):
+                                          or _nominal(ru.unit, parsed) or ru.names):
             items.extend(Term(f) for f in ru.forms)
         else:
             items.append(ru.unit)

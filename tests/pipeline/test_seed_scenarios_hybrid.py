@@ -32,11 +32,14 @@ HYBRID_LOSSES: tuple[str, ...] = (
     "x-zh-log-permission",
     # blind4 (a blind set: listed, not studied)
     "b4-en-gradle-mirror",
-    "b4-ja-big-file-history",
     # blind5 (measured once at f14d1eb: 31 of the 33 lexical passes kept), both asked in
     # CJK about an English session:
     "b5-ko-webpack",  # a recent Korean "webpack env undefined" session comes first
     "b5-zh-goprivate",  # a recent Chinese "go proxy too slow" session comes first
+    # answered by words since a listed word is also looked for in the other CJK languages
+    # (across.foreign_units); a look-alike in the question's language still comes first:
+    "b5-ja-reflog",
+    "b5-ko-mongo-index",
     # blind6 (measured once at c033b5e: 34 of the 35 lexical passes kept), asked in English
     # about a Chinese session:
     "b6-en-miniprogram-domain",  # a recent English "www to apex redirect" session comes first
@@ -44,7 +47,6 @@ HYBRID_LOSSES: tuple[str, ...] = (
     # session in another language; a look-alike in the question's language comes first:
     "b7-en-aliyun-sms",  # an English "android release signing error" session comes first
     "b7-ja-r8-gson",  # a Japanese "JSON schema validation error" session comes first
-    "b7-ko-buf",  # a Korean "rename an API response field" session comes first
     # answered by words since a lone character is weighed by what it matches (prefix
     # counts); meaning still puts the question's own-language look-alikes first:
     "b4-zh-android-dup",

@@ -83,3 +83,13 @@ def test_only_common_words_select_nothing() -> None:
     parsed = parse_query("day")
     stats = TermStats(documents=10**6, counts=(("day", 90_000),))
     assert selective(parsed, weigh_units(plan_units(parsed), stats), stats, 2000) is None
+
+
+def test_every_spelling_of_a_listed_word_s_names_is_searched() -> None:
+    """"path 경로": the question holds "path" already, so the unit naming 경로 in the
+    other languages is spelled 路径 first; the store is asked for each of its spellings
+    (パス too), not only the first, or a Japanese session saying パス is never read."""
+    parsed = parse_query("path 경로")
+    units = plan_units(parsed, script="ko")
+    expression = to_fts5(search_expression(parsed, units))
+    assert '"路径"' in expression and '"パス"' in expression
