@@ -9,6 +9,9 @@ planner (:func:`~harkback.stages.match.plan.plan_units`) adds the listed words' 
 word in full. A Chinese, Japanese or Korean word's unit also holds the words the two
 other CJK languages write for it, where the index holds them as one token (경고 is also
 警告): a Korean question about a Japanese session shares no English with it either.
+An English question's listed word weighs the three languages' one-token words for it at
+:data:`FOREIGN_SHARE` of its own weight, asking the store nothing more
+(:attr:`~harkback.stages.match.score.RankUnit.searched`).
 :func:`with_names` hands them, and every other spelling the ranker searched a word by, on
 to load and summarize.
 
@@ -60,12 +63,14 @@ def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
     """The units to add for ``topic`` (planned as ``planned``, in the same order) in a
     question written in ``script``: English names of its listed CJK words (with the
     two-character words of the other CJK languages for them), and that language's words
-    for its English words, none spelled like a planned form."""
+    for its English words (in an English question, ``script`` None, the three languages'
+    words, weighed only), none spelled like a planned form."""
     # Each listed word's names, weighed as what the word weighs in the question (the share
     # of the bigrams that spell it, or 1 for an English word); an English name at
     # FOREIGN_SHARE of that, the words of the question's own language in full.
     weighed: dict[tuple[str, ...], float] = {}
     spans: dict[tuple[str, ...], tuple[int, ...]] = {}
+    unsearched: dict[tuple[str, ...], int] = {}
     for start, end, names in english_names(topic):
         share = FOREIGN_SHARE * sum(ru.share for ru in planned[start:end])
         if share > weighed.get(names, 0.0):
@@ -77,6 +82,16 @@ def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
                 # An English word of a CJK question, by every spelling the plan gave it.
                 native = tuple(w for f in ru.forms for w in native_words(f, script))
                 weighed[native] = max(weighed.get(native, 0.0), ru.share)
+    else:
+        for j, ru in enumerate(planned):
+            if isinstance(ru.unit, Term) and not ru.unit.prefix:
+                # An English question's listed word, by the one-token words of the three
+                # CJK languages, at FOREIGN_SHARE: a session in one of them names it so.
+                native = tuple(dict.fromkeys(w for f in ru.forms for lang in LANGUAGES
+                                             for w in native_words(f, lang)))
+                if native and native not in weighed:
+                    weighed[native] = FOREIGN_SHARE * ru.share
+                    unsearched[native] = j
     held = {f for ru in planned for f in ru.forms}
     out = []
     for group, share in weighed.items():
@@ -88,8 +103,11 @@ def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
             (w,) if is_cjk(w) else inflections(w)) if f not in held))
         if forms:
             held.update(forms)
-            out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3),
-                                names=spans.get(group, ())))
+            # An English question's CJK words name its word: they weigh by that word's
+            # count (plan.weigh_units), asking the store nothing.
+            named = (unsearched[group],) if group in unsearched else spans.get(group, ())
+            out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3), names=named,
+                                searched=group not in unsearched))
     return out
 
 
