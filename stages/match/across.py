@@ -6,8 +6,14 @@ connection timeout"), or writes English words in a Chinese question ("repo 太�
 planner (:func:`~harkback.stages.match.plan.plan_units`) adds the listed words' names
 (:mod:`~harkback.stages.text.glossary`) as units: an English name weighs
 :data:`FOREIGN_SHARE` of the word as the question writes it, the question's own language's
-word in full. :func:`with_names` hands them, and every other spelling the ranker searched
-a word by, on to load and summarize.
+word in full. A Chinese, Japanese or Korean word's unit also holds the words the two
+other CJK languages write for it, where the index holds them as one token (경고 is also
+警告): a Korean question about a Japanese session shares no English with it either.
+An English question's listed word weighs the three languages' one-token words for it at
+:data:`FOREIGN_SHARE` of its own weight, asking the store nothing more
+(:attr:`~harkback.stages.match.score.RankUnit.searched`).
+:func:`with_names` hands them, and every other spelling the ranker searched a word by, on
+to load and summarize.
 
 >>> from harkback.stages.query import parse_query
 >>> [(u.forms[:2], u.share) for u in foreign_units(parse_query("超时").units,
@@ -24,8 +30,8 @@ import attrs
 from harkback.stages.match.runs import bigram_runs, run_text, unit_text
 from harkback.stages.match.score import RankUnit
 from harkback.stages.query import ParsedQuery, Term, Unit
+from harkback.stages.text.glossary import LANGUAGES, named_spans, native_words
 from harkback.stages.text.glossary import english_names as single_names
-from harkback.stages.text.glossary import named_spans, native_words
 from harkback.stages.text.scripts import Script
 from harkback.stages.text.stem import inflections
 from harkback.stages.text.tokens import is_bigram, is_cjk
@@ -55,13 +61,16 @@ lift alone); none of the other three sets lost a question at 0.5 or 0.6."""
 def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
                   script: Script | None) -> list[RankUnit]:
     """The units to add for ``topic`` (planned as ``planned``, in the same order) in a
-    question written in ``script``: English names of its listed CJK words, and that
-    language's words for its English words, none spelled like a planned form."""
+    question written in ``script``: English names of its listed CJK words (with the
+    two-character words of the other CJK languages for them), and that language's words
+    for its English words (in an English question, ``script`` None, the three languages'
+    words, weighed only), none spelled like a planned form."""
     # Each listed word's names, weighed as what the word weighs in the question (the share
     # of the bigrams that spell it, or 1 for an English word); an English name at
     # FOREIGN_SHARE of that, the words of the question's own language in full.
     weighed: dict[tuple[str, ...], float] = {}
     spans: dict[tuple[str, ...], tuple[int, ...]] = {}
+    unsearched: dict[tuple[str, ...], int] = {}
     for start, end, names in english_names(topic):
         share = FOREIGN_SHARE * sum(ru.share for ru in planned[start:end])
         if share > weighed.get(names, 0.0):
@@ -73,15 +82,32 @@ def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
                 # An English word of a CJK question, by every spelling the plan gave it.
                 native = tuple(w for f in ru.forms for w in native_words(f, script))
                 weighed[native] = max(weighed.get(native, 0.0), ru.share)
+    else:
+        for j, ru in enumerate(planned):
+            if isinstance(ru.unit, Term) and not ru.unit.prefix:
+                # An English question's listed word, by the one-token words of the three
+                # CJK languages, at FOREIGN_SHARE: a session in one of them names it so.
+                native = tuple(dict.fromkeys(w for f in ru.forms for lang in LANGUAGES
+                                             for w in native_words(f, lang)))
+                if native and native not in weighed:
+                    weighed[native] = FOREIGN_SHARE * ru.share
+                    unsearched[native] = j
     held = {f for ru in planned for f in ru.forms}
     out = []
     for group, share in weighed.items():
-        forms = tuple(dict.fromkeys(f for w in group for f in (
+        # A word the question names is also looked for in the two other CJK languages,
+        # as one more form of its names where the index holds it as one token.
+        words = (*group, *(w for n in group for lang in LANGUAGES if lang != script
+                           for w in native_words(n, lang))) if group in spans else group
+        forms = tuple(dict.fromkeys(f for w in words for f in (
             (w,) if is_cjk(w) else inflections(w)) if f not in held))
         if forms:
             held.update(forms)
-            out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3),
-                                names=spans.get(group, ())))
+            # An English question's CJK words name its word: they weigh by that word's
+            # count (plan.weigh_units), asking the store nothing.
+            named = (unsearched[group],) if group in unsearched else spans.get(group, ())
+            out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3), names=named,
+                                searched=group not in unsearched))
     return out
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import attrs
+
 from harkback.stages.match.across import foreign_units
 from harkback.stages.match.runs import bigram_runs, continues, unit_text
 from harkback.stages.match.score import RankUnit, idf
@@ -147,7 +149,7 @@ def lookups(units: Sequence[RankUnit]) -> tuple[tuple[str, ...], tuple[str, ...]
     >>> lookups(plan_units(parse_query("改 bikes")))
     (('bikes', 'biked', 'biking', 'bike'), ('改',))
     """
-    terms = (f for ru in units if not _is_prefix(ru.unit) for f in ru.forms)
+    terms = (f for ru in units if not _is_prefix(ru.unit) and ru.searched for f in ru.forms)
     prefixes = (unit_text(ru.unit) for ru in units if _is_prefix(ru.unit))
     return tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(prefixes))
 
@@ -170,7 +172,7 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
     """
     counts = dict(stats.counts)
     prefixed = dict(stats.prefix_counts)
-    out = []
+    out: list[RankUnit] = []
     found = []
     for ru in units:
         if isinstance(ru.unit, Phrase):
@@ -191,7 +193,12 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
         # session's title may hold it (titles are not counted in ``stats``).
         absent = not containing and ru.share < 1.0
         weight = 0.0 if absent else idf(stats.documents, max(containing, 1)) * ru.share
-        out.append(RankUnit(ru.unit, forms, weight, ru.share, ru.names))
+        if not ru.searched:
+            # An English question's CJK words, never counted: as rare as the word they
+            # name, at their share of it.
+            forms = ru.forms
+            weight = sum(out[j].idf / out[j].share for j in ru.names) * ru.share
+        out.append(attrs.evolve(ru, forms=forms, idf=weight))
         found.append(containing)
     return within_script(out, found, stats.documents)
 
@@ -202,8 +209,12 @@ def search_expression(parsed: ParsedQuery, units: Sequence[RankUnit]) -> Node | 
         return parsed.expression
     items: list[Node] = []
     for ru in units:
+        if not ru.searched:
+            continue  # an English word's CJK names weigh what is read, add no rows
+        # A word's names in other languages are searched by every spelling, also when
+        # the first is a CJK word (路径 for 경로, the question holding "path" already).
         if isinstance(ru.unit, Term) and (_expandable(ru.unit, parsed)
-                                          or _nominal(ru.unit, parsed)):
+                                          or _nominal(ru.unit, parsed) or ru.names):
             items.extend(Term(f) for f in ru.forms)
         else:
             items.append(ru.unit)
@@ -235,6 +246,8 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
     counts = dict(stats.counts)
     kept: list[Node] = []
     for ru in units:
+        if not ru.searched:
+            continue  # weighed only: never the reason a row is read
         if not (isinstance(ru.unit, Term) and _expandable(ru.unit, parsed)):
             return None
         found, total = _found(ru, counts)
@@ -283,6 +296,8 @@ def common_pairs(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStat
     counts = dict(stats.counts)
     common: list[tuple[RankUnit, Node]] = []
     for ru in units:
+        if not ru.searched:
+            continue  # weighed only, as in selective
         if not isinstance(ru.unit, Term) or ru.unit.prefix:
             return None
         found, total = _found(ru, counts)

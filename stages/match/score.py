@@ -71,6 +71,10 @@ class RankUnit:
     names: tuple[int, ...] = ()
     """The units (by position in the plan) of the question's CJK word this unit is the
     English name of (:mod:`~harkback.stages.match.across`); () for the others."""
+    searched: bool = True
+    """Whether the store is asked for its forms; False for the CJK words of an English
+    question's word (:mod:`~harkback.stages.match.across`), which weigh the rows the
+    question's own words read and select none."""
 
 
 @attrs.frozen

@@ -85,11 +85,11 @@ KNOWN_WRONG: tuple[str, ...] = (
     "x-ko-dep-conflict",  # 설치 in a Korean laptop-setup session; "conflict" in a merge one
     "x-ko-config-not-applied",  # 설정 in a Korean editor-settings session; 반영 not listed
     "x-ko-secret-history",  # 저장소/파일 in a Korean new-repo session; 실수/올린/기록 not listed
-    # English questions about CJK sessions are not widened to CJK words (tried: an English
-    # question lost among 100k messages, where its CJK words took the rare-word search):
+    # English questions about CJK sessions weigh their words' CJK names at half a word,
+    # searching none (across.foreign_units; x-mixed-en-ws-ingress passes since); these
+    # still lose to an English look-alike:
     "x-mixed-en-kafka-backlog",  # backlog/consumers vs 积压/消费者: an English queue backlog wins
     "x-mixed-en-nightly-backup",  # backups/failing vs 백업/실패: an English backup session wins
-    "x-mixed-en-ws-ingress",  # disconnects/setting vs 断开/注解: a recent "fix websocket" wins
     # blind4: the same pattern on everyday topics; every same-language question passes,
     # these are all cross-language ones, and what comes first shares words in the question's
     # own script (a generic word, or a topic word of another incident):
@@ -101,10 +101,10 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b4-zh-cron-tz",  # 定时任务/晚 8 个小时 vs cron/UTC: the Chinese MySQL 8 小时 session wins
     # blind5 (measured once at f14d1eb, lexical 33/40): every same-language question passes;
     # each of these asks about a session in another language, and a recent session in the
-    # question's own language comes first (the answer is second or third):
-    "b5-ja-reflog",  # a Japanese "rebase conflict in pnpm-lock.yaml" session comes first
+    # question's own language comes first (the answer is second or third; b5-ja-reflog and
+    # b5-ko-mongo-index pass since a listed word is also looked for in the other CJK
+    # languages, across.foreign_units):
     "b5-ja-gha-cancel",  # a Japanese "GitHub Actions Node 16 warning" session comes first
-    "b5-ko-mongo-index",  # a Korean "rebuild the search index?" session comes first
     "b5-ko-ts-paths",  # a Korean "Python path ModuleNotFoundError" session comes first
     "b5-ko-slack-scope",  # a Korean "too many Slack alerts" session comes first
     "b5-zh-systemd-timer",  # a Chinese "GitHub Actions cron expression" session comes first
@@ -117,22 +117,21 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b6-zh-rabbitmq-dlx",  # a Chinese "queue backlog alert" session first, the answer second
     # blind7 (measured once at 77e7678, lexical 30/40): eight cross-language misses, one
     # same-language this-week question and one this-week two-answer question; each time a
-    # session of about the same age in the question's language comes first:
+    # session of about the same age in the question's language comes first
+    # (b7-ko-brew-python passes since 업데이트/파이썬's Japanese words are looked for too):
     "b7-en-pgvector-both",  # hnsw index first; "windows build" second, recall fix not in top 3
-    "b7-en-alipay",  # an English "github webhook signature" session first, the answer third
     "b7-en-jp-holidays",  # an English "invoice due date off by one" session first, answer 2nd
     "b7-en-naver-maps",  # an English "staging auth failure" session first, answer not in top 3
     "b7-ja-raspi",  # a Japanese "memory dashboard" session first, the answer second
     "b7-ko-swift-mainactor",  # a Korean "webpack build warnings" session first, answer second
-    "b7-ko-brew-python",  # a Korean "python package update" session first, the answer second
     "b7-zh-nacos",  # a Chinese "log level config not applied" session first, the answer second
     "b7-zh-kintone",  # a Chinese "list paging error" session first, the answer second
     "b7-zh-keycloak",  # a Chinese "oauth callback config" session first, the answer third
     # blind8 (measured once at 547915c, lexical 34/40): five cross-language misses and one
     # same-language weeks-old one; each time a session in the question's language that shares
-    # its generic words (build, slow, cache, index, 批量, 慢) comes first:
+    # its generic words (build, slow, cache, index, 批量, 慢) comes first
+    # (b8-en-certbot-gateway passes since an English word counts its CJK words, xlang23):
     "b8-en-pnpm-metro",  # an English "react native android build" session first, answer 2nd
-    "b8-en-certbot-gateway",  # English "internal CA cert" and "gateway 504" first, answer 3rd
     "b8-ko-cloudfront-stale",  # a Korean "browser cache" session first, answer not in top 3
     "b8-ko-mongo-index",  # Korean "index not used" and "MySQL slow query" first, answer 3rd
     "b8-zh-buildx-arm64",  # a Chinese "docker image too large" session first, the answer second

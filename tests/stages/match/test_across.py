@@ -67,3 +67,14 @@ def test_english_names_keep_their_weights_relative_to_each_other() -> None:
         units[cache].idf / units[config].idf)
     floors = sum(FOREIGN_FLOOR * units[texts.index(word)].idf for word in ("缓存", "配置"))
     assert foreign[cache].idf + foreign[config].idf == pytest.approx(floors)
+
+
+def test_a_listed_word_is_also_looked_for_in_the_other_cjk_languages() -> None:
+    """경고 (warning) in a Korean question: its English names' unit also holds 警告, the
+    one-token word Chinese and Japanese write for it, so a Japanese session on the topic
+    is found; a longer word (ワーニング, a phrase of bigrams) and words of the question's
+    own language are not added."""
+    units = plan_units(parse_query("경고 권한"), script="ko")
+    forms = {f for u in units if u.names for f in u.forms}
+    assert {"warning", "警告", "権限", "权限"} <= forms
+    assert not forms & {"ワーニング", "워닝", "경고", "권한"}

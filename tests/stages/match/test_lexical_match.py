@@ -248,6 +248,31 @@ async def test_english_words_in_a_korean_question_find_the_korean_words(
     assert (await _sessions(store, "지난번 deploy rollback 어떻게 했지?"))[0] == "gold"
 
 
+async def test_a_korean_question_finds_the_japanese_session_it_names(
+        store: SessionStore) -> None:
+    """권한 and 경고 (permission, warning) are 権限 and 警告 in Japanese: the Japanese
+    session about them comes first, above a Korean one sharing only 권한."""
+    await _ingest(store,
+                  conversation("ja", ("user", "ビルドで権限の警告が 240 個出る"),
+                               ("assistant", "権限を付け直して警告は 3 個になりました")),
+                  conversation("ko", ("user", "폴더 권한 설정을 바꿨어요")))
+    assert (await _sessions(store, "권한 경고 뜨던 거 어떻게 했지?"))[0] == "ja"
+
+
+async def test_an_english_question_finds_the_chinese_session_it_names(
+        store: SessionStore) -> None:
+    """"callback", "signature" and "fail" are 回调, 签名 and 失败: the Chinese session on
+    the alipay notify callback comes first, above an English one holding those three
+    words but not "alipay notify" (the Chinese session, found by "alipay", is weighed by
+    its Chinese words too)."""
+    await _ingest(store,
+                  conversation("zh", ("user", "alipay notify 回调 签名 一直 失败")),
+                  conversation("en", ("user", "github webhook callback signature check "
+                                       "failing after the secret rotation")))
+    ranked = await _sessions(store, "how did we fix the alipay notify callback signature failing?")
+    assert ranked[0] == "zh"
+
+
 async def test_a_session_in_the_question_s_language_stays_ahead_of_an_english_look_alike(
         store: SessionStore) -> None:
     """A Japanese question about a Japanese session: an English session on a like topic,

@@ -83,3 +83,32 @@ def test_only_common_words_select_nothing() -> None:
     parsed = parse_query("day")
     stats = TermStats(documents=10**6, counts=(("day", 90_000),))
     assert selective(parsed, weigh_units(plan_units(parsed), stats), stats, 2000) is None
+
+
+def test_every_spelling_of_a_listed_word_s_names_is_searched() -> None:
+    """"path 경로": the question holds "path" already, so the unit naming 경로 in the
+    other languages is spelled 路径 first; the store is asked for each of its spellings
+    (パス too), not only the first, or a Japanese session saying パス is never read."""
+    parsed = parse_query("path 경로")
+    units = plan_units(parsed, script="ko")
+    expression = to_fts5(search_expression(parsed, units))
+    assert '"路径"' in expression and '"パス"' in expression
+
+
+def test_an_english_word_s_cjk_names_weigh_but_select_and_search_nothing() -> None:
+    """"deploy timeout" also weighs 部署/배포 (deploy) at half the word's share, so a
+    Chinese or Korean session found by the question's other words counts them; they are
+    not searched (the CJK words of common English words are common in a store of Chinese
+    sessions: reading their rows cost English questions 40 % more CPU), and they never
+    decide which rows a selective search reads."""
+    parsed = parse_query("deploy timeout")
+    units = plan_units(parsed)
+    names = [u for u in units if u.unit not in parsed.units]
+    assert {"部署", "배포"} <= {f for u in names for f in u.forms}
+    assert all(u.share == 0.5 for u in names)
+    stats = TermStats(documents=10**5, counts=(("deploy", 50), ("timeout", 5_000),
+                                              ("部署", 20), ("배포", 10)))
+    weighed = weigh_units(units, stats)
+    assert to_fts5(selective(parsed, weighed, stats, 2_000)) == '"deploy"'
+    searched = to_fts5(search_expression(parsed, weighed))
+    assert "部署" not in searched and "배포" not in searched

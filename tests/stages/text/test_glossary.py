@@ -84,12 +84,14 @@ def test_a_cjk_question_s_words_are_also_searched_by_their_english_names() -> No
 
 
 def test_english_words_widen_to_the_question_s_language_only() -> None:
-    """'clone' in a Chinese question also looks for 克隆; in an English one, for nothing."""
-    def forms(query: str) -> set[str]:
+    """'clone' in a Chinese question also looks for 克隆; in an English one it weighs
+    the words of all three languages, searching none of them."""
+    def forms(query: str, searched: bool = True) -> set[str]:
         return {f for u in plan_units(parse_query(query), script=cjk_script(query))
-                for f in u.forms}
+                if u.searched == searched for f in u.forms}
     assert "克隆" in forms("clone 很慢") and "클론" not in forms("clone 很慢")
-    assert not any(not f.isascii() for f in forms("the clone was slow"))
+    assert all(f.isascii() for f in forms("the clone was slow"))
+    assert {"克隆", "클론"} <= forms("the clone was slow", searched=False)
 
 
 def test_a_katakana_word_with_a_voiced_sound_is_found_as_the_question_spells_it() -> None:
