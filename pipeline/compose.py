@@ -147,12 +147,14 @@ class Pipeline:
         return RequiresContextFutureResult(choose)
 
     def _in_tool_output(self, request: SearchRequest, found: RecallResult) -> Step[RecallResult]:
-        """``found``, or when the default roles found nothing, what tool output holds.
+        """``found``, or when the default roles matched no session, what tool output holds.
 
         The exact error a user copies from a command's output is often only there:
-        "No matching sessions found" for it sent them to grep the transcripts.
+        "No matching sessions found" for it sent them to grep the transcripts. Sessions
+        that matched and a rerank kept none of are an answer: not searched again (the
+        model would be asked twice, and shown the sessions it left out).
         """
-        if found.results or request.roles != DEFAULT_ROLES:
+        if found.results or found.sessions_searched or request.roles != DEFAULT_ROLES:
             return pure(found)
         wide = attrs.evolve(request, roles=(*request.roles, "tool"))
         return self.search(wide).map(lambda tools: attrs.evolve(
