@@ -106,6 +106,9 @@ class Pipeline:
 
     def search(self, request: SearchRequest) -> Step[RecallResult]:
         """Run the five stages (and a rerank when set), each timed, on a non-empty query."""
+        return _noted(request, self._stages(request))
+
+    def _stages(self, request: SearchRequest) -> Step[RecallResult]:
         if not self.reranks:
             resolved = timed("match", self.match)(request).bind(timed("resolve", self.resolve))
         else:
@@ -116,9 +119,7 @@ class Pipeline:
         return (resolved
                 .bind(timed("load", self.load))
                 .bind(timed("summarize", self.summarize))
-                .bind(timed("assemble", self.assemble))
-                .bind(lambda result: _undated_noted(request, result))
-                .bind(lambda result: unheld_noted(request.sources, result)))
+                .bind(timed("assemble", self.assemble)))
 
     def browse(self, request: SearchRequest, *, asked: bool = False) -> Step[BrowseResult]:
         """List recent sessions (no model call); for a question (``asked``), the user's
@@ -141,22 +142,31 @@ class Pipeline:
                 window = (listing.since, listing.until)
                 return self.browse(listing, asked=True).map(lambda listed: _widen_browse(
                     attrs.evolve(listed, query=request.query, window=window)))(deps)
-            return self.search(request).bind(
-                lambda found: self._in_tool_output(request, found)).map(_widen_recall)(deps)
+            # What the request's bounds and filters left out is said once, of both searches.
+            return _noted(request, self._stages(request).bind(
+                lambda found: self._in_tool_output(request, found))).map(_widen_recall)(deps)
 
         return RequiresContextFutureResult(choose)
 
     def _in_tool_output(self, request: SearchRequest, found: RecallResult) -> Step[RecallResult]:
-        """``found``, or when the default roles found nothing, what tool output holds.
+        """``found``, or when the default roles matched no session, what tool output holds.
 
         The exact error a user copies from a command's output is often only there:
-        "No matching sessions found" for it sent them to grep the transcripts.
+        "No matching sessions found" for it sent them to grep the transcripts. Sessions
+        that matched and a rerank kept none of are an answer: not searched again (the
+        model would be asked twice, and shown the sessions it left out).
         """
-        if found.results or request.roles != DEFAULT_ROLES:
+        if found.results or found.sessions_searched or request.roles != DEFAULT_ROLES:
             return pure(found)
         wide = attrs.evolve(request, roles=(*request.roles, "tool"))
-        return self.search(wide).map(lambda tools: attrs.evolve(
+        return self._stages(wide).map(lambda tools: attrs.evolve(
             tools, notes=(*tools.notes, TOOL_OUTPUT_NOTE)) if tools.results else found)
+
+
+def _noted(request: SearchRequest, found: Step[RecallResult]) -> Step[RecallResult]:
+    """``found`` with the notes on what ``request``'s time bounds and source filter left out."""
+    return (found.bind(lambda result: _undated_noted(request, result))
+            .bind(lambda result: unheld_noted(request.sources, result)))
 
 
 def _undated_noted(request: SearchRequest, result: RecallResult) -> Step[RecallResult]:

@@ -52,8 +52,13 @@ class RecordingObserver:
         self.events.append(event)
 
     def durations(self) -> dict[str, float]:
-        """Milliseconds per stage that finished (completed or failed)."""
-        return {e.stage: e.duration_ms for e in self.events if e.duration_ms is not None}
+        """Milliseconds per stage that finished (completed or failed), all its runs
+        together: a search that found nothing runs again over tool output."""
+        total: dict[str, float] = {}
+        for e in self.events:
+            if e.duration_ms is not None:
+                total[e.stage] = total.get(e.stage, 0.0) + e.duration_ms
+        return total
 
 
 @attrs.frozen

@@ -45,7 +45,7 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """
     if parse_query(request.query).advanced:
         return None
-    timed, untimed = time_terms(request.query)
+    timed, untimed = time_terms(request.query, listing=True)
     named, rest_text = calendar_terms(untimed)
     framing = timed | named | QUESTION_WORDS | _ACTIVITY
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
@@ -58,7 +58,7 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     # question naming two times ("yesterday and last week") lists all of both.
     text = request.query.lower()
     by_start = dict(calendar_windows(text, now))
-    by_start.update(time_windows(text, now))
+    by_start.update(time_windows(text, now, listing=True))
     by_start.update(previous_periods(text, now))
     window = spanning(by_start.values())
     if window is None:

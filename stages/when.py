@@ -40,9 +40,11 @@ COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|fou
 UNIT = r"(day|week|month|year)s?"
 _AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago\b")
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b")
-# "On Tuesday" in a question about what happened is the Tuesday gone, as "last Tuesday"
-# is: read only after "last" the listing searched for the word and found nothing.
-_WEEKDAY = re.compile(rf"\b(?:last|on)\s+({'|'.join(WEEKDAYS)})\b")
+_WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
+# "On Tuesday" in a question naming nothing else ("what did I do on Tuesday?") is the
+# Tuesday gone, as "last Tuesday" is; beside a topic it is as often a day of the week
+# ("the job that runs on Monday"): there the word is searched for and no day is lifted.
+_ON_WEEKDAY = re.compile(rf"\bon\s+({'|'.join(WEEKDAYS)})\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
@@ -95,7 +97,7 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` (or ``on Saturday``) is that day; ``yesterday`` the day
+    ``now``; ``last Saturday`` is that day; ``yesterday`` the day
     before today, ``today`` the day so far. The first expression found wins (the lexical
     ranker weighs every one, :func:`time_windows`; a listing covers them all:
     :func:`spanning`).
@@ -106,13 +108,17 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     return min(time_windows(question, now), default=(0, None))[1]
 
 
-def time_windows(question: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+def time_windows(question: str, now: float, *, listing: bool = False
+                 ) -> list[tuple[int, tuple[float, float]]]:
     """Each expression :func:`time_window` reads in ``question``, with its window, by
     where it starts; one inside another ("yesterday" in "the day before yesterday", 昨日
-    in 一昨日) is not read on its own.
+    in 一昨日) is not read on its own. For a ``listing`` (a question naming only a time)
+    ``on Saturday`` is that day too.
 
     >>> [(at, start / DAY) for at, (start, _) in time_windows("the day before yesterday", DAY)]
     [(4, -1.0)]
+    >>> time_windows("what runs on monday", DAY), len(time_windows("on monday", DAY, listing=True))
+    ([], 1)
     """
     text = question.lower()
     found: list[tuple[re.Match[str], tuple[float, float]]] = []
@@ -122,7 +128,7 @@ def time_windows(question: str, now: float) -> list[tuple[int, tuple[float, floa
         unit = UNIT_DAYS[match.group(2)] * DAY
         count = count_of(match.group(1)) if match.group(1) else 1
         found.append((match, (now - count * unit, now)))
-    for match in _WEEKDAY.finditer(text):
+    for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), day_end(day))))
     for match in _YESTERDAY.finditer(text):
@@ -227,11 +233,12 @@ def without_time(question: str) -> str:
     return time_terms(question)[1]
 
 
-def time_terms(question: str) -> tuple[frozenset[str], str]:
-    """:func:`time_words` and :func:`without_time` of ``question`` from one reading."""
+def time_terms(question: str, *, listing: bool = False) -> tuple[frozenset[str], str]:
+    """:func:`time_words` and :func:`without_time` of ``question`` from one reading (for a
+    ``listing``, ``on Saturday`` too: :func:`time_windows`)."""
     text = rest = question.lower()
     found: set[str] = set()
-    for match, cjk in _expressions(text):
+    for match, cjk in _expressions(text, listing):
         found.update(tokens(match.group(0)) if cjk else _WORD.findall(match.group(0)))
         rest = blanked(rest, match)
     return frozenset(found), rest
@@ -247,11 +254,17 @@ def blanked(text: str, match: re.Match[str]) -> str:
     return text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
 
 
-def _expressions(text: str) -> Iterator[tuple[re.Match[str], bool]]:
+def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:
+    """The weekdays named in ``text`` as days gone: after "last", or for a listing "on"."""
+    return [*_WEEKDAY.finditer(text), *(_ON_WEEKDAY.finditer(text) if listing else ())]
+
+
+def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[str], bool]]:
     # Each time expression of lower-cased ``text``, and whether it is Chinese, Japanese or
     # Korean (whose words are the tokens' bigrams).
-    for pattern in (_AGO, _PAST, _WEEKDAY, _YESTERDAY, _DAY_BEFORE, _DURATION):
+    for pattern in (_AGO, _PAST, _YESTERDAY, _DAY_BEFORE, _DURATION):
         yield from ((match, False) for match in pattern.finditer(text))
+    yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
     cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_YESTERDAY, _CJK_DAY_BEFORE,
                                                      _CJK_TODAY]

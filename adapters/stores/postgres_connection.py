@@ -128,9 +128,10 @@ _BAD_SETTING = re.compile(r"connection is bad: (invalid [\w ]+ (?:value|number):
 """A setting of the URL libpq refused before trying any server (``port=99999``,
 ``sslmode=bogus``): the URL is wrong, no server was out of reach."""
 
-_CROWDED = re.compile(r"too many clients|remaining connection slots are reserved")
-"""A server that says no only because other clients hold its connections (SQLSTATE 53300):
-it lets this one in once some leave, as it did for the sync a watch began with."""
+_CROWDED = re.compile(r"too many clients|remaining connection slots are reserved"
+                      r"|too many connections for (?:role|database)")
+"""A server that says no only because others hold the connections (53300: its limit, a role's
+or database's CONNECTION LIMIT): it lets this one in once some leave, as for the first sync."""
 
 _UNTRUSTED = re.compile(r"certificate|private key|SSL was required|does not support SSL"
                         r"|(?:ssl|tls)v\d alert", re.IGNORECASE)

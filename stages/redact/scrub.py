@@ -141,6 +141,10 @@ _OPEN_KEYS = frozenset({"PUBLIC", "PRIMARY", "FOREIGN", "SORT", "PARTITION", "CA
 _CONTRACTION = re.compile(r"['\u2019](?:ll|s|t|re|ve|d|m)\b", re.IGNORECASE)
 """The ending of a contraction (``I'll``, ``it's``, ``don't``), where a bare value of letters
 stops: that value is a sentence's word, never a password."""
+_IS_WORDS = frozenset("it that there here what who where how he she let everything "
+                      "nothing something".split())
+"""The words whose ``'s`` opens a sentence (``it's``); any other word's is a possessive, and
+``Summer's`` after ``password:`` may well be the password."""
 _NSSWITCH = re.compile(r"files|compat|systemd|sss|ldap|nis|winbind|db", re.ASCII)
 """Where ``/etc/nsswitch.conf``'s ``passwd:`` line looks up accounts: never a password."""
 
@@ -159,9 +163,11 @@ def _is_secret_value(value: str, text: str, match: re.Match[str]) -> bool:
     bare = match.group("q") is None
     if bare and end < len(text) and text[end] in "(.[":
         return False  # password=getpass(...): a call or an attribute, so code
-    if bare and _is_contracted(value, text, end):
-        return False  # "a password: I'll add ...": a sentence's first word, cut at "'ll"
     separator = match.group("pre")[len(key):]
+    # Only after a colon and a space, where a sentence goes on: PASSWORD=Summer's is one.
+    if bare and separator.strip() == ":" and separator[-1].isspace() and _is_contracted(
+            value, text, end):
+        return False  # "a password: I'll add ...": a sentence's first word, cut at "'ll"
     if value.isidentifier() and bare and (
             (" " in separator and "=" in separator) or key.lower().strip("_-") in value.lower()):
         return False  # password = pw, token=access_token: a variable
@@ -180,13 +186,20 @@ def _is_contracted(value: str, text: str, end: int) -> bool:
     """Is ``value`` (ending at ``end`` of ``text``) a word of a contraction (``I'll``,
     ``don’t``: the typographic apostrophe stays in the value, the plain one ends it)?
 
+    An ``'s`` counts only after a word of :data:`_IS_WORDS`: ``Summer's`` is no sentence's
+    first word.
+
     >>> _is_contracted("I", "password: I'll add it", 11), _is_contracted("x9", "x9's", 2)
     (True, False)
+    >>> _is_contracted("Summer", "password: Summer's", 16)
+    False
     """
     word, _, ending = value.partition("\u2019")
-    if ending:
-        return word.isalpha() and bool(_CONTRACTION.fullmatch("\u2019" + ending))
-    return value.isalpha() and bool(_CONTRACTION.match(text, end))
+    found = (_CONTRACTION.fullmatch("\u2019" + ending) if ending
+             else _CONTRACTION.match(text, end))
+    if not word.isalpha() or found is None:
+        return False
+    return found.group(0)[1:].lower() != "s" or word.lower() in _IS_WORDS
 
 
 def _word_before(text: str, start: int) -> str:

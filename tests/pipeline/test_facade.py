@@ -49,6 +49,20 @@ async def test_observer_hears_each_stage_start_and_finish(harkback: Harkback) ->
                for e in recorder.events if e.status == "completed")
 
 
+async def test_a_stage_run_twice_is_timed_in_full() -> None:
+    """A word only a tool's output holds is searched twice (the conversation, then tool
+    output): the payload's time for each stage is the two runs' together, not the last."""
+    store = MemoryStore()
+    await store.ingest([conversation("hook", ("user", "stripe webhooks fail"),
+                                     ("tool", "SignatureVerificationError: no signatures"))])
+    recorder = RecordingObserver()
+    payload = (await Harkback(store=store, observer=recorder).search(
+        "SignatureVerificationError")).to_payload()
+    runs = [e.duration_ms for e in recorder.events if e.stage == "match" and e.duration_ms]
+    assert payload["count"] == 1 and len(runs) == 2
+    assert payload["timings"]["match"] == round(sum(runs), 3)
+
+
 async def test_failing_observer_cannot_break_a_recall(harkback: Harkback) -> None:
     """An observer that raises is ignored; the recall still succeeds."""
     def broken(event: StageEvent) -> None:

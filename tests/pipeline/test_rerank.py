@@ -261,3 +261,15 @@ def test_a_rerank_answer_naming_no_shown_session_does_not_claim_a_rerank(
     assert "not reranked: 3 kept of 3 shown, in the lexical order" in human.stdout
     assert "note: rerank: the lexical order stands" in human.stdout
     assert json.loads(machine.stdout)["rerank"]["model_order"] is False
+
+
+async def test_a_model_that_keeps_none_is_asked_once() -> None:
+    """Sessions matched and the model kept none of them: that is the answer, not a
+    search of nothing found (tool output is searched only when no session matched), so
+    the model is not asked a second time and its tokens are all in the report."""
+    store = await docker_store(3)
+    with ChatServer(answering(lambda _ids: [])) as server:
+        payload = await _payload(_harkback(store, server), limit=3)
+        calls = len(server.received)
+    assert (payload["count"], payload["sessions_searched"]) == (0, 3)
+    assert calls == payload["rerank"]["calls"] == 1

@@ -8,6 +8,7 @@ scheduled jobs of that time.
 
 from __future__ import annotations
 
+import calendar
 import json
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from harkback.stages.when import latest_weekday
 from tests.pipeline.test_cli import run
 from tests.support.hermes_db import HermesFile
 
@@ -195,3 +197,23 @@ def test_fix_frames_a_question_and_the_rare_word_decides(home: Path, tmp_path: P
     cli(home, db, "sync")
     asked = cli(home, db, "search", "how did I fix the 504?", "--summarizer", "none")
     assert asked["results"][0]["session_id"] == "gateway"
+
+
+def test_a_weekday_beside_a_topic_is_searched_for(home: Path, tmp_path: Path) -> None:
+    """"Which job runs on Monday?" asks about a job's day of the week: the session that
+    says so comes first, not last Monday's session of another job lifted for its day
+    (a question naming only the day still lists that day)."""
+    now = time.time()
+    claude_session(home, "cleanup", now - 16 * DAY,
+                   ("user", "set up the cleanup job for old artifacts"),
+                   ("assistant", "the cleanup job runs on monday at 03:00 via a systemd timer"))
+    monday = latest_weekday("monday", now)
+    claude_session(home, "ci", calendar.timegm(monday.timetuple()) + 12 * 3600,
+                   ("user", "the CI job keeps failing"),
+                   ("assistant", "the job runs out of memory; raised the runner size"))
+    db = tmp_path / "h.db"
+    cli(home, db, "sync")
+    asked = cli(home, db, "search", "which job runs on monday?", "--summarizer", "none")
+    listed = cli(home, db, "search", "what did I do on monday?", "--source", "claude-code")
+    assert [r["session_id"] for r in asked["results"]][:2] == ["cleanup", "ci"]
+    assert "ci" in [r["session_id"] for r in listed["results"]] and listed["window"]

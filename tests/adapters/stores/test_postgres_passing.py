@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from harkback.adapters.stores.postgres_connection import unavailable
-from tests.support.postgres_server import PostgresServer
+from tests.support.postgres_server import USER, PostgresServer
 
 
 def test_a_deadlock_the_server_broke_passes(postgres_server: PostgresServer) -> None:
@@ -68,3 +68,23 @@ def test_a_limit_the_statement_meets_again_does_not_pass(postgres_server: Postgr
     told = unavailable(postgres_server.url(), limited.value)
     assert limited.value.sqlstate == "54000", limited.value
     assert not told.transient, told
+
+
+@pytest.mark.parametrize("limited", ["ROLE", "DATABASE"])
+def test_a_connection_limit_others_hold_passes(postgres_server: PostgresServer,
+                                               limited: str) -> None:
+    """A role's or a database's CONNECTION LIMIT reached (SQLSTATE 53300, as "too many
+    clients" is): the connection is let in once another leaves, so it is flagged as
+    passing, as the server's own limit is."""
+    name = f"capped_{limited.lower()}"
+    url = postgres_server.create_database(name)
+    with psycopg.connect(postgres_server.url(), autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {name} LOGIN")
+        admin.execute(f"GRANT ALL ON DATABASE {name} TO {name}")
+        admin.execute(f"ALTER {limited} {name} CONNECTION LIMIT 1")
+    url = url.replace(f"postgresql://{USER}@", f"postgresql://{name}@")
+    with psycopg.connect(url), pytest.raises(psycopg.OperationalError) as crowded:
+        psycopg.connect(url).close()
+    told = unavailable(url, crowded.value)
+    assert "too many connections" in str(crowded.value), crowded.value
+    assert told.transient, told

@@ -89,6 +89,10 @@ CAUGHT: tuple[tuple[str, str], ...] = (
     ('{\\"passwd\\": \\"letmein99\\"}', '{\\"passwd\\": \\"[secret:password]\\"}'),
     ("mysql --user=root --password=Zx9!pq2w -h db",
      "mysql --user=root --password=[secret:password] -h db"),
+    # a word and its 's is a possessive, not a sentence's "it's": the password itself
+    ("export DB_PASSWORD=Summer's", "export DB_PASSWORD=[secret:password]'s"),
+    ("the wifi password: Summer's", "the wifi password: [secret:password]'s"),
+    ("password: hunter\u2019s", "password: [secret:password]"),
     # credentials in URLs and connection strings
     ("postgres://app:hunter2@db.internal:5432/prod",
      "postgres://app:[secret:password]@db.internal:5432/prod"),
