@@ -70,7 +70,9 @@ class RankUnit:
     CJK word (:func:`~harkback.stages.match.plan.bigram_shares`)."""
     names: tuple[int, ...] = ()
     """The units (by position in the plan) of the question's CJK word this unit is the
-    English name of (:mod:`~harkback.stages.match.across`); () for the others."""
+    English name of, or for an unsearched unit (below) the English word whose CJK words it
+    holds and whose weight it takes a share of (:mod:`~harkback.stages.match.across`); ()
+    for the others."""
     searched: bool = True
     """Whether the store is asked for its forms; False for the CJK words of an English
     question's word (:mod:`~harkback.stages.match.across`), which weigh the rows the
