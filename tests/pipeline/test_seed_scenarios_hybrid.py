@@ -2,11 +2,11 @@
 
 A configured embedder turns the hybrid ranker on (README, "Dense ranking"). The seed
 corpora (:mod:`tests.support.seeds`: the session that answers is weeks old, or days in
-blind7 and blind8, recent look-alikes share the question's generic words) are embedded with
-the real multilingual-e5-small and asked through the hybrid ranker: every question the lexical
-ranking answers (all but ``test_seed_scenarios.KNOWN_WRONG``) must still be answered.
-Fusing the two orders by reciprocal rank lost 29 of them: a look-alike first by meaning
-passed the session that named the tool.
+blind7, blind8 and blind9, recent look-alikes share the question's generic words) are
+embedded with the real multilingual-e5-small and asked through the hybrid ranker: every
+question the lexical ranking answers (all but ``test_seed_scenarios.KNOWN_WRONG``) must
+still be answered. Fusing the two orders by reciprocal rank lost 29 of them: a look-alike
+first by meaning passed the session that named the tool.
 """
 
 from __future__ import annotations
