@@ -14,7 +14,7 @@ three. Questions the current ranking gets wrong are listed in :data:`KNOWN_WRONG
 marked ``xfail(strict=True)``: a fix makes them pass, which fails the suite until they
 leave the list. ``python -m benchmarks.seeds`` prints the rates per language and ranker.
 
-Nine corpora run under the same rules: the suite's own ("tuned", written while the ranking
+Ten corpora run under the same rules: the suite's own ("tuned", written while the ranking
 was tuned on it), a held-out one (``tests/fixtures/seeds-heldout``, new sessions and
 questions written without looking at the ranking's word lists, measured once before any
 change: lexical 35/36, bm25 34/36), a second held-out one
@@ -44,7 +44,11 @@ weeks old beside recent look-alikes; Prisma drift, pgvector, Nacos, gh-ost, kint
 Karpenter, Firestore rules, buf ...), and an eighth blind one
 (``tests/fixtures/seeds-blind8``, shaped like blind7 on other topics: Kafka lag, Alembic
 heads, systemd timers, go -race, pg_bigm, logrotate, ShedLock, Kakao login ..., with
-lineage, cron noise and live sessions).
+lineage, cron noise and live sessions), and a ninth blind one
+(``tests/fixtures/seeds-blind9``, shaped like blind8 on other topics: ffmpeg subtitles,
+dind TLS, Apps Script quotas, MLflow aliases, Feishu bots, DataX, Backlog, SnapStart, MinIO
+multipart, Toss Payments, pg_partman, HPA ..., Korean questions about Japanese sessions
+and Chinese ones about Korean sessions among the cross-language half).
 """
 
 from __future__ import annotations
@@ -136,6 +140,16 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b8-ko-mongo-index",  # Korean "index not used" and "MySQL slow query" first, answer 3rd
     "b8-zh-buildx-arm64",  # a Chinese "docker image too large" session first, the answer second
     "b8-zh-mybatis-batch",  # a Chinese "slow Excel export" session first (批量, 慢), answer 3rd
+    # blind9 (measured once at 08c7567, lexical 33/40): seven cross-language misses, every
+    # same-language question passing; each time a session in the question's language that
+    # shares its generic words comes first and the answer is second or third:
+    "b9-en-isr-stale",  # an English "CMS preview 404" session first, the answer second
+    "b9-en-cronjob-overlap",  # an English "k8s Job keeps retrying" session first, answer 2nd
+    "b9-ja-safari-nan",  # a Japanese "date shown a day off" session first, the answer second
+    "b9-ko-goroutine",  # the Korean "runner disk full" session first, the answer second
+    "b9-zh-android-rotate",  # a Chinese "signup form validation" session first, answer 3rd
+    "b9-zh-runner-disk",  # a Chinese "disk full, clean logs" session first, the answer third
+    "b9-zh-compose-order",  # a Chinese "database connection error" session first, answer 2nd
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
@@ -148,10 +162,11 @@ MINIMUM_QUESTIONS = {"tuned": {"en": 25, "zh": 10, "ja": 10, "ko": 10, "mixed": 
                      "blind5": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
                      "blind6": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
                      "blind7": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
-                     "blind8": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
-ANSWER_MIN_AGE_DAYS = {"blind7": 1, "blind8": 1}
-"""How many days old an answer must be: a week unless a set says otherwise (blind7 and
-blind8 ask about this week too, as people do; never today, the day of the live session
+                     "blind8": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
+                     "blind9": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
+ANSWER_MIN_AGE_DAYS = {"blind7": 1, "blind8": 1, "blind9": 1}
+"""How many days old an answer must be: a week unless a set says otherwise (blind7, blind8
+and blind9 ask about this week too, as people do; never today, the day of the live session
 asked from)."""
 
 

@@ -97,9 +97,19 @@ deadlocks, tracemalloc, LFS quotas, Redis clients, Vite env, startup probes, par
 CocoaPods, pg_bigm, Laravel queues, logrotate, bullet, CloudFront, MongoDB indexes, sharp,
 QueuePool, ghcr, coroutines, Kakao login, Content-Disposition, ShedLock, tsc memory), with
 two-answer questions, delegated children, continuations, cron noise and live sessions."""
+BLIND9 = SEEDS.parent / "seeds-blind9"
+"""A tenth corpus, written blind to the ranking like :data:`BLIND8` and shaped the same way
+(half cross-language, Korean about Japanese and Chinese about Korean among them; half the
+answers from this week), on other topics (ffmpeg subtitles, ISR revalidation, dind TLS,
+CronJob overlap, SQLAlchemy 2.0, Apps Script quotas, MLflow aliases, Sphinx nitpicky,
+pip-audit, pandas memory, openapi enums, Compose healthchecks, Feishu bots, utf8mb4, DataX,
+QLoRA, DataLoader, Jenkins failFast, Room migrations, Backlog, Active Storage, SnapStart,
+colima, Vercel env, goroutine leaks, MinIO multipart, padding side, pre-commit, Toss
+Payments, Flutter dark mode, pg_partman, HPA), with two-answer questions, delegated
+children, continuations, cron noise and live sessions."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
              "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6, "blind7": BLIND7,
-             "blind8": BLIND8}
+             "blind8": BLIND8, "blind9": BLIND9}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
