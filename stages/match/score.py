@@ -71,6 +71,8 @@ class RankUnit:
     names: tuple[int, ...] = ()
     """The units (by position in the plan) of the question's CJK word this unit is the
     English name of (:mod:`~harkback.stages.match.across`); () for the others."""
+    count: int = 0
+    """How many of the store's messages hold it, as it was weighed (0: not counted)."""
     searched: bool = True
     """Whether the store is asked for its forms; False for the CJK words of an English
     question's word (:mod:`~harkback.stages.match.across`), which weigh the rows the

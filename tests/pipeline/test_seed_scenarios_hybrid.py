@@ -58,6 +58,14 @@ HYBRID_LOSSES: tuple[str, ...] = (
     "b8-ja-vite-env",  # a Japanese "env vars undefined in Jest" session comes first
     "b8-ko-nextjs-image",  # a Korean "iPhone image upload broken" session comes first
     "b8-zh-gunicorn-timeout",  # a Chinese "worker process OOM-killed" session comes first
+    # answered by words since a word repeated within few sessions weighs more than one
+    # scattered over many (match/spread.py); meaning still puts a look-alike in the
+    # question's language first (b4-ja-big-file-history passed with meaning before it: its
+    # English answer's lead over the Japanese look-alikes narrowed):
+    "x-ja-build-cache",
+    "b7-zh-kintone",
+    "b7-zh-nacos",
+    "b4-ja-big-file-history",
 )
 """Questions the lexical ranking answers and the hybrid one does not (see the module);
 strict: one that passes again must leave the list."""
