@@ -285,16 +285,25 @@ class LexicalMatch:
         # each weighed: exact for a message covering one unit (its score is that unit's
         # weight times its count's part), and for several exact when their counts' parts
         # are alike; scoring every message again costs about a tenth of a CJK search.
-        own = (before, after)
+        def factors(old: Sequence[RankUnit], new: Sequence[RankUnit]
+                    ) -> tuple[Sequence[RankUnit], list[float]]:
+            return old, [n.idf / o.idf if o.idf else 1.0 for o, n in zip(old, new, strict=True)]
+
+        own = factors(before, after)
         foreign = own
         if cjk and (old := for_foreign_sessions(before)) and (new := for_foreign_sessions(after)):
-            foreign = (old, new)
+            foreign = factors(old, new)
         out = []
         for s in scored:
-            old_units, new_units = own if s.hit.session_id in in_script else foreign
-            was = sum(old_units[j].idf for j in s.covered)
-            now = sum(new_units[j].idf for j in s.covered)
-            out.append(Scored(s.hit, s.score * now / was if was else s.score, s.covered))
+            weights, change = own if s.hit.session_id in in_script else foreign
+            if len(s.covered) == 1:
+                (j,) = s.covered
+                factor = change[j]
+            else:
+                was = sum(weights[j].idf for j in s.covered)
+                factor = sum(weights[j].idf * change[j] for j in s.covered) / was if was else 1.0
+            # Most candidates' units keep their weights: those Scored stay as they are.
+            out.append(s if factor == 1.0 else Scored(s.hit, s.score * factor, s.covered))
         return out
 
     def _decomposed(self, query: str, units: Sequence[RankUnit], scored: Sequence[Scored],

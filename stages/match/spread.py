@@ -23,6 +23,7 @@ is found in, and its weight is scaled by the IDF of that count over its IDF
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -49,15 +50,15 @@ def by_sessions(units: Sequence[RankUnit], found: Iterable[tuple[int, str]],
     :data:`SESSION_SPREAD` of the :attr:`~RankUnit.count` messages the store gave it. A
     unit no candidate holds, or one with no count, keeps its weight.
     """
-    messages: dict[int, int] = {}
-    sessions: dict[int, set[str]] = {}
-    for j, session_id in found:
-        messages[j] = messages.get(j, 0) + 1
-        sessions.setdefault(j, set()).add(session_id)
+    messages: Counter[int] = Counter()
+    sessions: Counter[int] = Counter()
+    for (j, _), n in Counter(found).items():
+        messages[j] += n
+        sessions[j] += 1
     out = []
     for j, unit in enumerate(units):
-        if unit.idf > 0 and unit.count > 0 and messages.get(j, 0) > len(sessions.get(j, ())):
-            gathered = (len(sessions[j]) / messages[j]) ** SESSION_SPREAD
+        if unit.idf > 0 and unit.count > 0 and messages[j] > sessions[j]:
+            gathered = (sessions[j] / messages[j]) ** SESSION_SPREAD
             before = idf(documents, unit.count)
             after = idf(documents, max(round(unit.count * gathered), 1))
             unit = attrs.evolve(unit, idf=unit.idf * after / before if before else unit.idf)
