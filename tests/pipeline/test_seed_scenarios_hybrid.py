@@ -54,10 +54,10 @@ HYBRID_LOSSES: tuple[str, ...] = (
     "b6-ja-submodule",
     # blind8 (measured once at 547915c: 31 of the 34 lexical passes kept), each asked about a
     # session held in English; a look-alike in the question's language comes first, the
-    # answer second:
+    # answer second (b8-zh-gunicorn-timeout passes since a word repeated within few
+    # sessions weighs more, match/spread.py):
     "b8-ja-vite-env",  # a Japanese "env vars undefined in Jest" session comes first
     "b8-ko-nextjs-image",  # a Korean "iPhone image upload broken" session comes first
-    "b8-zh-gunicorn-timeout",  # a Chinese "worker process OOM-killed" session comes first
     # answered by words since a word repeated within few sessions weighs more than one
     # scattered over many (match/spread.py); meaning still puts a look-alike in the
     # question's language first (b4-ja-big-file-history passed with meaning before it: its
