@@ -198,7 +198,7 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
             # name, at their share of it.
             forms = ru.forms
             weight = sum(out[j].idf / out[j].share for j in ru.names) * ru.share
-        out.append(attrs.evolve(ru, forms=forms, idf=weight))
+        out.append(attrs.evolve(ru, forms=forms, idf=weight, count=containing))
         found.append(containing)
     return within_script(out, found, stats.documents)
 

@@ -73,6 +73,8 @@ class RankUnit:
     English name of, or for an unsearched unit (below) the English word whose CJK words it
     holds and whose weight it takes a share of (:mod:`~harkback.stages.match.across`); ()
     for the others."""
+    count: int = 0
+    """How many of the store's messages hold it, as it was weighed (0: not counted)."""
     searched: bool = True
     """Whether the store is asked for its forms; False for the CJK words of an English
     question's word (:mod:`~harkback.stages.match.across`), which weigh the rows the

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import cast
 
 import pytest
@@ -11,7 +10,6 @@ from returns.future import FutureResult
 from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.stores.memory import MemoryStore
-from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
 from harkback.stages.match import lexical
@@ -24,17 +22,6 @@ from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from harkback.stages.stage import Stage
 from tests.conftest import conversation
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
-    """An empty store of each kind."""
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    sqlite = SqliteStore.open(tmp_path / "h.db").unwrap()
-    yield sqlite
-    sqlite.close()
 
 
 async def _ingest(store: SessionStore, *conversations: Conversation) -> None:
