@@ -134,7 +134,7 @@ _CROWDED = re.compile(r"too many clients|remaining connection slots are reserved
 or database's CONNECTION LIMIT): it lets this one in once some leave, as for the first sync."""
 
 _UNTRUSTED = re.compile(r"certificate|private key|SSL was required|does not support SSL"
-                        r"|(?:ssl|tls)v\d alert", re.IGNORECASE)
+                        r"|(?:ssl|tls)v\d+ alert", re.IGNORECASE)
 """A server reached that the TLS settings do not let us talk to: its certificate fails
 verification (expired, replaced, another CA), a file of ours is missing or unreadable, or
 the two sides refuse each other's TLS. Not a network fault: someone must act."""

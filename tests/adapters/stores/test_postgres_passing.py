@@ -88,3 +88,13 @@ def test_a_connection_limit_others_hold_passes(postgres_server: PostgresServer,
     told = unavailable(url, crowded.value)
     assert "too many connections" in str(crowded.value), crowded.value
     assert told.transient, told
+
+
+@pytest.mark.parametrize("alert", ["sslv3 alert handshake failure", "tlsv1 alert unknown ca",
+                                   "tlsv13 alert missing extension"])
+def test_a_tls_alert_is_not_waited_on(alert: str) -> None:
+    """A server that refuses our TLS (an alert of any TLS version, TLS 1.3's "tlsv13" too)
+    will refuse it again: the watch ends rather than waiting for ever."""
+    error = psycopg.OperationalError(
+        f'connection to server at "db" (10.0.0.5), port 5432 failed: SSL error: {alert}')
+    assert not unavailable("postgresql://db/h", error).transient
