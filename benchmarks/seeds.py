@@ -206,6 +206,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown or not rankers:
         parser.error(f"unknown ranker(s) {', '.join(unknown) or '(none)'}; "
                      f"choose from {', '.join(sorted(RANKERS))}")
+    if "hybrid" in rankers:
+        # This benchmark configures no embedder, and the hybrid ranker without one ranks
+        # by words alone: its table would pass lexical figures off as hybrid ones.
+        parser.error("the hybrid ranker needs an embedder, which this benchmark does not "
+                     "set up (it would rank by words alone); the hybrid figures come from "
+                     "tests/pipeline/test_seed_scenarios_hybrid.py")
     with tempfile.TemporaryDirectory(prefix="harkback-seeds-") as folder:
         asyncio.run(main_async(rankers, args.failures, Path(folder), args.seed_set,
                                args.background))

@@ -37,6 +37,15 @@ def test_unknown_ranker_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert "bm99" in capsys.readouterr().err
 
 
+def test_the_hybrid_ranker_is_refused_without_an_embedder(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """With no embedder the hybrid ranker ranks by words: refused, not shown as hybrid."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--rankers", "lexical,hybrid"])
+    assert exit_info.value.code == 2
+    assert "embedder" in capsys.readouterr().err
+
+
 def test_the_held_out_set_runs_by_name(capsys: pytest.CaptureFixture[str]) -> None:
     """--set heldout asks the held-out corpus's questions (36, not the suite's 74)."""
     assert main(["--rankers", "lexical", "--set", "heldout"]) == 0
