@@ -155,6 +155,10 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b9-zh-android-rotate",  # a Chinese "signup form validation" session first, answer 3rd
     "b9-zh-runner-disk",  # a Chinese "disk full, clean logs" session first, the answer third
     "b9-zh-compose-order",  # a Chinese "database connection error" session first, answer 2nd
+    # blind10 (measured once at 0634bf8, lexical 38/40): two cross-language misses, every
+    # same-language question passing:
+    "b10-en-electron-white",  # an English "invoice shows wrong tax" session first, answer 3rd
+    "b10-ko-widget",  # a Korean "list not refreshed after edit" session first, answer not top 3
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
