@@ -14,7 +14,7 @@ three. Questions the current ranking gets wrong are listed in :data:`KNOWN_WRONG
 marked ``xfail(strict=True)``: a fix makes them pass, which fails the suite until they
 leave the list. ``python -m benchmarks.seeds`` prints the rates per language and ranker.
 
-Ten corpora run under the same rules: the suite's own ("tuned", written while the ranking
+Eleven corpora run under the same rules: the suite's own ("tuned", written while the ranking
 was tuned on it), a held-out one (``tests/fixtures/seeds-heldout``, new sessions and
 questions written without looking at the ranking's word lists, measured once before any
 change: lexical 35/36, bm25 34/36), a second held-out one
@@ -48,7 +48,11 @@ lineage, cron noise and live sessions), and a ninth blind one
 (``tests/fixtures/seeds-blind9``, shaped like blind8 on other topics: ffmpeg subtitles,
 dind TLS, Apps Script quotas, MLflow aliases, Feishu bots, DataX, Backlog, SnapStart, MinIO
 multipart, Toss Payments, pg_partman, HPA ..., Korean questions about Japanese sessions
-and Chinese ones about Korean sessions among the cross-language half).
+and Chinese ones about Korean sessions among the cross-language half), and a tenth blind
+one (``tests/fixtures/seeds-blind10``, shaped like blind9 on other topics: Electron white
+windows, Cognito, Stripe test clocks, RocketMQ, Canal, Dubbo retries, LINE bots, SmartHR,
+EventBridge double runs, Alimtalk, PortOne, QueryDSL ..., each CJK language asked about
+sessions held in the two others).
 """
 
 from __future__ import annotations
@@ -151,6 +155,10 @@ KNOWN_WRONG: tuple[str, ...] = (
     "b9-zh-android-rotate",  # a Chinese "signup form validation" session first, answer 3rd
     "b9-zh-runner-disk",  # a Chinese "disk full, clean logs" session first, the answer third
     "b9-zh-compose-order",  # a Chinese "database connection error" session first, answer 2nd
+    # blind10 (measured once at 0634bf8, lexical 38/40): two cross-language misses, every
+    # same-language question passing:
+    "b10-en-electron-white",  # an English "invoice shows wrong tax" session first, answer 3rd
+    "b10-ko-widget",  # a Korean "list not refreshed after edit" session first, answer not top 3
 )
 """Questions the current default ranking answers wrongly (issue 17); empty it as it is fixed.
 Question ids are unique across all corpora."""
@@ -164,10 +172,11 @@ MINIMUM_QUESTIONS = {"tuned": {"en": 25, "zh": 10, "ja": 10, "ko": 10, "mixed": 
                      "blind6": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
                      "blind7": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
                      "blind8": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
-                     "blind9": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
-ANSWER_MIN_AGE_DAYS = {"blind7": 1, "blind8": 1, "blind9": 1}
-"""How many days old an answer must be: a week unless a set says otherwise (blind7, blind8
-and blind9 ask about this week too, as people do; never today, the day of the live session
+                     "blind9": {"en": 10, "zh": 10, "ja": 10, "ko": 10},
+                     "blind10": {"en": 10, "zh": 10, "ja": 10, "ko": 10}}
+ANSWER_MIN_AGE_DAYS = {"blind7": 1, "blind8": 1, "blind9": 1, "blind10": 1}
+"""How many days old an answer must be: a week unless a set says otherwise (blind7 to
+blind10 ask about this week too, as people do; never today, the day of the live session
 asked from)."""
 
 

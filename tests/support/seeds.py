@@ -107,9 +107,21 @@ QLoRA, DataLoader, Jenkins failFast, Room migrations, Backlog, Active Storage, S
 colima, Vercel env, goroutine leaks, MinIO multipart, padding side, pre-commit, Toss
 Payments, Flutter dark mode, pg_partman, HPA), with two-answer questions, delegated
 children, continuations, cron noise and live sessions."""
+BLIND10 = SEEDS.parent / "seeds-blind10"
+"""An eleventh corpus, written blind to the ranking like :data:`BLIND9` and shaped the same
+way (half cross-language, Chinese and Korean about Japanese sessions, Japanese and Korean
+about Chinese ones, Chinese and Japanese about Korean ones among them; half the answers
+from this week), on other topics (Electron white windows, Puppeteer in Docker, SwiftPM,
+Django admin counts, Workers CPU limits, Cognito, Stripe test clocks, Storybook 8, LCP,
+zod nullish, poetry lock, GitHub OIDC, Jakarta, Hermes source maps, Jest fake timers,
+RocketMQ, Canal, uni-app, Dubbo retries, pinia, Rails credentials, pyenv, EasyExcel,
+Spring Batch, Lambda size, LINE bots, SmartHR, multiprocessing spawn, EventBridge,
+FlatList, NestJS cycles, PgBouncer, WidgetKit, Gin zero values, Svelte 5, Alimtalk,
+PortOne, QueryDSL, BigDecimal, React Query), with two-answer questions, delegated
+children, continuations, cron noise and live sessions."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
              "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6, "blind7": BLIND7,
-             "blind8": BLIND8, "blind9": BLIND9}
+             "blind8": BLIND8, "blind9": BLIND9, "blind10": BLIND10}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
