@@ -12,6 +12,7 @@ from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.records import Conversation, Message, Session
+from tests.adapters.stores.alike_contract import AlikeContract
 from tests.adapters.stores.closed_contract import ClosedContract
 from tests.adapters.stores.filter_contract import FilterContract
 from tests.adapters.stores.removal_contract import RemovalContract
@@ -45,9 +46,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 class TestSessionStores(StoreContract, RemovalContract, FilterContract, TailContract,
-                        WindowContract, ClosedContract):
+                        WindowContract, ClosedContract, AlikeContract):
     """The SessionStore contract (with session removal, filters, tail writes, message
-    windows and what a closed store does), run against every store."""
+    windows, what a closed store does and ids alike), run against every store."""
 
 
 class TestVectorStores(VectorContract):
