@@ -95,6 +95,11 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
     """
     if not request.session_id:
         return Failure(QueryRejected("a session id is needed"))
+    if isinstance(request.session_id, str) and "\x00" in request.session_id:
+        # SQLite's JSON lists end a text at a NUL: 's\0x' read session 's', and the other
+        # stores found none. No session id should hold one (`harkback ingest` refuses it).
+        return Failure(QueryRejected(
+            f"a session id cannot hold a NUL character, got {request.session_id!r}"))
     # A library caller's offset="2" (or limit=None: only the offset may be left out)
     # raised TypeError from deep in the page's arithmetic.
     for name, given, optional in (("page size", request.limit, False),
