@@ -7,6 +7,7 @@ from returns.future import FutureResult
 
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.timing import RecordingObserver
 from harkback.stages.errors import StoreUnavailable
 from tests.conftest import conversation
 
@@ -76,3 +77,22 @@ async def test_a_store_that_cannot_list_its_sources_leaves_the_answer_as_it_was(
     assert store.asked == 1
     assert payload["success"] is True and payload["results"] == []
     assert "notes" not in payload
+
+
+async def test_a_source_held_by_no_session_is_not_searched_again_in_tool_output() -> None:
+    """Nothing of a source the store holds none of can match in any role: the search runs
+    its match once (no second one over tool output), asks the store its sources once, and
+    says so; a held source still finds what only its tool output holds."""
+    store = _AskedStore()
+    await store.ingest([*SESSIONS, conversation(
+        "refused", ("user", "why does the api fail"), ("tool", "ECONNREFUSED 10.0.0.5:5432"),
+        started_at=300.0)]).awaitable()
+    recorder = RecordingObserver()
+    hb = Harkback(store=store, observer=recorder)
+    payload = (await hb.search("ECONNREFUSED", sources=("Cron",))).to_payload()
+    matches = [e for e in recorder.events if e.stage == "match" and e.duration_ms is not None]
+    assert (len(matches), store.asked, payload["results"]) == (1, 1, [])
+    assert payload["notes"] == ["this store holds no session from source 'Cron' (did you mean "
+                                "'cron'?); the sources it holds: 'cli', 'cron'"]
+    held = (await hb.search("ECONNREFUSED", sources=("cli",))).to_payload()
+    assert [r["session_id"] for r in held["results"]] == ["refused"]
