@@ -28,7 +28,13 @@ from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
 from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
-from harkback.stages.recent import RecentSessions, browse_window, listing_query, own_work_first
+from harkback.stages.recent import (
+    RecentSessions,
+    browse_window,
+    listing_query,
+    own_work_first,
+    projects_hold_any,
+)
 from harkback.stages.request import DEFAULT_ROLES, SearchRequest
 from harkback.stages.rerank.model import KeepOrder
 from harkback.stages.resolve import LineageResolve
@@ -154,8 +160,8 @@ class Pipeline:
         "No matching sessions found" for it sent them to grep the transcripts. Sessions
         that matched and a rerank kept none of are an answer: not searched again (the
         model would be asked twice, and shown the sessions it left out). Nor is a search
-        by sources the store holds no session of: no role of theirs can match. What the
-        request's bounds and filters left out is said once, of both searches.
+        by sources, or projects, the store holds no session of: no role of theirs can
+        match. What the request's bounds and filters left out is said once, of both.
         """
         if found.results or found.sessions_searched or request.roles != DEFAULT_ROLES:
             return _noted(request, pure(found))
@@ -164,8 +170,9 @@ class Pipeline:
         def again(held: tuple[str, ...] | None) -> Step[RecallResult]:
             if held is not None and not any(name in held for name in request.sources):
                 return pure(found)
-            return self._stages(wide).map(lambda tools: attrs.evolve(
-                tools, notes=(*tools.notes, TOOL_OUTPUT_NOTE)) if tools.results else found)
+            return projects_hold_any(request).bind(lambda some: self._stages(wide).map(
+                lambda tools: attrs.evolve(tools, notes=(*tools.notes, TOOL_OUTPUT_NOTE))
+                if tools.results else found) if some else pure(found))
 
         # The store is asked its sources once, for the choice and for the note.
         return sources_held(request.sources).bind(lambda held: again(held).bind(
