@@ -28,7 +28,13 @@ from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
 from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
-from harkback.stages.recent import RecentSessions, browse_window, listing_query, own_work_first
+from harkback.stages.recent import (
+    RecentSessions,
+    browse_window,
+    listing_query,
+    own_work_first,
+    projects_hold_any,
+)
 from harkback.stages.request import DEFAULT_ROLES, SearchRequest
 from harkback.stages.rerank.model import KeepOrder
 from harkback.stages.resolve import LineageResolve
@@ -36,7 +42,7 @@ from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import Stage, Step, pure
 from harkback.stages.summarize.plain import ExtractiveSummarize
 from harkback.stages.undated import undated_left_out
-from harkback.stages.unheld_sources import unheld_noted
+from harkback.stages.unheld_sources import held_noted, sources_held, unheld_noted
 
 STAGE_NAMES = ("match", "resolve", "load", "summarize", "assemble")
 RERANK = "rerank"
@@ -142,9 +148,8 @@ class Pipeline:
                 window = (listing.since, listing.until)
                 return self.browse(listing, asked=True).map(lambda listed: _widen_browse(
                     attrs.evolve(listed, query=request.query, window=window)))(deps)
-            # What the request's bounds and filters left out is said once, of both searches.
-            return _noted(request, self._stages(request).bind(
-                lambda found: self._in_tool_output(request, found))).map(_widen_recall)(deps)
+            return self._stages(request).bind(
+                lambda found: self._in_tool_output(request, found)).map(_widen_recall)(deps)
 
         return RequiresContextFutureResult(choose)
 
@@ -154,13 +159,25 @@ class Pipeline:
         The exact error a user copies from a command's output is often only there:
         "No matching sessions found" for it sent them to grep the transcripts. Sessions
         that matched and a rerank kept none of are an answer: not searched again (the
-        model would be asked twice, and shown the sessions it left out).
+        model would be asked twice, and shown the sessions it left out). Nor is a search
+        by sources, or projects, the store holds no session of: no role of theirs can
+        match. What the request's bounds and filters left out is said once, of both.
         """
         if found.results or found.sessions_searched or request.roles != DEFAULT_ROLES:
-            return pure(found)
+            return _noted(request, pure(found))
         wide = attrs.evolve(request, roles=(*request.roles, "tool"))
-        return self._stages(wide).map(lambda tools: attrs.evolve(
-            tools, notes=(*tools.notes, TOOL_OUTPUT_NOTE)) if tools.results else found)
+
+        def again(held: tuple[str, ...] | None) -> Step[RecallResult]:
+            if held is not None and not any(name in held for name in request.sources):
+                return pure(found)
+            return projects_hold_any(request).bind(lambda some: self._stages(wide).map(
+                lambda tools: attrs.evolve(tools, notes=(*tools.notes, TOOL_OUTPUT_NOTE))
+                if tools.results else found) if some else pure(found))
+
+        # The store is asked its sources once, for the choice and for the note.
+        return sources_held(request.sources).bind(lambda held: again(held).bind(
+            lambda result: _undated_noted(request, result)).map(
+            lambda result: held_noted(request.sources, held, result)))
 
 
 def _noted(request: SearchRequest, found: Step[RecallResult]) -> Step[RecallResult]:

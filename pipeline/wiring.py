@@ -303,10 +303,10 @@ def open_for_recall(settings: RecallSettings, *, once: bool = False
 
 def _older(store: SessionStore) -> bool:
     # Read-only, an older SQLite file is read through views as it is; a writable open would
-    # migrate it, which is for `harkback migrate` or an import, never for a search.
-    from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
+    # migrate it, which is for `harkback migrate` or an import, never for a search. Behind
+    # its own kind's latest: SQLite's and PostgreSQL's versions are numbered apart.
     schema = getattr(store, "schema", None)
-    return isinstance(schema, Migrated) and schema.after < SCHEMA_VERSION
+    return isinstance(schema, Migrated) and schema.behind
 
 
 def recall(settings: RecallSettings, store: SessionStore

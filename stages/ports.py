@@ -180,6 +180,12 @@ class SessionStore(Protocol):
         """The sessions with these ids (unknown ids are left out)."""
         ...
 
+    def ids_alike(self, session_id: str, limit: int
+                  ) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """Up to ``limit`` stored session ids starting with ``session_id``, the case of
+        ASCII letters aside, in code point order (:mod:`~harkback.stages.id_hints`)."""
+        ...
+
     def children(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``."""

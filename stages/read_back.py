@@ -25,6 +25,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
 from harkback.stages.errors import NotFound, QueryRejected, StoreUnavailable
+from harkback.stages.id_hints import HINTS, not_found
 from harkback.stages.message_window import MessageWindow, WindowQuery
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Message, Session, mended
@@ -94,6 +95,11 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
     """
     if not request.session_id:
         return Failure(QueryRejected("a session id is needed"))
+    if isinstance(request.session_id, str) and "\x00" in request.session_id:
+        # SQLite's JSON lists end a text at a NUL: 's\0x' read session 's', and the other
+        # stores found none. No session id should hold one (`harkback ingest` refuses it).
+        return Failure(QueryRejected(
+            f"a session id cannot hold a NUL character, got {request.session_id!r}"))
     # A library caller's offset="2" (or limit=None: only the offset may be left out)
     # raised TypeError from deep in the page's arithmetic.
     for name, given, optional in (("page size", request.limit, False),
@@ -244,6 +250,15 @@ async def _to_read(store: SessionStore, request: PageRequest
     return Success(below) if descends.unwrap() else Success(request)
 
 
+async def _not_found(store: SessionStore, session_id: str) -> str:
+    """The line for ``session_id`` not stored, naming stored ids alike (none when the
+    store cannot say: the session is not found either way)."""
+    if not isinstance(session_id, str):  # a caller's number is looked up, and not found
+        return not_found(session_id, ())
+    alike = as_result(await store.ids_alike(session_id, HINTS).awaitable())
+    return not_found(session_id, alike.value_or(()))
+
+
 async def read_page(store: SessionStore, request: PageRequest
                     ) -> Result[SessionPage, ReadError]:
     """Read one page of ``request.session_id`` from ``store`` (reads only, writes nothing),
@@ -259,7 +274,7 @@ async def read_page(store: SessionStore, request: PageRequest
     if isinstance(found, Failure):
         return Failure(found.failure())
     if not found.unwrap():
-        return Failure(NotFound(f"no session with id {request.session_id!r}"))
+        return Failure(NotFound(await _not_found(store, request.session_id)))
     session = found.unwrap()[0]
     checked_around = checked.unwrap()
     window = as_result(await store.message_window(WindowQuery(

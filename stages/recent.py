@@ -139,3 +139,20 @@ class RecentSessions:
                 lambda notes: attrs.evolve(result, notes=notes)))
 
         return listing_query(request).bind(noted)
+
+
+def projects_hold_any(request: SearchRequest) -> Step[bool]:
+    """Whether any stored session passes ``request``'s project filter (with its sources,
+    hidden ones left out): True without one, with time bounds (a search bounds a message's
+    time, a listing a session's start: not the same sessions), or when the store cannot
+    say. Two listings of one session each: roots, then the others."""
+    if not request.projects or request.since is not None or request.until is not None:
+        return pure(True)
+
+    def listed(parts: bool) -> Step[bool]:
+        query = RecentQuery(limit=1, hidden_sources=request.hidden_sources, parts=parts,
+                            sources=request.sources, projects=request.projects)
+        return with_store(lambda deps: deps.store.recent(query)).map(bool)
+
+    return (listed(False).bind(lambda roots: pure(True) if roots else listed(True))
+            .lash(lambda _error: pure(True)))

@@ -145,6 +145,12 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         if held:
             return Failure(QueryRejected(f"{what[:-1]} names cannot hold a NUL character, "
                                          f"got {_shown(held)}"))
+    # The same for a library caller's hidden sources: "cli\0x" hid the cli sessions in
+    # SQLite alone (its JSON lists end a text at a NUL), and nothing in the other stores.
+    held = [name for name in hidden_sources if "\x00" in name]
+    if held:
+        return Failure(QueryRejected(f"hidden source names cannot hold a NUL character, "
+                                     f"got {_shown(held)}"))
     return Success(SearchRequest(
         # Only the first MAX_QUERY_CHARS characters are read, by every stage.
         query=query[:MAX_QUERY_CHARS].replace("\x00", " "), limit=limit,

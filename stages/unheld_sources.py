@@ -86,17 +86,34 @@ def unheld_note(asked: Sequence[str], held: Sequence[str]) -> tuple[str, ...]:
     return (f"{said}; the sources it holds: {listed}{more}",)
 
 
-def _no_note(_error: RecallError) -> Step[tuple[str, ...]]:
-    # The search itself succeeded: a store that cannot list its sources leaves it unsaid.
-    return pure(())
-
-
 def unheld_noted(sources: Sequence[str], result: Result) -> Step[Result]:
     """``result`` with the note on the ``sources`` it was filtered by that the store holds
     no session of, when it found nothing; as it is otherwise, the store not asked."""
     if result.results or not sources:
         return pure(result)
-    return (with_store(lambda deps: deps.store.source_names())
-            .map(lambda held: unheld_note(sources, held))
-            .lash(_no_note)
-            .map(lambda notes: attrs.evolve(result, notes=(*result.notes, *notes))))
+    return sources_held(sources).map(lambda held: held_noted(sources, held, result))
+
+
+def sources_held(sources: Sequence[str]) -> Step[tuple[str, ...] | None]:
+    """The sources the store holds when ``sources`` filter a call (None without a filter,
+    the store not asked, or when the store cannot say)."""
+    if not sources:
+        return pure(None)
+    return with_store(lambda deps: deps.store.source_names()).map(_some).lash(_unsaid)
+
+
+def held_noted(sources: Sequence[str], held: tuple[str, ...] | None, result: Result) -> Result:
+    """``result`` with the note on the ``sources`` none of ``held`` when it found nothing."""
+    if held is None:
+        return result
+    unheld: tuple[str, ...] = () if result.results else unheld_note(sources, held)
+    return attrs.evolve(result, notes=(*result.notes, *unheld)) if unheld else result
+
+
+def _some(held: tuple[str, ...]) -> tuple[str, ...] | None:
+    return held
+
+
+def _unsaid(_error: RecallError) -> Step[tuple[str, ...] | None]:
+    # The search itself succeeded: a store that cannot list its sources leaves it unsaid.
+    return pure(None)

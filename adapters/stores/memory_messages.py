@@ -24,6 +24,7 @@ from returns.future import FutureResult
 from harkback.adapters.stores.memory_match import Indexed
 from harkback.stages import long_text, records
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.id_hints import starts_alike
 from harkback.stages.message_window import MessageWindow, WindowQuery, window_of
 
 T = TypeVar("T")
@@ -66,3 +67,9 @@ class MemoryMessages:
                        ) -> FutureResult[MessageWindow, StoreUnavailable]:
         """A window of one session's messages and their count (see the port)."""
         return self._run(lambda: window_of(self._in_order(query.session_id), query))
+
+    def ids_alike(self, session_id: str, limit: int
+                  ) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """Stored ids starting with ``session_id``, ASCII case aside (see the port)."""
+        return self._run(lambda: tuple(sorted(
+            i for i in self._sessions if starts_alike(i, session_id))[:limit]))

@@ -47,12 +47,27 @@ class Migration(Generic[C]):
 
 @attrs.frozen
 class Migrated:
-    """What an open found and left: the store's schema version before and after, and what
-    each step applied did (its ``about``)."""
+    """What an open found and left: the store's schema version before and after, what
+    each step applied did (its ``about``), and the latest version of the store's own kind
+    (SQLite's and PostgreSQL's differ; 0: not said, never behind).
+
+    >>> Migrated(4, 4, latest=5).behind, Migrated(6, 6, latest=7).behind
+    (True, True)
+    >>> Migrated(5, 5, latest=5).behind, Migrated(5, 5).behind
+    (False, False)
+    """
 
     before: int
     after: int
     applied: tuple[str, ...] = ()
+    # Not compared: two opens that found and left the same versions are the same.
+    latest: int = attrs.field(default=0, eq=False, repr=False, kw_only=True)
+
+    @property
+    def behind(self) -> bool:
+        """Whether the store is left at an older version than its kind's latest (read as it
+        is, read-only); a writable open of it would migrate it."""
+        return self.after < self.latest
 
     def describe(self, where: str) -> str:
         """One line for ``harkback migrate``.

@@ -12,6 +12,7 @@ one state of the database, whatever a writer commits between the two statements.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -19,9 +20,9 @@ import psycopg
 from returns.future import FutureResult
 
 from harkback.adapters.stores import postgres_reads
-from harkback.adapters.stores.postgres_text import storable
+from harkback.adapters.stores.postgres_text import restore, storable
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
-from harkback.adapters.stores.sql.rows import message_from_row
+from harkback.adapters.stores.sql.rows import like_start, message_from_row
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.message_window import MessageWindow, WindowQuery, window_start
 from harkback.stages.records import Message
@@ -56,6 +57,20 @@ def window(connection: Connection, query: WindowQuery) -> MessageWindow:
                          offset=start, total=total, around_index=around_index)
 
 
+_ALIKE = ("SELECT id FROM sessions WHERE translate(id, %(upper)s, %(lower)s) LIKE %(start)s "
+          "ESCAPE '\\' ORDER BY id COLLATE \"C\" LIMIT %(limit)s")
+"""Ids alike as SQLite's ``LIKE`` finds them: only ASCII capitals folded (ILIKE and lower()
+fold by the database's locale), in code point order (the "C" collation: UTF-8 bytes)."""
+
+
+def ids_alike(connection: Connection, session_id: str, limit: int) -> tuple[str, ...]:
+    """Up to ``limit`` stored session ids starting with ``session_id``, ASCII case aside."""
+    found = connection.execute(_ALIKE, {
+        "upper": string.ascii_uppercase, "lower": string.ascii_lowercase,
+        "start": like_start(storable(session_id)), "limit": limit}).fetchall()
+    return tuple(restore(str(row[0])) for row in found)
+
+
 class PostgresMessages:
     """Reads of the PostgreSQL store's messages, each call in a transaction of its own."""
 
@@ -73,3 +88,8 @@ class PostgresMessages:
                        ) -> FutureResult[MessageWindow, StoreUnavailable]:
         """A window of one session's messages and their count (see the port)."""
         return self.run(lambda connection: window(connection, query))
+
+    def ids_alike(self, session_id: str, limit: int
+                  ) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """Stored ids starting with ``session_id``, ASCII case aside (see the port)."""
+        return self.run(lambda connection: ids_alike(connection, session_id, limit))

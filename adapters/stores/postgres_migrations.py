@@ -22,6 +22,7 @@ tokenizes again the texts whose tokens changed).
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import psycopg
@@ -163,6 +164,18 @@ def _owners(where: str, found: int, owner: object, refused: psycopg.Error) -> st
             "`harkback migrate`")
 
 
+def _asks_for_migrate(connection: Connection, where: str, found: int) -> str:
+    """The line refusing a read-only open of an older store: it names the owner of the
+    tables to run ``harkback migrate`` when this role is not one who may (a reader's own
+    `harkback migrate` would only be refused in turn)."""
+    owner, may = connection.execute(schema.OWNER_MAY_MIGRATE).fetchone() or (None, True)
+    if may:
+        return needs_migrate(where, found, SCHEMA_VERSION)
+    return (f"{where} has harkback schema version {found}, and this harkback reads only "
+            f"{SCHEMA_VERSION}: have role {owner} (the owner of its tables) run `harkback "
+            f"migrate --db {shlex.quote(where)}`")
+
+
 def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migrated:
     """Check the database at ``connection`` and, when writable, make its first schema or
     migrate it, in one transaction (see the module)."""
@@ -215,7 +228,7 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
             raise SchemaProblem(too_new(where, found, SCHEMA_VERSION))
         steps = pending(MIGRATIONS, found)
         if steps and readonly:
-            raise SchemaProblem(needs_migrate(where, found, SCHEMA_VERSION))
+            raise SchemaProblem(_asks_for_migrate(connection, where, found))
         if steps and held_in is not None and held_in != first:
             raise SchemaProblem(
                 f"{where}: the store in schema {held_in} needs a migration, which would make "
@@ -235,4 +248,4 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
         if steps:
             connection.execute(schema.SET_VERSION, (SCHEMA_VERSION,))
     return Migrated(before, SCHEMA_VERSION,
-                    tuple(step.about for step in steps) if before else ())
+                    tuple(step.about for step in steps) if before else (), latest=SCHEMA_VERSION)

@@ -93,7 +93,7 @@ class SqliteStore(Closing, SqliteMessages):
         self._writes = 0
         self._written = 0  # messages ingested; BULK_ROWS or more: merge when closing
         self._reach: dict[sqlite_search.FilterKey, float] = {}
-        self.schema = schema or Migrated(SCHEMA_VERSION, SCHEMA_VERSION)
+        self.schema = schema or Migrated(SCHEMA_VERSION, SCHEMA_VERSION, latest=SCHEMA_VERSION)
         """The file's schema version when opened, and now (see :meth:`open`)."""
 
     @classmethod

@@ -23,6 +23,7 @@ from harkback.adapters.stores.sql import rows
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.id_hints import starts_alike
 from harkback.stages.message_window import MessageWindow, WindowQuery, window_start
 from harkback.stages.records import Message
 
@@ -71,3 +72,11 @@ class SqliteMessages:
                        ) -> FutureResult[MessageWindow, StoreUnavailable]:
         """A window of one session's messages and their count (see the port)."""
         return self._run(lambda connection: read_window(connection, query))
+
+    def ids_alike(self, session_id: str, limit: int
+                  ) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """Stored ids starting with ``session_id``, ASCII case aside (see the port)."""
+        # Checked again in Python: SQLite's LIKE ends a pattern at a NUL character.
+        return self._run(lambda connection: tuple(
+            str(row[0]) for row in execute(connection, rows.ids_alike(session_id, limit))
+            if starts_alike(str(row[0]), session_id)))

@@ -68,7 +68,7 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
     pragma reads and takes no lock.
     """
     if identity(connection) == (APPLICATION_ID, schema.SCHEMA_VERSION):
-        return Migrated(schema.SCHEMA_VERSION, schema.SCHEMA_VERSION)
+        return Migrated(schema.SCHEMA_VERSION, schema.SCHEMA_VERSION, latest=schema.SCHEMA_VERSION)
     if not is_blank(connection):
         _checked(connection, where)  # a foreign file is refused before it is even locked
     with immediate(connection, version=None):
@@ -88,7 +88,8 @@ def bring_forward(connection: sqlite3.Connection, where: str) -> Migrated:
                 step.rewrite(connection)  # a new file has no row to rewrite
         connection.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
     return Migrated(before, schema.SCHEMA_VERSION,
-                    tuple(step.about for step in steps) if before else ())
+                    tuple(step.about for step in steps) if before else (),
+                    latest=schema.SCHEMA_VERSION)
 
 
 def read_forward(connection: sqlite3.Connection, where: str) -> Migrated:
@@ -104,4 +105,4 @@ def read_forward(connection: sqlite3.Connection, where: str) -> Migrated:
             raise SchemaProblem(needs_migrate(where, version, schema.SCHEMA_VERSION))
         for statement in step.read_view:
             connection.execute(statement)
-    return Migrated(version, version)
+    return Migrated(version, version, latest=schema.SCHEMA_VERSION)

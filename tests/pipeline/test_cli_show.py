@@ -102,6 +102,16 @@ def test_unknown_session_is_one_line_and_exit_1(db: Path) -> None:
     assert json.loads(failed.stdout)["success"] is False
 
 
+def test_the_start_of_stored_ids_names_them_and_shows_none(db: Path) -> None:
+    """An id that is only the start of stored ones, or one in another case, names them in
+    the one line ("did you mean"), and shows no session: a prefix could be the wrong one."""
+    for asked, named in (("dep", "'deploy' or 'deploy-sub'"), ("DEPLOY-SUB", "'deploy-sub'")):
+        done = run("show", asked, db=db)
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr.strip().splitlines() == [
+            f"harkback: not found: no session with id {asked!r}; did you mean {named}?"]
+
+
 @pytest.mark.parametrize("around", ["deploy:x", "other:3", "-"])
 def test_bad_around_is_a_usage_error(db: Path, around: str) -> None:
     """A malformed id or another session's id: exit 2."""

@@ -30,3 +30,12 @@ async def test_a_filter_holding_a_nul_is_refused(db: Path, tool: str,
     assert message.startswith(f"{what} names cannot hold a NUL character, got ")
     assert "\n" not in message
     assert [r["session_id"] for r in still["results"]] == ["cors"]
+
+
+async def test_a_session_id_holding_a_nul_is_refused_not_its_start_shown(db: Path) -> None:
+    """SQLite's JSON lists end a text at a NUL: ``nginx-long\\0x`` showed nginx-long.
+    A tool error naming the id, whether asked as the id or as a message to centre on."""
+    async with connected(db) as session:
+        for arguments in ({"id": "nginx-long\x00x"}, {"id": "cors", "around": "nginx-long\x00x:1"}):
+            message = await _error(session, "read_session", arguments)
+            assert message == "a session id cannot hold a NUL character, got 'nginx-long\\x00x'"

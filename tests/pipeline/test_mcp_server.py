@@ -153,6 +153,7 @@ async def test_search_payload_is_the_command_lines(db: Path) -> None:
 
 BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("read_session", {"id": "no-such"}, "no session with id 'no-such'"),
+    ("read_session", {"id": "NGINX"}, "no session with id 'NGINX'; did you mean 'nginx-long'?"),
     ("read_session", {"id": "nginx-long", "offset": 7},
      "offset 7 is past the end of session 'nginx-long' (7 messages)"),
     ("read_session", {"id": "nginx-long", "offset": -1}, "offset must be at least 0, got -1"),

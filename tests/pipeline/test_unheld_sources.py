@@ -3,11 +3,16 @@ facade: its empty answer says so; the store is asked its sources only then."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from returns.future import FutureResult
 
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.timing import RecordingObserver
 from harkback.stages.errors import StoreUnavailable
+from tests.adapters.stores.test_store_contract import STORES, fresh_store
 from tests.conftest import conversation
 
 SESSIONS = (
@@ -76,3 +81,42 @@ async def test_a_store_that_cannot_list_its_sources_leaves_the_answer_as_it_was(
     assert store.asked == 1
     assert payload["success"] is True and payload["results"] == []
     assert "notes" not in payload
+
+
+async def test_a_source_held_by_no_session_is_not_searched_again_in_tool_output() -> None:
+    """Nothing of a source the store holds none of can match in any role: the search runs
+    its match once (no second one over tool output), asks the store its sources once, and
+    says so; a held source still finds what only its tool output holds."""
+    store = _AskedStore()
+    await store.ingest([*SESSIONS, conversation(
+        "refused", ("user", "why does the api fail"), ("tool", "ECONNREFUSED 10.0.0.5:5432"),
+        started_at=300.0)]).awaitable()
+    recorder = RecordingObserver()
+    hb = Harkback(store=store, observer=recorder)
+    payload = (await hb.search("ECONNREFUSED", sources=("Cron",))).to_payload()
+    matches = [e for e in recorder.events if e.stage == "match" and e.duration_ms is not None]
+    assert (len(matches), store.asked, payload["results"]) == (1, 1, [])
+    assert payload["notes"] == ["this store holds no session from source 'Cron' (did you mean "
+                                "'cron'?); the sources it holds: 'cli', 'cron'"]
+    held = (await hb.search("ECONNREFUSED", sources=("cli",))).to_payload()
+    assert [r["session_id"] for r in held["results"]] == ["refused"]
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_a_project_holding_no_session_is_not_searched_again_in_tool_output(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A project filter no stored session passes (a sub-agent's counts) cannot match in any
+    role: one match, not a second over tool output; a project that holds one, even as a
+    sub-agent only, still finds what only its tool output holds."""
+    sessions = [conversation("root", ("user", "deploy the api"), started_at=1.0),
+                conversation("sub", ("user", "check the db"), ("tool", "ECONNREFUSED 5432"),
+                             parent="root", started_at=2.0, project="/w/shop")]
+    for store in fresh_store(kind, request, tmp_path):
+        await store.ingest(sessions).awaitable()
+        recorder = RecordingObserver()
+        hb = Harkback(store=store, observer=recorder)
+        none = (await hb.search("ECONNREFUSED", projects=("/w/blog",))).to_payload()
+        matches = [e for e in recorder.events if e.stage == "match" and e.duration_ms is not None]
+        assert (len(matches), none["results"]) == (1, [])
+        held = (await hb.search("ECONNREFUSED", projects=("shop",))).to_payload()
+        assert [r["session_id"] for r in held["results"]] == ["root"]

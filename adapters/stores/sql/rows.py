@@ -26,6 +26,7 @@ from harkback.adapters.stores.sql.statement import (
     json_list,
     scope,
 )
+from harkback.stages.id_hints import folded
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
 from harkback.stages.records import Message, MessageHit, Role, Session, SessionOverview, ToolCall
@@ -46,6 +47,24 @@ def sessions_by_id(ids: Iterable[str]) -> Statement:
         f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS.split(', '))} "
         "FROM json_each(?) AS j JOIN sessions AS s ON s.id = j.value ORDER BY j.key",
         (json_list(ids),))
+
+
+def like_start(text: str) -> str:
+    r"""A ``LIKE`` pattern (escaped by a backslash) of what starts with ``text``, its ASCII
+    capitals lowered (:func:`~harkback.stages.id_hints.folded`).
+
+    >>> like_start("A_b%")
+    'a\\_b\\%%'
+    """
+    escaped = re.sub(r"([\\%_])", r"\\\1", folded(text))
+    return f"{escaped}%"
+
+
+def ids_alike(session_id: str, limit: int) -> Statement:
+    """Up to ``limit`` session ids starting with ``session_id``, ASCII case aside (SQLite's
+    ``LIKE`` folds just that case), in code point order (``BINARY``: UTF-8 bytes)."""
+    return Statement("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id "
+                     "LIMIT ?", (like_start(session_id), limit))
 
 
 def children_of(ids: Iterable[str]) -> Statement:

@@ -146,6 +146,26 @@ async def test_a_read_only_open_of_version_6_asks_for_migrate_and_writes_nothing
         ).fetchone() == (6, None, None)
 
 
+async def test_a_reading_role_is_told_which_role_may_migrate(database: str) -> None:
+    """A role granted only SELECT, opening read-only a store of version 6: one line naming
+    the owner of the tables to run ``harkback migrate`` (its own run would be refused);
+    nothing is changed."""
+    url = in_schema(database, "hb")
+    await made(url, "new")
+    back_to_version_6(url)
+    with psycopg.connect(database, autocommit=True) as owner:
+        owner.execute("CREATE ROLE step7_reader LOGIN")
+        owner.execute("GRANT USAGE ON SCHEMA hb TO step7_reader")
+        owner.execute("GRANT SELECT ON ALL TABLES IN SCHEMA hb TO step7_reader")
+    reader = url.replace(f"postgresql://{USER}@", "postgresql://step7_reader@")
+    refused = PostgresStore.open(reader, readonly=True).failure().reason
+    assert "has harkback schema version 6" in refused, refused
+    assert (f"have role {USER} (the owner of its tables) run `harkback migrate --db "
+            in refused and "\n" not in refused), refused
+    with psycopg.connect(url) as connection:
+        assert connection.execute(schema.VERSION).fetchone() == (6,)
+
+
 async def test_a_member_role_is_told_who_may_migrate(database: str) -> None:
     """A role granted the store's rows, not its tables, cannot make the step's function and
     index: one line naming the owner to run ``harkback migrate``; nothing is changed."""

@@ -12,8 +12,10 @@ from harkback.adapters.stores.memory import MemoryStore
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.records import Conversation, Message, Session
+from tests.adapters.stores.alike_contract import AlikeContract
 from tests.adapters.stores.closed_contract import ClosedContract
 from tests.adapters.stores.filter_contract import FilterContract
+from tests.adapters.stores.nul_contract import NulContract
 from tests.adapters.stores.removal_contract import RemovalContract
 from tests.adapters.stores.store_contract import StoreContract, ok
 from tests.adapters.stores.tail_contract import TailContract
@@ -45,9 +47,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 class TestSessionStores(StoreContract, RemovalContract, FilterContract, TailContract,
-                        WindowContract, ClosedContract):
+                        WindowContract, ClosedContract, AlikeContract, NulContract):
     """The SessionStore contract (with session removal, filters, tail writes, message
-    windows and what a closed store does), run against every store."""
+    windows, what a closed store does, ids alike and NULs asked), run against every store."""
 
 
 class TestVectorStores(VectorContract):

@@ -230,6 +230,10 @@ class _BrokenStore:
     def sessions(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
         return self._fail()
 
+    def ids_alike(self, session_id: str, limit: int
+                  ) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        return self._fail()
+
     def children(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
         return self._fail()
 

@@ -1,0 +1,42 @@
+"""The ids-alike contract (``SessionStore.ids_alike``, the hint of ``harkback show`` for an
+id not stored): every store names the same stored ids starting with the one asked, the
+case of ASCII letters aside, in code point order, and reads ``%`` and ``_`` as themselves.
+
+:class:`AlikeContract` is mixed into each store's contract test class, beside
+:class:`~tests.adapters.stores.store_contract.StoreContract`.
+"""
+
+from __future__ import annotations
+
+from harkback.stages.ports import SessionStore
+from harkback.stages.records import Conversation, Session
+from tests.adapters.stores.store_contract import ok
+
+IDS = ("abc-1", "Abc-2", "abc-3", "ABC-4", "abd", "xabc", "ab%c", "a_bc", "Élan")
+
+
+async def _stored(store: SessionStore) -> None:
+    await ok(store.ingest([Conversation(Session(id=i), ()) for i in IDS]))
+
+
+class AlikeContract:
+    """What every SessionStore promises of ``ids_alike``."""
+
+    async def test_ids_starting_with_one_in_any_ascii_case_in_code_point_order(
+            self, store: SessionStore) -> None:
+        """``aBc`` names the four ``abc-`` ids (the capitals first, as code points
+        order), at most ``limit``; a whole id in another case is named too."""
+        await _stored(store)
+        assert await ok(store.ids_alike("aBc", 3)) == ("ABC-4", "Abc-2", "abc-1")
+        assert await ok(store.ids_alike("aBc", 10)) == ("ABC-4", "Abc-2", "abc-1", "abc-3")
+        assert await ok(store.ids_alike("ABD", 3)) == ("abd",)
+
+    async def test_like_wildcards_and_other_letters_are_themselves(
+            self, store: SessionStore) -> None:
+        """``_`` and ``%`` match only themselves; a capital beyond ASCII is not folded
+        (stores fold alike); an id no stored one starts with names none."""
+        await _stored(store)
+        assert await ok(store.ids_alike("a_", 3)) == ("a_bc",)
+        assert await ok(store.ids_alike("ab%", 3)) == ("ab%c",)
+        assert await ok(store.ids_alike("élan", 3)) == ()
+        assert await ok(store.ids_alike("bc", 3)) == ()
