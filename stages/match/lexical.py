@@ -59,6 +59,7 @@ from harkback.stages.match.clauses import (
     fuse,
     split_clauses,
 )
+from harkback.stages.match.latin_names import latin_names
 from harkback.stages.match.plan import (
     common_pairs,
     known_counts,
@@ -268,7 +269,9 @@ class LexicalMatch:
                 ranked = weigh_by_time(ranked, times, windows, self.time_weight)
             return ranked
 
-        sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring))
+        # A CJK question's Latin words name what it is about: their share counts again.
+        sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring,
+                                      latin_names(units, script)))
         if self.clause_weight and not parsed.advanced:
             sessions = self._decomposed(request.query, units, scored, sessions, average,
                                         role_weights, lift)
