@@ -26,7 +26,9 @@ long session that repeats one query word wins by volume, and a message that says
    (:func:`~harkback.stages.match.spread.by_sessions`);
 5. scores each session from its best few messages (geometrically decaying weights, so
    volume past the third hit adds nothing) plus the IDF-weighted share of the query
-   that those messages cover together; noisy sources (cron) are scaled down, recency
+   that those messages cover together, and that of a CJK question's Latin words, the
+   names it is about (:mod:`~harkback.stages.match.latin_names`); noisy sources (cron)
+   are scaled down, recency
    breaks near-ties (within 2 %), and a question that names a time ("two weeks ago")
    lifts the sessions from then (:mod:`~harkback.stages.match.sessions`,
    :data:`~harkback.stages.match.sessions.TIME_WEIGHT`);
