@@ -26,7 +26,9 @@ long session that repeats one query word wins by volume, and a message that says
    (:func:`~harkback.stages.match.spread.by_sessions`);
 5. scores each session from its best few messages (geometrically decaying weights, so
    volume past the third hit adds nothing) plus the IDF-weighted share of the query
-   that those messages cover together; noisy sources (cron) are scaled down, recency
+   that those messages cover together, and that of a CJK question's Latin words, the
+   names it is about (:mod:`~harkback.stages.match.latin_names`); noisy sources (cron)
+   are scaled down, recency
    breaks near-ties (within 2 %), and a question that names a time ("two weeks ago")
    lifts the sessions from then (:mod:`~harkback.stages.match.sessions`,
    :data:`~harkback.stages.match.sessions.TIME_WEIGHT`);
@@ -59,6 +61,7 @@ from harkback.stages.match.clauses import (
     fuse,
     split_clauses,
 )
+from harkback.stages.match.latin_names import latin_names
 from harkback.stages.match.plan import (
     common_pairs,
     known_counts,
@@ -268,7 +271,9 @@ class LexicalMatch:
                 ranked = weigh_by_time(ranked, times, windows, self.time_weight)
             return ranked
 
-        sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring))
+        # A CJK question's Latin words name what it is about: their share counts again.
+        sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring,
+                                      latin_names(units, script)))
         if self.clause_weight and not parsed.advanced:
             sessions = self._decomposed(request.query, units, scored, sessions, average,
                                         role_weights, lift)

@@ -8,11 +8,12 @@ hits then leave grouped by session in that order (:func:`order_hits`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Collection, Mapping, Sequence, Set
 from operator import itemgetter
 
 import attrs
 
+from harkback.stages.match.latin_names import NAME_WEIGHT
 from harkback.stages.match.score import Scored
 from harkback.stages.records import MessageHit
 from harkback.stages.when import closeness
@@ -73,24 +74,30 @@ class SessionScoring:
     recency_weight: float = attrs.field(default=RECENCY_WEIGHT, validator=attrs.validators.ge(0.0))
     half_life_days: float = attrs.field(default=HALF_LIFE_DAYS, validator=attrs.validators.gt(0.0))
     script_weight: float = attrs.field(default=SCRIPT_WEIGHT, validator=attrs.validators.ge(0.0))
+    name_weight: float = attrs.field(default=NAME_WEIGHT, validator=attrs.validators.ge(0.0))
 
 
 def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
-                  scoring: SessionScoring = SessionScoring()
-                  ) -> tuple[tuple[str, float], ...]:
+                  scoring: SessionScoring = SessionScoring(),
+                  names: Collection[int] = frozenset()) -> tuple[tuple[str, float], ...]:
     """Session ids with their scores, best first (ties keep first-seen order).
 
     A session's score is the decaying sum of its best ``top_messages`` message scores,
     relative to the best message overall, plus ``coverage_weight`` times the
     IDF-weighted share of the query units its messages cover together (``weights``
-    are the units' IDFs). Demoted sources are scaled by ``demotion``. Recency is
-    weighed afterwards, from the sessions' times (:func:`weigh_by_recency`).
+    are the units' IDFs), plus ``name_weight`` times the share of the units in ``names``
+    (a CJK question's Latin words, :mod:`~harkback.stages.match.latin_names`) it covers.
+    Demoted sources are scaled by ``demotion``. Recency is weighed afterwards, from the
+    sessions' times (:func:`weigh_by_recency`).
 
     >>> s = lambda sid, score, cov: Scored(MessageHit(session_id=sid, position=0,
     ...     role="user", content="", score=0.0), score, frozenset(cov))
     >>> rank_sessions([s("one", 5.0, {0}), s("two", 4.0, {0}), s("two", 4.0, {1})],
     ...               [1.0, 1.0])
     (('two', 1.7), ('one', 1.25))
+    >>> rank_sessions([s("one", 5.0, {0}), s("two", 4.0, {0}), s("two", 4.0, {1})],
+    ...               [1.0, 1.0], names={1})
+    (('two', 1.95), ('one', 1.25))
     """
     if not scored:
         return ()
@@ -100,11 +107,13 @@ def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
     # leaving the message scores to decide alone.
     found = frozenset().union(*(s.covered for s in scored))
     total_weight = sum(weights[j] for j in found) or 1.0
+    named = found.intersection(names) if scoring.name_weight else frozenset()
+    names_weight = sum(weights[j] for j in named) or 1.0
     per_session: dict[str, list[Scored]] = {}
     for s in scored:
         per_session.setdefault(s.hit.session_id, []).append(s)
     ranked = []
-    # Many sessions cover the same units: each set's share is summed once.
+    # Many sessions cover the same units: each set's shares are summed once.
     coverages: dict[frozenset[int], float] = {}
     for session_id, items in per_session.items():
         if len(items) == 1:
@@ -116,8 +125,11 @@ def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
             covered = frozenset().union(*(s.covered for s in items))
         coverage = coverages.get(covered)
         if coverage is None:
-            coverage = coverages[covered] = sum(weights[j] for j in covered) / total_weight
-        value = volume + scoring.coverage_weight * coverage
+            coverage = scoring.coverage_weight * (sum(weights[j] for j in covered) / total_weight)
+            if named and (held := covered & named):
+                coverage += scoring.name_weight * sum(weights[j] for j in held) / names_weight
+            coverages[covered] = coverage
+        value = volume + coverage
         if items[0].hit.source in scoring.demoted_sources:
             value *= scoring.demotion
         ranked.append((session_id, round(value, 12)))

@@ -7,7 +7,7 @@ from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.score import RankUnit, idf
-from harkback.stages.match.spread import by_sessions
+from harkback.stages.match.spread import SPREAD_CAP, by_sessions
 from harkback.stages.ports import Deps, SessionStore
 from harkback.stages.query import Term
 from harkback.stages.request import SearchRequest
@@ -32,6 +32,14 @@ def test_a_word_gathered_in_one_session_gains_on_one_scattered_over_many() -> No
              + [(2, "a"), (2, "a"), (2, "b"), (2, "b")])
     gathered, scattered, between = by_sessions(units, found, 1000)
     assert gathered.idf > between.idf > scattered.idf == units[1].idf
+
+
+def test_a_word_in_half_the_store_grows_at_most_twice() -> None:
+    # In 500 of 1,000 messages (IDF 0.69), its 300 candidates from three sessions: counted
+    # as 50 messages it would weigh 2.99, more than four times as much.
+    (common,) = by_sessions((_unit("config", 500),), [(0, f"s{i % 3}") for i in range(300)],
+                            1000)
+    assert common.idf == SPREAD_CAP * _unit("config", 500).idf
 
 
 def test_a_word_no_candidate_holds_or_never_counted_keeps_its_weight() -> None:
