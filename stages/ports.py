@@ -183,7 +183,8 @@ class SessionStore(Protocol):
     def ids_alike(self, session_id: str, limit: int
                   ) -> FutureResult[tuple[str, ...], StoreUnavailable]:
         """Up to ``limit`` stored session ids starting with ``session_id``, the case of
-        ASCII letters aside, in code point order (:mod:`~harkback.stages.id_hints`)."""
+        ASCII letters aside, in code point order (:mod:`~harkback.stages.id_hints`). A
+        store written before this call was named, without it, gives no hint."""
         ...
 
     def children(self, ids: Sequence[str]

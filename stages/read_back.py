@@ -253,9 +253,12 @@ async def _to_read(store: SessionStore, request: PageRequest
 async def _not_found(store: SessionStore, session_id: str) -> str:
     """The line for ``session_id`` not stored, naming stored ids alike (none when the
     store cannot say: the session is not found either way)."""
-    if not isinstance(session_id, str):  # a caller's number is looked up, and not found
-        return not_found(session_id, ())
-    alike = as_result(await store.ids_alike(session_id, HINTS).awaitable())
+    # A store written before the port named ids_alike (a library caller's own) has none:
+    # it gives no hint, as a failing one does, not an AttributeError for a plain miss.
+    alike_of = getattr(store, "ids_alike", None)
+    if not isinstance(session_id, str) or not callable(alike_of):
+        return not_found(session_id, ())  # a caller's number is looked up, and not found
+    alike = as_result(await alike_of(session_id, HINTS).awaitable())
     return not_found(session_id, alike.value_or(()))
 
 
