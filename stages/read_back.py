@@ -95,6 +95,11 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
     """
     if not request.session_id:
         return Failure(QueryRejected("a session id is needed"))
+    if isinstance(request.session_id, bool) or not isinstance(request.session_id, str | int):
+        # A library caller's b"s1" raised TypeError from SQLite's JSON list of ids (a number
+        # is looked up as before, and not found).
+        return Failure(QueryRejected(
+            f"a session id must be text, got {type(request.session_id).__name__}"))
     if isinstance(request.session_id, str) and "\x00" in request.session_id:
         # SQLite's JSON lists end a text at a NUL: 's\0x' read session 's', and the other
         # stores found none. No session id should hold one (`harkback ingest` refuses it).
