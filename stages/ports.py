@@ -227,7 +227,8 @@ class SessionStore(Protocol):
     def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
         """The sources this store holds sessions of, sorted: read from the sessions alone,
         never the messages, so cheap whatever the store's size (what a search filtered by
-        a source it does not hold names, :mod:`~harkback.stages.unheld_sources`)."""
+        a source it does not hold names, :mod:`~harkback.stages.unheld_sources`). A store
+        written before this call was named, without it, gives no such note."""
         ...
 
     def close(self) -> None:

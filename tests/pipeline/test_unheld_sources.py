@@ -4,6 +4,7 @@ facade: its empty answer says so; the store is asked its sources only then."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from returns.future import FutureResult
@@ -120,3 +121,33 @@ async def test_a_project_holding_no_session_is_not_searched_again_in_tool_output
         assert (len(matches), none["results"]) == (1, [])
         held = (await hb.search("ECONNREFUSED", projects=("shop",))).to_payload()
         assert [r["session_id"] for r in held["results"]] == ["root"]
+
+
+class _OlderStore:
+    """A caller's own store written before the port named ``source_names``: every other
+    call is the memory store's."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "source_names":
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+async def test_a_store_without_source_names_answers_a_filtered_search_without_the_note(
+        ) -> None:
+    """A filtered search or listing that found nothing, from a store lacking
+    ``source_names`` (it raised AttributeError), is the plain empty answer, with no note;
+    the filter still finds what its source holds."""
+    inner = MemoryStore()
+    await inner.ingest(SESSIONS).awaitable()
+    hb = Harkback(store=_OlderStore(inner))
+    for found in (await hb.search("docker report", sources=("Cron",)),
+                  await hb.recent(sources=("Cron",))):
+        payload = found.to_payload()
+        assert (payload["success"], payload["results"], "notes" in payload) == (
+            True, [], False), payload
+    held = (await hb.search("docker network", sources=("cli",))).to_payload()
+    assert held["count"] == 1
