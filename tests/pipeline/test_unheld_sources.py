@@ -4,7 +4,6 @@ facade: its empty answer says so; the store is asked its sources only then."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from returns.future import FutureResult
@@ -15,6 +14,7 @@ from harkback.pipeline.timing import RecordingObserver
 from harkback.stages.errors import StoreUnavailable
 from tests.adapters.stores.test_store_contract import STORES, fresh_store
 from tests.conftest import conversation
+from tests.support.older_store import OlderStore
 
 SESSIONS = (
     conversation("docker", ("user", "docker network create backend"), started_at=100.0),
@@ -123,19 +123,6 @@ async def test_a_project_holding_no_session_is_not_searched_again_in_tool_output
         assert [r["session_id"] for r in held["results"]] == ["root"]
 
 
-class _OlderStore:
-    """A caller's own store written before the port named ``source_names``: every other
-    call is the memory store's."""
-
-    def __init__(self, store: MemoryStore) -> None:
-        self._store = store
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "source_names":
-            raise AttributeError(name)
-        return getattr(self._store, name)
-
-
 async def test_a_store_without_source_names_answers_a_filtered_search_without_the_note(
         ) -> None:
     """A filtered search or listing that found nothing, from a store lacking
@@ -143,7 +130,7 @@ async def test_a_store_without_source_names_answers_a_filtered_search_without_th
     the filter still finds what its source holds."""
     inner = MemoryStore()
     await inner.ingest(SESSIONS).awaitable()
-    hb = Harkback(store=_OlderStore(inner))
+    hb = Harkback(store=OlderStore(inner, "source_names"))
     for found in (await hb.search("docker report", sources=("Cron",)),
                   await hb.recent(sources=("Cron",))):
         payload = found.to_payload()

@@ -21,6 +21,7 @@ from harkback.stages.read_back import (
 )
 from harkback.stages.records import Message, Session
 from tests.conftest import conversation
+from tests.support.older_store import OlderStore
 
 
 @pytest.mark.parametrize("total", [0, 1, 7, 20, 21, 100])
@@ -117,25 +118,12 @@ def test_read_page_lists_the_lineage_and_an_unstored_parent() -> None:
     assert isinstance(unknown, Failure) and isinstance(unknown.failure(), NotFound)
 
 
-class _OlderStore:
-    """A caller's own store written before the port named ``ids_alike``: every other call
-    is the memory store's."""
-
-    def __init__(self, store: MemoryStore) -> None:
-        self._store = store
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "ids_alike":
-            raise AttributeError(name)
-        return getattr(self._store, name)
-
-
 def test_a_store_without_ids_alike_says_not_found_without_a_hint() -> None:
     """An id not stored is a plain NotFound from a store lacking ``ids_alike`` (it raised
     AttributeError), while its stored sessions still read."""
     inner = MemoryStore()
     asyncio.run(inner.ingest((conversation("abc-1", ("user", "hi")),)).awaitable())
-    store: Any = _OlderStore(inner)
+    store: Any = OlderStore(inner, "ids_alike")
     unknown = asyncio.run(read_page(store, PageRequest(session_id="abc")))
     assert isinstance(unknown, Failure) and isinstance(unknown.failure(), NotFound)
     assert unknown.failure().reason == "no session with id 'abc'"
