@@ -183,7 +183,8 @@ class SessionStore(Protocol):
     def ids_alike(self, session_id: str, limit: int
                   ) -> FutureResult[tuple[str, ...], StoreUnavailable]:
         """Up to ``limit`` stored session ids starting with ``session_id``, the case of
-        ASCII letters aside, in code point order (:mod:`~harkback.stages.id_hints`)."""
+        ASCII letters aside, in code point order (:mod:`~harkback.stages.id_hints`). A
+        store written before this call was named, without it, gives no hint."""
         ...
 
     def children(self, ids: Sequence[str]
@@ -226,7 +227,8 @@ class SessionStore(Protocol):
     def source_names(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
         """The sources this store holds sessions of, sorted: read from the sessions alone,
         never the messages, so cheap whatever the store's size (what a search filtered by
-        a source it does not hold names, :mod:`~harkback.stages.unheld_sources`)."""
+        a source it does not hold names, :mod:`~harkback.stages.unheld_sources`). A store
+        written before this call was named, without it, gives no such note."""
         ...
 
     def close(self) -> None:

@@ -95,6 +95,11 @@ def check_request(request: PageRequest) -> Result[int | None, QueryRejected]:
     """
     if not request.session_id:
         return Failure(QueryRejected("a session id is needed"))
+    if isinstance(request.session_id, bool) or not isinstance(request.session_id, str | int):
+        # A library caller's b"s1" raised TypeError from SQLite's JSON list of ids (a number
+        # is looked up as before, and not found).
+        return Failure(QueryRejected(
+            f"a session id must be text, got {type(request.session_id).__name__}"))
     if isinstance(request.session_id, str) and "\x00" in request.session_id:
         # SQLite's JSON lists end a text at a NUL: 's\0x' read session 's', and the other
         # stores found none. No session id should hold one (`harkback ingest` refuses it).
@@ -253,9 +258,12 @@ async def _to_read(store: SessionStore, request: PageRequest
 async def _not_found(store: SessionStore, session_id: str) -> str:
     """The line for ``session_id`` not stored, naming stored ids alike (none when the
     store cannot say: the session is not found either way)."""
-    if not isinstance(session_id, str):  # a caller's number is looked up, and not found
-        return not_found(session_id, ())
-    alike = as_result(await store.ids_alike(session_id, HINTS).awaitable())
+    # A store written before the port named ids_alike (a library caller's own) has none:
+    # it gives no hint, as a failing one does, not an AttributeError for a plain miss.
+    alike_of = getattr(store, "ids_alike", None)
+    if not isinstance(session_id, str) or not callable(alike_of):
+        return not_found(session_id, ())  # a caller's number is looked up, and not found
+    alike = as_result(await alike_of(session_id, HINTS).awaitable())
     return not_found(session_id, alike.value_or(()))
 
 

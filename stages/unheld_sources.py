@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 import attrs
+from returns.future import FutureResult
 
-from harkback.stages.errors import RecallError
+from harkback.stages.errors import RecallError, StoreUnavailable
+from harkback.stages.ports import Deps
 from harkback.stages.result import BrowseResult, RecallResult
 from harkback.stages.stage import Step, pure, with_store
 
@@ -99,7 +101,17 @@ def sources_held(sources: Sequence[str]) -> Step[tuple[str, ...] | None]:
     the store not asked, or when the store cannot say)."""
     if not sources:
         return pure(None)
-    return with_store(lambda deps: deps.store.source_names()).map(_some).lash(_unsaid)
+    return with_store(_source_names).map(_some).lash(_unsaid)
+
+
+def _source_names(deps: Deps) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+    # A caller's own store written before the port named source_names cannot say either;
+    # asking it raised AttributeError out of a search that had found nothing.
+    names = getattr(deps.store, "source_names", None)
+    if not callable(names):
+        return FutureResult.from_failure(StoreUnavailable("the store names no sources"))
+    listed: FutureResult[tuple[str, ...], StoreUnavailable] = names()
+    return listed
 
 
 def held_noted(sources: Sequence[str], held: tuple[str, ...] | None, result: Result) -> Result:

@@ -135,9 +135,10 @@ HAS_STORE = "SELECT to_regclass('harkback_schema') IS NOT NULL"
 OWNER = "SELECT pg_get_userbyid(relowner) FROM pg_catalog.pg_class WHERE oid = 'sessions'::regclass"
 """The role owning the store's tables: the one that may migrate it."""
 OWNER_MAY_MIGRATE = (
-    "SELECT pg_get_userbyid(relowner), pg_has_role(relowner, 'MEMBER') "
+    "SELECT pg_get_userbyid(relowner), pg_has_role(relowner, 'USAGE') "
     "FROM pg_catalog.pg_class WHERE oid = 'sessions'::regclass")
-"""That owner, and whether this role is it or a member of it (so may migrate)."""
+"""That owner, and whether this role holds its rights, so may migrate: it is the owner, or
+a member inheriting them (a ``NOINHERIT`` member may not, as itself)."""
 SET_VERSION = "UPDATE harkback_schema SET version = %s"
 OTHER_TABLES = (
     "SELECT count(*) FROM pg_catalog.pg_tables "

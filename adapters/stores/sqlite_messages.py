@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import TypeVar
 
 from returns.future import FutureResult
@@ -76,7 +77,8 @@ class SqliteMessages:
     def ids_alike(self, session_id: str, limit: int
                   ) -> FutureResult[tuple[str, ...], StoreUnavailable]:
         """Stored ids starting with ``session_id``, ASCII case aside (see the port)."""
-        # Checked again in Python: SQLite's LIKE ends a pattern at a NUL character.
-        return self._run(lambda connection: tuple(
-            str(row[0]) for row in execute(connection, rows.ids_alike(session_id, limit))
-            if starts_alike(str(row[0]), session_id)))
+        # Checked again in Python: the pattern holds only the id's start, and SQLite's LIKE
+        # ends a text, and a pattern, at a NUL. The rows come in the id index's order, lazily.
+        return self._run(lambda connection: tuple(islice(
+            (str(row[0]) for row in execute(connection, rows.ids_alike(session_id))
+             if starts_alike(str(row[0]), session_id)), max(limit, 0))))

@@ -237,6 +237,19 @@ async def test_an_id_that_is_not_text_is_looked_up_as_before(tmp_path: Path) -> 
         assert [r["session_id"] for r in found.to_payload()["results"]] == ["s1"]
 
 
+async def test_an_id_that_is_neither_text_nor_a_number_is_refused(tmp_path: Path) -> None:
+    """``read_session(b"s1")`` is one refusal naming the type (SQLite's JSON list of ids
+    raised TypeError on it), and the stored session still reads by its text."""
+    with SqliteStore.open(tmp_path / "h.db").unwrap() as store:
+        await store.ingest([conversation("s1", ("user", "docker bridge"))]).awaitable()
+        hb = Harkback(store=store)
+        for asked in (b"s1", ["s1"], True):
+            page = await hb.read_session(asked)  # type: ignore[arg-type]
+            assert page.failure().reason == (
+                f"a session id must be text, got {type(asked).__name__}"), asked
+        assert (await hb.read_session("s1")).unwrap().session.id == "s1"
+
+
 @pytest.mark.parametrize(("options", "reason"), [
     ({"query": None}, "query must be text, got NoneType"),
     ({"query": b"docker"}, "query must be text, got bytes"),

@@ -14,6 +14,7 @@ from harkback.pipeline.timing import RecordingObserver
 from harkback.stages.errors import StoreUnavailable
 from tests.adapters.stores.test_store_contract import STORES, fresh_store
 from tests.conftest import conversation
+from tests.support.older_store import OlderStore
 
 SESSIONS = (
     conversation("docker", ("user", "docker network create backend"), started_at=100.0),
@@ -120,3 +121,20 @@ async def test_a_project_holding_no_session_is_not_searched_again_in_tool_output
         assert (len(matches), none["results"]) == (1, [])
         held = (await hb.search("ECONNREFUSED", projects=("shop",))).to_payload()
         assert [r["session_id"] for r in held["results"]] == ["root"]
+
+
+async def test_a_store_without_source_names_answers_a_filtered_search_without_the_note(
+        ) -> None:
+    """A filtered search or listing that found nothing, from a store lacking
+    ``source_names`` (it raised AttributeError), is the plain empty answer, with no note;
+    the filter still finds what its source holds."""
+    inner = MemoryStore()
+    await inner.ingest(SESSIONS).awaitable()
+    hb = Harkback(store=OlderStore(inner, "source_names"))
+    for found in (await hb.search("docker report", sources=("Cron",)),
+                  await hb.recent(sources=("Cron",))):
+        payload = found.to_payload()
+        assert (payload["success"], payload["results"], "notes" in payload) == (
+            True, [], False), payload
+    held = (await hb.search("docker network", sources=("cli",))).to_payload()
+    assert held["count"] == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from returns.result import Failure, Success
@@ -20,6 +21,7 @@ from harkback.stages.read_back import (
 )
 from harkback.stages.records import Message, Session
 from tests.conftest import conversation
+from tests.support.older_store import OlderStore
 
 
 @pytest.mark.parametrize("total", [0, 1, 7, 20, 21, 100])
@@ -114,3 +116,16 @@ def test_read_page_lists_the_lineage_and_an_unstored_parent() -> None:
                                                         "title": ""}
     unknown = asyncio.run(read_page(store, PageRequest(session_id="nope")))
     assert isinstance(unknown, Failure) and isinstance(unknown.failure(), NotFound)
+
+
+def test_a_store_without_ids_alike_says_not_found_without_a_hint() -> None:
+    """An id not stored is a plain NotFound from a store lacking ``ids_alike`` (it raised
+    AttributeError), while its stored sessions still read."""
+    inner = MemoryStore()
+    asyncio.run(inner.ingest((conversation("abc-1", ("user", "hi")),)).awaitable())
+    store: Any = OlderStore(inner, "ids_alike")
+    unknown = asyncio.run(read_page(store, PageRequest(session_id="abc")))
+    assert isinstance(unknown, Failure) and isinstance(unknown.failure(), NotFound)
+    assert unknown.failure().reason == "no session with id 'abc'"
+    page = asyncio.run(read_page(store, PageRequest(session_id="abc-1"))).unwrap()
+    assert [m.content for m in page.messages] == ["hi"]

@@ -60,11 +60,18 @@ def like_start(text: str) -> str:
     return f"{escaped}%"
 
 
-def ids_alike(session_id: str, limit: int) -> Statement:
-    """Up to ``limit`` session ids starting with ``session_id``, ASCII case aside (SQLite's
-    ``LIKE`` folds just that case), in code point order (``BINARY``: UTF-8 bytes)."""
-    return Statement("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id "
-                     "LIMIT ?", (like_start(session_id), limit))
+LIKE_CHARS = 1000
+"""How much of an id a ``LIKE`` pattern of SQLite holds: it refuses one of over 50,000
+bytes ("pattern too complex"), and an escaped character takes up to 4 (an emoji)."""
+
+
+def ids_alike(session_id: str) -> Statement:
+    """Session ids starting with the first :data:`LIKE_CHARS` characters of ``session_id``,
+    ASCII case aside (SQLite's ``LIKE`` folds just that case), in code point order
+    (``BINARY``: UTF-8 bytes): the caller checks the rest, and stops reading when it has
+    enough."""
+    return Statement("SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id",
+                     (like_start(session_id[:LIKE_CHARS]),))
 
 
 def children_of(ids: Iterable[str]) -> Statement:

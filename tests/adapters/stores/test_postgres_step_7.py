@@ -210,3 +210,26 @@ async def test_a_source_too_long_for_the_index_is_refused_not_out_of_reach(
         with pytest.raises(psycopg.OperationalError) as raised:
             connection.execute(SOURCE_INDEX)
     assert not passing(raised.value)
+
+
+async def test_a_member_that_does_not_inherit_the_owner_is_told_who_may_migrate(
+        database: str) -> None:
+    """A role made a member of the owner's role without inheriting its rights (NOINHERIT)
+    may not migrate the store as itself, so a read-only open of version 6 names the owner
+    too, not its own `harkback migrate`, which is refused; nothing is changed."""
+    url = in_schema(database, "hb")
+    await made(url, "new")
+    back_to_version_6(url)
+    with psycopg.connect(database, autocommit=True) as owner:
+        owner.execute("CREATE ROLE step7_noinherit LOGIN NOINHERIT")
+        owner.execute(f"GRANT {USER} TO step7_noinherit")
+        owner.execute("GRANT USAGE ON SCHEMA hb TO step7_noinherit")
+        owner.execute("GRANT SELECT ON ALL TABLES IN SCHEMA hb TO step7_noinherit")
+    member = url.replace(f"postgresql://{USER}@", "postgresql://step7_noinherit@")
+    refused = PostgresStore.open(member, readonly=True).failure().reason
+    assert f"have role {USER} (the owner of its tables) run `harkback migrate --db " in refused, \
+        refused
+    own_run = PostgresStore.open(member).failure().reason
+    assert f"have role {USER} run `harkback migrate`" in own_run, own_run
+    with psycopg.connect(url) as connection:
+        assert connection.execute(schema.VERSION).fetchone() == (6,)
