@@ -30,6 +30,13 @@ def test_the_latin_words_a_cjk_question_writes_are_its_names() -> None:
     assert _names("之前 docker 镜像有两个多G，晚 8 个小时才跑") == ["docker"]
 
 
+def test_a_word_in_another_script_is_not_a_latin_name() -> None:
+    # кэш and κρυφή are rare in the store because their scripts are, as a CJK word is: they
+    # weigh as a name already. Latin letters with marks (Straße, Łódź) are still Latin.
+    assert _names("nginx 超时 キャッシュ кэш κρυφή") == ["nginx"]
+    assert _names("Łódź の Straße 設定") == ["łodz", "strasse"]
+
+
 def test_an_english_question_has_none() -> None:
     assert _names("how did we fix the CloudFront cache after deploy") == []
 
