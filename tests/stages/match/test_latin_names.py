@@ -51,7 +51,8 @@ async def _first(store: SessionStore, query: str) -> str:
 async def test_the_session_naming_the_tool_beats_one_sharing_generic_words(
         store: SessionStore) -> None:
     """A Korean question about a CloudFront problem: the English answer names CloudFront
-    but can hold none of the Korean words; a recent Korean session about a browser cache
+    but holds the Korean words only by their English names ("deploy", as common as the
+    noise sessions make it); a recent Korean session about a browser cache
     holds 배포 and 화면 ("deploy", "screen"), as rare in the store as CloudFront because
     Korean is. Counted by the share of the whole question alone, the look-alike wins."""
     noise = [conversation(f"en{i}", ("user", f"deploy the {topic} service, then check the logs"),
