@@ -27,12 +27,12 @@ not names) count. English questions are left as they are.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from harkback.stages.match.score import RankUnit
 from harkback.stages.query import Term
 from harkback.stages.text.scripts import Script
-from harkback.stages.text.tokens import is_cjk
 
 NAME_WEIGHT = 0.25
 """How much the share of a CJK question's Latin words a session covers adds to its score
@@ -44,14 +44,20 @@ questions, 0.25 seven, 0.35 eight, and none of them loses one but 0.35, which lo
 tuned control ja-ci-cache (a Japanese answer that does not write "CI" beside an English
 look-alike that does). English questions (LongMemEval) never reach it."""
 
+# A word in Latin letters (folded: lower case, marks stripped) and digits. Not merely a word
+# outside CJK: a Cyrillic or Greek word is rare in the store because its script is, as a
+# CJK word is, and so already weighs as a name would.
+_LATIN = re.compile("[0-9a-z\u00df-\u024f]+")
+
 
 def latin_names(units: Sequence[RankUnit], script: Script | None) -> frozenset[int]:
     """The units of a question written in the CJK ``script`` that are its own Latin words
     (none for a question in Latin script, ``script`` None): whole words, not the English
-    names the glossary added, not one letter and not a number."""
+    names the glossary added, not one letter and not a number, not a word in another
+    script (кэш)."""
     if script is None:
         return frozenset()
     return frozenset(j for j, u in enumerate(units)
                      if isinstance(u.unit, Term) and not u.unit.prefix and not u.names
-                     and u.searched and not is_cjk(u.unit.text) and len(u.unit.text) > 1
+                     and u.searched and _LATIN.fullmatch(u.unit.text) and len(u.unit.text) > 1
                      and not u.unit.text.isdigit())

@@ -30,6 +30,13 @@ def test_the_latin_words_a_cjk_question_writes_are_its_names() -> None:
     assert _names("之前 docker 镜像有两个多G，晚 8 个小时才跑") == ["docker"]
 
 
+def test_a_word_in_another_script_is_not_a_latin_name() -> None:
+    # кэш and κρυφή are rare in the store because their scripts are, as a CJK word is: they
+    # weigh as a name already. Latin letters with marks (Straße, Łódź) are still Latin.
+    assert _names("nginx 超时 キャッシュ кэш κρυφή") == ["nginx"]
+    assert _names("Łódź の Straße 設定") == ["łodz", "strasse"]
+
+
 def test_an_english_question_has_none() -> None:
     assert _names("how did we fix the CloudFront cache after deploy") == []
 
@@ -44,7 +51,8 @@ async def _first(store: SessionStore, query: str) -> str:
 async def test_the_session_naming_the_tool_beats_one_sharing_generic_words(
         store: SessionStore) -> None:
     """A Korean question about a CloudFront problem: the English answer names CloudFront
-    but can hold none of the Korean words; a recent Korean session about a browser cache
+    but holds the Korean words only by their English names ("deploy", as common as the
+    noise sessions make it); a recent Korean session about a browser cache
     holds 배포 and 화면 ("deploy", "screen"), as rare in the store as CloudFront because
     Korean is. Counted by the share of the whole question alone, the look-alike wins."""
     noise = [conversation(f"en{i}", ("user", f"deploy the {topic} service, then check the logs"),
