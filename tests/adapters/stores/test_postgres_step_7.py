@@ -65,7 +65,8 @@ async def made(url: str, how: str) -> None:
     if how == "migrated":
         back_to_version_6(url)
         with PostgresStore.open(url).unwrap() as store:
-            assert store.schema == Migrated(6, SCHEMA_VERSION, (MIGRATIONS[-1].about,))
+            assert store.schema == Migrated(6, SCHEMA_VERSION, (MIGRATIONS[-1].about,),
+                                            latest=SCHEMA_VERSION)
 
 
 def _rewrites(connection: psycopg.Connection[tuple[int, ...]], table: str) -> int:
