@@ -3,6 +3,8 @@
 Every message a search loads is made through them (a few hundred a search), so each is a
 plain function: ``attrs.validators.ge`` and ``in_`` call through an object of their own
 and took a message from ~2.8 to ~4.4 us to make. They fail as those did, word for word.
+One more is not made at construction (a store's rows may hold what it finds): :func:`nul_key`,
+which every store's ingest and the ingest format ask of a conversation before writing it.
 
 >>> from harkback.stages.records import Message
 >>> Message(session_id="s", position=-1, role="user")
