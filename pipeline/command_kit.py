@@ -108,7 +108,7 @@ def migration_note(store: SessionStore, target: str) -> str | None:
     """What the note on a store that opening migrated says (None: it was not migrated).
 
     >>> class Old:
-    ...     schema = Migrated(1, 3, ("add a column",))
+    ...     schema = Migrated(1, 3, ("add a column",), latest=3)
     >>> migration_note(Old(), "h.db")
     'h.db was migrated from schema version 1 to 3 (harkback migrate does only that)'
     """

@@ -5,12 +5,12 @@ A line holds ``{"id", "source", "model", "title", "started_at", "ended_at",
 ``{"role", "content", "timestamp", "tool_name", "tool_call_id", "tool_calls":
 [{"id", "type": "function", "function": {"name", "arguments"}}]}``.
 
-Rules: ``id`` is a non-empty string (without NUL) and ``role`` one of user, assistant,
-tool, system; every other field may be missing or ``null``. Times are epoch seconds or
-ISO 8601 strings (a time without an offset is UTC). ``content`` may also be a
-list of OpenAI-style parts, whose text parts are joined. Tool-call ``arguments``
-may be a string or any JSON value (kept as a JSON string). Message positions
-follow the order of the list. Unknown keys are ignored. Anything else that does
+Rules: ``id`` is a non-empty string and ``role`` one of user, assistant, tool, system;
+every other field may be missing or ``null``; ids, ``source`` and ``project`` hold no NUL.
+Times are epoch seconds or ISO 8601 strings (a time without an offset is UTC).
+``content`` may also be a list of OpenAI-style parts, whose text parts are joined.
+Tool-call ``arguments`` may be a string or any JSON value (kept as a JSON string).
+Message positions follow the order of the list. Unknown keys are ignored. Anything else that does
 not fit is a :class:`BadRecord` naming the field, never an exception.
 
 >>> line = ('{"id": "s1", "source": "cli", "started_at": "2026-03-03T14:15:00Z",'
@@ -34,6 +34,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import BadRecord
+from harkback.stages.record_checks import nul_key
 from harkback.stages.records import (
     ROLES,
     Conversation,
@@ -199,11 +200,6 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
         raise _Invalid("id", f"expected a non-empty string, got {session_id!r}")
     session_id = mended(session_id)
     parent = _optional_str(obj, "parent_session_id", "") or None
-    for key, value in (("id", session_id), ("parent_session_id", parent)):
-        # Stores look ids up through JSON lists, which SQLite ends at a NUL: such a session
-        # could be stored once and never read, replaced or removed again.
-        if value is not None and "\x00" in value:
-            raise _Invalid(key, "a session id cannot hold a NUL character")
 
     def not_its_own(parent: str | None) -> str | None:
         if parent == session_id:
@@ -234,7 +230,10 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
                             "message dropped")
         if message is not None:
             kept.append(message)
-    return Conversation(session, tuple(kept))
+    # SQLite ends a text at a NUL: a key holding one was stored, never read again (storable).
+    if held := nul_key(conversation := Conversation(session, tuple(kept))):
+        raise _Invalid(*held)
+    return conversation
 
 
 def conversation_from_json(obj: object) -> Result[Conversation, BadRecord]:

@@ -3,6 +3,8 @@
 Every message a search loads is made through them (a few hundred a search), so each is a
 plain function: ``attrs.validators.ge`` and ``in_`` call through an object of their own
 and took a message from ~2.8 to ~4.4 us to make. They fail as those did, word for word.
+One more is not made at construction (a store's rows may hold what it finds): :func:`nul_key`,
+which every store's ingest and the ingest format ask of a conversation before writing it.
 
 >>> from harkback.stages.records import Message
 >>> Message(session_id="s", position=-1, role="user")
@@ -13,9 +15,12 @@ ValueError: 'position' must be >= 0: -1
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
+
+if TYPE_CHECKING:
+    from harkback.stages.records import Conversation
 
 Role = Literal["user", "assistant", "tool", "system"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "system")
@@ -61,3 +66,33 @@ def a_role(_inst: object, attribute: attrs.Attribute[Role], value: object) -> No
         raise ValueError(f"'{attribute.name}' must be in {ROLES!r} (got {value!r})",
                          attribute, ROLES, value)
 
+
+
+
+def nul_key(conversation: Conversation) -> tuple[str, str] | None:
+    """Where ``conversation`` holds a NUL character in a text used as a key or a filter
+    (its id, parent, source, project; a tool call's id), named as the ingest format names
+    the field, and why that is refused; None when nowhere.
+
+    SQLite's JSON lists and text functions end a text at a NUL: such a session was stored
+    and then could not be read by its id, and searches left it out without a word.
+
+    >>> from harkback.stages.records import Conversation, Message, Session
+    >>> nul_key(Conversation(Session(id="s", source="cli\\x00x"))), nul_key(Conversation(
+    ...     Session(id="s"), (Message(session_id="s", position=0, role="user"),)))
+    (('source', 'a source or project name cannot hold a NUL character'), None)
+    """
+    session = conversation.session
+    for name in ("id", "parent_session_id", "source", "project"):
+        value = getattr(session, name)
+        if isinstance(value, str) and "\x00" in value:
+            return name, (f"a {'session id' if name.endswith('id') else 'source or project name'}"
+                          " cannot hold a NUL character")
+    for message in conversation.messages:
+        where = f"messages[{message.position}]"
+        if "\x00" in message.tool_call_id:
+            return f"{where}.tool_call_id", "a tool call id cannot hold a NUL character"
+        for at, call in enumerate(message.tool_calls):
+            if "\x00" in call.id:
+                return f"{where}.tool_calls[{at}].id", "a tool call id cannot hold a NUL character"
+    return None

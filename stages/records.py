@@ -22,7 +22,7 @@ from harkback.stages.record_checks import EARLIEST_EPOCH as EARLIEST_EPOCH
 from harkback.stages.record_checks import LATEST_EPOCH as LATEST_EPOCH
 from harkback.stages.record_checks import ROLES as ROLES
 from harkback.stages.record_checks import Role as Role
-from harkback.stages.record_checks import a_role, at_least_zero, epoch_or_none, non_empty
+from harkback.stages.record_checks import a_role, at_least_zero, epoch_or_none, non_empty, nul_key
 from harkback.stages.record_checks import is_epoch as is_epoch
 
 _R = TypeVar("_R", "Session", "Message", "ToolCall")
@@ -166,7 +166,10 @@ def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
     one), and the memory store must not keep what the others cannot. For the same reason
     a text field holding something else (``None``, a number) is refused here, before any
     store writes, with a ``TypeError`` naming the field: memory kept it, SQLite failed as
-    "store unavailable" and PostgreSQL stored ``5`` as ``'5'``.
+    "store unavailable" and PostgreSQL stored ``5`` as ``'5'``. A NUL character in a key
+    or filter (:func:`~harkback.stages.record_checks.nul_key`) is refused as well, with a
+    ``ValueError``: SQLite stored such a session and could not read it again. Either way
+    nothing of the batch is written.
 
     >>> [c.session.id for c in storable([Conversation(Session(id="a\\udc80")),
     ...                                  Conversation(Session(id="b"))])]
@@ -174,6 +177,9 @@ def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
     >>> storable([Conversation(Session(id="s", title=None))])
     Traceback (most recent call last):
     TypeError: Session.title must be text (str), got None (session 's')
+    >>> storable([Conversation(Session(id="s\\x00x"))])
+    Traceback (most recent call last):
+    ValueError: id: a session id cannot hold a NUL character (session 's\\x00x')
     """
     if isinstance(conversations, Conversation):
         raise TypeError("ingest takes a list of Conversation records, got one "
@@ -184,6 +190,9 @@ def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
             raise TypeError("ingest takes Conversation records (a Session and its "
                             f"Messages), got {type(conversation).__name__}")
         conversation = dated(conversation.mended())
+        held = nul_key(conversation)
+        if held is not None:
+            raise ValueError(f"{held[0]}: {held[1]} (session {_shown(conversation.session.id)})")
         batch[conversation.session.id] = conversation
     return tuple(batch.values())
 

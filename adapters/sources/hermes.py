@@ -367,8 +367,10 @@ def _read_unit(db: HermesDb, todo: Sequence[Todo], start: int
         for counted in (session_left_out, left_out):  # damaged input is named, not only counted
             tally.merge(counted.items())
             tally.merge_skips(counted.named, counted.skips)
+        # The item is the row's id, as the next plan reads it; the session's, as stored.
         marks.append(Mark(item=session.id, fingerprint=mark, sessions=1,
-                          messages=len(conversation.messages), session_ids=(session.id,)))
+                          messages=len(conversation.messages),
+                          session_ids=(conversation.session.id,)))
         messages += len(conversation.messages)
         size += sum(len(m.content) + sum(len(c.arguments) for c in m.tool_calls)
                     for m in conversation.messages)  # characters: near enough to bytes
@@ -383,4 +385,4 @@ def _conversation(connection: sqlite3.Connection, columns: frozenset[str], sessi
     # A fresh tally per attempt, so a retried read does not count twice.
     tally = Tally(file=file)
     messages = messages_from_rows(session.id, read_messages(connection, columns, key), tally)
-    return Conversation(session, messages), tally
+    return importing.nul_free(Conversation(session, messages), tally), tally

@@ -37,6 +37,7 @@ from returns.result import Result
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
+from harkback.stages.record_checks import nul_key
 from harkback.stages.records import Conversation, is_epoch
 
 TOOL_OUTPUT_LIMIT = 32_000
@@ -133,6 +134,41 @@ class Tally:
     def items(self) -> tuple[tuple[str, int], ...]:
         """The counts as ``(reason, count)`` pairs."""
         return tuple(self.counts.items())
+
+
+def nul_free(conversation: Conversation, tally: Tally) -> Conversation:
+    """``conversation`` with each NUL character of its keys and filters (ids, source,
+    project: :func:`~harkback.stages.record_checks.nul_key`) made U+FFFD, named in ``tally``.
+
+    Every store refuses such a conversation (SQLite could not read it back by its id), and
+    refused, it stopped the whole import; a source's file or row holding one is damaged
+    input, read with the character replaced as bytes that are not UTF-8 are.
+
+    >>> from harkback.stages.records import Session
+    >>> tally = Tally(file="a.jsonl")
+    >>> nul_free(Conversation(Session(id="s", project="/w\\x00")), tally).session.project
+    '/w\ufffd'
+    >>> [skip.describe() for skip in tally.named]
+    ["a.jsonl: NUL character: in project of session 's', made U+FFFD"]
+    """
+    held = nul_key(conversation)
+    if held is None:
+        return conversation
+    session = conversation.session
+    parent = session.parent_session_id
+    mended = attrs.evolve(session, id=_nul_free(session.id), source=_nul_free(session.source),
+                          project=_nul_free(session.project),
+                          parent_session_id=None if parent is None else _nul_free(parent))
+    tally.skip("NUL character", f"in {held[0]} of session {session.id!r}, made U+FFFD",
+               "renamed" if mended.id != session.id else "repaired")
+    return Conversation(mended, tuple(attrs.evolve(
+        m, session_id=mended.id, tool_call_id=_nul_free(m.tool_call_id),
+        tool_calls=tuple(attrs.evolve(c, id=_nul_free(c.id)) for c in m.tool_calls))
+        for m in conversation.messages))
+
+
+def _nul_free(text: str) -> str:
+    return text.replace("\x00", "\ufffd")
 
 
 def counted(left_out: Iterable[tuple[str, int]]) -> str:

@@ -314,7 +314,8 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
             tally.skip("unreadable line", "the last line is cut short, and the file was not "
                        "written to since the last import")
             torn = False
-        read = owners.claim(item, parsed.conversations, tally)
+        read = owners.claim(item, (importing.nul_free(c, tally) for c in parsed.conversations),
+                            tally)
         conversations.extend(read)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it

@@ -49,19 +49,24 @@ class Migration(Generic[C]):
 class Migrated:
     """What an open found and left: the store's schema version before and after, what
     each step applied did (its ``about``), and the latest version of the store's own kind
-    (SQLite's and PostgreSQL's differ; 0: not said, never behind).
+    (SQLite's and PostgreSQL's differ), which every construction must say: a default (it
+    was 0, "never behind") let a search that forgot it open an older store writable, and
+    so migrate it.
 
     >>> Migrated(4, 4, latest=5).behind, Migrated(6, 6, latest=7).behind
     (True, True)
-    >>> Migrated(5, 5, latest=5).behind, Migrated(5, 5).behind
-    (False, False)
+    >>> Migrated(5, 5, latest=5).behind, Migrated(5, 5, ("add a column",), latest=5)
+    (False, Migrated(before=5, after=5, applied=('add a column',), latest=5))
+    >>> Migrated(5, 5)
+    Traceback (most recent call last):
+    TypeError: Migrated.__init__() missing 1 required keyword-only argument: 'latest'
     """
 
     before: int
     after: int
     applied: tuple[str, ...] = ()
     # Not compared: two opens that found and left the same versions are the same.
-    latest: int = attrs.field(default=0, eq=False, repr=False, kw_only=True)
+    latest: int = attrs.field(eq=False, kw_only=True)
 
     @property
     def behind(self) -> bool:
@@ -72,9 +77,9 @@ class Migrated:
     def describe(self, where: str) -> str:
         """One line for ``harkback migrate``.
 
-        >>> print(Migrated(1, 2, ("add a column",)).describe("h.db"))
+        >>> print(Migrated(1, 2, ("add a column",), latest=2).describe("h.db"))
         h.db: schema version 1 -> 2 (add a column)
-        >>> print(Migrated(2, 2).describe("h.db"))
+        >>> print(Migrated(2, 2, latest=2).describe("h.db"))
         h.db: schema version 2, up to date
         """
         if self.before == self.after:

@@ -23,6 +23,7 @@ tokenizes again the texts whose tokens changed).
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -152,28 +153,47 @@ def _wait_for_older_writers(connection: Connection) -> None:
     connection.execute("SELECT pg_advisory_xact_lock(%s)", (schema.WRITE_LOCK,))
 
 
-def _owners(where: str, found: int, owner: object, refused: psycopg.Error) -> str:
+def _owners(where: str, found: int, owners: Sequence[str], refused: psycopg.Error) -> str:
     """Why a role may not migrate the store: a step changes its tables, which only their
-    owner (or a member of the owner's role) may do.
+    owner (or a member of the owner's role) may do; of tables with several owners, only a
+    role holding the rights of each.
 
-    >>> _owners("postgresql:///team", 6, "admin", psycopg.Error("must be owner of x"))[-59:]
+    >>> _owners("postgresql:///team", 6, ["admin"], psycopg.Error("must be owner of x"))[-59:]
     'must be owner of x); have role admin run `harkback migrate`'
+    >>> _owners("postgresql:///team", 6, ["admin", "ops"], psycopg.Error("x"))[54:125]
+    'only a role holding the rights of each owner of its tables (admin, ops)'
     """
-    return (f"{where} has harkback schema version {found}, and only the owner of its tables "
-            f"({owner}) may migrate it to {SCHEMA_VERSION} ({refused}); have role {owner} run "
-            "`harkback migrate`")
+    if len(owners) == 1:
+        return (f"{where} has harkback schema version {found}, and only the owner of its "
+                f"tables ({owners[0]}) may migrate it to {SCHEMA_VERSION} ({refused}); have "
+                f"role {owners[0]} run `harkback migrate`")
+    return (f"{where} has harkback schema version {found}, and only a role holding the rights "
+            f"of each owner of its tables ({', '.join(owners)}) may migrate it to "
+            f"{SCHEMA_VERSION} ({refused}); have such a role run `harkback migrate`")
+
+
+def _owners_of(connection: Connection) -> tuple[tuple[str, bool], ...]:
+    """Each role owning some of the store's tables, and whether this role holds its rights
+    (the owner of ``sessions`` alone was named: a migration altering a table another role
+    owns was refused, and that role went unnamed)."""
+    return tuple((str(owner), bool(held)) for owner, held in connection.execute(
+        schema.OWNERS, (list(schema.TABLES),)).fetchall())
 
 
 def _asks_for_migrate(connection: Connection, where: str, found: int) -> str:
-    """The line refusing a read-only open of an older store: it names the owner of the
-    tables to run ``harkback migrate`` when this role is not one who may (a reader's own
-    `harkback migrate` would only be refused in turn)."""
-    owner, may = connection.execute(schema.OWNER_MAY_MIGRATE).fetchone() or (None, True)
-    if may:
+    """The line refusing a read-only open of an older store: it names the owners of the
+    tables to run ``harkback migrate`` when this role does not hold the rights of each (a
+    reader's own `harkback migrate` would only be refused in turn)."""
+    owners = _owners_of(connection)
+    if all(held for _, held in owners):
         return needs_migrate(where, found, SCHEMA_VERSION)
-    return (f"{where} has harkback schema version {found}, and this harkback reads only "
-            f"{SCHEMA_VERSION}: have role {owner} (the owner of its tables) run `harkback "
-            f"migrate --db {shlex.quote(where)}`")
+    run = f"run `harkback migrate --db {shlex.quote(where)}`"
+    said = f"{where} has harkback schema version {found}, and this harkback reads only " \
+           f"{SCHEMA_VERSION}: have"
+    if len(owners) == 1:
+        return f"{said} role {owners[0][0]} (the owner of its tables) {run}"
+    return (f"{said} a role holding the rights of each of {', '.join(o for o, _ in owners)} "
+            f"(its tables have several owners) {run}")
 
 
 def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migrated:
@@ -235,7 +255,7 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
                 f"its tables in schema {first}, first on the search path "
                 f"(search_path={path}); migrate it with {held_in} first "
                 f"(?options=-csearch_path%3D{held_in} in the URL)")
-        owner = _scalar(connection, schema.OWNER) if steps and before else None
+        owners = [o for o, _ in _owners_of(connection)] if steps and before else []
         try:
             for step in steps:
                 for statement in step.statements:
@@ -244,7 +264,7 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
                     step.rewrite(connection)  # a new database has no row to rewrite
         except psycopg.errors.InsufficientPrivilege as refused:
             # A team's member role, granted the rows but not the tables (a step's DDL).
-            raise SchemaProblem(_owners(where, found, owner, refused)) from refused
+            raise SchemaProblem(_owners(where, found, owners, refused)) from refused
         if steps:
             connection.execute(schema.SET_VERSION, (SCHEMA_VERSION,))
     return Migrated(before, SCHEMA_VERSION,

@@ -132,13 +132,13 @@ SHADOWED = (
 parameter) the search path finds before the store's schema (the second)."""
 VERSION = "SELECT version FROM harkback_schema"
 HAS_STORE = "SELECT to_regclass('harkback_schema') IS NOT NULL"
-OWNER = "SELECT pg_get_userbyid(relowner) FROM pg_catalog.pg_class WHERE oid = 'sessions'::regclass"
-"""The role owning the store's tables: the one that may migrate it."""
-OWNER_MAY_MIGRATE = (
-    "SELECT pg_get_userbyid(relowner), pg_has_role(relowner, 'USAGE') "
-    "FROM pg_catalog.pg_class WHERE oid = 'sessions'::regclass")
-"""That owner, and whether this role holds its rights, so may migrate: it is the owner, or
-a member inheriting them (a ``NOINHERIT`` member may not, as itself)."""
+OWNERS = (
+    "SELECT pg_get_userbyid(c.relowner), pg_has_role(c.relowner, 'USAGE') "
+    "FROM unnest(%s::text[]) AS t (name) JOIN pg_catalog.pg_class AS c "
+    "ON c.oid = to_regclass(t.name) GROUP BY c.relowner ORDER BY 1")
+"""The roles owning the store's tables (those of :data:`TABLES`, the parameter, it holds),
+by name: who may migrate it, and for each whether this role holds its rights, being it or
+a member inheriting them (a ``NOINHERIT`` member does not, as itself)."""
 SET_VERSION = "UPDATE harkback_schema SET version = %s"
 OTHER_TABLES = (
     "SELECT count(*) FROM pg_catalog.pg_tables "

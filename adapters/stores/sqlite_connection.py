@@ -13,7 +13,7 @@ newer schema version.
 >>> execute(connection, Statement("PRAGMA user_version")).fetchone(), has_vector_schema(connection)
 ((5,), True)
 >>> opened.schema
-Migrated(before=0, after=5, applied=())
+Migrated(before=0, after=5, applied=(), latest=5)
 >>> connection.close()
 """
 

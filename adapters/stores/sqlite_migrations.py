@@ -7,8 +7,10 @@ kill at any point leaves the file at its old version or its new one, never betwe
 read-only open runs :func:`read_forward` instead, which writes nothing to the file.
 
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
->>> bring_forward(connection, "h.db"), bring_forward(connection, "h.db")
-(Migrated(before=0, after=5, applied=()), Migrated(before=5, after=5, applied=()))
+>>> bring_forward(connection, "h.db")
+Migrated(before=0, after=5, applied=(), latest=5)
+>>> bring_forward(connection, "h.db")
+Migrated(before=5, after=5, applied=(), latest=5)
 """
 
 from __future__ import annotations

@@ -172,6 +172,21 @@ def test_own_parent_is_rejected() -> None:
     assert _reason({"id": "s", "parent_session_id": "s"}).startswith("parent_session_id")
 
 
+def test_a_nul_in_a_source_project_or_tool_call_id_is_a_bad_line() -> None:
+    """Such a line was read, then the store refused its whole batch (storable): it is a
+    bad line naming the field, as a NUL in a session id is."""
+    call = {"role": "assistant", "tool_calls": [{"id": "c\x001", "name": "bash"}]}
+    name, call_id = "a source or project name", "a tool call id"
+    for fields, said in (({"source": "cli\x00x"}, f"source: {name}"),
+                         ({"project": "/w\x00"}, f"project: {name}"),
+                         ({"messages": [{"role": "tool", "tool_call_id": "c\x001"}]},
+                          f"messages[0].tool_call_id: {call_id}"),
+                         ({"messages": [{"role": "user"}, call]},
+                          f"messages[1].tool_calls[0].id: {call_id}")):
+        assert _line_failure(json.dumps({"id": "s", **fields})).message() == (
+            f"line 5: {said} cannot hold a NUL character"), fields
+
+
 def test_unknown_role_is_rejected_with_its_position() -> None:
     """A role outside user/assistant/tool/system names the message and the value."""
     reason = _reason({"id": "s", "messages": [{"role": "user"}, {"role": "bot"}]})
@@ -283,24 +298,25 @@ def test_parse_lines_skips_blanks_and_numbers_from_one() -> None:
 
 # --- properties -----------------------------------------------------------------------
 
-_ids = st.text(min_size=1).filter(lambda s: s.strip() != "" and "\x00" not in s)
+_keys = st.text().filter(lambda s: "\x00" not in s)  # ids, sources, projects: no NUL
+_ids = _keys.filter(lambda s: s.strip() != "")
 _times = st.none() | st.floats(min_value=EARLIEST_EPOCH, max_value=LATEST_EPOCH)
-_tool_calls = st.builds(ToolCall, id=st.text(), name=st.text(), arguments=st.text())
+_tool_calls = st.builds(ToolCall, id=_keys, name=st.text(), arguments=st.text())
 
 
 @st.composite
 def _conversations(draw: st.DrawFn) -> Conversation:
     session_id = draw(_ids)
     parent = draw(st.none() | _ids.filter(lambda p: p != session_id))
-    session = Session(id=session_id, source=draw(st.text()), model=draw(st.text()),
+    session = Session(id=session_id, source=draw(_keys), model=draw(st.text()),
                       title=draw(st.text()), started_at=draw(_times), ended_at=draw(_times),
                       parent_session_id=parent, end_reason=draw(st.text()),
-                      project=draw(st.text()))
+                      project=draw(_keys))
     count = draw(st.integers(min_value=0, max_value=6))
     messages = tuple(
         Message(session_id=session_id, position=i, role=draw(st.sampled_from(ROLES)),
                 content=draw(st.text()), tool_name=draw(st.text()),
-                tool_call_id=draw(st.text()),
+                tool_call_id=draw(_keys),
                 tool_calls=tuple(draw(st.lists(_tool_calls, max_size=3))),
                 timestamp=draw(_times))
         for i in range(count))

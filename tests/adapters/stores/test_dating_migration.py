@@ -65,12 +65,12 @@ async def test_a_writable_open_dates_a_version_3_files_undated_sessions(tmp_path
     raw.close()
     before = file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
-        assert reader.schema == Migrated(3, 3)
+        assert reader.schema == Migrated(3, 3, latest=schema.SCHEMA_VERSION)
         assert set((await _starts(reader)).values()) == {None}
     assert file_state(path) == before
     with SqliteStore.open(path).unwrap() as store:
         assert store.schema == Migrated(3, schema.SCHEMA_VERSION, (
-            DATED_ABOUT, *(m.about for m in MIGRATIONS[3:])))
+            DATED_ABOUT, *(m.about for m in MIGRATIONS[3:])), latest=schema.SCHEMA_VERSION)
         assert await _starts(store) == DATED
         assert await _bounded(store) == {"late-first", "ended", "dated"}
 
@@ -96,6 +96,6 @@ async def test_a_writable_open_dates_a_version_5_databases_undated_sessions(url:
             "SELECT count(*) FROM sessions WHERE started_at IS NOT NULL").fetchone() == (0,)
     with PostgresStore.open(url).unwrap() as store:
         assert store.schema == Migrated(5, PG_VERSION, (
-            DATED_ABOUT, *(m.about for m in PG_MIGRATIONS[5:])))
+            DATED_ABOUT, *(m.about for m in PG_MIGRATIONS[5:])), latest=PG_VERSION)
         assert await _starts(store) == DATED
         assert await _bounded(store) == {"late-first", "ended", "dated"}

@@ -68,7 +68,8 @@ async def test_a_writable_open_migrates_a_version_1_file_keeping_every_row(
     assert (_version(old), "project" in _session_columns(old)) == (1, False)
     with SqliteStore.open(old).unwrap() as store:
         assert store.schema == Migrated(1, schema.SCHEMA_VERSION,
-                                        tuple(step.about for step in MIGRATIONS))
+                                        tuple(step.about for step in MIGRATIONS),
+                                        latest=schema.SCHEMA_VERSION)
         assert store.schema.applied[0] == "sessions.project: the folder a session worked in"
         migrated = await _everything(store)
     with SqliteStore.open(fresh).unwrap() as store:
@@ -92,7 +93,8 @@ async def test_a_migrated_file_takes_projects_and_opens_again_unchanged(tmp_path
     with SqliteStore.open(path).unwrap() as store:
         await ok(store.ingest([Conversation(Session(id="new", project="/w/api"))]))
     with SqliteStore.open(path).unwrap() as store:
-        assert store.schema == Migrated(schema.SCHEMA_VERSION, schema.SCHEMA_VERSION)
+        assert store.schema == Migrated(schema.SCHEMA_VERSION, schema.SCHEMA_VERSION,
+                                        latest=schema.SCHEMA_VERSION)
         found = await ok(store.sessions(["new", "root"]))
     assert [s.project for s in found] == ["/w/api", ""]
 
@@ -104,7 +106,7 @@ async def test_a_read_only_open_reads_a_version_1_file_without_writing(tmp_path:
     old_file(path, CORPUS)
     before = file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
-        assert reader.schema == Migrated(1, 1)
+        assert reader.schema == Migrated(1, 1, latest=schema.SCHEMA_VERSION)
         seen = await _everything(reader)
     assert file_state(path) == before
     assert _version(path) == 1

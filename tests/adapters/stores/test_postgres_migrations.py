@@ -92,12 +92,12 @@ def test_a_migrated_version_1_database_is_laid_out_as_a_new_one(
     index equals a database made new."""
     _version_1(url)
     with PostgresStore.open(url).unwrap() as store:
-        assert store.schema == Migrated(1, SCHEMA_VERSION, ABOUTS)
+        assert store.schema == Migrated(1, SCHEMA_VERSION, ABOUTS, latest=SCHEMA_VERSION)
     with PostgresStore.open(url).unwrap() as store:
-        assert store.schema == Migrated(SCHEMA_VERSION, SCHEMA_VERSION)
+        assert store.schema == Migrated(SCHEMA_VERSION, SCHEMA_VERSION, latest=SCHEMA_VERSION)
     fresh = postgres_server.create_database(f"migrate_{next(_names)}")
     with PostgresStore.open(fresh).unwrap() as store:
-        assert store.schema == Migrated(0, SCHEMA_VERSION)
+        assert store.schema == Migrated(0, SCHEMA_VERSION, latest=SCHEMA_VERSION)
     assert _layout(url) == _layout(fresh)
     assert _layout(url)[2] == (SCHEMA_VERSION,)
     assert [name for name, _ in _layout(url)[4]] == [

@@ -65,7 +65,8 @@ async def made(url: str, how: str) -> None:
     if how == "migrated":
         back_to_version_6(url)
         with PostgresStore.open(url).unwrap() as store:
-            assert store.schema == Migrated(6, SCHEMA_VERSION, (MIGRATIONS[-1].about,))
+            assert store.schema == Migrated(6, SCHEMA_VERSION, (MIGRATIONS[-1].about,),
+                                            latest=SCHEMA_VERSION)
 
 
 def _rewrites(connection: psycopg.Connection[tuple[int, ...]], table: str) -> int:
@@ -231,5 +232,50 @@ async def test_a_member_that_does_not_inherit_the_owner_is_told_who_may_migrate(
         refused
     own_run = PostgresStore.open(member).failure().reason
     assert f"have role {USER} run `harkback migrate`" in own_run, own_run
+    with psycopg.connect(url) as connection:
+        assert connection.execute(schema.VERSION).fetchone() == (6,)
+
+
+async def test_a_reading_role_is_told_each_owner_of_tables_with_several(database: str) -> None:
+    """Tables of the store owned by two roles (``summary_cache`` handed to another): the
+    reader's line names both, not the owner of ``sessions`` alone, and says the tables have
+    several owners; nothing is changed."""
+    url = in_schema(database, "hb")
+    await made(url, "new")
+    back_to_version_6(url)
+    with psycopg.connect(database, autocommit=True) as owner:
+        owner.execute("CREATE ROLE step7_cache_owner")
+        owner.execute("ALTER TABLE hb.summary_cache OWNER TO step7_cache_owner")
+        owner.execute("CREATE ROLE step7_reader_of_two LOGIN")
+        owner.execute("GRANT USAGE ON SCHEMA hb TO step7_reader_of_two")
+        owner.execute("GRANT SELECT ON ALL TABLES IN SCHEMA hb TO step7_reader_of_two")
+    reader = url.replace(f"postgresql://{USER}@", "postgresql://step7_reader_of_two@")
+    refused = PostgresStore.open(reader, readonly=True).failure().reason
+    assert (f"reads only 7: have a role holding the rights of each of {USER}, "
+            "step7_cache_owner (its tables have several owners) run `harkback migrate --db "
+            in refused and "\n" not in refused), refused
+    with psycopg.connect(url) as connection:
+        assert connection.execute(schema.VERSION).fetchone() == (6,)
+
+
+async def test_a_member_of_one_owner_is_told_each_owner_of_tables_with_several(
+        database: str) -> None:
+    """A member of the role owning most tables, migrating a store whose ``sessions`` another
+    role owns: step 7's index on it is refused, and the line names both owners (the owner of
+    ``sessions`` alone could not replace the function either); nothing is changed."""
+    url = in_schema(database, "hb")
+    await made(url, "new")
+    back_to_version_6(url)
+    with psycopg.connect(database, autocommit=True) as owner:
+        owner.execute("CREATE ROLE step7_sessions_owner")
+        owner.execute("ALTER TABLE hb.sessions OWNER TO step7_sessions_owner")
+        owner.execute("CREATE ROLE step7_member_of_one LOGIN")
+        owner.execute(f"GRANT {USER} TO step7_member_of_one")
+    member = url.replace(f"postgresql://{USER}@", "postgresql://step7_member_of_one@")
+    refused = PostgresStore.open(member).failure().reason
+    assert refused.endswith(
+        f"only a role holding the rights of each owner of its tables ({USER}, "
+        "step7_sessions_owner) may migrate it to 7 (must be owner of table sessions); have "
+        "such a role run `harkback migrate`"), refused
     with psycopg.connect(url) as connection:
         assert connection.execute(schema.VERSION).fetchone() == (6,)

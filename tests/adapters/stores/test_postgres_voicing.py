@@ -91,7 +91,8 @@ async def test_a_version_4_database_is_tokenized_again_as_a_new_one_is(
         rewrites = _scalar(connection, "SELECT rewrites FROM index_totals")
     with PostgresStore.open(url).unwrap() as store:
         assert store.schema == Migrated(4, SCHEMA_VERSION, (
-            postgres_voicing.ABOUT, DATED_ABOUT, *(m.about for m in MIGRATIONS[5:])))
+            postgres_voicing.ABOUT, DATED_ABOUT, *(m.about for m in MIGRATIONS[5:])),
+            latest=SCHEMA_VERSION)
         found = {h.session_id for h in await ok(store.search(match('"バケット"')))}
         assert found == {"bucket"}
         assert (await ranked(store, "S3 バケット"))[0] == "bucket"

@@ -74,8 +74,9 @@ async def test_sqlite_reads_the_sources_by_the_index(tmp_path: Path, how: str) -
                 raw.execute(statement)
         raw.close()
     with SqliteStore.open(path).unwrap() as store:
-        assert store.schema == (Migrated(4, schema.SCHEMA_VERSION, (MIGRATIONS[-1].about,))
-                                if how == "migrated" else Migrated(5, 5))
+        latest = schema.SCHEMA_VERSION
+        assert store.schema == (Migrated(4, latest, (MIGRATIONS[-1].about,), latest=latest)
+                                if how == "migrated" else Migrated(5, 5, latest=latest))
         assert await _listed(store) == (("codex", *RARE), NEWEST_ZED)
     listing = rows.recent(RecentQuery(limit=2, sources=("zed",)))
     assert "USING COVERING INDEX sessions_source" in _sqlite_plan(path, SOURCE_NAMES)
@@ -95,7 +96,7 @@ async def test_a_read_only_open_of_a_version_4_file_reads_it_unchanged(tmp_path:
     raw.close()
     before = file_state(path)
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
-        assert reader.schema == Migrated(4, 4)
+        assert reader.schema == Migrated(4, 4, latest=schema.SCHEMA_VERSION)
         assert await _listed(reader) == (("codex", *RARE), NEWEST_ZED)
     assert file_state(path) == before
     done = harkback("migrate", "--db", str(path))
