@@ -88,11 +88,12 @@ def nul_key(conversation: Conversation) -> tuple[str, str] | None:
         if isinstance(value, str) and "\x00" in value:
             return name, (f"a {'session id' if name.endswith('id') else 'source or project name'}"
                           " cannot hold a NUL character")
-    for message in conversation.messages:
-        where = f"messages[{message.position}]"
+    for message in conversation.messages:  # the place is named only when found: ingest's path
         if "\x00" in message.tool_call_id:
-            return f"{where}.tool_call_id", "a tool call id cannot hold a NUL character"
+            return (f"messages[{message.position}].tool_call_id",
+                    "a tool call id cannot hold a NUL character")
         for at, call in enumerate(message.tool_calls):
             if "\x00" in call.id:
-                return f"{where}.tool_calls[{at}].id", "a tool call id cannot hold a NUL character"
+                return (f"messages[{message.position}].tool_calls[{at}].id",
+                        "a tool call id cannot hold a NUL character")
     return None
