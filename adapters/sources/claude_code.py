@@ -249,7 +249,8 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         return sessions[sid]
 
     seen: set[str] = set()
-    parents: set[str] = set()  # messages another line follows: not the end of a branch
+    parents: set[str] = set()  # messages another message follows: not a branch's end
+    hops: dict[str, str] = {}  # a line between messages (system, progress ...): the message
     copied: set[str] = set()
     opening = True  # no line of the session's own read yet: a resume's copy comes first
     for line in transcript_lines.located(lines, tally):
@@ -261,7 +262,11 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             tally.add("repeated line (same uuid)")
             continue
         seen.add(uuid)
-        parents.add(text_of(line.get("parentUuid")))
+        link = text_of(line.get("parentUuid"))
+        if uuid:
+            parents.add(hops.get(link, link))
+        elif other := text_of(line.get("uuid")):  # a file often ends in one (turn_duration)
+            hops[other] = hops.get(link, link)
         source = ""
         if uuid and main:
             source = replayed_from(line, session_id, opening=opening)

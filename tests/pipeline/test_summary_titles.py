@@ -122,6 +122,22 @@ def test_a_new_file_titles_an_unchanged_one_and_later_imports_keep_it(
     assert again["sessions"] == {"added": 0, "updated": 0, "skipped": 2}
 
 
+def test_a_conversation_ending_in_a_system_line_is_titled_by_a_later_file(
+        tmp_path: Path, db: str) -> None:
+    """Claude Code ends a turn with lines that are no message (``system``: the turn's
+    duration; ``progress`` of a hook) following its last message: that message is still
+    the end of the conversation a new file's summary names, with A unchanged."""
+    folder = tmp_path / "p"
+    ending = [{"type": "progress", "uuid": "p1", "parentUuid": "a2", "sessionId": FIRST},
+              {"type": "system", "subtype": "turn_duration", "uuid": "s1",
+               "parentUuid": "p1", "sessionId": FIRST}]
+    _write(folder, FIRST, [*_conversation(FIRST, "a"), *ending], 10**18)
+    _import(folder, db)
+    _write(folder, SECOND, [_summary("a2"), *_conversation(SECOND, "b")], 2 * 10**18)
+    _import(folder, db)
+    assert _titles(db) == {FIRST: TITLE, SECOND: ""}
+
+
 def test_the_latest_summary_wins_across_files(tmp_path: Path, db: str) -> None:
     """A THIRD file written later with another summary of a2 retitles A, though A went on
     after a2 since (a2 is no longer the end of A's conversation)."""
