@@ -251,7 +251,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     if summaries is not None:
         named = gather(marks, [(c[1], c[2], c[0]) for c in changed], summaries)
     for path_of, item, fingerprint, size, old in kept:
-        if stale(old.fingerprint, named):  # another file's summary titles it anew
+        if summaries is not None and stale(old.fingerprint, named):  # titled anew
             changed.append((path_of, item, fingerprint, size, old.session_ids, False))
         else:
             unchanged += old.sessions
