@@ -9,8 +9,10 @@ is stored as ``[image]``), plus
 ``sessionId``, ``uuid``, ``timestamp``, ``cwd``, ``gitBranch``, ``isSidechain`` and,
 on sub-agent lines, ``agentId``. ``summary``, ``custom-title`` and ``ai-title`` lines name the
 session (a ``custom-title``, from ``/rename``, first, then an ``ai-title``, Claude Code's
-own); other types (``system``, ``file-history-snapshot``, ``queue-operation``,
-``progress`` ...) carry no conversation and are counted, as are unknown types.
+own, then a summary, which another file may hold:
+:mod:`~harkback.adapters.sources.summary_titles`); other types (``system``,
+``file-history-snapshot``, ``queue-operation``, ``progress`` ...) carry no conversation
+and are counted, as are unknown types.
 
 Sub-agents (the Task tool) write ``<session id>/subagents/agent-<agent id>.jsonl``
 (older versions: ``agent-<agent id>.jsonl`` beside the session, or sidechain lines
@@ -44,9 +46,10 @@ from pathlib import PurePath
 
 import attrs
 
-from harkback.adapters.sources import transcript_lines, transcripts
+from harkback.adapters.sources import summary_titles, transcript_lines, transcripts
 from harkback.adapters.sources.importing import Tally
 from harkback.adapters.sources.replays import Replayed
+from harkback.adapters.sources.summary_titles import NO_NAMES, Named
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcript_session import Transcript, text_of
 from harkback.adapters.sources.transcripts import ParsedFile
@@ -216,14 +219,16 @@ def replayed_from(line: Line, own: str, *, opening: bool) -> str:
 
 def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
                 project: bool, main: bool = True, tally: Tally | None = None,
-                known: Container[str] = frozenset()) -> ParsedFile:
+                known: Container[str] = frozenset(), named: Named = NO_NAMES) -> ParsedFile:
     """Read the lines of one transcript file whose own session is ``session_id``.
 
     In a ``main`` session's file, sidechain lines go to sub-agent sessions of their
     own; ``project`` adds the project line to the file's own session. A line of a
     ``main`` file copied from a ``known`` session (a resume or a fork replays the earlier
     session) is left out, and the session continues that one
-    (:mod:`~harkback.adapters.sources.replays`).
+    (:mod:`~harkback.adapters.sources.replays`). A session naming itself nothing takes the
+    latest summary of ``named`` (other files' summaries) naming one of its messages
+    (:mod:`~harkback.adapters.sources.summary_titles`).
     """
     tally = tally if tally is not None else Tally()
     replayed = Replayed()
@@ -244,6 +249,8 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         return sessions[sid]
 
     seen: set[str] = set()
+    parents: set[str] = set()  # messages another message follows: not a branch's end
+    hops: dict[str, str] = {}  # a line between messages (system, progress ...): the message
     copied: set[str] = set()
     opening = True  # no line of the session's own read yet: a resume's copy comes first
     for line in transcript_lines.located(lines, tally):
@@ -255,6 +262,11 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             tally.add("repeated line (same uuid)")
             continue
         seen.add(uuid)
+        link = text_of(line.get("parentUuid"))
+        if uuid:
+            parents.add(hops.get(link, link))
+        elif other := text_of(line.get("uuid")):  # a file often ends in one (turn_duration)
+            hops[other] = hops.get(link, link)
         source = ""
         if uuid and main:
             source = replayed_from(line, session_id, opening=opening)
@@ -281,28 +293,37 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
     uuids = (own.uuids if own is not None else set()) | copied
     if own is not None and replayed.parent is not None:
         own.parent = replayed.parent
-    named = ([t for t in titles if t] or [t for t in ai_titles if t]
-             or [s for leaf, s in summaries if s and leaf in uuids])
+    uuids.discard("")
+    own_names = ([t for t in titles if t] or [t for t in ai_titles if t]
+                 or [s for leaf, s in summaries if s and leaf in uuids])
+    # Named by no line of its own: the latest summary another file holds of its messages.
+    # Its mark keeps the messages such a summary may name, for files read later.
+    ends = () if own_names or own is None else {u for u in uuids
+                                                 if u not in parents or u in named}
+    titled = "" if own_names else named.best(uuids)
+    title_of = own_names[-1] if own_names else titled
     conversations = []
     for sid, session in sessions.items():
         if not session.turns:
             tally.add("session without messages")
             continue
-        title = named[-1] if named and sid == session_id else ""
+        title = title_of if sid == session_id else ""
         conversations.append(session.conversation(source=SOURCE, title=title,
                                                   project=project and sid == session_id))
     return ParsedFile(conversations=tuple(conversations), left_out=tally.items(),
-                      lineage=replayed.lineage())
+                      lineage=summary_titles.lineage(
+                          replayed.decided(), [(leaf, s) for leaf, s in summaries if s],
+                          ends, titled))
 
 
 def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
-              known: Container[str] = frozenset()) -> ParsedFile:
+              known: Container[str] = frozenset(), named: Named = NO_NAMES) -> ParsedFile:
     """Read one transcript file at ``relative`` under the ``projects`` folder.
 
     Its place names its session: ``<project>/<session>.jsonl``,
     ``<project>/<session>/subagents/agent-<id>.jsonl``, or (older) an agent file
     beside the session, whose lines name the session. Lines a session file copied from a
-    ``known`` session are left out.
+    ``known`` session are left out; ``named`` are the folder's summaries.
     """
     parts, stem = relative.parts, relative.stem
     if stem.startswith("agent-acompact"):
@@ -311,13 +332,14 @@ def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
     lines = list(lines)
     if len(parts) == 4 and parts[2] == "subagents":
         return parse_lines(f"{parts[1]}/{stem}", lines, parent=parts[1], project=False,
-                           main=False, tally=tally)
+                           main=False, tally=tally, named=named)
     if stem.startswith("agent-"):
         owner = next((text_of(line.get("sessionId")) for line in lines
                       if line.get("sessionId")), "")
         return parse_lines(f"{owner}/{stem}" if owner else stem, lines, parent=owner or None,
-                           project=False, main=False, tally=tally)
-    return parse_lines(stem, lines, parent=None, project=True, tally=tally, known=known)
+                           project=False, main=False, tally=tally, named=named)
+    return parse_lines(stem, lines, parent=None, project=True, tally=tally, known=known,
+                       named=named)
 
 
 def session_named(item: str) -> str:
@@ -333,5 +355,6 @@ def session_named(item: str) -> str:
 
 CLAUDE_CODE = transcripts.TranscriptFormat(
     kind=SOURCE, what="Claude Code projects folder",
-    patterns=("*/*.jsonl", "*/*/subagents/*.jsonl"), read=read_file, names=session_named)
+    patterns=("*/*.jsonl", "*/*/subagents/*.jsonl"), read=read_file, names=session_named,
+    summaries=summary_titles.scan)
 """Claude Code's ``projects`` folder."""

@@ -51,6 +51,7 @@ from harkback.adapters.sources import transcript_lines, transcripts
 from harkback.adapters.sources.encodings import json_loads
 from harkback.adapters.sources.importing import Tally
 from harkback.adapters.sources.replays import Replayed
+from harkback.adapters.sources.summary_titles import NO_NAMES, Named
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcript_session import Transcript, text_of
 from harkback.adapters.sources.transcripts import ParsedFile
@@ -304,8 +305,9 @@ def session_named(item: str) -> str:
 
 
 def read_rollout(relative: PurePath, lines: Iterable[Line], tally: Tally,
-                 known: Container[str] = frozenset()) -> ParsedFile:
-    """Read one rollout file (its session id falls back to the uuid in its name)."""
+                 known: Container[str] = frozenset(), named: Named = NO_NAMES) -> ParsedFile:
+    """Read one rollout file (its session id falls back to the uuid in its name); Codex
+    writes no summaries, so ``named`` is not used."""
     return parse_rollout_lines(session_named(str(relative)) or relative.stem, lines, tally,
                                known)
 

@@ -61,10 +61,14 @@ class Replayed:
 
     def lineage(self) -> str:
         """What was decided, as the mark keeps it (empty: the file replays nothing)."""
+        decided = self.decided()
+        return json.dumps(decided, ensure_ascii=False) if decided else ""
+
+    def decided(self) -> dict[str, list[str]]:
+        """What was decided, as a mapping (empty: the file replays nothing)."""
         if not (self.after or self.awaits):
-            return ""
-        return json.dumps({"after": list(self.after), "awaits": list(self.awaits)},
-                          ensure_ascii=False)
+            return {}
+        return {"after": list(self.after), "awaits": list(self.awaits)}
 
 
 def marked(fingerprint: str, lineage: str) -> str:

@@ -38,6 +38,7 @@ from harkback.adapters.sources.importing import (
 )
 from harkback.adapters.sources.replays import Known, fingerprint_of, holds, marked
 from harkback.adapters.sources.session_owners import SessionOwners
+from harkback.adapters.sources.summary_titles import NO_NAMES, Named, gather, stale
 from harkback.adapters.sources.transcript_lines import (
     LINE_NUMBER,
     TORN,
@@ -82,21 +83,26 @@ class TranscriptFormat:
     """What the folder is, for a person (``Codex sessions folder``)."""
     patterns: tuple[str, ...]
     """Globs of the transcript files under the folder."""
-    read: Callable[[PurePath, Iterable[Line], Tally, Container[str]], ParsedFile]
+    read: Callable[[PurePath, Iterable[Line], Tally, Container[str], Named], ParsedFile]
     """Reads one file: its path under the folder, its lines, the tally of what is left out,
-    the known sessions."""
+    the known sessions, the summaries of the folder's files."""
     unpack: Callable[[object, Tally], list[Line]] | None = None
     """The lines :attr:`read` reads of a file that holds one JSON document (``*.json``),
     from that document (None: the format writes none)."""
     names: Callable[[str], str] | None = None
     """The session id a file's path under the folder names ("" if none): a file replaying
     that session knows it is being imported before its file is read."""
+    summaries: Callable[[Path], list[tuple[str, str]]] | None = None
+    """The ``(leaf, text)`` summaries a file holds, read before any file is (None: the format
+    writes none): they may title another file's session
+    (:mod:`~harkback.adapters.sources.summary_titles`)."""
 
 
 def parse_file(form: TranscriptFormat, path: Path, root: Path,
-               known: Container[str] = frozenset()) -> ParsedFile:
+               known: Container[str] = frozenset(), named: Named = NO_NAMES) -> ParsedFile:
     """Read one transcript file of format ``form`` found under ``root``; ``known`` are the
-    sessions stored or being imported (lines it replays from them are left out)."""
+    sessions stored or being imported (lines it replays from them are left out), ``named``
+    the summaries of the folder's files."""
     tally = Tally()
     numbered: Iterable[Line]
     if form.unpack is not None and path.suffix == ".json":
@@ -108,7 +114,7 @@ def parse_file(form: TranscriptFormat, path: Path, root: Path,
     # Session ids are made of file names: as text a store can keep. A file of a folder
     # beside the root (Codex's archive) is named from the root: ``../archived_sessions/x``.
     parsed = form.read(PurePath(path_text(os.path.relpath(path, root))), numbered, tally,
-                       known)
+                       known, named)
     return attrs.evolve(parsed, skipped=tuple(tally.named), skips=tally.skips)
 
 
@@ -164,15 +170,17 @@ class TranscriptImporter:
             prefix = "" if folder == self.root else f"{os.path.relpath(folder, self.root)}/"
             files += [prefix + name for name in found]
         return plan_files(self.root, files, state, full=full,
-                          parse=lambda path, known: parse_file(self.form, path, self.root,
-                                                               known),
-                          unreadable=unreadable, names=self.form.names)
+                          parse=lambda path, known, named: parse_file(
+                              self.form, path, self.root, known, named),
+                          unreadable=unreadable, names=self.form.names,
+                          summaries=self.form.summaries)
 
 
 def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
-               full: bool, parse: Callable[[Path, Container[str]], ParsedFile],
+               full: bool, parse: Callable[[Path, Container[str], Named], ParsedFile],
                unreadable: Sequence[tuple[str, str]] = (),
-               names: Callable[[str], str] | None = None
+               names: Callable[[str], str] | None = None,
+               summaries: Callable[[Path], list[tuple[str, str]]] | None = None
                ) -> Result[ImportPlan, StoreUnavailable]:
     """Plan importing every file of ``files`` (paths under ``root``, ``/``-separated)
     whose size or mtime changed since ``state``.
@@ -183,13 +191,15 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     marked file is ``gone`` only when it no longer exists: one that cannot be seen (in
     a folder that became unreadable) is left as it was, with a note. ``names`` gives the
     session a file's path names, for files that replay another session's lines
-    (:class:`~harkback.adapters.sources.replays.Known`).
+    (:class:`~harkback.adapters.sources.replays.Known`). ``summaries`` reads the summaries
+    a file holds: an unchanged file whose session they title anew is read again.
     """
     marks = state.marks_by_item()
     # A mark's replay decision holds while the sessions it left out are stored (marked);
     # a file only listed may fail to be read, and must not keep a copy left out for good.
     stored = Known(marks, ())
     replaying: list[tuple[Path, str, str, int, Mark]] = []
+    kept: list[tuple[Path, str, str, int, Mark]] = []  # unchanged files
     changed: list[tuple[Path, str, str, int, tuple[str, ...], bool]] = []
     unchanged = 0
     seen: set[str] = set()
@@ -213,7 +223,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
         # A mark kept before marks named their sessions is read once more, to learn them.
         if not full and old is not None and (old.session_ids or not old.sessions):
             if old.fingerprint == fingerprint:
-                unchanged += old.sessions
+                kept.append((Path(path), item, fingerprint, size, old))
                 continue
             if fingerprint_of(old.fingerprint) == fingerprint:
                 # Unchanged, but what it left out is judged once the files read are known.
@@ -234,13 +244,22 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
     known = Known(marks, [change[1] for change in changed], names)
     for path_of, item, fingerprint, size, old in replaying:
         if holds(old.fingerprint, fingerprint, stored, known):
-            unchanged += old.sessions
+            kept.append((path_of, item, fingerprint, size, old))
         else:
             changed.append((path_of, item, fingerprint, size, old.session_ids, False))
+    named = NO_NAMES
+    if summaries is not None:
+        named = gather(marks, [(c[1], c[2], c[0]) for c in changed], summaries)
+    for path_of, item, fingerprint, size, old in kept:
+        if summaries is not None and stale(old.fingerprint, named):  # titled anew
+            changed.append((path_of, item, fingerprint, size, old.session_ids, False))
+        else:
+            unchanged += old.sessions
     total = sum(change[3] for change in changed)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
     return Success(ImportPlan(total=total, units=_file_units(changed,
-                                                            lambda path: parse(path, known),
+                                                            lambda path: parse(path, known,
+                                                                               named),
                                                             owners, unreadable, odd),
                               unchanged=unchanged, gone=gone, notes=notes))
 
