@@ -6,7 +6,8 @@ Written without spaces, such words also glue to the topic ("超时是" makes the
 "时是"), so they are taken out of the question's text before it is cut into bigrams,
 leaving the topic words whole. Each language has its list below; Korean, written with
 spaces, drops a framing word with its endings (해결했지, 문제를), the particle at the end
-of a longer word (에러를 → 에러) or of a noun of one syllable (큐에 → 큐, as
+of a longer word (에러를 → 에러), a particle written apart after a Latin word or a
+number ("CloudFront 에서": :data:`KOREAN_APART`) or of a noun of one syllable (큐에 → 큐, as
 :mod:`~harkback.stages.text.korean` tells them from words like 속도) and a verb's ending,
 keeping a noun made a verb (배포했던 → 배포; a verb's own stem, 바꿨었지, goes whole).
 English framing is the stopword list of :mod:`~harkback.stages.text.tokens`.
@@ -88,6 +89,15 @@ KOREAN_WORDS = frozenset("""
 """Korean words that frame only as a whole word (as stems they would take 안전, 거리,
 때때로 along): not (안, 못), thing (거, 것, 걸), when (때), a little (좀), again (또),
 and the forms of 하다/되다 standing alone (한, 할, 된, 해)."""
+
+KOREAN_APART = frozenset("""
+가 이 를 을 는 은 와 과 로 으로 에 에서 에게 한테 의 도 만 랑 이랑 하고 까지 부터 처럼
+에는 에도 에서는 에서도 로는 으로는 로도 으로도
+""".split())
+"""Korean particles written as a word of their own. Korean glues a particle to a Korean
+word, but after a Latin word or a number people often write it apart ("CloudFront 에서",
+"JPA 로", "iOS 랑"); alone it names nothing, and searched it would weigh as a topic word
+(에서 3.2 in a question of the seed set blind8) or, one syllable, match as a noun."""
 
 KOREAN_PARTICLES = ("에서", "으로", "에게", "하고", "이랑", "을", "를", "이", "가", "은", "는",
                     "에", "의", "도", "로", "와", "과")
@@ -230,8 +240,8 @@ def _glossary_word(word: str) -> str | None:
 
 
 def _korean_function_word(word: str) -> bool:
-    # 거, 때, 것을: a listed word alone or with a one-syllable particle.
-    return word in KOREAN_WORDS or (word[:-1] in KOREAN_WORDS
+    # 거, 때, 것을: a listed word alone or with a one-syllable particle; a particle alone.
+    return word in KOREAN_WORDS or word in KOREAN_APART or (word[:-1] in KOREAN_WORDS
                                      and word[-1] in KOREAN_PARTICLES)
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from harkback.stages.query import parse_query
-from harkback.stages.text.framing import CHINESE, JAPANESE, KOREAN, KOREAN_WORDS, without_framing
+from harkback.stages.text.framing import (
+    CHINESE,
+    JAPANESE,
+    KOREAN,
+    KOREAN_APART,
+    KOREAN_WORDS,
+    without_framing,
+)
 from harkback.stages.text.tokens import tokens
 
 
@@ -116,6 +123,14 @@ def test_a_noun_made_a_verb_keeps_the_noun(word: str, noun: str) -> None:
 def test_a_listed_korean_word_frames_alone_and_with_a_particle(word: str) -> None:
     """거, 때, 안 ("thing", "when", "not") go as words, and with a particle (것을, 때는)."""
     assert tokens(without_framing(f"포트 {word} {word}를 충돌")) == ("포트", "충돌")
+
+
+@pytest.mark.parametrize("particle", sorted(KOREAN_APART))
+def test_a_korean_particle_written_apart_frames(particle: str) -> None:
+    """After a Latin word or a number a particle is often written apart ("CloudFront 에서",
+    "8080 으로"): a word of its own, it names nothing and is no unit of the question."""
+    assert tokens(without_framing(f"CloudFront {particle} 옛날 8080 {particle} 포트")) == (
+        "cloudfront", "옛날", "8080", "포트")
 
 
 def test_a_listed_korean_word_inside_a_longer_word_stays() -> None:
