@@ -6,9 +6,9 @@ Written without spaces, such words also glue to the topic ("超时是" makes the
 "时是"), so they are taken out of the question's text before it is cut into bigrams,
 leaving the topic words whole. Each language has its list below; Korean, written with
 spaces, drops a framing word with its endings (해결했지, 문제를), the particle at the end
-of a longer word (에러를 → 에러), a particle written apart after a Latin word or a
-number ("CloudFront 에서": :data:`KOREAN_APART`) or of a noun of one syllable (큐에 → 큐, as
-:mod:`~harkback.stages.text.korean` tells them from words like 속도) and a verb's ending,
+of a longer word (에러를 → 에러) or of a noun of one syllable (큐에 → 큐, as
+:mod:`~harkback.stages.text.korean` tells them from words like 속도), a particle written
+apart after a Latin word or a number ("CloudFront 에서", :data:`KOREAN_APART`) and a verb's ending,
 keeping a noun made a verb (배포했던 → 배포; a verb's own stem, 바꿨었지, goes whole).
 English framing is the stopword list of :mod:`~harkback.stages.text.tokens`.
 
