@@ -14,7 +14,8 @@ English framing is the stopword list of :mod:`~harkback.stages.text.tokens`.
 
 A one-character particle (的, 了, 是 ...) frames only at a word's edge: beside a framing
 word, a space, a Latin word or punctuation ("超时是怎么" drops 是, "怎么处理的？" drops 的);
-between two topic characters it may be part of a word and stays. Words that hold a
+between two topic characters it may be part of a word and stays. A place (里, 上) or 用
+("with") frames only standing alone ("k8s 上 pod": :data:`CHINESE_ALONE`). Words that hold a
 framing word or particle as a part (目的 "purpose", 了解, 处理器 "processor") are
 listed in :data:`CHINESE_WORDS` and kept whole.
 
@@ -54,6 +55,13 @@ CHINESE = """
 (解决, 处理, 修好), problem/cause/approach (问题, 原因, 方案), how often (一直, 老是), the
 words of telling (出现, 遇到, 查出来), and the particles 的 了 吗 呢 吧 是 啊 (simplified
 and traditional; a one-character particle frames at a word's edge only)."""
+
+CHINESE_ALONE = "里上中下内用"
+"""Chinese characters that frame standing alone, a character between Latin words, spaces
+or punctuation: after a Latin word the places 里 上 中 下 内 ("in", "on", "under": "ES 里",
+"k8s 上") and before one 用 ("with": "用 Excel 打开"). Searched, a lone character is a
+prefix that weighs as a topic word (上* 3.8 in a question of heldout2) and matches 上线,
+用户; inside a word (上线, 里面) it stays."""
 
 CHINESE_WORDS = """
 目的 了解 處理器 处理器 處理機 处理机 是非
@@ -121,6 +129,8 @@ _HANGUL_WORD = re.compile(r"[가-힣]+")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _KATAKANA = re.compile(r"[\u30a0-\u30ff\u31f0-\u31ff]")
 _HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# A character of CHINESE_ALONE that is a run of its own ("k8s 上 pod", "用 Excel").
+_ALONE = re.compile(rf"(?<![{_HAN_RANGES}])[{CHINESE_ALONE}](?![{_HAN_RANGES}])")
 # A particle glued to a Latin word or a number ("OOM으로", "CORS를", "3번을").
 _GLUED_PARTICLE = re.compile(
     "(?<=[a-z0-9])(?:" + "|".join(KOREAN_PARTICLES) + ")(?![가-힣])")
@@ -175,7 +185,7 @@ def without_framing(text: str) -> str:
     # Framing words first, so the particles beside them are then at an edge.
     folded = p.words.sub(cut, folded)
     folded = p.chars.sub(lambda m: m.group() if m.group() in p.kept else " ", folded)
-    return p.particle.sub(" ", folded)
+    return _ALONE.sub(" ", p.particle.sub(" ", folded))
 
 
 def is_framing_token(token: str) -> bool:

@@ -7,6 +7,7 @@ import pytest
 from harkback.stages.query import parse_query
 from harkback.stages.text.framing import (
     CHINESE,
+    CHINESE_ALONE,
     JAPANESE,
     KOREAN,
     KOREAN_APART,
@@ -131,6 +132,15 @@ def test_a_korean_particle_written_apart_frames(particle: str) -> None:
     "8080 으로"): a word of its own, it names nothing and is no unit of the question."""
     assert tokens(without_framing(f"CloudFront {particle} 옛날 8080 {particle} 포트")) == (
         "cloudfront", "옛날", "8080", "포트")
+
+
+@pytest.mark.parametrize(("char", "word"), [
+    ("里", "里面"), ("上", "上线"), ("中", "中文"), ("下", "下载"), ("内", "内存"), ("用", "用户")])
+def test_a_chinese_place_or_with_standing_alone_frames(char: str, word: str) -> None:
+    """"k8s 上 pod", "ES 里", "用 Excel": a character of its own beside Latin words names
+    nothing; inside a word (上线 "go live", 用户 "user") it stays."""
+    assert char in CHINESE_ALONE
+    assert tokens(without_framing(f"k8s {char} pod {word}")) == ("k8s", "pod", word)
 
 
 def test_a_listed_korean_word_inside_a_longer_word_stays() -> None:
