@@ -15,7 +15,8 @@ Latin words a session covers once more, at :data:`NAME_WEIGHT`
 CJK question carries among the question's words is brought back toward what it carries
 in an English one. Neither the glossary's English names of the question's CJK words
 (concepts, not names), nor a lone letter or a number ("两个多G", "晚 8 个小时": amounts,
-not names) count. English questions are left as they are.
+not names) count. English questions are left as they are, and so is one that names a
+single CJK word among its English ones (:func:`names_script`).
 
 >>> from harkback.stages.query import Term
 >>> units = (RankUnit(Term("cloudfront"), ("cloudfront",), 5.3),
@@ -32,7 +33,8 @@ from collections.abc import Sequence
 
 from harkback.stages.match.score import RankUnit
 from harkback.stages.query import Term
-from harkback.stages.text.scripts import Script
+from harkback.stages.text.scripts import Script, cjk_script
+from harkback.stages.text.tokens import is_cjk, normalize
 
 NAME_WEIGHT = 0.25
 """How much the share of a CJK question's Latin words a session covers adds to its score
@@ -61,3 +63,23 @@ def latin_names(units: Sequence[RankUnit], script: Script | None) -> frozenset[i
                      if isinstance(u.unit, Term) and not u.unit.prefix and not u.names
                      and u.searched and _LATIN.fullmatch(u.unit.text) and len(u.unit.text) > 1
                      and not u.unit.text.isdigit())
+
+
+def names_script(question: str) -> Script | None:
+    """The CJK writing of a question whose Latin words are names: its
+    :func:`~harkback.stages.text.scripts.cjk_script` when its CJK characters outnumber its
+    words in Latin letters, else None.
+
+    A question is written in the language of most of its words. "how did we fix the 超时
+    on the nginx cache" is English naming one Chinese word: its Latin words are the
+    question's own, generic ones too (fix, cache), not names it switched script for. A
+    Chinese, Japanese or Korean word takes two or three characters, so counting
+    characters against words leans toward the CJK reading: every CJK question of the
+    seed sets holds at least 1.6 CJK characters a Latin word (b5-ko-pickle: 10 and 6).
+
+    >>> names_script("上次 nginx 超时是怎么处理的？"), names_script("fix the nginx 超时 cache")
+    ('zh', None)
+    """
+    cjk = sum(map(is_cjk, question))
+    words = sum(1 for w in _LATIN.findall(normalize(question)) if not w.isdigit())
+    return cjk_script(question) if cjk > words else None

@@ -61,7 +61,7 @@ from harkback.stages.match.clauses import (
     fuse,
     split_clauses,
 )
-from harkback.stages.match.latin_names import latin_names
+from harkback.stages.match.latin_names import latin_names, names_script
 from harkback.stages.match.plan import (
     common_pairs,
     known_counts,
@@ -272,8 +272,8 @@ class LexicalMatch:
             return ranked
 
         # A CJK question's Latin words name what it is about: their share counts again.
-        sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring,
-                                      latin_names(units, script)))
+        names = latin_names(units, names_script(request.query))
+        sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring, names))
         if self.clause_weight and not parsed.advanced:
             sessions = self._decomposed(request.query, units, scored, sessions, average,
                                         role_weights, lift)

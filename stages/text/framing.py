@@ -7,13 +7,15 @@ Written without spaces, such words also glue to the topic ("超时是" makes the
 leaving the topic words whole. Each language has its list below; Korean, written with
 spaces, drops a framing word with its endings (해결했지, 문제를), the particle at the end
 of a longer word (에러를 → 에러) or of a noun of one syllable (큐에 → 큐, as
-:mod:`~harkback.stages.text.korean` tells them from words like 속도) and a verb's ending,
+:mod:`~harkback.stages.text.korean` tells them from words like 속도), a particle written
+apart after a Latin word or a number ("CloudFront 에서", :data:`KOREAN_APART`) and a verb's ending,
 keeping a noun made a verb (배포했던 → 배포; a verb's own stem, 바꿨었지, goes whole).
 English framing is the stopword list of :mod:`~harkback.stages.text.tokens`.
 
 A one-character particle (的, 了, 是 ...) frames only at a word's edge: beside a framing
 word, a space, a Latin word or punctuation ("超时是怎么" drops 是, "怎么处理的？" drops 的);
-between two topic characters it may be part of a word and stays. Words that hold a
+between two topic characters it may be part of a word and stays. A place (里, 上) or 用
+("with") frames only standing alone ("k8s 上 pod": :data:`CHINESE_ALONE`). Words that hold a
 framing word or particle as a part (目的 "purpose", 了解, 处理器 "processor") are
 listed in :data:`CHINESE_WORDS` and kept whole.
 
@@ -54,6 +56,13 @@ CHINESE = """
 words of telling (出现, 遇到, 查出来), and the particles 的 了 吗 呢 吧 是 啊 (simplified
 and traditional; a one-character particle frames at a word's edge only)."""
 
+CHINESE_ALONE = "里上中下内用"
+"""Chinese characters that frame standing alone, a character between Latin words, spaces
+or punctuation: after a Latin word the places 里 上 中 下 内 ("in", "on", "under": "ES 里",
+"k8s 上") and before one 用 ("with": "用 Excel 打开"). Searched, a lone character is a
+prefix that weighs as a topic word (上* 3.8 in a question of heldout2) and matches 上线,
+用户; inside a word (上线, 里面) it stays."""
+
 CHINESE_WORDS = """
 目的 了解 處理器 处理器 處理機 处理机 是非
 """.split()
@@ -89,6 +98,15 @@ KOREAN_WORDS = frozenset("""
 때때로 along): not (안, 못), thing (거, 것, 걸), when (때), a little (좀), again (또),
 and the forms of 하다/되다 standing alone (한, 할, 된, 해)."""
 
+KOREAN_APART = frozenset("""
+가 이 를 을 는 은 와 과 로 으로 에 에서 에게 한테 의 도 만 랑 이랑 하고 까지 부터 처럼
+에는 에도 에서는 에서도 로는 으로는 로도 으로도
+""".split())
+"""Korean particles written as a word of their own. Korean glues a particle to a Korean
+word, but after a Latin word or a number people often write it apart ("CloudFront 에서",
+"JPA 로", "iOS 랑"); alone it names nothing, and searched it would weigh as a topic word
+(에서 3.2 in a question of the seed set blind8) or, one syllable, match as a noun."""
+
 KOREAN_PARTICLES = ("에서", "으로", "에게", "하고", "이랑", "을", "를", "이", "가", "은", "는",
                     "에", "의", "도", "로", "와", "과")
 """Korean particles, taken off the end of a word at least two syllables longer than the
@@ -111,6 +129,8 @@ _HANGUL_WORD = re.compile(r"[가-힣]+")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
 _KATAKANA = re.compile(r"[\u30a0-\u30ff\u31f0-\u31ff]")
 _HAN_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# A character of CHINESE_ALONE that is a run of its own ("k8s 上 pod", "用 Excel").
+_ALONE = re.compile(rf"(?<![{_HAN_RANGES}])[{CHINESE_ALONE}](?![{_HAN_RANGES}])")
 # A particle glued to a Latin word or a number ("OOM으로", "CORS를", "3번을").
 _GLUED_PARTICLE = re.compile(
     "(?<=[a-z0-9])(?:" + "|".join(KOREAN_PARTICLES) + ")(?![가-힣])")
@@ -165,7 +185,7 @@ def without_framing(text: str) -> str:
     # Framing words first, so the particles beside them are then at an edge.
     folded = p.words.sub(cut, folded)
     folded = p.chars.sub(lambda m: m.group() if m.group() in p.kept else " ", folded)
-    return p.particle.sub(" ", folded)
+    return _ALONE.sub(" ", p.particle.sub(" ", folded))
 
 
 def is_framing_token(token: str) -> bool:
@@ -230,8 +250,8 @@ def _glossary_word(word: str) -> str | None:
 
 
 def _korean_function_word(word: str) -> bool:
-    # 거, 때, 것을: a listed word alone or with a one-syllable particle.
-    return word in KOREAN_WORDS or (word[:-1] in KOREAN_WORDS
+    # 거, 때, 것을: a listed word alone or with a one-syllable particle; a particle alone.
+    return word in KOREAN_WORDS or word in KOREAN_APART or (word[:-1] in KOREAN_WORDS
                                      and word[-1] in KOREAN_PARTICLES)
 
 

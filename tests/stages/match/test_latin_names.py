@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from returns.unsafe import unsafe_perform_io
 
-from harkback.stages.match.latin_names import latin_names
+from harkback.stages.match.latin_names import latin_names, names_script
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.plan import plan_units
 from harkback.stages.match.runs import unit_text
@@ -19,7 +19,7 @@ from tests.conftest import conversation
 
 def _names(question: str) -> list[str]:
     units = plan_units(parse_query(question), script=cjk_script(question))
-    return [unit_text(units[j].unit) for j in sorted(latin_names(units, cjk_script(question)))]
+    return [unit_text(units[j].unit) for j in sorted(latin_names(units, names_script(question)))]
 
 
 def test_the_latin_words_a_cjk_question_writes_are_its_names() -> None:
@@ -39,6 +39,16 @@ def test_a_word_in_another_script_is_not_a_latin_name() -> None:
 
 def test_an_english_question_has_none() -> None:
     assert _names("how did we fix the CloudFront cache after deploy") == []
+
+
+def test_an_english_question_naming_one_cjk_word_has_none() -> None:
+    """An English question is English for holding a Chinese or Korean word: its generic
+    words (cache, service) are its own, not names it switched script for."""
+    assert _names("how did we fix the 超时 of the nginx cache in the payment service") == []
+    assert _names("where did the 배포 script for the billing service end up") == []
+    # The CJK question's Latin words stay names with many of them (b5-ko-pickle).
+    assert _names("multiprocessing 쓸 때 Can't pickle local object 에러 어떻게 고쳤지?") == [
+        "multiprocessing", "pickle", "local", "object"]
 
 
 async def _first(store: SessionStore, query: str) -> str:
@@ -69,3 +79,20 @@ async def test_the_session_naming_the_tool_beats_one_sharing_generic_words(
         conversation("ko-other", ("user", "화면 글씨 가 너무 작아요"), started_at=9_000.0),
         *noise]).awaitable()).unwrap())
     assert await _first(store, "예전에 배포하고 나면 CloudFront 에서 흰 화면 뜨던 거") == "answer"
+
+
+async def test_an_english_question_naming_a_cjk_word_keeps_its_ranking(
+        store: SessionStore) -> None:
+    """An English question naming one Chinese word (超时, "timeout"): its English words
+    are no names, so a recent session holding them all but not the word it asks about
+    gains no name share over the session that holds the word. Counted as a Chinese
+    question, "payment service" were its names and the look-alike came first."""
+    noise = [conversation(f"en{i}", ("user", f"the {topic} team shipped a new release today"),
+                          started_at=5_000.0 + i)
+             for i, topic in enumerate(["billing", "search", "auth", "mail"])]
+    unsafe_perform_io((await store.ingest([
+        conversation("answer", ("user", "payment 接口 超时 了"), started_at=1_000.0),
+        conversation("look-alike", ("user", "the payment service logs are noisy"),
+                     started_at=10_000.0),
+        *noise]).awaitable()).unwrap())
+    assert await _first(store, "how did we fix the 超时 in the payment service") == "answer"

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from harkback.stages.query import parse_query
-from harkback.stages.text.framing import CHINESE, JAPANESE, KOREAN, KOREAN_WORDS, without_framing
+from harkback.stages.text.framing import (
+    CHINESE,
+    CHINESE_ALONE,
+    JAPANESE,
+    KOREAN,
+    KOREAN_APART,
+    KOREAN_WORDS,
+    without_framing,
+)
 from harkback.stages.text.tokens import tokens
 
 
@@ -116,6 +124,23 @@ def test_a_noun_made_a_verb_keeps_the_noun(word: str, noun: str) -> None:
 def test_a_listed_korean_word_frames_alone_and_with_a_particle(word: str) -> None:
     """거, 때, 안 ("thing", "when", "not") go as words, and with a particle (것을, 때는)."""
     assert tokens(without_framing(f"포트 {word} {word}를 충돌")) == ("포트", "충돌")
+
+
+@pytest.mark.parametrize("particle", sorted(KOREAN_APART))
+def test_a_korean_particle_written_apart_frames(particle: str) -> None:
+    """After a Latin word or a number a particle is often written apart ("CloudFront 에서",
+    "8080 으로"): a word of its own, it names nothing and is no unit of the question."""
+    assert tokens(without_framing(f"CloudFront {particle} 옛날 8080 {particle} 포트")) == (
+        "cloudfront", "옛날", "8080", "포트")
+
+
+@pytest.mark.parametrize(("char", "word"), [
+    ("里", "里面"), ("上", "上线"), ("中", "中文"), ("下", "下载"), ("内", "内存"), ("用", "用户")])
+def test_a_chinese_place_or_with_standing_alone_frames(char: str, word: str) -> None:
+    """"k8s 上 pod", "ES 里", "用 Excel": a character of its own beside Latin words names
+    nothing; inside a word (上线 "go live", 用户 "user") it stays."""
+    assert char in CHINESE_ALONE
+    assert tokens(without_framing(f"k8s {char} pod {word}")) == ("k8s", "pod", word)
 
 
 def test_a_listed_korean_word_inside_a_longer_word_stays() -> None:
