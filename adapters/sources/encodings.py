@@ -146,13 +146,20 @@ def replaced(count: int, where: str = "") -> str:
 def spelled_out(text: str) -> tuple[str, int]:
     """``text`` with each escaped byte (see :data:`ESCAPE`) written as ``\\xNN``, and how
     many there were: for an id, where U+FFFD would make two ids that differ only in such
-    bytes one.
+    bytes one. A NUL is written ``\\x00`` too: no store keeps one in an id (SQLite could
+    not read the session back, and PostgreSQL's import ledger refuses it), and made U+FFFD
+    it could become another row's id.
 
     >>> spelled_out("caf\\udce9"), spelled_out("caf\\udce8"), spelled_out("plain")
     (('caf\\\\xe9', 1), ('caf\\\\xe8', 1), ('plain', 0))
+    >>> spelled_out("s\\x001")
+    ('s\\\\x001', 1)
     """
+    count = 0
     try:
         text.encode("utf-8")  # as in undecoded: most ids hold no escaped byte
     except UnicodeEncodeError:
-        return _ESCAPED.subn(lambda byte: f"\\x{ord(byte.group()) - 0xDC00:02x}", text)
-    return text, 0
+        text, count = _ESCAPED.subn(lambda byte: f"\\x{ord(byte.group()) - 0xDC00:02x}", text)
+    if "\x00" in text:
+        return text.replace("\x00", "\\x00"), count + text.count("\x00")
+    return text, count

@@ -5,11 +5,15 @@ read such a session back by its id)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.pipeline.test_import_cli import harkback
 from tests.support.hermes_db import HermesFile
+from tests.support.postgres_server import PostgresServer
 
 NOW = "2026-03-03T14:15:00.000Z"
 
@@ -40,8 +44,9 @@ def test_a_transcript_holding_a_nul_in_its_project_is_imported_and_named(
 
 def test_a_hermes_session_id_holding_a_nul_is_stored_renamed_with_its_child(
         tmp_path: Path) -> None:
-    """Hermes: a row id holding a NUL is stored as U+FFFD, and its child's link to it too,
-    so the lineage holds; the rename is named."""
+    """Hermes: a row id holding a NUL is stored with it written ``\\x00`` (as a byte that
+    is not UTF-8 is), and its child's link to it too, so the lineage holds; the rename is
+    named."""
     home = tmp_path / "hermes"
     home.mkdir()
     file = HermesFile(home / "state.db", "v30")
@@ -53,8 +58,43 @@ def test_a_hermes_session_id_holding_a_nul_is_stored_renamed_with_its_child(
     db = str(tmp_path / "h.db")
     done = harkback("import", "hermes", str(home / "state.db"), "--db", db)
     assert done.returncode == 3, done.stderr
-    assert "NUL character: in id of session 's\\x001', made U+FFFD (renamed)" in done.stderr
-    shown = json.loads(harkback("show", "s\ufffd1", "--json", "--db", db).stdout)
+    assert "session s\\x001: 1 byte(s) in id written as \\xNN (renamed)" in done.stderr
+    shown = json.loads(harkback("show", "s\\x001", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == ["the heron logs"]
     child = json.loads(harkback("show", "k", "--json", "--db", db).stdout)
-    assert child["lineage"]["parent"] == {"session_id": "s\ufffd1", "stored": True, "title": ""}
+    assert child["lineage"]["parent"] == {"session_id": "s\\x001", "stored": True, "title": ""}
+
+
+_names = itertools.count()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new store: a SQLite file, or an empty database on the test server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "h.db")
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.create_database(f"import_nuls_{next(_names)}")
+
+
+def test_a_hermes_id_holding_a_nul_is_neither_lost_nor_stopping_imports(
+        tmp_path: Path, db: str) -> None:
+    """Made U+FFFD, ``s\\x001`` became the id of the row ``s\ufffd1``: one of the two
+    sessions was dropped without a word. And the row's id, a NUL in it, was the item of its
+    mark: PostgreSQL's ledger refused it, and every import of the file stopped."""
+    home = tmp_path / "hermes"
+    home.mkdir()
+    file = HermesFile(home / "state.db", "v30")
+    for session_id, text in (("s\x001", "the heron logs"), ("s\ufffd1", "the egret logs")):
+        file.session(session_id)
+        file.message(session_id, "user", text)
+    file.close()
+    first = harkback("import", "hermes", str(home / "state.db"), "--db", db, "--json")
+    assert first.returncode == 3, first.stderr  # the rename is named
+    assert json.loads(first.stdout)["sources"][0]["sessions"]["added"] == 2
+    again = harkback("import", "hermes", str(home / "state.db"), "--db", db, "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["sources"][0]["sessions"] == {
+        "added": 0, "updated": 0, "skipped": 2}
+    for word in ("heron", "egret"):
+        assert "1 of 1 matching" in harkback("search", word, "--db", db).stdout, word
