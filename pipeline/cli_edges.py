@@ -123,14 +123,20 @@ _DASHED = {"search": "a query", "show": "a SESSION_ID"}
 """The commands whose argument may begin with ``-``, and what it is called."""
 
 
-def dash_hint(argv: Sequence[str]) -> str | None:
+def dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser | None = None) -> str | None:
     """A hint when a search's query or a session id to show looks like an option (it
-    begins with ``-``)."""
+    begins with ``-``). ``parser``, the whole CLI's, names the command's own options, so
+    a query such as ``--no-cache`` is told apart from them too (it got no hint)."""
     if not argv or argv[0] not in _DASHED or "--" in argv:
         return None
     known = {"--json", "--rerank", "-h", "--help"}
-    suspects = [a for a in argv[1:] if a.startswith("-") and len(a) > 1
-                and not a.startswith("--") and a not in known]
+    command = _commands(parser).get(argv[0]) if parser else None
+    # argparse takes any unambiguous start of an option (--js for --json)
+    options = [o for o in command._option_string_actions if o.startswith("--")] \
+        if command else []
+    suspects = [a for a in argv[1:] if a.startswith("-") and len(a) > 1 and a not in known
+                and (not a.startswith("--") if command is None else
+                     not any(o.startswith(a.split("=", 1)[0]) for o in options))]
     if not suspects:
         return None
     return (f"{_DASHED[argv[0]]} that begins with '-' goes after '--': harkback {argv[0]} -- "
@@ -195,7 +201,7 @@ def report_usage(error: UsageError, argv: Sequence[str],
     # "argument --timeout: ..." is about an option's value (-1), not a query
     hint = (parser and order_hint(argv, parser)) or (
         None if message.startswith("argument ") else (
-            dash_hint(argv) or words_hint(argv, error.parser)))
+            dash_hint(argv, parser) or words_hint(argv, error.parser)))
     if hint:
         message = f"{message} ({hint})"
     if wants_json(argv):

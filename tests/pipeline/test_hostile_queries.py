@@ -81,6 +81,16 @@ def test_a_query_beginning_with_a_dash_gets_a_hint_as_json(db: Path) -> None:
     assert "goes after '--'" in done.stderr
 
 
+def test_a_query_that_looks_like_a_long_option_gets_the_hint_too(db: Path) -> None:
+    """``--no-cache`` (a flag the README says is searched) is no option of ``search``: the
+    usage error says to put it after ``--``, as for ``-docker`` (it said only that the
+    query was missing); an unambiguous start of a real option (``--js``) gets none."""
+    done = cli("search", "--db", str(db), "--json", "--no-cache")
+    assert done.returncode == 2
+    assert "harkback search -- --no-cache" in json.loads(done.stdout)["error"]
+    assert "goes after '--'" not in cli("search", "--db", str(db), "--js").stderr
+
+
 def test_a_question_of_several_words_without_quotes_gets_a_hint(db: Path) -> None:
     """``harkback search docker network bridge`` says to quote the question, quoted as a
     shell needs it, in the JSON payload too."""
