@@ -42,12 +42,13 @@ def parts_note(count: int, roots: tuple[str, ...], which: str, *, more: bool
         return ()
     said = (f"more than {count} sessions" if more else
             "the 1 session" if count == 1 else f"the {count} sessions")
-    verb = "is a sub-agent or continuation" if count == 1 and not more else \
-        "are sub-agents or continuations"
+    one = count == 1 and not more
+    verb = "is a sub-agent or continuation" if one else "are sub-agents or continuations"
+    belong = "the session it belongs to" if one else "the sessions they belong to"
     named = ", ".join(shown(root) for root in roots[:ROOTS_NAMED])
     others = f" and {len(roots) - ROOTS_NAMED} more" if len(roots) > ROOTS_NAMED else ""
     return (f"{said} {which} {verb} (recent lists root sessions only); "
-            f"the sessions they belong to: {named}{others} (harkback show ID shows one)",)
+            f"{belong}: {named}{others} (harkback show ID shows one)",)
 
 
 def _which(request: SearchRequest) -> str:

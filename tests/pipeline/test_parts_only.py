@@ -33,7 +33,7 @@ async def test_a_filter_holding_only_sub_agents_names_the_sessions_they_belong_t
         assert listed["results"] == []
         assert listed["notes"] == [
             "the 1 session from source 'subagent' is a sub-agent or continuation (recent "
-            "lists root sessions only); the sessions they belong to: 'root' (harkback show "
+            "lists root sessions only); the session it belongs to: 'root' (harkback show "
             "ID shows one)"]
         project = (await hb.recent(projects=("shop",))).to_payload()
         assert project["notes"][0].startswith("the 1 session of project 'shop' is a sub-agent")
