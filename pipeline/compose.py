@@ -27,6 +27,7 @@ from harkback.stages.errors import RecallError
 from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
 from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.parts_only import parts_only_noted
 from harkback.stages.ports import Deps
 from harkback.stages.recent import (
     RecentSessions,
@@ -134,7 +135,8 @@ class Pipeline:
             return own_work_first(self.recent, r) if asked else self.recent(r)
 
         return timed("recent", listing)(request).bind(
-            lambda listed: unheld_noted(request.sources, listed))
+            lambda listed: unheld_noted(request.sources, listed)).bind(
+            lambda listed: parts_only_noted(request, listed))
 
     def run(self, request: SearchRequest) -> Step[RecallResult | BrowseResult]:
         """Search, or browse when the query is empty or names only a time."""

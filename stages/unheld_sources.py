@@ -37,11 +37,11 @@ NAME_CHARS = 60
 Result = TypeVar("Result", RecallResult, BrowseResult)
 
 
-def _shown(name: str) -> str:
+def shown(name: str) -> str:
     """``name`` quoted, cut to :data:`NAME_CHARS`, control characters escaped (a source
     comes from another agent's files and is printed to a terminal).
 
-    >>> _shown("cli"), _shown("a\\x1b[2Jb"), len(_shown("x" * 500))
+    >>> shown("cli"), shown("a\\x1b[2Jb"), len(shown("x" * 500))
     ("'cli'", "'a\\\\x1b[2Jb'", 63)
     """
     return repr(name if len(name) <= NAME_CHARS else name[:NAME_CHARS] + "…")
@@ -78,12 +78,12 @@ def unheld_note(asked: Sequence[str], held: Sequence[str]) -> tuple[str, ...]:
     named = []
     for name in unheld:
         meant = closest(name, held)
-        named.append(_shown(name) + (f" (did you mean {_shown(meant)}?)" if meant else ""))
+        named.append(shown(name) + (f" (did you mean {shown(meant)}?)" if meant else ""))
     said = f"this store holds no session from source{'s' if len(unheld) > 1 else ''} " + \
         ", ".join(named)
     if not held:
         return (f"{said}; it holds no session at all",)
-    listed = ", ".join(_shown(source) for source in held[:SOURCES_SHOWN])
+    listed = ", ".join(shown(source) for source in held[:SOURCES_SHOWN])
     more = f" and {len(held) - SOURCES_SHOWN} more" if len(held) > SOURCES_SHOWN else ""
     return (f"{said}; the sources it holds: {listed}{more}",)
 

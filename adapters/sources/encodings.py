@@ -46,6 +46,9 @@ _ESCAPED = re.compile("[\udc00-\udcff]")
 NOT_UTF8 = "not UTF-8"
 """What a line or row holding bytes that do not decode is named as."""
 
+HELD_NUL = "NUL character"
+"""What a text holding a NUL character (``\\u0000``, no byte of another encoding) is named as."""
+
 NAMES = {"utf-16": "UTF-16", "utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE",
          "utf-32": "UTF-32", "utf-32-le": "UTF-32LE", "utf-32-be": "UTF-32BE"}
 """The encodings other than UTF-8 a JSON-lines file is read in, as people name them."""
@@ -146,20 +149,38 @@ def replaced(count: int, where: str = "") -> str:
 def spelled_out(text: str) -> tuple[str, int]:
     """``text`` with each escaped byte (see :data:`ESCAPE`) written as ``\\xNN``, and how
     many there were: for an id, where U+FFFD would make two ids that differ only in such
-    bytes one. A NUL is written ``\\x00`` too: no store keeps one in an id (SQLite could
-    not read the session back, and PostgreSQL's import ledger refuses it), and made U+FFFD
-    it could become another row's id.
+    bytes one. A NUL is written ``\\x00`` too (:func:`nuls_spelled_out`).
 
     >>> spelled_out("caf\\udce9"), spelled_out("caf\\udce8"), spelled_out("plain")
     (('caf\\\\xe9', 1), ('caf\\\\xe8', 1), ('plain', 0))
     >>> spelled_out("s\\x001")
     ('s\\\\x001', 1)
     """
-    count = 0
+    text, count = bytes_spelled_out(text)
+    text, nuls = nuls_spelled_out(text)
+    return text, count + nuls
+
+
+def bytes_spelled_out(text: str) -> tuple[str, int]:
+    """``text`` with each escaped byte written as ``\\xNN``, and how many there were.
+
+    >>> bytes_spelled_out("caf\\udce9"), bytes_spelled_out("s\\x001")
+    (('caf\\\\xe9', 1), ('s\\x001', 0))
+    """
     try:
         text.encode("utf-8")  # as in undecoded: most ids hold no escaped byte
     except UnicodeEncodeError:
-        text, count = _ESCAPED.subn(lambda byte: f"\\x{ord(byte.group()) - 0xDC00:02x}", text)
-    if "\x00" in text:
-        return text.replace("\x00", "\\x00"), count + text.count("\x00")
-    return text, count
+        return _ESCAPED.subn(lambda byte: f"\\x{ord(byte.group()) - 0xDC00:02x}", text)
+    return text, 0
+
+
+def nuls_spelled_out(text: str) -> tuple[str, int]:
+    """``text`` with each NUL written ``\\x00``, and how many there were: no store keeps one
+    in an id (SQLite could not read the session back, and PostgreSQL's import ledger
+    refuses it), and made U+FFFD it could become another row's id.
+
+    >>> nuls_spelled_out("s\\x001"), nuls_spelled_out("plain")
+    (('s\\\\x001', 1), ('plain', 0))
+    """
+    count = text.count("\x00")
+    return (text.replace("\x00", "\\x00"), count) if count else (text, 0)

@@ -41,12 +41,11 @@ from harkback.adapters.sources import importing
 from harkback.adapters.sources.encodings import NOT_UTF8, undecoded
 from harkback.adapters.sources.hermes_db import HermesDb
 from harkback.adapters.sources.hermes_db import database_files as database_files
+from harkback.adapters.sources.hermes_ids import id_text, readable_session
 from harkback.adapters.sources.hermes_rows import (
     column_text,
     fingerprint,
-    id_text,
     messages_from_rows,
-    readable_session,
     session_from_row,
 )
 from harkback.adapters.sources.importing import (
@@ -331,8 +330,8 @@ def _session_rows(rows: Iterable[dict[str, object]], file: str
             continue
         if damage:
             tally.skip(NOT_UTF8, f"session {session_id}: {damage}", "repaired")
-        if written:
-            tally.skip(NOT_UTF8, f"session {session_id}: {written}", "renamed")
+        for reason, said in written:
+            tally.skip(reason, f"session {session_id}: {said}", "renamed")
         clean[session_id], stored[session_id], tallies[session_id] = text, row, tally
     return clean, stored, tallies
 

@@ -50,7 +50,6 @@ from harkback.adapters.sources.encodings import (
     escaped,
     json_loads,
     replaced,
-    spelled_out,
     undecoded,
 )
 from harkback.adapters.sources.importing import Tally, clip_arguments, clip_tool_output, iso_epoch
@@ -170,32 +169,18 @@ def readable(row: Row) -> tuple[dict[str, object], str]:
     >>> readable({"id": 7, "content": "caf\\udce9", "title": b"R\\xe9union"})
     ({'id': 7, 'content': 'caf\ufffd', 'title': 'R\ufffdunion'}, '2 byte(s) in content, title ...')
     """
-    clean, count, columns = _mended(row, undecoded)
+    clean, count, columns = mended(row, undecoded)
     return clean, replaced(count, ", ".join(columns)) if count else ""
 
 
-ID_COLUMNS = ("id", "parent_session_id")
-"""The columns of a ``sessions`` row that name a session."""
+def mended(row: Row, mend: Callable[[str], tuple[str, int]]
+           ) -> tuple[dict[str, object], int, list[str]]:
+    """``row`` with each text (a BLOB read as UTF-8 first) mended by ``mend``; how many
+    characters it mended, and in which columns.
 
-
-def readable_session(row: Row) -> tuple[dict[str, object], str, str]:
-    """A ``sessions`` row as :func:`readable` makes it, but with bytes that are not UTF-8
-    in its ids written as ``\\xNN`` (two ids that differ only in such bytes stay two
-    sessions); what was replaced, and what was written out (``""``: nothing).
-
-    >>> readable_session({"id": "caf\\udce9", "title": "R\\udce9union"})[0]
-    {'title': 'R\ufffdunion', 'id': 'caf\\\\xe9'}
+    >>> mended({"id": 7, "title": b"R\\xe9union"}, undecoded)
+    ({'id': 7, 'title': 'R\ufffdunion'}, 1, ['title'])
     """
-    clean, damage = readable({k: v for k, v in row.items() if k not in ID_COLUMNS})
-    ids, count, columns = _mended({k: row[k] for k in ID_COLUMNS if k in row}, spelled_out)
-    written = f"{count} byte(s) in {', '.join(columns)} written as \\xNN" if count else ""
-    return {**clean, **ids}, damage, written
-
-
-def _mended(row: Row, mend: Callable[[str], tuple[str, int]]
-            ) -> tuple[dict[str, object], int, list[str]]:
-    # ``row`` with each text (a BLOB read as UTF-8 first) mended by ``mend``; how many
-    # bytes it mended, and in which columns.
     clean: dict[str, object] = {}
     columns: list[str] = []
     count = 0
@@ -209,17 +194,6 @@ def _mended(row: Row, mend: Callable[[str], tuple[str, int]]
                 count += found
         clean[column] = value
     return clean, count, columns
-
-
-def id_text(value: object) -> str:
-    """A session id as :func:`readable_session` writes it (``""`` for NULL).
-
-    >>> id_text(b"caf\\xe9"), id_text(7), id_text(None)
-    ('caf\\\\xe9', '7', '')
-    """
-    if isinstance(value, bytes):
-        value = escaped(value)
-    return spelled_out(value)[0] if isinstance(value, str) else column_text(value)
 
 
 def column_text(value: object) -> str:

@@ -46,7 +46,7 @@ def test_a_hermes_session_id_holding_a_nul_is_stored_renamed_with_its_child(
         tmp_path: Path) -> None:
     """Hermes: a row id holding a NUL is stored with it written ``\\x00`` (as a byte that
     is not UTF-8 is), and its child's link to it too, so the lineage holds; the rename is
-    named."""
+    named as a NUL, not as a byte that is not UTF-8."""
     home = tmp_path / "hermes"
     home.mkdir()
     file = HermesFile(home / "state.db", "v30")
@@ -58,7 +58,9 @@ def test_a_hermes_session_id_holding_a_nul_is_stored_renamed_with_its_child(
     db = str(tmp_path / "h.db")
     done = harkback("import", "hermes", str(home / "state.db"), "--db", db)
     assert done.returncode == 3, done.stderr
-    assert "session s\\x001: 1 byte(s) in id written as \\xNN (renamed)" in done.stderr
+    # A NUL is no byte of another encoding: named as what it is, not as "not UTF-8".
+    assert ("NUL character: session s\\x001: id held 1 NUL character(s), written as \\x00 "
+            "(renamed)") in done.stderr
     shown = json.loads(harkback("show", "s\\x001", "--json", "--db", db).stdout)
     assert [m["content"] for m in shown["messages"]] == ["the heron logs"]
     child = json.loads(harkback("show", "k", "--json", "--db", db).stdout)

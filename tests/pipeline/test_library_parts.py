@@ -114,18 +114,24 @@ async def test_an_async_with_block_releases_the_model_s_client() -> None:
 @pytest.mark.parametrize(("fields", "error", "named"), [
     ({"chat": "qwen2.5"}, TypeError, r"chat must be ChatSettings or None, got str: "
                                      r"RecallSettings\(chat=ChatSettings\(model='qwen2.5'\)\)"),
-    ({"deadline_s": "30"}, TypeError, "deadline_s must be a number of seconds, got '30'"),
-    ({"deadline_s": 0}, ValueError, "deadline_s must be positive, got 0"),
-    ({"ranker": RANKERS["bm25"]}, TypeError, "ranker must be text or None, got Bm25Match"),
-    ({"rerank": "yes"}, TypeError, "rerank must be True or False, got 'yes'"),
-    ({"environ": ["OPENAI_BASE_URL=x"]}, TypeError, "environ must be a mapping"),
+    ({"deadline_s": "30"}, TypeError, r"deadline_s must be a number of seconds, got '30' "
+                                      r"\(write it as deadline_s=60.0\)"),
+    ({"deadline_s": 0}, ValueError, r"deadline_s must be positive, got 0 \(write it as "
+                                    r"deadline_s=60.0\)"),
+    ({"ranker": RANKERS["bm25"]}, TypeError, r"ranker must be text or None, got Bm25Match "
+                                             r"\(write it as ranker='bm25'\)"),
+    ({"rerank": "yes"}, TypeError, r"rerank must be True or False, got 'yes' \(write it as "
+                                   r"rerank=True\)"),
+    ({"environ": ["OPENAI_BASE_URL=x"]}, TypeError, r"environ must be a mapping or None, got "
+                                                    r"list \(write it as environ=os.environ\)"),
+    ({"db": 7}, TypeError, r"db must be text or None, got int \(write it as db='harkback.db'\)"),
 ])
 async def test_recall_settings_of_the_wrong_type_are_refused_naming_the_field(
         fields: dict[str, Any], error: type[Exception], named: str, tmp_path: Path) -> None:
     """Each was taken and failed later: inside the wiring ("'>' not supported between
     instances of 'str' and 'int'"), in with_model, as an unknown ranker printed as an
-    object, or (``rerank="yes"``) as a rerank never asked for. Settings of the right
-    types recall as before."""
+    object, or (``rerank="yes"``) as a rerank never asked for; each error shows the form
+    to write. Settings of the right types recall as before."""
     with pytest.raises(error, match=named):
         RecallSettings(**fields)
     store = MemoryStore()

@@ -276,19 +276,33 @@ async def test_a_retry_after_longer_than_the_cap_is_named_when_the_call_fails() 
 
 
 @pytest.mark.parametrize(("options", "error", "named"), [
-    ({"model": None}, TypeError, "model must be text, got NoneType"),
-    ({"model": ""}, ValueError, "model must name a model, got ''"),
-    ({"base_url": 8080}, TypeError, "base_url must be text, got int"),
-    ({"timeout": "30"}, TypeError, "timeout must be a number, got '30'"),
-    ({"max_attempts": 2.5}, TypeError, "max_attempts must be a whole number, got 2.5"),
-    ({"rate": True}, TypeError, "rate must be a number, got True"),
+    ({"model": None}, TypeError, "model must be text, got NoneType (write it as "
+                                 "model='gpt-4o-mini')"),
+    ({"model": ""}, ValueError, "model must be the name of a model, got '' (write it as "
+                                "model='gpt-4o-mini')"),
+    ({"base_url": 8080}, TypeError, "base_url must be text, got int (write it as "
+                                    "base_url='http://127.0.0.1:8080/v1')"),
+    ({"timeout": "30"}, TypeError, "timeout must be a number, got '30' (write it as "
+                                   "timeout=30.0)"),
+    ({"max_attempts": 2.5}, TypeError, "max_attempts must be a whole number, got 2.5 (write "
+                                       "it as max_attempts=3)"),
+    ({"max_attempts": 0}, ValueError, "max_attempts must be at least 1, got 0 (write it as "
+                                      "max_attempts=3)"),
+    ({"rate": True}, TypeError, "rate must be a number, got True (write it as rate=60.0)"),
+    ({"rate": 0}, ValueError, "rate must be positive, got 0 (write it as rate=60.0)"),
+    ({"strict_rate": "no"}, TypeError, "strict_rate must be True or False, got 'no' (write "
+                                       "it as strict_rate=False)"),
+    ({"token_field": "max_token"}, ValueError, "token_field must be 'max_tokens' or "
+     "'max_completion_tokens', got 'max_token' (write it as "
+     "token_field='max_completion_tokens')"),
 ])
 def test_settings_of_the_wrong_type_name_the_field(
         options: dict[str, Any], error: type[Exception], named: str) -> None:
     """A setting read as text (``timeout="30"`` from the environment) or left None is
     refused naming the field ("'>' not supported between instances of 'str' and 'int'",
     "object of type 'NoneType' has no len()" before; ``base_url=8080`` passed, to fail at
-    the first call); numbers of either kind are taken."""
+    the first call), and the form to write; ``strict_rate="no"`` and a misspelt
+    ``token_field`` were taken. Numbers of either kind are taken."""
     with pytest.raises(error) as raised:
         ChatSettings(**{"model": "m", **options})
     assert str(raised.value) == named

@@ -1,0 +1,91 @@
+"""A listing filtered by ``--source`` or ``--project`` whose sessions are all sub-agents or
+continuations lists nothing: recent mode lists root sessions only. It then says so, and
+names the sessions they belong to (what the listing would show of them).
+
+The store is asked (one listing of at most :data:`PARTS_READ` sessions, then their
+ancestry) only when a filtered listing found nothing, so every other listing costs what it did.
+
+>>> print(parts_note(3, ("root-a",), "from source 'subagent'", more=False)[0][:72])
+the 3 sessions from source 'subagent' are sub-agents or continuations (r
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from harkback.stages.lineage import load_ancestry, root_of
+from harkback.stages.ports import RecentQuery
+from harkback.stages.records import Session, SessionOverview
+from harkback.stages.request import SearchRequest
+from harkback.stages.result import BrowseResult
+from harkback.stages.stage import Step, pure, with_store
+from harkback.stages.unheld_sources import shown
+
+PARTS_READ = 20
+"""How many of the filter's sub-agents and continuations a listing that found nothing reads."""
+
+ROOTS_NAMED = 5
+"""How many of the sessions they belong to the note names."""
+
+
+def parts_note(count: int, roots: tuple[str, ...], which: str, *, more: bool
+               ) -> tuple[str, ...]:
+    """The note on ``count`` sessions ``which`` (the filter, as said) that are no root,
+    ``roots`` the sessions they belong to (``more``: there may be more than ``count``).
+
+    >>> parts_note(0, (), "of project 'x'", more=False)
+    ()
+    >>> print(parts_note(20, ("r",), "of project 'x'", more=True)[0][:61])
+    more than 20 sessions of project 'x' are sub-agents or contin
+    """
+    if not count:
+        return ()
+    said = (f"more than {count} sessions" if more else
+            "the 1 session" if count == 1 else f"the {count} sessions")
+    one = count == 1 and not more
+    verb = "is a sub-agent or continuation" if one else "are sub-agents or continuations"
+    belong = "the session it belongs to" if one else "the sessions they belong to"
+    named = ", ".join(shown(root) for root in roots[:ROOTS_NAMED])
+    others = f" and {len(roots) - ROOTS_NAMED} more" if len(roots) > ROOTS_NAMED else ""
+    return (f"{said} {which} {verb} (recent lists root sessions only); "
+            f"{belong}: {named}{others} (harkback show ID shows one)",)
+
+
+def _which(request: SearchRequest) -> str:
+    parts = []
+    if request.sources:
+        parts.append(f"from source{'s' if len(request.sources) > 1 else ''} "
+                     + ", ".join(shown(s) for s in request.sources))
+    if request.projects:
+        parts.append(f"of project{'s' if len(request.projects) > 1 else ''} "
+                     + ", ".join(shown(p) for p in request.projects))
+    bounded = request.since is not None or request.until is not None
+    return " ".join(parts) + (" in the time range" if bounded else "")
+
+
+def parts_only_noted(request: SearchRequest, result: BrowseResult) -> Step[BrowseResult]:
+    """``result`` with the note on the filter's sessions that are no root, when it listed
+    nothing; as it is otherwise (the store not asked, or unable to say)."""
+    if result.results or not (request.sources or request.projects):
+        return pure(result)
+    query = RecentQuery(limit=PARTS_READ + 1, parts=True, hidden_sources=request.hidden_sources,
+                        since=request.since, until=request.until, sources=request.sources,
+                        projects=request.projects)
+
+    def noted(rows: tuple[SessionOverview, ...]) -> Step[BrowseResult]:
+        if not rows:
+            return pure(result)
+        read = rows[:PARTS_READ]
+        parents = tuple(dict.fromkeys(r.session.parent_session_id or "" for r in read))
+
+        def rooted(known: dict[str, Session]) -> BrowseResult:
+            found = (root_of(parent, known) for parent in parents)
+            roots = tuple(dict.fromkeys(root.id for root in found if root is not None))
+            note = parts_note(len(read), roots or parents, _which(request),
+                              more=len(rows) > PARTS_READ)
+            return attrs.evolve(result, notes=(*result.notes, *note))
+
+        return with_store(lambda deps: load_ancestry(deps.store, parents)).map(rooted)
+
+    return (with_store(lambda deps: deps.store.recent(query)).bind(noted)
+            .lash(lambda _error: pure(result)))
