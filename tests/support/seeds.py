@@ -119,9 +119,22 @@ Spring Batch, Lambda size, LINE bots, SmartHR, multiprocessing spawn, EventBridg
 FlatList, NestJS cycles, PgBouncer, WidgetKit, Gin zero values, Svelte 5, Alimtalk,
 PortOne, QueryDSL, BigDecimal, React Query), with two-answer questions, delegated
 children, continuations, cron noise and live sessions."""
+BLIND11 = SEEDS.parent / "seeds-blind11"
+"""A twelfth corpus, written blind to the ranking like :data:`BLIND10` and shaped the same
+way (half cross-language, each CJK language asked about sessions held in English and in
+the two other CJK languages; half the answers from this week), on other topics (tokenizers
+fork warnings, sccache, Module Federation, replication slots, musl DNS, Twilio, Pulumi
+import, Yarn PnP, Renovate groups, Bun mocks, Tauri updater, NFD filenames, Compose
+stability, Nuxt useFetch, Step Functions Map, Seata, IK dictionaries, ShardingSphere,
+XXL-JOB, ECharts, mise, Dify, BlockHound, R2 presigned URLs, keep-alive, freee, Apex
+SOQL limits, Turbo Streams, Firebase channels, IL2CPP stripping, EAS keystores, Next.js
+middleware, Flink checkpoints, jackson-module-kotlin, Cypress, Debezium, gateway rate
+limits, Android 14 services, Nexus cleanup, TypeORM), with two-answer questions,
+delegated children, continuations, cron noise and live sessions."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
              "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6, "blind7": BLIND7,
-             "blind8": BLIND8, "blind9": BLIND9, "blind10": BLIND10}
+             "blind8": BLIND8, "blind9": BLIND9, "blind10": BLIND10,
+             "blind11": BLIND11}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
