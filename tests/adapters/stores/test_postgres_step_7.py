@@ -30,6 +30,9 @@ from tests.support.postgres_server import USER, PostgresServer, waits_for_a_lock
 
 _names = itertools.count()
 STEP_4_FUNCTION = next(s for s in MIGRATIONS[2].statements if "FUNCTION" in s)
+READING = ("CREATE ROLE {role} LOGIN", "GRANT USAGE ON SCHEMA hb TO {role}",
+           "GRANT SELECT ON ALL TABLES IN SCHEMA hb TO {role}")
+"""What a role granted only reading is given (``{role}`` its name)."""
 
 
 @pytest.fixture
@@ -67,6 +70,25 @@ async def made(url: str, how: str) -> None:
         with PostgresStore.open(url).unwrap() as store:
             assert store.schema == Migrated(6, SCHEMA_VERSION, (MIGRATIONS[-1].about,),
                                             latest=SCHEMA_VERSION)
+
+
+async def older_store_for(database: str, role: str, *granted: str) -> tuple[str, str]:
+    """A store at version 6 in schema ``hb`` and a new login ``role`` given ``granted``
+    (statements run by the owner, ``{role}`` in them named): the store's URL as its owner
+    and as ``role``."""
+    url = in_schema(database, "hb")
+    await made(url, "new")
+    back_to_version_6(url)
+    with psycopg.connect(database, autocommit=True) as owner:
+        for statement in granted:
+            owner.execute(statement.format(role=role))
+    return url, url.replace(f"postgresql://{USER}@", f"postgresql://{role}@")
+
+
+def still_at_version_6(url: str) -> None:
+    """Nothing of the store was changed: it is still at version 6."""
+    with psycopg.connect(url) as connection:
+        assert connection.execute(schema.VERSION).fetchone() == (6,)
 
 
 def _rewrites(connection: psycopg.Connection[tuple[int, ...]], table: str) -> int:
@@ -151,40 +173,26 @@ async def test_a_reading_role_is_told_which_role_may_migrate(database: str) -> N
     """A role granted only SELECT, opening read-only a store of version 6: one line naming
     the owner of the tables to run ``harkback migrate`` (its own run would be refused);
     nothing is changed."""
-    url = in_schema(database, "hb")
-    await made(url, "new")
-    back_to_version_6(url)
-    with psycopg.connect(database, autocommit=True) as owner:
-        owner.execute("CREATE ROLE step7_reader LOGIN")
-        owner.execute("GRANT USAGE ON SCHEMA hb TO step7_reader")
-        owner.execute("GRANT SELECT ON ALL TABLES IN SCHEMA hb TO step7_reader")
-    reader = url.replace(f"postgresql://{USER}@", "postgresql://step7_reader@")
+    url, reader = await older_store_for(database, "step7_reader", *READING)
     refused = PostgresStore.open(reader, readonly=True).failure().reason
     assert "has harkback schema version 6" in refused, refused
     assert (f"have role {USER} (the owner of its tables) run `harkback migrate --db "
             in refused and "\n" not in refused), refused
-    with psycopg.connect(url) as connection:
-        assert connection.execute(schema.VERSION).fetchone() == (6,)
+    still_at_version_6(url)
 
 
 async def test_a_member_role_is_told_who_may_migrate(database: str) -> None:
     """A role granted the store's rows, not its tables, cannot make the step's function and
     index: one line naming the owner to run ``harkback migrate``; nothing is changed."""
-    url = in_schema(database, "hb")
-    await made(url, "new")
-    back_to_version_6(url)
-    with psycopg.connect(database, autocommit=True) as owner:
-        owner.execute("CREATE ROLE step7_member LOGIN")
-        owner.execute("GRANT USAGE, CREATE ON SCHEMA hb TO step7_member")
-        owner.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA hb "
-                      "TO step7_member")
-    member = url.replace(f"postgresql://{USER}@", "postgresql://step7_member@")
+    url, member = await older_store_for(
+        database, "step7_member", "CREATE ROLE {role} LOGIN",
+        "GRANT USAGE, CREATE ON SCHEMA hb TO {role}",
+        "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA hb TO {role}")
     refused = PostgresStore.open(member).failure().reason
     assert refused.endswith(f"only the owner of its tables ({USER}) may migrate it to 7 (must "
                             f"be owner of function harkback_rewritten); have role {USER} run "
                             "`harkback migrate`"), refused
-    with psycopg.connect(url) as connection:
-        assert connection.execute(schema.VERSION).fetchone() == (6,)
+    still_at_version_6(url)
 
 
 async def test_a_source_too_long_for_the_index_is_refused_not_out_of_reach(
@@ -218,44 +226,29 @@ async def test_a_member_that_does_not_inherit_the_owner_is_told_who_may_migrate(
     """A role made a member of the owner's role without inheriting its rights (NOINHERIT)
     may not migrate the store as itself, so a read-only open of version 6 names the owner
     too, not its own `harkback migrate`, which is refused; nothing is changed."""
-    url = in_schema(database, "hb")
-    await made(url, "new")
-    back_to_version_6(url)
-    with psycopg.connect(database, autocommit=True) as owner:
-        owner.execute("CREATE ROLE step7_noinherit LOGIN NOINHERIT")
-        owner.execute(f"GRANT {USER} TO step7_noinherit")
-        owner.execute("GRANT USAGE ON SCHEMA hb TO step7_noinherit")
-        owner.execute("GRANT SELECT ON ALL TABLES IN SCHEMA hb TO step7_noinherit")
-    member = url.replace(f"postgresql://{USER}@", "postgresql://step7_noinherit@")
+    url, member = await older_store_for(
+        database, "step7_noinherit", "CREATE ROLE {role} LOGIN NOINHERIT",
+        f"GRANT {USER} TO {{role}}", *READING[1:])
     refused = PostgresStore.open(member, readonly=True).failure().reason
     assert f"have role {USER} (the owner of its tables) run `harkback migrate --db " in refused, \
         refused
     own_run = PostgresStore.open(member).failure().reason
     assert f"have role {USER} run `harkback migrate`" in own_run, own_run
-    with psycopg.connect(url) as connection:
-        assert connection.execute(schema.VERSION).fetchone() == (6,)
+    still_at_version_6(url)
 
 
 async def test_a_reading_role_is_told_each_owner_of_tables_with_several(database: str) -> None:
     """Tables of the store owned by two roles (``summary_cache`` handed to another): the
     reader's line names both, not the owner of ``sessions`` alone, and says the tables have
     several owners; nothing is changed."""
-    url = in_schema(database, "hb")
-    await made(url, "new")
-    back_to_version_6(url)
-    with psycopg.connect(database, autocommit=True) as owner:
-        owner.execute("CREATE ROLE step7_cache_owner")
-        owner.execute("ALTER TABLE hb.summary_cache OWNER TO step7_cache_owner")
-        owner.execute("CREATE ROLE step7_reader_of_two LOGIN")
-        owner.execute("GRANT USAGE ON SCHEMA hb TO step7_reader_of_two")
-        owner.execute("GRANT SELECT ON ALL TABLES IN SCHEMA hb TO step7_reader_of_two")
-    reader = url.replace(f"postgresql://{USER}@", "postgresql://step7_reader_of_two@")
+    url, reader = await older_store_for(
+        database, "step7_reader_of_two", "CREATE ROLE step7_cache_owner",
+        "ALTER TABLE hb.summary_cache OWNER TO step7_cache_owner", *READING)
     refused = PostgresStore.open(reader, readonly=True).failure().reason
     assert (f"reads only 7: have a role holding the rights of each of {USER}, "
             "step7_cache_owner (its tables have several owners) run `harkback migrate --db "
             in refused and "\n" not in refused), refused
-    with psycopg.connect(url) as connection:
-        assert connection.execute(schema.VERSION).fetchone() == (6,)
+    still_at_version_6(url)
 
 
 async def test_a_member_of_one_owner_is_told_each_owner_of_tables_with_several(
@@ -263,19 +256,13 @@ async def test_a_member_of_one_owner_is_told_each_owner_of_tables_with_several(
     """A member of the role owning most tables, migrating a store whose ``sessions`` another
     role owns: step 7's index on it is refused, and the line names both owners (the owner of
     ``sessions`` alone could not replace the function either); nothing is changed."""
-    url = in_schema(database, "hb")
-    await made(url, "new")
-    back_to_version_6(url)
-    with psycopg.connect(database, autocommit=True) as owner:
-        owner.execute("CREATE ROLE step7_sessions_owner")
-        owner.execute("ALTER TABLE hb.sessions OWNER TO step7_sessions_owner")
-        owner.execute("CREATE ROLE step7_member_of_one LOGIN")
-        owner.execute(f"GRANT {USER} TO step7_member_of_one")
-    member = url.replace(f"postgresql://{USER}@", "postgresql://step7_member_of_one@")
+    url, member = await older_store_for(
+        database, "step7_member_of_one", "CREATE ROLE step7_sessions_owner",
+        "ALTER TABLE hb.sessions OWNER TO step7_sessions_owner", "CREATE ROLE {role} LOGIN",
+        f"GRANT {USER} TO {{role}}")
     refused = PostgresStore.open(member).failure().reason
     assert refused.endswith(
         f"only a role holding the rights of each owner of its tables ({USER}, "
         "step7_sessions_owner) may migrate it to 7 (must be owner of table sessions); have "
         "such a role run `harkback migrate`"), refused
-    with psycopg.connect(url) as connection:
-        assert connection.execute(schema.VERSION).fetchone() == (6,)
+    still_at_version_6(url)
