@@ -33,6 +33,11 @@ UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
             "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
+# A vague count names a stretch, not one day: "a few days ago" is two to five days back
+# (read as the third day alone, which session of the 2nd-4th day a question meant turned
+# on the hour it was asked).
+VAGUE = {"a couple of": (1, 3), "couple of": (1, 3), "a few": (2, 5), "few": (2, 5),
+         "several": (3, 7)}
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six" \
@@ -123,7 +128,7 @@ def time_windows(question: str, now: float, *, listing: bool = False
     text = question.lower()
     found: list[tuple[re.Match[str], tuple[float, float]]] = []
     for match in _AGO.finditer(text):
-        found.append((match, _ago(count_of(match.group(1)), match.group(2), now)))
+        found.append((match, _ago_said(match.group(1), match.group(2), now)))
     for match in _PAST.finditer(text):
         unit = UNIT_DAYS[match.group(2)] * DAY
         count = count_of(match.group(1)) if match.group(1) else 1
@@ -181,6 +186,24 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
 def _today(text: str) -> list[re.Match[str]]:
     """Where ``text`` names today ("today", "this morning"), not as an end ("before today")."""
     return [match for match in _TODAY.finditer(text) if match.group(1) is None]
+
+
+def _ago_said(count: str, unit: str, now: float) -> tuple[float, float]:
+    """The window of "``count`` ``unit`` ago": a vague count (:data:`VAGUE`) spans its
+    stretch, from the start of its farthest unit to the end of its nearest, whole calendar
+    days for days; a number is :func:`_ago`.
+
+    >>> [w / DAY for w in _ago_said("a few", "day", 10.4 * DAY)]
+    [5.0, 9.0]
+    >>> [w / DAY for w in _ago_said("several", "week", 100 * DAY)]
+    [47.5, 82.5]
+    """
+    if count not in VAGUE:
+        return _ago(count_of(count), unit, now)
+    near, far = VAGUE[count]
+    if unit == "day":
+        return (_day_window(far, now)[0], _day_window(near, now)[1])
+    return (_ago(far, unit, now)[0], _ago(near, unit, now)[1])
 
 
 def _ago(count: int, unit: str, now: float) -> tuple[float, float]:

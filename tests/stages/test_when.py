@@ -22,10 +22,10 @@ def test_ago_points_at_the_moment_that_long_before_now() -> None:
 
 
 def test_digits_and_vague_counts_are_read() -> None:
-    """'3 days ago' and 'a couple of days ago' both count whole days back."""
+    """'3 days ago' is that whole day; 'a couple of days ago' the whole days one to three back."""
     today = 1_685_404_800.0  # 2023-05-30 00:00 UTC
     assert time_window("3 days ago", NOW) == (today - 3 * DAY, today - 2 * DAY)
-    assert time_window("a couple of days ago", NOW) == (today - 2 * DAY, today - DAY)
+    assert time_window("a couple of days ago", NOW) == (today - 3 * DAY, today)
 
 
 def test_past_and_last_span_until_now() -> None:
@@ -189,3 +189,23 @@ def test_today_as_an_end_names_no_day() -> None:
     """'before today' or 'up to today' is all time until now, not today's window."""
     assert time_window("which airlines did I fly before today?", NOW) is None
     assert time_words("what have I learned up to today") == frozenset()
+
+
+@pytest.mark.parametrize("hour", [0.5, 11.0, 23.5])
+@pytest.mark.parametrize(("phrase", "near", "far"),
+                         [("a few days ago", 2, 5), ("a couple of days ago", 1, 3),
+                          ("several days ago", 3, 7)])
+def test_a_vague_count_of_days_spans_its_stretch_at_any_hour(hour: float, phrase: str,
+                                                              near: int, far: int) -> None:
+    """"A few days ago" holds every moment two to five days back whatever the hour it is
+    asked: read as the third day alone, a session of two days back fell inside it or
+    outside by the hour, and the seed suite's answer with it."""
+    now = 20_000 * DAY + hour * 3600
+    window = time_window(f"the deploy broke {phrase}", now)
+    assert window is not None
+    start, end = window
+    for days in range(near, far + 1):
+        assert start <= now - days * DAY <= end, (phrase, hour, days)
+    assert not start <= now - (far + 1) * DAY <= end
+    today = now - hour * 3600
+    assert not start <= today - (near - 1) * DAY + DAY / 2 <= end  # the noon of a nearer day
