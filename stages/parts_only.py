@@ -5,7 +5,8 @@ names the sessions they belong to (what the listing would show of them).
 The store is asked (one listing of at most :data:`PARTS_READ` sessions, then their
 ancestry) only when a filtered listing found nothing, so every other listing costs what it did.
 The caller's own lineage (``--current-session``) is left out of the note as out of every
-listing: its sessions are neither counted nor named.
+listing: its sessions are neither counted nor named (a listing that held some is asked
+again without them).
 
 >>> print(parts_note(3, ("root-a",), "from source 'subagent'", more=False)[0][:72])
 the 3 sessions from source 'subagent' are sub-agents or continuations (r
