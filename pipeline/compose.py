@@ -29,6 +29,7 @@ from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.parts_only import parts_only_noted
 from harkback.stages.ports import Deps
+from harkback.stages.query import parse_query
 from harkback.stages.recent import (
     RecentSessions,
     browse_window,
@@ -163,9 +164,12 @@ class Pipeline:
         that matched and a rerank kept none of are an answer: not searched again (the
         model would be asked twice, and shown the sessions it left out). Nor is a search
         by sources, or projects, the store holds no session of: no role of theirs can
-        match. What the request's bounds and filters left out is said once, of both.
+        match. Nor is a query with no searchable unit (punctuation alone: a question of
+        stopwords or framing alone still searches its own words), which no role can match.
+        What the request's bounds and filters left out is said once, of both.
         """
-        if found.results or found.sessions_searched or request.roles != DEFAULT_ROLES:
+        if (found.results or found.sessions_searched or request.roles != DEFAULT_ROLES
+                or parse_query(request.query).is_empty):
             return _noted(request, pure(found))
         wide = attrs.evolve(request, roles=(*request.roles, "tool"))
 

@@ -4,6 +4,9 @@ names the sessions they belong to (what the listing would show of them).
 
 The store is asked (one listing of at most :data:`PARTS_READ` sessions, then their
 ancestry) only when a filtered listing found nothing, so every other listing costs what it did.
+The caller's own lineage (``--current-session``) is left out of the note as out of every
+listing: its sessions are neither counted nor named (a listing that held some is asked
+again without them).
 
 >>> print(parts_note(3, ("root-a",), "from source 'subagent'", more=False)[0][:72])
 the 3 sessions from source 'subagent' are sub-agents or continuations (r
@@ -12,9 +15,12 @@ the 3 sessions from source 'subagent' are sub-agents or continuations (r
 from __future__ import annotations
 
 import attrs
+from returns.future import FutureResult
 
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.lineage import load_ancestry, root_of
-from harkback.stages.ports import RecentQuery
+from harkback.stages.ports import Deps, RecentQuery
+from harkback.stages.recent import listing_query
 from harkback.stages.records import Session, SessionOverview
 from harkback.stages.request import SearchRequest
 from harkback.stages.result import BrowseResult
@@ -26,6 +32,9 @@ PARTS_READ = 20
 
 ROOTS_NAMED = 5
 """How many of the sessions they belong to the note names."""
+
+Parts = tuple[tuple[SessionOverview, ...], dict[str, Session]]
+"""Sub-agents and continuations listed, with their ancestry (what roots them)."""
 
 
 def parts_note(count: int, roots: tuple[str, ...], which: str, *, more: bool
@@ -65,27 +74,43 @@ def _which(request: SearchRequest) -> str:
 
 def parts_only_noted(request: SearchRequest, result: BrowseResult) -> Step[BrowseResult]:
     """``result`` with the note on the filter's sessions that are no root, when it listed
-    nothing; as it is otherwise (the store not asked, or unable to say)."""
+    nothing; as it is otherwise (the store not asked, or unable to say). The caller's own
+    lineage (``--current-session``) is left out of the note as out of the listing."""
     if result.results or not (request.sources or request.projects):
         return pure(result)
-    query = RecentQuery(limit=PARTS_READ + 1, parts=True, hidden_sources=request.hidden_sources,
-                        since=request.since, until=request.until, sources=request.sources,
-                        projects=request.projects)
 
-    def noted(rows: tuple[SessionOverview, ...]) -> Step[BrowseResult]:
-        if not rows:
-            return pure(result)
+    def noted(found: Parts) -> BrowseResult:
+        rows, known = found
         read = rows[:PARTS_READ]
-        parents = tuple(dict.fromkeys(r.session.parent_session_id or "" for r in read))
+        found_roots = (root_of(row.session.id, known) for row in read)
+        roots = tuple(dict.fromkeys(root.id for root in found_roots if root is not None))
+        note = parts_note(len(read), roots, _which(request), more=len(rows) > PARTS_READ)
+        return attrs.evolve(result, notes=(*result.notes, *note))
 
-        def rooted(known: dict[str, Session]) -> BrowseResult:
-            found = (root_of(parent, known) for parent in parents)
-            roots = tuple(dict.fromkeys(root.id for root in found if root is not None))
-            note = parts_note(len(read), roots or parents, _which(request),
-                              more=len(rows) > PARTS_READ)
-            return attrs.evolve(result, notes=(*result.notes, *note))
+    return (listing_query(request).bind(lambda listing: _not_mine(
+        attrs.evolve(listing, limit=PARTS_READ + 1, parts=True), frozenset(listing.exclude_roots)))
+            .map(noted).lash(lambda _error: pure(result)))
 
-        return with_store(lambda deps: load_ancestry(deps.store, parents)).map(rooted)
 
-    return (with_store(lambda deps: deps.store.recent(query)).bind(noted)
-            .lash(lambda _error: pure(result)))
+def _not_mine(query: RecentQuery, mine: frozenset[str]) -> Step[Parts]:
+    """The sessions ``query`` lists (sub-agents and continuations) whose root is none of
+    ``mine``, with their ancestry. Those of ``mine`` found are left out by id and the
+    store asked again: dropped after the read, they would leave a listing of
+    :data:`PARTS_READ` short of the others it could hold, and its "more than" unsure."""
+    def read(deps: Deps) -> FutureResult[Parts, StoreUnavailable]:
+        def ancestry(rows: tuple[SessionOverview, ...]) -> FutureResult[Parts, StoreUnavailable]:
+            listed = {row.session.id: row.session for row in rows}
+            parents = (row.session.parent_session_id or "" for row in rows)
+            return load_ancestry(deps.store, parents, known=listed).map(
+                lambda known: (rows, known))
+        return deps.store.recent(query).bind(ancestry)
+
+    def sorted_out(found: Parts) -> Step[Parts]:
+        rows, known = found
+        own = tuple(row.session.id for row in rows
+                    if (root := root_of(row.session.id, known)) is not None and root.id in mine)
+        if not own:
+            return pure(found)
+        return _not_mine(attrs.evolve(query, exclude_roots=(*query.exclude_roots, *own)), mine)
+
+    return with_store(read).bind(sorted_out)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harkback.pipeline.facade import Harkback
+from harkback.stages.parts_only import PARTS_READ
 from tests.adapters.stores.test_store_contract import STORES, fresh_store
 from tests.conftest import conversation
 
@@ -18,6 +19,10 @@ SESSIONS = (
     conversation("sub", ("user", "check the db"), parent="cont", started_at=3.0,
                  source="subagent", project="/w/shop"),
 )
+OTHER = (conversation("other", ("user", "tune the cache"), started_at=4.0),
+         conversation("osub", ("user", "read the logs"), parent="other", started_at=5.0,
+                      source="subagent"))
+"""Another lineage with a sub-agent from source 'subagent': what the caller's note names."""
 
 
 @pytest.mark.parametrize("kind", STORES)
@@ -40,3 +45,63 @@ async def test_a_filter_holding_only_sub_agents_names_the_sessions_they_belong_t
         rooted = (await hb.recent(sources=("cli",))).to_payload()
         assert [r["session_id"] for r in rooted["results"]] == ["root"]
         assert "notes" not in rooted
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_the_callers_own_lineage_is_neither_counted_nor_named(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """With ``--current-session`` a sub-agent of the caller's own lineage, the note named the
+    caller's own root and counted its sub-agent: both are left out, as every listing leaves
+    them out; a caller whose lineage holds all of them gets no note."""
+    for store in fresh_store(kind, request, tmp_path):
+        await store.ingest((*SESSIONS, *OTHER)).awaitable()
+        hb = Harkback(store=store)
+        for caller in ("root", "cont", "sub"):
+            listed = (await hb.recent(sources=("subagent",), current_session_id=caller)
+                      ).to_payload()
+            assert listed["notes"] == [
+                "the 1 session from source 'subagent' is a sub-agent or continuation (recent "
+                "lists root sessions only); the session it belongs to: 'other' (harkback show "
+                "ID shows one)"], caller
+        alone = (await hb.recent(projects=("shop",), current_session_id="sub")).to_payload()
+        assert alone["results"] == []
+        assert "notes" not in alone
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_a_caller_not_stored_leaves_out_the_lineage_of_its_stored_sub_agents(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A live caller's sub-agent is stored before the caller (a root of its own, which the
+    listing leaves out): the sub-agents under it are the caller's too, not counted."""
+    live = (conversation("helper", ("user", "plan"), parent="live", started_at=6.0),
+            conversation("helper-sub", ("user", "grep"), parent="helper", started_at=7.0,
+                         source="subagent"))
+    for store in fresh_store(kind, request, tmp_path):
+        await store.ingest((*SESSIONS, *live)).awaitable()
+        hb = Harkback(store=store)
+        everyone = (await hb.recent(sources=("subagent",))).to_payload()
+        assert everyone["notes"][0].startswith("the 2 sessions from source 'subagent'")
+        listed = (await hb.recent(sources=("subagent",), current_session_id="live")
+                  ).to_payload()
+        assert listed["notes"] == [
+            "the 1 session from source 'subagent' is a sub-agent or continuation (recent "
+            "lists root sessions only); the session it belongs to: 'root' (harkback show "
+            "ID shows one)"]
+
+
+@pytest.mark.parametrize("kind", STORES)
+async def test_the_callers_many_sub_agents_do_not_crowd_out_the_others(
+        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """More of the caller's own sub-agents than the note reads, all newer than the others':
+    the others are still counted and named, not the note left out for want of them."""
+    own = tuple(conversation(f"mine-{n:02}", ("user", "probe"), parent="cont",
+                             started_at=100.0 + n, source="subagent")
+                for n in range(PARTS_READ + 1))
+    for store in fresh_store(kind, request, tmp_path):
+        await store.ingest((*SESSIONS, *own, *OTHER)).awaitable()
+        listed = (await Harkback(store=store).recent(
+            sources=("subagent",), current_session_id="cont")).to_payload()
+        assert listed["notes"] == [
+            "the 1 session from source 'subagent' is a sub-agent or continuation (recent "
+            "lists root sessions only); the session it belongs to: 'other' (harkback show "
+            "ID shows one)"]
