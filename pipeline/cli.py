@@ -9,10 +9,9 @@ are in :mod:`harkback.pipeline.commands`, imported only once the arguments are r
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from harkback.pipeline import cli_edges
@@ -32,6 +31,7 @@ from harkback.pipeline.cli_sync import (
     add_sync_command,
     add_verbose,
 )
+from harkback.pipeline.cli_types import DbValue, Names, Version, limit, offset, page_size
 from harkback.pipeline.collector import paused_for
 from harkback.pipeline.model_flags import add_model_arguments, add_model_limits
 from harkback.pipeline.terminal import json_text, line_of
@@ -40,54 +40,9 @@ from harkback.stages.defaults import (
     DEFAULT_LIMIT,
     DEFAULT_RANKER,
     EMBED_ROLES,
-    MAX_LIMIT,
     MAX_PAGE_LIMIT,
     PAGE_LIMIT,
 )
-
-
-def _whole(text: str, low: int, high: int | None = None) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"{low} or more"
-        raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
-    return value
-
-
-def _limit(text: str) -> int:
-    return _whole(text, 1, MAX_LIMIT)
-
-
-def _page_size(text: str) -> int:
-    return _whole(text, 1, MAX_PAGE_LIMIT)
-
-
-def _offset(text: str) -> int:
-    return _whole(text, 0)
-
-
-class _Names:
-    """The names of a registry, as argparse ``choices``; the registry loads when they are
-    first read (a ``--ranker`` given, a subcommand's help), not to print ``--help``.
-    An option with these choices names a ``metavar``: without one argparse reads the
-    choices while building the parser."""
-
-    def __init__(self, module: str, registry: str) -> None:
-        self._where = (module, registry)
-
-    def _names(self) -> list[str]:
-        module, registry = self._where
-        return sorted(getattr(importlib.import_module(module), registry))
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._names()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
 
 _WHEN = "2026-11-01, 7d, 24h, yesterday, last week, 3 days ago, epoch seconds"
 
@@ -102,32 +57,12 @@ def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
                           "name); repeat it or give a comma list")
 
 
-class _Version(argparse.Action):
-    """``--version``: reads the package metadata only when asked."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        from harkback.pipeline import __version__
-        print(f"{parser.prog} {__version__}")
-        parser.exit()
-
-
-class DbValue(str):
-    """A ``--db`` value as written: a file path (completed as one) or a server URL (which a
-    ``Path`` would fold)."""
-
-    names_a_file = True
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = Parser(
         prog="harkback", description="Recall what happened in past agent sessions.",
         epilog=EXIT_STATUSES)
-    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument("--version", action=Version, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_db(sub: argparse.ArgumentParser) -> None:
@@ -150,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     search = commands.add_parser("search", help="recall sessions about a question")
     search.add_argument("query", type=text_argument)
     with_db(search)
-    search.add_argument("--limit", type=_limit, default=None,
+    search.add_argument("--limit", type=limit, default=None,
                         help=f"sessions to return, 1 to 10 (default: $HARKBACK_LIMIT, else limit "
                              f"in the config file, else {DEFAULT_LIMIT})")
     search.add_argument("--role", type=role_list, default=("user", "assistant"),
@@ -166,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "'two weeks ago' and relative --since/--until count from it")
     _add_filters(search, "search sessions")
     search.add_argument("--summarizer", default=None, metavar="NAME",
-                        choices=_Names("harkback.stages.summarize.summarizers", "SUMMARIZERS"),
+                        choices=Names("harkback.stages.summarize.summarizers", "SUMMARIZERS"),
                         help="%(choices)s; default: llm when a model is configured (--model, "
                              "$HARKBACK_MODEL or the config file), else extractive")
     search.add_argument("--rerank", action="store_true",
@@ -174,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "sessions before the limit is taken; off by default")
     search.add_argument("--json", action="store_true", help="print the JSON payload only")
     search.add_argument("--ranker", default=None, metavar="NAME",
-                        choices=_Names("harkback.stages.match.rankers", "RANKERS"),
+                        choices=Names("harkback.stages.match.rankers", "RANKERS"),
                         help=f"how sessions are ranked: %(choices)s (default: hybrid with an "
                              f"embedder, else {DEFAULT_RANKER})")
     _add_embedder_argument(search, "embed the question with this model for the hybrid ranker")
@@ -182,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     recent = commands.add_parser("recent", help="list recent sessions")
     with_db(recent)
-    recent.add_argument("--limit", type=_limit, default=10,
+    recent.add_argument("--limit", type=limit, default=10,
                         help="sessions to list (default 10, at most 10)")
     recent.add_argument("--current-session", type=text_argument, default=None,
                         help="the caller's session id; its whole lineage is left out")
@@ -201,9 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--around", metavar="MESSAGE_ID", type=text_argument, default=None,
                        help="centre the page on this message (SESSION_ID:POSITION, as search "
                             "results carry it, or a position)")
-    where.add_argument("--offset", type=_offset, default=None,
+    where.add_argument("--offset", type=offset, default=None,
                        help="start the page at this message index (0 is the first)")
-    show.add_argument("--limit", type=_page_size, default=PAGE_LIMIT,
+    show.add_argument("--limit", type=page_size, default=PAGE_LIMIT,
                       help=f"messages per page (default {PAGE_LIMIT}, at most {MAX_PAGE_LIMIT})")
     show.add_argument("--json", action="store_true", help="print the JSON payload only")
 

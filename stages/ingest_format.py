@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, TypeVar
 
@@ -34,6 +34,14 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import BadRecord
+from harkback.stages.ingest_fields import (
+    Invalid,
+    content,
+    kind,
+    optional_str,
+    read_time,
+    tool_call,
+)
 from harkback.stages.record_checks import nul_key
 from harkback.stages.records import (
     ROLES,
@@ -42,119 +50,13 @@ from harkback.stages.records import (
     Role,
     Session,
     ToolCall,
-    is_epoch,
     mended,
 )
-from harkback.stages.time_bounds import iso_seconds
 
 T = TypeVar("T")
 
 Notes = list[str] | None
 """Where a lenient read notes what it dropped; None reads strictly (the first problem fails)."""
-
-
-class _Invalid(Exception):
-    """Raised by the field readers below and turned into a BadRecord at the one exit point.
-
-    Private to this module: it never escapes :func:`conversation_from_json`. It keeps
-    the readers flat instead of threading a Result through two dozen fields.
-    """
-
-    def __init__(self, where: str, problem: str) -> None:
-        super().__init__(f"{where}: {problem}")
-
-
-def _kind(value: object) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def _optional_str(obj: Mapping[str, Any], key: str, where: str) -> str:
-    value = obj.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _Invalid(f"{where}{key}", f"expected a string, got {_kind(value)}")
-    return mended(value)
-
-
-def _time(obj: Mapping[str, Any], key: str, where: str) -> float | None:
-    value = obj.get(key)
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise _Invalid(f"{where}{key}",
-                       f"expected epoch seconds or an ISO 8601 string, got {_kind(value)}")
-    if isinstance(value, str):
-        return _iso_time(value, f"{where}{key}")
-    try:
-        seconds = float(value)
-    except OverflowError:
-        raise _Invalid(f"{where}{key}", "epoch seconds out of range") from None
-    if not is_epoch(seconds):
-        raise _Invalid(f"{where}{key}", f"epoch seconds must be finite and between the years 1 "
-                       f"and 9999 (milliseconds? divide by 1000), got {value!r}")
-    return seconds
-
-
-def _iso_time(text: str, where: str) -> float:
-    try:
-        seconds = iso_seconds(text.strip())
-    except (ValueError, OverflowError):
-        raise _Invalid(where, f"not an ISO 8601 time: {text[:60]!r}") from None
-    # An offset can carry a written date past either end (0001-01-01T00:00+01:00 is in
-    # year 0), where the record would refuse it and fail the whole ingest.
-    if not is_epoch(seconds):
-        raise _Invalid(where, f"ISO 8601 time outside the years 1 to 9999: {text[:60]!r}")
-    return seconds
-
-
-def _content(value: object, where: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return mended(value)
-    if isinstance(value, list):
-        texts: list[str] = []
-        for index, part in enumerate(value):
-            if isinstance(part, str):
-                texts.append(mended(part))
-            elif isinstance(part, dict):
-                # Parts without text (images, audio) carry nothing to search.
-                texts.append(_optional_str(part, "text", f"{where}[{index}]."))
-            else:
-                raise _Invalid(f"{where}[{index}]",
-                               f"expected a string or an object, got {_kind(part)}")
-        return "\n".join(t for t in texts if t)
-    raise _Invalid(where, f"expected a string, a list of parts or null, got {_kind(value)}")
-
-
-def _arguments(value: object, where: str) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return mended(value)
-    try:
-        return mended(json.dumps(value, ensure_ascii=False, allow_nan=False))
-    except ValueError:
-        raise _Invalid(where, "arguments hold a non-finite number") from None
-
-
-def _tool_call(value: object, where: str) -> ToolCall:
-    if not isinstance(value, dict):
-        raise _Invalid(where, f"expected an object, got {_kind(value)}")
-    function = value.get("function")
-    if function is None:
-        # Some exporters flatten the call: {"id", "name", "arguments"}.
-        function, fwhere = value, where + "."
-    elif isinstance(function, dict):
-        fwhere = where + ".function."
-    else:
-        raise _Invalid(where + ".function", f"expected an object, got {_kind(function)}")
-    return ToolCall(id=_optional_str(value, "id", where + "."),
-                    name=_optional_str(function, "name", fwhere),
-                    arguments=_arguments(function.get("arguments"), fwhere + "arguments"))
 
 
 def _or_noted(notes: Notes, read: Callable[[], T], default: T, outcome: str) -> T:
@@ -163,7 +65,7 @@ def _or_noted(notes: Notes, read: Callable[[], T], default: T, outcome: str) -> 
         return read()
     try:
         return read()
-    except _Invalid as error:
+    except Invalid as error:
         notes.append(f"{error} ({outcome})")
         return default
 
@@ -171,39 +73,39 @@ def _or_noted(notes: Notes, read: Callable[[], T], default: T, outcome: str) -> 
 def _message(value: object, session_id: str, position: int, notes: Notes = None) -> Message:
     where = f"messages[{position}]"
     if not isinstance(value, dict):
-        raise _Invalid(where, f"expected an object, got {_kind(value)}")
+        raise Invalid(where, f"expected an object, got {kind(value)}")
     role = value.get("role")
     if role not in ROLES:
-        raise _Invalid(where + ".role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+        raise Invalid(where + ".role", f"expected one of {', '.join(ROLES)}, got {role!r}")
     calls = value.get("tool_calls")
     if calls is None:
         calls = []
     if not isinstance(calls, list):
-        raise _Invalid(where + ".tool_calls", f"expected a list, got {_kind(calls)}")
+        raise Invalid(where + ".tool_calls", f"expected a list, got {kind(calls)}")
     checked_role: Role = role
     return Message(
         session_id=session_id, position=position, role=checked_role,
-        content=_content(value.get("content"), where + ".content"),
-        tool_name=_optional_str(value, "tool_name", where + "."),
-        tool_call_id=_optional_str(value, "tool_call_id", where + "."),
-        tool_calls=tuple(_tool_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
-        timestamp=_or_noted(notes, lambda: _time(value, "timestamp", where + "."), None,
+        content=content(value.get("content"), where + ".content"),
+        tool_name=optional_str(value, "tool_name", where + "."),
+        tool_call_id=optional_str(value, "tool_call_id", where + "."),
+        tool_calls=tuple(tool_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)),
+        timestamp=_or_noted(notes, lambda: read_time(value, "timestamp", where + "."), None,
                             "time ignored"),
     )
 
 
 def _conversation(obj: object, notes: Notes = None) -> Conversation:
     if not isinstance(obj, dict):
-        raise _Invalid("session", f"expected a JSON object, got {_kind(obj)}")
+        raise Invalid("session", f"expected a JSON object, got {kind(obj)}")
     session_id = obj.get("id")
     if not isinstance(session_id, str) or not session_id.strip():
-        raise _Invalid("id", f"expected a non-empty string, got {session_id!r}")
+        raise Invalid("id", f"expected a non-empty string, got {session_id!r}")
     session_id = mended(session_id)
-    parent = _optional_str(obj, "parent_session_id", "") or None
+    parent = optional_str(obj, "parent_session_id", "") or None
 
     def not_its_own(parent: str | None) -> str | None:
         if parent == session_id:
-            raise _Invalid("parent_session_id", "a session cannot be its own parent")
+            raise Invalid("parent_session_id", "a session cannot be its own parent")
         return parent
 
     # Read leniently, the link alone is left out: the session is kept, as a root.
@@ -212,17 +114,17 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
     if messages is None:
         messages = []
     if not isinstance(messages, list):
-        raise _Invalid("messages", f"expected a list, got {_kind(messages)}")
+        raise Invalid("messages", f"expected a list, got {kind(messages)}")
     session = Session(
         id=session_id,
-        source=_optional_str(obj, "source", ""),
-        model=_optional_str(obj, "model", ""),
-        title=_optional_str(obj, "title", ""),
-        started_at=_or_noted(notes, lambda: _time(obj, "started_at", ""), None, "time ignored"),
-        ended_at=_or_noted(notes, lambda: _time(obj, "ended_at", ""), None, "time ignored"),
+        source=optional_str(obj, "source", ""),
+        model=optional_str(obj, "model", ""),
+        title=optional_str(obj, "title", ""),
+        started_at=_or_noted(notes, lambda: read_time(obj, "started_at", ""), None, "time ignored"),
+        ended_at=_or_noted(notes, lambda: read_time(obj, "ended_at", ""), None, "time ignored"),
         parent_session_id=parent,
-        end_reason=_optional_str(obj, "end_reason", ""),
-        project=_optional_str(obj, "project", ""),
+        end_reason=optional_str(obj, "end_reason", ""),
+        project=optional_str(obj, "project", ""),
     )
     kept: list[Message] = []
     for index, value in enumerate(messages):
@@ -232,7 +134,7 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
             kept.append(message)
     # SQLite ends a text at a NUL: a key holding one was stored, never read again (storable).
     if held := nul_key(conversation := Conversation(session, tuple(kept))):
-        raise _Invalid(*held)
+        raise Invalid(*held)
     return conversation
 
 
@@ -247,7 +149,7 @@ def conversation_from_json(obj: object) -> Result[Conversation, BadRecord]:
     """
     try:
         return Success(_conversation(obj))
-    except _Invalid as error:
+    except Invalid as error:
         return Failure(BadRecord(str(error)))
 
 
@@ -312,7 +214,7 @@ def read_line(line: str, line_number: int) -> Result[ReadLine, BadRecord]:
     notes: list[str] = []
     try:
         conversation = _conversation(decoded.unwrap(), notes)
-    except _Invalid as error:
+    except Invalid as error:
         return Failure(BadRecord(str(error), line_number))
     return Success(ReadLine(conversation, tuple(BadRecord(note, line_number) for note in notes)))
 

@@ -14,7 +14,7 @@ lives beside it: connections, bounds and the schema check in
 :mod:`~harkback.adapters.stores.postgres_titles`, messages in
 :mod:`~harkback.adapters.stores.postgres_messages`), ingests in
 :mod:`~harkback.adapters.stores.postgres_writes` (a large one beside a merge of the
-index's pending list, :mod:`~harkback.adapters.stores.postgres_pending`), vectors in
+index's pending list, :mod:`~harkback.adapters.stores.postgres_merging`), vectors in
 :mod:`~harkback.adapters.stores.postgres_vectors`, the summary cache and import ledger in
 :mod:`~harkback.adapters.stores.postgres_extras`, removals and rewrites in
 :mod:`~harkback.adapters.stores.postgres_removal`.
@@ -51,6 +51,7 @@ from harkback.adapters.stores.closing import Closing
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
 from harkback.adapters.stores.postgres_memo import CountMemo
+from harkback.adapters.stores.postgres_merging import PendingListMerge
 from harkback.adapters.stores.postgres_messages import PostgresMessages
 from harkback.adapters.stores.postgres_per_thread import PerThread
 from harkback.adapters.stores.postgres_vacuum import NOT_VACUUMABLE
@@ -67,7 +68,7 @@ _VACUUMED = ("messages", "sessions", "message_vectors")
 Connection = psycopg.Connection[tuple[Any, ...]]
 
 
-class PostgresStore(Closing, PostgresMessages):
+class PostgresStore(Closing, PostgresMessages, PendingListMerge):
     """A :class:`~harkback.stages.ports.SessionStore` and
     :class:`~harkback.stages.ports.VectorStore` in a PostgreSQL database.
 
@@ -229,64 +230,6 @@ class PostgresStore(Closing, PostgresMessages):
         batch = mended_tails(tails)
         return self.run(lambda connection: postgres_writes.write_tails(connection, batch),
                         long=True)
-
-    async def _write_merging(self, batch: Sequence[records.Conversation]
-                             ) -> Result[ports.IngestReport, StoreUnavailable]:
-        """Write ``batch`` with the index's pending list merged on another of the store's
-        connections meanwhile (:mod:`~harkback.adapters.stores.postgres_pending`)."""
-        with self._merge_lock:
-            self._large_writes += 1
-            if self._merge is None and not self._closed:
-                self._merge = "running"
-                # On the store's threads (its connections, its bounds); the write waits for
-                # no merge, and ``close`` waits for the merge (the executor's shutdown).
-                self._executor.submit(self._start_merge)
-        try:
-            return await self._call(
-                lambda connection: postgres_writes.write(connection, batch), long=True)
-        finally:
-            with self._merge_lock:
-                self._large_writes -= 1
-
-    def _start_merge(self) -> None:
-        started = False
-
-        def merge(connection: Connection) -> None:
-            nonlocal started
-            started = True
-            self._merge_pending(connection)
-        try:
-            self._connections.run(merge, self.bounds.write)
-        except BaseException:
-            if not started:
-                # No connection to merge on (the server refused one): the next large
-                # write tries again, rather than finding a merge "running" for good.
-                with self._merge_lock:
-                    self._merge = None
-            raise
-
-    def _merge_pending(self, connection: Connection) -> None:
-        try:
-            merged = postgres_pending.merge_until(connection, self._merge_ended)
-        except BaseException:
-            # Upkeep, not the write's outcome: the writers merge, as they can anyway.
-            with self._merge_lock:
-                self._merge = None
-            raise
-        if merged is None:
-            with self._merge_lock:
-                self._merge = "refused"  # not the index's owner: never asked again
-
-    def _merge_ended(self) -> bool:
-        """Whether the merge may stop (no large write under way, or the store closing);
-        if so it has stopped."""
-        with self._merge_lock:
-            # Closing: ``close`` waits for the writes themselves. A write's count drops on
-            # the event loop, which a close called there holds until the merge has ended.
-            if self._large_writes and not self._closed:
-                return False
-            self._merge = None
-            return True
 
     # --- capabilities ----------------------------------------------------------------------
 

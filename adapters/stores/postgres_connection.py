@@ -2,16 +2,8 @@
 for a writable open of an empty database creates) the schema, how long each wait may take
 (:class:`Bounds`), and errors turned into one line each.
 
-Nothing here prints a password: messages name the server by :func:`where`.
-
->>> where("postgresql://me:secret@db.example:5433/harkback")
-'postgresql://me@db.example:5433/harkback'
->>> where("postgresql:///harkback?host=/tmp/pg&port=5433")
-'postgresql:///harkback?host=/tmp/pg&port=5433'
->>> where("postgresql://me@[::1]/team?options=-c%20search_path%3Dhb")
-'postgresql://me@[::1]/team?options=-c%20search_path%3Dhb'
->>> where("postgresql:///harkback?password=secret&sslmod=x")  # unparsable: shown masked
-'postgresql:///harkback?password=********&sslmod=x'
+Nothing here prints a password: messages name the server by
+:func:`~harkback.adapters.stores.postgres_where.where`.
 """
 
 from __future__ import annotations
@@ -19,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib import parse
 
 import attrs
 import psycopg
@@ -29,8 +20,9 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_migrations import SchemaProblem, bring_forward
 from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
+from harkback.adapters.stores.postgres_where import misread, unquoted
+from harkback.adapters.stores.postgres_where import where as where  # still imported from here
 from harkback.stages.errors import StoreUnavailable
-from harkback.stages.shown_url import shown_url
 
 CONNECT_TIMEOUT_S = 10
 """How long opening a connection may take before the server counts as unreachable, unless
@@ -50,8 +42,6 @@ LOCK_TIMEOUT_S = 300.0
 harkback's write batch or ``VACUUM FULL`` takes turns within it, while a transaction someone
 left open (a ``LOCK TABLE`` in a forgotten psql) held every writer, and ``stats``, for good."""
 
-_PASSWORD = re.compile(r"(\bpassword=)[^&#]*", re.IGNORECASE)
-
 POOL_SIZE = 4
 """Connections the store may hold at once (one per concurrent statement)."""
 
@@ -69,44 +59,6 @@ IDLE_IN_TRANSACTION = "-c idle_in_transaction_session_timeout=600s"
 """Session option of every store: a transaction left idle for 10 minutes (its client frozen
 or cut off) is ended by the server, so the write lock it holds does not stop every other
 writer for good. harkback never leaves one idle for more than moments."""
-
-
-def where(url: str) -> str:
-    """The URL without its password (for messages); the text as given when unparsable."""
-    try:
-        parts = conninfo.conninfo_to_dict(url)
-    except psycopg.Error:
-        # Both the user part and the query may hold a password.
-        scheme, found, rest = url.partition("://") if "://" in url else ("", "", url)
-        masked = _PASSWORD.sub(r"\1********", rest.rpartition("@")[2])
-        return f"{scheme}{found}{masked}"
-    if _misread(parts):
-        return shown_url(url)
-    user = str(parts.get("user", ""))
-    host = str(parts.get("host", ""))
-    port = f":{parts['port']}" if "port" in parts else ""
-    database = str(parts.get("dbname", ""))
-    # The options may name the schema (search_path): without them, a message's `harkback
-    # migrate --db ...` reaches another store, or a database of other tables.
-    options = (f"options={parse.quote(str(parts['options']), safe='-,')}"
-               if parts.get("options") else "")
-    if host.startswith("/"):
-        # The port names the socket's file: a message's `harkback migrate --db ...` needs it.
-        socket_port = f"&port={parts['port']}" if "port" in parts else ""
-        return (f"postgresql://{user + '@' if user else ''}/{database}?host={host}"
-                f"{socket_port}{'&' + options if options else ''}")
-    if ":" in host and "," not in host:
-        host = f"[{host}]"  # an IPv6 address, bracketed as a URL writes it
-    return (f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
-            f"{'?' + options if options else ''}")
-
-
-def _misread(parts: Mapping[str, Any]) -> bool:
-    """Whether libpq read a piece of the URL's user part as its host, port or database: a
-    password's ``/`` or ``@`` written as is (``me:pa/ss@db/h`` reads as host ``me``, port
-    ``pa``, database ``ss@db/h``), which a message would print."""
-    return any("@" in str(parts.get(key) or "") for key in ("host", "hostaddr", "port",
-                                                            "dbname"))
 
 
 def first_line(error: BaseException) -> str:
@@ -203,7 +155,7 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     setting = _BAD_SETTING.fullmatch(first_line(error))
     if isinstance(error, psycopg.OperationalError) and setting:
         return StoreUnavailable(
-            f"not a PostgreSQL URL: {where(url)} ({_unquoted(setting.group(1), url)})")
+            f"not a PostgreSQL URL: {where(url)} ({unquoted(setting.group(1), url)})")
     if isinstance(error, psycopg.OperationalError) and (error.sqlstate or "").startswith("54"):
         # Class 54, a program limit (a value too long for an index entry): the server
         # answered, and the same statement fails again however long a watch waits for it.
@@ -246,7 +198,7 @@ def check_url(url: str) -> StoreUnavailable | None:
     """
     try:
         parts = conninfo.conninfo_to_dict(url)
-        if _misread(parts):
+        if misread(parts):
             raise psycopg.ProgrammingError(
                 "an @ or / of its password is written as is: write them percent-encoded, "
                 "@ as %40 and / as %2F")
@@ -255,23 +207,8 @@ def check_url(url: str) -> StoreUnavailable | None:
             raise psycopg.ProgrammingError(f"invalid port {port!r}")
     except psycopg.Error as error:
         return StoreUnavailable(
-            f"not a PostgreSQL URL: {where(url)} ({_unquoted(first_line(error), url)})")
+            f"not a PostgreSQL URL: {where(url)} ({unquoted(first_line(error), url)})")
     return None
-
-
-def _unquoted(detail: str, url: str) -> str:
-    """libpq's complaint about ``url`` without the password it may quote ("unexpected
-    spaces found in "pa ss"").
-
-    >>> _unquoted('spaces found in "pa ss"', "postgresql://me:pa ss@h/db")
-    'spaces found in "********"'
-    """
-    rest = url.partition("://")[2]
-    secrets = [rest.rpartition("@")[0].partition(":")[2] if "@" in rest else "",
-               *(m.group(0).partition("=")[2] for m in _PASSWORD.finditer(rest))]
-    for secret in sorted(filter(None, secrets), key=len, reverse=True):
-        detail = detail.replace(secret, "********")
-    return detail
 
 
 def _seconds(text: str, variable: str) -> float:

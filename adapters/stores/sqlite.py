@@ -7,7 +7,7 @@ The work itself lives beside it, over the statements of :mod:`~harkback.adapters
 opening and preparing the file in :mod:`~harkback.adapters.stores.sqlite_connection`,
 searching in :mod:`~harkback.adapters.stores.sqlite_search` (titles in
 :mod:`~harkback.adapters.stores.sqlite_titles`), vectors in
-:mod:`~harkback.adapters.stores.sqlite_vectors`, ingests in
+:mod:`~harkback.adapters.stores.sqlite_vector_port`, ingests in
 :mod:`~harkback.adapters.stores.sqlite_writes`.
 
 >>> import asyncio, tempfile, pathlib
@@ -33,7 +33,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Self, TypeVar
 
-from returns.functions import identity
 from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
@@ -46,7 +45,6 @@ from harkback.adapters.stores.own_thread import OwnThread
 from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt, reopened
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
-from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
 from harkback.adapters.stores.sqlite_errors import folder_not_made, unavailable
@@ -54,6 +52,7 @@ from harkback.adapters.stores.sqlite_messages import SqliteMessages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot, versioned
+from harkback.adapters.stores.sqlite_vector_port import SqliteVectorPort
 from harkback.adapters.stores.sqlite_voicing import readable, readable_stats
 from harkback.adapters.stores.sqlite_writes import merge_pending, write, write_tails
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
@@ -67,7 +66,7 @@ T = TypeVar("T")
 R = TypeVar("R", bound=ports.IngestReport | None)
 
 
-class SqliteStore(Closing, SqliteMessages):
+class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
     """A :class:`~harkback.stages.ports.SessionStore` and :class:`~harkback.stages.ports.
     VectorStore` (and :class:`~harkback.stages.tails.TailWriter`) kept in a SQLite file.
     Build it with :meth:`open`; close it with :meth:`close` or a ``with`` block."""
@@ -298,10 +297,6 @@ class SqliteStore(Closing, SqliteMessages):
 
     # --- capabilities (the SessionStore port) ----------------------------------------------
 
-    def vector_store(self) -> Self:
-        """This store: vectors live in the same file."""
-        return self
-
     def summary_cache(self) -> SqliteSummaryCache:
         """A cache in this file (read-only stores only read it)."""
         return SqliteSummaryCache(self)
@@ -346,54 +341,3 @@ class SqliteStore(Closing, SqliteMessages):
     def optimize(self) -> FutureResult[None, StoreUnavailable]:
         """:meth:`merge_index`."""
         return self.merge_index()
-
-    # --- dense vectors (the VectorStore port; see sqlite_vectors for how they are kept) ----
-
-    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
-                   ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
-        ``model``, in row id order.
-
-        A file without the vector tables (read-only, made before vectors existed) has no
-        vectors, so every eligible message is listed. Repeated calls resume where the last
-        one found its first message, as long as nothing but :meth:`keep_vectors` wrote
-        meanwhile, so an embedding run reads the table once, not once per batch.
-        """
-        return self._run(lambda connection: sqlite_vectors.unembedded(
-            connection, model, roles, limit, writes=self._writes, starts=self._starts))
-
-    def keep_vectors(self, model: str,
-                     vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
-                     ) -> FutureResult[int, StoreUnavailable]:
-        """Store vectors of ``model`` (replacing older ones), scaled to unit length, in one
-        transaction; returns how many were kept. Keys of messages not stored are skipped.
-
-        Vectors whose length differs from the model's stored ones (or from each other),
-        or that hold a value that is not finite, fail the whole batch.
-        """
-        if self.readonly:
-            return self._refused("cannot keep vectors")
-        pairs = tuple(vectors)
-        problem = vector_problem(model, [vector for _, vector in pairs])
-        if problem is not None:
-            return FutureResult.from_failure(StoreUnavailable(problem))
-        latest = {(key.session_id, key.position): unit_vector(vector)
-                  for key, vector in pairs}
-        return self._run(self._patiently(lambda connection: sqlite_vectors.keep(
-            connection, model, latest))).bind_result(identity)
-
-    def nearest(self, query: ports.NearestQuery
-                ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:
-        """Messages whose vectors of ``query.model`` are nearest the query's, best first;
-        ``score`` is the cosine similarity.
-
-        The model's vectors are loaded once into a matrix kept by this store object and
-        reloaded when their generation (bumped by the triggers on any change, from any
-        connection) moves. Needs numpy (the ``hybrid`` extra).
-        """
-        return self._run(lambda connection: sqlite_vectors.nearest(
-            connection, query, path=self.path, matrices=self._matrices)).bind_result(identity)
-
-    def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
-        """How many messages have a vector of ``model`` (one row lookup)."""
-        return self._run(lambda connection: sqlite_vectors.vector_count(connection, model))
