@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from harkback.pipeline.facade import Harkback
-from tests.adapters.stores.test_store_contract import STORES, fresh_store
 from tests.conftest import conversation
+from tests.support.new_stores import KINDS, Kind, fresh_store
 
 SESSIONS = (
     conversation("root", ("user", "deploy the api"), started_at=1.0),
@@ -20,9 +20,9 @@ SESSIONS = (
 )
 
 
-@pytest.mark.parametrize("kind", STORES)
+@pytest.mark.parametrize("kind", KINDS)
 async def test_a_filter_holding_only_sub_agents_names_the_sessions_they_belong_to(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """``recent --source subagent`` listed nothing and said nothing: it now says its
     sessions are sub-agents or continuations and names their root (a sub-agent of a
     continuation belongs to the continuation's root); a filter with a root says nothing."""
