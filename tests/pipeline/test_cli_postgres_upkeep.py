@@ -9,22 +9,20 @@ import shutil
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
 from tests.pipeline.sync_home import CLAUDE_FILE, DONE_WITH_SKIPS, make_home
 from tests.pipeline.test_cli_redact import AWS, _sessions
 from tests.pipeline.test_import_cli import harkback
+from tests.support.new_stores import store_locations
 from tests.support.postgres_server import PostgresServer
 
 _names = itertools.count()
 TABLES = ("messages", "sessions", "summary_cache")
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database."""
-    return postgres_server.create_database(f"upkeep_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 def _search(url: str, query: str) -> list[str]:

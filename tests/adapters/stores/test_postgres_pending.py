@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 from psycopg import sql
 
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.postgres_pending import BULK_MESSAGES
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
-from tests.support.postgres_server import USER, PostgresServer
+from tests.support.new_stores import store_locations
+from tests.support.postgres_server import USER
 
 Make = Callable[..., Conversation]
 _names = itertools.count()
@@ -30,10 +30,8 @@ WORDS = ("kiwi", "mango", "docker", "bridge", "error", "tart", "pie", "cors", "p
          "nginx", "timeout", "retry", "queue")
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database on the shared server."""
-    return postgres_server.create_database(f"pending_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 def _large_batch(make: Make, sessions: int = 25, seed: int = 0) -> list[Conversation]:
