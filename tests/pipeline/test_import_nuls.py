@@ -64,8 +64,6 @@ def test_a_hermes_session_id_holding_a_nul_is_stored_renamed_with_its_child(
     assert child["lineage"]["parent"] == {"session_id": "s\\x001", "stored": True, "title": ""}
 
 
-
-
 db = store_locations("sqlite", "postgres")
 """A new store: a SQLite file, or an empty database on the test server."""
 

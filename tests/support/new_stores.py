@@ -35,16 +35,21 @@ KINDS: tuple[Kind, ...] = ("memory", "sqlite", "postgres")
 SQLITE_NAME = "store.db"
 """The file a ``sqlite`` store is in (a name no test of the suite gives a file of its own)."""
 
-# One count for the whole run: the server is the run's, so a database name must be unique
-# across every module, not only within one.
+# One count for the whole run: the server is the run's, so a database's or a role's name
+# must be unique across every module, not only within one.
 _numbers = itertools.count()
 
 
+def unique_name(prefix: str) -> str:
+    """``prefix`` and a number no other name of the run has, for what a server holds once
+    for all its databases (a database, a role): ``unique_name("writer")`` -> ``writer_4``."""
+    return f"{prefix}_{next(_numbers)}"
+
+
 def new_database(server: PostgresServer, prefix: str) -> str:
-    """The URL of a new, empty database on ``server``, named ``prefix`` and a number no
-    other database of the run has: ``new_database(postgres_server, "team")`` makes
-    ``team_7``."""
-    return server.create_database(f"{prefix}_{next(_numbers)}")
+    """The URL of a new, empty database on ``server``, named by :func:`unique_name`:
+    ``new_database(postgres_server, "team")`` makes ``team_7``."""
+    return server.create_database(unique_name(prefix))
 
 
 def new_location(kind: Kind, request: pytest.FixtureRequest, folder: Path) -> str:
