@@ -8,7 +8,6 @@ the throwaway server; the store's database lives there.
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import subprocess
 import tempfile
@@ -21,9 +20,8 @@ from psycopg import sql
 
 from tests.faults.test_full_disk import random_sessions
 from tests.pipeline.test_import_cli import harkback
+from tests.support.new_stores import unique_name
 from tests.support.postgres_server import PostgresServer, _as_server_user
-
-_names = itertools.count()
 
 
 @pytest.fixture
@@ -38,7 +36,7 @@ def small_disk_url(postgres_server: PostgresServer) -> Iterator[str]:
     if mounted.returncode != 0:
         folder.rmdir()
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    name = f"small_{next(_names)}"
+    name = unique_name("small")
     admin = psycopg.connect(postgres_server.url(), autocommit=True)
     try:
         admin.execute(sql.SQL("CREATE TABLESPACE {} LOCATION {}").format(

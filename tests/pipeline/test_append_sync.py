@@ -5,7 +5,7 @@ written by their tails and their texts' redactions reused, with the same result.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.redact.scrub import redact
 from harkback.stages.tails import Tail
 from tests.adapters.stores.store_contract import ok
-from tests.adapters.stores.test_store_contract import fresh_store
+from tests.support.new_stores import new_stores
 
 SID = "0f0e0d0c-0000-4000-8000-000000000001"
 Step = Callable[[Path], None]
@@ -79,10 +79,8 @@ STEPS: tuple[Step, ...] = (
 )
 
 
-@pytest.fixture(params=("memory", "sqlite", "postgres"))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
-    """The store synced step by step, of each kind."""
-    yield from fresh_store(request.param, request, tmp_path)
+store = new_stores("memory", "sqlite", "postgres")
+"""The store synced step by step, of each kind."""
 
 
 async def held(store: SessionStore) -> tuple[tuple[Session, ...], tuple[Message, ...]]:

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from harkback.adapters.stores.memory import MemoryStore
-from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade import Harkback
 from harkback.stages.load.load import Load
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
+from tests.support.new_stores import new_stores
 
 FILLER = "这段话和问题无关，只是为了让会话变得很长很长。" * 150
 
@@ -56,17 +53,15 @@ def conversations() -> list[Conversation]:
     return out
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+empty_store = new_stores("sqlite", "memory")
+"""Both stores, empty."""
+
+
+@pytest.fixture
+async def store(empty_store: SessionStore) -> SessionStore:
     """Both stores, holding the sessions above."""
-    if request.param == "memory":
-        memory = MemoryStore()
-        await memory.ingest(conversations()).awaitable()
-        yield memory
-        return
-    with SqliteStore.open(tmp_path / "h.db").unwrap() as sqlite:
-        await sqlite.ingest(conversations()).awaitable()
-        yield sqlite
+    await empty_store.ingest(conversations()).awaitable()
+    return empty_store
 
 
 async def recall(store: SessionStore, query: str, **options: Any) -> dict[str, Any]:

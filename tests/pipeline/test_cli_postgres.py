@@ -3,7 +3,6 @@ commands end to end, and every bad connection as one line, exit 1, nothing writt
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
 from pathlib import Path
@@ -17,15 +16,11 @@ from tests.pipeline.test_cli import _write_sessions
 from tests.pipeline.test_import_cli import FIXTURES, harkback
 from tests.support.chat_server import ChatServer
 from tests.support.corpus import QUERY, docker_session
+from tests.support.new_stores import store_locations
 from tests.support.postgres_server import PostgresServer
 
-_names = itertools.count()
-
-
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database."""
-    return postgres_server.create_database(f"cli_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 def _tables(url: str) -> list[str]:

@@ -5,7 +5,6 @@ nothing half-written; a retry completes)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shutil
@@ -19,21 +18,18 @@ import pytest
 
 from harkback.adapters.stores.postgres_connection import where
 from tests.pipeline.test_import_cli import harkback
+from tests.support.new_stores import store_locations
 from tests.support.postgres_server import (
-    PostgresServer,
     restarted,
     start_server,
     waits_for_a_lock,
 )
 
-_names = itertools.count()
 SESSIONS, TURNS = 3_000, 40
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database."""
-    return postgres_server.create_database(f"faults_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 @pytest.mark.parametrize("command", [("search", "docker"), ("recent",), ("stats",),

@@ -5,7 +5,6 @@ written."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import shlex
@@ -20,9 +19,9 @@ from tests.adapters.stores.test_postgres_migrations import _version_1
 from tests.conftest import conversation
 from tests.pipeline.test_cli import _write_sessions
 from tests.pipeline.test_import_cli import harkback
+from tests.support.new_stores import new_database, unique_name
 from tests.support.postgres_server import PostgresServer
 
-_names = itertools.count()
 APP_ROWS = [("s1", "the application's own row")]
 
 
@@ -30,7 +29,7 @@ APP_ROWS = [("s1", "the application's own row")]
 def team(postgres_server: PostgresServer) -> str:
     """A team's database: the application's ``sessions`` table in ``public`` (a name
     harkback's tables use too), and an empty schema ``hb`` for harkback."""
-    url = postgres_server.create_database(f"team_{next(_names)}")
+    url = new_database(postgres_server, "team")
     with psycopg.connect(url) as connection:
         connection.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, note TEXT)")
         connection.cursor().executemany("INSERT INTO sessions VALUES (%s, %s)", APP_ROWS)
@@ -58,7 +57,7 @@ def _line(stderr: str) -> str:
 def _member(url: str, *grants: str) -> tuple[str, str]:
     """A new login role with a schema of its own name (first on its default search path
     ``"$user", public``) and these ``grants`` (``{role}`` stands for it): its name and URL."""
-    role = f"member_{next(_names)}"
+    role = unique_name("member")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {role} LOGIN")
         connection.execute(f"CREATE SCHEMA {role} AUTHORIZATION {role}")
@@ -141,8 +140,8 @@ def test_a_role_that_may_not_create_the_store_is_told_what_to_ask_for(
     """On PostgreSQL 15 and later only a database's owner may create tables in ``public``:
     ``search`` offered to create the store with `harkback ingest`, which then failed with
     "permission denied for schema public". Both now name the grant; given, it works."""
-    url = postgres_server.create_database(f"team_{next(_names)}")
-    role = f"member_{next(_names)}"
+    url = new_database(postgres_server, "team")
+    role = unique_name("member")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {role} LOGIN")
         connection.execute(f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {role}")
@@ -166,7 +165,7 @@ def test_a_role_with_a_schema_of_its_own_reads_the_teams_store_in_public(
     default search path ``"$user", public``: a member reading the team's store in
     ``public`` was refused as "behind schema member", a schema holding none of harkback's
     tables. Reads go on; a table of harkback's name in that schema still refuses them."""
-    url = postgres_server.create_database(f"team_{next(_names)}")
+    url = new_database(postgres_server, "team")
     source = tmp_path / "sessions.jsonl"
     _write_sessions(source)
     assert harkback("ingest", str(source), "--db", url).returncode == 0
@@ -190,7 +189,7 @@ def test_a_role_with_a_schema_of_its_own_writes_to_the_teams_store_in_public(
     the default search path and holds none of harkback's tables, ingests into it (it was
     refused as "behind schema member"), and takes the same sync lock as the owner: the
     lock is keyed by the store's schema, not the path's first."""
-    url = postgres_server.create_database(f"team_{next(_names)}")
+    url = new_database(postgres_server, "team")
     source = tmp_path / "sessions.jsonl"
     _write_sessions(source)
     assert harkback("ingest", str(source), "--db", url).returncode == 0
@@ -214,7 +213,7 @@ def test_a_role_with_a_schema_of_its_own_does_not_migrate_the_teams_store_into_i
         postgres_server: PostgresServer, tmp_path: Path) -> None:
     """A migration makes its tables in the search path's first schema: a member whose own
     schema leads the path is refused it, told how to run it, and nothing is made there."""
-    url = postgres_server.create_database(f"team_{next(_names)}")
+    url = new_database(postgres_server, "team")
     _version_1(url)
     role, member = _member(url, "GRANT ALL ON ALL TABLES IN SCHEMA public TO {role}",
                            "GRANT CREATE ON SCHEMA public TO {role}")

@@ -3,28 +3,24 @@ transcript's sessions leave the database, and a redacted secret leaves the table
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
 from tests.pipeline.sync_home import CLAUDE_FILE, DONE_WITH_SKIPS, make_home
 from tests.pipeline.test_cli_redact import AWS, _sessions
 from tests.pipeline.test_import_cli import harkback
+from tests.support.new_stores import store_locations, unique_name
 from tests.support.postgres_server import PostgresServer
 
-_names = itertools.count()
 TABLES = ("messages", "sessions", "summary_cache")
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database."""
-    return postgres_server.create_database(f"upkeep_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 def _search(url: str, query: str) -> list[str]:
@@ -104,7 +100,7 @@ def test_optimize_by_a_role_that_may_not_vacuum_says_so(url: str, tmp_path: Path
     one line naming the tables and their owner, status 1; their owner optimizes."""
     ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
     assert ingested.returncode == 0, ingested.stderr
-    reader = f"reader_{next(_names)}"
+    reader = unique_name("reader")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {reader} LOGIN")
         connection.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader}")
@@ -140,7 +136,7 @@ def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
     ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
                         "--db", url)
     assert ingested.returncode == 0, ingested.stderr
-    writer = f"writer_{next(_names)}"
+    writer = unique_name("writer")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {writer} LOGIN")
     as_writer = _may_write(url, writer)
@@ -194,8 +190,8 @@ def test_the_database_owner_may_vacuum_tables_it_does_not_own(
     """PostgreSQL lets a database's owner vacuum every table in it: ``redact`` by the
     owner of a database whose tables another role made said their old row versions stayed
     (and ``optimize`` refused), while the VACUUM FULL had in fact cleared them."""
-    owner = f"dbowner_{next(_names)}"
-    name = f"upkeep_{next(_names)}"
+    owner = unique_name("dbowner")
+    name = unique_name("upkeep")
     with psycopg.connect(postgres_server.url(), autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {owner} LOGIN")
         connection.execute(f"CREATE DATABASE {name} OWNER {owner}")

@@ -5,7 +5,6 @@ real server, whose trust login ignores the password)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import subprocess
@@ -15,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from harkback.stages.shown_url import MASK
+from tests.support.new_stores import new_database
 from tests.support.postgres_server import USER, PostgresServer
 
 SECRET = "s3cret-pw"
-_names = itertools.count()
 
 
 def harkback(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -29,7 +28,7 @@ def harkback(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 
 def _store(postgres_server: PostgresServer, tmp_path: Path, secret: str) -> str:
     """A new harkback database on the server, named by a URL that carries ``secret``."""
-    plain = postgres_server.create_database(f"passwords_{next(_names)}")
+    plain = new_database(postgres_server, "passwords")
     sessions = tmp_path / "in.jsonl"
     sessions.write_text(json.dumps({"id": "s1", "messages": [
         {"role": "user", "content": "the docker bridge drops packets"}]}) + "\n",

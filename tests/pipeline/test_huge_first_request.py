@@ -8,21 +8,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.support.bounded_run import ingest_then_run
+from tests.support.new_stores import store_locations
+
+db = store_locations("sqlite", "postgres")
+"""A new store: a SQLite file, or an empty database on the test server."""
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_recent_lists_a_huge_first_request_in_bounded_memory(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        db: str, tmp_path: Path) -> None:
     """A 42 MB first request: listed with its preview, under a 400 MB address space."""
     source = tmp_path / "huge.jsonl"
     source.write_text(json.dumps({"id": "h1", "title": "pasted log", "messages": [
         {"role": "user", "content": "docker " * 6_000_000},
         {"role": "assistant", "content": "ok"}]}) + "\n", encoding="utf-8")
-    db = (str(tmp_path / "h.db") if kind == "sqlite" else
-          request.getfixturevalue("postgres_server").create_database("huge_first_request"))
     # The listing needed ~700 MB (SQLite), ~800 MB (PostgreSQL) before; 150-200 MB now.
     done = ingest_then_run(source, db, "recent")
     assert done.returncode == 0, done.stderr

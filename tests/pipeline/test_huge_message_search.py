@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.support.bounded_run import ingest_then_run
+from tests.support.new_stores import store_locations
+
+db = store_locations("sqlite", "postgres")
+"""A new store: a SQLite file, or an empty database on the test server."""
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 def test_search_finds_a_huge_message_in_bounded_memory(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        db: str, tmp_path: Path) -> None:
     """A 42 MB message: found beside a short one on the same word, and summarised from its
     start, under a 400 MB address space."""
     source = tmp_path / "huge.jsonl"
@@ -27,8 +28,6 @@ def test_search_finds_a_huge_message_in_bounded_memory(
         {"id": "s2", "title": "bridge", "messages": [
             {"role": "user", "content": "the docker bridge network is down"}]},
     )) + "\n", encoding="utf-8")
-    db = (str(tmp_path / "h.db") if kind == "sqlite" else
-          request.getfixturevalue("postgres_server").create_database("huge_message_search"))
     # The search needed 500-550 MB (SQLite) before, ending in MemoryError; 250-300 MB now.
     done = ingest_then_run(source, db, "search", "docker")
     assert done.returncode == 0, done.stderr

@@ -5,15 +5,12 @@ read such a session back by its id)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.pipeline.test_import_cli import harkback
 from tests.support.hermes_db import HermesFile
-from tests.support.postgres_server import PostgresServer
+from tests.support.new_stores import store_locations
 
 NOW = "2026-03-03T14:15:00.000Z"
 
@@ -67,16 +64,8 @@ def test_a_hermes_session_id_holding_a_nul_is_stored_renamed_with_its_child(
     assert child["lineage"]["parent"] == {"session_id": "s\\x001", "stored": True, "title": ""}
 
 
-_names = itertools.count()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new store: a SQLite file, or an empty database on the test server."""
-    if request.param == "sqlite":
-        return str(tmp_path / "h.db")
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    return server.create_database(f"import_nuls_{next(_names)}")
+db = store_locations("sqlite", "postgres")
+"""A new store: a SQLite file, or an empty database on the test server."""
 
 
 def test_a_hermes_id_holding_a_nul_is_neither_lost_nor_stopping_imports(

@@ -9,8 +9,8 @@ import pytest
 
 from harkback.pipeline.facade import Harkback
 from harkback.stages.parts_only import PARTS_READ
-from tests.adapters.stores.test_store_contract import STORES, fresh_store
 from tests.conftest import conversation
+from tests.support.new_stores import KINDS, Kind, fresh_store
 
 SESSIONS = (
     conversation("root", ("user", "deploy the api"), started_at=1.0),
@@ -25,9 +25,9 @@ OTHER = (conversation("other", ("user", "tune the cache"), started_at=4.0),
 """Another lineage with a sub-agent from source 'subagent': what the caller's note names."""
 
 
-@pytest.mark.parametrize("kind", STORES)
+@pytest.mark.parametrize("kind", KINDS)
 async def test_a_filter_holding_only_sub_agents_names_the_sessions_they_belong_to(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """``recent --source subagent`` listed nothing and said nothing: it now says its
     sessions are sub-agents or continuations and names their root (a sub-agent of a
     continuation belongs to the continuation's root); a filter with a root says nothing."""
@@ -47,9 +47,9 @@ async def test_a_filter_holding_only_sub_agents_names_the_sessions_they_belong_t
         assert "notes" not in rooted
 
 
-@pytest.mark.parametrize("kind", STORES)
+@pytest.mark.parametrize("kind", KINDS)
 async def test_the_callers_own_lineage_is_neither_counted_nor_named(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """With ``--current-session`` a sub-agent of the caller's own lineage, the note named the
     caller's own root and counted its sub-agent: both are left out, as every listing leaves
     them out; a caller whose lineage holds all of them gets no note."""
@@ -68,9 +68,9 @@ async def test_the_callers_own_lineage_is_neither_counted_nor_named(
         assert "notes" not in alone
 
 
-@pytest.mark.parametrize("kind", STORES)
+@pytest.mark.parametrize("kind", KINDS)
 async def test_a_caller_not_stored_leaves_out_the_lineage_of_its_stored_sub_agents(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """A live caller's sub-agent is stored before the caller (a root of its own, which the
     listing leaves out): the sub-agents under it are the caller's too, not counted."""
     live = (conversation("helper", ("user", "plan"), parent="live", started_at=6.0),
@@ -89,9 +89,9 @@ async def test_a_caller_not_stored_leaves_out_the_lineage_of_its_stored_sub_agen
             "ID shows one)"]
 
 
-@pytest.mark.parametrize("kind", STORES)
+@pytest.mark.parametrize("kind", KINDS)
 async def test_the_callers_many_sub_agents_do_not_crowd_out_the_others(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """More of the caller's own sub-agents than the note reads, all newer than the others':
     the others are still counted and named, not the note left out for want of them."""
     own = tuple(conversation(f"mine-{n:02}", ("user", "probe"), parent="cont",

@@ -4,14 +4,12 @@ placed exactly, the other process being a real ``harkback`` run in a subprocess.
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-import pytest
 from returns.future import FutureResult
 
 from harkback.adapters.sources.claude_code import CLAUDE_CODE
@@ -24,18 +22,10 @@ from harkback.stages.ports import IngestReport, SessionStore
 from harkback.stages.records import Conversation
 from tests.pipeline.sync_home import FIXTURES
 from tests.pipeline.test_import_cli import harkback
-from tests.support.postgres_server import PostgresServer
+from tests.support.new_stores import store_locations
 
-_names = itertools.count()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new store: a SQLite file, or an empty database on the test server."""
-    if request.param == "sqlite":
-        return str(tmp_path / "shared.db")
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    return server.create_database(f"races_{next(_names)}")
+db = store_locations("sqlite", "postgres")
+"""A new store: a SQLite file, or an empty database on the test server."""
 
 
 def _projects(folder: Path) -> Path:

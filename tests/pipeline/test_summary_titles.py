@@ -11,7 +11,6 @@ Each test runs on a SQLite file and on a PostgreSQL database (the marks live in 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import os
 import subprocess
@@ -23,22 +22,16 @@ import pytest
 
 from harkback.pipeline.wiring import open_store
 from harkback.stages.stage import as_result
-from tests.support.postgres_server import PostgresServer
+from tests.support.new_stores import store_locations
 
 PROJECT = "-home-mei-code-kiln"
 FIRST, SECOND = "1a1a1a1a-0000-4000-8000-000000000001", "2b2b2b2b-0000-4000-8000-000000000002"
 TITLE = "Kiln temperature log parser"
 THIRD = "3c3c3c3c-0000-4000-8000-000000000003"
-_names = itertools.count()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A new store: a SQLite file, or an empty database on the test server."""
-    if request.param == "sqlite":
-        return str(tmp_path / f"h{next(_names)}.db")
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    return server.create_database(f"summary_titles_{next(_names)}")
+db = store_locations("sqlite", "postgres")
+"""A new store: a SQLite file, or an empty database on the test server."""
 
 
 def _line(kind: str, uuid: str, parent: str | None, session: str, text: str) -> dict[str, Any]:

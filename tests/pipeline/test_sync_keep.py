@@ -5,14 +5,12 @@ and removes only with ``--prune``: on a SQLite file, in memory and on PostgreSQL
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import re
 import shutil
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,6 @@ from harkback.pipeline.facade import Harkback
 from harkback.pipeline.sync import SourceReport, locate, sync
 from harkback.pipeline.watch import touched
 from harkback.pipeline.watch_layout import Layout
-from harkback.pipeline.wiring import open_store
 from harkback.stages.imports import SourceKey
 from harkback.stages.ports import SessionStore
 from tests.adapters.stores.store_contract import ok
@@ -37,27 +34,16 @@ from tests.pipeline.sync_home import (
 )
 from tests.pipeline.test_sync_process import watching, watching_started
 from tests.support.hermes_db import HermesFile
-from tests.support.postgres_server import PostgresServer
+from tests.support.new_stores import new_stores
 
 SUBAGENT = f"{CLAUDE_SESSION}/agent-a1b2c3d"
 CODEX_SESSION = "0199a1b4-1111-7ddd-8eee-ffffffffffff"
 CODEX_NAME = f"rollout-2026-03-04T10-00-00-{CODEX_SESSION}.jsonl"
 CODEX_FILE = f"2026/03/04/{CODEX_NAME}"
-_names = itertools.count()
 
 
-@pytest.fixture(params=["sqlite", "memory", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
-    """A new, empty store of each kind, open for the whole test."""
-    target = {"sqlite": str(tmp_path / "h.db"), "memory": ":memory:"}.get(request.param)
-    if target is None:
-        server: PostgresServer = request.getfixturevalue("postgres_server")
-        target = server.create_database(f"keep_{next(_names)}")
-    opened = open_store(target).unwrap()
-    try:
-        yield opened
-    finally:
-        opened.close()
+store = new_stores("sqlite", "memory", "postgres")
+"""A new, empty store of each kind, open for the whole test."""
 
 
 @pytest.fixture

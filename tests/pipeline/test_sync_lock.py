@@ -34,6 +34,7 @@ from tests.pipeline.sync_home import (
     make_home,
 )
 from tests.pipeline.test_sync_process import command, environment, stop_once_found, watching
+from tests.support.new_stores import new_database
 from tests.support.postgres_server import PostgresServer
 
 HOLDER = """
@@ -52,8 +53,6 @@ async def main():
 
 asyncio.run(main())
 """
-
-_names = itertools.count()
 
 
 @contextlib.contextmanager
@@ -89,7 +88,7 @@ def test_a_second_sync_waits_for_the_one_writing(tmp_path: Path) -> None:
 def test_a_second_sync_waits_on_postgresql(postgres_server: PostgresServer,
                                            tmp_path: Path) -> None:
     """PostgreSQL: an advisory lock of the store's schema, on the server."""
-    url = postgres_server.create_database(f"sync_lock_{next(_names)}")
+    url = new_database(postgres_server, "sync_lock")
     home = make_home(tmp_path / "home")
     _waits_its_turn_then_writes(home, url, lambda: _holds_sessions(url), DONE_WITH_SKIPS,
                                 "sync")
@@ -179,7 +178,7 @@ def test_an_import_and_an_ingest_wait_on_postgresql(postgres_server: PostgresSer
         encoding="utf-8")
     args = (("import", "claude-code", str(home / ".claude" / "projects")) if kind == "import"
             else ("ingest", str(source)))
-    url = postgres_server.create_database(f"sync_lock_{next(_names)}")
+    url = new_database(postgres_server, "sync_lock")
     _waits_its_turn_then_writes(home, url, lambda: _holds_sessions(url),
                                 DONE_WITH_SKIPS if kind == "import" else 0, *args)
 
@@ -349,7 +348,7 @@ def test_a_watch_locks_again_after_its_connection_was_closed(
         postgres_server: PostgresServer) -> None:
     """A watch keeps its lock connection between rounds; a server restart or an idle
     timeout that closes it must not end the watch at its next round."""
-    url = postgres_server.create_database(f"sync_lock_{next(_names)}")
+    url = new_database(postgres_server, "sync_lock")
     turn = PostgresTurn(url, "the store")
     assert turn.take() is None
     turn.give_back()

@@ -12,8 +12,8 @@ from harkback.adapters.stores.memory import MemoryStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.timing import RecordingObserver
 from harkback.stages.errors import StoreUnavailable
-from tests.adapters.stores.test_store_contract import STORES, fresh_store
 from tests.conftest import conversation
+from tests.support.new_stores import KINDS, Kind, fresh_store
 from tests.support.older_store import OlderStore
 
 SESSIONS = (
@@ -103,9 +103,9 @@ async def test_a_source_held_by_no_session_is_not_searched_again_in_tool_output(
     assert [r["session_id"] for r in held["results"]] == ["refused"]
 
 
-@pytest.mark.parametrize("kind", STORES)
+@pytest.mark.parametrize("kind", KINDS)
 async def test_a_project_holding_no_session_is_not_searched_again_in_tool_output(
-        kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """A project filter no stored session passes (a sub-agent's counts) cannot match in any
     role: one match, not a second over tool output; a project that holds one, even as a
     sub-agent only, still finds what only its tool output holds."""

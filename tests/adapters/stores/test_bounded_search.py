@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import attrs
 import pytest
@@ -19,6 +18,7 @@ from harkback.stages.records import ROLES, MessageHit
 from harkback.stages.text.tokens import index_tokens
 from tests.adapters.stores.store_contract import match, ok, twin_stores
 from tests.conftest import conversation
+from tests.support.new_stores import new_stores
 
 # "error" is in every message, "config" in most, "bridge" and "dns" in few.
 CORPUS = (
@@ -35,18 +35,15 @@ CORPUS = (
 )
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+empty_store = new_stores("memory", "sqlite")
+"""An empty store of each backend."""
+
+
+@pytest.fixture
+async def store(empty_store: SessionStore) -> SessionStore:
     """Each backend, holding :data:`CORPUS`."""
-    if request.param == "memory":
-        memory = MemoryStore()
-        await ok(memory.ingest(CORPUS))
-        yield memory
-        return
-    sqlite = SqliteStore.open(tmp_path / "h.db").unwrap()
-    await ok(sqlite.ingest(CORPUS))
-    yield sqlite
-    await asyncio.to_thread(sqlite.close)
+    await ok(empty_store.ingest(CORPUS))
+    return empty_store
 
 
 def _ids(hits: tuple[MessageHit, ...]) -> list[tuple[str, int]]:

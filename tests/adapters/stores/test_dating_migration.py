@@ -5,12 +5,10 @@ by a read-only one."""
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from pathlib import Path
 
 import psycopg
-import pytest
 
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres import PostgresStore
@@ -23,9 +21,7 @@ from harkback.stages.ports import RecentQuery, SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from tests.adapters.stores.old_files import file_state
 from tests.adapters.stores.store_contract import ok
-from tests.support.postgres_server import PostgresServer
-
-_names = itertools.count()
+from tests.support.new_stores import store_locations
 
 
 def _talk(sid: str, times: tuple[float | None, ...], ended_at: float | None = None
@@ -75,10 +71,8 @@ async def test_a_writable_open_dates_a_version_3_files_undated_sessions(tmp_path
         assert await _bounded(store) == {"late-first", "ended", "dated"}
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database."""
-    return postgres_server.create_database(f"dating_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 async def test_a_writable_open_dates_a_version_5_databases_undated_sessions(url: str) -> None:

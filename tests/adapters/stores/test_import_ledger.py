@@ -3,37 +3,32 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harkback.adapters.stores.import_ledger import MemoryImportLedger, SqliteImportLedger
-from harkback.adapters.stores.postgres import PostgresStore
-from harkback.adapters.stores.postgres_extras import PostgresImportLedger
+from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.imports import ImportLedger, Mark, SourceKey
 from tests.adapters.stores.store_contract import failed, ok
-from tests.support.postgres_server import emptied
+from tests.adapters.stores.vector_contract import Store
+from tests.support.new_stores import new_stores
 
 KEY = SourceKey(kind="hermes", location="/home/me/.hermes/state.db")
 OTHER = SourceKey(kind="codex", location="/home/me/.codex/sessions")
 
 
-@pytest.fixture(params=["sqlite", "postgres", "memory"])
-def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ImportLedger]:
-    """A fresh ledger of each kind."""
-    if request.param == "memory":
-        yield MemoryImportLedger()
-        return
-    if request.param == "postgres":
-        url = request.getfixturevalue("postgres_database")
-        with PostgresStore.open(url).unwrap() as opened:
-            emptied(url)
-            yield PostgresImportLedger(opened)
-        return
-    with SqliteStore.open(tmp_path / "h.db").unwrap() as store:
-        yield SqliteImportLedger(store)
+empty_store = new_stores("sqlite", "postgres", "memory")
+"""A fresh, empty store of each kind."""
+
+
+@pytest.fixture
+def ledger(empty_store: Store) -> ImportLedger:
+    """A fresh ledger of each kind: a fresh store's (``SqliteImportLedger``,
+    ``PostgresImportLedger``, ``MemoryImportLedger``)."""
+    made = empty_store.import_ledger()
+    assert made is not None
+    return made
 
 
 async def test_an_unknown_source_has_an_empty_state(ledger: ImportLedger) -> None:

@@ -5,7 +5,6 @@ real server, whatever the writes in between."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import random
 from collections.abc import Callable
 from typing import Any
@@ -19,17 +18,14 @@ from harkback.adapters.stores.postgres_text import lexeme, tsvector_literal
 from harkback.stages.records import Conversation, Role
 from harkback.stages.text.tokens import index_tokens
 from tests.adapters.stores.store_contract import match, ok
-from tests.support.postgres_server import PostgresServer
+from tests.support.new_stores import store_locations
 
 Make = Callable[..., Conversation]
-_names = itertools.count()
 WORDS = ("kiwi", "plum", "fig", "lime", "pear", "date", "sloe", "yuzu")
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database on the shared server."""
-    return postgres_server.create_database(f"catch_up_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ open asks for the migration and writes nothing."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shlex
@@ -14,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
 from harkback.adapters.stores import postgres_schema as schema
 from harkback.adapters.stores.migration import Migrated
@@ -26,16 +24,14 @@ from harkback.stages.records import Summary
 from tests.adapters.stores.store_contract import failed, match, ok
 from tests.adapters.stores.test_migrations import CORPUS
 from tests.pipeline.test_import_cli import harkback
+from tests.support.new_stores import new_database, store_locations
 from tests.support.postgres_server import PostgresServer
 
-_names = itertools.count()
 ABOUTS = tuple(step.about for step in MIGRATIONS)
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database."""
-    return postgres_server.create_database(f"migrate_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 def _layout(url: str) -> tuple[Any, ...]:
@@ -95,7 +91,7 @@ def test_a_migrated_version_1_database_is_laid_out_as_a_new_one(
         assert store.schema == Migrated(1, SCHEMA_VERSION, ABOUTS, latest=SCHEMA_VERSION)
     with PostgresStore.open(url).unwrap() as store:
         assert store.schema == Migrated(SCHEMA_VERSION, SCHEMA_VERSION, latest=SCHEMA_VERSION)
-    fresh = postgres_server.create_database(f"migrate_{next(_names)}")
+    fresh = new_database(postgres_server, "migrate")
     with PostgresStore.open(fresh).unwrap() as store:
         assert store.schema == Migrated(0, SCHEMA_VERSION, latest=SCHEMA_VERSION)
     assert _layout(url) == _layout(fresh)

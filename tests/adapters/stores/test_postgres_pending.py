@@ -5,7 +5,6 @@ may not merge, or a write that fails, changes nothing else."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import random
 import subprocess
 import sys
@@ -15,25 +14,22 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 from psycopg import sql
 
 from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.postgres_pending import BULK_MESSAGES
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
-from tests.support.postgres_server import USER, PostgresServer
+from tests.support.new_stores import store_locations, unique_name
+from tests.support.postgres_server import USER
 
 Make = Callable[..., Conversation]
-_names = itertools.count()
 WORDS = ("kiwi", "mango", "docker", "bridge", "error", "tart", "pie", "cors", "proxy",
          "nginx", "timeout", "retry", "queue")
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database on the shared server."""
-    return postgres_server.create_database(f"pending_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 def _large_batch(make: Make, sessions: int = 25, seed: int = 0) -> list[Conversation]:
@@ -126,7 +122,7 @@ async def test_a_role_that_may_not_merge_still_ingests(url: str,
     """A writer that does not own the index cannot merge its pending list: its large
     ingests are stored and found all the same, and its store closes."""
     PostgresStore.open(url).unwrap().close()  # the schema, owned by the tests' role
-    role = f"writer_{next(_names)}"
+    role = unique_name("writer")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
         for what in ("TABLES", "SEQUENCES"):

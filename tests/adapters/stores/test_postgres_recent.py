@@ -5,7 +5,6 @@ session and hashing every id; and no statement of the store is compiled (JIT), w
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import psycopg
@@ -16,16 +15,13 @@ from harkback.adapters.stores.postgres import PostgresStore
 from harkback.stages.ports import RecentQuery
 from tests.adapters.stores.store_contract import ok
 from tests.conftest import conversation
-from tests.support.postgres_server import PostgresServer
+from tests.support.new_stores import store_locations
 
 SESSIONS = 3000
-_names = itertools.count()
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database on the shared server."""
-    return postgres_server.create_database(f"recent_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 class _Explained:

@@ -3,7 +3,6 @@ limit, and never when the word's own matches say otherwise."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 
 import psycopg
@@ -14,16 +13,13 @@ from harkback.adapters.stores.postgres import PostgresStore
 from harkback.stages.query import Term
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import ok
-from tests.support.postgres_server import PostgresServer
+from tests.support.new_stores import store_locations
 
 Make = Callable[..., Conversation]
-_names = itertools.count()
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database on the shared server."""
-    return postgres_server.create_database(f"statistics_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 async def _analysed(url: str, make_conversation: Make) -> PostgresStore:

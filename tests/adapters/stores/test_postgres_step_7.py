@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import itertools
 import random
 import string
 import time
@@ -26,9 +25,9 @@ from harkback.adapters.stores.sql.migrations import SOURCE_INDEX
 from tests.adapters.stores.store_contract import failed, ok
 from tests.adapters.stores.test_migrations import CORPUS
 from tests.conftest import conversation
+from tests.support.new_stores import new_database
 from tests.support.postgres_server import USER, PostgresServer, waits_for_a_lock
 
-_names = itertools.count()
 STEP_4_FUNCTION = next(s for s in MIGRATIONS[2].statements if "FUNCTION" in s)
 READING = ("CREATE ROLE {role} LOGIN", "GRANT USAGE ON SCHEMA hb TO {role}",
            "GRANT SELECT ON ALL TABLES IN SCHEMA hb TO {role}")
@@ -38,7 +37,7 @@ READING = ("CREATE ROLE {role} LOGIN", "GRANT USAGE ON SCHEMA hb TO {role}",
 @pytest.fixture
 def database(postgres_server: PostgresServer) -> str:
     """A new database with two empty schemas, ``hb`` and ``other``, for two stores."""
-    url = postgres_server.create_database(f"step7_{next(_names)}")
+    url = new_database(postgres_server, "step7")
     with psycopg.connect(url) as connection:
         connection.execute("CREATE SCHEMA hb")
         connection.execute("CREATE SCHEMA other")

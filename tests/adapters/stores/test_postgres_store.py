@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,16 +16,14 @@ from harkback.adapters.stores.postgres import PostgresStore
 from harkback.stages.query import Term
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
+from tests.support.new_stores import store_locations
 from tests.support.postgres_server import PostgresServer, running_server
 
 Make = Callable[..., Conversation]
-_names = itertools.count()
 
 
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database on the shared server."""
-    return postgres_server.create_database(f"store_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ some titles' vectors lost words; and only the titles that can reach the cut come
 from __future__ import annotations
 
 import asyncio
-import itertools
 import random
 from collections.abc import Iterator
 from typing import Any, cast
@@ -22,6 +21,7 @@ from harkback.stages.ports import MatchQuery
 from harkback.stages.records import Conversation, TitleHit
 from tests.adapters.stores.store_contract import match, ok
 from tests.conftest import conversation
+from tests.support.new_stores import new_database
 from tests.support.postgres_server import PostgresServer
 
 WORDS = ("error", "docker", "network", "bridge", "dns", "config", "cache", "deploy",
@@ -31,8 +31,6 @@ SOURCES = ("cli", "web", "cron", "docker-desktop")
 LONG = "x" * 600
 """A word longer than a ``tsvector`` keeps: a title holding it twice, or two words cut to
 one lexeme, has no bound in the server (nor has a title with a word past 256 positions)."""
-
-_names = itertools.count()
 
 
 def _corpus() -> list[Conversation]:
@@ -54,8 +52,7 @@ def _corpus() -> list[Conversation]:
 @pytest.fixture(scope="module")
 def stores(postgres_server: PostgresServer) -> Iterator[tuple[PostgresStore, MemoryStore]]:
     """The corpus in a new PostgreSQL database and in memory."""
-    postgres = PostgresStore.open(
-        postgres_server.create_database(f"titles_{next(_names)}")).unwrap()
+    postgres = PostgresStore.open(new_database(postgres_server, "titles")).unwrap()
     memory = MemoryStore()
     for store in (postgres, memory):
         asyncio.run(ok(store.ingest(_corpus())))

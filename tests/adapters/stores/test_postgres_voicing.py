@@ -4,11 +4,9 @@ a writable open and then answers as a database made new."""
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import psycopg
-import pytest
 
 from harkback.adapters.stores import postgres_voicing
 from harkback.adapters.stores.migration import Migrated
@@ -20,16 +18,12 @@ from harkback.stages.text.tokens import index_tokens
 from harkback.stages.text.voicing import devoiced
 from tests.adapters.stores.store_contract import match, ok
 from tests.adapters.stores.test_voicing_migration import CORPUS, ranked
+from tests.support.new_stores import store_locations
 from tests.support.old_tokens import first_split
 from tests.support.postgres_server import PostgresServer
 
-_names = itertools.count()
-
-
-@pytest.fixture
-def url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database."""
-    return postgres_server.create_database(f"voicing_{next(_names)}")
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
 
 
 def _as_version_4(url: str) -> None:

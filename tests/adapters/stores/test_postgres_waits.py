@@ -7,7 +7,6 @@ left alone. The server is always continued, whatever the test's outcome."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import shutil
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from harkback.adapters.stores.postgres import PostgresStore
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
 from tests.conftest import conversation
+from tests.support.new_stores import unique_name
 from tests.support.postgres_server import (
     PostgresServer,
     running_server,
@@ -29,7 +29,6 @@ from tests.support.postgres_server import (
     waits_for_a_lock,
 )
 
-_names = itertools.count()
 BOUND_S = 20.0
 """A generous bound on answers due after ~4 s (connect_timeout=2: 2 s unanswered, 2 s for
 the check of the server): what the old code never gave (it waited for good)."""
@@ -42,7 +41,7 @@ def server() -> Iterator[PostgresServer]:
 
 
 def _urls(server: PostgresServer, transport: str, query: str = "") -> str:
-    name = f"waits_{next(_names)}"
+    name = unique_name("waits")
     server.create_database(name)
     url = server.tcp_url(name) if transport == "tcp" else server.url(name)
     return url + ("&" if "?" in url else "?") + query if query else url

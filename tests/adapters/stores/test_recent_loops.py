@@ -5,19 +5,13 @@ in-memory stores: each loop is listed once, by the session a search resolves it 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from harkback.adapters.stores.memory import MemoryStore
-from harkback.adapters.stores.postgres import PostgresStore
-from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.stages.ports import RecentQuery, SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from tests.adapters.stores.store_contract import ok
-from tests.support.postgres_server import emptied
+from tests.support.new_stores import new_stores
 
 PARENTS = {"a": "b", "b": "a",            # two sessions naming each other
            "e": "f", "f": "g", "g": "e",  # three in a ring
@@ -25,22 +19,8 @@ PARENTS = {"a": "b", "b": "a",            # two sessions naming each other
            "d": None, "k": "d"}           # a plain lineage beside them
 
 
-@pytest.fixture(params=["sqlite", "postgres", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
-    """A store holding :data:`PARENTS`, started in the order given, a minute apart."""
-    opened: SessionStore
-    if request.param == "memory":
-        opened = MemoryStore()
-    elif request.param == "postgres":
-        url = request.getfixturevalue("postgres_database")
-        opened = PostgresStore.open(url).unwrap()
-        emptied(url)
-    else:
-        opened = SqliteStore.open(tmp_path / "h.db").unwrap()
-    try:
-        yield opened
-    finally:
-        opened.close()
+store = new_stores("sqlite", "postgres", "memory")
+"""A fresh, empty store of each kind."""
 
 
 def _chat(number: int, sid: str, parent: str | None) -> Conversation:

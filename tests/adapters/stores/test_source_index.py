@@ -6,7 +6,6 @@ step."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 from pathlib import Path
@@ -29,9 +28,9 @@ from tests.adapters.stores.old_files import file_state
 from tests.adapters.stores.store_contract import ok
 from tests.adapters.stores.test_postgres_step_7 import back_to_version_6
 from tests.pipeline.test_import_cli import harkback
+from tests.support.new_stores import new_database
 from tests.support.postgres_server import PostgresServer
 
-_names = itertools.count()
 RARE = ("hermes", "zed")
 """The sources of a few sessions among many of one other: where the index pays."""
 
@@ -122,7 +121,7 @@ async def test_postgres_reads_the_sources_by_the_index(postgres_server: Postgres
                                                        how: str) -> None:
     """The store's own statements for the sources held and the newest sessions of a rare
     source, as the server plans them once it has statistics: each reads sessions_source."""
-    url = postgres_server.create_database(f"sources_{next(_names)}")
+    url = new_database(postgres_server, "sources")
     with PostgresStore.open(url).unwrap() as store:
         await ok(store.ingest(CORPUS))
     if how == "migrated":
@@ -144,7 +143,7 @@ async def test_postgres_reads_the_sources_by_the_index(postgres_server: Postgres
 def test_harkback_migrate_on_a_server_says_the_step(postgres_server: PostgresServer) -> None:
     """``harkback migrate`` on a database of version 6: one line, 6 -> 7 and what it did;
     ``--json`` then says it is up to date."""
-    url = postgres_server.create_database(f"sources_{next(_names)}")
+    url = new_database(postgres_server, "sources")
     with PostgresStore.open(url).unwrap():
         pass
     back_to_version_6(url)

@@ -3,14 +3,6 @@ in memory, a SQLite file, and a real PostgreSQL server (tests/support/postgres_s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from harkback.adapters.stores.memory import MemoryStore
-from harkback.adapters.stores.postgres import PostgresStore
-from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.records import Conversation, Message, Session
 from tests.adapters.stores.alike_contract import AlikeContract
 from tests.adapters.stores.closed_contract import ClosedContract
@@ -21,29 +13,10 @@ from tests.adapters.stores.store_contract import StoreContract, ok
 from tests.adapters.stores.tail_contract import TailContract
 from tests.adapters.stores.vector_contract import Store, VectorContract, axis, key, places
 from tests.adapters.stores.window_contract import WindowContract
-from tests.support.postgres_server import emptied
+from tests.support.new_stores import KINDS, new_stores
 
-STORES = ("memory", "sqlite", "postgres")
-
-
-def fresh_store(kind: str, request: pytest.FixtureRequest, folder: Path) -> Iterator[Store]:
-    """A fresh, empty store of ``kind`` (a new SQLite file; the test database emptied)."""
-    if kind == "memory":
-        yield MemoryStore()
-    elif kind == "sqlite":
-        with SqliteStore.open(folder / "harkback.db").unwrap() as opened:
-            yield opened
-    else:
-        url = request.getfixturevalue("postgres_database")
-        with PostgresStore.open(url).unwrap() as store:
-            emptied(url)
-            yield store
-
-
-@pytest.fixture(params=STORES)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """A fresh, empty store of each kind."""
-    yield from fresh_store(request.param, request, tmp_path)
+store = new_stores(*KINDS)
+"""A fresh, empty store of each kind."""
 
 
 class TestSessionStores(StoreContract, RemovalContract, FilterContract, TailContract,

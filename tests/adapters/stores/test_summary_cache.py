@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,11 @@ from returns.io import IOFailure, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.adapters.stores.summary_cache import MemorySummaryCache, SqliteSummaryCache
+from harkback.adapters.stores.summary_cache import SqliteSummaryCache
 from harkback.stages.ports import SummaryCache, SummaryKey
 from harkback.stages.records import Summary, TokenUsage
+from tests.adapters.stores.vector_contract import Store
+from tests.support.new_stores import new_stores
 
 KEY = SummaryKey(root_session_id="s1", content="d1", query="docker bridge", model="m",
                  prompt_version="recall-1")
@@ -22,14 +23,17 @@ SUMMARY = Summary(text="Fixed with app-net.", kind="llm", note="cut at the outpu
                   usage=TokenUsage(prompt=300, completion=40), cited_messages=(2, 5))
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def cache(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SummaryCache]:
-    """A fresh, empty cache of each kind."""
-    if request.param == "memory":
-        yield MemorySummaryCache()
-        return
-    with SqliteStore.open(tmp_path / "harkback.db").unwrap() as store:
-        yield SqliteSummaryCache(store)
+empty_store = new_stores("sqlite", "memory")
+"""A fresh, empty store of each kind."""
+
+
+@pytest.fixture
+def cache(empty_store: Store) -> SummaryCache:
+    """A fresh, empty cache of each kind: a fresh store's (``SqliteSummaryCache``,
+    ``MemorySummaryCache``)."""
+    made = empty_store.summary_cache()
+    assert made is not None
+    return made
 
 
 async def _get(cache: SummaryCache, key: SummaryKey) -> Summary | None:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 from returns.unsafe import unsafe_perform_io
 
-from harkback.adapters.stores.memory import MemoryStore
-from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.match.clauses import CLAUSE_WEIGHT, clause_units, fuse, split_clauses
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.score import RankUnit
@@ -18,6 +13,7 @@ from harkback.stages.query import Term
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from tests.conftest import conversation
+from tests.support.new_stores import new_stores
 
 
 @pytest.mark.parametrize(("question", "clauses"), [
@@ -50,13 +46,14 @@ def test_fusion_keeps_the_whole_question_s_best_first() -> None:
     assert fused[0] == "both" and fused.index("e") < 5
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+empty_store = new_stores("memory", "sqlite")
+"""An empty store of each kind."""
+
+
+@pytest.fixture
+async def store(empty_store: SessionStore) -> SessionStore:
     """A store where one event's sessions crowd the other's out of a bag-of-words ranking."""
-    if request.param == "memory":
-        chosen: SessionStore = MemoryStore()
-    else:
-        chosen = SqliteStore.open(tmp_path / "h.db").unwrap()
+    chosen = empty_store
     said = [
         ("adopted", "Today I adopted my kitten Mochi from the shelter"),
         ("litter", "The day passed with Mochi my kitten in the litter box, every day"),
@@ -73,9 +70,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     ]
     conversations = [conversation(sid, ("user", text)) for sid, text in said]
     unsafe_perform_io((await chosen.ingest(conversations).awaitable()).unwrap())
-    yield chosen
-    if isinstance(chosen, SqliteStore):
-        chosen.close()
+    return chosen
 
 
 async def _top(store: SessionStore, match: LexicalMatch, question: str, n: int) -> list[str]:

@@ -3,7 +3,6 @@ fallbacks to the lexical ranking."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import attrs
@@ -24,8 +23,10 @@ from harkback.stages.match.sessions import SessionScoring
 from harkback.stages.ports import Deps, NearestQuery
 from harkback.stages.records import MessageHit
 from harkback.stages.request import SearchRequest
+from tests.adapters.stores.vector_contract import Store
 from tests.conftest import conversation
 from tests.support.embedding import ConceptEmbedder
+from tests.support.new_stores import new_stores
 
 
 def _hit(session_id: str, position: int = 0, score: float = 1.0) -> MessageHit:
@@ -101,13 +102,14 @@ def test_fusion_is_symmetric_in_what_it_returns(lexical: list[str], dense: list[
     assert set(session_order(fused)) == set(lexical) | set(dense)
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path
-                ) -> AsyncIterator[MemoryStore | SqliteStore]:
+empty_store = new_stores("memory", "sqlite")
+"""An empty store of each kind."""
+
+
+@pytest.fixture
+async def store(empty_store: Store) -> Store:
     """A store of each kind holding three sessions, their user turns embedded."""
-    made: MemoryStore | SqliteStore = (
-        MemoryStore() if request.param == "memory"
-        else SqliteStore.open(tmp_path / "h.db").unwrap())
+    made = empty_store
     conversations = (
         conversation("school", ("user", "I finished my undergrad in computer science at UCLA"),
                      ("assistant", "Congratulations on graduating!")),
@@ -117,9 +119,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path
     unsafe_perform_io((await made.ingest(conversations).awaitable()).unwrap())
     summary = await embed_missing(made, ConceptEmbedder(), progress=False)
     assert summary.ok and summary.embedded == 3
-    yield made
-    if isinstance(made, SqliteStore):
-        made.close()
+    return made
 
 
 QUESTION = "where did I complete my bachelor degree?"

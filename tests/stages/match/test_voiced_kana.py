@@ -4,22 +4,14 @@ searched as the same ハケット."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from harkback.stages.ports import SessionStore
 from tests.adapters.stores.store_contract import ok
-from tests.adapters.stores.test_store_contract import STORES, fresh_store
 from tests.adapters.stores.test_voicing_migration import BRUSH, BUCKET, HALF_WIDTH, PACKET, ranked
 from tests.conftest import conversation
+from tests.support.new_stores import KINDS, new_stores
 
-
-@pytest.fixture(params=STORES)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SessionStore]:
-    """A fresh, empty store of each kind (in memory, SQLite, PostgreSQL)."""
-    yield from fresh_store(request.param, request, tmp_path)
+store = new_stores(*KINDS)
+"""A fresh, empty store of each kind (in memory, SQLite, PostgreSQL)."""
 
 
 async def test_a_bucket_question_ranks_the_bucket_session_above_the_packet_one(
