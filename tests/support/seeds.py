@@ -131,10 +131,23 @@ SOQL limits, Turbo Streams, Firebase channels, IL2CPP stripping, EAS keystores, 
 middleware, Flink checkpoints, jackson-module-kotlin, Cypress, Debezium, gateway rate
 limits, Android 14 services, Nexus cleanup, TypeORM), with two-answer questions,
 delegated children, continuations, cron noise and live sessions."""
+BLIND12 = SEEDS.parent / "seeds-blind12"
+"""A thirteenth corpus, written blind to the ranking like :data:`BLIND11` and shaped the
+same way (half cross-language, CJK-to-CJK pairs among them; half the answers from this
+week), on other topics (WeCom callbacks, Xcode script sandboxing, data.go.kr service keys,
+@Transactional self-calls, pytest-xdist databases, SQS duplicates, API Gateway's 29 s,
+sequences after a restore, Ollama num_ctx, trivy --ignore-unfixed, vLLM max_model_len,
+sparse-checkout, NICE identity checks, Caddy behind Cloudflare, StoreKit 2 notifications,
+OSS STS uploads, WeChat Pay public keys, el-table fixed columns, HarmonyOS permissions,
+ONLY_FULL_GROUP_BY, Istio mTLS, Redis CROSSSLOT, datasets fingerprints, Flutter intl,
+KSP, Chatwork, 3-D Secure returns, StrictMode effects, CMake OpenSSL, KEN_ALL, sqlc nulls,
+asyncio task references, Spark skew, Vue 3 v-model, Snowflake auto-suspend, sops, NATS
+redelivery, Traefik priority, distutils, DynamoDB hot partitions), with two-answer
+questions, delegated children, continuations, cron noise and live sessions."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
              "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6, "blind7": BLIND7,
              "blind8": BLIND8, "blind9": BLIND9, "blind10": BLIND10,
-             "blind11": BLIND11}
+             "blind11": BLIND11, "blind12": BLIND12}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
