@@ -3,6 +3,7 @@ recent mode lists roots only, so its empty answer says so and names their roots.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from harkback.pipeline.facade import Harkback
 from harkback.stages.parts_only import PARTS_READ
 from tests.conftest import conversation
+from tests.support.calls_counted import CallsCounted
 from tests.support.new_stores import KINDS, Kind, fresh_store
 
 SESSIONS = (
@@ -105,3 +107,22 @@ async def test_the_callers_many_sub_agents_do_not_crowd_out_the_others(
             "the 1 session from source 'subagent' is a sub-agent or continuation (recent "
             "lists root sessions only); the session it belongs to: 'other' (harkback show "
             "ID shows one)"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_hundreds_of_the_callers_sub_agents_cost_a_few_reads(
+        kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The caller's own sub-agents were left out :data:`PARTS_READ` at a time, one more
+    store read each (and one nested step: 20,000 of them ended in a RecursionError): each
+    read now asks for twice as many as the last, so 300 of them take a few reads."""
+    own = tuple(conversation(f"mine-{n:03}", ("user", "probe"), parent="cont",
+                             started_at=100.0 + n, source="subagent") for n in range(300))
+    for store in fresh_store(kind, request, tmp_path):
+        await store.ingest((*SESSIONS, *own, *OTHER)).awaitable()
+        counted = CallsCounted(store)
+        listed = (await Harkback(store=counted).recent(
+            sources=("subagent",), current_session_id="cont")).to_payload()
+        assert listed["notes"][0].startswith("the 1 session from source 'subagent'")
+        doublings = math.ceil(math.log2(len(own) / PARTS_READ))
+        # One read is the listing itself; the note's: one a doubling, and the last.
+        assert counted.calls["recent"] - 1 <= doublings + 2
