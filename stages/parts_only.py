@@ -94,9 +94,13 @@ def parts_only_noted(request: SearchRequest, result: BrowseResult) -> Step[Brows
 
 def _not_mine(query: RecentQuery, mine: frozenset[str]) -> Step[Parts]:
     """The sessions ``query`` lists (sub-agents and continuations) whose root is none of
-    ``mine``, with their ancestry. Those of ``mine`` found are left out by id and the
-    store asked again: dropped after the read, they would leave a listing of
-    :data:`PARTS_READ` short of the others it could hold, and its "more than" unsure."""
+    ``mine``, with their ancestry: at least :data:`PARTS_READ` + 1 of them, or all there are.
+    Those of ``mine`` found are left out by id and the store asked again: dropped after the
+    read, they would leave a listing of :data:`PARTS_READ` short of the others it could
+    hold, and its "more than" unsure. Each read asks for twice as many as the last: a
+    caller with thousands of sub-agents of its own under the filter costs a dozen reads,
+    not one per :data:`PARTS_READ` (20,000 of them took a thousand, nested past Python's
+    recursion limit)."""
     def read(deps: Deps) -> FutureResult[Parts, StoreUnavailable]:
         def ancestry(rows: tuple[SessionOverview, ...]) -> FutureResult[Parts, StoreUnavailable]:
             listed = {row.session.id: row.session for row in rows}
@@ -107,10 +111,14 @@ def _not_mine(query: RecentQuery, mine: frozenset[str]) -> Step[Parts]:
 
     def sorted_out(found: Parts) -> Step[Parts]:
         rows, known = found
-        own = tuple(row.session.id for row in rows
-                    if (root := root_of(row.session.id, known)) is not None and root.id in mine)
-        if not own:
-            return pure(found)
-        return _not_mine(attrs.evolve(query, exclude_roots=(*query.exclude_roots, *own)), mine)
+        own = frozenset(row.session.id for row in rows
+                        if (root := root_of(row.session.id, known)) is not None
+                        and root.id in mine)
+        others = tuple(row for row in rows if row.session.id not in own)
+        # Enough others, or a read short of its limit (it held every one left), is the answer.
+        if not own or len(others) > PARTS_READ or len(rows) < query.limit:
+            return pure((others, known))
+        return _not_mine(attrs.evolve(query, limit=2 * query.limit,
+                                      exclude_roots=(*query.exclude_roots, *own)), mine)
 
     return with_store(read).bind(sorted_out)

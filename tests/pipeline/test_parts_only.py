@@ -3,13 +3,18 @@ recent mode lists roots only, so its empty answer says so and names their roots.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harkback.pipeline.facade import Harkback
 from harkback.stages.parts_only import PARTS_READ
+from tests.adapters.stores.vector_contract import Store
 from tests.conftest import conversation
+from tests.support.calls_counted import CallsCounted
 from tests.support.new_stores import KINDS, Kind, fresh_store
 
 SESSIONS = (
@@ -89,19 +94,41 @@ async def test_a_caller_not_stored_leaves_out_the_lineage_of_its_stored_sub_agen
             "ID shows one)"]
 
 
+async def _listed_beside_own(store: Store, mine: int) -> tuple[dict[str, Any], Counter[str]]:
+    """``recent --source subagent --current-session cont`` on ``store`` holding ``mine``
+    sub-agents of the caller's own, all newer than the others: the payload, and the calls
+    made of the store."""
+    own = tuple(conversation(f"mine-{n:03}", ("user", "probe"), parent="cont",
+                             started_at=100.0 + n, source="subagent") for n in range(mine))
+    await store.ingest((*SESSIONS, *own, *OTHER)).awaitable()
+    counted = CallsCounted(store)
+    listed = (await Harkback(store=counted).recent(
+        sources=("subagent",), current_session_id="cont")).to_payload()
+    return listed, counted.calls
+
+
 @pytest.mark.parametrize("kind", KINDS)
 async def test_the_callers_many_sub_agents_do_not_crowd_out_the_others(
         kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """More of the caller's own sub-agents than the note reads, all newer than the others':
     the others are still counted and named, not the note left out for want of them."""
-    own = tuple(conversation(f"mine-{n:02}", ("user", "probe"), parent="cont",
-                             started_at=100.0 + n, source="subagent")
-                for n in range(PARTS_READ + 1))
     for store in fresh_store(kind, request, tmp_path):
-        await store.ingest((*SESSIONS, *own, *OTHER)).awaitable()
-        listed = (await Harkback(store=store).recent(
-            sources=("subagent",), current_session_id="cont")).to_payload()
+        listed, _calls = await _listed_beside_own(store, PARTS_READ + 1)
         assert listed["notes"] == [
             "the 1 session from source 'subagent' is a sub-agent or continuation (recent "
             "lists root sessions only); the session it belongs to: 'other' (harkback show "
             "ID shows one)"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_hundreds_of_the_callers_sub_agents_cost_a_few_reads(
+        kind: Kind, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The caller's own sub-agents were left out :data:`PARTS_READ` at a time, one more
+    store read each (and one nested step: 20,000 of them ended in a RecursionError): each
+    read now asks for twice as many as the last, so 300 of them take a few reads."""
+    for store in fresh_store(kind, request, tmp_path):
+        listed, calls = await _listed_beside_own(store, 300)
+        assert listed["notes"][0].startswith("the 1 session from source 'subagent'")
+        doublings = math.ceil(math.log2(300 / PARTS_READ))
+        # One read is the listing itself; the note's: one a doubling, and the last.
+        assert calls["recent"] - 1 <= doublings + 2

@@ -10,8 +10,8 @@ from typing import Any
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.timing import RecordingObserver
-from harkback.stages.ports import SessionStore
 from tests.conftest import conversation
+from tests.support.calls_counted import CallsCounted
 
 SESSIONS = (
     conversation("api", ("user", "why does the api fail"), ("tool", "ECONNREFUSED 10.0.0.5:5432"),
@@ -19,31 +19,12 @@ SESSIONS = (
 )
 
 
-class _CallsCounted:
-    """A real store that counts the calls of its port made of it, by name (not the
-    facade's running of a whole search on the store's own thread)."""
-
-    def __init__(self, store: SqliteStore) -> None:
-        self._store = store
-        self.calls: Counter[str] = Counter()
-
-    def __getattr__(self, name: str) -> Any:
-        found = getattr(self._store, name)
-        if not callable(found) or not hasattr(SessionStore, name):
-            return found
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self.calls[name] += 1
-            return found(*args, **kwargs)
-        return counted
-
-
 async def _searched(tmp_path: Path, query: str) -> tuple[dict[str, Any], int, Counter[str]]:
     """The payload of ``query`` searched within project 'shop', how many times the match
     stage ran, and the store's calls."""
     with SqliteStore.open(tmp_path / "h.db").unwrap() as store:
         await store.ingest(SESSIONS).awaitable()
-        counted, recorder = _CallsCounted(store), RecordingObserver()
+        counted, recorder = CallsCounted(store), RecordingObserver()
         hb = Harkback(store=counted, observer=recorder)
         payload = (await hb.search(query, projects=("shop",))).to_payload()
     matches = sum(1 for e in recorder.events if e.stage == "match" and e.duration_ms is not None)
