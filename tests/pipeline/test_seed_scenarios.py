@@ -92,10 +92,10 @@ KNOWN_WRONG: tuple[str, ...] = (
     "x-zh-migration-rollback",  # 回滚 alone, at full weight, in a Chinese rollback control
     "x-zh-cert-renew",  # 证书/过期 at full weight in two Chinese certificate sessions
     # (x-ja-build-cache passes since a word repeated within few sessions weighs more than
-    # one scattered over many, match/spread.py)
+    # one scattered over many, match/spread.py; x-ko-config-not-applied since an English
+    # session covers the question at its names' lifted weights, sessions.rank_sessions)
     "x-ja-port-in-use",  # 開発/サーバー in a recent Japanese dev-server session win
     "x-ko-dep-conflict",  # 설치 in a Korean laptop-setup session; "conflict" in a merge one
-    "x-ko-config-not-applied",  # 설정 in a Korean editor-settings session; 반영 not listed
     "x-ko-secret-history",  # 저장소/파일 in a Korean new-repo session; 실수/올린/기록 not listed
     # English questions about CJK sessions weigh their words' CJK names at half a word,
     # searching none (across.foreign_units; x-mixed-en-ws-ingress passes since); these
