@@ -20,8 +20,9 @@ long session that repeats one query word wins by volume, and a message that says
 4. re-scores each candidate with BM25 over query *words* (forms merged), the user's own
    messages weighted up (:mod:`~harkback.stages.match.score`,
    :data:`~harkback.stages.match.score.ROLE_WEIGHTS`); a session held outside a CJK
-   question's writing weighs the English names of its words as distinctive as the words
-   (:func:`~harkback.stages.match.across.for_foreign_sessions`); a word the candidates
+   question's writing weighs the English names of its words as distinctive as the words,
+   in its messages and in its share of the query (step 5;
+   :func:`~harkback.stages.match.across.for_foreign_sessions`); a word the candidates
    repeat within few sessions weighs more than one scattered over many
    (:func:`~harkback.stages.match.spread.by_sessions`);
 5. scores each session from its best few messages (geometrically decaying weights, so
@@ -273,7 +274,12 @@ class LexicalMatch:
 
         # A CJK question's Latin words name what it is about: their share counts again.
         names = latin_names(units, names_script(request.query))
-        sessions = lift(rank_sessions(scored, [u.idf for u in units], self.scoring, names))
+        # A session outside the question's writing covers it at the weights its messages
+        # were scored by (the names lifted as spread left them), not at the names' own.
+        outside = for_foreign_sessions(units) if foreign is not None else None
+        sessions = lift(rank_sessions(
+            scored, [u.idf for u in units], self.scoring, names,
+            foreign=None if outside is None else ([u.idf for u in outside], in_script)))
         if self.clause_weight and not parsed.advanced:
             sessions = self._decomposed(request.query, units, scored, sessions, average,
                                         role_weights, lift)

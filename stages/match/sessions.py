@@ -79,7 +79,9 @@ class SessionScoring:
 
 def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
                   scoring: SessionScoring = SessionScoring(),
-                  names: Collection[int] = frozenset()) -> tuple[tuple[str, float], ...]:
+                  names: Collection[int] = frozenset(),
+                  foreign: tuple[Sequence[float], Set[str]] | None = None
+                  ) -> tuple[tuple[str, float], ...]:
     """Session ids with their scores, best first (ties keep first-seen order).
 
     A session's score is the decaying sum of its best ``top_messages`` message scores,
@@ -90,6 +92,13 @@ def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
     Demoted sources are scaled by ``demotion``. Recency is weighed afterwards, from the
     sessions' times (:func:`weigh_by_recency`).
 
+    ``foreign``, for a CJK question, is the weights a session held outside its writing
+    is scored by and the sessions held in it: such a session covers the query at those
+    weights, as its messages were scored (the English names as distinctive as the words
+    they name, :func:`~harkback.stages.match.across.for_foreign_sessions`); at the
+    names' own weights it covered the question's words at half their weight or less, and
+    a look-alike in the question's language sharing one word came first.
+
     >>> s = lambda sid, score, cov: Scored(MessageHit(session_id=sid, position=0,
     ...     role="user", content="", score=0.0), score, frozenset(cov))
     >>> rank_sessions([s("one", 5.0, {0}), s("two", 4.0, {0}), s("two", 4.0, {1})],
@@ -98,6 +107,11 @@ def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
     >>> rank_sessions([s("one", 5.0, {0}), s("two", 4.0, {0}), s("two", 4.0, {1})],
     ...               [1.0, 1.0], names={1})
     (('two', 1.95), ('one', 1.25))
+    >>> scored = [s("ko", 4.0, {0}), s("en", 4.0, {1, 2})]
+    >>> rank_sessions(scored, [3.0, 1.0, 1.0])
+    (('ko', 1.3), ('en', 1.2))
+    >>> rank_sessions(scored, [3.0, 1.0, 1.0], foreign=([3.0, 2.0, 2.0], {"ko"}))
+    (('en', 1.4), ('ko', 1.3))
     """
     if not scored:
         return ()
@@ -114,7 +128,7 @@ def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
         per_session.setdefault(s.hit.session_id, []).append(s)
     ranked = []
     # Many sessions cover the same units: each set's shares are summed once.
-    coverages: dict[frozenset[int], float] = {}
+    coverages: dict[tuple[frozenset[int], bool], float] = {}
     for session_id, items in per_session.items():
         if len(items) == 1:
             # Most sessions have one hit: the same sums, without sorting one number.
@@ -123,12 +137,14 @@ def rank_sessions(scored: Sequence[Scored], weights: Sequence[float],
             best = sorted((s.score for s in items), reverse=True)[:scoring.top_messages]
             volume = sum(score * scoring.decay ** i for i, score in enumerate(best)) / top
             covered = frozenset().union(*(s.covered for s in items))
-        coverage = coverages.get(covered)
+        other = foreign is not None and session_id not in foreign[1]
+        coverage = coverages.get((covered, other))
         if coverage is None:
-            coverage = scoring.coverage_weight * (sum(weights[j] for j in covered) / total_weight)
+            own = foreign[0] if other and foreign is not None else weights
+            coverage = scoring.coverage_weight * (sum(own[j] for j in covered) / total_weight)
             if named and (held := covered & named):
                 coverage += scoring.name_weight * sum(weights[j] for j in held) / names_weight
-            coverages[covered] = coverage
+            coverages[(covered, other)] = coverage
         value = volume + coverage
         if items[0].hit.source in scoring.demoted_sources:
             value *= scoring.demotion

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 import attrs
 
+from harkback.stages.text.counts import without_counts
 from harkback.stages.text.glossary import listed_words
 from harkback.stages.text.korean import noun_of
 from harkback.stages.text.tokens import normalize
@@ -173,7 +174,8 @@ def _patterns() -> _Patterns:
 def without_framing(text: str) -> str:
     """``text`` normalised, with the framing of CJK questions replaced by spaces."""
     p = _patterns()
-    folded = normalize(text)
+    # Counts first: 何回 is a count before 何 alone is framing (counts.py).
+    folded = without_counts(normalize(text))
     folded = _GLUED_PARTICLE.sub("", folded)
     folded = _HANGUL_WORD.sub(lambda word: _korean_word(word.group(), p.korean), folded)
 

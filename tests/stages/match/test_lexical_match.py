@@ -292,7 +292,9 @@ async def test_an_english_session_s_title_weighs_its_names_as_its_messages_do(
                                       "团队的分工、还有浏览器缓存的一点小事，然后大家一起吃了午饭"),
                                started_at=2_000.0))
     ranked = await _sessions(store, "缓存的问题是怎么解决的？")
-    assert ranked.index("gold") < ranked.index("zh")
+    # The English sessions saying "cache" pass the Chinese one too: they cover the
+    # question's share at the names' lifted weights (sessions.rank_sessions' foreign).
+    assert ranked[0] == "gold"
 
 
 async def test_a_ranking_that_weighs_no_writing_does_not_look_for_it(
@@ -378,3 +380,21 @@ async def test_a_store_written_to_the_one_argument_term_stats_still_answers() ->
                   conversation("gold", ("user", "the nginx reload dropped the websocket")),
                   conversation("other", ("user", "tell me about sourdough bread")))
     assert (await _sessions(store, "how did we fix the nginx websocket"))[0] == "gold"
+
+
+async def test_an_english_session_covers_a_korean_question_as_its_names_are_weighed(
+        store: SessionStore) -> None:
+    """A Korean question about an English session (설정 "config", 파드 "pod"), in a store
+    where "config" and "pod" are common: the English session holds the names of two of the
+    question's words, a Korean editor-settings session one word as written. Its share of the
+    question counts the names as its messages weigh them (FOREIGN_FLOOR of the words), so
+    it comes first; at the names' own weights the Korean session came first."""
+    common = [conversation(f"common-{i}-{word}", ("user", f"service {i}: {word} checked"))
+              for i in range(6) for word in ("config", "pod")]
+    await _ingest(store, *common,
+                  conversation("en", ("user", "changed the config but the pod kept the old one"),
+                               started_at=1_000.0),
+                  conversation("ko", ("user", "VS Code 설정 동기화가 꺼졌어요"),
+                               ("assistant", "설정 동기화를 다시 켰습니다"), started_at=2_000.0))
+    ranked = await _sessions(store, "설정 바꿨는데 파드에 반영이 안 됐던 거")
+    assert ranked[0] == "en"

@@ -108,3 +108,14 @@ def test_hits_come_grouped_in_session_order(pairs: list[tuple[str, float]]) -> N
     first_seen = list(dict.fromkeys(h.session_id for h in hits))
     assert first_seen == [sid for sid, _ in sessions]
     assert all(sum(1 for h in hits if h.session_id == sid) <= 2 for sid in first_seen)
+
+
+def test_a_session_outside_the_question_s_writing_covers_it_at_its_own_weights() -> None:
+    """A CJK question: an English session covering two names (weights 1, lifted to 2 as its
+    messages were scored) passes a session in the question's writing covering one word of
+    3, whose score stays what it was."""
+    scored = [_scored("ko", 4.0, {0}), _scored("en", 4.0, {1, 2})]
+    weights = [3.0, 1.0, 1.0]
+    ranked = rank_sessions(scored, weights, foreign=([3.0, 2.0, 2.0], {"ko"}))
+    assert ranked[0][0] == "en"
+    assert dict(ranked)["ko"] == dict(rank_sessions(scored, weights))["ko"]

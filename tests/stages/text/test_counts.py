@@ -1,0 +1,102 @@
+"""Tests of counts and relative times in CJK questions: framing, the number kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from harkback.stages.query import parse_query
+from harkback.stages.text.counts import (
+    CHINESE_COUNTERS,
+    JAPANESE_COUNTERS,
+    KOREAN_BEFORE_AFTER,
+    KOREAN_COUNT_WORDS,
+    KOREAN_COUNTERS,
+    KOREAN_NUMERALS,
+    KOREAN_TIMES,
+    RELATIVE_TIMES,
+    TIME_ALONE,
+)
+from harkback.stages.text.framing import without_framing
+from harkback.stages.text.tokens import tokens
+
+
+def units(question: str) -> list[str]:
+    return [str(getattr(u, "text", u)) for u in parse_query(question).units]
+
+
+@pytest.mark.parametrize("counter", sorted(set(CHINESE_COUNTERS + JAPANESE_COUNTERS)))
+def test_a_chinese_or_japanese_counter_after_a_number_frames(counter: str) -> None:
+    """"500 条", "8秒": the number stays, the counter bound to it goes (no 条*, no 秒冲)."""
+    assert tokens(without_framing(f"端口 500 {counter}冲突")) == ("端口", "500", "冲突")
+    assert tokens(without_framing(f"端口8{counter}冲突")) == ("端口", "8", "冲突")
+
+
+@pytest.mark.parametrize("counter", KOREAN_COUNTERS)
+def test_a_korean_counter_after_a_number_frames(counter: str) -> None:
+    """"5 개", "3번을", "1원씩": the number stays, the counter and its endings go."""
+    assert tokens(without_framing(f"포트 5 {counter} 충돌")) == ("포트", "5", "충돌")
+    assert tokens(without_framing(f"포트 3{counter}씩 충돌")) == ("포트", "3", "충돌")
+
+
+@pytest.mark.parametrize("count", ["两次", "那两次", "好几分钟", "几天", "二回", "何回", "数日",
+                                   "一日", "两个"])
+def test_a_count_in_characters_goes_whole(count: str) -> None:
+    """两次 ("twice"), 何回 ("how many times"): how the question counts, not what it names;
+    neither the numeral nor the counter is left to match as a prefix."""
+    assert tokens(without_framing(f"端口 {count} 冲突")) == ("端口", "冲突")
+
+
+@pytest.mark.parametrize("numeral", KOREAN_NUMERALS)
+def test_a_korean_count_in_words_goes_whole(numeral: str) -> None:
+    """두 번, 몇 개: numeral and counter go, with an ending (두 번씩)."""
+    assert tokens(without_framing(f"포트 {numeral} 번씩 충돌")) == ("포트", "충돌")
+    assert tokens(without_framing(f"포트 {numeral} 개를 충돌")) == ("포트", "충돌")
+
+
+@pytest.mark.parametrize("word", KOREAN_COUNT_WORDS)
+def test_a_korean_count_standing_alone_frames(word: str) -> None:
+    """"둘 다 보여줘" ("show me both"): 둘 names nothing."""
+    assert tokens(without_framing(f"포트 {word} 다 {word}를 충돌")) == ("포트", "충돌")
+
+
+@pytest.mark.parametrize(("word", "count"), [
+    *((w, "3 次") for w in ("次数", "条目", "回调", "个人", "分钟数", "百度", "统一个人")),
+    *((w, "3 번") for w in ("번역", "개발", "세일", "세대", "원본", "주소", "일정", "전체"))])
+def test_a_counter_without_a_number_is_a_word(word: str, count: str) -> None:
+    """Only a number binds a counter: 条目 ("entry"), 번역 ("translation"), 세일
+    ("sale", not 세 "three" and 일 "day") and 百度 stay whole beside a count that goes."""
+    assert without_framing(f"{word} {count}").split() == [word, "3"]
+
+
+@pytest.mark.parametrize("char", TIME_ALONE)
+def test_before_or_after_standing_alone_frames(char: str) -> None:
+    """前に, 前の, 3 天后: a time relative to another, no topic; 前端 and 前缀 stay."""
+    assert units(f"pgbouncer の設定、{char}に変えた 前端 前缀") == [
+        "pgbouncer", "設定", "前端", "前缀"]
+
+
+@pytest.mark.parametrize("word", RELATIVE_TIMES)
+def test_a_chinese_or_japanese_relative_time_frames(word: str) -> None:
+    """最近 ("recently"), 这几天 ("these days"): as "recently" is in English."""
+    assert tokens(without_framing(f"端口{word}冲突")) == ("端口", "冲突")
+
+
+@pytest.mark.parametrize("word", KOREAN_TIMES + KOREAN_BEFORE_AFTER)
+def test_a_korean_relative_time_frames(word: str) -> None:
+    """최근에, 며칠, 이번 주에, 전에: a word of its own with its endings."""
+    assert tokens(without_framing(f"포트 {word}에 충돌")) == ("포트", "충돌")
+
+
+@pytest.mark.parametrize(("question", "gone"), [
+    ("kintone 拉数据只拿到 500 条那个，当时怎么分页的", "条"),
+    ("Java の Lambda のコールドスタートが 8 秒かかってた", "秒"),
+    ("CI で pnpm install がロックファイル絡みでコケてたの、何回かあった", "回"),
+    ("iOS のアーカイブで署名のエラー出てたやつ、前どうやって直したんだっけ？", "前"),
+    ("셀러리 정산 태스크가 두 번 실행되던 문제", "번"),
+    ("며칠 전에 몽고DB 쿼리 느렸던 거", "전에"),
+    ("이번 주에 vite 번들 너무 커서 청크 나눈 거", "주에"),
+])
+def test_a_question_s_counts_and_times_are_no_unit(question: str, gone: str) -> None:
+    """The seed sets' questions whose counter or time reached the ranker as a topic unit."""
+    assert gone not in units(question)
+    assert units(question)
