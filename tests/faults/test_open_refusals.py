@@ -4,10 +4,13 @@ as a database" (which reads as a file that is not one)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
 
@@ -65,3 +68,26 @@ def test_a_damaged_store_is_named_corrupt_by_a_writable_command(tmp_path: Path) 
     [line] = written.stderr.splitlines()
     assert "the database file is corrupt" in line and str(db) in line, line
     assert db.read_bytes() == bytes(damaged)
+
+
+def test_a_store_of_two_names_is_not_written_through_either(tmp_path: Path) -> None:
+    """A store hard-linked under a second name (``ln``, a ``cp -al`` backup): SQLite keeps
+    a write's -wal beside the name it opened, so two ingests through the two names at once
+    each said every session was stored, and one's were lost with the file damaged. A
+    writable command refuses it in one line, the file keeps its bytes, and reads go on."""
+    db = ingested(tmp_path, SESSIONS)
+    other = tmp_path / "other.db"
+    os.link(db, other)
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps(conversation_to_json(
+        conversation("s9", ("user", "kafka lag")))) + "\n", encoding="utf-8")
+    before = db.read_bytes()
+    done = run("ingest", str(more), db=other)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert f"cannot write the database {other}: the file has 2 names (hard links)" in line
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db", "more.jsonl", "other.db",
+                                                         "sessions.jsonl"]
+    found = run("search", "docker", "--json", db=other)
+    assert json.loads(found.stdout)["count"] == 3, found.stderr
