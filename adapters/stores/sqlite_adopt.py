@@ -133,7 +133,7 @@ def linked(path: Path, names: int) -> StoreUnavailable:
     backup). SQLite keeps a write's ``-wal`` beside the name it opened: two writers through
     two names each reported every session stored, and one's were lost, the file damaged.
 
-    >>> linked(Path("h.db"), 2).reason[:62]
+    >>> linked(Path("h.db"), 2).reason[:63]
     'cannot write the database h.db: the file has 2 names (hard link'
     """
     return StoreUnavailable(
