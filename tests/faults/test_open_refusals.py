@@ -13,6 +13,7 @@ from pathlib import Path
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
+from tests.pipeline.test_sync_process import BOUND
 
 HOLDER = """
 import sqlite3, sys
@@ -28,6 +29,14 @@ CRASHED_READER = """
 import os, signal, sqlite3, sys
 sqlite3.connect(sys.argv[1]).execute("SELECT 1 FROM sqlite_master").fetchall()
 os.kill(os.getpid(), signal.SIGKILL)  # its -wal and -shm stay
+"""
+
+CRASHED_WRITER = """
+import os, sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("PRAGMA wal_autocheckpoint = 0")
+connection.execute("UPDATE sessions SET title = 'renamed'")
+os._exit(0)  # its commit stays in the -wal
 """
 
 SESSIONS = [conversation(f"s{n}", ("user", f"the docker bridge lost its dns {n}"))
@@ -78,9 +87,7 @@ def test_a_store_of_two_names_is_not_written_through_either(tmp_path: Path) -> N
     db = ingested(tmp_path, SESSIONS)
     other = tmp_path / "other.db"
     os.link(db, other)
-    more = tmp_path / "more.jsonl"
-    more.write_text(json.dumps(conversation_to_json(
-        conversation("s9", ("user", "kafka lag")))) + "\n", encoding="utf-8")
+    more = _one_more(tmp_path)
     before = db.read_bytes()
     done = run("ingest", str(more), db=other)
     assert done.returncode == 1, done.stderr
@@ -91,3 +98,32 @@ def test_a_store_of_two_names_is_not_written_through_either(tmp_path: Path) -> N
                                                          "sessions.jsonl"]
     found = run("search", "docker", "--json", db=other)
     assert json.loads(found.stdout)["count"] == 3, found.stderr
+
+
+def test_a_side_file_this_user_may_not_write_is_named(tmp_path: Path) -> None:
+    """ingest into a store whose -wal (left by a crash, or by ``sudo harkback``) this user
+    may not write: the line said "the database is read-only", of a file this user may
+    write. It names the -wal and what to do; the files keep their bytes."""
+    db = ingested(tmp_path, SESSIONS)
+    subprocess.run([sys.executable, "-c", CRASHED_WRITER, str(db)], check=False)
+    wal = tmp_path / "h.db-wal"
+    assert wal.stat().st_size > 32  # a commit is in it, which a checkpoint must move
+    wal.chmod(0o444)
+    more = _one_more(tmp_path)
+    before = db.read_bytes(), wal.read_bytes()
+    done = subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                           str(more), "--db", str(db)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert f"cannot write the database {db}: its -wal file {wal} is read-only for " in line
+    assert "run a command that only reads" in line
+    assert (db.read_bytes(), wal.read_bytes()) == before
+
+
+def _one_more(folder: Path) -> Path:
+    """A JSON lines file of one session the store does not hold."""
+    more = folder / "more.jsonl"
+    more.write_text(json.dumps(conversation_to_json(
+        conversation("s9", ("user", "kafka lag")))) + "\n", encoding="utf-8")
+    return more
