@@ -39,6 +39,7 @@ from harkback.pipeline.settings import Settings
 from harkback.pipeline.tool import whole_number
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.ports import ChatModel, SessionStore
+from harkback.stages.shown_number import shown_number
 from harkback.stages.summarize.summarizers import SUMMARIZERS
 
 PAGE_LIMIT = 50
@@ -199,7 +200,7 @@ def _check(name: str, schema: Mapping[str, Any], value: object) -> str | None:
     if isinstance(value, int) and ((low is not None and value < low)
                                    or (high is not None and value > high)):
         bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
-        return f"{name} must be {bounds}, got {value}"
+        return f"{name} must be {bounds}, got {shown_number(value)}"
     return None
 
 

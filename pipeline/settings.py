@@ -33,6 +33,8 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.shown_url import MASK, shown_url
 
 CONFIG_VARIABLE = "HARKBACK_CONFIG"
+CONFIG_BYTES = 2 ** 20
+"""The most a config file may hold (a few keys take a few hundred bytes)."""
 """The environment variable naming a config file other than the default one."""
 
 
@@ -321,7 +323,13 @@ def read_config(path: Path, *, must_exist: bool = False
     import tomllib  # only when a command runs, not for --help
 
     try:
-        text = path.read_text(encoding="utf-8-sig")  # Notepad starts with a BOM
+        # Bounded: $HARKBACK_CONFIG=/dev/zero, read whole, grew until the kernel killed it.
+        with path.open("rb") as handle:
+            raw = handle.read(CONFIG_BYTES + 1)
+        if len(raw) > CONFIG_BYTES:
+            return Failure(f"config file {path} is longer than 1 MiB: not a harkback config "
+                           f"file; point ${CONFIG_VARIABLE} at one")
+        text = raw.decode("utf-8-sig")  # Notepad starts with a BOM
     except (FileNotFoundError, NotADirectoryError):  # NotADirectory: $HOME is a file
         if must_exist:
             return Failure(f"config file {path} (named by ${CONFIG_VARIABLE}) does not exist: "

@@ -71,6 +71,9 @@ KEPT_WHEN_STOPPED = {
     # whole, one still waiting for the write lock never begins.
     "optimize": "the store is whole, optimised or as it was: the same command run again "
                 "finishes the job",
+    # Its merge, which takes the old texts out of the index and freed pages, ends a run.
+    "redact": "the sessions rewritten before it keep their placeholders, but the old text "
+              "may linger in the file until the same command run again finishes the job",
 }
 """What a command that writes leaves when stopped, and that running it again goes on:
 every batch commits whole and the store is closed before the line is said."""

@@ -29,6 +29,7 @@ from pathlib import Path
 from harkback.adapters.sqlite_files import (
     APPLICATION_ID,
     connect_read_only,
+    holds_frames,
     is_hot_journal,
     not_ours,
     side_file,
@@ -96,13 +97,21 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     if odd is not None:
         return StoreUnavailable(odd)
     try:
-        size = path.stat().st_size
+        found = path.stat()
     except FileNotFoundError:
         return None
     except OSError as error:
         return StoreUnavailable(f"the database file cannot be opened: {path} ({error.strerror})")
+    size = found.st_size
     if not os.access(path, os.W_OK):  # a read-only file system says so, else the file
         return not_writable(path, read_only_place(path) or "the file itself is read-only")
+    if found.st_nlink > 1:
+        return linked(path, found.st_nlink)
+    wal = side_file(path, "-wal")
+    if holds_frames(wal) and not os.access(wal, os.W_OK):
+        # SQLite said "the database is read-only", of a file this user may write.
+        return not_writable(path, f"its -wal file {wal} is read-only for this user (left by "
+                                  "another user's harkback, or by a crash)")
     if size == 0:
         return _not_empty(path) or _adoptable(path, create)
     try:
@@ -123,6 +132,21 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     if (application, version, tables) == (0, 0, 0):
         return _adoptable(path, create)
     return StoreUnavailable(refusal)
+
+
+def linked(path: Path, names: int) -> StoreUnavailable:
+    """The line for a store file of several names (hard links: ``ln``, a ``cp -al``
+    backup). SQLite keeps a write's ``-wal`` beside the name it opened: two writers through
+    two names each reported every session stored, and one's were lost, the file damaged.
+
+    >>> linked(Path("h.db"), 2).reason[:63]
+    'cannot write the database h.db: the file has 2 names (hard link'
+    """
+    return StoreUnavailable(
+        f"cannot write the database {path}: the file has {names} names (hard links), and "
+        "writes through two names lose sessions and damage it (SQLite keeps a write's -wal "
+        "beside the name it opened); make it one file of one name (cp it to a new name and "
+        "use that), or run a command that only reads (search, recent, show, stats)")
 
 
 def _interrupted(path: Path) -> StoreUnavailable | None:

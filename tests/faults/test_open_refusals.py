@@ -4,12 +4,16 @@ as a database" (which reads as a file that is not one)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
+from tests.pipeline.test_sync_process import BOUND
 
 HOLDER = """
 import sqlite3, sys
@@ -25,6 +29,14 @@ CRASHED_READER = """
 import os, signal, sqlite3, sys
 sqlite3.connect(sys.argv[1]).execute("SELECT 1 FROM sqlite_master").fetchall()
 os.kill(os.getpid(), signal.SIGKILL)  # its -wal and -shm stay
+"""
+
+CRASHED_WRITER = """
+import os, sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("PRAGMA wal_autocheckpoint = 0")
+connection.execute("UPDATE sessions SET title = 'renamed'")
+os._exit(0)  # its commit stays in the -wal
 """
 
 SESSIONS = [conversation(f"s{n}", ("user", f"the docker bridge lost its dns {n}"))
@@ -65,3 +77,53 @@ def test_a_damaged_store_is_named_corrupt_by_a_writable_command(tmp_path: Path) 
     [line] = written.stderr.splitlines()
     assert "the database file is corrupt" in line and str(db) in line, line
     assert db.read_bytes() == bytes(damaged)
+
+
+def test_a_store_of_two_names_is_not_written_through_either(tmp_path: Path) -> None:
+    """A store hard-linked under a second name (``ln``, a ``cp -al`` backup): SQLite keeps
+    a write's -wal beside the name it opened, so two ingests through the two names at once
+    each said every session was stored, and one's were lost with the file damaged. A
+    writable command refuses it in one line, the file keeps its bytes, and reads go on."""
+    db = ingested(tmp_path, SESSIONS)
+    other = tmp_path / "other.db"
+    os.link(db, other)
+    more = _one_more(tmp_path)
+    before = db.read_bytes()
+    done = run("ingest", str(more), db=other)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert f"cannot write the database {other}: the file has 2 names (hard links)" in line
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db", "more.jsonl", "other.db",
+                                                         "sessions.jsonl"]
+    found = run("search", "docker", "--json", db=other)
+    assert json.loads(found.stdout)["count"] == 3, found.stderr
+
+
+def test_a_side_file_this_user_may_not_write_is_named(tmp_path: Path) -> None:
+    """ingest into a store whose -wal (left by a crash, or by ``sudo harkback``) this user
+    may not write: the line said "the database is read-only", of a file this user may
+    write. It names the -wal and what to do; the files keep their bytes."""
+    db = ingested(tmp_path, SESSIONS)
+    subprocess.run([sys.executable, "-c", CRASHED_WRITER, str(db)], check=False)
+    wal = tmp_path / "h.db-wal"
+    assert wal.stat().st_size > 32  # a commit is in it, which a checkpoint must move
+    wal.chmod(0o444)
+    more = _one_more(tmp_path)
+    before = db.read_bytes(), wal.read_bytes()
+    done = subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                           str(more), "--db", str(db)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert f"cannot write the database {db}: its -wal file {wal} is read-only for " in line
+    assert "run a command that only reads" in line
+    assert (db.read_bytes(), wal.read_bytes()) == before
+
+
+def _one_more(folder: Path) -> Path:
+    """A JSON lines file of one session the store does not hold."""
+    more = folder / "more.jsonl"
+    more.write_text(json.dumps(conversation_to_json(
+        conversation("s9", ("user", "kafka lag")))) + "\n", encoding="utf-8")
+    return more

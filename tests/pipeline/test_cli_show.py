@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from harkback.pipeline import Harkback, open_store
+from harkback.pipeline.terminal import line_of
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
 
@@ -215,11 +216,14 @@ def _pasted(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           cwd=cwd, timeout=120, check=False)
 
 
-@pytest.mark.parametrize("session_id", ["-x", "it's -- odd", "deploy"])
+@pytest.mark.parametrize("session_id", ["-x", "it's -- odd", "deploy", "tab\there",
+                                        "it's\u202eodd\x1b"])
 def test_the_search_hint_opens_the_match_when_pasted(tmp_path: Path, session_id: str) -> None:
     """The hint under a search result is a command that works pasted into a shell: an id
     starting with ``-`` or holding quotes, a store in a folder whose name has a space,
-    and a match in a sub-agent's session, which the hint opens."""
+    and a match in a sub-agent's session, which the hint opens. An id holding a character
+    that output shows as a sign (a tab as ``␉``, ESC as ``␛``) was pasted as that sign, and
+    the command found no such session."""
     folder = tmp_path / "my store"
     folder.mkdir()
     db = ingested(folder, [
@@ -234,4 +238,4 @@ def test_the_search_hint_opens_the_match_when_pasted(tmp_path: Path, session_id:
         assert found.returncode == 0, found.stderr
         opened = _pasted(_open_hint(found.stdout), cwd=tmp_path)
         assert opened.returncode == 0, opened.stderr
-        assert f"[{position}] " in opened.stdout
+        assert f"[{line_of(position)}] " in opened.stdout  # the id as output shows it

@@ -230,7 +230,7 @@ def test_a_number_of_thousands_of_digits_in_a_call_is_answered(db: Path) -> None
     texts = [answers[i]["result"]["content"][0]["text"] for i in (2, 3)]
     assert all(answers[i]["result"]["isError"] for i in (2, 3))
     assert texts[0].startswith("limit must be between 1 and ")
-    assert texts[1].startswith("offset must be at least 0, got -999")
+    assert texts[1] == "offset must be at least 0, got a negative number of more than 30 digits"
 
 
 def _answers(db: Path, calls: list[str]) -> dict[int, Any]:
@@ -275,3 +275,20 @@ async def test_a_whole_number_written_as_a_float_is_taken_as_an_integer(db: Path
     assert [m["position"] for m in page["messages"]] == [3, 4]
     assert found["count"] == 1
     assert message == "limit must be an integer"
+
+
+async def test_a_huge_whole_float_is_echoed_in_words(db: Path) -> None:
+    """``1e308`` is a whole number to JSON Schema: its refusal echoed all 309 of its digits
+    (a client can send 4,300), where every other error line says a number past 30 digits
+    in words. The server answers the next call."""
+    async with connected(db) as session:
+        limits = [await _error(session, tool, {**arguments, "limit": -1e308})
+                  for tool, arguments in (("read_session", {"id": "cors"}),
+                                          ("session_search", {"query": "nginx"}))]
+        offset = await _error(session, "read_session", {"id": "cors", "offset": -1e308})
+        later = await _ok(session, "recent_sessions", {"limit": 1})
+    assert limits == ["limit must be between 1 and 200, got a negative number of more than "
+                      "30 digits", "limit must be between 1 and 10, got a negative number "
+                      "of more than 30 digits"]
+    assert offset == "offset must be at least 0, got a negative number of more than 30 digits"
+    assert later["count"] == 1

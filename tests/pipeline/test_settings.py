@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -333,3 +334,20 @@ def test_a_relative_or_empty_home_is_the_password_file_s(
     found = effective({}, {}).unwrap()
     config = real / ".config" / "harkback" / "config.toml"
     assert (found.limit, found.origin("limit")) == (4, f"file {config} line 1")
+
+
+def test_a_config_file_without_end_is_refused_not_read_whole(tmp_path: Path) -> None:
+    """``HARKBACK_CONFIG=/dev/zero`` (or a log file named by mistake) was read whole: the
+    process grew until the kernel killed it (24 GB here). It is one line and exit 2, as
+    any unusable file is; the run is held to 1 GiB of memory so a regression fails, not
+    takes the machine down."""
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 ** 30, 2 ** 30))
+
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "recent", "--db",
+                           str(tmp_path / "h.db")], capture_output=True, text=True,
+                          env={**os.environ, "HARKBACK_CONFIG": "/dev/zero"}, timeout=120,
+                          preexec_fn=capped, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("harkback: config file /dev/zero is longer than 1 MiB: not a "
+                           "harkback config file; point $HARKBACK_CONFIG at one\n")
