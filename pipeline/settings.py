@@ -33,9 +33,10 @@ from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.shown_url import MASK, shown_url
 
 CONFIG_VARIABLE = "HARKBACK_CONFIG"
+"""The environment variable naming a config file other than the default one."""
+
 CONFIG_BYTES = 2 ** 20
 """The most a config file may hold (a few keys take a few hundred bytes)."""
-"""The environment variable naming a config file other than the default one."""
 
 
 @attrs.frozen
