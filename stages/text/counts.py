@@ -12,6 +12,9 @@ A time relative to the question (前 of 前に, 前の, 前どう "before"; 数�
 days ago"; 最近 "recently", 这几天 "these days") is framing too, as "recently" is in English
 (:data:`~harkback.stages.match.plan.QUESTION_WORDS`): 前, 後 or 后 standing alone (not
 part of a word: 前端, 之后 stay as they are), and the words of :data:`RELATIVE_TIMES`.
+Neither is ever cut out of a longer word (:data:`WORDS`, the glossary's words): "Redis 7
+秒杀" keeps 秒杀 ("flash sale"), "MySQL 8 回滚" 回滚, "TCP三次握手" 三次握手, 最近邻 "nearest
+neighbour" stays whole.
 
 >>> without_counts("晚 8 个小时才跑 500条 8 秒 3回 5 개 10 分钟 3번을").split()
 ['晚', '8', '才跑', '500', '8', '3', '5', '10', '3']
@@ -23,6 +26,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from harkback.stages.text.glossary import listed_words
+from harkback.stages.text.tokens import normalize
 
 CHINESE_COUNTERS = """
 次 个 個 遍 条 條 行 秒 秒钟 秒鐘 毫秒 分钟 分鐘 小时 小時 个小时 個小時 天 周 週 个星期
@@ -76,6 +82,22 @@ TIME_ALONE = "前後后"
 """Before and after (前に, 前の, 後に, 3 天后): a time relative to another, framing when it
 stands alone; inside a word (前端, 前缀, 以後) it stays."""
 
+WORDS = """
+秒杀 秒殺 条件 條件 行为 行為 分析 分享 分布 分布式 分组 分組 分配 分割 分岐 分散 位置 位图
+周期 日期 日付 日本 日本語 年度 个人 個人 个性化 回复 回覆 回收 回退 回帰 回避 張量 张量 行列
+三次握手 四次挥手 四次揮手 二次开发 二次開發 二分查找 二分法 二分探索 二分木 百分比 百分位
+一本化 最近邻 最近鄰 最近傍 最近接
+""".split()
+"""Words that start with a counter, a count or a relative time and name a thing: a count
+or time is not cut out of them (秒杀 "flash sale" after "双11", 回避 "workaround",
+三次握手 "three-way handshake", 二分查找 "binary search", 百分位 "percentile", 最近邻
+"nearest neighbour"), nor out of a listed word of the glossary (回滚, 日志, 本番, 間隔 of
+この間隔); a Korean word starting with a time is kept by :data:`KOREAN_WORDS`."""
+
+KOREAN_WORDS = ("최근접", "전이")
+"""Korean words that start as a relative time does and name a thing: 최근접 ("nearest",
+최근접 이웃), 전이 ("transition", "transfer": 상태 전이, 전이 학습), not 전 with 이."""
+
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KOREAN_PARTICLE = "(?:에서|으로|이|가|을|를|은|는|에|의|도|로|만)"
 _GLUED_KOREAN = ("번째", "번", "개", "가지")
@@ -103,11 +125,25 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
         rf"|(?<![가-힣])(?:{_alternation(KOREAN_COUNT_WORDS)}){_KOREAN_PARTICLE}?(?![가-힣])")
     times = re.compile(
         rf"{_alternation(RELATIVE_TIMES)}|(?<![{_HAN}])[{TIME_ALONE}](?![{_HAN}])"
-        rf"|(?<![가-힣])(?:{_alternation(KOREAN_TIMES)})[가-힣]*"
+        rf"|(?<![가-힣])(?!{_alternation(KOREAN_WORDS)})(?:{_alternation(KOREAN_TIMES)})[가-힣]*"
         rf"(?:\s(?:주|달){_KOREAN_PARTICLE}?(?![가-힣]))?"
-        rf"|(?<![가-힣])(?:{_alternation(KOREAN_BEFORE_AFTER)})(?:에는|부터|{_KOREAN_PARTICLE})?"
+        rf"|(?<![가-힣])(?!{_alternation(KOREAN_WORDS)})"
+        rf"(?:{_alternation(KOREAN_BEFORE_AFTER)})(?:에는|부터|{_KOREAN_PARTICLE})?"
         rf"(?![가-힣])")
     return count, times
+
+
+@lru_cache(maxsize=1)
+def _words() -> re.Pattern[str]:
+    # The glossary's words too: a count before one of them names a thing (Node 18 本番).
+    return re.compile(_alternation([*(normalize(w) for w in WORDS), *listed_words()]))
+
+
+def _in_word(match: re.Match[str]) -> bool:
+    # A word starting within the count or time and running past it: 11秒 of 11秒杀.
+    words = _words()
+    return any((word := words.match(match.string, at)) is not None and word.end() > match.end()
+               for at in range(match.start(), match.end()))
 
 
 def without_counts(text: str) -> str:
@@ -120,7 +156,10 @@ def without_counts(text: str) -> str:
     count, times = _patterns()
 
     def cut(match: re.Match[str]) -> str:
+        if _in_word(match):
+            return match.group()
         digits = match.group("digits") or match.group("kdigits")
         return f"{digits} " if digits else " "
 
-    return times.sub(" ", count.sub(cut, text))
+    return times.sub(lambda m: m.group() if _in_word(m) else " ",
+                     count.sub(cut, text))

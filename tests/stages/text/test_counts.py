@@ -15,6 +15,7 @@ from harkback.stages.text.counts import (
     KOREAN_TIMES,
     RELATIVE_TIMES,
     TIME_ALONE,
+    WORDS,
 )
 from harkback.stages.text.framing import without_framing
 from harkback.stages.text.tokens import tokens
@@ -100,3 +101,28 @@ def test_a_question_s_counts_and_times_are_no_unit(question: str, gone: str) -> 
     """The seed sets' questions whose counter or time reached the ranker as a topic unit."""
     assert gone not in units(question)
     assert units(question)
+
+
+@pytest.mark.parametrize(("question", "kept"), [
+    ("上次双11秒杀的超卖问题怎么解决的", "秒杀"),  # "flash sale", not "11 seconds"
+    ("MySQL 8 回滚失败的那次", "回滚"),  # a glossary word after a version
+    ("Python 3.12 本番環境で落ちた", "本番"),
+    ("Android 14 位置权限", "位置"),
+    ("TCP三次握手超时", "次握"),  # three-way handshake
+    ("この二分探索のバグ", "二分"),  # binary search
+    ("p99 百分位延迟", "百分"),  # percentile
+    ("最近邻搜索太慢", "近邻"),  # nearest neighbour
+    ("リトライのこの間隔はどこで設定した", "間隔"),  # この間 of この間隔 ("this interval")
+    ("최근접 이웃 검색이 느려요", "근접"),
+    ("상태 전이 로직 버그", "전이"),  # state transition, not 전 ("before") with 이
+])
+def test_a_count_or_time_is_not_cut_out_of_a_word(question: str, kept: str) -> None:
+    """A counter or time that starts a longer word (秒杀, 回滚, 最近邻) is part of it: the
+    word stays whole and is searched as the question writes it."""
+    assert kept in units(question)
+
+
+@pytest.mark.parametrize("word", WORDS)
+def test_a_listed_word_keeps_its_count_after_a_number(word: str) -> None:
+    """"Redis 7 秒杀", "TCP 三次握手": the number stays and so does the word after it."""
+    assert without_framing(f"redis 7 {word}").split() == ["redis", "7", word]
