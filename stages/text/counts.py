@@ -80,7 +80,8 @@ own, with a particle (전에, 후부터); inside a word (전체, 후보) they st
 
 TIME_ALONE = "前後后"
 """Before and after (前に, 前の, 後に, 3 天后): a time relative to another, framing when it
-stands alone; inside a word (前端, 前缀, 以後) it stays."""
+stands alone or before the particle 的 (三天前的 "of three days ago", whose 的 goes with the
+framing after it and left 前 alone to search); inside a word (前端, 前缀, 以後) it stays."""
 
 WORDS = """
 秒杀 秒殺 条件 條件 行为 行為 分析 分享 分布 分布式 分组 分組 分配 分割 分岐 分散 位置 位图
@@ -124,7 +125,7 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
         rf"(?:씩|째)?{_KOREAN_PARTICLE}?(?![가-힣])"
         rf"|(?<![가-힣])(?:{_alternation(KOREAN_COUNT_WORDS)}){_KOREAN_PARTICLE}?(?![가-힣])")
     times = re.compile(
-        rf"{_alternation(RELATIVE_TIMES)}|(?<![{_HAN}])[{TIME_ALONE}](?![{_HAN}])"
+        rf"{_alternation(RELATIVE_TIMES)}|(?<![{_HAN}])[{TIME_ALONE}](?:(?![{_HAN}])|(?=的))"
         rf"|(?<![가-힣])(?!{_alternation(KOREAN_WORDS)})(?:{_alternation(KOREAN_TIMES)})[가-힣]*"
         rf"(?:\s(?:주|달){_KOREAN_PARTICLE}?(?![가-힣]))?"
         rf"|(?<![가-힣])(?!{_alternation(KOREAN_WORDS)})"

@@ -126,3 +126,11 @@ def test_a_count_or_time_is_not_cut_out_of_a_word(question: str, kept: str) -> N
 def test_a_listed_word_keeps_its_count_after_a_number(word: str) -> None:
     """"Redis 7 秒杀", "TCP 三次握手": the number stays and so does the word after it."""
     assert without_framing(f"redis 7 {word}").split() == ["redis", "7", word]
+
+
+@pytest.mark.parametrize("question", [
+    "三天前的那个bug怎么修的", "两周前的那次迁移", "3天前的部署失败"])
+def test_before_with_a_particle_after_a_count_frames(question: str) -> None:
+    """三天前的 ("of three days ago"): 前 before the particle 的 stands alone too; no 前*
+    or 前的 is searched."""
+    assert not any(u.startswith("前") for u in units(question))
