@@ -38,11 +38,11 @@ CHINESE_COUNTERS = """
 分钟, 小时, 天, 周, 个月, 年), times over (倍)."""
 
 JAPANESE_COUNTERS = """
-回 回目 個 秒 ミリ秒 分 分間 時間 日 日間 日目 週間 ヶ月 か月 カ月 年 台 本 行 倍 枚 人
+回 回目 個 秒 ミリ秒 分 分間 時間 日 日間 日目 週間 ヶ月 か月 カ月 年 台 本 行 倍 枚 人 番目
 """.split()
-"""Japanese counters: times (回, 回目), things (個, 台, 本, 行, 枚, 人), time spans (秒, 分,
-時間, 日, 週間, ヶ月, 年), times over (倍); 件 ("cases") frames already
-(:mod:`~harkback.stages.text.framing`)."""
+"""Japanese counters: times (回, 回目), things (個, 台, 本, 行, 枚, 人), order (番目: 3番目
+"the third"), time spans (秒, 分, 時間, 日, 週間, ヶ月, 年), times over (倍); 件 ("cases")
+frames already (:mod:`~harkback.stages.text.framing`)."""
 
 KOREAN_COUNTERS = """
 번 번째 개 가지 초 분 시간 일 주 주일 달 개월 년 명 건 줄 배 원 대 장

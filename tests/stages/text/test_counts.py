@@ -93,12 +93,14 @@ def test_a_korean_relative_time_frames(word: str) -> None:
     ("Java の Lambda のコールドスタートが 8 秒かかってた", "秒"),
     ("CI で pnpm install がロックファイル絡みでコケてたの、何回かあった", "回"),
     ("iOS のアーカイブで署名のエラー出てたやつ、前どうやって直したんだっけ？", "前"),
+    ("3番目の引数が渡らなくなったやつ", "番目"),
     ("셀러리 정산 태스크가 두 번 실행되던 문제", "번"),
     ("며칠 전에 몽고DB 쿼리 느렸던 거", "전에"),
     ("이번 주에 vite 번들 너무 커서 청크 나눈 거", "주에"),
 ])
 def test_a_question_s_counts_and_times_are_no_unit(question: str, gone: str) -> None:
-    """The seed sets' questions whose counter or time reached the ranker as a topic unit."""
+    """The seed sets' questions whose counter or time reached the ranker as a topic unit, and
+    an ordinal (3番目, "the third")."""
     assert gone not in units(question)
     assert units(question)
 
