@@ -135,16 +135,20 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 @lru_cache(maxsize=1)
-def _words() -> re.Pattern[str]:
+def _words() -> dict[str, tuple[str, ...]]:
     # The glossary's words too: a count before one of them names a thing (Node 18 本番).
-    return re.compile(_alternation([*(normalize(w) for w in WORDS), *listed_words()]))
+    # By first character: a regex of all 1,900 took 23 ms to compile, this 0.5 ms.
+    by_first: dict[str, list[str]] = {}
+    for word in {*(normalize(w) for w in WORDS), *listed_words()}:
+        by_first.setdefault(word[0], []).append(word)
+    return {first: tuple(words) for first, words in by_first.items()}
 
 
 def _in_word(match: re.Match[str]) -> bool:
     # A word starting within the count or time and running past it: 11秒 of 11秒杀.
-    words = _words()
-    return any((word := words.match(match.string, at)) is not None and word.end() > match.end()
-               for at in range(match.start(), match.end()))
+    text, end = match.string, match.end()
+    return any(at + len(word) > end and text.startswith(word, at)
+               for at in range(match.start(), end) for word in _words().get(text[at], ()))
 
 
 def without_counts(text: str) -> str:
