@@ -49,7 +49,8 @@ KOREAN_COUNTERS = """
 """.split()
 """Korean counters: times (번, 번째), things (개, 가지, 건, 줄, 대, 장, 명), time spans (초,
 분, 시간, 일, 주, 달, 개월, 년), times over (배), money (원); after a number, also with 씩
-("each") or 째 and a particle ("두 번씩", "3번을")."""
+("each") or 째 and a particle ("두 번씩", "3번을"), or after digits with 전 or 후 written
+on ("3일전에" "three days ago", "5분후")."""
 
 NUMERALS = "一二三四五六七八九十百千万两兩几幾数數何"
 """Numbers written as Chinese or Japanese characters (几, 数 and 何 "how many", "a few")."""
@@ -118,7 +119,7 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     count = re.compile(
         rf"(?:(?<![a-z0-9._-])(?P<digits>\d+(?:\.\d+)?)\s*[十百千万多余]?\s*|"
         rf"(?:(?<![{_HAN}])|(?<=[了过過]))[那这這好第]?[{NUMERALS}]+)(?:{han})"
-        rf"|(?<![a-z0-9._-])(?P<kdigits>\d+(?:\.\d+)?)\s?(?:{korean})(?:씩|째)?"
+        rf"|(?<![a-z0-9._-])(?P<kdigits>\d+(?:\.\d+)?)\s?(?:{korean})(?:씩|째|전|후)?"
         rf"{_KOREAN_PARTICLE}?(?![가-힣])"
         rf"|(?<![가-힣])(?:(?:{_alternation(KOREAN_NUMERALS)})\s(?:{korean})"
         rf"|(?:{_alternation(KOREAN_NUMERALS)})(?:{_alternation(_GLUED_KOREAN)}))"

@@ -105,6 +105,16 @@ def test_a_question_s_counts_and_times_are_no_unit(question: str, gone: str) -> 
     assert units(question)
 
 
+@pytest.mark.parametrize(("written_on", "apart"), [
+    ("3일전에 배포한 서버", "3일 전에 배포한 서버"),
+    ("2주전 도커 빌드 실패", "2주 전 도커 빌드 실패"),
+    ("5분후에 로그", "5분 후에 로그")])
+def test_a_korean_time_written_on_to_its_count_frames(written_on: str, apart: str) -> None:
+    """3일전에 ("three days ago", 전 written on to the count) asks what "3일 전에" does: no
+    일전, 주전 or 분후 is searched."""
+    assert units(written_on) == units(apart)
+
+
 @pytest.mark.parametrize(("question", "kept"), [
     ("上次双11秒杀的超卖问题怎么解决的", "秒杀"),  # "flash sale", not "11 seconds"
     ("MySQL 8 回滚失败的那次", "回滚"),  # a glossary word after a version
