@@ -65,9 +65,10 @@ prefix that weighs as a topic word (上* 3.8 in a question of heldout2) and matc
 用户; inside a word (上线, 里面) it stays."""
 
 CHINESE_WORDS = """
-目的 了解 處理器 处理器 處理機 处理机 是非
+目的 了解 處理器 处理器 處理機 处理机 是非 条件 條件
 """.split()
-"""Words that hold a framing word or particle as a part: never cut (处理器 is not 处理 器)."""
+"""Words that hold a framing word or particle as a part: never cut (处理器 is not 处理 器,
+条件 "condition" not 条 and the 件 of "cases")."""
 
 JAPANESE = """
 前回 この前 以前 最後 結局 あの時 どうやって どうやった どうした どうすれば どう 何を なに

@@ -15,6 +15,7 @@ from harkback.stages.text.counts import (
     KOREAN_TIMES,
     RELATIVE_TIMES,
     TIME_ALONE,
+    WORDS,
 )
 from harkback.stages.text.framing import without_framing
 from harkback.stages.text.tokens import tokens
@@ -92,11 +93,56 @@ def test_a_korean_relative_time_frames(word: str) -> None:
     ("Java の Lambda のコールドスタートが 8 秒かかってた", "秒"),
     ("CI で pnpm install がロックファイル絡みでコケてたの、何回かあった", "回"),
     ("iOS のアーカイブで署名のエラー出てたやつ、前どうやって直したんだっけ？", "前"),
+    ("3番目の引数が渡らなくなったやつ", "番目"),
     ("셀러리 정산 태스크가 두 번 실행되던 문제", "번"),
     ("며칠 전에 몽고DB 쿼리 느렸던 거", "전에"),
     ("이번 주에 vite 번들 너무 커서 청크 나눈 거", "주에"),
 ])
 def test_a_question_s_counts_and_times_are_no_unit(question: str, gone: str) -> None:
-    """The seed sets' questions whose counter or time reached the ranker as a topic unit."""
+    """The seed sets' questions whose counter or time reached the ranker as a topic unit, and
+    an ordinal (3番目, "the third")."""
     assert gone not in units(question)
     assert units(question)
+
+
+@pytest.mark.parametrize(("written_on", "apart"), [
+    ("3일전에 배포한 서버", "3일 전에 배포한 서버"),
+    ("2주전 도커 빌드 실패", "2주 전 도커 빌드 실패"),
+    ("5분후에 로그", "5분 후에 로그")])
+def test_a_korean_time_written_on_to_its_count_frames(written_on: str, apart: str) -> None:
+    """3일전에 ("three days ago", 전 written on to the count) asks what "3일 전에" does: no
+    일전, 주전 or 분후 is searched."""
+    assert units(written_on) == units(apart)
+
+
+@pytest.mark.parametrize(("question", "kept"), [
+    ("上次双11秒杀的超卖问题怎么解决的", "秒杀"),  # "flash sale", not "11 seconds"
+    ("MySQL 8 回滚失败的那次", "回滚"),  # a glossary word after a version
+    ("Python 3.12 本番環境で落ちた", "本番"),
+    ("Android 14 位置权限", "位置"),
+    ("TCP三次握手超时", "次握"),  # three-way handshake
+    ("この二分探索のバグ", "二分"),  # binary search
+    ("p99 百分位延迟", "百分"),  # percentile
+    ("最近邻搜索太慢", "近邻"),  # nearest neighbour
+    ("リトライのこの間隔はどこで設定した", "間隔"),  # この間 of この間隔 ("this interval")
+    ("최근접 이웃 검색이 느려요", "근접"),
+    ("상태 전이 로직 버그", "전이"),  # state transition, not 전 ("before") with 이
+])
+def test_a_count_or_time_is_not_cut_out_of_a_word(question: str, kept: str) -> None:
+    """A counter or time that starts a longer word (秒杀, 回滚, 最近邻) is part of it: the
+    word stays whole and is searched as the question writes it."""
+    assert kept in units(question)
+
+
+@pytest.mark.parametrize("word", WORDS)
+def test_a_listed_word_keeps_its_count_after_a_number(word: str) -> None:
+    """"Redis 7 秒杀", "TCP 三次握手": the number stays and so does the word after it."""
+    assert without_framing(f"redis 7 {word}").split() == ["redis", "7", word]
+
+
+@pytest.mark.parametrize("question", [
+    "三天前的那个bug怎么修的", "两周前的那次迁移", "3天前的部署失败"])
+def test_before_with_a_particle_after_a_count_frames(question: str) -> None:
+    """三天前的 ("of three days ago"): 前 before the particle 的 stands alone too; no 前*
+    or 前的 is searched."""
+    assert not any(u.startswith("前") for u in units(question))
