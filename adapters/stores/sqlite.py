@@ -327,8 +327,10 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         :mod:`~harkback.adapters.stores.sqlite_rewrite`); a read-only store only counts."""
         if self.readonly and not dry_run:
             return self._refused("cannot be rewritten")
-        return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run,
-                                                       patience=self.patience))
+        # Ctrl-C closes the store: its waits for the lock stop, as _patiently's do.
+        return self.run(lambda connection: rewrite_all(
+            connection, edit, dry_run=dry_run, patience=self.patience,
+            stop=lambda: self._closed))
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the file holds (:func:`~harkback.adapters.stores.sqlite_stats.read_stats`)."""
