@@ -47,7 +47,7 @@ from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
-from harkback.adapters.stores.sqlite_errors import folder_not_made, unavailable
+from harkback.adapters.stores.sqlite_errors import check_whole, folder_not_made, unavailable
 from harkback.adapters.stores.sqlite_messages import SqliteMessages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
@@ -292,6 +292,8 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
             return self._refused("cannot merge its index")
 
         def work(connection: sqlite3.Connection) -> None:
+            # A damaged file would be "merged" (the merge reads only the index): said first.
+            check_whole(connection)
             connection.execute(fulltext.MERGE_INDEX)  # one statement: its own transaction
         return self._run(self._patiently(work))
 
