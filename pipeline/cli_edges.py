@@ -17,13 +17,13 @@ import codecs
 import json
 import logging
 import os
-import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO, TypeVar, cast
 
 from harkback.pipeline.terminal import VisibleWriter, WrappedStream, json_text, line_of
+from harkback.stages.shell_words import shell_joined, shell_quoted
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -140,7 +140,7 @@ def dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser | None = None
     if not suspects:
         return None
     return (f"{_DASHED[argv[0]]} that begins with '-' goes after '--': harkback {argv[0]} -- "
-            f"{shlex.quote(suspects[0])}")
+            f"{shell_quoted(suspects[0])}")
 
 
 def words_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
@@ -156,7 +156,7 @@ def words_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | No
     if not extras or not isinstance(query, str) or any(e.startswith("-") for e in extras):
         return None
     words = " ".join(text_argument(w) for w in (query, *extras))
-    return f"a question of several words goes in quotes: harkback search {shlex.quote(words)}"
+    return f"a question of several words goes in quotes: harkback search {shell_quoted(words)}"
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -188,7 +188,7 @@ def order_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | No
         except UsageError:
             continue
         if not extras:
-            return f"options go after the command: harkback {shlex.join(moved)}"
+            return f"options go after the command: harkback {shell_joined(moved)}"
     return None
 
 

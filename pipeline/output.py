@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-import re
-import shlex
 import textwrap
 from datetime import UTC, datetime
 from typing import Any
 
 from harkback.pipeline.columns import clipped, padded
 from harkback.pipeline.terminal import json_text, one_line
+from harkback.stages.shell_words import shell_quoted
 from harkback.stages.shown_url import shown_url
 
 
@@ -105,38 +104,14 @@ def show_command(message_id: str, db: str | None = None) -> str:
     if db is not None:
         options.append(_option("--db", shown_url(db)))
     if session.startswith("-"):
-        return " ".join(["harkback show", *options, "--", _quoted(session)])
-    return " ".join(["harkback show", _quoted(session), *options])
+        return " ".join(["harkback show", *options, "--", shell_quoted(session)])
+    return " ".join(["harkback show", shell_quoted(session), *options])
 
 
 def _option(flag: str, value: str) -> str:
     # "--around -x:0" reads -x:0 as an option of its own; "--around=-x:0" does not.
-    quoted = _quoted(value)
+    quoted = shell_quoted(value)
     return f"{flag}={quoted}" if value.startswith("-") else f"{flag} {quoted}"
-
-
-# What human output shows as a sign (terminal.visible, one_line): pasted, the sign is typed.
-_SHOWN_AS_SIGNS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def _quoted(value: str) -> str:
-    """``value`` quoted for a shell; one holding a character that output shows as a sign
-    (a tab as ``␉``, ESC as ``␛``) in ANSI-C quotes (bash, zsh, ksh), that character
-    escaped, so that the pasted command names the id as stored.
-
-    >>> print(_quoted("a b"), _quoted("tab\\there"), _quoted("it's\\x1b\\u202e"))
-    'a b' $'tab\\x09here' $'it\\'s\\x1b\\u202e'
-    """
-    if not _SHOWN_AS_SIGNS.search(value):
-        return shlex.quote(value)
-    body = value.replace("\\", "\\\\").replace("'", "\\'")
-    return "$'" + _SHOWN_AS_SIGNS.sub(_escaped, body) + "'"
-
-
-def _escaped(match: re.Match[str]) -> str:
-    # Four digits past ASCII: bash's \x9b is the byte 0x9b, not the character U+009B.
-    code = ord(match.group(0))
-    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
 
 
 def _utc(moment: float | None) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.file_kinds import special_kind
 from harkback.pipeline.columns import columns, padded
 from harkback.pipeline.terminal import one_line
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
@@ -323,8 +324,13 @@ def read_config(path: Path, *, must_exist: bool = False
     """
     import tomllib  # only when a command runs, not for --help
 
+    # Looked at before any open: opening a FIFO with no writer hung the command unseen.
+    kind = special_kind(path)
+    if kind is not None:
+        return Failure(f"config file {path} is {kind}, not a regular file: point "
+                       f"${CONFIG_VARIABLE} at a config file")
     try:
-        # Bounded: $HARKBACK_CONFIG=/dev/zero, read whole, grew until the kernel killed it.
+        # Bounded: a log file named by mistake is not read whole.
         with path.open("rb") as handle:
             raw = handle.read(CONFIG_BYTES + 1)
         if len(raw) > CONFIG_BYTES:

@@ -37,9 +37,10 @@ from typing import NamedTuple
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.file_kinds import special_kind
 from harkback.adapters.sources import importing
 from harkback.adapters.sources.encodings import NOT_UTF8, undecoded
-from harkback.adapters.sources.hermes_db import HermesDb
+from harkback.adapters.sources.hermes_db import HermesDb, no_file_at
 from harkback.adapters.sources.hermes_db import database_files as database_files
 from harkback.adapters.sources.hermes_ids import id_text, readable_session
 from harkback.adapters.sources.hermes_rows import (
@@ -196,6 +197,8 @@ class HermesImporter:
 
     def plan(self, state: SourceState, *, full: bool) -> Result[ImportPlan, StoreUnavailable]:
         """Plan importing the sessions that are new or changed since ``state``."""
+        if special_kind(self.path) is not None:  # a FIFO is 0 bytes: not "empty", not read
+            return Failure(SourceUnreadable(no_file_at(self.path)))
         try:
             stamp = f"{file_stamp(self.path)} archived={int(self.archived)}"
             empty = is_empty(self.path)

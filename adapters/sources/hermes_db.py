@@ -41,6 +41,7 @@ from typing import TypeVar
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.file_kinds import special_kind
 from harkback.adapters.sources.encodings import escaped
 from harkback.adapters.sqlite_files import (
     APPLICATION_ID,
@@ -139,7 +140,7 @@ class HermesDb:
         """Open ``path`` read-only (see the module for how); never creates a file."""
         location = Path(os.path.expanduser(path)).resolve()
         if not location.is_file():
-            return Failure(SourceUnreadable(f"no Hermes database at {location}"))
+            return Failure(SourceUnreadable(no_file_at(location)))
         try:
             stamp = FileStamp.of(location)
             with location.open("rb") as handle:
@@ -259,10 +260,11 @@ def database_files(path: Path) -> list[Path]:
     that cannot be listed raises :class:`PermissionError` naming it (``glob`` skipped both
     without a word).
     """
-    if path.is_file():
+    if path.is_file() or special_kind(path) is not None:  # a pipe: its import names it
         return [path]
     try:
-        found = [path / "state.db"] if (path / "state.db").is_file() else []
+        # Anything of that name, a folder or a FIFO too (see _profile_db).
+        found = [path / "state.db"] if (path / "state.db").exists() else []
     except PermissionError as error:  # the home cannot be entered: named, not its state.db
         raise PermissionError(error.errno, error.strerror, str(path)) from None
     try:
@@ -276,8 +278,22 @@ def database_files(path: Path) -> list[Path]:
 
 
 def _profile_db(path: Path) -> bool:
-    """Whether a profile's ``state.db`` is there, or may be (its folder cannot be read)."""
+    """Whether a ``state.db`` is there, or may be (its folder cannot be read). Anything of
+    that name counts, a folder or a FIFO too: its import says what it is, where passing it
+    over said "no Hermes state.db" of a home that has one, just not a file."""
     try:
-        return path.is_file()
+        return path.exists()
     except PermissionError:
         return True
+
+
+def no_file_at(location: Path) -> str:
+    """Why no Hermes database can be read at ``location``, which is no regular file.
+
+    >>> no_file_at(Path("/"))
+    '/ is a folder, not a Hermes state.db file'
+    """
+    kind = special_kind(location) or ("a folder" if location.is_dir() else None)
+    if kind is None:
+        return f"no Hermes database at {location}"
+    return f"{location} is {kind}, not a Hermes state.db file"

@@ -47,7 +47,7 @@ from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
-from harkback.adapters.stores.sqlite_errors import folder_not_made, unavailable
+from harkback.adapters.stores.sqlite_errors import check_whole, folder_not_made, unavailable
 from harkback.adapters.stores.sqlite_messages import SqliteMessages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
@@ -292,6 +292,8 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
             return self._refused("cannot merge its index")
 
         def work(connection: sqlite3.Connection) -> None:
+            # A damaged file would be "merged" (the merge reads only the index): said first.
+            check_whole(connection)
             connection.execute(fulltext.MERGE_INDEX)  # one statement: its own transaction
         return self._run(self._patiently(work))
 
@@ -327,8 +329,10 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         :mod:`~harkback.adapters.stores.sqlite_rewrite`); a read-only store only counts."""
         if self.readonly and not dry_run:
             return self._refused("cannot be rewritten")
-        return self.run(lambda connection: rewrite_all(connection, edit, dry_run=dry_run,
-                                                       patience=self.patience))
+        # Ctrl-C closes the store: its waits for the lock stop, as _patiently's do.
+        return self.run(lambda connection: rewrite_all(
+            connection, edit, dry_run=dry_run, patience=self.patience,
+            stop=lambda: self._closed))
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the file holds (:func:`~harkback.adapters.stores.sqlite_stats.read_stats`)."""

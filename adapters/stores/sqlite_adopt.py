@@ -23,9 +23,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import stat
 from pathlib import Path
 
+from harkback.adapters.file_kinds import special_kind
 from harkback.adapters.sqlite_files import (
     APPLICATION_ID,
     connect_read_only,
@@ -43,26 +43,18 @@ SUFFIXES = (".db", ".sqlite", ".sqlite3")
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
-_KINDS = {stat.S_IFIFO: "a named pipe (FIFO)", stat.S_IFSOCK: "a socket",
-          stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
-
-
 def odd_kind(path: Path) -> str | None:
     """Why ``path`` cannot hold a store when it exists but is no regular file (a FIFO, a
-    socket, a device such as ``/dev/null``), or None. Found with ``stat``, which opens
-    nothing: opening a FIFO to read it waits for a writer, and SQLite's writes would go to
-    whatever reads it (``/dev/null`` swallows them: a "store" that keeps nothing).
+    socket, a device such as ``/dev/null``: :func:`~harkback.adapters.file_kinds.special_kind`),
+    or None. SQLite's writes would go to whatever reads a FIFO, and ``/dev/null`` swallows
+    them: a "store" that keeps nothing.
 
     >>> odd_kind(Path("/dev/null"))
     '/dev/null is a character device, not a regular file: name a database file, such as harkback.db'
     >>> odd_kind(Path("/no/such/file")) is None, odd_kind(Path("/")) is None
     (True, True)
     """
-    try:
-        mode = path.stat().st_mode
-    except OSError:  # missing, or unreadable: the open says so
-        return None
-    kind = _KINDS.get(stat.S_IFMT(mode))
+    kind = special_kind(path)
     if kind is None:  # a regular file, or a folder (named by its own message)
         return None
     return f"{path} is {kind}, not a regular file: name a database file, such as harkback.db"

@@ -74,6 +74,23 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     return StoreUnavailable(said if said.startswith(f"{path} ") else f"{path}: {said}")
 
 
+def check_whole(connection: sqlite3.Connection) -> None:
+    """Raise SQLite's corruption error when ``PRAGMA quick_check`` finds the file damaged:
+    a write that never reads the damaged pages succeeds, while every search fails on them.
+    It reads the whole file (about as long as a merge of the index), so only upkeep runs it.
+
+    >>> check_whole(sqlite3.connect(":memory:"))
+    """
+    found = [str(row[0]) for row in connection.execute("PRAGMA quick_check(2)")]
+    if found != ["ok"]:
+        # Its rows may start "*** in database main ***" on a line of its own: one line.
+        problems = [line for row in found for line in row.splitlines()
+                    if not line.startswith("***")]
+        error = sqlite3.DatabaseError(f"SQLite's quick_check: {'; '.join(problems)}")
+        error.sqlite_errorname = "SQLITE_CORRUPT"
+        raise error
+
+
 def not_writable(path: Path, cause: str) -> StoreUnavailable:
     """The line for a database that cannot be written or created for ``cause``, with
     what to do.

@@ -34,14 +34,16 @@ _DROP_SUMMARY = ("DELETE FROM summary_cache WHERE (root_session_id, content, que
 
 
 def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: bool,
-                patience: Patience | None = None) -> rewrite.RewriteReport:
+                patience: Patience | None = None,
+                stop: Callable[[], bool] = lambda: False) -> rewrite.RewriteReport:
     """Rewrite every session and cached summary in ``connection`` (see the module).
 
     Each write waits its turn while another connection holds the lock, for ``patience``
-    (:mod:`~harkback.adapters.stores.write_turns`), as the store's other writes do.
+    (:mod:`~harkback.adapters.stores.write_turns`), as the store's other writes do, and
+    gives up waiting once ``stop()`` says the store is closing (Ctrl-C, SIGTERM).
     """
     def step(work: Callable[[sqlite3.Connection], object]) -> None:
-        (work if patience is None else patiently(work, patience))(connection)
+        (work if patience is None else patiently(work, patience, stop=stop))(connection)
 
     report = rewrite.RewriteReport()
     if not dry_run:

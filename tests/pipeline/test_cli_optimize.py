@@ -44,3 +44,35 @@ def test_optimize_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert not path.parent.exists()
 
+
+
+def _damaged_in_the_middle(tmp_path: Path) -> Path:
+    """A store of 400 sessions with one page of stored messages overwritten, as a disk or
+    a copy cut short would leave it: the pages optimize's merge writes are whole."""
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps({"id": f"s{i}", "messages": [
+        {"role": "user", "content": f"docker network number {i} " + "lorem ipsum " * 40},
+        {"role": "assistant", "content": "answer " * 40}]}) + "\n" for i in range(400)))
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
+    data = bytearray(db.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    page = data.index(b"docker network number 200 ") // size
+    data[page * size:(page + 1) * size] = b"\x55" * size
+    db.write_bytes(bytes(data))
+    return db
+
+
+def test_optimize_of_a_damaged_store_says_so_and_merges_nothing(tmp_path: Path) -> None:
+    """``search`` called the file corrupt while ``optimize`` said it merged its index, exit
+    0. SQLite's quick_check runs first: one line, exit 1, the file left as it was."""
+    db = _damaged_in_the_middle(tmp_path)
+    found = harkback("search", "docker", "--db", str(db), "--summarizer", "none")
+    assert (found.returncode, "the database file is corrupt" in found.stderr) == (1, True)
+    before = db.read_bytes()
+    done = harkback("optimize", "--db", str(db))
+    assert done.returncode == 1, done.stdout
+    assert done.stderr.splitlines()[-1].startswith(
+        f"harkback: session store unavailable: the database file is corrupt: {db} (")
+    assert "merged" not in done.stdout
+    assert db.read_bytes() == before

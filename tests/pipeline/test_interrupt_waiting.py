@@ -116,3 +116,16 @@ def test_sigterm_stops_a_sync_cleanly_and_says_so(tmp_path: Path) -> None:
         "same command run again goes on from there, storing none twice")
     assert [(s["kind"], s["status"], s["sessions"]["new"]) for s in payload["sources"]] == [
         ("hermes", "interrupted", 0)]
+
+
+def test_ctrl_c_stops_a_redact_waiting_for_the_write_lock(tmp_path: Path) -> None:
+    """redact's rewrite waited out its whole patience (62 s) before Ctrl-C took effect."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "my key is sk-ant-" + "a" * 40}]}) + "\n",
+        encoding="utf-8")
+    db = tmp_path / "h.db"
+    assert run("ingest", str(source), db=db).returncode == 0
+    status, _, err, took = signalled_while_waiting(db, signal.SIGINT, "redact")
+    assert (status, err.startswith("harkback: interrupted")) == (130, True)
+    assert took < PROMPT_S

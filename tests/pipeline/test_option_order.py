@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
+from tests.pipeline.test_cli_show import _pasted
 
 SESSIONS = [conversation("net", ("user", "docker network bridge is down"),
                          ("assistant", "recreate the bridge"), started_at=1_770_000_000.0)]
@@ -52,3 +53,21 @@ def test_options_before_an_import_kind_are_moved_after_it(tmp_path: Path) -> Non
     assert payload["usage"] is True
     assert f"{HINT}import jsonl {shlex.quote(str(source))} --db" in payload["error"]
 
+
+
+def test_a_hint_naming_a_word_with_a_tab_works_pasted(tmp_path: Path) -> None:
+    """A store path or a question holding a tab was printed in the hint as ``␉`` (shlex's
+    quotes, then output's signs): pasted, the command named a store that does not exist.
+    Both hints, the options' order and the question's quotes, run as printed."""
+    folder = tmp_path / "tab\there"
+    folder.mkdir()
+    db = ingested(folder, SESSIONS)
+    moved = run("--db", str(db), "search", "docker", "--summarizer", "none")
+    words = run("search", "docker\tnetwork", "bridge", "--db", str(db))
+    for done, marker in ((moved, "the command: "), (words, "goes in quotes: ")):
+        assert done.returncode == 2
+        hint = done.stderr.split(marker, 1)[1].rstrip().removesuffix(")")
+        extra = "" if done is moved else f" --db {shlex.quote(str(db))}"
+        again = _pasted(f"{hint}{extra} --json", tmp_path)
+        assert again.returncode == 0, (hint, again.stderr)
+        assert [r["session_id"] for r in json.loads(again.stdout)["results"]] == ["net"]

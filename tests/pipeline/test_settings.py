@@ -340,14 +340,38 @@ def test_a_config_file_without_end_is_refused_not_read_whole(tmp_path: Path) -> 
     """``HARKBACK_CONFIG=/dev/zero`` (or a log file named by mistake) was read whole: the
     process grew until the kernel killed it (24 GB here). It is one line and exit 2, as
     any unusable file is; the run is held to 1 GiB of memory so a regression fails, not
-    takes the machine down."""
+    takes the machine down. A 2 GiB file of zeros (sparse: no disk used) stands for the
+    log: ``/dev/zero`` itself is now refused as a device before it is opened."""
     def capped() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2 ** 30, 2 ** 30))
 
+    huge = tmp_path / "huge.toml"
+    with huge.open("wb") as handle:
+        handle.truncate(2 ** 31)
     done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "recent", "--db",
                            str(tmp_path / "h.db")], capture_output=True, text=True,
-                          env={**os.environ, "HARKBACK_CONFIG": "/dev/zero"}, timeout=120,
+                          env={**os.environ, "HARKBACK_CONFIG": str(huge)}, timeout=120,
                           preexec_fn=capped, check=False)
     assert done.returncode == 2, done.stderr
-    assert done.stderr == ("harkback: config file /dev/zero is longer than 1 MiB: not a "
+    assert done.stderr == (f"harkback: config file {huge} is longer than 1 MiB: not a "
                            "harkback config file; point $HARKBACK_CONFIG at one\n")
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_config_file_that_is_a_pipe_or_a_device_is_refused_before_it_is_opened(
+        tmp_path: Path, special: str) -> None:
+    """A FIFO with no writer hung the command before it printed a line (its open waits for
+    a writer); a device is no config file either. One line, exit 2, as any unusable file."""
+    named = special
+    if special == "fifo":
+        named = str(tmp_path / "config.toml")
+        os.mkfifo(named)
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "recent", "--db",
+                           str(tmp_path / "h.db")], capture_output=True, text=True,
+                          env={**os.environ, "HARKBACK_CONFIG": named}, timeout=30,
+                          check=False)
+    kind = "a named pipe (FIFO)" if special == "fifo" else "a character device"
+    assert (done.returncode, done.stderr) == (2, (
+        f"harkback: config file {named} is {kind}, not a regular file: point "
+        "$HARKBACK_CONFIG at a config file\n"))
+    assert not (tmp_path / "h.db").exists()

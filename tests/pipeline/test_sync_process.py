@@ -83,6 +83,29 @@ def test_an_unreadable_folder_fails_its_source_only(home: Path, tmp_path: Path) 
     assert _report(payload, "hermes")["sessions"]["new"] == 1
 
 
+@pytest.mark.parametrize("kind", ["a named pipe (FIFO)", "a folder"])
+def test_a_hermes_state_db_that_is_no_file_is_named_for_what_it_is(
+        home: Path, tmp_path: Path, kind: str) -> None:
+    """A FIFO or a folder named ``state.db`` was passed over: sync said "no agent history
+    found" (or, as here with the others there, "not found"), and ``import hermes`` said
+    "no Hermes state.db". Its source fails naming what it is; the others are synced."""
+    state = home / ".hermes" / "state.db"
+    state.unlink()
+    os.mkfifo(state) if kind.startswith("a named") else state.mkdir()
+    status, payload, _ = run(home, tmp_path / "h.db")
+    hermes = _report(payload, "hermes")
+    assert (status, hermes["status"], hermes["error"]) == (
+        1, "failed", f"{state} is {kind}, not a Hermes state.db file")
+    assert _report(payload, "codex")["status"] == "synced"
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "import", "hermes",
+                           str(home / ".hermes"), "--db", str(tmp_path / "h.db")],
+                          env=environment(home), capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert (done.returncode, done.stderr) == (1, f"harkback: import of {state} stopped: "
+                                              f"source unreadable: {state} is {kind}, not a "
+                                              "Hermes state.db file\n")
+
+
 def test_a_source_that_failed_is_one_line_on_stderr(home: Path, tmp_path: Path) -> None:
     """Exit 1 with nothing on stderr: the failure was only in the table or the payload."""
     projects = home / ".claude" / "projects"
