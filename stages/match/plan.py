@@ -31,6 +31,7 @@ from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term,
 from harkback.stages.request import SearchRequest
 from harkback.stages.text.abbreviations import expansions
 from harkback.stages.text.korean import noun_forms
+from harkback.stages.text.predicates import stem_forms
 from harkback.stages.text.scripts import Script
 from harkback.stages.text.stem import inflections
 from harkback.stages.text.tokens import is_cjk
@@ -74,11 +75,14 @@ def _nominal(unit: Term, parsed: ParsedQuery) -> tuple[str, ...]:
 
 
 def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
-               script: Script | None = None) -> tuple[RankUnit, ...]:
+               script: Script | None = None, predicates: frozenset[str] = frozenset()
+               ) -> tuple[RankUnit, ...]:
     """Each topic unit (:func:`topic_units`) with the forms to look up (inflections for
     plain words), then the names of its listed words in another language as units of
     their own (:func:`~harkback.stages.match.across.foreign_units`; ``script`` is the
-    :func:`~harkback.stages.text.scripts.cjk_script` of the question's text).
+    :func:`~harkback.stages.text.scripts.cjk_script` of the question's text). A unit in
+    ``predicates`` ends a Korean predicate and is searched by its conjugated forms
+    (:func:`~harkback.stages.text.predicates.predicate_bigrams` of the question's text).
 
     >>> from harkback.stages.query import parse_query
     >>> [u.forms for u in plan_units(parse_query("bikes"))]
@@ -99,6 +103,10 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
             # A Korean noun of one syllable, as a whole token with its particles (큐, 큐에,
             # 큐가), not as a prefix (큐브, 시큐리티).
             out.append(RankUnit(Term(unit.text), nominal, share=share))
+        elif isinstance(unit, Term) and not parsed.advanced and unit.text in predicates:
+            # The end of a Korean predicate, as each conjugation writes it: 깨지 (깨지는) is
+            # also 깨져, 깨졌, 깨진 and 깨집 (깨져요, 깨졌어요, 깨진대요, 깨집니다).
+            out.append(RankUnit(unit, stem_forms(unit.text), share=share))
         elif isinstance(unit, Term):
             out.append(RankUnit(unit, (unit.text,), share=share))
         else:

@@ -398,3 +398,18 @@ async def test_an_english_session_covers_a_korean_question_as_its_names_are_weig
                                ("assistant", "설정 동기화를 다시 켰습니다"), started_at=2_000.0))
     ranked = await _sessions(store, "설정 바꿨는데 파드에 반영이 안 됐던 거")
     assert ranked[0] == "en"
+
+
+async def test_a_korean_predicate_meets_its_conjugated_forms(store: SessionStore) -> None:
+    """A Korean question asks about logs that "break" (깨지는); the answer says they broke
+    as 깨져요 and 깨진, a newer look-alike holds the question's 한글 and 로그 as written but
+    nothing broken. The question's 깨지 is searched by its conjugated forms, so the answer
+    covers all three words; as the bigram 깨지 alone it covered two, as the look-alike does."""
+    common = [conversation(f"common-{i}", ("user", f"서비스 {i} 로그 한글 확인")) for i in range(6)]
+    await _ingest(store, *common,
+                  conversation("answer", ("user", "한글 로그가 깨져요"),
+                               ("assistant", "인코딩이 달라서 깨진 겁니다"), started_at=1_000.0),
+                  conversation("look-alike", ("user", "한글 로그 검색이 느려요"),
+                               ("assistant", "로그 인덱스를 추가했습니다"), started_at=2_000.0))
+    ranked = await _sessions(store, "한글 로그 깨지는 거 고쳤던 거")
+    assert ranked[0] == "answer"
