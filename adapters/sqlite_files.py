@@ -19,11 +19,12 @@ memory, no ``-shm`` needed.
 from __future__ import annotations
 
 import os
-import shlex
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TypeVar
+
+from harkback.stages.shell_words import shell_quoted
 
 Mode = Literal["ro", "immutable", "unlocked"]
 """How a file is opened read-only: ``unlocked`` is for the store alone (see the module)."""
@@ -187,5 +188,5 @@ def not_ours(connection: sqlite3.Connection, where: str) -> str:
         tables = set()
     if tables >= _HERMES_TABLES:
         return (f"{where} is Hermes' state.db, not a harkback database: import it into one "
-                f"with harkback import hermes {shlex.quote(where)}")
+                f"with harkback import hermes {shell_quoted(where)}")
     return f"{where} is not a harkback database"

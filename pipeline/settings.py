@@ -326,8 +326,10 @@ def read_config(path: Path, *, must_exist: bool = False
 
     # Looked at before any open: opening a FIFO with no writer hung the command unseen.
     kind = special_kind(path)
-    if kind is not None:
-        return Failure(f"config file {path} is {kind}, not a regular file: point "
+    if kind is not None:  # <(...) and a piped /dev/stdin are pipes: /dev/fd/63 hides it
+        fix = ("a pipe, <(...) or a piped /dev/stdin too, is not read: write the config to a "
+               "file and point" if "pipe" in kind else "point")
+        return Failure(f"config file {path} is {kind}, not a regular file: {fix} "
                        f"${CONFIG_VARIABLE} at a config file")
     try:
         # Bounded: a log file named by mistake is not read whole.

@@ -56,7 +56,7 @@ from harkback.adapters.stores.sqlite_vector_port import SqliteVectorPort
 from harkback.adapters.stores.sqlite_voicing import readable, readable_stats
 from harkback.adapters.stores.sqlite_writes import merge_pending, write, write_tails
 from harkback.adapters.stores.summary_cache import SqliteSummaryCache
-from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
+from harkback.adapters.stores.write_turns import TURNS, Patience, patiently, stoppable
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
@@ -291,11 +291,17 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         if self.readonly:
             return self._refused("cannot merge its index")
 
-        def work(connection: sqlite3.Connection) -> None:
-            # A damaged file would be "merged" (the merge reads only the index): said first.
-            check_whole(connection)
+        def merge(connection: sqlite3.Connection) -> None:
             connection.execute(fulltext.MERGE_INDEX)  # one statement: its own transaction
-        return self._run(self._patiently(work))
+
+        def work(connection: sqlite3.Connection) -> None:
+            # Ctrl-C ends the check or the merge in flight: each reads the whole file or index.
+            with stoppable(connection, lambda: self._closed):
+                # A damaged file would be "merged" (the merge reads only the index): said
+                # first, once, not again at each try while another writer holds the lock.
+                check_whole(connection)
+                self._patiently(merge)(connection)
+        return self._run(work)
 
     # --- capabilities (the SessionStore port) ----------------------------------------------
 

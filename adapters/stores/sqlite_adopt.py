@@ -29,7 +29,6 @@ from harkback.adapters.file_kinds import special_kind
 from harkback.adapters.sqlite_files import (
     APPLICATION_ID,
     connect_read_only,
-    holds_frames,
     is_hot_journal,
     not_ours,
     side_file,
@@ -99,11 +98,13 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
         return not_writable(path, read_only_place(path) or "the file itself is read-only")
     if found.st_nlink > 1:
         return linked(path, found.st_nlink)
-    wal = side_file(path, "-wal")
-    if holds_frames(wal) and not os.access(wal, os.W_OK):
-        # SQLite said "the database is read-only", of a file this user may write.
-        return not_writable(path, f"its -wal file {wal} is read-only for this user (left by "
-                                  "another user's harkback, or by a crash)")
+    for suffix in ("-wal", "-shm"):
+        side = side_file(path, suffix)
+        if side.exists() and not os.access(side, os.W_OK):
+            # SQLite opens it read-only and every write said "the database is read-only",
+            # of a file this user may write: an empty one too (another user's, kept as is).
+            return not_writable(path, f"its {suffix} file {side} is read-only for this user "
+                                      "(left by another user's harkback, or by a crash)")
     if size == 0:
         return _not_empty(path) or _adoptable(path, create)
     try:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 import attrs
@@ -100,3 +101,28 @@ def patiently(work: Callable[[sqlite3.Connection], T], patience: Patience, *,
                 sleep(min(patience.pause(attempt, draw()), left))
                 attempt += 1
     return run
+
+
+STOP_STEPS = 10_000
+"""How many SQLite instructions run between two looks at ``stop()`` (well under a
+millisecond)."""
+
+
+@contextmanager
+def stoppable(connection: sqlite3.Connection, stop: Callable[[], bool]) -> Iterator[None]:
+    """Within the block, a statement in flight ends once ``stop()`` says the store is
+    closing (Ctrl-C, SIGTERM): SQLite's ``interrupted`` error, its transaction rolled back.
+    Only :func:`patiently`'s waits looked at it, so a whole-file check went on to its end.
+
+    >>> connection = sqlite3.connect(":memory:")
+    >>> with stoppable(connection, lambda: True):
+    ...     connection.execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+    ...                        "FROM n LIMIT 10000000) SELECT count(*) FROM n").fetchone()
+    Traceback (most recent call last):
+    sqlite3.OperationalError: interrupted
+    """
+    connection.set_progress_handler(lambda: int(stop()), STOP_STEPS)
+    try:
+        yield
+    finally:
+        connection.set_progress_handler(None, 0)

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
@@ -119,6 +121,27 @@ def test_a_side_file_this_user_may_not_write_is_named(tmp_path: Path) -> None:
     assert f"cannot write the database {db}: its -wal file {wal} is read-only for " in line
     assert "run a command that only reads" in line
     assert (db.read_bytes(), wal.read_bytes()) == before
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm"])
+def test_an_empty_side_file_this_user_may_not_write_is_named(tmp_path: Path,
+                                                              suffix: str) -> None:
+    """An empty -wal or a -shm this user may not write (another user's, left by a
+    ``sudo harkback`` or the sqlite3 shell): SQLite opens it read-only, so the write failed
+    with "the database is read-only", of a file this user may write. Only a -wal holding
+    commits was named; the store and the side file keep their bytes."""
+    db = ingested(tmp_path, SESSIONS)
+    side = tmp_path / f"h.db{suffix}"
+    side.write_bytes(b"")
+    side.chmod(0o444)
+    before = db.read_bytes()
+    done = subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                           str(_one_more(tmp_path)), "--db", str(db)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert f"cannot write the database {db}: its {suffix} file {side} is read-only for " in line
+    assert (db.read_bytes(), side.read_bytes()) == (before, b"")
 
 
 def _one_more(folder: Path) -> Path:

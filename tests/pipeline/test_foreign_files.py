@@ -268,3 +268,27 @@ def test_a_hermes_state_db_as_the_store_says_how_to_import_it(
     found = harkback("search", "docker", "--db", str(store), "--json")
     assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == [
         "20260303_100000_aa11bb"]
+
+
+def test_the_hermes_import_hint_works_pasted_from_a_folder_with_a_tab(tmp_path: Path) -> None:
+    """The ``import hermes`` a Hermes file named as the store asks for quoted its path with
+    plain quotes, which output then showed with ``␉`` for the tab: pasted, it named a file
+    that does not exist. Pasted now, it imports the session."""
+    from tests.pipeline.test_cli_show import _pasted
+    from tests.support.hermes_db import HermesFile
+
+    folder = tmp_path / "tab\there"
+    folder.mkdir()
+    hermes = HermesFile(folder / "state.db", "v30")
+    hermes.session("20260303_100000_aa11bb", title="docker bridge")
+    hermes.message("20260303_100000_aa11bb", "user", "docker bridge is down")
+    hermes.close()
+    done = harkback("stats", "--db", str(folder / "state.db"))
+    assert done.returncode == 1
+    hint = done.stderr.split("import it into one with ", 1)[1].rstrip()
+    store = tmp_path / "h.db"
+    imported = _pasted(f"{hint} --db {store}", tmp_path)
+    assert imported.returncode == 0, (hint, imported.stderr)
+    found = harkback("search", "docker", "--db", str(store), "--json")
+    assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == [
+        "20260303_100000_aa11bb"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -370,8 +371,22 @@ def test_a_config_file_that_is_a_pipe_or_a_device_is_refused_before_it_is_opened
                            str(tmp_path / "h.db")], capture_output=True, text=True,
                           env={**os.environ, "HARKBACK_CONFIG": named}, timeout=30,
                           check=False)
-    kind = "a named pipe (FIFO)" if special == "fifo" else "a character device"
+    kind = ("a named pipe (FIFO), not a regular file: a pipe, <(...) or a piped /dev/stdin "
+            "too, is not read: write the config to a file and point" if special == "fifo"
+            else "a character device, not a regular file: point")
     assert (done.returncode, done.stderr) == (2, (
-        f"harkback: config file {named} is {kind}, not a regular file: point "
-        "$HARKBACK_CONFIG at a config file\n"))
+        f"harkback: config file {named} is {kind} $HARKBACK_CONFIG at a config file\n"))
     assert not (tmp_path / "h.db").exists()
+
+
+def test_a_config_given_by_process_substitution_is_said_to_be_a_pipe(tmp_path: Path) -> None:
+    """``HARKBACK_CONFIG=<(...)`` names ``/dev/fd/63``: the line said only that this was a
+    named pipe, which a person who typed no pipe could not place."""
+    command = (f"HARKBACK_CONFIG=<(printf 'limit = 5\\n') exec {shlex.quote(sys.executable)} "
+               f"-m harkback.pipeline.cli recent --db {shlex.quote(str(tmp_path / 'h.db'))}")
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30,
+                          check=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith("harkback: config file /dev/fd/")
+    assert "<(...) or a piped /dev/stdin too, is not read: write the config to a file" in (
+        done.stderr)

@@ -4,8 +4,11 @@ hits, and no write where none was asked for."""
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
+from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
@@ -84,3 +87,49 @@ async def test_a_locked_database_fails_as_a_value(tmp_path: Path) -> None:
         holder.execute("ROLLBACK")
         holder.close()
     assert "locked" in error.reason
+
+
+async def test_the_file_is_checked_once_while_the_merge_waits_its_turn(tmp_path: Path) -> None:
+    """Another writer holds the lock for a second: the merge waits and then runs, and the
+    whole-file check before it ran once; each try (a few a second) ran it again."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        for number in range(3):
+            await ok(store.ingest(_batch(number)))
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(1.0, lambda: holder.execute("ROLLBACK"))
+    said: list[str] = []
+    with SqliteStore.open(path, busy_timeout=0.05, write_patience=30).unwrap() as store:
+        await ok(store.run(lambda connection: connection.set_trace_callback(said.append)))
+        release.start()
+        await ok(store.merge_index())
+    release.join()
+    holder.close()
+    assert [s for s in said if "quick_check" in s] == ["PRAGMA quick_check(2)"]
+    assert fulltext.MERGE_INDEX in said
+
+
+async def test_a_store_closed_during_the_check_merges_nothing(tmp_path: Path) -> None:
+    """Ctrl-C closes the store: the whole-file check in flight stops there (on a big file it
+    went on to its end, then the merge ran, before the command could end)."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        for number in range(30):
+            await ok(store.ingest(_batch(number)))
+    pages = index_pages(path)
+    with SqliteStore.open(path).unwrap() as store:
+        closer = threading.Thread(target=store.close)
+
+        def closed_as_the_check_starts(statement: str) -> None:
+            if "quick_check" in statement:  # on the store's thread: close from another
+                closer.start()
+                deadline = time.monotonic() + 10
+                while not store._closed and time.monotonic() < deadline:
+                    time.sleep(0.01)
+        await ok(store.run(lambda connection: connection.set_trace_callback(
+            closed_as_the_check_starts)))
+        error = await failed(store.merge_index())
+        closer.join()
+    assert "interrupted" in error.reason
+    assert index_pages(path) == pages
