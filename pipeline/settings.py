@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,17 +26,12 @@ from typing import Any
 import attrs
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.file_kinds import special_kind
 from harkback.pipeline.columns import columns, padded
+from harkback.pipeline.config_file import CONFIG_VARIABLE as CONFIG_VARIABLE
+from harkback.pipeline.config_file import read_table
 from harkback.pipeline.terminal import one_line
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 from harkback.stages.shown_url import MASK, shown_url
-
-CONFIG_VARIABLE = "HARKBACK_CONFIG"
-"""The environment variable naming a config file other than the default one."""
-
-CONFIG_BYTES = 2 ** 20
-"""The most a config file may hold (a few keys take a few hundred bytes)."""
 
 
 @attrs.frozen
@@ -312,59 +306,22 @@ def _checked(key: Key, value: Any) -> Result[Any, str]:
     return Success(value.strip() if isinstance(value, str) else value)
 
 
-_AT_LINE = re.compile(r"\s*\(at line (\d+), column \d+\)|\s*\(at end of document\)")
-
-
 def read_config(path: Path, *, must_exist: bool = False
                 ) -> Result[dict[str, tuple[Any, int]] | None, str]:
-    """The file's keys with their values and line numbers; None when there is no file.
+    """The file's keys with their checked values and line numbers; None when there is no
+    file (reading it: :func:`~harkback.pipeline.config_file.read_table`).
 
     >>> read_config(Path("/nonexistent/config.toml")).unwrap() is None
     True
     """
-    import tomllib  # only when a command runs, not for --help
-
-    # Looked at before any open: opening a FIFO with no writer hung the command unseen.
-    kind = special_kind(path)
-    if kind is not None:  # <(...) and a piped /dev/stdin are pipes: /dev/fd/63 hides it
-        fix = ("a pipe, <(...) or a piped /dev/stdin too, is not read: write the config to a "
-               "file and point" if "pipe" in kind else "point")
-        return Failure(f"config file {path} is {kind}, not a regular file: {fix} "
-                       f"${CONFIG_VARIABLE} at a config file")
-    try:
-        # Bounded: a log file named by mistake is not read whole.
-        with path.open("rb") as handle:
-            raw = handle.read(CONFIG_BYTES + 1)
-        if len(raw) > CONFIG_BYTES:
-            return Failure(f"config file {path} is longer than 1 MiB: not a harkback config "
-                           f"file; point ${CONFIG_VARIABLE} at one")
-        text = raw.decode("utf-8-sig")  # Notepad starts with a BOM
-    except (FileNotFoundError, NotADirectoryError):  # NotADirectory: $HOME is a file
-        if must_exist:
-            return Failure(f"config file {path} (named by ${CONFIG_VARIABLE}) does not exist: "
-                           f"create it or unset {CONFIG_VARIABLE}")
+    read = read_table(path, must_exist=must_exist)
+    if isinstance(read, Failure):
+        return Failure(read.failure())
+    table = read.unwrap()
+    if table is None:
         return Success(None)
-    except IsADirectoryError:  # no permission to fix: a file must be named
-        return Failure(f"config file {path} is a folder: point ${CONFIG_VARIABLE} at a file "
-                       f"such as {path / 'config.toml'}")
-    except UnicodeDecodeError:
-        return Failure(f"config file {path} is not UTF-8 text: save it as UTF-8")
-    except OSError as error:
-        reason = getattr(error, "strerror", None) or error
-        return Failure(f"cannot read config file {path}: {reason}; fix its permissions or "
-                       f"point ${CONFIG_VARIABLE} elsewhere")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        message = str(error)
-        found = _AT_LINE.search(message)
-        line = found.group(1) if found and found.group(1) else str(text.count("\n") + 1)
-        reason = _AT_LINE.sub("", message).rstrip(".")
-        return Failure(f"config file {path} line {line}: not valid TOML ({reason[:1].lower()}"
-                       f"{reason[1:]}); write key = value, text in quotes")
     out: dict[str, tuple[Any, int]] = {}
-    for name, value in data.items():
-        line = _line_of(text, name)
+    for name, (value, line) in table.items():
         key = _BY_NAME.get(name)
         if key is None:
             near = difflib.get_close_matches(name, list(_BY_NAME), n=1)
@@ -376,15 +333,6 @@ def read_config(path: Path, *, must_exist: bool = False
             return Failure(f"config file {path} line {line}: {checked.failure()}")
         out[name] = (checked.unwrap(), line)
     return Success(out)
-
-
-def _line_of(text: str, name: str) -> int:
-    """The line (from 1) where key or table ``name`` is set, or 1 when not found."""
-    pattern = re.compile(rf"""^\s*(?:\[\s*)?["']?{re.escape(name)}["']?\s*(?:=|\]|\.)""")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if pattern.match(line):
-            return number
-    return 1
 
 
 def flags_of(args: Any) -> dict[str, Any]:

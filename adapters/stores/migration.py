@@ -14,11 +14,12 @@ reads through the steps' read views (a read-only open), or refuses a version new
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 import attrs
+
+from harkback.stages.shell_words import shell_quoted
 
 C = TypeVar("C")
 
@@ -134,7 +135,7 @@ def needs_migrate(where: str, found: int, known: int) -> str:
     "harkback migrate --db 'postgresql:///h?host=/s&port=5433'"
     """
     return (f"{where} has harkback schema version {found}; run `harkback migrate --db "
-            f"{shlex.quote(where)}` to bring it to {known}")
+            f"{shell_quoted(where)}` to bring it to {known}")
 
 
 def moved_on(found: int, known: int, *, refused: str = "nothing was written") -> str:

@@ -22,7 +22,6 @@ tokenizes again the texts whose tokens changed).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +40,7 @@ from harkback.adapters.stores.migration import (
     too_new,
 )
 from harkback.adapters.stores.sql.migrations import DATE_UNDATED, DATED_ABOUT, SOURCE_INDEX
+from harkback.stages.shell_words import shell_quoted
 
 Connection = psycopg.Connection[Any]
 
@@ -187,7 +187,7 @@ def _asks_for_migrate(connection: Connection, where: str, found: int) -> str:
     owners = _owners_of(connection)
     if all(held for _, held in owners):
         return needs_migrate(where, found, SCHEMA_VERSION)
-    run = f"run `harkback migrate --db {shlex.quote(where)}`"
+    run = f"run `harkback migrate --db {shell_quoted(where)}`"
     said = f"{where} has harkback schema version {found}, and this harkback reads only " \
            f"{SCHEMA_VERSION}: have"
     if len(owners) == 1:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import sys
 from pathlib import Path
 
 from harkback.adapters.file_kinds import special_kind
@@ -35,6 +36,7 @@ from harkback.adapters.sqlite_files import (
 )
 from harkback.adapters.stores.sqlite_errors import not_writable, read_only_place, unavailable
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.shell_words import shell_joined
 
 SUFFIXES = (".db", ".sqlite", ".sqlite3")
 """Names of empty files a writable open adopts as a new store without being asked."""
@@ -132,14 +134,35 @@ def linked(path: Path, names: int) -> StoreUnavailable:
     backup). SQLite keeps a write's ``-wal`` beside the name it opened: two writers through
     two names each reported every session stored, and one's were lost, the file damaged.
 
+    The way out it gives copies the store with the commits still in its ``-wal`` (SQLite's
+    backup reads them as any open does), where a ``cp`` of the file alone left them behind;
+    it runs the Python harkback runs in, which has SQLite, unlike a machine without the
+    ``sqlite3`` shell, and its words are quoted to work pasted.
+
     >>> linked(Path("h.db"), 2).reason[:63]
     'cannot write the database h.db: the file has 2 names (hard link'
     """
+    copy = _unused_name(path)
+    backup = shell_joined([sys.executable, "-c", _BACKUP, str(path), str(copy)])
     return StoreUnavailable(
         f"cannot write the database {path}: the file has {names} names (hard links), and "
         "writes through two names lose sessions and damage it (SQLite keeps a write's -wal "
-        "beside the name it opened); make it one file of one name (cp it to a new name and "
-        "use that), or run a command that only reads (search, recent, show, stats)")
+        "beside the name it opened); make it one file of one name with the commits still in "
+        f"its -wal (a cp of the file alone leaves them behind): {backup} and use {copy}; "
+        "or run a command that only reads (search, recent, show, stats)")
+
+
+# SQLite's online backup: a consistent copy of what the file and its -wal hold together.
+_BACKUP = "import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))"
+
+
+def _unused_name(path: Path) -> Path:
+    """``h-1.db`` beside ``h.db``, or the first of ``h-2.db``... that does not exist: the
+    copy overwrites nothing."""
+    number = 1
+    while (found := path.with_name(f"{path.stem}-{number}{path.suffix}")).exists():
+        number += 1
+    return found
 
 
 def _interrupted(path: Path) -> StoreUnavailable | None:

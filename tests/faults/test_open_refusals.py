@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,53 @@ def test_a_store_of_two_names_is_not_written_through_either(tmp_path: Path) -> N
                                                          "sessions.jsonl"]
     found = run("search", "docker", "--json", db=other)
     assert json.loads(found.stdout)["count"] == 3, found.stderr
+
+
+# A reader holding its snapshot while harkback ingests: no checkpoint can empty the -wal,
+# and the reader ends as a crash would, leaving the ingest's commits there.
+HELD_READER = """
+import os, sqlite3, sys
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("BEGIN")
+connection.execute("SELECT COUNT(*) FROM sessions").fetchone()
+print("reading", flush=True)
+sys.stdin.readline()
+os._exit(0)
+"""
+
+
+def test_the_way_out_of_two_names_keeps_the_commits_in_the_wal(tmp_path: Path) -> None:
+    """The refusal of a store of two names said to ``cp`` the file to a new name, which
+    left behind the sessions still in its -wal. Its command now, pasted into bash as
+    printed, makes a store of one name that holds every session, the -wal's too."""
+    from tests.pipeline.test_cli_show import _pasted
+
+    db = ingested(tmp_path, SESSIONS)
+    reader = subprocess.Popen([sys.executable, "-c", HELD_READER, str(db)], text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
+        stored = run("ingest", str(_one_more(tmp_path)), db=db)
+        assert stored.returncode == 0, stored.stderr
+    finally:
+        reader.communicate("\n", timeout=30)
+    file_alone = tmp_path / "file-alone.db"
+    file_alone.write_bytes(db.read_bytes())  # what cp of the file alone copied
+    with sqlite3.connect(file_alone) as raw:
+        assert raw.execute("SELECT COUNT(*) FROM sessions").fetchone() == (3,)
+    raw.close()
+    os.link(db, tmp_path / "other.db")
+    done = run("ingest", str(tmp_path / "sessions.jsonl"), db=db)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    way_out = line.split("leaves them behind): ", 1)[1].split(" and use ", 1)[0]
+    assert _pasted(way_out, tmp_path).returncode == 0, way_out
+    with sqlite3.connect(tmp_path / "h-1.db") as raw:
+        assert raw.execute("SELECT COUNT(*) FROM sessions").fetchone() == (4,)
+    raw.close()
+    found = run("search", "kafka", "--json", db=tmp_path / "h-1.db")
+    assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == ["s9"], found.stderr
+    assert run("ingest", str(_one_more(tmp_path)), db=tmp_path / "h-1.db").returncode == 0
 
 
 def test_a_side_file_this_user_may_not_write_is_named(tmp_path: Path) -> None:

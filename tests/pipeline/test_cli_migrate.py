@@ -180,3 +180,27 @@ def test_a_new_store_is_not_said_to_be_migrated(tmp_path: Path) -> None:
     source.write_text(json.dumps(conversation_to_json(DOCKER)) + "\n", encoding="utf-8")
     done = run("ingest", str(source), db=tmp_path / "new.db")
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_the_migrate_hint_works_pasted_from_a_folder_with_a_tab(tmp_path: Path) -> None:
+    """The ``harkback migrate`` a store too old to read asks for quoted its path with plain
+    quotes, which output then showed with ``␉`` for the tab: pasted, it named a store that
+    does not exist. The line as output shows it, pasted into bash, now migrates the store.
+    (Every SQLite step reads forward, so only a server store's open asks today: the line
+    is the same function's.)"""
+    from harkback.adapters.stores.migration import needs_migrate
+    from harkback.pipeline.terminal import line_of
+    from tests.pipeline.test_cli_show import _pasted
+
+    folder = tmp_path / "tab\there"
+    folder.mkdir()
+    db = folder / "h.db"
+    old_file(db, [DOCKER])
+    shown = line_of(needs_migrate(str(db), 1, 5))
+    hint = shown.split("run `", 1)[1].split("`", 1)[0]
+    migrated = _pasted(hint, tmp_path)
+    assert migrated.returncode == 0, (hint, migrated.stderr)
+    assert _version(db) == 5
+    found = json.loads(run("search", "docker bridge", "--json", "--summarizer", "none",
+                           db=db).stdout)
+    assert [r["session_id"] for r in found["results"]] == ["docker"]
