@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from harkback.stages.query import parse_query
 from harkback.stages.text.counts import (
     CHINESE_COUNTERS,
     JAPANESE_COUNTERS,
@@ -19,10 +18,7 @@ from harkback.stages.text.counts import (
 )
 from harkback.stages.text.framing import without_framing
 from harkback.stages.text.tokens import tokens
-
-
-def units(question: str) -> list[str]:
-    return [str(getattr(u, "text", u)) for u in parse_query(question).units]
+from tests.support.query_units import query_units as units
 
 
 @pytest.mark.parametrize("counter", sorted(set(CHINESE_COUNTERS + JAPANESE_COUNTERS)))

@@ -15,10 +15,7 @@ from harkback.stages.text.framing import (
     without_framing,
 )
 from harkback.stages.text.tokens import tokens
-
-
-def units(question: str) -> list[str]:
-    return [str(getattr(u, "text", u)) for u in parse_query(question).units]
+from tests.support.query_units import query_units as units
 
 
 @pytest.mark.parametrize(("question", "topic"), [
