@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.file_kinds import special_kind
@@ -28,10 +29,33 @@ CONFIG_BYTES = 2 ** 20
 _AT_LINE = re.compile(r"\s*\(at line (\d+), column \d+\)|\s*\(at end of document\)")
 
 
-def read_table(path: Path, *, must_exist: bool = False
-               ) -> Result[dict[str, tuple[Any, int]] | None, str]:
-    """The file's top-level keys with their values and line numbers, in the file's order;
-    None when there is no file (a Failure when ``must_exist``: the environment named it)."""
+@attrs.frozen
+class Table:
+    """A config file's top-level keys with their values, in the file's order, and its text.
+
+    >>> Table({"db": "h.db"}, "# mine\\ndb = 'h.db'").line("db")
+    2
+    """
+
+    values: dict[str, Any]
+    text: str
+
+    def line(self, name: str) -> int:
+        """The line (from 1) where key or table ``name`` is set, or 1 when not found.
+
+        Asked a key at a time, as settings checks them: each call scans the text, and the
+        lines of all 90,000 keys of a file, worked out before its first key was refused as
+        unknown, took minutes."""
+        pattern = re.compile(rf"""^\s*(?:\[\s*)?["']?{re.escape(name)}["']?\s*(?:=|\]|\.)""")
+        for number, line in enumerate(self.text.splitlines(), start=1):
+            if pattern.match(line):
+                return number
+        return 1
+
+
+def read_table(path: Path, *, must_exist: bool = False) -> Result[Table | None, str]:
+    """The file's :class:`Table`; None when there is no file (a Failure when
+    ``must_exist``: the environment named it)."""
     import tomllib  # only when a command runs, not for --help
 
     # Looked at before any open: opening a FIFO with no writer hung the command unseen.
@@ -72,13 +96,4 @@ def read_table(path: Path, *, must_exist: bool = False
         reason = _AT_LINE.sub("", message).rstrip(".")
         return Failure(f"config file {path} line {line}: not valid TOML ({reason[:1].lower()}"
                        f"{reason[1:]}); write key = value, text in quotes")
-    return Success({name: (value, _line_of(text, name)) for name, value in data.items()})
-
-
-def _line_of(text: str, name: str) -> int:
-    """The line (from 1) where key or table ``name`` is set, or 1 when not found."""
-    pattern = re.compile(rf"""^\s*(?:\[\s*)?["']?{re.escape(name)}["']?\s*(?:=|\]|\.)""")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if pattern.match(line):
-            return number
-    return 1
+    return Success(Table(data, text))

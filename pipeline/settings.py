@@ -321,7 +321,8 @@ def read_config(path: Path, *, must_exist: bool = False
     if table is None:
         return Success(None)
     out: dict[str, tuple[Any, int]] = {}
-    for name, (value, line) in table.items():
+    for name, value in table.values.items():
+        line = table.line(name)
         key = _BY_NAME.get(name)
         if key is None:
             near = difflib.get_close_matches(name, list(_BY_NAME), n=1)

@@ -135,7 +135,8 @@ def linked(path: Path, names: int) -> StoreUnavailable:
     two names each reported every session stored, and one's were lost, the file damaged.
 
     The way out it gives copies the store with the commits still in its ``-wal`` (SQLite's
-    backup reads them as any open does), where a ``cp`` of the file alone left them behind;
+    backup reads them as any open does, here a read-only one), where a ``cp`` of the file
+    alone left them behind, to a name where no file is (it overwrites nothing);
     it runs the Python harkback runs in, which has SQLite, unlike a machine without the
     ``sqlite3`` shell, and its words are quoted to work pasted.
 
@@ -153,7 +154,16 @@ def linked(path: Path, names: int) -> StoreUnavailable:
 
 
 # SQLite's online backup: a consistent copy of what the file and its -wal hold together.
-_BACKUP = "import sqlite3, sys; sqlite3.connect(sys.argv[1]).backup(sqlite3.connect(sys.argv[2]))"
+# The store is opened read-only: a writable open checkpointed its -wal into the file of two
+# names on close (old pages over newer ones, where the other name's writer had moved on) and
+# made an empty store of a name moved away meanwhile. The copy is made only where no file is
+# (O_EXCL): run again from the shell's history, the line put the old store back over the
+# copy and the sessions stored in it since.
+_BACKUP = ('import os, pathlib, sqlite3, sys; old = sqlite3.connect(pathlib.Path(sys.argv[1])'
+           '.absolute().as_uri() + "?mode=ro", uri=True); new = sys.argv[2]; '
+           'os.path.lexists(new) and sys.exit(new + " exists: nothing copied"); '
+           "os.close(os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL)); "
+           "old.backup(sqlite3.connect(new))")
 
 
 def _unused_name(path: Path) -> Path:

@@ -122,32 +122,75 @@ def test_the_way_out_of_two_names_keeps_the_commits_in_the_wal(tmp_path: Path) -
     printed, makes a store of one name that holds every session, the -wal's too."""
     from tests.pipeline.test_cli_show import _pasted
 
-    db = ingested(tmp_path, SESSIONS)
-    reader = subprocess.Popen([sys.executable, "-c", HELD_READER, str(db)], text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    try:
-        assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
-        stored = run("ingest", str(_one_more(tmp_path)), db=db)
-        assert stored.returncode == 0, stored.stderr
-    finally:
-        reader.communicate("\n", timeout=30)
+    db = _commits_left_in_the_wal(tmp_path)
     file_alone = tmp_path / "file-alone.db"
     file_alone.write_bytes(db.read_bytes())  # what cp of the file alone copied
     with sqlite3.connect(file_alone) as raw:
         assert raw.execute("SELECT COUNT(*) FROM sessions").fetchone() == (3,)
     raw.close()
-    os.link(db, tmp_path / "other.db")
-    done = run("ingest", str(tmp_path / "sessions.jsonl"), db=db)
-    assert done.returncode == 1, done.stderr
-    [line] = done.stderr.splitlines()
-    way_out = line.split("leaves them behind): ", 1)[1].split(" and use ", 1)[0]
+    way_out = _way_out_of_two_names(db)
     assert _pasted(way_out, tmp_path).returncode == 0, way_out
-    with sqlite3.connect(tmp_path / "h-1.db") as raw:
-        assert raw.execute("SELECT COUNT(*) FROM sessions").fetchone() == (4,)
-    raw.close()
+    assert _sessions_in(tmp_path / "h-1.db") == 4
     found = run("search", "kafka", "--json", db=tmp_path / "h-1.db")
     assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == ["s9"], found.stderr
     assert run("ingest", str(_one_more(tmp_path)), db=tmp_path / "h-1.db").returncode == 0
+
+
+def test_the_way_out_of_two_names_reads_the_store_and_overwrites_nothing(
+        tmp_path: Path) -> None:
+    """The way out's command opened the store writable, so on closing it checkpointed the
+    -wal into the file of two names, which a writer through the other name may have moved
+    past; and run a second time (from the shell's history), it put the old store back over
+    the copy, losing the sessions stored in the copy since. The store's file and -wal keep
+    their bytes now, and a second run copies nothing, saying why."""
+    from tests.pipeline.test_cli_show import _pasted
+
+    db = _commits_left_in_the_wal(tmp_path)
+    wal = tmp_path / "h.db-wal"
+    before = (db.read_bytes(), wal.read_bytes())
+    way_out = _way_out_of_two_names(db)
+    assert _pasted(way_out, tmp_path).returncode == 0, way_out
+    assert (db.read_bytes(), wal.read_bytes()) == before
+    copy = tmp_path / "h-1.db"
+    assert _sessions_in(copy) == 4
+    later = tmp_path / "later.jsonl"
+    later.write_text(json.dumps(conversation_to_json(
+        conversation("s10", ("user", "redis eviction")))) + "\n", encoding="utf-8")
+    assert run("ingest", str(later), db=copy).returncode == 0
+    again = _pasted(way_out, tmp_path)
+    assert (again.returncode, again.stderr) == (1, f"{copy} exists: nothing copied\n")
+    assert _sessions_in(copy) == 5
+
+
+def _commits_left_in_the_wal(folder: Path) -> Path:
+    """``folder/h.db`` of 4 sessions, the 4th (s9) only in its -wal: ingested while a reader
+    held its snapshot, so no checkpoint could move it, the reader then ending as a crash."""
+    db = ingested(folder, SESSIONS)
+    reader = subprocess.Popen([sys.executable, "-c", HELD_READER, str(db)], text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
+        stored = run("ingest", str(_one_more(folder)), db=db)
+        assert stored.returncode == 0, stored.stderr
+    finally:
+        reader.communicate("\n", timeout=30)
+    return db
+
+
+def _way_out_of_two_names(db: Path) -> str:
+    """The command a write's refusal names, once ``db`` has a second name."""
+    os.link(db, db.with_name("other.db"))
+    done = run("ingest", str(db.with_name("sessions.jsonl")), db=db)
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    return line.split("leaves them behind): ", 1)[1].split(" and use ", 1)[0]
+
+
+def _sessions_in(path: Path) -> int:
+    with sqlite3.connect(path) as raw:
+        count: int = raw.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+    raw.close()
+    return count
 
 
 def test_a_side_file_this_user_may_not_write_is_named(tmp_path: Path) -> None:

@@ -86,6 +86,22 @@ def test_a_bad_file_is_one_line_naming_file_and_line(tmp_path: Path, text: str,
     assert "\n" not in reason
 
 
+def test_a_file_of_many_keys_is_refused_at_its_first_unknown_one_at_once(
+        tmp_path: Path) -> None:
+    """A TOML file of 90,000 keys (under the 1 MiB bound), named as the config by mistake:
+    the line of every key was worked out before the first was refused as unknown, and the
+    command ran for minutes, saying nothing. It is refused at once, naming line 1."""
+    path = _file(tmp_path, "".join(f"k{n} = 1\n" for n in range(90_000)))
+    assert path.stat().st_size < 2 ** 20
+    env = {k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}
+    env.update(HARKBACK_CONFIG=str(path), XDG_CONFIG_HOME=str(tmp_path / "none"))
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "search", "mango",
+                           "--db", str(tmp_path / "h.db")], capture_output=True, text=True,
+                          env=env, timeout=30, check=False)
+    assert done.returncode == 2, done.stderr
+    assert f"config file {path} line 1: unknown key 'k0'" in done.stderr
+
+
 def test_a_folder_or_a_file_not_utf8_gets_its_own_fix_not_a_permissions_one(
         tmp_path: Path) -> None:
     """Both said "fix its permissions", which cannot help either."""
