@@ -87,11 +87,13 @@ JAPANESE_PARTICLES = "のはがをにでともへか"
 KOREAN = """
 지난번 지난 저번 이전 예전 그때 마지막 결국 어떻게 어떡 어떤 뭐 뭘 무엇 무슨 어디 언제 왜
 해결 처리 문제 방법 원인 이유 때문 했지 했어 했나 했었 했던 우리 그거 이거 저거 기억 혹시
-아까 다시 계속
+아까 다시 계속 그리고 그래서 그러면 그런데 그러니까 하지만 아니면 또는
 """.split()
 """Korean framing word stems (a word that starts with one goes whole): last time
 (지난번), how (어떻게), what (뭐, 뭘), solve/handle (해결, 처리), problem (문제), approach
-(방법), cause (원인, 이유, 때문), did (했지), again and still (다시, 계속)."""
+(방법), cause (원인, 이유, 때문), did (했지), again and still (다시, 계속), and the
+conjunctions (그리고, 그래서, 그러면, 그런데, 하지만, 아니면, 또는: searched, 그리고 was the
+verb 그리다, "draw", and took 그림 along)."""
 
 KOREAN_WORDS = frozenset("""
 안 못 거 것 걸 건 게 때 좀 또 잘 다 한 할 된 될 해 걸로 나서

@@ -27,6 +27,9 @@ from tests.support.query_units import query_units as units
     ("지난번 CORS 에러 어떻게 해결했지?", ["cors", "에러"]),
     ("쿠버네티스 OOM으로 죽었던 문제를 어떻게 처리했지?",
      ["쿠버", "버네", "네티", "티스", "oom"]),
+    # A conjunction is framing; searched, 그리고 was the verb 그리다 and took 그림 along.
+    ("그리고 서버 설정은 어떻게 했지?", ["서버", "설정"]),
+    ("카테고리는 아니면 어디서 바꿨지", ["카테", "테고", "고리"]),
 ])
 def test_a_question_keeps_only_its_topic(question: str, topic: list[str]) -> None:
     """Framing words and the bigrams they would glue to the topic are gone."""
