@@ -21,6 +21,7 @@ the pass rate the suite asserts (one answer: top-1; several: all in the top 3)::
     .venv/bin/python -m benchmarks.seeds --set blind10   # a tenth, shaped like blind9
     .venv/bin/python -m benchmarks.seeds --set blind11   # an eleventh, shaped like blind10
     .venv/bin/python -m benchmarks.seeds --set blind12   # a twelfth, shaped like blind11
+    .venv/bin/python -m benchmarks.seeds --set blind13   # a thirteenth, shaped like blind12
     .venv/bin/python -m benchmarks.seeds --background /tmp/base100k.db
 
 ``crosslang`` (``tests/fixtures/seeds-crosslang``) asks in Chinese, Japanese or Korean
@@ -242,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="which corpus: the suite's (tuned while watching it) or a "
                              "held-out one, heldout, heldout2, crosslang, blind4, "
                              "blind5, blind6, blind7, blind8, blind9, blind10, "
-                             "blind11 or blind12 "
+                             "blind11, blind12 or blind13 "
                              "(default: tuned)")
     parser.add_argument("--background", type=Path, default=None, metavar="DB",
                         help="a harkback SQLite store to add the corpus to (a copy of it): "

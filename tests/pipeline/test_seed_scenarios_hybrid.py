@@ -2,7 +2,7 @@
 
 A configured embedder turns the hybrid ranker on (README, "Dense ranking"). The seed
 corpora (:mod:`tests.support.seeds`: the session that answers is weeks old, or days in
-blind7 to blind12, recent look-alikes share the question's generic words) are
+blind7 to blind13, recent look-alikes share the question's generic words) are
 embedded with the real multilingual-e5-small and asked through the hybrid ranker: every
 question the lexical ranking answers (all but ``test_seed_scenarios.KNOWN_WRONG``) must
 still be answered. Fusing the two orders by reciprocal rank lost 29 of them: a look-alike
