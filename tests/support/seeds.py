@@ -144,10 +144,23 @@ KSP, Chatwork, 3-D Secure returns, StrictMode effects, CMake OpenSSL, KEN_ALL, s
 asyncio task references, Spark skew, Vue 3 v-model, Snowflake auto-suspend, sops, NATS
 redelivery, Traefik priority, distutils, DynamoDB hot partitions), with two-answer
 questions, delegated children, continuations, cron noise and live sessions."""
+BLIND13 = SEEDS.parent / "seeds-blind13"
+"""A fourteenth corpus, written blind to the ranking like :data:`BLIND12` and shaped the
+same way (half cross-language, CJK-to-CJK pairs among them; half the answers from this
+week), on other topics (torch.compile recompiles, rootless Podman ports, Spring Security 6
+CSRF, DuckDB on S3, duplicate log lines, Cassandra tombstones, Temporal nondeterminism,
+PodDisruptionBudgets, ESM-only packages, PowerShell execution policy, prompt caching, PWA
+service workers, Flutter Impeller, Velero restores, Whisper timestamps, WeChat JS-SDK,
+Dameng migration, Sentinel rules, AMap keys, logical deletes, cert-manager DNS01, FAISS
+nprobe, nested tokio runtimes, Angular change detection, GGUF quantization, Zengin files,
+konbini payments, privacy manifests, zsh startup, devcontainers, Meilisearch filters,
+16 KB pages, Dask memory, offline wandb, Astro islands, SENS SMS, KakaoPay approval,
+idle-in-transaction, business number checks, DVC remotes), with two-answer questions,
+delegated children, continuations, cron noise and live sessions."""
 SEED_SETS = {"tuned": SEEDS, "heldout": HELDOUT, "heldout2": HELDOUT2, "crosslang": CROSSLANG,
              "blind4": BLIND4, "blind5": BLIND5, "blind6": BLIND6, "blind7": BLIND7,
              "blind8": BLIND8, "blind9": BLIND9, "blind10": BLIND10,
-             "blind11": BLIND11, "blind12": BLIND12}
+             "blind11": BLIND11, "blind12": BLIND12, "blind13": BLIND13}
 """The corpora by name."""
 
 LANGUAGES = ("en", "zh", "ja", "ko", "mixed")
