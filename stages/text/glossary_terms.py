@@ -259,7 +259,7 @@ serialize serialization: 序列化 | シリアライズ | 직렬화
 deserialize deserialization: 反序列化 | デシリアライズ | 역직렬화
 parse parser parsing: 解析 | パース パーサー パーサ | 파싱 파서
 string strings: 字符串 | 文字列 | 문자열
-array arrays: 数组 | 配列 | 배열
+array arrays: 数组 | 配列 | 배열 어레이
 integer int: 整数 整型 | 整数 | 정수
 float: 浮点 浮点数 | 浮動小数点 | 부동소수점
 boolean bool: 布尔 | 真偽値 ブール | 불리언
@@ -283,6 +283,7 @@ producer producers: 生产者 | プロデューサー プロデューサ | 프�
 topic topics: 主题 | トピック | 토픽
 offset offsets: 偏移量 偏移 | オフセット | 오프셋
 broker: 消息代理 | ブローカー ブローカ | 브로커
+message messages: 消息 | メッセージ | 메시지 메세지
 subscribe subscription: 订阅 | 購読 サブスクリプション | 구독
 celery: | セロリ | 셀러리
 stream streaming: 流式 | ストリーム ストリーミング | 스트림 스트리밍
@@ -357,6 +358,7 @@ spring: | スプリング | 스프링
 laravel: | ララベル | 라라벨
 flask: | フラスク | 플라스크
 pandas: | パンダス | 판다스
+numpy: | | 넘파이
 angular: | アンギュラー | 앵귤러
 homebrew brew: | ホームブリュー | 홈브루
 cloudflare: | クラウドフレア | 클라우드플레어

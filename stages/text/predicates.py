@@ -10,6 +10,8 @@ predicate takes (:data:`ENDINGS`: 던, 는데, 고, 면, 지만) or in 는, left
 syllables or more whose last vowel contracts with 어 (ㅣ→ㅕ, ㅗ→ㅘ, ㅜ→ㅝ: 깨지, 나오, 보이).
 Not a light verb (하, 되: 배포하던 is the noun 배포) nor a listed word (이미지는 is "the
 image"). The vowel keeps nouns out that a topic 는 follows: 모드는 would search 모든 ("all").
+Nor a loanword ending as English words are spelled in Hangul and no native stem ends
+(:func:`loanword`): 넘파이는 ("numpy") would search 파일 ("file"), 카테고리는 고려 ("consider").
 
 >>> sorted(predicate_bigrams("엑셀 파일명 깨지는 거"))
 ['깨지']
@@ -34,6 +36,15 @@ _FINALS = (4, 8, 17, 16)
 
 _PAST = 20
 """The final ㅆ of the past tense (깨졌)."""
+
+_I, _O = 20, 8
+"""The medial vowels ㅣ and ㅗ (by index)."""
+
+_DIPHTHONG = (0, 1, 5)
+"""ㅏ, ㅐ, ㅔ: the vowels before 이 in an English diphthong spelled in Hangul (파이, 레이)."""
+
+_J, _IEUNG, _RIEUL = 12, 11, 5
+"""The initials ㅈ, ㅇ and ㄹ (by index)."""
 
 _HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
 
@@ -69,6 +80,28 @@ def stem_forms(bigram: str) -> tuple[str, ...]:
             *(head + _syllable(initial, medial, final) for final in _FINALS))
 
 
+def loanword(stem: str) -> bool:
+    """Whether ``stem`` ends as a loanword does and a native verb stem does not: ㅣ-vowel
+    syllable + 지 (message 메시지, bridge 브리지: a native 지 follows ㅏ, ㅐ, ㅓ or ㅕ, as in
+    깨지, 빠지, 떨어지, 느려지), an open syllable in ㅏ, ㅐ or ㅔ + 이 (numpy 넘파이, array
+    어레이, display 디스플레이: native stems 보이, 쌓이, 붙이) or an open syllable in ㅗ + 리
+    (category 카테고리, factory 팩토리: native 올리, 버리, 내리).
+
+    >>> [loanword(w) for w in ("메시지", "넘파이", "어레이", "카테고리")]
+    [True, True, True, True]
+    >>> [loanword(w) for w in ("깨지", "떨어지", "보이", "쌓이", "올리", "버리")]
+    [False, False, False, False, False, False]
+    """
+    if len(stem) < 2:
+        return False
+    before, last = _parts(stem[-2]), _parts(stem[-1])
+    if before is None or last is None or last[1:] != (_I, 0):
+        return False
+    _, vowel, final = before
+    return (last[0] == _J and vowel == _I) or (final == 0 and (
+        (last[0] == _IEUNG and vowel in _DIPHTHONG) or (last[0] == _RIEUL and vowel == _O)))
+
+
 def predicate_bigrams(text: str) -> frozenset[str]:
     """The last bigrams of the predicates ``text`` writes (see the module); a glossary
     word (:func:`~harkback.stages.text.glossary.listed_words`) is a noun whatever follows.
@@ -84,7 +117,8 @@ def predicate_bigrams(text: str) -> frozenset[str]:
         for ending in ENDINGS:
             stem = word[:-len(ending)]
             if word.endswith(ending) and len(stem) >= 2:
-                if stem not in listed and not stem.endswith(("하", "되")) and stem_forms(stem[-2:]):
+                if (stem not in listed and not stem.endswith(("하", "되"))
+                        and not loanword(stem) and stem_forms(stem[-2:])):
                     out.add(stem[-2:])
                 break
     return frozenset(out)

@@ -26,6 +26,15 @@ NOUNS = ["모드는 바꿨던 거", "서버는 재시작되던 거", "배포하�
          "코드는 고쳤던 거", "키는 어디"]
 """Questions whose words before 는, 던 or 고 are nouns, a light verb or one syllable."""
 
+LOANWORDS = ["카테고리는 어디서 바꿨지", "디스플레이는 왜 꺼졌지", "팩토리는 어떻게 고쳤지",
+             "브리지는 왜 끊겼지", "릴레이는 설정했던 거", "메세지는 왜 안 왔지", "넘파이는 왜"]
+"""Loanwords before a topic 는, none a glossary word but the last two: 카테고리 was read as a
+verb 카테고리(다), searched as 고려 ("consider") too; 메세지 (a spelling of 메시지) ends as
+세지(다) ("to get stronger") does, so only its listing keeps it a noun."""
+
+VERBS = ["떨어지는 거", "파일 버리고", "값이 내리면", "로그 쌓이던", "글자 안 보이던", "못 붙이고"]
+"""Native stems ending as the loanwords' nearest shapes: ㅓ+지, ㅓ+리, ㅐ+리, closed+이, ㅗ+이."""
+
 
 def _forms(question: str) -> set[str]:
     planned = plan_units(parse_query(question), predicates=predicate_bigrams(question))
@@ -49,3 +58,20 @@ def test_a_noun_before_an_ending_is_no_predicate(question: str) -> None:
 def test_the_mode_is_not_all() -> None:
     """모드 is searched as itself and its English name, never as 모든."""
     assert "모든" not in _forms("모드는 바꿨던 거")
+
+
+@pytest.mark.parametrize("question", LOANWORDS)
+def test_a_loanword_before_the_topic_marker_is_no_predicate(question: str) -> None:
+    """카테고리는 is "the category", not a verb whose forms 고려, 고린 … would be searched."""
+    assert not predicate_bigrams(question)
+
+
+@pytest.mark.parametrize("question", VERBS)
+def test_a_native_stem_shaped_like_a_loanword_stays_a_predicate(question: str) -> None:
+    """A guard on the loanword shapes' reach: native verbs ending near them keep their forms."""
+    assert predicate_bigrams(question)
+
+
+def test_numpy_is_not_searched_as_a_file() -> None:
+    """넘파이는 ("numpy") once asked for 파일 ("file"), a form of the verb it was read as."""
+    assert "파일" not in _forms("넘파이는 설치가 왜 실패했었지")
