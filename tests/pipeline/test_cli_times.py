@@ -185,3 +185,21 @@ def test_a_time_the_local_zone_cannot_show_is_shown_in_utc(
     assert (row["when"], row["started_at"]) == (shown, _epoch(moment))
     paged = run("show", f"at-{moment}", db=path, env={"TZ": zone})
     assert shown in paged.stdout.splitlines()[0], paged.stdout
+
+
+@pytest.mark.parametrize(("zone", "midnight"), [("UTC", "2026-03-04T00:00:00"),
+                                                ("America/New_York", "2026-03-04T05:00:00")])
+def test_a_session_that_starts_at_midnight_belongs_to_that_day_only(
+        tmp_path: Path, zone: str, midnight: str) -> None:
+    """``--until DAY`` took the day in up to the next day's midnight inclusive, so a session
+    starting at local midnight of 4 March was listed by ``--until 2026-03-03`` and by
+    ``--since 2026-03-04`` alike: in two days. It is listed in the day it starts only."""
+    path = sessions_at(tmp_path, ("2026-03-03T12:00:00", midnight))
+    env = {"TZ": zone}
+    before = run("recent", "--json", "--until", "2026-03-03", db=path, env=env)
+    after = run("recent", "--json", "--since", "2026-03-04", db=path, env=env)
+    day = run("search", "notes", "--json", "--since", "2026-03-03", "--until", "2026-03-03",
+              db=path, env=env)
+    assert _listed(before.stdout) == ["at-2026-03-03T12:00:00"], before.stderr
+    assert _listed(after.stdout) == [f"at-{midnight}"], after.stderr
+    assert _listed(day.stdout) == ["at-2026-03-03T12:00:00"], day.stderr
