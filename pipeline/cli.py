@@ -259,7 +259,10 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    cli_edges.open_closed_streams()
+    refused = cli_edges.nowhere_to_print(argv, cli_edges.open_closed_streams())
+    if refused is not None:
+        print(f"harkback: {refused}", file=sys.stderr)
+        return cli_edges.EXIT_USAGE
     cli_edges.any_text_stdout(argv)
     cli_edges.quiet_driver_logs()
     try:

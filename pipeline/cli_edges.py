@@ -292,14 +292,44 @@ def any_text_stdout(argv: Sequence[str]) -> None:
         reconfigure(errors="backslashreplace")
 
 
-def open_closed_streams() -> None:
+def open_closed_streams() -> bool:
     """A process started with standard output or error closed (``>&-``, ``2>&-``) still
     does its work; what it prints there goes nowhere (a progress bar looked for a terminal
-    on a stderr of None, and an ingest ended in an internal error)."""
+    on a stderr of None, and an ingest ended in an internal error). True when standard
+    output was the one closed (see :func:`nowhere_to_print`)."""
+    closed = sys.stdout is None
     if sys.stdout is None:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process)
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the process)
+    return closed
+
+
+PRINTING_ONLY = frozenset({"search", "recent", "show", "stats", "sources", "config",
+                           "completion"})
+"""The commands whose only work is what they print: with standard output closed they did
+nothing and said success (exit 0, no line), as ``cat >&-`` would not."""
+
+
+def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
+    """Why the command of ``argv`` cannot run with standard output closed (``>&-``), or None
+    (an ingest or sync still stores: only its report is lost).
+
+    >>> nowhere_to_print(["search", "docker"], True)[:73]
+    'standard output is closed (>&-), and search prints its results there, to '
+    >>> nowhere_to_print(["ingest", "a.jsonl"], True), nowhere_to_print(["search"], False)
+    (None, None)
+    """
+    command = argv[0] if argv else ""
+    if not stdout_closed:
+        return None
+    if command == "mcp":
+        return ("standard output is closed (>&-), and the MCP server answers JSON-RPC there: "
+                "an agent starts it with a pipe (claude mcp add harkback -- harkback mcp)")
+    if command in PRINTING_ONLY:
+        return (f"standard output is closed (>&-), and {command} prints its results there, "
+                "to no one: give it a terminal, a file or a pipe")
+    return None
 
 
 def command_stdout(stdout: TextIO, command: str, as_json: bool) -> TextIO:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TextIO
@@ -43,8 +44,7 @@ class Progress:
 
     def _draw(self) -> None:
         share = min(self.done / self.total, 1.0) if self.total else 1.0
-        bar = "#" * int(share * 30)
-        self.stream.write(f"\r{self.label} [{bar:<30}] {share:4.0%}")
+        self.stream.write(f"\r{fitted(self.label, share, columns(self.stream))}")
         self.stream.flush()
 
     def finish(self) -> None:
@@ -53,3 +53,37 @@ class Progress:
             self._draw()
             self.stream.write("\n")
             self.stream.flush()
+
+
+def fitted(label: str, share: float, width: int) -> str:
+    """The bar's line in fewer than ``width`` columns: a line as wide as the terminal or
+    wider wraps, and each redraw (a carriage return goes back to the start of the last row
+    only) left a row behind, so a narrow pane filled with bars. Where 30 columns of bar do
+    not fit, the bar is shortened, then left out, then the label cut; with no room for the
+    share, nothing is drawn.
+
+    >>> fitted("import jsonl", 0.5, 80)
+    'import jsonl [###############               ]  50%'
+    >>> fitted("import jsonl", 0.5, 30), fitted("import jsonl", 0.5, 12), fitted("x", 1.0, 3)
+    ('import jsonl [####     ]  50%', 'import  50%', '')
+    """
+    tail = f" {share:4.0%}"
+    room = width - 1 - len(label) - len(tail) - 3  # " [" and "]"
+    if room >= 5:
+        bar = "#" * int(share * min(room, 30))
+        return f"{label} [{bar:<{min(room, 30)}}]{tail}"
+    if width - 1 < len(tail):
+        return ""
+    return f"{label[:width - 1 - len(tail)]}{tail}"
+
+
+def columns(stream: TextIO) -> int:
+    """The width of the terminal ``stream`` writes to: ``$COLUMNS`` when set (as Python's
+    ``shutil`` reads it), else the terminal's own, else 80 (a file or pipe: ``--progress``)."""
+    given = os.environ.get("COLUMNS", "")
+    if given.isdigit() and int(given) > 0:
+        return int(given)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):  # no descriptor (captured) or no terminal
+        return 80

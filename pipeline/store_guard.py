@@ -47,7 +47,8 @@ class StoreFile:
         try:
             found = os.stat(self.path)
         except FileNotFoundError:
-            became = "was deleted"
+            # A store moved (mv) reads as one deleted: its name leads nowhere either way.
+            became = "was deleted or moved away"
         except OSError:
             return None  # a folder on the way made unreadable: the writes still land there
         else:

@@ -21,19 +21,25 @@ def when_text(epoch: float | None, tz: tzinfo | None = None) -> str:
     """A readable time such as ``March 03, 2026 at 02:15 PM UTC-08:00`` (local time unless
     ``tz``), ending with its offset from UTC so it reads the same in any zone.
 
-    Times the platform cannot convert read as ``unknown time`` rather than failing.
+    A time the local zone cannot show (in the year 10000 there, before the year 1, or a
+    zone a whole day off UTC, as ``TZ=UTC+24`` is) is shown in UTC, as its label says;
+    only one outside the years 1 to 9999 even in UTC reads as ``unknown time``.
 
-    >>> when_text(None), when_text(1e20)
-    ('unknown time', 'unknown time')
+    >>> when_text(None), when_text(1e20), when_text(-62135596800.0)
+    ('unknown time', 'unknown time', 'January 01, 0001 at 12:00 AM UTC')
     """
     if epoch is None:
         return "unknown time"
-    try:
-        moment = datetime.fromtimestamp(epoch, tz) if tz else \
-            datetime.fromtimestamp(epoch).astimezone()
-    except (OverflowError, OSError, ValueError):
-        return "unknown time"
-    return f"{moment.strftime('%B %d, %Y at %I:%M %p')} {zone_label(moment.utcoffset())}"
+    for zone in (tz, UTC) if tz else (None, UTC):
+        try:
+            moment = datetime.fromtimestamp(epoch, zone) if zone else \
+                datetime.fromtimestamp(epoch).astimezone()
+        except (OverflowError, OSError, ValueError):
+            continue
+        # %Y is not padded on every platform (glibc writes the year 1 as "1")
+        return (f"{moment.strftime('%B %d')}, {moment.year:04d} at "
+                f"{moment.strftime('%I:%M %p')} {zone_label(moment.utcoffset())}")
+    return "unknown time"
 
 
 @attrs.frozen(kw_only=True)

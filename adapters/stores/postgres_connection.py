@@ -165,11 +165,26 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         # An OperationalError too, but the server answered: its disk has no room left.
         return StoreUnavailable(f"the disk is full: the PostgreSQL server of {where(url)} "
                                 f"could not write ({first_line(error)})")
+    if isinstance(error, psycopg.errors.QueryCanceled):
+        # The server answered: it cancelled the statement (its own statement_timeout, or
+        # pg_cancel_backend); "cannot reach" sent the user to look at the network.
+        return StoreUnavailable(f"the PostgreSQL server of {where(url)} cancelled a "
+                                f"statement: {first_line(error)}{_cancelled_why(text)}")
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
             transient=_passes(error))
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
+
+
+def _cancelled_why(text: str) -> str:
+    """What to do about a statement the server cancelled: for its ``statement_timeout`` (a
+    role's or database's setting, often tens of milliseconds for a web application's
+    role), how to lift it for harkback alone; else nothing to add."""
+    if "statement timeout" not in text:
+        return ""
+    return (" (the statement_timeout set for this role or database, or in the URL; "
+            "options=-cstatement_timeout%3D0 in the URL lifts it for harkback alone)")
 
 
 def passing(error: BaseException) -> bool:

@@ -92,7 +92,7 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     try:
         found = path.stat()
     except FileNotFoundError:
-        return None
+        return _left_commits(path)
     except OSError as error:
         return StoreUnavailable(f"the database file cannot be opened: {path} ({error.strerror})")
     size = found.st_size
@@ -201,6 +201,32 @@ def _not_empty(path: Path) -> StoreUnavailable | None:
     return StoreUnavailable(f"{path} is not a database: its size reads 0, yet it holds bytes "
                             "(as files under /proc and /sys do): name a database file, such "
                             "as harkback.db")
+
+
+WAL_HEADER = 32
+"""Bytes of a ``-wal`` file's header: past them, it holds commits (frames)."""
+
+
+def _left_commits(path: Path) -> StoreUnavailable | None:
+    """Why no store may be made at the missing ``path`` whose ``-wal`` holds commits, or None.
+
+    A store moved or deleted while a connection had it open (a ``sync --watch``, an MCP
+    server) leaves its last commits in the ``-wal`` beside the old name: SQLite does not
+    checkpoint them into a file that moved. A new store there took that ``-wal`` away, and
+    those sessions with it, though each ingest that wrote them had said it stored them.
+    """
+    wal = side_file(path, "-wal")
+    try:
+        size = wal.stat().st_size
+    except OSError:
+        return None
+    if size <= WAL_HEADER:
+        return None
+    return StoreUnavailable(
+        f"there is no store at {path}, but its -wal file {wal} holds {size} bytes of its "
+        "last commits (the store was moved or deleted while a harkback had it open): to keep "
+        f"them, move that store back to {path} while no harkback runs; else delete {wal} and "
+        f"{side_file(path, '-shm')} to start a new store there")
 
 
 def _adoptable(path: Path, create: bool) -> StoreUnavailable | None:

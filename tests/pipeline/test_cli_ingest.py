@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gzip
 import json
 import os
+import pty
+import re
 import sqlite3
+import struct
 import subprocess
 import sys
+import termios
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -233,6 +239,39 @@ def test_the_progress_bar_ends_full_whatever_the_encoding(tmp_path: Path, encodi
     done = run("ingest", str(source), "--progress", db=tmp_path / "h.db")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[-1].endswith("100%"), done.stderr  # \r read as a newline
+
+
+def _bar_rows(columns: int, source: Path, db: Path) -> list[str]:
+    """What ``harkback ingest`` drew on a terminal (a pseudo-terminal) ``columns`` wide."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "HARKBACK_DB")}
+    with subprocess.Popen([sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                           str(source), "--db", str(db)], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=follower, env=env) as child:
+        os.close(follower)
+        drawn = b""
+        with contextlib.suppress(OSError):  # EIO once the child has closed its side
+            while chunk := os.read(leader, 65536):
+                drawn += chunk
+        os.close(leader)
+        assert child.wait(timeout=120) == 0, drawn
+    return re.split(r"[\r\n]+", drawn.decode())
+
+
+@pytest.mark.parametrize("columns", [20, 12, 4])
+def test_the_progress_bar_fits_a_narrow_terminal(tmp_path: Path, columns: int) -> None:
+    """A bar of 50 columns on a terminal 20 wide wrapped, and each redraw (a carriage
+    return, back to the start of the last row only) left rows behind: a narrow pane filled
+    with bars. Every row drawn now fits the terminal, and the bar still ends at 100 %."""
+    source = tmp_path / "sessions.jsonl"
+    source.write_text("".join(json.dumps({"id": f"s{i}", "messages": [
+        {"role": "user", "content": "docker bridge " * 40}]}) + "\n" for i in range(3000)),
+        encoding="utf-8")
+    rows = _bar_rows(columns, source, tmp_path / "h.db")
+    assert all(len(row) < columns for row in rows), [r for r in rows if len(r) >= columns]
+    if columns > len(" 100%"):  # else no room for the share: nothing is drawn
+        assert rows[-1] == "" and rows[-2].endswith("100%"), rows[-3:]
 
 
 def test_a_damaged_line_names_its_file_as_the_location_does(tmp_path: Path) -> None:

@@ -398,3 +398,28 @@ def test_an_ingest_with_standard_output_or_error_closed_still_stores(
     assert "internal error" not in done.stdout
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(run("stats", "--json", db=db).stdout)["sessions"] == 1
+
+
+@pytest.mark.parametrize("command", ["search heron", "recent", "stats", "mcp"])
+def test_a_command_that_only_prints_refuses_a_closed_standard_output(
+        tmp_path: Path, command: str) -> None:
+    """``harkback search heron >&-`` printed its results to no one and said success (exit
+    0, not a line); ``harkback mcp >&-`` answered an agent's calls into nothing. Each says
+    in one line that standard output is closed, and that it needs one, as ``<&-`` is told
+    for the MCP server; the store is only read."""
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "heron"}]}) + "\n", encoding="utf-8")
+    db = tmp_path / "h.db"
+    assert run("ingest", str(source), db=db).returncode == 0
+    before = db.read_bytes()
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$0" -m harkback.pipeline.cli {command} --db "$1" >&-',
+         sys.executable, str(db)],
+        input="", capture_output=True, text=True, timeout=120, check=False)
+    name = command.split()[0]
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("harkback: standard output is closed (>&-), and "
+                                  f"{'the MCP server' if name == 'mcp' else name} "), done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert db.read_bytes() == before

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from tests.pipeline.test_cli import run
 
 
@@ -165,3 +167,39 @@ def test_a_capital_m_span_is_not_taken_for_minutes(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stdout
     assert "write 6m for minutes or '6 months ago'" in done.stderr
     assert run("recent", "--since", "6m", db=path).returncode == 0
+
+
+@pytest.mark.parametrize(("zone", "moment", "shown"), [
+    ("Pacific/Kiritimati", "9999-12-31T23:00:00", "December 31, 9999 at 11:00 PM UTC"),
+    ("UTC", "0001-01-01T00:00:00", "January 01, 0001 at 12:00 AM UTC"),
+    ("UTC+24", "2026-03-03T14:15:00", "March 03, 2026 at 02:15 PM UTC")])
+def test_a_time_the_local_zone_cannot_show_is_shown_in_utc(
+        tmp_path: Path, zone: str, moment: str, shown: str) -> None:
+    """A stored time the local zone cannot show (the year 10000 at UTC+14; the year 1, whose
+    local offset Python cannot look up; a POSIX zone a whole day off UTC) read "unknown
+    time" in ``recent`` and ``show``, though ``stats`` dated it. It is shown in UTC."""
+    path = sessions_at(tmp_path, (moment,))
+    listed = run("recent", "--json", db=path, env={"TZ": zone})
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)["results"]
+    assert (row["when"], row["started_at"]) == (shown, _epoch(moment))
+    paged = run("show", f"at-{moment}", db=path, env={"TZ": zone})
+    assert shown in paged.stdout.splitlines()[0], paged.stdout
+
+
+@pytest.mark.parametrize(("zone", "midnight"), [("UTC", "2026-03-04T00:00:00"),
+                                                ("America/New_York", "2026-03-04T05:00:00")])
+def test_a_session_that_starts_at_midnight_belongs_to_that_day_only(
+        tmp_path: Path, zone: str, midnight: str) -> None:
+    """``--until DAY`` took the day in up to the next day's midnight inclusive, so a session
+    starting at local midnight of 4 March was listed by ``--until 2026-03-03`` and by
+    ``--since 2026-03-04`` alike: in two days. It is listed in the day it starts only."""
+    path = sessions_at(tmp_path, ("2026-03-03T12:00:00", midnight))
+    env = {"TZ": zone}
+    before = run("recent", "--json", "--until", "2026-03-03", db=path, env=env)
+    after = run("recent", "--json", "--since", "2026-03-04", db=path, env=env)
+    day = run("search", "notes", "--json", "--since", "2026-03-03", "--until", "2026-03-03",
+              db=path, env=env)
+    assert _listed(before.stdout) == ["at-2026-03-03T12:00:00"], before.stderr
+    assert _listed(after.stdout) == [f"at-{midnight}"], after.stderr
+    assert _listed(day.stdout) == ["at-2026-03-03T12:00:00"], day.stderr

@@ -273,7 +273,7 @@ def watching_started(watcher: subprocess.Popen[str]) -> None:
     assert line.startswith("watching "), line
 
 
-@pytest.mark.parametrize("how", ["deleted", "replaced"])
+@pytest.mark.parametrize("how", ["deleted", "moved", "replaced"])
 def test_a_store_deleted_or_replaced_under_the_watch_stops_it(home: Path, tmp_path: Path,
                                                                 how: str) -> None:
     """SQLite writes on to the file it opened: the watch went on "updating" a deleted store
@@ -288,6 +288,8 @@ def test_a_store_deleted_or_replaced_under_the_watch_stops_it(home: Path, tmp_pa
             other = tmp_path / "other.db"
             other.write_bytes(b"")
             other.replace(db)
+        elif how == "moved":  # mv to another name: "was deleted" sent the user looking
+            db.rename(tmp_path / "moved.db")
         else:
             db.unlink()
         try:
@@ -295,7 +297,7 @@ def test_a_store_deleted_or_replaced_under_the_watch_stops_it(home: Path, tmp_pa
         except subprocess.TimeoutExpired:
             pytest.fail("the watch went on after its store was " + how)
     assert watcher.returncode == 1, err
-    became = "was deleted" if how == "deleted" else "was replaced by another file"
+    became = "was replaced by another file" if how == "replaced" else "was deleted or moved away"
     assert err.endswith(f"harkback: the store {db} {became} while harkback wrote to it; "
                         "stopped (run the command again to fill the file there now)\n"), err
 

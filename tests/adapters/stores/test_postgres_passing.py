@@ -70,6 +70,26 @@ def test_a_limit_the_statement_meets_again_does_not_pass(postgres_server: Postgr
     assert not told.transient, told
 
 
+def test_a_statement_the_server_timed_out_is_not_called_out_of_reach(
+        postgres_server: PostgresServer) -> None:
+    """A role or database with a ``statement_timeout`` (50 ms, as set for a web
+    application) cancels a long statement: the server answered, so the line said "cannot
+    reach the PostgreSQL server", which sent the user to the network. It names the setting
+    and how to lift it for harkback, and does not count as passing."""
+    with psycopg.connect(postgres_server.url()) as connection, \
+            pytest.raises(psycopg.OperationalError) as cancelled:
+        connection.execute("SET statement_timeout = 50")
+        connection.execute("SELECT pg_sleep(5)")
+    told = unavailable(postgres_server.url(), cancelled.value)
+    assert cancelled.value.sqlstate == "57014", cancelled.value
+    assert "cannot reach" not in told.reason, told
+    assert told.reason.startswith(f"the PostgreSQL server of {postgres_server.url()} "
+                                  "cancelled a statement: canceling statement due to "
+                                  "statement timeout"), told
+    assert "options=-cstatement_timeout%3D0" in told.reason, told
+    assert not told.transient, told
+
+
 @pytest.mark.parametrize("limited", ["ROLE", "DATABASE"])
 def test_a_connection_limit_others_hold_passes(postgres_server: PostgresServer,
                                                limited: str) -> None:
