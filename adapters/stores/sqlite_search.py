@@ -247,12 +247,12 @@ def joined_rows(connection: sqlite3.Connection, query: MatchQuery, expression: N
     (4.2 -> 2.5 ms after another connection's commit). A phrase or a prefix keeps the
     full join: their matches are mostly in tool output the default roles drop, so the
     read would go through them all and pay for the ranking first (4.6 -> 6.7 ms for
-    "connection refused").
+    "connection refused"). (A limit of 0 or less is SQL's: no row, or every one.)
     """
     units = search_plan.selecting_units(expression)
     if not (search_plan.is_disjunction(expression)
             and all(isinstance(u, Term) and not u.prefix for u in units)
-            and max((counts.get(u, 0) for u in units), default=0) > query.limit):
+            and 0 < query.limit < max((counts.get(u, 0) for u in units), default=0)):
         return execute(connection, fulltext.search(
             query, expression=expression, per_session=per_session)).fetchall()
     cursor = execute(connection, fulltext.search_in_order(

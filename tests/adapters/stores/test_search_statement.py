@@ -251,6 +251,16 @@ def test_an_or_of_words_matching_more_than_the_limit_is_read_in_rank_order(
     assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
 
 
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_limit_of_zero_or_less_reads_as_the_full_statement(
+        path: Path, connection: sqlite3.Connection, limit: int) -> None:
+    """No rows asked, or every one (SQL's LIMIT -1), as the full statement reads it."""
+    query = match("error OR dns", roles=("user", "assistant"), limit=limit, max_scored=1000)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        hits, _ = _searched(store, query)
+    assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
 def test_rows_out_of_rank_order_fall_back_to_the_full_statement(
         path: Path, connection: sqlite3.Connection) -> None:
     """Should SQLite hand the rows over in another order, the full statement decides."""
