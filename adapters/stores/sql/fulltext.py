@@ -175,6 +175,32 @@ def search(query: MatchQuery, *, expression: Node | None = None,
     return Statement(sql, tuple(params))
 
 
+def search_in_order(query: MatchQuery, *, expression: Node | None = None,
+                    per_session: bool = False) -> Statement:
+    """:func:`search`'s rows (``within`` aside) in its order, unlimited: FTS5's matches
+    ranked first, then joined to their messages and sessions and filtered one by one in
+    that order, so a caller that reads only the first ``query.limit`` rows joins no more
+    matches than it takes to find them (the reading side checks the order).
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",))
+    >>> search_in_order(q).params
+    ('("docker")', '["user"]', '[]')
+    """
+    matched = query.expression if expression is None else expression
+    conditions, params = _filters(query, matched, per_session=per_session)
+    match_condition = conditions.pop(0)
+    # The subquery's LIMIT keeps its ORDER BY (SQLite drops one it thinks does not
+    # matter) and makes it the outer loop, read in that order.
+    return Statement(
+        f"SELECT {_HIT_COLUMNS}, best.rank AS rank, m.id "
+        "FROM (SELECT rowid AS id, bm25(messages_fts) AS rank FROM messages_fts "
+        f"WHERE {match_condition} ORDER BY rank, rowid LIMIT -1) AS best "
+        "JOIN messages AS m ON m.id = best.id JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(conditions)}",
+        tuple(params))
+
+
 def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -> Statement:
     """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
 

@@ -219,3 +219,61 @@ def test_only_an_or_of_words_found_often_enough_ranks_first(
         with SqliteStore.open(path, readonly=True).unwrap() as store:
             _, statements = _searched(store, query)
     assert any("ROW_NUMBER()" in s for s in statements) == ranks_first
+
+
+@settings(max_examples=150, deadline=None)
+@given(query=queries())
+def test_rows_read_in_rank_order_lead_with_the_full_rows(
+        connection: sqlite3.Connection, query: MatchQuery) -> None:
+    """Read in rank order, the first ``limit`` filtered rows are the full statement's rows."""
+    cursor = connection.execute(*attrs.astuple(fulltext.search_in_order(query)))
+    in_order = [tuple(row) for row in cursor.fetchmany(query.limit)]
+    cursor.close()
+    assert in_order == _rows(connection, fulltext.search(query))
+
+
+IN_ORDER = "LIMIT -1) AS best"
+"""What only :func:`~harkback.adapters.stores.sql.fulltext.search_in_order` runs."""
+
+
+@pytest.mark.parametrize(("text", "limit", "in_order"), [
+    ("error OR dns", 20, True), ("dns", 20, True), ("dns", 300, False),
+    ('"error docker"', 20, False), ("error AND dns", 20, False), ("err*", 20, False)])
+def test_an_or_of_words_matching_more_than_the_limit_is_read_in_rank_order(
+        path: Path, connection: sqlite3.Connection, text: str, limit: int,
+        in_order: bool) -> None:
+    """A bounded OR of words of which one matches more messages than the limit joins them
+    in rank order, only as far as the limit; the hits are the full statement's either way."""
+    query = match(text, roles=("user", "assistant"), limit=limit, max_scored=1000)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        hits, statements = _searched(store, query)
+    assert any(IN_ORDER in s for s in statements) == in_order
+    assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_limit_of_zero_or_less_reads_as_the_full_statement(
+        path: Path, connection: sqlite3.Connection, limit: int) -> None:
+    """No rows asked, or every one (SQL's LIMIT -1), as the full statement reads it."""
+    query = match("error OR dns", roles=("user", "assistant"), limit=limit, max_scored=1000)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        hits, _ = _searched(store, query)
+    assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
+def test_rows_out_of_rank_order_fall_back_to_the_full_statement(
+        path: Path, connection: sqlite3.Connection) -> None:
+    """Should SQLite hand the rows over in another order, the full statement decides."""
+    query = match("error OR dns", roles=("user", "assistant"), limit=20, max_scored=1000)
+    reversed_order = fulltext.search_in_order
+
+    def backwards(*args: Any, **kwargs: Any) -> Statement:
+        statement = reversed_order(*args, **kwargs)
+        return attrs.evolve(statement, sql=statement.sql.replace(
+            "ORDER BY rank, rowid", "ORDER BY rank DESC, rowid DESC"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fulltext, "search_in_order", backwards)
+        with SqliteStore.open(path, readonly=True).unwrap() as store:
+            hits, statements = _searched(store, query)
+    assert any(IN_ORDER in s for s in statements)
+    assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
