@@ -243,25 +243,32 @@ def _one_more(folder: Path) -> Path:
     return more
 
 
+@pytest.mark.parametrize("command", ["ingest", "search"])
 def test_a_store_moved_away_leaves_its_last_commits_and_they_are_not_taken(
-        tmp_path: Path) -> None:
+        tmp_path: Path, command: str) -> None:
     """A store moved while a connection had it open (a watch, an MCP server) leaves its last
     commits in the -wal beside the old name (SQLite does not checkpoint into a file that
     moved). A command then run on the old name, as the watch's own stop line advises, made a
     new store there and took that -wal away: sessions each ingest had said it stored were
-    gone. It is refused in one line saying where they are; moved back, the store holds them."""
+    gone. It is refused in one line saying where they are; moved back, the store holds them.
+    A read says the same, not "ingest sessions first" (the way to that loss). The line says
+    that deleting the -wal loses them, and that the store must go back before it is written
+    at its new name: the old -wal's pages then undid those writes."""
     db = _commits_left_in_the_wal(tmp_path)
     wal = tmp_path / "h.db-wal"
     moved = tmp_path / "moved.db"
     db.rename(moved)
     left = wal.read_bytes()
-    done = run("ingest", str(_one_more(tmp_path)), db=db)
+    words = [str(_one_more(tmp_path))] if command == "ingest" else ["kafka"]
+    done = run(command, *words, db=db)
     assert done.returncode == 1, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith(f"harkback: session store unavailable: there is no store at {db}, "
                            f"but its -wal file {wal} holds {len(left)} bytes of its last "
                            "commits"), line
-    assert f"move that store back to {db} while no harkback runs" in line
+    assert (f"move that store back to {db} while no harkback runs, before anything writes to "
+            "it at its new name") in line
+    assert f"else delete {wal} and {tmp_path / 'h.db-shm'}, losing those commits" in line
     assert not db.exists() and wal.read_bytes() == left
     moved.rename(db)
     assert _sessions_in(db) == 4
