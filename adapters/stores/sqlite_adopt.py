@@ -222,11 +222,14 @@ def _left_commits(path: Path) -> StoreUnavailable | None:
         return None
     if size <= WAL_HEADER_BYTES:
         return None
+    # Beside its -wal: a symlink's target (moved back over the link, the store's -wal
+    # would be looked for beside the link, and these commits left unread).
+    home = Path(str(wal).removesuffix("-wal"))
     return StoreUnavailable(
         f"there is no store at {path}, but its -wal file {wal} holds "
         f"{size} bytes of its last commits (the store was moved or deleted "
         "while a harkback had it open): to keep them, move that store back to "
-        f"{path} while no harkback runs, before anything writes to it at its new name (the "
+        f"{home} while no harkback runs, before anything writes to it at its new name (the "
         f"old -wal would undo those writes); else delete {wal} and "
         f"{side_file(path, '-shm')}, losing those commits, to start a new store there")
 

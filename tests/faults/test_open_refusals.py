@@ -272,3 +272,19 @@ def test_a_store_moved_away_leaves_its_last_commits_and_they_are_not_taken(
     assert not db.exists() and wal.read_bytes() == left
     moved.rename(db)
     assert _sessions_in(db) == 4
+
+
+def test_a_symlinked_store_moved_away_is_to_go_back_beside_its_wal(tmp_path: Path) -> None:
+    """A store named through a symlink keeps its -wal beside the file the link names. Moved
+    away under a writer, the line said to move it back to the link's name: a file there
+    replaces the link, SQLite looks for its -wal beside that name, and the commits are left
+    unread. It names the place beside the -wal, where, moved back, the store has them."""
+    db = _commits_left_in_the_wal(tmp_path)
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    db.rename(tmp_path / "moved.db")
+    done = run("ingest", str(_one_more(tmp_path)), db=link)
+    assert done.returncode == 1, done.stderr
+    assert f"move that store back to {db} while no harkback runs" in done.stderr, done.stderr
+    (tmp_path / "moved.db").rename(db)
+    assert _sessions_in(link) == 4
