@@ -71,8 +71,8 @@ def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
     if path.is_dir():  # SQLite would say "disk I/O error", or "unable to open" read-only
         return StoreUnavailable(f"{path} is a folder, not a database file: name a file in "
                                 f"it, such as {path / 'harkback.db'}")
-    if readonly and not path.is_file():  # "ingest first" would meet _left_commits' refusal
-        return _left_commits(path) or StoreUnavailable(
+    if readonly and not path.is_file():  # "ingest first" would meet left_commits' refusal
+        return left_commits(path) or StoreUnavailable(
             f"no harkback database at {path}; ingest sessions first")
     if path.is_file() and not os.access(path, os.R_OK):
         # Another user's store (one a `sudo harkback` made): SQLite says only "unable to
@@ -94,7 +94,7 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     try:
         found = path.stat()
     except FileNotFoundError:
-        return _left_commits(path)
+        return left_commits(path)
     except OSError as error:
         return StoreUnavailable(f"the database file cannot be opened: {path} ({error.strerror})")
     size = found.st_size
@@ -205,7 +205,7 @@ def _not_empty(path: Path) -> StoreUnavailable | None:
                             "as harkback.db")
 
 
-def _left_commits(path: Path) -> StoreUnavailable | None:
+def left_commits(path: Path) -> StoreUnavailable | None:
     """Why no store may be made at the missing ``path`` whose ``-wal`` holds commits, or None.
 
     A store moved or deleted while a connection had it open (a ``sync --watch``, an MCP

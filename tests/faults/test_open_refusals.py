@@ -243,7 +243,7 @@ def _one_more(folder: Path) -> Path:
     return more
 
 
-@pytest.mark.parametrize("command", ["ingest", "search"])
+@pytest.mark.parametrize("command", ["ingest", "search", "stats", "migrate"])
 def test_a_store_moved_away_leaves_its_last_commits_and_they_are_not_taken(
         tmp_path: Path, command: str) -> None:
     """A store moved while a connection had it open (a watch, an MCP server) leaves its last
@@ -251,7 +251,8 @@ def test_a_store_moved_away_leaves_its_last_commits_and_they_are_not_taken(
     moved). A command then run on the old name, as the watch's own stop line advises, made a
     new store there and took that -wal away: sessions each ingest had said it stored were
     gone. It is refused in one line saying where they are; moved back, the store holds them.
-    A read says the same, not "ingest sessions first" (the way to that loss). The line says
+    A read, stats or migrate says the same, not "ingest sessions first" (the way to that
+    loss). The line says
     that deleting the -wal loses them, and that the store must go back before it is written
     at its new name: the old -wal's pages then undid those writes."""
     db = _commits_left_in_the_wal(tmp_path)
@@ -259,7 +260,7 @@ def test_a_store_moved_away_leaves_its_last_commits_and_they_are_not_taken(
     moved = tmp_path / "moved.db"
     db.rename(moved)
     left = wal.read_bytes()
-    words = [str(_one_more(tmp_path))] if command == "ingest" else ["kafka"]
+    words = {"ingest": [str(_one_more(tmp_path))], "search": ["kafka"]}.get(command, [])
     done = run(command, *words, db=db)
     assert done.returncode == 1, done.stderr
     [line] = done.stderr.splitlines()
