@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from returns.result import Failure, Result
 
 from harkback.adapters.stores.migration import FIRST_VERSION, Migrated
+from harkback.adapters.stores.sqlite_adopt import left_commits
 from harkback.pipeline import wiring
 from harkback.pipeline.cli_edges import EXIT_USAGE as EXIT_USAGE  # its one home (cold path)
 from harkback.pipeline.command_basics import (  # the light part, re-exported for commands
@@ -56,7 +57,10 @@ def needs_file(target: str) -> None:
     if folder is not None:
         raise BadStore(folder)
     if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
-        raise BadStore(f"no database at {target}: ingest or import sessions first")
+        # "ingest first" would meet the refusal to take a moved store's left commits
+        left = left_commits(Path(target))
+        raise BadStore(error_line(left) if left else
+                       f"no database at {target}: ingest or import sessions first")
 
 
 def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:

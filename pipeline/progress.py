@@ -9,6 +9,10 @@ from typing import TextIO
 
 import attrs
 
+from harkback.pipeline.columns import clipped
+from harkback.pipeline.columns import columns as shown_width
+from harkback.pipeline.terminal import line_of
+
 
 @attrs.define
 class Progress:
@@ -60,21 +64,25 @@ def fitted(label: str, share: float, width: int) -> str:
     wider wraps, and each redraw (a carriage return goes back to the start of the last row
     only) left a row behind, so a narrow pane filled with bars. Where 30 columns of bar do
     not fit, the bar is shortened, then left out, then the label cut; with no room for the
-    share, nothing is drawn.
+    share, nothing is drawn. The label is measured in terminal columns (an embedder named
+    in Chinese takes two a character) and shown on one line (:func:`line_of`).
 
     >>> fitted("import jsonl", 0.5, 80)
     'import jsonl [###############               ]  50%'
     >>> fitted("import jsonl", 0.5, 30), fitted("import jsonl", 0.5, 12), fitted("x", 1.0, 3)
     ('import jsonl [####     ]  50%', 'import  50%', '')
+    >>> fitted("embed with 中文向量", 0.5, 21)  # 20 columns: 4 for 中文
+    'embed with 中文  50%'
     """
+    label = line_of(label)
     tail = f" {share:4.0%}"
-    room = width - 1 - len(label) - len(tail) - 3  # " [" and "]"
+    room = width - 1 - shown_width(label) - len(tail) - 3  # " [" and "]"
     if room >= 5:
         bar = "#" * int(share * min(room, 30))
         return f"{label} [{bar:<{min(room, 30)}}]{tail}"
     if width - 1 < len(tail):
         return ""
-    return f"{label[:width - 1 - len(tail)]}{tail}"
+    return f"{clipped(label, width - 1 - len(tail))}{tail}"
 
 
 def columns(stream: TextIO) -> int:

@@ -22,10 +22,11 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import QueryRejected
 from harkback.stages.local_days import day_end, day_start, days_before
+from harkback.stages.record_checks import LATEST_EPOCH
 from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of, latest_weekday
 
 # The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
-_EARLIEST, _LATEST = 0.0, 253402300800.0
+_EARLIEST = 0.0
 _YEARS = "the years 1970 to 9999"
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -92,7 +93,7 @@ _COMPACT_DATE = re.compile(r"([12][0-9]{3})(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01
 
 def _possible(moment: float) -> bool:
     """Whether ``moment`` (epoch seconds) lies in the years a session can have, 1970-9999."""
-    return math.isfinite(moment) and _EARLIEST <= moment < _LATEST
+    return math.isfinite(moment) and _EARLIEST <= moment <= LATEST_EPOCH  # as records take
 
 
 def _years(moment: float) -> str:
@@ -178,8 +179,14 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
 def _last_moment(day: date) -> float:
     """The last moment of the local ``day``, just before the next day's midnight: an upper
     bound takes moments up to it inclusive, and a session that starts at midnight belongs
-    to the day it starts, not to the day before as well."""
-    return math.nextafter(day_end(day), -math.inf)
+    to the day it starts, not to the day before as well. For 9999-12-31 in UTC, the last
+    second a session can have (:data:`~harkback.stages.record_checks.LATEST_EPOCH`): a
+    moment after it, which the request refused as an internal error, holds no session.
+
+    >>> _last_moment(date(9999, 12, 31)) == LATEST_EPOCH  # with TZ=UTC
+    True
+    """
+    return min(math.nextafter(day_end(day), -math.inf), LATEST_EPOCH)
 
 
 def _moment(written: date | datetime, end: bool) -> float:

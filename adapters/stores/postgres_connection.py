@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 import attrs
 import psycopg
@@ -169,7 +170,7 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         # The server answered: it cancelled the statement (its own statement_timeout, or
         # pg_cancel_backend); "cannot reach" sent the user to look at the network.
         return StoreUnavailable(f"the PostgreSQL server of {where(url)} cancelled a "
-                                f"statement: {first_line(error)}{_cancelled_why(text)}")
+                                f"statement: {first_line(error)}{_cancelled_why(text, url)}")
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
@@ -177,14 +178,27 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
 
 
-def _cancelled_why(text: str) -> str:
+def _cancelled_why(text: str, url: str) -> str:
     """What to do about a statement the server cancelled: for its ``statement_timeout`` (a
     role's or database's setting, often tens of milliseconds for a web application's
-    role), how to lift it for harkback alone; else nothing to add."""
+    role), how to lift it for harkback alone; else nothing to add. A URL that has its own
+    ``options`` is named them with the lifting one after: a second ``options=`` replaced
+    them (libpq keeps the last).
+
+    >>> url = "postgresql:///h?options=-csearch_path%3Dx"
+    >>> _cancelled_why("statement timeout", url).split("; ")[1]
+    'options=-csearch_path%3Dx%20-cstatement_timeout%3D0 in the URL lifts it for harkback alone)'
+    """
     if "statement timeout" not in text:
         return ""
-    return (" (the statement_timeout set for this role or database, or in the URL; "
-            "options=-cstatement_timeout%3D0 in the URL lifts it for harkback alone)")
+    try:
+        given = str(conninfo.conninfo_to_dict(url).get("options") or "")
+    except psycopg.Error:  # not a URL libpq reads: the connection said so before this
+        given = ""
+    lifted = quote(f"{given} -cstatement_timeout=0".strip(), safe="-_.")
+    where_set = "its options" if given else "the URL"
+    return (f" (the statement_timeout set for this role or database, or in {where_set}; "
+            f"options={lifted} in the URL lifts it for harkback alone)")
 
 
 def passing(error: BaseException) -> bool:

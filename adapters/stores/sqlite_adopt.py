@@ -29,6 +29,7 @@ from pathlib import Path
 from harkback.adapters.file_kinds import special_kind
 from harkback.adapters.sqlite_files import (
     APPLICATION_ID,
+    WAL_HEADER_BYTES,
     connect_read_only,
     is_hot_journal,
     not_ours,
@@ -70,8 +71,9 @@ def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
     if path.is_dir():  # SQLite would say "disk I/O error", or "unable to open" read-only
         return StoreUnavailable(f"{path} is a folder, not a database file: name a file in "
                                 f"it, such as {path / 'harkback.db'}")
-    if readonly and not path.is_file():
-        return StoreUnavailable(f"no harkback database at {path}; ingest sessions first")
+    if readonly and not path.is_file():  # "ingest first" would meet left_commits' refusal
+        return left_commits(path) or StoreUnavailable(
+            f"no harkback database at {path}; ingest sessions first")
     if path.is_file() and not os.access(path, os.R_OK):
         # Another user's store (one a `sudo harkback` made): SQLite says only "unable to
         # open database file", or, writing, "read-only".
@@ -92,7 +94,7 @@ def refusal(path: Path, *, create: bool) -> StoreUnavailable | None:
     try:
         found = path.stat()
     except FileNotFoundError:
-        return _left_commits(path)
+        return left_commits(path)
     except OSError as error:
         return StoreUnavailable(f"the database file cannot be opened: {path} ({error.strerror})")
     size = found.st_size
@@ -203,30 +205,33 @@ def _not_empty(path: Path) -> StoreUnavailable | None:
                             "as harkback.db")
 
 
-WAL_HEADER = 32
-"""Bytes of a ``-wal`` file's header: past them, it holds commits (frames)."""
-
-
-def _left_commits(path: Path) -> StoreUnavailable | None:
+def left_commits(path: Path) -> StoreUnavailable | None:
     """Why no store may be made at the missing ``path`` whose ``-wal`` holds commits, or None.
 
     A store moved or deleted while a connection had it open (a ``sync --watch``, an MCP
     server) leaves its last commits in the ``-wal`` beside the old name: SQLite does not
     checkpoint them into a file that moved. A new store there took that ``-wal`` away, and
     those sessions with it, though each ingest that wrote them had said it stored them.
+    Moved back, the store has them again, but only if nothing wrote to it at its new name:
+    the old ``-wal``'s pages then go over the newer ones, and those writes are lost.
     """
     wal = side_file(path, "-wal")
     try:
         size = wal.stat().st_size
-    except OSError:
+    except OSError:  # none, or unreadable: no commit that can be read
         return None
-    if size <= WAL_HEADER:
+    if size <= WAL_HEADER_BYTES:
         return None
+    # Beside its -wal: a symlink's target (moved back over the link, the store's -wal
+    # would be looked for beside the link, and these commits left unread).
+    home = Path(str(wal).removesuffix("-wal"))
     return StoreUnavailable(
-        f"there is no store at {path}, but its -wal file {wal} holds {size} bytes of its "
-        "last commits (the store was moved or deleted while a harkback had it open): to keep "
-        f"them, move that store back to {path} while no harkback runs; else delete {wal} and "
-        f"{side_file(path, '-shm')} to start a new store there")
+        f"there is no store at {path}, but its -wal file {wal} holds "
+        f"{size} bytes of its last commits (the store was moved or deleted "
+        "while a harkback had it open): to keep them, move that store back to "
+        f"{home} while no harkback runs, before anything writes to it at its new name (the "
+        f"old -wal would undo those writes); else delete {wal} and "
+        f"{side_file(path, '-shm')}, losing those commits, to start a new store there")
 
 
 def _adoptable(path: Path, create: bool) -> StoreUnavailable | None:

@@ -243,25 +243,49 @@ def _one_more(folder: Path) -> Path:
     return more
 
 
+@pytest.mark.parametrize("command", ["ingest", "search", "stats", "migrate"])
 def test_a_store_moved_away_leaves_its_last_commits_and_they_are_not_taken(
-        tmp_path: Path) -> None:
+        tmp_path: Path, command: str) -> None:
     """A store moved while a connection had it open (a watch, an MCP server) leaves its last
     commits in the -wal beside the old name (SQLite does not checkpoint into a file that
     moved). A command then run on the old name, as the watch's own stop line advises, made a
     new store there and took that -wal away: sessions each ingest had said it stored were
-    gone. It is refused in one line saying where they are; moved back, the store holds them."""
+    gone. It is refused in one line saying where they are; moved back, the store holds them.
+    A read, stats or migrate says the same, not "ingest sessions first" (the way to that
+    loss). The line says
+    that deleting the -wal loses them, and that the store must go back before it is written
+    at its new name: the old -wal's pages then undid those writes."""
     db = _commits_left_in_the_wal(tmp_path)
     wal = tmp_path / "h.db-wal"
     moved = tmp_path / "moved.db"
     db.rename(moved)
     left = wal.read_bytes()
-    done = run("ingest", str(_one_more(tmp_path)), db=db)
+    words = {"ingest": [str(_one_more(tmp_path))], "search": ["kafka"]}.get(command, [])
+    done = run(command, *words, db=db)
     assert done.returncode == 1, done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith(f"harkback: session store unavailable: there is no store at {db}, "
                            f"but its -wal file {wal} holds {len(left)} bytes of its last "
                            "commits"), line
-    assert f"move that store back to {db} while no harkback runs" in line
+    assert (f"move that store back to {db} while no harkback runs, before anything writes to "
+            "it at its new name") in line
+    assert f"else delete {wal} and {tmp_path / 'h.db-shm'}, losing those commits" in line
     assert not db.exists() and wal.read_bytes() == left
     moved.rename(db)
     assert _sessions_in(db) == 4
+
+
+def test_a_symlinked_store_moved_away_is_to_go_back_beside_its_wal(tmp_path: Path) -> None:
+    """A store named through a symlink keeps its -wal beside the file the link names. Moved
+    away under a writer, the line said to move it back to the link's name: a file there
+    replaces the link, SQLite looks for its -wal beside that name, and the commits are left
+    unread. It names the place beside the -wal, where, moved back, the store has them."""
+    db = _commits_left_in_the_wal(tmp_path)
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    db.rename(tmp_path / "moved.db")
+    done = run("ingest", str(_one_more(tmp_path)), db=link)
+    assert done.returncode == 1, done.stderr
+    assert f"move that store back to {db} while no harkback runs" in done.stderr, done.stderr
+    (tmp_path / "moved.db").rename(db)
+    assert _sessions_in(link) == 4

@@ -203,3 +203,19 @@ def test_a_session_that_starts_at_midnight_belongs_to_that_day_only(
     assert _listed(before.stdout) == ["at-2026-03-03T12:00:00"], before.stderr
     assert _listed(after.stdout) == [f"at-{midnight}"], after.stderr
     assert _listed(day.stdout) == ["at-2026-03-03T12:00:00"], day.stderr
+
+
+def test_until_the_last_day_a_session_can_have_lists_it(tmp_path: Path) -> None:
+    """``--until 9999-12-31`` ("until forever") in UTC: its last moment, just before the
+    year 10000, lies past the last second a session can have, and the request refused it as
+    an internal error (exit 70). It lists the sessions up to then; an epoch bound in that
+    last second is refused in one line, as any time no session can have is."""
+    path = sessions_at(tmp_path, ("2026-03-03T12:00:00", "9999-12-31T23:59:59"))
+    env = {"TZ": "UTC"}
+    forever = run("recent", "--json", "--until", "9999-12-31", db=path, env=env)
+    assert forever.returncode == 0, forever.stderr
+    assert _listed(forever.stdout) == ["at-9999-12-31T23:59:59", "at-2026-03-03T12:00:00"]
+    past = run("recent", "--until", "253402300799.5", db=path, env=env)
+    assert past.returncode == 2, past.stderr
+    assert past.stderr.startswith("harkback: --until '253402300799.5' is not a moment a "
+                                  "session can have"), past.stderr

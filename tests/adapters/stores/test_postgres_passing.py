@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import psycopg
 import pytest
 
-from harkback.adapters.stores.postgres_connection import unavailable
+from harkback.adapters.stores.postgres_connection import connector, unavailable
 from tests.support.postgres_server import USER, PostgresServer
 
 
@@ -88,6 +89,27 @@ def test_a_statement_the_server_timed_out_is_not_called_out_of_reach(
                                   "statement timeout"), told
     assert "options=-cstatement_timeout%3D0" in told.reason, told
     assert not told.transient, told
+
+
+def test_the_way_out_of_a_statement_timeout_keeps_the_urls_own_options(
+        postgres_server: PostgresServer) -> None:
+    """A URL with its own ``options`` (here a search_path and the timeout itself): the hint
+    said to add ``options=-cstatement_timeout%3D0``, and a second ``options=`` replaces
+    the first (libpq keeps the last), so the search_path was lost. The hinted options, put
+    in the URL's place as harkback connects, lift the timeout and keep the search_path."""
+    own = "options=-csearch_path%3Dpg_catalog%20-cstatement_timeout%3D50"
+    url = f"{postgres_server.url()}&{own}"
+    with psycopg.connect(url) as connection, \
+            pytest.raises(psycopg.errors.QueryCanceled) as cancelled:
+        connection.execute("SELECT pg_sleep(5)")
+    told = unavailable(url, cancelled.value).reason
+    hinted = re.search(r"(options=\S+) in the URL lifts it", told)
+    assert hinted is not None, cancelled.value
+    with connector(url.replace(own, hinted.group(1)), False, {})() as connection:
+        connection.execute("SELECT pg_sleep(0.2)")
+        shown = [connection.execute(f"SHOW {name}").fetchone()
+                 for name in ("statement_timeout", "search_path")]
+    assert shown == [("0",), ("pg_catalog",)], hinted.group(1)
 
 
 @pytest.mark.parametrize("limited", ["ROLE", "DATABASE"])
