@@ -20,6 +20,7 @@ from harkback.adapters.stores.sql.rows import hit_from_row, hit_text
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
+from harkback.stages.query import parse_query
 from harkback.stages.records import ROLES, Conversation, MessageHit, Role
 from tests.adapters.stores.statement_files import plain_connection, store_file
 from tests.adapters.stores.store_contract import match, ok
@@ -276,4 +277,34 @@ def test_rows_out_of_rank_order_fall_back_to_the_full_statement(
         with SqliteStore.open(path, readonly=True).unwrap() as store:
             hits, statements = _searched(store, query)
     assert any(IN_ORDER in s for s in statements)
+    assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
+@pytest.mark.parametrize("filters", [
+    {"since": 60.0}, {"until": 3.0}, {"sources": ("cron",)}, {"excluded": "kernel"}])
+def test_filters_that_may_keep_few_matches_keep_the_full_join(
+        path: Path, connection: sqlite3.Connection, filters: dict[str, Any]) -> None:
+    """A time bound, a source or a ``NOT`` part may drop nearly every match: read in rank
+    order, every match would be scored and sorted before the join went through them all."""
+    if "excluded" in filters:
+        filters = {"excluded": parse_query(filters["excluded"]).expression}
+    query = match("error OR dns", roles=("user", "assistant"), limit=20, max_scored=1000,
+                  **filters)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        hits, statements = _searched(store, query)
+    assert not any(IN_ORDER in s for s in statements)
+    assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
+def test_roles_found_to_drop_most_matches_keep_the_full_join(
+        path: Path, connection: sqlite3.Connection) -> None:
+    """Once a ranked search showed that few matches are of the asked role, an OR of words
+    whose matches the limit would not reach through that role is joined in full."""
+    query = match("error OR dns", roles=("system",), limit=60, max_scored=1000)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        _, before = _searched(store, query)
+        _searched(store, match("error", roles=("system",), limit=60, max_scored=None))
+        hits, after = _searched(store, query)
+    assert any(IN_ORDER in s for s in before)
+    assert not any(IN_ORDER in s for s in after)
     assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
