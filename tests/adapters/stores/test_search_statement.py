@@ -28,6 +28,7 @@ from tests.conftest import conversation
 
 WORDS = ("error", "docker", "bridge", "dns", "config", "cache", "deploy", "kernel")
 SOURCES = ("cli", "web", "cron")
+PROJECTS = ("/home/a/harkback", "/srv/deploy/", "")
 
 
 def _corpus() -> list[Conversation]:
@@ -44,6 +45,7 @@ def _corpus() -> list[Conversation]:
             turns.append((role, text))
         sessions.append(conversation(
             f"s{i}", *turns, started_at=float(i), source=SOURCES[i % len(SOURCES)],
+            project=PROJECTS[i % len(PROJECTS)],
             timestamps=[None if (i + j) % 5 == 0 else i + j / 10 for j in range(4)]))
     return sessions
 
@@ -223,11 +225,18 @@ def test_only_an_or_of_words_found_often_enough_ranks_first(
 
 
 @settings(max_examples=150, deadline=None)
-@given(query=queries())
+@given(query=queries(), sources=st.sets(st.sampled_from(SOURCES), max_size=2),
+       projects=st.sets(st.sampled_from(("harkback", "deploy")), max_size=1),
+       excluded=st.none() | st.sampled_from(WORDS), per_session=st.booleans())
 def test_rows_read_in_rank_order_lead_with_the_full_rows(
-        connection: sqlite3.Connection, query: MatchQuery) -> None:
-    """Read in rank order, the first ``limit`` filtered rows are the full statement's rows."""
-    cursor = connection.execute(*attrs.astuple(fulltext.search_in_order(query)))
+        connection: sqlite3.Connection, query: MatchQuery, sources: set[str],
+        projects: set[str], excluded: str | None, per_session: bool) -> None:
+    """Read in rank order, the first ``limit`` filtered rows are the full statement's rows,
+    whatever the filters (a ``NOT`` part either way it is asked)."""
+    query = attrs.evolve(query, sources=tuple(sources), projects=tuple(projects),
+                         excluded=None if excluded is None else parse_query(excluded).expression)
+    cursor = connection.execute(*attrs.astuple(fulltext.search_in_order(
+        query, per_session=per_session)))
     in_order = [tuple(row) for row in cursor.fetchmany(query.limit)]
     cursor.close()
     assert in_order == _rows(connection, fulltext.search(query))
