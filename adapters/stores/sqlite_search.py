@@ -123,6 +123,9 @@ def search_hits(connection: sqlite3.Connection, query: MatchQuery,
     # (rows_sql.hit_text, inlined: a call per hit costs more than the decoding.)
     texts = {row_id: (start or b"").decode("utf-8", "replace") for row_id, start in execute(
         connection, fulltext.hit_texts([row[6] for row in rows]))}
+    # Outside a read-only store's one snapshot each statement reads its own: a message
+    # another connection removed since its row was read is no hit any more.
+    rows = [row for row in rows if row[6] in texts]
     if not any(len(text) > LONGEST_READ for text in texts.values()):
         return tuple(rows_sql.hit_from_row(row, texts[row[6]]) for row in rows)
     long = [row_id for row_id, text in texts.items() if len(text) > LONGEST_READ]

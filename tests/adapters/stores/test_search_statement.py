@@ -317,3 +317,23 @@ def test_roles_found_to_drop_most_matches_keep_the_full_join(
     assert any(IN_ORDER in s for s in before)
     assert not any(IN_ORDER in s for s in after)
     assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
+def test_a_session_removed_between_the_rows_and_their_texts_is_no_hit(
+        tmp_path: Path) -> None:
+    """A writable store reads each statement in a snapshot of its own: a session another
+    connection removes after the rows were read and before their texts is left out, and the
+    search still answers."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store, SqliteStore.open(path).unwrap() as other:
+        asyncio.run(ok(store.ingest([conversation("kept", ("user", "walrus feeding")),
+                                     conversation("gone", ("user", "walrus tusk"))])))
+        texts = fulltext.hit_texts
+
+        def removing(ids: list[int]) -> Statement:
+            asyncio.run(ok(other.remove_sessions(["gone"])))
+            return texts(ids)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fulltext, "hit_texts", removing)
+            hits = asyncio.run(ok(store.search(match("walrus"))))
+    assert [h.session_id for h in hits] == ["kept"]
