@@ -123,6 +123,9 @@ def search_hits(connection: sqlite3.Connection, query: MatchQuery,
     # (rows_sql.hit_text, inlined: a call per hit costs more than the decoding.)
     texts = {row_id: (start or b"").decode("utf-8", "replace") for row_id, start in execute(
         connection, fulltext.hit_texts([row[6] for row in rows]))}
+    # Outside a read-only store's one snapshot each statement reads its own: a message
+    # another connection removed since its row was read is no hit any more.
+    rows = [row for row in rows if row[6] in texts]
     if not any(len(text) > LONGEST_READ for text in texts.values()):
         return tuple(rows_sql.hit_from_row(row, texts[row[6]]) for row in rows)
     long = [row_id for row_id, text in texts.items() if len(text) > LONGEST_READ]
@@ -156,7 +159,7 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
         # ranking inside FTS5 first, unless one of them matches many (RANK_FIRST_FROM).
         if _ranks_first(query.expression, counts, _first_cut(query, reach)):
             return best_rows(connection, query, reach, per_session=per_session)
-        return joined_rows(connection, query, query.expression, counts, per_session)
+        return joined_rows(connection, query, query.expression, counts, per_session, reach)
     rows: list[Row] = []
     unscored = sqlite_vocabulary.spelled_tree(connection, query.expression, spelled)
     narrowed = search_plan.narrow(query.expression, common)
@@ -166,7 +169,7 @@ def search_rows(connection: sqlite3.Connection, query: MatchQuery,
             rows = best_rows(connection, attrs.evolve(query, expression=narrowed), reach,
                              per_session=per_session)
         elif search_plan.is_disjunction(query.expression):
-            rows = joined_rows(connection, query, narrowed, counts, per_session)
+            rows = joined_rows(connection, query, narrowed, counts, per_session, reach)
         else:
             rows = execute(connection, fulltext.search(
                 query, expression=narrowed, within=unscored, per_session=per_session)).fetchall()
@@ -236,7 +239,8 @@ def unit_count(connection: sqlite3.Connection, unit: Unit, cap: int,
 
 
 def joined_rows(connection: sqlite3.Connection, query: MatchQuery, expression: Node,
-                counts: Mapping[Unit, int], per_session: bool) -> list[Row]:
+                counts: Mapping[Unit, int], per_session: bool,
+                reach: Mapping[FilterKey, float]) -> list[Row]:
     """The best ``query.limit`` rows of the messages matching ``expression`` (all of them
     joined and scored: :func:`~harkback.adapters.stores.sql.fulltext.search`), as
     ``counts`` of its units bound them.
@@ -247,12 +251,17 @@ def joined_rows(connection: sqlite3.Connection, query: MatchQuery, expression: N
     (4.2 -> 2.5 ms after another connection's commit). A phrase or a prefix keeps the
     full join: their matches are mostly in tool output the default roles drop, so the
     read would go through them all and pay for the ranking first (4.6 -> 6.7 ms for
-    "connection refused"). (A limit of 0 or less is SQL's: no row, or every one.)
+    "connection refused"). So does a search whose filters may keep few matches (a time
+    bound, sources, a ``NOT`` part; roles ``reach`` says drop most): the read would score
+    and sort every match, then join them all ("kubectl OR fingerprint" at 100k: 4.3 -> 5.9
+    ms with a time bound keeping 1 %, 3.2 -> 9.2 ms for the system role). (A limit of 0
+    or less is SQL's: no row, or every one.)
     """
     units = search_plan.selecting_units(expression)
+    most = max((counts.get(u, 0) for u in units), default=0)
     if not (search_plan.is_disjunction(expression)
             and all(isinstance(u, Term) and not u.prefix for u in units)
-            and 0 < query.limit < max((counts.get(u, 0) for u in units), default=0)):
+            and query.limit > 0 and _in_order_depth(query, reach) < most):
         return execute(connection, fulltext.search(
             query, expression=expression, per_session=per_session)).fetchall()
     cursor = execute(connection, fulltext.search_in_order(
@@ -265,6 +274,17 @@ def joined_rows(connection: sqlite3.Connection, query: MatchQuery, expression: N
         return rows
     return execute(connection, fulltext.search(
         query, expression=expression, per_session=per_session)).fetchall()
+
+
+def _in_order_depth(query: MatchQuery, reach: Mapping[FilterKey, float]) -> float:
+    # How many ranked matches the in-order read is expected to join: the limit until a
+    # ranked search with the same filters showed how many matches one row takes; a filter
+    # whose survivors vary per query (a time bound) may need them all.
+    key = _filter_key(query)
+    needed = None if key is None else reach.get(key)
+    if key is None or needed is None:
+        return math.inf if key is None else query.limit
+    return query.limit * needed * RANKED_FETCH_MARGIN
 
 
 def _ranks_first(node: Node, counts: Mapping[Unit, int], cut: int) -> bool:

@@ -20,6 +20,7 @@ from harkback.adapters.stores.sql.rows import hit_from_row, hit_text
 from harkback.adapters.stores.sql.statement import Statement
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.ports import MatchQuery
+from harkback.stages.query import parse_query
 from harkback.stages.records import ROLES, Conversation, MessageHit, Role
 from tests.adapters.stores.statement_files import plain_connection, store_file
 from tests.adapters.stores.store_contract import match, ok
@@ -27,6 +28,7 @@ from tests.conftest import conversation
 
 WORDS = ("error", "docker", "bridge", "dns", "config", "cache", "deploy", "kernel")
 SOURCES = ("cli", "web", "cron")
+PROJECTS = ("/home/a/harkback", "/srv/deploy/", "")
 
 
 def _corpus() -> list[Conversation]:
@@ -43,6 +45,7 @@ def _corpus() -> list[Conversation]:
             turns.append((role, text))
         sessions.append(conversation(
             f"s{i}", *turns, started_at=float(i), source=SOURCES[i % len(SOURCES)],
+            project=PROJECTS[i % len(PROJECTS)],
             timestamps=[None if (i + j) % 5 == 0 else i + j / 10 for j in range(4)]))
     return sessions
 
@@ -222,11 +225,18 @@ def test_only_an_or_of_words_found_often_enough_ranks_first(
 
 
 @settings(max_examples=150, deadline=None)
-@given(query=queries())
+@given(query=queries(), sources=st.sets(st.sampled_from(SOURCES), max_size=2),
+       projects=st.sets(st.sampled_from(("harkback", "deploy")), max_size=1),
+       excluded=st.none() | st.sampled_from(WORDS), per_session=st.booleans())
 def test_rows_read_in_rank_order_lead_with_the_full_rows(
-        connection: sqlite3.Connection, query: MatchQuery) -> None:
-    """Read in rank order, the first ``limit`` filtered rows are the full statement's rows."""
-    cursor = connection.execute(*attrs.astuple(fulltext.search_in_order(query)))
+        connection: sqlite3.Connection, query: MatchQuery, sources: set[str],
+        projects: set[str], excluded: str | None, per_session: bool) -> None:
+    """Read in rank order, the first ``limit`` filtered rows are the full statement's rows,
+    whatever the filters (a ``NOT`` part either way it is asked)."""
+    query = attrs.evolve(query, sources=tuple(sources), projects=tuple(projects),
+                         excluded=None if excluded is None else parse_query(excluded).expression)
+    cursor = connection.execute(*attrs.astuple(fulltext.search_in_order(
+        query, per_session=per_session)))
     in_order = [tuple(row) for row in cursor.fetchmany(query.limit)]
     cursor.close()
     assert in_order == _rows(connection, fulltext.search(query))
@@ -277,3 +287,53 @@ def test_rows_out_of_rank_order_fall_back_to_the_full_statement(
             hits, statements = _searched(store, query)
     assert any(IN_ORDER in s for s in statements)
     assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
+@pytest.mark.parametrize("filters", [
+    {"since": 60.0}, {"until": 3.0}, {"sources": ("cron",)}, {"excluded": "kernel"}])
+def test_filters_that_may_keep_few_matches_keep_the_full_join(
+        path: Path, connection: sqlite3.Connection, filters: dict[str, Any]) -> None:
+    """A time bound, a source or a ``NOT`` part may drop nearly every match: read in rank
+    order, every match would be scored and sorted before the join went through them all."""
+    if "excluded" in filters:
+        filters = {"excluded": parse_query(filters["excluded"]).expression}
+    query = match("error OR dns", roles=("user", "assistant"), limit=20, max_scored=1000,
+                  **filters)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        hits, statements = _searched(store, query)
+    assert not any(IN_ORDER in s for s in statements)
+    assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
+def test_roles_found_to_drop_most_matches_keep_the_full_join(
+        path: Path, connection: sqlite3.Connection) -> None:
+    """Once a ranked search showed that few matches are of the asked role, an OR of words
+    whose matches the limit would not reach through that role is joined in full."""
+    query = match("error OR dns", roles=("system",), limit=60, max_scored=1000)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        _, before = _searched(store, query)
+        _searched(store, match("error", roles=("system",), limit=60, max_scored=None))
+        hits, after = _searched(store, query)
+    assert any(IN_ORDER in s for s in before)
+    assert not any(IN_ORDER in s for s in after)
+    assert hits == _full_hits(connection, attrs.evolve(query, max_scored=None))
+
+
+def test_a_session_removed_between_the_rows_and_their_texts_is_no_hit(
+        tmp_path: Path) -> None:
+    """A writable store reads each statement in a snapshot of its own: a session another
+    connection removes after the rows were read and before their texts is left out, and the
+    search still answers."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store, SqliteStore.open(path).unwrap() as other:
+        asyncio.run(ok(store.ingest([conversation("kept", ("user", "walrus feeding")),
+                                     conversation("gone", ("user", "walrus tusk"))])))
+        texts = fulltext.hit_texts
+
+        def removing(ids: list[int]) -> Statement:
+            asyncio.run(ok(other.remove_sessions(["gone"])))
+            return texts(ids)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fulltext, "hit_texts", removing)
+            hits = asyncio.run(ok(store.search(match("walrus"))))
+    assert [h.session_id for h in hits] == ["kept"]
