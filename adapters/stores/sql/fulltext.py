@@ -191,12 +191,14 @@ def search_in_order(query: MatchQuery, *, expression: Node | None = None,
     conditions, params = _filters(query, matched, per_session=per_session)
     match_condition = conditions.pop(0)
     # The subquery's LIMIT keeps its ORDER BY (SQLite drops one it thinks does not
-    # matter) and makes it the outer loop, read in that order.
+    # matter), and CROSS JOIN makes it the outer loop (SQLite never reorders the tables
+    # of a CROSS JOIN), so its rows are read in that order: a first row is the best.
     return Statement(
         f"SELECT {_HIT_COLUMNS}, best.rank AS rank, m.id "
         "FROM (SELECT rowid AS id, bm25(messages_fts) AS rank FROM messages_fts "
         f"WHERE {match_condition} ORDER BY rank, rowid LIMIT -1) AS best "
-        "JOIN messages AS m ON m.id = best.id JOIN sessions AS s ON s.id = m.session_id "
+        "CROSS JOIN messages AS m ON m.id = best.id "
+        "CROSS JOIN sessions AS s ON s.id = m.session_id "
         f"WHERE {' AND '.join(conditions)}",
         tuple(params))
 
