@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 AUTOCHECKPOINT_PAGES = 1000
-"""SQLite's own threshold (pages in the log), which small writes keep."""
+"""SQLite's own threshold (pages in the log, its default), which small writes keep."""
 
 
 class Checkpoints:
@@ -61,11 +61,12 @@ class Checkpoints:
             yield
             return
         self.wait()  # the log starts over only if all of it was copied when the write begins
+        pages = int(writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
         writer.execute("PRAGMA wal_autocheckpoint = 0")
         try:
             yield
         finally:
-            writer.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
+            writer.execute(f"PRAGMA wal_autocheckpoint = {pages}")
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1,
                                                 thread_name_prefix="harkback-checkpoint")
