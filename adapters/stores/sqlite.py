@@ -343,10 +343,14 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         :mod:`~harkback.adapters.stores.sqlite_rewrite`); a read-only store only counts."""
         if self.readonly and not dry_run:
             return self._refused("cannot be rewritten")
-        # Ctrl-C closes the store: its waits for the lock stop, as _patiently's do.
-        return self.run(lambda connection: rewrite_all(
-            connection, edit, dry_run=dry_run, patience=self.patience,
-            stop=lambda: self._closed))
+        def work(connection: sqlite3.Connection) -> rewrite.RewriteReport:
+            # Its last step empties the log (old texts stay nowhere): no checkpoint of a
+            # large write may be copying it then, or that step would find it busy.
+            self._checkpoints.wait()
+            # Ctrl-C closes the store: its waits for the lock stop, as _patiently's do.
+            return rewrite_all(connection, edit, dry_run=dry_run, patience=self.patience,
+                               stop=lambda: self._closed)
+        return self.run(work)
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the file holds (:func:`~harkback.adapters.stores.sqlite_stats.read_stats`)."""

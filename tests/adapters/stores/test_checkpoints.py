@@ -88,3 +88,16 @@ def test_after_close_large_writes_keep_sqlites_own_checkpoints(tmp_path: Path) -
         assert writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == AUTOCHECKPOINT_PAGES
     finally:
         writer.close()
+
+
+async def test_a_rewrite_right_after_a_large_write_still_empties_the_log(tmp_path: Path
+                                                                        ) -> None:
+    """A rewrite (``harkback redact``) ends by emptying the log, so that no old text stays
+    in it: a large write's checkpoint just before does not leave it busy."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest(_large(0)))
+        report = await ok(store.rewrite_texts(lambda text: text.replace("w0x7", "gone")))
+        assert report.messages == fulltext.BULK_ROWS
+        assert Path(f"{path}-wal").stat().st_size == 0
+        assert await ok(store.search(match("w0x7"))) == ()
