@@ -46,6 +46,7 @@ from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt, reopened
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_adopt import no_store_at
+from harkback.adapters.stores.sqlite_checkpoints import Checkpoints
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
 from harkback.adapters.stores.sqlite_errors import check_whole, folder_not_made, unavailable
 from harkback.adapters.stores.sqlite_messages import SqliteMessages
@@ -86,6 +87,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         self._own = OwnThread.of(executor)
         self._connection = connection
         self._closed = False
+        self._checkpoints = Checkpoints(path)  # used on the connection's thread
         # Touched only on the connection's thread, like the connection itself.
         self._matrices: dict[str, sqlite_vectors.Matrix] = {}
         self._starts: dict[tuple[str, tuple[records.Role, ...]], sqlite_vectors.Start] = {}
@@ -143,6 +145,8 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         if self._closed:
             return
         self._closed = True
+        # After queued writes (which may start one), before the writer's connection closes.
+        self._executor.submit(self._checkpoints.close)
         if self._written >= fulltext.BULK_ROWS:
             # Searches after a bulk load read fewer segments; a failure (the file locked
             # by another writer) leaves the merging to later writes, as FTS5 would.
@@ -257,7 +261,8 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
         """Store conversations in one transaction; a session id already stored is replaced."""
         batch = records.storable(conversations)
-        return self._write(lambda connection: write(connection, batch))
+        large = sum(len(c.messages) for c in batch) >= fulltext.BULK_ROWS
+        return self._write(lambda connection: write(connection, batch), large=large)
 
     def ingest_tails(self, tails: Sequence[Tail]
                      ) -> FutureResult[ports.IngestReport | None, StoreUnavailable]:
@@ -265,12 +270,15 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         batch = mended_tails(tails)
         return self._write(lambda connection: write_tails(connection, batch))
 
-    def _write(self, work: Callable[[sqlite3.Connection], R]) -> FutureResult[R, StoreUnavailable]:
+    def _write(self, work: Callable[[sqlite3.Connection], R], *, large: bool = False
+               ) -> FutureResult[R, StoreUnavailable]:
         if self.readonly:
             return self._refused("cannot ingest")
 
         def counted(connection: sqlite3.Connection) -> R:
-            report = work(connection)
+            # A large write's checkpoint runs on another thread (sqlite_checkpoints).
+            with self._checkpoints.large_write(connection) if large else contextlib.nullcontext():
+                report = work(connection)
             self._written += report.messages if report is not None else 0
             return report
         return self.run(counted, write=True)
@@ -335,10 +343,14 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         :mod:`~harkback.adapters.stores.sqlite_rewrite`); a read-only store only counts."""
         if self.readonly and not dry_run:
             return self._refused("cannot be rewritten")
-        # Ctrl-C closes the store: its waits for the lock stop, as _patiently's do.
-        return self.run(lambda connection: rewrite_all(
-            connection, edit, dry_run=dry_run, patience=self.patience,
-            stop=lambda: self._closed))
+        def work(connection: sqlite3.Connection) -> rewrite.RewriteReport:
+            # Its last step empties the log (old texts stay nowhere): no checkpoint of a
+            # large write may be copying it then, or that step would find it busy.
+            self._checkpoints.wait()
+            # Ctrl-C closes the store: its waits for the lock stop, as _patiently's do.
+            return rewrite_all(connection, edit, dry_run=dry_run, patience=self.patience,
+                               stop=lambda: self._closed)
+        return self.run(work)
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the file holds (:func:`~harkback.adapters.stores.sqlite_stats.read_stats`)."""

@@ -1,0 +1,103 @@
+"""A SQLite store's large writes are checkpointed on a thread of their own, the log stays
+as bounded as SQLite's own checkpoints keep it, and nothing is created or left running."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from harkback.adapters.stores.sql import fulltext
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sqlite_checkpoints import AUTOCHECKPOINT_PAGES, Checkpoints
+from harkback.stages.records import Conversation
+from tests.adapters.stores.store_contract import match, ok
+from tests.conftest import conversation
+
+PAGE = 4096
+FRAME = PAGE + 24
+"""A page in the log, with its frame header."""
+
+
+def _large(batch: int) -> list[Conversation]:
+    words = " ".join(f"w{batch}x{n}" for n in range(40))  # new terms: index pages each batch
+    return [conversation(f"b{batch}s{i}", *[("user", f"{words} {i} {j}") for j in range(10)])
+            for i in range(fulltext.BULK_ROWS // 10)]
+
+
+def _checkpoint_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("harkback-checkpoint")]
+
+
+async def test_a_large_write_is_checkpointed_on_a_thread_the_close_ends(tmp_path: Path) -> None:
+    """A small write leaves its checkpoint to SQLite; a large one starts a thread for it,
+    and closing the store ends that thread and leaves every message readable."""
+    path = tmp_path / "h.db"
+    before = set(_checkpoint_threads())
+    store = SqliteStore.open(path).unwrap()
+    await ok(store.ingest([conversation("small", ("user", "docker bridge"))]))
+    assert set(_checkpoint_threads()) == before
+    await ok(store.ingest(_large(0)))
+    assert len(set(_checkpoint_threads()) - before) == 1
+    store.close()
+    assert set(_checkpoint_threads()) == before
+    with SqliteStore.open(path, readonly=True).unwrap() as reader:
+        found = await ok(reader.search(match("w0x7", limit=5000)))
+    assert len(found) == fulltext.BULK_ROWS
+
+
+async def test_the_log_is_copied_after_each_large_write(tmp_path: Path) -> None:
+    """Each large write's pages are copied and the next large write starts the log over,
+    so over many of them it never reaches SQLite's own threshold (with SQLite's own
+    checkpoints it grew to the threshold and a batch: 5.5 MB here)."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        for batch in range(16):
+            await ok(store.ingest(_large(batch)))
+            assert Path(f"{path}-wal").stat().st_size < AUTOCHECKPOINT_PAGES * FRAME
+        assert Path(f"{path}-wal").stat().st_size > 100 * PAGE  # a batch went through it
+
+
+def test_a_checkpoint_never_creates_a_file_removed_meanwhile(tmp_path: Path) -> None:
+    """The checkpointing connection opens the file as it is (``mode=rw``), never a new one."""
+    path = tmp_path / "h.db"
+    writer = sqlite3.connect(tmp_path / "other.db", isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")
+    checkpoints = Checkpoints(path)  # a file that is not there
+    try:
+        with checkpoints.large_write(writer):
+            writer.execute("CREATE TABLE t (x)")
+        checkpoints.wait()
+    finally:
+        checkpoints.close()
+        writer.close()
+    assert not path.exists()
+
+
+def test_after_close_large_writes_keep_sqlites_own_checkpoints(tmp_path: Path) -> None:
+    """A write after the close starts no thread and leaves SQLite's threshold in place."""
+    writer = sqlite3.connect(tmp_path / "h.db", isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")
+    before = set(_checkpoint_threads())
+    checkpoints = Checkpoints(tmp_path / "h.db")
+    checkpoints.close()
+    try:
+        with checkpoints.large_write(writer):
+            writer.execute("CREATE TABLE t (x)")
+        assert set(_checkpoint_threads()) == before
+        assert writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == AUTOCHECKPOINT_PAGES
+    finally:
+        writer.close()
+
+
+async def test_a_rewrite_right_after_a_large_write_still_empties_the_log(tmp_path: Path
+                                                                        ) -> None:
+    """A rewrite (``harkback redact``) ends by emptying the log, so that no old text stays
+    in it: a large write's checkpoint just before does not leave it busy."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest(_large(0)))
+        report = await ok(store.rewrite_texts(lambda text: text.replace("w0x7", "gone")))
+        assert report.messages == fulltext.BULK_ROWS
+        assert Path(f"{path}-wal").stat().st_size == 0
+        assert await ok(store.search(match("w0x7"))) == ()
