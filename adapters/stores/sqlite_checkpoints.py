@@ -5,11 +5,12 @@ database so the log can start over. SQLite does it in the committing connection 
 holds 1,000 pages: for a bulk ingest ~4 µs of every ~35 µs a message, on the store's thread.
 Copying pages needs no lock a writer holds, so after a large write it runs on a connection
 of its own, on another thread (and core), while the caller reads and prepares the next
-batch; the store's thread waits for it only before its next large write, so the log is
-bounded as before (it starts over once all of it was copied). Small writes keep SQLite's
-own checkpoints, and so do all writes once a checkpoint failed (the file moved or deleted
-since the open, another file in its place): each write would otherwise leave its pages in
-the log. Each checkpoint is SQLite's own ``PASSIVE`` one: crash safety is SQLite's.
+batch. The store's thread waits for it only before its next large write (so the log is
+bounded as before: it starts over once all of it was copied), a rewrite and the close.
+Small writes keep SQLite's own checkpoints, and so do all writes once a checkpoint failed
+(the file moved or deleted since the open, another file in its place): each write would
+otherwise leave its pages in the log. Each checkpoint is SQLite's own ``PASSIVE`` one:
+crash safety is SQLite's.
 
 >>> import sqlite3, tempfile, pathlib
 >>> with tempfile.TemporaryDirectory() as tmp:
