@@ -5,9 +5,12 @@ database so the log can start over. SQLite does it in the committing connection 
 holds 1,000 pages: for a bulk ingest ~4 µs of every ~35 µs a message, on the store's thread.
 Copying pages needs no lock a writer holds, so after a large write it runs on a connection
 of its own, on another thread (and core), while the caller reads and prepares the next
-batch; the store's thread waits for it only before its next large write, so the log is
-bounded as before (it starts over once all of it was copied). Small writes keep SQLite's
-own checkpoints. Each checkpoint is SQLite's own ``PASSIVE`` one: crash safety is SQLite's.
+batch. The store's thread waits for it only before its next large write (so the log is
+bounded as before: it starts over once all of it was copied), a rewrite and the close.
+Small writes keep SQLite's own checkpoints, and so do all writes once a checkpoint failed
+(the file moved or deleted since the open, another file in its place): each write would
+otherwise leave its pages in the log. Each checkpoint is SQLite's own ``PASSIVE`` one:
+crash safety is SQLite's.
 
 >>> import sqlite3, tempfile, pathlib
 >>> with tempfile.TemporaryDirectory() as tmp:
@@ -45,7 +48,9 @@ class Checkpoints:
         """Nothing is opened until the first large write is done."""
         # mode=rw: never create a file that was removed meanwhile. Resolved now: the
         # working folder may change before the first checkpoint.
-        self._uri = path.resolve().as_uri() + "?mode=rw"
+        self._path = path.resolve()
+        self._file = _identity(path)  # the writer's file, opened just before
+        self._failed = False  # set on the checkpoint thread, read after wait()
         self._executor: ThreadPoolExecutor | None = None
         self._connection: sqlite3.Connection | None = None  # on the checkpoint thread only
         self._pending: Future[None] | None = None
@@ -57,10 +62,10 @@ class Checkpoints:
     def large_write(self, writer: sqlite3.Connection) -> Iterator[None]:
         """Around one large write transaction on ``writer``: the last checkpoint finished
         first, SQLite's own left out of its commit, and a checkpoint started after it."""
-        if self._closed:  # SQLite's own checkpoints, in the commit
+        self.wait()  # the log starts over only if all of it was copied when the write begins
+        if self._closed or self._failed:  # SQLite's own checkpoints, in the commit
             yield
             return
-        self.wait()  # the log starts over only if all of it was copied when the write begins
         pages = int(writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
         writer.execute("PRAGMA wal_autocheckpoint = 0")
         try:
@@ -90,16 +95,32 @@ class Checkpoints:
 
     def _checkpoint(self) -> None:
         self.done += 1
-        # A failure (the file gone, another process checkpointing) leaves the pages in the
-        # log for SQLite's own checkpoints: nothing is lost, and the write has succeeded.
-        with contextlib.suppress(sqlite3.Error):
+        # A failure leaves the pages in the log, and the later writes to SQLite's own
+        # checkpoints: nothing is lost, and the write has succeeded. (Another process
+        # checkpointing is no failure: SQLite says busy in the row, the next one copies.)
+        try:
             if self._connection is None:
-                self._connection = sqlite3.connect(self._uri, uri=True, isolation_level=None)
+                connection = sqlite3.connect(self._path.as_uri() + "?mode=rw", uri=True,
+                                             isolation_level=None)
+                if self._file is None or _identity(self._path) != self._file:
+                    connection.close()  # another file: checkpointing it leaves ours growing
+                    raise sqlite3.OperationalError("the store's file is no longer there")
+                self._connection = connection
                 self._connection.execute("PRAGMA synchronous = NORMAL")  # as the writer's
             self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error:
+            self._failed = True
 
     def _close_connection(self) -> None:
         if self._connection is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._connection.close()
             self._connection = None
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino)

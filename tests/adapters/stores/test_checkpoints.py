@@ -3,9 +3,12 @@ as bounded as SQLite's own checkpoints keep it, and nothing is created or left r
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from pathlib import Path
+
+import pytest
 
 from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sqlite import SqliteStore
@@ -56,6 +59,25 @@ async def test_the_log_is_copied_after_each_large_write(tmp_path: Path) -> None:
             await ok(store.ingest(_large(batch)))
             assert Path(f"{path}-wal").stat().st_size < AUTOCHECKPOINT_PAGES * FRAME
         assert Path(f"{path}-wal").stat().st_size > 100 * PAGE  # a batch went through it
+
+
+@pytest.mark.parametrize("replaced", [False, True], ids=["moved", "moved-and-replaced"])
+async def test_the_log_stays_bounded_once_the_file_cannot_be_checkpointed(
+        tmp_path: Path, replaced: bool) -> None:
+    """A store moved after its open (and maybe another store made at its old name) cannot
+    be checkpointed by name: its large writes go back to SQLite's own checkpoints, which
+    keep the log under the threshold and a batch, instead of each leaving its pages in it."""
+    path, moved = tmp_path / "h.db", tmp_path / "moved"
+    moved.mkdir()
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest(_large(0)[:1]))  # small: no checkpoint connection yet
+        for suffix in ("", "-wal", "-shm"):
+            os.rename(f"{path}{suffix}", moved / f"h.db{suffix}")
+        if replaced:
+            SqliteStore.open(path).unwrap().close()
+        for batch in range(1, 25):
+            await ok(store.ingest(_large(batch)))
+        assert (moved / "h.db-wal").stat().st_size < 2 * AUTOCHECKPOINT_PAGES * FRAME
 
 
 def test_a_checkpoint_never_creates_a_file_removed_meanwhile(tmp_path: Path) -> None:
