@@ -33,14 +33,16 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
 
     >>> day = 86400.0
     >>> listed = browse_window(SearchRequest(query="what did I do last week?"), 100 * day)
-    >>> listed.query, listed.since / day, listed.until / day  # Monday to Monday (UTC)
+    >>> listed.query, listed.since / day, round(listed.until / day, 9)  # Monday to Monday (UTC)
     ('', 88.0, 95.0)
+    >>> listed.until < 95 * day  # just before: a session at Monday's midnight is this week's
+    True
     >>> browse_window(SearchRequest(query="how did we fix nginx last week"), 100 * day)
     >>> browse_window(SearchRequest(query="上周我做了什么"), 100 * day).query
     ''
     >>> listed = browse_window(SearchRequest(query="what did I do yesterday and last week?"),
     ...                        100 * day)
-    >>> listed.since / day, listed.until / day  # last week's Monday to the end of yesterday
+    >>> listed.since / day, round(listed.until / day, 9)  # last week's Monday to yesterday's end
     (88.0, 100.0)
     """
     if parse_query(request.query).advanced:
