@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -247,3 +248,24 @@ def test_a_day_a_question_names_ends_before_the_next_midnight(tmp_path: Path) ->
         done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path, env=env)
         assert json.loads(done.stdout)["mode"] == "recent", question
         assert _listed(done.stdout) == listed, question
+
+
+def test_a_session_dated_after_now_is_listed_with_a_note(tmp_path: Path) -> None:
+    """A session dated in 2099 (a clock set wrong where it was recorded) sat on top of
+    every ``recent`` listing with nothing said: it stays there (newest first; the date may
+    be right), and the listing says why, in the payload's notes and above the table; an
+    hour ahead is no wrong clock, and ``--until today`` leaves the far one out."""
+    soon = datetime.fromtimestamp(time.time() + 3600, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    path = sessions_at(tmp_path, ("2026-03-03T12:00:00", "2099-01-01T00:00:00", soon))
+    listed = run("recent", "--json", db=path)
+    payload = json.loads(listed.stdout)
+    assert _listed(listed.stdout) == ["at-2099-01-01T00:00:00", f"at-{soon}",
+                                      "at-2026-03-03T12:00:00"]
+    (note,) = payload["notes"]
+    assert note.startswith("1 session listed is dated more than a day after now")
+    human = run("recent", db=path).stdout
+    assert human.splitlines()[0] == f"note: {note}"
+    today = run("recent", "--json", "--until", "today", db=path)
+    assert _listed(today.stdout)[-1] == "at-2026-03-03T12:00:00"  # (soon may be tomorrow)
+    assert "at-2099-01-01T00:00:00" not in _listed(today.stdout)
+    assert "notes" not in json.loads(today.stdout)
