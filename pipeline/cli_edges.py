@@ -319,6 +319,8 @@ def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
     'standard output is closed (>&-), and search prints its results there, to '
     >>> nowhere_to_print(["ingest", "a.jsonl"], True), nowhere_to_print(["search"], False)
     (None, None)
+    >>> nowhere_to_print(["demo"], True)[:45], nowhere_to_print(["demo", "--db", "d.db"], True)
+    ('standard output is closed (>&-), and demo pri', None)
     """
     command = argv[0] if argv else ""
     if not stdout_closed:
@@ -326,7 +328,9 @@ def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
     if command == "mcp":
         return ("standard output is closed (>&-), and the MCP server answers JSON-RPC there: "
                 "an agent starts it with a pipe (claude mcp add harkback -- harkback mcp)")
-    if command in PRINTING_ONLY:
+    # A demo without --db builds a store it removes again: what it prints is all it leaves.
+    kept = any(a == "--db" or a.startswith("--db=") for a in argv[1:])
+    if command in PRINTING_ONLY or (command == "demo" and not kept):
         return (f"standard output is closed (>&-), and {command} prints its results there, "
                 "to no one: give it a terminal, a file or a pipe")
     return None

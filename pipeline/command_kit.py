@@ -164,8 +164,9 @@ async def release(embedder: Embedder | None) -> None:
 
 def name_stopped(embedded: EmbedSummary | None, *, after_import: bool = False) -> None:
     """Name an embedding that stopped in one line on stderr, as every failure is (the
-    report on stdout, or the ``--json`` payload, says it too); ``after_import``: it
-    followed an ingest or import, whose sessions are stored whatever became of it."""
+    ``--json`` payload, or an import's report of what it stored, says it too);
+    ``after_import``: it followed an ingest or import, whose sessions are stored whatever
+    became of it."""
     if embedded is None or embedded.ok:
         return
     if after_import and embedded.error is not None:

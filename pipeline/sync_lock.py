@@ -17,7 +17,8 @@ PostgreSQL store's always, a SQLite store's once a sync has made its file
 another sync or import is writing to STORE (pid N); the sync waits its turn`` (``the
 import``, ``the ingest``) and waits (Ctrl-C stops it, status 130). ``--watch`` takes the
 lock for each round, not for the whole watch, so a cron job's sync gets its turn between
-two rounds.
+two rounds; a round says its wait only once it has lasted a while
+(:data:`~harkback.pipeline.watch.WAIT_SAID_S`): each ingest beside a watch was a line.
 
 >>> lock_file("/data/h.db").name
 'h.db.sync-lock'
@@ -30,6 +31,7 @@ import contextlib
 import fcntl
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -354,15 +356,16 @@ class SyncLock:
         return lock
 
     @contextlib.asynccontextmanager
-    async def held(self) -> AsyncIterator[None]:
-        """Hold the lock in the block, waiting (and saying so once) while another holds it."""
+    async def held(self, *, quiet_s: float = 0.0) -> AsyncIterator[None]:
+        """Hold the lock in the block, waiting while another holds it, and saying so once
+        the wait has lasted ``quiet_s``."""
         turn = self.turn
         if turn is None:
             yield
             return
-        said = False
+        said, since = False, time.monotonic()
         while (holder := await asyncio.to_thread(turn.take)) is not None:
-            if not said:
+            if not said and time.monotonic() - since >= quiet_s:
                 self.say(f"harkback: another sync or import is writing to {self.where} "
                          f"(pid {holder}); the {self.command} waits its turn")
                 said = True

@@ -67,7 +67,7 @@ async def embed(args: argparse.Namespace) -> int:
     name_stopped(summary)
     if args.json:
         print_json(noted(args, {"success": summary.ok, **embed_payload(summary)}))
-    else:
+    elif summary.ok:  # a stop is said once, on stderr, as an ingest's is
         print(summary.describe())
     return EXIT_OK if summary.ok else EXIT_FAILED
 

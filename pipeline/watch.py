@@ -59,6 +59,9 @@ STEP_MS = 50
 """... and yielded once the sources were quiet for this long."""
 READY_MS = 200
 """How often the watcher wakes when nothing changes (its first wake: it is in place)."""
+WAIT_SAID_S = 5.0
+"""A round that waits its turn (an ingest writing) says so once it has waited this long: a
+watch beside one-shot ingests said a line for each of them."""
 CHECK_S = 2.0
 """How often the watch looks for sources that appeared and folders gone or made again, and
 tries again the sources whose last sync failed."""
@@ -202,7 +205,7 @@ class Resyncs:
         return going
 
     async def _run_held(self, due: Sequence[Importer]) -> bool:
-        async with self.lock.held():
+        async with self.lock.held(quiet_s=WAIT_SAID_S):
             return await self._run(due)
 
     async def _run(self, due: Sequence[Importer]) -> bool:

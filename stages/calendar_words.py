@@ -33,7 +33,7 @@ import math
 import re
 from datetime import date, timedelta
 
-from harkback.stages.local_days import day_end, day_start, local_date
+from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
 from harkback.stages.text.tokens import tokens
 from harkback.stages.when import blanked
 
@@ -65,13 +65,14 @@ def _day(year: int, month: int, day: int) -> float | None:
 def _month(year: int, month: int) -> tuple[float, float] | None:
     start, end = _day(year, month, 1), _day(*((year + 1, 1) if month == 12
                                               else (year, month + 1)), 1)
-    # None past the calendar's ends ("in march 0000", "in december 9999")
-    return None if start is None or end is None else (start, end)
+    # None past the calendar's ends ("in march 0000", "in december 9999"); the window ends
+    # just before the next month's midnight, which starts that month only
+    return None if start is None or end is None else (start, math.nextafter(end, -math.inf))
 
 
 def _whole_day(year: int, month: int, day: int) -> tuple[float, float] | None:
     start = _day(year, month, day)
-    return None if start is None else (start, day_end(date(year, month, day)))
+    return None if start is None else (start, last_moment(date(year, month, day)))
 
 
 def _latest_year(month: int, day: int, today: date) -> int:
@@ -150,8 +151,9 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
 
     >>> DAY = 86400.0
     >>> now = 1772712000.0  # Thursday 2026-03-05 12:00 UTC
-    >>> [(start / DAY, end / DAY) for _, (start, end) in previous_periods("last week", now)]
-    [(20507.0, 20514.0)]
+    >>> [(start / DAY, round(end / DAY, 9), end < 20514 * DAY)  # just before Monday
+    ...  for _, (start, end) in previous_periods("last week", now)]
+    [(20507.0, 20514.0, True)]
     """
     today = local_date(now)
     this_week = today - timedelta(days=today.weekday())
@@ -165,7 +167,7 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
             unit = match.group(1) if index == 0 else ("week", "month", "year")[
                 next(i for i, g in enumerate(match.groups()) if g)]
             first, following = starts[unit]
-            window = _bounded(match, (day_start(first), day_start(following)))
+            window = _bounded(match, (day_start(first), last_moment(following - ONE_DAY)))
             if window is not None:
                 found.append((match.start(), (window[0], min(window[1], now))))
     return found

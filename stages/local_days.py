@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import math
 from datetime import date, datetime, timedelta
 
 ONE_DAY = timedelta(days=1)
@@ -44,6 +45,18 @@ def day_end(day: date) -> float:
         return day_start(day + ONE_DAY)
     except OverflowError:  # 9999-12-31 has no next day: its end is a day after its start
         return day_start(day) + 86400.0
+
+
+def last_moment(day: date) -> float:
+    """The last moment of the local ``day``, just before the next day's midnight: a window
+    taken up to its end inclusively holds a session that starts at midnight in the day it
+    starts only, not in the day before as well.
+
+    >>> day = date(2026, 3, 4)
+    >>> day_start(day) < last_moment(day) < day_end(day)
+    True
+    """
+    return math.nextafter(day_end(day), -math.inf)
 
 
 def days_before(moment: float, count: int) -> date:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import tzinfo
 
 import attrs
+from returns.future import FutureResult
 
 from harkback.stages.calendar_words import calendar_terms, calendar_windows, previous_periods
 from harkback.stages.lineage import load_ancestry, root_of
@@ -20,7 +21,7 @@ from harkback.stages.request import DEMOTED_SOURCES, SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Stage, Step, pure, with_store
 from harkback.stages.undated import undated_left_out
-from harkback.stages.when import spanning, time_terms, time_windows
+from harkback.stages.when import DAY, spanning, time_terms, time_windows
 
 _ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
                       "session sessions 工作 作業 작업".split())
@@ -33,14 +34,16 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
 
     >>> day = 86400.0
     >>> listed = browse_window(SearchRequest(query="what did I do last week?"), 100 * day)
-    >>> listed.query, listed.since / day, listed.until / day  # Monday to Monday (UTC)
+    >>> listed.query, listed.since / day, round(listed.until / day, 9)  # Monday to Monday (UTC)
     ('', 88.0, 95.0)
+    >>> listed.until < 95 * day  # just before: a session at Monday's midnight is this week's
+    True
     >>> browse_window(SearchRequest(query="how did we fix nginx last week"), 100 * day)
     >>> browse_window(SearchRequest(query="上周我做了什么"), 100 * day).query
     ''
     >>> listed = browse_window(SearchRequest(query="what did I do yesterday and last week?"),
     ...                        100 * day)
-    >>> listed.since / day, listed.until / day  # last week's Monday to the end of yesterday
+    >>> listed.since / day, round(listed.until / day, 9)  # last week's Monday to yesterday's end
     (88.0, 100.0)
     """
     if parse_query(request.query).advanced:
@@ -120,6 +123,27 @@ def listing_query(request: SearchRequest) -> Step[RecentQuery]:
             .map(listing))
 
 
+def ahead_note(results: tuple[RecentEntry, ...], now: float) -> tuple[str, ...]:
+    """The note on the sessions of ``results`` dated more than a day after ``now``: a
+    clock set wrong where they were recorded keeps them on top of every newest-first
+    listing, so the listing says why they are there (they stay listed: the date may be right
+    and this machine's clock the wrong one).
+
+    >>> def at(moment):
+    ...     return RecentEntry(session_id="s", title="", source="", when="", started_at=moment,
+    ...                        message_count=1, preview="")
+    >>> ahead_note((at(3 * DAY), at(None)), 0.0)[0][:56], ahead_note((at(DAY),), 0.0)
+    ('1 session listed is dated more than a day after now (a c', ())
+    """
+    ahead = sum(1 for r in results if r.started_at is not None and r.started_at > now + DAY)
+    if not ahead:
+        return ()
+    said, them = ((f"{ahead} sessions listed are", "them") if ahead > 1
+                  else ("1 session listed is", "it"))
+    return (f"{said} dated more than a day after now (a clock set wrong where recorded?), "
+            f"so newest first puts {them} on top; a time bound up to today leaves {them} out",)
+
+
 @attrs.frozen
 class RecentSessions:
     """List ``request.limit`` recent roots, newest first, the caller's lineage left out."""
@@ -135,8 +159,10 @@ class RecentSessions:
         def noted(query: RecentQuery) -> Step[BrowseResult]:
             listed = with_store(lambda deps: deps.store.recent(query)).map(entries)
             # Time bounds cannot place a session with no time: say how many were left out.
-            return listed.bind(lambda result: undated_left_out(query, "listed").map(
-                lambda notes: attrs.evolve(result, notes=notes)))
+            return listed.bind(lambda result: undated_left_out(query, "listed").bind(
+                lambda notes: with_store(lambda deps: FutureResult.from_value(deps.clock())).map(
+                    lambda now: attrs.evolve(
+                        result, notes=(*notes, *ahead_note(result.results, now))))))
 
         return listing_query(request).bind(noted)
 

@@ -21,7 +21,7 @@ from typing import TypeAlias
 from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import QueryRejected
-from harkback.stages.local_days import day_end, day_start, days_before
+from harkback.stages.local_days import day_start, days_before, last_moment
 from harkback.stages.record_checks import LATEST_EPOCH
 from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of, latest_weekday
 
@@ -186,7 +186,7 @@ def _last_moment(day: date) -> float:
     >>> _last_moment(date(9999, 12, 31)) == LATEST_EPOCH  # with TZ=UTC
     True
     """
-    return min(math.nextafter(day_end(day), -math.inf), LATEST_EPOCH)
+    return min(last_moment(day), LATEST_EPOCH)
 
 
 def _moment(written: date | datetime, end: bool) -> float:

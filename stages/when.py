@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date
 
-from harkback.stages.local_days import day_end, day_start, days_before, local_date
+from harkback.stages.local_days import day_start, days_before, last_moment, local_date
 from harkback.stages.text.tokens import tokens
 
 DAY = 86400.0
@@ -135,7 +135,7 @@ def time_windows(question: str, now: float, *, listing: bool = False
         found.append((match, (now - count * unit, now)))
     for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
-        found.append((match, (day_start(day), day_end(day))))
+        found.append((match, (day_start(day), last_moment(day))))
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))
     for match in _DAY_BEFORE.finditer(text):
@@ -193,7 +193,7 @@ def _ago_said(count: str, unit: str, now: float) -> tuple[float, float]:
     stretch, from the start of its farthest unit to the end of its nearest, whole calendar
     days for days; a number is :func:`_ago`.
 
-    >>> [w / DAY for w in _ago_said("a few", "day", 10.4 * DAY)]
+    >>> [round(w / DAY, 9) for w in _ago_said("a few", "day", 10.4 * DAY)]
     [5.0, 9.0]
     >>> [w / DAY for w in _ago_said("several", "week", 100 * DAY)]
     [47.5, 82.5]
@@ -211,8 +211,11 @@ def _ago(count: int, unit: str, now: float) -> tuple[float, float]:
     calendar day (:func:`_day_window`: "1 day ago" is yesterday), else one unit centred
     there.
 
-    >>> [w / DAY for w in _ago(2, "day", 10.4 * DAY)], [w / DAY for w in _ago(1, "week", 10 * DAY)]
-    ([8.0, 9.0], [-0.5, 6.5])
+    >>> start, end = _ago(2, "day", 10.4 * DAY)
+    >>> start / DAY, round(end / DAY, 9), end < 9 * DAY  # just before the next midnight
+    (8.0, 9.0, True)
+    >>> [w / DAY for w in _ago(1, "week", 10 * DAY)]
+    [-0.5, 6.5]
     """
     if unit == "day":
         return _day_window(count, now)
@@ -223,9 +226,10 @@ def _ago(count: int, unit: str, now: float) -> tuple[float, float]:
 
 def _day_window(count: int, now: float) -> tuple[float, float]:
     """The local calendar day ``count`` days before ``now``'s (asked at 9 am, "yesterday"
-    is not 9 pm to 9 pm), ending no later than ``now`` (today is the day so far)."""
+    is not 9 pm to 9 pm), ending no later than ``now`` (today is the day so far), and
+    before the next day's midnight (:func:`last_moment`)."""
     day = days_before(now, count)
-    return (day_start(day), min(day_end(day), now))
+    return (day_start(day), min(last_moment(day), now))
 
 
 def time_words(question: str) -> frozenset[str]:

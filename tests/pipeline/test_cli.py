@@ -215,6 +215,26 @@ def test_demo_on_a_temporary_store_prints_no_hint_to_open_it() -> None:
     assert "harkback demo --db demo.db" in done.stdout
 
 
+def _demo_with_stdout_closed(*flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["sh", "-c", 'exec "$0" -m harkback.pipeline.cli demo "$@" >&-', sys.executable,
+         *flags], capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_demo_refuses_a_closed_standard_output_unless_it_keeps_a_store(tmp_path: Path) -> None:
+    """``harkback demo >&-`` built a temporary store, printed its answers to no one, removed
+    the store and said success: it says in one line that standard output is closed, as
+    search does. With ``--db`` it still builds the store it keeps, to be searched after."""
+    done = _demo_with_stdout_closed()
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("harkback: standard output is closed (>&-), and demo ")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    kept = tmp_path / "demo.db"
+    built = _demo_with_stdout_closed("--db", str(kept))
+    assert built.returncode == 0, built.stderr
+    assert "pgdump-rotate.sh" in run("search", "pgdump rotate", db=kept).stdout
+
+
 def test_demo_refuses_a_store_of_ones_own_sessions(db: Path) -> None:
     """``demo --db`` on a store that holds other sessions would mix the sample ones into
     every later search: refused as a usage error, the file untouched."""

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.pipeline.test_cli import run
-from tests.pipeline.test_cli_times import sessions_at
+from tests.pipeline.test_cli_times import just_before, sessions_at
 
 # Eight hours behind UTC all year: a POSIX zone rule, read without the tz database.
 PACIFIC = {"TZ": "PST8"}
@@ -43,7 +43,7 @@ def test_last_week_month_and_year_list_the_calendar_period_before_this_one(
         assert _listed(done.stdout) == ["at-2026-03-01T20:00:00", "at-2026-02-23T09:00:00"], \
             question
         assert json.loads(done.stdout)["window"] == {"since": _epoch("2026-02-23T00:00:00"),
-                                                     "until": _epoch("2026-03-02T00:00:00")}
+                                                     "until": just_before("2026-03-02T00:00:00")}
     for question in ("what did I do last month?", "先月何をした？"):
         done = run("search", question, *asked, db=path)
         assert _listed(done.stdout) == ["at-2026-02-23T09:00:00", "at-2026-02-22T12:00:00",

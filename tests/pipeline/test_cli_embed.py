@@ -132,7 +132,7 @@ def test_embed_stops_clearly_when_the_endpoint_fails_and_resumes_later(sessions:
     with ChatServer(replies(then=Reply(status=500))) as server:
         failed = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
     assert failed.returncode == 1
-    assert "stopped" in failed.stdout and "run it again" in failed.stdout
+    assert "stopped" in failed.stderr and "run it again" in failed.stderr
     assert "Traceback" not in failed.stderr
     assert _vectors(db) == 0
     with ChatServer() as server:
@@ -245,7 +245,8 @@ def test_embed_of_an_unknown_role_is_a_usage_error(sessions: Path, tmp_path: Pat
 @pytest.mark.parametrize("command", [("embed", "--json"), ("embed",)])
 def test_an_embedding_that_stops_is_one_line_on_stderr(sessions: Path, tmp_path: Path,
                                                        command: tuple[str, ...]) -> None:
-    """Exit 1 with nothing on stderr: every failure is named there, --json or not."""
+    """Exit 1 with one line on stderr: every failure is named there, --json or not, and
+    not again on stdout (it was, so a terminal showed the line twice; ingest's is once)."""
     db = tmp_path / "h.db"
     assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
     with ChatServer(replies(then=Reply(status=500))) as server:
@@ -254,6 +255,10 @@ def test_an_embedding_that_stops_is_one_line_on_stderr(sessions: Path, tmp_path:
     assert failed.returncode == 1
     (line,) = failed.stderr.splitlines()
     assert line.startswith("harkback: embedded 0 message(s) with words; stopped: model failed")
+    if "--json" in command:
+        assert json.loads(failed.stdout)["complete"] is False
+    else:
+        assert failed.stdout == ""
 
 
 @pytest.mark.parametrize("command", [("ingest",), ("import", "jsonl")])

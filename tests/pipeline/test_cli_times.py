@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,6 +16,11 @@ from tests.pipeline.test_cli import run
 
 def _epoch(text: str) -> float:
     return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+def just_before(text: str) -> float:
+    """The last moment before ``text`` (UTC): where a window ending at that midnight ends."""
+    return math.nextafter(_epoch(text), -math.inf)
 
 
 def _listed(done_stdout: str) -> list[str]:
@@ -139,7 +146,7 @@ def test_a_listed_time_is_named_with_the_question(tmp_path: Path) -> None:
     payload = json.loads(done.stdout)
     assert payload["query"] == "what did I do yesterday?"
     assert payload["window"] == {"since": _epoch("2026-03-04T00:00:00"),
-                                 "until": _epoch("2026-03-05T00:00:00")}
+                                 "until": just_before("2026-03-05T00:00:00")}
     empty = run("search", "what did I do last week?", "--as-of", "2020-03-05", db=path)
     assert empty.stdout.startswith('Sessions of "what did I do last week?": '
                                    "2020-02-24T00:00:00Z to 2020-03-02T00:00:00Z")
@@ -219,3 +226,46 @@ def test_until_the_last_day_a_session_can_have_lists_it(tmp_path: Path) -> None:
     assert past.returncode == 2, past.stderr
     assert past.stderr.startswith("harkback: --until '253402300799.5' is not a moment a "
                                   "session can have"), past.stderr
+
+
+def test_a_day_a_question_names_ends_before_the_next_midnight(tmp_path: Path) -> None:
+    """"What did I do yesterday?" (昨天, 어제, 昨日), "on wednesday", "on march 4", "in
+    february" and "last week" listed a session that started at the next day's (month's,
+    week's) midnight too, as ``--until DAY`` did: it is listed in its own day only."""
+    path = sessions_at(tmp_path, ("2026-02-28T12:00:00", "2026-03-01T00:00:00",
+                                  "2026-03-02T00:00:00", "2026-03-04T12:00:00",
+                                  "2026-03-05T00:00:00"))
+    env = {"TZ": "UTC"}
+    asked = {"what did I do yesterday?": ["at-2026-03-04T12:00:00"],
+             "昨天做了什么": ["at-2026-03-04T12:00:00"],
+             "어제 뭐 했지": ["at-2026-03-04T12:00:00"],
+             "昨日何をした": ["at-2026-03-04T12:00:00"],
+             "what did I do on wednesday?": ["at-2026-03-04T12:00:00"],
+             "what did I do on march 4?": ["at-2026-03-04T12:00:00"],
+             "what did I do in february?": ["at-2026-02-28T12:00:00"],
+             "what did I do last week?": ["at-2026-03-01T00:00:00", "at-2026-02-28T12:00:00"]}
+    for question, listed in asked.items():
+        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path, env=env)
+        assert json.loads(done.stdout)["mode"] == "recent", question
+        assert _listed(done.stdout) == listed, question
+
+
+def test_a_session_dated_after_now_is_listed_with_a_note(tmp_path: Path) -> None:
+    """A session dated in 2099 (a clock set wrong where it was recorded) sat on top of
+    every ``recent`` listing with nothing said: it stays there (newest first; the date may
+    be right), and the listing says why, in the payload's notes and above the table; an
+    hour ahead is no wrong clock, and ``--until today`` leaves the far one out."""
+    soon = datetime.fromtimestamp(time.time() + 3600, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    path = sessions_at(tmp_path, ("2026-03-03T12:00:00", "2099-01-01T00:00:00", soon))
+    listed = run("recent", "--json", db=path)
+    payload = json.loads(listed.stdout)
+    assert _listed(listed.stdout) == ["at-2099-01-01T00:00:00", f"at-{soon}",
+                                      "at-2026-03-03T12:00:00"]
+    (note,) = payload["notes"]
+    assert note.startswith("1 session listed is dated more than a day after now")
+    human = run("recent", db=path).stdout
+    assert human.splitlines()[0] == f"note: {note}"
+    today = run("recent", "--json", "--until", "today", db=path)
+    assert _listed(today.stdout)[-1] == "at-2026-03-03T12:00:00"  # (soon may be tomorrow)
+    assert "at-2099-01-01T00:00:00" not in _listed(today.stdout)
+    assert "notes" not in json.loads(today.stdout)

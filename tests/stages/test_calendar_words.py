@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 import pytest
@@ -24,12 +25,18 @@ def _at(year: int, month: int, day: int) -> float:
     return datetime(year, month, day, tzinfo=UTC).timestamp()
 
 
+def _before(year: int, month: int, day: int) -> float:
+    """Just before that midnight: a day or month named ends there, not at the next one's
+    first moment."""
+    return math.nextafter(_at(year, month, day), -math.inf)
+
+
 @pytest.mark.parametrize(("question", "window"), [
-    ("what did I do on 2026-03-04?", (_at(2026, 3, 4), _at(2026, 3, 5))),
-    ("the deploy on March 4th", (_at(2026, 3, 4), _at(2026, 3, 5))),
-    ("what broke on 4th of march, 2025", (_at(2025, 3, 4), _at(2025, 3, 5))),
-    ("what did I fix in December", (_at(2025, 12, 1), _at(2026, 1, 1))),
-    ("what did I fix in march 2025", (_at(2025, 3, 1), _at(2025, 4, 1))),
+    ("what did I do on 2026-03-04?", (_at(2026, 3, 4), _before(2026, 3, 5))),
+    ("the deploy on March 4th", (_at(2026, 3, 4), _before(2026, 3, 5))),
+    ("what broke on 4th of march, 2025", (_at(2025, 3, 4), _before(2025, 3, 5))),
+    ("what did I fix in December", (_at(2025, 12, 1), _before(2026, 1, 1))),
+    ("what did I fix in march 2025", (_at(2025, 3, 1), _before(2025, 4, 1))),
     ("what did I do in March", (_at(2026, 3, 1), NOW)),
     ("what did I do this week", (_at(2026, 3, 2), NOW)),
     ("本周做了什么", (_at(2026, 3, 2), NOW)),

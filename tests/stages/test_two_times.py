@@ -4,6 +4,7 @@ whichever comes first in the question, in English, Chinese, Japanese and Korean.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 import pytest
@@ -18,8 +19,13 @@ def _at(day: int) -> float:
     return datetime(2026, 3, day, tzinfo=UTC).timestamp()
 
 
+def _just_before(day: int) -> float:
+    """The last moment before midnight starting 2026-03-``day``: the day before's end."""
+    return math.nextafter(_at(day), -math.inf)
+
+
 LAST_MONDAY = datetime(2026, 2, 23, tzinfo=UTC).timestamp()  # last week's Monday
-END_OF_YESTERDAY = _at(5)
+END_OF_YESTERDAY = _just_before(5)
 
 
 @pytest.mark.parametrize("question", [
@@ -41,4 +47,4 @@ def test_the_day_before_yesterday_is_not_also_yesterday() -> None:
     for question in ("what did I do last week and the day before yesterday",
                      "先週と一昨日は何をした"):
         listed = browse_window(SearchRequest(query=question), NOW)
-        assert listed is not None and (listed.since, listed.until) == (LAST_MONDAY, _at(4))
+        assert listed is not None and (listed.since, listed.until) == (LAST_MONDAY, _just_before(4))
