@@ -48,7 +48,7 @@ class Progress:
 
     def _draw(self) -> None:
         share = min(self.done / self.total, 1.0) if self.total else 1.0
-        self.stream.write(f"\r{fitted(self.label, share, columns(self.stream))}")
+        self.stream.write(f"\r{fitted(self.label, share, terminal_width(self.stream))}")
         self.stream.flush()
 
     def finish(self) -> None:
@@ -85,7 +85,7 @@ def fitted(label: str, share: float, width: int) -> str:
     return f"{clipped(label, width - 1 - len(tail))}{tail}"
 
 
-def columns(stream: TextIO) -> int:
+def terminal_width(stream: TextIO) -> int:
     """The width of the terminal ``stream`` writes to: ``$COLUMNS`` when set (as Python's
     ``shutil`` reads it), else the terminal's own, else 80 (a file or pipe: ``--progress``)."""
     given = os.environ.get("COLUMNS", "")

@@ -257,11 +257,8 @@ def joined_rows(connection: sqlite3.Connection, query: MatchQuery, expression: N
     ms with a time bound keeping 1 %, 3.2 -> 9.2 ms for the system role). (A limit of 0
     or less is SQL's: no row, or every one.)
     """
-    units = search_plan.selecting_units(expression)
-    most = max((counts.get(u, 0) for u in units), default=0)
-    if not (search_plan.is_disjunction(expression)
-            and all(isinstance(u, Term) and not u.prefix for u in units)
-            and query.limit > 0 and _in_order_depth(query, reach) < most):
+    most = _commonest_word(expression, counts)
+    if most is None or query.limit <= 0 or _in_order_depth(query, reach) >= most:
         return execute(connection, fulltext.search(
             query, expression=expression, per_session=per_session)).fetchall()
     cursor = execute(connection, fulltext.search_in_order(
@@ -281,10 +278,20 @@ def _in_order_depth(query: MatchQuery, reach: Mapping[FilterKey, float]) -> floa
     # ranked search with the same filters showed how many matches one row takes; a filter
     # whose survivors vary per query (a time bound) may need them all.
     key = _filter_key(query)
-    needed = None if key is None else reach.get(key)
-    if key is None or needed is None:
-        return math.inf if key is None else query.limit
-    return query.limit * needed * RANKED_FETCH_MARGIN
+    if key is None:
+        return math.inf
+    needed = reach.get(key)
+    return query.limit if needed is None else query.limit * needed * RANKED_FETCH_MARGIN
+
+
+def _commonest_word(node: Node, counts: Mapping[Unit, int]) -> int | None:
+    # The matches of the most frequent word of an OR of plain words (no phrase, no
+    # prefix), which the OR matches at least; None for any other expression.
+    units = search_plan.selecting_units(node)
+    if not (search_plan.is_disjunction(node)
+            and all(isinstance(u, Term) and not u.prefix for u in units)):
+        return None
+    return max((counts.get(u, 0) for u in units), default=0)
 
 
 def _ranks_first(node: Node, counts: Mapping[Unit, int], cut: int) -> bool:
@@ -293,10 +300,8 @@ def _ranks_first(node: Node, counts: Mapping[Unit, int], cut: int) -> bool:
     # prefixes keep the full join: an error message's words meet mostly in tool output,
     # which the default roles filter out after the cut (and anything but an OR may
     # match far fewer rows than its parts).
-    units = search_plan.selecting_units(node)
-    return (search_plan.is_disjunction(node)
-            and all(isinstance(u, Term) and not u.prefix for u in units)
-            and max((counts.get(u, 0) for u in units), default=0) >= max(RANK_FIRST_FROM, cut))
+    most = _commonest_word(node, counts)
+    return most is not None and most >= max(RANK_FIRST_FROM, cut)
 
 
 def _filter_key(query: MatchQuery) -> FilterKey | None:
