@@ -269,3 +269,21 @@ def test_a_session_dated_after_now_is_listed_with_a_note(tmp_path: Path) -> None
     assert _listed(today.stdout)[-1] == "at-2026-03-03T12:00:00"  # (soon may be tomorrow)
     assert "at-2099-01-01T00:00:00" not in _listed(today.stdout)
     assert "notes" not in json.loads(today.stdout)
+
+
+def test_asked_as_of_a_past_moment_only_sessions_after_the_real_now_are_noted(
+        tmp_path: Path) -> None:
+    """``--as-of`` in the past hides nothing: the sessions recorded since are listed, and
+    they are no sign of a clock set wrong (they were called "dated more than a day after
+    now" too); a session dated after the real now still is, as of any moment."""
+    path = sessions_at(tmp_path, ("2026-02-20T12:00:00", "2026-03-03T12:00:00",
+                                  "2099-01-01T00:00:00"))
+    for as_of in ("2026-03-01", "2026-02-01"):
+        listed = run("search", "", "--json", "--as-of", as_of, db=path)
+        assert len(_listed(listed.stdout)) == 3
+        (note,) = json.loads(listed.stdout)["notes"]
+        assert note.startswith("1 session listed is dated more than a day after now")
+    bounded = run("search", "", "--json", "--as-of", "2026-03-01", "--until", "2026-03-01",
+                  db=path)
+    assert _listed(bounded.stdout) == ["at-2026-02-20T12:00:00"]
+    assert "notes" not in json.loads(bounded.stdout)
