@@ -214,13 +214,15 @@ def test_a_session_that_starts_at_midnight_belongs_to_that_day_only(
     assert _listed(day.stdout) == ["at-2026-03-03T12:00:00"], day.stderr
 
 
-def test_until_the_last_day_a_session_can_have_lists_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Etc/GMT+12"])
+def test_until_the_last_day_a_session_can_have_lists_it(tmp_path: Path, zone: str) -> None:
     """``--until 9999-12-31`` ("until forever") in UTC: its last moment, just before the
     year 10000, lies past the last second a session can have, and the request refused it as
     an internal error (exit 70). It lists the sessions up to then; an epoch bound in that
-    last second is refused in one line, as any time no session can have is."""
+    last second is refused in one line, as any time no session can have is. West of UTC
+    the day ends in the year 10000 (UTC), past what Python can show: held there too."""
     path = sessions_at(tmp_path, ("2026-03-03T12:00:00", "9999-12-31T23:59:59"))
-    env = {"TZ": "UTC"}
+    env = {"TZ": zone}
     forever = run("recent", "--json", "--until", "9999-12-31", db=path, env=env)
     assert forever.returncode == 0, forever.stderr
     assert _listed(forever.stdout) == ["at-9999-12-31T23:59:59", "at-2026-03-03T12:00:00"]
