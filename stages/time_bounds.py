@@ -289,13 +289,14 @@ def parse_as_of(value: TimeGiven, *, what: str = "as_of") -> Result[float, Query
     (1772323200.0, 86400.0)
     >>> parse_as_of("someday", what="--as-of").failure().reason[:28]
     "cannot read --as-of 'someday"
-    >>> parse_as_of("1969-12-31", what="--as-of").failure().reason[:36]
-    "--as-of '1969-12-31' is before 1970:"
+    >>> parse_as_of(date(1969, 12, 31)).failure().reason[:35]
+    "as_of '1969-12-31' is before 1970: "
     """
     given = given_time(value, what=what)
     if isinstance(given, Success) and given.unwrap() < _AS_OF_EARLIEST:
+        shown = value.isoformat() if isinstance(value, date) else value  # as written
         return Failure(QueryRejected(
-            f"{what} {value!r} is before 1970: a question is asked as of 1970 to 9999 "
+            f"{what} {shown!r} is before 1970: a question is asked as of 1970 to 9999 "
             f"(to find older sessions, bound them with since/until instead)"))
     return given
 
