@@ -388,6 +388,10 @@ class Deps:
     store: SessionStore
     observer: Observer = null_observer
     clock: Callable[[], float] = time.time
+    """"Now" as the request sees it: a moment it is asked as of (``as_of``) stops it there."""
+    wall_clock: Callable[[], float] = time.time
+    """The time the request is really made at, ``as_of`` or not: what a session's own date
+    is checked against (dated after it, it was recorded by a clock set wrong)."""
     model: ChatModel | None = None
     cache: SummaryCache | None = None
     embedder: Embedder | None = None

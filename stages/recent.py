@@ -159,8 +159,10 @@ class RecentSessions:
         def noted(query: RecentQuery) -> Step[BrowseResult]:
             listed = with_store(lambda deps: deps.store.recent(query)).map(entries)
             # Time bounds cannot place a session with no time: say how many were left out.
+            # A date is wrong when after the real now, not after a moment asked as of.
             return listed.bind(lambda result: undated_left_out(query, "listed").bind(
-                lambda notes: with_store(lambda deps: FutureResult.from_value(deps.clock())).map(
+                lambda notes: with_store(lambda deps: FutureResult.from_value(
+                    deps.wall_clock())).map(
                     lambda now: attrs.evolve(
                         result, notes=(*notes, *ahead_note(result.results, now))))))
 

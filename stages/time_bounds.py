@@ -22,12 +22,14 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.errors import QueryRejected
 from harkback.stages.local_days import day_start, days_before, last_moment
-from harkback.stages.record_checks import LATEST_EPOCH
+from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
 from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of, latest_weekday
 
-# The moments an as-of time may name: epoch 0 to the year 10000 (what datetime can show).
-_EARLIEST = 0.0
-_YEARS = "the years 1970 to 9999"
+# The moments a bound may name: those a session can have, as ingest keeps them.
+_YEARS = "0001-01-01 to 9999-12-31 UTC"
+_AS_OF_EARLIEST = 0.0
+"""The earliest moment a question is asked as of: 1970, where the local calendar days its
+time words count in are sure to be known (a bound reaches back to the year 1)."""
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -92,8 +94,8 @@ _COMPACT_DATE = re.compile(r"([12][0-9]{3})(0[1-9]|1[0-2])(0[1-9]|[12][0-9]|3[01
 
 
 def _possible(moment: float) -> bool:
-    """Whether ``moment`` (epoch seconds) lies in the years a session can have, 1970-9999."""
-    return math.isfinite(moment) and _EARLIEST <= moment <= LATEST_EPOCH  # as records take
+    """Whether ``moment`` (epoch seconds) lies in the years a session can have, 1-9999."""
+    return math.isfinite(moment) and EARLIEST_EPOCH <= moment <= LATEST_EPOCH  # as records take
 
 
 def _years(moment: float) -> str:
@@ -101,10 +103,11 @@ def _years(moment: float) -> str:
     as a model may copy one), what to do: as ingest says it of a time in a file.
 
     >>> _years(1_772_000_000_000.0)
-    '(the years 1970 to 9999; milliseconds? divide by 1000)'
+    '(0001-01-01 to 9999-12-31 UTC; milliseconds? divide by 1000)'
     """
-    return f"({_YEARS}; milliseconds? divide by 1000)" if _possible(moment / 1000) \
-        else f"({_YEARS})"
+    if moment > 0 and _possible(moment / 1000):  # Date.now() is never negative
+        return f"({_YEARS}; milliseconds? divide by 1000)"
+    return f"({_YEARS})"
 
 
 def parse_time_bound(text: str, *, now: float | None = None, what: str = "time bound",
@@ -142,8 +145,8 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         return Failure(QueryRejected(f"{what} {text!r} is ambiguous: write {rel.group(1)}m for "
                                      f"minutes or '{rel.group(1)} months ago'"))
     if rel:
-        # "99999999999d" reaches back past 1970 (past any float: "9" * 400 + "d"), where it
-        # would quietly bound nothing: refused as a number out of range is.
+        # "99999999999d" reaches back past the year 1 (past any float: "9" * 400 + "d"),
+        # where it would quietly bound nothing: refused as a number out of range is.
         return _in_range(base - float(rel.group(1)) * _UNIT_SECONDS[rel.group(2).lower()],
                          text, what)
     if _YEAR.fullmatch(text):
@@ -165,7 +168,7 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         return _in_range(epoch, text, what, number=True)
     spoken = spoken_time(text, base, end=end)
     if spoken is not None:
-        return _in_range(spoken, text, what)  # "999 years ago": before 1970
+        return _in_range(spoken, text, what)  # "9999 years ago": before the year 1
     try:
         written: date | datetime = date.fromisoformat(text)
     except ValueError:
@@ -173,7 +176,7 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
             written = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
-    return _in_range(_moment(written, end), text, what)  # 0001-01-01, as a number before 1970
+    return _in_range(_moment(written, end), text, what)  # past 9999 UTC, as a number
 
 
 def _last_moment(day: date) -> float:
@@ -189,14 +192,27 @@ def _last_moment(day: date) -> float:
     return min(last_moment(day), LATEST_EPOCH)
 
 
+def _first_moment(day: date) -> float:
+    """The first moment of the local ``day``, held to the first second a session can have
+    (:data:`~harkback.stages.record_checks.EARLIEST_EPOCH`): east of UTC 0001-01-01 starts
+    before it, and Python places no local midnight of that day (it has no day before).
+
+    >>> _first_moment(date(1, 1, 1)) == EARLIEST_EPOCH < _first_moment(date(1, 1, 2))
+    True
+    """
+    if day == date.min:
+        return EARLIEST_EPOCH
+    return max(day_start(day), EARLIEST_EPOCH)
+
+
 def _moment(written: date | datetime, end: bool) -> float:
-    # A date names a local day (its start, or its end for an upper bound); an ISO time
-    # without an offset is local time, as a person types it. NaN (refused by _in_range)
-    # when the platform cannot place it (year 1 in the local zone).
+    # A date names a local day (its start, or its end for an upper bound), held to the
+    # moments a session can have; an ISO time without an offset is local time, as a person
+    # types it. NaN (refused by _in_range) when the platform cannot place it.
     try:
         if isinstance(written, datetime):
             return written.timestamp()
-        return _last_moment(written) if end else day_start(written)
+        return _last_moment(written) if end else _first_moment(written)
     except (ValueError, OverflowError, OSError):
         return math.nan
 
@@ -273,8 +289,16 @@ def parse_as_of(value: TimeGiven, *, what: str = "as_of") -> Result[float, Query
     (1772323200.0, 86400.0)
     >>> parse_as_of("someday", what="--as-of").failure().reason[:28]
     "cannot read --as-of 'someday"
+    >>> parse_as_of(date(1969, 12, 31)).failure().reason[:35]
+    "as_of '1969-12-31' is before 1970: "
     """
-    return given_time(value, what=what)
+    given = given_time(value, what=what)
+    if isinstance(given, Success) and given.unwrap() < _AS_OF_EARLIEST:
+        shown = value.isoformat() if isinstance(value, date) else value  # as written
+        return Failure(QueryRejected(
+            f"{what} {shown!r} is before 1970: a question is asked as of 1970 to 9999 "
+            f"(to find older sessions, bound them with since/until instead)"))
+    return given
 
 
 def iso_seconds(text: str) -> float:

@@ -8,6 +8,7 @@ Nothing here prints a password: messages name the server by
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -178,25 +179,29 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
 
 
-def _cancelled_why(text: str, url: str) -> str:
+def _cancelled_why(text: str, url: str, environ: Mapping[str, str] = os.environ) -> str:
     """What to do about a statement the server cancelled: for its ``statement_timeout`` (a
     role's or database's setting, often tens of milliseconds for a web application's
-    role), how to lift it for harkback alone; else nothing to add. A URL that has its own
-    ``options`` is named them with the lifting one after: a second ``options=`` replaced
-    them (libpq keeps the last).
+    role), how to lift it for harkback alone; else nothing to add. The options in use are
+    named with the lifting one after: a second ``options=`` replaced the URL's own (libpq
+    keeps the last), and any ``options=`` in the URL leaves ``$PGOPTIONS`` unread.
 
     >>> url = "postgresql:///h?options=-csearch_path%3Dx"
     >>> _cancelled_why("statement timeout", url).split("; ")[1]
     'options=-csearch_path%3Dx%20-cstatement_timeout%3D0 in the URL lifts it for harkback alone)'
+    >>> _cancelled_why("statement timeout", "postgresql:///h", {"PGOPTIONS": "-cwork_mem=64MB"}
+    ...                ).split("; ")[1]
+    'options=-cwork_mem%3D64MB%20-cstatement_timeout%3D0 in the URL lifts it for harkback alone)'
     """
     if "statement timeout" not in text:
         return ""
     try:
-        given = str(conninfo.conninfo_to_dict(url).get("options") or "")
+        own = str(conninfo.conninfo_to_dict(url).get("options") or "")
     except psycopg.Error:  # not a URL libpq reads: the connection said so before this
-        given = ""
+        own = ""
+    given = own or environ.get("PGOPTIONS", "").strip()  # as _settings reads them
     lifted = quote(f"{given} -cstatement_timeout=0".strip(), safe="-_.")
-    where_set = "its options" if given else "the URL"
+    where_set = "its options" if own else "$PGOPTIONS" if given else "the URL"
     return (f" (the statement_timeout set for this role or database, or in {where_set}; "
             f"options={lifted} in the URL lifts it for harkback alone)")
 

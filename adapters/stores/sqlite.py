@@ -147,12 +147,12 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         self._closed = True
         # After queued writes (which may start one), before the writer's connection closes.
         self._executor.submit(self._checkpoints.close)
-        if self._written >= fulltext.BULK_ROWS:
-            # Searches after a bulk load read fewer segments; a failure (the file locked
-            # by another writer) leaves the merging to later writes, as FTS5 would.
-            merging = self._executor.submit(lambda: merge_pending(self._connection))
-            with contextlib.suppress(sqlite3.Error):
-                merging.result()
+        # Searches after a bulk load read fewer segments; a failure (the file locked by
+        # another writer) leaves the merging to later writes, as FTS5 would. Decided on the
+        # thread, after the writes still queued there have counted their messages.
+        merging = self._executor.submit(self._merge_if_bulk)
+        with contextlib.suppress(sqlite3.Error):
+            merging.result()
         self._own.close()
         # Read on the thread: a queued reopen may still replace the connection.
         closing = self._executor.submit(lambda: self._connection.close())
@@ -161,6 +161,10 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         # The connection is gone either way; a failure to close leaves nothing to undo.
         with contextlib.suppress(sqlite3.Error):
             closing.result()
+
+    def _merge_if_bulk(self) -> None:
+        if self._written >= fulltext.BULK_ROWS:
+            merge_pending(self._connection)
 
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> FutureResult[T, StoreUnavailable]:
         return FutureResult(self._call(work))

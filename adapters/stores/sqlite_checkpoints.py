@@ -8,9 +8,9 @@ of its own, on another thread (and core), while the caller reads and prepares th
 batch. The store's thread waits for it only before its next large write (so the log is
 bounded as before: it starts over once all of it was copied), a rewrite and the close.
 Small writes keep SQLite's own checkpoints, and so do all writes once a checkpoint failed
-(the file moved or deleted since the open, another file in its place): each write would
-otherwise leave its pages in the log. Each checkpoint is SQLite's own ``PASSIVE`` one:
-crash safety is SQLite's.
+(the file moved or deleted since the open, another file in its place) or its thread could
+not be started: each write would otherwise leave its pages in the log. Each checkpoint is
+SQLite's own ``PASSIVE`` one: crash safety is SQLite's.
 
 >>> import sqlite3, tempfile, pathlib
 >>> with tempfile.TemporaryDirectory() as tmp:
@@ -72,10 +72,16 @@ class Checkpoints:
             yield
         finally:
             writer.execute(f"PRAGMA wal_autocheckpoint = {pages}")
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1,
-                                                thread_name_prefix="harkback-checkpoint")
-        self._pending = self._executor.submit(self._checkpoint)
+        try:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(max_workers=1,
+                                                    thread_name_prefix="harkback-checkpoint")
+            self._pending = self._executor.submit(self._checkpoint)
+        except RuntimeError:
+            # No thread to run it on (none can be started, or the interpreter is exiting):
+            # the write has committed, and later ones keep SQLite's own checkpoints, as
+            # after a checkpoint that failed.
+            self._failed = True
 
     def wait(self) -> None:
         """Until the checkpoint in flight, if any, is done."""
@@ -89,8 +95,10 @@ class Checkpoints:
         self._closed = True
         self.wait()
         if self._executor is not None:
-            self._executor.submit(self._close_connection).result()
-            self._executor.shutdown(wait=True)
+            # A thread that could not start opened no connection: nothing to close there.
+            with contextlib.suppress(RuntimeError):
+                self._executor.submit(self._close_connection).result()
+            self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
 
     def _checkpoint(self) -> None:

@@ -124,19 +124,28 @@ def test_a_trailing_comma_still_names_the_rest(db: Path) -> None:
 
 
 @pytest.mark.parametrize(("command", "flags"), [
-    ("search", ("--as-of", "1969-12-31")), ("search", ("--since", "-5")),
-    ("search", ("--since", "999999999999999999999d")), ("recent", ("--since", "20000w")),
-    ("search", ("--until", "999 years ago")), ("recent", ("--until", "9" * 400 + "h")),
-    ("search", ("--as-of", "1970-01-05", "--since", "30d"))])
+    ("search", ("--since", "-62135596801")),
+    ("search", ("--since", "999999999999999999999d")), ("recent", ("--since", "200000w")),
+    ("search", ("--until", "800000d")), ("recent", ("--until", "9" * 400 + "h")),
+    ("search", ("--as-of", "1970-01-05", "--since", "800000d"))])
 def test_a_moment_out_of_range_names_the_years_allowed(db: Path, command: str,
                                                         flags: tuple[str, ...]) -> None:
-    """``--as-of 1969-12-31`` is an ISO date, yet it was refused with "use an ISO date":
-    the refusal now says which years a moment can be in. A span reaching back before
-    1970 (from now, or from ``--as-of``) was taken as no bound at all: refused the same."""
+    """A bound out of range is refused saying which moments a session can have. A span
+    reaching back before the year 1 (from now, or from ``--as-of``) was taken as no bound
+    at all: refused the same."""
     done = run(command, "docker" if command == "search" else "--json", *flags, db=db)
     assert done.returncode == 2
-    assert f"{flags[-2]} {flags[-1]!r} is not a moment a session can have (the years 1970 " \
-           "to 9999): use " in done.stderr, done.stderr
+    assert f"{flags[-2]} {flags[-1]!r} is not a moment a session can have (0001-01-01 to " \
+           "9999-12-31 UTC): use " in done.stderr, done.stderr
+
+
+def test_a_question_asked_before_1970_says_to_bound_instead(db: Path) -> None:
+    """``--as-of 1969-12-31`` is an ISO date, yet it was refused with "use an ISO date":
+    the refusal says the years a question is asked as of, and how to reach older sessions."""
+    done = run("search", "docker", "--as-of", "1969-12-31", db=db)
+    assert done.returncode == 2
+    assert "--as-of '1969-12-31' is before 1970: a question is asked as of 1970 to 9999 " \
+           "(to find older sessions, bound them with since/until instead)" in done.stderr
 
 
 def test_a_hidden_source_is_left_out_unless_named(tmp_path: Path) -> None:

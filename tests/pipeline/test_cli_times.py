@@ -101,16 +101,18 @@ def test_a_date_written_without_dashes_is_not_read_as_1970(tmp_path: Path) -> No
         assert "reads as a date: write 2026-03-04" in done.stderr
 
 
-def test_an_iso_bound_outside_1970_to_9999_is_refused_as_a_number_is(tmp_path: Path) -> None:
-    """``--since 0001-01-01`` or an offset past year 9999 is refused (exit status 2), as
-    ``--since -5`` is and as ``--as-of 0001-01-01`` already was."""
+def test_an_iso_bound_outside_the_years_1_to_9999_is_refused_as_a_number_is(
+        tmp_path: Path) -> None:
+    """An ISO time whose offset carries it before the year 1 or past 9999 (UTC) is refused
+    (exit status 2), as a number out of that range is."""
     path = _days_store(tmp_path)
-    for command in (("recent", "--since", "0001-01-01"),
-                    ("recent", "--until", "1969-12-31T23:59:59"),
+    for command in (("recent", "--since", "0001-01-01T00:00:00+01:00"),
+                    ("recent", "--until", "-62135596801"),
                     ("search", "notes", "--until", "9999-12-31T23:59:59-01:00")):
         done = run(*command, db=path)
         assert done.returncode == 2, done.stdout
-        assert "is not a moment a session can have (the years 1970 to 9999)" in done.stderr
+        assert "is not a moment a session can have (0001-01-01 to 9999-12-31 UTC)" \
+            in done.stderr
 
 
 def test_a_chinese_time_question_with_its_subject_lists_that_time(tmp_path: Path) -> None:
@@ -212,13 +214,15 @@ def test_a_session_that_starts_at_midnight_belongs_to_that_day_only(
     assert _listed(day.stdout) == ["at-2026-03-03T12:00:00"], day.stderr
 
 
-def test_until_the_last_day_a_session_can_have_lists_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Etc/GMT+12"])
+def test_until_the_last_day_a_session_can_have_lists_it(tmp_path: Path, zone: str) -> None:
     """``--until 9999-12-31`` ("until forever") in UTC: its last moment, just before the
     year 10000, lies past the last second a session can have, and the request refused it as
     an internal error (exit 70). It lists the sessions up to then; an epoch bound in that
-    last second is refused in one line, as any time no session can have is."""
+    last second is refused in one line, as any time no session can have is. West of UTC
+    the day ends in the year 10000 (UTC), past what Python can show: held there too."""
     path = sessions_at(tmp_path, ("2026-03-03T12:00:00", "9999-12-31T23:59:59"))
-    env = {"TZ": "UTC"}
+    env = {"TZ": zone}
     forever = run("recent", "--json", "--until", "9999-12-31", db=path, env=env)
     assert forever.returncode == 0, forever.stderr
     assert _listed(forever.stdout) == ["at-9999-12-31T23:59:59", "at-2026-03-03T12:00:00"]
@@ -269,3 +273,21 @@ def test_a_session_dated_after_now_is_listed_with_a_note(tmp_path: Path) -> None
     assert _listed(today.stdout)[-1] == "at-2026-03-03T12:00:00"  # (soon may be tomorrow)
     assert "at-2099-01-01T00:00:00" not in _listed(today.stdout)
     assert "notes" not in json.loads(today.stdout)
+
+
+def test_asked_as_of_a_past_moment_only_sessions_after_the_real_now_are_noted(
+        tmp_path: Path) -> None:
+    """``--as-of`` in the past hides nothing: the sessions recorded since are listed, and
+    they are no sign of a clock set wrong (they were called "dated more than a day after
+    now" too); a session dated after the real now still is, as of any moment."""
+    path = sessions_at(tmp_path, ("2026-02-20T12:00:00", "2026-03-03T12:00:00",
+                                  "2099-01-01T00:00:00"))
+    for as_of in ("2026-03-01", "2026-02-01"):
+        listed = run("search", "", "--json", "--as-of", as_of, db=path)
+        assert len(_listed(listed.stdout)) == 3
+        (note,) = json.loads(listed.stdout)["notes"]
+        assert note.startswith("1 session listed is dated more than a day after now")
+    bounded = run("search", "", "--json", "--as-of", "2026-03-01", "--until", "2026-03-01",
+                  db=path)
+    assert _listed(bounded.stdout) == ["at-2026-02-20T12:00:00"]
+    assert "notes" not in json.loads(bounded.stdout)

@@ -122,7 +122,7 @@ def test_unreadable_bound_is_rejected_with_guidance() -> None:
 @pytest.mark.parametrize("epoch", ["nan", "inf", "-inf", "1e400", "99999999999999",
                                    "253402300800"])
 def test_an_epoch_no_session_can_have_is_rejected(epoch: str) -> None:
-    """Epoch seconds must fall in years 1970-9999: past them a bound filters every
+    """Epoch seconds must fall in years 1-9999: past them a bound filters every
     session out, or none, without a word."""
     result = parse_time_bound(epoch, what="--since")
     assert isinstance(result, Failure)
@@ -176,7 +176,7 @@ def test_cjk_time_words_are_not_searched_for() -> None:
     assert {"지난", "난주"} <= time_words("지난주 CORS 에러")
 
 
-@pytest.mark.parametrize("epoch", [10 ** 400, -(10 ** 400), 1e300, -5, float("nan")])
+@pytest.mark.parametrize("epoch", [10 ** 400, -(10 ** 400), 1e300, -1e12, float("nan")])
 def test_a_number_no_session_can_have_is_rejected_as_text_is(epoch: float) -> None:
     """A bound given as a number (library, MCP) is held to the range a written one is; an
     int past a float's range raised OverflowError."""

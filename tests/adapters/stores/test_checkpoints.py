@@ -80,6 +80,53 @@ async def test_the_log_stays_bounded_once_the_file_cannot_be_checkpointed(
         assert (moved / "h.db-wal").stat().st_size < 2 * AUTOCHECKPOINT_PAGES * FRAME
 
 
+def _refuse_checkpoint_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    start = threading.Thread.start
+
+    def refusing(thread: threading.Thread) -> None:
+        if thread.name.startswith("harkback-checkpoint"):
+            raise RuntimeError("can't start new thread")
+        start(thread)
+    monkeypatch.setattr(threading.Thread, "start", refusing)
+
+
+async def test_a_checkpoint_thread_that_cannot_start_fails_no_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No thread can be started for the checkpoint (a thread limit reached): each large
+    write that committed still succeeds, later ones keep SQLite's own checkpoints (the log
+    stays bounded), and the store closes with every message kept."""
+    path = tmp_path / "h.db"
+    before = set(_checkpoint_threads())
+    with SqliteStore.open(path).unwrap() as store:
+        _refuse_checkpoint_threads(monkeypatch)
+        for batch in range(12):
+            report = await ok(store.ingest(_large(batch)))
+            assert report.messages == fulltext.BULK_ROWS
+        assert Path(f"{path}-wal").stat().st_size < 2 * AUTOCHECKPOINT_PAGES * FRAME
+    assert set(_checkpoint_threads()) == before
+    with SqliteStore.open(path, readonly=True).unwrap() as reader:
+        assert len(await ok(reader.search(match("w11x7", limit=5000)))) == fulltext.BULK_ROWS
+
+
+def test_checkpoints_whose_thread_cannot_start_close_and_leave_sqlites_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write after the refused thread keeps SQLite's threshold, and the close (which
+    has no thread to close a connection on) ends without an error."""
+    writer = sqlite3.connect(tmp_path / "h.db", isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")
+    checkpoints = Checkpoints(tmp_path / "h.db")
+    _refuse_checkpoint_threads(monkeypatch)
+    try:
+        with checkpoints.large_write(writer):
+            writer.execute("CREATE TABLE t (x)")
+        with checkpoints.large_write(writer):
+            threshold = writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        checkpoints.close()
+    finally:
+        writer.close()
+    assert threshold == AUTOCHECKPOINT_PAGES
+
+
 def test_a_checkpoint_never_creates_a_file_removed_meanwhile(tmp_path: Path) -> None:
     """The checkpointing connection opens the file as it is (``mode=rw``), never a new one."""
     path = tmp_path / "h.db"

@@ -3,7 +3,9 @@ one that only wrote small batches leaves them to later writes."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import time
 from pathlib import Path
 
 from harkback.adapters.stores.sql import fulltext
@@ -66,6 +68,25 @@ async def test_a_bulk_load_leaves_no_merge_pending(tmp_path: Path) -> None:
                                                                       limit=2000)))]
     assert after == before
     assert len(after) == 12 + len(_bulk()) * 10
+
+
+async def test_a_bulk_batch_still_queued_when_the_store_closes_is_merged_too(
+        tmp_path: Path) -> None:
+    """close() is called while the bulk batch waits its turn on the store's thread (as
+    after Ctrl-C): the batch is stored, and the close still merges what it left pending."""
+    path = tmp_path / "h.db"
+    await _with_segments(path)
+    store = SqliteStore.open(path).unwrap()
+    # The store's thread is busy for a moment, so the bulk batch is still queued at close.
+    held = asyncio.ensure_future(ok(store.run(lambda _: time.sleep(0.3))))
+    bulk = asyncio.ensure_future(ok(store.ingest(_bulk())))
+    await asyncio.sleep(0.05)
+    store.close()
+    await held
+    assert (await bulk).messages == fulltext.BULK_ROWS
+    assert _segments(path) < 13
+    with SqliteStore.open(path, readonly=True).unwrap() as reader:
+        assert len(await ok(reader.search(match("dns", limit=2000)))) == len(_bulk()) * 10
 
 
 async def test_few_small_writes_leave_the_merging_to_later(tmp_path: Path) -> None:

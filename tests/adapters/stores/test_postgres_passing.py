@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 
@@ -110,6 +111,27 @@ def test_the_way_out_of_a_statement_timeout_keeps_the_urls_own_options(
         shown = [connection.execute(f"SHOW {name}").fetchone()
                  for name in ("statement_timeout", "search_path")]
     assert shown == [("0",), ("pg_catalog",)], hinted.group(1)
+
+
+def test_the_way_out_of_a_statement_timeout_keeps_pgoptions(
+        postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings in ``$PGOPTIONS`` (here a search_path and the timeout itself) and none in
+    the URL: libpq reads ``$PGOPTIONS`` only when the URL has no ``options``, so the hinted
+    ``options=-cstatement_timeout%3D0`` dropped the search_path. The hinted options, added
+    to the URL as harkback connects, lift the timeout and keep the search_path."""
+    monkeypatch.setenv("PGOPTIONS", "-csearch_path=pg_catalog -cstatement_timeout=50")
+    url = postgres_server.url()
+    with psycopg.connect(url) as connection, \
+            pytest.raises(psycopg.errors.QueryCanceled) as cancelled:
+        connection.execute("SELECT pg_sleep(5)")
+    told = unavailable(url, cancelled.value).reason
+    hinted = re.search(r"(options=\S+) in the URL lifts it", told)
+    assert hinted is not None, told
+    with connector(f"{url}&{hinted.group(1)}", False, os.environ)() as connection:
+        connection.execute("SELECT pg_sleep(0.2)")
+        shown = [connection.execute(f"SHOW {name}").fetchone()
+                 for name in ("statement_timeout", "search_path")]
+    assert shown == [("0",), ("pg_catalog",)], told
 
 
 @pytest.mark.parametrize("limited", ["ROLE", "DATABASE"])
