@@ -238,6 +238,31 @@ def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -
     return Statement(sql, (match_param, fetch, *params, query.limit))
 
 
+def ranked_in_order(query: MatchQuery, fetch: int, *, per_session: bool = False) -> Statement:
+    """:func:`ranked_search`'s survivors with their places, unlimited and without the count
+    row, read in FTS5's order: the best ``fetch`` matches are ranked first, then joined and
+    filtered one by one, so a caller that reads ``query.limit`` rows joins no more of the
+    cut than it takes to find them (the reading side checks the places rise).
+
+    >>> from harkback.stages.query import parse_query
+    >>> q = MatchQuery(expression=parse_query("docker").expression, roles=("user",))
+    >>> ranked_in_order(q, 200).params
+    ('("docker")', 200, '["user"]', '[]')
+    """
+    conditions, params = _filters(query, query.expression, per_session=per_session)
+    match_condition, match_param = conditions.pop(0), params.pop(0)
+    # As in search_in_order: CROSS JOIN keeps the ranked rows the outer loop.
+    return Statement(
+        f"SELECT {_HIT_COLUMNS}, best.rank AS rank, m.id, best.place AS place "
+        "FROM (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) AS place "
+        "FROM (SELECT rowid AS id, bm25(messages_fts) AS rank FROM messages_fts "
+        f"WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)) AS best "
+        "CROSS JOIN messages AS m ON m.id = best.id "
+        "CROSS JOIN sessions AS s ON s.id = m.session_id "
+        f"WHERE {' AND '.join(conditions)}",
+        (match_param, fetch, *params))
+
+
 def newest(query: MatchQuery, *, skip: Iterable[int], limit: int, below: int | None = None,
            at_least: int | None = None, expression: Node | None = None,
            per_session: bool = False) -> Statement:

@@ -337,3 +337,63 @@ def test_a_session_removed_between_the_rows_and_their_texts_is_no_hit(
             patch.setattr(fulltext, "hit_texts", removing)
             hits = asyncio.run(ok(store.search(match("walrus"))))
     assert [h.session_id for h in hits] == ["kept"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(query=queries(), fetch=st.integers(1, 400),
+       sources=st.sets(st.sampled_from(SOURCES), max_size=2),
+       excluded=st.none() | st.sampled_from(WORDS), per_session=st.booleans())
+def test_a_cut_read_in_rank_order_leads_with_the_ranked_rows(
+        connection: sqlite3.Connection, query: MatchQuery, fetch: int, sources: set[str],
+        excluded: str | None, per_session: bool) -> None:
+    """The cut's survivors read in rank order, as far as the limit, are the ranked
+    statement's rows with the same places, whatever the filters."""
+    query = attrs.evolve(query, sources=tuple(sources),
+                         excluded=None if excluded is None else parse_query(excluded).expression)
+    cursor = connection.execute(*attrs.astuple(fulltext.ranked_in_order(
+        query, fetch, per_session=per_session)))
+    in_order = [tuple(row) for row in cursor.fetchmany(query.limit)]
+    cursor.close()
+    *ranked, _ = _rows(connection, fulltext.ranked_search(query, fetch, per_session=per_session))
+    assert in_order == [row[:8] for row in ranked]
+
+
+CUT_IN_ORDER = ")) AS best CROSS JOIN"
+"""What only :func:`~harkback.adapters.stores.sql.fulltext.ranked_in_order` runs."""
+CUT_STORED = "kept AS MATERIALIZED"
+"""What only :func:`~harkback.adapters.stores.sql.fulltext.ranked_search` runs."""
+
+
+@pytest.mark.parametrize(("roles", "limit"), [(ROLES, 20), (("user", "assistant"), 30),
+                                              (("system",), 60)])
+def test_a_ranked_search_reads_its_cut_in_rank_order(
+        path: Path, connection: sqlite3.Connection, roles: tuple[Role, ...],
+        limit: int) -> None:
+    """FTS5's best rows are joined in rank order only as far as the limit (and a cut that
+    leaves too few survivors is counted, then cut deeper); the hits are the full
+    statement's."""
+    query = match("error OR dns", roles=roles, limit=limit, max_scored=None)
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        hits, statements = _searched(store, query)
+    assert any(CUT_IN_ORDER in s for s in statements)
+    assert not any(CUT_STORED in s for s in statements)
+    assert hits == _full_hits(connection, query)
+
+
+def test_a_cut_read_out_of_rank_order_falls_back_to_the_ranked_statement(
+        path: Path, connection: sqlite3.Connection) -> None:
+    """Should SQLite hand the cut's rows over in another order, the ranked statement decides."""
+    query = match("error OR dns", roles=("user", "assistant"), limit=20, max_scored=None)
+    in_order = fulltext.ranked_in_order
+
+    def backwards(*args: Any, **kwargs: Any) -> Statement:
+        statement = in_order(*args, **kwargs)
+        return attrs.evolve(statement,
+                            sql=f"SELECT * FROM ({statement.sql}) ORDER BY place DESC")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fulltext, "ranked_in_order", backwards)
+        with SqliteStore.open(path, readonly=True).unwrap() as store:
+            hits, statements = _searched(store, query)
+    assert any(CUT_IN_ORDER in s for s in statements)
+    assert any(CUT_STORED in s for s in statements)
+    assert hits == _full_hits(connection, query)
