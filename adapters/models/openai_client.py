@@ -96,8 +96,10 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
         return Attempt(f"HTTP error talking to {where}: {error}", retry=True)
     try:
         data: object = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        return Attempt(f"the answer is not valid JSON ({error})", retry=True)
+    except (ValueError, RecursionError) as error:
+        # ValueError: bad JSON, bad UTF-8, or a number past Python's 4,300 digits;
+        # RecursionError: arrays nested thousands deep. Both ended the whole search.
+        return Attempt(f"the answer is not valid JSON ({str(error).split(';')[0]})", retry=True)
     return data
 
 

@@ -131,6 +131,19 @@ async def test_malformed_json_is_retried() -> None:
     assert (count, bool(result.unwrap().text)) == (3, True)
 
 
+@pytest.mark.parametrize("raw", [b"[" * 100_000 + b"]" * 100_000,
+                                 b'{"choices": [{"message": {"content": 1' + b"0" * 5000 + b"}}]}"],
+                         ids=["nested-too-deep", "a-number-of-5000-digits"])
+async def test_json_that_python_cannot_read_is_a_failed_attempt(raw: bytes) -> None:
+    """An answer nested deeper than Python's JSON reader goes, or holding a number longer
+    than it reads, fails the call with a reason: it ended the whole search (exit 70)."""
+    with ChatServer(lambda _r: Reply(raw=raw)) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 3
+    assert "not valid JSON" in result.failure().reason
+
+
 async def test_a_hanging_server_times_out_each_attempt() -> None:
     """A server that never answers costs about the per-call timeout per attempt."""
     with ChatServer(lambda _r: Reply(hang=True)) as server:
