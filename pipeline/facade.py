@@ -20,6 +20,7 @@ from typing import Any, Self, TypeVar
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.stores.own_thread import inside_a_store_search
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.facade_parts import a_part, a_pipeline, a_store
 from harkback.pipeline.own_thread import on_store_thread
@@ -214,6 +215,13 @@ def run_sync(make: Callable[[], Awaitable[T]]) -> T:
 run_sync(lambda: hb.search('docker'))
     """
     _check_maker(make, "run_sync")
+    if inside_a_store_search():
+        raise RuntimeError(
+            "a synchronous harkback call (search_sync, call_sync, run_sync, a sync tool "
+            "handler) was made from inside a search, on its store's own thread (an "
+            "observer or a stage of yours): it would wait for that thread, busy with the "
+            "search that waits for it, for ever; await hb.search(...) in a stage, or make "
+            "the call after the search returns")
 
     async def main() -> T:
         return await make()

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
+from harkback.stages.shown_number import shown_number
+
 if TYPE_CHECKING:
     from harkback.stages.records import Conversation
 
@@ -54,10 +56,27 @@ def non_empty(_inst: object, attribute: attrs.Attribute[str], value: str) -> Non
         raise ValueError(f"{attribute.name} must not be empty")
 
 
+MOST_POSITION = 2**31 - 1
+"""The last position every store can hold (PostgreSQL's ``INTEGER`` column)."""
+
+
 def at_least_zero(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
-    """A position: 0 or more (as ``attrs.validators.ge(0)``)."""
+    """A position: a whole number from 0 to :data:`MOST_POSITION` (negative ones fail as
+    ``attrs.validators.ge(0)`` does). A float (``1.5``) or a bool was stored as it was, and
+    ``show``'s ``--around s:1.5`` could not find it; 2 ** 70 raised SQLite's OverflowError.
+
+    >>> from harkback.stages.records import Message
+    >>> Message(session_id="s", position=1.5, role="user")
+    Traceback (most recent call last):
+    TypeError: 'position' must be a whole number (int), got 1.5
+    """
+    if type(value) is not int:  # bool is an int to isinstance
+        raise TypeError(f"'{attribute.name}' must be a whole number (int), got {value!r}"[:200])
     if not value >= 0:
-        raise ValueError(f"'{attribute.name}' must be >= 0: {value}")
+        raise ValueError(f"'{attribute.name}' must be >= 0: {shown_number(value)}")
+    if value > MOST_POSITION:
+        raise ValueError(f"'{attribute.name}' must be at most {MOST_POSITION} (what every "
+                         f"store can hold): {shown_number(value)}")
 
 
 def a_role(_inst: object, attribute: attrs.Attribute[Role], value: object) -> None:

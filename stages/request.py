@@ -106,6 +106,11 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
     """
     wrong = _wrong_type(query, limit, {"roles": roles, "sources": sources, "projects": projects,
                                        "hidden_sources": hidden_sources})
+    if wrong is None and not isinstance(current_session_id, str | None):
+        # An agent's own id as a number (12345) matched no stored id ("12345"), so its own
+        # live session came back as memory without a word.
+        wrong = (f"current_session_id must be text, got {type(current_session_id).__name__}"
+                 f" (write it as current_session_id=str(...))")
     if wrong is not None:
         return Failure(QueryRejected(wrong))
     if not 1 <= limit <= MAX_LIMIT:

@@ -34,7 +34,7 @@ from returns.result import Failure, Result
 
 from harkback.adapters.models.base_url import endpoint_identity, unusable_base_url
 from harkback.adapters.models.chat_settings import ChatSettings
-from harkback.adapters.models.openai_client import fetch_json, new_client
+from harkback.adapters.models.openai_client import body_within, fetch_json, new_client
 from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.stages.chat import ChatReply, ChatRequest
@@ -88,6 +88,11 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     return ChatReply(text=text, usage=tokens, model=mended(model) if isinstance(model, str) else "",
                      finish_reason=reason if isinstance(reason, str) else "")
 
+
+ANSWER_BYTES = 32 << 20
+"""The most of an answer's body read: a recap of a few hundred tokens, with a reasoning
+model's thinking beside it, is kilobytes; a server ignoring ``max_tokens`` may send
+megabytes, which :func:`within_limit` cuts."""
 
 CHARS_PER_TOKEN = 8
 """Characters an answer may hold per token asked for: twice what English takes, eight
@@ -193,10 +198,9 @@ class OpenAIChatModel:
         }
 
         async def send() -> bytes:
-            raw = await bound.client.chat.completions.with_raw_response.create(
-                **arguments, timeout=s.timeout)
-            body: bytes = raw.content
-            return body
+            async with bound.client.chat.completions.with_streaming_response.create(
+                    **arguments, timeout=s.timeout) as raw:
+                return await body_within(raw, ANSWER_BYTES)
 
         async with bound.slots:
             await bound.limiter.acquire()

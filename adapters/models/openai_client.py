@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
 
 import attrs
 import httpx2
@@ -30,6 +31,40 @@ def new_client(base_url: str | None, api_key: str | None, timeout: float) -> ope
     :func:`~harkback.adapters.models.retries.with_retries` decides instead."""
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, max_retries=0,
                               timeout=timeout)
+
+
+class TooLong(Exception):
+    """An answer's body ran past what :func:`body_within` takes."""
+
+    def __init__(self, most: int) -> None:
+        """Name the limit it ran past."""
+        super().__init__(f"the answer is longer than {most / (1 << 20):g} MiB (as decompressed), "
+                         f"far more than the reply asked for: left unread")
+
+
+class Chunks(Protocol):
+    """A streamed response: the SDK's ``with_streaming_response`` gives one."""
+
+    def iter_bytes(self) -> AsyncIterator[bytes]:
+        """The body, decompressed, a chunk at a time."""
+        ...
+
+
+async def body_within(response: Chunks, most: int) -> bytes:
+    """The body of ``response``, or :class:`TooLong` once it passes ``most`` bytes.
+
+    The SDK's raw response reads a body whole: a server answering a gzip of 200 MB of
+    spaces (200 KB sent) took 600 MB and 30 s a search, three times; a larger one, all
+    the memory there is.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > most:
+            raise TooLong(most)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
@@ -79,6 +114,8 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
             body = await send()
     except (TimeoutError, openai.APITimeoutError, httpx2.TimeoutException):
         return Attempt(f"no answer within {timeout:g} s", retry=True)
+    except TooLong as error:  # the same question gets the same flood: not asked again
+        return Attempt(str(error), retry=False)
     except openai.APIStatusError as error:
         return _status_problem(error, secret)
     except openai.APIConnectionError as error:
@@ -96,8 +133,10 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
         return Attempt(f"HTTP error talking to {where}: {error}", retry=True)
     try:
         data: object = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        return Attempt(f"the answer is not valid JSON ({error})", retry=True)
+    except (ValueError, RecursionError) as error:
+        # ValueError: bad JSON, bad UTF-8, or a number past Python's 4,300 digits;
+        # RecursionError: arrays nested thousands deep. Both ended the whole search.
+        return Attempt(f"the answer is not valid JSON ({str(error).split(';')[0]})", retry=True)
     return data
 
 

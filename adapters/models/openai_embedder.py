@@ -22,7 +22,7 @@ from returns.future import FutureResult
 from returns.result import Failure, Success
 
 from harkback.adapters.models.base_url import unusable_base_url
-from harkback.adapters.models.openai_client import fetch_json, new_client
+from harkback.adapters.models.openai_client import body_within, fetch_json, new_client
 from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.adapters.models.vectors import Vectors, embedded, unit_vectors
@@ -61,6 +61,10 @@ def vectors_from_json(data: object, expected: int) -> tuple[Vector, ...] | Attem
     vectors = unit_vectors([placed[i] for i in range(expected)], expected)
     return Attempt(vectors, retry=False) if isinstance(vectors, str) else vectors
 
+
+VECTOR_BYTES = 256 << 10
+"""The most of an answer's body read per text of its batch (and once more for the rest):
+a vector of 8,192 floats written out in JSON is about 200 KB."""
 
 QUERY_DEADLINE_S = 10.0
 """Time for a search's question to get its vector, all attempts together."""
@@ -158,10 +162,10 @@ class OpenAIEmbedder:
                        ) -> tuple[Vector, ...] | Attempt:
         async def send() -> bytes:
             # "float": the SDK would ask for base64, which not every local server speaks.
-            raw = await client.embeddings.with_raw_response.create(
-                model=self.model, input=batch, encoding_format="float", timeout=self.timeout)
-            body: bytes = raw.content
-            return body
+            async with client.embeddings.with_streaming_response.create(
+                    model=self.model, input=batch, encoding_format="float",
+                    timeout=self.timeout) as raw:
+                return await body_within(raw, VECTOR_BYTES * (len(batch) + 1))
 
         data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
                                 where=shown_url(self.base_url or "the OpenAI API"))

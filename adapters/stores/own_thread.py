@@ -26,6 +26,19 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
+_RUNNING = threading.local()  # .here: this thread is some store's, running a search now
+
+
+def inside_a_store_search() -> bool:
+    """Is the caller code that a store's own thread runs as part of a search (a stage or
+    the observer)? A synchronous call to that store from there waits for its own thread,
+    which waits for it: a search_sync in an observer hung, and the store with it, for good.
+
+    >>> inside_a_store_search()
+    False
+    """
+    return bool(getattr(_RUNNING, "here", False))
+
 
 class OwnThread:
     """The one worker thread of ``executor``, and an event loop there, made at first use."""
@@ -63,7 +76,11 @@ class OwnThread:
 
         async def main() -> T:
             return await make()
-        return self._loop.run_until_complete(main())
+        _RUNNING.here = True
+        try:
+            return self._loop.run_until_complete(main())
+        finally:
+            _RUNNING.here = False
 
     def close(self) -> None:
         """Run nothing more here; the thread's event loop is closed after queued work."""

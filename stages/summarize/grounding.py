@@ -77,18 +77,42 @@ def _is_word(char: str) -> bool:
     return char == "_" or (char.isascii() and char.isalnum())
 
 
+_JOINS = "/-.~:=@+%*"
+"""Characters that join what stands on their two sides into one path or argument:
+``/var/lib/docker`` followed by ``/tmp`` is another path, ``feature`` by ``-branch``
+another branch."""
+
+
+def _joined(held: str, at: int) -> bool:
+    """Does the text at ``at`` go on the word just before it: a word character, or a
+    joining character with a word (or another path step) right after it? A sentence's
+    full stop, a closing backtick or a trailing slash end it."""
+    char = held[at:at + 1]
+    if not char or _is_word(char):
+        return bool(char)
+    following = held[at + 1:at + 2]
+    return char in _JOINS and bool(following) and (_is_word(following) or following in "/~*-")
+
+
 def _holds(held: str, item: str, *, whole_end: bool = True) -> bool:
-    """Does ``held`` hold ``item`` where it starts a word, and ends one (``whole_end``)?
+    """Does ``held`` hold ``item`` as whole words, its end not going on (``whole_end``)?
 
     A substring is not enough: `docker network cre` is in ``docker network create``, and
-    says another command. A short hash may stand for a longer one (``whole_end=False``).
+    says another command; so is `sudo rm -rf /var/lib/docker` in ``sudo rm -rf
+    /var/lib/docker/tmp/cache``, and `/lib/docker` in ``/var/lib/docker``. A short hash may
+    stand for a longer one (``whole_end=False``).
+
+    >>> _holds("ran rm -rf /var/lib/docker/tmp/cache.", "rm -rf /var/lib/docker")
+    False
+    >>> _holds("ran `rm -rf /var/lib/docker/`.", "rm -rf /var/lib/docker")
+    True
     """
     start = held.find(item)
     while start >= 0:
         end = start + len(item)
-        if ((not _is_word(item[0]) or start == 0 or not _is_word(held[start - 1]))
-                and (not whole_end or not _is_word(item[-1]) or end == len(held)
-                     or not _is_word(held[end]))):
+        before = held[start - 1] if start else ""
+        glued = _is_word(before) or (not _is_word(item[0]) and before in _JOINS and before != "")
+        if not glued and (not whole_end or not _joined(held, end)):
             return True
         start = held.find(item, start + 1)
     return False

@@ -225,16 +225,17 @@ async def test_a_session_found_by_other_forms_of_the_words_is_summarised_by_them
 
 
 async def test_an_id_that_is_not_text_is_looked_up_as_before(tmp_path: Path) -> None:
-    """A caller's number for a session id (``read_session(123)``, ``current_session_id=7``)
-    is not found, or excludes nothing; mending half characters out of the request's texts
-    raised AttributeError on it."""
+    """A caller's number for a session id (``read_session(123)``) is not found, and
+    ``current_session_id=7`` is refused (a number excluded nothing: the caller's own
+    session came back); mending half characters out of the request's texts raised
+    AttributeError on them."""
     with SqliteStore.open(tmp_path / "h.db").unwrap() as store:
         await store.ingest([conversation("s1", ("user", "docker bridge"))]).awaitable()
         hb = Harkback(store=store)
         page = await hb.read_session(123)  # type: ignore[arg-type]
         assert page.failure().reason == "no session with id 123"
         found = await hb.search("docker", current_session_id=7)  # type: ignore[arg-type]
-        assert [r["session_id"] for r in found.to_payload()["results"]] == ["s1"]
+        assert "current_session_id must be text, got int" in found.to_payload()["error"]
 
 
 async def test_an_id_that_is_neither_text_nor_a_number_is_refused(tmp_path: Path) -> None:

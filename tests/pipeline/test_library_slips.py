@@ -203,3 +203,18 @@ def test_a_stage_given_as_its_class_says_to_make_one() -> None:
     with pytest.raises(TypeError, match=rf"got the class {type(ranker).__name__}: make one"):
         Pipeline(match=type(ranker))  # type: ignore[arg-type]
     assert Pipeline(match=type(ranker)()).match == ranker
+
+
+async def test_a_current_session_id_given_as_a_number_is_refused(tmp_path: Path) -> None:
+    """An agent's own id given as a number (a runner's integer id) matched no stored id, so
+    its live session came back as memory; it is refused, naming the argument."""
+    store = open_store(tmp_path / "history.db").unwrap()
+    await store.ingest([conversation("12345", ("user", "the deploy of api failed"),
+                                     started_at=1_700_000_000.0)]).awaitable()
+    hb = Harkback(store=store)
+    payload = (await hb.search("deploy", current_session_id=12345)).to_payload()  # type: ignore[arg-type]
+    tool = json.loads(handle_session_search_sync(hb, {"query": "deploy"}, current_session_id=12345))  # type: ignore[arg-type]
+    store.close()
+    assert payload == {"success": False, "error": "query rejected: current_session_id must be "
+                       "text, got int (write it as current_session_id=str(...))"}
+    assert tool["success"] is False and "current_session_id must be text" in tool["error"]

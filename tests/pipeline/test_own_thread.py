@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -95,3 +97,36 @@ def test_search_sync_runs_on_the_store_thread_too(store: SqliteStore) -> None:
     """The synchronous facade (here inside the test's running loop) finds the sessions."""
     response = Harkback(store=store).search_sync("docker network", as_of=1000.0)
     assert [r["session_id"] for r in response.to_payload()["results"]][:1] == ["docker"]
+
+
+_NESTED = """
+import asyncio, sys
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.pipeline.facade import Harkback
+from tests.pipeline.test_own_thread import SESSIONS
+store = SqliteStore.open(sys.argv[1]).unwrap()
+asyncio.run(store.ingest(SESSIONS).awaitable())
+heard = []
+def nested(event):
+    if event.stage == "match" and event.status == "started":
+        try:
+            heard.append(Harkback(store=store).search_sync("docker").to_payload()["count"])
+        except RuntimeError as error:
+            heard.append(str(error))
+outer = Harkback(store=store, observer=nested).search_sync("docker network")
+store.close()
+print(outer.to_payload()["count"], heard)
+"""
+
+
+def test_a_synchronous_search_from_inside_a_search_is_refused_not_hung(tmp_path: Path) -> None:
+    """An observer calling ``search_sync`` on the store its search runs on gets an error:
+    it waited for the store's thread, busy with the search waiting for it, for ever (the
+    store could not even be closed). Run apart, so a hang fails the test by its timeout."""
+    done = subprocess.run([sys.executable, "-c", _NESTED, str(tmp_path / "h.db")],
+                          capture_output=True, text=True, timeout=60, check=False,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr
+    outer, heard = done.stdout.split(" ", 1)
+    assert int(outer) > 0
+    assert "from inside a search, on its store's own thread" in heard

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import gzip
 import json
 import threading
 import time
@@ -129,6 +130,31 @@ async def test_malformed_json_is_retried() -> None:
         result = await _complete(_model(server))
         count = len(server.received)
     assert (count, bool(result.unwrap().text)) == (3, True)
+
+
+@pytest.mark.parametrize("raw", [b"[" * 100_000 + b"]" * 100_000,
+                                 b'{"choices": [{"message": {"content": 1' + b"0" * 5000 + b"}}]}"],
+                         ids=["nested-too-deep", "a-number-of-5000-digits"])
+async def test_json_that_python_cannot_read_is_a_failed_attempt(raw: bytes) -> None:
+    """An answer nested deeper than Python's JSON reader goes, or holding a number longer
+    than it reads, fails the call with a reason: it ended the whole search (exit 70)."""
+    with ChatServer(lambda _r: Reply(raw=raw)) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 3
+    assert "not valid JSON" in result.failure().reason
+
+
+async def test_an_answer_that_inflates_past_the_cap_is_left_unread() -> None:
+    """A gzip of 64 MiB of spaces (64 KiB sent) is not read whole, three times over: the
+    call fails at once saying why. A server that sent one of gigabytes took all memory."""
+    flood = gzip.compress(b" " * (64 << 20))
+    with ChatServer(lambda _r: Reply(raw=flood, headers=(("Content-Encoding", "gzip"),))
+                    ) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 1
+    assert "the answer is longer than 32 MiB" in result.failure().reason
 
 
 async def test_a_hanging_server_times_out_each_attempt() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import math
 from typing import Any
 
@@ -98,6 +99,18 @@ async def test_garbage_is_retried_and_garbage_every_time_fails() -> None:
     assert len(recovered.unwrap()) == 3
     assert count == 3
     assert "not valid JSON" in failure_reason(broken)
+
+
+async def test_an_answer_past_its_batch_s_size_is_left_unread() -> None:
+    """An answer to three texts that inflates to 64 MiB is not read whole: the batch fails
+    at once, saying why, where it was read three times over."""
+    flood = gzip.compress(b" " * (64 << 20))
+    with ChatServer(lambda _r: Reply(raw=flood, headers=(("Content-Encoding", "gzip"),))
+                    ) as server:
+        outcome = await embed(_embedder(server), DNS)
+        count = len(server.received)
+    assert count == 1
+    assert "the answer is longer than" in failure_reason(outcome)
 
 
 @pytest.mark.parametrize(("edit", "reason"), [

@@ -27,6 +27,27 @@ def test_urls_and_paths_the_session_named_pass_with_trailing_punctuation() -> No
     assert unquoted(recap, SEEN) == ()
 
 
+CLEANED = ("[USER]: free some disk\n\n[ASSISTANT]: Run `sudo rm -rf /var/lib/docker/tmp/cache`"
+           " and `git push origin fix-dns`; the socket is /var/run/docker.sock. See"
+           " ./config.yaml and /etc/nginx/.")
+
+
+@pytest.mark.parametrize(("cut", "whole"), [
+    ("`sudo rm -rf /var/lib/docker`", "`sudo rm -rf /var/lib/docker/tmp/cache`"),
+    ("`rm -rf /`", "`rm -rf /var/lib/docker/tmp/cache`"),
+    ("`git push origin fix`", "`git push origin fix-dns` (`git push`)"),
+    ("/lib/docker", "/var/lib/docker/tmp/cache"),
+    ("/var/run/docker.", "/var/run/docker.sock."),
+    ("`/config.yaml`", "`config.yaml` and /etc/nginx.")])
+def test_a_command_or_path_cut_short_is_not_held(cut: str, whole: str) -> None:
+    """A quoted command or path that is only the start (or the end) of the transcript's
+    is another one: `sudo rm -rf /var/lib/docker` passed in a session that removed a
+    cache below it, as `rm -rf /` did. Quoted whole (a file without its ``./``, a folder
+    without its trailing slash, a command without its arguments), it passes."""
+    assert unquoted(f"Ran {cut}", CLEANED) != ()
+    assert unquoted(f"Ran {whole}", CLEANED) == ()
+
+
 def test_a_path_written_against_chinese_words_is_read_without_them() -> None:
     """修改了/etc/nginx/nginx.conf文件 quotes /etc/nginx/nginx.conf, which the session holds;
     the path ran on into 文件 and the recap was refused."""
