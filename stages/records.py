@@ -245,13 +245,21 @@ def _shown(value: object) -> str:
 
 
 def _plain(message: Message) -> bool:
-    try:  # ASCII holds no surrogate: one check; anything else (None, a list) goes the long way
-        return type(message.tool_calls) is tuple and all(  # a third of messages carry calls
-            type(c) is ToolCall for c in message.tool_calls) and "".join((
-            message.content, message.session_id, message.tool_name, message.tool_call_id,
-            *(t for c in message.tool_calls for t in (c.id, c.name, c.arguments)))).isascii()
-    except TypeError:  # a text field holding something else
+    # ASCII holds no surrogate; each text's isascii reads a flag, half the cost of joining them
+    # first. Anything but a str, tuple, ToolCall (None, a subclass) goes the long way.
+    calls = message.tool_calls
+    if type(calls) is not tuple:
         return False
+    for text in (message.content, message.session_id, message.tool_name, message.tool_call_id):
+        if type(text) is not str or not text.isascii():
+            return False
+    for call in calls:  # a third of messages carry calls
+        if type(call) is not ToolCall:
+            return False
+        for text in (call.id, call.name, call.arguments):
+            if type(text) is not str or not text.isascii():
+                return False
+    return True
 
 
 def _message_mended(message: Message) -> Message:
