@@ -27,9 +27,9 @@ from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of
 
 # The moments a bound may name: those a session can have, as ingest keeps them.
 _YEARS = "0001-01-01 to 9999-12-31 UTC"
-_AS_OF_EARLIEST = 0.0
-"""The earliest moment a question is asked as of: 1970, where the local calendar days its
-time words count in are sure to be known (a bound reaches back to the year 1)."""
+_FIRST_DAY_ASKED = date(1970, 1, 1)
+"""The first day a question is asked as of: from 1970 the local calendar days its time
+words count in are sure to be known (a bound reaches back to the year 1)."""
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -293,7 +293,10 @@ def parse_as_of(value: TimeGiven, *, what: str = "as_of") -> Result[float, Query
     "as_of '1969-12-31' is before 1970: "
     """
     given = given_time(value, what=what)
-    if isinstance(given, Success) and given.unwrap() < _AS_OF_EARLIEST:
+    # 1970 begins at epoch 0 or at its local midnight, the earlier: east of UTC,
+    # "1970-01-01" is a moment before epoch 0.
+    earliest = min(0.0, day_start(_FIRST_DAY_ASKED))
+    if isinstance(given, Success) and given.unwrap() < earliest:
         shown = value.isoformat() if isinstance(value, date) else value  # as written
         return Failure(QueryRejected(
             f"{what} {shown!r} is before 1970: a question is asked as of 1970 to 9999 "
