@@ -205,13 +205,31 @@ def _first_moment(day: date) -> float:
     return max(day_start(day), EARLIEST_EPOCH)
 
 
+def _timestamp(written: datetime) -> float:
+    """Epoch seconds of ``written`` (naive: local time). On the calendar's first and last
+    days Python places no local time (it looks a day past them for the offset): there the
+    offset is that of the day next to it (no zone changes its offset between the two).
+
+    >>> _timestamp(datetime(1, 1, 1, 8)) == EARLIEST_EPOCH + 8 * 3600  # with TZ=UTC
+    True
+    """
+    try:
+        return written.timestamp()
+    except (ValueError, OverflowError):
+        if written.tzinfo is not None:
+            raise
+        near = date(1, 1, 2) if written.year == 1 else date(9999, 12, 30)
+        west = day_start(near) - datetime(near.year, near.month, near.day, tzinfo=UTC).timestamp()
+        return written.replace(tzinfo=UTC).timestamp() + west
+
+
 def _moment(written: date | datetime, end: bool) -> float:
     # A date names a local day (its start, or its end for an upper bound), held to the
     # moments a session can have; an ISO time without an offset is local time, as a person
     # types it. NaN (refused by _in_range) when the platform cannot place it.
     try:
         if isinstance(written, datetime):
-            return written.timestamp()
+            return _timestamp(written)
         return _last_moment(written) if end else _first_moment(written)
     except (ValueError, OverflowError, OSError):
         return math.nan
