@@ -108,7 +108,7 @@ def test_a_close_interrupted_while_queued_work_finishes_still_closes_the_file(
 
     def busy(_: sqlite3.Connection) -> None:
         started.set()
-        time.sleep(0.3)  # close() is waiting meanwhile: interrupt it there
+        time.sleep(1.0)  # close() is waiting by then (called as this began): interrupt it
         signal.pthread_kill(main, signal.SIGINT)
         time.sleep(0.3)
 
