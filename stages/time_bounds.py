@@ -168,7 +168,7 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         return _in_range(epoch, text, what, number=True)
     spoken = spoken_time(text, base, end=end)
     if spoken is not None:
-        return _in_range(spoken, text, what)  # "9999 years ago": before the year 1
+        return _in_range(spoken, text, what)  # a guard: a count has 3 digits at most
     try:
         written: date | datetime = date.fromisoformat(text)
     except ValueError:
