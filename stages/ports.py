@@ -389,7 +389,8 @@ class Deps:
     observer: Observer = null_observer
     clock: Callable[[], float] = time.time
     """"Now" as the request sees it: a moment it is asked as of (``as_of``) stops it there."""
-    wall_clock: Callable[[], float] = time.time
+    # Looked up when called: a test clock put in time.time is read, as the facade's clock.
+    wall_clock: Callable[[], float] = lambda: time.time()
     """The time the request is really made at, ``as_of`` or not: what a session's own date
     is checked against (dated after it, it was recorded by a clock set wrong)."""
     model: ChatModel | None = None

@@ -27,9 +27,9 @@ from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of
 
 # The moments a bound may name: those a session can have, as ingest keeps them.
 _YEARS = "0001-01-01 to 9999-12-31 UTC"
-_AS_OF_EARLIEST = 0.0
-"""The earliest moment a question is asked as of: 1970, where the local calendar days its
-time words count in are sure to be known (a bound reaches back to the year 1)."""
+_FIRST_DAY_ASKED = date(1970, 1, 1)
+"""The first day a question is asked as of: from 1970 the local calendar days its time
+words count in are sure to be known (a bound reaches back to the year 1)."""
 _RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -168,7 +168,7 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         return _in_range(epoch, text, what, number=True)
     spoken = spoken_time(text, base, end=end)
     if spoken is not None:
-        return _in_range(spoken, text, what)  # "9999 years ago": before the year 1
+        return _in_range(spoken, text, what)  # a guard: a count has 3 digits at most
     try:
         written: date | datetime = date.fromisoformat(text)
     except ValueError:
@@ -205,13 +205,31 @@ def _first_moment(day: date) -> float:
     return max(day_start(day), EARLIEST_EPOCH)
 
 
+def _timestamp(written: datetime) -> float:
+    """Epoch seconds of ``written`` (naive: local time). On the calendar's first and last
+    days Python places no local time (it looks a day past them for the offset): there the
+    offset is that of the day next to it (no zone changes its offset between the two).
+
+    >>> _timestamp(datetime(1, 1, 1, 8)) == EARLIEST_EPOCH + 8 * 3600  # with TZ=UTC
+    True
+    """
+    try:
+        return written.timestamp()
+    except (ValueError, OverflowError):
+        if written.tzinfo is not None:
+            raise
+        near = date(1, 1, 2) if written.year == 1 else date(9999, 12, 30)
+        west = day_start(near) - datetime(near.year, near.month, near.day, tzinfo=UTC).timestamp()
+        return written.replace(tzinfo=UTC).timestamp() + west
+
+
 def _moment(written: date | datetime, end: bool) -> float:
     # A date names a local day (its start, or its end for an upper bound), held to the
     # moments a session can have; an ISO time without an offset is local time, as a person
     # types it. NaN (refused by _in_range) when the platform cannot place it.
     try:
         if isinstance(written, datetime):
-            return written.timestamp()
+            return _timestamp(written)
         return _last_moment(written) if end else _first_moment(written)
     except (ValueError, OverflowError, OSError):
         return math.nan
@@ -293,7 +311,10 @@ def parse_as_of(value: TimeGiven, *, what: str = "as_of") -> Result[float, Query
     "as_of '1969-12-31' is before 1970: "
     """
     given = given_time(value, what=what)
-    if isinstance(given, Success) and given.unwrap() < _AS_OF_EARLIEST:
+    # 1970 begins at epoch 0 or at its local midnight, the earlier: east of UTC,
+    # "1970-01-01" is a moment before epoch 0.
+    earliest = min(0.0, day_start(_FIRST_DAY_ASKED))
+    if isinstance(given, Success) and given.unwrap() < earliest:
         shown = value.isoformat() if isinstance(value, date) else value  # as written
         return Failure(QueryRejected(
             f"{what} {shown!r} is before 1970: a question is asked as of 1970 to 9999 "

@@ -77,7 +77,7 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
 
     def __init__(self, *, url: str, readonly: bool, connections: PerThread,
                  watchdog: Watchdog, bounds: postgres_connection.Bounds,
-                 schema: Migrated) -> None:
+                 schema: Migrated, environ: Mapping[str, str] = os.environ) -> None:
         """Wrap checked connections; use :meth:`open` instead."""
         self.url = url
         self.schema = schema
@@ -86,6 +86,7 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         self.readonly = readonly
         self.bounds = bounds
         self._connections = connections
+        self._environ = environ  # its $PGOPTIONS, as connections use them, in error hints
         self._watchdog = watchdog
         self._executor = ThreadPoolExecutor(max_workers=postgres_connection.POOL_SIZE,
                                             thread_name_prefix="harkback-postgres")
@@ -131,7 +132,8 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         connections = PerThread(postgres_connection.connector(url, readonly, settings),
                                 watchdog)
         return Success(cls(url=url, readonly=readonly, connections=connections,
-                           watchdog=watchdog, bounds=bounds, schema=prepared.unwrap()))
+                           watchdog=watchdog, bounds=bounds, schema=prepared.unwrap(),
+                           environ=settings))
 
     def close(self) -> None:
         """Finish queued work and close the connections; closing twice is harmless."""
@@ -163,7 +165,7 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         except (psycopg.Error, Unanswered) as error:
             return Failure(postgres_connection.unavailable(
                 self.url, error, limit=postgres_connection.WRITE_TIMEOUT_ENV if long
-                else postgres_connection.READ_TIMEOUT_ENV))
+                else postgres_connection.READ_TIMEOUT_ENV, environ=self._environ))
 
     def _run_checked(self, work: Callable[[Connection], Result[T, StoreUnavailable]], *,
                      long: bool = False) -> FutureResult[T, StoreUnavailable]:

@@ -115,11 +115,12 @@ def _passes(error: BaseException) -> bool:
     return state.startswith("08") or state in _PASSING_STATES
 
 
-def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
-                ) -> StoreUnavailable:
+def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV,
+                environ: Mapping[str, str] = os.environ) -> StoreUnavailable:
     """A database error as one line naming the server (and the ``limit`` a statement
     cancelled for running too long ran into), ``transient`` when trying again later may
-    go through (see :func:`passing`).
+    go through (see :func:`passing`). ``environ``: the one the connections were made
+    with, whose ``$PGOPTIONS`` a statement_timeout's hint keeps.
 
     >>> unavailable("postgresql:///h", Unanswered("no answer for 10 s")).reason
     'cannot reach the PostgreSQL server of postgresql:///h: no answer for 10 s'
@@ -171,7 +172,8 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         # The server answered: it cancelled the statement (its own statement_timeout, or
         # pg_cancel_backend); "cannot reach" sent the user to look at the network.
         return StoreUnavailable(f"the PostgreSQL server of {where(url)} cancelled a "
-                                f"statement: {first_line(error)}{_cancelled_why(text, url)}")
+                                f"statement: {first_line(error)}"
+                                f"{_cancelled_why(text, url, environ)}")
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
@@ -367,4 +369,4 @@ def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watc
     except SchemaProblem as refused:
         return Failure(StoreUnavailable(str(refused)))
     except (psycopg.Error, Unanswered) as error:
-        return Failure(unavailable(url, error))
+        return Failure(unavailable(url, error, environ=environ))

@@ -151,14 +151,16 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         # another writer) leaves the merging to later writes, as FTS5 would. Decided on the
         # thread, after the writes still queued there have counted their messages.
         merging = self._executor.submit(self._merge_if_bulk)
-        with contextlib.suppress(sqlite3.Error):
-            merging.result()
         self._own.close()
         # Read on the thread: a queued reopen may still replace the connection.
         closing = self._executor.submit(lambda: self._connection.close())
+        # All of it queued before any wait: a Ctrl-C while queued writes finish still
+        # leaves the thread to merge and close the connection after them.
         self._executor.shutdown(wait=True)
         self._matrices.clear()
         # The connection is gone either way; a failure to close leaves nothing to undo.
+        with contextlib.suppress(sqlite3.Error):
+            merging.result()
         with contextlib.suppress(sqlite3.Error):
             closing.result()
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -127,7 +129,7 @@ def test_a_trailing_comma_still_names_the_rest(db: Path) -> None:
     ("search", ("--since", "-62135596801")),
     ("search", ("--since", "999999999999999999999d")), ("recent", ("--since", "200000w")),
     ("search", ("--until", "800000d")), ("recent", ("--until", "9" * 400 + "h")),
-    ("search", ("--as-of", "1970-01-05", "--since", "800000d"))])
+    ("search", ("--as-of", "1970-01-05", "--since", "730000d"))])  # in range from now
 def test_a_moment_out_of_range_names_the_years_allowed(db: Path, command: str,
                                                         flags: tuple[str, ...]) -> None:
     """A bound out of range is refused saying which moments a session can have. A span
@@ -146,6 +148,17 @@ def test_a_question_asked_before_1970_says_to_bound_instead(db: Path) -> None:
     assert done.returncode == 2
     assert "--as-of '1969-12-31' is before 1970: a question is asked as of 1970 to 9999 " \
            "(to find older sessions, bound them with since/until instead)" in done.stderr
+
+
+@pytest.mark.parametrize("zone", ["Asia/Tokyo", "America/Los_Angeles"])
+def test_a_question_asked_as_of_new_years_day_1970_is_answered_in_any_zone(
+        db: Path, zone: str) -> None:
+    """``--as-of 1970-01-01`` is its local midnight: east of UTC that comes before epoch
+    second 0, and it was refused as "before 1970", the very year it names."""
+    done = run("search", "docker", "--json", "--as-of", "1970-01-01", db=db, env={"TZ": zone})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["as_of"] == datetime(1970, 1, 1,
+                                                        tzinfo=ZoneInfo(zone)).timestamp()
 
 
 def test_a_hidden_source_is_left_out_unless_named(tmp_path: Path) -> None:

@@ -80,3 +80,19 @@ async def test_as_of_takes_a_datetime(harkback: Harkback) -> None:
     harkback.store.close()
     assert _found(payload) == ["b", "c"]
     assert payload["as_of"] == asked.timestamp()
+
+
+async def test_a_test_clock_in_time_time_is_the_now_a_listing_checks_dates_against(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test clock put in ``time.time`` (as monkeypatch or freezegun do) is "now" for the
+    future-date note as for the rest of the listing: a session recorded an hour before that
+    clock's now was noted as "dated more than a day after now", checked against the real
+    clock the note's default had kept from import."""
+    later = 4102444800.0  # 2100-01-01T00:00:00Z: after the real clock of any run
+    store = open_store(tmp_path / "history.db").unwrap()
+    await store.ingest([_talk("x", later - HOUR)])
+    monkeypatch.setattr(time, "time", lambda: later)
+    payload = (await Harkback(store=store).recent()).to_payload()
+    store.close()
+    assert _found(payload) == ["x"]
+    assert "notes" not in payload, payload["notes"]

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import math
+import os
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
@@ -217,3 +222,37 @@ def test_a_vague_count_of_days_spans_its_stretch_at_any_hour(hour: float, phrase
     assert not start <= now - (far + 1) * DAY <= end
     today = now - hour * 3600
     assert not start <= today - (near - 1) * DAY + DAY / 2 <= end  # the noon of a nearer day
+
+
+@pytest.fixture
+def zone(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The local zone set to the test's parameter (the suite's UTC put back after)."""
+    os.environ["TZ"] = request.param
+    time.tzset()
+    yield request.param
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+
+
+@pytest.mark.parametrize(("zone", "text"), [
+    ("UTC", "0001-01-01T00:00:00"), ("UTC", "0001-01-01T08:00:00"),
+    ("America/Los_Angeles", "0001-01-01T00:00:00"), ("Asia/Tokyo", "0001-01-01T12:00:00"),
+    ("Asia/Tokyo", "9999-12-31T23:59:59"), ("America/Los_Angeles", "9999-12-31T12:00:00")],
+    indirect=["zone"])
+def test_a_local_time_on_the_calendars_first_or_last_day_is_read(zone: str, text: str) -> None:
+    """A time without an offset on 0001-01-01 or 9999-12-31 is local time, as on any day:
+    Python places none there (it looks a day past the calendar for the offset), so a moment
+    a session can have was refused as "not a moment a session can have (0001-01-01 to
+    9999-12-31 UTC)", in UTC too."""
+    local = datetime.fromisoformat(text).replace(tzinfo=ZoneInfo(zone)).timestamp()
+    assert parse_time_bound(text) == Success(local)
+
+
+@pytest.mark.parametrize(("zone", "text"), [
+    ("Asia/Tokyo", "0001-01-01T00:00:00"), ("America/Los_Angeles", "9999-12-31T23:59:59")],
+    indirect=["zone"])
+def test_a_local_time_before_the_year_1_or_past_9999_utc_is_still_refused(
+        zone: str, text: str) -> None:
+    """East of UTC the year 1's first hours come before its first UTC moment; west of it,
+    9999's last hours after its last: no session can have them."""
+    assert isinstance(parse_time_bound(text), Failure)

@@ -4,9 +4,13 @@ one that only wrote small batches leaves them to later writes."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import sqlite3
+import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sqlite import SqliteStore
@@ -87,6 +91,38 @@ async def test_a_bulk_batch_still_queued_when_the_store_closes_is_merged_too(
     assert _segments(path) < 13
     with SqliteStore.open(path, readonly=True).unwrap() as reader:
         assert len(await ok(reader.search(match("dns", limit=2000)))) == len(_bulk()) * 10
+
+
+def test_a_close_interrupted_while_queued_work_finishes_still_closes_the_file(
+        tmp_path: Path) -> None:
+    """Ctrl-C (or SIGTERM, taken as one) while close() waits for the work still queued on
+    the store's thread: the interrupt goes up at once, and the thread still closes the
+    connection after that work (SQLite then removes the write-ahead log), as it did before
+    the close decided the merge on the thread; it was left open, the close never queued."""
+    path = tmp_path / "h.db"
+    store = SqliteStore.open(path).unwrap()
+    asyncio.run(ok(store.ingest(_small(0))))
+    started = threading.Event()
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def busy(_: sqlite3.Connection) -> None:
+        started.set()
+        time.sleep(1.0)  # close() is waiting by then (called as this began): interrupt it
+        signal.pthread_kill(main, signal.SIGINT)
+        time.sleep(0.3)
+
+    held = threading.Thread(target=lambda: asyncio.run(ok(store.run(busy))))
+    held.start()
+    started.wait()
+    with pytest.raises(KeyboardInterrupt):
+        store.close()
+    held.join()
+    log = Path(f"{path}-wal")
+    deadline = time.monotonic() + 10
+    while log.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not log.exists()
 
 
 async def test_few_small_writes_leave_the_merging_to_later(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ import threading
 import psycopg
 import pytest
 
+from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.postgres_connection import connector, unavailable
+from tests.adapters.stores.store_contract import failed
 from tests.support.postgres_server import USER, PostgresServer
 
 
@@ -162,3 +164,23 @@ def test_a_tls_alert_is_not_waited_on(alert: str) -> None:
     error = psycopg.OperationalError(
         f'connection to server at "db" (10.0.0.5), port 5432 failed: SSL error: {alert}')
     assert not unavailable("postgresql://db/h", error).transient
+
+
+async def test_a_store_opened_with_its_own_environment_hints_its_pgoptions(
+        postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``PostgresStore.open(environ=...)`` connects with that mapping's ``$PGOPTIONS``, not
+    the process's: the statement_timeout hint read the process's (none here), and its
+    ``options=`` would have dropped the store's own settings (work_mem)."""
+    monkeypatch.delenv("PGOPTIONS", raising=False)
+    url = postgres_server.create_database("own_environment")
+    PostgresStore.open(url).unwrap().close()  # the schema, made without the timeout
+    environ = {"PGOPTIONS": "-cwork_mem=5MB -cstatement_timeout=1000"}
+    with PostgresStore.open(url, readonly=True, environ=environ).unwrap() as store:
+        told = (await failed(store.run(lambda c: c.execute("SELECT pg_sleep(5)")))).reason
+    hinted = re.search(r"(options=\S+) in the URL lifts it", told)
+    assert hinted is not None, told
+    with connector(f"{url}&{hinted.group(1)}", False, environ)() as connection:
+        connection.execute("SELECT pg_sleep(1.2)")
+        shown = [connection.execute(f"SHOW {name}").fetchone()
+                 for name in ("statement_timeout", "work_mem")]
+    assert shown == [("0",), ("5MB",)], told
