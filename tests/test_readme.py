@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -88,3 +89,32 @@ def test_quick_start_names_the_command_the_makefile_installs() -> None:
     assert f"`{venv.group(1)}/bin/harkback`" in quick
     assert re.search(r'^harkback = "harkback\.pipeline\.cli:main"$',
                      (root / "pyproject.toml").read_text(), re.MULTILINE)
+
+
+def json_blocks() -> list[str]:
+    """Every ```json block of the README."""
+    return re.findall(r"```json\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_search_payload_example_has_the_keys_a_search_gives(tmp_path: Path) -> None:
+    """The README's ``search --json`` example names the keys a real search prints: the
+    README's own ingest example ingested, then searched (the example lacked ``started_at``,
+    ``matched_sessions`` and ``transcript_chars`` long after the payload gained them)."""
+    example = next(json.loads(b) for b in json_blocks() if '"mode": "search"' in b)
+    session = next(b for b in json_blocks() if b.lstrip().startswith('{"id"'))
+    lines = tmp_path / "sessions.jsonl"
+    lines.write_text(json.dumps(json.loads(session)) + "\n", encoding="utf-8")
+    db = str(tmp_path / "h.db")
+
+    def harkback(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args, "--db", db],
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    assert harkback("ingest", str(lines)).returncode == 0
+    done = harkback("search", "docker network", "--json")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["results"], payload
+    assert set(example) == set(payload)
+    assert set(example["results"][0]) == set(payload["results"][0])
+    assert set(example["timings"]) == set(payload["timings"])
