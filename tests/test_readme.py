@@ -118,3 +118,32 @@ def test_search_payload_example_has_the_keys_a_search_gives(tmp_path: Path) -> N
     assert set(example) == set(payload)
     assert set(example["results"][0]) == set(payload["results"][0])
     assert set(example["timings"]) == set(payload["timings"])
+
+
+def test_readme_gives_the_defaults_of_pages_and_model_calls() -> None:
+    """The page sizes and model-call bounds the README states are the code's: ``show``'s
+    page, ``read_session``'s, the recall's deadline on the command line and in the MCP
+    server, and the model client's concurrency and rate."""
+    from harkback.adapters.models.chat_settings import ChatSettings
+    from harkback.pipeline.mcp_tools import MODEL_DEADLINE_S
+    from harkback.pipeline.mcp_tools import PAGE_LIMIT as TOOL_PAGE
+    from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+
+    def number(pattern: str) -> float:
+        found = re.search(pattern, text)
+        assert found, f"the README no longer says {pattern!r}"
+        return float(found.group(1))
+
+    chat = ChatSettings(model="m")
+    parser = build_parser()
+    assert number(r"a page at a time \((\d+) messages unless `--limit N`") == PAGE_LIMIT
+    assert parser.parse_args(["show", "s"]).limit == PAGE_LIMIT
+    assert number(r"unless `--limit N`, at most (\d+)\)") == MAX_PAGE_LIMIT
+    assert number(r"`limit` \(page size, default (\d+)\)") == TOOL_PAGE
+    assert number(r"`--deadline SECONDS` for all model calls of the recall \((\d+);") == (
+        parser.parse_args(["search", "x"]).deadline)
+    assert number(r"model calls have (\d+) s in all") == MODEL_DEADLINE_S
+    assert number(r"concurrency \((\d+) requests at once\)") == chat.max_concurrency
+    assert number(r"and rate \((\d+) a minute\)") == chat.rate * 60 / chat.rate_period
