@@ -147,3 +147,15 @@ def test_readme_gives_the_defaults_of_pages_and_model_calls() -> None:
     assert number(r"model calls have (\d+) s in all") == MODEL_DEADLINE_S
     assert number(r"concurrency \((\d+) requests at once\)") == chat.max_concurrency
     assert number(r"and rate \((\d+) a minute\)") == chat.rate * 60 / chat.rate_period
+
+
+def test_readme_counts_the_redaction_corpus() -> None:
+    """The README's counts of secret shapes caught and look-alikes kept are the corpus's
+    (it said 58 shapes after three more were added)."""
+    from tests.stages.redact.corpus import CAUGHT, SURVIVES
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    stated = re.search(r"tested on (\d+) secret shapes that must be caught and (\d+) "
+                       r"look-alikes that must survive", text)
+    assert stated, "the README no longer counts the redaction corpus"
+    assert tuple(map(int, stated.groups())) == (len(CAUGHT), len(SURVIVES))
