@@ -2,8 +2,9 @@
 
 Errors are one clear line on stderr and a non-zero exit status, never a traceback
 (set ``HARKBACK_DEBUG=1`` to see one for an internal error). The commands themselves
-are in :mod:`harkback.pipeline.commands`, imported only once the arguments are read: ``--help``,
-``--version`` and a usage error load no command, store or model code.
+are in :mod:`harkback.pipeline.commands` (``config`` and ``completion`` in
+:mod:`~harkback.pipeline.setup_commands`), imported only once the arguments are read:
+``--help``, ``--version`` and a usage error load no command, store or model code.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -88,3 +89,73 @@ def test_quick_start_names_the_command_the_makefile_installs() -> None:
     assert f"`{venv.group(1)}/bin/harkback`" in quick
     assert re.search(r'^harkback = "harkback\.pipeline\.cli:main"$',
                      (root / "pyproject.toml").read_text(), re.MULTILINE)
+
+
+def json_blocks() -> list[str]:
+    """Every ```json block of the README."""
+    return re.findall(r"```json\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_search_payload_example_has_the_keys_a_search_gives(tmp_path: Path) -> None:
+    """The README's ``search --json`` example names the keys a real search prints: the
+    README's own ingest example ingested, then searched (the example lacked ``started_at``,
+    ``matched_sessions`` and ``transcript_chars`` long after the payload gained them)."""
+    example = next(json.loads(b) for b in json_blocks() if '"mode": "search"' in b)
+    session = next(b for b in json_blocks() if b.lstrip().startswith('{"id"'))
+    lines = tmp_path / "sessions.jsonl"
+    lines.write_text(json.dumps(json.loads(session)) + "\n", encoding="utf-8")
+    db = str(tmp_path / "h.db")
+
+    def harkback(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args, "--db", db],
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    assert harkback("ingest", str(lines)).returncode == 0
+    done = harkback("search", "docker network", "--json")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["results"], payload
+    assert set(example) == set(payload)
+    assert set(example["results"][0]) == set(payload["results"][0])
+    assert set(example["timings"]) == set(payload["timings"])
+
+
+def test_readme_gives_the_defaults_of_pages_and_model_calls() -> None:
+    """The page sizes and model-call bounds the README states are the code's: ``show``'s
+    page, ``read_session``'s, the recall's deadline on the command line and in the MCP
+    server, and the model client's concurrency and rate."""
+    from harkback.adapters.models.chat_settings import ChatSettings
+    from harkback.pipeline.mcp_tools import MODEL_DEADLINE_S
+    from harkback.pipeline.mcp_tools import PAGE_LIMIT as TOOL_PAGE
+    from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+
+    def number(pattern: str) -> float:
+        found = re.search(pattern, text)
+        assert found, f"the README no longer says {pattern!r}"
+        return float(found.group(1))
+
+    chat = ChatSettings(model="m")
+    parser = build_parser()
+    assert number(r"a page at a time \((\d+) messages unless `--limit N`") == PAGE_LIMIT
+    assert parser.parse_args(["show", "s"]).limit == PAGE_LIMIT
+    assert number(r"unless `--limit N`, at most (\d+)\)") == MAX_PAGE_LIMIT
+    assert number(r"`limit` \(page size, default (\d+)\)") == TOOL_PAGE
+    assert number(r"`--deadline SECONDS` for all model calls of the recall \((\d+);") == (
+        parser.parse_args(["search", "x"]).deadline)
+    assert number(r"model calls have (\d+) s in all") == MODEL_DEADLINE_S
+    assert number(r"concurrency \((\d+) requests at once\)") == chat.max_concurrency
+    assert number(r"and rate \((\d+) a minute\)") == chat.rate * 60 / chat.rate_period
+
+
+def test_readme_counts_the_redaction_corpus() -> None:
+    """The README's counts of secret shapes caught and look-alikes kept are the corpus's
+    (it said 58 shapes after three more were added)."""
+    from tests.stages.redact.corpus import CAUGHT, SURVIVES
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    stated = re.search(r"tested on (\d+) secret shapes that must be caught and (\d+) "
+                       r"look-alikes that must survive", text)
+    assert stated, "the README no longer counts the redaction corpus"
+    assert tuple(map(int, stated.groups())) == (len(CAUGHT), len(SURVIVES))
