@@ -192,6 +192,21 @@ def order_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | No
     return None
 
 
+def after_dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """A hint when options follow ``--`` (``harkback search -- --no-cache --db h.db``):
+    every word after it is an argument, so they were refused; the line with them moved
+    before it, when that one reads (``parser`` is the whole CLI's)."""
+    at = argv.index("--") if "--" in argv else len(argv)
+    if len(argv) - at < 3:
+        return None
+    moved = [*argv[:at], *argv[at + 2:], "--", argv[at + 1]]
+    try:
+        _, extras = parser.parse_known_args(moved)
+    except UsageError:
+        return None
+    return None if extras else f"options go before '--': harkback {shell_joined(moved)}"
+
+
 def report_usage(error: UsageError, argv: Sequence[str],
                  parser: argparse.ArgumentParser | None = None) -> int:
     """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
@@ -199,7 +214,7 @@ def report_usage(error: UsageError, argv: Sequence[str],
     :func:`order_hint`."""
     message = str(error)
     # "argument --timeout: ..." is about an option's value (-1), not a query
-    hint = (parser and order_hint(argv, parser)) or (
+    hint = (parser and (order_hint(argv, parser) or after_dash_hint(argv, parser))) or (
         None if message.startswith("argument ") else (
             dash_hint(argv, parser) or words_hint(argv, error.parser)))
     if hint:

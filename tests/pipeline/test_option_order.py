@@ -71,3 +71,20 @@ def test_a_hint_naming_a_word_with_a_tab_works_pasted(tmp_path: Path) -> None:
         again = _pasted(f"{hint}{extra} --json", tmp_path)
         assert again.returncode == 0, (hint, again.stderr)
         assert [r["session_id"] for r in json.loads(again.stdout)["results"]] == ["net"]
+
+
+def test_options_after_the_double_dash_are_moved_before_it(tmp_path: Path) -> None:
+    """``harkback search -- --no-cache --db PATH`` (a dashed query, then the options) was
+    "unrecognized arguments: --db PATH" with no word that options go before ``--``."""
+    db = ingested(tmp_path, [conversation(
+        "dash", ("user", "why does --no-cache break the docker build"),
+        ("assistant", "the layer cache was skipped"), started_at=1_770_000_000.0)])
+    done = run("search", "--", "--no-cache", "--db", str(db), "--summarizer", "none")
+    assert done.returncode == 2
+    marker = "options go before '--': harkback "
+    assert marker in done.stderr, done.stderr
+    fixed = shlex.split(done.stderr.split(marker, 1)[1].rstrip().removesuffix(")"))
+    assert fixed[-2:] == ["--", "--no-cache"]
+    again = run(*fixed[:-2], "--json", *fixed[-2:])
+    assert again.returncode == 0, again.stderr
+    assert [r["session_id"] for r in json.loads(again.stdout)["results"]] == ["dash"]
