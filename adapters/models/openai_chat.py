@@ -200,7 +200,7 @@ class OpenAIChatModel:
         async def send() -> bytes:
             async with bound.client.chat.completions.with_streaming_response.create(
                     **arguments, timeout=s.timeout) as raw:
-                return await body_within(raw, ANSWER_BYTES)
+                return await body_within(raw.iter_bytes(), ANSWER_BYTES)
 
         async with bound.slots:
             await bound.limiter.acquire()

@@ -13,7 +13,6 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Protocol
 
 import attrs
 import httpx2
@@ -28,43 +27,60 @@ NO_KEY = "no-key"
 
 def new_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
     """An SDK client with the SDK's own retries off: harkback's
-    :func:`~harkback.adapters.models.retries.with_retries` decides instead."""
+    :func:`~harkback.adapters.models.retries.with_retries` decides instead; an error
+    answer's body is read up to :data:`ERROR_BYTES` (:func:`error_within`)."""
     return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, max_retries=0,
-                              timeout=timeout)
+                              timeout=timeout, http_client=openai.DefaultAsyncHttpxClient(
+                                  event_hooks={"response": [error_within]}))
 
 
 class TooLong(Exception):
     """An answer's body ran past what :func:`body_within` takes."""
 
-    def __init__(self, most: int) -> None:
-        """Name the limit it ran past."""
-        super().__init__(f"the answer is longer than {most / (1 << 20):g} MiB (as decompressed), "
-                         f"far more than the reply asked for: left unread")
+    def __init__(self, most: int, status: int | None = None) -> None:
+        """Name the limit it ran past (and the HTTP status of an error answer)."""
+        super().__init__(f"{f'HTTP {status}: ' if status else ''}the answer is longer than "
+                         f"{most / (1 << 20):g} MiB (as decompressed), far more than the "
+                         "reply asked for: left unread")
 
 
-class Chunks(Protocol):
-    """A streamed response: the SDK's ``with_streaming_response`` gives one."""
-
-    def iter_bytes(self) -> AsyncIterator[bytes]:
-        """The body, decompressed, a chunk at a time."""
-        ...
-
-
-async def body_within(response: Chunks, most: int) -> bytes:
-    """The body of ``response``, or :class:`TooLong` once it passes ``most`` bytes.
+async def body_within(chunks: AsyncIterator[bytes], most: int) -> bytes:
+    """The body whose decompressed ``chunks`` these are (a streamed response's
+    ``iter_bytes()``), or :class:`TooLong` once it passes ``most`` bytes.
 
     The SDK's raw response reads a body whole: a server answering a gzip of 200 MB of
     spaces (200 KB sent) took 600 MB and 30 s a search, three times; a larger one, all
     the memory there is.
     """
-    chunks: list[bytes] = []
+    kept: list[bytes] = []
     size = 0
-    async for chunk in response.iter_bytes():
+    async for chunk in chunks:
         size += len(chunk)
         if size > most:
             raise TooLong(most)
-        chunks.append(chunk)
-    return b"".join(chunks)
+        kept.append(chunk)
+    return b"".join(kept)
+
+
+ERROR_BYTES = 1 << 20
+"""The most of an error answer's body read: a server's reason is a line of JSON, a proxy's
+error page kilobytes."""
+
+
+async def error_within(response: httpx2.Response) -> None:
+    """Read an error answer's body (HTTP 400 and above) up to :data:`ERROR_BYTES`, or raise
+    :class:`TooLong` (an HTTP client's response hook: the SDK reads such a body whole before
+    it raises, and a 500 inflating to 256 MiB took 520 MB and 5 s, three times over)."""
+    if response.status_code < 400 or response.is_closed:
+        return
+    try:
+        body = await body_within(response.aiter_bytes(), ERROR_BYTES)
+    except TooLong:
+        raise TooLong(ERROR_BYTES, response.status_code) from None
+    finally:
+        await response.aclose()
+    # What aread() keeps: the SDK finds the body read and reads no further.
+    response._content = body
 
 
 async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,

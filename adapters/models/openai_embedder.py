@@ -165,7 +165,7 @@ class OpenAIEmbedder:
             async with client.embeddings.with_streaming_response.create(
                     model=self.model, input=batch, encoding_format="float",
                     timeout=self.timeout) as raw:
-                return await body_within(raw, VECTOR_BYTES * (len(batch) + 1))
+                return await body_within(raw.iter_bytes(), VECTOR_BYTES * (len(batch) + 1))
 
         data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
                                 where=shown_url(self.base_url or "the OpenAI API"))

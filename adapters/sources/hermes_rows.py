@@ -25,7 +25,8 @@ and would otherwise match in its place. Background review prompts of old builds 
 the reply after each are left out too, and ``<memory-context>`` blocks are removed,
 as Hermes does on replay. Multimodal content (``\\x00json:`` + a JSON list of parts)
 keeps its text parts, an image as ``[image]``. Message positions are Hermes message ids,
-so they stay stable as a session grows and a hit names the Hermes message it came from.
+so they stay stable as a session grows and a hit names the Hermes message it came from
+(a message whose id is past 2**31 - 1, what every store holds, is left out and named).
 
 >>> decode_content('\\x00json:[{"type": "text", "text": "look"}, {"type": "image_url"}]')
 'look\\n[image]'
@@ -54,6 +55,7 @@ from harkback.adapters.sources.encodings import (
 )
 from harkback.adapters.sources.importing import Tally, clip_arguments, clip_tool_output, iso_epoch
 from harkback.adapters.sources.transcript_lines import EARLIEST_TIME, FUTURE_SLACK_S
+from harkback.stages.record_checks import MOST_POSITION
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
 Row = Mapping[str, object]
@@ -359,6 +361,10 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
         position = row.get("id")
         if not isinstance(position, int) or position < 0:
             tally.add("message without an id")
+            continue
+        if position > MOST_POSITION:  # a Message refuses it: the whole import stopped
+            tally.skip("message id past what a store holds",
+                       f"message {position} of session {session_id} dropped", "dropped")
             continue
         if damage:  # named only for a message kept: the rest is left out anyway
             tally.skip(NOT_UTF8, f"message {position} of session {session_id}: {damage}",

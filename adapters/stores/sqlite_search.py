@@ -8,6 +8,7 @@ FTS5 ranks first and only its best rows are joined and filtered (:func:`best_row
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import sqlite3
@@ -20,6 +21,7 @@ from harkback.adapters.stores.sql import fulltext
 from harkback.adapters.stores.sql import rows as rows_sql
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.stages.long_text import LONGEST_READ
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
 from harkback.stages.query import Node, Phrase, Term, Unit
@@ -364,14 +366,17 @@ def _ranked_rows(connection: sqlite3.Connection, query: MatchQuery, fetch: int,
     # than all, and no survivor is sorted or stored again (5.4 -> 4.5 ms after a commit).
     # With the rows, how many matches FTS5 handed over, counted only when too few survive
     # (the whole cut was read then); None when the places do not rise (SQL promises no
-    # order without ORDER BY): ranked_search decides.
-    cursor = execute(connection, fulltext.ranked_in_order(query, fetch, per_session=per_session))
-    rows = cursor.fetchmany(query.limit)
-    cursor.close()
-    if not all(a[7] < b[7] for a, b in itertools.pairwise(rows)):
-        return None
-    if len(rows) >= query.limit:
-        return rows, fetch
-    handed: int = execute(connection, fulltext.count_matches(
-        query.expression, fetch - 1)).fetchone()[0]
+    # order without ORDER BY): ranked_search decides. The count reads the cut's snapshot:
+    # a session removed in between would make a full cut look whole, and the search stop
+    # at its few survivors.
+    with read_snapshot(connection):
+        with contextlib.closing(execute(connection, fulltext.ranked_in_order(
+                query, fetch, per_session=per_session))) as cursor:
+            rows = cursor.fetchmany(query.limit)
+        if not all(a[7] < b[7] for a, b in itertools.pairwise(rows)):
+            return None
+        if len(rows) >= query.limit:
+            return rows, fetch
+        handed: int = execute(connection, fulltext.count_matches(
+            query.expression, fetch - 1)).fetchone()[0]
     return rows, handed

@@ -77,10 +77,12 @@ def _is_word(char: str) -> bool:
     return char == "_" or (char.isascii() and char.isalnum())
 
 
-_JOINS = "/-.~:=@+%*"
+_JOINS = "/-.~@+%*"
 """Characters that join what stands on their two sides into one path or argument:
 ``/var/lib/docker`` followed by ``/tmp`` is another path, ``feature`` by ``-branch``
-another branch."""
+another branch. ``:`` and ``=`` separate: ``src/app.py:42:`` (a compiler's or grep's line)
+and ``pgdata:/var/lib/postgresql/data`` or ``--data-root=/var/lib/docker`` hold the path
+whole."""
 
 
 def _joined(held: str, at: int) -> bool:

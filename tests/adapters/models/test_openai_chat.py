@@ -157,6 +157,26 @@ async def test_an_answer_that_inflates_past_the_cap_is_left_unread() -> None:
     assert "the answer is longer than 32 MiB" in result.failure().reason
 
 
+async def test_an_error_answer_that_inflates_past_its_cap_is_left_unread() -> None:
+    """An HTTP 500 whose body is a gzip of 64 MiB of spaces is not read whole: the SDK read
+    an error's body before raising, so the cap on answers did not hold for it (three
+    reads of 64 MiB here; a gzip of gigabytes took all memory). An error within the cap,
+    gzipped or not, still gives the server's reason."""
+    flood = gzip.compress(b" " * (64 << 20))
+    with ChatServer(lambda _r: Reply(raw=flood, status=500,
+                                     headers=(("Content-Encoding", "gzip"),))) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 1
+    assert "HTTP 500: the answer is longer than 1 MiB" in result.failure().reason
+    reason = json.dumps({"error": {"message": "model 'x' is not loaded"}}).encode()
+    for reply in (Reply(raw=reason, status=400), Reply(
+            raw=gzip.compress(reason), status=400, headers=(("Content-Encoding", "gzip"),))):
+        with ChatServer(replies(then=reply)) as server:
+            result = await _complete(_model(server))
+        assert "HTTP 400: model 'x' is not loaded" in result.failure().reason
+
+
 async def test_a_hanging_server_times_out_each_attempt() -> None:
     """A server that never answers costs about the per-call timeout per attempt."""
     with ChatServer(lambda _r: Reply(hang=True)) as server:

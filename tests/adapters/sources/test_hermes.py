@@ -351,3 +351,22 @@ def test_out_of_range_times_are_unknown_and_counted(tmp_path: Path) -> None:
     assert conversation.session.started_at is None
     assert [m.timestamp is None for m in conversation.messages] == [True, False]
     assert dict(unit.left_out)["time out of range"] == 2
+
+
+def test_a_message_id_past_what_a_store_holds_is_dropped_and_named(tmp_path: Path) -> None:
+    """A Hermes message id over 2**31 - 1 (a position no store can hold) leaves that message
+    out, named with its file and id; the session and its other messages are imported (the
+    message's ValueError stopped the whole import)."""
+    path = tmp_path / "hermes" / "state.db"
+    path.parent.mkdir()
+    db = HermesFile(path, "v30")
+    db.session(SID)
+    db.message(SID, "user", "the docker bridge has no DNS")
+    db.message(SID, "assistant", "use a user-defined network", id=2**31)
+    db.close()
+    unit, = _units(path)
+    conversation, = unit.conversations
+    assert [m.content for m in conversation.messages] == ["the docker bridge has no DNS"]
+    skip, = unit.skipped
+    assert skip.describe() == (f"{path.resolve()}: message id past what a store holds: "
+                               f"message {2**31} of session {SID} dropped")

@@ -397,3 +397,27 @@ def test_a_cut_read_out_of_rank_order_falls_back_to_the_ranked_statement(
     assert any(CUT_IN_ORDER in s for s in statements)
     assert any(CUT_STORED in s for s in statements)
     assert hits == _full_hits(connection, query)
+
+
+def test_a_session_removed_between_the_cut_and_its_count_loses_no_hit(tmp_path: Path) -> None:
+    """When too few of the ranked cut survive, the count of matches that says whether the
+    cut dropped any reads the cut's state of the file: a session another connection removes
+    in between does not make the search stop at the cut's survivors."""
+    path = tmp_path / "h.db"
+    # 250 short assistant messages rank above the user ones and fill the cut of 200.
+    short: tuple[Role, str] = ("assistant", "walrus")
+    gone = conversation("gone", *[short] * 250)
+    kept = [conversation(f"kept{i}", ("user", "a walrus swam past the long pier today"))
+            for i in range(3)]
+    with SqliteStore.open(path).unwrap() as store, SqliteStore.open(path).unwrap() as other:
+        asyncio.run(ok(store.ingest([gone, *kept])))
+        counted = fulltext.count_matches
+
+        def removing(*args: Any) -> Statement:
+            asyncio.run(ok(other.remove_sessions(["gone"])))
+            return counted(*args)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fulltext, "count_matches", removing)
+            hits = asyncio.run(ok(store.search(match("walrus", roles=("user",), limit=5,
+                                                     max_scored=None))))
+    assert sorted(h.session_id for h in hits) == ["kept0", "kept1", "kept2"]

@@ -48,6 +48,17 @@ def test_a_command_or_path_cut_short_is_not_held(cut: str, whole: str) -> None:
     assert unquoted(f"Ran {whole}", CLEANED) == ()
 
 
+@pytest.mark.parametrize(("quoted", "held"), [
+    ("`/var/lib/postgresql/data`", "docker run -v pgdata:/var/lib/postgresql/data postgres"),
+    ("`/var/lib/docker`", "dockerd --data-root=/var/lib/docker"),
+    ("`/var/lib/docker`", "docker run -v /var/lib/docker:/data alpine"),
+    ("`src/app.py`", "src/app.py:42: error: name 'x' is not defined")])
+def test_a_path_beside_a_colon_or_an_equals_sign_is_held(quoted: str, held: str) -> None:
+    """A path given as a flag's value (``--data-root=``), either side of a volume's colon or
+    before a compiler's ``:42:`` is the session's path whole: quoting it is grounded."""
+    assert unquoted(f"Ran {quoted}", f"[ASSISTANT]: {held}") == ()
+
+
 def test_a_path_written_against_chinese_words_is_read_without_them() -> None:
     """修改了/etc/nginx/nginx.conf文件 quotes /etc/nginx/nginx.conf, which the session holds;
     the path ran on into 文件 and the recap was refused."""
