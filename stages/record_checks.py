@@ -3,8 +3,9 @@
 Every message a search loads is made through them (a few hundred a search), so each is a
 plain function: ``attrs.validators.ge`` and ``in_`` call through an object of their own
 and took a message from ~2.8 to ~4.4 us to make. They fail as those did, word for word.
-One more is not made at construction (a store's rows may hold what it finds): :func:`nul_key`,
-which every store's ingest and the ingest format ask of a conversation before writing it.
+Two more are not made at construction (a store's rows may hold what they find, written by
+an older harkback): :func:`nul_key` and :func:`position_problem` (:func:`unheld` asks both),
+which every store's ingest asks of a conversation before writing it.
 
 >>> from harkback.stages.records import Message
 >>> Message(session_id="s", position=-1, role="user")
@@ -61,22 +62,38 @@ MOST_POSITION = 2**31 - 1
 
 
 def at_least_zero(_inst: object, attribute: attrs.Attribute[int], value: int) -> None:
-    """A position: a whole number from 0 to :data:`MOST_POSITION` (negative ones fail as
-    ``attrs.validators.ge(0)`` does). A float (``1.5``) or a bool was stored as it was, and
-    ``show``'s ``--around s:1.5`` could not find it; 2 ** 70 raised SQLite's OverflowError.
-
-    >>> from harkback.stages.records import Message
-    >>> Message(session_id="s", position=1.5, role="user")
-    Traceback (most recent call last):
-    TypeError: 'position' must be a whole number (int), got 1.5
-    """
-    if type(value) is not int:  # bool is an int to isinstance
+    """A position: 0 or more (as ``attrs.validators.ge(0)``). Whether a store can hold it is
+    :func:`position_problem`'s to say at ingest: a record read back from a store written
+    by an older harkback (``1.5``, ``2 ** 40``) must still be one."""
+    if not isinstance(value, int | float):
         raise TypeError(f"'{attribute.name}' must be a whole number (int), got {value!r}"[:200])
     if not value >= 0:
         raise ValueError(f"'{attribute.name}' must be >= 0: {shown_number(value)}")
-    if value > MOST_POSITION:
-        raise ValueError(f"'{attribute.name}' must be at most {MOST_POSITION} (what every "
-                         f"store can hold): {shown_number(value)}")
+
+
+def position_problem(conversation: Conversation) -> tuple[str, str] | None:
+    """Where ``conversation`` holds a message position no store can hold, and why; None when
+    nowhere. A float (``1.5``) or a bool was stored as it was, and ``show``'s ``--around
+    s:1.5`` could not find it; 2 ** 70 raised SQLite's OverflowError from inside ingest.
+
+    >>> from harkback.stages.records import Conversation, Message, Session
+    >>> position_problem(Conversation(Session(id="s"), (
+    ...     Message(session_id="s", position=1.5, role="user"),)))[1][-24:]
+    'store can hold), got 1.5'
+    """
+    for at, message in enumerate(conversation.messages):
+        position = message.position
+        if type(position) is not int or position > MOST_POSITION:  # a bool is an int too
+            return (f"messages[{at}].position", f"must be a whole number from 0 to "
+                    f"{MOST_POSITION} (what every store can hold), got "
+                    f"{shown_number(position) if type(position) is int else repr(position)[:60]}")
+    return None
+
+
+def unheld(conversation: Conversation) -> tuple[str, str] | None:
+    """What of ``conversation`` no store can hold (:func:`nul_key`, then
+    :func:`position_problem`), as they name it; None when nothing."""
+    return nul_key(conversation) or position_problem(conversation)
 
 
 def a_role(_inst: object, attribute: attrs.Attribute[Role], value: object) -> None:

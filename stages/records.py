@@ -22,7 +22,7 @@ from harkback.stages.record_checks import EARLIEST_EPOCH as EARLIEST_EPOCH
 from harkback.stages.record_checks import LATEST_EPOCH as LATEST_EPOCH
 from harkback.stages.record_checks import ROLES as ROLES
 from harkback.stages.record_checks import Role as Role
-from harkback.stages.record_checks import a_role, at_least_zero, epoch_or_none, non_empty, nul_key
+from harkback.stages.record_checks import a_role, at_least_zero, epoch_or_none, non_empty, unheld
 from harkback.stages.record_checks import is_epoch as is_epoch
 
 _R = TypeVar("_R", "Session", "Message", "ToolCall")
@@ -167,9 +167,8 @@ def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
     a text field holding something else (``None``, a number) is refused here, before any
     store writes, with a ``TypeError`` naming the field: memory kept it, SQLite failed as
     "store unavailable" and PostgreSQL stored ``5`` as ``'5'``. A NUL character in a key
-    or filter (:func:`~harkback.stages.record_checks.nul_key`) is refused as well, with a
-    ``ValueError``: SQLite stored such a session and could not read it again. Either way
-    nothing of the batch is written.
+    or filter (SQLite stored it, then could not read it) and a position no store holds are
+    refused too (``ValueError``, :mod:`~harkback.stages.record_checks`): nothing is written.
 
     >>> [c.session.id for c in storable([Conversation(Session(id="a\\udc80")),
     ...                                  Conversation(Session(id="b"))])]
@@ -190,7 +189,7 @@ def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
             raise TypeError("ingest takes Conversation records (a Session and its "
                             f"Messages), got {type(conversation).__name__}")
         conversation = dated(conversation.mended())
-        held = nul_key(conversation)
+        held = unheld(conversation)
         if held is not None:
             raise ValueError(f"{held[0]}: {held[1]} (session {_shown(conversation.session.id)})")
         batch[conversation.session.id] = conversation

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.records import Conversation, Message, Session, storable
 
 
 def test_two_messages_at_one_position_are_refused() -> None:
@@ -17,20 +17,28 @@ def test_two_messages_at_one_position_are_refused() -> None:
             Message(session_id="s", position=0, role="user", content="two")))
 
 
-@pytest.mark.parametrize(("position", "refusal"), [
-    (1.5, TypeError), (2.0, TypeError), (True, TypeError), ("3", TypeError),
-    (2**31, ValueError), (2**70, ValueError)])
-def test_a_position_no_store_can_hold_is_refused(position: object, refusal: type) -> None:
+@pytest.mark.parametrize("position", [1.5, 2.0, True, 2**31, 2**70])
+def test_a_position_no_store_can_hold_is_refused_at_ingest(position: object) -> None:
     """A message's position is a whole number that every store's column holds: 1.5 was
     stored as a float by SQLite (its ``show --around s:1.5`` hint found nothing), and
     2 ** 70 raised SQLite's OverflowError from inside ``ingest``."""
-    with pytest.raises(refusal, match="'position' must be"):
-        Message(session_id="s", position=position, role="user")  # type: ignore[arg-type]
+    odd = Conversation(Session(id="s"), (
+        Message(session_id="s", position=position, role="user"),))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"messages\[0\]\.position: must be a whole number"):
+        storable([odd])
+
+
+def test_a_position_that_is_no_number_is_refused_as_the_message_is_made() -> None:
+    """``"3"`` failed inside a comparison, naming no field."""
+    with pytest.raises(TypeError, match="'position' must be a whole number"):
+        Message(session_id="s", position="3", role="user")  # type: ignore[arg-type]
 
 
 def test_the_last_position_a_store_holds_is_taken() -> None:
     """The largest position PostgreSQL's INTEGER column holds is still a position."""
-    assert Message(session_id="s", position=2**31 - 1, role="user").position == 2**31 - 1
+    last = Conversation(Session(id="s"), (Message(session_id="s", position=2**31 - 1,
+                                                  role="user"),))
+    assert storable([last])[0].messages[0].position == 2**31 - 1
 
 
 def test_message_of_another_session_is_refused() -> None:
