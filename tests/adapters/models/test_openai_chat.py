@@ -301,6 +301,22 @@ async def test_a_retry_after_longer_than_the_cap_is_named_when_the_call_fails() 
                            "3600 s, longer than the 0.1 s harkback waits)")
 
 
+async def test_a_tool_call_instead_of_text_is_named_and_not_asked_again() -> None:
+    """chaos28: a model that called a tool (no content) was "an empty answer", asked three
+    times (the same prompt gets the same call). One request; the failure names the tool."""
+    body = {"model": "m", "choices": [{"message": {
+        "role": "assistant", "content": None, "tool_calls": [{
+            "id": "c1", "type": "function",
+            "function": {"name": "session_search", "arguments": "{}"}}]},
+        "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 90, "completion_tokens": 7}}
+    with ChatServer(lambda _r: Reply(raw=json.dumps(body).encode())) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 1
+    assert result.failure().reason.startswith(
+        "the model answered with a tool call (session_search), no text (model test-model")
+
+
 @pytest.mark.parametrize(("options", "error", "named"), [
     ({"model": None}, TypeError, "model must be text, got NoneType (write it as "
                                  "model='gpt-4o-mini')"),
