@@ -67,13 +67,25 @@ async def test_429_waits_as_retry_after_asks_then_succeeds() -> None:
 
 
 async def test_retry_after_is_capped(server: ChatServer) -> None:
-    """A server asking for an hour's wait is retried after the cap instead."""
+    """A wait within the cap is waited and the call tried again; a server asking for an
+    hour's wait ends the call at once (chaos28: it was tried again twice after the cap,
+    42 s for a search, and refused each time)."""
+    script = replies(Reply(status=503, headers=(("Retry-After-Ms", "400"),)))
+    with ChatServer(script) as slow:
+        started = time.monotonic()
+        result = await _complete(_model(slow, max_retry_after=1.0))
+        waited = time.monotonic() - started
+    assert result.unwrap().text
+    assert 0.4 <= waited < 3.0
     script = replies(Reply(status=503, headers=(("Retry-After", "3600"),)))
     with ChatServer(script) as slow:
         started = time.monotonic()
         result = await _complete(_model(slow, max_retry_after=0.2))
-    assert result.unwrap().text
-    assert time.monotonic() - started < 2.0
+        waited = time.monotonic() - started
+        count = len(slow.received)
+    assert count == 1
+    assert "asked to retry after 3600 s" in result.failure().reason
+    assert waited < 0.2
 
 
 async def test_server_errors_are_retried_three_times_then_reported() -> None:
@@ -289,15 +301,15 @@ def test_one_recall_is_one_round_of_model_calls_by_default() -> None:
 
 
 async def test_a_retry_after_longer_than_the_cap_is_named_when_the_call_fails() -> None:
-    """A server asking for an hour's wait is tried again after the cap; when it still
-    refuses, the error said only "HTTP 429", leaving the user retrying too soon. It now
-    says how long the server asked for, and how long harkback waits."""
+    """A server asking for an hour's wait: the error said only "HTTP 429", leaving the
+    user retrying too soon. It says how long the server asked for, and how long harkback
+    waits (it asks once: another attempt sooner would be refused too)."""
     refusing = Reply(status=429, headers=(("Retry-After", "3600"),))
     with ChatServer(lambda _r: refusing) as server:
         result = await _complete(_model(server, max_retry_after=0.1))
     reason = result.failure().reason
     assert reason.startswith("HTTP 429")
-    assert reason.endswith("(model test-model, 3 attempts; the server asked to retry after "
+    assert reason.endswith("(model test-model, 1 attempt; the server asked to retry after "
                            "3600 s, longer than the 0.1 s harkback waits)")
 
 
