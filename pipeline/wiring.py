@@ -36,6 +36,7 @@ from harkback.adapters.stores.closing import ClosingStore
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
+from harkback.adapters.stores.sqlite_errors import read_only_place
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db
 from harkback.pipeline.facade import Harkback
@@ -188,6 +189,13 @@ def _migrate_sqlite(target: str) -> Result[Migrated, StoreUnavailable]:
     def found(store: SqliteStore) -> Migrated:
         store.close()
         return store.schema
+    path = Path(target)
+    if path.is_file() and not (os.access(path, os.W_OK) and read_only_place(path) is None):
+        # A file this user may not write: nothing to do needs no write access (as on
+        # PostgreSQL); only a file behind this harkback's schema asks for it, below.
+        read = SqliteStore.open(target, readonly=True).map(found)
+        if read.map(lambda schema: not schema.behind).value_or(False):
+            return read
     return SqliteStore.open(target).map(found)  # a writable open migrates
 
 

@@ -47,7 +47,8 @@ _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 
 def reply_from_json(data: object) -> ChatReply | Attempt:
     """Read a Chat Completions response body; an empty or reasoning-only answer is a miss,
-    a refusal (the ``refusal`` field) a failure not worth repeating.
+    a refusal (the ``refusal`` field) or a tool call instead of text a failure not worth
+    repeating.
 
     >>> body = {"model": "m", "choices": [{"message": {"content": "Hi <think>x</think>"},
     ...         "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}
@@ -79,6 +80,9 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
         # The same question gets the same refusal: asking again only costs tokens.
         said = " ".join(mended(refusal).split())
         return Attempt(f"the model refused: {said[:200]}", retry=False)
+    if not text and (called := _tool_called(message.get("tool_calls"))):
+        # The same prompt gets the same call: asking again only costs tokens and time.
+        return Attempt(f"the model answered with a tool call ({called}), no text", retry=False)
     if not text:
         thought = raw.strip() or message.get("reasoning_content") or message.get("reasoning")
         what = "reasoning only, no content" if thought else "an empty answer"
@@ -87,6 +91,22 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     model = data.get("model")
     return ChatReply(text=text, usage=tokens, model=mended(model) if isinstance(model, str) else "",
                      finish_reason=reason if isinstance(reason, str) else "")
+
+
+def _tool_called(calls: object) -> str:
+    """The names of the tools a message calls (``tool_calls``), or "" when it calls none.
+
+    >>> _tool_called([{"type": "function", "function": {"name": "session_search"}}])
+    'session_search'
+    >>> _tool_called([{"function": {}}]), _tool_called([])
+    ('a tool', '')
+    """
+    if not isinstance(calls, list) or not calls:
+        return ""
+    names = [call["function"].get("name") if isinstance(call, dict)
+             and isinstance(call.get("function"), dict) else None for call in calls]
+    shown = [" ".join(mended(n).split())[:60] for n in names if isinstance(n, str) and n.strip()]
+    return ", ".join(dict.fromkeys(shown)) or "a tool"
 
 
 ANSWER_BYTES = 32 << 20

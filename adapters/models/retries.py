@@ -3,8 +3,9 @@
 One call is up to ``max_attempts`` attempts. An attempt that gives no usable answer is an
 :class:`Attempt` saying why and whether another may help (:data:`RETRYABLE_STATUS`,
 timeouts, connection errors, unreadable bodies, empty answers); between attempts
-:func:`with_retries` waits what the server asked with ``Retry-After`` (capped) or an
-exponential backoff. Nothing here imports the SDK.
+:func:`with_retries` waits what the server asked with ``Retry-After`` or an exponential
+backoff; a longer wait asked for than harkback's cap ends the call at once. Nothing here
+imports the SDK.
 """
 
 from __future__ import annotations
@@ -71,8 +72,9 @@ async def with_retries(attempt: Callable[[], Awaitable[T | Attempt]], *, model: 
                        max_attempts: int, backoff: float,
                        max_retry_after: float) -> Result[T, ModelFailed]:
     """Run ``attempt`` until it gives a ``T``, it says retrying cannot help, or
-    ``max_attempts`` are spent; between attempts wait what the server asked (at most
-    ``max_retry_after`` seconds) or an exponential backoff from ``backoff`` seconds.
+    ``max_attempts`` are spent; between attempts wait what the server asked or an
+    exponential backoff from ``backoff`` seconds. A server asking for a wait longer than
+    ``max_retry_after`` seconds ends the call at once (its failure says the wait).
 
     >>> answers = iter([Attempt("HTTP 503", retry=True), "ok"])
     >>> async def flaky() -> object:
@@ -80,6 +82,13 @@ async def with_retries(attempt: Callable[[], Awaitable[T | Attempt]], *, model: 
     >>> asyncio.run(with_retries(flaky, model="m", max_attempts=3, backoff=0,
     ...                          max_retry_after=1))
     <Success: ok>
+    >>> answers = iter([Attempt("HTTP 429", retry=True, wait=3600.0), "ok"])
+    >>> ended = asyncio.run(with_retries(flaky, model="m", max_attempts=3, backoff=0,
+    ...                                  max_retry_after=20))
+    >>> ended.failure().reason.split("; ")[0]
+    'HTTP 429 (model m, 1 attempt'
+    >>> next(answers)  # not asked again
+    'ok'
     """
     failed: list[Attempt] = []
     for number in range(1, max_attempts + 1):
@@ -89,7 +98,11 @@ async def with_retries(attempt: Callable[[], Awaitable[T | Attempt]], *, model: 
         failed.append(outcome)
         if not outcome.retry or number == max_attempts:
             break
-        wait = (min(outcome.wait, max_retry_after) if outcome.wait is not None
+        if outcome.wait is not None and outcome.wait > max_retry_after:
+            # Asked too soon, the server refuses again (chaos28: a search took 42 s over
+            # "Retry-After: 3600"): the call ends now, saying the wait it asked for.
+            break
+        wait = (outcome.wait if outcome.wait is not None
                 else backoff * 2 ** (number - 1) * random.uniform(1.0, 1.25))
         await asyncio.sleep(wait)
     return Failure(ModelFailed(_describe(failed, model, max_retry_after)))

@@ -48,7 +48,12 @@ from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_checkpoints import Checkpoints
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
-from harkback.adapters.stores.sqlite_errors import check_whole, folder_not_made, unavailable
+from harkback.adapters.stores.sqlite_errors import (
+    check_whole,
+    damage_behind,
+    folder_not_made,
+    unavailable,
+)
 from harkback.adapters.stores.sqlite_messages import SqliteMessages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
@@ -197,6 +202,8 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
             self._reopen()
         try:
             return work(self._connection)
+        except sqlite3.IntegrityError as error:
+            raise damage_behind(self._connection, error) from error
         except sqlite3.DatabaseError as error:
             if is_undecodable(error):
                 return read_replacing(self._connection, work)

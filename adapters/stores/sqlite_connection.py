@@ -34,7 +34,7 @@ from harkback.adapters.stores import sqlite_adopt, sqlite_titles
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sql import fulltext, schema
 from harkback.adapters.stores.sql.statement import Row, Statement
-from harkback.adapters.stores.sqlite_errors import unavailable
+from harkback.adapters.stores.sqlite_errors import damage_behind, unavailable
 from harkback.adapters.stores.sqlite_migrations import SchemaProblem, bring_forward, read_forward
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
@@ -103,7 +103,7 @@ def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = F
     except SchemaProblem as problem:
         failure = StoreUnavailable(str(problem))
     except sqlite3.Error as error:
-        failure = unavailable(path, error)
+        failure = unavailable(path, damage_behind(connection, error))
     connection.close()
     sqlite_adopt.remove_new_side_files(path, before)
     return Failure(failure)

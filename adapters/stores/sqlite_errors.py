@@ -91,6 +91,27 @@ def check_whole(connection: sqlite3.Connection) -> None:
         raise error
 
 
+def damage_behind(connection: sqlite3.Connection, error: sqlite3.Error) -> sqlite3.Error:
+    """The error to report for ``error``: for a broken constraint of the schema, the
+    damage :func:`check_whole` finds, if any; else ``error`` itself.
+
+    harkback's own writes keep the schema's constraints (a session's title row is deleted
+    before it is written again), so a write that breaks one met a damaged file: a copy
+    taken mid-write without its ``-wal`` said "UNIQUE constraint failed", not "corrupt".
+
+    >>> damage_behind(sqlite3.connect(":memory:"), sqlite3.IntegrityError("UNIQUE"))
+    IntegrityError('UNIQUE')
+    """
+    if not isinstance(error, sqlite3.IntegrityError):
+        return error
+    try:
+        check_whole(connection)
+    except sqlite3.DatabaseError as damage:
+        damage.args = (f"{damage.args[0]}; the write failed with: {error}",)
+        return damage
+    return error
+
+
 def not_writable(path: Path, cause: str) -> StoreUnavailable:
     """The line for a database that cannot be written or created for ``cause``, with
     what to do.

@@ -14,15 +14,18 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Callable
+from typing import TypeVar
 
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sqlite_connection import execute
-from harkback.adapters.stores.sqlite_transaction import immediate
-from harkback.adapters.stores.sqlite_writes import write
+from harkback.adapters.stores.sqlite_transaction import immediate, read_snapshot
+from harkback.adapters.stores.sqlite_writes import write_within
 from harkback.adapters.stores.write_turns import Patience, patiently
 from harkback.stages import rewrite
 
 _MERGE_TITLES = "INSERT INTO session_titles_fts(session_titles_fts) VALUES('optimize')"
+
+T = TypeVar("T")
 
 CHUNK = 200
 """Sessions read and rewritten at a time."""
@@ -42,39 +45,64 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
     (:mod:`~harkback.adapters.stores.write_turns`), as the store's other writes do, and
     gives up waiting once ``stop()`` says the store is closing (Ctrl-C, SIGTERM).
     """
-    def step(work: Callable[[sqlite3.Connection], object]) -> None:
-        (work if patience is None else patiently(work, patience, stop=stop))(connection)
+    def step(work: Callable[[sqlite3.Connection], T]) -> T:
+        return (work if patience is None else patiently(work, patience, stop=stop))(connection)
 
     report = rewrite.RewriteReport()
     if not dry_run:
         connection.execute("PRAGMA secure_delete = ON")
     ids = [row[0] for row in connection.execute("SELECT id FROM sessions ORDER BY id")]
     for start in range(0, len(ids), CHUNK):
-        chunk = ids[start:start + CHUNK]
-        sessions = [rows.session_from_row(r) for r in execute(connection,
-                                                              rows.sessions_by_id(chunk))]
-        changed, counts = rewrite.rewrite_sessions(sessions, (
-            rows.message_from_row(r) for r in execute(connection, rows.messages_of(chunk))),
-            edit)
+        chunk = functools.partial(_rewrite_chunk, ids=ids[start:start + CHUNK], edit=edit)
+        if dry_run:
+            with read_snapshot(connection):
+                counts = chunk(connection, write=False)
+        else:
+            counts = step(chunk)
         report = rewrite.added(report, counts)
-        if changed and not dry_run:
-            step(functools.partial(write, batch=changed))
-    stale = _stale_summaries(connection, edit)
-    if not dry_run:
-        if stale:
-            step(lambda c: _drop(c, stale))
+    if dry_run:
+        dropped = len(_stale_summaries(connection, edit))
+    else:
+        dropped = step(lambda c: _drop(c, edit))
         # Even with nothing to change: a run stopped before its merge (a kill, a full disk)
         # left the old texts in the index's old segments, and this run finds nothing.
         step(lambda c: c.execute(fulltext.MERGE_INDEX))
         step(lambda c: c.execute(_MERGE_TITLES))
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
-                                 titles=report.titles, summaries_dropped=len(stale))
+                                 titles=report.titles, summaries_dropped=dropped)
 
 
-def _drop(connection: sqlite3.Connection, stale: list[tuple[str, ...]]) -> None:
+def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewrite.Edit,
+                   write: bool = True) -> rewrite.RewriteReport:
+    """Rewrite the sessions ``ids``; what changed is counted.
+
+    The read and the write are one write transaction: an ingest that committed between
+    them would be overwritten with the old text, and two redacts at once would each
+    count (and write) the same changes.
+    """
+    def rewritten() -> rewrite.RewriteReport:
+        sessions = [rows.session_from_row(r) for r in execute(connection,
+                                                              rows.sessions_by_id(ids))]
+        changed, counts = rewrite.rewrite_sessions(sessions, (
+            rows.message_from_row(r) for r in execute(connection, rows.messages_of(ids))),
+            edit)
+        if changed and write:
+            write_within(connection, changed)
+        return counts
+    if not write:
+        return rewritten()
     with immediate(connection):
-        connection.executemany(_DROP_SUMMARY, stale)
+        return rewritten()
+
+
+def _drop(connection: sqlite3.Connection, edit: rewrite.Edit) -> int:
+    """Delete the summaries ``edit`` changes, found under the same lock; how many."""
+    with immediate(connection):
+        stale = _stale_summaries(connection, edit)
+        if stale:  # a file that never cached a summary has no table to delete from
+            connection.executemany(_DROP_SUMMARY, stale)
+    return len(stale)
 
 
 def _stale_summaries(connection: sqlite3.Connection, edit: rewrite.Edit

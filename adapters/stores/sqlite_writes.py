@@ -30,12 +30,19 @@ def write(connection: sqlite3.Connection, batch: Sequence[Conversation]) -> Inge
     """Store ``batch`` (one conversation per session id) in one transaction."""
     if not batch:
         return IngestReport()
-    ids = [c.session.id for c in batch]
     with immediate(connection):
-        existing = {row[0] for row in execute(connection, writes.existing_sessions(ids))}
-        stored = [(row[0], message_from_row(row[1:]))
-                  for row in execute(connection, writes.stored_messages(existing))]
-        plan = _replace(connection, batch, stored)
+        return write_within(connection, batch)
+
+
+def write_within(connection: sqlite3.Connection, batch: Sequence[Conversation]
+                 ) -> IngestReport:
+    """:func:`write`, inside the caller's write transaction (a rewrite reads what it
+    changes in the same one, so no other writer's commit can come between)."""
+    ids = [c.session.id for c in batch]
+    existing = {row[0] for row in execute(connection, writes.existing_sessions(ids))}
+    stored = [(row[0], message_from_row(row[1:]))
+              for row in execute(connection, writes.stored_messages(existing))]
+    plan = _replace(connection, batch, stored)
     return IngestReport(added=len(batch) - len(existing), updated=len(existing),
                         messages=len(plan.messages), replaced=frozenset(existing))
 

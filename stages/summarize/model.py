@@ -41,7 +41,7 @@ from harkback.stages.chat import ChatRequest
 from harkback.stages.defaults import DEADLINE_S
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Loaded, SummarizedSet
-from harkback.stages.load.render import SESSION_HEADER
+from harkback.stages.load.render import SESSION_HEADER, quoted_turn_lines
 from harkback.stages.load.truncate import Span, cut_around, locate_units
 from harkback.stages.ports import Deps, SummaryKey
 from harkback.stages.query import ParsedQuery, Unit
@@ -342,8 +342,9 @@ class LlmSummarize:
             if hit is not None and not recap_problem(hit.text, prepared.transcript.text, told):
                 # Usage counts what this recall spent, and a cached summary spent nothing.
                 note = "from the summary cache" + (f"; {hit.note}" if hit.note else "")
-                return Summarized(transcript=prepared.transcript,
-                                  summary=attrs.evolve(hit, usage=TokenUsage(), note=note))
+                # Quoted as a new recap is (read_reply): one cached before was not.
+                return Summarized(transcript=prepared.transcript, summary=attrs.evolve(
+                    hit, text=quoted_turn_lines(hit.text), usage=TokenUsage(), note=note))
         remaining = deadline - asyncio.get_running_loop().time()
         if remaining <= 0:
             return fallback(f"the {self.deadline_s:g} s deadline had passed")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -15,7 +17,8 @@ from harkback.stages.records import Conversation
 from tests.adapters.stores.old_files import file_state, old_file, version_2_file
 from tests.adapters.stores.test_voicing_migration import BUCKET, PACKET
 from tests.conftest import conversation
-from tests.pipeline.test_cli import run
+from tests.pipeline.test_cli import ingested, run
+from tests.pipeline.test_sync_process import BOUND
 
 DOCKER = conversation("docker", ("user", "the docker bridge lost its dns"),
                       ("assistant", "recreate the network"), started_at=1_770_000_000.0,
@@ -204,3 +207,30 @@ def test_the_migrate_hint_works_pasted_from_a_folder_with_a_tab(tmp_path: Path) 
     found = json.loads(run("search", "docker bridge", "--json", "--summarizer", "none",
                            db=db).stdout)
     assert [r["session_id"] for r in found["results"]] == ["docker"]
+
+
+def _migrate_as_this_user(db: Path) -> subprocess.CompletedProcess[str]:
+    """``harkback migrate`` without root's power to write any file (as a user runs it)."""
+    return subprocess.run([*BOUND, sys.executable, "-m", "harkback.pipeline.cli", "migrate",
+                           "--db", str(db)], capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+def test_migrate_of_a_read_only_file_up_to_date_says_so(tmp_path: Path) -> None:
+    """chaos28: it asked for write access with nothing to do (PostgreSQL said "up to
+    date"). Only a file that needs migrating asks for it; neither is written."""
+    db = ingested(tmp_path, [DOCKER])
+    db.chmod(0o444)
+    before = file_state(db)
+    done = _migrate_as_this_user(db)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0, f"{db}: schema version 5, up to date\n", "")
+    assert file_state(db) == before
+    old = tmp_path / "old" / "h.db"
+    old.parent.mkdir()
+    old_file(old, [DOCKER])
+    old.chmod(0o444)
+    refused = _migrate_as_this_user(old)
+    assert refused.returncode == 1
+    assert f"cannot write the database {old}: the file itself is read-only" in refused.stderr
+    assert _version(old) == 1

@@ -67,13 +67,25 @@ async def test_429_waits_as_retry_after_asks_then_succeeds() -> None:
 
 
 async def test_retry_after_is_capped(server: ChatServer) -> None:
-    """A server asking for an hour's wait is retried after the cap instead."""
+    """A wait within the cap is waited and the call tried again; a server asking for an
+    hour's wait ends the call at once (chaos28: it was tried again twice after the cap,
+    42 s for a search, and refused each time)."""
+    script = replies(Reply(status=503, headers=(("Retry-After-Ms", "400"),)))
+    with ChatServer(script) as slow:
+        started = time.monotonic()
+        result = await _complete(_model(slow, max_retry_after=1.0))
+        waited = time.monotonic() - started
+    assert result.unwrap().text
+    assert 0.4 <= waited < 3.0
     script = replies(Reply(status=503, headers=(("Retry-After", "3600"),)))
     with ChatServer(script) as slow:
         started = time.monotonic()
         result = await _complete(_model(slow, max_retry_after=0.2))
-    assert result.unwrap().text
-    assert time.monotonic() - started < 2.0
+        waited = time.monotonic() - started
+        count = len(slow.received)
+    assert count == 1
+    assert "asked to retry after 3600 s" in result.failure().reason
+    assert waited < 0.2
 
 
 async def test_server_errors_are_retried_three_times_then_reported() -> None:
@@ -309,16 +321,32 @@ def test_one_recall_is_one_round_of_model_calls_by_default() -> None:
 
 
 async def test_a_retry_after_longer_than_the_cap_is_named_when_the_call_fails() -> None:
-    """A server asking for an hour's wait is tried again after the cap; when it still
-    refuses, the error said only "HTTP 429", leaving the user retrying too soon. It now
-    says how long the server asked for, and how long harkback waits."""
+    """A server asking for an hour's wait: the error said only "HTTP 429", leaving the
+    user retrying too soon. It says how long the server asked for, and how long harkback
+    waits (it asks once: another attempt sooner would be refused too)."""
     refusing = Reply(status=429, headers=(("Retry-After", "3600"),))
     with ChatServer(lambda _r: refusing) as server:
         result = await _complete(_model(server, max_retry_after=0.1))
     reason = result.failure().reason
     assert reason.startswith("HTTP 429")
-    assert reason.endswith("(model test-model, 3 attempts; the server asked to retry after "
+    assert reason.endswith("(model test-model, 1 attempt; the server asked to retry after "
                            "3600 s, longer than the 0.1 s harkback waits)")
+
+
+async def test_a_tool_call_instead_of_text_is_named_and_not_asked_again() -> None:
+    """chaos28: a model that called a tool (no content) was "an empty answer", asked three
+    times (the same prompt gets the same call). One request; the failure names the tool."""
+    body = {"model": "m", "choices": [{"message": {
+        "role": "assistant", "content": None, "tool_calls": [{
+            "id": "c1", "type": "function",
+            "function": {"name": "session_search", "arguments": "{}"}}]},
+        "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 90, "completion_tokens": 7}}
+    with ChatServer(lambda _r: Reply(raw=json.dumps(body).encode())) as server:
+        result = await _complete(_model(server))
+        count = len(server.received)
+    assert count == 1
+    assert result.failure().reason.startswith(
+        "the model answered with a tool call (session_search), no text (model test-model")
 
 
 @pytest.mark.parametrize(("options", "error", "named"), [

@@ -1,0 +1,81 @@
+"""A rewrite (``harkback redact``) of a SQLite store against another writer of the same file:
+what it reads and what it writes are one transaction, so no other commit comes between."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sqlite_rewrite import rewrite_all
+from harkback.adapters.stores.sqlite_writes import write
+from harkback.adapters.stores.write_turns import is_busy
+from harkback.stages.rewrite import RewriteReport
+from tests.adapters.stores.store_contract import ok
+from tests.conftest import conversation
+
+
+def _redact(text: str) -> str:
+    return text.replace("kiwi", "[secret]")
+
+
+def _meanwhile(other: Callable[[], object]) -> tuple[Callable[[str], str], list[str]]:
+    """An edit that, on its first call (the rewrite has read a chunk, not yet written it),
+    has ``other`` write the file from another connection; a writer that finds the file
+    locked is noted in the list, and waits its turn (the test runs it again later)."""
+    waited: list[str] = []
+    tried: list[bool] = []
+
+    def edit(text: str) -> str:
+        if not tried:
+            tried.append(True)
+            try:
+                other()
+            except sqlite3.OperationalError as locked:
+                assert is_busy(locked)
+                waited.append(str(locked))
+        return _redact(text)
+    return edit, waited
+
+
+async def test_an_ingest_during_a_rewrite_keeps_its_update(tmp_path: Path) -> None:
+    """An ingest of new text for a session the rewrite is editing is not reverted to the
+    old (redacted) text: it waits for the rewrite's lock, then lands."""
+    path = tmp_path / "h.db"
+    other = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest([conversation("s1", ("user", "the key is kiwi"))]))
+
+        def update() -> object:
+            return write(other, [conversation("s1", ("user", "UPDATED text"))])
+        edit, waited = _meanwhile(update)
+        report = await ok(store.rewrite_texts(edit))
+        if waited:
+            update()  # the ingest's turn, once the rewrite has committed
+        stored = await ok(store.messages(["s1"]))
+    other.close()
+    assert [m.content for m in stored] == ["UPDATED text"]
+    assert (report.sessions, report.messages, len(waited)) == (1, 1, 1)
+
+
+async def test_two_rewrites_at_once_count_each_change_once(tmp_path: Path) -> None:
+    """A second redact run while the first holds a chunk finds that chunk already
+    rewritten once its turn comes: the two reports together count each change once."""
+    path = tmp_path / "h.db"
+    other = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest([conversation("s1", ("user", "kiwi"), ("assistant", "kiwi"))]))
+        seconds: list[RewriteReport] = []
+
+        def second() -> object:
+            seconds.append(rewrite_all(other, _redact, dry_run=False))
+            return None
+        edit, waited = _meanwhile(second)
+        first = await ok(store.rewrite_texts(edit))
+        if waited:
+            second()
+        stored = await ok(store.messages(["s1"]))
+    other.close()
+    assert [m.content for m in stored] == ["[secret]", "[secret]"]
+    assert first.messages + sum(s.messages for s in seconds) == 2
