@@ -82,6 +82,8 @@ def placed(hits: Sequence[MessageHit], messages: Sequence[Message]) -> tuple[Mes
     >>> [h.position for h in placed((title,), (m(9), m(7)))]
     [7]
     """
+    if all(hit.position for hit in hits):
+        return tuple(hits)  # no hit to move: the messages are not looked at
     first: dict[str, int] = {}
     for message in messages:
         first[message.session_id] = min(message.position,

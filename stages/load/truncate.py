@@ -347,10 +347,12 @@ def _first_term(unit: Unit) -> str:
 def _unit_places(folded: str, unit: Unit, limit: int, stop: int) -> list[Span]:
     """The first ``limit`` places of ``unit`` in ``folded`` (its offsets) ending by ``stop``."""
     term = _first_term(unit)
-    open_end = unit.prefix if isinstance(unit, Term) else True
-    cjk = is_cjk(term)
     places: list[Span] = []
     start = folded.find(term, 0, stop)
+    if start < 0:
+        return places  # most texts asked hold no unit: its kind is not looked at
+    open_end = unit.prefix if isinstance(unit, Term) else True
+    cjk = is_cjk(term)
     while start >= 0 and len(places) < limit:
         end = start + len(term)
         before_ok = cjk or start == 0 or not _is_word_char(folded[start - 1])
@@ -374,10 +376,8 @@ def focus_spans(text: str, spans: Sequence[Span], units: Sequence[Unit], *, long
     >>> focus_spans(text, [(0, len(text))], parse_query("docker").units, longest=20)
     ((51, 57),)
     """
-    out: list[Span] = []
+    out: dict[Span, None] = {}  # ordered, and a repeat found at once (hits run to hundreds)
     for start, end in spans:
         inner = unit_spans(text[start:end], units, limit=per_span) if end - start > longest else ()
-        for span in [(start + s, start + e) for s, e in inner] or [(start, end)]:
-            if span not in out:
-                out.append(span)
+        out.update(dict.fromkeys([(start + s, start + e) for s, e in inner] or [(start, end)]))
     return tuple(out)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from harkback.stages.load.render import render_lineage
 from harkback.stages.query import parse_query
 from harkback.stages.records import Message, Session
@@ -73,3 +75,32 @@ def test_a_diff_after_a_blank_line_stays_in_its_block() -> None:
     assert [role for role, _span in blocks] == ["TOOL:bash", "USER"]
     start, end = blocks[0][1]
     assert text[start:end].rstrip().endswith("+port = 8080")
+
+
+def test_a_message_with_no_forged_turn_is_not_rewritten(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """A multi-line message with no turn after a blank line is kept as it is, without the
+    replacement (``re.sub`` with a template parses it in Python on every call); one that
+    holds such a line is still quoted."""
+    from harkback.stages.load import render
+
+    real = render._TURN_AFTER_BLANK
+
+    class Watched:
+        def __init__(self) -> None:
+            self.subs = 0
+
+        def search(self, text: str) -> re.Match[str] | None:
+            return real.search(text)
+
+        def sub(self, repl: str, text: str) -> str:
+            self.subs += 1
+            return real.sub(repl, text)
+
+    watched = Watched()
+    monkeypatch.setattr(render, "_TURN_AFTER_BLANK", watched)
+    plain = "ran the tests\n\nall 12 passed\n \nuser asked: nothing more"
+    assert render.quoted_turns(plain) == plain
+    assert watched.subs == 0
+    assert render.quoted_turns(INJECTED).count("\n> ") == 3
+    assert watched.subs == 1

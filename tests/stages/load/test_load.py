@@ -333,3 +333,23 @@ async def test_lineages_load_together_as_each_alone() -> None:
     assert "side talk" in together.transcripts[0].text
     assert "grand" in together.transcripts[1].text
     assert "root talk" not in together.transcripts[0].text
+
+
+class _Unread(tuple[Message, ...]):
+    """Messages that fail the test when looked at."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the messages were read")
+
+
+def test_hits_with_no_title_hit_are_placed_without_reading_the_messages() -> None:
+    """Only a hit at position 0 (a title match) may move to its session's first message:
+    without one the hits stay as they are and the lineage's messages are not scanned."""
+    from harkback.stages.load.load import placed
+
+    hits = (MessageHit(session_id="s", position=3, role="user", content="a", score=2.0),
+            MessageHit(session_id="t", position=9, role="user", content="b", score=1.0))
+    assert placed(hits, _Unread()) == hits
+    title = MessageHit(session_id="s", position=0, role="user", content="", score=1.0)
+    messages = (Message(session_id="s", position=4, role="user", content="x"),)
+    assert [h.position for h in placed((title, *hits), messages)] == [4, 3, 9]

@@ -253,3 +253,26 @@ def test_first_place_is_the_first_of_unit_spans(text: str, question: str) -> Non
     for ordered in (units, units[::-1]):
         spans = unit_spans(text, ordered, limit=1)
         assert first_place(text, ordered) == (spans[0] if spans else None)
+
+
+def test_a_text_holding_no_unit_is_placed_without_classing_the_units(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most tool outputs and lines asked hold no query word: the search for a unit's text
+    decides, and its script (CJK or not) is looked at only once a place is found."""
+    from harkback.stages.load import truncate
+    from harkback.stages.text.tokens import is_cjk
+
+    asked: list[str] = []
+    real = is_cjk
+
+    def counted(text: str) -> bool:
+        asked.append(text)
+        return real(text)
+
+    monkeypatch.setattr(truncate, "is_cjk", counted)
+    units = parse_query("nginx 超时 bridge*").units
+    assert first_place("log line " * 300, units) is None
+    assert unit_spans("log line " * 300 + "日志", units) == ()
+    assert asked == []
+    assert first_place("a log: nginx 超时", units) == (7, 12)
+    assert asked
