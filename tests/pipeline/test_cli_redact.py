@@ -135,3 +135,28 @@ def test_the_config_file_can_turn_redaction_off_and_a_flag_wins(tmp_path: Path) 
     done = run("sync", "--claude-code", str(projects.parent), db=redacting, env=home)
     assert done.returncode == 0, done.stderr
     assert AWS.encode() not in redacting.read_bytes()
+
+
+def test_a_token_in_a_project_path_is_redacted_at_ingest_and_by_redact(tmp_path: Path
+                                                                       ) -> None:
+    """A project folder named after a token (a clone at ``/src/ghp_…/api``) is no way
+    past redaction: not at ingest, not in a store built with --keep-secrets and redacted
+    later, and the project keeps its last folder's name."""
+    token = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(conversation_to_json(conversation(
+        "s1", ("user", "the api build fails"), project=f"/src/{token}/api"))) + "\n",
+        encoding="utf-8")
+    ingested, kept = tmp_path / "ingested.db", tmp_path / "kept.db"
+    assert run("ingest", str(source), db=ingested).returncode == 0
+    assert run("ingest", str(source), "--keep-secrets", db=kept).returncode == 0
+    done = run("redact", "--json", db=kept)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["secrets_redacted"] == {"github-token": 1}
+    for db in (ingested, kept):
+        found = run("search", "api build", "--project", "api", "--json",
+                    "--summarizer", "none", db=db)
+        assert found.returncode == 0, found.stderr
+        assert [r["project"] for r in json.loads(found.stdout)["results"]] == [
+            "/src/[secret:github-token]/api"]
+        assert token.encode() not in db.read_bytes()
