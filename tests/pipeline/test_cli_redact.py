@@ -10,6 +10,7 @@ from pathlib import Path
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import run
+from tests.support.chat_server import ChatServer
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 DSN = "postgres://app:hunter2@db.internal:5432/prod"
@@ -160,3 +161,22 @@ def test_a_token_in_a_project_path_is_redacted_at_ingest_and_by_redact(tmp_path:
         assert [r["project"] for r in json.loads(found.stdout)["results"]] == [
             "/src/[secret:github-token]/api"]
         assert token.encode() not in db.read_bytes()
+
+
+def test_a_search_whose_question_holds_a_secret_writes_it_nowhere(tmp_path: Path) -> None:
+    """``search`` with a model caches summaries in the store, but not those of a question
+    holding a key: the file (and its -wal) never holds the key, as ingest promises."""
+    token = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_sessions(tmp_path / "in.jsonl")), db=db).returncode == 0
+    with ChatServer() as server:
+        model = ("--model", "m", "--base-url", server.url)
+        for query in ("kiwi key", f"kiwi key {token}"):
+            done = run("search", query, "--json", *model, db=db)
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["results"][0]["summary_kind"] == "llm"
+    with sqlite3.connect(db) as connection:
+        cached = [query for (query,) in connection.execute("SELECT query FROM summary_cache")]
+    assert cached == ["kiwi key"]
+    held = b"".join(path.read_bytes() for path in tmp_path.glob("h.db*")).lower()
+    assert token[4:24].lower().encode() not in held
