@@ -28,6 +28,9 @@ from harkback.stages.stage import as_result
 BATCH = 64
 """Messages per embedder call and per write."""
 
+CHANGED_BATCHES = 3
+"""Batches in a row wholly changed by an ingest while embedded before a run gives up."""
+
 
 @attrs.frozen(kw_only=True)
 class EmbedSummary:
@@ -59,6 +62,7 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
     # The bar's total grows batch by batch: counting what is left up front costs a scan.
     bar = Progress(total=batch, label=f"embed with {model}", enabled=progress)
     done = 0
+    changed = 0  # batches in a row of which nothing could be kept
     try:
         while True:
             pending = as_result(await vectors.unembedded(model, roles, batch).awaitable())
@@ -70,9 +74,14 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
             if isinstance(kept, Failure):
                 return EmbedSummary(model=model, embedded=done, error=kept.failure())
             if kept.unwrap() == 0:
-                # Nothing could be kept (the messages changed meanwhile): stop, don't spin.
+                # Nothing could be kept (an ingest changed the messages meanwhile): their new
+                # text is listed next; stop only when that keeps happening, don't spin.
+                changed += 1
+                if changed < CHANGED_BATCHES:
+                    continue
                 return EmbedSummary(model=model, embedded=done, error=StoreUnavailable(
                     "the messages to embed changed while they were embedded"))
+            changed = 0
             done += kept.unwrap()
             bar.total = done + batch
             bar.advance(kept.unwrap())
@@ -83,7 +92,9 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
 def _embed_batch(vectors: VectorStore, embedder: Embedder, messages: Sequence[Message]
                  ) -> FutureResult[int, ModelFailed | StoreUnavailable]:
     texted = [(m, text) for m in messages if (text := passage_text(m)) is not None]
-    keys = [MessageKey(session_id=m.session_id, position=m.position) for m, _ in texted]
+    # The content goes with the key: an ingest may change a message while it is embedded.
+    keys = [MessageKey(session_id=m.session_id, position=m.position, content=m.content)
+            for m, _ in texted]
 
     def keep(found: tuple[Vector, ...]) -> FutureResult[int, ModelFailed | StoreUnavailable]:
         if len(found) != len(keys):

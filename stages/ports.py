@@ -275,10 +275,11 @@ Vector = tuple[float, ...]
 
 @attrs.frozen(kw_only=True)
 class MessageKey:
-    """One stored message, as a vector store keys its vector: its session and position."""
+    """A stored message as its vector is keyed, with what was embedded (``content``)."""
 
     session_id: str
     position: int
+    content: str | None = None
 
 
 EmbedKind = Literal["query", "passage"]
@@ -343,7 +344,7 @@ class VectorStore(Protocol):
                      ) -> FutureResult[int, StoreUnavailable]:
         """Store vectors (replacing older ones of the same model); returns how many were kept.
 
-        A key whose message no longer exists is skipped.
+        A key whose message is gone, or no longer holds the key's ``content``, is skipped.
         """
         ...
 

@@ -2,7 +2,7 @@
 capability of :class:`~harkback.stages.ports.SessionStore` (``harkback redact`` uses it to
 take secrets out of a store built before redaction existed).
 
-A store applies the function to every session title, message content and tool-call
+A store applies the function to every session title and project, message content and tool-call
 arguments, stores each changed session again as an ingest does (so the full-text index
 follows and the vectors of changed messages go), and drops every cached summary whose
 text, note or query the function changes.
@@ -65,17 +65,17 @@ def rewrite_message(message: Message, edit: Edit) -> Message:
 
 def rewrite_conversation(conversation: Conversation, edit: Edit
                          ) -> tuple[Conversation, RewriteReport]:
-    """``conversation`` with ``edit`` applied to its title and messages, and what changed
-    (the same object when nothing did)."""
+    """``conversation`` with ``edit`` applied to its title, project and messages, and what
+    changed (the same object when nothing did)."""
     session = conversation.session
-    title = edit(session.title)
+    title, project = edit(session.title), edit(session.project)
     messages = tuple(rewrite_message(m, edit) for m in conversation.messages)
     changed = sum(1 for new, old in zip(messages, conversation.messages, strict=True)
                   if new is not old)
-    if title == session.title and not changed:
+    if title == session.title and project == session.project and not changed:
         return conversation, RewriteReport()
     report = RewriteReport(sessions=1, messages=changed, titles=int(title != session.title))
-    return Conversation(attrs.evolve(session, title=title), messages), report
+    return Conversation(attrs.evolve(session, title=title, project=project), messages), report
 
 
 def rewrite_sessions(sessions: Iterable[Session], messages: Iterable[Message], edit: Edit

@@ -92,11 +92,13 @@ class MemoryVectors:
             if problem is not None:
                 return Failure(StoreUnavailable(problem))
             sessions = {key.session_id for key, _ in pairs}
-            present = {(item.message.session_id, item.message.position)
+            present = {(item.message.session_id, item.message.position): item.message.content
                        for session_id in sessions for item in self._messages.get(session_id, ())}
+            # A key's content, when given, must still be the message's (see MessageKey).
             latest = {(key.session_id, key.position): unit_vector(vector)
                       for key, vector in pairs
-                      if (key.session_id, key.position) in present}
+                      if (key.session_id, key.position) in present
+                      and key.content in (None, present[key.session_id, key.position])}
             if latest:
                 self._vectors.setdefault(model, {}).update(latest)
             return Success(len(latest))

@@ -319,7 +319,8 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
                      ) -> FutureResult[int, StoreUnavailable]:
         """Store vectors of ``model`` (replacing older ones) at unit length, in one
-        transaction; keys of messages not stored are skipped, and vectors unlike the
+        transaction; keys of messages not stored (or no longer holding the key's
+        ``content``) are skipped, and vectors unlike the
         model's stored ones (or each other), or not finite, fail the whole batch."""
         if self.readonly:
             return self._refused("keep vectors")
@@ -328,8 +329,9 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         if problem is not None:
             return FutureResult.from_failure(StoreUnavailable(problem))
         latest = {(key.session_id, key.position): unit_vector(vector) for key, vector in pairs}
+        made_from = {(key.session_id, key.position): key.content for key, _ in pairs}
         return self._run_checked(lambda connection: postgres_vectors.keep(
-            connection, model, latest), long=True)
+            connection, model, latest, made_from), long=True)
 
     def nearest(self, query: ports.NearestQuery
                 ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:

@@ -18,7 +18,12 @@ from returns.future import FutureResult
 from harkback.adapters.stores import gone_marks
 from harkback.adapters.stores.import_ledger import source_state
 from harkback.adapters.stores.postgres_writes import check_version
-from harkback.adapters.stores.summary_cache import key_params, summary_from_row, summary_row
+from harkback.adapters.stores.summary_cache import (
+    keeps_no_secret,
+    key_params,
+    summary_from_row,
+    summary_row,
+)
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.ports import SummaryKey
@@ -91,8 +96,9 @@ class PostgresSummaryCache:
 
     def keep_summary(self, key: SummaryKey, summary: Summary
                      ) -> FutureResult[None, StoreUnavailable]:
-        """Keep ``summary``; on a read-only store, do nothing (the next lookup misses)."""
-        if self.store.readonly:
+        """Keep ``summary``; on a read-only store, or for a question holding a secret
+        (:func:`keeps_no_secret`), do nothing (the next lookup misses)."""
+        if self.store.readonly or not keeps_no_secret(key):
             return FutureResult.from_value(None)
         row = summary_row(key, summary, time.time())
         return self.store.run(lambda connection: _keep(connection, _KEEP_SUMMARY, row,

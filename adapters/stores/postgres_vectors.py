@@ -9,14 +9,15 @@ changes (the ingest deletes it). The checks are the SQLite store's
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import psycopg
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.postgres_search import HIT_COLUMNS, hit, row_filters
-from harkback.adapters.stores.postgres_text import storable
+from harkback.adapters.stores.postgres_text import restore, storable
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, check_version, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
@@ -50,10 +51,12 @@ def unembedded(connection: Connection, model: str, roles: tuple[Role, ...], limi
     return tuple(message_from_row(read_text(row)) for row in rows)
 
 
-def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vector]
+def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vector],
+         made_from: Mapping[tuple[str, int], str | None] = MappingProxyType({})
          ) -> Result[int, StoreUnavailable]:
     """Store ``latest`` (unit vectors by (session id, position)) in one transaction; how
-    many were kept (keys of messages not stored are skipped)."""
+    many were kept (keys of messages not stored are skipped, and so are those whose
+    content is no longer the text ``made_from`` says their vector was made of)."""
     if not latest:
         return Success(0)
     keys = list(latest)
@@ -72,11 +75,12 @@ def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vecto
                 return Failure(StoreUnavailable(problem or "vector length mismatch"))
             connection.execute("UPDATE vector_models SET dimensions = %s WHERE id = %s",
                                (dimensions, model_id))
-        found = connection.execute(
-            "SELECT k.place, m.id FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY "
-            "AS k(session_id, position, place) JOIN messages AS m "
+        found = [(place, message_id) for place, message_id, content in connection.execute(
+            "SELECT k.place, m.id, m.content FROM unnest(%s::text[], %s::int[]) "
+            "WITH ORDINALITY AS k(session_id, position, place) JOIN messages AS m "
             "ON m.session_id = k.session_id AND m.position = k.position",
             ([storable(s) for s, _ in keys], [p for _, p in keys])).fetchall()
+            if made_from.get(keys[place - 1]) in (None, restore(content))]
         with connection.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO message_vectors (model_id, message_id, vector) VALUES (%s, %s, %s) "

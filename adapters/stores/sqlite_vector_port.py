@@ -65,7 +65,8 @@ class SqliteVectorPort:
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
                      ) -> FutureResult[int, StoreUnavailable]:
         """Store vectors of ``model`` (replacing older ones), scaled to unit length, in one
-        transaction; returns how many were kept. Keys of messages not stored are skipped.
+        transaction; returns how many were kept. Keys of messages not stored are skipped,
+        and so are keys whose ``content`` the message no longer holds.
 
         Vectors whose length differs from the model's stored ones (or from each other),
         or that hold a value that is not finite, fail the whole batch.
@@ -78,8 +79,9 @@ class SqliteVectorPort:
             return FutureResult.from_failure(StoreUnavailable(problem))
         latest = {(key.session_id, key.position): unit_vector(vector)
                   for key, vector in pairs}
+        made_from = {(key.session_id, key.position): key.content for key, _ in pairs}
         return self._run(self._patiently(lambda connection: sqlite_vectors.keep(
-            connection, model, latest))).bind_result(identity)
+            connection, model, latest, made_from))).bind_result(identity)
 
     def nearest(self, query: ports.NearestQuery
                 ) -> FutureResult[tuple[records.MessageHit, ...], StoreUnavailable]:

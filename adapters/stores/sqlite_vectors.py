@@ -11,7 +11,9 @@ whoever writes. Scoring loads a model's vectors into a numpy matrix (the ``hybri
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import attrs
@@ -160,9 +162,13 @@ def _matrix(connection: sqlite3.Connection, model: str, row: Row, *, path: Path,
 
 
 def keep(connection: sqlite3.Connection, model: str,
-         latest: dict[tuple[str, int], Vector]) -> Result[int, StoreUnavailable]:
+         latest: dict[tuple[str, int], Vector],
+         made_from: Mapping[tuple[str, int], str | None] = MappingProxyType({})
+         ) -> Result[int, StoreUnavailable]:
     """Store ``latest`` (unit vectors of ``model`` by (session id, position)) in one
-    transaction; how many were kept (keys of messages not stored are skipped)."""
+    transaction; how many were kept (keys of messages not stored are skipped, and so are
+    those whose content is no longer the text ``made_from`` says their vector was made of).
+    """
     if not latest:
         return Success(0)
     keys = list(latest)
@@ -180,7 +186,11 @@ def keep(connection: sqlite3.Connection, model: str,
                     connection.rollback()
                     return Failure(StoreUnavailable(problem or "vector length mismatch"))
                 connection.execute(vector_sql.SET_VECTOR_DIMENSIONS, (dimensions, model_id))
-        found = execute(connection, vector_sql.message_rows(keys)).fetchall()
+        # Read in the write transaction: no ingest can change a message between this
+        # check and the vector's write.
+        found = [(index, message_id) for index, message_id, content in execute(
+                     connection, vector_sql.message_rows(keys)).fetchall()
+                 if made_from.get(keys[index]) in (None, content)]
         connection.executemany(vector_sql.UPSERT_VECTOR, [
             (model_id, message_id, vector_sql.encode_vector(latest[keys[index]]))
             for index, message_id in found])

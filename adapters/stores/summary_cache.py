@@ -35,6 +35,7 @@ from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SummaryKey
 from harkback.stages.records import Summary, TokenUsage
+from harkback.stages.redact.scrub import redact
 
 if TYPE_CHECKING:
     from harkback.adapters.stores.sqlite import SqliteStore
@@ -75,6 +76,21 @@ def summary_row(key: SummaryKey, summary: Summary, now: float) -> Row:
     return (*key_params(key), summary.kind, summary.text, summary.note,
             json.dumps(list(summary.cited_messages)), summary.usage.prompt,
             summary.usage.completion, now)
+
+
+def keeps_no_secret(key: SummaryKey) -> bool:
+    """Whether a summary may be cached under ``key``: not when its question holds a
+    secret, which the store would then hold (and the model's answer may repeat it); such
+    a question is summarised again each time instead.
+
+    >>> keeps_no_secret(SummaryKey(root_session_id="s", content="d", query="docker dns",
+    ...                            model="m", prompt_version="1"))
+    True
+    >>> keeps_no_secret(SummaryKey(root_session_id="s", content="d", query="why AKIA"
+    ...                            "IOSFODNN7EXAMPLE", model="m", prompt_version="1"))
+    False
+    """
+    return not redact(key.query)[1].by_kind
 
 
 def summary_from_row(row: Row) -> Summary:
@@ -135,8 +151,9 @@ class SqliteSummaryCache:
 
     def keep_summary(self, key: SummaryKey, summary: Summary
                      ) -> FutureResult[None, StoreUnavailable]:
-        """Keep ``summary``; on a read-only store, do nothing (the next lookup misses)."""
-        if self.store.readonly:
+        """Keep ``summary``; on a read-only store, or for a question holding a secret
+        (:func:`keeps_no_secret`), do nothing (the next lookup misses)."""
+        if self.store.readonly or not keeps_no_secret(key):
             return FutureResult.from_value(None)
         return self.store.run(_store(summary_row(key, summary, time.time())))
 
@@ -160,9 +177,10 @@ class MemorySummaryCache:
 
     def keep_summary(self, key: SummaryKey, summary: Summary
                      ) -> FutureResult[None, StoreUnavailable]:
-        """Keep ``summary`` under ``key``."""
+        """Keep ``summary`` under ``key`` (unless its question holds a secret, as above)."""
         def keep() -> None:
-            self.entries[key] = summary
+            if keeps_no_secret(key):
+                self.entries[key] = summary
         return in_turn(self.lock, self.closed, keep)
 
     def forget(self, root_ids: Sequence[str]) -> None:

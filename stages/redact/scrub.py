@@ -302,7 +302,7 @@ def _replacement(match: re.Match[str], kind: str, text: str) -> tuple[str, str] 
 def redact_conversation(conversation: Conversation,
                         redact_text: Callable[[str], tuple[str, SecretCounts]] = redact
                         ) -> tuple[Conversation, SecretCounts]:
-    """``conversation`` with its title, contents and tool-call arguments redacted (the
+    """``conversation`` with its title, project, contents and tool-call arguments redacted (the
     same object when it holds no secret); each non-empty text by ``redact_text``
     (:func:`redact`, or one that remembers what it redacted before).
 
@@ -312,7 +312,8 @@ def redact_conversation(conversation: Conversation,
     'token: [secret:github-token]'
     """
     session = conversation.session
-    texts = [session.title]
+    # The project too: a folder path can hold a token (a clone at ``/src/ghp_…/api``).
+    texts = [session.title, session.project]
     for message in conversation.messages:
         texts.append(message.content)
         texts.extend(call.arguments for call in message.tool_calls)
@@ -324,7 +325,7 @@ def redact_conversation(conversation: Conversation,
     if not counts.by_kind:
         return conversation, NO_SECRETS
     given = iter(clean)
-    title = next(given)
+    title, project = next(given), next(given)
     messages = []
     for message in conversation.messages:
         content = next(given)
@@ -332,8 +333,8 @@ def redact_conversation(conversation: Conversation,
                       else attrs.evolve(call, arguments=arguments) for call in message.tool_calls)
         messages.append(message if content == message.content and calls == message.tool_calls
                         else attrs.evolve(message, content=content, tool_calls=calls))
-    if title != session.title:
-        session = attrs.evolve(session, title=title)
+    if (title, project) != (session.title, session.project):
+        session = attrs.evolve(session, title=title, project=project)
     return Conversation(session, tuple(messages)), counts
 
 

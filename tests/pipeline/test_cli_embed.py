@@ -11,7 +11,7 @@ import pytest
 
 from harkback.stages.ingest_format import conversation_to_json
 from tests.pipeline.test_cli_llm import harkback
-from tests.support.chat_server import ChatServer, Reply, replies
+from tests.support.chat_server import ChatServer, Received, Reply, replies
 from tests.support.corpus import QUERY, docker_session
 
 
@@ -284,3 +284,35 @@ def test_an_ingest_whose_embedding_stops_says_the_sessions_are_stored(
         assert (embedding["complete"], embedding["embedded"]) == (False, 0)
     counted = json.loads(harkback("stats", "--db", str(db), "--json").stdout)
     assert (counted["sessions"], _vectors(db)) == (3, 0)
+
+
+def test_a_message_an_ingest_changes_while_it_is_embedded_gets_a_vector_of_its_new_text(
+        sessions: Path, tmp_path: Path) -> None:
+    """An ingest that rewrites the sessions while their old text is at the embedder: the
+    old text's vectors are not kept for the new text, and the run embeds the new text."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    update = tmp_path / "update.jsonl"
+    update.write_text("".join(
+        json.dumps({"id": f"s{i}", "messages": [
+            {"role": "user", "content": f"kubernetes ingress {i} returns 502 after the upgrade"},
+            {"role": "user", "content": f"the ingress controller {i} is healthy again"}]}) + "\n"
+        for i in range(3)))
+    ingested: list[subprocess.CompletedProcess[str]] = []
+
+    def ingest_on_first_request(received: Received) -> Reply:
+        if received.index == 0:  # the old text is being embedded: change it now
+            ingested.append(harkback("ingest", str(update), "--db", str(db)))
+        return Reply()
+
+    with ChatServer(ingest_on_first_request) as server:
+        done = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
+        sent = {text for r in server.received for text in r.inputs}
+    assert [run.returncode for run in ingested] == [0], ingested
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as connection:
+        vectored = [content for (content,) in connection.execute(
+            "SELECT m.content FROM messages AS m JOIN message_vectors AS v "
+            "ON v.message_id = m.id")]
+    assert len(vectored) == 6
+    assert [text for text in vectored if text not in sent] == []

@@ -10,6 +10,7 @@ from pathlib import Path
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import run
+from tests.support.chat_server import ChatServer
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 DSN = "postgres://app:hunter2@db.internal:5432/prod"
@@ -135,3 +136,47 @@ def test_the_config_file_can_turn_redaction_off_and_a_flag_wins(tmp_path: Path) 
     done = run("sync", "--claude-code", str(projects.parent), db=redacting, env=home)
     assert done.returncode == 0, done.stderr
     assert AWS.encode() not in redacting.read_bytes()
+
+
+def test_a_token_in_a_project_path_is_redacted_at_ingest_and_by_redact(tmp_path: Path
+                                                                       ) -> None:
+    """A project folder named after a token (a clone at ``/src/ghp_…/api``) is no way
+    past redaction: not at ingest, not in a store built with --keep-secrets and redacted
+    later, and the project keeps its last folder's name."""
+    token = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(conversation_to_json(conversation(
+        "s1", ("user", "the api build fails"), project=f"/src/{token}/api"))) + "\n",
+        encoding="utf-8")
+    ingested, kept = tmp_path / "ingested.db", tmp_path / "kept.db"
+    assert run("ingest", str(source), db=ingested).returncode == 0
+    assert run("ingest", str(source), "--keep-secrets", db=kept).returncode == 0
+    done = run("redact", "--json", db=kept)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["secrets_redacted"] == {"github-token": 1}
+    for db in (ingested, kept):
+        found = run("search", "api build", "--project", "api", "--json",
+                    "--summarizer", "none", db=db)
+        assert found.returncode == 0, found.stderr
+        assert [r["project"] for r in json.loads(found.stdout)["results"]] == [
+            "/src/[secret:github-token]/api"]
+        assert token.encode() not in db.read_bytes()
+
+
+def test_a_search_whose_question_holds_a_secret_writes_it_nowhere(tmp_path: Path) -> None:
+    """``search`` with a model caches summaries in the store, but not those of a question
+    holding a key: the file (and its -wal) never holds the key, as ingest promises."""
+    token = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_sessions(tmp_path / "in.jsonl")), db=db).returncode == 0
+    with ChatServer() as server:
+        model = ("--model", "m", "--base-url", server.url)
+        for query in ("kiwi key", f"kiwi key {token}"):
+            done = run("search", query, "--json", *model, db=db)
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["results"][0]["summary_kind"] == "llm"
+    with sqlite3.connect(db) as connection:
+        cached = [query for (query,) in connection.execute("SELECT query FROM summary_cache")]
+    assert cached == ["kiwi key"]
+    held = b"".join(path.read_bytes() for path in tmp_path.glob("h.db*")).lower()
+    assert token[4:24].lower().encode() not in held

@@ -40,13 +40,14 @@ MODEL_VECTORS = (
 
 
 def message_rows(keys: Sequence[tuple[str, int]]) -> Statement:
-    """The row ids of the messages at these (session id, position) keys, with each key's index.
+    """The row ids and contents of the messages at these (session id, position) keys, with
+    each key's index.
 
     >>> message_rows([("s1", 0), ("s2", 3)]).params
     ('[["s1", 0], ["s2", 3]]',)
     """
     return Statement(
-        "SELECT j.key, m.id FROM json_each(?) AS j JOIN messages AS m "
+        "SELECT j.key, m.id, m.content FROM json_each(?) AS j JOIN messages AS m "
         "ON m.session_id = json_extract(j.value, '$[0]') "
         "AND m.position = json_extract(j.value, '$[1]')",
         (json.dumps([list(key) for key in keys], ensure_ascii=False),))

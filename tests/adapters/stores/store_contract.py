@@ -850,6 +850,22 @@ class StoreContract:
         again = await ok(rewriter.rewrite_texts(edit))
         assert (again.sessions, again.summaries_dropped) == (0, 0)
 
+    async def test_rewrite_reaches_the_project(self, store: SessionStore,
+                                               make_conversation: Make) -> None:
+        """A session's project is rewritten too (a folder path can hold a token), and the
+        session is still found by the project's last folder."""
+        secret = "AKIAIOSFODNN7EXAMPLE"
+        await ok(store.ingest([make_conversation("s1", ("user", "kiwi build"),
+                                                 project=f"/src/{secret}/api")]))
+        rewriter = store.text_rewriter()
+        assert rewriter is not None
+        done = await ok(rewriter.rewrite_texts(lambda text: text.replace(secret, "[gone]")))
+        assert (done.sessions, done.messages, done.titles) == (1, 0, 0)
+        (session,) = await ok(store.sessions(["s1"]))
+        assert session.project == "/src/[gone]/api"
+        found = await ok(store.search(match("kiwi", projects=("api",))))
+        assert [h.session_id for h in found] == ["s1"]
+
     async def test_stats_count_what_the_store_holds(self, store: SessionStore,
                                                     make_conversation: Make) -> None:
         """Sessions and messages in all and per source (most sessions first), the span of

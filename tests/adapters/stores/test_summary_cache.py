@@ -26,6 +26,9 @@ SUMMARY = Summary(text="Fixed with app-net.", kind="llm", note="cut at the outpu
 empty_store = new_stores("sqlite", "memory")
 """A fresh, empty store of each kind."""
 
+any_store = new_stores("sqlite", "memory", "postgres")
+"""A fresh, empty store of each kind, PostgreSQL too."""
+
 
 @pytest.fixture
 def cache(empty_store: Store) -> SummaryCache:
@@ -111,3 +114,15 @@ async def test_a_locked_database_fails_the_write_quickly(tmp_path: Path) -> None
 
 def _busy_timeout(connection: sqlite3.Connection) -> int:
     return int(connection.execute("PRAGMA busy_timeout").fetchone()[0])
+
+
+async def test_a_summary_of_a_question_holding_a_secret_is_not_kept(any_store: Store) -> None:
+    """A question with a key in it (pasted into a search, or an agent's) is not written
+    to the store with its summary; a question without one still is."""
+    cache = any_store.summary_cache()
+    assert cache is not None
+    secret = SummaryKey(**{**_fields(KEY), "query": "docker bridge ghp_" + "a1B2" * 9})
+    await cache.keep_summary(secret, SUMMARY).awaitable()
+    await cache.keep_summary(KEY, SUMMARY).awaitable()
+    assert await _get(cache, secret) is None
+    assert await _get(cache, KEY) == SUMMARY

@@ -297,3 +297,19 @@ class VectorContract:
         await ok(store.ingest([chat]))
         assert await ok(store.vector_count("m")) == 2
         assert await ok(store.unembedded("m", ("user",), 10)) == ()
+
+    async def test_a_vector_of_text_the_message_no_longer_holds_is_not_kept(
+            self, store: Store, make_conversation: Make) -> None:
+        """A vector made from a message's old text (an ingest changed it while it was being
+        embedded) is skipped; the message stays listed to embed, and its new text's is kept."""
+        await ok(store.ingest([make_conversation("s1", ("user", "old text"), ("user", "same"))]))
+        listed = await ok(store.unembedded("m", ("user",), 10))
+        await ok(store.ingest([make_conversation("s1", ("user", "new text"), ("user", "same"))]))
+        made = [(MessageKey(session_id=m.session_id, position=m.position, content=m.content),
+                 axis(m.position)) for m in listed]
+        assert await ok(store.keep_vectors("m", made)) == 1
+        again = await ok(store.unembedded("m", ("user",), 10))
+        assert [(m.position, m.content) for m in again] == [(0, "new text")]
+        assert await ok(store.keep_vectors("m", [(MessageKey(
+            session_id="s1", position=0, content="new text"), axis(2))])) == 1
+        assert places(await ok(store.nearest(near(axis(2), limit=1)))) == [("s1", 0)]
