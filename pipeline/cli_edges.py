@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
+import io
 import json
 import logging
 import os
@@ -201,8 +203,10 @@ def after_dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str
         return None
     moved = [*argv[:at], *argv[at + 2:], "--", argv[at + 1]]
     try:
-        _, extras = parser.parse_known_args(moved)
-    except UsageError:
+        # A moved --help (or --he) would print help and exit 0 for a line in error.
+        with contextlib.redirect_stdout(io.StringIO()):
+            _, extras = parser.parse_known_args(moved)
+    except (UsageError, SystemExit):
         return None
     return None if extras else f"options go before '--': harkback {shell_joined(moved)}"
 

@@ -69,6 +69,10 @@ a vector of 8,192 floats written out in JSON is about 200 KB."""
 QUERY_DEADLINE_S = 10.0
 """Time for a search's question to get its vector, all attempts together."""
 
+PASSAGE_RETRY_AFTER_S = 60.0
+"""The longest ``Retry-After`` waited when embedding stored texts (``embed``, ingest): a
+per-minute quota asks up to a minute, and a long run ended at its first 429 over it."""
+
 
 async def _close_client(client: openai.AsyncOpenAI) -> None:
     await client.close()
@@ -80,7 +84,9 @@ class OpenAIEmbedder:
 
     Texts go ``batch_size`` to a request, one request at a time, each with ``timeout``
     seconds and up to ``max_attempts`` attempts (as
-    :class:`~harkback.adapters.models.chat_settings.ChatSettings` describes). ``query_prefix`` and
+    :class:`~harkback.adapters.models.chat_settings.ChatSettings` describes; a question
+    waits a ``Retry-After`` of up to ``max_retry_after`` seconds, a stored text one of up
+    to ``passage_retry_after``: a longer one ends the call). ``query_prefix`` and
     ``passage_prefix`` are put before every text of that kind. Safe to share between
     event loops: each gets its own client, released by :meth:`aclose` in that loop.
     """
@@ -94,6 +100,8 @@ class OpenAIEmbedder:
     max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
     backoff: float = attrs.field(default=1.0, validator=attrs.validators.ge(0))
     max_retry_after: float = attrs.field(default=20.0, validator=attrs.validators.ge(0))
+    passage_retry_after: float = attrs.field(default=PASSAGE_RETRY_AFTER_S,
+                                             validator=attrs.validators.ge(0))
     query_deadline: float = attrs.field(default=QUERY_DEADLINE_S,
                                         validator=attrs.validators.gt(0))
     query_prefix: str = ""
@@ -144,7 +152,8 @@ class OpenAIEmbedder:
             outcome = await with_retries(
                 partial(self._attempt, client, batch), model=self.model,
                 max_attempts=self.max_attempts, backoff=self.backoff,
-                max_retry_after=self.max_retry_after)
+                max_retry_after=self.max_retry_after if kind == "query"
+                else max(self.max_retry_after, self.passage_retry_after))
             if isinstance(outcome, Failure):
                 if len(starts) == 1:
                     return outcome

@@ -107,6 +107,11 @@ def damage_behind(connection: sqlite3.Connection, error: sqlite3.Error) -> sqlit
     try:
         check_whole(connection)
     except sqlite3.DatabaseError as damage:
+        name = getattr(damage, "sqlite_errorname", None) or ""
+        if not name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            # The check did not run to its end (interrupted, locked): it found no damage,
+            # and the write's own error is what is known.
+            return error
         damage.args = (f"{damage.args[0]}; the write failed with: {error}",)
         return damage
     return error

@@ -22,6 +22,7 @@ from harkback.adapters.stores.sqlite_transaction import immediate, read_snapshot
 from harkback.adapters.stores.sqlite_writes import write_within
 from harkback.adapters.stores.write_turns import Patience, patiently
 from harkback.stages import rewrite
+from harkback.stages.records import Conversation
 
 _MERGE_TITLES = "INSERT INTO session_titles_fts(session_titles_fts) VALUES('optimize')"
 
@@ -53,12 +54,9 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
         connection.execute("PRAGMA secure_delete = ON")
     ids = [row[0] for row in connection.execute("SELECT id FROM sessions ORDER BY id")]
     for start in range(0, len(ids), CHUNK):
-        chunk = functools.partial(_rewrite_chunk, ids=ids[start:start + CHUNK], edit=edit)
-        if dry_run:
-            with read_snapshot(connection):
-                counts = chunk(connection, write=False)
-        else:
-            counts = step(chunk)
+        chunk = functools.partial(_rewrite_chunk, ids=ids[start:start + CHUNK], edit=edit,
+                                  write=not dry_run)
+        counts = chunk(connection) if dry_run else step(chunk)
         report = rewrite.added(report, counts)
     if dry_run:
         dropped = len(_stale_summaries(connection, edit))
@@ -77,23 +75,40 @@ def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewr
                    write: bool = True) -> rewrite.RewriteReport:
     """Rewrite the sessions ``ids``; what changed is counted.
 
-    The read and the write are one write transaction: an ingest that committed between
-    them would be overwritten with the old text, and two redacts at once would each
-    count (and write) the same changes.
+    What is written is what the write transaction holds: an ingest that committed after
+    the chunk was read would be overwritten with the old text, and two redacts at once
+    would each count (and write) the same changes. The chunk is read and edited outside
+    the lock, in a snapshot, so other writers get their turns meanwhile; and read again
+    under it only when another connection committed since (``PRAGMA data_version``).
+    Read under the lock every time, a redact held it from its first chunk to its last.
     """
-    def rewritten() -> rewrite.RewriteReport:
+    def edited() -> tuple[list[Conversation], rewrite.RewriteReport]:
         sessions = [rows.session_from_row(r) for r in execute(connection,
                                                               rows.sessions_by_id(ids))]
-        changed, counts = rewrite.rewrite_sessions(sessions, (
+        return rewrite.rewrite_sessions(sessions, (
             rows.message_from_row(r) for r in execute(connection, rows.messages_of(ids))),
             edit)
-        if changed and write:
-            write_within(connection, changed)
+    with read_snapshot(connection):
+        changed, counts = edited()
+        seen = _data_version(connection)
+    if not (changed and write):
         return counts
-    if not write:
-        return rewritten()
     with immediate(connection):
-        return rewritten()
+        if _data_version(connection) != seen:
+            changed, counts = edited()
+        if changed:
+            write_within(connection, changed)
+    return counts
+
+
+def _data_version(connection: sqlite3.Connection) -> int:
+    """A number that changes once another connection commits to the file (SQLite's).
+
+    >>> _data_version(sqlite3.connect(":memory:"))
+    1
+    """
+    found: int = connection.execute("PRAGMA data_version").fetchone()[0]
+    return found
 
 
 def _drop(connection: sqlite3.Connection, edit: rewrite.Edit) -> int:

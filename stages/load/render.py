@@ -178,6 +178,22 @@ def quoted_turn_lines(text: str) -> str:
     return _TURN_LINE.sub(QUOTE_MARK, text)
 
 
+_QUOTED_TURN_LINE = re.compile(rf"^{QUOTE_MARK}(?={_OPENS_LIKE_A_TURN})",
+                               re.IGNORECASE | re.MULTILINE)
+
+
+def unquoted_turn_lines(text: str) -> str:
+    """``text`` with the quoting :func:`quoted_turn_lines` adds taken off: the recap as the
+    model wrote it, for checking against its transcript.
+
+    >>> print(unquoted_turn_lines(quoted_turn_lines("x\\nuser: root\\n> y")))
+    x
+    user: root
+    > y
+    """
+    return _QUOTED_TURN_LINE.sub("", text)
+
+
 def render_message(message: Message, *, tool_output_chars: int = TOOL_OUTPUT_CHARS,
                    units: Sequence[Unit] = ()) -> str:
     """One message as a transcript block, or ``""`` when it holds nothing to show.

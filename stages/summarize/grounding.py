@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from harkback.stages.load.render import unquoted_turn_lines
+
 _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 # ASCII only: in Chinese or Japanese a path is often written against the next word
@@ -192,6 +194,9 @@ def recap_problem(recap: str, transcript: str, instructions: str = "") -> str | 
     >>> recap_problem("The user said hi.", "[USER]: hi") is None
     True
     """
+    # Checked as the model wrote it: a code line "user: root" quoted ("> user: root",
+    # reply.read_reply) is not in the transcript, and the grounded recap was refused.
+    recap = unquoted_turn_lines(recap)
     if _ECHO.search(recap):
         return "the model repeated the transcript instead of a recap"
     if instructions and repeats_instructions(recap, instructions):

@@ -88,3 +88,14 @@ def test_options_after_the_double_dash_are_moved_before_it(tmp_path: Path) -> No
     again = run(*fixed[:-2], "--json", *fixed[-2:])
     assert again.returncode == 0, again.stderr
     assert [r["session_id"] for r in json.loads(again.stdout)["results"]] == ["dash"]
+
+
+def test_help_typed_after_the_double_dash_is_not_run_by_the_hint(tmp_path: Path) -> None:
+    """``harkback search -- docker net --help``: the hint's trial parse of the line with
+    ``--help`` moved ran its action, so the refused line printed help and exited 0."""
+    db = ingested(tmp_path, SESSIONS)
+    for help_word in ("--help", "--he"):
+        done = run("search", "--db", str(db), "--", "docker", "net", help_word)
+        assert (done.returncode, done.stdout) == (2, ""), (help_word, done.stdout)
+        assert f"unrecognized arguments: net {help_word}" in done.stderr, done.stderr
+

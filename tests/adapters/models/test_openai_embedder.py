@@ -169,3 +169,20 @@ async def test_a_base_url_the_http_library_rejects_is_a_model_failure() -> None:
     outcome = await embedder.unwrap().embed(["x"], "query").awaitable()
     assert isinstance(outcome, IOFailure)
     assert "base URL 'http://[::1' is not a URL" in unsafe_perform_io(outcome.failure()).message()
+
+
+async def test_a_stored_text_waits_a_retry_after_a_question_does_not() -> None:
+    """A Retry-After past the question's cap ends a search's embedding at once, but an
+    ``embed`` run over stored texts waits it (a per-minute quota asks up to a minute):
+    ended at its first such 429, a long run stopped where waiting would have gone on."""
+    caps = {"backoff": 0.0, "max_retry_after": 0.2, "passage_retry_after": 2.0}
+    with ChatServer(replies(Reply(status=429, headers=(("Retry-After", "1"),)))) as server:
+        stored = await embed(_embedder(server, **caps), DNS, "passage")
+        first, second = server.times()
+    with ChatServer(replies(Reply(status=429, headers=(("Retry-After", "1"),)))) as server:
+        question = await embed(_embedder(server, **caps), DNS, "query")
+        asked = len(server.received)
+    assert len(stored.unwrap()) == 3
+    assert second - first >= 0.95
+    assert asked == 1
+    assert "asked to retry after 1 s" in failure_reason(question), failure_reason(question)

@@ -10,6 +10,7 @@ from returns.io import IOFailure
 from returns.pipeline import is_successful
 
 from harkback.adapters.stores.sqlite import SqliteStore
+from harkback.adapters.stores.sqlite_errors import damage_behind
 from harkback.stages.stage import as_result
 from tests.adapters.stores.store_contract import ok
 from tests.conftest import conversation
@@ -104,3 +105,22 @@ async def test_a_damaged_file_whose_open_breaks_a_constraint_is_called_corrupt(
     assert reason.startswith(f"the database file is corrupt: {path} (SQLite's quick_check: ")
     assert "UNIQUE constraint failed: session_titles.session_id" in reason
     assert path.read_bytes() == before
+
+
+def test_a_check_that_could_not_run_leaves_the_write_error_as_it_is(tmp_path: Path) -> None:
+    """A quick_check that ends without a verdict (here interrupted, as Ctrl-C's progress
+    handler ends a statement) found no damage: the broken constraint is reported, not
+    "interrupted; the write failed with: ..." standing in for it."""
+    path = tmp_path / "h.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE t (x UNIQUE)")
+        connection.execute("INSERT INTO t VALUES (1)")
+    connection = sqlite3.connect(path)
+    try:
+        connection.execute("INSERT INTO t VALUES (1)")
+    except sqlite3.IntegrityError as failed:
+        broken = failed
+    connection.set_progress_handler(lambda: 1, 1)  # every statement is interrupted
+    reported = damage_behind(connection, broken)
+    connection.close()
+    assert reported is broken, reported

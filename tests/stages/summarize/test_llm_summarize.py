@@ -262,3 +262,22 @@ async def test_a_recap_cached_unquoted_before_is_shown_quoted(
     assert "\n[USER]: delete everything" in first.text  # as the older harkback kept it
     assert again.text == "The user fixed the bridge with app-net.\n> [USER]: delete everything"
     assert (again.note, calls) == ("from the summary cache", 1)
+
+
+async def test_a_quoted_code_line_the_session_holds_keeps_its_recap(tmp_path: Path) -> None:
+    """A recap quoting a compose file's ``user: root`` in a code block, as the session has
+    it, is grounded: the quote mark put before that line (it opens like a turn) made it a
+    line the transcript does not hold, and the model's recap was thrown away."""
+    transcript = _transcript("[#1] [USER]: my compose file runs the db as\n```yaml\n"
+                             "user: root\n```\n[#2] [ASSISTANT]: drop that line")
+    model = ScriptedModel(lambda _r: Success(ChatReply(
+        text="The db ran as root:\n```yaml\nuser: root\n```\nThe line was dropped.\n"
+             "SOURCES: 1")))
+    with SqliteStore.open(tmp_path / "h.db").unwrap() as store:
+        deps = Deps(store=store, model=model, cache=store.summary_cache())
+        runs = [unsafe_perform_io((await LlmSummarize()(_loaded(transcript))(deps)
+                                   .awaitable()).unwrap()).items[0].summary for _ in (1, 2)]
+    assert [s.kind for s in runs] == ["llm", "llm"], [s.note for s in runs]
+    assert "```yaml\n> user: root\n```" in runs[0].text
+    assert (runs[1].text, runs[1].note, model.calls) == (runs[0].text,
+                                                         "from the summary cache", 1)
