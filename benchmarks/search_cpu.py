@@ -23,8 +23,14 @@ importable as ``NAME``, in the same process: query by query, this code's search 
 other's alternate (which goes first swaps every round), each on its own connection, and the
 table gives both CPU figures and their ratio. Runs of separate processes one after the
 other differ by up to a third on this shared machine (17 to 24 ms of CPU a search for the
-same code, runs of a second each); alternating in one process cancels most of that. An
-older commit as ``harkback_old``::
+same code, runs of a second each); alternating in one process cancels most of that. Python's
+cyclic garbage collector is paused while the two alternate: left to itself it runs when a
+count of allocations is passed, so its passes (~5 % of the CPU) fell on whichever search
+crossed the count, in a pattern the fixed order of the searches repeats, and the same code
+on both sides came out x0.95-1.03 by query. Instead each search ends by collecting its own
+young objects (``gc.collect(0)``, timed with it) and the older generations are collected
+between rounds, untimed: the same code then gives x1.00 (+-0.01) on the mix, and the
+paired figures run ~3-5 % under :func:`measure`'s. An older commit as ``harkback_old``::
 
     git archive COMMIT stages adapters pipeline | tar -x -C /tmp/old/harkback_old
     touch /tmp/old/harkback_old/__init__.py
@@ -37,6 +43,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import importlib
 import sqlite3
 import time
@@ -139,6 +146,24 @@ async def _measure(db: Path, rounds: int, queries: Sequence[str],
             for q in queries]
 
 
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off inside (on again after, if it was on before), so
+    that it runs only when asked: see the module for why a paired run asks for it.
+
+    >>> with collector_paused():
+    ...     gc.isenabled()
+    False
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 async def measure_paired(db: Path, rounds: int, other: str,
                          queries: Sequence[str] = QUERIES, *, commits: bool = False
                          ) -> list[tuple[str, float, float]]:
@@ -162,15 +187,19 @@ async def _measure_paired(db: Path, rounds: int, other: str, queries: Sequence[s
         for make, store in sides.values():
             for query in queries:
                 await make(store=store).search(query, limit=LIMIT)
-        for round_ in range(rounds):
-            order = ("other", "this") if round_ % 2 == 0 else ("this", "other")
-            for query in queries:
-                for side in order:
-                    make, store = sides[side]
-                    commit()
-                    started = time.process_time()
-                    await make(store=store).search(query, limit=LIMIT)
-                    spent[side][query] += time.process_time() - started
+        with collector_paused():
+            for round_ in range(rounds):
+                order = ("other", "this") if round_ % 2 == 0 else ("this", "other")
+                for query in queries:
+                    for side in order:
+                        make, store = sides[side]
+                        commit()
+                        started = time.process_time()
+                        await make(store=store).search(query, limit=LIMIT)
+                        # The search's own garbage, paid for by it (see the module).
+                        gc.collect(0)
+                        spent[side][query] += time.process_time() - started
+                gc.collect()
     finally:
         for _, store in sides.values():
             await asyncio.to_thread(store.close)

@@ -29,7 +29,17 @@ from harkback.adapters.stores.sql.statement import (
 from harkback.stages.id_hints import folded
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
-from harkback.stages.records import Message, MessageHit, Role, Session, SessionOverview, ToolCall
+from harkback.stages.records import (
+    EARLIEST_EPOCH,
+    LATEST_EPOCH,
+    ROLES,
+    Message,
+    MessageHit,
+    Role,
+    Session,
+    SessionOverview,
+    ToolCall,
+)
 
 PREVIEW_CHARS = 200
 """How much of a session's first user message :func:`preview` keeps."""
@@ -202,11 +212,43 @@ def session_from_row(row: Row) -> Session:
                    project=row[8])
 
 
+_NEW = object.__new__
+(_SET_SESSION_ID, _SET_POSITION, _SET_ROLE, _SET_CONTENT, _SET_TOOL_NAME, _SET_TOOL_CALL_ID,
+ _SET_TOOL_CALLS, _SET_TIMESTAMP) = (vars(Message)[name].__set__
+                                     for name in MESSAGE_COLUMNS.split(", "))
+"""The setters of a :class:`~harkback.stages.records.Message`'s slots (what its ``__init__``
+calls), in the order of :data:`~harkback.adapters.stores.sql.schema.MESSAGE_COLUMNS`."""
+
+
 def message_from_row(row: Row) -> Message:
-    """A message from the columns ``session_id, position, role, content, ...``."""
-    return Message(session_id=row[0], position=row[1], role=cast(Role, row[2]), content=row[3],
-                   tool_name=row[4], tool_call_id=row[5], tool_calls=decode_tool_calls(row[6]),
-                   timestamp=row[7])
+    """A message from the columns ``session_id, position, role, content, ...``: what
+    ``Message(...)`` makes of them, and fails as it does.
+
+    >>> message_from_row(("s1", 0, "user", "hi", "", "", None, 1.5))
+    Message(session_id='s1', position=0, role='user', content='hi', tool_name='', \
+tool_call_id='', tool_calls=(), timestamp=1.5)
+    """
+    session_id, position, role, timestamp = row[0], row[1], row[2], row[7]
+    if (session_id and position.__class__ is int and position >= 0 and role in ROLES
+            and (timestamp is None or (timestamp.__class__ is float
+                                       and EARLIEST_EPOCH <= timestamp <= LATEST_EPOCH))):
+        # Values Message's validators pass (record_checks), as nearly all of a store's are:
+        # its slots are set without them. A search makes ~200 messages, and the validators
+        # and the keyword call were half of each one's ~3 us. Anything else (a position 1.5
+        # an older harkback stored, an empty id) goes through Message(...) below.
+        message = _NEW(Message)
+        _SET_SESSION_ID(message, session_id)
+        _SET_POSITION(message, position)
+        _SET_ROLE(message, role)
+        _SET_CONTENT(message, row[3])
+        _SET_TOOL_NAME(message, row[4])
+        _SET_TOOL_CALL_ID(message, row[5])
+        _SET_TOOL_CALLS(message, decode_tool_calls(row[6]) if row[6] else ())
+        _SET_TIMESTAMP(message, timestamp)
+        return message
+    return Message(session_id=session_id, position=position, role=cast(Role, role),
+                   content=row[3], tool_name=row[4], tool_call_id=row[5],
+                   tool_calls=decode_tool_calls(row[6]), timestamp=timestamp)
 
 
 def message_start(session_id: str, position: int, longest: int) -> Statement:
