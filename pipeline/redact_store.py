@@ -3,8 +3,8 @@
 Every title, message (content and tool-call arguments) and cached summary goes through
 :func:`~harkback.stages.redact.scrub.redact` by the store's ``text_rewriter`` capability
 (:mod:`harkback.stages.rewrite`): changed sessions are indexed again, the vectors of
-changed messages dropped, cached summaries holding a secret deleted. ``--dry-run`` opens
-the store read-only and only counts.
+changed messages dropped, cached summaries holding a secret or made from a changed
+session's lineage deleted. ``--dry-run`` opens the store read-only and only counts.
 """
 
 from __future__ import annotations

@@ -104,6 +104,27 @@ def descends_from(session_id: str, ancestor_id: str, known: Mapping[str, Session
     return False
 
 
+def with_ancestors(ids: Iterable[str], known: Mapping[str, Session]) -> set[str]:
+    """``ids`` and every parent id their chains of ``known`` sessions name (a loop ends
+    the walk): the roots a summary of any of them may have been cached under.
+
+    >>> known = {"b": Session(id="b", parent_session_id="a"), "a": Session(id="a")}
+    >>> sorted(with_ancestors(["b"], known))
+    ['a', 'b']
+    """
+    found: set[str] = set()
+    wanted = list(ids)
+    while wanted:
+        current = wanted.pop()
+        if current in found:
+            continue
+        found.add(current)
+        parent = known[current].parent_session_id if current in known else None
+        if parent is not None:
+            wanted.append(parent)
+    return found
+
+
 def _loop_order(session: Session) -> tuple[bool, float, str]:
     """Earliest first; sessions without a start time after those with one, then by id."""
     return (session.started_at is None, session.started_at or 0.0, session.id)

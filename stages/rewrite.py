@@ -5,7 +5,8 @@ take secrets out of a store built before redaction existed).
 A store applies the function to every session title and project, message content and tool-call
 arguments, stores each changed session again as an ingest does (so the full-text index
 follows and the vectors of changed messages go), and drops every cached summary whose
-text, note or query the function changes.
+text, note or query the function changes, and every one cached under a changed session or
+any of its ancestors (a model's summary may paraphrase what the function took out).
 
 >>> from harkback.stages.records import Conversation, Message, Session
 >>> chat = Conversation(Session(id="s", title="hi"),

@@ -6,10 +6,12 @@ exact and readers see all of a change or none of it. A removal deletes the sessi
 messages (their vectors follow by the foreign key), their rows and the summaries cached
 for them as roots. A rewrite reads sessions a chunk at a time, rewrites them
 (:mod:`harkback.stages.rewrite`) and stores the changed ones again through the ingest's
-own write, so the index follows and the vectors of changed messages go; cached summaries
-whose text, note or query the function changes are deleted. Then ``VACUUM FULL`` rewrites
-the tables it touched, so the old text is gone from their files (the write-ahead log,
-backups and replicas hold it until they turn over: the server's business, not the store's).
+own write, so the index follows and the vectors of changed messages go; the summaries
+cached for a changed session's lineage (:mod:`~harkback.adapters.stores.sql.lineage_cache`)
+and those whose text, note or query the function changes are deleted. Then
+``VACUUM FULL`` rewrites the tables it touched, so the old text is gone from their files
+(the write-ahead log, backups and replicas hold it until they turn over: the server's
+business, not the store's).
 A role that may not vacuum them (not their owner) leaves the old row versions there, and
 the report's notes say so.
 """
@@ -25,6 +27,7 @@ from harkback.adapters.stores.postgres_reads import messages, sessions
 from harkback.adapters.stores.postgres_text import restore, storable
 from harkback.adapters.stores.postgres_vacuum import NOT_VACUUMABLE
 from harkback.adapters.stores.postgres_writes import take_write_lock, write
+from harkback.adapters.stores.sql.lineage_cache import summaries_above
 from harkback.stages import rewrite
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -33,6 +36,7 @@ CHUNK = 200
 """Sessions read and rewritten at a time."""
 
 _SUMMARY_KEY = "root_session_id, content, query, model, prompt_version"
+_ABOVE = summaries_above("SELECT unnest(%s::text[])")
 
 
 def remove(connection: Connection, ids: Sequence[str]) -> int:
@@ -73,17 +77,21 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
         ids = [restore(row[0]) for row in connection.execute(
             'SELECT id FROM sessions ORDER BY id COLLATE "C"')]
         wrote = False
+        lineages: set[tuple[Any, ...]] = set()  # summaries of changed lineages
         for start in range(0, len(ids), CHUNK):
             chunk = ids[start:start + CHUNK]
             changed, counts = rewrite.rewrite_sessions(sessions(connection, chunk),
                                                        messages(connection, chunk), edit)
             report = rewrite.added(report, counts)
+            if changed:
+                lineages.update(tuple(row) for row in connection.execute(
+                    _ABOVE, ([storable(c.session.id) for c in changed],)))
             if changed and not dry_run:
                 write(connection, changed)
                 wrote = True
-        stale = [tuple(row[:5]) for row in connection.execute(
+        stale = list(lineages.union(tuple(row[:5]) for row in connection.execute(
             f"SELECT {_SUMMARY_KEY}, text, note FROM summary_cache")
-            if any(edit(str(text)) != text for text in (row[2], row[5], row[6]))]
+            if any(edit(str(text)) != text for text in (row[2], row[5], row[6]))))
         if stale and not dry_run:
             with connection.cursor() as cursor:
                 cursor.executemany(f"DELETE FROM summary_cache WHERE ({_SUMMARY_KEY}) = "

@@ -2,11 +2,14 @@
 
 Sessions are read a chunk at a time, rewritten (:mod:`harkback.stages.rewrite`) and the
 changed ones written again through the ingest's own write, so the full-text and title
-indexes follow and the schema's triggers drop the vectors of changed messages. Cached
-summaries whose text, note or query the function changes are deleted. Then nothing of
-the old text may linger in the file: ``secure_delete`` zeroes freed pages, the full-text
-index is merged (its old segments still hold the old tokens) and the write-ahead log is
-checkpointed and truncated, by every run, so a run again finishes one that was stopped.
+indexes follow and the schema's triggers drop the vectors of changed messages. The
+summaries cached for a changed session's lineage go in the same transaction as its
+chunk (:mod:`~harkback.adapters.stores.sql.lineage_cache`), so a run killed between
+chunks leaves none behind; then those whose text, note or query the function changes.
+Then nothing of the old text may linger in the file: ``secure_delete`` zeroes freed
+pages, the full-text index is merged (its old segments still hold the old tokens) and
+the write-ahead log is checkpointed and truncated, by every run, so a run again
+finishes one that was stopped.
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from harkback.adapters.stores.sql import fulltext, rows
+from harkback.adapters.stores.sql.lineage_cache import summaries_above
+from harkback.adapters.stores.sql.statement import json_list
 from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_removal import HAS_SUMMARY_CACHE
 from harkback.adapters.stores.sqlite_transaction import immediate, read_snapshot
 from harkback.adapters.stores.sqlite_writes import write_within
 from harkback.adapters.stores.write_turns import Patience, patiently
@@ -35,6 +41,9 @@ _SUMMARIES = ("SELECT root_session_id, content, query, model, prompt_version, te
               "FROM summary_cache")
 _DROP_SUMMARY = ("DELETE FROM summary_cache WHERE (root_session_id, content, query, model, "
                  "prompt_version) = (?, ?, ?, ?, ?)")
+_ABOVE = summaries_above("SELECT value FROM json_each(?)")
+
+Key = tuple[str, ...]
 
 
 def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: bool,
@@ -50,18 +59,20 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
         return (work if patience is None else patiently(work, patience, stop=stop))(connection)
 
     report = rewrite.RewriteReport()
+    dropping: set[Key] = set()  # what the chunks dropped (a dry run: would drop)
     if not dry_run:
         connection.execute("PRAGMA secure_delete = ON")
     ids = [row[0] for row in connection.execute("SELECT id FROM sessions ORDER BY id")]
     for start in range(0, len(ids), CHUNK):
         chunk = functools.partial(_rewrite_chunk, ids=ids[start:start + CHUNK], edit=edit,
-                                  write=not dry_run)
+                                  write=not dry_run, dropping=dropping)
         counts = chunk(connection) if dry_run else step(chunk)
         report = rewrite.added(report, counts)
     if dry_run:
-        dropped = len(_stale_summaries(connection, edit))
+        # Not yet deleted: a row both under a changed lineage and changed counts once.
+        dropped = len(dropping.union(_stale_summaries(connection, edit)))
     else:
-        dropped = step(lambda c: _drop(c, edit))
+        dropped = len(dropping) + step(lambda c: _drop(c, edit))
         # Even with nothing to change: a run stopped before its merge (a kill, a full disk)
         # left the old texts in the index's old segments, and this run finds nothing.
         step(lambda c: c.execute(fulltext.MERGE_INDEX))
@@ -72,7 +83,8 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
 
 
 def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewrite.Edit,
-                   write: bool = True) -> rewrite.RewriteReport:
+                   write: bool = True, dropping: set[Key] | None = None
+                   ) -> rewrite.RewriteReport:
     """Rewrite the sessions ``ids``; what changed is counted.
 
     What is written is what the write transaction holds: an ingest that committed after
@@ -81,6 +93,8 @@ def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewr
     the lock, in a snapshot, so other writers get their turns meanwhile; and read again
     under it only when another connection committed since (``PRAGMA data_version``).
     Read under the lock every time, a redact held it from its first chunk to its last.
+    The summaries cached for the changed sessions' lineages are dropped in the write
+    transaction too (a dry run: found in the snapshot), their keys added to ``dropping``.
     """
     def edited() -> tuple[list[Conversation], rewrite.RewriteReport]:
         sessions = [rows.session_from_row(r) for r in execute(connection,
@@ -91,6 +105,8 @@ def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewr
     with read_snapshot(connection):
         changed, counts = edited()
         seen = _data_version(connection)
+        if changed and not write and dropping is not None:
+            dropping.update(_lineage_summaries(connection, changed, drop=False))
     if not (changed and write):
         return counts
     with immediate(connection):
@@ -98,6 +114,8 @@ def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewr
             changed, counts = edited()
         if changed:
             write_within(connection, changed)
+            if dropping is not None:
+                dropping.update(_lineage_summaries(connection, changed, drop=True))
     return counts
 
 
@@ -118,6 +136,19 @@ def _drop(connection: sqlite3.Connection, edit: rewrite.Edit) -> int:
         if stale:  # a file that never cached a summary has no table to delete from
             connection.executemany(_DROP_SUMMARY, stale)
     return len(stale)
+
+
+def _lineage_summaries(connection: sqlite3.Connection, changed: list[Conversation], *,
+                       drop: bool) -> list[Key]:
+    """The summaries cached for the lineages of the ``changed`` sessions (see
+    :mod:`~harkback.adapters.stores.sql.lineage_cache`), deleted when ``drop``."""
+    if connection.execute(HAS_SUMMARY_CACHE).fetchone() is None:
+        return []  # nothing was ever cached in this file
+    ids = json_list(c.session.id for c in changed)
+    found = [tuple(row) for row in connection.execute(_ABOVE, (ids,))]
+    if found and drop:
+        connection.executemany(_DROP_SUMMARY, found)
+    return found
 
 
 def _stale_summaries(connection: sqlite3.Connection, edit: rewrite.Edit

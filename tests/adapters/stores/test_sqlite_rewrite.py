@@ -1,5 +1,6 @@
 """A rewrite (``harkback redact``) of a SQLite store against another writer of the same file:
-what it reads and what it writes are one transaction, so no other commit comes between."""
+what it reads and what it writes are one transaction, so no other commit comes between;
+and a run killed between its chunks, then run again."""
 
 from __future__ import annotations
 
@@ -7,11 +8,17 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from harkback.adapters.stores import sqlite_rewrite
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_writes import write
 from harkback.adapters.stores.write_turns import is_busy
+from harkback.stages.records import Summary
+from harkback.stages.redact.scrub import redact
 from harkback.stages.rewrite import RewriteReport
+from tests.adapters.stores.rewrite_contract import PARAPHRASE, summary_key
 from tests.adapters.stores.store_contract import ok
 from tests.conftest import conversation
 
@@ -82,3 +89,39 @@ async def test_two_rewrites_at_once_count_each_change_once(tmp_path: Path) -> No
     other.close()
     assert [m.content for m in stored] == ["[secret]", "[secret]"]
     assert first.messages + sum(s.messages for s in seconds) == 2
+
+
+class _Killed(Exception):
+    """The process dying between two chunks, as far as the rewrite can tell."""
+
+
+async def test_a_run_killed_between_chunks_and_run_again_leaves_no_summary_of_a_secret(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summaries of a chunk's changed sessions go in that chunk's transaction: the
+    second run finds those sessions already redacted, and would never drop them."""
+    monkeypatch.setattr(sqlite_rewrite, "CHUNK", 1)
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest([conversation("a", ("user", "PASSWORD=hunter2")),
+                               conversation("b", ("user", "PASSWORD=swordfish"))]))
+        cache = store.summary_cache()
+        for root in ("a", "b"):
+            await ok(cache.keep_summary(summary_key(root), Summary(
+                text=PARAPHRASE, kind="llm")))
+
+    def dies_at_b(text: str) -> str:
+        if "swordfish" in text:
+            raise _Killed
+        return redact(text)[0]
+    killed = sqlite3.connect(path, isolation_level=None)
+    with pytest.raises(_Killed):
+        rewrite_all(killed, dies_at_b, dry_run=False)
+    killed.close()
+    with SqliteStore.open(path).unwrap() as store:
+        again = await ok(store.rewrite_texts(lambda text: redact(text)[0]))
+        cache = store.summary_cache()
+        left = [root for root in ("a", "b")
+                if await ok(cache.cached_summary(summary_key(root))) is not None]
+    assert (again.sessions, again.summaries_dropped) == (1, 1)
+    assert left == []
+

@@ -9,6 +9,7 @@ from tests.adapters.stores.closed_contract import ClosedContract
 from tests.adapters.stores.filter_contract import FilterContract
 from tests.adapters.stores.nul_contract import NulContract
 from tests.adapters.stores.removal_contract import RemovalContract
+from tests.adapters.stores.rewrite_contract import RewriteContract
 from tests.adapters.stores.store_contract import StoreContract, ok
 from tests.adapters.stores.tail_contract import TailContract
 from tests.adapters.stores.vector_contract import Store, VectorContract, axis, key, places
@@ -20,9 +21,11 @@ store = new_stores(*KINDS)
 
 
 class TestSessionStores(StoreContract, RemovalContract, FilterContract, TailContract,
-                        WindowContract, ClosedContract, AlikeContract, NulContract):
+                        WindowContract, ClosedContract, AlikeContract, NulContract,
+                        RewriteContract):
     """The SessionStore contract (with session removal, filters, tail writes, message
-    windows, what a closed store does, ids alike and NULs asked), run against every store."""
+    windows, what a closed store does, ids alike, NULs asked and the summaries a rewrite
+    drops), run against every store."""
 
 
 class TestVectorStores(VectorContract):
