@@ -79,8 +79,11 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
                 changed += 1
                 if changed < CHANGED_BATCHES:
                     continue
+                # Said as it is: the store works, another writer is busy rewriting.
                 return EmbedSummary(model=model, embedded=done, error=StoreUnavailable(
-                    "the messages to embed changed while they were embedded"))
+                    "the text of the messages to embed kept changing while it was at the "
+                    f"embedder ({CHANGED_BATCHES} batches in a row: an ingest or sync is "
+                    "rewriting them)", transient=True))
             changed = 0
             done += kept.unwrap()
             bar.total = done + batch

@@ -17,6 +17,8 @@ from returns.future import FutureResult
 
 from harkback.stages import records
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.redact.scrub import redact
+from harkback.stages.text.tokens import normalize
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +35,17 @@ class SummaryKey:
     model: str
     """The model's name and endpoint (:func:`~harkback.stages.stage.model_in_key`)."""
     prompt_version: str
+
+
+def key_query(query: str) -> str:
+    """The question as a :class:`SummaryKey` holds it: normalized, blanks collapsed, and
+    a secret replaced by its placeholder, looked for first (case-folding hides ``AKIA…``
+    from the rules, and a cache must not keep such a question: see ``keeps_no_secret``).
+
+    >>> key_query("Docker  DNS"), key_query("why AKIAIOSFODNN7EXAMPLE")
+    ('docker dns', 'why [secret:aws-access-key]')
+    """
+    return " ".join(normalize(redact(query)[0]).split())
 
 
 class SummaryCache(Protocol):

@@ -75,10 +75,14 @@ def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vecto
                 return Failure(StoreUnavailable(problem or "vector length mismatch"))
             connection.execute("UPDATE vector_models SET dimensions = %s WHERE id = %s",
                                (dimensions, model_id))
+        # KEY SHARE, as the foreign key takes it, and SKIP LOCKED: a row an ingest is
+        # deleting (its text changed: a new row replaces it) is left out at once, not
+        # waited for and then failed on; rows locked only to update them in place stay.
         found = [(place, message_id) for place, message_id, content in connection.execute(
             "SELECT k.place, m.id, m.content FROM unnest(%s::text[], %s::int[]) "
             "WITH ORDINALITY AS k(session_id, position, place) JOIN messages AS m "
-            "ON m.session_id = k.session_id AND m.position = k.position",
+            "ON m.session_id = k.session_id AND m.position = k.position "
+            "FOR KEY SHARE OF m SKIP LOCKED",
             ([storable(s) for s, _ in keys], [p for _, p in keys])).fetchall()
             if made_from.get(keys[place - 1]) in (None, restore(content))]
         with connection.cursor() as cursor:

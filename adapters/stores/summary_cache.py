@@ -35,6 +35,7 @@ from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SummaryKey
 from harkback.stages.records import Summary, TokenUsage
+from harkback.stages.redact.rules import PLACEHOLDER
 from harkback.stages.redact.scrub import redact
 
 if TYPE_CHECKING:
@@ -78,6 +79,10 @@ def summary_row(key: SummaryKey, summary: Summary, now: float) -> Row:
             summary.usage.completion, now)
 
 
+SECRET_MARK = PLACEHOLDER.partition("{")[0]
+"""How every placeholder of a redacted secret starts (``[secret:``)."""
+
+
 def keeps_no_secret(key: SummaryKey) -> bool:
     """Whether a summary may be cached under ``key``: not when its question holds a
     secret, which the store would then hold (and the model's answer may repeat it); such
@@ -89,8 +94,15 @@ def keeps_no_secret(key: SummaryKey) -> bool:
     >>> keeps_no_secret(SummaryKey(root_session_id="s", content="d", query="why AKIA"
     ...                            "IOSFODNN7EXAMPLE", model="m", prompt_version="1"))
     False
+    >>> from harkback.stages.summary_port import key_query
+    >>> asked = key_query("why AKIAIOSFODNN7EXAMPLE")  # as a search keys it: case-folded
+    >>> keeps_no_secret(SummaryKey(root_session_id="s", content="d", query=asked, model="m",
+    ...                            prompt_version="1"))
+    False
     """
-    return not redact(key.query)[1].by_kind
+    # A key's question comes with its secrets already replaced (key_query): the
+    # placeholder says one was there, whatever case the rules needed.
+    return SECRET_MARK not in key.query and not redact(key.query)[1].by_kind
 
 
 def summary_from_row(row: Row) -> Summary:

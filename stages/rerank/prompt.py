@@ -26,7 +26,7 @@ from harkback.stages.ports import SummaryKey
 from harkback.stages.query import ParsedQuery
 from harkback.stages.records import Candidate
 from harkback.stages.spelled import searched_units
-from harkback.stages.text.tokens import normalize
+from harkback.stages.summary_port import key_query
 
 PROMPT_VERSION = "rerank-1"
 """Changes whenever the prompt or the answer format changes; part of the cache key."""
@@ -172,5 +172,5 @@ def ranking_key(first_root: str, query: str, request: ChatRequest, model: str) -
                          ensure_ascii=False)
     digest = hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return SummaryKey(root_session_id=first_root, content=digest,
-                      query=" ".join(normalize(query).split()), model=model,
+                      query=key_query(query), model=model,
                       prompt_version=PROMPT_VERSION)

@@ -50,7 +50,8 @@ from harkback.stages.stage import Step, cached_before, kept_before, model_in_key
 from harkback.stages.summarize.extractive import MAX_CHARS, MAX_LINES, extractive_summary
 from harkback.stages.summarize.grounding import recap_problem
 from harkback.stages.summarize.reply import NOT_RELEVANT, read_reply, whole_sentences
-from harkback.stages.text.tokens import is_cjk, normalize
+from harkback.stages.summary_port import key_query
+from harkback.stages.text.tokens import is_cjk
 
 PROMPT_VERSION = "recall-2"
 """Changes whenever the prompt or the reply format changes; part of the cache key."""
@@ -232,7 +233,7 @@ def summary_key(transcript: Transcript, query: str, request: ChatRequest,
                          ensure_ascii=False)
     digest = hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return SummaryKey(root_session_id=transcript.candidate.root.id, content=digest,
-                      query=" ".join(normalize(query).split()), model=model,
+                      query=key_query(query), model=model,
                       prompt_version=PROMPT_VERSION)
 
 

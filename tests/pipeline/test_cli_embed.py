@@ -316,3 +316,27 @@ def test_a_message_an_ingest_changes_while_it_is_embedded_gets_a_vector_of_its_n
             "ON v.message_id = m.id")]
     assert len(vectored) == 6
     assert [text for text in vectored if text not in sent] == []
+
+
+def test_an_embed_beside_an_ingest_that_keeps_changing_the_text_stops_saying_so(
+        sessions: Path, tmp_path: Path) -> None:
+    """An ingest that changes the text of every message listed, batch after batch: after
+    three such batches ``embed`` stops in one line that says what happened and what to
+    do (exit 1), having kept no vector of text the messages no longer hold."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    ingested: list[int] = []
+
+    def ingest_on_each_request(received: Received) -> Reply:
+        update = tmp_path / f"update{received.index}.jsonl"
+        update.write_text("".join(json.dumps({"id": f"s{i}", "messages": [
+            {"role": "user", "content": f"ingress {i} returns 502, take {received.index}"}]})
+            + "\n" for i in range(3)))
+        ingested.append(harkback("ingest", str(update), "--db", str(db)).returncode)
+        return Reply()
+
+    with ChatServer(ingest_on_each_request) as server:
+        done = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
+    assert (ingested, done.returncode, _vectors(db)) == ([0, 0, 0], 1, 0)
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "kept changing" in done.stderr and "an ingest" in done.stderr, done.stderr

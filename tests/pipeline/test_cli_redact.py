@@ -7,6 +7,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import run
@@ -163,10 +165,12 @@ def test_a_token_in_a_project_path_is_redacted_at_ingest_and_by_redact(tmp_path:
         assert token.encode() not in db.read_bytes()
 
 
-def test_a_search_whose_question_holds_a_secret_writes_it_nowhere(tmp_path: Path) -> None:
+@pytest.mark.parametrize("token", ["ghp_" + "0123456789abcdefghijABCDEFGHIJ012345", AWS])
+def test_a_search_whose_question_holds_a_secret_writes_it_nowhere(tmp_path: Path, token: str
+                                                                 ) -> None:
     """``search`` with a model caches summaries in the store, but not those of a question
-    holding a key: the file (and its -wal) never holds the key, as ingest promises."""
-    token = "ghp_" + "0123456789abcdefghijABCDEFGHIJ012345"
+    holding a key: the file (and its -wal) never holds the key, as ingest promises. An
+    upper-case key too (``AKIA…``), which the cache key's case-folded question hides."""
     db = tmp_path / "h.db"
     assert run("ingest", str(_sessions(tmp_path / "in.jsonl")), db=db).returncode == 0
     with ChatServer() as server:

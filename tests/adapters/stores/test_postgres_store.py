@@ -13,6 +13,7 @@ import pytest
 
 from harkback.adapters.stores import postgres_search
 from harkback.adapters.stores.postgres import PostgresStore
+from harkback.stages.ports import MessageKey
 from harkback.stages.query import Term
 from harkback.stages.records import Conversation
 from tests.adapters.stores.store_contract import failed, match, ok
@@ -77,11 +78,11 @@ async def test_an_ingest_cut_short_writes_nothing(url: str, make_conversation: M
         assert (stats.documents, stats.average_length) == (1, 2.0)
 
 
-async def _waiting_backend(url: str) -> int:
+async def _waiting_backend(url: str, statement: str = "UPDATE index_totals") -> int:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         pid = _scalar(url, "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                           "AND query LIKE 'UPDATE index_totals%'")
+                           f"AND query LIKE '{statement}%'")
         if pid is not None:
             return int(pid)
         await asyncio.sleep(0.05)
@@ -230,3 +231,32 @@ async def test_estimates_outlive_another_machines_small_ingests(
                                                          for i in range(2)])]))
         assert dict((await ok(reader.term_stats(asked))).counts) == {"kiwi": 203, "plum": 3}
         assert made == [["kiwi"], ["kiwi", "plum"]]  # plum now past the limit too
+
+
+async def test_a_vector_of_a_message_an_ingest_is_replacing_is_skipped_at_once(
+        url: str, make_conversation: Make) -> None:
+    """``embed`` beside an ingest that replaces a message (its text changed, so its row
+    goes): the vector of the old text is skipped without waiting for the ingest, not
+    written against a row being deleted (a foreign-key failure once the ingest commits,
+    which ended ``embed`` with exit 1); the next listing has the new text."""
+    with PostgresStore.open(url).unwrap() as store, PostgresStore.open(url).unwrap() as other:
+        await ok(store.ingest([make_conversation("s1", ("user", "old text"))]))
+        listed = await ok(store.unembedded("m", ("user",), 10))
+        made = [(MessageKey(session_id=m.session_id, position=m.position, content=m.content),
+                 (1.0, 0.0)) for m in listed]
+        with psycopg.connect(url) as blocker:
+            # Holding the totals row stops the ingest once it has locked the old row
+            # (deleting it fires the trigger that counts deletions in the totals).
+            blocker.execute("SELECT * FROM index_totals FOR UPDATE")
+            ingest = asyncio.ensure_future(other.ingest(
+                [make_conversation("s1", ("user", "new text"))]).awaitable())
+            await _waiting_backend(url, "DELETE FROM messages")
+            keep = asyncio.ensure_future(ok(store.keep_vectors("m", made)))
+            await asyncio.wait([keep], timeout=5)
+            kept_at_once = keep.done()
+            blocker.rollback()
+            kept = await keep
+            await ingest
+        assert (kept_at_once, kept) == (True, 0)
+        assert [m.content for m in await ok(store.unembedded("m", ("user",), 10))] == [
+            "new text"]
