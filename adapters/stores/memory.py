@@ -153,7 +153,7 @@ class MemoryStore(Closing, MemoryMessages, MemorySearch, MemoryVectors):
             stale = [key for key, kept in self._cache.entries.items()
                      if key.root_session_id in lineages
                      or (lineages and key.prompt_version.startswith(RANKINGS))
-                     or any(edit(text) != text for text in (kept.text, kept.note, key.query))]
+                     or rewrite.changes_summary(edit, key.query, kept.text, kept.note)]
             if not dry_run:
                 self._store(changed)
                 for key in stale:

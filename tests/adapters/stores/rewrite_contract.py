@@ -98,3 +98,18 @@ class RewriteContract:
         assert await ok(cache.cached_summary(summary_key("clean"))) is not None
         assert (again.sessions, again.summaries_dropped) == (0, 0)
         assert await ok(cache.cached_summary(ranking)) is not None
+
+    async def test_a_question_cached_case_folded_with_an_aws_key_goes(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A harkback before ``key_query`` cached a question's AWS key lower-cased, where
+        the rule (upper-case ``AKIA``) does not find it: redact drops that row all the same,
+        and keeps one of an ordinary question."""
+        await ok(store.ingest([make_conversation("clean", ("user", "docker dns"))]))
+        cache, rewriter = _parts(store)
+        leaked = attrs.evolve(summary_key("clean"), query="kiwi key akiaiosfodnn7example")
+        await ok(cache.keep_summary(leaked, Summary(text="kiwi", kind="llm")))
+        await ok(cache.keep_summary(summary_key("clean"), Summary(text="dns", kind="llm")))
+        done = await ok(rewriter.rewrite_texts(_redacted))
+        assert (done.sessions, done.summaries_dropped) == (0, 1)
+        assert await ok(cache.cached_summary(leaked)) is None
+        assert await ok(cache.cached_summary(summary_key("clean"))) is not None
