@@ -173,8 +173,8 @@ def name_stopped(embedded: EmbedSummary | None, *, after_import: bool = False) -
         print(line_of(
             f"harkback: the sessions are stored; their vectors are not (embedded "
             f"{embedded.embedded} message(s) with {embedded.model}, then stopped: "
-            f"{embedded.error.message()}); once that is fixed, harkback embed makes the "
-            "rest"), file=sys.stderr)
+            f"{embedded.error.message()}); {embedded.go_on_when()}, harkback embed makes "
+            "the rest"), file=sys.stderr)
         return
     print(line_of(f"harkback: {embedded.describe()}"), file=sys.stderr)
 

@@ -49,9 +49,20 @@ class EmbedSummary:
         """One line for people."""
         text = f"embedded {self.embedded} message(s) with {self.model}"
         if self.error is not None:
-            text += (f"; stopped: {self.error.message()} (the vectors made are kept: once "
-                     "that is fixed, run it again to go on)")
+            text += (f"; stopped: {self.error.message()} (the vectors made are kept: "
+                     f"{self.go_on_when()}, run it again to go on)")
         return text
+
+    def go_on_when(self) -> str:
+        """When running ``embed`` again helps: a transient stop (another writer rewriting
+        the text, a server restarting) passes by itself; anything else wants a fix first.
+
+        >>> EmbedSummary(model="m", error=StoreUnavailable("busy", transient=True)
+        ...              ).go_on_when()
+        'once it has passed'
+        """
+        transient = isinstance(self.error, StoreUnavailable) and self.error.transient
+        return "once it has passed" if transient else "once that is fixed"
 
 
 async def embed_missing(vectors: VectorStore, embedder: Embedder, *,

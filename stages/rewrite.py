@@ -104,6 +104,18 @@ def rewrite_sessions(sessions: Iterable[Session], messages: Iterable[Message], e
     return changed, report
 
 
+def changes_summary(edit: Edit, query: str, text: str, note: str) -> bool:
+    """Whether ``edit`` changes a cached summary's text, note or question. The question is
+    kept case-folded, where a rule for an upper-case secret (``AKIA...``) finds nothing,
+    and a harkback before ``key_query`` cached such questions: it is tried upper-cased too
+    (a row dropped wrongly only costs a model call again).
+
+    >>> changes_summary(lambda t: t.replace("AKIA", "[secret]"), "key akia7", "", "")
+    True
+    """
+    return any(edit(kept) != kept for kept in (text, note, query, query.upper()))
+
+
 def added(a: RewriteReport, b: RewriteReport) -> RewriteReport:
     """Both reports' counts added up.
 

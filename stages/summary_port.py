@@ -37,6 +37,12 @@ class SummaryKey:
     prompt_version: str
 
 
+RANKINGS = "rerank-"
+"""How the prompt version of a rerank batch's cached answer begins. The row sits under
+the batch's first root only, but the answer (the model's whole reply) may quote any of
+the batch's sessions: a rewrite that changes any session drops them all."""
+
+
 def key_query(query: str) -> str:
     """The question as a :class:`SummaryKey` holds it: normalized, blanks collapsed, and
     a secret replaced by its placeholder, looked for first (case-folding hides ``AKIA…``

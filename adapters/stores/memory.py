@@ -40,6 +40,7 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.lineage import is_root, with_ancestors
 from harkback.stages.scope import in_scope
 from harkback.stages.stats import StoreStats, count_sessions
+from harkback.stages.summary_port import RANKINGS
 from harkback.stages.tails import Tail, mended_tails
 
 T = TypeVar("T")
@@ -146,12 +147,13 @@ class MemoryStore(Closing, MemoryMessages, MemorySearch, MemoryVectors):
                 report = rewrite.added(report, counts)
                 if new is not old:
                     changed.append(new)
-            # A summary of a changed session's lineage may paraphrase what was changed
-            # (harkback.adapters.stores.sql.lineage_cache): it goes too.
+            # A summary of a changed session's lineage, or any rerank answer, may paraphrase
+            # what was changed (harkback.adapters.stores.sql.lineage_cache): it goes too.
             lineages = with_ancestors((c.session.id for c in changed), self._sessions)
             stale = [key for key, kept in self._cache.entries.items()
                      if key.root_session_id in lineages
-                     or any(edit(text) != text for text in (kept.text, kept.note, key.query))]
+                     or (lineages and key.prompt_version.startswith(RANKINGS))
+                     or rewrite.changes_summary(edit, key.query, kept.text, kept.note)]
             if not dry_run:
                 self._store(changed)
                 for key in stale:

@@ -91,7 +91,7 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool
                 wrote = True
         stale = list(lineages.union(tuple(row[:5]) for row in connection.execute(
             f"SELECT {_SUMMARY_KEY}, text, note FROM summary_cache")
-            if any(edit(str(text)) != text for text in (row[2], row[5], row[6]))))
+            if rewrite.changes_summary(edit, str(row[2]), str(row[5]), str(row[6]))))
         if stale and not dry_run:
             with connection.cursor() as cursor:
                 cursor.executemany(f"DELETE FROM summary_cache WHERE ({_SUMMARY_KEY}) = "

@@ -160,4 +160,4 @@ def _stale_summaries(connection: sqlite3.Connection, edit: rewrite.Edit
             return []  # nothing was ever cached in this file
         raise
     return [tuple(row[:5]) for row in found
-            if any(edit(str(text)) != text for text in (row[2], row[5], row[6]))]
+            if rewrite.changes_summary(edit, str(row[2]), str(row[5]), str(row[6]))]

@@ -26,9 +26,9 @@ from harkback.stages.ports import SummaryKey
 from harkback.stages.query import ParsedQuery
 from harkback.stages.records import Candidate
 from harkback.stages.spelled import searched_units
-from harkback.stages.summary_port import key_query
+from harkback.stages.summary_port import RANKINGS, key_query
 
-PROMPT_VERSION = "rerank-1"
+PROMPT_VERSION = f"{RANKINGS}1"
 """Changes whenever the prompt or the answer format changes; part of the cache key."""
 
 SYSTEM_PROMPT = """\

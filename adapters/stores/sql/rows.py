@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from json.encoder import encode_basestring as _quoted
 from typing import cast
 
+import attrs
+
 from harkback.adapters.stores.sql.loops import is_root
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
 from harkback.adapters.stores.sql.statement import (
@@ -29,6 +31,7 @@ from harkback.adapters.stores.sql.statement import (
 from harkback.stages.id_hints import folded
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
+from harkback.stages.record_checks import a_role, at_least_zero, epoch_or_none, non_empty
 from harkback.stages.records import (
     EARLIEST_EPOCH,
     LATEST_EPOCH,
@@ -212,6 +215,28 @@ def session_from_row(row: Row) -> Session:
                    project=row[8])
 
 
+_CHECKED = {"session_id": non_empty, "position": at_least_zero, "role": a_role,
+            "timestamp": epoch_or_none}
+"""The validators :func:`message_from_row` checks inline, by field."""
+
+
+def settable(cls: type[Message]) -> bool:
+    """Whether setting ``cls``'s slots after :func:`message_from_row`'s inline checks
+    makes what ``cls(...)`` does: its fields are the columns, validated by
+    :data:`_CHECKED` only, with no converter and no post-init. A field or a check added
+    to Message turns the shortcut off (every row goes through ``Message(...)``), where it
+    would have been skipped without a word.
+
+    >>> settable(Message), settable(attrs.make_class("M", ["session_id"]))
+    (True, False)
+    """
+    fields = [(a.name, a.validator, a.converter) for a in attrs.fields(cls)]
+    return (not hasattr(cls, "__attrs_post_init__")
+            and fields == [(name, _CHECKED.get(name), None)
+                           for name in MESSAGE_COLUMNS.split(", ")])
+
+
+_SETTABLE = settable(Message)
 _NEW = object.__new__
 (_SET_SESSION_ID, _SET_POSITION, _SET_ROLE, _SET_CONTENT, _SET_TOOL_NAME, _SET_TOOL_CALL_ID,
  _SET_TOOL_CALLS, _SET_TIMESTAMP) = (vars(Message)[name].__set__
@@ -229,7 +254,7 @@ def message_from_row(row: Row) -> Message:
 tool_call_id='', tool_calls=(), timestamp=1.5)
     """
     session_id, position, role, timestamp = row[0], row[1], row[2], row[7]
-    if (session_id and position.__class__ is int and position >= 0 and role in ROLES
+    if (_SETTABLE and session_id and position.__class__ is int and position >= 0 and role in ROLES
             and (timestamp is None or (timestamp.__class__ is float
                                        and EARLIEST_EPOCH <= timestamp <= LATEST_EPOCH))):
         # Values Message's validators pass (record_checks), as nearly all of a store's are:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harkback.adapters.stores.sql.rows import encode_tool_calls, message_from_row
+from harkback.adapters.stores.sql.rows import encode_tool_calls, message_from_row, settable
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.long_text import LONGEST_READ
 from harkback.stages.message_window import WindowQuery
@@ -92,3 +92,26 @@ def test_any_row_gives_what_message_gives(session_id: str, position: object, rol
         tool_call_id="", timestamp=timestamp,
         tool_calls=(ToolCall(id="c", name="n"),) if calls else ())
     assert _outcome(lambda: message_from_row(row)) == _outcome(lambda: Message(**fields))
+
+
+def _no_nul(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if "\x00" in value:
+        raise ValueError(f"{attribute.name} holds a NUL")
+
+
+def test_a_field_or_check_added_to_message_turns_the_shortcut_off() -> None:
+    """Setting slots skips Message's validators: it is right only while the inline
+    checks are all of them. A copy of Message keeps the shortcut; one whose content
+    gains a check, or with one more field, does not (the check would have been
+    skipped, the field left unset)."""
+    def copy(content: Any = None, **more: Any) -> type[Message]:
+        fields = {a.name: attrs.field(default=a.default, validator=a.validator)
+                  for a in attrs.fields(Message)}
+        if content is not None:
+            fields["content"] = attrs.field(default="", validator=content)
+        made: type[Message] = attrs.make_class("Variant", {**fields, **more}, frozen=True,
+                                               kw_only=True)
+        return made
+
+    assert (settable(copy()), settable(copy(_no_nul)),
+            settable(copy(source=attrs.field(default="")))) == (True, False, False)
