@@ -153,11 +153,7 @@ def _lineage_summaries(connection: sqlite3.Connection, changed: list[Conversatio
 
 def _stale_summaries(connection: sqlite3.Connection, edit: rewrite.Edit
                      ) -> list[tuple[str, ...]]:
-    try:
-        found = connection.execute(_SUMMARIES).fetchall()
-    except sqlite3.OperationalError as error:
-        if "no such table" in str(error):
-            return []  # nothing was ever cached in this file
-        raise
-    return [tuple(row[:5]) for row in found
+    if connection.execute(HAS_SUMMARY_CACHE).fetchone() is None:
+        return []  # nothing was ever cached in this file
+    return [tuple(row[:5]) for row in connection.execute(_SUMMARIES)
             if rewrite.changes_summary(edit, str(row[2]), str(row[5]), str(row[6]))]

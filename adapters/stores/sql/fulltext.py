@@ -203,6 +203,14 @@ def search_in_order(query: MatchQuery, *, expression: Node | None = None,
         tuple(params))
 
 
+def _ranked_cut(match_condition: str) -> str:
+    """FTS5's best matches (the ``LIMIT ?`` parameter: how many), each with its id, its
+    BM25 rank and its place (from 1) in (rank, id) order: the cut both ranked reads join."""
+    return ("SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) AS place "
+            "FROM (SELECT rowid AS id, bm25(messages_fts) AS rank FROM messages_fts "
+            f"WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)")
+
+
 def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -> Statement:
     """Like :func:`search`, but FTS5 ranks first and only its best ``fetch`` rows are joined.
 
@@ -224,9 +232,7 @@ def ranked_search(query: MatchQuery, fetch: int, *, per_session: bool = False) -
     # The filters read each ranked row's message and session, and the kept rows take their
     # columns from there (the text is read apart: hit_texts).
     sql = (
-        "WITH best AS MATERIALIZED (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) "
-        "AS place FROM (SELECT rowid AS id, bm25(messages_fts) AS rank "
-        f"FROM messages_fts WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)), "
+        f"WITH best AS MATERIALIZED ({_ranked_cut(match_condition)}), "
         f"kept AS MATERIALIZED (SELECT {_HIT_COLUMNS}, best.rank AS rank, best.id AS id, "
         "best.place AS place FROM best JOIN messages AS m ON m.id = best.id "
         "JOIN sessions AS s ON s.id = m.session_id "
@@ -254,9 +260,7 @@ def ranked_in_order(query: MatchQuery, fetch: int, *, per_session: bool = False)
     # As in search_in_order: CROSS JOIN keeps the ranked rows the outer loop.
     return Statement(
         f"SELECT {_HIT_COLUMNS}, best.rank AS rank, m.id, best.place AS place "
-        "FROM (SELECT id, rank, ROW_NUMBER() OVER (ORDER BY rank, id) AS place "
-        "FROM (SELECT rowid AS id, bm25(messages_fts) AS rank FROM messages_fts "
-        f"WHERE {match_condition} ORDER BY rank, rowid LIMIT ?)) AS best "
+        f"FROM ({_ranked_cut(match_condition)}) AS best "
         "CROSS JOIN messages AS m ON m.id = best.id "
         "CROSS JOIN sessions AS s ON s.id = m.session_id "
         f"WHERE {' AND '.join(conditions)}",
