@@ -298,11 +298,54 @@ def message_start_from_row(row: Row, start: bytes | None, longest: int) -> Messa
     return message_from_row((*row[:3], loaded_start(text, longest), *row[4:]))
 
 
+_HIT_FIELDS = ("session_id", "position", "role", "content", "score", "timestamp", "source",
+               "length")
+
+
+def hit_settable(cls: type[MessageHit]) -> bool:
+    """Whether setting ``cls``'s slots makes what ``cls(...)`` does (:func:`hit_from_row`):
+    its fields are :data:`_HIT_FIELDS`, none checked or converted, its slots only those,
+    and no hook runs around ``__init__``. A field, a check, a cached hash or a hook added
+    to MessageHit turns the shortcut off.
+
+    >>> hit_settable(MessageHit), hit_settable(attrs.make_class("H", ["session_id"]))
+    (True, False)
+    """
+    return (not hasattr(cls, "__attrs_post_init__") and not hasattr(cls, "__attrs_pre_init__")
+            and getattr(cls, "__slots__", ()) == (*_HIT_FIELDS, "__weakref__")
+            and [(a.name, a.validator, a.converter) for a in attrs.fields(cls)]
+            == [(name, None, None) for name in _HIT_FIELDS])
+
+
+_HIT_SETTABLE = hit_settable(MessageHit)
+(_SET_HIT_SESSION_ID, _SET_HIT_POSITION, _SET_HIT_ROLE, _SET_HIT_CONTENT, _SET_HIT_SCORE,
+ _SET_HIT_TIMESTAMP, _SET_HIT_SOURCE, _SET_HIT_LENGTH) = (vars(MessageHit)[name].__set__
+                                                          for name in _HIT_FIELDS)
+
+
 def hit_from_row(row: Row, text: str, length: int | None = None) -> MessageHit:
     """A hit from a :func:`~harkback.adapters.stores.sql.fulltext.search` or
     :func:`~harkback.adapters.stores.sql.fulltext.newest` row and its text (:func:`hit_text`),
     with the whole text's ``length`` in tokens when that is cut; score ``-bm25``, higher
-    is better."""
+    is better.
+
+    >>> hit_from_row(("s1", 2, "user", 1.5, "cli", -3.0, 7), "hi")
+    MessageHit(session_id='s1', position=2, role='user', content='hi', score=3.0, \
+timestamp=1.5, source='cli', length=None)
+    """
+    if _HIT_SETTABLE:
+        # MessageHit checks nothing, so its slots are set as its __init__ sets them, without
+        # the keyword call: ~2.2 -> ~0.8 us a hit, 300 a search.
+        hit = _NEW(MessageHit)
+        _SET_HIT_SESSION_ID(hit, row[0])
+        _SET_HIT_POSITION(hit, row[1])
+        _SET_HIT_ROLE(hit, row[2])
+        _SET_HIT_CONTENT(hit, text)
+        _SET_HIT_SCORE(hit, -row[5])
+        _SET_HIT_TIMESTAMP(hit, row[3])
+        _SET_HIT_SOURCE(hit, row[4])
+        _SET_HIT_LENGTH(hit, length)
+        return hit
     return MessageHit(session_id=row[0], position=row[1], role=cast(Role, row[2]),
                       content=text, timestamp=row[3], source=row[4], score=-row[5],
                       length=length)
