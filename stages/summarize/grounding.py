@@ -5,8 +5,9 @@ The prompt asks the model to copy commands, file paths, URLs and error messages
 verbatim and to add nothing; a small or confused model still writes
 ``sudo rm -rf /var/lib/docker`` into a recap of a session that never ran it. What a recap
 presents as exact (a span in backticks, a line of a fenced code block, a file path, a
-URL) must appear in the transcript, compared without case and with runs of whitespace
-as one space; anything else in the recap is prose and is not checked. A small model
+Windows one too, a URL) must appear in the transcript, compared without case, with runs of
+whitespace as one space and ``\\`` as ``/`` (``C:\\proj\\run.ps1`` quotes
+``C:/proj/run.ps1``); anything else in the recap is prose and is not checked. A small model
 also answers by repeating the quoted transcript, its markers and message numbers
 included (SmolLM2-135M does, in the test suite): that is no recap either, and nor is a
 short refusal written as the answer ("I'm sorry, but I can't help with that"), which
@@ -31,12 +32,27 @@ _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILI
 # (修改了/etc/hosts文件, 见https://x.io/a。), and \w would take that word into the item.
 _PATH = re.compile(r"(?<![A-Za-z0-9_/.~-])(?:~|\.{1,2})?/[A-Za-z0-9_.@%+=:-]+"
                    r"(?:/[A-Za-z0-9_.@%+=:-]*)+|(?<![A-Za-z0-9_/.~-])~/[A-Za-z0-9_.@%+=:-]+")
+# C:\Users\me\run.ps1 (or C:/Users/...), .\scripts\build.bat, ~\x, %APPDATA%\x,
+# \\server\share: a path a Windows session names, as exact as a Unix one.
+_WIN_PATH = re.compile(
+    r"(?:(?<![A-Za-z0-9_])[A-Za-z]:[\\/]|(?<![A-Za-z0-9_\\/.~-])(?:\.{1,2}|~"
+    r"|%[A-Za-z_][A-Za-z0-9_]*%|\\\\[A-Za-z0-9_.$-]+)\\)"
+    r"[A-Za-z0-9_.@%+=$~-]+(?:[\\/][A-Za-z0-9_.@%+=$~-]*)*")
 _URL = re.compile(r"(?<![A-Za-z0-9])https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
-_TRAILING = ".,;:!?)'\"/"
+_TRAILING = ".,;:!?)'\"/\\"
 
 
 def _folded(text: str) -> str:
     return " ".join(text.casefold().split())
+
+
+_SLASHES = re.compile(r"[\\/]+")
+
+
+def _comparable(text: str) -> str:
+    """``text`` folded (:func:`_folded`), each run of slashes either way as one ``/``: a
+    Windows path quotes its forward-slash spelling, and JSON's doubled ``\\\\``."""
+    return _SLASHES.sub("/", _folded(text))
 
 
 def quoted_items(recap: str) -> tuple[str, ...]:
@@ -51,6 +67,8 @@ def quoted_items(recap: str) -> tuple[str, ...]:
     rest = _TICKED.sub(" ", prose)
     items += [m.group().rstrip(_TRAILING) for m in _URL.finditer(rest)]
     rest = _URL.sub(" ", rest)
+    items += [m.group().rstrip(_TRAILING) for m in _WIN_PATH.finditer(rest)]
+    rest = _WIN_PATH.sub(" ", rest)
     items += [m.group().rstrip(_TRAILING) for m in _PATH.finditer(rest)]
     return tuple(dict.fromkeys(item.strip() for item in items if item.strip(_TRAILING + " ")))
 
@@ -71,7 +89,7 @@ def quoted_ids(recap: str) -> tuple[str, ...]:
     ('3f9a2c7',)
     """
     prose = _TICKED.sub(" ", _FENCE.sub(" ", recap))
-    prose = _PATH.sub(" ", _URL.sub(" ", prose))
+    prose = _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", prose)))
     return tuple(dict.fromkeys([*_UUID.findall(prose), *_HEX_ID.findall(prose)]))
 
 
@@ -84,7 +102,8 @@ _JOINS = "/-.~@+%*"
 ``/var/lib/docker`` followed by ``/tmp`` is another path, ``feature`` by ``-branch``
 another branch. ``:`` and ``=`` separate: ``src/app.py:42:`` (a compiler's or grep's line)
 and ``pgdata:/var/lib/postgresql/data`` or ``--data-root=/var/lib/docker`` hold the path
-whole."""
+whole. ``@`` before a version separates too: ``lodash@4.17.21`` names the package
+``lodash`` (the version is checked when quoted), while ``deploy@prod`` is not ``deploy``."""
 
 
 def _joined(held: str, at: int) -> bool:
@@ -94,7 +113,10 @@ def _joined(held: str, at: int) -> bool:
     char = held[at:at + 1]
     if not char or _is_word(char):
         return bool(char)
-    following = held[at + 1:at + 2]
+    following = held[at + 1:at + 3]
+    if char == "@" and following.lstrip("^~")[:1].isdigit():
+        return False
+    following = following[:1]
     return char in _JOINS and bool(following) and (_is_word(following) or following in "/~*-")
 
 
@@ -129,10 +151,10 @@ def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
     >>> unquoted("Ran `docker network cre` at 3f9a2c7.", "$ docker network create x  3f9a2c7e1")
     ('docker network cre',)
     """
-    held = _folded(transcript)
-    exact = [item for item in quoted_items(recap) if not _holds(held, _folded(item))]
+    held = _comparable(transcript)
+    exact = [item for item in quoted_items(recap) if not _holds(held, _comparable(item))]
     ids = [item for item in quoted_ids(recap)
-           if not _holds(held, _folded(item), whole_end=False)]
+           if not _holds(held, _comparable(item), whole_end=False)]
     return tuple(dict.fromkeys([*exact, *ids]))
 
 
