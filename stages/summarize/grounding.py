@@ -7,7 +7,8 @@ verbatim and to add nothing; a small or confused model still writes
 presents as exact (a span in backticks, a line of a fenced code block, a file path, a
 Windows one too, a URL) must appear in the transcript, compared without case, with runs of
 whitespace as one space and ``\\`` as ``/`` (``C:\\proj\\run.ps1`` quotes
-``C:/proj/run.ps1``); anything else in the recap is prose and is not checked. A small model
+``C:/proj/run.ps1``); so must what its prose states as exact (:mod:`.claims`: a command
+it says was run, a flag, a version, a port). Any other prose is not checked. A small model
 also answers by repeating the quoted transcript, its markers and message numbers
 included (SmolLM2-135M does, in the test suite): that is no recap either, and nor is a
 short refusal written as the answer ("I'm sorry, but I can't help with that"), which
@@ -25,6 +26,13 @@ from __future__ import annotations
 import re
 
 from harkback.stages.load.render import unquoted_turn_lines
+from harkback.stages.summarize.claims import (
+    ends_in_prose,
+    holds_number,
+    prose_commands,
+    prose_numbers,
+    prose_words,
+)
 
 _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
@@ -88,9 +96,17 @@ def quoted_ids(recap: str) -> tuple[str, ...]:
     >>> quoted_ids("Reverted 3f9a2c7 (see `git show 9e1d0aa`); added a decade of logs.")
     ('3f9a2c7',)
     """
-    prose = _TICKED.sub(" ", _FENCE.sub(" ", recap))
-    prose = _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", prose)))
+    prose = _prose(recap)
     return tuple(dict.fromkeys([*_UUID.findall(prose), *_HEX_ID.findall(prose)]))
+
+
+def _unticked(recap: str) -> str:
+    return _TICKED.sub(" ", _FENCE.sub(" ", recap))
+
+
+def _prose(recap: str) -> str:
+    """``recap`` without the items of :func:`quoted_items`."""
+    return _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", _unticked(recap))))
 
 
 def _is_word(char: str) -> bool:
@@ -152,10 +168,26 @@ def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
     ('docker network cre',)
     """
     held = _comparable(transcript)
-    exact = [item for item in quoted_items(recap) if not _holds(held, _comparable(item))]
+    prose = _prose(recap)
+    exact = [item for item in [*quoted_items(recap), *prose_words(prose)]
+             if not _holds(held, _comparable(item))]
     ids = [item for item in quoted_ids(recap)
            if not _holds(held, _comparable(item), whole_end=False)]
-    return tuple(dict.fromkeys([*exact, *ids]))
+    numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
+    commands = [command for command in map(str.split, prose_commands(_unticked(recap)))
+                if not _command_held(held, command)]
+    return tuple(dict.fromkeys([*exact, *ids, *numbers, *(" ".join(c) for c in commands)]))
+
+
+def _command_held(held: str, tokens: list[str]) -> bool:
+    """Does ``held`` hold the command a recap's prose says was run: all its ``tokens``, or
+    a start after which the sentence goes on (:func:`.claims.ends_in_prose`)?"""
+    if not _holds(held, _comparable(tokens[0])):
+        return False
+    count = 1
+    while count < len(tokens) and _holds(held, _comparable(" ".join(tokens[:count + 1]))):
+        count += 1
+    return count == len(tokens) or ends_in_prose(tokens, count)
 
 
 _ECHO = re.compile(r"<<<TRANSCRIPT [0-9a-f]{12}|TRANSCRIPT [0-9a-f]{12}>>>"

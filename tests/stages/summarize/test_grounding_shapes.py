@@ -1,11 +1,11 @@
 """Grounding of what recaps of agent sessions state as exact beyond Unix paths and quoted
-commands: Windows paths and ``@`` names."""
+commands: Windows paths, ``@`` names, commands, flags and numbers written in prose."""
 
 from __future__ import annotations
 
 import pytest
 
-from harkback.stages.summarize.grounding import unquoted
+from harkback.stages.summarize.grounding import recap_problem, unquoted
 
 WINDOWS = ("[USER]: the build script fails on my laptop\n\n[ASSISTANT]: Run "
            "`C:\\Users\\me\\proj\\run.ps1` then `.\\scripts\\build.bat`; the backup goes to "
@@ -41,8 +41,67 @@ NPM = ("[USER]: the tests need an older lodash\n\n[ASSISTANT]: `npm install loda
        "then `ssh deploy@prod.example.com`; types from @types/node@20.11.0.")
 
 
+@pytest.mark.parametrize(("invented", "held"), [
+    ("pinned lodash@4.17.21", "pinned lodash@4.17.20"),
+    ("logged in as deploy@staging.example.com", "logged in as deploy@prod.example.com"),
+    ("mailed ops@example.com", "added @types/node@20.11.0"),
+    ("added @types/react", "added @types/node")])
+def test_an_at_name_in_prose_is_checked(invented: str, held: str) -> None:
+    """``name@version``, ``user@host``, an email and an npm scope written in prose are
+    exact: an invented version or host is reported, the session's own pass."""
+    assert unquoted(f"The user {invented}.", NPM) != ()
+    assert unquoted(f"The user {held}.", NPM) == ()
+
+
 def test_a_package_named_without_its_version_is_held_and_a_user_without_host_is_not() -> None:
     """`lodash` is the package the session installed as lodash@4.17.20 (it was refused);
     `deploy` is not the session's deploy@prod.example.com, a user on another host."""
     assert unquoted("Installed `lodash` and `npm install lodash`.", NPM) == ()
     assert unquoted("Logged in with `ssh deploy`.", NPM) == ("ssh deploy",)
+
+
+DOCKER = ("[USER]: the api container will not start\n\n[ASSISTANT]: $ docker compose up "
+          "--build\nError: port 3000 already in use (exit code 1)\n$ git push origin fix-dns "
+          "--force-with-lease\n$ pytest -x tests/api\nnode v20.11.1 listening on 0.0.0.0:3000"
+          "\nnpm ERR! code EACCES")
+
+
+NOT_COMMANDS = ("The user ran the tests and ran into a port clash; the api ran out of memory. "
+                "Running low on disk, the user ran docker commands to prune images.")
+
+
+@pytest.mark.parametrize(("invented", "held"), [
+    ("The user ran docker compose up -d.", "The user ran docker compose up --build again."),
+    ("I ran git push origin main.", "I ran git push origin fix-dns --force-with-lease."),
+    ("运行了 docker compose down -v 来清理。", "运行了 docker compose up --build 来重建。"),
+    ("Running pytest -x tests/web showed it.", "Running pytest -x tests/api showed it."),
+    ("Then executed sudo docker compose up.", "Then executed docker compose up, which failed."),
+    ("The user ran npm ci and the tests.", "The user ran pytest -x fixed it.")])
+def test_a_command_written_in_prose_is_checked(invented: str, held: str) -> None:
+    """A command the recap says was run, in plain words, is held as a quoted one: an
+    argument the session never used is reported; the sentence going on after the
+    command ("again", "which failed", 来重建, "fixed it") is not taken for part of it, and
+    running that names no program ("ran the tests", "ran into", "ran out of") is prose."""
+    assert unquoted(invented, DOCKER) != ()
+    assert unquoted(f"{held} {NOT_COMMANDS}", DOCKER) == ()
+
+
+@pytest.mark.parametrize(("invented", "held"), [
+    ("retried the push with --force", "retried the push with --force-with-lease"),
+    ("upgraded node to 20.11.2", "node 20.11.1 was running"),
+    ("moved the api to port 8080", "the api wanted port 3000"),
+    ("the build exited with code 137", "the build exited with code 1 before"),
+    ("the container answered HTTP 502", "the container was on localhost:3000"),
+    ("npm failed with ENOENT", "npm failed with EACCES")])
+def test_a_flag_version_port_code_or_errno_in_prose_is_checked(invented: str, held: str) -> None:
+    """Shapes a model makes up in a recap of an agent session (a flag the session never
+    passed, a version, a port, an exit or HTTP status, an errno name) are reported; the
+    session's own pass."""
+    assert unquoted(f"In short, {invented}.", DOCKER) != ()
+    assert unquoted(f"In short, {held}.", DOCKER) == ()
+
+
+def test_a_recap_naming_an_invented_version_is_no_summary() -> None:
+    """The whole recap is refused, its note naming what the transcript lacks."""
+    problem = recap_problem("The user pinned lodash@4.17.21 and it passed.", NPM)
+    assert problem is not None and "lodash" not in problem and "4.17.21" in problem
