@@ -129,6 +129,8 @@ def prose_words(prose: str) -> tuple[str, ...]:
 
 
 _DOTTED = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+){2,})(?![\w]|\.\d)")
+# 05.12.2026: a date as German or Russian write it, in the recap's own words.
+_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}")
 _AFTER_WORD = re.compile(
     r"(?<![\w-])(?:ports?|localhost:|exit(?:ed)?(?: with)?(?: code| status)|status code"
     r"|error code|errno|HTTP(?: status)?)[ \t]*:?[ \t]*(\d{2,5})(?!\w|\.\d)", re.IGNORECASE)
@@ -140,8 +142,10 @@ def prose_numbers(prose: str) -> tuple[str, ...]:
 
     >>> prose_numbers("Node 20.11.1 on 10.0.0.5; the build exited with code 137 (HTTP 502).")
     ('20.11.1', '10.0.0.5', '137', '502')
+    >>> prose_numbers("Am 05.12.2026 lief Version 1.2.3.")
+    ('1.2.3',)
     """
-    numbers = [m.group(1) for m in _DOTTED.finditer(prose)]
+    numbers = [m.group(1) for m in _DOTTED.finditer(prose) if not _DATE.fullmatch(m.group(1))]
     numbers += [m.group(1) for m in _AFTER_WORD.finditer(prose)]
     return tuple(dict.fromkeys(numbers))
 

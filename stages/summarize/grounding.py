@@ -55,12 +55,14 @@ def _folded(text: str) -> str:
 
 
 _SLASHES = re.compile(r"[\\/]+")
+_QUOTES = str.maketrans({mark: "'" for mark in "\"\u201c\u201d\u2018\u2019"})
 
 
 def _comparable(text: str) -> str:
-    """``text`` folded (:func:`_folded`), each run of slashes either way as one ``/``: a
-    Windows path quotes its forward-slash spelling, and JSON's doubled ``\\\\``."""
-    return _SLASHES.sub("/", _folded(text))
+    """``text`` folded (:func:`_folded`), each run of slashes either way as one ``/``, each
+    quotation mark as ``'``: a Windows path quotes its forward-slash spelling (and JSON's
+    doubled ``\\\\``), ``git commit -m “fix dns”`` the session's ``-m "fix dns"``."""
+    return _SLASHES.sub("/", _folded(text)).translate(_QUOTES)
 
 
 def quoted_items(recap: str) -> tuple[str, ...]:
@@ -161,8 +163,9 @@ def _holds(held: str, item: str, *, whole_end: bool = True) -> bool:
 
 
 def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
-    """The items of :func:`quoted_items` and :func:`quoted_ids` that ``transcript`` does
-    not hold, each as whole words (an id may be the start of a longer one).
+    """The items of :func:`quoted_items` and :func:`quoted_ids`, and what the prose states
+    as exact (:mod:`.claims`), that ``transcript`` does not hold, each as whole words (an
+    id may be the start of a longer one, a number stands apart from other digits).
 
     >>> unquoted("Ran `docker network cre` at 3f9a2c7.", "$ docker network create x  3f9a2c7e1")
     ('docker network cre',)
@@ -174,9 +177,9 @@ def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
     ids = [item for item in quoted_ids(recap)
            if not _holds(held, _comparable(item), whole_end=False)]
     numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
-    commands = [command for command in map(str.split, prose_commands(_unticked(recap)))
-                if not _command_held(held, command)]
-    return tuple(dict.fromkeys([*exact, *ids, *numbers, *(" ".join(c) for c in commands)]))
+    said = prose_commands(_unticked(recap).translate(_QUOTES))
+    commands = [tokens for tokens in map(str.split, said) if not _command_held(held, tokens)]
+    return tuple(dict.fromkeys([*exact, *ids, *numbers, *map(" ".join, commands)]))
 
 
 def _command_held(held: str, tokens: list[str]) -> bool:

@@ -61,9 +61,9 @@ def test_a_package_named_without_its_version_is_held_and_a_user_without_host_is_
 
 
 DOCKER = ("[USER]: the api container will not start\n\n[ASSISTANT]: $ docker compose up "
-          "--build\nError: port 3000 already in use (exit code 1)\n$ git push origin fix-dns "
-          "--force-with-lease\n$ pytest -x tests/api\nnode v20.11.1 listening on 0.0.0.0:3000"
-          "\nnpm ERR! code EACCES")
+          "--build\nError: port 3000 already in use (exit code 1)\n$ git commit -m \"fix dns\""
+          "\n$ git push origin fix-dns --force-with-lease\n$ pytest -x tests/api\n"
+          "node v20.11.1 listening on 0.0.0.0:3000\nnpm ERR! code EACCES")
 
 
 NOT_COMMANDS = ("The user ran the tests and ran into a port clash; the api ran out of memory. "
@@ -76,11 +76,13 @@ NOT_COMMANDS = ("The user ran the tests and ran into a port clash; the api ran o
     ("运行了 docker compose down -v 来清理。", "运行了 docker compose up --build 来重建。"),
     ("Running pytest -x tests/web showed it.", "Running pytest -x tests/api showed it."),
     ("Then executed sudo docker compose up.", "Then executed docker compose up, which failed."),
-    ("The user ran npm ci and the tests.", "The user ran pytest -x fixed it.")])
+    ("The user ran npm ci and the tests.", "The user ran pytest -x fixed it."),
+    ("Then ran git commit -m “fix cors” twice.", "Then ran git commit -m “fix dns” twice.")])
 def test_a_command_written_in_prose_is_checked(invented: str, held: str) -> None:
     """A command the recap says was run, in plain words, is held as a quoted one: an
     argument the session never used is reported; the sentence going on after the
-    command ("again", "which failed", 来重建, "fixed it") is not taken for part of it, and
+    command ("again", "which failed", 来重建, "fixed it") is not taken for part of it, nor
+    are its quotation marks (“fix dns” for the session's "fix dns"), and
     running that names no program ("ran the tests", "ran into", "ran out of") is prose."""
     assert unquoted(invented, DOCKER) != ()
     assert unquoted(f"{held} {NOT_COMMANDS}", DOCKER) == ()
@@ -88,7 +90,7 @@ def test_a_command_written_in_prose_is_checked(invented: str, held: str) -> None
 
 @pytest.mark.parametrize(("invented", "held"), [
     ("retried the push with --force", "retried the push with --force-with-lease"),
-    ("upgraded node to 20.11.2", "node 20.11.1 was running"),
+    ("upgraded node to 20.11.2", "node 20.11.1 was running on 05.12.2026"),
     ("moved the api to port 8080", "the api wanted port 3000"),
     ("the build exited with code 137", "the build exited with code 1 before"),
     ("the container answered HTTP 502", "the container was on localhost:3000"),
