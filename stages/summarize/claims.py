@@ -23,15 +23,17 @@ import re
 
 # Programs an agent session runs; a command in prose must open with one, so "ran the
 # tests", "ran into a CORS error" or "ran out of memory" are not read as commands.
+# Programs whose name is also a common English word (kind, service, source, touch,
+# export, bundle) are left out: "ran source code checks" is prose.
 HEADS = frozenset("""
-    docker docker-compose podman kubectl helm minikube kind git gh npm npx yarn pnpm bun
+    docker docker-compose podman kubectl helm minikube git gh npm npx yarn pnpm bun
     node deno pip pip3 pipx uv poetry conda python python3 pytest tox ruff mypy black
     cargo rustc rustup go make cmake gcc clang mvn gradle dotnet apt apt-get brew dnf yum
-    pacman systemctl journalctl service sudo rm mv cp mkdir chmod chown ln touch grep rg
-    find sed awk curl wget ssh scp rsync tar unzip psql mysql sqlite3 redis-cli terraform
-    ansible aws gcloud az nginx kill pkill killall export source bash sh zsh pwsh
-    powershell openssl dig ping tsc eslint prettier vite webpack uvicorn gunicorn alembic
-    pm2 composer php ruby gem bundle rails java javac""".split())
+    pacman systemctl journalctl sudo rm mv cp mkdir chmod chown ln grep rg find sed awk
+    curl wget ssh scp rsync tar unzip psql mysql sqlite3 redis-cli terraform ansible aws
+    gcloud az nginx kill pkill killall bash sh zsh pwsh powershell openssl dig ping tsc
+    eslint prettier vite webpack uvicorn gunicorn alembic pm2 php ruby rails java
+    javac""".split())
 _RAN = re.compile(r"(?<![\w-])(?:re-?)?(?:ran|run|runs|running|executed|executes|executing"
                   r"|execute|typed|invoked)\b[ \t]*:?|(?:运行|执行|実行)(?:了|し(?:た|て)?)?",
                   re.IGNORECASE)
@@ -49,7 +51,8 @@ _PROSE_WORD = re.compile(r"[a-z]{2,}(?:ed|ing|ly)")  # "fixed", "showing", "quic
 # "ran git commands", "ran the python scripts": the program's name used as an adjective.
 _GENERIC = frozenset("""
     command commands script scripts container containers tests checks builds jobs
-    migrations queries images processes calls tools version versions""".split())
+    migrations queries images processes calls tools version versions code file files
+    server servers suite target targets task tasks hooks steps""".split())
 
 
 def _command_tokens(prose: str, at: int) -> list[str]:
