@@ -37,7 +37,9 @@ HEADS = frozenset("""
 _RAN = re.compile(r"(?<![\w-])(?:re-?)?(?:ran|run|runs|running|executed|executes|executing"
                   r"|execute|typed|invoked)\b[ \t]*:?|(?:运行|执行|実行)(?:了|し(?:た|て)?)?",
                   re.IGNORECASE)
-_TOKEN = re.compile(r"\S+")
+# A token's printable ASCII, read no further than a command's word can be long: a word
+# in another script (运行了测试…) or an overlong run ends it without being scanned to its end.
+_ASCII_TOKEN = re.compile(r"\s*+([\x21-\x7e]{0,200}+)(?![\x21-\x7e])")
 # Words where the sentence takes over again from the command it named.
 _STOP = frozenset("""
     to and then so which that but because after before when while until in on for from
@@ -58,17 +60,18 @@ _GENERIC = frozenset("""
 def _command_tokens(prose: str, at: int) -> list[str]:
     """The tokens of the command that starts at ``at``, up to where the sentence goes on."""
     tokens: list[str] = []
-    for match in _TOKEN.finditer(prose, at):
-        token = match.group()
-        ascii_part = re.match(r"[\x21-\x7e]*", token)
-        head = ascii_part.group() if ascii_part else ""
+    while len(tokens) < _MOST_TOKENS:
+        match = _ASCII_TOKEN.match(prose, at)
+        if match is None:  # an overlong token: no command's word
+            break
+        head, at = match.group(1), match.end()
         bare = head.rstrip(_CLOSING)
         if not bare or bare.startswith("(") or (tokens and bare.casefold() in _STOP):
             break
         tokens.append(bare)
         # Punctuation closing a token (not inside it: requirements.txt) or a word in
-        # another script ends the command with that token.
-        if bare != head or head != token or len(tokens) == _MOST_TOKENS:
+        # another script glued on ends the command with that token.
+        if bare != head or (at < len(prose) and not prose[at].isspace()):
             break
     return tokens
 

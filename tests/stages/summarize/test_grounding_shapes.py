@@ -3,6 +3,8 @@ commands: Windows paths, ``@`` names, commands, flags and numbers written in pro
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from harkback.stages.summarize.grounding import recap_problem, unquoted
@@ -109,3 +111,12 @@ def test_a_recap_naming_an_invented_version_is_no_summary() -> None:
     """The whole recap is refused, its note naming what the transcript lacks."""
     problem = recap_problem("The user pinned lodash@4.17.21 and it passed.", NPM)
     assert problem is not None and "lodash" not in problem and "4.17.21" in problem
+
+
+@pytest.mark.parametrize("recap", ["运行了测试然后" * 30_000, "ran:" * 50_000])
+def test_a_long_recap_is_read_in_linear_time(recap: str) -> None:
+    """A command is read a few words at a time: Chinese prose has no spaces, and each
+    运行 once read the rest of the recap as one word (a 200 KB recap took seconds)."""
+    started = time.perf_counter()
+    unquoted(recap, "[USER]: hi")
+    assert time.perf_counter() - started < 1.0
