@@ -49,7 +49,10 @@ _STOP = frozenset("""
     """.split())
 _CLOSING = ".,;:!?)\"'"
 _MOST_TOKENS = 12
-_PROSE_WORD = re.compile(r"[a-z]{2,}(?:ed|ing|ly)")  # "fixed", "showing", "quickly"
+# A verb in the past ("fixed", "showed") goes on the sentence. Words in -ing or -ly, and
+# -eed, name a command's target as often (staging, logging, nightly, apply, npm run seed):
+# "ran kubectl delete namespace staging" where the session deleted "dev" is invented.
+_PROSE_WORD = re.compile(r"[a-z]{2,}(?<!e)ed")
 # "ran git commands", "ran the python scripts": the program's name used as an adjective.
 _GENERIC = frozenset("""
     command commands script scripts container containers tests checks builds jobs
@@ -98,6 +101,8 @@ def ends_in_prose(tokens: list[str], held: int) -> bool:
 
     >>> ends_in_prose(["pytest", "-x", "fixed"], 2), ends_in_prose(["git", "push", "main"], 2)
     (True, False)
+    >>> ends_in_prose(["kubectl", "delete", "ns", "staging"], 3)
+    False
     >>> ends_in_prose(["python", "scripts"], 1), ends_in_prose(["git", "rebase"], 1)
     (True, False)
     """

@@ -80,7 +80,10 @@ NOT_COMMANDS = ("The user ran the tests and ran into a port clash; the api ran o
     ("Running pytest -x tests/web showed it.", "Running pytest -x tests/api showed it."),
     ("Then executed sudo docker compose up.", "Then executed docker compose up, which failed."),
     ("The user ran npm ci and the tests.", "The user ran pytest -x fixed it."),
-    ("Then ran git commit -m “fix cors” twice.", "Then ran git commit -m “fix dns” twice.")])
+    ("Then ran git commit -m “fix cors” twice.", "Then ran git commit -m “fix dns” twice."),
+    ("I ran git push origin staging.", "I ran git push origin fix-dns, which pushed it."),
+    ("The user ran git push origin nightly.", "The user ran pytest -x showed it."),
+    ("The user ran docker compose up seed.", "The user ran docker compose up again.")])
 def test_a_command_written_in_prose_is_checked(invented: str, held: str) -> None:
     """A command the recap says was run, in plain words, is held as a quoted one: an
     argument the session never used is reported; the sentence going on after the
