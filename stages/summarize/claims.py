@@ -46,9 +46,10 @@ _STOP = frozenset("""
     with without into onto over under at by of the a an it its this these those their
     his her them again twice once first successfully locally manually instead too also
     as there here now later earlier inside within against or if each every all both
-    """.split())
+    - -- & && / -> =>""".split())  # ASCII prose's dash and joiners: "ran make -- it passed"
 _CLOSING = ".,;:!?)\"'"
 _MOST_TOKENS = 12
+_VERSION = re.compile(r"v?\d+(?:\.\d+)*", re.IGNORECASE)
 # A verb in the past ("fixed", "showed") goes on the sentence. Words in -ing or -ly, and
 # -eed, name a command's target as often (staging, logging, nightly, apply, npm run seed):
 # "ran kubectl delete namespace staging" where the session deleted "dev" is invented.
@@ -89,7 +90,10 @@ def prose_commands(prose: str) -> tuple[str, ...]:
     found = []
     for ran in _RAN.finditer(prose):
         tokens = _command_tokens(prose, ran.end())
-        if len(tokens) >= 2 and tokens[0].casefold() in HEADS:
+        # "runs Python 3.12", "ran node 20": a program's version (a dotted one is checked
+        # as a number), not a command.
+        if len(tokens) >= 2 and tokens[0].casefold() in HEADS and not _VERSION.fullmatch(
+                tokens[1]):
             found.append(" ".join(tokens))
     return tuple(dict.fromkeys(found))
 
@@ -140,8 +144,10 @@ def prose_words(prose: str) -> tuple[str, ...]:
 
 
 _DOTTED = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+){2,})(?![\w]|\.\d)")
-# 05.12.2026: a date as German or Russian write it, in the recap's own words.
-_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}")
+# A date in the recap's own words: 05.12.2026 or 05.12.26 as German or Russian write it,
+# 2026.12.05 as Korean, Chinese or Japanese do.
+_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}|(?:0[1-9]|[12]\d|3[01])\.(?:0[1-9]|1[0-2])\.\d\d"
+                   r"|(?:19|20)\d\d\.(?:0?[1-9]|1[0-2])\.(?:0?[1-9]|[12]\d|3[01])")
 _AFTER_WORD = re.compile(
     r"(?<![\w-])(?:ports?|localhost:|exit(?:ed)?(?: with)?(?: code| status)|status code"
     r"|error code|errno|HTTP(?: status)?)[ \t]*:?[ \t]*(\d{2,5})(?!\w|\.\d)", re.IGNORECASE)

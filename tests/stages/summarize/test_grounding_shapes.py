@@ -123,3 +123,16 @@ def test_a_long_recap_is_read_in_linear_time(recap: str) -> None:
     started = time.perf_counter()
     unquoted(recap, "[USER]: hi")
     assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize("recap", [
+    "The api runs node 20.11 in the container.",
+    "The user ran pytest -x tests/api -- it failed at first.",
+    "The user ran pytest -x tests/api && docker compose up --build.",
+    "2026.12.05 에 docker compose up --build 를 실행함.",
+    "Am 05.12.26 lief docker compose up --build."])
+def test_a_true_recap_in_ordinary_wording_is_held(recap: str) -> None:
+    """A program named with its version is no command, an ASCII dash or ``&&`` ends the
+    command the prose names, and a date written with dots (Korean's 2026.12.05, German's
+    05.12.26) is no version: each of these true recaps was refused."""
+    assert unquoted(recap, DOCKER) == ()
