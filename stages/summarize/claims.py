@@ -35,11 +35,12 @@ HEADS = frozenset("""
     eslint prettier vite webpack uvicorn gunicorn alembic pm2 php ruby rails java
     javac""".split())
 _RAN = re.compile(r"(?<![\w-])(?:re-?)?(?:ran|run|runs|running|executed|executes|executing"
-                  r"|execute|typed|invoked)\b[ \t]*:?|(?:运行|执行|実行)(?:了|し(?:た|て)?)?",
-                  re.IGNORECASE)
+                  r"|execute|typed|invoked)\b[ \t]*:?"
+                  r"|(?:运行|执行|運行|執行|実行)(?:了|し(?:た|て)?)?[:：]?", re.IGNORECASE)
 # A token's printable ASCII, read no further than a command's word can be long: a word
-# in another script (运行了测试…) or an overlong run ends it without being scanned to its end.
-_ASCII_TOKEN = re.compile(r"\s*+([\x21-\x7e]{0,200}+)(?![\x21-\x7e])")
+# in another script (运行了测试…) or an overlong run ends it without being scanned to its end,
+# and so does a line's end ("1. ran make\n2. ran ..." is no "make 2").
+_ASCII_TOKEN = re.compile(r"[^\S\n]*+([\x21-\x7e]{0,200}+)(?![\x21-\x7e])")
 # Words where the sentence takes over again from the command it named.
 _STOP = frozenset("""
     to and then so which that but because after before when while until in on for from
@@ -47,7 +48,7 @@ _STOP = frozenset("""
     his her them again twice once first successfully locally manually instead too also
     as there here now later earlier inside within against or if each every all both
     - -- & && / -> =>""".split())  # ASCII prose's dash and joiners: "ran make -- it passed"
-_CLOSING = ".,;:!?)\"'"
+_CLOSING = ".,;:!?)\"'*"  # * closes markdown's bold: ran **make test**
 _MOST_TOKENS = 12
 _VERSION = re.compile(r"v?\d+(?:\.\d+)*", re.IGNORECASE)
 # A verb in the past ("fixed", "showed") goes on the sentence. Words in -ing or -ly, and
@@ -69,6 +70,7 @@ def _command_tokens(prose: str, at: int) -> list[str]:
         if match is None:  # an overlong token: no command's word
             break
         head, at = match.group(1), match.end()
+        head = head if tokens else head.lstrip("*")
         bare = head.rstrip(_CLOSING)
         if not bare or bare.startswith("(") or (tokens and bare.casefold() in _STOP):
             break

@@ -83,12 +83,15 @@ NOT_COMMANDS = ("The user ran the tests and ran into a port clash; the api ran o
     ("Then ran git commit -m “fix cors” twice.", "Then ran git commit -m “fix dns” twice."),
     ("I ran git push origin staging.", "I ran git push origin fix-dns, which pushed it."),
     ("The user ran git push origin nightly.", "The user ran pytest -x showed it."),
-    ("The user ran docker compose up seed.", "The user ran docker compose up again.")])
+    ("The user ran docker compose up seed.", "The user ran docker compose up again."),
+    ("The user ran **docker compose down -v**.", "The user ran **docker compose up --build**."),
+    ("運行了 docker compose down -v 來清理。", "执行了：docker compose up --build。")])
 def test_a_command_written_in_prose_is_checked(invented: str, held: str) -> None:
     """A command the recap says was run, in plain words, is held as a quoted one: an
     argument the session never used is reported; the sentence going on after the
     command ("again", "which failed", 来重建, "fixed it") is not taken for part of it, nor
-    are its quotation marks (“fix dns” for the session's "fix dns"), and
+    are its quotation marks (“fix dns” for the session's "fix dns") or markdown's bold;
+    a target in -ing ("staging") is an argument, 運行/执行了： are "ran" too; and
     running that names no program ("ran the tests", "ran into", "ran out of", "ran source
     code checks") or a program's kind of thing ("ran docker commands") is prose."""
     assert unquoted(invented, DOCKER) != ()
@@ -130,9 +133,10 @@ def test_a_long_recap_is_read_in_linear_time(recap: str) -> None:
     "The user ran pytest -x tests/api -- it failed at first.",
     "The user ran pytest -x tests/api && docker compose up --build.",
     "2026.12.05 에 docker compose up --build 를 실행함.",
-    "Am 05.12.26 lief docker compose up --build."])
+    "Am 05.12.26 lief docker compose up --build.",
+    "1. ran pytest -x tests/api\n2. ran docker compose up --build"])
 def test_a_true_recap_in_ordinary_wording_is_held(recap: str) -> None:
-    """A program named with its version is no command, an ASCII dash or ``&&`` ends the
-    command the prose names, and a date written with dots (Korean's 2026.12.05, German's
-    05.12.26) is no version: each of these true recaps was refused."""
+    """A program named with its version is no command; an ASCII dash, ``&&`` or a line's
+    end (a numbered list) ends the command the prose names; a date written with dots
+    (Korean's 2026.12.05, German's 05.12.26) is no version. Each of these was refused."""
     assert unquoted(recap, DOCKER) == ()
