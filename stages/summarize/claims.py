@@ -151,8 +151,10 @@ _DOTTED = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+){2,})(?![\w]|\.\d)")
 _DATE = re.compile(r"\d{1,2}\.\d{1,2}\.\d{4}|(?:0[1-9]|[12]\d|3[01])\.(?:0[1-9]|1[0-2])\.\d\d"
                    r"|(?:19|20)\d\d\.(?:0?[1-9]|1[0-2])\.(?:0?[1-9]|[12]\d|3[01])")
 _AFTER_WORD = re.compile(
-    r"(?<![\w-])(?:ports?|localhost:|exit(?:ed)?(?: with)?(?: code| status)|status code"
-    r"|error code|errno|HTTP(?: status)?)[ \t]*:?[ \t]*(\d{2,5})(?!\w|\.\d)", re.IGNORECASE)
+    r"(?<![\w-])(?:ports?|(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]*\]):"
+    r"|exit(?:ed)?(?: with)?(?: code| status)|status code|error code|errno|HTTP(?: status)?"
+    r"|status(?=[ \t]*:?[ \t]*[1-5]\d\d(?!\d)))[ \t]*:?[ \t]*(\d{2,5})(?!\w|\.\d)",
+    re.IGNORECASE)
 
 
 def prose_numbers(prose: str) -> tuple[str, ...]:
@@ -161,6 +163,8 @@ def prose_numbers(prose: str) -> tuple[str, ...]:
 
     >>> prose_numbers("Node 20.11.1 on 10.0.0.5; the build exited with code 137 (HTTP 502).")
     ('20.11.1', '10.0.0.5', '137', '502')
+    >>> prose_numbers("Served on 127.0.0.1:8000, status 503; 12 pods.")
+    ('127.0.0.1', '8000', '503')
     >>> prose_numbers("Am 05.12.2026 lief Version 1.2.3.")
     ('1.2.3',)
     """

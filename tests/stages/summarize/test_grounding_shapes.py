@@ -104,11 +104,13 @@ def test_a_command_written_in_prose_is_checked(invented: str, held: str) -> None
     ("moved the api to port 8080", "the api wanted port 3000"),
     ("the build exited with code 137", "the build exited with code 1 before"),
     ("the container answered HTTP 502", "the container was on localhost:3000"),
-    ("npm failed with ENOENT", "npm failed with EACCES")])
+    ("npm failed with ENOENT", "npm failed with EACCES"),
+    ("node listened on 0.0.0.0:8080", "node listened on 0.0.0.0:3000"),
+    ("the api answered with status 502", "the api wanted port 3000, status: 12 of 15 up")])
 def test_a_flag_version_port_code_or_errno_in_prose_is_checked(invented: str, held: str) -> None:
     """Shapes a model makes up in a recap of an agent session (a flag the session never
-    passed, a version, a port, an exit or HTTP status, an errno name) are reported; the
-    session's own pass."""
+    passed, a version, a port, also after an address, an exit or HTTP status, an errno
+    name) are reported; the session's own pass."""
     assert unquoted(f"In short, {invented}.", DOCKER) != ()
     assert unquoted(f"In short, {held}.", DOCKER) == ()
 
