@@ -145,6 +145,18 @@ def prose_words(prose: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def at_versions(prose: str) -> tuple[str, ...]:
+    """The versions of ``name@version`` with fewer than two dots (:func:`prose_numbers`
+    reads the others), each to be found as a number or the start of a longer version.
+
+    >>> at_versions("Pinned react@^18 and lodash@4.17.21; mailed ops@example.com.")
+    ('18',)
+    """
+    versions = [match.group(2).lstrip("^~") for match in _AT.finditer(prose)
+                if match.group(2) and match.group(2).lstrip("^~")[:1].isdigit()]
+    return tuple(dict.fromkeys(v for v in versions if v.count(".") < 2))
+
+
 _DOTTED = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+){2,})(?![\w]|\.\d)")
 # A date in the recap's own words: 05.12.2026 or 05.12.26 as German or Russian write it,
 # 2026.12.05 as Korean, Chinese or Japanese do.
@@ -173,11 +185,13 @@ def prose_numbers(prose: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(numbers))
 
 
-def holds_number(held: str, number: str) -> bool:
+def holds_number(held: str, number: str, *, prefix: bool = False) -> bool:
     """Does ``held`` hold ``number`` as a number of its own (no digit, or dot and digit,
-    either side)?
+    either side), or as the start of a longer version (``prefix``: 18 of 18.2.0)?
 
     >>> holds_number("listening on 0.0.0.0:8080", "8080"), holds_number("v4.17.210", "4.17.21")
+    (True, False)
+    >>> holds_number("react@18.2.0", "18", prefix=True), holds_number("react@18.2.0", "1")
     (True, False)
     """
     start = held.find(number)
@@ -185,7 +199,8 @@ def holds_number(held: str, number: str) -> bool:
         end = start + len(number)
         before, after = held[max(start - 2, 0):start], held[end:end + 2]
         glued_before = before[-1:].isdigit() or (before[-1:] == "." and before[:1].isdigit())
-        glued_after = after[:1].isdigit() or (after[:1] == "." and after[1:].isdigit())
+        glued_after = after[:1].isdigit() or (
+            not prefix and after[:1] == "." and after[1:].isdigit())
         if not glued_before and not glued_after:
             return True
         start = held.find(number, start + 1)

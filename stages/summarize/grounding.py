@@ -27,6 +27,7 @@ import re
 
 from harkback.stages.load.render import unquoted_turn_lines
 from harkback.stages.summarize.claims import (
+    at_versions,
     ends_in_prose,
     holds_number,
     prose_commands,
@@ -177,6 +178,7 @@ def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
     ids = [item for item in quoted_ids(recap)
            if not _holds(held, _comparable(item), whole_end=False)]
     numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
+    numbers += [v for v in at_versions(prose) if not holds_number(held, v, prefix=True)]
     said = prose_commands(_unticked(recap).translate(_QUOTES))
     commands = [tokens for tokens in map(str.split, said) if not _command_held(held, tokens)]
     return tuple(dict.fromkeys([*exact, *ids, *numbers, *map(" ".join, commands)]))

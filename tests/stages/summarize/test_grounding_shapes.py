@@ -47,7 +47,8 @@ NPM = ("[USER]: the tests need an older lodash\n\n[ASSISTANT]: `npm install loda
     ("pinned lodash@4.17.21", "pinned lodash@4.17.20"),
     ("logged in as deploy@staging.example.com", "logged in as deploy@prod.example.com"),
     ("mailed ops@example.com", "added @types/node@20.11.0"),
-    ("added @types/react", "added @types/node")])
+    ("added @types/react", "added @types/node"),
+    ("upgraded to lodash@5", "kept lodash@4 (4.17.20) and @types/node@^20")])
 def test_an_at_name_in_prose_is_checked(invented: str, held: str) -> None:
     """``name@version``, ``user@host``, an email and an npm scope written in prose are
     exact: an invented version or host is reported, the session's own pass."""
