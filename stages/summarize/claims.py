@@ -47,6 +47,8 @@ _STOP = frozenset("""
     with without into onto over under at by of the a an it its this these those their
     his her them again twice once first successfully locally manually instead too also
     as there here now later earlier inside within against or if each every all both
+    via using through during like just only plus per where whose since across unless
+    though although about around behind between
     - -- & && / -> =>""".split())  # ASCII prose's dash and joiners: "ran make -- it passed"
 _CLOSING = ".,;:!?)\"'*"  # * closes markdown's bold: ran **make test**
 _MOST_TOKENS = 12

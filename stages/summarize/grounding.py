@@ -180,19 +180,47 @@ def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
     numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
     numbers += [v for v in at_versions(prose) if not holds_number(held, v, prefix=True)]
     said = prose_commands(_unticked(recap).translate(_QUOTES))
-    commands = [tokens for tokens in map(str.split, said) if not _command_held(held, tokens)]
+    lines = "\n".join(map(_comparable, transcript.splitlines())) if said else ""
+    commands = [tokens for tokens in map(str.split, said)
+                if not _command_held(held, lines, tokens)]
     return tuple(dict.fromkeys([*exact, *ids, *numbers, *map(" ".join, commands)]))
 
 
-def _command_held(held: str, tokens: list[str]) -> bool:
+def _command_held(held: str, lines: str, tokens: list[str]) -> bool:
     """Does ``held`` hold the command a recap's prose says was run: all its ``tokens``, or
-    a start after which the sentence goes on (:func:`.claims.ends_in_prose`)?"""
+    a start after which the sentence goes on (:func:`.claims.ends_in_prose`), or a start
+    the session ran as a whole command (``lines``: the transcript line by line) followed by
+    a plain word ("ran npm test showing 3 failures", "... 3 times")?"""
     if not _holds(held, _comparable(tokens[0])):
         return False
     count = 1
     while count < len(tokens) and _holds(held, _comparable(" ".join(tokens[:count + 1]))):
         count += 1
-    return count == len(tokens) or ends_in_prose(tokens, count)
+    if count == len(tokens) or ends_in_prose(tokens, count):
+        return True
+    # Where the session's command went on ("kubectl delete namespace dev"), a plain word
+    # in its place ("... namespace staging") is an argument it never used.
+    return count >= 2 and _PLAIN.fullmatch(tokens[count]) is not None and _ends_a_command(
+        lines, _comparable(" ".join(tokens[:count])))
+
+
+_PLAIN = re.compile(r"[A-Za-z]+|\d+")
+
+
+def _ends_a_command(lines: str, start: str) -> bool:
+    """Does a line of ``lines`` hold ``start`` as a whole command, nothing after it but the
+    end of the line, a quotation mark or what chains another (``;``, ``&&``, ``|``)?
+
+    >>> _ends_a_command("$ npm test", "npm test"), _ends_a_command("$ npm test x", "npm test")
+    (True, False)
+    """
+    # No lookbehind in the pattern: its literal start lets re skip ahead fast; the
+    # character before is checked here for the few lines that end so.
+    ends = re.finditer(rf"{re.escape(start)}[ \t]*(?:$|[;&|')`])", lines, re.MULTILINE)
+    return any(lines[m.start() - 1:m.start()] not in _GLUE for m in ends)
+
+
+_GLUE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_/.~@+%*-")
 
 
 _ECHO = re.compile(r"<<<TRANSCRIPT [0-9a-f]{12}|TRANSCRIPT [0-9a-f]{12}>>>"

@@ -137,9 +137,13 @@ def test_a_long_recap_is_read_in_linear_time(recap: str) -> None:
     "The user ran pytest -x tests/api && docker compose up --build.",
     "2026.12.05 에 docker compose up --build 를 실행함.",
     "Am 05.12.26 lief docker compose up --build.",
-    "1. ran pytest -x tests/api\n2. ran docker compose up --build"])
+    "1. ran pytest -x tests/api\n2. ran docker compose up --build",
+    "The user ran pytest -x tests/api showing one failure, then ran it via make.",
+    "The user ran docker compose up --build 3 times."])
 def test_a_true_recap_in_ordinary_wording_is_held(recap: str) -> None:
     """A program named with its version is no command; an ASCII dash, ``&&`` or a line's
     end (a numbered list) ends the command the prose names; a date written with dots
-    (Korean's 2026.12.05, German's 05.12.26) is no version. Each of these was refused."""
+    (Korean's 2026.12.05, German's 05.12.26) is no version; a plain word after a command
+    the session ran whole ("showing", "3 times") or a word such as "via" is the sentence
+    going on. Each of these was refused."""
     assert unquoted(recap, DOCKER) == ()
