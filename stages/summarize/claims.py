@@ -36,7 +36,8 @@ HEADS = frozenset("""
     javac""".split())
 _RAN = re.compile(r"(?<![\w-])(?:re-?)?(?:ran|run|runs|running|executed|executes|executing"
                   r"|execute|typed|invoked)\b[ \t]*:?"
-                  r"|(?:运行|执行|運行|執行|実行)(?:了|し(?:た|て)?)?[:：]?", re.IGNORECASE)
+                  r"|(?:运行|执行|運行|執行|実行)(?:了|し(?:た|て)?)?[:：]?"
+                  r"|(?<!\S)(?:&&|\|\|)(?=[ \t])", re.IGNORECASE)  # "ran a && b" ran b too
 # A token's printable ASCII, read no further than a command's word can be long: a word
 # in another script (运行了测试…) or an overlong run ends it without being scanned to its end,
 # and so does a line's end ("1. ran make\n2. ran ..." is no "make 2").

@@ -86,7 +86,9 @@ NOT_COMMANDS = ("The user ran the tests and ran into a port clash; the api ran o
     ("The user ran git push origin nightly.", "The user ran pytest -x showed it."),
     ("The user ran docker compose up seed.", "The user ran docker compose up again."),
     ("The user ran **docker compose down -v**.", "The user ran **docker compose up --build**."),
-    ("運行了 docker compose down -v 來清理。", "执行了：docker compose up --build。")])
+    ("運行了 docker compose down -v 來清理。", "执行了：docker compose up --build。"),
+    ("I ran pytest -x tests/api && docker compose down -v.",
+     "I ran pytest -x tests/api && git push origin fix-dns --force-with-lease.")])
 def test_a_command_written_in_prose_is_checked(invented: str, held: str) -> None:
     """A command the recap says was run, in plain words, is held as a quoted one: an
     argument the session never used is reported; the sentence going on after the
