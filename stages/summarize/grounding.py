@@ -215,12 +215,9 @@ def _ends_a_command(lines: str, start: str) -> bool:
     (True, False)
     """
     # No lookbehind in the pattern: its literal start lets re skip ahead fast; the
-    # character before is checked here for the few lines that end so.
+    # character before is checked here (as _holds does) for the few lines that end so.
     ends = re.finditer(rf"{re.escape(start)}[ \t]*(?:$|[;&|')`])", lines, re.MULTILINE)
-    return any(lines[m.start() - 1:m.start()] not in _GLUE for m in ends)
-
-
-_GLUE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_/.~@+%*-")
+    return any(not _is_word(lines[m.start() - 1:m.start()]) for m in ends)
 
 
 _ECHO = re.compile(r"<<<TRANSCRIPT [0-9a-f]{12}|TRANSCRIPT [0-9a-f]{12}>>>"

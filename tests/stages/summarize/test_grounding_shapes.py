@@ -149,3 +149,9 @@ def test_a_true_recap_in_ordinary_wording_is_held(recap: str) -> None:
     the session ran whole ("showing", "3 times") or a word such as "via" is the sentence
     going on. Each of these was refused."""
     assert unquoted(recap, DOCKER) == ()
+
+
+def test_a_command_the_session_ran_by_its_path_ends_where_it_ended() -> None:
+    """``.venv/bin/pytest -x`` is the command ``pytest -x``, run whole: the plain words
+    after it in the recap are the sentence going on."""
+    assert unquoted("The user ran pytest -x showing 3 failures.", "$ .venv/bin/pytest -x\n") == ()
