@@ -5,8 +5,10 @@ The prompt asks the model to copy commands, file paths, URLs and error messages
 verbatim and to add nothing; a small or confused model still writes
 ``sudo rm -rf /var/lib/docker`` into a recap of a session that never ran it. What a recap
 presents as exact (a span in backticks, a line of a fenced code block, a file path, a
-URL) must appear in the transcript, compared without case and with runs of whitespace
-as one space; anything else in the recap is prose and is not checked. A small model
+Windows one too, a URL) must appear in the transcript, compared without case, with runs of
+whitespace as one space and ``\\`` as ``/`` (``C:\\proj\\run.ps1`` quotes
+``C:/proj/run.ps1``); so must what its prose states as exact (:mod:`.claims`: a command
+it says was run, a flag, a version, a port). Any other prose is not checked. A small model
 also answers by repeating the quoted transcript, its markers and message numbers
 included (SmolLM2-135M does, in the test suite): that is no recap either, and nor is a
 short refusal written as the answer ("I'm sorry, but I can't help with that"), which
@@ -24,6 +26,14 @@ from __future__ import annotations
 import re
 
 from harkback.stages.load.render import unquoted_turn_lines
+from harkback.stages.summarize.claims import (
+    at_versions,
+    ends_in_prose,
+    holds_number,
+    prose_commands,
+    prose_numbers,
+    prose_words,
+)
 
 _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
@@ -31,12 +41,29 @@ _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILI
 # (修改了/etc/hosts文件, 见https://x.io/a。), and \w would take that word into the item.
 _PATH = re.compile(r"(?<![A-Za-z0-9_/.~-])(?:~|\.{1,2})?/[A-Za-z0-9_.@%+=:-]+"
                    r"(?:/[A-Za-z0-9_.@%+=:-]*)+|(?<![A-Za-z0-9_/.~-])~/[A-Za-z0-9_.@%+=:-]+")
+# C:\Users\me\run.ps1 (or C:/Users/...), .\scripts\build.bat, ~\x, %APPDATA%\x,
+# \\server\share: a path a Windows session names, as exact as a Unix one.
+_WIN_PATH = re.compile(
+    r"(?:(?<![A-Za-z0-9_])[A-Za-z]:[\\/]|(?<![A-Za-z0-9_\\/.~-])(?:\.{1,2}|~"
+    r"|%[A-Za-z_][A-Za-z0-9_]*%|\\\\[A-Za-z0-9_.$-]+)\\)"
+    r"[A-Za-z0-9_.@%+=$~-]+(?:[\\/][A-Za-z0-9_.@%+=$~-]*)*")
 _URL = re.compile(r"(?<![A-Za-z0-9])https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
-_TRAILING = ".,;:!?)'\"/"
+_TRAILING = ".,;:!?)'\"/\\"
 
 
 def _folded(text: str) -> str:
     return " ".join(text.casefold().split())
+
+
+_SLASHES = re.compile(r"[\\/]+")
+_QUOTES = str.maketrans({mark: "'" for mark in "\"\u201c\u201d\u2018\u2019"})
+
+
+def _comparable(text: str) -> str:
+    """``text`` folded (:func:`_folded`), each run of slashes either way as one ``/``, each
+    quotation mark as ``'``: a Windows path quotes its forward-slash spelling (and JSON's
+    doubled ``\\\\``), ``git commit -m “fix dns”`` the session's ``-m "fix dns"``."""
+    return _SLASHES.sub("/", _folded(text)).translate(_QUOTES)
 
 
 def quoted_items(recap: str) -> tuple[str, ...]:
@@ -51,6 +78,8 @@ def quoted_items(recap: str) -> tuple[str, ...]:
     rest = _TICKED.sub(" ", prose)
     items += [m.group().rstrip(_TRAILING) for m in _URL.finditer(rest)]
     rest = _URL.sub(" ", rest)
+    items += [m.group().rstrip(_TRAILING) for m in _WIN_PATH.finditer(rest)]
+    rest = _WIN_PATH.sub(" ", rest)
     items += [m.group().rstrip(_TRAILING) for m in _PATH.finditer(rest)]
     return tuple(dict.fromkeys(item.strip() for item in items if item.strip(_TRAILING + " ")))
 
@@ -70,9 +99,17 @@ def quoted_ids(recap: str) -> tuple[str, ...]:
     >>> quoted_ids("Reverted 3f9a2c7 (see `git show 9e1d0aa`); added a decade of logs.")
     ('3f9a2c7',)
     """
-    prose = _TICKED.sub(" ", _FENCE.sub(" ", recap))
-    prose = _PATH.sub(" ", _URL.sub(" ", prose))
+    prose = _prose(recap)
     return tuple(dict.fromkeys([*_UUID.findall(prose), *_HEX_ID.findall(prose)]))
+
+
+def _unticked(recap: str) -> str:
+    return _TICKED.sub(" ", _FENCE.sub(" ", recap))
+
+
+def _prose(recap: str) -> str:
+    """``recap`` without the items of :func:`quoted_items`."""
+    return _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", _unticked(recap))))
 
 
 def _is_word(char: str) -> bool:
@@ -84,7 +121,8 @@ _JOINS = "/-.~@+%*"
 ``/var/lib/docker`` followed by ``/tmp`` is another path, ``feature`` by ``-branch``
 another branch. ``:`` and ``=`` separate: ``src/app.py:42:`` (a compiler's or grep's line)
 and ``pgdata:/var/lib/postgresql/data`` or ``--data-root=/var/lib/docker`` hold the path
-whole."""
+whole. ``@`` before a version separates too: ``lodash@4.17.21`` names the package
+``lodash`` (the version is checked when quoted), while ``deploy@prod`` is not ``deploy``."""
 
 
 def _joined(held: str, at: int) -> bool:
@@ -94,7 +132,10 @@ def _joined(held: str, at: int) -> bool:
     char = held[at:at + 1]
     if not char or _is_word(char):
         return bool(char)
-    following = held[at + 1:at + 2]
+    following = held[at + 1:at + 3]
+    if char == "@" and following.lstrip("^~")[:1].isdigit():
+        return False
+    following = following[:1]
     return char in _JOINS and bool(following) and (_is_word(following) or following in "/~*-")
 
 
@@ -123,17 +164,60 @@ def _holds(held: str, item: str, *, whole_end: bool = True) -> bool:
 
 
 def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
-    """The items of :func:`quoted_items` and :func:`quoted_ids` that ``transcript`` does
-    not hold, each as whole words (an id may be the start of a longer one).
+    """The items of :func:`quoted_items` and :func:`quoted_ids`, and what the prose states
+    as exact (:mod:`.claims`), that ``transcript`` does not hold, each as whole words (an
+    id may be the start of a longer one, a number stands apart from other digits).
 
     >>> unquoted("Ran `docker network cre` at 3f9a2c7.", "$ docker network create x  3f9a2c7e1")
     ('docker network cre',)
     """
-    held = _folded(transcript)
-    exact = [item for item in quoted_items(recap) if not _holds(held, _folded(item))]
+    held = _comparable(transcript)
+    prose = _prose(recap)
+    exact = [item for item in [*quoted_items(recap), *prose_words(prose)]
+             if not _holds(held, _comparable(item))]
     ids = [item for item in quoted_ids(recap)
-           if not _holds(held, _folded(item), whole_end=False)]
-    return tuple(dict.fromkeys([*exact, *ids]))
+           if not _holds(held, _comparable(item), whole_end=False)]
+    numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
+    numbers += [v for v in at_versions(prose) if not holds_number(held, v, prefix=True)]
+    said = prose_commands(_unticked(recap).translate(_QUOTES))
+    lines = "\n".join(map(_comparable, transcript.splitlines())) if said else ""
+    commands = [tokens for tokens in map(str.split, said)
+                if not _command_held(held, lines, tokens)]
+    return tuple(dict.fromkeys([*exact, *ids, *numbers, *map(" ".join, commands)]))
+
+
+def _command_held(held: str, lines: str, tokens: list[str]) -> bool:
+    """Does ``held`` hold the command a recap's prose says was run: all its ``tokens``, or
+    a start after which the sentence goes on (:func:`.claims.ends_in_prose`), or a start
+    the session ran as a whole command (``lines``: the transcript line by line) followed by
+    a plain word ("ran npm test showing 3 failures", "... 3 times")?"""
+    if not _holds(held, _comparable(tokens[0])):
+        return False
+    count = 1
+    while count < len(tokens) and _holds(held, _comparable(" ".join(tokens[:count + 1]))):
+        count += 1
+    if count == len(tokens) or ends_in_prose(tokens, count):
+        return True
+    # Where the session's command went on ("kubectl delete namespace dev"), a plain word
+    # in its place ("... namespace staging") is an argument it never used.
+    return count >= 2 and _PLAIN.fullmatch(tokens[count]) is not None and _ends_a_command(
+        lines, _comparable(" ".join(tokens[:count])))
+
+
+_PLAIN = re.compile(r"[A-Za-z]+|\d+")
+
+
+def _ends_a_command(lines: str, start: str) -> bool:
+    """Does a line of ``lines`` hold ``start`` as a whole command, nothing after it but the
+    end of the line, a quotation mark or what chains another (``;``, ``&&``, ``|``)?
+
+    >>> _ends_a_command("$ npm test", "npm test"), _ends_a_command("$ npm test x", "npm test")
+    (True, False)
+    """
+    # No lookbehind in the pattern: its literal start lets re skip ahead fast; the
+    # character before is checked here (as _holds does) for the few lines that end so.
+    ends = re.finditer(rf"{re.escape(start)}[ \t]*(?:$|[;&|')`])", lines, re.MULTILINE)
+    return any(not _is_word(lines[m.start() - 1:m.start()]) for m in ends)
 
 
 _ECHO = re.compile(r"<<<TRANSCRIPT [0-9a-f]{12}|TRANSCRIPT [0-9a-f]{12}>>>"

@@ -123,6 +123,19 @@ def test_a_commit_hash_in_prose_is_checked_against_the_session(db: Path) -> None
     assert short["summary_kind"] == "llm"
 
 
+def test_a_command_in_prose_the_session_never_ran_is_not_shown(db: Path) -> None:
+    """"ran make deploy --force" in plain words claims a flag the session never passed:
+    the recap gives way to the extractive summary, its note naming the command; the
+    session's own "ran make deploy" is shown."""
+    invented = _with_model(db, "stripe webhook", Reply(
+        content="The assistant ran make deploy --force; the webhook answers 200 now."))
+    assert invented["summary_kind"] == "extractive"
+    assert "make deploy --force" in invented["summary_note"]
+    held = _with_model(db, "stripe webhook", Reply(
+        content="The assistant ran make deploy; the webhook answers 200 now.\nSOURCES: 2"))
+    assert held["summary_kind"] == "llm"
+
+
 def test_a_model_repeating_its_instructions_gives_the_extractive_summary(db: Path) -> None:
     """A small model answering with its system prompt wrote no recap."""
     echo = ("You recall past work sessions between a user and an AI assistant. You write a "
