@@ -1,26 +1,31 @@
-"""A SQLite store closed while other threads still use it, or closed twice at once, or
+"""A store closed while other threads still use it, or closed twice at once, or (SQLite)
 closed from its own thread: each call ends as a value (its answer, or "closed"), never as
-an executor's RuntimeError, and every close returns once the file is closed.
+an executor's RuntimeError, and every close returns once the file or the connections are
+closed. The in-memory store holds no thread: its calls and close take one lock.
 
-The windows are opened on purpose through the store's executor (the one seam the store
-takes from outside): its ``submit`` can start a close on another thread and wait for it,
-and its ``shutdown`` says when a close reached it.
+The windows are opened on purpose through the store's executor (the SQLite store takes
+it from outside; the PostgreSQL store's is swapped as it opens): its ``submit`` can start
+a close on another thread and wait for it, and its ``shutdown`` says when a close reached it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
+import psycopg
 import pytest
 from returns.io import IOFailure, IOResult, IOSuccess
 from returns.unsafe import unsafe_perform_io
 
+from harkback.adapters.stores import postgres
+from harkback.adapters.stores.postgres import PostgresStore
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect
 from harkback.adapters.stores.write_turns import Patience
@@ -28,6 +33,7 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.records import Session
 from tests.adapters.stores.store_contract import failed, ok
 from tests.conftest import conversation
+from tests.support.new_stores import store_locations
 
 T = TypeVar("T")
 
@@ -40,9 +46,10 @@ class SeamExecutor(ThreadPoolExecutor):
     """The store's one-worker executor, with a close started from inside one ``submit``
     (:attr:`close_during_next_submit`) and each ``shutdown`` heard (:attr:`shutdowns`)."""
 
-    def __init__(self) -> None:
-        """One worker, as the store's own."""
-        super().__init__(max_workers=1, thread_name_prefix="harkback-sqlite")
+    def __init__(self, max_workers: int = 1, thread_name_prefix: str = "harkback-sqlite"
+                 ) -> None:
+        """As many workers as the store's own (the SQLite store's one by default)."""
+        super().__init__(max_workers=max_workers, thread_name_prefix=thread_name_prefix)
         self.close_during_next_submit: Callable[[], None] | None = None
         self.closer: threading.Thread | None = None
         self.shut = threading.Event()
@@ -70,26 +77,69 @@ class SeamExecutor(ThreadPoolExecutor):
             super().shutdown(wait=True, cancel_futures=cancel_futures)
 
 
-def _store(path: Path) -> tuple[SqliteStore, SeamExecutor]:
-    """A writable store at ``path`` on a :class:`SeamExecutor`, holding session s1."""
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
+
+
+@attrs.frozen
+class Opened:
+    """A store holding session s1, on a :class:`SeamExecutor`; ``closed``: whether what it
+    held outside (the file, the server's connections) is closed."""
+
+    store: SqliteStore | PostgresStore
+    executor: SeamExecutor
+    closed: Callable[[], bool]
+
+
+def _sqlite(path: Path) -> Opened:
     SqliteStore.open(path).unwrap().close()
     executor = SeamExecutor()
     opened = executor.submit(connect, path, False, DEFAULT_BUSY_TIMEOUT).result().unwrap()
     store = SqliteStore(path=path, readonly=False, executor=executor,
                         connection=opened.connection, patience=Patience(total_s=10.0))
     asyncio.run(ok(store.ingest([conversation("s1", ("user", "heron at the pond"))])))
-    return store, executor
+    # SQLite removes the write-ahead log when the last connection to the file closes.
+    return Opened(store, executor, lambda: not Path(f"{path}-wal").exists())
 
 
-def _file_closed(path: Path) -> bool:
-    """SQLite removes the write-ahead log when the last connection to the file closes."""
-    return not Path(f"{path}-wal").exists()
+def _postgres(url: str, monkeypatch: pytest.MonkeyPatch) -> Opened:
+    made: list[SeamExecutor] = []
+
+    def seam(**settings: Any) -> SeamExecutor:
+        made.append(SeamExecutor(**settings))
+        return made[-1]
+    with monkeypatch.context() as patched:
+        patched.setattr(postgres, "ThreadPoolExecutor", seam)
+        store = PostgresStore.open(url).unwrap()
+    asyncio.run(ok(store.ingest([conversation("s1", ("user", "heron at the pond"))])))
+    return Opened(store, made[0], lambda: _no_connections_but_ours(url))
+
+
+def _no_connections_but_ours(url: str) -> bool:
+    # The server ends a backend a moment after its client closed the connection.
+    deadline = time.monotonic() + 10
+    with psycopg.connect(url, autocommit=True) as ours:
+        while True:
+            row = ours.execute("SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                               " current_database() AND pid <> pg_backend_pid()").fetchone()
+            if (row is not None and row[0] == 0) or time.monotonic() > deadline:
+                return row is not None and row[0] == 0
+            time.sleep(0.05)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def opened(request: pytest.FixtureRequest, tmp_path: Path,
+           monkeypatch: pytest.MonkeyPatch) -> Opened:
+    """A SQLite or a PostgreSQL store (see :class:`Opened`), closed by the test."""
+    if request.param == "sqlite":
+        return _sqlite(tmp_path / "h.db")
+    return _postgres(request.getfixturevalue("url"), monkeypatch)
 
 
 Read = IOResult[tuple[Session, ...], StoreUnavailable]
 
 
-def _sessions(store: SqliteStore) -> Awaitable[Read]:
+def _sessions(store: SqliteStore | PostgresStore) -> Awaitable[Read]:
     return store.sessions(["s1"]).awaitable()
 
 
@@ -98,42 +148,54 @@ def _on_own_thread(store: SqliteStore) -> Awaitable[Read]:
     return store.on_own_thread(lambda: _sessions(store))
 
 
-def _answered(read: Read, path: Path) -> bool:
+def _answered(read: Read) -> bool:
     """s1 read, or the store's usual "closed" failure."""
     if isinstance(read, IOSuccess):
         return [s.id for s in unsafe_perform_io(read.unwrap())] == ["s1"]
-    return isinstance(read, IOFailure) and (
-        unsafe_perform_io(read.failure()).reason == f"the store at {path} is closed")
+    reason = unsafe_perform_io(read.failure()).reason
+    return reason.startswith("the store at ") and reason.endswith(" is closed")
 
 
-@pytest.mark.parametrize("call", [_sessions, _on_own_thread], ids=["call", "own-thread"])
-def test_a_call_being_queued_as_another_thread_closes_the_store_is_answered(
-        tmp_path: Path, call: Callable[[SqliteStore], Awaitable[Read]]) -> None:
-    """A close on another thread between a call's closed check and its queueing: the call
-    is answered (or, run on the store's thread after the close began, told "closed") and
-    the close then ends with the file closed; the executor, shut down in between, raised
-    RuntimeError at the caller."""
-    path = tmp_path / "h.db"
-    store, executor = _store(path)
-    executor.close_during_next_submit = store.close
+def _raced(opened: Opened, call: Callable[[Any], Awaitable[Read]]) -> Read:
+    """``call``'s answer when a close on another thread starts as it is being queued (and
+    is given time to shut the executor down); the close has ended by then."""
+    opened.executor.close_during_next_submit = opened.store.close
 
     async def asked() -> Read:
-        return await call(store)
+        return await call(opened.store)
     read = asyncio.run(asked())
-    assert executor.closer is not None
-    executor.closer.join()
-    assert _answered(read, path), read
-    assert "closed" in asyncio.run(failed(store.sessions(["s1"]))).reason
-    assert _file_closed(path)
+    assert opened.executor.closer is not None
+    opened.executor.closer.join()
+    return read
 
 
-def test_two_closes_at_once_from_two_threads_each_return_once_the_file_is_closed(
+def test_a_call_being_queued_as_another_thread_closes_the_store_is_answered(
+        opened: Opened) -> None:
+    """A close on another thread between a call's closed check and its queueing: the call
+    is answered (it was queued first) and the close then ends, the store closed; the
+    executor, shut down in between, raised RuntimeError at the caller."""
+    read = _raced(opened, _sessions)
+    assert isinstance(read, IOSuccess) and _answered(read), read
+    assert "closed" in asyncio.run(failed(opened.store.sessions(["s1"]))).reason
+    assert opened.closed()
+
+
+def test_a_search_being_queued_for_the_stores_thread_as_another_closes_it_is_answered(
         tmp_path: Path) -> None:
+    """The same window for a search run on the SQLite store's thread: it is answered, or
+    told "closed" when the close began before its first call, and the file is closed."""
+    opened = _sqlite(tmp_path / "h.db")
+    read = _raced(opened, _on_own_thread)
+    assert _answered(read), read
+    assert opened.closed()
+
+
+def test_two_closes_at_once_from_two_threads_each_return_once_the_store_is_closed(
+        opened: Opened) -> None:
     """Two threads close the store while its thread still works: neither raises and
     neither returns before the work and the close are done (the second returned at once,
-    the file still open, or met a shut-down executor)."""
-    path = tmp_path / "h.db"
-    store, executor = _store(path)
+    the store still open, or met a shut-down executor)."""
+    store, executor = opened.store, opened.executor
     returned: list[str] = []
     raised: list[BaseException] = []
     settled = threading.Condition()
@@ -147,7 +209,7 @@ def test_two_closes_at_once_from_two_threads_each_return_once_the_file_is_closed
             returned.append(name)
             settled.notify_all()
 
-    def busy(_: sqlite3.Connection) -> list[str]:
+    def busy(_: object) -> list[str]:
         # Both closes have either returned or reached the executor's shutdown (where a
         # close waits for this work); which had returned is kept.
         for closer in closers:
@@ -162,15 +224,16 @@ def test_two_closes_at_once_from_two_threads_each_return_once_the_file_is_closed
         closer.join()
     assert early == []
     assert raised == []
-    assert _file_closed(path)
+    assert opened.closed()
 
 
 def test_a_close_on_the_stores_own_thread_is_done_after_the_search(tmp_path: Path) -> None:
-    """An observer of a search run on the store's thread closes the store: the search's
-    later calls fail as closed and the close is done once the search ends; it raised
-    "cannot join current thread"."""
-    path = tmp_path / "h.db"
-    store, _ = _store(path)
+    """An observer of a search run on the SQLite store's thread closes the store: the
+    search's later calls fail as closed and the close is done once the search ends; it
+    raised "cannot join current thread"."""
+    opened = _sqlite(tmp_path / "h.db")
+    store = opened.store
+    assert isinstance(store, SqliteStore)
 
     async def search() -> Read:
         store.close()
@@ -179,6 +242,6 @@ def test_a_close_on_the_stores_own_thread_is_done_after_the_search(tmp_path: Pat
     async def asked() -> Read:
         return await store.on_own_thread(search)
     read = asyncio.run(asked())
-    assert isinstance(read, IOFailure) and _answered(read, path), read
+    assert isinstance(read, IOFailure) and _answered(read), read
     store.close()  # another close waits for the one queued
-    assert _file_closed(path)
+    assert opened.closed()
