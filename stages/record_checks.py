@@ -34,6 +34,16 @@ LATEST_EPOCH = 253_402_300_799.0
 """9999-12-31T23:59:59Z: the last moment Python's datetime can show."""
 
 
+def briefly(value: object) -> str:
+    """A caller's value as an error names it: its repr, cut to 60 characters.
+
+    >>> briefly("cli"), briefly("x" * 100)[-6:]
+    ("'cli'", 'xxx...')
+    """
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
 def is_epoch(value: object) -> bool:
     """True for epoch seconds that a date can be made of (finite, years 1 to 9999).
 

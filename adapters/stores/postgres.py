@@ -60,6 +60,7 @@ from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
+from harkback.stages.storable import storable
 from harkback.stages.tails import Tail, mended_tails
 
 T = TypeVar("T")
@@ -220,7 +221,7 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         until it is empty; :meth:`close` waits for that merge."""
         if self.readonly:
             return self._refused("ingest")
-        batch = records.storable(conversations)
+        batch = storable(conversations)
         if sum(len(c.messages) for c in batch) < postgres_pending.BULK_MESSAGES:
             return self.run(lambda connection: postgres_writes.write(connection, batch),
                             long=True)

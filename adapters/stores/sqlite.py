@@ -66,6 +66,7 @@ from harkback.adapters.stores.write_turns import TURNS, Patience, patiently, sto
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
+from harkback.stages.storable import storable
 from harkback.stages.tails import Tail, mended_tails
 
 T = TypeVar("T")
@@ -286,7 +287,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
         """Store conversations in one transaction; a session id already stored is replaced."""
-        batch = records.storable(conversations)
+        batch = storable(conversations)
         large = sum(len(c.messages) for c in batch) >= fulltext.BULK_ROWS
         return self._write(lambda connection: write(connection, batch), large=large)
 

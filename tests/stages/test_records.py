@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from harkback.stages.records import Conversation, Message, Session, storable
+from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.storable import storable
 
 
 def test_two_messages_at_one_position_are_refused() -> None:
