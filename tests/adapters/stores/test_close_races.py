@@ -198,7 +198,7 @@ def test_two_closes_at_once_from_two_threads_each_return_once_the_store_is_close
     store, executor = opened.store, opened.executor
     returned: list[str] = []
     raised: list[BaseException] = []
-    settled = threading.Condition()
+    settled = executor.heard  # told of each shutdown, and of each close that returned
 
     def closing(name: str) -> None:
         try:
