@@ -245,3 +245,36 @@ def test_a_close_on_the_stores_own_thread_is_done_after_the_search(tmp_path: Pat
     assert isinstance(read, IOFailure) and _answered(read), read
     store.close()  # another close waits for the one queued
     assert opened.closed()
+
+
+def test_a_second_close_returns_only_once_the_first_has_closed_the_connections(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two closes of a PostgreSQL store at once: the one that comes second waits while
+    the first still closes the store's connections (it found none left to close, and
+    returned with them still open)."""
+    closing, release = threading.Event(), threading.Event()
+
+    class HeldClose(psycopg.Connection[tuple[Any, ...]]):
+        """A connection whose close, the first time, waits for the test to let it go."""
+
+        def close(self) -> None:
+            closing.set()
+            release.wait(30)
+            super().close()
+
+    store = PostgresStore.open(url).unwrap()
+    with monkeypatch.context() as patched:  # the store's connections are made at first use
+        patched.setattr(psycopg, "connect", HeldClose.connect)
+        asyncio.run(ok(store.ingest([conversation("s1", ("user", "heron at the pond"))])))
+    first = threading.Thread(target=store.close)
+    first.start()
+    assert closing.wait(30)
+    second = threading.Thread(target=store.close)
+    second.start()
+    second.join(QUEUED_WAIT_S)  # the time a close finding nothing to close would need
+    returned_early = not second.is_alive()
+    release.set()
+    first.join()
+    second.join()
+    assert not returned_early
+    assert _no_connections_but_ours(url)
