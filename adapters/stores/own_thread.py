@@ -104,13 +104,25 @@ class OwnThread:
 
     def close(self, *last: Callable[[], T]) -> tuple[Future[T], ...] | None:
         """Queue nothing more here but ``last``, run in order after the work already queued,
-        then close the thread's event loop; None if it was closed before (by any thread)."""
+        then close the thread's event loop; None if it was closed before (by any thread),
+        nothing queued once the interpreter is exiting (it has ended the thread).
+
+        >>> with ThreadPoolExecutor(max_workers=1) as pool:
+        ...     own = OwnThread.of(pool)
+        ...     [step.result() for step in own.close(lambda: "last")], own.close()
+        (['last'], None)
+        """
         with self._gate:
             if self.closed:
                 return None
             self.closed = True
-            queued = tuple(self._executor.submit(step) for step in last)
-            self._executor.submit(self._close_loop)
+            try:
+                queued = tuple(self._executor.submit(step) for step in last)
+                self._executor.submit(self._close_loop)
+            except RuntimeError:
+                # A close left to ``atexit``: Python has ended the executor's threads before
+                # (their queued work done); what they held goes with the process.
+                return ()
         return queued
 
     def _close_loop(self) -> None:

@@ -1,7 +1,8 @@
 """A store closed while other threads still use it, or closed twice at once, or (SQLite)
-closed from its own thread: each call ends as a value (its answer, or "closed"), never as
-an executor's RuntimeError, and every close returns once the file or the connections are
-closed. The in-memory store holds no thread: its calls and close take one lock.
+closed from its own thread or at interpreter exit: each call ends as a value (its answer,
+or "closed"), never as an executor's RuntimeError, and every close returns once the file
+or the connections are closed. The in-memory store holds no thread: its calls and close
+take one lock.
 
 The windows are opened on purpose through the store's executor (the SQLite store takes
 it from outside; the PostgreSQL store's is swapped as it opens): its ``submit`` can start
@@ -11,6 +12,8 @@ a close on another thread and wait for it, and its ``shutdown`` says when a clos
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -278,3 +281,27 @@ def test_a_second_close_returns_only_once_the_first_has_closed_the_connections(
     second.join()
     assert not returned_early
     assert _no_connections_but_ours(url)
+
+
+CLOSED_AT_EXIT = """
+import asyncio, atexit, sys
+from harkback.adapters.stores.sqlite import SqliteStore
+from tests.conftest import conversation
+store = SqliteStore.open(sys.argv[1]).unwrap()
+asyncio.run(store.ingest([conversation("s1", ("user", "heron at the pond"))]).awaitable())
+atexit.register(store.close)
+"""
+
+
+def test_a_sqlite_store_closed_at_interpreter_exit_closes_quietly(tmp_path: Path) -> None:
+    """A program that leaves its store's close to ``atexit`` (which runs once Python has
+    ended the store's thread): no traceback, the file closed. The close asked the ended
+    thread for work: "cannot schedule new futures after shutdown", printed at exit."""
+    path = tmp_path / "h.db"
+    done = subprocess.run([sys.executable, "-c", CLOSED_AT_EXIT, str(path)],
+                          capture_output=True, text=True, check=False, timeout=120,
+                          cwd=Path(__file__).resolve().parents[3])
+    assert (done.returncode, done.stderr) == (0, "")
+    assert not Path(f"{path}-wal").exists()
+    with SqliteStore.open(path, readonly=True).unwrap() as store:
+        assert [s.id for s in asyncio.run(ok(store.sessions(["s1"])))] == ["s1"]
