@@ -15,13 +15,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harkback.pipeline import cli_edges
+from harkback.pipeline import cli_edges, cli_stdout
 from harkback.pipeline.cli_edges import (
     Parser,
     UsageError,
     internal_error_json,
     name_list,
-    reader_gone,
     report_usage,
     role_list,
     text_argument,
@@ -260,11 +259,11 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    refused = cli_edges.nowhere_to_print(argv, cli_edges.open_closed_streams())
+    refused = cli_stdout.nowhere_to_print(argv, cli_stdout.open_closed_streams())
     if refused is not None:
         print(f"harkback: {refused}", file=sys.stderr)
         return cli_edges.EXIT_USAGE
-    cli_edges.any_text_stdout(argv)
+    cli_stdout.any_text_stdout(argv)
     cli_edges.quiet_driver_logs()
     try:
         # SIGTERM is taken as Ctrl-C: the command stops cleanly and says so.
@@ -272,9 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             status = _run(argv, stop)
         sys.stdout.flush()  # a reader that went away is noticed here, not at exit
     except BrokenPipeError:
-        return reader_gone()
-    except (OSError, cli_edges.OutputLost) as error:  # a full disk under redirected output
-        return cli_edges.output_lost(error)
+        return cli_stdout.reader_gone()
+    except (OSError, cli_stdout.OutputLost) as error:  # a full disk under redirected output
+        return cli_stdout.output_lost(error)
     return status
 
 
@@ -286,7 +285,7 @@ def _run(argv: list[str], stop: Termination) -> int:
         return report_usage(usage, argv, parser)
     from harkback.pipeline.command_basics import EXIT_INTERNAL, CliError, settings_of
     stdout = sys.stdout
-    sys.stdout = cli_edges.command_stdout(stdout, args.command, getattr(args, "json", False))
+    sys.stdout = cli_stdout.command_stdout(stdout, args.command, getattr(args, "json", False))
     try:
         settings_of(args)  # a config file that cannot be used stops every command first
         return _dispatch(args)
@@ -299,7 +298,7 @@ def _run(argv: list[str], stop: Termination) -> int:
         return error.status
     except KeyboardInterrupt:
         return interrupted(args, stop)
-    except (BrokenPipeError, cli_edges.OutputLost):
+    except (BrokenPipeError, cli_stdout.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
         if os.environ.get("HARKBACK_DEBUG"):

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import attrs
 
 from harkback.stages.ports import IngestReport
-from harkback.stages.records import Conversation, Message, Session, dated
+from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.storable import dated
 from harkback.stages.tails import Tail, tail_of
 
 

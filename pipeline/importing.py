@@ -132,12 +132,12 @@ class ImportOutcome:
         return text + (f"; {self.secrets.describe()}" if self.secrets.by_kind else "")
 
     def to_payload(self) -> dict[str, Any]:
-        """The JSON form of this outcome."""
+        """The JSON form of this outcome; ``sessions.skipped`` is ``unchanged``'s old name."""
         d = self.delta
         return {
             "kind": self.key.kind, "location": self.key.location, "success": self.ok,
             "sessions": {"added": d.sessions_added, "updated": d.sessions_updated,
-                         "skipped": d.sessions_unchanged},
+                         "unchanged": d.sessions_unchanged, "skipped": d.sessions_unchanged},
             "messages": {"added": d.messages_added, "updated": d.messages_updated,
                          "removed": d.messages_removed},
             "skipped": dict(self.left_out),

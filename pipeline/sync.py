@@ -142,10 +142,11 @@ class SourceReport:
         return self.new + self.updated + self.unchanged
 
     def to_payload(self) -> dict[str, Any]:
-        """The JSON form of this report."""
+        """The JSON form of this report; ``sessions.skipped`` is ``unchanged``'s old name."""
         return {"kind": self.kind, "location": self.location, "status": self.status,
                 "sessions": {"found": self.found, "new": self.new, "updated": self.updated,
-                             "removed": self.removed, "skipped": self.unchanged,
+                             "removed": self.removed, "unchanged": self.unchanged,
+                             "skipped": self.unchanged,
                              "kept_gone": self.kept_gone, "newly_gone": self.newly_gone},
                 "seconds": round(self.seconds, 3), "left_out": dict(self.left_out),
                 "skipped_lines": [k.to_payload() for k in self.skipped],
@@ -252,15 +253,15 @@ def _read_again(first: Delta, again: Delta) -> Delta:
 def describe(reports: Sequence[SourceReport], *, dry_run: bool = False) -> str:
     """The table ``harkback sync`` prints: one row per source, then what was found where."""
     header = (f"{'source':<12} {'found':>6} {'new':>6} {'updated':>8} {'removed':>8} "
-              f"{'skipped':>8} {'seconds':>8}  location")
+              f"{'unchanged':>9} {'seconds':>8}  location")
     lines = [("dry run: nothing was written\n" if dry_run else "") + header, "-" * len(header)]
     for r in reports:
         if r.status == "not found":
-            lines.append(f"{r.kind:<12} {'-':>6} {'-':>6} {'-':>8} {'-':>8} {'-':>8} {'-':>8}"
+            lines.append(f"{r.kind:<12} {'-':>6} {'-':>6} {'-':>8} {'-':>8} {'-':>9} {'-':>8}"
                          f"  not found at {one_line(r.location)}")
             continue
         lines.append(f"{r.kind:<12} {r.found:>6} {r.new:>6} {r.updated:>8} {r.removed:>8} "
-                     f"{r.unchanged:>8} {r.seconds:>8.2f}  {one_line(r.location)}")
+                     f"{r.unchanged:>9} {r.seconds:>8.2f}  {one_line(r.location)}")
     for r in reports:
         if r.left_out:
             lines.append(f"{r.kind}: left out {counted(r.left_out)}")

@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from harkback.stages.record_checks import briefly
 from harkback.stages.records import ToolCall, is_epoch, mended
 from harkback.stages.time_bounds import iso_seconds
 
@@ -64,7 +65,7 @@ def read_time(obj: Mapping[str, Any], key: str, where: str) -> float | None:
         raise Invalid(f"{where}{key}", "epoch seconds out of range") from None
     if not is_epoch(seconds):
         raise Invalid(f"{where}{key}", f"epoch seconds must be finite and between the years 1 "
-                       f"and 9999 (milliseconds? divide by 1000), got {value!r}")
+                       f"and 9999 (milliseconds? divide by 1000), got {briefly(value)}")
     return seconds
 
 

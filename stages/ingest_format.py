@@ -42,7 +42,7 @@ from harkback.stages.ingest_fields import (
     read_time,
     tool_call,
 )
-from harkback.stages.record_checks import nul_key
+from harkback.stages.record_checks import briefly, nul_key
 from harkback.stages.records import (
     ROLES,
     Conversation,
@@ -76,7 +76,7 @@ def _message(value: object, session_id: str, position: int, notes: Notes = None)
         raise Invalid(where, f"expected an object, got {kind(value)}")
     role = value.get("role")
     if role not in ROLES:
-        raise Invalid(where + ".role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+        raise Invalid(where + ".role", f"expected one of {', '.join(ROLES)}, got {briefly(role)}")
     calls = value.get("tool_calls")
     if calls is None:
         calls = []
@@ -99,7 +99,7 @@ def _conversation(obj: object, notes: Notes = None) -> Conversation:
         raise Invalid("session", f"expected a JSON object, got {kind(obj)}")
     session_id = obj.get("id")
     if not isinstance(session_id, str) or not session_id.strip():
-        raise Invalid("id", f"expected a non-empty string, got {session_id!r}")
+        raise Invalid("id", f"expected a non-empty string, got {briefly(session_id)}")
     session_id = mended(session_id)
     parent = optional_str(obj, "parent_session_id", "") or None
 

@@ -2,7 +2,8 @@
 
 Every message a search loads is made through them (a few hundred a search), so each is a
 plain function: ``attrs.validators.ge`` and ``in_`` call through an object of their own
-and took a message from ~2.8 to ~4.4 us to make. They fail as those did, word for word.
+and took a message from ~2.8 to ~4.4 us to make. They fail as those did, word for word,
+with a caller's value cut (:func:`briefly`).
 Two more are not made at construction (a store's rows may hold what they find, written by
 an older harkback): :func:`nul_key` and :func:`position_problem` (:func:`unheld` asks both),
 which every store's ingest asks of a conversation before writing it.
@@ -34,6 +35,16 @@ LATEST_EPOCH = 253_402_300_799.0
 """9999-12-31T23:59:59Z: the last moment Python's datetime can show."""
 
 
+def briefly(value: object) -> str:
+    """A caller's value as an error names it: its repr, cut to 60 characters.
+
+    >>> briefly("cli"), briefly("x" * 100)[-6:]
+    ("'cli'", 'xxx...')
+    """
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
 def is_epoch(value: object) -> bool:
     """True for epoch seconds that a date can be made of (finite, years 1 to 9999).
 
@@ -48,7 +59,7 @@ def epoch_or_none(_inst: object, attribute: attrs.Attribute[float | None], value
     """A time: None or :func:`is_epoch` seconds."""
     if value is not None and not is_epoch(value):
         raise ValueError(f"{attribute.name} must be epoch seconds between the years 1 and 9999, "
-                         f"got {value!r}")
+                         f"got {briefly(value)}")
 
 
 def non_empty(_inst: object, attribute: attrs.Attribute[str], value: str) -> None:
@@ -97,10 +108,17 @@ def unheld(conversation: Conversation) -> tuple[str, str] | None:
 
 
 def a_role(_inst: object, attribute: attrs.Attribute[Role], value: object) -> None:
-    """One of :data:`ROLES` (as ``attrs.validators.in_(ROLES)``, its arguments too)."""
+    """One of :data:`ROLES`, said as ``attrs.validators.in_(ROLES)`` says it, in one line
+    with the value cut (``in_`` also gave the field's whole ``Attribute`` as an argument,
+    which a traceback printed).
+
+    >>> from harkback.stages.records import Message
+    >>> Message(session_id="s", position=0, role="x")
+    Traceback (most recent call last):
+    ValueError: 'role' must be in ('user', 'assistant', 'tool', 'system') (got 'x')
+    """
     if value not in ROLES:
-        raise ValueError(f"'{attribute.name}' must be in {ROLES!r} (got {value!r})",
-                         attribute, ROLES, value)
+        raise ValueError(f"'{attribute.name}' must be in {ROLES!r} (got {briefly(value)})")
 
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -22,7 +21,7 @@ from harkback.stages.record_checks import EARLIEST_EPOCH as EARLIEST_EPOCH
 from harkback.stages.record_checks import LATEST_EPOCH as LATEST_EPOCH
 from harkback.stages.record_checks import ROLES as ROLES
 from harkback.stages.record_checks import Role as Role
-from harkback.stages.record_checks import a_role, at_least_zero, epoch_or_none, non_empty, unheld
+from harkback.stages.record_checks import a_role, at_least_zero, briefly, epoch_or_none, non_empty
 from harkback.stages.record_checks import is_epoch as is_epoch
 
 _R = TypeVar("_R", "Session", "Message", "ToolCall")
@@ -138,7 +137,7 @@ class Conversation:
         's\ufffd'
         """
         session = _texts_mended(self.session, _SESSION_TEXTS,
-                                f"session {_shown(self.session.id)}")
+                                f"session {briefly(self.session.id)}")
         messages = tuple(m if _plain(m) else _message_mended(m) for m in self.messages)
         if session is self.session and all(map(operator.is_, messages, self.messages)):
             return self
@@ -157,66 +156,6 @@ class Conversation:
             positions.add(message.position)
 
 
-def storable(conversations: Iterable[Conversation]) -> tuple[Conversation, ...]:
-    """What a store writes of ``conversations``: each :meth:`~Conversation.mended`, one per
-    session id (the last given wins, in the place of the first).
-
-    Every store takes its batch from here, so all of them hold the same texts: SQLite and
-    PostgreSQL cannot encode a lone surrogate (a library caller's own reader may leave
-    one), and the memory store must not keep what the others cannot. For the same reason
-    a text field holding something else (``None``, a number) is refused here, before any
-    store writes, with a ``TypeError`` naming the field: memory kept it, SQLite failed as
-    "store unavailable" and PostgreSQL stored ``5`` as ``'5'``. A NUL character in a key
-    or filter (SQLite stored it, then could not read it) and a position no store holds are
-    refused too (``ValueError``, :mod:`~harkback.stages.record_checks`): nothing is written.
-
-    >>> [c.session.id for c in storable([Conversation(Session(id="a\\udc80")),
-    ...                                  Conversation(Session(id="b"))])]
-    ['a\ufffd', 'b']
-    >>> storable([Conversation(Session(id="s", title=None))])
-    Traceback (most recent call last):
-    TypeError: Session.title must be text (str), got None (session 's')
-    >>> storable([Conversation(Session(id="s\\x00x"))])
-    Traceback (most recent call last):
-    ValueError: id: a session id cannot hold a NUL character (session 's\\x00x')
-    """
-    if isinstance(conversations, Conversation):
-        raise TypeError("ingest takes a list of Conversation records, got one "
-                        "Conversation: ingest([conversation])")
-    batch: dict[str, Conversation] = {}
-    for conversation in conversations:
-        if not isinstance(conversation, Conversation):  # a JSON line's dict, a Session
-            raise TypeError("ingest takes Conversation records (a Session and its "
-                            f"Messages), got {type(conversation).__name__}")
-        conversation = dated(conversation.mended())
-        held = unheld(conversation)
-        if held is not None:
-            raise ValueError(f"{held[0]}: {held[1]} (session {_shown(conversation.session.id)})")
-        batch[conversation.session.id] = conversation
-    return tuple(batch.values())
-
-
-def dated(conversation: Conversation) -> Conversation:
-    """``conversation`` with a start: a session given none starts at its first message's
-    time (or, with no message time, at its end), so ``--since``/``--until`` and the
-    newest-first listing place it rather than leave it out unseen.
-
-    >>> talk = Conversation(Session(id="s"), (Message(session_id="s", position=0,
-    ...     role="user", content="hi", timestamp=50.0),))
-    >>> dated(talk).session.started_at, dated(Conversation(Session(id="e", ended_at=9.0))
-    ...                                          ).session.started_at
-    (50.0, 9.0)
-    """
-    if conversation.session.started_at is not None:
-        return conversation
-    times = [m.timestamp for m in conversation.messages if m.timestamp is not None]
-    start = min(times) if times else conversation.session.ended_at
-    if start is None:
-        return conversation
-    return Conversation(attrs.evolve(conversation.session, started_at=start),
-                        conversation.messages)
-
-
 _SESSION_TEXTS = ("id", "source", "model", "title", "parent_session_id", "end_reason",
                   "project")
 _MESSAGE_TEXTS = ("session_id", "content", "tool_name", "tool_call_id")
@@ -231,16 +170,10 @@ def _texts_mended(record: _R, names: tuple[str, ...], where: str) -> _R:
             if value is None and name == "parent_session_id":  # a root session
                 continue
             raise TypeError(f"{type(record).__name__}.{name} must be text (str), got "
-                            f"{_shown(value)} ({where})")
+                            f"{briefly(value)} ({where})")
         if not value.isascii() and _LONE_SURROGATE.search(value):
             changes[name] = mended(value)
     return attrs.evolve(record, **changes) if changes else record
-
-
-def _shown(value: object) -> str:
-    # A caller's huge or odd value named briefly: its repr, cut.
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _plain(message: Message) -> bool:
@@ -262,11 +195,11 @@ def _plain(message: Message) -> bool:
 
 
 def _message_mended(message: Message) -> Message:
-    where = f"session {_shown(message.session_id)}, message {message.position}"
+    where = f"session {briefly(message.session_id)}, message {message.position}"
     if not isinstance(message.tool_calls, tuple | list) or not all(
             isinstance(c, ToolCall) for c in message.tool_calls):
         raise TypeError(f"Message.tool_calls must be a tuple of ToolCall records, got "
-                        f"{_shown(message.tool_calls)} ({where})")
+                        f"{briefly(message.tool_calls)} ({where})")
     calls = tuple(_texts_mended(c, _CALL_TEXTS, f"{where}, tool call") for c in
                   message.tool_calls)
     message = _texts_mended(message, _MESSAGE_TEXTS, where)

@@ -24,7 +24,8 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import IngestReport
-from harkback.stages.records import Conversation, Message, storable
+from harkback.stages.records import Conversation, Message
+from harkback.stages.storable import storable
 
 
 @attrs.frozen(kw_only=True)
@@ -65,7 +66,7 @@ def tail_of(conversation: Conversation, stored: Mapping[int, Message]) -> Tail:
 
 def mended_tails(tails: Sequence[Tail]) -> tuple[Tail, ...]:
     """What a store writes of ``tails``: each conversation as
-    :func:`~harkback.stages.records.storable` makes it (texts mended, refused when not
+    :func:`~harkback.stages.storable.storable` makes it (texts mended, refused when not
     text), one tail per session id (the last given wins)."""
     last = {t.conversation.session.id: t for t in tails}
     mended = storable(t.conversation for t in last.values())

@@ -55,7 +55,7 @@ from harkback.adapters.sources.encodings import (
 )
 from harkback.adapters.sources.importing import Tally, clip_arguments, clip_tool_output, iso_epoch
 from harkback.adapters.sources.transcript_lines import EARLIEST_TIME, FUTURE_SLACK_S
-from harkback.stages.record_checks import MOST_POSITION
+from harkback.stages.record_checks import MOST_POSITION, briefly
 from harkback.stages.records import ROLES, Message, Session, ToolCall
 
 Row = Mapping[str, object]
@@ -322,7 +322,7 @@ def messages_from_rows(session_id: str, rows: Iterable[Row], tally: Tally
             continue
         role = column_text(row.get("role"))
         if role not in ROLES:
-            tally.skip(f"message with role {role!r}",
+            tally.skip(f"message with role {briefly(role)}",
                        f"message {row.get('id')} of session {session_id} dropped", "dropped")
             continue
         text = decode_content(row.get("content"))

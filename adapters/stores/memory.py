@@ -40,6 +40,7 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.lineage import is_root, with_ancestors
 from harkback.stages.scope import in_scope
 from harkback.stages.stats import StoreStats, count_sessions
+from harkback.stages.storable import storable
 from harkback.stages.summary_port import RANKINGS
 from harkback.stages.tails import Tail, mended_tails
 
@@ -218,7 +219,7 @@ class MemoryStore(Closing, MemoryMessages, MemorySearch, MemoryVectors):
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
         """Store conversations all at once; a session id already stored is replaced."""
-        batch = records.storable(conversations)
+        batch = storable(conversations)
         return self._run(lambda: self._store(batch))
 
     def _store(self, batch: Sequence[records.Conversation]) -> ports.IngestReport:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -48,6 +48,10 @@ class OwnThread:
         self._executor = executor
         self.ident = ident
         self._loop: asyncio.AbstractEventLoop | None = None  # touched on the thread only
+        # Held while ``closed`` is read then work queued, or set then the last work queued:
+        # a close on another thread cannot come between a call's check and its queueing
+        # (the executor, shut down meanwhile, raised RuntimeError at the caller).
+        self._gate = threading.Lock()
         self.closed = False
 
     @classmethod
@@ -65,10 +69,26 @@ class OwnThread:
 
         Whatever else was queued for the thread waits until it finishes.
         """
-        if self.closed or self.here():
+        queued = None if self.here() else self.submit(self._run_here, make)
+        if queued is None:
             return await make()
-        return await asyncio.get_running_loop().run_in_executor(
-            self._executor, self._run_here, make)
+        return await asyncio.wrap_future(queued)
+
+    def submit(self, work: Callable[..., T], *args: Any) -> Future[T] | None:
+        """Queue ``work(*args)`` for the thread, or None once closed (even by another
+        thread at this moment).
+
+        >>> with ThreadPoolExecutor(max_workers=1) as pool:
+        ...     own = OwnThread.of(pool)
+        ...     first = own.submit(sum, (1, 2)).result()
+        ...     _ = own.close()
+        ...     first, own.submit(sum, (1, 2))
+        (3, None)
+        """
+        with self._gate:
+            if self.closed:
+                return None
+            return self._executor.submit(work, *args)
 
     def _run_here(self, make: Callable[[], Awaitable[T]]) -> T:
         if self._loop is None:
@@ -82,10 +102,28 @@ class OwnThread:
         finally:
             _RUNNING.here = False
 
-    def close(self) -> None:
-        """Run nothing more here; the thread's event loop is closed after queued work."""
-        self.closed = True
-        self._executor.submit(self._close_loop)
+    def close(self, *last: Callable[[], T]) -> tuple[Future[T], ...] | None:
+        """Queue nothing more here but ``last``, run in order after the work already queued,
+        then close the thread's event loop; None if it was closed before (by any thread),
+        nothing queued once the interpreter is exiting (it has ended the thread).
+
+        >>> with ThreadPoolExecutor(max_workers=1) as pool:
+        ...     own = OwnThread.of(pool)
+        ...     [step.result() for step in own.close(lambda: "last")], own.close()
+        (['last'], None)
+        """
+        with self._gate:
+            if self.closed:
+                return None
+            self.closed = True
+            try:
+                queued = tuple(self._executor.submit(step) for step in last)
+                self._executor.submit(self._close_loop)
+            except RuntimeError:
+                # A close left to ``atexit``: Python has ended the executor's threads before
+                # (their queued work done); what they held goes with the process.
+                return ()
+        return queued
 
     def _close_loop(self) -> None:
         if self._loop is not None:

@@ -60,6 +60,7 @@ from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
+from harkback.stages.storable import storable
 from harkback.stages.tails import Tail, mended_tails
 
 T = TypeVar("T")
@@ -136,11 +137,11 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
                            environ=settings))
 
     def close(self) -> None:
-        """Finish queued work and close the connections; closing twice is harmless."""
-        with self._merge_lock:  # a large write starts no merge once this is set
-            if self._closed:
-                return
+        """Finish queued work and close the connections. Closing twice is harmless, from two
+        threads at once too: each close returns once the connections are closed."""
+        with self._merge_lock:  # no call is queued, nor a merge started, once this is set
             self._closed = True
+        # Each step is done once, whichever close comes first; every close waits for them.
         self._executor.shutdown(wait=True)
         self._connections.close()
         self._watchdog.close()
@@ -155,13 +156,15 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
 
     async def _call(self, work: Callable[[Connection], T], long: bool
                     ) -> Result[T, StoreUnavailable]:
-        if self._closed:
-            return Failure(StoreUnavailable(f"the store at {self.where} is closed"))
-        loop = asyncio.get_running_loop()
+        # Checked and queued under close's lock: a close on another thread cannot shut the
+        # executor down in between (the call raised RuntimeError, not "closed").
+        with self._merge_lock:
+            if self._closed:
+                return Failure(StoreUnavailable(f"the store at {self.where} is closed"))
+            queued = self._executor.submit(self._connections.run, work,
+                                           self.bounds.write if long else self.bounds.read)
         try:
-            return Success(await loop.run_in_executor(
-                self._executor, self._connections.run, work,
-                self.bounds.write if long else self.bounds.read))
+            return Success(await asyncio.wrap_future(queued))
         except (psycopg.Error, Unanswered) as error:
             return Failure(postgres_connection.unavailable(
                 self.url, error, limit=postgres_connection.WRITE_TIMEOUT_ENV if long
@@ -218,7 +221,7 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         until it is empty; :meth:`close` waits for that merge."""
         if self.readonly:
             return self._refused("ingest")
-        batch = records.storable(conversations)
+        batch = storable(conversations)
         if sum(len(c.messages) for c in batch) < postgres_pending.BULK_MESSAGES:
             return self.run(lambda connection: postgres_writes.write(connection, batch),
                             long=True)

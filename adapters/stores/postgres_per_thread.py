@@ -59,12 +59,15 @@ class PerThread:
         return result
 
     def close(self) -> None:
-        """Close every connection made (once no work runs on them)."""
+        """Close every connection made (once no work runs on them); a close from another
+        thread meanwhile returns once they are closed."""
+        # Closed under the lock: a second close found the list already taken and returned
+        # while the first still closed them. No thread makes a connection by now.
         with self._lock:
             made, self._made = self._made, []
-        for connection in made:
-            with contextlib.suppress(psycopg.Error):
-                connection.close()
+            for connection in made:
+                with contextlib.suppress(psycopg.Error):
+                    connection.close()
 
     def _ready(self) -> Connection:
         held: Connection | None = getattr(self._local, "connection", None)

@@ -66,6 +66,7 @@ from harkback.adapters.stores.write_turns import TURNS, Patience, patiently, sto
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
+from harkback.stages.storable import storable
 from harkback.stages.tails import Tail, mended_tails
 
 T = TypeVar("T")
@@ -91,7 +92,6 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         self._executor = executor
         self._own = OwnThread.of(executor)
         self._connection = connection
-        self._closed = False
         self._checkpoints = Checkpoints(path)  # used on the connection's thread
         # Touched only on the connection's thread, like the connection itself.
         self._matrices: dict[str, sqlite_vectors.Matrix] = {}
@@ -146,28 +146,37 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
                            schema=opened.unwrap().schema, mapped=mapped))
 
     def close(self) -> None:
-        """Finish queued work and close the connection; closing twice is harmless."""
-        if self._closed:
-            return
-        self._closed = True
-        # After queued writes (which may start one), before the writer's connection closes.
-        self._executor.submit(self._checkpoints.close)
+        """Finish queued work and close the connection. Closing twice is harmless, from two
+        threads at once too: each close returns once the file is closed. Called on the
+        store's own thread (by an observer of a search run there), it only queues the close,
+        which runs once that search ends."""
         # Searches after a bulk load read fewer segments; a failure (the file locked by
         # another writer) leaves the merging to later writes, as FTS5 would. Decided on the
-        # thread, after the writes still queued there have counted their messages.
-        merging = self._executor.submit(self._merge_if_bulk)
-        self._own.close()
-        # Read on the thread: a queued reopen may still replace the connection.
-        closing = self._executor.submit(lambda: self._connection.close())
+        # thread, after the writes still queued there have counted their messages. The
+        # checkpoints close after queued writes (which may start one), before the writer's
+        # connection closes.
+        queued = self._own.close(self._checkpoints.close, self._merge_if_bulk,
+                                 self._close_connection)
         # All of it queued before any wait: a Ctrl-C while queued writes finish still
-        # leaves the thread to merge and close the connection after them.
-        self._executor.shutdown(wait=True)
-        self._matrices.clear()
+        # leaves the thread to merge and close the connection after them. The thread
+        # cannot wait for itself.
+        here = self._own.here()
+        self._executor.shutdown(wait=not here)
+        if queued is None or here:
+            return
         # The connection is gone either way; a failure to close leaves nothing to undo.
-        with contextlib.suppress(sqlite3.Error):
-            merging.result()
-        with contextlib.suppress(sqlite3.Error):
-            closing.result()
+        for step in queued:
+            with contextlib.suppress(sqlite3.Error):
+                step.result()
+
+    def _close_connection(self) -> None:
+        self._matrices.clear()
+        # Read on the thread: a queued reopen may still replace the connection.
+        self._connection.close()
+
+    @property
+    def _closed(self) -> bool:
+        return self._own.closed
 
     def _merge_if_bulk(self) -> None:
         if self._written >= fulltext.BULK_ROWS:
@@ -179,14 +188,19 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
     async def _call(self, work: Callable[[sqlite3.Connection], T]
                     ) -> Result[T, StoreUnavailable]:
         if self._closed:
-            return Failure(StoreUnavailable(f"the store at {self.path} is closed"))
+            return self._refused_closed()
         try:
             if self._own.here():  # in a search run on this thread: no trip to make
                 return Success(self._watched(work))
-            loop = asyncio.get_running_loop()
-            return Success(await loop.run_in_executor(self._executor, self._watched, work))
+            queued = self._own.submit(self._watched, work)
+            if queued is None:  # closed on another thread since the check above
+                return self._refused_closed()
+            return Success(await asyncio.wrap_future(queued))
         except sqlite3.Error as error:
             return Failure(unavailable(self.path, error))
+
+    def _refused_closed(self) -> Result[T, StoreUnavailable]:
+        return Failure(StoreUnavailable(f"the store at {self.path} is closed"))
 
     async def on_own_thread(self, make: Callable[[], Awaitable[T]]) -> T:
         """Await ``make()`` in an event loop on the connection's thread, a whole search's store
@@ -273,7 +287,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:
         """Store conversations in one transaction; a session id already stored is replaced."""
-        batch = records.storable(conversations)
+        batch = storable(conversations)
         large = sum(len(c.messages) for c in batch) >= fulltext.BULK_ROWS
         return self._write(lambda connection: write(connection, batch), large=large)
 

@@ -137,5 +137,6 @@ def test_a_session_without_a_start_read_again_is_unchanged(tmp_path: Path) -> No
         handle.write(json.dumps({"id": "other", "started_at": "2026-03-05T10:00:00Z",
                                  "messages": [{"role": "user", "content": "hi"}]}) + "\n")
     again = json.loads(run("import", "jsonl", str(source), "--json", db=path).stdout)
-    # "skipped": read and found unchanged
-    assert again["sources"][0]["sessions"] == {"added": 1, "updated": 0, "skipped": 1}
+    # "unchanged" (and its old name "skipped"): read and found unchanged
+    assert again["sources"][0]["sessions"] == {"added": 1, "updated": 0, "unchanged": 1,
+                                               "skipped": 1}

@@ -33,8 +33,26 @@ def test_ingest_json_reports_the_counts(tmp_path: Path) -> None:
     payload = json.loads(done.stdout)
     assert payload["success"] is True
     assert (payload["kind"], payload["location"]) == ("jsonl", str(source.resolve()))
-    assert payload["sessions"] == {"added": 3, "updated": 0, "skipped": 0}
+    assert payload["sessions"] == {"added": 3, "updated": 0, "unchanged": 0, "skipped": 0}
     assert payload["messages"] == {"added": 5, "updated": 0, "removed": 0}
+
+
+def test_ingest_json_calls_the_sessions_found_unchanged_so_as_its_line_does(
+        tmp_path: Path) -> None:
+    """A file ingested again: the JSON counts the sessions found unchanged as "unchanged",
+    the number the human line gives (and keeps "skipped", their old name); "skipped" also
+    names the lines an import leaves out."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    db = tmp_path / "h.db"
+    assert run("ingest", str(source), db=db).returncode == 0
+    line = run("ingest", str(source), db=db).stdout
+    found = re.search(r"(\d+) unchanged", line)
+    assert found is not None, line
+    payload = json.loads(run("ingest", str(source), "--json", db=db).stdout)
+    shown = int(found.group(1))
+    assert shown > 0
+    assert payload["sessions"]["unchanged"] == shown == payload["sessions"]["skipped"]
 
 
 def test_ingest_json_with_a_bad_line_is_done_with_skips_and_keeps_the_rest(
@@ -93,9 +111,10 @@ def test_ingest_and_import_jsonl_are_one_path(tmp_path: Path) -> None:
     listed = json.loads(run("sources", "--json", db=db).stdout)["sources"]
     assert [(s["kind"], s["location"]) for s in listed] == [("jsonl", str(source.resolve()))]
     imported = json.loads(run("import", "jsonl", str(source), "--json", db=db).stdout)
-    assert imported["sources"][0]["sessions"] == {"added": 0, "updated": 0, "skipped": 3}
+    assert imported["sources"][0]["sessions"] == {"added": 0, "updated": 0, "unchanged": 3,
+                                                  "skipped": 3}
     again = json.loads(run("ingest", str(source), "--json", db=db).stdout)
-    assert again["sessions"] == {"added": 0, "updated": 0, "skipped": 3}
+    assert again["sessions"] == {"added": 0, "updated": 0, "unchanged": 3, "skipped": 3}
     assert again["messages"] == {"added": 0, "updated": 0, "removed": 0}
 
 
@@ -128,7 +147,8 @@ def test_a_session_id_holding_a_nul_is_a_bad_line_and_a_second_ingest_works(
     assert (first.returncode, again.returncode) == (3, 3), again.stderr
     assert f"{source}:1: bad line: id: a session id cannot hold a NUL character" in (
         again.stderr)
-    assert json.loads(again.stdout)["sessions"] == {"added": 0, "updated": 0, "skipped": 1}
+    assert json.loads(again.stdout)["sessions"] == {"added": 0, "updated": 0, "unchanged": 1,
+                                                   "skipped": 1}
 
 
 def test_a_dash_for_standard_input_says_a_file_is_needed(tmp_path: Path) -> None:

@@ -88,7 +88,8 @@ def test_the_limits_default_is_told_alike_everywhere() -> None:
 def test_help_names_every_exit_status_the_command_line_ends_with() -> None:
     """``harkback --help`` lists each status a command ends with: 70 (an internal error),
     130 (Ctrl-C) and 141 (the reader went away) were in neither the help nor the README."""
-    from harkback.pipeline.cli_edges import EXIT_BROKEN_PIPE, EXIT_USAGE
+    from harkback.pipeline.cli_edges import EXIT_USAGE
+    from harkback.pipeline.cli_stdout import EXIT_BROKEN_PIPE
     from harkback.pipeline.command_basics import (
         EXIT_FAILED,
         EXIT_INTERNAL,

@@ -86,6 +86,6 @@ def test_a_hermes_id_holding_a_nul_is_neither_lost_nor_stopping_imports(
     again = harkback("import", "hermes", str(home / "state.db"), "--db", db, "--json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["sources"][0]["sessions"] == {
-        "added": 0, "updated": 0, "skipped": 2}
+        "added": 0, "updated": 0, "unchanged": 2, "skipped": 2}
     for word in ("heron", "egret"):
         assert "1 of 1 matching" in harkback("search", word, "--db", db).stdout, word

@@ -161,7 +161,26 @@ def test_an_unchanged_machine_opens_no_source_file(
     assert status == 0
     for kind in ("hermes", "claude-code", "codex"):
         assert counts(again, kind) == {**counts(first, kind), "new": 0,
+                                       "unchanged": counts(first, kind)["found"],
                                        "skipped": counts(first, kind)["found"]}
+
+
+def test_sessions_a_sync_found_unchanged_are_called_so_in_its_table_and_its_json(
+        home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A second sync's table and JSON both call the sessions it found unchanged
+    "unchanged" (the JSON keeps "skipped", their old name): "skipped" also named the lines
+    an import leaves out."""
+    db = tmp_path / "h.db"
+    sync(capsys, db)
+    main(["sync", "--db", str(db)])
+    table = capsys.readouterr().out.splitlines()
+    column = table[0].split().index("unchanged")
+    rows = {line.split()[0]: line.split() for line in table[2:5]}
+    _, payload = sync(capsys, db)
+    for kind in ("hermes", "claude-code", "codex"):
+        shown = int(rows[kind][column])
+        assert shown > 0
+        assert counts(payload, kind)["unchanged"] == shown == counts(payload, kind)["skipped"]
 
 
 def test_a_deleted_transcript_takes_its_sessions_out_of_the_store(
@@ -303,11 +322,11 @@ def test_a_dry_run_writes_nothing(home: Path, tmp_path: Path,
 
 def test_the_table_has_a_row_per_source(home: Path, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    """Without --json, a table: found, new, updated, removed, skipped, seconds."""
+    """Without --json, a table: found, new, updated, removed, unchanged, seconds."""
     assert main(["sync", "--db", str(tmp_path / "h.db")]) == DONE_WITH_SKIPS
     printed = capsys.readouterr()
     lines = printed.out.splitlines()
-    assert lines[0].split() == ["source", "found", "new", "updated", "removed", "skipped",
+    assert lines[0].split() == ["source", "found", "new", "updated", "removed", "unchanged",
                                 "seconds", "location"]
     assert [line.split()[0] for line in lines[2:5]] == ["hermes", "claude-code", "codex"]
     assert lines[-1] == "found: hermes, claude-code, codex"

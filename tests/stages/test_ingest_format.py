@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
@@ -191,6 +192,19 @@ def test_unknown_role_is_rejected_with_its_position() -> None:
     """A role outside user/assistant/tool/system names the message and the value."""
     reason = _reason({"id": "s", "messages": [{"role": "user"}, {"role": "bot"}]})
     assert reason == "messages[1].role: expected one of user, assistant, tool, system, got 'bot'"
+
+
+@pytest.mark.parametrize(("record", "field"), [
+    ({"id": "s", "messages": [{"role": "r" * 5000}]}, "messages[0].role"),
+    ({"id": "s", "messages": [{"role": {"parts": list(range(2000))}}]}, "messages[0].role"),
+    ({"id": list(range(3000))}, "id"),
+    ({"id": "s", "started_at": 10**300}, "started_at")])
+def test_a_long_bad_value_is_named_cut_short(record: dict[str, Any], field: str) -> None:
+    """A file's role, id or time that is no such thing is named in one short line, its value
+    cut as a library caller's record cuts it: a 5,000-character role was echoed whole."""
+    reason = _reason(record)
+    assert reason.startswith(f"{field}: ") and reason.endswith("...") and len(reason) < 200, (
+        len(reason), reason[:80])
 
 
 def test_missing_role_is_rejected() -> None:

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from harkback.stages.records import Conversation, Message, Session, storable
+from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.storable import storable
 
 
 def test_two_messages_at_one_position_are_refused() -> None:
@@ -39,6 +40,28 @@ def test_the_last_position_a_store_holds_is_taken() -> None:
     last = Conversation(Session(id="s"), (Message(session_id="s", position=2**31 - 1,
                                                   role="user"),))
     assert storable([last])[0].messages[0].position == 2**31 - 1
+
+
+@pytest.mark.parametrize("role", ["x", "x" * 10_000])
+def test_a_role_no_message_has_is_refused_in_one_short_line_naming_field_and_value(
+        role: str) -> None:
+    """``Message(role="x")``'s error is one line naming the field and the value, cut when
+    long: attrs' whole ``Attribute(name='role', default=NOTHING, ...)`` repr was among its
+    arguments, and ``str()`` of the error (what a traceback prints) showed them all."""
+    with pytest.raises(ValueError) as refused:
+        Message(session_id="s", position=0, role=role)  # type: ignore[arg-type]
+    (line,) = refused.value.args
+    assert line == str(refused.value)
+    assert line.startswith("'role' must be in ('user', 'assistant', 'tool', 'system')")
+    assert repr(role)[:20] in line and len(line) < 200
+
+
+def test_a_time_that_is_no_epoch_is_refused_in_a_short_line() -> None:
+    """A huge value given as a session's time is named cut, not whole."""
+    with pytest.raises(ValueError) as refused:
+        Session(id="s", started_at="9" * 10_000)  # type: ignore[arg-type]
+    assert str(refused.value).startswith("started_at must be epoch seconds")
+    assert len(str(refused.value)) < 200
 
 
 def test_message_of_another_session_is_refused() -> None:

@@ -27,7 +27,7 @@ from harkback.adapters.stores.migration import Migration
 DATED_ABOUT = ("sessions stored with no start time start at their first dated message (or "
                "their end), as sessions stored since are dated")
 DATE_UNDATED = (
-    # What records.dated gives a session at ingest: the earliest message time, else the end.
+    # What storable.dated gives a session at ingest: the earliest message time, else the end.
     "UPDATE sessions SET started_at = COALESCE((SELECT MIN(m.timestamp) FROM messages AS m "
     "WHERE m.session_id = sessions.id), ended_at) WHERE started_at IS NULL")
 """The step dating the sessions an older harkback stored undated (SQLite and PostgreSQL)."""

@@ -276,6 +276,16 @@ def test_memory_context_blocks_are_removed_and_empty_rows_skipped() -> None:
     assert dict(tally.items()) == {"empty message": 1, "message with role 'critic'": 1}
 
 
+def test_a_long_role_no_message_has_is_named_cut_short() -> None:
+    """A row's role that is none of harkback's is counted under a reason that names it cut,
+    as ingest and a library caller's record name it: a 5,000-character role was the reason."""
+    tally = Tally()
+    assert messages_from_rows("s", [_row(1, "r" * 5000, "hi")], tally) == ()
+    ((reason, count),) = tally.items()
+    assert reason.startswith("message with role 'rrr") and reason.endswith("...") and (
+        len(reason) < 100 and count == 1), reason[:80]
+
+
 def test_long_tool_output_is_clipped_with_a_marker() -> None:
     """Tool output beyond the limit keeps head and tail, and the clip is counted."""
     tally = Tally()
