@@ -319,13 +319,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     from harkback.pipeline.setup_commands import SETUP_COMMANDS
     if args.command in SETUP_COMMANDS:
         return SETUP_COMMANDS[args.command](args)
-    import asyncio
-
     from harkback.pipeline.command_basics import CliError
     from harkback.pipeline.command_kit import named_origin
+    from harkback.pipeline.command_loop import run_command
     from harkback.pipeline.commands import COMMANDS
     try:
-        return asyncio.run(named_origin(COMMANDS[args.command](args), args))
+        return run_command(lambda: named_origin(COMMANDS[args.command](args), args))
     except OSError as error:
         if error.filename is None:
             raise
