@@ -175,3 +175,29 @@ def test_a_command_at_its_descriptor_limit_says_so_in_one_line(
             assert done.stderr.endswith("close some, or raise the limit (ulimit -n)\n")
             said.append(limit)
     assert said and said[-1] < 11, said  # some limits were too low; the last was enough
+
+
+@pytest.mark.parametrize("command", [("search", "docker"), ("stats",)])
+def test_a_command_at_its_memory_limit_says_so_in_one_line(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """``ulimit -v`` of 20 to 80 MiB: a ``MemoryError``, a C library that could not be
+    mapped, or a thread that could not start, was an internal error (exit 70, "set
+    HARKBACK_DEBUG=1"), as if harkback had a bug, or a traceback. Each now says in one
+    line which limit to raise. (CPython may fail otherwise too under such a cap, as a
+    ``SystemError`` from ``compile``: that stays an internal error, in one line.)"""
+    store = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge"))])
+    said = set()
+    for mebibytes in range(20, 84, 4):
+        cap = mebibytes * 2 ** 20
+        done = subprocess.run(
+            [sys.executable, "-m", "harkback.pipeline.cli", *command, "--db", str(store)],
+            capture_output=True, text=True, timeout=120, check=False,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=partial(resource.setrlimit, resource.RLIMIT_AS, (cap, cap)))
+        assert done.stderr.count("\n") <= 1 and "Traceback" not in done.stderr, done.stderr
+        assert not any(cause in done.stderr for cause in (
+            "MemoryError", "can't start new thread) (set", "failed to map")), done.stderr
+        if "(ulimit -v)" in done.stderr:
+            assert done.returncode == 1, done.stderr
+            said.add(done.stderr.split(" (")[0])
+    assert said, "no limit was low enough to fail"
