@@ -33,6 +33,7 @@ from harkback.pipeline.cli_sync import (
 )
 from harkback.pipeline.cli_types import DbValue, Names, Version, limit, offset, page_size
 from harkback.pipeline.collector import paused_for
+from harkback.pipeline.command_loop import short_of
 from harkback.pipeline.model_flags import add_model_arguments, add_model_limits
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.pipeline.termination import Termination, interrupted, terminating
@@ -274,6 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cli_stdout.reader_gone()
     except (OSError, cli_stdout.OutputLost) as error:  # a full disk under redirected output
         return cli_stdout.output_lost(error)
+    except (MemoryError, ImportError) as error:  # ulimit -v: before a command could run
+        if (short := short_of(error)) is None:
+            raise
+        print(f"harkback: {short}", file=sys.stderr)
+        return 1
     return status
 
 
@@ -283,11 +289,10 @@ def _run(argv: list[str], stop: Termination) -> int:
         args = parser.parse_args(argv)
     except UsageError as usage:
         return report_usage(usage, argv, parser)
-    from harkback.pipeline.command_basics import EXIT_INTERNAL, CliError, settings_of
+    from harkback.pipeline.command_basics import EXIT_INTERNAL, CliError
     stdout = sys.stdout
     sys.stdout = cli_stdout.command_stdout(stdout, args.command, getattr(args, "json", False))
     try:
-        settings_of(args)  # a config file that cannot be used stops every command first
         return _dispatch(args)
     except CliError as error:
         # The line first: it is said even when stdout then cannot be written.
@@ -313,20 +318,22 @@ def _run(argv: list[str], stop: Termination) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    # Imported once the arguments are read: the commands bring the stores and wiring,
-    # which config and completion (run at every shell start) do without.
-    from harkback.pipeline.setup_commands import SETUP_COMMANDS
-    if args.command in SETUP_COMMANDS:
-        return SETUP_COMMANDS[args.command](args)
-    import asyncio
-
-    from harkback.pipeline.command_basics import CliError
-    from harkback.pipeline.command_kit import named_origin
-    from harkback.pipeline.commands import COMMANDS
+    from harkback.pipeline.command_basics import CliError, settings_of
+    from harkback.pipeline.command_loop import run_command
     try:
-        return asyncio.run(named_origin(COMMANDS[args.command](args), args))
-    except OSError as error:
-        if error.filename is None:
+        settings_of(args)  # a config file that cannot be used stops every command first
+        # Imported once the arguments are read: the commands bring the stores and wiring,
+        # which config and completion (run at every shell start) do without.
+        from harkback.pipeline.setup_commands import SETUP_COMMANDS
+        if args.command in SETUP_COMMANDS:
+            return SETUP_COMMANDS[args.command](args)
+        from harkback.pipeline.command_kit import named_origin
+        from harkback.pipeline.commands import COMMANDS
+        return run_command(lambda: named_origin(COMMANDS[args.command](args), args))
+    except (OSError, MemoryError, RuntimeError, ImportError) as error:
+        if (short := short_of(error)) is not None:  # ulimit -v, -n: not a bug of ours
+            raise CliError(short) from None
+        if not isinstance(error, OSError) or error.filename is None:
             raise
         # A path that cannot be used (under a folder that cannot be entered, Python's
         # is_file() raises): the user's to fix, so one line, not an internal error.

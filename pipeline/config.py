@@ -30,3 +30,51 @@ def default_db(environ: Mapping[str, str] | None = None) -> str:
     if "://" in env.get("HARKBACK_DB", ""):
         return env["HARKBACK_DB"]
     return os.fspath(default_db_path(env))
+
+
+def home_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's home as platformdirs finds it for the store: ``$HOME`` when absolute,
+    else the password file's (a relative or empty ``$HOME`` read the config file and the
+    agents' histories below the folder the command ran in, or below ``/``, beside a store
+    in the real home), else ``~`` as written (no home at all, as in some containers).
+
+    >>> home_folder({"HOME": "/home/me"}).as_posix()
+    '/home/me'
+    """
+    env = os.environ if environ is None else environ
+    if os.name == "nt":
+        return Path(os.path.expanduser("~"))
+    if os.path.isabs(env.get("HOME", "")):
+        return Path(env["HOME"])
+    try:
+        import pwd
+
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError):
+        return Path("~")
+
+
+HOME_VARIABLES = {"hermes": "HERMES_HOME", "claude-code": "CLAUDE_CONFIG_DIR",
+                  "codex": "CODEX_HOME"}
+BELOW_HOME = {"claude-code": "projects", "codex": "sessions"}
+"""The variable naming each kind's home folder, and the folder below it its sessions are in."""
+
+
+def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Where ``kind``'s transcripts live by default.
+
+    >>> default_location("codex", {"CODEX_HOME": "/x/.codex"}).as_posix()
+    '/x/.codex/sessions'
+    >>> default_location("hermes", {"HERMES_HOME": "/h"}).as_posix(), default_location(
+    ...     "claude-code", {"HOME": "/home/me"}).as_posix()  # that environment's ~
+    ('/h', '/home/me/.claude/projects')
+    """
+    env = os.environ if environ is None else environ
+    if kind not in HOME_VARIABLES:
+        raise ValueError(f"no default location for {kind!r}")
+    home = env.get(HOME_VARIABLES[kind]) or f"~/.{kind.partition('-')[0]}"
+    if home == "~" or home.startswith("~/"):
+        # The given environment's ~, not this process's; the store's and the config file's
+        # home when $HOME is relative or empty (sync looked for histories below "/" then).
+        home = os.fspath(home_folder(env) / home[2:])
+    return Path(os.path.expanduser(home)) / BELOW_HOME.get(kind, "")

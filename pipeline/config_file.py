@@ -89,6 +89,9 @@ def read_table(path: Path, *, must_exist: bool = False) -> Result[Table | None, 
                        f"point ${CONFIG_VARIABLE} elsewhere")
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # tomllib recurses per nesting level: `a = [[[[...]]]]` ended in exit 70
+        return Failure(f"config file {path}: not valid TOML for harkback (values nested deeper "
+                       "than it reads); write key = value, text in quotes")
     except tomllib.TOMLDecodeError as error:
         message = str(error)
         found = _AT_LINE.search(message)

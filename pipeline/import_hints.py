@@ -19,7 +19,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from harkback.pipeline.importing import ImportOutcome, default_location
+from harkback.pipeline.config import default_location
+from harkback.pipeline.importing import ImportOutcome
 
 WHERE = {
     "claude-code": "Claude Code keeps its transcripts as <session>.jsonl files in a folder "

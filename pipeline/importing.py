@@ -41,6 +41,7 @@ from harkback.adapters.sources.importing import (
 )
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
+from harkback.pipeline.config import HOME_VARIABLES, default_location
 from harkback.pipeline.import_delta import Delta as Delta  # the outcome's counts
 from harkback.pipeline.import_delta import compare as compare
 from harkback.pipeline.import_delta import raced_note, settled, split_tails
@@ -308,30 +309,6 @@ async def ingest_file(path: Path, store: SessionStore, *, progress: bool | None 
 
 
 # --- where sources live ---------------------------------------------------------------------
-
-HOME_VARIABLES = {"hermes": "HERMES_HOME", "claude-code": "CLAUDE_CONFIG_DIR",
-                  "codex": "CODEX_HOME"}
-BELOW_HOME = {"claude-code": "projects", "codex": "sessions"}
-"""The variable naming each kind's home folder, and the folder below it its sessions are in."""
-
-
-def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Path:
-    """Where ``kind``'s transcripts live by default.
-
-    >>> default_location("codex", {"CODEX_HOME": "/x/.codex"}).as_posix()
-    '/x/.codex/sessions'
-    >>> default_location("hermes", {"HERMES_HOME": "/h"}).as_posix(), default_location(
-    ...     "claude-code", {"HOME": "/home/me"}).as_posix()  # that environment's ~
-    ('/h', '/home/me/.claude/projects')
-    """
-    env = os.environ if environ is None else environ
-    if kind not in HOME_VARIABLES:
-        raise ValueError(f"no default location for {kind!r}")
-    home = env.get(HOME_VARIABLES[kind]) or f"~/.{kind.partition('-')[0]}"
-    if env.get("HOME") and (home == "~" or home.startswith("~/")):
-        home = env["HOME"] + home[1:]  # the given environment's ~, not this process's
-    return Path(os.path.expanduser(home)) / BELOW_HOME.get(kind, "")
-
 
 def importers_for(kind: str, path: Path | None, *,
                   environ: Mapping[str, str] | None = None

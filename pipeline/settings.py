@@ -27,6 +27,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline.columns import columns, padded
+from harkback.pipeline.config import home_folder
 from harkback.pipeline.config_file import CONFIG_VARIABLE as CONFIG_VARIABLE
 from harkback.pipeline.config_file import read_table
 from harkback.pipeline.terminal import one_line
@@ -193,23 +194,8 @@ def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
     # the folder a command ran in. No home at all (no $HOME, a user the password file
     # lacks, as in some containers): "~" stays as written, rather than RuntimeError, and
     # :func:`effective` reads no file there (not a "~" folder where one stands).
-    folder = Path(home) if os.path.isabs(home) else _home_folder() / ".config"
+    folder = Path(home) if os.path.isabs(home) else home_folder() / ".config"
     return folder / "harkback" / "config.toml", False
-
-
-def _home_folder() -> Path:
-    """The user's home as platformdirs finds it for the store: ``$HOME`` when absolute,
-    else the password file's (a relative or empty ``$HOME`` read the config file from the
-    folder the command ran in, or from ``/.config``, beside a store in the real home), else
-    ``~`` as written."""
-    if os.path.isabs(os.environ.get("HOME", "")) or os.name == "nt":
-        return Path(os.path.expanduser("~"))
-    try:
-        import pwd
-
-        return Path(pwd.getpwuid(os.getuid()).pw_dir)
-    except (ImportError, KeyError):
-        return Path("~")
 
 
 def effective(flags: Mapping[str, Any], environ: Mapping[str, str], *,

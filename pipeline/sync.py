@@ -27,14 +27,10 @@ from returns.result import Failure
 
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer, Skip, counted, path_text, resolved
+from harkback.pipeline.config import default_location
 from harkback.pipeline.import_delta import Delta
 from harkback.pipeline.import_hints import with_hint
-from harkback.pipeline.importing import (
-    ImportOutcome,
-    default_location,
-    importers_for,
-    run_import,
-)
+from harkback.pipeline.importing import ImportOutcome, importers_for, run_import
 from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.so_far import SoFar
 from harkback.pipeline.sync_gone import Gone, settle_gone

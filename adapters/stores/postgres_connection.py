@@ -44,6 +44,9 @@ LOCK_TIMEOUT_S = 300.0
 harkback's write batch or ``VACUUM FULL`` takes turns within it, while a transaction someone
 left open (a ``LOCK TABLE`` in a forgotten psql) held every writer, and ``stats``, for good."""
 
+LOCK_TIMEOUT_MOST_S = 2_147_483
+"""The longest lock wait the server takes (``lock_timeout`` is a 32-bit count of ms)."""
+
 POOL_SIZE = 4
 """Connections the store may hold at once (one per concurrent statement)."""
 
@@ -305,9 +308,16 @@ def lock_wait(environ: Mapping[str, str]) -> float | None:
 
     >>> lock_wait({}), lock_wait({"HARKBACK_PG_LOCK_TIMEOUT": "0"})
     (300.0, None)
+    >>> Bounds.of("postgresql:///h", {"HARKBACK_PG_LOCK_TIMEOUT": "3e6"}).failure().reason[:69]
+    'HARKBACK_PG_LOCK_TIMEOUT is more than the 2,147,483 seconds (about 24'
     """
     text = environ.get(LOCK_TIMEOUT_ENV, "").strip()
-    return (_seconds(text, LOCK_TIMEOUT_ENV) or None) if text else LOCK_TIMEOUT_S
+    lock = _seconds(text, LOCK_TIMEOUT_ENV) if text else LOCK_TIMEOUT_S
+    if lock > LOCK_TIMEOUT_MOST_S:  # the server refused the connection; 1e308: exit 70
+        raise ValueError(f"{LOCK_TIMEOUT_ENV} is more than the {LOCK_TIMEOUT_MOST_S:,} seconds "
+                         f"(about 24 days) PostgreSQL's lock_timeout takes: {text!r}; 0 is "
+                         "no limit")
+    return lock or None
 
 
 def _settings(url: str, readonly: bool, environ: Mapping[str, str]) -> dict[str, Any]:

@@ -13,7 +13,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+
+import pytest
 
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES
@@ -147,3 +150,54 @@ def test_a_path_too_long_for_sqlite_says_so(tmp_path: Path) -> None:
     (line,) = done.stderr.splitlines()
     assert f"its full path is longer than the {SQLITE_PATH_BYTES} bytes SQLite opens" in line, line
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [("search", "docker"), ("recent",)])
+def test_a_command_at_its_descriptor_limit_says_so_in_one_line(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """``ulimit -n`` at 5 to 11: the event loop (the command's, or the store thread's) could
+    not be made, an internal error (exit 70), and Python then printed a traceback of the
+    half-made loop. Each limit now either runs or says, in one line, what the store would
+    have said: too many files are open, and how to raise the limit."""
+    store = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge"))])
+    said: list[int] = []
+    for limit in range(5, 12):
+        done = subprocess.run(
+            [sys.executable, "-m", "harkback.pipeline.cli", *command, "--db", str(store)],
+            capture_output=True, text=True, timeout=120, check=False,
+            stdin=subprocess.DEVNULL, preexec_fn=partial(
+                resource.setrlimit, resource.RLIMIT_NOFILE, (limit, limit)))
+        assert done.returncode in (0, 1), (limit, done.stderr)
+        assert done.stderr.count("\n") <= 1 and "Traceback" not in done.stderr, done.stderr
+        if done.returncode:
+            assert (f"too many files are open (Too many open files; this process may have "
+                    f"{limit})") in done.stderr, done.stderr
+            assert done.stderr.endswith("close some, or raise the limit (ulimit -n)\n")
+            said.append(limit)
+    assert said and said[-1] < 11, said  # some limits were too low; the last was enough
+
+
+@pytest.mark.parametrize("command", [("search", "docker"), ("stats",)])
+def test_a_command_at_its_memory_limit_says_so_in_one_line(
+        tmp_path: Path, command: tuple[str, ...]) -> None:
+    """``ulimit -v`` of 20 to 80 MiB: a ``MemoryError``, a C library that could not be
+    mapped, or a thread that could not start, was an internal error (exit 70, "set
+    HARKBACK_DEBUG=1"), as if harkback had a bug, or a traceback. Each now says in one
+    line which limit to raise. (CPython may fail otherwise too under such a cap, as a
+    ``SystemError`` from ``compile``: that stays an internal error, in one line.)"""
+    store = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge"))])
+    said = set()
+    for mebibytes in range(20, 84, 4):
+        cap = mebibytes * 2 ** 20
+        done = subprocess.run(
+            [sys.executable, "-m", "harkback.pipeline.cli", *command, "--db", str(store)],
+            capture_output=True, text=True, timeout=120, check=False,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=partial(resource.setrlimit, resource.RLIMIT_AS, (cap, cap)))
+        assert done.stderr.count("\n") <= 1 and "Traceback" not in done.stderr, done.stderr
+        assert not any(cause in done.stderr for cause in (
+            "MemoryError", "can't start new thread) (set", "failed to map")), done.stderr
+        if "(ulimit -v)" in done.stderr:
+            assert done.returncode == 1, done.stderr
+            said.add(done.stderr.split(" (")[0])
+    assert said, "no limit was low enough to fail"

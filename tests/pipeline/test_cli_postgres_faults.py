@@ -270,3 +270,26 @@ def test_a_lock_someone_left_held_is_one_line_within_the_lock_wait(
     assert line.endswith("gave up waiting for a lock another connection holds on the store's "
                          "tables (another harkback's write or upkeep, or a transaction left "
                          "open; $HARKBACK_PG_LOCK_TIMEOUT sets how long to wait)"), line
+
+
+@pytest.mark.parametrize("seconds", ["3000000", "1e308"])
+def test_a_lock_wait_past_what_the_server_takes_is_named_not_a_refused_connection(
+        url: str, tmp_path: Path, seconds: str) -> None:
+    """``$HARKBACK_PG_LOCK_TIMEOUT`` past 2,147,483 s (``lock_timeout`` counts its ms in 32
+    bits): 35 days made every command say the server "refused the connection", and 1e308
+    was an internal error (exit 70, ``OverflowError``). The variable is named, with what
+    it may be; the most it may be still works."""
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps({"id": "s1", "messages": [
+        {"role": "user", "content": "docker bridge"}]}) + "\n", encoding="utf-8")
+    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    for command in (("search", "docker"), ("ingest", str(source))):
+        done = harkback(*command, "--db", url, env={"HARKBACK_PG_LOCK_TIMEOUT": seconds})
+        assert done.returncode == 1, done.stderr
+        assert done.stderr == (
+            "harkback: session store unavailable: HARKBACK_PG_LOCK_TIMEOUT is more than the "
+            "2,147,483 seconds (about 24 days) PostgreSQL's lock_timeout takes: "
+            f"'{seconds}'; 0 is no limit\n")
+    most = harkback("search", "docker", "--db", url,
+                    env={"HARKBACK_PG_LOCK_TIMEOUT": "2147483"})
+    assert most.returncode == 0, most.stderr

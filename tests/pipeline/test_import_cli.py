@@ -287,7 +287,8 @@ def test_no_home_reads_no_default_source_below_where_one_stands(
     and the default location is not a "~" folder below the current one but a clear failure."""
     import pwd
 
-    from harkback.pipeline.importing import default_location, importers_for
+    from harkback.pipeline.config import default_location
+    from harkback.pipeline.importing import importers_for
 
     def unknown_user(uid: int) -> pwd.struct_passwd:
         raise KeyError(f"getpwuid(): uid not found: {uid}")  # as for a uid with no entry
@@ -382,3 +383,26 @@ def test_a_folder_imported_as_one_kind_is_not_relabelled_by_another(tmp_path: Pa
         "claude-code files for gone ones; name the folder (or file) that holds only the codex "
         "transcripts")
     assert json.loads(harkback("sources", "--db", db, "--json").stdout) == before
+
+
+@pytest.mark.parametrize("home", ["rel", ""])
+@pytest.mark.parametrize("kind", ["claude-code", "codex", "hermes"])
+def test_a_relative_or_empty_home_finds_histories_in_the_password_file_s_home(
+        kind: str, home: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``HOME=`` made sync look for histories below ``/`` (``HOME=rel``: below the folder
+    it ran in), while the store and the config file were in the password file's home:
+    the histories are looked for there too, as one home for all."""
+    import pwd
+
+    from harkback.pipeline.config import default_db_path, default_location
+
+    real = tmp_path / "real-home"
+    entry = pwd.struct_passwd(("me", "x", os.getuid(), os.getgid(), "", str(real), "/bin/sh"))
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: entry)
+    monkeypatch.chdir(tmp_path)
+    environ = {"HOME": home}
+    monkeypatch.setenv("HOME", home)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    where = default_location(kind, environ)
+    assert where.is_relative_to(real), where
+    assert default_db_path(environ).is_relative_to(real)  # the store's home, the same

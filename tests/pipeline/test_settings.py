@@ -406,3 +406,18 @@ def test_a_config_given_by_process_substitution_is_said_to_be_a_pipe(tmp_path: P
     assert done.stderr.startswith("harkback: config file /dev/fd/")
     assert "<(...) or a piped /dev/stdin too, is not read: write the config to a file" in (
         done.stderr)
+
+
+@pytest.mark.parametrize("nested", ["a = " + "[" * 50_000 + "]" * 50_000,
+                                    "a = " + "{b = " * 2_000 + "1" + "}" * 2_000])
+def test_a_config_file_nested_too_deep_is_a_usage_error_not_an_internal_one(
+        tmp_path: Path, nested: str) -> None:
+    """Arrays or inline tables nested thousands deep (valid TOML, under the 1 MiB bound)
+    made Python's TOML reader recurse past its limit: exit 70, "internal error"."""
+    config = _file(tmp_path, nested + "\n")
+    done = run("search", "x", env={"HARKBACK_CONFIG": str(config),
+                                   "HARKBACK_DB": str(tmp_path / "h.db")})
+    assert (done.returncode, done.stderr) == (2, (
+        f"harkback: config file {config}: not valid TOML for harkback (values nested deeper "
+        "than it reads); write key = value, text in quotes\n"))
+    assert not (tmp_path / "h.db").exists()
