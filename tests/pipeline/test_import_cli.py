@@ -88,7 +88,8 @@ def test_import_claude_code_and_codex_default_folders(tmp_path: Path) -> None:
     assert "unknown line type 'mystery-event'" in first.stdout
     payload = json.loads(second.stdout)
     assert payload["success"] is True
-    assert payload["sources"][0]["sessions"] == {"added": 4, "updated": 0, "skipped": 0}
+    assert payload["sources"][0]["sessions"] == {"added": 4, "updated": 0, "unchanged": 0,
+                                                   "skipped": 0}
     assert payload["sources"][0]["skipped"]["internal Codex session"] == 1
     [torn_codex] = payload["sources"][0]["skipped_lines"]
     assert (torn_codex["line"], torn_codex["reason"]) == (15, "unreadable line: not JSON")

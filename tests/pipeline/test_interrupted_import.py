@@ -91,7 +91,7 @@ def test_an_interrupted_import_run_again_stores_every_session_once(tmp_path: Pat
     assert again.returncode == 0, err
     (report,) = json.loads(out)["sources"]
     assert report["sessions"] == {"added": FILES - len(kept), "updated": 0,
-                                  "skipped": len(kept)}
+                                  "unchanged": len(kept), "skipped": len(kept)}
     assert sorted(_stored(db)) == sorted(ids)
 
 

@@ -106,13 +106,13 @@ def test_a_new_file_titles_an_unchanged_one_and_later_imports_keep_it(
     _write(folder, SECOND, [_summary("a2"), *_conversation(SECOND, "b")], 2 * 10**18)
     second = _import(folder, db)
     assert _titles(db) == {FIRST: TITLE, SECOND: ""}
-    assert second["sessions"] == {"added": 1, "updated": 1, "skipped": 0}
+    assert second["sessions"] == {"added": 1, "updated": 1, "unchanged": 0, "skipped": 0}
     _write(folder, FIRST, [*_conversation(FIRST, "a"), *_conversation(FIRST, "c", "a2")],
            3 * 10**18)
     _import(folder, db)
     assert _titles(db) == {FIRST: TITLE, SECOND: ""}
     again = _import(folder, db)
-    assert again["sessions"] == {"added": 0, "updated": 0, "skipped": 2}
+    assert again["sessions"] == {"added": 0, "updated": 0, "unchanged": 2, "skipped": 2}
 
 
 def test_a_conversation_ending_in_a_system_line_is_titled_by_a_later_file(
