@@ -15,6 +15,7 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_writes import write
 from harkback.adapters.stores.write_turns import is_busy
+from harkback.stages.batching import Budget
 from harkback.stages.records import Summary
 from harkback.stages.redact.scrub import redact
 from harkback.stages.rewrite import RewriteReport
@@ -89,6 +90,35 @@ async def test_two_rewrites_at_once_count_each_change_once(tmp_path: Path) -> No
     other.close()
     assert [m.content for m in stored] == ["[secret]", "[secret]"]
     assert first.messages + sum(s.messages for s in seconds) == 2
+
+
+async def test_big_sessions_are_written_a_few_at_a_time_cut_by_bytes(tmp_path: Path) -> None:
+    """Sessions larger than the byte budget go in several write transactions, not one of
+    the chunk's 200 sessions: the first are committed (another connection reads them
+    redacted) before the last is read, and every one is redacted in the end."""
+    path = tmp_path / "h.db"
+    filler = " lorem" * 10_000  # 60 KB a session
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest([conversation(f"s{i}", ("user", f"kiwi {i}{filler}"))
+                               for i in range(4)]))
+    other = sqlite3.connect(path)
+    first_when_last_read: list[str] = []
+
+    def edit(text: str) -> str:
+        if text.startswith("kiwi 3"):
+            (first,) = other.execute(
+                "SELECT content FROM messages WHERE session_id = 's0'").fetchone()
+            first_when_last_read.append(first[:10])
+        return _redact(text)
+    rewriting = sqlite3.connect(path, isolation_level=None)
+    report = rewrite_all(rewriting, edit, dry_run=False, budget=Budget(size=100_000))
+    rewriting.close()
+    stored = [row[0][:10] for row in other.execute(
+        "SELECT content FROM messages ORDER BY session_id")]
+    other.close()
+    assert first_when_last_read == ["[secret] 0"]
+    assert stored == [f"[secret] {i}" for i in range(4)]
+    assert (report.sessions, report.messages) == (4, 4)
 
 
 class _Killed(Exception):
