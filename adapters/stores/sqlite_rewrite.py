@@ -65,7 +65,8 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
 
     Each write waits its turn while another connection holds the lock, for ``patience``
     (:mod:`~harkback.adapters.stores.write_turns`), as the store's other writes do, and
-    gives up waiting once ``stop()`` says the store is closing (Ctrl-C, SIGTERM). Chunks
+    gives up waiting once ``stop()`` says the store is closing (Ctrl-C, SIGTERM), when it
+    also starts no other chunk (``sqlite3.OperationalError``: interrupted). Chunks
     are cut by ``budget`` (by default :data:`CHUNK` sessions or an ingest's bytes), and
     its byte budget follows how long each chunk's write held the lock.
     """
@@ -79,6 +80,11 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
     ids = [row[0] for row in connection.execute("SELECT id FROM sessions ORDER BY id")]
     budget = Budget(count=CHUNK) if budget is None else budget
     for part in batched(_sized(connection, ids), budget):
+        if stop():
+            # Ctrl-C, SIGTERM: the chunks written are kept and a run again finishes the job
+            # (its merge and checkpoint run even when it finds nothing left to change).
+            # Only waits for the lock looked at stop(): a redact went on to its last chunk.
+            raise sqlite3.OperationalError("interrupted")
         chunk = functools.partial(_rewrite_chunk, ids=part, edit=edit, write=not dry_run,
                                   dropping=dropping, held=budget.took)
         counts = chunk(connection) if dry_run else step(chunk)

@@ -83,6 +83,30 @@ async def test_big_sessions_are_written_a_few_at_a_time_cut_by_bytes(tmp_path: P
     assert (report.sessions, report.messages) == (4, 4)
 
 
+async def test_a_stop_during_a_rewrite_starts_no_other_chunk(tmp_path: Path) -> None:
+    """Ctrl-C or SIGTERM (``stop()``: the store is closing) during a redact ends it once
+    the chunk under way is written, which keeps its placeholders: only the waits for the
+    lock looked at it, so a redact of a large store went on to its last chunk. Run again,
+    it finishes the job."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest(BIG_SESSIONS))
+    edited: list[str] = []
+
+    def edit(text: str) -> str:
+        edited.append(text[:6])  # stopped as the first chunk is edited
+        return redact_kiwi(text)
+    with closing(sqlite3.connect(path, isolation_level=None)) as rewriting:
+        with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+            rewrite_all(rewriting, edit, dry_run=False, stop=lambda: bool(edited),
+                        budget=Budget(count=1))
+        stored = [row[0][:10] for row in rewriting.execute(
+            "SELECT content FROM messages ORDER BY session_id")]
+        again = rewrite_all(rewriting, redact_kiwi, dry_run=False)
+    assert stored == ["[secret] 0", "kiwi 1 lor", "kiwi 2 lor", "kiwi 3 lor"]
+    assert again.messages == 3
+
+
 class _Killed(Exception):
     """The process dying between two chunks, as far as the rewrite can tell."""
 
