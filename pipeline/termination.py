@@ -5,7 +5,9 @@ Python's default for SIGTERM ends the process on the spot: ``harkback sync --jso
 write in flight was left to SQLite's journal. :func:`terminating` has it take Ctrl-C's way
 instead: the running command is cancelled, the batch being written commits whole and the
 store is closed, then the command line says ``harkback: terminated`` with the status a shell
-gives a process SIGTERM ended (143). Light: the standard library only.
+gives a process SIGTERM ended (143). It needs the standard library, and the size of an
+``embed`` batch for that command's line (:mod:`~harkback.pipeline.embed`, which the
+command line loads anyway).
 
 >>> with terminating() as stop:
 ...     stop.received

@@ -321,7 +321,8 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
                      ) -> FutureResult[int, StoreUnavailable]:
         """Store vectors of ``model`` (replacing older ones) at unit length, in one
-        transaction; keys of messages not stored (or no longer holding the key's
+        transaction; returns how many messages gained one (a vector replaced is not
+        counted again). Keys of messages not stored (or no longer holding the key's
         ``content``) are skipped, and vectors unlike the
         model's stored ones (or each other), or not finite, fail the whole batch."""
         if self.readonly:
