@@ -192,11 +192,22 @@ def keep(connection: sqlite3.Connection, model: str,
         # check and the vector's write.
         found = [(key, int(row[0]), bool(row[1])) for key in keys
                  if (row := connection.execute(vector_sql.KEPT_MESSAGE, (
-                     model_id, *key, made_from.get(key))).fetchone()) is not None]
+                     model_id, *key, made_from.get(key))).fetchone()) is not None
+                 and (row[2] or _holds(connection, int(row[0]), made_from.get(key)))]
         connection.executemany(vector_sql.UPSERT_VECTOR, [
             (model_id, message_id, vector_sql.encode_vector(latest[key]))
             for key, message_id, _ in found])
     return Success(sum(1 for _, _, had in found if not had))
+
+
+def _holds(connection: sqlite3.Connection, message_id: int, text: str | None) -> bool:
+    """Whether the message holds ``text`` as this store reads it: compared in SQL, bytes
+    that are not UTF-8 never matched the U+FFFD they are read as, so such a message was
+    never kept and every ``embed`` stopped at it. Read back only when SQL found them unlike
+    (its text changed, or such bytes): reading such bytes fails, and the store reads again
+    with them replaced."""
+    row = connection.execute(vector_sql.MESSAGE_CONTENT, (message_id,)).fetchone()
+    return row is not None and row[0] == text
 
 
 def _damaged(path: Path, model: str) -> StoreUnavailable:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -151,3 +152,18 @@ async def test_two_runs_at_once_count_each_vector_once(store: SqliteStore) -> No
         other.close()
     assert [run.error for run in runs] == [None, None]
     assert sum(run.embedded for run in runs) == await _count(store) == 30
+
+
+async def test_a_message_whose_stored_bytes_are_not_utf8_is_embedded(store: SqliteStore
+                                                                      ) -> None:
+    """A stored text that is not UTF-8 (a flipped bit, another program's write) is read as
+    U+FFFD, embedded so and kept: compared in SQL with that text it never matched the
+    stored bytes, so it was never kept and every ``embed`` stopped, saying the text "kept
+    changing"."""
+    await _fill(store, sessions=1)
+    with sqlite3.connect(store.path) as other:  # the bytes of "w", 0xff, "A"
+        other.execute("UPDATE messages SET content = CAST(X'77ff41' AS TEXT) "
+                      "WHERE session_id = 's0' AND position = 0")
+    done = await embed_missing(store, ConceptEmbedder(), batch=1, progress=False)
+    assert (done.error, done.embedded) == (None, 3)
+    assert await _count(store) == 3

@@ -41,12 +41,15 @@ MODEL_VECTORS = (
 
 KEPT_MESSAGE = (
     "SELECT m.id, EXISTS (SELECT 1 FROM message_vectors AS v WHERE v.model_id = ?1 "
-    "AND v.message_id = m.id) FROM messages AS m "
-    "WHERE m.session_id = ?2 AND m.position = ?3 AND (?4 IS NULL OR m.content = ?4)")
-"""The row id of the message at (session id ?2, position ?3) while it holds the text ?4 its
-vector was made from (NULL: whatever it holds), and whether it has a vector of model ?1.
-The text is compared here, one message at a time, not read back: read back, a batch of 64
-messages of 2 MB held 128 MB more while it was kept."""
+    "AND v.message_id = m.id), ?4 IS NULL OR m.content = ?4 FROM messages AS m "
+    "WHERE m.session_id = ?2 AND m.position = ?3")
+"""The row id of the message at (session id ?2, position ?3), whether it has a vector of
+model ?1, and whether it holds the text ?4 its vector was made from (NULL: whatever it
+holds). The text is compared here, one message at a time, not read back: read back, a
+batch of 64 messages of 2 MB held 128 MB more while it was kept."""
+
+MESSAGE_CONTENT = "SELECT content FROM messages WHERE id = ?"
+"""A message's text, by row id."""
 
 
 def unembedded(model: str, roles: Iterable[Role], start: int, limit: int, *,
