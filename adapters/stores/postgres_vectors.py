@@ -18,7 +18,7 @@ import psycopg
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.postgres_search import HIT_COLUMNS, hit, row_filters
-from harkback.adapters.stores.postgres_text import storable
+from harkback.adapters.stores.postgres_text import restore, storable
 from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, check_version, read_text
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
@@ -82,16 +82,17 @@ def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vecto
         # KEY SHARE, as the foreign key takes it, and SKIP LOCKED: a row an ingest is
         # deleting (its text changed: a new row replaces it) is left out at once, not
         # waited for and then failed on; rows locked only to update them in place stay.
-        found = connection.execute(
+        found = [(place, message_id, had) for place, message_id, had, same in connection.execute(
             "SELECT k.place, m.id, EXISTS (SELECT 1 FROM message_vectors AS v "
-            "WHERE v.model_id = %s AND v.message_id = m.id) "
+            "WHERE v.model_id = %s AND v.message_id = m.id), "
+            "k.digest IS NULL OR sha256(convert_to(m.content, 'UTF8')) = k.digest "
             "FROM unnest(%s::text[], %s::int[], %s::bytea[]) "
             "WITH ORDINALITY AS k(session_id, position, digest, place) JOIN messages AS m "
             "ON m.session_id = k.session_id AND m.position = k.position "
-            "AND (k.digest IS NULL OR sha256(convert_to(m.content, 'UTF8')) = k.digest) "
             "FOR KEY SHARE OF m SKIP LOCKED",
             (model_id, [storable(s) for s, _ in keys], [p for _, p in keys],
              [_digest(made_from.get(key)) for key in keys])).fetchall()
+            if same or _holds(connection, message_id, made_from.get(keys[place - 1]))]
         with connection.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO message_vectors (model_id, message_id, vector) VALUES (%s, %s, %s) "
@@ -99,6 +100,16 @@ def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vecto
                 [(model_id, message_id, list(latest[keys[place - 1]]))
                  for place, message_id, _ in found])
     return Success(sum(1 for _, _, had in found if not had))
+
+
+def _holds(connection: Connection, message_id: int, text: str | None) -> bool:
+    """Whether the message holds ``text`` as this store reads it: read back only when the
+    digests differ (its text changed, or it holds a bare escape mark, written by hand or by
+    another program, which :func:`storable` would have escaped: such a message was never
+    kept, and every ``embed`` stopped at it)."""
+    row = connection.execute("SELECT content FROM messages WHERE id = %s",
+                             (message_id,)).fetchone()
+    return row is not None and restore(row[0]) == text
 
 
 def _digest(content: str | None) -> bytes | None:

@@ -270,3 +270,20 @@ async def test_keeping_vectors_does_not_read_the_texts_back(url: str,
     with PostgresStore.open(url).unwrap() as store:
         kept, peak = await peak_while_keeping(store, make_conversation)
     assert (kept, peak < 4 << 20) == (16, True), peak
+
+
+async def test_a_text_written_without_the_stores_escapes_gets_its_vector(
+        url: str, make_conversation: Make) -> None:
+    """A text holding a bare U+FFFE, the store's escape mark (written by hand, by psql or
+    another program), is read as it is and kept with its vector: its digest, made of the
+    text as the store would write it, never matched, and every ``embed`` stopped at it."""
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([make_conversation("s1", ("user", "a"), ("user", "b"))]))
+        with psycopg.connect(url, autocommit=True) as other:
+            other.execute("UPDATE messages SET content = 'w' || chr(65534) || 'A' "
+                          "WHERE session_id = 's1' AND position = 0")
+        listed = await ok(store.unembedded("m", ("user",), 10))
+        kept = await ok(store.keep_vectors("m", [
+            (MessageKey(session_id=m.session_id, position=m.position, content=m.content),
+             (1.0, 0.0)) for m in listed]))
+    assert ([m.content for m in listed], kept) == (["w\ufffeA", "b"], 2)
