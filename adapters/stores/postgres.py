@@ -285,8 +285,14 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         :mod:`~harkback.adapters.stores.postgres_rewrite`); a read-only store only counts."""
         if self.readonly and not dry_run:
             return self._refused("be rewritten")
-        return self.run(lambda connection: postgres_rewrite.rewrite_all(
-            connection, edit, dry_run=dry_run), long=True)
+
+        def work(connection: Connection) -> Result[rewrite.RewriteReport, StoreUnavailable]:
+            try:  # Ctrl-C closes the store: no other chunk starts
+                return Success(postgres_rewrite.rewrite_all(
+                    connection, edit, dry_run=dry_run, stop=lambda: self._closed))
+            except postgres_rewrite.Stopped:
+                return Failure(StoreUnavailable(f"{self.where}: interrupted"))
+        return self._run_checked(work, long=True)
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the database holds (``harkback stats``)."""

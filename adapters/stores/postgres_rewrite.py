@@ -12,7 +12,9 @@ run stopped between chunks leaves none behind; then those whose text, note or qu
 function changes. Then ``VACUUM FULL`` rewrites the tables it touched, so the old text is
 gone from their files (the write-ahead log, backups and replicas hold it until they turn
 over: the server's business, not the store's). A role that may not vacuum them (not their
-owner) leaves the old row versions there, and the report's notes say so.
+owner) leaves the old row versions there, and the report's notes say so. Stopped (its
+store closing: Ctrl-C, SIGTERM), a run starts no other chunk but compacts what it wrote
+before it says so: a run again that finds nothing left to change would not.
 """
 
 from __future__ import annotations
@@ -52,12 +54,18 @@ _GENERATION = "SELECT generation FROM index_totals"
 Key = tuple[Any, ...]
 
 
+class Stopped(Exception):
+    """A rewrite asked to stop between two chunks; what it wrote is kept, and compacted."""
+
+
 def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool,
-                budget: Budget | None = None) -> rewrite.RewriteReport:
+                budget: Budget | None = None, stop: Callable[[], bool] = lambda: False
+                ) -> rewrite.RewriteReport:
     """Rewrite every session and cached summary (see the module); a dry run only counts.
 
     Chunks are cut by ``budget`` (by default :data:`CHUNK` sessions or an ingest's bytes),
-    its byte budget following how long each chunk's write held the lock.
+    its byte budget following how long each chunk's write held the lock. Once ``stop()``
+    says the store is closing, no other chunk starts: :class:`Stopped`, after compacting.
     """
     report = rewrite.RewriteReport()
     dropping: set[Key] = set()  # what the chunks dropped (a dry run: would drop)
@@ -65,22 +73,28 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool,
         ids = [restore(row[0]) for row in connection.execute(
             'SELECT id FROM sessions ORDER BY id COLLATE "C"')]
     budget = Budget(count=CHUNK) if budget is None else budget
-    wrote = False
+    wrote = stopped = False
     for part in batched(_sized(connection, ids), budget):
+        if stopped := stop():
+            break
         counts, written = _rewrite_chunk(connection, part, edit, write_it=not dry_run,
                                          dropping=dropping, held=budget.took)
         report, wrote = rewrite.added(report, counts), wrote or written
-    with connection.transaction():
-        if not dry_run:
-            take_write_lock(connection)
-        stale = set(_stale_summaries(connection, edit))
-        if stale and not dry_run:
-            with connection.cursor() as cursor:
-                cursor.executemany(_DROP_SUMMARY, list(stale))
+    stale: set[Key] = set()  # stopped: left to the run again (they hold what they held)
+    if not stopped:
+        with connection.transaction():
+            if not dry_run:
+                take_write_lock(connection)
+            stale = set(_stale_summaries(connection, edit))
+            if stale and not dry_run:
+                with connection.cursor() as cursor:
+                    cursor.executemany(_DROP_SUMMARY, list(stale))
     # Only after a change: VACUUM FULL locks each table whole, so on a shared store a
     # redact that found nothing must not stop every searcher and writer while it runs.
     changed = wrote or bool(stale) or bool(dropping)
     left = _compact(connection) if changed and not dry_run else ()
+    if stopped:
+        raise Stopped
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
                                  titles=report.titles,
                                  summaries_dropped=len(dropping | stale), notes=left)

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from harkback.adapters.stores.postgres import PostgresStore
-from harkback.adapters.stores.postgres_rewrite import rewrite_all
+from harkback.adapters.stores.postgres_rewrite import Stopped, rewrite_all
 from harkback.adapters.stores.postgres_writes import write
 from harkback.stages.batching import Budget
 from tests.adapters.stores.rewrite_turns import (
@@ -117,3 +117,28 @@ async def test_a_run_stopped_between_chunks_and_run_again_leaves_no_secret_in_th
         with psycopg.connect(url) as again:
             assert rewrite_all(again, redact_kiwi, dry_run=False).messages == 0
         assert b"kiwi" not in _file_bytes(admin, "messages")
+
+
+async def test_a_stop_during_a_rewrite_starts_no_other_chunk_and_compacts_what_it_wrote(
+        url: str) -> None:
+    """Ctrl-C or SIGTERM (the store closing) during a redact ends it once the chunk under
+    way is written, and the tables are compacted first, so the old text of what it wrote
+    leaves their files (a run again that finds nothing left there would not compact):
+    Ctrl-C waited for the whole run, its ``VACUUM FULL`` included."""
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([conversation("s0", ("user", "the key is kiwi")),
+                               conversation("s1", ("user", "nothing here"))]))
+    edited: list[str] = []
+
+    def edit(text: str) -> str:
+        edited.append(text)  # stopped as the first chunk is edited
+        return redact_kiwi(text)
+    with psycopg.connect(url, autocommit=True) as admin, psycopg.connect(url) as rewriting:
+        with pytest.raises(Stopped):
+            rewrite_all(rewriting, edit, dry_run=False, budget=Budget(count=1),
+                        stop=lambda: bool(edited))
+        stored = [row[0] for row in admin.execute(
+            'SELECT content FROM messages ORDER BY session_id COLLATE "C"')]
+        held = _file_bytes(admin, "messages")
+    assert stored == ["the key is [secret]", "nothing here"]
+    assert b"kiwi" not in held
