@@ -74,33 +74,39 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
     bar = Progress(total=batch, label=f"embed with {model}", enabled=progress)
     done = 0
     changed = 0  # batches in a row of which nothing could be kept
+    unkept: set[tuple[str, int]] = set()  # the last batch, when it gained no vector
     try:
         while True:
             pending = as_result(await vectors.unembedded(model, roles, batch).awaitable())
             if isinstance(pending, Failure):
                 return EmbedSummary(model=model, embedded=done, error=pending.failure())
-            if not pending.unwrap():
-                return EmbedSummary(model=model, embedded=done)
-            kept = as_result(await _embed_batch(vectors, embedder, pending.unwrap()).awaitable())
-            if isinstance(kept, Failure):
-                return EmbedSummary(model=model, embedded=done, error=kept.failure())
-            if kept.unwrap() == 0:
-                # Nothing could be kept (an ingest changed the messages meanwhile): their new
-                # text is listed next; stop only when that keeps happening, don't spin.
-                changed += 1
-                if changed < CHANGED_BATCHES:
-                    continue
+            # A batch that gained no vector and is listed again: an ingest changed its
+            # text meanwhile (one another embed run kept is not listed again). Its new text
+            # is embedded next; stop only when that keeps happening, don't spin.
+            changed = changed + 1 if unkept & _places(pending.unwrap()) else 0
+            if changed >= CHANGED_BATCHES:
                 # Said as it is: the store works, another writer is busy rewriting.
                 return EmbedSummary(model=model, embedded=done, error=StoreUnavailable(
                     "the text of the messages to embed kept changing while it was at the "
                     f"embedder ({CHANGED_BATCHES} batches in a row: an ingest or sync is "
                     "rewriting them)", transient=True))
-            changed = 0
+            if not pending.unwrap():
+                return EmbedSummary(model=model, embedded=done)
+            kept = as_result(await _embed_batch(vectors, embedder, pending.unwrap()).awaitable())
+            if isinstance(kept, Failure):
+                return EmbedSummary(model=model, embedded=done, error=kept.failure())
+            # Counted as the store counts it, the messages that gained a vector: two runs
+            # at once each counted what the other kept too.
+            unkept = set() if kept.unwrap() else _places(pending.unwrap())
             done += kept.unwrap()
             bar.total = done + batch
             bar.advance(kept.unwrap())
     finally:
         bar.finish()
+
+
+def _places(messages: Sequence[Message]) -> set[tuple[str, int]]:
+    return {(m.session_id, m.position) for m in messages}
 
 
 def _embed_batch(vectors: VectorStore, embedder: Embedder, messages: Sequence[Message]

@@ -4,7 +4,7 @@ machinery, which ``harkback ingest`` and ``import jsonl`` both run
 (:func:`~harkback.pipeline.importing.ingest_file`).
 
 Sessions are stored in batches cut by count, bytes and time (see
-:mod:`~harkback.pipeline.batching`), each its own transaction, so a large file commits in
+:mod:`~harkback.stages.batching`), each its own transaction, so a large file commits in
 steps and other writers get their turn between them.
 """
 
@@ -29,7 +29,7 @@ from harkback.adapters.sources.importing import (
     no_units,
     path_text,
 )
-from harkback.pipeline.batching import Budget, batched
+from harkback.stages.batching import Budget, batched
 from harkback.stages.errors import BadRecord, SourceUnreadable, StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.ingest_format import read_line

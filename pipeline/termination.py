@@ -5,7 +5,9 @@ Python's default for SIGTERM ends the process on the spot: ``harkback sync --jso
 write in flight was left to SQLite's journal. :func:`terminating` has it take Ctrl-C's way
 instead: the running command is cancelled, the batch being written commits whole and the
 store is closed, then the command line says ``harkback: terminated`` with the status a shell
-gives a process SIGTERM ended (143). Light: the standard library only.
+gives a process SIGTERM ended (143). It needs the standard library, and the size of an
+``embed`` batch for that command's line (:mod:`~harkback.pipeline.embed`, which the
+command line loads anyway).
 
 >>> with terminating() as stop:
 ...     stop.received
@@ -21,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
 
+from harkback.pipeline.embed import BATCH as EMBED_BATCH
 from harkback.pipeline.terminal import json_text
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
@@ -65,8 +68,10 @@ _STORED = ("the sessions stored before it are kept, each whole: the same command
            "goes on from there, storing none twice")
 KEPT_WHEN_STOPPED = {
     "ingest": _STORED, "import": _STORED, "sync": _STORED,
-    "embed": "the vectors made before it are kept: the same command run again goes on from "
-             "there",
+    # A batch at the embedder when stopped has no vectors yet: the next run asks again.
+    "embed": f"the vectors made before it are kept (the batch then at the embedder, up to "
+             f"{EMBED_BATCH} messages, is embedded again): the same command run again goes "
+             "on from there",
     # The store's close waits for the statement under way: a merge (VACUUM) begun ends
     # whole, one still waiting for the write lock never begins.
     "optimize": "the store is whole, optimised or as it was: the same command run again "
@@ -86,8 +91,8 @@ def interrupted(args: argparse.Namespace, stop: Termination) -> int:
     line on stderr: ``harkback: interrupted; ...`` and the kept part, for the commands that
     write).
 
-    >>> KEPT_WHEN_STOPPED["embed"]
-    'the vectors made before it are kept: the same command run again goes on from there'
+    >>> KEPT_WHEN_STOPPED["embed"][:36]
+    'the vectors made before it are kept '
     """
     word = "terminated" if stop.received else "interrupted"
     # A dry run stores nothing: its line claims nothing kept.

@@ -342,7 +342,7 @@ class VectorStore(Protocol):
 
     def keep_vectors(self, model: str, vectors: Sequence[tuple[MessageKey, Vector]]
                      ) -> FutureResult[int, StoreUnavailable]:
-        """Store vectors (replacing older ones of the same model); returns how many were kept.
+        """Store vectors (replacing older ones of the same model); how many messages gained one.
 
         A key whose message is gone, or no longer holds the key's ``content``, is skipped.
         """

@@ -81,8 +81,9 @@ class MemoryVectors:
     def keep_vectors(self, model: str, vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
                      ) -> FutureResult[int, StoreUnavailable]:
         """Store vectors of ``model`` (replacing older ones), scaled to unit length; returns
-        how many were kept. Keys of messages not stored are skipped; vectors of another
-        length than the model's stored ones fail the whole batch."""
+        how many messages gained one (a replaced vector is not counted again). Keys of
+        messages not stored are skipped; vectors of another length than the model's stored
+        ones fail the whole batch."""
         pairs = tuple(vectors)
 
         def work() -> Result[int, StoreUnavailable]:
@@ -99,9 +100,10 @@ class MemoryVectors:
                       for key, vector in pairs
                       if (key.session_id, key.position) in present
                       and key.content in (None, present[key.session_id, key.position])}
+            gained = sum(1 for place in latest if place not in kept)
             if latest:
                 self._vectors.setdefault(model, {}).update(latest)
-            return Success(len(latest))
+            return Success(gained)
         return self._run_checked(work)
 
     def nearest(self, query: ports.NearestQuery

@@ -16,8 +16,9 @@ lives beside it: connections, bounds and the schema check in
 :mod:`~harkback.adapters.stores.postgres_writes` (a large one beside a merge of the
 index's pending list, :mod:`~harkback.adapters.stores.postgres_merging`), vectors in
 :mod:`~harkback.adapters.stores.postgres_vectors`, the summary cache and import ledger in
-:mod:`~harkback.adapters.stores.postgres_extras`, removals and rewrites in
-:mod:`~harkback.adapters.stores.postgres_removal`.
+:mod:`~harkback.adapters.stores.postgres_extras`, removals in
+:mod:`~harkback.adapters.stores.postgres_removal` and rewrites in
+:mod:`~harkback.adapters.stores.postgres_rewrite`.
 
 >>> PostgresStore.open("postgresql://host:port/db").failure().reason.split(" (")[0]
 'not a PostgreSQL URL: postgresql://host:port/db'
@@ -42,6 +43,7 @@ from harkback.adapters.stores import (
     postgres_pending,
     postgres_reads,
     postgres_removal,
+    postgres_rewrite,
     postgres_search,
     postgres_titles,
     postgres_vectors,
@@ -283,11 +285,17 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
     def rewrite_texts(self, edit: rewrite.Edit, *, dry_run: bool = False
                       ) -> FutureResult[rewrite.RewriteReport, StoreUnavailable]:
         """Apply ``edit`` to every title, message and cached summary, in place (see
-        :mod:`~harkback.adapters.stores.postgres_removal`); a read-only store only counts."""
+        :mod:`~harkback.adapters.stores.postgres_rewrite`); a read-only store only counts."""
         if self.readonly and not dry_run:
             return self._refused("be rewritten")
-        return self.run(lambda connection: postgres_removal.rewrite_all(
-            connection, edit, dry_run=dry_run), long=True)
+
+        def work(connection: Connection) -> Result[rewrite.RewriteReport, StoreUnavailable]:
+            try:  # Ctrl-C closes the store: no other chunk starts
+                return Success(postgres_rewrite.rewrite_all(
+                    connection, edit, dry_run=dry_run, stop=lambda: self._closed))
+            except postgres_rewrite.Stopped:
+                return Failure(StoreUnavailable(f"{self.where}: interrupted"))
+        return self._run_checked(work, long=True)
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable]:
         """What the database holds (``harkback stats``)."""
@@ -322,7 +330,8 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
                      ) -> FutureResult[int, StoreUnavailable]:
         """Store vectors of ``model`` (replacing older ones) at unit length, in one
-        transaction; keys of messages not stored (or no longer holding the key's
+        transaction; returns how many messages gained one (a vector replaced is not
+        counted again). Keys of messages not stored (or no longer holding the key's
         ``content``) are skipped, and vectors unlike the
         model's stored ones (or each other), or not finite, fail the whole batch."""
         if self.readonly:

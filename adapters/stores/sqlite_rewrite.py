@@ -2,7 +2,10 @@
 
 Sessions are read a chunk at a time, rewritten (:mod:`harkback.stages.rewrite`) and the
 changed ones written again through the ingest's own write, so the full-text and title
-indexes follow and the schema's triggers drop the vectors of changed messages. The
+indexes follow and the schema's triggers drop the vectors of changed messages. A chunk is
+cut by count and by bytes, as an ingest's batches are (:mod:`~harkback.stages.batching`):
+its write holds the lock about a second however large the sessions, where 200 sessions
+of 5 MB held it past a waiting ingest's patience. The
 summaries cached for a changed session's lineage go in the same transaction as its
 chunk (:mod:`~harkback.adapters.stores.sql.lineage_cache`), so a run killed between
 chunks leaves none behind; then those whose text, note or query the function changes.
@@ -16,7 +19,8 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from harkback.adapters.stores.sql import fulltext, rows
@@ -28,6 +32,7 @@ from harkback.adapters.stores.sqlite_transaction import immediate, read_snapshot
 from harkback.adapters.stores.sqlite_writes import write_within
 from harkback.adapters.stores.write_turns import Patience, patiently
 from harkback.stages import rewrite
+from harkback.stages.batching import Budget, batched
 from harkback.stages.records import Conversation
 
 _MERGE_TITLES = "INSERT INTO session_titles_fts(session_titles_fts) VALUES('optimize')"
@@ -35,7 +40,13 @@ _MERGE_TITLES = "INSERT INTO session_titles_fts(session_titles_fts) VALUES('opti
 T = TypeVar("T")
 
 CHUNK = 200
-"""Sessions read and rewritten at a time."""
+"""Sessions read and rewritten at a time, at most."""
+
+# A session's size: what its chunk reads and writes (titles and ids are small beside it).
+_SIZES = ("SELECT j.value, (SELECT total(length(CAST(m.content AS BLOB)) "
+          "+ ifnull(length(CAST(m.tool_calls AS BLOB)), 0)) "
+          "FROM messages AS m WHERE m.session_id = j.value) "
+          "FROM json_each(?) AS j ORDER BY j.key")
 
 _SUMMARIES = ("SELECT root_session_id, content, query, model, prompt_version, text, note "
               "FROM summary_cache")
@@ -48,12 +59,16 @@ Key = tuple[str, ...]
 
 def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: bool,
                 patience: Patience | None = None,
-                stop: Callable[[], bool] = lambda: False) -> rewrite.RewriteReport:
+                stop: Callable[[], bool] = lambda: False,
+                budget: Budget | None = None) -> rewrite.RewriteReport:
     """Rewrite every session and cached summary in ``connection`` (see the module).
 
     Each write waits its turn while another connection holds the lock, for ``patience``
     (:mod:`~harkback.adapters.stores.write_turns`), as the store's other writes do, and
-    gives up waiting once ``stop()`` says the store is closing (Ctrl-C, SIGTERM).
+    gives up waiting once ``stop()`` says the store is closing (Ctrl-C, SIGTERM), when it
+    also starts no other chunk (``sqlite3.OperationalError``: interrupted). Chunks
+    are cut by ``budget`` (by default :data:`CHUNK` sessions or an ingest's bytes), and
+    its byte budget follows how long each chunk's write held the lock.
     """
     def step(work: Callable[[sqlite3.Connection], T]) -> T:
         return (work if patience is None else patiently(work, patience, stop=stop))(connection)
@@ -63,9 +78,15 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
     if not dry_run:
         connection.execute("PRAGMA secure_delete = ON")
     ids = [row[0] for row in connection.execute("SELECT id FROM sessions ORDER BY id")]
-    for start in range(0, len(ids), CHUNK):
-        chunk = functools.partial(_rewrite_chunk, ids=ids[start:start + CHUNK], edit=edit,
-                                  write=not dry_run, dropping=dropping)
+    budget = Budget(count=CHUNK) if budget is None else budget
+    for part in batched(_sized(connection, ids), budget):
+        if stop():
+            # Ctrl-C, SIGTERM: the chunks written are kept and a run again finishes the job
+            # (its merge and checkpoint run even when it finds nothing left to change).
+            # Only waits for the lock looked at stop(): a redact went on to its last chunk.
+            raise sqlite3.OperationalError("interrupted")
+        chunk = functools.partial(_rewrite_chunk, ids=part, edit=edit, write=not dry_run,
+                                  dropping=dropping, held=budget.took)
         counts = chunk(connection) if dry_run else step(chunk)
         report = rewrite.added(report, counts)
     if dry_run:
@@ -82,8 +103,17 @@ def rewrite_all(connection: sqlite3.Connection, edit: rewrite.Edit, *, dry_run: 
                                  titles=report.titles, summaries_dropped=dropped)
 
 
+def _sized(connection: sqlite3.Connection, ids: list[str]) -> Iterator[tuple[int, str]]:
+    """Each of ``ids`` with its size in bytes, asked :data:`CHUNK` at a time as they are
+    needed (each batch of them read whole: no statement stays open over a write)."""
+    for start in range(0, len(ids), CHUNK):
+        rows = connection.execute(_SIZES, (json_list(ids[start:start + CHUNK]),)).fetchall()
+        yield from ((int(size), session_id) for session_id, size in rows)
+
+
 def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewrite.Edit,
-                   write: bool = True, dropping: set[Key] | None = None
+                   write: bool = True, dropping: set[Key] | None = None,
+                   held: Callable[[float], None] = lambda seconds: None
                    ) -> rewrite.RewriteReport:
     """Rewrite the sessions ``ids``; what changed is counted.
 
@@ -94,7 +124,8 @@ def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewr
     under it only when another connection committed since (``PRAGMA data_version``).
     Read under the lock every time, a redact held it from its first chunk to its last.
     The summaries cached for the changed sessions' lineages are dropped in the write
-    transaction too (a dry run: found in the snapshot), their keys added to ``dropping``.
+    transaction too (a dry run: found in the snapshot), their keys added to ``dropping``;
+    ``held`` hears how long the write held the lock.
     """
     def edited() -> tuple[list[Conversation], rewrite.RewriteReport]:
         sessions = [rows.session_from_row(r) for r in execute(connection,
@@ -110,12 +141,14 @@ def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewr
     if not (changed and write):
         return counts
     with immediate(connection):
+        began = time.perf_counter()  # the lock taken: waiting for it is not holding it
         if _data_version(connection) != seen:
             changed, counts = edited()
         if changed:
             write_within(connection, changed)
             if dropping is not None:
                 dropping.update(_lineage_summaries(connection, changed, drop=True))
+    held(time.perf_counter() - began)
     return counts
 
 

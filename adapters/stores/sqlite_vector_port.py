@@ -65,8 +65,9 @@ class SqliteVectorPort:
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
                      ) -> FutureResult[int, StoreUnavailable]:
         """Store vectors of ``model`` (replacing older ones), scaled to unit length, in one
-        transaction; returns how many were kept. Keys of messages not stored are skipped,
-        and so are keys whose ``content`` the message no longer holds.
+        transaction; returns how many messages gained one (a vector replaced is not
+        counted again). Keys of messages not stored are skipped, and so are keys whose
+        ``content`` the message no longer holds.
 
         Vectors whose length differs from the model's stored ones (or from each other),
         or that hold a value that is not finite, fail the whole batch.

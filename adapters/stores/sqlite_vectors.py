@@ -166,8 +166,10 @@ def keep(connection: sqlite3.Connection, model: str,
          made_from: Mapping[tuple[str, int], str | None] = MappingProxyType({})
          ) -> Result[int, StoreUnavailable]:
     """Store ``latest`` (unit vectors of ``model`` by (session id, position)) in one
-    transaction; how many were kept (keys of messages not stored are skipped, and so are
-    those whose content is no longer the text ``made_from`` says their vector was made of).
+    transaction; how many messages gained a vector (a vector replaced, e.g. one another
+    run kept meanwhile, is not counted again). Keys of messages not stored are skipped, and
+    so are those whose content is no longer the text ``made_from`` says their vector was
+    made of.
     """
     if not latest:
         return Success(0)
@@ -188,13 +190,24 @@ def keep(connection: sqlite3.Connection, model: str,
                 connection.execute(vector_sql.SET_VECTOR_DIMENSIONS, (dimensions, model_id))
         # Read in the write transaction: no ingest can change a message between this
         # check and the vector's write.
-        found = [(index, message_id) for index, message_id, content in execute(
-                     connection, vector_sql.message_rows(keys)).fetchall()
-                 if made_from.get(keys[index]) in (None, content)]
+        found = [(key, int(row[0]), bool(row[1])) for key in keys
+                 if (row := connection.execute(vector_sql.KEPT_MESSAGE, (
+                     model_id, *key, made_from.get(key))).fetchone()) is not None
+                 and (row[2] or _holds(connection, int(row[0]), made_from.get(key)))]
         connection.executemany(vector_sql.UPSERT_VECTOR, [
-            (model_id, message_id, vector_sql.encode_vector(latest[keys[index]]))
-            for index, message_id in found])
-    return Success(len(found))
+            (model_id, message_id, vector_sql.encode_vector(latest[key]))
+            for key, message_id, _ in found])
+    return Success(sum(1 for _, _, had in found if not had))
+
+
+def _holds(connection: sqlite3.Connection, message_id: int, text: str | None) -> bool:
+    """Whether the message holds ``text`` as this store reads it: compared in SQL, bytes
+    that are not UTF-8 never matched the U+FFFD they are read as, so such a message was
+    never kept and every ``embed`` stopped at it. Read back only when SQL found them unlike
+    (its text changed, or such bytes): reading such bytes fails, and the store reads again
+    with them replaced."""
+    row = connection.execute(vector_sql.MESSAGE_CONTENT, (message_id,)).fetchone()
+    return row is not None and row[0] == text
 
 
 def _damaged(path: Path, model: str) -> StoreUnavailable:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -342,3 +344,31 @@ def test_an_embed_beside_an_ingest_that_keeps_changing_the_text_stops_saying_so(
     assert "kept changing" in done.stderr and "an ingest" in done.stderr, done.stderr
     # Nothing is broken: the advice is to wait for the other writer, not to fix something.
     assert "once it has passed, run it again" in done.stderr, done.stderr
+
+
+def test_ctrl_c_while_a_batch_is_at_the_embedder_says_that_batch_is_embedded_again(
+        sessions: Path, tmp_path: Path) -> None:
+    """Ctrl-C while the embedder holds a batch: that batch has no vectors yet, and the
+    line says so (it said only that the vectors made before were kept); the next run
+    embeds it."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    running: list[subprocess.Popen[str]] = []
+
+    def interrupt_on_first_request(received: Received) -> Reply:
+        if received.index == 0:
+            running[0].send_signal(signal.SIGINT)
+            running[0].wait(timeout=60)  # answered only once the run has stopped
+        return Reply()
+
+    with ChatServer(interrupt_on_first_request) as server:
+        running.append(subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "embed", "--db", str(db),
+             "--no-progress", "--embedder", f"openai:words@{server.url}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        _, err = running[0].communicate(timeout=90)
+        stopped = _vectors(db)
+        again = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
+    assert (running[0].returncode, stopped) == (130, 0)
+    assert "the batch then at the embedder, up to 64 messages, is embedded again" in err
+    assert (again.returncode, _vectors(db)) == (0, 6), again.stderr

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import attrs
 import pytest
 from returns.future import FutureResult
+from returns.result import Result
 from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.pipeline.embed import embed_missing
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import EmbedKind, Vector
+from harkback.stages.stage import as_result
 from tests.conftest import conversation
 from tests.support.embedding import ConceptEmbedder
 
@@ -108,3 +113,57 @@ async def test_an_embedder_answering_too_few_vectors_stops_the_run(store: Sqlite
     done = await embed_missing(store, _Short(), progress=False)
     assert not done.ok and "2 vectors for 3 texts" in done.describe()
     assert await _count(store) == 0
+
+
+@attrs.define
+class _InStep(ConceptEmbedder):
+    """Answers a call once the other run's embedder is asked too (two runs embed each batch
+    together), ``late`` seconds after it: the late run keeps what the other kept already."""
+
+    together: asyncio.Barrier = attrs.field(factory=lambda: asyncio.Barrier(2))
+    late: float = 0.0
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind
+              ) -> FutureResult[tuple[Vector, ...], ModelFailed]:
+        made = super().embed(texts, kind)
+
+        async def answer() -> Result[tuple[Vector, ...], ModelFailed]:
+            # Bounded: a run that stopped early leaves the other to go on alone.
+            with contextlib.suppress(TimeoutError, asyncio.BrokenBarrierError):
+                async with asyncio.timeout(5):
+                    await self.together.wait()
+            await asyncio.sleep(self.late)
+            return as_result(await made.awaitable())
+        return FutureResult(answer())
+
+
+async def test_two_runs_at_once_count_each_vector_once(store: SqliteStore) -> None:
+    """Two ``embed`` runs of one store, embedding the same batches together: between them
+    they report each message once (each reported all the vectors before), and the one that
+    always keeps second is not taken for a run whose text keeps changing."""
+    await _fill(store)
+    together = _InStep(late=0.0)
+    late = _InStep(together=together.together, late=0.2)
+    other = SqliteStore.open(store.path).unwrap()
+    try:
+        runs = await asyncio.gather(embed_missing(store, together, batch=8, progress=False),
+                                    embed_missing(other, late, batch=8, progress=False))
+    finally:
+        other.close()
+    assert [run.error for run in runs] == [None, None]
+    assert sum(run.embedded for run in runs) == await _count(store) == 30
+
+
+async def test_a_message_whose_stored_bytes_are_not_utf8_is_embedded(store: SqliteStore
+                                                                      ) -> None:
+    """A stored text that is not UTF-8 (a flipped bit, another program's write) is read as
+    U+FFFD, embedded so and kept: compared in SQL with that text it never matched the
+    stored bytes, so it was never kept and every ``embed`` stopped, saying the text "kept
+    changing"."""
+    await _fill(store, sessions=1)
+    with sqlite3.connect(store.path) as other:  # the bytes of "w", 0xff, "A"
+        other.execute("UPDATE messages SET content = CAST(X'77ff41' AS TEXT) "
+                      "WHERE session_id = 's0' AND position = 0")
+    done = await embed_missing(store, ConceptEmbedder(), batch=1, progress=False)
+    assert (done.error, done.embedded) == (None, 3)
+    assert await _count(store) == 3

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from harkback.pipeline.batching import BATCH
+from harkback.stages.batching import BATCH
 from tests.pipeline.sync_home import claude_line
 
 FILES = 1_000

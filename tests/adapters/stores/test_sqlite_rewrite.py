@@ -5,7 +5,7 @@ and a run killed between its chunks, then run again."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -15,35 +15,28 @@ from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_writes import write
 from harkback.adapters.stores.write_turns import is_busy
+from harkback.stages.batching import Budget
 from harkback.stages.records import Summary
 from harkback.stages.redact.scrub import redact
-from harkback.stages.rewrite import RewriteReport
 from tests.adapters.stores.rewrite_contract import PARAPHRASE, summary_key
+from tests.adapters.stores.rewrite_turns import (
+    BIG_SESSIONS,
+    redact_kiwi,
+    rewrite_beside_an_ingest,
+    two_rewrites_at_once,
+    watching_the_first,
+)
 from tests.adapters.stores.store_contract import ok
 from tests.conftest import conversation
 
 
-def _redact(text: str) -> str:
-    return text.replace("kiwi", "[secret]")
+def _busy(error: Exception) -> bool:
+    return isinstance(error, sqlite3.OperationalError) and is_busy(error)
 
 
-def _meanwhile(other: Callable[[], object]) -> tuple[Callable[[str], str], list[str]]:
-    """An edit that, on its first call (the rewrite has read a chunk, not yet written it),
-    has ``other`` write the file from another connection; a writer that finds the file
-    locked is noted in the list, and waits its turn (the test runs it again later)."""
-    waited: list[str] = []
-    tried: list[bool] = []
-
-    def edit(text: str) -> str:
-        if not tried:
-            tried.append(True)
-            try:
-                other()
-            except sqlite3.OperationalError as locked:
-                assert is_busy(locked)
-                waited.append(str(locked))
-        return _redact(text)
-    return edit, waited
+def _other(path: Path) -> sqlite3.Connection:
+    """Another writer of the file, which does not wait for its lock."""
+    return sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
 
 
 async def test_an_ingest_during_a_rewrite_keeps_its_update(tmp_path: Path) -> None:
@@ -53,19 +46,10 @@ async def test_an_ingest_during_a_rewrite_keeps_its_update(tmp_path: Path) -> No
     its first chunk to its last), then reads it again under the lock, the ingest's text
     holding nothing to change."""
     path = tmp_path / "h.db"
-    other = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
-    with SqliteStore.open(path).unwrap() as store:
-        await ok(store.ingest([conversation("s1", ("user", "the key is kiwi"))]))
-
-        def update() -> object:
-            return write(other, [conversation("s1", ("user", "UPDATED text"))])
-        edit, waited = _meanwhile(update)
-        report = await ok(store.rewrite_texts(edit))
-        if waited:
-            update()  # the ingest's turn, once the rewrite has committed
-        stored = await ok(store.messages(["s1"]))
-    other.close()
-    assert [m.content for m in stored] == ["UPDATED text"]
+    with SqliteStore.open(path).unwrap() as store, closing(_other(path)) as other:
+        stored, report, waited = await rewrite_beside_an_ingest(
+            store, lambda updated: write(other, [updated]), _busy)
+    assert stored == ["UPDATED text"]
     assert (report.sessions, report.messages, waited) == (0, 0, [])
 
 
@@ -73,22 +57,54 @@ async def test_two_rewrites_at_once_count_each_change_once(tmp_path: Path) -> No
     """A second redact run while the first holds a chunk finds that chunk already
     rewritten once its turn comes: the two reports together count each change once."""
     path = tmp_path / "h.db"
-    other = sqlite3.connect(path, timeout=0, isolation_level=None, check_same_thread=False)
-    with SqliteStore.open(path).unwrap() as store:
-        await ok(store.ingest([conversation("s1", ("user", "kiwi"), ("assistant", "kiwi"))]))
-        seconds: list[RewriteReport] = []
+    with SqliteStore.open(path).unwrap() as store, closing(_other(path)) as other:
+        stored, changes, _ = await two_rewrites_at_once(
+            store, lambda: rewrite_all(other, redact_kiwi, dry_run=False), _busy)
+    assert stored == ["[secret]", "[secret]"]
+    assert changes == 2
 
-        def second() -> object:
-            seconds.append(rewrite_all(other, _redact, dry_run=False))
-            return None
-        edit, waited = _meanwhile(second)
-        first = await ok(store.rewrite_texts(edit))
-        if waited:
-            second()
-        stored = await ok(store.messages(["s1"]))
-    other.close()
-    assert [m.content for m in stored] == ["[secret]", "[secret]"]
-    assert first.messages + sum(s.messages for s in seconds) == 2
+
+async def test_big_sessions_are_written_a_few_at_a_time_cut_by_bytes(tmp_path: Path) -> None:
+    """Sessions larger than the byte budget go in several write transactions, not one of
+    the chunk's 200 sessions: the first are committed (another connection reads them
+    redacted) before the last is read, and every one is redacted in the end."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest(BIG_SESSIONS))
+    with closing(sqlite3.connect(path)) as reader, closing(
+            sqlite3.connect(path, isolation_level=None)) as rewriting:
+        edit, first_when_last_read = watching_the_first(lambda: str(reader.execute(
+            "SELECT content FROM messages WHERE session_id = 's0'").fetchone()[0]))
+        report = rewrite_all(rewriting, edit, dry_run=False, budget=Budget(size=100_000))
+        stored = [row[0][:10] for row in reader.execute(
+            "SELECT content FROM messages ORDER BY session_id")]
+    assert first_when_last_read == ["[secret] 0"]
+    assert stored == [f"[secret] {i}" for i in range(4)]
+    assert (report.sessions, report.messages) == (4, 4)
+
+
+async def test_a_stop_during_a_rewrite_starts_no_other_chunk(tmp_path: Path) -> None:
+    """Ctrl-C or SIGTERM (``stop()``: the store is closing) during a redact ends it once
+    the chunk under way is written, which keeps its placeholders: only the waits for the
+    lock looked at it, so a redact of a large store went on to its last chunk. Run again,
+    it finishes the job."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        await ok(store.ingest(BIG_SESSIONS))
+    edited: list[str] = []
+
+    def edit(text: str) -> str:
+        edited.append(text[:6])  # stopped as the first chunk is edited
+        return redact_kiwi(text)
+    with closing(sqlite3.connect(path, isolation_level=None)) as rewriting:
+        with pytest.raises(sqlite3.OperationalError, match="interrupted"):
+            rewrite_all(rewriting, edit, dry_run=False, stop=lambda: bool(edited),
+                        budget=Budget(count=1))
+        stored = [row[0][:10] for row in rewriting.execute(
+            "SELECT content FROM messages ORDER BY session_id")]
+        again = rewrite_all(rewriting, redact_kiwi, dry_run=False)
+    assert stored == ["[secret] 0", "kiwi 1 lor", "kiwi 2 lor", "kiwi 3 lor"]
+    assert again.messages == 3
 
 
 class _Killed(Exception):

@@ -1,7 +1,8 @@
 """Write batches bounded by count, by bytes and by time, so no writer holds the lock long.
 
 An ingest or import stores its sessions in batches, one store transaction each, and while
-one runs every other writer waits (see :mod:`~harkback.adapters.stores.write_turns`). A
+one runs every other writer waits (see :mod:`~harkback.adapters.stores.write_turns`); a
+``redact`` (SQLite or PostgreSQL) writes its rewritten sessions the same way. A
 batch is cut when it reaches :attr:`Budget.count` sessions or :attr:`Budget.size` bytes of
 input, whichever comes first; and the byte budget follows the time the last write took:
 halved when a write took longer than :attr:`Budget.target_s`, grown back (up to its

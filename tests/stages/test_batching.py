@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harkback.pipeline.batching import SMALLEST_BYTES, Budget, batched
+from harkback.stages.batching import SMALLEST_BYTES, Budget, batched
 
 
 def test_batches_are_cut_by_count_or_bytes_whichever_comes_first() -> None:
