@@ -52,6 +52,7 @@ def prepare(connection: sqlite3.Connection) -> int:
     if has_title_schema(connection):
         stored, indexed = connection.execute(titles.COUNTS).fetchone()
         if stored == indexed:
+            _merge_as_written(connection)
             return 0
     with immediate(connection):
         for statement in schema.TITLE_SCHEMA:
@@ -59,7 +60,17 @@ def prepare(connection: sqlite3.Connection) -> int:
         missing = [Session(id=row[0], title=row[1], source=row[2])
                    for row in connection.execute(titles.MISSING)]
         replace(connection, missing)
+    _merge_as_written(connection)
     return len(missing)
+
+
+def _merge_as_written(connection: sqlite3.Connection) -> None:
+    # Kept in the index's own config table: set once per file, one read on later opens.
+    # Each write's commit adds a segment that every title lookup then reads; merged as
+    # they come, the index stays in a few (~0.06 ms a write; round 15).
+    setting = connection.execute(titles.MERGE_SETTING).fetchone()
+    if setting is None or setting[0] != titles.MERGE_AT:
+        connection.execute(titles.SET_MERGE, (titles.MERGE_AT,))
 
 
 def replace(connection: sqlite3.Connection, sessions: Sequence[Session]) -> None:

@@ -32,6 +32,14 @@ MISSING = ("SELECT id, title, source FROM sessions "
 """The sessions whose title is not indexed (written before the index existed, or by a
 writer that does not know it)."""
 
+MERGE_AT = 2
+"""FTS5's ``crisismerge`` for the title index: a write that leaves this many segments on a
+level merges them there and then (FTS5's default, 16, and its merging only after 64 leaves
+written, left a store's one-leaf writes in 5-12 segments; benchmarks/README.md, round 15)."""
+
+MERGE_SETTING = "SELECT v FROM session_titles_fts_config WHERE k = 'crisismerge'"
+SET_MERGE = "INSERT INTO session_titles_fts (session_titles_fts, rank) VALUES ('crisismerge', ?)"
+
 
 def unindex(session_ids: Iterable[str]) -> Statement:
     """Take these sessions' rows out of the full-text index (their text is kept beside it)."""

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from harkback.adapters.stores.sql import schema
+from harkback.adapters.stores.sql.fulltext import read_varint
 from harkback.adapters.stores.sqlite import SqliteStore
 from tests.adapters.stores.old_files import file_state, old_file, schema_names
 from tests.adapters.stores.store_contract import Make, match, ok
@@ -71,3 +72,33 @@ async def test_a_title_changed_by_another_writer_is_indexed_again(
         assert await ok(writer.search_titles(match("walrus"))) == ()
         found = await ok(writer.search_titles(match("narwhal")))
         assert sorted(h.session_id for h in found) == ["s1", "s2"]
+
+
+
+def _title_segments(path: Path) -> int:
+    # FTS5's structure record: a 4-byte cookie, then varints: levels, segments, ...
+    raw = sqlite3.connect(path)
+    try:
+        block = raw.execute("SELECT block FROM session_titles_fts_data WHERE id = 10").fetchone()[0]
+    finally:
+        raw.close()
+    _, at = read_varint(block, 4)
+    return read_varint(block, at)[0]
+
+
+async def test_many_small_writes_leave_the_title_index_in_few_segments(
+        tmp_path: Path, make_conversation: Make) -> None:
+    """Forty one-session writes (a commit and a new FTS5 segment each) leave the title index
+    in a few segments, and every title is still found, once."""
+    path = tmp_path / "h.db"
+    with SqliteStore.open(path).unwrap() as store:
+        for n in range(40):
+            await ok(store.ingest([make_conversation(f"s{n}", ("user", "x"),
+                                                     title=f"walrus plan{n}")]))
+    assert _title_segments(path) <= 3
+    with SqliteStore.open(path, readonly=True).unwrap() as reader:
+        hits = await ok(reader.search_titles(match("walrus", limit=100)))
+        assert sorted(h.session_id for h in hits) == sorted(f"s{n}" for n in range(40))
+        for n in (0, 17, 39):
+            one = await ok(reader.search_titles(match(f"plan{n}")))
+            assert [h.session_id for h in one] == [f"s{n}"]
