@@ -127,19 +127,25 @@ def _may_write(url: str, role: str) -> str:
     return url.replace("postgresql://harkback@", f"postgresql://{role}@")
 
 
-def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
-        url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
-    """A role that may write the tables but not vacuum them: ``redact`` rewrote the rows,
-    the server skipped the VACUUM FULL with a mere warning, and it said nothing while the
-    old row versions still held the secret. It now names the tables, their owner and
-    what stays in them, on stderr and in --json; their owner's redact then clears them."""
+def _secrets_and_a_writer(url: str, tmp_path: Path) -> tuple[str, str]:
+    """Sessions holding secrets stored as they are, and a new role that may write the
+    tables but not vacuum them: its name, and its URL."""
     ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
                         "--db", url)
     assert ingested.returncode == 0, ingested.stderr
     writer = unique_name("writer")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {writer} LOGIN")
-    as_writer = _may_write(url, writer)
+    return writer, _may_write(url, writer)
+
+
+def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
+        url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """A role that may write the tables but not vacuum them: ``redact`` rewrote the rows,
+    the server skipped the VACUUM FULL with a mere warning, and it said nothing while the
+    old row versions still held the secret. It now names the tables, their owner and
+    what stays in them, on stderr and in --json; their owner's redact then clears them."""
+    writer, as_writer = _secrets_and_a_writer(url, tmp_path)
     done = harkback("redact", "--json", "--db", as_writer)
     assert done.returncode == 0, done.stderr
     assert _search(url, AWS) == []  # the rows are redacted
@@ -159,13 +165,7 @@ def test_a_role_that_may_not_vacuum_is_told_each_run_until_the_owner_compacts(
     left to change, says so again (and its dry run that a compaction is pending) rather
     than nothing; the owner's redact, also finding nothing to change, compacts them, and
     the role is told nothing more."""
-    ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
-                        "--db", url)
-    assert ingested.returncode == 0, ingested.stderr
-    writer = unique_name("writer")
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(f"CREATE ROLE {writer} LOGIN")
-    as_writer = _may_write(url, writer)
+    writer, as_writer = _secrets_and_a_writer(url, tmp_path)
     assert harkback("redact", "--db", as_writer).returncode == 0
     again = harkback("redact", "--db", as_writer)
     dry = harkback("redact", "--dry-run", "--db", as_writer)
