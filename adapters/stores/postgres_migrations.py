@@ -17,7 +17,7 @@ tokenizes again the texts whose tokens changed).
 
 >>> from harkback.adapters.stores.migration import check_order
 >>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
-(True, 7)
+(True, 8)
 """
 
 from __future__ import annotations
@@ -102,6 +102,18 @@ MIGRATIONS: tuple[Migration[Connection], ...] = (
             "TG_TABLE_SCHEMA); RETURN NULL; END $$",
             SOURCE_INDEX,
         ),
+    ),
+    Migration(
+        version=8,
+        about="index_totals.unvacuumed: set by each chunk a redact writes and cleared by its "
+              "VACUUM FULL, so a redact stopped between them compacts when run again",
+        # The mark must outlive the run: a redact stopped otherwise than by Ctrl-C (the
+        # server gone, a kill) and run again found nothing to change, and skipped the
+        # VACUUM FULL that takes the old row versions, secrets included, out of the files.
+        # A constant default rewrites no row; IF NOT EXISTS, as a version set back by hand
+        # may hold it.
+        statements=("ALTER TABLE index_totals ADD COLUMN IF NOT EXISTS "
+                    "unvacuumed BIGINT NOT NULL DEFAULT 0",),
     ),
 )
 """Every step, oldest first; step *n* leads to version *n + 1*."""

@@ -14,7 +14,11 @@ gone from their files (the write-ahead log, backups and replicas hold it until t
 over: the server's business, not the store's). A role that may not vacuum them (not their
 owner) leaves the old row versions there, and the report's notes say so. Stopped (its
 store closing: Ctrl-C, SIGTERM), a run starts no other chunk but compacts what it wrote
-before it says so: a run again that finds nothing left to change would not.
+before it says so. Stopped otherwise (the server gone, a lock wait given up, a kill), it
+leaves ``index_totals.unvacuumed`` set: each write adds to it in its own transaction and
+only a ``VACUUM FULL`` that finished clears it, so a run again compacts even when it finds
+nothing left to change (it would not, and the secrets stayed in the files), and a dry run
+says the compaction is pending.
 """
 
 from __future__ import annotations
@@ -50,6 +54,12 @@ _SIZES = ("SELECT j.id, (SELECT COALESCE(sum(octet_length(m.content) "
           "ORDER BY j.place")
 # Moved by every harkback write (an ingest's, a removal's), under the write lock.
 _GENERATION = "SELECT generation FROM index_totals"
+# The writes of redacts not compacted since (schema version 8): set with each write, in
+# its transaction, so a run stopped anywhere after it leaves the mark.
+_MARK = "UPDATE index_totals SET unvacuumed = unvacuumed + 1"
+_MARKED = "SELECT unvacuumed FROM index_totals"
+# Compare-and-set: another redact's write since the read was not compacted by this run.
+_UNMARK = "UPDATE index_totals SET unvacuumed = 0 WHERE unvacuumed = %s"
 
 Key = tuple[Any, ...]
 
@@ -89,10 +99,17 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool,
             if stale and not dry_run:
                 with connection.cursor() as cursor:
                     cursor.executemany(_DROP_SUMMARY, list(stale))
-    # Only after a change: VACUUM FULL locks each table whole, so on a shared store a
-    # redact that found nothing must not stop every searcher and writer while it runs.
-    changed = wrote or bool(stale) or bool(dropping)
-    left = _compact(connection) if changed and not dry_run else ()
+                connection.execute(_MARK)
+    with connection.transaction():  # read before compacting: see _compact
+        marked = int((connection.execute(_MARKED).fetchone() or (0,))[0])
+    # Only after a change (this run's, or one a stopped run left): VACUUM FULL locks each
+    # table whole, so on a shared store a redact that found nothing must not stop every
+    # searcher and writer while it runs.
+    changed = wrote or bool(stale) or bool(dropping) or marked > 0
+    if dry_run:
+        left = _pending(connection) if marked else ()
+    else:
+        left = _compact(connection, marked) if changed else ()
     if stopped:
         raise Stopped
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
@@ -139,6 +156,7 @@ def _rewrite_chunk(connection: Connection, ids: list[str], edit: rewrite.Edit, *
             changed, counts = edited()
         if changed:
             write(connection, changed)
+            connection.execute(_MARK)
             found = _lineage_summaries(connection, changed)
             if found:
                 with connection.cursor() as cursor:
@@ -165,19 +183,32 @@ _REWRITTEN = ("messages", "sessions", "summary_cache")
 """The tables a rewrite changes rows of."""
 
 
-def _compact(connection: Connection) -> tuple[str, ...]:
-    """Rewrite the tables a rewrite touched, leaving no old row version in their files;
-    what this role could not rewrite (not their owner) is returned as a note saying what
-    stays where."""
+def _compact(connection: Connection, marked: int) -> tuple[str, ...]:
+    """Rewrite the tables a rewrite touched, leaving no old row version in their files,
+    then clear the mark if it still reads ``marked`` (read before: a write since may have
+    been after a table's VACUUM); what this role could not rewrite (not their owner) keeps
+    the mark, and is returned as a note saying what stays where."""
     connection.autocommit = True  # VACUUM runs outside a transaction
     try:
         found = connection.execute(NOT_VACUUMABLE, (list(_REWRITTEN),)).fetchone()
         for table in _REWRITTEN:  # a table it may not vacuum is skipped, with a warning
             connection.execute(f"VACUUM (FULL, ANALYZE) {table}")
+        if found is None or not found[0]:
+            connection.execute(_UNMARK, (marked,))
+            return ()
     finally:
         connection.autocommit = False
-    if found is None or not found[0]:
-        return ()
     return (f"{connection.info.user} may not vacuum {found[0]}: the rows are redacted, but "
             "their old versions stay in those tables' files, secrets included, until their "
-            "owner runs VACUUM FULL on them",)
+            "owner runs `harkback redact` on this store (its VACUUM FULL also ends this note)",)
+
+
+def _pending(connection: Connection) -> tuple[str, ...]:
+    """The note of a dry run finding the mark set: a redact stopped before compacting."""
+    with connection.transaction():
+        found = connection.execute(NOT_VACUUMABLE, (list(_REWRITTEN),)).fetchone()
+    until = ("their owner runs `harkback redact` on this store" if found is not None
+             and found[0] else "`harkback redact` (without --dry-run) compacts them")
+    return ("a compaction is pending: a redact stopped before its VACUUM FULL, so old row "
+            "versions of what it rewrote, secrets included, stay in the tables' files "
+            f"until {until}",)

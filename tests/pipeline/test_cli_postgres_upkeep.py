@@ -127,30 +127,56 @@ def _may_write(url: str, role: str) -> str:
     return url.replace("postgresql://harkback@", f"postgresql://{role}@")
 
 
-def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
-        url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
-    """A role that may write the tables but not vacuum them: ``redact`` rewrote the rows,
-    the server skipped the VACUUM FULL with a mere warning, and it said nothing while the
-    old row versions still held the secret. It now names the tables, their owner and
-    what stays in them, on stderr and in --json; their owner's redact then clears them."""
+def _secrets_and_a_writer(url: str, tmp_path: Path) -> tuple[str, str]:
+    """Sessions holding secrets stored as they are, and a new role that may write the
+    tables but not vacuum them: its name, and its URL."""
     ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--keep-secrets",
                         "--db", url)
     assert ingested.returncode == 0, ingested.stderr
     writer = unique_name("writer")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {writer} LOGIN")
-    as_writer = _may_write(url, writer)
+    return writer, _may_write(url, writer)
+
+
+def test_redact_by_a_role_that_may_not_vacuum_says_what_copies_remain(
+        url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """A role that may write the tables but not vacuum them: ``redact`` rewrote the rows,
+    the server skipped the VACUUM FULL with a mere warning, and it said nothing while the
+    old row versions still held the secret. It now names the tables, their owner and
+    what stays in them, on stderr and in --json; their owner's redact then clears them."""
+    writer, as_writer = _secrets_and_a_writer(url, tmp_path)
     done = harkback("redact", "--json", "--db", as_writer)
     assert done.returncode == 0, done.stderr
     assert _search(url, AWS) == []  # the rows are redacted
     assert AWS.encode() in _table_bytes(postgres_server, url)  # old versions are not
     note = (f"{writer} may not vacuum messages (owner harkback), sessions (owner harkback), "
             "summary_cache (owner harkback): the rows are redacted, but their old versions "
-            "stay in those tables' files, secrets included, until their owner runs VACUUM FULL "
-            "on them")
+            "stay in those tables' files, secrets included, until their owner runs `harkback "
+            "redact` on this store (its VACUUM FULL also ends this note)")
     assert done.stderr == f"harkback: note: {note}\n"
     payload = json.loads(done.stdout)
     assert payload["notes"] == [note]
+
+
+def test_a_role_that_may_not_vacuum_is_told_each_run_until_the_owner_compacts(
+        url: str, postgres_server: PostgresServer, tmp_path: Path) -> None:
+    """The old row versions a writing role could not vacuum: its next redact, with nothing
+    left to change, says so again (and its dry run that a compaction is pending) rather
+    than nothing; the owner's redact, also finding nothing to change, compacts them, and
+    the role is told nothing more."""
+    writer, as_writer = _secrets_and_a_writer(url, tmp_path)
+    assert harkback("redact", "--db", as_writer).returncode == 0
+    again = harkback("redact", "--db", as_writer)
+    dry = harkback("redact", "--dry-run", "--db", as_writer)
+    assert f"{writer} may not vacuum messages" in again.stderr
+    assert "a compaction is pending" in dry.stderr
+    assert "until their owner runs `harkback redact` on this store" in dry.stderr
+    owners = harkback("redact", "--db", url)
+    assert owners.returncode == 0, owners.stderr
+    assert AWS.encode() not in _table_bytes(postgres_server, url)
+    after = harkback("redact", "--db", as_writer)
+    assert (after.returncode, after.stderr) == (0, "")
 
 
 def test_redact_rewrites_the_tables_only_after_a_change(url: str, tmp_path: Path) -> None:

@@ -61,8 +61,9 @@ def _version_1(url: str) -> None:
 
 
 def _back_to_version_1(url: str) -> None:
-    """Undo steps 2 to 4 and 7 (rows stay): what a version-1 store held."""
+    """Undo steps 2 to 4, 7 and 8 (rows stay): what a version-1 store held."""
     with psycopg.connect(url) as connection:
+        connection.execute("ALTER TABLE index_totals DROP COLUMN unvacuumed")
         connection.execute("DROP INDEX sessions_source")
         for trigger in ("messages_deleted", "messages_rewritten", "messages_truncated"):
             connection.execute(f"DROP TRIGGER {trigger} ON messages")

@@ -5,6 +5,8 @@ cut by bytes, so other writers take their turns between them."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -94,19 +96,13 @@ def _file_bytes(admin: Connection, table: str) -> bytes:
     return b"".join(p.read_bytes() for p in Path(row[0]).glob(f"{row[1]}*"))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "review29b: chunks commit on their own, so a run stopped after the last chunk that "
-    "changed something (the server gone, a lock wait given up, a kill) and run again finds "
-    "nothing to change and skips VACUUM FULL; the old row versions keep the secret. A fix "
-    "needs a mark that outlives the run (a schema step), see /work/notes/h_review29b.md"))
-async def test_a_run_stopped_between_chunks_and_run_again_leaves_no_secret_in_the_file(
-        url: str) -> None:
-    """The chunk holding the secret commits, then the server drops the connection; the
-    run again has nothing left to rewrite, and the table's file must not hold the secret."""
+async def _cut_between_chunks(url: str, admin: Connection) -> None:
+    """A redact of ``s0`` (holding ``kiwi``) and ``s1`` (nothing) whose connection the
+    server drops once ``s0``'s chunk has committed: not Ctrl-C, so it could not compact."""
     with PostgresStore.open(url).unwrap() as store:
         await ok(store.ingest([conversation("s0", ("user", "the key is kiwi")),
                                conversation("s1", ("user", "nothing here"))]))
-    with psycopg.connect(url, autocommit=True) as admin, psycopg.connect(url) as dropped:
+    with psycopg.connect(url) as dropped:
         def edit(text: str) -> str:
             if text == "nothing here":  # s0's chunk is committed: its connection goes
                 admin.execute("SELECT pg_terminate_backend(%s)",
@@ -114,9 +110,55 @@ async def test_a_run_stopped_between_chunks_and_run_again_leaves_no_secret_in_th
             return redact_kiwi(text)
         with pytest.raises(psycopg.OperationalError):
             rewrite_all(dropped, edit, dry_run=False, budget=Budget(count=1))
+
+
+async def test_a_run_stopped_between_chunks_and_run_again_leaves_no_secret_in_the_file(
+        url: str) -> None:
+    """The chunk holding the secret commits, then the server drops the connection; the
+    run again has nothing left to rewrite, and the table's file must not hold the secret
+    (the run again skipped VACUUM FULL: the mark the first run left makes it compact)."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        await _cut_between_chunks(url, admin)
         with psycopg.connect(url) as again:
             assert rewrite_all(again, redact_kiwi, dry_run=False).messages == 0
         assert b"kiwi" not in _file_bytes(admin, "messages")
+
+
+async def test_a_dry_run_says_a_compaction_is_pending_until_a_run_compacts(url: str) -> None:
+    """After a run stopped between chunks, a dry run (which changes nothing) says the
+    old row versions wait for a run's VACUUM FULL; once a run has compacted, it does not."""
+    with psycopg.connect(url, autocommit=True) as admin:
+        await _cut_between_chunks(url, admin)
+    with psycopg.connect(url) as connection:
+        pending = rewrite_all(connection, redact_kiwi, dry_run=True).notes
+        again = rewrite_all(connection, redact_kiwi, dry_run=True).notes
+        rewrite_all(connection, redact_kiwi, dry_run=False)
+        after = rewrite_all(connection, redact_kiwi, dry_run=True).notes
+    assert len(pending) == 1 and pending[0].startswith("a compaction is pending")
+    assert (again, after) == (pending, ())
+
+
+async def test_a_write_during_the_compaction_keeps_the_mark(url: str) -> None:
+    """Another redact's chunk committed while this one's VACUUM FULL runs may follow the
+    table it would have cleared: the mark it added stays, for a run again to compact."""
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([conversation("s0", ("user", "the key is kiwi"))]))
+    with psycopg.connect(url) as other, psycopg.connect(url) as rewriting, \
+            psycopg.connect(url, autocommit=True) as watching:
+        other.execute("LOCK TABLE summary_cache IN ACCESS SHARE MODE")  # VACUUM FULL waits
+        running = threading.Thread(target=rewrite_all, args=(rewriting, redact_kiwi),
+                                   kwargs={"dry_run": False})
+        running.start()
+        while running.is_alive() and watching.execute(
+                "SELECT wait_event_type, query FROM pg_stat_activity WHERE pid = %s",
+                (rewriting.info.backend_pid,)).fetchone() != (
+                    "Lock", "VACUUM (FULL, ANALYZE) summary_cache"):
+            time.sleep(0.01)
+        other.execute("UPDATE index_totals SET unvacuumed = unvacuumed + 1")  # its chunk
+        other.commit()
+        running.join()
+        marked = watching.execute("SELECT unvacuumed FROM index_totals").fetchone()
+    assert marked == (2,)  # this run's chunk and the other's: neither is cleared
 
 
 async def test_a_stop_during_a_rewrite_starts_no_other_chunk_and_compacts_what_it_wrote(

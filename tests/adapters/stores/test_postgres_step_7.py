@@ -24,6 +24,7 @@ from harkback.adapters.stores.postgres_writes import take_write_lock
 from harkback.adapters.stores.sql.migrations import SOURCE_INDEX
 from tests.adapters.stores.store_contract import failed, ok
 from tests.adapters.stores.test_migrations import CORPUS
+from tests.adapters.stores.test_postgres_step_8 import back_to_version_7
 from tests.conftest import conversation
 from tests.support.new_stores import new_database
 from tests.support.postgres_server import USER, PostgresServer, waits_for_a_lock
@@ -50,8 +51,9 @@ def in_schema(url: str, name: str) -> str:
 
 
 def back_to_version_6(url: str) -> None:
-    """Undo step 7 (rows stay): the trigger function as step 4 made it (through the
+    """Undo steps 8 and 7 (rows stay): the trigger function as step 4 made it (through the
     caller's search path), no ``sessions_source``, version 6."""
+    back_to_version_7(url)
     with psycopg.connect(url) as connection:
         connection.execute(STEP_4_FUNCTION.replace("CREATE FUNCTION", "CREATE OR REPLACE "
                                                    "FUNCTION"))
@@ -67,8 +69,8 @@ async def made(url: str, how: str) -> None:
     if how == "migrated":
         back_to_version_6(url)
         with PostgresStore.open(url).unwrap() as store:
-            assert store.schema == Migrated(6, SCHEMA_VERSION, (MIGRATIONS[-1].about,),
-                                            latest=SCHEMA_VERSION)
+            assert store.schema == Migrated(6, SCHEMA_VERSION, tuple(
+                m.about for m in MIGRATIONS[5:]), latest=SCHEMA_VERSION)
 
 
 async def older_store_for(database: str, role: str, *granted: str) -> tuple[str, str]:
@@ -188,9 +190,9 @@ async def test_a_member_role_is_told_who_may_migrate(database: str) -> None:
         "GRANT USAGE, CREATE ON SCHEMA hb TO {role}",
         "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA hb TO {role}")
     refused = PostgresStore.open(member).failure().reason
-    assert refused.endswith(f"only the owner of its tables ({USER}) may migrate it to 7 (must "
-                            f"be owner of function harkback_rewritten); have role {USER} run "
-                            "`harkback migrate`"), refused
+    assert refused.endswith(f"only the owner of its tables ({USER}) may migrate it to "
+                            f"{SCHEMA_VERSION} (must be owner of function harkback_rewritten); "
+                            f"have role {USER} run `harkback migrate`"), refused
     still_at_version_6(url)
 
 
@@ -244,7 +246,7 @@ async def test_a_reading_role_is_told_each_owner_of_tables_with_several(database
         database, "step7_reader_of_two", "CREATE ROLE step7_cache_owner",
         "ALTER TABLE hb.summary_cache OWNER TO step7_cache_owner", *READING)
     refused = PostgresStore.open(reader, readonly=True).failure().reason
-    assert (f"reads only 7: have a role holding the rights of each of {USER}, "
+    assert (f"reads only {SCHEMA_VERSION}: have a role holding the rights of each of {USER}, "
             "step7_cache_owner (its tables have several owners) run `harkback migrate --db "
             in refused and "\n" not in refused), refused
     still_at_version_6(url)
@@ -262,6 +264,7 @@ async def test_a_member_of_one_owner_is_told_each_owner_of_tables_with_several(
     refused = PostgresStore.open(member).failure().reason
     assert refused.endswith(
         f"only a role holding the rights of each owner of its tables ({USER}, "
-        "step7_sessions_owner) may migrate it to 7 (must be owner of table sessions); have "
+        f"step7_sessions_owner) may migrate it to {SCHEMA_VERSION} (must be owner of table "
+        "sessions); have "
         "such a role run `harkback migrate`"), refused
     still_at_version_6(url)
