@@ -65,6 +65,14 @@ def _flipped_index_page(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
+def _orphan_vector(db: Path) -> None:
+    """A vector left of a message no longer stored (the triggers bypassed by hand)."""
+    with sqlite3.connect(db) as connection:
+        connection.execute("INSERT INTO vector_models (name, dimensions) VALUES ('m', 2)")
+        connection.execute("INSERT INTO message_vectors (model_id, message_id, vector) "
+                           "VALUES (1, 99999, x'0000803f0000803f')")
+
+
 def _truncated(db: Path) -> None:
     data = db.read_bytes()
     db.write_bytes(data[:len(data) // 2])
@@ -97,6 +105,7 @@ def test_a_whole_store_is_fine_and_not_written(tmp_path: Path) -> None:
     (_unindexed, "the titles' index is out of step", "quokka"),
     (_wrong_shadow_row, "messages_fts cannot be read whole", "kubernetes"),
     (_flipped_index_page, "missing from index sessions_started", "kubernetes"),
+    (_orphan_vector, "1 vectors belong to no stored message", "kubernetes"),
 ])
 def test_damage_in_an_index_is_found_and_repaired(
         tmp_path: Path, damage: Callable[[Path], None], said: str, query: str) -> None:
