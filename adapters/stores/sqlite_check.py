@@ -2,7 +2,7 @@
 fine and what is damaged (:class:`~harkback.adapters.stores.store_check.Diagnosis`).
 
 Four looks, each in its own function: SQLite's ``PRAGMA integrity_check`` (every page,
-every B-tree index against its table), the two full-text indexes read whole, harkback's
+every B-tree index against its table), the two full-text indexes checked whole, harkback's
 own consistency (every message in the index, every session's title, no vector of a
 message gone), and the schema version. The file is opened read-only
 (:func:`~harkback.adapters.sqlite_files.connect_read_only`): a check writes nothing.
@@ -33,6 +33,10 @@ DERIVED = re.compile(r"(messages_fts|session_titles_fts)(_\w+)?|session_titles")
 """The tables harkback fills from the stored messages and titles (the indexes, their
 shadow tables, the titles' index text): damage in them is rebuilt, not lost."""
 
+OWN_CHECK_BYTES = 256 * 2**20
+"""The largest file whose full-text indexes FTS5's own ``integrity-check`` checks, on a
+copy held in memory; a larger one's are read whole instead (:func:`_read_whole`)."""
+
 _MISSING = ("SELECT COUNT(*) FROM messages "
             "WHERE id NOT IN (SELECT id FROM messages_fts_docsize)")
 _EXTRA = ("SELECT COUNT(*) FROM messages_fts_docsize "
@@ -61,7 +65,7 @@ def check(path: Path) -> Diagnosis:
             if damaged:  # not harkback's, or from a newer harkback: nothing more to read
                 return Diagnosis(tuple(fine), tuple(damaged), False, str(path), advice)
             derived_only = _pages(connection, fine, damaged)
-            _indexes(connection, fine, damaged)
+            _indexes(connection, path, fine, damaged)
             _consistency(connection, fine, damaged)
     except sqlite3.Error as error:
         # What could not even be read (a page of the schema, a truncated file).
@@ -142,14 +146,42 @@ def _owner(line: str, pages: dict[int, str]) -> str | None:
     return pages.get(int(page.group(1))) if page else None
 
 
-def _indexes(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) -> None:
-    """Read every term of each full-text index (``fts5vocab``, in the connection's own
-    temporary schema: the file is not written). FTS5's own ``integrity-check`` is a write
-    statement, which a read-only connection refuses; reading every doclist finds the
-    same broken pages, though not a term listed under a wrong page."""
-    for index in INDEXES:
-        if not connection.execute(_HAS, (index,)).fetchone()[0]:
-            continue
+def _indexes(connection: sqlite3.Connection, path: Path, fine: list[str],
+             damaged: list[str]) -> None:
+    """Each full-text index checked whole: by FTS5's own ``integrity-check`` on a copy in
+    memory of a file up to :data:`OWN_CHECK_BYTES`, else by reading every term of it."""
+    present = [i for i in INDEXES if connection.execute(_HAS, (i,)).fetchone()[0]]
+    if path.stat().st_size <= OWN_CHECK_BYTES:
+        _fts5_checked(connection, present, fine, damaged)
+    else:
+        _read_whole(connection, present, fine, damaged)
+
+
+def _fts5_checked(connection: sqlite3.Connection, indexes: list[str], fine: list[str],
+                  damaged: list[str]) -> None:
+    # FTS5's integrity-check is a write statement, which a read-only connection refuses:
+    # it runs on a copy. Of a contentless index it checks the structure (each segment,
+    # each page, the page index against the pages): there is no text to compare.
+    copy = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        connection.backup(copy)
+        for index in indexes:
+            try:
+                copy.execute(f"INSERT INTO {index}({index}) VALUES('integrity-check')")
+                fine.append(f"the full-text index {index} passes FTS5's integrity-check")
+            except sqlite3.DatabaseError as error:
+                damaged.append(f"the full-text index {index} fails FTS5's integrity-check "
+                               f"({error})")
+    finally:
+        copy.close()
+
+
+def _read_whole(connection: sqlite3.Connection, indexes: list[str], fine: list[str],
+                damaged: list[str]) -> None:
+    """Read every term of each index (``fts5vocab``, in the connection's own temporary
+    schema: the file is not written), which finds a broken page of postings, though not
+    a page index out of step with its pages."""
+    for index in indexes:
         vocabulary = f"temp.{index}_check"
         connection.execute(f"DROP TABLE IF EXISTS {vocabulary}")
         connection.execute(f"CREATE VIRTUAL TABLE {vocabulary} USING fts5vocab(main, {index}, row)")

@@ -103,7 +103,7 @@ def test_a_whole_store_is_fine_and_not_written(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("damage", "said", "query"), [
     (_unindexed, "2 of 82 messages are missing", "kubernetes"),
     (_unindexed, "the titles' index is out of step", "quokka"),
-    (_wrong_shadow_row, "messages_fts cannot be read whole", "kubernetes"),
+    (_wrong_shadow_row, "messages_fts fails FTS5's integrity-check", "kubernetes"),
     (_flipped_index_page, "missing from index sessions_started", "kubernetes"),
     (_orphan_vector, "1 vectors belong to no stored message", "kubernetes"),
 ])

@@ -1,4 +1,5 @@
-"""A repair killed midway leaves the file as it was: the rebuild is one transaction."""
+"""A repair killed midway leaves the file as it was: the rebuild is one transaction. A file
+too large to copy into memory for FTS5's own check has its indexes read whole instead."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from harkback.adapters.stores import sqlite_check
 from harkback.adapters.stores.sqlite_check import check
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested
-from tests.pipeline.test_cli_check import _unindexed
+from tests.pipeline.test_cli_check import SESSIONS, _unindexed, _wrong_shadow_row
 
 KILLED = """
 import os, signal, sys
@@ -39,3 +43,16 @@ def test_a_repair_killed_midway_leaves_the_old_state(tmp_path: Path) -> None:
     after = check(db)  # a read-only open reads past the killed writer's uncommitted pages
     assert (after.damaged, after.fine) == (before.damaged, before.fine)
     assert "1 of 41 messages are missing" in " ".join(after.damaged)
+
+
+def test_a_large_files_broken_index_is_found_by_reading_it_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = ingested(tmp_path, SESSIONS)
+    _wrong_shadow_row(db)
+    own = check(db)
+    monkeypatch.setattr(sqlite_check, "OWN_CHECK_BYTES", 0)
+    read = check(db)
+    assert [line.split(" (")[0] for line in own.damaged + read.damaged] == [
+        "the full-text index messages_fts fails FTS5's integrity-check",
+        "the full-text index messages_fts cannot be read whole"]
+    assert read.rebuildable
