@@ -22,6 +22,7 @@ from harkback.pipeline.command_kit import (
     CliError,
     db_of,
     needs_file,
+    opened,
 )
 from harkback.pipeline.in_memory import in_memory_note
 from harkback.pipeline.output import print_json
@@ -38,6 +39,8 @@ async def check(args: argparse.Namespace) -> int:
     if kind == "postgresql":
         return _postgres(args, target)
     if kind != "sqlite":
+        # A URL of another kind: refused in the words every command refuses it with.
+        opened(wiring.open_store(target, readonly=True))
         raise CliError(f"{target} names no store harkback checks", EXIT_USAGE)
     if not args.repair:
         from harkback.adapters.stores.sqlite_check import check as check_file

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
-from harkback.adapters.stores.store_check import ROOM, Diagnosis, bounded
+from harkback.adapters.stores.store_check import ROOM, Diagnosis, bounded, way_out
 from harkback.stages.shell_words import shell_quoted
 
 INDEXES = ("messages_fts", "session_titles_fts")
@@ -32,6 +32,9 @@ INDEXES = ("messages_fts", "session_titles_fts")
 DERIVED = re.compile(r"(messages_fts|session_titles_fts)(_\w+)?|session_titles")
 """The tables harkback fills from the stored messages and titles (the indexes, their
 shadow tables, the titles' index text): damage in them is rebuilt, not lost."""
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first bytes of every SQLite database file."""
 
 OWN_CHECK_BYTES = 256 * 2**20
 """The largest file whose full-text indexes FTS5's own ``integrity-check`` checks, on a
@@ -68,11 +71,24 @@ def check(path: Path) -> Diagnosis:
             _indexes(connection, path, fine, damaged)
             _consistency(connection, fine, damaged)
     except sqlite3.Error as error:
+        if path.is_file() and not _has_sqlite_header(path):
+            return Diagnosis(damaged=("the file is not a SQLite database: it does not start "
+                                      "with SQLite's header",), db=str(path),
+                             advice=f"pass --db the path of a harkback store; if this file "
+                                    f"was one, {way_out(str(path))}")
         # What could not even be read (a page of the schema, a truncated file).
         damaged.append(f"the file cannot be read: {error}")
         derived_only = False
     return Diagnosis(tuple(fine), bounded(damaged), derived_only and bool(damaged),
                      str(path), advice)
+
+
+def _has_sqlite_header(path: Path) -> bool:
+    try:
+        with path.open("rb") as file:
+            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

@@ -159,3 +159,16 @@ def test_the_corrupt_line_names_the_check(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "the database file is corrupt" in done.stderr
     assert f"run harkback check --db {db}" in done.stderr, done.stderr
+
+
+def test_a_file_that_is_no_sqlite_database_is_said_to_be_none(tmp_path: Path) -> None:
+    """Not "the stored messages are damaged" alone: it may never have been a store."""
+    db = tmp_path / "notes.db"
+    db.write_text("my notes, not a database\n", encoding="utf-8")
+    done = run("check", "--repair", "--json", db=db)
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert found["damaged"] == [
+        "the file is not a SQLite database: it does not start with SQLite's header"]
+    assert found["next_step"].startswith("pass --db the path of a harkback store; if this")
+    assert db.read_text(encoding="utf-8") == "my notes, not a database\n"
