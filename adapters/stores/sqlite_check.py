@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only
+from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is_hot_journal
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.store_check import ROOM, Diagnosis, bounded, way_out
 from harkback.stages.shell_words import shell_quoted
@@ -71,6 +71,12 @@ def check(path: Path) -> Diagnosis:
             _indexes(connection, path, fine, damaged)
             _consistency(connection, fine, damaged)
     except sqlite3.Error as error:
+        if is_hot_journal(error):  # no damage: a killed writer's change not yet undone
+            return Diagnosis(damaged=("a write to the file was interrupted and is not yet "
+                                      "rolled back (its -journal is beside it)",),
+                             db=str(path), advice=f"roll it back with any writable command, "
+                             f"such as harkback migrate --db {shell_quoted(str(path))}, then "
+                             f"check again")
         if path.is_file() and not _has_sqlite_header(path):
             return Diagnosis(damaged=("the file is not a SQLite database: it does not start "
                                       "with SQLite's header",), db=str(path),

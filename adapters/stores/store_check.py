@@ -76,7 +76,8 @@ class Diagnosis:
     def describe(self) -> str:
         """Lines for a terminal: the verdict, then each finding, then the next step."""
         verdict = "fine" if self.healthy else "damaged"
-        lines = [f"{self.db}: {verdict}", *(f"  fine: {line}" for line in self.fine),
+        # Quoted: a control character of the file's name is shown, not sent to the terminal.
+        lines = [f"{quoted(self.db)}: {verdict}", *(f"  fine: {line}" for line in self.fine),
                  *(f"  damaged: {line}" for line in self.damaged)]
         if not self.healthy or self.advice is not None:
             lines.append(f"next step: {self.next_step}")

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import conversation
+from tests.faults.test_hot_journal import SESSIONS as LONG
+from tests.faults.test_hot_journal import _killed_mid_write
 from tests.pipeline.test_cli import ingested, run
 
 SESSIONS = [conversation(f"s{i}", ("user", f"docker compose note {i}"),
@@ -172,3 +174,21 @@ def test_a_file_that_is_no_sqlite_database_is_said_to_be_none(tmp_path: Path) ->
         "the file is not a SQLite database: it does not start with SQLite's header"]
     assert found["next_step"].startswith("pass --db the path of a harkback store; if this")
     assert db.read_text(encoding="utf-8") == "my notes, not a database\n"
+
+
+def test_a_killed_writers_journal_is_no_damage(tmp_path: Path) -> None:
+    """A hot -journal (a write killed in rollback-journal mode): the check says to roll it
+    back with a writable command, not that the messages are damaged; it writes nothing."""
+    db = ingested(tmp_path, LONG)
+    _killed_mid_write(db)
+    journal = Path(f"{db}-journal")
+    before = _digest(db), _digest(journal)
+    done = run("check", "--repair", "--json", db=db)
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert found["damaged"] == ["a write to the file was interrupted and is not yet rolled "
+                                "back (its -journal is beside it)"]
+    assert found["next_step"].startswith("roll it back with any writable command")
+    assert (_digest(db), _digest(journal)) == before
+    assert run("migrate", db=db).returncode == 0
+    assert run("check", db=db).returncode == 0
