@@ -23,6 +23,7 @@ from pathlib import Path
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is_hot_journal
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
+from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.adapters.stores.store_check import ROOM, Diagnosis, bounded, way_out
 from harkback.stages.shell_words import shell_quoted
 
@@ -67,9 +68,11 @@ def check(path: Path) -> Diagnosis:
             advice = _schema(connection, path, fine, damaged)
             if damaged:  # not harkback's, or from a newer harkback: nothing more to read
                 return Diagnosis(tuple(fine), tuple(damaged), False, str(path), advice)
-            derived_only = _pages(connection, fine, damaged)
-            _indexes(connection, path, fine, damaged)
-            _consistency(connection, fine, damaged)
+            # One read transaction: the counts agree with each other while a sync writes.
+            with read_snapshot(connection):
+                derived_only = _pages(connection, fine, damaged)
+                _indexes(connection, path, fine, damaged)
+                _consistency(connection, fine, damaged)
     except sqlite3.Error as error:
         if is_hot_journal(error):  # no damage: a killed writer's change not yet undone
             return Diagnosis(damaged=("a write to the file was interrupted and is not yet "
