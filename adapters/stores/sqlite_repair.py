@@ -55,7 +55,10 @@ def repair(path: Path, *, busy_timeout: float = 5.0) -> Repair:
     if before.healthy or not before.rebuildable or before.advice is not None:
         return Repair(before, (), before)
     done: list[str] = []
-    connection = sqlite3.connect(path, timeout=busy_timeout, isolation_level=None)
+    # The file the check read, by its URI: a relative name starting ``file:`` would be
+    # read as one and open another file; ``mode=rw`` creates none if it went meanwhile.
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True,
+                                 timeout=busy_timeout, isolation_level=None)
     try:
         with immediate(connection):
             done.append(_messages(connection))

@@ -11,6 +11,7 @@ import pytest
 
 from harkback.adapters.stores import sqlite_check
 from harkback.adapters.stores.sqlite_check import check
+from harkback.adapters.stores.sqlite_repair import repair
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested
 from tests.pipeline.test_cli_check import SESSIONS, _unindexed, _wrong_shadow_row
@@ -56,3 +57,18 @@ def test_a_large_files_broken_index_is_found_by_reading_it_whole(
         "the full-text index messages_fts fails FTS5's integrity-check",
         "the full-text index messages_fts cannot be read whole"]
     assert read.rebuildable
+
+
+def test_a_name_starting_file_is_repaired_itself_not_the_file_it_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--db file:h.db`` repairs ./file:h.db: SQLite would take the name for a URI and
+    rebuild the index of another store, ./h.db."""
+    other = ingested(tmp_path, SESSIONS)
+    named = tmp_path / "file:h.db"
+    named.write_bytes(other.read_bytes())
+    _unindexed(named)
+    before = other.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    mended = repair(Path("file:h.db"))
+    assert mended.after.healthy, mended.after.damaged
+    assert other.read_bytes() == before
