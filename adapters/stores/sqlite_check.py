@@ -21,7 +21,10 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
+
 from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is_hot_journal
+from harkback.adapters.stores.read_watch import ReadWatch
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.adapters.stores.store_check import ROOM, Diagnosis, bounded, way_out
@@ -58,7 +61,24 @@ _HAS = "SELECT COUNT(*) FROM sqlite_master WHERE name = ?"
 
 
 def check(path: Path) -> Diagnosis:
-    """Check the store file at ``path`` (see the module); never writes it."""
+    """Check the store file at ``path`` (see the module); never writes it.
+
+    Read as ``immutable`` or ``unlocked`` (no writer's ``-wal`` was there), the file may
+    be moved by a sync starting meanwhile: its pages, read from two moments, look
+    damaged. Damage found while the file moved is looked for once more
+    (:class:`~harkback.adapters.stores.read_watch.ReadWatch`).
+    """
+    for _ in range(2):
+        watch = ReadWatch.opening(path, readonly=True)
+        found = _checked(path)
+        if found.healthy or not watch.moved():
+            return found
+    return attrs.evolve(found, advice="the file was written while it was checked (a sync "
+                                      "or ingest at work), which can look like damage: "
+                                      "check again when it is done")
+
+
+def _checked(path: Path) -> Diagnosis:
     fine: list[str] = []
     damaged: list[str] = []
     advice: str | None = None
