@@ -16,6 +16,7 @@ transaction is rolled back by the next open, as any killed write.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from harkback.adapters.stores.sql.writes import INSERT_INDEXED, index_body
 from harkback.adapters.stores.sqlite_check import check
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.adapters.stores.store_check import Diagnosis
+from harkback.adapters.stores.write_turns import TURNS, Patience, patiently
 from harkback.stages.records import Session
 
 BATCH = 2000
@@ -54,28 +56,34 @@ def repair(path: Path, *, busy_timeout: float = 5.0) -> Repair:
     before = check(path)
     if before.healthy or not before.rebuildable or before.advice is not None:
         return Repair(before, (), before)
-    done: list[str] = []
     # The file the check read, by its URI: a relative name starting ``file:`` would be
     # read as one and open another file; ``mode=rw`` creates none if it went meanwhile.
-    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True,
-                                 timeout=busy_timeout, isolation_level=None)
+    uri = f"{path.resolve().as_uri()}?mode=rw"
     try:
-        with immediate(connection):
-            done.append(_messages(connection))
-            if sqlite_titles.has_title_schema(connection):
-                done.append(_titles(connection))
-            removed = connection.execute(_ORPHANS).rowcount
-            if removed:
-                done.append(f"removed {removed} vectors of messages no longer stored")
-            # Each B-tree index emptied and filled again from its table.
-            connection.execute("REINDEX")
-            done.append("rebuilt every B-tree index (REINDEX)")
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=busy_timeout,
+                                                isolation_level=None)) as connection:
+            # A sync holding the file: waited for as long as any writer waits its turn.
+            done = patiently(_rebuilt, Patience(total_s=TURNS * busy_timeout))(connection)
     except sqlite3.Error as error:  # SchemaMoved too: a migration came between
         return Repair(before, (), before, failed=f"the rebuild stopped and changed nothing "
                                                  f"({error})")
-    finally:
-        connection.close()
-    return Repair(before, tuple(done), check(path))
+    return Repair(before, done, check(path))
+
+
+def _rebuilt(connection: sqlite3.Connection) -> tuple[str, ...]:
+    """Every index rebuilt in one transaction; what was done."""
+    done: list[str] = []
+    with immediate(connection):
+        done.append(_messages(connection))
+        if sqlite_titles.has_title_schema(connection):
+            done.append(_titles(connection))
+        removed = connection.execute(_ORPHANS).rowcount
+        if removed:
+            done.append(f"removed {removed} vectors of messages no longer stored")
+        # Each B-tree index emptied and filled again from its table.
+        connection.execute("REINDEX")
+        done.append("rebuilt every B-tree index (REINDEX)")
+    return tuple(done)
 
 
 def _messages(connection: sqlite3.Connection) -> str:

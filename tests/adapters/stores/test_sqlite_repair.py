@@ -3,8 +3,10 @@ too large to copy into memory for FTS5's own check has its indexes read whole in
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -72,3 +74,20 @@ def test_a_name_starting_file_is_repaired_itself_not_the_file_it_names(
     mended = repair(Path("file:h.db"))
     assert mended.after.healthy, mended.after.damaged
     assert other.read_bytes() == before
+
+
+def test_a_repair_waits_its_turn_as_any_writer_does(tmp_path: Path) -> None:
+    """A sync holding the write lock longer than one busy timeout: the repair waits for
+    it (a writer's patience, twelve busy timeouts), not fails after the first."""
+    db = ingested(tmp_path, SESSIONS)
+    _unindexed(db)
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    released = threading.Timer(2.5, holder.rollback)
+    released.start()
+    try:
+        mended = repair(db, busy_timeout=1.0)
+    finally:
+        released.join()
+        holder.close()
+    assert (mended.failed, mended.after.healthy) == (None, True)
