@@ -42,7 +42,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 OWN_CHECK_BYTES = 256 * 2**20
 """The largest file whose full-text indexes FTS5's own ``integrity-check`` checks, on a
-copy held in memory; a larger one's are read whole instead (:func:`_read_whole`)."""
+temporary copy; a larger one's are read whole instead (:func:`_read_whole`)."""
 
 _MISSING = ("SELECT COUNT(*) FROM messages "
             "WHERE id NOT IN (SELECT id FROM messages_fts_docsize)")
@@ -193,8 +193,8 @@ def _owner(line: str, pages: dict[int, str]) -> str | None:
 
 def _indexes(connection: sqlite3.Connection, path: Path, fine: list[str],
              damaged: list[str]) -> None:
-    """Each full-text index checked whole: by FTS5's own ``integrity-check`` on a copy in
-    memory of a file up to :data:`OWN_CHECK_BYTES`, else by reading every term of it."""
+    """Each full-text index checked whole: by FTS5's own ``integrity-check`` on
+    a temporary copy of a file up to :data:`OWN_CHECK_BYTES`, else by reading every term."""
     present = [i for i in INDEXES if connection.execute(_HAS, (i,)).fetchone()[0]]
     if path.stat().st_size <= OWN_CHECK_BYTES:
         _fts5_checked(connection, present, fine, damaged)
@@ -206,10 +206,16 @@ def _fts5_checked(connection: sqlite3.Connection, indexes: list[str], fine: list
                   damaged: list[str]) -> None:
     # FTS5's integrity-check is a write statement, which a read-only connection refuses:
     # it runs on a copy. Of a contentless index it checks the structure (each segment,
-    # each page, the page index against the pages): there is no text to compare.
-    copy = sqlite3.connect(":memory:", isolation_level=None)
+    # each page, the page index against the pages): there is no text to compare. The
+    # copy is SQLite's temporary file (in $TMPDIR, gone when closed), of which only the
+    # page cache is held in memory: a copy in memory cost the file's size in RAM.
+    copy = sqlite3.connect("", isolation_level=None)
     try:
-        connection.backup(copy)
+        try:
+            connection.backup(copy)
+        except sqlite3.OperationalError:  # no room for the copy: the indexes read whole
+            _read_whole(connection, indexes, fine, damaged)
+            return
         for index in indexes:
             try:
                 copy.execute(f"INSERT INTO {index}({index}) VALUES('integrity-check')")
