@@ -108,6 +108,8 @@ def _checked(path: Path) -> Diagnosis:
         # What could not even be read (a page of the schema, a truncated file).
         damaged.append(f"the file cannot be read: {error}")
         derived_only = False
+    if damaged and not derived_only:
+        advice = None  # not "migrate" (which refuses a damaged file): the ways out
     return Diagnosis(tuple(fine), bounded(damaged), derived_only and bool(damaged),
                      str(path), advice)
 

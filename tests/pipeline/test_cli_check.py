@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.adapters.stores.old_files import version_2_file
 from tests.conftest import conversation
 from tests.faults.test_hot_journal import SESSIONS as LONG
 from tests.faults.test_hot_journal import _killed_mid_write
@@ -192,3 +193,17 @@ def test_a_killed_writers_journal_is_no_damage(tmp_path: Path) -> None:
     assert (_digest(db), _digest(journal)) == before
     assert run("migrate", db=db).returncode == 0
     assert run("check", db=db).returncode == 0
+
+
+def test_an_older_stores_damaged_tables_get_the_way_out_not_migrate(tmp_path: Path) -> None:
+    """A store of an older harkback whose tables are damaged: ``migrate`` refuses it (the
+    file is corrupt, run check), so the next step is the way out, not ``migrate``."""
+    db = tmp_path / "old.db"
+    version_2_file(db, SESSIONS)
+    _table_page_damaged(db)
+    assert "run harkback check" in run("migrate", db=db).stderr
+    checked = run("check", "--json", db=db)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    found = json.loads(checked.stdout)
+    assert "schema version 2, older than this harkback's (5)" in found["fine"]
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
