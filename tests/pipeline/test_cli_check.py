@@ -4,6 +4,7 @@ again) and writes nothing into a file whose tables are damaged (issue 20)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -38,7 +39,7 @@ def _finds(db: Path, query: str) -> bool:
 def _unindexed(db: Path) -> None:
     """A killed writer's leftover, simulated: the needle's messages taken out of the
     message index, and its title out of the titles' index, the rows themselves kept."""
-    with sqlite3.connect(db) as connection:
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
         rows = connection.execute(
             "SELECT id, content FROM messages WHERE session_id = 'needle'").fetchall()
         connection.executemany("INSERT INTO messages_fts (messages_fts, rowid, body) "
@@ -50,14 +51,14 @@ def _unindexed(db: Path) -> None:
 
 def _wrong_shadow_row(db: Path) -> None:
     """A wrong row written into the index's shadow table: one leaf's bytes made garbage."""
-    with sqlite3.connect(db) as connection:
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
         connection.execute("UPDATE messages_fts_data SET block = x'00112233445566' "
                            "WHERE id = (SELECT MAX(id) FROM messages_fts_data)")
 
 
 def _flipped_index_page(db: Path) -> None:
     """Bytes flipped in the cells of a B-tree index's leaf page (found with dbstat)."""
-    with sqlite3.connect(db) as connection:
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
         page = connection.execute("SELECT pageno FROM dbstat WHERE name = 'sessions_started' "
                                   "AND pagetype = 'leaf'").fetchone()[0]
         size = connection.execute("PRAGMA page_size").fetchone()[0]
@@ -70,7 +71,7 @@ def _flipped_index_page(db: Path) -> None:
 
 def _orphan_vector(db: Path) -> None:
     """A vector left of a message no longer stored (the triggers bypassed by hand)."""
-    with sqlite3.connect(db) as connection:
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
         connection.execute("INSERT INTO vector_models (name, dimensions) VALUES ('m', 2)")
         connection.execute("INSERT INTO message_vectors (model_id, message_id, vector) "
                            "VALUES (1, 99999, x'0000803f0000803f')")
@@ -83,7 +84,7 @@ def _truncated(db: Path) -> None:
 
 def _table_page_damaged(db: Path) -> None:
     """The messages table's first page overwritten: stored messages are lost."""
-    with sqlite3.connect(db) as connection:
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
         page = connection.execute(
             "SELECT rootpage FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
         size = connection.execute("PRAGMA page_size").fetchone()[0]
