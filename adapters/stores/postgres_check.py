@@ -13,8 +13,9 @@ import os
 from typing import Any
 
 import psycopg
+from returns.result import Failure
 
-from harkback.adapters.stores.postgres_connection import connector, unavailable
+from harkback.adapters.stores.postgres_connection import Bounds, connector, unavailable
 from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
 from harkback.adapters.stores.store_check import Diagnosis
 from harkback.stages.errors import StoreUnavailable
@@ -36,6 +37,9 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
     """Check the store at ``url`` (see the module); a server out of reach is said as any
     command says it."""
     shown = shown_url(url)
+    bounds = Bounds.of(url, os.environ)  # a setting that is no number: said as every
+    if isinstance(bounds, Failure):      # command says it (the connection reads them)
+        return bounds.failure()
     try:
         with connector(url, True, os.environ)() as connection:
             found = connection.execute(

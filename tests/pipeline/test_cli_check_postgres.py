@@ -41,3 +41,13 @@ def test_totals_out_of_step_are_damage_and_repair_says_whose_tool_reindex_is(
     repaired = harkback("check", "--repair", "--db", url)
     assert repaired.returncode == 1
     assert f"repair: {REPAIR_LINE}" in repaired.stdout
+
+
+def test_a_setting_that_is_no_number_is_one_line_as_every_command_says_it(url: str) -> None:
+    """Not "internal error: ValueError": the words ``stats`` and every command give."""
+    env = {"HARKBACK_PG_LOCK_TIMEOUT": "soon"}
+    done = harkback("check", "--db", url, env=env)
+    said = harkback("stats", "--db", url, env=env).stderr.strip()
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "HARKBACK_PG_LOCK_TIMEOUT is not a number of seconds: 'soon'" in said
+    assert done.stderr.strip() == said.replace("session store unavailable: ", ""), done.stderr
