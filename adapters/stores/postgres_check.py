@@ -39,7 +39,8 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
     shown = shown_url(url)
     bounds = Bounds.of(url, os.environ)  # a setting that is no number: said as every
     if isinstance(bounds, Failure):      # command says it (the connection reads them)
-        return bounds.failure()
+        wrong: StoreUnavailable = bounds.failure()
+        return wrong
     try:
         with connector(url, True, os.environ)() as connection:
             found = connection.execute(
