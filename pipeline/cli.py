@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harkback.pipeline import cli_edges, cli_stdout
+from harkback.pipeline.cli_check import add_check_command
 from harkback.pipeline.cli_edges import (
     Parser,
     UsageError,
@@ -194,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_import_commands(commands, with_db)
     add_sync_command(commands, with_db)
     _add_redact_command(commands, with_db)
+    add_check_command(commands, with_db)
     return parser
 
 

@@ -18,6 +18,7 @@ import attrs
 from returns.result import Failure
 
 from harkback.pipeline import wiring
+from harkback.pipeline.check_command import check
 from harkback.pipeline.command_kit import (
     EXIT_OK,
     EXIT_USAGE,
@@ -309,7 +310,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = 
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
     "mcp": mcp, "show": show, "sync": sync, "redact": redact, "migrate": migrate,
-    "stats": stats}
+    "stats": stats, "check": check}
 """The commands that open a store or run stages (``config`` and ``completion`` are in
 :mod:`~harkback.pipeline.setup_commands`)."""
 """Each command's coroutine by name."""

@@ -18,6 +18,7 @@ import sqlite3
 from pathlib import Path
 
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.shell_words import shell_quoted
 
 _KINDS = {
     "SQLITE_BUSY": "the database is locked by another connection",
@@ -67,11 +68,24 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     if kind:
         # Another connection's lock (SQLITE_BUSY, SQLITE_LOCKED and their extended codes)
         # is let go when its transaction ends: the one failure here that passes by itself.
-        return StoreUnavailable(f"{kind}: {path} ({error})",
+        return StoreUnavailable(f"{kind}: {path} ({error}){_next_step(path, name)}",
                                 transient=name.startswith(_TRANSIENT))
     # A line of our own that names the file already (a reopen refused, see read_watch).
     said = str(error)
     return StoreUnavailable(said if said.startswith(f"{path} ") else f"{path}: {said}")
+
+
+def _next_step(path: Path, name: str) -> str:
+    """What to do about a corrupt file: ``harkback check`` says what is damaged, mends
+    a damaged index and names the ways out of the rest.
+
+    >>> _next_step(Path("my h.db"), "SQLITE_CORRUPT_INDEX")
+    "; run harkback check --db 'my h.db' to learn what is damaged and what to do"
+    """
+    if not name.startswith("SQLITE_CORRUPT"):
+        return ""
+    return f"; run harkback check --db {shell_quoted(str(path))} to learn what is damaged " \
+           f"and what to do"
 
 
 def check_whole(connection: sqlite3.Connection) -> None:

@@ -1,0 +1,210 @@
+"""``harkback check`` on real damaged files: it finds each kind of damage without writing
+the file, ``--repair`` mends what lives in the indexes (searches find the messages
+again) and writes nothing into a file whose tables are damaged (issue 20)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.adapters.stores.old_files import version_2_file
+from tests.conftest import conversation
+from tests.faults.test_hot_journal import SESSIONS as LONG
+from tests.faults.test_hot_journal import _killed_mid_write
+from tests.pipeline.test_cli import ingested, run
+
+SESSIONS = [conversation(f"s{i}", ("user", f"docker compose note {i}"),
+                         ("assistant", "restart the service " * 20), title=f"deploy {i}")
+            for i in range(40)]
+SESSIONS.append(conversation("needle", ("user", "kubernetes ingress annotations"),
+                             ("assistant", "use the nginx class"), title="quokka"))
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _finds(db: Path, query: str) -> bool:
+    done = run("search", query, "--json", db=db)
+    assert done.returncode == 0, done.stderr
+    return "needle" in [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+
+def _unindexed(db: Path) -> None:
+    """A killed writer's leftover, simulated: the needle's messages taken out of the
+    message index, and its title out of the titles' index, the rows themselves kept."""
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
+        rows = connection.execute(
+            "SELECT id, content FROM messages WHERE session_id = 'needle'").fetchall()
+        connection.executemany("INSERT INTO messages_fts (messages_fts, rowid, body) "
+                               "VALUES ('delete', ?, ?)", rows)
+        connection.execute("INSERT INTO session_titles_fts (session_titles_fts, rowid, body) "
+                           "SELECT 'delete', id, body FROM session_titles "
+                           "WHERE session_id = 'needle'")
+
+
+def _wrong_shadow_row(db: Path) -> None:
+    """A wrong row written into the index's shadow table: one leaf's bytes made garbage."""
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
+        connection.execute("UPDATE messages_fts_data SET block = x'00112233445566' "
+                           "WHERE id = (SELECT MAX(id) FROM messages_fts_data)")
+
+
+def _flipped_index_page(db: Path) -> None:
+    """Bytes flipped in the cells of a B-tree index's leaf page (found with dbstat)."""
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
+        page = connection.execute("SELECT pageno FROM dbstat WHERE name = 'sessions_started' "
+                                  "AND pagetype = 'leaf'").fetchone()[0]
+        size = connection.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    end = page * size
+    for at in range(end - 60, end - 52):
+        data[at] ^= 0x5A
+    db.write_bytes(bytes(data))
+
+
+def _orphan_vector(db: Path) -> None:
+    """A vector left of a message no longer stored (the triggers bypassed by hand)."""
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
+        connection.execute("INSERT INTO vector_models (name, dimensions) VALUES ('m', 2)")
+        connection.execute("INSERT INTO message_vectors (model_id, message_id, vector) "
+                           "VALUES (1, 99999, x'0000803f0000803f')")
+
+
+def _truncated(db: Path) -> None:
+    data = db.read_bytes()
+    db.write_bytes(data[:len(data) // 2])
+
+
+def _table_page_damaged(db: Path) -> None:
+    """The messages table's first page overwritten: stored messages are lost."""
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
+        page = connection.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
+        size = connection.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    data[(page - 1) * size + 8:page * size] = bytes(size - 8)
+    db.write_bytes(bytes(data))
+
+
+def test_a_whole_store_is_fine_and_not_written(tmp_path: Path) -> None:
+    db = ingested(tmp_path, SESSIONS)
+    before, files = _digest(db), sorted(tmp_path.iterdir())
+    done = run("check", "--json", db=db)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert (found["healthy"], found["damaged"], found["next_step"]) == (True, [], "none")
+    assert "all 82 messages are in the full-text index" in found["fine"]
+    assert (_digest(db), sorted(tmp_path.iterdir())) == (before, files)  # no -wal, no -shm
+
+
+@pytest.mark.parametrize(("damage", "said", "query"), [
+    (_unindexed, "2 of 82 messages are missing", "kubernetes"),
+    (_unindexed, "the titles' index is out of step", "quokka"),
+    (_wrong_shadow_row, "messages_fts fails FTS5's integrity-check", "kubernetes"),
+    (_flipped_index_page, "missing from index sessions_started", "kubernetes"),
+    (_orphan_vector, "1 vectors belong to no stored message", "kubernetes"),
+])
+def test_damage_in_an_index_is_found_and_repaired(
+        tmp_path: Path, damage: Callable[[Path], None], said: str, query: str) -> None:
+    db = ingested(tmp_path, SESSIONS)
+    damage(db)
+    before = _digest(db)
+    db.chmod(0o444)  # a check opens the file read-only: it never needs to write it
+    checked = run("check", db=db)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert said in checked.stdout and "next step: harkback check --repair" in checked.stdout
+    assert _digest(db) == before
+    db.chmod(0o644)
+    repaired = run("check", "--repair", "--json", db=db)
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    outcome = json.loads(repaired.stdout)
+    assert (outcome["healthy"], outcome["after"]["healthy"]) == (False, True)
+    assert _finds(db, query)
+    assert run("check", db=db).returncode == 0
+
+
+def test_a_search_misses_an_unindexed_message_until_the_repair(tmp_path: Path) -> None:
+    """What the repair gives back: before it, the search cannot find the needle."""
+    db = ingested(tmp_path, SESSIONS)
+    _unindexed(db)
+    assert not _finds(db, "kubernetes")
+    assert run("check", "--repair", db=db).returncode == 0
+    assert _finds(db, "kubernetes")
+
+
+@pytest.mark.parametrize("damage", [_truncated, _table_page_damaged])
+def test_damaged_tables_get_the_way_out_and_no_write(
+        tmp_path: Path, damage: Callable[[Path], None]) -> None:
+    db = ingested(tmp_path, SESSIONS)
+    damage(db)
+    before = _digest(db)
+    checked = run("check", "--json", db=db)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    found = json.loads(checked.stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False)
+    assert ".recover" in found["next_step"] and "harkback sync" in found["next_step"]
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
+    assert "repair: nothing was written" in repaired.stdout
+    assert _digest(db) == before
+
+
+def test_the_corrupt_line_names_the_check(tmp_path: Path) -> None:
+    db = ingested(tmp_path, SESSIONS)
+    _table_page_damaged(db)
+    done = run("search", "docker", db=db)
+    assert done.returncode == 1
+    assert "the database file is corrupt" in done.stderr
+    assert f"run harkback check --db {db}" in done.stderr, done.stderr
+
+
+def test_a_file_that_is_no_sqlite_database_is_said_to_be_none(tmp_path: Path) -> None:
+    """Not "the stored messages are damaged" alone: it may never have been a store."""
+    db = tmp_path / "notes.db"
+    db.write_text("my notes, not a database\n", encoding="utf-8")
+    done = run("check", "--repair", "--json", db=db)
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert found["damaged"] == [
+        "the file is not a SQLite database: it does not start with SQLite's header"]
+    assert found["next_step"].startswith("pass --db the path of a harkback store; if this")
+    assert db.read_text(encoding="utf-8") == "my notes, not a database\n"
+
+
+def test_a_killed_writers_journal_is_no_damage(tmp_path: Path) -> None:
+    """A hot -journal (a write killed in rollback-journal mode): the check says to roll it
+    back with a writable command, not that the messages are damaged; it writes nothing."""
+    db = ingested(tmp_path, LONG)
+    _killed_mid_write(db)
+    journal = Path(f"{db}-journal")
+    before = _digest(db), _digest(journal)
+    done = run("check", "--repair", "--json", db=db)
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert found["damaged"] == ["a write to the file was interrupted and is not yet rolled "
+                                "back (its -journal is beside it)"]
+    assert found["next_step"].startswith("roll it back with any writable command")
+    assert (_digest(db), _digest(journal)) == before
+    assert run("migrate", db=db).returncode == 0
+    assert run("check", db=db).returncode == 0
+
+
+def test_an_older_stores_damaged_tables_get_the_way_out_not_migrate(tmp_path: Path) -> None:
+    """A store of an older harkback whose tables are damaged: ``migrate`` refuses it (the
+    file is corrupt, run check), so the next step is the way out, not ``migrate``."""
+    db = tmp_path / "old.db"
+    version_2_file(db, SESSIONS)
+    _table_page_damaged(db)
+    assert "run harkback check" in run("migrate", db=db).stderr
+    checked = run("check", "--json", db=db)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    found = json.loads(checked.stdout)
+    assert "schema version 2, older than this harkback's (5)" in found["fine"]
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
