@@ -57,7 +57,21 @@ _GENERATION = "SELECT generation FROM index_totals"
 # The writes of redacts not compacted since (schema version 8): set with each write, in
 # its transaction, so a run stopped anywhere after it leaves the mark.
 _MARK = "UPDATE index_totals SET unvacuumed = unvacuumed + 1"
-_MARKED = "SELECT unvacuumed FROM index_totals"
+# With the first xid not yet given out: every write the mark counts came before it.
+_MARKED = "SELECT unvacuumed, txid_snapshot_xmax(txid_current_snapshot()) FROM index_totals"
+# What may still see row versions a write before that xid left: VACUUM FULL keeps them
+# in the files (as "recently dead"). From PostgreSQL 14 only this database's transactions
+# (and a standby's, through no database) hold them back; before, every database's.
+_HOLDING = (
+    "WITH w AS (SELECT age(mod(%s::bigint, 4294967296)::text::xid) AS age) "
+    "SELECT 'server process ' || pid FROM pg_stat_activity, w WHERE pid <> pg_backend_pid() "
+    "AND (datname = current_database() OR datname IS NULL "
+    "OR current_setting('server_version_num')::int < 140000) "
+    "AND greatest(age(backend_xmin), age(backend_xid)) > w.age "
+    "UNION ALL SELECT 'prepared transaction ' || gid FROM pg_prepared_xacts, w "
+    "WHERE age(transaction) > w.age "
+    "UNION ALL SELECT 'replication slot ' || slot_name FROM pg_replication_slots, w "
+    "WHERE age(xmin) > w.age")
 # Compare-and-set: another redact's write since the read was not compacted by this run.
 _UNMARK = "UPDATE index_totals SET unvacuumed = 0 WHERE unvacuumed = %s"
 
@@ -101,7 +115,7 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool,
                     cursor.executemany(_DROP_SUMMARY, list(stale))
                 connection.execute(_MARK)
     with connection.transaction():  # read before compacting: see _compact
-        marked = int((connection.execute(_MARKED).fetchone() or (0,))[0])
+        marked, after = (int(v) for v in connection.execute(_MARKED).fetchone() or (0, 0))
     # Only after a change (this run's, or one a stopped run left): VACUUM FULL locks each
     # table whole, so on a shared store a redact that found nothing must not stop every
     # searcher and writer while it runs.
@@ -109,7 +123,7 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool,
     if dry_run:
         left = _pending(connection) if marked else ()
     else:
-        left = _compact(connection, marked) if changed else ()
+        left = _compact(connection, marked, after) if changed else ()
     if stopped:
         raise Stopped
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
@@ -183,24 +197,36 @@ _REWRITTEN = ("messages", "sessions", "summary_cache")
 """The tables a rewrite changes rows of."""
 
 
-def _compact(connection: Connection, marked: int) -> tuple[str, ...]:
+def _compact(connection: Connection, marked: int, after: int) -> tuple[str, ...]:
     """Rewrite the tables a rewrite touched, leaving no old row version in their files,
     then clear the mark if it still reads ``marked`` (read before: a write since may have
-    been after a table's VACUUM); what this role could not rewrite (not their owner) keeps
-    the mark, and is returned as a note saying what stays where."""
+    been after a table's VACUUM); what this role could not rewrite (not their owner), or
+    a transaction older than xid ``after`` kept, keeps the mark, and is returned as a note
+    saying what stays where."""
     connection.autocommit = True  # VACUUM runs outside a transaction
     try:
         found = connection.execute(NOT_VACUUMABLE, (list(_REWRITTEN),)).fetchone()
+        # Asked before and after: one that ends while a table is compacted was seen by it.
+        holding = {row[0] for row in connection.execute(_HOLDING, (after,))}
         for table in _REWRITTEN:  # a table it may not vacuum is skipped, with a warning
             connection.execute(f"VACUUM (FULL, ANALYZE) {table}")
-        if found is None or not found[0]:
+        holding.update(row[0] for row in connection.execute(_HOLDING, (after,)))
+        barred = found[0] if found is not None else None
+        if not (holding or barred):
             connection.execute(_UNMARK, (marked,))
-            return ()
     finally:
         connection.autocommit = False
-    return (f"{connection.info.user} may not vacuum {found[0]}: the rows are redacted, but "
-            "their old versions stay in those tables' files, secrets included, until their "
-            "owner runs `harkback redact` on this store (its VACUUM FULL also ends this note)",)
+    notes = []
+    if holding:
+        notes.append(f"the rows are redacted, but {', '.join(sorted(holding))} may still see "
+                     "their old versions, so VACUUM FULL kept them in the tables' files, "
+                     "secrets included: run `harkback redact` again once it has ended")
+    if barred:
+        notes.append(f"{connection.info.user} may not vacuum {barred}: the rows are redacted, "
+                     "but their old versions stay in those tables' files, secrets included, "
+                     "until their owner runs `harkback redact` on this store (its VACUUM "
+                     "FULL also ends this note)")
+    return tuple(notes)
 
 
 def _pending(connection: Connection) -> tuple[str, ...]:
@@ -209,6 +235,7 @@ def _pending(connection: Connection) -> tuple[str, ...]:
         found = connection.execute(NOT_VACUUMABLE, (list(_REWRITTEN),)).fetchone()
     until = ("their owner runs `harkback redact` on this store" if found is not None
              and found[0] else "`harkback redact` (without --dry-run) compacts them")
-    return ("a compaction is pending: a redact stopped before its VACUUM FULL, so old row "
-            "versions of what it rewrote, secrets included, stay in the tables' files "
+    return ("a compaction is pending: a redact stopped before its VACUUM FULL (or ran it "
+            "while an older transaction could still see them), so old row versions of "
+            "what it rewrote, secrets included, stay in the tables' files "
             f"until {until}",)

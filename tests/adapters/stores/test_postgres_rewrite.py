@@ -184,3 +184,28 @@ async def test_a_stop_during_a_rewrite_starts_no_other_chunk_and_compacts_what_i
         held = _file_bytes(admin, "messages")
     assert stored == ["the key is [secret]", "nothing here"]
     assert b"kiwi" not in held
+
+
+async def test_a_transaction_older_than_the_writes_keeps_the_mark_until_it_ends(
+        url: str) -> None:
+    """A transaction open since before the redact's write (another program's report, a
+    dump) may still see the old row versions, so VACUUM FULL keeps them in the file: the
+    run says so and keeps the mark, and the run after the transaction ended clears both
+    (the mark was cleared, and the secret stayed in the file for good)."""
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([conversation("s0", ("user", "the key is kiwi"))]))
+    with psycopg.connect(url, autocommit=True) as admin, psycopg.connect(url) as running:
+        with psycopg.connect(url) as old:
+            old.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            old.execute("SELECT 1").fetchone()  # its snapshot (no lock the VACUUM waits for)
+            pid = old.info.backend_pid
+            notes = rewrite_all(running, redact_kiwi, dry_run=False).notes
+            kept = admin.execute("SELECT unvacuumed FROM index_totals").fetchone()
+            held = _file_bytes(admin, "messages")
+        again = rewrite_all(running, redact_kiwi, dry_run=False)
+        cleared = admin.execute("SELECT unvacuumed FROM index_totals").fetchone()
+        after = _file_bytes(admin, "messages")
+    assert b"kiwi" in held and kept == (1,)
+    assert len(notes) == 1 and f"server process {pid}" in notes[0]
+    assert (again.messages, again.notes, cleared) == (0, (), (0,))
+    assert b"kiwi" not in after
