@@ -15,7 +15,7 @@ over: the server's business, not the store's). A role that may not vacuum them (
 owner) leaves the old row versions there, and the report's notes say so. Stopped (its
 store closing: Ctrl-C, SIGTERM), a run starts no other chunk but compacts what it wrote
 before it says so. Stopped otherwise (the server gone, a lock wait given up, a kill), it
-leaves ``index_totals.unvacuumed`` set: each write adds to it in its own transaction and
+leaves ``index_totals.unvacuumed`` set (above 0): each write adds to it in its own transaction and
 only a ``VACUUM FULL`` that finished clears it, so a run again compacts even when it finds
 nothing left to change (it would not, and the secrets stayed in the files), and a dry run
 says the compaction is pending.
@@ -56,7 +56,9 @@ _SIZES = ("SELECT j.id, (SELECT COALESCE(sum(octet_length(m.content) "
 _GENERATION = "SELECT generation FROM index_totals"
 # The writes of redacts not compacted since (schema version 8): set with each write, in
 # its transaction, so a run stopped anywhere after it leaves the mark.
-_MARK = "UPDATE index_totals SET unvacuumed = unvacuumed + 1"
+# A clear negates it rather than setting 0, so it only grows in size: a clear of 3 that
+# another redact's write took back to 3 after a third redact's clear would pass.
+_MARK = "UPDATE index_totals SET unvacuumed = abs(unvacuumed) + 1"
 # With the first xid not yet given out: every write the mark counts came before it.
 _MARKED = "SELECT unvacuumed, txid_snapshot_xmax(txid_current_snapshot()) FROM index_totals"
 # What may still see row versions a write before that xid left: VACUUM FULL keeps them
@@ -73,7 +75,7 @@ _HOLDING = (
     "UNION ALL SELECT 'replication slot ' || slot_name FROM pg_replication_slots, w "
     "WHERE age(xmin) > w.age")
 # Compare-and-set: another redact's write since the read was not compacted by this run.
-_UNMARK = "UPDATE index_totals SET unvacuumed = 0 WHERE unvacuumed = %s"
+_UNMARK = "UPDATE index_totals SET unvacuumed = -unvacuumed WHERE unvacuumed = %s"
 
 Key = tuple[Any, ...]
 
@@ -121,7 +123,7 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool,
     # searcher and writer while it runs.
     changed = wrote or bool(stale) or bool(dropping) or marked > 0
     if dry_run:
-        left = _pending(connection) if marked else ()
+        left = _pending(connection) if marked > 0 else ()
     else:
         left = _compact(connection, marked, after) if changed else ()
     if stopped:
