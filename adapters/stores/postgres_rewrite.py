@@ -232,12 +232,11 @@ def _compact(connection: Connection, marked: int, after: int) -> tuple[str, ...]
 
 
 def _pending(connection: Connection) -> tuple[str, ...]:
-    """The note of a dry run finding the mark set: a redact stopped before compacting."""
+    """The note of a dry run finding the mark set: a redact's compaction not done."""
     with connection.transaction():
         found = connection.execute(NOT_VACUUMABLE, (list(_REWRITTEN),)).fetchone()
     until = ("their owner runs `harkback redact` on this store" if found is not None
              and found[0] else "`harkback redact` (without --dry-run) compacts them")
-    return ("a compaction is pending: a redact stopped before its VACUUM FULL (or ran it "
-            "while an older transaction could still see them), so old row versions of "
-            "what it rewrote, secrets included, stay in the tables' files "
-            f"until {until}",)
+    return ("a compaction is pending: old row versions of what a redact rewrote, secrets "
+            "included, stay in the tables' files (its VACUUM FULL was stopped, not allowed, "
+            f"or kept them for an older transaction) until {until}",)
