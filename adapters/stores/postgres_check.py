@@ -32,6 +32,10 @@ _COUNTS = ("SELECT (SELECT COUNT(*) FROM messages), (SELECT messages FROM index_
            "(SELECT COUNT(*) FROM sessions AS s "
            "WHERE NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.session_id = s.id))")
 
+# The mark of a redact whose VACUUM FULL has not cleared its old row versions (from
+# schema version 8: see postgres_rewrite).
+_MARKED = "SELECT unvacuumed > 0 FROM index_totals"
+
 
 def check(url: str) -> Diagnosis | StoreUnavailable:
     """Check the store at ``url`` (see the module); a server out of reach is said as any
@@ -50,13 +54,17 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
                                  advice="pass --db the URL of a harkback store")
             version_row = connection.execute("SELECT version FROM harkback_schema").fetchone()
             counts = connection.execute(_COUNTS).fetchone()
+            version = version_row[0] if version_row else None
+            marked = (connection.execute(_MARKED).fetchone()
+                      if isinstance(version, int) and version >= 8 else None)
     except psycopg.Error as error:
         return unavailable(url, error)
-    return _judged(shown, version_row[0] if version_row else None, counts or ())
+    return _judged(shown, version, counts or (), pending=bool(marked and marked[0]))
 
 
-def _judged(db: str, version: int | None, counts: tuple[Any, ...]) -> Diagnosis:
-    """The findings of :func:`check` in words.
+def _judged(db: str, version: int | None, counts: tuple[Any, ...], *,
+            pending: bool = False) -> Diagnosis:
+    """The findings of :func:`check` in words (``pending``: a redact's compaction).
 
     >>> _judged("pg", SCHEMA_VERSION, (5, 4, 2, 2, 0)).damaged
     ('the index totals count 4 messages where 5 are stored',)
@@ -84,4 +92,9 @@ def _judged(db: str, version: int | None, counts: tuple[Any, ...]) -> Diagnosis:
             advice = advice or _WAY_OUT
     if empty:
         fine.append(f"{empty} sessions hold no messages (kept as their source had them)")
+    if pending:  # not damage: the rows are redacted; their old versions are not yet gone
+        fine.append("a redact's compaction is pending: old row versions of what it rewrote, "
+                    "secrets included, stay in the tables' files")
+        advice = advice or ("harkback redact --db URL, as the owner of the tables: its "
+                            "VACUUM FULL takes them out of the files")
     return Diagnosis(tuple(fine), tuple(damaged), False, db, advice)

@@ -15,7 +15,7 @@ over: the server's business, not the store's). A role that may not vacuum them (
 owner) leaves the old row versions there, and the report's notes say so. Stopped (its
 store closing: Ctrl-C, SIGTERM), a run starts no other chunk but compacts what it wrote
 before it says so. Stopped otherwise (the server gone, a lock wait given up, a kill), it
-leaves ``index_totals.unvacuumed`` set: each write adds to it in its own transaction and
+leaves ``index_totals.unvacuumed`` set (above 0): each write adds to it in its own transaction and
 only a ``VACUUM FULL`` that finished clears it, so a run again compacts even when it finds
 nothing left to change (it would not, and the secrets stayed in the files), and a dry run
 says the compaction is pending.
@@ -56,10 +56,26 @@ _SIZES = ("SELECT j.id, (SELECT COALESCE(sum(octet_length(m.content) "
 _GENERATION = "SELECT generation FROM index_totals"
 # The writes of redacts not compacted since (schema version 8): set with each write, in
 # its transaction, so a run stopped anywhere after it leaves the mark.
-_MARK = "UPDATE index_totals SET unvacuumed = unvacuumed + 1"
-_MARKED = "SELECT unvacuumed FROM index_totals"
+# A clear negates it rather than setting 0, so it only grows in size: a clear of 3 that
+# another redact's write took back to 3 after a third redact's clear would pass.
+_MARK = "UPDATE index_totals SET unvacuumed = abs(unvacuumed) + 1"
+# With the first xid not yet given out: every write the mark counts came before it.
+_MARKED = "SELECT unvacuumed, txid_snapshot_xmax(txid_current_snapshot()) FROM index_totals"
+# What may still see row versions a write before that xid left: VACUUM FULL keeps them
+# in the files (as "recently dead"). From PostgreSQL 14 only this database's transactions
+# (and a standby's, through no database) hold them back; before, every database's.
+_HOLDING = (
+    "WITH w AS (SELECT age(mod(%s::bigint, 4294967296)::text::xid) AS age) "
+    "SELECT 'server process ' || pid FROM pg_stat_activity, w WHERE pid <> pg_backend_pid() "
+    "AND (datname = current_database() OR datname IS NULL "
+    "OR current_setting('server_version_num')::int < 140000) "
+    "AND greatest(age(backend_xmin), age(backend_xid)) > w.age "
+    "UNION ALL SELECT 'prepared transaction ' || gid FROM pg_prepared_xacts, w "
+    "WHERE age(transaction) > w.age "
+    "UNION ALL SELECT 'replication slot ' || slot_name FROM pg_replication_slots, w "
+    "WHERE age(xmin) > w.age")
 # Compare-and-set: another redact's write since the read was not compacted by this run.
-_UNMARK = "UPDATE index_totals SET unvacuumed = 0 WHERE unvacuumed = %s"
+_UNMARK = "UPDATE index_totals SET unvacuumed = -unvacuumed WHERE unvacuumed = %s"
 
 Key = tuple[Any, ...]
 
@@ -101,15 +117,15 @@ def rewrite_all(connection: Connection, edit: rewrite.Edit, *, dry_run: bool,
                     cursor.executemany(_DROP_SUMMARY, list(stale))
                 connection.execute(_MARK)
     with connection.transaction():  # read before compacting: see _compact
-        marked = int((connection.execute(_MARKED).fetchone() or (0,))[0])
+        marked, after = (int(v) for v in connection.execute(_MARKED).fetchone() or (0, 0))
     # Only after a change (this run's, or one a stopped run left): VACUUM FULL locks each
     # table whole, so on a shared store a redact that found nothing must not stop every
     # searcher and writer while it runs.
     changed = wrote or bool(stale) or bool(dropping) or marked > 0
     if dry_run:
-        left = _pending(connection) if marked else ()
+        left = _pending(connection) if marked > 0 else ()
     else:
-        left = _compact(connection, marked) if changed else ()
+        left = _compact(connection, marked, after) if changed else ()
     if stopped:
         raise Stopped
     return rewrite.RewriteReport(sessions=report.sessions, messages=report.messages,
@@ -183,32 +199,44 @@ _REWRITTEN = ("messages", "sessions", "summary_cache")
 """The tables a rewrite changes rows of."""
 
 
-def _compact(connection: Connection, marked: int) -> tuple[str, ...]:
+def _compact(connection: Connection, marked: int, after: int) -> tuple[str, ...]:
     """Rewrite the tables a rewrite touched, leaving no old row version in their files,
     then clear the mark if it still reads ``marked`` (read before: a write since may have
-    been after a table's VACUUM); what this role could not rewrite (not their owner) keeps
-    the mark, and is returned as a note saying what stays where."""
+    been after a table's VACUUM); what this role could not rewrite (not their owner), or
+    a transaction older than xid ``after`` kept, keeps the mark, and is returned as a note
+    saying what stays where."""
     connection.autocommit = True  # VACUUM runs outside a transaction
     try:
         found = connection.execute(NOT_VACUUMABLE, (list(_REWRITTEN),)).fetchone()
+        # Asked before and after: one that ends while a table is compacted was seen by it.
+        holding = {row[0] for row in connection.execute(_HOLDING, (after,))}
         for table in _REWRITTEN:  # a table it may not vacuum is skipped, with a warning
             connection.execute(f"VACUUM (FULL, ANALYZE) {table}")
-        if found is None or not found[0]:
+        holding.update(row[0] for row in connection.execute(_HOLDING, (after,)))
+        barred = found[0] if found is not None else None
+        if not (holding or barred):
             connection.execute(_UNMARK, (marked,))
-            return ()
     finally:
         connection.autocommit = False
-    return (f"{connection.info.user} may not vacuum {found[0]}: the rows are redacted, but "
-            "their old versions stay in those tables' files, secrets included, until their "
-            "owner runs `harkback redact` on this store (its VACUUM FULL also ends this note)",)
+    notes = []
+    if holding:
+        notes.append(f"the rows are redacted, but {', '.join(sorted(holding))} may still see "
+                     "their old versions, so VACUUM FULL kept them in the tables' files, "
+                     "secrets included: run `harkback redact` again once it has ended")
+    if barred:
+        notes.append(f"{connection.info.user} may not vacuum {barred}: the rows are redacted, "
+                     "but their old versions stay in those tables' files, secrets included, "
+                     "until their owner runs `harkback redact` on this store (its VACUUM "
+                     "FULL also ends this note)")
+    return tuple(notes)
 
 
 def _pending(connection: Connection) -> tuple[str, ...]:
-    """The note of a dry run finding the mark set: a redact stopped before compacting."""
+    """The note of a dry run finding the mark set: a redact's compaction not done."""
     with connection.transaction():
         found = connection.execute(NOT_VACUUMABLE, (list(_REWRITTEN),)).fetchone()
     until = ("their owner runs `harkback redact` on this store" if found is not None
              and found[0] else "`harkback redact` (without --dry-run) compacts them")
-    return ("a compaction is pending: a redact stopped before its VACUUM FULL, so old row "
-            "versions of what it rewrote, secrets included, stay in the tables' files "
-            f"until {until}",)
+    return ("a compaction is pending: old row versions of what a redact rewrote, secrets "
+            "included, stay in the tables' files (its VACUUM FULL was stopped, not allowed, "
+            f"or kept them for an older transaction) until {until}",)

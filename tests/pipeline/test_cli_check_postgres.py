@@ -10,6 +10,7 @@ import psycopg
 
 from harkback.adapters.stores.postgres_check import REPAIR_LINE
 from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
+from tests.pipeline.test_cli_postgres_upkeep import _secrets_and_a_writer
 from tests.pipeline.test_cli_redact import _sessions
 from tests.pipeline.test_import_cli import harkback
 from tests.support.new_stores import store_locations
@@ -51,3 +52,20 @@ def test_a_setting_that_is_no_number_is_one_line_as_every_command_says_it(url: s
     assert done.returncode == 1, done.stdout + done.stderr
     assert "HARKBACK_PG_LOCK_TIMEOUT is not a number of seconds: 'soon'" in said
     assert done.stderr.strip() == said.replace("session store unavailable: ", ""), done.stderr
+
+
+def test_a_pending_compaction_is_said_with_the_redact_that_ends_it(url: str,
+                                                                    tmp_path: Path) -> None:
+    """A redact by a role that may not vacuum leaves the secrets' old row versions in the
+    files: check said the store was fine and its next step "none"; it now says the
+    compaction is pending and which command ends it, and after the owner's redact, not."""
+    _, as_writer = _secrets_and_a_writer(url, tmp_path)
+    assert harkback("redact", "--db", as_writer).returncode == 0
+    pending = json.loads(harkback("check", "--db", url, "--json").stdout)
+    assert harkback("redact", "--db", url).returncode == 0
+    after = json.loads(harkback("check", "--db", url, "--json").stdout)
+    assert pending["healthy"] is True
+    assert any(line.startswith("a redact's compaction is pending") for line in pending["fine"])
+    assert pending["next_step"].startswith("harkback redact --db URL")
+    assert not any("compaction" in line for line in after["fine"])
+    assert after["next_step"] == "none"

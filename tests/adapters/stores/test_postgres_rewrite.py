@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import psycopg
 import pytest
 
 from harkback.adapters.stores.postgres import PostgresStore
-from harkback.adapters.stores.postgres_rewrite import Stopped, rewrite_all
+from harkback.adapters.stores.postgres_rewrite import _MARK, _UNMARK, Stopped, rewrite_all
 from harkback.adapters.stores.postgres_writes import write
 from harkback.stages.batching import Budget
 from tests.adapters.stores.rewrite_turns import (
@@ -138,9 +139,10 @@ async def test_a_dry_run_says_a_compaction_is_pending_until_a_run_compacts(url: 
     assert (again, after) == (pending, ())
 
 
-async def test_a_write_during_the_compaction_keeps_the_mark(url: str) -> None:
-    """Another redact's chunk committed while this one's VACUUM FULL runs may follow the
-    table it would have cleared: the mark it added stays, for a run again to compact."""
+async def _during_compaction(url: str, meanwhile: Callable[[Connection], object]
+                             ) -> tuple[Any, ...] | None:
+    """The mark after a redact of one secret whose VACUUM FULL of summary_cache waited
+    while another connection ran ``meanwhile`` and committed."""
     with PostgresStore.open(url).unwrap() as store:
         await ok(store.ingest([conversation("s0", ("user", "the key is kiwi"))]))
     with psycopg.connect(url) as other, psycopg.connect(url) as rewriting, \
@@ -154,11 +156,28 @@ async def test_a_write_during_the_compaction_keeps_the_mark(url: str) -> None:
                 (rewriting.info.backend_pid,)).fetchone() != (
                     "Lock", "VACUUM (FULL, ANALYZE) summary_cache"):
             time.sleep(0.01)
-        other.execute("UPDATE index_totals SET unvacuumed = unvacuumed + 1")  # its chunk
+        meanwhile(other)
         other.commit()
         running.join()
-        marked = watching.execute("SELECT unvacuumed FROM index_totals").fetchone()
-    assert marked == (2,)  # this run's chunk and the other's: neither is cleared
+        return watching.execute("SELECT unvacuumed > 0 FROM index_totals").fetchone()
+
+
+async def test_a_write_during_the_compaction_keeps_the_mark(url: str) -> None:
+    """Another redact's chunk committed while this one's VACUUM FULL runs may follow the
+    table it would have cleared: the mark it added stays, for a run again to compact."""
+    marked = await _during_compaction(url, lambda other: other.execute(_MARK))  # its chunk
+    assert marked == (True,)
+
+
+async def test_a_mark_cleared_and_set_again_during_the_compaction_stays(url: str) -> None:
+    """While this run's VACUUM FULL waits, another redact that read the same mark clears
+    it, and a third's chunk sets it again: that chunk's old rows may follow a table this
+    run compacted, so the mark must stay (it read the value this run read, and was
+    cleared)."""
+    def meanwhile(other: Connection) -> None:
+        other.execute(_UNMARK, (1,))  # the other redact's clear: it read 1 too
+        other.execute(_MARK)  # the third's chunk
+    assert await _during_compaction(url, meanwhile) == (True,)
 
 
 async def test_a_stop_during_a_rewrite_starts_no_other_chunk_and_compacts_what_it_wrote(
@@ -184,3 +203,28 @@ async def test_a_stop_during_a_rewrite_starts_no_other_chunk_and_compacts_what_i
         held = _file_bytes(admin, "messages")
     assert stored == ["the key is [secret]", "nothing here"]
     assert b"kiwi" not in held
+
+
+async def test_a_transaction_older_than_the_writes_keeps_the_mark_until_it_ends(
+        url: str) -> None:
+    """A transaction open since before the redact's write (another program's report, a
+    dump) may still see the old row versions, so VACUUM FULL keeps them in the file: the
+    run says so and keeps the mark, and the run after the transaction ended clears both
+    (the mark was cleared, and the secret stayed in the file for good)."""
+    with PostgresStore.open(url).unwrap() as store:
+        await ok(store.ingest([conversation("s0", ("user", "the key is kiwi"))]))
+    with psycopg.connect(url, autocommit=True) as admin, psycopg.connect(url) as running:
+        with psycopg.connect(url) as old:
+            old.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            old.execute("SELECT 1").fetchone()  # its snapshot (no lock the VACUUM waits for)
+            pid = old.info.backend_pid
+            notes = rewrite_all(running, redact_kiwi, dry_run=False).notes
+            kept = admin.execute("SELECT unvacuumed FROM index_totals").fetchone()
+            held = _file_bytes(admin, "messages")
+        again = rewrite_all(running, redact_kiwi, dry_run=False)
+        cleared = admin.execute("SELECT unvacuumed > 0 FROM index_totals").fetchone()
+        after = _file_bytes(admin, "messages")
+    assert b"kiwi" in held and kept == (1,)
+    assert len(notes) == 1 and f"server process {pid}" in notes[0]
+    assert (again.messages, again.notes, cleared) == (0, (), (False,))
+    assert b"kiwi" not in after
