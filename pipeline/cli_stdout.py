@@ -110,6 +110,12 @@ PRINTING_ONLY = frozenset({"search", "recent", "show", "stats", "sources", "conf
 nothing and said success (exit 0, no line), as ``cat >&-`` would not."""
 
 
+_DRY_RUNS = frozenset({"redact", "sync"})
+"""The commands whose ``--dry-run`` only reports what they would do."""
+_PRINTING_FLAGS = frozenset({"--version", "-h", "--help"})
+"""What the whole command line may begin with to print and exit."""
+
+
 def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
     """Why the command of ``argv`` cannot run with standard output closed (``>&-``), or None
     (an ingest or sync still stores: only its report is lost).
@@ -120,6 +126,10 @@ def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
     (None, None)
     >>> nowhere_to_print(["demo"], True)[:45], nowhere_to_print(["demo", "--db", "d.db"], True)
     ('standard output is closed (>&-), and demo pri', None)
+    >>> nowhere_to_print(["redact", "--dry-run"], True)[31:67], nowhere_to_print(["redact"], True)
+    (', and redact --dry-run prints its re', None)
+    >>> nowhere_to_print(["--version"], True)[31:60]
+    ', and --version prints its re'
     """
     command = argv[0] if argv else ""
     if not stdout_closed:
@@ -128,11 +138,17 @@ def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
         return ("standard output is closed (>&-), and the MCP server answers JSON-RPC there: "
                 "an agent starts it with a pipe (claude mcp add harkback -- harkback mcp)")
     # A demo without --db builds a store it removes again: what it prints is all it leaves.
-    kept = any(a == "--db" or a.startswith("--db=") for a in argv[1:])
-    if command in PRINTING_ONLY or (command == "demo" and not kept):
-        return (f"standard output is closed (>&-), and {command} prints its results there, "
-                "to no one: give it a terminal, a file or a pipe")
-    return None
+    # A dry run (redact, sync) changes nothing: its report is its work. --version and
+    # --help only print.
+    options = argv[1:argv.index("--")] if "--" in argv else argv[1:]
+    kept = any(a == "--db" or a.startswith("--db=") for a in options)
+    dry = command in _DRY_RUNS and "--dry-run" in options
+    if not (command in PRINTING_ONLY | _PRINTING_FLAGS or (command == "demo" and not kept)
+            or dry):
+        return None
+    what = f"{command} --dry-run" if dry else command
+    return (f"standard output is closed (>&-), and {what} prints its results there, "
+            "to no one: give it a terminal, a file or a pipe")
 
 
 def command_stdout(stdout: TextIO, command: str, as_json: bool) -> TextIO:
