@@ -5,8 +5,10 @@ misnamed its error, arguments and values echoed too long or three ways, blank ho
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -33,3 +35,22 @@ def test_a_dry_run_or_version_refuses_a_closed_standard_output(
                                   f"{command.split(' --db')[0]} prints"), done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert db.read_bytes() == before
+
+
+def test_a_demo_out_of_descriptors_leaves_no_folder_behind(tmp_path: Path) -> None:
+    """``ulimit -n 7; harkback demo``: the store could not be opened, nor then its
+    temporary folder listed to be removed, so the folder and its ``demo.db`` stayed in
+    /tmp after a line naming it. Each limit now leaves the temporary folder empty."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    failed = []
+    for limit in range(5, 13):
+        done = subprocess.run(
+            [sys.executable, "-m", "harkback.pipeline.cli", "demo"], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+            check=False, env={**os.environ, "TMPDIR": str(scratch)},
+            preexec_fn=partial(resource.setrlimit, resource.RLIMIT_NOFILE, (limit, limit)))
+        assert "Traceback" not in done.stderr, done.stderr
+        assert list(scratch.iterdir()) == [], (limit, done.stderr)
+        failed += [limit] if done.returncode else []
+    assert failed, "no limit was low enough to fail"
