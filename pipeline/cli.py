@@ -306,12 +306,16 @@ def _run(argv: list[str], stop: Termination) -> int:
     except (BrokenPipeError, cli_stdout.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
-        if os.environ.get("HARKBACK_DEBUG"):
-            raise
         description = f"{type(error).__name__}: {error}"
+        debug = bool(os.environ.get("HARKBACK_DEBUG"))
+        if debug:
+            # Printed here, not raised: main takes an OSError for standard output failing,
+            # and said any other ("Too many open files") as "cannot write to standard output".
+            import traceback
+            traceback.print_exc()
         internal_error_json(argv, description)
-        print(f"harkback: internal error: {line_of(description)} (set HARKBACK_DEBUG=1 "
-              "for details)", file=sys.stderr)
+        print(f"harkback: internal error: {line_of(description)}"
+              f"{'' if debug else ' (set HARKBACK_DEBUG=1 for details)'}", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
         sys.stdout = stdout

@@ -54,3 +54,38 @@ def test_a_demo_out_of_descriptors_leaves_no_folder_behind(tmp_path: Path) -> No
         assert list(scratch.iterdir()) == [], (limit, done.stderr)
         failed += [limit] if done.returncode else []
     assert failed, "no limit was low enough to fail"
+
+
+_FAILING_STATS = """
+import sys
+from harkback.pipeline import commands
+async def failing(args):
+    raise ConnectionResetError(104, "Connection reset by peer")
+commands.COMMANDS["stats"] = lambda args: failing(args)
+from harkback.pipeline.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_debug_run_shows_the_traceback_of_an_os_error_not_an_output_failure(
+        tmp_path: Path) -> None:
+    """With ``HARKBACK_DEBUG=1`` a command's OSError (here a bug's, raised by the command)
+    was re-raised for its traceback, and ``main`` took it for standard output failing:
+    "cannot write to standard output: Connection reset by peer", no traceback. It is the
+    internal error it is, with the traceback DEBUG promises; output that cannot be written
+    is still said so."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "docker"))])
+    debug = {**os.environ, "HARKBACK_DEBUG": "1"}
+    done = subprocess.run([sys.executable, "-c", _FAILING_STATS, "stats", "--db", str(db)],
+                          capture_output=True, text=True, timeout=120, check=False, env=debug)
+    assert done.returncode == 70, done.stderr
+    assert "standard output" not in done.stderr, done.stderr
+    assert done.stderr.startswith("Traceback"), done.stderr
+    assert done.stderr.endswith("harkback: internal error: ConnectionResetError: [Errno 104] "
+                                "Connection reset by peer\n"), done.stderr
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        lost = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "stats", "--db",
+                               str(db)], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=120, check=False, env=debug)
+    assert (lost.returncode, lost.stderr) == (
+        1, "harkback: cannot write to standard output: No space left on device\n")
