@@ -89,3 +89,25 @@ def test_a_debug_run_shows_the_traceback_of_an_os_error_not_an_output_failure(
                               timeout=120, check=False, env=debug)
     assert (lost.returncode, lost.stderr) == (
         1, "harkback: cannot write to standard output: No space left on device\n")
+
+
+def test_the_mcp_server_at_its_descriptor_limit_names_the_limit_not_a_module(
+        tmp_path: Path) -> None:
+    """``ulimit -n 7; harkback mcp`` said ``harkback: .../anyio/_core/_streams.py: Too many
+    open files``: a module imported late, named as if the user's file were at fault. Each
+    limit now runs or gives the descriptor-limit line."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "docker"))])
+    said = []
+    for limit in range(5, 13):
+        done = subprocess.run(
+            [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+            check=False, preexec_fn=partial(
+                resource.setrlimit, resource.RLIMIT_NOFILE, (limit, limit)))
+        assert done.returncode in (0, 1), (limit, done.stderr)
+        if done.returncode:
+            assert done.stderr == (
+                f"harkback: too many files are open (Too many open files; this process may "
+                f"have {limit}); close some, or raise the limit (ulimit -n)\n"), done.stderr
+            said.append(limit)
+    assert said and said[-1] < 12, said
