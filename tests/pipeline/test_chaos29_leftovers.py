@@ -4,8 +4,10 @@ misnamed its error, arguments and values echoed too long or three ways, blank ho
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from functools import partial
@@ -15,6 +17,7 @@ import pytest
 
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested
+from tests.pipeline.test_import_cli import FIXTURES, harkback, hermes_home
 
 
 @pytest.mark.parametrize("command", ["redact --dry-run --db \"$1\"", "sync --dry-run",
@@ -111,3 +114,22 @@ def test_the_mcp_server_at_its_descriptor_limit_names_the_limit_not_a_module(
                 f"have {limit}); close some, or raise the limit (ulimit -n)\n"), done.stderr
             said.append(limit)
     assert said and said[-1] < 12, said
+
+
+@pytest.mark.parametrize("kind", ["hermes", "claude-code", "codex"])
+def test_a_blank_agent_home_counts_as_unset(tmp_path: Path, kind: str) -> None:
+    """``HERMES_HOME=' '`` looked for histories in the folder " " below the current one
+    ("looked in   for hermes"), ``CLAUDE_CONFIG_DIR=' '`` in " /projects": blank, as
+    empty, is unset, and the histories are found in the home's ``.hermes``, ``.claude``,
+    ``.codex``."""
+    home = tmp_path / "home"
+    shutil.copytree(hermes_home(tmp_path), home / ".hermes")
+    shutil.copytree(FIXTURES / "claude-code" / "projects", home / ".claude" / "projects")
+    shutil.copytree(FIXTURES / "codex" / "sessions", home / ".codex" / "sessions")
+    blank = {"HOME": str(home), "HERMES_HOME": " ", "CLAUDE_CONFIG_DIR": " ",
+             "CODEX_HOME": " "}
+    done = harkback("import", kind, "--db", str(tmp_path / "h.db"), "--json", env=blank)
+    assert done.returncode in (0, 3), done.stderr
+    [first, *_] = json.loads(done.stdout)["sources"]
+    assert first["location"].startswith(str(home / f".{kind.split('-')[0]}")), first
+    assert first["sessions"]["added"] > 0, first
