@@ -133,3 +133,57 @@ def test_a_blank_agent_home_counts_as_unset(tmp_path: Path, kind: str) -> None:
     [first, *_] = json.loads(done.stdout)["sources"]
     assert first["location"].startswith(str(home / f".{kind.split('-')[0]}")), first
     assert first["sessions"]["added"] > 0, first
+
+
+_LONG = "9" * 5000
+
+
+@pytest.mark.parametrize(("flags", "env", "said"), [
+    (("search", "docker", "--limit", _LONG), {},
+     "argument --limit: must be between 1 and 10, got a number of more than 30 digits"),
+    (("show", "s1", "--offset", _LONG), {},
+     "argument --offset: must have at most 30 digits, got a number of more than 30 digits"),
+    (("search", "docker"), {"HARKBACK_LIMIT": _LONG},
+     "$HARKBACK_LIMIT: limit must be between 1 and 10, got a number of more than 30 digits"),
+    (("search", "docker"), {"HARKBACK_REDACT": _LONG},
+     "$HARKBACK_REDACT: redact must be true or false (1/0, yes/no), got a number of more "
+     "than 30 digits"),
+    (("search", "docker"), {"HARKBACK_EMBEDDER": _LONG}, "embedder spec '999"),
+    (("search", "docker"), {"HARKBACK_EMBEDDER": f"openai:m#batch={_LONG}"}, "batch=a number"),
+    (("search", "docker", "--since", _LONG), {}, "--since a number of more than 30 digits"),
+    (("search", "docker", "--since", "x" * 5000), {}, "cannot read --since 'xxx"),
+])
+def test_a_value_thousands_of_characters_long_is_echoed_short(
+        tmp_path: Path, flags: tuple[str, ...], env: dict[str, str], said: str) -> None:
+    """``--limit`` of 5,000 digits was "not a whole number" (Python's int() refuses more than
+    4,300 digits) and echoed all 5,000; ``$HARKBACK_LIMIT``, ``$HARKBACK_REDACT`` and
+    ``$HARKBACK_EMBEDDER`` gave lines of 5 KB. A long number is said in words, as the MCP
+    server says it, and a long value is cut: one short line."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "docker"))])
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *flags, "--db",
+                           str(db)], capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, **env})
+    assert done.returncode in (1, 2), done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert said in last and len(last) < 400, last[:400]
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flags", [("--since", "\udcff\udcfe"), ("--as-of", "\udcff\udcfe"),
+                                   ("--until", "\udcff\udcfe"), ("--limit", "\udcff\udcfe"),
+                                   ("--ranker", "\udcff\udcfe")])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_argument_of_bytes_not_utf_8_is_echoed_one_way(
+        tmp_path: Path, flags: tuple[str, str], as_json: bool) -> None:
+    """Bytes of an argument that are not UTF-8 were echoed three ways: ``--since``,
+    ``--as-of``, ``--limit`` and ``--ranker`` as ``'\\udcff\\udcfe'`` (the repr of Python's
+    surrogate escapes), ``--source`` and ``show``'s id as U+FFFD. Every one is now U+FFFD,
+    as the README promises for JSON, in human lines too."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "docker"))])
+    command = [sys.executable, "-m", "harkback.pipeline.cli", "search", "docker", *flags,
+               "--db", str(db), *(["--json"] if as_json else [])]
+    done = subprocess.run([os.fsencode(word) for word in command], capture_output=True,
+                          timeout=120, check=False)
+    said = (done.stdout + done.stderr).decode("utf-8")  # --source: a note, on stdout
+    assert "\ufffd\ufffd" in said, said
+    assert "udc" not in said and "\\xff" not in said, said
