@@ -23,7 +23,7 @@ from returns.result import Failure, Result, Success
 from harkback.stages.errors import QueryRejected
 from harkback.stages.local_days import day_start, days_before, last_moment
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
-from harkback.stages.shown_number import shown_given
+from harkback.stages.shown_number import DIGITS, shown_given
 from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of, latest_weekday
 
 # The moments a bound may name: those a session can have, as ingest keeps them.
@@ -142,7 +142,9 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     text = text.strip()
     base = datetime.now(UTC).timestamp() if now is None else now
     rel = _RELATIVE.match(text)
-    if rel and rel.group(2) == "M":  # minutes in Go and systemd, months in ISO 8601 and pandas
+    # 6M: minutes in Go and systemd, months in ISO 8601 and pandas; a count of more than
+    # DIGITS digits is out of range as either, and said so (its hint echoed it twice).
+    if rel and rel.group(2) == "M" and len(rel.group(1)) <= DIGITS:
         return Failure(QueryRejected(f"{what} {shown_given(text)} is ambiguous: write "
                                      f"{rel.group(1)}m for minutes or '{rel.group(1)} months "
                                      "ago'"))

@@ -152,6 +152,7 @@ _LONG = "9" * 5000
     (("search", "docker"), {"HARKBACK_EMBEDDER": f"openai:m#batch={_LONG}"}, "batch=a number"),
     (("search", "docker", "--since", _LONG), {}, "--since a number of more than 30 digits"),
     (("search", "docker", "--since", "x" * 5000), {}, "cannot read --since 'xxx"),
+    (("search", "docker", "--since", _LONG + "M"), {}, "9…' is not a moment"),
 ])
 def test_a_value_thousands_of_characters_long_is_echoed_short(
         tmp_path: Path, flags: tuple[str, ...], env: dict[str, str], said: str) -> None:
