@@ -93,7 +93,10 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
         elif name == "batch" and equals:
             # int() refuses more than 4,300 digits, and a batch of 10 ** 30 is no batch
             if not (re.fullmatch(f"[0-9]{{1,{DIGITS}}}", value) and int(value) >= 1):
-                shown = value if len(value) <= DIGITS else shown_given(value)
+                # isprintable: an undecodable byte (a lone surrogate) or ESC goes through
+                # the one echo rule, as the spec beside it does
+                shown = (value if len(value) <= DIGITS and value.isprintable()
+                         else shown_given(value))
                 return _bad_spec(spec, f"batch={shown} is not a whole number of at least 1 "
                                        f"and at most {DIGITS} digits")
             settings["batch_size"] = int(value)
