@@ -19,6 +19,7 @@ surrogates) are echoed as U+FFFD, as in JSON and in what a store keeps of them.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 DIGITS = 30
 """The most digits of a whole number shown as it is."""
@@ -73,5 +74,23 @@ def shown_text(text: str) -> str:
     >>> shown_text("cli"), shown_text("a\\x1b[2Jb"), len(shown_text("x" * 500))
     ("'cli'", "'a\\\\x1b[2Jb'", 63)
     """
-    cut = text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS] + "…"
+    cut = text if len(text) <= TEXT_CHARS else text[:_cut_at(text)] + "…"
     return repr(_SURROGATE.sub("\ufffd", cut))
+
+
+def _cut_at(text: str) -> int:
+    """Where to cut ``text`` near :data:`TEXT_CHARS`: not between a character and the
+    marks that follow it (an accent, a variation selector, an emoji's joiner), which would
+    show ``é`` as ``e`` or join the ``…`` to an emoji; a value of marks alone is cut anyway.
+
+    >>> _cut_at("x" * 59 + "e\u0301" + "y"), _cut_at("x" * 59 + "ey"), _cut_at("\u0301" * 99)
+    (59, 60, 60)
+    """
+    end = TEXT_CHARS
+    while end > 0 and (_joins(text[end]) or text[end - 1] == "\u200d"):
+        end -= 1
+    return end or TEXT_CHARS
+
+
+def _joins(char: str) -> bool:
+    return char == "\u200d" or unicodedata.category(char).startswith("M")
