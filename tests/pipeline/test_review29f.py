@@ -72,3 +72,17 @@ def test_an_option_written_short_is_refused_as_written_whole(
     assert done.stderr.startswith("harkback: standard output is closed (>&-)"), done.stderr
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert db.read_bytes() == before
+
+
+def test_a_config_file_with_a_number_of_thousands_of_digits_is_one_line(
+        tmp_path: Path) -> None:
+    """``$HARKBACK_LIMIT`` of 5,000 digits became one short line in fix29d, but the same
+    ``limit = 999…`` in the config file raised from tomllib's int() ("Exceeds the limit
+    (4300 digits)"), a ValueError no TOMLDecodeError: internal error, exit 70."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "docker"))])
+    config = tmp_path / "config.toml"
+    config.write_text("limit = " + "9" * 5000 + "\n", encoding="utf-8")
+    done = harkback("search", "docker", "--db", str(db), env={"HARKBACK_CONFIG": str(config)})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"harkback: config file {config}: "), done.stderr
+    assert len(done.stderr) < 300 and "internal error" not in done.stderr, done.stderr
