@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="ask as if at WHEN (ISO date, epoch, or 30d back): recency, "
                              "'two weeks ago' and relative --since/--until count from it")
     _add_filters(search, "search sessions")
-    search.add_argument("--summarizer", default=None, metavar="NAME",
+    # text_argument: an undecodable byte is echoed as U+FFFD, as by every other argument
+    search.add_argument("--summarizer", default=None, metavar="NAME", type=text_argument,
                         choices=Names("harkback.stages.summarize.summarizers", "SUMMARIZERS"),
                         help="%(choices)s; default: llm when a model is configured (--model, "
                              "$HARKBACK_MODEL or the config file), else extractive")
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="let the model (--model) reorder and drop a shortlist of 20 "
                              "sessions before the limit is taken; off by default")
     search.add_argument("--json", action="store_true", help="print the JSON payload only")
-    search.add_argument("--ranker", default=None, metavar="NAME",
+    search.add_argument("--ranker", default=None, metavar="NAME", type=text_argument,
                         choices=Names("harkback.stages.match.rankers", "RANKERS"),
                         help=f"how sessions are ranked: %(choices)s (default: hybrid with an "
                              f"embedder, else {DEFAULT_RANKER})")
@@ -308,12 +309,16 @@ def _run(argv: list[str], stop: Termination) -> int:
     except (BrokenPipeError, cli_stdout.OutputLost):
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
-        if os.environ.get("HARKBACK_DEBUG"):
-            raise
         description = f"{type(error).__name__}: {error}"
+        debug = bool(os.environ.get("HARKBACK_DEBUG"))
+        if debug:
+            # Printed here, not raised: main takes an OSError for standard output failing,
+            # and said any other ("Too many open files") as "cannot write to standard output".
+            import traceback
+            traceback.print_exc()
         internal_error_json(argv, description)
-        print(f"harkback: internal error: {line_of(description)} (set HARKBACK_DEBUG=1 "
-              "for details)", file=sys.stderr)
+        print(f"harkback: internal error: {line_of(description)}"
+              f"{'' if debug else ' (set HARKBACK_DEBUG=1 for details)'}", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
         sys.stdout = stdout

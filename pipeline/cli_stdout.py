@@ -110,6 +110,10 @@ PRINTING_ONLY = frozenset({"search", "recent", "show", "stats", "sources", "conf
 nothing and said success (exit 0, no line), as ``cat >&-`` would not."""
 
 
+_DRY_RUNS = frozenset({"redact", "sync"})
+"""The commands whose ``--dry-run`` only reports what they would do."""
+
+
 def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
     """Why the command of ``argv`` cannot run with standard output closed (``>&-``), or None
     (an ingest or sync still stores: only its report is lost).
@@ -120,6 +124,10 @@ def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
     (None, None)
     >>> nowhere_to_print(["demo"], True)[:45], nowhere_to_print(["demo", "--db", "d.db"], True)
     ('standard output is closed (>&-), and demo pri', None)
+    >>> nowhere_to_print(["redact", "--dry-run"], True)[31:67], nowhere_to_print(["redact"], True)
+    (', and redact --dry-run prints its re', None)
+    >>> nowhere_to_print(["--version"], True)[31:60], nowhere_to_print(["demo", "--d", "d"], True)
+    (', and --version prints its re', None)
     """
     command = argv[0] if argv else ""
     if not stdout_closed:
@@ -128,11 +136,33 @@ def nowhere_to_print(argv: Sequence[str], stdout_closed: bool) -> str | None:
         return ("standard output is closed (>&-), and the MCP server answers JSON-RPC there: "
                 "an agent starts it with a pipe (claude mcp add harkback -- harkback mcp)")
     # A demo without --db builds a store it removes again: what it prints is all it leaves.
-    kept = any(a == "--db" or a.startswith("--db=") for a in argv[1:])
-    if command in PRINTING_ONLY or (command == "demo" and not kept):
-        return (f"standard output is closed (>&-), and {command} prints its results there, "
-                "to no one: give it a terminal, a file or a pipe")
-    return None
+    # A dry run (redact, sync) changes nothing: its report is its work. --version and
+    # --help only print.
+    options = argv[1:argv.index("--")] if "--" in argv else argv[1:]
+    kept = _given(options, "--db", 3)
+    dry = command in _DRY_RUNS and _given(options, "--dry-run", 4)
+    helped = "-h" in options or "--help" in options  # argparse prints it and does nothing
+    flag = command == "-h" or any(_given([command], f, 3) for f in ("--version", "--help"))
+    if not (command in PRINTING_ONLY or flag or (command == "demo" and not kept) or dry
+            or helped):
+        return None
+    what = f"{command} --dry-run" if dry else f"{command} --help" if helped else command
+    return (f"standard output is closed (>&-), and {what} prints its results there, "
+            "to no one: give it a terminal, a file or a pipe")
+
+
+def _given(options: Sequence[str], flag: str, least: int) -> bool:
+    """Whether ``flag`` is among ``options`` as argparse reads them: whole or cut to at
+    least ``least`` characters (``--dry`` is ``--dry-run``, ``--d x.db`` is ``--db``),
+    with its value after ``=`` or not.
+
+    >>> _given(["--d=x.db"], "--db", 3), _given(["--dry"], "--dry-run", 4)
+    (True, True)
+    >>> _given(["--"], "--db", 3), _given(["--dump"], "--db", 3)
+    (False, False)
+    """
+    return any(len(name) >= least and flag.startswith(name)
+               for name in (option.partition("=")[0] for option in options))
 
 
 def command_stdout(stdout: TextIO, command: str, as_json: bool) -> TextIO:

@@ -16,16 +16,28 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from harkback.stages.defaults import MAX_LIMIT, MAX_PAGE_LIMIT
+from harkback.stages.shown_number import DIGITS, long_number, shown_given, shown_number
 
 
 def whole(text: str, low: int, high: int | None = None) -> int:
+    """``text`` as a whole number from ``low`` to ``high``; what it echoes, short.
+
+    >>> whole("9" * 5000, 1, 10)
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be between 1 and 10, got a number of more than 30 digits
+    """
+    bound = f"between {low} and {high}" if high is not None else f"{low} or more"
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not long_number(text):
+            raise argparse.ArgumentTypeError(f"not a whole number: {shown_given(text)}"
+                                             ) from None
+        # int() refuses more than 4,300 digits: a number still, out of bounds
+        said = f"must be {bound}" if high is not None else f"must have at most {DIGITS} digits"
+        raise argparse.ArgumentTypeError(f"{said}, got {shown_given(text)}") from None
     if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"{low} or more"
-        raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        raise argparse.ArgumentTypeError(f"must be {bound}, got {shown_number(value)}")
     return value
 
 

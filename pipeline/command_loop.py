@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import importlib.machinery
 import resource
 import sys
 from collections.abc import Callable, Coroutine, Iterator
@@ -26,6 +27,8 @@ from contextlib import contextmanager
 from typing import Any
 
 _OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE)
+_MODULE_FILES = (*importlib.machinery.all_suffixes(), ".pyc")
+"""The endings of the files an import opens."""
 
 
 def run_command(command: Callable[[], Coroutine[Any, Any, int]]) -> int:
@@ -57,6 +60,10 @@ def short_of(error: BaseException) -> str | None:
     "cannot start a thread (can't start new thread):"
     >>> short_of(ValueError("x")) is None
     True
+    >>> short_of(OSError(errno.EMFILE, "Too many open files", "/v/anyio/_streams.py"))[:24]
+    'too many files are open '
+    >>> short_of(OSError(errno.EMFILE, "Too many open files", "h.db")) is None
+    True
     """
     mapped = isinstance(error, ImportError) and "failed to map segment" in str(error)
     if isinstance(error, MemoryError) or mapped:  # mapped: a C library past ulimit -v
@@ -67,8 +74,10 @@ def short_of(error: BaseException) -> str | None:
     if isinstance(error, RuntimeError) and str(error) == "can't start new thread":
         return (f"cannot start a thread ({error}): the process is at its limit of memory "
                 "(ulimit -v) or of processes (ulimit -u); raise it")
+    # An open of the user's file says so itself, naming it; a module Python imports late
+    # (``mcp`` brings anyio's) is no file of theirs: the limit is the news.
     if (isinstance(error, OSError) and error.errno in _OUT_OF_DESCRIPTORS
-            and error.filename is None):  # an open that names a file says so itself
+            and (error.filename is None or str(error.filename).endswith(_MODULE_FILES))):
         limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         return (f"too many files are open ({error.strerror}; this process may have {limit}); "
                 "close some, or raise the limit (ulimit -n)")

@@ -68,11 +68,15 @@ def default_location(kind: str, environ: Mapping[str, str] | None = None) -> Pat
     >>> default_location("hermes", {"HERMES_HOME": "/h"}).as_posix(), default_location(
     ...     "claude-code", {"HOME": "/home/me"}).as_posix()  # that environment's ~
     ('/h', '/home/me/.claude/projects')
+    >>> default_location("codex", {"CODEX_HOME": " ", "HOME": "/home/me"}).as_posix()
+    '/home/me/.codex/sessions'
     """
     env = os.environ if environ is None else environ
     if kind not in HOME_VARIABLES:
         raise ValueError(f"no default location for {kind!r}")
-    home = env.get(HOME_VARIABLES[kind]) or f"~/.{kind.partition('-')[0]}"
+    given = env.get(HOME_VARIABLES[kind], "")
+    # Blank (HERMES_HOME=' ') is unset, as empty is: it named the folder " " where one stood.
+    home = given if given.strip() else f"~/.{kind.partition('-')[0]}"
     if home == "~" or home.startswith("~/"):
         # The given environment's ~, not this process's; the store's and the config file's
         # home when $HOME is relative or empty (sync looked for histories below "/" then).

@@ -99,4 +99,7 @@ def read_table(path: Path, *, must_exist: bool = False) -> Result[Table | None, 
         reason = _AT_LINE.sub("", message).rstrip(".")
         return Failure(f"config file {path} line {line}: not valid TOML ({reason[:1].lower()}"
                        f"{reason[1:]}); write key = value, text in quotes")
+    except ValueError:  # tomllib's int() past 4,300 digits (limit = 999…): exit 70 before
+        return Failure(f"config file {path}: a whole number there has more than 4,300 "
+                       "digits, more than can be read: write a shorter one")
     return Success(Table(data, text))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.resources
 import json
+import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from returns.result import Failure
@@ -73,6 +76,33 @@ async def others_in(store: SessionStore) -> int:
     return total - (len(found.unwrap()) if not isinstance(found, Failure) else 0)
 
 
+@contextlib.contextmanager
+def _scratch_folder() -> Iterator[Path]:
+    """A temporary folder for the demo's store, removed on the way out even by a process at
+    its descriptor limit (``ulimit -n 7``): ``rmtree`` opens the folder to list it, failed
+    there, and left the folder and its ``demo.db`` in /tmp. The store's files have known
+    names, and unlinking a name takes no descriptor.
+
+    >>> with _scratch_folder() as folder:
+    ...     _ = (folder / "demo.db").write_bytes(b"")
+    >>> folder.exists()
+    False
+    """
+    folder = Path(tempfile.mkdtemp(prefix="harkback-demo-"))
+    try:
+        yield folder
+    finally:
+        try:
+            shutil.rmtree(folder)
+        except OSError:
+            for name in ("demo.db", "demo.db-wal", "demo.db-shm", "demo.db-journal"):
+                (folder / name).unlink(missing_ok=True)
+            # Gone already (a /tmp cleaner took it) is what was wanted: a demo that printed
+            # its recalls must not end on "No such file or directory", as it did not before.
+            with contextlib.suppress(FileNotFoundError):
+                folder.rmdir()  # anything else in it is not the demo's: said, not removed
+
+
 async def run_demo(db: str | Path | None = None) -> int:
     """Ingest the corpus into ``db`` (a temporary file by default) and print recalls.
     A ``db`` that already holds sessions of its own is refused (exit 2), not written."""
@@ -83,7 +113,7 @@ async def run_demo(db: str | Path | None = None) -> int:
                   "demo's, and the demo adds its sample sessions to the database it is "
                   "given; give --db a new path, or none (a temporary one)", file=sys.stderr)
             return 2
-    with tempfile.TemporaryDirectory(prefix="harkback-demo-") as scratch:
+    with _scratch_folder() as scratch:
         path = db or Path(scratch) / "demo.db"
         opened = open_store(path)
         if isinstance(opened, Failure):

@@ -32,6 +32,7 @@ from harkback.pipeline.config_file import CONFIG_VARIABLE as CONFIG_VARIABLE
 from harkback.pipeline.config_file import read_table
 from harkback.pipeline.terminal import one_line
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
+from harkback.stages.shown_number import long_number, shown_given, shown_number
 from harkback.stages.shown_url import MASK, shown_url
 
 
@@ -258,12 +259,16 @@ def _from_text(key: Key, text: str) -> Result[Any, str]:
     if key.kind is bool:
         if text.lower() in _TRUE + _FALSE:
             return Success(text.lower() in _TRUE)
-        return Failure(f"{key.name} must be true or false (1/0, yes/no), got {text!r}")
+        return Failure(f"{key.name} must be true or false (1/0, yes/no), got "
+                       f"{shown_given(text)}")
     if key.kind is int:
         try:
             return _checked(key, int(text))
         except ValueError:
-            return Failure(f"{key.name} must be a whole number, got {text!r}")
+            if long_number(text):  # int() refuses more than 4,300 digits; limit is the one int
+                return Failure(f"{key.name} must be between 1 and {MAX_LIMIT}, got "
+                               f"{shown_given(text)}")
+            return Failure(f"{key.name} must be a whole number, got {shown_given(text)}")
     return _checked(key, text)
 
 
@@ -276,7 +281,7 @@ def _checked(key: Key, value: Any) -> Result[Any, str]:
     if key.kind is str and not isinstance(value, str):
         return Failure(f"{key.name} must be a string in quotes, got {value!r}")
     if key.name == "limit" and not 1 <= value <= MAX_LIMIT:
-        return Failure(f"limit must be between 1 and {MAX_LIMIT}, got {value}")
+        return Failure(f"limit must be between 1 and {MAX_LIMIT}, got {shown_number(value)}")
     if key.kind is str and not value.strip():
         return Failure(f"{key.name} is empty; give a value or leave the key out")
     if key.kind is str and "\x00" in value:  # TOML's "\u0000": no path or name holds one

@@ -23,6 +23,7 @@ from returns.result import Failure, Result, Success
 from harkback.stages.errors import QueryRejected
 from harkback.stages.local_days import day_start, days_before, last_moment
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
+from harkback.stages.shown_number import DIGITS, shown_given
 from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of, latest_weekday
 
 # The moments a bound may name: those a session can have, as ingest keeps them.
@@ -141,9 +142,12 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
     text = text.strip()
     base = datetime.now(UTC).timestamp() if now is None else now
     rel = _RELATIVE.match(text)
-    if rel and rel.group(2) == "M":  # minutes in Go and systemd, months in ISO 8601 and pandas
-        return Failure(QueryRejected(f"{what} {text!r} is ambiguous: write {rel.group(1)}m for "
-                                     f"minutes or '{rel.group(1)} months ago'"))
+    # 6M: minutes in Go and systemd, months in ISO 8601 and pandas; a count of more than
+    # DIGITS digits is out of range as either, and said so (its hint echoed it twice).
+    if rel and rel.group(2) == "M" and len(rel.group(1)) <= DIGITS:
+        return Failure(QueryRejected(f"{what} {shown_given(text)} is ambiguous: write "
+                                     f"{rel.group(1)}m for minutes or '{rel.group(1)} months "
+                                     "ago'"))
     if rel:
         # "99999999999d" reaches back past the year 1 (past any float: "9" * 400 + "d"),
         # where it would quietly bound nothing: refused as a number out of range is.
@@ -175,7 +179,8 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         try:
             written = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            return Failure(QueryRejected(f"cannot read {what} {text!r}: use {ACCEPTED_TIMES}"))
+            return Failure(QueryRejected(f"cannot read {what} {shown_given(text)}: use "
+                                         f"{ACCEPTED_TIMES}"))
     return _in_range(_moment(written, end), text, what)  # past 9999 UTC, as a number
 
 
@@ -240,7 +245,7 @@ def _in_range(moment: float, text: str, what: str, *, number: bool = False
     if _possible(moment):
         return Success(moment)
     years = _years(moment) if number else f"({_YEARS})"  # a date past 9999 is no milliseconds
-    return Failure(QueryRejected(f"{what} {text!r} is not a moment a session can have "
+    return Failure(QueryRejected(f"{what} {shown_given(text)} is not a moment a session can have "
                                  f"{years}: use {ACCEPTED_TIMES}"))
 
 

@@ -26,25 +26,17 @@ from returns.future import FutureResult
 from harkback.stages.errors import RecallError, StoreUnavailable
 from harkback.stages.ports import Deps
 from harkback.stages.result import BrowseResult, RecallResult
+from harkback.stages.shown_number import shown_text
 from harkback.stages.stage import Step, pure, with_store
 
 SOURCES_SHOWN = 30
 """How many of the sources held a note names (then how many more)."""
 
-NAME_CHARS = 60
-"""How much of one name a note echoes (a name is the caller's text, or a file's)."""
-
 Result = TypeVar("Result", RecallResult, BrowseResult)
 
 
-def shown(name: str) -> str:
-    """``name`` quoted, cut to :data:`NAME_CHARS`, control characters escaped (a source
-    comes from another agent's files and is printed to a terminal).
-
-    >>> shown("cli"), shown("a\\x1b[2Jb"), len(shown("x" * 500))
-    ("'cli'", "'a\\\\x1b[2Jb'", 63)
-    """
-    return repr(name if len(name) <= NAME_CHARS else name[:NAME_CHARS] + "…")
+shown = shown_text
+"""A source's ``name`` as a note echoes it (:func:`~harkback.stages.shown_number.shown_text`)."""
 
 
 def closest(name: str, held: Sequence[str]) -> str | None:

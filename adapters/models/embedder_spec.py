@@ -42,6 +42,7 @@ from harkback.adapters.models import local_embedder as local
 from harkback.adapters.models.base_url import base_url_problem
 from harkback.stages.errors import ModelFailed
 from harkback.stages.ports import Embedder
+from harkback.stages.shown_number import DIGITS, shown_given, shown_text
 from harkback.stages.shown_url import shown_url
 
 E5_PREFIXES = ("query: ", "passage: ")
@@ -90,11 +91,17 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
         if option == "e5":
             settings["query_prefix"], settings["passage_prefix"] = E5_PREFIXES
         elif name == "batch" and equals:
-            if not (re.fullmatch(r"[0-9]+", value) and int(value) >= 1):
-                return _bad_spec(spec, f"batch={value} is not a whole number of at least 1")
+            # int() refuses more than 4,300 digits, and a batch of 10 ** 30 is no batch
+            if not (re.fullmatch(f"[0-9]{{1,{DIGITS}}}", value) and int(value) >= 1):
+                # isprintable: an undecodable byte (a lone surrogate) or ESC goes through
+                # the one echo rule, as the spec beside it does
+                shown = (value if len(value) <= DIGITS and value.isprintable()
+                         else shown_given(value))
+                return _bad_spec(spec, f"batch={shown} is not a whole number of at least 1 "
+                                       f"and at most {DIGITS} digits")
             settings["batch_size"] = int(value)
         else:
-            return _bad_spec(spec, f"unknown option {option!r} (options: e5, batch=N)")
+            return _bad_spec(spec, f"unknown option {shown_text(option)} (options: e5, batch=N)")
     key = env.get("HARKBACK_EMBEDDER_API_KEY") or (
         env.get("OPENAI_API_KEY") if base_url is None else None)
     # Imported here: naming an in-process model, or a bad spec, need not load the SDK.
@@ -105,4 +112,5 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
 
 
 def _bad_spec(spec: str, why: str) -> Result[Embedder, ModelFailed]:
-    return Failure(ModelFailed(f"embedder spec {shown_url(spec)!r} not understood: {why}"))
+    return Failure(ModelFailed(f"embedder spec {shown_text(shown_url(spec))} not understood: "
+                               f"{why}"))

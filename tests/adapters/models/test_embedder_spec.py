@@ -70,6 +70,16 @@ def test_a_bad_spec_says_what_is_wrong(spec: str, why: str) -> None:
     assert repr(spec) in message
 
 
+def test_a_batch_of_bytes_not_utf_8_is_echoed_as_the_spec_beside_it_is() -> None:
+    """``--embedder $'openai:m#batch=\\xff'`` said the spec with U+FFFD and the value
+    beside it as ``\\xff`` on a terminal: one line, two ways (JSON made both U+FFFD)."""
+    made = embedder_from_spec("openai:m#batch=\udcff", environ={})
+    assert isinstance(made, Failure)
+    message = made.failure().message()
+    assert "batch='\ufffd' is not a whole number" in message
+    assert "\udcff" not in message
+
+
 def test_minilm_spec_without_its_packages_says_how_to_install(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """With torch unimportable, 'minilm' is refused up front with the pip command."""
