@@ -57,6 +57,10 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     if name.startswith("SQLITE_IOERR") and _no_space_left(path):
         # A disk full before the open: SQLite cannot size its -shm and says only "I/O".
         kind = _KINDS["SQLITE_FULL"]
+    elif name.startswith("SQLITE_IOERR") and (most := _file_size_limit()) is not None:
+        # A write past ``ulimit -f`` fails with EFBIG, which SQLite says only as "I/O".
+        kind = (f"disk I/O error (this process may write files of at most {most:,} bytes; "
+                f"raise the limit, ulimit -f, if a file of the store reached it)")
     if name.startswith("SQLITE_CANTOPEN") and (unopened := _not_opened(path)):
         reason, way_out = unopened
         return StoreUnavailable(f"cannot open the database {path}: {reason} ({error}); {way_out}")
@@ -242,3 +246,13 @@ def _no_space_left(path: Path) -> bool:
     except OSError:
         return False
     return (found.f_bfree if os.geteuid() == 0 else found.f_bavail) == 0
+
+
+def _file_size_limit() -> int | None:
+    """The most bytes this process may write in a file (``ulimit -f``), None: no limit.
+
+    >>> _file_size_limit() is None or _file_size_limit() >= 0
+    True
+    """
+    most = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if most == resource.RLIM_INFINITY else most

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ import pytest
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES
 from harkback.stages.ingest_format import conversation_to_json
+from tests.adapters.stores.old_files import old_file
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested
 from tests.support.closed_folders import refused_in_closed_folder
@@ -216,3 +218,42 @@ def _loads_under(cap: int) -> bool:
          "harkback.pipeline.facade, hashlib, random"], capture_output=True,
         timeout=120, check=False, stdin=subprocess.DEVNULL,
         preexec_fn=partial(resource.setrlimit, resource.RLIMIT_AS, (cap, cap))).returncode == 0
+
+
+def test_an_upgrade_past_the_file_size_limit_names_it_and_leaves_the_old_store(
+        tmp_path: Path) -> None:
+    """``ulimit -f`` below what ``migrate`` writes: SQLite's write fails with EFBIG, which
+    it reports as "disk I/O error", as if the disk were failing. The line now names the
+    limit; the store is whole, at its old version or its new one (the commit may pass and
+    the checkpoint into the main file fail), and migrates once the limit is raised."""
+    db = tmp_path / "h.db"
+    old_file(db, [conversation(f"s{i}", ("user", f"the docker bridge バケット {i}"))
+                  for i in range(300)])
+    failed = 0
+    for kibibytes in (48, 96, 192):
+        done = subprocess.run(
+            [sys.executable, "-m", "harkback.pipeline.cli", "migrate", "--db", str(db)],
+            capture_output=True, text=True, timeout=120, check=False,
+            stdin=subprocess.DEVNULL, preexec_fn=partial(
+                resource.setrlimit, resource.RLIMIT_FSIZE, (kibibytes << 10,) * 2))
+        if done.returncode == 0:
+            break
+        failed += 1
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+        assert f"at most {kibibytes << 10:,} bytes; raise the limit, ulimit -f" in done.stderr
+        assert _version(db) in (1, 5)
+    assert failed, "no limit was low enough to fail"
+    assert subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "migrate", "--db",
+                           str(db)], capture_output=True, timeout=120).returncode == 0
+    found = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "stats", "--db",
+                            str(db), "--json"], capture_output=True, text=True, timeout=120,
+                           check=True)
+    assert (json.loads(found.stdout)["sessions"], _version(db)) == (300, 5)
+
+
+def _version(db: Path) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as raw:
+        version: int = raw.execute("PRAGMA user_version").fetchone()[0]
+        assert raw.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    raw.close()
+    return version
