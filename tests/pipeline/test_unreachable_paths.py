@@ -183,3 +183,34 @@ def _sessions(db: Path) -> int:
                            str(db), "--json"], capture_output=True, text=True, timeout=120,
                           check=False)
     return int(json.loads(done.stdout)["sessions"]) if done.returncode == 0 else 0
+
+
+@pytest.mark.parametrize("odd", ["link", "file", "fifo"])
+def test_what_is_no_folder_where_transcripts_are_looked_for_is_named(
+        tmp_path: Path, odd: str) -> None:
+    """``~/.claude/projects`` a link to a disk not mounted, a file or a named pipe: sync
+    said "not found" (exit 0 beside another agent), as if there were no history to keep.
+    Now that source fails saying what stands there; the link's, once its target is back,
+    syncs."""
+    home = make_home(tmp_path / "home")
+    projects = home / ".claude" / "projects"
+    shutil.rmtree(projects)
+    target = tmp_path / "disk" / "projects"
+    said = {"link": f"{projects} is a link to {target}, which is not there",
+            "file": f"{projects} is a file, not a folder",
+            "fifo": f"{projects} is a named pipe (FIFO), not a folder"}[odd]
+    if odd == "link":
+        projects.symlink_to(target)
+    elif odd == "file":
+        projects.write_text("not a folder\n", encoding="utf-8")
+    else:
+        os.mkfifo(projects)
+    status, payload, err = run(home, tmp_path / "h.db")
+    reports = {r["kind"]: r for r in payload["sources"]}
+    assert (status, reports["claude-code"]["status"]) == (FAILED, "failed"), err
+    assert reports["claude-code"]["error"] == said
+    assert [reports[k]["status"] for k in ("hermes", "codex")] == ["synced", "synced"]
+    if odd == "link":
+        shutil.copytree(FIXTURES / "claude-code" / "projects", target)
+        status, payload, err = run(home, tmp_path / "h.db")
+        assert {r["kind"]: r["status"] for r in payload["sources"]}["claude-code"] == "synced"
