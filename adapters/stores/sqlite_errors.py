@@ -57,7 +57,7 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     if name.startswith("SQLITE_IOERR") and _no_space_left(path):
         # A disk full before the open: SQLite cannot size its -shm and says only "I/O".
         kind = _KINDS["SQLITE_FULL"]
-    elif name.startswith("SQLITE_IOERR") and (most := _file_size_limit()) is not None:
+    elif name.startswith("SQLITE_IOERR") and (most := _file_size_limit(path)) is not None:
         # A write past ``ulimit -f`` fails with EFBIG, which SQLite says only as "I/O".
         kind = (f"disk I/O error (this process may write files of at most {most:,} bytes; "
                 f"raise the limit, ulimit -f, if a file of the store reached it)")
@@ -248,11 +248,26 @@ def _no_space_left(path: Path) -> bool:
     return (found.f_bfree if os.geteuid() == 0 else found.f_bavail) == 0
 
 
-def _file_size_limit() -> int | None:
-    """The most bytes this process may write in a file (``ulimit -f``), None: no limit.
+_LARGEST_WRITE = 65_536 + 24
+"""The most SQLite writes at once into a file: its largest page, with a WAL frame's header."""
 
-    >>> _file_size_limit() is None or _file_size_limit() >= 0
-    True
+
+def _file_size_limit(path: Path) -> int | None:
+    """The most bytes this process may write in a file (``ulimit -f``) when a file of the
+    store at ``path`` has reached it; None: no limit, or none reached (a disk failing under
+    a limit set far above the store is not blamed on the limit).
+
+    >>> _file_size_limit(Path("/nowhere/h.db"))
     """
     most = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    return None if most == resource.RLIM_INFINITY else most
+    if most == resource.RLIM_INFINITY:
+        return None
+    for suffix in ("", "-wal", "-journal", "-shm"):
+        try:
+            size = os.stat(f"{path}{suffix}").st_size
+        except OSError:
+            continue
+        # A write stopped by the limit fills the file up to it; one page short at most.
+        if size + _LARGEST_WRITE > most:
+            return most
+    return None

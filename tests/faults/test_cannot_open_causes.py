@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES
+from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES, unavailable
 from harkback.stages.ingest_format import conversation_to_json
 from tests.adapters.stores.old_files import old_file
 from tests.conftest import conversation
@@ -250,6 +250,25 @@ def test_an_upgrade_past_the_file_size_limit_names_it_and_leaves_the_old_store(
                            check=True)
     assert (json.loads(found.stdout)["sessions"], _version(db)) == (300, 5)
 
+
+
+def test_a_disk_error_under_a_limit_far_above_the_store_is_not_blamed_on_it(
+        tmp_path: Path) -> None:
+    """``ulimit -f`` finite but far above the store (a batch system's 1 GiB) and a disk
+    I/O error: the disk's, not the limit's. Every I/O error under any finite limit named
+    it ("raise the limit, ulimit -f"), sending the user after a limit the store never
+    came near."""
+    store = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge"))])
+    error = sqlite3.OperationalError("disk I/O error")
+    error.sqlite_errorname = "SQLITE_IOERR_READ"
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    far = 1 << 30 if hard == resource.RLIM_INFINITY else min(hard, 1 << 30)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (far, hard))
+    try:
+        said = unavailable(store, error).reason
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert said == f"disk I/O error: {store} (disk I/O error)", said
 
 def _version(db: Path) -> int:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as raw:
