@@ -57,7 +57,7 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     if name.startswith("SQLITE_IOERR") and _no_space_left(path):
         # A disk full before the open: SQLite cannot size its -shm and says only "I/O".
         kind = _KINDS["SQLITE_FULL"]
-    elif name.startswith("SQLITE_IOERR") and (most := _file_size_limit(path)) is not None:
+    elif name in _WRITES and (most := _file_size_limit(path)) is not None:
         # A write past ``ulimit -f`` fails with EFBIG, which SQLite says only as "I/O".
         kind = (f"disk I/O error (this process may write files of at most {most:,} bytes; "
                 f"raise the limit, ulimit -f, if a file of the store reached it)")
@@ -247,6 +247,11 @@ def _no_space_left(path: Path) -> bool:
         return False
     return (found.f_bfree if os.geteuid() == 0 else found.f_bavail) == 0
 
+
+_WRITES = ("SQLITE_IOERR", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRUNCATE",
+           "SQLITE_IOERR_SHMSIZE")
+"""The I/O errors a write past ``ulimit -f`` (EFBIG) gives: a file written, cut to a
+size or grown (the -shm); never a read's."""
 
 _LARGEST_WRITE = 65_536 + 24
 """The most SQLite writes at once into a file: its largest page, with a WAL frame's header."""

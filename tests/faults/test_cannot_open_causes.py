@@ -252,19 +252,22 @@ def test_an_upgrade_past_the_file_size_limit_names_it_and_leaves_the_old_store(
 
 
 
-def test_a_disk_error_under_a_limit_far_above_the_store_is_not_blamed_on_it(
-        tmp_path: Path) -> None:
-    """``ulimit -f`` finite but far above the store (a batch system's 1 GiB) and a disk
-    I/O error: the disk's, not the limit's. Every I/O error under any finite limit named
-    it ("raise the limit, ulimit -f"), sending the user after a limit the store never
-    came near."""
+@pytest.mark.parametrize(("failed", "limit"), [("SQLITE_IOERR_WRITE", 1 << 30),
+                                               ("SQLITE_IOERR_READ", 16 << 10)])
+def test_a_disk_error_the_file_size_limit_did_not_cause_is_not_blamed_on_it(
+        tmp_path: Path, failed: str, limit: int) -> None:
+    """``ulimit -f`` finite and a disk I/O error the limit cannot have caused: a write
+    with the limit far above the store (a batch system's 1 GiB), or a read (only writes
+    are stopped by it) of a store larger than the limit. Every I/O error under any finite
+    limit named it ("raise the limit, ulimit -f"), sending the user after the wrong cause."""
     store = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge"))])
+    assert store.stat().st_size > limit + (64 << 10) or limit == 1 << 30
     error = sqlite3.OperationalError("disk I/O error")
-    error.sqlite_errorname = "SQLITE_IOERR_READ"
+    error.sqlite_errorname = failed
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    far = 1 << 30 if hard == resource.RLIM_INFINITY else min(hard, 1 << 30)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (far, hard))
-    try:
+    lowered = limit if hard == resource.RLIM_INFINITY else min(hard, limit)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (lowered, hard))
+    try:  # nothing is written meanwhile: only stat and statvfs
         said = unavailable(store, error).reason
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
