@@ -57,7 +57,8 @@ class Located:
     """Named by a flag: then not finding it is a failure, not a fact."""
     present: bool = False
     """There, but a folder on the way cannot be entered (``~/.claude`` this user may not
-    read): a failure, flag or not, and found, so a watch watches the others meanwhile."""
+    read) or no folder stands at the default location (a link to a disk not mounted): a
+    failure, flag or not, and found, so a watch watches the others meanwhile."""
 
     def awaited_key(self) -> SourceKey:
         """The key this source's importer will have once it can be read (a Hermes home's
