@@ -17,6 +17,7 @@ written.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 import attrs
 from returns.result import Failure
 
+from harkback.adapters.file_kinds import special_kind
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer, Skip, counted, path_text, resolved
 from harkback.pipeline.config import default_location
@@ -55,7 +57,8 @@ class Located:
     """Named by a flag: then not finding it is a failure, not a fact."""
     present: bool = False
     """There, but a folder on the way cannot be entered (``~/.claude`` this user may not
-    read): a failure, flag or not, and found, so a watch watches the others meanwhile."""
+    read) or no folder stands at the default location (a link to a disk not mounted): a
+    failure, flag or not, and found, so a watch watches the others meanwhile."""
 
     def awaited_key(self) -> SourceKey:
         """The key this source's importer will have once it can be read (a Hermes home's
@@ -89,14 +92,31 @@ def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
                                  problem=f"cannot read {unread}: {error.strerror or error}"))
             continue
         if isinstance(importers, Failure):
-            found.append(Located(kind=kind, where=where, problem=importers.failure().reason,
-                                 given=path is not None))
+            # Something other than a folder where the transcripts are looked for by default
+            # (a link to a disk not mounted): failed, named, and tried again by a watch.
+            odd = None if path is not None or kind == "hermes" else not_a_folder(Path(where))
+            found.append(Located(kind=kind, where=where, given=path is not None,
+                                 problem=odd or importers.failure().reason,
+                                 present=odd is not None))
             continue
         kept = tuple(attrs.evolve(i, archived=archived) if isinstance(i, HermesImporter) else i
                      for i in importers.unwrap())
         found.append(Located(kind=kind, where=", ".join(i.key.location for i in kept),
                              importers=kept, given=path is not None))
     return tuple(found)
+
+
+def not_a_folder(path: Path) -> str | None:
+    """What stands at ``path`` when it is there but no folder (None: a folder, or nothing).
+
+    >>> not_a_folder(Path("/dev/null")), not_a_folder(Path("/")), not_a_folder(Path("/no"))
+    ('/dev/null is a character device, not a folder', None, None)
+    """
+    if not os.path.lexists(path) or os.path.isdir(path):
+        return None
+    if not os.path.exists(path):  # a link to a disk not mounted, a folder moved away
+        return f"{path} is a link to {os.readlink(path)}, which is not there"
+    return f"{path} is {special_kind(path) or 'a file'}, not a folder"
 
 
 @attrs.frozen(kw_only=True)

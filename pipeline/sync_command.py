@@ -50,7 +50,8 @@ WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
 def located_sources(args: argparse.Namespace) -> tuple[Located, ...]:
     """The sources the flags and the defaults name; none found at all is a :class:`CliError`."""
     located = located_again(args)
-    if not any(place.importers or place.given for place in located):
+    # One there but unreadable (a closed ~/.claude) is found: its failure names why.
+    if not any(place.importers or place.given or place.present for place in located):
         raise CliError("no agent history found (looked in " + ", ".join(
             f"{p.where} for {p.kind}" for p in located) + "); name one with --hermes, "
             "--claude-code or --codex")
@@ -200,7 +201,8 @@ def _watches(args: argparse.Namespace, located: Sequence[Located],
     if not args.watch:
         return False
     from harkback.pipeline.watch import failed_at_start
-    return any(p.importers for p in located) and not failed_at_start(located, reports)[1]
+    return any(p.importers or p.present for p in located) \
+        and not failed_at_start(located, reports)[1]
 
 
 def _one_line(shown: dict[str, object]) -> str:

@@ -34,6 +34,7 @@ from typing import Any
 import attrs
 
 from harkback.adapters.sources.replays import SEPARATOR
+from harkback.adapters.sources.transcript_lines import MAX_LINE_CHARS
 from harkback.stages.imports import Mark
 
 Rank = tuple[int, str, int]
@@ -109,16 +110,25 @@ def gather(marks: Mapping[str, Mark], changed: Sequence[tuple[str, str, Path]],
 def scan(path: Path) -> list[tuple[str, str]]:
     """The ``(leafUuid, summary)`` of each summary line of a Claude Code file, read fast
     (other lines are not parsed); a line or file that cannot be read gives none (reading
-    the file names it)."""
+    the file names it). A line longer than ``MAX_LINE_CHARS`` bytes is passed over in
+    pieces, as reading the file passes it over: a 2 GB file with no newline took 4 GB.
+
+    >>> scan(Path("/nowhere/t.jsonl"))
+    []
+    """
     found: list[tuple[str, str]] = []
     try:
         with open(path, "rb") as lines:
-            for raw in lines:
+            while raw := lines.readline(MAX_LINE_CHARS):
+                if len(raw) == MAX_LINE_CHARS and not raw.endswith(b"\n"):
+                    while (piece := lines.readline(MAX_LINE_CHARS)) and piece[-1:] != b"\n":
+                        pass
+                    continue
                 if b'"leafUuid"' not in raw:
                     continue
                 try:
                     line = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):  # nested deeper than Python reads
                     continue
                 if isinstance(line, dict) and line.get("type") == "summary":
                     leaf, text = line.get("leafUuid"), line.get("summary")

@@ -57,6 +57,10 @@ def unavailable(path: Path, error: sqlite3.Error) -> StoreUnavailable:
     if name.startswith("SQLITE_IOERR") and _no_space_left(path):
         # A disk full before the open: SQLite cannot size its -shm and says only "I/O".
         kind = _KINDS["SQLITE_FULL"]
+    elif name in _WRITES and (most := _file_size_limit(path)) is not None:
+        # A write past ``ulimit -f`` fails with EFBIG, which SQLite says only as "I/O".
+        kind = (f"disk I/O error (this process may write files of at most {most:,} bytes; "
+                f"raise the limit, ulimit -f, if a file of the store reached it)")
     if name.startswith("SQLITE_CANTOPEN") and (unopened := _not_opened(path)):
         reason, way_out = unopened
         return StoreUnavailable(f"cannot open the database {path}: {reason} ({error}); {way_out}")
@@ -242,3 +246,33 @@ def _no_space_left(path: Path) -> bool:
     except OSError:
         return False
     return (found.f_bfree if os.geteuid() == 0 else found.f_bavail) == 0
+
+
+_WRITES = ("SQLITE_IOERR", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRUNCATE",
+           "SQLITE_IOERR_SHMSIZE")
+"""The I/O errors a write past ``ulimit -f`` (EFBIG) gives: a file written, cut to a
+size or grown (the -shm); never a read's."""
+
+_LARGEST_WRITE = 65_536 + 24
+"""The most SQLite writes at once into a file: its largest page, with a WAL frame's header."""
+
+
+def _file_size_limit(path: Path) -> int | None:
+    """The most bytes this process may write in a file (``ulimit -f``) when a file of the
+    store at ``path`` has reached it; None: no limit, or none reached (a disk failing under
+    a limit set far above the store is not blamed on the limit).
+
+    >>> _file_size_limit(Path("/nowhere/h.db"))
+    """
+    most = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if most == resource.RLIM_INFINITY:
+        return None
+    for suffix in ("", "-wal", "-journal", "-shm"):
+        try:
+            size = os.stat(f"{path}{suffix}").st_size
+        except OSError:
+            continue
+        # A write stopped by the limit fills the file up to it; one page short at most.
+        if size + _LARGEST_WRITE > most:
+            return most
+    return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from harkback.adapters.stores.sqlite import SqliteStore
-from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES
+from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES, unavailable
 from harkback.stages.ingest_format import conversation_to_json
+from tests.adapters.stores.old_files import old_file
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested
 from tests.support.closed_folders import refused_in_closed_folder
@@ -216,3 +218,64 @@ def _loads_under(cap: int) -> bool:
          "harkback.pipeline.facade, hashlib, random"], capture_output=True,
         timeout=120, check=False, stdin=subprocess.DEVNULL,
         preexec_fn=partial(resource.setrlimit, resource.RLIMIT_AS, (cap, cap))).returncode == 0
+
+
+def test_an_upgrade_past_the_file_size_limit_names_it_and_leaves_the_old_store(
+        tmp_path: Path) -> None:
+    """``ulimit -f`` below what ``migrate`` writes: SQLite's write fails with EFBIG, which
+    it reports as "disk I/O error", as if the disk were failing. The line now names the
+    limit; the store is whole, at its old version or its new one (the commit may pass and
+    the checkpoint into the main file fail), and migrates once the limit is raised."""
+    db = tmp_path / "h.db"
+    old_file(db, [conversation(f"s{i}", ("user", f"the docker bridge バケット {i}"))
+                  for i in range(300)])
+    failed = 0
+    for kibibytes in (48, 96, 192):
+        done = subprocess.run(
+            [sys.executable, "-m", "harkback.pipeline.cli", "migrate", "--db", str(db)],
+            capture_output=True, text=True, timeout=120, check=False,
+            stdin=subprocess.DEVNULL, preexec_fn=partial(
+                resource.setrlimit, resource.RLIMIT_FSIZE, (kibibytes << 10,) * 2))
+        if done.returncode == 0:
+            break
+        failed += 1
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+        assert f"at most {kibibytes << 10:,} bytes; raise the limit, ulimit -f" in done.stderr
+        assert _version(db) in (1, 5)
+    assert failed, "no limit was low enough to fail"
+    assert subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "migrate", "--db",
+                           str(db)], capture_output=True, timeout=120).returncode == 0
+    found = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "stats", "--db",
+                            str(db), "--json"], capture_output=True, text=True, timeout=120,
+                           check=True)
+    assert (json.loads(found.stdout)["sessions"], _version(db)) == (300, 5)
+
+
+
+@pytest.mark.parametrize(("failed", "limit"), [("SQLITE_IOERR_WRITE", 1 << 30),
+                                               ("SQLITE_IOERR_READ", 16 << 10)])
+def test_a_disk_error_the_file_size_limit_did_not_cause_is_not_blamed_on_it(
+        tmp_path: Path, failed: str, limit: int) -> None:
+    """``ulimit -f`` finite and a disk I/O error the limit cannot have caused: a write
+    with the limit far above the store (a batch system's 1 GiB), or a read (only writes
+    are stopped by it) of a store larger than the limit. Every I/O error under any finite
+    limit named it ("raise the limit, ulimit -f"), sending the user after the wrong cause."""
+    store = ingested(tmp_path, [conversation("s1", ("user", "the docker bridge"))])
+    assert store.stat().st_size > limit + (64 << 10) or limit == 1 << 30
+    error = sqlite3.OperationalError("disk I/O error")
+    error.sqlite_errorname = failed
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    lowered = limit if hard == resource.RLIM_INFINITY else min(hard, limit)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (lowered, hard))
+    try:  # nothing is written meanwhile: only stat and statvfs
+        said = unavailable(store, error).reason
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert said == f"disk I/O error: {store} (disk I/O error)", said
+
+def _version(db: Path) -> int:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as raw:
+        version: int = raw.execute("PRAGMA user_version").fetchone()[0]
+        assert raw.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    raw.close()
+    return version

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import conversation
-from tests.pipeline.sync_home import make_home
+from tests.pipeline.sync_home import FIXTURES, make_home
 from tests.pipeline.test_cli import ingested
-from tests.pipeline.test_sync_process import BOUND, run
+from tests.pipeline.test_sync_process import BOUND, command, run, running
 
 FAILED = 1
 
@@ -144,3 +146,71 @@ def test_a_store_this_user_may_not_read_is_named_so(tmp_path: Path, mode: int,
     [line] = done.stderr.splitlines()
     assert f"{db}: Permission denied" in line, line
     assert db.read_bytes() == before
+
+
+def test_an_unreadable_agent_folder_alone_is_named_not_called_no_history(
+        tmp_path: Path) -> None:
+    """``~/.claude`` closed (made by ``sudo claude``) and no other agent: sync said "no
+    agent history found", hiding why, and ``--watch`` would not start. Now that source
+    fails naming the folder (exit 1, no store left behind), and a watch tries it again
+    until it can be read, then syncs it."""
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude-code" / "projects", home / ".claude" / "projects")
+    db = tmp_path / "h.db"
+    (home / ".claude").chmod(0)
+    try:
+        status, payload, err = run(home, db)
+        assert status == FAILED and "no agent history found" not in err, err
+        (report,) = [r for r in payload["sources"] if r["status"] != "not found"]
+        assert (report["kind"], report["error"]) == (
+            "claude-code", f"cannot read {home / '.claude' / 'projects'}: Permission denied")
+        assert not db.exists()
+        with running(command(home, db, "--watch"), home) as watch:
+            assert watch.stderr is not None
+            assert "trying it again every 2 s" in watch.stderr.readline()
+            (home / ".claude").chmod(0o755)
+            deadline = time.monotonic() + 60
+            while not _sessions(db) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert _sessions(db) > 0
+            assert watch.poll() is None  # still watching
+    finally:
+        (home / ".claude").chmod(0o755)
+
+
+def _sessions(db: Path) -> int:
+    done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "stats", "--db",
+                           str(db), "--json"], capture_output=True, text=True, timeout=120,
+                          check=False)
+    return int(json.loads(done.stdout)["sessions"]) if done.returncode == 0 else 0
+
+
+@pytest.mark.parametrize("odd", ["link", "file", "fifo"])
+def test_what_is_no_folder_where_transcripts_are_looked_for_is_named(
+        tmp_path: Path, odd: str) -> None:
+    """``~/.claude/projects`` a link to a disk not mounted, a file or a named pipe: sync
+    said "not found" (exit 0 beside another agent), as if there were no history to keep.
+    Now that source fails saying what stands there; the link's, once its target is back,
+    syncs."""
+    home = make_home(tmp_path / "home")
+    projects = home / ".claude" / "projects"
+    shutil.rmtree(projects)
+    target = tmp_path / "disk" / "projects"
+    said = {"link": f"{projects} is a link to {target}, which is not there",
+            "file": f"{projects} is a file, not a folder",
+            "fifo": f"{projects} is a named pipe (FIFO), not a folder"}[odd]
+    if odd == "link":
+        projects.symlink_to(target)
+    elif odd == "file":
+        projects.write_text("not a folder\n", encoding="utf-8")
+    else:
+        os.mkfifo(projects)
+    status, payload, err = run(home, tmp_path / "h.db")
+    reports = {r["kind"]: r for r in payload["sources"]}
+    assert (status, reports["claude-code"]["status"]) == (FAILED, "failed"), err
+    assert reports["claude-code"]["error"] == said
+    assert [reports[k]["status"] for k in ("hermes", "codex")] == ["synced", "synced"]
+    if odd == "link":
+        shutil.copytree(FIXTURES / "claude-code" / "projects", target)
+        status, payload, err = run(home, tmp_path / "h.db")
+        assert {r["kind"]: r["status"] for r in payload["sources"]}["claude-code"] == "synced"
