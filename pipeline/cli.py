@@ -10,7 +10,6 @@ are in :mod:`harkback.pipeline.commands` (``config`` and ``completion`` in
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -310,7 +309,7 @@ def _run(argv: list[str], stop: Termination) -> int:
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
         description = f"{type(error).__name__}: {error}"
-        debug = bool(os.environ.get("HARKBACK_DEBUG"))
+        debug = cli_edges.debugging()
         if debug:
             # Printed here, not raised: main takes an OSError for standard output failing,
             # and said any other ("Too many open files") as "cannot write to standard output".

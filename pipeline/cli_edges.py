@@ -19,7 +19,7 @@ import io
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -241,10 +241,23 @@ def internal_error_json(argv: Sequence[str], description: str) -> None:
         print(json_text({"success": False, "error": f"internal error: {description}"}))
 
 
+_OFF = ("", "0", "false", "no", "off")
+
+
+def debugging(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``HARKBACK_DEBUG`` asks for tracebacks: any value but ``0``, ``false``,
+    ``no``, ``off`` or none (any case, spaces around); ``HARKBACK_DEBUG=0`` turned them on.
+
+    >>> [debugging({"HARKBACK_DEBUG": v}) for v in ("1", "yes", " Off ", "0", "")], debugging({})
+    ([True, True, False, False, False], False)
+    """
+    return environ.get("HARKBACK_DEBUG", "").strip().lower() not in _OFF
+
+
 def quiet_driver_logs() -> None:
     """Drop what the database driver logs to no one: with no logging set up, Python printed
     psycopg's "error ignored terminating <psycopg.Pipeline [BAD] at 0x...>: the connection
     is lost" on stderr beside the command's own line, which already says what happened
     (a server gone mid-write). ``HARKBACK_DEBUG=1`` keeps it, with the tracebacks."""
-    if not os.environ.get("HARKBACK_DEBUG"):
+    if not debugging():
         logging.getLogger("psycopg").addHandler(logging.NullHandler())
