@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.shell_words import shell_joined, shell_quoted
+from harkback.stages.shown_number import TEXT_CHARS, cut_text, shown_text
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -217,11 +218,32 @@ def report_usage(error: UsageError, argv: Sequence[str],
             dash_hint(argv, parser) or words_hint(argv, error.parser)))
     if hint:
         message = f"{message} ({hint})"
+    message = cut_echoes(message, argv)
     if wants_json(argv):
         print(json_text(failure_payload(message, EXIT_USAGE)))
     sys.stderr.write(error.parser.format_usage())
     print(f"{error.parser.prog}: error: {line_of(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def cut_echoes(message: str, argv: Sequence[str]) -> str:
+    """``message`` with each word of ``argv`` it echoes cut by the rule of every echo of
+    what someone gave (:func:`~harkback.stages.shown_number.shown_text`): argparse echoes
+    them whole ("invalid choice: 'aaa'", "unrecognized arguments: aaa", "ambiguous option:
+    --r=aaa could match ...", "ignored explicit argument 'aaa'"), 10 kB on one line. An echo
+    argparse quotes is cut quoted, one it does not (or a hint's) cut in place.
+
+    >>> cut_echoes("invalid choice: '" + "a" * 99 + "'", ["search", "--ranker", "a" * 99])
+    "invalid choice: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…'"
+    """
+    words = {w for w in argv if len(w) > TEXT_CHARS}
+    # --json=VALUE, --r=VALUE: argparse echoes the VALUE alone, or the whole word
+    words |= {w.partition("=")[2] for w in words if w.startswith("-")}
+    for word in sorted((w for w in words if len(w) > TEXT_CHARS), key=len, reverse=True):
+        for said in {repr(word), repr(text_argument(word))}:  # as typed, or as text_argument
+            message = message.replace(said, shown_text(word))
+        message = message.replace(word, cut_text(word))
+    return message
 
 
 def failure_payload(message: str, status: int) -> dict[str, object]:

@@ -74,7 +74,7 @@ def shown_text(text: str) -> str:
     >>> shown_text("cli"), shown_text("a\\x1b[2Jb"), len(shown_text("x" * 500))
     ("'cli'", "'a\\\\x1b[2Jb'", 63)
     """
-    return repr(_SURROGATE.sub("\ufffd", _cut(text)))
+    return repr(cut_text(text))
 
 
 def shown_value(value: object) -> str:
@@ -93,11 +93,18 @@ def shown_value(value: object) -> str:
         text = repr(value)
     except ValueError:  # a list holding an int of more than 4,300 digits
         return f"a {type(value).__name__} too large to show"
-    return _SURROGATE.sub("\ufffd", _cut(text))
+    return cut_text(text)
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= TEXT_CHARS else text[:_cut_at(text)] + "…"
+def cut_text(text: str) -> str:
+    """``text`` cut to :data:`TEXT_CHARS` characters and ``…``, undecodable bytes as U+FFFD,
+    not quoted: for a line that quotes it itself, or a repr.
+
+    >>> cut_text("x" * 500)[-3:], cut_text("caf\\udce9")
+    ('xx…', 'caf�')
+    """
+    cut = text if len(text) <= TEXT_CHARS else text[:_cut_at(text)] + "…"
+    return _SURROGATE.sub("\ufffd", cut)
 
 
 def _cut_at(text: str) -> int:

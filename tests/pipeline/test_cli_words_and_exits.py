@@ -5,12 +5,51 @@ each through a real subprocess: argparse's errors echoing a 5,000-character valu
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.pipeline.test_import_cli import harkback
+
+LONG = "a" * 5000
+UNDECODED = os.fsdecode(b"caf\xe9" * 30)
+
+
+@pytest.mark.parametrize("args", [
+    ["search", "x", "--ranker", LONG],  # invalid choice
+    ["completion", LONG],  # invalid choice of a positional
+    ["--db", LONG, "search", "x"],  # invalid command, with a hint that echoes the line
+    ["search", "x", LONG + "a" * 5000],  # unrecognized arguments, a 10 kB one
+    ["search", "x", "--r=" + LONG],  # ambiguous abbreviation
+    ["search", "x", "--json=" + LONG],  # ignored explicit argument
+    ["search", "x", "--timeout", LONG],  # not a number
+    ["search", "-" + LONG],  # a query that looks like an option: its hint
+], ids=["choice", "positional choice", "command", "unrecognized", "ambiguous", "explicit",
+        "number", "dash hint"])
+def test_a_usage_error_cuts_a_long_value_it_echoes(tmp_path: Path, args: list[str]) -> None:
+    """argparse echoed a 5,000-character value whole, on one line of 5 or 10 kB: it is cut
+    as every echo of what someone gave is (60 characters and "…"), still one line, exit 2."""
+    done = harkback(*args, env={"HOME": str(tmp_path)})
+    said = done.stderr.splitlines()[-1]
+    assert done.returncode == 2, done.stderr[-300:]
+    assert "a" * 50 in said and "a" * 61 not in said and "…" in said and len(said) < 1000, said
+
+
+def test_a_usage_error_under_json_cuts_the_value_and_shows_undecodable_bytes(
+        tmp_path: Path) -> None:
+    """The ``--json`` payload of a usage error carries the same cut line; bytes of the value
+    that are not UTF-8 are U+FFFD, as in every echo."""
+    done = harkback("search", "x", "--json", "--ranker", UNDECODED,
+                    env={"HOME": str(tmp_path)})
+    error = json.loads(done.stdout)["error"]
+    assert done.returncode == 2
+    assert "invalid choice: '" + "caf\ufffd" * 15 + "…'" in error, error
+    assert error in done.stderr
+
 
 _FAILING_STATS = """
 import asyncio, os, signal, sys
