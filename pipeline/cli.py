@@ -262,7 +262,17 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    refused = cli_stdout.nowhere_to_print(argv, cli_stdout.open_closed_streams())
+    stdout_closed = cli_stdout.open_closed_streams()
+    errors = sys.stderr
+    sys.stderr = cli_stdout.LosableErrors(errors)
+    try:
+        return _main(argv, stdout_closed)
+    finally:
+        sys.stderr = errors
+
+
+def _main(argv: list[str], stdout_closed: bool) -> int:
+    refused = cli_stdout.nowhere_to_print(argv, stdout_closed)
     if refused is not None:
         print(f"harkback: {refused}", file=sys.stderr)
         return cli_edges.EXIT_USAGE

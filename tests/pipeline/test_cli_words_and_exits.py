@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
@@ -68,6 +69,15 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+def _failing_stats(tmp_path: Path, how: str, *flags: str, stderr: int | TextIO = subprocess.PIPE,
+                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``harkback stats`` whose command fails as ``how`` says (a bug, Ctrl-C, SIGTERM)."""
+    return subprocess.run(
+        [sys.executable, "-c", _FAILING_STATS, "stats", "--db", str(tmp_path / "h.db"), *flags],
+        stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=120, check=False,
+        env={**os.environ, "HOW": how, **(env or {})})
+
+
 @pytest.mark.parametrize(("value", "on"), [
     ("0", False), (" False ", False), ("no", False), ("OFF", False), ("", False),
     ("1", True), ("yes", True)])
@@ -87,3 +97,32 @@ def test_harkback_debug_is_off_for_0_false_no_off_and_empty(
                                 f"{'' if on else ' (set HARKBACK_DEBUG=1 for details)'}\n")
 
 
+@pytest.mark.parametrize(("how", "status"), [("bug", 70), ("ctrl-c", 130), ("sigterm", 143)])
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_an_error_line_that_cannot_be_written_keeps_the_exit_status(
+        tmp_path: Path, how: str, status: int, debug: str) -> None:
+    """With ``2>/dev/full`` the line could not be written, and its OSError was taken for
+    standard output failing: an internal error, Ctrl-C or SIGTERM all ended 1. The status
+    is the documented one, and nothing else is tried (a traceback, a line on stdout)."""
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = _failing_stats(tmp_path, how, stderr=full, env={"HARKBACK_DEBUG": debug})
+    assert (done.returncode, done.stdout) == (status, "")
+
+
+def test_an_error_line_that_cannot_be_written_keeps_the_json_payload(tmp_path: Path) -> None:
+    """Under ``--json`` the payload still comes on stdout, with the internal error's 70."""
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = _failing_stats(tmp_path, "bug", "--json", stderr=full)
+    assert done.returncode == 70
+    assert json.loads(done.stdout) == {"success": False,
+                                       "error": "internal error: ZeroDivisionError: a bug of ours"}
+
+
+def test_a_usage_error_that_cannot_be_written_exits_2(tmp_path: Path) -> None:
+    """A usage error with stderr full ended 1 (taken for standard output failing)."""
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "search", "x",
+                               "--ranker", "nosuch"], stdout=subprocess.PIPE, stderr=full,
+                              text=True, timeout=120, check=False,
+                              env={**os.environ, "HOME": str(tmp_path)})
+    assert (done.returncode, done.stdout) == (2, "")
