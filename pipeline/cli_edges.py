@@ -211,14 +211,13 @@ def report_usage(error: UsageError, argv: Sequence[str],
     """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
     stdout when ``--json`` was asked for; the exit status. ``parser``: the whole CLI's, for
     :func:`order_hint`."""
-    message = str(error)
+    message = cut_echoes(str(error), argv, TEXT_CHARS)
     # "argument --timeout: ..." is about an option's value (-1), not a query
     hint = (parser and (order_hint(argv, parser) or after_dash_hint(argv, parser))) or (
         None if message.startswith("argument ") else (
             dash_hint(argv, parser) or words_hint(argv, error.parser)))
-    if hint:
-        message = f"{message} ({hint})"
-    message = cut_echoes(message, argv)
+    if hint:  # a command to paste: its paths stay whole
+        message = f"{message} ({cut_echoes(hint, argv, PATH_MAX)})"
     if wants_json(argv):
         print(json_text(failure_payload(message, EXIT_USAGE)))
     sys.stderr.write(error.parser.format_usage())
@@ -226,20 +225,26 @@ def report_usage(error: UsageError, argv: Sequence[str],
     return EXIT_USAGE
 
 
-def cut_echoes(message: str, argv: Sequence[str]) -> str:
-    """``message`` with each word of ``argv`` it echoes cut by the rule of every echo of
-    what someone gave (:func:`~harkback.stages.shown_number.shown_text`): argparse echoes
-    them whole ("invalid choice: 'aaa'", "unrecognized arguments: aaa", "ambiguous option:
-    --r=aaa could match ...", "ignored explicit argument 'aaa'"), 10 kB on one line. An echo
-    argparse quotes is cut quoted, one it does not (or a hint's) cut in place.
+PATH_MAX = 4096
+"""The longest path Linux takes: a hint's command keeps a word up to it whole, to be pasted
+(a temporary folder's path is longer than an echo's 60 characters), one longer is no path."""
 
-    >>> cut_echoes("invalid choice: '" + "a" * 99 + "'", ["search", "--ranker", "a" * 99])
+
+def cut_echoes(message: str, argv: Sequence[str], longest: int) -> str:
+    """``message`` with each word of ``argv`` longer than ``longest`` that it echoes cut by
+    the rule of every echo of what someone gave
+    (:func:`~harkback.stages.shown_number.shown_text`): argparse echoes them whole ("invalid
+    choice: 'aaa'", "unrecognized arguments: aaa", "ambiguous option: --r=aaa could match
+    ...", "ignored explicit argument 'aaa'"), 10 kB on one line. An echo argparse quotes is
+    cut quoted, one it does not (or a hint's) cut in place.
+
+    >>> cut_echoes("invalid choice: '" + "a" * 99 + "'", ["search", "--ranker", "a" * 99], 60)
     "invalid choice: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…'"
     """
-    words = {w for w in argv if len(w) > TEXT_CHARS}
+    words = {w for w in argv if len(w) > longest}
     # --json=VALUE, --r=VALUE: argparse echoes the VALUE alone, or the whole word
     words |= {w.partition("=")[2] for w in words if w.startswith("-")}
-    for word in sorted((w for w in words if len(w) > TEXT_CHARS), key=len, reverse=True):
+    for word in sorted((w for w in words if len(w) > longest), key=len, reverse=True):
         for said in {repr(word), repr(text_argument(word))}:  # as typed, or as text_argument
             message = message.replace(said, shown_text(word))
         message = message.replace(word, cut_text(word))
