@@ -247,6 +247,8 @@ def cut_echoes(message: str, argv: Sequence[str], longest: int) -> str:
     for word in sorted((w for w in words if len(w) > longest), key=len, reverse=True):
         for said in {repr(word), repr(text_argument(word))}:  # as typed, or as text_argument
             message = message.replace(said, shown_text(word))
+        if (quoted := shell_quoted(word)) != word:  # a hint's: 'it'"'"'s', $'caf\xe9'
+            message = message.replace(quoted, shell_quoted(cut_text(word)))
         message = message.replace(word, cut_text(word))
     return message
 

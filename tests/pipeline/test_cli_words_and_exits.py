@@ -29,8 +29,11 @@ UNDECODED = os.fsdecode(b"caf\xe9" * 30)
     ["search", "x", "--json=" + LONG],  # ignored explicit argument
     ["search", "x", "--timeout", LONG],  # not a number
     ["search", "-" + LONG],  # a query that looks like an option: its hint
+    # the hint quotes a word for a shell ('"'"', $'\xe9'): past 4,096 characters it is cut
+    ["search", "-" + LONG + "'s"],
+    ["--db", "/tmp/" + LONG + UNDECODED, "search", "x"],
 ], ids=["choice", "positional choice", "command", "unrecognized", "ambiguous", "explicit",
-        "number", "dash hint"])
+        "number", "dash hint", "dash hint with a quote", "command hint with undecodable bytes"])
 def test_a_usage_error_cuts_a_long_value_it_echoes(tmp_path: Path, args: list[str]) -> None:
     """argparse echoed a 5,000-character value whole, on one line of 5 or 10 kB: it is cut
     as every echo of what someone gave is (60 characters and "…"), still one line, exit 2."""
