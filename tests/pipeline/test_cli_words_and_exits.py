@@ -129,3 +129,28 @@ def test_a_usage_error_that_cannot_be_written_exits_2(tmp_path: Path) -> None:
                               text=True, timeout=120, check=False,
                               env={**os.environ, "HOME": str(tmp_path)})
     assert (done.returncode, done.stdout) == (2, "")
+
+
+def test_an_ingest_whose_stderr_reader_went_away_stores_all_and_exits_3(tmp_path: Path) -> None:
+    """Standard error a pipe no one reads (``2> >(head -0)``): the damaged line it would name
+    is lost, but the ingest stores every session it can and its status still says damaged
+    input was met (3), its report on standard output. Before, naming the line raised
+    BrokenPipeError, taken for standard output's reader gone: exit 141 and no report."""
+    source = tmp_path / "s.jsonl"
+    source.write_text("{broken\n" + "".join(
+        json.dumps({"id": f"s{n}", "messages": [{"role": "user", "content": f"heron {n}"}]})
+        + "\n" for n in range(3)), encoding="utf-8")
+    db = str(tmp_path / "h.db")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line is written
+    try:
+        done = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+                               str(source), "--db", db], stdout=subprocess.PIPE,
+                              stderr=write_end, text=True, timeout=120, check=False,
+                              env={**os.environ, "HOME": str(tmp_path)})
+    finally:
+        os.close(write_end)
+    assert done.returncode == 3, done.stdout
+    assert done.stdout.startswith("ingested 3 session(s)"), done.stdout
+    recent = json.loads(harkback("recent", "--json", "--db", db).stdout)
+    assert sorted(r["session_id"] for r in recent["results"]) == ["s0", "s1", "s2"]
