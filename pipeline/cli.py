@@ -10,7 +10,6 @@ are in :mod:`harkback.pipeline.commands` (``config`` and ``completion`` in
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -263,7 +262,17 @@ def _add_import_commands(commands: Any,
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harkback`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    refused = cli_stdout.nowhere_to_print(argv, cli_stdout.open_closed_streams())
+    stdout_closed = cli_stdout.open_closed_streams()
+    errors = sys.stderr
+    sys.stderr = cli_stdout.LosableErrors(errors)
+    try:
+        return _main(argv, stdout_closed)
+    finally:
+        sys.stderr = errors
+
+
+def _main(argv: list[str], stdout_closed: bool) -> int:
+    refused = cli_stdout.nowhere_to_print(argv, stdout_closed)
     if refused is not None:
         print(f"harkback: {refused}", file=sys.stderr)
         return cli_edges.EXIT_USAGE
@@ -310,7 +319,7 @@ def _run(argv: list[str], stop: Termination) -> int:
         raise
     except Exception as error:  # the edge: a bug must still not greet users with a traceback
         description = f"{type(error).__name__}: {error}"
-        debug = bool(os.environ.get("HARKBACK_DEBUG"))
+        debug = cli_edges.debugging()
         if debug:
             # Printed here, not raised: main takes an OSError for standard output failing,
             # and said any other ("Too many open files") as "cannot write to standard output".

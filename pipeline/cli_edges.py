@@ -19,12 +19,13 @@ import io
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.stages.shell_words import shell_joined, shell_quoted
+from harkback.stages.shown_number import TEXT_CHARS, cut_text, shown_text
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -210,18 +211,46 @@ def report_usage(error: UsageError, argv: Sequence[str],
     """Print a usage error (usage line, message, hint) on stderr, and as a JSON payload on
     stdout when ``--json`` was asked for; the exit status. ``parser``: the whole CLI's, for
     :func:`order_hint`."""
-    message = str(error)
+    message = cut_echoes(str(error), argv, TEXT_CHARS)
     # "argument --timeout: ..." is about an option's value (-1), not a query
     hint = (parser and (order_hint(argv, parser) or after_dash_hint(argv, parser))) or (
         None if message.startswith("argument ") else (
             dash_hint(argv, parser) or words_hint(argv, error.parser)))
-    if hint:
-        message = f"{message} ({hint})"
+    if hint:  # a command to paste: its paths stay whole
+        message = f"{message} ({cut_echoes(hint, argv, PATH_MAX)})"
     if wants_json(argv):
         print(json_text(failure_payload(message, EXIT_USAGE)))
     sys.stderr.write(error.parser.format_usage())
     print(f"{error.parser.prog}: error: {line_of(message)}", file=sys.stderr)
     return EXIT_USAGE
+
+
+PATH_MAX = 4096
+"""The longest path Linux takes: a hint's command keeps a word up to it whole, to be pasted
+(a temporary folder's path is longer than an echo's 60 characters), one longer is no path."""
+
+
+def cut_echoes(message: str, argv: Sequence[str], longest: int) -> str:
+    """``message`` with each word of ``argv`` longer than ``longest`` that it echoes cut by
+    the rule of every echo of what someone gave
+    (:func:`~harkback.stages.shown_number.shown_text`): argparse echoes them whole ("invalid
+    choice: 'aaa'", "unrecognized arguments: aaa", "ambiguous option: --r=aaa could match
+    ...", "ignored explicit argument 'aaa'"), 10 kB on one line. An echo argparse quotes is
+    cut quoted, one it does not (or a hint's) cut in place.
+
+    >>> cut_echoes("invalid choice: '" + "a" * 99 + "'", ["search", "--ranker", "a" * 99], 60)
+    "invalid choice: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…'"
+    """
+    words = {w for w in argv if len(w) > longest}
+    # --json=VALUE, --r=VALUE: argparse echoes the VALUE alone, or the whole word
+    words |= {w.partition("=")[2] for w in words if w.startswith("-")}
+    for word in sorted((w for w in words if len(w) > longest), key=len, reverse=True):
+        for said in {repr(word), repr(text_argument(word))}:  # as typed, or as text_argument
+            message = message.replace(said, shown_text(word))
+        if (quoted := shell_quoted(word)) != word:  # a hint's: 'it'"'"'s', $'caf\xe9'
+            message = message.replace(quoted, shell_quoted(cut_text(word)))
+        message = message.replace(word, cut_text(word))
+    return message
 
 
 def failure_payload(message: str, status: int) -> dict[str, object]:
@@ -241,10 +270,23 @@ def internal_error_json(argv: Sequence[str], description: str) -> None:
         print(json_text({"success": False, "error": f"internal error: {description}"}))
 
 
+_OFF = ("", "0", "false", "no", "off")
+
+
+def debugging(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether ``HARKBACK_DEBUG`` asks for tracebacks: any value but ``0``, ``false``,
+    ``no``, ``off`` or none (any case, spaces around); ``HARKBACK_DEBUG=0`` turned them on.
+
+    >>> [debugging({"HARKBACK_DEBUG": v}) for v in ("1", "yes", " Off ", "0", "")], debugging({})
+    ([True, True, False, False, False], False)
+    """
+    return environ.get("HARKBACK_DEBUG", "").strip().lower() not in _OFF
+
+
 def quiet_driver_logs() -> None:
     """Drop what the database driver logs to no one: with no logging set up, Python printed
     psycopg's "error ignored terminating <psycopg.Pipeline [BAD] at 0x...>: the connection
     is lost" on stderr beside the command's own line, which already says what happened
     (a server gone mid-write). ``HARKBACK_DEBUG=1`` keeps it, with the tracebacks."""
-    if not os.environ.get("HARKBACK_DEBUG"):
+    if not debugging():
         logging.getLogger("psycopg").addHandler(logging.NullHandler())

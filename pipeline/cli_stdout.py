@@ -12,6 +12,7 @@ knows the command, so it loads nothing but the standard library and the terminal
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import sys
@@ -192,9 +193,47 @@ def reader_gone() -> int:
     Python flushes stdout once more on exit; pointing it at the null device keeps that
     flush from failing again (the recipe of Python's ``signal`` documentation).
     """
+    _to_null(sys.stdout)
+    return EXIT_BROKEN_PIPE
+
+
+def _to_null(stream: TextIO) -> None:
+    """Point the file descriptor of ``stream`` at the null device."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
     except (OSError, ValueError):
-        pass  # stdout is not a file descriptor (captured): nothing more will be flushed
-    return EXIT_BROKEN_PIPE
+        pass  # not a file descriptor (captured): nothing more will be flushed
+
+
+class LosableErrors(WrappedStream):
+    """Standard error whose write errors are dropped (``2>/dev/full``): a line no one can be
+    told has no one to tell that it failed, and it must not change the exit status (an
+    internal error ended 1, not 70, a usage error or Ctrl-C 1 too) nor set off a traceback
+    that fails again. After a failure it points at the null device, so what is left in its
+    buffer cannot fail Python's flush at exit either.
+
+    >>> import io
+    >>> LosableErrors(cast(TextIO, io.StringIO())).write("said")
+    4
+    """
+
+    def write(self, text: str) -> int:
+        """Write ``text``, or drop it."""
+        try:
+            return self._target.write(text)
+        except OSError:
+            self._lost()
+            return len(text)
+
+    def flush(self) -> None:
+        """Flush the target, or drop what it holds."""
+        try:
+            self._target.flush()
+        except OSError:
+            self._lost()
+
+    def _lost(self) -> None:
+        _to_null(self._target)
+        with contextlib.suppress(OSError):
+            self._target.flush()  # now to the null device: the buffer is empty at exit

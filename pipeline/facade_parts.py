@@ -17,6 +17,7 @@ import attrs
 from returns.result import Result
 
 from harkback.pipeline.compose import Pipeline
+from harkback.stages.shown_number import shown_text
 
 STORE_CALLS = ("search", "sessions", "messages", "recent", "term_stats", "close")
 """What a search calls on its store: an object lacking one is no store."""
@@ -37,7 +38,7 @@ def _shown(value: object) -> str:
     if isinstance(value, type):
         return f"the class {value.__name__} (not one made of it)"
     if isinstance(value, str):
-        return f"the str {value[:60]!r}"
+        return f"the str {shown_text(value)}"
     return type(value).__name__
 
 
@@ -79,7 +80,7 @@ def a_part(_owner: object, field: attrs.Attribute[Any], part: object) -> None:
         return
     what, calls, how = _PARTS[field.name]
     if isinstance(part, type) or not all(callable(getattr(part, c, None)) for c in calls):
-        name = repr(part[:60]) if isinstance(part, str) else "..."
+        name = shown_text(part) if isinstance(part, str) else "..."
         raise TypeError(f"{field.name} must be {what} or None, got {_shown(part)}: "
                         + how.format(name=name))
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from harkback.stages.defaults import DEADLINE_S
+from harkback.stages.shown_number import shown_given
 from harkback.stages.shown_url import shown_url
 
 if TYPE_CHECKING:
@@ -28,9 +29,10 @@ def parse_rate(text: str) -> tuple[float, float]:
         rate, seconds = float(count), float(period) if period else 60.0
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"rate must be N (per minute) or N/SECONDS, got {text!r}") from None
+            f"rate must be N (per minute) or N/SECONDS, got {shown_given(text)}") from None
     if not (rate > 0 and seconds > 0):
-        raise argparse.ArgumentTypeError(f"rate and period must be positive, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"rate and period must be positive, got {shown_given(text)}")
     return rate, seconds
 
 
@@ -38,7 +40,7 @@ def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {shown_given(text)}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text}")
     return value
@@ -48,7 +50,7 @@ def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a whole number: {shown_given(text)}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value

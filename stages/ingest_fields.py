@@ -20,6 +20,7 @@ from typing import Any
 
 from harkback.stages.record_checks import briefly
 from harkback.stages.records import ToolCall, is_epoch, mended
+from harkback.stages.shown_number import shown_text
 from harkback.stages.time_bounds import iso_seconds
 
 
@@ -73,11 +74,11 @@ def _iso_time(text: str, where: str) -> float:
     try:
         seconds = iso_seconds(text.strip())
     except (ValueError, OverflowError):
-        raise Invalid(where, f"not an ISO 8601 time: {text[:60]!r}") from None
+        raise Invalid(where, f"not an ISO 8601 time: {shown_text(text)}") from None
     # An offset can carry a written date past either end (0001-01-01T00:00+01:00 is in
     # year 0), where the record would refuse it and fail the whole ingest.
     if not is_epoch(seconds):
-        raise Invalid(where, f"ISO 8601 time outside the years 1 to 9999: {text[:60]!r}")
+        raise Invalid(where, f"ISO 8601 time outside the years 1 to 9999: {shown_text(text)}")
     return seconds
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 import attrs
 
-from harkback.stages.shown_number import shown_number
+from harkback.stages.shown_number import shown_number, shown_value
 
 if TYPE_CHECKING:
     from harkback.stages.records import Conversation
@@ -36,13 +36,13 @@ LATEST_EPOCH = 253_402_300_799.0
 
 
 def briefly(value: object) -> str:
-    """A caller's value as an error names it: its repr, cut to 60 characters.
+    """A caller's value as an error names it, by the rule of every echo of what someone
+    gave (:func:`~harkback.stages.shown_number.shown_value`): cut to 60 characters.
 
-    >>> briefly("cli"), briefly("x" * 100)[-6:]
-    ("'cli'", 'xxx...')
+    >>> briefly("cli"), briefly("x" * 100)[-6:], briefly({"parts": "x" * 99})[-3:]
+    ("'cli'", "xxxx…'", 'xx…')
     """
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:57]}..."
+    return shown_value(value)
 
 
 def is_epoch(value: object) -> bool:
@@ -97,7 +97,7 @@ def position_problem(conversation: Conversation) -> tuple[str, str] | None:
         if type(position) is not int or position > MOST_POSITION:  # a bool is an int too
             return (f"messages[{at}].position", f"must be a whole number from 0 to "
                     f"{MOST_POSITION} (what every store can hold), got "
-                    f"{shown_number(position) if type(position) is int else repr(position)[:60]}")
+                    f"{briefly(position)}")
     return None
 
 

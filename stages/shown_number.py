@@ -74,8 +74,37 @@ def shown_text(text: str) -> str:
     >>> shown_text("cli"), shown_text("a\\x1b[2Jb"), len(shown_text("x" * 500))
     ("'cli'", "'a\\\\x1b[2Jb'", 63)
     """
+    return repr(cut_text(text))
+
+
+def shown_value(value: object) -> str:
+    """Any value a caller gave (a record's field, a value of a file's JSON) as an error line
+    echoes it: text by :func:`shown_text`, a whole number by :func:`shown_number`, anything
+    else its repr cut the same way.
+
+    >>> shown_value("r" * 99)[-5:], shown_value(10 ** 5000), shown_value([0] * 99)[-4:]
+    ("rrr…'", 'a number of more than 30 digits', ' 0,…')
+    """
+    if isinstance(value, str):
+        return shown_text(value)
+    if isinstance(value, int):
+        return shown_number(value)
+    try:
+        text = repr(value)
+    except ValueError:  # a list holding an int of more than 4,300 digits
+        return f"a {type(value).__name__} too large to show"
+    return cut_text(text)
+
+
+def cut_text(text: str) -> str:
+    """``text`` cut to :data:`TEXT_CHARS` characters and ``…``, undecodable bytes as U+FFFD,
+    not quoted: for a line that quotes it itself, or a repr.
+
+    >>> cut_text("x" * 500)[-3:], cut_text("caf\\udce9")
+    ('xx…', 'caf�')
+    """
     cut = text if len(text) <= TEXT_CHARS else text[:_cut_at(text)] + "…"
-    return repr(_SURROGATE.sub("\ufffd", cut))
+    return _SURROGATE.sub("\ufffd", cut)
 
 
 def _cut_at(text: str) -> int:

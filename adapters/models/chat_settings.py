@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from harkback.stages.shown_number import shown_value
+
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
 
@@ -41,7 +43,7 @@ def _refused(attribute: attrs.Attribute[Any], wanted: str, got: str) -> str:
 
 
 def _shown(value: object) -> str:
-    return repr(value)[:60]  # a value read from somewhere may be long
+    return shown_value(value)  # a value read from somewhere may be long
 
 
 def _number(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -259,8 +259,8 @@ session can have (before 2020 or in the future)'
         why = ("is not epoch seconds or an ISO 8601 time"
                if seconds is None and not isinstance(value, int | float)
                else "is not a time a session can have (before 2020 or in the future)")
-        shown = repr(value[:40]) if isinstance(value, str) else str(value)[:40]
-        tally.skip("time out of range", f"{what}: {shown} {why}", "ignored")
+        # cut by the one rule (60 characters and "…"), as every echo of a value is
+        tally.skip("time out of range", f"{what}: {briefly(value)} {why}", "ignored")
     return None
 
 

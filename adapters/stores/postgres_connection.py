@@ -25,6 +25,7 @@ from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watc
 from harkback.adapters.stores.postgres_where import misread, unquoted
 from harkback.adapters.stores.postgres_where import where as where  # still imported from here
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.shown_number import shown_given
 
 CONNECT_TIMEOUT_S = 10
 """How long opening a connection may take before the server counts as unreachable, unless
@@ -256,7 +257,7 @@ def _seconds(text: str, variable: str) -> float:
     except ValueError:
         value = -1.0
     if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{variable} is not a number of seconds: {text!r}")
+        raise ValueError(f"{variable} is not a number of seconds: {shown_given(text)}")
     return value
 
 
@@ -277,6 +278,8 @@ class Bounds:
     "HARKBACK_PG_READ_TIMEOUT is not a number of seconds: '1m'"
     >>> Bounds.of("postgresql:///h", {"HARKBACK_PG_LOCK_TIMEOUT": "x"}).failure().reason
     "HARKBACK_PG_LOCK_TIMEOUT is not a number of seconds: 'x'"
+    >>> Bounds.of("postgresql:///h", {"HARKBACK_PG_READ_TIMEOUT": "9s" * 99}).failure().reason[-5:]
+    "s9s…'"
     """
 
     connect: float | None

@@ -144,6 +144,23 @@ def test_a_hermes_time_that_cannot_be_right_is_named_and_ignored(tmp_path: Path)
     assert [m["content"] for m in shown["messages"]] == ["rotate the heron logs", "rotated"]
 
 
+def test_a_long_hermes_time_is_named_cut_by_the_one_rule(tmp_path: Path) -> None:
+    """A Hermes time column holding 5,000 characters of text is named cut as every echo of
+    what someone gave is (60 characters and "…", control characters escaped): it was cut to
+    40 characters with no mark, so the reason did not say the value went on."""
+    path = tmp_path / "state.db"
+    hermes = HermesFile(path, "v30")
+    hermes.session("h1", started_at="\x1b" + "y" * 5000)
+    hermes.message("h1", "user", "rotate the heron logs")
+    hermes.close()
+    done = harkback("import", "hermes", str(path), "--db", str(tmp_path / "h.db"), "--json")
+    assert done.returncode == 3, done.stderr
+    named = json.loads(done.stdout)["sources"][0]["skipped_lines"]
+    assert [s["reason"] for s in named] == [
+        "time out of range: started_at of session h1: '\\x1b" + "y" * 59 + "…' is not "
+        "epoch seconds or an ISO 8601 time"]
+
+
 def test_jsonl_keeps_a_session_with_nan_or_infinity_for_a_time(tmp_path: Path) -> None:
     """``NaN`` and ``Infinity``, as Python's json.dumps writes a float that is not a number,
     in a time are that time ignored and named; the session was skipped whole, its line

@@ -38,6 +38,8 @@ TALK = conversation("deploy", ("user", "the deploy of api failed"), started_at=1
     ("model", "gpt-4.1", r"model must be a chat model or None, got the str 'gpt-4.1': "
                          r"with_model\(hb, ChatSettings\(model='gpt-4.1'\)\)"),
     ("embedder", "minilm", r"embedder must be an embedder or None, got the str 'minilm'"),
+    # a long name is cut as every echo is (60 characters and "…"; was cut with no mark)
+    ("embedder", "m" * 5000, "embedder must be an embedder or None, got the str 'm{60}…'"),
     ("vectors", "h.db", r"vectors must be a vector store or None, .*store\.vector_store\(\)"),
     ("cache", {}, r"cache must be a summary cache or None, got dict: store\.summary_cache\(\)"),
 ])

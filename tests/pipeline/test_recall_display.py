@@ -111,29 +111,26 @@ def test_a_command_cut_mid_word_is_not_shown_as_the_sessions(db: Path) -> None:
     assert "make dep" in first["summary_note"]
 
 
-def test_a_commit_hash_in_prose_is_checked_against_the_session(db: Path) -> None:
-    """A hash named in prose is as exact as a quoted command: one the session never named
-    is not shown; a short form of one it named (3f9a2c7 for 3f9a2c7e1b44) is."""
-    invented = _with_model(db, "stripe webhook", Reply(
-        content="The webhook fix was commit 4b1e9d2a, deployed with `make deploy`."))
-    assert invented["summary_kind"] == "extractive"
-    assert "4b1e9d2a" in invented["summary_note"]
-    short = _with_model(db, "stripe webhook", Reply(
-        content="The user deployed the webhook fix as commit 3f9a2c7.\nSOURCES: 2"))
-    assert short["summary_kind"] == "llm"
-
-
-def test_a_command_in_prose_the_session_never_ran_is_not_shown(db: Path) -> None:
-    """"ran make deploy --force" in plain words claims a flag the session never passed:
-    the recap gives way to the extractive summary, its note naming the command; the
-    session's own "ran make deploy" is shown."""
-    invented = _with_model(db, "stripe webhook", Reply(
-        content="The assistant ran make deploy --force; the webhook answers 200 now."))
-    assert invented["summary_kind"] == "extractive"
-    assert "make deploy --force" in invented["summary_note"]
-    held = _with_model(db, "stripe webhook", Reply(
-        content="The assistant ran make deploy; the webhook answers 200 now.\nSOURCES: 2"))
-    assert held["summary_kind"] == "llm"
+@pytest.mark.parametrize(("invented", "named", "held"), [
+    # A hash named in prose is as exact as a quoted command: one the session never named
+    # is not shown; a short form of one it named (3f9a2c7 for 3f9a2c7e1b44) is.
+    ("The webhook fix was commit 4b1e9d2a, deployed with `make deploy`.", "4b1e9d2a",
+     "The user deployed the webhook fix as commit 3f9a2c7.\nSOURCES: 2"),
+    # "ran make deploy --force" in plain words claims a flag the session never passed;
+    # the session's own "ran make deploy" is shown.
+    ("The assistant ran make deploy --force; the webhook answers 200 now.",
+     "make deploy --force",
+     "The assistant ran make deploy; the webhook answers 200 now.\nSOURCES: 2"),
+], ids=["commit hash", "command in prose"])
+def test_what_prose_names_is_checked_against_the_session(
+        db: Path, invented: str, named: str, held: str) -> None:
+    """A hash or a command named in plain words is as exact as a quoted one: one the
+    session never had makes the recap give way to the extractive summary, its note naming
+    it; one the session had is shown."""
+    refused = _with_model(db, "stripe webhook", Reply(content=invented))
+    assert refused["summary_kind"] == "extractive"
+    assert named in refused["summary_note"]
+    assert _with_model(db, "stripe webhook", Reply(content=held))["summary_kind"] == "llm"
 
 
 def test_a_model_repeating_its_instructions_gives_the_extractive_summary(db: Path) -> None:

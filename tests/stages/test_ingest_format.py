@@ -194,17 +194,23 @@ def test_unknown_role_is_rejected_with_its_position() -> None:
     assert reason == "messages[1].role: expected one of user, assistant, tool, system, got 'bot'"
 
 
-@pytest.mark.parametrize(("record", "field"), [
-    ({"id": "s", "messages": [{"role": "r" * 5000}]}, "messages[0].role"),
-    ({"id": "s", "messages": [{"role": {"parts": list(range(2000))}}]}, "messages[0].role"),
-    ({"id": list(range(3000))}, "id"),
-    ({"id": "s", "started_at": 10**300}, "started_at")])
-def test_a_long_bad_value_is_named_cut_short(record: dict[str, Any], field: str) -> None:
+@pytest.mark.parametrize(("record", "field", "end"), [
+    ({"id": "s", "messages": [{"role": "r" * 5000}]}, "messages[0].role",
+     "got '" + "r" * 60 + "…'"),
+    ({"id": "s", "messages": [{"role": {"parts": list(range(2000))}}]}, "messages[0].role",
+     "got {'parts': [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,…"),
+    ({"id": list(range(3000))}, "id",
+     "got [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 1…"),
+    ({"id": "s", "started_at": 10**300}, "started_at", "got a number of more than 30 digits"),
+    ({"id": "s", "started_at": "y" * 5000}, "started_at", "time: '" + "y" * 60 + "…'"),
+    ({"id": "s", "messages": [{"role": "caf\udce9"}]}, "messages[0].role", "got 'caf\ufffd'")])
+def test_a_long_bad_value_is_named_cut_short(record: dict[str, Any], field: str,
+                                             end: str) -> None:
     """A file's role, id or time that is no such thing is named in one short line, its value
-    cut as a library caller's record cuts it: a 5,000-character role was echoed whole."""
+    cut by the rule of every echo of what someone gave (60 characters and "…", a long
+    number in words): a 5,000-character role was echoed whole, then cut to 57 and "..."."""
     reason = _reason(record)
-    assert reason.startswith(f"{field}: ") and reason.endswith("...") and len(reason) < 200, (
-        len(reason), reason[:80])
+    assert reason.startswith(f"{field}: ") and reason.endswith(end), (len(reason), reason[-80:])
 
 
 def test_missing_role_is_rejected() -> None:

@@ -358,6 +358,9 @@ async def test_a_tool_call_instead_of_text_is_named_and_not_asked_again() -> Non
                                     "base_url='http://127.0.0.1:8080/v1')"),
     ({"timeout": "30"}, TypeError, "timeout must be a number, got '30' (write it as "
                                    "timeout=30.0)"),
+    # a value read from somewhere may be long: cut as every echo is (was repr[:60], unclosed)
+    ({"timeout": "3" * 5000}, TypeError, "timeout must be a number, got '" + "3" * 60 + "…' "
+                                         "(write it as timeout=30.0)"),
     ({"max_attempts": 2.5}, TypeError, "max_attempts must be a whole number, got 2.5 (write "
                                        "it as max_attempts=3)"),
     ({"max_attempts": 0}, ValueError, "max_attempts must be at least 1, got 0 (write it as "
