@@ -27,7 +27,7 @@ from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is
 from harkback.adapters.stores.read_watch import ReadWatch
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
-from harkback.adapters.stores.store_check import ROOM, Diagnosis, bounded, way_out
+from harkback.adapters.stores.store_check import Diagnosis, bounded, way_out
 from harkback.stages.shell_words import shell_quoted
 
 INDEXES = ("messages_fts", "session_titles_fts")
@@ -43,6 +43,14 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 OWN_CHECK_BYTES = 256 * 2**20
 """The largest file whose full-text indexes FTS5's own ``integrity-check`` checks, on a
 temporary copy; a larger one's are read whole instead (:func:`_read_whole`)."""
+
+EVERY_LINE = 2**31 - 1
+"""integrity_check's limit on the lines it finds: none in effect (its default, 100, hid
+what came after)."""
+
+SHOWN = 10
+"""The integrity_check lines a check shows (one per broken row: thousands for one torn
+page), leaving room for the other looks' findings in :data:`~store_check.ROOM`."""
 
 _MISSING = ("SELECT COUNT(*) FROM messages "
             "WHERE id NOT IN (SELECT id FROM messages_fts_docsize)")
@@ -156,21 +164,40 @@ def _schema(connection: sqlite3.Connection, path: Path, fine: list[str],
 
 def _pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) -> bool:
     """SQLite's integrity_check; whether all it found is in what harkback rebuilds (a
-    B-tree index, a full-text index's tables)."""
-    found = [line for row in connection.execute(f"PRAGMA integrity_check({5 * ROOM})")
-             for line in str(row[0]).splitlines() if not line.startswith("***")]
-    if found == ["ok"]:
+    B-tree index, a full-text index's tables).
+
+    Every line is read and classified, and only a few kept (:data:`SHOWN`, the first of
+    a damaged table's among them): with a cap on the lines, a thousand broken index
+    entries hid a damaged message after them, and the file was called rebuildable.
+    """
+    owners: tuple[dict[str, str], dict[int, str]] | None = None
+    derived, seen, table_line = True, 0, None
+    for row in connection.execute(f"PRAGMA integrity_check({EVERY_LINE})"):
+        for line in str(row[0]).splitlines():
+            if line == "ok" or line.startswith("***"):
+                continue
+            if owners is None:  # read once damage shows: dbstat reads the whole file
+                owners = (dict(connection.execute("SELECT name, type FROM sqlite_master")),
+                          _page_owners(connection))
+            owner = _owner(line, owners[1])
+            said = f"SQLite's integrity_check: {line}" + (
+                f" (in {owner})" if owner and owner not in line else "")
+            if owner is None or not (owners[0].get(owner) == "index"
+                                     or DERIVED.fullmatch(owner) is not None):
+                if derived and seen >= SHOWN:  # the first such line, past those shown
+                    table_line = said
+                derived = False
+            seen += 1
+            if seen <= SHOWN:
+                damaged.append(said)
+    if not seen:
         fine.append("every page, table and B-tree index (SQLite's integrity_check)")
         return True
-    kinds = dict(connection.execute("SELECT name, type FROM sqlite_master"))
-    pages = _page_owners(connection)
-    derived = True
-    for line in found:
-        owner = _owner(line, pages)
-        derived = derived and owner is not None and (
-            kinds.get(owner) == "index" or DERIVED.fullmatch(owner) is not None)
-        damaged.append(f"SQLite's integrity_check: {line}"
-                       + (f" (in {owner})" if owner and owner not in line else ""))
+    if table_line is not None:  # what decides the verdict, shown even past the others
+        damaged.append(table_line)
+    if seen > SHOWN:
+        damaged.append(f"{seen - SHOWN - (table_line is not None)} more lines of SQLite's "
+                       f"integrity_check")
     return derived
 
 

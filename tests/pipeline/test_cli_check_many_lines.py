@@ -1,0 +1,85 @@
+"""``harkback check`` when SQLite's integrity_check finds hundreds of lines: a damaged
+message after many broken index entries still decides the verdict (no ``--repair`` over
+damaged tables), and only a few lines are shown, the rest counted (issue 20)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested, run
+
+REPLY = "restart the service"
+SESSIONS = [conversation(f"s{i:04d}", ("user", f"docker compose note {i}"),
+                         ("assistant", REPLY), title=f"deploy {i}") for i in range(400)]
+
+
+def _leaves(db: Path, name: str) -> tuple[int, list[int]]:
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        size = connection.execute("PRAGMA page_size").fetchone()[0]
+        pages = [row[0] for row in connection.execute(
+            "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf' ORDER BY pageno",
+            (name,))]
+    return size, pages
+
+
+def _index_keys_garbled(db: Path) -> None:
+    """Every entry of the messages' (session_id, position) index given another session id
+    on its pages: one "row N missing from index" line per message, 800 of them."""
+    size, pages = _leaves(db, "sqlite_autoindex_messages_1")
+    data = bytearray(db.read_bytes())
+    for page in pages:
+        at = slice((page - 1) * size, page * size)
+        data[at] = bytes(data[at]).replace(b"s0", b"t0")
+    db.write_bytes(bytes(data))
+
+
+def _last_message_damaged(db: Path) -> None:
+    """A stored message's record made unreadable: on the last page of the messages table,
+    an assistant reply's content column typed NULL in its header (position 1, role of 9
+    characters, then the content's type), so its bytes no longer match the header."""
+    size, pages = _leaves(db, "messages")
+    data = bytearray(db.read_bytes())
+    page = bytes(data[(pages[-1] - 1) * size:pages[-1] * size])
+    header = bytes([0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)])
+    at = page.rfind(header)
+    assert at > 0
+    data[(pages[-1] - 1) * size + at + 2] = 0
+    db.write_bytes(bytes(data))
+
+
+def test_a_damaged_message_after_hundreds_of_index_lines_is_not_rebuildable(
+        tmp_path: Path) -> None:
+    db = ingested(tmp_path, SESSIONS)
+    _index_keys_garbled(db)
+    _last_message_damaged(db)
+    before = hashlib.sha256(db.read_bytes()).digest()
+    checked = run("check", "--json", db=db)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    found = json.loads(checked.stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False)
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
+    lines = [line for line in found["damaged"] if "integrity_check" in line]
+    assert len(lines) <= 12 and lines[-1].endswith("more lines of SQLite's integrity_check")
+    assert "SQLite's integrity_check: database disk image is malformed" in lines
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
+    assert "repair: nothing was written" in repaired.stdout
+    assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_hundreds_of_index_lines_alone_are_repaired(tmp_path: Path) -> None:
+    """The same index damage without the damaged message: rebuildable, and mended."""
+    db = ingested(tmp_path, SESSIONS)
+    _index_keys_garbled(db)
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, True)
+    more = found["damaged"][-1]
+    assert more.endswith(" more lines of SQLite's integrity_check")
+    assert int(more.split()[0]) > 100  # past the cap integrity_check once had
+    assert run("check", "--repair", db=db).returncode == 0
+    assert run("check", db=db).returncode == 0
