@@ -83,3 +83,24 @@ def test_hundreds_of_index_lines_alone_are_repaired(tmp_path: Path) -> None:
     assert int(more.split()[0]) > 100  # past the cap integrity_check once had
     assert run("check", "--repair", db=db).returncode == 0
     assert run("check", db=db).returncode == 0
+
+
+def test_a_message_outside_its_check_stops_the_repair_in_words(tmp_path: Path) -> None:
+    """A stored reply whose role reads "assistanu" (read-only, integrity_check does not
+    test CHECK constraints, so only the index damage is found): the rebuild reads it,
+    stops, says so and writes nothing, not an internal error."""
+    db = ingested(tmp_path, SESSIONS)
+    _index_keys_garbled(db)
+    size, pages = _leaves(db, "messages")
+    data = bytearray(db.read_bytes())
+    at = (pages[-1] - 1) * size + bytes(data[(pages[-1] - 1) * size:pages[-1] * size]).rfind(
+        b"assistant")
+    data[at + len("assistan")] = ord("u")
+    db.write_bytes(bytes(data))
+    before = hashlib.sha256(db.read_bytes()).digest()
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
+    assert "repair: the rebuild stopped and changed nothing: a stored message is damaged" \
+        in repaired.stdout, repaired.stdout + repaired.stderr
+    assert "internal error" not in repaired.stderr
+    assert hashlib.sha256(db.read_bytes()).digest() == before
