@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import attrs
@@ -36,6 +39,7 @@ BATCH = 2000
 """Messages read and indexed at a time: a million are never held at once."""
 
 _EMPTIED = "INSERT INTO {0}({0}) VALUES('delete-all')"
+_ROWS = "SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM sessions)"
 _ORPHANS = "DELETE FROM message_vectors WHERE message_id NOT IN (SELECT id FROM messages)"
 
 
@@ -51,8 +55,11 @@ class Repair:
     """Why the rebuild stopped (rolled back: the file is as it was), if it did."""
 
 
-def repair(path: Path, *, busy_timeout: float = 5.0) -> Repair:
-    """Check ``path``; rebuild its indexes when that mends all it found (see the module)."""
+def repair(path: Path, *, busy_timeout: float = 5.0,
+           say: Callable[[str], None] = lambda line: None) -> Repair:
+    """Check ``path``; rebuild its indexes when that mends all it found (see the module).
+    ``say`` is given a line as the rebuild starts (what, how many rows) and one when it
+    is done: it holds off every sync meanwhile (about 30 s a million messages)."""
     before = check(path)
     if before.healthy or not before.rebuildable or before.advice is not None:
         return Repair(before, (), before)
@@ -63,7 +70,9 @@ def repair(path: Path, *, busy_timeout: float = 5.0) -> Repair:
         with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=busy_timeout,
                                                 isolation_level=None)) as connection:
             # A sync holding the file: waited for as long as any writer waits its turn.
-            done = patiently(_rebuilt, Patience(total_s=TURNS * busy_timeout))(connection)
+            started = time.monotonic()
+            done = patiently(partial(_rebuilt, say=say),
+                             Patience(total_s=TURNS * busy_timeout))(connection)
     except sqlite3.Error as error:  # SchemaMoved too: a migration came between
         return Repair(before, (), before, failed=f"the rebuild stopped and changed nothing "
                                                  f"({error})")
@@ -72,13 +81,18 @@ def repair(path: Path, *, busy_timeout: float = 5.0) -> Repair:
         # read-only integrity_check does not look at): its table is damaged after all.
         return Repair(before, (), before, failed=f"the rebuild stopped and changed nothing: "
                                                  f"a stored message is damaged ({error})")
+    say(f"rebuilt the indexes in {time.monotonic() - started:.1f} s; checking again")
     return Repair(before, done, check(path))
 
 
-def _rebuilt(connection: sqlite3.Connection) -> tuple[str, ...]:
+def _rebuilt(connection: sqlite3.Connection, *, say: Callable[[str], None]
+             ) -> tuple[str, ...]:
     """Every index rebuilt in one transaction; what was done."""
     done: list[str] = []
     with immediate(connection):
+        messages, sessions = connection.execute(_ROWS).fetchone()
+        say(f"rebuilding the indexes of {messages} messages and {sessions} sessions in one "
+            f"transaction (a sync waits for it; a million messages take about 30 s)...")
         done.append(_messages(connection))
         if sqlite_titles.has_title_schema(connection):
             done.append(_titles(connection))
