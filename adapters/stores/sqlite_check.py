@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is_hot_journal
-from harkback.adapters.stores.read_watch import ReadWatch
+from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.adapters.stores.store_check import Diagnosis, bounded, way_out
@@ -52,6 +52,9 @@ SHOWN = 10
 """The integrity_check lines a check shows (one per broken row: thousands for one torn
 page), leaving room for the other looks' findings in :data:`~store_check.ROOM`."""
 
+_TORN_INDEX = ("a page of a B-tree index cannot be read; every table reads whole, but "
+               "SQLite rebuilds no index over an unreadable page in place")
+_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
 _MISSING = ("SELECT COUNT(*) FROM messages "
             "WHERE id NOT IN (SELECT id FROM messages_fts_docsize)")
 _EXTRA = ("SELECT COUNT(*) FROM messages_fts_docsize "
@@ -99,8 +102,9 @@ def _checked(path: Path) -> Diagnosis:
             # One read transaction: the counts agree with each other while a sync writes.
             with read_snapshot(connection):
                 derived_only = _pages(connection, fine, damaged)
-                _indexes(connection, path, fine, damaged)
-                _consistency(connection, fine, damaged)
+                if _TORN_INDEX not in damaged:  # the looks below read through the indexes
+                    _indexes(connection, path, fine, damaged)
+                    _consistency(connection, fine, damaged)
     except sqlite3.Error as error:
         if is_hot_journal(error):  # no damage: a killed writer's change not yet undone
             return Diagnosis(damaged=("a write to the file was interrupted and is not yet "
@@ -117,7 +121,8 @@ def _checked(path: Path) -> Diagnosis:
         damaged.append(f"the file cannot be read: {error}")
         derived_only = False
     if damaged and not derived_only:
-        advice = None  # not "migrate" (which refuses a damaged file): the ways out
+        # Not "migrate" (which refuses a damaged file): the ways out.
+        advice = way_out(str(path), rows_whole=True) if _TORN_INDEX in damaged else None
     return Diagnosis(tuple(fine), bounded(damaged), derived_only and bool(damaged),
                      str(path), advice)
 
@@ -172,24 +177,37 @@ def _pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) 
     """
     owners: tuple[dict[str, str], dict[int, str]] | None = None
     derived, seen, table_line = True, 0, None
-    for row in connection.execute(f"PRAGMA integrity_check({EVERY_LINE})"):
-        for line in str(row[0]).splitlines():
-            if line == "ok" or line.startswith("***"):
-                continue
-            if owners is None:  # read once damage shows: dbstat reads the whole file
-                owners = (dict(connection.execute("SELECT name, type FROM sqlite_master")),
-                          _page_owners(connection))
-            owner = _owner(line, owners[1])
-            said = f"SQLite's integrity_check: {line}" + (
-                f" (in {owner})" if owner and owner not in line else "")
-            if owner is None or not (owners[0].get(owner) == "index"
-                                     or DERIVED.fullmatch(owner) is not None):
-                if derived and seen >= SHOWN:  # the first such line, past those shown
-                    table_line = said
-                derived = False
-            seen += 1
-            if seen <= SHOWN:
-                damaged.append(said)
+    kept = len(damaged)
+    lines = connection.execute(f"PRAGMA integrity_check({EVERY_LINE})")
+    try:
+        for row in lines:
+            for line in str(row[0]).splitlines():
+                if line == "ok" or line.startswith("***"):
+                    continue
+                if owners is None:  # read once damage shows: dbstat reads the whole file
+                    owners = (dict(connection.execute("SELECT name, type FROM sqlite_master")),
+                              _page_owners(connection))
+                owner = _owner(line, owners[1])
+                said = f"SQLite's integrity_check: {line}" + (
+                    f" (in {owner})" if owner and owner not in line else "")
+                if owner is None or not (owners[0].get(owner) == "index"
+                                         or DERIVED.fullmatch(owner) is not None):
+                    if derived and seen >= SHOWN:  # the first such line, past those shown
+                        table_line = said
+                    derived = False
+                seen += 1
+                if seen <= SHOWN:
+                    damaged.append(said)
+    except sqlite3.DatabaseError as error:  # SQLite 3.40 stops at an unreadable page
+        if not is_corrupt(error):
+            raise
+        # The read transaction the error ended in fails its COMMIT: rolled back (it only
+        # read) and begun again for the looks below.
+        lines.close()
+        connection.execute("ROLLBACK")
+        connection.execute("BEGIN")
+        del damaged[kept:]
+        return _unreadable_page(connection, damaged, error)
     if not seen:
         fine.append("every page, table and B-tree index (SQLite's integrity_check)")
         return True
@@ -199,6 +217,31 @@ def _pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) 
         damaged.append(f"{seen - SHOWN - (table_line is not None)} more lines of SQLite's "
                        f"integrity_check")
     return derived
+
+
+def _unreadable_page(connection: sqlite3.Connection, damaged: list[str],
+                     error: sqlite3.DatabaseError) -> bool:
+    """integrity_check stopped at a page it cannot read (a torn write zeroes one): which?
+    ``quick_check`` (no look at rows through their indexes) names the page, and each
+    table read whole, indexes unused, says whether the stored rows are whole; either
+    raises where a table's own page is unreadable, and ``error`` is raised again where a
+    line names no index (the file "cannot be read", the ways out).
+
+    Never rebuildable: REINDEX, DROP INDEX and VACUUM each stop at the unreadable page."""
+    lines = [line for row in connection.execute(f"PRAGMA quick_check({SHOWN})")
+             for line in str(row[0]).splitlines() if not line.startswith("***")]
+    for (table,) in connection.execute(_TABLES).fetchall():
+        for _ in connection.execute(f'SELECT * FROM "{table}" NOT INDEXED'):
+            pass  # every row and column read, one at a time
+    kinds = dict(connection.execute("SELECT name, type FROM sqlite_master"))
+    pages = _page_owners(connection)
+    owners = [_owner(line, pages) for line in lines]
+    if lines == ["ok"] or any(kinds.get(owner or "") != "index" for owner in owners):
+        raise error  # a free page, or what quick_check cannot place
+    damaged.extend(f"SQLite's quick_check: {line} (in {owner})"
+                   for line, owner in zip(lines, owners, strict=True))
+    damaged.append(_TORN_INDEX)
+    return False
 
 
 def _page_owners(connection: sqlite3.Connection) -> dict[int, str]:

@@ -230,3 +230,29 @@ def test_a_repair_says_on_stderr_what_it_rebuilds_and_when_it_is_done(
                               f"{sessions} sessions in one transaction"), started
     assert ended.startswith(f"{db}: rebuilt the indexes in ") and ended.endswith(
         " s; checking again"), ended
+
+
+@pytest.mark.parametrize("index", ["sqlite_autoindex_messages_1", "sessions_started"])
+def test_a_zeroed_index_page_is_named_and_the_messages_said_whole(
+        tmp_path: Path, index: str) -> None:
+    """A torn write zeroed a page of an index only: SQLite 3.40's integrity_check stops
+    there, and the check said "the file cannot be read", "the stored messages themselves
+    are damaged". It now names the index, says the tables read whole, and, since REINDEX
+    stops at the page too, still names the ways out, not --repair; nothing is written."""
+    db = ingested(tmp_path, SESSIONS)
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        page = connection.execute("SELECT MAX(pageno) FROM dbstat WHERE name = ?",
+                                  (index,)).fetchone()[0]
+        size = connection.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    data[(page - 1) * size:page * size] = bytes(size)
+    db.write_bytes(bytes(data))
+    before = _digest(db)
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False)
+    assert found["damaged"][0].endswith(f"(in {index})"), found["damaged"]
+    assert found["next_step"].startswith("the stored messages read whole, but SQLite cannot "
+                                         "mend the damaged index"), found["next_step"]
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
+    assert _digest(db) == before
