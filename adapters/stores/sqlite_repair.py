@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -41,6 +42,12 @@ BATCH = 2000
 _EMPTIED = "INSERT INTO {0}({0}) VALUES('delete-all')"
 _ROWS = "SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM sessions)"
 _ORPHANS = "DELETE FROM message_vectors WHERE message_id NOT IN (SELECT id FROM messages)"
+
+
+class DamagedMessage(Exception):
+    """A stored message that reads as no message: a role outside its CHECK, a text typed
+    as a blob (one flipped bit in its record's header). A read-only integrity_check looks
+    at neither, so the check called the file rebuildable."""
 
 
 @attrs.frozen
@@ -76,9 +83,7 @@ def repair(path: Path, *, busy_timeout: float = 5.0,
     except sqlite3.Error as error:  # SchemaMoved too: a migration came between
         return Repair(before, (), before, failed=f"the rebuild stopped and changed nothing "
                                                  f"({error})")
-    except ValueError as error:
-        # A stored message that reads as no message (a role outside its CHECK, which a
-        # read-only integrity_check does not look at): its table is damaged after all.
+    except DamagedMessage as error:  # its table is damaged after all
         return Repair(before, (), before, failed=f"the rebuild stopped and changed nothing: "
                                                  f"a stored message is damaged ({error})")
     say(f"rebuilt the indexes in {time.monotonic() - started:.1f} s; checking again")
@@ -112,11 +117,26 @@ def _messages(connection: sqlite3.Connection) -> str:
     rows = connection.execute(f"SELECT id, {MESSAGE_COLUMNS} FROM messages")
     indexed = 0
     while batch := rows.fetchmany(BATCH):
-        connection.executemany(INSERT_INDEXED, [
-            (row[0], index_body(message_from_row(row[1:]).text_for_search()))
-            for row in batch])
+        connection.executemany(INSERT_INDEXED, [_indexed(row) for row in batch])
         indexed += len(batch)
     return f"rebuilt the full-text index of {indexed} messages"
+
+
+def _indexed(row: tuple[Any, ...]) -> tuple[int, str]:
+    """A stored message's row id and index text, as an ingest gives it.
+
+    >>> _indexed((7, "s1", 0, "user", "hi", "", "", None, None))
+    (7, 'hi')
+    >>> try:
+    ...     _indexed((7, "s1", 0, "user", b"hi", "", "", None, None))
+    ... except DamagedMessage as error:
+    ...     print(error)
+    message 7: sequence item 0: expected str instance, bytes found
+    """
+    try:
+        return row[0], index_body(message_from_row(row[1:]).text_for_search())
+    except (ValueError, TypeError) as error:  # what Message and its text make of bad values
+        raise DamagedMessage(f"message {row[0]}: {error}") from error
 
 
 def _titles(connection: sqlite3.Connection) -> str:

@@ -104,3 +104,27 @@ def test_a_message_outside_its_check_stops_the_repair_in_words(tmp_path: Path) -
         in repaired.stdout, repaired.stdout + repaired.stderr
     assert "internal error" not in repaired.stderr
     assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_a_text_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None:
+    """A stored reply whose content is typed a blob in its record header (one bit: 13+2n
+    is a text of n bytes, 12+2n a blob), which integrity_check does not look at: the
+    rebuild meets bytes where a text was, stops, says so and writes nothing (it ended in
+    "internal error: TypeError", exit 70)."""
+    db = ingested(tmp_path, SESSIONS)
+    _index_keys_garbled(db)
+    size, pages = _leaves(db, "messages")
+    data = bytearray(db.read_bytes())
+    page = bytes(data[(pages[-1] - 1) * size:pages[-1] * size])
+    at = page.rfind(bytes([0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)]))
+    assert at > 0
+    data[(pages[-1] - 1) * size + at + 2] -= 1
+    db.write_bytes(bytes(data))
+    assert json.loads(run("check", "--json", db=db).stdout)["rebuildable"] is True
+    before = hashlib.sha256(db.read_bytes()).digest()
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
+    assert "repair: the rebuild stopped and changed nothing: a stored message is damaged" \
+        in repaired.stdout, repaired.stdout + repaired.stderr
+    assert "internal error" not in repaired.stderr
+    assert hashlib.sha256(db.read_bytes()).digest() == before
