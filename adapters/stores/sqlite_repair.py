@@ -44,10 +44,10 @@ _ROWS = "SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM sessions)
 _ORPHANS = "DELETE FROM message_vectors WHERE message_id NOT IN (SELECT id FROM messages)"
 
 
-class DamagedMessage(Exception):
-    """A stored message that reads as no message: a role outside its CHECK, a text typed
-    as a blob (one flipped bit in its record's header). A read-only integrity_check looks
-    at neither, so the check called the file rebuildable."""
+class DamagedRow(Exception):
+    """A stored message or session that reads as none: a role outside its CHECK, a text
+    typed as a blob (one flipped bit in its record's header). A read-only integrity_check
+    looks at neither, so the check called the file rebuildable."""
 
 
 @attrs.frozen
@@ -83,9 +83,9 @@ def repair(path: Path, *, busy_timeout: float = 5.0,
     except sqlite3.Error as error:  # SchemaMoved too: a migration came between
         return Repair(before, (), before, failed=f"the rebuild stopped and changed nothing "
                                                  f"({error})")
-    except DamagedMessage as error:  # its table is damaged after all
+    except DamagedRow as error:  # its table is damaged after all
         return Repair(before, (), before, failed=f"the rebuild stopped and changed nothing: "
-                                                 f"a stored message is damaged ({error})")
+                                                 f"{error}")
     say(f"rebuilt the indexes in {time.monotonic() - started:.1f} s; checking again")
     return Repair(before, done, check(path))
 
@@ -129,14 +129,15 @@ def _indexed(row: tuple[Any, ...]) -> tuple[int, str]:
     (7, 'hi')
     >>> try:
     ...     _indexed((7, "s1", 0, "user", b"hi", "", "", None, None))
-    ... except DamagedMessage as error:
+    ... except DamagedRow as error:
     ...     print(error)
-    message 7: sequence item 0: expected str instance, bytes found
+    a stored message is damaged (message 7: sequence item 0: expected str instance, bytes found)
     """
     try:
         return row[0], index_body(message_from_row(row[1:]).text_for_search())
     except (ValueError, TypeError) as error:  # what Message and its text make of bad values
-        raise DamagedMessage(f"message {row[0]}: {error}") from error
+        raise DamagedRow(f"a stored message is damaged (message {row[0]}: {error})"
+                         ) from error
 
 
 def _titles(connection: sqlite3.Connection) -> str:
@@ -144,7 +145,10 @@ def _titles(connection: sqlite3.Connection) -> str:
     does (:func:`~harkback.adapters.stores.sqlite_titles.replace`)."""
     connection.execute(_EMPTIED.format("session_titles_fts"))
     connection.execute("DELETE FROM session_titles")
-    sessions = [Session(id=row[0], title=row[1], source=row[2])
-                for row in connection.execute("SELECT id, title, source FROM sessions")]
-    sqlite_titles.replace(connection, sessions)
+    try:
+        sessions = [Session(id=row[0], title=row[1], source=row[2])
+                    for row in connection.execute("SELECT id, title, source FROM sessions")]
+        sqlite_titles.replace(connection, sessions)
+    except (ValueError, TypeError) as error:  # an id, title or source that is no text
+        raise DamagedRow(f"a stored session is damaged ({error})") from error
     return f"rebuilt the titles' index of {len(sessions)} sessions"

@@ -128,3 +128,26 @@ def test_a_text_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None:
         in repaired.stdout, repaired.stdout + repaired.stderr
     assert "internal error" not in repaired.stderr
     assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_a_title_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None:
+    """The same for a session's title typed a blob: the titles' rebuild meets bytes, stops,
+    says so and writes nothing (it ended in "internal error: TypeError")."""
+    db = ingested(tmp_path, SESSIONS)
+    _index_keys_garbled(db)
+    size, pages = _leaves(db, "sessions")
+    data = bytearray(db.read_bytes())
+    page = bytes(data[(pages[-1] - 1) * size:pages[-1] * size])
+    # id "s0399", source "cli", model "", title "deploy 399": texts of 5, 3, 0, 10 bytes
+    at = page.rfind(bytes([13 + 2 * 5, 13 + 2 * 3, 13, 13 + 2 * 10]))
+    assert at > 0
+    data[(pages[-1] - 1) * size + at + 3] -= 1
+    db.write_bytes(bytes(data))
+    assert json.loads(run("check", "--json", db=db).stdout)["rebuildable"] is True
+    before = hashlib.sha256(db.read_bytes()).digest()
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
+    assert "repair: the rebuild stopped and changed nothing: a stored session is damaged" \
+        in repaired.stdout, repaired.stdout + repaired.stderr
+    assert "internal error" not in repaired.stderr
+    assert hashlib.sha256(db.read_bytes()).digest() == before
