@@ -90,7 +90,9 @@ async def optimize(args: argparse.Namespace) -> int:
     if note is not None:
         return said(args, {"success": True, "db": target, "seconds": 0.0}, note, note)
     sqlite = wiring.store_kind(target) == "sqlite"
-    work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
+    # Said before it is known whether any index is in several pieces: no merge promised.
+    work = ("reading and merging each full-text index in several pieces of" if sqlite
+            else "vacuuming and analysing")
     store = open_store(target, readonly=False, args=args)  # a refusal is the only line
     if not args.json:
         print(f"{work} {line_of(shown_url(target))} (a million messages take about 20 s)...",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -108,5 +109,18 @@ def test_a_second_optimize_writes_nothing_and_says_so(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert again.stdout == (f"the full-text indexes of {db} are merged already (one segment "
                             f"each): nothing was written\n")
+    # Its line as it starts promised no merge (it said "merging the full-text index").
+    assert "merging the full-text index" not in again.stderr, again.stderr
     assert json.loads(harkback("optimize", "--db", str(db), "--json").stdout)["merged"] == []
     assert db.read_bytes() == before
+
+
+def test_optimize_help_names_both_indexes_and_that_one_piece_is_left_alone() -> None:
+    """``optimize --help`` as it works: each index (it said "the full-text index", one),
+    and only one in several pieces is rewritten."""
+    done = harkback("--help")
+    assert done.returncode == 0, done.stderr
+    said = re.search(r"\n +optimize +(.+\n(?: {8,}.+\n)*)", done.stdout)
+    assert said is not None, done.stdout
+    line = " ".join(said.group(1).split())
+    assert "each full-text index" in line and "several pieces" in line, line
