@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psycopg
@@ -92,6 +93,20 @@ def _check_ended(url: str, env: dict[str, str],
     return check, took, err
 
 
+def _left_waiting(blocker: psycopg.Connection[tuple[int]], within: float = 5.0) -> int:
+    """How many other sessions of the database still wait on a lock or sit in a
+    transaction after ``within`` seconds (a closed client's session ends at once)."""
+    deadline = time.monotonic() + within
+    while True:
+        left: int = blocker.execute(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND (wait_event_type = 'Lock' "
+            "OR state LIKE 'idle in transaction%')").fetchone()[0]  # type: ignore[index]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
 def test_a_check_waiting_on_a_locked_table_ends_at_the_read_bound(url: str,
                                                                  tmp_path: Path) -> None:
     """Another session's ACCESS EXCLUSIVE lock on the messages: the check waited for the
@@ -103,6 +118,9 @@ def test_a_check_waiting_on_a_locked_table_ends_at_the_read_bound(url: str,
         blocker.execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
         check, took, err = _check_ended(url, {"HARKBACK_PG_READ_TIMEOUT": "2",
                                               "HARKBACK_PG_LOCK_TIMEOUT": "0"})
+        # Given up on, the check's session is gone from the server, not left waiting in
+        # the lock's queue (or in a transaction) behind the blocker.
+        assert _left_waiting(blocker) == 0
     assert check.returncode == 1, err
     (line,) = err.splitlines()
     assert "a statement took longer than 2 s" in line and "HARKBACK_PG_READ_TIMEOUT" in line
