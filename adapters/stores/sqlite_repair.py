@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from harkback.adapters.sqlite_files import is_undecodable, read_replacing
 from harkback.adapters.stores import sqlite_titles
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS
@@ -92,7 +93,21 @@ def repair(path: Path, *, busy_timeout: float = 5.0,
 
 def _rebuilt(connection: sqlite3.Connection, *, say: Callable[[str], None]
              ) -> tuple[str, ...]:
-    """Every index rebuilt in one transaction; what was done."""
+    """Every index rebuilt in one transaction; what was done. A stored text that is not
+    UTF-8 (a flipped bit, which no check looks at) is read as every read of the store
+    reads it, as U+FFFD (:func:`~harkback.adapters.sqlite_files.read_replacing`): it
+    stopped the rebuild, and the index the check sent the user to mend stayed broken."""
+    try:
+        return _rebuilt_once(connection, say=say)
+    except sqlite3.OperationalError as error:
+        if not is_undecodable(error):
+            raise
+        # Rolled back; read again, replacing, only now: it costs a microsecond a value.
+        return read_replacing(connection, partial(_rebuilt_once, say=lambda line: None))
+
+
+def _rebuilt_once(connection: sqlite3.Connection, *, say: Callable[[str], None]
+                  ) -> tuple[str, ...]:
     done: list[str] = []
     with immediate(connection):
         messages, sessions = connection.execute(_ROWS).fetchone()

@@ -151,3 +151,23 @@ def test_a_title_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None
         in repaired.stdout, repaired.stdout + repaired.stderr
     assert "internal error" not in repaired.stderr
     assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_a_text_not_utf8_is_rebuilt_as_every_read_reads_it(tmp_path: Path) -> None:
+    """A flipped bit in a stored reply leaves a byte that is not UTF-8, which no check
+    looks at; every read of the store reads it as U+FFFD. The rebuild stopped at it ("could
+    not decode", the text itself in the line) and the index stayed broken: it now reads
+    it as every read does, and mends the store."""
+    db = ingested(tmp_path, SESSIONS)
+    _index_keys_garbled(db)
+    size, pages = _leaves(db, "messages")
+    data = bytearray(db.read_bytes())
+    at = (pages[-1] - 1) * size + bytes(data[(pages[-1] - 1) * size:pages[-1] * size]).rfind(
+        REPLY.encode())
+    data[at] |= 0x80  # "r" (0x72) becomes 0xf2, a lead byte with no continuation
+    db.write_bytes(bytes(data))
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 0, repaired.stdout + repaired.stderr
+    assert run("check", db=db).returncode == 0
+    found = run("search", "estart", "--json", db=db)
+    assert found.returncode == 0, found.stderr
