@@ -10,6 +10,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
 
@@ -171,3 +173,33 @@ def test_a_text_not_utf8_is_rebuilt_as_every_read_reads_it(tmp_path: Path) -> No
     assert run("check", db=db).returncode == 0
     found = run("search", "estart", "--json", db=db)
     assert found.returncode == 0, found.stderr
+
+
+@pytest.mark.parametrize("table", ["messages", "sessions"])
+def test_a_key_changed_in_its_table_is_not_called_index_damage(tmp_path: Path,
+                                                              table: str) -> None:
+    """One flipped byte in a session id as its table stores it (a reply's, or a session's
+    own): integrity_check says only "row N missing from index", as for a broken index
+    entry, and the check called it rebuildable; the rebuild made the index agree with the
+    damaged row, and the check then called the store fine with a message in no session.
+    Read from the tables themselves, messages of no stored session are the tables'
+    damage: the ways out, and nothing written."""
+    db = ingested(tmp_path, SESSIONS)
+    size, pages = _leaves(db, table)
+    data = bytearray(db.read_bytes())
+    at = (pages[-1] - 1) * size + bytes(data[(pages[-1] - 1) * size:pages[-1] * size]).rfind(
+        b"s0399")
+    assert at > 0
+    data[at + 2] = ord("z")
+    db.write_bytes(bytes(data))
+    before = hashlib.sha256(db.read_bytes()).digest()
+    checked = run("check", "--json", db=db)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    found = json.loads(checked.stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False), found
+    assert any("missing from index" in line for line in found["damaged"]), found["damaged"]
+    assert any("belong to no stored session" in line for line in found["damaged"])
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
+    assert hashlib.sha256(db.read_bytes()).digest() == before
