@@ -249,9 +249,16 @@ def _unreadable_page(connection: sqlite3.Connection, damaged: list[str],
     Never rebuildable: REINDEX, DROP INDEX and VACUUM each stop at the unreadable page."""
     lines = [line for row in connection.execute(f"PRAGMA quick_check({SHOWN})")
              for line in str(row[0]).splitlines() if not line.startswith("***")]
-    for (table,) in connection.execute(_TABLES).fetchall():
-        for _ in connection.execute(f'SELECT * FROM "{table}" NOT INDEXED'):
-            pass  # every row and column read, one at a time
+    tables = connection.execute(_TABLES).fetchall()
+    # Texts as bytes: SQLite reads every row and column all the same, and a text that is
+    # not UTF-8 (which every read takes as U+FFFD) is no unreadable page.
+    connection.text_factory = bytes
+    try:
+        for (table,) in tables:
+            for _ in connection.execute(f'SELECT * FROM "{table}" NOT INDEXED'):
+                pass  # every row and column read, one at a time
+    finally:
+        connection.text_factory = str
     kinds = dict(connection.execute("SELECT name, type FROM sqlite_master"))
     pages = _page_owners(connection)
     owners = [_owner(line, pages) for line in lines]

@@ -203,3 +203,24 @@ def test_a_key_changed_in_its_table_is_not_called_index_damage(tmp_path: Path,
     repaired = run("check", "--repair", db=db)
     assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
     assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_a_zeroed_index_page_beside_a_text_not_utf8_is_still_named(tmp_path: Path) -> None:
+    """A torn write zeroed a page of an index; elsewhere one stored reply holds a byte that
+    is not UTF-8 (which every read takes as U+FFFD). Reading each table whole decoded every
+    text, and that byte made the check say "the file cannot be read", the text itself in
+    the line: the rows are read, not decoded."""
+    db = ingested(tmp_path, SESSIONS)
+    size, pages = _leaves(db, "messages")
+    data = bytearray(db.read_bytes())
+    at = (pages[-1] - 1) * size + bytes(data[(pages[-1] - 1) * size:pages[-1] * size]).rfind(
+        REPLY.encode())
+    data[at] |= 0x80
+    index = _leaves(db, "sqlite_autoindex_messages_1")[1][-1]
+    data[(index - 1) * size:index * size] = bytes(size)
+    db.write_bytes(bytes(data))
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False)
+    assert not any("decode" in line for line in found["damaged"]), found["damaged"]
+    assert found["next_step"].startswith("the stored messages read whole, but SQLite cannot "
+                                         "mend the damaged index"), found["next_step"]
