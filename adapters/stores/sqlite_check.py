@@ -66,6 +66,9 @@ _TITLES_UNINDEXED = ("SELECT (SELECT COUNT(*) FROM session_titles "
                      "(SELECT COUNT(*) FROM session_titles_fts_docsize "
                      "WHERE id NOT IN (SELECT id FROM session_titles))")
 _EMPTY = "SELECT COUNT(*) FROM sessions WHERE id NOT IN (SELECT session_id FROM messages)"
+_EMPTY_READ = ("SELECT COUNT(*) FROM sessions NOT INDEXED "
+               "WHERE id NOT IN (SELECT +session_id FROM messages NOT INDEXED)")
+""":data:`_EMPTY` from the tables alone, for when an index is damaged (see :data:`_STRAYS`)."""
 _ORPHANS = ("SELECT COUNT(*) FROM message_vectors "
             "WHERE message_id NOT IN (SELECT id FROM messages)")
 _HAS = "SELECT COUNT(*) FROM sqlite_master WHERE name = ?"
@@ -365,7 +368,9 @@ def _consistency(connection: sqlite3.Connection, fine: list[str], damaged: list[
                            f"index text, {unindexed} title rows are not indexed as stored")
         else:
             fine.append("every session's title is indexed")
-    empty = count(_EMPTY)
+    # The index of messages by session, if damaged, miscounts: the tables then.
+    empty = count(_EMPTY_READ if any("integrity_check" in line for line in damaged)
+                  else _EMPTY)
     if empty:
         # An agent's session may hold no message: said, not counted as damage.
         fine.append(f"{empty} sessions hold no messages (kept as their source had them)")
