@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,30 @@ def _last_message_damaged(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
+def _last_page_changed(db: Path, table: str, found: bytes, offset: int,
+                       change: Callable[[int], int]) -> None:
+    """The byte ``offset`` past the last ``found`` on ``table``'s last page, changed."""
+    size, pages = _leaves(db, table)
+    data = bytearray(db.read_bytes())
+    start = (pages[-1] - 1) * size
+    at = bytes(data[start:start + size]).rfind(found)
+    assert at > 0
+    data[start + at + offset] = change(data[start + at + offset])
+    db.write_bytes(bytes(data))
+
+
+def _repair_stops(db: Path, said: str) -> None:
+    """``check --repair`` stops in words (exit 1, ``said``, no internal error) and leaves
+    the file's bytes as they were."""
+    before = hashlib.sha256(db.read_bytes()).digest()
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
+    assert f"repair: the rebuild stopped and changed nothing: {said}" in repaired.stdout, \
+        repaired.stdout + repaired.stderr
+    assert "internal error" not in repaired.stderr
+    assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
 def test_a_damaged_message_after_hundreds_of_index_lines_is_not_rebuildable(
         tmp_path: Path) -> None:
     db = ingested(tmp_path, SESSIONS)
@@ -96,19 +121,8 @@ def test_a_message_outside_its_check_stops_the_repair_in_words(tmp_path: Path) -
     stops, says so and writes nothing, not an internal error."""
     db = ingested(tmp_path, SESSIONS)
     _index_keys_garbled(db)
-    size, pages = _leaves(db, "messages")
-    data = bytearray(db.read_bytes())
-    at = (pages[-1] - 1) * size + bytes(data[(pages[-1] - 1) * size:pages[-1] * size]).rfind(
-        b"assistant")
-    data[at + len("assistan")] = ord("u")
-    db.write_bytes(bytes(data))
-    before = hashlib.sha256(db.read_bytes()).digest()
-    repaired = run("check", "--repair", db=db)
-    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
-    assert "repair: the rebuild stopped and changed nothing: a stored message is damaged" \
-        in repaired.stdout, repaired.stdout + repaired.stderr
-    assert "internal error" not in repaired.stderr
-    assert hashlib.sha256(db.read_bytes()).digest() == before
+    _last_page_changed(db, "messages", b"assistant", len("assistan"), lambda _: ord("u"))
+    _repair_stops(db, "a stored message is damaged")
 
 
 def test_a_text_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None:
@@ -118,21 +132,10 @@ def test_a_text_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None:
     "internal error: TypeError", exit 70)."""
     db = ingested(tmp_path, SESSIONS)
     _index_keys_garbled(db)
-    size, pages = _leaves(db, "messages")
-    data = bytearray(db.read_bytes())
-    page = bytes(data[(pages[-1] - 1) * size:pages[-1] * size])
-    at = page.rfind(bytes([0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)]))
-    assert at > 0
-    data[(pages[-1] - 1) * size + at + 2] -= 1
-    db.write_bytes(bytes(data))
+    _last_page_changed(db, "messages", bytes(
+        [0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)]), 2, lambda byte: byte - 1)
     assert json.loads(run("check", "--json", db=db).stdout)["rebuildable"] is True
-    before = hashlib.sha256(db.read_bytes()).digest()
-    repaired = run("check", "--repair", db=db)
-    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
-    assert "repair: the rebuild stopped and changed nothing: a stored message is damaged" \
-        in repaired.stdout, repaired.stdout + repaired.stderr
-    assert "internal error" not in repaired.stderr
-    assert hashlib.sha256(db.read_bytes()).digest() == before
+    _repair_stops(db, "a stored message is damaged")
 
 
 def test_a_title_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None:
@@ -140,22 +143,11 @@ def test_a_title_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None
     says so and writes nothing (it ended in "internal error: TypeError")."""
     db = ingested(tmp_path, SESSIONS)
     _index_keys_garbled(db)
-    size, pages = _leaves(db, "sessions")
-    data = bytearray(db.read_bytes())
-    page = bytes(data[(pages[-1] - 1) * size:pages[-1] * size])
     # id "s0399", source "cli", model "", title "deploy 399": texts of 5, 3, 0, 10 bytes
-    at = page.rfind(bytes([13 + 2 * 5, 13 + 2 * 3, 13, 13 + 2 * 10]))
-    assert at > 0
-    data[(pages[-1] - 1) * size + at + 3] -= 1
-    db.write_bytes(bytes(data))
+    _last_page_changed(db, "sessions", bytes([13 + 2 * 5, 13 + 2 * 3, 13, 13 + 2 * 10]), 3,
+                       lambda byte: byte - 1)
     assert json.loads(run("check", "--json", db=db).stdout)["rebuildable"] is True
-    before = hashlib.sha256(db.read_bytes()).digest()
-    repaired = run("check", "--repair", db=db)
-    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
-    assert "repair: the rebuild stopped and changed nothing: a stored session is damaged" \
-        in repaired.stdout, repaired.stdout + repaired.stderr
-    assert "internal error" not in repaired.stderr
-    assert hashlib.sha256(db.read_bytes()).digest() == before
+    _repair_stops(db, "a stored session is damaged")
 
 
 def test_a_text_not_utf8_is_rebuilt_as_every_read_reads_it(tmp_path: Path) -> None:
@@ -165,12 +157,8 @@ def test_a_text_not_utf8_is_rebuilt_as_every_read_reads_it(tmp_path: Path) -> No
     it as every read does, and mends the store."""
     db = ingested(tmp_path, SESSIONS)
     _index_keys_garbled(db)
-    size, pages = _leaves(db, "messages")
-    data = bytearray(db.read_bytes())
-    at = (pages[-1] - 1) * size + bytes(data[(pages[-1] - 1) * size:pages[-1] * size]).rfind(
-        REPLY.encode())
-    data[at] |= 0x80  # "r" (0x72) becomes 0xf2, a lead byte with no continuation
-    db.write_bytes(bytes(data))
+    # "r" (0x72) becomes 0xf2, a lead byte with no continuation
+    _last_page_changed(db, "messages", REPLY.encode(), 0, lambda byte: byte | 0x80)
     repaired = run("check", "--repair", db=db)
     assert repaired.returncode == 0, repaired.stdout + repaired.stderr
     assert run("check", db=db).returncode == 0
@@ -188,13 +176,7 @@ def test_a_key_changed_in_its_table_is_not_called_index_damage(tmp_path: Path,
     Read from the tables themselves, messages of no stored session are the tables'
     damage: the ways out, and nothing written."""
     db = ingested(tmp_path, SESSIONS)
-    size, pages = _leaves(db, table)
-    data = bytearray(db.read_bytes())
-    at = (pages[-1] - 1) * size + bytes(data[(pages[-1] - 1) * size:pages[-1] * size]).rfind(
-        b"s0399")
-    assert at > 0
-    data[at + 2] = ord("z")
-    db.write_bytes(bytes(data))
+    _last_page_changed(db, table, b"s0399", 2, lambda _: ord("z"))
     before = hashlib.sha256(db.read_bytes()).digest()
     checked = run("check", "--json", db=db)
     assert checked.returncode == 1, checked.stdout + checked.stderr
@@ -214,12 +196,9 @@ def test_a_zeroed_index_page_beside_a_text_not_utf8_is_still_named(tmp_path: Pat
     text, and that byte made the check say "the file cannot be read", the text itself in
     the line: the rows are read, not decoded."""
     db = ingested(tmp_path, SESSIONS)
-    size, pages = _leaves(db, "messages")
+    _last_page_changed(db, "messages", REPLY.encode(), 0, lambda byte: byte | 0x80)
+    size, (*_, index) = _leaves(db, "sqlite_autoindex_messages_1")
     data = bytearray(db.read_bytes())
-    at = (pages[-1] - 1) * size + bytes(data[(pages[-1] - 1) * size:pages[-1] * size]).rfind(
-        REPLY.encode())
-    data[at] |= 0x80
-    index = _leaves(db, "sqlite_autoindex_messages_1")[1][-1]
     data[(index - 1) * size:index * size] = bytes(size)
     db.write_bytes(bytes(data))
     found = json.loads(run("check", "--json", db=db).stdout)
