@@ -37,6 +37,12 @@ DERIVED = re.compile(r"(messages_fts|session_titles_fts)(_\w+)?|session_titles")
 """The tables harkback fills from the stored messages and titles (the indexes, their
 shadow tables, the titles' index text): damage in them is rebuilt, not lost."""
 
+_ACROSS = re.compile(r"2nd reference to page|invalid page number|ptr ?map", re.IGNORECASE)
+"""integrity_check's lines about a pointer to another page (one held twice, one past the
+file's end, autovacuum's map): said on the page holding the pointer, an index's, they are
+not that index's alone. REINDEX frees each page of the index: one also on the free list
+was then free twice, given to two writes, and the file malformed."""
+
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of every SQLite database file."""
 
@@ -199,8 +205,8 @@ def _pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) 
                 owner = _owner(line, owners[1])
                 said = f"SQLite's integrity_check: {line}" + (
                     f" (in {owner})" if owner and owner not in line else "")
-                if owner is None or not (owners[0].get(owner) == "index"
-                                         or DERIVED.fullmatch(owner) is not None):
+                if owner is None or _ACROSS.search(line) or not (
+                        owners[0].get(owner) == "index" or DERIVED.fullmatch(owner) is not None):
                     if derived and seen >= SHOWN:  # the first such line, past those shown
                         table_line = said
                     derived = False

@@ -206,3 +206,54 @@ def test_a_zeroed_index_page_beside_a_text_not_utf8_is_still_named(tmp_path: Pat
     assert not any("decode" in line for line in found["damaged"]), found["damaged"]
     assert found["next_step"].startswith("the stored messages read whole, but SQLite cannot "
                                          "mend the damaged index"), found["next_step"]
+
+
+def _index_page_also_free(db: Path) -> None:
+    """A page both on the free list and in the messages' (session_id, position) index, as
+    a crash can leave a file whose free list was written and the index's page was not: the
+    index's first leaf moved to a free page (its content copied there, the pointer to it
+    changed), the old leaf put on the free list in place of the file's last page, which
+    is cut off. integrity_check says one line: "2nd reference to page N"."""
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as connection:
+        connection.execute("CREATE TABLE spare (x)")  # dropped: free pages at the end
+        connection.executemany("INSERT INTO spare VALUES (?)", [("x" * 200,)] * 600)
+        connection.execute("DROP TABLE spare")
+        size = connection.execute("PRAGMA page_size").fetchone()[0]
+        (parent,) = connection.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'sqlite_autoindex_messages_1' "
+            "AND pagetype = 'internal'").fetchone()
+    data = bytearray(db.read_bytes())
+
+    def number(at: int) -> int:
+        return int.from_bytes(data[at:at + 4], "big")
+
+    last, trunk = number(28), number(32)  # the header's page count, first free-list trunk
+    free = [number((trunk - 1) * size + 8 + 4 * i)
+            for i in range(number((trunk - 1) * size + 4))]
+    assert last in free and last != trunk
+    held = next(page for page in free if page != last)
+    cell = (parent - 1) * size + int.from_bytes(data[(parent - 1) * size + 12:
+                                                     (parent - 1) * size + 14], "big")
+    leaf = number(cell)
+    data[(held - 1) * size:held * size] = data[(leaf - 1) * size:leaf * size]
+    data[cell:cell + 4] = held.to_bytes(4, "big")
+    slot = (trunk - 1) * size + 8 + 4 * free.index(last)
+    data[slot:slot + 4] = leaf.to_bytes(4, "big")
+    data[28:32] = (last - 1).to_bytes(4, "big")
+    db.write_bytes(bytes(data[:(last - 1) * size]))
+
+
+def test_an_index_page_also_free_is_not_rebuilt(tmp_path: Path) -> None:
+    """REINDEX frees each page of the index, that one too: it is then free twice, given to
+    two writes, and the file malformed. The check called it rebuildable (the line is the
+    index's), and --repair left a file that could not be read; now the ways out, and
+    nothing written."""
+    db = ingested(tmp_path, SESSIONS)
+    _index_page_also_free(db)
+    before = hashlib.sha256(db.read_bytes()).digest()
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert any("2nd reference to page" in line for line in found["damaged"]), found
+    assert (found["healthy"], found["rebuildable"]) == (False, False), found["damaged"]
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
+    assert hashlib.sha256(db.read_bytes()).digest() == before
