@@ -82,6 +82,8 @@ _HAS = "SELECT COUNT(*) FROM sqlite_master WHERE name = ?"
 # INDEXED or not, and read the key the index holds, not the table's.
 _STRAYS = ("SELECT COUNT(*) FROM messages NOT INDEXED "
            "WHERE session_id NOT IN (SELECT +id FROM sessions NOT INDEXED)")
+_TWINS = ("SELECT COUNT(*) FROM (SELECT 1 FROM messages NOT INDEXED "
+          "GROUP BY session_id, position HAVING COUNT(*) > 1)")
 
 
 def check(path: Path) -> Diagnosis:
@@ -235,16 +237,22 @@ def _pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) 
 
 
 def _keys_whole(connection: sqlite3.Connection, damaged: list[str]) -> bool:
-    """Whether every message is in a stored session, read from the tables themselves.
+    """Whether every message is in a stored session, each at its own position, read from
+    the tables themselves.
 
     "row N missing from index" is said alike of a broken index entry and of a key changed
-    in its table (one flipped bit in a session id): REINDEX made the index agree with the
-    damaged row, and the check then called the store fine, a message in no session."""
+    in its table (one flipped bit in a session id or a position): REINDEX made the index
+    agree with the damaged row, and the check then called the store fine, a message in no
+    session; or it stopped at the unique key, and the check sent the user to it again."""
     strays: int = connection.execute(_STRAYS).fetchone()[0]
     if strays:
         damaged.append(f"{strays} stored messages belong to no stored session (read from "
                        f"the tables, not their indexes): a session id changed in its table")
-    return not strays
+    twins: int = connection.execute(_TWINS).fetchone()[0]
+    if twins:
+        damaged.append(f"{twins} times two stored messages share a session and position "
+                       f"(read from the table, not its index): a position changed in it")
+    return not (strays or twins)
 
 
 def _unreadable_page(connection: sqlite3.Connection, damaged: list[str],

@@ -257,3 +257,23 @@ def test_an_index_page_also_free_is_not_rebuilt(tmp_path: Path) -> None:
     repaired = run("check", "--repair", db=db)
     assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
     assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_a_position_changed_in_its_table_onto_another_is_not_rebuildable(
+        tmp_path: Path) -> None:
+    """One flipped bit in a reply's record makes its position 0, its question's: SQLite
+    says "row N missing from index", the index's line, so the check sent the user to
+    --repair, whose REINDEX stopped at the unique key, and the check sent them back. Two
+    messages at one place, read from the table itself, are the table's damage."""
+    db = ingested(tmp_path, SESSIONS)
+    # session id "s0399" (5 bytes), position 1 (type 9: the integer 1), role "assistant"
+    _last_page_changed(db, "messages", bytes([13 + 2 * 5, 9, 13 + 2 * len("assistant")]), 1,
+                       lambda _: 8)  # type 8: the integer 0
+    before = hashlib.sha256(db.read_bytes()).digest()
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False), found["damaged"]
+    assert any("share a session and position" in line for line in found["damaged"])
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
+    assert hashlib.sha256(db.read_bytes()).digest() == before
