@@ -250,7 +250,7 @@ def _keys_whole(connection: sqlite3.Connection, damaged: list[str]) -> bool:
                        f"the tables, not their indexes): a session id changed in its table")
     twins: int = connection.execute(_TWINS).fetchone()[0]
     if twins:
-        damaged.append(f"{twins} times two stored messages share a session and position "
+        damaged.append(f"{twins} positions in a session hold more than one stored message "
                        f"(read from the table, not its index): a position changed in it")
     return not (strays or twins)
 

@@ -272,7 +272,8 @@ def test_a_position_changed_in_its_table_onto_another_is_not_rebuildable(
     before = hashlib.sha256(db.read_bytes()).digest()
     found = json.loads(run("check", "--json", db=db).stdout)
     assert (found["healthy"], found["rebuildable"]) == (False, False), found["damaged"]
-    assert any("share a session and position" in line for line in found["damaged"])
+    assert any("1 positions in a session hold more than one stored message" in line
+               for line in found["damaged"]), found["damaged"]
     assert found["next_step"].startswith("the stored messages themselves are damaged")
     repaired = run("check", "--repair", db=db)
     assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
