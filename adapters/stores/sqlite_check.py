@@ -264,7 +264,7 @@ def _unreadable_page(connection: sqlite3.Connection, damaged: list[str],
     line names no index (the file "cannot be read", the ways out).
 
     Never rebuildable: REINDEX, DROP INDEX and VACUUM each stop at the unreadable page."""
-    lines = [line for row in connection.execute(f"PRAGMA quick_check({SHOWN})")
+    lines = [line for row in connection.execute(f"PRAGMA quick_check({EVERY_LINE})")
              for line in str(row[0]).splitlines() if not line.startswith("***")]
     tables = connection.execute(_TABLES).fetchall()
     # Texts as bytes: SQLite reads every row and column all the same, and a text that is
@@ -281,8 +281,10 @@ def _unreadable_page(connection: sqlite3.Connection, damaged: list[str],
     owners = [_owner(line, pages) for line in lines]
     if lines == ["ok"] or any(kinds.get(owner or "") != "index" for owner in owners):
         raise error  # a free page, or what quick_check cannot place
-    damaged.extend(f"SQLite's quick_check: {line} (in {owner})"
-                   for line, owner in zip(lines, owners, strict=True))
+    damaged.extend(f"SQLite's quick_check: {line} (in {owner})"  # every line weighed
+                   for line, owner in zip(lines[:SHOWN], owners, strict=False))
+    if len(lines) > SHOWN:
+        damaged.append(f"{len(lines) - SHOWN} more lines of SQLite's quick_check")
     damaged.append(_TORN_INDEX)
     return False
 

@@ -278,3 +278,35 @@ def test_a_position_changed_in_its_table_onto_another_is_not_rebuildable(
     repaired = run("check", "--repair", db=db)
     assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
     assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_a_table_fault_past_ten_zeroed_index_pages_is_not_called_whole(
+        tmp_path: Path) -> None:
+    """Every leaf of twelve indexes zeroed (a torn write of many pages), and a table's
+    rows out of order, which a read of its rows does not notice: quick_check says the
+    table's line thirteenth. Only ten were weighed, and the check said "every table reads
+    whole"; every line is now, and a table's fault is no torn index."""
+    db = ingested(tmp_path, SESSIONS)
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        connection.executemany("INSERT INTO vector_models (id, name, dimensions) "
+                               "VALUES (?, ?, 8)", [(1, "model-a"), (2, "model-b")])
+        connection.commit()
+        size = connection.execute("PRAGMA page_size").fetchone()[0]
+        leaves = [page for (page,) in connection.execute(
+            "SELECT d.pageno FROM dbstat AS d JOIN sqlite_master AS m ON m.name = d.name "
+            "WHERE m.type = 'index' AND d.pagetype = 'leaf' "
+            "AND d.name != 'sqlite_autoindex_vector_models_1'")]
+        (root,) = connection.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'vector_models'").fetchone()
+    assert len(leaves) > 10
+    data = bytearray(db.read_bytes())
+    for page in leaves:
+        data[(page - 1) * size:page * size] = bytes(size)
+    first = (root - 1) * size + int.from_bytes(data[(root - 1) * size + 8:
+                                                    (root - 1) * size + 10], "big")
+    data[first + 1] = 5  # the first row's id, 1, made 5: before the row of id 2
+    db.write_bytes(bytes(data))
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False)
+    assert not any("every table reads whole" in line for line in found["damaged"]), found
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
