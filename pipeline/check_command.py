@@ -11,6 +11,7 @@ Its arguments: :mod:`~harkback.pipeline.cli_check`.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from harkback.pipeline.command_kit import (
 )
 from harkback.pipeline.in_memory import in_memory_note
 from harkback.pipeline.output import print_json
+from harkback.pipeline.terminal import line_of
+from harkback.stages.shell_words import shell_quoted
 
 
 async def check(args: argparse.Namespace) -> int:
@@ -48,7 +51,9 @@ async def check(args: argparse.Namespace) -> int:
         return _said(args, found.to_payload(), found.describe(),
                      EXIT_OK if found.healthy else EXIT_FAILED)
     from harkback.adapters.stores.sqlite_repair import repair
-    mended = repair(Path(target))
+    # Progress on stderr, --json or not (stdout keeps the findings), as ingest's bar.
+    mended = repair(Path(target), say=lambda line: print(
+        line_of(f"{shell_quoted(target)}: {line}"), file=sys.stderr, flush=True))
     lines = [mended.before.describe()]
     if mended.failed is not None:
         lines.append(f"repair: {mended.failed}")

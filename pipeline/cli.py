@@ -155,8 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     embed.add_argument("--json", action="store_true", help="print the counts as JSON")
 
     optimize = commands.add_parser(
-        "optimize", help="merge the full-text index into one piece: faster searches after "
-                         "large imports (rewrites the index)")
+        "optimize", help="merge each full-text index into one piece: faster searches after "
+                         "large imports (rewrites an index in several pieces)")
     with_db(optimize)
     optimize.add_argument("--json", action="store_true", help="print the outcome as JSON")
 

@@ -90,7 +90,9 @@ async def optimize(args: argparse.Namespace) -> int:
     if note is not None:
         return said(args, {"success": True, "db": target, "seconds": 0.0}, note, note)
     sqlite = wiring.store_kind(target) == "sqlite"
-    work = "merging the full-text index of" if sqlite else "vacuuming and analysing"
+    # Said before it is known whether any index is in several pieces: no merge promised.
+    work = ("reading and merging each full-text index in several pieces of" if sqlite
+            else "vacuuming and analysing")
     store = open_store(target, readonly=False, args=args)  # a refusal is the only line
     if not args.json:
         print(f"{work} {line_of(shown_url(target))} (a million messages take about 20 s)...",
@@ -100,13 +102,18 @@ async def optimize(args: argparse.Namespace) -> int:
         outcome = as_result(await store.optimize().awaitable())
     finally:
         store.close()
-    unwrap(outcome)
+    merged = unwrap(outcome)
     seconds = round(time.monotonic() - started, 1)
     if args.json:
-        print_json(noted(args, {"success": True, "db": shown_url(target), "seconds": seconds}))
+        print_json(noted(args, {"success": True, "db": shown_url(target), "seconds": seconds,
+                                **({"merged": list(merged)} if merged is not None else {})}))
+    elif merged == ():  # a second run: each index in one segment already
+        print(f"the full-text indexes of {one_line(shown_url(target))} are merged already "
+              f"(one segment each): nothing was written")
     else:
         print(f"{'merged the full-text index of' if sqlite else 'vacuumed and analysed'} "
-              f"{one_line(shown_url(target))} in {seconds} s")
+              f"{one_line(shown_url(target))} in {seconds} s"
+              + (f" ({', '.join(merged)})" if merged else ""))
     return EXIT_OK
 
 

@@ -259,9 +259,9 @@ class SessionStore(Protocol):
         """This store's texts rewritten in place (``harkback redact``), or None."""
         ...
 
-    def optimize(self) -> FutureResult[None, StoreUnavailable]:
-        """Make searches faster after large writes (SQLite merges its full-text index);
-        a store with nothing to do succeeds at once."""
+    def optimize(self) -> FutureResult[tuple[str, ...] | None, StoreUnavailable]:
+        """Make searches faster after large writes: SQLite merges its full-text indexes
+        (what it merged, in words: none if merged already); others return None."""
         ...
 
     def stats(self) -> FutureResult[StoreStats, StoreUnavailable] | None:

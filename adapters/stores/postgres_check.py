@@ -15,8 +15,14 @@ from typing import Any
 import psycopg
 from returns.result import Failure
 
-from harkback.adapters.stores.postgres_connection import Bounds, connector, unavailable
+from harkback.adapters.stores.postgres_connection import (
+    Bounds,
+    answers,
+    connector,
+    unavailable,
+)
 from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
+from harkback.adapters.stores.postgres_watchdog import Unanswered, Watchdog
 from harkback.adapters.stores.store_check import Diagnosis
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.shown_url import shown_url
@@ -45,8 +51,15 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
     if isinstance(bounds, Failure):      # command says it (the connection reads them)
         wrong: StoreUnavailable = bounds.failure()
         return wrong
+    limits = bounds.unwrap()
+    # As a search's: a statement the server leaves unanswered (frozen, out of reach) is
+    # given up on, and one running past the read bound (a table another session locked)
+    # cancelled; lock_timeout alone let it wait five minutes, or for good when set to 0.
+    watchdog = Watchdog(lambda within: answers(url, within),
+                        patience=limits.connect or float("inf"))
     try:
-        with connector(url, True, os.environ)() as connection:
+        with connector(url, True, os.environ)() as connection, \
+                watchdog.watching(connection, limits.read):
             found = connection.execute(
                 "SELECT to_regclass('harkback_schema') IS NOT NULL").fetchone()
             if not (found and found[0]):
@@ -57,8 +70,10 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
             version = version_row[0] if version_row else None
             marked = (connection.execute(_MARKED).fetchone()
                       if isinstance(version, int) and version >= 8 else None)
-    except psycopg.Error as error:
+    except (psycopg.Error, Unanswered) as error:
         return unavailable(url, error)
+    finally:
+        watchdog.close()
     return _judged(shown, version, counts or (), pending=bool(marked and marked[0]))
 
 

@@ -54,6 +54,7 @@ from harkback.adapters.stores.sqlite_errors import (
     folder_not_made,
     unavailable,
 )
+from harkback.adapters.stores.sqlite_merge import merged
 from harkback.adapters.stores.sqlite_messages import SqliteMessages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
@@ -314,8 +315,9 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         return FutureResult.from_failure(StoreUnavailable(
             f"the store at {self.path} was opened read-only; it {why}"))
 
-    def merge_index(self) -> FutureResult[None, StoreUnavailable]:
-        """Merge the full-text index into one segment (one statement, one transaction).
+    def merge_index(self) -> FutureResult[tuple[str, ...], StoreUnavailable]:
+        """Merge each full-text index of several segments into one, in one transaction;
+        what was merged (:func:`~harkback.adapters.stores.sqlite_merge.merged`).
 
         Every write adds a segment; FTS5 merges some as it goes, but a store built by many imports
         keeps several, and a search reads each one. On the pooled LongMemEval store (110,000
@@ -326,16 +328,13 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         if self.readonly:
             return self._refused("cannot merge its index")
 
-        def merge(connection: sqlite3.Connection) -> None:
-            connection.execute(fulltext.MERGE_INDEX)  # one statement: its own transaction
-
-        def work(connection: sqlite3.Connection) -> None:
+        def work(connection: sqlite3.Connection) -> tuple[str, ...]:
             # Ctrl-C ends the check or the merge in flight: each reads the whole file or index.
             with stoppable(connection, lambda: self._closed):
                 # A damaged file would be "merged" (the merge reads only the index): said
                 # first, once, not again at each try while another writer holds the lock.
                 check_whole(connection)
-                self._patiently(merge)(connection)
+                return self._patiently(merged)(connection)
         return self._run(work)
 
     # --- capabilities (the SessionStore port) ----------------------------------------------
@@ -387,6 +386,6 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         """The sources held, sorted (the sessions read, not the messages)."""
         return self._run(sqlite_stats.source_names)
 
-    def optimize(self) -> FutureResult[None, StoreUnavailable]:
+    def optimize(self) -> FutureResult[tuple[str, ...] | None, StoreUnavailable]:
         """:meth:`merge_index`."""
         return self.merge_index()

@@ -24,10 +24,10 @@ from pathlib import Path
 import attrs
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is_hot_journal
-from harkback.adapters.stores.read_watch import ReadWatch
+from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
-from harkback.adapters.stores.store_check import ROOM, Diagnosis, bounded, way_out
+from harkback.adapters.stores.store_check import Diagnosis, bounded, way_out
 from harkback.stages.shell_words import shell_quoted
 
 INDEXES = ("messages_fts", "session_titles_fts")
@@ -37,6 +37,12 @@ DERIVED = re.compile(r"(messages_fts|session_titles_fts)(_\w+)?|session_titles")
 """The tables harkback fills from the stored messages and titles (the indexes, their
 shadow tables, the titles' index text): damage in them is rebuilt, not lost."""
 
+_ACROSS = re.compile(r"2nd reference to page|invalid page number|ptr ?map", re.IGNORECASE)
+"""integrity_check's lines about a pointer to another page (one held twice, one past the
+file's end, autovacuum's map): said on the page holding the pointer, an index's, they are
+not that index's alone. REINDEX frees each page of the index: one also on the free list
+was then free twice, given to two writes, and the file malformed."""
+
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of every SQLite database file."""
 
@@ -44,6 +50,17 @@ OWN_CHECK_BYTES = 256 * 2**20
 """The largest file whose full-text indexes FTS5's own ``integrity-check`` checks, on a
 temporary copy; a larger one's are read whole instead (:func:`_read_whole`)."""
 
+EVERY_LINE = 2**31 - 1
+"""integrity_check's limit on the lines it finds: none in effect (its default, 100, hid
+what came after)."""
+
+SHOWN = 10
+"""The integrity_check lines a check shows (one per broken row: thousands for one torn
+page), leaving room for the other looks' findings in :data:`~store_check.ROOM`."""
+
+_TORN_INDEX = ("a page of a B-tree index cannot be read; every table reads whole, but "
+               "SQLite rebuilds no index over an unreadable page in place")
+_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
 _MISSING = ("SELECT COUNT(*) FROM messages "
             "WHERE id NOT IN (SELECT id FROM messages_fts_docsize)")
 _EXTRA = ("SELECT COUNT(*) FROM messages_fts_docsize "
@@ -55,9 +72,18 @@ _TITLES_UNINDEXED = ("SELECT (SELECT COUNT(*) FROM session_titles "
                      "(SELECT COUNT(*) FROM session_titles_fts_docsize "
                      "WHERE id NOT IN (SELECT id FROM session_titles))")
 _EMPTY = "SELECT COUNT(*) FROM sessions WHERE id NOT IN (SELECT session_id FROM messages)"
+_EMPTY_READ = ("SELECT COUNT(*) FROM sessions NOT INDEXED "
+               "WHERE id NOT IN (SELECT +session_id FROM messages NOT INDEXED)")
+""":data:`_EMPTY` from the tables alone, for when an index is damaged (see :data:`_STRAYS`)."""
 _ORPHANS = ("SELECT COUNT(*) FROM message_vectors "
             "WHERE message_id NOT IN (SELECT id FROM messages)")
 _HAS = "SELECT COUNT(*) FROM sqlite_master WHERE name = ?"
+# "+id": with a bare id, SQLite takes the sessions' index itself for the IN list, NOT
+# INDEXED or not, and read the key the index holds, not the table's.
+_STRAYS = ("SELECT COUNT(*) FROM messages NOT INDEXED "
+           "WHERE session_id NOT IN (SELECT +id FROM sessions NOT INDEXED)")
+_TWINS = ("SELECT COUNT(*) FROM (SELECT 1 FROM messages NOT INDEXED "
+          "GROUP BY session_id, position HAVING COUNT(*) > 1)")
 
 
 def check(path: Path) -> Diagnosis:
@@ -91,8 +117,11 @@ def _checked(path: Path) -> Diagnosis:
             # One read transaction: the counts agree with each other while a sync writes.
             with read_snapshot(connection):
                 derived_only = _pages(connection, fine, damaged)
-                _indexes(connection, path, fine, damaged)
-                _consistency(connection, fine, damaged)
+                if derived_only and damaged:  # an index out of step: the index, or its table?
+                    derived_only = _keys_whole(connection, damaged)
+                if _TORN_INDEX not in damaged:  # the looks below read through the indexes
+                    _indexes(connection, path, fine, damaged)
+                    _consistency(connection, fine, damaged)
     except sqlite3.Error as error:
         if is_hot_journal(error):  # no damage: a killed writer's change not yet undone
             return Diagnosis(damaged=("a write to the file was interrupted and is not yet "
@@ -109,7 +138,8 @@ def _checked(path: Path) -> Diagnosis:
         damaged.append(f"the file cannot be read: {error}")
         derived_only = False
     if damaged and not derived_only:
-        advice = None  # not "migrate" (which refuses a damaged file): the ways out
+        # Not "migrate" (which refuses a damaged file): the ways out.
+        advice = way_out(str(path), rows_whole=True) if _TORN_INDEX in damaged else None
     return Diagnosis(tuple(fine), bounded(damaged), derived_only and bool(damaged),
                      str(path), advice)
 
@@ -156,22 +186,107 @@ def _schema(connection: sqlite3.Connection, path: Path, fine: list[str],
 
 def _pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) -> bool:
     """SQLite's integrity_check; whether all it found is in what harkback rebuilds (a
-    B-tree index, a full-text index's tables)."""
-    found = [line for row in connection.execute(f"PRAGMA integrity_check({5 * ROOM})")
-             for line in str(row[0]).splitlines() if not line.startswith("***")]
-    if found == ["ok"]:
+    B-tree index, a full-text index's tables).
+
+    Every line is read and classified, and only a few kept (:data:`SHOWN`, the first of
+    a damaged table's among them): with a cap on the lines, a thousand broken index
+    entries hid a damaged message after them, and the file was called rebuildable.
+    """
+    owners: tuple[dict[str, str], dict[int, str]] | None = None
+    derived, seen, table_line = True, 0, None
+    kept = len(damaged)
+    lines = connection.execute(f"PRAGMA integrity_check({EVERY_LINE})")
+    try:
+        for row in lines:
+            for line in str(row[0]).splitlines():
+                if line == "ok" or line.startswith("***"):
+                    continue
+                if owners is None:  # read once damage shows: dbstat reads the whole file
+                    owners = (dict(connection.execute("SELECT name, type FROM sqlite_master")),
+                              _page_owners(connection))
+                owner = _owner(line, owners[1])
+                said = f"SQLite's integrity_check: {line}" + (
+                    f" (in {owner})" if owner and owner not in line else "")
+                if owner is None or _ACROSS.search(line) or not (
+                        owners[0].get(owner) == "index" or DERIVED.fullmatch(owner) is not None):
+                    if derived and seen >= SHOWN:  # the first such line, past those shown
+                        table_line = said
+                    derived = False
+                seen += 1
+                if seen <= SHOWN:
+                    damaged.append(said)
+    except sqlite3.DatabaseError as error:  # SQLite 3.40 stops at an unreadable page
+        if not is_corrupt(error):
+            raise
+        # The read transaction the error ended in fails its COMMIT: rolled back (it only
+        # read) and begun again for the looks below.
+        lines.close()
+        connection.execute("ROLLBACK")
+        connection.execute("BEGIN")
+        del damaged[kept:]
+        return _unreadable_page(connection, damaged, error)
+    if not seen:
         fine.append("every page, table and B-tree index (SQLite's integrity_check)")
         return True
+    if table_line is not None:  # what decides the verdict, shown even past the others
+        damaged.append(table_line)
+    if seen > SHOWN:
+        damaged.append(f"{seen - SHOWN - (table_line is not None)} more lines of SQLite's "
+                       f"integrity_check")
+    return derived
+
+
+def _keys_whole(connection: sqlite3.Connection, damaged: list[str]) -> bool:
+    """Whether every message is in a stored session, each at its own position, read from
+    the tables themselves.
+
+    "row N missing from index" is said alike of a broken index entry and of a key changed
+    in its table (one flipped bit in a session id or a position): REINDEX made the index
+    agree with the damaged row, and the check then called the store fine, a message in no
+    session; or it stopped at the unique key, and the check sent the user to it again."""
+    strays: int = connection.execute(_STRAYS).fetchone()[0]
+    if strays:
+        damaged.append(f"{strays} stored messages belong to no stored session (read from "
+                       f"the tables, not their indexes): a session id changed in its table")
+    twins: int = connection.execute(_TWINS).fetchone()[0]
+    if twins:
+        damaged.append(f"{twins} positions in a session hold more than one stored message "
+                       f"(read from the table, not its index): a position changed in it")
+    return not (strays or twins)
+
+
+def _unreadable_page(connection: sqlite3.Connection, damaged: list[str],
+                     error: sqlite3.DatabaseError) -> bool:
+    """integrity_check stopped at a page it cannot read (a torn write zeroes one): which?
+    ``quick_check`` (no look at rows through their indexes) names the page, and each
+    table read whole, indexes unused, says whether the stored rows are whole; either
+    raises where a table's own page is unreadable, and ``error`` is raised again where a
+    line names no index (the file "cannot be read", the ways out).
+
+    Never rebuildable: REINDEX, DROP INDEX and VACUUM each stop at the unreadable page."""
+    lines = [line for row in connection.execute(f"PRAGMA quick_check({EVERY_LINE})")
+             for line in str(row[0]).splitlines() if not line.startswith("***")]
+    tables = connection.execute(_TABLES).fetchall()
+    # Texts as bytes: SQLite reads every row and column all the same, and a text that is
+    # not UTF-8 (which every read takes as U+FFFD) is no unreadable page.
+    connection.text_factory = bytes
+    try:
+        for (table,) in tables:
+            for _ in connection.execute(f'SELECT * FROM "{table}" NOT INDEXED'):
+                pass  # every row and column read, one at a time
+    finally:
+        connection.text_factory = str
     kinds = dict(connection.execute("SELECT name, type FROM sqlite_master"))
     pages = _page_owners(connection)
-    derived = True
-    for line in found:
-        owner = _owner(line, pages)
-        derived = derived and owner is not None and (
-            kinds.get(owner) == "index" or DERIVED.fullmatch(owner) is not None)
-        damaged.append(f"SQLite's integrity_check: {line}"
-                       + (f" (in {owner})" if owner and owner not in line else ""))
-    return derived
+    owners = [_owner(line, pages) for line in lines]
+    if lines == ["ok"] or any(kinds.get(owner or "") != "index" for owner in owners):
+        raise error  # a free page, or what quick_check cannot place
+    damaged.extend(f"SQLite's quick_check: {line} (in {owner})"  # every line weighed
+                   for line, owner in zip(lines[:SHOWN], owners, strict=False))
+    if len(lines) > SHOWN:
+        damaged.append(f"{len(lines) - SHOWN} more lines of SQLite's quick_check")
+    damaged.append(_TORN_INDEX)
+    return False
 
 
 def _page_owners(connection: sqlite3.Connection) -> dict[int, str]:
@@ -269,7 +384,9 @@ def _consistency(connection: sqlite3.Connection, fine: list[str], damaged: list[
                            f"index text, {unindexed} title rows are not indexed as stored")
         else:
             fine.append("every session's title is indexed")
-    empty = count(_EMPTY)
+    # The index of messages by session, if damaged, miscounts: the tables then.
+    empty = count(_EMPTY_READ if any("integrity_check" in line for line in damaged)
+                  else _EMPTY)
     if empty:
         # An agent's session may hold no message: said, not counted as damage.
         fine.append(f"{empty} sessions hold no messages (kept as their source had them)")

@@ -22,17 +22,22 @@ ROOM = 20
 thousands for one torn page); the rest are counted in one line."""
 
 
-def way_out(db: str) -> str:
-    """What a user can do when the stored sessions and messages themselves are damaged:
-    nothing harkback rebuilds, and nothing is written into the damaged file.
+def way_out(db: str, *, rows_whole: bool = False) -> str:
+    """What a user can do when the stored sessions and messages themselves are damaged
+    (``rows_whole``: they read whole, but an index cannot be rebuilt in place): nothing
+    harkback rebuilds, and nothing is written into the damaged file.
 
     >>> way_out("h.db")[:52]
     'the stored messages themselves are damaged: restore '
+    >>> way_out("h.db", rows_whole=True)[:58]
+    'the stored messages read whole, but SQLite cannot mend the'
     """
     file = quoted(db)
+    said = ("the stored messages read whole, but SQLite cannot mend the damaged index in "
+            "the file itself" if rows_whole else "the stored messages themselves are damaged")
     # .recover keeps the file's application_id and schema version (a .dump does not, and
     # harkback would not take its copy for a store); the check of the copy says the rest.
-    return (f"the stored messages themselves are damaged: restore {file} from a backup; or "
+    return (f"{said}: restore {file} from a backup; or "
             f"save what SQLite can read into a new file (sqlite3 {file} .recover | "
             f"sqlite3 new.db), then harkback check --db new.db, which says what it needs "
             f"(harkback migrate, check --repair); or move {file} aside and import the "

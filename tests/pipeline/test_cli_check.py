@@ -208,3 +208,51 @@ def test_an_older_stores_damaged_tables_get_the_way_out_not_migrate(tmp_path: Pa
     found = json.loads(checked.stdout)
     assert "schema version 2, older than this harkback's (5)" in found["fine"]
     assert found["next_step"].startswith("the stored messages themselves are damaged")
+
+
+def test_a_repair_says_on_stderr_what_it_rebuilds_and_when_it_is_done(
+        tmp_path: Path) -> None:
+    """The rebuild holds off every sync (30 s a million messages): a line as it starts,
+    naming how many rows, and one when done, on stderr; stdout's JSON stays whole. A store
+    with nothing to rebuild says neither."""
+    db = ingested(tmp_path, SESSIONS)
+    healthy = run("check", "--repair", db=db)
+    assert healthy.returncode == 0 and healthy.stderr == "", healthy.stderr
+    _unindexed(db)
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        messages, sessions = connection.execute(
+            "SELECT (SELECT COUNT(*) FROM messages), (SELECT COUNT(*) FROM sessions)").fetchone()
+    done = run("check", "--repair", "--json", db=db)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["after"]["healthy"] is True
+    started, ended = done.stderr.splitlines()
+    assert started.startswith(f"{db}: rebuilding the indexes of {messages} messages and "
+                              f"{sessions} sessions in one transaction"), started
+    assert ended.startswith(f"{db}: rebuilt the indexes in ") and ended.endswith(
+        " s; checking again"), ended
+
+
+@pytest.mark.parametrize("index", ["sqlite_autoindex_messages_1", "sessions_started"])
+def test_a_zeroed_index_page_is_named_and_the_messages_said_whole(
+        tmp_path: Path, index: str) -> None:
+    """A torn write zeroed a page of an index only: SQLite 3.40's integrity_check stops
+    there, and the check said "the file cannot be read", "the stored messages themselves
+    are damaged". It now names the index, says the tables read whole, and, since REINDEX
+    stops at the page too, still names the ways out, not --repair; nothing is written."""
+    db = ingested(tmp_path, SESSIONS)
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        page = connection.execute("SELECT MAX(pageno) FROM dbstat WHERE name = ?",
+                                  (index,)).fetchone()[0]
+        size = connection.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(db.read_bytes())
+    data[(page - 1) * size:page * size] = bytes(size)
+    db.write_bytes(bytes(data))
+    before = _digest(db)
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False)
+    assert found["damaged"][0].endswith(f"(in {index})"), found["damaged"]
+    assert found["next_step"].startswith("the stored messages read whole, but SQLite cannot "
+                                         "mend the damaged index"), found["next_step"]
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
+    assert _digest(db) == before

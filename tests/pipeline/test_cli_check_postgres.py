@@ -3,17 +3,25 @@ the rows; ``--repair`` says in one line that the server's administrator rebuilds
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import psycopg
 
 from harkback.adapters.stores.postgres_check import REPAIR_LINE
 from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
+from tests.pipeline.test_cli_postgres_faults import BOUND_S, _ended, _waiting_for_a_lock
 from tests.pipeline.test_cli_postgres_upkeep import _secrets_and_a_writer
 from tests.pipeline.test_cli_redact import _sessions
 from tests.pipeline.test_import_cli import harkback
 from tests.support.new_stores import store_locations
+from tests.support.postgres_server import start_server
 
 url = store_locations("postgres")
 """The URL of a new, empty database on the run's server."""
@@ -69,3 +77,71 @@ def test_a_pending_compaction_is_said_with_the_redact_that_ends_it(url: str,
     assert pending["next_step"].startswith("harkback redact --db URL")
     assert not any("compaction" in line for line in after["fine"])
     assert after["next_step"] == "none"
+
+
+def _check_ended(url: str, env: dict[str, str],
+                 meanwhile: contextlib.AbstractContextManager[None] | None = None
+                 ) -> tuple[subprocess.Popen[str], float, str]:
+    """``harkback check --db url`` started; once a statement of it waits on a lock (then
+    in ``meanwhile``), how long it took to end (killed past :data:`BOUND_S`), its stderr."""
+    check = subprocess.Popen([sys.executable, "-m", "harkback.pipeline.cli", "check", "--db",
+                              url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, **env})
+    _waiting_for_a_lock(url)
+    with meanwhile or contextlib.nullcontext():
+        took, err = _ended(check)
+    return check, took, err
+
+
+def _left_waiting(blocker: psycopg.Connection[tuple[int]], within: float = 5.0) -> int:
+    """How many other sessions of the database still wait on a lock or sit in a
+    transaction after ``within`` seconds (a closed client's session ends at once)."""
+    deadline = time.monotonic() + within
+    while True:
+        left: int = blocker.execute(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND (wait_event_type = 'Lock' "
+            "OR state LIKE 'idle in transaction%')").fetchone()[0]  # type: ignore[index]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+def test_a_check_waiting_on_a_locked_table_ends_at_the_read_bound(url: str,
+                                                                 tmp_path: Path) -> None:
+    """Another session's ACCESS EXCLUSIVE lock on the messages: the check waited for the
+    lock's five minutes (forever with the lock wait set to 0); it ends at the read bound,
+    in one line naming the setting, exit 1."""
+    ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
+    assert ingested.returncode == 0, ingested.stderr
+    with psycopg.connect(url) as blocker:
+        blocker.execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+        check, took, err = _check_ended(url, {"HARKBACK_PG_READ_TIMEOUT": "2",
+                                              "HARKBACK_PG_LOCK_TIMEOUT": "0"})
+        # Given up on, the check's session is gone from the server, not left waiting in
+        # the lock's queue (or in a transaction) behind the blocker.
+        assert _left_waiting(blocker) == 0
+    assert check.returncode == 1, err
+    (line,) = err.splitlines()
+    assert "a statement took longer than 2 s" in line and "HARKBACK_PG_READ_TIMEOUT" in line
+    assert took < BOUND_S
+
+
+def test_a_check_whose_server_freezes_is_one_line_within_its_bound(tmp_path: Path) -> None:
+    """The server's processes stopped while the check waits on it: one line, exit 1."""
+    server = start_server()
+    try:
+        url = server.create_database("frozen_check") + "&connect_timeout=2"
+        ingested = harkback("ingest", str(_sessions(tmp_path / "in.jsonl")), "--db", url)
+        assert ingested.returncode == 0, ingested.stderr
+        with psycopg.connect(url) as blocker:
+            blocker.execute("LOCK TABLE messages IN ACCESS EXCLUSIVE MODE")
+            check, took, err = _check_ended(url, {}, server.frozen())
+        assert check.returncode == 1, err
+        (line,) = err.splitlines()
+        assert "cannot reach the PostgreSQL server of" in line, line
+        assert "no answer for 2 s, nor to a new connection within 2 s" in line
+        assert took < BOUND_S
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
+import sqlite3
 from pathlib import Path
 
+from harkback.adapters.stores.sqlite_merge import segment_count
 from harkback.stages.ingest_format import conversation_to_json
 from tests.adapters.stores.test_merge_index import index_pages
 from tests.pipeline.test_cli_llm import harkback
@@ -76,3 +80,47 @@ def test_optimize_of_a_damaged_store_says_so_and_merges_nothing(tmp_path: Path) 
         f"harkback: session store unavailable: the database file is corrupt: {db} (")
     assert "merged" not in done.stdout
     assert db.read_bytes() == before
+
+
+def _segments(db: Path, index: str) -> int:
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        block = connection.execute(f"SELECT block FROM {index}_data WHERE id = 10").fetchone()
+    return segment_count(block[0])
+
+
+def test_a_second_optimize_writes_nothing_and_says_so(tmp_path: Path) -> None:
+    """One large ingest (its batches' commits) leaves both full-text indexes in several
+    segments: optimize merges both; run again, it writes nothing and says so (it merged
+    only the messages', and said "merged" each time)."""
+    db, source = tmp_path / "h.db", tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps({
+        "id": f"s{i}", "title": f"plan {i} walrus",
+        "messages": [{"role": "user", "content": f"docker {i}"}]}) + "\n" for i in range(1500)))
+    assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
+    segments = _segments(db, "messages_fts"), _segments(db, "session_titles_fts")
+    assert min(segments) > 1, segments
+    first = harkback("optimize", "--db", str(db))
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.endswith(f" s (the messages' from {segments[0]} segments, the "
+                                 f"titles' from {segments[1]} segments)\n"), first.stdout
+    assert (_segments(db, "messages_fts"), _segments(db, "session_titles_fts")) == (1, 1)
+    before = db.read_bytes()
+    again = harkback("optimize", "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == (f"the full-text indexes of {db} are merged already (one segment "
+                            f"each): nothing was written\n")
+    # Its line as it starts promised no merge (it said "merging the full-text index").
+    assert "merging the full-text index" not in again.stderr, again.stderr
+    assert json.loads(harkback("optimize", "--db", str(db), "--json").stdout)["merged"] == []
+    assert db.read_bytes() == before
+
+
+def test_optimize_help_names_both_indexes_and_that_one_piece_is_left_alone() -> None:
+    """``optimize --help`` as it works: each index (it said "the full-text index", one),
+    and only one in several pieces is rewritten."""
+    done = harkback("--help")
+    assert done.returncode == 0, done.stderr
+    said = re.search(r"\n +optimize +(.+\n(?: {8,}.+\n)*)", done.stdout)
+    assert said is not None, done.stdout
+    line = " ".join(said.group(1).split())
+    assert "each full-text index" in line and "several pieces" in line, line

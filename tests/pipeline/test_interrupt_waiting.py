@@ -83,7 +83,7 @@ def test_ctrl_c_stops_an_optimize_waiting_for_the_write_lock_and_leaves_the_stor
     assert run("ingest", str(_one_session(tmp_path / "in.jsonl", "s1", "docker")),
                db=db).returncode == 0
     status, _, err, took = signalled_while_waiting(db, signal.SIGINT, "optimize")
-    # After the line saying what it began ("merging the full-text index of ...").
+    # After the line saying what it began ("reading and merging each full-text index ...
     assert (status, err.splitlines()[-1]) == (
         130, "harkback: interrupted; the store is whole, optimised or as it was: the same "
         "command run again finishes the job")
