@@ -32,7 +32,10 @@ long session that repeats one query word wins by volume, and a message that says
    are scaled down, recency
    breaks near-ties (within 2 %), and a question that names a time ("two weeks ago")
    lifts the sessions from then (:mod:`~harkback.stages.match.sessions`,
-   :data:`~harkback.stages.match.sessions.TIME_WEIGHT`);
+   :data:`~harkback.stages.match.sessions.TIME_WEIGHT`); a question about several
+   things ("between the day I X and the day I Y", "X or Y", "me, my parents and my
+   grandparents") has each clause ranked on its own too, and the first ten sessions
+   reordered by both (:mod:`~harkback.stages.match.clauses`);
 6. returns hits grouped by session in that order, so the resolve stage's first hit
    per lineage reproduces the session ranking.
 
@@ -58,6 +61,7 @@ from harkback.stages.flow import Matched
 from harkback.stages.match.across import for_foreign_sessions, with_names
 from harkback.stages.match.clauses import (
     CLAUSE_K,
+    CLAUSE_WEIGHT,
     clause_units,
     fuse,
     split_clauses,
@@ -148,9 +152,10 @@ class LexicalMatch:
     ``scoring.recency_weight`` lifts recent sessions
     (:func:`~harkback.stages.match.sessions.weigh_by_recency`). Both read a session's
     time from its hits (:func:`~harkback.stages.match.sessions.session_times`), so
-    neither asks the store again. A ``clause_weight`` above 0 (off by default) also ranks
-    each clause of a question about several events on its own and fuses the rankings
-    (:mod:`~harkback.stages.match.clauses`, rank constant ``clause_k``).
+    neither asks the store again. Each clause of a question about several events is also
+    ranked on its own and the rankings fused into the first ten places, weighed by
+    ``clause_weight`` (0 turns it off; :mod:`~harkback.stages.match.clauses`, rank
+    constant ``clause_k``).
     """
 
     scan_limit: int = attrs.field(default=300, validator=attrs.validators.ge(1))
@@ -162,7 +167,7 @@ class LexicalMatch:
     b: float = B
     max_scored: int = attrs.field(default=DEFAULT_MAX_SCORED, validator=attrs.validators.ge(1))
     time_weight: float = attrs.field(default=TIME_WEIGHT, validator=attrs.validators.ge(0.0))
-    clause_weight: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
+    clause_weight: float = attrs.field(default=CLAUSE_WEIGHT, validator=attrs.validators.ge(0.0))
     clause_k: float = attrs.field(default=CLAUSE_K, validator=attrs.validators.gt(0.0))
 
     def __call__(self, request: SearchRequest) -> Step[Matched]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from returns.unsafe import unsafe_perform_io
 
+from harkback.stages.flow import Matched
 from harkback.stages.match.clauses import CLAUSE_WEIGHT, clause_units, fuse, split_clauses
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.score import RankUnit
@@ -73,6 +74,11 @@ async def store(empty_store: SessionStore) -> SessionStore:
     return chosen
 
 
+async def _matched(store: SessionStore, match: LexicalMatch, question: str) -> Matched:
+    outcome = await match(SearchRequest(query=question, limit=10))(Deps(store=store)).awaitable()
+    return unsafe_perform_io(outcome.unwrap())
+
+
 async def _top(store: SessionStore, match: LexicalMatch, question: str, n: int) -> list[str]:
     outcome = await match(SearchRequest(query=question, limit=10)).bind(LineageResolve())(
         Deps(store=store)).awaitable()
@@ -85,17 +91,38 @@ QUESTION = ("How many days passed between the day I adopted my kitten Mochi and 
 
 async def test_each_event_gets_a_session_in_the_top_five(store: SessionStore) -> None:
     """Ranked as one bag of words, the kitten's look-alikes push the couch out of the top
-    five; with each clause ranked on its own too, both events' sessions are in it."""
-    assert "couch" not in await _top(store, LexicalMatch(), QUESTION, 5)
-    top = await _top(store, LexicalMatch(clause_weight=CLAUSE_WEIGHT), QUESTION, 5)
-    assert {"adopted", "couch"} <= set(top)
+    five; by default each clause is ranked on its own too, and both events' sessions are
+    in it."""
+    assert "couch" not in await _top(store, LexicalMatch(clause_weight=0.0), QUESTION, 5)
+    assert {"adopted", "couch"} <= set(await _top(store, LexicalMatch(), QUESTION, 5))
+
+
+async def test_the_fused_places_keep_the_whole_question_s_scores(store: SessionStore) -> None:
+    """The clauses change who holds the first places, not what the places score: the
+    session scores stay on the whole question's scale, best first, as the hybrid ranker
+    reads them."""
+    def scores(matched: Matched) -> list[float]:
+        return [score for _, score in matched.session_scores]
+
+    plain = await _matched(store, LexicalMatch(clause_weight=0.0), QUESTION)
+    fused = await _matched(store, LexicalMatch(), QUESTION)
+    assert [sid for sid, _ in fused.session_scores] != [sid for sid, _ in plain.session_scores]
+    assert scores(fused) == scores(plain)
+
+
+def test_a_session_below_the_first_ten_keeps_its_place() -> None:
+    """A clause reorders the sessions the whole question found first; one it alone ranks
+    first from far below (another person's look-alike of one event) stays where it was."""
+    whole = tuple((f"s{i}", 20.0 - i) for i in range(15))
+    fused = [sid for sid, _ in fuse(whole, [(("s12", 1.0), ("s9", 0.5))])]
+    assert fused.index("s12") == 12 and fused.index("s9") < 9
 
 
 async def test_a_question_about_one_thing_ranks_as_before(store: SessionStore) -> None:
     """Without connectives there is nothing to fuse: the ranking is the plain one."""
     question = "Why does my kitten Mochi sleep all day?"
-    assert (await _top(store, LexicalMatch(clause_weight=CLAUSE_WEIGHT), question, 10)
-            == await _top(store, LexicalMatch(), question, 10))
+    assert (await _top(store, LexicalMatch(), question, 10)
+            == await _top(store, LexicalMatch(clause_weight=0.0), question, 10))
 
 
 async def test_a_huge_question_full_of_connectives_still_ranks(store: SessionStore) -> None:
@@ -103,5 +130,5 @@ async def test_a_huge_question_full_of_connectives_still_ranks(store: SessionSto
     one by one, so it ranks as one bag of words, without an error."""
     question = ", or ".join(f"the kitten and note{i}" for i in range(2001))
     assert len(question.split()) >= 10_000
-    top = await _top(store, LexicalMatch(clause_weight=CLAUSE_WEIGHT), question, 10)
-    assert top and top == await _top(store, LexicalMatch(), question, 10)
+    top = await _top(store, LexicalMatch(), question, 10)
+    assert top and top == await _top(store, LexicalMatch(clause_weight=0.0), question, 10)
