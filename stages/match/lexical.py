@@ -85,6 +85,7 @@ from harkback.stages.match.score import (
     RankUnit,
     Scored,
     message_scorer,
+    part_scorer,
 )
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
@@ -330,15 +331,19 @@ class LexicalMatch:
                     lift: Callable[[Sequence[tuple[str, float]]], Sequence[tuple[str, float]]]
                     ) -> Sequence[tuple[str, float]]:
         # Each clause's units alone rank the candidates as the whole question's do
-        # (same scoring, recency and time), and the rankings are fused.
+        # (same scoring, recency and time), and the rankings are fused. A message is read
+        # once for all the clauses (part_scorer).
         groups = clause_units(split_clauses(query), units)
+        if not groups:
+            return sessions
+        score = part_scorer(units, groups, average_length=average, k1=self.k1, b=self.b)
+        anywhere = frozenset().union(*groups)
+        per_clause = [(s, score(s.hit.content, s.hit.length), role_weights.get(s.hit.role, 1.0))
+                      for s in scored if s.covered & anywhere]
         rankings = []
-        for group in groups:
-            score = message_scorer([units[j] for j in sorted(group)], average_length=average,
-                                   k1=self.k1, b=self.b)
-            part = [Scored(s.hit, score(s.hit.content, s.hit.length)[0]
-                           * role_weights.get(s.hit.role, 1.0), s.covered & group)
-                    for s in scored if s.covered & group]
+        for i, group in enumerate(groups):
+            part = [Scored(s.hit, parts[i] * weight, s.covered & group)
+                    for s, parts, weight in per_clause if s.covered & group]
             weights = [u.idf if j in group else 0.0 for j, u in enumerate(units)]
             rankings.append(lift(rank_sessions(part, weights, self.scoring)))
-        return fuse(sessions, rankings, self.clause_weight, self.clause_k) if groups else sessions
+        return fuse(sessions, rankings, self.clause_weight, self.clause_k)

@@ -13,9 +13,9 @@ usual parameters, are also the in-memory store's.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from typing import AnyStr, Protocol
+from typing import AnyStr, Protocol, TypeVar
 
 import attrs
 
@@ -123,6 +123,16 @@ class MessageScorer(Protocol):
                  ) -> tuple[float, frozenset[int]]: ...
 
 
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class _Counted(Protocol[T_co]):
+    """What a message's counts give (:func:`message_scorer`, :func:`part_scorer`)."""
+
+    def __call__(self, text: str, length: int | None = None, /) -> T_co: ...
+
+
 @attrs.frozen
 class _Needles:
     """What to look for in a message's tokens joined by single spaces, for the units not
@@ -180,6 +190,78 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     >>> round(score("two bikes and a bike", 50)[0], 3)  # the start of 50 tokens
     3.003
     """
+    weigh = _bm25(units, average_length, k1, b)
+    nothing: frozenset[int] = frozenset()
+
+    def total(counts: Mapping[int, int], length: int, whole: int | None
+              ) -> tuple[float, frozenset[int]]:
+        if not counts:
+            return 0.0, nothing  # most candidates cover one unit or none: no sort then
+        return weigh(counts, length, whole), frozenset(counts)
+
+    return _counting(units, total)
+
+
+def part_scorer(units: Sequence[RankUnit], parts: Sequence[frozenset[int]], *,
+                average_length: float, k1: float = K1, b: float = B
+                ) -> _Counted[tuple[float, ...]]:
+    """A function giving a message's BM25 over each of ``parts`` (sets of indices into
+    ``units``), the message read once: the same floats as :func:`message_scorer` over
+    each part's units alone.
+
+    >>> us = [RankUnit(Term(w), (w,), 2.0) for w in ("bike", "red", "car")]
+    >>> score = part_scorer(us, [frozenset({0, 1}), frozenset({2})], average_length=5.0)
+    >>> score("a red bike and a bike") == (
+    ...     message_scorer(us[:2], average_length=5.0)("a red bike and a bike")[0], 0.0)
+    True
+    """
+    weigh = _bm25(units, average_length, k1, b)
+
+    def total(counts: Mapping[int, int], length: int, whole: int | None
+              ) -> tuple[float, ...]:
+        return tuple(weigh({j: tf for j, tf in counts.items() if j in part}, length, whole)
+                     for part in parts)
+
+    return _counting(units, total)
+
+
+def _bm25(units: Sequence[RankUnit], average_length: float, k1: float, b: float
+          ) -> Callable[[Mapping[int, int], int, int | None], float]:
+    # BM25 of each unit's count in a message of ``length`` tokens, summed over the units.
+    def norm(length: int) -> float:
+        return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1
+
+    idfs = [u.idf for u in units]
+    k1_plus_1 = k1 + 1
+
+    def weigh(counts: Mapping[int, int], length: int, whole: int | None) -> float:
+        if whole is not None:
+            return sampled(counts, length, whole)
+        n = norm(length)
+        # Summed in unit order, so the score is the same float on every path.
+        score = 0.0
+        for j, tf in sorted(counts.items()) if len(counts) > 1 else counts.items():
+            score += idfs[j] * tf * k1_plus_1 / (tf + n)
+        return score
+
+    def sampled(counts: Mapping[int, int], length: int, whole: int) -> float:
+        # Only the start of a huge message was read: its counts stand for the whole at the
+        # rate they occur in that start, and the whole length normalizes them.
+        rate = whole / max(length, 1)
+        n = norm(whole)
+        score = 0.0
+        for j, tf in sorted(counts.items()):
+            score += idfs[j] * (tf * rate) * k1_plus_1 / (tf * rate + n)
+        return score
+
+    return weigh
+
+
+def _counting(units: Sequence[RankUnit],
+              total: Callable[[Mapping[int, int], int, int | None], T]) -> _Counted[T]:
+    # Each unit's count in a message (a word's forms together) and the message's length
+    # in tokens, given to ``total`` with the whole message's length when only its start
+    # was read; the fastest way for the message's writing (see message_scorer).
     owners: dict[str, list[int]] = {}
     for j, ru in enumerate(units):
         if _plain(ru.unit):
@@ -201,39 +283,8 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
     raw_words = frozenset(form.encode("ascii") for form in words if form.isascii())
     raw_bigrams = tuple((form.encode(), js, distinct) for form, js, distinct in bigram_counts)
 
-    def norm(length: int) -> float:
-        return k1 * (1 - b + b * length / average_length) if average_length > 0 else k1
-
-    idfs = [u.idf for u in units]
-    k1_plus_1 = k1 + 1
-    nothing: frozenset[int] = frozenset()
-
-    def total(counts: Mapping[int, int], length: int, whole: int | None = None
-              ) -> tuple[float, frozenset[int]]:
-        if not counts:
-            return 0.0, nothing  # most candidates cover one unit or none: no sort then
-        if whole is not None:
-            return sampled(counts, length, whole)
-        n = norm(length)
-        # Summed in unit order, so the score is the same float on every path.
-        score = 0.0
-        for j, tf in sorted(counts.items()) if len(counts) > 1 else counts.items():
-            score += idfs[j] * tf * k1_plus_1 / (tf + n)
-        return score, frozenset(counts)
-
-    def sampled(counts: Mapping[int, int], length: int, whole: int
-                ) -> tuple[float, frozenset[int]]:
-        # Only the start of a huge message was read: its counts stand for the whole at the
-        # rate they occur in that start, and the whole length normalizes them.
-        rate = whole / max(length, 1)
-        n = norm(whole)
-        score = 0.0
-        for j, tf in sorted(counts.items()):
-            score += idfs[j] * (tf * rate) * k1_plus_1 / (tf * rate + n)
-        return score, frozenset(counts)
-
     def raw_path(raw: bytes, found: _Needles | None, whole: int | None
-                 ) -> tuple[float, frozenset[int]]:
+                 ) -> T:
         folded = raw.translate(ASCII_FOLD_BYTES)
         toks = folded.split()
         counts: dict[int, int] = {}
@@ -252,7 +303,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         return total(counts, len(toks), whole)
 
     def text_path(toks: Sequence[str], found: _Needles | None, whole: int | None
-                  ) -> tuple[float, frozenset[int]]:
+                  ) -> T:
         counts: dict[int, int] = {}
         for form in forms.intersection(toks) if forms else ():
             tf = toks.count(form)
@@ -265,18 +316,18 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
                     counts[j] = tf
         return total(counts, len(toks), whole)
 
-    def run_path(folded: Folded, whole: int | None) -> tuple[float, frozenset[int]]:
+    def run_path(folded: Folded, whole: int | None) -> T:
         others = folded.words()
         counts = _words_and_bigrams(folded, others, words, owners, bigram_counts)
         return total(counts, len(others) + folded.cjk_chars(), whole)
 
     def plain_path(raw: bytes, cjk_chars: int, whole: int | None
-                   ) -> tuple[float, frozenset[int]]:
+                   ) -> T:
         others = raw.translate(ASCII_FOLD_BYTES).split()
         counts = _words_and_bigrams(raw, others, raw_words, raw_owners, raw_bigrams)
         return total(counts, len(others) + cjk_chars, whole)
 
-    def score(text: str, whole: int | None = None, /) -> tuple[float, frozenset[int]]:
+    def score(text: str, whole: int | None = None, /) -> T:
         if by_runs and not text.isascii() and (plain := plain_cjk(text)) is not None:
             return plain_path(*plain, whole)
         stream = word_stream(text)
@@ -285,7 +336,7 @@ def message_scorer(units: Sequence[RankUnit], *, average_length: float,
         return (run_path(stream, whole) if by_runs
                 else text_path(stream.tokens(), needles, whole))
 
-    def token_path(text: str, whole: int | None = None, /) -> tuple[float, frozenset[int]]:
+    def token_path(text: str, whole: int | None = None, /) -> T:
         toks = message_tokens(text)
         token_set = frozenset(toks)
         counts: dict[int, int] = {}
