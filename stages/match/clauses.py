@@ -93,14 +93,16 @@ def clause_units(clauses: Sequence[str], units: Sequence[RankUnit]) -> tuple[fro
     ()
     """
     out: list[frozenset[int]] = []
-    for clause in clauses:
+    # A clause said twice is read once, and the reading stops at the first set too many:
+    # a 10,000-character list of clauses costs what its first few do.
+    for clause in dict.fromkeys(clauses):
         words = frozenset(topic_tokens(clause))
         held = frozenset(j for j, ru in enumerate(units) if ru.idf > 0 and _held(ru, words))
         if held and held not in out:
             out.append(held)
-    if len(out) < 2 or len(out) > MAX_CLAUSES:
-        return ()
-    return tuple(out)
+            if len(out) > MAX_CLAUSES:
+                return ()
+    return tuple(out) if len(out) > 1 else ()
 
 
 def _held(ru: RankUnit, words: frozenset[str]) -> bool:

@@ -333,7 +333,9 @@ class LexicalMatch:
         # Each clause's units alone rank the candidates as the whole question's do
         # (same scoring, recency and time), and the rankings are fused. A message is read
         # once for all the clauses (part_scorer).
-        groups = clause_units(split_clauses(query), units)
+        clauses = split_clauses(query)
+        # A question about one thing (most) stops here: its clause is not read again.
+        groups = clause_units(clauses, units) if len(clauses) > 1 else ()
         if not groups:
             return sessions
         score = part_scorer(units, groups, average_length=average, k1=self.k1, b=self.b)

@@ -6,11 +6,18 @@ import pytest
 from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.flow import Matched
-from harkback.stages.match.clauses import CLAUSE_WEIGHT, clause_units, fuse, split_clauses
+from harkback.stages.match import clauses, lexical
+from harkback.stages.match.clauses import (
+    CLAUSE_WEIGHT,
+    MAX_CLAUSES,
+    clause_units,
+    fuse,
+    split_clauses,
+)
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.score import RankUnit
 from harkback.stages.ports import Deps, SessionStore
-from harkback.stages.query import Term
+from harkback.stages.query import Term, topic_tokens
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from tests.conftest import conversation
@@ -38,6 +45,23 @@ def test_a_clause_without_its_own_words_is_not_ranked_alone() -> None:
     """Clauses holding the same weighed words, or none, leave nothing to decompose."""
     units = [RankUnit(Term("piano"), ("piano",), 2.0), RankUnit(Term("sell"), ("sell",), 0.0)]
     assert clause_units(("sell the piano", "the piano", "I sell"), units) == ()
+
+
+def test_a_long_list_of_clauses_is_read_only_until_it_is_too_long(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A list of hundreds of events stays one bag of words, found so after its first few
+    clauses: the rest are not tokenized again (a 10,000-word question of them cost a
+    third more CPU)."""
+    read: list[str] = []
+
+    def counted(text: str) -> tuple[str, ...]:
+        read.append(text)
+        return topic_tokens(text)
+
+    units = [RankUnit(Term(f"note{i}"), (f"note{i}",), 1.0) for i in range(600)]
+    monkeypatch.setattr(clauses, "topic_tokens", counted)
+    assert clause_units(tuple(f"the note{i}" for i in range(600)), units) == ()
+    assert len(read) == MAX_CLAUSES + 1
 
 
 def test_fusion_keeps_the_whole_question_s_best_first() -> None:
@@ -123,6 +147,22 @@ async def test_a_question_about_one_thing_ranks_as_before(store: SessionStore) -
     question = "Why does my kitten Mochi sleep all day?"
     assert (await _top(store, LexicalMatch(), question, 10)
             == await _top(store, LexicalMatch(clause_weight=0.0), question, 10))
+
+
+async def test_a_question_about_one_thing_is_not_read_again(
+        store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One clause has nothing to fuse with: the step is skipped before the clause is
+    tokenized again (on a 10,000-word question without connectives that cost 1-3 ms)."""
+    looked: list[object] = []
+
+    def spied(*given: object) -> tuple[frozenset[int], ...]:
+        looked.append(given)
+        return ()
+
+    monkeypatch.setattr(lexical, "clause_units", spied)
+    question = " ".join(["Why does my kitten Mochi sleep all day"] * 1000)
+    assert await _top(store, LexicalMatch(), question, 10)
+    assert not looked
 
 
 async def test_a_huge_question_full_of_connectives_still_ranks(store: SessionStore) -> None:
