@@ -6,14 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harkback.stages.match.score import (
-    RankUnit,
-    idf,
-    message_scorer,
-    message_tokens,
-    part_scorer,
-    score_message,
-)
+from harkback.stages.match.counting import message_tokens
+from harkback.stages.match.score import RankUnit, idf, message_scorer, part_scorer, score_message
 from harkback.stages.query import Phrase, Term
 from harkback.stages.text.tokens import index_tokens, is_cjk
 
