@@ -83,8 +83,10 @@ def split_clauses(text: str) -> tuple[str, ...]:
 
 
 def clause_units(clauses: Sequence[str], units: Sequence[RankUnit]) -> tuple[frozenset[int], ...]:
-    """For each clause, the indices of the ``units`` it holds: distinct, weighed (IDF > 0)
-    sets only, at most :data:`MAX_CLAUSES` (none at all when fewer than two remain).
+    """For each clause, the indices of the ``units`` it holds, a word with its names in the
+    other languages (:attr:`~harkback.stages.match.score.RankUnit.names`): distinct,
+    weighed (IDF > 0) sets only, at most :data:`MAX_CLAUSES` (none when fewer than two
+    remain).
 
     >>> us = [RankUnit(Term(w), (w,), 1.0) for w in ("workshop", "tomato", "saplings")]
     >>> clause_units(("I attended the workshop", "I planted tomato saplings"), us)
@@ -97,7 +99,10 @@ def clause_units(clauses: Sequence[str], units: Sequence[RankUnit]) -> tuple[fro
     # a 10,000-character list of clauses costs what its first few do.
     for clause in dict.fromkeys(clauses):
         words = frozenset(topic_tokens(clause))
-        held = frozenset(j for j, ru in enumerate(units) if ru.idf > 0 and _held(ru, words))
+        said = {j for j, ru in enumerate(units) if ru.idf > 0 and _held(ru, words)}
+        # A word's names in the other languages (across.py) go with the word.
+        held = frozenset(said | {j for j, ru in enumerate(units)
+                                 if ru.idf > 0 and any(i in said for i in ru.names)})
         if held and held not in out:
             out.append(held)
             if len(out) > MAX_CLAUSES:

@@ -289,8 +289,18 @@ class LexicalMatch:
             scored, [u.idf for u in units], self.scoring, names,
             foreign=None if outside is None else ([u.idf for u in outside], in_script)))
         if self.clause_weight and not parsed.advanced:
-            sessions = self._decomposed(request.query, units, scored, sessions, average,
-                                        role_weights, lift)
+            def by_clause(part: Sequence[Scored], group: frozenset[int]
+                          ) -> Sequence[tuple[str, float]]:
+                # A clause ranks as the whole question does, on its own units' weights:
+                # its Latin names and, outside the question's writing, the lifted ones.
+                def only(ws: Sequence[RankUnit]) -> list[float]:
+                    return [u.idf if j in group else 0.0 for j, u in enumerate(ws)]
+                return lift(rank_sessions(
+                    part, only(units), self.scoring, names & group,
+                    foreign=None if outside is None else (only(outside), in_script)))
+
+            sessions = self._decomposed(request.query, units, outside, in_script, scored,
+                                        sessions, average, role_weights, by_clause)
         ordered = order_hits(scored, sessions, per_session=self.hits_per_session,
                              limit=self.hit_limit)
         return Matched(request=request, parsed=with_names(parsed, units), hits=ordered,
@@ -325,27 +335,32 @@ class LexicalMatch:
             out.append(s if factor == 1.0 else Scored(s.hit, s.score * factor, s.covered))
         return out
 
-    def _decomposed(self, query: str, units: Sequence[RankUnit], scored: Sequence[Scored],
-                    sessions: Sequence[tuple[str, float]], average: float,
-                    role_weights: Mapping[Role, float],
-                    lift: Callable[[Sequence[tuple[str, float]]], Sequence[tuple[str, float]]]
+    def _decomposed(self, query: str, units: Sequence[RankUnit],
+                    outside: Sequence[RankUnit] | None, in_script: set[str],
+                    scored: Sequence[Scored], sessions: Sequence[tuple[str, float]],
+                    average: float, role_weights: Mapping[Role, float],
+                    by_clause: Callable[[Sequence[Scored], frozenset[int]],
+                                        Sequence[tuple[str, float]]]
                     ) -> Sequence[tuple[str, float]]:
         # Each clause's units alone rank the candidates as the whole question's do
         # (same scoring, recency and time), and the rankings are fused. A message is read
-        # once for all the clauses (part_scorer).
+        # once for all the clauses (part_scorer), by the weights the whole question read
+        # it by (a session outside a CJK question's writing: the lifted English names).
         clauses = split_clauses(query)
         # A question about one thing (most) stops here: its clause is not read again.
         groups = clause_units(clauses, units) if len(clauses) > 1 else ()
         if not groups:
             return sessions
-        score = part_scorer(units, groups, average_length=average, k1=self.k1, b=self.b)
+        own = part_scorer(units, groups, average_length=average, k1=self.k1, b=self.b)
+        other = own if outside is None else part_scorer(outside, groups, average_length=average,
+                                                        k1=self.k1, b=self.b)
         anywhere = frozenset().union(*groups)
-        per_clause = [(s, score(s.hit.content, s.hit.length), role_weights.get(s.hit.role, 1.0))
+        per_clause = [(s, (own if s.hit.session_id in in_script else other)(
+                          s.hit.content, s.hit.length), role_weights.get(s.hit.role, 1.0))
                       for s in scored if s.covered & anywhere]
         rankings = []
         for i, group in enumerate(groups):
             part = [Scored(s.hit, parts[i] * weight, s.covered & group)
                     for s, parts, weight in per_clause if s.covered & group]
-            weights = [u.idf if j in group else 0.0 for j, u in enumerate(units)]
-            rankings.append(lift(rank_sessions(part, weights, self.scoring)))
+            rankings.append(by_clause(part, group))
         return fuse(sessions, rankings, self.clause_weight, self.clause_k)

@@ -172,3 +172,26 @@ async def test_a_huge_question_full_of_connectives_still_ranks(store: SessionSto
     assert len(question.split()) >= 10_000
     top = await _top(store, LexicalMatch(), question, 10)
     assert top and top == await _top(store, LexicalMatch(clause_weight=0.0), question, 10)
+
+
+async def test_a_clause_ranks_a_session_in_english_as_the_whole_question_does(
+        empty_store: SessionStore) -> None:
+    """The clause "超时" of a Chinese question holds the English session saying "timeout"
+    (the word's name) at the weight the whole question gives it. Left out of the clause's
+    ranking, or weighed there at the name's own lower weight, the Chinese session took the
+    clause's first place and the English one fell below it."""
+    said = [("en-timeout", "Request timeout: the timeout was fixed"),
+            ("zh-db", "数据库连接池满了，我们调大了连接池"),
+            ("zh-timeout", "接口超时了，重启服务就好了，后来又看了日志，发现"),
+            ("zh-other", "今天部署了前端页面"),
+            ("en-other", "The deploy went fine today")]
+    unsafe_perform_io((await empty_store.ingest(
+        [conversation(sid, ("user", text)) for sid, text in said]).awaitable()).unwrap())
+    question = "超时, 数据库连接是怎么处理的?"
+
+    def order(matched: Matched) -> list[str]:
+        return [sid for sid, _ in matched.session_scores if sid in ("en-timeout", "zh-timeout")]
+
+    whole = order(await _matched(empty_store, LexicalMatch(clause_weight=0.0), question))
+    assert whole == ["en-timeout", "zh-timeout"]
+    assert order(await _matched(empty_store, LexicalMatch(), question)) == whole
