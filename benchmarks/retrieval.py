@@ -72,7 +72,6 @@ from harkback.pipeline.embed import embed_missing
 from harkback.stages.defaults import MAX_LIMIT
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched, Resolved
-from harkback.stages.match.clauses import CLAUSE_WEIGHT
 from harkback.stages.match.hybrid import HybridMatch
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.rankers import Bm25Match, CoverageMatch, ReferenceMatch
@@ -91,13 +90,13 @@ VARIANTS: Mapping[str, Stage[SearchRequest, Matched]] = {
     "lexical-flat": LexicalMatch(role_weights=()),
     "hybrid": HybridMatch(),
     "lexical-2x": LexicalMatch(scoring=SessionScoring(recency_weight=1.0)),
-    "lexical-clauses": LexicalMatch(clause_weight=CLAUSE_WEIGHT),
+    "lexical-whole": LexicalMatch(clause_weight=0.0),
 }
 """Rankers the benchmark knows: the product's registry under the same names, and
 ``lexical-flat``, the default with every role weighed alike, and ``lexical-2x``, recency
 lifting a session up to twice (the first default; now 2 %, a tie-break), and
-``lexical-clauses``, each clause of a question about several events ranked on its own too
-and fused in (:mod:`~harkback.stages.match.clauses`; tried, not kept) (ablations). ``hybrid``
+``lexical-whole``, the default without its clauses (every question ranked as one bag of
+words, as before 2026-12-05; :mod:`~harkback.stages.match.clauses`) (ablations). ``hybrid``
 needs ``--embedder``; the store's messages are embedded after each ingest (not timed)."""
 
 DEFAULT_VARIANTS = ("bm25", "reference", "coverage", "lexical", "lexical-flat")

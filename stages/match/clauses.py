@@ -10,9 +10,12 @@ keeps the query units it holds (:func:`clause_units`), the sessions are ranked b
 clause alone as well as by the whole question, and the rankings are fused
 (:func:`fuse`): the whole question's order plus each clause's best sessions.
 
-Off by default (``LexicalMatch(clause_weight=0)``): on LongMemEval's dev data it moved
-as many questions down as up (``lexical-clauses`` in ``benchmarks/README.md``), so it
-is kept as a measured ablation, not as the ranking.
+Only the whole question's first :data:`CLAUSE_DEPTH` sessions are reordered: a clause
+brings its event's session up among the sessions the whole question already found, not
+a session that matches one clause's words alone from far below (in a store of many
+people's histories, another person's look-alike of one event). On (``LexicalMatch``'s
+default since 2026-12-05; fused over the whole ranking it lost questions on
+LongMemEval's pooled store, ``benchmarks/README.md``).
 
 >>> split_clauses("Which device did I set up first, the smart thermostat or the new router?")
 ('Which device did I set up first', 'the smart thermostat', 'the new router?')
@@ -41,11 +44,15 @@ _QUOTED = re.compile(r"(?<!\w)'[^']+'(?!\w)|\"[^\"]+\"|“[^”]+”|‘[^’]+�
 
 CLAUSE_WEIGHT = 1.0
 """How much each clause's ranking counts beside the whole question's in :func:`fuse`
-when decomposition is on (``LexicalMatch(clause_weight=CLAUSE_WEIGHT)``)."""
+(``LexicalMatch``'s default; ``clause_weight=0`` turns decomposition off)."""
 
 CLAUSE_K = 2.0
 """Fusion's rank constant: small, so a clause's first sessions count much more than its
 tenth (the rankings fused are a few dozen sessions long)."""
+
+CLAUSE_DEPTH = 10
+"""How many of the whole question's first sessions the clauses may reorder (a page of
+results); the sessions below keep their places."""
 
 MAX_CLAUSES = 4
 """Clauses ranked on their own at most; a longer list stays one bag of words."""
@@ -76,8 +83,10 @@ def split_clauses(text: str) -> tuple[str, ...]:
 
 
 def clause_units(clauses: Sequence[str], units: Sequence[RankUnit]) -> tuple[frozenset[int], ...]:
-    """For each clause, the indices of the ``units`` it holds: distinct, weighed (IDF > 0)
-    sets only, at most :data:`MAX_CLAUSES` (none at all when fewer than two remain).
+    """For each clause, the indices of the ``units`` it holds, a word with its names in the
+    other languages (:attr:`~harkback.stages.match.score.RankUnit.names`): distinct,
+    weighed (IDF > 0) sets only, at most :data:`MAX_CLAUSES` (none when fewer than two
+    remain).
 
     >>> us = [RankUnit(Term(w), (w,), 1.0) for w in ("workshop", "tomato", "saplings")]
     >>> clause_units(("I attended the workshop", "I planted tomato saplings"), us)
@@ -86,14 +95,19 @@ def clause_units(clauses: Sequence[str], units: Sequence[RankUnit]) -> tuple[fro
     ()
     """
     out: list[frozenset[int]] = []
-    for clause in clauses:
+    # A clause said twice is read once, and the reading stops at the first set too many:
+    # a 10,000-character list of clauses costs what its first few do.
+    for clause in dict.fromkeys(clauses):
         words = frozenset(topic_tokens(clause))
-        held = frozenset(j for j, ru in enumerate(units) if ru.idf > 0 and _held(ru, words))
+        said = {j for j, ru in enumerate(units) if ru.idf > 0 and _held(ru, words)}
+        # A word's names in the other languages (across.py) go with the word.
+        held = frozenset(said | {j for j, ru in enumerate(units)
+                                 if ru.idf > 0 and any(i in said for i in ru.names)})
         if held and held not in out:
             out.append(held)
-    if len(out) < 2 or len(out) > MAX_CLAUSES:
-        return ()
-    return tuple(out)
+            if len(out) > MAX_CLAUSES:
+                return ()
+    return tuple(out) if len(out) > 1 else ()
 
 
 def _held(ru: RankUnit, words: frozenset[str]) -> bool:
@@ -104,27 +118,34 @@ def _held(ru: RankUnit, words: frozenset[str]) -> bool:
 
 
 def fuse(whole: Sequence[tuple[str, float]], parts: Sequence[Sequence[tuple[str, float]]],
-         weight: float = CLAUSE_WEIGHT, k: float = CLAUSE_K) -> tuple[tuple[str, float], ...]:
-    """Reciprocal-rank fusion of the whole question's ranking and each clause's.
+         weight: float = CLAUSE_WEIGHT, k: float = CLAUSE_K, depth: int = CLAUSE_DEPTH
+         ) -> tuple[tuple[str, float], ...]:
+    """Reciprocal-rank fusion of the whole question's first ``depth`` sessions and each
+    clause's ranking; the sessions below follow as they were.
 
-    A session scores ``1/(k + its place in whole)`` plus ``weight/(k + its place)`` in
-    each clause's ranking (places from 1); only sessions of ``whole`` are ranked, ties
-    keep their order there. The whole question's best session stays first: a clause
-    brings the sessions of its own event up, it does not decide what fits best.
+    Of those first sessions, each scores ``1/(k + its place in whole)`` plus
+    ``weight/(k + its place)`` in each clause's ranking (places from 1); ties keep their
+    order in ``whole``. The whole question's best session stays first: a clause brings
+    the sessions of its own event up, it does not decide what fits best. Each place
+    keeps its score, so the scores stay the whole question's, best first (the hybrid
+    ranker fuses them).
 
-    >>> whole = (("a", 3.0), ("b", 2.0), ("c", 1.0), ("d", 0.5))
-    >>> [sid for sid, _ in fuse(whole, [(("d", 1.0),), (("b", 1.0),)])]
-    ['a', 'b', 'd', 'c']
+    >>> whole = (("a", 4.0), ("b", 3.0), ("c", 2.0), ("d", 1.0), ("e", 0.5))
+    >>> fuse(whole, [(("d", 1.0),), (("b", 1.0),)], depth=4)
+    (('a', 4.0), ('b', 3.0), ('d', 2.0), ('c', 1.0), ('e', 0.5))
+    >>> [sid for sid, _ in fuse(whole, [(("e", 1.0),)], depth=4)]
+    ['a', 'b', 'c', 'd', 'e']
     >>> fuse((), [(("d", 1.0),)])
     ()
     """
-    fused = {sid: 1 / (k + place) for place, (sid, _) in enumerate(whole, 1)}
+    head = whole[:depth]
+    fused = {sid: 1 / (k + place) for place, (sid, _) in enumerate(head, 1)}
     for ranking in parts:
         for place, (sid, _) in enumerate(ranking, 1):
             if sid in fused:
                 fused[sid] += weight / (k + place)
-    order = {sid: i for i, (sid, _) in enumerate(whole)}
-    first = whole[0][0] if whole else None
-    ranked = sorted(((sid, round(v, 12)) for sid, v in fused.items()),
-                    key=lambda pair: (pair[0] != first, -pair[1], order[pair[0]]))
-    return tuple(ranked)
+    order = {sid: i for i, (sid, _) in enumerate(head)}
+    first = head[0][0] if head else None
+    ranked = sorted(fused, key=lambda sid: (sid != first, -round(fused[sid], 12), order[sid]))
+    return (*((sid, score) for sid, (_, score) in zip(ranked, head, strict=True)),
+            *whole[depth:])

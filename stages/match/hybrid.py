@@ -141,7 +141,9 @@ class HybridMatch:
     says, so it is ranked by words alone.
     """
 
-    lexical: LexicalMatch = LexicalMatch()
+    # The dense side's weights were measured on the whole question's order, before the
+    # clauses reordered the first places (clauses.py): kept so until measured together.
+    lexical: LexicalMatch = LexicalMatch(clause_weight=0.0)
     dense_limit: int = attrs.field(default=200, validator=attrs.validators.ge(1))
     dense_weight: float = attrs.field(default=DENSE_WEIGHT, validator=attrs.validators.ge(0.0))
     softness: float = attrs.field(default=DENSE_SOFTNESS, validator=attrs.validators.ge(0.0))

@@ -32,7 +32,10 @@ long session that repeats one query word wins by volume, and a message that says
    are scaled down, recency
    breaks near-ties (within 2 %), and a question that names a time ("two weeks ago")
    lifts the sessions from then (:mod:`~harkback.stages.match.sessions`,
-   :data:`~harkback.stages.match.sessions.TIME_WEIGHT`);
+   :data:`~harkback.stages.match.sessions.TIME_WEIGHT`); a question about several
+   things ("between the day I X and the day I Y", "X or Y", "me, my parents and my
+   grandparents") has each clause ranked on its own too, and the first ten sessions
+   reordered by both (:mod:`~harkback.stages.match.clauses`);
 6. returns hits grouped by session in that order, so the resolve stage's first hit
    per lineage reproduces the session ranking.
 
@@ -58,6 +61,7 @@ from harkback.stages.flow import Matched
 from harkback.stages.match.across import for_foreign_sessions, with_names
 from harkback.stages.match.clauses import (
     CLAUSE_K,
+    CLAUSE_WEIGHT,
     clause_units,
     fuse,
     split_clauses,
@@ -81,6 +85,7 @@ from harkback.stages.match.score import (
     RankUnit,
     Scored,
     message_scorer,
+    part_scorer,
 )
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
@@ -148,9 +153,10 @@ class LexicalMatch:
     ``scoring.recency_weight`` lifts recent sessions
     (:func:`~harkback.stages.match.sessions.weigh_by_recency`). Both read a session's
     time from its hits (:func:`~harkback.stages.match.sessions.session_times`), so
-    neither asks the store again. A ``clause_weight`` above 0 (off by default) also ranks
-    each clause of a question about several events on its own and fuses the rankings
-    (:mod:`~harkback.stages.match.clauses`, rank constant ``clause_k``).
+    neither asks the store again. Each clause of a question about several events is also
+    ranked on its own and the rankings fused into the first ten places, weighed by
+    ``clause_weight`` (0 turns it off; :mod:`~harkback.stages.match.clauses`, rank
+    constant ``clause_k``).
     """
 
     scan_limit: int = attrs.field(default=300, validator=attrs.validators.ge(1))
@@ -162,7 +168,7 @@ class LexicalMatch:
     b: float = B
     max_scored: int = attrs.field(default=DEFAULT_MAX_SCORED, validator=attrs.validators.ge(1))
     time_weight: float = attrs.field(default=TIME_WEIGHT, validator=attrs.validators.ge(0.0))
-    clause_weight: float = attrs.field(default=0.0, validator=attrs.validators.ge(0.0))
+    clause_weight: float = attrs.field(default=CLAUSE_WEIGHT, validator=attrs.validators.ge(0.0))
     clause_k: float = attrs.field(default=CLAUSE_K, validator=attrs.validators.gt(0.0))
 
     def __call__(self, request: SearchRequest) -> Step[Matched]:
@@ -283,8 +289,18 @@ class LexicalMatch:
             scored, [u.idf for u in units], self.scoring, names,
             foreign=None if outside is None else ([u.idf for u in outside], in_script)))
         if self.clause_weight and not parsed.advanced:
-            sessions = self._decomposed(request.query, units, scored, sessions, average,
-                                        role_weights, lift)
+            def by_clause(part: Sequence[Scored], group: frozenset[int]
+                          ) -> Sequence[tuple[str, float]]:
+                # A clause ranks as the whole question does, on its own units' weights:
+                # its Latin names and, outside the question's writing, the lifted ones.
+                def only(ws: Sequence[RankUnit]) -> list[float]:
+                    return [u.idf if j in group else 0.0 for j, u in enumerate(ws)]
+                return lift(rank_sessions(
+                    part, only(units), self.scoring, names & group,
+                    foreign=None if outside is None else (only(outside), in_script)))
+
+            sessions = self._decomposed(request.query, units, outside, in_script, scored,
+                                        sessions, average, role_weights, by_clause)
         ordered = order_hits(scored, sessions, per_session=self.hits_per_session,
                              limit=self.hit_limit)
         return Matched(request=request, parsed=with_names(parsed, units), hits=ordered,
@@ -319,21 +335,32 @@ class LexicalMatch:
             out.append(s if factor == 1.0 else Scored(s.hit, s.score * factor, s.covered))
         return out
 
-    def _decomposed(self, query: str, units: Sequence[RankUnit], scored: Sequence[Scored],
-                    sessions: Sequence[tuple[str, float]], average: float,
-                    role_weights: Mapping[Role, float],
-                    lift: Callable[[Sequence[tuple[str, float]]], Sequence[tuple[str, float]]]
+    def _decomposed(self, query: str, units: Sequence[RankUnit],
+                    outside: Sequence[RankUnit] | None, in_script: set[str],
+                    scored: Sequence[Scored], sessions: Sequence[tuple[str, float]],
+                    average: float, role_weights: Mapping[Role, float],
+                    by_clause: Callable[[Sequence[Scored], frozenset[int]],
+                                        Sequence[tuple[str, float]]]
                     ) -> Sequence[tuple[str, float]]:
         # Each clause's units alone rank the candidates as the whole question's do
-        # (same scoring, recency and time), and the rankings are fused.
-        groups = clause_units(split_clauses(query), units)
+        # (same scoring, recency and time), and the rankings are fused. A message is read
+        # once for all the clauses (part_scorer), by the weights the whole question read
+        # it by (a session outside a CJK question's writing: the lifted English names).
+        clauses = split_clauses(query)
+        # A question about one thing (most) stops here: its clause is not read again.
+        groups = clause_units(clauses, units) if len(clauses) > 1 else ()
+        if not groups:
+            return sessions
+        own = part_scorer(units, groups, average_length=average, k1=self.k1, b=self.b)
+        other = own if outside is None else part_scorer(outside, groups, average_length=average,
+                                                        k1=self.k1, b=self.b)
+        anywhere = frozenset().union(*groups)
+        per_clause = [(s, (own if s.hit.session_id in in_script else other)(
+                          s.hit.content, s.hit.length), role_weights.get(s.hit.role, 1.0))
+                      for s in scored if s.covered & anywhere]
         rankings = []
-        for group in groups:
-            score = message_scorer([units[j] for j in sorted(group)], average_length=average,
-                                   k1=self.k1, b=self.b)
-            part = [Scored(s.hit, score(s.hit.content, s.hit.length)[0]
-                           * role_weights.get(s.hit.role, 1.0), s.covered & group)
-                    for s in scored if s.covered & group]
-            weights = [u.idf if j in group else 0.0 for j, u in enumerate(units)]
-            rankings.append(lift(rank_sessions(part, weights, self.scoring)))
-        return fuse(sessions, rankings, self.clause_weight, self.clause_k) if groups else sessions
+        for i, group in enumerate(groups):
+            part = [Scored(s.hit, parts[i] * weight, s.covered & group)
+                    for s, parts, weight in per_clause if s.covered & group]
+            rankings.append(by_clause(part, group))
+        return fuse(sessions, rankings, self.clause_weight, self.clause_k)

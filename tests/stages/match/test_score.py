@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harkback.stages.match.score import RankUnit, idf, message_scorer, message_tokens, score_message
+from harkback.stages.match.counting import message_tokens
+from harkback.stages.match.score import RankUnit, idf, message_scorer, part_scorer, score_message
 from harkback.stages.query import Phrase, Term
 from harkback.stages.text.tokens import index_tokens, is_cjk
 
@@ -143,3 +144,19 @@ def test_plain_cjk_text_scores_as_the_token_loop_did(units: tuple[RankUnit, ...]
     expected, expected_covered = _reference(units, text, average)
     assert covered == expected_covered
     assert score == expected
+
+
+_PARTS = (frozenset({0, 1}), frozenset({2, 3, 4}), frozenset({5, 6, 7}), frozenset({0, 5}))
+
+
+@given(text=st.lists(_mixed_pieces, max_size=40).map(" ".join), average=st.floats(1.0, 50.0),
+       whole=st.one_of(st.none(), st.integers(1, 400)))
+def test_each_part_scores_as_its_units_alone(text: str, average: float, whole: int | None
+                                             ) -> None:
+    """A message read once for every clause of a question gives each clause the very
+    score of scoring it on the clause's units alone (the same float), the start of a
+    long message too."""
+    parts = part_scorer(_MIXED, _PARTS, average_length=average)(text, whole)
+    alone = tuple(message_scorer([_MIXED[j] for j in sorted(part)], average_length=average)(
+        text, whole)[0] for part in _PARTS)
+    assert parts == alone
