@@ -134,6 +134,9 @@ class SourceReport:
     """Sessions kept whose file or row is gone from the source (``--prune`` removes them)."""
     newly_gone: int = 0
     """... of them, those this sync found gone (said once, not at every sync)."""
+    messages_kept: int = 0
+    """Stored messages past the end of a file this sync read shorter, kept (its note names
+    the file; ``--prune`` removes them instead: :mod:`~harkback.pipeline.import_cut`)."""
     seconds: float = 0.0
     left_out: tuple[tuple[str, int], ...] = ()
     skipped: tuple[Skip, ...] = ()
@@ -163,6 +166,7 @@ class SourceReport:
                              "removed": self.removed, "unchanged": self.unchanged,
                              "skipped": self.unchanged,
                              "kept_gone": self.kept_gone, "newly_gone": self.newly_gone},
+                "messages": {"kept": self.messages_kept},
                 "seconds": round(self.seconds, 3), "left_out": dict(self.left_out),
                 "skipped_lines": [k.to_payload() for k in self.skipped],
                 "skipped_lines_total": self.skips,
@@ -177,6 +181,7 @@ def _report(outcome: ImportOutcome, gone: Gone, seconds: float,
                         status="failed" if problem else "synced", new=d.sessions_added,
                         updated=d.sessions_updated, unchanged=d.sessions_unchanged,
                         removed=gone.removed, kept_gone=gone.kept, newly_gone=gone.newly,
+                        messages_kept=d.messages_kept,
                         seconds=seconds, left_out=outcome.left_out,
                         skipped=outcome.skipped, skips=outcome.skips, notes=outcome.notes,
                         error=problem.reason if problem else "",
@@ -229,7 +234,8 @@ async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger
     import`` gives (:func:`~harkback.pipeline.import_hints.with_hint`)."""
     started = time.perf_counter()
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
-                               dry_run=dry_run, redact=redact, memo=memo, seen=seen)
+                               dry_run=dry_run, redact=redact, memo=memo, seen=seen,
+                               keep_cut=not prune)
     outcome = with_hint(outcome) if named else outcome
     gone, error = Gone(), None
     # Nothing gone (an unchanged source): its marks are not read a second time.
@@ -246,7 +252,7 @@ async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger
         # before (adapters/sources/replays.py). Pruned, that session no longer holds them:
         # its continuations are read again now, whole, while their files are here.
         again = await run_import(importer, store, ledger, progress=False, clock=clock,
-                                 redact=redact, memo=memo)
+                                 redact=redact, memo=memo, keep_cut=not prune)
         error = error or again.error
         outcome = attrs.evolve(outcome, delta=_read_again(outcome.delta, again.delta))
     return _report(outcome, gone, time.perf_counter() - started, error)

@@ -199,6 +199,11 @@ class ImportUnit:
     skips: int = 0
     work: int = 0
     notes: tuple[str, ...] = ()
+    cut: tuple[tuple[str, tuple[str, ...], bool], ...] = ()
+    """Files read shorter than when last read (a rotation, an older copy restored, damage;
+    True) or once read so (False), each with the sessions it holds: their stored messages
+    past the new end are kept (:mod:`~harkback.pipeline.import_cut`) unless a
+    ``sync --prune`` reads them."""
 
 
 Units = Generator[Result[ImportUnit, StoreUnavailable], None, None]
