@@ -17,6 +17,7 @@ written.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -82,6 +83,12 @@ def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
     for kind in SOURCES:
         path = paths.get(kind)
         where = str(path if path is not None else default_location(kind, environ))
+        # A Hermes home that is no folder (a link to a disk not mounted) was "not found"
+        # or read as a state.db; a home folder without one stays "not found".
+        odd = not_a_folder(Path(where)) if path is None and kind == "hermes" else None
+        if odd is not None:
+            found.append(Located(kind=kind, where=where, problem=odd, present=True))
+            continue
         try:
             importers = importers_for(kind, path, environ=environ)
         except OSError as error:  # a folder on the way cannot be entered: failed, not absent
@@ -114,6 +121,11 @@ def not_a_folder(path: Path) -> str | None:
     if not os.path.lexists(path) or os.path.isdir(path):
         return None
     if not os.path.exists(path):  # a link to a disk not mounted, a folder moved away
+        try:
+            os.stat(path)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                return f"{path} is a link in a loop of links, not a folder"
         return f"{path} is a link to {os.readlink(path)}, which is not there"
     return f"{path} is {special_kind(path) or 'a file'}, not a folder"
 
