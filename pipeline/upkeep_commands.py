@@ -11,6 +11,7 @@ that there is nothing to do
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from pathlib import Path
@@ -124,9 +125,15 @@ async def migrate(args: argparse.Namespace) -> int:
                            "applied": []}, note, note)
     try:
         migrated = unwrap(wiring.migrate_store(target))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # raised in it: SIGTERM while Ctrl-C is ignored
         stopped_with(args, _migration_left(target))  # "interrupted" alone: migrated or not?
         raise
+    # A Ctrl-C only cancels this command (asyncio's way): the migration, one blocking call,
+    # ran to its end, and the cancel comes at the next await. Met here, before the success
+    # line is said, the line says the store was migrated (it said "1 -> 5", then
+    # "interrupted", exit 130, and under --json printed two payloads).
+    stopped_with(args, _migration_left(target, migrated))
+    await asyncio.sleep(0)
     if args.json:
         print_json({"success": True, "db": shown_url(target), "from": migrated.before,
                     "to": migrated.after, "applied": list(migrated.applied)})
@@ -135,17 +142,19 @@ async def migrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _migration_left(target: str) -> str:
-    """What ``harkback migrate`` stopped on the way left: the store's version, read
-    read-only (each step is one transaction: the store is at one version or the next)."""
-    opened = wiring.open_store(target, readonly=True)
-    if isinstance(opened, Failure):
-        return "the store is whole, migrated or not: `harkback migrate` again says which"
-    store = opened.unwrap()
-    try:
-        schema = getattr(store, "schema", None)
-    finally:
-        store.close()
+def _migration_left(target: str, schema: object = None) -> str:
+    """What ``harkback migrate`` stopped on the way left: the store's version (``schema``
+    when known, else read read-only; each step is one transaction: the store is at one
+    version or the next)."""
+    if schema is None:
+        opened = wiring.open_store(target, readonly=True)
+        if isinstance(opened, Failure):
+            return "the store is whole, migrated or not: `harkback migrate` again says which"
+        store = opened.unwrap()
+        try:
+            schema = getattr(store, "schema", None)
+        finally:
+            store.close()
     if not isinstance(schema, Migrated):
         return "the store is whole, migrated or not: `harkback migrate` again says which"
     if schema.behind:

@@ -4,6 +4,10 @@ said only "interrupted"), read from a real SQLite file."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,3 +51,35 @@ def test_an_interrupted_migrate_says_where_the_store_is(
             f"{SCHEMA_VERSION}")
     assert said in err.splitlines()[-1], err
     assert said in json.loads(out)["kept"]
+
+
+def test_a_real_ctrl_c_during_a_migrate_says_it_migrated_and_prints_one_payload(
+        tmp_path: Path) -> None:
+    """A real SIGINT while the migration runs (held open a moment after its last step, in
+    a process of its own): asyncio only cancels the command then, so it used to say "1 ->
+    5" and a success payload, then "interrupted" and a second payload."""
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    driver = textwrap.dedent(f"""
+        import sys, time
+        from harkback.pipeline import wiring
+        from harkback.pipeline.cli import main
+        real = wiring.migrate_store
+        def held(target):
+            done = real(target)
+            print("migrated", file=sys.stderr, flush=True)
+            time.sleep(5)  # the Ctrl-C comes here, as the migration ends
+            return done
+        wiring.migrate_store = held
+        sys.exit(main(["migrate", "--db", {str(db)!r}, "--json"]))
+    """)
+    run = subprocess.Popen([sys.executable, "-c", driver], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    assert run.stderr is not None
+    assert run.stderr.readline() == "migrated\n"
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    said = f"the store was migrated: it is at schema version {_version(db)}"
+    assert said in err, err
+    assert json.loads(out)["kept"].startswith(said)  # one payload: json.loads reads it whole
