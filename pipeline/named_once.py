@@ -33,9 +33,10 @@ State = tuple[int, int, int] | None
 
 @attrs.define
 class NamedOnce:
-    """The whole files (and folders) named unreadable so far, with what each was then."""
+    """The whole files (and folders) each source's last report named unreadable, with what
+    each was then."""
 
-    named: dict[tuple[str, str], State] = attrs.field(factory=dict)
+    named: dict[tuple[str, str], dict[tuple[str, str], State]] = attrs.field(factory=dict)
 
     def saw(self, reports: Iterable[SourceReport]) -> None:
         """Remember what ``reports`` (the sync before the watch) named."""
@@ -44,14 +45,21 @@ class NamedOnce:
 
     def fresh(self, report: SourceReport) -> SourceReport:
         """``report`` without the whole files it names that were named before, unchanged."""
+        source = (report.kind, report.location)
+        before, now = self.named.get(source, {}), {}
         kept = []
         for skip in report.skipped:
             if skip.line is None:
-                key, now = (skip.file, skip.reason), _state(skip.file)
-                if key in self.named and self.named[key] == now:
+                key, state = (skip.file, skip.reason), _state(skip.file)
+                now[key] = state
+                if key in before and before[key] == state:
                     continue
-                self.named[key] = now
             kept.append(skip)
+        # A re-sync names every file of its source it cannot read: one it no longer names
+        # was read (or is gone) and is forgotten, so it is named again once it cannot be
+        # read again (a link to a disk unmounted twice is the same link), and what is kept
+        # stays as small as the source's unreadable files. A failed re-sync forgets nothing.
+        self.named[source] = now if report.status == "synced" else {**before, **now}
         dropped = len(report.skipped) - len(kept)
         return attrs.evolve(report, skipped=tuple(kept),
                             skips=report.skips - dropped) if dropped else report

@@ -4,8 +4,11 @@ re-sync that meets it (two lines per appended message, for as long as it ran).""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
+
+import attrs
 
 from harkback.adapters.sources.importing import Skip
 from harkback.pipeline.named_once import NamedOnce
@@ -64,3 +67,24 @@ def test_a_file_named_once_is_named_again_once_it_changes(tmp_path: Path) -> Non
     odd.unlink()
     odd.symlink_to(tmp_path / "nowhere")
     assert [once.fresh(report).skipped for _ in range(2)] == [report.skipped, ()]
+
+
+def test_a_file_read_in_between_is_named_again_once_it_cannot_be_read_again(
+        tmp_path: Path) -> None:
+    """A link to a disk not mounted is named; mounted, its transcript is read (the re-sync
+    names nothing); unmounted again, the link is as it was when named, and is named again
+    (it was left unsaid for good)."""
+    disk = tmp_path / "disk"
+    link = tmp_path / "t.jsonl"
+    link.symlink_to(disk / "t.jsonl")
+    named = SourceReport(kind="claude-code", location=str(tmp_path), status="synced",
+                         skipped=(Skip(str(link), None, "unreadable file: No such file"),),
+                         skips=1)
+    read = attrs.evolve(named, skipped=(), skips=0)
+    once = NamedOnce()
+    assert [once.fresh(named).skips, once.fresh(named).skips] == [1, 0]
+    disk.mkdir()
+    (disk / "t.jsonl").write_text("", encoding="utf-8")
+    assert once.fresh(read).skips == 0
+    shutil.rmtree(disk)
+    assert [once.fresh(named).skips, once.fresh(named).skips] == [1, 0]
