@@ -10,7 +10,7 @@ a ``sync --prune`` mirrors the file instead, as it removes sessions whose files 
 >>> from harkback.stages.records import Message, Session
 >>> hi = Message(session_id="s", position=0, role="user", content="hi")
 >>> read = Conversation(Session(id="s"), (hi,))
->>> cut = [("/t.jsonl", ("s",), True)]
+>>> cut = [("/t.jsonl", ("s",), "shorter")]
 >>> kept = kept_past_cut([read], [hi, attrs.evolve(hi, position=1)], cut)
 >>> [m.position for m in kept.conversations[0].messages], kept.kept
 ([0, 1], 1)
@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from harkback.adapters.sources.replays import Cut
 from harkback.pipeline.terminal import one_line
 from harkback.stages.records import Conversation, Message
 
@@ -38,18 +39,19 @@ class Kept:
 
 
 def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
-                  cut: Sequence[tuple[str, tuple[str, ...], bool]], *, keep: bool = True
+                  cut: Sequence[tuple[str, tuple[str, ...], Cut]], *, keep: bool = True
                   ) -> Kept:
-    """``batch`` with each session of a ``cut`` file (its path, session ids, and whether
-    it is shorter now than when last read) holding the ``stored`` messages at positions
-    its copy no longer has; with ``keep`` False (``sync --prune``) ``batch`` as read.
-    A file shorter now is named (kept or removed) and its kept messages counted; one cut
-    before and read again, grown, keeps them unsaid. A message at a position the copy
-    still has is the copy's (updated, as ever)."""
+    """``batch`` with each session of a ``cut`` file (its path, session ids, and why it may
+    hold less: :data:`~harkback.adapters.sources.replays.Cut`) holding the ``stored``
+    messages at positions its copy no longer has; with ``keep`` False (``sync --prune``)
+    ``batch`` as read. A file shorter now, or new to the source and holding less than the
+    store (an older copy, a backup imported to recover), is named (kept or removed) and its
+    kept messages counted; one cut before and read again, grown, keeps them unsaid. A
+    message at a position the copy still has is the copy's (updated, as ever)."""
     if not cut:
         return Kept(conversations=tuple(batch))
     owner = {sid: path for path, ids, _ in cut for sid in ids}
-    said = {path for path, _, now in cut if now}
+    said = {path: why for path, _, why in cut if why != "once"}
     held: dict[str, set[int]] = {}
     for conversation in batch:
         if conversation.session.id in owner:
@@ -64,8 +66,8 @@ def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
         if owner[sid] in said:
             by_file[owner[sid]] = by_file.get(owner[sid], 0) + len(messages)
     what = "kept" if keep else "removed (sync --prune)"
-    notes = tuple(f"{one_line(path)} is shorter than when last read: {n} stored message(s) "
-                  f"{what}" for path, n in by_file.items())
+    notes = tuple(f"{one_line(path)} {_WHY[said[path]]}: {n} stored message(s) {what}"
+                  for path, n in by_file.items())
     if not keep:
         return Kept(conversations=tuple(batch), notes=notes)
     return Kept(conversations=tuple(
@@ -73,3 +75,7 @@ def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
                                               key=lambda m: m.position)))
         if c.session.id in past else c for c in batch),
         kept=sum(by_file.values()), notes=notes)
+
+
+_WHY = {"shorter": "is shorter than when last read",
+        "new": "holds less of its session than the store (an older copy?)"}

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
+from typing import Literal
 
 import attrs
 
@@ -96,25 +97,33 @@ def with_cut(lineage: str) -> str:
                       ensure_ascii=False)
 
 
-def cut_files(files: Iterable[tuple[str, int]], marks: Mapping[str, Mark]) -> dict[str, bool]:
-    """Which of ``files`` (item, size now) were cut: True for one shorter than when last
-    read (agents only append: damage, a rotation, an older copy put back), False for one
-    once read so (its mark's lineage says ``cut``; it keeps what was past its end).
+Cut = Literal["shorter", "once", "new"]
+"""Why a file read keeps its sessions' stored messages past its end: ``shorter`` than when
+last read (named, and its mark says so from then on), ``once`` read shorter (its mark says
+so: kept unsaid), ``new`` to the source (its sessions may be stored longer from another
+path or a newer copy: named if so)."""
+
+
+def cut_files(files: Iterable[tuple[str, int]], marks: Mapping[str, Mark]) -> dict[str, Cut]:
+    """Which of ``files`` (item, size now) may hold less than the store, and why (:data:`Cut`;
+    agents only append: one shorter than when last read is damaged, rotated or an older copy
+    put back; one not read before may be an older copy, a backup imported to recover).
 
     >>> marks = {"a": Mark(item="a", fingerprint="9:1"),
-    ...          "b": Mark(item="b", fingerprint='3:1|{"cut": true}')}
-    >>> cut_files([("a", 5), ("b", 7), ("c", 1)], marks)
-    {'a': True, 'b': False}
+    ...          "b": Mark(item="b", fingerprint='3:1|{"cut": true}'),
+    ...          "d": Mark(item="d", fingerprint="3:1")}
+    >>> cut_files([("a", 5), ("b", 7), ("c", 1), ("d", 4)], marks)
+    {'a': 'shorter', 'b': 'once', 'c': 'new'}
     """
-    found: dict[str, bool] = {}
+    found: dict[str, Cut] = {}
     for item, size in files:
         mark = marks.get(item)
         if mark is None:
-            continue
-        if size < (size_in(mark.fingerprint) or 0):
-            found[item] = True
+            found[item] = "new"
+        elif size < (size_in(mark.fingerprint) or 0):
+            found[item] = "shorter"
         elif _lineage(mark.fingerprint).get("cut") is True:
-            found[item] = False
+            found[item] = "once"
     return found
 
 

@@ -37,6 +37,7 @@ from harkback.adapters.sources.importing import (
     path_text,
 )
 from harkback.adapters.sources.replays import (
+    Cut,
     Known,
     cut_files,
     fingerprint_of,
@@ -306,11 +307,11 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
                 parse: Callable[[Path], ParsedFile], owners: SessionOwners,
                 unreadable: Sequence[tuple[str, str]] = (),
                 odd: Sequence[tuple[str, str]] = (),
-                shorter: Mapping[str, bool] | None = None) -> Units:
+                shorter: Mapping[str, Cut] | None = None) -> Units:
     shorter = shorter or {}
     conversations: list[Conversation] = []
     marks: list[Mark] = []
-    cut: list[tuple[str, tuple[str, ...], bool]] = []
+    cut: list[tuple[str, tuple[str, ...], Cut]] = []
     tally = Tally()
     for folder, why in unreadable:
         # Its transcripts are not known to be there: damaged input, named (not a failure
@@ -353,7 +354,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:
         # ``harkback sources`` counts a file's sessions by its mark.
         held = tuple(dict.fromkeys((*(c.session.id for c in read), *before)))
-        lineage = with_cut(parsed.lineage) if item in shorter else parsed.lineage
+        lineage = with_cut(parsed.lineage) if shorter.get(item, "new") != "new" else parsed.lineage
         marks.append(Mark(item=item, fingerprint=marked(f"incomplete:{fingerprint}" if torn
                                                         else fingerprint, lineage),
                           sessions=len(held),
@@ -392,7 +393,7 @@ def _last_line(path: Path) -> int | None:
 
 
 def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
-          work: int, cut: Sequence[tuple[str, tuple[str, ...], bool]]) -> ImportUnit:
+          work: int, cut: Sequence[tuple[str, tuple[str, ...], Cut]]) -> ImportUnit:
     return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
                       left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
                       work=work, cut=tuple(cut))

@@ -138,3 +138,20 @@ def test_a_transcript_cut_to_one_line_keeps_its_session(tmp_path: Path) -> None:
     assert "0 removed" in again.stdout, again.stdout
     shown = harkback("show", SID, "--db", db, "--json", "--around", "28")
     assert "ember28zz" in shown.stdout, shown.stdout[-400:]
+
+
+def test_an_older_copy_imported_from_another_folder_keeps_what_the_store_holds_past_it(
+        store: SessionStore, tmp_path: Path) -> None:
+    """A backup imported to recover sessions Claude Code deleted holds an older, shorter
+    copy of a session the store has whole: the store keeps all of it and names the file
+    (the session was cut to the backup's 10 messages, unsaid)."""
+    write(transcript(tmp_path), 60)
+    synced(tmp_path, store)
+    backup = tmp_path / "backup"
+    write(transcript(backup), 10)
+    report = synced(backup, store)
+    assert report.messages_kept == 50
+    assert report.notes == (f"{transcript(backup)} holds less of its session than the store "
+                            "(an older copy?): 50 stored message(s) kept",)
+    assert len(contents(store)) == 60
+    assert found(store, "gossamer54zz") == [SID]
