@@ -26,7 +26,7 @@ import attrs
 
 from harkback.adapters.sources.replays import Cut
 from harkback.pipeline.terminal import one_line
-from harkback.stages.records import Conversation, Message
+from harkback.stages.records import Conversation, Message, Session
 
 
 @attrs.frozen(kw_only=True)
@@ -39,22 +39,26 @@ class Kept:
 
 
 def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
-                  cut: Sequence[tuple[str, tuple[str, ...], Cut]], *, keep: bool = True
-                  ) -> Kept:
+                  cut: Sequence[tuple[str, tuple[str, ...], Cut]], *, keep: bool = True,
+                  sessions: Sequence[Session] = ()) -> Kept:
     """``batch`` with each session of a ``cut`` file (its path, session ids, and why it may
     hold less: :data:`~harkback.adapters.sources.replays.Cut`) holding the ``stored``
     messages at positions its copy no longer has; with ``keep`` False (``sync --prune``)
     ``batch`` as read. A file shorter now, or new to the source and holding less than the
     store (an older copy, a backup imported to recover), is named (kept or removed) and its
     kept messages counted; one cut before and read again, grown, keeps them unsaid. A
-    message at a position the copy still has is the copy's (updated, as ever)."""
+    message at a position the copy still has is the copy's (updated, as ever). A session
+    ``sessions`` (those stored) hold from another source is replaced, not mixed with it."""
     if not cut:
         return Kept(conversations=tuple(batch))
     owner = {sid: path for path, ids, _ in cut for sid in ids}
     said = {path: why for path, _, why in cut if why != "once"}
+    # Two sources that use one id (the import names the replacing) are two conversations.
+    source_of = {s.id: s.source for s in sessions}
     held: dict[str, set[int]] = {}
     for conversation in batch:
-        if conversation.session.id in owner:
+        session = conversation.session
+        if session.id in owner and source_of.get(session.id, session.source) == session.source:
             held.setdefault(conversation.session.id, set()).update(
                 m.position for m in conversation.messages)
     past: dict[str, list[Message]] = {}

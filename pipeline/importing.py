@@ -239,7 +239,8 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     messages = as_result(await store.messages(ids).awaitable())
     if isinstance(messages, Failure):
         return Failure(messages.failure())
-    kept = kept_past_cut(unit.conversations, messages.unwrap(), unit.cut, keep=keep_cut)
+    kept = kept_past_cut(unit.conversations, messages.unwrap(), unit.cut, keep=keep_cut,
+                         sessions=sessions.unwrap())
     delta = attrs.evolve(compare(kept.conversations, sessions.unwrap(), messages.unwrap()),
                          messages_kept=kept.kept, cut=kept.notes)
     if ledger is None:

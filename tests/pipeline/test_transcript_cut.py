@@ -11,6 +11,7 @@ from pathlib import Path
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.sync import SourceReport, locate, sync
 from harkback.stages.ports import SessionStore
+from harkback.stages.records import Conversation, Message, Session
 from tests.adapters.stores.store_contract import ok
 from tests.pipeline.test_import_cli import harkback
 from tests.support.new_stores import new_stores
@@ -155,3 +156,18 @@ def test_an_older_copy_imported_from_another_folder_keeps_what_the_store_holds_p
                             "(an older copy?): 50 stored message(s) kept",)
     assert len(contents(store)) == 60
     assert found(store, "gossamer54zz") == [SID]
+
+
+def test_a_session_stored_from_another_source_is_replaced_not_mixed(
+        store: SessionStore, tmp_path: Path) -> None:
+    """Two sources that use one id hold two conversations: the transcript's copy replaces
+    the other source's, named as before, and keeps none of its messages."""
+    other = tuple(Message(session_id=SID, position=n, role="user", content=f"other {n}")
+                  for n in range(20))
+    asyncio.run(ok(store.ingest([Conversation(Session(id=SID, source="hermes"), other)])))
+    write(transcript(tmp_path), 5)
+    report = synced(tmp_path, store)
+    assert report.messages_kept == 0
+    assert [n.split(";")[1] for n in report.notes] == [
+        " the copy from source 'claude-code' replaced it"]
+    assert len(contents(store)) == 5
