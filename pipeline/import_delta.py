@@ -28,6 +28,10 @@ class Delta:
     messages_added: int = 0
     messages_updated: int = 0
     messages_removed: int = 0
+    messages_kept: int = 0
+    """Stored messages past the end of a file read shorter, kept (:mod:`.import_cut`)."""
+    cut: tuple[str, ...] = ()
+    """Notes naming each file read shorter than when last read."""
     replaced: tuple[str, ...] = ()
     """Notes naming each stored session that a copy from another source replaced."""
     raced: int = 0

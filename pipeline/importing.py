@@ -42,6 +42,7 @@ from harkback.adapters.sources.importing import (
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.pipeline.config import HOME_VARIABLES, default_location
+from harkback.pipeline.import_cut import kept_past_cut
 from harkback.pipeline.import_delta import Delta as Delta  # the outcome's counts
 from harkback.pipeline.import_delta import compare as compare
 from harkback.pipeline.import_delta import raced_note, settled, split_tails
@@ -97,7 +98,7 @@ class ImportOutcome:
                             skipped=tuple(tally.named), skips=tally.skips,
                             secrets=self.secrets + found, marked=self.marked.union(
                                 i for mark in unit.marks for i in mark.session_ids),
-                            notes=self.notes + unit.notes + delta.replaced)
+                            notes=self.notes + unit.notes + delta.cut + delta.replaced)
 
     def describe(self) -> str:
         """A few lines for people: counts, then what was left out, notes and errors."""
@@ -107,7 +108,8 @@ class ImportOutcome:
             f"  sessions: {d.sessions_added} added, {d.sessions_updated} updated, "
             f"{d.sessions_unchanged} skipped (unchanged since the last import)",
             f"  messages: {d.messages_added} added, {d.messages_updated} updated, "
-            f"{d.messages_removed} removed",
+            f"{d.messages_removed} removed"
+            + (f", {d.messages_kept} kept past a cut" if d.messages_kept else ""),
         ]
         if self.left_out:  # archived sessions, rewound rows, but also times ignored ...
             lines.append(f"  left out or changed: {counted(self.left_out)}")
@@ -140,7 +142,7 @@ class ImportOutcome:
             "sessions": {"added": d.sessions_added, "updated": d.sessions_updated,
                          "unchanged": d.sessions_unchanged, "skipped": d.sessions_unchanged},
             "messages": {"added": d.messages_added, "updated": d.messages_updated,
-                         "removed": d.messages_removed},
+                         "removed": d.messages_removed, "kept": d.messages_kept},
             "skipped": dict(self.left_out),
             "skipped_lines": [k.to_payload() for k in self.skipped],
             "skipped_lines_total": self.skips, "notes": list(self.notes),
@@ -155,7 +157,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
                      full: bool = False, progress: bool | None = None,
                      clock: Callable[[], float] = time.time,
                      stream: TextIO | None = None, dry_run: bool = False, redact: bool = True,
-                     memo: RedactionMemo | None = None,
+                     memo: RedactionMemo | None = None, keep_cut: bool = True,
                      seen: Callable[[ImportOutcome], None] = lambda _: None) -> ImportOutcome:
     """Import what changed in ``importer``'s source into ``store``; never raises for I/O.
 
@@ -163,7 +165,9 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
     ``dry_run`` reads and compares but writes nothing, to the store or the ledger;
     secrets are redacted before anything is compared or stored, unless ``redact`` is False
     (``memo``: what a watch's earlier syncs redacted, see :class:`RedactionMemo`); ``seen``
-    hears the outcome so far after each unit (:mod:`~harkback.pipeline.so_far`)."""
+    hears the outcome so far after each unit (:mod:`~harkback.pipeline.so_far`); a file
+    read shorter than when last read keeps its stored messages past the cut unless not
+    ``keep_cut`` (``sync --prune``: :mod:`~harkback.pipeline.import_cut`)."""
     key = importer.key
     outcome = ImportOutcome(key=key)
     remembered = as_result(await ledger.state(key).awaitable())
@@ -186,7 +190,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
         try:
             outcome = await _store_units(plan, worker, store, None if dry_run else ledger,
                                          outcome, bar, clock, Redacted(enabled=redact, memo=memo),
-                                         seen)
+                                         seen, keep_cut)
         finally:
             bar.finish()
             # The importer's generator closes its files and connections on its own thread.
@@ -203,7 +207,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
 async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: SessionStore,
                        ledger: ImportLedger | None, outcome: ImportOutcome, bar: Progress,
                        clock: Callable[[], float], redacting: Redacted,
-                       seen: Callable[[ImportOutcome], None]) -> ImportOutcome:
+                       seen: Callable[[ImportOutcome], None], keep_cut: bool) -> ImportOutcome:
     loop = asyncio.get_running_loop()
     while True:
         step = await loop.run_in_executor(worker, next, plan.units, None)
@@ -215,7 +219,7 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         clean = await loop.run_in_executor(worker, redacting.batch, unit.conversations)
         started = time.monotonic()
         stored = await _store_unit(attrs.evolve(unit, conversations=clean[0]), store, ledger,
-                                   outcome.key, clock)
+                                   outcome.key, clock, keep_cut)
         plan.took(time.monotonic() - started)
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
@@ -225,7 +229,7 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
 
 
 async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedger | None,
-                      key: SourceKey, clock: Callable[[], float]
+                      key: SourceKey, clock: Callable[[], float], keep_cut: bool = True
                       ) -> Result[Delta, StoreUnavailable]:
     """Store what of ``unit`` differs, then keep its marks (no ledger: compare only)."""
     ids = [c.session.id for c in unit.conversations]
@@ -235,7 +239,10 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     messages = as_result(await store.messages(ids).awaitable())
     if isinstance(messages, Failure):
         return Failure(messages.failure())
-    delta = compare(unit.conversations, sessions.unwrap(), messages.unwrap())
+    kept = kept_past_cut(unit.conversations, messages.unwrap(), unit.cut, keep=keep_cut,
+                         sessions=sessions.unwrap())
+    delta = attrs.evolve(compare(kept.conversations, sessions.unwrap(), messages.unwrap()),
+                         messages_kept=kept.kept, cut=kept.notes)
     if ledger is None:
         return Success(delta)
     if delta.changed:
@@ -243,10 +250,10 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
         if isinstance(written, Failure):
             return Failure(written.failure())
         delta = settled(delta, sessions.unwrap(), written.unwrap())
-    kept = as_result(await ledger.keep(key, unit.marks, now=clock()).awaitable())
-    if isinstance(kept, Failure):
-        return Failure(kept.failure())
-    restored = await _restore_removed(unit.conversations, store)
+    marked = as_result(await ledger.keep(key, unit.marks, now=clock()).awaitable())
+    if isinstance(marked, Failure):
+        return Failure(marked.failure())
+    restored = await _restore_removed(kept.conversations, store)
     return Failure(restored.failure()) if isinstance(restored, Failure) else Success(delta)
 
 

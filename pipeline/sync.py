@@ -17,6 +17,7 @@ written.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -83,6 +84,12 @@ def locate(paths: Mapping[str, Path | None], *, archived: bool = False,
     for kind in SOURCES:
         path = paths.get(kind)
         where = str(path if path is not None else default_location(kind, environ))
+        # A Hermes home that is no folder (a link to a disk not mounted) was "not found"
+        # or read as a state.db; a home folder without one stays "not found".
+        odd = not_a_folder(Path(where)) if path is None and kind == "hermes" else None
+        if odd is not None:
+            found.append(Located(kind=kind, where=where, problem=odd, present=True))
+            continue
         try:
             importers = importers_for(kind, path, environ=environ)
         except OSError as error:  # a folder on the way cannot be entered: failed, not absent
@@ -115,6 +122,11 @@ def not_a_folder(path: Path) -> str | None:
     if not os.path.lexists(path) or os.path.isdir(path):
         return None
     if not os.path.exists(path):  # a link to a disk not mounted, a folder moved away
+        try:
+            os.stat(path)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                return f"{path} is a link in a loop of links, not a folder"
         return f"{path} is a link to {os.readlink(path)}, which is not there"
     return f"{path} is {special_kind(path) or 'a file'}, not a folder"
 
@@ -135,6 +147,9 @@ class SourceReport:
     """Sessions kept whose file or row is gone from the source (``--prune`` removes them)."""
     newly_gone: int = 0
     """... of them, those this sync found gone (said once, not at every sync)."""
+    messages_kept: int = 0
+    """Stored messages past the end of a file this sync read shorter, kept (its note names
+    the file; ``--prune`` removes them instead: :mod:`~harkback.pipeline.import_cut`)."""
     seconds: float = 0.0
     left_out: tuple[tuple[str, int], ...] = ()
     skipped: tuple[Skip, ...] = ()
@@ -164,6 +179,7 @@ class SourceReport:
                              "removed": self.removed, "unchanged": self.unchanged,
                              "skipped": self.unchanged,
                              "kept_gone": self.kept_gone, "newly_gone": self.newly_gone},
+                "messages": {"kept": self.messages_kept},
                 "seconds": round(self.seconds, 3), "left_out": dict(self.left_out),
                 "skipped_lines": [k.to_payload() for k in self.skipped],
                 "skipped_lines_total": self.skips,
@@ -178,6 +194,7 @@ def _report(outcome: ImportOutcome, gone: Gone, seconds: float,
                         status="failed" if problem else "synced", new=d.sessions_added,
                         updated=d.sessions_updated, unchanged=d.sessions_unchanged,
                         removed=gone.removed, kept_gone=gone.kept, newly_gone=gone.newly,
+                        messages_kept=d.messages_kept,
                         seconds=seconds, left_out=outcome.left_out,
                         skipped=outcome.skipped, skips=outcome.skips, notes=outcome.notes,
                         error=problem.reason if problem else "",
@@ -230,7 +247,8 @@ async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger
     import`` gives (:func:`~harkback.pipeline.import_hints.with_hint`)."""
     started = time.perf_counter()
     outcome = await run_import(importer, store, ledger, progress=progress, clock=clock,
-                               dry_run=dry_run, redact=redact, memo=memo, seen=seen)
+                               dry_run=dry_run, redact=redact, memo=memo, seen=seen,
+                               keep_cut=not prune)
     outcome = with_hint(outcome) if named else outcome
     gone, error = Gone(), None
     # Nothing gone (an unchanged source): its marks are not read a second time.
@@ -247,7 +265,7 @@ async def sync_one(importer: Importer, store: SessionStore, ledger: ImportLedger
         # before (adapters/sources/replays.py). Pruned, that session no longer holds them:
         # its continuations are read again now, whole, while their files are here.
         again = await run_import(importer, store, ledger, progress=False, clock=clock,
-                                 redact=redact, memo=memo)
+                                 redact=redact, memo=memo, keep_cut=not prune)
         error = error or again.error
         outcome = attrs.evolve(outcome, delta=_read_again(outcome.delta, again.delta))
     return _report(outcome, gone, time.perf_counter() - started, error)

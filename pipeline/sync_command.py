@@ -158,7 +158,7 @@ async def run_sync(args: argparse.Namespace) -> int:
                                   name_skipped=lambda r: name_skips(r.skipped, r.skips,
                                                                     verbose=args.verbose),
                                   store_file=store_file, find=lambda: located_again(args),
-                                  failing=failing, lock=lock, memo=memo)
+                                  failing=failing, lock=lock, memo=memo, named=reports)
             # Stopped by Ctrl-C, cleanly: the status sync would give now, failed while a
             # source's last sync failed (its failure was printed when it came); skips were
             # named as they came, and make it "done with skips" as they do for sync.

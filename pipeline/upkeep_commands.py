@@ -11,11 +11,15 @@ that there is nothing to do
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from returns.result import Failure
+
+from harkback.adapters.stores.migration import Migrated
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
     EXIT_FAILED,
@@ -36,6 +40,7 @@ from harkback.pipeline.embed import embed_missing
 from harkback.pipeline.in_memory import in_memory_note
 from harkback.pipeline.output import print_json
 from harkback.pipeline.terminal import line_of, one_line
+from harkback.pipeline.termination import stopped_with
 from harkback.stages.request import role_problem
 from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
@@ -125,13 +130,45 @@ async def migrate(args: argparse.Namespace) -> int:
     if note is not None:
         return said(args, {"success": True, "db": target, "from": None, "to": None,
                            "applied": []}, note, note)
-    migrated = unwrap(wiring.migrate_store(target))
+    try:
+        migrated = unwrap(wiring.migrate_store(target))
+    except KeyboardInterrupt:  # raised in it: SIGTERM while Ctrl-C is ignored
+        stopped_with(args, _migration_left(target))  # "interrupted" alone: migrated or not?
+        raise
+    # A Ctrl-C only cancels this command (asyncio's way): the migration, one blocking call,
+    # ran to its end, and the cancel comes at the next await. Met here, before the success
+    # line is said, the line says the store was migrated (it said "1 -> 5", then
+    # "interrupted", exit 130, and under --json printed two payloads).
+    stopped_with(args, _migration_left(target, migrated))
+    await asyncio.sleep(0)
     if args.json:
         print_json({"success": True, "db": shown_url(target), "from": migrated.before,
                     "to": migrated.after, "applied": list(migrated.applied)})
     else:
         print(migrated.describe(one_line(shown_url(target))))
     return EXIT_OK
+
+
+def _migration_left(target: str, schema: object = None) -> str:
+    """What ``harkback migrate`` stopped on the way left: the store's version (``schema``
+    when known, else read read-only; each step is one transaction: the store is at one
+    version or the next)."""
+    if schema is None:
+        opened = wiring.open_store(target, readonly=True)
+        if isinstance(opened, Failure):
+            return "the store is whole, migrated or not: `harkback migrate` again says which"
+        store = opened.unwrap()
+        try:
+            schema = getattr(store, "schema", None)
+        finally:
+            store.close()
+    if not isinstance(schema, Migrated):
+        return "the store is whole, migrated or not: `harkback migrate` again says which"
+    if schema.behind:
+        return (f"the store is still at schema version {schema.after}, not migrated to "
+                f"{schema.latest}: the same command run again migrates it")
+    return (f"the store was migrated: it is at schema version {schema.after}, this "
+            "harkback's (`harkback migrate` again says it is up to date)")
 
 
 async def redact(args: argparse.Namespace) -> int:

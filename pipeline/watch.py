@@ -41,6 +41,7 @@ import attrs
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
 from harkback.pipeline.command_basics import CliError
+from harkback.pipeline.named_once import NamedOnce
 from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, SourceReport, gone_line, sync_one
@@ -164,6 +165,8 @@ class Resyncs:
     lock: SyncLock = attrs.field(factory=lambda: SyncLock(None, ""))
     """Taken for each round (not the whole watch): another sync gets its turn in between."""
     outage: Outage[Importer] = attrs.field(factory=lambda: Outage(_said))
+    once: NamedOnce = attrs.field(factory=NamedOnce)
+    """Unreadable files named so far: not named again while unchanged."""
 
     def guard(self) -> None:
         """Stop (:class:`CliError`) when the store file was deleted or replaced."""
@@ -218,6 +221,7 @@ class Resyncs:
                                     memo=self.memo)
             if passing(report):  # not this source's failure: each would print it
                 raise _LostStore(due[at:], report.error)
+            report = self.once.fresh(report)
             self.skips += report.skips
             if report.skips and self.name_skipped is not None:
                 self.name_skipped(report)
@@ -259,8 +263,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 find: Callable[[], Sequence[Located]] = lambda: (),
                 check_s: float = CHECK_S,
                 failing: Mapping[SourceKey, str] | None = None,
-                lock: SyncLock | None = None, memo: RedactionMemo | None = None
-                ) -> Watched:
+                lock: SyncLock | None = None, memo: RedactionMemo | None = None,
+                named: Sequence[SourceReport] = ()) -> Watched:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
     how many damaged lines the re-syncs skipped, and which sources were still failing
     when it stopped. ``name_skipped`` is given each re-sync's
@@ -270,7 +274,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     watched too), every ``check_s`` seconds, and tries again the sources ``failing``
     (key: the error the first sync met), as those whose re-sync fails. ``lock`` (the
     store's sync lock) is held for each round of re-syncs; ``memo`` keeps what they redacted
-    (:class:`~harkback.pipeline.redacting.RedactionMemo`)."""
+    (:class:`~harkback.pipeline.redacting.RedactionMemo`); ``named``, the first sync's
+    reports: the unreadable files they named are not named again while unchanged."""
     ledger = store.import_ledger()
     if ledger is None:
         raise ValueError("sync needs a store that remembers imports")
@@ -285,6 +290,7 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                       memo=memo, as_json=as_json,
                       name_skipped=name_skipped, store_file=store_file,
                       failing=dict(failing or {}), lock=lock or SyncLock(None, ""))
+    resyncs.once.saw(named)
     layout: Layout | None = Layout.of(i for place in located for i in place.importers)
     try:
         while layout is not None and not stop.is_set():

@@ -35,6 +35,7 @@ from typing import Literal, Protocol
 import attrs
 from returns.result import Result
 
+from harkback.adapters.sources.replays import Cut
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.record_checks import nul_key
@@ -199,6 +200,11 @@ class ImportUnit:
     skips: int = 0
     work: int = 0
     notes: tuple[str, ...] = ()
+    cut: tuple[tuple[str, tuple[str, ...], Cut], ...] = ()
+    """Files read shorter than when last read (a rotation, an older copy restored, damage),
+    once read so, or new to the source (:data:`~harkback.adapters.sources.replays.Cut`),
+    each with the sessions it holds: their stored messages past the new end are kept
+    (:mod:`~harkback.pipeline.import_cut`) unless a ``sync --prune`` reads them."""
 
 
 Units = Generator[Result[ImportUnit, StoreUnavailable], None, None]

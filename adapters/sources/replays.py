@@ -28,7 +28,8 @@ come, the store ends the same.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Container, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
+from typing import Literal
 
 import attrs
 
@@ -83,6 +84,66 @@ def fingerprint_of(mark: str) -> str:
     'incomplete:10:5'
     """
     return mark.partition(SEPARATOR)[0]
+
+
+def with_cut(lineage: str) -> str:
+    """``lineage`` (a file's, perhaps empty) saying the file was once read shorter than
+    before: its sessions keep their stored messages past its end while it is read again.
+
+    >>> with_cut(""), with_cut('{"after": ["p"]}')
+    ('{"cut": true}', '{"after": ["p"], "cut": true}')
+    """
+    return json.dumps({**_lineage(f"{SEPARATOR}{lineage}"), "cut": True},
+                      ensure_ascii=False)
+
+
+Cut = Literal["shorter", "once", "new"]
+"""Why a file read keeps its sessions' stored messages past its end: ``shorter`` than when
+last read (named, and its mark says so from then on), ``once`` read shorter (its mark says
+so: kept unsaid), ``new`` to the source (its sessions may be stored longer from another
+path or a newer copy: named if so)."""
+
+
+def cut_files(files: Iterable[tuple[str, int]], marks: Mapping[str, Mark]) -> dict[str, Cut]:
+    """Which of ``files`` (item, size now) may hold less than the store, and why (:data:`Cut`;
+    agents only append: one shorter than when last read is damaged, rotated or an older copy
+    put back; one not read before may be an older copy, a backup imported to recover).
+
+    >>> marks = {"a": Mark(item="a", fingerprint="9:1"),
+    ...          "b": Mark(item="b", fingerprint='3:1|{"cut": true}'),
+    ...          "d": Mark(item="d", fingerprint="3:1")}
+    >>> cut_files([("a", 5), ("b", 7), ("c", 1), ("d", 4)], marks)
+    {'a': 'shorter', 'b': 'once', 'c': 'new'}
+    """
+    found: dict[str, Cut] = {}
+    for item, size in files:
+        mark = marks.get(item)
+        if mark is None:
+            found[item] = "new"
+        elif size < (size_in(mark.fingerprint) or 0):
+            found[item] = "shorter"
+        elif _lineage(mark.fingerprint).get("cut") is True:
+            found[item] = "once"
+    return found
+
+
+def _lineage(mark: str) -> dict[str, object]:
+    try:
+        decided = json.loads(mark.partition(SEPARATOR)[2] or "{}")
+    except ValueError:
+        return {}
+    return decided if isinstance(decided, dict) else {}
+
+
+def size_in(mark: str) -> int | None:
+    """The size in bytes a file had when marked ``mark`` (None: a mark of another form).
+
+    >>> size_in('incomplete:10:5|{"after": ["p"]}'), size_in("gone:7:1"), size_in("x")
+    (10, 7, None)
+    """
+    size = fingerprint_of(mark).removeprefix("gone:").removeprefix("incomplete:")
+    head = size.partition(":")[0]
+    return int(head) if head.isdigit() else None
 
 
 def holds(mark: str, fingerprint: str, stored: Container[str],

@@ -20,7 +20,7 @@ The folder is walked by :mod:`~harkback.adapters.sources.transcript_walk`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from pathlib import Path, PurePath
 from stat import S_ISREG
 
@@ -36,7 +36,15 @@ from harkback.adapters.sources.importing import (
     Units,
     path_text,
 )
-from harkback.adapters.sources.replays import Known, fingerprint_of, holds, marked
+from harkback.adapters.sources.replays import (
+    Cut,
+    Known,
+    cut_files,
+    fingerprint_of,
+    holds,
+    marked,
+    with_cut,
+)
 from harkback.adapters.sources.session_owners import SessionOwners
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named, gather, stale
 from harkback.adapters.sources.transcript_lines import (
@@ -256,11 +264,13 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
         else:
             unchanged += old.sessions
     total = sum(change[3] for change in changed)
+    shorter = cut_files(((c[1], c[3]) for c in changed), marks)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
     return Success(ImportPlan(total=total, units=_file_units(changed,
                                                             lambda path: parse(path, known,
                                                                                named),
-                                                            owners, unreadable, odd),
+                                                            owners, unreadable, odd,
+                                                            shorter),
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
@@ -296,9 +306,12 @@ def missing_files(root: Path, items: Iterable[str]) -> tuple[tuple[str, ...], in
 def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bool]],
                 parse: Callable[[Path], ParsedFile], owners: SessionOwners,
                 unreadable: Sequence[tuple[str, str]] = (),
-                odd: Sequence[tuple[str, str]] = ()) -> Units:
+                odd: Sequence[tuple[str, str]] = (),
+                shorter: Mapping[str, Cut] | None = None) -> Units:
+    shorter = shorter or {}
     conversations: list[Conversation] = []
     marks: list[Mark] = []
+    cut: list[tuple[str, tuple[str, ...], Cut]] = []
     tally = Tally()
     for folder, why in unreadable:
         # Its transcripts are not known to be there: damaged input, named (not a failure
@@ -341,18 +354,20 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:
         # ``harkback sources`` counts a file's sessions by its mark.
         held = tuple(dict.fromkeys((*(c.session.id for c in read), *before)))
+        lineage = with_cut(parsed.lineage) if shorter.get(item, "new") != "new" else parsed.lineage
         marks.append(Mark(item=item, fingerprint=marked(f"incomplete:{fingerprint}" if torn
-                                                        else fingerprint, parsed.lineage),
+                                                        else fingerprint, lineage),
                           sessions=len(held),
                           messages=sum(len(c.messages) for c in parsed.conversations),
                           session_ids=held))
+        cut += [(str(path), held, shorter[item])] if item in shorter else []
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
-            yield Success(_unit(conversations, marks, tally, work))
-            conversations, marks, tally, work = [], [], Tally(), 0
+            yield Success(_unit(conversations, marks, tally, work, cut))
+            conversations, marks, tally, work, cut = [], [], Tally(), 0, []
     if marks or tally.counts or work:
-        yield Success(_unit(conversations, marks, tally, work))
+        yield Success(_unit(conversations, marks, tally, work, cut))
 
 
 @attrs.define
@@ -378,7 +393,7 @@ def _last_line(path: Path) -> int | None:
 
 
 def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
-          work: int) -> ImportUnit:
+          work: int, cut: Sequence[tuple[str, tuple[str, ...], Cut]]) -> ImportUnit:
     return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
                       left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
-                      work=work)
+                      work=work, cut=tuple(cut))

@@ -116,23 +116,26 @@ def transcript(home: Path) -> Path:
     return path
 
 
-async def synced(home: Path, store: SessionStore, memo: RedactionMemo | None = None) -> None:
+async def synced(home: Path, store: SessionStore, memo: RedactionMemo | None = None, *,
+                 prune: bool = False) -> None:
     """``home``'s Claude Code projects synced into ``store`` (nothing else looked for)."""
     located = locate({"claude-code": home / "projects", "hermes": home / "none",
                       "codex": home / "none"})
-    reports = await sync(located, store, progress=False, memo=memo)
+    reports = await sync(located, store, progress=False, memo=memo, prune=prune)
     assert [r.status for r in reports if r.located] == ["synced"]
 
 
 async def test_each_step_stores_what_a_fresh_import_of_the_file_gives(
         store: SessionStore, tmp_path: Path) -> None:
     """Replies merged by message.id, a tool result, titles, a torn line, a sidechain, a
-    rewound and a rewritten file: after each, the store equals a fresh full import."""
+    rewound and a rewritten file: after each, the store equals a fresh full import. Synced
+    with ``--prune``: a file cut shorter is mirrored then (a plain sync keeps what was past
+    the cut: tests/pipeline/test_transcript_cut.py)."""
     path = transcript(tmp_path)
     memo = RedactionMemo(smallest=1)
     for number, step in enumerate(STEPS):
         step(path)
-        await synced(tmp_path, store, memo)
+        await synced(tmp_path, store, memo, prune=True)
         fresh = MemoryStore()
         await synced(tmp_path, fresh)
         assert await held(store) == await held(fresh), f"after step {number}"

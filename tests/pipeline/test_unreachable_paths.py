@@ -214,3 +214,34 @@ def test_what_is_no_folder_where_transcripts_are_looked_for_is_named(
         shutil.copytree(FIXTURES / "claude-code" / "projects", target)
         status, payload, err = run(home, tmp_path / "h.db")
         assert {r["kind"]: r["status"] for r in payload["sources"]}["claude-code"] == "synced"
+
+
+@pytest.mark.parametrize("odd", ["link", "file", "loop", "folder"])
+def test_a_hermes_home_that_is_no_folder_is_named(tmp_path: Path, odd: str) -> None:
+    """``~/.hermes`` a link to a disk not mounted, a file or a loop of links: sync said "not
+    found" (or read the file as a state.db). Now that source fails saying what stands
+    there; a home folder without a ``state.db`` stays "not found"."""
+    home = make_home(tmp_path / "home")
+    hermes = home / ".hermes"
+    shutil.rmtree(hermes)
+    target = tmp_path / "disk" / "hermes"
+    said = {"link": f"{hermes} is a link to {target}, which is not there",
+            "file": f"{hermes} is a file, not a folder",
+            "loop": f"{hermes} is a link in a loop of links, not a folder"}.get(odd)
+    if odd == "link":
+        hermes.symlink_to(target)
+    elif odd == "file":
+        hermes.write_text("not a folder\n", encoding="utf-8")
+    elif odd == "loop":
+        hermes.symlink_to(home / ".hermes-too")
+        (home / ".hermes-too").symlink_to(hermes)
+    else:
+        hermes.mkdir()
+    status, payload, err = run(home, tmp_path / "h.db")
+    reports = {r["kind"]: r for r in payload["sources"]}
+    if said is None:
+        assert status != FAILED and reports["hermes"]["status"] == "not found", err
+        return
+    assert (status, reports["hermes"]["status"]) == (FAILED, "failed"), err
+    assert reports["hermes"]["error"] == said
+    assert [reports[k]["status"] for k in ("claude-code", "codex")] == ["synced", "synced"]

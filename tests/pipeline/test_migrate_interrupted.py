@@ -1,0 +1,85 @@
+"""``harkback migrate`` stopped by Ctrl-C says which schema version the store is at (it
+said only "interrupted"), read from a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
+from harkback.pipeline import wiring
+from harkback.pipeline.cli import main
+from tests.adapters.stores.old_files import old_file
+from tests.conftest import conversation
+from tests.pipeline.test_cli_migrate import _version
+
+DOCKER = conversation("docker", ("user", "the docker bridge lost its dns"))
+
+
+def ctrl_c(migrate: Callable[[str], Any], *, after: bool) -> Callable[[str], Any]:
+    """``migrate``, with a Ctrl-C arriving just before it starts or just as it ends."""
+    def stopped(target: str) -> Any:
+        if after:
+            migrate(target)
+        raise KeyboardInterrupt
+    return stopped
+
+
+@pytest.mark.parametrize("after", [True, False])
+def test_an_interrupted_migrate_says_where_the_store_is(
+        after: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A version-1 file: stopped before the migration it is still at 1, and "run again";
+    stopped as it ends, at this harkback's version, and migrated."""
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    monkeypatch.setattr(wiring, "migrate_store", ctrl_c(wiring.migrate_store, after=after))
+    assert main(["migrate", "--db", str(db), "--json"]) == 130
+    out, err = capsys.readouterr()
+    version = _version(db)
+    assert version == (SCHEMA_VERSION if after else 1)
+    said = (f"the store was migrated: it is at schema version {version}" if after else
+            f"the store is still at schema version {version}, not migrated to "
+            f"{SCHEMA_VERSION}")
+    assert said in err.splitlines()[-1], err
+    assert said in json.loads(out)["kept"]
+
+
+def test_a_real_ctrl_c_during_a_migrate_says_it_migrated_and_prints_one_payload(
+        tmp_path: Path) -> None:
+    """A real SIGINT while the migration runs (held open a moment after its last step, in
+    a process of its own): asyncio only cancels the command then, so it used to say "1 ->
+    5" and a success payload, then "interrupted" and a second payload."""
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    driver = textwrap.dedent(f"""
+        import sys, time
+        from harkback.pipeline import wiring
+        from harkback.pipeline.cli import main
+        real = wiring.migrate_store
+        def held(target):
+            done = real(target)
+            print("migrated", file=sys.stderr, flush=True)
+            time.sleep(5)  # the Ctrl-C comes here, as the migration ends
+            return done
+        wiring.migrate_store = held
+        sys.exit(main(["migrate", "--db", {str(db)!r}, "--json"]))
+    """)
+    run = subprocess.Popen([sys.executable, "-c", driver], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    assert run.stderr is not None
+    assert run.stderr.readline() == "migrated\n"
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    said = f"the store was migrated: it is at schema version {_version(db)}"
+    assert said in err, err
+    assert json.loads(out)["kept"].startswith(said)  # one payload: json.loads reads it whole
