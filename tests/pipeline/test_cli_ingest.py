@@ -34,7 +34,7 @@ def test_ingest_json_reports_the_counts(tmp_path: Path) -> None:
     assert payload["success"] is True
     assert (payload["kind"], payload["location"]) == ("jsonl", str(source.resolve()))
     assert payload["sessions"] == {"added": 3, "updated": 0, "unchanged": 0, "skipped": 0}
-    assert payload["messages"] == {"added": 5, "updated": 0, "removed": 0}
+    assert payload["messages"] == {"added": 5, "updated": 0, "removed": 0, "kept": 0}
 
 
 def test_ingest_json_calls_the_sessions_found_unchanged_so_as_its_line_does(
@@ -115,7 +115,7 @@ def test_ingest_and_import_jsonl_are_one_path(tmp_path: Path) -> None:
                                                   "skipped": 3}
     again = json.loads(run("ingest", str(source), "--json", db=db).stdout)
     assert again["sessions"] == {"added": 0, "updated": 0, "unchanged": 3, "skipped": 3}
-    assert again["messages"] == {"added": 0, "updated": 0, "removed": 0}
+    assert again["messages"] == {"added": 0, "updated": 0, "removed": 0, "kept": 0}
 
 
 def test_ingest_of_a_folder_or_a_pipe_says_what_it_is(tmp_path: Path) -> None:
