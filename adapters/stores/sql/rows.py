@@ -255,6 +255,7 @@ tool_call_id='', tool_calls=(), timestamp=1.5)
     """
     session_id, position, role, timestamp = row[0], row[1], row[2], row[7]
     if (_SETTABLE and session_id and position.__class__ is int and position >= 0 and role in ROLES
+            and row[3].__class__ is str
             and (timestamp is None or (timestamp.__class__ is float
                                        and EARLIEST_EPOCH <= timestamp <= LATEST_EPOCH))):
         # Values Message's validators pass (record_checks), as nearly all of a store's are:
@@ -271,6 +272,11 @@ tool_call_id='', tool_calls=(), timestamp=1.5)
         _SET_TOOL_CALLS(message, decode_tool_calls(row[6]) if row[6] else ())
         _SET_TIMESTAMP(message, timestamp)
         return message
+    for text in row[3:6]:
+        # Message takes any value here; a text SQLite stores as bytes (a flipped type byte,
+        # another tool's write) failed only when the search rendered it, as a bug.
+        if text.__class__ is not str:
+            raise TypeError(f"its text is stored as {type(text).__name__}, not as text")
     return Message(session_id=session_id, position=position, role=cast(Role, role),
                    content=row[3], tool_name=row[4], tool_call_id=row[5],
                    tool_calls=decode_tool_calls(row[6]), timestamp=timestamp)
