@@ -38,11 +38,11 @@ class DamagedMessage(sqlite3.DatabaseError):
     bytes): said as the store's failure in one line, not as an internal error."""
 
 
-def _read(convert: Callable[..., Message], row: Row, *more: object) -> Message:
+def read_row(convert: Callable[..., Message], row: Row, *more: object) -> Message:
     """``convert(row, *more)``, a row that reads as no message a :class:`DamagedMessage`.
 
     >>> try:
-    ...     _read(rows.message_from_row, ("s1", 0, "user", b"hi", "", "", None, None))
+    ...     read_row(rows.message_from_row, ("s1", 0, "user", b"hi", "", "", None, None))
     ... except DamagedMessage as error:
     ...     print(error)
     a stored message is damaged (session 's1', position 0: its text is stored as bytes, not as text)
@@ -61,8 +61,8 @@ def read_messages(connection: sqlite3.Connection, session_ids: Sequence[str],
     (:func:`~harkback.stages.long_text.loaded_start`)."""
     found = execute(connection, rows.messages_of(session_ids, longest)).fetchall()
     if longest is None:
-        return tuple(_read(rows.message_from_row, row) for row in found)
-    return tuple(_read(rows.message_start_from_row, row, None if row[3] is not None else execute(
+        return tuple(read_row(rows.message_from_row, row) for row in found)
+    return tuple(read_row(rows.message_start_from_row, row, None if row[3] is not None else execute(
         connection, rows.message_start(row[0], row[1], longest)).fetchone()[0], longest)
         for row in found)
 
@@ -77,7 +77,7 @@ def read_window(connection: sqlite3.Connection, query: WindowQuery) -> MessageWi
         start = window_start(query, total, around_index)
         found = () if start >= total else execute(
             connection, rows.window_rows(query.session_id, start, query.limit)).fetchall()
-    return MessageWindow(messages=tuple(_read(rows.message_from_row, row) for row in found),
+    return MessageWindow(messages=tuple(read_row(rows.message_from_row, row) for row in found),
                          offset=start, total=total, around_index=around_index)
 
 

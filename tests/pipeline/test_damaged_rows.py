@@ -4,6 +4,7 @@ names it, exit 1; ``search`` and ``show`` ended in an internal error (exit 70)."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harkback.pipeline.cli import main
+from tests.adapters.stores.store_contract import failed
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested
 
@@ -42,3 +44,19 @@ def test_a_damaged_message_is_said_in_one_line(
     assert said in line and "internal error" not in err
     if "--json" in command:
         assert json.loads(out)["success"] is False
+
+
+def test_removing_a_session_with_a_damaged_message_fails_as_the_store(tmp_path: Path) -> None:
+    """``sync --prune`` removes a session whose transcript is gone: a damaged message of it
+    ended that sync in an internal error; now the store's failure, the session kept whole."""
+    from harkback.adapters.stores.sqlite import SqliteStore
+    db = ingested(tmp_path, [conversation("s-gone", ("user", "the gone pelican"))])
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE messages SET content = CAST(content AS BLOB)")
+    raw.close()
+    with SqliteStore.open(db).unwrap() as store:
+        error = asyncio.run(failed(store.remove_sessions(["s-gone"])))
+    assert "a stored message is damaged (session 's-gone', position 0: " in error.reason
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT count(*) FROM messages").fetchone()[0] == 1
+    raw.close()
