@@ -31,26 +31,38 @@ from harkback.stages.record_checks import briefly
 from harkback.stages.records import Message
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
-class DamagedMessage(sqlite3.DatabaseError):
-    """A stored message that reads as no message (a role outside its list, a text stored as
-    bytes): said as the store's failure in one line, not as an internal error."""
+class DamagedRecord(sqlite3.DatabaseError):
+    """A stored message or session that reads as none (a role outside its list, a text stored
+    as bytes): said as the store's failure in one line, not as an internal error."""
+
+
+def session_reader(convert: Callable[[Row], R]) -> Callable[[Row], R]:
+    """``convert``, a session row (``id`` first) that reads as none a :class:`DamagedRecord`."""
+    def read(row: Row) -> R:
+        try:
+            return convert(row)
+        except (ValueError, TypeError) as error:
+            raise DamagedRecord(f"a stored session is damaged (session {briefly(row[0])}: "
+                                f"{error})") from error
+    return read
 
 
 def read_row(convert: Callable[..., Message], row: Row, *more: object) -> Message:
-    """``convert(row, *more)``, a row that reads as no message a :class:`DamagedMessage`.
+    """``convert(row, *more)``, a row that reads as no message a :class:`DamagedRecord`.
 
     >>> try:
     ...     read_row(rows.message_from_row, ("s1", 0, "user", b"hi", "", "", None, None))
-    ... except DamagedMessage as error:
+    ... except DamagedRecord as error:
     ...     print(error)
     a stored message is damaged (session 's1', position 0: its text is stored as bytes, not as text)
     """
     try:
         return convert(row, *more)
     except (ValueError, TypeError) as error:
-        raise DamagedMessage(f"a stored message is damaged (session {briefly(row[0])}, "
+        raise DamagedRecord(f"a stored message is damaged (session {briefly(row[0])}, "
                              f"position {briefly(row[1])}: {error})") from error
 
 

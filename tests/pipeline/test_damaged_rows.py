@@ -25,7 +25,7 @@ DAMAGE = {
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 @pytest.mark.parametrize("command", [["search", "pelican"], ["show", "s-pelican"],
-                                     ["search", "pelican", "--json"]])
+                                     ["search", "pelican", "--json"], ["redact"]])
 def test_a_damaged_message_is_said_in_one_line(
         damage: str, command: list[str], tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,3 +60,18 @@ def test_removing_a_session_with_a_damaged_message_fails_as_the_store(tmp_path: 
     with sqlite3.connect(db) as raw:
         assert raw.execute("SELECT count(*) FROM messages").fetchone()[0] == 1
     raw.close()
+
+
+@pytest.mark.parametrize("command", [["search", "pelican"], ["recent"], ["show", "s-pelican"]])
+def test_a_damaged_session_is_said_in_one_line(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session's title stored as bytes reached the printing, an internal error (exit 70)."""
+    db = ingested(tmp_path, [conversation("s-pelican", ("user", "the pelican crontab"),
+                                          title="Pelican crontab")])
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE sessions SET title = CAST(title AS BLOB)")
+    raw.close()
+    assert main([*command, "--db", str(db)]) == 1
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert line.endswith("a stored session is damaged (session 's-pelican': its title is "
+                         "stored as bytes, not as text)"), line

@@ -209,12 +209,21 @@ def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
 
 
 def session_from_row(row: Row) -> Session:
-    """A session from the columns ``id, source, model, title, started_at, ended_at, ...``."""
+    """A session from the columns ``id, source, model, title, started_at, ended_at, ...``.
+
+    >>> session_from_row(("s1", "cli", "", b"a title", None, None, None, "", ""))
+    Traceback (most recent call last):
+    TypeError: its title is stored as bytes, not as text
+    """
+    for name, text in zip(_SESSION_TEXTS, (*row[:4], row[6], *row[7:9]), strict=True):
+        if text.__class__ is not str and not (text is None and name == "parent_session_id"):
+            raise TypeError(f"its {name} is stored as {type(text).__name__}, not as text")
     return Session(id=row[0], source=row[1], model=row[2], title=row[3], started_at=row[4],
                    ended_at=row[5], parent_session_id=row[6], end_reason=row[7],
                    project=row[8])
 
 
+_SESSION_TEXTS = ("id", "source", "model", "title", "parent_session_id", "end_reason", "project")
 _CHECKED = {"session_id": non_empty, "position": at_least_zero, "role": a_role,
             "timestamp": epoch_or_none}
 """The validators :func:`message_from_row` checks inline, by field."""
@@ -273,8 +282,7 @@ tool_call_id='', tool_calls=(), timestamp=1.5)
         _SET_TIMESTAMP(message, timestamp)
         return message
     for text in row[3:6]:
-        # Message takes any value here; a text SQLite stores as bytes (a flipped type byte,
-        # another tool's write) failed only when the search rendered it, as a bug.
+        # Message and Session take any value: a text stored as bytes failed when printed.
         if text.__class__ is not str:
             raise TypeError(f"its text is stored as {type(text).__name__}, not as text")
     return Message(session_id=session_id, position=position, role=cast(Role, role),
