@@ -92,8 +92,7 @@ def children_of(ids: Iterable[str]) -> Statement:
     return Statement(
         f"SELECT {SESSION_COLUMNS} FROM sessions "
         "WHERE parent_session_id IN (SELECT value FROM json_each(?)) "
-        "ORDER BY started_at IS NULL, started_at, id",
-        (json_list(ids),))
+        "ORDER BY started_at IS NULL, started_at, id", (json_list(ids),))
 
 
 def messages_of(session_ids: Iterable[str], longest: int | None = None) -> Statement:
@@ -131,8 +130,7 @@ def window_rows(session_id: str, start: int, limit: int) -> Statement:
     return Statement(
         f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND position >= "
         "(SELECT position FROM messages WHERE session_id = ? ORDER BY position "
-        "LIMIT 1 OFFSET ?) ORDER BY position LIMIT ?",
-        (session_id, session_id, start, limit))
+        "LIMIT 1 OFFSET ?) ORDER BY position LIMIT ?", (session_id, session_id, start, limit))
 
 
 def recent(query: RecentQuery) -> Statement:
@@ -215,12 +213,14 @@ def session_from_row(row: Row) -> Session:
     Traceback (most recent call last):
     TypeError: its title is stored as bytes, not as text
     """
-    for name, text in zip(_SESSION_TEXTS, (*row[:4], row[6], *row[7:9]), strict=True):
-        if text.__class__ is not str and not (text is None and name == "parent_session_id"):
-            raise TypeError(f"its {name} is stored as {type(text).__name__}, not as text")
+    if not (row[0].__class__ is row[1].__class__ is row[2].__class__ is row[3].__class__
+            is row[7].__class__ is row[8].__class__ is str  # on every read: one cheap check,
+            and (row[6] is None or row[6].__class__ is str)):  # the field named on failing
+        for name, text in zip(_SESSION_TEXTS, (*row[:4], *row[6:9]), strict=True):
+            if text.__class__ is not str and (text is not None or name != "parent_session_id"):
+                raise TypeError(f"its {name} is stored as {type(text).__name__}, not as text")
     return Session(id=row[0], source=row[1], model=row[2], title=row[3], started_at=row[4],
-                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7],
-                   project=row[8])
+                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7], project=row[8])
 
 
 _SESSION_TEXTS = ("id", "source", "model", "title", "parent_session_id", "end_reason", "project")
