@@ -75,3 +75,37 @@ def test_a_damaged_session_is_said_in_one_line(
     line = capsys.readouterr().err.splitlines()[-1]
     assert line.endswith("a stored session is damaged (session 's-pelican': its title is "
                          "stored as bytes, not as text)"), line
+
+
+
+def test_ingesting_again_a_session_with_a_damaged_message_fails_as_the_store(
+        tmp_path: Path) -> None:
+    """The store's upsert reads the stored messages to take their text out of the index: a
+    damaged one escaped ``ingest`` as a TypeError (the CLI's own read came first; a library
+    caller and ``sync``'s appended tails met it)."""
+    from harkback.adapters.stores.sqlite import SqliteStore
+    db = ingested(tmp_path, [conversation("s-pelican", ("user", "the pelican crontab"),
+                                          ("assistant", "restore the pelican"))])
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE messages SET content = CAST(content AS BLOB) WHERE position = 1")
+    raw.close()
+    with SqliteStore.open(db).unwrap() as store:
+        error = asyncio.run(failed(store.ingest([conversation(
+            "s-pelican", ("user", "the pelican crontab, again"))])))
+    assert "a stored message is damaged (session 's-pelican', position 1: " in error.reason
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT count(*) FROM messages").fetchone()[0] == 2
+    raw.close()
+
+
+def test_embedding_a_damaged_message_fails_as_the_store(tmp_path: Path) -> None:
+    """``embed`` reads the messages still without a vector: a damaged one escaped the
+    store as a TypeError (``harkback embed``: an internal error, exit 70)."""
+    from harkback.adapters.stores.sqlite import SqliteStore
+    db = ingested(tmp_path, [conversation("s-pelican", ("user", "the pelican crontab"))])
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE messages SET content = CAST(content AS BLOB)")
+    raw.close()
+    with SqliteStore.open(db).unwrap() as store:
+        error = asyncio.run(failed(store.unembedded("m", ("user",), 10)))
+    assert "a stored message is damaged (session 's-pelican', position 0: " in error.reason
