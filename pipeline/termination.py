@@ -76,6 +76,10 @@ KEPT_WHEN_STOPPED = {
     # whole, one still waiting for the write lock never begins.
     "optimize": "the store is whole, optimised or as it was: the same command run again "
                 "finishes the job",
+    # Said only when stopped before it began (startup's imports take about half of a
+    # small store's migrate): once begun, it names the store's version (stopped_with).
+    "migrate": "the migration had not begun: the store is as it was, and the same command "
+               "run again migrates it",
     # Its merge, which takes the old texts out of the index and freed pages, ends a run.
     "redact": "the sessions rewritten before it keep their placeholders, but the old text "
               "may linger in the file until the same command run again finishes the job",

@@ -55,7 +55,7 @@ from harkback.adapters.stores.sqlite_errors import (
     unavailable,
 )
 from harkback.adapters.stores.sqlite_merge import merged
-from harkback.adapters.stores.sqlite_messages import SqliteMessages
+from harkback.adapters.stores.sqlite_messages import SqliteMessages, session_reader
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot, versioned
@@ -273,17 +273,18 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids, in the order asked; unknown ids are left out."""
-        return self._run(fetch(rows.sessions_by_id(ids), rows.session_from_row))
+        return self._run(fetch(rows.sessions_by_id(ids), session_reader(rows.session_from_row)))
 
     def children(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``, earliest first."""
-        return self._run(fetch(rows.children_of(ids), rows.session_from_row))
+        return self._run(fetch(rows.children_of(ids), session_reader(rows.session_from_row)))
 
     def recent(self, query: ports.RecentQuery
                ) -> FutureResult[tuple[records.SessionOverview, ...], StoreUnavailable]:
         """Root sessions (no parent, or a parent not stored), newest first; ``parts``: the rest."""
-        return self._run(versioned(fetch(rows.recent(query), rows.overview_from_row)))
+        return self._run(versioned(fetch(rows.recent(query),
+                                              session_reader(rows.overview_from_row))))
 
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:

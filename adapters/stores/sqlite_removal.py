@@ -21,6 +21,7 @@ from harkback.adapters.stores.sql import titles, writes
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.statement import Statement, json_list
 from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_messages import read_row
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.text.tokens import index_text
 
@@ -36,7 +37,8 @@ def remove(connection: sqlite3.Connection, ids: Sequence[str]) -> int:
         found = sorted({row[0] for row in execute(connection, writes.existing_sessions(ids))})
         if not found:
             return 0
-        stored = [(row[0], message_from_row(row[1:]))
+        # A row that reads as no message stops the removal, rolled back, in one line.
+        stored = [(row[0], read_row(message_from_row, row[1:]))
                   for row in execute(connection, writes.stored_messages(found))]
         connection.executemany(writes.DELETE_INDEXED, [
             (row_id, index_text(message.text_for_search())) for row_id, message in stored])

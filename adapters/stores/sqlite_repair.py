@@ -146,7 +146,7 @@ def _indexed(row: tuple[Any, ...]) -> tuple[int, str]:
     ...     _indexed((7, "s1", 0, "user", b"hi", "", "", None, None))
     ... except DamagedRow as error:
     ...     print(error)
-    a stored message is damaged (message 7: sequence item 0: expected str instance, bytes found)
+    a stored message is damaged (message 7: its text is stored as bytes, not as text)
     """
     try:
         return row[0], index_body(message_from_row(row[1:]).text_for_search())

@@ -27,6 +27,7 @@ from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.lineage_cache import summaries_above
 from harkback.adapters.stores.sql.statement import json_list
 from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_messages import read_row, session_reader
 from harkback.adapters.stores.sqlite_removal import HAS_SUMMARY_CACHE
 from harkback.adapters.stores.sqlite_transaction import immediate, read_snapshot
 from harkback.adapters.stores.sqlite_writes import write_within
@@ -128,11 +129,12 @@ def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewr
     ``held`` hears how long the write held the lock.
     """
     def edited() -> tuple[list[Conversation], rewrite.RewriteReport]:
-        sessions = [rows.session_from_row(r) for r in execute(connection,
-                                                              rows.sessions_by_id(ids))]
+        # A row that reads as none: the store's failure in one line (sqlite_messages).
+        sessions = [session_reader(rows.session_from_row)(r)
+                    for r in execute(connection, rows.sessions_by_id(ids))]
         return rewrite.rewrite_sessions(sessions, (
-            rows.message_from_row(r) for r in execute(connection, rows.messages_of(ids))),
-            edit)
+            read_row(rows.message_from_row, r)
+            for r in execute(connection, rows.messages_of(ids))), edit)
     with read_snapshot(connection):
         changed, counts = edited()
         seen = _data_version(connection)

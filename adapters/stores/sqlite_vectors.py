@@ -24,6 +24,7 @@ from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sql.writes import MAX_MESSAGE_ID
 from harkback.adapters.stores.sqlite_connection import execute, has_vector_schema
+from harkback.adapters.stores.sqlite_messages import read_row
 from harkback.adapters.stores.sqlite_search import RANKED_FETCH_FACTOR, RANKED_FETCH_MIN
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable
@@ -88,7 +89,7 @@ def unembedded(connection: sqlite3.Connection, model: str, roles: tuple[Role, ..
     after = (int(rows[0][0]) if rows
              else int(connection.execute(MAX_MESSAGE_ID).fetchone()[0]) + 1)
     starts[(model, roles)] = Start(state=state, start=after)
-    return tuple(message_from_row(row[1:]) for row in rows)
+    return tuple(read_row(message_from_row, row[1:]) for row in rows)  # damaged: one line
 
 
 def nearest(connection: sqlite3.Connection, query: NearestQuery, *, path: Path,

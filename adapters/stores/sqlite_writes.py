@@ -17,6 +17,7 @@ from harkback.adapters.stores import sqlite_titles
 from harkback.adapters.stores.sql import fulltext, writes
 from harkback.adapters.stores.sql.rows import message_from_row, session_row
 from harkback.adapters.stores.sqlite_connection import execute
+from harkback.adapters.stores.sqlite_messages import read_row
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.ports import IngestReport
 from harkback.stages.records import Conversation, Message
@@ -40,7 +41,8 @@ def write_within(connection: sqlite3.Connection, batch: Sequence[Conversation]
     changes in the same one, so no other writer's commit can come between)."""
     ids = [c.session.id for c in batch]
     existing = {row[0] for row in execute(connection, writes.existing_sessions(ids))}
-    stored = [(row[0], message_from_row(row[1:]))
+    # A row that reads as no message stops the write, rolled back, in one line (DamagedRecord).
+    stored = [(row[0], read_row(message_from_row, row[1:]))
               for row in execute(connection, writes.stored_messages(existing))]
     plan = _replace(connection, batch, stored)
     return IngestReport(added=len(batch) - len(existing), updated=len(existing),
@@ -62,10 +64,10 @@ def write_tails(connection: sqlite3.Connection, tails: Sequence[Tail]) -> Ingest
             # The count first (cheap); then every field: another writer may have changed
             # a message's text alone.
             if not held or below != tail.kept or tuple(
-                    message_from_row(row) for row in connection.execute(
+                    read_row(message_from_row, row) for row in connection.execute(
                         writes.MESSAGES_BELOW, (sid, tail.since))) != tail.below:
                 return None
-            stored += [(row[0], message_from_row(row[1:]))
+            stored += [(row[0], read_row(message_from_row, row[1:]))
                        for row in connection.execute(writes.MESSAGES_FROM, (sid, tail.since))]
         plan = _replace(connection, [t.conversation for t in tails], stored)
     return IngestReport(updated=len(tails), messages=len(plan.messages),

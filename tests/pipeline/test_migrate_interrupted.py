@@ -83,3 +83,22 @@ def test_a_real_ctrl_c_during_a_migrate_says_it_migrated_and_prints_one_payload(
     said = f"the store was migrated: it is at schema version {_version(db)}"
     assert said in err, err
     assert json.loads(out)["kept"].startswith(said)  # one payload: json.loads reads it whole
+
+
+def test_a_migrate_stopped_before_it_began_says_the_store_is_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A Ctrl-C while the command is still starting (its imports take half of a small
+    store's migrate) said only "interrupted", and under --json no ``kept``."""
+    from harkback.pipeline import upkeep_commands
+
+    def starting(target: str) -> None:
+        raise KeyboardInterrupt
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    monkeypatch.setattr(upkeep_commands, "needs_file", starting)
+    assert main(["migrate", "--db", str(db), "--json"]) == 130
+    out, err = capsys.readouterr()
+    said = "the migration had not begun: the store is as it was"
+    assert (_version(db), said in err.splitlines()[-1]) == (1, True), err
+    assert json.loads(out)["kept"].startswith(said)

@@ -92,8 +92,7 @@ def children_of(ids: Iterable[str]) -> Statement:
     return Statement(
         f"SELECT {SESSION_COLUMNS} FROM sessions "
         "WHERE parent_session_id IN (SELECT value FROM json_each(?)) "
-        "ORDER BY started_at IS NULL, started_at, id",
-        (json_list(ids),))
+        "ORDER BY started_at IS NULL, started_at, id", (json_list(ids),))
 
 
 def messages_of(session_ids: Iterable[str], longest: int | None = None) -> Statement:
@@ -131,8 +130,7 @@ def window_rows(session_id: str, start: int, limit: int) -> Statement:
     return Statement(
         f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND position >= "
         "(SELECT position FROM messages WHERE session_id = ? ORDER BY position "
-        "LIMIT 1 OFFSET ?) ORDER BY position LIMIT ?",
-        (session_id, session_id, start, limit))
+        "LIMIT 1 OFFSET ?) ORDER BY position LIMIT ?", (session_id, session_id, start, limit))
 
 
 def recent(query: RecentQuery) -> Statement:
@@ -209,12 +207,23 @@ def message_row(row_id: int, message: Message) -> tuple[SqlValue, ...]:
 
 
 def session_from_row(row: Row) -> Session:
-    """A session from the columns ``id, source, model, title, started_at, ended_at, ...``."""
+    """A session from the columns ``id, source, model, title, started_at, ended_at, ...``.
+
+    >>> session_from_row(("s1", "cli", "", b"a title", None, None, None, "", ""))
+    Traceback (most recent call last):
+    TypeError: its title is stored as bytes, not as text
+    """
+    if not (row[0].__class__ is row[1].__class__ is row[2].__class__ is row[3].__class__
+            is row[7].__class__ is row[8].__class__ is str  # on every read: one cheap check,
+            and (row[6] is None or row[6].__class__ is str)):  # the field named on failing
+        for name, text in zip(_SESSION_TEXTS, (*row[:4], *row[6:9]), strict=True):
+            if text.__class__ is not str and (text is not None or name != "parent_session_id"):
+                raise TypeError(f"its {name} is stored as {type(text).__name__}, not as text")
     return Session(id=row[0], source=row[1], model=row[2], title=row[3], started_at=row[4],
-                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7],
-                   project=row[8])
+                   ended_at=row[5], parent_session_id=row[6], end_reason=row[7], project=row[8])
 
 
+_SESSION_TEXTS = ("id", "source", "model", "title", "parent_session_id", "end_reason", "project")
 _CHECKED = {"session_id": non_empty, "position": at_least_zero, "role": a_role,
             "timestamp": epoch_or_none}
 """The validators :func:`message_from_row` checks inline, by field."""
@@ -255,6 +264,7 @@ tool_call_id='', tool_calls=(), timestamp=1.5)
     """
     session_id, position, role, timestamp = row[0], row[1], row[2], row[7]
     if (_SETTABLE and session_id and position.__class__ is int and position >= 0 and role in ROLES
+            and row[3].__class__ is str
             and (timestamp is None or (timestamp.__class__ is float
                                        and EARLIEST_EPOCH <= timestamp <= LATEST_EPOCH))):
         # Values Message's validators pass (record_checks), as nearly all of a store's are:
@@ -271,6 +281,10 @@ tool_call_id='', tool_calls=(), timestamp=1.5)
         _SET_TOOL_CALLS(message, decode_tool_calls(row[6]) if row[6] else ())
         _SET_TIMESTAMP(message, timestamp)
         return message
+    for text in row[3:6]:
+        # Message and Session take any value: a text stored as bytes failed when printed.
+        if text.__class__ is not str:
+            raise TypeError(f"its text is stored as {type(text).__name__}, not as text")
     return Message(session_id=session_id, position=position, role=cast(Role, role),
                    content=row[3], tool_name=row[4], tool_call_id=row[5],
                    tool_calls=decode_tool_calls(row[6]), timestamp=timestamp)
