@@ -15,21 +15,18 @@ from __future__ import annotations
 
 import sqlite3
 
-from harkback.adapters.stores.sql.fulltext import read_varint
+from harkback.adapters.stores.sql.fulltext import LATER_STRUCTURE, read_varint
 from harkback.adapters.stores.sqlite_transaction import immediate
 
 INDEXES = {"messages_fts": "the messages'", "session_titles_fts": "the titles'"}
 """The full-text indexes a store keeps, with how a line names each."""
-
-_LATER_FORMAT = b"\xff\x00\x00\x01"
-"""The mark after the cookie of a later FTS5's structure record (with tombstones)."""
 
 _HAS = "SELECT COUNT(*) FROM sqlite_master WHERE name = ?"
 
 
 def segment_count(structure: bytes) -> int:
     """How many segments FTS5's structure record ``structure`` lists (see the module)."""
-    at = 8 if structure[4:8] == _LATER_FORMAT else 4
+    at = 8 if structure[4:8] == LATER_STRUCTURE else 4
     _, at = read_varint(structure, at)
     return read_varint(structure, at)[0]
 

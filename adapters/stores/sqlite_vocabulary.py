@@ -28,7 +28,11 @@ import json
 import re
 import sqlite3
 
-from harkback.adapters.stores.sql.fulltext import read_varint
+from harkback.adapters.stores.sql.fulltext import (
+    INDEX_STRUCTURE,
+    LATER_STRUCTURE,
+    read_varint,
+)
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.stages.query import AnyOf, Node, Phrase, Term, Unit, Without
 
@@ -39,7 +43,6 @@ MAX_WORDS = 2000
 MAX_LEAVES = 256
 """At most this many leaves are read to list them (each ~4 KiB)."""
 
-_STRUCTURE = "SELECT block FROM messages_fts_data WHERE id = 10"
 _FIRST_LEAF = ("SELECT pgno, term FROM messages_fts_idx WHERE segid = ? AND term <= ? "
                "ORDER BY term DESC LIMIT 1")
 _NEXT_LEAVES = ("SELECT pgno FROM messages_fts_idx WHERE segid = ? AND term > ? AND term < ? "
@@ -55,11 +58,6 @@ _MAIN_INDEX = b"0"
 
 _SEGMENT_SHIFT = 37
 """A leaf's row id in ``%_data`` is ``segment << 37 | leaf number``."""
-
-_STRUCTURE_V2 = b"\xff\x00\x00\x01"
-"""What follows the cookie in the structure record of later FTS5 versions (tombstones):
-not read here."""
-
 
 class _Unexpected(Exception):
     """A record that does not read as this module expects."""
@@ -142,8 +140,9 @@ def words_under(connection: sqlite3.Connection, prefix: str, *, max_words: int =
 def _segments(connection: sqlite3.Connection) -> list[tuple[int, int, int]]:
     # The structure record: a 4-byte cookie; levels, segments, write counter; then per
     # level its merge state and segment count, per segment its id, first and last leaf.
-    row = connection.execute(_STRUCTURE).fetchone()
-    if row is None or not isinstance(row[0], bytes) or row[0][4:8] == _STRUCTURE_V2:
+    # A later FTS5's format (LATER_STRUCTURE) is not read here.
+    row = connection.execute(INDEX_STRUCTURE).fetchone()
+    if row is None or not isinstance(row[0], bytes) or row[0][4:8] == LATER_STRUCTURE:
         raise _Unexpected
     data = row[0]
     levels, at = read_varint(data, 4)

@@ -34,6 +34,8 @@ segments to merge (``usermerge``, 4) or finishing a merge begun earlier."""
 INDEX_STRUCTURE = "SELECT block FROM messages_fts_data WHERE id = 10"
 """FTS5's structure record (its segments and levels): unchanged by a merge step that found
 nothing to do."""
+LATER_STRUCTURE = b"\xff\x00\x00\x01"
+"""After the structure record's 4-byte cookie in later FTS5 versions (3.40: the levels)."""
 
 BULK_ROWS = 1000
 """A store that ingested at least this many messages (in one call or many) finishes
