@@ -20,6 +20,7 @@ from typing import TypeAlias
 
 from returns.result import Failure, Result, Success
 
+from harkback.stages.calendar_words import calendar_windows, previous_periods
 from harkback.stages.errors import QueryRejected
 from harkback.stages.local_days import day_start, days_before, last_moment
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
@@ -37,7 +38,8 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 ACCEPTED_TIMES = ("a date (2026-11-01), an ISO time (2026-11-01T14:00:00+02:00), epoch "
                   "seconds, a span back from now (7d, 24h), or words: now, today, yesterday, "
-                  "tuesday, last week, last month, last year, 3 days ago, 2 weeks ago")
+                  "tuesday, this week, last week, last month, last year, 3 days ago, "
+                  "2 weeks ago")
 """The forms :func:`parse_time_bound` reads, as its error lists them."""
 
 TimeGiven: TypeAlias = str | float | datetime | date
@@ -48,6 +50,7 @@ _TYPES = "text, epoch seconds, a datetime or a date"
 
 _SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
 _SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{UNIT}$")
+_SPOKEN_PERIOD = re.compile(r"^(this|last|previous)\s+(?:week|month|year)$")
 _SPOKEN_WEEKDAY = re.compile(rf"^(?:(?:last|on)\s+)?({'|'.join(WEEKDAYS)})$")
 
 
@@ -57,14 +60,22 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
     ``today``, ``yesterday`` and a weekday (``tuesday``, ``last tuesday``: the latest
     before today) are the start of that local day (:mod:`local_days
     <harkback.stages.local_days>`), or with ``end`` its end: ``--until yesterday`` takes
-    in all of yesterday. ``last week`` and ``3 days ago`` are that long before ``now`` (a
-    month is 30 days, a year 365).
+    in all of yesterday. So are ``last week``, ``last month`` and ``last year`` of the
+    calendar's week (from Monday), month or year before the current one, as a question
+    reads them (:func:`~harkback.stages.calendar_words.previous_periods`); ``this week``
+    (month, year) starts at the current one's first day and ends at ``now``. ``3 days
+    ago`` and ``past week`` are that long before ``now`` (a month is 30 days, a year 365).
 
     >>> DAY = 86400.0
     >>> [spoken_time(t, 10.5 * DAY) / DAY for t in ("today", "yesterday", "2 days ago")]
     [10.0, 9.0, 8.5]
-    >>> spoken_time("last week", 10 * DAY) / DAY, spoken_time("a month ago", 40 * DAY) / DAY
+    >>> spoken_time("past week", 10 * DAY) / DAY, spoken_time("a month ago", 40 * DAY) / DAY
     (3.0, 10.0)
+    >>> now = 20519.5 * DAY  # Saturday 2026-03-07, noon UTC: last week is 23 Feb to 1 Mar
+    >>> spoken_time("last week", now) / DAY, round(spoken_time("last week", now, end=True) / DAY)
+    (20507.0, 20514)
+    >>> spoken_time("this week", now) / DAY, spoken_time("this week", now, end=True) / DAY
+    (20514.0, 20519.5)
     >>> 9.99 < spoken_time("yesterday", 10.5 * DAY, end=True) / DAY < 10.0  # before midnight
     True
     >>> spoken_time("whenever", 0.0) is None
@@ -78,6 +89,13 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
         day = (latest_weekday(weekday.group(1), now) if weekday
                else days_before(now, 0 if words == "today" else 1))
         return _last_moment(day) if end else day_start(day)
+    period = _SPOKEN_PERIOD.match(words)
+    if period:
+        # The calendar's, as for "yesterday": seven days back left out the start of the
+        # week that an agent passed on from "how did we fix it last week?".
+        read = calendar_windows if period.group(1) == "this" else previous_periods
+        ((_, (start, stop)),) = read(words, now)
+        return stop if end else start
     ago = _SPOKEN_AGO.match(words)
     if ago:
         return now - count_of(ago.group(1)) * UNIT_DAYS[ago.group(2)] * DAY
