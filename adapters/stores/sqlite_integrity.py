@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import sqlite3
 
+import attrs
+
 from harkback.adapters.stores.read_watch import is_corrupt
 
 DERIVED = re.compile(r"(messages_fts|session_titles_fts)(_\w+)?|session_titles")
@@ -25,6 +27,17 @@ _ACROSS = re.compile(r"2nd reference to page|invalid page number|ptr ?map", re.I
 file's end, autovacuum's map): said on the page holding the pointer, an index's, they are
 not that index's alone. REINDEX frees each page of the index: one also on the free list
 was then free twice, given to two writes, and the file malformed."""
+
+# What names its index or table: an index by name; an FTS5 table (SQLite 3.44 and later
+# check each full-text index too: "malformed inverted index for FTS5 table main.x"; later
+# ones say "fts5: corruption found reading blob 10 from table "x"").
+_NAMED = re.compile(r"(?:from|in|of) index (\w+)|FTS5 table (?:\w+\.)?(\w+)"
+                    r"|^fts5: .* table \"(\w+)\"$")
+# A B-tree's page: "Tree 5 page 7 cell 3: ...", "Tree 5 page 7 right child: ...", "Tree 5
+# page 7: ..." from SQLite 3.42 on (its root page first); before, "On tree page 7 cell 3:
+# ...", "On page 7 at right child: ...", "Page 7: ...".
+_TREE = re.compile(r"Tree (\d+) page (\d+)")
+_PAGE = re.compile(r"(?:On tree page|On page|Page) (\d+)")
 
 EVERY_LINE = 2**31 - 1
 """integrity_check's limit on the lines it finds: none in effect (its default, 100, hid
@@ -47,7 +60,7 @@ def pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) -
     a damaged table's among them): with a cap on the lines, a thousand broken index
     entries hid a damaged message after them, and the file was called rebuildable.
     """
-    owners: tuple[dict[str, str], dict[int, str]] | None = None
+    owners: Owners | None = None
     derived, seen, table_line = True, 0, None
     kept = len(damaged)
     lines = connection.execute(f"PRAGMA integrity_check({EVERY_LINE})")
@@ -57,13 +70,11 @@ def pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) -
                 if line == "ok" or line.startswith("***"):
                     continue
                 if owners is None:  # read once damage shows: dbstat reads the whole file
-                    owners = (dict(connection.execute("SELECT name, type FROM sqlite_master")),
-                              _page_owners(connection))
-                owner = _owner(line, owners[1])
+                    owners = Owners.of(connection)
+                owner = owners.owner(line)
                 said = f"SQLite's integrity_check: {line}" + (
                     f" (in {owner})" if owner and owner not in line else "")
-                if owner is None or _ACROSS.search(line) or not (
-                        owners[0].get(owner) == "index" or DERIVED.fullmatch(owner) is not None):
+                if not owners.rebuilt(line):
                     if derived and seen >= SHOWN:  # the first such line, past those shown
                         table_line = said
                     derived = False
@@ -112,10 +123,9 @@ def unreadable_page(connection: sqlite3.Connection, damaged: list[str],
                 pass  # every row and column read, one at a time
     finally:
         connection.text_factory = str
-    kinds = dict(connection.execute("SELECT name, type FROM sqlite_master"))
-    pages = _page_owners(connection)
-    owners = [_owner(line, pages) for line in lines]
-    if lines == ["ok"] or any(kinds.get(owner or "") != "index" for owner in owners):
+    of = Owners.of(connection)
+    owners = [of.owner(line) for line in lines]
+    if lines == ["ok"] or any(of.kinds.get(owner or "") != "index" for owner in owners):
         raise error  # a free page, or what quick_check cannot place
     damaged.extend(f"SQLite's quick_check: {line} (in {owner})"  # every line weighed
                    for line, owner in zip(lines[:SHOWN], owners, strict=False))
@@ -123,6 +133,51 @@ def unreadable_page(connection: sqlite3.Connection, damaged: list[str],
         damaged.append(f"{len(lines) - SHOWN} more lines of SQLite's quick_check")
     damaged.append(TORN_INDEX)
     return False
+
+
+@attrs.frozen
+class Owners:
+    """What a file's B-trees are (``kinds``: a name's type, ``table`` or ``index``), which
+    one each root page starts (``roots``) and each page belongs to (``pages``): whose an
+    integrity_check line is, in the words of SQLite 3.40 or of 3.42 and later.
+
+    >>> owners = Owners(kinds={"sessions_started": "index", "messages": "table"},
+    ...                 roots={5: "sessions_started", 2: "messages"}, pages={})
+    >>> owners.rebuilt("Tree 5 page 7 cell 3: Extends off end of page")
+    True
+    >>> owners.rebuilt("Tree 2 page 9 cell 0: Rowid 21 out of order")
+    False
+    """
+
+    kinds: dict[str, str]
+    roots: dict[int, str]
+    pages: dict[int, str]
+
+    @classmethod
+    def of(cls, connection: sqlite3.Connection) -> Owners:
+        """The owners in the file ``connection`` reads (``dbstat`` reads every page)."""
+        schema = connection.execute("SELECT name, type, rootpage FROM sqlite_master").fetchall()
+        return cls(kinds={name: kind for name, kind, _ in schema},
+                   roots={root: name for name, _, root in schema if root},
+                   pages=_page_owners(connection))
+
+    def owner(self, line: str) -> str | None:
+        """The index or table ``line`` is about, if it says."""
+        named = _NAMED.search(line)
+        if named:
+            return next(name for name in named.groups() if name)
+        tree = _TREE.match(line)  # the B-tree's root page, then the page, as 3.42 says
+        if tree:
+            return self.roots.get(int(tree.group(1))) or self.pages.get(int(tree.group(2)))
+        page = _PAGE.match(line)
+        return self.pages.get(int(page.group(1))) if page else None
+
+    def rebuilt(self, line: str) -> bool:
+        """Whether ``line`` is about what harkback rebuilds (a B-tree index, a full-text
+        index and its tables), and no pointer to another page (:data:`_ACROSS`)."""
+        owner = self.owner(line)
+        return owner is not None and not _ACROSS.search(line) and (
+            self.kinds.get(owner) == "index" or DERIVED.fullmatch(owner) is not None)
 
 
 def _page_owners(connection: sqlite3.Connection) -> dict[int, str]:
@@ -133,12 +188,3 @@ def _page_owners(connection: sqlite3.Connection) -> dict[int, str]:
         # dbstat walks the B-trees: a broken one stops it. The roots still say something.
         return {row[0]: row[1] for row in connection.execute(
             "SELECT rootpage, name FROM sqlite_master WHERE rootpage > 0")}
-
-
-def _owner(line: str, pages: dict[int, str]) -> str | None:
-    """The index or table an integrity_check line is about, if it says."""
-    named = re.search(r"(?:from index|in index|entries in index) (\w+)", line)
-    if named:
-        return named.group(1)
-    page = re.search(r"(?:tree page|Page) (\d+)", line)
-    return pages.get(int(page.group(1))) if page else None

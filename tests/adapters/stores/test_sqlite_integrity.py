@@ -1,0 +1,75 @@
+"""integrity_check's lines, as SQLite 3.40 words them and as 3.42 and later do: each is
+the same index's or table's either way (issue 20). This machine's SQLite is 3.40.1, so
+the later forms are the lines SQLite's source prints (btree.c's prefixes "Tree %u page
+%u cell %u: ", "Tree %u page %u right child: ", "Tree %u page %u: ", from 3.42.0, whose
+notes say its errors now name the B-tree's root page; FTS5's xIntegrity, from 3.44.0)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harkback.adapters.stores.sqlite_integrity import Owners
+
+# The index sessions_started: root page 5, a leaf on page 7; the table messages: root
+# page 2, a leaf on page 9. dbstat's pages, and the roots of sqlite_master.
+OWNERS = Owners(kinds={"sessions_started": "index", "messages": "table",
+                       "messages_fts": "table", "messages_fts_data": "table"},
+                roots={5: "sessions_started", 2: "messages"},
+                pages={5: "sessions_started", 7: "sessions_started", 2: "messages",
+                       9: "messages"})
+
+
+@pytest.mark.parametrize(("before", "after", "owner", "rebuilt"), [
+    # a cell of an index's leaf
+    ("On tree page 7 cell 0: Extends off end of page",
+     "Tree 5 page 7 cell 0: Extends off end of page", "sessions_started", True),
+    # the right child of an index's page
+    ("On page 7 at right child: Child page depth differs",
+     "Tree 5 page 7 right child: Child page depth differs", "sessions_started", True),
+    # an index's page as a whole
+    ("Page 7: btreeInitPage() returns error code 11",
+     "Tree 5 page 7: btreeInitPage() returns error code 11", "sessions_started", True),
+    # a table's rows: the stored messages themselves
+    ("On tree page 9 cell 0: Rowid 21 out of order",
+     "Tree 2 page 9 cell 0: Rowid 21 out of order", "messages", False),
+    # a pointer to a page held twice, said on an index's page (recorded on 3.40.1): not
+    # the index's alone, never rebuilt
+    ("On tree page 7 cell 0: 2nd reference to page 66",
+     "Tree 5 page 7 cell 0: 2nd reference to page 66", "sessions_started", False),
+    # a page no B-tree holds
+    ("Page 31 is never used", "Page 31: never used", None, False),
+])
+def test_each_line_is_the_same_btrees_in_either_words(
+        before: str, after: str, owner: str | None, rebuilt: bool) -> None:
+    assert [OWNERS.owner(before), OWNERS.owner(after)] == [owner, owner]
+    assert [OWNERS.rebuilt(before), OWNERS.rebuilt(after)] == [rebuilt, rebuilt]
+
+
+@pytest.mark.parametrize("line", [
+    "row 12 missing from index sessions_started",  # every version
+    "wrong # of entries in index sessions_started",
+    "non-unique entry in index sessions_started",
+    "rowid not at end-of-record for row 12 of index sessions_started",  # 3.41.1 and later
+])
+def test_a_line_naming_an_index_is_that_indexs(line: str) -> None:
+    assert (OWNERS.owner(line), OWNERS.rebuilt(line)) == ("sessions_started", True)
+
+
+@pytest.mark.parametrize("line", [
+    # 3.44.0 and later: integrity_check runs FTS5's own check of each full-text index
+    "malformed inverted index for FTS5 table main.messages_fts",
+    "unable to validate the inverted index for FTS5 table main.messages_fts: disk I/O error",
+    # later releases say what FTS5 met (its fts5_index.c's "fts5: corruption found
+    # reading blob %lld from table \"%s\"")
+    'fts5: corruption found reading blob 10 from table "messages_fts"',
+])
+def test_a_full_text_index_line_is_the_rebuilt_indexs(line: str) -> None:
+    """SQLite 3.40 says nothing of a full-text index; later ones do, and the line was
+    read as a table's damage, the ways out instead of --repair."""
+    assert (OWNERS.owner(line), OWNERS.rebuilt(line)) == ("messages_fts", True)
+
+
+def test_a_line_that_names_nothing_is_a_tables() -> None:
+    """What says no B-tree is weighed as the worst: the stored rows' damage."""
+    assert (OWNERS.owner("Freelist: size is 3 but should be 4"),
+            OWNERS.rebuilt("Main freelist: size is 3 but should be 4")) == (None, False)
