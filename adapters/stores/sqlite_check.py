@@ -27,6 +27,7 @@ from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is
 from harkback.adapters.stores.read_watch import ReadWatch
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_integrity import TORN_INDEX, pages
+from harkback.adapters.stores.sqlite_table_check import keys_whole
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.adapters.stores.store_check import Diagnosis, bounded, way_out
 from harkback.stages.shell_words import shell_quoted
@@ -54,16 +55,11 @@ _TITLES_UNINDEXED = ("SELECT (SELECT COUNT(*) FROM session_titles "
 _EMPTY = "SELECT COUNT(*) FROM sessions WHERE id NOT IN (SELECT session_id FROM messages)"
 _EMPTY_READ = ("SELECT COUNT(*) FROM sessions NOT INDEXED "
                "WHERE id NOT IN (SELECT +session_id FROM messages NOT INDEXED)")
-""":data:`_EMPTY` from the tables alone, for when an index is damaged (see :data:`_STRAYS`)."""
+""":data:`_EMPTY` from the tables alone, for when an index is damaged (as
+:func:`~harkback.adapters.stores.sqlite_table_check.keys_whole` reads them)."""
 _ORPHANS = ("SELECT COUNT(*) FROM message_vectors "
             "WHERE message_id NOT IN (SELECT id FROM messages)")
 _HAS = "SELECT COUNT(*) FROM sqlite_master WHERE name = ?"
-# "+id": with a bare id, SQLite takes the sessions' index itself for the IN list, NOT
-# INDEXED or not, and read the key the index holds, not the table's.
-_STRAYS = ("SELECT COUNT(*) FROM messages NOT INDEXED "
-           "WHERE session_id NOT IN (SELECT +id FROM sessions NOT INDEXED)")
-_TWINS = ("SELECT COUNT(*) FROM (SELECT 1 FROM messages NOT INDEXED "
-          "GROUP BY session_id, position HAVING COUNT(*) > 1)")
 
 
 def check(path: Path) -> Diagnosis:
@@ -98,7 +94,7 @@ def _checked(path: Path) -> Diagnosis:
             with read_snapshot(connection):
                 derived_only = pages(connection, fine, damaged)
                 if derived_only and damaged:  # an index out of step: the index, or its table?
-                    derived_only = _keys_whole(connection, damaged)
+                    derived_only = keys_whole(connection, damaged)
                 if TORN_INDEX not in damaged:  # the looks below read through the indexes
                     _indexes(connection, path, fine, damaged)
                     _consistency(connection, fine, damaged)
@@ -162,25 +158,6 @@ def _schema(connection: sqlite3.Connection, path: Path, fine: list[str],
         return f"harkback migrate --db {shell_quoted(str(path))}, then check again"
     fine.append(f"schema version {version} (this harkback's)")
     return None
-
-
-def _keys_whole(connection: sqlite3.Connection, damaged: list[str]) -> bool:
-    """Whether every message is in a stored session, each at its own position, read from
-    the tables themselves.
-
-    "row N missing from index" is said alike of a broken index entry and of a key changed
-    in its table (one flipped bit in a session id or a position): REINDEX made the index
-    agree with the damaged row, and the check then called the store fine, a message in no
-    session; or it stopped at the unique key, and the check sent the user to it again."""
-    strays: int = connection.execute(_STRAYS).fetchone()[0]
-    if strays:
-        damaged.append(f"{strays} stored messages belong to no stored session (read from "
-                       f"the tables, not their indexes): a session id changed in its table")
-    twins: int = connection.execute(_TWINS).fetchone()[0]
-    if twins:
-        damaged.append(f"{twins} positions in a session hold more than one stored message "
-                       f"(read from the table, not its index): a position changed in it")
-    return not (strays or twins)
 
 
 def _indexes(connection: sqlite3.Connection, path: Path, fine: list[str],

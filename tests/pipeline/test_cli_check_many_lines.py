@@ -310,3 +310,53 @@ def test_a_table_fault_past_ten_zeroed_index_pages_is_not_called_whole(
     assert (found["healthy"], found["rebuildable"]) == (False, False)
     assert not any("every table reads whole" in line for line in found["damaged"]), found
     assert found["next_step"].startswith("the stored messages themselves are damaged")
+
+
+def _session_ids_alike(db: Path, pages_of: tuple[str, ...]) -> None:
+    """The empty session "e0002" made "e0001" on the pages of ``pages_of`` (one flipped
+    bit each: '2' is 0x32, '1' 0x31), as a torn or misdirected write can leave it."""
+    data = bytearray(db.read_bytes())
+    for name in pages_of:
+        size, leaves = _leaves(db, name)
+        for page in leaves:
+            at = slice((page - 1) * size, page * size)
+            data[at] = bytes(data[at]).replace(b"e0002", b"e0001")
+    db.write_bytes(bytes(data))
+
+
+EMPTY_TWO = [*SESSIONS, conversation("e0001", title="empty one"),
+             conversation("e0002", title="empty two")]
+
+
+def test_a_key_held_twice_by_its_table_is_not_sent_to_repair_again(tmp_path: Path) -> None:
+    """Two sessions with one id, in the table and in its unique index (two empty
+    sessions: no message strays): integrity_check says "non-unique entry in index", an
+    index's line, and the check sent the user to --repair, whose REINDEX failed ("UNIQUE
+    constraint failed"), and the check sent them back: the rows themselves repeat. Now
+    the table's damage, the ways out, and nothing written."""
+    db = ingested(tmp_path, EMPTY_TWO)
+    _session_ids_alike(db, ("sessions", "sqlite_autoindex_sessions_1"))
+    before = hashlib.sha256(db.read_bytes()).digest()
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert ("SQLite's integrity_check: non-unique entry in index sqlite_autoindex_sessions_1"
+            in found["damaged"]), found["damaged"]
+    assert (found["healthy"], found["rebuildable"]) == (False, False), found["damaged"]
+    assert any(line.startswith("1 keys of the unique index sqlite_autoindex_sessions_1 are "
+                               "each held by more than one row of sessions")
+               for line in found["damaged"]), found["damaged"]
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
+    assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_a_key_held_twice_by_its_index_alone_is_repaired(tmp_path: Path) -> None:
+    """The same id twice in the unique index only, the table's rows each their own: the
+    index's damage, which REINDEX rebuilds from the table; the check says --repair, and
+    the repair mends it."""
+    db = ingested(tmp_path, EMPTY_TWO)
+    _session_ids_alike(db, ("sqlite_autoindex_sessions_1",))
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, True), found["damaged"]
+    assert run("check", "--repair", db=db).returncode == 0
+    assert run("check", db=db).returncode == 0
