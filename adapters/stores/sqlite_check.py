@@ -1,12 +1,14 @@
 """``harkback check`` on a SQLite store: read the whole file, read-only, and say what is
 fine and what is damaged (:class:`~harkback.adapters.stores.store_check.Diagnosis`).
 
-Four looks, each in its own function: SQLite's ``PRAGMA integrity_check`` (every page,
+Five looks, each in its own function: SQLite's ``PRAGMA integrity_check`` (every page,
 every B-tree index against its table, each line classified in
-:mod:`~harkback.adapters.stores.sqlite_integrity`), the two full-text indexes checked
-whole, harkback's own consistency (every message in the index, every session's title, no
-vector of a message gone), and the schema version. The file is opened read-only
-(:func:`~harkback.adapters.sqlite_files.connect_read_only`): a check writes nothing.
+:mod:`~harkback.adapters.stores.sqlite_integrity`), the tables read past their indexes
+(keys and rows no read takes: :mod:`~harkback.adapters.stores.sqlite_table_check`), the
+two full-text indexes checked whole, harkback's own consistency (every message in the
+index, every session's title, no vector of a message gone), and the schema version. The
+file is opened read-only (:func:`~harkback.adapters.sqlite_files.connect_read_only`): a
+check writes nothing.
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as folder:
@@ -27,7 +29,7 @@ from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is
 from harkback.adapters.stores.read_watch import ReadWatch
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_integrity import TORN_INDEX, pages
-from harkback.adapters.stores.sqlite_table_check import keys_whole
+from harkback.adapters.stores.sqlite_table_check import keys_whole, rows_whole
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.adapters.stores.store_check import Diagnosis, bounded, way_out
 from harkback.stages.shell_words import shell_quoted
@@ -95,6 +97,8 @@ def _checked(path: Path) -> Diagnosis:
                 derived_only = pages(connection, fine, damaged)
                 if derived_only and damaged:  # an index out of step: the index, or its table?
                     derived_only = keys_whole(connection, damaged)
+                if advice is None:  # this harkback's columns: each row read as a read does
+                    derived_only = rows_whole(connection, damaged) and derived_only
                 if TORN_INDEX not in damaged:  # the looks below read through the indexes
                     _indexes(connection, path, fine, damaged)
                     _consistency(connection, fine, damaged)
