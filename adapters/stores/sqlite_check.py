@@ -86,7 +86,7 @@ def _checked(path: Path) -> Diagnosis:
     fine: list[str] = []
     damaged: list[str] = []
     advice: str | None = None
-    derived_only = True
+    derived_only = rows_read = True
     try:
         with _reading(path) as connection:
             advice = _schema(connection, path, fine, damaged)
@@ -98,7 +98,8 @@ def _checked(path: Path) -> Diagnosis:
                 if derived_only and damaged:  # an index out of step: the index, or its table?
                     derived_only = keys_whole(connection, damaged)
                 if advice is None:  # this harkback's columns: each row read as a read does
-                    derived_only = rows_whole(connection, damaged) and derived_only
+                    rows_read = rows_whole(connection, damaged)
+                    derived_only = derived_only and rows_read
                 if TORN_INDEX not in damaged:  # the looks below read through the indexes
                     _indexes(connection, path, fine, damaged)
                     _consistency(connection, fine, damaged)
@@ -119,7 +120,9 @@ def _checked(path: Path) -> Diagnosis:
         derived_only = False
     if damaged and not derived_only:
         # Not "migrate" (which refuses a damaged file): the ways out.
-        advice = way_out(str(path), rows_whole=True) if TORN_INDEX in damaged else None
+        # A torn index's own way out says the rows read whole: not when one reads as none.
+        torn_alone = TORN_INDEX in damaged and rows_read
+        advice = way_out(str(path), rows_whole=True) if torn_alone else None
     return Diagnosis(tuple(fine), bounded(damaged), derived_only and bool(damaged),
                      str(path), advice)
 

@@ -196,6 +196,25 @@ def test_a_zeroed_index_page_beside_a_text_not_utf8_is_still_named(tmp_path: Pat
                                          "mend the damaged index"), found["next_step"]
 
 
+def test_a_zeroed_index_page_beside_a_row_that_reads_as_none_says_no_row_is_whole(
+        tmp_path: Path) -> None:
+    """A torn write zeroed a page of an index; elsewhere one stored reply's text is typed
+    a blob: the torn index's way out said "the stored messages read whole", which one
+    does not. The row is named, and the ways out say the messages are damaged."""
+    db = ingested(tmp_path, SESSIONS)
+    _last_page_changed(db, "messages", bytes(
+        [0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)]), 2, lambda byte: byte - 1)
+    size, (*_, index) = _leaves(db, "sqlite_autoindex_messages_1")
+    data = bytearray(db.read_bytes())
+    data[(index - 1) * size:index * size] = bytes(size)
+    db.write_bytes(bytes(data))
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False)
+    assert any("its text is stored as bytes" in line for line in found["damaged"]), found
+    assert found["next_step"].startswith("the stored messages themselves are damaged"), \
+        found["next_step"]
+
+
 def _index_page_also_free(db: Path) -> None:
     """A page both on the free list and in the messages' (session_id, position) index, as
     a crash can leave a file whose free list was written and the index's page was not: the
