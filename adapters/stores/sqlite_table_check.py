@@ -59,7 +59,11 @@ _MESSAGE_FAULTS = (
     "OR typeof(position) NOT IN ('integer', 'real') "
     f"OR coalesce(role NOT IN ({', '.join('?' * len(ROLES))}), 1) "
     "OR typeof(content) != 'text' OR typeof(tool_name) != 'text' "
-    f"OR typeof(tool_call_id) != 'text' OR {_TIMES.format('timestamp')}")
+    f"OR typeof(tool_call_id) != 'text' OR {_TIMES.format('timestamp')} "
+    # Tool calls a read's json.loads refuses (a flipped bit tears the JSON text), or that
+    # are no list. CASE: json_type raises on a text that is not JSON.
+    "OR (tool_calls != '' AND CASE WHEN typeof(tool_calls) != 'text' THEN 1 "
+    "WHEN json_valid(tool_calls) THEN json_type(tool_calls) != 'array' ELSE 1 END)")
 _SESSION_FAULTS = (
     f"SELECT {SESSION_COLUMNS} FROM sessions NOT INDEXED WHERE "
     "typeof(id) != 'text' OR id = '' OR typeof(source) != 'text' OR typeof(model) != 'text' "
