@@ -30,9 +30,11 @@ was then free twice, given to two writes, and the file malformed."""
 
 # What names its index or table: an index by name; an FTS5 table (SQLite 3.44 and later
 # check each full-text index too: "malformed inverted index for FTS5 table main.x"; later
-# ones say "fts5: corruption found reading blob 10 from table "x"").
-_NAMED = re.compile(r"(?:from|in|of) index (\w+)|FTS5 table (?:\w+\.)?(\w+)"
-                    r"|^fts5: .* table \"(\w+)\"$")
+# ones say "fts5: corruption found reading blob 10 from table "x""). Not FTS5's "unable to
+# validate the inverted index for FTS5 table main.x: database is locked": the check could
+# not run (a lock, a read failing), which no rebuild mends: weighed as the worst.
+_NAMED = re.compile(r"(?:from|in|of) index (\w+)|^malformed inverted index for FTS5 table "
+                    r"(?:\w+\.)?(\w+)$|^fts5: .* table \"(\w+)\"$")
 # A B-tree's page: "Tree 5 page 7 cell 3: ...", "Tree 5 page 7 right child: ...", "Tree 5
 # page 7: ..." from SQLite 3.42 on (its root page first); before, "On tree page 7 cell 3:
 # ...", "On page 7 at right child: ...", "Page 7: ...".
