@@ -6,9 +6,15 @@ notes say its errors now name the B-tree's root page; FTS5's xIntegrity, from 3.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+from pathlib import Path
+
 import pytest
 
 from harkback.adapters.stores.sqlite_integrity import Owners
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested
 
 # The index sessions_started: root page 5, a leaf on page 7; the table messages: root
 # page 2, a leaf on page 9. dbstat's pages, and the roots of sqlite_master.
@@ -82,3 +88,29 @@ def test_a_line_that_names_nothing_is_a_tables() -> None:
     """What says no B-tree is weighed as the worst: the stored rows' damage."""
     assert (OWNERS.owner("Freelist: size is 3 but should be 4"),
             OWNERS.rebuilt("Main freelist: size is 3 but should be 4")) == (None, False)
+
+
+# Recorded from SQLite 3.54.1 (apsw 3.54.1.0), read-only, on copies of a store made as
+# below and damaged as tests/pipeline/test_cli_check.py damages them: a flipped byte on
+# the page of sessions_started, a table page's cell pointers zeroed, a row of
+# messages_fts_data rewritten.
+RECORDED_3_54 = [
+    ("Tree 5 page 5 cell 11: Extends off end of page", "sessions_started", True),
+    ("Tree 6 page 6 cell 3: Offset 0 out of range 4076..4092", "messages", False),
+    ('fts5: corruption found reading blob 137438953473 from table "messages_fts"',
+     "messages_fts", True),
+]
+
+
+def test_lines_a_later_sqlite_printed_for_a_store_are_weighed_by_its_btrees(
+        tmp_path: Path) -> None:
+    """The owners read from a real store (sqlite_master's roots, dbstat's pages), the
+    lines as SQLite 3.54 printed them for that layout: the index's line is rebuilt, the
+    table's is not."""
+    db = ingested(tmp_path, [conversation("s1", ("user", "hi"))])
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        owners = Owners.of(connection)
+    assert {5: "sessions_started", 6: "messages"}.items() <= owners.roots.items(), \
+        "the store's layout changed: record the lines again"
+    assert [(line, owners.owner(line), owners.rebuilt(line)) for line, _, _ in RECORDED_3_54
+            ] == RECORDED_3_54
