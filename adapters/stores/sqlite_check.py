@@ -1,11 +1,14 @@
 """``harkback check`` on a SQLite store: read the whole file, read-only, and say what is
 fine and what is damaged (:class:`~harkback.adapters.stores.store_check.Diagnosis`).
 
-Four looks, each in its own function: SQLite's ``PRAGMA integrity_check`` (every page,
-every B-tree index against its table), the two full-text indexes checked whole, harkback's
-own consistency (every message in the index, every session's title, no vector of a
-message gone), and the schema version. The file is opened read-only
-(:func:`~harkback.adapters.sqlite_files.connect_read_only`): a check writes nothing.
+Five looks, each in its own function: SQLite's ``PRAGMA integrity_check`` (every page,
+every B-tree index against its table, each line classified in
+:mod:`~harkback.adapters.stores.sqlite_integrity`), the tables read past their indexes
+(keys and rows no read takes: :mod:`~harkback.adapters.stores.sqlite_table_check`), the
+two full-text indexes checked whole, harkback's own consistency (every message in the
+index, every session's title, no vector of a message gone), and the schema version. The
+file is opened read-only (:func:`~harkback.adapters.sqlite_files.connect_read_only`): a
+check writes nothing.
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as folder:
@@ -16,7 +19,6 @@ message gone), and the schema version. The file is opened read-only
 from __future__ import annotations
 
 import contextlib
-import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,24 +26,16 @@ from pathlib import Path
 import attrs
 
 from harkback.adapters.sqlite_files import APPLICATION_ID, connect_read_only, is_hot_journal
-from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt
+from harkback.adapters.stores.read_watch import ReadWatch
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
+from harkback.adapters.stores.sqlite_integrity import TORN_INDEX, pages
+from harkback.adapters.stores.sqlite_table_check import keys_whole, rows_whole
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.adapters.stores.store_check import Diagnosis, bounded, way_out
 from harkback.stages.shell_words import shell_quoted
 
 INDEXES = ("messages_fts", "session_titles_fts")
 """The full-text indexes: contentless, rebuilt from ``messages`` and ``session_titles``."""
-
-DERIVED = re.compile(r"(messages_fts|session_titles_fts)(_\w+)?|session_titles")
-"""The tables harkback fills from the stored messages and titles (the indexes, their
-shadow tables, the titles' index text): damage in them is rebuilt, not lost."""
-
-_ACROSS = re.compile(r"2nd reference to page|invalid page number|ptr ?map", re.IGNORECASE)
-"""integrity_check's lines about a pointer to another page (one held twice, one past the
-file's end, autovacuum's map): said on the page holding the pointer, an index's, they are
-not that index's alone. REINDEX frees each page of the index: one also on the free list
-was then free twice, given to two writes, and the file malformed."""
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of every SQLite database file."""
@@ -50,17 +44,6 @@ OWN_CHECK_BYTES = 256 * 2**20
 """The largest file whose full-text indexes FTS5's own ``integrity-check`` checks, on a
 temporary copy; a larger one's are read whole instead (:func:`_read_whole`)."""
 
-EVERY_LINE = 2**31 - 1
-"""integrity_check's limit on the lines it finds: none in effect (its default, 100, hid
-what came after)."""
-
-SHOWN = 10
-"""The integrity_check lines a check shows (one per broken row: thousands for one torn
-page), leaving room for the other looks' findings in :data:`~store_check.ROOM`."""
-
-_TORN_INDEX = ("a page of a B-tree index cannot be read; every table reads whole, but "
-               "SQLite rebuilds no index over an unreadable page in place")
-_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'"
 _MISSING = ("SELECT COUNT(*) FROM messages "
             "WHERE id NOT IN (SELECT id FROM messages_fts_docsize)")
 _EXTRA = ("SELECT COUNT(*) FROM messages_fts_docsize "
@@ -74,16 +57,11 @@ _TITLES_UNINDEXED = ("SELECT (SELECT COUNT(*) FROM session_titles "
 _EMPTY = "SELECT COUNT(*) FROM sessions WHERE id NOT IN (SELECT session_id FROM messages)"
 _EMPTY_READ = ("SELECT COUNT(*) FROM sessions NOT INDEXED "
                "WHERE id NOT IN (SELECT +session_id FROM messages NOT INDEXED)")
-""":data:`_EMPTY` from the tables alone, for when an index is damaged (see :data:`_STRAYS`)."""
+""":data:`_EMPTY` from the tables alone, for when an index is damaged (as
+:func:`~harkback.adapters.stores.sqlite_table_check.keys_whole` reads them)."""
 _ORPHANS = ("SELECT COUNT(*) FROM message_vectors "
             "WHERE message_id NOT IN (SELECT id FROM messages)")
 _HAS = "SELECT COUNT(*) FROM sqlite_master WHERE name = ?"
-# "+id": with a bare id, SQLite takes the sessions' index itself for the IN list, NOT
-# INDEXED or not, and read the key the index holds, not the table's.
-_STRAYS = ("SELECT COUNT(*) FROM messages NOT INDEXED "
-           "WHERE session_id NOT IN (SELECT +id FROM sessions NOT INDEXED)")
-_TWINS = ("SELECT COUNT(*) FROM (SELECT 1 FROM messages NOT INDEXED "
-          "GROUP BY session_id, position HAVING COUNT(*) > 1)")
 
 
 def check(path: Path) -> Diagnosis:
@@ -108,7 +86,7 @@ def _checked(path: Path) -> Diagnosis:
     fine: list[str] = []
     damaged: list[str] = []
     advice: str | None = None
-    derived_only = True
+    derived_only = rows_read = True
     try:
         with _reading(path) as connection:
             advice = _schema(connection, path, fine, damaged)
@@ -116,10 +94,13 @@ def _checked(path: Path) -> Diagnosis:
                 return Diagnosis(tuple(fine), tuple(damaged), False, str(path), advice)
             # One read transaction: the counts agree with each other while a sync writes.
             with read_snapshot(connection):
-                derived_only = _pages(connection, fine, damaged)
+                derived_only = pages(connection, fine, damaged)
                 if derived_only and damaged:  # an index out of step: the index, or its table?
-                    derived_only = _keys_whole(connection, damaged)
-                if _TORN_INDEX not in damaged:  # the looks below read through the indexes
+                    derived_only = keys_whole(connection, damaged)
+                if advice is None:  # this harkback's columns: each row read as a read does
+                    rows_read = rows_whole(connection, damaged)
+                    derived_only = derived_only and rows_read
+                if TORN_INDEX not in damaged:  # the looks below read through the indexes
                     _indexes(connection, path, fine, damaged)
                     _consistency(connection, fine, damaged)
     except sqlite3.Error as error:
@@ -139,7 +120,9 @@ def _checked(path: Path) -> Diagnosis:
         derived_only = False
     if damaged and not derived_only:
         # Not "migrate" (which refuses a damaged file): the ways out.
-        advice = way_out(str(path), rows_whole=True) if _TORN_INDEX in damaged else None
+        # A torn index's own way out says the rows read whole: not when one reads as none.
+        torn_alone = TORN_INDEX in damaged and rows_read
+        advice = way_out(str(path), rows_whole=True) if torn_alone else None
     return Diagnosis(tuple(fine), bounded(damaged), derived_only and bool(damaged),
                      str(path), advice)
 
@@ -182,130 +165,6 @@ def _schema(connection: sqlite3.Connection, path: Path, fine: list[str],
         return f"harkback migrate --db {shell_quoted(str(path))}, then check again"
     fine.append(f"schema version {version} (this harkback's)")
     return None
-
-
-def _pages(connection: sqlite3.Connection, fine: list[str], damaged: list[str]) -> bool:
-    """SQLite's integrity_check; whether all it found is in what harkback rebuilds (a
-    B-tree index, a full-text index's tables).
-
-    Every line is read and classified, and only a few kept (:data:`SHOWN`, the first of
-    a damaged table's among them): with a cap on the lines, a thousand broken index
-    entries hid a damaged message after them, and the file was called rebuildable.
-    """
-    owners: tuple[dict[str, str], dict[int, str]] | None = None
-    derived, seen, table_line = True, 0, None
-    kept = len(damaged)
-    lines = connection.execute(f"PRAGMA integrity_check({EVERY_LINE})")
-    try:
-        for row in lines:
-            for line in str(row[0]).splitlines():
-                if line == "ok" or line.startswith("***"):
-                    continue
-                if owners is None:  # read once damage shows: dbstat reads the whole file
-                    owners = (dict(connection.execute("SELECT name, type FROM sqlite_master")),
-                              _page_owners(connection))
-                owner = _owner(line, owners[1])
-                said = f"SQLite's integrity_check: {line}" + (
-                    f" (in {owner})" if owner and owner not in line else "")
-                if owner is None or _ACROSS.search(line) or not (
-                        owners[0].get(owner) == "index" or DERIVED.fullmatch(owner) is not None):
-                    if derived and seen >= SHOWN:  # the first such line, past those shown
-                        table_line = said
-                    derived = False
-                seen += 1
-                if seen <= SHOWN:
-                    damaged.append(said)
-    except sqlite3.DatabaseError as error:  # SQLite 3.40 stops at an unreadable page
-        if not is_corrupt(error):
-            raise
-        # The read transaction the error ended in fails its COMMIT: rolled back (it only
-        # read) and begun again for the looks below.
-        lines.close()
-        connection.execute("ROLLBACK")
-        connection.execute("BEGIN")
-        del damaged[kept:]
-        return _unreadable_page(connection, damaged, error)
-    if not seen:
-        fine.append("every page, table and B-tree index (SQLite's integrity_check)")
-        return True
-    if table_line is not None:  # what decides the verdict, shown even past the others
-        damaged.append(table_line)
-    if seen > SHOWN:
-        damaged.append(f"{seen - SHOWN - (table_line is not None)} more lines of SQLite's "
-                       f"integrity_check")
-    return derived
-
-
-def _keys_whole(connection: sqlite3.Connection, damaged: list[str]) -> bool:
-    """Whether every message is in a stored session, each at its own position, read from
-    the tables themselves.
-
-    "row N missing from index" is said alike of a broken index entry and of a key changed
-    in its table (one flipped bit in a session id or a position): REINDEX made the index
-    agree with the damaged row, and the check then called the store fine, a message in no
-    session; or it stopped at the unique key, and the check sent the user to it again."""
-    strays: int = connection.execute(_STRAYS).fetchone()[0]
-    if strays:
-        damaged.append(f"{strays} stored messages belong to no stored session (read from "
-                       f"the tables, not their indexes): a session id changed in its table")
-    twins: int = connection.execute(_TWINS).fetchone()[0]
-    if twins:
-        damaged.append(f"{twins} positions in a session hold more than one stored message "
-                       f"(read from the table, not its index): a position changed in it")
-    return not (strays or twins)
-
-
-def _unreadable_page(connection: sqlite3.Connection, damaged: list[str],
-                     error: sqlite3.DatabaseError) -> bool:
-    """integrity_check stopped at a page it cannot read (a torn write zeroes one): which?
-    ``quick_check`` (no look at rows through their indexes) names the page, and each
-    table read whole, indexes unused, says whether the stored rows are whole; either
-    raises where a table's own page is unreadable, and ``error`` is raised again where a
-    line names no index (the file "cannot be read", the ways out).
-
-    Never rebuildable: REINDEX, DROP INDEX and VACUUM each stop at the unreadable page."""
-    lines = [line for row in connection.execute(f"PRAGMA quick_check({EVERY_LINE})")
-             for line in str(row[0]).splitlines() if not line.startswith("***")]
-    tables = connection.execute(_TABLES).fetchall()
-    # Texts as bytes: SQLite reads every row and column all the same, and a text that is
-    # not UTF-8 (which every read takes as U+FFFD) is no unreadable page.
-    connection.text_factory = bytes
-    try:
-        for (table,) in tables:
-            for _ in connection.execute(f'SELECT * FROM "{table}" NOT INDEXED'):
-                pass  # every row and column read, one at a time
-    finally:
-        connection.text_factory = str
-    kinds = dict(connection.execute("SELECT name, type FROM sqlite_master"))
-    pages = _page_owners(connection)
-    owners = [_owner(line, pages) for line in lines]
-    if lines == ["ok"] or any(kinds.get(owner or "") != "index" for owner in owners):
-        raise error  # a free page, or what quick_check cannot place
-    damaged.extend(f"SQLite's quick_check: {line} (in {owner})"  # every line weighed
-                   for line, owner in zip(lines[:SHOWN], owners, strict=False))
-    if len(lines) > SHOWN:
-        damaged.append(f"{len(lines) - SHOWN} more lines of SQLite's quick_check")
-    damaged.append(_TORN_INDEX)
-    return False
-
-
-def _page_owners(connection: sqlite3.Connection) -> dict[int, str]:
-    """Which table or index each page belongs to (``dbstat``), as far as it can be read."""
-    try:
-        return dict(connection.execute("SELECT pageno, name FROM dbstat"))
-    except sqlite3.Error:
-        # dbstat walks the B-trees: a broken one stops it. The roots still say something.
-        return {row[0]: row[1] for row in connection.execute(
-            "SELECT rootpage, name FROM sqlite_master WHERE rootpage > 0")}
-
-
-def _owner(line: str, pages: dict[int, str]) -> str | None:
-    """The index or table an integrity_check line is about, if it says."""
-    named = re.search(r"(?:from index|in index|entries in index) (\w+)", line)
-    if named:
-        return named.group(1)
-    page = re.search(r"(?:tree page|Page) (\d+)", line)
-    return pages.get(int(page.group(1))) if page else None
 
 
 def _indexes(connection: sqlite3.Connection, path: Path, fine: list[str],

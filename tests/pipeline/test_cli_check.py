@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -91,6 +92,34 @@ def _table_page_damaged(db: Path) -> None:
     data = bytearray(db.read_bytes())
     data[(page - 1) * size + 8:page * size] = bytes(size - 8)
     db.write_bytes(bytes(data))
+
+
+def _changed(db: Path, statement: str) -> int:
+    """``statement`` run by another program that writes the file (CHECK constraints off,
+    as some do); how many rows it changed."""
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
+        connection.execute("PRAGMA ignore_check_constraints = ON")
+        changed: int = connection.execute(statement).rowcount
+    return changed
+
+
+def _text_as_bytes(db: Path) -> None:
+    _changed(db, "UPDATE messages SET content = CAST(content AS BLOB) "
+                 "WHERE session_id = 'needle'")
+
+
+def _role_outside(db: Path) -> None:
+    _changed(db, "UPDATE messages SET role = 'robot' WHERE session_id = 'needle'")
+
+
+def _tool_calls_torn(db: Path) -> None:
+    # A flipped bit ends the tool calls' JSON text early: the reads' json.loads refuses it.
+    _changed(db, "UPDATE messages SET tool_calls = '[{\"id\": \"c1\", \"function\"' "
+                 "WHERE session_id = 'needle'")
+
+
+def _title_as_bytes(db: Path) -> None:
+    _changed(db, "UPDATE sessions SET title = CAST(title AS BLOB) WHERE id = 'needle'")
 
 
 def test_a_whole_store_is_fine_and_not_written(tmp_path: Path) -> None:
@@ -256,3 +285,44 @@ def test_a_zeroed_index_page_is_named_and_the_messages_said_whole(
     repaired = run("check", "--repair", db=db)
     assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
     assert _digest(db) == before
+
+
+
+@pytest.mark.parametrize("damage", [_text_as_bytes, _role_outside, _title_as_bytes,
+                                    _tool_calls_torn])
+def test_a_row_that_reads_as_none_is_named_as_the_tables_damage(
+        tmp_path: Path, damage: Callable[[Path], None]) -> None:
+    """A text stored as bytes, a role outside its list, a title stored as bytes, tool calls
+    whose JSON text is torn: SQLite's
+    read-only integrity_check looks at none of them (CHECK constraints skipped, types
+    never), and the check said "fine" while show failed naming the row. The check now
+    names the row as show does, as the table's damage, with the ways out; --repair writes
+    nothing."""
+    db = ingested(tmp_path, SESSIONS)
+    damage(db)
+    shown = run("show", "needle", db=db)
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    named = re.search(r"a stored (message|session) is damaged \(.*\)$", shown.stderr.strip())
+    assert named, shown.stderr
+    before = _digest(db)
+    checked = run("check", "--json", db=db)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    found = json.loads(checked.stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False), found["damaged"]
+    assert any(f"read as none (found in the table itself; a command that reads one stops "
+               f"there): {named[0]}" in line for line in found["damaged"]), found["damaged"]
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
+    assert _digest(db) == before
+
+
+def test_damaged_rows_are_counted_and_the_first_named(tmp_path: Path) -> None:
+    """Every stored text made bytes: one line counts them and names the first three."""
+    db = ingested(tmp_path, SESSIONS)
+    changed = _changed(db, "UPDATE messages SET content = CAST(content AS BLOB)")
+    found = json.loads(run("check", "--json", db=db).stdout)
+    (line,) = [line for line in found["damaged"] if "read as none" in line]
+    assert line.startswith(f"{changed} stored messages read as none"), line
+    assert line.count("a stored message is damaged (") == 3, line
+    assert line.endswith(f"; and {changed - 3} more"), line

@@ -67,18 +67,6 @@ def _last_page_changed(db: Path, table: str, found: bytes, offset: int,
     db.write_bytes(bytes(data))
 
 
-def _repair_stops(db: Path, said: str) -> None:
-    """``check --repair`` stops in words (exit 1, ``said``, no internal error) and leaves
-    the file's bytes as they were."""
-    before = hashlib.sha256(db.read_bytes()).digest()
-    repaired = run("check", "--repair", db=db)
-    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
-    assert f"repair: the rebuild stopped and changed nothing: {said}" in repaired.stdout, \
-        repaired.stdout + repaired.stderr
-    assert "internal error" not in repaired.stderr
-    assert hashlib.sha256(db.read_bytes()).digest() == before
-
-
 def test_a_damaged_message_after_hundreds_of_index_lines_is_not_rebuildable(
         tmp_path: Path) -> None:
     db = ingested(tmp_path, SESSIONS)
@@ -115,39 +103,39 @@ def test_hundreds_of_index_lines_alone_are_repaired(tmp_path: Path) -> None:
     assert run("check", db=db).returncode == 0
 
 
-def test_a_message_outside_its_check_stops_the_repair_in_words(tmp_path: Path) -> None:
-    """A stored reply whose role reads "assistanu" (read-only, integrity_check does not
-    test CHECK constraints, so only the index damage is found): the rebuild reads it,
-    stops, says so and writes nothing, not an internal error."""
+@pytest.mark.parametrize(("table", "found", "offset", "change", "said"), [
+    # a reply's role made "assistanu": outside the CHECK a read-only integrity_check skips
+    ("messages", b"assistant", len("assistan"), lambda _: ord("u"),
+     "(got 'assistanu')"),
+    # a reply's content typed a blob in its record header (one bit: 13+2n is a text of n
+    # bytes, 12+2n a blob), which integrity_check does not look at
+    ("messages", bytes([0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)]), 2,
+     lambda byte: byte - 1, "its text is stored as bytes, not as text"),
+    # a session's id (5 bytes), source "cli", model "", title "deploy 3nn": texts of 5, 3,
+    # 0, 10 bytes; the title typed a blob
+    ("sessions", bytes([13 + 2 * 5, 13 + 2 * 3, 13, 13 + 2 * 10]), 3, lambda byte: byte - 1,
+     "its title is stored as bytes, not as text"),
+])
+def test_a_row_that_reads_as_none_beside_index_damage_is_the_tables_damage(
+        tmp_path: Path, table: str, found: bytes, offset: int, change: Callable[[int], int],
+        said: str) -> None:
+    """Hundreds of broken index entries, and one stored row that every read refuses: the
+    check called the file rebuildable (it looked at neither), and the repair stopped at
+    the row. The check now names the row as the table's damage, with the ways out, and
+    the repair writes nothing."""
     db = ingested(tmp_path, SESSIONS)
     _index_keys_garbled(db)
-    _last_page_changed(db, "messages", b"assistant", len("assistan"), lambda _: ord("u"))
-    _repair_stops(db, "a stored message is damaged")
-
-
-def test_a_text_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None:
-    """A stored reply whose content is typed a blob in its record header (one bit: 13+2n
-    is a text of n bytes, 12+2n a blob), which integrity_check does not look at: the
-    rebuild meets bytes where a text was, stops, says so and writes nothing (it ended in
-    "internal error: TypeError", exit 70)."""
-    db = ingested(tmp_path, SESSIONS)
-    _index_keys_garbled(db)
-    _last_page_changed(db, "messages", bytes(
-        [0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)]), 2, lambda byte: byte - 1)
-    assert json.loads(run("check", "--json", db=db).stdout)["rebuildable"] is True
-    _repair_stops(db, "a stored message is damaged")
-
-
-def test_a_title_read_as_bytes_stops_the_repair_in_words(tmp_path: Path) -> None:
-    """The same for a session's title typed a blob: the titles' rebuild meets bytes, stops,
-    says so and writes nothing (it ended in "internal error: TypeError")."""
-    db = ingested(tmp_path, SESSIONS)
-    _index_keys_garbled(db)
-    # id "s0399", source "cli", model "", title "deploy 399": texts of 5, 3, 0, 10 bytes
-    _last_page_changed(db, "sessions", bytes([13 + 2 * 5, 13 + 2 * 3, 13, 13 + 2 * 10]), 3,
-                       lambda byte: byte - 1)
-    assert json.loads(run("check", "--json", db=db).stdout)["rebuildable"] is True
-    _repair_stops(db, "a stored session is damaged")
+    _last_page_changed(db, table, found, offset, change)
+    before = hashlib.sha256(db.read_bytes()).digest()
+    checked = json.loads(run("check", "--json", db=db).stdout)
+    assert (checked["healthy"], checked["rebuildable"]) == (False, False), checked["damaged"]
+    assert any(said in line and "read as none (found in the table itself" in line
+               for line in checked["damaged"]), checked["damaged"]
+    assert checked["next_step"].startswith("the stored messages themselves are damaged")
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1, repaired.stdout + repaired.stderr
+    assert "repair: nothing was written" in repaired.stdout
+    assert hashlib.sha256(db.read_bytes()).digest() == before
 
 
 def test_a_text_not_utf8_is_rebuilt_as_every_read_reads_it(tmp_path: Path) -> None:
@@ -206,6 +194,25 @@ def test_a_zeroed_index_page_beside_a_text_not_utf8_is_still_named(tmp_path: Pat
     assert not any("decode" in line for line in found["damaged"]), found["damaged"]
     assert found["next_step"].startswith("the stored messages read whole, but SQLite cannot "
                                          "mend the damaged index"), found["next_step"]
+
+
+def test_a_zeroed_index_page_beside_a_row_that_reads_as_none_says_no_row_is_whole(
+        tmp_path: Path) -> None:
+    """A torn write zeroed a page of an index; elsewhere one stored reply's text is typed
+    a blob: the torn index's way out said "the stored messages read whole", which one
+    does not. The row is named, and the ways out say the messages are damaged."""
+    db = ingested(tmp_path, SESSIONS)
+    _last_page_changed(db, "messages", bytes(
+        [0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)]), 2, lambda byte: byte - 1)
+    size, (*_, index) = _leaves(db, "sqlite_autoindex_messages_1")
+    data = bytearray(db.read_bytes())
+    data[(index - 1) * size:index * size] = bytes(size)
+    db.write_bytes(bytes(data))
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, False)
+    assert any("its text is stored as bytes" in line for line in found["damaged"]), found
+    assert found["next_step"].startswith("the stored messages themselves are damaged"), \
+        found["next_step"]
 
 
 def _index_page_also_free(db: Path) -> None:
@@ -310,3 +317,53 @@ def test_a_table_fault_past_ten_zeroed_index_pages_is_not_called_whole(
     assert (found["healthy"], found["rebuildable"]) == (False, False)
     assert not any("every table reads whole" in line for line in found["damaged"]), found
     assert found["next_step"].startswith("the stored messages themselves are damaged")
+
+
+def _session_ids_alike(db: Path, pages_of: tuple[str, ...]) -> None:
+    """The empty session "e0002" made "e0001" on the pages of ``pages_of`` (one flipped
+    bit each: '2' is 0x32, '1' 0x31), as a torn or misdirected write can leave it."""
+    data = bytearray(db.read_bytes())
+    for name in pages_of:
+        size, leaves = _leaves(db, name)
+        for page in leaves:
+            at = slice((page - 1) * size, page * size)
+            data[at] = bytes(data[at]).replace(b"e0002", b"e0001")
+    db.write_bytes(bytes(data))
+
+
+EMPTY_TWO = [*SESSIONS, conversation("e0001", title="empty one"),
+             conversation("e0002", title="empty two")]
+
+
+def test_a_key_held_twice_by_its_table_is_not_sent_to_repair_again(tmp_path: Path) -> None:
+    """Two sessions with one id, in the table and in its unique index (two empty
+    sessions: no message strays): integrity_check says "non-unique entry in index", an
+    index's line, and the check sent the user to --repair, whose REINDEX failed ("UNIQUE
+    constraint failed"), and the check sent them back: the rows themselves repeat. Now
+    the table's damage, the ways out, and nothing written."""
+    db = ingested(tmp_path, EMPTY_TWO)
+    _session_ids_alike(db, ("sessions", "sqlite_autoindex_sessions_1"))
+    before = hashlib.sha256(db.read_bytes()).digest()
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert ("SQLite's integrity_check: non-unique entry in index sqlite_autoindex_sessions_1"
+            in found["damaged"]), found["damaged"]
+    assert (found["healthy"], found["rebuildable"]) == (False, False), found["damaged"]
+    assert any(line.startswith("1 keys of the unique index sqlite_autoindex_sessions_1 are "
+                               "each held by more than one row of sessions")
+               for line in found["damaged"]), found["damaged"]
+    assert found["next_step"].startswith("the stored messages themselves are damaged")
+    repaired = run("check", "--repair", db=db)
+    assert repaired.returncode == 1 and "repair: nothing was written" in repaired.stdout
+    assert hashlib.sha256(db.read_bytes()).digest() == before
+
+
+def test_a_key_held_twice_by_its_index_alone_is_repaired(tmp_path: Path) -> None:
+    """The same id twice in the unique index only, the table's rows each their own: the
+    index's damage, which REINDEX rebuilds from the table; the check says --repair, and
+    the repair mends it."""
+    db = ingested(tmp_path, EMPTY_TWO)
+    _session_ids_alike(db, ("sqlite_autoindex_sessions_1",))
+    found = json.loads(run("check", "--json", db=db).stdout)
+    assert (found["healthy"], found["rebuildable"]) == (False, True), found["damaged"]
+    assert run("check", "--repair", db=db).returncode == 0
+    assert run("check", db=db).returncode == 0

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harkback.adapters.sqlite_files import read_only_mode
-from harkback.adapters.stores import sqlite_check
+from harkback.adapters.stores import sqlite_check, sqlite_integrity
 from harkback.stages.ingest_format import conversation_to_json
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested, run
@@ -31,7 +31,7 @@ def test_a_sync_writing_during_the_check_is_not_taken_for_damage(
     more.write_text("\n".join(json.dumps(conversation_to_json(conversation(
         f"m{i}", ("user", f"kube {i} " * 20), ("assistant", "ok " * 50), title=f"x{i}")))
         for i in range(1000)) + "\n", encoding="utf-8")
-    pages = sqlite_check._pages
+    pages = sqlite_integrity.pages
     writes = [more]
 
     def a_sync_meanwhile(connection: sqlite3.Connection, fine: list[str],
@@ -41,7 +41,7 @@ def test_a_sync_writing_during_the_check_is_not_taken_for_damage(
             assert done.returncode == 0, done.stderr
         return pages(connection, fine, damaged)
 
-    monkeypatch.setattr(sqlite_check, "_pages", a_sync_meanwhile)
+    monkeypatch.setattr(sqlite_check, "pages", a_sync_meanwhile)
     found = sqlite_check.check(db)
     assert (found.damaged, found.advice) == ((), None)
     assert "all 2200 messages are in the full-text index" in found.fine

@@ -16,7 +16,7 @@ from harkback.adapters.stores.sqlite_check import check
 from harkback.adapters.stores.sqlite_repair import repair
 from tests.conftest import conversation
 from tests.pipeline.test_cli import ingested
-from tests.pipeline.test_cli_check import SESSIONS, _unindexed, _wrong_shadow_row
+from tests.pipeline.test_cli_check import SESSIONS, _text_as_bytes, _unindexed, _wrong_shadow_row
 
 KILLED = """
 import os, signal, sys
@@ -91,3 +91,20 @@ def test_a_repair_waits_its_turn_as_any_writer_does(tmp_path: Path) -> None:
         released.join()
         holder.close()
     assert (mended.failed, mended.after.healthy) == (None, True)
+
+
+def test_a_damaged_row_the_check_did_not_see_still_stops_the_rebuild(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rebuild's own guard, behind the check's look at the rows: with that look off (as
+    a check before it was), a text stored as bytes beside an unindexed message is called
+    rebuildable; the rebuild meets the row, stops, says so, and the file is as it was."""
+    db = ingested(tmp_path, SESSIONS)
+    _unindexed(db)
+    _text_as_bytes(db)
+    monkeypatch.setattr(sqlite_check, "rows_whole", lambda connection, damaged: True)
+    before = db.read_bytes()
+    mended = repair(db)
+    assert mended.before.rebuildable and mended.done == ()
+    assert mended.failed is not None and mended.failed.startswith(
+        "the rebuild stopped and changed nothing: a stored message is damaged"), mended.failed
+    assert db.read_bytes() == before
