@@ -93,7 +93,7 @@ def with_cut(lineage: str) -> str:
     >>> with_cut(""), with_cut('{"after": ["p"]}')
     ('{"cut": true}', '{"after": ["p"], "cut": true}')
     """
-    return json.dumps({**_lineage(f"{SEPARATOR}{lineage}"), "cut": True},
+    return json.dumps({**lineage_of(f"{SEPARATOR}{lineage}"), "cut": True},
                       ensure_ascii=False)
 
 
@@ -122,12 +122,18 @@ def cut_files(files: Iterable[tuple[str, int]], marks: Mapping[str, Mark]) -> di
             found[item] = "new"
         elif size < (size_in(mark.fingerprint) or 0):
             found[item] = "shorter"
-        elif _lineage(mark.fingerprint).get("cut") is True:
+        elif lineage_of(mark.fingerprint).get("cut") is True:
             found[item] = "once"
     return found
 
 
-def _lineage(mark: str) -> dict[str, object]:
+def lineage_of(mark: str) -> dict[str, object]:
+    """What a file's mark keeps beside its fingerprint, as a mapping (empty: nothing, or
+    nothing that can be read).
+
+    >>> lineage_of('10:5|{"cut": true}'), lineage_of("10:5"), lineage_of("10:5|?")
+    ({'cut': True}, {}, {})
+    """
     try:
         decided = json.loads(mark.partition(SEPARATOR)[2] or "{}")
     except ValueError:

@@ -1,0 +1,79 @@
+"""A transcript cut shorter and then written again with other text (an older copy restored
+while the agent keeps writing) loses nothing: the new messages are stored after the kept
+ones, through ``import``, ``import --full``, ``sync`` and ``sync --prune``, run as commands
+on a SQLite file and on PostgreSQL; a transcript emptied to nothing is named as a cut one."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.pipeline.test_import_cli import harkback
+from tests.support.new_stores import store_locations
+
+SID = "0f0e0d0c-0000-4000-8000-0000000000d8"
+
+db = store_locations("sqlite", "postgres")
+
+
+def write(path: Path, *runs: tuple[str, int]) -> None:
+    """A Claude Code transcript of ``runs`` of messages, each ``(tag, count)``: message ``n``
+    of a run says ``TAG n`` and is stamped apart from every other run's."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"type": "user", "sessionId": SID, "uuid": f"{tag}{n}",
+                         "timestamp": f"2026-03-01T{10 + hour:02d}:{n // 60:02d}:{n % 60:02d}Z",
+                         "message": {"role": "user", "content": f"{tag} {n}"}})
+             for hour, (tag, count) in enumerate(runs) for n in range(count)]
+    path.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+
+
+def command(tmp_path: Path, db: str, *args: str) -> dict[str, int]:
+    """``harkback ARGS --json`` on the projects folder (the other sources looked for in an
+    empty home): the messages it added, updated, removed and kept, those not none."""
+    projects = str(tmp_path / "projects")
+    where = ["claude-code", projects] if args[0] == "import" else ["--claude-code", projects]
+    done = harkback(args[0], *where, *args[1:], "--db", db, "--json",
+                    env={"HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]})
+    assert done.returncode == 0, done.stderr
+    [outcome] = [s for s in json.loads(done.stdout)["sources"] if s["kind"] == "claude-code"]
+    return {what: n for what, n in outcome["messages"].items() if n}
+
+
+def stored(db: str) -> list[str]:
+    """The session's messages as stored, in order."""
+    shown = harkback("show", SID, "--db", db, "--json", "--limit", "200")
+    assert shown.returncode == 0, shown.stderr
+    return [m["content"] for m in json.loads(shown.stdout)["messages"]]
+
+
+def test_a_transcript_cut_then_written_on_keeps_what_it_kept(db: str, tmp_path: Path) -> None:
+    """30 messages; an older copy of 10 put back; the agent writes 5 more: the 20 kept stay,
+    the 5 come after them (added, none updated); read again in full, synced, cut and
+    restored again, nothing moves or doubles; ``sync --prune`` mirrors the file."""
+    path = tmp_path / "projects" / "-w-app" / f"{SID}.jsonl"
+    write(path, ("old", 30))
+    assert command(tmp_path, db, "import")["added"] == 30
+    write(path, ("old", 10))
+    assert command(tmp_path, db, "import")["kept"] == 20
+    write(path, ("old", 10), ("new", 5))
+    counts = command(tmp_path, db, "import")
+    assert counts == {"added": 5}
+    whole = [f"old {n}" for n in range(30)] + [f"new {n}" for n in range(5)]
+    assert stored(db) == whole
+    assert command(tmp_path, db, "import", "--full") == {}
+    assert command(tmp_path, db, "sync") == {}
+    assert stored(db) == whole
+    write(path, ("old", 10), ("new", 2))  # cut again (a copy being put back) ...
+    assert command(tmp_path, db, "sync")["kept"] == 23
+    write(path, ("old", 10), ("new", 5), ("more", 1))  # ... then whole, and written on
+    assert command(tmp_path, db, "sync") == {}
+    assert stored(db) == [*whole, "more 0"]
+    searched = harkback("search", "old 25", "--db", db, "--json")
+    assert SID in searched.stdout, searched.stdout[-400:]
+    write(path, ("old", 10), ("new", 5), ("more", 2))  # a pruning sync reads it: mirrored
+    assert command(tmp_path, db, "sync", "--prune") == {}
+    assert stored(db) == [*whole[:10], *whole[30:], "more 0", "more 1"]
+    write(path, ("old", 10), ("new", 5), ("more", 3))  # and from then on read as it is
+    assert command(tmp_path, db, "sync") == {}
+    assert stored(db) == [*whole[:10], *whole[30:], "more 0", "more 1", "more 2"]
