@@ -96,10 +96,12 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
     """``batch`` with the messages of files read once cut (their ``marks`` say so) at the
     places they are stored, and ``marks`` remembering them (their earlier marks are
     ``before``); with ``keep`` False (``sync --prune``, which mirrors the file) ``batch`` as
-    read and no places kept. A session ``sessions`` hold from another source is left."""
+    read and no places kept. A session ``sessions`` hold from another source is left; one
+    a file no longer yields at all (``stored`` holds it: emptied) keeps all it held."""
     source_of = {s.id: s.source for s in sessions}
     by_id = {c.session.id: c for c in batch
              if source_of.get(c.session.id, c.session.source) == c.session.source}
+    read = {c.session.id for c in batch}
     held: dict[str, dict[int, Message]] = {}
     for message in stored:
         held.setdefault(message.session_id, {})[message.position] = message
@@ -121,6 +123,8 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
             place = Places.from_json(known.get(sid) if isinstance(known, dict) else None)
             if sid in by_id:
                 place, moved[sid] = _place(by_id[sid], held.get(sid, {}), place)
+            elif sid in held and sid not in read:  # emptied: all it held is kept
+                place = _place(Conversation(Session(id=sid)), held[sid], place)[0]
             if place != Places():
                 places[sid] = place
         lineage.pop("places", None)

@@ -42,7 +42,7 @@ from harkback.adapters.sources.importing import (
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.pipeline.config import HOME_VARIABLES, default_location
-from harkback.pipeline.import_cut import kept_past_cut
+from harkback.pipeline.import_cut import kept_past_cut, left_behind
 from harkback.pipeline.import_delta import Delta as Delta  # the outcome's counts
 from harkback.pipeline.import_delta import compare as compare
 from harkback.pipeline.import_delta import raced_note, settled, split_tails
@@ -242,10 +242,13 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     messages = as_result(await store.messages(ids).awaitable())
     if isinstance(messages, Failure):
         return Failure(messages.failure())
-    placed = placed_anew(unit.conversations, messages.unwrap(), unit.marks, before or {},
-                         keep=keep_cut, sessions=sessions.unwrap())
+    behind = await left_behind(unit.cut, ids, store, key.kind)
+    if isinstance(behind, Failure):
+        return Failure(behind.failure())
+    placed = placed_anew(unit.conversations, (*messages.unwrap(), *behind.unwrap()),
+                         unit.marks, before or {}, keep=keep_cut, sessions=sessions.unwrap())
     kept = kept_past_cut(placed.conversations, messages.unwrap(), unit.cut, keep=keep_cut,
-                         sessions=sessions.unwrap())
+                         sessions=sessions.unwrap(), behind=behind.unwrap())
     delta = attrs.evolve(compare(kept.conversations, sessions.unwrap(), messages.unwrap()),
                          messages_kept=kept.kept, cut=kept.notes)
     if ledger is None:

@@ -77,3 +77,22 @@ def test_a_transcript_cut_then_written_on_keeps_what_it_kept(db: str, tmp_path: 
     write(path, ("old", 10), ("new", 5), ("more", 3))  # and from then on read as it is
     assert command(tmp_path, db, "sync") == {}
     assert stored(db) == [*whole[:10], *whole[30:], "more 0", "more 1", "more 2"]
+
+
+def test_a_transcript_emptied_is_named_and_written_on_after_what_it_held(
+        db: str, tmp_path: Path) -> None:
+    """A transcript emptied to nothing is named as one cut shorter (it said "no claude-code
+    transcripts found"), its 12 messages kept; written on, its new messages come after them."""
+    path = tmp_path / "projects" / "-w-app" / f"{SID}.jsonl"
+    write(path, ("old", 12))
+    assert command(tmp_path, db, "import")["added"] == 12
+    path.write_bytes(b"")
+    emptied = harkback("import", "claude-code", str(tmp_path / "projects"), "--db", db)
+    assert emptied.returncode == 0, emptied.stderr
+    assert emptied.stdout.splitlines()[1:] == [
+        "  sessions: 0 added, 0 updated, 0 skipped (unchanged since the last import)",
+        "  messages: 0 added, 0 updated, 0 removed, 12 kept past a cut",
+        f"  note: {path} is shorter than when last read: 12 stored message(s) kept"]
+    write(path, ("new", 3))
+    assert command(tmp_path, db, "sync") == {}
+    assert stored(db) == [*(f"old {n}" for n in range(12)), "new 0", "new 1", "new 2"]
