@@ -153,7 +153,8 @@ def _place(read: Conversation, stored: Mapping[int, Message], place: Places
             start = at + 1
         else:
             place = Places(place.pairs, (start, stop) if start < stop else None)
-    copy = tuple(attrs.evolve(m, position=place.of(m.position)) for m in read.messages)
+    copy = (tuple(attrs.evolve(m, position=place.of(m.position)) for m in read.messages)
+            if place.pairs else read.messages)  # most cut files never move a message
     reach = max((m.position for m in copy), default=-1) + 1
     if place.kept is None and reach < end:
         place = Places(place.pairs, (reach, end))  # cut (again): what is past it is kept
