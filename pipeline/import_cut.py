@@ -102,7 +102,7 @@ async def left_behind(cut: Sequence[tuple[str, tuple[str, ...], Cut]], read: Seq
     """The stored messages of the sessions of ``source`` that files read shorter (``cut``)
     held and no longer yield (not ``read``): a transcript emptied to nothing."""
     yielded = set(read)
-    ids = list(dict.fromkeys(sid for _, held, why in cut if why == "shorter"
+    ids = list(dict.fromkeys(sid for _, held, why in cut if why in ("shorter", "rewritten")
                              for sid in held if sid not in yielded))
     if not ids:
         return Success(())
@@ -116,4 +116,5 @@ async def left_behind(cut: Sequence[tuple[str, tuple[str, ...], Cut]], read: Seq
 
 
 _WHY = {"shorter": "is shorter than when last read",
+        "rewritten": "holds other lines than when last read (rewritten)",
         "new": "holds less of its session than the store (an older copy?)"}

@@ -29,7 +29,7 @@ which mirrors the file, drops them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TypeGuard
 
 import attrs
@@ -92,12 +92,14 @@ def _two(found: object) -> TypeGuard[list[int]]:
 
 def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
                 marks: Sequence[Mark], before: Mapping[str, Mark], *, keep: bool = True,
-                sessions: Sequence[Session] = ()) -> Placed:
+                sessions: Sequence[Session] = (), rewritten: Collection[str] = ()) -> Placed:
     """``batch`` with the messages of files read once cut (their ``marks`` say so) at the
     places they are stored, and ``marks`` remembering them (their earlier marks are
     ``before``); with ``keep`` False (``sync --prune``, which mirrors the file) ``batch`` as
     read and no places kept. A session ``sessions`` hold from another source is left; one
-    a file no longer yields at all (``stored`` holds it: emptied) keeps all it held."""
+    a file no longer yields at all (``stored`` holds it: emptied) keeps all it held; one of
+    a file ``rewritten`` (not shorter, other bytes) is compared with what is stored from its
+    first message on."""
     source_of = {s.id: s.source for s in sessions}
     by_id = {c.session.id: c for c in batch
              if source_of.get(c.session.id, c.session.source) == c.session.source}
@@ -122,7 +124,8 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
         for sid in mark.session_ids:
             place = Places.from_json(known.get(sid) if isinstance(known, dict) else None)
             if sid in by_id:
-                place, moved[sid] = _place(by_id[sid], held.get(sid, {}), place)
+                place, moved[sid] = _place(by_id[sid], held.get(sid, {}), place,
+                                           whole=sid in rewritten)
             elif sid in held and sid not in read:  # emptied: all it held is kept
                 place = _place(Conversation(Session(id=sid)), held[sid], place)[0]
             if place != Places():
@@ -135,10 +138,13 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
                   marks=tuple(new_marks))
 
 
-def _place(read: Conversation, stored: Mapping[int, Message], place: Places
-           ) -> tuple[Places, Conversation]:
-    """One session's copy at its stored places, and its places after this read."""
+def _place(read: Conversation, stored: Mapping[int, Message], place: Places, *,
+           whole: bool = False) -> tuple[Places, Conversation]:
+    """One session's copy at its stored places, and its places after this read (``whole``:
+    every stored message is compared, the file was rewritten)."""
     end = max(stored, default=-1) + 1
+    if whole and place.kept is None:
+        place = Places(place.pairs, (0, end))
     if place.kept is not None:
         start, stop = place.kept
         for message in read.messages:

@@ -96,3 +96,24 @@ def test_a_transcript_emptied_is_named_and_written_on_after_what_it_held(
     write(path, ("new", 3))
     assert command(tmp_path, db, "sync") == {}
     assert stored(db) == [*(f"old {n}" for n in range(12)), "new 0", "new 1", "new 2"]
+
+
+def test_a_transcript_rewritten_longer_with_other_lines_keeps_what_it_held(
+        db: str, tmp_path: Path) -> None:
+    """30 messages, then the file replaced by an older copy of 10 written on with 25 others
+    (larger than before, so not shorter): the bytes read before are not there, the file is
+    named and the 20 it no longer holds are kept, the 25 stored after them."""
+    path = tmp_path / "projects" / "-w-app" / f"{SID}.jsonl"
+    write(path, ("old", 30))
+    assert command(tmp_path, db, "import")["added"] == 30
+    write(path, ("old", 10), ("new", 25))
+    rewritten = harkback("import", "claude-code", str(tmp_path / "projects"), "--db", db)
+    assert rewritten.returncode == 0, rewritten.stderr
+    assert rewritten.stdout.splitlines()[2:] == [
+        "  messages: 25 added, 0 updated, 0 removed, 20 kept past a cut",
+        f"  note: {path} holds other lines than when last read (rewritten): 20 stored "
+        "message(s) kept"]
+    assert stored(db) == [*(f"old {n}" for n in range(30)), *(f"new {n}" for n in range(25))]
+    write(path, ("old", 10), ("new", 26))  # appended to: read as it grows, unsaid
+    assert command(tmp_path, db, "sync") == {}
+    assert stored(db)[-2:] == ["new 24", "new 25"]
