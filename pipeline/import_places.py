@@ -92,14 +92,16 @@ def _two(found: object) -> TypeGuard[list[int]]:
 
 def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
                 marks: Sequence[Mark], before: Mapping[str, Mark], *, keep: bool = True,
-                sessions: Sequence[Session] = (), rewritten: Collection[str] = ()) -> Placed:
+                sessions: Sequence[Session] = (), rewritten: Collection[str] = (),
+                fresh: Collection[str] = ()) -> Placed:
     """``batch`` with the messages of files read once cut (their ``marks`` say so) at the
     places they are stored, and ``marks`` remembering them (their earlier marks are
     ``before``); with ``keep`` False (``sync --prune``, which mirrors the file) ``batch`` as
     read and no places kept. A session ``sessions`` hold from another source is left; one
     a file no longer yields at all (``stored`` holds it: emptied) keeps all it held; one of
     a file ``rewritten`` (not shorter, other bytes) is compared with what is stored from its
-    first message on."""
+    first message on; one of a file ``fresh`` (new to the source) that holds less than the
+    store is from then on read as a file cut shorter."""
     source_of = {s.id: s.source for s in sessions}
     by_id = {c.session.id: c for c in batch
              if source_of.get(c.session.id, c.session.source) == c.session.source}
@@ -113,7 +115,8 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
         lineage = lineage_of(mark.fingerprint)
         old = lineage_of(before[mark.item].fingerprint) if mark.item in before else {}
         known = old.get("places")
-        if lineage.get("cut") is not True:
+        cut = lineage.get("cut") is True
+        if not cut and not (keep and any(sid in fresh for sid in mark.session_ids)):
             new_marks.append(mark)  # never cut: its messages are where the file has them
             continue
         if not keep:  # mirrored: the file's messages are stored where the file has them
@@ -133,6 +136,10 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
         lineage.pop("places", None)
         if places:
             lineage["places"] = {sid: p.as_json() for sid, p in places.items()}
+            lineage["cut"] = True  # new to the source and holding less: kept as it grows
+        elif not cut:
+            new_marks.append(mark)
+            continue
         new_marks.append(_remarked(mark, lineage))
     return Placed(conversations=tuple(moved.get(c.session.id, c) for c in batch),
                   marks=tuple(new_marks))

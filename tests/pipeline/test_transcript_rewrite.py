@@ -117,3 +117,19 @@ def test_a_transcript_rewritten_longer_with_other_lines_keeps_what_it_held(
     write(path, ("old", 10), ("new", 26))  # appended to: read as it grows, unsaid
     assert command(tmp_path, db, "sync") == {}
     assert stored(db)[-2:] == ["new 24", "new 25"]
+
+
+def test_an_older_copy_imported_from_a_backup_keeps_the_store_s_copy_as_it_grows(
+        db: str, tmp_path: Path) -> None:
+    """A backup holding an older copy (10 of the store's 40 messages) keeps the 40; read again
+    once it grew by 2 other messages, it keeps them still (28 were removed), the 2 after."""
+    write(tmp_path / "projects" / "-w-app" / f"{SID}.jsonl", ("old", 40))
+    assert command(tmp_path, db, "import")["added"] == 40
+    backup = tmp_path / "backup" / "-w-app" / f"{SID}.jsonl"
+    write(backup, ("old", 10))
+    imported = harkback("import", "claude-code", str(tmp_path / "backup"), "--db", db)
+    assert "30 kept past a cut" in imported.stdout, imported.stdout
+    write(backup, ("old", 10), ("new", 2))
+    grown = harkback("import", "claude-code", str(tmp_path / "backup"), "--db", db)
+    assert "messages: 2 added, 0 updated, 0 removed" in grown.stdout, grown.stdout
+    assert stored(db) == [*(f"old {n}" for n in range(40)), "new 0", "new 1"]
