@@ -128,7 +128,7 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
             place = Places.from_json(known.get(sid) if isinstance(known, dict) else None)
             if sid in by_id:
                 place, moved[sid] = _place(by_id[sid], held.get(sid, {}), place,
-                                           whole=sid in rewritten)
+                                           whole=sid in rewritten, fresh=sid in fresh)
             elif sid in held and sid not in read:  # emptied: all it held is kept
                 place = _place(Conversation(Session(id=sid)), held[sid], place)[0]
             if place != Places():
@@ -146,22 +146,32 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
 
 
 def _place(read: Conversation, stored: Mapping[int, Message], place: Places, *,
-           whole: bool = False) -> tuple[Places, Conversation]:
+           whole: bool = False, fresh: bool = False) -> tuple[Places, Conversation]:
     """One session's copy at its stored places, and its places after this read (``whole``:
-    every stored message is compared, the file was rewritten)."""
+    every stored message is compared, the file was rewritten; ``fresh``: so too, the file
+    is new to the source, and a message of its that the store holds nowhere further on is
+    the file's at its place, as ever)."""
     end = max(stored, default=-1) + 1
-    if whole and place.kept is None:
+    if (whole or fresh) and place.kept is None:
         place = Places(place.pairs, (0, end))
     if place.kept is not None:
         start, stop = place.kept
+        found: dict[tuple[str, float | None, str], list[int]] | None = None
         for message in read.messages:
             at = place.of(message.position)
             if not start <= at < stop or at not in stored:
                 continue
             if not _same(stored[at], message):
-                # Another message where a kept one is: the file goes on after the store's end.
+                # Another message where a kept one is. Stored further on already (this copy
+                # was read before from another path, or with a mark since lost), the file
+                # goes on from there, so it is not stored twice; else after the store's end.
+                found = _found(stored) if found is None else found
+                to = next((p for p in found.get(_key(message), ()) if p > at), None)
+                if to is None and fresh:
+                    start = at + 1
+                    continue
                 pairs = tuple(p for p in place.pairs if p[0] < message.position)
-                place = Places((*pairs, (message.position, end)))
+                place = Places((*pairs, (message.position, end if to is None else to)))
                 break
             start = at + 1
         else:
@@ -172,6 +182,18 @@ def _place(read: Conversation, stored: Mapping[int, Message], place: Places, *,
     if place.kept is None and reach < end:
         place = Places(place.pairs, (reach, end))  # cut (again): what is past it is kept
     return place, attrs.evolve(read, messages=copy)
+
+
+def _key(message: Message) -> tuple[str, float | None, str]:
+    return message.role, message.timestamp, message.content
+
+
+def _found(stored: Mapping[int, Message]) -> dict[tuple[str, float | None, str], list[int]]:
+    """Where the store holds each message (worked out once a file differs from it)."""
+    found: dict[tuple[str, float | None, str], list[int]] = {}
+    for position in sorted(stored):
+        found.setdefault(_key(stored[position]), []).append(position)
+    return found
 
 
 def _same(stored: Message, read: Message) -> bool:

@@ -133,3 +133,29 @@ def test_an_older_copy_imported_from_a_backup_keeps_the_store_s_copy_as_it_grows
     grown = harkback("import", "claude-code", str(tmp_path / "backup"), "--db", db)
     assert "messages: 2 added, 0 updated, 0 removed" in grown.stdout, grown.stdout
     assert stored(db) == [*(f"old {n}" for n in range(40)), "new 0", "new 1"]
+
+
+def test_a_copy_of_a_transcript_whose_messages_moved_read_from_elsewhere_moves_them_too(
+        db: str, tmp_path: Path) -> None:
+    """A transcript cut and written on (its 5 new messages stored after the 20 kept), copied
+    to a backup folder and imported from there (no mark: new to that source): the 5 are found
+    where they are stored, so nothing kept is overwritten (5 were, counted updated) and
+    nothing is stored twice; the backup, grown by one, stores it after them."""
+    path = tmp_path / "projects" / "-w-app" / f"{SID}.jsonl"
+    write(path, ("old", 30))
+    command(tmp_path, db, "import")
+    write(path, ("old", 10))
+    command(tmp_path, db, "import")
+    write(path, ("old", 10), ("new", 5))
+    command(tmp_path, db, "import")
+    whole = [f"old {n}" for n in range(30)] + [f"new {n}" for n in range(5)]
+    backup = tmp_path / "backup" / "-w-app" / f"{SID}.jsonl"
+    backup.parent.mkdir(parents=True)
+    backup.write_bytes(path.read_bytes())
+    imported = harkback("import", "claude-code", str(tmp_path / "backup"), "--db", db)
+    assert "0 added, 0 updated, 0 removed" in imported.stdout, imported.stdout
+    assert stored(db) == whole
+    write(backup, ("old", 10), ("new", 6))
+    grown = harkback("import", "claude-code", str(tmp_path / "backup"), "--db", db)
+    assert "messages: 1 added, 0 updated, 0 removed" in grown.stdout, grown.stdout
+    assert stored(db) == [*whole, "new 5"]
