@@ -92,16 +92,17 @@ def _two(found: object) -> TypeGuard[list[int]]:
 
 def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
                 marks: Sequence[Mark], before: Mapping[str, Mark], *, keep: bool = True,
-                sessions: Sequence[Session] = (), rewritten: Collection[str] = (),
+                sessions: Sequence[Session] = (), compared: Collection[str] = (),
                 fresh: Collection[str] = ()) -> Placed:
     """``batch`` with the messages of files read once cut (their ``marks`` say so) at the
     places they are stored, and ``marks`` remembering them (their earlier marks are
     ``before``); with ``keep`` False (``sync --prune``, which mirrors the file) ``batch`` as
     read and no places kept. A session ``sessions`` hold from another source is left; one
     a file no longer yields at all (``stored`` holds it: emptied) keeps all it held; one of
-    a file ``rewritten`` (not shorter, other bytes) is compared with what is stored from its
-    first message on; one of a file ``fresh`` (new to the source) that holds less than the
-    store is from then on read as a file cut shorter."""
+    a file read shorter or rewritten (``compared``) is compared with what is stored from its
+    first message on (it may have been cut and written on since the last read); one of a
+    file ``fresh`` (new to the source) that holds less than the store is from then on read
+    as a file cut shorter."""
     source_of = {s.id: s.source for s in sessions}
     by_id = {c.session.id: c for c in batch
              if source_of.get(c.session.id, c.session.source) == c.session.source}
@@ -128,7 +129,7 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
             place = Places.from_json(known.get(sid) if isinstance(known, dict) else None)
             if sid in by_id:
                 place, moved[sid] = _place(by_id[sid], held.get(sid, {}), place,
-                                           whole=sid in rewritten, fresh=sid in fresh)
+                                           whole=sid in compared, fresh=sid in fresh)
             elif sid in held and sid not in read:  # emptied: all it held is kept
                 place = _place(Conversation(Session(id=sid)), held[sid], place)[0]
             if place != Places():
@@ -148,11 +149,11 @@ def placed_anew(batch: Sequence[Conversation], stored: Sequence[Message],
 def _place(read: Conversation, stored: Mapping[int, Message], place: Places, *,
            whole: bool = False, fresh: bool = False) -> tuple[Places, Conversation]:
     """One session's copy at its stored places, and its places after this read (``whole``:
-    every stored message is compared, the file was rewritten; ``fresh``: so too, the file
-    is new to the source, and a message of its that the store holds nowhere further on is
-    the file's at its place, as ever)."""
+    every stored message is compared, the file was read shorter or rewritten; ``fresh``: so
+    too, the file is new to the source, and a message of its that the store holds nowhere
+    further on is the file's at its place, as ever)."""
     end = max(stored, default=-1) + 1
-    if (whole or fresh) and place.kept is None:
+    if whole or fresh:  # from the first message: other text may be before the kept range
         place = Places(place.pairs, (0, end))
     if place.kept is not None:
         start, stop = place.kept

@@ -247,7 +247,7 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
         return Failure(behind.failure())
     placed = placed_anew(unit.conversations, (*messages.unwrap(), *behind.unwrap()),
                          unit.marks, before or {}, keep=keep_cut, sessions=sessions.unwrap(),
-                         rewritten={s for _, ids, why in unit.cut if why == "rewritten"
+                         compared={s for _, ids, why in unit.cut if why in ("shorter", "rewritten")
                                     for s in ids},
                          fresh={s for _, ids, why in unit.cut if why == "new" for s in ids})
     kept = kept_past_cut(placed.conversations, messages.unwrap(), unit.cut, keep=keep_cut,

@@ -160,3 +160,20 @@ def test_a_copy_of_a_transcript_whose_messages_moved_read_from_elsewhere_moves_t
     grown = harkback("import", "claude-code", str(tmp_path / "backup"), "--db", db)
     assert "messages: 1 added, 0 updated, 0 removed" in grown.stdout, grown.stdout
     assert stored(db) == [*whole, "new 5"]
+
+
+def test_a_transcript_cut_and_written_on_between_two_reads_keeps_what_it_held(
+        db: str, tmp_path: Path) -> None:
+    """30 messages; before the next read an older copy of 10 is put back and written on with
+    5 others (still shorter than before): the 5 come after the 30 (they overwrote 5 of them,
+    counted updated), and the file goes on from there."""
+    path = tmp_path / "projects" / "-w-app" / f"{SID}.jsonl"
+    write(path, ("old", 30))
+    command(tmp_path, db, "import")
+    write(path, ("old", 10), ("new", 5))
+    assert command(tmp_path, db, "import") == {"added": 5, "kept": 20}
+    whole = [f"old {n}" for n in range(30)] + [f"new {n}" for n in range(5)]
+    assert stored(db) == whole
+    write(path, ("old", 10), ("new", 6))
+    command(tmp_path, db, "sync")
+    assert stored(db) == [*whole, "new 5"]
