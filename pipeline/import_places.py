@@ -7,8 +7,11 @@ file grows into them, its message there is compared with the stored one: the sam
 (an interrupted copy, finished) and the file goes on as before; another (an older copy
 restored while the agent keeps writing) and the file's messages from there on are stored
 after the kept ones (``from``: pairs of a file position and the stored position it goes
-to), so nothing kept is overwritten. Each read applies the pairs again; ``sync --prune``,
-which mirrors the file, drops them.
+to), so nothing kept is overwritten, or where the store holds them already (a copy read
+from elsewhere). A file read shorter, rewritten or new to the source is compared from its
+first message (it may have been cut and written on since). A message is told by its role
+and time (its text may read otherwise now: redacted since). Each read applies the pairs
+again; ``sync --prune``, which mirrors the file, drops them.
 
 >>> from harkback.stages.records import Message, Session
 >>> def msg(p, text): return Message(session_id="s", position=p, role="user", content=text)
@@ -186,7 +189,9 @@ def _place(read: Conversation, stored: Mapping[int, Message], place: Places, *,
 
 
 def _key(message: Message) -> tuple[str, float | None, str]:
-    return message.role, message.timestamp, message.content
+    """What tells a message from another (:func:`_same`): its role and time, else its text."""
+    return (message.role, message.timestamp,
+            "" if message.timestamp is not None else message.content)
 
 
 def _found(stored: Mapping[int, Message]) -> dict[tuple[str, float | None, str], list[int]]:
@@ -198,10 +203,21 @@ def _found(stored: Mapping[int, Message]) -> dict[tuple[str, float | None, str],
 
 
 def _same(stored: Message, read: Message) -> bool:
-    """Whether ``read`` is the stored message, perhaps one of the two written in part."""
-    return (stored.role == read.role and stored.timestamp == read.timestamp
-            and (stored.content.startswith(read.content)
-                 or read.content.startswith(stored.content)))
+    """Whether ``read`` is the stored message: the same role and time (its text may read
+    otherwise now: redacted since, a project line changed); with no time, one text starts
+    with the other (one of the two written in part).
+
+    >>> def msg(text, at=None): return Message(session_id="s", position=0, role="user",
+    ...                                        content=text, timestamp=at)
+    >>> _same(msg("a key", 1.0), msg("a [REDACTED]", 1.0)), _same(msg("ab"), msg("a"))
+    (True, True)
+    >>> _same(msg("a", 1.0), msg("a", 2.0)), _same(msg("ab"), msg("ac"))
+    (False, False)
+    """
+    if stored.role != read.role or stored.timestamp != read.timestamp:
+        return False
+    return stored.timestamp is not None or (stored.content.startswith(read.content)
+                                            or read.content.startswith(stored.content))
 
 
 def _remarked(mark: Mark, lineage: Mapping[str, object]) -> Mark:

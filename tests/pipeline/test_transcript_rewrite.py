@@ -94,7 +94,7 @@ def test_a_transcript_emptied_is_named_and_written_on_after_what_it_held(
         "  sessions: 0 added, 0 updated, 0 skipped (unchanged since the last import)",
         "  messages: 0 added, 0 updated, 0 removed, 12 kept past a cut",
         f"  note: {path} is shorter than when last read: 12 stored message(s) kept"]
-    write(path, ("new", 3))
+    write(path, ("", 0), ("new", 3))  # written after: stamped later than the 12
     assert command(tmp_path, db, "sync") == {}
     assert stored(db) == [*(f"old {n}" for n in range(12)), "new 0", "new 1", "new 2"]
 
@@ -177,3 +177,26 @@ def test_a_transcript_cut_and_written_on_between_two_reads_keeps_what_it_held(
     write(path, ("old", 10), ("new", 6))
     command(tmp_path, db, "sync")
     assert stored(db) == [*whole, "new 5"]
+
+
+def test_a_rewritten_transcript_whose_stored_text_reads_otherwise_now_is_not_stored_twice(
+        db: str, tmp_path: Path) -> None:
+    """30 messages synced with ``--keep-secrets``, the first holding a token; the file then
+    rewritten (an older copy of 10 written on with 25 others) and synced with secrets
+    redacted: the 10 are the stored ones (the first now redacted), so they are not stored
+    again after the store's end (all 10 were, the session holding 65)."""
+    path = tmp_path / "projects" / "-w-app" / f"{SID}.jsonl"
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    write(path, ("old", 30))
+    path.write_text(path.read_text(encoding="utf-8").replace('"old 0"', f'"old 0 {token}"'),
+                    encoding="utf-8")
+    command(tmp_path, db, "sync", "--keep-secrets")
+    older = path.read_text(encoding="utf-8").splitlines(keepends=True)[:10]
+    write(path, ("old", 10), ("new", 25))
+    path.write_text("".join(older) + "".join(path.read_text(encoding="utf-8").splitlines(
+        keepends=True)[10:]), encoding="utf-8")
+    assert command(tmp_path, db, "sync")["kept"] == 20
+    messages = stored(db)
+    assert token not in messages[0]
+    assert messages[1:] == [*(f"old {n}" for n in range(1, 30)),
+                            *(f"new {n}" for n in range(25))]
