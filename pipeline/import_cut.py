@@ -23,10 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
+from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources.replays import Cut
 from harkback.pipeline.terminal import one_line
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message, Session
+from harkback.stages.stage import as_result
 
 
 @attrs.frozen(kw_only=True)
@@ -40,7 +44,7 @@ class Kept:
 
 def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
                   cut: Sequence[tuple[str, tuple[str, ...], Cut]], *, keep: bool = True,
-                  sessions: Sequence[Session] = ()) -> Kept:
+                  sessions: Sequence[Session] = (), behind: Sequence[Message] = ()) -> Kept:
     """``batch`` with each session of a ``cut`` file (its path, session ids, and why it may
     hold less: :data:`~harkback.adapters.sources.replays.Cut`) holding the ``stored``
     messages at positions its copy no longer has; with ``keep`` False (``sync --prune``)
@@ -48,7 +52,10 @@ def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
     store (an older copy, a backup imported to recover), is named (kept or removed) and its
     kept messages counted; one cut before and read again, grown, keeps them unsaid. A
     message at a position the copy still has is the copy's (updated, as ever). A session
-    ``sessions`` (those stored) hold from another source is replaced, not mixed with it."""
+    ``sessions`` (those stored) hold from another source is replaced, not mixed with it.
+    ``behind`` are the stored messages of sessions a file read shorter no longer yields at
+    all (emptied): left in the store as they are, named and counted kept, ``sync --prune``
+    too (it removes a session only when its file is gone)."""
     if not cut:
         return Kept(conversations=tuple(batch))
     owner = {sid: path for path, ids, _ in cut for sid in ids}
@@ -69,11 +76,19 @@ def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
     for sid, messages in past.items():
         if owner[sid] in said:
             by_file[owner[sid]] = by_file.get(owner[sid], 0) + len(messages)
+    left: dict[str, int] = {}
+    for message in behind:
+        if owner.get(message.session_id) in said and message.session_id not in held:
+            left[owner[message.session_id]] = left.get(owner[message.session_id], 0) + 1
+    if keep:
+        by_file = {path: by_file.get(path, 0) + left.get(path, 0) for path in {**by_file, **left}}
     what = "kept" if keep else "removed (sync --prune)"
     notes = tuple(f"{one_line(path)} {_WHY[said[path]]}: {n} stored message(s) {what}"
                   for path, n in by_file.items())
     if not keep:
-        return Kept(conversations=tuple(batch), notes=notes)
+        notes += tuple(f"{one_line(path)} {_WHY[said[path]]}: {n} stored message(s) kept"
+                       for path, n in left.items())
+        return Kept(conversations=tuple(batch), kept=sum(left.values()), notes=notes)
     return Kept(conversations=tuple(
         attrs.evolve(c, messages=tuple(sorted((*c.messages, *past.get(c.session.id, ())),
                                               key=lambda m: m.position)))
@@ -81,5 +96,25 @@ def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
         kept=sum(by_file.values()), notes=notes)
 
 
+async def left_behind(cut: Sequence[tuple[str, tuple[str, ...], Cut]], read: Sequence[str],
+                      store: SessionStore, source: str
+                      ) -> Result[tuple[Message, ...], StoreUnavailable]:
+    """The stored messages of the sessions of ``source`` that files read shorter (``cut``)
+    held and no longer yield (not ``read``): a transcript emptied to nothing."""
+    yielded = set(read)
+    ids = list(dict.fromkeys(sid for _, held, why in cut if why in ("shorter", "rewritten")
+                             for sid in held if sid not in yielded))
+    if not ids:
+        return Success(())
+    sessions = as_result(await store.sessions(ids).awaitable())
+    if isinstance(sessions, Failure):
+        return Failure(sessions.failure())
+    ours = [s.id for s in sessions.unwrap() if s.source == source]
+    if not ours:
+        return Success(())
+    return as_result(await store.messages(ours).awaitable()).map(tuple)
+
+
 _WHY = {"shorter": "is shorter than when last read",
+        "rewritten": "holds other lines than when last read (rewritten)",
         "new": "holds less of its session than the store (an older copy?)"}

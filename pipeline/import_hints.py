@@ -34,10 +34,11 @@ def with_hint(outcome: ImportOutcome, environ: Mapping[str, str] | None = None
               ) -> ImportOutcome:
     """``outcome`` with a note saying no transcripts of its kind were found where it read,
     and where they live, when it read none at all (no session, unchanged, damaged or left
-    out; none gone since an earlier import)."""
+    out, or kept from a file emptied since; none gone since an earlier import)."""
     d, kind = outcome.delta, outcome.key.kind
     if (kind not in WHERE or not outcome.ok or outcome.skips or outcome.left_out
-            or outcome.gone or d.sessions_added or d.sessions_updated or d.sessions_unchanged):
+            or outcome.gone or d.sessions_added or d.sessions_updated or d.sessions_unchanged
+            or d.messages_kept):  # an emptied transcript is found: it is named, its session kept
         return outcome
     hint = (f"no {kind} transcripts found in {outcome.key.location}: "
             f"{WHERE[kind].format(default_location(kind, environ))}, where `harkback sync` "

@@ -42,16 +42,17 @@ from harkback.adapters.sources.importing import (
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.pipeline.config import HOME_VARIABLES, default_location
-from harkback.pipeline.import_cut import kept_past_cut
+from harkback.pipeline.import_cut import kept_past_cut, left_behind
 from harkback.pipeline.import_delta import Delta as Delta  # the outcome's counts
 from harkback.pipeline.import_delta import compare as compare
 from harkback.pipeline.import_delta import raced_note, settled, split_tails
+from harkback.pipeline.import_places import placed_anew
 from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
 from harkback.pipeline.redacting import Redacted, RedactionMemo
 from harkback.pipeline.terminal import one_line
 from harkback.stages.errors import QueryRejected, SourceUnreadable, StoreUnavailable
-from harkback.stages.imports import ImportLedger, SourceKey
+from harkback.stages.imports import ImportLedger, Mark, SourceKey
 from harkback.stages.ports import IngestReport, SessionStore
 from harkback.stages.records import Conversation, Message, Session
 from harkback.stages.redact.scrub import NO_SECRETS, SecretCounts
@@ -190,7 +191,7 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
         try:
             outcome = await _store_units(plan, worker, store, None if dry_run else ledger,
                                          outcome, bar, clock, Redacted(enabled=redact, memo=memo),
-                                         seen, keep_cut)
+                                         seen, keep_cut, state.marks_by_item())
         finally:
             bar.finish()
             # The importer's generator closes its files and connections on its own thread.
@@ -207,7 +208,8 @@ async def run_import(importer: Importer, store: SessionStore, ledger: ImportLedg
 async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: SessionStore,
                        ledger: ImportLedger | None, outcome: ImportOutcome, bar: Progress,
                        clock: Callable[[], float], redacting: Redacted,
-                       seen: Callable[[ImportOutcome], None], keep_cut: bool) -> ImportOutcome:
+                       seen: Callable[[ImportOutcome], None], keep_cut: bool,
+                       before: Mapping[str, Mark]) -> ImportOutcome:
     loop = asyncio.get_running_loop()
     while True:
         step = await loop.run_in_executor(worker, next, plan.units, None)
@@ -219,7 +221,7 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         clean = await loop.run_in_executor(worker, redacting.batch, unit.conversations)
         started = time.monotonic()
         stored = await _store_unit(attrs.evolve(unit, conversations=clean[0]), store, ledger,
-                                   outcome.key, clock, keep_cut)
+                                   outcome.key, clock, keep_cut, before)
         plan.took(time.monotonic() - started)
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
@@ -229,7 +231,8 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
 
 
 async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedger | None,
-                      key: SourceKey, clock: Callable[[], float], keep_cut: bool = True
+                      key: SourceKey, clock: Callable[[], float], keep_cut: bool = True,
+                      before: Mapping[str, Mark] | None = None
                       ) -> Result[Delta, StoreUnavailable]:
     """Store what of ``unit`` differs, then keep its marks (no ledger: compare only)."""
     ids = [c.session.id for c in unit.conversations]
@@ -239,8 +242,16 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     messages = as_result(await store.messages(ids).awaitable())
     if isinstance(messages, Failure):
         return Failure(messages.failure())
-    kept = kept_past_cut(unit.conversations, messages.unwrap(), unit.cut, keep=keep_cut,
-                         sessions=sessions.unwrap())
+    behind = await left_behind(unit.cut, ids, store, key.kind)
+    if isinstance(behind, Failure):
+        return Failure(behind.failure())
+    placed = placed_anew(unit.conversations, (*messages.unwrap(), *behind.unwrap()),
+                         unit.marks, before or {}, keep=keep_cut, sessions=sessions.unwrap(),
+                         compared={s for _, ids, why in unit.cut if why in ("shorter", "rewritten")
+                                    for s in ids},
+                         fresh={s for _, ids, why in unit.cut if why == "new" for s in ids})
+    kept = kept_past_cut(placed.conversations, messages.unwrap(), unit.cut, keep=keep_cut,
+                         sessions=sessions.unwrap(), behind=behind.unwrap())
     delta = attrs.evolve(compare(kept.conversations, sessions.unwrap(), messages.unwrap()),
                          messages_kept=kept.kept, cut=kept.notes)
     if ledger is None:
@@ -250,7 +261,7 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
         if isinstance(written, Failure):
             return Failure(written.failure())
         delta = settled(delta, sessions.unwrap(), written.unwrap())
-    marked = as_result(await ledger.keep(key, unit.marks, now=clock()).awaitable())
+    marked = as_result(await ledger.keep(key, placed.marks, now=clock()).awaitable())
     if isinstance(marked, Failure):
         return Failure(marked.failure())
     restored = await _restore_removed(kept.conversations, store)

@@ -27,8 +27,10 @@ come, the store ends the same.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Literal
 
 import attrs
@@ -93,41 +95,96 @@ def with_cut(lineage: str) -> str:
     >>> with_cut(""), with_cut('{"after": ["p"]}')
     ('{"cut": true}', '{"after": ["p"], "cut": true}')
     """
-    return json.dumps({**_lineage(f"{SEPARATOR}{lineage}"), "cut": True},
+    return json.dumps({**lineage_of(f"{SEPARATOR}{lineage}"), "cut": True},
                       ensure_ascii=False)
 
 
-Cut = Literal["shorter", "once", "new"]
+Cut = Literal["shorter", "rewritten", "once", "new"]
 """Why a file read keeps its sessions' stored messages past its end: ``shorter`` than when
-last read (named, and its mark says so from then on), ``once`` read shorter (its mark says
-so: kept unsaid), ``new`` to the source (its sessions may be stored longer from another
-path or a newer copy: named if so)."""
+last read (named, and its mark says so from then on), ``rewritten`` (not shorter, but the
+bytes read last time are not there any more: named, and as ``shorter`` from then on),
+``once`` read shorter (its mark says so: kept unsaid), ``new`` to the source (its sessions
+may be stored longer from another path or a newer copy: named if so)."""
 
 
-def cut_files(files: Iterable[tuple[str, int]], marks: Mapping[str, Mark]) -> dict[str, Cut]:
-    """Which of ``files`` (item, size now) may hold less than the store, and why (:data:`Cut`;
-    agents only append: one shorter than when last read is damaged, rotated or an older copy
-    put back; one not read before may be an older copy, a backup imported to recover).
+def cut_files(files: Iterable[tuple[str, int, Path]], marks: Mapping[str, Mark]
+              ) -> dict[str, Cut]:
+    """Which of ``files`` (item, size now, path) may hold less than the store, and why
+    (:data:`Cut`; agents only append: one shorter than when last read, or whose first bytes
+    or last bytes read then changed, is damaged, rotated or an older copy put back; one not
+    read before may be an older copy, a backup imported to recover).
 
     >>> marks = {"a": Mark(item="a", fingerprint="9:1"),
     ...          "b": Mark(item="b", fingerprint='3:1|{"cut": true}'),
     ...          "d": Mark(item="d", fingerprint="3:1")}
-    >>> cut_files([("a", 5), ("b", 7), ("c", 1), ("d", 4)], marks)
+    >>> cut_files([("a", 5, Path()), ("b", 7, Path()), ("c", 1, Path()), ("d", 4, Path())],
+    ...           marks)
     {'a': 'shorter', 'b': 'once', 'c': 'new'}
     """
     found: dict[str, Cut] = {}
-    for item, size in files:
+    for item, size, path in files:
         mark = marks.get(item)
+        lineage = lineage_of(mark.fingerprint) if mark is not None else {}
+        before = size_in(mark.fingerprint) or 0 if mark is not None else 0
         if mark is None:
             found[item] = "new"
-        elif size < (size_in(mark.fingerprint) or 0):
+        elif size < before:
             found[item] = "shorter"
-        elif _lineage(mark.fingerprint).get("cut") is True:
+        elif lineage.get("seen") and lineage["seen"] != seen(path, before):
+            found[item] = "rewritten"
+        elif lineage.get("cut") is True:
             found[item] = "once"
     return found
 
 
-def _lineage(mark: str) -> dict[str, object]:
+SEEN = 4096
+"""How many bytes at each end of what was read the mark keeps a digest of (:func:`seen`)."""
+
+
+def seen(path: Path, size: int) -> str:
+    """A digest of the first and the last :data:`SEEN` bytes of the first ``size`` bytes of
+    ``path``: an appended file keeps it, a file rewritten (an older copy put back, then
+    written on past its old size) almost never does ("" when it cannot be read).
+
+    >>> import tempfile; folder = Path(tempfile.mkdtemp()); (folder / "t").write_bytes(b"ab")
+    2
+    >>> seen(folder / "t", 2) == seen(folder / "t", 2) != seen(folder / "t", 1)
+    True
+    """
+    try:
+        with path.open("rb") as file:
+            head = file.read(min(size, SEEN))
+            file.seek(max(0, size - SEEN))
+            tail = file.read(min(size, SEEN))
+    except OSError:
+        return ""
+    return (hashlib.blake2b(head, digest_size=8).hexdigest()
+            + hashlib.blake2b(tail, digest_size=8).hexdigest())
+
+
+def read_lineage(lineage: str, why: Cut | None, path: Path, size: int) -> str:
+    """What a file's mark keeps beside its fingerprint once read at ``size``: ``lineage``
+    (what was decided about its replayed lines), that it was cut (``why`` is not ``new``:
+    :func:`with_cut`) and what :func:`seen` its bytes then (not for a ``.json`` file: one
+    JSON document, written whole at each save).
+
+    >>> read_lineage("", None, Path("/nowhere"), 0), read_lineage("", None, Path("a.json"), 0)
+    ('{"seen": ""}', '')
+    """
+    decided = json.loads(with_cut(lineage)) if why not in (None, "new") else lineage_of(
+        f"{SEPARATOR}{lineage}")
+    if path.suffix != ".json":
+        decided["seen"] = seen(path, size)
+    return json.dumps(decided, ensure_ascii=False) if decided else ""
+
+
+def lineage_of(mark: str) -> dict[str, object]:
+    """What a file's mark keeps beside its fingerprint, as a mapping (empty: nothing, or
+    nothing that can be read).
+
+    >>> lineage_of('10:5|{"cut": true}'), lineage_of("10:5"), lineage_of("10:5|?")
+    ({'cut': True}, {}, {})
+    """
     try:
         decided = json.loads(mark.partition(SEPARATOR)[2] or "{}")
     except ValueError:

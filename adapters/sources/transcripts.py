@@ -43,7 +43,7 @@ from harkback.adapters.sources.replays import (
     fingerprint_of,
     holds,
     marked,
-    with_cut,
+    read_lineage,
 )
 from harkback.adapters.sources.session_owners import SessionOwners
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named, gather, stale
@@ -264,7 +264,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
         else:
             unchanged += old.sessions
     total = sum(change[3] for change in changed)
-    shorter = cut_files(((c[1], c[3]) for c in changed), marks)
+    shorter = cut_files(((c[1], c[3], c[0]) for c in changed), marks)
     owners = SessionOwners.of({item: mark.session_ids for item, mark in marks.items()}, seen)
     return Success(ImportPlan(total=total, units=_file_units(changed,
                                                             lambda path: parse(path, known,
@@ -354,7 +354,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:
         # ``harkback sources`` counts a file's sessions by its mark.
         held = tuple(dict.fromkeys((*(c.session.id for c in read), *before)))
-        lineage = with_cut(parsed.lineage) if shorter.get(item, "new") != "new" else parsed.lineage
+        lineage = read_lineage(parsed.lineage, shorter.get(item), path, size)
         marks.append(Mark(item=item, fingerprint=marked(f"incomplete:{fingerprint}" if torn
                                                         else fingerprint, lineage),
                           sessions=len(held),
