@@ -45,7 +45,7 @@ from harkback.stages.defaults import (
     PAGE_LIMIT,
 )
 
-_WHEN = "2026-11-01, 7d, 24h, yesterday, last week, 3 days ago, epoch seconds"
+_WHEN = "2026-11-01, 7d, 24h, yesterday, this week, last week, 3 days ago, epoch seconds"
 
 
 def _add_filters(sub: argparse.ArgumentParser, what: str) -> None:
