@@ -39,6 +39,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.sqlite_files import is_undecodable, read_replacing
 from harkback.adapters.stores import sqlite_search, sqlite_stats, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.closing import Closing
+from harkback.adapters.stores.damaged_rows import session_reader
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.own_thread import OwnThread
@@ -55,7 +56,7 @@ from harkback.adapters.stores.sqlite_errors import (
     unavailable,
 )
 from harkback.adapters.stores.sqlite_merge import merged
-from harkback.adapters.stores.sqlite_messages import SqliteMessages, session_reader
+from harkback.adapters.stores.sqlite_messages import SqliteMessages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot, versioned

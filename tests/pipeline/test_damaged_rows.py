@@ -109,3 +109,23 @@ def test_embedding_a_damaged_message_fails_as_the_store(tmp_path: Path) -> None:
     with SqliteStore.open(db).unwrap() as store:
         error = asyncio.run(failed(store.unembedded("m", ("user",), 10)))
     assert "a stored message is damaged (session 's-pelican', position 0: " in error.reason
+
+
+@pytest.mark.parametrize("command", [["redact"], ["migrate"], ["optimize"]])
+def test_a_title_stored_as_bytes_stops_a_writable_open_in_one_line(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Another program's UPDATE of a title takes the session out of the title index; a
+    writable open indexes it again, and a title stored as bytes ended there in an internal
+    error (exit 70). Now one line naming the session, exit 1, and the file as it was."""
+    db = ingested(tmp_path, [conversation("s-pelican", ("user", "the pelican crontab"),
+                                          title="Pelican crontab")])
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE sessions SET title = CAST(title AS BLOB)")
+    raw.close()
+    before = db.read_bytes(), sorted(p.name for p in tmp_path.iterdir())
+    assert main([*command, "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"harkback: session store unavailable: {db}: a stored session is damaged (session "
+        "'s-pelican': its title is stored as bytes, not as text)"], err
+    assert (db.read_bytes(), sorted(p.name for p in tmp_path.iterdir())) == before
