@@ -141,9 +141,13 @@ async def migrate(args: argparse.Namespace) -> int:
     # "interrupted", exit 130, and under --json printed two payloads).
     stopped_with(args, _migration_left(target, migrated))
     await asyncio.sleep(0)
+    if migrated.unfinished is not None:  # migrated all the same: exit 0, the note said
+        print(line_of(f"harkback: note: {migrated.unfinished}"), file=sys.stderr)
+        args.store_notes = [migrated.unfinished]
     if args.json:
-        print_json({"success": True, "db": shown_url(target), "from": migrated.before,
-                    "to": migrated.after, "applied": list(migrated.applied)})
+        print_json(noted(args, {"success": True, "db": shown_url(target),
+                                "from": migrated.before, "to": migrated.after,
+                                "applied": list(migrated.applied)}))
     else:
         print(migrated.describe(one_line(shown_url(target))))
     return EXIT_OK
