@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import threading
 import time
+from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from returns.result import Failure
+from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.migration import Migrated
 from harkback.pipeline import wiring
@@ -41,6 +44,7 @@ from harkback.pipeline.in_memory import in_memory_note
 from harkback.pipeline.output import print_json
 from harkback.pipeline.terminal import line_of, one_line
 from harkback.pipeline.termination import stopped_with
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.request import role_problem
 from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
@@ -130,11 +134,7 @@ async def migrate(args: argparse.Namespace) -> int:
     if note is not None:
         return said(args, {"success": True, "db": target, "from": None, "to": None,
                            "applied": []}, note, note)
-    try:
-        migrated = unwrap(wiring.migrate_store(target))
-    except KeyboardInterrupt:  # raised in it: SIGTERM while Ctrl-C is ignored
-        stopped_with(args, _migration_left(target))  # "interrupted" alone: migrated or not?
-        raise
+    migrated = unwrap(await _migrating(args, target))
     # A Ctrl-C only cancels this command (asyncio's way): the migration, one blocking call,
     # ran to its end, and the cancel comes at the next await. Met here, before the success
     # line is said, the line says the store was migrated (it said "1 -> 5", then
@@ -151,6 +151,28 @@ async def migrate(args: argparse.Namespace) -> int:
     else:
         print(migrated.describe(one_line(shown_url(target))))
     return EXIT_OK
+
+
+async def _migrating(args: argparse.Namespace, target: str
+                     ) -> Result[Migrated, StoreUnavailable]:
+    """:func:`wiring.migrate_store` on a thread of its own, awaited: a Ctrl-C cancels the
+    await at once (asyncio's way) and has a migration still waiting for the write lock give
+    up; the line then says where the store is, once the thread is done."""
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-migrate")
+    job = pool.submit(wiring.migrate_store, target, stop.is_set)
+    try:
+        return await asyncio.wrap_future(job)
+    except (asyncio.CancelledError, KeyboardInterrupt):  # KeyboardInterrupt: raised in it,
+        stop.set()  # or SIGTERM while Ctrl-C is ignored
+        futures.wait([job])
+        ended = None if job.exception() is not None else job.result()
+        # "interrupted" alone: migrated or not?
+        stopped_with(args, _migration_left(
+            target, ended.unwrap() if isinstance(ended, Success) else None))
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
 
 def _migration_left(target: str, schema: object = None) -> str:

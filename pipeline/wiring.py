@@ -186,7 +186,8 @@ def discard_new(path: Path) -> bool:
     return remove_store(path)
 
 
-def _migrate_sqlite(target: str) -> Result[Migrated, StoreUnavailable]:
+def _migrate_sqlite(target: str, stop: Callable[[], bool] | None = None
+                    ) -> Result[Migrated, StoreUnavailable]:
     def found(store: SqliteStore) -> Migrated:
         store.close()
         return store.schema
@@ -205,7 +206,7 @@ def _migrate_sqlite(target: str) -> Result[Migrated, StoreUnavailable]:
         read = SqliteStore.open(target, readonly=True).map(found)
         if read.map(lambda schema: not schema.behind).value_or(False):
             return read
-    return SqliteStore.open(target).map(checked)  # a writable open migrates
+    return SqliteStore.open(target, stop=stop).map(checked)  # a writable open migrates
 
 
 def _migrate_memory(_target: str) -> Result[Migrated, StoreUnavailable]:
@@ -233,10 +234,14 @@ MIGRATORS: Mapping[str, Callable[[str], Result[Migrated, StoreUnavailable]]] = {
 """Schema migrations by store kind: each brings the store to this harkback's version."""
 
 
-def migrate_store(target: str) -> Result[Migrated, StoreUnavailable]:
+def migrate_store(target: str, stop: Callable[[], bool] | None = None
+                  ) -> Result[Migrated, StoreUnavailable]:
     """Apply the pending schema migrations of the store ``target`` names (``harkback
-    migrate``); running it again finds nothing to do."""
-    return MIGRATORS[store_kind(target)](target)
+    migrate``); running it again finds nothing to do. ``stop``: a SQLite store's migration
+    waiting for the write lock gives up once it says so (Ctrl-C; SQLite's own wait cannot
+    be cut short)."""
+    kind = store_kind(target)
+    return _migrate_sqlite(target, stop) if kind == "sqlite" else MIGRATORS[kind](target)
 
 
 def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:

@@ -107,8 +107,8 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
              busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = False,
-             write_patience: float | None = None, mapped: bool = False
-             ) -> Result[SqliteStore, StoreUnavailable]:
+             write_patience: float | None = None, mapped: bool = False,
+             stop: Callable[[], bool] | None = None) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
         Writable mode creates the file, its folders and the schema, and migrates a file of
@@ -122,6 +122,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         :mod:`~harkback.adapters.stores.write_turns`). A ``mapped`` read-only store reads
         the file through a memory map: quicker for a process that searches once (its page
         cache starts empty), but every page it ever read counts in its resident size.
+        ``stop``: a migration waiting for the lock gives up once it says so (Ctrl-C).
         """
         location = Path(os.path.expanduser(path))
         absent = no_store_at(location, readonly=readonly)
@@ -136,7 +137,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         watch = ReadWatch.opening(location, readonly=readonly)
         mapped = mapped and readonly
         opened = executor.submit(connect, location, readonly, busy_timeout,
-                                 create=create, mapped=mapped).result()
+                                 create=create, mapped=mapped, stop=stop).result()
         if isinstance(opened, Failure):
             executor.shutdown()
             return Failure(opened.failure())

@@ -24,11 +24,11 @@ from tests.pipeline.test_cli_migrate import _version
 DOCKER = conversation("docker", ("user", "the docker bridge lost its dns"))
 
 
-def ctrl_c(migrate: Callable[[str], Any], *, after: bool) -> Callable[[str], Any]:
+def ctrl_c(migrate: Callable[..., Any], *, after: bool) -> Callable[..., Any]:
     """``migrate``, with a Ctrl-C arriving just before it starts or just as it ends."""
-    def stopped(target: str) -> Any:
+    def stopped(target: str, *more: Any) -> Any:
         if after:
-            migrate(target)
+            migrate(target, *more)
         raise KeyboardInterrupt
     return stopped
 
@@ -65,8 +65,8 @@ def test_a_real_ctrl_c_during_a_migrate_says_it_migrated_and_prints_one_payload(
         from harkback.pipeline import wiring
         from harkback.pipeline.cli import main
         real = wiring.migrate_store
-        def held(target):
-            done = real(target)
+        def held(target, *more):
+            done = real(target, *more)
             print("migrated", file=sys.stderr, flush=True)
             time.sleep(5)  # the Ctrl-C comes here, as the migration ends
             return done
@@ -102,3 +102,19 @@ def test_a_migrate_stopped_before_it_began_says_the_store_is_as_it_was(
     said = "the migration had not begun: the store is as it was"
     assert (_version(db), said in err.splitlines()[-1]) == (1, True), err
     assert json.loads(out)["kept"].startswith(said)
+
+
+def test_ctrl_c_stops_a_migrate_waiting_for_the_write_lock_at_once(tmp_path: Path) -> None:
+    """SQLite's wait for the lock (its busy timeout, 5 s) cannot be cut short: a Ctrl-C
+    then took effect only when it ended, and the command failed as locked (exit 1), the
+    Ctrl-C lost. Now it stops at once, saying the store is as it was."""
+    from tests.pipeline.test_interrupt_waiting import signalled_while_waiting
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    before = db.read_bytes()
+    status, out, err, took = signalled_while_waiting(db, signal.SIGINT, "migrate")
+    assert (status, out, err) == (
+        130, "", "harkback: interrupted; the store is still at schema version 1, not migrated "
+        f"to {SCHEMA_VERSION}: the same command run again migrates it\n")
+    assert took < 2.5  # the busy timeout is 5 s
+    assert (db.read_bytes(), _version(db)) == (before, 1)
