@@ -26,6 +26,9 @@ DAMAGE = {
     "session": ("UPDATE sessions SET started_at = -1e20",
                 "a stored session is damaged (session 's-pelican': started_at must be epoch "
                 "seconds between the years 1 and 9999, got -1e+20)"),
+    "tool calls": ("UPDATE messages SET tool_calls = '[{}]' WHERE position = 1",
+                   "a stored message is damaged (session 's-pelican', position 1: its tool "
+                   "calls are stored as no list of calls: '[{}]')"),
 }
 
 
