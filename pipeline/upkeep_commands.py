@@ -165,7 +165,7 @@ async def _migrating(args: argparse.Namespace, target: str
         return await asyncio.wrap_future(job)
     except (asyncio.CancelledError, KeyboardInterrupt):  # KeyboardInterrupt: raised in it,
         stop.set()  # or SIGTERM while Ctrl-C is ignored
-        futures.wait([job])
+        _waited_out(job)
         ended = None if job.exception() is not None else job.result()
         # "interrupted" alone: migrated or not?
         stopped_with(args, _migration_left(
@@ -173,6 +173,21 @@ async def _migrating(args: argparse.Namespace, target: str
         raise
     finally:
         pool.shutdown(wait=True)
+
+
+def _waited_out(job: futures.Future[Any]) -> None:
+    """Wait for ``job`` to end, through any further Ctrl-C or SIGTERM.
+
+    The process cannot exit before the migration's thread ends anyway (its transaction
+    commits or rolls back whole). A second signal used to escape this wait, and the line
+    then said "the migration had not begun" about a store the thread went on to migrate.
+    """
+    while True:
+        try:
+            futures.wait([job])
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def _migration_left(target: str, schema: object = None) -> str:

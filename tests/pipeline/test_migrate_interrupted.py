@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,38 @@ def test_ctrl_c_stops_a_migrate_waiting_for_the_write_lock_at_once(tmp_path: Pat
         f"to {SCHEMA_VERSION}: the same command run again migrates it\n")
     assert took < 2.5  # the busy timeout is 5 s
     assert (db.read_bytes(), _version(db)) == (before, 1)
+
+
+def test_a_second_ctrl_c_while_the_migration_ends_still_says_it_migrated(
+        tmp_path: Path) -> None:
+    """The first Ctrl-C cancels the command, which then waits for the migration's thread
+    (its transaction ends whole; the process cannot exit before it anyway). A second one
+    during that wait escaped it and said "the migration had not begun: the store is as it
+    was" of a store the thread then migrated."""
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    driver = textwrap.dedent(f"""
+        import sys, time
+        from harkback.pipeline import wiring
+        from harkback.pipeline.cli import main
+        real = wiring.migrate_store
+        def held(target, *more):
+            print("migrating", file=sys.stderr, flush=True)
+            time.sleep(3)  # both Ctrl-Cs come here, the migration still to commit
+            return real(target, *more)
+        wiring.migrate_store = held
+        sys.exit(main(["migrate", "--db", {str(db)!r}]))
+    """)
+    run = subprocess.Popen([sys.executable, "-c", driver], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    assert run.stderr is not None
+    assert run.stderr.readline() == "migrating\n"
+    run.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert (run.returncode, out, _version(db)) == (130, "", SCHEMA_VERSION), err
+    assert err.splitlines() == [
+        f"harkback: interrupted; the store was migrated: it is at schema version "
+        f"{SCHEMA_VERSION}, this harkback's (`harkback migrate` again says it is up to "
+        "date)"], err
