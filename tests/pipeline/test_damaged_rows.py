@@ -132,3 +132,25 @@ def test_a_title_stored_as_bytes_stops_a_writable_open_in_one_line(
         f"harkback: session store unavailable: {db}: a stored session is damaged (session "
         "'s-pelican': its title is stored as bytes, not as text)"], err
     assert (db.read_bytes(), sorted(p.name for p in tmp_path.iterdir())) == before
+
+
+@pytest.mark.parametrize("damage", ["role", "tool calls"])
+def test_a_damaged_message_stops_the_kana_migration_in_one_line(
+        damage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Schema 3 indexes the messages holding kana again, reading each as a record: a damaged
+    one ended ``migrate`` of an older file in an internal error (exit 70). Now one line, exit
+    1, the file still at its version (PostgreSQL's: test_damaged_rows_postgres.py)."""
+    from tests.adapters.stores.old_files import old_file
+    from tests.pipeline.test_cli_migrate import _version
+    db = tmp_path / "h.db"
+    old_file(db, [conversation("s-kana", ("user", "バケット を 作る"), ("assistant", "バケット"))])
+    update, said = DAMAGE[damage]
+    with sqlite3.connect(db) as raw:
+        raw.execute("PRAGMA ignore_check_constraints = 1")
+        raw.execute(update)
+    raw.close()
+    assert main(["migrate", "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"harkback: session store unavailable: {db}: a stored message is "
+                          "damaged (session 's-kana', position 1: ") and said in err, err
+    assert (len(err.splitlines()), _version(db)) == (1, 1)
