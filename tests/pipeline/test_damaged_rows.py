@@ -22,7 +22,7 @@ DAMAGE = {
     "role": ("UPDATE messages SET role = 'bogus' WHERE position = 1", "'role' must be in"),
     # JSON, but no call: its keys were looked up unchecked, a KeyError (exit 70).
     "tool calls": ("UPDATE messages SET tool_calls = '[{}]' WHERE position = 1",
-                   "its tool calls are stored as no list of calls: '[{}]'"),
+                   "its tool calls are stored as no list of calls)"),
 }
 
 

@@ -28,7 +28,7 @@ DAMAGE = {
                 "seconds between the years 1 and 9999, got -1e+20)"),
     "tool calls": ("UPDATE messages SET tool_calls = '[{}]' WHERE position = 1",
                    "a stored message is damaged (session 's-pelican', position 1: its tool "
-                   "calls are stored as no list of calls: '[{}]')"),
+                   "calls are stored as no list of calls)"),
 }
 
 

@@ -10,7 +10,6 @@ import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring as _quoted
 
-from harkback.stages.record_checks import briefly
 from harkback.stages.records import ToolCall
 
 
@@ -33,12 +32,12 @@ def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:
 
 def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
     """The inverse of :func:`encode_tool_calls`. A text that holds no such list (another
-    program's write: ``[{}]`` is JSON, but no call) is a ValueError naming it, which a
-    store says as a damaged row.
+    program's write: ``[{}]`` is JSON, but no call) is a ValueError, which a store says
+    as a damaged row.
 
     >>> decode_tool_calls('[{}]')
     Traceback (most recent call last):
-    ValueError: its tool calls are stored as no list of calls: '[{}]'
+    ValueError: its tool calls are stored as no list of calls
     """
     if not text:
         return ()
@@ -51,6 +50,6 @@ def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
                 raise TypeError(call)
     # LookupError: a call without its keys; RecursionError: arrays nested too deep to read.
     except (LookupError, TypeError, ValueError, RecursionError):
-        raise ValueError(f"its tool calls are stored as no list of calls: {briefly(text)}"
-                         ) from None
+        # The text itself is not echoed: a call's arguments may hold what redact hides.
+        raise ValueError("its tool calls are stored as no list of calls") from None
     return calls
