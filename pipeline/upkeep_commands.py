@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import threading
 import time
+from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from returns.result import Failure
+from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.migration import Migrated
 from harkback.pipeline import wiring
@@ -41,6 +44,7 @@ from harkback.pipeline.in_memory import in_memory_note
 from harkback.pipeline.output import print_json
 from harkback.pipeline.terminal import line_of, one_line
 from harkback.pipeline.termination import stopped_with
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.request import role_problem
 from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
@@ -130,23 +134,60 @@ async def migrate(args: argparse.Namespace) -> int:
     if note is not None:
         return said(args, {"success": True, "db": target, "from": None, "to": None,
                            "applied": []}, note, note)
-    try:
-        migrated = unwrap(wiring.migrate_store(target))
-    except KeyboardInterrupt:  # raised in it: SIGTERM while Ctrl-C is ignored
-        stopped_with(args, _migration_left(target))  # "interrupted" alone: migrated or not?
-        raise
+    migrated = unwrap(await _migrating(args, target))
     # A Ctrl-C only cancels this command (asyncio's way): the migration, one blocking call,
     # ran to its end, and the cancel comes at the next await. Met here, before the success
     # line is said, the line says the store was migrated (it said "1 -> 5", then
     # "interrupted", exit 130, and under --json printed two payloads).
     stopped_with(args, _migration_left(target, migrated))
     await asyncio.sleep(0)
+    if migrated.unfinished is not None:  # migrated all the same: exit 0, the note said
+        print(line_of(f"harkback: note: {migrated.unfinished}"), file=sys.stderr)
+        args.store_notes = [migrated.unfinished]
     if args.json:
-        print_json({"success": True, "db": shown_url(target), "from": migrated.before,
-                    "to": migrated.after, "applied": list(migrated.applied)})
+        print_json(noted(args, {"success": True, "db": shown_url(target),
+                                "from": migrated.before, "to": migrated.after,
+                                "applied": list(migrated.applied)}))
     else:
         print(migrated.describe(one_line(shown_url(target))))
     return EXIT_OK
+
+
+async def _migrating(args: argparse.Namespace, target: str
+                     ) -> Result[Migrated, StoreUnavailable]:
+    """:func:`wiring.migrate_store` on a thread of its own, awaited: a Ctrl-C cancels the
+    await at once (asyncio's way) and has a migration still waiting for the write lock give
+    up; the line then says where the store is, once the thread is done."""
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-migrate")
+    job = pool.submit(wiring.migrate_store, target, stop.is_set)
+    try:
+        return await asyncio.wrap_future(job)
+    except (asyncio.CancelledError, KeyboardInterrupt):  # KeyboardInterrupt: raised in it,
+        stop.set()  # or SIGTERM while Ctrl-C is ignored
+        _waited_out(job)
+        ended = None if job.exception() is not None else job.result()
+        # "interrupted" alone: migrated or not?
+        stopped_with(args, _migration_left(
+            target, ended.unwrap() if isinstance(ended, Success) else None))
+        raise
+    finally:
+        pool.shutdown(wait=True)
+
+
+def _waited_out(job: futures.Future[Any]) -> None:
+    """Wait for ``job`` to end, through any further Ctrl-C or SIGTERM.
+
+    The process cannot exit before the migration's thread ends anyway (its transaction
+    commits or rolls back whole). A second signal used to escape this wait, and the line
+    then said "the migration had not begun" about a store the thread went on to migrate.
+    """
+    while True:
+        try:
+            futures.wait([job])
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def _migration_left(target: str, schema: object = None) -> str:

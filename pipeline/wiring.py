@@ -36,6 +36,7 @@ from harkback.adapters.stores.closing import ClosingStore
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
+from harkback.adapters.stores.sqlite_checkpoints import left_in_log
 from harkback.adapters.stores.sqlite_errors import read_only_place
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import default_db
@@ -185,10 +186,19 @@ def discard_new(path: Path) -> bool:
     return remove_store(path)
 
 
-def _migrate_sqlite(target: str) -> Result[Migrated, StoreUnavailable]:
+def _migrate_sqlite(target: str, stop: Callable[[], bool] | None = None
+                    ) -> Result[Migrated, StoreUnavailable]:
     def found(store: SqliteStore) -> Migrated:
         store.close()
         return store.schema
+
+    def checked(store: SqliteStore) -> Migrated:
+        schema = found(store)
+        left = left_in_log(Path(target))  # the close's checkpoint fails silently
+        return schema if left is None else attrs.evolve(schema, unfinished=(
+            f"the store is whole at schema version {schema.after}, but its checkpoint did "
+            f"not finish ({left.reason}): its last commits stay in {target}-wal, which the "
+            "next command that writes the store copies into the file"))
     path = Path(target)
     if path.is_file() and not (os.access(path, os.W_OK) and read_only_place(path) is None):
         # A file this user may not write: nothing to do needs no write access (as on
@@ -196,7 +206,7 @@ def _migrate_sqlite(target: str) -> Result[Migrated, StoreUnavailable]:
         read = SqliteStore.open(target, readonly=True).map(found)
         if read.map(lambda schema: not schema.behind).value_or(False):
             return read
-    return SqliteStore.open(target).map(found)  # a writable open migrates
+    return SqliteStore.open(target, stop=stop).map(checked)  # a writable open migrates
 
 
 def _migrate_memory(_target: str) -> Result[Migrated, StoreUnavailable]:
@@ -224,10 +234,14 @@ MIGRATORS: Mapping[str, Callable[[str], Result[Migrated, StoreUnavailable]]] = {
 """Schema migrations by store kind: each brings the store to this harkback's version."""
 
 
-def migrate_store(target: str) -> Result[Migrated, StoreUnavailable]:
+def migrate_store(target: str, stop: Callable[[], bool] | None = None
+                  ) -> Result[Migrated, StoreUnavailable]:
     """Apply the pending schema migrations of the store ``target`` names (``harkback
-    migrate``); running it again finds nothing to do."""
-    return MIGRATORS[store_kind(target)](target)
+    migrate``); running it again finds nothing to do. ``stop``: a SQLite store's migration
+    waiting for the write lock gives up once it says so (Ctrl-C; SQLite's own wait cannot
+    be cut short)."""
+    kind = store_kind(target)
+    return _migrate_sqlite(target, stop) if kind == "sqlite" else MIGRATORS[kind](target)
 
 
 def pipeline_for(settings: RecallSettings) -> Result[Pipeline, QueryRejected]:

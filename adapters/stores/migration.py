@@ -68,6 +68,9 @@ class Migrated:
     applied: tuple[str, ...] = ()
     # Not compared: two opens that found and left the same versions are the same.
     latest: int = attrs.field(eq=False, kw_only=True)
+    unfinished: str | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
+    """What was left to finish after the store closed, said as a note (SQLite: a
+    checkpoint that could not copy the last commits into the file); None: nothing."""
 
     @property
     def behind(self) -> bool:

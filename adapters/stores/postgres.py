@@ -50,6 +50,7 @@ from harkback.adapters.stores import (
     postgres_writes,
 )
 from harkback.adapters.stores.closing import Closing
+from harkback.adapters.stores.damaged_rows import DamagedRecord
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_extras import PostgresImportLedger, PostgresSummaryCache
 from harkback.adapters.stores.postgres_memo import CountMemo
@@ -167,7 +168,7 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
                                            self.bounds.write if long else self.bounds.read)
         try:
             return Success(await asyncio.wrap_future(queued))
-        except (psycopg.Error, Unanswered) as error:
+        except (psycopg.Error, Unanswered, DamagedRecord) as error:  # damaged: a row, not a bug
             return Failure(postgres_connection.unavailable(
                 self.url, error, limit=postgres_connection.WRITE_TIMEOUT_ENV if long
                 else postgres_connection.READ_TIMEOUT_ENV, environ=self._environ))

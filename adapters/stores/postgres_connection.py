@@ -19,6 +19,7 @@ import psycopg
 from psycopg import conninfo
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.stores.damaged_rows import DamagedRecord
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.postgres_migrations import SchemaProblem, bring_forward
 from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
@@ -381,5 +382,5 @@ def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watc
             return Success(bring_forward(connection, where(url), readonly=readonly))
     except SchemaProblem as refused:
         return Failure(StoreUnavailable(str(refused)))
-    except (psycopg.Error, Unanswered) as error:
+    except (psycopg.Error, Unanswered, DamagedRecord) as error:  # a migration reads rows too
         return Failure(unavailable(url, error, environ=environ))

@@ -21,8 +21,8 @@ from returns.future import FutureResult
 
 from harkback.adapters.stores import postgres_reads
 from harkback.adapters.stores.postgres_text import restore, storable
-from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
-from harkback.adapters.stores.sql.rows import like_start, message_from_row
+from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, stored_message
+from harkback.adapters.stores.sql.rows import like_start
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.message_window import MessageWindow, WindowQuery, window_start
 from harkback.stages.records import Message
@@ -53,7 +53,7 @@ def window(connection: Connection, query: WindowQuery) -> MessageWindow:
     start = window_start(query, total, around_index)
     read = [] if start >= total else connection.execute(
         _ROWS, {**values, "start": start, "limit": query.limit}).fetchall()
-    return MessageWindow(messages=tuple(message_from_row(read_text(row)) for row in read),
+    return MessageWindow(messages=tuple(stored_message(row) for row in read),
                          offset=start, total=total, around_index=around_index)
 
 

@@ -21,13 +21,13 @@ from harkback.adapters.stores.postgres_writes import (
     SESSION_COLUMNS,
     SESSION_FIELDS,
     read_text,
+    stored_message,
+    stored_session,
 )
 from harkback.adapters.stores.sql.loops import is_root
 from harkback.adapters.stores.sql.rows import (
     PREVIEW_READS,
-    message_from_row,
     preview,
-    session_from_row,
 )
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
@@ -50,7 +50,7 @@ def sessions(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
     rows = connection.execute(
         f"SELECT {_S_COLUMNS} FROM unnest(%s::text[]) WITH ORDINALITY AS j(id, place) "
         "JOIN sessions AS s ON s.id = j.id ORDER BY j.place", (_ids(ids),)).fetchall()
-    return tuple(session_from_row(read_text(row)) for row in rows)
+    return tuple(stored_session(row) for row in rows)
 
 
 def children(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
@@ -58,7 +58,7 @@ def children(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
     rows = connection.execute(
         f"SELECT {_S_COLUMNS} FROM sessions AS s WHERE s.parent_session_id = ANY(%s::text[]) "
         f'ORDER BY {_STARTED}, s.id COLLATE "C"', (_ids(ids),)).fetchall()
-    return tuple(session_from_row(read_text(row)) for row in rows)
+    return tuple(stored_session(row) for row in rows)
 
 
 def messages(connection: Connection, session_ids: Sequence[str], longest: int | None = None
@@ -72,7 +72,7 @@ def messages(connection: Connection, session_ids: Sequence[str], longest: int | 
         f"SELECT {columns} FROM messages AS m JOIN sessions AS s ON s.id = m.session_id "
         f'WHERE m.session_id = ANY(%s::text[]) ORDER BY {_STARTED}, m.session_id COLLATE "C", '
         "m.position", (_ids(session_ids),)).fetchall()
-    read = tuple(message_from_row(read_text(row)) for row in rows)
+    read = tuple(stored_message(row) for row in rows)
     if longest is None:
         return read
     return tuple(m if len(m.content) <= longest else attrs.evolve(
@@ -112,7 +112,7 @@ def recent(connection: Connection, query: RecentQuery) -> tuple[SessionOverview,
         f"      ORDER BY u.{order} LIMIT %s) AS r ORDER BY r.{order}",
         [*values * len(parts), max(query.limit, 0)]).fetchall()
     width = len(SESSION_FIELDS)
-    return tuple(SessionOverview(session=session_from_row(read_text(row[:width])),
+    return tuple(SessionOverview(session=stored_session(row[:width]),
                                  message_count=int(row[width]),
                                  preview=preview(read_text((row[width + 1] or "",))[0]))
                  for row in rows)

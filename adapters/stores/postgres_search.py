@@ -28,8 +28,7 @@ from harkback.adapters.stores.memory_match import bm25, idf, occurrences, units_
 from harkback.adapters.stores.postgres_catch_up import Sizes
 from harkback.adapters.stores.postgres_memo import CountMemo, Snapshot
 from harkback.adapters.stores.postgres_text import matching, restore, storable, tsquery
-from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text
-from harkback.adapters.stores.sql.rows import message_from_row
+from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, stored_message
 from harkback.stages.long_text import LONGEST_READ, read_start
 from harkback.stages.ports import (
     DEFAULT_MAX_SCORED,
@@ -186,7 +185,7 @@ def _count(connection: Connection, table: str, units: Sequence[Unit], cap: int |
 
 def hit(row: Sequence[Any], score: float) -> MessageHit:
     """A hit from a row of :data:`HIT_COLUMNS`."""
-    message = message_from_row(read_text(row[:8]))
+    message = stored_message(row[:8])
     text, cut = read_start(message.text_for_search(), LONGEST_READ)
     return MessageHit(session_id=message.session_id, position=message.position,
                       role=message.role, content=text, score=score,
@@ -251,7 +250,7 @@ def _scored(connection: Connection, query: MatchQuery, expression: Node, within:
     for row in _rows_by_id(connection, unsure):
         # The index cut this message (very long, or huge words): its own tokens decide,
         # of a huge one those of its start (as a sample of its whole length).
-        text, cut = read_start(message_from_row(read_text(row[:8])).text_for_search(),
+        text, cut = read_start(stored_message(row[:8]).text_for_search(),
                                LONGEST_READ)
         score = fit(text, expression, within, leaves, idfs, average,
                     whole=row[11] if cut else None)

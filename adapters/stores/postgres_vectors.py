@@ -19,8 +19,11 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.postgres_search import HIT_COLUMNS, hit, row_filters
 from harkback.adapters.stores.postgres_text import restore, storable
-from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, check_version, read_text
-from harkback.adapters.stores.sql.rows import message_from_row
+from harkback.adapters.stores.postgres_writes import (
+    MESSAGE_COLUMNS,
+    check_version,
+    stored_message,
+)
 from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
@@ -49,7 +52,7 @@ def unembedded(connection: Connection, model: str, roles: tuple[Role, ...], limi
         "AND btrim(m.content, %s) <> '' AND NOT EXISTS (SELECT 1 FROM message_vectors AS v "
         "WHERE v.model_id = %s AND v.message_id = m.id) ORDER BY m.id LIMIT %s",
         (list(roles), BLANK, found[0] if found else None, limit)).fetchall()
-    return tuple(message_from_row(read_text(row)) for row in rows)
+    return tuple(stored_message(row) for row in rows)
 
 
 def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vector],

@@ -18,8 +18,12 @@ from typing import Any
 import psycopg
 
 from harkback.adapters.stores.postgres_text import tsvector_literal
-from harkback.adapters.stores.postgres_writes import MESSAGE_COLUMNS, read_text, title_tokens
-from harkback.adapters.stores.sql.rows import message_from_row
+from harkback.adapters.stores.postgres_writes import (
+    MESSAGE_COLUMNS,
+    read_text,
+    stored_message,
+    title_tokens,
+)
 from harkback.stages.records import Session
 from harkback.stages.text.tokens import index_tokens
 from harkback.stages.text.voicing import devoiced, voicing_class
@@ -62,7 +66,7 @@ def reindex(connection: Connection) -> None:
     messages: list[tuple[str, int, int]] = []
     grown = 0
     for row in connection.execute(_MESSAGES, found).fetchall():
-        tokens = index_tokens(message_from_row(read_text(row[1:-1])).text_for_search())
+        tokens = index_tokens(stored_message(row[1:-1]).text_for_search())
         if _changed(tokens):
             messages.append((tsvector_literal(tokens), len(tokens), row[0]))
             grown += len(tokens) - row[-1]

@@ -17,10 +17,11 @@ from typing import Any
 
 import psycopg
 
+from harkback.adapters.stores.damaged_rows import read_row, session_reader
 from harkback.adapters.stores.migration import moved_on
 from harkback.adapters.stores.postgres_schema import VERSION, WRITE_KEYS
 from harkback.adapters.stores.postgres_text import restore, storable, tsvector_literal
-from harkback.adapters.stores.sql.rows import message_from_row, session_row
+from harkback.adapters.stores.sql.rows import message_from_row, session_from_row, session_row
 from harkback.adapters.stores.sql.statement import SqlValue
 from harkback.adapters.stores.sql.writes import plan_write
 from harkback.stages.ports import IngestReport
@@ -106,6 +107,30 @@ def read_text(values: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(restore(v) if isinstance(v, str) else v for v in values)
 
 
+def stored_message(row: Sequence[Any]) -> Message:
+    """The message of a row of :data:`MESSAGE_COLUMNS`, its texts as given; a row that reads
+    as none (a timestamp past the year 9999, which a ``double precision`` holds) is a
+    :class:`~harkback.adapters.stores.damaged_rows.DamagedRecord`, said in one line as
+    SQLite's store says it.
+
+    >>> stored_message(("s1", 0, "user", "hi", "", "", None, 1e300))
+    Traceback (most recent call last):
+    harkback.adapters.stores.damaged_rows.DamagedRecord: a stored message is damaged (session \
+'s1', position 0: timestamp must be epoch seconds between the years 1 and 9999, got 1e+300)
+    """
+    return read_row(message_from_row, read_text(row))
+
+
+def stored_session(row: Sequence[Any]) -> Session:
+    """The session of a row of :data:`SESSION_COLUMNS`, its texts as given; a row that reads
+    as none a :class:`~harkback.adapters.stores.damaged_rows.DamagedRecord` (see
+    :func:`stored_message`)."""
+    return _read_session(read_text(row))
+
+
+_read_session = session_reader(session_from_row)
+
+
 def title_tokens(session: Session) -> tuple[str, ...]:
     """The tokens of a session's title and source, as the title index sees them."""
     return index_tokens(session.text_for_search())
@@ -120,7 +145,7 @@ def write(connection: Connection, batch: Sequence[Conversation]) -> IngestReport
         take_write_lock(connection, _LOCK_AND_COMPRESSION)
         old_titles: dict[str, int] = dict(connection.execute(
             "SELECT id, length FROM sessions WHERE id = ANY(%s::text[])", (ids,)).fetchall())
-        stored = [(row[0], message_from_row(read_text(row[1:]))) for row in connection.execute(
+        stored = [(row[0], stored_message(row[1:])) for row in connection.execute(
             f"SELECT id, {MESSAGE_COLUMNS} FROM messages WHERE session_id = ANY(%s::text[])",
             (list(old_titles),))]
         written = _replace(connection, batch, stored, old_titles)
@@ -145,11 +170,11 @@ def write_tails(connection: Connection, tails: Sequence[Tail]) -> IngestReport |
             # The count first (cheap); then every field: another writer may have changed
             # a message's text alone.
             if held is None or held[0] is None or held[1] != tail.kept or tuple(
-                    message_from_row(read_text(row)) for row in connection.execute(
+                    stored_message(row) for row in connection.execute(
                         _MESSAGES_BELOW, (sid, tail.since))) != tail.below:
                 return None
             old_titles[sid] = held[0]
-            stored += [(row[0], message_from_row(read_text(row[1:])))
+            stored += [(row[0], stored_message(row[1:]))
                        for row in connection.execute(_MESSAGES_FROM, (sid, tail.since))]
         written = _replace(connection, [t.conversation for t in tails], stored, old_titles)
     return IngestReport(updated=len(tails), messages=written,

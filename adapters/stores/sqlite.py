@@ -39,6 +39,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.sqlite_files import is_undecodable, read_replacing
 from harkback.adapters.stores import sqlite_search, sqlite_stats, sqlite_titles, sqlite_vectors
 from harkback.adapters.stores.closing import Closing
+from harkback.adapters.stores.damaged_rows import session_reader
 from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.own_thread import OwnThread
@@ -55,7 +56,7 @@ from harkback.adapters.stores.sqlite_errors import (
     unavailable,
 )
 from harkback.adapters.stores.sqlite_merge import merged
-from harkback.adapters.stores.sqlite_messages import SqliteMessages, session_reader
+from harkback.adapters.stores.sqlite_messages import SqliteMessages
 from harkback.adapters.stores.sqlite_removal import remove
 from harkback.adapters.stores.sqlite_rewrite import rewrite_all
 from harkback.adapters.stores.sqlite_transaction import one_snapshot, versioned
@@ -106,8 +107,8 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, readonly: bool = False,
              busy_timeout: float = DEFAULT_BUSY_TIMEOUT, create: bool = False,
-             write_patience: float | None = None, mapped: bool = False
-             ) -> Result[SqliteStore, StoreUnavailable]:
+             write_patience: float | None = None, mapped: bool = False,
+             stop: Callable[[], bool] | None = None) -> Result[SqliteStore, StoreUnavailable]:
         """Open the database at ``path``; blocks briefly, so call it before or off the loop.
 
         Writable mode creates the file, its folders and the schema, and migrates a file of
@@ -121,6 +122,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         :mod:`~harkback.adapters.stores.write_turns`). A ``mapped`` read-only store reads
         the file through a memory map: quicker for a process that searches once (its page
         cache starts empty), but every page it ever read counts in its resident size.
+        ``stop``: a migration waiting for the lock gives up once it says so (Ctrl-C).
         """
         location = Path(os.path.expanduser(path))
         absent = no_store_at(location, readonly=readonly)
@@ -135,7 +137,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         watch = ReadWatch.opening(location, readonly=readonly)
         mapped = mapped and readonly
         opened = executor.submit(connect, location, readonly, busy_timeout,
-                                 create=create, mapped=mapped).result()
+                                 create=create, mapped=mapped, stop=stop).result()
         if isinstance(opened, Failure):
             executor.shutdown()
             return Failure(opened.failure())

@@ -28,10 +28,14 @@ SQLite's own ``PASSIVE`` one: crash safety is SQLite's.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+
+from harkback.adapters.stores.sqlite_errors import unavailable
+from harkback.stages.errors import StoreUnavailable
 
 AUTOCHECKPOINT_PAGES = 1000
 """SQLite's own threshold (pages in the log, its default), which small writes keep."""
@@ -132,3 +136,35 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return (found.st_dev, found.st_ino)
+
+
+def left_in_log(path: Path) -> StoreUnavailable | None:
+    """After a store's connection closed: why the commits its closing checkpoint left in
+    the ``-wal`` cannot be copied into the file now either (``ulimit -f``, a full disk);
+    None when it left no log, or all of it could be copied, or another process's open
+    connection keeps it (a passive checkpoint then copies what it can, or is busy).
+
+    SQLite's close checkpoints and removes the log, and says nothing when it cannot: the
+    store is whole either way (a read reads the log), but its file is not what it says.
+
+    >>> left_in_log(Path("/nowhere/h.db")) is None
+    True
+    """
+    try:
+        if os.stat(f"{path}-wal").st_size == 0:
+            return None
+    except OSError:
+        return None
+    try:
+        # mode=rw: never create a file that was removed meanwhile.
+        connection = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True,
+                                     isolation_level=None)
+    except sqlite3.Error as error:
+        return unavailable(path, error)
+    try:
+        connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    except sqlite3.Error as error:
+        return unavailable(path, error)
+    finally:
+        connection.close()
+    return None

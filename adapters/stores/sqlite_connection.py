@@ -37,6 +37,7 @@ from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sqlite_errors import damage_behind, unavailable
 from harkback.adapters.stores.sqlite_migrations import SchemaProblem, bring_forward, read_forward
 from harkback.adapters.stores.sqlite_transaction import immediate
+from harkback.adapters.stores.write_turns import Patience, patiently
 from harkback.stages.errors import StoreUnavailable
 
 T = TypeVar("T")
@@ -77,13 +78,16 @@ class Opened:
 
 
 def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = False,
-            mapped: bool = False) -> Result[Opened, StoreUnavailable]:
+            mapped: bool = False, stop: Callable[[], bool] | None = None
+            ) -> Result[Opened, StoreUnavailable]:
     """A connection to ``path``, prepared for the store (see the module), or why not.
 
     A writable open first checks an existing file without writing it
     (:func:`~harkback.adapters.stores.sqlite_adopt.refusal`; ``create`` lets it adopt an
     empty file of any name); a failed open removes the side files it made. A ``mapped``
-    read-only connection reads the file through a memory map (:data:`MAP_BYTES`).
+    read-only connection reads the file through a memory map (:data:`MAP_BYTES`). With
+    ``stop``, a migration waiting for the write lock gives up once ``stop()`` says so
+    (:func:`_forward`).
     """
     # Runs on the store's worker thread, which then owns the connection.
     if not readonly:
@@ -99,7 +103,7 @@ def connect(path: Path, readonly: bool, busy_timeout: float, *, create: bool = F
         sqlite_adopt.remove_new_side_files(path, before)
         return Failure(unavailable(path, error))
     try:
-        return Success(Opened(connection, _prepare(connection, path, readonly, mapped)))
+        return Success(Opened(connection, _prepare(connection, path, readonly, mapped, stop)))
     except SchemaProblem as problem:
         failure = StoreUnavailable(str(problem))
     except sqlite3.Error as error:
@@ -121,7 +125,7 @@ def _as_written(path: Path) -> str:
 
 
 def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool,
-             mapped: bool = False) -> Migrated:
+             mapped: bool = False, stop: Callable[[], bool] | None = None) -> Migrated:
     # A bigger page cache roughly halves the time SQLite spends on bulk ingests.
     connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     if readonly:
@@ -134,7 +138,7 @@ def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool,
             # that searches once maps (benchmarks/README.md, "Speed at scale").
             connection.execute(f"PRAGMA mmap_size = {MAP_BYTES}")
         return found
-    found = bring_forward(connection, str(path))
+    found = _forward(connection, str(path), stop)
     if pages := os.environ.get(MAX_PAGES_ENV, "").strip():
         connection.execute(f"PRAGMA max_page_count = {int(pages)}")
     connection.execute("PRAGMA synchronous = NORMAL")
@@ -145,6 +149,30 @@ def _prepare(connection: sqlite3.Connection, path: Path, readonly: bool,
     sqlite_titles.prepare(connection)
     _gather_index_writes(connection)
     return found
+
+
+LOCK_LOOK_S = 0.1
+"""How often a migration waiting for the write lock looks whether it is still wanted."""
+
+
+def _forward(connection: sqlite3.Connection, where: str,
+             stop: Callable[[], bool] | None) -> Migrated:
+    """:func:`bring_forward`; with ``stop``, its wait for the write lock taken in turns of
+    :data:`LOCK_LOOK_S`, for the connection's busy timeout in all, until ``stop()``.
+
+    SQLite's own wait (the busy timeout) cannot be cut short, ``interrupt()`` included: a
+    Ctrl-C during ``harkback migrate`` took effect only when it ended, 5 s later.
+    """
+    if stop is None:
+        return bring_forward(connection, where)
+    waits_ms = int(connection.execute("PRAGMA busy_timeout").fetchone()[0])
+    connection.execute(f"PRAGMA busy_timeout = {int(LOCK_LOOK_S * 1000)}")
+    try:
+        return patiently(lambda _: bring_forward(connection, where),
+                         Patience(total_s=waits_ms / 1000, longest_pause_s=LOCK_LOOK_S),
+                         stop=stop)(connection)
+    finally:
+        connection.execute(f"PRAGMA busy_timeout = {waits_ms}")
 
 
 def _gather_index_writes(connection: sqlite3.Connection) -> None:

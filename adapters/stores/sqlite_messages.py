@@ -20,50 +20,16 @@ from typing import TypeVar
 
 from returns.future import FutureResult
 
+from harkback.adapters.stores.damaged_rows import read_row
 from harkback.adapters.stores.sql import rows
-from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_connection import execute
 from harkback.adapters.stores.sqlite_transaction import read_snapshot
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.id_hints import starts_alike
 from harkback.stages.message_window import MessageWindow, WindowQuery, window_start
-from harkback.stages.record_checks import briefly
 from harkback.stages.records import Message
 
 T = TypeVar("T")
-R = TypeVar("R")
-
-
-class DamagedRecord(sqlite3.DatabaseError):
-    """A stored message or session that reads as none (a role outside its list, a text stored
-    as bytes): said as the store's failure in one line, not as an internal error."""
-
-
-def session_reader(convert: Callable[[Row], R]) -> Callable[[Row], R]:
-    """``convert``, a session row (``id`` first) that reads as none a :class:`DamagedRecord`."""
-    def read(row: Row) -> R:
-        try:
-            return convert(row)
-        except (ValueError, TypeError) as error:
-            raise DamagedRecord(f"a stored session is damaged (session {briefly(row[0])}: "
-                                f"{error})") from error
-    return read
-
-
-def read_row(convert: Callable[..., Message], row: Row, *more: object) -> Message:
-    """``convert(row, *more)``, a row that reads as no message a :class:`DamagedRecord`.
-
-    >>> try:
-    ...     read_row(rows.message_from_row, ("s1", 0, "user", b"hi", "", "", None, None))
-    ... except DamagedRecord as error:
-    ...     print(error)
-    a stored message is damaged (session 's1', position 0: its text is stored as bytes, not as text)
-    """
-    try:
-        return convert(row, *more)
-    except (ValueError, TypeError) as error:
-        raise DamagedRecord(f"a stored message is damaged (session {briefly(row[0])}, "
-                             f"position {briefly(row[1])}: {error})") from error
 
 
 def read_messages(connection: sqlite3.Connection, session_ids: Sequence[str],

@@ -17,11 +17,11 @@ import sqlite3
 from collections.abc import Sequence
 
 from harkback.adapters.stores import sqlite_titles
+from harkback.adapters.stores.damaged_rows import read_row
 from harkback.adapters.stores.sql import titles, writes
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.statement import Statement, json_list
 from harkback.adapters.stores.sqlite_connection import execute
-from harkback.adapters.stores.sqlite_messages import read_row
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.text.tokens import index_text
 

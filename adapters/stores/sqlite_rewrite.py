@@ -23,11 +23,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from harkback.adapters.stores.damaged_rows import read_row, session_reader
 from harkback.adapters.stores.sql import fulltext, rows
 from harkback.adapters.stores.sql.lineage_cache import summaries_above
 from harkback.adapters.stores.sql.statement import json_list
 from harkback.adapters.stores.sqlite_connection import execute
-from harkback.adapters.stores.sqlite_messages import read_row, session_reader
 from harkback.adapters.stores.sqlite_removal import HAS_SUMMARY_CACHE
 from harkback.adapters.stores.sqlite_transaction import immediate, read_snapshot
 from harkback.adapters.stores.sqlite_writes import write_within
@@ -129,7 +129,7 @@ def _rewrite_chunk(connection: sqlite3.Connection, *, ids: list[str], edit: rewr
     ``held`` hears how long the write held the lock.
     """
     def edited() -> tuple[list[Conversation], rewrite.RewriteReport]:
-        # A row that reads as none: the store's failure in one line (sqlite_messages).
+        # A row that reads as none: the store's failure in one line (damaged_rows).
         sessions = [session_reader(rows.session_from_row)(r)
                     for r in execute(connection, rows.sessions_by_id(ids))]
         return rewrite.rewrite_sessions(sessions, (

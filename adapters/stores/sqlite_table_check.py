@@ -25,11 +25,11 @@ import sqlite3
 from collections.abc import Callable
 
 from harkback.adapters.sqlite_files import read_replacing
+from harkback.adapters.stores.damaged_rows import DamagedRecord, read_row, session_reader
 from harkback.adapters.stores.sql import rows
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS, SESSION_COLUMNS
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sqlite_integrity import DERIVED
-from harkback.adapters.stores.sqlite_messages import DamagedRecord, read_row, session_reader
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH, ROLES
 
 NAMED = 3

@@ -24,7 +24,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from harkback.adapters.stores import search_plan
-from harkback.adapters.stores.sql import schema, titles
+from harkback.adapters.stores.damaged_rows import session_reader
+from harkback.adapters.stores.sql import rows, schema, titles
 from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.ports import MatchQuery
@@ -57,11 +58,21 @@ def prepare(connection: sqlite3.Connection) -> int:
     with immediate(connection):
         for statement in schema.TITLE_SCHEMA:
             connection.execute(statement)
-        missing = [Session(id=row[0], title=row[1], source=row[2])
-                   for row in connection.execute(titles.MISSING)]
+        # Checked as every read checks a session: a title stored as bytes (another
+        # program's write, which also takes the session out of the index) is the store's
+        # damage in one line, the open rolled back, not an internal error.
+        missing = [session_reader(_title_row)(row) for row in connection.execute(titles.MISSING)]
         replace(connection, missing)
     _merge_as_written(connection)
     return len(missing)
+
+
+def _title_row(row: Row) -> Session:
+    """A session of a :data:`~harkback.adapters.stores.sql.titles.MISSING` row (id, title,
+    source), its texts checked as :func:`~harkback.adapters.stores.sql.rows.session_from_row`
+    checks them."""
+    session_id, title, source = row
+    return rows.session_from_row((session_id, source, "", title, None, None, None, "", ""))
 
 
 def _merge_as_written(connection: sqlite3.Connection) -> None:

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 import attrs
 from returns.result import Failure, Result, Success
 
+from harkback.adapters.stores.damaged_rows import read_row
 from harkback.adapters.stores.sql import vectors as vector_sql
 from harkback.adapters.stores.sql.rows import message_from_row
 from harkback.adapters.stores.sql.statement import Row
 from harkback.adapters.stores.sql.writes import MAX_MESSAGE_ID
 from harkback.adapters.stores.sqlite_connection import execute, has_vector_schema
-from harkback.adapters.stores.sqlite_messages import read_row
 from harkback.adapters.stores.sqlite_search import RANKED_FETCH_FACTOR, RANKED_FETCH_MIN
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.errors import StoreUnavailable

@@ -58,6 +58,7 @@ def reindex(connection: sqlite3.Connection) -> None:
     """
     # Imported here: the migrations, which name this step, are read by the modules below.
     from harkback.adapters.stores import sqlite_titles
+    from harkback.adapters.stores.damaged_rows import read_row
     from harkback.adapters.stores.sql.rows import message_from_row
     from harkback.adapters.stores.sql.writes import DELETE_INDEXED, INSERT_INDEXED
 
@@ -67,7 +68,8 @@ def reindex(connection: sqlite3.Connection) -> None:
     changed: list[tuple[int, str, str]] = []
     for row in connection.execute(_VOICED_MESSAGES).fetchall():
         # A match holds a character beyond ASCII: the index was given its tokens.
-        new = index_text(message_from_row(row[1:]).text_for_search())
+        # A damaged row (a role outside its list): the store's line, the migration undone.
+        new = index_text(read_row(message_from_row, row[1:]).text_for_search())
         if (old := devoiced(new)) != new:
             changed.append((row[0], old, new))
     connection.executemany(DELETE_INDEXED, [(row_id, old) for row_id, old, _ in changed])

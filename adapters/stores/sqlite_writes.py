@@ -14,10 +14,10 @@ import sqlite3
 from collections.abc import Sequence
 
 from harkback.adapters.stores import sqlite_titles
+from harkback.adapters.stores.damaged_rows import read_row
 from harkback.adapters.stores.sql import fulltext, writes
 from harkback.adapters.stores.sql.rows import message_from_row, session_row
 from harkback.adapters.stores.sqlite_connection import execute
-from harkback.adapters.stores.sqlite_messages import read_row
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.ports import IngestReport
 from harkback.stages.records import Conversation, Message

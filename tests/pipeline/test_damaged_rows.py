@@ -20,6 +20,9 @@ DAMAGE = {
     "bytes": ("UPDATE messages SET content = CAST(content AS BLOB) WHERE position = 1",
               "its text is stored as bytes, not as text"),
     "role": ("UPDATE messages SET role = 'bogus' WHERE position = 1", "'role' must be in"),
+    # JSON, but no call: its keys were looked up unchecked, a KeyError (exit 70).
+    "tool calls": ("UPDATE messages SET tool_calls = '[{}]' WHERE position = 1",
+                   "its tool calls are stored as no list of calls)"),
 }
 
 
@@ -109,3 +112,45 @@ def test_embedding_a_damaged_message_fails_as_the_store(tmp_path: Path) -> None:
     with SqliteStore.open(db).unwrap() as store:
         error = asyncio.run(failed(store.unembedded("m", ("user",), 10)))
     assert "a stored message is damaged (session 's-pelican', position 0: " in error.reason
+
+
+@pytest.mark.parametrize("command", [["redact"], ["migrate"], ["optimize"]])
+def test_a_title_stored_as_bytes_stops_a_writable_open_in_one_line(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Another program's UPDATE of a title takes the session out of the title index; a
+    writable open indexes it again, and a title stored as bytes ended there in an internal
+    error (exit 70). Now one line naming the session, exit 1, and the file as it was."""
+    db = ingested(tmp_path, [conversation("s-pelican", ("user", "the pelican crontab"),
+                                          title="Pelican crontab")])
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE sessions SET title = CAST(title AS BLOB)")
+    raw.close()
+    before = db.read_bytes(), sorted(p.name for p in tmp_path.iterdir())
+    assert main([*command, "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"harkback: session store unavailable: {db}: a stored session is damaged (session "
+        "'s-pelican': its title is stored as bytes, not as text)"], err
+    assert (db.read_bytes(), sorted(p.name for p in tmp_path.iterdir())) == before
+
+
+@pytest.mark.parametrize("damage", ["role", "tool calls"])
+def test_a_damaged_message_stops_the_kana_migration_in_one_line(
+        damage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Schema 3 indexes the messages holding kana again, reading each as a record: a damaged
+    one ended ``migrate`` of an older file in an internal error (exit 70). Now one line, exit
+    1, the file still at its version (PostgreSQL's: test_damaged_rows_postgres.py)."""
+    from tests.adapters.stores.old_files import old_file
+    from tests.pipeline.test_cli_migrate import _version
+    db = tmp_path / "h.db"
+    old_file(db, [conversation("s-kana", ("user", "バケット を 作る"), ("assistant", "バケット"))])
+    update, said = DAMAGE[damage]
+    with sqlite3.connect(db) as raw:
+        raw.execute("PRAGMA ignore_check_constraints = 1")
+        raw.execute(update)
+    raw.close()
+    assert main(["migrate", "--db", str(db)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"harkback: session store unavailable: {db}: a stored message is "
+                          "damaged (session 's-kana', position 1: ") and said in err, err
+    assert (len(err.splitlines()), _version(db)) == (1, 1)

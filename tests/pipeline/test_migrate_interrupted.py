@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,11 @@ from tests.pipeline.test_cli_migrate import _version
 DOCKER = conversation("docker", ("user", "the docker bridge lost its dns"))
 
 
-def ctrl_c(migrate: Callable[[str], Any], *, after: bool) -> Callable[[str], Any]:
+def ctrl_c(migrate: Callable[..., Any], *, after: bool) -> Callable[..., Any]:
     """``migrate``, with a Ctrl-C arriving just before it starts or just as it ends."""
-    def stopped(target: str) -> Any:
+    def stopped(target: str, *more: Any) -> Any:
         if after:
-            migrate(target)
+            migrate(target, *more)
         raise KeyboardInterrupt
     return stopped
 
@@ -65,8 +66,8 @@ def test_a_real_ctrl_c_during_a_migrate_says_it_migrated_and_prints_one_payload(
         from harkback.pipeline import wiring
         from harkback.pipeline.cli import main
         real = wiring.migrate_store
-        def held(target):
-            done = real(target)
+        def held(target, *more):
+            done = real(target, *more)
             print("migrated", file=sys.stderr, flush=True)
             time.sleep(5)  # the Ctrl-C comes here, as the migration ends
             return done
@@ -102,3 +103,54 @@ def test_a_migrate_stopped_before_it_began_says_the_store_is_as_it_was(
     said = "the migration had not begun: the store is as it was"
     assert (_version(db), said in err.splitlines()[-1]) == (1, True), err
     assert json.loads(out)["kept"].startswith(said)
+
+
+def test_ctrl_c_stops_a_migrate_waiting_for_the_write_lock_at_once(tmp_path: Path) -> None:
+    """SQLite's wait for the lock (its busy timeout, 5 s) cannot be cut short: a Ctrl-C
+    then took effect only when it ended, and the command failed as locked (exit 1), the
+    Ctrl-C lost. Now it stops at once, saying the store is as it was."""
+    from tests.pipeline.test_interrupt_waiting import signalled_while_waiting
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    before = db.read_bytes()
+    status, out, err, took = signalled_while_waiting(db, signal.SIGINT, "migrate")
+    assert (status, out, err) == (
+        130, "", "harkback: interrupted; the store is still at schema version 1, not migrated "
+        f"to {SCHEMA_VERSION}: the same command run again migrates it\n")
+    assert took < 2.5  # the busy timeout is 5 s
+    assert (db.read_bytes(), _version(db)) == (before, 1)
+
+
+def test_a_second_ctrl_c_while_the_migration_ends_still_says_it_migrated(
+        tmp_path: Path) -> None:
+    """The first Ctrl-C cancels the command, which then waits for the migration's thread
+    (its transaction ends whole; the process cannot exit before it anyway). A second one
+    during that wait escaped it and said "the migration had not begun: the store is as it
+    was" of a store the thread then migrated."""
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    driver = textwrap.dedent(f"""
+        import sys, time
+        from harkback.pipeline import wiring
+        from harkback.pipeline.cli import main
+        real = wiring.migrate_store
+        def held(target, *more):
+            print("migrating", file=sys.stderr, flush=True)
+            time.sleep(3)  # both Ctrl-Cs come here, the migration still to commit
+            return real(target, *more)
+        wiring.migrate_store = held
+        sys.exit(main(["migrate", "--db", {str(db)!r}]))
+    """)
+    run = subprocess.Popen([sys.executable, "-c", driver], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    assert run.stderr is not None
+    assert run.stderr.readline() == "migrating\n"
+    run.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert (run.returncode, out, _version(db)) == (130, "", SCHEMA_VERSION), err
+    assert err.splitlines() == [
+        f"harkback: interrupted; the store was migrated: it is at schema version "
+        f"{SCHEMA_VERSION}, this harkback's (`harkback migrate` again says it is up to "
+        "date)"], err

@@ -4,16 +4,12 @@ records and records into rows.
 >>> statement = sessions_by_id(["s1", "s2"])
 >>> statement.params
 ('["s1", "s2"]',)
->>> decode_tool_calls(encode_tool_calls((ToolCall(id="c1", name="bash", arguments="ls"),)))
-(ToolCall(id='c1', name='bash', arguments='ls'),)
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Sequence
-from json.encoder import encode_basestring as _quoted
+from collections.abc import Iterable
 from typing import cast
 
 import attrs
@@ -28,6 +24,7 @@ from harkback.adapters.stores.sql.statement import (
     json_list,
     scope,
 )
+from harkback.adapters.stores.sql.tool_calls import decode_tool_calls, encode_tool_calls
 from harkback.stages.id_hints import folded
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
@@ -41,7 +38,6 @@ from harkback.stages.records import (
     Role,
     Session,
     SessionOverview,
-    ToolCall,
 )
 
 PREVIEW_CHARS = 200
@@ -165,32 +161,6 @@ def recent(query: RecentQuery) -> Statement:
          query.since, query.since, query.until, query.until,
          *((json_list(query.sources),) if query.sources else ()),
          *scope(query.sources, query.projects), query.limit))
-
-
-def encode_tool_calls(calls: Sequence[ToolCall]) -> str | None:
-    """Tool calls as the Chat Completions JSON list, or None when there are none.
-
-    The text ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` gives, laid out
-    here around its quoted strings (the same C function quotes them): a third of an
-    agent's messages carry a call, and ``dumps`` cost ~9 µs each, this ~3 µs.
-
-    >>> encode_tool_calls((ToolCall(id="c1", name="bash", arguments="ls -l"),))
-    '[{"id":"c1","type":"function","function":{"name":"bash","arguments":"ls -l"}}]'
-    """
-    if not calls:
-        return None
-    return "[" + ",".join(
-        f'{{"id":{_quoted(c.id)},"type":"function","function":{{"name":{_quoted(c.name)},'
-        f'"arguments":{_quoted(c.arguments)}}}}}' for c in calls) + "]"
-
-
-def decode_tool_calls(text: str | None) -> tuple[ToolCall, ...]:
-    """The inverse of :func:`encode_tool_calls`."""
-    if not text:
-        return ()
-    return tuple(ToolCall(id=c["id"], name=c["function"]["name"],
-                          arguments=c["function"]["arguments"])
-                 for c in json.loads(text))
 
 
 def session_row(session: Session) -> tuple[SqlValue, ...]:

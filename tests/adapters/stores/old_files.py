@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harkback.adapters.sqlite_files import APPLICATION_ID
 from harkback.adapters.stores.sql import schema
-from harkback.adapters.stores.sql.rows import encode_tool_calls
+from harkback.adapters.stores.sql.tool_calls import encode_tool_calls
 from harkback.stages.records import Conversation
 from tests.support.old_tokens import first_index_text, first_split
 

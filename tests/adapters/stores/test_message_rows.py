@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harkback.adapters.stores.sql.rows import encode_tool_calls, message_from_row, settable
+from harkback.adapters.stores.sql.rows import message_from_row, settable
+from harkback.adapters.stores.sql.tool_calls import encode_tool_calls
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.stages.long_text import LONGEST_READ
 from harkback.stages.message_window import WindowQuery
@@ -115,3 +116,15 @@ def test_a_field_or_check_added_to_message_turns_the_shortcut_off() -> None:
 
     assert (settable(copy()), settable(copy(_no_nul)),
             settable(copy(source=attrs.field(default="")))) == (True, False, False)
+
+
+@pytest.mark.parametrize("stored", [
+    '[{}]', '[{"id": "c1", "function": {}}]', '[null]', '{"id": "c1"}',
+    '[{"id": 1, "function": {"name": null, "arguments": {}}}]', "[" * 100_000 + "]" * 100_000])
+def test_stored_tool_calls_that_hold_no_call_are_a_damaged_row(stored: str) -> None:
+    """Another program's ``tool_calls``, JSON but no list of calls: a KeyError, a
+    RecursionError or calls of numbers and nulls (failing only when printed) escaped as an
+    internal error; now the ValueError the store says as a damaged row."""
+    row = ("s1", 0, "assistant", "", "", "", stored, None)
+    with pytest.raises(ValueError, match=r"^its tool calls are stored as no list of calls$"):
+        message_from_row(row)

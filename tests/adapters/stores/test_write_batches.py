@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harkback.adapters.stores.sql import schema, writes
-from harkback.adapters.stores.sql.rows import encode_tool_calls
 from harkback.adapters.stores.sql.statement import SqlValue
+from harkback.adapters.stores.sql.tool_calls import encode_tool_calls
 from harkback.stages.records import Conversation, Message, Session, ToolCall
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=60)
