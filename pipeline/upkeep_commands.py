@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 from concurrent import futures
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -159,20 +158,32 @@ async def _migrating(args: argparse.Namespace, target: str
     await at once (asyncio's way) and has a migration still waiting for the write lock give
     up; the line then says where the store is, once the thread is done."""
     stop = threading.Event()
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harkback-migrate")
-    job = pool.submit(wiring.migrate_store, target, stop.is_set)
+    outcome: futures.Future[Result[Migrated, StoreUnavailable]] = futures.Future()
+
+    def migrate() -> None:
+        if outcome.set_running_or_notify_cancel():  # not called off before it began
+            try:
+                outcome.set_result(wiring.migrate_store(target, stop.is_set))
+            except BaseException as error:  # the command's to say, on its own thread
+                outcome.set_exception(error)
     try:
-        return await asyncio.wrap_future(job)
+        # Started inside the try: a signal landing while the thread starts (SIGTERM with
+        # Ctrl-C ignored) is met below like any other. It escaped when it landed in a
+        # thread pool's submit, and the line said "not begun" of a store the thread went on
+        # to migrate. A plain thread: a pool's shutdown waits in Thread.join, which a
+        # signal can leave believing the thread ended.
+        threading.Thread(target=migrate, name="harkback-migrate").start()
+        return await asyncio.wrap_future(outcome)
     except (asyncio.CancelledError, KeyboardInterrupt):  # KeyboardInterrupt: raised in it,
         stop.set()  # or SIGTERM while Ctrl-C is ignored
-        _waited_out(job)
-        ended = None if job.exception() is not None else job.result()
+        if not outcome.cancel():  # begun: it commits or rolls back whole, waited for
+            _waited_out(outcome)
+        ended = (None if outcome.cancelled() or outcome.exception() is not None
+                 else outcome.result())
         # "interrupted" alone: migrated or not?
         stopped_with(args, _migration_left(
             target, ended.unwrap() if isinstance(ended, Success) else None))
         raise
-    finally:
-        pool.shutdown(wait=True)
 
 
 def _waited_out(job: futures.Future[Any]) -> None:

@@ -154,3 +154,33 @@ def test_a_second_ctrl_c_while_the_migration_ends_still_says_it_migrated(
         f"harkback: interrupted; the store was migrated: it is at schema version "
         f"{SCHEMA_VERSION}, this harkback's (`harkback migrate` again says it is up to "
         "date)"], err
+
+
+def test_a_signal_as_the_migration_s_thread_starts_says_where_the_store_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A SIGTERM (Ctrl-C ignored, as under nohup) landing as the migration's thread starts,
+    before the command awaits it: it escaped the command's handler, which said "the
+    migration had not begun" of a store the thread went on to migrate (seen about one run
+    in ten on a busy machine). Now the thread is told to stop and waited for, and the line
+    says where the store is."""
+    import threading
+
+    started = threading.Thread.start
+
+    def interrupted(thread: threading.Thread) -> None:
+        started(thread)
+        if thread.name.startswith("harkback-migrate"):
+            time.sleep(0.2)  # the thread has the migration ...
+            raise KeyboardInterrupt  # ... the signal lands before the command awaits it
+    db = tmp_path / "h.db"
+    old_file(db, [DOCKER])
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    assert main(["migrate", "--db", str(db)]) == 130
+    err = capsys.readouterr().err
+    # The migration ran (nothing told it to stop before it took the lock): the line says so.
+    assert _version(db) == SCHEMA_VERSION
+    assert err.splitlines()[-1] == (
+        f"harkback: interrupted; the store was migrated: it is at schema version "
+        f"{SCHEMA_VERSION}, this harkback's (`harkback migrate` again says it is up to "
+        "date)"), err
