@@ -61,9 +61,14 @@ _MESSAGE_FAULTS = (
     "OR typeof(content) != 'text' OR typeof(tool_name) != 'text' "
     f"OR typeof(tool_call_id) != 'text' OR {_TIMES.format('timestamp')} "
     # Tool calls a read's json.loads refuses (a flipped bit tears the JSON text), or that
-    # are no list. CASE: json_type raises on a text that is not JSON.
+    # are no list of calls, each with its id, name and arguments as texts ([{}] is JSON).
+    # CASE: json_type raises on a text that is not JSON.
     "OR (tool_calls != '' AND CASE WHEN typeof(tool_calls) != 'text' THEN 1 "
-    "WHEN json_valid(tool_calls) THEN json_type(tool_calls) != 'array' ELSE 1 END)")
+    "WHEN json_valid(tool_calls) THEN json_type(tool_calls) != 'array' OR EXISTS ("
+    "SELECT 1 FROM json_each(tool_calls) AS c WHERE json_type(c.value) != 'object' "
+    "OR json_type(c.value, '$.id') IS NOT 'text' "
+    "OR json_type(c.value, '$.function.name') IS NOT 'text' "
+    "OR json_type(c.value, '$.function.arguments') IS NOT 'text') ELSE 1 END)")
 _SESSION_FAULTS = (
     f"SELECT {SESSION_COLUMNS} FROM sessions NOT INDEXED WHERE "
     "typeof(id) != 'text' OR id = '' OR typeof(source) != 'text' OR typeof(model) != 'text' "

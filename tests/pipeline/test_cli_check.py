@@ -118,6 +118,11 @@ def _tool_calls_torn(db: Path) -> None:
                  "WHERE session_id = 'needle'")
 
 
+def _tool_calls_of_no_call(db: Path) -> None:
+    # JSON, but a list of no call (another program's write): the reads refuse it.
+    _changed(db, "UPDATE messages SET tool_calls = '[{}]' WHERE session_id = 'needle'")
+
+
 def _title_as_bytes(db: Path) -> None:
     _changed(db, "UPDATE sessions SET title = CAST(title AS BLOB) WHERE id = 'needle'")
 
@@ -289,11 +294,11 @@ def test_a_zeroed_index_page_is_named_and_the_messages_said_whole(
 
 
 @pytest.mark.parametrize("damage", [_text_as_bytes, _role_outside, _title_as_bytes,
-                                    _tool_calls_torn])
+                                    _tool_calls_torn, _tool_calls_of_no_call])
 def test_a_row_that_reads_as_none_is_named_as_the_tables_damage(
         tmp_path: Path, damage: Callable[[Path], None]) -> None:
     """A text stored as bytes, a role outside its list, a title stored as bytes, tool calls
-    whose JSON text is torn: SQLite's
+    whose JSON text is torn or holds no call: SQLite's
     read-only integrity_check looks at none of them (CHECK constraints skipped, types
     never), and the check said "fine" while show failed naming the row. The check now
     names the row as show does, as the table's damage, with the ways out; --repair writes
