@@ -20,11 +20,13 @@ DAY = 86400.0
 START = 1_770_000_000.0
 
 
+@pytest.mark.parametrize("ranker", ["lexical", "hybrid"])
 @pytest.mark.parametrize("long_sessions", [
     4,  # 1,400 rows of each word: the store ranks every match (BM25, best first)
     6,  # 2,100: every word is common, the store reads the newest matches first
 ])
-def test_long_sessions_do_not_hide_the_others(tmp_path: Path, long_sessions: int) -> None:
+def test_long_sessions_do_not_hide_the_others(tmp_path: Path, long_sessions: int,
+                                              ranker: str) -> None:
     """Every session about the question is found, the one where the user asked among them."""
     asked = conversation(
         "asked",
@@ -40,7 +42,7 @@ def test_long_sessions_do_not_hide_the_others(tmp_path: Path, long_sessions: int
     db = ingested(tmp_path, [asked, *status])
 
     done = run("search", "kafka consumer lag", "--limit", "10", "--json",
-               "--summarizer", "none", db=db)
+               "--summarizer", "none", "--ranker", ranker, db=db)
 
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
