@@ -40,20 +40,19 @@ def _positive_or_none(_inst: object, attribute: attrs.Attribute[Any],
 class MatchQuery:
     """What the match stage asks a store for: messages matching ``expression``, best first.
 
-    ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned;
-    ``sources`` and ``projects``, when given, are the only ones whose sessions are returned
-    (:func:`~harkback.stages.scope.in_scope`). ``excluded`` (a query's ``NOT`` parts)
-    leaves out every session holding a message of ``roles`` that matches it, anywhere.
-    ``max_scored`` bounds the work: a term or phrase found in more messages than that
-    is *common*; common ones select no rows by themselves and add nothing to the score
-    (BM25 gives them little weight anyway), so scoring never walks a huge posting list.
-    Rows found through the other (selective) parts come first, best BM25 first; when
-    fewer than ``limit`` of them match, the newest other rows matching the expression
-    fill up with score 0. With no common part, or ``max_scored=None``, the search is
-    exact. ``known_counts`` may carry what this store's :meth:`~SessionStore.term_stats`
-    said of some terms (of a prefix under its text and ``*``: ``dock*``), so that a store
-    telling common terms apart need not count them again (a hint: the same answer without).
-    """
+    ``limit`` bounds the rows returned; ``hidden_sources`` are sessions never returned, nor
+    ``exclude_sessions`` (ids); ``sources`` and ``projects``, when given, are the only ones
+    whose sessions are returned (:func:`~harkback.stages.scope.in_scope`). ``excluded``
+    (``NOT``) leaves out every session holding a message of ``roles`` that matches it, anywhere.
+    ``max_scored`` bounds the work: a term or phrase found in more messages than that is
+    *common*; common ones select no rows by themselves and add nothing to the score (BM25
+    gives them little weight anyway), so scoring never walks a huge posting list. Rows
+    found through the other (selective) parts come first, best BM25 first; when fewer than
+    ``limit`` of them match, the newest other rows matching the expression fill up with
+    score 0. With no common part, or ``max_scored=None``, the search is exact.
+    ``known_counts`` may carry what this store's :meth:`~SessionStore.term_stats` said of
+    some terms (of a prefix under its text and ``*``: ``dock*``), so that a store telling
+    common terms apart need not count them again (a hint: the same answer without)."""
 
     expression: Node
     roles: tuple[records.Role, ...]
@@ -66,6 +65,7 @@ class MatchQuery:
     projects: tuple[str, ...] = ()
     excluded: Node | None = None
     known_counts: tuple[tuple[str, int], ...] = ()
+    exclude_sessions: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -166,12 +166,12 @@ class SessionStore(Protocol):
                       ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
         """Sessions whose title or source matches the query's expression, best first.
 
-        Tokenised as messages are (CJK bigrams too); ``since``/``until`` bound the
-        session's start (an undated session falls outside any bound), hidden sources
-        are left out, at most ``limit`` come back; roles do not apply. A term or phrase
-        found in more than ``max_scored`` titles selects none (there is no fill with
-        newest ones, unlike :meth:`search`). A store that cannot search titles (a file
-        opened read-only from before titles were indexed) finds none.
+        Tokenised as messages are (CJK bigrams too); ``since``/``until`` bound the session's start
+        (an undated session falls outside any bound), hidden sources are left out, at most ``limit``
+        come back; roles and ``exclude_sessions`` do not apply. A term or phrase found in more than
+        ``max_scored`` titles selects none (there is no fill with newest ones, unlike
+        :meth:`search`). A store that cannot search titles (a file opened read-only from before
+        titles were indexed) finds none.
         """
         ...
 

@@ -105,12 +105,12 @@ class MemorySearch:
     @staticmethod
     def _excluded(query: ports.MatchQuery, every: Sequence[Indexed]) -> frozenset[str]:
         """The sessions the query's ``excluded`` part leaves out (a message of its roles
-        matches it, whenever written)."""
+        matches it, whenever written), and those it names (``exclude_sessions``)."""
         if query.excluded is None:
-            return frozenset()
-        return frozenset(item.message.session_id for item in every
-                         if item.message.role in query.roles
-                         and evaluate(query.excluded, item.tokens))
+            return frozenset(query.exclude_sessions)
+        return frozenset(query.exclude_sessions).union(
+            item.message.session_id for item in every
+            if item.message.role in query.roles and evaluate(query.excluded, item.tokens))
 
     def _matches(self, query: ports.MatchQuery, expression: Node, item: Indexed) -> bool:
         message = item.message

@@ -96,13 +96,16 @@ def row_filters(query: MatchQuery | NearestQuery) -> tuple[str, list[Any]]:
 
 def match_filters(query: MatchQuery) -> tuple[str, list[Any]]:
     """:func:`row_filters`, and no session that a message of the searched roles matching
-    ``query.excluded`` is in, whenever it was written.
+    ``query.excluded`` is in, whenever it was written, nor one ``exclude_sessions`` names.
 
     >>> match_filters(MatchQuery(expression=Term("a"), roles=("user",),
     ...                          excluded=Term("b")))[1][-2:]
     ["'b'", ['user']]
     """
     conditions, params = row_filters(query)
+    if query.exclude_sessions:
+        conditions += " AND m.session_id <> ALL(%s::text[])"
+        params.append([storable(s) for s in query.exclude_sessions])
     if query.excluded is None:
         return conditions, params
     # Only the positions a tsvector keeps are read (no check of very long messages' full

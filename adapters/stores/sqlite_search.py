@@ -309,7 +309,7 @@ def _ranks_first(node: Node, counts: Mapping[Unit, int], cut: int) -> bool:
 def _filter_key(query: MatchQuery) -> FilterKey | None:
     # A time bound's or a filter's survivors vary per query: nothing to learn from them.
     varies = (query.since is not None or query.until is not None or bool(query.sources)
-              or query.excluded is not None)
+              or query.excluded is not None or bool(query.exclude_sessions))
     return None if varies else (query.roles, query.hidden_sources)
 
 

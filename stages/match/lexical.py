@@ -99,6 +99,7 @@ from harkback.stages.match.sessions import (
 )
 from harkback.stages.match.spread import by_sessions
 from harkback.stages.match.titles import title_evidence, title_query
+from harkback.stages.match.widen import more_rows, wanted, widened
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
 from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, TitleHit
@@ -211,7 +212,11 @@ class LexicalMatch:
                                        known_counts=known_counts(stats))
                     return store.search(more).map(lambda extra: joined(hits, extra))
 
-                return store.search(query).bind(fill).bind(lambda hits: self._titles(
+                # One long session filling the search hides the others: ask for them too.
+                return store.search(query).bind(fill).bind(lambda hits: widened(
+                    store, query, hits, want=wanted(request),
+                    rows=more_rows(query, want=wanted(request), least=self.hits_per_session))
+                ).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).map(lambda titles: self._rank(
                     request, parsed, units, stats, hits, now, windows, titles)))

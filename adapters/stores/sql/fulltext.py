@@ -20,7 +20,6 @@ from harkback.stages.query import AllOf, Node, to_fts5
 
 MERGE_INDEX = "INSERT INTO messages_fts(messages_fts) VALUES('optimize')"
 """Merge every segment of the full-text index into one (FTS5's 'optimize' command)."""
-
 PENDING_BYTES = 32 * 1024 * 1024
 """FTS5's ``hashsize``: how much new index data a transaction gathers in memory before it
 writes a segment. At FTS5's default (1 MiB) a bulk ingest writes, then merges again, a
@@ -54,9 +53,8 @@ SEARCHED = (
     "SELECT json_extract(value, '$.function.name') || char(10) "
     "|| json_extract(value, '$.function.arguments') FROM json_each(m.tool_calls)) "
     "WHERE part <> '') END")
-"""A hit's text: what the index holds of its message (``m``), content, tool name and
-tool calls (:meth:`~harkback.stages.records.Message.text_for_search`), so a ranker that
-re-scores hits sees the words that matched (a command run through a tool call)."""
+"""A hit's text: what the index holds of its message (``m``: content, tool name, tool calls),
+so a ranker re-scoring hits sees the words that matched (see ``Message.text_for_search``)."""
 
 HIT_BYTES = 4 * LONGEST_READ + 1
 """The bytes of a hit's text read: all of it when shorter, so every text of at most
@@ -64,15 +62,14 @@ HIT_BYTES = 4 * LONGEST_READ + 1
 known to be longer (:func:`~harkback.adapters.stores.sql.rows.hit_text`)."""
 
 HIT_TEXT = f"substr(CAST(({SEARCHED}) AS BLOB), 1, {HIT_BYTES})"
-"""The start of :data:`SEARCHED`, cut as bytes: SQLite's substr of a text stops at a NUL.
-(Asking a huge text's size first, to send a short one as a text, reads the text twice: an
-84 MB message held twice, 80 MB more.)"""
+"""The start of :data:`SEARCHED`, cut as bytes: SQLite's substr of a text stops at a NUL. (Asking
+a huge text's size first, to send a short one as a text, reads the text twice: 80 MB more.)"""
 
 _HIT_COLUMNS = f"m.session_id, m.position, m.role, {WRITTEN}, s.source"
-"""A hit's columns in the search statements, which then give its rank and row id; its text
-is read by :func:`hit_texts` once they are done. A huge text is read whole before it is
-cut, and FTS5's ``bm25()`` of a message holding a word millions of times holds every
-place of it: read in the same statement, the two took 260 MB at once (84 MB message)."""
+"""A hit's columns in the search statements, which then give its rank and row id; its text is
+read by :func:`hit_texts` once they are done. A huge text is read whole before it is cut, and
+FTS5's ``bm25()`` of a message holding a word millions of times holds every place of it: read
+in the same statement, the two took 260 MB at once (84 MB message)."""
 
 
 def hit_texts(ids: Sequence[int]) -> Statement:
@@ -113,6 +110,9 @@ def row_filters(query: MatchQuery | NearestQuery) -> tuple[list[str], list[SqlVa
 def _filters(query: MatchQuery, expression: Node, *, per_session: bool = False
              ) -> tuple[list[str], list[SqlValue]]:
     conditions, params = row_filters(query)
+    if query.exclude_sessions:
+        conditions.append("m.session_id NOT IN (SELECT value FROM json_each(?))")
+        params.append(json_list(query.exclude_sessions))
     if query.excluded is not None:
         conditions.append(EXCLUDED_PER_SESSION if per_session else EXCLUDED_SESSIONS)
         params += [to_fts5(query.excluded), json_list(query.roles)]

@@ -182,6 +182,33 @@ class StoreContract:
         hits = await ok(store.search(match("backup", hidden_sources=("cron", "tool"))))
         assert [h.session_id for h in hits] == ["mine"]
 
+    async def test_excluded_session_ids_are_left_out(self, store: SessionStore,
+                                                     make_conversation: Make) -> None:
+        """Sessions named in ``exclude_sessions`` never appear; the others fill the limit,
+        in a search bounded by common words (newest first) as in an exact one."""
+        await ok(store.ingest([make_conversation(
+            name, *[("user", f"lemon tart {name} {i}") for i in range(4)], started_at=at)
+            for name, at in (("a", 1.0), ("b", 2.0), ("c", 3.0))]))
+        for cap in (None, 2):
+            hits = await ok(store.search(match("lemon", limit=6, max_scored=cap,
+                                               exclude_sessions=("c", "a"))))
+            assert sorted((h.session_id, h.position) for h in hits) == [
+                ("b", i) for i in range(4)]
+
+    async def test_excluded_session_ids_are_matched_as_stored(self, store: SessionStore,
+                                                              make_conversation: Make) -> None:
+        """Ids holding quotes, a backslash, ``%s`` or U+FFFE are left out exactly as named,
+        among a long list of other ids, in exact and bounded searches."""
+        odd = ("back\\slash %s", "it's \"q\"", "fffe\ufffeid")
+        await ok(store.ingest([make_conversation(name, ("user", f"quince jam {i}"),
+                                                 started_at=float(i + 1))
+                               for i, name in enumerate(odd)]))
+        named = (*[f"other{i}" for i in range(500)], odd[0], odd[2])
+        for cap in (None, 1):
+            hits = await ok(store.search(match("quince", limit=5, max_scored=cap,
+                                               exclude_sessions=named)))
+            assert [h.session_id for h in hits] == [odd[1]]
+
     async def test_since_uses_message_time_else_session_start(
             self, store: SessionStore, make_conversation: Make) -> None:
         """``since`` keeps messages at or after it, timed by their own stamp or their session's."""

@@ -1,0 +1,51 @@
+"""Long look-alike sessions through the command line: one long session about a question
+must not hide every other session about it (issue 17).
+
+A ranker reads 300 candidate messages; sessions of hundreds of near-identical messages
+("kafka consumer lag" in every status line) filled them from one session, and the answer
+was "1 of 1 matching session(s)".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested, run
+
+DAY = 86400.0
+START = 1_770_000_000.0
+
+
+@pytest.mark.parametrize("ranker", ["lexical", "hybrid"])
+@pytest.mark.parametrize(("long_sessions", "lines"), [
+    (4, 350),  # 1,400 rows of each word: the store ranks every match (BM25, best first)
+    (4, 550),  # 2,200: every word is common, the store reads the newest matches first
+])
+def test_long_sessions_do_not_hide_the_others(tmp_path: Path, long_sessions: int, lines: int,
+                                              ranker: str) -> None:
+    """Every session about the question is found, the one where the user asked among them."""
+    asked = conversation(
+        "asked",
+        ("user", "why is the kafka consumer lag growing on the orders topic since monday"),
+        ("assistant", "the consumers rebalance every few minutes; raise max.poll.interval"),
+        started_at=START)
+    # Long sessions of monitoring output, started later: short lines, each holding every
+    # word of the question, so each of their rows ranks above the user's longer question.
+    status = [conversation(
+        f"status-{n}",
+        *[("assistant", f"kafka consumer lag partition {i % 12} offset {i}") for i in range(lines)],
+        started_at=START + (n + 1) * DAY) for n in range(long_sessions)]
+    db = ingested(tmp_path, [asked, *status])
+
+    done = run("search", "kafka consumer lag", "--limit", "10", "--json",
+               "--summarizer", "none", "--ranker", ranker, db=db)
+
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    found = [r["session_id"] for r in payload["results"]]
+    assert sorted(found) == sorted(["asked", *(c.session.id for c in status)])
+    assert payload["sessions_searched"] == long_sessions + 1

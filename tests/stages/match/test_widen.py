@@ -1,0 +1,68 @@
+"""Widening a bounded search that a few long sessions filled (stages/match/widen.py)."""
+
+from __future__ import annotations
+
+import attrs
+from returns.future import FutureResult
+from returns.unsafe import unsafe_perform_io
+
+from harkback.adapters.stores.memory import MemoryStore
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.match.widen import MORE_SEARCHES, widened
+from harkback.stages.ports import MatchQuery
+from harkback.stages.query import Term
+from harkback.stages.records import MessageHit
+from tests.conftest import conversation
+
+
+class _Unaware(MemoryStore):
+    """A library caller's store written before ``exclude_sessions``: it ignores it."""
+
+    def search(self, query: MatchQuery
+               ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        return super().search(attrs.evolve(query, exclude_sessions=()))
+
+
+async def test_a_store_ignoring_the_exclusion_repeats_no_hit() -> None:
+    """Its further searches find the rows already read: none is added twice."""
+    store = _Unaware()
+    long = [conversation(f"s{n}", *[("user", f"lag {i}") for i in range(20)],
+                         started_at=float(n)) for n in range(3)]
+    unsafe_perform_io((await store.ingest(long).awaitable()).unwrap())
+    query = MatchQuery(expression=Term("lag"), roles=("user",), limit=10, max_scored=5)
+    first = unsafe_perform_io((await store.search(query).awaitable()).unwrap())
+
+    hits = unsafe_perform_io(
+        (await widened(store, query, first, want=3, rows=5).awaitable()).unwrap())
+
+    keys = [(h.session_id, h.position) for h in hits]
+    assert len(keys) == len(set(keys)) == len(first)
+
+
+class _Counting(MemoryStore):
+    """Counts the searches asked of it."""
+
+    searches: int = 0
+
+    def search(self, query: MatchQuery
+               ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        self.searches += 1
+        return super().search(query)
+
+
+async def test_further_searches_are_bounded() -> None:
+    """Nine long sessions, ten wanted: each further search finds one more session, and
+    they stop after MORE_SEARCHES (each passes over every row of the sessions found)."""
+    store = _Counting()
+    long = [conversation(f"s{n}", *[("user", f"lag {i}") for i in range(20)],
+                         started_at=float(n)) for n in range(9)]
+    unsafe_perform_io((await store.ingest(long).awaitable()).unwrap())
+    query = MatchQuery(expression=Term("lag"), roles=("user",), limit=10, max_scored=5)
+    first = unsafe_perform_io((await store.search(query).awaitable()).unwrap())
+    store.searches = 0
+
+    hits = unsafe_perform_io(
+        (await widened(store, query, first, want=10, rows=5).awaitable()).unwrap())
+
+    assert store.searches == MORE_SEARCHES
+    assert len({h.session_id for h in hits}) == 1 + MORE_SEARCHES
