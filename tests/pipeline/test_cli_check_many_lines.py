@@ -178,6 +178,14 @@ def test_a_key_changed_in_its_table_is_not_called_index_damage(tmp_path: Path,
     assert hashlib.sha256(db.read_bytes()).digest() == before
 
 
+def _zero_last_leaf(db: Path, index_name: str) -> None:
+    """A torn write: the last leaf page of index ``index_name`` zeroed."""
+    size, (*_, index) = _leaves(db, index_name)
+    data = bytearray(db.read_bytes())
+    data[(index - 1) * size:index * size] = bytes(size)
+    db.write_bytes(bytes(data))
+
+
 def test_a_zeroed_index_page_beside_a_text_not_utf8_is_still_named(tmp_path: Path) -> None:
     """A torn write zeroed a page of an index; elsewhere one stored reply holds a byte that
     is not UTF-8 (which every read takes as U+FFFD). Reading each table whole decoded every
@@ -185,10 +193,7 @@ def test_a_zeroed_index_page_beside_a_text_not_utf8_is_still_named(tmp_path: Pat
     the line: the rows are read, not decoded."""
     db = ingested(tmp_path, SESSIONS)
     _last_page_changed(db, "messages", REPLY.encode(), 0, lambda byte: byte | 0x80)
-    size, (*_, index) = _leaves(db, "sqlite_autoindex_messages_1")
-    data = bytearray(db.read_bytes())
-    data[(index - 1) * size:index * size] = bytes(size)
-    db.write_bytes(bytes(data))
+    _zero_last_leaf(db, "sqlite_autoindex_messages_1")
     found = json.loads(run("check", "--json", db=db).stdout)
     assert (found["healthy"], found["rebuildable"]) == (False, False)
     assert not any("decode" in line for line in found["damaged"]), found["damaged"]
@@ -204,10 +209,7 @@ def test_a_zeroed_index_page_beside_a_row_that_reads_as_none_says_no_row_is_whol
     db = ingested(tmp_path, SESSIONS)
     _last_page_changed(db, "messages", bytes(
         [0x09, 13 + 2 * len("assistant"), 13 + 2 * len(REPLY)]), 2, lambda byte: byte - 1)
-    size, (*_, index) = _leaves(db, "sqlite_autoindex_messages_1")
-    data = bytearray(db.read_bytes())
-    data[(index - 1) * size:index * size] = bytes(size)
-    db.write_bytes(bytes(data))
+    _zero_last_leaf(db, "sqlite_autoindex_messages_1")
     found = json.loads(run("check", "--json", db=db).stdout)
     assert (found["healthy"], found["rebuildable"]) == (False, False)
     assert any("its text is stored as bytes" in line for line in found["damaged"]), found
