@@ -23,14 +23,21 @@ class _Unaware(MemoryStore):
         return super().search(attrs.evolve(query, exclude_sessions=()))
 
 
+async def _searched(store: MemoryStore, *, sessions: int
+                    ) -> tuple[MatchQuery, tuple[MessageHit, ...]]:
+    """``sessions`` sessions of 20 user messages about "lag" stored in ``store``, and its
+    first bounded search (5 rows) of them."""
+    long = [conversation(f"s{n}", *[("user", f"lag {i}") for i in range(20)],
+                         started_at=float(n)) for n in range(sessions)]
+    unsafe_perform_io((await store.ingest(long).awaitable()).unwrap())
+    query = MatchQuery(expression=Term("lag"), roles=("user",), limit=10, max_scored=5)
+    return query, unsafe_perform_io((await store.search(query).awaitable()).unwrap())
+
+
 async def test_a_store_ignoring_the_exclusion_repeats_no_hit() -> None:
     """Its further searches find the rows already read: none is added twice."""
     store = _Unaware()
-    long = [conversation(f"s{n}", *[("user", f"lag {i}") for i in range(20)],
-                         started_at=float(n)) for n in range(3)]
-    unsafe_perform_io((await store.ingest(long).awaitable()).unwrap())
-    query = MatchQuery(expression=Term("lag"), roles=("user",), limit=10, max_scored=5)
-    first = unsafe_perform_io((await store.search(query).awaitable()).unwrap())
+    query, first = await _searched(store, sessions=3)
 
     hits = unsafe_perform_io(
         (await widened(store, query, first, want=3, rows=5).awaitable()).unwrap())
@@ -54,11 +61,7 @@ async def test_further_searches_are_bounded() -> None:
     """Nine long sessions, ten wanted: each further search finds one more session, and
     they stop after MORE_SEARCHES (each passes over every row of the sessions found)."""
     store = _Counting()
-    long = [conversation(f"s{n}", *[("user", f"lag {i}") for i in range(20)],
-                         started_at=float(n)) for n in range(9)]
-    unsafe_perform_io((await store.ingest(long).awaitable()).unwrap())
-    query = MatchQuery(expression=Term("lag"), roles=("user",), limit=10, max_scored=5)
-    first = unsafe_perform_io((await store.search(query).awaitable()).unwrap())
+    query, first = await _searched(store, sessions=9)
     store.searches = 0
 
     hits = unsafe_perform_io(
