@@ -23,6 +23,10 @@ DAMAGE = {
     # JSON, but no call: its keys were looked up unchecked, a KeyError (exit 70).
     "tool calls": ("UPDATE messages SET tool_calls = '[{}]' WHERE position = 1",
                    "its tool calls are stored as no list of calls)"),
+    # Torn JSON (a flipped bit): a search's hit text read it with json_each, which stopped
+    # the whole search with "malformed JSON", naming no row.
+    "torn tool calls": ("UPDATE messages SET tool_calls = '[{\"id\": \"c1\", \"func' "
+                        "WHERE position = 1", "its tool calls are stored as no list of calls)"),
 }
 
 

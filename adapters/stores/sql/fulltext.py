@@ -31,8 +31,7 @@ MERGE_STEP = "INSERT INTO messages_fts (messages_fts, rank) VALUES ('merge', 200
 segments to merge (``usermerge``, 4) or finishing a merge begun earlier."""
 
 INDEX_STRUCTURE = "SELECT block FROM messages_fts_data WHERE id = 10"
-"""FTS5's structure record (its segments and levels): unchanged by a merge step that found
-nothing to do."""
+"""FTS5's structure record (its segments and levels): unchanged by a merge step that did nothing."""
 LATER_STRUCTURE = b"\xff\x00\x00\x01"
 """After the structure record's 4-byte cookie in later FTS5 versions (3.40: the levels)."""
 
@@ -50,11 +49,12 @@ SEARCHED = (
     "CASE WHEN m.tool_calls IS NULL AND m.tool_name = '' THEN m.content ELSE "
     "(SELECT group_concat(part, char(10)) FROM (SELECT m.content AS part "
     "UNION ALL SELECT m.tool_name UNION ALL "
-    "SELECT json_extract(value, '$.function.name') || char(10) "
-    "|| json_extract(value, '$.function.arguments') FROM json_each(m.tool_calls)) "
+    "SELECT json_extract(value, '$.function.name') || char(10) || json_extract(value, "
+    "'$.function.arguments') FROM json_each(iif(json_valid(m.tool_calls), m.tool_calls, '[]'))) "
     "WHERE part <> '') END")
 """A hit's text: what the index holds of its message (``m``: content, tool name, tool calls),
-so a ranker re-scoring hits sees the words that matched (see ``Message.text_for_search``)."""
+so a ranker re-scoring hits sees the words that matched (see ``Message.text_for_search``);
+torn tool calls add nothing (a read names them: json_each failed the whole search)."""
 
 HIT_BYTES = 4 * LONGEST_READ + 1
 """The bytes of a hit's text read: all of it when shorter, so every text of at most
