@@ -1,0 +1,83 @@
+"""Claude Code's slash-command echoes, read as what the user typed.
+
+Claude Code writes a slash command the user ran as a user line whose text is tags,
+``<command-name>/clear</command-name>\\n<command-message>clear</command-message>\\n
+<command-args></command-args>``, and what a local command printed as another,
+``<local-command-stdout>Set model to opus</local-command-stdout>`` (often empty). A session
+started by ``/clear`` opens with both, so stored as they were they became its first request:
+``recent`` previewed every such session as ``<command-name>/clear</command-name> <command-
+message>clear ...`` and its project line sat under the tags. Only the caveat before them is
+``isMeta``.
+
+:func:`typed_command` reads an echo: a command given arguments is kept as typed
+(``/fix-issue 123``, what a search may look for); one without arguments (``/clear``,
+``/model``, ``/compact``) and a local command's output only steer the session and are left
+out, counted.
+
+>>> typed_command("<command-name>/clear</command-name>\\n<command-message>clear"
+...               "</command-message>\\n<command-args></command-args>")
+''
+>>> typed_command("<command-message>fix-issue is running…</command-message>\\n"
+...               "<command-name>/fix-issue</command-name>\\n<command-args>123</command-args>")
+'/fix-issue 123'
+>>> typed_command("<local-command-stdout>Set model to opus</local-command-stdout>")
+''
+>>> typed_command("why does <command-name> appear in the log?") is None
+True
+"""
+
+from __future__ import annotations
+
+_ECHO_TAGS = ("command-name", "command-message", "command-args")
+_OUTPUT_TAGS = ("local-command-stdout", "local-command-stderr")
+
+LEFT_OUT = "slash command without arguments or its output"
+"""How a left-out echo is counted among an import's left-out lines."""
+
+
+def typed_command(text: str) -> str | None:
+    """The command ``text`` echoes as typed (``""`` when it is left out), or ``None`` when
+    ``text`` is no echo but a message of its own (one that only mentions the tags)."""
+    blocks = _tag_blocks(text)
+    if blocks is None:
+        return None
+    if blocks and all(tag in _OUTPUT_TAGS for tag in blocks):
+        return ""
+    if "command-name" not in blocks or not set(blocks) <= set(_ECHO_TAGS):
+        return None
+    name, args = blocks["command-name"].strip(), blocks.get("command-args", "").strip()
+    if not args:
+        return ""
+    return f"{name if name.startswith('/') else '/' + name} {args}"
+
+
+def _tag_blocks(text: str) -> dict[str, str] | None:
+    """The ``<tag>...</tag>`` blocks ``text`` is made of, by tag, or ``None`` when it holds
+    anything else (text around them, another tag, one left open).
+
+    Read with ``str.find``, once over the text: a regular expression with a repeated lazy
+    group backtracked without end over a hostile line of many such tags.
+
+    >>> _tag_blocks(" <command-name>/x</command-name>\\n<command-args></command-args> ")
+    {'command-name': '/x', 'command-args': ''}
+    >>> _tag_blocks("<command-name>/x</command-name> and more") is None
+    True
+    """
+    blocks: dict[str, str] = {}
+    at, end = 0, len(text)
+    while True:
+        while at < end and text[at].isspace():
+            at += 1
+        if at == end:
+            return blocks
+        close = text.find(">", at)
+        if not text.startswith("<", at) or close < 0:
+            return None
+        tag = text[at + 1:close]
+        if tag not in _ECHO_TAGS + _OUTPUT_TAGS:
+            return None
+        stop = text.find(f"</{tag}>", close)
+        if stop < 0:
+            return None
+        blocks[tag] = text[close + 1:stop]
+        at = stop + len(tag) + 3
