@@ -44,10 +44,11 @@ from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.in_memory import in_memory, refusal
 from harkback.pipeline.model_flags import model_settings
-from harkback.pipeline.output import format_page, format_payload, print_json
+from harkback.pipeline.output import format_page, format_payload, local_iso, print_json
 from harkback.pipeline.terminal import line_of
 from harkback.pipeline.termination import removed_new_store, stopped_with
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
+from harkback.stages.shown_number import shown_given
 from harkback.stages.time_bounds import parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
@@ -143,12 +144,18 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
 
 def _check_times(args: argparse.Namespace, as_of: float | None = None) -> None:
     """An unreadable ``--since``/``--until`` is a usage error (exit 2), found before the
-    store is opened; so is one out of range counted back from ``as_of`` (else now)."""
-    for flag in ("since", "until"):
-        value = getattr(args, flag)
-        if value is not None:
-            unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}", end=flag == "until"),
-                   EXIT_USAGE)
+    store is opened; so is one out of range counted back from ``as_of`` (else now), and a
+    ``--since`` later than the ``--until``."""
+    bounds = {flag: unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}",
+                                            end=flag == "until"), EXIT_USAGE)
+              for flag in ("since", "until") if (value := getattr(args, flag)) is not None}
+    if len(bounds) == 2 and bounds["since"] > bounds["until"]:
+        # The library's "since is later than until" named neither flag nor what they meant.
+        # A day's end is a fraction of a microsecond before the next midnight, shown as it.
+        raise CliError(f"--since {shown_given(args.since)} (from {local_iso(bounds['since'])})"
+                       f" is later than --until {shown_given(args.until)} (up to "
+                       f"{local_iso(bounds['until'])}): nothing lies between them",
+                       EXIT_USAGE)
 
 
 async def search(args: argparse.Namespace) -> int:

@@ -121,7 +121,7 @@ def _utc(moment: float | None) -> str:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _local(moment: float | None) -> str:
+def local_iso(moment: float | None) -> str:
     """``moment`` as an ISO time in the local zone, with its offset:
     ``2026-03-04T00:00:00-08:00`` (``Z`` when that is UTC)."""
     if moment is None:
@@ -136,7 +136,7 @@ def _local(moment: float | None) -> str:
 def _span(window: dict[str, float | None]) -> str:
     """A listed window, local days with their offset:
     ``2026-03-04T00:00:00-08:00 to 2026-03-05T00:00:00-08:00``."""
-    return f"{_local(window['since'])} to {_local(window['until'])}"
+    return f"{local_iso(window['since'])} to {local_iso(window['until'])}"
 
 
 def _recent_table(rows: list[dict[str, Any]]) -> str:
