@@ -22,6 +22,8 @@ whose parent is the session that started it, so resolve traces its hits there.
 like ``isCompactSummary`` and ``isMeta`` (hook and command scaffolding) lines, and the
 echo of a slash command run without arguments (``/clear``), or of its output
 (:mod:`~harkback.adapters.sources.claude_commands`: one given arguments is kept as typed).
+A request an editor extension sent after its notice of the open file
+(``<ide_opened_file>``) is stored request first (:mod:`~harkback.adapters.sources.claude_ide`).
 
 The project folder (``cwd`` and git branch) becomes a line under the session's first
 user request, ``[project: /home/me/code/app, git branch: main]``: search covers
@@ -50,6 +52,7 @@ import attrs
 
 from harkback.adapters.sources import (
     claude_commands,
+    claude_ide,
     summary_titles,
     transcript_lines,
     transcripts,
@@ -144,7 +147,7 @@ class _Session(Transcript):
         if typed == "":
             tally.add(claude_commands.LEFT_OUT)
             return
-        text = text if typed is None else typed
+        text = claude_ide.request_first(text) if typed is None else typed
         if text.strip():
             self.add("user", text, when=when)
         elif not isinstance(content, list):

@@ -9,11 +9,10 @@ tabs, and the notice was stored as if the user had typed it.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from harkback.adapters.sources.codex import parse_rollout_lines
+from tests.pipeline.test_slash_commands import imported_preview
 
 SESSION = "019aee00-bbbb-7ccc-8ddd-9eeeeffff111"
 REQUEST = "the image hover animation in the gallery flickers on Safari, fix it"
@@ -56,11 +55,5 @@ def test_recent_previews_the_request_not_the_editor_context(tmp_path: Path) -> N
     folder.mkdir(parents=True)
     (folder / f"rollout-2026-12-05T11-00-00-{SESSION}.jsonl").write_text(
         "".join(json.dumps(line) + "\n" for line in LINES), encoding="utf-8")
-    db = str(tmp_path / "h.db")
-    cli = [sys.executable, "-m", "harkback.pipeline.cli"]
-    done = subprocess.run([*cli, "import", "codex", str(tmp_path / "sessions"), "--db", db],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    listed = subprocess.run([*cli, "recent", "--db", db, "--json"], capture_output=True,
-                            text=True, timeout=120, check=False)
-    assert json.loads(listed.stdout)["results"][0]["preview"].startswith(REQUEST)
+    preview = imported_preview("codex", tmp_path / "sessions", tmp_path / "h.db")
+    assert preview.startswith(REQUEST), preview

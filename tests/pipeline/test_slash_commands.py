@@ -49,19 +49,25 @@ def test_command_echoes_are_read_as_typed_and_bare_ones_left_out() -> None:
     assert dict(parsed.left_out)["slash command without arguments or its output"] == 3
 
 
+def imported_preview(kind: str, folder: Path, db: Path) -> str:
+    """``harkback import KIND FOLDER``, then the preview ``recent --json`` gives of the
+    newest session: what a user reads of it first."""
+    cli = [sys.executable, "-m", "harkback.pipeline.cli"]
+    done = subprocess.run([*cli, "import", kind, str(folder), "--db", str(db)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    listed = subprocess.run([*cli, "recent", "--db", str(db), "--json"], capture_output=True,
+                            text=True, timeout=120, check=False)
+    preview = json.loads(listed.stdout)["results"][0]["preview"]
+    assert isinstance(preview, str)
+    return preview
+
+
 def test_recent_previews_the_first_request_not_the_clear_echo(tmp_path: Path) -> None:
     """Imported through the CLI, ``recent --json`` previews what the user asked."""
     folder = tmp_path / "projects" / "-home-me-code-web"
     folder.mkdir(parents=True)
     (folder / f"{SESSION}.jsonl").write_text(
         "".join(json.dumps(line) + "\n" for line in LINES), encoding="utf-8")
-    db = str(tmp_path / "h.db")
-    cli = [sys.executable, "-m", "harkback.pipeline.cli"]
-    done = subprocess.run([*cli, "import", "claude-code", str(tmp_path / "projects"),
-                           "--db", db], capture_output=True, text=True, timeout=120,
-                          check=False)
-    assert done.returncode == 0, done.stderr
-    listed = subprocess.run([*cli, "recent", "--db", db, "--json"], capture_output=True,
-                            text=True, timeout=120, check=False)
-    preview = json.loads(listed.stdout)["results"][0]["preview"]
+    preview = imported_preview("claude-code", tmp_path / "projects", tmp_path / "h.db")
     assert preview.startswith("the redis cache keys never expire"), preview
