@@ -9,10 +9,10 @@ started by ``/clear`` opens with both, so stored as they were they became its fi
 message>clear ...`` and its project line sat under the tags. Only the caveat before them is
 ``isMeta``.
 
-:func:`typed_command` reads an echo: a command given arguments is kept as typed
-(``/fix-issue 123``, what a search may look for); one without arguments (``/clear``,
-``/model``, ``/compact``) and a local command's output only steer the session and are left
-out, counted.
+:func:`typed_command` reads an echo: a command is kept as typed (``/fix-issue 123``,
+``/review``, ``/init``: what the session set out to do); one of Claude Code's own that only
+steers the session (:data:`SESSION_COMMANDS`: ``/clear``, ``/model``) run without arguments,
+and a local command's output, are left out, counted.
 
 >>> typed_command("<command-name>/clear</command-name>\\n<command-message>clear"
 ...               "</command-message>\\n<command-args></command-args>")
@@ -20,6 +20,8 @@ out, counted.
 >>> typed_command("<command-message>fix-issue is running…</command-message>\\n"
 ...               "<command-name>/fix-issue</command-name>\\n<command-args>123</command-args>")
 '/fix-issue 123'
+>>> typed_command("<command-name>/review</command-name>")
+'/review'
 >>> typed_command("<local-command-stdout>Set model to opus</local-command-stdout>")
 ''
 >>> typed_command("why does <command-name> appear in the log?") is None
@@ -31,7 +33,17 @@ from __future__ import annotations
 _ECHO_TAGS = ("command-name", "command-message", "command-args")
 _OUTPUT_TAGS = ("local-command-stdout", "local-command-stderr")
 
-LEFT_OUT = "slash command without arguments or its output"
+SESSION_COMMANDS = frozenset({
+    "clear", "compact", "exit", "quit", "model", "status", "cost", "context", "usage",
+    "resume", "rewind", "config", "settings", "help", "login", "logout", "permissions",
+    "memory", "doctor", "ide", "terminal-setup", "vim", "theme", "mcp", "agents", "hooks",
+    "output-style", "statusline", "bashes", "tasks", "todos", "export", "release-notes",
+    "upgrade", "privacy-settings", "plugin", "stats", "fast", "effort", "add-dir"})
+"""Claude Code's own commands that steer the session rather than say what it is about:
+without arguments, their echo is left out (a session started by ``/clear`` is listed by its
+first request). The list need not be whole: a command missing from it is kept as typed."""
+
+LEFT_OUT = "session command without arguments, or a command's output"
 """How a left-out echo is counted among an import's left-out lines."""
 
 
@@ -46,9 +58,9 @@ def typed_command(text: str) -> str | None:
     if "command-name" not in blocks or not set(blocks) <= set(_ECHO_TAGS):
         return None
     name, args = blocks["command-name"].strip(), blocks.get("command-args", "").strip()
-    if not args:
+    if not args and name.removeprefix("/") in SESSION_COMMANDS:
         return ""
-    return f"{name if name.startswith('/') else '/' + name} {args}"
+    return f"{name if name.startswith('/') else '/' + name} {args}".rstrip()
 
 
 def _tag_blocks(text: str) -> dict[str, str] | None:

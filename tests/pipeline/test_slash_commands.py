@@ -35,18 +35,21 @@ LINES = [
     _user("u3", "the redis cache keys never expire, memory keeps growing"),
     _user("u4", CUSTOM),
     _user("u5", "<local-command-stdout>Set model to opus</local-command-stdout>"),
+    _user("u6", "<command-name>/review</command-name>\n<command-message>review"
+          "</command-message>\n<command-args></command-args>"),
 ]
 
 
 def test_command_echoes_are_read_as_typed_and_bare_ones_left_out() -> None:
-    """The real request comes first, with the project line; ``/fix-issue 123`` stays."""
+    """The real request comes first, with the project line; ``/fix-issue 123`` and ``/review``
+    (what the session set out to do) stay as typed; ``/clear`` and the outputs go."""
     parsed = parse_lines(SESSION, LINES, parent=None, project=True)
     contents = [m.content for m in parsed.conversations[0].messages]
     assert contents == [
         "the redis cache keys never expire, memory keeps growing\n\n"
         "[project: /home/me/code/web, git branch: main]",
-        "/fix-issue 123"]
-    assert dict(parsed.left_out)["slash command without arguments or its output"] == 3
+        "/fix-issue 123", "/review"]
+    assert dict(parsed.left_out)["session command without arguments, or a command's output"] == 3
 
 
 def imported_preview(kind: str, folder: Path, db: Path) -> str:
