@@ -49,30 +49,36 @@ LEFT_OUT = "session command without arguments, or a command's output"
 
 def typed_command(text: str) -> str | None:
     """The command ``text`` echoes as typed (``""`` when it is left out), or ``None`` when
-    ``text`` is no echo but a message of its own (one that only mentions the tags)."""
-    blocks = _tag_blocks(text)
-    if blocks is None:
+    ``text`` is no echo but a message of its own (one that only mentions the tags). An echo
+    followed by the command's prompt in the same message (``/init`` sent as two text blocks)
+    is the command as typed, then the prompt."""
+    read = _leading_blocks(text)
+    if read is None:
         return None
-    if blocks and all(tag in _OUTPUT_TAGS for tag in blocks):
-        return ""
+    blocks, rest = read
+    if all(tag in _OUTPUT_TAGS for tag in blocks):
+        return None if rest else ""
     if "command-name" not in blocks or not set(blocks) <= set(_ECHO_TAGS):
         return None
     name, args = blocks["command-name"].strip(), blocks.get("command-args", "").strip()
-    if not args and name.removeprefix("/") in SESSION_COMMANDS:
-        return ""
-    return f"{name if name.startswith('/') else '/' + name} {args}".rstrip()
+    typed = f"{name if name.startswith('/') else '/' + name} {args}".rstrip()
+    if rest:
+        return f"{typed}\n\n{rest}"
+    return "" if not args and name.removeprefix("/") in SESSION_COMMANDS else typed
 
 
-def _tag_blocks(text: str) -> dict[str, str] | None:
-    """The ``<tag>...</tag>`` blocks ``text`` is made of, by tag, or ``None`` when it holds
-    anything else (text around them, another tag, one left open).
+def _leading_blocks(text: str) -> tuple[dict[str, str], str] | None:
+    """The ``<tag>...</tag>`` blocks of these tags ``text`` opens with, by tag, and the text
+    after them (stripped); ``None`` when it opens with none.
 
     Read with ``str.find``, once over the text: a regular expression with a repeated lazy
     group backtracked without end over a hostile line of many such tags.
 
-    >>> _tag_blocks(" <command-name>/x</command-name>\\n<command-args></command-args> ")
-    {'command-name': '/x', 'command-args': ''}
-    >>> _tag_blocks("<command-name>/x</command-name> and more") is None
+    >>> _leading_blocks(" <command-name>/x</command-name>\\n<command-args></command-args> ")
+    ({'command-name': '/x', 'command-args': ''}, '')
+    >>> _leading_blocks("<command-name>/x</command-name> and more")
+    ({'command-name': '/x'}, 'and more')
+    >>> _leading_blocks("why does <command-name> appear?") is None
     True
     """
     blocks: dict[str, str] = {}
@@ -80,16 +86,10 @@ def _tag_blocks(text: str) -> dict[str, str] | None:
     while True:
         while at < end and text[at].isspace():
             at += 1
-        if at == end:
-            return blocks
         close = text.find(">", at)
-        if not text.startswith("<", at) or close < 0:
-            return None
-        tag = text[at + 1:close]
-        if tag not in _ECHO_TAGS + _OUTPUT_TAGS:
-            return None
-        stop = text.find(f"</{tag}>", close)
+        tag = text[at + 1:close] if text.startswith("<", at) and close >= 0 else ""
+        stop = text.find(f"</{tag}>", close) if tag in _ECHO_TAGS + _OUTPUT_TAGS else -1
         if stop < 0:
-            return None
+            return (blocks, text[at:].strip()) if blocks else None
         blocks[tag] = text[close + 1:stop]
         at = stop + len(tag) + 3

@@ -21,7 +21,7 @@ CUSTOM = ("<command-message>fix-issue is running…</command-message>\n"
           "<command-name>/fix-issue</command-name>\n<command-args>123</command-args>")
 
 
-def _user(uuid: str, text: str, **more: object) -> dict[str, object]:
+def _user(uuid: str, text: str | list[dict[str, str]], **more: object) -> dict[str, object]:
     return {"type": "user", "uuid": uuid, "sessionId": SESSION, "cwd": "/home/me/code/web",
             "gitBranch": "main", "timestamp": "2026-12-05T10:00:00.000Z",
             "message": {"role": "user", "content": text}, **more}
@@ -37,18 +37,22 @@ LINES = [
     _user("u5", "<local-command-stdout>Set model to opus</local-command-stdout>"),
     _user("u6", "<command-name>/review</command-name>\n<command-message>review"
           "</command-message>\n<command-args></command-args>"),
+    _user("u7", [{"type": "text", "text": "<command-message>init is analyzing your codebase…"
+                  "</command-message>\n<command-name>/init</command-name>"},
+                 {"type": "text", "text": "Please analyze this codebase and create a CLAUDE.md"}]),
 ]
 
 
 def test_command_echoes_are_read_as_typed_and_bare_ones_left_out() -> None:
     """The real request comes first, with the project line; ``/fix-issue 123`` and ``/review``
-    (what the session set out to do) stay as typed; ``/clear`` and the outputs go."""
+    (what the session set out to do) stay as typed, ``/init`` before the prompt Claude Code
+    sent with it; ``/clear`` and the outputs go."""
     parsed = parse_lines(SESSION, LINES, parent=None, project=True)
     contents = [m.content for m in parsed.conversations[0].messages]
     assert contents == [
         "the redis cache keys never expire, memory keeps growing\n\n"
         "[project: /home/me/code/web, git branch: main]",
-        "/fix-issue 123", "/review"]
+        "/fix-issue 123", "/review", "/init\n\nPlease analyze this codebase and create a CLAUDE.md"]
     assert dict(parsed.left_out)["session command without arguments, or a command's output"] == 3
 
 
