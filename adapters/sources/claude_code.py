@@ -20,8 +20,9 @@ inside the session file). Each becomes a session ``<session id>/agent-<agent id>
 whose parent is the session that started it, so resolve traces its hits there.
 ``agent-acompact-*`` files are Claude Code's own compaction runs and are left out,
 like ``isCompactSummary`` and ``isMeta`` (hook and command scaffolding) lines, and the
-echo of a slash command run without arguments (``/clear``), or of its output
-(:mod:`~harkback.adapters.sources.claude_commands`: one given arguments is kept as typed).
+echo of a command that only steers the session run without arguments (``/clear``), or a
+command's output (:mod:`~harkback.adapters.sources.claude_commands`: any other command is
+kept as typed, ``/review``, ``/fix-issue 123``).
 A request an editor extension sent after its notice of the open file
 (``<ide_opened_file>``) is stored request first (:mod:`~harkback.adapters.sources.claude_ide`).
 
