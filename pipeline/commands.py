@@ -44,12 +44,11 @@ from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.in_memory import in_memory, refusal
 from harkback.pipeline.model_flags import model_settings
-from harkback.pipeline.output import format_page, format_payload, local_iso, print_json
+from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
 from harkback.pipeline.termination import removed_new_store, stopped_with
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
-from harkback.stages.shown_number import shown_given
-from harkback.stages.time_bounds import parse_as_of, parse_time_bound
+from harkback.stages.time_bounds import out_of_order, parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Importer
@@ -150,12 +149,8 @@ def _check_times(args: argparse.Namespace, as_of: float | None = None) -> None:
                                             end=flag == "until"), EXIT_USAGE)
               for flag in ("since", "until") if (value := getattr(args, flag)) is not None}
     if len(bounds) == 2 and bounds["since"] > bounds["until"]:
-        # The library's "since is later than until" named neither flag nor what they meant.
-        # A day's end is a fraction of a microsecond before the next midnight, shown as it.
-        raise CliError(f"--since {shown_given(args.since)} (from {local_iso(bounds['since'])})"
-                       f" is later than --until {shown_given(args.until)} (up to "
-                       f"{local_iso(bounds['until'])}): nothing lies between them",
-                       EXIT_USAGE)
+        raise CliError(out_of_order((args.since, bounds["since"]), (args.until, bounds["until"]),
+                                    names=("--since", "--until")).reason, EXIT_USAGE)
 
 
 async def search(args: argparse.Namespace) -> int:
