@@ -89,7 +89,7 @@ def _leading_blocks(text: str) -> tuple[dict[str, str], str] | None:
         close = text.find(">", at)
         tag = text[at + 1:close] if text.startswith("<", at) and close >= 0 else ""
         stop = text.find(f"</{tag}>", close) if tag in _ECHO_TAGS + _OUTPUT_TAGS else -1
-        if stop < 0:
+        if stop < 0 or tag in blocks:  # a tag again is text of its own, not lost to the first
             return (blocks, text[at:].strip()) if blocks else None
         blocks[tag] = text[close + 1:stop]
         at = stop + len(tag) + 3

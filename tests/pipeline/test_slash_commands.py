@@ -78,3 +78,17 @@ def test_recent_previews_the_first_request_not_the_clear_echo(tmp_path: Path) ->
         "".join(json.dumps(line) + "\n" for line in LINES), encoding="utf-8")
     preview = imported_preview("claude-code", tmp_path / "projects", tmp_path / "h.db")
     assert preview.startswith("the redis cache keys never expire"), preview
+
+
+def _contents(*lines: dict[str, object]) -> list[str]:
+    parsed = parse_lines(SESSION, list(lines), parent=None, project=False)
+    return [m.content for m in parsed.conversations[0].messages]
+
+
+def test_a_tag_given_twice_keeps_both_not_the_last_alone() -> None:
+    """A user line naming ``<command-name>`` twice (typed, or two echoes run together) lost
+    the first command: its words are kept, the second left as written."""
+    assert _contents(_user("u1", "<command-name>/deploy</command-name>\n"
+                                 "<command-name>/rollback</command-name>")) == [
+        "/deploy\n\n<command-name>/rollback</command-name>"]
+
