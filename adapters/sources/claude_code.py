@@ -144,11 +144,14 @@ class _Session(Transcript):
                 else:
                     tally.add(f"{kind or 'unknown'} block")
         text = "\n".join(t for t in texts if t)
+        # The editor's notice first moved after the request: a command sent from the
+        # editor is then read as typed too, not stored as its tags behind the notice.
+        text = claude_ide.request_first(text)
         typed = claude_commands.typed_command(text)
         if typed == "":
             tally.add(claude_commands.LEFT_OUT)
             return
-        text = claude_ide.request_first(text) if typed is None else typed
+        text = text if typed is None else typed
         if text.strip():
             self.add("user", text, when=when)
         elif not isinstance(content, list):

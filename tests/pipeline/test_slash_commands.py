@@ -92,3 +92,12 @@ def test_a_tag_given_twice_keeps_both_not_the_last_alone() -> None:
                                  "<command-name>/rollback</command-name>")) == [
         "/deploy\n\n<command-name>/rollback</command-name>"]
 
+
+def test_a_command_sent_from_the_editor_is_read_as_typed_before_its_notice() -> None:
+    """The editor extension's notice of the open file before a command's echo: the command
+    was stored as its tags behind the notice; now as typed, the notice after it."""
+    notice = ("<ide_opened_file>The user opened the file /home/me/code/web/app.py in the IDE."
+              "</ide_opened_file>")
+    assert _contents(_user("u1", [{"type": "text", "text": notice},
+                                  {"type": "text", "text": CUSTOM}])) == [
+        f"/fix-issue 123\n\n{notice}"]
