@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import io
 import logging
 import os
@@ -189,6 +190,29 @@ def order_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | No
     return None
 
 
+def choice_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """A hint when a command or an import's kind is misspelt or cut short (``harkback serch
+    docker``, ``harkback import claude``): the command line with the one choice near it,
+    when that line reads (``parser`` is the whole CLI's)."""
+    head, rest, commands = [], list(argv), _commands(parser)
+    while rest and rest[0] in commands:
+        head.append(rest[0])
+        commands = _commands(commands[rest.pop(0)])
+    if not commands or not rest or rest[0].startswith("-"):
+        return None
+    near = ([c for c in commands if c.startswith(rest[0])]
+            or difflib.get_close_matches(rest[0], list(commands), n=1, cutoff=0.6))
+    if len(near) != 1:  # "s": search, show, stats, sources or sync
+        return None
+    fixed = [*head, near[0], *rest[1:]]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # a --help in it prints and exits
+            _, extras = parser.parse_known_args(fixed)
+    except (UsageError, SystemExit):
+        return None
+    return None if extras else f"did you mean: harkback {shell_joined(fixed)}"
+
+
 def after_dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
     """A hint when options follow ``--`` (``harkback search -- --no-cache --db h.db``):
     every word after it is an argument, so they were refused; the line with them moved
@@ -213,7 +237,8 @@ def report_usage(error: UsageError, argv: Sequence[str],
     :func:`order_hint`."""
     message = cut_echoes(str(error), argv, TEXT_CHARS)
     # "argument --timeout: ..." is about an option's value (-1), not a query
-    hint = (parser and (order_hint(argv, parser) or after_dash_hint(argv, parser))) or (
+    hint = (parser and (order_hint(argv, parser) or after_dash_hint(argv, parser)
+                        or choice_hint(argv, parser))) or (
         None if message.startswith("argument ") else (
             dash_hint(argv, parser) or words_hint(argv, error.parser)))
     if hint:  # a command to paste: its paths stay whole

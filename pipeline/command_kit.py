@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from returns.result import Failure, Result
 
 from harkback.adapters.stores.migration import FIRST_VERSION, Migrated
-from harkback.adapters.stores.sqlite_adopt import left_commits
+from harkback.adapters.stores.sqlite_adopt import left_commits, no_store_yet
 from harkback.pipeline import wiring
 from harkback.pipeline.cli_edges import EXIT_USAGE as EXIT_USAGE  # its one home (cold path)
 from harkback.pipeline.command_basics import (  # the light part, re-exported for commands
@@ -59,8 +59,7 @@ def needs_file(target: str) -> None:
     if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
         # "ingest first" would meet the refusal to take a moved store's left commits
         left = left_commits(Path(target))
-        raise BadStore(error_line(left) if left else
-                       f"no database at {target}: ingest or import sessions first")
+        raise BadStore(error_line(left) if left else no_store_yet(target))
 
 
 def unwrap(result: Result[T, Any], status: int = EXIT_FAILED) -> T:

@@ -48,7 +48,7 @@ from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
 from harkback.pipeline.termination import removed_new_store, stopped_with
 from harkback.pipeline.upkeep_commands import embed, migrate, optimize, redact, sources, stats
-from harkback.stages.time_bounds import parse_as_of, parse_time_bound
+from harkback.stages.time_bounds import out_of_order, parse_as_of, parse_time_bound
 
 if TYPE_CHECKING:
     from harkback.adapters.sources.importing import Importer
@@ -143,12 +143,14 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
 
 def _check_times(args: argparse.Namespace, as_of: float | None = None) -> None:
     """An unreadable ``--since``/``--until`` is a usage error (exit 2), found before the
-    store is opened; so is one out of range counted back from ``as_of`` (else now)."""
-    for flag in ("since", "until"):
-        value = getattr(args, flag)
-        if value is not None:
-            unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}", end=flag == "until"),
-                   EXIT_USAGE)
+    store is opened; so is one out of range counted back from ``as_of`` (else now), and a
+    ``--since`` later than the ``--until``."""
+    bounds = {flag: unwrap(parse_time_bound(value, now=as_of, what=f"--{flag}",
+                                            end=flag == "until"), EXIT_USAGE)
+              for flag in ("since", "until") if (value := getattr(args, flag)) is not None}
+    if len(bounds) == 2 and bounds["since"] > bounds["until"]:
+        raise CliError(out_of_order((args.since, bounds["since"]), (args.until, bounds["until"]),
+                                    names=("--since", "--until")).reason, EXIT_USAGE)
 
 
 async def search(args: argparse.Namespace) -> int:

@@ -180,12 +180,52 @@ def _place(read: Conversation, stored: Mapping[int, Message], place: Places, *,
             start = at + 1
         else:
             place = Places(place.pairs, (start, stop) if start < stop else None)
+    if _stale(read.messages, stored, place):
+        place = _by_identity(read.messages, stored, end)
     copy = (tuple(attrs.evolve(m, position=place.of(m.position)) for m in read.messages)
             if place.pairs else read.messages)  # most cut files never move a message
     reach = max((m.position for m in copy), default=-1) + 1
     if place.kept is None and reach < end:
         place = Places(place.pairs, (reach, end))  # cut (again): what is past it is kept
     return place, attrs.evolve(read, messages=copy)
+
+
+def _stale(read: Sequence[Message], stored: Mapping[int, Message], place: Places) -> bool:
+    """Whether ``place`` puts a message of ``read`` where the store holds another while it
+    holds this one elsewhere: places kept by position for a file whose messages now read at
+    other positions (a newer harkback leaving out lines an older one stored: a ``/clear``
+    echo), which would store messages over others and twice."""
+    found: dict[tuple[str, float | None, str], list[int]] | None = None
+    for message in read:
+        at = place.of(message.position)
+        if at in stored and not _same(stored[at], message):
+            found = _found(stored) if found is None else found
+            if any(p != at for p in found.get(_key(message), ())):
+                return True
+    return False
+
+
+def _by_identity(read: Sequence[Message], stored: Mapping[int, Message], end: int) -> Places:
+    """Places putting each message of ``read`` where the store holds it (told by role and
+    time), in order, and one it does not hold after the store's ``end``.
+
+    >>> def msg(p, at): return Message(session_id="s", position=p, role="user", content="",
+    ...                                timestamp=at)
+    >>> held = {p: msg(p, at) for p, at in enumerate((1.0, 2.0, 3.0, 5.0, 6.0))}
+    >>> _by_identity([msg(0, 3.0), msg(1, 5.0), msg(2, 9.0)], held, 5)
+    Places(pairs=((0, 2), (2, 5)), kept=None)
+    """
+    found = _found(stored)
+    pairs: list[tuple[int, int]] = []
+    last, fresh = -1, end
+    for message in read:
+        to = next((p for p in found.get(_key(message), ()) if p > last), None)
+        if to is None:
+            to, fresh = max(fresh, last + 1), max(fresh, last + 1) + 1
+        if to != Places(tuple(pairs)).of(message.position):
+            pairs.append((message.position, to))
+        last = to
+    return Places(tuple(pairs))
 
 
 def _key(message: Message) -> tuple[str, float | None, str]:

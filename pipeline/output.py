@@ -12,6 +12,7 @@ from typing import Any
 
 from harkback.pipeline.columns import clipped, padded
 from harkback.pipeline.terminal import json_text, one_line
+from harkback.stages.local_days import local_iso
 from harkback.stages.shell_words import shell_quoted
 from harkback.stages.shown_url import shown_url
 
@@ -121,22 +122,10 @@ def _utc(moment: float | None) -> str:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _local(moment: float | None) -> str:
-    """``moment`` as an ISO time in the local zone, with its offset:
-    ``2026-03-04T00:00:00-08:00`` (``Z`` when that is UTC)."""
-    if moment is None:
-        return "any time"
-    try:
-        shown = datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
-    except (OverflowError, OSError, ValueError):
-        return _utc(moment)
-    return shown.replace("+00:00", "Z")
-
-
 def _span(window: dict[str, float | None]) -> str:
     """A listed window, local days with their offset:
     ``2026-03-04T00:00:00-08:00 to 2026-03-05T00:00:00-08:00``."""
-    return f"{_local(window['since'])} to {_local(window['until'])}"
+    return f"{local_iso(window['since'])} to {local_iso(window['until'])}"
 
 
 def _recent_table(rows: list[dict[str, Any]]) -> str:

@@ -15,7 +15,7 @@ True
 from __future__ import annotations
 
 import math
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 ONE_DAY = timedelta(days=1)
 
@@ -75,3 +75,20 @@ def zone_label(offset: timedelta | None) -> str:
         return "UTC"
     sign = "-" if minutes < 0 else "+"
     return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def local_iso(moment: float | None) -> str:
+    """``moment`` as an ISO time in the local zone, with its offset:
+    ``2026-03-04T00:00:00-08:00`` (``Z`` when that is UTC; in UTC when the local zone
+    cannot show it, the year 10000 there).
+
+    >>> local_iso(None)
+    'any time'
+    """
+    if moment is None:
+        return "any time"
+    try:
+        shown = datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        shown = datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")
+    return shown.replace("+00:00", "Z")

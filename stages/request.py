@@ -19,7 +19,7 @@ from harkback.stages.query import MAX_QUERY_CHARS
 from harkback.stages.record_checks import epoch_or_none
 from harkback.stages.records import ROLES, Role, mended
 from harkback.stages.shown_number import shown_number
-from harkback.stages.time_bounds import TimeGiven, given_time
+from harkback.stages.time_bounds import TimeGiven, given_time, out_of_order
 
 MAX_SHORTLIST = 50
 """The most candidates resolve keeps for a rerank stage to choose from."""
@@ -132,8 +132,9 @@ def make_request(query: str, *, limit: int = DEFAULT_LIMIT, roles: tuple[str, ..
         if isinstance(parsed, Failure):
             return Failure(parsed.failure())
         bounds.append(parsed.unwrap())
-    if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
-        return Failure(QueryRejected("since is later than until"))
+    if (since is not None and until is not None and bounds[0] is not None
+            and bounds[1] is not None and bounds[0] > bounds[1]):
+        return Failure(out_of_order((since, bounds[0]), (until, bounds[1])))
     kept = _names(sources), _names(p.rstrip("/") for p in projects)
     for (what, given), names in zip(asked.items(), kept, strict=True):
         # A filter given that names nothing (an unset shell variable: --source "$SRC") is

@@ -22,9 +22,9 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.calendar_words import calendar_windows, previous_periods
 from harkback.stages.errors import QueryRejected
-from harkback.stages.local_days import day_start, days_before, last_moment
+from harkback.stages.local_days import day_start, days_before, last_moment, local_iso
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
-from harkback.stages.shown_number import DIGITS, shown_given
+from harkback.stages.shown_number import DIGITS, shown_given, shown_value
 from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of, latest_weekday
 
 # The moments a bound may name: those a session can have, as ingest keeps them.
@@ -316,6 +316,25 @@ def given_time(value: TimeGiven, *, now: float | None = None, what: str = "time 
     if isinstance(value, date):  # a datetime is a date too: _moment tells them apart
         return _in_range(_moment(value, end), value.isoformat(), what)
     return epoch_bound(value, what=what)
+
+
+def out_of_order(since: tuple[TimeGiven, float], until: tuple[TimeGiven, float], *,
+                 names: tuple[str, str] = ("since", "until")) -> QueryRejected:
+    """The refusal of a ``since`` later than the ``until`` (each as given and as read),
+    naming both as ``names`` (``--since``, ``--until`` on the command line) and the moments
+    they stand for: "since is later than until" said neither what a relative bound meant.
+
+    >>> print(out_of_order(("2026-03-04", 1772582400.0), ("2026-03-01", 1772409599.9999998),
+    ...                    names=("--since", "--until")).reason)  # with TZ=UTC
+    --since '2026-03-04' (from 2026-03-04T00:00:00Z) is later than --until '2026-03-01' \
+(up to 2026-03-02T00:00:00Z): nothing lies between them
+    """
+    def echo(value: TimeGiven) -> str:
+        return shown_given(value) if isinstance(value, str) else (
+            repr(value.isoformat()) if isinstance(value, date) else shown_value(value))
+    return QueryRejected(f"{names[0]} {echo(since[0])} (from {local_iso(since[1])}) is later "
+                         f"than {names[1]} {echo(until[0])} (up to {local_iso(until[1])}): "
+                         f"nothing lies between them")
 
 
 def parse_as_of(value: TimeGiven, *, what: str = "as_of") -> Result[float, QueryRejected]:

@@ -34,6 +34,11 @@ SOURCES_SHOWN = 30
 
 Result = TypeVar("Result", RecallResult, BrowseResult)
 
+HERMES = (" (a Hermes session's source is the platform Hermes gave it: cli, telegram, "
+          "discord, ...)")
+"""Said of ``--source hermes``: ``sync`` and ``sources`` name the import ``hermes``, and
+its sessions were not found under that name."""
+
 
 shown = shown_text
 """A source's ``name`` as a note echoes it (:func:`~harkback.stages.shown_number.shown_text`)."""
@@ -63,6 +68,9 @@ def unheld_note(asked: Sequence[str], held: Sequence[str]) -> tuple[str, ...]:
     ()
     >>> print(unheld_note(("cdx", "zzz"), ())[0])
     this store holds no session from sources 'cdx', 'zzz'; it holds no session at all
+    >>> print(unheld_note(("hermes",), ("cli",))[0])
+    this store holds no session from source 'hermes' (a Hermes session's source is the \
+platform Hermes gave it: cli, telegram, discord, ...); the sources it holds: 'cli'
     """
     unheld = [name for name in asked if name not in held]
     if not unheld:
@@ -70,7 +78,8 @@ def unheld_note(asked: Sequence[str], held: Sequence[str]) -> tuple[str, ...]:
     named = []
     for name in unheld:
         meant = closest(name, held)
-        named.append(shown(name) + (f" (did you mean {shown(meant)}?)" if meant else ""))
+        named.append(shown(name) + (f" (did you mean {shown(meant)}?)" if meant else
+                                    HERMES if name.casefold() == "hermes" else ""))
     said = f"this store holds no session from source{'s' if len(unheld) > 1 else ''} " + \
         ", ".join(named)
     if not held:

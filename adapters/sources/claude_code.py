@@ -19,7 +19,12 @@ Sub-agents (the Task tool) write ``<session id>/subagents/agent-<agent id>.jsonl
 inside the session file). Each becomes a session ``<session id>/agent-<agent id>``
 whose parent is the session that started it, so resolve traces its hits there.
 ``agent-acompact-*`` files are Claude Code's own compaction runs and are left out,
-like ``isCompactSummary`` and ``isMeta`` (hook and command scaffolding) lines.
+like ``isCompactSummary`` and ``isMeta`` (hook and command scaffolding) lines, and the
+echo of a command that only steers the session run without arguments (``/clear``), or a
+command's output (:mod:`~harkback.adapters.sources.claude_commands`: any other command is
+kept as typed, ``/review``, ``/fix-issue 123``).
+A request an editor extension sent after its notice of the open file
+(``<ide_opened_file>``) is stored request first (:mod:`~harkback.adapters.sources.claude_ide`).
 
 The project folder (``cwd`` and git branch) becomes a line under the session's first
 user request, ``[project: /home/me/code/app, git branch: main]``: search covers
@@ -46,7 +51,13 @@ from pathlib import PurePath
 
 import attrs
 
-from harkback.adapters.sources import summary_titles, transcript_lines, transcripts
+from harkback.adapters.sources import (
+    claude_commands,
+    claude_ide,
+    summary_titles,
+    transcript_lines,
+    transcripts,
+)
 from harkback.adapters.sources.importing import Tally
 from harkback.adapters.sources.replays import Replayed
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named
@@ -133,6 +144,14 @@ class _Session(Transcript):
                 else:
                     tally.add(f"{kind or 'unknown'} block")
         text = "\n".join(t for t in texts if t)
+        # The editor's notice first moved after the request: a command sent from the
+        # editor is then read as typed too, not stored as its tags behind the notice.
+        text = claude_ide.request_first(text)
+        typed = claude_commands.typed_command(text)
+        if typed == "":
+            tally.add(claude_commands.LEFT_OUT)
+            return
+        text = text if typed is None else typed
         if text.strip():
             self.add("user", text, when=when)
         elif not isinstance(content, list):

@@ -14,19 +14,21 @@ is the first, TypeScript Codex's ``sessions/rollout-<date>-<uuid>.json``: one JS
 of the same meta and items (:func:`unpack_rollout`).
 
 Only response items become messages. Left out and counted: ``event_msg`` and
-``turn_context`` lines, reasoning, developer messages and the instruction messages
-Codex injects as user turns (``<environment_context>``, ``<user_instructions>``,
-``AGENTS.md`` text), compaction summaries, unknown types. A sub-agent rollout
-(``source: {"subagent": {"thread_spawn": {"parent_thread_id"}}}``) is linked to its
-parent. A fork (``codex fork``, a rollback into a new thread: ``forked_from_id``) copies
-the parent's rollout after its own meta line, the parent's meta line first, then writes its
-own instructions and goes on; when the parent is stored (or being imported) the copy is left
-out and the fork stored as its continuation (:mod:`~harkback.adapters.sources.replays`, and
+``turn_context`` lines, reasoning, developer messages and the instruction messages Codex
+injects as user turns (``<environment_context>``, ``<user_instructions>``, ``AGENTS.md``
+text), the ``<turn_aborted>`` notice of a stopped turn, compaction summaries, unknown types.
+A request the editor extension sent under its context (``# Context from my IDE setup:``) is
+stored request first (:mod:`~harkback.adapters.sources.codex_requests`). A sub-agent rollout
+(``source: {"subagent": {"thread_spawn": {"parent_thread_id"}}}``) is linked to its parent.
+A fork (``codex fork``, a rollback into a new thread: ``forked_from_id``) copies the
+parent's rollout after its own meta line, the parent's meta line first, then writes its own
+instructions and goes on; when the parent is stored (or being imported) the copy is left out
+and the fork stored as its continuation (:mod:`~harkback.adapters.sources.replays`, and
 :data:`FORK_BURST_S` for where the copy ends); a fork copying nothing stays a conversation
-of its own. Codex's internal compaction and memory sessions are left out. The working
-folder becomes a line under the first user request, as for Claude Code. :data:`CODEX` is
-the format :class:`~harkback.adapters.sources.transcripts.TranscriptImporter` reads;
-re-import skips unchanged files.
+of its own. Codex's internal compaction and memory sessions are left out. The working folder
+becomes a line under the first user request, as for Claude Code. :data:`CODEX` is the format
+:class:`~harkback.adapters.sources.transcripts.TranscriptImporter` reads; re-import skips
+unchanged files.
 
 >>> parsed = parse_rollout_lines("x", [
 ...     {"type": "session_meta", "payload": {"id": "t1", "cwd": "/w/api"}},
@@ -47,7 +49,7 @@ from pathlib import PurePath
 
 import attrs
 
-from harkback.adapters.sources import transcript_lines, transcripts
+from harkback.adapters.sources import codex_requests, transcript_lines, transcripts
 from harkback.adapters.sources.encodings import json_loads
 from harkback.adapters.sources.importing import Tally
 from harkback.adapters.sources.replays import Replayed
@@ -251,10 +253,14 @@ class _Rollout(Transcript):
         elif role == "user" and text.lstrip().startswith(INSTRUCTION_PREFIXES):
             self.tally.add("injected instructions")
             self.instructions(when)
+        elif role == "user" and codex_requests.aborted_notice(text):
+            self.tally.add("turn aborted notice")
         elif not text.strip():
             self.tally.add("empty message")
+        elif role == "user":
+            self.add("user", codex_requests.request_first(text), when=when)
         else:
-            self.add("user" if role == "user" else "assistant", text, when=when)
+            self.add("assistant", text, when=when)
 
     def finish(self, replayed: Replayed, known: Container[str]) -> Conversation | None:
         """The rollout's conversation, named and linked by its meta line (None: left out);

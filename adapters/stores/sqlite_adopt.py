@@ -62,6 +62,22 @@ def odd_kind(path: Path) -> str | None:
     return f"{path} is {kind}, not a regular file: name a database file, such as harkback.db"
 
 
+def no_store_yet(target: str) -> str:
+    """What a command that reads a store no one has made yet says, naming how to make it:
+    "ingest sessions first" sent a user with Claude Code or Codex history looking for a
+    JSON-lines file, when ``harkback sync`` reads those histories.
+
+    >>> print(no_store_yet("my store.db"))
+    no harkback database at my store.db; import sessions into it first: harkback sync --db \
+'my store.db' (the Claude Code, Codex and Hermes histories on this machine), or harkback \
+ingest FILE --db 'my store.db' (a JSON-lines file)
+    """
+    named = shell_joined(["--db", target])
+    return (f"no harkback database at {target}; import sessions into it first: harkback sync "
+            f"{named} (the Claude Code, Codex and Hermes histories on this machine), or "
+            f"harkback ingest FILE {named} (a JSON-lines file)")
+
+
 def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
     """Why no open of ``path`` can find a store there: no regular file (:func:`odd_kind`),
     a folder, or, for a read-only open, none at all (None: it may be opened)."""
@@ -72,8 +88,7 @@ def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
         return StoreUnavailable(f"{path} is a folder, not a database file: name a file in "
                                 f"it, such as {path / 'harkback.db'}")
     if readonly and not path.is_file():  # "ingest first" would meet left_commits' refusal
-        return left_commits(path) or StoreUnavailable(
-            f"no harkback database at {path}; ingest sessions first")
+        return left_commits(path) or StoreUnavailable(no_store_yet(str(path)))
     if path.is_file() and not os.access(path, os.R_OK):
         # Another user's store (one a `sudo harkback` made): SQLite says only "unable to
         # open database file", or, writing, "read-only".

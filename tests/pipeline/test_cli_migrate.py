@@ -96,7 +96,9 @@ def test_migrate_refuses_what_it_cannot_migrate(tmp_path: Path) -> None:
     missing = tmp_path / "none" / "h.db"
     done = run("migrate", db=missing)
     assert (done.returncode, done.stderr.strip()) == (
-        1, f"harkback: no database at {missing}: ingest or import sessions first")
+        1, f"harkback: no harkback database at {missing}; import sessions into it first:"
+        f" harkback sync --db {missing} (the Claude Code, Codex and Hermes histories on this"
+        f" machine), or harkback ingest FILE --db {missing} (a JSON-lines file)")
     assert not missing.parent.exists()
     foreign = tmp_path / "other.db"
     with sqlite3.connect(foreign) as raw:

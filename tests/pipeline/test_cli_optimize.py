@@ -44,7 +44,7 @@ def test_optimize_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
     path = tmp_path / "nowhere" / "h.db"
     done = harkback("optimize", "--db", str(path))
     assert done.returncode == 1
-    assert f"no database at {path}" in done.stderr
+    assert f"no harkback database at {path}; import sessions into it first" in done.stderr
     assert "Traceback" not in done.stderr
     assert not path.parent.exists()
 

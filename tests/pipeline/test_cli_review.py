@@ -45,7 +45,7 @@ def test_a_request_the_store_cannot_answer_as_asked_is_a_usage_error(
     plain = run(*flags, db=db)
     assert plain.returncode == USAGE, plain.stderr
     (line,) = plain.stderr.splitlines()
-    assert any(why in line for why in ("wizard", "since is later than until",
+    assert any(why in line for why in ("wizard", "is later than --until",
                                        "not a moment a session can have"))
     as_json = run(*flags, "--json", db=db)
     assert as_json.returncode == USAGE, as_json.stderr

@@ -54,7 +54,10 @@ def test_stats_of_a_missing_store_is_one_line(tmp_path: Path) -> None:
     db = tmp_path / "none.db"
     done = harkback("stats", "--db", str(db))
     assert done.returncode == 1
-    assert done.stderr.strip() == f"harkback: no database at {db}: ingest or import sessions first"
+    assert done.stderr.strip() == (
+        f"harkback: no harkback database at {db}; import sessions into it first: harkback sync"
+        f" --db {db} (the Claude Code, Codex and Hermes histories on this machine), or harkback"
+        f" ingest FILE --db {db} (a JSON-lines file)")
     as_json = harkback("stats", "--db", str(db), "--json")
     assert json.loads(as_json.stdout)["success"] is False
     assert not db.exists()

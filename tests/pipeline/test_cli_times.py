@@ -101,6 +101,20 @@ def test_a_date_written_without_dashes_is_not_read_as_1970(tmp_path: Path) -> No
         assert "reads as a date: write 2026-03-04" in done.stderr
 
 
+def test_a_since_later_than_the_until_names_both_flags_and_their_moments(
+        tmp_path: Path) -> None:
+    """``harkback search nginx --since 2026-12-04 --until 2026-12-01`` said "since is later
+    than until", naming neither flag nor the moments a relative bound (``7d``) stood for."""
+    path = _days_store(tmp_path)
+    for command in (("search", "notes"), ("recent",)):
+        done = run(*command, "--since", "2026-12-04", "--until", "2026-12-01", db=path,
+                   env={"TZ": "UTC"})
+        assert done.returncode == 2, done.stdout
+        assert done.stderr.strip() == (
+            "harkback: --since '2026-12-04' (from 2026-12-04T00:00:00Z) is later than --until"
+            " '2026-12-01' (up to 2026-12-02T00:00:00Z): nothing lies between them")
+
+
 def test_an_iso_bound_outside_the_years_1_to_9999_is_refused_as_a_number_is(
         tmp_path: Path) -> None:
     """An ISO time whose offset carries it before the year 1 or past 9999 (UTC) is refused

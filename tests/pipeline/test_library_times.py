@@ -73,6 +73,18 @@ async def test_a_datetime_or_a_date_bounds_as_its_iso_text_does(
     harkback.store.close()
 
 
+async def test_a_since_after_the_until_names_both_and_what_they_stand_for(
+        harkback: Harkback) -> None:
+    """It said "since is later than until", nothing of a date given as a ``date``, nor of
+    the local moments (UTC-5 here) that the bounds were read as."""
+    payload = (await harkback.search("docker", since=date(2026, 3, 4),
+                                     until="2026-03-01")).to_payload()
+    harkback.store.close()
+    assert payload == {"success": False, "error": (
+        "query rejected: since '2026-03-04' (from 2026-03-04T00:00:00-05:00) is later than"
+        " until '2026-03-01' (up to 2026-03-02T00:00:00-05:00): nothing lies between them")}
+
+
 async def test_as_of_takes_a_datetime(harkback: Harkback) -> None:
     """``as_of`` a datetime moves "now": ``since="1d"`` counts back from it."""
     asked = datetime(2026, 3, 2, 12, tzinfo=UTC)

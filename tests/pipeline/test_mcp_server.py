@@ -212,7 +212,7 @@ async def test_tool_errors_are_the_lines_the_command_line_prints(db: Path) -> No
     """The README promises a tool error is "the line the command line would print": the same
     text as the command's stderr line, without its ``harkback: `` (it began "query rejected:
     " where the command line says only the reason), naming an argument as the tool does
-    (``since``, the flag ``--since``)."""
+    (``since``, the flag ``--since``; ``until``, ``--until``)."""
     async with connected(db) as session:
         answers = [await _error(session, tool, arguments)
                    for tool, arguments, _ in SAME_AS_THE_COMMAND_LINE]
@@ -222,7 +222,7 @@ async def test_tool_errors_are_the_lines_the_command_line_prints(db: Path) -> No
                               env=_environment(), timeout=120, check=False)
         assert done.returncode in (1, 2), done.stderr
         line = done.stderr.splitlines()[-1].removeprefix("harkback: ")
-        assert message == line.replace("--since", "since"), command
+        assert message == line.replace("--since", "since").replace("--until", "until"), command
 
 
 async def test_filters_by_source_and_project_and_leaves_out_the_callers_session(db: Path) -> None:

@@ -17,10 +17,10 @@ SESSIONS = [conversation("net", ("user", "docker network bridge is down"),
 HINT = "options go after the command: harkback "
 
 
-def hinted(stderr: str) -> list[str]:
-    """The command line a usage error's hint names, as arguments."""
-    assert HINT in stderr, stderr
-    return shlex.split(stderr.split(HINT, 1)[1].rstrip().removesuffix(")"))
+def hinted(stderr: str, hint: str = HINT) -> list[str]:
+    """The command line a usage error's ``hint`` names, as arguments."""
+    assert hint in stderr, stderr
+    return shlex.split(stderr.split(hint, 1)[1].rstrip().removesuffix(")"))
 
 
 def test_a_store_named_before_search_is_moved_after_it(tmp_path: Path) -> None:

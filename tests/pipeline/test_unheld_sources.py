@@ -3,6 +3,7 @@ facade: its empty answer says so; the store is asked its sources only then."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from harkback.pipeline.facade import Harkback
 from harkback.pipeline.timing import RecordingObserver
 from harkback.stages.errors import StoreUnavailable
 from tests.conftest import conversation
+from tests.pipeline.test_cli import run
+from tests.support.hermes_db import HermesFile
 from tests.support.new_stores import KINDS, Kind, fresh_store
 from tests.support.older_store import OlderStore
 
@@ -138,3 +141,20 @@ async def test_a_store_without_source_names_answers_a_filtered_search_without_th
             True, [], False), payload
     held = (await hb.search("docker network", sources=("cli",))).to_payload()
     assert held["count"] == 1
+
+
+def test_a_source_named_hermes_is_told_what_hermes_sessions_are_called(tmp_path: Path) -> None:
+    """``sync`` lists the import as ``hermes``, so ``recent --source hermes`` is what a user
+    types next; it found nothing and named only the sources held. Through the CLI, on a
+    Hermes file imported as a user imports it."""
+    hermes = HermesFile(tmp_path / "state.db", "v30")
+    hermes.session("20261201_070000_d4e5f6", source="telegram", title="restic backup")
+    hermes.message("20261201_070000_d4e5f6", "user", "set up a nightly restic backup")
+    hermes.close()
+    db = str(tmp_path / "h.db")
+    assert run("import", "hermes", str(tmp_path / "state.db"), "--db", db).returncode == 0
+    done = run("recent", "--source", "hermes", "--db", db, "--json")
+    assert json.loads(done.stdout)["notes"] == [
+        "this store holds no session from source 'hermes' (a Hermes session's source is the"
+        " platform Hermes gave it: cli, telegram, discord, ...); the sources it holds:"
+        " 'telegram'"]

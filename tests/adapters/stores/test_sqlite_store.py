@@ -48,7 +48,8 @@ def test_readonly_open_of_a_missing_file_fails_and_creates_nothing(tmp_path: Pat
     """Read-only mode refuses a missing file with a hint, and leaves no file behind."""
     path = tmp_path / "nested" / "missing.db"
     error = SqliteStore.open(path, readonly=True).failure()
-    assert error.reason == f"no harkback database at {path}; ingest sessions first"
+    assert error.reason.startswith(f"no harkback database at {path}; import sessions into it"
+                                   f" first: harkback sync --db {path} (")
     assert not (tmp_path / "nested").exists()
 
 
