@@ -53,6 +53,7 @@ from harkback.adapters.sources.transcript_lines import (
     Line,
     json_document,
     json_lines,
+    last_line,
 )
 from harkback.adapters.sources.transcript_walk import find_files
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
@@ -342,7 +343,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         tally.at(str(path))
         if dead and torn:
             # Read again at every sync for ever (and never named): damage now, read once.
-            tally.at(str(path), _last_line(path))
+            tally.at(str(path), last_line(path))
             tally.skip("unreadable line", "the last line is cut short, and the file was not "
                        "written to since the last import")
             torn = False
@@ -368,28 +369,6 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
             conversations, marks, tally, work, cut = [], [], Tally(), 0, []
     if marks or tally.counts or work:
         yield Success(_unit(conversations, marks, tally, work, cut))
-
-
-@attrs.define
-class _Farthest(Tally):
-    """A tally that keeps the last line number reading was at (``json_lines`` says it is
-    at no line once it is done)."""
-
-    farthest: int | None = None
-
-    def at(self, file: str, line: int | None = None) -> None:
-        """Say where reading is now, and keep the line."""
-        super().at(file, line)
-        self.farthest = line if line is not None else self.farthest
-
-
-def _last_line(path: Path) -> int | None:
-    """The number :func:`json_lines` gives the last line of ``path`` (a line cut short
-    too): read again, once, for a file whose last line no agent finishes any more."""
-    tally = _Farthest()
-    for _ in json_lines(path, tally):
-        pass
-    return tally.farthest
 
 
 def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
