@@ -29,6 +29,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources import importing
 from harkback.adapters.sources.importing import (
+    Claim,
     ImportPlan,
     ImportUnit,
     Skip,
@@ -313,6 +314,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     cut: list[tuple[str, tuple[str, ...], Cut]] = []
+    claims: list[Claim] = []
     tally = Tally()
     for folder, why in unreadable:
         # Its transcripts are not known to be there: damaged input, named (not a failure
@@ -347,9 +349,11 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
             tally.skip("unreadable line", "the last line is cut short, and the file was not "
                        "written to since the last import")
             torn = False
-        read = owners.claim(item, (importing.nul_free(c, tally) for c in parsed.conversations),
-                            tally)
+        read, claimed = owners.claim(item, (importing.nul_free(c, tally)
+                                            for c in parsed.conversations), tally,
+                                     held=before, path=str(path))
         conversations.extend(read)
+        claims.extend(claimed)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:
@@ -365,14 +369,15 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
-            yield Success(_unit(conversations, marks, tally, work, cut))
-            conversations, marks, tally, work, cut = [], [], Tally(), 0, []
+            yield Success(_unit(conversations, marks, tally, work, cut, claims))
+            conversations, marks, tally, work, cut, claims = [], [], Tally(), 0, [], []
     if marks or tally.counts or work:
-        yield Success(_unit(conversations, marks, tally, work, cut))
+        yield Success(_unit(conversations, marks, tally, work, cut, claims))
 
 
 def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
-          work: int, cut: Sequence[tuple[str, tuple[str, ...], Cut]]) -> ImportUnit:
+          work: int, cut: Sequence[tuple[str, tuple[str, ...], Cut]],
+          claims: Sequence[Claim] = ()) -> ImportUnit:
     return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
                       left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
-                      work=work, cut=tuple(cut))
+                      work=work, cut=tuple(cut), claims=tuple(claims))

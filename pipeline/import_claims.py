@@ -1,0 +1,235 @@
+"""A session a transcript file yields that its last mark did not name, weighed against the store.
+
+A file new to its folder, or yielding a session id it did not hold (a rollout copied or
+backed up under another name, a Claude Code session copied into another project folder, a
+backup read as a source of its own, a copy whose original was deleted), may name a session
+the store holds from another file. Stored as read, its messages replaced the stored ones
+where both had some (the other file's, lost without a word) and the other file's next
+change put them back: a flip-flop. A copy the folder's listing set aside (``ID@NAME``,
+:mod:`~harkback.adapters.sources.session_owners`) was stored whole even when it held
+nothing new: every message twice. So each such
+:class:`~harkback.adapters.sources.importing.Claim` is compared, message by message (role,
+time and text), with what the store holds under its id (or what this unit stores there):
+
+- holding nothing the stored session lacks (the same messages, or its first ones): a
+  copy set aside is not stored, and its file's mark says it left out that session's lines
+  (``after``, as for a resume's: :mod:`~harkback.adapters.sources.replays`), so it is read
+  again should the session leave the store; one under its own id is read as a file new to
+  the source, the stored messages past its end kept (:mod:`~harkback.pipeline.import_cut`);
+- going on past the stored messages: under its own id it continues them; set aside, it
+  stays aside;
+- with other messages where the stored session has some: kept aside, under ``ID@NAME``
+  (``ID@PATH`` when that is taken) and named, never replacing them.
+
+>>> from harkback.stages.records import Session
+>>> def msg(p, at): return Message(session_id="s", position=p, role="user", content="hi",
+...                                timestamp=at)
+>>> stored = {0: msg(0, 1.0), 1: msg(1, 2.0)}
+>>> [weigh(c, stored) for c in ([msg(0, 1.0)], [msg(0, 1.0), msg(1, 2.0), msg(2, 3.0)],
+...                             [msg(0, 1.0), msg(1, 9.0)])]
+['within', 'beyond', 'other']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from itertools import count
+from pathlib import PurePath
+from typing import Literal
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from harkback.adapters.sources.importing import Claim, ImportUnit, Tally
+from harkback.adapters.sources.replays import Cut, fingerprint_of, lineage_of, marked
+from harkback.adapters.sources.session_owners import renamed
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.imports import Mark
+from harkback.stages.ports import SessionStore
+from harkback.stages.records import Conversation, Message
+from harkback.stages.stage import as_result
+
+COPY_LEFT_OUT = "session copied from another file (stored there)"
+"""What a copy holding nothing new is counted as, among what was left out."""
+
+
+def weigh(read: Iterable[Message], stored: Mapping[int, Message]
+          ) -> Literal["within", "beyond", "other"]:
+    """How the messages ``read`` stand to those ``stored`` (by position): ``within`` them
+    (each held, at its place or further on where a file cut and written on moved it:
+    :mod:`~harkback.pipeline.import_places`), going on ``beyond`` them, or holding ``other``
+    messages where the store has some."""
+    beyond = False
+    held: set[tuple[str, float | None, str]] | None = None
+    for message in read:
+        there = stored.get(message.position)
+        if there is not None and _key(there) == _key(message):
+            continue
+        held = {_key(m) for m in stored.values()} if held is None else held
+        if _key(message) in held:
+            continue
+        if there is not None:
+            return "other"
+        beyond = True
+    return "beyond" if beyond else "within"
+
+
+def _key(message: Message) -> tuple[str, float | None, str]:
+    """What tells two files' messages apart: role, time and text (another text at one time
+    in two files is no redaction's doing, as :mod:`~harkback.pipeline.import_places` allows
+    for one file read again)."""
+    return message.role, message.timestamp, message.content
+
+
+async def settled_claims(unit: ImportUnit, store: SessionStore, before: Mapping[str, Mark]
+                         ) -> Result[ImportUnit, StoreUnavailable]:
+    """``unit`` with each of its claims weighed against the store (see above); ``before``
+    are the source's marks before this import (a file's own ``ID@NAME`` stays its own)."""
+    if not unit.claims:
+        return Success(unit)
+    sources = as_result(await store.sessions(sorted({c.read_as for c in unit.claims}))
+                        .awaitable())
+    if isinstance(sources, Failure):
+        return Failure(sources.failure())
+    # Another source's session under the id (Hermes, an ingest file) is replaced, named so.
+    kinds = {c.session.source for c in unit.conversations}
+    wanted = [s.id for s in sources.unwrap() if s.source in kinds]
+    found = as_result(await store.messages(wanted).awaitable())
+    if isinstance(found, Failure):
+        return Failure(found.failure())
+    stored: dict[str, dict[int, Message]] = {}
+    for message in found.unwrap():
+        stored.setdefault(message.session_id, {})[message.position] = message
+    settling = _Settling(unit, stored, before)
+    # A file's own id first: one set aside is weighed against what stays under the id.
+    for claim in sorted(unit.claims, key=lambda c: c.session_id != c.read_as):
+        if claim.session_id == claim.read_as:
+            taken = await _taken(store, claim, settling)
+            if isinstance(taken, Failure):
+                return Failure(taken.failure())
+            settling.own(claim, taken.unwrap())
+        else:
+            settling.copy(claim)
+    return Success(settling.unit())
+
+
+async def _taken(store: SessionStore, claim: Claim, settling: _Settling
+                 ) -> Result[frozenset[str], StoreUnavailable]:
+    """The ids a claim's file may not be set aside under: stored, and not its own."""
+    if settling.standing(claim) != "other":
+        return Success(frozenset())
+    found = as_result(await store.sessions(list(_aside(claim))).awaitable())
+    return found.map(lambda sessions: frozenset(s.id for s in sessions))
+
+
+def _aside(claim: Claim, tries: int = 8) -> Iterable[str]:
+    """The ids a claim may be kept aside under, in order: ``ID@NAME``, ``ID@PATH``, then
+    numbered (as the folder's listing names a copy: ``SessionOwners``)."""
+    yield f"{claim.read_as}@{PurePath(claim.item).stem}"
+    yield f"{claim.read_as}@{claim.item}"
+    for n in count(2):
+        if n > tries:
+            return
+        yield f"{claim.read_as}@{claim.item}#{n}"
+
+
+@attrs.define
+class _Settling:
+    """What the claims of one unit change in it, as they are weighed."""
+
+    was: ImportUnit
+    stored: dict[str, dict[int, Message]]
+    before: Mapping[str, Mark]
+    batch: dict[str, Conversation] = attrs.field(init=False)
+    """The unit's conversations by the id they were read under (one kept aside renamed)."""
+    marks: dict[str, Mark] = attrs.field(init=False)
+    cut: list[tuple[str, tuple[str, ...], Cut]] = attrs.field(init=False)
+    tally: Tally = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.batch = {c.session.id: c for c in self.was.conversations}
+        self.marks = {m.item: m for m in self.was.marks}
+        self.cut = list(self.was.cut)
+        self.tally = Tally(named=list(self.was.skipped), skips=self.was.skips)
+        self.tally.merge(self.was.left_out)
+
+    def held(self, session_id: str) -> dict[int, Message]:
+        """What ``session_id`` holds once this unit is stored: the store's messages, with
+        those this unit stores there (a copy read with its original, both new)."""
+        held = dict(self.stored.get(session_id, {}))
+        if (ours := self.batch.get(session_id)) is not None and ours.session.id == session_id:
+            held.update((m.position, m) for m in ours.messages)
+        return held
+
+    def standing(self, claim: Claim) -> str:
+        """How a claim stands to what its id holds ("" when it holds nothing)."""
+        read = self.batch.get(claim.session_id)
+        held = self.stored.get(claim.read_as) if claim.session_id == claim.read_as else (
+            self.held(claim.read_as))
+        return weigh(read.messages, held) if read is not None and held else ""
+
+    def own(self, claim: Claim, taken: frozenset[str]) -> None:
+        """A claim under its own id: kept aside when it holds other messages than the
+        store, else read as a file new to the source (what the store holds past it kept)."""
+        standing = self.standing(claim)
+        if standing == "":
+            return
+        if standing != "other":
+            if not any(path == claim.path for path, _, _ in self.cut):
+                self.cut.append((claim.path, (claim.read_as,), "new"))
+            return
+        mine = self.before[claim.item].session_ids if claim.item in self.before else ()
+        used = {c.session.id for c in self.batch.values()}
+        own_id = next((i for i in _aside(claim) if i in mine or (
+            i not in taken and i not in used)), None)
+        if own_id is None:  # every name taken: stored under its id, as before
+            return
+        self.batch[claim.read_as] = renamed(self.batch[claim.read_as], own_id)
+        self._rename(claim, own_id)
+        self.cut = [(path, tuple(own_id if i == claim.read_as else i for i in ids), why)
+                    for path, ids, why in self.cut]
+        self._name(claim, f"{claim.read_as!r} is stored with other messages (from another "
+                          f"file); stored as {own_id!r}")
+
+    def copy(self, claim: Claim) -> None:
+        """A claim the folder's listing set aside: left out when it holds nothing new."""
+        if self.standing(claim) != "within":
+            self._name(claim, f"{claim.read_as!r} is also in {claim.owner}; stored as "
+                              f"{claim.session_id!r}")
+            return
+        self.batch.pop(claim.session_id)
+        self._rename(claim, None)
+        self.tally.add(COPY_LEFT_OUT)
+
+    def _rename(self, claim: Claim, own_id: str | None) -> None:
+        """The claim's file's mark naming ``own_id`` for it (None: naming nothing, and
+        saying it left out the lines of the session it copies)."""
+        mark = self.marks.get(claim.item)
+        if mark is None:
+            return
+        named = () if own_id is None else (own_id,)
+        ids = tuple(dict.fromkeys(j for i in mark.session_ids
+                                  for j in (named if i == claim.session_id else (i,))))
+        fingerprint = mark.fingerprint
+        if own_id is None:
+            lineage = lineage_of(fingerprint)
+            after = lineage.get("after")
+            lineage["after"] = [*(after if isinstance(after, list) else ()), claim.read_as]
+            lineage.setdefault("awaits", [])
+            fingerprint = marked(fingerprint_of(fingerprint),
+                                 json.dumps(lineage, ensure_ascii=False))
+        self.marks[claim.item] = attrs.evolve(mark, fingerprint=fingerprint,
+                                              session_ids=ids, sessions=len(ids))
+
+    def _name(self, claim: Claim, detail: str) -> None:
+        self.tally.at(claim.path)
+        self.tally.skip("duplicate session id", detail, "renamed")
+
+    def unit(self) -> ImportUnit:
+        """The unit as settled."""
+        return attrs.evolve(
+            self.was, conversations=tuple(self.batch.values()),
+            marks=tuple(self.marks[m.item] for m in self.was.marks),
+            cut=tuple(self.cut), skipped=tuple(self.tally.named), skips=self.tally.skips,
+            left_out=self.tally.items(), claims=())
