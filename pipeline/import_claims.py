@@ -33,7 +33,7 @@ time and text), with what the store holds under its id (or what this unit stores
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import count
 from pathlib import PurePath
 from typing import Literal
@@ -48,6 +48,7 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message
+from harkback.stages.redact.scrub import SecretCounts
 from harkback.stages.stage import as_result
 
 COPY_LEFT_OUT = "session copied from another file (stored there)"
@@ -82,12 +83,18 @@ def _key(message: Message) -> tuple[str, float | None, str]:
     return message.role, message.timestamp, message.content
 
 
-async def settled_claims(unit: ImportUnit, store: SessionStore, before: Mapping[str, Mark]
-                         ) -> Result[ImportUnit, StoreUnavailable]:
-    """``unit`` with each of its claims weighed against the store (see above); ``before``
-    are the source's marks before this import (a file's own ``ID@NAME`` stays its own)."""
+Counted = Callable[[Iterable[Conversation]], SecretCounts]
+"""What counts the secrets redacted in some of a unit's conversations (by session id)."""
+
+
+async def settled_claims(unit: ImportUnit, store: SessionStore, before: Mapping[str, Mark],
+                         counted: Counted) -> Result[tuple[ImportUnit, Counted],
+                                                     StoreUnavailable]:
+    """``unit`` with each of its claims weighed against the store (see above), and
+    ``counted`` counting a conversation kept aside under its new id; ``before`` are the
+    source's marks before this import (a file's own ``ID@NAME`` stays its own)."""
     if not unit.claims:
-        return Success(unit)
+        return Success((unit, counted))
     sources = as_result(await store.sessions(sorted({c.read_as for c in unit.claims}))
                         .awaitable())
     if isinstance(sources, Failure):
@@ -111,7 +118,9 @@ async def settled_claims(unit: ImportUnit, store: SessionStore, before: Mapping[
             settling.own(claim, taken.unwrap())
         else:
             settling.copy(claim)
-    return Success(settling.unit())
+    read_as = {c.session.id: sid for sid, c in settling.batch.items() if c.session.id != sid}
+    return Success((settling.unit(), lambda changed: counted(
+        renamed(c, read_as[c.session.id]) if c.session.id in read_as else c for c in changed)))
 
 
 async def _taken(store: SessionStore, claim: Claim, settling: _Settling

@@ -221,15 +221,16 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         unit = step.unwrap()
         clean = await loop.run_in_executor(worker, redacting.batch, unit.conversations)
         started = time.monotonic()
-        claimed = await settled_claims(attrs.evolve(unit, conversations=clean[0]), store, before)
+        claimed = await settled_claims(attrs.evolve(unit, conversations=clean[0]), store, before,
+                                       clean[1])
         if isinstance(claimed, Failure):
             return attrs.evolve(outcome, error=claimed.failure())
-        unit = claimed.unwrap()
+        unit, counted = claimed.unwrap()
         stored = await _store_unit(unit, store, ledger, outcome.key, clock, keep_cut, before)
         plan.took(time.monotonic() - started)
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
-        outcome = outcome.add(stored.unwrap(), unit, clean[1](stored.unwrap().changed))
+        outcome = outcome.add(stored.unwrap(), unit, counted(stored.unwrap().changed))
         seen(outcome)
         bar.advance(unit.work)
 

@@ -159,3 +159,18 @@ def test_a_claude_code_session_copied_into_another_project_is_stored_once(
     assert stored(tmp_path) == {SID: requests("alpha", 3),
                                 f"{SID}@{SID}": [*requests("alpha", 3), "moved 0"]}
     assert sync(tmp_path, kind="claude-code")[0] == 0
+
+
+def test_a_secret_in_a_copy_kept_aside_is_counted(tmp_path: Path) -> None:
+    """A backup folder's copy kept aside holding a token: redacted and counted in the
+    import's report (it was redacted and counted under the id it was read as, which the
+    store never held: ``secrets_redacted`` said nothing)."""
+    sessions, backup = tmp_path / ".codex" / "sessions", tmp_path / "backup"
+    rollout(sessions / ORIGINAL, ("apple", 2))
+    assert sync(tmp_path)[0] == 0
+    rollout(backup / ORIGINAL, ("token=ghp_" + "a" * 36, 1))
+    imported = run(tmp_path, "import", "codex", str(backup), "--json")
+    [source] = json.loads(imported.stdout)["sources"]
+    assert source["secrets_redacted"] == {"github-token": 1}, source
+    aside = "cx1@rollout-2026-11-20T10-00-00-aaaa"
+    assert "ghp_" not in json.dumps(stored(tmp_path)[aside])
