@@ -17,7 +17,9 @@ time and text), with what the store holds under its id (or what this unit stores
   again should the session leave the store; one under its own id is read as a file new to
   the source, the stored messages past its end kept (:mod:`~harkback.pipeline.import_cut`);
 - going on past the stored messages: under its own id it continues them; set aside, it
-  stays aside;
+  stays aside, unless the file listed first (and given the id) is new to the store too and
+  holds only the first of its messages (a backup listed before the file it was taken of):
+  then that one adds nothing and this one takes the id;
 - with other messages where the stored session has some: kept aside, under ``ID@NAME``
   (``ID@PATH`` when that is taken) and named, never replacing them.
 
@@ -203,13 +205,40 @@ class _Settling:
 
     def copy(self, claim: Claim) -> None:
         """A claim the folder's listing set aside: left out when it holds nothing new."""
-        if self.standing(claim) != "within":
+        standing = self.standing(claim)
+        if standing == "beyond" and self._takes_over(claim):
+            return
+        if standing != "within":
             self._name(claim, f"{claim.read_as!r} is also in {claim.owner}; stored as "
                               f"{claim.session_id!r}")
             return
         self.batch.pop(claim.session_id)
         self._rename(claim, None)
         self.tally.add(COPY_LEFT_OUT)
+
+    def _takes_over(self, claim: Claim) -> bool:
+        """Whether a copy set aside takes its id from the file listed first: both new to
+        the store, and that one holding only the first of the copy's messages (a backup
+        listed before the file it was taken of); that one then adds nothing."""
+        first = next((c for c in self.was.claims if c.item == claim.owner
+                      and c.session_id == c.read_as == claim.read_as), None)
+        ours = self.batch.get(claim.read_as)
+        if (first is None or claim.read_as in self.stored or ours is None
+                or ours.session.id != claim.read_as):
+            return False
+        mine = self.batch[claim.session_id]
+        if weigh(ours.messages, {m.position: m for m in mine.messages}) != "within":
+            return False
+        self.batch.pop(claim.read_as)
+        self.batch[claim.session_id] = renamed(mine, claim.read_as)
+        self._rename(first, None)
+        self._rename(claim, claim.read_as)
+        self.cut = [(path, tuple(dict.fromkeys(
+            claim.read_as if i == claim.session_id else i for i in ids
+            if not (path == first.path and i == claim.read_as))), why)
+            for path, ids, why in self.cut]
+        self.tally.add(COPY_LEFT_OUT)
+        return True
 
     def _rename(self, claim: Claim, own_id: str | None) -> None:
         """The claim's file's mark naming ``own_id`` for it (None: naming nothing, and

@@ -174,3 +174,22 @@ def test_a_secret_in_a_copy_kept_aside_is_counted(tmp_path: Path) -> None:
     assert source["secrets_redacted"] == {"github-token": 1}, source
     aside = "cx1@rollout-2026-11-20T10-00-00-aaaa"
     assert "ghp_" not in json.dumps(stored(tmp_path)[aside])
+
+
+def test_a_copy_listed_before_its_original_does_not_take_the_id(tmp_path: Path) -> None:
+    """A session copied into another project folder (``-w-a``) when it held 2 of its
+    messages, both files new to the store, the copy listed first: the copy took the id and
+    the original was kept aside whole (``SID@SID``: 2 messages twice), named at every change
+    of the file the agent writes. Now the original holds the id, the copy adds nothing,
+    and the original written on grows it, unnamed."""
+    projects = tmp_path / ".claude" / "projects"
+    transcript(projects / "-w-a" / f"{SID}.jsonl", ("alpha", 2))
+    transcript(projects / "-w-b" / f"{SID}.jsonl", ("alpha", 4))
+    status, report, said = sync(tmp_path, kind="claude-code")
+    assert (status, said, report["left_out"]) == (
+        0, "", {"session copied from another file (stored there)": 1})
+    assert stored(tmp_path) == {SID: requests("alpha", 4)}
+    transcript(projects / "-w-b" / f"{SID}.jsonl", ("alpha", 4), ("beta", 1))
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    assert stored(tmp_path) == {SID: [*requests("alpha", 4), "beta 0"]}
