@@ -50,7 +50,7 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message
-from harkback.stages.redact.scrub import SecretCounts
+from harkback.stages.redact.scrub import SecretCounts, redact
 from harkback.stages.stage import as_result
 
 COPY_LEFT_OUT = "session copied from another file (stored there)"
@@ -64,25 +64,39 @@ def weigh(read: Iterable[Message], stored: Mapping[int, Message]
     :mod:`~harkback.pipeline.import_places`), going on ``beyond`` them, or holding ``other``
     messages where the store has some."""
     beyond = False
-    held: set[tuple[str, float | None, str]] | None = None
+    held: set[_Key] | None = None
+    clean: set[_Key] | None = None
     for message in read:
         there = stored.get(message.position)
-        if there is not None and _key(there) == _key(message):
+        if there is not None and _same(there, message):
             continue
         held = {_key(m) for m in stored.values()} if held is None else held
         if _key(message) in held:
             continue
-        if there is not None:
+        if there is None:
+            beyond = True
+            continue
+        # Redacted otherwise (the store's text kept before a rule found its secret, or with
+        # --keep-secrets): the same message, looked for again as both read now.
+        clean = {_key(m, redacted=True) for m in stored.values()} if clean is None else clean
+        if _key(message, redacted=True) not in clean:
             return "other"
-        beyond = True
     return "beyond" if beyond else "within"
 
 
-def _key(message: Message) -> tuple[str, float | None, str]:
-    """What tells two files' messages apart: role, time and text (another text at one time
-    in two files is no redaction's doing, as :mod:`~harkback.pipeline.import_places` allows
-    for one file read again)."""
-    return message.role, message.timestamp, message.content
+_Key = tuple[str, float | None, str]
+
+
+def _key(message: Message, *, redacted: bool = False) -> _Key:
+    """What tells two files' messages apart: role, time and text (``redacted``: as the
+    import redacts it now)."""
+    return (message.role, message.timestamp,
+            redact(message.content)[0] if redacted else message.content)
+
+
+def _same(stored: Message, read: Message) -> bool:
+    """Whether ``read`` is the message ``stored`` (its text perhaps redacted otherwise)."""
+    return _key(stored) == _key(read) or _key(stored, redacted=True) == _key(read, redacted=True)
 
 
 Counted = Callable[[Iterable[Conversation]], SecretCounts]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
 from subprocess import CompletedProcess
 from typing import Any
 
@@ -193,3 +193,22 @@ def test_a_copy_listed_before_its_original_does_not_take_the_id(tmp_path: Path) 
     assert sync(tmp_path, kind="claude-code")[0] == 0
     assert sync(tmp_path, kind="claude-code")[0] == 0
     assert stored(tmp_path) == {SID: [*requests("alpha", 4), "beta 0"]}
+
+
+def test_a_rollout_archived_after_its_text_was_stored_unredacted_keeps_its_id(
+        tmp_path: Path) -> None:
+    """A rollout stored with its token (``--keep-secrets``; or before a rule found it),
+    then moved by Codex to ``archived_sessions``: the same messages, the token redacted as
+    it is read now. It was taken for other messages and stored again whole, aside as
+    ``cx1@NAME`` (exit 3); now it is read as the moved file it is: the id keeps it, its
+    text redacted."""
+    sessions = tmp_path / ".codex" / "sessions"
+    token = "token=ghp_" + "a" * 36
+    rollout(sessions / ORIGINAL, (token, 2))
+    assert sync(tmp_path, "--keep-secrets")[0] == 0
+    archived = tmp_path / ".codex" / "archived_sessions" / PurePath(ORIGINAL).name
+    archived.parent.mkdir()
+    (sessions / ORIGINAL).rename(archived)
+    status, _, said = sync(tmp_path)
+    assert (status, said) == (0, "")
+    assert stored(tmp_path) == {"cx1": requests("token=[secret:github-token]", 2)}
