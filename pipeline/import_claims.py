@@ -196,26 +196,30 @@ class _Settling:
 
     def own(self, claim: Claim, taken: frozenset[str]) -> None:
         """A claim under its own id: kept aside when it holds other messages than the
-        store, else read as a file new to the source (what the store holds past it kept)."""
+        store, else read as a file new to the source (what the store holds past it kept).
+        A file kept aside before stays there: the file it was set aside from deleted (and
+        pruned), taking the id stored its messages twice."""
         standing = self.standing(claim)
-        if standing == "":
+        mine = self.before[claim.item].session_ids if claim.item in self.before else ()
+        kept = next((i for i in _aside(claim) if i in mine), None)
+        if standing == "" and kept is None:
             return
-        if standing != "other":
+        if standing != "other" and kept is None:
             if not any(path == claim.path for path, _, _ in self.cut):
                 self.cut.append((claim.path, (claim.read_as,), "new"))
             return
-        mine = self.before[claim.item].session_ids if claim.item in self.before else ()
         used = {c.session.id for c in self.batch.values()}
-        own_id = next((i for i in _aside(claim) if i in mine or (
-            i not in taken and i not in used)), None)
+        own_id = kept or next((i for i in _aside(claim) if i not in taken and i not in used),
+                              None)
         if own_id is None:  # every name taken: stored under its id, as before
             return
         self.batch[claim.read_as] = renamed(self.batch[claim.read_as], own_id)
         self._rename(claim, own_id)
         self.cut = [(path, tuple(own_id if i == claim.read_as else i for i in ids), why)
                     for path, ids, why in self.cut]
-        self._name(claim, f"{claim.read_as!r} is stored with other messages (from another "
-                          f"file); stored as {own_id!r}")
+        if standing == "other":
+            self._name(claim, f"{claim.read_as!r} is stored with other messages (from "
+                              f"another file); stored as {own_id!r}")
 
     def copy(self, claim: Claim) -> None:
         """A claim the folder's listing set aside: left out when it holds nothing new."""

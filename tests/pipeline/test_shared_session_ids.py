@@ -212,3 +212,21 @@ def test_a_rollout_archived_after_its_text_was_stored_unredacted_keeps_its_id(
     status, _, said = sync(tmp_path)
     assert (status, said) == (0, "")
     assert stored(tmp_path) == {"cx1": requests("token=[secret:github-token]", 2)}
+
+
+def test_a_copy_kept_aside_stays_aside_once_the_original_is_pruned(tmp_path: Path) -> None:
+    """A copy kept aside (``cx1@NAME``), the original deleted and its session pruned, the
+    copy written on: it took the freed id and was stored there whole, its messages twice
+    (``cx1@NAME`` kept the old ones). Now it goes on under ``cx1@NAME``, unnamed."""
+    sessions = tmp_path / ".codex" / "sessions"
+    rollout(sessions / ORIGINAL, ("alpha", 4))
+    rollout(sessions / COPY, ("alpha", 2), ("pear", 2))
+    assert sync(tmp_path)[0] == 3
+    (sessions / ORIGINAL).unlink()
+    assert sync(tmp_path, "--prune")[0] == 0
+    rollout(sessions / COPY, ("alpha", 2), ("pear", 3))
+    status, _, said = sync(tmp_path)
+    assert (status, said) == (0, "")
+    assert stored(tmp_path) == {ASIDE: [*requests("alpha", 2), *requests("pear", 3)]}
+    again = sync(tmp_path, "--prune")[1]["sessions"]
+    assert (again["removed"], again["unchanged"]) == (0, 1)
