@@ -35,7 +35,7 @@ time and text), with what the store holds under its id (or what this unit stores
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import count
 from pathlib import PurePath
 from typing import Literal
@@ -57,18 +57,30 @@ COPY_LEFT_OUT = "session copied from another file (stored there)"
 """What a copy holding nothing new is counted as, among what was left out."""
 
 
-def weigh(read: Iterable[Message], stored: Mapping[int, Message]
+def weigh(read: Sequence[Message], stored: Mapping[int, Message], *, short: bool = True
           ) -> Literal["within", "beyond", "other"]:
     """How the messages ``read`` stand to those ``stored`` (by position): ``within`` them
     (each held, at its place or further on where a file cut and written on moved it:
     :mod:`~harkback.pipeline.import_places`), going on ``beyond`` them, or holding ``other``
-    messages where the store has some."""
+    messages where the store has some. A reply written in parts (text, a tool call, more
+    text) may end either side cut short, a copy taken while the agent wrote it: the last
+    message of ``read`` may hold the first part of the stored one there (when ``short``:
+    not for what will be stored over it), and the last stored one the first part of the one
+    read there (then it goes on beyond)."""
     beyond = False
     held: set[_Key] | None = None
     clean: set[_Key] | None = None
+    last_read = read[-1].position if read else None
+    last_stored = max(stored, default=None)
     for message in read:
         there = stored.get(message.position)
         if there is not None and _same(there, message):
+            continue
+        if (short and there is not None and message.position == last_read
+                and _begins(message, there)):
+            continue
+        if there is not None and message.position == last_stored and _begins(there, message):
+            beyond = True
             continue
         held = {_key(m) for m in stored.values()} if held is None else held
         if _key(message) in held:
@@ -92,6 +104,12 @@ def _key(message: Message, *, redacted: bool = False) -> _Key:
     import redacts it now)."""
     return (message.role, message.timestamp,
             redact(message.content)[0] if redacted else message.content)
+
+
+def _begins(part: Message, whole: Message) -> bool:
+    """Whether ``part`` is the first part of ``whole``: one reply, cut short as it was written."""
+    return (part.role, part.timestamp) == (whole.role, whole.timestamp) and (
+        whole.content.startswith(part.content))
 
 
 def _same(stored: Message, read: Message) -> bool:
@@ -192,7 +210,9 @@ class _Settling:
         read = self.batch.get(claim.session_id)
         held = self.stored.get(claim.read_as) if claim.session_id == claim.read_as else (
             self.held(claim.read_as))
-        return weigh(read.messages, held) if read is not None and held else ""
+        # Under its own id, what is read is stored over what is held: never cut short.
+        return weigh(read.messages, held, short=claim.session_id != claim.read_as) if (
+            read is not None and held) else ""
 
     def own(self, claim: Claim, taken: frozenset[str]) -> None:
         """A claim under its own id: kept aside when it holds other messages than the

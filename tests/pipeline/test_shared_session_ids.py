@@ -230,3 +230,52 @@ def test_a_copy_kept_aside_stays_aside_once_the_original_is_pruned(tmp_path: Pat
     assert stored(tmp_path) == {ASIDE: [*requests("alpha", 2), *requests("pear", 3)]}
     again = sync(tmp_path, "--prune")[1]["sessions"]
     assert (again["removed"], again["unchanged"]) == (0, 1)
+
+
+def reply_in_parts(path: Path, parts: int) -> None:
+    """A Claude Code transcript of :data:`SID`: a request, then the first ``parts`` lines of
+    one reply written in three (text, a tool call, more text: one message)."""
+    def line(kind: str, uuid: str, second: int, content: Any) -> str:
+        message = {"role": kind, "content": content, **({"id": "m1"} if kind == "assistant"
+                                                         else {})}
+        return json.dumps({"type": kind, "sessionId": SID, "uuid": uuid, "cwd": "/w",
+                           "timestamp": f"2026-11-20T10:00:{second:02d}Z",
+                           "message": message}) + "\n"
+    lines = [line("user", "u1", 1, "the bridge is down"),
+             line("assistant", "a1", 2, [{"type": "text", "text": "checking nginx"}]),
+             line("assistant", "a2", 3, [{"type": "tool_use", "id": "c1", "name": "Bash",
+                                          "input": {"command": "ls"}}]),
+             line("assistant", "a3", 4, [{"type": "text", "text": "found it"}])]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines[:1 + parts]), encoding="utf-8")
+
+
+def test_a_copy_taken_while_a_reply_was_written_adds_nothing(tmp_path: Path) -> None:
+    """A session copied into another project folder while its last reply was written (its
+    text, not yet its tool call and the text after): that reply holds the first part of the
+    stored one. It was taken for other messages and stored again whole, aside (exit 3)."""
+    projects = tmp_path / ".claude" / "projects"
+    reply_in_parts(projects / "-w-a" / f"{SID}.jsonl", 3)
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    before = stored(tmp_path)
+    reply_in_parts(projects / "-w-b" / f"{SID}.jsonl", 1)
+    status, report, said = sync(tmp_path, kind="claude-code")
+    assert (status, said, report["left_out"]) == (
+        0, "", {"session copied from another file (stored there)": 1})
+    assert stored(tmp_path) == before
+
+
+def test_a_file_moved_once_its_reply_was_finished_keeps_its_id(tmp_path: Path) -> None:
+    """A project folder renamed, its session's last reply stored while it was written and
+    finished since: the moved file goes on past the stored reply, and is read as the moved
+    file it is, the reply whole (it was stored again whole, aside, named with exit 3)."""
+    projects = tmp_path / ".claude" / "projects"
+    reply_in_parts(projects / "-w-a" / f"{SID}.jsonl", 1)
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    (projects / "-w-a" / f"{SID}.jsonl").unlink()
+    reply_in_parts(projects / "-w-b" / f"{SID}.jsonl", 3)
+    status, _, said = sync(tmp_path, kind="claude-code")
+    assert (status, said) == (0, "")
+    page = json.loads(run(tmp_path, "show", SID, "--json").stdout)["messages"]
+    assert "found it" in page[-1]["content"]
+    assert list(stored(tmp_path)) == [SID]
