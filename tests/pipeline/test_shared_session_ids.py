@@ -279,3 +279,19 @@ def test_a_file_moved_once_its_reply_was_finished_keeps_its_id(tmp_path: Path) -
     page = json.loads(run(tmp_path, "show", SID, "--json").stdout)["messages"]
     assert "found it" in page[-1]["content"]
     assert list(stored(tmp_path)) == [SID]
+
+
+def test_an_older_copy_imported_from_a_backup_leaves_the_session_as_it_was(
+        tmp_path: Path) -> None:
+    """A backup of a rollout taken when it held 2 of its 4 requests, its folder imported on
+    its own: every stored message is kept, and the session still ends where it did (it
+    ended at the copy's last request, moved back in ``recent``: counted updated)."""
+    sessions, backup = tmp_path / ".codex" / "sessions", tmp_path / "backup"
+    rollout(sessions / ORIGINAL, ("alpha", 4))
+    assert sync(tmp_path)[0] == 0
+    shown = json.loads(run(tmp_path, "show", "cx1", "--json").stdout)
+    rollout(backup / ORIGINAL, ("alpha", 2))
+    imported = run(tmp_path, "import", "codex", str(backup), "--json")
+    [source] = json.loads(imported.stdout)["sources"]
+    assert (imported.returncode, source["sessions"]["updated"]) == (0, 0), imported.stderr
+    assert json.loads(run(tmp_path, "show", "cx1", "--json").stdout) == shown
