@@ -89,11 +89,20 @@ def kept_past_cut(batch: Sequence[Conversation], stored: Sequence[Message],
         notes += tuple(f"{one_line(path)} {_WHY[said[path]]}: {n} stored message(s) kept"
                        for path, n in left.items())
         return Kept(conversations=tuple(batch), kept=sum(left.values()), notes=notes)
-    return Kept(conversations=tuple(
-        attrs.evolve(c, messages=tuple(sorted((*c.messages, *past.get(c.session.id, ())),
-                                              key=lambda m: m.position)))
-        if c.session.id in past else c for c in batch),
-        kept=sum(by_file.values()), notes=notes)
+    return Kept(conversations=tuple(_with_past(c, past[c.session.id]) if c.session.id in past
+                                    else c for c in batch),
+                kept=sum(by_file.values()), notes=notes)
+
+
+def _with_past(conversation: Conversation, past: Sequence[Message]) -> Conversation:
+    """``conversation`` holding the stored messages ``past`` its end, and ending when the
+    last of them was said (an older copy read ended it there: the session moved back in
+    ``recent`` while every message stayed)."""
+    times = [m.timestamp for m in past if m.timestamp is not None]
+    session = conversation.session
+    ended = max((t for t in (session.ended_at, *times) if t is not None), default=None)
+    return Conversation(attrs.evolve(session, ended_at=ended), tuple(
+        sorted((*conversation.messages, *past), key=lambda m: m.position)))
 
 
 async def left_behind(cut: Sequence[tuple[str, tuple[str, ...], Cut]], read: Sequence[str],

@@ -42,6 +42,7 @@ from harkback.adapters.sources.importing import (
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.adapters.stores.import_ledger import MemoryImportLedger
 from harkback.pipeline.config import HOME_VARIABLES, default_location
+from harkback.pipeline.import_claims import settled_claims
 from harkback.pipeline.import_cut import kept_past_cut, left_behind
 from harkback.pipeline.import_delta import Delta as Delta  # the outcome's counts
 from harkback.pipeline.import_delta import compare as compare
@@ -220,12 +221,16 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
         unit = step.unwrap()
         clean = await loop.run_in_executor(worker, redacting.batch, unit.conversations)
         started = time.monotonic()
-        stored = await _store_unit(attrs.evolve(unit, conversations=clean[0]), store, ledger,
-                                   outcome.key, clock, keep_cut, before)
+        claimed = await settled_claims(attrs.evolve(unit, conversations=clean[0]), store, before,
+                                       clean[1])
+        if isinstance(claimed, Failure):
+            return attrs.evolve(outcome, error=claimed.failure())
+        unit, counted = claimed.unwrap()
+        stored = await _store_unit(unit, store, ledger, outcome.key, clock, keep_cut, before)
         plan.took(time.monotonic() - started)
         if isinstance(stored, Failure):
             return attrs.evolve(outcome, error=stored.failure())
-        outcome = outcome.add(stored.unwrap(), unit, clean[1](stored.unwrap().changed))
+        outcome = outcome.add(stored.unwrap(), unit, counted(stored.unwrap().changed))
         seen(outcome)
         bar.advance(unit.work)
 

@@ -183,6 +183,21 @@ def counted(left_out: Iterable[tuple[str, int]]) -> str:
     return ", ".join(f"{reason} ({count})" for reason, count in left_out)
 
 
+@attrs.frozen
+class Claim:
+    """A session a transcript file yields that its last mark did not name: a new file, or
+    one whose session id another file held (a copy, a file gone). Stored as
+    ``session_id`` (its ``read_as`` id, or ``ID@NAME`` when ``owner``, another file of
+    the folder, holds that), unless the store holds ``read_as`` otherwise: see
+    :mod:`~harkback.pipeline.import_claims`."""
+
+    session_id: str
+    read_as: str
+    item: str
+    path: str
+    owner: str = ""
+
+
 @attrs.frozen(kw_only=True)
 class ImportUnit:
     """A piece of an import: conversations to store, then the marks to keep once stored.
@@ -205,6 +220,8 @@ class ImportUnit:
     once read so, or new to the source (:data:`~harkback.adapters.sources.replays.Cut`),
     each with the sessions it holds: their stored messages past the new end are kept
     (:mod:`~harkback.pipeline.import_cut`) unless a ``sync --prune`` reads them."""
+    claims: tuple[Claim, ...] = ()
+    """Sessions files yield that their last marks did not name (:class:`Claim`)."""
 
 
 Units = Generator[Result[ImportUnit, StoreUnavailable], None, None]

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TextIO
 
+import attrs
+
 from harkback.adapters.sources.encodings import (
     ESCAPE,
     NOT_UTF8,
@@ -240,3 +242,25 @@ def json_lines(path: Path, tally: Tally) -> Iterator[tuple[int, dict[str, object
             else:
                 tally.skip("unreadable line", "not a JSON object")
     tally.at(str(path))
+
+
+@attrs.define
+class _Farthest(Tally):
+    """A tally that keeps the last line number reading was at (``json_lines`` says it is
+    at no line once it is done)."""
+
+    farthest: int | None = None
+
+    def at(self, file: str, line: int | None = None) -> None:
+        """Say where reading is now, and keep the line."""
+        super().at(file, line)
+        self.farthest = line if line is not None else self.farthest
+
+
+def last_line(path: Path) -> int | None:
+    """The number :func:`json_lines` gives the last line of ``path`` (a line cut short
+    too): read again, once, for a file whose last line no agent finishes any more."""
+    tally = _Farthest()
+    for _ in json_lines(path, tally):
+        pass
+    return tally.farthest

@@ -29,6 +29,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources import importing
 from harkback.adapters.sources.importing import (
+    Claim,
     ImportPlan,
     ImportUnit,
     Skip,
@@ -53,6 +54,7 @@ from harkback.adapters.sources.transcript_lines import (
     Line,
     json_document,
     json_lines,
+    last_line,
 )
 from harkback.adapters.sources.transcript_walk import find_files
 from harkback.stages.errors import SourceUnreadable, StoreUnavailable
@@ -312,6 +314,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     cut: list[tuple[str, tuple[str, ...], Cut]] = []
+    claims: list[Claim] = []
     tally = Tally()
     for folder, why in unreadable:
         # Its transcripts are not known to be there: damaged input, named (not a failure
@@ -342,13 +345,15 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         tally.at(str(path))
         if dead and torn:
             # Read again at every sync for ever (and never named): damage now, read once.
-            tally.at(str(path), _last_line(path))
+            tally.at(str(path), last_line(path))
             tally.skip("unreadable line", "the last line is cut short, and the file was not "
                        "written to since the last import")
             torn = False
-        read = owners.claim(item, (importing.nul_free(c, tally) for c in parsed.conversations),
-                            tally)
+        read, claimed = owners.claim(item, (importing.nul_free(c, tally)
+                                            for c in parsed.conversations), tally,
+                                     held=before, path=str(path))
         conversations.extend(read)
+        claims.extend(claimed)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:
@@ -364,36 +369,15 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
-            yield Success(_unit(conversations, marks, tally, work, cut))
-            conversations, marks, tally, work, cut = [], [], Tally(), 0, []
+            yield Success(_unit(conversations, marks, tally, work, cut, claims))
+            conversations, marks, tally, work, cut, claims = [], [], Tally(), 0, [], []
     if marks or tally.counts or work:
-        yield Success(_unit(conversations, marks, tally, work, cut))
-
-
-@attrs.define
-class _Farthest(Tally):
-    """A tally that keeps the last line number reading was at (``json_lines`` says it is
-    at no line once it is done)."""
-
-    farthest: int | None = None
-
-    def at(self, file: str, line: int | None = None) -> None:
-        """Say where reading is now, and keep the line."""
-        super().at(file, line)
-        self.farthest = line if line is not None else self.farthest
-
-
-def _last_line(path: Path) -> int | None:
-    """The number :func:`json_lines` gives the last line of ``path`` (a line cut short
-    too): read again, once, for a file whose last line no agent finishes any more."""
-    tally = _Farthest()
-    for _ in json_lines(path, tally):
-        pass
-    return tally.farthest
+        yield Success(_unit(conversations, marks, tally, work, cut, claims))
 
 
 def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
-          work: int, cut: Sequence[tuple[str, tuple[str, ...], Cut]]) -> ImportUnit:
+          work: int, cut: Sequence[tuple[str, tuple[str, ...], Cut]],
+          claims: Sequence[Claim] = ()) -> ImportUnit:
     return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
                       left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
-                      work=work, cut=tuple(cut))
+                      work=work, cut=tuple(cut), claims=tuple(claims))
