@@ -37,6 +37,16 @@ from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery
 from harkback.stages.query import Node
 from harkback.stages.records import MessageHit, TitleHit
 
+TITLE_B = 0.0
+"""BM25's length normalization for a title: none.
+
+A title is scored against the messages' average length; normalized by its own length,
+any title (a few words) read as a message dense in the question's words, and a short
+explainer titled "Docker bridge vs host network mode" came before the session that
+fixed the Docker network, whose words are spread over its messages. BM25F weighs
+each field by its own average length; titles are all short, so none is used.
+"""
+
 TITLE_LIMIT = 50
 """How many sessions the title search may bring in, best first.
 

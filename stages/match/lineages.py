@@ -1,0 +1,137 @@
+"""Lineages as one conversation: a session's continuations and delegated children rank
+with it.
+
+To the person asking, a session compressed into a continuation, or one that handed work
+to a sub-agent, is one conversation. Ranked apart, its evidence was split: the demo's
+Docker network fix, held in a session and two continuations, each with a few of the
+question's words, came second to a short explainer holding them once. So the ranker
+scores a lineage from the messages of all its sessions together (its best few messages
+and the share of the question they cover, :func:`~harkback.stages.match.sessions.rank_sessions`)
+and hands on every session's hits in that order; the resolve stage then names the root.
+
+>>> hit = lambda sid, score: Scored(MessageHit(session_id=sid, position=0, role="user",
+...                                            content="", score=0.0), score, frozenset({0}))
+>>> scored = [hit("child", 3.0), hit("root", 1.0), hit("other", 2.0)]
+>>> roots = {"child": "root"}
+>>> [s.hit.session_id for s in as_lineages(scored, roots)]
+['root', 'root', 'other']
+>>> by_members((("root", 1.5), ("other", 1.2)), scored, roots)
+(('child', 1.5), ('root', 1.5), ('other', 1.2))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from harkback.stages.lineage import root_of
+from harkback.stages.match.score import Scored
+from harkback.stages.match.sessions import rescored
+from harkback.stages.records import MessageHit, Session, TitleHit
+
+LINEAGES_READ = 60
+"""How many of the candidates' best messages (by the store's score) have their sessions'
+lineages looked up, besides every session found by its title.
+
+The ranker reads a few hundred candidates; asking the store for every one's session cost
+~1.8 ms of a 15 ms search (300 sessions) for links most sessions do not have, and a
+session whose best message is not among the 60 best is rarely one a lineage would lift
+into the first places. One left out ranks on its own, as every session did before.
+"""
+
+
+def lineage_roots(ids: Iterable[str], known: Mapping[str, Session]) -> dict[str, str]:
+    """The lineage root of each of ``ids`` that has one other than itself (the walk of
+    :func:`~harkback.stages.lineage.root_of`, so a loop of parents names one root).
+
+    >>> known = {s.id: s for s in (Session(id="a"), Session(id="b", parent_session_id="a"))}
+    >>> lineage_roots(["a", "b", "unknown"], known)
+    {'b': 'a'}
+    """
+    out = {}
+    for session_id in ids:
+        root = root_of(session_id, known)
+        if root is not None and root.id != session_id:
+            out[session_id] = root.id
+    return out
+
+
+def looked_up(hits: Sequence[MessageHit], titles: Sequence[TitleHit],
+              best: int = LINEAGES_READ) -> list[str]:
+    """The sessions whose lineages are looked up: those of the ``best`` hits by the store's
+    score, and those found by their titles, once each.
+
+    >>> h = lambda sid, score: MessageHit(session_id=sid, position=0, role="user",
+    ...                                   content="", score=score)
+    >>> looked_up([h("weak", 1.0), h("strong", 9.0), h("strong", 8.0)], [], best=2)
+    ['strong']
+    """
+    strongest = sorted(hits, key=lambda hit: -hit.score)[:best]
+    return list(dict.fromkeys([*(h.session_id for h in strongest),
+                               *(t.session_id for t in titles)]))
+
+
+def as_lineages(scored: Sequence[Scored], roots: Mapping[str, str]) -> list[Scored]:
+    """``scored`` with each hit moved to its lineage's root (``roots``: a session's root
+    when it is not its own), so a lineage is scored as one session; the rest as given."""
+    if not roots:
+        return list(scored)
+    return [s if (root := roots.get(s.hit.session_id)) is None
+            else Scored(_moved(s.hit, root), s.score, s.covered) for s in scored]
+
+
+def by_members(ranked: Sequence[tuple[str, float]], scored: Sequence[Scored],
+               roots: Mapping[str, str]) -> tuple[tuple[str, float], ...]:
+    """Lineages ranked (by root) as the sessions that hold their hits, each at its
+    lineage's score, a lineage's sessions by their best message first."""
+    if not roots:
+        return tuple(ranked)
+    best: dict[str, float] = {}
+    for s in scored:
+        best[s.hit.session_id] = max(s.score, best.get(s.hit.session_id, s.score))
+    members: dict[str, list[str]] = {}
+    for session_id in sorted(best, key=lambda sid: -best[sid]):
+        members.setdefault(roots.get(session_id, session_id), []).append(session_id)
+    return tuple((member, score) for root, score in ranked
+                 for member in members.get(root, (root,)))
+
+
+def lineage_hits(scored: Sequence[Scored], ranked: Sequence[tuple[str, float]],
+                 roots: Mapping[str, str], *, per_session: int, limit: int
+                 ) -> tuple[MessageHit, ...]:
+    """Hits grouped by lineage in ``ranked`` order (by root), each lineage's best first:
+    at most ``per_session`` from one session and twice that from a lineage, so a session
+    continued 25 times is one result among the others, not the only one ``limit`` hits
+    reach (a lineage of one session gives what it gave before lineages ranked as one).
+
+    >>> hit = lambda sid, pos, score: Scored(MessageHit(session_id=sid, position=pos,
+    ...     role="user", content="", score=0.0), score, frozenset({0}))
+    >>> scored = [hit(f"part-{i}", p, 10.0 - i) for i in range(4) for p in range(3)]
+    >>> roots = {f"part-{i}": "part-0" for i in range(1, 4)}
+    >>> [(h.session_id, h.position) for h in lineage_hits(scored, [("part-0", 1.0)], roots,
+    ...                                                   per_session=2, limit=60)]
+    [('part-0', 0), ('part-0', 1), ('part-1', 0), ('part-1', 1)]
+    """
+    grouped: dict[str, list[Scored]] = {}
+    for s in scored:
+        grouped.setdefault(roots.get(s.hit.session_id, s.hit.session_id), []).append(s)
+    out: list[MessageHit] = []
+    for root, _ in ranked:
+        taken: dict[str, int] = {}
+        picked = []
+        for s in sorted(grouped.get(root, ()), key=lambda s: -s.score):
+            if taken.get(s.hit.session_id, 0) < per_session:
+                taken[s.hit.session_id] = taken.get(s.hit.session_id, 0) + 1
+                picked.append(s)
+                if len(picked) == 2 * per_session:
+                    break
+        out.extend(rescored(s.hit, s.score) for s in picked)
+        if len(out) >= limit:
+            break
+    return tuple(out[:limit])
+
+
+def _moved(hit: MessageHit, session_id: str) -> MessageHit:
+    # The hit as its root's, everything else kept.
+    return MessageHit(session_id=session_id, position=hit.position, role=hit.role,
+                      content=hit.content, score=hit.score, timestamp=hit.timestamp,
+                      source=hit.source, length=hit.length)
