@@ -76,6 +76,7 @@ from harkback.stages.match.lineages import (
     lineage_hits,
     lineage_roots,
     looked_up,
+    nearest_times,
 )
 from harkback.stages.match.plan import (
     common_pairs,
@@ -293,18 +294,21 @@ class LexicalMatch:
         # held in the question's writing when one of them is (lineages.py).
         roots = lineage_roots({s.hit.session_id for s in scored}, known or {})
         each = scored
-        scored = as_lineages(each, roots)
+        scored = as_lineages(each, roots, known or {})
         lineages_in_script = {roots.get(sid, sid) for sid in in_script}
+        # Recency reads a lineage's newest session; a named time, its nearest one.
         times = (session_times([s.hit for s in scored])
                  if self.scoring.recency_weight or windows else {})
+        when = (nearest_times(session_times([s.hit for s in each]), roots, windows)
+                if windows and roots else times)
 
         def lift(ranked: Sequence[tuple[str, float]]) -> Sequence[tuple[str, float]]:
             if lineages_in_script and self.scoring.script_weight:
                 ranked = weigh_by_script(ranked, lineages_in_script, self.scoring.script_weight)
             if self.scoring.recency_weight and times:
                 ranked = weigh_by_recency(ranked, times, now, self.scoring)
-            if windows and times:
-                ranked = weigh_by_time(ranked, times, windows, self.time_weight)
+            if windows and when:
+                ranked = weigh_by_time(ranked, when, windows, self.time_weight)
             return ranked
 
         # A CJK question's Latin words name what it is about: their share counts again.

@@ -13,7 +13,7 @@ and hands on every session's hits in that order; the resolve stage then names th
 ...                                            content="", score=0.0), score, frozenset({0}))
 >>> scored = [hit("child", 3.0), hit("root", 1.0), hit("other", 2.0)]
 >>> roots = {"child": "root"}
->>> [s.hit.session_id for s in as_lineages(scored, roots)]
+>>> [s.hit.session_id for s in as_lineages(scored, roots, {})]
 ['root', 'root', 'other']
 >>> by_members((("root", 1.5), ("other", 1.2)), scored, roots)
 (('child', 1.5), ('root', 1.5), ('other', 1.2))
@@ -27,6 +27,7 @@ from harkback.stages.lineage import root_of
 from harkback.stages.match.score import Scored
 from harkback.stages.match.sessions import rescored
 from harkback.stages.records import MessageHit, Session, TitleHit
+from harkback.stages.when import closeness
 
 LINEAGES_READ = 60
 """How many of the candidates' best messages (by the store's score) have their sessions'
@@ -70,13 +71,49 @@ def looked_up(hits: Sequence[MessageHit], titles: Sequence[TitleHit],
                                *(t.session_id for t in titles)]))
 
 
-def as_lineages(scored: Sequence[Scored], roots: Mapping[str, str]) -> list[Scored]:
+def as_lineages(scored: Sequence[Scored], roots: Mapping[str, str],
+                known: Mapping[str, Session]) -> list[Scored]:
     """``scored`` with each hit moved to its lineage's root (``roots``: a session's root
-    when it is not its own), so a lineage is scored as one session; the rest as given."""
+    when it is not its own), so a lineage is scored as one session; the rest as given.
+
+    A moved hit takes its root's source (``known``), as resolve hides a lineage by its
+    root's: a cron job's sub-agents are demoted with it, whichever member's hit came
+    first (the ranker demotes a session by its first hit's source).
+
+    >>> known = {"job": Session(id="job", source="cron")}
+    >>> hit = Scored(MessageHit(session_id="sub", position=0, role="user", content="",
+    ...                         score=0.0, source="subagent"), 1.0, frozenset({0}))
+    >>> [(s.hit.session_id, s.hit.source) for s in as_lineages([hit], {"sub": "job"}, known)]
+    [('job', 'cron')]
+    """
     if not roots:
         return list(scored)
     return [s if (root := roots.get(s.hit.session_id)) is None
-            else Scored(_moved(s.hit, root), s.score, s.covered) for s in scored]
+            else Scored(_moved(s.hit, root, known[root].source if root in known
+                               else s.hit.source), s.score, s.covered)
+            for s in scored]
+
+
+def nearest_times(times: Mapping[str, float], roots: Mapping[str, str],
+                  windows: Sequence[tuple[float, float]]) -> dict[str, float]:
+    """Each lineage's time (by root) as the question's ``windows`` read it: that of its
+    session (``times``) nearest to one of them. A fix made two weeks ago and continued
+    today is from "two weeks ago" too; by its newest session alone, it was not.
+
+    >>> day = 86400.0
+    >>> nearest_times({"root": 14 * day, "cont": 28 * day, "solo": 27 * day},
+    ...               {"cont": "root"}, [(13 * day, 15 * day)])
+    {'root': 1209600.0, 'solo': 2332800.0}
+    """
+    def near(moment: float) -> float:
+        return max((closeness(moment, window) for window in windows), default=0.0)
+
+    out: dict[str, float] = {}
+    for session_id, moment in times.items():
+        root = roots.get(session_id, session_id)
+        if root not in out or near(moment) > near(out[root]):
+            out[root] = moment
+    return out
 
 
 def by_members(ranked: Sequence[tuple[str, float]], scored: Sequence[Scored],
@@ -130,8 +167,8 @@ def lineage_hits(scored: Sequence[Scored], ranked: Sequence[tuple[str, float]],
     return tuple(out[:limit])
 
 
-def _moved(hit: MessageHit, session_id: str) -> MessageHit:
-    # The hit as its root's, everything else kept.
+def _moved(hit: MessageHit, session_id: str, source: str) -> MessageHit:
+    # The hit as its root's (of the root's source), everything else kept.
     return MessageHit(session_id=session_id, position=hit.position, role=hit.role,
                       content=hit.content, score=hit.score, timestamp=hit.timestamp,
-                      source=hit.source, length=hit.length)
+                      source=source, length=hit.length)

@@ -112,3 +112,38 @@ async def test_a_lineage_of_many_sessions_leaves_room_for_the_others() -> None:
     outcome = await step(Deps(store=store, clock=lambda: NOW)).awaitable()
     roots = [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
     assert sorted(roots) == sorted(["long", *(o.session.id for o in others)])
+
+
+@pytest.mark.parametrize("strongest", ["job", "job-sub"])
+async def test_a_cron_job_s_sub_agent_is_demoted_with_it(strongest: str) -> None:
+    """A cron job's lineage is demoted as the job is, whichever of its sessions holds the
+    best message (the lineage once took the source of the hit the store found first)."""
+    def said(session_id: str) -> str:
+        return "kafka retention policy kafka retention" if session_id == strongest else (
+            "kafka retention")
+
+    job = conversation("job", ("user", said("job")), source="cron", started_at=NOW - 5 * DAY)
+    sub = conversation("job-sub", ("user", said("job-sub")), source="subagent", parent="job",
+                       started_at=NOW - 5 * DAY + 60)
+    real = conversation("real", ("user", "we set the kafka retention to seven days"),
+                        started_at=NOW - 6 * DAY)
+    assert await _roots("kafka retention", job, sub, real) == ["real", "job"]
+
+
+async def test_a_lineage_continued_today_is_still_from_when_it_was_held() -> None:
+    """A question naming a time lifts a lineage by its session from then, not by its
+    newest one: a decision taken two weeks ago and continued today is "two weeks ago"."""
+    plan_at, today_at = NOW - 14 * DAY, NOW - 0.1 * DAY
+    plan = conversation("plan", ("user", "which kafka retention did we pick"),
+                        ("assistant", "kafka retention: seven days"),
+                        started_at=plan_at, timestamps=(plan_at, plan_at))
+    today = conversation("plan-cont", ("user", "go on with the consumer"),
+                         ("assistant", "kafka consumer group renamed"), parent="plan",
+                         started_at=today_at, timestamps=(today_at, today_at))
+    other = conversation("other", ("user", "we pick kafka retention of the audit topic: 30 days"),
+                         ("assistant", "kafka retention set"),
+                         started_at=plan_at, timestamps=(plan_at, plan_at))
+    # Without the time, the plan's lineage is first; from then too.
+    assert (await _roots("what kafka retention did we pick", plan, today, other))[0] == "plan"
+    assert (await _roots("what kafka retention did we pick two weeks ago",
+                         plan, today, other))[0] == "plan"
