@@ -62,6 +62,7 @@ from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
 from harkback.stages.lineage import load_ancestry
 from harkback.stages.match.across import for_foreign_sessions, with_names
+from harkback.stages.match.clause_parts import clause_parts
 from harkback.stages.match.clauses import (
     CLAUSE_K,
     CLAUSE_WEIGHT,
@@ -96,7 +97,6 @@ from harkback.stages.match.score import (
     RankUnit,
     Scored,
     message_scorer,
-    part_scorer,
 )
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
@@ -276,6 +276,7 @@ class LexicalMatch:
             value, covered = scorer(hit.session_id)(hit.content, hit.length)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
+        titles_from = len(scored)
         # A title is one more of its session's messages, scored without weighing its
         # length (titles.TITLE_B): it is short because it is a title.
         title_own = message_scorer(units, average_length=average, k1=self.k1, b=TITLE_B)
@@ -330,9 +331,10 @@ class LexicalMatch:
                     part, only(units), self.scoring, names & group,
                     foreign=None if outside is None else (only(outside), lineages_in_script)))
 
-            sessions = self._decomposed(request.query, units, outside, lineages_in_script,
-                                        scored,
-                                        sessions, average, role_weights, by_clause)
+            sessions = self._decomposed(
+                request.query, units, outside, in_script, each, titles_from,
+                lambda part: as_lineages(part, roots, known or {}),
+                sessions, average, role_weights, by_clause)
         ordered = lineage_hits(each, sessions, roots, per_session=self.hits_per_session,
                                limit=self.hit_limit)
         return Matched(request=request, parsed=with_names(parsed, units), hits=ordered,
@@ -370,30 +372,26 @@ class LexicalMatch:
 
     def _decomposed(self, query: str, units: Sequence[RankUnit],
                     outside: Sequence[RankUnit] | None, in_script: set[str],
-                    scored: Sequence[Scored], sessions: Sequence[tuple[str, float]],
+                    each: Sequence[Scored], titles_from: int, as_one: Callable[
+                        [Sequence[Scored]], Sequence[Scored]],
+                    sessions: Sequence[tuple[str, float]],
                     average: float, role_weights: Mapping[Role, float],
                     by_clause: Callable[[Sequence[Scored], frozenset[int]],
                                         Sequence[tuple[str, float]]]
                     ) -> Sequence[tuple[str, float]]:
         # Each clause's units alone rank the candidates as the whole question's do
         # (same scoring, recency and time), and the rankings are fused. A message is read
-        # once for all the clauses (part_scorer), by the weights the whole question read
-        # it by (a session outside a CJK question's writing: the lifted English names).
+        # once for all the clauses, as the whole question read it (clause_parts.py), and
+        # a lineage's then ranked as one (``as_one``).
         clauses = split_clauses(query)
         # A question about one thing (most) stops here: its clause is not read again.
         groups = clause_units(clauses, units) if len(clauses) > 1 else ()
         if not groups:
             return sessions
-        own = part_scorer(units, groups, average_length=average, k1=self.k1, b=self.b)
-        other = own if outside is None else part_scorer(outside, groups, average_length=average,
-                                                        k1=self.k1, b=self.b)
-        anywhere = frozenset().union(*groups)
-        per_clause = [(s, (own if s.hit.session_id in in_script else other)(
-                          s.hit.content, s.hit.length), role_weights.get(s.hit.role, 1.0))
-                      for s in scored if s.covered & anywhere]
-        rankings = []
-        for i, group in enumerate(groups):
-            part = [Scored(s.hit, parts[i] * weight, s.covered & group)
-                    for s, parts, weight in per_clause if s.covered & group]
-            rankings.append(by_clause(part, group))
+        parts = clause_parts(each, units, groups, titles_from=titles_from,
+                             read_as_own=lambda sid: outside is None or sid in in_script,
+                             outside=outside, average=average, role_weights=role_weights,
+                             k1=self.k1, b=self.b)
+        rankings = [by_clause(as_one(part), group) for part, group in zip(parts, groups,
+                                                                          strict=True)]
         return fuse(sessions, rankings, self.clause_weight, self.clause_k)

@@ -147,3 +147,37 @@ async def test_a_lineage_continued_today_is_still_from_when_it_was_held() -> Non
     assert (await _roots("what kafka retention did we pick", plan, today, other))[0] == "plan"
     assert (await _roots("what kafka retention did we pick two weeks ago",
                          plan, today, other))[0] == "plan"
+
+
+async def test_a_title_is_not_weighed_by_its_length_in_a_clause_either() -> None:
+    """A question about two things ranks each on its own too; there a three-word title
+    counted as dense as ever, and the session titled "Docker network" (about host mode)
+    passed the one whose message says its Docker network keeps dropping."""
+    both = conversation("both", ("user", "fixed the docker network and the postgres backup"),
+                        ("assistant", "docker network recreated, postgres backup script rotated"),
+                        started_at=NOW - 20 * DAY)
+    titled = conversation("titled", ("user", "when would I use host mode instead of that"),
+                          ("assistant", "host mode shares the stack of the machine"),
+                          title="Docker network", started_at=NOW - 3 * DAY)
+    said = conversation("said", ("user", "docker network keeps dropping"),
+                        started_at=NOW - 4 * DAY)
+    question = "did we fix the docker network or the postgres backup"
+    assert await _roots(question, both, titled, said) == ["both", "said", "titled"]
+
+
+async def test_a_clause_reads_a_lineage_s_english_part_as_english() -> None:
+    """A Chinese question about two things, answered by a Chinese session whose English
+    continuation fixed both: each clause reads the continuation's messages by the weights
+    the whole question did (its English names as distinctive as the Chinese words), not
+    by its lineage's writing, which put English look-alikes above it."""
+    alike = [conversation(f"en-{i}", ("user", f"the network of office {i} and the backup "
+                                              f"of disk {i} are fine")) for i in range(10)]
+    root = conversation("zh-root", ("user", "今天部署的服务，网络有点慢"),
+                        ("assistant", "好的，先看日志"), started_at=NOW - 10 * DAY)
+    child = conversation("en-child", ("user", "network dropped: fixed the network bridge, "
+                                              "backup failed: fixed the backup job"),
+                         parent="zh-root", started_at=NOW - 10 * DAY + 60)
+    other = conversation("zh-other", ("user", "网络断了一次，备份正常"), started_at=NOW - 5 * DAY)
+    roots = await _roots("网络断了, 还有备份失败是怎么解决的", *alike, root, child, other)
+    assert "zh-root" in roots and all(roots.index("zh-root") < roots.index(a.session.id)
+                                      for a in alike if a.session.id in roots)
