@@ -8,13 +8,16 @@ import pytest
 from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.stores.memory import MemoryStore
+from harkback.pipeline.embed import embed_missing
 from harkback.stages.match import lexical
+from harkback.stages.match.hybrid import HybridMatch
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
 from harkback.stages.records import Conversation, Session
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from tests.conftest import conversation
+from tests.support.embedding import ConceptEmbedder
 
 DAY = 86_400.0
 NOW = 1_780_000_000.0
@@ -94,24 +97,45 @@ async def test_weighing_a_title_s_length_would_put_the_explainer_first(
         "explainer")
 
 
+def _continued(times: int) -> list[Conversation]:
+    """A session continued ``times`` - 1 times, every part saying "kafka lag"."""
+    return [conversation("long" if i == 0 else f"long-{i}",
+                         ("user", f"kafka consumer lag on partition {i}"),
+                         ("assistant", "lag grows: the consumer commits too rarely"),
+                         ("user", "kafka lag again after the restart"),
+                         started_at=NOW - 20 * DAY + i * 600,
+                         parent=None if i == 0 else ("long" if i == 1 else f"long-{i - 1}"))
+            for i in range(times)]
+
+
+OTHER_LAGS = [conversation(f"other-lag-{i}", ("user", f"kafka lag alert number {i}"),
+                           started_at=NOW - (10 + i) * DAY) for i in range(6)]
+
+
 async def test_a_lineage_of_many_sessions_leaves_room_for_the_others() -> None:
     """A session continued 25 times, every part saying the question's words, is one
     result: the other sessions about it still fill the limit."""
-    parts = [conversation("long" if i == 0 else f"long-{i}",
-                          ("user", f"kafka consumer lag on partition {i}"),
-                          ("assistant", "lag grows: the consumer commits too rarely"),
-                          ("user", "kafka lag again after the restart"),
-                          started_at=NOW - 20 * DAY + i * 600,
-                          parent=None if i == 0 else ("long" if i == 1 else f"long-{i - 1}"))
-             for i in range(25)]
-    others = [conversation(f"other-lag-{i}", ("user", f"kafka lag alert number {i}"),
-                           started_at=NOW - (10 + i) * DAY) for i in range(6)]
     store = MemoryStore()
-    unsafe_perform_io((await store.ingest((*parts, *others, *FILLER)).awaitable()).unwrap())
+    unsafe_perform_io((await store.ingest((*_continued(25), *OTHER_LAGS, *FILLER)
+                                          ).awaitable()).unwrap())
     step = LexicalMatch()(SearchRequest(query="kafka lag", limit=7)).bind(LineageResolve())
     outcome = await step(Deps(store=store, clock=lambda: NOW)).awaitable()
     roots = [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
-    assert sorted(roots) == sorted(["long", *(o.session.id for o in others)])
+    assert sorted(roots) == sorted(["long", *(o.session.id for o in OTHER_LAGS)])
+
+
+async def test_the_hybrid_ranker_leaves_them_room_too() -> None:
+    """With meaning added, each part of a session continued 40 times was near the
+    question too, and its sessions took every hit: the others were not found at all."""
+    store = MemoryStore()
+    unsafe_perform_io((await store.ingest((*_continued(40), *OTHER_LAGS, *FILLER)
+                                          ).awaitable()).unwrap())
+    assert (await embed_missing(store, ConceptEmbedder(), progress=False)).ok
+    step = HybridMatch()(SearchRequest(query="kafka lag", limit=7)).bind(LineageResolve())
+    outcome = await step(Deps(store=store, clock=lambda: NOW, embedder=ConceptEmbedder(),
+                              vectors=store)).awaitable()
+    roots = [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
+    assert sorted(roots) == sorted(["long", *(o.session.id for o in OTHER_LAGS)])
 
 
 @pytest.mark.parametrize("strongest", ["job", "job-sub"])
