@@ -29,16 +29,6 @@ from harkback.stages.match.sessions import rescored
 from harkback.stages.records import MessageHit, Session, TitleHit
 from harkback.stages.when import closeness
 
-LINEAGES_READ = 60
-"""How many of the candidates' best messages (by the store's score) have their sessions'
-lineages looked up, besides every session found by its title.
-
-The ranker reads a few hundred candidates; asking the store for every one's session cost
-~1.8 ms of a 15 ms search (300 sessions) for links most sessions do not have, and a
-session whose best message is not among the 60 best is rarely one a lineage would lift
-into the first places. One left out ranks on its own, as every session did before.
-"""
-
 
 def lineage_roots(ids: Iterable[str], known: Mapping[str, Session]) -> dict[str, str]:
     """The lineage root of each of ``ids`` that has one other than itself (the walk of
@@ -56,18 +46,24 @@ def lineage_roots(ids: Iterable[str], known: Mapping[str, Session]) -> dict[str,
     return out
 
 
-def looked_up(hits: Sequence[MessageHit], titles: Sequence[TitleHit],
-              best: int = LINEAGES_READ) -> list[str]:
-    """The sessions whose lineages are looked up: those of the ``best`` hits by the store's
-    score, and those found by their titles, once each.
+def looked_up(hits: Sequence[MessageHit], titles: Sequence[TitleHit]) -> list[str]:
+    """The sessions whose lineages are looked up: every candidate's, once each.
 
-    >>> h = lambda sid, score: MessageHit(session_id=sid, position=0, role="user",
-    ...                                   content="", score=score)
-    >>> looked_up([h("weak", 1.0), h("strong", 9.0), h("strong", 8.0)], [], best=2)
-    ['strong']
+    Not only those of the best few: a session continued 60 times had parts whose best
+    message was not among the 60 best the ranker once read the lineages of, each ranked
+    on its own, and together they took every hit the ranker hands on (no other session
+    came back). Reading them all is one store call for a few hundred ids, and the resolve
+    stage then asks for none (:attr:`~harkback.stages.flow.Matched.lineage`): x1.03 CPU a
+    search against reading the 60 best's (``benchmarks.search_cpu --against``, 100k
+    messages, 8 rounds; those 60 and a ranking again when a session handed on turned out
+    to be a lineage's part cost x1.10, x1.2 on the prefix and Chinese queries).
+
+    >>> h = lambda sid: MessageHit(session_id=sid, position=0, role="user", content="",
+    ...                            score=0.0)
+    >>> looked_up([h("a"), h("b"), h("a")], [TitleHit(session_id="c", title="t", score=1.0)])
+    ['a', 'b', 'c']
     """
-    strongest = sorted(hits, key=lambda hit: -hit.score)[:best]
-    return list(dict.fromkeys([*(h.session_id for h in strongest),
+    return list(dict.fromkeys([*(h.session_id for h in hits),
                                *(t.session_id for t in titles)]))
 
 

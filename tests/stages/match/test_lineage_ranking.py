@@ -112,11 +112,13 @@ OTHER_LAGS = [conversation(f"other-lag-{i}", ("user", f"kafka lag alert number {
                            started_at=NOW - (10 + i) * DAY) for i in range(6)]
 
 
-async def test_a_lineage_of_many_sessions_leaves_room_for_the_others() -> None:
-    """A session continued 25 times, every part saying the question's words, is one
-    result: the other sessions about it still fill the limit."""
+@pytest.mark.parametrize("times", [25, 60])
+async def test_a_lineage_of_many_sessions_leaves_room_for_the_others(times: int) -> None:
+    """A session continued 25 or 60 times, every part saying the question's words, is one
+    result: the other sessions about it still fill the limit. (Continued 60 times, parts
+    whose lineage the ranker had not read each ranked alone, and took every hit.)"""
     store = MemoryStore()
-    unsafe_perform_io((await store.ingest((*_continued(25), *OTHER_LAGS, *FILLER)
+    unsafe_perform_io((await store.ingest((*_continued(times), *OTHER_LAGS, *FILLER)
                                           ).awaitable()).unwrap())
     step = LexicalMatch()(SearchRequest(query="kafka lag", limit=7)).bind(LineageResolve())
     outcome = await step(Deps(store=store, clock=lambda: NOW)).awaitable()
