@@ -88,8 +88,8 @@ def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit],
     its nearest dense hits, ``per_session`` at most, and a lineage (``roots``: a session's
     root when it is not its own) twice that, as the lexical ranker hands them on
     (:func:`~harkback.stages.match.lineages.lineage_hits`): a session continued 40 times,
-    each part near the question, took all ``limit`` hits. Ties keep the lexical order,
-    then the dense order.
+    each part near the question, took all ``limit`` hits (its other hits fill what room
+    the others leave, after them). Ties keep the lexical order, then the dense order.
     """
     lexical_rank = session_order(lexical)
     dense_rank = session_order(dense)
@@ -110,15 +110,17 @@ def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit],
         if len(kept) < per_session and all(h.position != hit.position for h in kept):
             kept.append(hit)
     out: list[MessageHit] = []
+    more: list[MessageHit] = []  # a lineage's hits past its share: after the others
     taken: dict[str, int] = {}
     for session_id in ranked:
         root = (roots or {}).get(session_id, session_id)
-        room = 2 * per_session - taken.get(root, 0)
+        room = max(2 * per_session - taken.get(root, 0), 0)
         out.extend(grouped[session_id][:room])
+        more.extend(grouped[session_id][room:])
         taken[root] = taken.get(root, 0) + min(room, len(grouped[session_id]))
         if len(out) >= limit:
             break
-    return tuple(out[:limit])
+    return (*out[:limit], *more[:max(limit - len(out), 0)])
 
 
 def relative_similarity(hits: Sequence[MessageHit]) -> dict[tuple[str, int], float]:

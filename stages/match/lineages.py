@@ -135,32 +135,36 @@ def lineage_hits(scored: Sequence[Scored], ranked: Sequence[tuple[str, float]],
     at most ``per_session`` from one session and twice that from a lineage, so a session
     continued 25 times is one result among the others, not the only one ``limit`` hits
     reach (a lineage of one session gives what it gave before lineages ranked as one).
+    A lineage's other hits (``per_session`` a session) fill what room the others leave,
+    after them: its result still names every session that matched
+    (``matched_sessions``), and the load stage cuts its transcript around them.
 
     >>> hit = lambda sid, pos, score: Scored(MessageHit(session_id=sid, position=pos,
     ...     role="user", content="", score=0.0), score, frozenset({0}))
     >>> scored = [hit(f"part-{i}", p, 10.0 - i) for i in range(4) for p in range(3)]
     >>> roots = {f"part-{i}": "part-0" for i in range(1, 4)}
-    >>> [(h.session_id, h.position) for h in lineage_hits(scored, [("part-0", 1.0)], roots,
-    ...                                                   per_session=2, limit=60)]
-    [('part-0', 0), ('part-0', 1), ('part-1', 0), ('part-1', 1)]
+    >>> scored.append(hit("other", 0, 1.0))
+    >>> ranked = [("part-0", 2.0), ("other", 1.0)]
+    >>> [f"{h.session_id}:{h.position}" for h in lineage_hits(scored, ranked, roots,
+    ...                                                       per_session=2, limit=7)]
+    ['part-0:0', 'part-0:1', 'part-1:0', 'part-1:1', 'other:0', 'part-2:0', 'part-2:1']
     """
     grouped: dict[str, list[Scored]] = {}
     for s in scored:
         grouped.setdefault(roots.get(s.hit.session_id, s.hit.session_id), []).append(s)
     out: list[MessageHit] = []
+    more: list[MessageHit] = []
     for root, _ in ranked:
         taken: dict[str, int] = {}
-        picked = []
+        picked = 0
         for s in sorted(grouped.get(root, ()), key=lambda s: -s.score):
             if taken.get(s.hit.session_id, 0) < per_session:
                 taken[s.hit.session_id] = taken.get(s.hit.session_id, 0) + 1
-                picked.append(s)
-                if len(picked) == 2 * per_session:
-                    break
-        out.extend(rescored(s.hit, s.score) for s in picked)
+                (out if picked < 2 * per_session else more).append(rescored(s.hit, s.score))
+                picked += 1
         if len(out) >= limit:
             break
-    return tuple(out[:limit])
+    return (*out[:limit], *more[:max(limit - len(out), 0)])
 
 
 def _moved(hit: MessageHit, session_id: str, source: str) -> MessageHit:
