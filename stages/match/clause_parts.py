@@ -3,12 +3,10 @@
 A question about several things ranks each clause on its own too
 (:mod:`~harkback.stages.match.clauses`). A clause's scores must be the whole question's
 over fewer units: each message read by the weights its own session was read by (one held
-outside a CJK question's writing: the lifted English names, ``outside``), a title without
-weighing its length (:data:`~harkback.stages.match.titles.TITLE_B`), and only then the
+outside a CJK question's writing: the lifted English names, ``outside``), a title by its
+own length normalization (:data:`~harkback.stages.match.titles.TITLE_B`), and only then the
 messages of a lineage moved to its root. Read by its lineage's writing, a continuation in
-English of a Chinese session weighed its names as a Chinese message; read with the
-messages' length normalization, a three-word title outweighed every message again, in the
-clauses alone.
+English of a Chinese session weighed its names as a Chinese message.
 
 >>> from harkback.stages.query import Term
 >>> units = [RankUnit(Term(w), (w,), 2.0) for w in ("docker", "postgres")]
@@ -19,7 +17,7 @@ clauses alone.
 ...                      read_as_own=lambda sid: True, outside=None, average=5.0,
 ...                      role_weights={})
 >>> [[(s.hit.session_id, round(s.score, 2)) for s in part] for part in parts]
-[[('message', 2.97), ('title', 2.0)], []]
+[[('message', 2.97), ('title', 2.97)], []]
 """
 
 from __future__ import annotations

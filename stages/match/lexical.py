@@ -277,8 +277,8 @@ class LexicalMatch:
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
         titles_from = len(scored)
-        # A title is one more of its session's messages, scored without weighing its
-        # length (titles.TITLE_B): it is short because it is a title.
+        # A title is one more of its session's messages, its length weighed by
+        # titles.TITLE_B (as the messages', measured in titles.py).
         title_own = message_scorer(units, average_length=average, k1=self.k1, b=TITLE_B)
         title_foreign = title_own if foreign is None else message_scorer(
             foreign, average_length=average, k1=self.k1, b=TITLE_B)

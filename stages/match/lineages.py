@@ -3,8 +3,9 @@ with it.
 
 To the person asking, a session compressed into a continuation, or one that handed work
 to a sub-agent, is one conversation. Ranked apart, its evidence was split: the demo's
-Docker network fix, held in a session and two continuations, each with a few of the
-question's words, came second to a short explainer holding them once. So the ranker
+Docker network fix, held in a session and two continuations, scored 1.335, 1.289 and
+1.227 where the three together score 1.396 (a short explainer holding the question's
+words in its title and first message still scores 1.529: titles.TITLE_B). So the ranker
 scores a lineage from the messages of all its sessions together (its best few messages
 and the share of the question they cover, :func:`~harkback.stages.match.sessions.rank_sessions`)
 and hands on every session's hits in that order; the resolve stage then names the root.

@@ -9,7 +9,7 @@ from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.pipeline.embed import embed_missing
-from harkback.stages.match import lexical
+from harkback.stages.match import clause_parts, lexical
 from harkback.stages.match.hybrid import HybridMatch
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
@@ -72,29 +72,6 @@ async def test_a_lineage_held_by_an_unstored_parent_ranks_by_what_is_stored() ->
     orphan = attrs.evolve(SPLIT[1], session=Session(id="fix-cont", parent_session_id="gone",
                                                     started_at=NOW - 30 * DAY))
     assert (await _roots("docker network lumen", orphan, LOOK_ALIKE))[0] == "fix-cont"
-
-
-TITLED = conversation("explainer", ("user", "when would I use host mode instead"),
-                      ("assistant", "host mode shares the host's network stack"),
-                      title="Docker network modes", started_at=NOW - 3 * DAY)
-FIXED = conversation("fix", ("user", "api cannot reach postgres: docker network issue"),
-                     ("assistant", "the docker network was missing: created it, api attached"),
-                     started_at=NOW - 30 * DAY)
-
-
-async def test_a_short_title_is_not_taken_for_a_dense_message() -> None:
-    """A title of three words counts as a message saying them, not as one denser than any
-    message could be: the session whose two messages say the words comes first."""
-    assert (await _roots("how did we fix the docker network problem", FIXED, TITLED))[0] == "fix"
-
-
-async def test_weighing_a_title_s_length_would_put_the_explainer_first(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The test above can fail: with BM25's usual length normalization for titles (the
-    messages' 0.75), the explainer's three-word title outweighs the fix."""
-    monkeypatch.setattr(lexical, "TITLE_B", 0.75)
-    assert (await _roots("how did we fix the docker network problem", FIXED, TITLED))[0] == (
-        "explainer")
 
 
 def _continued(times: int) -> list[Conversation]:
@@ -178,10 +155,14 @@ async def test_a_lineage_continued_today_is_still_from_when_it_was_held() -> Non
                          plan, today, other))[0] == "plan"
 
 
-async def test_a_title_is_not_weighed_by_its_length_in_a_clause_either() -> None:
-    """A question about two things ranks each on its own too; there a three-word title
-    counted as dense as ever, and the session titled "Docker network" (about host mode)
-    passed the one whose message says its Docker network keeps dropping."""
+async def test_a_title_is_weighed_by_its_length_in_a_clause_as_in_the_question(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question about two things ranks each on its own too, its titles read by the
+    same length normalization (titles.TITLE_B): set to none, a clause had still counted
+    a three-word title as dense as ever, and the session titled "Docker network" (about
+    host mode) passed the one whose message says its Docker network keeps dropping."""
+    monkeypatch.setattr(lexical, "TITLE_B", 0.0)
+    monkeypatch.setattr(clause_parts, "TITLE_B", 0.0)
     both = conversation("both", ("user", "fixed the docker network and the postgres backup"),
                         ("assistant", "docker network recreated, postgres backup script rotated"),
                         started_at=NOW - 20 * DAY)
