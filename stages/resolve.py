@@ -71,7 +71,9 @@ class LineageResolve:
                             candidates=candidates[:limit], sessions_searched=len(candidates),
                             notes=matched.notes)
 
-        return with_store(lambda deps: load_ancestry(deps.store, ids)).map(resolved)
+        # The ranker may have read the lineages already (lexical): only the rest is asked.
+        known = {s.id: s for s in matched.lineage}
+        return with_store(lambda deps: load_ancestry(deps.store, ids, known=known)).map(resolved)
 
 
 def _h(session_id: str, score: float) -> MessageHit:

@@ -35,7 +35,7 @@ never an error; a failure is said in :attr:`Matched.notes`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 from returns.context import RequiresContextFutureResult
@@ -45,6 +45,7 @@ from returns.result import Result, Success
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched
 from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.lineages import lineage_roots
 from harkback.stages.match.sessions import recency_factor, session_times
 from harkback.stages.ports import Deps, NearestQuery
 from harkback.stages.query import parse_query
@@ -78,13 +79,17 @@ def session_order(hits: Sequence[MessageHit]) -> dict[str, int]:
 def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit],
                   lexical_scores: Sequence[tuple[str, float]], *,
                   dense_weight: float = DENSE_WEIGHT, softness: float = DENSE_SOFTNESS,
-                  per_session: int = 3, limit: int = 60) -> tuple[MessageHit, ...]:
+                  per_session: int = 3, limit: int = 60,
+                  roots: Mapping[str, str] | None = None) -> tuple[MessageHit, ...]:
     """Hits grouped by session in fused order (see the module): ``lexical_scores`` are
     the lexical ranker's session scores (:attr:`Matched.session_scores`).
 
     Each session keeps its lexical hits first (they show where the words are), then
-    its nearest dense hits, ``per_session`` at most. Ties keep the lexical order, then
-    the dense order.
+    its nearest dense hits, ``per_session`` at most, and a lineage (``roots``: a session's
+    root when it is not its own) twice that, as the lexical ranker hands them on
+    (:func:`~harkback.stages.match.lineages.lineage_hits`): a session continued 40 times,
+    each part near the question, took all ``limit`` hits (its other hits fill what room
+    the others leave, after them). Ties keep the lexical order, then the dense order.
     """
     lexical_rank = session_order(lexical)
     dense_rank = session_order(dense)
@@ -105,11 +110,17 @@ def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit],
         if len(kept) < per_session and all(h.position != hit.position for h in kept):
             kept.append(hit)
     out: list[MessageHit] = []
+    more: list[MessageHit] = []  # a lineage's hits past its share: after the others
+    taken: dict[str, int] = {}
     for session_id in ranked:
-        out.extend(grouped[session_id])
+        root = (roots or {}).get(session_id, session_id)
+        room = max(2 * per_session - taken.get(root, 0), 0)
+        out.extend(grouped[session_id][:room])
+        more.extend(grouped[session_id][room:])
+        taken[root] = taken.get(root, 0) + min(room, len(grouped[session_id]))
         if len(out) >= limit:
             break
-    return tuple(out[:limit])
+    return (*out[:limit], *more[:max(limit - len(out), 0)])
 
 
 def relative_similarity(hits: Sequence[MessageHit]) -> dict[tuple[str, int], float]:
@@ -163,10 +174,14 @@ class HybridMatch:
                 if not meaning or not isinstance(outcome, Success):
                     return outcome
                 matched = outcome.unwrap()
+                # The lineages the lexical side read: a dense hit's session among them is
+                # capped with its lineage (one not read ranks on its own).
+                known = {s.id: s for s in matched.lineage}
+                roots = lineage_roots({h.session_id for h in (*matched.hits, *meaning)}, known)
                 hits = fuse_sessions(matched.hits, meaning, matched.session_scores,
                                      dense_weight=self.dense_weight, softness=self.softness,
                                      per_session=self.lexical.hits_per_session,
-                                     limit=self.lexical.hit_limit)
+                                     limit=self.lexical.hit_limit, roots=roots)
                 # The lexical session scores no longer describe this order.
                 return Success(attrs.evolve(matched, hits=hits, session_scores=()))
             return FutureResult(both())

@@ -37,10 +37,12 @@ long session that repeats one query word wins by volume, and a message that says
    grandparents") has each clause ranked on its own too, and the first ten sessions
    reordered by both (:mod:`~harkback.stages.match.clauses`);
 6. returns hits grouped by session in that order, so the resolve stage's first hit
-   per lineage reproduces the session ranking.
+   per lineage reproduces the session ranking; a session, its continuations and its
+   sub-agents are scored as one conversation (:mod:`~harkback.stages.match.lineages`).
 
 Sessions whose title matches the question count it as one more user message
-(:mod:`~harkback.stages.match.titles`), and come back even when no message matches.
+(:mod:`~harkback.stages.match.titles`; its length not weighed), and come back even when
+no message matches.
 
 >>> from harkback.stages.text.stem import inflections, stem
 >>> stem("bikes"), stem("biking"), stem("babies"), stem("classes")
@@ -58,7 +60,9 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
+from harkback.stages.lineage import load_ancestry
 from harkback.stages.match.across import for_foreign_sessions, with_names
+from harkback.stages.match.clause_parts import clause_parts
 from harkback.stages.match.clauses import (
     CLAUSE_K,
     CLAUSE_WEIGHT,
@@ -67,6 +71,14 @@ from harkback.stages.match.clauses import (
     split_clauses,
 )
 from harkback.stages.match.latin_names import latin_names, names_script
+from harkback.stages.match.lineages import (
+    as_lineages,
+    by_members,
+    lineage_hits,
+    lineage_roots,
+    looked_up,
+    nearest_times,
+)
 from harkback.stages.match.plan import (
     common_pairs,
     known_counts,
@@ -85,12 +97,10 @@ from harkback.stages.match.score import (
     RankUnit,
     Scored,
     message_scorer,
-    part_scorer,
 )
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
     SessionScoring,
-    order_hits,
     rank_sessions,
     session_times,
     weigh_by_recency,
@@ -98,11 +108,11 @@ from harkback.stages.match.sessions import (
     weigh_by_time,
 )
 from harkback.stages.match.spread import by_sessions
-from harkback.stages.match.titles import title_evidence, title_query
+from harkback.stages.match.titles import TITLE_B, title_evidence, title_query
 from harkback.stages.match.widen import more_rows, wanted, widened
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
 from harkback.stages.query import ParsedQuery, parse_query
-from harkback.stages.records import MessageHit, Role, TitleHit
+from harkback.stages.records import MessageHit, Role, Session, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.text.predicates import predicate_bigrams
@@ -218,8 +228,9 @@ class LexicalMatch:
                     rows=more_rows(query, want=wanted(request), least=self.hits_per_session))
                 ).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
-                ).map(lambda titles: self._rank(
-                    request, parsed, units, stats, hits, now, windows, titles)))
+                ).bind(lambda titles: load_ancestry(store, looked_up(hits, titles)).map(
+                    lambda known: self._rank(request, parsed, units, stats, hits, now,
+                                             windows, titles, known))))
             # Prefixes only when there are any: a library caller's own store written to
             # the one-argument form still answers every question without one.
             stats_of = (store.term_stats(terms, prefixes) if prefixes
@@ -241,7 +252,8 @@ class LexicalMatch:
     def _rank(self, request: SearchRequest, parsed: ParsedQuery, units: Sequence[RankUnit],
               stats: TermStats, hits: Sequence[MessageHit], now: float,
               windows: Sequence[tuple[float, float]] = (),
-              titles: Sequence[TitleHit] = ()) -> Matched:
+              titles: Sequence[TitleHit] = (),
+              known: Mapping[str, Session] | None = None) -> Matched:
         average = stats.average_length or 1.0
         role_weights = dict(self.role_weights)
         score = message_scorer(units, average_length=average, k1=self.k1, b=self.b)
@@ -264,25 +276,40 @@ class LexicalMatch:
             value, covered = scorer(hit.session_id)(hit.content, hit.length)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))
-        # A title is one more of its session's messages: weighed as they are.
+        titles_from = len(scored)
+        # A title is one more of its session's messages, its length weighed by
+        # titles.TITLE_B (as the messages', measured in titles.py).
+        title_own = message_scorer(units, average_length=average, k1=self.k1, b=TITLE_B)
+        title_foreign = title_own if foreign is None else message_scorer(
+            foreign, average_length=average, k1=self.k1, b=TITLE_B)
         scored += [s for title in titles for s in title_evidence(
-            (title,), scorer(title.session_id), role_weights.get("user", 1.0))]
+            (title,), title_own if title.session_id in in_script else title_foreign,
+            role_weights.get("user", 1.0))]
         # A word repeated through one session weighs more than one scattered over many.
         spread = by_sessions(units, ((j, s.hit.session_id) for s in scored for j in s.covered),
                              stats.documents)
         if spread != tuple(units):
             scored = self._rescored(scored, units, spread, in_script, script is not None)
             units = spread
+        # A lineage is one conversation: its sessions' messages rank together, and it is
+        # held in the question's writing when one of them is (lineages.py).
+        roots = lineage_roots({s.hit.session_id for s in scored}, known or {})
+        each = scored
+        scored = as_lineages(each, roots, known or {})
+        lineages_in_script = {roots.get(sid, sid) for sid in in_script}
+        # Recency reads a lineage's newest session; a named time, its nearest one.
         times = (session_times([s.hit for s in scored])
                  if self.scoring.recency_weight or windows else {})
+        when = (nearest_times(session_times([s.hit for s in each]), roots, windows)
+                if windows and roots else times)
 
         def lift(ranked: Sequence[tuple[str, float]]) -> Sequence[tuple[str, float]]:
-            if in_script and self.scoring.script_weight:
-                ranked = weigh_by_script(ranked, in_script, self.scoring.script_weight)
+            if lineages_in_script and self.scoring.script_weight:
+                ranked = weigh_by_script(ranked, lineages_in_script, self.scoring.script_weight)
             if self.scoring.recency_weight and times:
                 ranked = weigh_by_recency(ranked, times, now, self.scoring)
-            if windows and times:
-                ranked = weigh_by_time(ranked, times, windows, self.time_weight)
+            if windows and when:
+                ranked = weigh_by_time(ranked, when, windows, self.time_weight)
             return ranked
 
         # A CJK question's Latin words name what it is about: their share counts again.
@@ -292,7 +319,7 @@ class LexicalMatch:
         outside = for_foreign_sessions(units) if foreign is not None else None
         sessions = lift(rank_sessions(
             scored, [u.idf for u in units], self.scoring, names,
-            foreign=None if outside is None else ([u.idf for u in outside], in_script)))
+            foreign=None if outside is None else ([u.idf for u in outside], lineages_in_script)))
         if self.clause_weight and not parsed.advanced:
             def by_clause(part: Sequence[Scored], group: frozenset[int]
                           ) -> Sequence[tuple[str, float]]:
@@ -302,14 +329,17 @@ class LexicalMatch:
                     return [u.idf if j in group else 0.0 for j, u in enumerate(ws)]
                 return lift(rank_sessions(
                     part, only(units), self.scoring, names & group,
-                    foreign=None if outside is None else (only(outside), in_script)))
+                    foreign=None if outside is None else (only(outside), lineages_in_script)))
 
-            sessions = self._decomposed(request.query, units, outside, in_script, scored,
-                                        sessions, average, role_weights, by_clause)
-        ordered = order_hits(scored, sessions, per_session=self.hits_per_session,
-                             limit=self.hit_limit)
+            sessions = self._decomposed(
+                request.query, units, outside, in_script, each, titles_from,
+                lambda part: as_lineages(part, roots, known or {}),
+                sessions, average, role_weights, by_clause)
+        ordered = lineage_hits(each, sessions, roots, per_session=self.hits_per_session,
+                               limit=self.hit_limit)
         return Matched(request=request, parsed=with_names(parsed, units), hits=ordered,
-                       session_scores=tuple(sessions))
+                       session_scores=by_members(sessions, each, roots),
+                       lineage=tuple(known.values()) if known else ())
 
     @staticmethod
     def _rescored(scored: Sequence[Scored], before: Sequence[RankUnit],
@@ -342,30 +372,26 @@ class LexicalMatch:
 
     def _decomposed(self, query: str, units: Sequence[RankUnit],
                     outside: Sequence[RankUnit] | None, in_script: set[str],
-                    scored: Sequence[Scored], sessions: Sequence[tuple[str, float]],
+                    each: Sequence[Scored], titles_from: int, as_one: Callable[
+                        [Sequence[Scored]], Sequence[Scored]],
+                    sessions: Sequence[tuple[str, float]],
                     average: float, role_weights: Mapping[Role, float],
                     by_clause: Callable[[Sequence[Scored], frozenset[int]],
                                         Sequence[tuple[str, float]]]
                     ) -> Sequence[tuple[str, float]]:
         # Each clause's units alone rank the candidates as the whole question's do
         # (same scoring, recency and time), and the rankings are fused. A message is read
-        # once for all the clauses (part_scorer), by the weights the whole question read
-        # it by (a session outside a CJK question's writing: the lifted English names).
+        # once for all the clauses, as the whole question read it (clause_parts.py), and
+        # a lineage's then ranked as one (``as_one``).
         clauses = split_clauses(query)
         # A question about one thing (most) stops here: its clause is not read again.
         groups = clause_units(clauses, units) if len(clauses) > 1 else ()
         if not groups:
             return sessions
-        own = part_scorer(units, groups, average_length=average, k1=self.k1, b=self.b)
-        other = own if outside is None else part_scorer(outside, groups, average_length=average,
-                                                        k1=self.k1, b=self.b)
-        anywhere = frozenset().union(*groups)
-        per_clause = [(s, (own if s.hit.session_id in in_script else other)(
-                          s.hit.content, s.hit.length), role_weights.get(s.hit.role, 1.0))
-                      for s in scored if s.covered & anywhere]
-        rankings = []
-        for i, group in enumerate(groups):
-            part = [Scored(s.hit, parts[i] * weight, s.covered & group)
-                    for s, parts, weight in per_clause if s.covered & group]
-            rankings.append(by_clause(part, group))
+        parts = clause_parts(each, units, groups, titles_from=titles_from,
+                             read_as_own=lambda sid: outside is None or sid in in_script,
+                             outside=outside, average=average, role_weights=role_weights,
+                             k1=self.k1, b=self.b)
+        rankings = [by_clause(as_one(part), group) for part, group in zip(parts, groups,
+                                                                          strict=True)]
         return fuse(sessions, rankings, self.clause_weight, self.clause_k)
