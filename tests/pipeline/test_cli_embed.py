@@ -195,7 +195,8 @@ def test_embed_of_a_missing_database_creates_nothing(tmp_path: Path) -> None:
     db = tmp_path / "none.db"
     with ChatServer() as server:
         done = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
-    assert done.returncode == 1 and "no database" in done.stderr
+    assert done.returncode == 1 and "no harkback database" in done.stderr
+    assert f"harkback sync --db {db}" in done.stderr  # the command that makes one
     assert not db.exists()
 
 

@@ -90,7 +90,7 @@ def test_redact_of_a_missing_foreign_or_read_only_file_fails_in_one_line(tmp_pat
     """No database, another program's SQLite file, a file that is no database, a file
     without write permission: one line each, nothing written."""
     missing = run("redact", db=tmp_path / "none.db")
-    assert missing.returncode == 1 and "no database" in missing.stderr
+    assert missing.returncode == 1 and "no harkback database" in missing.stderr
     other = tmp_path / "other.db"
     with sqlite3.connect(other) as connection:
         connection.execute("CREATE TABLE notes (body TEXT)")
