@@ -41,8 +41,7 @@ long session that repeats one query word wins by volume, and a message that says
    sub-agents are scored as one conversation (:mod:`~harkback.stages.match.lineages`).
 
 Sessions whose title matches the question count it as one more user message
-(:mod:`~harkback.stages.match.titles`; its length not weighed), and come back even when
-no message matches.
+(:mod:`~harkback.stages.match.titles`), and come back even when no message matches.
 
 >>> from harkback.stages.text.stem import inflections, stem
 >>> stem("bikes"), stem("biking"), stem("babies"), stem("classes")
