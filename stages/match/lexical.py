@@ -277,10 +277,12 @@ class LexicalMatch:
             scored.append(Scored(hit, value, covered))
         titles_from = len(scored)
         # A title is one more of its session's messages, its length weighed by
-        # titles.TITLE_B (as the messages', measured in titles.py).
-        title_own = message_scorer(units, average_length=average, k1=self.k1, b=TITLE_B)
-        title_foreign = title_own if foreign is None else message_scorer(
-            foreign, average_length=average, k1=self.k1, b=TITLE_B)
+        # titles.TITLE_B; the messages' scorers serve when it is their b (by default).
+        title_own, title_foreign = score, score_foreign
+        if self.b != TITLE_B:
+            title_own = message_scorer(units, average_length=average, k1=self.k1, b=TITLE_B)
+            title_foreign = title_own if foreign is None else message_scorer(
+                foreign, average_length=average, k1=self.k1, b=TITLE_B)
         scored += [s for title in titles for s in title_evidence(
             (title,), title_own if title.session_id in in_script else title_foreign,
             role_weights.get("user", 1.0))]
