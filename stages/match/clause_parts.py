@@ -49,7 +49,8 @@ def clause_parts(scored: Sequence[Scored], units: Sequence[RankUnit],
                                                         k1=k1, b=b_value)
         return own, other
 
-    messages, titles = reader(b), reader(TITLE_B)
+    messages = reader(b)
+    titles = messages if b == TITLE_B else reader(TITLE_B)
     anywhere = frozenset().union(*groups)
     read: list[tuple[Scored, tuple[float, ...], float]] = []
     for index, s in enumerate(scored):

@@ -45,7 +45,7 @@ from returns.result import Result, Success
 from harkback.stages.errors import RecallError
 from harkback.stages.flow import Matched
 from harkback.stages.match.lexical import LexicalMatch
-from harkback.stages.match.lineages import lineage_roots
+from harkback.stages.match.lineages import lineage_roots, shared_out
 from harkback.stages.match.sessions import recency_factor, session_times
 from harkback.stages.ports import Deps, NearestQuery
 from harkback.stages.query import parse_query
@@ -109,18 +109,9 @@ def fuse_sessions(lexical: Sequence[MessageHit], dense: Sequence[MessageHit],
         kept = grouped.setdefault(hit.session_id, [])
         if len(kept) < per_session and all(h.position != hit.position for h in kept):
             kept.append(hit)
-    out: list[MessageHit] = []
-    more: list[MessageHit] = []  # a lineage's hits past its share: after the others
-    taken: dict[str, int] = {}
-    for session_id in ranked:
-        root = (roots or {}).get(session_id, session_id)
-        room = max(2 * per_session - taken.get(root, 0), 0)
-        out.extend(grouped[session_id][:room])
-        more.extend(grouped[session_id][room:])
-        taken[root] = taken.get(root, 0) + min(room, len(grouped[session_id]))
-        if len(out) >= limit:
-            break
-    return (*out[:limit], *more[:max(limit - len(out), 0)])
+    known_roots = roots or {}
+    return shared_out(((known_roots.get(sid, sid), grouped[sid]) for sid in ranked),
+                      share=2 * per_session, limit=limit)
 
 
 def relative_similarity(hits: Sequence[MessageHit]) -> dict[tuple[str, int], float]:

@@ -277,22 +277,25 @@ class LexicalMatch:
             scored.append(Scored(hit, value, covered))
         titles_from = len(scored)
         # A title is one more of its session's messages, its length weighed by
-        # titles.TITLE_B (as the messages', measured in titles.py).
-        title_own = message_scorer(units, average_length=average, k1=self.k1, b=TITLE_B)
-        title_foreign = title_own if foreign is None else message_scorer(
-            foreign, average_length=average, k1=self.k1, b=TITLE_B)
+        # titles.TITLE_B; the messages' scorers serve when it is their b (by default).
+        title_own, title_foreign = score, score_foreign
+        if self.b != TITLE_B:
+            title_own = message_scorer(units, average_length=average, k1=self.k1, b=TITLE_B)
+            title_foreign = title_own if foreign is None else message_scorer(
+                foreign, average_length=average, k1=self.k1, b=TITLE_B)
         scored += [s for title in titles for s in title_evidence(
             (title,), title_own if title.session_id in in_script else title_foreign,
             role_weights.get("user", 1.0))]
-        # A word repeated through one session weighs more than one scattered over many.
-        spread = by_sessions(units, ((j, s.hit.session_id) for s in scored for j in s.covered),
-                             stats.documents)
+        # A word repeated through one conversation weighs more than one scattered over
+        # many: a lineage's sessions are one (lineages.py).
+        roots = lineage_roots({s.hit.session_id for s in scored}, known or {})
+        spread = by_sessions(units, ((j, roots.get(s.hit.session_id, s.hit.session_id))
+                                     for s in scored for j in s.covered), stats.documents)
         if spread != tuple(units):
             scored = self._rescored(scored, units, spread, in_script, script is not None)
             units = spread
         # A lineage is one conversation: its sessions' messages rank together, and it is
-        # held in the question's writing when one of them is (lineages.py).
-        roots = lineage_roots({s.hit.session_id for s in scored}, known or {})
+        # held in the question's writing when one of them is.
         each = scored
         scored = as_lineages(each, roots, known or {})
         lineages_in_script = {roots.get(sid, sid) for sid in in_script}

@@ -153,16 +153,42 @@ def lineage_hits(scored: Sequence[Scored], ranked: Sequence[tuple[str, float]],
     grouped: dict[str, list[Scored]] = {}
     for s in scored:
         grouped.setdefault(roots.get(s.hit.session_id, s.hit.session_id), []).append(s)
-    out: list[MessageHit] = []
-    more: list[MessageHit] = []
-    for root, _ in ranked:
+
+    def best(root: str) -> list[MessageHit]:
         taken: dict[str, int] = {}
-        picked = 0
+        out = []
         for s in sorted(grouped.get(root, ()), key=lambda s: -s.score):
             if taken.get(s.hit.session_id, 0) < per_session:
                 taken[s.hit.session_id] = taken.get(s.hit.session_id, 0) + 1
-                (out if picked < 2 * per_session else more).append(rescored(s.hit, s.score))
-                picked += 1
+                out.append(rescored(s.hit, s.score))
+        return out
+
+    return shared_out(((root, best(root)) for root, _ in ranked), share=2 * per_session,
+                      limit=limit)
+
+
+def shared_out(groups: Iterable[tuple[str, Sequence[MessageHit]]], *, share: int, limit: int
+               ) -> tuple[MessageHit, ...]:
+    """``limit`` hits from ``groups`` (a lineage's root and hits, best group first; a root
+    may come back), at most ``share`` from one root before the other groups' hits, its
+    others after them, in the room they leave.
+
+    >>> h = lambda sid, pos: MessageHit(session_id=sid, position=pos, role="user",
+    ...                                 content="", score=0.0)
+    >>> groups = [("a", [h("a", 0), h("a", 1)]), ("b", [h("b", 0)]), ("a", [h("a2", 0)])]
+    >>> [f"{x.session_id}:{x.position}" for x in shared_out(groups, share=2, limit=4)]
+    ['a:0', 'a:1', 'b:0', 'a2:0']
+    >>> [f"{x.session_id}:{x.position}" for x in shared_out(groups, share=1, limit=3)]
+    ['a:0', 'b:0', 'a:1']
+    """
+    out: list[MessageHit] = []
+    more: list[MessageHit] = []  # a root's hits past its share: after the others
+    taken: dict[str, int] = {}
+    for root, hits in groups:
+        room = max(share - taken.get(root, 0), 0)
+        out.extend(hits[:room])
+        more.extend(hits[room:])
+        taken[root] = taken.get(root, 0) + min(room, len(hits))
         if len(out) >= limit:
             break
     return (*out[:limit], *more[:max(limit - len(out), 0)])

@@ -3,13 +3,15 @@ ranker, in-memory store, through the resolve stage as a search runs it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from returns.unsafe import unsafe_perform_io
 
 from harkback.adapters.stores.memory import MemoryStore
 from harkback.pipeline.embed import embed_missing
-from harkback.stages.match import clause_parts, lexical
+from harkback.stages.match import clause_parts, lexical, spread
 from harkback.stages.match.hybrid import HybridMatch
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.ports import Deps
@@ -191,3 +193,27 @@ async def test_a_clause_reads_a_lineage_s_english_part_as_english() -> None:
     roots = await _roots("网络断了, 还有备份失败是怎么解决的", *alike, root, child, other)
     assert "zh-root" in roots and all(roots.index("zh-root") < roots.index(a.session.id)
                                       for a in alike if a.session.id in roots)
+
+
+async def test_a_word_said_through_a_lineage_gathers_as_in_one_session(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spread of a word (spread.py: repeated through one conversation, it weighs more
+    than scattered over many) counts a lineage's sessions as one conversation: a word
+    said once in each of five continuations had counted as five sessions, as scattered
+    as a generic word."""
+    seen: list[tuple[int, str]] = []
+    real = spread.by_sessions
+
+    def spy(units: Any, found: Any, documents: int) -> Any:
+        seen.extend(found := list(found))
+        return real(units, found, documents)
+
+    monkeypatch.setattr(lexical, "by_sessions", spy)
+    parts = [conversation("kafka-0", ("user", "the kafka consumer fell behind"),
+                          started_at=NOW - 40 * DAY)]
+    parts += [conversation(f"kafka-{i}", ("user", f"go on with step {i} of the kafka consumer"),
+                           parent=f"kafka-{i - 1}", started_at=NOW - 40 * DAY + i * 600)
+              for i in range(1, 5)]
+    assert (await _roots("kafka consumer", *parts))[0] == "kafka-0"
+    assert len(seen) == 10  # both words, five messages
+    assert {session for _, session in seen} == {"kafka-0"}
