@@ -350,7 +350,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
                        "written to since the last import")
             torn = False
         read, claimed = owners.claim(item, (importing.nul_free(c, tally)
-                                            for c in parsed.conversations), tally,
+                                            for c in parsed.conversations),
                                      held=before, path=str(path))
         conversations.extend(read)
         claims.extend(claimed)
