@@ -32,6 +32,7 @@ from harkback.adapters.sources.importing import (
     Claim,
     ImportPlan,
     ImportUnit,
+    Replay,
     Skip,
     Tally,
     Units,
@@ -75,6 +76,8 @@ class ParsedFile:
     lineage: str = ""
     """What was decided about lines the file replays from other sessions
     (:mod:`~harkback.adapters.sources.replays`); kept in the file's mark."""
+    replays: tuple[Replay, ...] = ()
+    """Its sessions whose copied lines were left out, read whole (:class:`Replay`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -315,6 +318,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
     marks: list[Mark] = []
     cut: list[tuple[str, tuple[str, ...], Cut]] = []
     claims: list[Claim] = []
+    replays: list[Replay] = []
     tally = Tally()
     for folder, why in unreadable:
         # Its transcripts are not known to be there: damaged input, named (not a failure
@@ -354,6 +358,8 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
                                      held=before, path=str(path))
         conversations.extend(read)
         claims.extend(claimed)
+        replays.extend(attrs.evolve(r, path=str(path), whole=importing.nul_free(r.whole, Tally()))
+                       for r in parsed.replays)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:
@@ -369,15 +375,16 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
-            yield Success(_unit(conversations, marks, tally, work, cut, claims))
-            conversations, marks, tally, work, cut, claims = [], [], Tally(), 0, [], []
+            yield Success(_unit(conversations, marks, tally, work, cut, claims, replays))
+            conversations, marks, tally, work, cut = [], [], Tally(), 0, []
+            claims, replays = [], []
     if marks or tally.counts or work:
-        yield Success(_unit(conversations, marks, tally, work, cut, claims))
+        yield Success(_unit(conversations, marks, tally, work, cut, claims, replays))
 
 
 def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
           work: int, cut: Sequence[tuple[str, tuple[str, ...], Cut]],
-          claims: Sequence[Claim] = ()) -> ImportUnit:
+          claims: Sequence[Claim] = (), replays: Sequence[Replay] = ()) -> ImportUnit:
     return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
                       left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
-                      work=work, cut=tuple(cut), claims=tuple(claims))
+                      work=work, cut=tuple(cut), claims=tuple(claims), replays=tuple(replays))
