@@ -28,13 +28,17 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources.importing import ImportUnit, Replay, Tally
+from harkback.adapters.sources.replays import COPIED_LINE
 from harkback.pipeline.import_claims import message_key, weigh
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.records import Conversation, Message
 from harkback.stages.stage import as_result
 
-KEPT = "line copied from an earlier session (not stored there: kept)"
+COPIED = "message copied from an earlier session (stored there)"
+"""What a copied message the store holds is counted as, once compared (the file's copied
+lines, :data:`~harkback.adapters.sources.replays.COPIED_LINE`, no longer counted)."""
+KEPT = "message copied from an earlier session (not stored there: kept)"
 """What a copied message the store lacks is counted as, kept in the new session."""
 
 
@@ -75,9 +79,11 @@ async def settled_replays(unit: ImportUnit, store: SessionStore
     tally.merge(unit.left_out)
     for replay in unit.replays:
         read = batch.get(replay.whole.session.id)
+        if read is None or any(s not in batch for s in replay.pending):
+            continue  # a file read later in this import holds them: it stores them
         earlier = [m for s in replay.sources
                    for m in sorted(held.get(s, ()), key=lambda m: m.position)]
-        if read is not None and earlier:  # else not stored yet: its file is read with this
+        if earlier:  # else not stored yet: its file is read with this
             batch[read.session.id] = _settled(replay, read, bare(earlier), tally)
     return Success(attrs.evolve(unit, conversations=tuple(batch.values()),
                                 left_out=tally.items(), skipped=tuple(tally.named),
@@ -96,6 +102,8 @@ def _settled(replay: Replay, read: Conversation, earlier: Sequence[Message],
     standing = weigh(copied, stored)
     if standing == "within":
         return read
+    # Not all stored there: the lines read as such are counted as what became of them.
+    _uncount(tally, COPIED_LINE, replay.lines)
     if standing == "other":
         tally.at(replay.path)
         tally.skip("copied lines differ", f"the lines {read.session.id!r} copies from "
@@ -105,8 +113,22 @@ def _settled(replay: Replay, read: Conversation, earlier: Sequence[Message],
     keys = {message_key(m) for m in earlier} | {message_key(m, redacted=True) for m in earlier}
     lacking = [m for m in copied if message_key(m) not in keys
                and message_key(m, redacted=True) not in keys]
+    tally.add(COPIED, count - len(lacking))
     tally.add(KEPT, len(lacking))
     session_id = read.session.id
     return Conversation(read.session, tuple(
         attrs.evolve(m, session_id=session_id, position=i)
         for i, m in enumerate((*lacking, *read.messages))))
+
+
+def _uncount(tally: Tally, reason: str, count: int) -> None:
+    """``count`` fewer of ``reason`` in ``tally`` (none left: not named at all).
+
+    >>> tally = Tally({"a": 3}); _uncount(tally, "a", 3); tally.counts
+    {}
+    """
+    left = tally.counts.get(reason, 0) - count
+    if left > 0:
+        tally.counts[reason] = left
+    else:
+        tally.counts.pop(reason, None)

@@ -59,7 +59,7 @@ from harkback.adapters.sources import (
     transcripts,
 )
 from harkback.adapters.sources.importing import Replay, Tally
-from harkback.adapters.sources.replays import SEPARATOR, Replayed, lineage_of
+from harkback.adapters.sources.replays import COPIED_LINE, SEPARATOR, Replayed, lineage_of
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcript_session import Transcript, text_of
@@ -291,7 +291,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             source = replayed_from(line, session_id, opening=opening)
             opening = opening and bool(source)
         if source and replayed.leaves_out(source, known):
-            tally.add("line copied from an earlier session (stored there)")
+            tally.add(COPIED_LINE)
             copied.add(uuid)  # a summary of the copied part still names this session
             continue
         if kind == "user":
@@ -367,8 +367,9 @@ def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
     # Its copy of the earlier sessions' lines, read too: the import compares it with what
     # the store holds of them (:mod:`~harkback.pipeline.import_replays`).
     whole = parse_lines(stem, lines, parent=None, project=True, named=named).conversations
+    copied = dict(parsed.left_out).get(COPIED_LINE, 0)
     return attrs.evolve(parsed, replays=tuple(
-        Replay(tuple(map(str, after)), c) for c in whole if c.session.id == stem))
+        Replay(tuple(map(str, after)), c, lines=copied) for c in whole if c.session.id == stem))
 
 
 def session_named(item: str) -> str:

@@ -208,6 +208,10 @@ class Replay:
     sources: tuple[str, ...]
     whole: Conversation
     path: str = ""
+    lines: int = 0
+    """How many copied lines reading left out (counted so)."""
+    pending: tuple[str, ...] = ()
+    """Those of ``sources`` a file this import reads later holds (it stores them itself)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -39,6 +39,7 @@ from harkback.adapters.sources.importing import (
     path_text,
 )
 from harkback.adapters.sources.replays import (
+    Ahead,
     Cut,
     Known,
     cut_files,
@@ -275,7 +276,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                                                             lambda path: parse(path, known,
                                                                                named),
                                                             owners, unreadable, odd,
-                                                            shorter),
+                                                            shorter, names),
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
@@ -312,8 +313,10 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
                 parse: Callable[[Path], ParsedFile], owners: SessionOwners,
                 unreadable: Sequence[tuple[str, str]] = (),
                 odd: Sequence[tuple[str, str]] = (),
-                shorter: Mapping[str, Cut] | None = None) -> Units:
+                shorter: Mapping[str, Cut] | None = None,
+                names: Callable[[str], str] | None = None) -> Units:
     shorter = shorter or {}
+    ahead = Ahead.of(((c[1], c[4]) for c in changed), names)
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     cut: list[tuple[str, tuple[str, ...], Cut]] = []
@@ -330,6 +333,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         tally.skip("unreadable file", why)
     work = 0
     for path, item, fingerprint, size, before, dead in changed:
+        ahead.passed(item, before)
         try:
             parsed = parse(path)
         except FileNotFoundError:
@@ -358,8 +362,8 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
                                      held=before, path=str(path))
         conversations.extend(read)
         claims.extend(claimed)
-        replays.extend(attrs.evolve(r, path=str(path), whole=importing.nul_free(r.whole, Tally()))
-                       for r in parsed.replays)
+        replays.extend(attrs.evolve(r, path=str(path), whole=importing.nul_free(r.whole, Tally()),
+                                    pending=ahead.among(r.sources)) for r in parsed.replays)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:

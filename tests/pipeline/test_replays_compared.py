@@ -73,3 +73,73 @@ def test_a_resume_copying_messages_the_store_lacks_keeps_them(tmp_path: Path) ->
     texts = [e if isinstance(e, str) else e[0]["text"] for e in earlier]
     assert shown(tmp_path, RESUMED) == (PARENT, [*texts, LATER])
     assert len(shown(tmp_path, PARENT)[1]) == 2
+
+
+COPIED_LINES = "line copied from an earlier session (stored there)"
+EARLIER = "ffffffff-0000-4000-8000-0000000000a1"
+"""A session listed after its resume (its file sorts after :data:`LATE_RESUME`'s)."""
+LATE_RESUME = "00000000-0000-4000-8000-0000000000b2"
+
+
+def earlier_lines(count: int) -> list[dict[str, Any]]:
+    """The first ``count`` lines of :data:`EARLIER`'s file, a request and a reply each."""
+    return [_line("user" if n % 2 == 0 else "assistant", f"e{n}", f"e{n - 1}" if n else None,
+                  EARLIER, f"2026-03-02T09:0{n}:00.000Z", f"earlier message {n}")
+            for n in range(count)]
+
+
+def test_a_resume_read_before_the_grown_file_it_copies_stores_nothing_twice(
+        tmp_path: Path) -> None:
+    """The earlier session stored with 2 messages, then written on (4) and resumed into a
+    new file, both before the next sync, the resume listed 100 files before it (another
+    batch): its copy's last 2 messages, which the store lacked when it was read, were kept
+    at its start, and the earlier file's then stored them too (twice). Now they are stored
+    once, with the session they belong to."""
+    write(tmp_path, EARLIER, earlier_lines(2))
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    for n in range(100):  # sorted between the resume and the file it copies
+        sid = f"1{n:07d}-0000-4000-8000-000000000000"
+        write(tmp_path, sid, [_line("user", f"f{n}", None, sid, "2026-03-01T08:00:00.000Z",
+                                    f"filler {n}")])
+    write(tmp_path, EARLIER, earlier_lines(4))
+    write(tmp_path, LATE_RESUME, [*earlier_lines(4), _line(
+        "user", "r0", "e3", LATE_RESUME, "2026-03-03T10:00:00.000Z", LATER)])
+    status, report, said = sync(tmp_path, kind="claude-code")
+    assert (status, said) == (0, "")
+    assert shown(tmp_path, EARLIER) == (None, [f"earlier message {n}" for n in range(4)])
+    assert shown(tmp_path, LATE_RESUME) == (EARLIER, [LATER])
+    assert report["left_out"] == {COPIED_LINES: 4}
+    assert sync(tmp_path, kind="claude-code")[1]["sessions"]["new"] == 0
+    assert shown(tmp_path, LATE_RESUME) == (EARLIER, [LATER])
+
+
+def test_what_became_of_copied_lines_is_counted_once(tmp_path: Path) -> None:
+    """The counts said every copied line was left out as stored there, also those stored
+    (the copy differing: stored whole) or kept (the store lacking them): 4 lines counted
+    left out beside 2 kept. Now what is compared is counted as it ended: none left out for
+    a copy stored whole; 2 messages stored there and 2 kept."""
+    write(tmp_path, EARLIER, earlier_lines(4))
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    differing = earlier_lines(4)
+    differing[1] = _line("assistant", "e1", "e0", EARLIER, "2026-03-02T09:01:00.000Z",
+                         "another reply")
+    write(tmp_path, LATE_RESUME, [*differing, _line(
+        "user", "r0", "e3", LATE_RESUME, "2026-03-03T10:00:00.000Z", LATER)])
+    status, report, _ = sync(tmp_path, kind="claude-code")
+    assert status == 3
+    assert COPIED_LINES not in report["left_out"]
+    assert shown(tmp_path, LATE_RESUME)[1][1] == "another reply"
+
+    home = tmp_path / "lacking"
+    path = write(home, EARLIER, earlier_lines(2))
+    assert sync(home, kind="claude-code")[0] == 0
+    path.unlink()
+    write(home, LATE_RESUME, [*earlier_lines(4), _line(
+        "user", "r0", "e3", LATE_RESUME, "2026-03-03T10:00:00.000Z", LATER)])
+    status, report, _ = sync(home, kind="claude-code")
+    assert status == 0
+    assert report["left_out"] == {
+        "message copied from an earlier session (stored there)": 2,
+        "message copied from an earlier session (not stored there: kept)": 2}
+    assert shown(home, LATE_RESUME) == (
+        EARLIER, ["earlier message 2", "earlier message 3", LATER])
