@@ -19,9 +19,10 @@ time and text), with what the store holds under its id (or what this unit stores
 - going on past the stored messages: under its own id it continues them; set aside, its
   own messages are stored as a continuation of the session (``ID@NAME``, its parent the
   session: :mod:`~harkback.pipeline.import_carry`), and stay one when the session's file
-  goes on otherwise; unless the file listed first (and given the id) is new to the store
-  too and holds only the first of its messages (a backup listed before the file it was
-  taken of): then that one adds nothing and this one takes the id;
+  goes on otherwise (as a copy that held nothing new does: both went on from there);
+  unless the file listed first (and given the id) is new to the store too and holds only
+  the first of its messages (a backup listed before the file it was taken of): then that
+  one adds nothing and this one takes the id;
 - with other messages where the stored session has some: kept aside, under ``ID@NAME``
   (``ID@PATH`` when that is taken) and named, never replacing them.
 
@@ -257,7 +258,7 @@ class _Settling:
         self._rename(claim, own_id)
         self.cut = [(path, tuple(own_id if i == claim.read_as else i for i in ids), why)
                     for path, ids, why in self.cut]
-        if self._carries_on(claim, claim.read_as, own_id, standing):
+        if self._carries_on(claim, claim.read_as, standing):
             return
         if standing == "other":
             self._name(claim, f"{claim.read_as!r} is stored with other messages (from "
@@ -268,7 +269,7 @@ class _Settling:
         standing = self.standing(claim)
         if standing == "beyond" and self._takes_over(claim):
             return
-        if self._carries_on(claim, claim.session_id, claim.session_id, standing):
+        if self._carries_on(claim, claim.session_id, standing):
             return
         if standing != "within":
             self._name(claim, f"{claim.read_as!r} is also in {claim.owner}; stored as "
@@ -302,17 +303,18 @@ class _Settling:
         self.tally.add(COPY_LEFT_OUT)
         return True
 
-    def _carries_on(self, claim: Claim, key: str, aside: str, standing: str) -> bool:
-        """Whether the claim's conversation (``key`` in the batch), set aside as ``aside``,
-        is stored as a continuation of the session it copies: it goes on past it, or was
-        one before (the session's file written on since: a fork from where they met,
-        :mod:`~harkback.pipeline.import_carry`)."""
+    def _carries_on(self, claim: Claim, key: str, standing: str) -> bool:
+        """Whether the claim's conversation (``key`` in the batch), set aside, is stored as
+        a continuation of the session it copies: it goes on past it, or its last read held
+        the session's first messages (a continuation, or a copy holding nothing new) and
+        the session's file was written on since: a fork from where they met
+        (:mod:`~harkback.pipeline.import_carry`)."""
         mark = self.before.get(claim.item)
         after = lineage_of(mark.fingerprint).get("after") if mark is not None else None
-        # Its last mark named it and left the session's lines out: a copy holding nothing
-        # new names nothing (then going on otherwise, it is no continuation).
-        went_on = (mark is not None and aside in mark.session_ids and isinstance(after, list)
-                   and claim.read_as in after)
+        # Its last mark left the session's lines out: it held the session's first messages
+        # then (a continuation of it, or a copy holding nothing new: the file listed first,
+        # holding the id, went on), so both went on from where they met.
+        went_on = mark is not None and isinstance(after, list) and claim.read_as in after
         if not (standing == "beyond" or (standing == "other" and went_on)):
             return False
         read = self.batch[key]

@@ -103,3 +103,22 @@ def test_a_copy_disagreeing_on_a_shared_message_is_kept_aside_whole(tmp_path: Pa
     assert f"stored as '{ASIDE}'" in said
     assert shown(tmp_path, SID) == (None, requests("alpha", 3))
     assert shown(tmp_path, ASIDE) == (None, ["alpha 0", *requests("pear", 3)])
+
+
+def test_the_file_a_copy_took_the_id_from_written_on_continues_it(tmp_path: Path) -> None:
+    """Both files new to the store, the one resumed in another project folder listed first
+    (it takes the id: the other holds nothing new, left out). The person goes back to the
+    first folder and writes on there: that file was kept aside whole (its 3 shared messages
+    twice) and named at each sync (exit 3). Now it continues the session from where they
+    parted, holding its own message; exit 0, and again 0 with nothing more."""
+    projects = tmp_path / ".claude" / "projects"
+    transcript(projects / "-w-a" / f"{SID}.jsonl", ("alpha", 3), ("moved", 1))
+    transcript(projects / "-w-b" / f"{SID}.jsonl", ("alpha", 3))
+    assert sync(tmp_path, kind="claude-code")[:3:2] == (0, "")
+    transcript(projects / "-w-b" / f"{SID}.jsonl", ("alpha", 3), ("stayed", 1))
+    status, report, said = sync(tmp_path, kind="claude-code")
+    assert (status, said) == (0, "")
+    assert shown(tmp_path, SID) == (None, [*requests("alpha", 3), "moved 0"])
+    assert shown(tmp_path, ASIDE) == (SID, ["stayed 0"])
+    assert report["left_out"] == {"message copied from another file (stored there)": 3}
+    assert sync(tmp_path, kind="claude-code")[:3:2] == (0, "")
