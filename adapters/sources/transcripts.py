@@ -48,7 +48,7 @@ from harkback.adapters.sources.replays import (
     marked,
     read_lineage,
 )
-from harkback.adapters.sources.session_owners import SessionOwners
+from harkback.adapters.sources.session_owners import SessionOwners, renamed
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named, gather, stale
 from harkback.adapters.sources.transcript_lines import (
     LINE_NUMBER,
@@ -362,8 +362,13 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
                                      held=before, path=str(path))
         conversations.extend(read)
         claims.extend(claimed)
-        replays.extend(attrs.evolve(r, path=str(path), whole=importing.nul_free(r.whole, Tally()),
-                                    pending=ahead.among(r.sources)) for r in parsed.replays)
+        # A replay is of the session as stored: set aside (a copy of a resume), its new id.
+        ids = {c.session.id: k.session.id for c, k in zip(parsed.conversations, read,
+                                                          strict=True)}
+        replays.extend(attrs.evolve(r, path=str(path), pending=ahead.among(r.sources),
+                                    whole=renamed(importing.nul_free(r.whole, Tally()), ids.get(
+                                        r.whole.session.id, r.whole.session.id)))
+                       for r in parsed.replays)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:

@@ -143,3 +143,27 @@ def test_what_became_of_copied_lines_is_counted_once(tmp_path: Path) -> None:
         "message copied from an earlier session (not stored there: kept)": 2}
     assert shown(home, LATE_RESUME) == (
         EARLIER, ["earlier message 2", "earlier message 3", LATER])
+
+
+def test_a_resume_copied_into_another_project_folder_leaves_the_first_whole(
+        tmp_path: Path) -> None:
+    """A resume's file (1 request of its own) copied into a second project folder and resumed
+    there (3), both new: the second file's copy was compared as if it were the first's, and
+    the session was stored as ``[own 0, own 1, own 0]`` (a message of the other file, one
+    twice), the second kept aside whole and named (exit 3). Now the file holding all the
+    other's messages and more takes the id, as for any two new copies: its 3, once; exit 0."""
+    write(tmp_path, EARLIER, earlier_lines(4))
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    own = [_line("user" if n % 2 == 0 else "assistant", f"r{n}", f"r{n - 1}" if n else "e3",
+                 LATE_RESUME, f"2026-03-03T10:00:0{n}.000Z", f"own {n}") for n in range(3)]
+    write(tmp_path, LATE_RESUME, [*earlier_lines(4), own[0]])
+    copy = tmp_path / ".claude" / "projects" / "-w-zz" / f"{LATE_RESUME}.jsonl"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("".join(json.dumps(line) + "\n" for line in [*earlier_lines(4), *own]),
+                    encoding="utf-8")
+    status, report, said = sync(tmp_path, kind="claude-code")
+    assert shown(tmp_path, LATE_RESUME) == (EARLIER, ["own 0", "own 1", "own 2"])
+    assert (status, said) == (0, "")
+    assert report["left_out"]["session copied from another file (stored there)"] == 1
+    assert sync(tmp_path, kind="claude-code")[:3:2] == (0, "")
+    assert shown(tmp_path, EARLIER)[1] == [f"earlier message {n}" for n in range(4)]
