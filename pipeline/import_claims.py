@@ -16,10 +16,13 @@ time and text), with what the store holds under its id (or what this unit stores
   (``after``, as for a resume's: :mod:`~harkback.adapters.sources.replays`), so it is read
   again should the session leave the store; one under its own id is read as a file new to
   the source, the stored messages past its end kept (:mod:`~harkback.pipeline.import_cut`);
-- going on past the stored messages: under its own id it continues them; set aside, it
-  stays aside, unless the file listed first (and given the id) is new to the store too and
-  holds only the first of its messages (a backup listed before the file it was taken of):
-  then that one adds nothing and this one takes the id;
+- going on past the stored messages: under its own id it continues them; set aside, its
+  own messages are stored as a continuation of the session (``ID@NAME``, its parent the
+  session: :mod:`~harkback.pipeline.import_carry`), and stay one when the session's file
+  goes on otherwise (as a copy that held nothing new does: both went on from there);
+  unless the file listed first (and given the id) is new to the store too and holds only
+  the first of its messages (a backup listed before the file it was taken of): then that
+  one adds nothing and this one takes the id;
 - with other messages where the stored session has some: kept aside, under ``ID@NAME``
   (``ID@PATH`` when that is taken) and named, never replacing them.
 
@@ -46,6 +49,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.sources.importing import Claim, ImportUnit, Tally
 from harkback.adapters.sources.replays import Cut, fingerprint_of, lineage_of, marked
 from harkback.adapters.sources.session_owners import renamed
+from harkback.pipeline.import_carry import COPIED_MESSAGE, continued
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark
 from harkback.stages.ports import SessionStore
@@ -82,16 +86,17 @@ def weigh(read: Sequence[Message], stored: Mapping[int, Message], *, short: bool
         if there is not None and message.position == last_stored and _begins(there, message):
             beyond = True
             continue
-        held = {_key(m) for m in stored.values()} if held is None else held
-        if _key(message) in held:
+        held = {message_key(m) for m in stored.values()} if held is None else held
+        if message_key(message) in held:
             continue
         if there is None:
             beyond = True
             continue
         # Redacted otherwise (the store's text kept before a rule found its secret, or with
         # --keep-secrets): the same message, looked for again as both read now.
-        clean = {_key(m, redacted=True) for m in stored.values()} if clean is None else clean
-        if _key(message, redacted=True) not in clean:
+        clean = ({message_key(m, redacted=True) for m in stored.values()} if clean is None
+                 else clean)
+        if message_key(message, redacted=True) not in clean:
             return "other"
     return "beyond" if beyond else "within"
 
@@ -99,7 +104,7 @@ def weigh(read: Sequence[Message], stored: Mapping[int, Message], *, short: bool
 _Key = tuple[str, float | None, str]
 
 
-def _key(message: Message, *, redacted: bool = False) -> _Key:
+def message_key(message: Message, *, redacted: bool = False) -> _Key:
     """What tells two files' messages apart: role, time and text (``redacted``: as the
     import redacts it now)."""
     return (message.role, message.timestamp,
@@ -114,7 +119,23 @@ def _begins(part: Message, whole: Message) -> bool:
 
 def _same(stored: Message, read: Message) -> bool:
     """Whether ``read`` is the message ``stored`` (its text perhaps redacted otherwise)."""
-    return _key(stored) == _key(read) or _key(stored, redacted=True) == _key(read, redacted=True)
+    return message_key(stored) == message_key(read) or (
+        message_key(stored, redacted=True) == message_key(read, redacted=True))
+
+
+def _after(fingerprint: str, session_id: str) -> str:
+    """A file's mark saying it left out lines of ``session_id`` (stored there): it is read
+    again should that session leave the store (:func:`~harkback.adapters.sources.replays.holds`).
+
+    >>> _after("10:5", "s")
+    '10:5|{"after": ["s"], "awaits": []}'
+    """
+    lineage = lineage_of(fingerprint)
+    after = lineage.get("after")
+    before = after if isinstance(after, list) else []
+    lineage["after"] = before if session_id in before else [*before, session_id]
+    lineage.setdefault("awaits", [])
+    return marked(fingerprint_of(fingerprint), json.dumps(lineage, ensure_ascii=False))
 
 
 Counted = Callable[[Iterable[Conversation]], SecretCounts]
@@ -237,6 +258,8 @@ class _Settling:
         self._rename(claim, own_id)
         self.cut = [(path, tuple(own_id if i == claim.read_as else i for i in ids), why)
                     for path, ids, why in self.cut]
+        if self._carries_on(claim, claim.read_as, standing):
+            return
         if standing == "other":
             self._name(claim, f"{claim.read_as!r} is stored with other messages (from "
                               f"another file); stored as {own_id!r}")
@@ -245,6 +268,8 @@ class _Settling:
         """A claim the folder's listing set aside: left out when it holds nothing new."""
         standing = self.standing(claim)
         if standing == "beyond" and self._takes_over(claim):
+            return
+        if self._carries_on(claim, claim.session_id, standing):
             return
         if standing != "within":
             self._name(claim, f"{claim.read_as!r} is also in {claim.owner}; stored as "
@@ -278,6 +303,32 @@ class _Settling:
         self.tally.add(COPY_LEFT_OUT)
         return True
 
+    def _carries_on(self, claim: Claim, key: str, standing: str) -> bool:
+        """Whether the claim's conversation (``key`` in the batch), set aside, is stored as
+        a continuation of the session it copies: it goes on past it, or its last read held
+        the session's first messages (a continuation, or a copy holding nothing new) and
+        the session's file was written on since: a fork from where they met
+        (:mod:`~harkback.pipeline.import_carry`)."""
+        mark = self.before.get(claim.item)
+        after = lineage_of(mark.fingerprint).get("after") if mark is not None else None
+        # Its last mark left the session's lines out: it held the session's first messages
+        # then (a continuation of it, or a copy holding nothing new: the file listed first,
+        # holding the id, went on), so both went on from where they met.
+        went_on = mark is not None and isinstance(after, list) and claim.read_as in after
+        if not (standing == "beyond" or (standing == "other" and went_on)):
+            return False
+        read = self.batch[key]
+        carried = continued(read, self.held(claim.read_as), claim.read_as, same=_same)
+        if carried is None:
+            return False
+        self.batch[key] = carried
+        self.tally.add(COPIED_MESSAGE, len(read.messages) - len(carried.messages))
+        named = self.marks.get(claim.item)
+        if named is not None:
+            self.marks[claim.item] = attrs.evolve(
+                named, fingerprint=_after(named.fingerprint, claim.read_as))
+        return True
+
     def _rename(self, claim: Claim, own_id: str | None) -> None:
         """The claim's file's mark naming ``own_id`` for it (None: naming nothing, and
         saying it left out the lines of the session it copies)."""
@@ -287,14 +338,8 @@ class _Settling:
         named = () if own_id is None else (own_id,)
         ids = tuple(dict.fromkeys(j for i in mark.session_ids
                                   for j in (named if i == claim.session_id else (i,))))
-        fingerprint = mark.fingerprint
-        if own_id is None:
-            lineage = lineage_of(fingerprint)
-            after = lineage.get("after")
-            lineage["after"] = [*(after if isinstance(after, list) else ()), claim.read_as]
-            lineage.setdefault("awaits", [])
-            fingerprint = marked(fingerprint_of(fingerprint),
-                                 json.dumps(lineage, ensure_ascii=False))
+        fingerprint = mark.fingerprint if own_id is not None else _after(mark.fingerprint,
+                                                                         claim.read_as)
         self.marks[claim.item] = attrs.evolve(mark, fingerprint=fingerprint,
                                               session_ids=ids, sessions=len(ids))
 

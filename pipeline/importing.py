@@ -48,6 +48,7 @@ from harkback.pipeline.import_delta import Delta as Delta  # the outcome's count
 from harkback.pipeline.import_delta import compare as compare
 from harkback.pipeline.import_delta import raced_note, settled, split_tails
 from harkback.pipeline.import_places import placed_anew
+from harkback.pipeline.import_replays import settled_replays
 from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
 from harkback.pipeline.redacting import Redacted, RedactionMemo
@@ -218,7 +219,9 @@ async def _store_units(plan: ImportPlan, worker: ThreadPoolExecutor, store: Sess
             return outcome
         if isinstance(step, Failure):
             return attrs.evolve(outcome, error=step.failure())
-        unit = step.unwrap()
+        if isinstance(replayed := await settled_replays(step.unwrap(), store), Failure):
+            return attrs.evolve(outcome, error=replayed.failure())
+        unit = replayed.unwrap()  # a resume's copy compared first: what it keeps is redacted
         clean = await loop.run_in_executor(worker, redacting.batch, unit.conversations)
         started = time.monotonic()
         claimed = await settled_claims(attrs.evolve(unit, conversations=clean[0]), store, before,
@@ -297,14 +300,11 @@ async def _write(changed: Sequence[Conversation], store: SessionStore,
 
 async def _restore_removed(batch: Sequence[Conversation], store: SessionStore
                            ) -> Result[None, StoreUnavailable]:
-    """Store again what of ``batch`` another process removed since it was compared.
-
-    A ``sync`` of another folder holding the same sessions (another machine's, a second
-    path) may remove them between this unit's comparison and its marks: it read the
-    ledger before the marks were there. Once kept, the marks say "imported, unchanged",
-    so without this the sessions would stay gone for good (until ``--full``). A removal
-    that comes after the marks sees them and keeps the sessions.
-    """
+    """Store again what of ``batch`` another process removed since it was compared: a
+    ``sync`` of another folder holding the same sessions (another machine's, a second path)
+    may remove them between this unit's comparison and its marks (it read the ledger before
+    they were there). Once kept, the marks say "imported, unchanged": the sessions would stay
+    gone for good (until ``--full``). A removal after the marks sees them and keeps them."""
     ids = [c.session.id for c in batch]
     found = as_result(await store.sessions(ids).awaitable())
     if isinstance(found, Failure):

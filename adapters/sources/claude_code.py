@@ -58,8 +58,8 @@ from harkback.adapters.sources import (
     transcript_lines,
     transcripts,
 )
-from harkback.adapters.sources.importing import Tally
-from harkback.adapters.sources.replays import Replayed
+from harkback.adapters.sources.importing import Replay, Tally
+from harkback.adapters.sources.replays import COPIED_LINE, SEPARATOR, Replayed, lineage_of
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcript_session import Transcript, text_of
@@ -291,7 +291,7 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
             source = replayed_from(line, session_id, opening=opening)
             opening = opening and bool(source)
         if source and replayed.leaves_out(source, known):
-            tally.add("line copied from an earlier session (stored there)")
+            tally.add(COPIED_LINE)
             copied.add(uuid)  # a summary of the copied part still names this session
             continue
         if kind == "user":
@@ -342,7 +342,9 @@ def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
     Its place names its session: ``<project>/<session>.jsonl``,
     ``<project>/<session>/subagents/agent-<id>.jsonl``, or (older) an agent file
     beside the session, whose lines name the session. Lines a session file copied from a
-    ``known`` session are left out; ``named`` are the folder's summaries.
+    ``known`` session are left out (the session read with them too: a
+    :class:`~harkback.adapters.sources.importing.Replay`); ``named`` are the folder's
+    summaries.
     """
     parts, stem = relative.parts, relative.stem
     if stem.startswith("agent-acompact"):
@@ -357,8 +359,17 @@ def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
                       if line.get("sessionId")), "")
         return parse_lines(f"{owner}/{stem}" if owner else stem, lines, parent=owner or None,
                            project=False, main=False, tally=tally, named=named)
-    return parse_lines(stem, lines, parent=None, project=True, tally=tally, known=known,
-                       named=named)
+    parsed = parse_lines(stem, lines, parent=None, project=True, tally=tally, known=known,
+                         named=named)
+    after = lineage_of(f"{SEPARATOR}{parsed.lineage}").get("after")
+    if not after or not isinstance(after, list):
+        return parsed
+    # Its copy of the earlier sessions' lines, read too: the import compares it with what
+    # the store holds of them (:mod:`~harkback.pipeline.import_replays`).
+    whole = parse_lines(stem, lines, parent=None, project=True, named=named).conversations
+    copied = dict(parsed.left_out).get(COPIED_LINE, 0)
+    return attrs.evolve(parsed, replays=tuple(
+        Replay(tuple(map(str, after)), c, lines=copied) for c in whole if c.session.id == stem))
 
 
 def session_named(item: str) -> str:

@@ -198,6 +198,22 @@ class Claim:
     owner: str = ""
 
 
+@attrs.frozen
+class Replay:
+    """A session whose file first copies lines of earlier sessions (``sources``, stored or
+    being imported), left out as read; ``whole`` is it read with them kept (a resume's
+    file, ``path``). The import compares the copy with what the store holds of them:
+    :mod:`~harkback.pipeline.import_replays`."""
+
+    sources: tuple[str, ...]
+    whole: Conversation
+    path: str = ""
+    lines: int = 0
+    """How many copied lines reading left out (counted so)."""
+    pending: tuple[str, ...] = ()
+    """Those of ``sources`` a file this import reads later holds (it stores them itself)."""
+
+
 @attrs.frozen(kw_only=True)
 class ImportUnit:
     """A piece of an import: conversations to store, then the marks to keep once stored.
@@ -222,6 +238,8 @@ class ImportUnit:
     (:mod:`~harkback.pipeline.import_cut`) unless a ``sync --prune`` reads them."""
     claims: tuple[Claim, ...] = ()
     """Sessions files yield that their last marks did not name (:class:`Claim`)."""
+    replays: tuple[Replay, ...] = ()
+    """Sessions whose copied first lines were left out (:class:`Replay`)."""
 
 
 Units = Generator[Result[ImportUnit, StoreUnavailable], None, None]

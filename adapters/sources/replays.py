@@ -37,6 +37,9 @@ import attrs
 
 from harkback.stages.imports import Mark
 
+COPIED_LINE = "line copied from an earlier session (stored there)"
+"""What a transcript line a resume or fork copied from a known session is counted as."""
+
 SEPARATOR = "|"
 """Between a file's fingerprint and what was decided about its replayed lines (a
 fingerprint is ``SIZE:MTIME``, perhaps after ``incomplete:``: never this character)."""
@@ -261,3 +264,41 @@ class Known:
                                          if item not in self.marks)))
             self._ids = ids
         return session_id in self._ids
+
+
+@attrs.define
+class Ahead:
+    """The sessions the files an import has not read yet hold (as their marks name them, or
+    their paths): a resume read before the file of the session it copies (listed later, in
+    a later unit) finds the store holding that session as it was, short of what its file
+    holds now, and that file stores those messages itself.
+
+    >>> ahead = Ahead.of([("a.jsonl", ("a",)), ("b.jsonl", ())], names=lambda f: f[:-6])
+    >>> ahead.passed("a.jsonl", ("a",)); ahead.among(["a", "b", "c"])
+    ('b',)
+    """
+
+    counts: dict[str, int]
+    names: Callable[[str], str] | None = None
+
+    @classmethod
+    def of(cls, files: Iterable[tuple[str, Sequence[str]]],
+           names: Callable[[str], str] | None = None) -> Ahead:
+        """The sessions ``files`` (item, ids its mark names) hold, none read yet."""
+        ahead = cls({}, names)
+        for item, ids in files:
+            for session_id in ahead._ids(item, ids):
+                ahead.counts[session_id] = ahead.counts.get(session_id, 0) + 1
+        return ahead
+
+    def passed(self, item: str, ids: Sequence[str]) -> None:
+        """The file ``item`` (its mark naming ``ids``) read: no longer ahead."""
+        for session_id in self._ids(item, ids):
+            self.counts[session_id] -= 1
+
+    def among(self, sources: Iterable[str]) -> tuple[str, ...]:
+        """Those of ``sources`` a file not read yet holds."""
+        return tuple(s for s in sources if self.counts.get(s, 0) > 0)
+
+    def _ids(self, item: str, ids: Sequence[str]) -> set[str]:
+        return {*ids, self.names(item)} - {""} if self.names is not None else set(ids)

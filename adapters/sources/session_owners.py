@@ -4,22 +4,20 @@ A folder of transcripts may hold two files with the same session id (a copied or
 backed-up rollout). Stored under one id, the file read last would replace the other's
 messages without a word. Instead the file that held the id first keeps it (the one the
 import ledger names, else the first in the listing's order), the other's conversation is
-stored under the id with its file's name added, and the import names it like damaged
-input, so nothing is lost and the person is told. A session a file yields that its last
-mark did not name is a :class:`~harkback.adapters.sources.importing.Claim`: the import
-compares it with what the store holds first (:mod:`~harkback.pipeline.import_claims`: a
-copy holding nothing new is not stored twice), and names it then.
+stored under the id with its file's name added. A session a file yields that its last
+mark did not name, or a copy set aside, is a
+:class:`~harkback.adapters.sources.importing.Claim`: the import compares it with what the
+store holds first (:mod:`~harkback.pipeline.import_claims`: a copy holding nothing new is
+not stored twice, one going on past the session continues it) and names one holding other
+messages like damaged input, so nothing is lost and the person is told.
 
 >>> from harkback.stages.records import Message, Session
 >>> owners = SessionOwners({"cx1": "a.jsonl"})
 >>> copy = Conversation(Session(id="cx1"), (Message(session_id="cx1", position=0, role="user"),))
->>> tally = Tally()
->>> read, claims = owners.claim("b.jsonl", [copy], tally, held=("cx1@b",))
->>> [c.session.id for c in read], claims
-(['cx1@b'], ())
->>> tally.named[0].reason
-"duplicate session id: 'cx1' is also in a.jsonl; stored as 'cx1@b'"
->>> owners.claim("c.jsonl", [copy], tally, path="/s/c.jsonl")[1][0].session_id
+>>> read, claims = owners.claim("b.jsonl", [copy], held=("cx1@b",))
+>>> [c.session.id for c in read], [(c.session_id, c.owner) for c in claims]
+(['cx1@b'], [('cx1@b', 'a.jsonl')])
+>>> owners.claim("c.jsonl", [copy], path="/s/c.jsonl")[1][0].session_id
 'cx1@c'
 """
 
@@ -31,7 +29,7 @@ from pathlib import PurePath
 
 import attrs
 
-from harkback.adapters.sources.importing import Claim, Tally
+from harkback.adapters.sources.importing import Claim
 from harkback.stages.records import Conversation
 
 
@@ -56,25 +54,24 @@ class SessionOwners:
         return cls({session_id: item for item, ids in marks.items() if item in here
                     for session_id in ids})
 
-    def claim(self, item: str, conversations: Iterable[Conversation], tally: Tally, *,
+    def claim(self, item: str, conversations: Iterable[Conversation], *,
               held: Collection[str] = (), path: str = ""
               ) -> tuple[tuple[Conversation, ...], tuple[Claim, ...]]:
         """``conversations`` read from ``item`` (at ``path``), each under an id no other
         file holds, and the :class:`Claim` s among them: those its last mark did not name
-        (``held``). A renamed one it held is named in ``tally`` (where it says reading
-        is); a claim is named once compared with the store."""
+        (``held``), and every one set aside; a claim is named, if need be, once compared
+        with the store."""
         kept: list[Conversation] = []
         claims: list[Claim] = []
         for conversation in conversations:
             session_id = conversation.session.id
             owner = self.files.setdefault(session_id, item)
             own_id = session_id if owner == item else self._free_id(session_id, item)
-            if own_id not in held:
+            # A copy set aside is weighed at every read: it may go on past the session
+            # (a continuation of it, unnamed) or hold other messages (named at each change).
+            if own_id not in held or own_id != session_id:
                 claims.append(Claim(own_id, session_id, item, path,
                                     owner if owner != item else ""))
-            elif own_id != session_id:
-                tally.skip("duplicate session id",
-                           f"{session_id!r} is also in {owner}; stored as {own_id!r}", "renamed")
             kept.append(renamed(conversation, own_id) if own_id != session_id else conversation)
         return tuple(kept), tuple(claims)
 

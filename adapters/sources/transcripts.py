@@ -32,12 +32,14 @@ from harkback.adapters.sources.importing import (
     Claim,
     ImportPlan,
     ImportUnit,
+    Replay,
     Skip,
     Tally,
     Units,
     path_text,
 )
 from harkback.adapters.sources.replays import (
+    Ahead,
     Cut,
     Known,
     cut_files,
@@ -46,7 +48,7 @@ from harkback.adapters.sources.replays import (
     marked,
     read_lineage,
 )
-from harkback.adapters.sources.session_owners import SessionOwners
+from harkback.adapters.sources.session_owners import SessionOwners, renamed
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named, gather, stale
 from harkback.adapters.sources.transcript_lines import (
     LINE_NUMBER,
@@ -75,6 +77,8 @@ class ParsedFile:
     lineage: str = ""
     """What was decided about lines the file replays from other sessions
     (:mod:`~harkback.adapters.sources.replays`); kept in the file's mark."""
+    replays: tuple[Replay, ...] = ()
+    """Its sessions whose copied lines were left out, read whole (:class:`Replay`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -272,7 +276,7 @@ def plan_files(root: Path, files: Sequence[str], state: SourceState, *,
                                                             lambda path: parse(path, known,
                                                                                named),
                                                             owners, unreadable, odd,
-                                                            shorter),
+                                                            shorter, names),
                               unchanged=unchanged, gone=gone, notes=notes))
 
 
@@ -309,12 +313,15 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
                 parse: Callable[[Path], ParsedFile], owners: SessionOwners,
                 unreadable: Sequence[tuple[str, str]] = (),
                 odd: Sequence[tuple[str, str]] = (),
-                shorter: Mapping[str, Cut] | None = None) -> Units:
+                shorter: Mapping[str, Cut] | None = None,
+                names: Callable[[str], str] | None = None) -> Units:
     shorter = shorter or {}
+    ahead = Ahead.of(((c[1], c[4]) for c in changed), names)
     conversations: list[Conversation] = []
     marks: list[Mark] = []
     cut: list[tuple[str, tuple[str, ...], Cut]] = []
     claims: list[Claim] = []
+    replays: list[Replay] = []
     tally = Tally()
     for folder, why in unreadable:
         # Its transcripts are not known to be there: damaged input, named (not a failure
@@ -326,6 +333,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         tally.skip("unreadable file", why)
     work = 0
     for path, item, fingerprint, size, before, dead in changed:
+        ahead.passed(item, before)
         try:
             parsed = parse(path)
         except FileNotFoundError:
@@ -350,10 +358,17 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
                        "written to since the last import")
             torn = False
         read, claimed = owners.claim(item, (importing.nul_free(c, tally)
-                                            for c in parsed.conversations), tally,
+                                            for c in parsed.conversations),
                                      held=before, path=str(path))
         conversations.extend(read)
         claims.extend(claimed)
+        # A replay is of the session as stored: set aside (a copy of a resume), its new id.
+        ids = {c.session.id: k.session.id for c, k in zip(parsed.conversations, read,
+                                                          strict=True)}
+        replays.extend(attrs.evolve(r, path=str(path), pending=ahead.among(r.sources),
+                                    whole=renamed(importing.nul_free(r.whole, Tally()), ids.get(
+                                        r.whole.session.id, r.whole.session.id)))
+                       for r in parsed.replays)
         # A session the file held before and no longer yields (its lines damaged since) is
         # kept in the store, so it stays the file's: deleting the file removes it, as it
         # removes the rest (left unnamed, it stayed in the store for good). Counted too:
@@ -369,15 +384,16 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         work += size
         if (sum(len(c.messages) for c in conversations) >= importing.UNIT_MESSAGES
                 or len(marks) >= importing.UNIT_ITEMS or work >= importing.UNIT_BYTES):
-            yield Success(_unit(conversations, marks, tally, work, cut, claims))
-            conversations, marks, tally, work, cut, claims = [], [], Tally(), 0, [], []
+            yield Success(_unit(conversations, marks, tally, work, cut, claims, replays))
+            conversations, marks, tally, work, cut = [], [], Tally(), 0, []
+            claims, replays = [], []
     if marks or tally.counts or work:
-        yield Success(_unit(conversations, marks, tally, work, cut, claims))
+        yield Success(_unit(conversations, marks, tally, work, cut, claims, replays))
 
 
 def _unit(conversations: Sequence[Conversation], marks: Sequence[Mark], tally: Tally,
           work: int, cut: Sequence[tuple[str, tuple[str, ...], Cut]],
-          claims: Sequence[Claim] = ()) -> ImportUnit:
+          claims: Sequence[Claim] = (), replays: Sequence[Replay] = ()) -> ImportUnit:
     return ImportUnit(conversations=tuple(conversations), marks=tuple(marks),
                       left_out=tally.items(), skipped=tuple(tally.named), skips=tally.skips,
-                      work=work, cut=tuple(cut), claims=tuple(claims))
+                      work=work, cut=tuple(cut), claims=tuple(claims), replays=tuple(replays))

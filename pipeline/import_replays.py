@@ -1,0 +1,134 @@
+"""A resume's copy of the earlier session, compared with what the store holds of it.
+
+A Claude Code session resumed into a new file first copies the earlier session's lines;
+reading it leaves them out when that session is stored or being imported
+(:mod:`~harkback.adapters.sources.replays`), and the new session continues it. They were
+left out unseen: a copy holding other messages than the store (the earlier file changed
+since, a stored text from another copy) lost them, and one holding more (the earlier
+file deleted before its last lines were imported) lost those. So each
+:class:`~harkback.adapters.sources.importing.Replay` is compared with the store (role, time
+and text, as :func:`~harkback.pipeline.import_claims.weigh` compares two files):
+
+- every copied message held there: left out, as read;
+- some going on past them: those the store lacks are kept, first in the new session (still
+  its continuation), counted;
+- one where the store holds another message: the new session is stored whole, as read (no
+  continuation: the two disagree), and named like damaged input (exit 3).
+
+>>> def msg(p, text): return Message(session_id="s", position=p, role="user", content=text)
+>>> bare([msg(0, "hi\\n\\n[project: /w]"), msg(1, "[project: /x]")])[0].content
+'hi'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+from returns.result import Failure, Result, Success
+
+from harkback.adapters.sources.importing import ImportUnit, Replay, Tally
+from harkback.adapters.sources.replays import COPIED_LINE
+from harkback.pipeline.import_claims import message_key, weigh
+from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import SessionStore
+from harkback.stages.records import Conversation, Message
+from harkback.stages.stage import as_result
+
+COPIED = "message copied from an earlier session (stored there)"
+"""What a copied message the store holds is counted as, once compared (the file's copied
+lines, :data:`~harkback.adapters.sources.replays.COPIED_LINE`, no longer counted)."""
+KEPT = "message copied from an earlier session (not stored there: kept)"
+"""What a copied message the store lacks is counted as, kept in the new session."""
+
+
+def bare(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` numbered from 0, the project line under the first request taken away
+    (a copy may open at another request than the session it copies)."""
+    found: list[Message] = []
+    noted = False
+    for position, message in enumerate(messages):
+        content = message.content
+        if not noted and message.role == "user":
+            noted = True
+            head, sep, note = content.rpartition("\n\n[project: ")
+            if sep and note.endswith("]") and "\n" not in note:
+                content = head
+            elif content.startswith("[project: ") and "\n" not in content:
+                content = ""
+        found.append(attrs.evolve(message, position=position, content=content))
+    return tuple(found)
+
+
+async def settled_replays(unit: ImportUnit, store: SessionStore
+                          ) -> Result[ImportUnit, StoreUnavailable]:
+    """``unit`` with each replay's copy compared with the store (see above)."""
+    if not unit.replays:
+        return Success(unit)
+    batch = {c.session.id: c for c in unit.conversations}
+    wanted = sorted({s for r in unit.replays for s in r.sources if s not in batch})
+    found = as_result(await store.messages(wanted).awaitable())
+    if isinstance(found, Failure):
+        return Failure(found.failure())
+    held: dict[str, list[Message]] = {}
+    for message in found.unwrap():
+        held.setdefault(message.session_id, []).append(message)
+    for session_id, conversation in batch.items():  # read in this unit: as it is stored now
+        held[session_id] = list(conversation.messages)
+    tally = Tally(named=list(unit.skipped), skips=unit.skips)
+    tally.merge(unit.left_out)
+    for replay in unit.replays:
+        read = batch.get(replay.whole.session.id)
+        if read is None or any(s not in batch for s in replay.pending):
+            continue  # a file read later in this import holds them: it stores them
+        earlier = [m for s in replay.sources
+                   for m in sorted(held.get(s, ()), key=lambda m: m.position)]
+        if earlier:  # else not stored yet: its file is read with this
+            batch[read.session.id] = _settled(replay, read, bare(earlier), tally)
+    return Success(attrs.evolve(unit, conversations=tuple(batch.values()),
+                                left_out=tally.items(), skipped=tuple(tally.named),
+                                skips=tally.skips, replays=()))
+
+
+def _settled(replay: Replay, read: Conversation, earlier: Sequence[Message],
+             tally: Tally) -> Conversation:
+    """The session ``read`` (its copied lines left out) as its copy compares with the
+    ``earlier`` messages stored of the sessions it copies."""
+    count = len(replay.whole.messages) - len(read.messages)
+    if count <= 0:
+        return read
+    copied = bare(replay.whole.messages[:count])
+    stored = {m.position: m for m in earlier}
+    standing = weigh(copied, stored)
+    if standing == "within":
+        return read
+    # Not all stored there: the lines read as such are counted as what became of them.
+    _uncount(tally, COPIED_LINE, replay.lines)
+    if standing == "other":
+        tally.at(replay.path)
+        tally.skip("copied lines differ", f"the lines {read.session.id!r} copies from "
+                   f"{', '.join(map(repr, replay.sources))} are not those stored there; "
+                   "stored whole, as read", "kept")
+        return replay.whole
+    keys = {message_key(m) for m in earlier} | {message_key(m, redacted=True) for m in earlier}
+    lacking = [m for m in copied if message_key(m) not in keys
+               and message_key(m, redacted=True) not in keys]
+    tally.add(COPIED, count - len(lacking))
+    tally.add(KEPT, len(lacking))
+    session_id = read.session.id
+    return Conversation(read.session, tuple(
+        attrs.evolve(m, session_id=session_id, position=i)
+        for i, m in enumerate((*lacking, *read.messages))))
+
+
+def _uncount(tally: Tally, reason: str, count: int) -> None:
+    """``count`` fewer of ``reason`` in ``tally`` (none left: not named at all).
+
+    >>> tally = Tally({"a": 3}); _uncount(tally, "a", 3); tally.counts
+    {}
+    """
+    left = tally.counts.get(reason, 0) - count
+    if left > 0:
+        tally.counts[reason] = left
+    else:
+        tally.counts.pop(reason, None)
