@@ -14,7 +14,7 @@ import attrs
 from returns.future import FutureResult
 
 from harkback.stages import records
-from harkback.stages.chat import ChatReply, ChatRequest
+from harkback.stages.chat import ChatModel as ChatModel
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.imports import ImportLedger
 from harkback.stages.message_window import MessageWindow, WindowQuery
@@ -355,30 +355,6 @@ class VectorStore(Protocol):
 
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model``."""
-        ...
-
-
-class ChatModel(Protocol):
-    """A chat-completions model (any OpenAI-compatible endpoint, or a test double).
-
-    ``complete`` returns failures (HTTP errors, timeouts, unusable answers, after the
-    adapter's own retries) as :class:`ModelFailed` values. Resources such as HTTP
-    clients belong to the event loop that created them; ``aclose`` releases the ones
-    of the running loop. A model may also name its ``endpoint`` (a string: where it
-    answers, without credentials), which the summary cache key then holds too.
-    """
-
-    @property
-    def name(self) -> str:
-        """The model's name, as sent to the endpoint (part of the summary cache key)."""
-        ...
-
-    def complete(self, request: ChatRequest) -> FutureResult[ChatReply, ModelFailed]:
-        """Ask the model once (retries included) and return its reply."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release what this model holds in the running event loop."""
         ...
 
 
