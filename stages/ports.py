@@ -151,10 +151,11 @@ class SessionStore(Protocol):
     roles, time bounds (message timestamp, else the session's start), hidden sources,
     the sources and projects asked for and the sessions ``excluded`` leaves out
     (filter_contract.py);
-    ``sessions``/``children`` return what exists and silently omit unknown ids;
-    ``messages`` returns messages ordered by session start, then position, and
-    ``message_window`` a window of them (window_contract.py); ``ingest``
-    of the same session id replaces it (idempotent).
+    ``sessions``/``children`` return what exists and silently omit unknown ids, and
+    ``session_links`` the same sessions' links (links_contract.py); ``messages``
+    returns messages ordered by session start, then position, and ``message_window`` a
+    window of them (window_contract.py); ``ingest`` of the same session id replaces it
+    (idempotent).
     """
 
     def search(self, query: MatchQuery
@@ -178,6 +179,15 @@ class SessionStore(Protocol):
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids (unknown ids are left out)."""
+        ...
+
+    def session_links(self, ids: Sequence[str]
+                      ) -> FutureResult[tuple[records.SessionLink, ...], StoreUnavailable]:
+        """What the walk to a lineage's root reads of the sessions with these ids (their
+        parent, source and start), in the order asked, unknown ids left out: :meth:`sessions`
+        without the rest, for the few hundred candidates a search walks
+        (:func:`~harkback.stages.lineage.load_links`). A store written before this call
+        was named, without it, is read through :meth:`sessions`."""
         ...
 
     def ids_alike(self, session_id: str, limit: int
