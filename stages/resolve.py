@@ -52,7 +52,8 @@ def group_by_root(hits: Sequence[MessageHit], known: Mapping[str, LinkedT], *,
 def with_roots(groups: Sequence[tuple[SessionLink, tuple[MessageHit, ...]]],
                roots: Sequence[Session]) -> tuple[Candidate, ...]:
     """A candidate of each group whose root is among the whole ``roots`` read (one removed
-    since its link was read is left out).
+    since its link was read is left out: :class:`LineageResolve` reads the links again once
+    first).
 
     >>> hits = (_h("a", 1.0),)
     >>> [c.root.title for c in with_roots([(SessionLink("a"), hits), (SessionLink("gone"), hits)],
@@ -69,7 +70,9 @@ class LineageResolve:
     """Trace hits to their lineage roots; keep the best ``request.limit`` of them.
 
     ``max_candidates`` caps the limit whatever the request says; a request's
-    ``shortlist`` (set for a rerank stage) keeps that many when it is more.
+    ``shortlist`` (set for a rerank stage) keeps that many when it is more. Lineages are
+    walked by their sessions' links and only the roots kept are read whole; a root removed
+    between the two reads sends the walk round once more, so the limit is still filled.
     """
 
     max_candidates: int = attrs.field(default=MAX_LIMIT, validator=attrs.validators.ge(1))
@@ -81,7 +84,7 @@ class LineageResolve:
         if request.current_session_id:
             ids.append(request.current_session_id)
 
-        def resolved(store: SessionStore, known: dict[str, SessionLink]
+        def resolved(store: SessionStore, known: dict[str, SessionLink], walks: int = 1
                      ) -> FutureResult[Resolved, StoreUnavailable]:
             current = root_of(request.current_session_id or "", known)
             groups = group_by_root(
@@ -91,15 +94,21 @@ class LineageResolve:
             limit = max(min(request.limit, self.max_candidates), request.shortlist)
             kept = groups[:limit]
 
-            def done(roots: Sequence[Session]) -> Resolved:
-                return Resolved(request=request, parsed=matched.parsed,
-                                candidates=with_roots(kept, roots),
-                                sessions_searched=len(groups), notes=matched.notes)
+            def done(roots: Sequence[Session]) -> FutureResult[Resolved, StoreUnavailable]:
+                if len(roots) < len(kept) and walks:
+                    # A root removed since its link was read (a sync --prune meanwhile):
+                    # its continuations are roots now, and others may take its place. The
+                    # links are read again, as a search begun now reads them.
+                    return load_links(store, ids).bind(
+                        lambda fresh: resolved(store, fresh, walks - 1))
+                return FutureResult.from_value(Resolved(
+                    request=request, parsed=matched.parsed, candidates=with_roots(kept, roots),
+                    sessions_searched=len(groups), notes=matched.notes))
 
             # Lineages are walked by their links; only the roots kept are read whole.
             if not kept:
-                return FutureResult.from_value(done(()))
-            return store.sessions([root.id for root, _ in kept]).map(done)
+                return done(())
+            return store.sessions([root.id for root, _ in kept]).bind(done)
 
         # The ranker may have read the lineages already (lexical): only the rest is asked.
         known = {s.id: s for s in matched.lineage}

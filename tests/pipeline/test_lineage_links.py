@@ -5,6 +5,7 @@ the facade over a SQLite file; a caller's own store without the call is walked t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,3 +73,34 @@ async def test_a_store_without_links_is_walked_through_its_sessions(tmp_path: Pa
     assert "job" not in [r["session_id"] for r in found]
     linked, _ = await _searched(tmp_path / "linked", lambda store: store)
     assert found == linked
+
+
+class _PrunedMeanwhile:
+    """``store``, its session ``doomed`` removed (as a ``sync --prune`` beside the search
+    does) just before the first read of whole sessions asking for it."""
+
+    def __init__(self, store: SessionStore, doomed: str) -> None:
+        self._store = store
+        self._doomed: str | None = doomed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def sessions(self, ids: Sequence[str]) -> Any:
+        doomed, remover = self._doomed, self._store.session_remover()
+        if doomed is None or doomed not in ids or remover is None:
+            return self._store.sessions(ids)
+        self._doomed = None
+        return remover.remove_sessions([doomed]).bind(lambda _: self._store.sessions(ids))
+
+
+async def test_a_root_removed_after_its_link_was_read_leaves_its_place(tmp_path: Path) -> None:
+    """The fix's root "p0" is removed after the ranker read its link and before the
+    resolve stage reads it whole: its continuation "p1" is a root now (as removal says),
+    found as a fresh walk finds it, and the search still gives the three results asked
+    (it gave two, "p0"'s lineage left out whole)."""
+    found, _ = await _searched(tmp_path, lambda store: _PrunedMeanwhile(store, "p0"))
+    ids = [r["session_id"] for r in found]
+    assert len(ids) == 3 and "p0" not in ids
+    assert (found[0]["session_id"], sorted(found[0]["lineage"])) == (
+        "p1", ["p1", "p1-sub", "p2", "p3"])
