@@ -52,8 +52,8 @@ def group_by_root(hits: Sequence[MessageHit], known: Mapping[str, LinkedT], *,
 def with_roots(groups: Sequence[tuple[SessionLink, tuple[MessageHit, ...]]],
                roots: Sequence[Session]) -> tuple[Candidate, ...]:
     """A candidate of each group whose root is among the whole ``roots`` read (one removed
-    since its link was read is left out: :class:`LineageResolve` reads the links again once
-    first).
+    since its link was read is left out: :class:`LineageResolve` reads the links again
+    once first).
 
     >>> hits = (_h("a", 1.0),)
     >>> [c.root.title for c in with_roots([(SessionLink("a"), hits), (SessionLink("gone"), hits)],
@@ -65,6 +65,21 @@ def with_roots(groups: Sequence[tuple[SessionLink, tuple[MessageHit, ...]]],
                  if root.id in whole)
 
 
+def moved_on(groups: Sequence[tuple[SessionLink, tuple[MessageHit, ...]]],
+             roots: Sequence[Session]) -> bool:
+    """Whether a root of ``groups`` is not among the whole ``roots`` read, or is stored
+    otherwise than its link was read (another parent, source or start).
+
+    >>> hits = (_h("a", 1.0),)
+    >>> moved_on([(SessionLink("a"), hits)], [Session(id="a", title="the fix")])
+    False
+    >>> moved_on([(SessionLink("a"), hits)], [Session(id="a", source="tool")])
+    True
+    """
+    read = {s.id: SessionLink.of(s) for s in roots}
+    return any(read.get(root.id) != root for root, _ in groups)
+
+
 @attrs.frozen
 class LineageResolve:
     """Trace hits to their lineage roots; keep the best ``request.limit`` of them.
@@ -72,7 +87,8 @@ class LineageResolve:
     ``max_candidates`` caps the limit whatever the request says; a request's
     ``shortlist`` (set for a rerank stage) keeps that many when it is more. Lineages are
     walked by their sessions' links and only the roots kept are read whole; a root removed
-    between the two reads sends the walk round once more, so the limit is still filled.
+    or stored otherwise between the two reads (:func:`moved_on`) sends the walk round once
+    more, as a search begun then walks it.
     """
 
     max_candidates: int = attrs.field(default=MAX_LIMIT, validator=attrs.validators.ge(1))
@@ -95,10 +111,11 @@ class LineageResolve:
             kept = groups[:limit]
 
             def done(roots: Sequence[Session]) -> FutureResult[Resolved, StoreUnavailable]:
-                if len(roots) < len(kept) and walks:
-                    # A root removed since its link was read (a sync --prune meanwhile):
-                    # its continuations are roots now, and others may take its place. The
-                    # links are read again, as a search begun now reads them.
+                if walks and moved_on(kept, roots):
+                    # A sync meanwhile: a root removed (its continuations are roots now,
+                    # others may take its place), or stored again from a hidden source or
+                    # under a parent. The links are read again, as a search begun now reads
+                    # them.
                     return load_links(store, ids).bind(
                         lambda fresh: resolved(store, fresh, walks - 1))
                 return FutureResult.from_value(Resolved(

@@ -5,13 +5,16 @@ the facade over a SQLite file; a caller's own store without the call is walked t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+from returns.future import FutureResult
 from returns.unsafe import unsafe_perform_io
 
 from harkback.pipeline import Harkback, open_store
+from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
 from tests.conftest import conversation
 from tests.support.calls_counted import CallsCounted
@@ -75,23 +78,36 @@ async def test_a_store_without_links_is_walked_through_its_sessions(tmp_path: Pa
     assert found == linked
 
 
-class _PrunedMeanwhile:
-    """``store``, its session ``doomed`` removed (as a ``sync --prune`` beside the search
-    does) just before the first read of whole sessions asking for it."""
+class _Meanwhile:
+    """``store``, ``change`` done to it (as a sync beside the search does) just before the
+    first read of whole sessions asking for session ``at``."""
 
-    def __init__(self, store: SessionStore, doomed: str) -> None:
+    def __init__(self, store: SessionStore, at: str,
+                 change: Callable[[SessionStore], FutureResult[Any, StoreUnavailable]]) -> None:
         self._store = store
-        self._doomed: str | None = doomed
+        self._at: str | None = at
+        self._change = change
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
     def sessions(self, ids: Sequence[str]) -> Any:
-        doomed, remover = self._doomed, self._store.session_remover()
-        if doomed is None or doomed not in ids or remover is None:
+        if self._at is None or self._at not in ids:
             return self._store.sessions(ids)
-        self._doomed = None
-        return remover.remove_sessions([doomed]).bind(lambda _: self._store.sessions(ids))
+        self._at = None
+        return self._change(self._store).bind(lambda _: self._store.sessions(ids))
+
+
+def _removed(store: SessionStore) -> FutureResult[Any, StoreUnavailable]:
+    remover = store.session_remover()
+    assert remover is not None
+    return remover.remove_sessions(["p0"])
+
+
+def _made_a_tool_s(store: SessionStore) -> FutureResult[Any, StoreUnavailable]:
+    again = SESSIONS[0]
+    return store.ingest([attrs.evolve(again, session=attrs.evolve(again.session,
+                                                                  source="tool"))])
 
 
 async def test_a_root_removed_after_its_link_was_read_leaves_its_place(tmp_path: Path) -> None:
@@ -99,8 +115,18 @@ async def test_a_root_removed_after_its_link_was_read_leaves_its_place(tmp_path:
     resolve stage reads it whole: its continuation "p1" is a root now (as removal says),
     found as a fresh walk finds it, and the search still gives the three results asked
     (it gave two, "p0"'s lineage left out whole)."""
-    found, _ = await _searched(tmp_path, lambda store: _PrunedMeanwhile(store, "p0"))
+    found, _ = await _searched(tmp_path, lambda store: _Meanwhile(store, "p0", _removed))
     ids = [r["session_id"] for r in found]
     assert len(ids) == 3 and "p0" not in ids
     assert (found[0]["session_id"], sorted(found[0]["lineage"])) == (
         "p1", ["p1", "p1-sub", "p2", "p3"])
+
+
+async def test_a_root_stored_again_from_a_hidden_source_is_hidden(tmp_path: Path) -> None:
+    """The fix's root "p0" is stored again as a tool's (a source hidden by default) after
+    its link was read and before it is read whole: its lineage is hidden, as a search
+    begun then hides it, and three others are given (it was shown first, of source
+    "tool")."""
+    found, _ = await _searched(tmp_path, lambda store: _Meanwhile(store, "p0", _made_a_tool_s))
+    assert [r["source"] for r in found] == ["cli"] * 3
+    assert not {"p0", "p1"} & {s for r in found for s in r["lineage"]}
