@@ -1,7 +1,8 @@
 """The lineages of a search's candidates are walked by their sessions' links
 (``SessionStore.session_links``): only the roots a search returns are read whole, through
 the facade over a SQLite file; a caller's own store without the call is walked through
-``sessions`` to the same results."""
+``sessions`` to the same results; a root a sync removes or stores otherwise between the
+two reads is walked again."""
 
 from __future__ import annotations
 
