@@ -1,7 +1,6 @@
-"""What is asked of a chat model and what comes back.
-
-The model itself is the :class:`~harkback.stages.ports.ChatModel` port; these records
-are all that crosses it, so stages never see an SDK type.
+"""What is asked of a chat model and what comes back, and the model's port itself
+(:class:`ChatModel`, also named by :mod:`~harkback.stages.ports`): these records are all
+that crosses it, so stages never see an SDK type.
 
 >>> request = ChatRequest(messages=(("system", "Be brief."), ("user", "Hi")), max_tokens=64)
 >>> request.temperature, len(request.messages)
@@ -13,10 +12,12 @@ are all that crosses it, so stages never see an SDK type.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, Protocol
 
 import attrs
+from returns.future import FutureResult
 
+from harkback.stages.errors import ModelFailed
 from harkback.stages.records import TokenUsage
 
 ChatRole = Literal["system", "user", "assistant"]
@@ -57,3 +58,27 @@ class ChatReply:
     usage: TokenUsage = attrs.field(factory=TokenUsage)
     model: str = ""
     finish_reason: str = ""
+
+
+class ChatModel(Protocol):
+    """A chat-completions model (any OpenAI-compatible endpoint, or a test double).
+
+    ``complete`` returns failures (HTTP errors, timeouts, unusable answers, after the
+    adapter's own retries) as :class:`ModelFailed` values. Resources such as HTTP
+    clients belong to the event loop that created them; ``aclose`` releases the ones
+    of the running loop. A model may also name its ``endpoint`` (a string: where it
+    answers, without credentials), which the summary cache key then holds too.
+    """
+
+    @property
+    def name(self) -> str:
+        """The model's name, as sent to the endpoint (part of the summary cache key)."""
+        ...
+
+    def complete(self, request: ChatRequest) -> FutureResult[ChatReply, ModelFailed]:
+        """Ask the model once (retries included) and return its reply."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what this model holds in the running event loop."""
+        ...

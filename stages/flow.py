@@ -17,7 +17,7 @@ from harkback.stages.records import (
     Candidate,
     MessageHit,
     RerankReport,
-    Session,
+    SessionLink,
     Summarized,
     Transcript,
 )
@@ -36,9 +36,9 @@ class Matched:
     hits: tuple[MessageHit, ...]
     session_scores: tuple[tuple[str, float], ...] = ()
     notes: tuple[str, ...] = ()
-    lineage: tuple[Session, ...] = ()
-    """Sessions the ranker read with their ancestors (empty when it read none): the
-    resolve stage walks them to their roots without asking the store again."""
+    lineage: tuple[SessionLink, ...] = ()
+    """The links of the sessions the ranker read with their ancestors (empty when it read
+    none): the resolve stage walks them to their roots without asking the store again."""
 
 
 @attrs.frozen(kw_only=True)

@@ -14,7 +14,7 @@ import attrs
 from returns.future import FutureResult
 
 from harkback.stages import records
-from harkback.stages.chat import ChatReply, ChatRequest
+from harkback.stages.chat import ChatModel as ChatModel
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.imports import ImportLedger
 from harkback.stages.message_window import MessageWindow, WindowQuery
@@ -151,10 +151,11 @@ class SessionStore(Protocol):
     roles, time bounds (message timestamp, else the session's start), hidden sources,
     the sources and projects asked for and the sessions ``excluded`` leaves out
     (filter_contract.py);
-    ``sessions``/``children`` return what exists and silently omit unknown ids;
-    ``messages`` returns messages ordered by session start, then position, and
-    ``message_window`` a window of them (window_contract.py); ``ingest``
-    of the same session id replaces it (idempotent).
+    ``sessions``/``children`` return what exists and silently omit unknown ids, and
+    ``session_links`` the same sessions' links (links_contract.py); ``messages``
+    returns messages ordered by session start, then position, and ``message_window`` a
+    window of them (window_contract.py); ``ingest`` of the same session id replaces it
+    (idempotent).
     """
 
     def search(self, query: MatchQuery
@@ -178,6 +179,15 @@ class SessionStore(Protocol):
     def sessions(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids (unknown ids are left out)."""
+        ...
+
+    def session_links(self, ids: Sequence[str]
+                      ) -> FutureResult[tuple[records.SessionLink, ...], StoreUnavailable]:
+        """What the walk to a lineage's root reads of the sessions with these ids (their
+        parent, source and start), in the order asked, unknown ids left out: :meth:`sessions`
+        without the rest, for the few hundred candidates a search walks
+        (:func:`~harkback.stages.lineage.load_links`). A store written before this call
+        was named, without it, is read through :meth:`sessions`."""
         ...
 
     def ids_alike(self, session_id: str, limit: int
@@ -355,30 +365,6 @@ class VectorStore(Protocol):
 
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model``."""
-        ...
-
-
-class ChatModel(Protocol):
-    """A chat-completions model (any OpenAI-compatible endpoint, or a test double).
-
-    ``complete`` returns failures (HTTP errors, timeouts, unusable answers, after the
-    adapter's own retries) as :class:`ModelFailed` values. Resources such as HTTP
-    clients belong to the event loop that created them; ``aclose`` releases the ones
-    of the running loop. A model may also name its ``endpoint`` (a string: where it
-    answers, without credentials), which the summary cache key then holds too.
-    """
-
-    @property
-    def name(self) -> str:
-        """The model's name, as sent to the endpoint (part of the summary cache key)."""
-        ...
-
-    def complete(self, request: ChatRequest) -> FutureResult[ChatReply, ModelFailed]:
-        """Ask the model once (retries included) and return its reply."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release what this model holds in the running event loop."""
         ...
 
 

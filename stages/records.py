@@ -91,6 +91,28 @@ class Session:
         return "\n".join(p for p in (self.title, self.source) if p)
 
 
+@attrs.frozen
+class SessionLink:
+    """What the walk to a lineage's root reads of a session: its parent, its source (a
+    lineage is hidden or demoted by its root's) and its start (a loop of parents names its
+    earliest). The rest of a :class:`Session` is left unread: the ranker walks the
+    lineages of a few hundred candidates a search (``SessionStore.session_links``).
+
+    >>> SessionLink.of(Session(id="b", source="cli", title="t", parent_session_id="a"))
+    SessionLink(id='b', parent_session_id='a', source='cli', started_at=None)
+    """
+
+    id: str
+    parent_session_id: str | None = None
+    source: str = ""
+    started_at: float | None = None
+
+    @classmethod
+    def of(cls, session: Session) -> SessionLink:
+        """The link of a whole ``session``."""
+        return cls(session.id, session.parent_session_id, session.source, session.started_at)
+
+
 @attrs.frozen(kw_only=True)
 class Message:
     """One turn of a session, identified by its ``position`` within the session.

@@ -188,6 +188,12 @@ class MemoryStore(Closing, MemoryMessages, MemorySearch, MemoryVectors):
         return self._run(lambda: tuple(
             self._sessions[i] for i in dict.fromkeys(ids) if i in self._sessions))
 
+    def session_links(self, ids: Sequence[str]
+                      ) -> FutureResult[tuple[records.SessionLink, ...], StoreUnavailable]:
+        """The links of the sessions with these ids, in the order asked (unknown left out)."""
+        return self._run(lambda: tuple(records.SessionLink.of(self._sessions[i])
+                                       for i in dict.fromkeys(ids) if i in self._sessions))
+
     def children(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``, earliest first."""

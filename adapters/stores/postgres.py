@@ -205,6 +205,11 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         """The sessions with these ids, in the order asked; unknown ids are left out."""
         return self.run(lambda connection: postgres_reads.sessions(connection, ids))
 
+    def session_links(self, ids: Sequence[str]
+                      ) -> FutureResult[tuple[records.SessionLink, ...], StoreUnavailable]:
+        """The links of the sessions with these ids, in the order asked (unknown left out)."""
+        return self.run(lambda connection: postgres_reads.session_links(connection, ids))
+
     def children(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """Sessions whose parent is one of ``ids``, earliest first."""

@@ -14,6 +14,7 @@ import attrs
 import psycopg
 
 from harkback.adapters.stores import sqlite_stats
+from harkback.adapters.stores.damaged_rows import session_reader
 from harkback.adapters.stores.postgres_search import scope_filters
 from harkback.adapters.stores.postgres_text import restore, storable
 from harkback.adapters.stores.postgres_writes import (
@@ -24,6 +25,7 @@ from harkback.adapters.stores.postgres_writes import (
     stored_message,
     stored_session,
 )
+from harkback.adapters.stores.sql.links import LINK_COLUMNS, link_from_row
 from harkback.adapters.stores.sql.loops import is_root
 from harkback.adapters.stores.sql.rows import (
     PREVIEW_READS,
@@ -31,7 +33,7 @@ from harkback.adapters.stores.sql.rows import (
 )
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
-from harkback.stages.records import Message, Session, SessionOverview
+from harkback.stages.records import Message, Session, SessionLink, SessionOverview
 from harkback.stages.stats import SourceCount, StoreStats, by_source
 
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -51,6 +53,19 @@ def sessions(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:
         f"SELECT {_S_COLUMNS} FROM unnest(%s::text[]) WITH ORDINALITY AS j(id, place) "
         "JOIN sessions AS s ON s.id = j.id ORDER BY j.place", (_ids(ids),)).fetchall()
     return tuple(stored_session(row) for row in rows)
+
+
+def session_links(connection: Connection, ids: Sequence[str]) -> tuple[SessionLink, ...]:
+    """The links of the sessions with these ids, in the order asked; unknown ids are left
+    out (:mod:`~harkback.adapters.stores.sql.links`)."""
+    rows = connection.execute(
+        f"SELECT {', '.join('s.' + c for c in LINK_COLUMNS)} "
+        "FROM unnest(%s::text[]) WITH ORDINALITY AS j(id, place) "
+        "JOIN sessions AS s ON s.id = j.id ORDER BY j.place", (_ids(ids),)).fetchall()
+    return tuple(_read_link(read_text(row)) for row in rows)
+
+
+_read_link = session_reader(link_from_row)
 
 
 def children(connection: Connection, ids: Sequence[str]) -> tuple[Session, ...]:

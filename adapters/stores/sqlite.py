@@ -44,7 +44,7 @@ from harkback.adapters.stores.import_ledger import SqliteImportLedger
 from harkback.adapters.stores.migration import Migrated
 from harkback.adapters.stores.own_thread import OwnThread
 from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt, reopened
-from harkback.adapters.stores.sql import fulltext, rows
+from harkback.adapters.stores.sql import fulltext, links, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_checkpoints import Checkpoints
@@ -276,6 +276,11 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:
         """The sessions with these ids, in the order asked; unknown ids are left out."""
         return self._run(fetch(rows.sessions_by_id(ids), session_reader(rows.session_from_row)))
+
+    def session_links(self, ids: Sequence[str]
+                      ) -> FutureResult[tuple[records.SessionLink, ...], StoreUnavailable]:
+        """The links of the sessions with these ids, in the order asked (unknown left out)."""
+        return self._run(fetch(links.links_by_id(ids), session_reader(links.link_from_row)))
 
     def children(self, ids: Sequence[str]
                  ) -> FutureResult[tuple[records.Session, ...], StoreUnavailable]:

@@ -59,7 +59,7 @@ from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.flow import Matched
-from harkback.stages.lineage import load_ancestry
+from harkback.stages.lineage import load_links
 from harkback.stages.match.across import for_foreign_sessions, with_names
 from harkback.stages.match.clause_parts import clause_parts
 from harkback.stages.match.clauses import (
@@ -111,7 +111,7 @@ from harkback.stages.match.titles import TITLE_B, title_evidence, title_query
 from harkback.stages.match.widen import more_rows, wanted, widened
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
 from harkback.stages.query import ParsedQuery, parse_query
-from harkback.stages.records import MessageHit, Role, Session, TitleHit
+from harkback.stages.records import MessageHit, Role, SessionLink, TitleHit
 from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.text.predicates import predicate_bigrams
@@ -227,7 +227,7 @@ class LexicalMatch:
                     rows=more_rows(query, want=wanted(request), least=self.hits_per_session))
                 ).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
-                ).bind(lambda titles: load_ancestry(store, looked_up(hits, titles)).map(
+                ).bind(lambda titles: load_links(store, looked_up(hits, titles)).map(
                     lambda known: self._rank(request, parsed, units, stats, hits, now,
                                              windows, titles, known))))
             # Prefixes only when there are any: a library caller's own store written to
@@ -252,7 +252,7 @@ class LexicalMatch:
               stats: TermStats, hits: Sequence[MessageHit], now: float,
               windows: Sequence[tuple[float, float]] = (),
               titles: Sequence[TitleHit] = (),
-              known: Mapping[str, Session] | None = None) -> Matched:
+              known: Mapping[str, SessionLink] | None = None) -> Matched:
         average = stats.average_length or 1.0
         role_weights = dict(self.role_weights)
         score = message_scorer(units, average_length=average, k1=self.k1, b=self.b)

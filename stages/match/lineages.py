@@ -27,15 +27,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from harkback.stages.lineage import root_of
 from harkback.stages.match.score import Scored
 from harkback.stages.match.sessions import rescored
-from harkback.stages.records import MessageHit, Session, TitleHit
+from harkback.stages.records import MessageHit, SessionLink, TitleHit
 from harkback.stages.when import closeness
 
 
-def lineage_roots(ids: Iterable[str], known: Mapping[str, Session]) -> dict[str, str]:
+def lineage_roots(ids: Iterable[str], known: Mapping[str, SessionLink]) -> dict[str, str]:
     """The lineage root of each of ``ids`` that has one other than itself (the walk of
     :func:`~harkback.stages.lineage.root_of`, so a loop of parents names one root).
 
-    >>> known = {s.id: s for s in (Session(id="a"), Session(id="b", parent_session_id="a"))}
+    >>> known = {s.id: s for s in (SessionLink("a"), SessionLink("b", parent_session_id="a"))}
     >>> lineage_roots(["a", "b", "unknown"], known)
     {'b': 'a'}
     """
@@ -53,8 +53,9 @@ def looked_up(hits: Sequence[MessageHit], titles: Sequence[TitleHit]) -> list[st
     Not only those of the best few: a session continued 60 times had parts whose best
     message was not among the 60 best the ranker once read the lineages of, each ranked
     on its own, and together they took every hit the ranker hands on (no other session
-    came back). Reading them all is one store call for a few hundred ids, and the resolve
-    stage then asks for none (:attr:`~harkback.stages.flow.Matched.lineage`): x1.03 CPU a
+    came back). Reading them all is one store call for a few hundred ids, of their links
+    alone (:func:`~harkback.stages.lineage.load_links`), and the resolve stage then asks
+    for none of them again (:attr:`~harkback.stages.flow.Matched.lineage`): x1.03 CPU a
     search against reading the 60 best's (``benchmarks.search_cpu --against``, 100k
     messages, 8 rounds; those 60 and a ranking again when a session handed on turned out
     to be a lineage's part cost x1.10, x1.2 on the prefix and Chinese queries).
@@ -69,7 +70,7 @@ def looked_up(hits: Sequence[MessageHit], titles: Sequence[TitleHit]) -> list[st
 
 
 def as_lineages(scored: Sequence[Scored], roots: Mapping[str, str],
-                known: Mapping[str, Session]) -> list[Scored]:
+                known: Mapping[str, SessionLink]) -> list[Scored]:
     """``scored`` with each hit moved to its lineage's root (``roots``: a session's root
     when it is not its own), so a lineage is scored as one session; the rest as given.
 
@@ -77,7 +78,7 @@ def as_lineages(scored: Sequence[Scored], roots: Mapping[str, str],
     root's: a cron job's sub-agents are demoted with it, whichever member's hit came
     first (the ranker demotes a session by its first hit's source).
 
-    >>> known = {"job": Session(id="job", source="cron")}
+    >>> known = {"job": SessionLink("job", source="cron")}
     >>> hit = Scored(MessageHit(session_id="sub", position=0, role="user", content="",
     ...                         score=0.0, source="subagent"), 1.0, frozenset({0}))
     >>> [(s.hit.session_id, s.hit.source) for s in as_lineages([hit], {"sub": "job"}, known)]

@@ -50,7 +50,7 @@ def test_a_loop_of_parents_names_one_root_from_any_member() -> None:
     assert {i: r.id if r else None for i, r in roots.items()} == dict.fromkeys(LOOP, "early")
     candidates = group_by_root([_hit("late"), _hit("hanger"), _hit("mid")], LOOP,
                                exclude_root=None, hidden_sources=())
-    assert [(c.root.id, len(c.hits)) for c in candidates] == [("early", 3)]
+    assert [(root.id, len(hits)) for root, hits in candidates] == [("early", 3)]
 
 
 def test_unknown_session_has_no_root() -> None:
@@ -62,22 +62,22 @@ def test_one_candidate_per_root_with_all_its_hits() -> None:
     """Hits from a lineage collapse into one candidate that keeps all of them."""
     candidates = group_by_root([_hit("sub"), _hit("other"), _hit("root")], SESSIONS,
                                exclude_root=None, hidden_sources=())
-    assert [c.root.id for c in candidates] == ["root", "other"]
-    assert [h.session_id for h in candidates[0].hits] == ["sub", "root"]
+    assert [root.id for root, _ in candidates] == ["root", "other"]
+    assert [h.session_id for h in candidates[0][1]] == ["sub", "root"]
 
 
 def test_current_lineage_is_left_out() -> None:
     """Hits anywhere in the caller's lineage are dropped."""
     candidates = group_by_root([_hit("sub"), _hit("other")], SESSIONS, exclude_root="root",
                                hidden_sources=())
-    assert [c.root.id for c in candidates] == ["other"]
+    assert [root.id for root, _ in candidates] == ["other"]
 
 
 def test_hidden_source_roots_are_left_out() -> None:
     """A root from a hidden source never becomes a candidate."""
     candidates = group_by_root([_hit("hidden"), _hit("other")], SESSIONS, exclude_root=None,
                                hidden_sources=("tool",))
-    assert [c.root.id for c in candidates] == ["other"]
+    assert [root.id for root, _ in candidates] == ["other"]
 
 
 _ids = st.sampled_from(sorted(SESSIONS))
@@ -88,8 +88,8 @@ def test_grouping_is_stable_and_idempotent(ids: list[str]) -> None:
     """Roots come in first-hit order, and grouping the grouped hits changes nothing."""
     hits = [_hit(i, score=float(n)) for n, i in enumerate(ids)]
     once = group_by_root(hits, SESSIONS, exclude_root=None, hidden_sources=())
-    again = group_by_root([h for c in once for h in c.hits], SESSIONS, exclude_root=None,
+    again = group_by_root([h for _, hits in once for h in hits], SESSIONS, exclude_root=None,
                           hidden_sources=())
-    assert [c.root.id for c in once] == [c.root.id for c in again]
+    assert [root.id for root, _ in once] == [root.id for root, _ in again]
     first_seen = list(dict.fromkeys(r.id for i in ids if (r := root_of(i, SESSIONS))))
-    assert [c.root.id for c in once] == first_seen
+    assert [root.id for root, _ in once] == first_seen

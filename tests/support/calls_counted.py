@@ -4,8 +4,8 @@ port, by name: what a test of "how many times is the store asked" reads.
 >>> from harkback.adapters.stores.memory import MemoryStore
 >>> counted = CallsCounted(MemoryStore())
 >>> _ = counted.sessions(("x",))
->>> counted.calls
-Counter({'sessions': 1})
+>>> counted.calls, counted.asked["sessions"]
+(Counter({'sessions': 1}), [('x',)])
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from harkback.stages.ports import SessionStore
 
 class CallsCounted:
     """``store``, passed through, its port's calls counted in :attr:`calls` (not the
-    facade's running of a whole search on the store's own thread)."""
+    facade's running of a whole search on the store's own thread), and the first argument
+    of each in :attr:`asked`."""
 
     def __init__(self, store: SessionStore) -> None:
         self._store = store
         self.calls: Counter[str] = Counter()
+        self.asked: dict[str, list[Any]] = {}
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self._store, name)
@@ -31,5 +33,6 @@ class CallsCounted:
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.calls[name] += 1
+            self.asked.setdefault(name, []).append(args[0] if args else None)
             return found(*args, **kwargs)
         return counted

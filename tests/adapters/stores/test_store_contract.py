@@ -7,6 +7,7 @@ from harkback.stages.records import Conversation, Message, Session
 from tests.adapters.stores.alike_contract import AlikeContract
 from tests.adapters.stores.closed_contract import ClosedContract
 from tests.adapters.stores.filter_contract import FilterContract
+from tests.adapters.stores.links_contract import LinksContract
 from tests.adapters.stores.nul_contract import NulContract
 from tests.adapters.stores.removal_contract import RemovalContract
 from tests.adapters.stores.rewrite_contract import RewriteContract
@@ -22,10 +23,10 @@ store = new_stores(*KINDS)
 
 class TestSessionStores(StoreContract, RemovalContract, FilterContract, TailContract,
                         WindowContract, ClosedContract, AlikeContract, NulContract,
-                        RewriteContract):
+                        RewriteContract, LinksContract):
     """The SessionStore contract (with session removal, filters, tail writes, message
-    windows, what a closed store does, ids alike, NULs asked and the summaries a rewrite
-    drops), run against every store."""
+    windows, what a closed store does, ids alike, NULs asked, the summaries a rewrite
+    drops and sessions' links), run against every store."""
 
 
 class TestVectorStores(VectorContract):

@@ -26,6 +26,7 @@ from harkback.stages.records import (
     Message,
     MessageHit,
     Session,
+    SessionLink,
     SessionOverview,
     TitleHit,
 )
@@ -228,6 +229,10 @@ class _BrokenStore:
         return self._fail()
 
     def sessions(self, ids: Sequence[str]) -> FutureResult[tuple[Session, ...], StoreUnavailable]:
+        return self._fail()
+
+    def session_links(self, ids: Sequence[str]
+                      ) -> FutureResult[tuple[SessionLink, ...], StoreUnavailable]:
         return self._fail()
 
     def ids_alike(self, session_id: str, limit: int
