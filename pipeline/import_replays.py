@@ -12,7 +12,9 @@ and text, as :func:`~harkback.pipeline.import_claims.weigh` compares two files):
 - every copied message held there: left out, as read;
 - some going on past them: those the store lacks are kept, first in the new session (still
   its continuation), counted;
-- one where the store holds another message: the new session is stored whole, as read (no
+- one where the store holds another message: while a file in the folder still holds the
+  earlier session, left out (that file's text stands; the store's may be an older
+  harkback's reading of it); once none does, the new session is stored whole, as read (no
   continuation: the two disagree), and named like damaged input (exit 3).
 
 >>> def msg(p, text): return Message(session_id="s", position=p, role="user", content=text)
@@ -100,7 +102,11 @@ def _settled(replay: Replay, read: Conversation, earlier: Sequence[Message],
     copied = bare(replay.whole.messages[:count])
     stored = {m.position: m for m in earlier}
     standing = weigh(copied, stored)
-    if standing == "within":
+    # A copy of a session whose file is still in the folder says nothing that file does
+    # not: it differs only from what the store made of it (an older harkback stored slash
+    # commands as their tags, and keeps that text until the file changes), so it stays
+    # left out. Once that file is gone, the copy is all there is of them.
+    if standing == "within" or (standing == "other" and replay.filed):
         return read
     # Not all stored there: the lines read as such are counted as what became of them.
     _uncount(tally, COPIED_LINE, replay.lines)

@@ -212,6 +212,9 @@ class Replay:
     """How many copied lines reading left out (counted so)."""
     pending: tuple[str, ...] = ()
     """Those of ``sources`` a file this import reads later holds (it stores them itself)."""
+    filed: bool = False
+    """Whether a file in the folder still holds each of ``sources``: what it says of them
+    stands, so a copy that differs is no loss."""
 
 
 @attrs.frozen(kw_only=True)

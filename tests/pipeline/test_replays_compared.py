@@ -5,6 +5,7 @@ on a SQLite file in an empty home; the store, read back through ``show``, is the
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,14 @@ def resumed(copied: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_a_resume_copying_other_messages_than_the_store_keeps_them(tmp_path: Path) -> None:
-    """The earlier session stored; the resume's copy says another thing in its first reply
-    (the earlier file changed since it was stored): those lines were left out unseen, the
-    other reply lost and the sync said nothing (exit 0). Now the resumed session is stored
-    whole, as read, and named (exit 3); the earlier session is as it was."""
-    write(tmp_path, PARENT, _parent_lines())
+    """The earlier session stored, its file deleted since (Claude Code removes old ones);
+    the resume's copy says another thing in its first reply: those lines were left out
+    unseen, the other reply lost and the sync said nothing (exit 0). Now the resumed
+    session is stored whole, as read, and named (exit 3); the earlier session is as it
+    was."""
+    path = write(tmp_path, PARENT, _parent_lines())
     assert sync(tmp_path, kind="claude-code")[0] == 0
+    path.unlink()
     before = shown(tmp_path, PARENT)
     copied = _parent_lines()
     copied[1] = _line("assistant", "a1", "u1", PARENT, "2026-03-02T09:00:09.000Z",
@@ -120,6 +123,7 @@ def test_what_became_of_copied_lines_is_counted_once(tmp_path: Path) -> None:
     a copy stored whole; 2 messages stored there and 2 kept."""
     write(tmp_path, EARLIER, earlier_lines(4))
     assert sync(tmp_path, kind="claude-code")[0] == 0
+    write(tmp_path, EARLIER, []).unlink()  # its file gone: the copy is all there is
     differing = earlier_lines(4)
     differing[1] = _line("assistant", "e1", "e0", EARLIER, "2026-03-02T09:01:00.000Z",
                          "another reply")
@@ -167,3 +171,24 @@ def test_a_resume_copied_into_another_project_folder_leaves_the_first_whole(
     assert report["left_out"]["session copied from another file (stored there)"] == 1
     assert sync(tmp_path, kind="claude-code")[:3:2] == (0, "")
     assert shown(tmp_path, EARLIER)[1] == [f"earlier message {n}" for n in range(4)]
+
+
+def test_a_resume_of_a_session_whose_file_is_there_takes_that_file_s_word(
+        tmp_path: Path) -> None:
+    """The earlier session's file still in the folder, its first reply stored as an older
+    harkback read it (other text than the file's, as slash commands once were): the
+    resume's copy differs from the store only, so it stays left out, the resumed session
+    its continuation holding its own message; exit 0 and nothing stored twice (comparing
+    it stored the copy whole again and named it at every change of the file)."""
+    write(tmp_path, PARENT, _parent_lines())
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    with sqlite3.connect(tmp_path / "h.db") as connection:
+        connection.execute("UPDATE messages SET content = 'as an older harkback read it' "
+                           "WHERE session_id = ? AND position = 1", (PARENT,))
+    before = shown(tmp_path, PARENT)
+    write(tmp_path, RESUMED, [*_parent_lines(), _line(
+        "user", "u3", "a2", RESUMED, "2026-03-03T10:00:00.000Z", LATER)])
+    status, _, said = sync(tmp_path, kind="claude-code")
+    assert (status, said) == (0, "")
+    assert shown(tmp_path, RESUMED) == (PARENT, [LATER])
+    assert shown(tmp_path, PARENT) == before
