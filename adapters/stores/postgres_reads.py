@@ -25,10 +25,7 @@ from harkback.adapters.stores.postgres_writes import (
     stored_session,
 )
 from harkback.adapters.stores.sql.loops import is_root
-from harkback.adapters.stores.sql.rows import (
-    PREVIEW_READS,
-    preview,
-)
+from harkback.stages.first_request import PREVIEW_READS, preview
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
 from harkback.stages.records import Message, Session, SessionOverview
