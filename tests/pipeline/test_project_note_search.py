@@ -1,0 +1,56 @@
+"""The project line Claude Code and Codex sessions carry under their first request, through
+the CLI on a real SQLite file: its folder and branch are searched, its labels are not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+
+from harkback.adapters.sources.transcript_session import with_project
+from harkback.stages.project_note import project_note
+from tests.conftest import conversation
+from tests.pipeline.test_cli import ingested, run
+
+TOPICS = (("login", "fix the flaky login test", "the token check raced the clock", "main",
+           "youer"),
+          ("dark", "add a dark mode toggle", "done with a css variable", "main", "storefront"),
+          ("ship", "cut the 2.3 release", "tagged v2.3.0 and pushed it", "release-2.3",
+           "billing"),
+          ("build", "why is the docker build slow", "COPY . busted the cache", "main", "infra"))
+
+
+def _store(tmp_path: Path) -> Path:
+    sessions = []
+    for day, (sid, request, reply, branch, folder) in enumerate(TOPICS):
+        plain = conversation(sid, ("user", request), ("assistant", reply),
+                             started_at=1_770_000_000.0 + day * 86_400, source="claude-code")
+        # As the importers write it (transcript_session.Transcript.conversation).
+        note = project_note(f"/home/me/code/{folder}", branch)
+        sessions.append(attrs.evolve(plain, messages=with_project(plain.messages, note)))
+    return ingested(tmp_path, sessions)
+
+
+def _found(db: Path, query: str) -> list[str]:
+    done = run("search", query, "--limit", "10", "--summarizer", "none", "--json", db=db)
+    assert done.returncode == 0, done.stderr
+    return [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+
+def test_the_labels_of_the_project_line_match_no_session(tmp_path: Path) -> None:
+    """Every session answered "which branch did we use for the release?" (and any question
+    saying project or git), each by the words "project", "git" and "branch" of its
+    project line: the release session came first, and the other three after it."""
+    db = _store(tmp_path)
+    assert _found(db, "which branch did we use for the release?") == ["ship"]
+    assert _found(db, "which git branch was the login fix on") == ["login"]
+    assert _found(db, "what project was the dark mode in") == ["dark"]
+    assert _found(db, "git branch") == []
+
+
+def test_the_project_folder_and_branch_stay_searchable(tmp_path: Path) -> None:
+    """The folder's name and the branch are the session's words still."""
+    db = _store(tmp_path)
+    assert _found(db, "storefront") == ["dark"]
+    assert _found(db, "release-2.3") == ["ship"]
