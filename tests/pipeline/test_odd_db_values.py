@@ -82,6 +82,18 @@ def test_an_empty_db_is_a_usage_error(folder: Path, command: tuple[str, ...]) ->
     assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
 
 
+@pytest.mark.parametrize("given", [(" ",), ("\t  ",), ("h.db", " ")])
+def test_a_blank_db_is_a_usage_error_too(folder: Path, given: tuple[str, ...]) -> None:
+    """``--db " "`` (``--db "$DB "`` with ``DB`` unset) made a database file named by a
+    blank in the current folder and ingested into it, while a blank ``$HARKBACK_DB`` is
+    unset and a blank ``db`` in the config file is refused: it is empty, as ``--db ""``
+    is (the last ``--db`` given counts)."""
+    done = harkback(folder, "ingest", "one.jsonl", *(a for value in given for a in ("--db", value)))
+    said = "--db is empty: name a database file, such as harkback.db, or leave --db out"
+    assert (done.returncode, done.stderr) == (2, f"harkback: {said}\n")
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
+
+
 def test_an_empty_harkback_db_is_unset(folder: Path) -> None:
     """An empty ``$HARKBACK_DB`` (as README says) is no value: the config file's ``db``
     is the store, as with the variable unset."""
