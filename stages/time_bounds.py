@@ -108,8 +108,10 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
         # The calendar's, as for "yesterday": seven days back left out the start of the
         # week that an agent passed on from "how did we fix it last week?".
         read = calendar_windows if period.group(1) == "this" else previous_periods
-        # "This weekend" not begun (asked on a weekday) is its days to come.
-        ((_, (start, stop)),) = read(words, now) or [(0, weekend(local_date(now), 0))]
+        # "This weekend" not begun (asked on a weekday) is its days to come, and none a
+        # session can have when they lie past the calendar (asked in 9999's last week).
+        ahead = weekend(local_date(now), 0) or (math.inf, math.inf)
+        ((_, (start, stop)),) = read(words, now) or [(0, ahead)]
         return stop if end else start
     ago = _SPOKEN_AGO.match(words)
     if ago:

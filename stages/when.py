@@ -96,16 +96,22 @@ def latest_weekday(name: str, now: float) -> date:
     return days_before(now, (local_date(now).weekday() - WEEKDAYS.index(name)) % 7 or 7)
 
 
-def weekend(today: date, weeks_back: int = 1) -> tuple[float, float]:
+def weekend(today: date, weeks_back: int = 1) -> tuple[float, float] | None:
     """The local weekend, Saturday's midnight to just before Monday's, of the calendar week
     (from Monday, as "last week" is read) ``weeks_back`` weeks before ``today``'s: 1 is
-    last weekend, 0 this week's (ahead on a weekday).
+    last weekend, 0 this week's (ahead on a weekday); None past the calendar's ends.
 
     >>> [round(w / DAY, 9) for w in weekend(date(2026, 3, 5))]  # asked on a Thursday
     [20512.0, 20514.0]
+    >>> weekend(date(9999, 12, 31), 0) is None  # a Friday: its Saturday is in year 10000
+    True
     """
-    monday = today - timedelta(days=today.weekday() + 7 * weeks_back)
-    return (day_start(monday + timedelta(days=5)), last_moment(monday + timedelta(days=6)))
+    try:
+        saturday = today + timedelta(days=5 - today.weekday() - 7 * weeks_back)
+        sunday = saturday + timedelta(days=1)
+    except OverflowError:
+        return None
+    return (day_start(saturday), last_moment(sunday))
 
 
 def count_of(text: str) -> int:
@@ -155,8 +161,8 @@ def time_windows(question: str, now: float, *, listing: bool = False
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), last_moment(day))))
     for match in (*_WEEKEND.finditer(text), *_CJK_WEEKEND.finditer(text)):
-        start, end = weekend(local_date(now))
-        found.append((match, (start, min(end, now))))
+        if (days := weekend(local_date(now))) is not None:
+            found.append((match, (days[0], min(days[1], now))))
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))
     for match in _DAY_BEFORE.finditer(text):
