@@ -30,6 +30,17 @@ def project_note(cwd: str, branch: str = "") -> str:
     return f"[project: {cwd}{extra}]"
 
 
+def counted(content: str, role: str) -> str:
+    """What the ranker counts of a message: a user message (where importers put the
+    line) :func:`unlabelled`; any other as it is, whatever it ends with (a reply
+    explaining the line holds its words).
+
+    >>> counted("[project: x]", "user"), counted("[project: x]", "assistant")
+    ('[x]', '[project: x]')
+    """
+    return unlabelled(content) if role == "user" else content
+
+
 def unlabelled(text: str) -> str:
     """``text`` with the :func:`project_note` that ends it (after a blank line, or alone:
     where importers put it) written without its labels; any other text as it is.

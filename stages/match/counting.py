@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, AnyStr, Protocol, TypeVar
 
 import attrs
 
-from harkback.stages.project_note import unlabelled
 from harkback.stages.query import Phrase, Term, Unit, phrase_count, unit_matches
 from harkback.stages.text.tokens import (
     ASCII_FOLD,
@@ -176,7 +175,6 @@ def unit_counter(units: Sequence[RankUnit],
         return total(counts, len(others) + cjk_chars, whole)
 
     def score(text: str, whole: int | None = None, /) -> T:
-        text = unlabelled(text)  # an importer's labels are no words of the conversation
         if by_runs and not text.isascii() and (plain := plain_cjk(text)) is not None:
             return plain_path(*plain, whole)
         stream = word_stream(text)
@@ -186,7 +184,7 @@ def unit_counter(units: Sequence[RankUnit],
                 else text_path(stream.tokens(), needles, whole))
 
     def token_path(text: str, whole: int | None = None, /) -> T:
-        toks = message_tokens(unlabelled(text))
+        toks = message_tokens(text)
         token_set = frozenset(toks)
         counts: dict[int, int] = {}
         for j, ru in enumerate(units):

@@ -110,7 +110,7 @@ from harkback.stages.match.spread import by_sessions
 from harkback.stages.match.titles import TITLE_B, title_evidence, title_query
 from harkback.stages.match.widen import more_rows, wanted, widened
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
-from harkback.stages.project_note import unlabelled
+from harkback.stages.project_note import counted
 from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, Session, TitleHit
 from harkback.stages.request import SearchRequest
@@ -273,8 +273,9 @@ class LexicalMatch:
 
         scored = []
         for hit in hits:
-            value, covered = scorer(hit.session_id)(hit.content, hit.length)
-            if not covered and unlabelled(hit.content) is not hit.content:
+            content = counted(hit.content, hit.role)  # an importer's labels are no words
+            value, covered = scorer(hit.session_id)(content, hit.length)
+            if not covered and content is not hit.content:
                 continue  # found by a project note's labels alone (stages/project_note.py)
             value *= role_weights.get(hit.role, 1.0)
             scored.append(Scored(hit, value, covered))

@@ -54,3 +54,22 @@ def test_the_project_folder_and_branch_stay_searchable(tmp_path: Path) -> None:
     db = _store(tmp_path)
     assert _found(db, "storefront") == ["dark"]
     assert _found(db, "release-2.3") == ["ship"]
+
+
+def test_a_reply_ending_in_the_lines_form_keeps_its_words(tmp_path: Path) -> None:
+    """Importers add the project line to a user message only, but any message ending in
+    its form was read without "project", "git" and "branch": a reply explaining that
+    line, which holds the words asked for, was found by nothing of it."""
+    plain = conversation("explain", ("user", "what does the header line look like"),
+                         ("assistant", "each session's first request ends with\n\n"
+                                       "[project: FOLDER, git branch: BRANCH]"),
+                         started_at=1_770_900_000.0)
+    sessions = [plain]
+    for day, (sid, request, reply, branch, folder) in enumerate(TOPICS):
+        made = conversation(sid, ("user", request), ("assistant", reply),
+                            started_at=1_770_000_000.0 + day * 86_400, source="claude-code")
+        note = project_note(f"/home/me/code/{folder}", branch)
+        sessions.append(attrs.evolve(made, messages=with_project(made.messages, note)))
+    db = ingested(tmp_path, sessions)
+    assert _found(db, "git branch") == ["explain"]
+    assert _found(db, "project") == ["explain"]
