@@ -96,6 +96,7 @@ from harkback.stages.match.score import (
     RankUnit,
     Scored,
     message_scorer,
+    scored_hit,
 )
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
@@ -110,7 +111,6 @@ from harkback.stages.match.spread import by_sessions
 from harkback.stages.match.titles import TITLE_B, title_evidence, title_query
 from harkback.stages.match.widen import more_rows, wanted, widened
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
-from harkback.stages.project_note import counted
 from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, Session, TitleHit
 from harkback.stages.request import SearchRequest
@@ -272,13 +272,9 @@ class LexicalMatch:
             return score if session_id in in_script else score_foreign
 
         scored = []
-        for hit in hits:
-            content = counted(hit.content, hit.role)  # an importer's labels are no words
-            value, covered = scorer(hit.session_id)(content, hit.length)
-            if not covered and content is not hit.content:
-                continue  # found by a project note's labels alone (stages/project_note.py)
-            value *= role_weights.get(hit.role, 1.0)
-            scored.append(Scored(hit, value, covered))
+        for hit in hits:  # a hit found by a project line's labels alone is none
+            if (read := scored_hit(scorer(hit.session_id), hit, role_weights)) is not None:
+                scored.append(read)
         titles_from = len(scored)
         # A title is one more of its session's messages, its length weighed by
         # titles.TITLE_B (as the messages', measured in titles.py).
