@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 
 _OPENS = "\n\n[project: "
-_NOTE = re.compile(r"\[project: ([^\n\]]*?)(?:, git branch: ([^\n\]]*))?\]")
+# Read to the text's end (fullmatch): a folder or a branch may hold "]" ("site [old]").
+_NOTE = re.compile(r"\[project: ([^\n]*?)(?:, git branch: ([^\n]*))?\]")
 
 
 def project_note(cwd: str, branch: str = "") -> str:
@@ -47,6 +48,8 @@ def unlabelled(text: str) -> str:
 
     >>> unlabelled("[project: x]"), unlabelled("the project: x\\n\\n[project: x] and more")
     ('[x]', 'the project: x\\n\\n[project: x] and more')
+    >>> unlabelled("fix\\n\\n[project: /a/site [old], git branch: fix]x]")
+    'fix\\n\\n[/a/site [old], fix]x]'
     """
     if not text.endswith("]"):  # most messages: nothing else is looked at
         return text

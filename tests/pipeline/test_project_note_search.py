@@ -73,3 +73,20 @@ def test_a_reply_ending_in_the_lines_form_keeps_its_words(tmp_path: Path) -> Non
     db = ingested(tmp_path, sessions)
     assert _found(db, "git branch") == ["explain"]
     assert _found(db, "project") == ["explain"]
+
+
+def test_a_folder_or_branch_holding_a_bracket_is_read_without_the_labels(
+        tmp_path: Path) -> None:
+    """A folder named with a bracket ("site [old]"), or a branch holding one (git allows
+    "fix]x"), left the whole line read with its labels: "git branch" found those
+    sessions again. Their words are still found."""
+    sessions = []
+    for sid, folder, branch in (("old", "/home/me/code/site [old]", "main"),
+                                ("odd", "/home/me/code/site", "fix]x")):
+        plain = conversation(sid, ("user", "tidy the footer"), ("assistant", "done"),
+                             started_at=1_770_000_000.0, source="codex")
+        note = project_note(folder, branch)
+        sessions.append(attrs.evolve(plain, messages=with_project(plain.messages, note)))
+    db = ingested(tmp_path, sessions)
+    assert _found(db, "git branch") == []
+    assert _found(db, "old") == ["old"]
