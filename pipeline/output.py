@@ -48,18 +48,17 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None,
     if not rows:
         return "\n".join([str(payload.get("message", "No sessions found.")), *said])
     header = (f"{'#':>2}  {'when':<{WHEN_WIDTH}} {'source':<{SOURCE_WIDTH}} {'hits':>4}  "
-              "session / title")
+              "session / title (or first request)")
     asked = "" if payload.get("as_of") is None else f" as of {_utc(payload['as_of'])}"
     lines = [f'{payload["count"]} of {payload["sessions_searched"]} matching session(s) '
              f'for "{one_line(payload["query"])}"{asked}', *said]
     lines += ["", header, "-" * len(header)]
     for i, r in enumerate(rows, 1):
         lines.append(f"{i:>2}  {padded(r['when'], WHEN_WIDTH)} {_source_cell(r['source'])} "
-                     f"{r['matched_messages']:>4}  {one_line(r['session_id'])}  "
-                     f"{one_line(r['title'])}")
+                     f"{r['matched_messages']:>4}  {one_line(r['session_id'])}  {_named(r)}")
     for i, r in enumerate(rows, 1):
         kind = "no" if r["summary_kind"] == "none" else r["summary_kind"]  # not "none summary"
-        lines += ["", f"[{i}] {one_line(r['title'] or r['session_id'])} ({kind} summary)"]
+        lines += ["", f"[{i}] {_named(r) or one_line(r['session_id'])} ({kind} summary)"]
         if r.get("summary_note"):
             lines.append(f"    note: {r['summary_note']}")
         if r.get("matched_message_ids"):
@@ -72,6 +71,20 @@ def format_payload(payload: dict[str, Any], *, db: str | None = None,
             lines.append(textwrap.fill(para, width=100, initial_indent="    ",
                                        subsequent_indent="      ") if para else "")
     return "\n".join(lines)
+
+
+def _named(result: dict[str, Any]) -> str:
+    """A search result's title; for an untitled session its first request, as ``recent``
+    lists it (else such results differ by their ids alone).
+
+    >>> _named({"title": "", "preview": "fix the CORS error"}), _named({"title": "CORS"})
+    ('fix the CORS error', 'CORS')
+    """
+    return one_line(result["title"]) or _first_request(result.get("preview", ""))
+
+
+def _first_request(preview: str) -> str:
+    return clipped(one_line(preview), 90)
 
 
 def _search_notes(payload: dict[str, Any]) -> list[str]:
@@ -135,7 +148,7 @@ def _recent_table(rows: list[dict[str, Any]]) -> str:
     for i, r in enumerate(rows, 1):
         lines.append(f"{i:>2}  {padded(r['when'], WHEN_WIDTH)} {_source_cell(r['source'])} "
                      f"{r['message_count']:>5}  {one_line(r['title']) or '(untitled)'}")
-        lines.append(f"{'':>4}{one_line(r['session_id'])}: {clipped(one_line(r['preview']), 90)}")
+        lines.append(f"{'':>4}{one_line(r['session_id'])}: {_first_request(r['preview'])}")
     return "\n".join(lines)
 
 

@@ -230,6 +230,11 @@ def _choose(key: Key, flag: Any, environ: Mapping[str, str],
             in_file: Mapping[str, tuple[Any, int]] | None, path: Path
             ) -> Result[Setting, str]:
     if flag is not None:
+        if key.name == "db" and not os.fspath(flag).strip():
+            # --db "$UNSET": read as a path, the current folder; --db " " a file named by
+            # blanks, made where one stands (blank, $HARKBACK_DB is unset, the file's db refused)
+            return Failure(f"{key.flag} is empty: name a database file, such as harkback.db, "
+                           f"or leave {key.flag} out")
         return Success(Setting(os.fspath(flag) if isinstance(flag, os.PathLike) else flag,
                                f"flag {key.flag}"))
     written = environ.get(key.variable, "").strip()

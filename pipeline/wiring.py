@@ -127,7 +127,7 @@ def folder_named(target: str) -> str | None:
     >>> folder_named(".")
     '. is a folder, not a database file: name a file in it, such as harkback.db'
     """
-    if not target:  # --db "$UNSET": the current folder, read as a path
+    if not target:  # open_store(""): the current folder, read as a path (the CLI refuses it first)
         return "--db is empty: name a database file, such as harkback.db"
     if store_kind(target) != "sqlite":
         return None

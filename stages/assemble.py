@@ -20,6 +20,7 @@ def to_recall(item: Summarized, tz: tzinfo | None = None) -> Recall:
     return Recall(
         session_id=root.id, when=when_text(root.started_at, tz), started_at=root.started_at,
         source=root.source, model=root.model, title=root.title, project=root.project,
+        preview=item.transcript.preview,
         summary=item.summary.text, summary_kind=item.summary.kind,
         summary_note=item.summary.note, matched_messages=len(candidate.hits),
         matched_message_ids=tuple(dict.fromkeys(message_id(h.session_id, h.position)

@@ -4,14 +4,16 @@
 ago"); these name a stretch of the calendar instead, in the local time zone
 (:mod:`~harkback.stages.local_days`, as ``--since 2026-03-01`` reads a date):
 ``on 2026-03-04``, ``March 4th``, ``in March`` (the latest March begun by then, or
-``in March 2025``), ``this week`` (from Monday), ``this month``, ``this year`` and their
-Chinese, Japanese and Korean words (本周, 今週, 이번 주, 这个月, 今月, 이번 달, 今年, 올해).
+``in March 2025``), ``this week`` (from Monday), ``this weekend`` (its Saturday and Sunday),
+``this month``, ``this year`` and their Chinese, Japanese and Korean words (本周, 今週,
+이번 주, 这周末, 今週末, 이번 주말, 这个月, 今月, 이번 달, 今年, 올해).
 A stretch not begun by now names nothing; the word before one bounds it: "since March" (or
 after, from) runs from March until now, "until 2026-03-04" (before, till, up to) names no
 stretch to list, and a date or month past the calendar's ends ("in march 0000") none.
 
 "Last week", "last month" and "last year" (上周, 先月, 작년 ...) are the calendar period
-before the current one (:func:`previous_periods`).
+before the current one, "last weekend" (上周末 ...) that week's Saturday and Sunday
+(:func:`previous_periods`).
 
 Only a question of a time alone reads them ("what did I do in March?" lists March's
 sessions, :func:`~harkback.stages.recent.browse_window`); the ranker does not: lifting
@@ -35,7 +37,7 @@ from datetime import date, timedelta
 
 from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
 from harkback.stages.text.tokens import tokens
-from harkback.stages.when import blanked
+from harkback.stages.when import blanked, weekend
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -48,8 +50,10 @@ PATTERNS = (
     re.compile(rf"\b({_MONTH})\s+{_DAY_NUMBER}\b(?!\s*(?:am|pm|:))(?:,?\s+(\d{{4}}))?"),
     re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)\s+(?:of\s+)?({_MONTH})\b(?:,?\s+(\d{{4}}))?"),
     re.compile(rf"\b(?:in|during|since|of)\s+({_MONTH})\b(?:\s+(\d{{4}}))?"),
-    re.compile(r"\bthis\s+(week|month|year)\b"),
-    re.compile(r"(本周|这周|這週|这个星期|這個星期|今週|이번\s?주)|(这个月|這個月|本月|今月|이번\s?달)"
+    re.compile(r"\bthis\s+(week|month|year|weekend)\b"),
+    # The weekend first: it holds the week's words (今週 of 今週末).
+    re.compile(r"(本周末|这周末|這週末|这个周末|這個週末|今週末|이번\s?주말)"
+               r"|(本周|这周|這週|这个星期|這個星期|今週|이번\s?주)|(这个月|這個月|本月|今月|이번\s?달)"
                r"|(今年|올해)"),
 )
 """Each calendar expression read, in the order :func:`calendar_windows` tries them."""
@@ -95,14 +99,18 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
     if index == 3:
         month = _MONTHS.index(groups[0]) + 1
         return _month(int(groups[1]) if groups[1] else _latest_year(month, 1, today), month)
-    unit = groups[0] if index == 4 else ("week", "month", "year")[
-        next(i for i, g in enumerate(groups) if g)]
+    unit = groups[0] if index == 4 else _UNITS[next(i for i, g in enumerate(groups) if g)]
+    if unit == "weekend":  # this week's, named once it has begun (calendar_windows)
+        return weekend(today, 0)
     if unit == "week":
         return (day_start(today - timedelta(days=today.weekday())), math.inf)
     if unit == "month":
         return (day_start(today.replace(day=1)), math.inf)
     return (day_start(date(today.year, 1, 1)), math.inf)
 
+
+_UNITS = ("weekend", "week", "month", "year")
+"""The period each group of a CJK pattern (:data:`PATTERNS`' last, ``_PREVIOUS``') names."""
 
 _FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*$")
 _UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*$")
@@ -134,8 +142,9 @@ def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, floa
 
 
 _PREVIOUS = (
-    re.compile(r"\b(?:last|previous)\s+(week|month|year)\b"),
-    re.compile(r"(上周|上星期|上个星期|上個星期|先週|지난\s?주)|(上个月|上個月|上月|先月|지난\s?달)"
+    re.compile(r"\b(?:last|previous)\s+(week|month|year|weekend)\b"),
+    re.compile(r"(上周末|上週末|上个周末|上個週末|上個周末|先週末|지난\s?주말)"
+               r"|(上周|上星期|上个星期|上個星期|先週|지난\s?주)|(上个月|上個月|上月|先月|지난\s?달)"
                r"|(去年|昨年|작년)"),
 )
 
@@ -144,7 +153,8 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
     """Each "last week", "last month" or "last year" of lower-cased ``text`` (previous,
     上周, 先週, 지난주, 上个月, 先月, 지난달, 去年, 昨年, 작년), as the whole calendar week
     (Monday to Sunday, as "this week" starts on Monday), month or year before the
-    current one, by where it starts in ``text``; "since last week" runs on until ``now``.
+    current one, and "last weekend" (上周末, 先週末, 지난 주말) as that week's Saturday
+    and Sunday, by where it starts in ``text``; "since last week" runs on until ``now``.
 
     The ranker weighs the same words as the span back from now (``time_window``): there
     it is a soft hint; listed, it is the calendar's.
@@ -164,10 +174,13 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
     found = []
     for index, pattern in enumerate(_PREVIOUS):
         for match in pattern.finditer(text):
-            unit = match.group(1) if index == 0 else ("week", "month", "year")[
+            unit = match.group(1) if index == 0 else _UNITS[
                 next(i for i, g in enumerate(match.groups()) if g)]
-            first, following = starts[unit]
-            window = _bounded(match, (day_start(first), last_moment(following - ONE_DAY)))
+            if unit == "weekend":
+                window = _bounded(match, weekend(today))
+            else:
+                first, following = starts[unit]
+                window = _bounded(match, (day_start(first), last_moment(following - ONE_DAY)))
             if window is not None:
                 found.append((match.start(), (window[0], min(window[1], now))))
     return found

@@ -290,6 +290,9 @@ class Transcript:
     text: str
     full_chars: int
     truncated: bool
+    preview: str = ""
+    """The root's first request on one line (:mod:`~harkback.stages.first_request`), as
+    ``recent`` lists it: what tells an untitled result apart."""
 
 
 @attrs.frozen(kw_only=True)

@@ -59,6 +59,9 @@ class Recall:
     title: str
     summary: str
     project: str = ""
+    preview: str = ""
+    """The session's first request on one line, as ``recent`` lists it
+    (:mod:`~harkback.stages.first_request`; ``""`` when it has none)."""
     summary_kind: SummaryKind
     summary_note: str = ""
     matched_messages: int = 0
@@ -75,7 +78,8 @@ class Recall:
         payload: dict[str, Any] = {
             "session_id": self.session_id, "when": self.when, "started_at": self.started_at,
             "source": self.source, "model": self.model, "title": self.title,
-            "project": self.project, "summary": self.summary, "summary_kind": self.summary_kind,
+            "project": self.project, "preview": self.preview, "summary": self.summary,
+            "summary_kind": self.summary_kind,
             "matched_messages": self.matched_messages,
             "matched_message_ids": list(self.matched_message_ids),
             "matched_sessions": list(self.matched_sessions), "lineage": list(self.lineage),

@@ -22,10 +22,19 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.calendar_words import calendar_windows, previous_periods
 from harkback.stages.errors import QueryRejected
-from harkback.stages.local_days import day_start, days_before, last_moment, local_iso
+from harkback.stages.local_days import day_start, days_before, last_moment, local_date, local_iso
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
 from harkback.stages.shown_number import DIGITS, shown_given, shown_value
-from harkback.stages.when import COUNT, DAY, UNIT, UNIT_DAYS, WEEKDAYS, count_of, latest_weekday
+from harkback.stages.when import (
+    COUNT,
+    DAY,
+    UNIT,
+    UNIT_DAYS,
+    WEEKDAYS,
+    count_of,
+    latest_weekday,
+    weekend,
+)
 
 # The moments a bound may name: those a session can have, as ingest keeps them.
 _YEARS = "0001-01-01 to 9999-12-31 UTC"
@@ -38,7 +47,8 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 ACCEPTED_TIMES = ("a date (2026-11-01), an ISO time (2026-11-01T14:00:00+02:00), epoch "
                   "seconds, a span back from now (7d, 24h), or words: now, today, yesterday, "
-                  "tuesday, this week, last week, last month, last year, 3 days ago, "
+                  "tuesday, this week, last week, last weekend, last month, last year, "
+                  "3 days ago, "
                   "2 weeks ago")
 """The forms :func:`parse_time_bound` reads, as its error lists them."""
 
@@ -50,7 +60,7 @@ _TYPES = "text, epoch seconds, a datetime or a date"
 
 _SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
 _SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{UNIT}$")
-_SPOKEN_PERIOD = re.compile(r"^(this|last|previous)\s+(?:week|month|year)$")
+_SPOKEN_PERIOD = re.compile(r"^(this|last|previous)\s+(?:week|month|year|weekend)$")
 _SPOKEN_WEEKDAY = re.compile(rf"^(?:(?:last|on)\s+)?({'|'.join(WEEKDAYS)})$")
 
 
@@ -62,8 +72,10 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
     <harkback.stages.local_days>`), or with ``end`` its end: ``--until yesterday`` takes
     in all of yesterday. So are ``last week``, ``last month`` and ``last year`` of the
     calendar's week (from Monday), month or year before the current one, as a question
-    reads them (:func:`~harkback.stages.calendar_words.previous_periods`); ``this week``
-    (month, year) starts at the current one's first day and ends at ``now``. ``3 days
+    reads them (:func:`~harkback.stages.calendar_words.previous_periods`), and ``last
+    weekend`` of that week's Saturday and Sunday; ``this week`` (month, year, weekend)
+    starts at the current one's first day and ends at ``now`` (``this weekend`` on a
+    weekday: its Saturday and Sunday, ahead). ``3 days
     ago`` and ``past week`` are that long before ``now`` (a month is 30 days, a year 365).
 
     >>> DAY = 86400.0
@@ -76,6 +88,8 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
     (20507.0, 20514)
     >>> spoken_time("this week", now) / DAY, spoken_time("this week", now, end=True) / DAY
     (20514.0, 20519.5)
+    >>> [round(spoken_time("last weekend", now, end=e) / DAY) for e in (False, True)]
+    [20512, 20514]
     >>> 9.99 < spoken_time("yesterday", 10.5 * DAY, end=True) / DAY < 10.0  # before midnight
     True
     >>> spoken_time("whenever", 0.0) is None
@@ -94,7 +108,10 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
         # The calendar's, as for "yesterday": seven days back left out the start of the
         # week that an agent passed on from "how did we fix it last week?".
         read = calendar_windows if period.group(1) == "this" else previous_periods
-        ((_, (start, stop)),) = read(words, now)
+        # "This weekend" not begun (asked on a weekday) is its days to come, and none a
+        # session can have when they lie past the calendar (asked in 9999's last week).
+        ahead = weekend(local_date(now), 0) or (math.inf, math.inf)
+        ((_, (start, stop)),) = read(words, now) or [(0, ahead)]
         return stop if end else start
     ago = _SPOKEN_AGO.match(words)
     if ago:

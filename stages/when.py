@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date
+from datetime import date, timedelta
 
 from harkback.stages.local_days import day_start, days_before, last_moment, local_date
 from harkback.stages.text.tokens import tokens
@@ -50,6 +50,9 @@ _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
 # Tuesday gone, as "last Tuesday" is; beside a topic it is as often a day of the week
 # ("the job that runs on Monday"): there the word is searched for and no day is lifted.
 _ON_WEEKDAY = re.compile(rf"\bon\s+({'|'.join(WEEKDAYS)})\b")
+# "Last weekend" is the calendar's (:func:`weekend`), as "last Saturday" is that day: seven
+# days back would take in the week after it.
+_WEEKEND = re.compile(r"\b(?:last|previous)\s+weekend\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
@@ -75,6 +78,8 @@ _CJK_AGO = (
     (re.compile(r"(?<!\d)(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前"
                 r"|(?<!\d)(\d{1,3})\s*(?:개월|달)\s*전"), "month"),
 )
+# Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
+_CJK_WEEKEND = re.compile(r"上周末|上週末|上个周末|上個週末|上個周末|先週末|지난\s?주말")
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 # "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
 _CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
@@ -91,6 +96,24 @@ def latest_weekday(name: str, now: float) -> date:
     return days_before(now, (local_date(now).weekday() - WEEKDAYS.index(name)) % 7 or 7)
 
 
+def weekend(today: date, weeks_back: int = 1) -> tuple[float, float] | None:
+    """The local weekend, Saturday's midnight to just before Monday's, of the calendar week
+    (from Monday, as "last week" is read) ``weeks_back`` weeks before ``today``'s: 1 is
+    last weekend, 0 this week's (ahead on a weekday); None past the calendar's ends.
+
+    >>> [round(w / DAY, 9) for w in weekend(date(2026, 3, 5))]  # asked on a Thursday
+    [20512.0, 20514.0]
+    >>> weekend(date(9999, 12, 31), 0) is None  # a Friday: its Saturday is in year 10000
+    True
+    """
+    try:
+        saturday = today + timedelta(days=5 - today.weekday() - 7 * weeks_back)
+        sunday = saturday + timedelta(days=1)
+    except OverflowError:
+        return None
+    return (day_start(saturday), last_moment(sunday))
+
+
 def count_of(text: str) -> int:
     """The number a count of :data:`COUNT` says: ``count_of("a couple of")`` is 2."""
     return int(text) if text.isdigit() else _NUMBERS[text]
@@ -102,7 +125,8 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day; ``yesterday`` the day
+    ``now``; ``last Saturday`` is that day, ``last weekend`` the calendar's
+    (:func:`weekend`); ``yesterday`` the day
     before today, ``today`` the day so far. The first expression found wins (the lexical
     ranker weighs every one, :func:`time_windows`; a listing covers them all:
     :func:`spanning`).
@@ -136,6 +160,9 @@ def time_windows(question: str, now: float, *, listing: bool = False
     for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), last_moment(day))))
+    for match in (*_WEEKEND.finditer(text), *_CJK_WEEKEND.finditer(text)):
+        if (days := weekend(local_date(now))) is not None:
+            found.append((match, (days[0], min(days[1], now))))
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))
     for match in _DAY_BEFORE.finditer(text):
@@ -289,12 +316,12 @@ def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:
 def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[str], bool]]:
     # Each time expression of lower-cased ``text``, and whether it is Chinese, Japanese or
     # Korean (whose words are the tokens' bigrams).
-    for pattern in (_AGO, _PAST, _YESTERDAY, _DAY_BEFORE, _DURATION):
+    for pattern in (_AGO, _PAST, _WEEKEND, _YESTERDAY, _DAY_BEFORE, _DURATION):
         yield from ((match, False) for match in pattern.finditer(text))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
-    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_YESTERDAY, _CJK_DAY_BEFORE,
-                                                     _CJK_TODAY]
+    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_WEEKEND, _CJK_YESTERDAY,
+                                                     _CJK_DAY_BEFORE, _CJK_TODAY]
     for pattern in cjk:
         yield from ((match, True) for match in pattern.finditer(text))
 

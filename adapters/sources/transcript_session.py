@@ -17,6 +17,7 @@ import attrs
 from harkback.adapters.sources import importing
 from harkback.adapters.sources.importing import Tally
 from harkback.adapters.sources.transcript_lines import plausible_time
+from harkback.stages.project_note import project_note
 from harkback.stages.records import Conversation, Message, Role, Session, ToolCall
 
 
@@ -138,16 +139,6 @@ class Transcript:
                           ended_at=max(self.times, default=None), parent_session_id=self.parent,
                           project=self.cwd)
         return Conversation(session, messages)
-
-
-def project_note(cwd: str, branch: str = "") -> str:
-    """The line that makes a session's project folder searchable.
-
-    >>> project_note("/home/me/code/youer-server", "main")
-    '[project: /home/me/code/youer-server, git branch: main]'
-    """
-    extra = f", git branch: {branch}" if branch else ""
-    return f"[project: {cwd}{extra}]"
 
 
 def with_project(messages: Sequence[Message], note: str) -> tuple[Message, ...]:

@@ -33,10 +33,10 @@ from harkback.adapters.stores.memory_match import Indexed
 from harkback.adapters.stores.memory_messages import MemoryMessages, by_start
 from harkback.adapters.stores.memory_search import MemorySearch
 from harkback.adapters.stores.memory_vectors import MemoryVectors
-from harkback.adapters.stores.sql.rows import preview
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.first_request import first_request
 from harkback.stages.lineage import is_root, with_ancestors
 from harkback.stages.scope import in_scope
 from harkback.stages.stats import StoreStats, count_sessions
@@ -217,10 +217,10 @@ class MemoryStore(Closing, MemoryMessages, MemorySearch, MemoryVectors):
         return self._run(work)
 
     def _overview(self, session: records.Session) -> records.SessionOverview:
-        items = sorted(self._messages[session.id], key=lambda item: item.message.position)
-        first = next((i.message.content for i in items if i.message.role == "user"), "")
+        items = self._messages[session.id]
         return records.SessionOverview(session=session, message_count=len(items),
-                                       preview=preview(first))
+                                       preview=first_request((i.message for i in items),
+                                                             session.id))
 
     def ingest(self, conversations: Sequence[records.Conversation]
                ) -> FutureResult[ports.IngestReport, StoreUnavailable]:

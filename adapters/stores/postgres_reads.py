@@ -27,10 +27,7 @@ from harkback.adapters.stores.postgres_writes import (
 )
 from harkback.adapters.stores.sql.links import LINK_COLUMNS, link_from_row
 from harkback.adapters.stores.sql.loops import is_root
-from harkback.adapters.stores.sql.rows import (
-    PREVIEW_READS,
-    preview,
-)
+from harkback.stages.first_request import PREVIEW_READS, preview
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
 from harkback.stages.records import Message, Session, SessionLink, SessionOverview

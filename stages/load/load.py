@@ -15,6 +15,7 @@ from returns.result import Failure, Result, Success
 from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.first_request import first_request
 from harkback.stages.flow import Loaded, Resolved
 from harkback.stages.load.render import TOOL_OUTPUT_CHARS, Rendered, order_lineage, render_lineage
 from harkback.stages.load.truncate import Span, cut_around, focus_spans, locate_units
@@ -115,7 +116,8 @@ def make_transcript(candidate: Candidate, lineage: Sequence[Session],
                         longest=budget_chars // 2)
     text, truncated = cut_around(rendered.text, spans, budget_chars)
     return Transcript(candidate=attrs.evolve(candidate, lineage=tuple(lineage)), text=text,
-                      full_chars=len(rendered.text), truncated=truncated)
+                      full_chars=len(rendered.text), truncated=truncated,
+                      preview=first_request(messages, candidate.root.id))
 
 
 @attrs.frozen

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from harkback.stages.match.counting import Counted
 from harkback.stages.match.score import K1, B, RankUnit, Scored, part_scorer
 from harkback.stages.match.titles import TITLE_B
+from harkback.stages.project_note import counted
 from harkback.stages.records import MessageHit, Role  # noqa: F401  (MessageHit: the example's)
 
 
@@ -58,7 +59,8 @@ def clause_parts(scored: Sequence[Scored], units: Sequence[RankUnit],
             continue
         own, other = titles if index >= titles_from else messages
         scorer = own if read_as_own(s.hit.session_id) else other
-        read.append((s, scorer(s.hit.content, s.hit.length), role_weights.get(s.hit.role, 1.0)))
+        read.append((s, scorer(counted(s.hit.content, s.hit.role), s.hit.length),
+                     role_weights.get(s.hit.role, 1.0)))
     return [[Scored(s.hit, parts[i] * weight, s.covered & group)
              for s, parts, weight in read if s.covered & group]
             for i, group in enumerate(groups)]

@@ -96,6 +96,7 @@ from harkback.stages.match.score import (
     RankUnit,
     Scored,
     message_scorer,
+    scored_hit,
 )
 from harkback.stages.match.sessions import (
     TIME_WEIGHT,
@@ -271,10 +272,9 @@ class LexicalMatch:
             return score if session_id in in_script else score_foreign
 
         scored = []
-        for hit in hits:
-            value, covered = scorer(hit.session_id)(hit.content, hit.length)
-            value *= role_weights.get(hit.role, 1.0)
-            scored.append(Scored(hit, value, covered))
+        for hit in hits:  # a hit found by a project line's labels alone is none
+            if (read := scored_hit(scorer(hit.session_id), hit, role_weights)) is not None:
+                scored.append(read)
         titles_from = len(scored)
         # A title is one more of its session's messages, its length weighed by
         # titles.TITLE_B; the messages' scorers serve when it is their b (by default).

@@ -19,6 +19,7 @@ from typing import Protocol
 import attrs
 
 from harkback.stages.match.counting import Counted, unit_counter
+from harkback.stages.project_note import counted
 from harkback.stages.query import Term, Unit  # noqa: F401  (Term: the examples' units)
 from harkback.stages.records import MessageHit, Role
 
@@ -86,6 +87,27 @@ class MessageScorer(Protocol):
 
     def __call__(self, text: str, length: int | None = None, /
                  ) -> tuple[float, frozenset[int]]: ...
+
+
+def scored_hit(scorer: MessageScorer, hit: MessageHit,
+               role_weights: Mapping[Role, float]) -> Scored | None:
+    """``hit`` scored as the ranker reads it (:func:`~harkback.stages.project_note.counted`:
+    a user message's project line without its labels) and weighed by its role; None when
+    the labels alone found it.
+
+    >>> one = message_scorer((RankUnit(Term("git"), ("git",), 1.0),), average_length=5.0)
+    >>> hit = MessageHit(session_id="s", position=0, role="user", content="", score=1.0)
+    >>> scored_hit(one, attrs.evolve(hit, content="fix it\\n\\n[project: /x, git branch: m]"),
+    ...            {}) is None
+    True
+    >>> scored_hit(one, attrs.evolve(hit, content="git it"), {"user": 1.5}).covered
+    frozenset({0})
+    """
+    content = counted(hit.content, hit.role)
+    value, covered = scorer(content, hit.length)
+    if not covered and content is not hit.content:
+        return None
+    return Scored(hit, value * role_weights.get(hit.role, 1.0), covered)
 
 
 def message_scorer(units: Sequence[RankUnit], *, average_length: float,

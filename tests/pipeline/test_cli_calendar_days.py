@@ -140,3 +140,47 @@ def test_a_session_without_a_start_read_again_is_unchanged(tmp_path: Path) -> No
     # "unchanged" (and its old name "skipped"): read and found unchanged
     assert again["sources"][0]["sessions"] == {"added": 1, "updated": 0, "unchanged": 1,
                                                "skipped": 1}
+
+
+def test_last_weekend_is_last_weeks_saturday_and_sunday(tmp_path: Path) -> None:
+    """Asked on Thursday 5 March, "last weekend" (上周末, 先週末, 지난 주말) was no time:
+    a question of it alone was searched for the word "weekend" (and 上周末 listed the
+    whole of last week), and ``--since "last weekend"`` could not be read. It is Saturday
+    28 February to Sunday 1 March: listed alone, a bound, and a soft hint beside a topic."""
+    path = sessions_at(tmp_path, [*_MOMENTS, "2026-02-28T10:00:00"])
+    asked = ("--as-of", "2026-03-05T12:00", "--limit", "10", "--json")
+    weekend = ["at-2026-03-01T20:00:00", "at-2026-02-28T10:00:00"]
+    for question in ("what did I do last weekend?", "上周末做了什么", "先週末何をした？",
+                     "지난 주말에 뭐 했지"):
+        done = run("search", question, *asked, db=path)
+        assert _listed(done.stdout) == weekend, question
+        assert json.loads(done.stdout)["window"] == {"since": _epoch("2026-02-28T00:00:00"),
+                                                     "until": just_before("2026-03-02T00:00:00")}
+    done = run("search", "notes", "--since", "last weekend", "--until", "last weekend",
+               *asked, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout) == weekend
+    # Beside a topic every session holds, the weekend's lead, newest first.
+    done = run("search", "my notes of last weekend", *asked, db=path)
+    assert _listed(done.stdout)[:2] == weekend
+
+
+def test_this_weekend_past_the_calendars_end_is_read_without_error(tmp_path: Path) -> None:
+    """Asked in the calendar's last week (as of Friday 31 December 9999), "this weekend"
+    (今週末) fell on a Saturday of the year 10000: the question and ``--since "this
+    weekend"`` ended in "internal error: OverflowError". The question names no time yet,
+    as on any weekday (its words are searched); the bound is a usage error naming the
+    moments a session can have; "last weekend" is the weekend before, listed."""
+    path = sessions_at(tmp_path, ["9999-12-25T10:00:00", "9999-12-30T10:00:00"])
+    asked = ("--as-of", "9999-12-31T12:00", "--json", *("--db", str(path)))
+    utc = {"TZ": "UTC"}
+    for question in ("what did I do this weekend", "今週末何をした", "notes this weekend"):
+        done = run("search", question, *asked, env=utc)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout).get("window") is None, question
+    for bound in ("--since", "--until"):
+        done = run("search", "notes", bound, "this weekend", *asked, env=utc)
+        assert done.returncode == 2, done.stderr
+        assert "is not a moment a session can have" in json.loads(done.stdout)["error"]
+    done = run("search", "what did I do last weekend", *asked, env=utc)
+    assert _listed(done.stdout) == ["at-9999-12-25T10:00:00"]

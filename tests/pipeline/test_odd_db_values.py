@@ -18,9 +18,11 @@ from harkback.adapters.stores.sqlite import SqliteStore
 SESSION = json.dumps({"id": "s1", "messages": [{"role": "user", "content": "docker bridge"}]})
 
 
-def harkback(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``harkback ARGS`` run in ``folder`` (relative --db values land there)."""
-    env = {k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}
+def harkback(folder: Path, *args: str, env: dict[str, str] | None = None
+             ) -> subprocess.CompletedProcess[str]:
+    """``harkback ARGS`` run in ``folder`` (relative --db values land there), with ``env``
+    over the environment but its ``$HARKBACK_DB``."""
+    env = {**{k: v for k, v in os.environ.items() if k != "HARKBACK_DB"}, **(env or {})}
     return subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", *args], cwd=folder,
                           capture_output=True, text=True, env=env, timeout=120, check=False)
 
@@ -61,14 +63,45 @@ def test_a_name_starting_file_colon_is_the_file_it_names(folder: Path) -> None:
     assert [r["session_id"] for r in json.loads(listed.stdout)["results"]] == ["s1"]
 
 
-def test_an_empty_db_says_it_is_empty(folder: Path) -> None:
-    """``--db "$UNSET"`` read as the current folder: " is a folder, not a database file"."""
-    for command in (("stats",), ("ingest", "one.jsonl")):
-        done = harkback(folder, *command, "--db", "")
-        assert done.returncode == 1
-        assert done.stderr.endswith(
-            "--db is empty: name a database file, such as harkback.db\n"), done.stderr
+DB_COMMANDS = [("ingest", "one.jsonl"), ("import", "jsonl", "one.jsonl"), ("search", "docker"),
+               ("recent",), ("show", "s1"), ("stats",), ("sources",), ("embed",),
+               ("optimize",), ("migrate",), ("redact",), ("check",), ("mcp",), ("demo",),
+               ("sync", "--dry-run", "--codex", "."), ("search", "docker", "--json")]
+
+
+@pytest.mark.parametrize("command", DB_COMMANDS)
+def test_an_empty_db_is_a_usage_error(folder: Path, command: tuple[str, ...]) -> None:
+    """``--db "$UNSET"`` (read as a path, the current folder) ended with exit status 1,
+    as a store that failed does, and ``demo`` built a temporary store instead: it is a
+    usage error in every command taking ``--db`` (status 2), one line, nothing made."""
+    done = harkback(folder, *command, "--db", "")
+    said = "--db is empty: name a database file, such as harkback.db, or leave --db out"
+    assert (done.returncode, done.stderr) == (2, f"harkback: {said}\n")
+    if "--json" in command:
+        assert json.loads(done.stdout) == {"success": False, "error": said, "usage": True}
     assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
+
+
+@pytest.mark.parametrize("given", [(" ",), ("\t  ",), ("h.db", " ")])
+def test_a_blank_db_is_a_usage_error_too(folder: Path, given: tuple[str, ...]) -> None:
+    """``--db " "`` (``--db "$DB "`` with ``DB`` unset) made a database file named by a
+    blank in the current folder and ingested into it, while a blank ``$HARKBACK_DB`` is
+    unset and a blank ``db`` in the config file is refused: it is empty, as ``--db ""``
+    is (the last ``--db`` given counts)."""
+    done = harkback(folder, "ingest", "one.jsonl", *(a for value in given for a in ("--db", value)))
+    said = "--db is empty: name a database file, such as harkback.db, or leave --db out"
+    assert (done.returncode, done.stderr) == (2, f"harkback: {said}\n")
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
+
+
+def test_an_empty_harkback_db_is_unset(folder: Path) -> None:
+    """An empty ``$HARKBACK_DB`` (as README says) is no value: the config file's ``db``
+    is the store, as with the variable unset."""
+    assert harkback(folder, "ingest", "one.jsonl", "--db", "h.db").returncode == 0
+    (folder / "config.toml").write_text('db = "h.db"\n', encoding="utf-8")
+    env = {"HARKBACK_DB": " ", "HARKBACK_CONFIG": str(folder / "config.toml")}
+    done = harkback(folder, "recent", "--json", env=env)
+    assert [r["session_id"] for r in json.loads(done.stdout)["results"]] == ["s1"]
 
 
 FIFO_COMMANDS = [("ingest", "one.jsonl"), ("ingest", "--create", "one.jsonl"),

@@ -92,3 +92,15 @@ def test_any_date_or_month_is_read_without_error(phrase: str, month: str, year: 
     window = _named(question)
     assert window is None or window[0] <= window[1] <= NOW
     browse_window(SearchRequest(query=question), NOW)
+
+
+def test_this_weekend_is_named_once_it_has_begun() -> None:
+    """"This weekend" (今週末, 이번 주말, 这周末) was no time, and 今週末 was read as the
+    whole of this week: asked on Sunday it is Saturday to now, asked on a weekday it names
+    nothing yet (no listing of a time to come)."""
+    sunday = datetime(2026, 3, 8, 12, tzinfo=UTC).timestamp()
+    for question in ("what did I do this weekend", "今週末何をした", "이번 주말에 뭐 했지",
+                     "这周末做了什么"):
+        named = [window for _, window in calendar_windows(question, sunday)]
+        assert named == [(_at(2026, 3, 7), sunday)], question
+        assert calendar_windows(question, NOW) == [], question

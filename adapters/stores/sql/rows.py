@@ -25,6 +25,7 @@ from harkback.adapters.stores.sql.statement import (
     scope,
 )
 from harkback.adapters.stores.sql.tool_calls import decode_tool_calls, encode_tool_calls
+from harkback.stages.first_request import PREVIEW_READS, preview
 from harkback.stages.id_hints import folded
 from harkback.stages.long_text import loaded_start
 from harkback.stages.ports import RecentQuery
@@ -40,12 +41,6 @@ from harkback.stages.records import (
     SessionOverview,
 )
 
-PREVIEW_CHARS = 200
-"""How much of a session's first user message :func:`preview` keeps."""
-PREVIEW_READS = 4_000
-"""How much of the start of that message :func:`preview` reads, and so all a store need fetch
-of it: a first request of 84 MB (a pasted log) cost ``recent`` 7-10 s and 1.6 GB when the
-whole text was fetched and its whitespace collapsed to keep 200 characters."""
 _PREVIEW_BYTES = 4 * PREVIEW_READS
 """Bytes of UTF-8 that hold at least the first :data:`PREVIEW_READS` characters."""
 
@@ -356,15 +351,3 @@ def overview_from_row(row: Row) -> SessionOverview:
     return SessionOverview(session=session_from_row(row), message_count=row[9],
                            preview=preview(start))
 
-
-_SPACE = re.compile(r"\s+")
-
-
-def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
-    """The start of ``text`` (its first :data:`PREVIEW_READS` characters) on one line,
-    whitespace collapsed, cut to ``limit`` characters.
-
-    >>> preview("  fix\\n\\n the   bridge ")
-    'fix the bridge'
-    """
-    return _SPACE.sub(" ", text[:PREVIEW_READS]).strip()[:limit].rstrip()
