@@ -34,6 +34,7 @@ from harkback.adapters.sources.replays import COPIED_LINE
 from harkback.pipeline.import_claims import message_key, weigh
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
+from harkback.stages.project_note import without_note
 from harkback.stages.records import Conversation, Message
 from harkback.stages.stage import as_result
 
@@ -53,11 +54,7 @@ def bare(messages: Sequence[Message]) -> tuple[Message, ...]:
         content = message.content
         if not noted and message.role == "user":
             noted = True
-            head, sep, note = content.rpartition("\n\n[project: ")
-            if sep and note.endswith("]") and "\n" not in note:
-                content = head
-            elif content.startswith("[project: ") and "\n" not in content:
-                content = ""
+            content = without_note(content)
         found.append(attrs.evolve(message, position=position, content=content))
     return tuple(found)
 

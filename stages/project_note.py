@@ -51,12 +51,30 @@ def unlabelled(text: str) -> str:
     >>> unlabelled("fix\\n\\n[project: /a/site [old], git branch: fix]x]")
     'fix\\n\\n[/a/site [old], fix]x]'
     """
-    if not text.endswith("]"):  # most messages: nothing else is looked at
+    found = _found(text)
+    if found is None:
         return text
+    start, note = found
+    named = ", ".join(part for part in note.groups() if part)
+    return f"{text[:start]}[{named}]"
+
+
+def without_note(text: str) -> str:
+    """``text`` without the :func:`project_note` that ends it (and the blank line before
+    it); any other text as it is: what a message says, whichever copy added the line.
+
+    >>> without_note("hi\\n\\n[project: /w]"), without_note("[project: /x]"), without_note("hi")
+    ('hi', '', 'hi')
+    """
+    found = _found(text)
+    return text if found is None else text[:max(found[0] - 2, 0)]
+
+
+def _found(text: str) -> tuple[int, re.Match[str]] | None:
+    # Where the note that ends ``text`` starts, and the note; None when none does.
+    if not text.endswith("]"):  # most messages: nothing else is looked at
+        return None
     at = text.rfind(_OPENS)
     start = at + 2 if at >= 0 else 0
     note = _NOTE.fullmatch(text, start)
-    if note is None:
-        return text
-    named = ", ".join(part for part in note.groups() if part)
-    return f"{text[:start]}[{named}]"
+    return None if note is None else (start, note)
