@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from returns.result import Failure
+
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
     EXIT_USAGE,
@@ -22,6 +24,7 @@ from harkback.pipeline.command_kit import (
     name_skips,
     noted,
     open_store,
+    opened,
     settings_of,
 )
 from harkback.pipeline.in_memory import refusal
@@ -41,6 +44,7 @@ from harkback.pipeline.sync import (
 from harkback.pipeline.sync_lock import SyncLock
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.pipeline.termination import removed_new_store, stopped_with
+from harkback.stages.errors import NoStore
 from harkback.stages.imports import SourceKey
 from harkback.stages.ports import SessionStore
 
@@ -80,7 +84,12 @@ def _store_for(args: argparse.Namespace) -> SessionStore:
     if args.dry_run:
         if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
             return open_store(":memory:", readonly=False)  # nothing stored yet: all is new
-        return open_store(target, readonly=True)
+        reading = wiring.open_store(target, readonly=True)
+        if isinstance(reading, Failure) and isinstance(reading.failure(), NoStore):
+            # An empty PostgreSQL database, as a missing file: the sync would make the
+            # store (a dry run was refused, telling the user to make one first).
+            return open_store(":memory:", readonly=False)
+        return opened(reading)
     return open_store(target, readonly=False, args=args)
 
 

@@ -127,6 +127,23 @@ class SchemaProblem(Exception):
     (raised inside the opening transaction, so nothing it began is kept)."""
 
 
+class NoStoreYet(SchemaProblem):
+    """The database holds no harkback store, and this open may not make one."""
+
+
+def no_store_yet(where: str) -> str:
+    """What a command that needs a store says of a database holding none, naming how to
+    make one (the words a SQLite file no one made yet gets).
+
+    >>> no_store_yet("postgresql:///h").split("; ")[0]
+    'postgresql:///h holds no harkback store'
+    """
+    return (f"{where} holds no harkback store; import sessions into it first: harkback sync "
+            "--db URL (the Claude Code, Codex and Hermes histories on this machine), or "
+            "harkback ingest FILE --db URL (a JSON-lines file); harkback migrate --db URL "
+            "makes an empty one")
+
+
 def _scalar(connection: Connection, statement: str) -> Any:
     row = connection.execute(sql.SQL(statement)).fetchone()
     return None if row is None else row[0]
@@ -208,9 +225,11 @@ def _asks_for_migrate(connection: Connection, where: str, found: int) -> str:
             f"(its tables have several owners) {run}")
 
 
-def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migrated:
-    """Check the database at ``connection`` and, when writable, make its first schema or
-    migrate it, in one transaction (see the module)."""
+def bring_forward(connection: Connection, where: str, *, readonly: bool,
+                  create: bool = True) -> Migrated:
+    """Check the database at ``connection`` and, when writable, make its first schema (only
+    with ``create``: an upkeep command needs a store, and made an empty one where the URL
+    missed the store's schema) or migrate it, in one transaction (see the module)."""
     with connection.transaction():
         if not readonly:
             # Two first opens of one empty database: one creates, the other then sees it.
@@ -246,10 +265,8 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
                     f"{where} holds no harkback store, and {role} may not create tables in "
                     f"schema {first}: have the database's owner run GRANT CREATE ON SCHEMA "
                     f"{first} TO {role}, or create the store as a role that may")
-            if readonly:
-                raise SchemaProblem(
-                    f"{where} holds no harkback store; create it with "
-                    "`harkback ingest --db URL` (or `harkback migrate --db URL`)")
+            if readonly or not create:
+                raise NoStoreYet(no_store_yet(where))
             for statement in (*schema.SCHEMA, *schema.FIRST_ROWS):
                 connection.execute(sql.SQL(statement))
             before = 0

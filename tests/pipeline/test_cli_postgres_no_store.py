@@ -1,0 +1,84 @@
+"""The CLI on a PostgreSQL database that holds no harkback store (an empty database, or
+one whose store is in a schema the URL does not name): commands that need a store say
+so in one line and make none; ``sync --dry-run`` counts what a sync would add, writing
+nothing, as it does for a SQLite file not made yet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.pipeline.sync_home import DONE_WITH_SKIPS
+from tests.pipeline.test_cli_postgres import _one_line_failure, _tables
+from tests.pipeline.test_import_cli import FIXTURES, harkback
+from tests.support.new_stores import store_locations
+
+url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
+
+SECRET = "AKIAIOSFODNN7EXAMPLE"
+NO_ENDPOINT = "openai:x@http://127.0.0.1:9/v1"
+"""An embedder no call reaches: a command that needs a store stops before asking it."""
+
+
+def _schemas_tables(url: str) -> dict[str, int]:
+    with psycopg.connect(url) as connection:
+        return {str(schema): int(count) for schema, count in connection.execute(
+            "SELECT schemaname, count(*) FROM pg_tables WHERE schemaname NOT IN "
+            "('pg_catalog', 'information_schema') GROUP BY schemaname")}
+
+
+@pytest.mark.parametrize("command", [("redact",), ("optimize",),
+                                     ("embed", "--embedder", NO_ENDPOINT)])
+def test_upkeep_on_a_url_missing_the_stores_schema_makes_no_store(
+        url: str, tmp_path: Path, command: tuple[str, ...]) -> None:
+    """The team's store is in schema hb; the URL left out its search path. ``redact`` made
+    an empty store in ``public`` and said "no secrets found" (exit 0) while hb kept the
+    key; ``optimize`` and ``embed`` said they had vacuumed and embedded it. Now each says
+    the database holds no store, with how to make one, and writes nothing."""
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE SCHEMA hb")
+    in_hb = f"{url}&options=-csearch_path%3Dhb"
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
+        {"role": "user", "content": f"the key is {SECRET}"}]}) + "\n")
+    assert harkback("ingest", str(source), "--keep-secrets", "--db", in_hb).returncode == 0
+    done = harkback(*command, "--db", url)
+    _one_line_failure(done, "holds no harkback store")
+    assert _schemas_tables(url) == {"hb": 10}
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("command", [("recent",), ("redact",), ("optimize",),
+                                     ("embed", "--embedder", NO_ENDPOINT)])
+def test_a_command_needing_a_store_names_how_to_make_it(
+        url: str, command: tuple[str, ...]) -> None:
+    """On an empty database ``recent`` said `harkback ingest --db URL`, a usage error
+    (ingest reads a FILE), and never named ``sync``, which imports the agents' histories;
+    ``redact``, ``optimize`` and ``embed`` made an empty store and said they had done
+    their work on it."""
+    done = harkback(*command, "--db", url)
+    _one_line_failure(done, "holds no harkback store; import sessions into it first: "
+                      "harkback sync --db URL", "harkback ingest FILE --db URL")
+    assert _tables(url) == []
+
+
+def test_sync_dry_run_on_an_empty_database_counts_what_a_sync_adds(
+        url: str, tmp_path: Path) -> None:
+    """A dry run before the first sync was refused ("holds no harkback store; create it
+    first"); on a SQLite file not made yet it counts every session as new. Now the empty
+    database reads as an empty store, and still nothing is written."""
+    home = {"HOME": str(tmp_path / "home")}
+    projects = str(FIXTURES / "claude-code" / "projects")
+    done = harkback("sync", "--dry-run", "--json", "--claude-code", projects, "--db", url,
+                    env=home)
+    assert done.returncode == DONE_WITH_SKIPS, done.stderr  # a fixture's damaged line
+    (claude,) = [s for s in json.loads(done.stdout)["sources"] if s["kind"] == "claude-code"]
+    assert _tables(url) == []
+    synced = harkback("sync", "--json", "--claude-code", projects, "--db", url, env=home)
+    assert synced.returncode == DONE_WITH_SKIPS, synced.stderr
+    (stored,) = [s for s in json.loads(synced.stdout)["sources"] if s["kind"] == "claude-code"]
+    assert claude["sessions"]["new"] == stored["sessions"]["new"] > 0
