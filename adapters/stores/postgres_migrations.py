@@ -22,8 +22,10 @@ tokenizes again the texts whose tokens changed).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 from psycopg import sql
@@ -131,17 +133,44 @@ class NoStoreYet(SchemaProblem):
     """The database holds no harkback store, and this open may not make one."""
 
 
-def no_store_yet(where: str) -> str:
-    """What a command that needs a store says of a database holding none, naming how to
-    make one (the words a SQLite file no one made yet gets).
+def no_store_yet(where: str, elsewhere: Sequence[str] = ()) -> str:
+    """What a command that needs a store says of a database holding none on its search
+    path, naming how to make one (the words a SQLite file no one made yet gets), or the
+    schema ``elsewhere`` holding one, which a URL without its search path misses.
 
     >>> no_store_yet("postgresql:///h").split("; ")[0]
     'postgresql:///h holds no harkback store'
+    >>> for part in no_store_yet("postgresql:///h", ["hb", "My Store"]).split("; "):
+    ...     print(part)
+    postgresql:///h holds no harkback store on its search path
+    schema hb holds one (?options=-csearch_path%3Dhb in the URL reaches it), and so does \
+schema "My Store" (?options=-csearch_path%3D%22My%20Store%22)
     """
+    if elsewhere:
+        first, *more = elsewhere
+        return (f"{where} holds no harkback store on its search path; schema "
+                f"{_identifier(first)} holds one ({_reaching(first)} in the URL reaches it)"
+                + "".join(f", and so does schema {_identifier(name)} ({_reaching(name)})"
+                          for name in more))
     return (f"{where} holds no harkback store; import sessions into it first: harkback sync "
             "--db URL (the Claude Code, Codex and Hermes histories on this machine), or "
             "harkback ingest FILE --db URL (a JSON-lines file); harkback migrate --db URL "
             "makes an empty one")
+
+
+def _identifier(name: str) -> str:
+    """A schema's name as a search path names it: double-quoted unless plain lower case."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _reaching(name: str) -> str:
+    return f"?options=-csearch_path%3D{quote(_identifier(name), safe='')}"
+
+
+def _stores_elsewhere(connection: Connection) -> list[str]:
+    return [str(row[0]) for row in connection.execute(sql.SQL(schema.STORES_ELSEWHERE))]
 
 
 def _scalar(connection: Connection, statement: str) -> Any:
@@ -259,6 +288,11 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool,
                     f"{where} holds tables that are not harkback's; harkback writes only to "
                     "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
                     "harkback, then ?options=-csearch_path%3Dharkback in the URL)")
+            elsewhere = _stores_elsewhere(connection)
+            if elsewhere and (readonly or not create or not may_create):
+                # The URL left out the store's schema: "grant CREATE" or "import into it"
+                # would send the user to make a second, empty store.
+                raise NoStoreYet(no_store_yet(where, elsewhere))
             if not may_create:
                 # PostgreSQL 15 on: only the database's owner may create in public.
                 raise SchemaProblem(

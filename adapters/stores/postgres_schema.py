@@ -140,6 +140,11 @@ OWNERS = (
 by name: who may migrate it, and for each whether this role holds its rights, being it or
 a member inheriting them (a ``NOINHERIT`` member does not, as itself)."""
 SET_VERSION = "UPDATE harkback_schema SET version = %s"
+STORES_ELSEWHERE = (
+    "SELECT DISTINCT schemaname FROM pg_catalog.pg_tables WHERE tablename = 'harkback_schema' "
+    "AND NOT schemaname = ANY (current_schemas(false)) ORDER BY 1 LIMIT 3")
+"""Schemas of the database, off the search path, that hold a harkback store: where a URL
+that left out its ``search_path`` option meant to go."""
 OTHER_TABLES = (
     "SELECT count(*) FROM pg_catalog.pg_tables "
     "WHERE schemaname = ANY (current_schemas(false))")

@@ -32,13 +32,15 @@ def _schemas_tables(url: str) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("command", [("redact",), ("optimize",),
-                                     ("embed", "--embedder", NO_ENDPOINT)])
+                                     ("embed", "--embedder", NO_ENDPOINT), ("recent",)])
 def test_upkeep_on_a_url_missing_the_stores_schema_makes_no_store(
         url: str, tmp_path: Path, command: tuple[str, ...]) -> None:
     """The team's store is in schema hb; the URL left out its search path. ``redact`` made
     an empty store in ``public`` and said "no secrets found" (exit 0) while hb kept the
-    key; ``optimize`` and ``embed`` said they had vacuumed and embedded it. Now each says
-    the database holds no store, with how to make one, and writes nothing."""
+    key; ``optimize`` and ``embed`` said they had vacuumed and embedded it; ``recent``
+    offered to make a store. Now each says
+    the search path holds no store and names the schema that does, writing nothing
+    ("import sessions into it first" would have made a second store)."""
     with psycopg.connect(url) as connection:
         connection.execute("CREATE SCHEMA hb")
     in_hb = f"{url}&options=-csearch_path%3Dhb"
@@ -47,7 +49,8 @@ def test_upkeep_on_a_url_missing_the_stores_schema_makes_no_store(
         {"role": "user", "content": f"the key is {SECRET}"}]}) + "\n")
     assert harkback("ingest", str(source), "--keep-secrets", "--db", in_hb).returncode == 0
     done = harkback(*command, "--db", url)
-    _one_line_failure(done, "holds no harkback store")
+    _one_line_failure(done, "holds no harkback store on its search path; schema hb holds "
+                      "one (?options=-csearch_path%3Dhb in the URL reaches it)")
     assert _schemas_tables(url) == {"hb": 10}
     assert done.stdout == ""
 
