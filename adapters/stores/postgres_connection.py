@@ -187,7 +187,14 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
             transient=_passes(error))
+    if isinstance(error, psycopg.errors.InsufficientPrivilege):
+        return StoreUnavailable(f"{where(url)}: {first_line(error)} ({NO_RIGHT})")
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
+
+
+NO_RIGHT = ("a role granted only SELECT reads the store; storing or rewriting sessions takes "
+            "INSERT, UPDATE and DELETE on its tables too: have their owner grant them, or run "
+            "the command as the owner")
 
 
 def _cancelled_why(text: str, url: str, environ: Mapping[str, str] = os.environ) -> str:
