@@ -21,10 +21,15 @@ from harkback.adapters.stores.postgres_connection import (
     connector,
     unavailable,
 )
-from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
+from harkback.adapters.stores.postgres_migrations import (
+    SCHEMA_VERSION,
+    no_store_yet,
+    stores_elsewhere,
+)
 from harkback.adapters.stores.postgres_watchdog import Unanswered, Watchdog
+from harkback.adapters.stores.postgres_where import where
 from harkback.adapters.stores.store_check import Diagnosis
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import NoStore, StoreUnavailable
 from harkback.stages.shown_url import shown_url
 
 REPAIR_LINE = ("harkback rebuilds no index of a PostgreSQL store: the server's administrator "
@@ -63,8 +68,8 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
             found = connection.execute(
                 "SELECT to_regclass('harkback_schema') IS NOT NULL").fetchone()
             if not (found and found[0]):
-                return Diagnosis(damaged=("the database holds no harkback store",), db=shown,
-                                 advice="pass --db the URL of a harkback store")
+                # Not damage: nothing was made there, or the URL misses the store's schema.
+                return NoStore(no_store_yet(where(url), stores_elsewhere(connection)))
             version_row = connection.execute("SELECT version FROM harkback_schema").fetchone()
             counts = connection.execute(_COUNTS).fetchone()
             version = version_row[0] if version_row else None

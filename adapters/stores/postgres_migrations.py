@@ -169,7 +169,8 @@ def _reaching(name: str) -> str:
     return f"?options=-csearch_path%3D{quote(_identifier(name), safe='')}"
 
 
-def _stores_elsewhere(connection: Connection) -> list[str]:
+def stores_elsewhere(connection: Connection) -> list[str]:
+    """The schemas off the search path that hold a harkback store (at most 3)."""
     return [str(row[0]) for row in connection.execute(sql.SQL(schema.STORES_ELSEWHERE))]
 
 
@@ -288,7 +289,7 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool,
                     f"{where} holds tables that are not harkback's; harkback writes only to "
                     "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
                     "harkback, then ?options=-csearch_path%3Dharkback in the URL)")
-            elsewhere = _stores_elsewhere(connection)
+            elsewhere = stores_elsewhere(connection)
             if elsewhere and (readonly or not create or not may_create):
                 # The URL left out the store's schema: "grant CREATE" or "import into it"
                 # would send the user to make a second, empty store.

@@ -32,13 +32,14 @@ def _schemas_tables(url: str) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("command", [("redact",), ("optimize",),
-                                     ("embed", "--embedder", NO_ENDPOINT), ("recent",)])
+                                     ("embed", "--embedder", NO_ENDPOINT), ("recent",),
+                                     ("check",)])
 def test_upkeep_on_a_url_missing_the_stores_schema_makes_no_store(
         url: str, tmp_path: Path, command: tuple[str, ...]) -> None:
     """The team's store is in schema hb; the URL left out its search path. ``redact`` made
     an empty store in ``public`` and said "no secrets found" (exit 0) while hb kept the
     key; ``optimize`` and ``embed`` said they had vacuumed and embedded it; ``recent``
-    offered to make a store. Now each says
+    offered to make a store; ``check`` called the store damaged. Now each says
     the search path holds no store and names the schema that does, writing nothing
     ("import sessions into it first" would have made a second store)."""
     with psycopg.connect(url) as connection:
@@ -56,13 +57,13 @@ def test_upkeep_on_a_url_missing_the_stores_schema_makes_no_store(
 
 
 @pytest.mark.parametrize("command", [("recent",), ("redact",), ("optimize",),
-                                     ("embed", "--embedder", NO_ENDPOINT)])
+                                     ("embed", "--embedder", NO_ENDPOINT), ("check",)])
 def test_a_command_needing_a_store_names_how_to_make_it(
         url: str, command: tuple[str, ...]) -> None:
     """On an empty database ``recent`` said `harkback ingest --db URL`, a usage error
     (ingest reads a FILE), and never named ``sync``, which imports the agents' histories;
     ``redact``, ``optimize`` and ``embed`` made an empty store and said they had done
-    their work on it."""
+    their work on it; ``check`` called the database damaged, to be given another URL."""
     done = harkback(*command, "--db", url)
     _one_line_failure(done, "holds no harkback store; import sessions into it first: "
                       "harkback sync --db URL", "harkback ingest FILE --db URL")
