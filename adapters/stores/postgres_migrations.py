@@ -144,7 +144,7 @@ def no_store_yet(where: str, elsewhere: Sequence[str] = ()) -> str:
     ...     print(part)
     postgresql:///h holds no harkback store on its search path
     schema hb holds one (?options=-csearch_path%3Dhb in the URL reaches it), and so does \
-schema "My Store" (?options=-csearch_path%3D%22My%20Store%22)
+schema "My Store" (?options=-csearch_path%3D%22My%5C%20Store%22)
     """
     if elsewhere:
         first, *more = elsewhere
@@ -166,7 +166,15 @@ def _identifier(name: str) -> str:
 
 
 def _reaching(name: str) -> str:
-    return f"?options=-csearch_path%3D{quote(_identifier(name), safe='')}"
+    """The URL's option that puts schema ``name`` on the search path. The server splits
+    ``options`` at whitespace unless a backslash escapes it: ``"My Store"`` unescaped was
+    refused (invalid value for parameter "search_path": ""My").
+
+    >>> _reaching('back\\slash')
+    '?options=-csearch_path%3D%22back%5C%5Cslash%22'
+    """
+    escaped = re.sub(r"[\\\s]", lambda found: "\\" + found.group(), _identifier(name))
+    return f"?options=-csearch_path%3D{quote(escaped, safe='')}"
 
 
 def stores_elsewhere(connection: Connection) -> list[str]:
@@ -197,7 +205,7 @@ def _behind(where: str, held_in: str, first: str | None, path: str) -> str:
     """
     return (f"{where}: harkback's tables are in schema {held_in}, behind schema {first} on "
             f"the search path (search_path={path}), whose tables harkback would read and "
-            f"write instead; put {held_in} first (?options=-csearch_path%3D{held_in} in "
+            f"write instead; put {held_in} first ({_reaching(held_in)} in "
             "the URL)")
 
 
@@ -318,7 +326,7 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool,
                 f"{where}: the store in schema {held_in} needs a migration, which would make "
                 f"its tables in schema {first}, first on the search path "
                 f"(search_path={path}); migrate it with {held_in} first "
-                f"(?options=-csearch_path%3D{held_in} in the URL)")
+                f"({_reaching(held_in)} in the URL)")
         owners = [o for o, _ in _owners_of(connection)] if steps and before else []
         try:
             for step in steps:

@@ -6,9 +6,12 @@ nothing, as it does for a SQLite file not made yet."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
+import psycopg.sql
 import pytest
 
 from tests.pipeline.sync_home import DONE_WITH_SKIPS
@@ -86,3 +89,28 @@ def test_sync_dry_run_on_an_empty_database_counts_what_a_sync_adds(
     assert synced.returncode == DONE_WITH_SKIPS, synced.stderr
     (stored,) = [s for s in json.loads(synced.stdout)["sources"] if s["kind"] == "claude-code"]
     assert claude["sessions"]["new"] == stored["sessions"]["new"] > 0
+
+
+@pytest.mark.parametrize("name", ["My Store", "back\\slash"])
+def test_the_option_named_for_an_odd_schema_reaches_its_store(url: str, tmp_path: Path,
+                                                              name: str) -> None:
+    """The option named for a schema with a space in its name was refused by the server
+    (invalid value for parameter "search_path": ""My"): it splits options at whitespace
+    unless a backslash escapes it. Now the option named, put in the URL, reaches the store."""
+    with psycopg.connect(url) as connection:
+        connection.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(
+            psycopg.sql.Identifier(name)))
+    quoted = '"' + name.replace("\\", "\\\\").replace(" ", "\\ ") + '"'
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
+        {"role": "user", "content": "the okapi relay"}]}) + "\n")
+    stored = harkback("ingest", str(source), "--db", f"{url}&options=-csearch_path%3D"
+                      + quote(quoted, safe=""))
+    assert stored.returncode == 0, stored.stderr
+    done = harkback("recent", "--db", url)
+    assert done.returncode == 1, done.stderr
+    option = re.search(r"\?(options=\S+) in the URL reaches it", done.stderr)
+    assert option is not None, done.stderr
+    listed = harkback("recent", "--json", "--db", f"{url}&{option.group(1)}")
+    assert listed.returncode == 0, listed.stderr
+    assert [s["session_id"] for s in json.loads(listed.stdout)["results"]] == ["k"]
