@@ -114,3 +114,19 @@ def test_the_option_named_for_an_odd_schema_reaches_its_store(url: str, tmp_path
     listed = harkback("recent", "--json", "--db", f"{url}&{option.group(1)}")
     assert listed.returncode == 0, listed.stderr
     assert [s["session_id"] for s in json.loads(listed.stdout)["results"]] == ["k"]
+
+
+def test_check_on_another_applications_database_says_what_every_command_says(
+        url: str) -> None:
+    """``check`` on a database holding another application's tables told the user to
+    import sessions into it (harkback sync --db URL), which refuses such a database; now
+    it says what ``recent`` says: the tables are not harkback's, and where a store may go."""
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    checked = harkback("check", "--db", url)
+    _one_line_failure(checked, "holds tables that are not harkback's",
+                      "CREATE SCHEMA harkback")
+    listed = harkback("recent", "--db", url)
+    assert listed.returncode == 1
+    assert listed.stderr.replace("session store unavailable: ", "") == checked.stderr
+    assert _schemas_tables(url) == {"public": 1}
