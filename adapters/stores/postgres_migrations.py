@@ -133,10 +133,12 @@ class NoStoreYet(SchemaProblem):
     """The database holds no harkback store, and this open may not make one."""
 
 
-def no_store_yet(where: str, elsewhere: Sequence[str] = ()) -> str:
+def no_store_yet(where: str, elsewhere: Sequence[str] = (), *, barred: Sequence[str] = (),
+                 role: str = "") -> str:
     """What a command that needs a store says of a database holding none on its search
     path, naming how to make one (the words a SQLite file no one made yet gets), or the
-    schema ``elsewhere`` holding one, which a URL without its search path misses.
+    schema ``elsewhere`` holding one, which a URL without its search path misses (and, for
+    one of them ``barred`` to ``role``, the grant it lacks).
 
     >>> no_store_yet("postgresql:///h").split("; ")[0]
     'postgresql:///h holds no harkback store'
@@ -145,17 +147,31 @@ def no_store_yet(where: str, elsewhere: Sequence[str] = ()) -> str:
     postgresql:///h holds no harkback store on its search path
     schema hb holds one (?options=-csearch_path%3Dhb in the URL reaches it), and so does \
 schema "My Store" (?options=-csearch_path%3D%22My%5C%20Store%22)
+    >>> no_store_yet("postgresql:///h", ["hb"], barred=["hb"], role="ann").split("; ", 1)[1]
+    'schema hb holds one, which ann may not use (its owner may GRANT USAGE ON SCHEMA hb TO \
+ann; then ?options=-csearch_path%3Dhb in the URL reaches it)'
     """
     if elsewhere:
         first, *more = elsewhere
+        reaches = " in the URL reaches it"
         return (f"{where} holds no harkback store on its search path; schema "
-                f"{_identifier(first)} holds one ({_reaching(first)} in the URL reaches it)"
-                + "".join(f", and so does schema {_identifier(name)} ({_reaching(name)})"
+                f"{_identifier(first)} holds one{_how(first, barred, role, reaches)}"
+                + "".join(f", and so does schema {_identifier(name)}{_how(name, barred, role)}"
                           for name in more))
     return (f"{where} holds no harkback store; import sessions into it first: harkback sync "
             "--db URL (the Claude Code, Codex and Hermes histories on this machine), or "
             "harkback ingest FILE --db URL (a JSON-lines file); harkback migrate --db URL "
             "makes an empty one")
+
+
+def _how(name: str, barred: Sequence[str], role: str, reaches: str = "") -> str:
+    """How the store in schema ``name`` is reached: the URL's option, after the grant a
+    role it is ``barred`` to lacks (told only the option, it was then told no schema on
+    its search path exists that it may use, or the same option again)."""
+    if name not in barred:
+        return f" ({_reaching(name)}{reaches})"
+    return (f", which {role} may not use (its owner may GRANT USAGE ON SCHEMA "
+            f"{_identifier(name)} TO {role}; then {_reaching(name)} in the URL reaches it)")
 
 
 def _identifier(name: str) -> str:
@@ -177,9 +193,11 @@ def _reaching(name: str) -> str:
     return f"?options=-csearch_path%3D{quote(escaped, safe='')}"
 
 
-def stores_elsewhere(connection: Connection) -> list[str]:
-    """The schemas off the search path that hold a harkback store (at most 3)."""
-    return [str(row[0]) for row in connection.execute(sql.SQL(schema.STORES_ELSEWHERE))]
+def stores_elsewhere(connection: Connection) -> tuple[list[str], list[str]]:
+    """The schemas off the search path that hold a harkback store (at most 3), and those
+    of them this role may not use."""
+    rows = connection.execute(sql.SQL(schema.STORES_ELSEWHERE)).fetchall()
+    return [str(name) for name, _ in rows], [str(name) for name, usable in rows if not usable]
 
 
 def _scalar(connection: Connection, statement: str) -> Any:
@@ -287,21 +305,28 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool,
         if held_in is None:
             # Looked at first, read-only too: offering to create a store where a writable
             # open would refuse to sends the user round in a circle.
+            others = first is not None and int(_scalar(connection, schema.OTHER_TABLES)) > 0
+            elsewhere, barred = stores_elsewhere(connection)
+            if elsewhere:
+                # The URL left out the store's schema: "grant CREATE", "a schema of its
+                # own" or "import into it" would send the user to make a second, empty
+                # store. NoStore only where a writable open would make one here: a dry
+                # run reads it as empty, and the sync would make it.
+                problem = no_store_yet(where, elsewhere, barred=barred, role=str(role))
+                if first is None or others or not may_create:
+                    raise SchemaProblem(problem)
+                if readonly or not create:
+                    raise NoStoreYet(problem)
             if first is None:
                 raise SchemaProblem(
                     f"{where}: no schema on the search path (search_path={path}) exists "
                     "that this role may use; create it, or grant this role USAGE and "
                     "CREATE on it")
-            if int(_scalar(connection, schema.OTHER_TABLES)):
+            if others:
                 raise SchemaProblem(
                     f"{where} holds tables that are not harkback's; harkback writes only to "
                     "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
                     "harkback, then ?options=-csearch_path%3Dharkback in the URL)")
-            elsewhere = stores_elsewhere(connection)
-            if elsewhere and (readonly or not create or not may_create):
-                # The URL left out the store's schema: "grant CREATE" or "import into it"
-                # would send the user to make a second, empty store.
-                raise NoStoreYet(no_store_yet(where, elsewhere))
             if not may_create:
                 # PostgreSQL 15 on: only the database's owner may create in public.
                 raise SchemaProblem(

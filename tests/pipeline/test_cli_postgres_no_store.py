@@ -17,7 +17,7 @@ import pytest
 from tests.pipeline.sync_home import DONE_WITH_SKIPS
 from tests.pipeline.test_cli_postgres import _one_line_failure, _tables
 from tests.pipeline.test_import_cli import FIXTURES, harkback
-from tests.support.new_stores import store_locations
+from tests.support.new_stores import store_locations, unique_name
 
 url = store_locations("postgres")
 """The URL of a new, empty database on the run's server."""
@@ -130,3 +130,64 @@ def test_check_on_another_applications_database_says_what_every_command_says(
     assert listed.returncode == 1
     assert listed.stderr.replace("session store unavailable: ", "") == checked.stderr
     assert _schemas_tables(url) == {"public": 1}
+
+
+def _store_in_hb(url: str, tmp_path: Path) -> None:
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE SCHEMA hb")
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
+        {"role": "user", "content": "the okapi relay"}]}) + "\n")
+    stored = harkback("ingest", str(source), "--db", f"{url}&options=-csearch_path%3Dhb")
+    assert stored.returncode == 0, stored.stderr
+
+
+def test_a_teams_url_missing_the_stores_schema_is_told_where_it_is(
+        url: str, tmp_path: Path) -> None:
+    """The team's application has its tables in public, harkback's store is in hb (as the
+    README sets a shared database up), and the URL left out hb: every command said the
+    tables are not harkback's and to CREATE SCHEMA harkback, a second, empty store. Now
+    each names hb and the option that reaches it."""
+    _store_in_hb(url, tmp_path)
+    with psycopg.connect(url) as connection:
+        connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    for command in (("recent",), ("check",), ("sync", "--dry-run", "--claude-code",
+                                               str(FIXTURES / "claude-code" / "projects"))):
+        done = harkback(*command, "--db", url, env={"HOME": str(tmp_path / "home")})
+        _one_line_failure(done, "schema hb holds one (?options=-csearch_path%3Dhb in the "
+                          "URL reaches it)")
+    assert _schemas_tables(url) == {"hb": 10, "public": 1}
+
+
+def test_a_role_that_may_not_use_the_stores_schema_is_told_the_grant(
+        url: str, tmp_path: Path) -> None:
+    """A role without USAGE on the store's schema, its URL naming that schema, was told to
+    put ?options=-csearch_path%3Dhb in the URL, which it had; now it is told the grant."""
+    _store_in_hb(url, tmp_path)
+    outsider = unique_name("outsider")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {outsider} LOGIN")
+    as_outsider = url.replace("postgresql://harkback@", f"postgresql://{outsider}@")
+    done = harkback("recent", "--db", f"{as_outsider}&options=-csearch_path%3Dhb,public")
+    _one_line_failure(done, f"schema hb holds one, which {outsider} may not use (its owner "
+                      f"may GRANT USAGE ON SCHEMA hb TO {outsider}")
+
+
+def test_a_dry_run_is_refused_where_the_sync_is(url: str, tmp_path: Path) -> None:
+    """A role that may not create in public, its URL missing the store's schema: the dry
+    run counted every session as new, and the sync it previewed was refused. Now both
+    are refused in the same words, naming the schema that holds the store."""
+    _store_in_hb(url, tmp_path)
+    member = unique_name("member")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {member} LOGIN")
+        connection.execute(f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {member}")
+        connection.execute(f"GRANT USAGE ON SCHEMA hb TO {member}")
+    as_member = url.replace("postgresql://harkback@", f"postgresql://{member}@")
+    sync = ("sync", "--claude-code", str(FIXTURES / "claude-code" / "projects"), "--db",
+            as_member)
+    home = {"HOME": str(tmp_path / "home")}
+    previewed, synced = harkback(*sync, "--dry-run", env=home), harkback(*sync, env=home)
+    assert synced.returncode == previewed.returncode == 1, previewed.stdout
+    assert "schema hb holds one" in previewed.stderr, previewed.stderr
+    assert previewed.stderr.splitlines()[-1] == synced.stderr.splitlines()[-1]
