@@ -192,9 +192,9 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
 
 
-NO_RIGHT = ("a role granted only SELECT reads the store; storing or rewriting sessions takes "
-            "INSERT, UPDATE and DELETE on its tables too: have their owner grant them, or run "
-            "the command as the owner")
+NO_RIGHT = ("reading the store takes SELECT on its tables; storing or rewriting sessions "
+            "takes INSERT, UPDATE and DELETE on them too: have their owner grant what the "
+            "command needs, or run it as the owner")
 
 
 def _cancelled_why(text: str, url: str, environ: Mapping[str, str] = os.environ) -> str:

@@ -48,7 +48,23 @@ def test_a_reader_told_what_it_lacks_to_write(url: str, tmp_path: Path, command:
     args = ("ingest", str(tmp_path / "s.jsonl")) if command == "ingest" else ("redact",)
     source.write_text(source.read_text().replace('"k"', '"k2"'))
     done = harkback(*args, "--db", as_reader)
-    _one_line_failure(done, "permission denied for table", "a role granted only SELECT "
-                      "reads the store; storing or rewriting sessions takes INSERT, UPDATE "
-                      "and DELETE on its tables too")
+    _one_line_failure(done, "permission denied for table", "storing or rewriting sessions "
+                      "takes INSERT, UPDATE and DELETE on them too")
     assert _counts(url) == (1, 1)
+
+
+def test_a_role_that_may_not_read_is_told_it_takes_select(url: str, tmp_path: Path) -> None:
+    """A role granted nothing on the store's tables running ``recent`` was told that a role
+    granted only SELECT reads the store and to have the owner grant INSERT, UPDATE and
+    DELETE: the rights a write takes, not the SELECT a read lacks."""
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
+        {"role": "user", "content": "the okapi relay"}]}) + "\n")
+    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    stranger = unique_name("stranger")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(f"CREATE ROLE {stranger} LOGIN")
+    done = harkback("recent", "--db", url.replace("postgresql://harkback@",
+                                                  f"postgresql://{stranger}@"))
+    _one_line_failure(done, "permission denied for table", "reading the store takes SELECT "
+                      "on its tables")
