@@ -91,14 +91,16 @@ async def named_origin(command: Awaitable[int], args: argparse.Namespace) -> int
 
 
 def open_store(target: str, *, readonly: bool, create: bool = False,
-               args: argparse.Namespace | None = None) -> SessionStore:
+               args: argparse.Namespace | None = None, existing: bool = False) -> SessionStore:
     """Open the store ``target`` names or raise :class:`CliError` saying why not
-    (``create``: adopt an existing empty file whatever its name).
+    (``create``: adopt an existing empty file whatever its name; ``existing``: make no
+    store in an empty PostgreSQL database, see :func:`wiring.open_store`).
 
     A writable open migrates a store of an older schema: that is said in one line on
     stderr, never silently, and kept for the ``--json`` payload of the command of
     ``args`` (:func:`noted`)."""
-    store = opened(wiring.open_store(target, readonly=readonly, create=create))
+    store = opened(wiring.open_store(target, readonly=readonly, create=create,
+                                     existing=existing))
     note = None if readonly else migration_note(store, target)
     if note is not None:
         print(line_of(f"harkback: note: {note}"), file=sys.stderr)

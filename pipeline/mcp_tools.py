@@ -134,7 +134,7 @@ _SEARCH = ToolSpec(
 _RECENT = ToolSpec(
     "recent_sessions",
     "List the user's most recent past sessions (root sessions, newest first) with their ids, "
-    "titles, message counts and a preview.",
+    "titles, message counts and a preview. Open one with read_session (its session_id).",
     {"limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 10,
                "description": "How many sessions to list."},
      "since": {"type": _TIME, "description": f"Sessions started since: {_WHEN}."},
@@ -157,9 +157,10 @@ _READ = ToolSpec(
      "around": {"type": ["string", "integer"], "minimum": 0,
                 "description": "Centre the page on this message: SESSION_ID:POSITION (as "
                                "matched_message_ids cite it; one in a sub-agent of id reads "
-                               "the sub-agent's page) or a position."},
+                               "the sub-agent's page) or a position. Not with offset."},
      "offset": {"type": "integer", "minimum": 0, "default": 0,
-                "description": "Index of the first message of the page (next_offset)."},
+                "description": "Index of the first message of the page (next_offset). Not "
+                               "with around."},
      "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": PAGE_LIMIT,
                "description": "Messages per page."}},
     ("id",), "Read a past session")

@@ -7,9 +7,12 @@ load only when ``sync`` runs. ``--watch`` goes on in :mod:`~harkback.pipeline.wa
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from returns.result import Failure
 
 from harkback.pipeline import wiring
 from harkback.pipeline.command_kit import (
@@ -22,6 +25,7 @@ from harkback.pipeline.command_kit import (
     name_skips,
     noted,
     open_store,
+    opened,
     settings_of,
 )
 from harkback.pipeline.in_memory import refusal
@@ -41,8 +45,11 @@ from harkback.pipeline.sync import (
 from harkback.pipeline.sync_lock import SyncLock
 from harkback.pipeline.terminal import json_text, line_of
 from harkback.pipeline.termination import removed_new_store, stopped_with
+from harkback.pipeline.watch_outage import Outage
+from harkback.stages.errors import NoStore
 from harkback.stages.imports import SourceKey
 from harkback.stages.ports import SessionStore
+from harkback.stages.shown_url import shown_url
 
 WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
 
@@ -80,8 +87,31 @@ def _store_for(args: argparse.Namespace) -> SessionStore:
     if args.dry_run:
         if wiring.store_kind(target) == "sqlite" and not Path(target).is_file():
             return open_store(":memory:", readonly=False)  # nothing stored yet: all is new
-        return open_store(target, readonly=True)
+        reading = wiring.open_store(target, readonly=True)
+        if isinstance(reading, Failure) and isinstance(reading.failure(), NoStore):
+            # An empty PostgreSQL database, as a missing file: the sync would make the
+            # store (a dry run was refused, telling the user to make one first).
+            return open_store(":memory:", readonly=False)
+        return opened(reading)
     return open_store(target, readonly=False, args=args)
+
+
+async def _reachable(target: str) -> None:
+    """Wait while the store a watch starts on is out of reach for now (its PostgreSQL server
+    not up yet at boot, or restarting), as a watch waits for it between rounds: a watch
+    started as a service then ended at once, status 1. Said once, and once it is back;
+    a refusal waiting does not mend (a wrong password) is left to the open that follows."""
+    outage: Outage[str] = Outage(lambda line: print(line_of(line), file=sys.stderr, flush=True))
+    while True:
+        probe = wiring.open_store(target, readonly=True)
+        if not isinstance(probe, Failure):
+            probe.unwrap().close()
+            break
+        if not probe.failure().transient:
+            break
+        outage.failed([], shown_url(target), probe.failure().reason)
+        await asyncio.sleep(outage.wait)
+    outage.reached()
 
 
 async def run_sync(args: argparse.Namespace) -> int:
@@ -100,6 +130,8 @@ async def run_sync(args: argparse.Namespace) -> int:
         if args.dry_run:
             raise CliError("--watch writes as the sources change; leave out --dry-run", 2)
     new = None if args.dry_run else wiring.new_file(db_of(args))
+    if args.watch:
+        await _reachable(db_of(args))
     store = _store_for(args)
     store_file = StoreFile.of(db_of(args)) if args.watch else None
     # One sync writes at a time (a dry run writes nothing: it takes no lock, makes no file).

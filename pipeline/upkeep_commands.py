@@ -61,7 +61,7 @@ async def embed(args: argparse.Namespace) -> int:
     target = db_of(args)
     try:
         needs_file(target)
-        store = open_store(target, readonly=False, args=args)
+        store = open_store(target, readonly=False, args=args, existing=True)
         try:
             vectors = store.vector_store()
             if vectors is None:
@@ -101,7 +101,7 @@ async def optimize(args: argparse.Namespace) -> int:
     # Said before it is known whether any index is in several pieces: no merge promised.
     work = ("reading and merging each full-text index in several pieces of" if sqlite
             else "vacuuming and analysing")
-    store = open_store(target, readonly=False, args=args)  # a refusal is the only line
+    store = open_store(target, readonly=False, args=args, existing=True)  # refused: one line
     if not args.json:
         print(f"{work} {line_of(shown_url(target))} (a million messages take about 20 s)...",
               file=sys.stderr, flush=True)
@@ -230,7 +230,8 @@ async def redact(args: argparse.Namespace) -> int:
     needs_file(target)
     if not args.dry_run and Path(target).is_file() and not Path(target).stat().st_mode & 0o222:
         raise CliError(f"{target} is read-only; make it writable or use --dry-run")
-    counts, line = await run_redact(open_store(target, readonly=args.dry_run, args=args),
+    counts, line = await run_redact(open_store(target, readonly=args.dry_run, args=args,
+                                               existing=True),
                                     shown_url(target), dry_run=args.dry_run)
     return said(args, counts, line, in_memory_note(target, "redact"))
 

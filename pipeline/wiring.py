@@ -92,13 +92,14 @@ def _open_memory(_target: str, readonly: bool) -> Result[ClosingStore, StoreUnav
 POSTGRES_EXTRA = "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"
 
 
-def _open_postgres(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
+def _open_postgres(target: str, readonly: bool, create: bool = True
+                   ) -> Result[ClosingStore, StoreUnavailable]:
     # Imported here: psycopg is an optional extra, and a SQLite user must not load it.
     try:
         from harkback.adapters.stores.postgres import PostgresStore
     except ImportError:
         return Failure(StoreUnavailable(POSTGRES_EXTRA))
-    return PostgresStore.open(target, readonly=readonly).map(_as_store)
+    return PostgresStore.open(target, readonly=readonly, create=create).map(_as_store)
 
 
 def _as_store(store: ClosingStore) -> ClosingStore:
@@ -141,7 +142,7 @@ def folder_named(target: str) -> str | None:
 
 
 def open_store(target: str | bytes | os.PathLike[str] | None = None, *, readonly: bool = False,
-               create: bool = False, once: bool = False
+               create: bool = False, once: bool = False, existing: bool = False
                ) -> Result[ClosingStore, StoreUnavailable]:
     """Open the store a ``--db`` value names (default: ``$HARKBACK_DB`` or the data dir).
 
@@ -150,6 +151,9 @@ def open_store(target: str | bytes | os.PathLike[str] | None = None, *, readonly
     empty file becomes a store only when named like a database (.db, .sqlite, .sqlite3)
     or with ``create``. ``once`` says the process reads the store for one command and
     ends: a read-only SQLite file is then memory-mapped (``SqliteStore.open``'s ``mapped``).
+    ``existing``: an upkeep command's open (optimize, redact, embed), which needs a store: a
+    PostgreSQL database holding none fails with ``NoStore`` (``redact`` on a URL that
+    missed the store's schema made an empty store in ``public`` and found "no secrets").
 
     >>> open_store(":memory:").map(lambda s: type(s).__name__)
     <Success: MemoryStore>
@@ -163,6 +167,8 @@ def open_store(target: str | bytes | os.PathLike[str] | None = None, *, readonly
         return SqliteStore.open(text, create=True).map(_as_store)
     if once and readonly and store_kind(text) == "sqlite":
         return SqliteStore.open(text, readonly=True, mapped=True).map(_as_store)
+    if existing and store_kind(text) == "postgresql":
+        return _open_postgres(text, readonly, create=False)
     return STORES[store_kind(text)](text, readonly)
 
 

@@ -55,6 +55,16 @@ class StoreUnavailable(_Reasoned, label="session store unavailable"):
     transient: bool = attrs.field(default=False, kw_only=True)
 
 
+class NoStore(StoreUnavailable):
+    """The place named holds no store yet (an empty PostgreSQL database): nothing is
+    broken, nothing was made; a dry run compares with an empty store, every other
+    command says so.
+
+    >>> NoStore("postgresql:///h holds no harkback store").message()
+    'session store unavailable: postgresql:///h holds no harkback store'
+    """
+
+
 class SourceUnreadable(StoreUnavailable, label="source unreadable"):
     """What an import reads (another agent's history, an ingest file) could not be read:
     missing, damaged, not what it should be. A :class:`StoreUnavailable` to every caller,

@@ -103,11 +103,12 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
 
     @classmethod
     def open(cls, url: str, *, readonly: bool = False, timeout: float | None = None,
-             environ: Mapping[str, str] | None = None
+             environ: Mapping[str, str] | None = None, create: bool = True
              ) -> Result[PostgresStore, StoreUnavailable]:
         """Connect to the database at ``url``; blocks briefly, so call it off the loop.
 
-        Writable mode creates the schema in an empty database and migrates one of an older
+        Writable mode creates the schema in an empty database (unless not ``create``: then
+        it fails with ``NoStore``, as read-only mode does) and migrates one of an older
         schema version (:attr:`schema` says from which). Read-only mode never writes (the
         server enforces it) and fails on a database that holds no harkback store or an
         older one; either refuses a database holding other tables, or a newer schema.
@@ -129,7 +130,8 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
             bounds = attrs.evolve(bounds, connect=timeout)
         watchdog = Watchdog(lambda within: postgres_connection.answers(url, within),
                             patience=bounds.connect or float("inf"))
-        prepared = postgres_connection.prepare(url, readonly, settings, watchdog)
+        prepared = postgres_connection.prepare(url, readonly, settings, watchdog,
+                                               create=create)
         if isinstance(prepared, Failure):
             watchdog.close()
             return Failure(prepared.failure())

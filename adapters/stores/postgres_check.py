@@ -21,10 +21,16 @@ from harkback.adapters.stores.postgres_connection import (
     connector,
     unavailable,
 )
-from harkback.adapters.stores.postgres_migrations import SCHEMA_VERSION
+from harkback.adapters.stores.postgres_migrations import (
+    SCHEMA_VERSION,
+    NoStoreYet,
+    SchemaProblem,
+    bring_forward,
+)
 from harkback.adapters.stores.postgres_watchdog import Unanswered, Watchdog
+from harkback.adapters.stores.postgres_where import where
 from harkback.adapters.stores.store_check import Diagnosis
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import NoStore, StoreUnavailable
 from harkback.stages.shown_url import shown_url
 
 REPAIR_LINE = ("harkback rebuilds no index of a PostgreSQL store: the server's administrator "
@@ -63,8 +69,11 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
             found = connection.execute(
                 "SELECT to_regclass('harkback_schema') IS NOT NULL").fetchone()
             if not (found and found[0]):
-                return Diagnosis(damaged=("the database holds no harkback store",), db=shown,
-                                 advice="pass --db the URL of a harkback store")
+                # Not damage: nothing was made there, the URL misses the store's schema, or
+                # the database is another application's. Said as every command's open says
+                # it: "import sessions into it" on another application's tables sent the
+                # user to a sync that refuses them.
+                return _absent(connection, url)
             version_row = connection.execute("SELECT version FROM harkback_schema").fetchone()
             counts = connection.execute(_COUNTS).fetchone()
             version = version_row[0] if version_row else None
@@ -75,6 +84,17 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
     finally:
         watchdog.close()
     return _judged(shown, version, counts or (), pending=bool(marked and marked[0]))
+
+
+def _absent(connection: psycopg.Connection[Any], url: str) -> StoreUnavailable:
+    """Why the database at ``url`` holds no store: a read-only open's own line."""
+    try:
+        bring_forward(connection, where(url), readonly=True)
+    except NoStoreYet as absent:
+        return NoStore(str(absent))
+    except SchemaProblem as refused:
+        return StoreUnavailable(str(refused))
+    raise AssertionError("bring_forward opened a database holding no store")
 
 
 def _judged(db: str, version: int | None, counts: tuple[Any, ...], *,

@@ -21,11 +21,15 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.damaged_rows import DamagedRecord
 from harkback.adapters.stores.migration import Migrated
-from harkback.adapters.stores.postgres_migrations import SchemaProblem, bring_forward
+from harkback.adapters.stores.postgres_migrations import (
+    NoStoreYet,
+    SchemaProblem,
+    bring_forward,
+)
 from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
 from harkback.adapters.stores.postgres_where import misread, unquoted
 from harkback.adapters.stores.postgres_where import where as where  # still imported from here
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import NoStore, StoreUnavailable
 from harkback.stages.shown_number import shown_given
 
 CONNECT_TIMEOUT_S = 10
@@ -183,7 +187,14 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
             transient=_passes(error))
+    if isinstance(error, psycopg.errors.InsufficientPrivilege):
+        return StoreUnavailable(f"{where(url)}: {first_line(error)} ({NO_RIGHT})")
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
+
+
+NO_RIGHT = ("reading the store takes SELECT on its tables; storing or rewriting sessions "
+            "takes INSERT, UPDATE and DELETE on them too: have their owner grant what the "
+            "command needs, or run it as the owner")
 
 
 def _cancelled_why(text: str, url: str, environ: Mapping[str, str] = os.environ) -> str:
@@ -363,15 +374,15 @@ def answers(url: str, timeout: float) -> bool:
     return True
 
 
-def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watchdog
-            ) -> Result[Migrated, StoreUnavailable]:
+def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watchdog,
+            *, create: bool = True) -> Result[Migrated, StoreUnavailable]:
     """Connect once, check the database is a harkback store this version reads, and bring
     it to this version (:mod:`~harkback.adapters.stores.postgres_migrations`), its
     statements under ``watchdog``.
 
-    A writable open of an empty database creates the schema, and one of an older version
-    migrates it (one transaction); a read-only one, or a database holding other tables,
-    changes nothing.
+    A writable open of an empty database creates the schema (unless not ``create``: then,
+    as read-only, it fails with :class:`NoStore`), and one of an older version migrates it
+    (one transaction); a read-only one, or a database holding other tables, changes nothing.
     """
     problem = check_url(url)
     if problem is not None:
@@ -379,7 +390,10 @@ def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watc
     try:
         with connector(url, readonly, environ)() as connection, \
                 watchdog.watching(connection, None):
-            return Success(bring_forward(connection, where(url), readonly=readonly))
+            return Success(bring_forward(connection, where(url), readonly=readonly,
+                                         create=create))
+    except NoStoreYet as absent:
+        return Failure(NoStore(str(absent)))
     except SchemaProblem as refused:
         return Failure(StoreUnavailable(str(refused)))
     except (psycopg.Error, Unanswered, DamagedRecord) as error:  # a migration reads rows too

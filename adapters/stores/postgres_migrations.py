@@ -22,8 +22,10 @@ tokenizes again the texts whose tokens changed).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 from psycopg import sql
@@ -127,6 +129,77 @@ class SchemaProblem(Exception):
     (raised inside the opening transaction, so nothing it began is kept)."""
 
 
+class NoStoreYet(SchemaProblem):
+    """The database holds no harkback store, and this open may not make one."""
+
+
+def no_store_yet(where: str, elsewhere: Sequence[str] = (), *, barred: Sequence[str] = (),
+                 role: str = "") -> str:
+    """What a command that needs a store says of a database holding none on its search
+    path, naming how to make one (the words a SQLite file no one made yet gets), or the
+    schema ``elsewhere`` holding one, which a URL without its search path misses (and, for
+    one of them ``barred`` to ``role``, the grant it lacks).
+
+    >>> no_store_yet("postgresql:///h").split("; ")[0]
+    'postgresql:///h holds no harkback store'
+    >>> for part in no_store_yet("postgresql:///h", ["hb", "My Store"]).split("; "):
+    ...     print(part)
+    postgresql:///h holds no harkback store on its search path
+    schema hb holds one (?options=-csearch_path%3Dhb in the URL reaches it), and so does \
+schema "My Store" (?options=-csearch_path%3D%22My%5C%20Store%22)
+    >>> no_store_yet("postgresql:///h", ["hb"], barred=["hb"], role="ann").split("; ", 1)[1]
+    'schema hb holds one, which ann may not use (its owner may GRANT USAGE ON SCHEMA hb TO \
+ann; then ?options=-csearch_path%3Dhb in the URL reaches it)'
+    """
+    if elsewhere:
+        first, *more = elsewhere
+        reaches = " in the URL reaches it"
+        return (f"{where} holds no harkback store on its search path; schema "
+                f"{_identifier(first)} holds one{_how(first, barred, role, reaches)}"
+                + "".join(f", and so does schema {_identifier(name)}{_how(name, barred, role)}"
+                          for name in more))
+    return (f"{where} holds no harkback store; import sessions into it first: harkback sync "
+            "--db URL (the Claude Code, Codex and Hermes histories on this machine), or "
+            "harkback ingest FILE --db URL (a JSON-lines file); harkback migrate --db URL "
+            "makes an empty one")
+
+
+def _how(name: str, barred: Sequence[str], role: str, reaches: str = "") -> str:
+    """How the store in schema ``name`` is reached: the URL's option, after the grant a
+    role it is ``barred`` to lacks (told only the option, it was then told no schema on
+    its search path exists that it may use, or the same option again)."""
+    if name not in barred:
+        return f" ({_reaching(name)}{reaches})"
+    return (f", which {role} may not use (its owner may GRANT USAGE ON SCHEMA "
+            f"{_identifier(name)} TO {role}; then {_reaching(name)} in the URL reaches it)")
+
+
+def _identifier(name: str) -> str:
+    """A schema's name as a search path names it: double-quoted unless plain lower case."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _reaching(name: str) -> str:
+    """The URL's option that puts schema ``name`` on the search path. The server splits
+    ``options`` at whitespace unless a backslash escapes it: ``"My Store"`` unescaped was
+    refused (invalid value for parameter "search_path": ""My").
+
+    >>> _reaching('back\\slash')
+    '?options=-csearch_path%3D%22back%5C%5Cslash%22'
+    """
+    escaped = re.sub(r"[\\\s]", lambda found: "\\" + found.group(), _identifier(name))
+    return f"?options=-csearch_path%3D{quote(escaped, safe='')}"
+
+
+def stores_elsewhere(connection: Connection) -> tuple[list[str], list[str]]:
+    """The schemas off the search path that hold a harkback store (at most 3), and those
+    of them this role may not use."""
+    rows = connection.execute(sql.SQL(schema.STORES_ELSEWHERE)).fetchall()
+    return [str(name) for name, _ in rows], [str(name) for name, usable in rows if not usable]
+
+
 def _scalar(connection: Connection, statement: str) -> Any:
     row = connection.execute(sql.SQL(statement)).fetchone()
     return None if row is None else row[0]
@@ -150,7 +223,7 @@ def _behind(where: str, held_in: str, first: str | None, path: str) -> str:
     """
     return (f"{where}: harkback's tables are in schema {held_in}, behind schema {first} on "
             f"the search path (search_path={path}), whose tables harkback would read and "
-            f"write instead; put {held_in} first (?options=-csearch_path%3D{held_in} in "
+            f"write instead; put {held_in} first ({_reaching(held_in)} in "
             "the URL)")
 
 
@@ -208,9 +281,11 @@ def _asks_for_migrate(connection: Connection, where: str, found: int) -> str:
             f"(its tables have several owners) {run}")
 
 
-def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migrated:
-    """Check the database at ``connection`` and, when writable, make its first schema or
-    migrate it, in one transaction (see the module)."""
+def bring_forward(connection: Connection, where: str, *, readonly: bool,
+                  create: bool = True) -> Migrated:
+    """Check the database at ``connection`` and, when writable, make its first schema (only
+    with ``create``: an upkeep command needs a store, and made an empty one where the URL
+    missed the store's schema) or migrate it, in one transaction (see the module)."""
     with connection.transaction():
         if not readonly:
             # Two first opens of one empty database: one creates, the other then sees it.
@@ -230,12 +305,24 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
         if held_in is None:
             # Looked at first, read-only too: offering to create a store where a writable
             # open would refuse to sends the user round in a circle.
+            others = first is not None and int(_scalar(connection, schema.OTHER_TABLES)) > 0
+            elsewhere, barred = stores_elsewhere(connection)
+            if elsewhere:
+                # The URL left out the store's schema: "grant CREATE", "a schema of its
+                # own" or "import into it" would send the user to make a second, empty
+                # store. NoStore only where a writable open would make one here: a dry
+                # run reads it as empty, and the sync would make it.
+                problem = no_store_yet(where, elsewhere, barred=barred, role=str(role))
+                if first is None or others or not may_create:
+                    raise SchemaProblem(problem)
+                if readonly or not create:
+                    raise NoStoreYet(problem)
             if first is None:
                 raise SchemaProblem(
                     f"{where}: no schema on the search path (search_path={path}) exists "
                     "that this role may use; create it, or grant this role USAGE and "
                     "CREATE on it")
-            if int(_scalar(connection, schema.OTHER_TABLES)):
+            if others:
                 raise SchemaProblem(
                     f"{where} holds tables that are not harkback's; harkback writes only to "
                     "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
@@ -246,10 +333,8 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
                     f"{where} holds no harkback store, and {role} may not create tables in "
                     f"schema {first}: have the database's owner run GRANT CREATE ON SCHEMA "
                     f"{first} TO {role}, or create the store as a role that may")
-            if readonly:
-                raise SchemaProblem(
-                    f"{where} holds no harkback store; create it with "
-                    "`harkback ingest --db URL` (or `harkback migrate --db URL`)")
+            if readonly or not create:
+                raise NoStoreYet(no_store_yet(where))
             for statement in (*schema.SCHEMA, *schema.FIRST_ROWS):
                 connection.execute(sql.SQL(statement))
             before = 0
@@ -266,7 +351,7 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool) -> Migr
                 f"{where}: the store in schema {held_in} needs a migration, which would make "
                 f"its tables in schema {first}, first on the search path "
                 f"(search_path={path}); migrate it with {held_in} first "
-                f"(?options=-csearch_path%3D{held_in} in the URL)")
+                f"({_reaching(held_in)} in the URL)")
         owners = [o for o, _ in _owners_of(connection)] if steps and before else []
         try:
             for step in steps:

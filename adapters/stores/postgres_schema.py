@@ -140,6 +140,14 @@ OWNERS = (
 by name: who may migrate it, and for each whether this role holds its rights, being it or
 a member inheriting them (a ``NOINHERIT`` member does not, as itself)."""
 SET_VERSION = "UPDATE harkback_schema SET version = %s"
+STORES_ELSEWHERE = (
+    "SELECT n.nspname, has_schema_privilege(n.oid, 'USAGE') FROM pg_catalog.pg_class AS c "
+    "JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace "
+    "WHERE c.relname = 'harkback_schema' AND c.relkind IN ('r', 'p') "
+    "AND NOT n.nspname = ANY (current_schemas(false)) ORDER BY 1 LIMIT 3")
+"""Schemas of the database, off the search path, that hold a harkback store: where a URL
+that left out its ``search_path`` option meant to go; and whether this role may use each
+(one it may not is off ``current_schemas`` even when the URL names it)."""
 OTHER_TABLES = (
     "SELECT count(*) FROM pg_catalog.pg_tables "
     "WHERE schemaname = ANY (current_schemas(false))")

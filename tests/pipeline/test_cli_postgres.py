@@ -119,7 +119,7 @@ def test_a_database_without_the_schema_is_never_written(url: str, tmp_path: Path
     """Read-only commands on an empty database offer to create the store and create
     nothing; a database holding someone else's tables is refused even for writing."""
     done = harkback("search", "docker", "--db", url)
-    _one_line_failure(done, "holds no harkback store", "harkback ingest --db URL")
+    _one_line_failure(done, "holds no harkback store", "harkback ingest FILE --db URL")
     assert _tables(url) == []
     with psycopg.connect(url) as connection:
         connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")

@@ -41,6 +41,21 @@ async def test_the_tools_are_titled_and_marked_read_only(db: Path) -> None:
         True, False, False]
 
 
+async def test_the_descriptions_say_how_the_tools_chain(db: Path) -> None:
+    """recent_sessions' description never named read_session, the tool that opens what it
+    lists (session_search's did), and read_session's around and offset did not say they
+    exclude each other: an agent giving both, as a page and a centre, was refused."""
+    async with connected(db) as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        listed = await _ok(session, "recent_sessions", {"limit": 1})
+        page = await _ok(session, "read_session", {"id": listed["results"][0]["session_id"]})
+    assert "read_session (its session_id)" in str(tools["recent_sessions"].description)
+    arguments = tools["read_session"].input_schema["properties"]
+    assert arguments["around"]["description"].endswith("Not with offset.")
+    assert arguments["offset"]["description"].endswith("Not with around.")
+    assert page["messages"], page
+
+
 def _untimed(payload: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in payload.items() if k != "timings"}
 

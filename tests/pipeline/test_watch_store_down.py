@@ -17,6 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from harkback.adapters.stores.postgres import PostgresStore
 from tests.pipeline.sync_home import (
     CLAUDE_FILE,
     CLAUDE_SESSION,
@@ -185,3 +186,29 @@ def _wait_for_a_waiter(server: PostgresServer) -> None:
                 return
             time.sleep(0.1)
     raise AssertionError("no round waited on the locked table")
+
+
+def test_a_watch_started_before_its_server_is_up_waits_for_it(
+        tmp_path: Path, server: list[PostgresServer]) -> None:
+    """Started while the server was down (a service at boot, before the database is up),
+    the watch ended at once, status 1, though it waits out the same outage met between
+    rounds. Now it says once that the store is unavailable and that it tries again, then
+    that it is back, and syncs what is there."""
+    home = make_home(tmp_path / "home")
+    url = server[0].create_database("late")
+    PostgresStore.open(url).unwrap().close()  # a store made before, as a service's is
+    with (home / ".claude" / "projects" / CLAUDE_FILE).open("a", encoding="utf-8") as f:
+        f.write(claude_line(CLAUDE_SESSION, "the okapi relay drops frames", "u-okapi"))
+    server[0].stop()
+    with _watching(home, url) as watcher:
+        down = _line_with(watcher, "unavailable")
+        server[0] = restarted(server[0])
+        back = _line_with(watcher, "is back")
+        watching = _line_with(watcher, "watching ")  # its first sync done
+        watcher.send_signal(signal.SIGINT)
+        _, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == DONE_WITH_SKIPS, err
+    assert "tries again" in down and "postgresql://" in down, down
+    assert "is back" in back and watching, (back, watching)
+    assert "Traceback" not in err and err.rstrip().endswith("stopped watching"), err
+    assert _messages_with(url, "okapi") == 1
