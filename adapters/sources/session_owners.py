@@ -75,6 +75,15 @@ class SessionOwners:
             kept.append(renamed(conversation, own_id) if own_id != session_id else conversation)
         return tuple(kept), tuple(claims)
 
+    def elsewhere(self, session_ids: Iterable[str], item: str) -> bool:
+        """Whether a file other than ``item`` holds each of ``session_ids``.
+
+        >>> owners = SessionOwners({"a": "a.jsonl", "b": "b.jsonl"})
+        >>> owners.elsewhere(["a"], "b.jsonl"), owners.elsewhere(["a", "c"], "b.jsonl")
+        (True, False)
+        """
+        return all(self.files.get(s) not in (None, item) for s in session_ids)
+
     def _free_id(self, session_id: str, item: str) -> str:
         """An id for ``item``'s copy of ``session_id`` that no other file holds, claimed for
         it: ``ID@NAME`` (the file's name), else ``ID@PATH`` (its path under the folder), else

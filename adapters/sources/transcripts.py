@@ -366,8 +366,7 @@ def _file_units(changed: Sequence[tuple[Path, str, str, int, tuple[str, ...], bo
         ids = {c.session.id: k.session.id for c, k in zip(parsed.conversations, read,
                                                           strict=True)}
         replays.extend(attrs.evolve(r, path=str(path), pending=ahead.among(r.sources),
-                                    filed=all(owners.files.get(s) not in (None, item)
-                                              for s in r.sources),
+                                    filed=owners.elsewhere(r.sources, item),
                                     whole=renamed(importing.nul_free(r.whole, Tally()), ids.get(
                                         r.whole.session.id, r.whole.session.id)))
                        for r in parsed.replays)
