@@ -186,7 +186,7 @@ def _reaching(name: str) -> str:
     ``options`` at whitespace unless a backslash escapes it: ``"My Store"`` unescaped was
     refused (invalid value for parameter "search_path": ""My").
 
-    >>> _reaching('back\\slash')
+    >>> _reaching('back\\\\slash')
     '?options=-csearch_path%3D%22back%5C%5Cslash%22'
     """
     escaped = re.sub(r"[\\\s]", lambda found: "\\" + found.group(), _identifier(name))
