@@ -369,7 +369,7 @@ class LexicalMatch:
                 was = sum(weights[j].idf for j in s.covered)
                 factor = sum(weights[j].idf * change[j] for j in s.covered) / was if was else 1.0
             # Most candidates' units keep their weights: those Scored stay as they are.
-            out.append(s if factor == 1.0 else Scored(s.hit, s.score * factor, s.covered))
+            out.append(s if factor == 1.0 else Scored(s.hit, s.score * factor, s.covered, s.read))
         return out
 
     def _decomposed(self, query: str, units: Sequence[RankUnit],
