@@ -222,15 +222,16 @@ class LexicalMatch:
                                        known_counts=known_counts(stats))
                     return store.search(more).map(lambda extra: joined(hits, extra))
 
-                # One long session filling the search hides the others: ask for them too.
-                return store.search(query).bind(fill).bind(lambda hits: widened(
-                    store, query, hits, want=wanted(request),
-                    rows=more_rows(query, want=wanted(request), least=self.hits_per_session))
-                ).bind(lambda hits: self._titles(
+                # One long conversation filling the search hides the others: ask for them too.
+                return store.search(query).bind(fill).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
-                ).bind(lambda titles: load_links(store, looked_up(hits, titles)).map(
-                    lambda known: self._rank(request, parsed, units, stats, hits, now,
-                                             windows, titles, known))))
+                ).bind(lambda titles: widened(
+                    store, query, hits, want=wanted(request), also=looked_up((), titles),
+                    rows=more_rows(query, want=wanted(request), least=self.hits_per_session)
+                ).bind(lambda found: load_links(
+                    store, looked_up(found.hits, titles), known=found.links).map(
+                    lambda known: self._rank(request, parsed, units, stats, found.hits, now,
+                                             windows, titles, known)))))
             # Prefixes only when there are any: a library caller's own store written to
             # the one-argument form still answers every question without one.
             stats_of = (store.term_stats(terms, prefixes) if prefixes

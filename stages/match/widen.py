@@ -4,10 +4,13 @@ A ranker reads a bounded number of candidate messages (``scan_limit``), best fir
 newest first when every word is common. One long session about the question (1,000
 messages of "kafka consumer lag") fills them all, and every other session about it goes
 unseen: the answer is "1 of 1 matching session(s)". When a search comes back full from
-fewer sessions than the request wants, :func:`widened` asks the store again, leaving out
-the sessions found so far (:attr:`~harkback.stages.ports.MatchQuery.exclude_sessions`),
-``rows`` rows at a time, until the request has its sessions, the store has no more, or it
-asked :data:`MORE_SEARCHES` times. A search that did not fill up is left as it is.
+fewer lineages than the request wants (a session, its continuations and its sub-agents are
+one result: :mod:`~harkback.stages.lineage`), :func:`widened` asks the store again, leaving
+out the sessions found so far (:attr:`~harkback.stages.ports.MatchQuery.exclude_sessions`),
+``rows`` rows at a time, until the request has its lineages, the store has no more, or it
+asked :data:`MORE_SEARCHES` times. A search that did not fill up is left as it is. Counted
+by sessions, a conversation continued five times filled the search from six sessions, and
+the answer was 1 result where 5 were asked and 7 matched.
 
 >>> from harkback.stages.query import Term
 >>> from harkback.stages.ports import MatchQuery
@@ -17,14 +20,15 @@ asked :data:`MORE_SEARCHES` times. A search that did not fill up is left as it i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 from returns.future import FutureResult
 
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.lineage import load_links, root_of
 from harkback.stages.ports import MatchQuery, SessionStore
-from harkback.stages.records import MessageHit
+from harkback.stages.records import MessageHit, SessionLink
 from harkback.stages.request import SearchRequest
 
 MORE_SEARCHES = 4
@@ -53,33 +57,62 @@ def more_rows(query: MatchQuery, *, want: int, least: int) -> int:
     return max(least, query.limit // max(want, 1))
 
 
-def widened(store: SessionStore, query: MatchQuery, hits: Sequence[MessageHit], *,
-            want: int, rows: int) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
-    """``hits`` (what ``query`` found), then the hits of further searches for sessions
-    not among them, when ``hits`` filled ``query.limit`` from fewer than ``want`` sessions."""
-    if len(hits) < query.limit:
-        return FutureResult.from_value(tuple(hits))
+@attrs.frozen
+class Widened:
+    """What :func:`widened` found: the hits, and the links it read of their sessions (and
+    their ancestors) to count their lineages, for the ranker's walk to read no second time
+    (empty when it counted none)."""
 
-    def search(found: tuple[MessageHit, ...], sessions: tuple[str, ...],
-               left: int) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
-        if len(sessions) >= want or left < 1:
-            return FutureResult.from_value(found)
+    hits: tuple[MessageHit, ...]
+    links: Mapping[str, SessionLink] = attrs.field(factory=dict)
+
+
+def widened(store: SessionStore, query: MatchQuery, hits: Sequence[MessageHit], *,
+            want: int, rows: int, also: Sequence[str] = ()
+            ) -> FutureResult[Widened, StoreUnavailable]:
+    """``hits`` (what ``query`` found), then the hits of further searches for sessions
+    not among them, when ``hits`` filled ``query.limit`` from fewer than ``want``
+    lineages (a conversation and its continuations are one result). The links of
+    ``also``'s sessions (a title search's) are read with the first.
+    """
+    if len(hits) < query.limit:
+        return FutureResult.from_value(Widened(tuple(hits)))
+
+    def enough(found: tuple[MessageHit, ...], sessions: tuple[str, ...], left: int,
+               links: Mapping[str, SessionLink]
+               ) -> FutureResult[Widened, StoreUnavailable]:
+        # Fewer sessions than wanted are fewer lineages: links are read only once the
+        # sessions would do, so a store whose sessions have no parents searches as often.
+        if len(sessions) < want:
+            return search(found, sessions, left, links)
+        return load_links(store, (*sessions, *also), known=links).bind(
+            lambda read: FutureResult.from_value(Widened(found, read))
+            if _lineages(sessions, read) >= want else search(found, sessions, left, read))
+
+    def search(found: tuple[MessageHit, ...], sessions: tuple[str, ...], left: int,
+               links: Mapping[str, SessionLink]
+               ) -> FutureResult[Widened, StoreUnavailable]:
+        if left < 1:
+            return FutureResult.from_value(Widened(found, links))
         more = attrs.evolve(query, limit=rows,
                             exclude_sessions=(*query.exclude_sessions, *sessions))
 
-        def then(extra: Sequence[MessageHit]
-                 ) -> FutureResult[tuple[MessageHit, ...], StoreUnavailable]:
+        def then(extra: Sequence[MessageHit]) -> FutureResult[Widened, StoreUnavailable]:
             # A store that ignores the exclusion (a library caller's own) repeats no hit.
             new = tuple(h for h in extra if h.session_id not in sessions)
             # A search that did not fill up found every other matching row: no more to ask.
             if len(extra) < rows or not new:
-                return FutureResult.from_value((*found, *new))
-            return search((*found, *new), (*sessions, *_sessions(new)), left - 1)
+                return FutureResult.from_value(Widened((*found, *new), links))
+            return enough((*found, *new), (*sessions, *_sessions(new)), left - 1, links)
 
         return store.search(more).bind(then)
 
-    sessions = _sessions(hits)
-    return search(tuple(hits), sessions, min(want - len(sessions), MORE_SEARCHES))
+    return enough(tuple(hits), _sessions(hits), MORE_SEARCHES, {})
+
+
+def _lineages(sessions: Sequence[str], links: Mapping[str, SessionLink]) -> int:
+    # How many lineages ``sessions`` belong to (a session the store no longer holds: its own).
+    return len({root.id if (root := root_of(s, links)) is not None else s for s in sessions})
 
 
 def _sessions(hits: Sequence[MessageHit]) -> tuple[str, ...]:

@@ -49,3 +49,27 @@ def test_long_sessions_do_not_hide_the_others(tmp_path: Path, long_sessions: int
     found = [r["session_id"] for r in payload["results"]]
     assert sorted(found) == sorted(["asked", *(c.session.id for c in status)])
     assert payload["sessions_searched"] == long_sessions + 1
+
+
+@pytest.mark.parametrize("ranker", ["lexical", "hybrid"])
+def test_a_long_conversation_in_many_parts_does_not_hide_the_others(tmp_path: Path,
+                                                                     ranker: str) -> None:
+    """A conversation continued five times fills the search from six sessions, but it is
+    one result: the search goes on until it has the results asked for (it stopped at six
+    sessions, and the answer was 1 result where 5 were asked and 7 matched)."""
+    parts = [conversation(
+        f"part-{n}",
+        *[("assistant", f"kafka consumer lag partition {i % 12} offset {i}") for i in range(50)],
+        started_at=START + n * DAY, parent=f"part-{n - 1}" if n else None) for n in range(6)]
+    others = [conversation(
+        f"other-{n}",
+        ("user", f"why is the kafka consumer lag growing on the topic of service {n} today"),
+        started_at=START - (n + 1) * DAY) for n in range(6)]
+    db = ingested(tmp_path, [*parts, *others])
+
+    done = run("search", "kafka consumer lag", "--limit", "5", "--json",
+               "--summarizer", "none", "--ranker", ranker, db=db)
+
+    assert done.returncode == 0, done.stderr
+    found = [r["session_id"] for r in json.loads(done.stdout)["results"]]
+    assert len(found) == 5 and "part-0" in found
