@@ -160,8 +160,7 @@ class LexicalMatch:
     question names a time relative to now (:func:`~harkback.stages.when.time_windows`;
     of several, each session by the nearest), sessions from then are lifted by up to
     ``time_weight`` (0 turns it off; the time's words are not searched for either way,
-    :func:`~harkback.stages.when.time_words`); a
-    ``scoring.recency_weight`` lifts recent sessions
+    :func:`~harkback.stages.when.time_words`); a ``scoring.recency_weight`` lifts recent sessions
     (:func:`~harkback.stages.match.sessions.weigh_by_recency`). Both read a session's
     time from its hits (:func:`~harkback.stages.match.sessions.session_times`), so
     neither asks the store again. Each clause of a question about several events is also
@@ -227,7 +226,8 @@ class LexicalMatch:
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).bind(lambda titles: widened(
                     store, query, hits, want=wanted(request), also=looked_up((), titles),
-                    rows=more_rows(query, want=wanted(request), least=self.hits_per_session)
+                    rows=more_rows(query, want=wanted(request), least=self.hits_per_session),
+                    current=request.current_session_id
                 ).bind(lambda found: load_links(
                     store, looked_up(found.hits, titles), known=found.links).map(
                     lambda known: self._rank(request, parsed, units, stats, found.hits, now,

@@ -10,7 +10,10 @@ out the sessions found so far (:attr:`~harkback.stages.ports.MatchQuery.exclude_
 ``rows`` rows at a time, until the request has its lineages, the store has no more, or it
 asked :data:`MORE_SEARCHES` times. A search that did not fill up is left as it is. Counted
 by sessions, a conversation continued five times filled the search from six sessions, and
-the answer was 1 result where 5 were asked and 7 matched.
+the answer was 1 result where 5 were asked and 7 matched. The lineages counted are those the
+resolve stage keeps (:func:`~harkback.stages.resolve.group_by_root`): not the caller's own,
+nor one whose root is of a hidden source. Counted, a long current conversation about the
+question and four others were five, and 5 asked gave 4 results where 10 matched.
 
 >>> from harkback.stages.query import Term
 >>> from harkback.stages.ports import MatchQuery
@@ -30,6 +33,7 @@ from harkback.stages.lineage import load_links, root_of
 from harkback.stages.ports import MatchQuery, SessionStore
 from harkback.stages.records import MessageHit, SessionLink
 from harkback.stages.request import SearchRequest
+from harkback.stages.resolve import group_by_root
 
 MORE_SEARCHES = 4
 """At most this many further searches. Each one passes again over every row of the sessions
@@ -59,21 +63,23 @@ def more_rows(query: MatchQuery, *, want: int, least: int) -> int:
 
 @attrs.frozen
 class Widened:
-    """What :func:`widened` found: the hits, and the links it read of their sessions (and
-    their ancestors) to count their lineages, for the ranker's walk to read no second time
-    (empty when it counted none)."""
+    """What :func:`widened` found: the hits, and the links it read of their sessions, the
+    caller's and their ancestors to count their lineages, for the ranker's walk and the
+    resolve stage to read no second time (empty when it counted none)."""
 
     hits: tuple[MessageHit, ...]
     links: Mapping[str, SessionLink] = attrs.field(factory=dict)
 
 
 def widened(store: SessionStore, query: MatchQuery, hits: Sequence[MessageHit], *,
-            want: int, rows: int, also: Sequence[str] = ()
+            want: int, rows: int, also: Sequence[str] = (), current: str | None = None
             ) -> FutureResult[Widened, StoreUnavailable]:
     """``hits`` (what ``query`` found), then the hits of further searches for sessions
     not among them, when ``hits`` filled ``query.limit`` from fewer than ``want``
-    lineages (a conversation and its continuations are one result). The links of
-    ``also``'s sessions (a title search's) are read with the first.
+    lineages (a conversation and its continuations are one result) other than the
+    ``current`` session's (the caller's, left out of the results). The links of
+    ``also``'s sessions (a title search's) and of ``current`` are read with the found
+    sessions' the first time those are counted.
     """
     if len(hits) < query.limit:
         return FutureResult.from_value(Widened(tuple(hits)))
@@ -85,9 +91,13 @@ def widened(store: SessionStore, query: MatchQuery, hits: Sequence[MessageHit], 
         # sessions would do, so a store whose sessions have no parents searches as often.
         if len(sessions) < want:
             return search(found, sessions, left, links)
-        return load_links(store, (*sessions, *also), known=links).bind(
+        # The caller's session is read with them (the resolve stage asks it no more): its
+        # lineage is no result.
+        return load_links(store, (*sessions, *also, *((current,) if current else ())),
+                          known=links).bind(
             lambda read: FutureResult.from_value(Widened(found, read))
-            if _lineages(sessions, read) >= want else search(found, sessions, left, read))
+            if _results(found, read, query.hidden_sources, current) >= want
+            else search(found, sessions, left, read))
 
     def search(found: tuple[MessageHit, ...], sessions: tuple[str, ...], left: int,
                links: Mapping[str, SessionLink]
@@ -110,9 +120,14 @@ def widened(store: SessionStore, query: MatchQuery, hits: Sequence[MessageHit], 
     return enough(tuple(hits), _sessions(hits), MORE_SEARCHES, {})
 
 
-def _lineages(sessions: Sequence[str], links: Mapping[str, SessionLink]) -> int:
-    # How many lineages ``sessions`` belong to (a session the store no longer holds: its own).
-    return len({root.id if (root := root_of(s, links)) is not None else s for s in sessions})
+def _results(hits: Sequence[MessageHit], links: Mapping[str, SessionLink],
+             hidden: Sequence[str], current: str | None) -> int:
+    # How many results ``hits`` make, as the resolve stage groups them (a lineage each, not
+    # the caller's, none of a hidden root or a session no longer held): one hit a session.
+    mine = root_of(current, links) if current else None
+    return len(group_by_root(tuple({h.session_id: h for h in hits}.values()), links,
+                             exclude_root=mine.id if mine else None, hidden_sources=hidden,
+                             exclude_descendants_of=current))
 
 
 def _sessions(hits: Sequence[MessageHit]) -> tuple[str, ...]:
