@@ -80,8 +80,10 @@ async def settled_replays(unit: ImportUnit, store: SessionStore
         read = batch.get(replay.whole.session.id)
         if read is None or any(s not in batch for s in replay.pending):
             continue  # a file read later in this import holds them: it stores them
+        # Each session's project line taken away: one a resume continues is stored with
+        # its own under its first request, which the copy holds without it.
         earlier = [m for s in replay.sources
-                   for m in sorted(held.get(s, ()), key=lambda m: m.position)]
+                   for m in bare(sorted(held.get(s, ()), key=lambda m: m.position))]
         if earlier:  # else not stored yet: its file is read with this
             batch[read.session.id] = _settled(replay, read, bare(earlier), tally)
     return Success(attrs.evolve(unit, conversations=tuple(batch.values()),
