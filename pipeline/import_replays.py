@@ -10,7 +10,8 @@ file deleted before its last lines were imported) lost those. So each
 and text, as :func:`~harkback.pipeline.import_claims.weigh` compares two files; a copy
 stamped as it was written, Codex's, by role, text and order: :func:`in_order`), with each
 session it copies in turn (a resume of a resume copies both; each is stored with its project
-line under its own first request, taken away to compare):
+line under its own first request, taken away to compare; a Codex fork of a fork holds the
+parent as it was when the first fork was made: :mod:`~harkback.pipeline.replay_cuts`):
 
 - every copied message held there: left out, as read;
 - some going on past them: those the store lacks are kept, first in the new session (still
@@ -35,6 +36,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.sources.importing import ImportUnit, Replay, Tally
 from harkback.adapters.sources.replays import COPIED
 from harkback.pipeline.import_claims import message_key, weigh
+from harkback.pipeline.replay_cuts import as_copied
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.project_note import without_note
@@ -82,27 +84,28 @@ async def settled_replays(unit: ImportUnit, store: SessionStore
             continue  # a file read later in this import holds them: it stores them
         # Each session's project line taken away: one a resume continues is stored with
         # its own under its first request, which the copy holds without it.
-        earlier = [m for s in replay.sources
-                   for m in bare(sorted(held.get(s, ()), key=lambda m: m.position))]
-        if earlier:  # else not stored yet: its file is read with this
-            batch[read.session.id] = _settled(replay, read, bare(earlier), tally)
+        earlier = [bare(sorted(held.get(s, ()), key=lambda m: m.position))
+                   for s in replay.sources]
+        if any(earlier):  # else not stored yet: its file is read with this
+            batch[read.session.id] = _settled(replay, read, earlier, tally)
     return Success(attrs.evolve(unit, conversations=tuple(batch.values()),
                                 left_out=tally.items(), skipped=tuple(tally.named),
                                 skips=tally.skips, replays=()))
 
 
-def _settled(replay: Replay, read: Conversation, earlier: Sequence[Message],
+def _settled(replay: Replay, read: Conversation, stored: Sequence[Sequence[Message]],
              tally: Tally) -> Conversation:
     """The session ``read`` (its copied lines left out) as its copy compares with the
-    ``earlier`` messages stored of the sessions it copies."""
+    messages ``stored`` of each session it copies."""
     count = len(replay.whole.messages) - len(read.messages)
     if count <= 0:
         return read
     copied = bare(replay.whole.messages[:count])
-    if not replay.timed:  # a copy stamped as it was written: its order stands for its times
-        copied, earlier = in_order(copied), in_order(earlier)
-    stored = {m.position: m for m in earlier}
-    standing = weigh(copied, stored)
+    if replay.timed:
+        earlier = bare([m for messages in stored for m in messages])
+    else:  # a copy stamped as it was written: its order stands for its times
+        copied, earlier = in_order(copied), in_order(bare(as_copied(copied, stored)))
+    standing = weigh(copied, {m.position: m for m in earlier})
     # A copy of a session whose file is still in the folder says nothing that file does
     # not: it differs only from what the store made of it (an older harkback stored slash
     # commands as their tags, and keeps that text until the file changes), so it stays

@@ -141,3 +141,31 @@ def test_a_fork_of_a_fork_stores_every_message_once(tmp_path: Path) -> None:
         write(home, FORK_OF_FORK, [*deeper, *said(13, ["thanks"])])
         assert sync(home)[::2] == (0, "")
         assert shown(home, FORK_OF_FORK) == (FORK, [*again, "thanks"])
+
+
+def test_a_fork_of_a_fork_whose_parent_went_on_stores_every_message_once(
+        tmp_path: Path) -> None:
+    """The parent went on after the first fork (a fork is made from a session in use): the
+    fork of the fork copies the parent as it was then, then the first fork's own messages.
+    Compared with the parent's stored messages and the first fork's one after the other,
+    that copy read as other messages once no rollout held the parent: the fork of the fork
+    was stored whole (the parent's 4 messages and the first fork's 2 twice) and named,
+    exit 3. Now each is stored once, exit 0, and a sync after it changes nothing."""
+    fork = forked(FORK, PARENT, session(PARENT, EARLY), 11, OWN)
+    later = ["also add a health check", "Added /healthz."]
+    again = ["and log each retry", "Logged at debug level."]
+    deeper = forked(FORK_OF_FORK, FORK, fork, 12, again)
+    parent = write(tmp_path, PARENT, [*session(PARENT, EARLY), *said(10, later)])
+    first = write(tmp_path, FORK, fork)
+    write(tmp_path, FORK_OF_FORK, deeper)
+    assert sync(tmp_path)[::2] == (0, "")
+    parent.unlink()
+    first.unlink()
+    write(tmp_path, FORK_OF_FORK, [*deeper, *said(13, ["thanks"])])
+    assert sync(tmp_path)[::2] == (0, "")
+    assert shown(tmp_path, PARENT) == (None, [*EARLY, *later])
+    assert shown(tmp_path, FORK) == (PARENT, OWN)
+    assert shown(tmp_path, FORK_OF_FORK) == (FORK, [*again, "thanks"])
+    assert copies(tmp_path, EARLY[1]) == copies(tmp_path, OWN[1]) == 1
+    status, report, _ = sync(tmp_path)
+    assert (status, report["sessions"]["new"], report["sessions"]["updated"]) == (0, 0, 0)
