@@ -48,15 +48,22 @@ KEPT = "message copied from an earlier session (not stored there: kept)"
 
 
 def bare(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """``messages`` numbered from 0, the project line under the first request taken away
-    (a copy may open at another request than the session it copies)."""
+    """``messages`` numbered from 0, the project line under the first request holding one
+    taken away (a copy may open at another request than the session it copies; a session
+    stored with the copied messages the store lacked first holds it under its own first
+    request, after them).
+
+    >>> def msg(p, text): return Message(session_id="s", position=p, role="user", content=text)
+    >>> [m.content for m in bare([msg(4, "kept"), msg(5, "own\\n\\n[project: /w]")])]
+    ['kept', 'own']
+    """
     found: list[Message] = []
     noted = False
     for position, message in enumerate(messages):
         content = message.content
         if not noted and message.role == "user":
-            noted = True
             content = without_note(content)
+            noted = content != message.content
         found.append(attrs.evolve(message, position=position, content=content))
     return tuple(found)
 

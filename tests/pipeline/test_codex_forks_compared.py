@@ -169,3 +169,30 @@ def test_a_fork_of_a_fork_whose_parent_went_on_stores_every_message_once(
     assert copies(tmp_path, EARLY[1]) == copies(tmp_path, OWN[1]) == 1
     status, report, _ = sync(tmp_path)
     assert (status, report["sessions"]["new"], report["sessions"]["updated"]) == (0, 0, 0)
+
+
+def test_a_fork_of_a_fork_that_kept_what_the_store_lacked_stores_every_message_once(
+        tmp_path: Path) -> None:
+    """The first fork holds 2 messages of the parent the store lacked (kept at its start),
+    then its own, the project line under its own first request: compared with it, the
+    fork of the fork's copy (no project line there) read as other messages, so it was
+    stored whole (9 messages, 6 of them twice) and named, exit 3, from its first sync on,
+    both rollouts it copies still in the folder. Now exit 0; each message once."""
+    parent = write(tmp_path, PARENT, session(PARENT, EARLY[:2]))
+    assert sync(tmp_path)[0] == 0
+    parent.unlink()
+    fork = forked(FORK, PARENT, session(PARENT, EARLY), 11, OWN)
+    first = write(tmp_path, FORK, fork)
+    assert sync(tmp_path)[::2] == (0, "")
+    again = ["and log each retry", "Logged at debug level."]
+    deeper = forked(FORK_OF_FORK, FORK, fork, 12, again)
+    write(tmp_path, FORK_OF_FORK, deeper)
+    assert sync(tmp_path)[::2] == (0, "")
+    first.unlink()
+    write(tmp_path, FORK_OF_FORK, [*deeper, *said(13, ["thanks"])])
+    assert sync(tmp_path)[::2] == (0, "")
+    assert shown(tmp_path, FORK) == (PARENT, [*EARLY[2:], *OWN])
+    assert shown(tmp_path, FORK_OF_FORK) == (FORK, [*again, "thanks"])
+    assert copies(tmp_path, EARLY[3]) == copies(tmp_path, OWN[0]) == 1
+    status, report, _ = sync(tmp_path)
+    assert (status, report["sessions"]["new"], report["sessions"]["updated"]) == (0, 0, 0)
