@@ -221,3 +221,25 @@ def test_a_resume_of_a_resume_stores_every_message_once(tmp_path: Path) -> None:
     assert sync(tmp_path, kind="claude-code")[::2] == (0, "")
     assert shown(tmp_path, AGAIN) == (RESUMED, ["third request", "third reply"])
     assert len(shown(tmp_path, PARENT)[1]) == 4
+
+
+def test_a_resume_of_a_resume_that_kept_what_the_store_lacked_stores_every_message_once(
+        tmp_path: Path) -> None:
+    """``RESUMED`` holds 2 messages of ``PARENT`` the store lacked (kept at its start), then
+    its own, the project line under its own first request: compared with it, ``AGAIN``'s
+    copy (no project line there) read as other messages, so ``AGAIN`` was stored whole
+    (7 messages, 6 of them twice) and named, exit 3. Now exit 0; each message once."""
+    path = write(tmp_path, PARENT, _parent_lines()[:2])
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    path.unlink()
+    own = [_line("user", "u3", "a2", RESUMED, "2026-03-03T10:00:00.000Z", LATER),
+           _line("assistant", "a3", "u3", RESUMED, "2026-03-03T10:00:30.000Z", "added it")]
+    write(tmp_path, RESUMED, [*_parent_lines(), *own])
+    assert sync(tmp_path, kind="claude-code")[::2] == (0, "")
+    third = _line("user", "u4", "a3", AGAIN, "2026-03-04T10:00:00.000Z", "third request")
+    write(tmp_path, AGAIN, [*_parent_lines(), *own, third])
+    assert sync(tmp_path, kind="claude-code")[::2] == (0, "")
+    assert shown(tmp_path, RESUMED)[1][2:] == [LATER, "added it"]
+    assert shown(tmp_path, AGAIN) == (RESUMED, ["third request"])
+    with sqlite3.connect(tmp_path / "h.db") as connection:
+        assert connection.execute("SELECT count(*) FROM messages").fetchone()[0] == 7
