@@ -53,6 +53,10 @@ _ON_WEEKDAY = re.compile(rf"\bon\s+({'|'.join(WEEKDAYS)})\b")
 # "Last weekend" is the calendar's (:func:`weekend`), as "last Saturday" is that day: seven
 # days back would take in the week after it.
 _WEEKEND = re.compile(r"\b(?:last|previous)\s+weekend\b")
+# "Over the weekend" ("what did we change over the weekend?") is the latest one begun
+# (:func:`latest_weekend`), as are 周末, 週末 and 주말 said alone ("周末改了什么"): not
+# after the words of another weekend (上周末, 今週末, 下周末, 毎週末, 이번 주말, 다음 주말).
+_OVER_WEEKEND = re.compile(r"\bover\s+the\s+weekend\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
@@ -80,6 +84,9 @@ _CJK_AGO = (
 )
 # Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
 _CJK_WEEKEND = re.compile(r"上周末|上週末|上个周末|上個週末|上個周末|先週末|지난\s?주말")
+_CJK_ANY_WEEKEND = re.compile(r"(?<![上本这這今先下来來每毎个個那])(?:周末|週末)"
+                              r"|(?<![가-힣])(?<!지난 )(?<!이번 )(?<!다음 )(?<!저번 )(?<!매 )"
+                              r"(?<!그 )주말")
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 # "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
 _CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
@@ -114,6 +121,20 @@ def weekend(today: date, weeks_back: int = 1) -> tuple[float, float] | None:
     return (day_start(saturday), last_moment(sunday))
 
 
+def latest_weekend(today: date) -> tuple[float, float] | None:
+    """The latest local weekend begun by ``today``: this week's on a Saturday or Sunday,
+    else the one just past (:func:`weekend`). What "this weekend" and "over the weekend"
+    name: asked of past sessions on a Wednesday, "what did I do this weekend?" means the
+    Saturday and Sunday just gone, not the ones to come, which no session has.
+
+    >>> [round(w / DAY, 9) for w in latest_weekend(date(2026, 3, 5))]  # a Thursday
+    [20512.0, 20514.0]
+    >>> [round(w / DAY, 9) for w in latest_weekend(date(2026, 3, 8))]  # that Sunday
+    [20519.0, 20521.0]
+    """
+    return weekend(today, 0 if today.weekday() >= 5 else 1)
+
+
 def count_of(text: str) -> int:
     """The number a count of :data:`COUNT` says: ``count_of("a couple of")`` is 2."""
     return int(text) if text.isdigit() else _NUMBERS[text]
@@ -126,7 +147,8 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
     ``now``; ``last Saturday`` is that day, ``last weekend`` the calendar's
-    (:func:`weekend`); ``yesterday`` the day
+    (:func:`weekend`), ``over the weekend`` (周末 alone) the latest begun
+    (:func:`latest_weekend`); ``yesterday`` the day
     before today, ``today`` the day so far. The first expression found wins (the lexical
     ranker weighs every one, :func:`time_windows`; a listing covers them all:
     :func:`spanning`).
@@ -162,6 +184,9 @@ def time_windows(question: str, now: float, *, listing: bool = False
         found.append((match, (day_start(day), last_moment(day))))
     for match in (*_WEEKEND.finditer(text), *_CJK_WEEKEND.finditer(text)):
         if (days := weekend(local_date(now))) is not None:
+            found.append((match, (days[0], min(days[1], now))))
+    for match in (*_OVER_WEEKEND.finditer(text), *_CJK_ANY_WEEKEND.finditer(text)):
+        if (days := latest_weekend(local_date(now))) is not None:
             found.append((match, (days[0], min(days[1], now))))
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))
@@ -316,12 +341,12 @@ def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:
 def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[str], bool]]:
     # Each time expression of lower-cased ``text``, and whether it is Chinese, Japanese or
     # Korean (whose words are the tokens' bigrams).
-    for pattern in (_AGO, _PAST, _WEEKEND, _YESTERDAY, _DAY_BEFORE, _DURATION):
+    for pattern in (_AGO, _PAST, _WEEKEND, _OVER_WEEKEND, _YESTERDAY, _DAY_BEFORE, _DURATION):
         yield from ((match, False) for match in pattern.finditer(text))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
-    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_WEEKEND, _CJK_YESTERDAY,
-                                                     _CJK_DAY_BEFORE, _CJK_TODAY]
+    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_WEEKEND, _CJK_ANY_WEEKEND,
+                                                     _CJK_YESTERDAY, _CJK_DAY_BEFORE, _CJK_TODAY]
     for pattern in cjk:
         yield from ((match, True) for match in pattern.finditer(text))
 

@@ -94,13 +94,49 @@ def test_any_date_or_month_is_read_without_error(phrase: str, month: str, year: 
     browse_window(SearchRequest(query=question), NOW)
 
 
-def test_this_weekend_is_named_once_it_has_begun() -> None:
-    """"This weekend" (今週末, 이번 주말, 这周末) was no time, and 今週末 was read as the
-    whole of this week: asked on Sunday it is Saturday to now, asked on a weekday it names
-    nothing yet (no listing of a time to come)."""
+def test_this_weekend_is_the_latest_begun() -> None:
+    """"This weekend" (今週末, 이번 주말, 这周末) asked on a weekday named no time (the
+    question was searched for its words): of past sessions it means the Saturday and
+    Sunday just gone. Asked on Sunday it is Saturday to now."""
     sunday = datetime(2026, 3, 8, 12, tzinfo=UTC).timestamp()
     for question in ("what did I do this weekend", "今週末何をした", "이번 주말에 뭐 했지",
                      "这周末做了什么"):
         named = [window for _, window in calendar_windows(question, sunday)]
         assert named == [(_at(2026, 3, 7), sunday)], question
-        assert calendar_windows(question, NOW) == [], question
+        for weekday in range(2, 7):  # Monday 2 to Friday 6 March
+            asked = datetime(2026, 3, weekday, 12, tzinfo=UTC).timestamp()
+            named = [window for _, window in calendar_windows(question, asked)]
+            assert named == [(_at(2026, 2, 28), _before(2026, 3, 2))], (question, weekday)
+
+
+@pytest.mark.parametrize("question", ["what did I do over the weekend",
+                                      "周末做了什么", "週末に何をした", "주말에 뭐 했지"])
+def test_over_the_weekend_is_the_latest_begun(question: str) -> None:
+    """"Over the weekend" (周末, 週末, 주말 alone) was no time: a question of it alone was
+    searched for "weekend". It is the weekend just past on a weekday, this one up to now
+    on Saturday or Sunday; and it is weighed beside a topic, its words not searched."""
+    saturday = datetime(2026, 3, 7, 12, tzinfo=UTC).timestamp()
+    for asked, window in ((NOW, (_at(2026, 2, 28), _before(2026, 3, 2))),
+                          (saturday, (_at(2026, 3, 7), saturday))):
+        listed = browse_window(SearchRequest(query=question), asked)
+        assert listed is not None and (listed.since, listed.until) == window
+    topical = question.replace("do", "change") + " nginx"
+    assert time_window(topical, NOW) == (_at(2026, 2, 28), _before(2026, 3, 2))
+
+
+@pytest.mark.parametrize("question", ["上周末做了什么", "先週末何をした", "지난 주말에 뭐 했지",
+                                      "지난주말에 뭐 했지", "what did I do last weekend"])
+def test_last_weekend_asked_on_sunday_is_not_read_as_this_one(question: str) -> None:
+    """周末 of 上周末 (주말 of 지난 주말) is no weekend of its own: asked on Sunday, last
+    weekend is the week before's alone."""
+    sunday = datetime(2026, 3, 8, 12, tzinfo=UTC).timestamp()
+    listed = browse_window(SearchRequest(query=question), sunday)
+    assert listed is not None
+    assert (listed.since, listed.until) == (_at(2026, 2, 28), _before(2026, 3, 2))
+
+
+@pytest.mark.parametrize("question", ["下周末做什么", "来週末の予定", "毎週末のジョブ",
+                                      "다음 주말에 뭐 하지", "매주말 작업"])
+def test_another_weekend_named_is_not_the_latest(question: str) -> None:
+    """Next weekend, every weekend: no weekend gone, no time read."""
+    assert time_window(question, NOW) is None
