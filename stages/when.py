@@ -54,8 +54,9 @@ _ON_WEEKDAY = re.compile(rf"\bon\s+({'|'.join(WEEKDAYS)})\b")
 # days back would take in the week after it.
 _WEEKEND = re.compile(r"\b(?:last|previous)\s+weekend\b")
 # "Over the weekend" ("what did we change over the weekend?") is the latest one begun
-# (:func:`latest_weekend`), as are 周末, 週末 and 주말 said alone ("周末改了什么"): not
-# after the words of another weekend (上周末, 今週末, 下周末, 毎週末, 이번 주말, 다음 주말).
+# (:func:`latest_weekend`). "Weekend" alone, as 周末, 週末 and 주말 alone, is a topic
+# ("the weekend cron job", "周末值班表", "周末的定时任务"): searched, no time; only a
+# weekend marked as this or last one (这周末, 上周末, 今週末, 이번 주말) is a time.
 _OVER_WEEKEND = re.compile(r"\bover\s+the\s+weekend\b")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
@@ -84,9 +85,6 @@ _CJK_AGO = (
 )
 # Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
 _CJK_WEEKEND = re.compile(r"上周末|上週末|上个周末|上個週末|上個周末|先週末|지난\s?주말")
-_CJK_ANY_WEEKEND = re.compile(r"(?<![上本这這今先下来來每毎个個那])(?:周末|週末)"
-                              r"|(?<![가-힣])(?<!지난 )(?<!이번 )(?<!다음 )(?<!저번 )(?<!매 )"
-                              r"(?<!그 )주말")
 _CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
 # "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
 _CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
@@ -147,8 +145,8 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
     ``now``; ``last Saturday`` is that day, ``last weekend`` the calendar's
-    (:func:`weekend`), ``over the weekend`` (周末 alone) the latest begun
-    (:func:`latest_weekend`); ``yesterday`` the day
+    (:func:`weekend`), ``over the weekend`` the latest begun
+    (:func:`latest_weekend`; "weekend" or 周末 alone is a topic); ``yesterday`` the day
     before today, ``today`` the day so far. The first expression found wins (the lexical
     ranker weighs every one, :func:`time_windows`; a listing covers them all:
     :func:`spanning`).
@@ -185,7 +183,7 @@ def time_windows(question: str, now: float, *, listing: bool = False
     for match in (*_WEEKEND.finditer(text), *_CJK_WEEKEND.finditer(text)):
         if (days := weekend(local_date(now))) is not None:
             found.append((match, (days[0], min(days[1], now))))
-    for match in (*_OVER_WEEKEND.finditer(text), *_CJK_ANY_WEEKEND.finditer(text)):
+    for match in _OVER_WEEKEND.finditer(text):
         if (days := latest_weekend(local_date(now))) is not None:
             found.append((match, (days[0], min(days[1], now))))
     for match in _YESTERDAY.finditer(text):
@@ -345,8 +343,8 @@ def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[st
         yield from ((match, False) for match in pattern.finditer(text))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
-    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_WEEKEND, _CJK_ANY_WEEKEND,
-                                                     _CJK_YESTERDAY, _CJK_DAY_BEFORE, _CJK_TODAY]
+    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_WEEKEND, _CJK_YESTERDAY,
+                                                     _CJK_DAY_BEFORE, _CJK_TODAY]
     for pattern in cjk:
         yield from ((match, True) for match in pattern.finditer(text))
 

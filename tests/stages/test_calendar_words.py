@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from harkback.stages.calendar_words import calendar_windows
 from harkback.stages.recent import browse_window
 from harkback.stages.request import SearchRequest
-from harkback.stages.when import time_window
+from harkback.stages.when import time_window, time_words
 
 
 def _named(question: str) -> tuple[float, float] | None:
@@ -109,19 +109,45 @@ def test_this_weekend_is_the_latest_begun() -> None:
             assert named == [(_at(2026, 2, 28), _before(2026, 3, 2))], (question, weekday)
 
 
-@pytest.mark.parametrize("question", ["what did I do over the weekend",
-                                      "周末做了什么", "週末に何をした", "주말에 뭐 했지"])
-def test_over_the_weekend_is_the_latest_begun(question: str) -> None:
-    """"Over the weekend" (周末, 週末, 주말 alone) was no time: a question of it alone was
-    searched for "weekend". It is the weekend just past on a weekday, this one up to now
-    on Saturday or Sunday; and it is weighed beside a topic, its words not searched."""
+def test_over_the_weekend_is_the_latest_begun() -> None:
+    """"Over the weekend" was no time: a question of it alone was searched for "weekend".
+    It is the weekend just past on a weekday, this one up to now on Saturday or Sunday;
+    and it is weighed beside a topic, its words not searched."""
+    question = "what did I do over the weekend"
     saturday = datetime(2026, 3, 7, 12, tzinfo=UTC).timestamp()
     for asked, window in ((NOW, (_at(2026, 2, 28), _before(2026, 3, 2))),
                           (saturday, (_at(2026, 3, 7), saturday))):
         listed = browse_window(SearchRequest(query=question), asked)
         assert listed is not None and (listed.since, listed.until) == window
-    topical = question.replace("do", "change") + " nginx"
+    topical = "what did I change over the weekend in nginx"
     assert time_window(topical, NOW) == (_at(2026, 2, 28), _before(2026, 3, 2))
+    assert "weekend" in time_words(topical)
+
+
+@pytest.mark.parametrize("question", ["周末做了什么", "週末に何をした", "주말에 뭐 했지",
+                                      "周末的定时任务", "周末值班表", "週末のバッチ", "주말 당직표",
+                                      "what did I do on the weekend", "the weekend cron job"])
+def test_weekend_alone_is_a_topic_not_a_time(question: str) -> None:
+    """周末, 週末 and 주말 alone were read as "over the weekend": "周末的定时任务" (the
+    weekend's scheduled jobs) lost its word 周末 and lifted last weekend's sessions, as
+    "周末做了什么" was listed as them. A weekend no word marks as this or the last one
+    is what the question is about, as "weekend" alone is: no time, its word searched, no
+    listing; asked on a Sunday too."""
+    sunday = datetime(2026, 3, 8, 12, tzinfo=UTC).timestamp()
+    for asked in (NOW, sunday):
+        assert time_window(question, asked) is None
+        assert browse_window(SearchRequest(query=question), asked) is None
+    assert time_words(question) == frozenset()
+
+
+@pytest.mark.parametrize("question", ["这周末做了什么", "这个周末做了什么", "本周末做了什么",
+                                      "這週末做了什麼", "今週末何をした", "이번 주말에 뭐 했지",
+                                      "이번주말에 뭐 했지", "what did I do this weekend"])
+def test_a_weekend_marked_as_this_one_is_listed(question: str) -> None:
+    """Marked as this weekend, 周末 (週末, 주말) is a time: on a weekday the one just gone."""
+    listed = browse_window(SearchRequest(query=question), NOW)
+    assert listed is not None
+    assert (listed.since, listed.until) == (_at(2026, 2, 28), _before(2026, 3, 2))
 
 
 @pytest.mark.parametrize("question", ["上周末做了什么", "先週末何をした", "지난 주말에 뭐 했지",
