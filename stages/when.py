@@ -56,8 +56,10 @@ _WEEKEND = re.compile(r"\b(?:last|previous)\s+weekend\b")
 # "Over the weekend" ("what did we change over the weekend?") is the latest one begun
 # (:func:`latest_weekend`). "Weekend" alone, as 周末, 週末 and 주말 alone, is a topic
 # ("the weekend cron job", "周末值班表", "周末的定时任务"): searched, no time; only a
-# weekend marked as this or last one (这周末, 上周末, 今週末, 이번 주말) is a time.
-_OVER_WEEKEND = re.compile(r"\bover\s+the\s+weekend\b")
+# weekend marked as this or last one (这周末, 上周末, 今週末, 이번 주말) is a time. "The
+# weekend" that words after it place ("of March 7th", "before last", "after the release")
+# is no latest one: those are searched.
+_OVER_WEEKEND = re.compile(r"\bover\s+the\s+weekend\b(?!\s+(?:of|before|after)\b)")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
