@@ -6,7 +6,8 @@ no query it is ``?options=...``; after one with a query (``?sslmode=disable``, a
 ``?host=/run/pg``) ``&options=...``, since a second ``?`` made the rest part of the value
 before it (``sslmode`` "disable?options=..." is refused); where the URL has options of its
 own, those with the search path after them, in their place (a second ``options=`` would
-replace the first: libpq keeps the last).
+replace the first: libpq keeps the last). The URL is one (``postgresql://``): a key=value
+string (``host=/tmp dbname=h``) names no PostgreSQL store to ``--db`` or ``open_store``.
 
 >>> reaching("hb", "postgresql://me@db/team")
 '?options=-csearch_path%3Dhb in the URL'
@@ -73,8 +74,14 @@ def _options(url: str) -> str:
 def _separator(url: str) -> str:
     """What comes before a parameter added at the end of ``url``: ``?`` when it has no
     query (a password's ``?``, before its ``@``, is none), else ``&`` (none after a
-    trailing ``?`` or ``&``)."""
-    after = url.partition("://")[2].rpartition("@")[2]
+    trailing ``?`` or ``&``). The user part ends, as libpq reads it, at the first ``@``
+    before any ``/``: an ``@`` of the query (``?user=me@srv``, an Azure server's user) is
+    the query's, where the last ``@`` of the URL took the query for the user part.
+
+    >>> _separator("postgresql://me:pa?ss@db/h"), _separator("postgresql://db/h?user=me@srv")
+    ('?', '&')
+    """
+    after = re.sub(r"^[^@/]*@", "", url.partition("://")[2])
     if "?" not in after:
         return "?"
     return "" if after.endswith(("?", "&")) else "&"

@@ -58,3 +58,21 @@ def test_options_already_naming_the_schema_are_not_told_again() -> None:
     url = "postgresql://u@h/db?options=-csearch_path%3Dhb"
     said = no_store_yet(url, ["hb"], barred=["hb"], role="ann").split("; ", 1)[1]
     assert said.endswith("then the URL's options=-csearch_path%3Dhb reaches it)")
+
+
+@pytest.mark.parametrize(("url", "kept"), [
+    ("postgresql://h/db?user=me@srv", {"user": "me@srv"}),
+    ("postgresql://u:pa?ss@h/db?application_name=a@b&sslmode=disable",
+     {"password": "pa?ss", "application_name": "a@b", "sslmode": "disable"}),
+])
+def test_an_at_sign_in_the_query_is_not_the_end_of_a_user_part(
+        url: str, kept: dict[str, str]) -> None:
+    """An ``@`` in the query (an Azure server's ``?user=me@srv``) was taken for the end of
+    the URL's user part, the query before it unseen: ``?options=`` was told, which libpq
+    refuses after the query (extra key/value separator "=" in URI query parameter:
+    "user"). The user part ends at the first ``@`` before any ``/``, as libpq reads it."""
+    told = reaching("hb", url)
+    assert told.startswith("&options=")
+    parts = conninfo.conninfo_to_dict(_written(url, told))
+    assert parts["options"] == "-csearch_path=hb"
+    assert {key: parts[key] for key in kept} == kept
