@@ -144,7 +144,7 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     """The span of time ``question`` points at, as ``(start, end)`` epoch seconds, or None.
 
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
-    except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
+    except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
     ``now``; ``last Saturday`` is that day, ``last weekend`` the calendar's
     (:func:`weekend`), ``over the weekend`` the latest begun
