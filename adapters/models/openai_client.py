@@ -19,7 +19,7 @@ import httpx2
 import openai
 
 from harkback.adapters.models.retries import RETRYABLE_STATUS, Attempt, retry_after
-from harkback.stages.shown_url import MASK
+from harkback.stages.shown_url import MASK, shown_url
 
 NO_KEY = "no-key"
 """Sent when no API key is configured: local servers ignore it, others answer 401."""
@@ -164,10 +164,39 @@ def _status_problem(error: openai.APIStatusError, secret: str | None) -> Attempt
     if status in (401, 403):
         hint = " (check OPENAI_API_KEY)"
     elif status == 404:
-        hint = " (check the model name and OPENAI_BASE_URL)"
+        hint = f" (check the model name and OPENAI_BASE_URL{_base_url_hint(error.request.url)})"
     wait = retry_after(dict(error.response.headers)) if retry else None
     return Attempt(f"HTTP {status}{': ' + detail if detail else ''}{hint}", retry=retry,
                    wait=wait)
+
+
+_ENDPOINTS = ("/chat/completions", "/embeddings")
+
+
+def _base_url_hint(url: httpx2.URL) -> str:
+    """What the path of a request answered 404 says the base URL lacks or has too much
+    ("" when nothing): servers answer at ``/v1/chat/completions``, and a base URL of
+    ``http://host:8080`` or ``.../v1/chat/completions`` is the usual slip.
+
+    >>> _base_url_hint(httpx2.URL("http://h:8080/chat/completions"))
+    '; the base URL names no /v1; try http://h:8080/v1'
+    >>> _base_url_hint(httpx2.URL("http://h/v1/embeddings/embeddings"))
+    '; the base URL ends before /embeddings; try http://h/v1'
+    >>> _base_url_hint(httpx2.URL("https://h/openai/deployments/d/chat/completions"))
+    ''
+    """
+    path = url.path.rstrip("/")
+    base = next((path.removesuffix(end) for end in _ENDPOINTS if path.endswith(end)), path)
+    doubled = next((end for end in _ENDPOINTS if base.rstrip("/").endswith(end)), None)
+    if doubled:
+        base = base.rstrip("/").removesuffix(doubled)
+        said = f"ends before {doubled}"
+    elif not base.strip("/"):  # no path at all: another path (Azure's) is the server's own
+        base, said = "/v1", "names no /v1"
+    else:
+        return ""
+    shown = shown_url(str(url.copy_with(path=base.rstrip("/") or "/", query=None)))
+    return f"; the base URL {said}; try {shown}"
 
 
 def _error_detail(error: openai.APIStatusError, secret: str | None) -> str:
