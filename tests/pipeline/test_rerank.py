@@ -229,18 +229,22 @@ def test_the_deadline_bounds_the_rerank_and_the_summaries_together(tmp_path: Pat
 
 def test_a_rerank_that_keeps_none_says_so_in_the_human_output(tmp_path: Path) -> None:
     """The model judging none of the sessions relevant: the human output says the model
-    kept none of those shown, not only 'No matching sessions found.'."""
+    kept none of those shown, and the payload's message says so, where it said 'No
+    matching sessions found.' of three that matched (an agent reading the JSON took it
+    for a history holding nothing on the question)."""
     source = tmp_path / "s.jsonl"
     source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
                               for i in range(3)))
     db = tmp_path / "h.db"
     assert run_cli("ingest", str(source), "--db", str(db)).returncode == 0
     with ChatServer(answering(lambda _ids: [])) as server:
-        done = run_cli("search", QUERY, "--db", str(db), "--rerank", "--model", "m",
-                       "--base-url", server.url, "--summarizer", "extractive")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["No matching sessions found.",
-                                        "reranked by the model: 0 kept of 3 shown"]
+        args = ("search", QUERY, "--db", str(db), "--rerank", "--model", "m",
+                "--base-url", server.url, "--summarizer", "extractive")
+        done, machine = run_cli(*args), run_cli(*args, "--json")
+    assert done.returncode == machine.returncode == 0, done.stderr + machine.stderr
+    said = "The model judged none of the 3 matching sessions relevant."
+    assert done.stdout.splitlines() == [said, "reranked by the model: 0 kept of 3 shown"]
+    assert json.loads(machine.stdout)["message"] == said
 
 
 def test_a_rerank_answer_naming_no_shown_session_does_not_claim_a_rerank(
