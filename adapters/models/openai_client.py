@@ -84,7 +84,8 @@ async def error_within(response: httpx2.Response) -> None:
 
 
 async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
-                     where: str, secret: str | None = None) -> object | Attempt:
+                     where: str, secret: str | None = None, key_setting: str = "OPENAI_API_KEY",
+                     url_setting: str = "OPENAI_BASE_URL") -> object | Attempt:
     """Run one request (``send`` returns the raw body) within ``timeout``; read its JSON.
 
     What goes wrong is an :class:`~harkback.adapters.models.retries.Attempt` saying
@@ -93,8 +94,11 @@ async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
     ``Retry-After`` asks), no connection to ``where``, a body that is not JSON. The API
     key ``secret`` is masked wherever the server's words repeat it ("Invalid API key:
     sk-..."): the reason is printed, and an agent's output ends up in its transcripts.
+    A refusal of the key (401, 403) names ``key_setting``, a 404 ``url_setting``: where
+    the caller's key and URL come from.
     """
-    outcome = await _fetch(send, timeout=timeout, where=where, secret=secret)
+    outcome = await _fetch(send, timeout=timeout, where=where, secret=secret,
+                           named=(key_setting, url_setting))
     if isinstance(outcome, Attempt) and secret and secret in outcome.reason:
         return attrs.evolve(outcome, reason=masked(outcome.reason, secret))
     return outcome
@@ -124,7 +128,7 @@ def masked(text: str, secret: str | None) -> str:
 
 
 async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where: str,
-                 secret: str | None) -> object | Attempt:
+                 secret: str | None, named: tuple[str, str]) -> object | Attempt:
     try:
         async with asyncio.timeout(timeout):
             body = await send()
@@ -133,7 +137,7 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
     except TooLong as error:  # the same question gets the same flood: not asked again
         return Attempt(str(error), retry=False)
     except openai.APIStatusError as error:
-        return _status_problem(error, secret)
+        return _status_problem(error, secret, named)
     except openai.APIConnectionError as error:
         cause = error.__cause__ or error
         if isinstance(cause, httpx2.ReadError | httpx2.RemoteProtocolError):
@@ -156,15 +160,16 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
     return data
 
 
-def _status_problem(error: openai.APIStatusError, secret: str | None) -> Attempt:
+def _status_problem(error: openai.APIStatusError, secret: str | None,
+                    named: tuple[str, str]) -> Attempt:
     status = error.status_code
     detail = _error_detail(error, secret)
     retry = status in RETRYABLE_STATUS or status >= 500
     hint = ""
     if status in (401, 403):
-        hint = " (check OPENAI_API_KEY)"
+        hint = f" (check {named[0]})"
     elif status == 404:
-        hint = f" (check the model name and OPENAI_BASE_URL{_base_url_hint(error.request.url)})"
+        hint = f" (check the model name and {named[1]}{_base_url_hint(error.request.url)})"
     wait = retry_after(dict(error.response.headers)) if retry else None
     return Attempt(f"HTTP {status}{': ' + detail if detail else ''}{hint}", retry=retry,
                    wait=wait)

@@ -176,8 +176,11 @@ class OpenAIEmbedder:
                     timeout=self.timeout) as raw:
                 return await body_within(raw.iter_bytes(), VECTOR_BYTES * (len(batch) + 1))
 
+        # Its key and URL are read as embedder_spec says, not as the chat model's are.
         data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
-                                where=shown_url(self.base_url or "the OpenAI API"))
+                                where=shown_url(self.base_url or "the OpenAI API"),
+                                key_setting="HARKBACK_EMBEDDER_API_KEY",
+                                url_setting="the embedder spec's URL or OPENAI_BASE_URL")
         if isinstance(data, Attempt):
             return data
         return vectors_from_json(data, len(batch))
