@@ -34,7 +34,13 @@ from returns.result import Failure, Result
 
 from harkback.adapters.models.base_url import endpoint_identity, unusable_base_url
 from harkback.adapters.models.chat_settings import ChatSettings
-from harkback.adapters.models.openai_client import body_within, fetch_json, masked, new_client
+from harkback.adapters.models.openai_client import (
+    body_within,
+    error_said,
+    fetch_json,
+    masked,
+    new_client,
+)
 from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.stages.chat import ChatReply, ChatRequest
@@ -65,7 +71,7 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     first = choices[0] if isinstance(choices, list) and choices else None
     message = first.get("message") if isinstance(first, dict) else None
     if not isinstance(message, dict):
-        said = _error_said(data.get("error"))
+        said = error_said(data.get("error"))
         # A server or proxy may answer an error with status 200: its words say why.
         return Attempt(f"the server answered with an error: {said}" if said
                        else "the answer holds no message", retry=True)
@@ -94,16 +100,6 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     model = data.get("model")
     return ChatReply(text=text, usage=tokens, model=mended(model) if isinstance(model, str) else "",
                      finish_reason=reason if isinstance(reason, str) else "")
-
-
-def _error_said(error: object) -> str:
-    """An answer's ``error`` (``{"message": ...}`` or text) on one line, or "".
-
-    >>> _error_said({"message": "model not\\nloaded", "type": "x"}), _error_said(None)
-    ('model not loaded', '')
-    """
-    message = error.get("message") if isinstance(error, dict) else error
-    return " ".join(mended(message).split())[:200] if isinstance(message, str) else ""
 
 
 def _tool_called(calls: object) -> str:

@@ -19,6 +19,7 @@ import httpx2
 import openai
 
 from harkback.adapters.models.retries import RETRYABLE_STATUS, Attempt, retry_after
+from harkback.stages.records import mended
 from harkback.stages.shown_url import MASK, shown_url
 
 NO_KEY = "no-key"
@@ -108,6 +109,17 @@ _WORDLIKE = 8
 """A key shorter than this may be letters of a word ('x', 'none', 'local' for a local
 server): masked only where it stands alone. A longer one is masked wherever it stands,
 as a server quoting it URL-encoded (``key%3Dsk-...``) puts letters right before it."""
+
+
+def error_said(error: object) -> str:
+    """An answer's ``error`` (``{"message": ...}`` or text) on one line, or "": what a
+    server or proxy answering an error with status 200 said.
+
+    >>> error_said({"message": "model not\\nloaded", "type": "x"}), error_said(None)
+    ('model not loaded', '')
+    """
+    message = error.get("message") if isinstance(error, dict) else error
+    return " ".join(mended(message).split())[:200] if isinstance(message, str) else ""
 
 
 def masked(text: str, secret: str | None) -> str:

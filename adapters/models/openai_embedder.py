@@ -22,7 +22,13 @@ from returns.future import FutureResult
 from returns.result import Failure, Success
 
 from harkback.adapters.models.base_url import unusable_base_url
-from harkback.adapters.models.openai_client import body_within, fetch_json, new_client
+from harkback.adapters.models.openai_client import (
+    body_within,
+    error_said,
+    fetch_json,
+    masked,
+    new_client,
+)
 from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.adapters.models.vectors import Vectors, embedded, unit_vectors
@@ -45,7 +51,10 @@ def vectors_from_json(data: object, expected: int) -> tuple[Vector, ...] | Attem
     """
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
-        return Attempt("the answer holds no 'data' list", retry=False)
+        said = error_said(data.get("error")) if isinstance(data, dict) else ""
+        # A server or proxy may answer an error with status 200: its words say why.
+        return Attempt(f"the server answered with an error: {said}" if said
+                       else "the answer holds no 'data' list", retry=False)
     if len(items) != expected:
         return Attempt(f"{len(items)} vector(s) for {expected} text(s)", retry=False)
     placed: dict[int, object] = {}
@@ -183,4 +192,7 @@ class OpenAIEmbedder:
                                 url_setting="the embedder spec's URL or OPENAI_BASE_URL")
         if isinstance(data, Attempt):
             return data
-        return vectors_from_json(data, len(batch))
+        vectors = vectors_from_json(data, len(batch))
+        if isinstance(vectors, Attempt) and self.api_key:  # the server may repeat the key
+            return attrs.evolve(vectors, reason=masked(vectors.reason, self.api_key))
+        return vectors

@@ -201,3 +201,14 @@ async def test_an_embedder_refused_names_the_settings_it_reads(status: int, told
                                   environ={"OPENAI_API_KEY": "sk-chat-0123456789"})
         reason = failure_reason(await embed(made.unwrap(), DNS))
     assert told in reason and "OPENAI_API_KEY" not in reason
+
+
+async def test_an_error_sent_with_status_200_is_quoted() -> None:
+    """A server answering an error with status 200 (``{"error": {"message": ...}}``) is
+    said in its own words, the key masked; it was "the answer holds no 'data' list"."""
+    raw = b'{"error": {"message": "model emb is not loaded, key sk-emb-0123456789"}}'
+    with ChatServer(lambda _r: Reply(raw=raw)) as server:
+        reason = failure_reason(await embed(_embedder(server, api_key="sk-emb-0123456789"),
+                                            DNS))
+    assert reason.startswith("the server answered with an error: model emb is not loaded, "
+                             "key ******** (model test-embed")
