@@ -218,3 +218,14 @@ def test_an_empty_model_or_embedder_flag_is_a_usage_error(db: Path, flag: str, s
         assert server.received == []
     assert (done.returncode, done.stderr) == (2, f"harkback: {said}\n")
     assert json.loads(done.stdout) == {"success": False, "error": said, "usage": True}
+
+
+@pytest.mark.parametrize("rate", ["inf", "1e308/1e-308"])
+def test_a_strict_rate_too_high_to_space_requests_is_no_limit(db: Path, rate: str) -> None:
+    """``--strict-rate --rate inf`` spaces requests 0 s apart: the rate limiter divided by
+    that zero and the search ended in an internal error (exit 70). Such a rate limits
+    nothing, as ``--rate inf`` without ``--strict-rate`` did already."""
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "m",
+                        "--base-url", server.url, "--strict-rate", "--rate", rate)
+    assert _kinds(done) == ["llm", "llm"]
