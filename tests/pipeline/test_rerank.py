@@ -277,3 +277,23 @@ async def test_a_model_that_keeps_none_is_asked_once() -> None:
         calls = len(server.received)
     assert (payload["count"], payload["sessions_searched"]) == (0, 3)
     assert calls == payload["rerank"]["calls"] == 1
+
+
+async def test_an_answer_cut_at_the_token_limit_counts_only_its_finished_lines() -> None:
+    """An answer cut at its token limit mid-list ("RELEVANT: S2, S", the rest unsaid) was
+    read as the whole ranking: every session it did not reach was dropped, the best one by
+    words too, without a note. Its unfinished last line now counts for nothing: the
+    lexical order stands, saying why; a list finished before the cut still counts."""
+    store = await docker_store(4)
+    lexical = await _lexical(store, 4)
+    cut = Reply(content="RELEVANT: S2, S", finish_reason="length")
+    with ChatServer(lambda _r: cut) as server:
+        payload = await _payload(_harkback(store, server), limit=4)
+    assert _ids(payload) == lexical
+    assert payload["notes"] == ["rerank: the lexical order stands (the model's answer was "
+                                "cut at its 48-token limit before its list ended)"]
+    finished = Reply(content="RELEVANT: S2\nS2 holds the fix, while S1 and",
+                     finish_reason="length")
+    with ChatServer(lambda _r: finished) as server:
+        payload = await _payload(_harkback(store, server), limit=4)
+    assert _ids(payload) == [lexical[1]]
