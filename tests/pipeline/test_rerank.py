@@ -230,8 +230,7 @@ def test_the_deadline_bounds_the_rerank_and_the_summaries_together(tmp_path: Pat
 def test_a_rerank_that_keeps_none_says_so_in_the_human_output(tmp_path: Path) -> None:
     """The model judging none of the sessions relevant: the human output says the model
     kept none of those shown, and the payload's message says so, where it said 'No
-    matching sessions found.' of three that matched (an agent reading the JSON took it
-    for a history holding nothing on the question)."""
+    matching sessions found.' of three that matched."""
     source = tmp_path / "s.jsonl"
     source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
                               for i in range(3)))
