@@ -34,6 +34,7 @@ from harkback.stages.summarize.claims import (
     prose_numbers,
     prose_words,
 )
+from harkback.stages.summarize.forms import home_as_tilde, item_forms, unwrapped
 
 _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
@@ -175,20 +176,27 @@ def _holds(held: str, item: str, *, whole_end: bool = True) -> bool:
     return False
 
 
-def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
+def unquoted(recap: str, transcript: str, question: str = "") -> tuple[str, ...]:
     """The items of :func:`quoted_items` and :func:`quoted_ids`, and what the prose states
     as exact (:mod:`.claims`), that ``transcript`` does not hold, each as whole words (an
-    id may be the start of a longer one, a number stands apart from other digits).
+    id may be the start of a longer one, a number stands apart from other digits). A
+    path, URL, name or id the model was shown in the ``question`` (or the instructions
+    holding it) is no invention either, nor one written in another form (:mod:`.forms`:
+    ``./src/app.py``, ``~/srv``).
 
     >>> unquoted("Ran `docker network cre` at 3f9a2c7.", "$ docker network create x  3f9a2c7e1")
     ('docker network cre',)
     """
     held = _comparable(transcript)
+    shown = (held, home_as_tilde(_comparable(f"{unwrapped(transcript)}\n{question}")))
+
+    def named(item: str, whole_end: bool = True) -> bool:
+        return any(_holds(text, form, whole_end=whole_end)
+                   for form in map(_comparable, item_forms(item)) for text in shown)
+
     prose = _prose(recap)
-    exact = [item for item in [*quoted_items(recap), *prose_words(prose)]
-             if not _holds(held, _comparable(item))]
-    ids = [item for item in quoted_ids(recap)
-           if not _holds(held, _comparable(item), whole_end=False)]
+    exact = [item for item in [*quoted_items(recap), *prose_words(prose)] if not named(item)]
+    ids = [item for item in quoted_ids(recap) if not named(item, whole_end=False)]
     numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
     numbers += [v for v in at_versions(prose) if not holds_number(held, v, prefix=True)]
     said = prose_commands(_unticked(recap).translate(_QUOTES))
@@ -299,7 +307,7 @@ def recap_problem(recap: str, transcript: str, instructions: str = "") -> str | 
         return "the model repeated its instructions instead of a recap"
     if refused(recap):
         return "the model refused to recap the session"
-    invented = unquoted(recap, transcript)
+    invented = unquoted(recap, transcript, instructions)
     if invented:  # the recap claims as exact what the session never said
         return (f"the model's recap quotes what the transcript does not hold: "
                 f"{', '.join(invented[:3])}")
