@@ -40,8 +40,11 @@ _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 # ASCII only: in Chinese or Japanese a path is often written against the next word
 # (修改了/etc/hosts文件, 见https://x.io/a。), and \w would take that word into the item.
-_PATH = re.compile(r"(?<![A-Za-z0-9_/.~-])(?:~|\.{1,2})?/[A-Za-z0-9_.@%+=:-]+"
-                   r"(?:/[A-Za-z0-9_.@%+=:-]*)+|(?<![A-Za-z0-9_/.~-])~/[A-Za-z0-9_.@%+=:-]+")
+# A glob's * included: /etc/nginx/conf.d/*.conf copied from the session is held whole, where
+# /etc/nginx/conf.d alone goes on in it (and was refused); **/etc/hosts** is bold markdown.
+_PATH = re.compile(r"(?<![A-Za-z0-9_/.~-])(?:~|\.{1,2})?/[A-Za-z0-9_.@%+=:*-]+"
+                   r"(?:/[A-Za-z0-9_.@%+=:*-]*)+|(?<![A-Za-z0-9_/.~-])~/[A-Za-z0-9_.@%+=:*-]+")
+_EMPHASIS = re.compile(r"(?<![/*])\*+$")
 # C:\Users\me\run.ps1 (or C:/Users/...), .\scripts\build.bat, ~\x, %APPDATA%\x,
 # \\server\share: a path a Windows session names, as exact as a Unix one.
 _WIN_PATH = re.compile(
@@ -90,7 +93,8 @@ def quoted_items(recap: str) -> tuple[str, ...]:
     rest = _URL.sub(" ", rest)
     items += [m.group().rstrip(_TRAILING) for m in _WIN_PATH.finditer(rest)]
     rest = _WIN_PATH.sub(" ", rest)
-    items += [m.group().rstrip(_TRAILING) for m in _PATH.finditer(rest)]
+    items += [_EMPHASIS.sub("", m.group().rstrip(_TRAILING)).rstrip(_TRAILING)
+              for m in _PATH.finditer(rest)]
     rest = _PATH.sub(" ", rest)
     items += [m.group().rstrip(_TRAILING) for m in _RELATIVE.finditer(rest)
               if not _NAMED_FOLDER.search(m.group())]

@@ -53,3 +53,19 @@ def test_a_path_named_in_the_question_is_no_invention() -> None:
     assert recap_problem(recap, transcript, told) is None
     assert recap_problem(recap.replace("refunds", "credits"), transcript, told) is not None
 
+
+NGINX = ("[TOOL:terminal]: $ cat /etc/nginx/nginx.conf\ninclude /etc/nginx/modules-enabled/*.conf;"
+         "\ninclude /etc/nginx/conf.d/*.conf;\n$ rm -rf /var/cache/app/*\n$ cat /etc/hosts")
+
+
+@pytest.mark.parametrize(("held", "invented"), [
+    ("nginx.conf includes /etc/nginx/conf.d/*.conf.",
+     "nginx.conf includes /etc/nginx/sites-enabled/*.conf."),
+    ("The user cleared /var/cache/app/* first.", "The user cleared /var/cache/* first."),
+    ("The user edited **/etc/hosts**.", "The user edited **/etc/hostname**.")])
+def test_a_path_with_a_glob_copied_from_the_session_is_held(held: str, invented: str) -> None:
+    """``/etc/nginx/conf.d/*.conf`` copied from the demo corpus's nginx session was read up
+    to the ``*`` and refused (the session's path goes on there); a path in bold markdown
+    is the path, its stars no glob."""
+    assert unquoted(held, NGINX) == ()
+    assert unquoted(invented, NGINX) != ()
