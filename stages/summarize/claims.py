@@ -155,6 +155,27 @@ def prose_words(prose: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+_KIND = re.compile(r"([A-Z][A-Za-z0-9]*?)(?:Error|Exception)")
+
+
+def holds_exception(text: str, name: str) -> bool:
+    """Does ``text`` name an exception whose name holds the kind ``name`` says: its stem
+    (capitalised, as in a class name), then ``Error`` or ``Exception`` (TimeoutError
+    in urllib3's ReadTimeoutError or Java's SocketTimeoutException, ConnectionError in
+    ConnectionResetError)? Case counts: IOError is not in ConnectionResetError.
+
+    >>> text = "ReadTimeoutError: read timed out; ConnectionResetError: [Errno 104]"
+    >>> [holds_exception(text, n) for n in ("TimeoutError", "ConnectionError", "IOError")]
+    [True, True, False]
+    >>> holds_exception(text, "KeyError"), holds_exception(text, "ConnectionErrors")
+    (False, False)
+    """
+    kind = _KIND.fullmatch(name)
+    return kind is not None and re.search(
+        rf"{re.escape(kind.group(1))}[A-Za-z0-9]*(?:Error|Exception)(?![A-Za-z0-9_])",
+        text) is not None
+
+
 def at_versions(prose: str) -> tuple[str, ...]:
     """The versions of ``name@version`` with fewer than two dots (:func:`prose_numbers`
     reads the others), each to be found as a number or the start of a longer version.

@@ -29,6 +29,7 @@ from harkback.stages.load.render import unquoted_turn_lines
 from harkback.stages.summarize.claims import (
     at_versions,
     ends_in_prose,
+    holds_exception,
     holds_number,
     prose_commands,
     prose_numbers,
@@ -199,7 +200,8 @@ def unquoted(recap: str, transcript: str, question: str = "") -> tuple[str, ...]
                    for form in map(_comparable, item_forms(item)) for text in shown)
 
     prose = _prose(recap)
-    exact = [item for item in [*quoted_items(recap), *prose_words(prose)] if not named(item)]
+    exact = [item for item in [*quoted_items(recap), *prose_words(prose)] if not named(item)
+             and not holds_exception(f"{transcript}\n{question}", item)]
     ids = [item for item in quoted_ids(recap) if not named(item, whole_end=False)]
     numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
     numbers += [v for v in at_versions(prose) if not holds_number(held, v, prefix=True)]
