@@ -104,6 +104,7 @@ class OpenAIEmbedder:
     base_url: str | None = attrs.field(  # shown without a password
         default=None, repr=lambda url: repr(url and shown_url(url)))
     api_key: str | None = attrs.field(default=None, repr=False)
+    key_setting: str = "HARKBACK_EMBEDDER_API_KEY"  # where api_key came from: named on a 401
     batch_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
     timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
     max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
@@ -188,7 +189,7 @@ class OpenAIEmbedder:
         # Its key and URL are read as embedder_spec says, not as the chat model's are.
         data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
                                 where=shown_url(self.base_url or "the OpenAI API"),
-                                key_setting="HARKBACK_EMBEDDER_API_KEY",
+                                key_setting=self.key_setting,
                                 url_setting="the embedder spec's URL or OPENAI_BASE_URL")
         if isinstance(data, Attempt):
             return data

@@ -212,3 +212,21 @@ async def test_an_error_sent_with_status_200_is_quoted() -> None:
                                             DNS))
     assert reason.startswith("the server answered with an error: model emb is not loaded, "
                              "key ******** (model test-embed")
+
+
+@pytest.mark.parametrize(("environ", "told"), [
+    ({"OPENAI_API_KEY": "sk-chat-0123456789"}, "(check OPENAI_API_KEY)"),
+    ({"OPENAI_API_KEY": "sk-chat-0123456789", "HARKBACK_EMBEDDER_API_KEY": "sk-emb-0123456789"},
+     "(check HARKBACK_EMBEDDER_API_KEY)"),
+    ({}, "(check HARKBACK_EMBEDDER_API_KEY or OPENAI_API_KEY)")])
+async def test_a_key_refused_names_the_variable_it_came_from(environ: dict[str, str],
+                                                              told: str) -> None:
+    """``openai:MODEL`` (no ``@URL``) sends ``$OPENAI_API_KEY`` when
+    ``$HARKBACK_EMBEDDER_API_KEY`` is unset: its 401 said to check
+    HARKBACK_EMBEDDER_API_KEY, a variable the user never set, of the key OPENAI_API_KEY
+    gave. It names the variable the key came from, or both when none was set."""
+    with ChatServer(lambda _r: Reply(status=401)) as server:
+        made = embedder_from_spec("openai:test-embed",
+                                  environ={**environ, "OPENAI_BASE_URL": server.url})
+        reason = failure_reason(await embed(made.unwrap(), DNS))
+    assert told in reason, reason
