@@ -52,3 +52,19 @@ def item_forms(item: str) -> tuple[str, ...]:
         return (item,)
     address = item[scheme.end():]
     return item, address, _HOST_PATH.sub(r"\1:", address, count=1)
+
+
+def names_both(held: str, pair: str) -> bool:
+    """Does ``held`` name both sides of ``pair`` ("typescript/tsconfig.json" in prose), and
+    neither as a folder? A recap joining two names the session holds pairs them
+    ("TypeScript/tsconfig.json" as "Express/Node.js"); one putting a file in a folder of
+    the session's (``lumen/app.py``) names a path, and that path must be held.
+
+    >>> names_both("the typescript build reads tsconfig.json", "typescript/tsconfig.json")
+    True
+    >>> names_both("moved it to lumen/ and src/app.py", "lumen/app.py")
+    False
+    """
+    return all(re.search(rf"(?<![a-z0-9_./~-]){re.escape(side)}(?![a-z0-9_/-]|\.[a-z0-9])",
+                         held) for side in pair.split("/"))
+

@@ -35,7 +35,7 @@ from harkback.stages.summarize.claims import (
     prose_numbers,
     prose_words,
 )
-from harkback.stages.summarize.forms import home_as_tilde, item_forms, unwrapped
+from harkback.stages.summarize.forms import home_as_tilde, item_forms, names_both, unwrapped
 
 _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
@@ -127,7 +127,18 @@ def _unticked(recap: str) -> str:
 
 def _prose(recap: str) -> str:
     """``recap`` without the items of :func:`quoted_items`."""
-    return _RELATIVE.sub(" ", _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", _unticked(recap)))))
+    return _RELATIVE.sub(" ", _unrooted(recap))
+
+
+def _unrooted(recap: str) -> str:
+    return _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", _unticked(recap))))
+
+
+def _prose_pairs(recap: str) -> set[str]:
+    """The relative paths of one slash written in ``recap``'s prose ("TypeScript/tsconfig.json"
+    may name two things, as "Express/Node.js" does)."""
+    found = (m.group().rstrip(_TRAILING) for m in _RELATIVE.finditer(_unrooted(recap)))
+    return {path for path in found if path.count("/") == 1}
 
 
 def _is_word(char: str) -> bool:
@@ -200,8 +211,10 @@ def unquoted(recap: str, transcript: str, question: str = "") -> tuple[str, ...]
                    for form in map(_comparable, item_forms(item)) for text in shown)
 
     prose = _prose(recap)
+    pairs = _prose_pairs(recap)
     exact = [item for item in [*quoted_items(recap), *prose_words(prose)] if not named(item)
-             and not holds_exception(f"{transcript}\n{question}", item)]
+             and not holds_exception(f"{transcript}\n{question}", item)
+             and not (item in pairs and names_both(shown[1], _comparable(item)))]
     ids = [item for item in quoted_ids(recap) if not named(item, whole_end=False)]
     numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
     numbers += [v for v in at_versions(prose) if not holds_number(held, v, prefix=True)]

@@ -69,3 +69,21 @@ def test_a_path_with_a_glob_copied_from_the_session_is_held(held: str, invented:
     is the path, its stars no glob."""
     assert unquoted(held, NGINX) == ()
     assert unquoted(invented, NGINX) != ()
+
+
+STACK = ("[USER]: the TypeScript build ignores tsconfig.json; React warns, next.js 14\n\n"
+         "[ASSISTANT]: Moved the paths into src/app.py and lumen/")
+
+
+@pytest.mark.parametrize(("held", "invented"), [
+    ("The TypeScript/tsconfig.json setup was fixed.", "The TypeScript/tsconfig.base.json too."),
+    ("A react/next.js app.", "A react/remix.js app."),
+    ("The React/tsconfig.json pair.", "Both lumen/app.py and src/app.py changed.")])
+def test_two_names_the_session_holds_joined_by_a_slash_in_prose_are_held(
+        held: str, invented: str) -> None:
+    """"TypeScript/tsconfig.json" in prose pairs two names the session holds, as
+    "Express/Node.js" does: both read as a relative path the session never named, and
+    were refused. A pair with a name the session does not hold is still reported, and
+    so is a file put in a folder of the session's (lumen/) where it never was."""
+    assert unquoted(held, STACK) == ()
+    assert unquoted(invented, STACK) != ()
