@@ -68,3 +68,19 @@ def names_both(held: str, pair: str) -> bool:
     return all(re.search(rf"(?<![a-z0-9_./~-]){re.escape(side)}(?![a-z0-9_/-]|\.[a-z0-9])",
                          held) for side in pair.split("/"))
 
+
+def folder_and_rest(path: str) -> tuple[tuple[str, str], ...]:
+    """The ways to cut a rooted ``path`` (compared form) into a folder and a relative
+    path of two steps or more in it: a session naming "api/lumen/billing.py in
+    ~/code/lumen" named ``~/code/lumen/api/lumen/billing.py`` (a bare ``billing.py`` may be
+    another folder's). None for what holds a space (a command is held whole).
+
+    >>> folder_and_rest("~/code/lumen/api/billing.py")
+    (('~/code', 'lumen/api/billing.py'), ('~/code/lumen', 'api/billing.py'))
+    """
+    if not path.startswith(("/", "~/")) or any(char.isspace() for char in path):
+        return ()
+    cuts = [at for at, char in enumerate(path) if char == "/" and at > 1]
+    return tuple((path[:at], path[at + 1:]) for at in cuts
+                 if "/" in path[at + 1:].strip("/"))
+

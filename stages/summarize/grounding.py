@@ -35,7 +35,13 @@ from harkback.stages.summarize.claims import (
     prose_numbers,
     prose_words,
 )
-from harkback.stages.summarize.forms import home_as_tilde, item_forms, names_both, unwrapped
+from harkback.stages.summarize.forms import (
+    folder_and_rest,
+    home_as_tilde,
+    item_forms,
+    names_both,
+    unwrapped,
+)
 
 _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
@@ -208,7 +214,9 @@ def unquoted(recap: str, transcript: str, question: str = "") -> tuple[str, ...]
 
     def named(item: str, whole_end: bool = True) -> bool:
         return any(_holds(text, form, whole_end=whole_end)
-                   for form in map(_comparable, item_forms(item)) for text in shown)
+                   for form in map(_comparable, item_forms(item)) for text in shown) or any(
+            _holds(text, folder) and _holds(text, rest) for text in shown
+            for folder, rest in folder_and_rest(_comparable(item)))
 
     prose = _prose(recap)
     pairs = _prose_pairs(recap)

@@ -87,3 +87,22 @@ def test_two_names_the_session_holds_joined_by_a_slash_in_prose_are_held(
     so is a file put in a folder of the session's (lumen/) where it never was."""
     assert unquoted(held, STACK) == ()
     assert unquoted(invented, STACK) != ()
+
+
+BILLING = ("[USER]: api/lumen/billing.py in ~/code/lumen is 1,400 lines. Split it.\n\n"
+           "[TOOL:write_file]: Wrote 212 lines to api/lumen/billing/invoices.py")
+
+
+@pytest.mark.parametrize(("held", "invented"), [
+    ("Split ~/code/lumen/api/lumen/billing.py.", "Split ~/code/lumen/api/lumen/refunds.py."),
+    ("Wrote ~/code/lumen/api/lumen/billing/invoices.py.",
+     "Wrote ~/code/other/api/lumen/billing.py."),
+    ("Split `~/code/lumen/api/lumen/billing.py`.",
+     "Ran `rm -rf ~/code/lumen/api/lumen/billing.py`.")])
+def test_a_folder_and_a_path_in_it_the_session_named_apart_are_held_joined(
+        held: str, invented: str) -> None:
+    """The demo corpus's billing session names api/lumen/billing.py "in ~/code/lumen": a
+    recap joining them (~/code/lumen/api/lumen/billing.py) names the same file, and was
+    refused. Another file or folder is still reported, and a command is held only whole."""
+    assert unquoted(held, BILLING) == ()
+    assert unquoted(invented, BILLING) != ()
