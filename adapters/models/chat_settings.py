@@ -13,6 +13,8 @@ True
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -145,9 +147,17 @@ class ChatSettings:
         1
         >>> ChatSettings(model="m", rate=0.5, rate_period=60).limiter().time_period
         120.0
+        >>> ChatSettings(model="m", rate=float("inf"), strict_rate=True).limiter().time_period
+        1.0
         """
         from aiolimiter import AsyncLimiter  # imported here: only a model call needs it
 
+        if not math.isfinite(self.rate / self.rate_period):
+            # No limit (``--rate inf``): a bucket drained at an infinite rate turns 0 s
+            # between two requests (one clock tick) into a level of 0 * inf, NaN, and then
+            # refuses every request; spaced 0 s apart (strict), aiolimiter divides by 0.
+            # The largest finite bucket, drained at a finite rate, never fills.
+            return AsyncLimiter(sys.float_info.max, 1.0)
         if self.strict_rate or self.rate < 1:
             # aiolimiter's documented way to forbid bursts: one entry per interval. Below
             # one request per period (``--rate 0.5``) it is the only way: a bucket that

@@ -104,11 +104,15 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
             return _bad_spec(spec, f"unknown option {shown_text(option)} (options: e5, batch=N)")
     key = env.get("HARKBACK_EMBEDDER_API_KEY") or (
         env.get("OPENAI_API_KEY") if base_url is None else None)
+    # A refused key is told by the variable it came from (or could have, when none did).
+    key_setting = ("HARKBACK_EMBEDDER_API_KEY" if env.get("HARKBACK_EMBEDDER_API_KEY")
+                   or base_url is not None else "OPENAI_API_KEY" if key
+                   else "HARKBACK_EMBEDDER_API_KEY or OPENAI_API_KEY")
     # Imported here: naming an in-process model, or a bad spec, need not load the SDK.
     from harkback.adapters.models.openai_embedder import OpenAIEmbedder
     return Success(OpenAIEmbedder(
         model=model, base_url=base_url or env.get("OPENAI_BASE_URL") or None,
-        api_key=key or None, timeout=timeout, **settings))
+        api_key=key or None, key_setting=key_setting, timeout=timeout, **settings))
 
 
 def _bad_spec(spec: str, why: str) -> Result[Embedder, ModelFailed]:

@@ -22,7 +22,13 @@ from returns.future import FutureResult
 from returns.result import Failure, Success
 
 from harkback.adapters.models.base_url import unusable_base_url
-from harkback.adapters.models.openai_client import body_within, fetch_json, new_client
+from harkback.adapters.models.openai_client import (
+    body_within,
+    error_said,
+    fetch_json,
+    masked,
+    new_client,
+)
 from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.adapters.models.vectors import Vectors, embedded, unit_vectors
@@ -45,7 +51,10 @@ def vectors_from_json(data: object, expected: int) -> tuple[Vector, ...] | Attem
     """
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
-        return Attempt("the answer holds no 'data' list", retry=False)
+        said = error_said(data.get("error")) if isinstance(data, dict) else ""
+        # A server or proxy may answer an error with status 200: its words say why.
+        return Attempt(f"the server answered with an error: {said}" if said
+                       else "the answer holds no 'data' list", retry=False)
     if len(items) != expected:
         return Attempt(f"{len(items)} vector(s) for {expected} text(s)", retry=False)
     placed: dict[int, object] = {}
@@ -95,6 +104,7 @@ class OpenAIEmbedder:
     base_url: str | None = attrs.field(  # shown without a password
         default=None, repr=lambda url: repr(url and shown_url(url)))
     api_key: str | None = attrs.field(default=None, repr=False)
+    key_setting: str = "HARKBACK_EMBEDDER_API_KEY"  # where api_key came from: named on a 401
     batch_size: int = attrs.field(default=64, validator=attrs.validators.ge(1))
     timeout: float = attrs.field(default=30.0, validator=attrs.validators.gt(0))
     max_attempts: int = attrs.field(default=3, validator=attrs.validators.ge(1))
@@ -176,8 +186,14 @@ class OpenAIEmbedder:
                     timeout=self.timeout) as raw:
                 return await body_within(raw.iter_bytes(), VECTOR_BYTES * (len(batch) + 1))
 
+        # Its key and URL are read as embedder_spec says, not as the chat model's are.
         data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
-                                where=shown_url(self.base_url or "the OpenAI API"))
+                                where=shown_url(self.base_url or "the OpenAI API"),
+                                key_setting=self.key_setting,
+                                url_setting="the embedder spec's URL or OPENAI_BASE_URL")
         if isinstance(data, Attempt):
             return data
-        return vectors_from_json(data, len(batch))
+        vectors = vectors_from_json(data, len(batch))
+        if isinstance(vectors, Attempt) and self.api_key:  # the server may repeat the key
+            return attrs.evolve(vectors, reason=masked(vectors.reason, self.api_key))
+        return vectors

@@ -5,8 +5,8 @@ The prompt asks the model to copy commands, file paths, URLs and error messages
 verbatim and to add nothing; a small or confused model still writes
 ``sudo rm -rf /var/lib/docker`` into a recap of a session that never ran it. What a recap
 presents as exact (a span in backticks, a line of a fenced code block, a file path, a
-Windows one too, a URL) must appear in the transcript, compared without case, with runs of
-whitespace as one space and ``\\`` as ``/`` (``C:\\proj\\run.ps1`` quotes
+relative or Windows one too, a URL of any scheme) must appear in the transcript, compared
+without case, with runs of whitespace as one space and ``\\`` as ``/`` (``C:\\proj\\run.ps1`` quotes
 ``C:/proj/run.ps1``); so must what its prose states as exact (:mod:`.claims`: a command
 it says was run, a flag, a version, a port). Any other prose is not checked. A small model
 also answers by repeating the quoted transcript, its markers and message numbers
@@ -29,25 +29,45 @@ from harkback.stages.load.render import unquoted_turn_lines
 from harkback.stages.summarize.claims import (
     at_versions,
     ends_in_prose,
+    holds_exception,
     holds_number,
     prose_commands,
     prose_numbers,
     prose_words,
+)
+from harkback.stages.summarize.forms import (
+    folder_and_rest,
+    home_as_tilde,
+    item_forms,
+    names_both,
+    unwrapped,
 )
 
 _TICKED = re.compile(r"`([^`\n]{2,})`")
 _FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.DOTALL | re.MULTILINE)
 # ASCII only: in Chinese or Japanese a path is often written against the next word
 # (修改了/etc/hosts文件, 见https://x.io/a。), and \w would take that word into the item.
-_PATH = re.compile(r"(?<![A-Za-z0-9_/.~-])(?:~|\.{1,2})?/[A-Za-z0-9_.@%+=:-]+"
-                   r"(?:/[A-Za-z0-9_.@%+=:-]*)+|(?<![A-Za-z0-9_/.~-])~/[A-Za-z0-9_.@%+=:-]+")
+# A glob's * included: /etc/nginx/conf.d/*.conf copied from the session is held whole, where
+# /etc/nginx/conf.d alone goes on in it (and was refused); **/etc/hosts** is bold markdown.
+_PATH = re.compile(r"(?<![A-Za-z0-9_/.~-])(?:~|\.{1,2})?/[A-Za-z0-9_.@%+=:*-]+"
+                   r"(?:/[A-Za-z0-9_.@%+=:*-]*)+|(?<![A-Za-z0-9_/.~-])~/[A-Za-z0-9_.@%+=:*-]+")
+_EMPHASIS = re.compile(r"(?<![/*])\*+$")
 # C:\Users\me\run.ps1 (or C:/Users/...), .\scripts\build.bat, ~\x, %APPDATA%\x,
 # \\server\share: a path a Windows session names, as exact as a Unix one.
 _WIN_PATH = re.compile(
     r"(?:(?<![A-Za-z0-9_])[A-Za-z]:[\\/]|(?<![A-Za-z0-9_\\/.~-])(?:\.{1,2}|~"
     r"|%[A-Za-z_][A-Za-z0-9_]*%|\\\\[A-Za-z0-9_.$-]+)\\)"
     r"[A-Za-z0-9_.@%+=$~-]+(?:[\\/][A-Za-z0-9_.@%+=$~-]*)*")
-_URL = re.compile(r"(?<![A-Za-z0-9])https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
+# Any scheme: postgresql://admin@db:5432/prod, redis://, s3://, ssh:// are as exact as https.
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,19}://"
+                  r"[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
+# A path relative to a project (lumen/billing/refunds.py): a folder, a slash, a file name
+# with an extension. "Express/Node.js" names frameworks (a capitalised name before .js).
+_RELATIVE = re.compile(r"(?<![A-Za-z0-9_/.~@$%-])[A-Za-z0-9_][A-Za-z0-9_.-]*"
+                       r"(?:/[A-Za-z0-9_.@%+=-]+)*/(?![A-Z][A-Za-z0-9]*\.js\b)"
+                       r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,7}(?![A-Za-z0-9_/-])")
+# "README.md/CHANGELOG.md" is prose naming two files: a folder named like a file is no path.
+_NAMED_FOLDER = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}/")
 _TRAILING = ".,;:!?)'\"/\\"
 
 
@@ -80,7 +100,11 @@ def quoted_items(recap: str) -> tuple[str, ...]:
     rest = _URL.sub(" ", rest)
     items += [m.group().rstrip(_TRAILING) for m in _WIN_PATH.finditer(rest)]
     rest = _WIN_PATH.sub(" ", rest)
-    items += [m.group().rstrip(_TRAILING) for m in _PATH.finditer(rest)]
+    items += [_EMPHASIS.sub("", m.group().rstrip(_TRAILING)).rstrip(_TRAILING)
+              for m in _PATH.finditer(rest)]
+    rest = _PATH.sub(" ", rest)
+    items += [m.group().rstrip(_TRAILING) for m in _RELATIVE.finditer(rest)
+              if not _NAMED_FOLDER.search(m.group())]
     return tuple(dict.fromkeys(item.strip() for item in items if item.strip(_TRAILING + " ")))
 
 
@@ -109,7 +133,18 @@ def _unticked(recap: str) -> str:
 
 def _prose(recap: str) -> str:
     """``recap`` without the items of :func:`quoted_items`."""
+    return _RELATIVE.sub(" ", _unrooted(recap))
+
+
+def _unrooted(recap: str) -> str:
     return _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", _unticked(recap))))
+
+
+def _prose_pairs(recap: str) -> set[str]:
+    """The relative paths of one slash written in ``recap``'s prose ("TypeScript/tsconfig.json"
+    may name two things, as "Express/Node.js" does)."""
+    found = (m.group().rstrip(_TRAILING) for m in _RELATIVE.finditer(_unrooted(recap)))
+    return {path for path in found if path.count("/") == 1}
 
 
 def _is_word(char: str) -> bool:
@@ -163,20 +198,32 @@ def _holds(held: str, item: str, *, whole_end: bool = True) -> bool:
     return False
 
 
-def unquoted(recap: str, transcript: str) -> tuple[str, ...]:
+def unquoted(recap: str, transcript: str, question: str = "") -> tuple[str, ...]:
     """The items of :func:`quoted_items` and :func:`quoted_ids`, and what the prose states
     as exact (:mod:`.claims`), that ``transcript`` does not hold, each as whole words (an
-    id may be the start of a longer one, a number stands apart from other digits).
+    id may be the start of a longer one, a number stands apart from other digits). A
+    path, URL, name or id the model was shown in the ``question`` (or the instructions
+    holding it) is no invention either, nor one written in another form (:mod:`.forms`:
+    ``./src/app.py``, ``~/srv``).
 
     >>> unquoted("Ran `docker network cre` at 3f9a2c7.", "$ docker network create x  3f9a2c7e1")
     ('docker network cre',)
     """
     held = _comparable(transcript)
+    shown = (held, home_as_tilde(_comparable(f"{unwrapped(transcript)}\n{question}")))
+
+    def named(item: str, whole_end: bool = True) -> bool:
+        return any(_holds(text, form, whole_end=whole_end)
+                   for form in map(_comparable, item_forms(item)) for text in shown) or any(
+            _holds(text, folder) and _holds(text, rest) for text in shown
+            for folder, rest in folder_and_rest(_comparable(item)))
+
     prose = _prose(recap)
-    exact = [item for item in [*quoted_items(recap), *prose_words(prose)]
-             if not _holds(held, _comparable(item))]
-    ids = [item for item in quoted_ids(recap)
-           if not _holds(held, _comparable(item), whole_end=False)]
+    pairs = _prose_pairs(recap)
+    exact = [item for item in [*quoted_items(recap), *prose_words(prose)] if not named(item)
+             and not holds_exception(f"{transcript}\n{question}", item)
+             and not (item in pairs and names_both(shown[1], _comparable(item)))]
+    ids = [item for item in quoted_ids(recap) if not named(item, whole_end=False)]
     numbers = [number for number in prose_numbers(prose) if not holds_number(held, number)]
     numbers += [v for v in at_versions(prose) if not holds_number(held, v, prefix=True)]
     said = prose_commands(_unticked(recap).translate(_QUOTES))
@@ -287,7 +334,7 @@ def recap_problem(recap: str, transcript: str, instructions: str = "") -> str | 
         return "the model repeated its instructions instead of a recap"
     if refused(recap):
         return "the model refused to recap the session"
-    invented = unquoted(recap, transcript)
+    invented = unquoted(recap, transcript, instructions)
     if invented:  # the recap claims as exact what the session never said
         return (f"the model's recap quotes what the transcript does not hold: "
                 f"{', '.join(invented[:3])}")

@@ -186,3 +186,47 @@ async def test_a_stored_text_waits_a_retry_after_a_question_does_not() -> None:
     assert second - first >= 0.95
     assert asked == 1
     assert "asked to retry after 1 s" in failure_reason(question), failure_reason(question)
+
+
+@pytest.mark.parametrize(("status", "told"), [
+    (401, "(check HARKBACK_EMBEDDER_API_KEY)"),
+    (404, "(check the model name and the embedder spec's URL or OPENAI_BASE_URL)")])
+async def test_an_embedder_refused_names_the_settings_it_reads(status: int, told: str) -> None:
+    """An embedder at ``openai:MODEL@URL`` takes its key from
+    ``$HARKBACK_EMBEDDER_API_KEY`` (never ``$OPENAI_API_KEY``) and its URL from the spec:
+    a 401 said "check OPENAI_API_KEY", a variable it does not read, and a 404 named
+    OPENAI_BASE_URL alone."""
+    with ChatServer(lambda _r: Reply(status=status)) as server:
+        made = embedder_from_spec(f"openai:test-embed@{server.url}",
+                                  environ={"OPENAI_API_KEY": "sk-chat-0123456789"})
+        reason = failure_reason(await embed(made.unwrap(), DNS))
+    assert told in reason and "OPENAI_API_KEY" not in reason
+
+
+async def test_an_error_sent_with_status_200_is_quoted() -> None:
+    """A server answering an error with status 200 (``{"error": {"message": ...}}``) is
+    said in its own words, the key masked; it was "the answer holds no 'data' list"."""
+    raw = b'{"error": {"message": "model emb is not loaded, key sk-emb-0123456789"}}'
+    with ChatServer(lambda _r: Reply(raw=raw)) as server:
+        reason = failure_reason(await embed(_embedder(server, api_key="sk-emb-0123456789"),
+                                            DNS))
+    assert reason.startswith("the server answered with an error: model emb is not loaded, "
+                             "key ******** (model test-embed")
+
+
+@pytest.mark.parametrize(("environ", "told"), [
+    ({"OPENAI_API_KEY": "sk-chat-0123456789"}, "(check OPENAI_API_KEY)"),
+    ({"OPENAI_API_KEY": "sk-chat-0123456789", "HARKBACK_EMBEDDER_API_KEY": "sk-emb-0123456789"},
+     "(check HARKBACK_EMBEDDER_API_KEY)"),
+    ({}, "(check HARKBACK_EMBEDDER_API_KEY or OPENAI_API_KEY)")])
+async def test_a_key_refused_names_the_variable_it_came_from(environ: dict[str, str],
+                                                              told: str) -> None:
+    """``openai:MODEL`` (no ``@URL``) sends ``$OPENAI_API_KEY`` when
+    ``$HARKBACK_EMBEDDER_API_KEY`` is unset: its 401 said to check
+    HARKBACK_EMBEDDER_API_KEY, a variable the user never set, of the key OPENAI_API_KEY
+    gave. It names the variable the key came from, or both when none was set."""
+    with ChatServer(lambda _r: Reply(status=401)) as server:
+        made = embedder_from_spec("openai:test-embed",
+                                  environ={**environ, "OPENAI_BASE_URL": server.url})
+        reason = failure_reason(await embed(made.unwrap(), DNS))
+    assert told in reason, reason

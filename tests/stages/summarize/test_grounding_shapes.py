@@ -155,3 +155,40 @@ def test_a_command_the_session_ran_by_its_path_ends_where_it_ended() -> None:
     """``.venv/bin/pytest -x`` is the command ``pytest -x``, run whole: the plain words
     after it in the recap are the sentence going on."""
     assert unquoted("The user ran pytest -x showing 3 failures.", "$ .venv/bin/pytest -x\n") == ()
+
+
+PYTEST = ("[TOOL:terminal]: ImportError while importing test module 'tests/test_app.py'\n"
+          "E   RuntimeError: Event loop is closed\n\n[ASSISTANT]: The error is gone.")
+
+
+@pytest.mark.parametrize(("invented", "held"), [
+    ("the import failed with ModuleNotFoundError", "the import failed with an ImportError"),
+    ("the loop raised a RuntimeError and a TimeoutError", "the loop raised a RuntimeError"),
+    ("Java threw a NullPointerException", "the error was gone after the fix")])
+def test_an_exception_named_in_prose_is_checked(invented: str, held: str) -> None:
+    """An exception's name (``ModuleNotFoundError``) is as exact as an errno name, and as
+    easy to make up for a session that raised another: it passed unchecked. The session's
+    own, and the word "error", pass."""
+    assert unquoted(f"In short, {invented}.", PYTEST) != ()
+    assert unquoted(f"In short, {held}. Error handling was fine.", PYTEST) == ()
+
+
+NETWORK = ("[TOOL:terminal]: urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host="
+           "'api.example.com', port=443): Read timed out.\nConnectionResetError: [Errno 104] "
+           "Connection reset by peer\nCaused by: java.net.SocketTimeoutException: connect timed "
+           "out\n  raise KeyError(key)"
+           "\n\n[ASSISTANT]: Retries fixed it.")
+
+
+@pytest.mark.parametrize(("held", "invented"), [
+    ("the request ended in a TimeoutError", "the request ended in an OSError"),
+    ("the socket raised a ConnectionError", "the socket raised a BrokenPipeError"),
+    ("Java threw a TimeoutException", "Java threw a NullPointerException"),
+    ("it was a ConnectionError, then a KeyError", "it was a ModuleNotFoundError")])
+def test_an_exception_named_by_its_kind_is_held(held: str, invented: str) -> None:
+    """A recap naming the kind of the session's exception (TimeoutError for urllib3's
+    ReadTimeoutError, ConnectionError for ConnectionResetError, TimeoutException for
+    SocketTimeoutException) says what its name says: it was refused as invented. An
+    exception whose name the session's do not hold is still reported."""
+    assert unquoted(f"In short, {held}.", NETWORK) == ()
+    assert unquoted(f"In short, {invented}.", NETWORK) != ()
