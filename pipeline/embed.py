@@ -70,8 +70,11 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
                         progress: bool | None = None) -> EmbedSummary:
     """Embed every message of ``roles`` that has no vector of ``embedder.name`` yet."""
     model = embedder.name
-    # The bar's total grows batch by batch: counting what is left up front costs a scan.
-    bar = Progress(total=batch, label=f"embed with {model}", enabled=progress)
+    # Counting what is left up front costs a scan of every message's text, so the bar
+    # counts what is done: a total grown batch by batch showed a share that meant nothing
+    # (67 % with 128 of 1,571 messages embedded, 96 % at any 1,536).
+    bar = Progress(total=None, label=f"embed with {model}", enabled=progress,
+                   unit="message(s) embedded")
     done = 0
     changed = 0  # batches in a row of which nothing could be kept
     unkept: set[tuple[str, int]] = set()  # the last batch, when it gained no vector
@@ -99,7 +102,6 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
             # at once each counted what the other kept too.
             unkept = set() if kept.unwrap() else _places(pending.unwrap())
             done += kept.unwrap()
-            bar.total = done + batch
             bar.advance(kept.unwrap())
     finally:
         bar.finish()
