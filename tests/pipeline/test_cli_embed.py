@@ -395,3 +395,34 @@ def test_ctrl_c_while_a_batch_is_at_the_embedder_says_that_batch_is_embedded_aga
     assert (running[0].returncode, stopped) == (130, 0)
     assert "the batch then at the embedder, up to 64 messages, is embedded again" in err
     assert (again.returncode, _vectors(db)) == (0, 6), again.stderr
+
+
+def test_ctrl_c_after_a_batch_was_kept_says_how_many_were_embedded(tmp_path: Path) -> None:
+    """tourh34: a stopped embed said only that "the vectors made before it are kept", and
+    its --json payload had no count nor model (an ingest's keeps its counts so far): here
+    64 messages were kept, which ``stats`` counts, and the payload and line now say so."""
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                              for i in range(40)))  # 80 user turns: two batches of 64 at most
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
+    running: list[subprocess.Popen[str]] = []
+
+    def interrupt_on_second_batch(received: Received) -> Reply:
+        if received.index == 1:
+            running[0].send_signal(signal.SIGINT)
+            running[0].wait(timeout=60)
+        return Reply()
+
+    with ChatServer(interrupt_on_second_batch) as server:
+        running.append(subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "embed", "--db", str(db),
+             "--json", "--embedder", f"openai:words@{server.url}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        out, err = running[0].communicate(timeout=90)
+    payload = json.loads(out)
+    assert (running[0].returncode, _vectors(db)) == (130, 64)
+    assert {key: payload[key] for key in ("model", "embedded", "complete", "error")} == {
+        "model": "words", "embedded": 64, "complete": False, "error": "interrupted"}
+    assert "(64 message(s) embedded with words; the batch then at the embedder" in err
+    assert payload["kept"] in err
