@@ -83,8 +83,14 @@ async def error_within(response: httpx2.Response) -> None:
     response._content = body
 
 
+CHAT_HINTS = ("OPENAI_API_KEY", "the model name and OPENAI_BASE_URL")
+"""What an HTTP 401 or 403 and a 404 of the chat model's endpoint ask the user to check:
+where its key and its base URL come from."""
+
+
 async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
-                     where: str, secret: str | None = None) -> object | Attempt:
+                     where: str, secret: str | None = None,
+                     hints: tuple[str, str] = CHAT_HINTS) -> object | Attempt:
     """Run one request (``send`` returns the raw body) within ``timeout``; read its JSON.
 
     What goes wrong is an :class:`~harkback.adapters.models.retries.Attempt` saying
@@ -93,8 +99,10 @@ async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
     ``Retry-After`` asks), no connection to ``where``, a body that is not JSON. The API
     key ``secret`` is masked wherever the server's words repeat it ("Invalid API key:
     sk-..."): the reason is printed, and an agent's output ends up in its transcripts.
+    ``hints`` name what to check on a refused key (401, 403) and on a 404: the settings the
+    caller's key and base URL come from.
     """
-    outcome = await _fetch(send, timeout=timeout, where=where, secret=secret)
+    outcome = await _fetch(send, timeout=timeout, where=where, secret=secret, hints=hints)
     if isinstance(outcome, Attempt) and secret and secret in outcome.reason:
         return attrs.evolve(outcome, reason=masked(outcome.reason, secret))
     return outcome
@@ -124,7 +132,7 @@ def masked(text: str, secret: str | None) -> str:
 
 
 async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where: str,
-                 secret: str | None) -> object | Attempt:
+                 secret: str | None, hints: tuple[str, str]) -> object | Attempt:
     try:
         async with asyncio.timeout(timeout):
             body = await send()
@@ -133,7 +141,7 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
     except TooLong as error:  # the same question gets the same flood: not asked again
         return Attempt(str(error), retry=False)
     except openai.APIStatusError as error:
-        return _status_problem(error, secret)
+        return _status_problem(error, secret, hints)
     except openai.APIConnectionError as error:
         cause = error.__cause__ or error
         if isinstance(cause, httpx2.ReadError | httpx2.RemoteProtocolError):
@@ -156,15 +164,16 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
     return data
 
 
-def _status_problem(error: openai.APIStatusError, secret: str | None) -> Attempt:
+def _status_problem(error: openai.APIStatusError, secret: str | None,
+                    hints: tuple[str, str]) -> Attempt:
     status = error.status_code
     detail = _error_detail(error, secret)
     retry = status in RETRYABLE_STATUS or status >= 500
     hint = ""
     if status in (401, 403):
-        hint = " (check OPENAI_API_KEY)"
+        hint = f" (check {hints[0]})"
     elif status == 404:
-        hint = " (check the model name and OPENAI_BASE_URL)"
+        hint = f" (check {hints[1]})"
     wait = retry_after(dict(error.response.headers)) if retry else None
     return Attempt(f"HTTP {status}{': ' + detail if detail else ''}{hint}", retry=retry,
                    wait=wait)

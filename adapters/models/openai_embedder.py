@@ -66,6 +66,13 @@ VECTOR_BYTES = 256 << 10
 """The most of an answer's body read per text of its batch (and once more for the rest):
 a vector of 8,192 floats written out in JSON is about 200 KB."""
 
+EMBEDDER_HINTS = ("HARKBACK_EMBEDDER_API_KEY",
+                  "the model name and the base URL in the embedder spec, OPENAI_BASE_URL "
+                  "where it names none")
+"""What a refused key and a 404 ask to check: the embedder's key is
+``$HARKBACK_EMBEDDER_API_KEY`` (``$OPENAI_API_KEY`` is never sent to a URL the spec names),
+its model and URL are in its spec; the chat model's hints named ``OPENAI_API_KEY``."""
+
 QUERY_DEADLINE_S = 10.0
 """Time for a search's question to get its vector, all attempts together."""
 
@@ -177,7 +184,8 @@ class OpenAIEmbedder:
                 return await body_within(raw.iter_bytes(), VECTOR_BYTES * (len(batch) + 1))
 
         data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
-                                where=shown_url(self.base_url or "the OpenAI API"))
+                                where=shown_url(self.base_url or "the OpenAI API"),
+                                hints=EMBEDDER_HINTS)
         if isinstance(data, Attempt):
             return data
         return vectors_from_json(data, len(batch))

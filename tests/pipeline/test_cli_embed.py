@@ -426,3 +426,24 @@ def test_ctrl_c_after_a_batch_was_kept_says_how_many_were_embedded(tmp_path: Pat
         "model": "words", "embedded": 64, "complete": False, "error": "interrupted"}
     assert "(64 message(s) embedded with words; the batch then at the embedder" in err
     assert payload["kept"] in err
+
+
+@pytest.mark.parametrize(("status", "hint"), [
+    (401, "(check HARKBACK_EMBEDDER_API_KEY)"),
+    (404, "(check the model name and the base URL in the embedder spec, OPENAI_BASE_URL "
+          "where it names none)")])
+def test_a_refused_key_or_a_404_names_the_embedder_s_own_settings(
+        sessions: Path, tmp_path: Path, status: int, hint: str) -> None:
+    """tourh34: an endpoint refusing the key said "check OPENAI_API_KEY", the chat model's,
+    which is never sent to a URL the spec names (HARKBACK_EMBEDDER_API_KEY is), and a 404
+    "check the model name and OPENAI_BASE_URL", which a spec's URL overrides."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    with ChatServer(replies(then=Reply(status=status))) as server:
+        done = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}",
+                        env={"HARKBACK_EMBEDDER_API_KEY": "sk-wrong-key-0123"})
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert f"HTTP {status}: scripted status {status} {hint}" in line
+    assert "OPENAI_API_KEY" not in line
+    assert _vectors(db) == 0
