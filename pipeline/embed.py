@@ -56,7 +56,7 @@ class EmbedSummary:
     def kept_when_stopped(self) -> str:
         """What a run stopped now (Ctrl-C, SIGTERM) keeps, and that running it again goes on.
 
-        >>> EmbedSummary(model="m", embedded=128).kept_when_stopped()[:59]
+        >>> EmbedSummary(model="m", embedded=128).kept_when_stopped()[:60]
         'the vectors made before it are kept (128 message(s) embedded'
         """
         return (f"the vectors made before it are kept ({self.embedded} message(s) embedded "
