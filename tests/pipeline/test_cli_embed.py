@@ -383,6 +383,27 @@ def test_an_embed_beside_an_ingest_that_keeps_changing_the_text_stops_saying_so(
     assert "once it has passed, run it again" in done.stderr, done.stderr
 
 
+def _embed_stopped_at(db: Path, request: int, *flags: str) -> tuple[int, str, str]:
+    """``harkback embed FLAGS`` sent Ctrl-C (SIGINT) when its embeddings server gets request
+    number ``request`` (from 0), answered only once the run has stopped: its status,
+    stdout and stderr."""
+    running: list[subprocess.Popen[str]] = []
+
+    def interrupt(received: Received) -> Reply:
+        if received.index == request:
+            running[0].send_signal(signal.SIGINT)
+            running[0].wait(timeout=60)
+        return Reply()
+
+    with ChatServer(interrupt) as server:
+        running.append(subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "embed", "--db", str(db), *flags,
+             "--embedder", f"openai:words@{server.url}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        out, err = running[0].communicate(timeout=90)
+    return running[0].returncode, out, err
+
+
 def test_ctrl_c_while_a_batch_is_at_the_embedder_says_that_batch_is_embedded_again(
         sessions: Path, tmp_path: Path) -> None:
     """Ctrl-C while the embedder holds a batch: that batch has no vectors yet, and the
@@ -390,23 +411,11 @@ def test_ctrl_c_while_a_batch_is_at_the_embedder_says_that_batch_is_embedded_aga
     embeds it."""
     db = tmp_path / "h.db"
     assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
-    running: list[subprocess.Popen[str]] = []
-
-    def interrupt_on_first_request(received: Received) -> Reply:
-        if received.index == 0:
-            running[0].send_signal(signal.SIGINT)
-            running[0].wait(timeout=60)  # answered only once the run has stopped
-        return Reply()
-
-    with ChatServer(interrupt_on_first_request) as server:
-        running.append(subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "embed", "--db", str(db),
-             "--no-progress", "--embedder", f"openai:words@{server.url}"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        _, err = running[0].communicate(timeout=90)
-        stopped = _vectors(db)
+    status, _, err = _embed_stopped_at(db, 0, "--no-progress")
+    stopped = _vectors(db)
+    with ChatServer() as server:
         again = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
-    assert (running[0].returncode, stopped) == (130, 0)
+    assert (status, stopped) == (130, 0)
     assert "the batch then at the embedder, up to 64 messages, is embedded again" in err
     assert (again.returncode, _vectors(db)) == (0, 6), again.stderr
 
@@ -420,22 +429,9 @@ def test_ctrl_c_after_a_batch_was_kept_says_how_many_were_embedded(tmp_path: Pat
                               for i in range(40)))  # 80 user turns: two batches of 64 at most
     db = tmp_path / "h.db"
     assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
-    running: list[subprocess.Popen[str]] = []
-
-    def interrupt_on_second_batch(received: Received) -> Reply:
-        if received.index == 1:
-            running[0].send_signal(signal.SIGINT)
-            running[0].wait(timeout=60)
-        return Reply()
-
-    with ChatServer(interrupt_on_second_batch) as server:
-        running.append(subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "embed", "--db", str(db),
-             "--json", "--embedder", f"openai:words@{server.url}"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        out, err = running[0].communicate(timeout=90)
+    status, out, err = _embed_stopped_at(db, 1, "--json")
     payload = json.loads(out)
-    assert (running[0].returncode, _vectors(db)) == (130, 64)
+    assert (status, _vectors(db)) == (130, 64)
     assert {key: payload[key] for key in ("model", "embedded", "complete", "error")} == {
         "model": "words", "embedded": 64, "complete": False, "error": "interrupted"}
     assert "(64 message(s) embedded with words; the batch then at the embedder" in err
