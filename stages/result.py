@@ -122,7 +122,7 @@ class RecallResult:
             "sessions_searched": self.sessions_searched,
         }
         if not self.results:
-            payload["message"] = "No matching sessions found."
+            payload["message"] = self._none_found()
         usage = self.usage
         if usage.prompt or usage.completion:
             payload["usage"] = {"prompt_tokens": usage.prompt,
@@ -134,6 +134,21 @@ class RecallResult:
         if notes:
             payload["notes"] = notes
         return payload
+
+
+    def _none_found(self) -> str:
+        """Why no session is returned: none matched, or the rerank's model kept none of
+        those that did (then "No matching sessions found." was untrue).
+
+        >>> RecallResult(query="q", results=(), sessions_searched=3,
+        ...              rerank=RerankReport(shown=3, kept=0, calls=1))._none_found()
+        'The model judged none of the 3 matching sessions relevant.'
+        """
+        shown = self.rerank.shown if self.rerank is not None and self.rerank.model_order else 0
+        if shown:
+            return (f"The model judged none of the {shown} matching "
+                    f"session{'s' if shown > 1 else ''} relevant.")
+        return "No matching sessions found."
 
 
 def rerank_payload(report: RerankReport) -> dict[str, Any]:

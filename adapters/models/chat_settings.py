@@ -145,12 +145,16 @@ class ChatSettings:
         1
         >>> ChatSettings(model="m", rate=0.5, rate_period=60).limiter().time_period
         120.0
+        >>> ChatSettings(model="m", rate=float("inf"), strict_rate=True).limiter().max_rate
+        inf
         """
         from aiolimiter import AsyncLimiter  # imported here: only a model call needs it
 
-        if self.strict_rate or self.rate < 1:
+        interval = self.rate_period / self.rate
+        if (self.strict_rate or self.rate < 1) and interval > 0:
             # aiolimiter's documented way to forbid bursts: one entry per interval. Below
             # one request per period (``--rate 0.5``) it is the only way: a bucket that
-            # holds less than one request refuses every request with a ValueError.
-            return AsyncLimiter(1, self.rate_period / self.rate)
+            # holds less than one request refuses every request with a ValueError. An
+            # interval of 0 s (``--rate inf``) limits nothing, and aiolimiter divides by it.
+            return AsyncLimiter(1, interval)
         return AsyncLimiter(self.rate, self.rate_period)

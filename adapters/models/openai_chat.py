@@ -34,7 +34,13 @@ from returns.result import Failure, Result
 
 from harkback.adapters.models.base_url import endpoint_identity, unusable_base_url
 from harkback.adapters.models.chat_settings import ChatSettings
-from harkback.adapters.models.openai_client import body_within, fetch_json, new_client
+from harkback.adapters.models.openai_client import (
+    body_within,
+    error_said,
+    fetch_json,
+    masked,
+    new_client,
+)
 from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.stages.chat import ChatReply, ChatRequest
@@ -65,7 +71,10 @@ def reply_from_json(data: object) -> ChatReply | Attempt:
     first = choices[0] if isinstance(choices, list) and choices else None
     message = first.get("message") if isinstance(first, dict) else None
     if not isinstance(message, dict):
-        return Attempt("the answer holds no message", retry=True)
+        said = error_said(data.get("error"))
+        # A server or proxy may answer an error with status 200: its words say why.
+        return Attempt(f"the server answered with an error: {said}" if said
+                       else "the answer holds no message", retry=True)
     content = message.get("content")
     # Half a character escaped ("\\ud83d": an emoji cut at max_tokens) parses as a lone
     # surrogate, which no store can encode: caching the summary ended the search.
@@ -228,7 +237,10 @@ class OpenAIChatModel:
                                     secret=s.api_key)
         if isinstance(data, Attempt):
             return data
-        return within_limit(reply_from_json(data), request.max_tokens)
+        reply = reply_from_json(data)
+        if isinstance(reply, Attempt) and s.api_key:  # the server's words may repeat the key
+            reply = attrs.evolve(reply, reason=masked(reply.reason, s.api_key))
+        return within_limit(reply, request.max_tokens)
 
     def _where(self) -> str:
         return shown_url(self.settings.base_url or "the OpenAI API")

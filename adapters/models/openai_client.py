@@ -19,7 +19,8 @@ import httpx2
 import openai
 
 from harkback.adapters.models.retries import RETRYABLE_STATUS, Attempt, retry_after
-from harkback.stages.shown_url import MASK
+from harkback.stages.records import mended
+from harkback.stages.shown_url import MASK, shown_url
 
 NO_KEY = "no-key"
 """Sent when no API key is configured: local servers ignore it, others answer 401."""
@@ -83,14 +84,9 @@ async def error_within(response: httpx2.Response) -> None:
     response._content = body
 
 
-CHAT_HINTS = ("OPENAI_API_KEY", "the model name and OPENAI_BASE_URL")
-"""What an HTTP 401 or 403 and a 404 of the chat model's endpoint ask the user to check:
-where its key and its base URL come from."""
-
-
 async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
-                     where: str, secret: str | None = None,
-                     hints: tuple[str, str] = CHAT_HINTS) -> object | Attempt:
+                     where: str, secret: str | None = None, key_setting: str = "OPENAI_API_KEY",
+                     url_setting: str = "OPENAI_BASE_URL") -> object | Attempt:
     """Run one request (``send`` returns the raw body) within ``timeout``; read its JSON.
 
     What goes wrong is an :class:`~harkback.adapters.models.retries.Attempt` saying
@@ -99,10 +95,11 @@ async def fetch_json(send: Callable[[], Awaitable[bytes]], *, timeout: float,
     ``Retry-After`` asks), no connection to ``where``, a body that is not JSON. The API
     key ``secret`` is masked wherever the server's words repeat it ("Invalid API key:
     sk-..."): the reason is printed, and an agent's output ends up in its transcripts.
-    ``hints`` name what to check on a refused key (401, 403) and on a 404: the settings the
-    caller's key and base URL come from.
+    A refusal of the key (401, 403) names ``key_setting``, a 404 ``url_setting``: where
+    the caller's key and URL come from.
     """
-    outcome = await _fetch(send, timeout=timeout, where=where, secret=secret, hints=hints)
+    outcome = await _fetch(send, timeout=timeout, where=where, secret=secret,
+                           named=(key_setting, url_setting))
     if isinstance(outcome, Attempt) and secret and secret in outcome.reason:
         return attrs.evolve(outcome, reason=masked(outcome.reason, secret))
     return outcome
@@ -112,6 +109,17 @@ _WORDLIKE = 8
 """A key shorter than this may be letters of a word ('x', 'none', 'local' for a local
 server): masked only where it stands alone. A longer one is masked wherever it stands,
 as a server quoting it URL-encoded (``key%3Dsk-...``) puts letters right before it."""
+
+
+def error_said(error: object) -> str:
+    """An answer's ``error`` (``{"message": ...}`` or text) on one line, or "": what a
+    server or proxy answering an error with status 200 said.
+
+    >>> error_said({"message": "model not\\nloaded", "type": "x"}), error_said(None)
+    ('model not loaded', '')
+    """
+    message = error.get("message") if isinstance(error, dict) else error
+    return " ".join(mended(message).split())[:200] if isinstance(message, str) else ""
 
 
 def masked(text: str, secret: str | None) -> str:
@@ -132,7 +140,7 @@ def masked(text: str, secret: str | None) -> str:
 
 
 async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where: str,
-                 secret: str | None, hints: tuple[str, str]) -> object | Attempt:
+                 secret: str | None, named: tuple[str, str]) -> object | Attempt:
     try:
         async with asyncio.timeout(timeout):
             body = await send()
@@ -141,7 +149,7 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
     except TooLong as error:  # the same question gets the same flood: not asked again
         return Attempt(str(error), retry=False)
     except openai.APIStatusError as error:
-        return _status_problem(error, secret, hints)
+        return _status_problem(error, secret, named)
     except openai.APIConnectionError as error:
         cause = error.__cause__ or error
         if isinstance(cause, httpx2.ReadError | httpx2.RemoteProtocolError):
@@ -165,18 +173,47 @@ async def _fetch(send: Callable[[], Awaitable[bytes]], *, timeout: float, where:
 
 
 def _status_problem(error: openai.APIStatusError, secret: str | None,
-                    hints: tuple[str, str]) -> Attempt:
+                    named: tuple[str, str]) -> Attempt:
     status = error.status_code
     detail = _error_detail(error, secret)
     retry = status in RETRYABLE_STATUS or status >= 500
     hint = ""
     if status in (401, 403):
-        hint = f" (check {hints[0]})"
+        hint = f" (check {named[0]})"
     elif status == 404:
-        hint = f" (check {hints[1]})"
+        hint = f" (check the model name and {named[1]}{_base_url_hint(error.request.url)})"
     wait = retry_after(dict(error.response.headers)) if retry else None
     return Attempt(f"HTTP {status}{': ' + detail if detail else ''}{hint}", retry=retry,
                    wait=wait)
+
+
+_ENDPOINTS = ("/chat/completions", "/embeddings")
+
+
+def _base_url_hint(url: httpx2.URL) -> str:
+    """What the path of a request answered 404 says the base URL lacks or has too much
+    ("" when nothing): servers answer at ``/v1/chat/completions``, and a base URL of
+    ``http://host:8080`` or ``.../v1/chat/completions`` is the usual slip.
+
+    >>> _base_url_hint(httpx2.URL("http://h:8080/chat/completions"))
+    '; the base URL names no /v1; try http://h:8080/v1'
+    >>> _base_url_hint(httpx2.URL("http://h/v1/embeddings/embeddings"))
+    '; the base URL ends before /embeddings; try http://h/v1'
+    >>> _base_url_hint(httpx2.URL("https://h/openai/deployments/d/chat/completions"))
+    ''
+    """
+    path = url.path.rstrip("/")
+    base = next((path.removesuffix(end) for end in _ENDPOINTS if path.endswith(end)), path)
+    doubled = next((end for end in _ENDPOINTS if base.rstrip("/").endswith(end)), None)
+    if doubled:
+        base = base.rstrip("/").removesuffix(doubled)
+        said = f"ends before {doubled}"
+    elif not base.strip("/"):  # no path at all: another path (Azure's) is the server's own
+        base, said = "/v1", "names no /v1"
+    else:
+        return ""
+    shown = shown_url(str(url.copy_with(path=base.rstrip("/") or "/", query=None)))
+    return f"; the base URL {said}; try {shown}"
 
 
 def _error_detail(error: openai.APIStatusError, secret: str | None) -> str:

@@ -22,7 +22,13 @@ from returns.future import FutureResult
 from returns.result import Failure, Success
 
 from harkback.adapters.models.base_url import unusable_base_url
-from harkback.adapters.models.openai_client import body_within, fetch_json, new_client
+from harkback.adapters.models.openai_client import (
+    body_within,
+    error_said,
+    fetch_json,
+    masked,
+    new_client,
+)
 from harkback.adapters.models.per_loop import PerLoop
 from harkback.adapters.models.retries import Attempt, with_retries
 from harkback.adapters.models.vectors import Vectors, embedded, unit_vectors
@@ -45,7 +51,10 @@ def vectors_from_json(data: object, expected: int) -> tuple[Vector, ...] | Attem
     """
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list):
-        return Attempt("the answer holds no 'data' list", retry=False)
+        said = error_said(data.get("error")) if isinstance(data, dict) else ""
+        # A server or proxy may answer an error with status 200: its words say why.
+        return Attempt(f"the server answered with an error: {said}" if said
+                       else "the answer holds no 'data' list", retry=False)
     if len(items) != expected:
         return Attempt(f"{len(items)} vector(s) for {expected} text(s)", retry=False)
     placed: dict[int, object] = {}
@@ -65,13 +74,6 @@ def vectors_from_json(data: object, expected: int) -> tuple[Vector, ...] | Attem
 VECTOR_BYTES = 256 << 10
 """The most of an answer's body read per text of its batch (and once more for the rest):
 a vector of 8,192 floats written out in JSON is about 200 KB."""
-
-EMBEDDER_HINTS = ("HARKBACK_EMBEDDER_API_KEY",
-                  "the model name and the base URL in the embedder spec, OPENAI_BASE_URL "
-                  "where it names none")
-"""What a refused key and a 404 ask to check: the embedder's key is
-``$HARKBACK_EMBEDDER_API_KEY`` (``$OPENAI_API_KEY`` is never sent to a URL the spec names),
-its model and URL are in its spec; the chat model's hints named ``OPENAI_API_KEY``."""
 
 QUERY_DEADLINE_S = 10.0
 """Time for a search's question to get its vector, all attempts together."""
@@ -183,9 +185,17 @@ class OpenAIEmbedder:
                     timeout=self.timeout) as raw:
                 return await body_within(raw.iter_bytes(), VECTOR_BYTES * (len(batch) + 1))
 
+        # Its key and URL are read as embedder_spec says, not as the chat model's are:
+        # $OPENAI_API_KEY is never sent to a URL the spec names, which $OPENAI_BASE_URL
+        # does not override.
         data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
                                 where=shown_url(self.base_url or "the OpenAI API"),
-                                hints=EMBEDDER_HINTS)
+                                key_setting="HARKBACK_EMBEDDER_API_KEY",
+                                url_setting="the base URL in the embedder spec, "
+                                            "OPENAI_BASE_URL where it names none")
         if isinstance(data, Attempt):
             return data
-        return vectors_from_json(data, len(batch))
+        vectors = vectors_from_json(data, len(batch))
+        if isinstance(vectors, Attempt) and self.api_key:  # the server may repeat the key
+            return attrs.evolve(vectors, reason=masked(vectors.reason, self.api_key))
+        return vectors

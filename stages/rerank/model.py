@@ -202,12 +202,18 @@ class ModelRerank:
             return Judged(order=None, called=True,
                           why=unsafe_perform_io(answer.failure()).message())
         chat = unsafe_perform_io(answer.unwrap())
-        ranking = read_ranking(chat.text, labels=labels)
+        cut = chat.finish_reason == "length"
+        # Cut at the token limit, the last line may end mid-list ("RELEVANT: S2, S"): the
+        # sessions it did not reach would be dropped. Only the lines it finished count.
+        text = chat.text.rpartition("\n")[0] if cut else chat.text
+        ranking = read_ranking(text, labels=labels)
         if ranking is None:
-            return Judged(order=None, called=True, usage=chat.usage,
-                          why="the model named none of the sessions it was shown, "
-                              "as asked (RELEVANT: S1, ...)")
+            why = (f"the model's answer was cut at its {self.max_output_tokens}-token limit "
+                   "before its list ended" if cut else
+                   "the model named none of the sessions it was shown, as asked "
+                   "(RELEVANT: S1, ...)")
+            return Judged(order=None, called=True, usage=chat.usage, why=why)
         not_cached = "" if deps.cache is None else await not_kept_because(
-            deps.cache, key, Summary(text=chat.text, kind="llm", usage=chat.usage), deadline)
+            deps.cache, key, Summary(text=text, kind="llm", usage=chat.usage), deadline)
         return Judged(order=tuple(labels.index(x) for x in ranking), called=True,
                       usage=chat.usage, not_cached=not_cached)

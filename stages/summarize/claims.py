@@ -1,6 +1,6 @@
 """What a recap's prose states as exact without quoting it: a command it says was run,
 a ``--flag``, a ``name@version`` or ``user@host``, a version or address, a port, an
-exit or HTTP status, an errno name.
+exit or HTTP status, an errno or exception name.
 
 A model told to quote exact things in backticks still writes "I ran docker compose up -d"
 or "pinned lodash@4.17.21 and retried with --force" in plain words; these are as easy to
@@ -130,13 +130,19 @@ _ERRNO = frozenset("""
     etimedout eexist enotdir eisdir enospc emfile epipe eai_again enotfound ehostunreach
     enetunreach enotempty ebusy erofs einval eagain eloop ebadf""".split())
 _ERRNAME = re.compile(r"(?<![\w-])(?:E[A-Z]{2,11}(?:_[A-Z]+)?|ERR_[A-Z_]{3,40}[A-Z])(?![\w-])")
+# An exception's class name (ModuleNotFoundError, NullPointerException); a qualified one
+# (asyncio.TimeoutError) is left alone, as the session may have named it unqualified.
+_EXCEPTION = re.compile(r"(?<![\w.-])[A-Z][A-Za-z0-9]*(?:Error|Exception)(?![\w-])")
 
 
 def prose_words(prose: str) -> tuple[str, ...]:
-    """The flags, ``@`` names and errno names ``prose`` names, each to be found whole.
+    """The flags, ``@`` names, errno names and exception names ``prose`` names, each to be
+    found whole.
 
     >>> prose_words("Logged in as deploy@prod.example.com; npm said EACCES, not ENOENT.")
     ('deploy@prod.example.com', 'EACCES', 'ENOENT')
+    >>> prose_words("It raised ModuleNotFoundError (not asyncio.TimeoutError); Error: none.")
+    ('ModuleNotFoundError',)
     """
     found = _FLAG.findall(prose)
     for match in _AT.finditer(prose):
@@ -145,6 +151,7 @@ def prose_words(prose: str) -> tuple[str, ...]:
         found.append(match.group(1) if is_version else match.group().rstrip("."))
     found += [name for name in _ERRNAME.findall(prose)
               if name.startswith("ERR_") or name.casefold() in _ERRNO]
+    found += _EXCEPTION.findall(prose)
     return tuple(dict.fromkeys(found))
 
 

@@ -5,8 +5,8 @@ The prompt asks the model to copy commands, file paths, URLs and error messages
 verbatim and to add nothing; a small or confused model still writes
 ``sudo rm -rf /var/lib/docker`` into a recap of a session that never ran it. What a recap
 presents as exact (a span in backticks, a line of a fenced code block, a file path, a
-Windows one too, a URL) must appear in the transcript, compared without case, with runs of
-whitespace as one space and ``\\`` as ``/`` (``C:\\proj\\run.ps1`` quotes
+relative or Windows one too, a URL of any scheme) must appear in the transcript, compared
+without case, with runs of whitespace as one space and ``\\`` as ``/`` (``C:\\proj\\run.ps1`` quotes
 ``C:/proj/run.ps1``); so must what its prose states as exact (:mod:`.claims`: a command
 it says was run, a flag, a version, a port). Any other prose is not checked. A small model
 also answers by repeating the quoted transcript, its markers and message numbers
@@ -47,7 +47,16 @@ _WIN_PATH = re.compile(
     r"(?:(?<![A-Za-z0-9_])[A-Za-z]:[\\/]|(?<![A-Za-z0-9_\\/.~-])(?:\.{1,2}|~"
     r"|%[A-Za-z_][A-Za-z0-9_]*%|\\\\[A-Za-z0-9_.$-]+)\\)"
     r"[A-Za-z0-9_.@%+=$~-]+(?:[\\/][A-Za-z0-9_.@%+=$~-]*)*")
-_URL = re.compile(r"(?<![A-Za-z0-9])https?://[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
+# Any scheme: postgresql://admin@db:5432/prod, redis://, s3://, ssh:// are as exact as https.
+_URL = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,19}://"
+                  r"[A-Za-z0-9._~:/?#@!$&*+,;=%-]+")
+# A path relative to a project (lumen/billing/refunds.py): a folder, a slash, a file name
+# with an extension. "Express/Node.js" names frameworks (a capitalised name before .js).
+_RELATIVE = re.compile(r"(?<![A-Za-z0-9_/.~@$%-])[A-Za-z0-9_][A-Za-z0-9_.-]*"
+                       r"(?:/[A-Za-z0-9_.@%+=-]+)*/(?![A-Z][A-Za-z0-9]*\.js\b)"
+                       r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.[A-Za-z][A-Za-z0-9]{0,7}(?![A-Za-z0-9_/-])")
+# "README.md/CHANGELOG.md" is prose naming two files: a folder named like a file is no path.
+_NAMED_FOLDER = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}/")
 _TRAILING = ".,;:!?)'\"/\\"
 
 
@@ -81,6 +90,9 @@ def quoted_items(recap: str) -> tuple[str, ...]:
     items += [m.group().rstrip(_TRAILING) for m in _WIN_PATH.finditer(rest)]
     rest = _WIN_PATH.sub(" ", rest)
     items += [m.group().rstrip(_TRAILING) for m in _PATH.finditer(rest)]
+    rest = _PATH.sub(" ", rest)
+    items += [m.group().rstrip(_TRAILING) for m in _RELATIVE.finditer(rest)
+              if not _NAMED_FOLDER.search(m.group())]
     return tuple(dict.fromkeys(item.strip() for item in items if item.strip(_TRAILING + " ")))
 
 
@@ -109,7 +121,7 @@ def _unticked(recap: str) -> str:
 
 def _prose(recap: str) -> str:
     """``recap`` without the items of :func:`quoted_items`."""
-    return _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", _unticked(recap))))
+    return _RELATIVE.sub(" ", _PATH.sub(" ", _WIN_PATH.sub(" ", _URL.sub(" ", _unticked(recap)))))
 
 
 def _is_word(char: str) -> bool:

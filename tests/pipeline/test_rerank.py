@@ -229,18 +229,21 @@ def test_the_deadline_bounds_the_rerank_and_the_summaries_together(tmp_path: Pat
 
 def test_a_rerank_that_keeps_none_says_so_in_the_human_output(tmp_path: Path) -> None:
     """The model judging none of the sessions relevant: the human output says the model
-    kept none of those shown, not only 'No matching sessions found.'."""
+    kept none of those shown, and the payload's message says so, where it said 'No
+    matching sessions found.' of three that matched."""
     source = tmp_path / "s.jsonl"
     source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
                               for i in range(3)))
     db = tmp_path / "h.db"
     assert run_cli("ingest", str(source), "--db", str(db)).returncode == 0
     with ChatServer(answering(lambda _ids: [])) as server:
-        done = run_cli("search", QUERY, "--db", str(db), "--rerank", "--model", "m",
-                       "--base-url", server.url, "--summarizer", "extractive")
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["No matching sessions found.",
-                                        "reranked by the model: 0 kept of 3 shown"]
+        args = ("search", QUERY, "--db", str(db), "--rerank", "--model", "m",
+                "--base-url", server.url, "--summarizer", "extractive")
+        done, machine = run_cli(*args), run_cli(*args, "--json")
+    assert done.returncode == machine.returncode == 0, done.stderr + machine.stderr
+    said = "The model judged none of the 3 matching sessions relevant."
+    assert done.stdout.splitlines() == [said, "reranked by the model: 0 kept of 3 shown"]
+    assert json.loads(machine.stdout)["message"] == said
 
 
 def test_a_rerank_answer_naming_no_shown_session_does_not_claim_a_rerank(
@@ -273,3 +276,23 @@ async def test_a_model_that_keeps_none_is_asked_once() -> None:
         calls = len(server.received)
     assert (payload["count"], payload["sessions_searched"]) == (0, 3)
     assert calls == payload["rerank"]["calls"] == 1
+
+
+async def test_an_answer_cut_at_the_token_limit_counts_only_its_finished_lines() -> None:
+    """An answer cut at its token limit mid-list ("RELEVANT: S2, S", the rest unsaid) was
+    read as the whole ranking: every session it did not reach was dropped, the best one by
+    words too, without a note. Its unfinished last line now counts for nothing: the
+    lexical order stands, saying why; a list finished before the cut still counts."""
+    store = await docker_store(4)
+    lexical = await _lexical(store, 4)
+    cut = Reply(content="RELEVANT: S2, S", finish_reason="length")
+    with ChatServer(lambda _r: cut) as server:
+        payload = await _payload(_harkback(store, server), limit=4)
+    assert _ids(payload) == lexical
+    assert payload["notes"] == ["rerank: the lexical order stands (the model's answer was "
+                                "cut at its 48-token limit before its list ended)"]
+    finished = Reply(content="RELEVANT: S2\nS2 holds the fix, while S1 and",
+                     finish_reason="length")
+    with ChatServer(lambda _r: finished) as server:
+        payload = await _payload(_harkback(store, server), limit=4)
+    assert _ids(payload) == [lexical[1]]

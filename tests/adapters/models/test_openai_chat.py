@@ -385,3 +385,32 @@ def test_settings_of_the_wrong_type_name_the_field(
     assert str(raised.value) == named
     taken = ChatSettings(model="m", timeout=5, backoff=0, rate=0.5, base_url="http://h/v1")
     assert (taken.timeout, taken.backoff, taken.rate) == (5, 0, 0.5)
+
+
+@pytest.mark.parametrize("error", [
+    {"message": "model qwen3 is not loaded, key sk-test-0123456789", "type": "server_error"},
+    "model qwen3 is not loaded, key sk-test-0123456789"])
+async def test_an_error_sent_with_status_200_is_quoted(error: object) -> None:
+    """A server or proxy that answers an error with status 200 (``{"error": {"message":
+    ...}}``) is said in its own words, the key masked: the failure said only "the answer
+    holds no message", whatever the server had said."""
+    raw = json.dumps({"error": error}).encode()
+    with ChatServer(lambda _r: Reply(raw=raw)) as server:
+        result = await _complete(_model(server, api_key="sk-test-0123456789"))
+    assert result.failure().reason == (
+        "the server answered with an error: model qwen3 is not loaded, key ******** "
+        "(model test-model, 3 attempts)")
+
+
+@pytest.mark.parametrize(("path", "told"), [
+    ("", "the base URL names no /v1; try {url}"),
+    ("/v1/chat/completions", "the base URL ends before /chat/completions; try {url}")])
+async def test_a_404_names_the_base_url_mistake_it_comes_from(path: str, told: str) -> None:
+    """A base URL without its /v1 (http://host:8080), or with the endpoint's own path
+    (.../v1/chat/completions), is answered 404 by servers that serve /v1/chat/completions:
+    the failure said "check the model name and OPENAI_BASE_URL", not what to write."""
+    with ChatServer(lambda _r: Reply(status=404)) as server:
+        root = server.url.removesuffix("/v1")
+        model = OpenAIChatModel(ChatSettings(model="test-model", base_url=root + path))
+        result = await _complete(model)
+    assert told.format(url=server.url) in result.failure().reason

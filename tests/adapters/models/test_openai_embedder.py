@@ -186,3 +186,30 @@ async def test_a_stored_text_waits_a_retry_after_a_question_does_not() -> None:
     assert second - first >= 0.95
     assert asked == 1
     assert "asked to retry after 1 s" in failure_reason(question), failure_reason(question)
+
+
+@pytest.mark.parametrize(("status", "told"), [
+    (401, "(check HARKBACK_EMBEDDER_API_KEY)"),
+    (404, "(check the model name and the base URL in the embedder spec, OPENAI_BASE_URL "
+          "where it names none)")])
+async def test_an_embedder_refused_names_the_settings_it_reads(status: int, told: str) -> None:
+    """An embedder at ``openai:MODEL@URL`` takes its key from
+    ``$HARKBACK_EMBEDDER_API_KEY`` (never ``$OPENAI_API_KEY``) and its URL from the spec:
+    a 401 said "check OPENAI_API_KEY", a variable it does not read, and a 404 named
+    OPENAI_BASE_URL alone."""
+    with ChatServer(lambda _r: Reply(status=status)) as server:
+        made = embedder_from_spec(f"openai:test-embed@{server.url}",
+                                  environ={"OPENAI_API_KEY": "sk-chat-0123456789"})
+        reason = failure_reason(await embed(made.unwrap(), DNS))
+    assert told in reason and "OPENAI_API_KEY" not in reason
+
+
+async def test_an_error_sent_with_status_200_is_quoted() -> None:
+    """A server answering an error with status 200 (``{"error": {"message": ...}}``) is
+    said in its own words, the key masked; it was "the answer holds no 'data' list"."""
+    raw = b'{"error": {"message": "model emb is not loaded, key sk-emb-0123456789"}}'
+    with ChatServer(lambda _r: Reply(raw=raw)) as server:
+        reason = failure_reason(await embed(_embedder(server, api_key="sk-emb-0123456789"),
+                                            DNS))
+    assert reason.startswith("the server answered with an error: model emb is not loaded, "
+                             "key ******** (model test-embed")

@@ -88,3 +88,29 @@ def test_short_refusals_are_no_recap(answer: str) -> None:
     "I'm sorry " + "x" * 500 + " can't"])
 def test_recaps_that_mention_failing_are_not_refusals(answer: str) -> None:
     assert not refused(answer)
+
+
+SPLIT = ("[USER]: split api/lumen/billing.py; DATABASE_URL is "
+         "postgresql://lumen@postgres:5432/lumen\n\n[TOOL:write_file]: Wrote 212 lines to "
+         "api/lumen/billing/invoices.py\n\n[ASSISTANT]: cache at redis://cache:6379/0")
+
+
+@pytest.mark.parametrize(("invented", "held"), [
+    ("created lumen/billing/refunds.py", "created lumen/billing/invoices.py"),
+    ("split api/lumen/billing/app.py", "split api/lumen/billing.py"),
+    ("set DATABASE_URL=postgresql://admin@db:5432/prod",
+     "set DATABASE_URL=postgresql://lumen@postgres:5432/lumen"),
+    ("pointed it at redis://cache:6380/0", "pointed it at redis://cache:6379/0")])
+def test_a_relative_path_or_a_url_of_any_scheme_is_checked(invented: str, held: str) -> None:
+    """A file path without a leading ``/`` (``lumen/billing/refunds.py``) and a URL of a
+    scheme other than http (``postgresql://admin@db``) are as exact as a rooted path or
+    an https URL: invented, both passed unchecked; the session's own (or its end) pass."""
+    assert unquoted(f"The user {invented}.", SPLIT) != ()
+    assert unquoted(f"The user {held}.", SPLIT) == ()
+
+
+def test_prose_with_a_slash_before_a_framework_name_is_no_path() -> None:
+    """"Express/Node.js" names two frameworks and "README.md/CHANGELOG.md" two files, not
+    a path the session must hold."""
+    assert quoted_items("An Express/Node.js app, read/write access, 1/2.5 done, "
+                        "README.md/CHANGELOG.md updated.") == ()

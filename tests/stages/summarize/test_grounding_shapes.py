@@ -155,3 +155,19 @@ def test_a_command_the_session_ran_by_its_path_ends_where_it_ended() -> None:
     """``.venv/bin/pytest -x`` is the command ``pytest -x``, run whole: the plain words
     after it in the recap are the sentence going on."""
     assert unquoted("The user ran pytest -x showing 3 failures.", "$ .venv/bin/pytest -x\n") == ()
+
+
+PYTEST = ("[TOOL:terminal]: ImportError while importing test module 'tests/test_app.py'\n"
+          "E   RuntimeError: Event loop is closed\n\n[ASSISTANT]: The error is gone.")
+
+
+@pytest.mark.parametrize(("invented", "held"), [
+    ("the import failed with ModuleNotFoundError", "the import failed with an ImportError"),
+    ("the loop raised a RuntimeError and a TimeoutError", "the loop raised a RuntimeError"),
+    ("Java threw a NullPointerException", "the error was gone after the fix")])
+def test_an_exception_named_in_prose_is_checked(invented: str, held: str) -> None:
+    """An exception's name (``ModuleNotFoundError``) is as exact as an errno name, and as
+    easy to make up for a session that raised another: it passed unchecked. The session's
+    own, and the word "error", pass."""
+    assert unquoted(f"In short, {invented}.", PYTEST) != ()
+    assert unquoted(f"In short, {held}. Error handling was fine.", PYTEST) == ()
