@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from harkback.stages.errors import (
         BadRecord,
         ModelFailed,
+        NoStore,
         NotFound,
         QueryRejected,
         RecallError,
@@ -92,8 +93,8 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "harkback.stages.observe": ("StageEvent", "Observer"),
     "harkback.stages.records": ("Conversation", "Session", "Message", "MessageHit"),
     # errors, as values
-    "harkback.stages.errors": ("QueryRejected", "StoreUnavailable", "ModelFailed", "BadRecord",
-                               "NotFound", "RecallError"),
+    "harkback.stages.errors": ("QueryRejected", "StoreUnavailable", "NoStore", "ModelFailed",
+                               "BadRecord", "NotFound", "RecallError"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -101,7 +102,7 @@ __all__ = [
     "DEFAULT_RANKER", "DEFAULT_SUMMARIZER", "RANKERS", "SESSION_SEARCH_TOOL", "STORES",
     "SUMMARIZERS", "BadRecord", "BrowseResult", "ChatModel", "ChatSettings", "Conversation",
     "Deps", "Embedder", "Harkback", "Loaded", "LocalEmbedder", "Matched", "Message",
-    "MessageHit", "ModelFailed", "ModelRerank", "NotFound", "Observer", "Pipeline",
+    "MessageHit", "ModelFailed", "ModelRerank", "NoStore", "NotFound", "Observer", "Pipeline",
     "QueryRejected", "Recall", "RecallError", "RecallResult", "RecallSettings", "RecentEntry",
     "RecordingObserver", "Resolved", "Response", "SearchRequest", "Session", "SessionPage",
     "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",

@@ -14,7 +14,8 @@ the store (then it is stored whole).
 >>> def msg(p, text, sid="s"): return Message(session_id=sid, position=p, role="user",
 ...                                           content=text)
 >>> copy = Conversation(Session(id="s@b"), tuple(msg(p, t, "s@b") for p, t in enumerate("abc")))
->>> went_on = continued(copy, {0: msg(0, "a"), 1: msg(1, "b")}, "s")
+>>> def same(a, b): return a.content == b.content
+>>> went_on = continued(copy, {0: msg(0, "a"), 1: msg(1, "b")}, "s", same=same)
 >>> went_on.session.parent_session_id, [(m.position, m.content) for m in went_on.messages]
 ('s', [(0, 'c')])
 """
@@ -52,13 +53,11 @@ def leading(read: Sequence[Message], stored: Mapping[int, Message],
 
 
 def continued(conversation: Conversation, stored: Mapping[int, Message], parent: str, *,
-              same: Callable[[Message, Message], bool] | None = None) -> Conversation | None:
+              same: Callable[[Message, Message], bool]) -> Conversation | None:
     """``conversation`` as a continuation of ``parent`` (whose messages are ``stored``):
-    its messages past the first ones ``parent`` holds, numbered from 0 (None when it
-    shares none, or holds nothing more)."""
-    alike = same if same is not None else (lambda a, b: (a.role, a.timestamp, a.content) == (
-        b.role, b.timestamp, b.content))
-    shared = leading(conversation.messages, stored, alike)
+    its messages past the first ones ``parent`` holds (``same``: whether a message read is
+    a stored one), numbered from 0 (None when it shares none, or holds nothing more)."""
+    shared = leading(conversation.messages, stored, same)
     if shared == 0 or shared >= len(conversation.messages):
         return None
     session_id = conversation.session.id

@@ -1,13 +1,17 @@
 """A resume's copy of the earlier session, compared with what the store holds of it.
 
-A Claude Code session resumed into a new file first copies the earlier session's lines;
-reading it leaves them out when that session is stored or being imported
-(:mod:`~harkback.adapters.sources.replays`), and the new session continues it. They were
-left out unseen: a copy holding other messages than the store (the earlier file changed
+A Claude Code session resumed into a new file (or forked), and a Codex fork, first copy the
+earlier session's lines; reading it leaves them out when that session is stored or being
+imported (:mod:`~harkback.adapters.sources.replays`), and the new session continues it. They
+were left out unseen: a copy holding other messages than the store (the earlier file changed
 since, a stored text from another copy) lost them, and one holding more (the earlier
 file deleted before its last lines were imported) lost those. So each
 :class:`~harkback.adapters.sources.importing.Replay` is compared with the store (role, time
-and text, as :func:`~harkback.pipeline.import_claims.weigh` compares two files):
+and text, as :func:`~harkback.pipeline.import_claims.weigh` compares two files; a copy
+stamped as it was written, Codex's, by role, text and order: :func:`in_order`), with each
+session it copies in turn (a resume of a resume copies both; each is stored with its project
+line under its own first request, taken away to compare; a Codex fork of a fork holds the
+parent as it was when the first fork was made: :mod:`~harkback.pipeline.replay_cuts`):
 
 - every copied message held there: left out, as read;
 - some going on past them: those the store lacks are kept, first in the new session (still
@@ -30,31 +34,36 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.sources.importing import ImportUnit, Replay, Tally
-from harkback.adapters.sources.replays import COPIED_LINE
+from harkback.adapters.sources.replays import COPIED
 from harkback.pipeline.import_claims import message_key, weigh
+from harkback.pipeline.replay_cuts import as_copied
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import SessionStore
 from harkback.stages.project_note import without_note
 from harkback.stages.records import Conversation, Message
 from harkback.stages.stage import as_result
 
-COPIED = "message copied from an earlier session (stored there)"
-"""What a copied message the store holds is counted as, once compared (the file's copied
-lines, :data:`~harkback.adapters.sources.replays.COPIED_LINE`, no longer counted)."""
 KEPT = "message copied from an earlier session (not stored there: kept)"
 """What a copied message the store lacks is counted as, kept in the new session."""
 
 
 def bare(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """``messages`` numbered from 0, the project line under the first request taken away
-    (a copy may open at another request than the session it copies)."""
+    """``messages`` numbered from 0, the project line under the first request holding one
+    taken away (a copy may open at another request than the session it copies; a session
+    stored with the copied messages the store lacked first holds it under its own first
+    request, after them).
+
+    >>> def msg(p, text): return Message(session_id="s", position=p, role="user", content=text)
+    >>> [m.content for m in bare([msg(4, "kept"), msg(5, "own\\n\\n[project: /w]")])]
+    ['kept', 'own']
+    """
     found: list[Message] = []
     noted = False
     for position, message in enumerate(messages):
         content = message.content
         if not noted and message.role == "user":
-            noted = True
             content = without_note(content)
+            noted = content != message.content
         found.append(attrs.evolve(message, position=position, content=content))
     return tuple(found)
 
@@ -80,25 +89,30 @@ async def settled_replays(unit: ImportUnit, store: SessionStore
         read = batch.get(replay.whole.session.id)
         if read is None or any(s not in batch for s in replay.pending):
             continue  # a file read later in this import holds them: it stores them
-        earlier = [m for s in replay.sources
-                   for m in sorted(held.get(s, ()), key=lambda m: m.position)]
-        if earlier:  # else not stored yet: its file is read with this
-            batch[read.session.id] = _settled(replay, read, bare(earlier), tally)
+        # Each session's project line taken away: one a resume continues is stored with
+        # its own under its first request, which the copy holds without it.
+        earlier = [bare(sorted(held.get(s, ()), key=lambda m: m.position))
+                   for s in replay.sources]
+        if any(earlier):  # else not stored yet: its file is read with this
+            batch[read.session.id] = _settled(replay, read, earlier, tally)
     return Success(attrs.evolve(unit, conversations=tuple(batch.values()),
                                 left_out=tally.items(), skipped=tuple(tally.named),
                                 skips=tally.skips, replays=()))
 
 
-def _settled(replay: Replay, read: Conversation, earlier: Sequence[Message],
+def _settled(replay: Replay, read: Conversation, stored: Sequence[Sequence[Message]],
              tally: Tally) -> Conversation:
     """The session ``read`` (its copied lines left out) as its copy compares with the
-    ``earlier`` messages stored of the sessions it copies."""
+    messages ``stored`` of each session it copies."""
     count = len(replay.whole.messages) - len(read.messages)
     if count <= 0:
         return read
     copied = bare(replay.whole.messages[:count])
-    stored = {m.position: m for m in earlier}
-    standing = weigh(copied, stored)
+    if replay.timed:
+        earlier = bare([m for messages in stored for m in messages])
+    else:  # a copy stamped as it was written: its order stands for its times
+        copied, earlier = in_order(copied), in_order(bare(as_copied(copied, stored)))
+    standing = weigh(copied, {m.position: m for m in earlier})
     # A copy of a session whose file is still in the folder says nothing that file does
     # not: it differs only from what the store made of it (an older harkback stored slash
     # commands as their tags, and keeps that text until the file changes), so it stays
@@ -106,7 +120,7 @@ def _settled(replay: Replay, read: Conversation, earlier: Sequence[Message],
     if standing == "within" or (standing == "other" and replay.filed):
         return read
     # Not all stored there: the lines read as such are counted as what became of them.
-    _uncount(tally, COPIED_LINE, replay.lines)
+    _uncount(tally, replay.counted, replay.lines)
     if standing == "other":
         tally.at(replay.path)
         tally.skip("copied lines differ", f"the lines {read.session.id!r} copies from "
@@ -114,14 +128,26 @@ def _settled(replay: Replay, read: Conversation, earlier: Sequence[Message],
                    "stored whole, as read", "kept")
         return replay.whole
     keys = {message_key(m) for m in earlier} | {message_key(m, redacted=True) for m in earlier}
-    lacking = [m for m in copied if message_key(m) not in keys
-               and message_key(m, redacted=True) not in keys]
+    lacking = [read_as for read_as, m in zip(bare(replay.whole.messages[:count]), copied,
+                                              strict=True)
+               if message_key(m) not in keys and message_key(m, redacted=True) not in keys]
     tally.add(COPIED, count - len(lacking))
     tally.add(KEPT, len(lacking))
     session_id = read.session.id
     return Conversation(read.session, tuple(
         attrs.evolve(m, session_id=session_id, position=i)
         for i, m in enumerate((*lacking, *read.messages))))
+
+
+def in_order(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` (numbered from 0) each timed by its place: compared so, two copies agree
+    where role, text and order do, whenever each was written.
+
+    >>> [m.timestamp for m in in_order(bare([Message(session_id="s", position=4, role="user",
+    ...                                              timestamp=9.0)]))]
+    [0.0]
+    """
+    return tuple(attrs.evolve(m, timestamp=float(m.position)) for m in messages)
 
 
 def _uncount(tally: Tally, reason: str, count: int) -> None:

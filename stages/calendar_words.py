@@ -4,7 +4,8 @@
 ago"); these name a stretch of the calendar instead, in the local time zone
 (:mod:`~harkback.stages.local_days`, as ``--since 2026-03-01`` reads a date):
 ``on 2026-03-04``, ``March 4th``, ``in March`` (the latest March begun by then, or
-``in March 2025``), ``this week`` (from Monday), ``this weekend`` (its Saturday and Sunday),
+``in March 2025``), ``this week`` (from Monday), ``this weekend`` (its Saturday and Sunday;
+on a weekday the ones just past: :func:`~harkback.stages.when.latest_weekend`),
 ``this month``, ``this year`` and their Chinese, Japanese and Korean words (本周, 今週,
 이번 주, 这周末, 今週末, 이번 주말, 这个月, 今月, 이번 달, 今年, 올해).
 A stretch not begun by now names nothing; the word before one bounds it: "since March" (or
@@ -37,7 +38,7 @@ from datetime import date, timedelta
 
 from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
 from harkback.stages.text.tokens import tokens
-from harkback.stages.when import blanked, weekend
+from harkback.stages.when import blanked, latest_weekend, weekend
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -100,8 +101,8 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
         month = _MONTHS.index(groups[0]) + 1
         return _month(int(groups[1]) if groups[1] else _latest_year(month, 1, today), month)
     unit = groups[0] if index == 4 else _UNITS[next(i for i, g in enumerate(groups) if g)]
-    if unit == "weekend":  # this week's, named once it has begun (calendar_windows)
-        return weekend(today, 0)
+    if unit == "weekend":  # this week's once begun; on a weekday the one just past
+        return latest_weekend(today)
     if unit == "week":
         return (day_start(today - timedelta(days=today.weekday())), math.inf)
     if unit == "month":

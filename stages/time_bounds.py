@@ -22,7 +22,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.stages.calendar_words import calendar_windows, previous_periods
 from harkback.stages.errors import QueryRejected
-from harkback.stages.local_days import day_start, days_before, last_moment, local_date, local_iso
+from harkback.stages.local_days import day_start, days_before, last_moment, local_iso
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
 from harkback.stages.shown_number import DIGITS, shown_given, shown_value
 from harkback.stages.when import (
@@ -33,7 +33,6 @@ from harkback.stages.when import (
     WEEKDAYS,
     count_of,
     latest_weekday,
-    weekend,
 )
 
 # The moments a bound may name: those a session can have, as ingest keeps them.
@@ -75,7 +74,7 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
     reads them (:func:`~harkback.stages.calendar_words.previous_periods`), and ``last
     weekend`` of that week's Saturday and Sunday; ``this week`` (month, year, weekend)
     starts at the current one's first day and ends at ``now`` (``this weekend`` on a
-    weekday: its Saturday and Sunday, ahead). ``3 days
+    weekday: the Saturday and Sunday just past, as a question reads it). ``3 days
     ago`` and ``past week`` are that long before ``now`` (a month is 30 days, a year 365).
 
     >>> DAY = 86400.0
@@ -108,10 +107,9 @@ def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
         # The calendar's, as for "yesterday": seven days back left out the start of the
         # week that an agent passed on from "how did we fix it last week?".
         read = calendar_windows if period.group(1) == "this" else previous_periods
-        # "This weekend" not begun (asked on a weekday) is its days to come, and none a
-        # session can have when they lie past the calendar (asked in 9999's last week).
-        ahead = weekend(local_date(now), 0) or (math.inf, math.inf)
-        ((_, (start, stop)),) = read(words, now) or [(0, ahead)]
+        # A weekend before the calendar's first (asked in the year 1's first week) is
+        # none a session can have.
+        ((_, (start, stop)),) = read(words, now) or [(0, (-math.inf, -math.inf))]
         return stop if end else start
     ago = _SPOKEN_AGO.match(words)
     if ago:

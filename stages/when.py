@@ -53,6 +53,13 @@ _ON_WEEKDAY = re.compile(rf"\bon\s+({'|'.join(WEEKDAYS)})\b")
 # "Last weekend" is the calendar's (:func:`weekend`), as "last Saturday" is that day: seven
 # days back would take in the week after it.
 _WEEKEND = re.compile(r"\b(?:last|previous)\s+weekend\b")
+# "Over the weekend" ("what did we change over the weekend?") is the latest one begun
+# (:func:`latest_weekend`). "Weekend" alone, as 周末, 週末 and 주말 alone, is a topic
+# ("the weekend cron job", "周末值班表", "周末的定时任务"): searched, no time; only a
+# weekend marked as this or last one (这周末, 上周末, 今週末, 이번 주말) is a time. "The
+# weekend" that words after it place ("of March 7th", "before last", "after the release")
+# is no latest one: those are searched.
+_OVER_WEEKEND = re.compile(r"\bover\s+the\s+weekend\b(?!\s+(?:of|before|after)\b)")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
@@ -114,6 +121,20 @@ def weekend(today: date, weeks_back: int = 1) -> tuple[float, float] | None:
     return (day_start(saturday), last_moment(sunday))
 
 
+def latest_weekend(today: date) -> tuple[float, float] | None:
+    """The latest local weekend begun by ``today``: this week's on a Saturday or Sunday,
+    else the one just past (:func:`weekend`). What "this weekend" and "over the weekend"
+    name: asked of past sessions on a Wednesday, "what did I do this weekend?" means the
+    Saturday and Sunday just gone, not the ones to come, which no session has.
+
+    >>> [round(w / DAY, 9) for w in latest_weekend(date(2026, 3, 5))]  # a Thursday
+    [20512.0, 20514.0]
+    >>> [round(w / DAY, 9) for w in latest_weekend(date(2026, 3, 8))]  # that Sunday
+    [20519.0, 20521.0]
+    """
+    return weekend(today, 0 if today.weekday() >= 5 else 1)
+
+
 def count_of(text: str) -> int:
     """The number a count of :data:`COUNT` says: ``count_of("a couple of")`` is 2."""
     return int(text) if text.isdigit() else _NUMBERS[text]
@@ -123,10 +144,11 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     """The span of time ``question`` points at, as ``(start, end)`` epoch seconds, or None.
 
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
-    except that ``N days ago`` is that whole calendar day (UTC, as ``--since yesterday``
+    except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
     ``now``; ``last Saturday`` is that day, ``last weekend`` the calendar's
-    (:func:`weekend`); ``yesterday`` the day
+    (:func:`weekend`), ``over the weekend`` the latest begun
+    (:func:`latest_weekend`; "weekend" or 周末 alone is a topic); ``yesterday`` the day
     before today, ``today`` the day so far. The first expression found wins (the lexical
     ranker weighs every one, :func:`time_windows`; a listing covers them all:
     :func:`spanning`).
@@ -162,6 +184,9 @@ def time_windows(question: str, now: float, *, listing: bool = False
         found.append((match, (day_start(day), last_moment(day))))
     for match in (*_WEEKEND.finditer(text), *_CJK_WEEKEND.finditer(text)):
         if (days := weekend(local_date(now))) is not None:
+            found.append((match, (days[0], min(days[1], now))))
+    for match in _OVER_WEEKEND.finditer(text):
+        if (days := latest_weekend(local_date(now))) is not None:
             found.append((match, (days[0], min(days[1], now))))
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))
@@ -316,7 +341,7 @@ def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:
 def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[str], bool]]:
     # Each time expression of lower-cased ``text``, and whether it is Chinese, Japanese or
     # Korean (whose words are the tokens' bigrams).
-    for pattern in (_AGO, _PAST, _WEEKEND, _YESTERDAY, _DAY_BEFORE, _DURATION):
+    for pattern in (_AGO, _PAST, _WEEKEND, _OVER_WEEKEND, _YESTERDAY, _DAY_BEFORE, _DURATION):
         yield from ((match, False) for match in pattern.finditer(text))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))

@@ -45,6 +45,7 @@ re-indexes only messages whose text changed).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Container, Iterable
 from pathlib import PurePath
@@ -59,7 +60,7 @@ from harkback.adapters.sources import (
     transcripts,
 )
 from harkback.adapters.sources.importing import Replay, Tally
-from harkback.adapters.sources.replays import COPIED_LINE, SEPARATOR, Replayed, lineage_of
+from harkback.adapters.sources.replays import COPIED_LINE, Replayed
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcript_session import Transcript, text_of
@@ -271,6 +272,9 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
     parents: set[str] = set()  # messages another message follows: not a branch's end
     hops: dict[str, str] = {}  # a line between messages (system, progress ...): the message
     copied: set[str] = set()
+    # The session read with its copied lines too, from the first one on (the import compares
+    # them with the store): read alongside, not by reading the file again.
+    whole: _Session | None = None
     opening = True  # no line of the session's own read yet: a resume's copy comes first
     for line in transcript_lines.located(lines, tally):
         kind = line.get("type")
@@ -293,11 +297,16 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         if source and replayed.leaves_out(source, known):
             tally.add(COPIED_LINE)
             copied.add(uuid)  # a summary of the copied part still names this session
+            if not line.get("isSidechain"):
+                whole = whole or copy.deepcopy(sessions.get(session_id)) or _Session(
+                    session_id, parent)
+                _read(whole, line)
             continue
-        if kind == "user":
-            target(line).user(line, tally)
-        elif kind == "assistant":
-            target(line).assistant(line, tally)
+        if kind in ("user", "assistant"):
+            session = target(line)
+            _read(session, line, tally)
+            if whole is not None and session.id == session_id:
+                _read(whole, line)
         elif kind == "summary":
             summaries.append((text_of(line.get("leafUuid")), text_of(line.get("summary"))))
         elif kind == "custom-title":
@@ -329,10 +338,20 @@ def parse_lines(session_id: str, lines: Iterable[Line], *, parent: str | None,
         title = title_of if sid == session_id else ""
         conversations.append(session.conversation(source=SOURCE, title=title,
                                                   project=project and sid == session_id))
+    replays = () if whole is None or not whole.turns else (Replay(
+        tuple(replayed.after), whole.conversation(source=SOURCE, title=title_of,
+                                                  project=project), lines=len(copied)),)
     return ParsedFile(conversations=tuple(conversations), left_out=tally.items(),
                       lineage=summary_titles.lineage(
                           replayed.decided(), [(leaf, s) for leaf, s in summaries if s],
-                          ends, titled))
+                          ends, titled), replays=replays)
+
+
+def _read(session: _Session, line: Line, tally: Tally | None = None) -> None:
+    """A ``user`` or ``assistant`` line read into ``session`` (what it leaves out counted in
+    ``tally``; not counted: the session read whole beside the file's, its copy kept)."""
+    read = session.user if line.get("type") == "user" else session.assistant
+    read(line, tally if tally is not None else Tally())
 
 
 def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
@@ -342,9 +361,9 @@ def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
     Its place names its session: ``<project>/<session>.jsonl``,
     ``<project>/<session>/subagents/agent-<id>.jsonl``, or (older) an agent file
     beside the session, whose lines name the session. Lines a session file copied from a
-    ``known`` session are left out (the session read with them too: a
-    :class:`~harkback.adapters.sources.importing.Replay`); ``named`` are the folder's
-    summaries.
+    ``known`` session are left out (the session read with them too, in the same pass: a
+    :class:`~harkback.adapters.sources.importing.Replay`, which the import compares with the
+    store: :mod:`~harkback.pipeline.import_replays`); ``named`` are the folder's summaries.
     """
     parts, stem = relative.parts, relative.stem
     if stem.startswith("agent-acompact"):
@@ -359,17 +378,8 @@ def read_file(relative: PurePath, lines: Iterable[Line], tally: Tally,
                       if line.get("sessionId")), "")
         return parse_lines(f"{owner}/{stem}" if owner else stem, lines, parent=owner or None,
                            project=False, main=False, tally=tally, named=named)
-    parsed = parse_lines(stem, lines, parent=None, project=True, tally=tally, known=known,
-                         named=named)
-    after = lineage_of(f"{SEPARATOR}{parsed.lineage}").get("after")
-    if not after or not isinstance(after, list):
-        return parsed
-    # Its copy of the earlier sessions' lines, read too: the import compares it with what
-    # the store holds of them (:mod:`~harkback.pipeline.import_replays`).
-    whole = parse_lines(stem, lines, parent=None, project=True, named=named).conversations
-    copied = dict(parsed.left_out).get(COPIED_LINE, 0)
-    return attrs.evolve(parsed, replays=tuple(
-        Replay(tuple(map(str, after)), c, lines=copied) for c in whole if c.session.id == stem))
+    return parse_lines(stem, lines, parent=None, project=True, tally=tally, known=known,
+                       named=named)
 
 
 def session_named(item: str) -> str:

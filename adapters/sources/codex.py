@@ -21,11 +21,15 @@ A request the editor extension sent under its context (``# Context from my IDE s
 stored request first (:mod:`~harkback.adapters.sources.codex_requests`). A sub-agent rollout
 (``source: {"subagent": {"thread_spawn": {"parent_thread_id"}}}``) is linked to its parent.
 A fork (``codex fork``, a rollback into a new thread: ``forked_from_id``) copies the
-parent's rollout after its own meta line, the parent's meta line first, then writes its own
-instructions and goes on; when the parent is stored (or being imported) the copy is left out
-and the fork stored as its continuation (:mod:`~harkback.adapters.sources.replays`, and
-:data:`FORK_BURST_S` for where the copy ends); a fork copying nothing stays a conversation
-of its own. Codex's internal compaction and memory sessions are left out. The working folder
+parent's rollout after its own meta line, the parent's meta line first (a fork of a fork:
+the first fork's, holding its copy in turn), then writes its own instructions and goes on;
+when the parent is stored (or being imported) the copy is left out and the fork stored as its
+continuation (:mod:`~harkback.adapters.sources.replays`, and :data:`FORK_BURST_S` for where
+the copy ends), once the import has compared the copy with what the store holds of the
+sessions it copies, by role, text and order (Codex stamps the copy anew): what the store
+lacks is kept at the fork's start, and a copy saying other things is stored whole
+(:mod:`~harkback.pipeline.import_replays`); a fork copying nothing stays a conversation of its
+own. Codex's internal compaction and memory sessions are left out. The working folder
 becomes a line under the first user request, as for Claude Code. :data:`CODEX` is the format
 :class:`~harkback.adapters.sources.transcripts.TranscriptImporter` reads; re-import skips
 unchanged files.
@@ -51,8 +55,8 @@ import attrs
 
 from harkback.adapters.sources import codex_requests, transcript_lines, transcripts
 from harkback.adapters.sources.encodings import json_loads
-from harkback.adapters.sources.importing import Tally
-from harkback.adapters.sources.replays import Replayed
+from harkback.adapters.sources.importing import Replay, Tally
+from harkback.adapters.sources.replays import COPIED, Replayed
 from harkback.adapters.sources.summary_titles import NO_NAMES, Named
 from harkback.adapters.sources.transcript_lines import Line
 from harkback.adapters.sources.transcript_session import Transcript, text_of
@@ -160,8 +164,11 @@ class _Rollout(Transcript):
     meta: dict[str, object] = attrs.field(factory=dict)
     forked_at: float | None = None
     """When the rollout's meta line was written."""
-    copied_from: str = ""
-    """The session whose rollout a fork copied (its meta line seen again)."""
+    copied_from: list[str] = attrs.field(factory=list)
+    """The sessions whose rollouts a fork's copy holds: its parent (whose meta line it holds
+    again), and that one's parent when it was a fork too (its copy copied), and so on."""
+    forked_from: str = ""
+    """The ``forked_from_id`` of the last meta line read: the session copied next, if any."""
     copied: int | None = None
     """How many turns were read before the fork's own instructions (the copy's)."""
 
@@ -190,8 +197,10 @@ class _Rollout(Transcript):
         """The rollout's own meta line, or (a fork) the parent's, starting its copy."""
         if not self.meta:
             self.meta, self.forked_at = dict(payload), when
-        elif text_of(payload.get("id")) == text_of(self.meta.get("forked_from_id")) != "":
-            self.copied_from = self.copied_from or text_of(payload.get("id"))
+            self.forked_from = text_of(payload.get("forked_from_id"))
+        elif text_of(payload.get("id")) == self.forked_from != "":
+            self.copied_from.append(self.forked_from)
+            self.forked_from = text_of(payload.get("forked_from_id"))
 
     def instructions(self, when: float | None) -> None:
         """An instruction message: one written in a fork's first burst may be its own, so
@@ -262,40 +271,63 @@ class _Rollout(Transcript):
         else:
             self.add("assistant", text, when=when)
 
-    def finish(self, replayed: Replayed, known: Container[str]) -> Conversation | None:
+    def finish(self, replayed: Replayed, known: Container[str]
+               ) -> tuple[Conversation | None, Replay | None]:
         """The rollout's conversation, named and linked by its meta line (None: left out);
-        a fork's copy of a ``known`` parent left out."""
+        a fork's copy of a ``known`` parent left out, and the fork read whole with it (the
+        import compares the copy with the store: :mod:`~harkback.pipeline.import_replays`)."""
         self.id = text_of(self.meta.get("id")) or self.id
         parent, internal = parent_of(self.meta)
         if internal:
             self.tally.add("internal Codex session")
-            return None
-        if self.copied and replayed.leaves_out(self.copied_from, known):
-            self.tally.add("message copied from an earlier session (stored there)", self.copied)
-            self.turns = self.settled()[self.copied:]
-            parent = parent or self.copied_from
-        if not self.turns:
-            self.tally.add("session without messages")
-            return None
+            return None, None
         git = self.meta.get("git")
         self.branch = text_of(git.get("branch")) if isinstance(git, dict) else ""
         self.cwd = text_of(self.meta.get("cwd"))
-        self.parent = parent if parent != self.id else None
+        sources = self.left_out(replayed, known)
+        copied = self.copied or 0 if sources else 0
+        self.tally.add(COPIED, copied)
+        if len(self.settled()) <= copied:
+            self.tally.add("session without messages")
+            return None, None
         started = transcript_lines.plausible_time(self.meta.get("timestamp"), self.tally)
-        return self.conversation(source=SOURCE, started=started)
+        replay = None
+        if sources:
+            self.parent = parent if parent != self.id else None
+            replay = Replay(sources, self.conversation(source=SOURCE, started=started),
+                            lines=copied, counted=COPIED, timed=False)
+            self.turns = self.settled()[copied:]
+            parent = parent or self.copied_from[0]
+        self.parent = parent if parent != self.id else None
+        return self.conversation(source=SOURCE, started=started), replay
+
+    def left_out(self, replayed: Replayed, known: Container[str]) -> tuple[str, ...]:
+        """The sessions whose stored messages a fork's copy left out holds, oldest first
+        (none: the copy is kept). The copy is left out when its parent is ``known``; a parent
+        that was a fork of a ``known`` session is stored as its continuation (its own
+        messages), so the copy holds that session's messages too, and so on."""
+        if not (self.copied and replayed.leaves_out(self.copied_from[0], known)):
+            return ()
+        held = [self.copied_from[0]]
+        for earlier in self.copied_from[1:]:
+            if not replayed.leaves_out(earlier, known):
+                break  # the one after it is stored whole (its copy kept), until it is known
+            held.append(earlier)
+        return tuple(reversed(held))
 
 
 def parse_rollout_lines(fallback_id: str, lines: Iterable[Line], tally: Tally | None = None,
                         known: Container[str] = frozenset()) -> ParsedFile:
     """Read a rollout's lines; ``fallback_id`` names the session when no meta line does.
-    A fork's copy of a ``known`` session is left out."""
+    A fork's copy of a ``known`` session is left out (and the fork read whole too)."""
     rollout = _Rollout(fallback_id, tally=tally if tally is not None else Tally())
     for line in transcript_lines.located(lines, rollout.tally):
         rollout.line(line)
     replayed = Replayed()
-    conversation = rollout.finish(replayed, known)
+    conversation, replay = rollout.finish(replayed, known)
     return ParsedFile(conversations=(conversation,) if conversation else (),
-                      left_out=rollout.tally.items(), lineage=replayed.lineage())
+                      left_out=rollout.tally.items(), lineage=replayed.lineage(),
+                      replays=(replay,) if replay else ())
 
 
 def session_named(item: str) -> str:

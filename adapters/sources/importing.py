@@ -35,7 +35,7 @@ from typing import Literal, Protocol
 import attrs
 from returns.result import Result
 
-from harkback.adapters.sources.replays import Cut
+from harkback.adapters.sources.replays import COPIED_LINE, Cut
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import Mark, SourceKey, SourceState
 from harkback.stages.record_checks import nul_key
@@ -215,6 +215,11 @@ class Replay:
     filed: bool = False
     """Whether a file in the folder still holds each of ``sources``: what it says of them
     stands, so a copy that differs is no loss."""
+    counted: str = COPIED_LINE
+    """What reading counted the ``lines`` left out as."""
+    timed: bool = True
+    """Whether the copy keeps the times of what it copies (Claude Code's does): else (Codex
+    stamps each line it copies as it writes it) it is compared by role, text and order."""
 
 
 @attrs.frozen(kw_only=True)

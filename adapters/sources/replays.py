@@ -39,6 +39,9 @@ from harkback.stages.imports import Mark
 
 COPIED_LINE = "line copied from an earlier session (stored there)"
 """What a transcript line a resume or fork copied from a known session is counted as."""
+COPIED = "message copied from an earlier session (stored there)"
+"""What a copied message is counted as once found stored there (a Codex fork's, read as
+messages; a Claude Code resume's, once compared with the store)."""
 
 SEPARATOR = "|"
 """Between a file's fingerprint and what was decided about its replayed lines (a

@@ -28,7 +28,6 @@ from harkback.adapters.stores.postgres_migrations import (
     bring_forward,
 )
 from harkback.adapters.stores.postgres_watchdog import Unanswered, Watchdog
-from harkback.adapters.stores.postgres_where import where
 from harkback.adapters.stores.store_check import Diagnosis
 from harkback.stages.errors import NoStore, StoreUnavailable
 from harkback.stages.shown_url import shown_url
@@ -89,7 +88,7 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
 def _absent(connection: psycopg.Connection[Any], url: str) -> StoreUnavailable:
     """Why the database at ``url`` holds no store: a read-only open's own line."""
     try:
-        bring_forward(connection, where(url), readonly=True)
+        bring_forward(connection, url, readonly=True)
     except NoStoreYet as absent:
         return NoStore(str(absent))
     except SchemaProblem as refused:

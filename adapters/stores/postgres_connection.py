@@ -390,7 +390,7 @@ def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watc
     try:
         with connector(url, readonly, environ)() as connection, \
                 watchdog.watching(connection, None):
-            return Success(bring_forward(connection, where(url), readonly=readonly,
+            return Success(bring_forward(connection, url, readonly=readonly,
                                          create=create))
     except NoStoreYet as absent:
         return Failure(NoStore(str(absent)))

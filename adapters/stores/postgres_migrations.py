@@ -22,10 +22,8 @@ tokenizes again the texts whose tokens changed).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import quote
 
 import psycopg
 from psycopg import sql
@@ -41,6 +39,8 @@ from harkback.adapters.stores.migration import (
     pending,
     too_new,
 )
+from harkback.adapters.stores.postgres_reach import identifier, reaching
+from harkback.adapters.stores.postgres_where import where
 from harkback.adapters.stores.sql.migrations import DATE_UNDATED, DATED_ABOUT, SOURCE_INDEX
 from harkback.stages.shell_words import shell_quoted
 
@@ -133,12 +133,13 @@ class NoStoreYet(SchemaProblem):
     """The database holds no harkback store, and this open may not make one."""
 
 
-def no_store_yet(where: str, elsewhere: Sequence[str] = (), *, barred: Sequence[str] = (),
+def no_store_yet(url: str, elsewhere: Sequence[str] = (), *, barred: Sequence[str] = (),
                  role: str = "") -> str:
-    """What a command that needs a store says of a database holding none on its search
-    path, naming how to make one (the words a SQLite file no one made yet gets), or the
-    schema ``elsewhere`` holding one, which a URL without its search path misses (and, for
-    one of them ``barred`` to ``role``, the grant it lacks).
+    """What a command that needs a store says of the database at ``url`` holding none on
+    its search path, naming how to make one (the words a SQLite file no one made yet
+    gets), or the schema ``elsewhere`` holding one, which a URL without its search path
+    misses, and the option reaching it in that URL (and, for one of them ``barred`` to
+    ``role``, the grant it lacks).
 
     >>> no_store_yet("postgresql:///h").split("; ")[0]
     'postgresql:///h holds no harkback store'
@@ -146,51 +147,34 @@ def no_store_yet(where: str, elsewhere: Sequence[str] = (), *, barred: Sequence[
     ...     print(part)
     postgresql:///h holds no harkback store on its search path
     schema hb holds one (?options=-csearch_path%3Dhb in the URL reaches it), and so does \
-schema "My Store" (?options=-csearch_path%3D%22My%5C%20Store%22)
+schema "My Store" (?options=-csearch_path%3D%22My%5C%20Store%22 in the URL)
+    >>> no_store_yet("postgresql:///h?sslmode=disable", ["hb"]).split("; ", 1)[1]
+    'schema hb holds one (&options=-csearch_path%3Dhb in the URL reaches it)'
     >>> no_store_yet("postgresql:///h", ["hb"], barred=["hb"], role="ann").split("; ", 1)[1]
     'schema hb holds one, which ann may not use (its owner may GRANT USAGE ON SCHEMA hb TO \
 ann; then ?options=-csearch_path%3Dhb in the URL reaches it)'
     """
+    shown = where(url)
     if elsewhere:
         first, *more = elsewhere
-        reaches = " in the URL reaches it"
-        return (f"{where} holds no harkback store on its search path; schema "
-                f"{_identifier(first)} holds one{_how(first, barred, role, reaches)}"
-                + "".join(f", and so does schema {_identifier(name)}{_how(name, barred, role)}"
-                          for name in more))
-    return (f"{where} holds no harkback store; import sessions into it first: harkback sync "
+        return (f"{shown} holds no harkback store on its search path; schema "
+                f"{identifier(first)} holds one{_how(first, url, barred, role, ' reaches it')}"
+                + "".join(f", and so does schema {identifier(name)}"
+                          f"{_how(name, url, barred, role)}" for name in more))
+    return (f"{shown} holds no harkback store; import sessions into it first: harkback sync "
             "--db URL (the Claude Code, Codex and Hermes histories on this machine), or "
             "harkback ingest FILE --db URL (a JSON-lines file); harkback migrate --db URL "
             "makes an empty one")
 
 
-def _how(name: str, barred: Sequence[str], role: str, reaches: str = "") -> str:
-    """How the store in schema ``name`` is reached: the URL's option, after the grant a
-    role it is ``barred`` to lacks (told only the option, it was then told no schema on
+def _how(name: str, url: str, barred: Sequence[str], role: str, reaches: str = "") -> str:
+    """How the store in schema ``name`` is reached: the option of ``url``, after the grant
+    a role it is ``barred`` to lacks (told only the option, it was then told no schema on
     its search path exists that it may use, or the same option again)."""
     if name not in barred:
-        return f" ({_reaching(name)}{reaches})"
+        return f" ({reaching(name, url)}{reaches})"
     return (f", which {role} may not use (its owner may GRANT USAGE ON SCHEMA "
-            f"{_identifier(name)} TO {role}; then {_reaching(name)} in the URL reaches it)")
-
-
-def _identifier(name: str) -> str:
-    """A schema's name as a search path names it: double-quoted unless plain lower case."""
-    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
-        return name
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _reaching(name: str) -> str:
-    """The URL's option that puts schema ``name`` on the search path. The server splits
-    ``options`` at whitespace unless a backslash escapes it: ``"My Store"`` unescaped was
-    refused (invalid value for parameter "search_path": ""My").
-
-    >>> _reaching('back\\\\slash')
-    '?options=-csearch_path%3D%22back%5C%5Cslash%22'
-    """
-    escaped = re.sub(r"[\\\s]", lambda found: "\\" + found.group(), _identifier(name))
-    return f"?options=-csearch_path%3D{quote(escaped, safe='')}"
+            f"{identifier(name)} TO {role}; then {reaching(name, url)} reaches it)")
 
 
 def stores_elsewhere(connection: Connection) -> tuple[list[str], list[str]]:
@@ -212,7 +196,7 @@ def _shadowing(connection: Connection, held_in: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def _behind(where: str, held_in: str, first: str | None, path: str) -> str:
+def _behind(url: str, held_in: str, first: str | None, path: str) -> str:
     """Why a store behind another schema on the search path is not opened: its statements
     name its tables unqualified, so a table of the same name in the schema ahead (a team
     application's ``sessions``) would be read and written instead, and a migration would
@@ -221,10 +205,9 @@ def _behind(where: str, held_in: str, first: str | None, path: str) -> str:
     >>> _behind("postgresql:///team", "hb", "public", "public, hb")[:70]
     "postgresql:///team: harkback's tables are in schema hb, behind schema "
     """
-    return (f"{where}: harkback's tables are in schema {held_in}, behind schema {first} on "
-            f"the search path (search_path={path}), whose tables harkback would read and "
-            f"write instead; put {held_in} first ({_reaching(held_in)} in "
-            "the URL)")
+    return (f"{where(url)}: harkback's tables are in schema {held_in}, behind schema "
+            f"{first} on the search path (search_path={path}), whose tables harkback would "
+            f"read and write instead; put {held_in} first ({reaching(held_in, url)})")
 
 
 def _wait_for_older_writers(connection: Connection) -> None:
@@ -281,11 +264,13 @@ def _asks_for_migrate(connection: Connection, where: str, found: int) -> str:
             f"(its tables have several owners) {run}")
 
 
-def bring_forward(connection: Connection, where: str, *, readonly: bool,
+def bring_forward(connection: Connection, url: str, *, readonly: bool,
                   create: bool = True) -> Migrated:
     """Check the database at ``connection`` and, when writable, make its first schema (only
     with ``create``: an upkeep command needs a store, and made an empty one where the URL
-    missed the store's schema) or migrate it, in one transaction (see the module)."""
+    missed the store's schema) or migrate it, in one transaction (see the module). Its
+    messages name the database as :func:`where` shows ``url``."""
+    shown = where(url)
     with connection.transaction():
         if not readonly:
             # Two first opens of one empty database: one creates, the other then sees it.
@@ -301,7 +286,7 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool,
             # schema: see below.
             ahead = _shadowing(connection, held_in)
             if ahead is not None:
-                raise SchemaProblem(_behind(where, held_in, ahead, path))
+                raise SchemaProblem(_behind(url, held_in, ahead, path))
         if held_in is None:
             # Looked at first, read-only too: offering to create a store where a writable
             # open would refuse to sends the user round in a circle.
@@ -312,29 +297,29 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool,
                 # own" or "import into it" would send the user to make a second, empty
                 # store. NoStore only where a writable open would make one here: a dry
                 # run reads it as empty, and the sync would make it.
-                problem = no_store_yet(where, elsewhere, barred=barred, role=str(role))
+                problem = no_store_yet(url, elsewhere, barred=barred, role=str(role))
                 if first is None or others or not may_create:
                     raise SchemaProblem(problem)
                 if readonly or not create:
                     raise NoStoreYet(problem)
             if first is None:
                 raise SchemaProblem(
-                    f"{where}: no schema on the search path (search_path={path}) exists "
+                    f"{shown}: no schema on the search path (search_path={path}) exists "
                     "that this role may use; create it, or grant this role USAGE and "
                     "CREATE on it")
             if others:
                 raise SchemaProblem(
-                    f"{where} holds tables that are not harkback's; harkback writes only to "
+                    f"{shown} holds tables that are not harkback's; harkback writes only to "
                     "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
-                    "harkback, then ?options=-csearch_path%3Dharkback in the URL)")
+                    f"harkback, then {reaching('harkback', url)})")
             if not may_create:
                 # PostgreSQL 15 on: only the database's owner may create in public.
                 raise SchemaProblem(
-                    f"{where} holds no harkback store, and {role} may not create tables in "
+                    f"{shown} holds no harkback store, and {role} may not create tables in "
                     f"schema {first}: have the database's owner run GRANT CREATE ON SCHEMA "
                     f"{first} TO {role}, or create the store as a role that may")
             if readonly or not create:
-                raise NoStoreYet(no_store_yet(where))
+                raise NoStoreYet(no_store_yet(url))
             for statement in (*schema.SCHEMA, *schema.FIRST_ROWS):
                 connection.execute(sql.SQL(statement))
             before = 0
@@ -342,16 +327,16 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool,
             before = int(_scalar(connection, schema.VERSION))
         found = max(before, FIRST_VERSION)
         if found > SCHEMA_VERSION:
-            raise SchemaProblem(too_new(where, found, SCHEMA_VERSION))
+            raise SchemaProblem(too_new(shown, found, SCHEMA_VERSION))
         steps = pending(MIGRATIONS, found)
         if steps and readonly:
-            raise SchemaProblem(_asks_for_migrate(connection, where, found))
+            raise SchemaProblem(_asks_for_migrate(connection, shown, found))
         if steps and held_in is not None and held_in != first:
             raise SchemaProblem(
-                f"{where}: the store in schema {held_in} needs a migration, which would make "
+                f"{shown}: the store in schema {held_in} needs a migration, which would make "
                 f"its tables in schema {first}, first on the search path "
                 f"(search_path={path}); migrate it with {held_in} first "
-                f"({_reaching(held_in)} in the URL)")
+                f"({reaching(held_in, url)})")
         owners = [o for o, _ in _owners_of(connection)] if steps and before else []
         try:
             for step in steps:
@@ -361,7 +346,7 @@ def bring_forward(connection: Connection, where: str, *, readonly: bool,
                     step.rewrite(connection)  # a new database has no row to rewrite
         except psycopg.errors.InsufficientPrivilege as refused:
             # A team's member role, granted the rows but not the tables (a step's DDL).
-            raise SchemaProblem(_owners(where, found, owners, refused)) from refused
+            raise SchemaProblem(_owners(shown, found, owners, refused)) from refused
         if steps:
             connection.execute(schema.SET_VERSION, (SCHEMA_VERSION,))
     return Migrated(before, SCHEMA_VERSION,

@@ -72,7 +72,11 @@ def unquoted(detail: str, url: str) -> str:
     'spaces found in "********"'
     """
     rest = url.partition("://")[2]
-    secrets = [rest.rpartition("@")[0].partition(":")[2] if "@" in rest else "",
+    # The user part ends at the first @ before any / as libpq reads it ("me:pa ss@db/h?
+    # user=me@srv"), or at the last @ where its password holds one: either may be quoted.
+    first = re.match(r"[^@/]*(?=@)", rest)
+    users = (rest.rpartition("@")[0], first.group(0) if first else "")
+    secrets = [*(user.partition(":")[2] for user in users),
                *(m.group(0).partition("=")[2] for m in _PASSWORD.finditer(rest))]
     for secret in sorted(filter(None, secrets), key=len, reverse=True):
         detail = detail.replace(secret, "********")

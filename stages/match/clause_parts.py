@@ -27,7 +27,6 @@ from collections.abc import Callable, Mapping, Sequence
 from harkback.stages.match.counting import Counted
 from harkback.stages.match.score import K1, B, RankUnit, Scored, part_scorer
 from harkback.stages.match.titles import TITLE_B
-from harkback.stages.project_note import counted
 from harkback.stages.records import MessageHit, Role  # noqa: F401  (MessageHit: the example's)
 
 
@@ -42,7 +41,8 @@ def clause_parts(scored: Sequence[Scored], units: Sequence[RankUnit],
     ``scored`` are the candidates before their lineages were joined (their own session
     ids), titles from index ``titles_from`` on; ``read_as_own`` tells a session held in the
     question's writing (always true for a question in Latin script), whose messages are
-    read by ``units``, the others by ``outside``.
+    read by ``units``, the others by ``outside``. Each is read as the whole question counted
+    it (:attr:`~harkback.stages.match.score.Scored.text`), not worked out again.
     """
     def reader(b_value: float) -> tuple[Counted[tuple[float, ...]], Counted[tuple[float, ...]]]:
         own = part_scorer(units, groups, average_length=average, k1=k1, b=b_value)
@@ -59,7 +59,7 @@ def clause_parts(scored: Sequence[Scored], units: Sequence[RankUnit],
             continue
         own, other = titles if index >= titles_from else messages
         scorer = own if read_as_own(s.hit.session_id) else other
-        read.append((s, scorer(counted(s.hit.content, s.hit.role), s.hit.length),
+        read.append((s, scorer(s.text, s.hit.length),
                      role_weights.get(s.hit.role, 1.0)))
     return [[Scored(s.hit, parts[i] * weight, s.covered & group)
              for s, parts, weight in read if s.covered & group]

@@ -160,8 +160,7 @@ class LexicalMatch:
     question names a time relative to now (:func:`~harkback.stages.when.time_windows`;
     of several, each session by the nearest), sessions from then are lifted by up to
     ``time_weight`` (0 turns it off; the time's words are not searched for either way,
-    :func:`~harkback.stages.when.time_words`); a
-    ``scoring.recency_weight`` lifts recent sessions
+    :func:`~harkback.stages.when.time_words`); a ``scoring.recency_weight`` lifts recent sessions
     (:func:`~harkback.stages.match.sessions.weigh_by_recency`). Both read a session's
     time from its hits (:func:`~harkback.stages.match.sessions.session_times`), so
     neither asks the store again. Each clause of a question about several events is also
@@ -222,15 +221,17 @@ class LexicalMatch:
                                        known_counts=known_counts(stats))
                     return store.search(more).map(lambda extra: joined(hits, extra))
 
-                # One long session filling the search hides the others: ask for them too.
-                return store.search(query).bind(fill).bind(lambda hits: widened(
-                    store, query, hits, want=wanted(request),
-                    rows=more_rows(query, want=wanted(request), least=self.hits_per_session))
-                ).bind(lambda hits: self._titles(
+                # One long conversation filling the search hides the others: ask for them too.
+                return store.search(query).bind(fill).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
-                ).bind(lambda titles: load_links(store, looked_up(hits, titles)).map(
-                    lambda known: self._rank(request, parsed, units, stats, hits, now,
-                                             windows, titles, known))))
+                ).bind(lambda titles: widened(
+                    store, query, hits, want=wanted(request), also=looked_up((), titles),
+                    rows=more_rows(query, want=wanted(request), least=self.hits_per_session),
+                    current=request.current_session_id
+                ).bind(lambda found: load_links(
+                    store, looked_up(found.hits, titles), known=found.links).map(
+                    lambda known: self._rank(request, parsed, units, stats, found.hits, now,
+                                             windows, titles, known)))))
             # Prefixes only when there are any: a library caller's own store written to
             # the one-argument form still answers every question without one.
             stats_of = (store.term_stats(terms, prefixes) if prefixes
@@ -369,7 +370,7 @@ class LexicalMatch:
                 was = sum(weights[j].idf for j in s.covered)
                 factor = sum(weights[j].idf * change[j] for j in s.covered) / was if was else 1.0
             # Most candidates' units keep their weights: those Scored stay as they are.
-            out.append(s if factor == 1.0 else Scored(s.hit, s.score * factor, s.covered))
+            out.append(s if factor == 1.0 else Scored(s.hit, s.score * factor, s.covered, s.read))
         return out
 
     def _decomposed(self, query: str, units: Sequence[RankUnit],

@@ -88,7 +88,7 @@ def as_lineages(scored: Sequence[Scored], roots: Mapping[str, str],
         return list(scored)
     return [s if (root := roots.get(s.hit.session_id)) is None
             else Scored(_moved(s.hit, root, known[root].source if root in known
-                               else s.hit.source), s.score, s.covered)
+                               else s.hit.source), s.score, s.covered, s.read)
             for s in scored]
 
 

@@ -73,11 +73,27 @@ class RankUnit:
 
 @attrs.frozen
 class Scored:
-    """A hit re-scored: its message score and the query units it covers."""
+    """A hit re-scored: its message score and the query units it covers.
+
+    >>> hit = MessageHit(session_id="s", position=0, role="user", content="[project: x]",
+    ...                  score=0.0)
+    >>> Scored(hit, 1.0, frozenset(), read="[x]").text, Scored(hit, 1.0, frozenset()).text
+    ('[x]', '[project: x]')
+    """
 
     hit: MessageHit
     score: float
     covered: frozenset[int]
+    read: str | None = None
+    """What the ranker counted of the hit when it is not its content (a user message's
+    project line without its labels, :func:`~harkback.stages.project_note.counted`), kept
+    so that a clause of the question reads it again without working it out again; None:
+    the content."""
+
+    @property
+    def text(self) -> str:
+        """What the ranker counted of the hit (:attr:`read`, else its content)."""
+        return self.hit.content if self.read is None else self.read
 
 
 class MessageScorer(Protocol):
@@ -105,9 +121,11 @@ def scored_hit(scorer: MessageScorer, hit: MessageHit,
     """
     content = counted(hit.content, hit.role)
     value, covered = scorer(content, hit.length)
-    if not covered and content is not hit.content:
+    relabelled = content is not hit.content
+    if not covered and relabelled:
         return None
-    return Scored(hit, value * role_weights.get(hit.role, 1.0), covered)
+    return Scored(hit, value * role_weights.get(hit.role, 1.0), covered,
+                  content if relabelled else None)
 
 
 def message_scorer(units: Sequence[RankUnit], *, average_length: float,

@@ -165,22 +165,65 @@ def test_last_weekend_is_last_weeks_saturday_and_sunday(tmp_path: Path) -> None:
     assert _listed(done.stdout)[:2] == weekend
 
 
-def test_this_weekend_past_the_calendars_end_is_read_without_error(tmp_path: Path) -> None:
+def test_this_weekend_at_the_calendars_end_is_read_without_error(tmp_path: Path) -> None:
     """Asked in the calendar's last week (as of Friday 31 December 9999), "this weekend"
     (今週末) fell on a Saturday of the year 10000: the question and ``--since "this
-    weekend"`` ended in "internal error: OverflowError". The question names no time yet,
-    as on any weekday (its words are searched); the bound is a usage error naming the
-    moments a session can have; "last weekend" is the weekend before, listed."""
-    path = sessions_at(tmp_path, ["9999-12-25T10:00:00", "9999-12-30T10:00:00"])
+    weekend"`` ended in "internal error: OverflowError". On a weekday it is now the
+    weekend just past, as "last weekend" is: listed, and a bound."""
+    path = sessions_at(tmp_path, ["9999-12-18T10:00:00", "9999-12-25T10:00:00",
+                                  "9999-12-30T10:00:00"])
     asked = ("--as-of", "9999-12-31T12:00", "--json", *("--db", str(path)))
     utc = {"TZ": "UTC"}
-    for question in ("what did I do this weekend", "今週末何をした", "notes this weekend"):
+    for question in ("what did I do this weekend", "今週末何をした", "what did I do last weekend",
+                     "what did I do over the weekend"):
         done = run("search", question, *asked, env=utc)
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout).get("window") is None, question
-    for bound in ("--since", "--until"):
-        done = run("search", "notes", bound, "this weekend", *asked, env=utc)
-        assert done.returncode == 2, done.stderr
-        assert "is not a moment a session can have" in json.loads(done.stdout)["error"]
-    done = run("search", "what did I do last weekend", *asked, env=utc)
+        assert _listed(done.stdout) == ["at-9999-12-25T10:00:00"], question
+    done = run("search", "notes", "--since", "this weekend", "--until", "this weekend",
+               *asked, env=utc)
+    assert done.returncode == 0, done.stderr
     assert _listed(done.stdout) == ["at-9999-12-25T10:00:00"]
+
+
+def test_this_weekend_and_over_the_weekend_are_the_latest_begun(tmp_path: Path) -> None:
+    """Asked on Thursday 5 March, "what did I do this weekend?" (今週末, 이번 주말) named no
+    time (searched for "weekend", it found nothing) and "over the weekend" was searched as
+    words: both list Saturday 28 February and Sunday 1 March, the weekend just past;
+    beside a topic "over the weekend" lifts them. Asked on Sunday 8 March they are that
+    weekend up to now."""
+    path = sessions_at(tmp_path, [*_MOMENTS, "2026-02-28T10:00:00", "2026-03-07T10:00:00"])
+    thursday = ("--as-of", "2026-03-05T12:00", "--limit", "10", "--json")
+    weekend = ["at-2026-03-01T20:00:00", "at-2026-02-28T10:00:00"]
+    for question in ("what did I do this weekend?", "今週末何をした？", "이번 주말에 뭐 했지",
+                     "这周末做了什么", "what did I do over the weekend?"):
+        done = run("search", question, *thursday, db=path)
+        assert _listed(done.stdout) == weekend, question
+        assert json.loads(done.stdout)["window"] == {"since": _epoch("2026-02-28T00:00:00"),
+                                                     "until": just_before("2026-03-02T00:00:00")}
+    done = run("search", "my notes over the weekend", *thursday, db=path)
+    assert _listed(done.stdout)[:2] == weekend
+    sunday = ("--as-of", "2026-03-08T12:00", "--limit", "10", "--json")
+    for question in ("what did I do this weekend?", "what did I do over the weekend?",
+                     "这周末做了什么"):
+        done = run("search", question, *sunday, db=path)
+        assert _listed(done.stdout) == ["at-2026-03-07T10:00:00"], question
+
+
+def test_weekend_alone_is_searched_as_a_topic(tmp_path: Path) -> None:
+    """周末 alone was read as "over the weekend": asked on Thursday 5 March, "周末的定时任务"
+    (the weekend's scheduled jobs) was searched without its word 周末 and lifted the
+    weekend just past, so a session of that weekend about other scheduled jobs came
+    before the one about the weekend's. Now 周末 is searched, as "weekend" is."""
+    source = tmp_path / "jobs.jsonl"
+    source.write_text("".join(json.dumps(
+        {"id": sid, "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": text}]}) + "\n" for sid, when, text in [
+            ("weekend-jobs", "2026-02-10T10:00:00", "周末的定时任务 改到周六凌晨 两点"),
+            ("other-jobs", "2026-03-01T10:00:00", "每天的定时任务 改到凌晨 三点")]),
+        encoding="utf-8")
+    path = tmp_path / "jobs.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    for question in ("周末的定时任务", "周末的定时任务改到几点"):
+        done = run("search", question, "--as-of", "2026-03-05T12:00", "--json", db=path)
+        assert done.returncode == 0, done.stderr
+        assert _listed(done.stdout)[0] == "weekend-jobs", question
+        assert "window" not in json.loads(done.stdout), question

@@ -53,8 +53,9 @@ def test_upkeep_on_a_url_missing_the_stores_schema_makes_no_store(
         {"role": "user", "content": f"the key is {SECRET}"}]}) + "\n")
     assert harkback("ingest", str(source), "--keep-secrets", "--db", in_hb).returncode == 0
     done = harkback(*command, "--db", url)
+    # The run's URLs have a query (?host=...): the option is added with "&".
     _one_line_failure(done, "holds no harkback store on its search path; schema hb holds "
-                      "one (?options=-csearch_path%3Dhb in the URL reaches it)")
+                      "one (&options=-csearch_path%3Dhb in the URL reaches it)")
     assert _schemas_tables(url) == {"hb": 10}
     assert done.stdout == ""
 
@@ -96,7 +97,8 @@ def test_the_option_named_for_an_odd_schema_reaches_its_store(url: str, tmp_path
                                                               name: str) -> None:
     """The option named for a schema with a space in its name was refused by the server
     (invalid value for parameter "search_path": ""My"): it splits options at whitespace
-    unless a backslash escapes it. Now the option named, put in the URL, reaches the store."""
+    unless a backslash escapes it. Now the option named, put in the URL, reaches the store
+    (written as told: "&options=" after the URL's own query, where "?options=" was told)."""
     with psycopg.connect(url) as connection:
         connection.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(
             psycopg.sql.Identifier(name)))
@@ -109,9 +111,9 @@ def test_the_option_named_for_an_odd_schema_reaches_its_store(url: str, tmp_path
     assert stored.returncode == 0, stored.stderr
     done = harkback("recent", "--db", url)
     assert done.returncode == 1, done.stderr
-    option = re.search(r"\?(options=\S+) in the URL reaches it", done.stderr)
+    option = re.search(r"\((\S+) in the URL reaches it", done.stderr)
     assert option is not None, done.stderr
-    listed = harkback("recent", "--json", "--db", f"{url}&{option.group(1)}")
+    listed = harkback("recent", "--json", "--db", url + option.group(1))
     assert listed.returncode == 0, listed.stderr
     assert [s["session_id"] for s in json.loads(listed.stdout)["results"]] == ["k"]
 
@@ -154,7 +156,7 @@ def test_a_teams_url_missing_the_stores_schema_is_told_where_it_is(
     for command in (("recent",), ("check",), ("sync", "--dry-run", "--claude-code",
                                                str(FIXTURES / "claude-code" / "projects"))):
         done = harkback(*command, "--db", url, env={"HOME": str(tmp_path / "home")})
-        _one_line_failure(done, "schema hb holds one (?options=-csearch_path%3Dhb in the "
+        _one_line_failure(done, "schema hb holds one (&options=-csearch_path%3Dhb in the "
                           "URL reaches it)")
     assert _schemas_tables(url) == {"hb": 10, "public": 1}
 

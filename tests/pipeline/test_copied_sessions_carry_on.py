@@ -9,6 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from harkback.pipeline.import_carry import continued
+from harkback.stages.records import Conversation, Message, Session
 from tests.pipeline.test_shared_session_ids import SID, requests, run, sync, transcript
 
 ASIDE = f"{SID}@{SID}"
@@ -122,3 +126,15 @@ def test_the_file_a_copy_took_the_id_from_written_on_continues_it(tmp_path: Path
     assert shown(tmp_path, ASIDE) == (SID, ["stayed 0"])
     assert report["left_out"] == {"message copied from another file (stored there)": 3}
     assert sync(tmp_path, kind="claude-code")[:3:2] == (0, "")
+
+
+def test_continued_is_told_how_a_read_message_matches_a_stored_one() -> None:
+    """``continued`` compared messages by role, time and text unless told otherwise, a
+    default only its example used: the sync compares as its claims do (a text redacted
+    in the store still the same message), and a caller left to the default would keep a
+    copy of a redacted session aside whole, its shared messages stored twice. It must be
+    told."""
+    copy = Conversation(Session(id="s@b"), (Message(session_id="s@b", position=0,
+                                                     role="user", content="a"),))
+    with pytest.raises(TypeError, match="same"):
+        continued(copy, {}, "s")  # type: ignore[call-arg]

@@ -73,10 +73,12 @@ def test_a_refused_optimize_does_not_print_the_password() -> None:
 
 
 @pytest.mark.parametrize("url", ["postgresql://me:pa ss@db.example/h",
-                                 "postgresql://db.example/h?password=pa ss"])
+                                 "postgresql://db.example/h?password=pa ss",
+                                 "postgresql://me:pa ss@db.example/h?user=me@srv"])
 def test_a_url_libpq_cannot_parse_keeps_its_password_out_of_the_error(url: str) -> None:
     """libpq quotes the piece it cannot read ('unexpected spaces found in "pa ss"'): the
-    line said the password aloud, on stderr and in --json."""
+    line said the password aloud, on stderr and in --json; and still did where an @ of
+    the query (an Azure server's ``?user=me@srv``) was taken for the user part's end."""
     done = harkback("stats", "--db", url, "--json")
     assert done.returncode == 1
     assert "pa ss" not in done.stdout + done.stderr

@@ -131,3 +131,27 @@ async def test_a_root_stored_again_from_a_hidden_source_is_hidden(tmp_path: Path
     found, _ = await _searched(tmp_path, lambda store: _Meanwhile(store, "p0", _made_a_tool_s))
     assert [r["source"] for r in found] == ["cli"] * 3
     assert not {"p0", "p1"} & {s for r in found for s in r["lineage"]}
+
+
+async def test_the_links_read_to_count_lineages_are_read_once(tmp_path: Path) -> None:
+    """A conversation in six parts fills the ranker's search (300 rows): the search goes
+    on until it has the five lineages asked for, counted from the parts' links, and no
+    session's link is asked of the store twice (the ranker's walk and the resolve stage
+    reuse those read to count)."""
+    parts = [conversation(f"part-{n}", *[
+        ("assistant", f"kafka consumer lag partition {i % 12} offset {i}") for i in range(50)],
+        parent=f"part-{n - 1}" if n else None, started_at=NOW - 900 + n) for n in range(6)]
+    others = [conversation(f"other-{n}", (
+        "user", f"why is the kafka consumer lag growing on the topic of service {n} today"),
+        started_at=NOW - 5000 - n) for n in range(6)]
+    store = open_store(tmp_path / "store.db").unwrap()
+    try:
+        unsafe_perform_io((await store.ingest([*parts, *others]).awaitable()).unwrap())
+        counted = CallsCounted(store)
+        payload = (await Harkback(store=counted).search("kafka consumer lag", limit=5,
+                                                        as_of=NOW)).to_payload()
+    finally:
+        store.close()
+    assert len(payload["results"]) == 5
+    asked = [i for ids in counted.asked["session_links"] for i in ids]
+    assert len(asked) == len(set(asked))

@@ -49,3 +49,56 @@ def test_long_sessions_do_not_hide_the_others(tmp_path: Path, long_sessions: int
     found = [r["session_id"] for r in payload["results"]]
     assert sorted(found) == sorted(["asked", *(c.session.id for c in status)])
     assert payload["sessions_searched"] == long_sessions + 1
+
+
+@pytest.mark.parametrize("ranker", ["lexical", "hybrid"])
+def test_a_long_conversation_in_many_parts_does_not_hide_the_others(tmp_path: Path,
+                                                                     ranker: str) -> None:
+    """A conversation continued five times fills the search from six sessions, but it is
+    one result: the search goes on until it has the results asked for (it stopped at six
+    sessions, and the answer was 1 result where 5 were asked and 7 matched)."""
+    parts = [conversation(
+        f"part-{n}",
+        *[("assistant", f"kafka consumer lag partition {i % 12} offset {i}") for i in range(50)],
+        started_at=START + n * DAY, parent=f"part-{n - 1}" if n else None) for n in range(6)]
+    others = [conversation(
+        f"other-{n}",
+        ("user", f"why is the kafka consumer lag growing on the topic of service {n} today"),
+        started_at=START - (n + 1) * DAY) for n in range(6)]
+    db = ingested(tmp_path, [*parts, *others])
+
+    done = run("search", "kafka consumer lag", "--limit", "5", "--json",
+               "--summarizer", "none", "--ranker", ranker, db=db)
+
+    assert done.returncode == 0, done.stderr
+    found = [r["session_id"] for r in json.loads(done.stdout)["results"]]
+    assert len(found) == 5 and "part-0" in found
+
+
+@pytest.mark.parametrize("filler", ["own", "hidden"])
+def test_a_conversation_never_shown_does_not_count_as_a_result(tmp_path: Path,
+                                                                filler: str) -> None:
+    """The caller's own conversation (``--current-session``), or a hidden tool's, filling
+    the search with four others is no result: the search goes on for a fifth (it counted
+    it, stopped at five, and the answer was 4 results where 5 were asked and 10 matched)."""
+    root = conversation("fill-0", ("user", "run the checks"), started_at=START + 9 * DAY,
+                        source="tool" if filler == "hidden" else "cli")
+    fill = [root, *(conversation(
+        f"fill-{n}",
+        *[("assistant", f"kafka consumer lag partition {i % 12} offset {i}") for i in range(148)],
+        started_at=START + (9 + n) * DAY, parent="fill-0") for n in (1, 2))]
+    recent = [conversation(f"recent-{n}", ("user", f"kafka consumer lag check {n}"),
+                           started_at=START + (8 - n) * DAY) for n in range(4)]
+    old = [conversation(
+        f"old-{n}",
+        ("user", f"why is the kafka consumer lag growing on the topic of service {n} today"),
+        started_at=START - (n + 1) * DAY) for n in range(6)]
+    db = ingested(tmp_path, [*fill, *recent, *old])
+    own = ("--current-session", "fill-2") if filler == "own" else ()
+
+    done = run("search", "kafka consumer lag", "--limit", "5", "--json",
+               "--summarizer", "none", *own, db=db)
+
+    assert done.returncode == 0, done.stderr
+    found = [r["session_id"] for r in json.loads(done.stdout)["results"]]
+    assert len(found) == 5 and not any(s.startswith("fill") for s in found)

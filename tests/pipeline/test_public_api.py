@@ -7,6 +7,7 @@ import sys
 from importlib.metadata import version
 
 import harkback.pipeline as api
+from tests.support.new_stores import store_locations
 
 PUBLIC = {
     "BadRecord", "BrowseResult", "ChatModel", "ChatSettings", "Conversation", "DEFAULT_RANKER",
@@ -17,7 +18,7 @@ PUBLIC = {
     "Session", "SessionStore", "Stage", "StageEvent", "Step", "StoreUnavailable", "SummarizedSet",
     "SummaryCache", "VectorStore", "__version__", "open_store", "recall", "run_sync",
     "store_kind", "with_model",
-    "NotFound", "SessionPage",
+    "NotFound", "SessionPage", "NoStore",
     "LocalEmbedder", "SESSION_SEARCH_TOOL", "handle_session_search", "handle_session_search_sync",
 }
 
@@ -25,6 +26,21 @@ PUBLIC = {
 def test_public_names_are_pinned() -> None:
     """Adding or removing a public name is a decision: this list changes with it."""
     assert set(api.__all__) == PUBLIC
+
+
+postgres_url = store_locations("postgres")
+"""The URL of a new, empty database on the run's server."""
+
+
+def test_no_store_is_public_as_the_failure_of_an_empty_database(postgres_url: str) -> None:
+    """A PostgreSQL database holding no store, opened read-only, fails with ``NoStore``,
+    which a library caller could not import to tell it from a store out of reach: only
+    its base, ``StoreUnavailable``, was public."""
+    from harkback.pipeline import NoStore, StoreUnavailable, open_store
+
+    failure = open_store(postgres_url, readonly=True).failure()
+    assert isinstance(failure, NoStore) and isinstance(failure, StoreUnavailable)
+    assert "holds no harkback store" in failure.message()
 
 
 def test_every_public_name_resolves() -> None:

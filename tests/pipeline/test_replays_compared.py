@@ -192,3 +192,54 @@ def test_a_resume_of_a_session_whose_file_is_there_takes_that_file_s_word(
     assert (status, said) == (0, "")
     assert shown(tmp_path, RESUMED) == (PARENT, [LATER])
     assert shown(tmp_path, PARENT) == before
+
+
+AGAIN = "5e5e5e5e-0000-4000-8000-000000000003"
+"""A resume of :data:`RESUMED` (its file sorts between :data:`PARENT`'s and RESUMED's)."""
+
+
+def test_a_resume_of_a_resume_stores_every_message_once(tmp_path: Path) -> None:
+    """``PARENT`` resumed (``RESUMED``), then that resumed again (``AGAIN``): its file copies
+    both sessions' lines. Compared with what the store holds of them, the copy of
+    ``RESUMED`` (a continuation, its project line under its first request) was taken for
+    other messages: ``AGAIN`` was stored whole (``PARENT``'s 4 and ``RESUMED``'s 2 messages
+    twice) and named, exit 3, at the first sync and at every change once the earlier files
+    were deleted. Now each session holds its own messages, once; exit 0."""
+    own = [_line("user", "u3", "a2", RESUMED, "2026-03-03T10:00:00.000Z", LATER),
+           _line("assistant", "a3", "u3", RESUMED, "2026-03-03T10:00:30.000Z", "added it")]
+    third = _line("user", "u4", "a3", AGAIN, "2026-03-04T10:00:00.000Z", "third request")
+    earlier = [write(tmp_path, PARENT, _parent_lines()),
+               write(tmp_path, RESUMED, [*_parent_lines(), *own])]
+    write(tmp_path, AGAIN, [*_parent_lines(), *own, third])
+    assert sync(tmp_path, kind="claude-code")[::2] == (0, "")
+    assert shown(tmp_path, RESUMED) == (PARENT, [LATER, "added it"])
+    assert shown(tmp_path, AGAIN) == (RESUMED, ["third request"])
+    for path in earlier:
+        path.unlink()
+    write(tmp_path, AGAIN, [*_parent_lines(), *own, third, _line(
+        "assistant", "a4", "u4", AGAIN, "2026-03-04T10:00:30.000Z", "third reply")])
+    assert sync(tmp_path, kind="claude-code")[::2] == (0, "")
+    assert shown(tmp_path, AGAIN) == (RESUMED, ["third request", "third reply"])
+    assert len(shown(tmp_path, PARENT)[1]) == 4
+
+
+def test_a_resume_of_a_resume_that_kept_what_the_store_lacked_stores_every_message_once(
+        tmp_path: Path) -> None:
+    """``RESUMED`` holds 2 messages of ``PARENT`` the store lacked (kept at its start), then
+    its own, the project line under its own first request: compared with it, ``AGAIN``'s
+    copy (no project line there) read as other messages, so ``AGAIN`` was stored whole
+    (7 messages, 6 of them twice) and named, exit 3. Now exit 0; each message once."""
+    path = write(tmp_path, PARENT, _parent_lines()[:2])
+    assert sync(tmp_path, kind="claude-code")[0] == 0
+    path.unlink()
+    own = [_line("user", "u3", "a2", RESUMED, "2026-03-03T10:00:00.000Z", LATER),
+           _line("assistant", "a3", "u3", RESUMED, "2026-03-03T10:00:30.000Z", "added it")]
+    write(tmp_path, RESUMED, [*_parent_lines(), *own])
+    assert sync(tmp_path, kind="claude-code")[::2] == (0, "")
+    third = _line("user", "u4", "a3", AGAIN, "2026-03-04T10:00:00.000Z", "third request")
+    write(tmp_path, AGAIN, [*_parent_lines(), *own, third])
+    assert sync(tmp_path, kind="claude-code")[::2] == (0, "")
+    assert shown(tmp_path, RESUMED)[1][2:] == [LATER, "added it"]
+    assert shown(tmp_path, AGAIN) == (RESUMED, ["third request"])
+    with sqlite3.connect(tmp_path / "h.db") as connection:
+        assert connection.execute("SELECT count(*) FROM messages").fetchone()[0] == 7

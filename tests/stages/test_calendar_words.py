@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from harkback.stages.calendar_words import calendar_windows
 from harkback.stages.recent import browse_window
 from harkback.stages.request import SearchRequest
-from harkback.stages.when import time_window
+from harkback.stages.when import time_window, time_words
 
 
 def _named(question: str) -> tuple[float, float] | None:
@@ -94,13 +94,90 @@ def test_any_date_or_month_is_read_without_error(phrase: str, month: str, year: 
     browse_window(SearchRequest(query=question), NOW)
 
 
-def test_this_weekend_is_named_once_it_has_begun() -> None:
-    """"This weekend" (今週末, 이번 주말, 这周末) was no time, and 今週末 was read as the
-    whole of this week: asked on Sunday it is Saturday to now, asked on a weekday it names
-    nothing yet (no listing of a time to come)."""
+def test_this_weekend_is_the_latest_begun() -> None:
+    """"This weekend" (今週末, 이번 주말, 这周末) asked on a weekday named no time (the
+    question was searched for its words): of past sessions it means the Saturday and
+    Sunday just gone. Asked on Sunday it is Saturday to now."""
     sunday = datetime(2026, 3, 8, 12, tzinfo=UTC).timestamp()
     for question in ("what did I do this weekend", "今週末何をした", "이번 주말에 뭐 했지",
                      "这周末做了什么"):
         named = [window for _, window in calendar_windows(question, sunday)]
         assert named == [(_at(2026, 3, 7), sunday)], question
-        assert calendar_windows(question, NOW) == [], question
+        for weekday in range(2, 7):  # Monday 2 to Friday 6 March
+            asked = datetime(2026, 3, weekday, 12, tzinfo=UTC).timestamp()
+            named = [window for _, window in calendar_windows(question, asked)]
+            assert named == [(_at(2026, 2, 28), _before(2026, 3, 2))], (question, weekday)
+
+
+def test_over_the_weekend_is_the_latest_begun() -> None:
+    """"Over the weekend" was no time: a question of it alone was searched for "weekend".
+    It is the weekend just past on a weekday, this one up to now on Saturday or Sunday;
+    and it is weighed beside a topic, its words not searched."""
+    question = "what did I do over the weekend"
+    saturday = datetime(2026, 3, 7, 12, tzinfo=UTC).timestamp()
+    for asked, window in ((NOW, (_at(2026, 2, 28), _before(2026, 3, 2))),
+                          (saturday, (_at(2026, 3, 7), saturday))):
+        listed = browse_window(SearchRequest(query=question), asked)
+        assert listed is not None and (listed.since, listed.until) == window
+    topical = "what did I change over the weekend in nginx"
+    assert time_window(topical, NOW) == (_at(2026, 2, 28), _before(2026, 3, 2))
+    assert "weekend" in time_words(topical)
+
+
+@pytest.mark.parametrize("question", ["what did I do over the weekend before last",
+                                      "what did I do over the weekend of march 7th",
+                                      "what did I do over the weekend of 2026-02-14",
+                                      "what broke over the weekend after the release"])
+def test_a_weekend_placed_by_the_words_after_it_is_not_the_latest(question: str) -> None:
+    """"Over the weekend before last" (asked on Thursday 19 March: 7 and 8 March) was
+    listed as 14 and 15 March, the latest weekend; "over the weekend of March 7th" as 1 to
+    19 March, from the date to the latest weekend's end. The words after "the weekend"
+    place it: no latest weekend is read (its words are searched)."""
+    thursday = datetime(2026, 3, 19, 12, tzinfo=UTC).timestamp()
+    assert time_window(question, thursday) is None
+    assert browse_window(SearchRequest(query=question), thursday) is None
+    assert "weekend" not in time_words(question)
+
+
+@pytest.mark.parametrize("question", ["周末做了什么", "週末に何をした", "주말에 뭐 했지",
+                                      "周末的定时任务", "周末值班表", "週末のバッチ", "주말 당직표",
+                                      "what did I do on the weekend", "the weekend cron job"])
+def test_weekend_alone_is_a_topic_not_a_time(question: str) -> None:
+    """周末, 週末 and 주말 alone were read as "over the weekend": "周末的定时任务" (the
+    weekend's scheduled jobs) lost its word 周末 and lifted last weekend's sessions, as
+    "周末做了什么" was listed as them. A weekend no word marks as this or the last one
+    is what the question is about, as "weekend" alone is: no time, its word searched, no
+    listing; asked on a Sunday too."""
+    sunday = datetime(2026, 3, 8, 12, tzinfo=UTC).timestamp()
+    for asked in (NOW, sunday):
+        assert time_window(question, asked) is None
+        assert browse_window(SearchRequest(query=question), asked) is None
+    assert time_words(question) == frozenset()
+
+
+@pytest.mark.parametrize("question", ["这周末做了什么", "这个周末做了什么", "本周末做了什么",
+                                      "這週末做了什麼", "今週末何をした", "이번 주말에 뭐 했지",
+                                      "이번주말에 뭐 했지", "what did I do this weekend"])
+def test_a_weekend_marked_as_this_one_is_listed(question: str) -> None:
+    """Marked as this weekend, 周末 (週末, 주말) is a time: on a weekday the one just gone."""
+    listed = browse_window(SearchRequest(query=question), NOW)
+    assert listed is not None
+    assert (listed.since, listed.until) == (_at(2026, 2, 28), _before(2026, 3, 2))
+
+
+@pytest.mark.parametrize("question", ["上周末做了什么", "先週末何をした", "지난 주말에 뭐 했지",
+                                      "지난주말에 뭐 했지", "what did I do last weekend"])
+def test_last_weekend_asked_on_sunday_is_not_read_as_this_one(question: str) -> None:
+    """周末 of 上周末 (주말 of 지난 주말) is no weekend of its own: asked on Sunday, last
+    weekend is the week before's alone."""
+    sunday = datetime(2026, 3, 8, 12, tzinfo=UTC).timestamp()
+    listed = browse_window(SearchRequest(query=question), sunday)
+    assert listed is not None
+    assert (listed.since, listed.until) == (_at(2026, 2, 28), _before(2026, 3, 2))
+
+
+@pytest.mark.parametrize("question", ["下周末做什么", "来週末の予定", "毎週末のジョブ",
+                                      "다음 주말에 뭐 하지", "매주말 작업"])
+def test_another_weekend_named_is_not_the_latest(question: str) -> None:
+    """Next weekend, every weekend: no weekend gone, no time read."""
+    assert time_window(question, NOW) is None

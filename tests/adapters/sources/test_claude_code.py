@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from harkback.adapters.sources import claude_code
 from harkback.adapters.sources.claude_code import CLAUDE_CODE, parse_lines
-from harkback.adapters.sources.transcripts import parse_file
+from harkback.adapters.sources.transcripts import ParsedFile, parse_file
 from harkback.stages.records import Conversation
 
 PROJECTS = Path(__file__).parents[2] / "fixtures" / "claude-code" / "projects"
@@ -264,3 +269,40 @@ def test_a_line_naming_another_session_after_the_session_s_own_is_kept() -> None
     assert [m.content for m in parsed.conversations[0].messages] == [
         "first of the new session", "written under the earlier id"]
     assert parsed.conversations[0].session.parent_session_id is None
+
+
+def test_a_resumed_file_is_read_once_with_its_copy_and_without(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file copying a known session's lines yields the session without them and, for the
+    import to compare, with them (as read when nothing is known): it was parsed twice for
+    that, every resumed file's lines read again. Now one pass gives both."""
+    from tests.pipeline.test_transcript_replays import (
+        PARENT,
+        PROJECT,
+        _forked_lines,
+        _resumed_lines,
+    )
+    calls: list[str] = []
+    real = claude_code.parse_lines
+
+    def counted(session_id: str, *args: Any, **kwargs: Any) -> ParsedFile:
+        calls.append(session_id)
+        return real(session_id, *args, **kwargs)
+
+    monkeypatch.setattr(claude_code, "parse_lines", counted)
+    side = {"type": "user", "uuid": "side1", "isSidechain": True, "agentId": "x",
+            "sessionId": PARENT, "cwd": "/w", "message": {"role": "user", "content": "look"}}
+    for name, lines in (("resumed", _resumed_lines()), ("forked", _forked_lines())):
+        path = tmp_path / PROJECT / f"{name}.jsonl"
+        path.parent.mkdir(exist_ok=True)
+        lines = [*lines[:2], side, *lines[2:]]
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        calls.clear()
+        left = parse_file(CLAUDE_CODE, path, tmp_path, known={PARENT})
+        assert calls == [name]
+        [whole] = [c for c in parse_file(CLAUDE_CODE, path, tmp_path).conversations
+                   if c.session.id == name]
+        [replay] = left.replays
+        copied = dict(left.left_out)["line copied from an earlier session (stored there)"]
+        assert (replay.sources, replay.whole, replay.lines) == ((PARENT,), whole, copied)
+        assert len(left.conversations[0].messages) == 2

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from returns.unsafe import unsafe_perform_io
 
+from harkback.stages import project_note
 from harkback.stages.flow import Matched
 from harkback.stages.match import clauses, lexical
 from harkback.stages.match.clauses import (
@@ -17,6 +20,7 @@ from harkback.stages.match.clauses import (
 from harkback.stages.match.lexical import LexicalMatch
 from harkback.stages.match.score import RankUnit
 from harkback.stages.ports import Deps, SessionStore
+from harkback.stages.project_note import unlabelled
 from harkback.stages.query import Term, topic_tokens
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
@@ -195,3 +199,29 @@ async def test_a_clause_ranks_a_session_in_english_as_the_whole_question_does(
     whole = order(await _matched(empty_store, LexicalMatch(clause_weight=0.0), question))
     assert whole == ["en-timeout", "zh-timeout"]
     assert order(await _matched(empty_store, LexicalMatch(), question)) == whole
+
+
+async def test_a_project_line_is_read_without_its_labels_once(
+        empty_store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project line under a user message is read without its labels once, for the
+    whole question and its clauses alike (each clause read it again: twice the work for
+    every candidate of a question about several things), and the clauses read it so."""
+    note = "\n\n[project: /home/me/api, git branch: main]"
+    said = [("deploy", f"deploy the api to staging{note}"),
+            ("release", f"cut the release branch of the api{note}"),
+            ("label", "fix the flaky test\n\n[project: /home/me/site, git branch: main]"),
+            ("couch", "I bought a new couch")]
+    unsafe_perform_io((await empty_store.ingest(
+        [conversation(sid, ("user", text)) for sid, text in said]).awaitable()).unwrap())
+    read: list[str] = []
+
+    def spied(text: str) -> str:
+        read.append(text)
+        return unlabelled(text)
+
+    monkeypatch.setattr(project_note, "unlabelled", spied)
+    question = "When did we deploy the api to staging or cut the release branch?"
+    top = await _top(empty_store, LexicalMatch(), question, 10)
+
+    assert top[:2] in (["deploy", "release"], ["release", "deploy"]) and "label" not in top
+    assert read and all(times == 1 for times in Counter(read).values())

@@ -1,0 +1,118 @@
+"""The part of a PostgreSQL URL that puts a schema on the search path, as a message tells
+the user to write it (where the URL left out the schema holding the store).
+
+libpq reads the server's settings from the URL's ``options`` parameter: after a URL with
+no query it is ``?options=...``; after one with a query (``?sslmode=disable``, a socket's
+``?host=/run/pg``) ``&options=...``, since a second ``?`` made the rest part of the value
+before it (``sslmode`` "disable?options=..." is refused); where the URL has options of its
+own, those with the search path after them, in their place (a second ``options=`` would
+replace the first: libpq keeps the last). The URL is one (``postgresql://``): a key=value
+string (``host=/tmp dbname=h``) names no PostgreSQL store to ``--db`` or ``open_store``.
+
+>>> reaching("hb", "postgresql://me@db/team")
+'?options=-csearch_path%3Dhb in the URL'
+>>> reaching("hb", "postgresql://me@db/team?sslmode=disable")
+'&options=-csearch_path%3Dhb in the URL'
+>>> reaching("hb", "postgresql://me@db/team?options=-cstatement_timeout%3D0")
+"options=-cstatement_timeout%3D0%20-csearch_path%3Dhb in place of the URL's options"
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+import psycopg
+from psycopg import conninfo
+
+_SETTING = re.compile(r"(?:-c|--)search[_-]path=(.*)", re.IGNORECASE | re.DOTALL)
+_SEARCH_PATH = re.compile(r"search[_-]path=(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def identifier(name: str) -> str:
+    """A schema's name as a search path names it: double-quoted unless plain lower case.
+
+    >>> identifier("hb"), identifier("My Store")
+    ('hb', '"My Store"')
+    """
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def reaching(name: str, url: str) -> str:
+    """Where to write, in ``url``, the option that puts schema ``name`` on the search path
+    (see the module). The server splits ``options`` at whitespace unless a backslash
+    escapes it: ``"My Store"`` unescaped was refused (invalid value for parameter
+    "search_path": ""My").
+
+    >>> reaching('back\\\\slash', "postgresql:///h")
+    '?options=-csearch_path%3D%22back%5C%5Cslash%22 in the URL'
+    >>> reaching("hb", "postgresql:///h?host=/s&options=-c%20search_path%3Dx%20-cwork_mem%3D1MB")
+    "options=-cwork_mem%3D1MB%20-csearch_path%3Dhb in place of the URL's options"
+    """
+    value = re.sub(r"[\\\s]", lambda found: "\\" + found.group(), identifier(name))
+    setting = f"-csearch_path={value}"
+    own = _options(url)
+    if not own:
+        return f"{_separator(url)}options={_quoted(setting)} in the URL"
+    kept, paths = _without_search_path(own)
+    if paths[-1:] == [value]:
+        return f"the URL's options={_quoted(own)}"  # as wanted: its role lacks a grant
+    return f"options={_quoted(' '.join([*kept, setting]))} in place of the URL's options"
+
+
+def _options(url: str) -> str:
+    """The ``options`` ``url`` gives the server ('' for none, or a URL libpq cannot read,
+    which was refused before any message gave this)."""
+    try:
+        return str(conninfo.conninfo_to_dict(url).get("options") or "").strip()
+    except psycopg.Error:
+        return ""
+
+
+def _separator(url: str) -> str:
+    """What comes before a parameter added at the end of ``url``: ``?`` when it has no
+    query (a password's ``?``, before its ``@``, is none), else ``&`` (none after a
+    trailing ``?`` or ``&``). The user part ends, as libpq reads it, at the first ``@``
+    before any ``/``: an ``@`` of the query (``?user=me@srv``, an Azure server's user) is
+    the query's, where the last ``@`` of the URL took the query for the user part.
+
+    >>> _separator("postgresql://me:pa?ss@db/h"), _separator("postgresql://db/h?user=me@srv")
+    ('?', '&')
+    """
+    after = re.sub(r"^[^@/]*@", "", url.partition("://")[2])
+    if "?" not in after:
+        return "?"
+    return "" if after.endswith(("?", "&")) else "&"
+
+
+def _without_search_path(options: str) -> tuple[list[str], list[str]]:
+    """The settings of ``options`` (split at whitespace a backslash does not escape, as
+    the server splits them) other than the search path, and the search paths it sets.
+
+    >>> _without_search_path("-c search_path=hb -cwork_mem=1MB --search-path=x")
+    (['-cwork_mem=1MB'], ['hb', 'x'])
+    """
+    words = re.findall(r"(?:\\.|\S)+", options)
+    kept: list[str] = []
+    paths: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        following = words[index + 1] if index + 1 < len(words) else ""
+        if word == "-c" and (found := _SEARCH_PATH.fullmatch(following)):
+            paths.append(found.group(1))
+            index += 2
+            continue
+        if found := _SETTING.fullmatch(word):
+            paths.append(found.group(1))
+        else:
+            kept.append(word)
+        index += 1
+    return kept, paths
+
+
+def _quoted(options: str) -> str:
+    """``options`` as a URL's query holds them (``=`` as %3D, a space as %20)."""
+    return quote(options, safe="")
