@@ -34,6 +34,7 @@ from harkback.pipeline.command_kit import (
     release,
     settings_of,
 )
+from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.redacting import RedactionMemo
@@ -174,8 +175,8 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
                 # behind (a watch that goes on may store sessions yet).
                 if not payload(reports)["success"] and not _watches(args, located, reports):
                     await unused.discard()
-            embedded = None if unused.removed else await embed_after(store, embedder,
-                                                                      progress_wanted(args))
+            embedded = None if unused.removed else await _embedded(store, embedder, reports,
+                                                                    progress_wanted(args))
         except BaseException:  # stopped (Ctrl-C) while it waited its turn, or from above
             await unused.discard(args)
             stopped_with(args, payload=noted(args, stopped_payload(so_far, dry_run=args.dry_run)))
@@ -224,6 +225,17 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
         lock.close()
         store.close()
     return finished(bool(shown["success"]), skips, embedded)
+
+
+async def _embedded(store: SessionStore, embedder: Embedder | None,
+                    reports: Sequence[SourceReport], progress: bool | None
+                    ) -> EmbedSummary | None:
+    """What the embedder made of what the sync stored. A sync that stored nothing does not
+    look: the messages lacking vectors are found by a scan of every message (seconds at a
+    million), which every unchanged sync of a machine paid (``harkback embed`` goes on)."""
+    if embedder is None or not any(r.new or r.updated for r in reports):
+        return None if embedder is None else EmbedSummary(model=embedder.name, embedded=0)
+    return await embed_after(store, embedder, progress)
 
 
 class Unused:

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from harkback.stages.ingest_format import conversation_to_json
-from tests.pipeline.sync_home import ENV_HOMES, make_home, repair
 from tests.pipeline.test_cli_llm import harkback
 from tests.support.chat_server import ChatServer, Received, Reply, replies
 from tests.support.corpus import QUERY, docker_session
@@ -459,31 +458,3 @@ def test_a_refused_key_or_a_404_names_the_embedder_s_own_settings(
     assert "OPENAI_API_KEY" not in line
     assert _vectors(db) == 0
 
-
-def test_sync_with_an_embedder_configured_embeds_what_it_brought(tmp_path: Path) -> None:
-    """tourh34: ``$HARKBACK_EMBEDDER`` (or the config file's embedder) made ingest and
-    import embed what they stored, but sync never did: the sessions it brought were found
-    by words alone until ``harkback embed`` was run, without a word. Now it embeds them, and
-    an embedder that fails leaves the sessions stored and says so, status 3, as ingest."""
-    home = make_home(tmp_path / "home")
-    repair(home)  # no damaged line: the status is the embedding's alone
-    homes = {"HOME": str(home), **dict.fromkeys(ENV_HOMES, "")}
-    db, down_db = tmp_path / "h.db", tmp_path / "down.db"
-    with ChatServer() as server:
-        done = harkback("sync", "--db", str(db), "--json",
-                        env={**homes, "HARKBACK_EMBEDDER": f"openai:words@{server.url}"})
-    with ChatServer(replies(then=Reply(status=500))) as down:
-        failed = harkback("sync", "--db", str(down_db), "--json",
-                          env={**homes, "HARKBACK_EMBEDDER": f"openai:words@{down.url}"})
-    with sqlite3.connect(db) as connection:
-        users = connection.execute("SELECT COUNT(*) FROM messages WHERE role = 'user' "
-                                   "AND trim(content) <> ''").fetchone()[0]
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["embedding"] == {
-        "model": "words", "embedded": users, "complete": True, "error": None}
-    assert users > 0 and _vectors(db) == users
-    assert failed.returncode == 3
-    payload = json.loads(failed.stdout)
-    assert (payload["success"], payload["embedding"]["complete"]) == (True, False)
-    assert "the sessions are stored; their vectors are not" in failed.stderr
-    assert _vectors(down_db) == 0
