@@ -4,12 +4,16 @@ unchanged sync costs nothing more (real sources, a real embeddings server)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.pipeline.sync_home import ENV_HOMES, make_home, repair
-from tests.pipeline.test_cli_llm import harkback
-from tests.support.chat_server import ChatServer, Reply, replies
+from tests.pipeline.test_cli_llm import MODEL_ENV, harkback
+from tests.support.chat_server import ChatServer, Received, Reply, replies
 
 
 def _vectors(db: Path) -> int:
@@ -65,3 +69,36 @@ def test_an_unchanged_sync_does_not_look_for_messages_to_embed(tmp_path: Path) -
     assert json.loads(again.stdout)["embedding"] == {
         "model": "words", "embedded": 0, "complete": True, "error": None}
     assert (asked, _vectors(db)) == (0, 0)
+
+
+def test_ctrl_c_while_a_sync_embeds_says_harkback_embed_makes_the_rest(tmp_path: Path) -> None:
+    """review34h: Ctrl-C while a sync embedded what it brought said "the same command run
+    again goes on from there", which a sync that stores nothing new does not do for the
+    vectors (it does not look): the line now says the sessions are stored and ``harkback
+    embed`` makes the vectors left."""
+    home = make_home(tmp_path / "home")
+    repair(home)
+    db = tmp_path / "h.db"
+    running: list[subprocess.Popen[str]] = []
+
+    def interrupt(received: Received) -> Reply:
+        if received.index == 0:  # the first batch at the embedder
+            running[0].send_signal(signal.SIGINT)
+            running[0].wait(timeout=60)
+        return Reply()
+
+    with ChatServer(interrupt) as server:
+        env = {**{k: v for k, v in os.environ.items() if k not in MODEL_ENV},
+               "HOME": str(home), **dict.fromkeys(ENV_HOMES, ""),
+               "HARKBACK_EMBEDDER": f"openai:words@{server.url}"}
+        running.append(subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--db", str(db), "--json"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        out, err = running[0].communicate(timeout=90)
+    assert running[0].returncode == 130
+    kept = ("the sessions are stored, each whole; the vectors made before it are kept (0 "
+            "message(s) embedded with words): harkback embed makes the rest")
+    assert kept in err and json.loads(out)["kept"] == kept
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] > 0
+    assert _vectors(db) == 0
