@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -147,15 +147,16 @@ def embedder_of(args: argparse.Namespace) -> Embedder | None:
     return unwrap(wiring.embedder_for(chosen.embedder, chosen.model_environment(os.environ)))
 
 
-async def embed_after(store: SessionStore, embedder: Embedder | None,
-                       progress: bool | None) -> EmbedSummary | None:
-    """Embed what an ingest or import added, when an embedder is configured."""
+async def embed_after(store: SessionStore, embedder: Embedder | None, progress: bool | None,
+                      counted: Callable[[int], None] | None = None) -> EmbedSummary | None:
+    """Embed what an ingest, import or sync added, when an embedder is configured
+    (``counted`` hears how many messages have a vector so far)."""
     if embedder is None:
         return None
     vectors = store.vector_store()
     if vectors is None:
         raise CliError("this store keeps no vectors; leave out --embedder")
-    return await embed_missing(vectors, embedder, progress=progress)
+    return await embed_missing(vectors, embedder, progress=progress, counted=counted)
 
 
 async def release(embedder: Embedder | None) -> None:

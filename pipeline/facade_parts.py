@@ -28,7 +28,7 @@ _PARTS: dict[str, tuple[str, tuple[str, ...], str]] = {
               "with_model(hb, ChatSettings(model={name}))"),
     "embedder": ("an embedder", ("embed", "aclose"),
                  "recall(RecallSettings(embedder={name}), store), or LocalEmbedder"),
-    "vectors": ("a vector store", ("nearest", "vector_count"), "store.vector_store()"),
+    "vectors": ("a vector store", ("nearest", "holds_vectors"), "store.vector_store()"),
     "cache": ("a summary cache", ("cached_summary", "keep_summary"), "store.summary_cache()"),
 }
 

@@ -16,7 +16,9 @@ from harkback.pipeline.terminal import line_of
 
 @attrs.define
 class Progress:
-    """Report ``done`` out of ``total`` units, redrawing at most ten times a second.
+    """Report ``done`` out of ``total`` units, redrawing at most ten times a second; with
+    ``total`` None (work whose size is not known ahead) the count of ``unit`` done instead
+    of a share.
 
     >>> import io
     >>> out = io.StringIO()
@@ -26,12 +28,13 @@ class Progress:
     True
     """
 
-    total: int
+    total: int | None
     label: str
     # looked up per bar, not at import, so a redirected stderr is honoured
     stream: TextIO = attrs.field(factory=lambda: sys.stderr)
     enabled: bool | None = None
     done: int = 0
+    unit: str = "done"
     _last_draw: float = 0.0
 
     def __attrs_post_init__(self) -> None:
@@ -42,13 +45,19 @@ class Progress:
         """Add ``units`` of finished work."""
         self.done += units
         now = time.monotonic()
-        if self.enabled and (now - self._last_draw > 0.1 or self.done >= self.total):
+        finished = self.total is not None and self.done >= self.total
+        if self.enabled and (now - self._last_draw > 0.1 or finished):
             self._last_draw = now
             self._draw()
 
     def _draw(self) -> None:
-        share = min(self.done / self.total, 1.0) if self.total else 1.0
-        self.stream.write(f"\r{fitted(self.label, share, terminal_width(self.stream))}")
+        width = terminal_width(self.stream)
+        if self.total is None:
+            line = counted(self.label, f"{self.done:,} {self.unit}", width)
+        else:
+            share = min(self.done / self.total, 1.0) if self.total else 1.0
+            line = fitted(self.label, share, width)
+        self.stream.write(f"\r{line}")
         self.stream.flush()
 
     def finish(self) -> None:
@@ -83,6 +92,21 @@ def fitted(label: str, share: float, width: int) -> str:
     if width - 1 < len(tail):
         return ""
     return f"{clipped(label, width - 1 - len(tail))}{tail}"
+
+
+def counted(label: str, count: str, width: int) -> str:
+    """The line of work of no known size in fewer than ``width`` columns: the label, then
+    the count done (the label cut first, as :func:`fitted` cuts it).
+
+    >>> counted("embed with all-MiniLM-L6-v2", "320 message(s)", 80)
+    'embed with all-MiniLM-L6-v2: 320 message(s)'
+    >>> counted("embed with all-MiniLM-L6-v2", "320 message(s)", 30)
+    'embed with al: 320 message(s)'
+    """
+    tail = f": {count}"
+    if width - 1 < len(tail):
+        return ""
+    return f"{clipped(line_of(label), width - 1 - len(tail))}{tail}"
 
 
 def terminal_width(stream: TextIO) -> int:

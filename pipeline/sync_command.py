@@ -1,4 +1,5 @@
-"""The ``harkback sync`` command: find the sources, open the store, sync, print.
+"""The ``harkback sync`` command: find the sources, open the store, sync, embed what lacks
+vectors (an embedder configured, not under ``--watch``), print.
 
 Kept apart from :mod:`~harkback.pipeline.commands` (which calls it) so the importers
 load only when ``sync`` runs. ``--watch`` goes on in :mod:`~harkback.pipeline.watch`.
@@ -20,14 +21,20 @@ from harkback.pipeline.command_kit import (
     BadStore,
     CliError,
     db_of,
+    embed_after,
+    embed_payload,
+    embedder_of,
     finished,
     holds_nothing,
     name_skips,
+    name_stopped,
     noted,
     open_store,
     opened,
+    release,
     settings_of,
 )
+from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.redacting import RedactionMemo
@@ -48,7 +55,7 @@ from harkback.pipeline.termination import removed_new_store, stopped_with
 from harkback.pipeline.watch_outage import Outage
 from harkback.stages.errors import NoStore
 from harkback.stages.imports import SourceKey
-from harkback.stages.ports import SessionStore
+from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.shown_url import shown_url
 
 WATCH_EXTRA = "sync --watch needs watchfiles: pip install 'harkback[watch]'"
@@ -130,6 +137,18 @@ async def run_sync(args: argparse.Namespace) -> int:
         if args.dry_run:
             raise CliError("--watch writes as the sources change; leave out --dry-run", 2)
     new = None if args.dry_run else wiring.new_file(db_of(args))
+    # What was synced gets its vectors, as an ingest's does: with an embedder configured
+    # the sessions a sync brought were found by words alone until `harkback embed` ran.
+    # A watch's later rounds would not embed theirs, so a watch embeds none.
+    embedder = None if args.dry_run or args.watch else embedder_of(args)
+    try:
+        return await _synced(args, located, new, embedder)
+    finally:
+        await release(embedder)
+
+
+async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: Path | None,
+                  embedder: Embedder | None) -> int:
     if args.watch:
         await _reachable(db_of(args))
     store = _store_for(args)
@@ -156,17 +175,24 @@ async def run_sync(args: argparse.Namespace) -> int:
                 # behind (a watch that goes on may store sessions yet).
                 if not payload(reports)["success"] and not _watches(args, located, reports):
                     await unused.discard()
+            embedded = None if unused.removed else await _embedded(args, store, embedder,
+                                                                    reports)
         except BaseException:  # stopped (Ctrl-C) while it waited its turn, or from above
             await unused.discard(args)
             stopped_with(args, payload=noted(args, stopped_payload(so_far, dry_run=args.dry_run)))
             raise
         skips = sum(r.skips for r in reports)
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
+        name_stopped(embedded, after_import=True)
         shown = noted(args, payload(reports, dry_run=args.dry_run))
+        if embedded is not None:
+            shown["embedding"] = embed_payload(embedded)
         if args.json:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:
             print(describe(reports, dry_run=args.dry_run), flush=True)
+            if embedded is not None:
+                print(embedded.describe(), flush=True)
         # A source found where it is looked for by default that failed (an agent's folder
         # this user may not read) does not keep --watch from watching the others.
         failing: dict[SourceKey, str] = {}
@@ -198,7 +224,25 @@ async def run_sync(args: argparse.Namespace) -> int:
     finally:
         lock.close()
         store.close()
-    return finished(bool(shown["success"]), skips)
+    return finished(bool(shown["success"]), skips, embedded)
+
+
+async def _embedded(args: argparse.Namespace, store: SessionStore, embedder: Embedder | None,
+                    reports: Sequence[SourceReport]) -> EmbedSummary | None:
+    """What the embedder made of what the sync stored. A sync that stored nothing does not
+    look: the messages lacking vectors are found by a scan of every message (0.7 s at a
+    million), which every unchanged sync of a machine paid (``harkback embed`` goes on)."""
+    if embedder is None or not any(r.new or r.updated for r in reports):
+        return None if embedder is None else EmbedSummary(model=embedder.name, embedded=0)
+    model = embedder.name
+
+    def so_far(done: int) -> None:  # what a Ctrl-C now says: sync again would not embed
+        stopped_with(args, f"the sessions are stored, each whole; the vectors made before "
+                     f"it are kept ({done} message(s) embedded with {model}): harkback "
+                     "embed makes the rest")
+
+    so_far(0)
+    return await embed_after(store, embedder, progress_wanted(args), counted=so_far)
 
 
 class Unused:

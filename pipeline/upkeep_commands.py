@@ -38,7 +38,7 @@ from harkback.pipeline.command_kit import (
     release,
     unwrap,
 )
-from harkback.pipeline.embed import embed_missing
+from harkback.pipeline.embed import EmbedSummary, embed_missing
 from harkback.pipeline.in_memory import in_memory_note
 from harkback.pipeline.output import print_json
 from harkback.pipeline.terminal import line_of, one_line
@@ -66,8 +66,14 @@ async def embed(args: argparse.Namespace) -> int:
             vectors = store.vector_store()
             if vectors is None:
                 raise CliError(f"the store at {target} keeps no vectors")
+            def so_far(done: int) -> None:  # what a Ctrl-C says it kept, counted
+                stopped = EmbedSummary(model=embedder.name, embedded=done)
+                stopped_with(args, stopped.kept_when_stopped(), noted(args, {
+                    **embed_payload(stopped), "complete": False}))
+
+            so_far(0)
             summary = await embed_missing(vectors, embedder, roles=args.role,
-                                          progress=args.progress)
+                                          progress=args.progress, counted=so_far)
         finally:
             store.close()
     finally:

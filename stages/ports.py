@@ -367,6 +367,11 @@ class VectorStore(Protocol):
         """How many messages have a vector of ``model``."""
         ...
 
+    def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
+        """Whether any message has a vector of ``model``: what a search asks, at once
+        where a count reads every vector (PostgreSQL)."""
+        ...
+
 
 @attrs.frozen(kw_only=True)
 class Deps:

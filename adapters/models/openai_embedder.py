@@ -186,11 +186,14 @@ class OpenAIEmbedder:
                     timeout=self.timeout) as raw:
                 return await body_within(raw.iter_bytes(), VECTOR_BYTES * (len(batch) + 1))
 
-        # Its key and URL are read as embedder_spec says, not as the chat model's are.
+        # Its key and URL are read as embedder_spec says, not as the chat model's are:
+        # $OPENAI_API_KEY is never sent to a URL the spec names, which $OPENAI_BASE_URL
+        # does not override.
         data = await fetch_json(send, timeout=self.timeout, secret=self.api_key,
                                 where=shown_url(self.base_url or "the OpenAI API"),
                                 key_setting=self.key_setting,
-                                url_setting="the embedder spec's URL or OPENAI_BASE_URL")
+                                url_setting="the base URL in the embedder spec, "
+                                            "OPENAI_BASE_URL where it names none")
         if isinstance(data, Attempt):
             return data
         vectors = vectors_from_json(data, len(batch))

@@ -134,3 +134,7 @@ class MemoryVectors:
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model``."""
         return self._run(lambda: len(self._vectors.get(model, {})))
+
+    def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
+        """Whether any message has a vector of ``model``."""
+        return self._run(lambda: bool(self._vectors.get(model)))

@@ -362,3 +362,7 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model``."""
         return self.run(lambda connection: postgres_vectors.vector_count(connection, model))
+
+    def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
+        """Whether any message has a vector of ``model`` (one index lookup, no count)."""
+        return self.run(lambda connection: postgres_vectors.holds_vectors(connection, model))

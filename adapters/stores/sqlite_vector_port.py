@@ -99,3 +99,7 @@ class SqliteVectorPort:
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model`` (one row lookup)."""
         return self._run(lambda connection: sqlite_vectors.vector_count(connection, model))
+
+    def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
+        """Whether any message has a vector of ``model`` (the count: one row lookup)."""
+        return self.vector_count(model).map(bool)

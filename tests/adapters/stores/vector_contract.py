@@ -182,6 +182,18 @@ class VectorContract:
         assert places(await ok(store.unembedded("small", ("user",), 10))) == [("s1", 1)]
         assert places(await ok(store.unembedded("large", ("user",), 10))) == [("s1", 0)]
 
+    async def test_holds_vectors_says_whether_a_model_has_one(self, store: Store,
+                                                               make_conversation: Make) -> None:
+        """What a search asks before it embeds its question: not a count (PostgreSQL's
+        reads every vector); a model whose vectors all went holds none."""
+        await ok(store.ingest([make_conversation("s1", ("user", "a"))]))
+        assert await ok(store.holds_vectors("m")) is False
+        await ok(store.keep_vectors("m", [(key("s1", 0), axis(0))]))
+        assert (await ok(store.holds_vectors("m")), await ok(store.holds_vectors("n"))) == (
+            True, False)
+        await ok(store.ingest([make_conversation("s1", ("user", "b"))]))  # its vector goes
+        assert await ok(store.holds_vectors("m")) is False
+
     async def test_nearest_without_vectors_finds_nothing(self, store: Store,
                                                          make_conversation: Make) -> None:
         """An empty store, or a model with no vectors, answers with no hits."""
