@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import attrs
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -91,9 +92,33 @@ def build_server(store: LazyStore, settings: Settings | None = None,
                   on_list_tools=list_tools, on_call_tool=call)
 
 
+def anchored(settings: Settings) -> Settings:
+    """``settings`` with a relative store path made absolute, from the folder the server
+    was started in: an agent's client chooses that folder (Claude Desktop starts servers
+    in ``/``), and the agent's own shell is elsewhere, so a read note's ``harkback show
+    ... --db h.db`` opened another store, or none, and "no harkback database at h.db"
+    named no place the user could find.
+
+    >>> from pathlib import Path
+    >>> from harkback.pipeline.settings import effective
+    >>> given = effective({"db": "h.db"}, {}, path=Path("/nonexistent")).unwrap()
+    >>> anchored(given).db == os.path.join(os.getcwd(), "h.db")
+    True
+    >>> url = effective({"db": "postgresql://host/h"}, {}, path=Path("/nonexistent")).unwrap()
+    >>> anchored(url).db
+    'postgresql://host/h'
+    """
+    chosen = settings.chosen_db
+    if chosen is None or wiring.store_kind(chosen) != "sqlite":
+        return settings
+    return attrs.evolve(settings, chosen_db=os.path.abspath(os.path.expanduser(chosen)))
+
+
 async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
-    the command line's effective settings (db, model, embedder, limit)."""
+    the command line's effective settings (db, model, embedder, limit), a relative store
+    path taken from the folder it started in (:func:`anchored`)."""
+    settings = anchored(settings)
     recall = recall_settings(settings, None, limits)
     store = LazyStore(settings.db, recall)
     # The configured model, one for all calls: its limits (max_concurrency, rate) hold for
