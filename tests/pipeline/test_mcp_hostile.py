@@ -293,3 +293,25 @@ async def test_a_huge_whole_float_is_echoed_in_words(db: Path) -> None:
                       "of more than 30 digits"]
     assert offset == "offset must be at least 0, got a negative number of more than 30 digits"
     assert later["count"] == 1
+
+
+def test_a_call_nested_past_the_parsers_depth_is_answered(db: Path) -> None:
+    """Arguments nesting arrays or objects 200 levels deep made the SDK's parser refuse
+    the line ("recursion limit exceeded") and the server sent nothing: the client waited
+    for an answer that never came. What lies below 100 levels is now a string, so each
+    call is a one-line tool error and the calls after it are answered."""
+    call = '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": %s, ' \
+           '"arguments": %s}}'
+    calls = [call % (2, '"session_search"', '{"query": ' + "[" * 5_000 + "]" * 5_000 + "}"),
+             call % (3, '"session_search"', '{"query": "nginx", "colour": '
+                     + '{"a": ' * 300 + "1" + "}" * 300 + "}"),
+             call % (4, '"recent_sessions"', "{}")]
+    answers = _answers(db, calls)
+    assert sorted(answers) == [1, 2, 3, 4]
+    refused = [answers[n]["result"] for n in (2, 3)]
+    assert all(r["isError"] for r in refused)
+    assert [r["content"][0]["text"] for r in refused] == [
+        "query must be a string",
+        "unknown argument: colour (session_search takes query, limit, since, until, role, "
+        "source, project, current_session, summarizer)"]
+    assert answers[4]["result"]["structuredContent"]["count"] == 3
