@@ -86,3 +86,16 @@ async def test_every_argument_is_listed_with_one_type_that_means_what_a_number_d
     recent, found, page = as_number
     assert "docker-fix" not in str(recent) and "cors" not in str(found), (recent, found)
     assert page["offset"] > 0, page
+
+
+def test_the_readme_names_the_variables_the_sdks_client_passes_on() -> None:
+    """The README said the SDK's stdio client passes on only HOME, PATH, SHELL and TERM;
+    it passes LOGNAME and USER too. A user reading which of their variables reach the
+    server needs the list the client keeps."""
+    from mcp.client import stdio
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    said = " ".join(readme.split("given no `env`, passes only ", 1)[1].split(", and a ", 1)[0]
+                    .split())
+    named = sorted(word.strip("`") for word in said.replace(" and ", ", ").split(", "))
+    assert named == sorted(stdio.DEFAULT_INHERITED_ENV_VARS)
