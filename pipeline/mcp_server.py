@@ -114,6 +114,27 @@ def anchored(settings: Settings) -> Settings:
     return attrs.evolve(settings, chosen_db=os.path.abspath(os.path.expanduser(chosen)))
 
 
+def reader_gone(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """What the SDK's task group raised, as the command line takes it: a
+    :class:`BrokenPipeError` when every error in it is one (the client stopped reading
+    stdout: the command ends quietly, status 141, as a reader of any command's output
+    going away ends it), else the group. The group itself was an internal error,
+    "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)", status 70.
+
+    >>> reader_gone(ExceptionGroup("g", [BrokenPipeError(32, "Broken pipe")]))
+    BrokenPipeError(32, 'Broken pipe')
+    >>> type(reader_gone(ExceptionGroup("g", [BrokenPipeError(), ValueError()]))).__name__
+    'ExceptionGroup'
+    """
+    pipes, others = group.split(BrokenPipeError)
+    if pipes is None or others is not None:
+        return group
+    pipe: BaseException = pipes
+    while isinstance(pipe, BaseExceptionGroup):  # nested groups around one broken pipe
+        pipe = pipe.exceptions[0]
+    return pipe
+
+
 async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
     the command line's effective settings (db, model, embedder, limit), a relative store
@@ -131,6 +152,8 @@ async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> 
                                             errors="replace"))
         async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
+    except BaseExceptionGroup as group:
+        raise reader_gone(group) from None
     finally:
         if model is not None:
             await model.aclose()
