@@ -65,8 +65,17 @@ def build_server(store: LazyStore, settings: Settings | None = None,
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
             types.Tool(name=spec.name, title=spec.title, description=spec.description,
-                       input_schema=spec.input_schema, annotations=_annotations(spec.name))
+                       input_schema=_schema(spec.name, spec.input_schema),
+                       annotations=_annotations(spec.name))
             for spec in TOOLS.values()])
+
+    def _schema(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        # A search's limit defaults to the server's setting ($HARKBACK_LIMIT, the file's
+        # limit): listed as a default, as the other tools' are, not only in the prose,
+        # which names a variable the agent cannot read.
+        if name == "session_search" and settings is not None:
+            schema["properties"]["limit"]["default"] = settings.limit
+        return schema
 
     def _annotations(name: str) -> types.ToolAnnotations:
         # Read-only: clients may run them without asking each time, and side by side (the

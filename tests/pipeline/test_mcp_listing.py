@@ -99,3 +99,16 @@ def test_the_readme_names_the_variables_the_sdks_client_passes_on() -> None:
                     .split())
     named = sorted(word.strip("`") for word in said.replace(" and ", ", ").split(", "))
     assert named == sorted(stdio.DEFAULT_INHERITED_ENV_VARS)
+
+
+async def test_a_searchs_limit_lists_the_servers_default(db: Path) -> None:
+    """recent_sessions and read_session listed their limit's default; session_search's
+    was only in prose, naming $HARKBACK_LIMIT, which the agent cannot read. It is listed
+    as the server's own (3 unless set), and a search given none returns that many."""
+    async with connected(db, env={"HARKBACK_LIMIT": "2"}) as session:
+        (search,) = [t for t in (await session.list_tools()).tools if t.name == "session_search"]
+        found = await _ok(session, "session_search", {"query": "", "summarizer": "none"})
+    assert search.input_schema["properties"]["limit"]["default"] == found["count"] == 2
+    async with connected(db) as session:
+        (search,) = [t for t in (await session.list_tools()).tools if t.name == "session_search"]
+    assert search.input_schema["properties"]["limit"]["default"] == 3
