@@ -120,7 +120,10 @@ def anchored(settings: Settings) -> Settings:
     chosen = settings.chosen_db
     if chosen is None or wiring.store_kind(chosen) != "sqlite":
         return settings
-    return attrs.evolve(settings, chosen_db=os.path.abspath(os.path.expanduser(chosen)))
+    # Joined, not normalised: "link/../h.db" is h.db beside the folder link points to, as
+    # the system reads it; abspath dropped "link/.." and named a file in this folder.
+    return attrs.evolve(settings, chosen_db=os.path.join(os.getcwd(),
+                                                         os.path.expanduser(chosen)))
 
 
 def reader_gone(group: BaseExceptionGroup[BaseException]) -> BaseException:

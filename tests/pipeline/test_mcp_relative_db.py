@@ -62,3 +62,21 @@ async def test_a_cut_messages_note_reads_it_whole_from_another_folder(tmp_path: 
                            text=True, env=env, cwd=elsewhere, timeout=120, check=False)
     assert whole.returncode == 0, (command, whole.stderr)
     assert [m["content"] for m in json.loads(whole.stdout)["messages"]] == [huge]
+
+
+async def test_a_relative_store_through_a_link_is_the_file_the_system_opens(
+        tmp_path: Path) -> None:
+    """``--db link/../h.db``, ``link`` a folder's link: the system reads ``..`` from where
+    the link points, so the store is the h.db beside that folder. Made absolute by
+    dropping ``link/..``, it named a file in the server's folder: "no harkback database"."""
+    db = _ingested(tmp_path, {"id": "linked", "messages": [{"role": "user", "content": "x"}]})
+    (tmp_path / "deep").mkdir()
+    started_in = tmp_path / "server"
+    started_in.mkdir()
+    (started_in / "link").symlink_to(tmp_path / "deep", target_is_directory=True)
+    async with stdio_client(_server(started_in, f"link/../{db.name}")) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        answer = await session.call_tool("recent_sessions", {})
+    assert not answer.is_error, _text(answer)
+    assert [r["session_id"] for r in json.loads(_text(answer))["results"]] == ["linked"]
