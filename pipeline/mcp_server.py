@@ -120,10 +120,16 @@ def anchored(settings: Settings) -> Settings:
     chosen = settings.chosen_db
     if chosen is None or wiring.store_kind(chosen) != "sqlite":
         return settings
+    path = os.path.expanduser(chosen)
+    if os.path.isabs(path):
+        return attrs.evolve(settings, chosen_db=path)
+    try:
+        here = os.getcwd()
+    except OSError:  # started in a folder since deleted: the store cannot be opened anyway
+        return settings
     # Joined, not normalised: "link/../h.db" is h.db beside the folder link points to, as
     # the system reads it; abspath dropped "link/.." and named a file in this folder.
-    return attrs.evolve(settings, chosen_db=os.path.join(os.getcwd(),
-                                                         os.path.expanduser(chosen)))
+    return attrs.evolve(settings, chosen_db=os.path.join(here, path))
 
 
 def reader_gone(group: BaseExceptionGroup[BaseException]) -> BaseException:

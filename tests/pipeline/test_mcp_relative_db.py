@@ -80,3 +80,26 @@ async def test_a_relative_store_through_a_link_is_the_file_the_system_opens(
         answer = await session.call_tool("recent_sessions", {})
     assert not answer.is_error, _text(answer)
     assert [r["session_id"] for r in json.loads(_text(answer))["results"]] == ["linked"]
+
+
+async def test_a_server_whose_folder_was_deleted_still_answers(tmp_path: Path) -> None:
+    """Started in a folder deleted under it, the server asked the system for that folder
+    to anchor --db and ended at once: "harkback: internal error: FileNotFoundError",
+    status 70, whether --db was relative or whole. A whole path is read; a relative one
+    names no file any more, and is a tool error."""
+    db = _ingested(tmp_path, {"id": "kept", "messages": [{"role": "user", "content": "x"}]})
+    answers = []
+    for given in (str(db), "h.db"):
+        gone = tmp_path / "gone"
+        gone.mkdir()
+        started = StdioServerParameters(command="bash", args=[
+            "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m harkback.pipeline.cli mcp '
+                  f'--db "{given}"', sys.executable], env=_environment())
+        async with stdio_client(started) as (read, write), \
+                ClientSession(read, write) as session:
+            await session.initialize()
+            answers.append(await session.call_tool("recent_sessions", {}))
+    whole, relative = answers
+    assert not whole.is_error, _text(whole)
+    assert [r["session_id"] for r in json.loads(_text(whole))["results"]] == ["kept"]
+    assert relative.is_error and "h.db" in _text(relative), _text(relative)
