@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import attrs
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -64,8 +65,17 @@ def build_server(store: LazyStore, settings: Settings | None = None,
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
             types.Tool(name=spec.name, title=spec.title, description=spec.description,
-                       input_schema=spec.input_schema, annotations=_annotations(spec.name))
+                       input_schema=_schema(spec.name, spec.input_schema),
+                       annotations=_annotations(spec.name))
             for spec in TOOLS.values()])
+
+    def _schema(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        # A search's limit defaults to the server's setting ($HARKBACK_LIMIT, the file's
+        # limit): listed as a default, as the other tools' are, not only in the prose,
+        # which names a variable the agent cannot read.
+        if name == "session_search" and settings is not None:
+            schema["properties"]["limit"]["default"] = settings.limit
+        return schema
 
     def _annotations(name: str) -> types.ToolAnnotations:
         # Read-only: clients may run them without asking each time, and side by side (the
@@ -91,9 +101,63 @@ def build_server(store: LazyStore, settings: Settings | None = None,
                   on_list_tools=list_tools, on_call_tool=call)
 
 
+def anchored(settings: Settings) -> Settings:
+    """``settings`` with a relative store path made absolute, from the folder the server
+    was started in: an agent's client chooses that folder (Claude Desktop starts servers
+    in ``/``), and the agent's own shell is elsewhere, so a read note's ``harkback show
+    ... --db h.db`` opened another store, or none, and "no harkback database at h.db"
+    named no place the user could find.
+
+    >>> from pathlib import Path
+    >>> from harkback.pipeline.settings import effective
+    >>> given = effective({"db": "h.db"}, {}, path=Path("/nonexistent")).unwrap()
+    >>> anchored(given).db == os.path.join(os.getcwd(), "h.db")
+    True
+    >>> url = effective({"db": "postgresql://host/h"}, {}, path=Path("/nonexistent")).unwrap()
+    >>> anchored(url).db
+    'postgresql://host/h'
+    """
+    chosen = settings.chosen_db
+    if chosen is None or wiring.store_kind(chosen) != "sqlite":
+        return settings
+    path = os.path.expanduser(chosen)
+    if os.path.isabs(path):
+        return attrs.evolve(settings, chosen_db=path)
+    try:
+        here = os.getcwd()
+    except OSError:  # started in a folder since deleted: the store cannot be opened anyway
+        return settings
+    # Joined, not normalised: "link/../h.db" is h.db beside the folder link points to, as
+    # the system reads it; abspath dropped "link/.." and named a file in this folder.
+    return attrs.evolve(settings, chosen_db=os.path.join(here, path))
+
+
+def reader_gone(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """What the SDK's task group raised, as the command line takes it: a
+    :class:`BrokenPipeError` when every error in it is one (the client stopped reading
+    stdout: the command ends quietly, status 141, as a reader of any command's output
+    going away ends it), else the group. The group itself was an internal error,
+    "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)", status 70.
+
+    >>> reader_gone(ExceptionGroup("g", [BrokenPipeError(32, "Broken pipe")]))
+    BrokenPipeError(32, 'Broken pipe')
+    >>> type(reader_gone(ExceptionGroup("g", [BrokenPipeError(), ValueError()]))).__name__
+    'ExceptionGroup'
+    """
+    pipes, others = group.split(BrokenPipeError)
+    if pipes is None or others is not None:
+        return group
+    pipe: BaseException = pipes
+    while isinstance(pipe, BaseExceptionGroup):  # nested groups around one broken pipe
+        pipe = pipe.exceptions[0]
+    return pipe
+
+
 async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
-    the command line's effective settings (db, model, embedder, limit)."""
+    the command line's effective settings (db, model, embedder, limit), a relative store
+    path taken from the folder it started in (:func:`anchored`)."""
+    settings = anchored(settings)
     recall = recall_settings(settings, None, limits)
     store = LazyStore(settings.db, recall)
     # The configured model, one for all calls: its limits (max_concurrency, rate) hold for
@@ -106,6 +170,8 @@ async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> 
                                             errors="replace"))
         async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
+    except BaseExceptionGroup as group:
+        raise reader_gone(group) from None
     finally:
         if model is not None:
             await model.aclose()

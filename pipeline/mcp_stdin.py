@@ -4,7 +4,9 @@ Two things the SDK's own reader gets wrong for a long-lived server:
 
 * A line whose JSON escapes half a character (``\\ud83d`` alone: an emoji a truncation cut
   in two) is refused by the SDK's parser, and the call it held is never answered:
-  :func:`mended` escapes it as U+FFFD instead.
+  :func:`mended` escapes it as U+FFFD instead. So is a line nesting arrays or objects deeper
+  than the parser's 200 levels: :func:`mended` puts a string in place of what lies below
+  :data:`MAX_DEPTH`, and the call is answered (a tool error naming the argument).
 * The SDK reads stdin in one of anyio's worker threads, which a cancellation waits for and
   the interpreter joins at exit: while the client sent nothing, SIGTERM or Ctrl-C left the
   server running until the client's next line or its closing of the pipe.
@@ -24,12 +26,21 @@ from typing import IO
 
 import anyio
 
+MAX_DEPTH = 100
+"""Levels of arrays and objects a line keeps (the SDK's parser refuses a line of 200)."""
+TOO_DEEP = f'"(nested deeper than {MAX_DEPTH} levels)"'
+# A string whole (its brackets and digits are text; unrolled, a long string is one match);
+# one never closed (a line cut short) runs to the line's end. Wanting the closing quote, a
+# line cut in a string of many \" was scanned again from each (40 KB: 9 s, on the event loop).
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"?'
+# A string whole, or a bracket.
+_BRACKETS = re.compile(_STRING + r"|[\[\]{}]")
 NUMBER_DIGITS = 4_300
 """The most digits of a number the SDK's JSON parser reads (Python's int() limit too)."""
 _DIGIT_RUNS = re.compile(r"\d+")
 # A string whole (its digits stay), or a run of digits past the limit outside strings;
 # each run is matched once, so a line of many long runs costs no more than its length.
-_NUMBERS = re.compile(r'"(?:[^"\\]|\\.)*"|(\d{' + str(NUMBER_DIGITS + 1) + r',})|\d+')
+_NUMBERS = re.compile(_STRING + r"|(\d{" + str(NUMBER_DIGITS + 1) + r",})|\d+")
 _ESCAPES = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
                       r"|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})|\\.")
 
@@ -37,7 +48,8 @@ _ESCAPES = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{
 def mended(line: str) -> str:
     """``line`` (JSON) with each escaped half of a character (``\\ud83d`` alone: an emoji a
     truncation cut in two) escaped as U+FFFD instead, and each number of more than
-    :data:`NUMBER_DIGITS` digits cut to that many nines: the SDK's parser refuses the line
+    :data:`NUMBER_DIGITS` digits cut to that many nines, and what is nested below
+    :data:`MAX_DEPTH` levels replaced by a string: the SDK's parser refuses the line
     either way, and the call it held was never answered. A whole pair and an escaped
     backslash stay, and so do digits in a string.
 
@@ -50,9 +62,37 @@ def mended(line: str) -> str:
     """
     if any(len(run) > NUMBER_DIGITS for run in _DIGIT_RUNS.findall(line)):
         line = _NUMBERS.sub(lambda m: "9" * NUMBER_DIGITS if m.group(1) else m.group(), line)
+    line = _shallow(line)
     if "\\u" not in line:
         return line
     return _ESCAPES.sub(lambda m: "\\ufffd" if m.group(1) else m.group(), line)
+
+
+def _shallow(line: str) -> str:
+    """``line`` with each array or object opening below :data:`MAX_DEPTH` levels replaced
+    by :data:`TOO_DEEP` (brackets in strings are text; a line cut short stays as it is).
+
+    >>> _shallow('{"q": ' + "[" * 150 + "]" * 150 + ', "s": "[[["}')[:16]
+    '{"q": [[[[[[[[[['
+    >>> _shallow('{"q": ' + "[" * 150 + "]" * 150 + "}").count("[")
+    99
+    """
+    if line.count("[") + line.count("{") <= MAX_DEPTH:
+        return line
+    parts: list[str] = []
+    depth, kept, start = 0, 0, -1
+    for match in _BRACKETS.finditer(line):
+        bracket = match.group()
+        if bracket in "[{":
+            depth += 1
+            if depth == MAX_DEPTH + 1:
+                start = match.start()
+        elif bracket in "]}":
+            if depth == MAX_DEPTH + 1 and start >= 0:
+                parts += [line[kept:start], TOO_DEEP]
+                kept, start = match.end(), -1
+            depth -= 1
+    return "".join([*parts, line[kept:]])
 
 
 class StdinLines(anyio.AsyncFile[str]):

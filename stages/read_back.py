@@ -140,8 +140,9 @@ def page_of(request: PageRequest, around: int | None, window: MessageWindow
     offset = request.offset or 0
     total = window.total
     if offset >= total and (total or offset):
+        size = f"{total:,} message{'' if total == 1 else 's'}"
         return Failure(NotFound(f"offset {shown_number(offset)} is past the end of session "
-                                f"{request.session_id!r} ({total} messages)"))
+                                f"{request.session_id!r} ({size})"))
     return Success(window)
 
 

@@ -234,10 +234,11 @@ def test_a_number_of_thousands_of_digits_in_a_call_is_answered(db: Path) -> None
     assert texts[1] == "offset must be at least 0, got a negative number of more than 30 digits"
 
 
-def _answers(db: Path, calls: list[str]) -> dict[int, Any]:
+def _answers(db: Path, calls: list[str], *, unanswered: int = 0) -> dict[int, Any]:
     """The answers, by id, of ``harkback mcp --db DB`` to ``calls`` (JSON lines, ids 2 on),
     written after the handshake (id 1) as a client would write them: the SDK's own client
-    cannot send what these tests send. A server that never answers fails, not hangs."""
+    cannot send what these tests send. A server that never answers fails, not hangs;
+    ``unanswered`` lines are no JSON, which the server answers not at all."""
     handshake = [json.dumps(call) for call in (
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2024-11-05", "capabilities": {},
@@ -253,7 +254,7 @@ def _answers(db: Path, calls: list[str]) -> dict[int, Any]:
         server.stdin.write("".join(line + "\n" for line in handshake + calls).encode())
         server.stdin.flush()
         answers: dict[int, Any] = {}
-        while len(answers) < 1 + len(calls) and (line := server.stdout.readline()):
+        while len(answers) < 1 + len(calls) - unanswered and (line := server.stdout.readline()):
             answer = json.loads(line)
             answers[answer["id"]] = answer
         server.stdin.close()
@@ -293,3 +294,42 @@ async def test_a_huge_whole_float_is_echoed_in_words(db: Path) -> None:
                       "of more than 30 digits"]
     assert offset == "offset must be at least 0, got a negative number of more than 30 digits"
     assert later["count"] == 1
+
+
+def test_a_call_nested_past_the_parsers_depth_is_answered(db: Path) -> None:
+    """Arguments nesting arrays or objects 200 levels deep made the SDK's parser refuse
+    the line ("recursion limit exceeded") and the server sent nothing: the client waited
+    for an answer that never came. What lies below 100 levels is now a string, so each
+    call is a one-line tool error and the calls after it are answered."""
+    call = '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": %s, ' \
+           '"arguments": %s}}'
+    calls = [call % (2, '"session_search"', '{"query": ' + "[" * 5_000 + "]" * 5_000 + "}"),
+             call % (3, '"session_search"', '{"query": "nginx", "colour": '
+                     + '{"a": ' * 300 + "1" + "}" * 300 + "}"),
+             call % (4, '"recent_sessions"', "{}")]
+    answers = _answers(db, calls)
+    assert sorted(answers) == [1, 2, 3, 4]
+    refused = [answers[n]["result"] for n in (2, 3)]
+    assert all(r["isError"] for r in refused)
+    assert [r["content"][0]["text"] for r in refused] == [
+        "query must be a string",
+        "unknown argument: colour (session_search takes query, limit, since, until, role, "
+        "source, project, current_session, summarizer)"]
+    assert answers[4]["result"]["structuredContent"]["count"] == 3
+
+
+def test_a_line_cut_in_a_string_of_escaped_quotes_does_not_stall_the_server(db: Path) -> None:
+    """A line cut short inside a string of many ``\\"`` (a client's buffer full), with more
+    than 100 brackets or a number of thousands of digits before it, was scanned again from
+    each quote for one that closes it: 40 KB took 9 s, 400 KB minutes, and the calls after
+    it waited. The cut line is still refused (it is no JSON); the next call is answered."""
+    cut = '"' + '\\"' * 200_000
+    calls = ['{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"query": '
+             + "[" * 150 + cut,
+             '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"limit": '
+             + "1" * 5_000 + ', "query": ' + cut,
+             '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": '
+             '"recent_sessions", "arguments": {}}}']
+    answers = _answers(db, calls, unanswered=2)
+    assert sorted(answers) == [1, 4]
+    assert answers[4]["result"]["structuredContent"]["count"] == 3

@@ -5,6 +5,7 @@ shell that writes down its process id first (``exec``: the id stays the server's
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sqlite3
@@ -157,3 +158,34 @@ def test_a_server_started_with_stdin_closed_says_so_in_one_line(db: Path) -> Non
     assert done.stderr.startswith("harkback: standard input is closed, and the MCP server "
                                   "reads JSON-RPC there"), done.stderr
     assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(db: Path) -> None:
+    """A client gone from the reading end of stdout (closed it, or died with the server
+    left running) made the server's next answer an internal error: "harkback: internal
+    error: ExceptionGroup: unhandled errors in a TaskGroup", status 70. It ends as any
+    command whose reader went away does: quietly, status 141."""
+    calls = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=_environment())
+    assert server.stdin is not None and server.stdout is not None
+    assert server.stderr is not None
+    try:
+        server.stdin.write("".join(json.dumps(c) + "\n" for c in calls).encode())
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        server.stdout.close()  # the client stops reading; its next call's answer has no reader
+        server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                       "params": {"name": "recent_sessions",
+                                                  "arguments": {}}}).encode() + b"\n")
+        server.stdin.flush()
+        status = server.wait(timeout=60)
+    finally:
+        server.kill()
+        server.wait()
+    assert (status, server.stderr.read()) == (141, b"")

@@ -86,3 +86,29 @@ async def test_every_argument_is_listed_with_one_type_that_means_what_a_number_d
     recent, found, page = as_number
     assert "docker-fix" not in str(recent) and "cors" not in str(found), (recent, found)
     assert page["offset"] > 0, page
+
+
+def test_the_readme_names_the_variables_the_sdks_client_passes_on() -> None:
+    """The README said the SDK's stdio client passes on only HOME, PATH, SHELL and TERM;
+    it passes LOGNAME and USER too. A user reading which of their variables reach the
+    server needs the list the client keeps."""
+    from mcp.client import stdio
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    said = " ".join(readme.split("given no `env`, passes only ", 1)[1].split(", and a ", 1)[0]
+                    .split())
+    named = sorted(word.strip("`") for word in said.replace(" and ", ", ").split(", "))
+    assert named == sorted(stdio.DEFAULT_INHERITED_ENV_VARS)
+
+
+async def test_a_searchs_limit_lists_the_servers_default(db: Path) -> None:
+    """recent_sessions and read_session listed their limit's default; session_search's
+    was only in prose, naming $HARKBACK_LIMIT, which the agent cannot read. It is listed
+    as the server's own (3 unless set), and a search given none returns that many."""
+    async with connected(db, env={"HARKBACK_LIMIT": "2"}) as session:
+        (search,) = [t for t in (await session.list_tools()).tools if t.name == "session_search"]
+        found = await _ok(session, "session_search", {"query": "", "summarizer": "none"})
+    assert search.input_schema["properties"]["limit"]["default"] == found["count"] == 2
+    async with connected(db) as session:
+        (search,) = [t for t in (await session.list_tools()).tools if t.name == "session_search"]
+    assert search.input_schema["properties"]["limit"]["default"] == 3

@@ -115,7 +115,8 @@ async def _whole_session_page(store: SqliteStore, request: PageRequest
         start = max(0, min(indices[0] - request.limit // 2, total - request.limit))
     elif start >= total and (total or start):
         return Failure(NotFound(f"offset {start} is past the end of session "
-                                f"{request.session_id!r} ({total} messages)"))
+                                f"{request.session_id!r} ({total:,} message"
+                                f"{'' if total == 1 else 's'})"))
     return Success(SessionPage(
         session=session, parent_id=session.parent_session_id,
         parent=next(iter(parents), None), children=tuple(c for c in children if c.id != session.id),

@@ -75,6 +75,19 @@ def test_an_offset_past_the_end_is_not_found_but_an_empty_session_is_an_empty_pa
     assert empty == Success(MessageWindow(messages=(), offset=0, total=0))
 
 
+def test_the_size_named_past_the_end_reads_as_a_count() -> None:
+    """A one-message session was "(1 messages)"; a large one's count had no separators."""
+    one = conversation("s", ("user", "a")).messages
+    past = page_of(PageRequest(session_id="s", offset=1), None,
+                   window_of(one, WindowQuery(session_id="s", offset=1, limit=20)))
+    assert isinstance(past, Failure) and past.failure().reason.endswith("(1 message)")
+    many = tuple(Message(session_id="s", position=p, role="user", content="x")
+                 for p in range(1_200))
+    past = page_of(PageRequest(session_id="s", offset=5_000), None,
+                   window_of(many, WindowQuery(session_id="s", offset=5_000, limit=20)))
+    assert isinstance(past, Failure) and past.failure().reason.endswith("(1,200 messages)")
+
+
 def test_a_position_the_session_lacks_is_not_found() -> None:
     """``--around`` naming no message of the session is not found, not an empty page."""
     messages = conversation("s", ("user", "a")).messages
