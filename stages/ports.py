@@ -345,9 +345,11 @@ class VectorStore(Protocol):
     order; ``nearest`` compares only vectors of the query's model.
     """
 
-    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int, *,
+                   sessions: Sequence[str] | None = None
                    ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """Up to ``limit`` messages still without a vector of ``model``."""
+        """Up to ``limit`` messages still without a vector of ``model`` (of ``sessions``
+        only, when given: what a sync stored, not the whole history)."""
         ...
 
     def keep_vectors(self, model: str, vectors: Sequence[tuple[MessageKey, Vector]]

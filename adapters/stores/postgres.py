@@ -327,12 +327,14 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
 
     # --- dense vectors (the VectorStore port) -------------------------------------------------
 
-    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int, *,
+                   sessions: Sequence[str] | None = None
                    ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
-        ``model``, in stored order."""
+        """Up to ``limit`` messages of ``roles`` (of ``sessions`` only, when given) with
+        non-blank content and no vector of ``model``, in stored order."""
+        wanted = None if sessions is None else sorted(set(sessions))
         return self.run(lambda connection: postgres_vectors.unembedded(
-            connection, model, roles, limit), long=True)
+            connection, model, roles, limit, sessions=wanted), long=True)
 
     def keep_vectors(self, model: str,
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]

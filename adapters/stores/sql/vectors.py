@@ -15,8 +15,9 @@ import json
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from itertools import chain
+from typing import TypeVar
 
 from harkback.adapters.stores.sql.fulltext import WRITTEN, row_filters
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS
@@ -24,6 +25,29 @@ from harkback.adapters.stores.sql.statement import SqlValue, Statement, json_lis
 from harkback.stages.embedding import BLANK
 from harkback.stages.ports import NearestQuery, Vector
 from harkback.stages.records import Role
+
+T = TypeVar("T")
+
+StartKey = tuple[str, tuple[Role, ...], frozenset[str] | None]
+"""What a store keeps an ``unembedded`` resume hint under: the model, the roles, and the
+sessions asked for (None: every session)."""
+
+
+def start_key(model: str, roles: tuple[Role, ...], sessions: frozenset[str] | None,
+              starts: MutableMapping[StartKey, T]) -> StartKey:
+    """The key of ``starts`` for this call; the hints of other sets of sessions are
+    dropped: a watch asks for another set each round, and they would pile up for days.
+
+    >>> starts = {("m", ("user",), frozenset({"a"})): 1, ("m", ("user",), None): 2}
+    >>> start_key("m", ("user",), frozenset({"b"}), starts), list(starts.values())
+    (('m', ('user',), frozenset({'b'})), [2])
+    """
+    key = (model, roles, sessions)
+    if sessions is not None:
+        for other in [k for k in starts if k[2] is not None and k != key]:
+            del starts[other]
+    return key
+
 
 VECTOR_MODEL = "SELECT id, dimensions, vectors, generation FROM vector_models WHERE name = ?"
 
@@ -52,26 +76,43 @@ MESSAGE_CONTENT = "SELECT content FROM messages WHERE id = ?"
 """A message's text, by row id."""
 
 
+SESSIONS_BY_INDEX = 64
+"""Up to this many sessions, :func:`unembedded` reads their messages by their index."""
+
+
 def unembedded(model: str, roles: Iterable[Role], start: int, limit: int, *,
-               vectors: bool = True) -> Statement:
-    """Row id and fields of messages of ``roles``, from row id ``start`` on, whose content
-    is not blank and that have no vector of ``model``, in row id order.
+               vectors: bool = True, sessions: Iterable[str] | None = None) -> Statement:
+    """Row id and fields of messages of ``roles`` (of ``sessions`` only, when given), from
+    row id ``start`` on, whose content is not blank and that have no vector of ``model``,
+    in row id order.
 
     With ``vectors=False`` (a database without the vector tables) no message has one.
 
     >>> unembedded("m", ["user"], 1, 10).params
     (1, '["user"]', 'm', ' \\t\\r\\n', 10)
+    >>> unembedded("m", ["user"], 1, 10, sessions=["s1"]).params[-2]
+    '["s1"]'
     """
     columns = ", ".join("m." + c for c in MESSAGE_COLUMNS.split(", "))
     missing = (
         "AND NOT EXISTS (SELECT 1 FROM message_vectors AS v WHERE v.message_id = m.id "
         "AND v.model_id = (SELECT id FROM vector_models WHERE name = ?)) ") if vectors else ""
+    named = None if sessions is None else list(dict.fromkeys(sessions))
+    # A few sessions' messages are read through the (session, position) index: a watch
+    # round that stored one session reads its messages, not every message of the store.
+    # Each call reads all of them again (``start`` cannot narrow that index), so many
+    # sessions (a first sync) are read in row id order from ``start`` instead (the ``+``
+    # keeps the index out): a run over them reads the table once, not once per batch.
+    index = "" if named is None or len(named) <= SESSIONS_BY_INDEX else "+"
+    within = ("" if named is None
+              else f"AND {index}m.session_id IN (SELECT value FROM json_each(?)) ")
     params: tuple[SqlValue, ...] = (start, json_list(roles), *((model,) if vectors else ()),
-                                    BLANK, limit)
+                                    BLANK, *(() if named is None else (json_list(named),)),
+                                    limit)
     return Statement(
         f"SELECT m.id, {columns} FROM messages AS m "
         "WHERE m.id >= ? AND m.role IN (SELECT value FROM json_each(?)) "
-        f"{missing}AND trim(m.content, ?) <> '' ORDER BY m.id LIMIT ?",
+        f"{missing}AND trim(m.content, ?) <> '' {within}ORDER BY m.id LIMIT ?",
         params)
 
 

@@ -1,0 +1,129 @@
+"""``harkback sync`` and ``sync --watch`` with an embedder configured: each embeds what it
+stored, not the whole history, and says what it leaves to ``harkback embed`` (real
+sources, a real embeddings server, the CLI run as a process)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from tests.pipeline.sync_home import CLAUDE_FILE, CLAUDE_SESSION, claude_line, make_home, repair
+from tests.pipeline.test_sync_process import command, environment, watching_started
+from tests.support.chat_server import ChatServer, Reply, replies
+
+
+def _vectors_by_session(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as connection:
+        return dict(connection.execute(
+            "SELECT m.session_id, COUNT(*) FROM message_vectors AS v "
+            "JOIN messages AS m ON m.id = v.message_id GROUP BY m.session_id").fetchall())
+
+
+def _users(db: Path, session: str) -> int:
+    with sqlite3.connect(db) as connection:
+        return int(connection.execute(
+            "SELECT COUNT(*) FROM messages WHERE session_id = ? AND role = 'user' "
+            "AND trim(content) <> ''", (session,)).fetchone()[0])
+
+
+def _synced_without_vectors(tmp_path: Path) -> tuple[Path, Path]:
+    """A home with every agent's history (no damaged line), synced with no embedder."""
+    home = make_home(tmp_path / "home")
+    repair(home)
+    db = tmp_path / "h.db"
+    done = subprocess.run(command(home, db), env=environment(home), capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return home, db
+
+
+def _append(home: Path, text: str, uuid: str) -> None:
+    with (home / ".claude" / "projects" / CLAUDE_FILE).open("a", encoding="utf-8") as handle:
+        handle.write(claude_line(CLAUDE_SESSION, text, uuid))
+
+
+def test_the_first_sync_with_an_embedder_embeds_what_it_stored_not_the_history(
+        tmp_path: Path) -> None:
+    """sync35: the first sync after an embedder was configured embedded every message of
+    the store before it printed anything (hours with a local model on a large store),
+    unsaid. It embeds the sessions it stored, and names ``harkback embed`` for the others."""
+    home, db = _synced_without_vectors(tmp_path)
+    _append(home, "the axolotl gateway times out", "u-new")
+    with ChatServer() as server:
+        done = subprocess.run(command(home, db, "--json"), capture_output=True, text=True,
+                              env={**environment(home),
+                                   "HARKBACK_EMBEDDER": f"openai:words@{server.url}"},
+                              timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    embedding = json.loads(done.stdout)["embedding"]
+    users = _users(db, CLAUDE_SESSION)
+    assert (embedding["embedded"], embedding["complete"]) == (users, True)
+    assert _vectors_by_session(db) == {CLAUDE_SESSION: users}
+    assert "synced before have no vectors of words: harkback embed makes them" in (
+        embedding["note"])
+
+
+def test_a_watch_embeds_what_each_round_stores(tmp_path: Path) -> None:
+    """sync35: ``sync --watch`` embedded nothing: with an embedder configured, every session
+    stored while it ran was ranked by words alone for good. Each round now embeds the
+    sessions it stored (not the rest of the history), and Ctrl-C ends the watch as sync
+    would (0)."""
+    home, db = _synced_without_vectors(tmp_path)
+    with ChatServer() as server:
+        env = {**environment(home), "HARKBACK_EMBEDDER": f"openai:words@{server.url}"}
+        watcher = subprocess.Popen(command(home, db, "--watch"), env=env, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            watching_started(watcher)
+            _append(home, "the axolotl gateway times out", "u-new")
+            waited = time.monotonic()
+            while not _vectors_by_session(db) and time.monotonic() - waited < 30:
+                time.sleep(0.1)
+            watcher.send_signal(signal.SIGINT)
+            out, err = watcher.communicate(timeout=60)
+        finally:
+            if watcher.poll() is None:
+                watcher.kill()
+                watcher.communicate()
+    users = _users(db, CLAUDE_SESSION)
+    assert watcher.returncode == 0, err
+    assert _vectors_by_session(db) == {CLAUDE_SESSION: users}
+    assert f"embedded {users} message(s) with words" in out, out
+
+
+def test_a_watch_whose_embedder_fails_says_so_once_goes_on_and_ends_with_3(
+        tmp_path: Path) -> None:
+    """sync35: an embedder that fails in a round is one line on stderr (not one a round),
+    the sessions stay stored and found by words, the watch goes on, and Ctrl-C ends it
+    with 3, as a sync whose embedding stopped ends."""
+    home, db = _synced_without_vectors(tmp_path)
+    with ChatServer(replies(then=Reply(status=500))) as down:
+        env = {**environment(home), "HARKBACK_EMBEDDER": f"openai:words@{down.url}"}
+        watcher = subprocess.Popen(command(home, db, "--watch"), env=env, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            watching_started(watcher)
+            assert watcher.stdout is not None
+            for turn, word in enumerate(("axolotl", "quetzal")):
+                _append(home, f"the {word} gateway times out", f"u-watched-{turn}")
+                line = watcher.stdout.readline()  # past the first sync's table: the round's
+                while line and " claude-code: " not in line:
+                    line = watcher.stdout.readline()
+                assert " claude-code: 0 new, 1 updated" in line, line
+            watcher.send_signal(signal.SIGINT)
+            _, err = watcher.communicate(timeout=60)
+        finally:
+            if watcher.poll() is None:
+                watcher.kill()
+                watcher.communicate()
+    assert watcher.returncode == 3, err
+    said = [line for line in err.splitlines() if "their vectors are not" in line]
+    assert len(said) == 1 and "the watch goes on" in said[0], err
+    assert _vectors_by_session(db) == {}
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM messages WHERE content LIKE "
+                                  "'%quetzal%'").fetchone()[0] == 1
