@@ -44,6 +44,7 @@ from harkback.pipeline.output import print_json
 from harkback.pipeline.terminal import line_of, one_line
 from harkback.pipeline.termination import stopped_with
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import VectorStore
 from harkback.stages.request import role_problem
 from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
@@ -71,6 +72,7 @@ async def embed(args: argparse.Namespace) -> int:
                 stopped_with(args, stopped.kept_when_stopped(), noted(args, {
                     **embed_payload(stopped), "complete": False}))
 
+            dropped = await _dropped(args, vectors, embedder.name)
             so_far(0)
             summary = await embed_missing(vectors, embedder, roles=args.role,
                                           progress=args.progress, counted=so_far)
@@ -80,10 +82,24 @@ async def embed(args: argparse.Namespace) -> int:
         await release(embedder)
     name_stopped(summary)
     if args.json:
-        print_json(noted(args, {"success": summary.ok, **embed_payload(summary)}))
+        print_json(noted(args, {"success": summary.ok, **embed_payload(summary),
+                                **({"dropped": dropped} if args.replace else {})}))
     elif summary.ok:  # a stop is said once, on stderr, as an ingest's is
         print(summary.describe())
     return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+async def _dropped(args: argparse.Namespace, vectors: VectorStore, model: str) -> int:
+    """``--replace``: the model's vectors dropped (how many; said on stderr), so vectors of
+    other dimensions (a model changed under its name) can be kept; 0 without it."""
+    if not args.replace:
+        return 0
+    dropped = as_result(await vectors.drop_vectors(model).awaitable())
+    if isinstance(dropped, Failure):
+        raise CliError(dropped.failure().message())
+    print(f"harkback: dropped {dropped.unwrap()} vector(s) of {model}; making them again",
+          file=sys.stderr, flush=True)
+    return dropped.unwrap()
 
 
 def said(args: argparse.Namespace, payload: dict[str, Any], line: str,

@@ -374,6 +374,11 @@ class VectorStore(Protocol):
         where a count reads every vector (PostgreSQL)."""
         ...
 
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Remove every vector of ``model`` (how many), so vectors of other dimensions
+        may be kept under its name (``harkback embed --replace``)."""
+        ...
+
 
 @attrs.frozen(kw_only=True)
 class Deps:

@@ -146,6 +146,10 @@ class MemoryVectors:
         """How many messages have a vector of ``model``."""
         return self._run(lambda: len(self._vectors.get(model, {})))
 
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Remove every vector of ``model``; how many there were."""
+        return self._run(lambda: len(self._vectors.pop(model, {})))
+
     def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
         """Whether any message has a vector of ``model``."""
         return self._run(lambda: bool(self._vectors.get(model)))

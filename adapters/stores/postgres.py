@@ -365,6 +365,13 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         """How many messages have a vector of ``model``."""
         return self.run(lambda connection: postgres_vectors.vector_count(connection, model))
 
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Remove every vector of ``model`` in one transaction; how many there were."""
+        if self.readonly:
+            return self._refused("drop vectors")
+        return self._run_checked(lambda connection: postgres_vectors.drop(connection, model),
+                                 long=True)
+
     def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
         """Whether any message has a vector of ``model`` (one index lookup, no count)."""
         return self.run(lambda connection: postgres_vectors.holds_vectors(connection, model))

@@ -170,6 +170,20 @@ def vector_count(connection: Connection, model: str) -> int:
     return 0 if row is None else int(row[2])
 
 
+def drop(connection: Connection, model: str) -> Result[int, StoreUnavailable]:
+    """Delete every vector of ``model`` in one transaction (the model's row locked, as a
+    keep locks it); how many there were."""
+    with connection.transaction():
+        check_version(connection)
+        row = connection.execute("SELECT id FROM vector_models WHERE name = %s FOR UPDATE",
+                                 (model,)).fetchone()
+        if row is None:
+            return Success(0)
+        dropped = connection.execute("DELETE FROM message_vectors WHERE model_id = %s",
+                                     (row[0],)).rowcount
+    return Success(max(dropped, 0))
+
+
 def holds_vectors(connection: Connection, model: str) -> bool:
     """Whether any message has a vector of ``model`` (its first found, not a count)."""
     row = connection.execute(_HELD, (model,)).fetchone()

@@ -103,6 +103,14 @@ class SqliteVectorPort:
         """How many messages have a vector of ``model`` (one row lookup)."""
         return self._run(lambda connection: sqlite_vectors.vector_count(connection, model))
 
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Remove every vector of ``model`` in one transaction; how many there were. The
+        model's row stays, its count 0: the next vectors kept set its dimensions."""
+        if self.readonly:
+            return self._refused("cannot drop vectors")
+        return self._run(self._patiently(lambda connection: sqlite_vectors.drop(
+            connection, model))).bind_result(identity)
+
     def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
         """Whether any message has a vector of ``model`` (the count: one row lookup)."""
         return self.vector_count(model).map(bool)

@@ -165,6 +165,15 @@ def _matrix(connection: sqlite3.Connection, model: str, row: Row, *, path: Path,
     return Success(matrix)
 
 
+def drop(connection: sqlite3.Connection, model: str) -> Result[int, StoreUnavailable]:
+    """Delete every vector of ``model`` in one write transaction; how many there were."""
+    if not has_vector_schema(connection):
+        return Success(0)
+    with immediate(connection):
+        dropped = connection.execute(vector_sql.DROP_VECTORS, (model,)).rowcount
+    return Success(max(dropped, 0))
+
+
 def keep(connection: sqlite3.Connection, model: str,
          latest: dict[tuple[str, int], Vector],
          made_from: Mapping[tuple[str, int], str | None] = MappingProxyType({})

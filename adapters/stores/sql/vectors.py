@@ -59,6 +59,9 @@ UPSERT_VECTOR = (
     "INSERT INTO message_vectors (model_id, message_id, vector) VALUES (?, ?, ?) "
     "ON CONFLICT (model_id, message_id) DO UPDATE SET vector = excluded.vector")
 
+DROP_VECTORS = (
+    "DELETE FROM message_vectors WHERE model_id = (SELECT id FROM vector_models WHERE name = ?)")
+
 MODEL_VECTORS = (
     "SELECT message_id, vector FROM message_vectors WHERE model_id = ? ORDER BY message_id")
 
@@ -188,8 +191,8 @@ def vector_problem(model: str, vectors: Sequence[Sequence[float]],
     """Why ``vectors`` cannot be kept for ``model`` whose vectors have ``stored``
     dimensions (None: it has none yet); None when they can.
 
-    >>> vector_problem("m", [(1.0, 0.0), (0.0, 1.0)], stored=3)
-    "vectors of model 'm' have 3 dimensions, these have 2 (another model needs another name)"
+    >>> vector_problem("m", [(1.0, 0.0), (0.0, 1.0)], stored=3)[:58]
+    "vectors of model 'm' stored here have 3 dimensions, these "
     >>> vector_problem("m", [(1.0,), (0.0, 1.0)]) is None
     False
     """
@@ -202,8 +205,9 @@ def vector_problem(model: str, vectors: Sequence[Sequence[float]],
         return (f"vectors given for model {model!r} differ in length "
                 f"({', '.join(map(str, lengths))} dimensions)")
     if stored is not None and lengths[0] != stored:
-        return (f"vectors of model {model!r} have {stored} dimensions, these have "
-                f"{lengths[0]} (another model needs another name)")
+        return (f"vectors of model {model!r} stored here have {stored} dimensions, these "
+                f"have {lengths[0]} (the model or its settings changed since they were "
+                f"made): harkback embed --replace drops them and makes them again")
     if not all(map(math.isfinite, chain.from_iterable(vectors))):
         return f"a vector given for model {model!r} holds a value that is not a finite number"
     return None
@@ -212,12 +216,13 @@ def vector_problem(model: str, vectors: Sequence[Sequence[float]],
 def query_vector_problem(query: NearestQuery, stored: int) -> str | None:
     """Why ``query`` cannot be compared with vectors of ``stored`` dimensions, or None.
 
-    >>> query_vector_problem(NearestQuery(vector=(1.0,), model="m", roles=("user",)), 2)
+    >>> query_vector_problem(NearestQuery(vector=(1.0,), model="m", roles=("user",)), 2)[:62]
     "the query vector has 1 dimensions; vectors of model 'm' have 2"
     """
     if len(query.vector) != stored:
         return (f"the query vector has {len(query.vector)} dimensions; vectors of model "
-                f"{query.model!r} have {stored}")
+                f"{query.model!r} have {stored} (the model or its settings changed since "
+                "they were made: harkback embed --replace makes them again)")
     if not all(map(math.isfinite, query.vector)):
         return "the query vector holds a value that is not a finite number"
     return None

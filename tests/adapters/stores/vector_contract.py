@@ -303,6 +303,24 @@ class VectorContract:
         assert places(await ok(store.unembedded("m", ("user",), 5))) == [("s1", 0), ("s1", 2)]
         assert await ok(store.unembedded("m", ("user",), 5, sessions=[])) == ()
 
+    async def test_dropping_a_models_vectors_lets_other_dimensions_be_kept(
+            self, store: Store, make_conversation: Make) -> None:
+        """sync35: a model whose vectors were made with other dimensions (its settings
+        changed under the same name) refused every new vector for good, with no way to
+        drop them. ``drop_vectors`` removes that model's (not another's), and vectors of
+        the new dimensions are then kept and listed as usual."""
+        await ok(store.ingest([make_conversation("s1", ("user", "one"), ("user", "two"))]))
+        await ok(store.keep_vectors("m", [(key("s1", 0), axis(0)), (key("s1", 1), axis(1))]))
+        await ok(store.keep_vectors("other", [(key("s1", 0), axis(2))]))
+        wider = axis(0, DIMENSIONS + 2)
+        refused = await failed(store.keep_vectors("m", [(key("s1", 0), wider)]))
+        assert "harkback embed --replace" in refused.reason
+        assert await ok(store.drop_vectors("m")) == 2
+        assert (await ok(store.vector_count("m")), await ok(store.vector_count("other"))) == (0, 1)
+        assert await ok(store.keep_vectors("m", [(key("s1", 0), wider)])) == 1
+        assert places(await ok(store.nearest(near(wider)))) == [("s1", 0)]
+        assert await ok(store.drop_vectors("never kept")) == 0
+
     async def test_a_changed_message_is_listed_again(self, store: Store,
                                                      make_conversation: Make) -> None:
         """After every message has a vector, one that a re-ingest made eligible (new text,
