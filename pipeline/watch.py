@@ -172,7 +172,7 @@ class Resyncs:
     embedding: RoundEmbedding = attrs.field(factory=lambda: RoundEmbedding(None))
     stored: set[str] = attrs.field(factory=set)
     """Sessions the rounds stored that were not embedded yet (a round the store was lost
-    in: the next one embeds them)."""
+    in, or whose embedding failed: the next one embeds them)."""
 
     def guard(self) -> None:
         """Stop (:class:`CliError`) when the store file was deleted or replaced."""
@@ -198,12 +198,16 @@ class Resyncs:
             self.outage.stopped(due)
             return False
         self.outage.reached()
-        # Embedded once the lock is let go: another sync may write meanwhile.
+        # Embedded once the lock is let go: another sync may write meanwhile. Sessions
+        # whose embedding failed go to the next round: dropped, "works again" left them
+        # without vectors for good, unsaid.
         stored, self.stored = frozenset(self.stored), set()
-        if stored and await until_stopped(self.embedding.after(self.store, stored),
-                                          self.stop) is None:
-            return False
-        return done
+        if not stored:
+            return done
+        worked = await until_stopped(self.embedding.after(self.store, stored), self.stop)
+        if not worked:
+            self.stored |= stored
+        return done and worked is not None
 
     async def _lost(self, lost: _LostStore) -> bool:
         """Wait for the store lost in a round (False when stopped first), once the sync lock
@@ -319,7 +323,7 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
             if handler is not None:
                 signal.signal(sig, handler)
     print("stopped watching", file=sys.stderr, flush=True)
-    resyncs.embedding.stopped()
+    resyncs.embedding.stopped(len(resyncs.stored))
     # Stopped while the store was out of reach: what waited for it was not synced.
     held = {i.key: resyncs.outage.reason for i in resyncs.outage.held}
     return Watched(skips=resyncs.skips, failing={**held, **resyncs.failing},

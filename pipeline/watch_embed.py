@@ -38,7 +38,8 @@ class RoundEmbedding:
 
     async def after(self, store: SessionStore, stored: Collection[str]) -> bool:
         """Embed what lacks vectors in the sessions a round ``stored``; say what it made
-        (stdout), and a failure (stderr) when it is new. True once done."""
+        (stdout), and a failure (stderr) when it is new. False when it stopped: the watch
+        gives those sessions to its next round."""
         vectors = store.vector_store()
         if self.embedder is None or vectors is None or not stored:
             return True
@@ -62,18 +63,25 @@ class RoundEmbedding:
                                        made.error.message()):
             print(line_of(f"harkback: {stamp} the sessions are stored; their vectors are not "
                           f"(embedding with {made.model} stopped: {made.error.message()}); "
-                          "the watch goes on and tries again as sessions change, "
+                          "the watch goes on and tries them again at its next round, "
                           "harkback embed makes the rest"), file=sys.stderr, flush=True)
         elif made.error is None and before is not None:
             print(f"harkback: {stamp} embedding with {made.model} works again", file=sys.stderr,
                   flush=True)
-        return True
+        return made.error is None
 
-    def stopped(self) -> None:
-        """Say, when the watch was stopped while a round embedded, that the vectors left
-        are ``harkback embed``'s to make (a watch does not embed them again)."""
-        if self.embedder is not None and self.working is not None:
+    def stopped(self, pending: int = 0) -> None:
+        """Say, when the watch was stopped while a round embedded, or with ``pending``
+        sessions stored and not embedded yet (their round failed or was stopped first),
+        that the vectors left are ``harkback embed``'s to make."""
+        if self.embedder is None:
+            return
+        if self.working is not None:
             print(line_of(f"harkback: stopped while embedding with {self.embedder.name} "
                           f"({self.working} message(s) embedded in that round): the sessions "
                           "are stored; harkback embed makes the vectors left"),
+                  file=sys.stderr, flush=True)
+        elif pending:
+            print(line_of(f"harkback: {pending} session(s) stored while watching have no "
+                          f"vectors of {self.embedder.name} yet: harkback embed makes them"),
                   file=sys.stderr, flush=True)

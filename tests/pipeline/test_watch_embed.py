@@ -8,6 +8,7 @@ import json
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def test_a_watch_whose_embedder_fails_says_so_once_goes_on_and_ends_with_3(
     the sessions stay stored and found by words, the watch goes on, and Ctrl-C ends it
     with 3, as a sync whose embedding stopped ends."""
     home, db = _synced_without_vectors(tmp_path)
-    with ChatServer(replies(then=Reply(status=500))) as down:
+    with ChatServer(replies(then=Reply(status=400))) as down:
         env = {**environment(home), "HARKBACK_EMBEDDER": f"openai:words@{down.url}"}
         watcher = subprocess.Popen(command(home, db, "--watch"), env=env, text=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -114,6 +115,9 @@ def test_a_watch_whose_embedder_fails_says_so_once_goes_on_and_ends_with_3(
                 while line and " claude-code: " not in line:
                     line = watcher.stdout.readline()
                 assert " claude-code: 0 new, 1 updated" in line, line
+            waited = time.monotonic()  # the second round's embedding asked too
+            while len(down.received) < 2 and time.monotonic() - waited < 30:
+                time.sleep(0.1)
             watcher.send_signal(signal.SIGINT)
             _, err = watcher.communicate(timeout=60)
         finally:
@@ -123,7 +127,48 @@ def test_a_watch_whose_embedder_fails_says_so_once_goes_on_and_ends_with_3(
     assert watcher.returncode == 3, err
     said = [line for line in err.splitlines() if "their vectors are not" in line]
     assert len(said) == 1 and "the watch goes on" in said[0], err
+    # review35s: what the watch leaves without vectors is said when it stops (the round's
+    # session, tried again by the next: "have no vectors", or "stopped while embedding")
+    assert "stored" in err.splitlines()[-1] and "harkback embed make" in err.splitlines()[-1]
     assert _vectors_by_session(db) == {}
     with sqlite3.connect(db) as connection:
         assert connection.execute("SELECT COUNT(*) FROM messages WHERE content LIKE "
                                   "'%quetzal%'").fetchone()[0] == 1
+
+
+def test_a_watch_embeds_a_failed_rounds_sessions_once_the_embedder_works_again(
+        tmp_path: Path) -> None:
+    """review35s: a round whose embedding failed dropped its sessions: the next round
+    embedded only its own, said "works again", and ended with 0, while the first round's
+    session kept no vector for good, unsaid. The next round embeds them too."""
+    home, db = _synced_without_vectors(tmp_path)
+    up = threading.Event()
+    other = "0d9e8f7a-6b5c-4d3e-2f1a-0b9c8d7e6f5a"
+    with ChatServer(lambda _: Reply() if up.is_set() else Reply(status=400)) as server:
+        env = {**environment(home), "HARKBACK_EMBEDDER": f"openai:words@{server.url}"}
+        watcher = subprocess.Popen(command(home, db, "--watch"), env=env, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            watching_started(watcher)
+            assert watcher.stderr is not None
+            _append(home, "the axolotl gateway times out", "u-failed")
+            line = watcher.stderr.readline()
+            while line and "their vectors are not" not in line:
+                line = watcher.stderr.readline()
+            assert "tries them again at its next round" in line, line
+            up.set()
+            # The next round stores another session, in a file of its own.
+            (home / ".claude" / "projects" / CLAUDE_FILE).with_name(f"{other}.jsonl").write_text(
+                claude_line(other, "the quetzal cache is stale", "u-other"), encoding="utf-8")
+            waited = time.monotonic()
+            while len(_vectors_by_session(db)) < 2 and time.monotonic() - waited < 30:
+                time.sleep(0.1)
+            watcher.send_signal(signal.SIGINT)
+            _, err = watcher.communicate(timeout=60)
+        finally:
+            if watcher.poll() is None:
+                watcher.kill()
+                watcher.communicate()
+    assert watcher.returncode == 0, err
+    assert "works again" in err, err
+    assert _vectors_by_session(db) == {CLAUDE_SESSION: _users(db, CLAUDE_SESSION), other: 1}
