@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from harkback.stages.ingest_format import conversation_to_json
-from tests.pipeline.test_cli_embed import _embedded, sessions
+from tests.pipeline.test_cli_embed import _embedded, _vectors, sessions
 from tests.pipeline.test_cli_llm import harkback
 from tests.support.chat_server import ChatServer, EmbeddingData, Reply, replies
 from tests.support.corpus import docker_session
@@ -57,3 +57,38 @@ def test_vectors_of_other_dimensions_are_named_and_embed_replace_makes_them_agai
     assert (payload["dropped"], payload["embedded"], payload["complete"]) == (
         stored, users, True)
     assert 0 < stored < users and _dimensions(db) == {NARROWER}
+
+
+def test_embed_replace_drops_nothing_when_the_embedder_fails(sessions: Path,
+                                                             tmp_path: Path) -> None:
+    """review35s: ``--replace`` dropped the vectors, then met an embedder out of reach:
+    the store was left with none at all (search by words alone) for a command that could
+    not have made one. The embedder is tried first, and nothing is dropped."""
+    db = _embedded(sessions, tmp_path)
+    before = _vectors(db)
+    with ChatServer(replies(then=Reply(status=400))) as down:
+        done = harkback("embed", "--db", str(db), "--replace", "--embedder",
+                        f"openai:words@{down.url}")
+    assert done.returncode == 1
+    assert "nothing dropped: the embedder failed" in done.stderr, done.stderr
+    assert _vectors(db) == before > 0
+
+
+def test_embed_replace_that_stops_names_embed_without_replace(sessions: Path,
+                                                               tmp_path: Path) -> None:
+    """review35s: an ``embed --replace`` that stopped said "run it again to go on": run
+    again, ``--replace`` dropped what it had made. The line names ``harkback embed``
+    without ``--replace``, which then makes the rest."""
+    db = _embedded(sessions, tmp_path)
+    with ChatServer(replies(Reply(), then=Reply(status=400))) as failing:
+        stopped = harkback("embed", "--db", str(db), "--replace", "--embedder",
+                           f"openai:words@{failing.url}")
+    assert stopped.returncode == 1
+    assert "harkback embed without --replace goes on" in stopped.stderr, stopped.stderr
+    assert "run it again" not in stopped.stderr
+    assert _vectors(db) == 0
+    with ChatServer() as server:
+        again = harkback("embed", "--db", str(db), "--json", "--embedder",
+                         f"openai:words@{server.url}")
+    assert again.returncode == 0, again.stderr
+    assert _vectors(db) == json.loads(again.stdout)["embedded"] > 0
