@@ -4,12 +4,14 @@ sources, a real embeddings server, the CLI run as a process)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sqlite3
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.pipeline.sync_home import CLAUDE_FILE, CLAUDE_SESSION, claude_line, make_home, repair
@@ -47,6 +49,31 @@ def _append(home: Path, text: str, uuid: str) -> None:
         handle.write(claude_line(CLAUDE_SESSION, text, uuid))
 
 
+@contextlib.contextmanager
+def _watching(home: Path, db: Path, url: str) -> Iterator[subprocess.Popen[str]]:
+    """``sync --watch`` with the ``words`` embedder at ``url``, started (past its
+    ``watching`` line); killed on the way out if a test failed before stopping it."""
+    env = {**environment(home), "HARKBACK_EMBEDDER": f"openai:words@{url}"}
+    watcher = subprocess.Popen(command(home, db, "--watch"), env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        watching_started(watcher)
+        yield watcher
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+
+
+def _stopped(watcher: subprocess.Popen[str], ready: Callable[[], bool]) -> tuple[str, str]:
+    """Ctrl-C once ``ready`` (or 30 s passed); the watcher's stdout and stderr."""
+    waited = time.monotonic()
+    while not ready() and time.monotonic() - waited < 30:
+        time.sleep(0.1)
+    watcher.send_signal(signal.SIGINT)
+    return watcher.communicate(timeout=60)
+
+
 def test_the_first_sync_with_an_embedder_embeds_what_it_stored_not_the_history(
         tmp_path: Path) -> None:
     """sync35: the first sync after an embedder was configured embedded every message of
@@ -74,22 +101,9 @@ def test_a_watch_embeds_what_each_round_stores(tmp_path: Path) -> None:
     sessions it stored (not the rest of the history), and Ctrl-C ends the watch as sync
     would (0)."""
     home, db = _synced_without_vectors(tmp_path)
-    with ChatServer() as server:
-        env = {**environment(home), "HARKBACK_EMBEDDER": f"openai:words@{server.url}"}
-        watcher = subprocess.Popen(command(home, db, "--watch"), env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            watching_started(watcher)
-            _append(home, "the axolotl gateway times out", "u-new")
-            waited = time.monotonic()
-            while not _vectors_by_session(db) and time.monotonic() - waited < 30:
-                time.sleep(0.1)
-            watcher.send_signal(signal.SIGINT)
-            out, err = watcher.communicate(timeout=60)
-        finally:
-            if watcher.poll() is None:
-                watcher.kill()
-                watcher.communicate()
+    with ChatServer() as server, _watching(home, db, server.url) as watcher:
+        _append(home, "the axolotl gateway times out", "u-new")
+        out, err = _stopped(watcher, lambda: bool(_vectors_by_session(db)))
     users = _users(db, CLAUDE_SESSION)
     assert watcher.returncode == 0, err
     assert _vectors_by_session(db) == {CLAUDE_SESSION: users}
@@ -102,28 +116,17 @@ def test_a_watch_whose_embedder_fails_says_so_once_goes_on_and_ends_with_3(
     the sessions stay stored and found by words, the watch goes on, and Ctrl-C ends it
     with 3, as a sync whose embedding stopped ends."""
     home, db = _synced_without_vectors(tmp_path)
-    with ChatServer(replies(then=Reply(status=400))) as down:
-        env = {**environment(home), "HARKBACK_EMBEDDER": f"openai:words@{down.url}"}
-        watcher = subprocess.Popen(command(home, db, "--watch"), env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            watching_started(watcher)
-            assert watcher.stdout is not None
-            for turn, word in enumerate(("axolotl", "quetzal")):
-                _append(home, f"the {word} gateway times out", f"u-watched-{turn}")
-                line = watcher.stdout.readline()  # past the first sync's table: the round's
-                while line and " claude-code: " not in line:
-                    line = watcher.stdout.readline()
-                assert " claude-code: 0 new, 1 updated" in line, line
-            waited = time.monotonic()  # the second round's embedding asked too
-            while len(down.received) < 2 and time.monotonic() - waited < 30:
-                time.sleep(0.1)
-            watcher.send_signal(signal.SIGINT)
-            _, err = watcher.communicate(timeout=60)
-        finally:
-            if watcher.poll() is None:
-                watcher.kill()
-                watcher.communicate()
+    with (ChatServer(replies(then=Reply(status=400))) as down,
+          _watching(home, db, down.url) as watcher):
+        assert watcher.stdout is not None
+        for turn, word in enumerate(("axolotl", "quetzal")):
+            _append(home, f"the {word} gateway times out", f"u-watched-{turn}")
+            line = watcher.stdout.readline()  # past the first sync's table: the round's
+            while line and " claude-code: " not in line:
+                line = watcher.stdout.readline()
+            assert " claude-code: 0 new, 1 updated" in line, line
+        # once the second round's embedding asked too
+        _, err = _stopped(watcher, lambda: len(down.received) >= 2)
     assert watcher.returncode == 3, err
     said = [line for line in err.splitlines() if "their vectors are not" in line]
     assert len(said) == 1 and "the watch goes on" in said[0], err
@@ -144,31 +147,19 @@ def test_a_watch_embeds_a_failed_rounds_sessions_once_the_embedder_works_again(
     home, db = _synced_without_vectors(tmp_path)
     up = threading.Event()
     other = "0d9e8f7a-6b5c-4d3e-2f1a-0b9c8d7e6f5a"
-    with ChatServer(lambda _: Reply() if up.is_set() else Reply(status=400)) as server:
-        env = {**environment(home), "HARKBACK_EMBEDDER": f"openai:words@{server.url}"}
-        watcher = subprocess.Popen(command(home, db, "--watch"), env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            watching_started(watcher)
-            assert watcher.stderr is not None
-            _append(home, "the axolotl gateway times out", "u-failed")
+    with (ChatServer(lambda _: Reply() if up.is_set() else Reply(status=400)) as server,
+          _watching(home, db, server.url) as watcher):
+        assert watcher.stderr is not None
+        _append(home, "the axolotl gateway times out", "u-failed")
+        line = watcher.stderr.readline()
+        while line and "their vectors are not" not in line:
             line = watcher.stderr.readline()
-            while line and "their vectors are not" not in line:
-                line = watcher.stderr.readline()
-            assert "tries them again at its next round" in line, line
-            up.set()
-            # The next round stores another session, in a file of its own.
-            (home / ".claude" / "projects" / CLAUDE_FILE).with_name(f"{other}.jsonl").write_text(
-                claude_line(other, "the quetzal cache is stale", "u-other"), encoding="utf-8")
-            waited = time.monotonic()
-            while len(_vectors_by_session(db)) < 2 and time.monotonic() - waited < 30:
-                time.sleep(0.1)
-            watcher.send_signal(signal.SIGINT)
-            _, err = watcher.communicate(timeout=60)
-        finally:
-            if watcher.poll() is None:
-                watcher.kill()
-                watcher.communicate()
+        assert "tries them again at its next round" in line, line
+        up.set()
+        # The next round stores another session, in a file of its own.
+        (home / ".claude" / "projects" / CLAUDE_FILE).with_name(f"{other}.jsonl").write_text(
+            claude_line(other, "the quetzal cache is stale", "u-other"), encoding="utf-8")
+        _, err = _stopped(watcher, lambda: len(_vectors_by_session(db)) >= 2)
     assert watcher.returncode == 0, err
     assert "works again" in err, err
     assert _vectors_by_session(db) == {CLAUDE_SESSION: _users(db, CLAUDE_SESSION), other: 1}
