@@ -152,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"comma-separated roles to embed (default: {','.join(EMBED_ROLES)})")
     embed.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show a progress bar (default: when stderr is a terminal)")
+    embed.add_argument("--replace", action="store_true",
+                       help="drop the model's stored vectors first and make them all again "
+                            "(the model or its settings changed: other dimensions)")
     embed.add_argument("--json", action="store_true", help="print the counts as JSON")
 
     optimize = commands.add_parser(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -148,15 +148,18 @@ def embedder_of(args: argparse.Namespace) -> Embedder | None:
 
 
 async def embed_after(store: SessionStore, embedder: Embedder | None, progress: bool | None,
-                      counted: Callable[[int], None] | None = None) -> EmbedSummary | None:
-    """Embed what an ingest, import or sync added, when an embedder is configured
-    (``counted`` hears how many messages have a vector so far)."""
+                      counted: Callable[[int], None] | None = None,
+                      sessions: Collection[str] | None = None) -> EmbedSummary | None:
+    """Embed what an ingest, import or sync added (of ``sessions`` only, when given: what a
+    sync stored), when an embedder is configured (``counted`` hears how many messages have
+    a vector so far)."""
     if embedder is None:
         return None
     vectors = store.vector_store()
     if vectors is None:
         raise CliError("this store keeps no vectors; leave out --embedder")
-    return await embed_missing(vectors, embedder, progress=progress, counted=counted)
+    return await embed_missing(vectors, embedder, progress=progress, counted=counted,
+                               sessions=sessions)
 
 
 async def release(embedder: Embedder | None) -> None:

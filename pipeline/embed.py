@@ -11,7 +11,7 @@ without vectors are still found by words).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import attrs
 from returns.future import FutureResult
@@ -78,10 +78,11 @@ class EmbedSummary:
 async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
                         roles: tuple[Role, ...] = EMBED_ROLES, batch: int = BATCH,
                         progress: bool | None = None,
-                        counted: Callable[[int], None] | None = None) -> EmbedSummary:
-    """Embed every message of ``roles`` that has no vector of ``embedder.name`` yet;
-    ``counted`` hears how many have gained one after each batch (what a run stopped by
-    Ctrl-C says it kept)."""
+                        counted: Callable[[int], None] | None = None,
+                        sessions: Collection[str] | None = None) -> EmbedSummary:
+    """Embed every message of ``roles`` (of ``sessions`` only, when given: what a sync
+    stored) that has no vector of ``embedder.name`` yet; ``counted`` hears how many have
+    gained one after each batch (what a run stopped by Ctrl-C says it kept)."""
     model = embedder.name
     # Counting what is left up front costs a scan of every message's text, so the bar
     # counts what is done: a total grown batch by batch showed a share that meant nothing
@@ -89,11 +90,13 @@ async def embed_missing(vectors: VectorStore, embedder: Embedder, *,
     bar = Progress(total=None, label=f"embed with {model}", enabled=progress,
                    unit="message(s) embedded")
     done = 0
+    scope = None if sessions is None else sorted(sessions)
     changed = 0  # batches in a row of which nothing could be kept
     unkept: set[tuple[str, int]] = set()  # the last batch, when it gained no vector
     try:
         while True:
-            pending = as_result(await vectors.unembedded(model, roles, batch).awaitable())
+            pending = as_result(await vectors.unembedded(
+                model, roles, batch, sessions=scope).awaitable())
             if isinstance(pending, Failure):
                 return EmbedSummary(model=model, embedded=done, error=pending.failure())
             # A batch that gained no vector and is listed again: an ingest changed its

@@ -37,6 +37,8 @@ class Delta:
     raced: int = 0
     """Sessions another import stored between this one's comparison and its write
     (:func:`settled`), counted among the updated ones."""
+    stored: frozenset[str] = frozenset()
+    """The ids of the sessions written (added or updated): what a sync then embeds."""
 
     def plus(self, other: Delta) -> Delta:
         """The counts and notes of both added up (``changed`` is left empty: it is per batch).
@@ -44,10 +46,11 @@ class Delta:
         >>> Delta(sessions_added=1).plus(Delta(sessions_added=2, messages_added=3)).messages_added
         3
         """
-        return Delta(**{name: getattr(self, name) + getattr(other, name) for name in COUNTS})
+        return Delta(**{name: getattr(self, name) + getattr(other, name) for name in COUNTS},
+                     stored=self.stored | other.stored)
 
 
-COUNTS = tuple(a.name for a in attrs.fields(Delta) if a.name != "changed")
+COUNTS = tuple(a.name for a in attrs.fields(Delta) if a.name not in ("changed", "stored"))
 """The names of what :meth:`Delta.plus` adds up."""
 
 
@@ -134,7 +137,7 @@ def settled(delta: Delta, compared: Sequence[Session], report: IngestReport) -> 
     stored when it was compared (``compared``), but was when written, was stored meanwhile
     by another import (of the same history, run at the same time). This run's copy
     replaced it: it is counted updated, its messages too, not added twice
-    (:func:`raced_note` says so).
+    (:func:`raced_note` says so). The ids of the sessions written are kept (``stored``).
 
     >>> from harkback.stages.records import Message
     >>> chat = Conversation(Session(id="s"), (Message(session_id="s", position=0,
@@ -143,6 +146,7 @@ def settled(delta: Delta, compared: Sequence[Session], report: IngestReport) -> 
     >>> d.sessions_added, d.sessions_updated, d.messages_added, d.messages_updated
     (0, 1, 0, 1)
     """
+    delta = attrs.evolve(delta, stored=delta.stored | {c.session.id for c in delta.changed})
     before = {s.id for s in compared}
     raced = [c for c in delta.changed
              if c.session.id in report.replaced and c.session.id not in before]

@@ -166,6 +166,8 @@ class SourceReport:
     located: bool = True
     """False when nothing was found where this source was looked for (a location a flag
     named and that holds no history is ``failed`` and not located)."""
+    stored: frozenset[str] = frozenset()
+    """The ids of the sessions this sync wrote (new or updated): what it embeds."""
 
     @property
     def found(self) -> int:
@@ -194,7 +196,7 @@ def _report(outcome: ImportOutcome, gone: Gone, seconds: float,
                         status="failed" if problem else "synced", new=d.sessions_added,
                         updated=d.sessions_updated, unchanged=d.sessions_unchanged,
                         removed=gone.removed, kept_gone=gone.kept, newly_gone=gone.newly,
-                        messages_kept=d.messages_kept,
+                        messages_kept=d.messages_kept, stored=d.stored,
                         seconds=seconds, left_out=outcome.left_out,
                         skipped=outcome.skipped, skips=outcome.skips, notes=outcome.notes,
                         error=problem.reason if problem else "",

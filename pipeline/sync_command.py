@@ -1,5 +1,5 @@
-"""The ``harkback sync`` command: find the sources, open the store, sync, embed what lacks
-vectors (an embedder configured, not under ``--watch``), print.
+"""The ``harkback sync`` command: find the sources, open the store, sync, embed what it
+stored (an embedder configured; ``--watch``: each round's too), print.
 
 Kept apart from :mod:`~harkback.pipeline.commands` (which calls it) so the importers
 load only when ``sync`` runs. ``--watch`` goes on in :mod:`~harkback.pipeline.watch`.
@@ -35,6 +35,7 @@ from harkback.pipeline.command_kit import (
     settings_of,
 )
 from harkback.pipeline.embed import EmbedSummary
+from harkback.pipeline.embed_scope import first_vectors, left_to_embed
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.redacting import RedactionMemo
@@ -139,8 +140,8 @@ async def run_sync(args: argparse.Namespace) -> int:
     new = None if args.dry_run else wiring.new_file(db_of(args))
     # What was synced gets its vectors, as an ingest's does: with an embedder configured
     # the sessions a sync brought were found by words alone until `harkback embed` ran.
-    # A watch's later rounds would not embed theirs, so a watch embeds none.
-    embedder = None if args.dry_run or args.watch else embedder_of(args)
+    # A watch embeds what each round stores too.
+    embedder = None if args.dry_run else embedder_of(args)
     try:
         return await _synced(args, located, new, embedder)
     finally:
@@ -161,6 +162,7 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
         if store.import_ledger() is None:
             raise CliError("this store does not remember imports; sync into a file")
         unused, so_far = Unused(new, store, lock), SoFar()
+        fresh = await first_vectors(store, embedder)
         try:
             async with lock.held():
                 try:
@@ -185,14 +187,17 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         name_stopped(embedded, after_import=True)
         shown = noted(args, payload(reports, dry_run=args.dry_run))
+        rest = None if embedded is None else left_to_embed(fresh, embedded, reports)
         if embedded is not None:
-            shown["embedding"] = embed_payload(embedded)
+            shown["embedding"] = {**embed_payload(embedded), **({"note": rest} if rest else {})}
         if args.json:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:
             print(describe(reports, dry_run=args.dry_run), flush=True)
             if embedded is not None:
                 print(embedded.describe(), flush=True)
+            if rest:
+                print(f"note: {rest}", flush=True)
         # A source found where it is looked for by default that failed (an agent's folder
         # this user may not read) does not keep --watch from watching the others.
         failing: dict[SourceKey, str] = {}
@@ -211,7 +216,7 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
                 # Nothing to watch, or a source named by flag failed or is not there: say
                 # so, as plain sync does, rather than watch nothing until Ctrl-C.
                 return finished(False, skips)
-            watched = await watch(located, store, as_json=args.json,
+            watched = await watch(located, store, as_json=args.json, embedder=embedder,
                                   redact=settings_of(args).redact, prune=args.prune,
                                   name_skipped=lambda r: name_skips(r.skipped, r.skips,
                                                                     verbose=args.verbose),
@@ -219,8 +224,10 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
                                   failing=failing, lock=lock, memo=memo, named=reports)
             # Stopped by Ctrl-C, cleanly: the status sync would give now, failed while a
             # source's last sync failed (its failure was printed when it came); skips were
-            # named as they came, and make it "done with skips" as they do for sync.
-            return finished(not watched.failing, skips + watched.skips)
+            # named as they came, and make it "done with skips" as they do for sync; an
+            # embedding that stopped and had not worked again since makes it 3 too.
+            return finished(not watched.failing, skips + watched.skips,
+                            watched.embedded or embedded)
     finally:
         lock.close()
         store.close()
@@ -229,10 +236,12 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
 
 async def _embedded(args: argparse.Namespace, store: SessionStore, embedder: Embedder | None,
                     reports: Sequence[SourceReport]) -> EmbedSummary | None:
-    """What the embedder made of what the sync stored. A sync that stored nothing does not
-    look: the messages lacking vectors are found by a scan of every message (0.7 s at a
-    million), which every unchanged sync of a machine paid (``harkback embed`` goes on)."""
-    if embedder is None or not any(r.new or r.updated for r in reports):
+    """What the embedder made of what the sync stored: those sessions' messages alone, not
+    the whole history (hours with a local model, unsaid, at the first sync after an
+    embedder was configured: :func:`left_to_embed` names ``harkback embed`` for it). A
+    sync that stored nothing does not look (a scan of every message, 0.7 s at a million)."""
+    stored = frozenset(s for r in reports for s in r.stored)
+    if embedder is None or not stored:
         return None if embedder is None else EmbedSummary(model=embedder.name, embedded=0)
     model = embedder.name
 
@@ -242,7 +251,8 @@ async def _embedded(args: argparse.Namespace, store: SessionStore, embedder: Emb
                      "embed makes the rest")
 
     so_far(0)
-    return await embed_after(store, embedder, progress_wanted(args), counted=so_far)
+    return await embed_after(store, embedder, progress_wanted(args), counted=so_far,
+                             sessions=stored)
 
 
 class Unused:

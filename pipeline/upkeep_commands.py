@@ -44,6 +44,7 @@ from harkback.pipeline.output import print_json
 from harkback.pipeline.terminal import line_of, one_line
 from harkback.pipeline.termination import stopped_with
 from harkback.stages.errors import StoreUnavailable
+from harkback.stages.ports import Embedder, VectorStore
 from harkback.stages.request import role_problem
 from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
@@ -66,10 +67,13 @@ async def embed(args: argparse.Namespace) -> int:
             vectors = store.vector_store()
             if vectors is None:
                 raise CliError(f"the store at {target} keeps no vectors")
+            dropped = await _dropped(args, vectors, embedder)
+
             def so_far(done: int) -> None:  # what a Ctrl-C says it kept, counted
                 stopped = EmbedSummary(model=embedder.name, embedded=done)
-                stopped_with(args, stopped.kept_when_stopped(), noted(args, {
-                    **embed_payload(stopped), "complete": False}))
+                stopped_with(args, _again(args, stopped.kept_when_stopped()), noted(args, {
+                    **embed_payload(stopped), "complete": False,
+                    **({"dropped": dropped} if args.replace else {})}))
 
             so_far(0)
             summary = await embed_missing(vectors, embedder, roles=args.role,
@@ -78,12 +82,50 @@ async def embed(args: argparse.Namespace) -> int:
             store.close()
     finally:
         await release(embedder)
-    name_stopped(summary)
+    if args.replace and summary.error is not None:  # "run it again" would drop them again
+        print(line_of(f"harkback: embedded {summary.embedded} message(s) with {summary.model} "
+                      f"after dropping {dropped}; stopped: {summary.error.message()} (the "
+                      f"vectors made are kept: {summary.go_on_when()}, harkback embed without "
+                      "--replace goes on; --replace would drop them again)"), file=sys.stderr)
+    else:
+        name_stopped(summary)
     if args.json:
-        print_json(noted(args, {"success": summary.ok, **embed_payload(summary)}))
+        print_json(noted(args, {"success": summary.ok, **embed_payload(summary),
+                                **({"dropped": dropped} if args.replace else {})}))
     elif summary.ok:  # a stop is said once, on stderr, as an ingest's is
         print(summary.describe())
     return EXIT_OK if summary.ok else EXIT_FAILED
+
+
+PROBE = "does the embedder answer before the vectors of its model are dropped"
+"""The text ``embed --replace`` embeds first (a few words: some vector of them)."""
+
+
+async def _dropped(args: argparse.Namespace, vectors: VectorStore, embedder: Embedder) -> int:
+    """``--replace``: the model's vectors dropped (how many; said on stderr), so vectors of
+    other dimensions (a model changed under its name) can be kept; 0 without it. The
+    embedder is tried first: one out of reach left the store with no vector at all."""
+    if not args.replace:
+        return 0
+    model = embedder.name
+    tried = as_result(await embedder.embed([PROBE], "passage").awaitable())
+    if isinstance(tried, Failure):
+        raise CliError(f"nothing dropped: the embedder failed ({tried.failure().message()})")
+    dropped = as_result(await vectors.drop_vectors(model).awaitable())
+    if isinstance(dropped, Failure):
+        raise CliError(dropped.failure().message())
+    print(f"harkback: dropped {dropped.unwrap()} vector(s) of {model}; making them again",
+          file=sys.stderr, flush=True)
+    return dropped.unwrap()
+
+
+def _again(args: argparse.Namespace, kept: str) -> str:
+    """``kept`` (what a stopped run kept), and after ``--replace`` how to go on: the same
+    command would drop the vectors made again."""
+    if not args.replace:
+        return kept
+    return (f"{kept.split(': the same command')[0]}; harkback embed without --replace goes "
+            "on from there (--replace would drop them again)")
 
 
 def said(args: argparse.Namespace, payload: dict[str, Any], line: str,

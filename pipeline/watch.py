@@ -41,16 +41,18 @@ import attrs
 from harkback.adapters.sources.hermes import HermesImporter
 from harkback.adapters.sources.importing import Importer
 from harkback.pipeline.command_basics import CliError
+from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.named_once import NamedOnce
 from harkback.pipeline.redacting import RedactionMemo
 from harkback.pipeline.store_guard import StoreFile
 from harkback.pipeline.sync import Located, SourceReport, gone_line, sync_one
 from harkback.pipeline.sync_lock import StoreDown, SyncLock
 from harkback.pipeline.terminal import json_text, line_of, one_line
+from harkback.pipeline.watch_embed import RoundEmbedding
 from harkback.pipeline.watch_layout import Layout, watched_folders
 from harkback.pipeline.watch_outage import Outage, passing
 from harkback.stages.imports import ImportLedger, SourceKey
-from harkback.stages.ports import SessionStore
+from harkback.stages.ports import Embedder, SessionStore
 
 T = TypeVar("T")
 
@@ -167,6 +169,10 @@ class Resyncs:
     outage: Outage[Importer] = attrs.field(factory=lambda: Outage(_said))
     once: NamedOnce = attrs.field(factory=NamedOnce)
     """Unreadable files named so far: not named again while unchanged."""
+    embedding: RoundEmbedding = attrs.field(factory=lambda: RoundEmbedding(None))
+    stored: set[str] = attrs.field(factory=set)
+    """Sessions the rounds stored that were not embedded yet (a round the store was lost
+    in, or whose embedding failed: the next one embeds them)."""
 
     def guard(self) -> None:
         """Stop (:class:`CliError`) when the store file was deleted or replaced."""
@@ -192,7 +198,16 @@ class Resyncs:
             self.outage.stopped(due)
             return False
         self.outage.reached()
-        return done
+        # Embedded once the lock is let go: another sync may write meanwhile. Sessions
+        # whose embedding failed go to the next round: dropped, "works again" left them
+        # without vectors for good, unsaid.
+        stored, self.stored = frozenset(self.stored), set()
+        if not stored:
+            return done
+        worked = await until_stopped(self.embedding.after(self.store, stored), self.stop)
+        if not worked:
+            self.stored |= stored
+        return done and worked is not None
 
     async def _lost(self, lost: _LostStore) -> bool:
         """Wait for the store lost in a round (False when stopped first), once the sync lock
@@ -222,6 +237,7 @@ class Resyncs:
             if passing(report):  # not this source's failure: each would print it
                 raise _LostStore(due[at:], report.error)
             report = self.once.fresh(report)
+            self.stored |= report.stored
             self.skips += report.skips
             if report.skips and self.name_skipped is not None:
                 self.name_skipped(report)
@@ -253,6 +269,8 @@ class Watched:
 
     skips: int
     failing: Mapping[SourceKey, str]
+    embedded: EmbedSummary | None = None
+    """What the rounds embedded (None: no embedder); its error: the last round's failure."""
 
 
 async def watch(located: Sequence[Located], store: SessionStore, *, as_json: bool = False,
@@ -264,7 +282,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
                 check_s: float = CHECK_S,
                 failing: Mapping[SourceKey, str] | None = None,
                 lock: SyncLock | None = None, memo: RedactionMemo | None = None,
-                named: Sequence[SourceReport] = ()) -> Watched:
+                named: Sequence[SourceReport] = (), embedder: Embedder | None = None
+                ) -> Watched:
     """Re-sync each source as it changes until SIGINT or SIGTERM (the first sync is done);
     how many damaged lines the re-syncs skipped, and which sources were still failing
     when it stopped. ``name_skipped`` is given each re-sync's
@@ -275,7 +294,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     (key: the error the first sync met), as those whose re-sync fails. ``lock`` (the
     store's sync lock) is held for each round of re-syncs; ``memo`` keeps what they redacted
     (:class:`~harkback.pipeline.redacting.RedactionMemo`); ``named``, the first sync's
-    reports: the unreadable files they named are not named again while unchanged."""
+    reports: the unreadable files they named are not named again while unchanged;
+    ``embedder``: each round embeds what it stored (:mod:`.watch_embed`)."""
     ledger = store.import_ledger()
     if ledger is None:
         raise ValueError("sync needs a store that remembers imports")
@@ -289,7 +309,8 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
     resyncs = Resyncs(store=store, ledger=ledger, stop=stop, redact=redact, prune=prune,
                       memo=memo, as_json=as_json,
                       name_skipped=name_skipped, store_file=store_file,
-                      failing=dict(failing or {}), lock=lock or SyncLock(None, ""))
+                      failing=dict(failing or {}), lock=lock or SyncLock(None, ""),
+                      embedding=RoundEmbedding(embedder, as_json=as_json))
     resyncs.once.saw(named)
     layout: Layout | None = Layout.of(i for place in located for i in place.importers)
     try:
@@ -302,9 +323,11 @@ async def watch(located: Sequence[Located], store: SessionStore, *, as_json: boo
             if handler is not None:
                 signal.signal(sig, handler)
     print("stopped watching", file=sys.stderr, flush=True)
+    resyncs.embedding.stopped(len(resyncs.stored))
     # Stopped while the store was out of reach: what waited for it was not synced.
     held = {i.key: resyncs.outage.reason for i in resyncs.outage.held}
-    return Watched(skips=resyncs.skips, failing={**held, **resyncs.failing})
+    return Watched(skips=resyncs.skips, failing={**held, **resyncs.failing},
+                   embedded=resyncs.embedding.total)
 
 
 async def _watch(layout: Layout, resyncs: Resyncs, find: Callable[[], Sequence[Located]], *,

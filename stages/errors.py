@@ -56,9 +56,9 @@ class StoreUnavailable(_Reasoned, label="session store unavailable"):
 
 
 class NoStore(StoreUnavailable):
-    """The place named holds no store yet (an empty PostgreSQL database): nothing is
-    broken, nothing was made; a dry run compares with an empty store, every other
-    command says so.
+    """The place named holds no store yet (an empty PostgreSQL database, a SQLite file not
+    there, opened read-only): nothing is broken, nothing was made; a dry run compares with
+    an empty store, every other command says so.
 
     >>> NoStore("postgresql:///h holds no harkback store").message()
     'session store unavailable: postgresql:///h holds no harkback store'

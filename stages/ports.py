@@ -345,9 +345,11 @@ class VectorStore(Protocol):
     order; ``nearest`` compares only vectors of the query's model.
     """
 
-    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int, *,
+                   sessions: Sequence[str] | None = None
                    ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """Up to ``limit`` messages still without a vector of ``model``."""
+        """Up to ``limit`` messages still without a vector of ``model`` (of ``sessions``
+        only, when given: what a sync stored, not the whole history)."""
         ...
 
     def keep_vectors(self, model: str, vectors: Sequence[tuple[MessageKey, Vector]]
@@ -370,6 +372,11 @@ class VectorStore(Protocol):
     def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
         """Whether any message has a vector of ``model``: what a search asks, at once
         where a count reads every vector (PostgreSQL)."""
+        ...
+
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Remove every vector of ``model`` (how many), so vectors of other dimensions
+        may be kept under its name (``harkback embed --replace``)."""
         ...
 
 

@@ -33,6 +33,7 @@ from harkback.adapters.stores.memory_match import Indexed
 from harkback.adapters.stores.memory_messages import MemoryMessages, by_start
 from harkback.adapters.stores.memory_search import MemorySearch
 from harkback.adapters.stores.memory_vectors import MemoryVectors
+from harkback.adapters.stores.sql.vectors import StartKey
 from harkback.adapters.stores.summary_cache import MemorySummaryCache
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
@@ -66,7 +67,7 @@ class MemoryStore(Closing, MemoryMessages, MemorySearch, MemoryVectors):
         self._vectors: dict[str, dict[tuple[str, int], ports.Vector]] = {}
         self._ingests = 0
         self._order: list[Indexed] | None = None
-        self._starts: dict[tuple[str, tuple[records.Role, ...]], tuple[int, int]] = {}
+        self._starts: dict[StartKey, tuple[int, int]] = {}
         self._closed = False
         # One call at a time: a search from a worker thread (search_sync) while another
         # thread ingests raised "dictionary changed size during iteration".

@@ -99,3 +99,7 @@ class ReadOnlyMemoryStore(MemoryStore):
                      ) -> FutureResult[int, StoreUnavailable]:
         """Refused."""
         return refused("keep vectors")
+
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Refused."""
+        return refused("drop vectors")

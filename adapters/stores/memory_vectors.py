@@ -20,7 +20,13 @@ from returns.future import FutureResult
 from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.memory_match import Indexed, admits
-from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
+from harkback.adapters.stores.sql.vectors import (
+    StartKey,
+    query_vector_problem,
+    start_key,
+    unit_vector,
+    vector_problem,
+)
 from harkback.stages import ports, records
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
@@ -35,7 +41,7 @@ class MemoryVectors:
     _messages: dict[str, tuple[Indexed, ...]]
     _vectors: dict[str, dict[tuple[str, int], ports.Vector]]
     _ingests: int
-    _starts: dict[tuple[str, tuple[records.Role, ...]], tuple[int, int]]
+    _starts: dict[StartKey, tuple[int, int]]
 
     def _run(self, work: Callable[[], T]) -> FutureResult[T, StoreUnavailable]:
         raise NotImplementedError
@@ -50,32 +56,37 @@ class MemoryVectors:
     def _hit(self, item: Indexed, score: float) -> records.MessageHit:
         raise NotImplementedError
 
-    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int, *,
+                   sessions: Sequence[str] | None = None
                    ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
-        ``model``, in stored (ingest) order."""
-        return self._run(lambda: self._unembedded(model, roles, limit))
+        """Up to ``limit`` messages of ``roles`` (of ``sessions`` only, when given) with
+        non-blank content and no vector of ``model``, in stored (ingest) order."""
+        wanted = None if sessions is None else frozenset(sessions)
+        return self._run(lambda: self._unembedded(model, roles, limit, wanted))
 
-    def _unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
-                    ) -> tuple[records.Message, ...]:
+    def _unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int,
+                    sessions: frozenset[str] | None) -> tuple[records.Message, ...]:
         if limit < 1:
             return ()
         order = self._stored_order()
         have = self._vectors.get(model, {})
         # Messages before ``start`` had a vector or were not eligible at the last call;
-        # only an ingest can change that (see the SQLite store).
-        ingests, start = self._starts.get((model, roles), (-1, 0))
+        # only an ingest can change that (see the SQLite store). One hint for a set of
+        # sessions at a time: a watch asks for another set each round.
+        key = start_key(model, roles, sessions, self._starts)
+        ingests, start = self._starts.get(key, (-1, 0))
         found: list[records.Message] = []
         first = len(order)
         for index in range(start if ingests == self._ingests else 0, len(order)):
             message = order[index].message
             if (message.role in roles and message.content.strip(BLANK)
+                    and (sessions is None or message.session_id in sessions)
                     and (message.session_id, message.position) not in have):
                 first = min(first, index)
                 found.append(message)
                 if len(found) >= limit:
                     break
-        self._starts[(model, roles)] = (self._ingests, first)
+        self._starts[key] = (self._ingests, first)
         return tuple(found)
 
     def keep_vectors(self, model: str, vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
@@ -134,6 +145,10 @@ class MemoryVectors:
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model``."""
         return self._run(lambda: len(self._vectors.get(model, {})))
+
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Remove every vector of ``model``; how many there were."""
+        return self._run(lambda: len(self._vectors.pop(model, {})))
 
     def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
         """Whether any message has a vector of ``model``."""

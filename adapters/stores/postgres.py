@@ -327,12 +327,14 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
 
     # --- dense vectors (the VectorStore port) -------------------------------------------------
 
-    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int, *,
+                   sessions: Sequence[str] | None = None
                    ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
-        ``model``, in stored order."""
+        """Up to ``limit`` messages of ``roles`` (of ``sessions`` only, when given) with
+        non-blank content and no vector of ``model``, in stored order."""
+        wanted = None if sessions is None else sorted(set(sessions))
         return self.run(lambda connection: postgres_vectors.unembedded(
-            connection, model, roles, limit), long=True)
+            connection, model, roles, limit, sessions=wanted), long=True)
 
     def keep_vectors(self, model: str,
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
@@ -362,6 +364,13 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model``."""
         return self.run(lambda connection: postgres_vectors.vector_count(connection, model))
+
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Remove every vector of ``model`` in one transaction; how many there were."""
+        if self.readonly:
+            return self._refused("drop vectors")
+        return self._run_checked(lambda connection: postgres_vectors.drop(connection, model),
+                                 long=True)
 
     def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
         """Whether any message has a vector of ``model`` (one index lookup, no count)."""

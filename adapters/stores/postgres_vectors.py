@@ -42,10 +42,10 @@ _HELD = "SELECT id, dimensions, EXISTS (SELECT 1 FROM message_vectors AS v " \
 search); this stops at the first (0.1 ms)."""
 
 
-def unembedded(connection: Connection, model: str, roles: tuple[Role, ...], limit: int
-               ) -> tuple[Message, ...]:
-    """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
-    ``model``, in row id (ingest) order."""
+def unembedded(connection: Connection, model: str, roles: tuple[Role, ...], limit: int, *,
+               sessions: Sequence[str] | None = None) -> tuple[Message, ...]:
+    """Up to ``limit`` messages of ``roles`` (of ``sessions`` only, when given) with
+    non-blank content and no vector of ``model``, in row id (ingest) order."""
     if limit < 1:
         return ()
     columns = ", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
@@ -53,11 +53,14 @@ def unembedded(connection: Connection, model: str, roles: tuple[Role, ...], limi
     # after a crash resets them) compared every message with every vector, minutes a batch.
     found = connection.execute("SELECT id FROM vector_models WHERE name = %s",
                                (model,)).fetchone()
+    within = "" if sessions is None else "AND m.session_id = ANY(%s::text[]) "
     rows = connection.execute(
         f"SELECT {columns} FROM messages AS m WHERE m.role = ANY(%s::text[]) "
-        "AND btrim(m.content, %s) <> '' AND NOT EXISTS (SELECT 1 FROM message_vectors AS v "
-        "WHERE v.model_id = %s AND v.message_id = m.id) ORDER BY m.id LIMIT %s",
-        (list(roles), BLANK, found[0] if found else None, limit)).fetchall()
+        f"{within}AND btrim(m.content, %s) <> '' AND NOT EXISTS (SELECT 1 FROM "
+        "message_vectors AS v WHERE v.model_id = %s AND v.message_id = m.id) "
+        "ORDER BY m.id LIMIT %s",
+        (list(roles), *(() if sessions is None else ([storable(s) for s in sessions],)), BLANK,
+         found[0] if found else None, limit)).fetchall()
     return tuple(stored_message(row) for row in rows)
 
 
@@ -165,6 +168,20 @@ def vector_count(connection: Connection, model: str) -> int:
     """How many messages have a vector of ``model``."""
     row = connection.execute(_MODEL, (model,)).fetchone()
     return 0 if row is None else int(row[2])
+
+
+def drop(connection: Connection, model: str) -> Result[int, StoreUnavailable]:
+    """Delete every vector of ``model`` in one transaction (the model's row locked, as a
+    keep locks it); how many there were."""
+    with connection.transaction():
+        check_version(connection)
+        row = connection.execute("SELECT id FROM vector_models WHERE name = %s FOR UPDATE",
+                                 (model,)).fetchone()
+        if row is None:
+            return Success(0)
+        dropped = connection.execute("DELETE FROM message_vectors WHERE model_id = %s",
+                                     (row[0],)).rowcount
+    return Success(max(dropped, 0))
 
 
 def holds_vectors(connection: Connection, model: str) -> bool:

@@ -46,6 +46,7 @@ from harkback.adapters.stores.own_thread import OwnThread
 from harkback.adapters.stores.read_watch import ReadWatch, is_corrupt, reopened
 from harkback.adapters.stores.sql import fulltext, links, rows
 from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
+from harkback.adapters.stores.sql.vectors import StartKey
 from harkback.adapters.stores.sqlite_adopt import no_store_at
 from harkback.adapters.stores.sqlite_checkpoints import Checkpoints
 from harkback.adapters.stores.sqlite_connection import DEFAULT_BUSY_TIMEOUT, connect, fetch
@@ -97,7 +98,7 @@ class SqliteStore(Closing, SqliteMessages, SqliteVectorPort):
         self._checkpoints = Checkpoints(path)  # used on the connection's thread
         # Touched only on the connection's thread, like the connection itself.
         self._matrices: dict[str, sqlite_vectors.Matrix] = {}
-        self._starts: dict[tuple[str, tuple[records.Role, ...]], sqlite_vectors.Start] = {}
+        self._starts: dict[StartKey, sqlite_vectors.Start] = {}
         self._writes = 0
         self._written = 0  # messages ingested; BULK_ROWS or more: merge when closing
         self._reach: dict[sqlite_search.FilterKey, float] = {}

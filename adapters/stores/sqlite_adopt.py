@@ -36,7 +36,7 @@ from harkback.adapters.sqlite_files import (
     side_file,
 )
 from harkback.adapters.stores.sqlite_errors import not_writable, read_only_place, unavailable
-from harkback.stages.errors import StoreUnavailable
+from harkback.stages.errors import NoStore, StoreUnavailable
 from harkback.stages.shell_words import shell_joined
 
 SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -88,7 +88,8 @@ def no_store_at(path: Path, *, readonly: bool) -> StoreUnavailable | None:
         return StoreUnavailable(f"{path} is a folder, not a database file: name a file in "
                                 f"it, such as {path / 'harkback.db'}")
     if readonly and not path.is_file():  # "ingest first" would meet left_commits' refusal
-        return left_commits(path) or StoreUnavailable(no_store_yet(str(path)))
+        # NoStore, as an empty PostgreSQL database: nothing is broken, none was made yet.
+        return left_commits(path) or NoStore(no_store_yet(str(path)))
     if path.is_file() and not os.access(path, os.R_OK):
         # Another user's store (one a `sudo harkback` made): SQLite says only "unable to
         # open database file", or, writing, "read-only".

@@ -17,7 +17,7 @@ from returns.functions import identity
 from returns.future import FutureResult
 
 from harkback.adapters.stores import sqlite_vectors
-from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
+from harkback.adapters.stores.sql.vectors import StartKey, unit_vector, vector_problem
 from harkback.stages import ports, records
 from harkback.stages.errors import StoreUnavailable
 
@@ -30,7 +30,7 @@ class SqliteVectorPort:
     path: Path
     readonly: bool
     _matrices: dict[str, sqlite_vectors.Matrix]
-    _starts: dict[tuple[str, tuple[records.Role, ...]], sqlite_vectors.Start]
+    _starts: dict[StartKey, sqlite_vectors.Start]
     _writes: int
 
     def _run(self, work: Callable[[sqlite3.Connection], T]) -> FutureResult[T, StoreUnavailable]:
@@ -48,18 +48,21 @@ class SqliteVectorPort:
         return self
 
 
-    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int
+    def unembedded(self, model: str, roles: tuple[records.Role, ...], limit: int, *,
+                   sessions: Sequence[str] | None = None
                    ) -> FutureResult[tuple[records.Message, ...], StoreUnavailable]:
-        """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
-        ``model``, in row id order.
+        """Up to ``limit`` messages of ``roles`` (of ``sessions`` only, when given) with
+        non-blank content and no vector of ``model``, in row id order.
 
         A file without the vector tables (read-only, made before vectors existed) has no
         vectors, so every eligible message is listed. Repeated calls resume where the last
         one found its first message, as long as nothing but :meth:`keep_vectors` wrote
         meanwhile, so an embedding run reads the table once, not once per batch.
         """
+        wanted = None if sessions is None else frozenset(sessions)
         return self._run(lambda connection: sqlite_vectors.unembedded(
-            connection, model, roles, limit, writes=self._writes, starts=self._starts))
+            connection, model, roles, limit, writes=self._writes, starts=self._starts,
+            sessions=wanted))
 
     def keep_vectors(self, model: str,
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]
@@ -99,6 +102,14 @@ class SqliteVectorPort:
     def vector_count(self, model: str) -> FutureResult[int, StoreUnavailable]:
         """How many messages have a vector of ``model`` (one row lookup)."""
         return self._run(lambda connection: sqlite_vectors.vector_count(connection, model))
+
+    def drop_vectors(self, model: str) -> FutureResult[int, StoreUnavailable]:
+        """Remove every vector of ``model`` in one transaction; how many there were. The
+        model's row stays, its count 0: the next vectors kept set its dimensions."""
+        if self.readonly:
+            return self._refused("cannot drop vectors")
+        return self._run(self._patiently(lambda connection: sqlite_vectors.drop(
+            connection, model))).bind_result(identity)
 
     def holds_vectors(self, model: str) -> FutureResult[bool, StoreUnavailable]:
         """Whether any message has a vector of ``model`` (the count: one row lookup)."""

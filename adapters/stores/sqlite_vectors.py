@@ -69,11 +69,12 @@ def vector_count(connection: sqlite3.Connection, model: str) -> int:
 
 
 def unembedded(connection: sqlite3.Connection, model: str, roles: tuple[Role, ...],
-               limit: int, *, writes: int, starts: dict[tuple[str, tuple[Role, ...]], Start]
-               ) -> tuple[Message, ...]:
-    """Up to ``limit`` messages of ``roles`` with non-blank content and no vector of
-    ``model``, in row id order, starting where ``starts`` says the last call found its
-    first one while the database is as it was then (``writes``: this store's write count).
+               limit: int, *, writes: int, starts: dict[vector_sql.StartKey, Start],
+               sessions: frozenset[str] | None = None) -> tuple[Message, ...]:
+    """Up to ``limit`` messages of ``roles`` (of ``sessions`` only, when given) with
+    non-blank content and no vector of ``model``, in row id order, starting where
+    ``starts`` says the last call found its first one while the database is as it was
+    then (``writes``: this store's write count).
     """
     if limit < 1 or not roles:
         return ()
@@ -82,13 +83,15 @@ def unembedded(connection: sqlite3.Connection, model: str, roles: tuple[Role, ..
     # holds only while no other connection committed (data_version) and this store
     # wrote nothing but vectors.
     state = (int(connection.execute("PRAGMA data_version").fetchone()[0]), writes)
-    known = starts.get((model, roles))
+    key = vector_sql.start_key(model, roles, sessions, starts)
+    known = starts.get(key)
     start = known.start if known is not None and known.state == state else 0
     rows = execute(connection, vector_sql.unembedded(
-        model, roles, start, limit, vectors=has_vector_schema(connection))).fetchall()
+        model, roles, start, limit, vectors=has_vector_schema(connection),
+        sessions=sessions)).fetchall()
     after = (int(rows[0][0]) if rows
              else int(connection.execute(MAX_MESSAGE_ID).fetchone()[0]) + 1)
-    starts[(model, roles)] = Start(state=state, start=after)
+    starts[key] = Start(state=state, start=after)
     return tuple(read_row(message_from_row, row[1:]) for row in rows)  # damaged: one line
 
 
@@ -160,6 +163,15 @@ def _matrix(connection: sqlite3.Connection, model: str, row: Row, *, path: Path,
     matrix = Matrix(model_id=model_id, generation=generation, ids=ids, vectors=vectors)
     matrices[model] = matrix
     return Success(matrix)
+
+
+def drop(connection: sqlite3.Connection, model: str) -> Result[int, StoreUnavailable]:
+    """Delete every vector of ``model`` in one write transaction; how many there were."""
+    if not has_vector_schema(connection):
+        return Success(0)
+    with immediate(connection):
+        dropped = connection.execute(vector_sql.DROP_VECTORS, (model,)).rowcount
+    return Success(max(dropped, 0))
 
 
 def keep(connection: sqlite3.Connection, model: str,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 
 import harkback.pipeline as api
 from tests.support.new_stores import store_locations
@@ -41,6 +42,20 @@ def test_no_store_is_public_as_the_failure_of_an_empty_database(postgres_url: st
     failure = open_store(postgres_url, readonly=True).failure()
     assert isinstance(failure, NoStore) and isinstance(failure, StoreUnavailable)
     assert "holds no harkback store" in failure.message()
+
+
+def test_a_missing_sqlite_file_opened_read_only_is_no_store(tmp_path: Path) -> None:
+    """sync35: a SQLite file that is not there, opened read-only (what ``search --db
+    /no/such.db`` opens), failed with a plain ``StoreUnavailable``, which a caller takes
+    for a store broken or out of reach: it is ``NoStore``, as an empty PostgreSQL
+    database is, naming how to make one; and no file is made."""
+    from harkback.pipeline import NoStore, open_store
+
+    path = tmp_path / "no" / "such.db"
+    failure = open_store(str(path), readonly=True).failure()
+    assert isinstance(failure, NoStore), failure
+    assert "harkback sync --db" in failure.message()
+    assert not path.parent.exists()
 
 
 def test_every_public_name_resolves() -> None:

@@ -15,8 +15,9 @@ import json
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from itertools import chain
+from typing import TypeVar
 
 from harkback.adapters.stores.sql.fulltext import WRITTEN, row_filters
 from harkback.adapters.stores.sql.schema import MESSAGE_COLUMNS
@@ -24,6 +25,29 @@ from harkback.adapters.stores.sql.statement import SqlValue, Statement, json_lis
 from harkback.stages.embedding import BLANK
 from harkback.stages.ports import NearestQuery, Vector
 from harkback.stages.records import Role
+
+T = TypeVar("T")
+
+StartKey = tuple[str, tuple[Role, ...], frozenset[str] | None]
+"""What a store keeps an ``unembedded`` resume hint under: the model, the roles, and the
+sessions asked for (None: every session)."""
+
+
+def start_key(model: str, roles: tuple[Role, ...], sessions: frozenset[str] | None,
+              starts: MutableMapping[StartKey, T]) -> StartKey:
+    """The key of ``starts`` for this call; the hints of other sets of sessions are
+    dropped: a watch asks for another set each round, and they would pile up for days.
+
+    >>> starts = {("m", ("user",), frozenset({"a"})): 1, ("m", ("user",), None): 2}
+    >>> start_key("m", ("user",), frozenset({"b"}), starts), list(starts.values())
+    (('m', ('user',), frozenset({'b'})), [2])
+    """
+    key = (model, roles, sessions)
+    if sessions is not None:
+        for other in [k for k in starts if k[2] is not None and k != key]:
+            del starts[other]
+    return key
+
 
 VECTOR_MODEL = "SELECT id, dimensions, vectors, generation FROM vector_models WHERE name = ?"
 
@@ -34,6 +58,9 @@ SET_VECTOR_DIMENSIONS = "UPDATE vector_models SET dimensions = ? WHERE id = ?"
 UPSERT_VECTOR = (
     "INSERT INTO message_vectors (model_id, message_id, vector) VALUES (?, ?, ?) "
     "ON CONFLICT (model_id, message_id) DO UPDATE SET vector = excluded.vector")
+
+DROP_VECTORS = (
+    "DELETE FROM message_vectors WHERE model_id = (SELECT id FROM vector_models WHERE name = ?)")
 
 MODEL_VECTORS = (
     "SELECT message_id, vector FROM message_vectors WHERE model_id = ? ORDER BY message_id")
@@ -52,26 +79,45 @@ MESSAGE_CONTENT = "SELECT content FROM messages WHERE id = ?"
 """A message's text, by row id."""
 
 
+SESSIONS_BY_INDEX = 64
+"""Up to this many sessions, :func:`unembedded` reads their first batch by their index."""
+
+
 def unembedded(model: str, roles: Iterable[Role], start: int, limit: int, *,
-               vectors: bool = True) -> Statement:
-    """Row id and fields of messages of ``roles``, from row id ``start`` on, whose content
-    is not blank and that have no vector of ``model``, in row id order.
+               vectors: bool = True, sessions: Iterable[str] | None = None) -> Statement:
+    """Row id and fields of messages of ``roles`` (of ``sessions`` only, when given), from
+    row id ``start`` on, whose content is not blank and that have no vector of ``model``,
+    in row id order.
 
     With ``vectors=False`` (a database without the vector tables) no message has one.
 
     >>> unembedded("m", ["user"], 1, 10).params
     (1, '["user"]', 'm', ' \\t\\r\\n', 10)
+    >>> unembedded("m", ["user"], 1, 10, sessions=["s1"]).params[-2]
+    '["s1"]'
     """
     columns = ", ".join("m." + c for c in MESSAGE_COLUMNS.split(", "))
     missing = (
         "AND NOT EXISTS (SELECT 1 FROM message_vectors AS v WHERE v.message_id = m.id "
         "AND v.model_id = (SELECT id FROM vector_models WHERE name = ?)) ") if vectors else ""
+    named = None if sessions is None else list(dict.fromkeys(sessions))
+    # A few sessions' first batch is read through the (session, position) index: a watch
+    # round that stored one session reads its messages, not every message of the store.
+    # That index cannot start at ``start``: each later call read all of them again (64
+    # sessions of 2,000 messages: 268 s of reads for 2,000 batches, 11 s so), so a call
+    # that resumes (``start`` past 0), and any call for many sessions (a first sync),
+    # reads in row id order from ``start`` (the ``+`` keeps the index out).
+    by_index = named is not None and start < 1 and len(named) <= SESSIONS_BY_INDEX
+    index = "" if by_index else "+"
+    within = ("" if named is None
+              else f"AND {index}m.session_id IN (SELECT value FROM json_each(?)) ")
     params: tuple[SqlValue, ...] = (start, json_list(roles), *((model,) if vectors else ()),
-                                    BLANK, limit)
+                                    BLANK, *(() if named is None else (json_list(named),)),
+                                    limit)
     return Statement(
         f"SELECT m.id, {columns} FROM messages AS m "
         "WHERE m.id >= ? AND m.role IN (SELECT value FROM json_each(?)) "
-        f"{missing}AND trim(m.content, ?) <> '' ORDER BY m.id LIMIT ?",
+        f"{missing}AND trim(m.content, ?) <> '' {within}ORDER BY m.id LIMIT ?",
         params)
 
 
@@ -147,8 +193,8 @@ def vector_problem(model: str, vectors: Sequence[Sequence[float]],
     """Why ``vectors`` cannot be kept for ``model`` whose vectors have ``stored``
     dimensions (None: it has none yet); None when they can.
 
-    >>> vector_problem("m", [(1.0, 0.0), (0.0, 1.0)], stored=3)
-    "vectors of model 'm' have 3 dimensions, these have 2 (another model needs another name)"
+    >>> vector_problem("m", [(1.0, 0.0), (0.0, 1.0)], stored=3)[:58]
+    "vectors of model 'm' stored here have 3 dimensions, these "
     >>> vector_problem("m", [(1.0,), (0.0, 1.0)]) is None
     False
     """
@@ -161,8 +207,9 @@ def vector_problem(model: str, vectors: Sequence[Sequence[float]],
         return (f"vectors given for model {model!r} differ in length "
                 f"({', '.join(map(str, lengths))} dimensions)")
     if stored is not None and lengths[0] != stored:
-        return (f"vectors of model {model!r} have {stored} dimensions, these have "
-                f"{lengths[0]} (another model needs another name)")
+        return (f"vectors of model {model!r} stored here have {stored} dimensions, these "
+                f"have {lengths[0]} (the model or its settings changed since they were "
+                f"made): harkback embed --replace drops them and makes them again")
     if not all(map(math.isfinite, chain.from_iterable(vectors))):
         return f"a vector given for model {model!r} holds a value that is not a finite number"
     return None
@@ -171,12 +218,13 @@ def vector_problem(model: str, vectors: Sequence[Sequence[float]],
 def query_vector_problem(query: NearestQuery, stored: int) -> str | None:
     """Why ``query`` cannot be compared with vectors of ``stored`` dimensions, or None.
 
-    >>> query_vector_problem(NearestQuery(vector=(1.0,), model="m", roles=("user",)), 2)
+    >>> query_vector_problem(NearestQuery(vector=(1.0,), model="m", roles=("user",)), 2)[:62]
     "the query vector has 1 dimensions; vectors of model 'm' have 2"
     """
     if len(query.vector) != stored:
         return (f"the query vector has {len(query.vector)} dimensions; vectors of model "
-                f"{query.model!r} have {stored}")
+                f"{query.model!r} have {stored} (the model or its settings changed since "
+                "they were made: harkback embed --replace makes them again)")
     if not all(map(math.isfinite, query.vector)):
         return "the query vector holds a value that is not a finite number"
     return None

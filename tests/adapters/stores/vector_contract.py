@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from harkback.adapters.stores.sql.vectors import SESSIONS_BY_INDEX
 from harkback.stages.ports import MessageKey, NearestQuery, SessionStore, Vector, VectorStore
 from harkback.stages.records import ROLES, Message, MessageHit, Role
 from tests.adapters.stores.store_contract import Make, failed, ok
@@ -53,12 +54,14 @@ def places(hits: Sequence[MessageHit] | Sequence[Message]) -> list[tuple[str, in
 
 
 async def embed_all(store: Store, model: str, roles: tuple[Role, ...], batch: int,
-                    vector: Vector | None = None) -> list[tuple[str, int]]:
-    """Keep ``vector`` (default: the first axis) for every message ``unembedded`` lists,
-    batch by batch, as an embedding run does; returns the messages in the order listed."""
+                    vector: Vector | None = None, sessions: Sequence[str] | None = None
+                    ) -> list[tuple[str, int]]:
+    """Keep ``vector`` (default: the first axis) for every message ``unembedded`` lists
+    (of ``sessions``, when given), batch by batch, as an embedding run does; returns the
+    messages in the order listed."""
     vector = axis(0) if vector is None else vector
     listed: list[tuple[str, int]] = []
-    while pending := await ok(store.unembedded(model, roles, batch)):
+    while pending := await ok(store.unembedded(model, roles, batch, sessions=sessions)):
         assert len(pending) <= batch
         kept = await ok(store.keep_vectors(model, [(key(*p), vector) for p in places(pending)]))
         assert kept == len(pending)
@@ -285,6 +288,38 @@ class VectorContract:
         expected = [("a", i) for i in range(10) if i % 3] + [("b", i) for i in range(4)]
         assert listed == expected
         assert await ok(store.vector_count("m")) == len(expected)
+
+    @pytest.mark.parametrize("count", [3, SESSIONS_BY_INDEX + 6])
+    async def test_unembedded_of_some_sessions_lists_theirs_alone(
+            self, store: Store, make_conversation: Make, count: int) -> None:
+        """sync35: a sync embeds what it stored, not the whole history: ``sessions``
+        lists the messages of those sessions alone, batch by batch to the last, in stored
+        order, whether few (read by their index) or many (read in stored order)."""
+        await ok(store.ingest([make_conversation(f"s{i}", ("user", f"a{i}"), ("assistant", "x"),
+                                                 ("user", f"b{i}")) for i in range(count)]))
+        asked = [f"s{i}" for i in range(count) if i != 1] + ["not stored"]
+        listed = await embed_all(store, "m", ("user",), batch=2, sessions=asked)
+        assert listed == [(s, p) for s in asked[:-1] for p in (0, 2)]
+        assert places(await ok(store.unembedded("m", ("user",), 5))) == [("s1", 0), ("s1", 2)]
+        assert await ok(store.unembedded("m", ("user",), 5, sessions=[])) == ()
+
+    async def test_dropping_a_models_vectors_lets_other_dimensions_be_kept(
+            self, store: Store, make_conversation: Make) -> None:
+        """sync35: a model whose vectors were made with other dimensions (its settings
+        changed under the same name) refused every new vector for good, with no way to
+        drop them. ``drop_vectors`` removes that model's (not another's), and vectors of
+        the new dimensions are then kept and listed as usual."""
+        await ok(store.ingest([make_conversation("s1", ("user", "one"), ("user", "two"))]))
+        await ok(store.keep_vectors("m", [(key("s1", 0), axis(0)), (key("s1", 1), axis(1))]))
+        await ok(store.keep_vectors("other", [(key("s1", 0), axis(2))]))
+        wider = axis(0, DIMENSIONS + 2)
+        refused = await failed(store.keep_vectors("m", [(key("s1", 0), wider)]))
+        assert "harkback embed --replace" in refused.reason
+        assert await ok(store.drop_vectors("m")) == 2
+        assert (await ok(store.vector_count("m")), await ok(store.vector_count("other"))) == (0, 1)
+        assert await ok(store.keep_vectors("m", [(key("s1", 0), wider)])) == 1
+        assert places(await ok(store.nearest(near(wider)))) == [("s1", 0)]
+        assert await ok(store.drop_vectors("never kept")) == 0
 
     async def test_a_changed_message_is_listed_again(self, store: Store,
                                                      make_conversation: Make) -> None:
