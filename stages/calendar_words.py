@@ -5,7 +5,7 @@ ago"); these name a stretch of the calendar instead, in the local time zone
 (:mod:`~harkback.stages.local_days`, as ``--since 2026-03-01`` reads a date):
 ``on 2026-03-04``, ``March 4th``, ``in March`` (the latest March begun by then, or
 ``in March 2025``), ``this week`` (from Monday), ``this weekend`` (its Saturday and Sunday;
-on a weekday the ones just past: :func:`~harkback.stages.when.latest_weekend`),
+on a weekday the ones just past: :func:`~harkback.stages.weekend_words.latest_weekend`),
 ``this month``, ``this year`` and their Chinese, Japanese and Korean words (本周, 今週,
 이번 주, 这周末, 今週末, 이번 주말, 这个月, 今月, 이번 달, 今年, 올해).
 A stretch not begun by now names nothing; the word before one bounds it: "since March" (or
@@ -37,11 +37,12 @@ import re
 from datetime import date, timedelta
 
 from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
+from harkback.stages.month_parts import month_parts, part_spans, within
 from harkback.stages.text.tokens import tokens
-from harkback.stages.when import blanked, latest_weekend, weekend
+from harkback.stages.weekend_words import MONTHS, latest_weekend, weekend, weekend_time
+from harkback.stages.when import CJK_LAST_MONTH, CJK_LAST_WEEK, blanked
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
+_MONTHS = MONTHS
 _MONTH = "|".join(_MONTHS)
 _DAY_NUMBER = r"(\d{1,2})(?:st|nd|rd|th)?"
 # "may" and "march" are also verbs: a month is read only beside a day number ("may 4",
@@ -133,19 +134,21 @@ def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, floa
     """Each calendar expression of lower-cased ``text`` with its window ``(start, end)``
     (epoch seconds, the end no later than ``now``), by where it starts in ``text``."""
     today = local_date(now)
-    found = []
+    # A month part first: "in march" of "the first weekend in march" is read in it only.
+    found = [(match.start(), window) for match, window in month_parts(text, now)]
+    parts = part_spans(text)
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
             window = _bounded(match, _window(match, index, today))
-            if window is not None and window[0] <= now:
+            if window is not None and window[0] <= now and not within(match.start(), parts):
                 found.append((match.start(), (window[0], min(window[1], now))))
     return found
 
 
 _PREVIOUS = (
     re.compile(r"\b(?:last|previous)\s+(week|month|year|weekend)\b"),
-    re.compile(r"(上周末|上週末|上个周末|上個週末|上個周末|先週末|지난\s?주말)"
-               r"|(上周|上星期|上个星期|上個星期|先週|지난\s?주)|(上个月|上個月|上月|先月|지난\s?달)"
+    re.compile(r"(上周末|上週末|上个周末|上個週末|上個周末|先週末|(?:지난|저번)\s?주말)"
+               rf"|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
                r"|(去年|昨年|작년)"),
 )
 
@@ -173,10 +176,15 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
               "month": (last_month, today.replace(day=1)),
               "year": (date(today.year - 1, 1, 1), date(today.year, 1, 1))}
     found = []
+    parts = part_spans(text)  # "last month" of "the end of last month" is its end
     for index, pattern in enumerate(_PREVIOUS):
         for match in pattern.finditer(text):
+            if within(match.start(), parts):
+                continue
             unit = match.group(1) if index == 0 else _UNITS[
                 next(i for i, g in enumerate(match.groups()) if g)]
+            if unit == "weekend" and not weekend_time(match):
+                continue  # "the last weekend deploy", "last weekend of february"
             if unit == "weekend":
                 window = _bounded(match, weekend(today))
             else:
@@ -197,6 +205,9 @@ def calendar_terms(text: str) -> tuple[frozenset[str], str]:
     """
     text = text.lower()
     found: set[str] = set()
+    for start, end in part_spans(text):
+        found.update(tokens(text[start:end]))
+        text = text[:start] + " " * (end - start) + text[end:]
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
             cjk = index == len(PATTERNS) - 1

@@ -59,6 +59,16 @@ def last_moment(day: date) -> float:
     return math.nextafter(day_end(day), -math.inf)
 
 
+def at_hour(day: date, hour: int) -> float:
+    """Epoch seconds of ``hour`` o'clock local time on ``day`` (18: the evening, however
+    long the day is across a daylight-saving change).
+
+    >>> at_hour(date(1970, 1, 2), 6)  # with TZ=UTC
+    108000.0
+    """
+    return datetime(day.year, day.month, day.day, hour).timestamp()
+
+
 def days_before(moment: float, count: int) -> date:
     """The local date ``count`` days before the one ``moment`` falls on (0: that date)."""
     return local_date(moment) - timedelta(days=count)

@@ -14,6 +14,7 @@ from returns.future import FutureResult
 from harkback.stages.calendar_words import calendar_terms, calendar_windows, previous_periods
 from harkback.stages.lineage import load_ancestry, root_of
 from harkback.stages.match.plan import QUESTION_WORDS
+from harkback.stages.month_parts import part_spans, within
 from harkback.stages.ports import RecentQuery
 from harkback.stages.query import parse_query, topic_tokens
 from harkback.stages.records import Session, SessionOverview
@@ -48,8 +49,9 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """
     if parse_query(request.query).advanced:
         return None
-    timed, untimed = time_terms(request.query, listing=True)
-    named, rest_text = calendar_terms(untimed)
+    # Calendar names first: "last month" of "the end of last month" is read in it only.
+    named, unnamed = calendar_terms(request.query)
+    timed, rest_text = time_terms(unnamed, listing=True)
     framing = timed | named | QUESTION_WORDS | _ACTIVITY
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
     rest = frozenset(topic_tokens(rest_text))
@@ -61,7 +63,9 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     # question naming two times ("yesterday and last week") lists all of both.
     text = request.query.lower()
     by_start = dict(calendar_windows(text, now))
-    by_start.update(time_windows(text, now, listing=True))
+    parts = part_spans(text)
+    by_start.update((at, w) for at, w in time_windows(text, now, listing=True)
+                    if not within(at, parts))
     by_start.update(previous_periods(text, now))
     window = spanning(by_start.values())
     if window is None:

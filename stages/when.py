@@ -23,10 +23,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date, timedelta
+from datetime import date
 
-from harkback.stages.local_days import day_start, days_before, last_moment, local_date
+from harkback.stages.local_days import (
+    ONE_DAY,
+    at_hour,
+    day_start,
+    days_before,
+    last_moment,
+    local_date,
+)
 from harkback.stages.text.tokens import tokens
+from harkback.stages.weekend_words import OF_MONTH, weekend_expressions, weekend_windows
 
 DAY = 86400.0
 UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
@@ -44,22 +52,13 @@ COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|fou
         r"|seven|eight|nine|ten|eleven|twelve)"
 UNIT = r"(day|week|month|year)s?"
 _AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago\b")
-_PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b")
+# "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
+_PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
 # "On Tuesday" in a question naming nothing else ("what did I do on Tuesday?") is the
 # Tuesday gone, as "last Tuesday" is; beside a topic it is as often a day of the week
 # ("the job that runs on Monday"): there the word is searched for and no day is lifted.
 _ON_WEEKDAY = re.compile(rf"\bon\s+({'|'.join(WEEKDAYS)})\b")
-# "Last weekend" is the calendar's (:func:`weekend`), as "last Saturday" is that day: seven
-# days back would take in the week after it.
-_WEEKEND = re.compile(r"\b(?:last|previous)\s+weekend\b")
-# "Over the weekend" ("what did we change over the weekend?") is the latest one begun
-# (:func:`latest_weekend`). "Weekend" alone, as 周末, 週末 and 주말 alone, is a topic
-# ("the weekend cron job", "周末值班表", "周末的定时任务"): searched, no time; only a
-# weekend marked as this or last one (这周末, 上周末, 今週末, 이번 주말) is a time. "The
-# weekend" that words after it place ("of March 7th", "before last", "after the release")
-# is no latest one: those are searched.
-_OVER_WEEKEND = re.compile(r"\bover\s+the\s+weekend\b(?!\s+(?:of|before|after)\b)")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
@@ -72,9 +71,14 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 # The same expressions in Chinese, Japanese and Korean ("上周", "先週", "지난주": last
 # week; "3天前", "3日前", "3일 전": three days ago). Each maps to its unit (of days).
+# 저번 주 is 지난 주 ("the time before"); a longer word is no week or month: 上周期 (the
+# previous cycle), 지난 주문 (a past order), 지난 주요 장애 (past major outages), 달러.
+CJK_LAST_WEEK = (r"上周(?![期边围转长年])|上星期|上个星期|上個星期|先週"
+                 r"|(?:지난|저번)\s?주(?![문소식장제요인택차사류변위권행])")
+CJK_LAST_MONTH = r"上个月|上個月|上月|先月|(?:지난|저번)\s?달(?![러력성])"
 _CJK_PAST = (
-    (re.compile(r"上周|上星期|上个星期|上個星期|先週|지난\s?주"), 7.0),
-    (re.compile(r"上个月|上個月|上月|先月|지난\s?달"), 30.0),
+    (re.compile(CJK_LAST_WEEK), 7.0),
+    (re.compile(CJK_LAST_MONTH), 30.0),
     (re.compile(r"去年|昨年|작년"), 365.0),
 )
 # (?<!\d): "3000000天前" is no time, not the "000天前" (today) its last digits would say.
@@ -85,12 +89,18 @@ _CJK_AGO = (
     (re.compile(r"(?<!\d)(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前"
                 r"|(?<!\d)(\d{1,3})\s*(?:개월|달)\s*전"), "month"),
 )
-# Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
-_CJK_WEEKEND = re.compile(r"上周末|上週末|上个周末|上個週末|上個周末|先週末|지난\s?주말")
-_CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
-# "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
-_CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
-_CJK_TODAY = re.compile(r"今天|今日|今朝|오늘")
+# Each day counted back by its own word: 前天, 一昨日, 그저께 (two days back) hold 昨天,
+# 昨日 and 어제's neighbours, and are read whole (:func:`_inside`); 大前天, 一昨昨日,
+# 그끄저께 are three days back.
+_CJK_DAYS = (
+    (re.compile(r"昨天|昨日|어제"), 1),
+    (re.compile(r"前天|一昨日|おととい|그저께|그제"), 2),
+    (re.compile(r"大前天|一昨昨日|さきおととい|그끄저께|그끄제"), 3),
+    (re.compile(r"今天|今日|今朝|오늘"), 0),
+)
+# Last night: the evening before and the small hours of today (:func:`_night`).
+_LAST_NIGHT = re.compile(r"\blast\s+night\b|昨晚|昨夜|昨天晚上|昨天夜里|昨晩|ゆうべ"
+                         r"|어젯밤|어제\s?밤|간밤")
 
 
 def latest_weekday(name: str, now: float) -> date:
@@ -101,38 +111,6 @@ def latest_weekday(name: str, now: float) -> date:
     (datetime.date(1969, 12, 29), datetime.date(1969, 12, 25))
     """
     return days_before(now, (local_date(now).weekday() - WEEKDAYS.index(name)) % 7 or 7)
-
-
-def weekend(today: date, weeks_back: int = 1) -> tuple[float, float] | None:
-    """The local weekend, Saturday's midnight to just before Monday's, of the calendar week
-    (from Monday, as "last week" is read) ``weeks_back`` weeks before ``today``'s: 1 is
-    last weekend, 0 this week's (ahead on a weekday); None past the calendar's ends.
-
-    >>> [round(w / DAY, 9) for w in weekend(date(2026, 3, 5))]  # asked on a Thursday
-    [20512.0, 20514.0]
-    >>> weekend(date(9999, 12, 31), 0) is None  # a Friday: its Saturday is in year 10000
-    True
-    """
-    try:
-        saturday = today + timedelta(days=5 - today.weekday() - 7 * weeks_back)
-        sunday = saturday + timedelta(days=1)
-    except OverflowError:
-        return None
-    return (day_start(saturday), last_moment(sunday))
-
-
-def latest_weekend(today: date) -> tuple[float, float] | None:
-    """The latest local weekend begun by ``today``: this week's on a Saturday or Sunday,
-    else the one just past (:func:`weekend`). What "this weekend" and "over the weekend"
-    name: asked of past sessions on a Wednesday, "what did I do this weekend?" means the
-    Saturday and Sunday just gone, not the ones to come, which no session has.
-
-    >>> [round(w / DAY, 9) for w in latest_weekend(date(2026, 3, 5))]  # a Thursday
-    [20512.0, 20514.0]
-    >>> [round(w / DAY, 9) for w in latest_weekend(date(2026, 3, 8))]  # that Sunday
-    [20519.0, 20521.0]
-    """
-    return weekend(today, 0 if today.weekday() >= 5 else 1)
 
 
 def count_of(text: str) -> int:
@@ -146,12 +124,11 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day, ``last weekend`` the calendar's
-    (:func:`weekend`), ``over the weekend`` the latest begun
-    (:func:`latest_weekend`; "weekend" or 周末 alone is a topic); ``yesterday`` the day
-    before today, ``today`` the day so far. The first expression found wins (the lexical
-    ranker weighs every one, :func:`time_windows`; a listing covers them all:
-    :func:`spanning`).
+    ``now``; ``last Saturday`` is that day, ``last weekend`` (or ``two weekends ago``) the
+    calendar's, ``over the weekend`` the latest begun (:mod:`~harkback.stages.weekend_words`;
+    "weekend" or 周末 alone is a topic); ``yesterday`` the day before today, ``today`` the
+    day so far. The first expression found wins (the lexical ranker weighs every one,
+    :func:`time_windows`; a listing covers them all: :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0
@@ -182,12 +159,7 @@ def time_windows(question: str, now: float, *, listing: bool = False
     for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), last_moment(day))))
-    for match in (*_WEEKEND.finditer(text), *_CJK_WEEKEND.finditer(text)):
-        if (days := weekend(local_date(now))) is not None:
-            found.append((match, (days[0], min(days[1], now))))
-    for match in _OVER_WEEKEND.finditer(text):
-        if (days := latest_weekend(local_date(now))) is not None:
-            found.append((match, (days[0], min(days[1], now))))
+    found += weekend_windows(text, now)
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))
     for match in _DAY_BEFORE.finditer(text):
@@ -226,13 +198,21 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
     for pattern, unit in _CJK_AGO:
         for match in pattern.finditer(text):
             found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
-    for match in _CJK_YESTERDAY.finditer(text):
-        found.append((match, _day_window(1, now)))
-    for match in _CJK_DAY_BEFORE.finditer(text):
-        found.append((match, _day_window(2, now)))
-    for match in _CJK_TODAY.finditer(text):
-        found.append((match, _day_window(0, now)))
+    for pattern, count in _CJK_DAYS:
+        found += [(match, _day_window(count, now)) for match in pattern.finditer(text)]
+    found += [(match, _night(now)) for match in _LAST_NIGHT.finditer(text)]
     return found
+
+
+def _night(now: float) -> tuple[float, float]:
+    """Last night: from 18:00 of the day before ``now``'s to 06:00 of its own (local),
+    ending no later than ``now``.
+
+    >>> [w / DAY for w in _night(10.5 * DAY)]  # with TZ=UTC
+    [9.75, 10.25]
+    """
+    day = days_before(now, 0)
+    return (at_hour(day - ONE_DAY, 18), min(at_hour(day, 6), now))
 
 
 def _today(text: str) -> list[re.Match[str]]:
@@ -341,14 +321,15 @@ def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:
 def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[str], bool]]:
     # Each time expression of lower-cased ``text``, and whether it is Chinese, Japanese or
     # Korean (whose words are the tokens' bigrams).
-    for pattern in (_AGO, _PAST, _WEEKEND, _OVER_WEEKEND, _YESTERDAY, _DAY_BEFORE, _DURATION):
+    for pattern in (_AGO, _PAST, _YESTERDAY, _DAY_BEFORE, _DURATION):
         yield from ((match, False) for match in pattern.finditer(text))
+    # 上周末's words are its bigrams, as the other CJK expressions' are.
+    yield from ((match, not match.group(0).isascii()) for match in weekend_expressions(text))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
-    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_WEEKEND, _CJK_YESTERDAY,
-                                                     _CJK_DAY_BEFORE, _CJK_TODAY]
-    for pattern in cjk:
+    for pattern in (p for p, _ in (*_CJK_PAST, *_CJK_AGO, *_CJK_DAYS)):
         yield from ((match, True) for match in pattern.finditer(text))
+    yield from ((match, not match.group(0).isascii()) for match in _LAST_NIGHT.finditer(text))
 
 
 def closeness(moment: float, window: tuple[float, float]) -> float:

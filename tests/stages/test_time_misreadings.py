@@ -1,0 +1,72 @@
+"""Words that look like times and are not, and times inside longer ones: each is read as
+the user meant it, or left to be searched as words (never an error)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harkback.stages.calendar_words import calendar_windows, previous_periods
+from harkback.stages.month_parts import month_parts
+from harkback.stages.when import time_windows, time_words
+
+NOW = datetime(2026, 3, 19, 12, tzinfo=UTC).timestamp()  # a Thursday
+
+
+def _day(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize("question", [
+    "who takes over the weekend shift", "who took the last weekend deploy",
+    "hand over the weekend-rota", "上周期的指标怎么算", "지난 주문 내역 조회",
+    "지난 주요 장애 정리", "지난 달러 환율", "an early may help",
+])
+def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
+    """A noun after "weekend", 上周期 (the previous cycle), 지난 주문 (a past order), 지난
+    주요 (past major) and 달러 (dollar) are no week, month or weekend: no
+    window is lifted and no word of them is taken from the search."""
+    text = question.lower()
+    assert time_windows(question, NOW) == []
+    assert previous_periods(text, NOW) == [] and month_parts(text, NOW) == []
+    assert time_words(question) == frozenset()
+
+
+def test_a_week_or_weekend_of_a_month_is_not_the_one_just_past() -> None:
+    """"The last week of February" and "the last weekend of February" are February's: the
+    ranker read them as the seven days back and as last weekend (14-15 March)."""
+    for question in ("what did we ship the last week of february",
+                     "what did we ship the last weekend of february"):
+        assert time_windows(question, NOW) == [], question
+    (_, (start, end)), = calendar_windows("the last weekend of february", NOW)
+    assert (start, end) == (_day("2026-02-28"), end) and _day("2026-03-01") < end \
+        < _day("2026-03-02")
+
+
+def test_said_last_month_is_last_month_not_its_end() -> None:
+    """말 of 말했던 (said) is no month's end: "the setting I mentioned last month" is all of
+    February, not its last seven days."""
+    text = "지난달 말했던 설정"
+    assert month_parts(text, NOW) == []
+    ((_, (start, _)),) = previous_periods(text, NOW)
+    assert start == _day("2026-02-01")
+
+
+def test_the_second_weekend_of_a_month_and_one_not_begun() -> None:
+    """"The 2nd weekend of last month" is 14-15 February; "the fourth weekend of March" has
+    not begun by 19 March: the latest begun is March 2025's (22-23 March)."""
+    ((_, (start, _)),) = month_parts("the 2nd weekend of last month", NOW)
+    assert start == _day("2026-02-14")
+    ((_, (start, _)),) = month_parts("the fourth weekend of march", NOW)
+    assert start == _day("2025-03-22")
+    assert month_parts("the fourth weekend of march 2026", NOW) == []
+
+
+@given(st.text(max_size=60))
+def test_any_text_reads_as_month_parts_without_error(text: str) -> None:
+    """Whatever the text, each part read has begun by now and ends no later."""
+    for _, (start, end) in month_parts(text.lower(), NOW):
+        assert start <= end <= NOW
