@@ -114,8 +114,10 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
 _UNITS = ("weekend", "week", "month", "year")
 """The period each group of a CJK pattern (:data:`PATTERNS`' last, ``_PREVIOUS``') names."""
 
-_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*$")
-_UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*$")
+_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*(?:the\s+)?$")
+# After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 先週から, 지난주부터.
+_FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始|から|以降|부터|이후)")
+_UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*(?:the\s+)?$")
 
 
 def _bounded(match: re.Match[str], window: tuple[float, float] | None
@@ -124,8 +126,26 @@ def _bounded(match: re.Match[str], window: tuple[float, float] | None
     on, "until 2026-03-04" names no stretch to list (as "before today" does not)."""
     if window is None:
         return None
-    before = match.string[:match.start()]
-    if _FROM.search(before) or match.group(0).startswith("since"):
+    if match.group(0).startswith("since"):
+        return (window[0], math.inf)
+    return bounded_by(match.string, match.span(), window)
+
+
+def bounded_by(text: str, span: tuple[int, int], window: tuple[float, float]
+               ) -> tuple[float, float] | None:
+    """``window``, of an expression at ``span`` in ``text``, as the words around it bound
+    it: from it on after "since" (after, from; or before 以来, から, 부터), none after
+    "until" (before, till).
+
+    >>> bounded_by("since yesterday", (6, 15), (1.0, 2.0))
+    (1.0, inf)
+    >>> bounded_by("先週から", (0, 2), (1.0, 2.0))
+    (1.0, inf)
+    >>> bounded_by("until monday", (6, 12), (1.0, 2.0)) is None
+    True
+    """
+    before = text[:span[0]]
+    if _FROM.search(before) or _FROM_ON.match(text, span[1]):
         return (window[0], math.inf)
     return None if _UNTIL.search(before) else window
 

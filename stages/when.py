@@ -148,6 +148,14 @@ def time_windows(question: str, now: float, *, listing: bool = False
     >>> time_windows("what runs on monday", DAY), len(time_windows("on monday", DAY, listing=True))
     ([], 1)
     """
+    return [(start, window) for (start, _), window in time_spans(question, now,
+                                                                 listing=listing)]
+
+
+def time_spans(question: str, now: float, *, listing: bool = False
+               ) -> list[tuple[tuple[int, int], tuple[float, float]]]:
+    """:func:`time_windows` with where each expression starts and ends in ``question``
+    (what follows it may bound it: 先週から, since last week)."""
     text = question.lower()
     found: list[tuple[re.Match[str], tuple[float, float]]] = []
     for match in _AGO.finditer(text):
@@ -167,7 +175,7 @@ def time_windows(question: str, now: float, *, listing: bool = False
     for match in _today(text):
         found.append((match, _day_window(0, now)))
     found += _cjk_windows(text, now)
-    return sorted((match.start(), window) for match, window in found
+    return sorted((match.span(), window) for match, window in found
                   if not any(_inside(match, other) for other, _ in found))
 
 

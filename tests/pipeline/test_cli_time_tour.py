@@ -53,6 +53,14 @@ def _listed(stdout: str) -> list[str]:
     ("what did we do last night?", ["2026-03-18T22:00:00"]),
     ("昨晚做了什么", ["2026-03-18T22:00:00"]),
     ("어젯밤에 뭐 했지", ["2026-03-18T22:00:00"]),
+    # Since a time is from it until now (these listed that time alone, or were searched).
+    ("what did I do since yesterday?", ["2026-03-18T22:00:00", "2026-03-18T10:00:00"]),
+    ("what did I do since last weekend?", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
+                                           "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
+    ("先週から何をした？", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
+                       "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
+    ("上周以来做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
+                    "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
 ])
 def test_a_time_alone_lists_the_sessions_of_that_time(tmp_path: Path, question: str,
                                                       listed: list[str]) -> None:
