@@ -39,6 +39,7 @@ from datetime import date, timedelta
 from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
 from harkback.stages.month_parts import month_parts, part_spans, within
 from harkback.stages.text.tokens import tokens
+from harkback.stages.weekday_words import weekday_windows
 from harkback.stages.weekend_words import MONTHS, latest_weekend, weekend, weekend_time
 from harkback.stages.when import CJK_LAST_MONTH, CJK_LAST_WEEK, blanked
 
@@ -196,7 +197,8 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
               "month": (last_month, today.replace(day=1)),
               "year": (date(today.year - 1, 1, 1), date(today.year, 1, 1))}
     found = []
-    parts = part_spans(text)  # "last month" of "the end of last month" is its end
+    # "last month" of "the end of last month" is its end, 上周 of 上周五 that Friday
+    parts = part_spans(text) + [match.span() for match, _ in weekday_windows(text, now)]
     for index, pattern in enumerate(_PREVIOUS):
         for match in pattern.finditer(text):
             if within(match.start(), parts):

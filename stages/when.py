@@ -31,9 +31,9 @@ from harkback.stages.local_days import (
     day_start,
     days_before,
     last_moment,
-    local_date,
 )
 from harkback.stages.text.tokens import tokens
+from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
 from harkback.stages.weekend_words import OF_MONTH, weekend_expressions, weekend_windows
 
 DAY = 86400.0
@@ -46,7 +46,6 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
 # on the hour it was asked).
 VAGUE = {"a couple of": (1, 3), "couple of": (1, 3), "a few": (2, 5), "few": (2, 5),
          "several": (3, 7)}
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six" \
         r"|seven|eight|nine|ten|eleven|twelve)"
@@ -110,7 +109,7 @@ def latest_weekday(name: str, now: float) -> date:
     >>> latest_weekday("monday", 4.5 * DAY), latest_weekday("thursday", 0.5 * DAY)
     (datetime.date(1969, 12, 29), datetime.date(1969, 12, 25))
     """
-    return days_before(now, (local_date(now).weekday() - WEEKDAYS.index(name)) % 7 or 7)
+    return latest_day(WEEKDAYS.index(name), now)
 
 
 def count_of(text: str) -> int:
@@ -167,7 +166,7 @@ def time_spans(question: str, now: float, *, listing: bool = False
     for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), last_moment(day))))
-    found += weekend_windows(text, now)
+    found += weekend_windows(text, now) + weekday_windows(text, now)
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))
     for match in _DAY_BEFORE.finditer(text):
@@ -333,6 +332,7 @@ def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[st
         yield from ((match, False) for match in pattern.finditer(text))
     # 上周末's words are its bigrams, as the other CJK expressions' are.
     yield from ((match, not match.group(0).isascii()) for match in weekend_expressions(text))
+    yield from ((match, not match.group(0).isascii()) for match, _ in weekday_windows(text, 0.0))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
     for pattern in (p for p, _ in (*_CJK_PAST, *_CJK_AGO, *_CJK_DAYS)):

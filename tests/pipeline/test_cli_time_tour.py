@@ -16,8 +16,11 @@ from tests.pipeline.test_cli_times import sessions_at
 # Around Thursday 2026-03-19: last weekend is 14-15 March, the one before 7-8 March (the
 # first of March), February's last 28 February and 1 March.
 _MOMENTS = ["2026-02-20T12:00:00", "2026-02-25T12:00:00", "2026-02-28T12:00:00",
-            "2026-03-07T12:00:00", "2026-03-14T12:00:00", "2026-03-16T12:00:00",
+            "2026-03-07T12:00:00", "2026-03-09T12:00:00", "2026-03-13T12:00:00",
+            "2026-03-14T12:00:00", "2026-03-16T12:00:00",
             "2026-03-18T10:00:00", "2026-03-18T22:00:00"]
+_SINCE_LAST_WEEK = ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00",
+                    "2026-03-14T12:00:00", "2026-03-13T12:00:00", "2026-03-09T12:00:00"]
 _ASKED = ("--as-of", "2026-03-19T12:00", "--limit", "10", "--json")
 
 
@@ -40,7 +43,15 @@ def _listed(stdout: str) -> list[str]:
     ("先週末何をした？", ["2026-03-14T12:00:00"]),
     ("what did I do last weekend?", ["2026-03-14T12:00:00"]),
     # 저번 주 is last week (9-15 March), as 지난주 is.
-    ("저번 주에 뭐 했지", ["2026-03-14T12:00:00"]),
+    ("저번 주에 뭐 했지", ["2026-03-14T12:00:00", "2026-03-13T12:00:00",
+                     "2026-03-09T12:00:00"]),
+    # A day of last week is that day (上周五 listed all of last week; 지난 금요일 and
+    # "the Monday before last" were searched as words).
+    ("上周五做了什么", ["2026-03-13T12:00:00"]),
+    ("先週の金曜日に何をした？", ["2026-03-13T12:00:00"]),
+    ("지난주 금요일에 뭐 했지", ["2026-03-13T12:00:00"]),
+    ("지난 금요일에 뭐 했지", ["2026-03-13T12:00:00"]),
+    ("what did I do the Monday before last?", ["2026-03-09T12:00:00"]),
     # The end of last month is its last seven days, not all of it (nor "end" searched).
     ("what did I do at the end of last month?", ["2026-02-28T12:00:00", "2026-02-25T12:00:00"]),
     ("先月末に何をした？", ["2026-02-28T12:00:00", "2026-02-25T12:00:00"]),
@@ -57,10 +68,8 @@ def _listed(stdout: str) -> list[str]:
     ("what did I do since yesterday?", ["2026-03-18T22:00:00", "2026-03-18T10:00:00"]),
     ("what did I do since last weekend?", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
                                            "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
-    ("先週から何をした？", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
-                       "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
-    ("上周以来做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
-                    "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
+    ("先週から何をした？", _SINCE_LAST_WEEK),
+    ("上周以来做了什么", _SINCE_LAST_WEEK),
 ])
 def test_a_time_alone_lists_the_sessions_of_that_time(tmp_path: Path, question: str,
                                                       listed: list[str]) -> None:

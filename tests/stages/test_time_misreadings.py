@@ -46,6 +46,15 @@ def test_a_week_or_weekend_of_a_month_is_not_the_one_just_past() -> None:
         < _day("2026-03-02")
 
 
+@pytest.mark.parametrize("question", ["上周一起讨论的方案", "上周三个 bug 怎么修的", "上周日志在哪",
+                                      "上周天气"])
+def test_a_number_or_word_after_last_week_is_no_day_of_it(question: str) -> None:
+    """一起 (together), 三个 (three of), 日志 (logs), 天气 (weather) after 上周 are no
+    Monday, Wednesday or Sunday: 上周 is all of last week (9-15 March)."""
+    ((_, (start, end)),) = previous_periods(question, NOW)
+    assert (start, end < _day("2026-03-16")) == (_day("2026-03-09"), True)
+
+
 def test_said_last_month_is_last_month_not_its_end() -> None:
     """말 of 말했던 (said) is no month's end: "the setting I mentioned last month" is all of
     February, not its last seven days."""
