@@ -37,7 +37,7 @@ import re
 from datetime import date, timedelta
 
 from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
-from harkback.stages.month_parts import month_parts, part_spans, within
+from harkback.stages.month_parts import merged, month_parts, part_spans, within
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import weekday_windows
 from harkback.stages.weekend_words import MONTHS, latest_weekend, weekend, weekend_time
@@ -145,7 +145,7 @@ def bounded_by(text: str, span: tuple[int, int], window: tuple[float, float]
     >>> bounded_by("until monday", (6, 12), (1.0, 2.0)) is None
     True
     """
-    before = text[:span[0]]
+    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
     if _FROM.search(before) or _FROM_ON.match(text, span[1]):
         return (window[0], math.inf)
     return None if _UNTIL.search(before) else window
@@ -198,7 +198,7 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
               "year": (date(today.year - 1, 1, 1), date(today.year, 1, 1))}
     found = []
     # "last month" of "the end of last month" is its end, 上周 of 上周五 that Friday
-    parts = part_spans(text) + [match.span() for match, _ in weekday_windows(text, now)]
+    parts = merged(part_spans(text) + [match.span() for match, _ in weekday_windows(text, now)])
     for index, pattern in enumerate(_PREVIOUS):
         for match in pattern.finditer(text):
             if within(match.start(), parts):

@@ -19,7 +19,9 @@ latest whose part had begun by now (or the year written), as "in March" is read
 
 from __future__ import annotations
 
+import bisect
 import calendar
+import math
 import re
 from datetime import date, timedelta
 
@@ -59,12 +61,34 @@ def part_spans(text: str) -> list[tuple[int, int]]:
     [(21, 38)]
     """
     today = date(2000, 1, 1)  # any day: where they are said does not turn on it
-    return sorted(match.span() for match, _ in _english(text, today) + _asian(text, today))
+    return merged([match.span() for match, _ in _english(text, today) + _asian(text, today)])
 
 
 def within(at: int, parts: list[tuple[int, int]]) -> bool:
-    """Whether the expression starting at ``at`` starts inside one of ``parts``."""
-    return any(start <= at < end for start, end in parts)
+    """Whether the expression starting at ``at`` starts inside one of ``parts`` (as
+    :func:`merged` gives them), by halving: a question of 10,000 time words took seconds
+    checking each against each.
+
+    >>> within(5, [(0, 3), (4, 9)]), within(3, [(0, 3), (4, 9)])
+    (True, False)
+    """
+    index = bisect.bisect_right(parts, (at, math.inf)) - 1
+    return index >= 0 and at < parts[index][1]
+
+
+def merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` sorted, those that overlap made one (what :func:`within` looks in).
+
+    >>> merged([(4, 9), (0, 3), (5, 12)])
+    [(0, 3), (4, 12)]
+    """
+    joined: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if joined and start < joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+        else:
+            joined.append((start, end))
+    return joined
 
 
 Days = tuple[date, date]
