@@ -50,7 +50,8 @@ VAGUE = {"a couple of": (1, 3), "couple of": (1, 3), "a few": (2, 5), "few": (2,
 COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six" \
         r"|seven|eight|nine|ten|eleven|twelve)"
 UNIT = r"(day|week|month|year)s?"
-_AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago\b")
+# "A week ago today" is that one day (today's weekday a week back), not the week around it.
+_AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago(?:\s+(today))?\b")
 # "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
@@ -158,7 +159,11 @@ def time_spans(question: str, now: float, *, listing: bool = False
     text = question.lower()
     found: list[tuple[re.Match[str], tuple[float, float]]] = []
     for match in _AGO.finditer(text):
-        found.append((match, _ago_said(match.group(1), match.group(2), now)))
+        count, unit = match.group(1), match.group(2)
+        if match.group(3) and unit in ("day", "week") and count not in VAGUE:
+            found.append((match, _day_window(count_of(count) * int(UNIT_DAYS[unit]), now)))
+        else:
+            found.append((match, _ago_said(count, unit, now)))
     for match in _PAST.finditer(text):
         unit = UNIT_DAYS[match.group(2)] * DAY
         count = count_of(match.group(1)) if match.group(1) else 1

@@ -16,11 +16,13 @@ from tests.pipeline.test_cli_times import sessions_at
 # Around Thursday 2026-03-19: last weekend is 14-15 March, the one before 7-8 March (the
 # first of March), February's last 28 February and 1 March.
 _MOMENTS = ["2026-02-20T12:00:00", "2026-02-25T12:00:00", "2026-02-28T12:00:00",
-            "2026-03-07T12:00:00", "2026-03-09T12:00:00", "2026-03-13T12:00:00",
+            "2026-03-07T12:00:00", "2026-03-09T12:00:00", "2026-03-12T12:00:00",
+            "2026-03-13T12:00:00",
             "2026-03-14T12:00:00", "2026-03-16T12:00:00",
             "2026-03-18T10:00:00", "2026-03-18T22:00:00"]
 _SINCE_LAST_WEEK = ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00",
-                    "2026-03-14T12:00:00", "2026-03-13T12:00:00", "2026-03-09T12:00:00"]
+                    "2026-03-14T12:00:00", "2026-03-13T12:00:00", "2026-03-12T12:00:00",
+                    "2026-03-09T12:00:00"]
 _ASKED = ("--as-of", "2026-03-19T12:00", "--limit", "10", "--json")
 
 
@@ -44,7 +46,7 @@ def _listed(stdout: str) -> list[str]:
     ("what did I do last weekend?", ["2026-03-14T12:00:00"]),
     # 저번 주 is last week (9-15 March), as 지난주 is.
     ("저번 주에 뭐 했지", ["2026-03-14T12:00:00", "2026-03-13T12:00:00",
-                     "2026-03-09T12:00:00"]),
+                     "2026-03-12T12:00:00", "2026-03-09T12:00:00"]),
     # A day of last week is that day (上周五 listed all of last week; 지난 금요일 and
     # "the Monday before last" were searched as words).
     ("上周五做了什么", ["2026-03-13T12:00:00"]),
@@ -52,6 +54,8 @@ def _listed(stdout: str) -> list[str]:
     ("지난주 금요일에 뭐 했지", ["2026-03-13T12:00:00"]),
     ("지난 금요일에 뭐 했지", ["2026-03-13T12:00:00"]),
     ("what did I do the Monday before last?", ["2026-03-09T12:00:00"]),
+    # A week ago today is Thursday 12 March alone (listed: the 8th to today).
+    ("what did I do a week ago today?", ["2026-03-12T12:00:00"]),
     # The end of last month is its last seven days, not all of it (nor "end" searched).
     ("what did I do at the end of last month?", ["2026-02-28T12:00:00", "2026-02-25T12:00:00"]),
     ("先月末に何をした？", ["2026-02-28T12:00:00", "2026-02-25T12:00:00"]),
