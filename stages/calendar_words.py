@@ -156,7 +156,10 @@ def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, floa
     (epoch seconds, the end no later than ``now``), by where it starts in ``text``."""
     today = local_date(now)
     # A month part first: "in march" of "the first weekend in march" is read in it only.
-    found = [(match.start(), window) for match, window in month_parts(text, now)]
+    # The words around it bound it as they bound the rest ("since the end of last month").
+    found = [(match.start(), (window[0], min(window[1], now)))
+             for match, part in month_parts(text, now)
+             if (window := bounded_by(text, match.span(), part)) is not None]
     parts = part_spans(text)
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):

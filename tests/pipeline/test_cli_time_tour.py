@@ -23,6 +23,8 @@ _MOMENTS = ["2026-02-20T12:00:00", "2026-02-25T12:00:00", "2026-02-28T12:00:00",
 _SINCE_LAST_WEEK = ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00",
                     "2026-03-14T12:00:00", "2026-03-13T12:00:00", "2026-03-12T12:00:00",
                     "2026-03-09T12:00:00"]
+_SINCE_END_OF_FEBRUARY = [*_SINCE_LAST_WEEK, "2026-03-07T12:00:00", "2026-02-28T12:00:00",
+                          "2026-02-25T12:00:00"]
 _ASKED = ("--as-of", "2026-03-19T12:00", "--limit", "10", "--json")
 
 
@@ -74,6 +76,10 @@ def _listed(stdout: str) -> list[str]:
                                            "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
     ("先週から何をした？", _SINCE_LAST_WEEK),
     ("上周以来做了什么", _SINCE_LAST_WEEK),
+    # Since a part of a month, too (these listed the end of February alone).
+    ("what did I do since the end of last month?", _SINCE_END_OF_FEBRUARY),
+    ("先月末から何をした？", _SINCE_END_OF_FEBRUARY),
+    ("지난달 말부터 뭐 했지", _SINCE_END_OF_FEBRUARY),
 ])
 def test_a_time_alone_lists_the_sessions_of_that_time(tmp_path: Path, question: str,
                                                       listed: list[str]) -> None:

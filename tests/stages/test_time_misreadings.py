@@ -99,3 +99,11 @@ def test_the_outermost_expressions_are_those_within_no_other(given_spans: list[t
 def test_within_finds_what_any_span_holds(given_spans: list[tuple[int, int]], at: int) -> None:
     """Halving over the merged spans answers as looking through each one does."""
     assert within(at, merged(given_spans)) == any(s <= at < e for s, e in given_spans)
+
+
+@pytest.mark.parametrize("question", ["what did I do until the end of last month?",
+                                      "what did I do before the last weekend of february?"])
+def test_a_month_part_after_until_names_no_stretch(question: str) -> None:
+    """"Until the end of last month", as "until 2026-03-04", names no stretch to list: it
+    was listed as those seven days alone."""
+    assert calendar_windows(question.lower(), NOW) == []
