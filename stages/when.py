@@ -101,6 +101,11 @@ _CJK_DAYS = (
 # Last night: the evening before and the small hours of today (:func:`_night`).
 _LAST_NIGHT = re.compile(r"\blast\s+night\b|昨晚|昨夜|昨天晚上|昨天夜里|昨晩|ゆうべ"
                          r"|어젯밤|어제\s?밤|간밤")
+# "The last night of the offsite", "our last night in Lisbon", "the last night-shift" are
+# no last night: a word before that picks one night out, or "of" or a hyphen after.
+_PICKED = re.compile(r"(?<![a-z])(?:the|a|that|this|each|every|our|my|your|his|her|their)"
+                     r"\s+$")
+_PLACED = re.compile(r"\s*(?:-|of\b)")
 
 
 def latest_weekday(name: str, now: float) -> date:
@@ -224,8 +229,19 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
             found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
     for pattern, count in _CJK_DAYS:
         found += [(match, _day_window(count, now)) for match in pattern.finditer(text)]
-    found += [(match, _night(now)) for match in _LAST_NIGHT.finditer(text)]
+    found += [(match, _night(now)) for match in _nights(text)]
     return found
+
+
+def _nights(text: str) -> list[re.Match[str]]:
+    """Where lower-cased ``text`` names last night (:data:`_PICKED`, :data:`_PLACED`).
+
+    >>> [m.group(0) for m in _nights("last night, not the last night of the trip")]
+    ['last night']
+    """
+    return [match for match in _LAST_NIGHT.finditer(text) if not match.group(0).isascii()
+            or not (_PICKED.search(text[max(0, match.start() - 12):match.start()])
+                    or _PLACED.match(text, match.end()))]
 
 
 def _night(now: float) -> tuple[float, float]:
@@ -354,7 +370,7 @@ def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[st
     yield from ((match, False) for match in _today(text))
     for pattern in (p for p, _ in (*_CJK_PAST, *_CJK_AGO, *_CJK_DAYS)):
         yield from ((match, True) for match in pattern.finditer(text))
-    yield from ((match, not match.group(0).isascii()) for match in _LAST_NIGHT.finditer(text))
+    yield from ((match, not match.group(0).isascii()) for match in _nights(text))
 
 
 def closeness(moment: float, window: tuple[float, float]) -> float:

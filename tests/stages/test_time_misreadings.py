@@ -24,10 +24,13 @@ def _day(text: str) -> float:
     "who takes over the weekend shift", "who took the last weekend deploy",
     "hand over the weekend-rota", "上周期的指标怎么算", "지난 주문 내역 조회",
     "지난 주요 장애 정리", "지난 달러 환율", "an early may help",
+    "what did we discuss on the last night of the offsite", "who took the last night shift",
+    "the last night-shift rota", "where did we eat on our last night in lisbon",
 ])
 def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
     """A noun after "weekend", 上周期 (the previous cycle), 지난 주문 (a past order), 지난
-    주요 (past major) and 달러 (dollar) are no week, month or weekend: no
+    주요 (past major) and 달러 (dollar) are no week, month or weekend, and "the last night
+    of the offsite", "our last night in Lisbon" or "the last night shift" no last night: no
     window is lifted and no word of them is taken from the search."""
     text = question.lower()
     assert time_windows(question, NOW) == []
