@@ -72,10 +72,11 @@ _WORD = re.compile(r"[a-z0-9]+")
 # The same expressions in Chinese, Japanese and Korean ("上周", "先週", "지난주": last
 # week; "3天前", "3日前", "3일 전": three days ago). Each maps to its unit (of days).
 # 저번 주 is 지난 주 ("the time before"); a longer word is no week or month: 上周期 (the
-# previous cycle), 지난 주문 (a past order), 지난 주요 장애 (past major outages), 달러.
+# previous cycle), 지난 주문 (a past order), 지난 주요 장애 (past major outages), 지난 주기
+# (the previous cycle), 주주총회 (shareholders' meeting), 달러, 달리기 (a run).
 CJK_LAST_WEEK = (r"上周(?![期边围转长年])|上星期|上个星期|上個星期|先週"
-                 r"|(?:지난|저번)\s?주(?![문소식장제요인택차사류변위권행])")
-CJK_LAST_MONTH = r"上个月|上個月|上月|先月|(?:지난|저번)\s?달(?![러력성])"
+                 r"|(?:지난|저번)\s?주(?![문소식장제요인택차사류변위권행기석주])")
+CJK_LAST_MONTH = r"上个月|上個月|上月|先月|(?:지난|저번)\s?달(?![러력성리])"
 _CJK_PAST = (
     (re.compile(CJK_LAST_WEEK), 7.0),
     (re.compile(CJK_LAST_MONTH), 30.0),
