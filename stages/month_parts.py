@@ -36,6 +36,9 @@ _ENGLISH = (
                rf"(?:of|in)\s+{_WHICH}\b"),
     re.compile(rf"\b(?:(start|beginning|end)\s+of|(early|late))\s+{_WHICH}\b"),
 )
+# Words a month follows, never a verb: "in early may", "since late may".
+_BEFORE_MONTH = re.compile(r"(?<![a-z])(?:in|since|until|till|by|during|from|before|after)"
+                           r"\s+$")
 # The month first, then its start (初, 初め, 초) or end (底, 末, 말): not 말 of a verb
 # (지난달 말했던, what was said last month) or 초 of another word (초대, 초과).
 _CJK = re.compile(r"(?:(上个月|上個月|上月|先月|(?:지난|저번)\s?달)"
@@ -102,8 +105,9 @@ def _english(text: str, today: date) -> list[tuple[re.Match[str], Days | None]]:
         part = (which, match.group(2))
         found.append((match, _part_of(part, match.group(3, 4, 5), today)))
     for match in _ENGLISH[1].finditer(text):
-        if match.group(2) and match.group(3) == "may" and not match.group(4):
-            continue  # "an early may help": the verb
+        if match.group(2) and match.group(3) == "may" and not match.group(4) \
+                and not _BEFORE_MONTH.search(text[max(0, match.start() - 10):match.start()]):
+            continue  # "an early may help": the verb; "in early may" is the month
         edge = "first" if (match.group(1) or match.group(2)) in ("start", "beginning",
                                                                  "early") else "last"
         found.append((match, _part_of((edge, "days"), match.group(3, 4, 5), today)))

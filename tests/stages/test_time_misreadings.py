@@ -112,3 +112,11 @@ def test_a_month_part_after_until_names_no_stretch(question: str) -> None:
     """"Until the end of last month", as "until 2026-03-04", names no stretch to list: it
     was listed as those seven days alone."""
     assert calendar_windows(question.lower(), NOW) == []
+
+
+def test_early_may_after_in_is_the_month() -> None:
+    """"What did I do in early May?" is May 1st to 7th (2025's, the latest begun): the
+    verb's exception ("an early may help") left it searched as words."""
+    ((_, (start, end)),) = month_parts("what did i do in early may?", NOW)
+    assert (start, _day("2025-05-07") < end < _day("2025-05-08")) == (_day("2025-05-01"), True)
+    assert month_parts("an early may help", NOW) == []
