@@ -51,6 +51,14 @@ BEFORE_LAST = re.compile(r"\bweekend\s+before\s+last\b")
 CJK_LAST_WEEKEND = re.compile(r"上周末|上週末|上个周末|上個週末|上個周末|先週末"
                               r"|(?:지난|저번)\s?주말")
 _FOLLOWER = re.compile(r"\s*([a-z]+)")
+# Words after a time that a modified noun never is (the stopwords hold the commonest):
+# "what did I fix last weekend around the auth module" is last weekend's work.
+_NOT_NOUNS = frozenset(
+    "around besides beside regarding concerning involving without except apart via near "
+    "across along within among despite upon inside outside behind like unlike per toward "
+    "towards since till already yet either anyway though exactly mostly maybe perhaps "
+    "probably instead together alone someone somebody anyone anybody everyone everybody "
+    "nobody everything nothing".split())
 
 
 def weekend(today: date, weeks_back: int = 1) -> tuple[float, float] | None:
@@ -107,7 +115,7 @@ def weekend_time(match: re.Match[str]) -> bool:
         return True
     word = follower.group(1)
     forms = irregular_forms(word)
-    return (word in STOPWORDS or word.endswith("ed")
+    return (word in STOPWORDS or word in _NOT_NOUNS or word.endswith("ed")
             or (bool(forms) and word in forms[1:] and word != forms[0]))
 
 

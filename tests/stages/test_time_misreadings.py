@@ -120,3 +120,15 @@ def test_early_may_after_in_is_the_month() -> None:
     ((_, (start, end)),) = month_parts("what did i do in early may?", NOW)
     assert (start, _day("2025-05-07") < end < _day("2025-05-08")) == (_day("2025-05-01"), True)
     assert month_parts("an early may help", NOW) == []
+
+
+@pytest.mark.parametrize("question", [
+    "what did I fix last weekend around the auth module",
+    "what did we change over the weekend besides the cache",
+    "last weekend someone broke prod",
+])
+def test_weekend_before_a_preposition_or_pronoun_is_a_time(question: str) -> None:
+    """No noun is "around", "besides" or "someone": the weekend before them is last weekend
+    (14-15 March), as before "with" or "and" (they were searched as the word "weekend")."""
+    ((_, (start, _)),) = time_windows(question, NOW)
+    assert start == _day("2026-03-14")
