@@ -31,6 +31,8 @@ from harkback.stages.local_days import (
     day_start,
     days_before,
     last_moment,
+    local_date,
+    months_before,
 )
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
@@ -50,7 +52,8 @@ VAGUE = {"a couple of": (1, 3), "couple of": (1, 3), "a few": (2, 5), "few": (2,
 COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six" \
         r"|seven|eight|nine|ten|eleven|twelve)"
 UNIT = r"(day|week|month|year)s?"
-# "A week ago today" is that one day (today's weekday a week back), not the week around it.
+# "A week ago today" is that one day (today's weekday a week back), not the week around it;
+# "a month ago today", "a year ago today" the same date a month or a year back.
 _AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago(?:\s+(today))?\b")
 # "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")
@@ -166,8 +169,9 @@ def time_spans(question: str, now: float, *, listing: bool = False
     found: list[tuple[re.Match[str], tuple[float, float]]] = []
     for match in _AGO.finditer(text):
         count, unit = match.group(1), match.group(2)
-        if match.group(3) and unit in ("day", "week") and count not in VAGUE:
-            found.append((match, _day_window(count_of(count) * int(UNIT_DAYS[unit]), now)))
+        if match.group(3) and count not in VAGUE:
+            if (window := _same_day(count_of(count), unit, now)) is not None:
+                found.append((match, window))
         else:
             found.append((match, _ago_said(count, unit, now)))
     for match in _PAST.finditer(text):
@@ -295,6 +299,15 @@ def _ago(count: int, unit: str, now: float) -> tuple[float, float]:
     days = UNIT_DAYS[unit]
     center = now - count * days * DAY
     return (center - days * DAY / 2, center + days * DAY / 2)
+
+
+def _same_day(count: int, unit: str, now: float) -> tuple[float, float] | None:
+    """"``count`` ``unit``s ago today": that one local day (a month or year back, the same
+    day of the month, or the month's last); None before the calendar's start."""
+    if unit in ("day", "week"):
+        return _day_window(count * int(UNIT_DAYS[unit]), now)
+    day = months_before(local_date(now), count * (12 if unit == "year" else 1))
+    return None if day is None else (day_start(day), last_moment(day))
 
 
 def _day_window(count: int, now: float) -> tuple[float, float]:

@@ -132,3 +132,14 @@ def test_weekend_before_a_preposition_or_pronoun_is_a_time(question: str) -> Non
     (14-15 March), as before "with" or "and" (they were searched as the word "weekend")."""
     ((_, (start, _)),) = time_windows(question, NOW)
     assert start == _day("2026-03-14")
+
+
+@pytest.mark.parametrize(("question", "day"), [
+    ("what did I do a month ago today?", "2026-02-19"),
+    ("what was I working on a year ago today?", "2025-03-19"),
+])
+def test_a_month_or_year_ago_today_is_that_date(question: str, day: str) -> None:
+    """As "a week ago today" is that one day, so is a month or a year ago today: it was the
+    month or year around it, and "today" was taken into the expression."""
+    ((_, (start, end)),) = time_windows(question, NOW)
+    assert (start, end < _day(day) + 86400) == (_day(day), True)
