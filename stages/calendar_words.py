@@ -40,7 +40,13 @@ from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_da
 from harkback.stages.month_parts import merged, month_parts, part_spans, within
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import weekday_windows
-from harkback.stages.weekend_words import MONTHS, latest_weekend, weekend, weekend_time
+from harkback.stages.weekend_words import (
+    MONTHS,
+    NOT_TWICE,
+    latest_weekend,
+    weekend,
+    weekend_time,
+)
 from harkback.stages.when import CJK_LAST_MONTH, CJK_LAST_WEEK, blanked
 
 _MONTHS = MONTHS
@@ -171,7 +177,7 @@ def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, floa
 
 _PREVIOUS = (
     re.compile(r"\b(?:last|previous)\s+(week|month|year|weekend)\b"),
-    re.compile(r"(上周末|上週末|上个周末|上個週末|上個周末|先週末|(?:지난|저번)\s?주말)"
+    re.compile(rf"({NOT_TWICE}(?:上周末|上週末|上个周末|上個週末|上個周末|先週末|(?:지난|저번)\s?주말))"
                rf"|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
                r"|(去年|昨年|작년)"),
 )

@@ -26,7 +26,7 @@ import re
 from datetime import date, timedelta
 
 from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
-from harkback.stages.weekend_words import MONTHS
+from harkback.stages.weekend_words import MONTHS, NOT_TWICE
 
 _ORDINALS = ("first", "second", "third", "fourth", "last")
 _NAMED = rf"(?:the\s+)?({'|'.join(MONTHS)})(?:,?\s+(\d{{4}}))?"
@@ -41,7 +41,7 @@ _BEFORE_MONTH = re.compile(r"(?<![a-z])(?:in|since|until|till|by|during|from|bef
                            r"\s+$")
 # The month first, then its start (初, 初め, 초) or end (底, 末, 말): not 말 of a verb
 # (지난달 말했던, what was said last month) or 초 of another word (초대, 초과).
-_CJK = re.compile(r"(?:(上个月|上個月|上月|先月|(?:지난|저번)\s?달)"
+_CJK = re.compile(NOT_TWICE + r"(?:(上个月|上個月|上月|先月|(?:지난|저번)\s?달)"
                   r"|(这个月|這個月|本月|今月|이번\s?달))\s?(初め|初|底|末|초(?![대과청기점])|말(?![하했한씀고]))")
 
 

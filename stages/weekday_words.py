@@ -21,6 +21,7 @@ import re
 from datetime import date, timedelta
 
 from harkback.stages.local_days import day_start, days_before, last_moment, local_date
+from harkback.stages.weekend_words import NOT_TWICE
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _ZH = "一二三四五六日"
@@ -29,12 +30,12 @@ _KO = "월화수목금토일"
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
 _LAST_WEEKS = (
     # Chinese: 上周 and a day number, not a count or a longer word.
-    re.compile(r"(?:上周|上週|上星期|上个星期|上個星期)([一二三四五六日天])"
+    re.compile(NOT_TWICE + r"(?:上周|上週|上星期|上个星期|上個星期)([一二三四五六日天])"
                r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣])"),
     re.compile(rf"先週の?([{_JA}])曜(?:日)?"),
-    re.compile(rf"(?:지난|저번)\s?주\s?([{_KO}])요일"),
+    re.compile(rf"{NOT_TWICE}(?:지난|저번)\s?주\s?([{_KO}])요일"),
 )
-_LATEST = re.compile(rf"(?:지난|저번)\s([{_KO}])요일")
+_LATEST = re.compile(rf"{NOT_TWICE}(?:지난|저번)\s([{_KO}])요일")
 
 
 def latest_day(index: int, now: float) -> date:

@@ -47,9 +47,12 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2}
 WEEKENDS_AGO = re.compile(rf"\b{_COUNT}\s+weekends?\s+ago\b")
 BEFORE_LAST = re.compile(r"\bweekend\s+before\s+last\b")
+# 上上周, 上上个月, 지지난주, 지지난달 are the week or month before last, not last week's or
+# month's (unread: searched as words); each last week or month word is read after this.
+NOT_TWICE = r"(?<!上)(?<!지)"
 # Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
-CJK_LAST_WEEKEND = re.compile(r"上周末|上週末|上个周末|上個週末|上個周末|先週末"
-                              r"|(?:지난|저번)\s?주말")
+CJK_LAST_WEEKEND = re.compile(NOT_TWICE + r"(?:上周末|上週末|上个周末|上個週末|上個周末|先週末"
+                              r"|(?:지난|저번)\s?주말)")
 _FOLLOWER = re.compile(r"\s*([a-z]+)")
 # Words after a time that a modified noun never is (the stopwords hold the commonest):
 # "what did I fix last weekend around the auth module" is last weekend's work.

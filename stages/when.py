@@ -36,7 +36,12 @@ from harkback.stages.local_days import (
 )
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
-from harkback.stages.weekend_words import OF_MONTH, weekend_expressions, weekend_windows
+from harkback.stages.weekend_words import (
+    NOT_TWICE,
+    OF_MONTH,
+    weekend_expressions,
+    weekend_windows,
+)
 
 DAY = 86400.0
 UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
@@ -77,9 +82,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 # 저번 주 is 지난 주 ("the time before"); a longer word is no week or month: 上周期 (the
 # previous cycle), 지난 주문 (a past order), 지난 주요 장애 (past major outages), 지난 주기
 # (the previous cycle), 주주총회 (shareholders' meeting), 달러, 달리기 (a run).
-CJK_LAST_WEEK = (r"上周(?![期边围转长年])|上星期|上个星期|上個星期|先週"
-                 r"|(?:지난|저번)\s?주(?![문소식장제요인택차사류변위권행기석주])")
-CJK_LAST_MONTH = r"上个月|上個月|上月|先月|(?:지난|저번)\s?달(?![러력성리])"
+CJK_LAST_WEEK = (NOT_TWICE + r"(?:上周(?![期边围转长年])|上星期|上个星期|上個星期|先週"
+                 r"|(?:지난|저번)\s?주(?![문소식장제요인택차사류변위권행기석주]))")
+CJK_LAST_MONTH = NOT_TWICE + r"(?:上个月|上個月|上月|先月|(?:지난|저번)\s?달(?![러력성리]))"
 _CJK_PAST = (
     (re.compile(CJK_LAST_WEEK), 7.0),
     (re.compile(CJK_LAST_MONTH), 30.0),
