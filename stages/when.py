@@ -26,14 +26,13 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 
 from harkback.stages.local_days import (
-    ONE_DAY,
-    at_hour,
     day_start,
     days_before,
     last_moment,
     local_date,
     months_before,
 )
+from harkback.stages.night_words import night_windows
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
 from harkback.stages.weekend_words import (
@@ -107,14 +106,6 @@ _CJK_DAYS = (
     (re.compile(r"大前天|一昨昨日|さきおととい|그끄저께|그끄제"), 3),
     (re.compile(r"今天|今日|今朝|오늘"), 0),
 )
-# Last night: the evening before and the small hours of today (:func:`_night`).
-_LAST_NIGHT = re.compile(r"\blast\s+night\b|昨晚|昨夜|昨天晚上|昨天夜里|昨晩|ゆうべ"
-                         r"|어젯밤|어제\s?밤|간밤")
-# "The last night of the offsite", "our last night in Lisbon", "the last night-shift" are
-# no last night: a word before that picks one night out, or "of" or a hyphen after.
-_PICKED = re.compile(r"(?<![a-z])(?:the|a|that|this|each|every|our|my|your|his|her|their)"
-                     r"\s+$")
-_PLACED = re.compile(r"\s*(?:-|of\b)")
 
 
 def latest_weekday(name: str, now: float) -> date:
@@ -239,30 +230,8 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
             found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
     for pattern, count in _CJK_DAYS:
         found += [(match, _day_window(count, now)) for match in pattern.finditer(text)]
-    found += [(match, _night(now)) for match in _nights(text)]
+    found += night_windows(text, now)
     return found
-
-
-def _nights(text: str) -> list[re.Match[str]]:
-    """Where lower-cased ``text`` names last night (:data:`_PICKED`, :data:`_PLACED`).
-
-    >>> [m.group(0) for m in _nights("last night, not the last night of the trip")]
-    ['last night']
-    """
-    return [match for match in _LAST_NIGHT.finditer(text) if not match.group(0).isascii()
-            or not (_PICKED.search(text[max(0, match.start() - 12):match.start()])
-                    or _PLACED.match(text, match.end()))]
-
-
-def _night(now: float) -> tuple[float, float]:
-    """Last night: from 18:00 of the day before ``now``'s to 06:00 of its own (local),
-    ending no later than ``now``.
-
-    >>> [w / DAY for w in _night(10.5 * DAY)]  # with TZ=UTC
-    [9.75, 10.25]
-    """
-    day = days_before(now, 0)
-    return (at_hour(day - ONE_DAY, 18), min(at_hour(day, 6), now))
 
 
 def _today(text: str) -> list[re.Match[str]]:
@@ -389,7 +358,7 @@ def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[st
     yield from ((match, False) for match in _today(text))
     for pattern in (p for p, _ in (*_CJK_PAST, *_CJK_AGO, *_CJK_DAYS)):
         yield from ((match, True) for match in pattern.finditer(text))
-    yield from ((match, not match.group(0).isascii()) for match in _nights(text))
+    yield from ((match, not match.group(0).isascii()) for match, _ in night_windows(text, 0.0))
 
 
 def closeness(moment: float, window: tuple[float, float]) -> float:
