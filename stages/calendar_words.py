@@ -5,7 +5,7 @@ ago"); these name a stretch of the calendar instead, in the local time zone
 (:mod:`~harkback.stages.local_days`, as ``--since 2026-03-01`` reads a date):
 ``on 2026-03-04``, ``March 4th``, ``in March`` (the latest March begun by then, or
 ``in March 2025``), ``this week`` (from Monday), ``this weekend`` (its Saturday and Sunday;
-on a weekday the ones just past: :func:`~harkback.stages.when.latest_weekend`),
+on a weekday the ones just past: :func:`~harkback.stages.weekend_words.latest_weekend`),
 ``this month``, ``this year`` and their Chinese, Japanese and Korean words (本周, 今週,
 이번 주, 这周末, 今週末, 이번 주말, 这个月, 今月, 이번 달, 今年, 올해).
 A stretch not begun by now names nothing; the word before one bounds it: "since March" (or
@@ -37,11 +37,19 @@ import re
 from datetime import date, timedelta
 
 from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
+from harkback.stages.month_parts import merged, month_parts, part_spans, within
 from harkback.stages.text.tokens import tokens
-from harkback.stages.when import blanked, latest_weekend, weekend
+from harkback.stages.weekday_words import weekday_windows
+from harkback.stages.weekend_words import (
+    MONTHS,
+    NOT_TWICE,
+    latest_weekend,
+    weekend,
+    weekend_time,
+)
+from harkback.stages.when import CJK_LAST_MONTH, CJK_LAST_WEEK, blanked
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
+_MONTHS = MONTHS
 _MONTH = "|".join(_MONTHS)
 _DAY_NUMBER = r"(\d{1,2})(?:st|nd|rd|th)?"
 # "may" and "march" are also verbs: a month is read only beside a day number ("may 4",
@@ -113,8 +121,10 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
 _UNITS = ("weekend", "week", "month", "year")
 """The period each group of a CJK pattern (:data:`PATTERNS`' last, ``_PREVIOUS``') names."""
 
-_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*$")
-_UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*$")
+_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*(?:the\s+)?$")
+# After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 先週から, 지난주부터.
+_FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始|から|以降|부터|이후)")
+_UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*(?:the\s+)?$")
 
 
 def _bounded(match: re.Match[str], window: tuple[float, float] | None
@@ -123,8 +133,26 @@ def _bounded(match: re.Match[str], window: tuple[float, float] | None
     on, "until 2026-03-04" names no stretch to list (as "before today" does not)."""
     if window is None:
         return None
-    before = match.string[:match.start()]
-    if _FROM.search(before) or match.group(0).startswith("since"):
+    if match.group(0).startswith("since"):
+        return (window[0], math.inf)
+    return bounded_by(match.string, match.span(), window)
+
+
+def bounded_by(text: str, span: tuple[int, int], window: tuple[float, float]
+               ) -> tuple[float, float] | None:
+    """``window``, of an expression at ``span`` in ``text``, as the words around it bound
+    it: from it on after "since" (after, from; or before 以来, から, 부터), none after
+    "until" (before, till).
+
+    >>> bounded_by("since yesterday", (6, 15), (1.0, 2.0))
+    (1.0, inf)
+    >>> bounded_by("先週から", (0, 2), (1.0, 2.0))
+    (1.0, inf)
+    >>> bounded_by("until monday", (6, 12), (1.0, 2.0)) is None
+    True
+    """
+    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
+    if _FROM.search(before) or _FROM_ON.match(text, span[1]):
         return (window[0], math.inf)
     return None if _UNTIL.search(before) else window
 
@@ -133,19 +161,24 @@ def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, floa
     """Each calendar expression of lower-cased ``text`` with its window ``(start, end)``
     (epoch seconds, the end no later than ``now``), by where it starts in ``text``."""
     today = local_date(now)
-    found = []
+    # A month part first: "in march" of "the first weekend in march" is read in it only.
+    # The words around it bound it as they bound the rest ("since the end of last month").
+    found = [(match.start(), (window[0], min(window[1], now)))
+             for match, part in month_parts(text, now)
+             if (window := bounded_by(text, match.span(), part)) is not None]
+    parts = part_spans(text)
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
             window = _bounded(match, _window(match, index, today))
-            if window is not None and window[0] <= now:
+            if window is not None and window[0] <= now and not within(match.start(), parts):
                 found.append((match.start(), (window[0], min(window[1], now))))
     return found
 
 
 _PREVIOUS = (
     re.compile(r"\b(?:last|previous)\s+(week|month|year|weekend)\b"),
-    re.compile(r"(上周末|上週末|上个周末|上個週末|上個周末|先週末|지난\s?주말)"
-               r"|(上周|上星期|上个星期|上個星期|先週|지난\s?주)|(上个月|上個月|上月|先月|지난\s?달)"
+    re.compile(rf"({NOT_TWICE}(?:上周末|上週末|上个周末|上個週末|上個周末|先週末|(?:지난|저번)\s?주말))"
+               rf"|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
                r"|(去年|昨年|작년)"),
 )
 
@@ -173,10 +206,16 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
               "month": (last_month, today.replace(day=1)),
               "year": (date(today.year - 1, 1, 1), date(today.year, 1, 1))}
     found = []
+    # "last month" of "the end of last month" is its end, 上周 of 上周五 that Friday
+    parts = merged(part_spans(text) + [match.span() for match, _ in weekday_windows(text, now)])
     for index, pattern in enumerate(_PREVIOUS):
         for match in pattern.finditer(text):
+            if within(match.start(), parts):
+                continue
             unit = match.group(1) if index == 0 else _UNITS[
                 next(i for i, g in enumerate(match.groups()) if g)]
+            if unit == "weekend" and not weekend_time(match):
+                continue  # "the last weekend deploy", "last weekend of february"
             if unit == "weekend":
                 window = _bounded(match, weekend(today))
             else:
@@ -197,6 +236,9 @@ def calendar_terms(text: str) -> tuple[frozenset[str], str]:
     """
     text = text.lower()
     found: set[str] = set()
+    for start, end in part_spans(text):
+        found.update(tokens(text[start:end]))
+        text = text[:start] + " " * (end - start) + text[end:]
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
             cjk = index == len(PATTERNS) - 1

@@ -14,6 +14,7 @@ True
 
 from __future__ import annotations
 
+import calendar
 import math
 from datetime import UTC, date, datetime, timedelta
 
@@ -57,6 +58,29 @@ def last_moment(day: date) -> float:
     True
     """
     return math.nextafter(day_end(day), -math.inf)
+
+
+def at_hour(day: date, hour: int) -> float:
+    """Epoch seconds of ``hour`` o'clock local time on ``day`` (18: the evening, however
+    long the day is across a daylight-saving change).
+
+    >>> at_hour(date(1970, 1, 2), 6)  # with TZ=UTC
+    108000.0
+    """
+    return datetime(day.year, day.month, day.day, hour).timestamp()
+
+
+def months_before(day: date, count: int) -> date | None:
+    """The date ``count`` months before ``day``, on its day of the month or the last one
+    that month has; None before the calendar's start.
+
+    >>> months_before(date(2026, 3, 31), 1), months_before(date(2028, 2, 29), 12)
+    (datetime.date(2026, 2, 28), datetime.date(2027, 2, 28))
+    """
+    year, month = divmod(day.year * 12 + day.month - 1 - count, 12)
+    if year < 1:
+        return None
+    return date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
 
 
 def days_before(moment: float, count: int) -> date:

@@ -11,9 +11,15 @@ from datetime import tzinfo
 import attrs
 from returns.future import FutureResult
 
-from harkback.stages.calendar_words import calendar_terms, calendar_windows, previous_periods
+from harkback.stages.calendar_words import (
+    bounded_by,
+    calendar_terms,
+    calendar_windows,
+    previous_periods,
+)
 from harkback.stages.lineage import load_ancestry, root_of
 from harkback.stages.match.plan import QUESTION_WORDS
+from harkback.stages.month_parts import part_spans, within
 from harkback.stages.ports import RecentQuery
 from harkback.stages.query import parse_query, topic_tokens
 from harkback.stages.records import Session, SessionOverview
@@ -21,12 +27,16 @@ from harkback.stages.request import DEMOTED_SOURCES, SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Stage, Step, pure, with_store
 from harkback.stages.undated import undated_left_out
-from harkback.stages.when import DAY, spanning, time_terms, time_windows
+from harkback.stages.when import DAY, spanning, time_spans, time_terms
 
 _ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
                       "session sessions 工作 作業 작업".split())
 """Words that ask what went on rather than name a topic, beside a time: "what was I working
 on yesterday", "list the sessions of last week", 어제 무슨 작업했지 list those times."""
+
+
+_SINCE = frozenset("since 以来 以來 之后 之後 以后 以後 开始 開始 以降 이후".split())
+"""Words that run a time on until now ("since last week", 上周以来, 지난주 이후)."""
 
 
 def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
@@ -48,9 +58,10 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """
     if parse_query(request.query).advanced:
         return None
-    timed, untimed = time_terms(request.query, listing=True)
-    named, rest_text = calendar_terms(untimed)
-    framing = timed | named | QUESTION_WORDS | _ACTIVITY
+    # Calendar names first: "last month" of "the end of last month" is read in it only.
+    named, unnamed = calendar_terms(request.query)
+    timed, rest_text = time_terms(unnamed, listing=True)
+    framing = timed | named | QUESTION_WORDS | _ACTIVITY | _SINCE
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
     rest = frozenset(topic_tokens(rest_text))
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):
@@ -61,7 +72,11 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     # question naming two times ("yesterday and last week") lists all of both.
     text = request.query.lower()
     by_start = dict(calendar_windows(text, now))
-    by_start.update(time_windows(text, now, listing=True))
+    parts = part_spans(text)
+    # "Since yesterday" is from yesterday until now, as "since March" is.
+    for (at, end), said in time_spans(text, now, listing=True):
+        if not within(at, parts) and (window := bounded_by(text, (at, end), said)):
+            by_start[at] = (window[0], min(window[1], now))
     by_start.update(previous_periods(text, now))
     window = spanning(by_start.values())
     if window is None:

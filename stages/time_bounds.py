@@ -25,12 +25,12 @@ from harkback.stages.errors import QueryRejected
 from harkback.stages.local_days import day_start, days_before, last_moment, local_iso
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
 from harkback.stages.shown_number import DIGITS, shown_given, shown_value
+from harkback.stages.weekday_words import WEEKDAYS
 from harkback.stages.when import (
     COUNT,
     DAY,
     UNIT,
     UNIT_DAYS,
-    WEEKDAYS,
     count_of,
     latest_weekday,
 )

@@ -23,10 +23,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date, timedelta
+from datetime import date
 
-from harkback.stages.local_days import day_start, days_before, last_moment, local_date
+from harkback.stages.local_days import (
+    day_start,
+    days_before,
+    last_moment,
+    local_date,
+    months_before,
+)
+from harkback.stages.night_words import night_windows
 from harkback.stages.text.tokens import tokens
+from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
+from harkback.stages.weekend_words import (
+    NOT_TWICE,
+    OF_MONTH,
+    weekend_expressions,
+    weekend_windows,
+)
 
 DAY = 86400.0
 UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
@@ -38,28 +52,20 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
 # on the hour it was asked).
 VAGUE = {"a couple of": (1, 3), "couple of": (1, 3), "a few": (2, 5), "few": (2, 5),
          "several": (3, 7)}
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six" \
         r"|seven|eight|nine|ten|eleven|twelve)"
 UNIT = r"(day|week|month|year)s?"
-_AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago\b")
-_PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b")
+# "A week ago today" is that one day (today's weekday a week back), not the week around it;
+# "a month ago today", "a year ago today" the same date a month or a year back.
+_AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago(?:\s+(today))?\b")
+# "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
+_PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
 # "On Tuesday" in a question naming nothing else ("what did I do on Tuesday?") is the
 # Tuesday gone, as "last Tuesday" is; beside a topic it is as often a day of the week
 # ("the job that runs on Monday"): there the word is searched for and no day is lifted.
 _ON_WEEKDAY = re.compile(rf"\bon\s+({'|'.join(WEEKDAYS)})\b")
-# "Last weekend" is the calendar's (:func:`weekend`), as "last Saturday" is that day: seven
-# days back would take in the week after it.
-_WEEKEND = re.compile(r"\b(?:last|previous)\s+weekend\b")
-# "Over the weekend" ("what did we change over the weekend?") is the latest one begun
-# (:func:`latest_weekend`). "Weekend" alone, as 周末, 週末 and 주말 alone, is a topic
-# ("the weekend cron job", "周末值班表", "周末的定时任务"): searched, no time; only a
-# weekend marked as this or last one (这周末, 上周末, 今週末, 이번 주말) is a time. "The
-# weekend" that words after it place ("of March 7th", "before last", "after the release")
-# is no latest one: those are searched.
-_OVER_WEEKEND = re.compile(r"\bover\s+the\s+weekend\b(?!\s+(?:of|before|after)\b)")
 _YESTERDAY = re.compile(r"\byesterday\b")
 _DAY_BEFORE = re.compile(r"\bday\s+before\s+yesterday\b")
 # "Before today", "until today" name all time up to now, not the day: those are left alone.
@@ -72,9 +78,15 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 # The same expressions in Chinese, Japanese and Korean ("上周", "先週", "지난주": last
 # week; "3天前", "3日前", "3일 전": three days ago). Each maps to its unit (of days).
+# 저번 주 is 지난 주 ("the time before"); a longer word is no week or month: 上周期 (the
+# previous cycle), 지난 주문 (a past order), 지난 주요 장애 (past major outages), 지난 주기
+# (the previous cycle), 주주총회 (shareholders' meeting), 달러, 달리기 (a run).
+CJK_LAST_WEEK = (NOT_TWICE + r"(?:上周(?![期边围转长年])|上星期|上个星期|上個星期|先週"
+                 r"|(?:지난|저번)\s?주(?![문소식장제요인택차사류변위권행기석주]))")
+CJK_LAST_MONTH = NOT_TWICE + r"(?:上个月|上個月|上月|先月|(?:지난|저번)\s?달(?![러력성리]))"
 _CJK_PAST = (
-    (re.compile(r"上周|上星期|上个星期|上個星期|先週|지난\s?주"), 7.0),
-    (re.compile(r"上个月|上個月|上月|先月|지난\s?달"), 30.0),
+    (re.compile(CJK_LAST_WEEK), 7.0),
+    (re.compile(CJK_LAST_MONTH), 30.0),
     (re.compile(r"去年|昨年|작년"), 365.0),
 )
 # (?<!\d): "3000000天前" is no time, not the "000天前" (today) its last digits would say.
@@ -85,12 +97,15 @@ _CJK_AGO = (
     (re.compile(r"(?<!\d)(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前"
                 r"|(?<!\d)(\d{1,3})\s*(?:개월|달)\s*전"), "month"),
 )
-# Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
-_CJK_WEEKEND = re.compile(r"上周末|上週末|上个周末|上個週末|上個周末|先週末|지난\s?주말")
-_CJK_YESTERDAY = re.compile(r"昨天|昨日|어제")
-# "The day before yesterday": 一昨日 holds 昨日, and must not read as yesterday.
-_CJK_DAY_BEFORE = re.compile(r"前天|一昨日|おととい|그저께|그제")
-_CJK_TODAY = re.compile(r"今天|今日|今朝|오늘")
+# Each day counted back by its own word: 前天, 一昨日, 그저께 (two days back) hold 昨天,
+# 昨日 and 어제's neighbours, and are read whole (:func:`_outermost`); 大前天, 一昨昨日,
+# 그끄저께 are three days back.
+_CJK_DAYS = (
+    (re.compile(r"昨天|昨日|어제"), 1),
+    (re.compile(r"前天|一昨日|おととい|그저께|그제"), 2),
+    (re.compile(r"大前天|一昨昨日|さきおととい|그끄저께|그끄제"), 3),
+    (re.compile(r"今天|今日|今朝|오늘"), 0),
+)
 
 
 def latest_weekday(name: str, now: float) -> date:
@@ -100,39 +115,7 @@ def latest_weekday(name: str, now: float) -> date:
     >>> latest_weekday("monday", 4.5 * DAY), latest_weekday("thursday", 0.5 * DAY)
     (datetime.date(1969, 12, 29), datetime.date(1969, 12, 25))
     """
-    return days_before(now, (local_date(now).weekday() - WEEKDAYS.index(name)) % 7 or 7)
-
-
-def weekend(today: date, weeks_back: int = 1) -> tuple[float, float] | None:
-    """The local weekend, Saturday's midnight to just before Monday's, of the calendar week
-    (from Monday, as "last week" is read) ``weeks_back`` weeks before ``today``'s: 1 is
-    last weekend, 0 this week's (ahead on a weekday); None past the calendar's ends.
-
-    >>> [round(w / DAY, 9) for w in weekend(date(2026, 3, 5))]  # asked on a Thursday
-    [20512.0, 20514.0]
-    >>> weekend(date(9999, 12, 31), 0) is None  # a Friday: its Saturday is in year 10000
-    True
-    """
-    try:
-        saturday = today + timedelta(days=5 - today.weekday() - 7 * weeks_back)
-        sunday = saturday + timedelta(days=1)
-    except OverflowError:
-        return None
-    return (day_start(saturday), last_moment(sunday))
-
-
-def latest_weekend(today: date) -> tuple[float, float] | None:
-    """The latest local weekend begun by ``today``: this week's on a Saturday or Sunday,
-    else the one just past (:func:`weekend`). What "this weekend" and "over the weekend"
-    name: asked of past sessions on a Wednesday, "what did I do this weekend?" means the
-    Saturday and Sunday just gone, not the ones to come, which no session has.
-
-    >>> [round(w / DAY, 9) for w in latest_weekend(date(2026, 3, 5))]  # a Thursday
-    [20512.0, 20514.0]
-    >>> [round(w / DAY, 9) for w in latest_weekend(date(2026, 3, 8))]  # that Sunday
-    [20519.0, 20521.0]
-    """
-    return weekend(today, 0 if today.weekday() >= 5 else 1)
+    return latest_day(WEEKDAYS.index(name), now)
 
 
 def count_of(text: str) -> int:
@@ -146,12 +129,11 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day, ``last weekend`` the calendar's
-    (:func:`weekend`), ``over the weekend`` the latest begun
-    (:func:`latest_weekend`; "weekend" or 周末 alone is a topic); ``yesterday`` the day
-    before today, ``today`` the day so far. The first expression found wins (the lexical
-    ranker weighs every one, :func:`time_windows`; a listing covers them all:
-    :func:`spanning`).
+    ``now``; ``last Saturday`` is that day, ``last weekend`` (or ``two weekends ago``) the
+    calendar's, ``over the weekend`` the latest begun (:mod:`~harkback.stages.weekend_words`;
+    "weekend" or 周末 alone is a topic); ``yesterday`` the day before today, ``today`` the
+    day so far. The first expression found wins (the lexical ranker weighs every one,
+    :func:`time_windows`; a listing covers them all: :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0
@@ -171,10 +153,23 @@ def time_windows(question: str, now: float, *, listing: bool = False
     >>> time_windows("what runs on monday", DAY), len(time_windows("on monday", DAY, listing=True))
     ([], 1)
     """
+    return [(start, window) for (start, _), window in time_spans(question, now,
+                                                                 listing=listing)]
+
+
+def time_spans(question: str, now: float, *, listing: bool = False
+               ) -> list[tuple[tuple[int, int], tuple[float, float]]]:
+    """:func:`time_windows` with where each expression starts and ends in ``question``
+    (what follows it may bound it: 先週から, since last week)."""
     text = question.lower()
     found: list[tuple[re.Match[str], tuple[float, float]]] = []
     for match in _AGO.finditer(text):
-        found.append((match, _ago_said(match.group(1), match.group(2), now)))
+        count, unit = match.group(1), match.group(2)
+        if match.group(3) and count not in VAGUE:
+            if (window := _same_day(count_of(count), unit, now)) is not None:
+                found.append((match, window))
+        else:
+            found.append((match, _ago_said(count, unit, now)))
     for match in _PAST.finditer(text):
         unit = UNIT_DAYS[match.group(2)] * DAY
         count = count_of(match.group(1)) if match.group(1) else 1
@@ -182,12 +177,7 @@ def time_windows(question: str, now: float, *, listing: bool = False
     for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), last_moment(day))))
-    for match in (*_WEEKEND.finditer(text), *_CJK_WEEKEND.finditer(text)):
-        if (days := weekend(local_date(now))) is not None:
-            found.append((match, (days[0], min(days[1], now))))
-    for match in _OVER_WEEKEND.finditer(text):
-        if (days := latest_weekend(local_date(now))) is not None:
-            found.append((match, (days[0], min(days[1], now))))
+    found += weekend_windows(text, now) + weekday_windows(text, now)
     for match in _YESTERDAY.finditer(text):
         found.append((match, _day_window(1, now)))
     for match in _DAY_BEFORE.finditer(text):
@@ -195,14 +185,26 @@ def time_windows(question: str, now: float, *, listing: bool = False
     for match in _today(text):
         found.append((match, _day_window(0, now)))
     found += _cjk_windows(text, now)
-    return sorted((match.start(), window) for match, window in found
-                  if not any(_inside(match, other) for other, _ in found))
+    outer = _outermost([match.span() for match, _ in found])
+    return sorted((match.span(), window) for match, window in found if match.span() in outer)
 
 
-def _inside(match: re.Match[str], other: re.Match[str]) -> bool:
-    """Whether ``match`` lies within ``other``, and is not ``other`` itself."""
-    return (other.start() <= match.start() and match.end() <= other.end()
-            and other.span() != match.span())
+def _outermost(spans: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The spans of ``spans`` lying within no other (the same span twice is one), in one
+    sweep: a question of 10,000 time words compared each with each took seconds.
+
+    >>> sorted(_outermost([(4, 13), (0, 13), (0, 13), (14, 20)]))
+    [(0, 13), (14, 20)]
+    """
+    kept: set[tuple[int, int]] = set()
+    farthest, reached_from = -1, -1  # the farthest end so far, and the first start to reach it
+    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+        if end < farthest or (end == farthest and reached_from < start):
+            continue
+        kept.add((start, end))
+        if end > farthest:
+            farthest, reached_from = end, start
+    return kept
 
 
 def spanning(windows: Iterable[tuple[float, float]]) -> tuple[float, float] | None:
@@ -226,12 +228,9 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
     for pattern, unit in _CJK_AGO:
         for match in pattern.finditer(text):
             found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
-    for match in _CJK_YESTERDAY.finditer(text):
-        found.append((match, _day_window(1, now)))
-    for match in _CJK_DAY_BEFORE.finditer(text):
-        found.append((match, _day_window(2, now)))
-    for match in _CJK_TODAY.finditer(text):
-        found.append((match, _day_window(0, now)))
+    for pattern, count in _CJK_DAYS:
+        found += [(match, _day_window(count, now)) for match in pattern.finditer(text)]
+    found += night_windows(text, now)
     return found
 
 
@@ -274,6 +273,15 @@ def _ago(count: int, unit: str, now: float) -> tuple[float, float]:
     days = UNIT_DAYS[unit]
     center = now - count * days * DAY
     return (center - days * DAY / 2, center + days * DAY / 2)
+
+
+def _same_day(count: int, unit: str, now: float) -> tuple[float, float] | None:
+    """"``count`` ``unit``s ago today": that one local day (a month or year back, the same
+    day of the month, or the month's last); None before the calendar's start."""
+    if unit in ("day", "week"):
+        return _day_window(count * int(UNIT_DAYS[unit]), now)
+    day = months_before(local_date(now), count * (12 if unit == "year" else 1))
+    return None if day is None else (day_start(day), last_moment(day))
 
 
 def _day_window(count: int, now: float) -> tuple[float, float]:
@@ -341,14 +349,16 @@ def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:
 def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[str], bool]]:
     # Each time expression of lower-cased ``text``, and whether it is Chinese, Japanese or
     # Korean (whose words are the tokens' bigrams).
-    for pattern in (_AGO, _PAST, _WEEKEND, _OVER_WEEKEND, _YESTERDAY, _DAY_BEFORE, _DURATION):
+    for pattern in (_AGO, _PAST, _YESTERDAY, _DAY_BEFORE, _DURATION):
         yield from ((match, False) for match in pattern.finditer(text))
+    # 上周末's words are its bigrams, as the other CJK expressions' are.
+    yield from ((match, not match.group(0).isascii()) for match in weekend_expressions(text))
+    yield from ((match, not match.group(0).isascii()) for match, _ in weekday_windows(text, 0.0))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
-    cjk = [p for p, _ in (*_CJK_PAST, *_CJK_AGO)] + [_CJK_WEEKEND, _CJK_YESTERDAY,
-                                                     _CJK_DAY_BEFORE, _CJK_TODAY]
-    for pattern in cjk:
+    for pattern in (p for p, _ in (*_CJK_PAST, *_CJK_AGO, *_CJK_DAYS)):
         yield from ((match, True) for match in pattern.finditer(text))
+    yield from ((match, not match.group(0).isascii()) for match, _ in night_windows(text, 0.0))
 
 
 def closeness(moment: float, window: tuple[float, float]) -> float:

@@ -124,19 +124,29 @@ def test_over_the_weekend_is_the_latest_begun() -> None:
     assert "weekend" in time_words(topical)
 
 
-@pytest.mark.parametrize("question", ["what did I do over the weekend before last",
-                                      "what did I do over the weekend of march 7th",
+@pytest.mark.parametrize("question", ["what did I do over the weekend of march 7th",
                                       "what did I do over the weekend of 2026-02-14",
                                       "what broke over the weekend after the release"])
 def test_a_weekend_placed_by_the_words_after_it_is_not_the_latest(question: str) -> None:
     """"Over the weekend before last" (asked on Thursday 19 March: 7 and 8 March) was
     listed as 14 and 15 March, the latest weekend; "over the weekend of March 7th" as 1 to
     19 March, from the date to the latest weekend's end. The words after "the weekend"
-    place it: no latest weekend is read (its words are searched)."""
+    place it: no latest weekend is read (its words are searched; "before last" is read
+    on its own: :func:`test_the_weekend_before_last_is_the_one_before_the_latest`)."""
     thursday = datetime(2026, 3, 19, 12, tzinfo=UTC).timestamp()
     assert time_window(question, thursday) is None
     assert browse_window(SearchRequest(query=question), thursday) is None
     assert "weekend" not in time_words(question)
+
+
+def test_the_weekend_before_last_is_the_one_before_the_latest() -> None:
+    """"Over the weekend before last", asked on Thursday 19 March, lists 7 and 8 March
+    (it was searched for as words: neither the latest weekend nor any)."""
+    thursday = datetime(2026, 3, 19, 12, tzinfo=UTC).timestamp()
+    listed = browse_window(SearchRequest(query="what did I do over the weekend before last"),
+                           thursday)
+    assert listed is not None and (listed.since, listed.until) == (_at(2026, 3, 7),
+                                                                   _before(2026, 3, 9))
 
 
 @pytest.mark.parametrize("question", ["周末做了什么", "週末に何をした", "주말에 뭐 했지",

@@ -1,0 +1,68 @@
+"""Days of the week a question names as days gone: "the Monday before last", 上周五,
+先週の金曜日, 지난 금요일, 지난주 금요일 ("last Saturday" and "on Tuesday" are read in
+:mod:`~harkback.stages.when`).
+
+지난 금요일, as "last Friday", is the latest Friday before today; a day of last week (上周五,
+先週の金曜日, 지난주 금요일) is that day of the calendar week before this one (from Monday).
+Without its day, 上周 alone is last week: a number after it that counts (上周一起, together;
+上周三个 bug, three bugs) or a word 日 or 天 begins (上周日志, last week's logs) is no day.
+
+>>> DAY = 86400.0
+>>> now = 1773921600.0  # Thursday 2026-03-19 12:00 UTC
+>>> [round(a / DAY) for _, (a, _) in weekday_windows("上周五做了什么", now)]  # 13 March
+[20525]
+>>> weekday_windows("上周一起讨论的方案", now)
+[]
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from harkback.stages.local_days import day_start, days_before, last_moment, local_date
+from harkback.stages.weekend_words import NOT_TWICE
+
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ZH = "一二三四五六日"
+_JA = "月火水木金土日"
+_KO = "월화수목금토일"
+_BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
+_LAST_WEEKS = (
+    # Chinese: 上周 and a day number, not a count or a longer word.
+    re.compile(NOT_TWICE + r"(?:上周|上週|上星期|上个星期|上個星期)([一二三四五六日天])"
+               r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣])"),
+    re.compile(rf"先週の?([{_JA}])曜(?:日)?"),
+    re.compile(rf"{NOT_TWICE}(?:지난|저번)\s?주\s?([{_KO}])요일"),
+)
+_LATEST = re.compile(rf"{NOT_TWICE}(?:지난|저번)\s([{_KO}])요일")
+
+
+def latest_day(index: int, now: float) -> date:
+    """The latest local day of the week ``index`` (0: Monday) before ``now``'s day: a
+    week back when today is one."""
+    return days_before(now, (local_date(now).weekday() - index) % 7 or 7)
+
+
+def _index(day: str) -> int:
+    # The day of the week a CJK day name or number says (天 and 日 are Sunday).
+    for names in (_ZH, _JA, _KO):
+        if day in names:
+            return names.index(day)
+    return 6  # 天
+
+
+def weekday_windows(text: str, now: float
+                    ) -> list[tuple[re.Match[str], tuple[float, float]]]:
+    """Each day of the week of lower-cased ``text`` this module reads, with its window
+    (that whole local day, ending no later than ``now``)."""
+    monday = local_date(now) - timedelta(days=local_date(now).weekday())
+    found = []
+    for match in _BEFORE_LAST.finditer(text):
+        found.append((match, latest_day(WEEKDAYS.index(match.group(1)), now) - timedelta(7)))
+    for pattern in _LAST_WEEKS:
+        for match in pattern.finditer(text):
+            found.append((match, monday - timedelta(days=7 - _index(match.group(1)))))
+    for match in _LATEST.finditer(text):
+        found.append((match, latest_day(_index(match.group(1)), now)))
+    return [(match, (day_start(day), min(last_moment(day), now))) for match, day in found]

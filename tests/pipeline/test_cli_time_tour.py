@@ -1,0 +1,116 @@
+"""Time words as a user asks them, through the real CLI on a real SQLite store: weekends
+counted back or placed in a month, parts of a month, last night, three days back, and
+"weekend" as a noun's modifier (searched, no time lifted)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.pipeline.test_cli import run
+from tests.pipeline.test_cli_times import sessions_at
+
+# Around Thursday 2026-03-19: last weekend is 14-15 March, the one before 7-8 March (the
+# first of March), February's last 28 February and 1 March.
+_MOMENTS = ["2026-02-20T12:00:00", "2026-02-25T12:00:00", "2026-02-28T12:00:00",
+            "2026-03-07T12:00:00", "2026-03-09T12:00:00", "2026-03-12T12:00:00",
+            "2026-03-13T12:00:00",
+            "2026-03-14T12:00:00", "2026-03-16T12:00:00",
+            "2026-03-18T10:00:00", "2026-03-18T22:00:00"]
+_SINCE_LAST_WEEK = ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00",
+                    "2026-03-14T12:00:00", "2026-03-13T12:00:00", "2026-03-12T12:00:00",
+                    "2026-03-09T12:00:00"]
+_SINCE_END_OF_FEBRUARY = [*_SINCE_LAST_WEEK, "2026-03-07T12:00:00", "2026-02-28T12:00:00",
+                          "2026-02-25T12:00:00"]
+_ASKED = ("--as-of", "2026-03-19T12:00", "--limit", "10", "--json")
+
+
+def _listed(stdout: str) -> list[str]:
+    return [r["session_id"].removeprefix("at-") for r in json.loads(stdout)["results"]]
+
+
+@pytest.mark.parametrize(("question", "listed"), [
+    # February's last weekend, not the one just past and all of February as well.
+    ("what did I do the last weekend of February?", ["2026-02-28T12:00:00"]),
+    # March's first weekend, not all of March.
+    ("what did I do the first weekend in March?", ["2026-03-07T12:00:00"]),
+    # Counted back: these were searched for as the words "weekends" and "before".
+    ("what did I do two weekends ago?", ["2026-03-07T12:00:00"]),
+    ("what did I do the weekend before last?", ["2026-03-07T12:00:00"]),
+    # 저번 주말 was not read; each language's last weekend is the same two days.
+    ("저번 주말에 뭐 했지", ["2026-03-14T12:00:00"]),
+    ("지난 주말에 뭐 했지", ["2026-03-14T12:00:00"]),
+    ("上周末做了什么", ["2026-03-14T12:00:00"]),
+    ("先週末何をした？", ["2026-03-14T12:00:00"]),
+    ("what did I do last weekend?", ["2026-03-14T12:00:00"]),
+    # 저번 주 is last week (9-15 March), as 지난주 is.
+    ("저번 주에 뭐 했지", ["2026-03-14T12:00:00", "2026-03-13T12:00:00",
+                     "2026-03-12T12:00:00", "2026-03-09T12:00:00"]),
+    # A day of last week is that day (上周五 listed all of last week; 지난 금요일 and
+    # "the Monday before last" were searched as words).
+    ("上周五做了什么", ["2026-03-13T12:00:00"]),
+    ("先週の金曜日に何をした？", ["2026-03-13T12:00:00"]),
+    ("지난주 금요일에 뭐 했지", ["2026-03-13T12:00:00"]),
+    ("지난 금요일에 뭐 했지", ["2026-03-13T12:00:00"]),
+    ("what did I do the Monday before last?", ["2026-03-09T12:00:00"]),
+    # A week ago today is Thursday 12 March alone (listed: the 8th to today).
+    ("what did I do a week ago today?", ["2026-03-12T12:00:00"]),
+    # The end of last month is its last seven days, not all of it (nor "end" searched).
+    ("what did I do at the end of last month?", ["2026-02-28T12:00:00", "2026-02-25T12:00:00"]),
+    ("先月末に何をした？", ["2026-02-28T12:00:00", "2026-02-25T12:00:00"]),
+    ("지난달 말에 뭐 했지", ["2026-02-28T12:00:00", "2026-02-25T12:00:00"]),
+    ("上个月底做了什么", ["2026-02-28T12:00:00", "2026-02-25T12:00:00"]),
+    # Three days back (大前天 read as 前天, two days back, listed the wrong day).
+    ("大前天做了什么", ["2026-03-16T12:00:00"]),
+    ("그끄저께 뭐 했지", ["2026-03-16T12:00:00"]),
+    # Last night: yesterday evening, not yesterday morning (nor "night" searched).
+    ("what did we do last night?", ["2026-03-18T22:00:00"]),
+    ("昨晚做了什么", ["2026-03-18T22:00:00"]),
+    ("어젯밤에 뭐 했지", ["2026-03-18T22:00:00"]),
+    # Since a time is from it until now (these listed that time alone, or were searched).
+    ("what did I do since yesterday?", ["2026-03-18T22:00:00", "2026-03-18T10:00:00"]),
+    ("what did I do since last weekend?", ["2026-03-18T22:00:00", "2026-03-18T10:00:00",
+                                           "2026-03-16T12:00:00", "2026-03-14T12:00:00"]),
+    ("先週から何をした？", _SINCE_LAST_WEEK),
+    ("上周以来做了什么", _SINCE_LAST_WEEK),
+    # Since a part of a month, too (these listed the end of February alone).
+    ("what did I do since the end of last month?", _SINCE_END_OF_FEBRUARY),
+    ("先月末から何をした？", _SINCE_END_OF_FEBRUARY),
+    ("지난달 말부터 뭐 했지", _SINCE_END_OF_FEBRUARY),
+])
+def test_a_time_alone_lists_the_sessions_of_that_time(tmp_path: Path, question: str,
+                                                      listed: list[str]) -> None:
+    path = sessions_at(tmp_path, _MOMENTS)
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout) == listed
+
+
+def _epoch(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+def test_weekend_before_a_noun_is_searched_not_a_time(tmp_path: Path) -> None:
+    """"Who takes over the weekend shift" asks about the weekend shift: the session that
+    settled its rota weeks ago comes first, not last weekend's session that shares the
+    other words ("over the weekend" was read as last weekend: the word "weekend" went
+    unsearched and last weekend's session was lifted)."""
+    source = tmp_path / "shift.jsonl"
+    sessions = [
+        ("rota", "2026-02-10T12:00:00",
+         "Dana takes over the weekend shift from March; the weekend shift rota is in the wiki"),
+        ("keyboard", "2026-03-14T12:00:00",
+         "the shift key takes over a second to register on this keyboard, who takes it back"),
+    ]
+    source.write_text("".join(json.dumps(
+        {"id": name, "started_at": _epoch(when), "messages": [{"role": "user", "content": text}]}
+    ) + "\n" for name, when, text in sessions), encoding="utf-8")
+    path = tmp_path / "shift.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    for question in ("who takes over the weekend shift?", "who takes over the weekend-shift"):
+        done = run("search", question, *_ASKED, db=path)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["results"][0]["session_id"] == "rota"

@@ -1,0 +1,148 @@
+"""Words that look like times and are not, and times inside longer ones: each is read as
+the user meant it, or left to be searched as words (never an error)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harkback.stages.calendar_words import calendar_windows, previous_periods
+from harkback.stages.month_parts import merged, month_parts, within
+from harkback.stages.when import _outermost, time_windows, time_words
+
+NOW = datetime(2026, 3, 19, 12, tzinfo=UTC).timestamp()  # a Thursday
+
+
+def _day(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize("question", [
+    "who takes over the weekend shift", "who took the last weekend deploy",
+    "hand over the weekend-rota", "上周期的指标怎么算", "지난 주문 내역 조회",
+    "지난 주요 장애 정리", "지난 달러 환율", "an early may help",
+    "what did we discuss on the last night of the offsite", "who took the last night shift",
+    "the last night-shift rota", "where did we eat on our last night in lisbon",
+    "지난 주기의 지표 계산", "저번 주기 회고", "지난 주주총회 안건", "지난 달리기 기록",
+    "上上周做了什么", "上上个月底", "上上周末", "上上周五", "지지난주 뭐 했지", "지지난 주말",
+    "지지난달 말", "지지난 금요일",
+])
+def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
+    """A noun after "weekend", 上周期 (the previous cycle), 지난 주문 (a past order), 지난
+    주요 (past major), 지난 주기 (the previous cycle), 주주총회 (shareholders' meeting), 달러
+    (dollar) and 달리기 (a run) are no week, month or weekend, 上上周 and 지지난주 (the week
+    before last) no last week, and "the last night
+    of the offsite", "our last night in Lisbon" or "the last night shift" no last night: no
+    window is lifted and no word of them is taken from the search."""
+    text = question.lower()
+    assert time_windows(question, NOW) == []
+    assert previous_periods(text, NOW) == [] and month_parts(text, NOW) == []
+    assert time_words(question) == frozenset()
+
+
+def test_a_week_or_weekend_of_a_month_is_not_the_one_just_past() -> None:
+    """"The last week of February" and "the last weekend of February" are February's: the
+    ranker read them as the seven days back and as last weekend (14-15 March)."""
+    for question in ("what did we ship the last week of february",
+                     "what did we ship the last weekend of february"):
+        assert time_windows(question, NOW) == [], question
+    (_, (start, end)), = calendar_windows("the last weekend of february", NOW)
+    assert (start, end) == (_day("2026-02-28"), end) and _day("2026-03-01") < end \
+        < _day("2026-03-02")
+
+
+@pytest.mark.parametrize("question", ["上周一起讨论的方案", "上周三个 bug 怎么修的", "上周日志在哪",
+                                      "上周天气"])
+def test_a_number_or_word_after_last_week_is_no_day_of_it(question: str) -> None:
+    """一起 (together), 三个 (three of), 日志 (logs), 天气 (weather) after 上周 are no
+    Monday, Wednesday or Sunday: 上周 is all of last week (9-15 March)."""
+    ((_, (start, end)),) = previous_periods(question, NOW)
+    assert (start, end < _day("2026-03-16")) == (_day("2026-03-09"), True)
+
+
+def test_said_last_month_is_last_month_not_its_end() -> None:
+    """말 of 말했던 (said) is no month's end: "the setting I mentioned last month" is all of
+    February, not its last seven days."""
+    text = "지난달 말했던 설정"
+    assert month_parts(text, NOW) == []
+    ((_, (start, _)),) = previous_periods(text, NOW)
+    assert start == _day("2026-02-01")
+
+
+def test_the_second_weekend_of_a_month_and_one_not_begun() -> None:
+    """"The 2nd weekend of last month" is 14-15 February; "the fourth weekend of March" has
+    not begun by 19 March: the latest begun is March 2025's (22-23 March)."""
+    ((_, (start, _)),) = month_parts("the 2nd weekend of last month", NOW)
+    assert start == _day("2026-02-14")
+    ((_, (start, _)),) = month_parts("the fourth weekend of march", NOW)
+    assert start == _day("2025-03-22")
+    assert month_parts("the fourth weekend of march 2026", NOW) == []
+
+
+@given(st.text(max_size=60))
+def test_any_text_reads_as_month_parts_without_error(text: str) -> None:
+    """Whatever the text, each part read has begun by now and ends no later."""
+    for _, (start, end) in month_parts(text.lower(), NOW):
+        assert start <= end <= NOW
+
+
+spans = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30)).map(sorted).map(tuple),
+                 max_size=12)
+
+
+@given(spans)
+def test_the_outermost_expressions_are_those_within_no_other(given_spans: list[tuple[int, int]]
+                                                             ) -> None:
+    """The one sweep keeps what comparing each expression with each kept (the same span
+    twice is one expression), which took seconds on a question of 10,000 time words."""
+    inside = {a for a in given_spans for b in given_spans
+              if b[0] <= a[0] and a[1] <= b[1] and a != b}
+    assert _outermost(given_spans) == set(given_spans) - inside
+
+
+@given(spans, st.integers(0, 31))
+def test_within_finds_what_any_span_holds(given_spans: list[tuple[int, int]], at: int) -> None:
+    """Halving over the merged spans answers as looking through each one does."""
+    assert within(at, merged(given_spans)) == any(s <= at < e for s, e in given_spans)
+
+
+@pytest.mark.parametrize("question", ["what did I do until the end of last month?",
+                                      "what did I do before the last weekend of february?"])
+def test_a_month_part_after_until_names_no_stretch(question: str) -> None:
+    """"Until the end of last month", as "until 2026-03-04", names no stretch to list: it
+    was listed as those seven days alone."""
+    assert calendar_windows(question.lower(), NOW) == []
+
+
+def test_early_may_after_in_is_the_month() -> None:
+    """"What did I do in early May?" is May 1st to 7th (2025's, the latest begun): the
+    verb's exception ("an early may help") left it searched as words."""
+    ((_, (start, end)),) = month_parts("what did i do in early may?", NOW)
+    assert (start, _day("2025-05-07") < end < _day("2025-05-08")) == (_day("2025-05-01"), True)
+    assert month_parts("an early may help", NOW) == []
+
+
+@pytest.mark.parametrize("question", [
+    "what did I fix last weekend around the auth module",
+    "what did we change over the weekend besides the cache",
+    "last weekend someone broke prod",
+])
+def test_weekend_before_a_preposition_or_pronoun_is_a_time(question: str) -> None:
+    """No noun is "around", "besides" or "someone": the weekend before them is last weekend
+    (14-15 March), as before "with" or "and" (they were searched as the word "weekend")."""
+    ((_, (start, _)),) = time_windows(question, NOW)
+    assert start == _day("2026-03-14")
+
+
+@pytest.mark.parametrize(("question", "day"), [
+    ("what did I do a month ago today?", "2026-02-19"),
+    ("what was I working on a year ago today?", "2025-03-19"),
+])
+def test_a_month_or_year_ago_today_is_that_date(question: str, day: str) -> None:
+    """As "a week ago today" is that one day, so is a month or a year ago today: it was the
+    month or year around it, and "today" was taken into the expression."""
+    ((_, (start, end)),) = time_windows(question, NOW)
+    assert (start, end < _day(day) + 86400) == (_day(day), True)
