@@ -19,7 +19,9 @@ string (``host=/tmp dbname=h``) names no PostgreSQL store to ``--db`` or ``open_
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from urllib.parse import quote
 
 import psycopg
@@ -60,6 +62,38 @@ def reaching(name: str, url: str) -> str:
     if paths[-1:] == [value]:
         return f"the URL's options={_quoted(own)}"  # as wanted: its role lacks a grant
     return f"options={_quoted(' '.join([*kept, setting]))} in place of the URL's options"
+
+
+def timeout_lifted(text: str, url: str, environ: Mapping[str, str] = os.environ) -> str:
+    """What to add to a line about a statement the server cancelled (its ``text``): for
+    its ``statement_timeout`` (a role's or database's setting, often tens of milliseconds
+    for a web application's role), the options that lift it for harkback alone, written
+    where they go in ``url`` as :func:`reaching` writes a search path (the separator
+    ``?`` or ``&``: "options=... in the URL" appended to ``?sslmode=require`` made it part
+    of the sslmode). The settings in use are kept, with the lifting one after: the URL's
+    own options (a second ``options=`` would replace them), else ``$PGOPTIONS``' of
+    ``environ`` (libpq leaves them unread once the URL has ``options=``). Else nothing.
+
+    >>> timeout_lifted("statement timeout", "postgresql://me@db/h?sslmode=require"
+    ...                ).split("; ")[1]
+    '&options=-cstatement_timeout%3D0 in the URL lifts it for harkback alone)'
+    >>> timeout_lifted("statement timeout", "postgresql:///h", {"PGOPTIONS": "-cwork_mem=1MB"}
+    ...                ).split("; ")[1]
+    '?options=-cwork_mem%3D1MB%20-cstatement_timeout%3D0 in the URL lifts it for harkback alone)'
+    >>> timeout_lifted("statement timeout", "postgresql:///h?options=-csearch_path%3Dx"
+    ...                ).split("; ")[1].removesuffix(" lifts it for harkback alone)")
+    "options=-csearch_path%3Dx%20-cstatement_timeout%3D0 in place of the URL's options"
+    """
+    if "statement timeout" not in text:
+        return ""
+    own = _options(url)
+    given = own or environ.get("PGOPTIONS", "").strip()  # as the connection reads them
+    lifted = _quoted(f"{given} -cstatement_timeout=0".strip())
+    where_set = ", or in the URL's options" if own else ", or in $PGOPTIONS" if given else ""
+    place = (f"options={lifted} in place of the URL's options" if own
+             else f"{_separator(url)}options={lifted} in the URL")
+    return (f" (the statement_timeout set for this role or database{where_set}; "
+            f"{place} lifts it for harkback alone)")
 
 
 def _options(url: str) -> str:
