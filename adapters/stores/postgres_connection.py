@@ -363,8 +363,8 @@ def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watc
     try:
         with connector(url, readonly, environ)() as connection, \
                 watchdog.watching(connection, None):
-            return Success(bring_forward(connection, url, readonly=readonly,
-                                         create=create))
+            return Success(bring_forward(connection, url, readonly=readonly, create=create,
+                                         pgoptions=environ.get("PGOPTIONS", "")))
     except NoStoreYet as absent:
         return Failure(NoStore(str(absent)))
     except SchemaProblem as refused:

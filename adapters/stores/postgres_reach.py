@@ -42,22 +42,29 @@ def identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def reaching(name: str, url: str) -> str:
+def reaching(name: str, url: str, pgoptions: str = "") -> str:
     """Where to write, in ``url``, the option that puts schema ``name`` on the search path
     (see the module). The server splits ``options`` at whitespace unless a backslash
     escapes it: ``"My Store"`` unescaped was refused (invalid value for parameter
-    "search_path": ""My").
+    "search_path": ""My"). A URL without options keeps the settings of ``pgoptions``
+    (the ``$PGOPTIONS`` it was opened with), which libpq leaves unread once the URL has
+    ``options=``: told only the search path, the user lost them.
 
     >>> reaching('back\\\\slash', "postgresql:///h")
     '?options=-csearch_path%3D%22back%5C%5Cslash%22 in the URL'
     >>> reaching("hb", "postgresql:///h?host=/s&options=-c%20search_path%3Dx%20-cwork_mem%3D1MB")
     "options=-cwork_mem%3D1MB%20-csearch_path%3Dhb in place of the URL's options"
+    >>> reaching("hb", "postgresql:///h", "-c search_path=x -cstatement_timeout=0")
+    '?options=-cstatement_timeout%3D0%20-csearch_path%3Dhb in the URL'
     """
     value = re.sub(r"[\\\s]", lambda found: "\\" + found.group(), identifier(name))
     setting = f"-csearch_path={value}"
     own = _options(url)
     if not own:
-        return f"{_separator(url)}options={_quoted(setting)} in the URL"
+        kept, paths = _without_search_path(pgoptions.strip())
+        if paths[-1:] == [value]:
+            return f"$PGOPTIONS' -csearch_path={value}"  # as wanted: its role lacks a grant
+        return f"{_separator(url)}options={_quoted(' '.join([*kept, setting]))} in the URL"
     kept, paths = _without_search_path(own)
     if paths[-1:] == [value]:
         return f"the URL's options={_quoted(own)}"  # as wanted: its role lacks a grant
