@@ -26,6 +26,7 @@ from harkback.adapters.stores.postgres_migrations import (
     bring_forward,
 )
 from harkback.adapters.stores.postgres_reach import timeout_lifted
+from harkback.adapters.stores.postgres_refusals import next_step
 from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
 from harkback.adapters.stores.postgres_where import misread, unquoted
 from harkback.adapters.stores.postgres_where import where as where  # still imported from here
@@ -163,7 +164,7 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         # "cannot reach" would send the user to look at the network instead.
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
-            f"{first_line(error)}", transient=bool(_CROWDED.search(text)))
+            f"{first_line(error)}{next_step(text)}", transient=bool(_CROWDED.search(text)))
     setting = _BAD_SETTING.fullmatch(first_line(error))
     if isinstance(error, psycopg.OperationalError) and setting:
         return StoreUnavailable(
@@ -185,8 +186,8 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
                                 f"{timeout_lifted(text, url, environ)}")
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
-            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
-            transient=_passes(error))
+            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}"
+            f"{next_step(text)}", transient=_passes(error))
     if isinstance(error, psycopg.errors.InsufficientPrivilege):
         return StoreUnavailable(f"{where(url)}: {first_line(error)} ({NO_RIGHT})")
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
