@@ -12,6 +12,8 @@ module, and print; nothing past here names a concrete store.
 ('memory', 'postgresql', 'sqlite')
 >>> store_kind("mysql://me@db/harkback"), store_kind("POSTGRESQL://db/h"), store_kind("C://h.db")
 ('url', 'url', 'sqlite')
+>>> store_kind("postgresql:/team"), store_kind("./postgresql:/team")
+('url', 'sqlite')
 >>> pipeline_for(RecallSettings(ranker="bm25")).map(lambda p: type(p.match).__name__)
 <Success: Bm25Match>
 >>> pipeline_for(RecallSettings(summarizer="llm")).failure().reason.split(":")[0]
@@ -61,6 +63,8 @@ MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 """A URL's start (a scheme of two letters or more: ``C://`` is a Windows drive's path)."""
+_MISWRITTEN = re.compile(r"postgres(?:ql)?:(?!//)", re.IGNORECASE)
+"""A PostgreSQL URL with a slash missing (``postgresql:/team``, ``postgresql:team``)."""
 
 StoreOpener = Callable[[str, bool], Result[ClosingStore, StoreUnavailable]]
 """Opens a store from a ``--db`` value, read-only when the flag says so."""
@@ -75,8 +79,9 @@ def store_kind(target: str | bytes | os.PathLike[str]) -> str:
     if text.startswith(POSTGRES_SCHEMES):
         return "postgresql"
     # mysql://..., postgresql+psycopg://... (an SQLAlchemy URL), file:///...: taken for a
-    # path, each made folders named "mysql:" and a SQLite file where the user meant a server.
-    return "url" if _URL.match(text) else "sqlite"
+    # path, each made folders named "mysql:" and a SQLite file where the user meant a server;
+    # so did postgresql:/team, a slash short (./postgresql:team still names such a file).
+    return "url" if _URL.match(text) or _MISWRITTEN.match(text) else "sqlite"
 
 
 def _open_sqlite(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
@@ -107,6 +112,13 @@ def _as_store(store: ClosingStore) -> ClosingStore:
 
 
 def _no_store(target: str, _readonly: bool = False) -> Result[Any, StoreUnavailable]:
+    scheme = _MISWRITTEN.match(target)
+    if scheme:  # only its start is shown: libpq cannot say where a password is in the rest
+        shown = target[:scheme.end() + target[scheme.end():].startswith("/")] + "..."
+        return Failure(StoreUnavailable(
+            f"{shown} is no PostgreSQL URL: write two slashes after the colon "
+            "(postgresql://HOST/DATABASE, postgresql:///DATABASE for the local socket), or "
+            "start it with ./ for a database file of that name"))
     return Failure(StoreUnavailable(
         f"{shown_url(target)} is a URL of no store harkback opens: give a database file's "
         "path or a postgresql:// URL (postgres:// also, in lower case)"))

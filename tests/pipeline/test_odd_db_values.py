@@ -52,6 +52,25 @@ def test_a_url_of_another_kind_is_refused(folder: Path, url: str,
     assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
 
 
+@pytest.mark.parametrize(("url", "shown"), [("postgresql:/team", "postgresql:/..."),
+                                           ("postgres:me:secret@db/team", "postgres:...")])
+@pytest.mark.parametrize("command", [("ingest", "one.jsonl"), ("recent",)])
+def test_a_postgresql_url_a_slash_short_is_refused(folder: Path, url: str, shown: str,
+                                                   command: tuple[str, ...]) -> None:
+    """``postgresql:/team`` (one slash) was taken for a path: ingest made a folder
+    ``postgresql:`` and a SQLite file ``team`` in it, and the user's server got nothing.
+    Now one line saying how to write it, its rest (a password, perhaps) unshown, nothing
+    made; ``./postgresql:team`` still names such a file."""
+    done = harkback(folder, *command, "--db", url)
+    assert (done.returncode, done.stderr) == (1, (
+        f"harkback: session store unavailable: {shown} is no PostgreSQL URL: write two "
+        "slashes after the colon (postgresql://HOST/DATABASE, postgresql:///DATABASE for "
+        "the local socket), or start it with ./ for a database file of that name\n"))
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
+    assert harkback(folder, "ingest", "one.jsonl", "--db", "./postgresql:team").returncode == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl", "postgresql:team"]
+
+
 def test_a_name_starting_file_colon_is_the_file_it_names(folder: Path) -> None:
     """SQLite read ``file:h.db?mode=rwc`` as a URI: ingest wrote ``h.db`` (an existing
     store of that name too) while every reader looked for ``file:h.db?mode=rwc``."""
