@@ -27,10 +27,12 @@ _STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"fe_sendauth: no password supplied"),
      lambda _: "the server asks for a password: give it in the URL, as "
                "postgresql://USER:PASSWORD@HOST/DATABASE, in $PGPASSWORD or in ~/.pgpass"),
-    (re.compile(r'database "((?:[^"]|"")*)" does not exist'),
-     lambda found: f"have it created, CREATE DATABASE {identifier(_unquoted(found[1]))} by a "
+    # The server quotes a name as given, its own quotes not doubled: the name is all that
+    # stands between the first quote and the last (of the line: "." stops at its end).
+    (re.compile(r'database "(.*)" does not exist'),
+     lambda found: f"have it created, CREATE DATABASE {identifier(found[1])} by a "
                    "role that may, or name another database in the URL"),
-    (re.compile(r'role "(?:[^"]|"")*" does not exist'),
+    (re.compile(r'role ".*" does not exist'),
      lambda _: "name a role the server has in the URL, as postgresql://ROLE@HOST/DATABASE, "
                "or have its administrator create it"),
     (re.compile(r"no pg_hba\.conf entry"),
@@ -42,16 +44,19 @@ _STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
 )
 
 
-def _unquoted(name: str) -> str:
-    """A name as the server's message quotes it, its doubled quotes single again."""
-    return name.replace('""', '"')
-
-
 def next_step(text: str) -> str:
     """What to do about the connection error ``text`` (libpq's message), in parentheses
-    after it; '' when none of the known reasons is it."""
+    after it; '' when none of the known reasons is it (one in another language too). Only
+    its first line, the reason shown, is read: for a URL naming several hosts the lines
+    after give each host's, and a step for another host's reason (CREATE DATABASE after
+    "Connection refused") sent the user the wrong way.
+
+    >>> next_step('port 1 failed: Connection refused\\nMultiple connection attempts failed. '
+    ...           'All failures were:\\n- ... FATAL:  database "h" does not exist')[:25]
+    ' (no server listens there'
+    """
     for pattern, step in _STEPS:
-        found = pattern.search(text)
+        found = pattern.search(text.partition("\n")[0])
         if found:
             return f" ({step(found)})"
     return ""

@@ -59,12 +59,16 @@ def test_a_refused_login_names_where_the_login_is_given(
                       step)
 
 
-def test_a_missing_database_is_named_to_create(server: PostgresServer) -> None:
-    """``database "team db" does not exist``: which statement makes it, quoted as SQL."""
-    url = server.url("team%20db")
-    _one_line_failure(harkback("recent", "--db", url), 'database "team db" does not exist '
-                      '(have it created, CREATE DATABASE "team db" by a role that may, or name '
-                      "another database in the URL)")
+@pytest.mark.parametrize(("name", "written"), [("team%20db", '"team db"'),
+                                              ("a%22b", '"a""b"'), ("a%22%22b", '"a""""b"')])
+def test_a_missing_database_is_named_to_create(server: PostgresServer, name: str,
+                                               written: str) -> None:
+    """``database "team db" does not exist``: which statement makes it, quoted as SQL. The
+    server quotes the name as it is, its own quotes not doubled: a name holding one was
+    given no step, and ``a""b`` was told ``CREATE DATABASE "a""b"``, which makes ``a"b``."""
+    _one_line_failure(harkback("recent", "--db", server.url(name)), " does not exist "
+                      f"(have it created, CREATE DATABASE {written} by a role that may, or "
+                      "name another database in the URL)")
 
 
 def test_no_server_listening_says_start_it_or_correct_the_url(
@@ -76,3 +80,15 @@ def test_no_server_listening_says_start_it_or_correct_the_url(
     for url in (f"postgresql://{USER}@127.0.0.1:1/h", f"postgresql://{USER}@/h?host={tmp_path}"):
         _one_line_failure(harkback("recent", "--db", url), "cannot reach the PostgreSQL "
                           "server", step)
+
+
+def test_a_url_naming_several_hosts_is_given_the_step_for_the_reason_shown(
+        server: PostgresServer, tmp_path: Path) -> None:
+    """The line shows the last host's reason (no socket in an empty folder); the step was
+    that of the first reason found anywhere in libpq's message, here another host's
+    ("database ... does not exist"): CREATE DATABASE after "No such file or directory"."""
+    url = server.url("nosuch").replace(f"host={server.socket_dir}",
+                                       f"host={server.socket_dir},{tmp_path}")
+    done = harkback("recent", "--db", url)
+    _one_line_failure(done, "No such file or directory (no server listens there: start it")
+    assert "CREATE DATABASE" not in done.stderr
