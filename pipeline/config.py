@@ -9,8 +9,14 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
+
+MISWRITTEN_URL = re.compile(r"postgres(?:ql)?:(?!//)", re.IGNORECASE)
+"""A PostgreSQL URL with a slash missing (``postgresql:/team``, ``postgresql:team``): no
+file's path, and refused as such, wherever it is written (``--db``, ``$HARKBACK_DB``, the
+config file, whose relative paths are read from its folder)."""
 
 
 def default_db_path(environ: Mapping[str, str] | None = None) -> Path:

@@ -41,7 +41,7 @@ from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
 from harkback.adapters.stores.sqlite_checkpoints import left_in_log
 from harkback.adapters.stores.sqlite_errors import read_only_place
 from harkback.pipeline.compose import Pipeline
-from harkback.pipeline.config import default_db
+from harkback.pipeline.config import MISWRITTEN_URL, default_db
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.recall_settings import RecallSettings as RecallSettings
 from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
@@ -63,8 +63,6 @@ MEMORY = ":memory:"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
 """A URL's start (a scheme of two letters or more: ``C://`` is a Windows drive's path)."""
-_MISWRITTEN = re.compile(r"postgres(?:ql)?:(?!//)", re.IGNORECASE)
-"""A PostgreSQL URL with a slash missing (``postgresql:/team``, ``postgresql:team``)."""
 
 StoreOpener = Callable[[str, bool], Result[ClosingStore, StoreUnavailable]]
 """Opens a store from a ``--db`` value, read-only when the flag says so."""
@@ -81,7 +79,7 @@ def store_kind(target: str | bytes | os.PathLike[str]) -> str:
     # mysql://..., postgresql+psycopg://... (an SQLAlchemy URL), file:///...: taken for a
     # path, each made folders named "mysql:" and a SQLite file where the user meant a server;
     # so did postgresql:/team, a slash short (./postgresql:team still names such a file).
-    return "url" if _URL.match(text) or _MISWRITTEN.match(text) else "sqlite"
+    return "url" if _URL.match(text) or MISWRITTEN_URL.match(text) else "sqlite"
 
 
 def _open_sqlite(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
@@ -112,7 +110,7 @@ def _as_store(store: ClosingStore) -> ClosingStore:
 
 
 def _no_store(target: str, _readonly: bool = False) -> Result[Any, StoreUnavailable]:
-    scheme = _MISWRITTEN.match(target)
+    scheme = MISWRITTEN_URL.match(target)
     if scheme:  # only its start is shown: libpq cannot say where a password is in the rest
         shown = target[:scheme.end() + target[scheme.end():].startswith("/")] + "..."
         return Failure(StoreUnavailable(

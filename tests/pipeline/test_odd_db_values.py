@@ -71,6 +71,21 @@ def test_a_postgresql_url_a_slash_short_is_refused(folder: Path, url: str, shown
     assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl", "postgresql:team"]
 
 
+
+def test_a_postgresql_url_a_slash_short_in_the_config_file_is_refused(folder: Path) -> None:
+    """The config file's ``db = "postgresql:/team"`` was read as a path relative to the
+    file's folder: ingest made ``postgresql:/team`` there, a SQLite store, where ``--db`` and
+    ``$HARKBACK_DB`` giving the same value are refused. It is refused too, nothing made."""
+    settings = folder / "settings"
+    settings.mkdir()
+    (settings / "config.toml").write_text('db = "postgresql:/team"\n', encoding="utf-8")
+    done = harkback(folder, "ingest", "one.jsonl",
+                    env={"HARKBACK_CONFIG": str(settings / "config.toml")})
+    assert done.returncode == 1, done.stderr
+    assert "postgresql:/... is no PostgreSQL URL: write two slashes" in done.stderr
+    assert sorted(p.name for p in settings.iterdir()) == ["config.toml"]
+
+
 def test_a_name_starting_file_colon_is_the_file_it_names(folder: Path) -> None:
     """SQLite read ``file:h.db?mode=rwc`` as a URI: ingest wrote ``h.db`` (an existing
     store of that name too) while every reader looked for ``file:h.db?mode=rwc``."""
