@@ -29,6 +29,7 @@ from psycopg import conninfo
 
 _SETTING = re.compile(r"(?:-c|--)search[_-]path=(.*)", re.IGNORECASE | re.DOTALL)
 _SEARCH_PATH = re.compile(r"search[_-]path=(.*)", re.IGNORECASE | re.DOTALL)
+_TIMEOUT = re.compile(r"statement[_-]timeout=", re.IGNORECASE)
 
 
 def identifier(name: str) -> str:
@@ -96,7 +97,9 @@ def timeout_lifted(text: str, url: str, environ: Mapping[str, str] = os.environ)
     own = _options(url)
     given = own or environ.get("PGOPTIONS", "").strip()  # as the connection reads them
     lifted = _quoted(f"{given} -cstatement_timeout=0".strip())
-    where_set = ", or in the URL's options" if own else ", or in $PGOPTIONS" if given else ""
+    # Named as where it may be set only when it sets one: a work_mem there is no reason.
+    where_set = ("" if not _TIMEOUT.search(given) else ", or in the URL's options" if own
+                 else ", or in $PGOPTIONS")
     place = (f"options={lifted} in place of the URL's options" if own
              else f"{_separator(url)}options={lifted} in the URL")
     return (f" (the statement_timeout set for this role or database{where_set}; "

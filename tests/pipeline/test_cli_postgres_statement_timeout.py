@@ -36,7 +36,8 @@ def _timed_role(url: str, tmp_path: Path) -> str:
 
 
 @pytest.mark.parametrize("query", [True, False], ids=["with-query", "no-query"])
-@pytest.mark.parametrize("pgoptions", ["", "-cwork_mem=5MB"], ids=["", "pgoptions"])
+@pytest.mark.parametrize("pgoptions", ["", "-cwork_mem=5MB", "-c statement_timeout=150"],
+                         ids=["", "pgoptions", "pgoptions-timeout"])
 def test_the_hinted_options_appended_as_written_lift_the_timeout(
         url: str, tmp_path: Path, query: bool, pgoptions: str) -> None:
     """A statement the role's timeout cancels (it waits on a lock held here) is named with
@@ -44,7 +45,9 @@ def test_the_hinted_options_appended_as_written_lift_the_timeout(
     (a socket's ``?host=``, ``?sslmode=require``) that made ``?host=/s/options=...``, which
     libpq reads as the host's value, and the user had to know to write ``&``. The line
     gives the separator (``&options=``, or ``?options=`` for a URL with no query, its host
-    in ``$PGHOST``), and the URL with it appended reads the store, ``$PGOPTIONS`` kept."""
+    in ``$PGHOST``), and the URL with it appended reads the store, ``$PGOPTIONS`` kept.
+    ``$PGOPTIONS`` is named as where the timeout may be set only when it sets one (a
+    work_mem there was named so too)."""
     timed = _timed_role(url, tmp_path)
     env = {"PGOPTIONS": pgoptions}
     if not query:  # the socket's folder from the environment: a URL with no query
@@ -55,6 +58,7 @@ def test_the_hinted_options_appended_as_written_lift_the_timeout(
         holder.execute("LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE")
         done = harkback("recent", "--db", timed, env=env)
     _one_line_failure(done, "cancelled a statement", "statement timeout")
+    assert ("or in $PGOPTIONS" in done.stderr) == ("timeout" in pgoptions), done.stderr
     hinted = re.search(r"; (\S+) in the URL lifts it for harkback alone", done.stderr)
     assert hinted is not None, done.stderr
     lifted = harkback("recent", "--db", timed + hinted.group(1), "--json", env=env)
