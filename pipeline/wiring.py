@@ -41,7 +41,7 @@ from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
 from harkback.adapters.stores.sqlite_checkpoints import left_in_log
 from harkback.adapters.stores.sqlite_errors import read_only_place
 from harkback.pipeline.compose import Pipeline
-from harkback.pipeline.config import MISWRITTEN_URL, default_db
+from harkback.pipeline.config import CONNINFO, MISWRITTEN_URL, default_db
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.recall_settings import RecallSettings as RecallSettings
 from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
@@ -79,7 +79,8 @@ def store_kind(target: str | bytes | os.PathLike[str]) -> str:
     # mysql://..., postgresql+psycopg://... (an SQLAlchemy URL), file:///...: taken for a
     # path, each made folders named "mysql:" and a SQLite file where the user meant a server;
     # so did postgresql:/team, a slash short (./postgresql:team still names such a file).
-    return "url" if _URL.match(text) or MISWRITTEN_URL.match(text) else "sqlite"
+    return ("url" if _URL.match(text) or MISWRITTEN_URL.match(text) or CONNINFO.match(text)
+            else "sqlite")
 
 
 def _open_sqlite(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
@@ -117,6 +118,13 @@ def _no_store(target: str, _readonly: bool = False) -> Result[Any, StoreUnavaila
             f"{shown} is no PostgreSQL URL: write two slashes after the colon "
             "(postgresql://HOST/DATABASE, postgresql:///DATABASE for the local socket), or "
             "start it with ./ for a database file of that name"))
+    key = CONNINFO.match(target)
+    if key:  # only its first key is shown: the rest may hold password=...
+        return Failure(StoreUnavailable(
+            f"{key.group().strip()}... is a key=value connection string, which harkback does "
+            "not read: write it as a URL, postgresql://USER@HOST:PORT/DATABASE (a socket's "
+            "folder as ?host=/run/postgresql), or start it with ./ for a database file of "
+            "that name"))
     return Failure(StoreUnavailable(
         f"{shown_url(target)} is a URL of no store harkback opens: give a database file's "
         "path or a postgresql:// URL (postgres:// also, in lower case)"))

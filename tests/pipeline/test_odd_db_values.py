@@ -86,6 +86,27 @@ def test_a_postgresql_url_a_slash_short_in_the_config_file_is_refused(folder: Pa
     assert sorted(p.name for p in settings.iterdir()) == ["config.toml"]
 
 
+
+@pytest.mark.parametrize("where", ["flag", "file"])
+def test_a_key_value_connection_string_is_refused(folder: Path, where: str) -> None:
+    """libpq's other form, ``host=/run/pg dbname=team password=...``, was taken for a path:
+    ingest made a folder ``host=`` and a SQLite store in it (beside the config file, for
+    its ``db``). Now one line saying to write a URL, only its first key shown."""
+    conninfo = "host=/tmp dbname=team password=secret"
+    settings = folder / "settings"
+    settings.mkdir()
+    (settings / "config.toml").write_text(f'db = "{conninfo}"\n', encoding="utf-8")
+    flags = ["--db", conninfo] if where == "flag" else []
+    done = harkback(folder, "ingest", "one.jsonl", *flags,
+                    env={"HARKBACK_CONFIG": str(settings / "config.toml")})
+    assert done.returncode == 1, done.stderr
+    assert "host=... is a key=value connection string, which harkback does not read: write " \
+           "it as a URL" in done.stderr
+    assert "secret" not in done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl", "settings"]
+    assert sorted(p.name for p in settings.iterdir()) == ["config.toml"]
+
+
 def test_a_name_starting_file_colon_is_the_file_it_names(folder: Path) -> None:
     """SQLite read ``file:h.db?mode=rwc`` as a URI: ingest wrote ``h.db`` (an existing
     store of that name too) while every reader looked for ``file:h.db?mode=rwc``."""
