@@ -9,8 +9,17 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
+
+MISWRITTEN_URL = re.compile(r"postgres(?:ql)?:(?!//)", re.IGNORECASE)
+"""A PostgreSQL URL with a slash missing (``postgresql:/team``, ``postgresql:team``): no
+file's path, and refused as such, wherever it is written (``--db``, ``$HARKBACK_DB``, the
+config file, whose relative paths are read from its folder)."""
+CONNINFO = re.compile(r"\s*(?:host|hostaddr|port|dbname|user|password|service|sslmode)\s*=")
+"""A libpq key=value string (``host=/run/pg dbname=team``), which harkback does not read:
+no file's path either (it made a folder ``host=``), refused as :data:`MISWRITTEN_URL` is."""
 
 
 def default_db_path(environ: Mapping[str, str] | None = None) -> Path:

@@ -18,6 +18,7 @@ from harkback.pipeline.importing import ingest_file
 from harkback.pipeline.output import format_payload
 from harkback.pipeline.wiring import open_store
 from harkback.stages.ports import SessionStore
+from harkback.stages.shown_url import shown_url
 from harkback.stages.stage import as_result
 
 DEMO_QUESTIONS: tuple[str, ...] = (
@@ -109,9 +110,10 @@ async def run_demo(db: str | Path | None = None) -> int:
     if db is not None:
         others = await others_at(str(db))
         if others:
-            print(f"harkback: {db} already holds {others:,} session(s) that are not the "
-                  "demo's, and the demo adds its sample sessions to the database it is "
-                  "given; give --db a new path, or none (a temporary one)", file=sys.stderr)
+            print(f"harkback: {shown_url(str(db))} already holds {others:,} session(s) that "
+                  "are not the demo's, and the demo adds its sample sessions to the database "
+                  "it is given; give --db a new path, or none (a temporary one)",
+                  file=sys.stderr)
             return 2
     with _scratch_folder() as scratch:
         path = db or Path(scratch) / "demo.db"
@@ -122,7 +124,7 @@ async def run_demo(db: str | Path | None = None) -> int:
         store = opened.unwrap()
         try:
             summary = await ingest_file(corpus_path(), store, progress=False)
-            print(f"demo store: {path}\n{summary.line()}\n")
+            print(f"demo store: {shown_url(str(path))}\n{summary.line()}\n")
             harkback = Harkback(store=store)
             for question in DEMO_QUESTIONS:
                 response = await harkback.search(question, limit=2)

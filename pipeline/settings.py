@@ -27,7 +27,7 @@ import attrs
 from returns.result import Failure, Result, Success
 
 from harkback.pipeline.columns import columns, padded
-from harkback.pipeline.config import home_folder
+from harkback.pipeline.config import CONNINFO, MISWRITTEN_URL, home_folder
 from harkback.pipeline.config_file import CONFIG_VARIABLE as CONFIG_VARIABLE
 from harkback.pipeline.config_file import read_table
 from harkback.pipeline.terminal import one_line
@@ -249,7 +249,9 @@ def _choose(key: Key, flag: Any, environ: Mapping[str, str],
         return Success(Setting(value, f"environment {key.variable}"))
     if in_file is not None and key.name in in_file:
         value, line = in_file[key.name]
-        if key.name == "db" and value != ":memory:" and "://" not in value:
+        if (key.name == "db" and value != ":memory:" and "://" not in value
+                and not MISWRITTEN_URL.match(value)
+                and not CONNINFO.match(value)):  # refused as written, not a path
             # A relative path in the file is relative to the file, not to where one stands.
             value = os.fspath(path.parent / os.path.expanduser(value))
         return Success(Setting(value, f"file {path} line {line}"))

@@ -12,6 +12,8 @@ module, and print; nothing past here names a concrete store.
 ('memory', 'postgresql', 'sqlite')
 >>> store_kind("mysql://me@db/harkback"), store_kind("POSTGRESQL://db/h"), store_kind("C://h.db")
 ('url', 'url', 'sqlite')
+>>> store_kind("postgresql:/team"), store_kind("./postgresql:/team")
+('url', 'sqlite')
 >>> pipeline_for(RecallSettings(ranker="bm25")).map(lambda p: type(p.match).__name__)
 <Success: Bm25Match>
 >>> pipeline_for(RecallSettings(summarizer="llm")).failure().reason.split(":")[0]
@@ -39,7 +41,7 @@ from harkback.adapters.stores.sqlite_adopt import odd_kind, remove_store
 from harkback.adapters.stores.sqlite_checkpoints import left_in_log
 from harkback.adapters.stores.sqlite_errors import read_only_place
 from harkback.pipeline.compose import Pipeline
-from harkback.pipeline.config import default_db
+from harkback.pipeline.config import CONNINFO, MISWRITTEN_URL, default_db
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.recall_settings import RecallSettings as RecallSettings
 from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
@@ -75,8 +77,10 @@ def store_kind(target: str | bytes | os.PathLike[str]) -> str:
     if text.startswith(POSTGRES_SCHEMES):
         return "postgresql"
     # mysql://..., postgresql+psycopg://... (an SQLAlchemy URL), file:///...: taken for a
-    # path, each made folders named "mysql:" and a SQLite file where the user meant a server.
-    return "url" if _URL.match(text) else "sqlite"
+    # path, each made folders named "mysql:" and a SQLite file where the user meant a server;
+    # so did postgresql:/team, a slash short (./postgresql:team still names such a file).
+    return ("url" if _URL.match(text) or MISWRITTEN_URL.match(text) or CONNINFO.match(text)
+            else "sqlite")
 
 
 def _open_sqlite(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:
@@ -107,6 +111,20 @@ def _as_store(store: ClosingStore) -> ClosingStore:
 
 
 def _no_store(target: str, _readonly: bool = False) -> Result[Any, StoreUnavailable]:
+    scheme = MISWRITTEN_URL.match(target)
+    if scheme:  # only its start is shown: libpq cannot say where a password is in the rest
+        shown = target[:scheme.end() + target[scheme.end():].startswith("/")] + "..."
+        return Failure(StoreUnavailable(
+            f"{shown} is no PostgreSQL URL: write two slashes after the colon "
+            "(postgresql://HOST/DATABASE, postgresql:///DATABASE for the local socket), or "
+            "start it with ./ for a database file of that name"))
+    key = CONNINFO.match(target)
+    if key:  # only its first key is shown: the rest may hold password=...
+        return Failure(StoreUnavailable(
+            f"{key.group().strip()}... is a key=value connection string, which harkback does "
+            "not read: write it as a URL, postgresql://USER@HOST:PORT/DATABASE (a socket's "
+            "folder as ?host=/run/postgresql), or start it with ./ for a database file of "
+            "that name"))
     return Failure(StoreUnavailable(
         f"{shown_url(target)} is a URL of no store harkback opens: give a database file's "
         "path or a postgresql:// URL (postgres:// also, in lower case)"))

@@ -88,7 +88,8 @@ def check(url: str) -> Diagnosis | StoreUnavailable:
 def _absent(connection: psycopg.Connection[Any], url: str) -> StoreUnavailable:
     """Why the database at ``url`` holds no store: a read-only open's own line."""
     try:
-        bring_forward(connection, url, readonly=True)
+        bring_forward(connection, url, readonly=True,
+                      pgoptions=os.environ.get("PGOPTIONS", ""))
     except NoStoreYet as absent:
         return NoStore(str(absent))
     except SchemaProblem as refused:

@@ -12,7 +12,6 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import quote
 
 import attrs
 import psycopg
@@ -26,6 +25,8 @@ from harkback.adapters.stores.postgres_migrations import (
     SchemaProblem,
     bring_forward,
 )
+from harkback.adapters.stores.postgres_reach import timeout_lifted
+from harkback.adapters.stores.postgres_refusals import next_step
 from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
 from harkback.adapters.stores.postgres_where import misread, unquoted
 from harkback.adapters.stores.postgres_where import where as where  # still imported from here
@@ -163,7 +164,7 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         # "cannot reach" would send the user to look at the network instead.
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
-            f"{first_line(error)}", transient=bool(_CROWDED.search(text)))
+            f"{first_line(error)}{next_step(text)}", transient=bool(_CROWDED.search(text)))
     setting = _BAD_SETTING.fullmatch(first_line(error))
     if isinstance(error, psycopg.OperationalError) and setting:
         return StoreUnavailable(
@@ -182,11 +183,11 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         # pg_cancel_backend); "cannot reach" sent the user to look at the network.
         return StoreUnavailable(f"the PostgreSQL server of {where(url)} cancelled a "
                                 f"statement: {first_line(error)}"
-                                f"{_cancelled_why(text, url, environ)}")
+                                f"{timeout_lifted(text, url, environ)}")
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
-            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}",
-            transient=_passes(error))
+            f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}"
+            f"{next_step(text)}", transient=_passes(error))
     if isinstance(error, psycopg.errors.InsufficientPrivilege):
         return StoreUnavailable(f"{where(url)}: {first_line(error)} ({NO_RIGHT})")
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
@@ -195,33 +196,6 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
 NO_RIGHT = ("reading the store takes SELECT on its tables; storing or rewriting sessions "
             "takes INSERT, UPDATE and DELETE on them too: have their owner grant what the "
             "command needs, or run it as the owner")
-
-
-def _cancelled_why(text: str, url: str, environ: Mapping[str, str] = os.environ) -> str:
-    """What to do about a statement the server cancelled: for its ``statement_timeout`` (a
-    role's or database's setting, often tens of milliseconds for a web application's
-    role), how to lift it for harkback alone; else nothing to add. The options in use are
-    named with the lifting one after: a second ``options=`` replaced the URL's own (libpq
-    keeps the last), and any ``options=`` in the URL leaves ``$PGOPTIONS`` unread.
-
-    >>> url = "postgresql:///h?options=-csearch_path%3Dx"
-    >>> _cancelled_why("statement timeout", url).split("; ")[1]
-    'options=-csearch_path%3Dx%20-cstatement_timeout%3D0 in the URL lifts it for harkback alone)'
-    >>> _cancelled_why("statement timeout", "postgresql:///h", {"PGOPTIONS": "-cwork_mem=64MB"}
-    ...                ).split("; ")[1]
-    'options=-cwork_mem%3D64MB%20-cstatement_timeout%3D0 in the URL lifts it for harkback alone)'
-    """
-    if "statement timeout" not in text:
-        return ""
-    try:
-        own = str(conninfo.conninfo_to_dict(url).get("options") or "")
-    except psycopg.Error:  # not a URL libpq reads: the connection said so before this
-        own = ""
-    given = own or environ.get("PGOPTIONS", "").strip()  # as _settings reads them
-    lifted = quote(f"{given} -cstatement_timeout=0".strip(), safe="-_.")
-    where_set = "its options" if own else "$PGOPTIONS" if given else "the URL"
-    return (f" (the statement_timeout set for this role or database, or in {where_set}; "
-            f"options={lifted} in the URL lifts it for harkback alone)")
 
 
 def passing(error: BaseException) -> bool:
@@ -390,8 +364,8 @@ def prepare(url: str, readonly: bool, environ: Mapping[str, str], watchdog: Watc
     try:
         with connector(url, readonly, environ)() as connection, \
                 watchdog.watching(connection, None):
-            return Success(bring_forward(connection, url, readonly=readonly,
-                                         create=create))
+            return Success(bring_forward(connection, url, readonly=readonly, create=create,
+                                         pgoptions=environ.get("PGOPTIONS", "")))
     except NoStoreYet as absent:
         return Failure(NoStore(str(absent)))
     except SchemaProblem as refused:

@@ -22,6 +22,7 @@ tokenizes again the texts whose tokens changed).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -134,12 +135,12 @@ class NoStoreYet(SchemaProblem):
 
 
 def no_store_yet(url: str, elsewhere: Sequence[str] = (), *, barred: Sequence[str] = (),
-                 role: str = "") -> str:
+                 role: str = "", pgoptions: str = "") -> str:
     """What a command that needs a store says of the database at ``url`` holding none on
     its search path, naming how to make one (the words a SQLite file no one made yet
     gets), or the schema ``elsewhere`` holding one, which a URL without its search path
-    misses, and the option reaching it in that URL (and, for one of them ``barred`` to
-    ``role``, the grant it lacks).
+    misses, and the option reaching it in that URL, ``pgoptions`` kept (and, for one of
+    them ``barred`` to ``role``, the grant it lacks).
 
     >>> no_store_yet("postgresql:///h").split("; ")[0]
     'postgresql:///h holds no harkback store'
@@ -157,24 +158,28 @@ ann; then ?options=-csearch_path%3Dhb in the URL reaches it)'
     shown = where(url)
     if elsewhere:
         first, *more = elsewhere
+        how = functools.partial(_how, url=url, barred=barred, role=role, pgoptions=pgoptions)
         return (f"{shown} holds no harkback store on its search path; schema "
-                f"{identifier(first)} holds one{_how(first, url, barred, role, ' reaches it')}"
-                + "".join(f", and so does schema {identifier(name)}"
-                          f"{_how(name, url, barred, role)}" for name in more))
+                f"{identifier(first)} holds one{how(first, reaches=' reaches it')}"
+                + "".join(f", and so does schema {identifier(name)}{how(name)}"
+                          for name in more))
     return (f"{shown} holds no harkback store; import sessions into it first: harkback sync "
             "--db URL (the Claude Code, Codex and Hermes histories on this machine), or "
             "harkback ingest FILE --db URL (a JSON-lines file); harkback migrate --db URL "
             "makes an empty one")
 
 
-def _how(name: str, url: str, barred: Sequence[str], role: str, reaches: str = "") -> str:
-    """How the store in schema ``name`` is reached: the option of ``url``, after the grant
-    a role it is ``barred`` to lacks (told only the option, it was then told no schema on
-    its search path exists that it may use, or the same option again)."""
+def _how(name: str, *, url: str, barred: Sequence[str], role: str, pgoptions: str,
+         reaches: str = "") -> str:
+    """How the store in schema ``name`` is reached: the option of ``url`` (``pgoptions``
+    kept), after the grant a role it is ``barred`` to lacks (told only the option, it was
+    then told no schema on its search path exists that it may use, or the same option
+    again)."""
+    option = reaching(name, url, pgoptions)
     if name not in barred:
-        return f" ({reaching(name, url)}{reaches})"
+        return f" ({option}{reaches})"
     return (f", which {role} may not use (its owner may GRANT USAGE ON SCHEMA "
-            f"{identifier(name)} TO {role}; then {reaching(name, url)} reaches it)")
+            f"{identifier(name)} TO {role}; then {option} reaches it)")
 
 
 def stores_elsewhere(connection: Connection) -> tuple[list[str], list[str]]:
@@ -196,7 +201,7 @@ def _shadowing(connection: Connection, held_in: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def _behind(url: str, held_in: str, first: str | None, path: str) -> str:
+def _behind(url: str, held_in: str, first: str | None, path: str, pgoptions: str = "") -> str:
     """Why a store behind another schema on the search path is not opened: its statements
     name its tables unqualified, so a table of the same name in the schema ahead (a team
     application's ``sessions``) would be read and written instead, and a migration would
@@ -207,7 +212,8 @@ def _behind(url: str, held_in: str, first: str | None, path: str) -> str:
     """
     return (f"{where(url)}: harkback's tables are in schema {held_in}, behind schema "
             f"{first} on the search path (search_path={path}), whose tables harkback would "
-            f"read and write instead; put {held_in} first ({reaching(held_in, url)})")
+            f"read and write instead; put {held_in} first "
+            f"({reaching(held_in, url, pgoptions)})")
 
 
 def _wait_for_older_writers(connection: Connection) -> None:
@@ -265,11 +271,12 @@ def _asks_for_migrate(connection: Connection, where: str, found: int) -> str:
 
 
 def bring_forward(connection: Connection, url: str, *, readonly: bool,
-                  create: bool = True) -> Migrated:
+                  create: bool = True, pgoptions: str = "") -> Migrated:
     """Check the database at ``connection`` and, when writable, make its first schema (only
     with ``create``: an upkeep command needs a store, and made an empty one where the URL
     missed the store's schema) or migrate it, in one transaction (see the module). Its
-    messages name the database as :func:`where` shows ``url``."""
+    messages name the database as :func:`where` shows ``url``, and the options they tell
+    to write in it keep ``pgoptions``, the ``$PGOPTIONS`` the connection was made with."""
     shown = where(url)
     with connection.transaction():
         if not readonly:
@@ -286,7 +293,7 @@ def bring_forward(connection: Connection, url: str, *, readonly: bool,
             # schema: see below.
             ahead = _shadowing(connection, held_in)
             if ahead is not None:
-                raise SchemaProblem(_behind(url, held_in, ahead, path))
+                raise SchemaProblem(_behind(url, held_in, ahead, path, pgoptions))
         if held_in is None:
             # Looked at first, read-only too: offering to create a store where a writable
             # open would refuse to sends the user round in a circle.
@@ -297,7 +304,8 @@ def bring_forward(connection: Connection, url: str, *, readonly: bool,
                 # own" or "import into it" would send the user to make a second, empty
                 # store. NoStore only where a writable open would make one here: a dry
                 # run reads it as empty, and the sync would make it.
-                problem = no_store_yet(url, elsewhere, barred=barred, role=str(role))
+                problem = no_store_yet(url, elsewhere, barred=barred, role=str(role),
+                                       pgoptions=pgoptions)
                 if first is None or others or not may_create:
                     raise SchemaProblem(problem)
                 if readonly or not create:
@@ -311,7 +319,7 @@ def bring_forward(connection: Connection, url: str, *, readonly: bool,
                 raise SchemaProblem(
                     f"{shown} holds tables that are not harkback's; harkback writes only to "
                     "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
-                    f"harkback, then {reaching('harkback', url)})")
+                    f"harkback, then {reaching('harkback', url, pgoptions)})")
             if not may_create:
                 # PostgreSQL 15 on: only the database's owner may create in public.
                 raise SchemaProblem(
@@ -336,7 +344,7 @@ def bring_forward(connection: Connection, url: str, *, readonly: bool,
                 f"{shown}: the store in schema {held_in} needs a migration, which would make "
                 f"its tables in schema {first}, first on the search path "
                 f"(search_path={path}); migrate it with {held_in} first "
-                f"({reaching(held_in, url)})")
+                f"({reaching(held_in, url, pgoptions)})")
         owners = [o for o, _ in _owners_of(connection)] if steps and before else []
         try:
             for step in steps:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import conninfo
 
 from harkback.pipeline.sync_lock import PG_KEY
 from harkback.stages.ingest_format import conversation_to_json
@@ -230,3 +231,24 @@ def test_a_role_with_a_schema_of_its_own_does_not_migrate_the_teams_store_into_i
                                   "WHERE n.nspname = %s", (role,)).fetchone()
         version = connection.execute("SELECT version FROM public.harkback_schema").fetchone()
     assert made == (0,) and version == (1,)
+
+
+def test_the_option_reaching_the_schema_keeps_pgoptions(team: str, tmp_path: Path) -> None:
+    """A URL missing the store's schema, run with ``$PGOPTIONS`` set (a setting of the
+    user's, and a search path that misses it): the line said to add
+    ``&options=-csearch_path%3Dhb``, and libpq reads no ``$PGOPTIONS`` once the URL has
+    ``options=``, so the user's settings went with it. The option told keeps them, the
+    search path it gives last; written into the URL as told, it reads the store."""
+    source = tmp_path / "sessions.jsonl"
+    _write_sessions(source)
+    assert harkback("ingest", str(source), "--db", _in(team, "hb")).returncode == 0
+    env = {"PGOPTIONS": "-cwork_mem=5MB -c search_path=public"}
+    told = re.search(r"\((\S+) in the URL reaches it\)",
+                     _line(harkback("recent", "--db", team, env=env).stderr))
+    assert told is not None
+    reaching = team + told.group(1)
+    assert conninfo.conninfo_to_dict(reaching)["options"] == "-cwork_mem=5MB -csearch_path=hb"
+    done = harkback("recent", "--db", reaching, "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert {r["session_id"] for r in json.loads(done.stdout)["results"]} == {"cors",
+                                                                             "docker-fix"}

@@ -116,3 +116,14 @@ def test_a_password_holding_an_at_sign_is_refused_not_quoted() -> None:
     assert done.returncode == 1
     assert "zx" not in done.stdout + done.stderr, done.stderr
     assert "write them percent-encoded, @ as %40" in done.stderr
+
+
+def test_demo_masks_the_password(postgres_server: PostgresServer, url: str) -> None:
+    """``harkback demo --db URL`` printed the URL as given, password and all: in "demo
+    store: ..." on a new database, and in the line refusing one that holds other sessions."""
+    fresh = new_database(postgres_server, "demo").replace(f"//{USER}@", f"//{USER}:{SECRET}@")
+    made, refused = harkback("demo", "--db", fresh), harkback("demo", "--db", url)
+    assert (made.returncode, refused.returncode) == (0, 2), made.stderr + refused.stderr
+    for done in (made, refused):
+        assert SECRET not in done.stdout + done.stderr
+        assert f"{USER}:{MASK}@" in done.stdout + done.stderr

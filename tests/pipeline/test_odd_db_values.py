@@ -52,6 +52,61 @@ def test_a_url_of_another_kind_is_refused(folder: Path, url: str,
     assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
 
 
+@pytest.mark.parametrize(("url", "shown"), [("postgresql:/team", "postgresql:/..."),
+                                           ("postgres:me:secret@db/team", "postgres:...")])
+@pytest.mark.parametrize("command", [("ingest", "one.jsonl"), ("recent",)])
+def test_a_postgresql_url_a_slash_short_is_refused(folder: Path, url: str, shown: str,
+                                                   command: tuple[str, ...]) -> None:
+    """``postgresql:/team`` (one slash) was taken for a path: ingest made a folder
+    ``postgresql:`` and a SQLite file ``team`` in it, and the user's server got nothing.
+    Now one line saying how to write it, its rest (a password, perhaps) unshown, nothing
+    made; ``./postgresql:team`` still names such a file."""
+    done = harkback(folder, *command, "--db", url)
+    assert (done.returncode, done.stderr) == (1, (
+        f"harkback: session store unavailable: {shown} is no PostgreSQL URL: write two "
+        "slashes after the colon (postgresql://HOST/DATABASE, postgresql:///DATABASE for "
+        "the local socket), or start it with ./ for a database file of that name\n"))
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl"]
+    assert harkback(folder, "ingest", "one.jsonl", "--db", "./postgresql:team").returncode == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl", "postgresql:team"]
+
+
+
+def test_a_postgresql_url_a_slash_short_in_the_config_file_is_refused(folder: Path) -> None:
+    """The config file's ``db = "postgresql:/team"`` was read as a path relative to the
+    file's folder: ingest made ``postgresql:/team`` there, a SQLite store, where ``--db`` and
+    ``$HARKBACK_DB`` giving the same value are refused. It is refused too, nothing made."""
+    settings = folder / "settings"
+    settings.mkdir()
+    (settings / "config.toml").write_text('db = "postgresql:/team"\n', encoding="utf-8")
+    done = harkback(folder, "ingest", "one.jsonl",
+                    env={"HARKBACK_CONFIG": str(settings / "config.toml")})
+    assert done.returncode == 1, done.stderr
+    assert "postgresql:/... is no PostgreSQL URL: write two slashes" in done.stderr
+    assert sorted(p.name for p in settings.iterdir()) == ["config.toml"]
+
+
+
+@pytest.mark.parametrize("where", ["flag", "file"])
+def test_a_key_value_connection_string_is_refused(folder: Path, where: str) -> None:
+    """libpq's other form, ``host=/run/pg dbname=team password=...``, was taken for a path:
+    ingest made a folder ``host=`` and a SQLite store in it (beside the config file, for
+    its ``db``). Now one line saying to write a URL, only its first key shown."""
+    conninfo = "host=/tmp dbname=team password=secret"
+    settings = folder / "settings"
+    settings.mkdir()
+    (settings / "config.toml").write_text(f'db = "{conninfo}"\n', encoding="utf-8")
+    flags = ["--db", conninfo] if where == "flag" else []
+    done = harkback(folder, "ingest", "one.jsonl", *flags,
+                    env={"HARKBACK_CONFIG": str(settings / "config.toml")})
+    assert done.returncode == 1, done.stderr
+    assert "host=... is a key=value connection string, which harkback does not read: write " \
+           "it as a URL" in done.stderr
+    assert "secret" not in done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["one.jsonl", "settings"]
+    assert sorted(p.name for p in settings.iterdir()) == ["config.toml"]
+
+
 def test_a_name_starting_file_colon_is_the_file_it_names(folder: Path) -> None:
     """SQLite read ``file:h.db?mode=rwc`` as a URI: ingest wrote ``h.db`` (an existing
     store of that name too) while every reader looked for ``file:h.db?mode=rwc``."""

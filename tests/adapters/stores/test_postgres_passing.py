@@ -99,14 +99,14 @@ def test_the_way_out_of_a_statement_timeout_keeps_the_urls_own_options(
     """A URL with its own ``options`` (here a search_path and the timeout itself): the hint
     said to add ``options=-cstatement_timeout%3D0``, and a second ``options=`` replaces
     the first (libpq keeps the last), so the search_path was lost. The hinted options, put
-    in the URL's place as harkback connects, lift the timeout and keep the search_path."""
+    in the place of the URL's, as the line says, lift the timeout and keep the search_path."""
     own = "options=-csearch_path%3Dpg_catalog%20-cstatement_timeout%3D50"
     url = f"{postgres_server.url()}&{own}"
     with psycopg.connect(url) as connection, \
             pytest.raises(psycopg.errors.QueryCanceled) as cancelled:
         connection.execute("SELECT pg_sleep(5)")
     told = unavailable(url, cancelled.value).reason
-    hinted = re.search(r"(options=\S+) in the URL lifts it", told)
+    hinted = re.search(r"(options=\S+) in place of the URL's options lifts it", told)
     assert hinted is not None, cancelled.value
     with connector(url.replace(own, hinted.group(1)), False, {})() as connection:
         connection.execute("SELECT pg_sleep(0.2)")

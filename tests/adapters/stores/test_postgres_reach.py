@@ -76,3 +76,11 @@ def test_an_at_sign_in_the_query_is_not_the_end_of_a_user_part(
     parts = conninfo.conninfo_to_dict(_written(url, told))
     assert parts["options"] == "-csearch_path=hb"
     assert {key: parts[key] for key in kept} == kept
+
+
+def test_pgoptions_already_naming_the_schema_are_not_told_again() -> None:
+    """A role barred from hb whose ``$PGOPTIONS`` already put hb on its search path (and a
+    URL with no options) is pointed at them, not told to write them into the URL."""
+    said = no_store_yet("postgresql://u@h/db", ["hb"], barred=["hb"], role="ann",
+                        pgoptions="-cwork_mem=1MB -c search_path=hb").split("; ", 1)[1]
+    assert said.endswith("then $PGOPTIONS' -csearch_path=hb reaches it)")

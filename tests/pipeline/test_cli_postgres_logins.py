@@ -1,0 +1,94 @@
+"""The CLI's one line for a connection a PostgreSQL server refused, or that found no server,
+names the next step after the server's reason: where the password goes, which role or
+database to name, that no server listens there. The server here asks for passwords
+(scram-sha-256) from every role but the tests' own (and ghost, which it does not have)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.pipeline.test_cli_postgres import _one_line_failure
+from tests.pipeline.test_import_cli import harkback
+from tests.support.postgres_server import USER, PostgresServer, start_server
+
+
+def _asks_for_passwords(folder: Path) -> tuple[str, ...]:
+    hba = folder / "hba.conf"
+    # A role not there asks for a password too (the server does not say which roles it
+    # has), unless let in on trust: as ghost is, so its refusal says it does not exist.
+    hba.write_text(f"local all {USER} trust\nlocal all ghost trust\n"
+                   "local all all scram-sha-256\n", encoding="utf-8")
+    return ("-c", f"hba_file={hba}")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[PostgresServer]:
+    """A server asking role ``me`` (password ``right``) for its password."""
+    started = start_server(settings=_asks_for_passwords)
+    try:
+        with psycopg.connect(started.url(), autocommit=True) as connection:
+            connection.execute("CREATE ROLE me LOGIN PASSWORD 'right'")
+        yield started
+    finally:
+        started.stop()
+        shutil.rmtree(started.folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize(("login", "env", "step"), [
+    ("me:wrong@", {}, "(check the user and password the URL gives, a password's @ and / "
+                      "percent-encoded as %40 and %2F, or those in $PGPASSWORD or ~/.pgpass)"),
+    ("me@", {"PGPASSWORD": "wrong"}, "or those in $PGPASSWORD or ~/.pgpass)"),
+    ("me@", {"PGPASSFILE": "/nonexistent"}, "(the server asks for a password: give it in "
+                                            "the URL, as postgresql://USER:PASSWORD@HOST/"
+                                            "DATABASE, in $PGPASSWORD or in ~/.pgpass)"),
+    ("ghost@", {}, "(name a role the server has in the URL, as postgresql://ROLE@HOST/"
+                   "DATABASE, or have its administrator create it)"),
+])
+def test_a_refused_login_names_where_the_login_is_given(
+        server: PostgresServer, login: str, env: dict[str, str], step: str) -> None:
+    """A wrong or missing password, an unknown role: the line ended at the server's reason
+    ("password authentication failed for user "me"", "fe_sendauth: no password
+    supplied"), naming no place a password or role is given."""
+    url = server.url().replace(f"{USER}@", login)
+    _one_line_failure(harkback("recent", "--db", url, env=env), " refused the connection: ",
+                      step)
+
+
+@pytest.mark.parametrize(("name", "written"), [("team%20db", '"team db"'),
+                                              ("a%22b", '"a""b"'), ("a%22%22b", '"a""""b"')])
+def test_a_missing_database_is_named_to_create(server: PostgresServer, name: str,
+                                               written: str) -> None:
+    """``database "team db" does not exist``: which statement makes it, quoted as SQL. The
+    server quotes the name as it is, its own quotes not doubled: a name holding one was
+    given no step, and ``a""b`` was told ``CREATE DATABASE "a""b"``, which makes ``a"b``."""
+    _one_line_failure(harkback("recent", "--db", server.url(name)), " does not exist "
+                      f"(have it created, CREATE DATABASE {written} by a role that may, or "
+                      "name another database in the URL)")
+
+
+def test_no_server_listening_says_start_it_or_correct_the_url(
+        server: PostgresServer, tmp_path: Path) -> None:
+    """A port or socket folder where no server listens: "Connection refused" or "No such
+    file or directory" alone, with nothing to do."""
+    step = ("(no server listens there: start it, or correct the host and port in the URL; "
+            "a socket's host is the folder holding it)")
+    for url in (f"postgresql://{USER}@127.0.0.1:1/h", f"postgresql://{USER}@/h?host={tmp_path}"):
+        _one_line_failure(harkback("recent", "--db", url), "cannot reach the PostgreSQL "
+                          "server", step)
+
+
+def test_a_url_naming_several_hosts_is_given_the_step_for_the_reason_shown(
+        server: PostgresServer, tmp_path: Path) -> None:
+    """The line shows the last host's reason (no socket in an empty folder); the step was
+    that of the first reason found anywhere in libpq's message, here another host's
+    ("database ... does not exist"): CREATE DATABASE after "No such file or directory"."""
+    url = server.url("nosuch").replace(f"host={server.socket_dir}",
+                                       f"host={server.socket_dir},{tmp_path}")
+    done = harkback("recent", "--db", url)
+    _one_line_failure(done, "No such file or directory (no server listens there: start it")
+    assert "CREATE DATABASE" not in done.stderr
