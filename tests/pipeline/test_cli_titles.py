@@ -53,3 +53,15 @@ def test_an_old_file_is_searched_without_titles_until_a_writer_indexes_them(
     later = conversation("lunch", ("user", "where should we go for lunch"))
     assert run("ingest", str(_write(tmp_path / "more.jsonl", later)), db=db).returncode == 0
     assert _found(db, "CORS API")[0] == "titled"
+
+
+def test_a_title_answers_search_syntax_without_a_not(tmp_path: Path) -> None:
+    """A quoted phrase, an OR or a prefix* that only the title holds finds its session (a
+    phrase in the title found nothing: titles were left out of every query in FTS syntax);
+    a NOT still searches messages alone, as a title cannot honour it."""
+    db = tmp_path / "h.db"
+    assert run("ingest", str(_write(tmp_path / "s.jsonl", *SESSIONS)), db=db).returncode == 0
+    assert _found(db, '"CORS fix"') == ["titled"]
+    assert _found(db, "cors OR kubernetes") == ["titled"]
+    assert _found(db, "cor*") == ["titled"]
+    assert _found(db, "cors NOT gateway") == []
