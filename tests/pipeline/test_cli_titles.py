@@ -11,6 +11,9 @@ from harkback.stages.records import Conversation
 from tests.adapters.stores.old_files import file_state, old_file
 from tests.conftest import conversation
 from tests.pipeline.test_cli import run
+from tests.support.new_stores import store_locations
+
+location = store_locations("sqlite", "postgres")
 
 SESSIONS = (
     conversation("titled", ("user", "the browser blocks the upload from the frontend"),
@@ -55,13 +58,19 @@ def test_an_old_file_is_searched_without_titles_until_a_writer_indexes_them(
     assert _found(db, "CORS API")[0] == "titled"
 
 
-def test_a_title_answers_search_syntax_without_a_not(tmp_path: Path) -> None:
+def test_a_title_answers_search_syntax_without_a_not(location: str, tmp_path: Path) -> None:
     """A quoted phrase, an OR or a prefix* that only the title holds finds its session (a
     phrase in the title found nothing: titles were left out of every query in FTS syntax);
-    a NOT still searches messages alone, as a title cannot honour it."""
-    db = tmp_path / "h.db"
-    assert run("ingest", str(_write(tmp_path / "s.jsonl", *SESSIONS)), db=db).returncode == 0
-    assert _found(db, '"CORS fix"') == ["titled"]
-    assert _found(db, "cors OR kubernetes") == ["titled"]
-    assert _found(db, "cor*") == ["titled"]
-    assert _found(db, "cors NOT gateway") == []
+    a NOT still searches messages alone, as a title cannot honour it. In both stores."""
+    source = str(_write(tmp_path / "s.jsonl", *SESSIONS))
+    assert run("ingest", source, "--db", location, "--create").returncode == 0
+
+    def found(query: str) -> list[str]:
+        done = run("search", query, "--json", "--summarizer", "none", "--db", location)
+        assert done.returncode == 0, done.stderr
+        return [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+    assert found('"CORS fix"') == ["titled"]
+    assert found("cors OR kubernetes") == ["titled"]
+    assert found("cor*") == ["titled"]
+    assert found("cors NOT gateway") == []
