@@ -74,3 +74,16 @@ def test_a_title_answers_search_syntax_without_a_not(location: str, tmp_path: Pa
     assert found("cors OR kubernetes") == ["titled"]
     assert found("cor*") == ["titled"]
     assert found("cors NOT gateway") == []
+
+
+def test_a_title_and_the_first_message_are_one_matched_message(tmp_path: Path) -> None:
+    """A session whose title and first request both hold the word counts one matched
+    message, the one it names (the title's hit points at that message; it counted twice,
+    "hits 2" beside one id)."""
+    db = tmp_path / "h.db"
+    titled = conversation("titled", ("user", "deploy the frontend"), ("assistant", "done"),
+                          title="Frontend deploy", started_at=1_770_000_000.0)
+    assert run("ingest", str(_write(tmp_path / "s.jsonl", titled)), db=db).returncode == 0
+    done = run("search", "deploy", "--json", "--summarizer", "none", db=db)
+    result = json.loads(done.stdout)["results"][0]
+    assert (result["matched_messages"], result["matched_message_ids"]) == (1, ["titled:0"])
