@@ -83,12 +83,24 @@ class Session:
         return self.parent_session_id is None
 
     def text_for_search(self) -> str:
-        """The text the title index sees: the title, then the source.
+        """The text the title index sees: the title, the source, then the project's name
+        (:func:`project_name`: the name ``search --project`` matches).
 
         >>> Session(id="s", source="codex", title="CORS fix").text_for_search()
         'CORS fix\\ncodex'
+        >>> Session(id="s", title="Fix", project="/home/me/code/mobile-app/").text_for_search()
+        'Fix\\nmobile-app'
         """
-        return "\n".join(p for p in (self.title, self.source) if p)
+        return "\n".join(p for p in (self.title, self.source, project_name(self.project)) if p)
+
+
+def project_name(folder: str) -> str:
+    """A project folder's last name, which a project is asked for by (``--project api``).
+
+    >>> project_name("/home/me/code/api/"), project_name("api"), project_name("")
+    ('api', 'api', '')
+    """
+    return folder.rstrip("/").rsplit("/", 1)[-1]
 
 
 @attrs.frozen
@@ -254,8 +266,9 @@ class MessageHit:
 
 @attrs.frozen(kw_only=True)
 class TitleHit:
-    """A session whose title or source matched a query, with the store's relevance score
-    (higher is better) and the session's start (the time the stores' filters read).
+    """A session whose title, source or project's name matched a query, with the store's
+    relevance score (higher is better) and the session's start (the time the stores'
+    filters read).
 
     >>> TitleHit(session_id="s1", title="CORS fix for the API", source="cli", score=2.0).title
     'CORS fix for the API'
@@ -266,6 +279,8 @@ class TitleHit:
     source: str = ""
     score: float
     started_at: float | None = None
+    project: str = ""
+    """The session's project folder (its name is searched beside the title)."""
 
 
 @attrs.frozen(kw_only=True)

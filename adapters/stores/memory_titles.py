@@ -55,7 +55,7 @@ def search_titles(sessions: Iterable[Session], query: MatchQuery) -> tuple[Title
     bounds = RecentQuery(limit=1, since=query.since, until=query.until)
     found = [
         TitleHit(session_id=session.id, title=session.title, source=session.source,
-                 started_at=session.started_at,
+                 started_at=session.started_at, project=session.project,
                  score=bm25(counts, idfs, len(toks), average))
         for (session, toks), counts in zip(indexed, frequencies, strict=True)
         if in_scope(query, session.source, session.project) and bounds.admits(session.started_at)

@@ -46,6 +46,28 @@ class FilterContract:
         titles = await ok(store.search_titles(match("lint", projects=("old-api",))))
         assert [t.session_id for t in titles] == ["old"]
 
+    async def test_a_session_is_found_by_its_project_name(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """The title search finds a session by its project folder's last name (the name
+        --project asks for), never by a folder above it, and says the folder; a session
+        stored again under another folder is found by the new name only."""
+        await ok(store.ingest([
+            make_conversation("apns", ("user", "push tokens fail"), title="APNs errors",
+                              project="/home/me/code/mobile-app/"),
+            make_conversation("web", ("user", "the app is slow"), title="slow pages",
+                              project="/home/me/code/web"),
+            make_conversation("moved", ("user", "notes"), project="/home/me/code/walrus"),
+        ]))
+        hits = await ok(store.search_titles(match("mobile-app")))
+        assert [(h.session_id, h.project) for h in hits] == [
+            ("apns", "/home/me/code/mobile-app/")]
+        assert await ok(store.search_titles(match("code"))) == ()
+        await ok(store.ingest([make_conversation("moved", ("user", "notes"),
+                                                 project="/home/me/code/heron")]))
+        assert [h.session_id for h in await ok(store.search_titles(match("heron")))] == [
+            "moved"]
+        assert await ok(store.search_titles(match("walrus"))) == ()
+
     async def test_sources_and_projects_together(
             self, store: SessionStore, make_conversation: Make) -> None:
         """Both filters apply at once: a session must pass each."""
