@@ -43,6 +43,13 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "h.db"
 
 
+def _first(db: Path, question: str) -> str:
+    """The session ``search`` puts first for ``question``."""
+    found = harkback("search", question, "--db", str(db), "--json")
+    assert found.returncode == 0, found.stderr
+    return str(json.loads(found.stdout)["results"][0]["session_id"])
+
+
 @pytest.mark.parametrize(("question", "answer"), [
     ("mobile-app", "apns"),
     ("the session in the billing project about refunds", "billing-refunds"),
@@ -53,9 +60,7 @@ def test_a_question_naming_a_project_finds_its_session_first(
     """The project's name finds its session (only a session saying "app" was found for
     mobile-app), and "the NAME project" is read as that project, not a session titled "New
     project scaffolding" (which came first for both questions)."""
-    found = harkback("search", question, "--db", str(db), "--json")
-    assert found.returncode == 0, found.stderr
-    assert json.loads(found.stdout)["results"][0]["session_id"] == answer
+    assert _first(db, question) == answer
 
 
 @pytest.mark.parametrize(("question", "answer"), [
@@ -67,6 +72,4 @@ def test_a_project_name_does_not_outweigh_the_answer_elsewhere(
         db: Path, question: str, answer: str) -> None:
     """A word naming a project many sessions share ("web", "api") does not put them above
     the session answering the question's other words."""
-    found = harkback("search", question, "--db", str(db), "--json")
-    assert found.returncode == 0, found.stderr
-    assert json.loads(found.stdout)["results"][0]["session_id"] == answer
+    assert _first(db, question) == answer
