@@ -97,10 +97,15 @@ class Session:
 def project_name(folder: str) -> str:
     """A project folder's last name, which a project is asked for by (``--project api``).
 
+    A Windows folder (Codex, Claude Code there) is named by its last name too: its whole
+    path indexed "users" and the user's name in every session there.
+
     >>> project_name("/home/me/code/api/"), project_name("api"), project_name("")
     ('api', 'api', '')
+    >>> project_name("C:\\Users\\max\\notes\\")
+    'notes'
     """
-    return folder.rstrip("/").rsplit("/", 1)[-1]
+    return folder.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
 
 @attrs.frozen
