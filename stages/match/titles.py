@@ -87,7 +87,7 @@ PROJECT_SHARE = 0.75
 """What a project's name scores, as a share of a title saying "NAME project" (scored only
 when the name holds a word of the question).
 
-Measured on the developer store of tests/stages/match/test_project_names.py: at 0 (the
+Measured on the developer store of tests/pipeline/test_project_names.py: at 0 (the
 name covering its words, scoring nothing, as a source does) ``mobile-app`` put a session
 saying "app" above the one session of /home/me/code/mobile-app, and a session titled "New
 project scaffolding" came first for "the session in the billing project about refunds"
