@@ -94,18 +94,27 @@ class Session:
         return "\n".join(p for p in (self.title, self.source, project_name(self.project)) if p)
 
 
+_HOME = re.compile(r"(?:/home|/Users|/usr/home|[A-Za-z]:/Users)/[^/]+|/root|~", re.IGNORECASE)
+"""A home folder itself: a session started there worked in no project."""
+
+
 def project_name(folder: str) -> str:
     """A project folder's last name, which a project is asked for by (``--project api``).
 
     A Windows folder (Codex, Claude Code there) is named by its last name too: its whole
-    path indexed "users" and the user's name in every session there.
+    path indexed "users" and the user's name in every session there. A home folder names
+    no project: its name is the user's ("user", "max", "will"), and every session started
+    there covered that word of a question ("add a user to the docker group").
 
     >>> project_name("/home/me/code/api/"), project_name("api"), project_name("")
     ('api', 'api', '')
-    >>> project_name("C:\\Users\\max\\notes\\")
-    'notes'
+    >>> project_name("C:\\\\Users\\\\max\\\\notes"), project_name("/home/user")
+    ('notes', '')
+    >>> project_name("/Users/max/"), project_name("~"), project_name("/root/x")
+    ('', '', 'x')
     """
-    return folder.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    path = folder.replace("\\", "/").rstrip("/")
+    return "" if _HOME.fullmatch(path) else path.rsplit("/", 1)[-1]
 
 
 @attrs.frozen

@@ -68,19 +68,23 @@ class FilterContract:
             "moved"]
         assert await ok(store.search_titles(match("walrus"))) == ()
 
-    async def test_a_windows_folder_is_found_by_its_last_name_alone(
+    async def test_a_windows_folder_is_found_by_its_last_name_a_home_folder_by_none(
             self, store: SessionStore, make_conversation: Make) -> None:
         """A Windows project folder is named by its last folder, not by the folders above
-        it ("users" and the user's name found every session there)."""
+        it ("users" and the user's name found every session there); a home folder names no
+        project (the user's name, "user" or "max", found every session started there)."""
         await ok(store.ingest([
             make_conversation("win", ("user", "plan a trip"), title="Trip",
                               project="C:\\Users\\max\\notes"),
             make_conversation("posix", ("user", "list the users"), title="Accounts"),
+            make_conversation("home", ("user", "plan a trip"), project="/home/user"),
+            make_conversation("mac", ("user", "plan a trip"), project="/Users/max/"),
         ]))
         assert [h.session_id for h in await ok(store.search_titles(match("notes")))] == [
             "win"]
         assert await ok(store.search_titles(match("users"))) == ()
         assert await ok(store.search_titles(match("max"))) == ()
+        assert await ok(store.search_titles(match("user"))) == ()
 
     async def test_sources_and_projects_together(
             self, store: SessionStore, make_conversation: Make) -> None:
