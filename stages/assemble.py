@@ -17,14 +17,15 @@ def to_recall(item: Summarized, tz: tzinfo | None = None) -> Recall:
     """One summarized transcript as a :class:`Recall`."""
     candidate = item.transcript.candidate
     root = candidate.root
+    # A title's hit points at the first message, which may have matched too: counted once,
+    # as the ids list it ("hits 3" beside two ids).
+    ids = tuple(dict.fromkeys(message_id(h.session_id, h.position) for h in candidate.hits))
     return Recall(
         session_id=root.id, when=when_text(root.started_at, tz), started_at=root.started_at,
         source=root.source, model=root.model, title=root.title, project=root.project,
         preview=item.transcript.preview,
         summary=item.summary.text, summary_kind=item.summary.kind,
-        summary_note=item.summary.note, matched_messages=len(candidate.hits),
-        matched_message_ids=tuple(dict.fromkeys(message_id(h.session_id, h.position)
-                                                for h in candidate.hits)),
+        summary_note=item.summary.note, matched_messages=len(ids), matched_message_ids=ids,
         matched_sessions=tuple(dict.fromkeys(h.session_id for h in candidate.hits)),
         lineage=tuple(s.id for s in candidate.lineage), truncated=item.transcript.truncated,
         transcript_chars=len(item.transcript.text), usage=item.summary.usage,

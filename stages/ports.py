@@ -165,7 +165,7 @@ class SessionStore(Protocol):
 
     def search_titles(self, query: MatchQuery
                       ) -> FutureResult[tuple[records.TitleHit, ...], StoreUnavailable]:
-        """Sessions whose title or source matches the query's expression, best first.
+        """Sessions whose title, source or project's name matches the query, best first.
 
         Tokenised as messages are (CJK bigrams too); ``since``/``until`` bound the session's start
         (an undated session falls outside any bound), hidden sources are left out, at most ``limit``

@@ -83,12 +83,38 @@ class Session:
         return self.parent_session_id is None
 
     def text_for_search(self) -> str:
-        """The text the title index sees: the title, then the source.
+        """The text the title index sees: the title, the source, then the project's name
+        (:func:`project_name`: the name ``search --project`` matches).
 
         >>> Session(id="s", source="codex", title="CORS fix").text_for_search()
         'CORS fix\\ncodex'
+        >>> Session(id="s", title="Fix", project="/home/me/code/mobile-app/").text_for_search()
+        'Fix\\nmobile-app'
         """
-        return "\n".join(p for p in (self.title, self.source) if p)
+        return "\n".join(p for p in (self.title, self.source, project_name(self.project)) if p)
+
+
+_HOME = re.compile(r"(?:/home|/Users|/usr/home|[A-Za-z]:/Users)/[^/]+|/root|~", re.IGNORECASE)
+"""A home folder itself: a session started there worked in no project."""
+
+
+def project_name(folder: str) -> str:
+    """A project folder's last name, which a project is asked for by (``--project api``).
+
+    A Windows folder (Codex, Claude Code there) is named by its last name too: its whole
+    path indexed "users" and the user's name in every session there. A home folder names
+    no project: its name is the user's ("user", "max", "will"), and every session started
+    there covered that word of a question ("add a user to the docker group").
+
+    >>> project_name("/home/me/code/api/"), project_name("api"), project_name("")
+    ('api', 'api', '')
+    >>> project_name("C:\\\\Users\\\\max\\\\notes"), project_name("/home/user")
+    ('notes', '')
+    >>> project_name("/Users/max/"), project_name("~"), project_name("/root/x")
+    ('', '', 'x')
+    """
+    path = folder.replace("\\", "/").rstrip("/")
+    return "" if _HOME.fullmatch(path) else path.rsplit("/", 1)[-1]
 
 
 @attrs.frozen
@@ -254,8 +280,9 @@ class MessageHit:
 
 @attrs.frozen(kw_only=True)
 class TitleHit:
-    """A session whose title or source matched a query, with the store's relevance score
-    (higher is better) and the session's start (the time the stores' filters read).
+    """A session whose title, source or project's name matched a query, with the store's
+    relevance score (higher is better) and the session's start (the time the stores'
+    filters read).
 
     >>> TitleHit(session_id="s1", title="CORS fix for the API", source="cli", score=2.0).title
     'CORS fix for the API'
@@ -266,6 +293,8 @@ class TitleHit:
     source: str = ""
     score: float
     started_at: float | None = None
+    project: str = ""
+    """The session's project folder (its name is searched beside the title)."""
 
 
 @attrs.frozen(kw_only=True)

@@ -1,6 +1,6 @@
 """Title search in the in-memory store: the SQLite store's title index, in plain Python.
 
-Each session's title and source are tokenised as the SQLite store indexes them
+Each session's title, source and project's name are tokenised as the SQLite store indexes them
 (:meth:`~harkback.stages.records.Session.text_for_search`, :func:`index_tokens`), and
 scored with FTS5's BM25 over the sessions' titles alone.
 
@@ -26,7 +26,8 @@ from harkback.stages.text.tokens import index_tokens
 
 
 def search_titles(sessions: Iterable[Session], query: MatchQuery) -> tuple[TitleHit, ...]:
-    """Sessions whose title or source matches, best BM25 first, then newest, then by id.
+    """Sessions whose title, source or project's name matches, best BM25 first, then
+    newest, then by id.
 
     Hidden sources are left out and ``since``/``until`` bound the session's start (as
     :meth:`~harkback.stages.ports.RecentQuery.admits` reads it); roles do not apply; a unit
@@ -55,7 +56,7 @@ def search_titles(sessions: Iterable[Session], query: MatchQuery) -> tuple[Title
     bounds = RecentQuery(limit=1, since=query.since, until=query.until)
     found = [
         TitleHit(session_id=session.id, title=session.title, source=session.source,
-                 started_at=session.started_at,
+                 started_at=session.started_at, project=session.project,
                  score=bm25(counts, idfs, len(toks), average))
         for (session, toks), counts in zip(indexed, frequencies, strict=True)
         if in_scope(query, session.source, session.project) and bounds.admits(session.started_at)

@@ -13,11 +13,12 @@ database asks for ``harkback migrate``.
 
 To change the schema, or the tokens a text is given, add a step at the end; never edit
 one that shipped. A step may rewrite rows in Python in the same transaction (version 5
-tokenizes again the texts whose tokens changed).
+tokenizes again the texts whose tokens changed; version 9 the titles of the sessions with
+a project, whose name is now searched beside the title).
 
 >>> from harkback.adapters.stores.migration import check_order
 >>> check_order(MIGRATIONS) is None, SCHEMA_VERSION
-(True, 8)
+(True, 9)
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from harkback.adapters.stores import postgres_project_titles, postgres_voicing
 from harkback.adapters.stores import postgres_schema as schema
-from harkback.adapters.stores import postgres_voicing
 from harkback.adapters.stores.migration import (
     FIRST_VERSION,
     Migrated,
@@ -117,6 +118,10 @@ MIGRATIONS: tuple[Migration[Connection], ...] = (
         # may hold it.
         statements=("ALTER TABLE index_totals ADD COLUMN IF NOT EXISTS "
                     "unvacuumed BIGINT NOT NULL DEFAULT 0",),
+    ),
+    Migration(
+        version=9, about=postgres_project_titles.ABOUT, statements=(),
+        rewrite=postgres_project_titles.reindex,
     ),
 )
 """Every step, oldest first; step *n* leads to version *n + 1*."""

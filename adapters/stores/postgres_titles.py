@@ -55,8 +55,8 @@ def _rounding(value: float) -> float:
 
 def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | None = None
                   ) -> tuple[TitleHit, ...]:
-    """Sessions whose title or source matches, best BM25 first, then newest, then by id;
-    a unit in more than ``max_scored`` titles selects none."""
+    """Sessions whose title, source or project's name matches, best BM25 first, then
+    newest, then by id; a unit in more than ``max_scored`` titles selects none."""
     cap = query.max_scored
     (_, _, documents, tokens), counts = census(
         connection, "sessions", search_plan.selecting_units(query.expression), cap, memo)
@@ -85,18 +85,18 @@ def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | N
         if at is not None:
             conditions.append(f"s.started_at {operator} %s")
             params.append(at)
-    found = (f"WITH found AS (SELECT s.id, s.title, s.source, s.started_at, "
+    found = (f"WITH found AS (SELECT s.id, s.title, s.source, s.started_at, s.project, "
              f"{bound} AS bound FROM sessions AS s WHERE {' AND '.join(conditions)})")
 
     def scored(rows: Sequence[Sequence[Any]]) -> list[TitleHit]:
         hits = []
         for row in rows:
-            session_id, title, source, started_at = read_text(row[:4])
-            score = fit(Session(id=session_id, title=title, source=source).text_for_search(),
-                        expression, within, leaves, idfs, average)
+            session_id, title, source, started_at, project = read_text(row[:5])
+            session = Session(id=session_id, title=title, source=source, project=project)
+            score = fit(session.text_for_search(), expression, within, leaves, idfs, average)
             if score is not None:
                 hits.append(TitleHit(session_id=session_id, title=title, source=source,
-                                     started_at=started_at, score=score))
+                                     started_at=started_at, project=project, score=score))
         hits.sort(key=lambda h: (-h.score, h.started_at is None, -(h.started_at or 0.0),
                                  h.session_id))
         return hits
@@ -107,19 +107,19 @@ def search_titles(connection: Connection, query: MatchQuery, memo: CountMemo | N
         f"{found}, cut AS (SELECT min(bound) - {MARGIN!r}::float8 * abs(min(bound)) AS below "
         "FROM (SELECT bound FROM found WHERE bound IS NOT NULL ORDER BY bound DESC "
         "LIMIT %s) AS best) "
-        "SELECT f.id, f.title, f.source, f.started_at, cut.below, "
+        "SELECT f.id, f.title, f.source, f.started_at, f.project, cut.below, "
         "(SELECT count(*) FROM found) FROM found AS f, cut "
         "WHERE f.bound IS NULL OR f.bound >= cut.below", [*params, limit]).fetchall()
     hits = scored(rows)
-    if not rows or len(rows) == rows[0][5] or (
-            rows[0][4] is not None and len(hits) >= limit
-            and hits[limit - 1].score > rows[0][4] + _rounding(rows[0][4])):
+    if not rows or len(rows) == rows[0][6] or (
+            rows[0][5] is not None and len(hits) >= limit
+            and hits[limit - 1].score > rows[0][5] + _rounding(rows[0][5])):
         return tuple(hits[:limit])
     # Not proven: every title whose bound reaches the limit-th exact score found (all
     # that matched, if fewer were found).
     reach = (hits[limit - 1].score - _rounding(hits[limit - 1].score) if len(hits) >= limit
              else float("-inf"))
     rows = connection.execute(
-        f"{found} SELECT id, title, source, started_at FROM found "
+        f"{found} SELECT id, title, source, started_at, project FROM found "
         "WHERE bound IS NULL OR bound >= %s", [*params, reach]).fetchall()
     return tuple(scored(rows)[:limit])

@@ -11,9 +11,9 @@ newer schema version.
 >>> opened = connect(Path(":memory:"), readonly=False, busy_timeout=1.0).unwrap()
 >>> connection = opened.connection
 >>> execute(connection, Statement("PRAGMA user_version")).fetchone(), has_vector_schema(connection)
-((5,), True)
+((6,), True)
 >>> opened.schema
-Migrated(before=0, after=5, applied=(), latest=5)
+Migrated(before=0, after=6, applied=(), latest=6)
 >>> connection.close()
 """
 

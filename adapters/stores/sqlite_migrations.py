@@ -8,9 +8,9 @@ read-only open runs :func:`read_forward` instead, which writes nothing to the fi
 
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
 >>> bring_forward(connection, "h.db")
-Migrated(before=0, after=5, applied=(), latest=5)
+Migrated(before=0, after=6, applied=(), latest=6)
 >>> bring_forward(connection, "h.db")
-Migrated(before=5, after=5, applied=(), latest=5)
+Migrated(before=6, after=6, applied=(), latest=6)
 """
 
 from __future__ import annotations

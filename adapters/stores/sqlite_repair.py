@@ -161,9 +161,10 @@ def _titles(connection: sqlite3.Connection) -> str:
     connection.execute(_EMPTIED.format("session_titles_fts"))
     connection.execute("DELETE FROM session_titles")
     try:
-        sessions = [Session(id=row[0], title=row[1], source=row[2])
-                    for row in connection.execute("SELECT id, title, source FROM sessions")]
+        sessions = [Session(id=row[0], title=row[1], source=row[2], project=row[3])
+                    for row in connection.execute(
+                        "SELECT id, title, source, project FROM sessions")]
         sqlite_titles.replace(connection, sessions)
-    except (ValueError, TypeError) as error:  # an id, title or source that is no text
+    except (ValueError, TypeError) as error:  # an id, title, source or project not text
         raise DamagedRow(f"a stored session is damaged ({error})") from error
     return f"rebuilt the titles' index of {len(sessions)} sessions"

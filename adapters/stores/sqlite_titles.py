@@ -10,6 +10,7 @@ search finds no sessions (:func:`search`).
 >>> connection = sqlite3.connect(":memory:", isolation_level=None)
 >>> for statement in schema.SCHEMA:
 ...     _ = connection.execute(statement)
+>>> _ = connection.execute("ALTER TABLE sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''")
 >>> _ = connection.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
 >>> _ = connection.execute("INSERT INTO sessions (id, title) VALUES ('s1', 'CORS fix')")
 >>> has_title_schema(connection), prepare(connection), has_title_schema(connection)
@@ -29,7 +30,7 @@ from harkback.adapters.stores.sql import rows, schema, titles
 from harkback.adapters.stores.sql.statement import Row, Statement
 from harkback.adapters.stores.sqlite_transaction import immediate
 from harkback.stages.ports import MatchQuery
-from harkback.stages.records import Session, TitleHit
+from harkback.stages.records import Session, TitleHit, project_name
 from harkback.stages.text.tokens import index_text
 
 RANKED_FETCH_SHARE = 1.5
@@ -67,12 +68,35 @@ def prepare(connection: sqlite3.Connection) -> int:
     return len(missing)
 
 
+_TITLED_PROJECTS = ("SELECT id, title, source, project FROM sessions WHERE project != '' "
+                    "AND id IN (SELECT session_id FROM session_titles)")
+_HAS_TITLES = "SELECT COUNT(*) FROM sqlite_master WHERE name = 'session_titles'"
+
+
+def index_projects(connection: sqlite3.Connection) -> int:
+    """The migration to schema version 6 (inside its transaction): the title index's
+    trigger watches the project too, and each indexed session with a project is indexed
+    again, its project's name now beside its title; returns how many. A file without the
+    index gets it, with the names, from :func:`prepare` after the steps.
+    """
+    if not connection.execute(_HAS_TITLES).fetchone()[0]:
+        return 0
+    connection.execute("DROP TRIGGER IF EXISTS session_titles_stale")
+    for statement in schema.TITLE_SCHEMA:
+        connection.execute(statement)
+    sessions = [s for s in map(session_reader(_title_row),
+                               connection.execute(_TITLED_PROJECTS).fetchall())
+                if project_name(s.project)]
+    replace(connection, sessions)
+    return len(sessions)
+
+
 def _title_row(row: Row) -> Session:
     """A session of a :data:`~harkback.adapters.stores.sql.titles.MISSING` row (id, title,
-    source), its texts checked as :func:`~harkback.adapters.stores.sql.rows.session_from_row`
-    checks them."""
-    session_id, title, source = row
-    return rows.session_from_row((session_id, source, "", title, None, None, None, "", ""))
+    source, project), its texts checked as
+    :func:`~harkback.adapters.stores.sql.rows.session_from_row` checks them."""
+    session_id, title, source, project = row
+    return rows.session_from_row((session_id, source, "", title, None, None, None, "", project))
 
 
 def _merge_as_written(connection: sqlite3.Connection) -> None:
@@ -98,7 +122,8 @@ def replace(connection: sqlite3.Connection, sessions: Sequence[Session]) -> None
 
 
 def search(connection: sqlite3.Connection, query: MatchQuery) -> tuple[TitleHit, ...]:
-    """Sessions whose title or source matches, best first; ``score`` is ``-bm25``.
+    """Sessions whose title, source or project's name matches, best first; ``score`` is
+    ``-bm25``.
 
     A term or phrase found in more than ``query.max_scored`` titles selects none (BM25
     would score every one of them: 25 ms for a source shared by 10,000 sessions); the
@@ -130,12 +155,12 @@ def search(connection: sqlite3.Connection, query: MatchQuery) -> tuple[TitleHit,
         fetch = math.ceil(RANKED_FETCH_SHARE * query.limit)
         *rows, last = _execute(connection, titles.ranked_search(
             query, fetch, expression=expression, within=within)).fetchall()
-        left_out = last[5]
+        left_out = last[6]
     if len(rows) < query.limit and left_out > 0:
         rows = _execute(connection, titles.search(
             query, expression=expression, within=within)).fetchall()
     return tuple(TitleHit(session_id=row[0], title=row[1], source=row[2], started_at=row[3],
-                          score=-row[4])
+                          project=row[4], score=-row[5])
                  for row in rows)
 
 

@@ -29,8 +29,7 @@ long session that repeats one query word wins by volume, and a message that says
    volume past the third hit adds nothing) plus the IDF-weighted share of the query
    that those messages cover together, and that of a CJK question's Latin words, the
    names it is about (:mod:`~harkback.stages.match.latin_names`); noisy sources (cron)
-   are scaled down, recency
-   breaks near-ties (within 2 %), and a question that names a time ("two weeks ago")
+   are scaled down, recency breaks near-ties (within 2 %), and a question naming a time
    lifts the sessions from then (:mod:`~harkback.stages.match.sessions`,
    :data:`~harkback.stages.match.sessions.TIME_WEIGHT`); a question about several
    things ("between the day I X and the day I Y", "X or Y", "me, my parents and my
@@ -85,6 +84,7 @@ from harkback.stages.match.plan import (
     plan_units,
     search_expression,
     selective,
+    split_exclusions,
     store_query,
     weigh_units,
 )
@@ -243,10 +243,10 @@ class LexicalMatch:
     @staticmethod
     def _titles(store: SessionStore, request: SearchRequest, parsed: ParsedQuery,
                 query: MatchQuery) -> FutureResult[tuple[TitleHit, ...], StoreUnavailable]:
-        # A title counts as a user message, so it is evidence only when user messages are
-        # searched; and a query in FTS syntax means exactly what it says of the messages
-        # (a title cannot honour its NOT).
-        if parsed.advanced or "user" not in request.roles:
+        # A title counts as a user message: evidence when user messages are searched, and
+        # for FTS syntax ('"CORS fix"') unless it holds a NOT, which a title cannot honour.
+        if "user" not in request.roles or parsed.expression is None or split_exclusions(
+                parsed.expression)[1] is not None:
             return FutureResult.from_value(())
         return store.search_titles(query)
 

@@ -12,6 +12,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from harkback.adapters.stores.sql.schema import SCHEMA_VERSION as LATEST
 from tests.adapters.stores.old_files import old_file
 from tests.conftest import conversation
 from tests.faults.test_cannot_open_causes import _version
@@ -35,16 +36,16 @@ def test_a_checkpoint_stopped_by_the_file_size_limit_is_noted(tmp_path: Path) ->
     limit = db.stat().st_size + (8 << 10)  # room for the log, not for the file to grow
     done = _migrate(db, limit)
     assert done.returncode == 0, done.stderr
-    note = (f"the store is whole at schema version 5, but its checkpoint did not finish "
+    note = (f"the store is whole at schema version {LATEST}, but its checkpoint did not finish "
             f"(disk I/O error (this process may write files of at most {limit:,} bytes; "
             f"raise the limit, ulimit -f, if a file of the store reached it): {db} (disk I/O "
             f"error)): its last commits stay in {db}-wal, which the next command that writes "
             f"the store copies into the file")
     assert done.stderr.splitlines() == [f"harkback: note: {note}"]
     payload = json.loads(done.stdout)
-    assert (payload["from"], payload["to"], payload["notes"]) == (1, 5, [note])
+    assert (payload["from"], payload["to"], payload["notes"]) == (1, LATEST, [note])
     assert Path(f"{db}-wal").stat().st_size > 0
-    assert _version(db) == 5
+    assert _version(db) == LATEST
     again = _migrate(db)
     assert (again.returncode, again.stderr) == (0, "")
     assert not Path(f"{db}-wal").exists()

@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from harkback.adapters.stores.sql.schema import SCHEMA_VERSION as LATEST
 from harkback.stages.ingest_format import conversation_to_json
 from harkback.stages.records import Conversation
 from tests.adapters.stores.old_files import file_state, old_file, version_2_file
@@ -33,18 +34,18 @@ def _version(path: Path) -> int:
 
 
 def test_migrate_brings_an_old_file_forward_once(tmp_path: Path) -> None:
-    """A version-1 file: migrate says 1 -> 5, the data stay searchable; a second run says
+    """A version-1 file: migrate says 1 -> the latest, the data stay searchable; a second run says
     it is up to date and changes nothing."""
     db = tmp_path / "h.db"
     old_file(db, [DOCKER])
     done = run("migrate", db=db)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"{db}: schema version 1 -> 5 (sessions.project")
-    assert _version(db) == 5
+    assert done.stdout.startswith(f"{db}: schema version 1 -> {LATEST} (sessions.project")
+    assert _version(db) == LATEST
     before = file_state(db)
     again = run("migrate", "--json", db=db)
-    assert json.loads(again.stdout) == {"success": True, "db": str(db), "from": 5, "to": 5,
-                                        "applied": []}
+    assert json.loads(again.stdout) == {"success": True, "db": str(db), "from": LATEST,
+                                        "to": LATEST, "applied": []}
     assert file_state(db)[1] == before[1]
     found = json.loads(run("search", "docker bridge", "--json", "--summarizer", "none",
                            db=db).stdout)
@@ -71,7 +72,7 @@ def test_search_of_an_old_file_reads_it_without_migrating(tmp_path: Path) -> Non
 
 def test_a_japanese_search_before_and_after_migrate(tmp_path: Path) -> None:
     """A version-2 file, indexed with kana devoiced: a search (read-only) writes nothing
-    and finds the bucket session first for "S3 バケット"; migrate says 2 -> 5, and then
+    and finds the bucket session first for "S3 バケット"; migrate says 2 -> the latest, and then
     the word as written finds the bucket session alone."""
     db = tmp_path / "h.db"
     version_2_file(db, [PACKET, BUCKET])
@@ -85,7 +86,7 @@ def test_a_japanese_search_before_and_after_migrate(tmp_path: Path) -> None:
     assert set(sessions('"バケット"')) == {"bucket", "packet"}  # as the old index holds it
     assert file_state(db) == before
     done = run("migrate", db=db)
-    assert done.stdout.startswith(f"{db}: schema version 2 -> 5 (the index keeps the voiced")
+    assert done.stdout.startswith(f"{db}: schema version 2 -> {LATEST} (the index keeps the voiced")
     assert sessions("S3 バケット")[0] == "bucket"
     assert sessions('"バケット"') == ["bucket"]
     assert sessions('"パケット"') == ["packet"]
@@ -112,7 +113,7 @@ def test_migrate_refuses_what_it_cannot_migrate(tmp_path: Path) -> None:
     raw.close()
     for path, line in ((foreign, f"{foreign} is not a harkback database"),
                        (newer, f"{newer} has harkback schema version 99, newer than this "
-                               "harkback knows (5): upgrade harkback")):
+                               f"harkback knows ({LATEST}): upgrade harkback")):
         before = file_state(path)
         done = run("migrate", db=path)
         assert (done.returncode, done.stderr.strip()) == (
@@ -158,12 +159,12 @@ def test_a_writable_command_says_it_migrated_an_old_store(
     args = [str(source) if a == "IN" else a for a in command]
     done = run(*args, *(("--json",) if as_json else ()), db=db)
     assert done.returncode == 0, done.stderr
-    note = f"{db} was migrated from schema version 1 to 5 (harkback migrate does only that)"
+    note = f"{db} was migrated from schema version 1 to {LATEST} (harkback migrate does only that)"
     assert done.stderr.splitlines()[0] == f"harkback: note: {note}"  # optimize says more
     assert done.stderr.count("migrated") == 1
     if as_json:
         assert json.loads(done.stdout)["notes"][-1] == note
-    assert _version(db) == 5
+    assert _version(db) == LATEST
     again = run(*args, db=db)  # migrated once: nothing more to say
     assert again.returncode == 0 and "migrated" not in again.stderr
 
@@ -176,7 +177,7 @@ def test_stats_and_migrate_give_the_schema_version_alike(tmp_path: Path) -> None
     before = json.loads(run("stats", "--json", db=db).stdout)["schema_version"]
     migrated = json.loads(run("migrate", "--json", db=db).stdout)
     after = json.loads(run("stats", "--json", db=db).stdout)["schema_version"]
-    assert (before, after) == (migrated["from"], migrated["to"]) == (1, 5)
+    assert (before, after) == (migrated["from"], migrated["to"]) == (1, LATEST)
 
 
 def test_a_new_store_is_not_said_to_be_migrated(tmp_path: Path) -> None:
@@ -201,11 +202,11 @@ def test_the_migrate_hint_works_pasted_from_a_folder_with_a_tab(tmp_path: Path) 
     folder.mkdir()
     db = folder / "h.db"
     old_file(db, [DOCKER])
-    shown = line_of(needs_migrate(str(db), 1, 5))
+    shown = line_of(needs_migrate(str(db), 1, LATEST))
     hint = shown.split("run `", 1)[1].split("`", 1)[0]
     migrated = _pasted(hint, tmp_path)
     assert migrated.returncode == 0, (hint, migrated.stderr)
-    assert _version(db) == 5
+    assert _version(db) == LATEST
     found = json.loads(run("search", "docker bridge", "--json", "--summarizer", "none",
                            db=db).stdout)
     assert [r["session_id"] for r in found["results"]] == ["docker"]
@@ -226,7 +227,7 @@ def test_migrate_of_a_read_only_file_up_to_date_says_so(tmp_path: Path) -> None:
     before = file_state(db)
     done = _migrate_as_this_user(db)
     assert (done.returncode, done.stdout, done.stderr) == (
-        0, f"{db}: schema version 5, up to date\n", "")
+        0, f"{db}: schema version {LATEST}, up to date\n", "")
     assert file_state(db) == before
     old = tmp_path / "old" / "h.db"
     old.parent.mkdir()

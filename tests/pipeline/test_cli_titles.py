@@ -11,6 +11,9 @@ from harkback.stages.records import Conversation
 from tests.adapters.stores.old_files import file_state, old_file
 from tests.conftest import conversation
 from tests.pipeline.test_cli import run
+from tests.support.new_stores import store_locations
+
+location = store_locations("sqlite", "postgres")
 
 SESSIONS = (
     conversation("titled", ("user", "the browser blocks the upload from the frontend"),
@@ -53,3 +56,34 @@ def test_an_old_file_is_searched_without_titles_until_a_writer_indexes_them(
     later = conversation("lunch", ("user", "where should we go for lunch"))
     assert run("ingest", str(_write(tmp_path / "more.jsonl", later)), db=db).returncode == 0
     assert _found(db, "CORS API")[0] == "titled"
+
+
+def test_a_title_answers_search_syntax_without_a_not(location: str, tmp_path: Path) -> None:
+    """A quoted phrase, an OR or a prefix* that only the title holds finds its session (a
+    phrase in the title found nothing: titles were left out of every query in FTS syntax);
+    a NOT still searches messages alone, as a title cannot honour it. In both stores."""
+    source = str(_write(tmp_path / "s.jsonl", *SESSIONS))
+    assert run("ingest", source, "--db", location, "--create").returncode == 0
+
+    def found(query: str) -> list[str]:
+        done = run("search", query, "--json", "--summarizer", "none", "--db", location)
+        assert done.returncode == 0, done.stderr
+        return [r["session_id"] for r in json.loads(done.stdout)["results"]]
+
+    assert found('"CORS fix"') == ["titled"]
+    assert found("cors OR kubernetes") == ["titled"]
+    assert found("cor*") == ["titled"]
+    assert found("cors NOT gateway") == []
+
+
+def test_a_title_and_the_first_message_are_one_matched_message(tmp_path: Path) -> None:
+    """A session whose title and first request both hold the word counts one matched
+    message, the one it names (the title's hit points at that message; it counted twice,
+    "hits 2" beside one id)."""
+    db = tmp_path / "h.db"
+    titled = conversation("titled", ("user", "deploy the frontend"), ("assistant", "done"),
+                          title="Frontend deploy", started_at=1_770_000_000.0)
+    assert run("ingest", str(_write(tmp_path / "s.jsonl", titled)), db=db).returncode == 0
+    done = run("search", "deploy", "--json", "--summarizer", "none", db=db)
+    result = json.loads(done.stdout)["results"][0]
+    assert (result["matched_messages"], result["matched_message_ids"]) == (1, ["titled:0"])

@@ -10,11 +10,12 @@ too) reads before anything else, and it changes in the same transaction as the s
 To change the schema, or what the index is given for a text (the tokens), add a step at
 the end; never edit one that shipped. A step may rewrite rows in Python in the same
 transaction (version 3 re-indexes the texts whose tokens changed). A step may also
-bring rows to what this harkback writes (version 4 dates the sessions stored undated).
+bring rows to what this harkback writes (version 4 dates the sessions stored undated;
+version 6 indexes the sessions' project names beside their titles).
 
 >>> from harkback.adapters.stores.migration import check_order, latest
 >>> check_order(MIGRATIONS) is None, latest(MIGRATIONS)
-(True, 5)
+(True, 6)
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ SOURCE_INDEX = "CREATE INDEX IF NOT EXISTS sessions_source ON sessions (source, 
 """The sessions by source (SQLite's version 5, PostgreSQL's 7): the sources held are read
 from it, and a listing of the newest sessions of a source. ``IF NOT EXISTS``: one made by
 hand under this name (a DBA's, before the step) does not stop the migration."""
+
+PROJECT_ABOUT = ("the title index holds each session's project name (what --project "
+                 "matches), so a search finds a session by it: the sessions with a project "
+                 "are indexed again")
+
+
+def _index_projects(connection: sqlite3.Connection) -> None:
+    # Imported here: the title module reads the schema, which reads these migrations.
+    from harkback.adapters.stores import sqlite_titles
+    sqlite_titles.index_projects(connection)
+
 
 MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
     Migration(
@@ -64,6 +76,12 @@ MIGRATIONS: tuple[Migration[sqlite3.Connection], ...] = (
         statements=(SOURCE_INDEX,),
         # Read-only, the sessions are read without it, as before (a scan): an index adds
         # no row and changes none.
+        read_view=(),
+    ),
+    Migration(
+        version=6, about=PROJECT_ABOUT, statements=(), rewrite=_index_projects,
+        # Read-only, the title index is read as it is: a project's name finds nothing
+        # there, as before, until a writable open indexes it.
         read_view=(),
     ),
 )

@@ -130,8 +130,9 @@ VECTOR_OBJECT_COUNT = (
 """How many of the names bound (as a JSON list) exist in the schema."""
 
 TITLE_SCHEMA: tuple[str, ...] = (
-    # One row per session: the index text of its title and source (index_text(), kept so
-    # the contentless index below can delete it whatever the tokenizer later becomes).
+    # One row per session: the index text of its title, source and project's name
+    # (index_text() of Session.text_for_search(), kept so the contentless index below can
+    # delete it whatever the tokenizer later becomes).
     # Its own integer key, because a sessions row's implicit rowid may change on VACUUM.
     """CREATE TABLE IF NOT EXISTS session_titles (
         id INTEGER PRIMARY KEY,
@@ -141,11 +142,13 @@ TITLE_SCHEMA: tuple[str, ...] = (
     """CREATE VIRTUAL TABLE IF NOT EXISTS session_titles_fts USING fts5(
         body, content='', tokenize='unicode61 remove_diacritics 2'
     )""",
-    # A writer that knows nothing of titles (an older harkback) may change a title: its
-    # stale index row goes, and the next writable open indexes the session again.
+    # A writer that knows nothing of titles (an older harkback) may change a title, a
+    # source or a project (whose name is indexed too, since version 6): its stale index row
+    # goes, and the next writable open indexes the session again.
     """CREATE TRIGGER IF NOT EXISTS session_titles_stale
-    AFTER UPDATE OF title, source ON sessions
+    AFTER UPDATE OF title, source, project ON sessions
     WHEN old.title IS NOT new.title OR old.source IS NOT new.source
+        OR old.project IS NOT new.project
     BEGIN
         INSERT INTO session_titles_fts (session_titles_fts, rowid, body)
             SELECT 'delete', id, body FROM session_titles WHERE session_id = old.id;

@@ -1,4 +1,5 @@
-"""Title search statements: a session's title and source in their own full-text index.
+"""Title search statements: a session's title, source and project's name in their own
+full-text index.
 
 Messages and titles live in separate indexes: one title among a session's hundreds of
 messages would weigh nothing in the messages' BM25, and their statistics (document count,
@@ -27,7 +28,7 @@ INSERT_TITLE = "INSERT INTO session_titles (session_id, body) VALUES (?, ?)"
 COUNTS = "SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM session_titles)"
 """Sessions stored and sessions whose title is indexed: when they differ, some are missing."""
 
-MISSING = ("SELECT id, title, source FROM sessions "
+MISSING = ("SELECT id, title, source, project FROM sessions "
            "WHERE id NOT IN (SELECT session_id FROM session_titles)")
 """The sessions whose title is not indexed (written before the index existed, or by a
 writer that does not know it)."""
@@ -87,15 +88,16 @@ def _filter_values(query: MatchQuery) -> list[SqlValue]:
 
 def search(query: MatchQuery, *, expression: Node | None = None,
            within: Node | None = None) -> Statement:
-    """Sessions whose title or source matches ``expression`` (default: the query's), best
-    BM25 first (then newest, then id); ``within`` further keeps only rows that also match it.
+    """Sessions whose title, source or project's name matches ``expression`` (default: the
+    query's), best BM25 first (then newest, then id); ``within`` further keeps only rows
+    that also match it.
 
     Hidden sources are left out, only ``sources`` and ``projects`` kept when given, and
     ``since``/``until`` bound the session's start; roles do not apply to a title.
     """
     also, params = _matching(query, expression, within)
     return Statement(
-        "SELECT s.id, s.title, s.source, s.started_at, bm25(session_titles_fts) AS rank "
+        "SELECT s.id, s.title, s.source, s.started_at, s.project, bm25(session_titles_fts) AS rank "
         "FROM session_titles_fts "
         "JOIN session_titles AS t ON t.id = session_titles_fts.rowid "
         "JOIN sessions AS s ON s.id = t.session_id "
@@ -127,13 +129,13 @@ def ranked_search(query: MatchQuery, fetch: int, *, expression: Node | None = No
         f"FROM session_titles_fts WHERE session_titles_fts MATCH ? {also}), "
         "best AS MATERIALIZED (SELECT id, rank FROM found WHERE rank <= COALESCE("
         "(SELECT rank FROM found ORDER BY rank LIMIT 1 OFFSET ?), 9e999)) "
-        "SELECT * FROM (SELECT s.id, s.title, s.source, s.started_at, best.rank AS rank, "
-        "-1 AS left_out FROM best "
+        "SELECT * FROM (SELECT s.id, s.title, s.source, s.started_at, s.project, "
+        "best.rank AS rank, -1 AS left_out FROM best "
         "JOIN session_titles AS t ON t.id = best.id "
         "JOIN sessions AS s ON s.id = t.session_id "
         f"WHERE {_SESSION_FILTERS}"
         "ORDER BY best.rank, s.started_at DESC, s.id LIMIT ?) "
-        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, "
+        "UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, NULL, "
         "(SELECT COUNT(*) FROM found) - (SELECT COUNT(*) FROM best) "
         "ORDER BY left_out, rank, started_at DESC, id",
         (*params, fetch - 1, *_filter_values(query), query.limit))

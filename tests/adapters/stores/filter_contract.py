@@ -46,6 +46,46 @@ class FilterContract:
         titles = await ok(store.search_titles(match("lint", projects=("old-api",))))
         assert [t.session_id for t in titles] == ["old"]
 
+    async def test_a_session_is_found_by_its_project_name(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """The title search finds a session by its project folder's last name (the name
+        --project asks for), never by a folder above it, and says the folder; a session
+        stored again under another folder is found by the new name only."""
+        await ok(store.ingest([
+            make_conversation("apns", ("user", "push tokens fail"), title="APNs errors",
+                              project="/home/me/code/mobile-app/"),
+            make_conversation("web", ("user", "the app is slow"), title="slow pages",
+                              project="/home/me/code/web"),
+            make_conversation("moved", ("user", "notes"), project="/home/me/code/walrus"),
+        ]))
+        hits = await ok(store.search_titles(match("mobile-app")))
+        assert [(h.session_id, h.project) for h in hits] == [
+            ("apns", "/home/me/code/mobile-app/")]
+        assert await ok(store.search_titles(match("code"))) == ()
+        await ok(store.ingest([make_conversation("moved", ("user", "notes"),
+                                                 project="/home/me/code/heron")]))
+        assert [h.session_id for h in await ok(store.search_titles(match("heron")))] == [
+            "moved"]
+        assert await ok(store.search_titles(match("walrus"))) == ()
+
+    async def test_a_windows_folder_is_found_by_its_last_name_a_home_folder_by_none(
+            self, store: SessionStore, make_conversation: Make) -> None:
+        """A Windows project folder is named by its last folder, not by the folders above
+        it ("users" and the user's name found every session there); a home folder names no
+        project (the user's name, "user" or "max", found every session started there)."""
+        await ok(store.ingest([
+            make_conversation("win", ("user", "plan a trip"), title="Trip",
+                              project="C:\\Users\\max\\notes"),
+            make_conversation("posix", ("user", "list the users"), title="Accounts"),
+            make_conversation("home", ("user", "plan a trip"), project="/home/user"),
+            make_conversation("mac", ("user", "plan a trip"), project="/Users/max/"),
+        ]))
+        assert [h.session_id for h in await ok(store.search_titles(match("notes")))] == [
+            "win"]
+        assert await ok(store.search_titles(match("users"))) == ()
+        assert await ok(store.search_titles(match("max"))) == ()
+        assert await ok(store.search_titles(match("user"))) == ()
+
     async def test_sources_and_projects_together(
             self, store: SessionStore, make_conversation: Make) -> None:
         """Both filters apply at once: a session must pass each."""

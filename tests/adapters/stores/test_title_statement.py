@@ -73,10 +73,10 @@ def test_ranked_rows_are_the_full_rows_when_enough_survive(
     _, connection = stored
     also = parse_query("error").expression if within else None
     *rows, last = _rows(connection, titles.ranked_search(query, fetch, within=also))
-    ranked = [row[:5] for row in rows]
+    ranked = [row[:6] for row in rows]
     full = _rows(connection, titles.search(query, within=also))
     assert ranked == full[:len(ranked)]
-    if len(ranked) >= query.limit or last[5] == 0:
+    if len(ranked) >= query.limit or last[6] == 0:
         assert ranked == full
 
 
@@ -86,11 +86,11 @@ def test_a_cut_inside_a_tie_keeps_the_whole_tie(
     _, connection = stored
     query = match("kernel OR dns", limit=100, max_scored=None)
     full = _rows(connection, titles.search(query))
-    tied = [row for row in full if row[4] == full[0][4]]
+    tied = [row for row in full if row[5] == full[0][5]]
     *rows, last = _rows(connection, titles.ranked_search(query, 1))
     assert len(tied) > 1
-    assert [row[:5] for row in rows] == tied
-    assert last[5] == len(full) - len(tied)
+    assert [row[:6] for row in rows] == tied
+    assert last[6] == len(full) - len(tied)
 
 
 @settings(max_examples=60, deadline=None)
@@ -108,4 +108,5 @@ def test_store_title_search_equals_the_full_statement(
     finally:
         store.close()
     full = _rows(connection, titles.search(query))
-    assert [(h.session_id, h.title, h.source, h.started_at, -h.score) for h in hits] == full
+    assert [(h.session_id, h.title, h.source, h.started_at, h.project, -h.score)
+            for h in hits] == full

@@ -125,7 +125,7 @@ async def test_a_title_only_session_is_loaded_and_summarized() -> None:
     assert "does not appear to address" not in recall.summary
 
 
-async def test_a_title_is_no_evidence_for_a_query_in_search_syntax() -> None:
+async def test_a_title_is_no_evidence_for_a_query_holding_a_not() -> None:
     """``docker NOT network`` means messages without "network": a title saying "Docker"
     does not bring back a session whose messages say "docker network"."""
     store = await _store(conversation("titled", ("user", "the docker network is down"),
