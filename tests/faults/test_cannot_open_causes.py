@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from harkback.adapters.stores.sqlite import SqliteStore
 from harkback.adapters.stores.sqlite_errors import SQLITE_PATH_BYTES, unavailable
 from harkback.stages.ingest_format import conversation_to_json
@@ -241,14 +242,14 @@ def test_an_upgrade_past_the_file_size_limit_names_it_and_leaves_the_old_store(
         failed += 1
         assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
         assert f"at most {kibibytes << 10:,} bytes; raise the limit, ulimit -f" in done.stderr
-        assert _version(db) in (1, 5)
+        assert _version(db) in (1, SCHEMA_VERSION)
     assert failed, "no limit was low enough to fail"
     assert subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "migrate", "--db",
                            str(db)], capture_output=True, timeout=120).returncode == 0
     found = subprocess.run([sys.executable, "-m", "harkback.pipeline.cli", "stats", "--db",
                             str(db), "--json"], capture_output=True, text=True, timeout=120,
                            check=True)
-    assert (json.loads(found.stdout)["sessions"], _version(db)) == (300, 5)
+    assert (json.loads(found.stdout)["sessions"], _version(db)) == (300, SCHEMA_VERSION)
 
 
 

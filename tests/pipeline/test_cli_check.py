@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from harkback.adapters.stores.sql.schema import SCHEMA_VERSION
 from tests.adapters.stores.old_files import version_2_file
 from tests.conftest import conversation
 from tests.faults.test_hot_journal import SESSIONS as LONG
@@ -240,7 +241,7 @@ def test_an_older_stores_damaged_tables_get_the_way_out_not_migrate(tmp_path: Pa
     checked = run("check", "--json", db=db)
     assert checked.returncode == 1, checked.stdout + checked.stderr
     found = json.loads(checked.stdout)
-    assert "schema version 2, older than this harkback's (5)" in found["fine"]
+    assert f"schema version 2, older than this harkback's ({SCHEMA_VERSION})" in found["fine"]
     assert found["next_step"].startswith("the stored messages themselves are damaged")
 
 
