@@ -187,9 +187,10 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         name_stopped(embedded, after_import=True)
         shown = noted(args, payload(reports, dry_run=args.dry_run))
-        rest = None if embedded is None else left_to_embed(fresh, embedded, reports)
+        rest = None if embedded is None else left_to_embed(
+            fresh, embedded, sum(r.unchanged for r in reports), by="a sync")
         if embedded is not None:
-            shown["embedding"] = {**embed_payload(embedded), **({"note": rest} if rest else {})}
+            shown["embedding"] = embed_payload(embedded, note=rest)
         if args.json:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:

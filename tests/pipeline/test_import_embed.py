@@ -1,0 +1,92 @@
+"""``harkback ingest`` and ``harkback import`` with an embedder: they embed the sessions they
+stored, as a sync does, and name ``harkback embed`` for the rest (a real SQLite file, the
+CLI in a subprocess, a real embeddings server)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+from harkback.stages.ingest_format import conversation_to_json
+from tests.pipeline.test_cli_llm import harkback
+from tests.support.chat_server import ChatServer
+from tests.support.corpus import docker_session
+
+
+def _file(path: Path, indexes: Iterable[int]) -> Path:
+    """An ingest file of the Docker sessions ``s<index>`` (two user turns each)."""
+    path.write_text("".join(json.dumps(conversation_to_json(docker_session(i))) + "\n"
+                            for i in indexes))
+    return path
+
+
+def _embedded_sessions(db: Path) -> list[str]:
+    with sqlite3.connect(db) as connection:
+        return [row[0] for row in connection.execute(
+            "SELECT DISTINCT m.session_id FROM message_vectors AS v "
+            "JOIN messages AS m ON m.id = v.message_id ORDER BY 1")]
+
+
+def _big_store(tmp_path: Path) -> Path:
+    """A store of ten sessions ingested without an embedder: no vector of any model."""
+    db = tmp_path / "h.db"
+    done = harkback("ingest", str(_file(tmp_path / "old.jsonl", range(10))), "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    return db
+
+
+def test_an_ingest_embeds_the_sessions_it_stored_and_names_harkback_embed(
+        tmp_path: Path) -> None:
+    """embed36: an ingest of one session into a store whose vectors were never made
+    embedded every session of the store (20 user turns sent here, the whole store's
+    vectors made) before it ended: it embeds that session's 2 user turns, and says the
+    10 sessions stored before are ``harkback embed``'s to make."""
+    db = _big_store(tmp_path)
+    one = _file(tmp_path / "one.jsonl", [10])
+    with ChatServer() as server:
+        done = harkback("ingest", str(one), "--db", str(db),
+                        "--embedder", f"openai:words@{server.url}")
+        sent = [text for r in server.received for text in r.inputs]
+    assert done.returncode == 0, done.stderr
+    assert len(sent) == 2 and all(t.startswith(("marker-10", "That worked")) for t in sent)
+    assert _embedded_sessions(db) == ["s10"]
+    assert "embedded 2 message(s) with words" in done.stdout
+    assert ("note: 10 session(s) stored before have no vectors of words: harkback embed "
+            "makes them (an ingest embeds only what it stores)") in done.stdout
+
+
+def test_an_import_embeds_the_sessions_it_stored_and_its_json_names_harkback_embed(
+        tmp_path: Path) -> None:
+    """embed36: ``import jsonl`` with ``$HARKBACK_EMBEDDER`` embedded the whole store too.
+    It embeds the two sessions it brought (one of the three in its file was stored
+    before, unchanged), and ``embedding.note`` counts the 10 it left."""
+    db = _big_store(tmp_path)
+    more = _file(tmp_path / "more.jsonl", [9, 10, 11])
+    with ChatServer() as server:
+        done = harkback("import", "jsonl", str(more), "--db", str(db), "--json",
+                        env={"HARKBACK_EMBEDDER": f"openai:words@{server.url}"})
+        sent = sum(len(r.inputs) for r in server.received)
+    assert done.returncode == 0, done.stderr
+    embedding = json.loads(done.stdout)["embedding"]
+    assert (sent, embedding["embedded"], embedding["complete"]) == (4, 4, True)
+    assert _embedded_sessions(db) == ["s10", "s11"]
+    assert embedding["note"] == (
+        "10 session(s) stored before have no vectors of words: harkback embed makes them "
+        "(an import embeds only what it stores)")
+
+
+def test_once_the_model_has_vectors_an_ingest_adds_no_note(tmp_path: Path) -> None:
+    """What was stored after ``harkback embed`` made the model's vectors is embedded as it
+    comes: no note then, and ``embedding`` in ``--json`` holds none."""
+    db = _big_store(tmp_path)
+    with ChatServer() as server:
+        spec = f"openai:words@{server.url}"
+        assert harkback("embed", "--db", str(db), "--embedder", spec).returncode == 0
+        done = harkback("ingest", str(_file(tmp_path / "one.jsonl", [10])), "--db", str(db),
+                        "--json", "--embedder", spec)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["embedding"] == {
+        "model": "words", "embedded": 2, "complete": True, "error": None}
+    assert len(_embedded_sessions(db)) == 11
