@@ -101,7 +101,12 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     Stopped on the way (Ctrl-C), it leaves ``stopped`` of what it did so far as the payload
     to print."""
     from harkback.adapters.stores.import_ledger import MemoryImportLedger
-    from harkback.pipeline.embed_scope import first_vectors, held_besides, left_to_embed
+    from harkback.pipeline.embed_scope import (
+        first_vectors,
+        held_besides,
+        kept_while_embedding,
+        left_to_embed,
+    )
     from harkback.pipeline.importing import run_import
     from harkback.pipeline.so_far import SoFar
     from harkback.pipeline.sync_lock import SyncLock
@@ -129,7 +134,9 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
             # What they stored, not every session lacking a vector: one session ingested
             # into a large store whose vectors were never made waited for all of them.
             stored = frozenset(s for o in outcomes for s in o.delta.stored)
-            embedded = await embed_after(store, embedder, args.progress, sessions=stored)
+            counted = None if embedder is None else kept_while_embedding(args, embedder.name)
+            embedded = await embed_after(store, embedder, args.progress, counted=counted,
+                                         sessions=stored)
             if embedded is not None and fresh:
                 rest = left_to_embed(fresh, embedded, await held_besides(store, stored),
                                      by=f"an {args.command}")

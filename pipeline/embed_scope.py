@@ -14,11 +14,13 @@ stored before have no vectors yet and ``harkback embed`` makes them.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import argparse
+from collections.abc import Callable, Collection
 
 from returns.result import Success
 
 from harkback.pipeline.embed import EmbedSummary
+from harkback.pipeline.termination import stopped_with
 from harkback.stages.ports import Embedder, SessionStore
 from harkback.stages.stage import as_result
 
@@ -57,3 +59,16 @@ def left_to_embed(fresh: bool, embedded: EmbedSummary, before: int, *, by: str
     verb = "synced" if by == "a sync" else "stored"
     return (f"{before} session(s) {verb} before have no vectors of {embedded.model}: "
             f"harkback embed makes them ({by} embeds only what it stores)")
+
+
+def kept_while_embedding(args: argparse.Namespace, model: str) -> Callable[[int], None]:
+    """What a command stopped (Ctrl-C) while it embeds what it stored says it kept, told
+    how many messages have a vector so far (``embed_after``'s ``counted``). Not "the same
+    command run again goes on": run again, it stores nothing and embeds nothing."""
+    def so_far(done: int) -> None:
+        stopped_with(args, f"the sessions are stored, each whole; the vectors made before "
+                     f"it are kept ({done} message(s) embedded with {model}): harkback "
+                     "embed makes the rest")
+
+    so_far(0)
+    return so_far

@@ -35,7 +35,7 @@ from harkback.pipeline.command_kit import (
     settings_of,
 )
 from harkback.pipeline.embed import EmbedSummary
-from harkback.pipeline.embed_scope import first_vectors, left_to_embed
+from harkback.pipeline.embed_scope import first_vectors, kept_while_embedding, left_to_embed
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.redacting import RedactionMemo
@@ -244,16 +244,8 @@ async def _embedded(args: argparse.Namespace, store: SessionStore, embedder: Emb
     stored = frozenset(s for r in reports for s in r.stored)
     if embedder is None or not stored:
         return None if embedder is None else EmbedSummary(model=embedder.name, embedded=0)
-    model = embedder.name
-
-    def so_far(done: int) -> None:  # what a Ctrl-C now says: sync again would not embed
-        stopped_with(args, f"the sessions are stored, each whole; the vectors made before "
-                     f"it are kept ({done} message(s) embedded with {model}): harkback "
-                     "embed makes the rest")
-
-    so_far(0)
-    return await embed_after(store, embedder, progress_wanted(args), counted=so_far,
-                             sessions=stored)
+    return await embed_after(store, embedder, progress_wanted(args),
+                             counted=kept_while_embedding(args, embedder.name), sessions=stored)
 
 
 class Unused:
