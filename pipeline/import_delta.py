@@ -38,7 +38,8 @@ class Delta:
     """Sessions another import stored between this one's comparison and its write
     (:func:`settled`), counted among the updated ones."""
     stored: frozenset[str] = frozenset()
-    """The ids of the sessions written (added or updated): what a sync then embeds."""
+    """The ids of the sessions written (added, updated, or stored again after another
+    process removed them: :mod:`.import_restore`): what a sync, ingest or import embeds."""
 
     def plus(self, other: Delta) -> Delta:
         """The counts and notes of both added up (``changed`` is left empty: it is per batch).

@@ -15,6 +15,7 @@ from returns.future import FutureResult
 from harkback.adapters.sources.claude_code import CLAUDE_CODE
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.pipeline.importing import run_import
+from harkback.pipeline.sync import sync_one
 from harkback.pipeline.wiring import open_store
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
@@ -73,6 +74,14 @@ def _stored(db: str) -> set[str]:
     return {r["session_id"] for r in json.loads(done.stdout)["results"]}
 
 
+def _pruning_sync(folder: Path, db: str) -> None:
+    """``harkback sync --prune`` of the Claude Code ``folder`` whose files were deleted: it
+    removes the sessions they held."""
+    done = harkback("sync", "--claude-code", str(folder), "--db", db, "--json", "--prune")
+    (claude,) = [s for s in json.loads(done.stdout)["sources"] if s["kind"] == "claude-code"]
+    assert claude["sessions"]["removed"] > 0, done.stderr
+
+
 async def test_a_sync_removing_meanwhile_cannot_lose_what_another_folder_holds(
         db: str, tmp_path: Path) -> None:
     """Folder B holds the sessions folder A held; A's files are deleted. B's import found
@@ -85,17 +94,12 @@ async def test_a_sync_removing_meanwhile_cannot_lose_what_another_folder_holds(
     shutil.rmtree(a)
     a.mkdir()
 
-    def sync_a() -> None:
-        done = harkback("sync", "--claude-code", str(a), "--db", db, "--json", "--prune")
-        (claude,) = [s for s in json.loads(done.stdout)["sources"] if s["kind"] == "claude-code"]
-        assert claude["sessions"]["removed"] > 0, done.stderr
-
     store = open_store(db).unwrap()
     try:
         ledger = store.import_ledger()
         assert ledger is not None
         outcome = await run_import(TranscriptImporter(CLAUDE_CODE, b), store,
-                                   _Between(ledger, sync_a))
+                                   _Between(ledger, lambda: _pruning_sync(a, db)))
     finally:
         store.close()
     assert outcome.error is None
@@ -155,3 +159,30 @@ async def test_two_imports_at_once_count_each_session_added_once(db: str, tmp_pa
     assert outcome.notes[-1] == (
         f"{stored} session(s) were stored by another import running at the same time; "
         "this run's copy replaced them (counted updated, not added)")
+
+
+async def test_sessions_stored_again_after_a_removal_meanwhile_are_embedded_by_the_sync(
+        db: str, tmp_path: Path) -> None:
+    """embed36: the sessions a sync stores again because a sync of another folder pruned
+    them meanwhile (:mod:`~harkback.pipeline.import_restore`) come back without vectors,
+    but were not among what the sync stored (its report's ``stored``, what it embeds):
+    left without vectors, unsaid. They are now."""
+    a, b = _projects(tmp_path / "a"), _projects(tmp_path / "b")
+    assert harkback("import", "claude-code", str(a), "--db", db).returncode == 3  # bad lines
+    held = _stored(db)
+    shutil.rmtree(a)
+    a.mkdir()
+
+    store = open_store(db).unwrap()
+    try:
+        ledger = store.import_ledger()
+        assert ledger is not None
+        report = await sync_one(TranscriptImporter(CLAUDE_CODE, b), store,
+                                _Between(ledger, lambda: _pruning_sync(a, db)))
+    finally:
+        store.close()
+    assert report.status == "synced", report.error
+    assert (report.new, report.updated) == (0, 0)  # compared: all stored, unchanged
+    counted = json.loads(harkback("stats", "--db", db, "--json").stdout)["sessions"]
+    # Every session was pruned and stored again: each is among what the sync embeds.
+    assert held < report.stored and len(report.stored) == counted
