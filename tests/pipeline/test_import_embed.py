@@ -5,17 +5,14 @@ CLI in a subprocess, a real embeddings server)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 from harkback.stages.ingest_format import conversation_to_json
-from tests.pipeline.test_cli_llm import MODEL_ENV, harkback
-from tests.support.chat_server import ChatServer, Received, Reply
+from tests.pipeline.test_cli_llm import harkback
+from tests.pipeline.test_sync_embed import stopped_at_first_batch
+from tests.support.chat_server import ChatServer
 from tests.support.corpus import docker_session
 
 
@@ -101,23 +98,10 @@ def test_ctrl_c_while_an_ingest_embeds_names_harkback_embed(tmp_path: Path) -> N
     on from there"; run again it stores nothing and so embeds nothing now. The line says
     the sessions are stored and ``harkback embed`` makes the vectors left, as a sync's does."""
     db = tmp_path / "h.db"
-    running: list[subprocess.Popen[str]] = []
-
-    def interrupt(received: Received) -> Reply:
-        if received.index == 0:  # the first batch at the embedder
-            running[0].send_signal(signal.SIGINT)
-            running[0].wait(timeout=60)
-        return Reply()
-
-    with ChatServer(interrupt) as server:
-        env = {**{k: v for k, v in os.environ.items() if k not in MODEL_ENV},
-               "HARKBACK_EMBEDDER": f"openai:words@{server.url}"}
-        running.append(subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "ingest",
-             str(_file(tmp_path / "s.jsonl", range(3))), "--db", str(db), "--json"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        out, err = running[0].communicate(timeout=90)
-    assert running[0].returncode == 130
+    status, out, err = stopped_at_first_batch(
+        "ingest", str(_file(tmp_path / "s.jsonl", range(3))), "--db", str(db), "--json",
+        env={})
+    assert status == 130
     kept = ("the sessions are stored, each whole; the vectors made before it are kept (0 "
             "message(s) embedded with words): harkback embed makes the rest")
     assert kept in err and json.loads(out)["kept"] == kept
