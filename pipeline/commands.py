@@ -131,14 +131,16 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
                     outcomes.append(so_far.ended_with(await run_import(
                         importer, store, ledger, full=full, progress=args.progress,
                         redact=settings_of(args).redact, seen=so_far.saw)))
-            # What they stored, not every session lacking a vector: one session ingested
-            # into a large store whose vectors were never made waited for all of them.
-            stored = frozenset(s for o in outcomes for s in o.delta.stored)
+            # What they read, not every session lacking a vector: one session ingested
+            # into a large store whose vectors were never made waited for all of them. Not
+            # only what they stored: a session found unchanged but never embedded (stored
+            # without an embedder, or by a run stopped while it embedded) stayed so, unsaid.
+            read = frozenset(s for o in outcomes for s in o.delta.read)
             counted = None if embedder is None else kept_while_embedding(args, embedder.name)
             embedded = await embed_after(store, embedder, args.progress, counted=counted,
-                                         sessions=stored)
+                                         sessions=read)
             if embedded is not None and fresh:
-                rest = left_to_embed(fresh, embedded, await held_besides(store, stored),
+                rest = left_to_embed(fresh, embedded, await held_besides(store, read),
                                      by=f"an {args.command}")
             # A source that could not be read leaves no store behind that was not there.
             unused = (new is not None and not all(o.ok for o in outcomes)

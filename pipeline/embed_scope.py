@@ -1,6 +1,7 @@
 """What an ingest, import or sync embeds, and what it leaves to ``harkback embed``.
 
-Each embeds the sessions it stored, never the whole history: the first sync after an
+Each embeds the sessions it stored (an ingest or import: it read, those found stored
+unchanged too), never the whole history: the first sync after an
 embedder was configured embedded every stored message first (hours with a local model on
 a large store), without saying so, and an ingest of one session into a large store whose
 vectors were never made still does. Each says instead, once it is done, that the sessions
@@ -36,8 +37,8 @@ async def first_vectors(store: SessionStore, embedder: Embedder | None) -> bool:
     return isinstance(held, Success) and not held.unwrap()
 
 
-async def held_besides(store: SessionStore, stored: Collection[str]) -> int:
-    """How many sessions ``store`` holds besides the ``stored`` ones (0 when it cannot
+async def held_besides(store: SessionStore, read: Collection[str]) -> int:
+    """How many sessions ``store`` holds besides the ``read`` ones (0 when it cannot
     count): those an ingest or import of a few sessions leaves without vectors when the
     model had none before (:func:`first_vectors`). A count of the whole store (``stats``),
     so asked only then, once per model."""
@@ -45,20 +46,22 @@ async def held_besides(store: SessionStore, stored: Collection[str]) -> int:
     if counting is None:
         return 0
     counted = as_result(await counting.awaitable())
-    return counted.map(lambda stats: max(stats.sessions - len(stored), 0)).value_or(0)
+    return counted.map(lambda stats: max(stats.sessions - len(read), 0)).value_or(0)
 
 
 def left_to_embed(fresh: bool, embedded: EmbedSummary, before: int, *, by: str
                   ) -> str | None:
     """The note naming ``harkback embed`` for the ``before`` sessions a run ``by`` (``"a
-    sync"``, ``"an ingest"``, ``"an import"``) did not store, when the model had no vector
+    sync"``, ``"an ingest"``, ``"an import"``) did not store (a sync) or read (an ingest or
+    import, which embed the sessions they found unchanged too), when the model had no vector
     before it (``fresh``: :func:`first_vectors`); None otherwise (the model's vectors were
     made before: what the runs stored since was embedded)."""
     if not fresh or not before:
         return None
-    verb = "synced" if by == "a sync" else "stored"
-    return (f"{before} session(s) {verb} before have no vectors of {embedded.model}: "
-            f"harkback embed makes them ({by} embeds only what it stores)")
+    sync = by == "a sync"
+    return (f"{before} session(s) {'synced' if sync else 'stored'} before have no vectors of "
+            f"{embedded.model}: harkback embed makes them ({by} embeds only what it "
+            f"{'stores' if sync else 'reads'})")
 
 
 def kept_while_embedding(args: argparse.Namespace, model: str) -> Callable[[int], None]:

@@ -262,7 +262,8 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     kept = kept_past_cut(placed.conversations, messages.unwrap(), unit.cut, keep=keep_cut,
                          sessions=sessions.unwrap(), behind=behind.unwrap())
     delta = attrs.evolve(compare(kept.conversations, sessions.unwrap(), messages.unwrap()),
-                         messages_kept=kept.kept, cut=kept.notes)
+                         messages_kept=kept.kept, cut=kept.notes,
+                         read=frozenset(c.session.id for c in kept.conversations))
     if ledger is None:
         return Success(delta)
     if delta.changed:

@@ -55,14 +55,14 @@ def test_an_ingest_embeds_the_sessions_it_stored_and_names_harkback_embed(
     assert _embedded_sessions(db) == ["s10"]
     assert "embedded 2 message(s) with words" in done.stdout
     assert ("note: 10 session(s) stored before have no vectors of words: harkback embed "
-            "makes them (an ingest embeds only what it stores)") in done.stdout
+            "makes them (an ingest embeds only what it reads)") in done.stdout
 
 
-def test_an_import_embeds_the_sessions_it_stored_and_its_json_names_harkback_embed(
+def test_an_import_embeds_the_sessions_it_read_and_its_json_names_harkback_embed(
         tmp_path: Path) -> None:
     """embed36: ``import jsonl`` with ``$HARKBACK_EMBEDDER`` embedded the whole store too.
-    It embeds the two sessions it brought (one of the three in its file was stored
-    before, unchanged), and ``embedding.note`` counts the 10 it left."""
+    It embeds the three sessions of its file (s9 stored before, unchanged, without
+    vectors; s10 and s11 new), and ``embedding.note`` counts the 9 it left."""
     db = _big_store(tmp_path)
     more = _file(tmp_path / "more.jsonl", [9, 10, 11])
     with ChatServer() as server:
@@ -71,11 +71,35 @@ def test_an_import_embeds_the_sessions_it_stored_and_its_json_names_harkback_emb
         sent = sum(len(r.inputs) for r in server.received)
     assert done.returncode == 0, done.stderr
     embedding = json.loads(done.stdout)["embedding"]
-    assert (sent, embedding["embedded"], embedding["complete"]) == (4, 4, True)
-    assert _embedded_sessions(db) == ["s10", "s11"]
+    assert (sent, embedding["embedded"], embedding["complete"]) == (6, 6, True)
+    assert _embedded_sessions(db) == ["s10", "s11", "s9"]
     assert embedding["note"] == (
-        "10 session(s) stored before have no vectors of words: harkback embed makes them "
-        "(an import embeds only what it stores)")
+        "9 session(s) stored before have no vectors of words: harkback embed makes them "
+        "(an import embeds only what it reads)")
+
+
+def test_an_ingest_embeds_the_sessions_it_found_unchanged_without_vectors(
+        tmp_path: Path) -> None:
+    """review36e: once the model had vectors (s0's), an ingest with an embedder of a file
+    stored before without one (s1, s2) found them unchanged, stored nothing, embedded
+    nothing ("embedded 0 message(s)") and said nothing: they were never embedded (so
+    too a session whose embedding an earlier ingest stopped). They get their vectors now,
+    and only theirs are sent."""
+    db = tmp_path / "h.db"
+    with ChatServer() as server:
+        spec = f"openai:words@{server.url}"
+        assert harkback("ingest", str(_file(tmp_path / "a.jsonl", [0])), "--db", str(db),
+                        "--create", "--embedder", spec).returncode == 0
+        plain = _file(tmp_path / "b.jsonl", [1, 2])
+        assert harkback("ingest", str(plain), "--db", str(db)).returncode == 0
+        server.received.clear()
+        done = harkback("ingest", str(plain), "--db", str(db), "--embedder", spec)
+        sent = [text for r in server.received for text in r.inputs]
+    assert done.returncode == 0, done.stderr
+    assert "(0 added, 0 updated, 2 unchanged)" in done.stdout
+    assert "embedded 4 message(s) with words" in done.stdout
+    assert len(sent) == 4 and not any(t.startswith("marker-0:") for t in sent)
+    assert _embedded_sessions(db) == ["s0", "s1", "s2"]
 
 
 def test_once_the_model_has_vectors_an_ingest_adds_no_note(tmp_path: Path) -> None:
