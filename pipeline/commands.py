@@ -86,7 +86,7 @@ async def ingest(args: argparse.Namespace) -> int:
     for note in outcome.notes:
         print(line_of(f"note: {note}"))
     if embedded is not None:
-        print(embedded.describe())
+        print(embedded.describe(after_import=True))
     if rest:
         print(f"note: {rest}")
     return finished(ok, outcome.skips, embedded)
@@ -96,7 +96,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
                   stopped: Callable[[SoFar], dict[str, Any]]
                   ) -> tuple[list[ImportOutcome], EmbedSummary | None, str | None]:
     """Run ``importers`` into the store of ``args`` (``ingest`` and ``import`` alike), then
-    embed the sessions they stored when an embedder is configured, as a sync does, with
+    embed the sessions they read when an embedder is configured (a sync: it stored), with
     the note naming ``harkback embed`` for the rest (:mod:`~harkback.pipeline.embed_scope`).
     Stopped on the way (Ctrl-C), it leaves ``stopped`` of what it did so far as the payload
     to print."""
@@ -320,7 +320,7 @@ async def import_history(args: argparse.Namespace) -> int:
     else:
         print("\n".join(o.describe() for o in outcomes))
         if embedded is not None:
-            print(embedded.describe())
+            print(embedded.describe(after_import=True))
         if rest:
             print(f"note: {rest}")
     return finished(ok, sum(o.skips for o in outcomes), embedded)

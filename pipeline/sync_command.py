@@ -196,7 +196,7 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
         else:
             print(describe(reports, dry_run=args.dry_run), flush=True)
             if embedded is not None:
-                print(embedded.describe(), flush=True)
+                print(embedded.describe(after_import=True), flush=True)
             if rest:
                 print(f"note: {rest}", flush=True)
         # A source found where it is looked for by default that failed (an agent's folder

@@ -12,7 +12,7 @@ from pathlib import Path
 from harkback.stages.ingest_format import conversation_to_json
 from tests.pipeline.test_cli_llm import harkback
 from tests.pipeline.test_sync_embed import stopped_at_first_batch
-from tests.support.chat_server import ChatServer
+from tests.support.chat_server import ChatServer, Reply
 from tests.support.corpus import docker_session
 
 
@@ -130,3 +130,18 @@ def test_ctrl_c_while_an_ingest_embeds_names_harkback_embed(tmp_path: Path) -> N
             "message(s) embedded with words): harkback embed makes the rest")
     assert kept in err and json.loads(out)["kept"] == kept
     assert _embedded_sessions(db) == []
+
+
+def test_an_import_whose_embedder_failed_names_harkback_embed_not_itself(
+        tmp_path: Path) -> None:
+    """review36e: an import whose embedder failed printed "run it again to go on": run
+    again, it read nothing (the file unchanged since it was imported) and embedded nothing.
+    Its report names ``harkback embed``, as its line on stderr does."""
+    db = tmp_path / "h.db"
+    with ChatServer(lambda _received: Reply(status=500)) as server:
+        done = harkback("import", "jsonl", str(_file(tmp_path / "x.jsonl", [0])), "--db",
+                        str(db), "--create", "--embedder", f"openai:words@{server.url}")
+    assert done.returncode == 3, done.stderr
+    assert "run it again" not in done.stdout
+    assert "(the vectors made are kept: once that is fixed, harkback embed makes the rest)" \
+        in done.stdout
