@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_create_argument(ingest)
     ingest.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="show a progress bar (default: when stderr is a terminal)")
-    _add_embedder_argument(ingest, "then embed every message still without a vector")
+    _add_embedder_argument(ingest, "then embed the sessions it read (harkback embed: the rest)")
     add_keep_secrets(ingest)
     ingest.add_argument("--json", action="store_true", help="print the counts as JSON")
     add_verbose(ingest)
@@ -255,7 +255,7 @@ def _add_import_commands(commands: Any,
         if kind == "hermes":
             sub.add_argument("--archived", action="store_true",
                              help="also import sessions archived in Hermes (hidden ones never)")
-        _add_embedder_argument(sub, "then embed every message still without a vector")
+        _add_embedder_argument(sub, "then embed the sessions it read")
         add_keep_secrets(sub)
     sources = commands.add_parser("sources", help="list what was imported from where and when")
     with_db(sources)

@@ -150,9 +150,9 @@ def embedder_of(args: argparse.Namespace) -> Embedder | None:
 async def embed_after(store: SessionStore, embedder: Embedder | None, progress: bool | None,
                       counted: Callable[[int], None] | None = None,
                       sessions: Collection[str] | None = None) -> EmbedSummary | None:
-    """Embed what an ingest, import or sync added (of ``sessions`` only, when given: what a
-    sync stored), when an embedder is configured (``counted`` hears how many messages have
-    a vector so far)."""
+    """Embed what an ingest, import or sync stored (of ``sessions`` only, when given:
+    ``None`` embeds every message lacking a vector), when an embedder is configured
+    (``counted`` hears how many messages have a vector so far)."""
     if embedder is None:
         return None
     vectors = store.vector_store()
@@ -184,9 +184,12 @@ def name_stopped(embedded: EmbedSummary | None, *, after_import: bool = False) -
     print(line_of(f"harkback: {embedded.describe()}"), file=sys.stderr)
 
 
-def embed_payload(summary: EmbedSummary) -> dict[str, Any]:
+def embed_payload(summary: EmbedSummary, note: str | None = None) -> dict[str, Any]:
+    """The ``embedding`` of a ``--json`` payload; ``note``: what is left to ``harkback
+    embed`` (:func:`~harkback.pipeline.embed_scope.left_to_embed`), when there is some."""
     return {"model": summary.model, "embedded": summary.embedded, "complete": summary.ok,
-            "error": summary.error.message() if summary.error is not None else None}
+            "error": summary.error.message() if summary.error is not None else None,
+            **({"note": note} if note else {})}
 
 
 def name_skips(named: Sequence[Skip], total: int, *, verbose: bool) -> None:

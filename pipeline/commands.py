@@ -65,8 +65,8 @@ async def ingest(args: argparse.Namespace) -> int:
     if isinstance(found, Failure):
         raise CliError(found.failure().reason)
     (importer,) = found.unwrap()
-    (outcome,), embedded = await _import(args, (importer,), full=True,
-                                         stopped=lambda so_far: so_far.one_payload(importer.key))
+    (outcome,), embedded, rest = await _import(
+        args, (importer,), full=True, stopped=lambda so_far: so_far.one_payload(importer.key))
     ok = outcome.ok  # vectors not made leave the sessions stored: done, status 3
     name_skips(outcome.skipped, outcome.skips, verbose=args.verbose)
     name_stopped(embedded, after_import=ok)
@@ -75,7 +75,7 @@ async def ingest(args: argparse.Namespace) -> int:
     if args.json:
         payload = {**outcome.to_payload(), "success": ok}
         if embedded is not None:
-            payload["embedding"] = embed_payload(embedded)
+            payload["embedding"] = embed_payload(embedded, note=rest)
         print_json(noted(args, payload))
         if stopped is not None:  # the one line every failure gives, --json or not
             print(line_of(f"harkback: {stopped}"), file=sys.stderr)
@@ -86,17 +86,27 @@ async def ingest(args: argparse.Namespace) -> int:
     for note in outcome.notes:
         print(line_of(f"note: {note}"))
     if embedded is not None:
-        print(embedded.describe())
+        print(embedded.describe(after_import=True))
+    if rest:
+        print(f"note: {rest}")
     return finished(ok, outcome.skips, embedded)
 
 
 async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, full: bool,
                   stopped: Callable[[SoFar], dict[str, Any]]
-                  ) -> tuple[list[ImportOutcome], EmbedSummary | None]:
+                  ) -> tuple[list[ImportOutcome], EmbedSummary | None, str | None]:
     """Run ``importers`` into the store of ``args`` (``ingest`` and ``import`` alike), then
-    embed what they added when an embedder is configured. Stopped on the way (Ctrl-C), it
-    leaves ``stopped`` of what it did so far as the payload to print."""
+    embed the sessions they read when an embedder is configured (a sync: it stored), with
+    the note naming ``harkback embed`` for the rest (:mod:`~harkback.pipeline.embed_scope`).
+    Stopped on the way (Ctrl-C), it leaves ``stopped`` of what it did so far as the payload
+    to print."""
     from harkback.adapters.stores.import_ledger import MemoryImportLedger
+    from harkback.pipeline.embed_scope import (
+        first_vectors,
+        held_besides,
+        kept_while_embedding,
+        left_to_embed,
+    )
     from harkback.pipeline.importing import run_import
     from harkback.pipeline.so_far import SoFar
     from harkback.pipeline.sync_lock import SyncLock
@@ -107,7 +117,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
     embedder = embedder_of(args)
     outcomes, so_far = [], SoFar()
     new = wiring.new_file(db_of(args))
-    unused = False
+    unused, rest = False, None
     try:
         store = open_store(db_of(args), readonly=False, create=args.create, args=args)
         # It writes the marks a sync writes: the two take turns (see pipeline/sync_lock.py).
@@ -115,12 +125,23 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
         try:
             # A store that keeps no ledger still imports; what was read is not remembered.
             ledger = store.import_ledger() or MemoryImportLedger()
+            fresh = await first_vectors(store, embedder)
             async with lock.held():
                 for importer in importers:
                     outcomes.append(so_far.ended_with(await run_import(
                         importer, store, ledger, full=full, progress=args.progress,
                         redact=settings_of(args).redact, seen=so_far.saw)))
-            embedded = await embed_after(store, embedder, args.progress)
+            # What they read, not every session lacking a vector: one session ingested
+            # into a large store whose vectors were never made waited for all of them. Not
+            # only what they stored: a session found unchanged but never embedded (stored
+            # without an embedder, or by a run stopped while it embedded) stayed so, unsaid.
+            read = frozenset(s for o in outcomes for s in o.delta.read)
+            counted = None if embedder is None else kept_while_embedding(args, embedder.name)
+            embedded = await embed_after(store, embedder, args.progress, counted=counted,
+                                         sessions=read)
+            if embedded is not None and fresh:
+                rest = left_to_embed(fresh, embedded, await held_besides(store, read),
+                                     by=f"an {args.command}")
             # A source that could not be read leaves no store behind that was not there.
             unused = (new is not None and not all(o.ok for o in outcomes)
                       and await holds_nothing(store))
@@ -138,7 +159,7 @@ async def _import(args: argparse.Namespace, importers: Sequence[Importer], *, fu
                 stopped_with(args, removed_new_store(new))  # said if it was stopped
     finally:
         await release(embedder)
-    return outcomes, embedded
+    return outcomes, embedded, rest
 
 
 def _check_times(args: argparse.Namespace, as_of: float | None = None) -> None:
@@ -278,8 +299,9 @@ async def import_history(args: argparse.Namespace) -> int:
                  if isinstance(i, HermesImporter) and args.archived else i
                  for i in found.unwrap()]
     from harkback.pipeline.import_hints import with_hint
-    outcomes, embedded = await _import(args, importers, full=args.full, stopped=lambda so_far: {
-        "sources": so_far.sources_payload()})
+    outcomes, embedded, rest = await _import(
+        args, importers, full=args.full,
+        stopped=lambda so_far: {"sources": so_far.sources_payload()})
     outcomes = [with_hint(o) for o in outcomes]  # a folder with nothing of that kind
     ok = all(o.ok for o in outcomes)  # vectors not made leave the sessions stored
     name_skips([k for o in outcomes for k in o.skipped], sum(o.skips for o in outcomes),
@@ -293,12 +315,14 @@ async def import_history(args: argparse.Namespace) -> int:
         payload: dict[str, Any] = {"success": ok,
                                    "sources": [o.to_payload() for o in outcomes]}
         if embedded is not None:
-            payload["embedding"] = embed_payload(embedded)
+            payload["embedding"] = embed_payload(embedded, note=rest)
         print_json(noted(args, payload))
     else:
         print("\n".join(o.describe() for o in outcomes))
         if embedded is not None:
-            print(embedded.describe())
+            print(embedded.describe(after_import=True))
+        if rest:
+            print(f"note: {rest}")
     return finished(ok, sum(o.skips for o in outcomes), embedded)
 
 

@@ -45,12 +45,19 @@ class EmbedSummary:
         """True when every eligible message now has a vector."""
         return self.error is None
 
-    def describe(self) -> str:
-        """One line for people."""
+    def describe(self, *, after_import: bool = False) -> str:
+        """One line for people; ``after_import``: the embedding that followed an import
+        or sync, which run again reads nothing (its marks are kept), so embeds nothing:
+        ``harkback embed`` goes on.
+
+        >>> EmbedSummary(model="m", error=ModelFailed("down")).describe(after_import=True)[-50:]
+        'once that is fixed, harkback embed makes the rest)'
+        """
         text = f"embedded {self.embedded} message(s) with {self.model}"
         if self.error is not None:
+            then = "harkback embed makes the rest" if after_import else "run it again to go on"
             text += (f"; stopped: {self.error.message()} (the vectors made are kept: "
-                     f"{self.go_on_when()}, run it again to go on)")
+                     f"{self.go_on_when()}, {then})")
         return text
 
     def kept_when_stopped(self) -> str:

@@ -38,7 +38,12 @@ class Delta:
     """Sessions another import stored between this one's comparison and its write
     (:func:`settled`), counted among the updated ones."""
     stored: frozenset[str] = frozenset()
-    """The ids of the sessions written (added or updated): what a sync then embeds."""
+    """The ids of the sessions written (added, updated, or stored again after another
+    process removed them: :mod:`.import_restore`): what a sync embeds."""
+    read: frozenset[str] = frozenset()
+    """The ids of the sessions compared, written or found stored unchanged: what an ingest
+    or import embeds (those already embedded cost a look-up), so that one run again
+    embeds what an earlier run stopped before, or stored without an embedder."""
 
     def plus(self, other: Delta) -> Delta:
         """The counts and notes of both added up (``changed`` is left empty: it is per batch).
@@ -47,10 +52,10 @@ class Delta:
         3
         """
         return Delta(**{name: getattr(self, name) + getattr(other, name) for name in COUNTS},
-                     stored=self.stored | other.stored)
+                     stored=self.stored | other.stored, read=self.read | other.read)
 
 
-COUNTS = tuple(a.name for a in attrs.fields(Delta) if a.name not in ("changed", "stored"))
+COUNTS = tuple(a.name for a in attrs.fields(Delta) if a.name not in ("changed", "stored", "read"))
 """The names of what :meth:`Delta.plus` adds up."""
 
 

@@ -49,6 +49,7 @@ from harkback.pipeline.import_delta import compare as compare
 from harkback.pipeline.import_delta import raced_note, settled, split_tails
 from harkback.pipeline.import_places import placed_anew
 from harkback.pipeline.import_replays import settled_replays
+from harkback.pipeline.import_restore import restore_removed
 from harkback.pipeline.ingest import JsonlImporter
 from harkback.pipeline.progress import Progress
 from harkback.pipeline.redacting import Redacted, RedactionMemo
@@ -261,7 +262,8 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     kept = kept_past_cut(placed.conversations, messages.unwrap(), unit.cut, keep=keep_cut,
                          sessions=sessions.unwrap(), behind=behind.unwrap())
     delta = attrs.evolve(compare(kept.conversations, sessions.unwrap(), messages.unwrap()),
-                         messages_kept=kept.kept, cut=kept.notes)
+                         messages_kept=kept.kept, cut=kept.notes,
+                         read=frozenset(c.session.id for c in kept.conversations))
     if ledger is None:
         return Success(delta)
     if delta.changed:
@@ -272,8 +274,11 @@ async def _store_unit(unit: ImportUnit, store: SessionStore, ledger: ImportLedge
     marked = as_result(await ledger.keep(key, placed.marks, now=clock()).awaitable())
     if isinstance(marked, Failure):
         return Failure(marked.failure())
-    restored = await _restore_removed(kept.conversations, store)
-    return Failure(restored.failure()) if isinstance(restored, Failure) else Success(delta)
+    # Sessions another process removed since they were compared (import_restore.py).
+    restored = await restore_removed(kept.conversations, store)
+    if isinstance(restored, Failure):
+        return Failure(restored.failure())
+    return Success(attrs.evolve(delta, stored=delta.stored | restored.unwrap()))
 
 
 async def _write(changed: Sequence[Conversation], store: SessionStore,
@@ -296,24 +301,6 @@ async def _write(changed: Sequence[Conversation], store: SessionStore,
     if not whole:
         return Success(report)
     return as_result(await store.ingest(whole).awaitable()).map(lambda rest: report + rest)
-
-
-async def _restore_removed(batch: Sequence[Conversation], store: SessionStore
-                           ) -> Result[None, StoreUnavailable]:
-    """Store again what of ``batch`` another process removed since it was compared: a
-    ``sync`` of another folder holding the same sessions (another machine's, a second path)
-    may remove them between this unit's comparison and its marks (it read the ledger before
-    they were there). Once kept, the marks say "imported, unchanged": the sessions would stay
-    gone for good (until ``--full``). A removal after the marks sees them and keeps them."""
-    ids = [c.session.id for c in batch]
-    found = as_result(await store.sessions(ids).awaitable())
-    if isinstance(found, Failure):
-        return Failure(found.failure())
-    stored = {s.id for s in found.unwrap()}
-    missing = [c for c in batch if c.session.id not in stored]
-    if not missing:
-        return Success(None)
-    return as_result(await store.ingest(missing).awaitable()).map(lambda _: None)
 
 
 # --- the ingest format ------------------------------------------------------------------

@@ -35,7 +35,7 @@ from harkback.pipeline.command_kit import (
     settings_of,
 )
 from harkback.pipeline.embed import EmbedSummary
-from harkback.pipeline.embed_scope import first_vectors, left_to_embed
+from harkback.pipeline.embed_scope import first_vectors, kept_while_embedding, left_to_embed
 from harkback.pipeline.in_memory import refusal
 from harkback.pipeline.output import print_json
 from harkback.pipeline.redacting import RedactionMemo
@@ -187,15 +187,16 @@ async def _synced(args: argparse.Namespace, located: tuple[Located, ...], new: P
         name_skips([k for r in reports for k in r.skipped], skips, verbose=args.verbose)
         name_stopped(embedded, after_import=True)
         shown = noted(args, payload(reports, dry_run=args.dry_run))
-        rest = None if embedded is None else left_to_embed(fresh, embedded, reports)
+        rest = None if embedded is None else left_to_embed(
+            fresh, embedded, sum(r.unchanged for r in reports), by="a sync")
         if embedded is not None:
-            shown["embedding"] = {**embed_payload(embedded), **({"note": rest} if rest else {})}
+            shown["embedding"] = embed_payload(embedded, note=rest)
         if args.json:
             print_json(shown) if not args.watch else print(_one_line(shown), flush=True)
         else:
             print(describe(reports, dry_run=args.dry_run), flush=True)
             if embedded is not None:
-                print(embedded.describe(), flush=True)
+                print(embedded.describe(after_import=True), flush=True)
             if rest:
                 print(f"note: {rest}", flush=True)
         # A source found where it is looked for by default that failed (an agent's folder
@@ -243,16 +244,8 @@ async def _embedded(args: argparse.Namespace, store: SessionStore, embedder: Emb
     stored = frozenset(s for r in reports for s in r.stored)
     if embedder is None or not stored:
         return None if embedder is None else EmbedSummary(model=embedder.name, embedded=0)
-    model = embedder.name
-
-    def so_far(done: int) -> None:  # what a Ctrl-C now says: sync again would not embed
-        stopped_with(args, f"the sessions are stored, each whole; the vectors made before "
-                     f"it are kept ({done} message(s) embedded with {model}): harkback "
-                     "embed makes the rest")
-
-    so_far(0)
-    return await embed_after(store, embedder, progress_wanted(args), counted=so_far,
-                             sessions=stored)
+    return await embed_after(store, embedder, progress_wanted(args),
+                             counted=kept_while_embedding(args, embedder.name), sessions=stored)
 
 
 class Unused:

@@ -59,7 +59,7 @@ from harkback.adapters.stores.postgres_messages import PostgresMessages
 from harkback.adapters.stores.postgres_per_thread import PerThread
 from harkback.adapters.stores.postgres_vacuum import NOT_VACUUMABLE
 from harkback.adapters.stores.postgres_watchdog import Unanswered, Watchdog
-from harkback.adapters.stores.sql.vectors import unit_vector, vector_problem
+from harkback.adapters.stores.sql.vectors import StartKey, unit_vector, vector_problem
 from harkback.stages import ports, records, rewrite
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.stats import StoreStats
@@ -100,6 +100,9 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         self._merge: Literal["running", "refused"] | None = None
         """The background merge of the index's pending list (see :meth:`ingest`)."""
         self._large_writes = 0
+        self._starts: dict[StartKey, postgres_vectors.Resume] = {}
+        """Where :meth:`unembedded` resumes (see :class:`~.postgres_vectors.Resume`)."""
+        self._starts_lock = threading.Lock()
 
     @classmethod
     def open(cls, url: str, *, readonly: bool = False, timeout: float | None = None,
@@ -333,8 +336,12 @@ class PostgresStore(Closing, PostgresMessages, PendingListMerge):
         """Up to ``limit`` messages of ``roles`` (of ``sessions`` only, when given) with
         non-blank content and no vector of ``model``, in stored order."""
         wanted = None if sessions is None else sorted(set(sessions))
-        return self.run(lambda connection: postgres_vectors.unembedded(
-            connection, model, roles, limit, sessions=wanted), long=True)
+
+        def work(connection: Connection) -> tuple[records.Message, ...]:
+            with self._starts_lock:  # the hints are shared by the pool's threads
+                return postgres_vectors.unembedded(connection, model, roles, limit,
+                                                   sessions=wanted, starts=self._starts)
+        return self.run(work, long=True)
 
     def keep_vectors(self, model: str,
                      vectors: Sequence[tuple[ports.MessageKey, ports.Vector]]

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+import attrs
 import psycopg
 from returns.result import Failure, Result, Success
 
@@ -24,7 +25,13 @@ from harkback.adapters.stores.postgres_writes import (
     check_version,
     stored_message,
 )
-from harkback.adapters.stores.sql.vectors import query_vector_problem, unit_vector, vector_problem
+from harkback.adapters.stores.sql.vectors import (
+    StartKey,
+    query_vector_problem,
+    start_key,
+    unit_vector,
+    vector_problem,
+)
 from harkback.stages.embedding import BLANK
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.ports import NearestQuery, Vector
@@ -42,26 +49,87 @@ _HELD = "SELECT id, dimensions, EXISTS (SELECT 1 FROM message_vectors AS v " \
 search); this stops at the first (0.1 ms)."""
 
 
+LAST_ID = 2**63 - 1
+"""The highest row id a ``BIGINT`` holds: no bound."""
+
+
+@attrs.frozen
+class Resume:
+    """Where :func:`unembedded` may resume (``start``: the row id the last call found
+    first), and the store as that call saw it: ``written``, the index's generation and
+    rewrites (any ingest, removal or rewrite, by any process, moves one), and ``model``,
+    the version of the model's row (:func:`drop` moves it; None: no row, so no vector)."""
+
+    written: tuple[int, int]
+    model: str | None
+    start: int = 0
+    end: int = LAST_ID
+    """The highest row id of the sessions asked for: no row past it is read."""
+
+    def holds(self, now: Resume) -> bool:
+        """Whether every message below ``start`` still has a vector or is not eligible:
+        nothing written since but vectors, and none dropped. With no vector of the model
+        then, what lay below was not eligible, whatever was kept or dropped since.
+
+        >>> now = Resume((3, 1), "812")
+        >>> Resume((3, 1), None, 90).holds(now), Resume((3, 1), "811", 90).holds(now)
+        (True, False)
+        """
+        return self.written == now.written and self.model in (None, now.model)
+
+
 def unembedded(connection: Connection, model: str, roles: tuple[Role, ...], limit: int, *,
-               sessions: Sequence[str] | None = None) -> tuple[Message, ...]:
+               sessions: Sequence[str] | None = None,
+               starts: dict[StartKey, Resume] | None = None) -> tuple[Message, ...]:
     """Up to ``limit`` messages of ``roles`` (of ``sessions`` only, when given) with
-    non-blank content and no vector of ``model``, in row id (ingest) order."""
+    non-blank content and no vector of ``model``, in row id (ingest) order, from where
+    ``starts`` says the last call for them found its first one, when that still holds."""
     if limit < 1:
         return ()
     columns = ", ".join(f"m.{c}" for c in MESSAGE_COLUMNS.split(", "))
     # The model's id first: joined in, a planner without statistics (a server restarted
     # after a crash resets them) compared every message with every vector, minutes a batch.
-    found = connection.execute("SELECT id FROM vector_models WHERE name = %s",
+    # The store as it is read before the messages: a write landing between the two only
+    # makes the next call start again from the first row.
+    found = connection.execute("SELECT id, xmin::text FROM vector_models WHERE name = %s",
                                (model,)).fetchone()
-    within = "" if sessions is None else "AND m.session_id = ANY(%s::text[]) "
+    written = connection.execute("SELECT generation, rewrites FROM index_totals").fetchone()
+    now = Resume(written=(int(written[0]), int(written[1])) if written else (0, 0),
+                 model=str(found[1]) if found else None)
+    key = start_key(model, roles, None if sessions is None else frozenset(sessions),
+                    starts if starts is not None else {})
+    known = starts.get(key) if starts is not None else None
+    named = None if sessions is None else [storable(s) for s in sessions]
+    # Read from the first row every time (in row id order, as the planner chose), each
+    # batch read all the rows before it again: the last of the 32 batches of a session of
+    # 2,000 messages read 2,003 rows, not 128, and a sync of one session into a store of
+    # a million messages read all of them at each batch. A few sessions' rows lie within
+    # their lowest and highest row ids (read once, through their index): no row outside.
+    if known is not None and known.holds(now):
+        now = attrs.evolve(now, start=known.start, end=known.end)
+    elif named is not None:
+        # ``id + 0``: min(id) and max(id) alone were read along the primary key, from
+        # both ends of the table (51,566 rows for a session of 500), not by the sessions.
+        low, high = connection.execute("SELECT min(id + 0), max(id + 0) FROM messages "
+                                       "WHERE session_id = ANY(%s::text[])",
+                                       (named,)).fetchone() or (None, None)
+        # None: none of them holds a message (1 to 0 reads nothing).
+        now = attrs.evolve(now, start=1 if low is None else int(low),
+                           end=0 if high is None else int(high))
+    within = "" if named is None else "AND m.session_id = ANY(%s::text[]) "
     rows = connection.execute(
-        f"SELECT {columns} FROM messages AS m WHERE m.role = ANY(%s::text[]) "
-        f"{within}AND btrim(m.content, %s) <> '' AND NOT EXISTS (SELECT 1 FROM "
-        "message_vectors AS v WHERE v.model_id = %s AND v.message_id = m.id) "
-        "ORDER BY m.id LIMIT %s",
-        (list(roles), *(() if sessions is None else ([storable(s) for s in sessions],)), BLANK,
+        f"SELECT m.id, {columns} FROM messages AS m WHERE m.id BETWEEN %s AND %s "
+        f"AND m.role = ANY(%s::text[]) {within}AND btrim(m.content, %s) <> '' "
+        "AND NOT EXISTS (SELECT 1 FROM message_vectors AS v WHERE v.model_id = %s "
+        "AND v.message_id = m.id) ORDER BY m.id LIMIT %s",
+        (now.start, now.end, list(roles), *(() if named is None else (named,)), BLANK,
          found[0] if found else None, limit)).fetchall()
-    return tuple(stored_message(row) for row in rows)
+    if starts is not None:
+        after = int(rows[0][0]) if rows else (now.end + 1 if named is not None else int(
+            connection.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM messages"
+                               ).fetchone()[0]))  # type: ignore[index]
+        starts[key] = attrs.evolve(now, start=after)
+    return tuple(stored_message(row[1:]) for row in rows)
 
 
 def keep(connection: Connection, model: str, latest: dict[tuple[str, int], Vector],
@@ -175,8 +243,10 @@ def drop(connection: Connection, model: str) -> Result[int, StoreUnavailable]:
     keep locks it); how many there were."""
     with connection.transaction():
         check_version(connection)
-        row = connection.execute("SELECT id FROM vector_models WHERE name = %s FOR UPDATE",
-                                 (model,)).fetchone()
+        # An update, not a lock alone: the row's new version tells unembedded() that
+        # vectors went (Resume), whichever process dropped them.
+        row = connection.execute("UPDATE vector_models SET dimensions = dimensions "
+                                 "WHERE name = %s RETURNING id", (model,)).fetchone()
         if row is None:
             return Success(0)
         dropped = connection.execute("DELETE FROM message_vectors WHERE model_id = %s",

@@ -18,6 +18,7 @@ from tests.pipeline.sync_home import DONE_WITH_SKIPS
 from tests.pipeline.test_cli_postgres import _one_line_failure, _tables
 from tests.pipeline.test_import_cli import FIXTURES, harkback
 from tests.support.new_stores import store_locations, unique_name
+from tests.support.one_session import ingest_one
 
 url = store_locations("postgres")
 """The URL of a new, empty database on the run's server."""
@@ -48,10 +49,7 @@ def test_upkeep_on_a_url_missing_the_stores_schema_makes_no_store(
     with psycopg.connect(url) as connection:
         connection.execute("CREATE SCHEMA hb")
     in_hb = f"{url}&options=-csearch_path%3Dhb"
-    source = tmp_path / "s.jsonl"
-    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
-        {"role": "user", "content": f"the key is {SECRET}"}]}) + "\n")
-    assert harkback("ingest", str(source), "--keep-secrets", "--db", in_hb).returncode == 0
+    ingest_one(in_hb, tmp_path, "--keep-secrets", text=f"the key is {SECRET}")
     done = harkback(*command, "--db", url)
     # The run's URLs have a query (?host=...): the option is added with "&".
     _one_line_failure(done, "holds no harkback store on its search path; schema hb holds "
@@ -103,12 +101,7 @@ def test_the_option_named_for_an_odd_schema_reaches_its_store(url: str, tmp_path
         connection.execute(psycopg.sql.SQL("CREATE SCHEMA {}").format(
             psycopg.sql.Identifier(name)))
     quoted = '"' + name.replace("\\", "\\\\").replace(" ", "\\ ") + '"'
-    source = tmp_path / "s.jsonl"
-    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
-        {"role": "user", "content": "the okapi relay"}]}) + "\n")
-    stored = harkback("ingest", str(source), "--db", f"{url}&options=-csearch_path%3D"
-                      + quote(quoted, safe=""))
-    assert stored.returncode == 0, stored.stderr
+    ingest_one(f"{url}&options=-csearch_path%3D" + quote(quoted, safe=""), tmp_path)
     done = harkback("recent", "--db", url)
     assert done.returncode == 1, done.stderr
     option = re.search(r"\((\S+) in the URL reaches it", done.stderr)
@@ -137,11 +130,7 @@ def test_check_on_another_applications_database_says_what_every_command_says(
 def _store_in_hb(url: str, tmp_path: Path) -> None:
     with psycopg.connect(url) as connection:
         connection.execute("CREATE SCHEMA hb")
-    source = tmp_path / "s.jsonl"
-    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
-        {"role": "user", "content": "the okapi relay"}]}) + "\n")
-    stored = harkback("ingest", str(source), "--db", f"{url}&options=-csearch_path%3Dhb")
-    assert stored.returncode == 0, stored.stderr
+    ingest_one(f"{url}&options=-csearch_path%3Dhb", tmp_path)
 
 
 def test_a_teams_url_missing_the_stores_schema_is_told_where_it_is(

@@ -13,6 +13,7 @@ import pytest
 from tests.pipeline.test_cli_postgres import _one_line_failure
 from tests.pipeline.test_import_cli import harkback
 from tests.support.new_stores import store_locations, unique_name
+from tests.support.one_session import ingest_one
 
 url = store_locations("postgres")
 """The URL of a new, empty database on the run's server."""
@@ -33,10 +34,7 @@ def _counts(url: str) -> tuple[int, int]:
 def test_a_reader_told_what_it_lacks_to_write(url: str, tmp_path: Path, command: str) -> None:
     """``ingest`` and ``redact`` as a reader ended at "permission denied for table
     import_sources" (messages): no word of which rights it takes, or of the owner."""
-    source = tmp_path / "s.jsonl"
-    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
-        {"role": "user", "content": f"the key is {SECRET}"}]}) + "\n")
-    assert harkback("ingest", str(source), "--keep-secrets", "--db", url).returncode == 0
+    source = ingest_one(url, tmp_path, "--keep-secrets", text=f"the key is {SECRET}")
     reader = unique_name("reader")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {reader} LOGIN")
@@ -57,10 +55,7 @@ def test_a_role_that_may_not_read_is_told_it_takes_select(url: str, tmp_path: Pa
     """A role granted nothing on the store's tables running ``recent`` was told that a role
     granted only SELECT reads the store and to have the owner grant INSERT, UPDATE and
     DELETE: the rights a write takes, not the SELECT a read lacks."""
-    source = tmp_path / "s.jsonl"
-    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
-        {"role": "user", "content": "the okapi relay"}]}) + "\n")
-    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    ingest_one(url, tmp_path)
     stranger = unique_name("stranger")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {stranger} LOGIN")

@@ -15,6 +15,7 @@ import pytest
 from tests.pipeline.test_cli_postgres import _one_line_failure
 from tests.pipeline.test_import_cli import harkback
 from tests.support.new_stores import store_locations, unique_name
+from tests.support.one_session import ingest_one
 
 url = store_locations("postgres")
 """The URL of a new, empty database on the run's server."""
@@ -23,10 +24,7 @@ url = store_locations("postgres")
 def _timed_role(url: str, tmp_path: Path) -> str:
     """A store at ``url`` holding session ``k``, and a new role granted its rows whose
     statements the server cancels after 200 ms; that role's URL."""
-    source = tmp_path / "s.jsonl"
-    source.write_text(json.dumps({"id": "k", "started_at": 1772547300, "messages": [
-        {"role": "user", "content": "the okapi relay"}]}) + "\n")
-    assert harkback("ingest", str(source), "--db", url).returncode == 0
+    ingest_one(url, tmp_path)
     role = unique_name("timed")
     with psycopg.connect(url, autocommit=True) as connection:
         connection.execute(f"CREATE ROLE {role} LOGIN")

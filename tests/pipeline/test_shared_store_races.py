@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from returns.future import FutureResult
 
 from harkback.adapters.sources.claude_code import CLAUDE_CODE
 from harkback.adapters.sources.transcripts import TranscriptImporter
 from harkback.pipeline.importing import run_import
+from harkback.pipeline.sync import sync_one
 from harkback.pipeline.wiring import open_store
 from harkback.stages.errors import StoreUnavailable
 from harkback.stages.imports import ImportLedger, Mark, SourceKey, SourceState
@@ -26,6 +27,7 @@ from tests.support.new_stores import store_locations
 
 db = store_locations("sqlite", "postgres")
 """A new store: a SQLite file, or an empty database on the test server."""
+T = TypeVar("T")
 
 
 def _projects(folder: Path) -> Path:
@@ -73,31 +75,48 @@ def _stored(db: str) -> set[str]:
     return {r["session_id"] for r in json.loads(done.stdout)["results"]}
 
 
+def _a_deleted(db: str, tmp_path: Path) -> tuple[Path, Path, set[str]]:
+    """Folders A and B holding the same sessions, A's imported into ``db`` and then its
+    files deleted; A, B and the sessions held (the roots ``recent`` lists)."""
+    a, b = _projects(tmp_path / "a"), _projects(tmp_path / "b")
+    assert harkback("import", "claude-code", str(a), "--db", db).returncode == 3  # bad lines
+    held = _stored(db)
+    shutil.rmtree(a)
+    a.mkdir()
+    return a, b, held
+
+
+async def _beside_pruning(db: str, a: Path,
+                          run: Callable[[SessionStore, ImportLedger], Awaitable[T]]) -> T:
+    """``run`` on the store at ``db`` with a ledger before whose first marks a sync of the
+    emptied folder ``a`` prunes its sessions (:func:`_pruning_sync`)."""
+    store = open_store(db).unwrap()
+    try:
+        ledger = store.import_ledger()
+        assert ledger is not None
+        return await run(store, cast(ImportLedger, _Between(ledger,
+                                                            lambda: _pruning_sync(a, db))))
+    finally:
+        store.close()
+
+
+def _pruning_sync(folder: Path, db: str) -> None:
+    """``harkback sync --prune`` of the Claude Code ``folder`` whose files were deleted: it
+    removes the sessions they held."""
+    done = harkback("sync", "--claude-code", str(folder), "--db", db, "--json", "--prune")
+    (claude,) = [s for s in json.loads(done.stdout)["sources"] if s["kind"] == "claude-code"]
+    assert claude["sessions"]["removed"] > 0, done.stderr
+
+
 async def test_a_sync_removing_meanwhile_cannot_lose_what_another_folder_holds(
         db: str, tmp_path: Path) -> None:
     """Folder B holds the sessions folder A held; A's files are deleted. B's import found
     them stored (unchanged), then a sync of A removed them (it read the ledger before B's
     marks were kept), then B kept its marks: the sessions were gone for good, every later
     import of B skipping them as unchanged."""
-    a, b = _projects(tmp_path / "a"), _projects(tmp_path / "b")
-    assert harkback("import", "claude-code", str(a), "--db", db).returncode == 3  # bad lines
-    held = _stored(db)
-    shutil.rmtree(a)
-    a.mkdir()
-
-    def sync_a() -> None:
-        done = harkback("sync", "--claude-code", str(a), "--db", db, "--json", "--prune")
-        (claude,) = [s for s in json.loads(done.stdout)["sources"] if s["kind"] == "claude-code"]
-        assert claude["sessions"]["removed"] > 0, done.stderr
-
-    store = open_store(db).unwrap()
-    try:
-        ledger = store.import_ledger()
-        assert ledger is not None
-        outcome = await run_import(TranscriptImporter(CLAUDE_CODE, b), store,
-                                   _Between(ledger, sync_a))
-    finally:
-        store.close()
+    a, b, held = _a_deleted(db, tmp_path)
+    outcome = await _beside_pruning(db, a, lambda store, ledger: run_import(
+        TranscriptImporter(CLAUDE_CODE, b), store, ledger))
     assert outcome.error is None
     assert _stored(db) == held
     again = harkback("import", "claude-code", str(b), "--db", db)
@@ -155,3 +174,19 @@ async def test_two_imports_at_once_count_each_session_added_once(db: str, tmp_pa
     assert outcome.notes[-1] == (
         f"{stored} session(s) were stored by another import running at the same time; "
         "this run's copy replaced them (counted updated, not added)")
+
+
+async def test_sessions_stored_again_after_a_removal_meanwhile_are_embedded_by_the_sync(
+        db: str, tmp_path: Path) -> None:
+    """embed36: the sessions a sync stores again because a sync of another folder pruned
+    them meanwhile (:mod:`~harkback.pipeline.import_restore`) come back without vectors,
+    but were not among what the sync stored (its report's ``stored``, what it embeds):
+    left without vectors, unsaid. They are now."""
+    a, b, held = _a_deleted(db, tmp_path)
+    report = await _beside_pruning(db, a, lambda store, ledger: sync_one(
+        TranscriptImporter(CLAUDE_CODE, b), store, ledger))
+    assert report.status == "synced", report.error
+    assert (report.new, report.updated) == (0, 0)  # compared: all stored, unchanged
+    counted = json.loads(harkback("stats", "--db", db, "--json").stdout)["sessions"]
+    # Every session was pruned and stored again: each is among what the sync embeds.
+    assert held < report.stored and len(report.stored) == counted

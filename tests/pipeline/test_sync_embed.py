@@ -82,6 +82,22 @@ def test_ctrl_c_while_a_sync_embeds_says_harkback_embed_makes_the_rest(tmp_path:
     home = make_home(tmp_path / "home")
     repair(home)
     db = tmp_path / "h.db"
+    status, out, err = stopped_at_first_batch(
+        "sync", "--db", str(db), "--json",
+        env={"HOME": str(home), **dict.fromkeys(ENV_HOMES, "")})
+    assert status == 130
+    kept = ("the sessions are stored, each whole; the vectors made before it are kept (0 "
+            "message(s) embedded with words): harkback embed makes the rest")
+    assert kept in err and json.loads(out)["kept"] == kept
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] > 0
+    assert _vectors(db) == 0
+
+
+def stopped_at_first_batch(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
+    """Run ``harkback ARGS`` (``env`` added, ``$HARKBACK_EMBEDDER`` a real embeddings
+    server) and send it SIGINT when its first batch reaches the embedder: its exit
+    status, stdout and stderr."""
     running: list[subprocess.Popen[str]] = []
 
     def interrupt(received: Received) -> Reply:
@@ -91,17 +107,10 @@ def test_ctrl_c_while_a_sync_embeds_says_harkback_embed_makes_the_rest(tmp_path:
         return Reply()
 
     with ChatServer(interrupt) as server:
-        env = {**{k: v for k, v in os.environ.items() if k not in MODEL_ENV},
-               "HOME": str(home), **dict.fromkeys(ENV_HOMES, ""),
-               "HARKBACK_EMBEDDER": f"openai:words@{server.url}"}
         running.append(subprocess.Popen(
-            [sys.executable, "-m", "harkback.pipeline.cli", "sync", "--db", str(db), "--json"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            [sys.executable, "-m", "harkback.pipeline.cli", *args],
+            env={**{k: v for k, v in os.environ.items() if k not in MODEL_ENV}, **env,
+                 "HARKBACK_EMBEDDER": f"openai:words@{server.url}"},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         out, err = running[0].communicate(timeout=90)
-    assert running[0].returncode == 130
-    kept = ("the sessions are stored, each whole; the vectors made before it are kept (0 "
-            "message(s) embedded with words): harkback embed makes the rest")
-    assert kept in err and json.loads(out)["kept"] == kept
-    with sqlite3.connect(db) as connection:
-        assert connection.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] > 0
-    assert _vectors(db) == 0
+    return running[0].returncode, out, err
