@@ -20,6 +20,7 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.damaged_rows import DamagedRecord
 from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.postgres_cut import CUT_SHORT, cut_short
 from harkback.adapters.stores.postgres_migrations import (
     NoStoreYet,
     SchemaProblem,
@@ -184,6 +185,12 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(f"the PostgreSQL server of {where(url)} cancelled a "
                                 f"statement: {first_line(error)}"
                                 f"{timeout_lifted(text, url, environ)}")
+    if cut_short(error):
+        # The server was reached: "cannot reach" with no step left the user to guess
+        # whether anything was written, and what to do.
+        return StoreUnavailable(
+            f"the PostgreSQL server of {where(url)} ended the connection in the middle of "
+            f"a statement: {first_line(error)} ({CUT_SHORT})", transient=_passes(error))
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}"
