@@ -72,9 +72,9 @@ def test_ingest_import_search_recent_and_show(url: str, tmp_path: Path) -> None:
 
 
 def test_a_url_that_is_not_one_is_refused(tmp_path: Path) -> None:
-    """A malformed URL is named (without a password) and nothing is tried."""
+    """A malformed URL is named (its password masked) and nothing is tried."""
     done = harkback("search", "x", "--db", "postgresql://me:secret@host:notaport/db")
-    _one_line_failure(done, "not a PostgreSQL URL", "postgresql://me@host")
+    _one_line_failure(done, "not a PostgreSQL URL", "postgresql://me:********@host")
     assert "secret" not in done.stderr
 
 
@@ -86,14 +86,15 @@ def test_a_setting_libpq_refuses_is_a_bad_url_not_an_unreachable_server(
     """libpq refuses these before trying a server; the line said "cannot reach the
     PostgreSQL server", which sends the user to the network for a typo in the URL."""
     done = harkback("stats", "--db", url)
-    _one_line_failure(done, "not a PostgreSQL URL: postgresql://me@127.0.0.1:", detail)
+    _one_line_failure(done, "not a PostgreSQL URL: postgresql://me:********@127.0.0.1:", detail)
     assert "cannot reach" not in done.stderr and "secret" not in done.stderr
 
 
 def test_a_refused_connection_is_one_line(postgres_server: PostgresServer) -> None:
     """No server listening: one line naming where it looked."""
     done = harkback("recent", "--db", "postgresql://me:pw@127.0.0.1:1/harkback")
-    _one_line_failure(done, "cannot reach the PostgreSQL server of postgresql://me@127.0.0.1:1")
+    _one_line_failure(done, "cannot reach the PostgreSQL server of "
+                      "postgresql://me:********@127.0.0.1:1")
     assert "pw" not in done.stderr.replace("postgresql", "")
 
 

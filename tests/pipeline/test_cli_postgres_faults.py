@@ -62,7 +62,7 @@ def test_a_socket_url_is_named_with_its_port() -> None:
     """The port picks the socket's file: without it, the `harkback migrate --db ...` a
     message suggests reaches another server (or none)."""
     assert where("postgresql://me:pw@/h?host=/run/pg&port=5433") == \
-        "postgresql://me@/h?host=/run/pg&port=5433"
+        "postgresql://me:********@/h?host=/run/pg&port=5433"
 
 
 def _write_many(path: Path) -> None:
