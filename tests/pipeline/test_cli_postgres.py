@@ -4,7 +4,10 @@ commands end to end, and every bad connection as one line, exit 1, nothing writt
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
@@ -147,10 +150,57 @@ def test_without_psycopg_the_extra_is_named(url: str, tmp_path: Path) -> None:
     """An install without the postgres extra says how to get it, in one line."""
     blocker = tmp_path / "blocker"
     blocker.mkdir()
-    # A module named psycopg that fails to import stands in for a missing package.
-    (blocker / "psycopg.py").write_text("raise ImportError('No module named psycopg')\n")
+    # A module named psycopg raising what importing a missing package raises stands in
+    # for the package missing.
+    (blocker / "psycopg.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')\n")
     done = harkback("recent", "--db", url, env={"PYTHONPATH": str(blocker)})
-    _one_line_failure(done, "pip install 'harkback[postgres]'")
+    _one_line_failure(done, "the PostgreSQL store needs the postgres extra: pip install "
+                      "'harkback[postgres]'")
+
+
+def test_a_psycopg_that_does_not_load_is_named_so(url: str, tmp_path: Path) -> None:
+    """psycopg installed but failing to load (no libpq: psycopg's own ImportError) was
+    said to be missing; its reason is given, with the reinstall that brings libpq."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "psycopg.py").write_text(
+        "raise ImportError('no pq wrapper available.')\n")
+    done = harkback("recent", "--db", url, env={"PYTHONPATH": str(blocker)})
+    _one_line_failure(done, "needs psycopg, which is installed but does not load (no pq "
+                      "wrapper available.): pip install --force-reinstall 'harkback[postgres]'")
+
+
+def _failing_module(folder: Path, module: str) -> dict[str, str]:
+    """An environment whose interpreters fail to import harkback's ``module`` (and only
+    it: psycopg and the rest load as installed), as a damaged install would."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "import sys\n\n\n"
+        "class Fails:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r}:\n"
+        "            raise ImportError('cannot import name NOT_VACUUMABLE', name=name)\n"
+        "        return None\n\n\n"
+        "sys.meta_path.insert(0, Fails())\n")
+    return {"PYTHONPATH": str(folder)}
+
+
+@pytest.mark.parametrize("command", [("recent",), ("migrate",)])
+def test_a_module_of_the_store_that_fails_to_import_is_named_not_the_extra(
+        url: str, tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Any ImportError opening the store said "needs the postgres extra", psycopg
+    installed and loading: the real cause (the module, its error) is named instead."""
+    module = "harkback.adapters.stores.postgres_vacuum"
+    env = _failing_module(tmp_path / "shim", module)
+    loads = subprocess.run([sys.executable, "-c", "import psycopg"], env={**os.environ, **env},
+                           capture_output=True, text=True, check=False)
+    assert loads.returncode == 0, loads.stderr  # the shim leaves psycopg alone
+    done = harkback(*command, "--db", url, env=env)
+    _one_line_failure(done, "the PostgreSQL store could not be loaded: cannot import name "
+                      f"NOT_VACUUMABLE (in {module}); psycopg loads, so the cause is in "
+                      "harkback's own installation: reinstall harkback")
+    assert "harkback[postgres]" not in done.stderr
 
 
 def test_a_locked_summary_cache_does_not_hold_a_search_with_a_model(url: str,
