@@ -82,13 +82,25 @@ def test_no_server_listening_says_start_it_or_correct_the_url(
                           "server", step)
 
 
-def test_a_url_naming_several_hosts_is_given_the_step_for_the_reason_shown(
-        server: PostgresServer, tmp_path: Path) -> None:
-    """The line shows the last host's reason (no socket in an empty folder); the step was
-    that of the first reason found anywhere in libpq's message, here another host's
-    ("database ... does not exist"): CREATE DATABASE after "No such file or directory"."""
-    url = server.url("nosuch").replace(f"host={server.socket_dir}",
-                                       f"host={server.socket_dir},{tmp_path}")
+@pytest.mark.parametrize("first", ["the server", "an empty folder"])
+def test_a_url_naming_several_hosts_says_what_each_host_did(
+        server: PostgresServer, tmp_path: Path, first: str) -> None:
+    """One host refused (no database "nosuch"), the other has no server: whether the line
+    said "refused the connection" was decided from libpq's whole message (any host's
+    FATAL), while the reason it showed was the last host's, "No such file or directory";
+    and the step was that of the reason shown. Now each host is named with what it did,
+    its reason and its own step, in the order tried."""
+    hosts = [str(server.socket_dir), str(tmp_path)]
+    if first != "the server":
+        hosts.reverse()
+    url = server.url("nosuch").replace(f"host={server.socket_dir}", f"host={','.join(hosts)}")
     done = harkback("recent", "--db", url)
-    _one_line_failure(done, "No such file or directory (no server listens there: start it")
-    assert "CREATE DATABASE" not in done.stderr
+    said = {str(server.socket_dir): 'refused it: FATAL: database "nosuch" does not exist (have '
+                                    "it created, CREATE DATABASE nosuch by a role that may, or "
+                                    "name another database in the URL)",
+            str(tmp_path): "could not be reached: No such file or directory (no server "
+                           "listens there: start it, or correct the host and port in the URL; "
+                           "a socket's host is the folder holding it)"}
+    _one_line_failure(done, "took the connection: " + "; ".join(
+        f"{host} {said[host]}" for host in hosts))
+    assert "refused the connection" not in done.stderr
