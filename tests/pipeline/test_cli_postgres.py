@@ -146,29 +146,24 @@ def test_a_newer_schema_is_refused(url: str, tmp_path: Path) -> None:
         _one_line_failure(done, "harkback schema version 99, newer than this harkback knows")
 
 
-def test_without_psycopg_the_extra_is_named(url: str, tmp_path: Path) -> None:
-    """An install without the postgres extra says how to get it, in one line."""
+@pytest.mark.parametrize(("raised", "said"), [
+    # What importing a missing package raises: the package missing.
+    ("ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')",
+     "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"),
+    # psycopg's own error without libpq: installed, not loading. It was said to be missing.
+    ("ImportError('no pq wrapper available.')",
+     "needs psycopg, which is installed but does not load (no pq wrapper available.): pip "
+     "install --force-reinstall 'harkback[postgres]'")])
+def test_a_psycopg_missing_or_not_loading_is_named_so(url: str, tmp_path: Path, raised: str,
+                                                      said: str) -> None:
+    """An install without the postgres extra says how to get it, in one line; one whose
+    psycopg does not load gives its reason, with the reinstall that brings libpq. A module
+    named psycopg raising the error stands in for the package."""
     blocker = tmp_path / "blocker"
     blocker.mkdir()
-    # A module named psycopg raising what importing a missing package raises stands in
-    # for the package missing.
-    (blocker / "psycopg.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')\n")
+    (blocker / "psycopg.py").write_text(f"raise {raised}\n")
     done = harkback("recent", "--db", url, env={"PYTHONPATH": str(blocker)})
-    _one_line_failure(done, "the PostgreSQL store needs the postgres extra: pip install "
-                      "'harkback[postgres]'")
-
-
-def test_a_psycopg_that_does_not_load_is_named_so(url: str, tmp_path: Path) -> None:
-    """psycopg installed but failing to load (no libpq: psycopg's own ImportError) was
-    said to be missing; its reason is given, with the reinstall that brings libpq."""
-    blocker = tmp_path / "blocker"
-    blocker.mkdir()
-    (blocker / "psycopg.py").write_text(
-        "raise ImportError('no pq wrapper available.')\n")
-    done = harkback("recent", "--db", url, env={"PYTHONPATH": str(blocker)})
-    _one_line_failure(done, "needs psycopg, which is installed but does not load (no pq "
-                      "wrapper available.): pip install --force-reinstall 'harkback[postgres]'")
+    _one_line_failure(done, said)
 
 
 def _failing_module(folder: Path, module: str) -> dict[str, str]:
