@@ -153,7 +153,7 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         # "cannot reach" would send the user to look at the network instead.
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
-            f"{first_line(error)}{next_step(text)}", transient=crowded(text))
+            f"{first_line(error)}{next_step(text, url)}", transient=crowded(text))
     setting = _BAD_SETTING.fullmatch(first_line(error))
     if isinstance(error, psycopg.OperationalError) and setting:
         return StoreUnavailable(
@@ -208,7 +208,7 @@ def _several(url: str, hosts: list[tuple[str, str, str]]) -> StoreUnavailable:
         no = refused(first)
         transient &= crowded(first) if no else _passes(psycopg.OperationalError(first))
         said.append(f"{host} {'refused it' if no else 'could not be reached'}: {reason}"
-                    f"{next_step(first)}")
+                    f"{next_step(first, url)}")
     return StoreUnavailable(f"no PostgreSQL server of {where(url)} took the connection: "
                             + "; ".join(said), transient=transient)
 

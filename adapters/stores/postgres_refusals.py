@@ -19,7 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import psycopg
+from psycopg import conninfo
+
 from harkback.adapters.stores.postgres_reach import identifier
+from harkback.stages.shown_url import MASK
 
 _REFUSED = re.compile(r"failed: (?:FATAL: |fe_sendauth: )")
 """A new connection that the server refused: libpq's ``failed: FATAL:`` (the server's own
@@ -50,8 +54,10 @@ def crowded(text: str) -> bool:
     return bool(_CROWDED.search(text))
 
 
+_REFUSED_PASSWORD = re.compile(r"password authentication failed for user")
+
 _STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    (re.compile(r"password authentication failed for user"),
+    (_REFUSED_PASSWORD,
      lambda _: "check the user and password the URL gives, a password's @ and / "
                "percent-encoded as %40 and %2F, or those in $PGPASSWORD or ~/.pgpass"),
     (re.compile(r"fe_sendauth: no password supplied"),
@@ -74,22 +80,42 @@ _STEPS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
 )
 
 
-def next_step(text: str) -> str:
-    """What to do about the connection error ``text`` (libpq's message), in parentheses
-    after it; '' when none of the known reasons is it (one in another language too). Only
-    its first line, the reason shown, is read: for a URL naming several hosts the lines
-    after give each host's, and a step for another host's reason (CREATE DATABASE after
-    "Connection refused") sent the user the wrong way.
+_MASKED = ("the URL's password is ********, as harkback's lines show every password, not "
+           "the password itself: put the real one in its place, or leave it out of the URL "
+           "and keep it in $PGPASSWORD or ~/.pgpass")
+"""The step for a password refused where the URL gives the mask: a command a message
+suggested, pasted as shown (the password the URL gives wins over $PGPASSWORD)."""
+
+
+def next_step(text: str, url: str = "") -> str:
+    """What to do about the connection error ``text`` (libpq's message) of ``url``, in
+    parentheses after it; '' when none of the known reasons is it (one in another language
+    too). Only its first line, the reason shown, is read: for a URL naming several hosts
+    the lines after give each host's, and a step for another host's reason (CREATE
+    DATABASE after "Connection refused") sent the user the wrong way.
 
     >>> next_step('port 1 failed: Connection refused\\nMultiple connection attempts failed. '
     ...           'All failures were:\\n- ... FATAL:  database "h" does not exist')[:25]
     ' (no server listens there'
+    >>> next_step('FATAL:  password authentication failed for user "me"',
+    ...           "postgresql://me:********@db/h")[:42]
+    " (the URL's password is ********, as harkb"
     """
+    if _REFUSED_PASSWORD.search(text.partition("\n")[0]) and _gives_mask(url):
+        return f" ({_MASKED})"
     for pattern, step in _STEPS:
         found = pattern.search(text.partition("\n")[0])
         if found:
             return f" ({step(found)})"
     return ""
+
+
+def _gives_mask(url: str) -> bool:
+    """Whether ``url`` gives ``********`` as its password (in its user part or query)."""
+    try:
+        return conninfo.conninfo_to_dict(url).get("password") == MASK
+    except psycopg.Error:
+        return False
 
 
 _SEVERAL = "\nMultiple connection attempts failed. All failures were:\n"

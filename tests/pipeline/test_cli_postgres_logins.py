@@ -5,6 +5,7 @@ database to name, that no server listens there. The server here asks for passwor
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,3 +105,20 @@ def test_a_url_naming_several_hosts_says_what_each_host_did(
     _one_line_failure(done, "took the connection: " + "; ".join(
         f"{host} {said[host]}" for host in hosts))
     assert "refused the connection" not in done.stderr
+
+
+def test_a_url_pasted_from_a_line_with_its_password_masked_is_told_so(
+        server: PostgresServer) -> None:
+    """A line names the store with its password as ******** (a suggested command too);
+    pasted as shown, libpq sends ******** as the password, which wins over $PGPASSWORD,
+    and the refusal said to check the password the URL gives "or those in $PGPASSWORD",
+    the line naming the URL just as for the right password: nothing said the mask was
+    sent. Now the step says so."""
+    first = harkback("recent", "--db", server.url().replace(f"{USER}@", "me:right@"))
+    shown = re.search(r"postgresql://me:\*{8}@\S+", first.stderr)
+    assert first.returncode == 1 and shown is not None, first.stderr
+    pasted = harkback("recent", "--db", shown.group(0), env={"PGPASSWORD": "right"})
+    _one_line_failure(pasted, 'password authentication failed for user "me" (the URL\'s '
+                      "password is ********, as harkback's lines show every password, not the "
+                      "password itself: put the real one in its place, or leave it out of the "
+                      "URL and keep it in $PGPASSWORD or ~/.pgpass)")
