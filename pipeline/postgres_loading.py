@@ -5,6 +5,8 @@ user who had the extra to install it again while the real cause went unsaid.
 
 >>> not_loaded(ModuleNotFoundError("No module named 'psycopg'", name="psycopg"))
 "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"
+>>> not_loaded(ModuleNotFoundError("No module named 'psycopg._tpc'", name="psycopg._tpc"))[:57]
+'the PostgreSQL store needs psycopg, which is installed bu'
 >>> not_loaded(ImportError("cannot import name 'Pipeline' from 'psycopg'", name="psycopg"))[-69:]
 "older than harkback needs: pip install --upgrade 'harkback[postgres]'"
 """
@@ -19,13 +21,14 @@ POSTGRES_EXTRA = "the PostgreSQL store needs the postgres extra: pip install 'ha
 def not_loaded(error: ImportError) -> str:
     """The one line saying why importing the PostgreSQL store raised ``error``: psycopg is
     imported again to tell the three causes apart (it is cached once it loaded)."""
-    if isinstance(error, ModuleNotFoundError) and (error.name or "").partition(".")[0] in (
-            "psycopg", "psycopg_binary", "psycopg_c"):
+    # The package itself, not a module of it (psycopg._tpc: a damaged install, where
+    # installing the extra again does nothing: pip finds it satisfied).
+    if isinstance(error, ModuleNotFoundError) and error.name == "psycopg":
         return POSTGRES_EXTRA
     try:
         importlib.import_module("psycopg")
     except ModuleNotFoundError as missing:
-        if (missing.name or "").partition(".")[0] == "psycopg":
+        if missing.name == "psycopg":
             return POSTGRES_EXTRA
         return _psycopg_fails(missing)
     except ImportError as broken:  # libpq not found, a wheel for another Python, ...

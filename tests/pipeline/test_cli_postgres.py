@@ -237,3 +237,17 @@ def test_a_sync_the_store_refuses_does_not_send_the_user_to_the_source(
     missing = harkback("sync", "--codex", str(tmp_path / "nowhere"), "--db", url)
     assert "name another location with --codex" in missing.stdout, missing.stdout
     assert json.loads(harkback("stats", "--db", url, "--json").stdout)["sessions"] == 3
+
+
+def test_a_psycopg_with_a_module_missing_is_not_said_to_be_missing(url: str,
+                                                                     tmp_path: Path) -> None:
+    """psycopg installed but damaged (a module of it gone, as a partial upgrade leaves it):
+    the line said it needs the postgres extra, whose pip install finds it satisfied and
+    does nothing. A copy of the installed psycopg without its _tpc module comes first."""
+    damaged = tmp_path / "damaged" / "psycopg"
+    shutil.copytree(Path(psycopg.__file__).parent, damaged)
+    (damaged / "_tpc.py").unlink()
+    done = harkback("recent", "--db", url, env={"PYTHONPATH": str(damaged.parent)})
+    _one_line_failure(done, "the PostgreSQL store needs psycopg, which is installed but does "
+                      "not load (No module named 'psycopg._tpc'): pip install "
+                      "--force-reinstall 'harkback[postgres]'")
