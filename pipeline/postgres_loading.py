@@ -5,8 +5,8 @@ user who had the extra to install it again while the real cause went unsaid.
 
 >>> not_loaded(ModuleNotFoundError("No module named 'psycopg'", name="psycopg"))
 "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"
->>> not_loaded(ModuleNotFoundError("No module named 'psycopg._tpc'", name="psycopg._tpc"))[:57]
-'the PostgreSQL store needs psycopg, which is installed bu'
+>>> not_loaded(ModuleNotFoundError("No module named 'psycopg.x'", name="psycopg.x"))[-52:]
+"ck needs: pip install --upgrade 'harkback[postgres]'"
 >>> not_loaded(ImportError("cannot import name 'Pipeline' from 'psycopg'", name="psycopg"))[-69:]
 "older than harkback needs: pip install --upgrade 'harkback[postgres]'"
 """
