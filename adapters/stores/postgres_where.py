@@ -44,24 +44,39 @@ def where(url: str) -> str:
     # The password goes in (quoted) for shown_url to mask: one rule for every line naming
     # the store (errors left it out, while stats, check and config showed ********).
     secret = parts.get("password")
-    user = str(parts.get("user", "")) + (f":{parse.quote(str(secret), safe='')}"
-                                         if secret else "")
+    # Quoted: a user's @ or / as is (Azure's me@server) made a URL naming another host.
+    user = parse.quote(str(parts.get("user", "")), safe="") + (
+        f":{parse.quote(str(secret), safe='')}" if secret else "")
     host = str(parts.get("host", ""))
-    port = f":{parts['port']}" if "port" in parts else ""
-    database = str(parts.get("dbname", ""))
+    database = parse.quote(str(parts.get("dbname", "")), safe="")
     # The options may name the schema (search_path): without them, a message's `harkback
     # migrate --db ...` reaches another store, or a database of other tables.
     options = (f"options={parse.quote(str(parts['options']), safe='-,')}"
                if parts.get("options") else "")
-    if host.startswith("/"):
+    if any(one.startswith("/") for one in host.split(",")):
         # The port names the socket's file: a message's `harkback migrate --db ...` needs it.
         socket_port = f"&port={parts['port']}" if "port" in parts else ""
         return shown_url(f"postgresql://{user + '@' if user else ''}/{database}?host={host}"
                          f"{socket_port}{'&' + options if options else ''}")
-    if ":" in host and "," not in host:
-        host = f"[{host}]"  # an IPv6 address, bracketed as a URL writes it
-    return shown_url(f"postgresql://{user + '@' if user else ''}{host}{port}/{database}"
+    return shown_url(f"postgresql://{user + '@' if user else ''}"
+                     f"{_hosts(host, str(parts.get('port', '')))}/{database}"
                      f"{'?' + options if options else ''}")
+
+
+def _hosts(host: str, port: str) -> str:
+    """The hosts and ports as a URL writes them, each host with its own port (libpq reads
+    ``a,b:1,2`` as the hosts ``a``, ``b``, ``2``), an IPv6 address bracketed.
+
+    >>> _hosts("a,b", "1,2"), _hosts("a,::1", "5433"), _hosts("db", "")
+    ('a:1,b:2', 'a:5433,[::1]:5433', 'db')
+    """
+    hosts, ports = host.split(","), port.split(",")
+    if len(ports) == 1:
+        ports *= len(hosts)  # one port for every host, as libpq reads it
+    if len(ports) != len(hosts):
+        return f"{host}:{port}"  # libpq refuses it before trying a server
+    return ",".join((f"[{one}]" if ":" in one else one) + (f":{at}" if at else "")
+                    for one, at in zip(hosts, ports, strict=True))
 
 
 def misread(parts: Mapping[str, Any]) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import conninfo
 
 from tests.pipeline.test_cli_postgres import _one_line_failure
 from tests.pipeline.test_import_cli import harkback
@@ -122,3 +123,19 @@ def test_a_url_pasted_from_a_line_with_its_password_masked_is_told_so(
                       "password is ********, as harkback's lines show every password, not the "
                       "password itself: put the real one in its place, or leave it out of the "
                       "URL and keep it in $PGPASSWORD or ~/.pgpass)")
+
+
+def test_the_url_a_line_names_reads_as_the_url_given() -> None:
+    """The URL a line names (a suggested `harkback migrate --db ...` too) was rebuilt from
+    libpq's reading with the hosts and ports joined apart (``a,b:1,2``: libpq reads hosts
+    a, b and 2) and the user unquoted (``me%40corp``, Azure's form, as ``me@corp``: the
+    host ``corp``); pasted, it named other servers. Read back, it names the same ones."""
+    given = "postgresql://me%40corp:pw@127.0.0.1:1,127.0.0.1:2/team%20db"
+    done = harkback("recent", "--db", given)
+    shown = re.search(r"server of (\S+) took the connection", done.stderr)
+    assert done.returncode == 1 and shown is not None, done.stderr
+    assert "pw" not in shown.group(1)
+    assert conninfo.conninfo_to_dict(shown.group(1).replace("********", "pw")) == \
+        conninfo.conninfo_to_dict(given) == {"user": "me@corp", "password": "pw", "host":
+                                             "127.0.0.1,127.0.0.1", "port": "1,2",
+                                             "dbname": "team db"}
