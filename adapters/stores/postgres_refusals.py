@@ -123,7 +123,9 @@ _SEVERAL = "\nMultiple connection attempts failed. All failures were:\n"
 several hosts (``host=a,b``) none of which took the connection."""
 _HOST = re.compile(r"^- host: (.*?), port: (.*?), hostaddr: (.*?): ", re.MULTILINE)
 _ATTEMPT = re.compile(r"^(?:connection (?:failed|is bad): )*(?:connection to server "
-                      r"(?:on socket \"[^\"]*\"|at \"[^\"]*\" \([^)]*\), port \d+) failed: )?")
+                      r"(?:on socket \"[^\"]*\"|at \"[^\"]*\"(?: \([^)]*\))?, port \d+) failed: )?")
+"""What libpq puts before a host's reason, the host named already: its address in
+parentheses only when the host is a name (``at "127.0.0.1", port 1`` has none)."""
 
 
 def attempts(text: str) -> list[tuple[str, str, str]]:

@@ -139,3 +139,14 @@ def test_the_url_a_line_names_reads_as_the_url_given() -> None:
         conninfo.conninfo_to_dict(given) == {"user": "me@corp", "password": "pw", "host":
                                              "127.0.0.1,127.0.0.1", "port": "1,2",
                                              "dbname": "team db"}
+
+
+def test_hosts_given_as_addresses_are_each_named_once() -> None:
+    """Each host's reason is given after its name without libpq's "connection to server at
+    ..." (a host name's was cut, an address's kept: the host named twice over)."""
+    step = ("(no server listens there: start it, or correct the host and port in the URL; "
+            "a socket's host is the folder holding it)")
+    done = harkback("recent", "--db", f"postgresql://{USER}@127.0.0.1:1,127.0.0.1:2/h")
+    _one_line_failure(done, f"took the connection: 127.0.0.1:1 could not be reached: "
+                      f"Connection refused {step}; 127.0.0.1:2 could not be reached: "
+                      f"Connection refused {step}")
