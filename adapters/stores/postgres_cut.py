@@ -1,8 +1,8 @@
 """A connection the PostgreSQL server ended under a statement, told apart from a server
-that could not be reached: the server was reached, what the statement's transaction wrote
-was rolled back, and running the command again is the step (an ingest run again stores the
-rest, one copy of each session). Said as "cannot reach" with no step, it left the user to
-guess whether anything was half-written.
+that could not be reached: the server was reached, the statement's transaction is whole
+or not there (a cut COMMIT leaves which unknown), and running the command again is the step
+(an ingest run again stores the rest, one copy of each session). Said as "cannot reach"
+with no step, it left the user to guess whether anything was half-written.
 
 >>> cut_short(psycopg.errors.AdminShutdown("terminating connection due to administrator "
 ...                                         "command"))
@@ -32,9 +32,11 @@ _LOST = re.compile(r"server closed the connection unexpectedly|the connection is
 the server (``pg_ctl stop -m immediate``, a killed backend, a connection reset)."""
 
 CUT_SHORT = ("the server stopped or restarted, or an administrator ended the connection; "
-             "the statement's transaction was rolled back, so nothing is half-written: run "
-             "the command again once the server is up")
-"""What the line about such a connection adds after the server's reason."""
+             "a transaction is kept whole or not at all, so nothing is half-written, though "
+             "the one cut may have committed: run the command again once the server is up")
+"""What the line about such a connection adds after the server's reason. Not "rolled
+back": a COMMIT cut (one waiting for a synchronous standby, its backend terminated; one
+sent as the server stops) may have committed, and the client cannot tell."""
 
 
 def cut_short(error: BaseException) -> bool:

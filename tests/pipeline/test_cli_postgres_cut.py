@@ -31,18 +31,19 @@ SESSIONS, TURNS = 1_200, 3
 """More sessions than one ingest batch holds (500): batches before the one cut short commit."""
 
 CUT = "ended the connection in the middle of a statement: "
-STEP = ("(the server stopped or restarted, or an administrator ended the connection; the "
-        "statement's transaction was rolled back, so nothing is half-written: run the "
-        "command again once the server is up)")
+STEP = ("(the server stopped or restarted, or an administrator ended the connection; a "
+        "transaction is kept whole or not at all, so nothing is half-written, though the one "
+        "cut may have committed: run the command again once the server is up)")
 
 
-def _lock_waiter(url: str) -> int:
-    """The id of the backend of ``url``'s database that waits for a lock (within 60 s)."""
+def _lock_waiter(url: str, waits: str = "wait_event_type = 'Lock'") -> int:
+    """The id of the backend of ``url``'s database that waits for a lock (or as ``waits``
+    says, within 60 s)."""
     deadline = time.monotonic() + 60
     with psycopg.connect(url, autocommit=True) as connection:
         while time.monotonic() < deadline:
             row = connection.execute(
-                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                f"SELECT pid FROM pg_stat_activity WHERE {waits} "
                 "AND datname = current_database()").fetchone()
             if row is not None:
                 return int(row[0])
@@ -173,3 +174,34 @@ def test_an_ingest_cut_between_batches_keeps_whole_sessions_and_a_rerun_stores_e
     ids, rows = _stored(url)
     assert ids == set(expected)
     _whole(ids, rows, expected)
+
+
+def test_an_ingest_whose_commit_is_cut_is_not_said_to_be_rolled_back(tmp_path: Path) -> None:
+    """A COMMIT waiting for a synchronous standby (one that is down) has committed on the
+    server; its backend terminated, the line said "the statement's transaction was rolled
+    back", and "ingested 0 session(s)", while the store held the session. The line now says
+    the one cut may have committed; run again, the session is there once."""
+    server = start_server(settings=lambda _: ("-c", "synchronous_commit=on",  # tests' is off
+                                              "-c", "synchronous_standby_names=ghost"))
+    try:
+        no_wait = "&options=-csynchronous_commit%3Dlocal"  # to make the database and store
+        with psycopg.connect(server.url() + no_wait, autocommit=True) as admin:
+            admin.execute("CREATE DATABASE standby")
+        at, local = server.url("standby"), server.url("standby") + no_wait
+        assert harkback("migrate", "--db", local).returncode == 0
+        ingest = subprocess.Popen(
+            [sys.executable, "-m", "harkback.pipeline.cli", "ingest",
+             str(_one_session(tmp_path / "one.jsonl")), "--db", at],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _terminate(local, _lock_waiter(local, "wait_event = 'SyncRep'"))
+        _, err = ingest.communicate(timeout=120)
+        assert ingest.returncode == 1, err
+        (line,) = err.splitlines()
+        assert CUT in line and line.endswith(STEP) and "rolled back" not in line, line
+        ids, _ = _stored(local)
+        assert ids == {"s1"}  # committed, as the line allows
+        assert harkback("ingest", str(tmp_path / "one.jsonl"), "--db", local).returncode == 0
+        assert _stored(local)[0] == {"s1"}
+    finally:
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
