@@ -184,7 +184,7 @@ def _how(name: str, *, url: str, barred: Sequence[str], role: str, pgoptions: st
     if name not in barred:
         return f" ({option}{reaches})"
     return (f", which {role} may not use (its owner may GRANT USAGE ON SCHEMA "
-            f"{identifier(name)} TO {role}; then {option} reaches it)")
+            f"{identifier(name)} TO {identifier(role)}; then {option} reaches it)")
 
 
 def stores_elsewhere(connection: Connection) -> tuple[list[str], list[str]]:

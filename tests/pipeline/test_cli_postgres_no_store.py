@@ -230,3 +230,23 @@ def test_the_schema_a_database_of_other_tables_is_told_to_make_works_as_pasted(
     found = harkback("search", "okapi", "--json", "--db", as_role + told.group(2))
     assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == ["k"]
     assert _schemas_tables(url) == {"harkback": 10, "public": 1}
+
+
+def test_the_grant_told_to_a_role_needing_quotes_works_as_pasted(
+        url: str, tmp_path: Path) -> None:
+    """The grant for a role without USAGE on the store's schema named the role as it is
+    (GRANT USAGE ON SCHEMA hb TO Team-App_N), a syntax error where pasted; now it is
+    quoted as SQL needs, and the grant pasted gives the role the schema."""
+    _store_in_hb(url, tmp_path)
+    role = unique_name("Team-App")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN").format(
+            psycopg.sql.Identifier(role)))
+    as_role = url.replace("postgresql://harkback@", f"postgresql://{quote(role)}@")
+    done = harkback("recent", "--db", f"{as_role}&options=-csearch_path%3Dhb,public")
+    told = re.search(r"may (GRANT USAGE ON SCHEMA hb TO [^;]+);", done.stderr)
+    assert done.returncode == 1 and told is not None, done.stderr
+    with psycopg.connect(url, autocommit=True) as owner:
+        owner.execute(psycopg.sql.SQL(told.group(1)))
+        assert owner.execute("SELECT has_schema_privilege(%s, 'hb', 'USAGE')",
+                             (role,)).fetchone() == (True,)
