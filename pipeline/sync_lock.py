@@ -215,9 +215,9 @@ class PostgresTurn:
     connection instead: the lock dies with its session."""
 
     def __init__(self, url: str, where: str, bounds: Bounds | None = None) -> None:
-        """Lock the store at ``url`` (``where``: the URL without its password), connected
-        on the first :meth:`take`; ``bounds``: the store's (else the URL's and the
-        environment's)."""
+        """Lock the store at ``url`` (``where``: the URL as messages show it, its password
+        masked), connected on the first :meth:`take`; ``bounds``: the store's (else the
+        URL's and the environment's)."""
         from harkback.adapters.stores import postgres_connection as pg
 
         self.url = url

@@ -43,6 +43,7 @@ from harkback.adapters.stores.sqlite_errors import read_only_place
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import CONNINFO, MISWRITTEN_URL, default_db
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.postgres_loading import not_loaded
 from harkback.pipeline.recall_settings import RecallSettings as RecallSettings
 from harkback.stages.defaults import DEADLINE_S, DEFAULT_RANKER
 from harkback.stages.errors import QueryRejected, StoreUnavailable
@@ -93,16 +94,13 @@ def _open_memory(_target: str, readonly: bool) -> Result[ClosingStore, StoreUnav
     return Success(ReadOnlyMemoryStore() if readonly else MemoryStore())
 
 
-POSTGRES_EXTRA = "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"
-
-
 def _open_postgres(target: str, readonly: bool, create: bool = True
                    ) -> Result[ClosingStore, StoreUnavailable]:
     # Imported here: psycopg is an optional extra, and a SQLite user must not load it.
     try:
         from harkback.adapters.stores.postgres import PostgresStore
-    except ImportError:
-        return Failure(StoreUnavailable(POSTGRES_EXTRA))
+    except ImportError as error:
+        return Failure(StoreUnavailable(not_loaded(error)))
     return PostgresStore.open(target, readonly=readonly, create=create).map(_as_store)
 
 
@@ -240,8 +238,8 @@ def _migrate_memory(_target: str) -> Result[Migrated, StoreUnavailable]:
 def _migrate_postgres(target: str) -> Result[Migrated, StoreUnavailable]:
     try:
         from harkback.adapters.stores.postgres import PostgresStore
-    except ImportError:
-        return Failure(StoreUnavailable(POSTGRES_EXTRA))
+    except ImportError as error:
+        return Failure(StoreUnavailable(not_loaded(error)))
 
     def found(store: PostgresStore) -> Migrated:
         store.close()

@@ -20,13 +20,14 @@ from returns.result import Failure, Result, Success
 
 from harkback.adapters.stores.damaged_rows import DamagedRecord
 from harkback.adapters.stores.migration import Migrated
+from harkback.adapters.stores.postgres_cut import CUT_SHORT, cut_short
 from harkback.adapters.stores.postgres_migrations import (
     NoStoreYet,
     SchemaProblem,
     bring_forward,
 )
 from harkback.adapters.stores.postgres_reach import timeout_lifted
-from harkback.adapters.stores.postgres_refusals import next_step
+from harkback.adapters.stores.postgres_refusals import attempts, crowded, next_step, refused
 from harkback.adapters.stores.postgres_watchdog import Overran, Unanswered, Watchdog
 from harkback.adapters.stores.postgres_where import misread, unquoted
 from harkback.adapters.stores.postgres_where import where as where  # still imported from here
@@ -79,23 +80,9 @@ def first_line(error: BaseException) -> str:
     return text.removeprefix("connection failed: ")
 
 
-_REFUSED = re.compile(r"failed: (?:FATAL: |fe_sendauth: )")
-"""A new connection that the server refused: libpq's ``failed: FATAL:`` (the server's own
-reason) or ``failed: fe_sendauth:`` (it asked for a password that was not given)."""
-_NOT_UP = re.compile(r"the database system is (?:shutting down|starting up|in recovery mode"
-                     r"|not (?:yet )?accepting connections)")
-"""A server that says no only because it is stopping or starting (SQLSTATE 57P03): it
-cannot be reached for now, as a stopped one cannot; nothing is wrong with the login."""
-
-
 _BAD_SETTING = re.compile(r"connection is bad: (invalid [\w ]+ (?:value|number): .*)")
 """A setting of the URL libpq refused before trying any server (``port=99999``,
 ``sslmode=bogus``): the URL is wrong, no server was out of reach."""
-
-_CROWDED = re.compile(r"too many clients|remaining connection slots are reserved"
-                      r"|too many connections for (?:role|database)")
-"""A server that says no only because others hold the connections (53300: its limit, a role's
-or database's CONNECTION LIMIT): it lets this one in once some leave, as for the first sync."""
 
 _UNTRUSTED = re.compile(r"certificate|private key|SSL was required|does not support SSL"
                         r"|(?:ssl|tls)v\d+ alert", re.IGNORECASE)
@@ -158,13 +145,15 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
             f"{where(url)}: gave up waiting for a lock another connection holds on the "
             f"store's tables (another harkback's write or upkeep, or a transaction left "
             f"open; ${LOCK_TIMEOUT_ENV} sets how long to wait)", transient=True)
-    if (isinstance(error, psycopg.OperationalError) and _REFUSED.search(text)
-            and not _NOT_UP.search(text)):
+    hosts = attempts(text) if isinstance(error, psycopg.OperationalError) else []
+    if hosts:
+        return _several(url, hosts)
+    if isinstance(error, psycopg.OperationalError) and refused(text):
         # The server answered and said no (a wrong password or role, no such database):
         # "cannot reach" would send the user to look at the network instead.
         return StoreUnavailable(
             f"the PostgreSQL server of {where(url)} refused the connection: "
-            f"{first_line(error)}{next_step(text)}", transient=bool(_CROWDED.search(text)))
+            f"{first_line(error)}{next_step(text, url)}", transient=crowded(text))
     setting = _BAD_SETTING.fullmatch(first_line(error))
     if isinstance(error, psycopg.OperationalError) and setting:
         return StoreUnavailable(
@@ -184,6 +173,12 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
         return StoreUnavailable(f"the PostgreSQL server of {where(url)} cancelled a "
                                 f"statement: {first_line(error)}"
                                 f"{timeout_lifted(text, url, environ)}")
+    if cut_short(error):
+        # The server was reached: "cannot reach" with no step left the user to guess
+        # whether anything was written, and what to do.
+        return StoreUnavailable(
+            f"the PostgreSQL server of {where(url)} ended the connection in the middle of "
+            f"a statement: {first_line(error)} ({CUT_SHORT})", transient=_passes(error))
     if isinstance(error, Unanswered | psycopg.OperationalError):
         return StoreUnavailable(
             f"cannot reach the PostgreSQL server of {where(url)}: {first_line(error)}"
@@ -191,6 +186,31 @@ def unavailable(url: str, error: BaseException, *, limit: str = READ_TIMEOUT_ENV
     if isinstance(error, psycopg.errors.InsufficientPrivilege):
         return StoreUnavailable(f"{where(url)}: {first_line(error)} ({NO_RIGHT})")
     return StoreUnavailable(f"{where(url)}: {first_line(error)}")
+
+
+def _several(url: str, hosts: list[tuple[str, str, str]]) -> StoreUnavailable:
+    """A URL naming several hosts, none of which took the connection: each host's reason
+    and step, whether it refused or was not reached decided for that host (from libpq's
+    whole message, a host that refused made "refused the connection" of the line while
+    the reason shown was another's "No such file or directory"); ``transient`` when each
+    host's failure may pass by itself (a host that refused the login wants the user).
+
+    >>> several = ("x\\nMultiple connection attempts failed. All failures were:\\n- host: 'a',"
+    ...            " port: None, hostaddr: None: connection is bad: Connection refused\\n")
+    >>> passing(psycopg.OperationalError(several + several.split("\\n")[-2]))
+    True
+    >>> passing(psycopg.OperationalError(several + "- host: 'b', port: None, hostaddr: "
+    ...                                  "None: failed: FATAL:  role 'me' does not exist"))
+    False
+    """
+    said, transient = [], True
+    for host, first, reason in hosts:
+        no = refused(first)
+        transient &= crowded(first) if no else _passes(psycopg.OperationalError(first))
+        said.append(f"{host} {'refused it' if no else 'could not be reached'}: {reason}"
+                    f"{next_step(first, url)}")
+    return StoreUnavailable(f"no PostgreSQL server of {where(url)} took the connection: "
+                            + "; ".join(said), transient=transient)
 
 
 NO_RIGHT = ("reading the store takes SELECT on its tables; storing or rewriting sessions "

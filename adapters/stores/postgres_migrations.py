@@ -184,7 +184,7 @@ def _how(name: str, *, url: str, barred: Sequence[str], role: str, pgoptions: st
     if name not in barred:
         return f" ({option}{reaches})"
     return (f", which {role} may not use (its owner may GRANT USAGE ON SCHEMA "
-            f"{identifier(name)} TO {role}; then {option} reaches it)")
+            f"{identifier(name)} TO {identifier(role)}; then {option} reaches it)")
 
 
 def stores_elsewhere(connection: Connection) -> tuple[list[str], list[str]]:
@@ -321,10 +321,15 @@ def bring_forward(connection: Connection, url: str, *, readonly: bool,
                     "that this role may use; create it, or grant this role USAGE and "
                     "CREATE on it")
             if others:
+                # AUTHORIZATION: made by another role (a superuser, as the role itself
+                # often may not), a bare CREATE SCHEMA was that role's, where this one
+                # may not create tables.
                 raise SchemaProblem(
                     f"{shown} holds tables that are not harkback's; harkback writes only to "
-                    "an empty database or its own, or to a schema of its own (CREATE SCHEMA "
-                    f"harkback, then {reaching('harkback', url, pgoptions)})")
+                    "an empty database or its own, or to a schema of its own (as "
+                    f"{identifier(str(role))} given CREATE on the database, or as a "
+                    "superuser, run CREATE SCHEMA harkback AUTHORIZATION "
+                    f"{identifier(str(role))}; then {reaching('harkback', url, pgoptions)})")
             if not may_create:
                 # PostgreSQL 15 on: only the database's owner may create in public.
                 raise SchemaProblem(

@@ -4,7 +4,10 @@ commands end to end, and every bad connection as one line, exit 1, nothing writt
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
@@ -72,9 +75,9 @@ def test_ingest_import_search_recent_and_show(url: str, tmp_path: Path) -> None:
 
 
 def test_a_url_that_is_not_one_is_refused(tmp_path: Path) -> None:
-    """A malformed URL is named (without a password) and nothing is tried."""
+    """A malformed URL is named (its password masked) and nothing is tried."""
     done = harkback("search", "x", "--db", "postgresql://me:secret@host:notaport/db")
-    _one_line_failure(done, "not a PostgreSQL URL", "postgresql://me@host")
+    _one_line_failure(done, "not a PostgreSQL URL", "postgresql://me:********@host")
     assert "secret" not in done.stderr
 
 
@@ -86,14 +89,15 @@ def test_a_setting_libpq_refuses_is_a_bad_url_not_an_unreachable_server(
     """libpq refuses these before trying a server; the line said "cannot reach the
     PostgreSQL server", which sends the user to the network for a typo in the URL."""
     done = harkback("stats", "--db", url)
-    _one_line_failure(done, "not a PostgreSQL URL: postgresql://me@127.0.0.1:", detail)
+    _one_line_failure(done, "not a PostgreSQL URL: postgresql://me:********@127.0.0.1:", detail)
     assert "cannot reach" not in done.stderr and "secret" not in done.stderr
 
 
 def test_a_refused_connection_is_one_line(postgres_server: PostgresServer) -> None:
     """No server listening: one line naming where it looked."""
     done = harkback("recent", "--db", "postgresql://me:pw@127.0.0.1:1/harkback")
-    _one_line_failure(done, "cannot reach the PostgreSQL server of postgresql://me@127.0.0.1:1")
+    _one_line_failure(done, "cannot reach the PostgreSQL server of "
+                      "postgresql://me:********@127.0.0.1:1")
     assert "pw" not in done.stderr.replace("postgresql", "")
 
 
@@ -142,14 +146,56 @@ def test_a_newer_schema_is_refused(url: str, tmp_path: Path) -> None:
         _one_line_failure(done, "harkback schema version 99, newer than this harkback knows")
 
 
-def test_without_psycopg_the_extra_is_named(url: str, tmp_path: Path) -> None:
-    """An install without the postgres extra says how to get it, in one line."""
+@pytest.mark.parametrize(("raised", "said"), [
+    # What importing a missing package raises: the package missing.
+    ("ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')",
+     "the PostgreSQL store needs the postgres extra: pip install 'harkback[postgres]'"),
+    # psycopg's own error without libpq: installed, not loading. It was said to be missing.
+    ("ImportError('no pq wrapper available.')",
+     "needs psycopg, which is installed but does not load (no pq wrapper available.): pip "
+     "install --force-reinstall 'harkback[postgres]'")])
+def test_a_psycopg_missing_or_not_loading_is_named_so(url: str, tmp_path: Path, raised: str,
+                                                      said: str) -> None:
+    """An install without the postgres extra says how to get it, in one line; one whose
+    psycopg does not load gives its reason, with the reinstall that brings libpq. A module
+    named psycopg raising the error stands in for the package."""
     blocker = tmp_path / "blocker"
     blocker.mkdir()
-    # A module named psycopg that fails to import stands in for a missing package.
-    (blocker / "psycopg.py").write_text("raise ImportError('No module named psycopg')\n")
+    (blocker / "psycopg.py").write_text(f"raise {raised}\n")
     done = harkback("recent", "--db", url, env={"PYTHONPATH": str(blocker)})
-    _one_line_failure(done, "pip install 'harkback[postgres]'")
+    _one_line_failure(done, said)
+
+
+def _failing_module(folder: Path, module: str) -> dict[str, str]:
+    """An environment whose interpreters fail to import harkback's ``module`` (and only
+    it: psycopg and the rest load as installed), as a damaged install would."""
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(
+        "import sys\n\n\n"
+        "class Fails:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r}:\n"
+        "            raise ImportError('cannot import name NOT_VACUUMABLE', name=name)\n"
+        "        return None\n\n\n"
+        "sys.meta_path.insert(0, Fails())\n")
+    return {"PYTHONPATH": str(folder)}
+
+
+@pytest.mark.parametrize("command", [("recent",), ("migrate",)])
+def test_a_module_of_the_store_that_fails_to_import_is_named_not_the_extra(
+        url: str, tmp_path: Path, command: tuple[str, ...]) -> None:
+    """Any ImportError opening the store said "needs the postgres extra", psycopg
+    installed and loading: the real cause (the module, its error) is named instead."""
+    module = "harkback.adapters.stores.postgres_vacuum"
+    env = _failing_module(tmp_path / "shim", module)
+    loads = subprocess.run([sys.executable, "-c", "import psycopg"], env={**os.environ, **env},
+                           capture_output=True, text=True, check=False)
+    assert loads.returncode == 0, loads.stderr  # the shim leaves psycopg alone
+    done = harkback(*command, "--db", url, env=env)
+    _one_line_failure(done, "the PostgreSQL store could not be loaded: cannot import name "
+                      f"NOT_VACUUMABLE (in {module}); psycopg loads, so the cause is in "
+                      "harkback's own installation: reinstall harkback")
+    assert "harkback[postgres]" not in done.stderr
 
 
 def test_a_locked_summary_cache_does_not_hold_a_search_with_a_model(url: str,
@@ -191,3 +237,17 @@ def test_a_sync_the_store_refuses_does_not_send_the_user_to_the_source(
     missing = harkback("sync", "--codex", str(tmp_path / "nowhere"), "--db", url)
     assert "name another location with --codex" in missing.stdout, missing.stdout
     assert json.loads(harkback("stats", "--db", url, "--json").stdout)["sessions"] == 3
+
+
+def test_a_psycopg_with_a_module_missing_is_not_said_to_be_missing(url: str,
+                                                                     tmp_path: Path) -> None:
+    """psycopg installed but damaged (a module of it gone, as a partial upgrade leaves it):
+    the line said it needs the postgres extra, whose pip install finds it satisfied and
+    does nothing. A copy of the installed psycopg without its _tpc module comes first."""
+    damaged = tmp_path / "damaged" / "psycopg"
+    shutil.copytree(Path(psycopg.__file__).parent, damaged)
+    (damaged / "_tpc.py").unlink()
+    done = harkback("recent", "--db", url, env={"PYTHONPATH": str(damaged.parent)})
+    _one_line_failure(done, "the PostgreSQL store needs psycopg, which is installed but does "
+                      "not load (No module named 'psycopg._tpc'): pip install "
+                      "--force-reinstall 'harkback[postgres]'")

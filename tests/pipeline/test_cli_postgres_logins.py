@@ -5,12 +5,14 @@ database to name, that no server listens there. The server here asks for passwor
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import conninfo
 
 from tests.pipeline.test_cli_postgres import _one_line_failure
 from tests.pipeline.test_import_cli import harkback
@@ -82,13 +84,69 @@ def test_no_server_listening_says_start_it_or_correct_the_url(
                           "server", step)
 
 
-def test_a_url_naming_several_hosts_is_given_the_step_for_the_reason_shown(
-        server: PostgresServer, tmp_path: Path) -> None:
-    """The line shows the last host's reason (no socket in an empty folder); the step was
-    that of the first reason found anywhere in libpq's message, here another host's
-    ("database ... does not exist"): CREATE DATABASE after "No such file or directory"."""
-    url = server.url("nosuch").replace(f"host={server.socket_dir}",
-                                       f"host={server.socket_dir},{tmp_path}")
+@pytest.mark.parametrize("first", ["the server", "an empty folder"])
+def test_a_url_naming_several_hosts_says_what_each_host_did(
+        server: PostgresServer, tmp_path: Path, first: str) -> None:
+    """One host refused (no database "nosuch"), the other has no server: whether the line
+    said "refused the connection" was decided from libpq's whole message (any host's
+    FATAL), while the reason it showed was the last host's, "No such file or directory";
+    and the step was that of the reason shown. Now each host is named with what it did,
+    its reason and its own step, in the order tried."""
+    hosts = [str(server.socket_dir), str(tmp_path)]
+    if first != "the server":
+        hosts.reverse()
+    url = server.url("nosuch").replace(f"host={server.socket_dir}", f"host={','.join(hosts)}")
     done = harkback("recent", "--db", url)
-    _one_line_failure(done, "No such file or directory (no server listens there: start it")
-    assert "CREATE DATABASE" not in done.stderr
+    said = {str(server.socket_dir): 'refused it: FATAL: database "nosuch" does not exist (have '
+                                    "it created, CREATE DATABASE nosuch by a role that may, or "
+                                    "name another database in the URL)",
+            str(tmp_path): "could not be reached: No such file or directory (no server "
+                           "listens there: start it, or correct the host and port in the URL; "
+                           "a socket's host is the folder holding it)"}
+    _one_line_failure(done, "took the connection: " + "; ".join(
+        f"{host} {said[host]}" for host in hosts))
+    assert "refused the connection" not in done.stderr
+
+
+def test_a_url_pasted_from_a_line_with_its_password_masked_is_told_so(
+        server: PostgresServer) -> None:
+    """A line names the store with its password as ******** (a suggested command too);
+    pasted as shown, libpq sends ******** as the password, which wins over $PGPASSWORD,
+    and the refusal said to check the password the URL gives "or those in $PGPASSWORD",
+    the line naming the URL just as for the right password: nothing said the mask was
+    sent. Now the step says so."""
+    first = harkback("recent", "--db", server.url().replace(f"{USER}@", "me:right@"))
+    shown = re.search(r"postgresql://me:\*{8}@\S+", first.stderr)
+    assert first.returncode == 1 and shown is not None, first.stderr
+    pasted = harkback("recent", "--db", shown.group(0), env={"PGPASSWORD": "right"})
+    _one_line_failure(pasted, 'password authentication failed for user "me" (the URL\'s '
+                      "password is ********, as harkback's lines show every password, not the "
+                      "password itself: put the real one in its place, or leave it out of the "
+                      "URL and keep it in $PGPASSWORD or ~/.pgpass)")
+
+
+def test_the_url_a_line_names_reads_as_the_url_given() -> None:
+    """The URL a line names (a suggested `harkback migrate --db ...` too) was rebuilt from
+    libpq's reading with the hosts and ports joined apart (``a,b:1,2``: libpq reads hosts
+    a, b and 2) and the user unquoted (``me%40corp``, Azure's form, as ``me@corp``: the
+    host ``corp``); pasted, it named other servers. Read back, it names the same ones."""
+    given = "postgresql://me%40corp:pw@127.0.0.1:1,127.0.0.1:2/team%20db"
+    done = harkback("recent", "--db", given)
+    shown = re.search(r"server of (\S+) took the connection", done.stderr)
+    assert done.returncode == 1 and shown is not None, done.stderr
+    assert "pw" not in shown.group(1)
+    assert conninfo.conninfo_to_dict(shown.group(1).replace("********", "pw")) == \
+        conninfo.conninfo_to_dict(given) == {"user": "me@corp", "password": "pw", "host":
+                                             "127.0.0.1,127.0.0.1", "port": "1,2",
+                                             "dbname": "team db"}
+
+
+def test_hosts_given_as_addresses_are_each_named_once() -> None:
+    """Each host's reason is given after its name without libpq's "connection to server at
+    ..." (a host name's was cut, an address's kept: the host named twice over)."""
+    step = ("(no server listens there: start it, or correct the host and port in the URL; "
+            "a socket's host is the folder holding it)")
+    done = harkback("recent", "--db", f"postgresql://{USER}@127.0.0.1:1,127.0.0.1:2/h")
+    _one_line_failure(done, f"took the connection: 127.0.0.1:1 could not be reached: "
+                      f"Connection refused {step}; 127.0.0.1:2 could not be reached: "
+                      f"Connection refused {step}")

@@ -182,3 +182,60 @@ def test_a_dry_run_is_refused_where_the_sync_is(url: str, tmp_path: Path) -> Non
     assert synced.returncode == previewed.returncode == 1, previewed.stdout
     assert "schema hb holds one" in previewed.stderr, previewed.stderr
     assert previewed.stderr.splitlines()[-1] == synced.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("runner", ["the role", "a superuser"])
+def test_the_schema_a_database_of_other_tables_is_told_to_make_works_as_pasted(
+        url: str, tmp_path: Path, runner: str) -> None:
+    """A team's database, the application's tables in public, harkback connecting as a
+    role of its own (no superuser, its name quoted in SQL). The line told to run CREATE
+    SCHEMA harkback: run by a superuser (the role itself often may not create a schema),
+    the schema was the superuser's, and every harkback command then said the role may not
+    create tables in it. Now the statement names the role (AUTHORIZATION); pasted as it
+    is, by the role given CREATE on the database or by a superuser, and the option added
+    to the URL as told, an ingest stores there and the application's tables are left as
+    they were."""
+    role = unique_name("Team-App")
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+        admin.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER").format(
+            psycopg.sql.Identifier(role)))
+        if runner == "the role":
+            admin.execute(psycopg.sql.SQL("GRANT CREATE ON DATABASE {} TO {}").format(
+                psycopg.sql.Identifier(admin.info.dbname), psycopg.sql.Identifier(role)))
+    as_role = url.replace("postgresql://harkback@", f"postgresql://{role}@")
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps({"id": "k", "messages": [
+        {"role": "user", "content": "the okapi relay"}]}) + "\n")
+    refused = harkback("ingest", str(source), "--db", as_role)
+    # Read as the line words it before and after (", then" / "; then"): what is run is
+    # the statement as told.
+    told = re.search(r"(CREATE SCHEMA harkback[^;,]*)[;,] then (\S+) in the URL", refused.stderr)
+    assert refused.returncode == 1 and told is not None, refused.stderr
+    with psycopg.connect(as_role if runner == "the role" else url, autocommit=True) as pasted:
+        pasted.execute(psycopg.sql.SQL(told.group(1)))
+    stored = harkback("ingest", str(source), "--db", as_role + told.group(2))
+    assert stored.returncode == 0, stored.stderr
+    found = harkback("search", "okapi", "--json", "--db", as_role + told.group(2))
+    assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == ["k"]
+    assert _schemas_tables(url) == {"harkback": 10, "public": 1}
+
+
+def test_the_grant_told_to_a_role_needing_quotes_works_as_pasted(
+        url: str, tmp_path: Path) -> None:
+    """The grant for a role without USAGE on the store's schema named the role as it is
+    (GRANT USAGE ON SCHEMA hb TO Team-App_N), a syntax error where pasted; now it is
+    quoted as SQL needs, and the grant pasted gives the role the schema."""
+    _store_in_hb(url, tmp_path)
+    role = unique_name("Team-App")
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(psycopg.sql.SQL("CREATE ROLE {} LOGIN").format(
+            psycopg.sql.Identifier(role)))
+    as_role = url.replace("postgresql://harkback@", f"postgresql://{quote(role)}@")
+    done = harkback("recent", "--db", f"{as_role}&options=-csearch_path%3Dhb,public")
+    told = re.search(r"may (GRANT USAGE ON SCHEMA hb TO [^;]+);", done.stderr)
+    assert done.returncode == 1 and told is not None, done.stderr
+    with psycopg.connect(url, autocommit=True) as owner:
+        owner.execute(psycopg.sql.SQL(told.group(1)))
+        assert owner.execute("SELECT has_schema_privilege(%s, 'hb', 'USAGE')",
+                             (role,)).fetchone() == (True,)

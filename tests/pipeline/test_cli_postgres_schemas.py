@@ -128,8 +128,8 @@ def test_a_database_of_other_tables_is_told_how_to_give_harkback_a_schema(
     line = _line(done.stderr)
     assert done.returncode == 1 and "holds tables that are not harkback's" in line
     # Written as told: the URL has a query (?host=...), and the option comes after "&".
-    statement, parameter = re.findall(r"\((CREATE SCHEMA \w+), then (\S+) in the URL\)",
-                                      line)[0]
+    statement, parameter = re.findall(
+        r"run (CREATE SCHEMA \w+ AUTHORIZATION [^;]+); then (\S+) in the URL\)", line)[0]
     with psycopg.connect(team) as connection:
         connection.execute(statement)
     again = harkback("ingest", str(source), "--db", team + parameter)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from harkback.stages.shown_url import MASK
@@ -63,6 +64,25 @@ def test_config_masks_the_password_of_harkback_db(url: str) -> None:
     assert table.returncode == payload.returncode == 0, table.stderr
     assert SECRET not in table.stdout + payload.stdout
     assert json.loads(payload.stdout)["settings"]["db"]["value"] == url.replace(SECRET, MASK)
+
+
+def test_an_error_masks_the_password_as_stats_does(postgres_server: PostgresServer) -> None:
+    """One rule for every line naming the store: errors left the password out
+    (``harkback@/db``) where stats, check and config showed ``harkback:********@/db``, so a
+    user could not tell whether the URL gave one. Both ways of giving it (the user part,
+    ``?password=``), on a line from the server (a database of another program's) and on one
+    from the client (no server listening)."""
+    foreign = new_database(postgres_server, "foreign")
+    with psycopg.connect(foreign) as connection:
+        connection.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY)")
+    given = (foreign.replace(f"//{USER}@", f"//{USER}:{SECRET}@"),
+             f"{foreign}&password={SECRET}",
+             f"postgresql://{USER}:{SECRET}@127.0.0.1:1/h")
+    for url in given:
+        done = harkback("search", "docker", "--db", url)
+        assert done.returncode == 1, done.stderr
+        assert SECRET not in done.stdout + done.stderr
+        assert f"postgresql://{USER}:{MASK}@" in done.stderr, done.stderr
 
 
 def test_a_refused_optimize_does_not_print_the_password() -> None:
