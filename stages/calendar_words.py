@@ -36,18 +36,27 @@ import math
 import re
 from datetime import date, timedelta
 
+from harkback.stages.cjk_times import (
+    CJK_LAST_MONTH,
+    CJK_LAST_WEEK,
+    CJK_LAST_YEAR,
+    CJK_MONTH_BEFORE_LAST,
+    CJK_WEEK_BEFORE_LAST,
+    CJK_YEAR_BEFORE_LAST,
+)
 from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
 from harkback.stages.month_parts import merged, month_parts, part_spans, within
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import weekday_windows
 from harkback.stages.weekend_words import (
+    CJK_LAST_WEEKEND,
+    CJK_WEEKEND_BEFORE_LAST,
     MONTHS,
-    NOT_TWICE,
     latest_weekend,
     weekend,
     weekend_time,
 )
-from harkback.stages.when import CJK_LAST_MONTH, CJK_LAST_WEEK, blanked
+from harkback.stages.when import before_last, blanked
 
 _MONTHS = MONTHS
 _MONTH = "|".join(_MONTHS)
@@ -175,11 +184,13 @@ def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, floa
     return found
 
 
+# Each period named as last (one back) or the one before it (two back): the groups of
+# the CJK pattern are _UNITS' once and then again for the one before last.
 _PREVIOUS = (
     re.compile(r"\b(?:last|previous)\s+(week|month|year|weekend)\b"),
-    re.compile(rf"({NOT_TWICE}(?:上周末|上週末|上个周末|上個週末|上個周末|先週末|(?:지난|저번)\s?주말))"
-               rf"|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
-               r"|(去年|昨年|작년)"),
+    re.compile(rf"({CJK_LAST_WEEKEND.pattern})|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
+               rf"|({CJK_LAST_YEAR})|({CJK_WEEKEND_BEFORE_LAST.pattern})"
+               rf"|({CJK_WEEK_BEFORE_LAST})|({CJK_MONTH_BEFORE_LAST})|({CJK_YEAR_BEFORE_LAST})"),
 )
 
 
@@ -189,6 +200,8 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
     (Monday to Sunday, as "this week" starts on Monday), month or year before the
     current one, and "last weekend" (上周末, 先週末, 지난 주말) as that week's Saturday
     and Sunday, by where it starts in ``text``; "since last week" runs on until ``now``.
+    The one before last ("the week before last", 上上周, 先々月, 지지난달, 一昨年, 재작년,
+    上上周末) is the period before that.
 
     The ranker weighs the same words as the span back from now (``time_window``): there
     it is a soft hint; listed, it is the calendar's.
@@ -200,30 +213,53 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
     [(20507.0, 20514.0, True)]
     """
     today = local_date(now)
-    this_week = today - timedelta(days=today.weekday())
-    last_month = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
-    starts = {"week": (this_week - timedelta(days=7), this_week),
-              "month": (last_month, today.replace(day=1)),
-              "year": (date(today.year - 1, 1, 1), date(today.year, 1, 1))}
     found = []
     # "last month" of "the end of last month" is its end, 上周 of 上周五 that Friday
     parts = merged(part_spans(text) + [match.span() for match, _ in weekday_windows(text, now)])
-    for index, pattern in enumerate(_PREVIOUS):
-        for match in pattern.finditer(text):
-            if within(match.start(), parts):
-                continue
-            unit = match.group(1) if index == 0 else _UNITS[
-                next(i for i, g in enumerate(match.groups()) if g)]
-            if unit == "weekend" and not weekend_time(match):
-                continue  # "the last weekend deploy", "last weekend of february"
-            if unit == "weekend":
-                window = _bounded(match, weekend(today))
-            else:
-                first, following = starts[unit]
-                window = _bounded(match, (day_start(first), last_moment(following - ONE_DAY)))
-            if window is not None:
-                found.append((match.start(), (window[0], min(window[1], now))))
+    for match, unit, back in _previous(text):
+        if within(match.start(), parts):
+            continue
+        if unit == "weekend" and not weekend_time(match):
+            continue  # "the last weekend deploy", "last weekend of february"
+        days = weekend(today, back) if unit == "weekend" else _period(unit, back, today)
+        window = _bounded(match, days)
+        if window is not None and window[0] <= now:
+            found.append((match.start(), (window[0], min(window[1], now))))
     return found
+
+
+def _previous(text: str) -> list[tuple[re.Match[str], str, int]]:
+    # Each previous period of ``text``: its match, its unit and how many back it is.
+    found = [(match, match.group(1), 1) for match in _PREVIOUS[0].finditer(text)]
+    found += [(match, match.group(1), 2) for match in before_last(text)]
+    for match in _PREVIOUS[1].finditer(text):
+        index = next(i for i, g in enumerate(match.groups()) if g)
+        found.append((match, _UNITS[index % 4], 1 + index // 4))
+    return found
+
+
+def _period(unit: str, back: int, today: date) -> tuple[float, float] | None:
+    """The calendar week (from Monday), month or year ``back`` before ``today``'s, from
+    its first moment to its last; None before the calendar's start.
+
+    >>> DAY = 86400.0
+    >>> [round(w / DAY, 6) for w in _period("month", 2, date(2026, 3, 5))]  # January
+    [20454.0, 20485.0]
+    """
+    try:
+        if unit == "week":
+            first = today - timedelta(days=today.weekday() + 7 * back)
+            following = first + timedelta(days=7)
+        elif unit == "month":
+            first = today.replace(day=1)
+            for _ in range(back):
+                first = (first - ONE_DAY).replace(day=1)
+            following = (first + timedelta(days=31)).replace(day=1)
+        else:
+            first, following = date(today.year - back, 1, 1), date(today.year - back + 1, 1, 1)
+    except (OverflowError, ValueError):  # asked in the year 1: no period before it
+        return None
+    return (day_start(first), last_moment(following - ONE_DAY))
 
 
 def calendar_terms(text: str) -> tuple[frozenset[str], str]:

@@ -27,14 +27,16 @@ def _day(text: str) -> float:
     "what did we discuss on the last night of the offsite", "who took the last night shift",
     "the last night-shift rota", "where did we eat on our last night in lisbon",
     "지난 주기의 지표 계산", "저번 주기 회고", "지난 주주총회 안건", "지난 달리기 기록",
-    "上上周做了什么", "上上个月底", "上上周末", "上上周五", "지지난주 뭐 했지", "지지난 주말",
-    "지지난달 말", "지지난 금요일",
+    "马上周末了，备份脚本怎么设置", "加上周末也要跑的任务", "登上月球的照片", "线上周报模板",
+    "基本上周末都在加班", "走上月台", "the week before last release",
 ])
 def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
     """A noun after "weekend", 上周期 (the previous cycle), 지난 주문 (a past order), 지난
     주요 (past major), 지난 주기 (the previous cycle), 주주총회 (shareholders' meeting), 달러
-    (dollar) and 달리기 (a run) are no week, month or weekend, 上上周 and 지지난주 (the week
-    before last) no last week, and "the last night
+    (dollar) and 달리기 (a run) are no week, month or weekend; nor is 上 ending a word before
+    it (马上周末: the weekend is near; 加上周末: weekends too; 登上月球: onto the moon; 线上周报:
+    the online weekly report; 基本上: basically; 走上月台: onto the platform, all read as last
+    week, weekend or month), nor "the week before last release"; and "the last night
     of the offsite", "our last night in Lisbon" or "the last night shift" no last night: no
     window is lifted and no word of them is taken from the search."""
     text = question.lower()
