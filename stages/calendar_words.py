@@ -134,6 +134,9 @@ _FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*(?:the\s+)?$")
 # After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 先週から, 지난주부터.
 _FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始|から|以降|부터|이후)")
 _UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*(?:the\s+)?$")
+# "What was I up to last week?" asks what I was doing then: no "until".
+DOING = re.compile(r"\b(?:was|were|am|is|are|been|be)\s+(?:(?:i|we|you|they|he|she|it)\s+)?"
+                   r"up\s+to\s*$")
 
 
 def _bounded(match: re.Match[str], window: tuple[float, float] | None
@@ -159,28 +162,37 @@ def bounded_by(text: str, span: tuple[int, int], window: tuple[float, float]
     (1.0, inf)
     >>> bounded_by("until monday", (6, 12), (1.0, 2.0)) is None
     True
+    >>> bounded_by("what was i up to monday", (17, 23), (1.0, 2.0))  # doing, not until
+    (1.0, 2.0)
     """
     before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
     if _FROM.search(before) or _FROM_ON.match(text, span[1]):
         return (window[0], math.inf)
-    return None if _UNTIL.search(before) else window
+    return None if _UNTIL.search(before) and not DOING.search(before) else window
 
 
-def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+Span = tuple[int, int]
+"""Where an expression starts and ends in the text it is read in."""
+
+
+def calendar_windows(text: str, now: float, *, bounded: bool = True
+                     ) -> list[tuple[Span, tuple[float, float]]]:
     """Each calendar expression of lower-cased ``text`` with its window ``(start, end)``
-    (epoch seconds, the end no later than ``now``), by where it starts in ``text``."""
+    (epoch seconds, the end no later than ``now``), by where it is in ``text``; unless
+    ``bounded`` is False, as the words around it bound it (:func:`bounded_by`)."""
     today = local_date(now)
     # A month part first: "in march" of "the first weekend in march" is read in it only.
     # The words around it bound it as they bound the rest ("since the end of last month").
-    found = [(match.start(), (window[0], min(window[1], now)))
+    found = [(match.span(), (window[0], min(window[1], now)))
              for match, part in month_parts(text, now)
-             if (window := bounded_by(text, match.span(), part)) is not None]
+             if (window := bounded_by(text, match.span(), part) if bounded else part)]
     parts = part_spans(text)
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
-            window = _bounded(match, _window(match, index, today))
+            said = _window(match, index, today)
+            window = _bounded(match, said) if bounded else said
             if window is not None and window[0] <= now and not within(match.start(), parts):
-                found.append((match.start(), (window[0], min(window[1], now))))
+                found.append((match.span(), (window[0], min(window[1], now))))
     return found
 
 
@@ -194,14 +206,15 @@ _PREVIOUS = (
 )
 
 
-def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+def previous_periods(text: str, now: float, *, bounded: bool = True
+                     ) -> list[tuple[Span, tuple[float, float]]]:
     """Each "last week", "last month" or "last year" of lower-cased ``text`` (previous,
     上周, 先週, 지난주, 上个月, 先月, 지난달, 去年, 昨年, 작년), as the whole calendar week
     (Monday to Sunday, as "this week" starts on Monday), month or year before the
     current one, and "last weekend" (上周末, 先週末, 지난 주말) as that week's Saturday
-    and Sunday, by where it starts in ``text``; "since last week" runs on until ``now``.
-    The one before last ("the week before last", 上上周, 先々月, 지지난달, 一昨年, 재작년,
-    上上周末) is the period before that.
+    and Sunday, by where it is in ``text``; "since last week" runs on until ``now``
+    (unless ``bounded`` is False: :func:`calendar_windows`). The one before last ("the
+    week before last", 上上周, 先々月, 지지난달, 一昨年, 재작년, 上上周末) is the period before.
 
     The ranker weighs the same words as the span back from now (``time_window``): there
     it is a soft hint; listed, it is the calendar's.
@@ -222,9 +235,9 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
         if unit == "weekend" and not weekend_time(match):
             continue  # "the last weekend deploy", "last weekend of february"
         days = weekend(today, back) if unit == "weekend" else _period(unit, back, today)
-        window = _bounded(match, days)
+        window = _bounded(match, days) if bounded else days
         if window is not None and window[0] <= now:
-            found.append((match.start(), (window[0], min(window[1], now))))
+            found.append((match.span(), (window[0], min(window[1], now))))
     return found
 
 

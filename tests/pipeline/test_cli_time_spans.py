@@ -46,3 +46,55 @@ def listed(store: Path, *args: str) -> list[str]:
 def test_the_one_before_last_lists_that_period(store: Path, question: str,
                                                days: list[str]) -> None:
     assert listed(store, question) == days
+
+
+@pytest.mark.parametrize(("question", "days"), [
+    # From one time to another: these were searched as words (none of the sessions holds
+    # them), or listed from the first time until now.
+    ("从上周一到周三做了什么", ["2026-03-11", "2026-03-09"]),
+    ("上周一到周三为止做了什么", ["2026-03-11", "2026-03-09"]),
+    ("先週の月曜から水曜まで何をした？", ["2026-03-11", "2026-03-09"]),
+    ("지난주 월요일부터 수요일까지 뭐 했지", ["2026-03-11", "2026-03-09"]),
+    ("what did I do from last Monday to Wednesday?", ["2026-03-18", "2026-03-16"]),
+    ("what did I do from last week until yesterday?",
+     ["2026-03-18", "2026-03-16", "2026-03-13", "2026-03-11", "2026-03-09"]),
+    # What I was up to last week is last week's work (searched as words: "up to" was read
+    # as "until" and the time dropped).
+    ("what was I up to last week?", ["2026-03-13", "2026-03-11", "2026-03-09"]),
+    # Until (before) a time alone: the sessions up to it.
+    ("what did I do before last week?", ["2026-03-07", "2026-03-06", "2026-03-04", "2026-03-02",
+                                         "2026-02-25", "2026-01-20"]),
+    ("水曜まで何をした？", ["2026-03-18", "2026-03-16", "2026-03-13", "2026-03-11", "2026-03-09",
+                     "2026-03-07", "2026-03-06", "2026-03-04", "2026-03-02", "2026-02-25"]),
+])
+def test_a_range_lists_the_sessions_between_its_ends(store: Path, question: str,
+                                                     days: list[str]) -> None:
+    assert listed(store, question) == days
+
+
+def test_until_now_lists_up_to_the_moment_asked(store: Path) -> None:
+    """今まで, 지금까지, 到现在 (until now) list the sessions up to --as-of, newest first;
+    the payload says the window has no start."""
+    for question in ("今まで何をした？", "지금까지 뭐 했지", "到现在做了什么"):
+        done = run("search", question, "--as-of", "2026-03-12T00:00", "--limit", "3", "--json",
+                   db=store)
+        payload = json.loads(done.stdout)
+        assert [r["session_id"][3:13] for r in payload["results"]] == [
+            "2026-03-11", "2026-03-09", "2026-03-07"], question
+        assert payload["window"]["since"] is None
+
+
+@pytest.mark.parametrize("value", ["上周", "先週", "지난주", "last week"])
+def test_since_and_until_take_the_words_a_question_takes(store: Path, value: str) -> None:
+    """``--since 上周 --until 上周`` bound a search to last week (9-15 March), as ``last
+    week`` does; they were refused as unreadable."""
+    days = listed(store, "notes", "--since", value, "--until", value)
+    assert sorted(days) == ["2026-03-09", "2026-03-11", "2026-03-13"]
+
+
+def test_a_bound_not_understood_is_one_line(store: Path) -> None:
+    for value in ("someday", "上周 nginx"):
+        done = run("search", "notes", "--since", value, db=store)
+        assert done.returncode == 2
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert done.stderr.startswith(f"harkback: cannot read --since '{value}': use a date")

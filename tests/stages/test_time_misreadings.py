@@ -29,6 +29,7 @@ def _day(text: str) -> float:
     "지난 주기의 지표 계산", "저번 주기 회고", "지난 주주총회 안건", "지난 달리기 기록",
     "马上周末了，备份脚本怎么设置", "加上周末也要跑的任务", "登上月球的照片", "线上周报模板",
     "基本上周末都在加班", "走上月台", "the week before last release",
+    "what did we change over the holidays", "during the holidays who was on call",
 ])
 def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
     """A noun after "weekend", 上周期 (the previous cycle), 지난 주문 (a past order), 지난
@@ -36,7 +37,8 @@ def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
     (dollar) and 달리기 (a run) are no week, month or weekend; nor is 上 ending a word before
     it (马上周末: the weekend is near; 加上周末: weekends too; 登上月球: onto the moon; 线上周报:
     the online weekly report; 基本上: basically; 走上月台: onto the platform, all read as last
-    week, weekend or month), nor "the week before last release"; and "the last night
+    week, weekend or month), nor "the week before last release"; "the holidays" are unread
+    (which days they were turns on the country and year); and "the last night
     of the offsite", "our last night in Lisbon" or "the last night shift" no last night: no
     window is lifted and no word of them is taken from the search."""
     text = question.lower()
