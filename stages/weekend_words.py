@@ -52,8 +52,10 @@ BEFORE_LAST = re.compile(r"\bweekend\s+before\s+last\b")
 # the week or month before last (read as such), not last week's or month's. Nor is 上 the
 # end of a word before it: 马上 (at once: 马上周末, the weekend is near), 加上 (plus: 加上周末,
 # weekends too), 登上 (onto: 登上月球, onto the moon), 晚上 (evening), 线上 (online: 线上周报),
-# 基本上 (basically), 实际上 (in fact) ... (比上周, 跟上周, 从上周: than, as, since last week).
-NOT_TWICE = r"(?<![上지马加登爬赶遇碰追穿戴关合贴挂锁楼桌墙线网身路际实本面早晚顶])"
+# 基本上 (basically), 实际上 (in fact) ... A verb that takes last week as its object is no
+# such word: 比上周, 跟上周, 从上周 (than, as, since last week), 关上周的工单 (close last week's
+# tickets), 合上周的 PR, 贴上周的日志 (paste last week's log) are last week.
+NOT_TWICE = r"(?<![上지马加登爬赶遇碰穿戴挂楼桌墙线网身路际实本面早晚顶])"
 # Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
 CJK_LAST_WEEKEND = re.compile(NOT_TWICE + r"(?:上周末|上週末|上个周末|上個週末|上個周末|先週末"
                               r"|(?:지난|저번)\s?주말)")

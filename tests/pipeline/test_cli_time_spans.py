@@ -4,6 +4,7 @@ week, month or day before last (上上周, 先々週, 지지난주) in each lang
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,23 @@ def test_a_bound_not_understood_is_one_line(store: Path) -> None:
         assert done.returncode == 2
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert done.stderr.startswith(f"harkback: cannot read --since '{value}': use a date")
+
+
+def test_a_word_ending_in_shang_names_no_last_weekend(tmp_path: Path) -> None:
+    """马上周末了 (the weekend is near) asks how the backup script is set up: the session that
+    set it up (to run at weekends too) weeks ago comes first. 上周末 of 马上周末 was read as
+    last weekend: 周末 went unsearched and last weekend's session was lifted above it."""
+    source = tmp_path / "backup.jsonl"
+    sessions = [
+        ("setup", "2026-02-10T12:00:00", "备份脚本设置：周末也要跑，cron 凌晨三点执行 backup.sh"),
+        ("chat", "2026-03-14T12:00:00", "备份脚本的设置放在哪个目录比较好"),
+    ]
+    source.write_text("".join(json.dumps(
+        {"id": name, "started_at": datetime.fromisoformat(when).replace(tzinfo=UTC).timestamp(),
+         "messages": [{"role": "user", "content": text}]}) + "\n"
+        for name, when, text in sessions), encoding="utf-8")
+    path = tmp_path / "backup.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("search", "马上周末了，备份脚本怎么设置", *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["session_id"] == "setup"

@@ -47,6 +47,17 @@ def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
     assert time_words(question) == frozenset()
 
 
+@pytest.mark.parametrize("question", ["比上周慢了多少", "跟上周一样的报错", "关上周的工单",
+                                      "合上周的 pr", "贴上周的日志", "追上周的 bug",
+                                      "那台上周装的机器"])
+def test_a_word_before_last_week_that_takes_it_is_no_word_with_it(question: str) -> None:
+    """比 (than), 跟 (as), 关 (close), 合 (merge), 贴 (paste), 追 (chase) and 台 (a
+    machine's measure word) take 上周 after them: it is last week (9-15 March), not read
+    as 关上, 合上, 贴上 ... as 马上周末 and 加上周末 are."""
+    ((_, (start, _)),) = previous_periods(question, NOW)
+    assert start == _day("2026-03-09")
+
+
 def test_a_week_or_weekend_of_a_month_is_not_the_one_just_past() -> None:
     """"The last week of February" and "the last weekend of February" are February's: the
     ranker read them as the seven days back and as last weekend (14-15 March)."""

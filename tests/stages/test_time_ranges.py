@@ -8,6 +8,8 @@ import math
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harkback.stages.recent import browse_window
 from harkback.stages.request import SearchRequest
@@ -112,3 +114,22 @@ def test_a_bound_naming_anything_else_is_refused_in_one_line(value: str) -> None
     reason = parse_time_bound(value, now=NOW, what="--since").failure().reason
     assert reason.startswith(f"cannot read --since '{value}': use a date")
     assert "(上周, 先週, 지난주, the week before last)" in reason
+
+
+_PIECES = ["from ", "to ", "until ", "before ", "between ", " and ", "last monday ", "wednesday ",
+           "now ", "last week ", "yesterday ", "上周一", "到", "周三", "为止", "从", "现在", "先週",
+           "の月曜", "から", "水曜", "まで", "今", "지난주 ", "월요일", "부터 ", "수요일", "까지 ",
+           "지금", "上上周", "지지난주 ", "2026-03-02 ", "做了什么", " nginx "]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=8).map("".join))
+def test_any_mix_of_time_words_reads_without_error(text: str) -> None:
+    """Whatever the words and their order, each range ends no later than now and starts no
+    later than it ends, a listing's bounds are in order, and a bound is read or refused."""
+    for _, (start, end) in time_ranges(text.lower(), NOW):
+        assert start <= end <= NOW
+    listed = browse_window(SearchRequest(query=text), NOW)
+    if listed is not None and listed.since is not None and listed.until is not None:
+        assert listed.since <= listed.until
+    for end in (False, True):
+        parse_time_bound(text, now=NOW, end=end)  # a Success or a Failure, never raised
