@@ -6,7 +6,8 @@
 A range runs from the first moment of its first time to the last of its second; a day of
 the week alone at its end is the first such day from its start on (上周一到周三: last week's
 Wednesday), alone at its start the latest such day up to today ("from Monday to Wednesday"
-asked on a Thursday: this week's). "Until" a time alone (到...为止, まで, 까지) runs from no
+asked on a Thursday: this week's); a range of two days alone is the latest whose last day
+has come ("from Wednesday to Monday" asked on a Thursday: the Wednesday before last on). "Until" a time alone (到...为止, まで, 까지) runs from no
 start to that time's end, "before" one to its start; "now" (现在, 今, 지금) is ``now``.
 Each end is read as the rest of the question's times are (:mod:`~harkback.stages.when`,
 :mod:`~harkback.stages.calendar_words`), the words around it aside: "until last week" is no
@@ -79,8 +80,7 @@ def time_ranges(text: str, now: float) -> list[tuple[Span, Window]]:
         second = ends[index + 1] if index + 1 < len(ends) else None
         joined = _joined(text, first, second) if second is not None else None
         if second is not None and joined is not None:
-            start = _start(first, now)
-            end = min(_end(second, start, now), now)
+            start, end = _between(first, second, now)
             if start <= end:
                 found.append((joined, (start, end)))
             index += 2
@@ -152,6 +152,26 @@ def _alone(text: str, end: _End, now: float) -> tuple[Span, Window] | None:
     opening = until or earlier or _TO.search(text, before, end.span[0])
     return ((opening.start() if opening else end.span[0],
              closing.end() if closing else end.span[1]), (-math.inf, stop))
+
+
+def _between(first: _End, second: _End, now: float) -> Window:
+    """The first and last moments (the last no later than ``now``) of the range from
+    ``first`` to ``second``.
+
+    >>> DAY = 86400.0
+    >>> now = 1773921600.0  # Thursday 19 March: Wednesday 11 to Monday 16, not 18 to now
+    >>> [round(t / DAY, 2) for t in _between(_End((0, 9), weekday=2), _End((13, 19), weekday=0),
+    ...                                       now)]
+    [20523.0, 20529.0]
+    """
+    start = _start(first, now)
+    end = _end(second, start, now)
+    if first.weekday is not None and end > last_moment(local_date(now)):
+        # Two days alone whose second is still to come ("from Wednesday to Monday" on a
+        # Thursday): the week before, which holds both, not the first until now.
+        start = day_start(local_date(start) - timedelta(days=7))
+        end = _end(second, start, now)
+    return start, min(end, now)
 
 
 def _start(end: _End, now: float) -> float:

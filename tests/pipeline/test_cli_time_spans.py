@@ -67,6 +67,10 @@ def test_the_one_before_last_lists_that_period(store: Path, question: str,
                                          "2026-02-25", "2026-01-20"]),
     ("水曜まで何をした？", ["2026-03-18", "2026-03-16", "2026-03-13", "2026-03-11", "2026-03-09",
                      "2026-03-07", "2026-03-06", "2026-03-04", "2026-03-02", "2026-02-25"]),
+    # Two days alone, the second still to come this week: the week before holds both
+    # (this Wednesday, the 18th, until now was listed, the Monday named not in it).
+    ("what did I do from Wednesday to Monday?", ["2026-03-16", "2026-03-13", "2026-03-11"]),
+    ("从周三到周一做了什么", ["2026-03-16", "2026-03-13", "2026-03-11"]),
 ])
 def test_a_range_lists_the_sessions_between_its_ends(store: Path, question: str,
                                                      days: list[str]) -> None:
