@@ -52,9 +52,10 @@ _FROM = re.compile(r"(?:\bfrom|\bbetween|从|從|自)\s*$")
 _BETWEEN = re.compile(r"\bbetween\s*$")
 # Before an end named alone: "until Wednesday", "up to last week", 直到周三; 到 alone (also
 # "arrive", 回到上周: back to last week) only before now (到现在) or with 为止 after.
-_UNTIL = re.compile(r"(?:\buntil|\btill|\bup\s+to|\bthrough|直到|一直到)\s*$")
+# "The" may come between: "until the end of last month" (its span starts at "end").
+_UNTIL = re.compile(r"(?:\buntil|\btill|\bup\s+to|\bthrough|直到|一直到)\s*(?:the\s+)?$")
 _TO = re.compile(r"到\s*$")
-_BEFORE = re.compile(r"\bbefore\s*$")
+_BEFORE = re.compile(r"\bbefore\s*(?:the\s+)?$")
 
 
 @attrs.frozen

@@ -71,6 +71,9 @@ def test_the_one_before_last_lists_that_period(store: Path, question: str,
     # (this Wednesday, the 18th, until now was listed, the Monday named not in it).
     ("what did I do from Wednesday to Monday?", ["2026-03-16", "2026-03-13", "2026-03-11"]),
     ("从周三到周一做了什么", ["2026-03-16", "2026-03-13", "2026-03-11"]),
+    # "The" between "until" and the time (these were searched as words).
+    ("what did I do until the end of last month?", ["2026-02-25", "2026-01-20"]),
+    ("what did I do before the week before last?", ["2026-02-25", "2026-01-20"]),
 ])
 def test_a_range_lists_the_sessions_between_its_ends(store: Path, question: str,
                                                      days: list[str]) -> None:
