@@ -5,10 +5,12 @@
 
 A range runs from the first moment of its first time to the last of its second; a day of
 the week alone at its end is the first such day from its start on (上周一到周三: last week's
-Wednesday), alone at its start the latest such day up to today ("from Monday to Wednesday"
-asked on a Thursday: this week's); a range of two days alone is the latest whose last day
-has come ("from Wednesday to Monday" asked on a Thursday: the Wednesday before last on). "Until" a time alone (到...为止, まで, 까지) runs from no
-start to that time's end, "before" one to its start; "now" (现在, 今, 지금) is ``now``.
+Wednesday), alone at its start the latest such day before today, as "on Monday" is ("from
+Monday to Wednesday" asked on a Thursday: this week's); a range of two days alone is the
+latest whose last day has come ("from Wednesday to Monday" asked on a Thursday: the
+Wednesday a week before yesterday on). "Until" a time alone (到...为止, まで, 까지) runs from
+no start to that time's end (a day alone: the latest before today), "before" one to its
+start; "now" (现在, 今, 지금) is ``now``.
 Each end is read as the rest of the question's times are (:mod:`~harkback.stages.when`,
 :mod:`~harkback.stages.calendar_words`), the words around it aside: "until last week" is no
 longer left out, nor "from" read as from it until now.
@@ -31,8 +33,8 @@ from datetime import timedelta
 import attrs
 
 from harkback.stages.calendar_words import DOING, Span, calendar_windows, previous_periods
-from harkback.stages.local_days import day_start, days_before, last_moment, local_date
-from harkback.stages.weekday_words import WEEKDAYS
+from harkback.stages.local_days import day_start, last_moment, local_date
+from harkback.stages.weekday_words import WEEKDAYS, latest_day
 from harkback.stages.when import _outermost, time_spans
 
 Window = tuple[float, float]
@@ -176,18 +178,19 @@ def _between(first: _End, second: _End, now: float) -> Window:
 
 
 def _start(end: _End, now: float) -> float:
-    # A range's first moment: a day of the week alone is the latest up to today.
+    # A range's first moment: a day of the week alone is the latest before today, as "on
+    # Wednesday" and --until wednesday read it ("until Wednesday" asked on a Wednesday is
+    # up to last week's, not until now).
     if end.is_now:
         return now
     if end.window is not None:
         return end.window[0]
-    today = local_date(now)
-    return day_start(days_before(now, (today.weekday() - (end.weekday or 0)) % 7))
+    return day_start(latest_day(end.weekday or 0, now))
 
 
 def _end(end: _End, start: float, now: float) -> float:
     # A range's last moment: a day of the week alone is the first from ``start`` on (or,
-    # with no start, the latest up to today).
+    # with no start, the latest before today).
     if end.is_now:
         return now
     if end.window is not None:

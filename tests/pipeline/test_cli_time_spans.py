@@ -30,7 +30,7 @@ def listed(store: Path, *args: str) -> list[str]:
     """The days of the sessions ``harkback search ARGS`` lists as of 19 March, newest first."""
     done = run("search", *args, *_ASKED, db=store)
     assert done.returncode == 0, done.stderr
-    return [r["session_id"].removeprefix("at-")[:10] for r in json.loads(done.stdout)["results"]]
+    return _days(done.stdout)
 
 
 @pytest.mark.parametrize(("question", "days"), [
@@ -126,3 +126,21 @@ def test_a_word_ending_in_shang_names_no_last_weekend(tmp_path: Path) -> None:
     done = run("search", "马上周末了，备份脚本怎么设置", *_ASKED, db=path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["results"][0]["session_id"] == "setup"
+
+
+def test_until_a_day_asked_on_that_day_is_the_flags_day(store: Path) -> None:
+    """Asked on Wednesday 18 March, "until Wednesday" (水曜まで, 수요일까지) lists up to last
+    Wednesday's end, as ``--until wednesday`` bounds and "on Wednesday" lists: the
+    question listed up to now (today's session too) where the flag stopped a week before."""
+    asked = ("--as-of", "2026-03-18T12:00", "--limit", "10", "--json")
+    up_to_last_wednesday = ["2026-03-11", "2026-03-09", "2026-03-07", "2026-03-06",
+                            "2026-03-04", "2026-03-02", "2026-02-25", "2026-01-20"]
+    flagged = run("search", "notes", "--until", "wednesday", *asked, db=store)
+    assert sorted(_days(flagged.stdout), reverse=True) == up_to_last_wednesday
+    for question in ("what did I do until Wednesday?", "水曜まで何をした？", "수요일까지 뭐 했지"):
+        done = run("search", question, *asked, db=store)
+        assert _days(done.stdout) == up_to_last_wednesday, question
+
+
+def _days(stdout: str) -> list[str]:
+    return [r["session_id"].removeprefix("at-")[:10] for r in json.loads(stdout)["results"]]
