@@ -174,6 +174,9 @@ def _between(first: _End, second: _End, now: float) -> Window:
         # Thursday): the week before, which holds both, not the first until now.
         start = day_start(local_date(start) - timedelta(days=7))
         end = _end(second, start, now)
+    if start > end and first.window is not None and second.window is not None:
+        # Named the later first ("from March 5 to March 2"): both, not since the first.
+        start, end = second.window[0], max(first.window[1], second.window[1])
     return start, min(end, now)
 
 

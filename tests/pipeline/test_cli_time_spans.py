@@ -74,6 +74,8 @@ def test_the_one_before_last_lists_that_period(store: Path, question: str,
     # "The" between "until" and the time (these were searched as words).
     ("what did I do until the end of last month?", ["2026-02-25", "2026-01-20"]),
     ("what did I do before the week before last?", ["2026-02-25", "2026-01-20"]),
+    # The later time named first: both (listed from March 2nd until now, as "since March 5").
+    ("what did I do from March 5 to March 2?", ["2026-03-04", "2026-03-02"]),
 ])
 def test_a_range_lists_the_sessions_between_its_ends(store: Path, question: str,
                                                      days: list[str]) -> None:
