@@ -46,12 +46,13 @@ _DAY_NAMES = ("一二三四五六日", "月火水木金土日", "월화수목금
 # Now as a range's end: 到现在, 到目前为止, 至今, 今まで, これまで, 지금까지, "until now".
 _NOW = re.compile(r"\bnow\b|现在|現在|目前|(?<=至)今|(?:今|これ)(?=\s*まで)|지금")
 # The words between a range's two ends; から, より, 부터 and 에서 only with まで or 까지 after
-# the second ("先週から水曜まで"), "and" only after "between".
+# the second ("先週から水曜まで"), "and" only after "between"; "the" may follow ("to the day
+# before yesterday": its span starts at "day").
 _JOIN = re.compile(r"\s*(?:(to|until|till|through|thru|-|–|~|〜|到|至|一直到|直到)|(and)"
-                   r"|(から|より|부터|에서))\s*")
+                   r"|(から|より|부터|에서))\s*(?:the\s+)?")
 _CLOSE = re.compile(r"\s*(?:为止|為止|まで|にかけて|까지)")
-_FROM = re.compile(r"(?:\bfrom|\bbetween|从|從|自)\s*$")
-_BETWEEN = re.compile(r"\bbetween\s*$")
+_FROM = re.compile(r"(?:\bfrom|\bbetween|从|從|自)\s*(?:the\s+)?$")
+_BETWEEN = re.compile(r"\bbetween\s*(?:the\s+)?$")
 # Before an end named alone: "until Wednesday", "up to last week", 直到周三; 到 alone (also
 # "arrive", 回到上周: back to last week) only before now (到现在) or with 为止 after.
 # "The" may come between: "until the end of last month" (its span starts at "end").

@@ -76,6 +76,10 @@ def test_the_one_before_last_lists_that_period(store: Path, question: str,
     ("what did I do before the week before last?", ["2026-02-25", "2026-01-20"]),
     # The later time named first: both (listed from March 2nd until now, as "since March 5").
     ("what did I do from March 5 to March 2?", ["2026-03-04", "2026-03-02"]),
+    # "The" before the second end (listed from the week before last until now).
+    ("what did I do from the week before last until the day before yesterday?",
+     ["2026-03-16", "2026-03-13", "2026-03-11", "2026-03-09", "2026-03-07", "2026-03-06",
+      "2026-03-04", "2026-03-02"]),
 ])
 def test_a_range_lists_the_sessions_between_its_ends(store: Path, question: str,
                                                      days: list[str]) -> None:
