@@ -54,8 +54,13 @@ BEFORE_LAST = re.compile(r"\bweekend\s+before\s+last\b")
 # weekends too), 登上 (onto: 登上月球, onto the moon), 晚上 (evening), 线上 (online: 线上周报),
 # 基本上 (basically), 实际上 (in fact) ... A verb that takes last week as its object is no
 # such word: 比上周, 跟上周, 从上周 (than, as, since last week), 关上周的工单 (close last week's
-# tickets), 合上周的 PR, 贴上周的日志 (paste last week's log) are last week.
-NOT_TWICE = r"(?<![上지马加登爬赶遇碰穿戴挂楼桌墙线网身路际实本面早晚顶])"
+# tickets), 合上周的 PR, 贴上周的日志 (paste last week's log) are last week; so are words
+# ending in 本, 实, 加, 马 or 线 that are not 基本上, 事实上, 加上, 马上 or 线上: 那本上周买的书
+# (本, a book's measure word), 日本上周, 落实上周的决定 (carry out last week's decision), 核实,
+# 参加上周的评审 (attend last week's review), 添加, 增加, 木马上周 (a trojan), 上线上周的版本
+# (ship last week's build).
+NOT_TWICE = (r"(?<![上지登爬赶遇碰穿戴挂楼桌墙网身路际面早晚顶])(?<![基根]本)(?<!事实)"
+             r"(?<!(?<![参增添追附更])加)(?<!(?<![木宝黑斑河野骏])马)(?<!(?<!上)线)")
 # Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
 CJK_LAST_WEEKEND = re.compile(NOT_TWICE + r"(?:上周末|上週末|上个周末|上個週末|上個周末|先週末"
                               r"|(?:지난|저번)\s?주말)")

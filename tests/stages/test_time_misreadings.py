@@ -49,11 +49,16 @@ def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
 
 @pytest.mark.parametrize("question", ["比上周慢了多少", "跟上周一样的报错", "关上周的工单",
                                       "合上周的 pr", "贴上周的日志", "追上周的 bug",
-                                      "那台上周装的机器"])
+                                      "那台上周装的机器", "那本上周买的书讲什么",
+                                      "日本上周发布了什么", "落实上周的决定", "核实上周的数据",
+                                      "参加上周的评审",
+                                      "添加上周的日志", "木马上周又出现了", "上线上周的版本"])
 def test_a_word_before_last_week_that_takes_it_is_no_word_with_it(question: str) -> None:
-    """比 (than), 跟 (as), 关 (close), 合 (merge), 贴 (paste), 追 (chase) and 台 (a
-    machine's measure word) take 上周 after them: it is last week (9-15 March), not read
-    as 关上, 合上, 贴上 ... as 马上周末 and 加上周末 are."""
+    """比 (than), 跟 (as), 关 (close), 合 (merge), 贴 (paste), 追 (chase), 台 and 本 (a
+    machine's, a book's measure word), 日本, 落实 (carry out), 核实 (verify), 参加 (attend),
+    添加 (add), 木马 (a trojan) and 上线 (ship) take 上周 after them: it is last week (9-15
+    March), not read as 关上, 合上, 本上, 加上 ... as 马上周末, 加上周末 and 基本上 are (the
+    previous commit left 本, 实, 加, 马, 线 before 上周 all unread)."""
     ((_, (start, _)),) = previous_periods(question, NOW)
     assert start == _day("2026-03-09")
 
