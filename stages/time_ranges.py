@@ -5,12 +5,13 @@
 
 A range runs from the first moment of its first time to the last of its second; a day of
 the week alone at its end is the first such day from its start on (上周一到周三: last week's
-Wednesday), alone at its start the latest such day before today, as "on Monday" is ("from
-Monday to Wednesday" asked on a Thursday: this week's); a range of two days alone is the
-latest whose last day has come ("from Wednesday to Monday" asked on a Thursday: the
-Wednesday a week before yesterday on). "Until" a time alone (到...为止, まで, 까지) runs from
-no start to that time's end (a day alone: the latest before today), "before" one to its
-start; "now" (现在, 今, 지금) is ``now``.
+Wednesday; from a longer time, the latest before today if later: "from last month to
+Wednesday" runs to this week's), alone at its start the latest such day before today, as
+"on Monday" is ("from Monday to Wednesday" asked on a Thursday: this week's); a range of
+two days alone is the latest whose last day has come ("from Wednesday to Monday" asked on
+a Thursday: the Wednesday a week before yesterday on). "Until" a time alone (到...为止,
+まで, 까지) runs from no start to that time's end (a day alone: the latest before today),
+"before" one to its start; "now" (现在, 今, 지금) is ``now``.
 Each end is read as the rest of the question's times are (:mod:`~harkback.stages.when`,
 :mod:`~harkback.stages.calendar_words`), the words around it aside: "until last week" is no
 longer left out, nor "from" read as from it until now.
@@ -35,7 +36,7 @@ import attrs
 from harkback.stages.calendar_words import DOING, Span, calendar_windows, previous_periods
 from harkback.stages.local_days import day_start, last_moment, local_date
 from harkback.stages.weekday_words import WEEKDAYS, latest_day
-from harkback.stages.when import _outermost, time_spans
+from harkback.stages.when import DAY, _outermost, time_spans
 
 Window = tuple[float, float]
 
@@ -170,6 +171,12 @@ def _between(first: _End, second: _End, now: float) -> Window:
     """
     start = _start(first, now)
     end = _end(second, start, now)
+    if second.weekday is not None and first.window is not None \
+            and first.window[1] - first.window[0] > 1.5 * DAY:
+        # From a week, month or year to a day alone ("from last month to Wednesday"): the
+        # latest such day, as alone, not the first Wednesday of last month (the first
+        # from its start on, as 上周一到周三's Wednesday is last week's).
+        end = max(end, _end(second, -math.inf, now))
     if first.weekday is not None and end > last_moment(local_date(now)):
         # Two days alone whose second is still to come ("from Wednesday to Monday" on a
         # Thursday): the week before, which holds both, not the first until now.

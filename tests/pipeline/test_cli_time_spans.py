@@ -76,6 +76,13 @@ def test_the_one_before_last_lists_that_period(store: Path, question: str,
     ("what did I do before the week before last?", ["2026-02-25", "2026-01-20"]),
     # The later time named first: both (listed from March 2nd until now, as "since March 5").
     ("what did I do from March 5 to March 2?", ["2026-03-04", "2026-03-02"]),
+    # From a week or a month to a day alone: up to this week's Wednesday (listed to the first
+    # Wednesday of last week, or of last month: none of February's sessions).
+    ("先週から水曜まで何をした？", ["2026-03-18", "2026-03-16", "2026-03-13", "2026-03-11",
+                          "2026-03-09"]),
+    ("what did I do from last month to Wednesday?",
+     ["2026-03-18", "2026-03-16", "2026-03-13", "2026-03-11", "2026-03-09", "2026-03-07",
+      "2026-03-06", "2026-03-04", "2026-03-02", "2026-02-25"]),
     # "The" before the second end (listed from the week before last until now).
     ("what did I do from the week before last until the day before yesterday?",
      ["2026-03-16", "2026-03-13", "2026-03-11", "2026-03-09", "2026-03-07", "2026-03-06",
