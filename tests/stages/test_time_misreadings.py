@@ -132,8 +132,9 @@ def test_within_finds_what_any_span_holds(given_spans: list[tuple[int, int]], at
 @pytest.mark.parametrize("question", ["what did I do until the end of last month?",
                                       "what did I do before the last weekend of february?"])
 def test_a_month_part_after_until_names_no_stretch(question: str) -> None:
-    """"Until the end of last month", as "until 2026-03-04", names no stretch to list: it
-    was listed as those seven days alone."""
+    """"Until the end of last month", as "until 2026-03-04", is not those seven days alone
+    (as it was listed): the calendar reads no stretch, and the range up to its end is
+    :mod:`~harkback.stages.time_ranges`' (tests/pipeline/test_cli_time_spans.py)."""
     assert calendar_windows(question.lower(), NOW) == []
 
 
