@@ -209,6 +209,10 @@ def _end(end: _End, start: float, now: float) -> float:
     if start == -math.inf:
         return last_moment(local_date(_start(end, now)))
     first = local_date(start)
-    return last_moment(first + timedelta(days=((end.weekday or 0) - first.weekday()) % 7))
+    try:
+        day = first + timedelta(days=((end.weekday or 0) - first.weekday()) % 7)
+    except OverflowError:  # after 9999-12-31: after now, which ends the range
+        return math.inf
+    return last_moment(day)
 
 

@@ -157,3 +157,16 @@ def test_until_a_day_asked_on_that_day_is_the_flags_day(store: Path) -> None:
 
 def _days(stdout: str) -> list[str]:
     return [r["session_id"].removeprefix("at-")[:10] for r in json.loads(stdout)["results"]]
+
+
+def test_a_range_past_the_calendars_end_is_read(store: Path) -> None:
+    """Asked on Friday 9999-12-31, "from Thursday to Monday" (whose Monday would be in the
+    year 10000) lists Thursday 23 to Monday 27 December, and ``--since`` takes it: both
+    were an internal error (exit 70, OverflowError)."""
+    asked = ("--as-of", "9999-12-31T12:00", "--json")
+    done = run("search", "what did I do from Thursday to Monday?", *asked, db=store)
+    assert done.returncode == 0, done.stderr
+    since = datetime(9999, 12, 23, tzinfo=UTC).timestamp()
+    assert json.loads(done.stdout)["window"]["since"] == since
+    done = run("search", "notes", "--since", "from Thursday to Monday", *asked, db=store)
+    assert done.returncode == 0, done.stderr
