@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
 
-from harkback.pipeline.embed import BATCH as EMBED_BATCH
 from harkback.pipeline.terminal import json_text
+from harkback.stages.defaults import EMBED_BATCH  # not embed's: that loads the stages
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 """What a shell reports for a process Ctrl-C ended."""

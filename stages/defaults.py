@@ -37,3 +37,6 @@ PAGE_LIMIT = 20
 
 MAX_PAGE_LIMIT = 200
 """The largest page: a long tool output times 200 is already a lot to print."""
+
+EMBED_BATCH = 64
+"""Messages per embedder call and per write of ``harkback embed`` and an import's embedding."""
