@@ -5,33 +5,44 @@ the ``mcp`` command imports this module only once it knows the SDK is there. A r
 the command's JSON payload, as text and as structured content; a failure is a tool error
 (``isError``) whose text is the one line the command would print.
 
-The store is opened at the first call that needs it and kept
-(:class:`~harkback.pipeline.mcp_store.LazyStore`): a missing database is a tool error, not
-a failed start, and the next call tries again.
+The client's ``initialize`` and ``tools/list`` are answered with the SDK and
+:mod:`~harkback.pipeline.mcp_specs` alone: an agent's client gives a server 10 s to start
+(Codex by default), and on a loaded 2-core machine the stages, stores and model client,
+loaded before the first answer, took several of them. The rest
+(:mod:`~harkback.pipeline.mcp_calls`) loads at the first tool call, in a worker thread
+(:class:`Deferred`), and the store is opened then
+(:class:`~harkback.pipeline.mcp_store.LazyStore`): a missing database, or a part that
+cannot be loaded, is a tool error and a line on stderr, not a failed start, and the next
+call tries again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
+import sys
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
-from returns.result import Failure
+from returns.result import Failure, Result
 
-from harkback.pipeline import wiring
-from harkback.pipeline.answer_bounds import bounded_error
+from harkback.adapters.models.chat_settings import ChatSettings
+from harkback.pipeline.command_loop import short_of
+from harkback.pipeline.config import store_kind
+from harkback.pipeline.mcp_specs import TOOLS
 from harkback.pipeline.mcp_stdin import StdinLines
-from harkback.pipeline.mcp_store import LazyStore
-from harkback.pipeline.mcp_tools import TOOLS, call_tool, recall_settings
 from harkback.pipeline.settings import Settings
-from harkback.stages.ports import ChatModel
+from harkback.pipeline.terminal import line_of
+
+if TYPE_CHECKING:
+    from harkback.pipeline.mcp_calls import ToolCalls
 
 _INSTRUCTIONS = ("Recall of the user's past AI-agent sessions: session_search finds sessions "
                  "about a question, recent_sessions lists the latest, read_session pages "
@@ -45,7 +56,73 @@ def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None
 
 
 def _error(line: str) -> types.CallToolResult:
+    from harkback.pipeline.answer_bounds import bounded_error  # loaded with the calls
+
     return _text(bounded_error(line), error=True)
+
+
+def _said(line: str) -> None:
+    # The server's log: stdout carries only the protocol.
+    print(line_of(f"harkback: {line}"), file=sys.stderr, flush=True)
+
+
+class Deferred:
+    """The tool calls of :mod:`~harkback.pipeline.mcp_calls` over the store of
+    ``settings``, loaded at the first call: imported in a worker thread (about 0.3 s of
+    CPU, a second more with a model's ``openai`` SDK; on the event loop it held up every
+    other message), then made. A part that cannot be loaded is one line, said on stderr,
+    and tried again at the next call.
+
+    >>> from pathlib import Path
+    >>> from harkback.pipeline.settings import effective
+    >>> given = effective({"db": "h.db"}, {}, path=Path("/nonexistent")).unwrap()
+    >>> asyncio.run(Deferred(given).call("x", {}, modules=("no_such_module_here",)))
+    <Failure: cannot load the server's tools (No module named 'no_such_module_here')>
+    """
+
+    def __init__(self, settings: Settings, limits: Mapping[str, Any] | None = None) -> None:
+        self._settings, self._limits = settings, limits
+        self._calls: ToolCalls | None = None
+        self._loading = asyncio.Lock()
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None,
+                   modules: tuple[str, ...] = ()) -> Result[dict[str, Any], str]:
+        """The tool's payload, or the one line saying why not (``modules``: imported
+        before the calls, as a model's client is)."""
+        async with self._loading:  # calls arriving together load it once
+            if self._calls is None:
+                try:
+                    await asyncio.to_thread(_imported, modules + self._modules())
+                except (ImportError, OSError, MemoryError, RuntimeError) as error:
+                    line = f"cannot load the server's tools ({short_of(error) or error})"
+                    _said(line)
+                    return Failure(line)
+                from harkback.pipeline.mcp_calls import ToolCalls  # imported just now
+
+                self._calls = ToolCalls(self._settings, self._limits, said=_said)
+        return await self._calls.call(name, arguments)
+
+    def _modules(self) -> tuple[str, ...]:
+        model = _chat(self._settings, self._limits) is not None
+        return ("harkback.pipeline.mcp_calls",
+                *(("harkback.adapters.models.openai_chat",) if model else ()))
+
+    async def aclose(self) -> None:
+        """Close what the calls opened (the store, the model's connection)."""
+        if self._calls is not None:
+            await self._calls.aclose()
+
+
+def _imported(modules: tuple[str, ...]) -> None:
+    import importlib
+
+    for module in modules:
+        importlib.import_module(module)
+
+
+def _chat(settings: Settings, limits: Mapping[str, Any] | None) -> ChatSettings | None:
+    # The configured model, as the calls will find it (no client is made here).
+    return ChatSettings.from_env(settings.model_environment(), **(limits or {}))
 
 
 def _version() -> str:
@@ -55,11 +132,11 @@ def _version() -> str:
         return "0"
 
 
-def build_server(store: LazyStore, settings: Settings | None = None,
-                 model: ChatModel | None = None) -> Server[Any]:
-    """The MCP server answering ``tools/list`` and ``tools/call`` over ``store``, searching
-    with the model and embedder of ``settings`` (the command line's), through ``model``
-    when given (one for all calls, see :func:`serve`)."""
+def build_server(calls: Deferred, settings: Settings | None = None, *,
+                 model_named: bool = False) -> Server[Any]:
+    """The MCP server answering ``tools/list`` and ``tools/call`` with ``calls``, listing a
+    search's default limit from ``settings`` (the command line's) and, when
+    ``model_named``, a search as reaching out to the model's endpoint."""
 
     async def list_tools(_ctx: ServerRequestContext[Any],
                          _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -83,15 +160,11 @@ def build_server(store: LazyStore, settings: Settings | None = None,
         # the model's endpoint, and that may be another machine.
         return types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                      idempotent_hint=True,
-                                     open_world_hint=name == "session_search" and model is not None)
+                                     open_world_hint=name == "session_search" and model_named)
 
     async def call(_ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
                    ) -> types.CallToolResult:
-        async with store.lease() as opened:
-            if isinstance(opened, Failure):
-                return _error(opened.failure())
-            outcome = await call_tool(opened.unwrap(), params.name, params.arguments, settings,
-                                      model)
+        outcome = await calls.call(params.name, params.arguments)
         if isinstance(outcome, Failure):
             return _error(outcome.failure())
         payload = outcome.unwrap()
@@ -118,7 +191,7 @@ def anchored(settings: Settings) -> Settings:
     'postgresql://host/h'
     """
     chosen = settings.chosen_db
-    if chosen is None or wiring.store_kind(chosen) != "sqlite":
+    if chosen is None or store_kind(chosen) != "sqlite":
         return settings
     path = os.path.expanduser(chosen)
     if os.path.isabs(path):
@@ -158,12 +231,8 @@ async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> 
     the command line's effective settings (db, model, embedder, limit), a relative store
     path taken from the folder it started in (:func:`anchored`)."""
     settings = anchored(settings)
-    recall = recall_settings(settings, None, limits)
-    store = LazyStore(settings.db, recall)
-    # The configured model, one for all calls: its limits (max_concurrency, rate) hold for
-    # the server, and its connection is kept.
-    model = None if recall.chat is None else wiring.chat_model(recall.chat)
-    server = build_server(store, settings, model)
+    calls = Deferred(settings, limits)
+    server = build_server(calls, settings, model_named=_chat(settings, limits) is not None)
     try:
         # A duplicate of fd 0, so closing this reader never closes sys.stdin.
         stdin = StdinLines(io.TextIOWrapper(os.fdopen(os.dup(0), "rb"), encoding="utf-8",
@@ -173,6 +242,4 @@ async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> 
     except BaseExceptionGroup as group:
         raise reader_gone(group) from None
     finally:
-        if model is not None:
-            await model.aclose()
-        store.close()
+        await calls.aclose()
