@@ -205,17 +205,19 @@ def anchored(settings: Settings) -> Settings:
     return attrs.evolve(settings, chosen_db=os.path.join(here, path))
 
 
-def reader_gone(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """What the SDK's task group raised, as the command line takes it: a
-    :class:`BrokenPipeError` when every error in it is one (the client stopped reading
-    stdout: the command ends quietly, status 141, as a reader of any command's output
-    going away ends it), else the group. The group itself was an internal error,
+def unwrapped_broken_pipe(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """What the SDK's task group raised, as the command line takes it: the
+    :class:`BrokenPipeError` inside the group when every error in it is one (the client
+    stopped reading stdout: the command ends quietly, status 141, as a reader of any
+    command's output going away ends it: :func:`~harkback.pipeline.cli_stdout.reader_gone`
+    does that), else the group. The group itself was an internal error,
     "ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)", status 70.
 
-    >>> reader_gone(ExceptionGroup("g", [BrokenPipeError(32, "Broken pipe")]))
+    >>> unwrapped_broken_pipe(ExceptionGroup("g", [BrokenPipeError(32, "Broken pipe")]))
     BrokenPipeError(32, 'Broken pipe')
-    >>> type(reader_gone(ExceptionGroup("g", [BrokenPipeError(), ValueError()]))).__name__
-    'ExceptionGroup'
+    >>> mixed = ExceptionGroup("g", [BrokenPipeError(), ValueError()])
+    >>> unwrapped_broken_pipe(mixed) is mixed
+    True
     """
     pipes, others = group.split(BrokenPipeError)
     if pipes is None or others is not None:
@@ -240,6 +242,6 @@ async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> 
         async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
     except BaseExceptionGroup as group:
-        raise reader_gone(group) from None
+        raise unwrapped_broken_pipe(group) from None
     finally:
         await calls.aclose()
