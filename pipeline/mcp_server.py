@@ -68,10 +68,10 @@ def _said(line: str) -> None:
 
 class Deferred:
     """The tool calls of :mod:`~harkback.pipeline.mcp_calls` over the store of
-    ``settings``, loaded at the first call: imported in a worker thread (about 0.3 s of
-    CPU, a second more with a model's ``openai`` SDK; on the event loop it held up every
-    other message), then made. A part that cannot be loaded is one line, said on stderr,
-    and tried again at the next call.
+    ``settings``, loaded at the first call: imported in a worker thread (about 0.15 s of
+    CPU on a 2-core machine, 0.4 s with a model's ``openai`` SDK; on the event loop it
+    would hold up every other message), then made. A part that cannot be loaded is one
+    line, said on stderr, and tried again at the next call.
 
     >>> from pathlib import Path
     >>> from harkback.pipeline.settings import effective
