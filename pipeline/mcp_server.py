@@ -19,10 +19,12 @@ call tries again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
@@ -68,7 +70,7 @@ def _said(line: str) -> None:
 
 class Deferred:
     """The tool calls of :mod:`~harkback.pipeline.mcp_calls` over the store of
-    ``settings``, loaded at the first call: imported in a worker thread (about 0.15 s of
+    ``settings``, loaded at the first call: imported in a daemon thread (about 0.15 s of
     CPU on a 2-core machine, 0.4 s with a model's ``openai`` SDK; on the event loop it
     would hold up every other message), then made. A part that cannot be loaded is one
     line, said on stderr, and tried again at the next call.
@@ -92,9 +94,11 @@ class Deferred:
         async with self._loading:  # calls arriving together load it once
             if self._calls is None:
                 try:
-                    await asyncio.to_thread(_imported, modules + self._modules())
-                except (ImportError, OSError, MemoryError, RuntimeError) as error:
-                    line = f"cannot load the server's tools ({short_of(error) or error})"
+                    await _in_daemon_thread(modules + self._modules())
+                # Any error a module's code raised (a broken install: a SyntaxError, a
+                # ValueError) too: it reached the SDK, a traceback on stderr, no tool error.
+                except Exception as error:
+                    line = f"cannot load the server's tools ({_why(error)})"
                     _said(line)
                     return Failure(line)
                 from harkback.pipeline.mcp_calls import ToolCalls  # imported just now
@@ -113,11 +117,42 @@ class Deferred:
             await self._calls.aclose()
 
 
-def _imported(modules: tuple[str, ...]) -> None:
+async def _in_daemon_thread(modules: tuple[str, ...]) -> None:
+    """Import ``modules`` in a daemon thread, awaited: an executor's thread
+    (:func:`asyncio.to_thread`) is joined at exit, and SIGTERM or the client's closing of
+    stdin during a slow load waited for the load to end (an import held 60 s: 60 s)."""
     import importlib
 
-    for module in modules:
-        importlib.import_module(module)
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: Exception | None) -> None:
+        if done.done():  # its wait was cancelled
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def load() -> None:
+        error: Exception | None = None
+        try:
+            for module in modules:
+                importlib.import_module(module)
+        except Exception as raised:
+            error = raised
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the server stopped
+            loop.call_soon_threadsafe(settle, error)
+
+    threading.Thread(target=load, daemon=True, name="harkback-mcp-load").start()
+    await done
+
+
+def _why(error: Exception) -> str:
+    """An import's error as a tool error says it (its kind where the text may not)."""
+    if isinstance(error, (ImportError, OSError, MemoryError, RuntimeError)):
+        return short_of(error) or str(error)
+    return f"{type(error).__name__}: {error}"
 
 
 def _chat(settings: Settings, limits: Mapping[str, Any] | None) -> ChatSettings | None:
