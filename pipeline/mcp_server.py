@@ -263,6 +263,26 @@ def unwrapped_broken_pipe(group: BaseExceptionGroup[BaseException]) -> BaseExcep
     return pipe
 
 
+def short_inside(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The error inside the SDK's task group when every error in it is the process
+    running short of a limit (:func:`~harkback.pipeline.command_loop.short_of`: a line on
+    stdin longer than ``ulimit -v`` lets the reader hold), which the command line says in
+    one line, exit status 1; else None. The group was an internal error, status 70.
+
+    >>> short_inside(ExceptionGroup("g", [MemoryError()]))
+    MemoryError()
+    >>> short_inside(ExceptionGroup("g", [MemoryError(), ValueError()])) is None
+    True
+    """
+    short, others = group.split(lambda error: short_of(error) is not None)
+    if short is None or others is not None:
+        return None
+    error: BaseException = short
+    while isinstance(error, BaseExceptionGroup):  # nested groups around one error
+        error = error.exceptions[0]
+    return error
+
+
 async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> None:
     """Serve the tools over stdin and stdout until the client closes the connection, with
     the command line's effective settings (db, model, embedder, limit), a relative store
@@ -277,6 +297,6 @@ async def serve(settings: Settings, limits: Mapping[str, Any] | None = None) -> 
         async with stdio_server(stdin=stdin) as (read, write):
             await server.run(read, write, server.create_initialization_options())
     except BaseExceptionGroup as group:
-        raise unwrapped_broken_pipe(group) from None
+        raise (short_inside(group) or unwrapped_broken_pipe(group)) from None
     finally:
         await calls.aclose()

@@ -127,10 +127,13 @@ class StdinLines(anyio.AsyncFile[str]):
             answer = asks.get()
             try:
                 line = self.wrapped.readline()
-            except (OSError, ValueError) as error:  # stdin unreadable or closed under us
+                mend = mended(line)
+            # Stdin unreadable or closed under us, or a line too long to hold or mend
+            # (MemoryError): the server's reader is told, or it would wait for good.
+            except Exception as error:
                 _settle(answer, None, error)
                 return
-            if not _settle(answer, mended(line), None) or not line:
+            if not _settle(answer, mend, None) or not line:
                 return
 
 
