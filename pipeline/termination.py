@@ -6,8 +6,9 @@ write in flight was left to SQLite's journal. :func:`terminating` has it take Ct
 instead: the running command is cancelled, the batch being written commits whole and the
 store is closed, then the command line says ``harkback: terminated`` with the status a shell
 gives a process SIGTERM ended (143). It needs the standard library, and the size of an
-``embed`` batch for that command's line (:mod:`~harkback.pipeline.embed`, which the
-command line loads anyway).
+``embed`` batch for that command's line (from :mod:`~harkback.stages.defaults`: the
+embedding pass would load the stages, which ``--help`` and ``harkback mcp``'s start do
+without).
 
 >>> with terminating() as stop:
 ...     stop.received
