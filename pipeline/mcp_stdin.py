@@ -62,7 +62,9 @@ def mended(line: str) -> str:
     >>> cut == '{"limit": -' + "9" * NUMBER_DIGITS + ', "id": ' + kept + "}"
     True
     """
-    if any(len(run) > NUMBER_DIGITS for run in _DIGIT_RUNS.findall(line)):
+    # Each run looked at and let go: findall kept them all, and a 30 MB line of "12a"
+    # held 700 MB at once.
+    if any(run.end() - run.start() > NUMBER_DIGITS for run in _DIGIT_RUNS.finditer(line)):
         line = _NUMBERS.sub(lambda m: "9" * NUMBER_DIGITS if m.group(1) else m.group(), line)
     line = _shallow(line)
     if "\\u" not in line:

@@ -14,6 +14,8 @@ import resource
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,10 +41,10 @@ def _address_space(pid: int) -> int:
     raise AssertionError("no VmSize")
 
 
-def test_a_line_past_the_memory_limit_ends_the_server_in_one_line(db: Path) -> None:
-    """The thread reading stdin died of the MemoryError (a traceback on stderr) and the
-    server waited for good, its client unanswered; mending there, since lines are mended
-    in that thread, did the same. Now the server ends: one line, exit status 1."""
+@contextmanager
+def limited(db: Path, headroom: int) -> Iterator[subprocess.Popen[bytes]]:
+    """``harkback mcp --db DB`` after its handshake and a first call, limited then to
+    ``headroom`` bytes of address space more than it holds (killed after 120 s)."""
     server = subprocess.Popen(
         [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -54,27 +56,56 @@ def test_a_line_past_the_memory_limit_ends_the_server_in_one_line(db: Path) -> N
         server.stdin.write(_HANDSHAKE + _CALL)
         server.stdin.flush()
         answers = [json.loads(server.stdout.readline()) for _ in range(2)]
-        limit = _address_space(server.pid) + HEADROOM
+        assert [a["id"] for a in answers] == [1, 2] and not answers[1]["result"]["isError"]
+        limit = _address_space(server.pid) + headroom
         resource.prlimit(server.pid, resource.RLIMIT_AS, (limit, limit))
-        chunk = b"1" * 2**20
-        try:
-            server.stdin.write(b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": ')
-            for _ in range(LINE // len(chunk)):
-                server.stdin.write(chunk)
-            server.stdin.write(b"}}\n")
-            server.stdin.flush()
-        except BrokenPipeError:  # the server ended while reading it
-            pass
-        status = server.wait()
-        said = server.stderr.read().decode() if server.stderr else ""
+        yield server
     finally:
         guard.cancel()
         if server.poll() is None:
             server.kill()
-    assert [a["id"] for a in answers] == [1, 2] and not answers[1]["result"]["isError"]
+            server.wait()
+
+
+def _ping(server: subprocess.Popen[bytes], chunk: bytes, chunks: int) -> None:
+    """A ping whose ``x`` is ``chunk`` times ``chunks``, written a chunk at a time."""
+    assert server.stdin is not None
+    try:
+        server.stdin.write(b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": ')
+        for _ in range(chunks):
+            server.stdin.write(chunk)
+        server.stdin.write(b"}}\n")
+        server.stdin.flush()
+    except BrokenPipeError:  # the server ended while reading it
+        pass
+
+
+def test_a_line_past_the_memory_limit_ends_the_server_in_one_line(db: Path) -> None:
+    """The thread reading stdin died of the MemoryError (a traceback on stderr) and the
+    server waited for good, its client unanswered; mending there, since lines are mended
+    in that thread, did the same. Now the server ends: one line, exit status 1."""
+    with limited(db, HEADROOM) as server:
+        _ping(server, b"1" * 2**20, LINE // 2**20)
+        status = server.wait()
+        said = server.stderr.read().decode() if server.stderr else ""
     assert status == 1, said
     assert said.startswith("harkback: out of memory (this process may use ")
     assert len(said.splitlines()) == 1
+
+
+def test_a_line_of_many_short_numbers_is_mended_in_little_memory(db: Path) -> None:
+    """Mending looked for a number too long to parse among all the line's runs of digits
+    kept at once: a 30 MB string of "12a" held 700 MB, past a limit 256 MB above the
+    server's size. Each run is let go now, and the ping is answered."""
+    with limited(db, 256 * 2**20) as server:
+        _ping(server, b'"' + b"12a" * 10 * 2**20 + b'"', 1)
+        assert server.stdin is not None and server.stdout is not None
+        answer = server.stdout.readline()
+        server.stdin.close()
+        status = server.wait()
+        said = server.stderr.read().decode() if server.stderr else ""
+    assert (status, said) == (0, "")
+    assert json.loads(answer) == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 
 async def test_a_line_that_cannot_be_mended_fails_the_read(
