@@ -55,14 +55,14 @@ def test_sigterm_stops_the_server_while_its_first_call_loads(db: Path, tmp_path:
                                                              ) -> None:
     """The first call's modules were imported in an executor's thread, which the
     interpreter joins at exit: SIGTERM during a load that took long waited for it to end
-    (a load of 120 s: 120 s). The server now ends as SIGTERM ends it otherwise."""
+    (a load of 600 s: 600 s). The server now ends as SIGTERM ends it otherwise."""
     mark = tmp_path / "loading"
     env = {**_environment(), **_shadowed(
-        tmp_path, f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\ntime.sleep(120)\n")}
+        tmp_path, f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\ntime.sleep(600)\n")}
     server = subprocess.Popen(
         [sys.executable, "-m", "harkback.pipeline.cli", "mcp", "--db", str(db)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    guard = threading.Timer(60, server.kill)  # the load's 120 s, were SIGTERM to wait
+    guard = threading.Timer(120, server.kill)  # the load's 600 s, were SIGTERM to wait
     guard.start()
     try:
         assert server.stdin is not None and server.stdout is not None
