@@ -20,23 +20,11 @@ import json
 from typing import Any
 
 from harkback.pipeline.output import show_command
+
+# Defined with the defaults, so that the MCP server lists its tools without this module.
+from harkback.stages.defaults import MESSAGE_CHARS as MESSAGE_CHARS
+from harkback.stages.defaults import PAGE_CHARS as PAGE_CHARS
 from harkback.stages.load.render import clip_middle
-
-MESSAGE_CHARS = 20_000
-"""The most of one message's text, and of each of its tool calls' arguments, that
-``read_session`` returns: the middle of a longer one is left out, in its place a note of
-how many characters and of the command that prints the message whole (:func:`bounded`).
-
-Agents' MCP clients cap a tool's answer (Claude Code at 25,000 tokens unless
-``MAX_MCP_OUTPUT_TOKENS`` says otherwise, about 100,000 characters of English), and the
-server sends each answer twice, as text and as structured content: a 14 MB message gave a
-28 MB answer that no client took. 20,000 characters, doubled, still fit under that cap
-with room for short neighbours, and keep most pasted logs and files whole."""
-PAGE_CHARS = 45_000
-"""The most characters of messages (as JSON) one ``read_session`` page holds: a page of
-long messages ends early (:func:`within_page`), at least one message always, and its
-``next_offset`` goes on from there. Doubled (text and structured content), a page stays
-under Claude Code's default cap: 200 messages of 20,000 characters made 8 MB."""
 
 ERROR_CHARS = 2_000
 """The most of an error's line an agent is sent (the MCP server's tool errors, the agent

@@ -342,6 +342,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     from harkback.pipeline.command_loop import run_command
     try:
         settings_of(args)  # a config file that cannot be used stops every command first
+        if args.command == "mcp":  # its client waits for its first answer: none of the rest
+            from harkback.pipeline.mcp_command import mcp
+            return run_command(lambda: mcp(args))
         # Imported once the arguments are read: the commands bring the stores and wiring,
         # which config and completion (run at every shell start) do without.
         from harkback.pipeline.setup_commands import SETUP_COMMANDS

@@ -43,6 +43,7 @@ from harkback.pipeline.command_kit import (
 from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.in_memory import in_memory, refusal
+from harkback.pipeline.mcp_command import mcp
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
@@ -258,33 +259,6 @@ async def demo(args: argparse.Namespace) -> int:
     """``harkback demo``: build a sample store and ask it questions."""
     from harkback.pipeline.demo import run_demo
     return await run_demo(args.db)
-
-
-MCP_EXTRA = "the MCP server needs the mcp extra: pip install 'harkback[mcp]'"
-MCP_ON_A_TERMINAL = ("harkback: this is an MCP server for an agent to start (claude mcp add "
-                     "harkback -- harkback mcp); it reads JSON-RPC on stdin: Ctrl-C stops it")
-
-
-async def mcp(args: argparse.Namespace) -> int:
-    """``harkback mcp``: serve the recall tools over MCP on stdio (the SDK loads only here)."""
-    try:
-        import mcp  # noqa: F401  (only to learn whether the extra is installed)
-    except ImportError:
-        raise CliError(MCP_EXTRA) from None
-    from harkback.pipeline.mcp_server import serve
-    from harkback.pipeline.model_flags import model_limits
-    if sys.stdin is None:  # started with stdin closed (<&-): an internal error before
-        raise CliError("standard input is closed, and the MCP server reads JSON-RPC there: "
-                       "an agent starts it with a pipe (claude mcp add harkback -- harkback "
-                       "mcp)", EXIT_USAGE)
-    if sys.stdin.isatty():  # a person trying the command saw nothing: it waits for JSON
-        print(MCP_ON_A_TERMINAL, file=sys.stderr, flush=True)
-    empty = in_memory(settings_of(args).db)
-    if empty is not None:  # as search and recent say it; stdout is the protocol's
-        print(line_of(f"harkback: note: {empty}: every call of this server finds nothing"),
-              file=sys.stderr, flush=True)
-    await serve(settings_of(args), model_limits(args))
-    return EXIT_OK
 
 
 async def import_history(args: argparse.Namespace) -> int:

@@ -21,6 +21,26 @@ CONNINFO = re.compile(r"\s*(?:host|hostaddr|port|dbname|user|password|service|ss
 """A libpq key=value string (``host=/run/pg dbname=team``), which harkback does not read:
 no file's path either (it made a folder ``host=``), refused as :data:`MISWRITTEN_URL` is."""
 
+MEMORY = ":memory:"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+"""A URL's start (a scheme of two letters or more: ``C://`` is a Windows drive's path)."""
+
+
+def store_kind(target: str | bytes | os.PathLike[str]) -> str:
+    """Which kind of store a ``--db`` value names: ``sqlite``, ``memory`` or ``postgresql``;
+    ``url`` for a URL of another kind, which names no store harkback opens."""
+    text = os.fsdecode(target)  # a bytes path too, as open_store takes it
+    if text == MEMORY:
+        return "memory"
+    if text.startswith(POSTGRES_SCHEMES):
+        return "postgresql"
+    # mysql://..., postgresql+psycopg://... (an SQLAlchemy URL), file:///...: taken for a
+    # path, each made folders named "mysql:" and a SQLite file where the user meant a server;
+    # so did postgresql:/team, a slash short (./postgresql:team still names such a file).
+    return ("url" if _URL.match(text) or MISWRITTEN_URL.match(text) or CONNINFO.match(text)
+            else "sqlite")
+
 
 def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
     """``$HARKBACK_DB``, else ``harkback.db`` in the user's data directory (XDG on Linux)."""

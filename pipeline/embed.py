@@ -18,14 +18,14 @@ from returns.future import FutureResult
 from returns.result import Failure
 
 from harkback.pipeline.progress import Progress
-from harkback.stages.defaults import EMBED_ROLES
+from harkback.stages.defaults import EMBED_BATCH, EMBED_ROLES
 from harkback.stages.embedding import passage_text
 from harkback.stages.errors import ModelFailed, StoreUnavailable
 from harkback.stages.ports import Embedder, MessageKey, Vector, VectorStore
 from harkback.stages.records import Message, Role
 from harkback.stages.stage import as_result
 
-BATCH = 64
+BATCH = EMBED_BATCH
 """Messages per embedder call and per write."""
 
 CHANGED_BATCHES = 3

@@ -11,7 +11,7 @@ nothing; one that looks after a store says there is nothing to do.
 
 from __future__ import annotations
 
-from harkback.pipeline import wiring
+from harkback.pipeline.config import store_kind
 
 IN_MEMORY = "is an in-memory store, empty and gone when the command ends"
 """How a note names the in-memory store, after the value given."""
@@ -23,7 +23,7 @@ def in_memory(target: str) -> str | None:
     >>> in_memory(":memory:"), in_memory("h.db")
     (':memory: is an in-memory store, empty and gone when the command ends', None)
     """
-    return f"{target} {IN_MEMORY}" if wiring.store_kind(target) == "memory" else None
+    return f"{target} {IN_MEMORY}" if store_kind(target) == "memory" else None
 
 
 def in_memory_note(target: str, work: str) -> str | None:
@@ -40,7 +40,7 @@ def in_memory_note(target: str, work: str) -> str | None:
 def refusal(target: str, command: str) -> str | None:
     """Why ``command``, which stores sessions, refuses ``target`` (None: it does not):
     whatever it stored in the in-memory store would be gone when it ends, unseen."""
-    if wiring.store_kind(target) != "memory":
+    if store_kind(target) != "memory":
         return None
     return (f"{command} into --db {target} would keep nothing: {target} {IN_MEMORY}; "
             "name a database file or a postgresql:// URL")

@@ -307,6 +307,14 @@ def _checked(key: Key, value: Any) -> Result[Any, str]:
         problem = base_url_problem(value.strip())
         if problem:
             return Failure(f"base_url {shown_url(value.strip())!r} {problem}")
+    if key.name == "embedder":
+        # As written, no model loaded: a spec no command can use stopped only the commands
+        # that embed, at their first embedding, and every call of an MCP server's searches.
+        from harkback.adapters.models.embedder_spec import spec_problem  # only when set
+
+        said = spec_problem(value)
+        if said:
+            return Failure(said)
     return Success(value.strip() if isinstance(value, str) else value)
 
 

@@ -6,8 +6,9 @@ write in flight was left to SQLite's journal. :func:`terminating` has it take Ct
 instead: the running command is cancelled, the batch being written commits whole and the
 store is closed, then the command line says ``harkback: terminated`` with the status a shell
 gives a process SIGTERM ended (143). It needs the standard library, and the size of an
-``embed`` batch for that command's line (:mod:`~harkback.pipeline.embed`, which the
-command line loads anyway).
+``embed`` batch for that command's line (from :mod:`~harkback.stages.defaults`: the
+embedding pass would load the stages, which ``--help`` and ``harkback mcp``'s start do
+without).
 
 >>> with terminating() as stop:
 ...     stop.received
@@ -23,8 +24,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
 
-from harkback.pipeline.embed import BATCH as EMBED_BATCH
 from harkback.pipeline.terminal import json_text
+from harkback.stages.defaults import EMBED_BATCH  # not embed's: that loads the stages
 
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 """What a shell reports for a process Ctrl-C ended."""

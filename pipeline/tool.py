@@ -11,6 +11,7 @@ from typing import Any
 
 from harkback.pipeline.answer_bounds import bounded_error, bounded_fields, bounded_results
 from harkback.pipeline.facade import Harkback
+from harkback.pipeline.mcp_specs import whole_number
 from harkback.pipeline.terminal import json_text
 from harkback.stages.defaults import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -58,17 +59,6 @@ SESSION_SEARCH_TOOL: dict[str, Any] = {
 
 def _error(message: str) -> str:
     return json_text({"success": False, "error": bounded_error(message)})
-
-
-def whole_number(value: object) -> object:
-    """``value`` as an int when it is a float with nothing after the point: JSON Schema
-    counts ``3.0`` an integer, and a client or model that writes numbers as floats
-    (``json.dumps(3.0)``) was told "limit must be an integer". Anything else as given.
-
-    >>> whole_number(3.0), whole_number(2.5), whole_number("3")
-    (3, 2.5, '3')
-    """
-    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _arguments(raw: str | dict[str, Any]) -> dict[str, Any] | str:

@@ -25,7 +25,6 @@ module, and print; nothing past here names a concrete store.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +41,9 @@ from harkback.adapters.stores.sqlite_checkpoints import left_in_log
 from harkback.adapters.stores.sqlite_errors import read_only_place
 from harkback.pipeline.compose import Pipeline
 from harkback.pipeline.config import CONNINFO, MISWRITTEN_URL, default_db
+from harkback.pipeline.config import MEMORY as MEMORY
+from harkback.pipeline.config import POSTGRES_SCHEMES as POSTGRES_SCHEMES
+from harkback.pipeline.config import store_kind as store_kind
 from harkback.pipeline.facade import Harkback
 from harkback.pipeline.postgres_loading import not_loaded
 from harkback.pipeline.recall_settings import RecallSettings as RecallSettings
@@ -60,28 +62,8 @@ from harkback.stages.summarize.summarizers import (
 if TYPE_CHECKING:
     from harkback.adapters.models.openai_chat import OpenAIChatModel
 
-MEMORY = ":memory:"
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
-"""A URL's start (a scheme of two letters or more: ``C://`` is a Windows drive's path)."""
-
 StoreOpener = Callable[[str, bool], Result[ClosingStore, StoreUnavailable]]
 """Opens a store from a ``--db`` value, read-only when the flag says so."""
-
-
-def store_kind(target: str | bytes | os.PathLike[str]) -> str:
-    """Which kind of store a ``--db`` value names: ``sqlite``, ``memory`` or ``postgresql``;
-    ``url`` for a URL of another kind, which names no store harkback opens."""
-    text = os.fsdecode(target)  # a bytes path too, as open_store takes it
-    if text == MEMORY:
-        return "memory"
-    if text.startswith(POSTGRES_SCHEMES):
-        return "postgresql"
-    # mysql://..., postgresql+psycopg://... (an SQLAlchemy URL), file:///...: taken for a
-    # path, each made folders named "mysql:" and a SQLite file where the user meant a server;
-    # so did postgresql:/team, a slash short (./postgresql:team still names such a file).
-    return ("url" if _URL.match(text) or MISWRITTEN_URL.match(text) or CONNINFO.match(text)
-            else "sqlite")
 
 
 def _open_sqlite(target: str, readonly: bool) -> Result[ClosingStore, StoreUnavailable]:

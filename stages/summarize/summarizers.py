@@ -5,6 +5,9 @@ session the extractive summary and makes no network call.
 
 >>> sorted(SUMMARIZERS)
 ['extractive', 'llm', 'none', 'raw']
+>>> from harkback.stages.defaults import SUMMARIZER_NAMES  # the names the MCP server lists
+>>> tuple(sorted(SUMMARIZERS)) == SUMMARIZER_NAMES
+True
 >>> type(SUMMARIZERS[DEFAULT_SUMMARIZER]).__name__
 'ExtractiveSummarize'
 """

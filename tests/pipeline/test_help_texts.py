@@ -37,7 +37,7 @@ def test_every_option_has_a_help_text() -> None:
 def test_the_source_filter_offers_no_name_that_matches_nothing() -> None:
     """``--source hermes`` found nothing: a Hermes session keeps its platform (cli,
     telegram, ...) as its source; the help, the MCP tool and the README offered it."""
-    from harkback.pipeline.mcp_tools import _SOURCE
+    from harkback.pipeline.mcp_specs import _SOURCE
     offered = [str(action.help) for _, parser in _commands(build_parser())
                for action in parser._actions if "--source" in action.option_strings]
     offered += [_SOURCE["description"], README.read_text(encoding="utf-8")]
@@ -78,7 +78,7 @@ def test_an_options_default_names_each_setting_that_gives_it(setting: str) -> No
 def test_the_limits_default_is_told_alike_everywhere() -> None:
     """The MCP tool and the README name ``$HARKBACK_LIMIT`` beside the config file's
     ``limit`` as what changes a search's default of 3 (the server honours both)."""
-    from harkback.pipeline.mcp_tools import TOOLS
+    from harkback.pipeline.mcp_specs import TOOLS
     tool = str(TOOLS["session_search"].properties["limit"]["description"])
     assert "$HARKBACK_LIMIT" in tool and "config file" in tool
     readme = " ".join(README.read_text(encoding="utf-8").split())
