@@ -197,7 +197,7 @@ class LexicalMatch:
                        if self.time_weight else [])
 
             def search(stats: TermStats) -> FutureResult[Matched, StoreUnavailable]:
-                units = weigh_units(planned, stats)
+                units = weigh_units(planned, stats, self.max_scored)
                 expression = search_expression(parsed, units)
                 assert expression is not None
                 narrow = selective(parsed, units, stats, self.max_scored)
