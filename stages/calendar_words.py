@@ -190,8 +190,8 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
     current one, and "last weekend" (上周末, 先週末, 지난 주말) as that week's Saturday
     and Sunday, by where it starts in ``text``; "since last week" runs on until ``now``.
 
-    The ranker weighs the same words as the span back from now (``time_window``): there
-    it is a soft hint; listed, it is the calendar's.
+    The ranker weighs "last week" and "last month" as the same calendar spans
+    (``time_window``), there as a soft hint.
 
     >>> DAY = 86400.0
     >>> now = 1772712000.0  # Thursday 2026-03-05 12:00 UTC

@@ -83,6 +83,28 @@ def months_before(day: date, count: int) -> date | None:
     return date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
 
 
+def previous_period(unit: str, now: float) -> tuple[float, float] | None:
+    """The calendar week (Monday to Sunday) or month before the current one, as "last
+    week", 先週, "last month" or 지난달 name it; None for another unit.
+
+    Asked on a Sunday, "last week" is not the seven days back, which are nearly all this
+    week's: weighed so, a look-alike of Wednesday came above the answer of last Friday.
+
+    >>> [round(t / 86400, 2) for t in previous_period("week", 20520.5 * 86400)]  # Sun 2026-03-08
+    [20507.0, 20514.0]
+    """
+    today = local_date(now)
+    if unit == "week":
+        first = today - timedelta(days=today.weekday() + 7)
+        after = first + timedelta(days=7)
+    elif unit == "month":
+        after = today.replace(day=1)
+        first = (after - timedelta(days=1)).replace(day=1)
+    else:
+        return None
+    return day_start(first), last_moment(after - timedelta(days=1))
+
+
 def days_before(moment: float, count: int) -> date:
     """The local date ``count`` days before the one ``moment`` falls on (0: that date)."""
     return local_date(moment) - timedelta(days=count)

@@ -66,8 +66,8 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     rest = frozenset(topic_tokens(rest_text))
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):
         return None
-    # "Last week" is listed as the calendar's week before this one, where the ranker
-    # weighs the seven days back (the same words, read where they start); a date or
+    # "Last week" is listed as the calendar's week before this one, as the ranker
+    # weighs it (the same words, read where they start); a date or
     # month named ("in March") is listed, though the ranker does not weigh it. A
     # question naming two times ("yesterday and last week") lists all of both.
     text = request.query.lower()

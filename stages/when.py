@@ -4,8 +4,11 @@ and ``--as-of``, are :mod:`harkback.stages.time_bounds`).
 A question places what it wants to recall relative to now: :func:`time_window` reads a
 small set of English expressions ("two weeks ago", "last month", "in the past three
 days") into a window of epoch seconds, so a ranker can favour sessions from then; anything
-it does not recognise gives None (no weighting at all). Months are 30 days and years 365:
-the window is a soft hint, not a calendar filter.
+it does not recognise gives None (no weighting at all). Months are 30 days and years 365,
+but "last week" and "last month" (上周, 先月, 지난달) are the calendar's week (Monday to
+Sunday) and month before the current one
+(:func:`~harkback.stages.local_days.previous_period`): the window is a soft hint, not a
+calendar filter.
 
 >>> DAY = 86400.0
 >>> now = 100 * DAY
@@ -15,8 +18,8 @@ the window is a soft hint, not a calendar filter.
 [(86.0, 100.0)]
 >>> time_window("which museum did I visit", now) is None
 True
->>> [(a / DAY, b / DAY) for a, b in [time_window("上周 nginx 超时怎么处理的", now)]]
-[(93.0, 100.0)]
+>>> [(a / DAY, round(b / DAY)) for a, b in [time_window("上周 nginx 超时怎么处理的", now)]]
+[(88.0, 95)]
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from harkback.stages.local_days import (
     last_moment,
     local_date,
     months_before,
+    previous_period,
 )
 from harkback.stages.night_words import night_windows
 from harkback.stages.text.tokens import tokens
@@ -128,12 +132,14 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
 
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
-    reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day, ``last weekend`` (or ``two weekends ago``) the
-    calendar's, ``over the weekend`` the latest begun (:mod:`~harkback.stages.weekend_words`;
-    "weekend" or 周末 alone is a topic); ``yesterday`` the day before today, ``today`` the
-    day so far. The first expression found wins (the lexical ranker weighs every one,
-    :func:`time_windows`; a listing covers them all: :func:`spanning`).
+    reads it); ``past/last N units`` (or ``the past week``) is everything from then until
+    ``now``, ``last week`` and ``last month`` the calendar's
+    (:func:`~harkback.stages.local_days.previous_period`); ``last Saturday`` is that day,
+    ``last weekend`` (or ``two weekends ago``) the calendar's, ``over the weekend`` the
+    latest begun (:mod:`~harkback.stages.weekend_words`; "weekend" or 周末 alone is a
+    topic); ``yesterday`` the day before today, ``today`` the day so far. The first
+    expression found wins (the lexical ranker weighs every one, :func:`time_windows`; a
+    listing covers them all: :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0
@@ -173,7 +179,12 @@ def time_spans(question: str, now: float, *, listing: bool = False
     for match in _PAST.finditer(text):
         unit = UNIT_DAYS[match.group(2)] * DAY
         count = count_of(match.group(1)) if match.group(1) else 1
-        found.append((match, (now - count * unit, now)))
+        # "last week" and "previous month" name one; "the past week", "the last weeks" span
+        # back from now.
+        named = not match.group(1) and not match.group(0).startswith("past") \
+            and not match.group(0).endswith("s")
+        found.append((match, (named and previous_period(match.group(2), now))
+                      or (now - count * unit, now)))
     for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), last_moment(day))))
@@ -224,7 +235,8 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
     found = []
     for pattern, days in _CJK_PAST:
         for match in pattern.finditer(text):
-            found.append((match, (now - days * DAY, now)))
+            unit = "week" if days == 7.0 else "month" if days == 30.0 else ""
+            found.append((match, previous_period(unit, now) or (now - days * DAY, now)))
     for pattern, unit in _CJK_AGO:
         for match in pattern.finditer(text):
             found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
