@@ -18,11 +18,9 @@ import attrs
 from returns.unsafe import unsafe_perform_io
 
 from harkback.pipeline import SUMMARIZERS, Harkback, Pipeline, open_store
-from harkback.stages.records import Conversation, Message, Session
+from tests.support.dated_sessions import Turns, dated
 
-DAY = 86_400.0
-
-SESSIONS: dict[str, tuple[float, list[tuple[str, str]]]] = {
+SESSIONS: dict[str, tuple[float, Turns]] = {
     # The answers, weeks old.
     "zh-bundle": (22.0, [
         ("user", "前端打包出来的 main.js 有 3MB，首屏太慢了"),
@@ -66,24 +64,12 @@ SESSIONS: dict[str, tuple[float, list[tuple[str, str]]]] = {
 }
 
 
-def _conversations(now: float) -> list[Conversation]:
-    out = []
-    for sid, (days_ago, turns) in SESSIONS.items():
-        start = now - days_ago * DAY
-        out.append(Conversation(
-            Session(id=sid, source="cli", started_at=start),
-            tuple(Message(session_id=sid, position=i, role=role,  # type: ignore[arg-type]
-                          content=text, timestamp=start + 60 * i)
-                  for i, (role, text) in enumerate(turns))))
-    return out
-
-
 async def test_an_english_question_finds_the_chinese_session_by_its_own_words(
         tmp_path: Path) -> None:
     """The Chinese session writes none of the question's English words: it was not found
     at all, the two English sessions saying "frontend" came back in its place."""
     with open_store(tmp_path / "history.db").unwrap() as store:
-        unsafe_perform_io((await store.ingest(_conversations(time.time())).awaitable()).unwrap())
+        unsafe_perform_io((await store.ingest(dated(SESSIONS, time.time())).awaitable()).unwrap())
         pipeline = attrs.evolve(Pipeline(), summarize=SUMMARIZERS["none"])
         payload = (await Harkback(store=store, pipeline=pipeline).search(
             "how did we shrink the frontend bundle")).to_payload()

@@ -19,12 +19,11 @@ import attrs
 from returns.unsafe import unsafe_perform_io
 
 from harkback.pipeline import SUMMARIZERS, Harkback, Pipeline, open_store
-from harkback.stages.records import Conversation, Message, Session
+from tests.support.dated_sessions import Turns, dated
 
-DAY = 86_400.0
 SUNDAY_NOON = datetime(2026, 3, 8, 12, tzinfo=UTC).timestamp()
 
-SESSIONS: dict[str, tuple[float, list[tuple[str, str]]]] = {
+SESSIONS: dict[str, tuple[float, Turns]] = {
     # Last week's Thursday: the answer.
     "answer": (10.0, [
         ("user", "GitHub Actions のキャッシュが効いてない。毎回 poetry install に 5 分かかる"),
@@ -47,22 +46,10 @@ SESSIONS: dict[str, tuple[float, list[tuple[str, str]]]] = {
 }
 
 
-def _conversations(now: float, moved: dict[str, float] | None = None) -> list[Conversation]:
-    out = []
-    for sid, (days_ago, turns) in SESSIONS.items():
-        start = now - (moved or {}).get(sid, days_ago) * DAY
-        out.append(Conversation(
-            Session(id=sid, source="cli", started_at=start),
-            tuple(Message(session_id=sid, position=i, role=role,  # type: ignore[arg-type]
-                          content=text, timestamp=start + 60 * i)
-                  for i, (role, text) in enumerate(turns))))
-    return out
-
-
 async def _first(folder: Path, question: str, now: float,
                  moved: dict[str, float] | None = None) -> str | None:
     with open_store(folder / "history.db").unwrap() as store:
-        unsafe_perform_io((await store.ingest(_conversations(now, moved)).awaitable()).unwrap())
+        unsafe_perform_io((await store.ingest(dated(SESSIONS, now, moved)).awaitable()).unwrap())
         pipeline = attrs.evolve(Pipeline(), summarize=SUMMARIZERS["none"])
         payload = (await Harkback(store=store, pipeline=pipeline).search(
             question, as_of=now)).to_payload()
