@@ -168,11 +168,9 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats, cap: int | None = N
     """Keep the forms the index holds and give each unit its IDF.
 
     An English question's CJK words (``searched`` False) weigh a share of the word they
-    name, whatever their own count; those the store holds in at most ``cap`` messages are
-    searched as well (the rarer spellings only), so a Chinese session writing none of the
-    question's English words ("how did we shrink the frontend bundle": 前端打包) is read;
-    a common one (错误, 配置) still reads no rows: rows by the thousand cost every English
-    question 40 % more CPU where it was searched always.
+    name; those in at most ``cap`` messages are searched too, so a Chinese session writing
+    none of its English words ("shrink the frontend bundle": 前端打包) is read; a common
+    one (错误) reads no rows (by the thousand, they cost English questions 40 % more CPU).
 
     A word's document count is the sum over its forms (at most every document); a
     phrase counts as its rarest word, an upper bound on how often it occurs; a prefix
@@ -266,6 +264,7 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
         return None
     counts = dict(stats.counts)
     kept: list[Node] = []
+    own = False  # a word of the question's own is selective
     for ru in units:
         if not ru.searched:
             continue  # weighed only: never the reason a row is read
@@ -274,7 +273,10 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
         found, total = _found(ru, counts)
         if found and total <= cap:
             kept.extend(Term(f) for f in found)
-    kept = list(dict.fromkeys(kept))
+            own = own or not ru.names
+    # An English question's rare CJK words join its own selective words; alone they would
+    # decide which rows a question of common English words reads.
+    kept = list(dict.fromkeys(kept)) if own else []
     if not kept:
         return None
     return kept[0] if len(kept) == 1 else AnyOf(tuple(kept))
