@@ -59,7 +59,8 @@ NO_MODEL = ("no model configured for summarizer llm: this server was started wit
 
 _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
-         "words: yesterday, this week, last week (Monday to Sunday), 3 days ago")
+         "words: yesterday, this week, last week (Monday to Sunday), 3 days ago, or any time "
+         "a question names alone (上周, 先週, 지난주, 'the week before last')")
 _SOURCE = {"type": "string", "description": "Only sessions of these sources, comma-separated "
                                             "(codex, claude-code, or a Hermes session's "
                                             "platform: cli, telegram, ...)."}

@@ -36,18 +36,32 @@ import math
 import re
 from datetime import date, timedelta
 
-from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
+from harkback.stages.cjk_times import (
+    CJK_LAST_MONTH,
+    CJK_LAST_WEEK,
+    CJK_LAST_YEAR,
+    CJK_MONTH_BEFORE_LAST,
+    CJK_WEEK_BEFORE_LAST,
+    CJK_YEAR_BEFORE_LAST,
+)
+from harkback.stages.local_days import (
+    day_start,
+    last_moment,
+    local_date,
+    previous_period,
+)
 from harkback.stages.month_parts import merged, month_parts, part_spans, within
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import weekday_windows
 from harkback.stages.weekend_words import (
+    CJK_LAST_WEEKEND,
+    CJK_WEEKEND_BEFORE_LAST,
     MONTHS,
-    NOT_TWICE,
     latest_weekend,
     weekend,
     weekend_time,
 )
-from harkback.stages.when import CJK_LAST_MONTH, CJK_LAST_WEEK, blanked
+from harkback.stages.when import before_last, blanked
 
 _MONTHS = MONTHS
 _MONTH = "|".join(_MONTHS)
@@ -125,6 +139,9 @@ _FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*(?:the\s+)?$")
 # After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 先週から, 지난주부터.
 _FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始|から|以降|부터|이후)")
 _UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*(?:the\s+)?$")
+# "What was I up to last week?" asks what I was doing then: no "until".
+DOING = re.compile(r"\b(?:was|were|am|is|are|been|be)\s+(?:(?:i|we|you|they|he|she|it)\s+)?"
+                   r"up\s+to\s*$")
 
 
 def _bounded(match: re.Match[str], window: tuple[float, float] | None
@@ -150,45 +167,59 @@ def bounded_by(text: str, span: tuple[int, int], window: tuple[float, float]
     (1.0, inf)
     >>> bounded_by("until monday", (6, 12), (1.0, 2.0)) is None
     True
+    >>> bounded_by("what was i up to monday", (17, 23), (1.0, 2.0))  # doing, not until
+    (1.0, 2.0)
     """
     before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
     if _FROM.search(before) or _FROM_ON.match(text, span[1]):
         return (window[0], math.inf)
-    return None if _UNTIL.search(before) else window
+    return None if _UNTIL.search(before) and not DOING.search(before) else window
 
 
-def calendar_windows(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+Span = tuple[int, int]
+"""Where an expression starts and ends in the text it is read in."""
+
+
+def calendar_windows(text: str, now: float, *, bounded: bool = True
+                     ) -> list[tuple[Span, tuple[float, float]]]:
     """Each calendar expression of lower-cased ``text`` with its window ``(start, end)``
-    (epoch seconds, the end no later than ``now``), by where it starts in ``text``."""
+    (epoch seconds, the end no later than ``now``), by where it is in ``text``; unless
+    ``bounded`` is False, as the words around it bound it (:func:`bounded_by`)."""
     today = local_date(now)
     # A month part first: "in march" of "the first weekend in march" is read in it only.
     # The words around it bound it as they bound the rest ("since the end of last month").
-    found = [(match.start(), (window[0], min(window[1], now)))
+    found = [(match.span(), (window[0], min(window[1], now)))
              for match, part in month_parts(text, now)
-             if (window := bounded_by(text, match.span(), part)) is not None]
+             if (window := bounded_by(text, match.span(), part) if bounded else part)]
     parts = part_spans(text)
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
-            window = _bounded(match, _window(match, index, today))
+            said = _window(match, index, today)
+            window = _bounded(match, said) if bounded else said
             if window is not None and window[0] <= now and not within(match.start(), parts):
-                found.append((match.start(), (window[0], min(window[1], now))))
+                found.append((match.span(), (window[0], min(window[1], now))))
     return found
 
 
+# Each period named as last (one back) or the one before it (two back): the groups of
+# the CJK pattern are _UNITS' once and then again for the one before last.
 _PREVIOUS = (
     re.compile(r"\b(?:last|previous)\s+(week|month|year|weekend)\b"),
-    re.compile(rf"({NOT_TWICE}(?:上周末|上週末|上个周末|上個週末|上個周末|先週末|(?:지난|저번)\s?주말))"
-               rf"|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
-               r"|(去年|昨年|작년)"),
+    re.compile(rf"({CJK_LAST_WEEKEND.pattern})|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
+               rf"|({CJK_LAST_YEAR})|({CJK_WEEKEND_BEFORE_LAST.pattern})"
+               rf"|({CJK_WEEK_BEFORE_LAST})|({CJK_MONTH_BEFORE_LAST})|({CJK_YEAR_BEFORE_LAST})"),
 )
 
 
-def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, float]]]:
+def previous_periods(text: str, now: float, *, bounded: bool = True
+                     ) -> list[tuple[Span, tuple[float, float]]]:
     """Each "last week", "last month" or "last year" of lower-cased ``text`` (previous,
     上周, 先週, 지난주, 上个月, 先月, 지난달, 去年, 昨年, 작년), as the whole calendar week
     (Monday to Sunday, as "this week" starts on Monday), month or year before the
     current one, and "last weekend" (上周末, 先週末, 지난 주말) as that week's Saturday
-    and Sunday, by where it starts in ``text``; "since last week" runs on until ``now``.
+    and Sunday, by where it is in ``text``; "since last week" runs on until ``now``
+    (unless ``bounded`` is False: :func:`calendar_windows`). The one before last ("the
+    week before last", 上上周, 先々月, 지지난달, 一昨年, 재작년, 上上周末) is the period before.
 
     The ranker weighs "last week" and "last month" as the same calendar spans
     (``time_window``), there as a soft hint.
@@ -200,29 +231,28 @@ def previous_periods(text: str, now: float) -> list[tuple[int, tuple[float, floa
     [(20507.0, 20514.0, True)]
     """
     today = local_date(now)
-    this_week = today - timedelta(days=today.weekday())
-    last_month = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
-    starts = {"week": (this_week - timedelta(days=7), this_week),
-              "month": (last_month, today.replace(day=1)),
-              "year": (date(today.year - 1, 1, 1), date(today.year, 1, 1))}
     found = []
     # "last month" of "the end of last month" is its end, 上周 of 上周五 that Friday
     parts = merged(part_spans(text) + [match.span() for match, _ in weekday_windows(text, now)])
-    for index, pattern in enumerate(_PREVIOUS):
-        for match in pattern.finditer(text):
-            if within(match.start(), parts):
-                continue
-            unit = match.group(1) if index == 0 else _UNITS[
-                next(i for i, g in enumerate(match.groups()) if g)]
-            if unit == "weekend" and not weekend_time(match):
-                continue  # "the last weekend deploy", "last weekend of february"
-            if unit == "weekend":
-                window = _bounded(match, weekend(today))
-            else:
-                first, following = starts[unit]
-                window = _bounded(match, (day_start(first), last_moment(following - ONE_DAY)))
-            if window is not None:
-                found.append((match.start(), (window[0], min(window[1], now))))
+    for match, unit, back in _previous(text):
+        if within(match.start(), parts):
+            continue
+        if unit == "weekend" and not weekend_time(match):
+            continue  # "the last weekend deploy", "last weekend of february"
+        days = weekend(today, back) if unit == "weekend" else previous_period(unit, now, back)
+        window = _bounded(match, days) if bounded else days
+        if window is not None and window[0] <= now:
+            found.append((match.span(), (window[0], min(window[1], now))))
+    return found
+
+
+def _previous(text: str) -> list[tuple[re.Match[str], str, int]]:
+    # Each previous period of ``text``: its match, its unit and how many back it is.
+    found = [(match, match.group(1), 1) for match in _PREVIOUS[0].finditer(text)]
+    found += [(match, match.group(1), 2) for match in before_last(text)]
+    for match in _PREVIOUS[1].finditer(text):
+        index = next(i for i, g in enumerate(match.groups()) if g)
+        found.append((match, _UNITS[index % 4], 1 + index // 4))
     return found
 
 

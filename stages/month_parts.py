@@ -1,5 +1,6 @@
 """Parts of a month a question names: "the first weekend in March", "the last week of
-February", "the end of last month", 上个月底, 先月末, 지난달 말, 이번 달 초.
+February", "the end of last month", 上个月底, 先月末, 지난달 말, 이번 달 초 (上上个月底: the
+month before last's).
 
 A weekend of a month is a Saturday in it and the Sunday after ("the last weekend of
 February 2026" is 28 February and 1 March); a week of it seven days (the first is the 1st
@@ -41,7 +42,8 @@ _BEFORE_MONTH = re.compile(r"(?<![a-z])(?:in|since|until|till|by|during|from|bef
                            r"\s+$")
 # The month first, then its start (初, 初め, 초) or end (底, 末, 말): not 말 of a verb
 # (지난달 말했던, what was said last month) or 초 of another word (초대, 초과).
-_CJK = re.compile(NOT_TWICE + r"(?:(上个月|上個月|上月|先月|(?:지난|저번)\s?달)"
+# The month before last too: 上上个月底, 先々月末, 지지난달 말.
+_CJK = re.compile(NOT_TWICE + r"(?:((?:上上?|先々?)(?:个月|個月|月)|(?:지?지난|저번)\s?달)"
                   r"|(这个月|這個月|本月|今月|이번\s?달))\s?(初め|初|底|末|초(?![대과청기점])|말(?![하했한씀고]))")
 
 
@@ -118,7 +120,8 @@ def _asian(text: str, today: date) -> list[tuple[re.Match[str], Days | None]]:
     found: list[tuple[re.Match[str], Days | None]] = []
     for match in _CJK.finditer(text):
         edge = "first" if match.group(3) in ("初め", "初", "초") else "last"
-        relative = "last" if match.group(1) else "this"
+        relative = "this" if not match.group(1) else (
+            "before last" if match.group(1)[:2] in ("上上", "先々", "지지") else "last")
         found.append((match, _part_of((edge, "days"), (None, None, relative), today)))
     return found
 
@@ -130,7 +133,9 @@ def _part_of(part: tuple[str, str], which: tuple[str | None, ...], today: date
     name, year, relative = which
     if relative is not None:
         first = today.replace(day=1)
-        if relative != "this":
+        for _ in range(("this", "last", "before last").index(relative)):
+            if first == date.min:
+                return None  # no month before the calendar's first
             first = (first - ONE_DAY).replace(day=1)
         return _days(part, first.year, first.month)
     month = MONTHS.index(name or "") + 1

@@ -11,15 +11,9 @@ from datetime import tzinfo
 import attrs
 from returns.future import FutureResult
 
-from harkback.stages.calendar_words import (
-    bounded_by,
-    calendar_terms,
-    calendar_windows,
-    previous_periods,
-)
 from harkback.stages.lineage import load_ancestry, root_of
 from harkback.stages.match.plan import QUESTION_WORDS
-from harkback.stages.month_parts import part_spans, within
+from harkback.stages.named_times import named_times
 from harkback.stages.ports import RecentQuery
 from harkback.stages.query import parse_query, topic_tokens
 from harkback.stages.records import Session, SessionOverview
@@ -27,7 +21,7 @@ from harkback.stages.request import DEMOTED_SOURCES, SearchRequest
 from harkback.stages.result import BrowseResult, RecentEntry
 from harkback.stages.stage import Stage, Step, pure, with_store
 from harkback.stages.undated import undated_left_out
-from harkback.stages.when import DAY, spanning, time_spans, time_terms
+from harkback.stages.when import DAY
 
 _ACTIVITY = frozenset("work works worked working happen happened happening busy show list "
                       "session sessions 工作 作業 작업".split())
@@ -58,31 +52,19 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """
     if parse_query(request.query).advanced:
         return None
-    # Calendar names first: "last month" of "the end of last month" is read in it only.
-    named, unnamed = calendar_terms(request.query)
-    timed, rest_text = time_terms(unnamed, listing=True)
-    framing = timed | named | QUESTION_WORDS | _ACTIVITY | _SINCE
+    said = named_times(request.query, now)
+    framing = said.words | QUESTION_WORDS | _ACTIVITY | _SINCE
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
-    rest = frozenset(topic_tokens(rest_text))
+    rest = frozenset(topic_tokens(said.rest))
     if any(t not in framing and t in rest for t in topic_tokens(request.query)):
         return None
-    # "Last week" is listed as the calendar's week before this one, as the ranker
-    # weighs it (the same words, read where they start); a date or
-    # month named ("in March") is listed, though the ranker does not weigh it. A
-    # question naming two times ("yesterday and last week") lists all of both.
-    text = request.query.lower()
-    by_start = dict(calendar_windows(text, now))
-    parts = part_spans(text)
-    # "Since yesterday" is from yesterday until now, as "since March" is.
-    for (at, end), said in time_spans(text, now, listing=True):
-        if not within(at, parts) and (window := bounded_by(text, (at, end), said)):
-            by_start[at] = (window[0], min(window[1], now))
-    by_start.update(previous_periods(text, now))
-    window = spanning(by_start.values())
-    if window is None:
+    if said.window is None:
         return None
-    since = max(window[0], request.since) if request.since is not None else window[0]
-    until = min(window[1], request.until) if request.until is not None else window[1]
+    # "Until Wednesday" has no start: the caller's, if any.
+    since = said.since if request.since is None else (
+        request.since if said.since is None else max(said.since, request.since))
+    until = min(said.window[1], request.until) if request.until is not None \
+        else said.window[1]
     return attrs.evolve(request, query="", since=since, until=until)
 
 

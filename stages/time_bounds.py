@@ -20,20 +20,11 @@ from typing import TypeAlias
 
 from returns.result import Failure, Result, Success
 
-from harkback.stages.calendar_words import calendar_windows, previous_periods
 from harkback.stages.errors import QueryRejected
-from harkback.stages.local_days import day_start, days_before, last_moment, local_iso
+from harkback.stages.local_days import day_start, local_iso
 from harkback.stages.record_checks import EARLIEST_EPOCH, LATEST_EPOCH
 from harkback.stages.shown_number import DIGITS, shown_given, shown_value
-from harkback.stages.weekday_words import WEEKDAYS
-from harkback.stages.when import (
-    COUNT,
-    DAY,
-    UNIT,
-    UNIT_DAYS,
-    count_of,
-    latest_weekday,
-)
+from harkback.stages.spoken_times import held_last_moment, named_time, spoken_time
 
 # The moments a bound may name: those a session can have, as ingest keeps them.
 _YEARS = "0001-01-01 to 9999-12-31 UTC"
@@ -47,8 +38,8 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 ACCEPTED_TIMES = ("a date (2026-11-01), an ISO time (2026-11-01T14:00:00+02:00), epoch "
                   "seconds, a span back from now (7d, 24h), or words: now, today, yesterday, "
                   "tuesday, this week, last week, last weekend, last month, last year, "
-                  "3 days ago, "
-                  "2 weeks ago")
+                  "3 days ago, 2 weeks ago, or a time alone as a question names it "
+                  "(上周, 先週, 지난주, the week before last)")
 """The forms :func:`parse_time_bound` reads, as its error lists them."""
 
 TimeGiven: TypeAlias = str | float | datetime | date
@@ -56,70 +47,6 @@ TimeGiven: TypeAlias = str | float | datetime | date
 reads it, epoch seconds, a ``datetime`` (naive: local time) or a ``date`` (a local day)."""
 
 _TYPES = "text, epoch seconds, a datetime or a date"
-
-_SPOKEN_AGO = re.compile(rf"^{COUNT}\s+{UNIT}\s+ago$")
-_SPOKEN_LAST = re.compile(rf"^(?:last|past|previous)\s+(?:{COUNT}\s+)?{UNIT}$")
-_SPOKEN_PERIOD = re.compile(r"^(this|last|previous)\s+(?:week|month|year|weekend)$")
-_SPOKEN_WEEKDAY = re.compile(rf"^(?:(?:last|on)\s+)?({'|'.join(WEEKDAYS)})$")
-
-
-def spoken_time(text: str, now: float, *, end: bool = False) -> float | None:
-    """The moment a few English words name, counted back from ``now``; None if not read.
-
-    ``today``, ``yesterday`` and a weekday (``tuesday``, ``last tuesday``: the latest
-    before today) are the start of that local day (:mod:`local_days
-    <harkback.stages.local_days>`), or with ``end`` its end: ``--until yesterday`` takes
-    in all of yesterday. So are ``last week``, ``last month`` and ``last year`` of the
-    calendar's week (from Monday), month or year before the current one, as a question
-    reads them (:func:`~harkback.stages.calendar_words.previous_periods`), and ``last
-    weekend`` of that week's Saturday and Sunday; ``this week`` (month, year, weekend)
-    starts at the current one's first day and ends at ``now`` (``this weekend`` on a
-    weekday: the Saturday and Sunday just past, as a question reads it). ``3 days
-    ago`` and ``past week`` are that long before ``now`` (a month is 30 days, a year 365).
-
-    >>> DAY = 86400.0
-    >>> [spoken_time(t, 10.5 * DAY) / DAY for t in ("today", "yesterday", "2 days ago")]
-    [10.0, 9.0, 8.5]
-    >>> spoken_time("past week", 10 * DAY) / DAY, spoken_time("a month ago", 40 * DAY) / DAY
-    (3.0, 10.0)
-    >>> now = 20519.5 * DAY  # Saturday 2026-03-07, noon UTC: last week is 23 Feb to 1 Mar
-    >>> spoken_time("last week", now) / DAY, round(spoken_time("last week", now, end=True) / DAY)
-    (20507.0, 20514)
-    >>> spoken_time("this week", now) / DAY, spoken_time("this week", now, end=True) / DAY
-    (20514.0, 20519.5)
-    >>> [round(spoken_time("last weekend", now, end=e) / DAY) for e in (False, True)]
-    [20512, 20514]
-    >>> 9.99 < spoken_time("yesterday", 10.5 * DAY, end=True) / DAY < 10.0  # before midnight
-    True
-    >>> spoken_time("whenever", 0.0) is None
-    True
-    """
-    words = " ".join(text.lower().split())
-    if words == "now":
-        return now
-    weekday = _SPOKEN_WEEKDAY.match(words)
-    if words in ("today", "yesterday") or weekday:
-        day = (latest_weekday(weekday.group(1), now) if weekday
-               else days_before(now, 0 if words == "today" else 1))
-        return _last_moment(day) if end else day_start(day)
-    period = _SPOKEN_PERIOD.match(words)
-    if period:
-        # The calendar's, as for "yesterday": seven days back left out the start of the
-        # week that an agent passed on from "how did we fix it last week?".
-        read = calendar_windows if period.group(1) == "this" else previous_periods
-        # A weekend before the calendar's first (asked in the year 1's first week) is
-        # none a session can have.
-        ((_, (start, stop)),) = read(words, now) or [(0, (-math.inf, -math.inf))]
-        return stop if end else start
-    ago = _SPOKEN_AGO.match(words)
-    if ago:
-        return now - count_of(ago.group(1)) * UNIT_DAYS[ago.group(2)] * DAY
-    last = _SPOKEN_LAST.match(words)
-    if last:
-        count = count_of(last.group(1)) if last.group(1) else 1
-        return now - count * UNIT_DAYS[last.group(2)] * DAY
-    return None
-
 
 _YEAR = re.compile(r"[12][0-9]{3}")
 """A written number that is a year (1000-2999), not epoch seconds."""
@@ -148,15 +75,19 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
                      end: bool = False) -> Result[float, QueryRejected]:
     """Parse a written time: ``2026-03-01``, ``2026-03-01T14:00:00+02:00``, epoch seconds,
     ``7d``/``24h``, or words (:func:`spoken_time`: ``yesterday``, ``last week``,
-    ``3 days ago``).
+    ``3 days ago``; else any time a question names alone, :func:`named_time`: 上周, 先週,
+    지난주, "the week before last").
 
     Relative bounds count back from ``now``. A date, and an ISO time without an offset,
     are local (``TZ``, as results show times); a date or ``today``/``yesterday`` is the
     start of that day, or with ``end`` (an upper bound, ``--until``) its end, so the day
     is in. ``what`` names the value in the error, which lists :data:`ACCEPTED_TIMES`.
 
+    >>> DAY = 86400.0
     >>> parse_time_bound("3 days ago", now=10 * DAY).unwrap() / DAY
     7.0
+    >>> round(parse_time_bound("上周", now=1773921600.0, end=True).unwrap())  # 15 March's end
+    1773619200
     >>> parse_time_bound("2026-03-01", end=True).unwrap() < 1772409600.0  # TZ=UTC: 2 March
     True
     >>> parse_time_bound("someday", what="--since").failure().reason[:31]
@@ -212,22 +143,12 @@ def parse_time_bound(text: str, *, now: float | None = None, what: str = "time b
         try:
             written = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
+            said = named_time(text, base, end=end)  # as a question names it: 上周, 先週
+            if said is not None:
+                return _in_range(said, text, what)
             return Failure(QueryRejected(f"cannot read {what} {shown_given(text)}: use "
                                          f"{ACCEPTED_TIMES}"))
     return _in_range(_moment(written, end), text, what)  # past 9999 UTC, as a number
-
-
-def _last_moment(day: date) -> float:
-    """The last moment of the local ``day``, just before the next day's midnight: an upper
-    bound takes moments up to it inclusive, and a session that starts at midnight belongs
-    to the day it starts, not to the day before as well. For 9999-12-31 in UTC, the last
-    second a session can have (:data:`~harkback.stages.record_checks.LATEST_EPOCH`): a
-    moment after it, which the request refused as an internal error, holds no session.
-
-    >>> _last_moment(date(9999, 12, 31)) == LATEST_EPOCH  # with TZ=UTC
-    True
-    """
-    return min(last_moment(day), LATEST_EPOCH)
 
 
 def _first_moment(day: date) -> float:
@@ -268,7 +189,7 @@ def _moment(written: date | datetime, end: bool) -> float:
     try:
         if isinstance(written, datetime):
             return _timestamp(written)
-        return _last_moment(written) if end else _first_moment(written)
+        return held_last_moment(written) if end else _first_moment(written)
     except (ValueError, OverflowError, OSError):
         return math.nan
 

@@ -3,7 +3,9 @@
 :mod:`~harkback.stages.when`).
 
 지난 금요일, as "last Friday", is the latest Friday before today; a day of last week (上周五,
-先週の金曜日, 지난주 금요일) is that day of the calendar week before this one (from Monday).
+先週の金曜日, 지난주 금요일) is that day of the calendar week before this one (from Monday);
+of the week before last (上上周五, 先々週の金曜日, 지지난주 금요일) that day a week earlier, as
+지지난 금요일 is the Friday before last.
 Without its day, 上周 alone is last week: a number after it that counts (上周一起, together;
 上周三个 bug, three bugs) or a word 日 or 天 begins (上周日志, last week's logs) is no day.
 
@@ -28,14 +30,16 @@ _ZH = "一二三四五六日"
 _JA = "月火水木金土日"
 _KO = "월화수목금토일"
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
+# Each with the word that makes it the week before last (上上周五, 先々週の金曜日, 지지난주
+# 금요일) or the day before last (지지난 금요일), then the day.
 _LAST_WEEKS = (
     # Chinese: 上周 and a day number, not a count or a longer word.
-    re.compile(NOT_TWICE + r"(?:上周|上週|上星期|上个星期|上個星期)([一二三四五六日天])"
+    re.compile(NOT_TWICE + r"(上?)(?:上周|上週|上星期|上个星期|上個星期)([一二三四五六日天])"
                r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣])"),
-    re.compile(rf"先週の?([{_JA}])曜(?:日)?"),
-    re.compile(rf"{NOT_TWICE}(?:지난|저번)\s?주\s?([{_KO}])요일"),
+    re.compile(rf"先(々?)週の?([{_JA}])曜(?:日)?"),
+    re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s?주\s?([{_KO}])요일"),
 )
-_LATEST = re.compile(rf"{NOT_TWICE}(?:지난|저번)\s([{_KO}])요일")
+_LATEST = re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s([{_KO}])요일")
 
 
 def latest_day(index: int, now: float) -> date:
@@ -62,7 +66,9 @@ def weekday_windows(text: str, now: float
         found.append((match, latest_day(WEEKDAYS.index(match.group(1)), now) - timedelta(7)))
     for pattern in _LAST_WEEKS:
         for match in pattern.finditer(text):
-            found.append((match, monday - timedelta(days=7 - _index(match.group(1)))))
+            back = 14 if match.group(1) else 7
+            found.append((match, monday - timedelta(days=back - _index(match.group(2)))))
     for match in _LATEST.finditer(text):
-        found.append((match, latest_day(_index(match.group(1)), now)))
+        earlier = timedelta(days=7 if match.group(1) else 0)
+        found.append((match, latest_day(_index(match.group(2)), now) - earlier))
     return [(match, (day_start(day), min(last_moment(day), now))) for match, day in found]

@@ -1,5 +1,6 @@
 """Weekends a question names: "last weekend", "over the weekend", "two weekends ago",
-"the weekend before last", 上周末, 先週末, 지난 주말, 저번 주말.
+"the weekend before last", 上周末, 先週末, 지난 주말, 저번 주말 (上上周末, 先々週末, 지지난 주말:
+the one before).
 
 A weekend is the local Saturday and Sunday of a calendar week (from Monday, as "last week"
 is read): :func:`weekend`. "Weekend" is also a noun's modifier ("who takes over the
@@ -47,12 +48,20 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2}
 WEEKENDS_AGO = re.compile(rf"\b{_COUNT}\s+weekends?\s+ago\b")
 BEFORE_LAST = re.compile(r"\bweekend\s+before\s+last\b")
-# 上上周, 上上个月, 지지난주, 지지난달 are the week or month before last, not last week's or
-# month's (unread: searched as words); each last week or month word is read after this.
-NOT_TWICE = r"(?<!上)(?<!지)"
+# Each last week or month word is read after this: 上上周, 上上个月, 지지난주, 지지난달 are
+# the week or month before last (read as such), not last week's or month's. Nor is 上 the
+# end of a word before it: 马上 (at once: 马上周末, the weekend is near), 加上 (plus: 加上周末,
+# weekends too), 登上 (onto: 登上月球, onto the moon), 晚上 (evening), 线上 (online: 线上周报),
+# 基本上 (basically), 实际上 (in fact) ... A verb that takes last week as its object is no
+# such word: 比上周, 跟上周, 从上周 (than, as, since last week), 关上周的工单 (close last week's
+# tickets), 合上周的 PR, 贴上周的日志 (paste last week's log) are last week.
+NOT_TWICE = r"(?<![上지马加登爬赶遇碰穿戴挂楼桌墙线网身路际实本面早晚顶])"
 # Last weekend: it holds last week's words (上周, 先週, 지난 주), read then within it only.
 CJK_LAST_WEEKEND = re.compile(NOT_TWICE + r"(?:上周末|上週末|上个周末|上個週末|上個周末|先週末"
                               r"|(?:지난|저번)\s?주말)")
+# The weekend before last: 上上周末, 先々週末, 지지난 주말 (two weekends back).
+CJK_WEEKEND_BEFORE_LAST = re.compile(NOT_TWICE + r"(?:上上周末|上上週末|上上个周末|上上個週末"
+                                     r"|上上個周末|先々週末|지지난\s?주말)")
 _FOLLOWER = re.compile(r"\s*([a-z]+)")
 # Words after a time that a modified noun never is (the stopwords hold the commonest):
 # "what did I fix last weekend around the auth module" is last weekend's work.
@@ -142,6 +151,7 @@ def _said(text: str) -> Iterator[tuple[re.Match[str], int | None]]:
         if weekend_time(match):
             yield match, 1
     yield from ((match, 1) for match in CJK_LAST_WEEKEND.finditer(text))
+    yield from ((match, 2) for match in CJK_WEEKEND_BEFORE_LAST.finditer(text))
     for match in OVER_WEEKEND.finditer(text):
         if weekend_time(match):
             yield match, None

@@ -6,9 +6,9 @@ small set of English expressions ("two weeks ago", "last month", "in the past th
 days") into a window of epoch seconds, so a ranker can favour sessions from then; anything
 it does not recognise gives None (no weighting at all). Months are 30 days and years 365,
 but "last week" and "last month" (上周, 先月, 지난달) are the calendar's week (Monday to
-Sunday) and month before the current one
-(:func:`~harkback.stages.local_days.previous_period`): the window is a soft hint, not a
-calendar filter.
+Sunday) and month before the current one, and "the week before last" (上上周, 先々月,
+지지난주) the one before that (:func:`calendar_period`), as a listing reads them: the
+window is a soft hint, not a calendar filter.
 
 >>> DAY = 86400.0
 >>> now = 100 * DAY
@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date
 
+from harkback.stages.cjk_times import CJK_AGO, CJK_DAYS, CJK_PAST
 from harkback.stages.local_days import (
     day_start,
     days_before,
@@ -40,14 +41,15 @@ from harkback.stages.night_words import night_windows
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
 from harkback.stages.weekend_words import (
-    NOT_TWICE,
     OF_MONTH,
     weekend_expressions,
+    weekend_time,
     weekend_windows,
 )
 
 DAY = 86400.0
 UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
+_UNITS = {days: unit for unit, days in UNIT_DAYS.items()}
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
             "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
@@ -65,6 +67,10 @@ UNIT = r"(day|week|month|year)s?"
 _AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago(?:\s+(today))?\b")
 # "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")
+# "The week before last" is the calendar week before last week (a month alike; a year is
+# the 365 days before the last 365); "the week before last release" is the week before
+# that release: searched.
+BEFORE_LAST = re.compile(r"\b(week|month|year)\s+before\s+last\b")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
 # "On Tuesday" in a question naming nothing else ("what did I do on Tuesday?") is the
 # Tuesday gone, as "last Tuesday" is; beside a topic it is as often a day of the week
@@ -80,36 +86,6 @@ _DURATION = re.compile(rf"\bhow\s+many\s+{UNIT}"
                        r"(?:\s+(?:(?:have|has|had)\s+)?passed(?:\s+since)?)?\b")
 _WORD = re.compile(r"[a-z0-9]+")
 
-# The same expressions in Chinese, Japanese and Korean ("上周", "先週", "지난주": last
-# week; "3天前", "3日前", "3일 전": three days ago). Each maps to its unit (of days).
-# 저번 주 is 지난 주 ("the time before"); a longer word is no week or month: 上周期 (the
-# previous cycle), 지난 주문 (a past order), 지난 주요 장애 (past major outages), 지난 주기
-# (the previous cycle), 주주총회 (shareholders' meeting), 달러, 달리기 (a run).
-CJK_LAST_WEEK = (NOT_TWICE + r"(?:上周(?![期边围转长年])|上星期|上个星期|上個星期|先週"
-                 r"|(?:지난|저번)\s?주(?![문소식장제요인택차사류변위권행기석주]))")
-CJK_LAST_MONTH = NOT_TWICE + r"(?:上个月|上個月|上月|先月|(?:지난|저번)\s?달(?![러력성리]))"
-_CJK_PAST = (
-    (re.compile(CJK_LAST_WEEK), 7.0),
-    (re.compile(CJK_LAST_MONTH), 30.0),
-    (re.compile(r"去年|昨年|작년"), 365.0),
-)
-# (?<!\d): "3000000天前" is no time, not the "000天前" (today) its last digits would say.
-_CJK_AGO = (
-    (re.compile(r"(?<!\d)(\d{1,3})\s*(?:天|日)前|(?<!\d)(\d{1,3})\s*일\s*전"), "day"),
-    (re.compile(r"(?<!\d)(\d{1,3})\s*(?:周|週|个星期|個星期|週間)前|(?<!\d)(\d{1,3})\s*주\s*전"),
-     "week"),
-    (re.compile(r"(?<!\d)(\d{1,3})\s*(?:个月|個月|ヶ月|か月|カ月)前"
-                r"|(?<!\d)(\d{1,3})\s*(?:개월|달)\s*전"), "month"),
-)
-# Each day counted back by its own word: 前天, 一昨日, 그저께 (two days back) hold 昨天,
-# 昨日 and 어제's neighbours, and are read whole (:func:`_outermost`); 大前天, 一昨昨日,
-# 그끄저께 are three days back.
-_CJK_DAYS = (
-    (re.compile(r"昨天|昨日|어제"), 1),
-    (re.compile(r"前天|一昨日|おととい|그저께|그제"), 2),
-    (re.compile(r"大前天|一昨昨日|さきおととい|그끄저께|그끄제"), 3),
-    (re.compile(r"今天|今日|今朝|오늘"), 0),
-)
 
 
 def latest_weekday(name: str, now: float) -> date:
@@ -133,8 +109,8 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``the past week``) is everything from then until
-    ``now``, ``last week`` and ``last month`` the calendar's
-    (:func:`~harkback.stages.local_days.previous_period`); ``last Saturday`` is that day,
+    ``now``, ``last week`` and ``last month`` the calendar's, ``the week before last`` the
+    one before it (:func:`calendar_period`); ``last Saturday`` is that day,
     ``last weekend`` (or ``two weekends ago``) the calendar's, ``over the weekend`` the
     latest begun (:mod:`~harkback.stages.weekend_words`; "weekend" or 周末 alone is a
     topic); ``yesterday`` the day before today, ``today`` the day so far. The first
@@ -183,8 +159,12 @@ def time_spans(question: str, now: float, *, listing: bool = False
         # back from now.
         named = not match.group(1) and not match.group(0).startswith("past") \
             and not match.group(0).endswith("s")
-        found.append((match, (named and previous_period(match.group(2), now))
+        found.append((match, (named and calendar_period(match.group(2), now))
                       or (now - count * unit, now)))
+    for match in before_last(text):
+        unit = UNIT_DAYS[match.group(1)] * DAY
+        found.append((match, calendar_period(match.group(1), now, 2)
+                      or (now - 2 * unit, now - unit)))
     for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), last_moment(day))))
@@ -233,14 +213,14 @@ def spanning(windows: Iterable[tuple[float, float]]) -> tuple[float, float] | No
 
 def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float, float]]]:
     found = []
-    for pattern, days in _CJK_PAST:
+    for pattern, days, back in CJK_PAST:
         for match in pattern.finditer(text):
-            unit = "week" if days == 7.0 else "month" if days == 30.0 else ""
-            found.append((match, previous_period(unit, now) or (now - days * DAY, now)))
-    for pattern, unit in _CJK_AGO:
+            found.append((match, calendar_period(_UNITS.get(days, ""), now, back + 1)
+                          or (now - (back + 1) * days * DAY, now - back * days * DAY)))
+    for pattern, unit in CJK_AGO:
         for match in pattern.finditer(text):
             found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
-    for pattern, count in _CJK_DAYS:
+    for pattern, count in CJK_DAYS:
         found += [(match, _day_window(count, now)) for match in pattern.finditer(text)]
     found += night_windows(text, now)
     return found
@@ -353,6 +333,30 @@ def blanked(text: str, match: re.Match[str]) -> str:
     return text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
 
 
+def before_last(text: str) -> list[re.Match[str]]:
+    """Each "week (month, year) before last" of lower-cased ``text`` that names a time, not
+    the one before a last thing ("the week before last release").
+
+    >>> [m.group(0) for m in before_last("the week before last, not the week before last deploy")]
+    ['week before last']
+    """
+    return [match for match in BEFORE_LAST.finditer(text) if weekend_time(match)]
+
+
+def calendar_period(unit: str, now: float, back: int = 1) -> tuple[float, float] | None:
+    """The calendar week or month ``back`` before now's, as the ranker weighs "last week"
+    (1) and "the week before last" (2): the periods a listing of them covers
+    (:func:`~harkback.stages.local_days.previous_period`); None for a day or a year, weighed
+    as the 365 days back.
+
+    >>> [round(t / DAY, 2) for t in calendar_period("week", 20520.5 * DAY, 2)]  # Sun 03-08
+    [20500.0, 20507.0]
+    >>> calendar_period("year", 20520.5 * DAY) is None
+    True
+    """
+    return previous_period(unit, now, back) if unit in ("week", "month") else None
+
+
 def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:
     """The weekdays named in ``text`` as days gone: after "last", or for a listing "on"."""
     return [*_WEEKDAY.finditer(text), *(_ON_WEEKDAY.finditer(text) if listing else ())]
@@ -363,12 +367,13 @@ def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[st
     # Korean (whose words are the tokens' bigrams).
     for pattern in (_AGO, _PAST, _YESTERDAY, _DAY_BEFORE, _DURATION):
         yield from ((match, False) for match in pattern.finditer(text))
+    yield from ((match, False) for match in before_last(text))
     # 上周末's words are its bigrams, as the other CJK expressions' are.
     yield from ((match, not match.group(0).isascii()) for match in weekend_expressions(text))
     yield from ((match, not match.group(0).isascii()) for match, _ in weekday_windows(text, 0.0))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
-    for pattern in (p for p, _ in (*_CJK_PAST, *_CJK_AGO, *_CJK_DAYS)):
+    for pattern in (*(p for p, _, _ in CJK_PAST), *(p for p, _ in (*CJK_AGO, *CJK_DAYS))):
         yield from ((match, True) for match in pattern.finditer(text))
     yield from ((match, not match.group(0).isascii()) for match, _ in night_windows(text, 0.0))
 

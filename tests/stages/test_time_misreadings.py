@@ -27,20 +27,35 @@ def _day(text: str) -> float:
     "what did we discuss on the last night of the offsite", "who took the last night shift",
     "the last night-shift rota", "where did we eat on our last night in lisbon",
     "지난 주기의 지표 계산", "저번 주기 회고", "지난 주주총회 안건", "지난 달리기 기록",
-    "上上周做了什么", "上上个月底", "上上周末", "上上周五", "지지난주 뭐 했지", "지지난 주말",
-    "지지난달 말", "지지난 금요일",
+    "马上周末了，备份脚本怎么设置", "加上周末也要跑的任务", "登上月球的照片", "线上周报模板",
+    "基本上周末都在加班", "走上月台", "the week before last release",
+    "what did we change over the holidays", "during the holidays who was on call",
 ])
 def test_a_word_that_only_looks_like_a_time_names_none(question: str) -> None:
     """A noun after "weekend", 上周期 (the previous cycle), 지난 주문 (a past order), 지난
     주요 (past major), 지난 주기 (the previous cycle), 주주총회 (shareholders' meeting), 달러
-    (dollar) and 달리기 (a run) are no week, month or weekend, 上上周 and 지지난주 (the week
-    before last) no last week, and "the last night
+    (dollar) and 달리기 (a run) are no week, month or weekend; nor is 上 ending a word before
+    it (马上周末: the weekend is near; 加上周末: weekends too; 登上月球: onto the moon; 线上周报:
+    the online weekly report; 基本上: basically; 走上月台: onto the platform, all read as last
+    week, weekend or month), nor "the week before last release"; "the holidays" are unread
+    (which days they were turns on the country and year); and "the last night
     of the offsite", "our last night in Lisbon" or "the last night shift" no last night: no
     window is lifted and no word of them is taken from the search."""
     text = question.lower()
     assert time_windows(question, NOW) == []
     assert previous_periods(text, NOW) == [] and month_parts(text, NOW) == []
     assert time_words(question) == frozenset()
+
+
+@pytest.mark.parametrize("question", ["比上周慢了多少", "跟上周一样的报错", "关上周的工单",
+                                      "合上周的 pr", "贴上周的日志", "追上周的 bug",
+                                      "那台上周装的机器"])
+def test_a_word_before_last_week_that_takes_it_is_no_word_with_it(question: str) -> None:
+    """比 (than), 跟 (as), 关 (close), 合 (merge), 贴 (paste), 追 (chase) and 台 (a
+    machine's measure word) take 上周 after them: it is last week (9-15 March), not read
+    as 关上, 合上, 贴上 ... as 马上周末 and 加上周末 are."""
+    ((_, (start, _)),) = previous_periods(question, NOW)
+    assert start == _day("2026-03-09")
 
 
 def test_a_week_or_weekend_of_a_month_is_not_the_one_just_past() -> None:

@@ -1,0 +1,72 @@
+"""The times a question names, as one window to list: "what did I do last week?", 上周一到
+周三做了什么, "until Wednesday" (:func:`named_times`).
+
+Every time named is read (a calendar name, a time counted back, a range), each as the words
+around it bound it ("since yesterday" runs until now), and the window spans them all: "what
+did I do yesterday and last week?" lists both. What is left of the question once its times
+are blanked out says whether it names anything else (a topic to search for instead).
+
+>>> DAY = 86400.0
+>>> said = named_times("上周我做了什么", 100 * DAY)
+>>> said.window[0] / DAY, said.rest
+(88.0, '  我做了什么')
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+from harkback.stages.calendar_words import (
+    bounded_by,
+    calendar_terms,
+    calendar_windows,
+    previous_periods,
+)
+from harkback.stages.month_parts import part_spans, within
+from harkback.stages.time_ranges import time_ranges
+from harkback.stages.when import spanning, time_spans, time_terms
+
+
+@attrs.frozen
+class NamedTimes:
+    """What :func:`named_times` read of a question."""
+
+    window: tuple[float, float] | None
+    """Every time named spanned, ending no later than now (None: none is named); a start
+    of ``-inf`` when the earliest has none ("until Wednesday")."""
+    words: frozenset[str]
+    """The words of the times named that are not blanked out of :attr:`rest`."""
+    rest: str
+    """The question lower-cased, its times blanked out: what else it asks about."""
+
+    @property
+    def since(self) -> float | None:
+        """The window's start, None when it has none (or no time is named)."""
+        if self.window is None or not math.isfinite(self.window[0]):
+            return None
+        return self.window[0]
+
+
+def named_times(question: str, now: float) -> NamedTimes:
+    """The times ``question`` names as of ``now`` (:class:`NamedTimes`)."""
+    text = question.lower()
+    ranged = time_ranges(text, now)
+    for (start, end), _ in ranged:  # a range's ends are read in it only
+        text = text[:start] + " " * (end - start) + text[end:]
+    # Calendar names first: "last month" of "the end of last month" is read in it only.
+    named, unnamed = calendar_terms(text)
+    timed, rest = time_terms(unnamed, listing=True)
+    # "Last week" is listed as the calendar's week before this one, as the ranker weighs
+    # it (when.calendar_period; the same words, read where they start); a date or
+    # month named ("in March") is listed, though the ranker does not weigh it.
+    by_start = {at: window for (at, _), window in calendar_windows(text, now)}
+    parts = part_spans(text)
+    # "Since yesterday" is from yesterday until now, as "since March" is.
+    for (at, end), said in time_spans(text, now, listing=True):
+        if not within(at, parts) and (window := bounded_by(text, (at, end), said)):
+            by_start[at] = (window[0], min(window[1], now))
+    by_start.update((at, window) for (at, _), window in previous_periods(text, now))
+    by_start.update((at, window) for (at, _), window in ranged)
+    return NamedTimes(spanning(by_start.values()), timed | named, rest)
