@@ -44,6 +44,7 @@ from harkback.stages.cjk_times import (
     CJK_WEEK_BEFORE_LAST,
     CJK_YEAR_BEFORE_LAST,
 )
+from harkback.stages.last_periods import before_last, spans_back
 from harkback.stages.local_days import (
     day_start,
     last_moment,
@@ -61,7 +62,7 @@ from harkback.stages.weekend_words import (
     weekend,
     weekend_time,
 )
-from harkback.stages.when import before_last, blanked
+from harkback.stages.when import blanked
 
 _MONTHS = MONTHS
 _MONTH = "|".join(_MONTHS)
@@ -248,7 +249,9 @@ def previous_periods(text: str, now: float, *, bounded: bool = True
 
 def _previous(text: str) -> list[tuple[re.Match[str], str, int]]:
     # Each previous period of ``text``: its match, its unit and how many back it is.
-    found = [(match, match.group(1), 1) for match in _PREVIOUS[0].finditer(text)]
+    # "In the last week" is the days back (last_periods.spans_back); "the last weekend" one.
+    found = [(match, match.group(1), 1) for match in _PREVIOUS[0].finditer(text)
+             if match.group(1) == "weekend" or not spans_back(match)]
     found += [(match, match.group(1), 2) for match in before_last(text)]
     for match in _PREVIOUS[1].finditer(text):
         index = next(i for i, g in enumerate(match.groups()) if g)

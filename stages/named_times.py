@@ -59,7 +59,7 @@ def named_times(question: str, now: float) -> NamedTimes:
     named, unnamed = calendar_terms(text)
     timed, rest = time_terms(unnamed, listing=True)
     # "Last week" is listed as the calendar's week before this one, as the ranker weighs
-    # it (when.calendar_period; the same words, read where they start); a date or
+    # it (last_periods.calendar_period; the same words, read where they start); a date or
     # month named ("in March") is listed, though the ranker does not weigh it.
     by_start = {at: window for (at, _), window in calendar_windows(text, now)}
     parts = part_spans(text)

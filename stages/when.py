@@ -7,8 +7,8 @@ days") into a window of epoch seconds, so a ranker can favour sessions from then
 it does not recognise gives None (no weighting at all). Months are 30 days and years 365,
 but "last week" and "last month" (上周, 先月, 지난달) are the calendar's week (Monday to
 Sunday) and month before the current one, and "the week before last" (上上周, 先々月,
-지지난주) the one before that (:func:`calendar_period`), as a listing reads them: the
-window is a soft hint, not a calendar filter.
+지지난주) the one before that, as a listing reads them (:mod:`~harkback.stages.last_periods`;
+"in the last week" spans back from now): the window is a soft hint, not a calendar filter.
 
 >>> DAY = 86400.0
 >>> now = 100 * DAY
@@ -29,13 +29,13 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 
 from harkback.stages.cjk_times import CJK_AGO, CJK_DAYS, CJK_PAST
+from harkback.stages.last_periods import before_last, calendar_period, spans_back
 from harkback.stages.local_days import (
     day_start,
     days_before,
     last_moment,
     local_date,
     months_before,
-    previous_period,
 )
 from harkback.stages.night_words import night_windows
 from harkback.stages.text.tokens import tokens
@@ -43,7 +43,6 @@ from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
 from harkback.stages.weekend_words import (
     OF_MONTH,
     weekend_expressions,
-    weekend_time,
     weekend_windows,
 )
 
@@ -67,10 +66,6 @@ UNIT = r"(day|week|month|year)s?"
 _AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago(?:\s+(today))?\b")
 # "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")
-# "The week before last" is the calendar week before last week (a month alike; a year is
-# the 365 days before the last 365); "the week before last release" is the week before
-# that release: searched.
-BEFORE_LAST = re.compile(r"\b(week|month|year)\s+before\s+last\b")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
 # "On Tuesday" in a question naming nothing else ("what did I do on Tuesday?") is the
 # Tuesday gone, as "last Tuesday" is; beside a topic it is as often a day of the week
@@ -110,7 +105,7 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``the past week``) is everything from then until
     ``now``, ``last week`` and ``last month`` the calendar's, ``the week before last`` the
-    one before it (:func:`calendar_period`); ``last Saturday`` is that day,
+    one before it (:mod:`~harkback.stages.last_periods`); ``last Saturday`` is that day,
     ``last weekend`` (or ``two weekends ago``) the calendar's, ``over the weekend`` the
     latest begun (:mod:`~harkback.stages.weekend_words`; "weekend" or 周末 alone is a
     topic); ``yesterday`` the day before today, ``today`` the day so far. The first
@@ -158,7 +153,7 @@ def time_spans(question: str, now: float, *, listing: bool = False
         # "last week" and "previous month" name one; "the past week", "the last weeks" span
         # back from now.
         named = not match.group(1) and not match.group(0).startswith("past") \
-            and not match.group(0).endswith("s")
+            and not match.group(0).endswith("s") and not spans_back(match)
         found.append((match, (named and calendar_period(match.group(2), now))
                       or (now - count * unit, now)))
     for match in before_last(text):
@@ -331,30 +326,6 @@ def blanked(text: str, match: re.Match[str]) -> str:
     'what did i do          '
     """
     return text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
-
-
-def before_last(text: str) -> list[re.Match[str]]:
-    """Each "week (month, year) before last" of lower-cased ``text`` that names a time, not
-    the one before a last thing ("the week before last release").
-
-    >>> [m.group(0) for m in before_last("the week before last, not the week before last deploy")]
-    ['week before last']
-    """
-    return [match for match in BEFORE_LAST.finditer(text) if weekend_time(match)]
-
-
-def calendar_period(unit: str, now: float, back: int = 1) -> tuple[float, float] | None:
-    """The calendar week or month ``back`` before now's, as the ranker weighs "last week"
-    (1) and "the week before last" (2): the periods a listing of them covers
-    (:func:`~harkback.stages.local_days.previous_period`); None for a day or a year, weighed
-    as the 365 days back.
-
-    >>> [round(t / DAY, 2) for t in calendar_period("week", 20520.5 * DAY, 2)]  # Sun 03-08
-    [20500.0, 20507.0]
-    >>> calendar_period("year", 20520.5 * DAY) is None
-    True
-    """
-    return previous_period(unit, now, back) if unit in ("week", "month") else None
 
 
 def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:

@@ -71,3 +71,12 @@ async def test_last_month_asked_late_in_a_month_is_the_month_before(
     moved = {"answer": 38.0, "look-alike": 18.0}
     question = "what did we do about the CI cache last month?"
     assert await _first(tmp_path, question, march_28, moved) == "answer"
+
+
+async def test_in_the_last_week_is_the_seven_days_back(tmp_path: Path) -> None:
+    """"In the last week" is the seven days back until now, as "the past week" is: asked on a
+    Sunday, the answer of this Wednesday is lifted, not last week's look-alike (read as the
+    calendar's week before, the look-alike came first)."""
+    moved = {"answer": 4.0, "look-alike": 10.0}
+    question = "what did we do about the CI cache in the last week?"
+    assert await _first(tmp_path, question, SUNDAY_NOON, moved) == "answer"

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from harkback.stages.named_times import named_times
 from harkback.stages.request import make_request
 from harkback.stages.time_bounds import parse_as_of, parse_time_bound
 from harkback.stages.when import DAY, closeness, time_window, time_words
@@ -272,3 +273,18 @@ def test_a_local_time_before_the_year_1_or_past_9999_utc_is_still_refused(
     """East of UTC the year 1's first hours come before its first UTC moment; west of it,
     9999's last hours after its last: no session can have them."""
     assert isinstance(parse_time_bound(text), Failure)
+
+
+def test_the_last_week_spans_back_and_last_week_is_the_calendars() -> None:
+    """'In the last week', 'over the last month' are the days back until now, weighed and
+    listed alike; 'last week' and 'the last weekend' stay the calendar's."""
+    sunday = datetime(2023, 6, 4, 12, tzinfo=ZoneInfo("UTC")).timestamp()
+    assert time_window("nginx errors in the last week", sunday) == (sunday - 7 * DAY, sunday)
+    assert time_window("nginx errors over the last month", sunday) == (sunday - 30 * DAY, sunday)
+    assert named_times("what did I do in the last week?", sunday).window == (
+        sunday - 7 * DAY, sunday)
+    monday = datetime(2023, 5, 29, tzinfo=ZoneInfo("UTC")).timestamp()
+    assert named_times("what did I do last week?", sunday).window == (
+        datetime(2023, 5, 22, tzinfo=ZoneInfo("UTC")).timestamp(), _before(monday))
+    assert named_times("what did I do the last weekend?", sunday).window == (
+        datetime(2023, 5, 27, tzinfo=ZoneInfo("UTC")).timestamp(), _before(monday))
