@@ -192,14 +192,14 @@ class LexicalMatch:
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:
             # Every time the question names weighs ("yesterday and last week").
-            windows = ([w for _, w in time_windows(request.query, now)]
-                       if self.time_weight else [])
+            windows = [w for _, w in time_windows(request.query, now)] if self.time_weight else []
 
             def search(stats: TermStats) -> FutureResult[Matched, StoreUnavailable]:
                 units = weigh_units(planned, stats, self.max_scored)
                 narrow = selective(parsed, units, stats, self.max_scored)
-                # No word of its own rare: CJK names weigh, unsearched (x1.3 CPU, 100k store).
-                units = units if narrow else weigh_units(planned, stats)
+                # Its own words common, none rare: CJK names weigh unsearched (x1.3 CPU, 100k).
+                common = any(u.count > self.max_scored for u in units if u.searched)
+                units = weigh_units(planned, stats) if common and not narrow else units
                 expression = search_expression(parsed, units)
                 assert expression is not None
                 # Counts known: search the selective terms exactly; otherwise the store

@@ -1,7 +1,8 @@
 """An English question's CJK names of its words (frontend 前端, bundle 打包), where the store
-holds them in few messages, are searched beside the question's own rare words only: a
-question whose own words are all common reads the bounded OR of them, not the CJK names'
-rows as well (on a 100k mixed store those cost English questions x1.27-1.35 CPU)."""
+holds them in few messages, are searched beside the question's own rare words, or where it
+holds none of its own: a question whose own words are common and none rare reads the
+bounded OR of them, not the CJK names' rows as well (on a 100k mixed store those cost
+English questions x1.27-1.35 CPU)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,13 @@ async def test_cjk_names_are_searched_beside_a_rare_word_of_the_question_only(
     assert "zh" in await _found(store, "how did we shrink the frontend bundle")
     # Every word common: the CJK names weigh the rows the English words read, select none.
     assert "zh" not in await _found(store, "the frontend bundle")
+
+
+async def test_cjk_names_are_searched_when_the_store_holds_none_of_its_english_words(
+        store: SessionStore) -> None:
+    """A store held in Chinese, asked in English (as an agent asks for its user): no word
+    of the question's own is in it, rare or common, and its CJK names find the session."""
+    chinese = conversation("zh", ("user", "前端打包出来的 main.js 有 3MB"), started_at=10.0)
+    other = conversation("other", ("user", "redis 连接超时"), started_at=20.0)
+    unsafe_perform_io((await store.ingest((chinese, other)).awaitable()).unwrap())
+    assert (await _found(store, "how did we shrink the frontend bundle"))[:1] == ["zh"]
