@@ -143,8 +143,6 @@ def bigram_shares(units: Sequence[Unit]) -> tuple[float, ...]:
     return tuple(shares)
 
 
-
-
 def _is_prefix(unit: Unit) -> bool:
     return isinstance(unit, Term) and unit.prefix
 
@@ -168,9 +166,9 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats, cap: int | None = N
     """Keep the forms the index holds and give each unit its IDF.
 
     An English question's CJK words (``searched`` False) weigh a share of the word they
-    name; those in at most ``cap`` messages are searched too, so a Chinese session writing
-    none of its English words ("shrink the frontend bundle": 前端打包) is read; a common
-    one (错误) reads no rows (by the thousand, they cost English questions 40 % more CPU).
+    name; those in at most ``cap`` messages, of a word in at most as many, are searched too,
+    so a Chinese session writing none of its English words ("shrink the frontend bundle":
+    前端打包) is read; a common one (错误), or one of a common word, reads no rows.
 
     A word's document count is the sum over its forms (at most every document); a
     phrase counts as its rarest word, an upper bound on how often it occurs; a prefix
@@ -211,9 +209,11 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats, cap: int | None = N
         searched = ru.searched
         if not ru.searched:
             # An English question's CJK words: as rare as the word they name, at their
-            # share of it, whatever their own count; searched too when rare.
+            # share of it, whatever their own count; searched too when rare, unless the word
+            # they name is common (部署 of "deploy": their rows would crowd the rare words').
             weight = sum(out[j].idf / out[j].share for j in ru.names) * ru.share
-            searched = cap is not None and 0 < containing <= cap and weight > 0
+            searched = cap is not None and 0 < containing <= cap and weight > 0 \
+                and all(out[j].count <= cap for j in ru.names)
             forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) if searched else ru.forms
             containing = 0  # weighed from the word they name, never re-weighed by their own
         out.append(attrs.evolve(ru, forms=forms, idf=weight, count=containing,
