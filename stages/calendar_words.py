@@ -44,7 +44,13 @@ from harkback.stages.cjk_times import (
     CJK_WEEK_BEFORE_LAST,
     CJK_YEAR_BEFORE_LAST,
 )
-from harkback.stages.local_days import ONE_DAY, day_start, last_moment, local_date
+from harkback.stages.last_periods import before_last, spans_back
+from harkback.stages.local_days import (
+    day_start,
+    last_moment,
+    local_date,
+    previous_period,
+)
 from harkback.stages.month_parts import merged, month_parts, part_spans, within
 from harkback.stages.text.tokens import tokens
 from harkback.stages.weekday_words import weekday_windows
@@ -56,7 +62,7 @@ from harkback.stages.weekend_words import (
     weekend,
     weekend_time,
 )
-from harkback.stages.when import before_last, blanked
+from harkback.stages.when import blanked
 
 _MONTHS = MONTHS
 _MONTH = "|".join(_MONTHS)
@@ -216,8 +222,8 @@ def previous_periods(text: str, now: float, *, bounded: bool = True
     (unless ``bounded`` is False: :func:`calendar_windows`). The one before last ("the
     week before last", 上上周, 先々月, 지지난달, 一昨年, 재작년, 上上周末) is the period before.
 
-    The ranker weighs the same words as the span back from now (``time_window``): there
-    it is a soft hint; listed, it is the calendar's.
+    The ranker weighs "last week" and "last month" as the same calendar spans
+    (``time_window``), there as a soft hint.
 
     >>> DAY = 86400.0
     >>> now = 1772712000.0  # Thursday 2026-03-05 12:00 UTC
@@ -234,7 +240,7 @@ def previous_periods(text: str, now: float, *, bounded: bool = True
             continue
         if unit == "weekend" and not weekend_time(match):
             continue  # "the last weekend deploy", "last weekend of february"
-        days = weekend(today, back) if unit == "weekend" else _period(unit, back, today)
+        days = weekend(today, back) if unit == "weekend" else previous_period(unit, now, back)
         window = _bounded(match, days) if bounded else days
         if window is not None and window[0] <= now:
             found.append((match.span(), (window[0], min(window[1], now))))
@@ -243,36 +249,14 @@ def previous_periods(text: str, now: float, *, bounded: bool = True
 
 def _previous(text: str) -> list[tuple[re.Match[str], str, int]]:
     # Each previous period of ``text``: its match, its unit and how many back it is.
-    found = [(match, match.group(1), 1) for match in _PREVIOUS[0].finditer(text)]
+    # "In the last week" is the days back (last_periods.spans_back); "the last weekend" one.
+    found = [(match, match.group(1), 1) for match in _PREVIOUS[0].finditer(text)
+             if match.group(1) == "weekend" or not spans_back(match)]
     found += [(match, match.group(1), 2) for match in before_last(text)]
     for match in _PREVIOUS[1].finditer(text):
         index = next(i for i, g in enumerate(match.groups()) if g)
         found.append((match, _UNITS[index % 4], 1 + index // 4))
     return found
-
-
-def _period(unit: str, back: int, today: date) -> tuple[float, float] | None:
-    """The calendar week (from Monday), month or year ``back`` before ``today``'s, from
-    its first moment to its last; None before the calendar's start.
-
-    >>> DAY = 86400.0
-    >>> [round(w / DAY, 6) for w in _period("month", 2, date(2026, 3, 5))]  # January
-    [20454.0, 20485.0]
-    """
-    try:
-        if unit == "week":
-            first = today - timedelta(days=today.weekday() + 7 * back)
-            following = first + timedelta(days=7)
-        elif unit == "month":
-            first = today.replace(day=1)
-            for _ in range(back):
-                first = (first - ONE_DAY).replace(day=1)
-            following = (first + timedelta(days=31)).replace(day=1)
-        else:
-            first, following = date(today.year - back, 1, 1), date(today.year - back + 1, 1, 1)
-    except (OverflowError, ValueError):  # asked in the year 1: no period before it
-        return None
-    return (day_start(first), last_moment(following - ONE_DAY))
 
 
 def calendar_terms(text: str) -> tuple[frozenset[str], str]:

@@ -83,6 +83,39 @@ def months_before(day: date, count: int) -> date | None:
     return date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
 
 
+def previous_period(unit: str, now: float, back: int = 1) -> tuple[float, float] | None:
+    """The calendar week (Monday to Sunday), month or year ``back`` before the one ``now``
+    falls in, from its first moment to its last, as "last week", 先週, 지난달 (``back`` 1)
+    or "the week before last", 上上个月, 一昨年 (2) name it; None for another unit or
+    before the calendar's start.
+
+    Asked on a Sunday, "last week" is not the seven days back, which are nearly all this
+    week's: weighed so, a look-alike of Wednesday came above the answer of last Friday.
+
+    >>> [round(t / 86400, 2) for t in previous_period("week", 20520.5 * 86400)]  # Sun 2026-03-08
+    [20507.0, 20514.0]
+    >>> [round(t / 86400, 2) for t in previous_period("month", 1772712000.0, 2)]  # January
+    [20454.0, 20485.0]
+    """
+    today = local_date(now)
+    try:
+        if unit == "week":
+            first = today - timedelta(days=today.weekday() + 7 * back)
+            following = first + timedelta(days=7)
+        elif unit == "month":
+            first = today.replace(day=1)
+            for _ in range(back):
+                first = (first - ONE_DAY).replace(day=1)
+            following = (first + timedelta(days=31)).replace(day=1)
+        elif unit == "year":
+            first, following = date(today.year - back, 1, 1), date(today.year - back + 1, 1, 1)
+        else:
+            return None
+    except (OverflowError, ValueError):  # asked in the year 1: no period before it
+        return None
+    return day_start(first), last_moment(following - ONE_DAY)
+
+
 def days_before(moment: float, count: int) -> date:
     """The local date ``count`` days before the one ``moment`` falls on (0: that date)."""
     return local_date(moment) - timedelta(days=count)

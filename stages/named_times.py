@@ -58,8 +58,8 @@ def named_times(question: str, now: float) -> NamedTimes:
     # Calendar names first: "last month" of "the end of last month" is read in it only.
     named, unnamed = calendar_terms(text)
     timed, rest = time_terms(unnamed, listing=True)
-    # "Last week" is listed as the calendar's week before this one, where the ranker
-    # weighs the seven days back (the same words, read where they start); a date or
+    # "Last week" is listed as the calendar's week before this one, as the ranker weighs
+    # it (last_periods.calendar_period; the same words, read where they start); a date or
     # month named ("in March") is listed, though the ranker does not weigh it.
     by_start = {at: window for (at, _), window in calendar_windows(text, now)}
     parts = part_spans(text)

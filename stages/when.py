@@ -4,8 +4,11 @@ and ``--as-of``, are :mod:`harkback.stages.time_bounds`).
 A question places what it wants to recall relative to now: :func:`time_window` reads a
 small set of English expressions ("two weeks ago", "last month", "in the past three
 days") into a window of epoch seconds, so a ranker can favour sessions from then; anything
-it does not recognise gives None (no weighting at all). Months are 30 days and years 365:
-the window is a soft hint, not a calendar filter.
+it does not recognise gives None (no weighting at all). Months are 30 days and years 365,
+but "last week" and "last month" (上周, 先月, 지난달) are the calendar's week (Monday to
+Sunday) and month before the current one, and "the week before last" (上上周, 先々月,
+지지난주) the one before that, as a listing reads them (:mod:`~harkback.stages.last_periods`;
+"in the last week" spans back from now): the window is a soft hint, not a calendar filter.
 
 >>> DAY = 86400.0
 >>> now = 100 * DAY
@@ -15,8 +18,8 @@ the window is a soft hint, not a calendar filter.
 [(86.0, 100.0)]
 >>> time_window("which museum did I visit", now) is None
 True
->>> [(a / DAY, b / DAY) for a, b in [time_window("上周 nginx 超时怎么处理的", now)]]
-[(93.0, 100.0)]
+>>> [(a / DAY, round(b / DAY)) for a, b in [time_window("上周 nginx 超时怎么处理的", now)]]
+[(88.0, 95)]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 
 from harkback.stages.cjk_times import CJK_AGO, CJK_DAYS, CJK_PAST
+from harkback.stages.last_periods import before_last, calendar_period, spans_back
 from harkback.stages.local_days import (
     day_start,
     days_before,
@@ -39,12 +43,12 @@ from harkback.stages.weekday_words import WEEKDAYS, latest_day, weekday_windows
 from harkback.stages.weekend_words import (
     OF_MONTH,
     weekend_expressions,
-    weekend_time,
     weekend_windows,
 )
 
 DAY = 86400.0
 UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
+_UNITS = {days: unit for unit, days in UNIT_DAYS.items()}
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
             "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
@@ -62,9 +66,6 @@ UNIT = r"(day|week|month|year)s?"
 _AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago(?:\s+(today))?\b")
 # "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")
-# "The week before last" is the seven days before the last seven (a month, a year alike);
-# "the week before last release" is the week before that release: searched.
-BEFORE_LAST = re.compile(r"\b(week|month|year)\s+before\s+last\b")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
 # "On Tuesday" in a question naming nothing else ("what did I do on Tuesday?") is the
 # Tuesday gone, as "last Tuesday" is; beside a topic it is as often a day of the week
@@ -102,12 +103,14 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
 
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
-    reads it); ``past/last N units`` (or ``last week``) is everything from then until
-    ``now``; ``last Saturday`` is that day, ``last weekend`` (or ``two weekends ago``) the
-    calendar's, ``over the weekend`` the latest begun (:mod:`~harkback.stages.weekend_words`;
-    "weekend" or 周末 alone is a topic); ``yesterday`` the day before today, ``today`` the
-    day so far. The first expression found wins (the lexical ranker weighs every one,
-    :func:`time_windows`; a listing covers them all: :func:`spanning`).
+    reads it); ``past/last N units`` (or ``the past week``) is everything from then until
+    ``now``, ``last week`` and ``last month`` the calendar's, ``the week before last`` the
+    one before it (:mod:`~harkback.stages.last_periods`); ``last Saturday`` is that day,
+    ``last weekend`` (or ``two weekends ago``) the calendar's, ``over the weekend`` the
+    latest begun (:mod:`~harkback.stages.weekend_words`; "weekend" or 周末 alone is a
+    topic); ``yesterday`` the day before today, ``today`` the day so far. The first
+    expression found wins (the lexical ranker weighs every one, :func:`time_windows`; a
+    listing covers them all: :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0
@@ -147,10 +150,16 @@ def time_spans(question: str, now: float, *, listing: bool = False
     for match in _PAST.finditer(text):
         unit = UNIT_DAYS[match.group(2)] * DAY
         count = count_of(match.group(1)) if match.group(1) else 1
-        found.append((match, (now - count * unit, now)))
+        # "last week" and "previous month" name one; "the past week", "the last weeks" span
+        # back from now.
+        named = not match.group(1) and not match.group(0).startswith("past") \
+            and not match.group(0).endswith("s") and not spans_back(match)
+        found.append((match, (named and calendar_period(match.group(2), now))
+                      or (now - count * unit, now)))
     for match in before_last(text):
         unit = UNIT_DAYS[match.group(1)] * DAY
-        found.append((match, (now - 2 * unit, now - unit)))
+        found.append((match, calendar_period(match.group(1), now, 2)
+                      or (now - 2 * unit, now - unit)))
     for match in _weekdays(text, listing):
         day = latest_weekday(match.group(1), now)
         found.append((match, (day_start(day), last_moment(day))))
@@ -201,7 +210,8 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
     found = []
     for pattern, days, back in CJK_PAST:
         for match in pattern.finditer(text):
-            found.append((match, (now - (back + 1) * days * DAY, now - back * days * DAY)))
+            found.append((match, calendar_period(_UNITS.get(days, ""), now, back + 1)
+                          or (now - (back + 1) * days * DAY, now - back * days * DAY)))
     for pattern, unit in CJK_AGO:
         for match in pattern.finditer(text):
             found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
@@ -316,16 +326,6 @@ def blanked(text: str, match: re.Match[str]) -> str:
     'what did i do          '
     """
     return text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
-
-
-def before_last(text: str) -> list[re.Match[str]]:
-    """Each "week (month, year) before last" of lower-cased ``text`` that names a time, not
-    the one before a last thing ("the week before last release").
-
-    >>> [m.group(0) for m in before_last("the week before last, not the week before last deploy")]
-    ['week before last']
-    """
-    return [match for match in BEFORE_LAST.finditer(text) if weekend_time(match)]
 
 
 def _weekdays(text: str, listing: bool) -> list[re.Match[str]]:

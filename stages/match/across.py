@@ -10,8 +10,9 @@ word in full. A Chinese, Japanese or Korean word's unit also holds the words the
 other CJK languages write for it, where the index holds them as one token (경고 is also
 警告): a Korean question about a Japanese session shares no English with it either.
 An English question's listed word weighs the three languages' one-token words for it at
-:data:`FOREIGN_SHARE` of its own weight, asking the store nothing more
-(:attr:`~harkback.stages.match.score.RankUnit.searched`).
+:data:`FOREIGN_SHARE` of its own weight; they are searched only where the store holds
+them in few messages (:attr:`~harkback.stages.match.score.RankUnit.searched`,
+:func:`~harkback.stages.match.plan.weigh_units`).
 :func:`with_names` hands them, and every other spelling the ranker searched a word by, on
 to load and summarize.
 
@@ -104,7 +105,7 @@ def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
         if forms:
             held.update(forms)
             # An English question's CJK words name its word: they weigh by that word's
-            # count (plan.weigh_units), asking the store nothing.
+            # count (plan.weigh_units), searched only when the store holds them rarely.
             named = (unsearched[group],) if group in unsearched else spans.get(group, ())
             out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3), names=named,
                                 searched=group not in unsearched))

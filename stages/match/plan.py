@@ -143,8 +143,6 @@ def bigram_shares(units: Sequence[Unit]) -> tuple[float, ...]:
     return tuple(shares)
 
 
-
-
 def _is_prefix(unit: Unit) -> bool:
     return isinstance(unit, Term) and unit.prefix
 
@@ -157,13 +155,20 @@ def lookups(units: Sequence[RankUnit]) -> tuple[tuple[str, ...], tuple[str, ...]
     >>> lookups(plan_units(parse_query("改 bikes")))
     (('bikes', 'biked', 'biking', 'bike'), ('改',))
     """
-    terms = (f for ru in units if not _is_prefix(ru.unit) and ru.searched for f in ru.forms)
+    # An English question's CJK words are counted too: a rare one is searched (weigh_units).
+    terms = (f for ru in units if not _is_prefix(ru.unit) for f in ru.forms)
     prefixes = (unit_text(ru.unit) for ru in units if _is_prefix(ru.unit))
     return tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(prefixes))
 
 
-def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, ...]:
+def weigh_units(units: Sequence[RankUnit], stats: TermStats, cap: int | None = None
+                ) -> tuple[RankUnit, ...]:
     """Keep the forms the index holds and give each unit its IDF.
+
+    An English question's CJK words (``searched`` False) weigh a share of the word they
+    name; those in at most ``cap`` messages, of a word in at most as many, are searched too,
+    so a Chinese session writing none of its English words ("shrink the frontend bundle":
+    前端打包) is read; a common one (错误), or one of a common word, reads no rows.
 
     A word's document count is the sum over its forms (at most every document); a
     phrase counts as its rarest word, an upper bound on how often it occurs; a prefix
@@ -201,12 +206,18 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats) -> tuple[RankUnit, 
         # session's title may hold it (titles are not counted in ``stats``).
         absent = not containing and ru.share < 1.0
         weight = 0.0 if absent else idf(stats.documents, max(containing, 1)) * ru.share
+        searched = ru.searched
         if not ru.searched:
-            # An English question's CJK words, never counted: as rare as the word they
-            # name, at their share of it.
-            forms = ru.forms
+            # An English question's CJK words: as rare as the word they name, at their
+            # share of it, whatever their own count; searched too when rare, unless the word
+            # they name is common (部署 of "deploy": their rows would crowd the rare words').
             weight = sum(out[j].idf / out[j].share for j in ru.names) * ru.share
-        out.append(attrs.evolve(ru, forms=forms, idf=weight, count=containing))
+            searched = cap is not None and 0 < containing <= cap and weight > 0 \
+                and all(out[j].count <= cap for j in ru.names)
+            forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) if searched else ru.forms
+            containing = 0  # weighed from the word they name, never re-weighed by their own
+        out.append(attrs.evolve(ru, forms=forms, idf=weight, count=containing,
+                                searched=searched))
         found.append(containing)
     return within_script(out, found, stats.documents)
 
@@ -253,15 +264,19 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
         return None
     counts = dict(stats.counts)
     kept: list[Node] = []
+    own = False  # a word of the question's own is selective
     for ru in units:
         if not ru.searched:
             continue  # weighed only: never the reason a row is read
-        if not (isinstance(ru.unit, Term) and _expandable(ru.unit, parsed)):
+        if not (isinstance(ru.unit, Term) and (_expandable(ru.unit, parsed) or ru.names)):
             return None
         found, total = _found(ru, counts)
         if found and total <= cap:
             kept.extend(Term(f) for f in found)
-    kept = list(dict.fromkeys(kept))
+            own = own or not ru.names
+    # An English question's rare CJK words join its own selective words; alone they would
+    # decide which rows a question of common English words reads.
+    kept = list(dict.fromkeys(kept)) if own else []
     if not kept:
         return None
     return kept[0] if len(kept) == 1 else AnyOf(tuple(kept))

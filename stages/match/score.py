@@ -67,8 +67,9 @@ class RankUnit:
     """How many of the store's messages hold it, as it was weighed (0: not counted)."""
     searched: bool = True
     """Whether the store is asked for its forms; False for the CJK words of an English
-    question's word (:mod:`~harkback.stages.match.across`), which weigh the rows the
-    question's own words read and select none."""
+    question's word (:mod:`~harkback.stages.match.across`) the store holds in many
+    messages or none, which weigh the rows the question's own words read and select none
+    (:func:`~harkback.stages.match.plan.weigh_units` searches the rare ones)."""
 
 
 @attrs.frozen

@@ -4,6 +4,7 @@ Chinese, Japanese and Korean: the calendar's period two back, not last week's (�
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 import pytest
@@ -73,11 +74,26 @@ def test_the_one_before_last_is_no_last_one() -> None:
         assert month_parts(question, NOW) == []
 
 
-def test_the_ranker_weighs_the_seven_days_before_the_last_seven() -> None:
-    """Beside a topic, the week before last is a soft hint: the seven days before the last
-    seven, as "last week" is the seven days back; its words are not searched."""
-    for question in ("how did we fix nginx the week before last", "上上周 nginx 怎么修的",
-                     "先々週 nginx をどう直した", "지지난주 nginx 어떻게 고쳤지"):
-        assert time_windows(question, NOW) and time_windows(question, NOW)[0][1] \
-            == (NOW - 14 * DAY, NOW - 7 * DAY), question
-        assert "nginx" not in time_words(question) and time_words(question), question
+@pytest.mark.parametrize(("question", "first", "following"), [
+    ("how did we fix nginx the week before last", "2026-03-02", "2026-03-09"),
+    ("上上周 nginx 怎么修的", "2026-03-02", "2026-03-09"),
+    ("先々週 nginx をどう直した", "2026-03-02", "2026-03-09"),
+    ("지지난주 nginx 어떻게 고쳤지", "2026-03-02", "2026-03-09"),
+    ("how did we fix nginx the month before last", "2026-01-01", "2026-02-01"),
+    ("上上个月 nginx 怎么修的", "2026-01-01", "2026-02-01"),
+    ("先々月 nginx をどう直した", "2026-01-01", "2026-02-01"),
+    ("지지난달 nginx 어떻게 고쳤지", "2026-01-01", "2026-02-01"),
+])
+def test_the_ranker_weighs_the_calendar_period_before_last(question: str, first: str,
+                                                          following: str) -> None:
+    """Beside a topic, the week (month) before last is a soft hint over the calendar's week
+    (month) before last week (month), the period a listing of it covers, as "last week" is
+    the calendar's: read as the seven days before the last seven, asked on a Thursday it
+    held last week's Monday to Wednesday, listed as last week; its words are not searched."""
+    windows = time_windows(question, NOW)
+    assert windows, question
+    start, end = windows[0][1]
+    assert (start, end) == (_day(first), math.nextafter(_day(following), -math.inf)), question
+    listed = [w for _, w in previous_periods(question.lower(), NOW)]
+    assert listed == [(start, end)], question
+    assert "nginx" not in time_words(question) and time_words(question), question

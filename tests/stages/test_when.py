@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from returns.result import Failure, Success
 
+from harkback.stages.named_times import named_times
 from harkback.stages.request import make_request
 from harkback.stages.time_bounds import parse_as_of, parse_time_bound
 from harkback.stages.when import DAY, closeness, time_window, time_words
@@ -41,9 +42,24 @@ def test_digits_and_vague_counts_are_read() -> None:
 
 
 def test_past_and_last_span_until_now() -> None:
-    """'in the past three months' and 'last week' reach from then until now."""
+    """'in the past three months', 'the past week' and 'the last weeks' reach from then
+    until now."""
     assert time_window("in the past three months", NOW) == (NOW - 90 * DAY, NOW)
-    assert time_window("what did I buy last week", NOW) == (NOW - 7 * DAY, NOW)
+    assert time_window("what did I buy in the past week", NOW) == (NOW - 7 * DAY, NOW)
+    assert time_window("what did I buy in the last weeks", NOW) == (NOW - 7 * DAY, NOW)
+
+
+def test_last_week_and_last_month_are_the_calendars() -> None:
+    """'last week' is Monday to Sunday before this week, 'last month' the month before:
+    asked on a Sunday, the seven days back are nearly all this week's."""
+    sunday = datetime(2023, 6, 4, 12, tzinfo=ZoneInfo("UTC")).timestamp()
+    week = time_window("what did I buy last week", sunday)
+    month = time_window("the previous month's invoices", sunday)
+    assert week is not None and month is not None
+    assert week[0] == datetime(2023, 5, 22, tzinfo=ZoneInfo("UTC")).timestamp()
+    assert week[1] == _before(datetime(2023, 5, 29, tzinfo=ZoneInfo("UTC")).timestamp())
+    assert month[0] == datetime(2023, 5, 1, tzinfo=ZoneInfo("UTC")).timestamp()
+    assert month[1] == _before(datetime(2023, 6, 1, tzinfo=ZoneInfo("UTC")).timestamp())
 
 
 def test_last_weekday_is_the_most_recent_such_day() -> None:
@@ -149,10 +165,11 @@ def test_an_epoch_in_range_is_read_as_it_is() -> None:
 
 
 @pytest.mark.parametrize(("question", "days"), [
-    ("上周 nginx 超时怎么处理的", (93.0, 100.0)),
-    ("先週のDockerの件", (93.0, 100.0)),
-    ("지난주 CORS 에러", (93.0, 100.0)),
-    ("上个月的部署", (70.0, 100.0)),
+    # day 100 is Saturday 1970-04-11: last week is Monday March 30th to Sunday April 5th
+    ("上周 nginx 超时怎么处理的", (88.0, 95.0)),
+    ("先週のDockerの件", (88.0, 95.0)),
+    ("지난주 CORS 에러", (88.0, 95.0)),
+    ("上个月的部署", (59.0, 90.0)),
     ("3天前的部署", (97.0, 98.0)),
     ("2일 전에 뭐 했지", (98.0, 99.0)),
     ("昨日のビルド", (99.0, 100.0)),
@@ -256,3 +273,18 @@ def test_a_local_time_before_the_year_1_or_past_9999_utc_is_still_refused(
     """East of UTC the year 1's first hours come before its first UTC moment; west of it,
     9999's last hours after its last: no session can have them."""
     assert isinstance(parse_time_bound(text), Failure)
+
+
+def test_the_last_week_spans_back_and_last_week_is_the_calendars() -> None:
+    """'In the last week', 'over the last month' are the days back until now, weighed and
+    listed alike; 'last week' and 'the last weekend' stay the calendar's."""
+    sunday = datetime(2023, 6, 4, 12, tzinfo=ZoneInfo("UTC")).timestamp()
+    assert time_window("nginx errors in the last week", sunday) == (sunday - 7 * DAY, sunday)
+    assert time_window("nginx errors over the last month", sunday) == (sunday - 30 * DAY, sunday)
+    assert named_times("what did I do in the last week?", sunday).window == (
+        sunday - 7 * DAY, sunday)
+    monday = datetime(2023, 5, 29, tzinfo=ZoneInfo("UTC")).timestamp()
+    assert named_times("what did I do last week?", sunday).window == (
+        datetime(2023, 5, 22, tzinfo=ZoneInfo("UTC")).timestamp(), _before(monday))
+    assert named_times("what did I do the last weekend?", sunday).window == (
+        datetime(2023, 5, 27, tzinfo=ZoneInfo("UTC")).timestamp(), _before(monday))

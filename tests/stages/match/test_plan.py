@@ -112,3 +112,24 @@ def test_an_english_word_s_cjk_names_weigh_but_select_and_search_nothing() -> No
     assert to_fts5(selective(parsed, weighed, stats, 2_000)) == '"deploy"'
     searched = to_fts5(search_expression(parsed, weighed))
     assert "部署" not in searched and "배포" not in searched
+
+
+def test_an_english_word_s_rare_cjk_names_are_searched_beside_its_own_words() -> None:
+    """Weighed with the ranker's cap, the CJK names the store holds in few messages are
+    searched (部署, 배포 in 20 and 10), a common one is not (部署 in 9,000), and rare
+    names alone never narrow a question whose English words are all common."""
+    parsed = parse_query("deploy timeout")
+    units = plan_units(parsed)
+    rare = TermStats(documents=10**5, counts=(("deploy", 50), ("timeout", 5_000),
+                                             ("部署", 20), ("배포", 10)))
+    weighed = weigh_units(units, rare, 2_000)
+    assert {"部署", "배포"} <= {f for u in weighed if u.searched for f in u.forms}
+    narrow = to_fts5(selective(parsed, weighed, rare, 2_000))
+    assert '"deploy"' in narrow and '"部署"' in narrow and '"배포"' in narrow
+    common = TermStats(documents=10**5, counts=(("deploy", 50), ("timeout", 5_000),
+                                               ("部署", 9_000)))
+    assert "部署" not in to_fts5(search_expression(parsed, weigh_units(units, common, 2_000)))
+    english_common = TermStats(documents=10**5, counts=(("deploy", 4_000), ("timeout", 5_000),
+                                                       ("部署", 20)))
+    assert selective(parsed, weigh_units(units, english_common, 2_000), english_common,
+                     2_000) is None
