@@ -5,10 +5,11 @@ A question places what it wants to recall relative to now: :func:`time_window` r
 small set of English expressions ("two weeks ago", "last month", "in the past three
 days") into a window of epoch seconds, so a ranker can favour sessions from then; anything
 it does not recognise gives None (no weighting at all). Months are 30 days and years 365,
-but "last week" and "last month" (上周, 先月, 지난달) are the calendar's week (Monday to
-Sunday) and month before the current one, and "the week before last" (上上周, 先々月,
-지지난주) the one before that, as a listing reads them (:mod:`~harkback.stages.last_periods`;
-"in the last week" spans back from now): the window is a soft hint, not a calendar filter.
+but "last week", "last month" and "last year" (上周, 先月, 지난달, 去年) are the calendar's
+week (Monday to Sunday), month and year before the current one, and "the week before last"
+(上上周, 先々月, 지지난주, 一昨年) the one before that, as a listing reads them
+(:mod:`~harkback.stages.last_periods`; "in the last week" spans back from now): the window
+is a soft hint, not a calendar filter.
 
 >>> DAY = 86400.0
 >>> now = 100 * DAY
