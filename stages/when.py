@@ -105,13 +105,13 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``the past week``) is everything from then until
-    ``now``, ``last week`` and ``last month`` the calendar's, ``the week before last`` the
-    one before it (:mod:`~harkback.stages.last_periods`); ``last Saturday`` is that day,
-    ``last weekend`` (or ``two weekends ago``) the calendar's, ``over the weekend`` the
-    latest begun (:mod:`~harkback.stages.weekend_words`; "weekend" or 周末 alone is a
-    topic); ``yesterday`` the day before today, ``today`` the day so far. The first
-    expression found wins (the lexical ranker weighs every one, :func:`time_windows`; a
-    listing covers them all: :func:`spanning`).
+    ``now``, ``last week``, ``last month`` and ``last year`` the calendar's, ``the week
+    before last`` the one before it (:mod:`~harkback.stages.last_periods`); ``last
+    Saturday`` is that day, ``last weekend`` (or ``two weekends ago``) the calendar's,
+    ``over the weekend`` the latest begun (:mod:`~harkback.stages.weekend_words`;
+    "weekend" or 周末 alone is a topic); ``yesterday`` the day before today, ``today``
+    the day so far. The first expression found wins (the lexical ranker weighs every one,
+    :func:`time_windows`; a listing covers them all: :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0
