@@ -222,8 +222,8 @@ def previous_periods(text: str, now: float, *, bounded: bool = True
     (unless ``bounded`` is False: :func:`calendar_windows`). The one before last ("the
     week before last", 上上周, 先々月, 지지난달, 一昨年, 재작년, 上上周末) is the period before.
 
-    The ranker weighs "last week" and "last month" as the same calendar spans
-    (``time_window``), there as a soft hint.
+    The ranker weighs "last week", "last month" and "last year" as the same calendar
+    spans (``time_window``), there as a soft hint.
 
     >>> DAY = 86400.0
     >>> now = 1772712000.0  # Thursday 2026-03-05 12:00 UTC

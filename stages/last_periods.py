@@ -1,7 +1,7 @@
 """Which "last week" names the calendar's week: "last week" and "the week before last" (a
-month alike) are the calendar's periods one and two back, as a listing and the ranker read
-them (:func:`calendar_period`); "in the last week", "over the last month" the days back
-until now (:func:`spans_back`), as "the past week" is.
+month and a year alike) are the calendar's periods one and two back, as a listing and the
+ranker read them (:func:`calendar_period`); "in the last week", "over the last month" the
+days back until now (:func:`spans_back`), as "the past week" is.
 
 >>> DAY = 86400.0
 >>> [round(t / DAY, 2) for t in calendar_period("week", 20520.5 * DAY)]  # Sun 2026-03-08
@@ -15,9 +15,8 @@ import re
 from harkback.stages.local_days import previous_period
 from harkback.stages.weekend_words import weekend_time
 
-# "The week before last" is the calendar week before last week (a month alike; a year is
-# the 365 days before the last 365); "the week before last release" is the week before
-# that release: searched.
+# "The week before last" is the calendar week before last week (a month and a year alike);
+# "the week before last release" is the week before that release: searched.
 BEFORE_LAST = re.compile(r"\b(week|month|year)\s+before\s+last\b")
 _THE = re.compile(r"\bthe\s+$")
 
@@ -45,15 +44,18 @@ def spans_back(match: re.Match[str]) -> bool:
 
 
 def calendar_period(unit: str, now: float, back: int = 1) -> tuple[float, float] | None:
-    """The calendar week or month ``back`` before now's, as the ranker weighs "last week"
-    (1) and "the week before last" (2): the periods a listing of them covers
-    (:func:`~harkback.stages.local_days.previous_period`); None for a day or a year, weighed
-    as the 365 days back.
+    """The calendar week, month or year ``back`` before now's, as the ranker weighs "last
+    week" (1) and "the week before last" (2): the periods a listing of them covers
+    (:func:`~harkback.stages.local_days.previous_period`); None for a day, weighed as the
+    days back. "Last year" asked in December is last January to December, not the 365 days
+    back, which are nearly all this year's.
 
     >>> DAY = 86400.0
     >>> [round(t / DAY, 2) for t in calendar_period("week", 20520.5 * DAY, 2)]  # Sun 03-08
     [20500.0, 20507.0]
-    >>> calendar_period("year", 20520.5 * DAY) is None
+    >>> [round(t / DAY, 2) for t in calendar_period("year", 20520.5 * DAY)]  # 2025
+    [20089.0, 20454.0]
+    >>> calendar_period("day", 20520.5 * DAY) is None
     True
     """
-    return previous_period(unit, now, back) if unit in ("week", "month") else None
+    return previous_period(unit, now, back) if unit in ("week", "month", "year") else None

@@ -5,10 +5,11 @@ A question places what it wants to recall relative to now: :func:`time_window` r
 small set of English expressions ("two weeks ago", "last month", "in the past three
 days") into a window of epoch seconds, so a ranker can favour sessions from then; anything
 it does not recognise gives None (no weighting at all). Months are 30 days and years 365,
-but "last week" and "last month" (上周, 先月, 지난달) are the calendar's week (Monday to
-Sunday) and month before the current one, and "the week before last" (上上周, 先々月,
-지지난주) the one before that, as a listing reads them (:mod:`~harkback.stages.last_periods`;
-"in the last week" spans back from now): the window is a soft hint, not a calendar filter.
+but "last week", "last month" and "last year" (上周, 先月, 지난달, 去年) are the calendar's
+week (Monday to Sunday), month and year before the current one, and "the week before last"
+(上上周, 先々月, 지지난주, 一昨年) the one before that, as a listing reads them
+(:mod:`~harkback.stages.last_periods`; "in the last week" spans back from now): the window
+is a soft hint, not a calendar filter.
 
 >>> DAY = 86400.0
 >>> now = 100 * DAY
@@ -104,13 +105,13 @@ def time_window(question: str, now: float) -> tuple[float, float] | None:
     ``N units ago`` is the moment N units before ``now``, half a unit either side,
     except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``the past week``) is everything from then until
-    ``now``, ``last week`` and ``last month`` the calendar's, ``the week before last`` the
-    one before it (:mod:`~harkback.stages.last_periods`); ``last Saturday`` is that day,
-    ``last weekend`` (or ``two weekends ago``) the calendar's, ``over the weekend`` the
-    latest begun (:mod:`~harkback.stages.weekend_words`; "weekend" or 周末 alone is a
-    topic); ``yesterday`` the day before today, ``today`` the day so far. The first
-    expression found wins (the lexical ranker weighs every one, :func:`time_windows`; a
-    listing covers them all: :func:`spanning`).
+    ``now``, ``last week``, ``last month`` and ``last year`` the calendar's, ``the week
+    before last`` the one before it (:mod:`~harkback.stages.last_periods`); ``last
+    Saturday`` is that day, ``last weekend`` (or ``two weekends ago``) the calendar's,
+    ``over the weekend`` the latest begun (:mod:`~harkback.stages.weekend_words`;
+    "weekend" or 周末 alone is a topic); ``yesterday`` the day before today, ``today``
+    the day so far. The first expression found wins (the lexical ranker weighs every one,
+    :func:`time_windows`; a listing covers them all: :func:`spanning`).
 
     >>> time_window("yesterday", 10.2 * DAY)[0] / DAY
     9.0

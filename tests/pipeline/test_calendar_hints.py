@@ -80,3 +80,14 @@ async def test_in_the_last_week_is_the_seven_days_back(tmp_path: Path) -> None:
     moved = {"answer": 4.0, "look-alike": 10.0}
     question = "what did we do about the CI cache in the last week?"
     assert await _first(tmp_path, question, SUNDAY_NOON, moved) == "answer"
+
+
+async def test_last_year_asked_in_december_is_the_year_before(tmp_path: Path) -> None:
+    """Asked on December 1st, "last year" is the calendar's year before, as a listing of it
+    is: the ranker weighed the 365 days back, nearly all this year's, so the look-alike of
+    this June was lifted and the answer of last March was not. (昨年 is read alike, but a
+    year's lift is small: "CI", which only the look-alike holds, keeps it first there.)"""
+    december_1 = datetime(2026, 12, 1, 12, tzinfo=UTC).timestamp()
+    moved = {"answer": 260.0 + 365.0, "look-alike": 170.0}
+    question = "what did we do about the CI cache last year?"
+    assert await _first(tmp_path, question, december_1, moved) == "answer"
