@@ -210,3 +210,21 @@ async def test_many_sessions_are_named_to_the_store_a_slice_at_a_time(
         "concepts", ("user",), 100).awaitable()).unwrap())
     assert {m.session_id for m in left} == {f"s{i}" for i in range(len(wanted),
                                                                    SCOPE_SESSIONS + 60)}
+
+
+async def test_a_run_stopped_in_a_later_slice_counts_what_every_slice_embedded(
+        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """review36q: named a slice at a time, a run whose embedder fails in the second slice
+    says (and tells ``counted``, what Ctrl-C reports) how many messages gained a vector in
+    both slices, not in the last one alone, and keeps them."""
+    await _fill(store)
+    monkeypatch.setattr("harkback.pipeline.embed.SCOPE_SESSIONS", 4)
+    heard: list[int] = []
+    # Slices of 4, 4 and 2 sessions (12, 12 and 6 user turns), 5 a batch: the 4th batch
+    # is the second slice's first, the 5th fails.
+    summary = await embed_missing(store, _DiesAfter(calls=4), batch=5, progress=False,
+                                  counted=heard.append,
+                                  sessions=[f"s{i}" for i in range(10)])
+    assert isinstance(summary.error, ModelFailed)
+    assert (summary.embedded, heard) == (17, [5, 10, 12, 17])
+    assert await _count(store) == 17
