@@ -67,7 +67,8 @@ def left_to_embed(fresh: bool, embedded: EmbedSummary, before: int, *, by: str
 def kept_while_embedding(args: argparse.Namespace, model: str) -> Callable[[int], None]:
     """What a command stopped (Ctrl-C) while it embeds what it stored says it kept, told
     how many messages have a vector so far (``embed_after``'s ``counted``). Not "the same
-    command run again goes on": run again, it stores nothing and embeds nothing."""
+    command run again goes on": a sync run again stores and embeds nothing (an ingest or
+    import embeds what it reads again, not what other runs stored)."""
     def so_far(done: int) -> None:
         stopped_with(args, f"the sessions are stored, each whole; the vectors made before "
                      f"it are kept ({done} message(s) embedded with {model}): harkback "

@@ -22,7 +22,7 @@ from returns.result import Failure, Result, Success
 from harkback.adapters.stores.damaged_rows import read_row
 from harkback.adapters.stores.sql import vectors as vector_sql
 from harkback.adapters.stores.sql.rows import message_from_row
-from harkback.adapters.stores.sql.statement import Row
+from harkback.adapters.stores.sql.statement import Row, json_list
 from harkback.adapters.stores.sql.writes import MAX_MESSAGE_ID
 from harkback.adapters.stores.sqlite_connection import execute, has_vector_schema
 from harkback.adapters.stores.sqlite_search import RANKED_FETCH_FACTOR, RANKED_FETCH_MIN
@@ -86,6 +86,13 @@ def unembedded(connection: sqlite3.Connection, model: str, roles: tuple[Role, ..
     key = vector_sql.start_key(model, roles, sessions, starts)
     known = starts.get(key)
     start = known.start if known is not None and known.state == state else 0
+    if start < 1 and sessions is not None and len(sessions) > vector_sql.SESSIONS_BY_INDEX:
+        # Many sessions are read in row id order; from the table's first row, each slice
+        # of an import that embed names (2,000 sessions) read the whole store before it.
+        low = connection.execute(vector_sql.FIRST_OF_SESSIONS,
+                                 (json_list(sorted(sessions)),)).fetchone()[0]
+        start = (int(connection.execute(MAX_MESSAGE_ID).fetchone()[0]) + 1 if low is None
+                 else int(low))
     rows = execute(connection, vector_sql.unembedded(
         model, roles, start, limit, vectors=has_vector_schema(connection),
         sessions=sessions)).fetchall()

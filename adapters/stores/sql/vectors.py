@@ -82,6 +82,12 @@ MESSAGE_CONTENT = "SELECT content FROM messages WHERE id = ?"
 SESSIONS_BY_INDEX = 64
 """Up to this many sessions, :func:`unembedded` reads their first batch by their index."""
 
+FIRST_OF_SESSIONS = (
+    "SELECT min(id + 0) FROM messages WHERE session_id IN (SELECT value FROM json_each(?))")
+"""The lowest row id of the sessions named (a JSON list), read through their index (``id +
+0``: ``min(id)`` alone is read along the row ids from the table's first row); NULL: none
+holds a message."""
+
 
 def unembedded(model: str, roles: Iterable[Role], start: int, limit: int, *,
                vectors: bool = True, sessions: Iterable[str] | None = None) -> Statement:
