@@ -269,7 +269,9 @@ def calendar_terms(text: str) -> tuple[frozenset[str], str]:
     """
     text = text.lower()
     found: set[str] = set()
-    for start, end in part_spans(text):
+    # A part of a month, or a day of a week (今週の月曜日: not 今週 alone), first.
+    days = [match.span() for match, _ in weekday_windows(text, 0.0)]
+    for start, end in part_spans(text) + days:
         found.update(tokens(text[start:end]))
         text = text[:start] + " " * (end - start) + text[end:]
     for index, pattern in enumerate(PATTERNS):

@@ -1,11 +1,12 @@
 """Days of the week a question names as days gone: "the Monday before last", 上周五,
-先週の金曜日, 지난 금요일, 지난주 금요일 ("last Saturday" and "on Tuesday" are read in
-:mod:`~harkback.stages.when`).
+先週の金曜日, 지난 금요일, 지난주 금요일, 这周一, 今週の月曜日, 이번 주 월요일 ("last Saturday"
+and "on Tuesday" are read in :mod:`~harkback.stages.when`).
 
 지난 금요일, as "last Friday", is the latest Friday before today; a day of last week (上周五,
 先週の金曜日, 지난주 금요일) is that day of the calendar week before this one (from Monday);
 of the week before last (上上周五, 先々週の金曜日, 지지난주 금요일) that day a week earlier, as
-지지난 금요일 is the Friday before last.
+지지난 금요일 is the Friday before last; a day of this week (这周一, 本周三, 今週の月曜日, 이번
+주 월요일) that day once it has come (asked on a Wednesday, 这周五 is this week so far).
 Without its day, 上周 alone is last week: a number after it that counts (上周一起, together;
 上周三个 bug, three bugs) or a word 日 or 天 begins (上周日志, last week's logs) is no day.
 
@@ -29,15 +30,24 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 _ZH = "一二三四五六日"
 _JA = "月火水木金土日"
 _KO = "월화수목금토일"
+# What follows a day number that makes it no day: a count (上周三个 bug) or a longer word.
+_DAY_AFTER = r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣])"
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
 # Each with the word that makes it the week before last (上上周五, 先々週の金曜日, 지지난주
 # 금요일) or the day before last (지지난 금요일), then the day.
 _LAST_WEEKS = (
     # Chinese: 上周 and a day number, not a count or a longer word.
     re.compile(NOT_TWICE + r"(上?)(?:上周|上週|上星期|上个星期|上個星期)([一二三四五六日天])"
-               r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣])"),
+               + _DAY_AFTER),
     re.compile(rf"先(々?)週の?([{_JA}])曜(?:日)?"),
     re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s?주\s?([{_KO}])요일"),
+)
+# A day of this week (这周一, 本周三, 今週の月曜日, 이번 주 월요일).
+_THIS_WEEK = (
+    re.compile(r"(?:这周|這週|这个星期|這個星期|这星期|這星期|(?<!日)本周|(?<!日)本週|本星期)"
+               rf"([一二三四五六日天]){_DAY_AFTER}"),
+    re.compile(rf"今週の?([{_JA}])曜(?:日)?"),
+    re.compile(rf"이번\s?주\s?([{_KO}])요일"),
 )
 _LATEST = re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s([{_KO}])요일")
 
@@ -68,7 +78,14 @@ def weekday_windows(text: str, now: float
         for match in pattern.finditer(text):
             back = 14 if match.group(1) else 7
             found.append((match, monday - timedelta(days=back - _index(match.group(2)))))
+    coming: list[tuple[re.Match[str], date]] = []  # still to come (这周五 on a Wednesday)
+    for pattern in _THIS_WEEK:
+        for match in pattern.finditer(text):
+            day = monday + timedelta(days=_index(match.group(1)))
+            (found if day <= local_date(now) else coming).append((match, day))
     for match in _LATEST.finditer(text):
         earlier = timedelta(days=7 if match.group(1) else 0)
         found.append((match, latest_day(_index(match.group(2)), now) - earlier))
-    return [(match, (day_start(day), min(last_moment(day), now))) for match, day in found]
+    # A day still to come is this week so far, as 这周 alone is.
+    return [(match, (day_start(day), min(last_moment(day), now))) for match, day in found] \
+        + [(match, (day_start(monday), now)) for match, _ in coming]

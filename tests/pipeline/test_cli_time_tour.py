@@ -56,6 +56,15 @@ def _listed(stdout: str) -> list[str]:
     ("지난주 금요일에 뭐 했지", ["2026-03-13T12:00:00"]),
     ("지난 금요일에 뭐 했지", ["2026-03-13T12:00:00"]),
     ("what did I do the Monday before last?", ["2026-03-09T12:00:00"]),
+    # A day of this week is that day (这周一 listed all of this week; a range ending in it
+    # ran until now), a day still to come this week so far.
+    ("这周一做了什么", ["2026-03-16T12:00:00"]),
+    ("今週の月曜日に何をした？", ["2026-03-16T12:00:00"]),
+    ("이번 주 월요일에 뭐 했지", ["2026-03-16T12:00:00"]),
+    ("本周三做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00"]),
+    ("从上周五到这周一做了什么", ["2026-03-16T12:00:00", "2026-03-14T12:00:00",
+                          "2026-03-13T12:00:00"]),
+    ("这周五做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00"]),
     # A week ago today is Thursday 12 March alone (listed: the 8th to today).
     ("what did I do a week ago today?", ["2026-03-12T12:00:00"]),
     # The end of last month is its last seven days, not all of it (nor "end" searched).
