@@ -43,6 +43,9 @@ from harkback.stages.cjk_times import (
     CJK_MONTH_BEFORE_LAST,
     CJK_WEEK_BEFORE_LAST,
     CJK_YEAR_BEFORE_LAST,
+    NOT_MONTH,
+    NOT_WEEK,
+    ZH_NOT_WEEK,
 )
 from harkback.stages.last_periods import before_last, spans_back
 from harkback.stages.local_days import (
@@ -76,9 +79,12 @@ PATTERNS = (
     re.compile(rf"\b(?:in|during|since|of)\s+({_MONTH})\b(?:\s+(\d{{4}}))?"),
     re.compile(r"\bthis\s+(week|month|year|weekend)\b"),
     # The weekend first: it holds the week's words (今週 of 今週末).
-    re.compile(r"(本周末|这周末|這週末|这个周末|這個週末|今週末|이번\s?주말)"
-               r"|(本周|这周|這週|这个星期|這個星期|今週|이번\s?주)|(这个月|這個月|本月|今月|이번\s?달)"
-               r"|(今年|올해)"),
+    # Not 本周 of 日本周一 (Japan on Monday), 本周期 (this cycle), 이번 주문 (this order),
+    # nor 今年度 (Japan's fiscal year, from April: asked in March, mostly last year).
+    re.compile(r"((?<!日)本周末|这周末|這週末|这个周末|這個週末|今週末|이번\s?주말)"
+               rf"|((?:(?<!日)本周|这周|這週){ZH_NOT_WEEK}|这个星期|這個星期|今週"
+               rf"|이번\s?주{NOT_WEEK})|(这个月|這個月|本月|今月|이번\s?달{NOT_MONTH})"
+               r"|(今年(?!度)|올해)"),
 )
 """Each calendar expression read, in the order :func:`calendar_windows` tries them."""
 

@@ -31,7 +31,9 @@ _ZH = "一二三四五六日"
 _JA = "月火水木金土日"
 _KO = "월화수목금토일"
 # What follows a day number that makes it no day: a count (上周三个 bug) or a longer word.
-_DAY_AFTER = r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣])"
+_DAY_AFTER = (r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣])"
+              # 日 of a word: 本周日报 is this week's daily report, 上周日本 Japan last week.
+              r"(?!(?<=日)[报報记記历曆均活本语語文元])")
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
 # Each with the word that makes it the week before last (上上周五, 先々週の金曜日, 지지난주
 # 금요일) or the day before last (지지난 금요일), then the day.

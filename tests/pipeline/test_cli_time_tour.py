@@ -123,3 +123,71 @@ def test_weekend_before_a_noun_is_searched_not_a_time(tmp_path: Path) -> None:
         done = run("search", question, *_ASKED, db=path)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["results"][0]["session_id"] == "rota"
+
+
+# Around Thursday 2026-03-19 again, over three years: the past year (365 days back) starts
+# on 19 March 2025, last year is 2025, the year before last 2024.
+_YEARS = ["2024-06-10T12:00:00", "2025-02-10T12:00:00", "2025-03-25T12:00:00",
+          "2025-11-20T12:00:00", "2026-01-15T12:00:00", "2026-02-20T12:00:00",
+          "2026-03-10T12:00:00", "2026-03-17T12:00:00", "2026-03-18T12:00:00"]
+_LAST_YEAR = ["2025-11-20T12:00:00", "2025-03-25T12:00:00", "2025-02-10T12:00:00"]
+_PAST_YEAR = ["2026-03-18T12:00:00", "2026-03-17T12:00:00", "2026-03-10T12:00:00",
+              "2026-02-20T12:00:00", "2026-01-15T12:00:00", "2025-11-20T12:00:00",
+              "2025-03-25T12:00:00"]
+_PAST_DAYS = ["2026-03-18T12:00:00", "2026-03-17T12:00:00"]
+
+
+@pytest.mark.parametrize(("question", "listed"), [
+    # 지난해 is last year, as 작년 is; 지지난해 and (in Chinese) 前年 the year before last.
+    ("지난해에 뭐 했지", _LAST_YEAR),
+    ("지지난해에 뭐 했지", ["2024-06-10T12:00:00"]),
+    ("前年做了什么", ["2024-06-10T12:00:00"]),
+    # The past year is the 365 days back until now, not the calendar's last year.
+    ("过去一年做了什么", _PAST_YEAR),
+    ("過去一年做了什麼", _PAST_YEAR),
+    ("最近一年做了什么", _PAST_YEAR),
+    ("過去1年に何をした？", _PAST_YEAR),
+    ("지난 1년 동안 뭐 했지", _PAST_YEAR),
+    # The past month and week: 30 and 7 days back.
+    ("近一个月做了什么", ["2026-03-18T12:00:00", "2026-03-17T12:00:00",
+                     "2026-03-10T12:00:00", "2026-02-20T12:00:00"]),
+    ("最近一周做了什么", _PAST_DAYS),
+    ("최근 일주일 동안 뭐 했지", _PAST_DAYS),
+    # The past few days: three, as "the past few days" reads.
+    ("这几天做了什么", _PAST_DAYS),
+    ("最近几天做了什么", _PAST_DAYS),
+    ("この数日何をした？", _PAST_DAYS),
+    ("요 며칠 뭐 했지", _PAST_DAYS),
+])
+def test_a_year_or_the_days_back_named_in_cjk_list_their_sessions(
+        tmp_path: Path, question: str, listed: list[str]) -> None:
+    """These were searched as words (지난해, 前年, 过去一年, 最近一周, 这几天, この数日, 요
+    며칠 read as no time) and found nothing: each lists the sessions of the time it names."""
+    path = sessions_at(tmp_path, _YEARS)
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout) == listed
+
+
+_BEFORE_FRIDAY = ["2026-03-12T12:00:00", "2026-03-09T12:00:00", "2026-03-07T12:00:00",
+                  "2026-02-28T12:00:00", "2026-02-25T12:00:00", "2026-02-20T12:00:00"]
+
+
+@pytest.mark.parametrize(("question", "listed"), [
+    # Before a time (之前, より前, 전에, 이전에) ends at its start: last Friday left out.
+    ("上周五之前做了什么", _BEFORE_FRIDAY),
+    ("先週の金曜日より前に何をした？", _BEFORE_FRIDAY),
+    ("지난주 금요일 전에 뭐 했지", _BEFORE_FRIDAY),
+    ("지난주 금요일 이전에 뭐 했지", _BEFORE_FRIDAY),
+    # 以前 (Chinese law's and Japanese: its day included) and 截至 (as of) are until it.
+    ("上周五以前做了什么", ["2026-03-13T12:00:00", *_BEFORE_FRIDAY]),
+    ("截至上周五做了什么", ["2026-03-13T12:00:00", *_BEFORE_FRIDAY]),
+])
+def test_a_time_before_which_a_cjk_question_asks_bounds_the_listing(
+        tmp_path: Path, question: str, listed: list[str]) -> None:
+    """These listed last Friday alone (之前, より前, 전에 and 以前 after it, or 截至 before
+    it, were left as words that name nothing): each lists what came before it."""
+    path = sessions_at(tmp_path, _MOMENTS)
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout) == listed
