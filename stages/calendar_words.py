@@ -177,10 +177,23 @@ def bounded_by(text: str, span: tuple[int, int], window: tuple[float, float]
     >>> bounded_by("what was i up to monday", (17, 23), (1.0, 2.0))  # doing, not until
     (1.0, 2.0)
     """
-    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
-    if _FROM.search(before) or _FROM_ON.match(text, span[1]):
+    if runs_on(text, span):
         return (window[0], math.inf)
+    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
     return None if _UNTIL.search(before) and not DOING.search(before) else window
+
+
+def runs_on(text: str, span: tuple[int, int]) -> bool:
+    """Whether the words around the expression at ``span`` in ``text`` run it on until
+    now: "since" (after, from) before it, or 以来, から, 부터 after it.
+
+    >>> runs_on("since last week", (6, 15)), runs_on("지난주부터", (0, 3))
+    (True, True)
+    >>> runs_on("last week", (0, 9))
+    False
+    """
+    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
+    return bool(_FROM.search(before) or _FROM_ON.match(text, span[1]))
 
 
 Span = tuple[int, int]

@@ -23,6 +23,7 @@ from harkback.stages.calendar_words import (
     calendar_terms,
     calendar_windows,
     previous_periods,
+    runs_on,
 )
 from harkback.stages.month_parts import part_spans, within
 from harkback.stages.time_ranges import time_ranges
@@ -70,3 +71,19 @@ def named_times(question: str, now: float) -> NamedTimes:
     by_start.update((at, window) for (at, _), window in previous_periods(text, now))
     by_start.update((at, window) for (at, _), window in ranged)
     return NamedTimes(spanning(by_start.values()), timed | named, rest)
+
+
+def weighed_times(question: str, now: float) -> list[tuple[float, float]]:
+    """The windows of every time ``question`` names ("yesterday and last week") as the
+    ranker weighs them (:func:`~harkback.stages.when.time_windows`), each run on until
+    ``now`` after "since" (from, after; 以来, から, 부터 after it) as a listing runs it:
+    "what changed in nginx since last week" lifts this week's sessions as much as last
+    week's, not last week's alone (last Tuesday's look-alike came above yesterday's).
+
+    >>> DAY = 86400.0
+    >>> [(a / DAY, b / DAY) for a, b in weighed_times("nginx since last week", 100 * DAY)]
+    [(88.0, 100.0)]
+    """
+    text = question.lower()
+    return [(start, now if runs_on(text, span) else end)
+            for span, (start, end) in time_spans(text, now)]

@@ -191,3 +191,29 @@ def test_a_time_before_which_a_cjk_question_asks_bounds_the_listing(
     done = run("search", question, *_ASKED, db=path)
     assert done.returncode == 0, done.stderr
     assert _listed(done.stdout) == listed
+
+
+@pytest.mark.parametrize("question", [
+    "what did I change in the nginx config since last week?",
+    "what did I change in the nginx config since last month?",
+    "what did I change in the nginx config since last year?",
+    "先週から nginx の config を変えた？",
+])
+def test_since_a_time_beside_a_topic_lifts_the_sessions_until_now(tmp_path: Path,
+                                                                   question: str) -> None:
+    """"Since last week" beside a topic lifts this week's sessions as much as last week's,
+    as its listing runs until now: the ranker weighed last week (month, year) alone, and
+    last Tuesday's look-alike came above yesterday's (asked in March, "since last year"
+    put last June's first)."""
+    source = tmp_path / "nginx.jsonl"
+    moments = ["2025-06-05T12:00:00", "2026-03-01T12:00:00", "2026-03-10T12:00:00",
+               "2026-03-18T12:00:00"]
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": "changed the nginx config upload limit"}]}
+    ) + "\n" for when in moments), encoding="utf-8")
+    path = tmp_path / "nginx.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout)[0] == "2026-03-18T12:00:00"
