@@ -78,14 +78,19 @@ def weekday_windows(text: str, now: float
         for match in pattern.finditer(text):
             back = 14 if match.group(1) else 7
             found.append((match, monday - timedelta(days=back - _index(match.group(2)))))
-    coming: list[tuple[re.Match[str], date]] = []  # still to come (这周五 on a Wednesday)
+    # Still to come (这周五 on a Wednesday): its date is not needed, nor taken (this week's
+    # Sunday asked on Friday 9999-12-31 would be in the year 10000).
+    coming: list[re.Match[str]] = []
     for pattern in _THIS_WEEK:
         for match in pattern.finditer(text):
-            day = monday + timedelta(days=_index(match.group(1)))
-            (found if day <= local_date(now) else coming).append((match, day))
+            ahead = _index(match.group(1)) - local_date(now).weekday()
+            if ahead > 0:
+                coming.append(match)
+            else:
+                found.append((match, local_date(now) + timedelta(days=ahead)))
     for match in _LATEST.finditer(text):
         earlier = timedelta(days=7 if match.group(1) else 0)
         found.append((match, latest_day(_index(match.group(2)), now) - earlier))
     # A day still to come is this week so far, as 这周 alone is.
     return [(match, (day_start(day), min(last_moment(day), now))) for match, day in found] \
-        + [(match, (day_start(monday), now)) for match, _ in coming]
+        + [(match, (day_start(monday), now)) for match in coming]
