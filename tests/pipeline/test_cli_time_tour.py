@@ -65,6 +65,12 @@ def _listed(stdout: str) -> list[str]:
     ("从上周五到这周一做了什么", ["2026-03-16T12:00:00", "2026-03-14T12:00:00",
                           "2026-03-13T12:00:00"]),
     ("这周五做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00"]),
+    # A count or a longer word after the day number is no day: 一共 (in all), 三天 (three
+    # days), 天天 (every day) listed Monday, Wednesday, last Sunday alone.
+    ("这周一共做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00"]),
+    ("这周三天做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00"]),
+    ("上周天天做了什么", ["2026-03-14T12:00:00", "2026-03-13T12:00:00",
+                     "2026-03-12T12:00:00", "2026-03-09T12:00:00"]),
     # A week ago today is Thursday 12 March alone (listed: the 8th to today).
     ("what did I do a week ago today?", ["2026-03-12T12:00:00"]),
     # The end of last month is its last seven days, not all of it (nor "end" searched).
