@@ -8,7 +8,8 @@ of the week before last (上上周五, 先々週の金曜日, 지지난주 금�
 지지난 금요일 is the Friday before last; a day of this week (这周一, 本周三, 今週の月曜日, 이번
 주 월요일) that day once it has come (asked on a Wednesday, 这周五 is this week so far).
 Without its day, 上周 alone is last week: a number after it that counts (上周一起, together;
-上周三个 bug, three bugs) or a word 日 or 天 begins (上周日志, last week's logs) is no day.
+上周三个 bug, three bugs; 这周三天, three days) or a word 日 or 天 begins (上周日志, last
+week's logs; 这周天天, every day) is no day, nor is 一 of 一共 (in all), 一定 (must), 一般.
 
 >>> DAY = 86400.0
 >>> now = 1773921600.0  # Thursday 2026-03-19 12:00 UTC
@@ -30,10 +31,13 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 _ZH = "一二三四五六日"
 _JA = "月火水木金土日"
 _KO = "월화수목금토일"
-# What follows a day number that makes it no day: a count (上周三个 bug) or a longer word.
-_DAY_AFTER = (r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣])"
-              # 日 of a word: 本周日报 is this week's daily report, 上周日本 Japan last week.
-              r"(?!(?<=日)[报報记記历曆均活本语語文元])")
+# What follows a day number that makes it no day: a count (上周三个 bug, 这周三天, 这周三四个)
+# or a longer word (一共, 一定, 一般, 日报, 天天). Read as no day, the week is still listed.
+_DAY_AFTER = (r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣"
+              r"共定切般半遍批份篇项項场場轮輪趟报報记記历曆一二三四五六七八九十两兩百千万萬]"
+              r"|(?<!日)天)"
+              # 日 of a word: 本周日均 is this week's daily mean, 上周日本 Japan last week.
+              r"(?!(?<=日)[均活本语語文元])")
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
 # Each with the word that makes it the week before last (上上周五, 先々週の金曜日, 지지난주
 # 금요일) or the day before last (지지난 금요일), then the day.
@@ -80,14 +84,19 @@ def weekday_windows(text: str, now: float
         for match in pattern.finditer(text):
             back = 14 if match.group(1) else 7
             found.append((match, monday - timedelta(days=back - _index(match.group(2)))))
-    coming: list[tuple[re.Match[str], date]] = []  # still to come (这周五 on a Wednesday)
+    # Still to come (这周五 on a Wednesday): its date is not needed, nor taken (this week's
+    # Sunday asked on Friday 9999-12-31 would be in the year 10000).
+    coming: list[re.Match[str]] = []
     for pattern in _THIS_WEEK:
         for match in pattern.finditer(text):
-            day = monday + timedelta(days=_index(match.group(1)))
-            (found if day <= local_date(now) else coming).append((match, day))
+            ahead = _index(match.group(1)) - local_date(now).weekday()
+            if ahead > 0:
+                coming.append(match)
+            else:
+                found.append((match, local_date(now) + timedelta(days=ahead)))
     for match in _LATEST.finditer(text):
         earlier = timedelta(days=7 if match.group(1) else 0)
         found.append((match, latest_day(_index(match.group(2)), now) - earlier))
     # A day still to come is this week so far, as 这周 alone is.
     return [(match, (day_start(day), min(last_moment(day), now))) for match, day in found] \
-        + [(match, (day_start(monday), now)) for match, _ in coming]
+        + [(match, (day_start(monday), now)) for match in coming]

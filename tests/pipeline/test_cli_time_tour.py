@@ -65,6 +65,12 @@ def _listed(stdout: str) -> list[str]:
     ("从上周五到这周一做了什么", ["2026-03-16T12:00:00", "2026-03-14T12:00:00",
                           "2026-03-13T12:00:00"]),
     ("这周五做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00"]),
+    # A count or a longer word after the day number is no day: 一共 (in all), 三天 (three
+    # days), 天天 (every day) listed Monday, Wednesday, last Sunday alone.
+    ("这周一共做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00"]),
+    ("这周三天做了什么", ["2026-03-18T22:00:00", "2026-03-18T10:00:00", "2026-03-16T12:00:00"]),
+    ("上周天天做了什么", ["2026-03-14T12:00:00", "2026-03-13T12:00:00",
+                     "2026-03-12T12:00:00", "2026-03-09T12:00:00"]),
     # A week ago today is Thursday 12 March alone (listed: the 8th to today).
     ("what did I do a week ago today?", ["2026-03-12T12:00:00"]),
     # The end of last month is its last seven days, not all of it (nor "end" searched).
@@ -217,3 +223,17 @@ def test_since_a_time_beside_a_topic_lifts_the_sessions_until_now(tmp_path: Path
     done = run("search", question, *_ASKED, db=path)
     assert done.returncode == 0, done.stderr
     assert _listed(done.stdout)[0] == "2026-03-18T12:00:00"
+def test_a_day_of_this_week_at_the_calendars_end_is_read(tmp_path: Path) -> None:
+    """Asked on Friday 31 December 9999, this week's Saturday and Sunday (这周日, 今週の土曜日,
+    이번 주 일요일) would fall in the year 10000: the question, listed or beside a topic,
+    ended in "internal error: OverflowError". Still to come, each is this week so far."""
+    path = sessions_at(tmp_path, ["9999-12-26T10:00:00", "9999-12-27T10:00:00",
+                                  "9999-12-30T10:00:00"])
+    asked = ("--as-of", "9999-12-31T12:00", "--json")
+    for question in ("这周日做了什么", "今週の土曜日に何をした？", "이번 주 일요일에 뭐 했지"):
+        done = run("search", question, *asked, db=path)
+        assert done.returncode == 0, done.stderr
+        assert _listed(done.stdout) == ["9999-12-30T10:00:00", "9999-12-27T10:00:00"], question
+    done = run("search", "这周六的 notes", *asked, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout)[:2] == ["9999-12-30T10:00:00", "9999-12-27T10:00:00"]

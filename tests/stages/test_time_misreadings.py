@@ -84,6 +84,17 @@ def test_a_number_or_word_after_last_week_is_no_day_of_it(question: str) -> None
     assert (start, end < _day("2026-03-16")) == (_day("2026-03-09"), True)
 
 
+@pytest.mark.parametrize("question", ["这周一定要发布的版本", "上周日报里的 bug", "本周一半的任务",
+                                      "这周三十个 bug 怎么修的", "上周一共修了几个 bug"])
+def test_a_number_or_word_after_this_week_is_no_day_of_it(question: str) -> None:
+    """一定 (must), 日报 (daily reports), 一半 (half), 三十个 (thirty), 一共 (in all) after
+    这周 or 上周 name no Monday, Sunday or Wednesday: the whole week is read (the ranker
+    weighed that one day, and a listing listed it alone)."""
+    windows = [w for _, w in time_windows(question, NOW)]
+    windows += [w for _, w in calendar_windows(question, NOW) + previous_periods(question, NOW)]
+    assert windows and all(end - start > 2 * 86400 for start, end in windows), windows
+
+
 def test_said_last_month_is_last_month_not_its_end() -> None:
     """말 of 말했던 (said) is no month's end: "the setting I mentioned last month" is all of
     February, not its last seven days."""
