@@ -210,6 +210,18 @@ def test_a_word_like_the_years_or_days_back_names_no_time(question: str) -> None
     assert time_words(question) == frozenset()
 
 
+@pytest.mark.parametrize("question", [
+    "前年実績と比較して", "前年対比の数字を出して", "前年実績はどこ？", "売上の前年実績",
+])
+def test_a_japanese_previous_year_with_a_kanji_word_after_names_no_time(question: str) -> None:
+    """In a Japanese question 前年 is the previous year, a word of its own (前年実績, the
+    previous year's results; 前年対比, year on year): kana further on or just before it
+    make the question Japanese, as 前年の does. These were 2024, the year before last."""
+    said = named_times(question, NOW)
+    assert said.window is None and said.rest == question.lower()
+    assert time_words(question) == frozenset()
+
+
 @pytest.mark.parametrize(("question", "week"), [("本周日报模板在哪", "2026-03-16"),
                                                ("上周日报写了什么", "2026-03-09"),
                                                ("上周日本发布了什么", "2026-03-09")])
