@@ -82,8 +82,9 @@ CJK_DAYS = (
 # The days back until now a count of units names: 过去一年, 過去1年, 최근 1년, 지난 한 해 (the
 # past year, 365 days), 近一个月, 最近一周, 지난 일주일, ここ1週間. A few of them (几, 数, 몇;
 # 这几天, 最近几天, この数日, 요 며칠) are three, as "the past few days" reads; 这两天 two.
-# A month is 个月, ヶ月, 개월 or 달 (三月 is March). 接近一个月, 将近一年 are nearly as long,
-# no time; 지난 3일에 is as likely the 3rd of the month: 일 with 에 or 날 after is not read.
+# A month is 个月, ヶ月, 개월 or 달 (三月 is March). 接近一个月, 将近一年, 几近一年, 逼近一个月
+# are nearly as long, no time; 지난 3일에 is as likely the 3rd of the month: 일 with 에 or 날
+# after is not read.
 _COUNT = r"(\d{1,3}|[一二两兩三四五六七八九十]{1,3}|几|幾|数|數|한|두|세|네|몇|일)"
 _SPAN_UNITS = {
     "天": 1.0, "日": 1.0, "日間": 1.0, "일": 1.0,
@@ -95,7 +96,7 @@ _SPAN_UNITS = {
 }
 _CJK_SPANS = (
     # Chinese and Japanese: after 过去, 最近, 近, 直近, ここ, この (这 only before a few).
-    re.compile(r"(?:(?:过去|過去|最近)的?|(?<![接将將靠附临臨])近|直近|ここ|この)\s*" + _COUNT
+    re.compile(r"(?:(?:过去|過去|最近)的?|(?<![接将將靠附临臨几幾逼])近|直近|ここ|この)\s*" + _COUNT
                + r"\s*(个星期|個星期|星期|礼拜|禮拜|个月|個月|か月|ヶ月|カ月|ケ月|ヵ月|箇月"
                  r"|日間|日|天|週間|周|週|年間|年)"
                  r"(?![气氣数數期末年级級纪紀龄齡轻輕度生报報本志])"),

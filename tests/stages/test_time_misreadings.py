@@ -197,14 +197,15 @@ def test_a_word_holding_this_week_or_a_year_names_no_time(question: str) -> None
 
 @pytest.mark.parametrize("question", [
     "前年比の売上", "前年は何をした", "当前年份怎么取", "提前年底完成", "将近一年没更新的仓库",
-    "接近一个月的延迟", "지난 해결 방법", "지난 3일에 배포한 버전",
+    "接近一个月的延迟", "几近一年没有更新的仓库", "延迟逼近一个月", "지난 해결 방법",
+    "지난 3일에 배포한 버전",
 ])
 def test_a_word_like_the_years_or_days_back_names_no_time(question: str) -> None:
     """前年 is the year before last in Chinese only: with kana after it (Japanese: the
     previous year), in 前年比 (year on year), 当前年份 (the current year) or 提前年底 (ahead,
-    by the year's end) it is none; 将近一年, 接近一个月 (nearly a year, a month), 지난 해결 (a
-    past fix) and 지난 3일에 (as likely the 3rd) no span back (each read so with its guard
-    taken out of cjk_times)."""
+    by the year's end) it is none; 将近一年, 接近一个月, 几近一年, 逼近一个月 (nearly a year,
+    a month), 지난 해결 (a past fix) and 지난 3일에 (as likely the 3rd) no span back (each
+    read so with its guard taken out of cjk_times)."""
     said = named_times(question, NOW)
     assert said.window is None and said.rest == question.lower()
     assert time_words(question) == frozenset()
