@@ -80,10 +80,20 @@ def weighed_times(question: str, now: float) -> list[tuple[float, float]]:
     "what changed in nginx since last week" lifts this week's sessions as much as last
     week's, not last week's alone (last Tuesday's look-alike came above yesterday's).
 
+    A time asked before is not weighed: "nginx before yesterday" would lift yesterday's.
+
     >>> DAY = 86400.0
     >>> [(a / DAY, b / DAY) for a, b in weighed_times("nginx since last week", 100 * DAY)]
     [(88.0, 100.0)]
+    >>> weighed_times("nginx before yesterday", 100 * DAY)
+    []
     """
     text = question.lower()
+    # A time asked before ("before last Friday", 上周五之前, 金曜日より前, 금요일 전에) is
+    # left out of what is asked: lifting it would put the sessions left out first.
+    ended = [(span, stop) for span, (start, stop) in time_ranges(text, now)
+             if start == -math.inf]
     return [(start, now if runs_on(text, span) else end)
-            for span, (start, end) in time_spans(text, now)]
+            for span, (start, end) in time_spans(text, now)
+            if not any(at <= span[0] and span[1] <= last and stop < start
+                       for (at, last), stop in ended)]

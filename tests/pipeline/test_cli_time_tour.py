@@ -223,6 +223,32 @@ def test_since_a_time_beside_a_topic_lifts_the_sessions_until_now(tmp_path: Path
     done = run("search", question, *_ASKED, db=path)
     assert done.returncode == 0, done.stderr
     assert _listed(done.stdout)[0] == "2026-03-18T12:00:00"
+
+
+@pytest.mark.parametrize(("question", "changed", "checked"), [
+    ("what did I change in the nginx upload limit before last friday?",
+     "changed the nginx upload limit to 50m", "checked the nginx upload limit"),
+    ("上周五之前 nginx 上传限制改了什么",
+     "把 nginx 的上传限制改成了 50m", "看了一下 nginx 的上传限制"),
+])
+def test_a_time_asked_before_beside_a_topic_lifts_nothing(
+        tmp_path: Path, question: str, changed: str, checked: str) -> None:
+    """"Before last Friday" beside a topic leaves that Friday out: the ranker weighed it as
+    "last Friday", and that day's look-alike came above the Wednesday that answers."""
+    source = tmp_path / "limit.jsonl"
+    said = {"2026-03-11T12:00:00": changed, "2026-03-13T12:00:00": checked}
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": text},
+                      {"role": "assistant", "content": "ok, done."}]}) + "\n"
+        for when, text in said.items()), encoding="utf-8")
+    path = tmp_path / "limit.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout) == ["2026-03-11T12:00:00", "2026-03-13T12:00:00"]
+
+
 def test_a_day_of_this_week_at_the_calendars_end_is_read(tmp_path: Path) -> None:
     """Asked on Friday 31 December 9999, this week's Saturday and Sunday (这周日, 今週の土曜日,
     이번 주 일요일) would fall in the year 10000: the question, listed or beside a topic,
