@@ -225,6 +225,35 @@ def test_since_a_time_beside_a_topic_lifts_the_sessions_until_now(tmp_path: Path
     assert _listed(done.stdout)[0] == "2026-03-18T12:00:00"
 
 
+@pytest.mark.parametrize(("question", "first"), [
+    # Until now: from that Friday on, newest first, not that Friday alone.
+    ("上周五到现在 nginx config 改了什么", "2026-03-19T10:00:00"),
+    ("what did I change in the nginx config between last friday and now?",
+     "2026-03-19T10:00:00"),
+    # Until yesterday: today's session is left out, and not lifted as "from" on to now.
+    ("what did I change in the nginx config from last monday until yesterday?",
+     "2026-03-18T12:00:00"),
+])
+def test_a_range_beside_a_topic_lifts_the_sessions_it_holds(tmp_path: Path, question: str,
+                                                             first: str) -> None:
+    """A range beside a topic is weighed as it is listed: 上周五到现在 and "between last
+    Friday and now" lifted that Friday alone (its look-alike came above this morning's),
+    "from last Monday until yesterday" ran on until now (this morning's came above
+    yesterday's)."""
+    source = tmp_path / "nginx.jsonl"
+    moments = ["2026-03-01T12:00:00", "2026-03-13T12:00:00", "2026-03-18T12:00:00",
+               "2026-03-19T10:00:00"]
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": "changed the nginx config upload limit"}]}
+    ) + "\n" for when in moments), encoding="utf-8")
+    path = tmp_path / "nginx.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout)[0] == first
+
+
 @pytest.mark.parametrize(("question", "changed", "checked"), [
     ("what did I change in the nginx upload limit before last friday?",
      "changed the nginx upload limit to 50m", "checked the nginx upload limit"),
