@@ -139,7 +139,11 @@ _UNITS = ("weekend", "week", "month", "year")
 _FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*(?:the\s+)?$")
 # After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 先週から, 지난주부터.
 _FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始|から|以降|부터|이후)")
-_UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*(?:the\s+)?$")
+UNTIL_WORDS = r"\buntil|\btill|\bup\s+to|\bthrough|\bthru|直到|一直到"
+"""The words before a time that end a stretch with it ("until Wednesday"), as a range
+(:mod:`~harkback.stages.time_ranges`) and a time alone read them: one list, so that a word
+ends both or neither ("thru" joined a range's two ends, but alone was no "until")."""
+_UNTIL = re.compile(rf"(?:\bbefore|{UNTIL_WORDS})\s*(?:the\s+)?$")
 # "What was I up to last week?" asks what I was doing then: no "until".
 DOING = re.compile(r"\b(?:was|were|am|is|are|been|be)\s+(?:(?:i|we|you|they|he|she|it)\s+)?"
                    r"up\s+to\s*$")
