@@ -197,13 +197,26 @@ def calendar_windows(text: str, now: float, *, bounded: bool = True
              for match, part in month_parts(text, now)
              if (window := bounded_by(text, match.span(), part) if bounded else part)]
     parts = part_spans(text)
+    dates: list[Span] = []  # a day of a month: its month is read in it only
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
+            if index == _MONTH_AFTER and any(_overlap(match.span(), day) for day in dates):
+                continue  # "the 4th of march", "since march 2": the 4th, the 2nd on
+            if index < _MONTH_AFTER:
+                dates.append(match.span())
             said = _window(match, index, today)
             window = _bounded(match, said) if bounded else said
             if window is not None and window[0] <= now and not within(match.start(), parts):
                 found.append((match.span(), (window[0], min(window[1], now))))
     return found
+
+
+_MONTH_AFTER = 3
+"""The index in :data:`PATTERNS` of a month after "in", "since", "of" ... ("in march")."""
+
+
+def _overlap(one: Span, other: Span) -> bool:
+    return one[0] < other[1] and other[0] < one[1]
 
 
 # Each period named as last (one back) or the one before it (two back): the groups of
