@@ -202,9 +202,11 @@ def calendar_windows(text: str, now: float, *, bounded: bool = True
         for match in pattern.finditer(text):
             if index == _MONTH_AFTER and any(_overlap(match.span(), day) for day in dates):
                 continue  # "the 4th of march", "since march 2": the 4th, the 2nd on
-            if index < _MONTH_AFTER:
-                dates.append(match.span())
             said = _window(match, index, today)
+            # Only a day read holds its month: "in may 3 times" (may the verb) and "the
+            # 31st of february" name no day, and are read as the month they hold.
+            if index < _MONTH_AFTER and said is not None:
+                dates.append(match.span())
             window = _bounded(match, said) if bounded else said
             if window is not None and window[0] <= now and not within(match.start(), parts):
                 found.append((match.span(), (window[0], min(window[1], now))))

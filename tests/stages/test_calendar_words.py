@@ -85,6 +85,17 @@ def test_a_day_of_a_month_is_listed_as_that_day_not_the_month(
     assert listed is not None and (listed.since, listed.until) == (since, until)
 
 
+@pytest.mark.parametrize(("question", "window"), [
+    ("what did I do in may 3 times", (_at(2025, 5, 1), _before(2025, 6, 1))),
+    ("what did I do the 31st of february", (_at(2026, 2, 1), _before(2026, 3, 1))),
+])
+def test_a_day_not_read_leaves_its_month_read(question: str, window: tuple[float, float]
+                                              ) -> None:
+    """'May 3' of 'in may 3 times' (may the verb) and the 31st of February name no day:
+    they hid the month they hold too, and the question named no time at all."""
+    assert _named(question) == window
+
+
 @given(st.text(max_size=80))
 def test_any_text_is_read_without_error(text: str) -> None:
     """Whatever the question, a calendar window ends no later than now."""
