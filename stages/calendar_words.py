@@ -108,6 +108,11 @@ def _latest_year(month: int, day: int, today: date) -> int:
     return today.year if (month, day) <= (today.month, today.day) else today.year - 1
 
 
+# Words "may" the verb never follows, "may" the month does with a day ("since may 2"); the
+# "until" words among them, so that a range's end or an end alone is a day too.
+_MAY_DAY = re.compile(r"\b(?:on|since|after|from|to|before|until|till|through|thru)\s+$")
+
+
 def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float] | None:
     groups = match.groups()
     if index == 0:
@@ -115,8 +120,9 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
     if index in (1, 2):
         name, number = (groups[0], groups[1]) if index == 1 else (groups[1], groups[0])
         if name == "may" and index == 1 and match.group(0)[3:].strip().isdigit() \
-                and not match.string[:match.start()].endswith("on "):
-            return None  # "you may 2 times": "may 2nd" or "on may 2" is the month
+                and not _MAY_DAY.search(match.string, max(0, match.start() - 12),
+                                        match.start()):
+            return None  # "you may 2 times": "may 2nd", "on may 2", "since may 2" the month
         month, day = _MONTHS.index(name) + 1, int(number)
         year = int(groups[2]) if groups[2] else _latest_year(month, day, today)
         return _whole_day(year, month, day)
