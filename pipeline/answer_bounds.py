@@ -24,7 +24,7 @@ from harkback.pipeline.output import show_command
 # Defined with the defaults, so that the MCP server lists its tools without this module.
 from harkback.stages.defaults import MESSAGE_CHARS as MESSAGE_CHARS
 from harkback.stages.defaults import PAGE_CHARS as PAGE_CHARS
-from harkback.stages.load.render import clip_middle
+from harkback.stages.long_text import clip_middle
 
 ERROR_CHARS = 2_000
 """The most of an error's line an agent is sent (the MCP server's tool errors, the agent

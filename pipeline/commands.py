@@ -43,7 +43,6 @@ from harkback.pipeline.command_kit import (
 from harkback.pipeline.embed import EmbedSummary
 from harkback.pipeline.facade import Harkback, Response
 from harkback.pipeline.in_memory import in_memory, refusal
-from harkback.pipeline.mcp_command import mcp
 from harkback.pipeline.model_flags import model_settings
 from harkback.pipeline.output import format_page, format_payload, print_json
 from harkback.pipeline.terminal import line_of
@@ -309,8 +308,8 @@ async def sync(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], Coroutine[Any, Any, int]]] = {
     "ingest": ingest, "search": search, "recent": recent, "demo": demo,
     "import": import_history, "sources": sources, "embed": embed, "optimize": optimize,
-    "mcp": mcp, "show": show, "sync": sync, "redact": redact, "migrate": migrate,
+    "show": show, "sync": sync, "redact": redact, "migrate": migrate,
     "stats": stats, "check": check}
-"""The commands that open a store or run stages (``config`` and ``completion`` are in
-:mod:`~harkback.pipeline.setup_commands`)."""
-"""Each command's coroutine by name."""
+"""Each command's coroutine by name: the commands that open a store or run stages
+(``config`` and ``completion`` are in :mod:`~harkback.pipeline.setup_commands`; ``mcp``,
+run before this module is loaded, in :mod:`~harkback.pipeline.mcp_command`)."""

@@ -24,16 +24,13 @@ from returns.result import Failure, Result, Success
 from harkback.stages.defaults import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
+    MAX_PAGE_LIMIT,
     MESSAGE_CHARS,
     PAGE_CHARS,
     SUMMARIZER_NAMES,
+    TOOL_PAGE_LIMIT,
 )
 from harkback.stages.shown_number import shown_number
-
-PAGE_LIMIT = 50
-"""Messages ``read_session`` returns per page unless asked for another size."""
-MAX_PAGE = 200
-"""The largest page ``read_session`` returns."""
 
 _TIME = ["string", "number"]
 _WHEN = ("ISO date (2026-11-01), epoch seconds, a span back from now such as 7d or 24h, or "
@@ -140,8 +137,8 @@ _READ = ToolSpec(
      "offset": {"type": "integer", "minimum": 0, "default": 0,
                 "description": "Index of the first message of the page (next_offset). Not "
                                "with around."},
-     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "default": PAGE_LIMIT,
-               "description": "Messages per page."}},
+     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_LIMIT,
+               "default": TOOL_PAGE_LIMIT, "description": "Messages per page."}},
     ("id",), "Read a past session")
 
 TOOLS: Mapping[str, ToolSpec] = {t.name: t for t in (_SEARCH, _RECENT, _READ)}

@@ -114,6 +114,11 @@ def _latest_year(month: int, day: int, today: date) -> int:
     return today.year if (month, day) <= (today.month, today.day) else today.year - 1
 
 
+# Words "may" the verb never follows, "may" the month does with a day ("since may 2"); the
+# "until" words among them, so that a range's end or an end alone is a day too.
+_MAY_DAY = re.compile(r"\b(?:on|since|after|from|to|before|until|till|through|thru)\s+$")
+
+
 def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float] | None:
     groups = match.groups()
     if index == 0:
@@ -121,8 +126,9 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
     if index in (1, 2):
         name, number = (groups[0], groups[1]) if index == 1 else (groups[1], groups[0])
         if name == "may" and index == 1 and match.group(0)[3:].strip().isdigit() \
-                and not match.string[:match.start()].endswith("on "):
-            return None  # "you may 2 times": "may 2nd" or "on may 2" is the month
+                and not _MAY_DAY.search(match.string, max(0, match.start() - 12),
+                                        match.start()):
+            return None  # "you may 2 times": "may 2nd", "on may 2", "since may 2" the month
         month, day = _MONTHS.index(name) + 1, int(number)
         year = int(groups[2]) if groups[2] else _latest_year(month, day, today)
         return _whole_day(year, month, day)
@@ -145,7 +151,12 @@ _UNITS = ("weekend", "week", "month", "year")
 _FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*(?:the\s+)?$")
 # After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 先週から, 지난주부터.
 _FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始|から|以降|부터|이후)")
-_UNTIL = re.compile(r"(?:\bbefore|\buntil|\btill|\bup\s+to)\s*(?:the\s+)?$")
+UNTIL_WORDS = r"\buntil|\btill|\bup\s+to|\bthrough|\bthru|直到|一直到|截至|截止到|截止"
+"""The words before a time that end a stretch with it ("until Wednesday"), as a range
+(:mod:`~harkback.stages.time_ranges`) and a time alone read them: one list, so that a word
+ends both or neither ("thru" joined a range's two ends, but alone was no "until"); 截至,
+截止到 (as of: 截至上周三) are Chinese until words."""
+_UNTIL = re.compile(rf"(?:\bbefore|{UNTIL_WORDS})\s*(?:the\s+)?$")
 # "What was I up to last week?" asks what I was doing then: no "until".
 DOING = re.compile(r"\b(?:was|were|am|is|are|been|be)\s+(?:(?:i|we|you|they|he|she|it)\s+)?"
                    r"up\s+to\s*$")
@@ -212,13 +223,28 @@ def calendar_windows(text: str, now: float, *, bounded: bool = True
              for match, part in month_parts(text, now)
              if (window := bounded_by(text, match.span(), part) if bounded else part)]
     parts = part_spans(text)
+    dates: list[Span] = []  # a day of a month: its month is read in it only
     for index, pattern in enumerate(PATTERNS):
         for match in pattern.finditer(text):
+            if index == _MONTH_AFTER and any(_overlap(match.span(), day) for day in dates):
+                continue  # "the 4th of march", "since march 2": the 4th, the 2nd on
             said = _window(match, index, today)
+            # Only a day read holds its month: "in may 3 times" (may the verb) and "the
+            # 31st of february" name no day, and are read as the month they hold.
+            if index < _MONTH_AFTER and said is not None:
+                dates.append(match.span())
             window = _bounded(match, said) if bounded else said
             if window is not None and window[0] <= now and not within(match.start(), parts):
                 found.append((match.span(), (window[0], min(window[1], now))))
     return found
+
+
+_MONTH_AFTER = 3
+"""The index in :data:`PATTERNS` of a month after "in", "since", "of" ... ("in march")."""
+
+
+def _overlap(one: Span, other: Span) -> bool:
+    return one[0] < other[1] and other[0] < one[1]
 
 
 # Each period named as last (one back) or the one before it (two back): the groups of

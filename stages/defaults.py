@@ -33,10 +33,16 @@ DEADLINE_S = 60.0
 """Default time for all model summaries of one recall together."""
 
 PAGE_LIMIT = 20
-"""Messages per page of ``harkback show`` unless asked otherwise."""
+"""Messages per page of ``harkback show`` (and of the library's ``read_session``) unless
+asked otherwise: a person's page, read on a terminal."""
+
+TOOL_PAGE_LIMIT = 50
+"""Messages per page of the MCP ``read_session`` tool unless asked otherwise: an agent's
+page, each page a call of its own (and bounded by :data:`PAGE_CHARS` however many)."""
 
 MAX_PAGE_LIMIT = 200
-"""The largest page: a long tool output times 200 is already a lot to print."""
+"""The largest page, of ``show`` and of ``read_session``: a long tool output times 200 is
+already a lot to print."""
 
 EMBED_BATCH = 64
 """Messages per embedder call and per write of ``harkback embed`` and an import's embedding."""

@@ -1,5 +1,7 @@
 """A message of tens of megabytes (a pasted log) read by its start: how much of one text a
-search reads into a hit and the load stage renders, and the note that marks the cut.
+search reads into a hit and the load stage renders, and the note that marks the cut; and a
+long text cut in its middle (:func:`clip_middle`), as a tool's output is rendered and an
+agent's answer bounded.
 
 >>> loaded_start("x" * (LONGEST_READ + 1), LONGEST_READ).endswith(UNREAD)
 True
@@ -38,3 +40,30 @@ def loaded_start(text: str, longest: int | None) -> str:
         return text
     start, cut = read_start(text, longest)
     return f"{start}\n{UNREAD}" if cut else text
+
+
+CLIP_MARKER = "...[truncated]..."
+"""What stands between the head and the tail :func:`clip_middle` keeps, unless told."""
+
+
+# Here, in a module that imports nothing, so that the MCP server bounds an error's line
+# without loading the stages (a failed load of them is one of its errors).
+def clip_middle(text: str, limit: int, marker: str = CLIP_MARKER, *,
+                head: int | None = None) -> str:
+    """Keep the first and last ``limit // 2`` characters of a text longer than ``limit``
+    (or the first ``head`` and the last ``limit - head``), ``marker`` between them (its
+    ``{left_out}`` is how many characters it stands for).
+
+    >>> clip_middle("abcdefghij", 4)
+    'ab...[truncated]...ij'
+    >>> clip_middle("short", 10), clip_middle("abcdefghij", 4, " <{left_out} more> ")
+    ('short', 'ab <6 more> ij')
+    >>> clip_middle("abcdefghij", 4, head=3)
+    'abc...[truncated]...j'
+    """
+    if len(text) <= limit:
+        return text
+    head = limit // 2 if head is None else min(max(head, 0), limit)
+    tail = limit - head
+    cut = marker.format(left_out=len(text) - limit)
+    return text[:head] + cut + (text[-tail:] if tail else "")

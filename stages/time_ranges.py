@@ -33,7 +33,13 @@ from datetime import timedelta
 
 import attrs
 
-from harkback.stages.calendar_words import DOING, Span, calendar_windows, previous_periods
+from harkback.stages.calendar_words import (
+    DOING,
+    UNTIL_WORDS,
+    Span,
+    calendar_windows,
+    previous_periods,
+)
 from harkback.stages.local_days import day_start, last_moment, local_date
 from harkback.stages.weekday_words import WEEKDAYS, latest_day
 from harkback.stages.when import DAY, _outermost, time_spans
@@ -56,14 +62,14 @@ _JOIN = re.compile(r"\s*(?:(to|until|till|through|thru|-|–|~|〜|到|至|一�
 # are before it.
 _CLOSE = re.compile(r"\s*(?:为止|為止|まで|にかけて|까지|以前)")
 _EARLIER = re.compile(r"\s*(?:之前|より前|(?:이)?전에|이전까지|전까지)")
+# What opens a range of two ends; not calendar_words' "since"/"after"/"from", which run a
+# time alone on until now ("since last week" is no range: time_ranges leaves it be).
 _FROM = re.compile(r"(?:\bfrom|\bbetween|从|從|自)\s*(?:the\s+)?$")
 _BETWEEN = re.compile(r"\bbetween\s*(?:the\s+)?$")
 # Before an end named alone: "until Wednesday", "up to last week", 直到周三; 到 alone (also
 # "arrive", 回到上周: back to last week) only before now (到现在) or with 为止 after.
 # "The" may come between: "until the end of last month" (its span starts at "end").
-# 截至, 截止到 (as of, up to: 截至上周三).
-_UNTIL = re.compile(r"(?:\buntil|\btill|\bup\s+to|\bthrough|直到|一直到|截至|截止到|截止)"
-                    r"\s*(?:the\s+)?$")
+_UNTIL = re.compile(rf"(?:{UNTIL_WORDS})\s*(?:the\s+)?$")
 _TO = re.compile(r"到\s*$")
 _BEFORE = re.compile(r"\bbefore\s*(?:the\s+)?$")
 

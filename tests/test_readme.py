@@ -125,9 +125,10 @@ def test_readme_gives_the_defaults_of_pages_and_model_calls() -> None:
     page, ``read_session``'s, the recall's deadline on the command line and in the MCP
     server, and the model client's concurrency and rate."""
     from harkback.adapters.models.chat_settings import ChatSettings
-    from harkback.pipeline.mcp_specs import PAGE_LIMIT as TOOL_PAGE
+    from harkback.pipeline.mcp_specs import TOOLS
     from harkback.pipeline.mcp_tools import MODEL_DEADLINE_S
     from harkback.stages.defaults import MAX_PAGE_LIMIT, PAGE_LIMIT
+    page = TOOLS["read_session"].input_schema["properties"]["limit"]
 
     text = " ".join(README.read_text(encoding="utf-8").split())
 
@@ -141,7 +142,8 @@ def test_readme_gives_the_defaults_of_pages_and_model_calls() -> None:
     assert number(r"a page at a time \((\d+) messages unless `--limit N`") == PAGE_LIMIT
     assert parser.parse_args(["show", "s"]).limit == PAGE_LIMIT
     assert number(r"unless `--limit N`, at most (\d+)\)") == MAX_PAGE_LIMIT
-    assert number(r"`limit` \(page size, default (\d+)\)") == TOOL_PAGE
+    assert number(r"`limit` \(page size, default (\d+)\)") == page["default"]
+    assert page["maximum"] == MAX_PAGE_LIMIT
     assert number(r"`--deadline SECONDS` for all model calls of the recall \((\d+);") == (
         parser.parse_args(["search", "x"]).deadline)
     assert number(r"model calls have (\d+) s in all") == MODEL_DEADLINE_S

@@ -29,6 +29,8 @@ from operator import attrgetter
 import attrs
 
 from harkback.stages.load.truncate import first_place
+from harkback.stages.long_text import CLIP_MARKER as CLIP_MARKER
+from harkback.stages.long_text import clip_middle as clip_middle
 from harkback.stages.query import Unit
 from harkback.stages.records import Message, Session
 
@@ -36,7 +38,6 @@ TOOL_OUTPUT_CHARS = 500
 """Tool output longer than this keeps only its head and tail (and the place where the
 query first matches it: :func:`clip_keeping`)."""
 
-CLIP_MARKER = "...[truncated]..."
 BLOCK_SEPARATOR = "\n\n"
 
 
@@ -68,27 +69,6 @@ class Rendered:
             if span.session_id == session_id and span.position == position:
                 return span
         return None
-
-
-def clip_middle(text: str, limit: int = TOOL_OUTPUT_CHARS, marker: str = CLIP_MARKER, *,
-                head: int | None = None) -> str:
-    """Keep the first and last ``limit // 2`` characters of a text longer than ``limit``
-    (or the first ``head`` and the last ``limit - head``), ``marker`` between them (its
-    ``{left_out}`` is how many characters it stands for).
-
-    >>> clip_middle("abcdefghij", 4)
-    'ab...[truncated]...ij'
-    >>> clip_middle("short", 10), clip_middle("abcdefghij", 4, " <{left_out} more> ")
-    ('short', 'ab <6 more> ij')
-    >>> clip_middle("abcdefghij", 4, head=3)
-    'abc...[truncated]...j'
-    """
-    if len(text) <= limit:
-        return text
-    head = limit // 2 if head is None else min(max(head, 0), limit)
-    tail = limit - head
-    cut = marker.format(left_out=len(text) - limit)
-    return text[:head] + cut + (text[-tail:] if tail else "")
 
 
 FOLDED_SEARCH_CHARS = 10_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
@@ -349,3 +350,18 @@ def test_unreadable_as_of_is_a_usage_error(deploys: Path) -> None:
         done = run("search", "deploy", "--as-of", value, "--json", db=deploys)
         assert done.returncode == 2
         assert json.loads(done.stdout)["success"] is False
+
+
+def test_each_command_is_run_from_one_table() -> None:
+    """The command line runs ``mcp`` before it loads the commands (its client waits for the
+    first answer), ``config`` and ``completion`` from their own table, and every other
+    command from :data:`~harkback.pipeline.commands.COMMANDS`: ``mcp`` was in that table
+    too, an entry nothing could reach."""
+    from harkback.pipeline.cli import build_parser
+    from harkback.pipeline.commands import COMMANDS
+    from harkback.pipeline.setup_commands import SETUP_COMMANDS
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    tables = [*COMMANDS, *SETUP_COMMANDS, "mcp"]
+    assert sorted(tables) == sorted(sub.choices)

@@ -8,6 +8,7 @@ The broken module is ``snowballstemmer`` (which only the calls import) shadowed 
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+import harkback.stages
 from tests.pipeline.test_mcp_server import _environment, _error, db
 from tests.pipeline.test_mcp_startup import importing
 
@@ -82,3 +84,29 @@ def test_sigterm_stops_the_server_while_its_first_call_loads(db: Path, tmp_path:
             server.kill()
     assert mark.exists()
     assert (status, said) == (128 + signal.SIGTERM, "harkback: terminated\n")
+
+
+def _install_with(folder: Path, module: str, code: str) -> dict[str, str]:
+    """An environment whose harkback is a copy of this one with ``module`` (a path under
+    the package) replaced by ``code``: an install of which one file is broken."""
+    copy = folder / "install" / "harkback"
+    shutil.copytree(Path(harkback.stages.__file__).parents[1], copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / module).write_text(code)
+    return {"PYTHONPATH": str(copy.parent)}
+
+
+async def test_a_broken_module_the_error_reply_needs_is_still_a_tool_error(
+        db: Path, tmp_path: Path) -> None:
+    """The reply to a failed load imported the module bounding an error's length, on the
+    event loop, and with it the stages it needs (0.09 s of CPU): when one of those was the
+    broken one, the reply raised it again, and the client had no tool error, only the
+    SDK's. The reply now imports nothing."""
+    broken = _install_with(tmp_path, "stages/query.py", 'raise ValueError("a broken install")\n')
+    async with importing(db, tmp_path, broken) as (session, errors):
+        first = await _error(session, "recent_sessions", {})
+        second = await _error(session, "read_session", {"session_id": "cors"})
+    said = [line for line in errors.read_text().splitlines()
+            if not line.startswith("import time:")]
+    assert first == second == "cannot load the server's tools (ValueError: a broken install)"
+    assert said == [f"harkback: {first}"] * 2

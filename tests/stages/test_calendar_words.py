@@ -70,6 +70,35 @@ def test_a_month_alone_is_listed_and_a_month_with_a_topic_is_searched() -> None:
     assert time_window(topical.query, NOW) is None
 
 
+@pytest.mark.parametrize(("question", "since", "until"), [
+    ("what did I do on the 4th of march?", _at(2026, 3, 4), _before(2026, 3, 5)),
+    ("what did I do since march 2?", _at(2026, 3, 2), NOW),
+    ("what did I do since the 2nd of march?", _at(2026, 3, 2), NOW),
+    ("what did I do in march 2025?", _at(2025, 3, 1), _before(2025, 4, 1)),
+    # "May 2" after since, from, to, until is the month's day, not "may" the verb
+    ("what did I do since may 2?", _at(2025, 5, 2), NOW),
+    ("what did I do from may 2 to may 4?", _at(2025, 5, 2), _before(2025, 5, 5)),
+])
+def test_a_day_of_a_month_is_listed_as_that_day_not_the_month(
+        question: str, since: float, until: float) -> None:
+    """'Of march' in 'the 4th of march', and 'since march' in 'since march 2', were read
+    as the month too: the listing ran from March 1 (to now, or through the 4th), the days
+    before the one named included."""
+    listed = browse_window(SearchRequest(query=question), NOW)
+    assert listed is not None and (listed.since, listed.until) == (since, until)
+
+
+@pytest.mark.parametrize(("question", "window"), [
+    ("what did I do in may 3 times", (_at(2025, 5, 1), _before(2025, 6, 1))),
+    ("what did I do the 31st of february", (_at(2026, 2, 1), _before(2026, 3, 1))),
+])
+def test_a_day_not_read_leaves_its_month_read(question: str, window: tuple[float, float]
+                                              ) -> None:
+    """'May 3' of 'in may 3 times' (may the verb) and the 31st of February name no day:
+    they hid the month they hold too, and the question named no time at all."""
+    assert _named(question) == window
+
+
 @given(st.text(max_size=80))
 def test_any_text_is_read_without_error(text: str) -> None:
     """Whatever the question, a calendar window ends no later than now."""

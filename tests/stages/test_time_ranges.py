@@ -55,6 +55,11 @@ def _listed(question: str) -> tuple[float | None, float | None]:
     ("what did I do until Wednesday?", None, _before("2026-03-19")),
     ("what did I do until last week?", None, _before("2026-03-16")),
     ("what did I do before last week?", None, _before("2026-03-09")),
+    # "Thru" as "through": it joined two ends ("from monday thru wednesday") but alone was
+    # no "until" (thru wednesday listed nothing, thru last week listed last week).
+    ("what did I do through Wednesday?", None, _before("2026-03-19")),
+    ("what did I do thru Wednesday?", None, _before("2026-03-19")),
+    ("what did I do thru last week?", None, _before("2026-03-16")),
     ("周三为止做了什么", None, _before("2026-03-19")),
     ("水曜まで何をした？", None, _before("2026-03-19")),
     ("수요일까지 뭐 했지", None, _before("2026-03-19")),
