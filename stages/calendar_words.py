@@ -43,6 +43,9 @@ from harkback.stages.cjk_times import (
     CJK_MONTH_BEFORE_LAST,
     CJK_WEEK_BEFORE_LAST,
     CJK_YEAR_BEFORE_LAST,
+    NOT_MONTH,
+    NOT_WEEK,
+    ZH_NOT_WEEK,
 )
 from harkback.stages.last_periods import before_last, spans_back
 from harkback.stages.local_days import (
@@ -76,9 +79,12 @@ PATTERNS = (
     re.compile(rf"\b(?:in|during|since|of)\s+({_MONTH})\b(?:\s+(\d{{4}}))?"),
     re.compile(r"\bthis\s+(week|month|year|weekend)\b"),
     # The weekend first: it holds the week's words (今週 of 今週末).
-    re.compile(r"(本周末|这周末|這週末|这个周末|這個週末|今週末|이번\s?주말)"
-               r"|(本周|这周|這週|这个星期|這個星期|今週|이번\s?주)|(这个月|這個月|本月|今月|이번\s?달)"
-               r"|(今年|올해)"),
+    # Not 本周 of 日本周一 (Japan on Monday), 本周期 (this cycle), 이번 주문 (this order),
+    # nor 今年度 (Japan's fiscal year, from April: asked in March, mostly last year).
+    re.compile(r"((?<!日)本周末|这周末|這週末|这个周末|這個週末|今週末|이번\s?주말)"
+               rf"|((?:(?<!日)本周|这周|這週){ZH_NOT_WEEK}|这个星期|這個星期|今週"
+               rf"|이번\s?주{NOT_WEEK})|(这个月|這個月|本月|今月|이번\s?달{NOT_MONTH})"
+               r"|(今年(?!度)|올해)"),
 )
 """Each calendar expression read, in the order :func:`calendar_windows` tries them."""
 
@@ -145,10 +151,11 @@ _UNITS = ("weekend", "week", "month", "year")
 _FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*(?:the\s+)?$")
 # After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 先週から, 지난주부터.
 _FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始|から|以降|부터|이후)")
-UNTIL_WORDS = r"\buntil|\btill|\bup\s+to|\bthrough|\bthru|直到|一直到"
+UNTIL_WORDS = r"\buntil|\btill|\bup\s+to|\bthrough|\bthru|直到|一直到|截至|截止到|截止"
 """The words before a time that end a stretch with it ("until Wednesday"), as a range
 (:mod:`~harkback.stages.time_ranges`) and a time alone read them: one list, so that a word
-ends both or neither ("thru" joined a range's two ends, but alone was no "until")."""
+ends both or neither ("thru" joined a range's two ends, but alone was no "until"); 截至,
+截止到 (as of: 截至上周三) are Chinese until words."""
 _UNTIL = re.compile(rf"(?:\bbefore|{UNTIL_WORDS})\s*(?:the\s+)?$")
 # "What was I up to last week?" asks what I was doing then: no "until".
 DOING = re.compile(r"\b(?:was|were|am|is|are|been|be)\s+(?:(?:i|we|you|they|he|she|it)\s+)?"
@@ -181,10 +188,23 @@ def bounded_by(text: str, span: tuple[int, int], window: tuple[float, float]
     >>> bounded_by("what was i up to monday", (17, 23), (1.0, 2.0))  # doing, not until
     (1.0, 2.0)
     """
-    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
-    if _FROM.search(before) or _FROM_ON.match(text, span[1]):
+    if runs_on(text, span):
         return (window[0], math.inf)
+    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
     return None if _UNTIL.search(before) and not DOING.search(before) else window
+
+
+def runs_on(text: str, span: tuple[int, int]) -> bool:
+    """Whether the words around the expression at ``span`` in ``text`` run it on until
+    now: "since" (after, from) before it, or 以来, から, 부터 after it.
+
+    >>> runs_on("since last week", (6, 15)), runs_on("지난주부터", (0, 3))
+    (True, True)
+    >>> runs_on("last week", (0, 9))
+    False
+    """
+    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
+    return bool(_FROM.search(before) or _FROM_ON.match(text, span[1]))
 
 
 Span = tuple[int, int]

@@ -23,6 +23,7 @@ from harkback.stages.calendar_words import (
     calendar_terms,
     calendar_windows,
     previous_periods,
+    runs_on,
 )
 from harkback.stages.month_parts import part_spans, within
 from harkback.stages.time_ranges import time_ranges
@@ -70,3 +71,39 @@ def named_times(question: str, now: float) -> NamedTimes:
     by_start.update((at, window) for (at, _), window in previous_periods(text, now))
     by_start.update((at, window) for (at, _), window in ranged)
     return NamedTimes(spanning(by_start.values()), timed | named, rest)
+
+
+def weighed_times(question: str, now: float) -> list[tuple[float, float]]:
+    """The windows of every time ``question`` names ("yesterday and last week") as the
+    ranker weighs them (:func:`~harkback.stages.when.time_windows`), each run on until
+    ``now`` after "since" (from, after; 以来, から, 부터 after it) as a listing runs it:
+    "what changed in nginx since last week" lifts this week's sessions as much as last
+    week's, not last week's alone (last Tuesday's look-alike came above yesterday's).
+
+    A time that ends a range is weighed as the range: "from last Friday until yesterday"
+    and 上周五到现在 (until now) from that Friday to their end. A time asked before is not
+    weighed: "nginx before yesterday" would lift yesterday's.
+
+    >>> DAY = 86400.0
+    >>> [(a / DAY, b / DAY) for a, b in weighed_times("nginx since last week", 100 * DAY)]
+    [(88.0, 100.0)]
+    >>> weighed_times("nginx before yesterday", 100 * DAY)
+    []
+    """
+    text = question.lower()
+    ranges = time_ranges(text, now)
+    weighed: list[tuple[float, float]] = []
+    for span, (start, end) in time_spans(text, now):
+        held = [window for (at, last), window in ranges if at <= span[0] and span[1] <= last]
+        if not held:
+            weighed.append((start, now if runs_on(text, span) else end))
+        elif math.isfinite(held[0][0]):
+            # Its own window, or "from" run on until now, would lift what the range leaves
+            # out (today's sessions of "from last Friday until yesterday") or leave out what
+            # it holds (上周五到现在 weighed that Friday alone).
+            weighed.append(held[0])
+        elif held[0][1] >= start:
+            weighed.append((start, end))  # "until last Friday": that day, the nearest
+        # "Before last Friday" (上周五之前, 金曜日より前, 금요일 전에) leaves that Friday out:
+        # lifting it would put the sessions left out first.
+    return list(dict.fromkeys(weighed))

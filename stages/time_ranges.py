@@ -1,7 +1,7 @@
 """Stretches of time a question names by their ends: "from last Monday to Wednesday",
 "between March 2nd and March 5th", "until Wednesday", "before last week", "until now",
 从上周一到周三, 上周一到周三为止, 先週の月曜から水曜まで, 지난주 월요일부터 수요일까지, 到现在,
-今まで, 지금까지.
+今まで, 지금까지, 截至上周三, 上周五以前 (until), 上周五之前, 金曜日より前, 금요일 전에 (before).
 
 A range runs from the first moment of its first time to the last of its second; a day of
 the week alone at its end is the first such day from its start on (上周一到周三: last week's
@@ -10,8 +10,8 @@ Wednesday" runs to this week's), alone at its start the latest such day before t
 "on Monday" is ("from Monday to Wednesday" asked on a Thursday: this week's); a range of
 two days alone is the latest whose last day has come ("from Wednesday to Monday" asked on
 a Thursday: the Wednesday a week before yesterday on). "Until" a time alone (到...为止,
-まで, 까지) runs from no start to that time's end (a day alone: the latest before today),
-"before" one to its start; "now" (现在, 今, 지금) is ``now``.
+まで, 까지, 以前, 截至) runs from no start to that time's end (a day alone: the latest
+before today), "before" one (之前, より前, 전에) to its start; "now" (现在, 今, 지금) is ``now``.
 Each end is read as the rest of the question's times are (:mod:`~harkback.stages.when`,
 :mod:`~harkback.stages.calendar_words`), the words around it aside: "until last week" is no
 longer left out, nor "from" read as from it until now.
@@ -57,7 +57,11 @@ _NOW = re.compile(r"\bnow\b|现在|現在|目前|(?<=至)今|(?:今|これ)(?=\s
 # before yesterday": its span starts at "day").
 _JOIN = re.compile(r"\s*(?:(to|until|till|through|thru|-|–|~|〜|到|至|一直到|直到)|(and)"
                    r"|(から|より|부터|에서))\s*(?:the\s+)?")
-_CLOSE = re.compile(r"\s*(?:为止|為止|まで|にかけて|까지)")
+# 以前 after a time is until it, its end included, in Chinese law and in Japanese alike
+# (上周五以前, 昨日以前); 之前, より前, 전에 (上周五之前, 先週の金曜日より前, 지난주 금요일 전에)
+# are before it.
+_CLOSE = re.compile(r"\s*(?:为止|為止|まで|にかけて|까지|以前)")
+_EARLIER = re.compile(r"\s*(?:之前|より前|(?:이)?전에|이전까지|전까지)")
 # What opens a range of two ends; not calendar_words' "since"/"after"/"from", which run a
 # time alone on until now ("since last week" is no range: time_ranges leaves it be).
 _FROM = re.compile(r"(?:\bfrom|\bbetween|从|從|自)\s*(?:the\s+)?$")
@@ -147,24 +151,27 @@ def _joined(text: str, first: _End, second: _End) -> Span | None:
 
 
 def _alone(text: str, end: _End, now: float) -> tuple[Span, Window] | None:
-    """The range an end alone bounds: "until" it, "before" it, or it and まで, 까지, 为止."""
+    """The range an end alone bounds: "until" it, "before" it, or it and まで, 까지, 为止,
+    以前 (until), 之前, より前, 전에 (before)."""
     before = max(0, end.span[0] - 12)
     until = (_UNTIL.search(text, before, end.span[0])
              if not DOING.search(text, max(0, end.span[0] - 24), end.span[0]) else None) or (
         _TO.search(text, before, end.span[0]) if end.is_now else None)
-    earlier = _BEFORE.search(text, before, end.span[0])
     closing = _CLOSE.match(text, end.span[1])
-    if not (until or earlier or closing):
+    after = _EARLIER.match(text, end.span[1]) if not closing else None  # 上周五之前
+    earlier = _BEFORE.search(text, before, end.span[0])
+    if not (until or earlier or after or closing):
         return None
-    if earlier and not until and not closing:
+    if (earlier or after) and not until and not closing:
         if end.is_now:
             return None
         stop = math.nextafter(_start(end, now), -math.inf)
     else:
         stop = min(_end(end, -math.inf, now), now)
     opening = until or earlier or _TO.search(text, before, end.span[0])
+    last = closing or after
     return ((opening.start() if opening else end.span[0],
-             closing.end() if closing else end.span[1]), (-math.inf, stop))
+             last.end() if last else end.span[1]), (-math.inf, stop))
 
 
 def _between(first: _End, second: _End, now: float) -> Window:

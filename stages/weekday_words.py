@@ -35,7 +35,9 @@ _KO = "월화수목금토일"
 # or a longer word (一共, 一定, 一般, 日报, 天天). Read as no day, the week is still listed.
 _DAY_AFTER = (r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣"
               r"共定切般半遍批份篇项項场場轮輪趟报報记記历曆一二三四五六七八九十两兩百千万萬]"
-              r"|(?<!日)天)")
+              r"|(?<!日)天)"
+              # 日 of a word: 本周日均 is this week's daily mean, 上周日本 Japan last week.
+              r"(?!(?<=日)[均活本语語文元])")
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
 # Each with the word that makes it the week before last (上上周五, 先々週の金曜日, 지지난주
 # 금요일) or the day before last (지지난 금요일), then the day.

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date
 
-from harkback.stages.cjk_times import CJK_AGO, CJK_DAYS, CJK_PAST
+from harkback.stages.cjk_times import CJK_AGO, CJK_DAYS, CJK_PAST, cjk_spans
 from harkback.stages.last_periods import before_last, calendar_period, spans_back
 from harkback.stages.local_days import (
     day_start,
@@ -218,6 +218,8 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
             found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
     for pattern, count in CJK_DAYS:
         found += [(match, _day_window(count, now)) for match in pattern.finditer(text)]
+    # 过去一年, 这几天: the days back until now, as "the past year", "the past few days".
+    found += [(match, (now - days * DAY, now)) for match, days in cjk_spans(text)]
     found += night_windows(text, now)
     return found
 
@@ -347,6 +349,7 @@ def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[st
     yield from ((match, False) for match in _today(text))
     for pattern in (*(p for p, _, _ in CJK_PAST), *(p for p, _ in (*CJK_AGO, *CJK_DAYS))):
         yield from ((match, True) for match in pattern.finditer(text))
+    yield from ((match, True) for match, _ in cjk_spans(text))
     yield from ((match, not match.group(0).isascii()) for match, _ in night_windows(text, 0.0))
 
 

@@ -109,6 +109,7 @@ from harkback.stages.match.sessions import (
 from harkback.stages.match.spread import by_sessions
 from harkback.stages.match.titles import TITLE_B, title_evidence, title_query
 from harkback.stages.match.widen import more_rows, wanted, widened
+from harkback.stages.named_times import weighed_times
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
 from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, SessionLink, TitleHit
@@ -116,7 +117,7 @@ from harkback.stages.request import SearchRequest
 from harkback.stages.stage import Step, pure, with_store
 from harkback.stages.text.predicates import predicate_bigrams
 from harkback.stages.text.scripts import Script, cjk_script, written_in
-from harkback.stages.when import time_windows, time_words
+from harkback.stages.when import time_words
 
 
 def _written_in(hits: Sequence[MessageHit], titles: Sequence[TitleHit],
@@ -156,7 +157,7 @@ class LexicalMatch:
     ``role_weights`` (pairs such as ``("user", 1.5)``, default
     :data:`~harkback.stages.match.score.ROLE_WEIGHTS`) scale message scores by role; a
     role not named keeps 1.0, and ``role_weights=()`` weighs every role alike. When the
-    question names a time relative to now (:func:`~harkback.stages.when.time_windows`;
+    question names a time relative to now (:func:`~harkback.stages.named_times.weighed_times`;
     of several, each session by the nearest), sessions from then are lifted by up to
     ``time_weight`` (0 turns it off; the time's words are not searched for either way,
     :func:`~harkback.stages.when.time_words`); a ``scoring.recency_weight`` lifts recent sessions
@@ -191,8 +192,7 @@ class LexicalMatch:
         terms, prefixes = lookups(planned)
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:
-            # Every time the question names weighs ("yesterday and last week").
-            windows = [w for _, w in time_windows(request.query, now)] if self.time_weight else []
+            windows = weighed_times(request.query, now) if self.time_weight else []
 
             def search(stats: TermStats) -> FutureResult[Matched, StoreUnavailable]:
                 units = weigh_units(planned, stats, self.max_scored)

@@ -131,6 +131,153 @@ def test_weekend_before_a_noun_is_searched_not_a_time(tmp_path: Path) -> None:
         assert json.loads(done.stdout)["results"][0]["session_id"] == "rota"
 
 
+# Around Thursday 2026-03-19 again, over three years: the past year (365 days back) starts
+# on 19 March 2025, last year is 2025, the year before last 2024.
+_YEARS = ["2024-06-10T12:00:00", "2025-02-10T12:00:00", "2025-03-25T12:00:00",
+          "2025-11-20T12:00:00", "2026-01-15T12:00:00", "2026-02-20T12:00:00",
+          "2026-03-10T12:00:00", "2026-03-17T12:00:00", "2026-03-18T12:00:00"]
+_LAST_YEAR = ["2025-11-20T12:00:00", "2025-03-25T12:00:00", "2025-02-10T12:00:00"]
+_PAST_YEAR = ["2026-03-18T12:00:00", "2026-03-17T12:00:00", "2026-03-10T12:00:00",
+              "2026-02-20T12:00:00", "2026-01-15T12:00:00", "2025-11-20T12:00:00",
+              "2025-03-25T12:00:00"]
+_PAST_DAYS = ["2026-03-18T12:00:00", "2026-03-17T12:00:00"]
+
+
+@pytest.mark.parametrize(("question", "listed"), [
+    # 지난해 is last year, as 작년 is; 지지난해 and (in Chinese) 前年 the year before last.
+    ("지난해에 뭐 했지", _LAST_YEAR),
+    ("지지난해에 뭐 했지", ["2024-06-10T12:00:00"]),
+    ("前年做了什么", ["2024-06-10T12:00:00"]),
+    # The past year is the 365 days back until now, not the calendar's last year.
+    ("过去一年做了什么", _PAST_YEAR),
+    ("過去一年做了什麼", _PAST_YEAR),
+    ("最近一年做了什么", _PAST_YEAR),
+    ("過去1年に何をした？", _PAST_YEAR),
+    ("지난 1년 동안 뭐 했지", _PAST_YEAR),
+    # The past month and week: 30 and 7 days back.
+    ("近一个月做了什么", ["2026-03-18T12:00:00", "2026-03-17T12:00:00",
+                     "2026-03-10T12:00:00", "2026-02-20T12:00:00"]),
+    ("最近一周做了什么", _PAST_DAYS),
+    ("최근 일주일 동안 뭐 했지", _PAST_DAYS),
+    # The past few days: three, as "the past few days" reads.
+    ("这几天做了什么", _PAST_DAYS),
+    ("最近几天做了什么", _PAST_DAYS),
+    ("この数日何をした？", _PAST_DAYS),
+    ("요 며칠 뭐 했지", _PAST_DAYS),
+])
+def test_a_year_or_the_days_back_named_in_cjk_list_their_sessions(
+        tmp_path: Path, question: str, listed: list[str]) -> None:
+    """These were searched as words (지난해, 前年, 过去一年, 最近一周, 这几天, この数日, 요
+    며칠 read as no time) and found nothing: each lists the sessions of the time it names."""
+    path = sessions_at(tmp_path, _YEARS)
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout) == listed
+
+
+_BEFORE_FRIDAY = ["2026-03-12T12:00:00", "2026-03-09T12:00:00", "2026-03-07T12:00:00",
+                  "2026-02-28T12:00:00", "2026-02-25T12:00:00", "2026-02-20T12:00:00"]
+
+
+@pytest.mark.parametrize(("question", "listed"), [
+    # Before a time (之前, より前, 전에, 이전에) ends at its start: last Friday left out.
+    ("上周五之前做了什么", _BEFORE_FRIDAY),
+    ("先週の金曜日より前に何をした？", _BEFORE_FRIDAY),
+    ("지난주 금요일 전에 뭐 했지", _BEFORE_FRIDAY),
+    ("지난주 금요일 이전에 뭐 했지", _BEFORE_FRIDAY),
+    # 以前 (Chinese law's and Japanese: its day included) and 截至 (as of) are until it.
+    ("上周五以前做了什么", ["2026-03-13T12:00:00", *_BEFORE_FRIDAY]),
+    ("截至上周五做了什么", ["2026-03-13T12:00:00", *_BEFORE_FRIDAY]),
+])
+def test_a_time_before_which_a_cjk_question_asks_bounds_the_listing(
+        tmp_path: Path, question: str, listed: list[str]) -> None:
+    """These listed last Friday alone (之前, より前, 전에 and 以前 after it, or 截至 before
+    it, were left as words that name nothing): each lists what came before it."""
+    path = sessions_at(tmp_path, _MOMENTS)
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout) == listed
+
+
+@pytest.mark.parametrize("question", [
+    "what did I change in the nginx config since last week?",
+    "what did I change in the nginx config since last month?",
+    "what did I change in the nginx config since last year?",
+    "先週から nginx の config を変えた？",
+])
+def test_since_a_time_beside_a_topic_lifts_the_sessions_until_now(tmp_path: Path,
+                                                                   question: str) -> None:
+    """"Since last week" beside a topic lifts this week's sessions as much as last week's,
+    as its listing runs until now: the ranker weighed last week (month, year) alone, and
+    last Tuesday's look-alike came above yesterday's (asked in March, "since last year"
+    put last June's first)."""
+    source = tmp_path / "nginx.jsonl"
+    moments = ["2025-06-05T12:00:00", "2026-03-01T12:00:00", "2026-03-10T12:00:00",
+               "2026-03-18T12:00:00"]
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": "changed the nginx config upload limit"}]}
+    ) + "\n" for when in moments), encoding="utf-8")
+    path = tmp_path / "nginx.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout)[0] == "2026-03-18T12:00:00"
+
+
+@pytest.mark.parametrize(("question", "first"), [
+    # Until now: from that Friday on, newest first, not that Friday alone.
+    ("上周五到现在 nginx config 改了什么", "2026-03-19T10:00:00"),
+    ("what did I change in the nginx config between last friday and now?",
+     "2026-03-19T10:00:00"),
+    # Until yesterday: today's session is left out, and not lifted as "from" on to now.
+    ("what did I change in the nginx config from last monday until yesterday?",
+     "2026-03-18T12:00:00"),
+])
+def test_a_range_beside_a_topic_lifts_the_sessions_it_holds(tmp_path: Path, question: str,
+                                                             first: str) -> None:
+    """A range beside a topic is weighed as it is listed: 上周五到现在 and "between last
+    Friday and now" lifted that Friday alone (its look-alike came above this morning's),
+    "from last Monday until yesterday" ran on until now (this morning's came above
+    yesterday's)."""
+    source = tmp_path / "nginx.jsonl"
+    moments = ["2026-03-01T12:00:00", "2026-03-13T12:00:00", "2026-03-18T12:00:00",
+               "2026-03-19T10:00:00"]
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": "changed the nginx config upload limit"}]}
+    ) + "\n" for when in moments), encoding="utf-8")
+    path = tmp_path / "nginx.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout)[0] == first
+
+
+@pytest.mark.parametrize(("question", "changed", "checked"), [
+    ("what did I change in the nginx upload limit before last friday?",
+     "changed the nginx upload limit to 50m", "checked the nginx upload limit"),
+    ("上周五之前 nginx 上传限制改了什么",
+     "把 nginx 的上传限制改成了 50m", "看了一下 nginx 的上传限制"),
+])
+def test_a_time_asked_before_beside_a_topic_lifts_nothing(
+        tmp_path: Path, question: str, changed: str, checked: str) -> None:
+    """"Before last Friday" beside a topic leaves that Friday out: the ranker weighed it as
+    "last Friday", and that day's look-alike came above the Wednesday that answers."""
+    source = tmp_path / "limit.jsonl"
+    said = {"2026-03-11T12:00:00": changed, "2026-03-13T12:00:00": checked}
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": text},
+                      {"role": "assistant", "content": "ok, done."}]}) + "\n"
+        for when, text in said.items()), encoding="utf-8")
+    path = tmp_path / "limit.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    done = run("search", question, *_ASKED, db=path)
+    assert done.returncode == 0, done.stderr
+    assert _listed(done.stdout) == ["2026-03-11T12:00:00", "2026-03-13T12:00:00"]
+
+
 def test_a_day_of_this_week_at_the_calendars_end_is_read(tmp_path: Path) -> None:
     """Asked on Friday 31 December 9999, this week's Saturday and Sunday (这周日, 今週の土曜日,
     이번 주 일요일) would fall in the year 10000: the question, listed or beside a topic,

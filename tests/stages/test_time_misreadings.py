@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from harkback.stages.calendar_words import calendar_windows, previous_periods
 from harkback.stages.month_parts import merged, month_parts, within
+from harkback.stages.named_times import named_times
 from harkback.stages.when import _outermost, time_windows, time_words
 
 NOW = datetime(2026, 3, 19, 12, tzinfo=UTC).timestamp()  # a Thursday
@@ -178,3 +179,56 @@ def test_a_month_or_year_ago_today_is_that_date(question: str, day: str) -> None
     month or year around it, and "today" was taken into the expression."""
     ((_, (start, end)),) = time_windows(question, NOW)
     assert (start, end < _day(day) + 86400) == (_day(day), True)
+
+
+@pytest.mark.parametrize("question", [
+    "日本周末的定时任务", "本周期的指标怎么算", "이번 주문 처리 로직", "이번 주요 변경사항 정리",
+    "이번 주기 회고", "今年度の予算はどこ", "오늘날 개발 트렌드",
+])
+def test_a_word_holding_this_week_or_a_year_names_no_time(question: str) -> None:
+    """日本周末 (a Japanese weekend), 本周期 (this cycle), 이번 주문 (this order), 이번 주요
+    (this major), 이번 주기 (this cycle) were this week or weekend; 今年度 (Japan's fiscal year,
+    from April) this calendar year, 오늘날 (nowadays) today. Nothing is listed and no word is
+    taken from the search."""
+    said = named_times(question, NOW)
+    assert said.window is None and said.rest == question.lower()
+    assert time_words(question) == frozenset()
+
+
+@pytest.mark.parametrize("question", [
+    "前年比の売上", "前年は何をした", "当前年份怎么取", "提前年底完成", "将近一年没更新的仓库",
+    "接近一个月的延迟", "几近一年没有更新的仓库", "延迟逼近一个月", "지난 해결 방법",
+    "지난 3일에 배포한 버전",
+])
+def test_a_word_like_the_years_or_days_back_names_no_time(question: str) -> None:
+    """前年 is the year before last in Chinese only: with kana after it (Japanese: the
+    previous year), in 前年比 (year on year), 当前年份 (the current year) or 提前年底 (ahead,
+    by the year's end) it is none; 将近一年, 接近一个月, 几近一年, 逼近一个月 (nearly a year,
+    a month), 지난 해결 (a past fix) and 지난 3일에 (as likely the 3rd) no span back (each
+    read so with its guard taken out of cjk_times)."""
+    said = named_times(question, NOW)
+    assert said.window is None and said.rest == question.lower()
+    assert time_words(question) == frozenset()
+
+
+@pytest.mark.parametrize("question", [
+    "前年実績と比較して", "前年対比の数字を出して", "前年実績はどこ？", "売上の前年実績",
+])
+def test_a_japanese_previous_year_with_a_kanji_word_after_names_no_time(question: str) -> None:
+    """In a Japanese question 前年 is the previous year, a word of its own (前年実績, the
+    previous year's results; 前年対比, year on year): kana further on or just before it
+    make the question Japanese, as 前年の does. These were 2024, the year before last."""
+    said = named_times(question, NOW)
+    assert said.window is None and said.rest == question.lower()
+    assert time_words(question) == frozenset()
+
+
+@pytest.mark.parametrize(("question", "week"), [("本周日报模板在哪", "2026-03-16"),
+                                               ("上周日报写了什么", "2026-03-09"),
+                                               ("上周日本发布了什么", "2026-03-09")])
+def test_a_daily_report_after_a_week_is_no_sunday(question: str, week: str) -> None:
+    """本周日报 is this week's daily report (日报), 上周日本 Japan last week: not this or
+    last Sunday (上周日报 listed 15 March alone) with 报 or 本 searched alone."""
+    said = named_times(question, NOW)
+    assert said.window is not None and said.window[0] == _day(week)
+    assert question[2:4] in said.rest
