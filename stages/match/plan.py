@@ -274,6 +274,10 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
     for ru in units:
         if not ru.searched:
             continue  # weighed only: never the reason a row is read
+        if isinstance(ru.unit, Phrase) and ru.names:
+            # A longer CJK word of an English question's word: searched only when rare.
+            kept.append(ru.unit)
+            continue
         if not (isinstance(ru.unit, Term) and (_expandable(ru.unit, parsed) or ru.names)):
             return None
         found, total = _found(ru, counts)
@@ -325,8 +329,8 @@ def common_pairs(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStat
     counts = dict(stats.counts)
     common: list[tuple[RankUnit, Node]] = []
     for ru in units:
-        if not ru.searched:
-            continue  # weighed only, as in selective
+        if not ru.searched or (isinstance(ru.unit, Phrase) and ru.names):
+            continue  # weighed only, or rare (selective reads it), as in selective
         if not isinstance(ru.unit, Term) or ru.unit.prefix:
             return None
         found, total = _found(ru, counts)
