@@ -108,7 +108,8 @@ from harkback.stages.match.sessions import (
 )
 from harkback.stages.match.spread import by_sessions
 from harkback.stages.match.titles import TITLE_B, title_evidence, title_query
-from harkback.stages.match.widen import more_rows, wanted, widened
+from harkback.stages.match.typos import Corrected, corrected
+from harkback.stages.match.widen import joined, more_rows, wanted, widened
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
 from harkback.stages.query import ParsedQuery, parse_query
 from harkback.stages.records import MessageHit, Role, SessionLink, TitleHit
@@ -131,18 +132,6 @@ def _written_in(hits: Sequence[MessageHit], titles: Sequence[TitleHit],
         if session_id not in found and written_in(text, script):
             found.add(session_id)
     return found
-
-
-def joined(first: Sequence[MessageHit], then: Sequence[MessageHit]) -> tuple[MessageHit, ...]:
-    """``first``, then the hits of ``then`` that are not in it (the same message).
-
-    >>> hit = lambda sid, pos: MessageHit(session_id=sid, position=pos, role="user",
-    ...                                   content="", score=0.0)
-    >>> [(h.session_id, h.position) for h in joined([hit("a", 0)], [hit("a", 0), hit("a", 1)])]
-    [('a', 0), ('a', 1)]
-    """
-    seen = {(h.session_id, h.position) for h in first}
-    return (*first, *(h for h in then if (h.session_id, h.position) not in seen))
 
 
 @attrs.frozen(kw_only=True)
@@ -194,7 +183,8 @@ class LexicalMatch:
             # Every time the question names weighs ("yesterday and last week").
             windows = [w for _, w in time_windows(request.query, now)] if self.time_weight else []
 
-            def search(stats: TermStats) -> FutureResult[Matched, StoreUnavailable]:
+            def search(found: Corrected) -> FutureResult[Matched, StoreUnavailable]:
+                planned, stats = found
                 units = weigh_units(planned, stats, self.max_scored)
                 narrow = selective(parsed, units, stats, self.max_scored)
                 # Its own words common, none rare: CJK names weigh unsearched (x1.3 CPU, 100k).
@@ -236,7 +226,8 @@ class LexicalMatch:
             # the one-argument form still answers every question without one.
             stats_of = (store.term_stats(terms, prefixes) if prefixes
                         else store.term_stats(terms))
-            return stats_of.bind(search)
+            # A misspelt word ("dokcer") is asked again by its spellings one edit away.
+            return stats_of.bind(lambda stats: corrected(store, planned, stats)).bind(search)
 
         return with_store(lambda deps: run(deps.store, deps.clock()))
 

@@ -1,0 +1,52 @@
+"""A question's misspelt word ("dokcer", "netwrok"), held in no message, is read as the
+spelling one edit away the store holds most often; a word the store holds is never
+looked up again."""
+
+from __future__ import annotations
+
+import time
+
+from returns.unsafe import unsafe_perform_io
+
+from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.plan import plan_units
+from harkback.stages.match.typos import typo_lookups, with_corrections
+from harkback.stages.ports import Deps, SessionStore, TermStats
+from harkback.stages.query import parse_query
+from harkback.stages.request import SearchRequest
+from harkback.stages.resolve import LineageResolve
+from tests.conftest import conversation
+
+DAY = 86_400.0
+
+
+async def test_a_misspelt_question_finds_the_session_it_means(store: SessionStore) -> None:
+    """"dokcer netwrok trouble": the seven-week-old session on a docker network comes
+    first, before yesterday's one that shares only "trouble"."""
+    now = time.time()
+    answer = conversation(
+        "compose-network", ("user", "the api container can't resolve db, docker network ls "
+                            "shows two bridges"),
+        ("assistant", "create one docker network and attach both compose projects to it"),
+        started_at=now - 50 * DAY)
+    recent = conversation(
+        "wifi", ("user", "trouble with the office wifi again"),
+        ("assistant", "forget the network profile and join it again"), started_at=now - DAY)
+    unsafe_perform_io((await store.ingest((answer, recent)).awaitable()).unwrap())
+    outcome = await LexicalMatch()(SearchRequest(query="dokcer netwrok trouble", limit=5)).bind(
+        LineageResolve())(Deps(store=store, clock=lambda: now)).awaitable()
+    found = [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
+    assert found[:1] == ["compose-network"]
+
+
+def test_a_held_word_is_never_looked_up_again_and_a_rare_spelling_replaces_nothing() -> None:
+    """"docker" held: nothing to ask. "dokcer" held nowhere: its spellings are asked, and
+    "docker" in one message (fewer than LEAST_MESSAGES) leaves it as written."""
+    planned = plan_units(parse_query("dokcer"))
+    assert typo_lookups(plan_units(parse_query("docker")),
+                        TermStats(documents=10, counts=(("docker", 3),))) == ()
+    stats = TermStats(documents=10)
+    assert "docker" in typo_lookups(planned, stats)
+    rare, _ = with_corrections(planned, stats, TermStats(counts=(("docker", 1),)))
+    held, _ = with_corrections(planned, stats, TermStats(counts=(("docker", 2),)))
+    assert "docker" not in rare[0].forms and "docker" in held[0].forms
