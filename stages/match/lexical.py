@@ -227,7 +227,8 @@ class LexicalMatch:
             stats_of = (store.term_stats(terms, prefixes) if prefixes
                         else store.term_stats(terms))
             # A misspelt word ("dokcer") is asked again by its spellings one edit away.
-            return stats_of.bind(lambda stats: corrected(store, planned, stats)).bind(search)
+            return stats_of.bind(lambda stats: corrected(
+                store, planned, stats, literal=parsed.advanced)).bind(search)
 
         return with_store(lambda deps: run(deps.store, deps.clock()))
 

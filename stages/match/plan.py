@@ -159,7 +159,8 @@ def lookups(units: Sequence[RankUnit]) -> tuple[tuple[str, ...], tuple[str, ...]
     (('bikes', 'biked', 'biking', 'bike'), ('改',))
     """
     # An English question's CJK words are counted too: a rare one is searched (weigh_units).
-    terms = (f for ru in units if not _is_prefix(ru.unit) for f in (*ru.forms, *ru.stand_ins))
+    # A word's near-synonyms are counted only where it is absent (typos.typo_lookups).
+    terms = (f for ru in units if not _is_prefix(ru.unit) for f in ru.forms)
     prefixes = (unit_text(ru.unit) for ru in units if _is_prefix(ru.unit))
     return tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(prefixes))
 
@@ -201,8 +202,11 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats, cap: int | None = N
             containing = prefixed.get(unit_text(ru.unit), 0)
             forms = ru.forms
         else:
-            forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) or ru.forms[:1]
-            containing = sum(counts.get(f, 0) for f in forms)
+            held = tuple(f for f in ru.forms if counts.get(f, 0) > 0)
+            containing = sum(counts.get(f, 0) for f in held)
+            # The question's own spelling stays, held or not: a title or a project's name
+            # may be all that holds it ("tumblr", read as "tumbler" too: typos.py).
+            forms = tuple(dict.fromkeys((*ru.forms[:1], *held)))
             # A word the store never writes: read by its near-synonyms (near.py).
             forms, containing, share = read_near(ru, forms, containing, counts)
             ru = ru if share == ru.share else attrs.evolve(ru, share=share)

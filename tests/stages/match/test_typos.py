@@ -9,10 +9,11 @@ import time
 from returns.unsafe import unsafe_perform_io
 
 from harkback.stages.match.lexical import LexicalMatch
-from harkback.stages.match.plan import plan_units
+from harkback.stages.match.plan import lookups, plan_units
 from harkback.stages.match.typos import typo_lookups, with_corrections
 from harkback.stages.ports import Deps, SessionStore, TermStats
 from harkback.stages.query import parse_query
+from harkback.stages.records import Conversation
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from tests.conftest import conversation
@@ -50,3 +51,49 @@ def test_a_held_word_is_never_looked_up_again_and_a_rare_spelling_replaces_nothi
     rare, _ = with_corrections(planned, stats, TermStats(counts=(("docker", 1),)))
     held, _ = with_corrections(planned, stats, TermStats(counts=(("docker", 2),)))
     assert "docker" not in rare[0].forms and "docker" in held[0].forms
+
+
+async def _first(store: SessionStore, query: str, now: float) -> list[str]:
+    outcome = await LexicalMatch()(SearchRequest(query=query, limit=5)).bind(
+        LineageResolve())(Deps(store=store, clock=lambda: now)).awaitable()
+    return [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates][:1]
+
+
+def _fetcher_sessions(now: float, *, retry: str = "") -> tuple[Conversation, ...]:
+    # Two messages say "fetcher" (one vowel from "fetchr"), and ``retry`` (or not).
+    return (conversation("fetcher", ("user", "the fetcher loop hammers the api"),
+                         ("user", f"the fetcher should {retry} back off"),
+                         started_at=now - (30 if retry else 1) * DAY),)
+
+
+async def test_a_name_only_a_title_holds_is_searched_as_written(store: SessionStore) -> None:
+    """"fetchr", the user's project, is in its session's title and no message: read as
+    "fetcher" too, it still covers that title, and its session comes before yesterday's ones on a
+    retry and on a fetcher."""
+    now = time.time()
+    named = conversation("fetchr", ("user", "add a retry with backoff on 429"),
+                         title="fetchr: retry on 429", started_at=now - 20 * DAY)
+    recent = conversation("upload", ("user", "retry the upload"), started_at=now - DAY)
+    unsafe_perform_io((await store.ingest((named, recent, *_fetcher_sessions(now))).awaitable()
+                       ).unwrap())
+    assert await _first(store, "fetchr retry", now) == ["fetchr"]
+
+
+async def test_search_syntax_is_never_corrected(store: SessionStore) -> None:
+    """`fetchr OR retry` means those spellings: the session saying "fetcher" and "retry" a
+    month ago is not weighed above yesterday's that says "retry" alone."""
+    now = time.time()
+    recent = conversation("upload", ("user", "retry the upload"), started_at=now - DAY)
+    both = (recent, *_fetcher_sessions(now, retry="retry"))
+    unsafe_perform_io((await store.ingest(both).awaitable()).unwrap())
+    assert await _first(store, "fetchr OR retry", now) == ["upload"]
+
+
+def test_a_held_words_near_synonyms_are_counted_only_where_it_is_absent() -> None:
+    """"error" held: its group ("fail", "failed" ...) is never counted (1-2 ms of CPU a
+    question on 100k messages); held nowhere, the group is asked once more."""
+    planned = plan_units(parse_query("error config"))
+    assert "failed" not in lookups(planned)[0]
+    held = TermStats(documents=10, counts=(("error", 3), ("config", 2)))
+    assert typo_lookups(planned, held) == ()
+    assert "failed" in typo_lookups(planned, TermStats(documents=10, counts=(("config", 2),)))
