@@ -32,7 +32,9 @@ from harkback.stages.query import Term
 from harkback.stages.text.stem import inflections
 
 SHORTEST = 5
-"""Shorter words are left as written: one edit away from a short word lie many others."""
+"""Shorter words are left as written, and no word is read as a shorter one: one edit away
+from a short word lie many others ("chart", a helm chart the store never names, one letter
+from "chat"; "axios" from "axis", "crate" from "rate", "spark" from "park")."""
 
 MOST_WORDS = 3
 """At most this many absent words of a question are looked up again."""
@@ -53,6 +55,11 @@ def one_edit(word: str) -> tuple[str, ...]:
     dropped = (word[:i] + word[i + 1:] for i in range(len(word)))
     added = (word[:i] + v + word[i:] for i in range(len(word) + 1) for v in _VOWELS)
     return tuple(w for w in dict.fromkeys((*swapped, *dropped, *added)) if w != word)
+
+
+def _spellings(word: str) -> tuple[str, ...]:
+    # The spellings one edit away that a slip may have made of it: none shorter than SHORTEST.
+    return tuple(w for w in one_edit(word) if len(w) >= SHORTEST)
 
 
 def _absent(units: Sequence[RankUnit], stats: TermStats) -> list[int]:
@@ -78,7 +85,7 @@ def typo_lookups(units: Sequence[RankUnit], stats: TermStats) -> tuple[str, ...]
     """
     absent = _absent(units, stats)
     near = tuple(dict.fromkeys(f for j in absent for f in units[j].stand_ins))
-    edits = dict.fromkeys(w for _, word in _misspelt(units, absent) for w in one_edit(word))
+    edits = dict.fromkeys(w for _, word in _misspelt(units, absent) for w in _spellings(word))
     return (*near, *tuple(w for w in edits if w not in near)[:LONGEST_EDITS])
 
 
@@ -92,7 +99,7 @@ def with_corrections(units: Sequence[RankUnit], stats: TermStats, more: TermStat
     for j, word in _misspelt(units, _absent(units, stats)):
         if any(found.get(f, 0) for f in units[j].stand_ins):
             continue  # read by its near-synonyms (near.py)
-        held = [(found[w], w) for w in one_edit(word) if found.get(w, 0) >= LEAST_MESSAGES]
+        held = [(found[w], w) for w in _spellings(word) if found.get(w, 0) >= LEAST_MESSAGES]
         if held:
             best = max(held, key=lambda c: c[0])[1]
             out[j] = attrs.evolve(units[j], forms=tuple(dict.fromkeys(

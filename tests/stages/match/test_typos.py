@@ -97,3 +97,14 @@ def test_a_held_words_near_synonyms_are_counted_only_where_it_is_absent() -> Non
     held = TermStats(documents=10, counts=(("error", 3), ("config", 2)))
     assert typo_lookups(planned, held) == ()
     assert "failed" in typo_lookups(planned, TermStats(documents=10, counts=(("config", 2),)))
+
+
+def test_no_word_is_read_as_one_shorter_than_five_letters() -> None:
+    """"chart" (a helm chart the store never names) is one letter from "chat", held in
+    forty messages: left as written, while "flakey" is still read as "flaky"."""
+    stats = TermStats(documents=1000)
+    more = TermStats(counts=(("chat", 40), ("flaky", 3)))
+    planned = plan_units(parse_query("chart flakey"))
+    units, _ = with_corrections(planned, stats, more)
+    assert "chat" not in units[0].forms and "flaky" in units[1].forms
+    assert "chat" not in typo_lookups(planned, stats)
