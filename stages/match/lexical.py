@@ -87,6 +87,7 @@ from harkback.stages.match.plan import (
     store_query,
     weigh_units,
 )
+from harkback.stages.match.read_as import read_as
 from harkback.stages.match.score import (
     K1,
     ROLE_WEIGHTS,
@@ -184,12 +185,14 @@ class LexicalMatch:
             windows = [w for _, w in time_windows(request.query, now)] if self.time_weight else []
 
             def search(found: Corrected) -> FutureResult[Matched, StoreUnavailable]:
-                planned, stats = found
-                units = weigh_units(planned, stats, self.max_scored)
+                read, stats = found
+                units = weigh_units(read, stats, self.max_scored)
                 narrow = selective(parsed, units, stats, self.max_scored)
                 # Its own words common, none rare: CJK names weigh unsearched (x1.3 CPU, 100k).
                 common = any(u.count > self.max_scored for u in units if u.searched)
-                units = weigh_units(planned, stats) if common and not narrow else units
+                units = weigh_units(read, stats) if common and not narrow else units
+                # What was read for a word no message holds is said (read_as.py).
+                said = read_as(planned, units)
                 expression = search_expression(parsed, units)
                 assert expression is not None
                 # Counts known: search the selective terms exactly; otherwise the store
@@ -212,7 +215,7 @@ class LexicalMatch:
                     return store.search(more).map(lambda extra: joined(hits, extra))
 
                 # One long conversation filling the search hides the others: ask for them too.
-                return store.search(query).bind(fill).bind(lambda hits: self._titles(
+                ranked = store.search(query).bind(fill).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).bind(lambda titles: widened(
                     store, query, hits, want=wanted(request), also=looked_up((), titles),
@@ -222,6 +225,7 @@ class LexicalMatch:
                     store, looked_up(found.hits, titles), known=found.links).map(
                     lambda known: self._rank(request, parsed, units, stats, found.hits, now,
                                              windows, titles, known)))))
+                return ranked.map(lambda m: attrs.evolve(m, notes=(*m.notes, *said)))
             # Prefixes only when there are any: a library caller's own store written to
             # the one-argument form still answers every question without one.
             stats_of = (store.term_stats(terms, prefixes) if prefixes
