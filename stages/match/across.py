@@ -30,12 +30,12 @@ import attrs
 
 from harkback.stages.match.runs import bigram_runs, run_text, unit_text
 from harkback.stages.match.score import RankUnit
-from harkback.stages.query import ParsedQuery, Term, Unit
-from harkback.stages.text.glossary import LANGUAGES, named_spans, native_words
+from harkback.stages.query import ParsedQuery, Phrase, Term, Unit
+from harkback.stages.text.glossary import LANGUAGES, longer_words, named_spans, native_words
 from harkback.stages.text.glossary import english_names as single_names
 from harkback.stages.text.scripts import Script
 from harkback.stages.text.stem import inflections
-from harkback.stages.text.tokens import is_bigram, is_cjk
+from harkback.stages.text.tokens import is_bigram, is_cjk, tokens
 
 FOREIGN_SHARE = 0.5
 """The weight of a word's English name (:mod:`~harkback.stages.text.glossary`) against the
@@ -72,6 +72,8 @@ def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
     weighed: dict[tuple[str, ...], float] = {}
     spans: dict[tuple[str, ...], tuple[int, ...]] = {}
     unsearched: dict[tuple[str, ...], int] = {}
+    longer: list[RankUnit] = []
+    seen: set[str] = set()
     for start, end, names in english_names(topic):
         share = FOREIGN_SHARE * sum(ru.share for ru in planned[start:end])
         if share > weighed.get(names, 0.0):
@@ -93,6 +95,7 @@ def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
                 if native and native not in weighed:
                     weighed[native] = FOREIGN_SHARE * ru.share
                     unsearched[native] = j
+                longer += _longer_units(ru, j, seen)
     held = {f for ru in planned for f in ru.forms}
     out = []
     for group, share in weighed.items():
@@ -109,6 +112,22 @@ def foreign_units(topic: Sequence[Unit], planned: Sequence[RankUnit],
             named = (unsearched[group],) if group in unsearched else spans.get(group, ())
             out.append(RankUnit(Term(forms[0]), forms, share=round(share, 3), names=named,
                                 searched=group not in unsearched))
+    return out + longer
+
+
+def _longer_units(ru: RankUnit, at: int, seen: set[str]) -> list[RankUnit]:
+    # An English question's listed word (at position ``at``) by the words of the three CJK
+    # languages longer than one index token (웹소켓, インデックス, 消费者), each the phrase of
+    # its bigrams, weighed as the one-token words are (not searched unless rare). Counted
+    # in ``seen``: a word two of the question's words name is one unit.
+    out = []
+    for word in (w for f in ru.forms for lang in LANGUAGES for w in longer_words(f, lang)):
+        bigrams = tokens(word)
+        if word in seen or len(bigrams) < 2 or not all(is_bigram(b) for b in bigrams):
+            continue
+        seen.add(word)
+        out.append(RankUnit(Phrase(bigrams), bigrams, share=round(FOREIGN_SHARE * ru.share, 3),
+                            names=(at,), searched=False))
     return out
 
 

@@ -87,6 +87,7 @@ from harkback.stages.match.plan import (
     store_query,
     weigh_units,
 )
+from harkback.stages.match.read_as import read_as
 from harkback.stages.match.score import (
     K1,
     ROLE_WEIGHTS,
@@ -108,7 +109,8 @@ from harkback.stages.match.sessions import (
 )
 from harkback.stages.match.spread import by_sessions
 from harkback.stages.match.titles import TITLE_B, title_evidence, title_query
-from harkback.stages.match.widen import more_rows, wanted, widened
+from harkback.stages.match.typos import Corrected, corrected
+from harkback.stages.match.widen import joined, more_rows, wanted, widened
 from harkback.stages.named_times import weighed_times
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, SessionStore, TermStats
 from harkback.stages.query import ParsedQuery, parse_query
@@ -132,18 +134,6 @@ def _written_in(hits: Sequence[MessageHit], titles: Sequence[TitleHit],
         if session_id not in found and written_in(text, script):
             found.add(session_id)
     return found
-
-
-def joined(first: Sequence[MessageHit], then: Sequence[MessageHit]) -> tuple[MessageHit, ...]:
-    """``first``, then the hits of ``then`` that are not in it (the same message).
-
-    >>> hit = lambda sid, pos: MessageHit(session_id=sid, position=pos, role="user",
-    ...                                   content="", score=0.0)
-    >>> [(h.session_id, h.position) for h in joined([hit("a", 0)], [hit("a", 0), hit("a", 1)])]
-    [('a', 0), ('a', 1)]
-    """
-    seen = {(h.session_id, h.position) for h in first}
-    return (*first, *(h for h in then if (h.session_id, h.position) not in seen))
 
 
 @attrs.frozen(kw_only=True)
@@ -194,12 +184,15 @@ class LexicalMatch:
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:
             windows = weighed_times(request.query, now) if self.time_weight else []
 
-            def search(stats: TermStats) -> FutureResult[Matched, StoreUnavailable]:
-                units = weigh_units(planned, stats, self.max_scored)
+            def search(found: Corrected) -> FutureResult[Matched, StoreUnavailable]:
+                read, stats = found
+                units = weigh_units(read, stats, self.max_scored)
                 narrow = selective(parsed, units, stats, self.max_scored)
                 # Its own words common, none rare: CJK names weigh unsearched (x1.3 CPU, 100k).
                 common = any(u.count > self.max_scored for u in units if u.searched)
-                units = weigh_units(planned, stats) if common and not narrow else units
+                units = weigh_units(read, stats) if common and not narrow else units
+                # What was read for a word no message holds is said (read_as.py).
+                said = read_as(planned, units)
                 expression = search_expression(parsed, units)
                 assert expression is not None
                 # Counts known: search the selective terms exactly; otherwise the store
@@ -222,7 +215,7 @@ class LexicalMatch:
                     return store.search(more).map(lambda extra: joined(hits, extra))
 
                 # One long conversation filling the search hides the others: ask for them too.
-                return store.search(query).bind(fill).bind(lambda hits: self._titles(
+                ranked = store.search(query).bind(fill).bind(lambda hits: self._titles(
                     store, request, parsed, title_query(query, expression, self.max_scored)
                 ).bind(lambda titles: widened(
                     store, query, hits, want=wanted(request), also=looked_up((), titles),
@@ -232,11 +225,14 @@ class LexicalMatch:
                     store, looked_up(found.hits, titles), known=found.links).map(
                     lambda known: self._rank(request, parsed, units, stats, found.hits, now,
                                              windows, titles, known)))))
+                return ranked.map(lambda m: attrs.evolve(m, notes=(*m.notes, *said)))
             # Prefixes only when there are any: a library caller's own store written to
             # the one-argument form still answers every question without one.
             stats_of = (store.term_stats(terms, prefixes) if prefixes
                         else store.term_stats(terms))
-            return stats_of.bind(search)
+            # A misspelt word ("dokcer") is asked again by its spellings one edit away.
+            return stats_of.bind(lambda stats: corrected(
+                store, planned, stats, literal=parsed.advanced)).bind(search)
 
         return with_store(lambda deps: run(deps.store, deps.clock()))
 

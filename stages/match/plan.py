@@ -23,11 +23,13 @@ from collections.abc import Sequence
 import attrs
 
 from harkback.stages.match.across import foreign_units
+from harkback.stages.match.exclusions import split_exclusions as split_exclusions
+from harkback.stages.match.near import read_near, stand_ins
 from harkback.stages.match.runs import bigram_runs, continues, unit_text
 from harkback.stages.match.score import RankUnit, idf
 from harkback.stages.match.within_script import within_script
 from harkback.stages.ports import DEFAULT_MAX_SCORED, MatchQuery, TermStats
-from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit, Without
+from harkback.stages.query import AllOf, AnyOf, Node, ParsedQuery, Phrase, Term, Unit
 from harkback.stages.request import SearchRequest
 from harkback.stages.text.abbreviations import expansions
 from harkback.stages.text.korean import noun_forms
@@ -97,8 +99,9 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
             assert isinstance(unit, Term)
             # "prod db" is also "production database": one word, every spelling.
             forms = (unit.text, *expansions(unit.text))
-            out.append(RankUnit(unit, tuple(dict.fromkeys(f for w in forms
-                                                          for f in inflections(w)))))
+            own = tuple(dict.fromkeys(f for w in forms for f in inflections(w)))
+            # "speed up" is also "faster" and "slow", where the store writes no "speed".
+            out.append(RankUnit(unit, own, stand_ins=stand_ins(unit.text, own)))
         elif isinstance(unit, Term) and (nominal := _nominal(unit, parsed)):
             # A Korean noun of one syllable, as a whole token with its particles (큐, 큐에,
             # 큐가), not as a prefix (큐브, 시큐리티).
@@ -156,6 +159,7 @@ def lookups(units: Sequence[RankUnit]) -> tuple[tuple[str, ...], tuple[str, ...]
     (('bikes', 'biked', 'biking', 'bike'), ('改',))
     """
     # An English question's CJK words are counted too: a rare one is searched (weigh_units).
+    # A word's near-synonyms are counted only where it is absent (typos.typo_lookups).
     terms = (f for ru in units if not _is_prefix(ru.unit) for f in ru.forms)
     prefixes = (unit_text(ru.unit) for ru in units if _is_prefix(ru.unit))
     return tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(prefixes))
@@ -198,8 +202,14 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats, cap: int | None = N
             containing = prefixed.get(unit_text(ru.unit), 0)
             forms = ru.forms
         else:
-            forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) or ru.forms[:1]
-            containing = sum(counts.get(f, 0) for f in forms)
+            held = tuple(f for f in ru.forms if counts.get(f, 0) > 0)
+            containing = sum(counts.get(f, 0) for f in held)
+            # The question's own spelling stays, held or not: a title or a project's name
+            # may be all that holds it ("tumblr", read as "tumbler" too: typos.py).
+            forms = tuple(dict.fromkeys((*ru.forms[:1], *held)))
+            # A word the store never writes: read by its near-synonyms (near.py).
+            forms, containing, share = read_near(ru, forms, containing, counts)
+            ru = ru if share == ru.share else attrs.evolve(ru, share=share)
         # A bigram of a longer CJK run found in no message is most likely one across two
         # words ("表死" in 订单表死锁); weighed, it would only dilute the share of the
         # query every session covers. A whole word found nowhere keeps its weight: a
@@ -217,7 +227,7 @@ def weigh_units(units: Sequence[RankUnit], stats: TermStats, cap: int | None = N
             forms = tuple(f for f in ru.forms if counts.get(f, 0) > 0) if searched else ru.forms
             containing = 0  # weighed from the word they name, never re-weighed by their own
         out.append(attrs.evolve(ru, forms=forms, idf=weight, count=containing,
-                                searched=searched))
+                                searched=searched, stand_ins=()))
         found.append(containing)
     return within_script(out, found, stats.documents)
 
@@ -268,6 +278,10 @@ def selective(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStats,
     for ru in units:
         if not ru.searched:
             continue  # weighed only: never the reason a row is read
+        if isinstance(ru.unit, Phrase) and ru.names:
+            # A longer CJK word of an English question's word: searched only when rare.
+            kept.append(ru.unit)
+            continue
         if not (isinstance(ru.unit, Term) and (_expandable(ru.unit, parsed) or ru.names)):
             return None
         found, total = _found(ru, counts)
@@ -319,8 +333,8 @@ def common_pairs(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStat
     counts = dict(stats.counts)
     common: list[tuple[RankUnit, Node]] = []
     for ru in units:
-        if not ru.searched:
-            continue  # weighed only, as in selective
+        if not ru.searched or (isinstance(ru.unit, Phrase) and ru.names):
+            continue  # weighed only, or rare (selective reads it), as in selective
         if not isinstance(ru.unit, Term) or ru.unit.prefix:
             return None
         found, total = _found(ru, counts)
@@ -334,40 +348,6 @@ def common_pairs(parsed: ParsedQuery, units: Sequence[RankUnit], stats: TermStat
     if not pairs:
         return None
     return pairs[0] if len(pairs) == 1 else AnyOf(pairs)
-
-
-def split_exclusions(node: Node) -> tuple[Node, Node | None]:
-    """``node`` with every ``NOT`` taken out, and what its ``NOT`` parts excluded (one OR).
-
-    ``NOT term`` leaves out whole sessions holding the term, not only the messages that
-    hold it beside the rest (:attr:`~harkback.stages.ports.MatchQuery.excluded`), so
-    the store is asked for the rest and, apart, for what to exclude.
-
-    >>> from harkback.stages.query import parse_query, to_fts5
-    >>> kept, excluded = split_exclusions(parse_query("docker NOT swarm NOT k8s").expression)
-    >>> to_fts5(kept), to_fts5(excluded)
-    ('"docker"', '("swarm" OR "k8s")')
-    >>> split_exclusions(Term("docker"))
-    (Term(text='docker', prefix=False), None)
-    """
-    excluded: list[Node] = []
-
-    def kept(part: Node) -> Node:
-        if isinstance(part, Without):
-            rest = kept(part.include)
-            excluded.append(part.exclude)
-            return rest
-        if isinstance(part, AllOf):
-            return AllOf(tuple(kept(item) for item in part.items))
-        if isinstance(part, AnyOf):
-            return AnyOf(tuple(kept(item) for item in part.items))
-        return part
-
-    rest = kept(node)
-    unique = tuple(dict.fromkeys(excluded))
-    if not unique:
-        return rest, None
-    return rest, unique[0] if len(unique) == 1 else AnyOf(unique)
 
 
 def known_counts(stats: TermStats) -> tuple[tuple[str, int], ...]:

@@ -70,6 +70,10 @@ class RankUnit:
     question's word (:mod:`~harkback.stages.match.across`) the store holds in many
     messages or none, which weigh the rows the question's own words read and select none
     (:func:`~harkback.stages.match.plan.weigh_units` searches the rare ones)."""
+    stand_ins: tuple[str, ...] = ()
+    """The forms of a word's near-synonyms (:mod:`~harkback.stages.text.near_words`),
+    counted with its own and read in their place when the store holds none of its own
+    (:func:`~harkback.stages.match.plan.weigh_units`); () once weighed."""
 
 
 @attrs.frozen

@@ -133,3 +133,15 @@ def _results(hits: Sequence[MessageHit], links: Mapping[str, SessionLink],
 def _sessions(hits: Sequence[MessageHit]) -> tuple[str, ...]:
     # The sessions of ``hits``, each once, in the order they first appear.
     return tuple(dict.fromkeys(h.session_id for h in hits))
+
+
+def joined(first: Sequence[MessageHit], then: Sequence[MessageHit]) -> tuple[MessageHit, ...]:
+    """``first``, then the hits of ``then`` that are not in it (the same message).
+
+    >>> hit = lambda sid, pos: MessageHit(session_id=sid, position=pos, role="user",
+    ...                                   content="", score=0.0)
+    >>> [(h.session_id, h.position) for h in joined([hit("a", 0)], [hit("a", 0), hit("a", 1)])]
+    [('a', 0), ('a', 1)]
+    """
+    seen = {(h.session_id, h.position) for h in first}
+    return (*first, *(h for h in then if (h.session_id, h.position) not in seen))

@@ -205,21 +205,27 @@ def _entries() -> tuple[tuple[tuple[str, ...], tuple[tuple[Script, tuple[str, ..
     return tuple(entries)
 
 
+_Natives = dict[tuple[str, Script], tuple[str, ...]]
+
+
 @cache
-def _table() -> tuple[dict[str, tuple[str, ...]], dict[tuple[str, Script], tuple[str, ...]]]:
+def _table() -> tuple[dict[str, tuple[str, ...]], _Natives, _Natives]:
     # Built once: each CJK word with its English names, each English name with its
-    # one-token (two-character) words per language.
+    # one-token (two-character) words per language, and with its longer words.
     to_english: dict[str, tuple[str, ...]] = {}
-    to_native: dict[tuple[str, Script], tuple[str, ...]] = {}
+    to_native: _Natives = {}
+    to_longer: _Natives = {}
     for names, columns in _entries():
         for language, words in columns:
             for word in words:
                 to_english[word] = tuple(dict.fromkeys((*to_english.get(word, ()), *names)))
-                if len(word) == 2:
-                    for name in names:
-                        key = (name, language)
-                        to_native[key] = tuple(dict.fromkeys((*to_native.get(key, ()), word)))
-    return to_english, to_native
+                if len(word) < 2:
+                    continue
+                into = to_native if len(word) == 2 else to_longer
+                for name in names:
+                    key = (name, language)
+                    into[key] = tuple(dict.fromkeys((*into.get(key, ()), word)))
+    return to_english, to_native, to_longer
 
 
 def english_names(word: str) -> tuple[str, ...]:
@@ -240,6 +246,17 @@ def native_words(name: str, script: Script) -> tuple[str, ...]:
     (('배포',), ())
     """
     return _table()[1].get((name, script), ())
+
+
+def longer_words(name: str, script: Script) -> tuple[str, ...]:
+    """The listed words of ``script`` for an English ``name`` longer than one index token
+    (three characters or more: most katakana and Korean loanwords), which the index holds
+    as a run of bigrams.
+
+    >>> longer_words("websocket", "ko"), longer_words("deploy", "ko")
+    (('웹소켓',), ('디플로이',))
+    """
+    return _table()[2].get((name, script), ())
 
 
 def named_spans(run: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:

@@ -38,8 +38,9 @@ def test_a_generic_name_tells_nothing_of_the_script() -> None:
 
 def test_an_english_question_weighs_as_before() -> None:
     """No name, no estimate: every word weighs the store's IDF, and its CJK words (장고,
-    报错 ...), never counted, half the word they name."""
+    报错, and the longer ジャンゴ, エラー), never counted, half the word they name."""
     stats = TermStats(documents=STORE, counts=(("django", 40), ("error", 40_000)))
     units = weigh_units(plan_units(parse_query("django error")), stats)
     assert [u.idf for u in units] == [idf(STORE, 40), idf(STORE, 40_000),
+                                      idf(STORE, 40) / 2, idf(STORE, 40_000) / 2,
                                       idf(STORE, 40) / 2, idf(STORE, 40_000) / 2]

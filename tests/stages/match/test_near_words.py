@@ -1,0 +1,71 @@
+"""A question's word the store never writes is read by the near-synonyms developers write
+for the same trouble ("speed up" by "slow" and "faster", "broke" by "failed"), at a part of
+its weight; a word the store holds is read as written, its group never."""
+
+from __future__ import annotations
+
+import time
+
+from returns.unsafe import unsafe_perform_io
+
+from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.match.near import NEAR_SHARE
+from harkback.stages.match.plan import plan_units, weigh_units
+from harkback.stages.ports import Deps, SessionStore, TermStats
+from harkback.stages.query import parse_query
+from harkback.stages.request import SearchRequest
+from harkback.stages.resolve import LineageResolve
+from tests.conftest import conversation
+
+DAY = 86_400.0
+
+
+async def _found(store: SessionStore, query: str, now: float) -> list[str]:
+    outcome = await LexicalMatch()(SearchRequest(query=query, limit=5)).bind(
+        LineageResolve())(Deps(store=store, clock=lambda: now)).awaitable()
+    return [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
+
+
+async def test_speed_up_finds_the_session_that_was_slow_and_is_faster(
+        store: SessionStore) -> None:
+    """"speed" is in no message: the five-week-old session where the CI was "too slow" and
+    is "faster" now comes before yesterday's one that names the CI more often."""
+    now = time.time()
+    answer = conversation(
+        "ci-cache", ("user", "our CI takes 25 minutes on every push, way too slow"),
+        ("assistant", "cache the pip downloads and split the tests into 4 shards"),
+        ("user", "much faster now, 8 minutes"), started_at=now - 35 * DAY)
+    recent = conversation(
+        "ci-lint", ("user", "CI is red, the lint job fails"),
+        ("assistant", "pin ruff in CI to the version pre-commit uses"),
+        ("user", "CI green again"), started_at=now - DAY)
+    unsafe_perform_io((await store.ingest((answer, recent)).awaitable()).unwrap())
+    assert (await _found(store, "how did I speed up our CI?", now))[:1] == ["ci-cache"]
+
+
+async def test_broke_finds_the_session_where_it_failed(store: SessionStore) -> None:
+    """"break" (as "broke") is in no message: the backup job that "failed" a month ago
+    comes before this week's session on backups that names no failure."""
+    now = time.time()
+    answer = conversation(
+        "backup-fail", ("user", "the nightly backup job failed: permission denied for sequence"),
+        ("assistant", "grant select on all sequences to the backup role"),
+        started_at=now - 30 * DAY)
+    recent = conversation(
+        "backup-plan", ("user", "plan a weekly backup restore drill for the backup server"),
+        ("assistant", "restore the latest dump into staging every Monday"),
+        started_at=now - 2 * DAY)
+    unsafe_perform_io((await store.ingest((answer, recent)).awaitable()).unwrap())
+    assert (await _found(store, "why the backup broke", now))[:1] == ["backup-fail"]
+
+
+def test_a_word_the_store_holds_is_read_as_written() -> None:
+    """"speed" found in one message: its group ("slow", "faster") is not read, whatever
+    the store holds of it; found in none, the group is read at NEAR_SHARE of its weight."""
+    planned = plan_units(parse_query("speed"))
+    held = TermStats(documents=100, counts=(("speed", 1), ("slow", 5), ("faster", 2)))
+    absent = TermStats(documents=100, counts=(("slow", 5), ("faster", 2)))
+    (own,) = weigh_units(planned, held)[:1]
+    (near,) = weigh_units(planned, absent)[:1]
+    assert own.forms == ("speed",) and own.share == 1.0
+    assert set(near.forms) == {"speed", "slow", "faster"} and near.share == NEAR_SHARE
