@@ -211,15 +211,8 @@ def test_since_a_time_beside_a_topic_lifts_the_sessions_until_now(tmp_path: Path
     as its listing runs until now: the ranker weighed last week (month, year) alone, and
     last Tuesday's look-alike came above yesterday's (asked in March, "since last year"
     put last June's first)."""
-    source = tmp_path / "nginx.jsonl"
-    moments = ["2025-06-05T12:00:00", "2026-03-01T12:00:00", "2026-03-10T12:00:00",
-               "2026-03-18T12:00:00"]
-    source.write_text("".join(json.dumps(
-        {"id": f"at-{when}", "started_at": _epoch(when),
-         "messages": [{"role": "user", "content": "changed the nginx config upload limit"}]}
-    ) + "\n" for when in moments), encoding="utf-8")
-    path = tmp_path / "nginx.db"
-    assert run("ingest", str(source), db=path).returncode == 0
+    path = _look_alikes(tmp_path, ["2025-06-05T12:00:00", "2026-03-01T12:00:00",
+                                    "2026-03-10T12:00:00", "2026-03-18T12:00:00"])
     done = run("search", question, *_ASKED, db=path)
     assert done.returncode == 0, done.stderr
     assert _listed(done.stdout)[0] == "2026-03-18T12:00:00"
@@ -240,15 +233,8 @@ def test_a_range_beside_a_topic_lifts_the_sessions_it_holds(tmp_path: Path, ques
     Friday and now" lifted that Friday alone (its look-alike came above this morning's),
     "from last Monday until yesterday" ran on until now (this morning's came above
     yesterday's)."""
-    source = tmp_path / "nginx.jsonl"
-    moments = ["2026-03-01T12:00:00", "2026-03-13T12:00:00", "2026-03-18T12:00:00",
-               "2026-03-19T10:00:00"]
-    source.write_text("".join(json.dumps(
-        {"id": f"at-{when}", "started_at": _epoch(when),
-         "messages": [{"role": "user", "content": "changed the nginx config upload limit"}]}
-    ) + "\n" for when in moments), encoding="utf-8")
-    path = tmp_path / "nginx.db"
-    assert run("ingest", str(source), db=path).returncode == 0
+    path = _look_alikes(tmp_path, ["2026-03-01T12:00:00", "2026-03-13T12:00:00",
+                                    "2026-03-18T12:00:00", "2026-03-19T10:00:00"])
     done = run("search", question, *_ASKED, db=path)
     assert done.returncode == 0, done.stderr
     assert _listed(done.stdout)[0] == first
@@ -292,3 +278,16 @@ def test_a_day_of_this_week_at_the_calendars_end_is_read(tmp_path: Path) -> None
     done = run("search", "这周六的 notes", *asked, db=path)
     assert done.returncode == 0, done.stderr
     assert _listed(done.stdout)[:2] == ["9999-12-30T10:00:00", "9999-12-27T10:00:00"]
+
+
+def _look_alikes(tmp_path: Path, moments: list[str]) -> Path:
+    """A store of one session a moment, all saying the same about the nginx config (only
+    time tells them apart), ingested through the CLI."""
+    source = tmp_path / "nginx.jsonl"
+    source.write_text("".join(json.dumps(
+        {"id": f"at-{when}", "started_at": _epoch(when),
+         "messages": [{"role": "user", "content": "changed the nginx config upload limit"}]}
+    ) + "\n" for when in moments), encoding="utf-8")
+    path = tmp_path / "nginx.db"
+    assert run("ingest", str(source), db=path).returncode == 0
+    return path

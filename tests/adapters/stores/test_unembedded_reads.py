@@ -42,31 +42,7 @@ def test_a_few_sessions_are_read_from_where_the_last_batch_began(tmp_path: Path)
                                  conversation("after", ("user", "later"))])))
     asyncio.run(ok(store.keep_vectors("m", [(key("other", 0), axis(0))])))
     store.close()
-    connection = sqlite3.connect(db, isolation_level=None)
-    steps = [0]
-
-    def step() -> int:
-        steps[0] += 1
-        return 0
-
-    connection.set_progress_handler(step, 100)
-    starts: dict[StartKey, sqlite_vectors.Start] = {}
-    listed: list[tuple[str, int]] = []
-    read: list[int] = []
-    try:
-        while True:
-            steps[0] = 0
-            found = sqlite_vectors.unembedded(connection, "m", ("user",), BATCH, writes=0,
-                                              starts=starts,
-                                              sessions=frozenset({"s"}))
-            read.append(steps[0])
-            if not found:
-                break
-            listed += [(m.session_id, m.position) for m in found]
-            sqlite_vectors.keep(connection, "m", {(m.session_id, m.position): axis(0)
-                                                  for m in found}).unwrap()
-    finally:
-        connection.close()
+    listed, read = _embed_in_batches(db, frozenset({"s"}))
     assert listed == [("s", n) for n in range(MESSAGES)]
     first, resumed = read[0], max(read[1:-1])
     assert resumed * 5 < first, read
@@ -170,6 +146,15 @@ def test_many_sessions_are_read_from_their_first_row_not_the_tables(tmp_path: Pa
     asyncio.run(ok(store.ingest([conversation(s, *[("user", f"{s} {n}") for n in range(3)])
                                  for s in named])))
     store.close()
+    listed, read = _embed_in_batches(db, frozenset(named))
+    assert sorted(listed) == sorted((s, n) for s in named for n in range(3))
+    assert read[0] < 3 * max(read[1:]), read
+
+
+def _embed_in_batches(db: Path, sessions: frozenset[str]
+                      ) -> tuple[list[tuple[str, int]], list[int]]:
+    """Each (session, position) SQLite's ``unembedded`` lists for ``sessions``, batch after
+    batch, each batch kept as embedded, and the VM steps (in hundreds) each call took."""
     connection = sqlite3.connect(db, isolation_level=None)
     steps = [0]
 
@@ -185,7 +170,7 @@ def test_many_sessions_are_read_from_their_first_row_not_the_tables(tmp_path: Pa
         while True:
             steps[0] = 0
             found = sqlite_vectors.unembedded(connection, "m", ("user",), BATCH, writes=0,
-                                              starts=starts, sessions=frozenset(named))
+                                              starts=starts, sessions=sessions)
             read.append(steps[0])
             if not found:
                 break
@@ -194,5 +179,4 @@ def test_many_sessions_are_read_from_their_first_row_not_the_tables(tmp_path: Pa
                                                   for m in found}).unwrap()
     finally:
         connection.close()
-    assert sorted(listed) == sorted((s, n) for s in named for n in range(3))
-    assert read[0] < 3 * max(read[1:]), read
+    return listed, read
