@@ -114,10 +114,11 @@ _FEW = "几幾数數몇며칠"
 
 
 def _count(written: str) -> int:
-    """The number a count of :data:`_COUNT` says: 十二 is 12, 二十 20, a few 3.
+    """The number a count of :data:`_COUNT` says: 十二 is 12, 二十 20, a few 3, and two
+    numbers side by side (三四天, 两三年: three or four, two or three) the larger.
 
-    >>> [_count(c) for c in ("3", "十", "十二", "二十", "两", "几", "한")]
-    [3, 10, 12, 20, 2, 3, 1]
+    >>> [_count(c) for c in ("3", "十", "十二", "二十", "两", "几", "한", "三四", "两三")]
+    [3, 10, 12, 20, 2, 3, 1, 4, 3]
     """
     if written.isdigit():
         return int(written)
@@ -125,7 +126,7 @@ def _count(written: str) -> int:
         return 3
     tens, _, ones = written.partition("十")
     if "十" not in written:
-        return _NUMBERS.get(written, 1)
+        return max(_NUMBERS.get(number, 1) for number in written)
     return (_NUMBERS.get(tens, 1) if tens else 1) * 10 + _NUMBERS.get(ones, 0)
 
 

@@ -159,6 +159,10 @@ _PAST_DAYS = ["2026-03-18T12:00:00", "2026-03-17T12:00:00"]
                      "2026-03-10T12:00:00", "2026-02-20T12:00:00"]),
     ("最近一周做了什么", _PAST_DAYS),
     ("최근 일주일 동안 뭐 했지", _PAST_DAYS),
+    # Two numbers side by side (两三, 三四: two or three) count as the larger, not one.
+    ("过去两三年做了什么", list(reversed(_YEARS))),
+    ("最近两三个月做了什么", ["2026-03-18T12:00:00", "2026-03-17T12:00:00",
+                       "2026-03-10T12:00:00", "2026-02-20T12:00:00", "2026-01-15T12:00:00"]),
     # The past few days: three, as "the past few days" reads.
     ("这几天做了什么", _PAST_DAYS),
     ("最近几天做了什么", _PAST_DAYS),
