@@ -95,6 +95,18 @@ def test_a_number_or_word_after_this_week_is_no_day_of_it(question: str) -> None
     assert windows and all(end - start > 2 * 86400 for start, end in windows), windows
 
 
+@pytest.mark.parametrize("question", ["上周五半夜出的事故", "上周五报的 bug", "上周五记录的日志",
+                                      "上周五批量删除的数据", "上周五十点的发布"])
+def test_a_word_a_day_begins_after_last_week_is_that_day(question: str) -> None:
+    """半夜 (midnight), 报 (reported), 记录 (recorded), 批量 (in bulk) and 十点 (at ten)
+    after 上周五 are of that Friday (13 March): the words that make 一 or 日 no day (一半,
+    日报, 日记) and the counts (五十个) read them as all of last week."""
+    windows = [w for _, w in time_windows(question, NOW)]
+    windows += [w for _, w in calendar_windows(question, NOW) + previous_periods(question, NOW)]
+    assert windows and all(start == _day("2026-03-13") and end < _day("2026-03-14")
+                           for start, end in windows), windows
+
+
 def test_said_last_month_is_last_month_not_its_end() -> None:
     """말 of 말했던 (said) is no month's end: "the setting I mentioned last month" is all of
     February, not its last seven days."""
