@@ -101,10 +101,23 @@ def test_a_held_words_near_synonyms_are_counted_only_where_it_is_absent() -> Non
 
 def test_no_word_is_read_as_one_shorter_than_five_letters() -> None:
     """"chart" (a helm chart the store never names) is one letter from "chat", held in
-    forty messages: left as written, while "flakey" is still read as "flaky"."""
+    forty messages: left as written, while "committ" is still read as "commit"."""
     stats = TermStats(documents=1000)
-    more = TermStats(counts=(("chat", 40), ("flaky", 3)))
-    planned = plan_units(parse_query("chart flakey"))
+    more = TermStats(counts=(("chat", 40), ("commit", 3)))
+    planned = plan_units(parse_query("chart committ"))
     units, _ = with_corrections(planned, stats, more)
-    assert "chat" not in units[0].forms and "flaky" in units[1].forms
+    assert "chat" not in units[0].forms and "commit" in units[1].forms
     assert "chat" not in typo_lookups(planned, stats)
+
+
+def test_a_letter_is_left_out_only_where_it_is_doubled() -> None:
+    """"sentry", "router", "stripe" (names the store lacks) are one letter from "entry",
+    "route", "strip", each held in forty messages: left as written, while "postgress" is
+    still read as "postgres" (the doubled s a slip)."""
+    stats = TermStats(documents=1000)
+    more = TermStats(counts=(("entry", 40), ("route", 40), ("strip", 40), ("postgres", 3)))
+    planned = plan_units(parse_query("sentry router stripe"))
+    units, _ = with_corrections(planned, stats, more)
+    assert not {"entry", "route", "strip"} & {f for u in units for f in u.forms}
+    doubled, _ = with_corrections(plan_units(parse_query("postgress")), stats, more)
+    assert "postgres" in doubled[0].forms
