@@ -6,13 +6,14 @@ error. No stemmer joins such words, and the question's word is then found nowher
 store. The words developers use for the same few troubles (slowness, failure, a crash, a
 hang, a refusal) are grouped here, and the ranker reads a question's word that no message
 holds by the other words of its group, at a part of its weight
-(:data:`~harkback.stages.match.plan.NEAR_SHARE`). A word the store holds is searched as
+(:data:`~harkback.stages.match.near.NEAR_SHARE`). A word the store holds is searched as
 written: its group is never read, so a session saying the question's own word is never
 outweighed by one saying a near word. Only words of one meaning in software work are
-grouped; a group is no thesaurus entry: "break" is not "pause", "fast" is not "quick-fix".
+grouped; a group is no thesaurus entry: "break" is not "pause", and "quick" is left out
+(a "quick question" or a "quick fix" is no speed).
 
 >>> near_words("speed")[:3], near_words("broke")[:2], near_words("docker")
-(('fast', 'faster', 'quick'), ('fail', 'failure'), ())
+(('fast', 'faster', 'slow'), ('fail', 'failure'), ())
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from harkback.stages.text.stem import stem
 
 # One group a line: words that name the same thing when a developer describes a problem.
 _GROUPS = """
-speed fast faster quick quicker slow slower sluggish
+speed fast faster slow slower sluggish
 break fail failure error
 crash die dead killed
 hang stuck freeze unresponsive

@@ -69,3 +69,20 @@ def test_a_word_the_store_holds_is_read_as_written() -> None:
     (near,) = weigh_units(planned, absent)[:1]
     assert own.forms == ("speed",) and own.share == 1.0
     assert set(near.forms) == {"speed", "slow", "faster"} and near.share == NEAR_SHARE
+
+
+async def test_a_quick_fix_is_no_speed(store: SessionStore) -> None:
+    """"speed" is in no message, and "quick" is no near word of it: the month-old session
+    where the build was "slow" comes before yesterday's "quick fix" of the build, which
+    says nothing of its speed."""
+    now = time.time()
+    answer = conversation(
+        "build-slow", ("user", "the docker build is slow, 12 minutes each time"),
+        ("assistant", "order the layers so the dependencies are cached"),
+        started_at=now - 30 * DAY)
+    recent = conversation(
+        "build-quick", ("user", "quick question: a quick fix for the docker build tag?"),
+        ("assistant", "a quick one: tag the build with the commit"), started_at=now - DAY)
+    unsafe_perform_io((await store.ingest((answer, recent)).awaitable()).unwrap())
+    assert (await _found(store, "how did I speed up the docker build?", now))[:1] \
+        == ["build-slow"]
