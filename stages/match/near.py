@@ -2,8 +2,9 @@
 (:mod:`~harkback.stages.text.near_words`): "speed up" by "slow" and "faster".
 
 The planner gives each plain word the forms of its group as
-:attr:`~harkback.stages.match.score.RankUnit.stand_ins` (:func:`stand_ins`), counted with
-its own forms; weighing (:func:`~harkback.stages.match.plan.weigh_units`) reads them only
+:attr:`~harkback.stages.match.score.RankUnit.stand_ins` (:func:`stand_ins`), counted only
+when the store holds none of its own forms (:func:`~harkback.stages.match.typos.typo_lookups`,
+one more call); weighing (:func:`~harkback.stages.match.plan.weigh_units`) reads them only
 where the store holds none of its own (:func:`read_near`), at :data:`NEAR_SHARE` of its
 weight, so a session saying the question's own word never loses to one saying a near word.
 

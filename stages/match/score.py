@@ -72,7 +72,8 @@ class RankUnit:
     (:func:`~harkback.stages.match.plan.weigh_units` searches the rare ones)."""
     stand_ins: tuple[str, ...] = ()
     """The forms of a word's near-synonyms (:mod:`~harkback.stages.text.near_words`),
-    counted with its own and read in their place when the store holds none of its own
+    counted (:func:`~harkback.stages.match.typos.typo_lookups`) and read in their place
+    only when the store holds none of its own
     (:func:`~harkback.stages.match.plan.weigh_units`); () once weighed."""
 
 
