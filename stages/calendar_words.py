@@ -115,8 +115,10 @@ def _latest_year(month: int, day: int, today: date) -> int:
 
 
 # Words "may" the verb never follows, "may" the month does with a day ("since may 2"); the
-# "until" words among them, so that a range's end or an end alone is a day too.
-_MAY_DAY = re.compile(r"\b(?:on|since|after|from|to|before|until|till|through|thru)\s+$")
+# "until" words among them, and "between ... and", so that a range's end or an end alone
+# is a day too.
+_MAY_DAY = re.compile(r"\b(?:on|since|after|from|to|before|until|till|through|thru|between"
+                      r"|and)\s+$")
 
 
 def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float] | None:
