@@ -115,10 +115,11 @@ def _latest_year(month: int, day: int, today: date) -> int:
 
 
 # Words "may" the verb never follows, "may" the month does with a day ("since may 2"); the
-# "until" words among them, and "between ... and", so that a range's end or an end alone
-# is a day too.
-_MAY_DAY = re.compile(r"\b(?:on|since|after|from|to|before|until|till|through|thru|between"
-                      r"|and)\s+$")
+# "until" words among them, and "between", so that a range's end or an end alone is a day
+# too; "and" only after a day ("between may 2 and may 4", "on may 1 and may 3"), as the
+# verb follows it too ("3 replicas and may 2 of them fail").
+_MAY_DAY = re.compile(r"(?:\b(?:on|since|after|from|to|before|until|till|through|thru"
+                      r"|between)|\d(?:st|nd|rd|th)?\s+and)\s+$")
 
 
 def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float] | None:
