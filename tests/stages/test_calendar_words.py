@@ -81,6 +81,9 @@ def test_a_month_alone_is_listed_and_a_month_with_a_topic_is_searched() -> None:
     ("what did I do since may 2?", _at(2025, 5, 2), NOW),
     ("what did I do from may 2 to may 4?", _at(2025, 5, 2), _before(2025, 5, 5)),
     ("what did I do between may 2 and may 4?", _at(2025, 5, 2), _before(2025, 5, 5)),
+    # and before a range's other end, with no word before it
+    ("what did I do may 2 to may 4?", _at(2025, 5, 2), _before(2025, 5, 5)),
+    ("what did I do may 30 - june 2?", _at(2025, 5, 30), _before(2025, 6, 3)),
 ])
 def test_a_day_of_a_month_is_listed_as_that_day_not_the_month(
         question: str, since: float, until: float) -> None:
