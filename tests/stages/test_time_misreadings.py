@@ -244,3 +244,13 @@ def test_a_daily_report_after_a_week_is_no_sunday(question: str, week: str) -> N
     said = named_times(question, NOW)
     assert said.window is not None and said.window[0] == _day(week)
     assert question[2:4] in said.rest
+
+
+@pytest.mark.parametrize(("question", "days"), [
+    ("最近二三十天做了什么", 30), ("最近十一二天做了什么", 12), ("过去三四十天的部署", 40),
+])
+def test_two_numbers_side_by_side_beside_ten_count_as_the_larger(question: str, days: int
+                                                                   ) -> None:
+    """二三十 (twenty or thirty), 三四十 and 十一二 (eleven or twelve) are the larger, as
+    两三 is: they were read as ten days."""
+    assert named_times(question, NOW).window == (NOW - days * 86400, NOW)
