@@ -115,10 +115,14 @@ def _latest_year(month: int, day: int, today: date) -> int:
 
 
 # Words "may" the verb never follows, "may" the month does with a day ("since may 2"); the
-# "until" words among them, and "between ... and", so that a range's end or an end alone
-# is a day too.
-_MAY_DAY = re.compile(r"\b(?:on|since|after|from|to|before|until|till|through|thru|between"
-                      r"|and)\s+$")
+# "until" words among them, and "between", so that a range's end or an end alone is a day
+# too; "and" only after a day ("between may 2 and may 4", "on may 1 and may 3"), as the
+# verb follows it too ("3 replicas and may 2 of them fail").
+_MAY_DAY = re.compile(r"(?:\b(?:on|since|after|from|to|before|until|till|through|thru"
+                      r"|between)|\d(?:st|nd|rd|th)?\s+and)\s+$")
+# "May" and a day before a range's other end is the month too: "may 2 to may 4", "may 30
+# - june 2".
+_MAY_TO = re.compile(rf"\s*(?:(?:to|until|till|through|thru|and)\s+|[-–~]\s*)(?:{_MONTH})\s+\d")
 
 
 def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float] | None:
@@ -129,8 +133,9 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
         name, number = (groups[0], groups[1]) if index == 1 else (groups[1], groups[0])
         if name == "may" and index == 1 and match.group(0)[3:].strip().isdigit() \
                 and not _MAY_DAY.search(match.string, max(0, match.start() - 12),
-                                        match.start()):
-            return None  # "you may 2 times": "may 2nd", "on may 2", "since may 2" the month
+                                        match.start()) \
+                and not _MAY_TO.match(match.string, match.end()):
+            return None  # "you may 2 times": "may 2nd", "on may 2", "may 2 to may 4" the month
         month, day = _MONTHS.index(name) + 1, int(number)
         year = int(groups[2]) if groups[2] else _latest_year(month, day, today)
         return _whole_day(year, month, day)

@@ -115,10 +115,13 @@ _FEW = "几幾数數몇며칠"
 
 def _count(written: str) -> int:
     """The number a count of :data:`_COUNT` says: 十二 is 12, 二十 20, a few 3, and two
-    numbers side by side (三四天, 两三年: three or four, two or three) the larger.
+    numbers side by side (三四天, 两三年: three or four, two or three; 二三十, 十一二) the
+    larger.
 
     >>> [_count(c) for c in ("3", "十", "十二", "二十", "两", "几", "한", "三四", "两三")]
     [3, 10, 12, 20, 2, 3, 1, 4, 3]
+    >>> [_count(c) for c in ("二三十", "十一二")]
+    [30, 12]
     """
     if written.isdigit():
         return int(written)
@@ -126,8 +129,13 @@ def _count(written: str) -> int:
         return 3
     tens, _, ones = written.partition("十")
     if "十" not in written:
-        return max(_NUMBERS.get(number, 1) for number in written)
-    return (_NUMBERS.get(tens, 1) if tens else 1) * 10 + _NUMBERS.get(ones, 0)
+        return _larger(written, 1)
+    return (_larger(tens, 1) if tens else 1) * 10 + _larger(ones, 0)
+
+
+def _larger(numbers: str, none: int) -> int:
+    # The larger of numbers side by side (两三: 3), ``none`` when there are none.
+    return max((_NUMBERS.get(number, 1) for number in numbers), default=none)
 
 
 def cjk_spans(text: str) -> Iterator[tuple[re.Match[str], float]]:

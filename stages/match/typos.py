@@ -4,8 +4,8 @@ away that the store holds most often.
 A word no message holds is asked of the store once more, in one call, by its near-synonyms
 (:mod:`~harkback.stages.match.near`: counted only then, so a question whose words the store
 holds asks nothing more) and, where it has none the store holds, by its spellings one
-edit away (:func:`one_edit`: two neighbouring letters swapped, one of a doubled letter left out, a
-vowel put in; :data:`LONGEST_EDITS` of them at most); the one the store holds in most messages, in
+edit away (:func:`one_edit`: two neighbouring letters swapped, a letter typed twice read once,
+a vowel put in; :data:`LONGEST_EDITS` of them at most); the one the store holds in most messages, in
 at least :data:`LEAST_MESSAGES`, joins the word's forms (:func:`with_corrections`). Only the
 question's first :data:`MOST_WORDS` such words of :data:`SHORTEST` letters or more are
 corrected, so the further lookups stay a few hundred at most, and a word the store holds is
@@ -49,8 +49,9 @@ _VOWELS = "aeiou"
 
 
 def one_edit(word: str) -> tuple[str, ...]:
-    """``word``'s spellings one typing slip away: neighbours swapped, one of a doubled letter
-    left out, a vowel put in (the slips of fast typing), in that order, each once."""
+    """``word``'s spellings one typing slip away: neighbours swapped, a letter typed twice
+    read once ("postgress"), a vowel put in, in that order, each once. A consonant a slip
+    left out is not put back ("adress" is no "address")."""
     swapped = (word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(len(word) - 1))
     # A letter left out only where it doubles its neighbour ("postgress"): any other reads a
     # word the store lacks as a shorter one it holds ("sentry" as "entry", "router" as

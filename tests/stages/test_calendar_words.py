@@ -54,9 +54,11 @@ def test_a_calendar_name_selects_its_stretch(question: str, window: tuple[float,
 @pytest.mark.parametrize("question", ["step 4 may fail", "you may 2 times retry",
                                       "on 2026-02-30", "what is planned for 2027-01-01",
                                       "march on", "what did I do until 2026-03-04",
-                                      "sessions before march 4th"])
+                                      "sessions before march 4th",
+                                      "we run 3 replicas and may 2 of them fail"])
 def test_what_is_no_date_or_not_begun_names_nothing(question: str) -> None:
-    """'may' the verb, an impossible date and a date still to come name no window."""
+    """'may' the verb (after "and" too, where no day comes before it), an impossible date
+    and a date still to come name no window."""
     assert _named(question) is None
 
 
@@ -79,6 +81,9 @@ def test_a_month_alone_is_listed_and_a_month_with_a_topic_is_searched() -> None:
     ("what did I do since may 2?", _at(2025, 5, 2), NOW),
     ("what did I do from may 2 to may 4?", _at(2025, 5, 2), _before(2025, 5, 5)),
     ("what did I do between may 2 and may 4?", _at(2025, 5, 2), _before(2025, 5, 5)),
+    # and before a range's other end, with no word before it
+    ("what did I do may 2 to may 4?", _at(2025, 5, 2), _before(2025, 5, 5)),
+    ("what did I do may 30 - june 2?", _at(2025, 5, 30), _before(2025, 6, 3)),
 ])
 def test_a_day_of_a_month_is_listed_as_that_day_not_the_month(
         question: str, since: float, until: float) -> None:

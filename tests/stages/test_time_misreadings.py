@@ -76,10 +76,11 @@ def test_a_week_or_weekend_of_a_month_is_not_the_one_just_past() -> None:
 
 
 @pytest.mark.parametrize("question", ["上周一起讨论的方案", "上周三个 bug 怎么修的", "上周日志在哪",
-                                      "上周天气"])
+                                      "上周天气", "上周一下就好了", "上周三批数据"])
 def test_a_number_or_word_after_last_week_is_no_day_of_it(question: str) -> None:
-    """一起 (together), 三个 (three of), 日志 (logs), 天气 (weather) after 上周 are no
-    Monday, Wednesday or Sunday: 上周 is all of last week (9-15 March)."""
+    """一起 (together), 三个 (three of), 日志 (logs), 天气 (weather), 一下 (a moment), 三批
+    (three batches) after 上周 are no Monday, Wednesday or Sunday: 上周 is all of last week
+    (9-15 March)."""
     ((_, (start, end)),) = previous_periods(question, NOW)
     assert (start, end < _day("2026-03-16")) == (_day("2026-03-09"), True)
 
@@ -96,11 +97,13 @@ def test_a_number_or_word_after_this_week_is_no_day_of_it(question: str) -> None
 
 
 @pytest.mark.parametrize("question", ["上周五半夜出的事故", "上周五报的 bug", "上周五记录的日志",
-                                      "上周五批量删除的数据", "上周五十点的发布"])
+                                      "上周五批量删除的数据", "上周五十点的发布",
+                                      "上周五下午的会议", "上周五批准的 PR", "上周五下载的文件"])
 def test_a_word_a_day_begins_after_last_week_is_that_day(question: str) -> None:
-    """半夜 (midnight), 报 (reported), 记录 (recorded), 批量 (in bulk) and 十点 (at ten)
-    after 上周五 are of that Friday (13 March): the words that make 一 or 日 no day (一半,
-    日报, 日记) and the counts (五十个) read them as all of last week."""
+    """半夜 (midnight), 报 (reported), 记录 (recorded), 批量 (in bulk), 十点 (at ten), 下午
+    (afternoon), 批准 (approved) and 下载 (downloaded) after 上周五 are of that Friday (13
+    March): the words that make 一 or 日 no day (一半, 一下, 日报, 日记) and the counts (五十个,
+    三批) read them as all of last week."""
     windows = [w for _, w in time_windows(question, NOW)]
     windows += [w for _, w in calendar_windows(question, NOW) + previous_periods(question, NOW)]
     assert windows and all(start == _day("2026-03-13") and end < _day("2026-03-14")
@@ -244,3 +247,13 @@ def test_a_daily_report_after_a_week_is_no_sunday(question: str, week: str) -> N
     said = named_times(question, NOW)
     assert said.window is not None and said.window[0] == _day(week)
     assert question[2:4] in said.rest
+
+
+@pytest.mark.parametrize(("question", "days"), [
+    ("最近二三十天做了什么", 30), ("最近十一二天做了什么", 12), ("过去三四十天的部署", 40),
+])
+def test_two_numbers_side_by_side_beside_ten_count_as_the_larger(question: str, days: int
+                                                                   ) -> None:
+    """二三十 (twenty or thirty), 三四十 and 十一二 (eleven or twelve) are the larger, as
+    两三 is: they were read as ten days."""
+    assert named_times(question, NOW).window == (NOW - days * 86400, NOW)
