@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from harkback.stages.cjk_times import ZH_NOT_THIS
 from harkback.stages.local_days import day_start, days_before, last_moment, local_date
 from harkback.stages.weekend_words import NOT_TWICE
 
@@ -35,26 +36,33 @@ _KO = "월화수목금토일"
 # a word 一 begins (一共, 一定, 一般, 一半) or 日 begins (日报, 日记, 本周日均, 上周日本), or
 # 天天. Read as no day, the week is still listed. A time of day after the day is no count
 # (上周五十点: Friday at ten), nor a word the day begins (上周五半夜, 上周五报的, 上周五批量).
-_DAY_AFTER = (r"(?![个個次位件种種条條起直下些样樣点點名人台年月周週志期常子程气氣"
-              r"遍份篇项項场場轮輪趟]|批(?!量)"
+_DAY_AFTER = (r"(?![个個次位件种種条條起直些样樣点點名人台年月周週志期常子程气氣"
+              r"遍份篇项項场場轮輪趟]|批(?!量)|下(?!午)"
               r"|[一二三四五六七八九十两兩百千万萬]+(?![一二三四五六七八九十两兩]*[点點时時])"
               r"|(?<!日)天|(?<=一)[共定切般半]|(?<=日)[报報记記历曆均活本语語文元])")
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
+# A part of the day after the day frames it (上周五晚上, 这周三下午): that day is read whole,
+# the words no topic.
+_DAYTIME = r"(?:\s?(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜裡))?"
 # Each with the word that makes it the week before last (上上周五, 先々週の金曜日, 지지난주
 # 금요일) or the day before last (지지난 금요일), then the day.
 _LAST_WEEKS = (
     # Chinese: 上周 and a day number, not a count or a longer word.
-    re.compile(NOT_TWICE + r"(上?)(?:上周|上週|上星期|上个星期|上個星期)([一二三四五六日天])"
-               + _DAY_AFTER),
+    re.compile(NOT_TWICE + r"(上?)(?:上周|上週|上星期|上个星期|上個星期|上礼拜|上禮拜|上个礼拜"
+               r"|上個禮拜)([一二三四五六日天])" + _DAY_AFTER + _DAYTIME),
     re.compile(rf"先(々?)週の?([{_JA}])曜(?:日)?"),
     re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s?주\s?([{_KO}])요일"),
 )
 # A day of this week (这周一, 本周三, 今週の月曜日, 이번 주 월요일).
 _THIS_WEEK = (
-    re.compile(r"(?:这周|這週|这个星期|這個星期|这星期|這星期|(?<!日)本周|(?<!日)本週|本星期)"
-               rf"([一二三四五六日天]){_DAY_AFTER}"),
+    re.compile(r"(?:这一?周|這一?週|这一?个星期|這一?個星期|这星期|這星期|这个?礼拜|這個?禮拜"
+               rf"|{ZH_NOT_THIS}本周|{ZH_NOT_THIS}本週|本星期)([一二三四五六日天]){_DAY_AFTER}"
+               + _DAYTIME),
     re.compile(rf"今週の?([{_JA}])曜(?:日)?"),
     re.compile(rf"이번\s?주\s?([{_KO}])요일"),
+    # English: "this Monday", "on Monday this week" (that day, not the week).
+    re.compile(rf"\bthis\s+({'|'.join(WEEKDAYS)})\b"),
+    re.compile(rf"\b(?:on\s+)?({'|'.join(WEEKDAYS)})\s+(?:of\s+)?this\s+week\b"),
 )
 _LATEST = re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s([{_KO}])요일")
 
@@ -66,7 +74,9 @@ def latest_day(index: int, now: float) -> date:
 
 
 def _index(day: str) -> int:
-    # The day of the week a CJK day name or number says (天 and 日 are Sunday).
+    # The day of the week a day's name or a CJK day number says (天 and 日 are Sunday).
+    if day in WEEKDAYS:
+        return WEEKDAYS.index(day)
     for names in (_ZH, _JA, _KO):
         if day in names:
             return names.index(day)
