@@ -43,9 +43,10 @@ CJK_LAST_MONTH = (NOT_TWICE + rf"(?:上个月|上個月|上月{ZH_NOT_MONTH}|先
 # 지난해 is last year, with its particle (지난해에, 지난해부터) or alone: not 지난 해결 (a past
 # fix) nor 지지난해 (the year before last).
 _KO_YEAR = r"\s?해(?=[에의는도와만랑엔]|부터|까지|보다|처럼|[^가-힣]|$)"
-CJK_LAST_YEAR = rf"去年|(?<!一)昨年|(?<!재)작년|(?<!지)(?:지난|저번){_KO_YEAR}"
+CJK_LAST_YEAR = rf"去年|(?<![一昨])昨年|(?<!재)작년|(?<!지)(?:지난|저번){_KO_YEAR}"
 # The one before last: 上上周, 先々週, 지지난주; 上上个月, 先々月, 지지난달; 一昨年, 재작년,
-# 지지난해 (the year before last: not 昨年 and 작년 inside them, last year). 前年 is the year before
+# 지지난해 (the year before last: not 昨年 and 작년 inside them, last year, nor inside
+# 一昨昨年, さきおととし: three years back). 前年 is the year before
 # last in Chinese; in Japanese the previous year, and kana just before it or anywhere after
 # it in its sentence (前年の, 前年実績は, 売上の前年実績) make it Japanese: not read, nor in
 # 前年比, 前年度, 前年同期 (year on year), 当前年份, 提前年底.
@@ -54,7 +55,7 @@ CJK_WEEK_BEFORE_LAST = (NOT_TWICE + rf"(?:上上周{ZH_NOT_WEEK}|上上星期|�
                         rf"|先々週|지지난\s?주{NOT_WEEK})")
 CJK_MONTH_BEFORE_LAST = (NOT_TWICE + rf"(?:上上个月|上上個月|上上月{ZH_NOT_MONTH}|先々月"
                          rf"|지지난\s?달{NOT_MONTH})")
-CJK_YEAR_BEFORE_LAST = (r"一昨年|おととし|재작년|지지난" + _KO_YEAR
+CJK_YEAR_BEFORE_LAST = (r"一昨年|(?<!さき)おととし|재작년|지지난" + _KO_YEAR
                         + r"|(?<![\u3040-\u30ff提当當目之以空眼超大])前年"
                           r"(?![^。？！?!\n]*[\u3040-\u30ff])"
                           r"(?![轻輕纪紀级級龄齡份度同比限薪会會终終])")

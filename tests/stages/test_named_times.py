@@ -63,6 +63,8 @@ def test_the_days_back_until_now(question: str, days: float) -> None:
 @pytest.mark.parametrize(("question", "start", "end"), [
     ("这一周做了什么", _day("2026-03-16"), NOW),  # this week: Monday on
     ("大前年的项目", _day("2023-01-01"), _before("2024-01-01")),  # three calendar years back
+    ("一昨昨年", _day("2023-01-01"), _before("2024-01-01")),
+    ("さきおととし", _day("2023-01-01"), _before("2024-01-01")),
     ("这礼拜一", _day("2026-03-16"), _before("2026-03-17")),
     ("上礼拜", _day("2026-03-09"), _before("2026-03-16")),
     ("上个礼拜", _day("2026-03-09"), _before("2026-03-16")),
@@ -71,7 +73,8 @@ def test_the_days_back_until_now(question: str, days: float) -> None:
     ("what did i do on monday this week", _day("2026-03-16"), _before("2026-03-17")),
 ])
 def test_a_calendar_period_or_day(question: str, start: float, end: float) -> None:
-    """这一周 is this week; 大前年 the year before the year before last; 礼拜 a week as 星期
+    """这一周 is this week; 大前年, 一昨昨年, さきおととし the year before the year before last
+    (not last year, 昨年, or the year before, おととし, inside them); 礼拜 a week as 星期
     is; "this Monday" and "on Monday this week" that Monday, not the whole week."""
     assert _window(question) == (start, end)
 
