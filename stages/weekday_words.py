@@ -6,7 +6,9 @@ and "on Tuesday" are read in :mod:`~harkback.stages.when`).
 先週の金曜日, 지난주 금요일) is that day of the calendar week before this one (from Monday);
 of the week before last (上上周五, 先々週の金曜日, 지지난주 금요일) that day a week earlier, as
 지지난 금요일 is the Friday before last; a day of this week (这周一, 本周三, 今週の月曜日, 이번
-주 월요일) that day once it has come (asked on a Wednesday, 这周五 is this week so far).
+주 월요일, "this Monday", "on Monday this week"; 这礼拜一 and 上礼拜五 as 这周一 and 上周五)
+that day once it has come (asked on a Wednesday, 这周五 is this week so far). A part of the
+day after it (这周三下午, 上周五晚上) frames it: the day is read whole.
 Without its day, 上周 alone is last week: a number after it that counts (上周一起, together;
 上周三个 bug, three bugs; 这周三天, three days) or a word 日 or 天 begins (上周日志, last
 week's logs; 这周天天, every day) is no day, nor is 一 of 一共 (in all), 一定 (must), 一般.

@@ -13,6 +13,8 @@ import pytest
 
 from harkback.stages.named_times import named_times, weighed_times
 from harkback.stages.query import topic_tokens
+from harkback.stages.recent import browse_window
+from harkback.stages.request import SearchRequest
 
 NOW = datetime(2026, 3, 19, 12, tzinfo=UTC).timestamp()  # a Thursday
 DAY = 86400.0
@@ -86,6 +88,12 @@ def test_since_last_week_in_chinese_runs_until_now(question: str) -> None:
     since = (_day("2026-03-09"), NOW)
     assert _window(question) == since
     assert weighed_times(question, NOW) == [since]
+
+
+def test_since_last_week_in_chinese_alone_is_listed() -> None:
+    """自从 is a since word as 以来 is: the question names no topic (it was searched)."""
+    listed = browse_window(SearchRequest(query="自从上周我做了什么"), NOW)
+    assert listed is not None and (listed.since, listed.until) == (_day("2026-03-09"), NOW)
 
 
 def test_since_last_month_in_chinese_runs_until_now() -> None:
