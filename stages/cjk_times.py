@@ -169,12 +169,14 @@ def cjk_spans(text: str) -> Iterator[tuple[re.Match[str], float]]:
 # A time counted back: 3天前, 三天前, 两周前, 一个月前, 3日前, 3일 전, 두 달 전, and the vague
 # 几天前, 数日前, 며칠 전, 前几天 (a few days ago), 前两天 (a couple of days ago). Not a
 # number ending a longer one (3000000天前, 第三天前) nor 前 starting a word (两周前端: two
-# weeks of front end; 三天前后, 전화 after 일: a phone call).
+# weeks of front end; 三天前后, 전화 after 일: a phone call). A verb after 前 is no such
+# word: 三天前提交 (submitted, not 前提: a premise), 前进行, 前面试, 前线上, 前任务, 前列出.
+_ZH_NOT_AGO = (r"(?![端台后後者缀綴景途沿辈輩夕]|提(?![交出到醒供过過及])|[进進](?![行入])"
+               r"|面(?![试試])|[线線](?!上)|任(?![务務职職])|列(?!出))")
 _AGO_UNITS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 _AGO = (
     re.compile(rf"(?=[\d{_ZH_DIGITS}几幾数數])(?<![\d第{_ZH_DIGITS}])({_NUMBER}|几|幾|数|數)\s*"
-               rf"{_CJK_UNIT}前"
-               r"(?![端台面后後者缀綴提景途进進沿线線辈輩列夕任])"),
+               rf"{_CJK_UNIT}前{_ZH_NOT_AGO}"),
     re.compile(rf"(?=[\d한두세네몇])(?<![\d가-힣])(\d{{1,3}}|한|두|세|네|몇)\s?{_KO_UNIT}\s?전"
                r"(?![화체부략송달혀문쟁용자환기력공원])"),
     re.compile(r"(?=며)(?<![가-힣])(며칠)\s?전(?![화체부략송달혀문쟁용자환기력공원])"),

@@ -129,3 +129,17 @@ def test_the_same_words_inside_other_words_are_no_time(question: str, unread: st
 def test_a_since_word_inside_another_word_is_no_since(question: str) -> None:
     """起草 (drafted), 来自 (from: its source) do not run last week on until now."""
     assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
+
+
+@pytest.mark.parametrize(("question", "english"), [
+    ("3天前提交的代码", "3 days ago"), ("三天前提交的代码", "3 days ago"),  # submitted
+    ("几天前提到的方案", "a few days ago"),  # mentioned
+    ("3天前进行的测试", "3 days ago"), ("两周前面试的候选人", "2 weeks ago"),  # interviewed
+    ("三天前线上出的问题", "3 days ago"),  # in production
+    ("一周前任务失败了", "1 week ago"),  # the task failed
+    ("三天前列出的文件", "3 days ago"),  # listed
+])
+def test_a_time_ago_before_a_verb_is_read(question: str, english: str) -> None:
+    """前 then a verb (提交, 进行, 面试, 线上 ...) is no longer word (前提, 前进, 前面,
+    前线): 3天前提交 was read on main and lost with the guard against 前提 (a premise)."""
+    assert _window(question) == _window(english) is not None
