@@ -173,13 +173,15 @@ def cjk_spans(text: str) -> Iterator[tuple[re.Match[str], float]]:
 # word: 三天前提交 (submitted, not 前提: a premise), 前进行, 前面试, 前线上, 前任务, 前列出.
 _ZH_NOT_AGO = (r"(?![端台后後者缀綴景途沿辈輩夕]|提(?![交出到醒供过過及])|[进進](?![行入])"
                r"|面(?![试試])|[线線](?!上)|任(?![务務职職])|列(?!出))")
+# 전 starting a Korean word (전화, 전체, 전부: all), but not 전부터 (since ... ago).
+_KO_NOT_AGO = r"(?![화체략송달혀문쟁용자환기력공원]|부(?!터))"
 _AGO_UNITS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 _AGO = (
     re.compile(rf"(?=[\d{_ZH_DIGITS}几幾数數])(?<![\d第{_ZH_DIGITS}])({_NUMBER}|几|幾|数|數)\s*"
                rf"{_CJK_UNIT}前{_ZH_NOT_AGO}"),
     re.compile(rf"(?=[\d한두세네몇])(?<![\d가-힣])(\d{{1,3}}|한|두|세|네|몇)\s?{_KO_UNIT}\s?전"
-               r"(?![화체부략송달혀문쟁용자환기력공원])"),
-    re.compile(r"(?=며)(?<![가-힣])(며칠)\s?전(?![화체부략송달혀문쟁용자환기력공원])"),
+               + _KO_NOT_AGO),
+    re.compile(r"(?=며)(?<![가-힣])(며칠)\s?전" + _KO_NOT_AGO),
     re.compile(r"(?=前)(?<![之以提此目当當眼])前(几|幾|两|兩|些)(天|日)子?"),
 )
 

@@ -143,3 +143,12 @@ def test_a_time_ago_before_a_verb_is_read(question: str, english: str) -> None:
     """前 then a verb (提交, 进行, 面试, 线上 ...) is no longer word (前提, 前进, 前面,
     前线): 3天前提交 was read on main and lost with the guard against 前提 (a premise)."""
     assert _window(question) == _window(english) is not None
+
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("3일 전부터 오류가 났어", "2026-03-16"), ("2주 전부터", "2026-03-02"),
+    ("며칠 전부터 느려졌어", "2026-03-14"),
+])
+def test_since_a_time_ago_in_korean_runs_until_now(question: str, start: str) -> None:
+    """전부터 (since ... ago) is not 전부 (all): 3일 전부터 was read on main."""
+    assert _window(question) == (_day(start), NOW)
