@@ -105,8 +105,10 @@ _KO_UNIT = "(" + "|".join(word + guard for word, (_, guard)
 # A unit is no time inside a longer word: 几天气 (weather), 年级 (a school year), 年轻.
 _NOT_UNIT_WORD = r"(?![气氣数數期末年级級纪紀龄齡轻輕度生报報本志然才使空堂])"
 _ZH_DIGITS = "一二两兩三四五六七八九十"
-_NUMBER = rf"\d{{1,3}}(?:[、,〜~-]\d{{1,3}})?|[{_ZH_DIGITS}]{{1,3}}"
-"""A number (3, 十二, 两三, 2、3: two or three)."""
+_NUMBER = rf"\d{{1,3}}(?:[、〜~-]\d{{1,3}}|,\d{{1,2}}(?!\d))?|[{_ZH_DIGITS}]{{1,3}}"
+"""A number (3, 十二, 两三, 2、3 or 3,4: two or three, three or four; 1,000 is none)."""
+_NOT_IN_NUMBER = rf"(?<![\d第几幾数數{_ZH_DIGITS}])(?<!\d[,.])"
+"""Not the tail of a longer number: 3000000天, 第三天, 几十天 (tens), 1,000天, 1.5天."""
 _FEW = "几幾数數些몇며칠"
 """The words of a few (几天, 数日, 这些天, 몇 주, 며칠): three for a span back, as "the past
 few days"; "a few" for a time ago, as "a few days ago" (:data:`~harkback.stages.when.VAGUE`)."""
@@ -123,8 +125,8 @@ _CJK_SPANS = (
     re.compile(r"(?:(?:过去|過去|最近)的?|(?<![接将將靠附临臨几幾逼])近|直近|ここ|この)\s*" + _COUNT
                + rf"\s*{_CJK_UNIT}{_NOT_UNIT_WORD}"),
     re.compile(rf"(?:这|這)\s*(几|幾|两|兩|些)\s*{_CJK_UNIT}{_NOT_UNIT_WORD}"),
-    re.compile(rf"(?=[\d{_ZH_DIGITS}半几幾数數些])(?<![\d第这這那上下本每前后後{_ZH_DIGITS}])"
-               + _COUNT
+    re.compile(rf"(?=[\d{_ZH_DIGITS}半几幾数數些])(?<![这這那上下本每前后後])"
+               + _NOT_IN_NUMBER + _COUNT
                + rf"\s*{_CJK_UNIT}(?:以来|以來|来|來)(?![不得了的一二两三几次回过過])"),
     # Korean: after 지난, 최근, 요 (요 며칠, 요 몇 주), with 동안 or 간 (during) after.
     re.compile(rf"(?:지난|최근|(?<![가-힣])요)\s?{_COUNT}\s?{_KO_UNIT}(?:\s?(?:동안|간))?"),
@@ -177,7 +179,7 @@ _ZH_NOT_AGO = (r"(?![端台后後者缀綴景途沿辈輩夕]|提(?![交出到�
 _KO_NOT_AGO = r"(?![화체략송달혀문쟁용자환기력공원]|부(?!터))"
 _AGO_UNITS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 _AGO = (
-    re.compile(rf"(?=[\d{_ZH_DIGITS}几幾数數])(?<![\d第{_ZH_DIGITS}])({_NUMBER}|几|幾|数|數)\s*"
+    re.compile(rf"(?=[\d{_ZH_DIGITS}几幾数數]){_NOT_IN_NUMBER}({_NUMBER}|几|幾|数|數)\s*"
                rf"{_CJK_UNIT}前{_ZH_NOT_AGO}"),
     re.compile(rf"(?=[\d한두세네몇])(?<![\d가-힣])(\d{{1,3}}|한|두|세|네|몇)\s?{_KO_UNIT}\s?전"
                + _KO_NOT_AGO),

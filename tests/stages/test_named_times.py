@@ -152,3 +152,13 @@ def test_a_time_ago_before_a_verb_is_read(question: str, english: str) -> None:
 def test_since_a_time_ago_in_korean_runs_until_now(question: str, start: str) -> None:
     """전부터 (since ... ago) is not 전부 (all): 3일 전부터 was read on main."""
     assert _window(question) == (_day(start), NOW)
+
+
+@pytest.mark.parametrize(("question", "unread"), [
+    ("几十天前的日志", "十天"),  # some tens of days ago, not ten
+    ("1,000天前的版本", "天前"),  # a thousand days, not one
+    ("1.5天前的构建", "天前"),  # one and a half days, not five
+])
+def test_the_tail_of_a_longer_number_is_no_count(question: str, unread: str) -> None:
+    said = named_times(question, NOW)
+    assert said.window is None and unread not in said.words
