@@ -62,8 +62,9 @@ _THIS_WEEK = (
                + _DAYTIME),
     re.compile(rf"今週の?([{_JA}])曜(?:日)?"),
     re.compile(rf"이번\s?주\s?([{_KO}])요일"),
-    # English: "this Monday", "on Monday this week" (that day, not the week).
-    re.compile(rf"\bthis\s+({'|'.join(WEEKDAYS)})\b"),
+    # English: "this Monday", "on Monday this week" (that day, not the week); not a name
+    # with a dot after it ("this monday.com board": a product).
+    re.compile(rf"\bthis\s+({'|'.join(WEEKDAYS)})\b(?!\.\w)"),
     re.compile(rf"\b(?:on\s+)?({'|'.join(WEEKDAYS)})\s+(?:of\s+)?this\s+week\b"),
 )
 _LATEST = re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s([{_KO}])요일")

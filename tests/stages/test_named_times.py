@@ -162,3 +162,9 @@ def test_since_a_time_ago_in_korean_runs_until_now(question: str, start: str) ->
 def test_the_tail_of_a_longer_number_is_no_count(question: str, unread: str) -> None:
     said = named_times(question, NOW)
     assert said.window is None and unread not in said.words
+
+
+def test_this_monday_dot_com_is_a_product_not_a_day() -> None:
+    said = named_times("what's on this monday.com board", NOW)
+    assert said.window is None and "monday" not in said.words
+
