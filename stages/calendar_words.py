@@ -157,8 +157,11 @@ def _window(match: re.Match[str], today: date) -> tuple[float, float] | None:
 _UNITS = ("weekend", "week", "month", "year")
 """The period each group of a CJK pattern (``_THIS_CJK``, ``_PREVIOUS``') names."""
 
-# Before a time: "since last week", 自从上周, 自上周 (not 来自上周的: from last week's).
-_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom|自从|自從|(?<![来來各独獨亲親])自)\s*(?:the\s+)?$")
+# Before a time: "since last week", 自从上周, 自上周; not 自 ending a word: 来自, 源自, 出自,
+# 摘自, 转自 (from: where a thing comes from, 来自上周的日志), 各自, 亲自, 私自 (by oneself).
+_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom"
+                   r"|(?<![来來源出摘引选選译譯转轉取发發寄各独獨亲親私擅暗径徑])自[从從]?)"
+                   r"\s*(?:the\s+)?$")
 # After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 从上周起, 先週から, 지난주부터;
 # 起 not starting a word (上周起草的: drafted last week).
 _FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始"

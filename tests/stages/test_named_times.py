@@ -168,3 +168,9 @@ def test_this_monday_dot_com_is_a_product_not_a_day() -> None:
     said = named_times("what's on this monday.com board", NOW)
     assert said.window is None and "monday" not in said.words
 
+
+@pytest.mark.parametrize("question", ["源自上周的变更", "出自上周的报告", "摘自上周的会议纪要"])
+def test_from_a_source_is_no_since(question: str) -> None:
+    """来自 (comes from), 源自 (stems from), 出自 (is taken from) name where a thing comes
+    from, not since when: last week alone, not until now."""
+    assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
