@@ -119,6 +119,9 @@ def test_a_part_of_the_day_after_a_day_frames_it(question: str, start: str) -> N
     ("3일 전화 기록", "3"),  # a phone call
     ("版本周五发布", "本周"),  # the version ships on Friday
     ("脚本周五运行", "本周"),  # the script runs on Friday
+    ("提前几天通知用户", "几天"),  # a few days in advance
+    ("上线之前几天的日志", "几天"),  # the few days before the launch
+    ("周日上礼拜堂做弥撒", "礼拜"),  # to go to the chapel
 ])
 def test_the_same_words_inside_other_words_are_no_time(question: str, unread: str) -> None:
     said = named_times(question, NOW)
