@@ -124,7 +124,9 @@ _CJK_SPANS = (
     # Chinese and Japanese: after 过去, 最近, 近, 直近, ここ, この (这 only before a few).
     re.compile(r"(?:(?:过去|過去|最近)的?|(?<![接将將靠附临臨几幾逼])近|直近|ここ|この)\s*" + _COUNT
                + rf"\s*{_CJK_UNIT}{_NOT_UNIT_WORD}"),
-    re.compile(rf"(?:这|這)\s*(几|幾|两|兩|些)\s*{_CJK_UNIT}{_NOT_UNIT_WORD}"),
+    # Not 日 starting a word: 这些日常任务, 这些日程 (these daily tasks, schedules), 日元.
+    re.compile(rf"(?:这|這)\s*(几|幾|两|兩|些)\s*{_CJK_UNIT}{_NOT_UNIT_WORD}"
+               r"(?!(?<=日)[常程历曆语語文元记記])"),
     re.compile(rf"(?=[\d{_ZH_DIGITS}半几幾数數些])(?<![这這那上下本每前后後])"
                + _NOT_IN_NUMBER + _COUNT
                + rf"\s*{_CJK_UNIT}(?:以来|以來|来|來)(?![不得了的一二两三几次回过過])"),

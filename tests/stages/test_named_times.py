@@ -122,6 +122,9 @@ def test_a_part_of_the_day_after_a_day_frames_it(question: str, start: str) -> N
     ("提前几天通知用户", "几天"),  # a few days in advance
     ("上线之前几天的日志", "几天"),  # the few days before the launch
     ("周日上礼拜堂做弥撒", "礼拜"),  # to go to the chapel
+    ("这些日常任务", "些日"),  # these daily tasks
+    ("这些日程安排", "些日"),  # these schedules
+    ("这几日元的汇率", "几日"),  # the rate of these few yen
 ])
 def test_the_same_words_inside_other_words_are_no_time(question: str, unread: str) -> None:
     said = named_times(question, NOW)
