@@ -87,7 +87,7 @@ _THIS = re.compile(r"\bthis\s+(week|month|year|weekend)\b")
 # March, mostly last year). 这礼拜, 这个礼拜 and 这一周 are 这周 (this week).
 _THIS_CJK = re.compile(
     r"(?=[本这這今이올])"  # the first words, looked for first: the rest are tried only there
-    rf"({ZH_NOT_THIS}本周末|这周末|這週末|这个周末|這個週末|今週末|이번\s?주말)"
+    rf"({ZH_NOT_THIS}本周末|这一?周末|這一?週末|这个周末|這個週末|今週末|이번\s?주말)"
     rf"|((?:{ZH_NOT_THIS}本周|这一?周|這一?週){ZH_NOT_WEEK}|这一?个星期|這一?個星期|今週"
     rf"|这个?礼拜|這個?禮拜|이번\s?주{NOT_WEEK})|(这个月|這個月|本月|今月|이번\s?달{NOT_MONTH})"
     r"|(今年(?!度)|올해)")

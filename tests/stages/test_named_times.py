@@ -64,6 +64,7 @@ def test_the_days_back_until_now(question: str, days: float) -> None:
 
 @pytest.mark.parametrize(("question", "start", "end"), [
     ("这一周做了什么", _day("2026-03-16"), NOW),  # this week: Monday on
+    ("这一周末做了什么", _day("2026-03-14"), _before("2026-03-16")),  # the latest weekend
     ("大前年的项目", _day("2023-01-01"), _before("2024-01-01")),  # three calendar years back
     ("一昨昨年", _day("2023-01-01"), _before("2024-01-01")),
     ("さきおととし", _day("2023-01-01"), _before("2024-01-01")),
