@@ -132,9 +132,10 @@ def test_the_same_words_inside_other_words_are_no_time(question: str, unread: st
     assert said.window is None and unread not in said.words
 
 
-@pytest.mark.parametrize("question", ["上周起草的文档", "来自上周的日志"])
+@pytest.mark.parametrize("question", ["上周起草的文档", "来自上周的日志", "上周起了一个新服务"])
 def test_a_since_word_inside_another_word_is_no_since(question: str) -> None:
-    """起草 (drafted), 来自 (from: its source) do not run last week on until now."""
+    """起草 (drafted), 来自 (from: its source), 起了 (started up) do not run last week on
+    until now."""
     assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
 
 
