@@ -32,6 +32,7 @@ rising with the one meant.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from datetime import date, timedelta
@@ -45,6 +46,7 @@ from harkback.stages.cjk_times import (
     CJK_YEAR_BEFORE_LAST,
     NOT_MONTH,
     NOT_WEEK,
+    ZH_NOT_THIS,
     ZH_NOT_WEEK,
 )
 from harkback.stages.last_periods import before_last, spans_back
@@ -72,20 +74,24 @@ _MONTH = "|".join(_MONTHS)
 _DAY_NUMBER = r"(\d{1,2})(?:st|nd|rd|th)?"
 # "may" and "march" are also verbs: a month is read only beside a day number ("may 4",
 # "4th of may") or after in/during/since/of ("in may", "in march 2025").
-PATTERNS = (
-    re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"),
-    re.compile(rf"\b({_MONTH})\s+{_DAY_NUMBER}\b(?!\s*(?:am|pm|:))(?:,?\s+(\d{{4}}))?"),
-    re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)\s+(?:of\s+)?({_MONTH})\b(?:,?\s+(\d{{4}}))?"),
-    re.compile(rf"\b(?:in|during|since|of)\s+({_MONTH})\b(?:\s+(\d{{4}}))?"),
-    re.compile(r"\bthis\s+(week|month|year|weekend)\b"),
-    # The weekend first: it holds the week's words (今週 of 今週末).
-    # Not 本周 of 日本周一 (Japan on Monday), 本周期 (this cycle), 이번 주문 (this order),
-    # nor 今年度 (Japan's fiscal year, from April: asked in March, mostly last year).
-    re.compile(r"((?<!日)本周末|这周末|這週末|这个周末|這個週末|今週末|이번\s?주말)"
-               rf"|((?:(?<!日)本周|这周|這週){ZH_NOT_WEEK}|这个星期|這個星期|今週"
-               rf"|이번\s?주{NOT_WEEK})|(这个月|這個月|本月|今月|이번\s?달{NOT_MONTH})"
-               r"|(今年(?!度)|올해)"),
-)
+_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_DAY = re.compile(rf"\b({_MONTH})\s+{_DAY_NUMBER}\b(?!\s*(?:am|pm|:))(?:,?\s+(\d{{4}}))?")
+_DAY_OF_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)\s+(?:of\s+)?({_MONTH})\b"
+                           rf"(?:,?\s+(\d{{4}}))?")
+_MONTH_AFTER = re.compile(rf"\b(?:in|during|since|of)\s+({_MONTH})\b(?:\s+(\d{{4}}))?")
+"""A month after "in", "since", "of" ... ("in march"): not inside a day read ("march 2")."""
+_THIS = re.compile(r"\bthis\s+(week|month|year|weekend)\b")
+# The weekend first: it holds the week's words (今週 of 今週末).
+# Not 本周 of 日本周一 (Japan on Monday) or 版本周五 (the version on Friday), 本周期 (this
+# cycle), 이번 주문 (this order), nor 今年度 (Japan's fiscal year, from April: asked in
+# March, mostly last year). 这礼拜, 这个礼拜 and 这一周 are 这周 (this week).
+_THIS_CJK = re.compile(
+    r"(?=[本这這今이올])"  # the first words, looked for first: the rest are tried only there
+    rf"({ZH_NOT_THIS}本周末|这一?周末|這一?週末|这个周末|這個週末|今週末|이번\s?주말)"
+    rf"|((?:{ZH_NOT_THIS}本周|这一?周|這一?週){ZH_NOT_WEEK}|这一?个星期|這一?個星期|今週"
+    rf"|这个?礼拜|這個?禮拜|이번\s?주{NOT_WEEK})|(这个月|這個月|本月|今月|이번\s?달{NOT_MONTH})"
+    r"|(今年(?!度)|올해)")
+PATTERNS = (_DATE, _MONTH_DAY, _DAY_OF_MONTH, _MONTH_AFTER, _THIS, _THIS_CJK)
 """Each calendar expression read, in the order :func:`calendar_windows` tries them."""
 
 
@@ -125,13 +131,14 @@ _MAY_DAY = re.compile(r"(?:\b(?:on|since|after|from|to|before|until|till|through
 _MAY_TO = re.compile(rf"\s*(?:(?:to|until|till|through|thru|and)\s+|[-–~]\s*)(?:{_MONTH})\s+\d")
 
 
-def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float] | None:
+def _window(match: re.Match[str], today: date) -> tuple[float, float] | None:
     groups = match.groups()
-    if index == 0:
+    if match.re is _DATE:
         return _whole_day(int(groups[0]), int(groups[1]), int(groups[2]))
-    if index in (1, 2):
-        name, number = (groups[0], groups[1]) if index == 1 else (groups[1], groups[0])
-        if name == "may" and index == 1 and match.group(0)[3:].strip().isdigit() \
+    if match.re in (_MONTH_DAY, _DAY_OF_MONTH):
+        name, number = (groups[0], groups[1]) if match.re is _MONTH_DAY \
+            else (groups[1], groups[0])
+        if name == "may" and match.re is _MONTH_DAY and match.group(0)[3:].strip().isdigit() \
                 and not _MAY_DAY.search(match.string, max(0, match.start() - 12),
                                         match.start()) \
                 and not _MAY_TO.match(match.string, match.end()):
@@ -139,10 +146,10 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
         month, day = _MONTHS.index(name) + 1, int(number)
         year = int(groups[2]) if groups[2] else _latest_year(month, day, today)
         return _whole_day(year, month, day)
-    if index == 3:
+    if match.re is _MONTH_AFTER:
         month = _MONTHS.index(groups[0]) + 1
         return _month(int(groups[1]) if groups[1] else _latest_year(month, 1, today), month)
-    unit = groups[0] if index == 4 else _UNITS[next(i for i, g in enumerate(groups) if g)]
+    unit = groups[0] if match.re is _THIS else _UNITS[next(i for i, g in enumerate(groups) if g)]
     if unit == "weekend":  # this week's once begun; on a weekday the one just past
         return latest_weekend(today)
     if unit == "week":
@@ -153,11 +160,18 @@ def _window(match: re.Match[str], index: int, today: date) -> tuple[float, float
 
 
 _UNITS = ("weekend", "week", "month", "year")
-"""The period each group of a CJK pattern (:data:`PATTERNS`' last, ``_PREVIOUS``') names."""
+"""The period each group of a CJK pattern (``_THIS_CJK``, ``_PREVIOUS``') names."""
 
-_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom)\s*(?:the\s+)?$")
-# After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 先週から, 지난주부터.
-_FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始|から|以降|부터|이후)")
+# Before a time: "since last week", 自从上周, 自上周; not 自 ending a word: 来自, 源自, 出自,
+# 摘自, 转自 (from: where a thing comes from, 来自上周的日志), 各自, 亲自, 私自 (by oneself).
+_FROM = re.compile(r"(?:\bsince|\bafter|\bfrom"
+                   r"|(?<![来來源出摘引选選译譯转轉取发發寄各独獨亲親私擅暗径徑])自[从從]?)"
+                   r"\s*(?:the\s+)?$")
+# After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 从上周起, 先週から, 지난주부터;
+# 起 not starting a word (上周起草的: drafted last week) nor a verb (上周起了一个服务: started
+# one up last week).
+_FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始"
+                      r"|起(?![草床来來飞飛诉訴因身码碼了])|から|以降|부터|이후)")
 UNTIL_WORDS = r"\buntil|\btill|\bup\s+to|\bthrough|\bthru|直到|一直到|截至|截止到|截止"
 """The words before a time that end a stretch with it ("until Wednesday"), as a range
 (:mod:`~harkback.stages.time_ranges`) and a time alone read them: one list, so that a word
@@ -229,16 +243,24 @@ def calendar_windows(text: str, now: float, *, bounded: bool = True
     found = [(match.span(), (window[0], min(window[1], now)))
              for match, part in month_parts(text, now)
              if (window := bounded_by(text, match.span(), part) if bounded else part)]
+    # A month part or a day of a week holds its month or week ("on monday this week" is
+    # that Monday, not the week).
     parts = part_spans(text)
+    weeks_read = False
     dates: list[Span] = []  # a day of a month: its month is read in it only
-    for index, pattern in enumerate(PATTERNS):
+    for pattern in PATTERNS:
+        days = merged(dates)  # all read by then: the day patterns come first
         for match in pattern.finditer(text):
-            if index == _MONTH_AFTER and any(_overlap(match.span(), day) for day in dates):
+            if pattern is _MONTH_AFTER and _overlaps(match.span(), days):
                 continue  # "the 4th of march", "since march 2": the 4th, the 2nd on
-            said = _window(match, index, today)
+            if pattern in (_THIS, _THIS_CJK) and not weeks_read:
+                # Read only once a this-word is: most text has none.
+                parts = merged(parts + [day.span() for day, _ in weekday_windows(text, now)])
+                weeks_read = True
+            said = _window(match, today)
             # Only a day read holds its month: "in may 3 times" (may the verb) and "the
             # 31st of february" name no day, and are read as the month they hold.
-            if index < _MONTH_AFTER and said is not None:
+            if pattern in (_DATE, _MONTH_DAY, _DAY_OF_MONTH) and said is not None:
                 dates.append(match.span())
             window = _bounded(match, said) if bounded else said
             if window is not None and window[0] <= now and not within(match.start(), parts):
@@ -246,21 +268,26 @@ def calendar_windows(text: str, now: float, *, bounded: bool = True
     return found
 
 
-_MONTH_AFTER = 3
-"""The index in :data:`PATTERNS` of a month after "in", "since", "of" ... ("in march")."""
+def _overlaps(span: Span, spans: list[Span]) -> bool:
+    """Whether ``span`` overlaps one of ``spans`` (as :func:`merged` gives them), by
+    halving: the one that starts last before its end is the only one to look at.
 
-
-def _overlap(one: Span, other: Span) -> bool:
-    return one[0] < other[1] and other[0] < one[1]
+    >>> _overlaps((0, 11), [(6, 13)]), _overlaps((0, 5), [(6, 13)])
+    (True, False)
+    """
+    index = bisect.bisect_left(spans, (span[1],)) - 1
+    return index >= 0 and spans[index][1] > span[0]
 
 
 # Each period named as last (one back) or the one before it (two back): the groups of
 # the CJK pattern are _UNITS' once and then again for the one before last.
 _PREVIOUS = (
     re.compile(r"\b(?:last|previous)\s+(week|month|year|weekend)\b"),
-    re.compile(rf"({CJK_LAST_WEEKEND.pattern})|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
+    # The first words of them all, looked for first: the rest are tried only there.
+    re.compile(r"(?=[上先지저去昨작一お재前])"
+               rf"(?:({CJK_LAST_WEEKEND.pattern})|({CJK_LAST_WEEK})|({CJK_LAST_MONTH})"
                rf"|({CJK_LAST_YEAR})|({CJK_WEEKEND_BEFORE_LAST.pattern})"
-               rf"|({CJK_WEEK_BEFORE_LAST})|({CJK_MONTH_BEFORE_LAST})|({CJK_YEAR_BEFORE_LAST})"),
+               rf"|({CJK_WEEK_BEFORE_LAST})|({CJK_MONTH_BEFORE_LAST})|({CJK_YEAR_BEFORE_LAST}))"),
 )
 
 
@@ -326,9 +353,9 @@ def calendar_terms(text: str) -> tuple[frozenset[str], str]:
     for start, end in part_spans(text) + days:
         found.update(tokens(text[start:end]))
         text = text[:start] + " " * (end - start) + text[end:]
-    for index, pattern in enumerate(PATTERNS):
+    for pattern in PATTERNS:
         for match in pattern.finditer(text):
-            cjk = index == len(PATTERNS) - 1
+            cjk = pattern is _THIS_CJK
             found.update(tokens(match.group(0)) if cjk else re.findall(r"[a-z0-9]+",
                                                                         match.group(0)))
             text = blanked(text, match)

@@ -29,8 +29,8 @@ _ACTIVITY = frozenset("work works worked working happen happened happening busy 
 on yesterday", "list the sessions of last week", 어제 무슨 작업했지 list those times."""
 
 
-_SINCE = frozenset("since 以来 以來 之后 之後 以后 以後 开始 開始 以降 이후".split())
-"""Words that run a time on until now ("since last week", 上周以来, 지난주 이후)."""
+_SINCE = frozenset("since 以来 以來 之后 之後 以后 以後 开始 開始 以降 이후 自从 自從".split())
+"""Words that run a time on until now ("since last week", 上周以来, 自从上周, 지난주 이후)."""
 
 
 def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:

@@ -6,7 +6,9 @@ and "on Tuesday" are read in :mod:`~harkback.stages.when`).
 先週の金曜日, 지난주 금요일) is that day of the calendar week before this one (from Monday);
 of the week before last (上上周五, 先々週の金曜日, 지지난주 금요일) that day a week earlier, as
 지지난 금요일 is the Friday before last; a day of this week (这周一, 本周三, 今週の月曜日, 이번
-주 월요일) that day once it has come (asked on a Wednesday, 这周五 is this week so far).
+주 월요일, "this Monday", "on Monday this week"; 这礼拜一 and 上礼拜五 as 这周一 and 上周五)
+that day once it has come (asked on a Wednesday, 这周五 is this week so far). A part of the
+day after it (这周三下午, 上周五晚上) frames it: the day is read whole.
 Without its day, 上周 alone is last week: a number after it that counts (上周一起, together;
 上周三个 bug, three bugs; 这周三天, three days) or a word 日 or 天 begins (上周日志, last
 week's logs; 这周天天, every day) is no day, nor is 一 of 一共 (in all), 一定 (must), 一般.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from harkback.stages.cjk_times import ZH_NOT_THIS
 from harkback.stages.local_days import day_start, days_before, last_moment, local_date
 from harkback.stages.weekend_words import NOT_TWICE
 
@@ -42,21 +45,29 @@ _DAY_AFTER = (r"(?![个個次位件种種条條起直些样樣点點名人台年
               r"|(?<!日)天|(?<=一)[共定切般半]|(?<=一)下(?!午)"
               r"|(?<=日)[报報记記历曆均活本语語文元])")
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
+# A part of the day after the day frames it (上周五晚上, 这周三下午): that day is read whole,
+# the words no topic.
+_DAYTIME = r"(?:\s?(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜裡))?"
 # Each with the word that makes it the week before last (上上周五, 先々週の金曜日, 지지난주
 # 금요일) or the day before last (지지난 금요일), then the day.
 _LAST_WEEKS = (
     # Chinese: 上周 and a day number, not a count or a longer word.
-    re.compile(NOT_TWICE + r"(上?)(?:上周|上週|上星期|上个星期|上個星期)([一二三四五六日天])"
-               + _DAY_AFTER),
+    re.compile(NOT_TWICE + r"(上?)(?:上周|上週|上星期|上个星期|上個星期|上礼拜|上禮拜|上个礼拜"
+               r"|上個禮拜)([一二三四五六日天])" + _DAY_AFTER + _DAYTIME),
     re.compile(rf"先(々?)週の?([{_JA}])曜(?:日)?"),
     re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s?주\s?([{_KO}])요일"),
 )
 # A day of this week (这周一, 本周三, 今週の月曜日, 이번 주 월요일).
 _THIS_WEEK = (
-    re.compile(r"(?:这周|這週|这个星期|這個星期|这星期|這星期|(?<!日)本周|(?<!日)本週|本星期)"
-               rf"([一二三四五六日天]){_DAY_AFTER}"),
+    re.compile(r"(?:这一?周|這一?週|这一?个星期|這一?個星期|这星期|這星期|这个?礼拜|這個?禮拜"
+               rf"|{ZH_NOT_THIS}本周|{ZH_NOT_THIS}本週|本星期)([一二三四五六日天]){_DAY_AFTER}"
+               + _DAYTIME),
     re.compile(rf"今週の?([{_JA}])曜(?:日)?"),
     re.compile(rf"이번\s?주\s?([{_KO}])요일"),
+    # English: "this Monday", "on Monday this week" (that day, not the week); not a name
+    # with a dot after it ("this monday.com board": a product).
+    re.compile(rf"\bthis\s+({'|'.join(WEEKDAYS)})\b(?!\.\w)"),
+    re.compile(rf"\b(?:on\s+)?({'|'.join(WEEKDAYS)})\s+(?:of\s+)?this\s+week\b"),
 )
 _LATEST = re.compile(rf"{NOT_TWICE}(지?)(?:지난|저번)\s([{_KO}])요일")
 
@@ -68,7 +79,9 @@ def latest_day(index: int, now: float) -> date:
 
 
 def _index(day: str) -> int:
-    # The day of the week a CJK day name or number says (天 and 日 are Sunday).
+    # The day of the week a day's name or a CJK day number says (天 and 日 are Sunday).
+    if day in WEEKDAYS:
+        return WEEKDAYS.index(day)
     for names in (_ZH, _JA, _KO):
         if day in names:
             return names.index(day)

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date
 
-from harkback.stages.cjk_times import CJK_AGO, CJK_DAYS, CJK_PAST, cjk_spans
+from harkback.stages.cjk_times import CJK_DAYS, CJK_PAST, cjk_agos, cjk_spans
 from harkback.stages.last_periods import before_last, calendar_period, spans_back
 from harkback.stages.local_days import (
     day_start,
@@ -55,7 +55,8 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
 # A vague count names a stretch, not one day: "a few days ago" is two to five days back
 # (read as the third day alone, which session of the 2nd-4th day a question meant turned
-# on the hour it was asked).
+# on the hour it was asked), and so are 几天前, 前几天, 数日前 and 며칠 전 (前两天: "a couple
+# of days ago"; :func:`~harkback.stages.cjk_times.cjk_agos`).
 VAGUE = {"a couple of": (1, 3), "couple of": (1, 3), "a few": (2, 5), "few": (2, 5),
          "several": (3, 7)}
 
@@ -213,9 +214,8 @@ def _cjk_windows(text: str, now: float) -> list[tuple[re.Match[str], tuple[float
         for match in pattern.finditer(text):
             found.append((match, calendar_period(_UNITS.get(days, ""), now, back + 1)
                           or (now - (back + 1) * days * DAY, now - back * days * DAY)))
-    for pattern, unit in CJK_AGO:
-        for match in pattern.finditer(text):
-            found.append((match, _ago(int(match.group(1) or match.group(2)), unit, now)))
+    # 三天前, 两个月前, 几天前 (a few days ago): as "3 days ago", "a few days ago" are read.
+    found += [(match, _ago_said(count, unit, now)) for match, count, unit in cjk_agos(text)]
     for pattern, count in CJK_DAYS:
         found += [(match, _day_window(count, now)) for match in pattern.finditer(text)]
     # 过去一年, 这几天: the days back until now, as "the past year", "the past few days".
@@ -347,8 +347,9 @@ def _expressions(text: str, listing: bool = False) -> Iterator[tuple[re.Match[st
     yield from ((match, not match.group(0).isascii()) for match, _ in weekday_windows(text, 0.0))
     yield from ((match, False) for match in _weekdays(text, listing))
     yield from ((match, False) for match in _today(text))
-    for pattern in (*(p for p, _, _ in CJK_PAST), *(p for p, _ in (*CJK_AGO, *CJK_DAYS))):
+    for pattern in (*(p for p, _, _ in CJK_PAST), *(p for p, _ in CJK_DAYS)):
         yield from ((match, True) for match in pattern.finditer(text))
+    yield from ((match, True) for match, _, _ in cjk_agos(text))
     yield from ((match, True) for match, _ in cjk_spans(text))
     yield from ((match, not match.group(0).isascii()) for match, _ in night_windows(text, 0.0))
 

@@ -1,0 +1,184 @@
+"""Time words of issue 17 read as a user means them: a count in Chinese numerals (三天前), a
+vague count (几天前, 며칠 전, 数日前), the days back to now (一年来, 近半年, 过去24小时,
+ここ数日), "since" in Chinese (自从上周, 从上周起), a day of this week in English ("this
+Monday") or framed by its part of the day (这周三下午), 礼拜 as a week; and the same
+characters inside other words (今日头条, 两周前端) read as no time."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+
+from harkback.stages.named_times import named_times, weighed_times
+from harkback.stages.query import topic_tokens
+from harkback.stages.recent import browse_window
+from harkback.stages.request import SearchRequest
+
+NOW = datetime(2026, 3, 19, 12, tzinfo=UTC).timestamp()  # a Thursday
+DAY = 86400.0
+
+
+def _day(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+def _before(text: str) -> float:
+    return math.nextafter(_day(text), -math.inf)
+
+
+def _window(question: str) -> tuple[float, float] | None:
+    return named_times(question, NOW).window
+
+
+@pytest.mark.parametrize(("question", "english"), [
+    ("三天前", "3 days ago"), ("两周前", "2 weeks ago"), ("一个月前", "1 month ago"),
+    ("两个月前", "2 months ago"), ("十二天前", "12 days ago"), ("두 달 전", "2 months ago"),
+    # The vague ones as "a few days ago" (when.VAGUE: two to five days back).
+    ("几天前", "a few days ago"), ("前几天", "a few days ago"), ("며칠 전", "a few days ago"),
+    ("数日前", "a few days ago"), ("前些日子", "a few days ago"),
+])
+def test_a_count_in_words_is_read_as_the_english_count(question: str, english: str) -> None:
+    """三天前 was read only as 3天前; 几天前, 前几天, 며칠 전, 数日前 not at all (a question
+    asking for the sessions of a few days ago was searched for 几天 and 天前)."""
+    assert _window(question) == _window(english) is not None
+
+
+def test_a_few_days_ago_is_the_second_to_fifth_day_back_in_every_language() -> None:
+    """One window for every language: 14 to 17 March asked on the 19th."""
+    for question in ("a few days ago", "几天前", "며칠 전", "数日前"):
+        assert _window(question) == (_day("2026-03-14"), _before("2026-03-18")), question
+
+
+@pytest.mark.parametrize(("question", "days"), [
+    ("一年来做了什么", 365.0), ("三个月以来", 90.0), ("近半年", 182.5), ("过去半年", 182.5),
+    ("过去24小时", 1.0), ("过去 24 小时", 1.0), ("ここ2、3日", 3.0),
+    ("这些天", 3.0),
+])
+def test_the_days_back_until_now(question: str, days: float) -> None:
+    """一年来 (the past year), 近半年 (the past six months), 过去24小时 (the past day),
+    ここ2、3日 (the past two or three days), 这些天 (these days): from that long ago to now."""
+    assert _window(question) == (NOW - days * DAY, NOW)
+
+
+@pytest.mark.parametrize(("question", "start", "end"), [
+    ("这一周做了什么", _day("2026-03-16"), NOW),  # this week: Monday on
+    ("这一周末做了什么", _day("2026-03-14"), _before("2026-03-16")),  # the latest weekend
+    ("大前年的项目", _day("2023-01-01"), _before("2024-01-01")),  # three calendar years back
+    ("一昨昨年", _day("2023-01-01"), _before("2024-01-01")),
+    ("さきおととし", _day("2023-01-01"), _before("2024-01-01")),
+    ("这礼拜一", _day("2026-03-16"), _before("2026-03-17")),
+    ("上礼拜", _day("2026-03-09"), _before("2026-03-16")),
+    ("上个礼拜", _day("2026-03-09"), _before("2026-03-16")),
+    ("上礼拜五", _day("2026-03-13"), _before("2026-03-14")),
+    ("this monday", _day("2026-03-16"), _before("2026-03-17")),
+    ("what did i do on monday this week", _day("2026-03-16"), _before("2026-03-17")),
+])
+def test_a_calendar_period_or_day(question: str, start: float, end: float) -> None:
+    """这一周 is this week; 大前年, 一昨昨年, さきおととし the year before the year before last
+    (not last year, 昨年, or the year before, おととし, inside them); 礼拜 a week as 星期
+    is; "this Monday" and "on Monday this week" that Monday, not the whole week."""
+    assert _window(question) == (start, end)
+
+
+@pytest.mark.parametrize("question", ["自从上周", "从上周起", "自上周"])
+def test_since_last_week_in_chinese_runs_until_now(question: str) -> None:
+    """自从上周, 从上周起 (since last week) were last week alone, its last days' sessions
+    left out; weighed by the ranker as listed."""
+    since = (_day("2026-03-09"), NOW)
+    assert _window(question) == since
+    assert weighed_times(question, NOW) == [since]
+
+
+def test_since_last_week_in_chinese_alone_is_listed() -> None:
+    """自从 is a since word as 以来 is: the question names no topic (it was searched)."""
+    listed = browse_window(SearchRequest(query="自从上周我做了什么"), NOW)
+    assert listed is not None and (listed.since, listed.until) == (_day("2026-03-09"), NOW)
+
+
+def test_since_last_month_in_chinese_runs_until_now() -> None:
+    assert _window("自从上个月") == (_day("2026-02-01"), NOW)
+
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("这周三下午我改了什么", "2026-03-18"), ("上周五晚上部署的服务", "2026-03-13"),
+])
+def test_a_part_of_the_day_after_a_day_frames_it(question: str, start: str) -> None:
+    """这周三下午 was this week so far (三下 taken as a count), and 下午, 晚上 searched for."""
+    said = named_times(question, NOW)
+    assert said.window == (_day(start), _before(start) + DAY)
+    assert not {"下午", "晚上"} & set(topic_tokens(said.rest))
+
+
+@pytest.mark.parametrize(("question", "unread"), [
+    ("今日头条的推送接口", "今日"),  # a news app
+    ("两周前端开发的排期", "两周"),  # two weeks of front-end work
+    ("第三天前端又挂了", "天前"),
+    ("一年来一次的体检", "一年"),  # once a year
+    ("这些天然气管道的数据", "些天"),  # these natural gas pipes
+    ("3일 전화 기록", "3"),  # a phone call
+    ("版本周五发布", "本周"),  # the version ships on Friday
+    ("脚本周五运行", "本周"),  # the script runs on Friday
+    ("提前几天通知用户", "几天"),  # a few days in advance
+    ("上线之前几天的日志", "几天"),  # the few days before the launch
+    ("周日上礼拜堂做弥撒", "礼拜"),  # to go to the chapel
+    ("这些日常任务", "些日"),  # these daily tasks
+    ("这些日程安排", "些日"),  # these schedules
+    ("这几日元的汇率", "几日"),  # the rate of these few yen
+])
+def test_the_same_words_inside_other_words_are_no_time(question: str, unread: str) -> None:
+    said = named_times(question, NOW)
+    assert said.window is None and unread not in said.words
+
+
+@pytest.mark.parametrize("question", ["上周起草的文档", "来自上周的日志", "上周起了一个新服务"])
+def test_a_since_word_inside_another_word_is_no_since(question: str) -> None:
+    """起草 (drafted), 来自 (from: its source), 起了 (started up) do not run last week on
+    until now."""
+    assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
+
+
+@pytest.mark.parametrize(("question", "english"), [
+    ("3天前提交的代码", "3 days ago"), ("三天前提交的代码", "3 days ago"),  # submitted
+    ("几天前提到的方案", "a few days ago"),  # mentioned
+    ("3天前进行的测试", "3 days ago"), ("两周前面试的候选人", "2 weeks ago"),  # interviewed
+    ("三天前线上出的问题", "3 days ago"),  # in production
+    ("一周前任务失败了", "1 week ago"),  # the task failed
+    ("三天前列出的文件", "3 days ago"),  # listed
+])
+def test_a_time_ago_before_a_verb_is_read(question: str, english: str) -> None:
+    """前 then a verb (提交, 进行, 面试, 线上 ...) is no longer word (前提, 前进, 前面,
+    前线): 3天前提交 was read on main and lost with the guard against 前提 (a premise)."""
+    assert _window(question) == _window(english) is not None
+
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("3일 전부터 오류가 났어", "2026-03-16"), ("2주 전부터", "2026-03-02"),
+    ("며칠 전부터 느려졌어", "2026-03-14"),
+])
+def test_since_a_time_ago_in_korean_runs_until_now(question: str, start: str) -> None:
+    """전부터 (since ... ago) is not 전부 (all): 3일 전부터 was read on main."""
+    assert _window(question) == (_day(start), NOW)
+
+
+@pytest.mark.parametrize(("question", "unread"), [
+    ("几十天前的日志", "十天"),  # some tens of days ago, not ten
+    ("1,000天前的版本", "天前"),  # a thousand days, not one
+    ("1.5天前的构建", "天前"),  # one and a half days, not five
+])
+def test_the_tail_of_a_longer_number_is_no_count(question: str, unread: str) -> None:
+    said = named_times(question, NOW)
+    assert said.window is None and unread not in said.words
+
+
+def test_this_monday_dot_com_is_a_product_not_a_day() -> None:
+    said = named_times("what's on this monday.com board", NOW)
+    assert said.window is None and "monday" not in said.words
+
+
+@pytest.mark.parametrize("question", ["源自上周的变更", "出自上周的报告", "摘自上周的会议纪要"])
+def test_from_a_source_is_no_since(question: str) -> None:
+    """来自 (comes from), 源自 (stems from), 出自 (is taken from) name where a thing comes
+    from, not since when: last week alone, not until now."""
+    assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
