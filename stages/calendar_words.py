@@ -224,8 +224,30 @@ def runs_on(text: str, span: tuple[int, int]) -> bool:
     >>> runs_on("last week", (0, 9))
     False
     """
-    before = text[max(0, span[0] - 40):span[0]]  # the words just before, not all of them
-    return bool(_FROM.search(before) or _FROM_ON.match(text, span[1]))
+    return bool(since_words(text, span))
+
+
+# 从 before a time with 起, 开始 or 以来 after it opens the same "since": 从上周起.
+_OPENING = re.compile(r"[从從]\s*$")
+
+
+def since_words(text: str, span: tuple[int, int]) -> list[Span]:
+    """Where the words are in ``text`` that run the expression at ``span`` on until now
+    (:func:`runs_on`; none when nothing does): what a question's time leaves of it names
+    no topic (来我 of 上周以来我做了什么 is no word).
+
+    >>> since_words("从上周起我做了什么", (1, 3)), since_words("since monday", (6, 12))
+    ([(0, 1), (3, 4)], [(0, 6)])
+    """
+    start = max(0, span[0] - 40)
+    before = text[start:span[0]]  # the words just before, not all of them
+    found = [(start + m.start(), start + m.end()) for m in [_FROM.search(before)] if m]
+    after = _FROM_ON.match(text, span[1])
+    if after is not None:
+        opening = None if found else _OPENING.search(before)
+        found += [(start + opening.start(), start + opening.end())] if opening else []
+        found.append(after.span())
+    return found
 
 
 Span = tuple[int, int]

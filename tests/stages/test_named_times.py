@@ -182,3 +182,25 @@ def test_from_a_source_is_no_since(question: str) -> None:
     """来自 (comes from), 源自 (stems from), 出自 (is taken from) name where a thing comes
     from, not since when: last week alone, not until now."""
     assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
+
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("上周以来我做了什么", "2026-03-09"), ("从上周起我做了什么", "2026-03-09"),
+    ("自从上个月以来都做了啥", "2026-02-01"), ("从上周开始我做了什么", "2026-03-09"),
+])
+def test_a_question_naming_only_since_a_time_lists_it(question: str, start: str) -> None:
+    """以来, 从...起, 开始 go with the time they run on: 来我, 起我, 始我 (the pair across
+    the since word's edge) were read as topic words and the question searched for them;
+    啥 (what) frames as 什么 does."""
+    listed = browse_window(SearchRequest(query=question), NOW)
+    assert listed is not None and (listed.since, listed.until) == (_day(start), NOW)
+
+
+@pytest.mark.parametrize("question", [
+    "上周以来nginx超时了", "上周起草的方案", "从上周的日志里找超时",
+])
+def test_a_topic_beside_a_since_time_is_searched(question: str) -> None:
+    """The since words go, not what follows them (起草: drafted) nor a 从 that runs
+    nothing on (from last week's logs)."""
+    assert browse_window(SearchRequest(query=question), NOW) is None
+
