@@ -204,3 +204,31 @@ def test_a_topic_beside_a_since_time_is_searched(question: str) -> None:
     nothing on (from last week's logs)."""
     assert browse_window(SearchRequest(query=question), NOW) is None
 
+
+@pytest.mark.parametrize(("question", "hours"), [
+    ("3小时前", 3), ("三个小时前", 3), ("2時間前", 2), ("3시간 전", 3), ("3 hours ago", 3),
+    ("an hour ago", 1),
+])
+def test_hours_ago_are_that_hour(question: str, hours: int) -> None:
+    """3小时前, 2時間前, 3시간 전, "3 hours ago" were no time (3 and 小时 searched for): the
+    hour that many hours back, half an hour either side, as "2 weeks ago" is that week."""
+    hour = 3600.0
+    assert _window(question) == (NOW - (hours + 0.5) * hour, NOW - (hours - 0.5) * hour)
+    assert weighed_times(question, NOW) == [_window(question)]
+
+
+def test_hours_ago_alone_are_listed() -> None:
+    listed = browse_window(SearchRequest(query="3小时前我做了什么"), NOW)
+    assert listed is not None and (listed.since, listed.until) == _window("3 hours ago")
+
+
+@pytest.mark.parametrize("question", [
+    "3시간 전화 통화",  # a three-hour phone call
+    "3小时前后的日志",  # the logs around three hours
+    "第3个小时前的日志",  # before the third hour
+    "1.5 hours ago",  # no 5 hours ago
+    "how many hours ago did the build start",  # no count: a duration asked
+])
+def test_the_words_of_hours_ago_elsewhere_are_no_time(question: str) -> None:
+    assert _window(question) is None
+
