@@ -232,3 +232,24 @@ def test_hours_ago_alone_are_listed() -> None:
 def test_the_words_of_hours_ago_elsewhere_are_no_time(question: str) -> None:
     assert _window(question) is None
 
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("上周三起", "2026-03-11"), ("上周五起我做了什么", "2026-03-13"), ("从上周三起", "2026-03-11"),
+    ("上周日起", "2026-03-15"), ("这周二起我做了什么", "2026-03-17"),
+])
+def test_since_a_day_of_last_week_runs_from_that_day(question: str, start: str) -> None:
+    """上周三起 (since last Wednesday) was all of last week (三起 read as a count) and
+    this week left out: from that day to now, listed and weighed alike."""
+    since = (_day(start), NOW)
+    assert _window(question) == since
+    assert weighed_times(question, NOW) == [since]
+    listed = browse_window(SearchRequest(query=question), NOW)
+    assert listed is not None and (listed.since, listed.until) == since
+
+
+@pytest.mark.parametrize("question", [
+    "上周五起事故", "上周三起严重故障", "上周两起事故", "上周一起讨论的方案",
+])
+def test_a_count_of_incidents_after_last_week_is_no_day(question: str) -> None:
+    """上周五起事故 is five accidents last week, 一起 together: last week, no day."""
+    assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
