@@ -86,3 +86,19 @@ async def test_a_quick_fix_is_no_speed(store: SessionStore) -> None:
     unsafe_perform_io((await store.ingest((answer, recent)).awaitable()).unwrap())
     assert (await _found(store, "how did I speed up the docker build?", now))[:1] \
         == ["build-slow"]
+
+
+async def test_a_near_word_the_question_names_is_read_as_its_own(store: SessionStore) -> None:
+    """"how did I speed up the slow build?": "slow" is the question's own word, searched as
+    written. "speed", held nowhere, is read by its other near words alone ("faster"): it
+    read "slow" too, so a session saying "slow" once counted it twice, and the note said
+    "speed" was read by "slow"."""
+    now = time.time()
+    slow = conversation("build-slow", ("user", "the docker build is slow"), started_at=now - DAY)
+    fast = conversation("build-fast", ("user", "the docker build is faster with the cache"),
+                        started_at=now - 2 * DAY)
+    unsafe_perform_io((await store.ingest((slow, fast)).awaitable()).unwrap())
+    outcome = await LexicalMatch()(SearchRequest(query="how did I speed up the slow build?"))(
+        Deps(store=store, clock=lambda: now)).awaitable()
+    assert unsafe_perform_io(outcome.unwrap()).notes == (
+        "no message holds 'speed': read by its near words 'faster'",)
