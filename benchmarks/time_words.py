@@ -1,5 +1,6 @@
-"""CPU of reading a question's time words (``named_times``), which every search does to see
-whether it asks for a listing (``recent.browse_window``), by the question's length and script.
+"""CPU of reading a question's time words (``named_times``), which every search in plain words
+does to see whether it asks for a listing (``recent.browse_window``), by the question's length
+and script.
 
     .venv/bin/python -m benchmarks.time_words [--seconds 2] [--against NAME]
 

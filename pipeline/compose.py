@@ -147,15 +147,18 @@ class Pipeline:
 
         def choose(deps: Deps) -> FutureResult[RecallResult | BrowseResult, RecallError]:
             now = deps.clock()
-            said = named_times(request.query, now)
-            listing = browse_window(request, now, said)
+            # A query in search syntax lists no time (browse_window): its ranker reads its
+            # windows alone (weighed_times), not the whole reading of named_times.
+            said = None if parse_query(request.query).advanced else named_times(
+                request.query, now)
+            listing = None if said is None else browse_window(request, now, said)
             if listing is not None:
                 # The payload says what was asked and which time it was read to name.
                 window = (listing.since, listing.until)
                 return self.browse(listing, asked=True).map(lambda listed: _widen_browse(
                     attrs.evolve(listed, query=request.query, window=window)))(deps)
             # The ranker weighs the times read here: the question is not read again.
-            searched = attrs.evolve(request, weighed=said.weighed)
+            searched = request if said is None else attrs.evolve(request, weighed=said.weighed)
             return self._stages(searched).bind(
                 lambda found: self._in_tool_output(searched, found)).map(_widen_recall)(deps)
 
