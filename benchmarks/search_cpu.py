@@ -49,7 +49,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -64,6 +64,9 @@ from harkback.stages.observe import StageEvent
 
 LIMIT = 5
 """The soak's searchers ask for five sessions."""
+
+Side = TypeVar("Side")
+Item = TypeVar("Item")
 
 
 @attrs.define
@@ -164,6 +167,53 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+@attrs.define
+class Alternation(Generic[Side, Item]):
+    """The one loop of a paired CPU measure: iterated, it gives each ``(side, item)`` in
+    turn, item by item, round after round, which side goes first swapping every round, and
+    adds to :attr:`spent` the CPU each turn took (the loop's body, from one turn given to
+    the next asked: async code awaited in it too). ``before`` runs ahead of each turn,
+    untimed. Python's collector is paused while it runs (:func:`collector_paused`), each
+    turn's young garbage collected as part of it and the rest between rounds, untimed (see
+    the module for why). It runs ``rounds`` rounds, or with ``seconds`` until they are spent
+    in all (one round at least).
+
+    >>> turns = Alternation(("a", "b"), ("x",), rounds=2)
+    >>> list(turns), turns.rounds_run
+    ([('a', 'x'), ('b', 'x'), ('b', 'x'), ('a', 'x')], 2)
+    """
+
+    sides: Sequence[Side]
+    items: Sequence[Item]
+    rounds: int = 1
+    seconds: float | None = None
+    before: Callable[[], None] = lambda: None
+    spent: dict[tuple[Side, Item], float] = attrs.Factory(dict)
+    rounds_run: int = 0
+
+    def __iter__(self) -> Iterator[tuple[Side, Item]]:
+        """Each turn, timed while the caller runs it."""
+        with collector_paused():
+            while self.rounds_run == 0 or (sum(self.spent.values()) < self.seconds
+                                           if self.seconds is not None
+                                           else self.rounds_run < self.rounds):
+                order = self.sides if self.rounds_run % 2 == 0 else self.sides[::-1]
+                for item in self.items:
+                    for side in order:
+                        self.before()
+                        started = time.process_time()
+                        yield side, item
+                        gc.collect(0)  # the turn's own garbage, paid for by it
+                        self.spent[side, item] = (self.spent.get((side, item), 0.0)
+                                                  + time.process_time() - started)
+                gc.collect()
+                self.rounds_run += 1
+
+    def ms(self, side: Side, item: Item) -> float:
+        """The CPU milliseconds ``side`` spent on ``item``, a round."""
+        return 1000 * self.spent.get((side, item), 0.0) / max(self.rounds_run, 1)
+
+
 async def measure_paired(db: Path, rounds: int, other: str,
                          queries: Sequence[str] = QUERIES, *, commits: bool = False
                          ) -> list[tuple[str, float, float]]:
@@ -182,29 +232,18 @@ async def _measure_paired(db: Path, rounds: int, other: str, queries: Sequence[s
     sides: dict[str, tuple[Any, Any]] = {
         "other": (facade_module.Harkback, other_store),
         "this": (Harkback, SqliteStore.open(db, readonly=True).unwrap())}
-    spent = {side: dict.fromkeys(queries, 0.0) for side in sides}
+    turns = Alternation(("other", "this"), queries, rounds=rounds, before=commit)
     try:
         for make, store in sides.values():
             for query in queries:
                 await make(store=store).search(query, limit=LIMIT)
-        with collector_paused():
-            for round_ in range(rounds):
-                order = ("other", "this") if round_ % 2 == 0 else ("this", "other")
-                for query in queries:
-                    for side in order:
-                        make, store = sides[side]
-                        commit()
-                        started = time.process_time()
-                        await make(store=store).search(query, limit=LIMIT)
-                        # The search's own garbage, paid for by it (see the module).
-                        gc.collect(0)
-                        spent[side][query] += time.process_time() - started
-                gc.collect()
+        for side, query in turns:
+            make, store = sides[side]
+            await make(store=store).search(query, limit=LIMIT)
     finally:
         for _, store in sides.values():
             await asyncio.to_thread(store.close)
-    return [(q, 1000 * spent["other"][q] / rounds, 1000 * spent["this"][q] / rounds)
-            for q in queries]
+    return [(q, turns.ms("other", q), turns.ms("this", q)) for q in queries]
 
 
 def paired_table(results: Sequence[tuple[str, float, float]], other: str) -> str:

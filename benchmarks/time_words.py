@@ -1,27 +1,29 @@
-"""CPU of reading a question's time words (``named_times``), which every search does to see
-whether it asks for a listing (``recent.browse_window``), by the question's length and script.
+"""CPU of reading a question's time words (``named_times``), which every search in plain words
+does to see whether it asks for a listing (``recent.browse_window``), by the question's length
+and script.
 
     .venv/bin/python -m benchmarks.time_words [--seconds 2] [--against NAME]
 
 A question may be a pasted page (the first 10,000 characters are read): each pattern of the
 time words runs over all of it. ``--against NAME`` reads each question with another copy of
 the package too, importable as ``NAME`` (made as :mod:`benchmarks.search_cpu` says), the two
-alternating in one process, and gives the ratio (CPU time: steadier than wall time on a
-shared machine); both must read the same window.
+alternating in one process in search_cpu's loop (:class:`~benchmarks.search_cpu.Alternation`,
+the collector paused), and gives the ratio (CPU time: steadier than wall time on a shared
+machine); both must read the same window.
 
 >>> [len(text) for text in QUESTIONS.values()][:2]
-[63, 10000]
+[62, 10000]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import time
 from collections.abc import Callable
 from typing import Any
 
 from benchmarks.entry import run_main
+from benchmarks.search_cpu import Alternation
 
 NOW = 1772712000.0  # Thursday 2026-03-05 12:00 UTC
 
@@ -45,18 +47,13 @@ def _reader(package: str) -> Callable[[str, float], Any]:
 
 def cpu_ms(readers: list[Callable[[str, float], Any]], text: str, seconds: float
            ) -> list[float]:
-    """Milliseconds of CPU each reader takes to read ``text``, alternating (who goes first
-    swaps every round) for about ``seconds`` in all."""
-    spent = [0.0] * len(readers)
-    rounds = 0
-    while sum(spent) < seconds or rounds == 0:
-        order = range(len(readers)) if rounds % 2 == 0 else reversed(range(len(readers)))
-        for index in order:
-            start = time.process_time()
-            readers[index](text, NOW)
-            spent[index] += time.process_time() - start
-        rounds += 1
-    return [1000 * total / rounds for total in spent]
+    """Milliseconds of CPU each reader takes to read ``text``, alternating in
+    :mod:`benchmarks.search_cpu`'s loop (who goes first swaps every round, the collector
+    paused) for about ``seconds`` in all."""
+    turns = Alternation(range(len(readers)), (text,), seconds=seconds)
+    for index, _ in turns:
+        readers[index](text, NOW)
+    return [turns.ms(index, text) for index in range(len(readers))]
 
 
 def main() -> int:

@@ -21,7 +21,8 @@ from typing import Any
 
 from harkback.pipeline.output import show_command
 
-# Defined with the defaults, so that the MCP server lists its tools without this module.
+# Defined with the defaults, where the MCP tools' descriptions (mcp_specs, which imports
+# none of the pipeline) read them too; the server loads this module at its start.
 from harkback.stages.defaults import MESSAGE_CHARS as MESSAGE_CHARS
 from harkback.stages.defaults import PAGE_CHARS as PAGE_CHARS
 from harkback.stages.long_text import clip_middle

@@ -27,6 +27,7 @@ from harkback.stages.errors import RecallError
 from harkback.stages.flow import Loaded, Matched, Resolved, SummarizedSet
 from harkback.stages.load.load import Load
 from harkback.stages.match.lexical import LexicalMatch
+from harkback.stages.named_times import named_times
 from harkback.stages.parts_only import parts_only_noted
 from harkback.stages.ports import Deps
 from harkback.stages.query import parse_query
@@ -145,14 +146,21 @@ class Pipeline:
             return self.browse(request).map(_widen_browse)
 
         def choose(deps: Deps) -> FutureResult[RecallResult | BrowseResult, RecallError]:
-            listing = browse_window(request, deps.clock())
+            now = deps.clock()
+            # A query in search syntax lists no time (browse_window): its ranker reads its
+            # windows alone (weighed_times), not the whole reading of named_times.
+            said = None if parse_query(request.query).advanced else named_times(
+                request.query, now)
+            listing = None if said is None else browse_window(request, now, said)
             if listing is not None:
                 # The payload says what was asked and which time it was read to name.
                 window = (listing.since, listing.until)
                 return self.browse(listing, asked=True).map(lambda listed: _widen_browse(
                     attrs.evolve(listed, query=request.query, window=window)))(deps)
-            return self._stages(request).bind(
-                lambda found: self._in_tool_output(request, found)).map(_widen_recall)(deps)
+            # The ranker weighs the times read here: the question is not read again.
+            searched = request if said is None else attrs.evolve(request, weighed=said.weighed)
+            return self._stages(searched).bind(
+                lambda found: self._in_tool_output(searched, found)).map(_widen_recall)(deps)
 
         return RequiresContextFutureResult(choose)
 

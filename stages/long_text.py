@@ -46,8 +46,9 @@ CLIP_MARKER = "...[truncated]..."
 """What stands between the head and the tail :func:`clip_middle` keeps, unless told."""
 
 
-# Here, in a module that imports nothing, so that the MCP server bounds an error's line
-# without loading the stages (a failed load of them is one of its errors).
+# Here, in a module that imports nothing: the MCP server, which bounds an error's line
+# with it, loads it at its start with none of the stages a call loads (query, records,
+# render), so that its reply to a failed load of those does not meet the failure again.
 def clip_middle(text: str, limit: int, marker: str = CLIP_MARKER, *,
                 head: int | None = None) -> str:
     """Keep the first and last ``limit // 2`` characters of a text longer than ``limit``

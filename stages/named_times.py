@@ -5,6 +5,8 @@ Every time named is read (a calendar name, a time counted back, a range), each a
 around it bound it ("since yesterday" runs until now), and the window spans them all: "what
 did I do yesterday and last week?" lists both. What is left of the question once its times
 are blanked out says whether it names anything else (a topic to search for instead).
+The same reading gives the windows the ranker weighs when it does
+(:attr:`NamedTimes.weighed`, :func:`weighed_times`): its ranges are read once a search.
 
 >>> DAY = 86400.0
 >>> said = named_times("上周我做了什么", 100 * DAY)
@@ -19,6 +21,7 @@ import math
 import attrs
 
 from harkback.stages.calendar_words import (
+    Span,
     bounded_by,
     calendar_terms,
     calendar_windows,
@@ -27,7 +30,7 @@ from harkback.stages.calendar_words import (
     since_words,
 )
 from harkback.stages.month_parts import part_spans, within
-from harkback.stages.time_ranges import time_ranges
+from harkback.stages.time_ranges import Window, time_ranges
 from harkback.stages.when import spanning, time_spans, time_terms
 
 
@@ -42,6 +45,8 @@ class NamedTimes:
     """The words of the times named that are not blanked out of :attr:`rest`."""
     rest: str
     """The question lower-cased, its times blanked out: what else it asks about."""
+    weighed: tuple[tuple[float, float], ...] = ()
+    """The windows the ranker weighs beside a topic (:func:`weighed_times`)."""
 
     @property
     def since(self) -> float | None:
@@ -53,7 +58,7 @@ class NamedTimes:
 
 def named_times(question: str, now: float) -> NamedTimes:
     """The times ``question`` names as of ``now`` (:class:`NamedTimes`)."""
-    text = question.lower()
+    text = lowered = question.lower()
     ranged = time_ranges(text, now)
     for (start, end), _ in ranged:  # a range's ends are read in it only
         text = _blank(text, start, end)
@@ -77,7 +82,8 @@ def named_times(question: str, now: float) -> NamedTimes:
     # A time's since word (以来, 从...起, "since") goes with it: 来我 of 上周以来我 is no topic.
     for start, end in {words for span in read for words in since_words(text, span)}:
         rest = _blank(rest, start, end)
-    return NamedTimes(spanning(by_start.values()), timed | named, rest)
+    return NamedTimes(spanning(by_start.values()), timed | named, rest,
+                      _weighed(lowered, now, ranged))
 
 
 def _blank(text: str, start: int, end: int) -> str:
@@ -103,7 +109,12 @@ def weighed_times(question: str, now: float) -> list[tuple[float, float]]:
     []
     """
     text = question.lower()
-    ranges = time_ranges(text, now)
+    return list(_weighed(text, now, time_ranges(text, now)))
+
+
+def _weighed(text: str, now: float, ranges: list[tuple[Span, Window]]
+             ) -> tuple[tuple[float, float], ...]:
+    # weighed_times of lower-cased ``text``, its ranges (time_ranges) read already.
     weighed: list[tuple[float, float]] = []
     for span, (start, end) in time_spans(text, now):
         held = [window for (at, last), window in ranges if at <= span[0] and span[1] <= last]
@@ -118,4 +129,4 @@ def weighed_times(question: str, now: float) -> list[tuple[float, float]]:
             weighed.append((start, end))  # "until last Friday": that day, the nearest
         # "Before last Friday" (上周五之前, 金曜日より前, 금요일 전에) leaves that Friday out:
         # lifting it would put the sessions left out first.
-    return list(dict.fromkeys(weighed))
+    return tuple(dict.fromkeys(weighed))

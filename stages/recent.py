@@ -13,7 +13,7 @@ from returns.future import FutureResult
 
 from harkback.stages.lineage import load_ancestry, root_of
 from harkback.stages.match.plan import QUESTION_WORDS
-from harkback.stages.named_times import named_times
+from harkback.stages.named_times import NamedTimes, named_times
 from harkback.stages.ports import RecentQuery
 from harkback.stages.query import parse_query, topic_tokens
 from harkback.stages.records import Session, SessionOverview
@@ -33,8 +33,10 @@ _SINCE = frozenset("since 以来 以來 之后 之後 以后 以後 开始 開�
 """Words that run a time on until now ("since last week", 上周以来, 自从上周, 지난주 이후)."""
 
 
-def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
-    """``request`` as a listing of the time its question names, when it names nothing else.
+def browse_window(request: SearchRequest, now: float, said: NamedTimes | None = None
+                  ) -> SearchRequest | None:
+    """``request`` as a listing of the time its question names, when it names nothing else
+    (``said``: its :func:`~harkback.stages.named_times.named_times` as of ``now``, if read).
 
     >>> day = 86400.0
     >>> listed = browse_window(SearchRequest(query="what did I do last week?"), 100 * day)
@@ -52,7 +54,7 @@ def browse_window(request: SearchRequest, now: float) -> SearchRequest | None:
     """
     if parse_query(request.query).advanced:
         return None
-    said = named_times(request.query, now)
+    said = said or named_times(request.query, now)
     framing = said.words | QUESTION_WORDS | _ACTIVITY | _SINCE
     # A bigram across a time expression's edge (周我 of 上周我做了什么) names nothing.
     rest = frozenset(topic_tokens(said.rest))

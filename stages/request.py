@@ -59,7 +59,10 @@ class SearchRequest:
     """One recall request. Build it with :func:`make_request` to get errors as values.
 
     ``shortlist`` is how many candidates resolve keeps when a later stage (rerank) will
-    choose ``limit`` among them; 0 keeps ``limit``. The pipeline sets it, not the caller.
+    choose ``limit`` among them; 0 keeps ``limit``. ``weighed`` holds the windows of the
+    times the query names as the ranker weighs them, when read already (None: the matcher
+    reads them, :func:`~harkback.stages.named_times.weighed_times`). The pipeline sets
+    both, not the caller.
     ``sources`` and ``projects``, when given, are the only ones searched (a project is
     named by its folder's path or name); ``hidden_sources`` are never searched, unless
     :func:`make_request` was given one of them in ``sources``.
@@ -82,6 +85,7 @@ class SearchRequest:
         _a_count, attrs.validators.ge(0), attrs.validators.le(MAX_SHORTLIST)])
     sources: tuple[str, ...] = attrs.field(default=(), converter=_mended_names)
     projects: tuple[str, ...] = attrs.field(default=(), converter=_mended_names)
+    weighed: tuple[tuple[float, float], ...] | None = None
 
     @property
     def is_browse(self) -> bool:

@@ -182,7 +182,9 @@ class LexicalMatch:
         terms, prefixes = lookups(planned)
 
         def run(store: SessionStore, now: float) -> FutureResult[Matched, StoreUnavailable]:
-            windows = weighed_times(request.query, now) if self.time_weight else []
+            # Read already by the pipeline, which asked whether the question lists a time.
+            windows = [] if not self.time_weight else weighed_times(request.query, now) \
+                if request.weighed is None else list(request.weighed)
 
             def search(found: Corrected) -> FutureResult[Matched, StoreUnavailable]:
                 read, stats = found

@@ -24,7 +24,7 @@ import attrs
 
 from harkback.stages.match.across import foreign_units
 from harkback.stages.match.exclusions import split_exclusions as split_exclusions
-from harkback.stages.match.near import read_near, stand_ins
+from harkback.stages.match.near import read_near, stand_ins, unnamed
 from harkback.stages.match.runs import bigram_runs, continues, unit_text
 from harkback.stages.match.score import RankUnit, idf
 from harkback.stages.match.within_script import within_script
@@ -116,7 +116,7 @@ def plan_units(parsed: ParsedQuery, framing: frozenset[str] = frozenset(), *,
             out.append(RankUnit(unit, unit.terms))
     if not parsed.advanced:
         out += foreign_units(topic, out, script)
-    return tuple(out)
+    return unnamed(out)
 
 
 _KATAKANA_OR_HANGUL = re.compile(r"^[\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f\uac00-\ud7af]+$")

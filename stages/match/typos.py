@@ -81,29 +81,41 @@ def _misspelt(units: Sequence[RankUnit], absent: Sequence[int]) -> list[tuple[in
             and u.text.isalpha() and len(u.text) >= SHORTEST][:MOST_WORDS]
 
 
-def typo_lookups(units: Sequence[RankUnit], stats: TermStats) -> tuple[str, ...]:
+@attrs.frozen
+class Lookups:
+    """What :func:`typo_lookups` asks the store of, and for which words."""
+
+    asked: tuple[str, ...]
+    """The forms to count: the absent words' near-synonyms, then their spellings."""
+    misspelt: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    """Each word a slip may have made (its place among the units) and its spellings one
+    edit away."""
+
+
+def typo_lookups(units: Sequence[RankUnit], stats: TermStats) -> Lookups:
     """What to ask the store's ``term_stats`` of for the absent words of ``units``
     (planned, counted in ``stats``): their near-synonyms' forms
     (:attr:`~harkback.stages.match.score.RankUnit.stand_ins`), then their spellings one
-    edit away; () when every word is held, so a question the store knows asks nothing more.
+    edit away; none when every word is held, so a question the store knows asks nothing more.
     """
     absent = _absent(units, stats)
+    misspelt = tuple((j, _spellings(word)) for j, word in _misspelt(units, absent))
     near = tuple(dict.fromkeys(f for j in absent for f in units[j].stand_ins))
-    edits = dict.fromkeys(w for _, word in _misspelt(units, absent) for w in _spellings(word))
-    return (*near, *tuple(w for w in edits if w not in near)[:LONGEST_EDITS])
+    edits = dict.fromkeys(w for _, spellings in misspelt for w in spellings)
+    return Lookups((*near, *tuple(w for w in edits if w not in near)[:LONGEST_EDITS]), misspelt)
 
 
-def with_corrections(units: Sequence[RankUnit], stats: TermStats, more: TermStats
-                     ) -> tuple[tuple[RankUnit, ...], TermStats]:
-    """``units`` with each absent word whose near-synonyms the store lacks given its most
-    held spelling one edit away (in ``more``, the counts of :func:`typo_lookups`) and its
-    inflections among its forms, and ``stats`` with those counts."""
+def with_corrections(units: Sequence[RankUnit], stats: TermStats, lookups: Lookups,
+                     more: TermStats) -> tuple[tuple[RankUnit, ...], TermStats]:
+    """``units`` with each misspelt word of ``lookups`` whose near-synonyms the store lacks
+    given its most held spelling one edit away (in ``more``, the counts of what ``lookups``
+    asked) and its inflections among its forms, and ``stats`` with those counts."""
     found = dict(more.counts)
     out = list(units)
-    for j, word in _misspelt(units, _absent(units, stats)):
+    for j, spellings in lookups.misspelt:
         if any(found.get(f, 0) for f in units[j].stand_ins):
             continue  # read by its near-synonyms (near.py)
-        held = [(found[w], w) for w in _spellings(word) if found.get(w, 0) >= LEAST_MESSAGES]
+        held = [(found[w], w) for w in spellings if found.get(w, 0) >= LEAST_MESSAGES]
         if held:
             best = max(held, key=lambda c: c[0])[1]
             out[j] = attrs.evolve(units[j], forms=tuple(dict.fromkeys(
@@ -121,7 +133,7 @@ def corrected(store: SessionStore, units: tuple[RankUnit, ...], stats: TermStats
     near-synonyms and spellings of their absent words (:func:`typo_lookups`): as they are
     when none is, or the query is ``literal`` (search syntax means what it says:
     ``"kuberntes"`` in quotes is that spelling, held in a title perhaps)."""
-    asked = () if literal else typo_lookups(units, stats)
-    if not asked:
+    if literal or not (asked := typo_lookups(units, stats)).asked:
         return FutureResult.from_value((units, stats))
-    return store.term_stats(asked).map(lambda more: with_corrections(units, stats, more))
+    return store.term_stats(asked.asked).map(
+        lambda more: with_corrections(units, stats, asked, more))

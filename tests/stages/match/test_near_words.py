@@ -14,6 +14,7 @@ from harkback.stages.match.near import NEAR_SHARE
 from harkback.stages.match.plan import plan_units, weigh_units
 from harkback.stages.ports import Deps, SessionStore, TermStats
 from harkback.stages.query import parse_query
+from harkback.stages.records import Conversation
 from harkback.stages.request import SearchRequest
 from harkback.stages.resolve import LineageResolve
 from tests.conftest import conversation
@@ -21,10 +22,13 @@ from tests.conftest import conversation
 DAY = 86_400.0
 
 
-async def _found(store: SessionStore, query: str, now: float) -> list[str]:
+async def _first(store: SessionStore, query: str, now: float,
+                 *sessions: Conversation) -> list[str]:
+    """The first session found for ``query`` asked at ``now``, once ``sessions`` are stored."""
+    unsafe_perform_io((await store.ingest(sessions).awaitable()).unwrap())
     outcome = await LexicalMatch()(SearchRequest(query=query, limit=5)).bind(
         LineageResolve())(Deps(store=store, clock=lambda: now)).awaitable()
-    return [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates]
+    return [c.root.id for c in unsafe_perform_io(outcome.unwrap()).candidates][:1]
 
 
 @pytest.mark.parametrize("question", ["how did I speed up our CI?", "how was our CI sped up?"])
@@ -42,8 +46,7 @@ async def test_speed_up_finds_the_session_that_was_slow_and_is_faster(
         "ci-lint", ("user", "CI is red, the lint job fails"),
         ("assistant", "pin ruff in CI to the version pre-commit uses"),
         ("user", "CI green again"), started_at=now - DAY)
-    unsafe_perform_io((await store.ingest((answer, recent)).awaitable()).unwrap())
-    assert (await _found(store, question, now))[:1] == ["ci-cache"]
+    assert await _first(store, question, now, answer, recent) == ["ci-cache"]
 
 
 async def test_broke_finds_the_session_where_it_failed(store: SessionStore) -> None:
@@ -58,8 +61,7 @@ async def test_broke_finds_the_session_where_it_failed(store: SessionStore) -> N
         "backup-plan", ("user", "plan a weekly backup restore drill for the backup server"),
         ("assistant", "restore the latest dump into staging every Monday"),
         started_at=now - 2 * DAY)
-    unsafe_perform_io((await store.ingest((answer, recent)).awaitable()).unwrap())
-    assert (await _found(store, "why the backup broke", now))[:1] == ["backup-fail"]
+    assert await _first(store, "why the backup broke", now, answer, recent) == ["backup-fail"]
 
 
 def test_a_word_the_store_holds_is_read_as_written() -> None:
@@ -86,6 +88,21 @@ async def test_a_quick_fix_is_no_speed(store: SessionStore) -> None:
     recent = conversation(
         "build-quick", ("user", "quick question: a quick fix for the docker build tag?"),
         ("assistant", "a quick one: tag the build with the commit"), started_at=now - DAY)
-    unsafe_perform_io((await store.ingest((answer, recent)).awaitable()).unwrap())
-    assert (await _found(store, "how did I speed up the docker build?", now))[:1] \
+    assert await _first(store, "how did I speed up the docker build?", now, answer, recent) \
         == ["build-slow"]
+
+
+async def test_a_near_word_the_question_names_is_read_as_its_own(store: SessionStore) -> None:
+    """"how did I speed up the slow build?": "slow" is the question's own word, searched as
+    written. "speed", held nowhere, is read by its other near words alone ("faster"): it
+    read "slow" too, so a session saying "slow" once counted it twice, and the note said
+    "speed" was read by "slow"."""
+    now = time.time()
+    slow = conversation("build-slow", ("user", "the docker build is slow"), started_at=now - DAY)
+    fast = conversation("build-fast", ("user", "the docker build is faster with the cache"),
+                        started_at=now - 2 * DAY)
+    unsafe_perform_io((await store.ingest((slow, fast)).awaitable()).unwrap())
+    outcome = await LexicalMatch()(SearchRequest(query="how did I speed up the slow build?"))(
+        Deps(store=store, clock=lambda: now)).awaitable()
+    assert unsafe_perform_io(outcome.unwrap()).notes == (
+        "no message holds 'speed': read by its near words 'faster'",)

@@ -45,11 +45,12 @@ def test_a_held_word_is_never_looked_up_again_and_a_rare_spelling_replaces_nothi
     "docker" in one message (fewer than LEAST_MESSAGES) leaves it as written."""
     planned = plan_units(parse_query("dokcer"))
     assert typo_lookups(plan_units(parse_query("docker")),
-                        TermStats(documents=10, counts=(("docker", 3),))) == ()
+                        TermStats(documents=10, counts=(("docker", 3),))).asked == ()
     stats = TermStats(documents=10)
-    assert "docker" in typo_lookups(planned, stats)
-    rare, _ = with_corrections(planned, stats, TermStats(counts=(("docker", 1),)))
-    held, _ = with_corrections(planned, stats, TermStats(counts=(("docker", 2),)))
+    asked = typo_lookups(planned, stats)
+    assert "docker" in asked.asked
+    rare, _ = with_corrections(planned, stats, asked, TermStats(counts=(("docker", 1),)))
+    held, _ = with_corrections(planned, stats, asked, TermStats(counts=(("docker", 2),)))
     assert "docker" not in rare[0].forms and "docker" in held[0].forms
 
 
@@ -95,8 +96,9 @@ def test_a_held_words_near_synonyms_are_counted_only_where_it_is_absent() -> Non
     planned = plan_units(parse_query("error config"))
     assert "failed" not in lookups(planned)[0]
     held = TermStats(documents=10, counts=(("error", 3), ("config", 2)))
-    assert typo_lookups(planned, held) == ()
-    assert "failed" in typo_lookups(planned, TermStats(documents=10, counts=(("config", 2),)))
+    assert typo_lookups(planned, held).asked == ()
+    assert "failed" in typo_lookups(planned, TermStats(documents=10,
+                                                       counts=(("config", 2),))).asked
 
 
 def test_no_word_is_read_as_one_shorter_than_five_letters() -> None:
@@ -105,9 +107,9 @@ def test_no_word_is_read_as_one_shorter_than_five_letters() -> None:
     stats = TermStats(documents=1000)
     more = TermStats(counts=(("chat", 40), ("commit", 3)))
     planned = plan_units(parse_query("chart committ"))
-    units, _ = with_corrections(planned, stats, more)
+    units, _ = with_corrections(planned, stats, typo_lookups(planned, stats), more)
     assert "chat" not in units[0].forms and "commit" in units[1].forms
-    assert "chat" not in typo_lookups(planned, stats)
+    assert "chat" not in typo_lookups(planned, stats).asked
 
 
 def test_a_letter_is_left_out_only_where_it_is_doubled() -> None:
@@ -117,7 +119,8 @@ def test_a_letter_is_left_out_only_where_it_is_doubled() -> None:
     stats = TermStats(documents=1000)
     more = TermStats(counts=(("entry", 40), ("route", 40), ("strip", 40), ("postgres", 3)))
     planned = plan_units(parse_query("sentry router stripe"))
-    units, _ = with_corrections(planned, stats, more)
+    units, _ = with_corrections(planned, stats, typo_lookups(planned, stats), more)
     assert not {"entry", "route", "strip"} & {f for u in units for f in u.forms}
-    doubled, _ = with_corrections(plan_units(parse_query("postgress")), stats, more)
+    postgress = plan_units(parse_query("postgress"))
+    doubled, _ = with_corrections(postgress, stats, typo_lookups(postgress, stats), more)
     assert "postgres" in doubled[0].forms
