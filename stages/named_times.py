@@ -70,17 +70,18 @@ def named_times(question: str, now: float) -> NamedTimes:
     # month named ("in March") is listed, though the ranker does not weigh it.
     calendar, previous = calendar_windows(text, now), previous_periods(text, now)
     by_start = {at: window for (at, _), window in calendar}
-    read = [span for span, _ in calendar + previous]
+    # The times run on until now (or named up to it: this week), whose since words go.
+    ran_on = [span for span, (_, end) in calendar + previous if end >= now]
     parts = part_spans(text)
     # "Since yesterday" is from yesterday until now, as "since March" is.
     for (at, end), said in time_spans(text, now, listing=True):
         if not within(at, parts) and (window := bounded_by(text, (at, end), said)):
             by_start[at] = (window[0], min(window[1], now))
-            read.append((at, end))
+            ran_on += [(at, end)] if window[1] >= now else []
     by_start.update((at, window) for (at, _), window in previous)
     by_start.update((at, window) for (at, _), window in ranged)
     # A time's since word (以来, 从...起, "since") goes with it: 来我 of 上周以来我 is no topic.
-    for start, end in {words for span in read for words in since_words(text, span)}:
+    for start, end in {words for span in ran_on for words in since_words(text, span)}:
         rest = _blank(rest, start, end)
     return NamedTimes(spanning(by_start.values()), timed | named, rest,
                       _weighed(lowered, now, ranged))
