@@ -68,8 +68,10 @@ COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|fou
 UNIT = r"(day|week|month|year)s?"
 # "A week ago today" is that one day (today's weekday a week back), not the week around it;
 # "a month ago today", "a year ago today" the same date a month or a year back.
-# Not the tail of a longer number: "1.5 hours ago" is no 5 hours ago, nor "1,000 days" 0.
-_AGO = re.compile(rf"(?<![\d.,])\b{COUNT}\s+(day|week|month|year|hour)s?\s+ago"
+# Not the tail of a longer number: "1.5 hours ago" is no 5 hours ago, nor "1,000 days" 0
+# (a count after a comma is: "what did I do,a week ago"); "half an hour ago" is no hour ago
+# (minutes are not read, as 30分钟前 is not).
+_AGO = re.compile(rf"(?<!\d[.,])(?<!half\s)\b{COUNT}\s+(day|week|month|year|hour)s?\s+ago"
                   r"(?:\s+(today))?\b")
 # "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")

@@ -228,9 +228,20 @@ def test_hours_ago_alone_are_listed() -> None:
     "第3个小时前的日志",  # before the third hour
     "1.5 hours ago",  # no 5 hours ago
     "how many hours ago did the build start",  # no count: a duration asked
+    "half an hour ago",  # no hour ago: half an hour is not read, as 30分钟前 is not
 ])
 def test_the_words_of_hours_ago_elsewhere_are_no_time(question: str) -> None:
     assert _window(question) is None
+
+
+@pytest.mark.parametrize("question", [
+    "what did I do,a week ago", "so.two weeks ago I fixed nginx",
+])
+def test_a_count_after_punctuation_is_read(question: str) -> None:
+    """Only a number's tail is no count ("1.5 hours ago"): a count in words after a comma
+    or a full stop with no space is read as it is after a space."""
+    spaced = question.replace(",", ", ").replace(".", ". ")
+    assert _window(spaced) is not None and _window(question) == _window(spaced)
 
 
 @pytest.mark.parametrize(("question", "start"), [
