@@ -168,10 +168,10 @@ _FROM = re.compile(r"(?:\bsince|\bafter|\bfrom"
                    r"|(?<![来來源出摘引选選译譯转轉取发發寄各独獨亲親私擅暗径徑])自[从從]?)"
                    r"\s*(?:the\s+)?$")
 # After a Chinese, Japanese or Korean time: 上周以来, 从昨天开始, 从上周起, 先週から, 지난주부터;
-# 起 not starting a word (上周起草的: drafted last week) nor a verb (上周起了一个服务: started
-# one up last week).
+# 起 not starting a word (上周起草的: drafted last week; 上周起火了: caught fire; 起步: got
+# going; 起效: took effect) nor a verb (上周起了一个服务: started one up last week).
 _FROM_ON = re.compile(r"\s*(?:以来|以來|之后|之後|以后|以後|开始|開始"
-                      r"|起(?![草床来來飞飛诉訴因身码碼了])|から|以降|부터|이후)")
+                      r"|起(?![草床来來飞飛诉訴因身码碼了火步效名源点點])|から|以降|부터|이후)")
 UNTIL_WORDS = r"\buntil|\btill|\bup\s+to|\bthrough|\bthru|直到|一直到|截至|截止到|截止"
 """The words before a time that end a stretch with it ("until Wednesday"), as a range
 (:mod:`~harkback.stages.time_ranges`) and a time alone read them: one list, so that a word

@@ -197,11 +197,11 @@ def test_a_question_naming_only_since_a_time_lists_it(question: str, start: str)
 
 
 @pytest.mark.parametrize("question", [
-    "上周以来nginx超时了", "上周起草的方案", "从上周的日志里找超时",
+    "上周以来nginx超时了", "上周起草的方案", "从上周的日志里找超时", "上周起火了", "上周起步了",
 ])
 def test_a_topic_beside_a_since_time_is_searched(question: str) -> None:
-    """The since words go, not what follows them (起草: drafted) nor a 从 that runs
-    nothing on (from last week's logs)."""
+    """The since words go, not what follows them (起草: drafted; 起火: caught fire; 起步:
+    got going) nor a 从 that runs nothing on (from last week's logs)."""
     assert browse_window(SearchRequest(query=question), NOW) is None
 
 
