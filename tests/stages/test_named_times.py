@@ -187,11 +187,12 @@ def test_from_a_source_is_no_since(question: str) -> None:
 @pytest.mark.parametrize(("question", "start"), [
     ("上周以来我做了什么", "2026-03-09"), ("从上周起我做了什么", "2026-03-09"),
     ("自从上个月以来都做了啥", "2026-02-01"), ("从上周开始我做了什么", "2026-03-09"),
+    ("我从上周起做了什么", "2026-03-09"),
 ])
 def test_a_question_naming_only_since_a_time_lists_it(question: str, start: str) -> None:
     """以来, 从...起, 开始 go with the time they run on: 来我, 起我, 始我 (the pair across
     the since word's edge) were read as topic words and the question searched for them;
-    啥 (what) frames as 什么 does."""
+    啥 (what) frames as 什么 does; 从 before the time goes too (我从 is no word)."""
     listed = browse_window(SearchRequest(query=question), NOW)
     assert listed is not None and (listed.since, listed.until) == (_day(start), NOW)
 
