@@ -1,8 +1,9 @@
 """Chinese, Japanese and Korean words for times counted back from now: 上周, 先週, 지난주
 (last week), 上上个月, 先々月, 지지난달 (the month before last), 3天前, 三天前, 3日前, 3일 전
-(three days ago), 几天前, 数日前, 며칠 전 (a few days ago), 昨天, 一昨日, 그저께, and the days
-back until now: 过去一年, 一年来, 過去1年, 지난 1년 (the past year), 这几天, この数日, 요 며칠
-(the past few days) ... :mod:`~harkback.stages.when` reads them into windows.
+(three days ago), 3小时前, 2時間前, 3시간 전 (hours ago), 几天前, 数日前, 며칠 전 (a few days
+ago), 昨天, 一昨日, 그저께, and the days back until now: 过去一年, 一年来, 過去1年, 지난 1년 (the
+past year), 这几天, この数日, 요 며칠 (the past few days) ... :mod:`~harkback.stages.when`
+reads them into windows.
 
 >>> [m.group(0) for m in re.finditer(CJK_LAST_WEEK, "上周和上上周, 马上周末")]
 ['上周']
@@ -177,7 +178,8 @@ def cjk_spans(text: str) -> Iterator[tuple[re.Match[str], float]]:
             yield match, _count(count) * _UNIT_DAYS[unit]
 
 
-# A time counted back: 3天前, 三天前, 两周前, 一个月前, 3日前, 3일 전, 두 달 전, and the vague
+# A time counted back: 3天前, 三天前, 两周前, 一个月前, 3日前, 3일 전, 두 달 전, 3小时前,
+# 三个小时前, 2時間前, 3시간 전 (hours ago), and the vague
 # 几天前, 数日前, 며칠 전, 前几天 (a few days ago), 前两天 (a couple of days ago). Not a
 # number ending a longer one (3000000天前, 第三天前) nor 前 starting a word (两周前端: two
 # weeks of front end; 三天前后, 전화 after 일: a phone call). A verb after 前 is no such
@@ -186,7 +188,7 @@ _ZH_NOT_AGO = (r"(?![端台后後者缀綴景途沿辈輩夕]|提(?![交出到�
                r"|面(?![试試])|[线線](?!上)|任(?![务務职職])|列(?!出))")
 # 전 starting a Korean word (전화, 전체, 전부: all), but not 전부터 (since ... ago).
 _KO_NOT_AGO = r"(?![화체략송달혀문쟁용자환기력공원]|부(?!터))"
-_AGO_UNITS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
+_AGO_UNITS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0, "hour": 1 / 24}
 _AGO = (
     re.compile(rf"(?=[\d{_ZH_DIGITS}几幾数數]){_NOT_IN_NUMBER}({_NUMBER}|几|幾|数|數)\s*"
                rf"{_CJK_UNIT}前{_ZH_NOT_AGO}"),
@@ -199,8 +201,9 @@ _AGO = (
 
 def cjk_agos(text: str) -> Iterator[tuple[re.Match[str], str, str]]:
     """Each time counted back of lower-cased ``text`` (3天前, 三天前, 两个月前, 3일 전,
-    几天前, 前几天, 며칠 전), with its count as English writes it ("3", "a few", "a couple
-    of") and its unit ("day", "week", "month", "year"): read as "3 days ago" is.
+    几天前, 前几天, 며칠 전, 3小时前), with its count as English writes it ("3", "a few", "a
+    couple of") and its unit ("hour", "day", "week", "month", "year"): read as "3 days ago"
+    is.
 
     >>> [(m.group(0), count, unit) for m, count, unit in cjk_agos("两个月前, 前几天, 两周前端")]
     [('两个月前', '2', 'month'), ('前几天', 'a few', 'day')]
@@ -209,9 +212,7 @@ def cjk_agos(text: str) -> Iterator[tuple[re.Match[str], str, str]]:
         for match in pattern.finditer(text):
             written = match.group(1)
             days = _UNIT_DAYS[match.group(2) if written != "며칠" else "일"]
-            name = next((name for name, length in _AGO_UNITS.items() if length == days), None)
-            if name is None:
-                continue  # 3小时前: hours are not read
+            name = next(name for name, length in _AGO_UNITS.items() if length == days)
             if match.group(0).startswith("前"):
                 count = "a couple of" if written in "两兩" else "a few"
             else:

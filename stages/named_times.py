@@ -27,6 +27,7 @@ from harkback.stages.calendar_words import (
     calendar_windows,
     previous_periods,
     runs_on,
+    since_words,
 )
 from harkback.stages.month_parts import part_spans, within
 from harkback.stages.time_ranges import Window, time_ranges
@@ -60,23 +61,35 @@ def named_times(question: str, now: float) -> NamedTimes:
     text = lowered = question.lower()
     ranged = time_ranges(text, now)
     for (start, end), _ in ranged:  # a range's ends are read in it only
-        text = text[:start] + " " * (end - start) + text[end:]
+        text = _blank(text, start, end)
     # Calendar names first: "last month" of "the end of last month" is read in it only.
     named, unnamed = calendar_terms(text)
     timed, rest = time_terms(unnamed, listing=True)
     # "Last week" is listed as the calendar's week before this one, as the ranker weighs
     # it (last_periods.calendar_period; the same words, read where they start); a date or
     # month named ("in March") is listed, though the ranker does not weigh it.
-    by_start = {at: window for (at, _), window in calendar_windows(text, now)}
+    calendar, previous = calendar_windows(text, now), previous_periods(text, now)
+    by_start = {at: window for (at, _), window in calendar}
+    # The times run on until now (or named up to it: this week), whose since words go.
+    ran_on = [span for span, (_, end) in calendar + previous if end >= now]
     parts = part_spans(text)
     # "Since yesterday" is from yesterday until now, as "since March" is.
     for (at, end), said in time_spans(text, now, listing=True):
         if not within(at, parts) and (window := bounded_by(text, (at, end), said)):
             by_start[at] = (window[0], min(window[1], now))
-    by_start.update((at, window) for (at, _), window in previous_periods(text, now))
+            ran_on += [(at, end)] if window[1] >= now else []
+    by_start.update((at, window) for (at, _), window in previous)
     by_start.update((at, window) for (at, _), window in ranged)
+    # A time's since word (以来, 从...起, "since") goes with it: 来我 of 上周以来我 is no topic.
+    for start, end in {words for span in ran_on for words in since_words(text, span)}:
+        rest = _blank(rest, start, end)
     return NamedTimes(spanning(by_start.values()), timed | named, rest,
                       _weighed(lowered, now, ranged))
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    # ``text`` with ``start`` to ``end`` made spaces, the rest where it was.
+    return text[:start] + " " * (end - start) + text[end:]
 
 
 def weighed_times(question: str, now: float) -> list[tuple[float, float]]:

@@ -35,14 +35,20 @@ _ZH = "一二三四五六日"
 _JA = "月火水木金土日"
 _KO = "월화수목금토일"
 # What follows a day number that makes it no day: a count (上周三个 bug, 这周三天, 这周三十个,
-# 上周三批数据), a word 一 begins (一共, 一定, 一般, 一半, 一下) or 日 begins (日报, 日记, 本周日均,
-# 上周日本), or 天天. Read as no day, the week is still listed. A time of day after the day is
-# no count (上周五十点: Friday at ten), nor a word the day begins (上周五半夜, 上周五报的,
-# 上周五批量, 上周五批准的, 上周五下午, 上周五下载的).
-_DAY_AFTER = (r"(?![个個次位件种種条條起直些样樣点點名人台年月周週志期常子程气氣"
+# 上周三批数据), a word 一 begins (一共, 一定, 一般, 一半, 一下, 一起: together) or 日 begins
+# (日报, 日记, 本周日均, 上周日本), or 天天. Read as no day, the week is still listed. A time of
+# day after the day is no count (上周五十点: Friday at ten), nor a word the day begins
+# (上周五半夜, 上周五报的, 上周五批量, 上周五批准的, 上周五下午, 上周五下载的). 起 after a day
+# is "since" it (上周三起, 上周五起我做了什么: calendar_words reads it) but for a count of
+# incidents (上周五起事故, 上周三起严重故障: five accidents, three serious faults).
+_COUNTED = (r"(?=[\u4e00-\u9fff]{0,2}(?:事故|事件|案|纠纷|糾紛|故障|火灾|火災|车祸|車禍"
+            r"|投诉|投訴|冲突|衝突|意外|诈骗|詐騙|袭击|襲擊|爆炸|泄露|洩露|泄漏|洩漏"
+            r"|违规|違規|违章|違章))")
+_DAY_AFTER = (r"(?![个個次位件种種条條直些样樣点點名人台年月周週志期常子程气氣"
               r"遍份篇项項场場轮輪趟]|批(?![量准準注复復])"
               r"|[一二三四五六七八九十两兩百千万萬]+(?![一二三四五六七八九十两兩]*[点點时時])"
-              r"|(?<!日)天|(?<=一)[共定切般半]|(?<=一)下(?!午)"
+              r"|(?<!日)天|(?<=一)[共定切般半起]|(?<=一)下(?!午)"
+              rf"|(?<=[二三四五六])起{_COUNTED}"
               r"|(?<=日)[报報记記历曆均活本语語文元])")
 _BEFORE_LAST = re.compile(rf"\b({'|'.join(WEEKDAYS)})\s+before\s+last\b")
 # A part of the day after the day frames it (上周五晚上, 这周三下午): that day is read whole,

@@ -50,6 +50,9 @@ from harkback.stages.weekend_words import (
 DAY = 86400.0
 UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.0, "year": 365.0}
 _UNITS = {days: unit for unit, days in UNIT_DAYS.items()}
+_AGO_DAYS = UNIT_DAYS | {"hour": 1 / 24}
+"""The units of a time ago: an hour too ("3 hours ago", 3小时前), though "the past hours"
+and "how many hours" stay unread (a duration's hours are what it asks about)."""
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
             "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
             "a couple of": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3}
@@ -65,7 +68,11 @@ COUNT = r"(\d{1,3}|a couple of|couple of|a few|few|several|an?|one|two|three|fou
 UNIT = r"(day|week|month|year)s?"
 # "A week ago today" is that one day (today's weekday a week back), not the week around it;
 # "a month ago today", "a year ago today" the same date a month or a year back.
-_AGO = re.compile(rf"\b{COUNT}\s+{UNIT}\s+ago(?:\s+(today))?\b")
+# Not the tail of a longer number: "1.5 hours ago" is no 5 hours ago, nor "1,000 days" 0
+# (a count after a comma is: "what did I do,a week ago"); "half an hour ago" is no hour ago
+# (minutes are not read, as 30分钟前 is not).
+_AGO = re.compile(rf"(?<!\d[.,])(?<!half\s)\b{COUNT}\s+(day|week|month|year|hour)s?\s+ago"
+                  r"(?:\s+(today))?\b")
 # "The last week of February" is February's (:mod:`~harkback.stages.month_parts`).
 _PAST = re.compile(rf"\b(?:past|last|previous)\s+(?:{COUNT}\s+)?{UNIT}\b(?!{OF_MONTH})")
 _WEEKDAY = re.compile(rf"\blast\s+({'|'.join(WEEKDAYS)})\b")
@@ -103,8 +110,9 @@ def count_of(text: str) -> int:
 def time_window(question: str, now: float) -> tuple[float, float] | None:
     """The span of time ``question`` points at, as ``(start, end)`` epoch seconds, or None.
 
-    ``N units ago`` is the moment N units before ``now``, half a unit either side,
-    except that ``N days ago`` is that whole local calendar day (as ``--since yesterday``
+    ``N units ago`` (hours too: "3 hours ago", 3小时前, 2時間前, 3시간 전) is the moment N
+    units before ``now``, half a unit either side, except that ``N days ago`` is that whole
+    local calendar day (as ``--since yesterday``
     reads it); ``past/last N units`` (or ``the past week``) is everything from then until
     ``now``, ``last week``, ``last month`` and ``last year`` the calendar's, ``the week
     before last`` the one before it (:mod:`~harkback.stages.last_periods`); ``last
@@ -144,7 +152,7 @@ def time_spans(question: str, now: float, *, listing: bool = False
     found: list[tuple[re.Match[str], tuple[float, float]]] = []
     for match in _AGO.finditer(text):
         count, unit = match.group(1), match.group(2)
-        if match.group(3) and count not in VAGUE:
+        if match.group(3) and count not in VAGUE and unit != "hour":
             if (window := _same_day(count_of(count), unit, now)) is not None:
                 found.append((match, window))
         else:
@@ -260,7 +268,7 @@ def _ago(count: int, unit: str, now: float) -> tuple[float, float]:
     """
     if unit == "day":
         return _day_window(count, now)
-    days = UNIT_DAYS[unit]
+    days = _AGO_DAYS[unit]
     center = now - count * days * DAY
     return (center - days * DAY / 2, center + days * DAY / 2)
 

@@ -50,9 +50,9 @@ CHINESE = """
 那回 这次 這次 那时 那時 当初 當初 之后 之後 以后 以後 然后 然後 最终 最終 结果 結果 后面
 一直 老是 总是 總是 经常 經常 突然 明明 还是 還是 到底 具体 具體 原因 导致 導致 出现 出現
 遇到 发现 發現 查出来 查出來 出来 出來 哪儿 哪兒 一大堆 一堆 没有 沒有 回事 弄的 搞的
-弄好 搞定 修好 改好 咋 天天 每天 一共 总共 總共
+弄好 搞定 修好 改好 咋 啥 天天 每天 一共 总共 總共
 """.split()
-"""Chinese framing: when (上次, 那次, 后来), how (怎么, 弄的), what (什么), solve/handle
+"""Chinese framing: when (上次, 那次, 后来), how (怎么, 弄的), what (什么, 啥), solve/handle
 (解决, 处理, 修好), problem/cause/approach (问题, 原因, 方案), how often (一直, 老是, 天天),
 in all (一共, 总共: "这周一共做了什么" lists this week), the words of telling (出现, 遇到,
 查出来), and the particles 的 了 吗 呢 吧 是 啊 (simplified and traditional; a

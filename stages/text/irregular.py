@@ -31,7 +31,7 @@ understand understood | feed fed | hear heard | say said | fly flew flown | grow
 throw threw thrown | draw drew drawn | fall fell fallen | forget forgot forgotten
 hide hid hidden | shake shook shaken | wake woke woken | freeze froze frozen
 steal stole stolen | hang hung | dig dug | become became | forgive forgave forgiven
-spin spun | swing swung | deal dealt
+spin spun | swing swung | deal dealt | speed sped
 """
 
 _NOUNS = """

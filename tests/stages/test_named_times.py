@@ -182,3 +182,86 @@ def test_from_a_source_is_no_since(question: str) -> None:
     """来自 (comes from), 源自 (stems from), 出自 (is taken from) name where a thing comes
     from, not since when: last week alone, not until now."""
     assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
+
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("上周以来我做了什么", "2026-03-09"), ("从上周起我做了什么", "2026-03-09"),
+    ("自从上个月以来都做了啥", "2026-02-01"), ("从上周开始我做了什么", "2026-03-09"),
+    ("我从上周起做了什么", "2026-03-09"),
+])
+def test_a_question_naming_only_since_a_time_lists_it(question: str, start: str) -> None:
+    """以来, 从...起, 开始 go with the time they run on: 来我, 起我, 始我 (the pair across
+    the since word's edge) were read as topic words and the question searched for them;
+    啥 (what) frames as 什么 does; 从 before the time goes too (我从 is no word)."""
+    listed = browse_window(SearchRequest(query=question), NOW)
+    assert listed is not None and (listed.since, listed.until) == (_day(start), NOW)
+
+
+@pytest.mark.parametrize("question", [
+    "上周以来nginx超时了", "上周起草的方案", "从上周的日志里找超时", "上周起火了", "上周起步了",
+])
+def test_a_topic_beside_a_since_time_is_searched(question: str) -> None:
+    """The since words go, not what follows them (起草: drafted; 起火: caught fire; 起步:
+    got going) nor a 从 that runs nothing on (from last week's logs)."""
+    assert browse_window(SearchRequest(query=question), NOW) is None
+
+
+@pytest.mark.parametrize(("question", "hours"), [
+    ("3小时前", 3), ("三个小时前", 3), ("2時間前", 2), ("3시간 전", 3), ("3 hours ago", 3),
+    ("an hour ago", 1),
+])
+def test_hours_ago_are_that_hour(question: str, hours: int) -> None:
+    """3小时前, 2時間前, 3시간 전, "3 hours ago" were no time (3 and 小时 searched for): the
+    hour that many hours back, half an hour either side, as "2 weeks ago" is that week."""
+    hour = 3600.0
+    assert _window(question) == (NOW - (hours + 0.5) * hour, NOW - (hours - 0.5) * hour)
+    assert weighed_times(question, NOW) == [_window(question)]
+
+
+def test_hours_ago_alone_are_listed() -> None:
+    listed = browse_window(SearchRequest(query="3小时前我做了什么"), NOW)
+    assert listed is not None and (listed.since, listed.until) == _window("3 hours ago")
+
+
+@pytest.mark.parametrize("question", [
+    "3시간 전화 통화",  # a three-hour phone call
+    "3小时前后的日志",  # the logs around three hours
+    "第3个小时前的日志",  # before the third hour
+    "1.5 hours ago",  # no 5 hours ago
+    "how many hours ago did the build start",  # no count: a duration asked
+    "half an hour ago",  # no hour ago: half an hour is not read, as 30分钟前 is not
+])
+def test_the_words_of_hours_ago_elsewhere_are_no_time(question: str) -> None:
+    assert _window(question) is None
+
+
+@pytest.mark.parametrize("question", [
+    "what did I do,a week ago", "so.two weeks ago I fixed nginx",
+])
+def test_a_count_after_punctuation_is_read(question: str) -> None:
+    """Only a number's tail is no count ("1.5 hours ago"): a count in words after a comma
+    or a full stop with no space is read as it is after a space."""
+    spaced = question.replace(",", ", ").replace(".", ". ")
+    assert _window(spaced) is not None and _window(question) == _window(spaced)
+
+
+@pytest.mark.parametrize(("question", "start"), [
+    ("上周三起", "2026-03-11"), ("上周五起我做了什么", "2026-03-13"), ("从上周三起", "2026-03-11"),
+    ("上周日起", "2026-03-15"), ("这周二起我做了什么", "2026-03-17"),
+])
+def test_since_a_day_of_last_week_runs_from_that_day(question: str, start: str) -> None:
+    """上周三起 (since last Wednesday) was all of last week (三起 read as a count) and
+    this week left out: from that day to now, listed and weighed alike."""
+    since = (_day(start), NOW)
+    assert _window(question) == since
+    assert weighed_times(question, NOW) == [since]
+    listed = browse_window(SearchRequest(query=question), NOW)
+    assert listed is not None and (listed.since, listed.until) == since
+
+
+@pytest.mark.parametrize("question", [
+    "上周五起事故", "上周三起严重故障", "上周两起事故", "上周一起讨论的方案",
+])
+def test_a_count_of_incidents_after_last_week_is_no_day(question: str) -> None:
+    """上周五起事故 is five accidents last week, 一起 together: last week, no day."""
+    assert _window(question) == (_day("2026-03-09"), _before("2026-03-16"))
